@@ -1,0 +1,19 @@
+/*
+ * cmd.h: the subcommands of build/hotrow.
+ *
+ * Interface: main() picks a subcommand by name and calls its cmd_* function
+ * with argv[0] set to the subcommand's name. Each returns the process exit
+ * code: 0 success, 1 the work failed (a test, a database error), 2 bad usage
+ * (after printing one line naming the option and what it accepts).
+ * Every subcommand answers --help on stdout with exit 0.
+ */
+#ifndef HOTROW_CLI_CMD_H
+#define HOTROW_CLI_CMD_H
+
+int cmd_sim(int argc, char **argv);    /* cli/sim.c: headless engine runs */
+int cmd_tui(int argc, char **argv);    /* cli/tui.c: the animated screen */
+int cmd_demo(int argc, char **argv);   /* cli/tui.c: a scripted tour */
+int cmd_lab(int argc, char **argv);    /* cli/lab.c: the lab runner */
+int cmd_bench(int argc, char **argv);  /* cli/bench.c: side-by-side benchmarks */
+
+#endif

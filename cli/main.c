@@ -1,0 +1,62 @@
+/*
+ * main.c: build/hotrow, one binary with subcommands.
+ *
+ * `hotrow` alone opens the TUI when stdout is a terminal and prints the
+ * usage otherwise; `hotrow CMD ...` runs a subcommand (see cmd.h).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *what;
+} commands[] = {
+	{"sim",   cmd_sim,   "run the simulator headless: a table, --json or --csv"},
+	{"tui",   cmd_tui,   "watch lock queues and the pool fill up, live"},
+	{"demo",  cmd_demo,  "play a scripted tour for a workshop (default: viral-post)"},
+	{"lab",   cmd_lab,   "the guided labs: list, check, hint, watch, run, grade, reset"},
+	{"bench", cmd_bench, "measure the labs' operations against a real database"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hotrow [CMD] [options]\n"
+		"\n"
+		"hotrow teaches hot rows: one database row updated thousands of times a\n"
+		"second, why it caps at 1 / lock-hold-time, and the fixes.\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].what);
+	fprintf(out,
+		"\n"
+		"`hotrow CMD --help` lists a command's options. With no command,\n"
+		"hotrow opens the TUI on a terminal.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		if (isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))
+			return cmd_tui(argc, argv);
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "hotrow: unknown command '%s' (try: sim, tui, demo, lab, bench; "
+		"hotrow --help lists them)\n", argv[1]);
+	return 2;
+}

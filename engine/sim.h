@@ -1,0 +1,229 @@
+/*
+ * sim.h: the hot-row simulator, the one model every face of hotrow shows.
+ *
+ * A deterministic discrete-event simulation with an integer microsecond
+ * clock: requests arrive, take a pooled connection, queue FIFO for a row
+ * lock, hold it for the hold time (which includes commit), and release
+ * both. Strategies change the write path (naive, sharded, coalesce, queue,
+ * redis, append); faults and bug switches show what the fixes cost.
+ *
+ * Interface:
+ *   struct sim_config c; sim_config_default(&c);  (or sim_scenario())
+ *   ... set fields ...
+ *   struct sim *s = sim_new(&c);        copies c; aborts only on OOM
+ *   sim_run(s);                          to c.seconds, or sim_advance()
+ *   sim_summary(s, &sum); sim_snapshot(s, &snap);
+ *   sim_free(s);
+ * Same config and seed, same binary: the same events, byte for byte.
+ * The TUI reads only sim_snapshot(); it never looks inside struct sim.
+ */
+#ifndef HOTROW_SIM_H
+#define HOTROW_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SIM_MAX_PHASES  8    /* rate schedule steps */
+#define SIM_MAX_CRASHES 8    /* scheduled faults */
+
+enum sim_strategy {
+	SIM_NAIVE,     /* every request updates the one counter row */
+	SIM_SHARDED,   /* N slot rows, one chosen per request */
+	SIM_COALESCE,  /* app buffer, one UPDATE +k every flush_ms */
+	SIM_QUEUE,     /* append to a log; consumer applies batches behind a fence */
+	SIM_REDIS,     /* INCR in memory, drained atomically every flush_ms */
+	SIM_APPEND,    /* insert a row per event, roll up every flush_ms */
+	SIM_NSTRATEGIES
+};
+
+enum sim_arrivals { SIM_ARRIVE_CONSTANT, SIM_ARRIVE_POISSON };
+enum sim_dist     { SIM_DIST_CONST, SIM_DIST_EXP };
+enum sim_slot     { SIM_SLOT_RANDOM, SIM_SLOT_ROUND_ROBIN };
+
+enum sim_fault {
+	SIM_FAULT_APP,       /* the app process dies: coalesce buffer lost */
+	SIM_FAULT_CONSUMER,  /* the consumer dies after applying, before its offset
+	                        commit: the batch is redelivered */
+	SIM_FAULT_REDIS,     /* the in-memory server restarts empty */
+	SIM_NFAULTS
+};
+
+struct sim_phase {           /* from at_us on, arrivals come at rps */
+	int64_t at_us;
+	double rps;
+};
+
+struct sim_crash {           /* a fault injected at a simulated time */
+	enum sim_fault kind;
+	int64_t at_us;
+};
+
+struct sim_config {
+	/* write path */
+	enum sim_strategy strategy;
+	int rows;                    /* slots for sharded; 1 otherwise */
+	enum sim_slot slot;
+
+	/* load */
+	double rps;                  /* arrivals per second (phase 0) */
+	enum sim_arrivals arrivals;
+	struct sim_phase phases[SIM_MAX_PHASES];  /* later steps of the schedule */
+	int nphases;
+	double seconds;              /* simulated length of sim_run() */
+	double unrelated_rps;        /* other endpoints that need a connection */
+	double unrelated_ms;         /* how long they hold it */
+
+	/* the database */
+	double hold_ms;              /* row lock hold per update, commit included */
+	enum sim_dist hold_dist;
+	double work_ms;              /* app work inside the transaction */
+
+	/* the application */
+	int pool;                    /* connections; 0 = unbounded */
+	double pool_timeout_ms;      /* acquire timeout; 0 = wait forever */
+	double client_timeout_ms;    /* the client gives up; 0 = never */
+	int retries;                 /* client retries after a timeout */
+
+	/* the fixes */
+	double flush_ms;             /* coalesce/queue/redis/append interval */
+
+	/* faults and classic bugs */
+	struct sim_crash crashes[SIM_MAX_CRASHES];
+	int ncrashes;
+	bool bug_no_fence;           /* queue: apply redelivered batches again */
+	bool bug_get_then_del;       /* redis: GET then DEL, not GETDEL */
+
+	uint64_t seed;
+	double tick_ms;              /* time-series resolution (default 100) */
+	char scenario[32];           /* name it came from, "" if none */
+};
+
+/* Fill *c with the defaults (naive, 1 row, 2000/s constant, 2 ms holds...). */
+void sim_config_default(struct sim_config *c);
+
+/* Fill *c from a named scenario ("viral-post", "viral-video", and a variant
+ * per fix such as "viral-post-sharded"). Returns 0, or -1 for an unknown
+ * name with *c untouched. sim_scenario_names() is NULL-terminated. */
+int sim_scenario(const char *name, struct sim_config *c);
+const char *const *sim_scenario_names(void);
+const char *sim_scenario_blurb(const char *name);
+
+/* Check a config; on error return -1 and write one line into err naming
+ * the field and what it accepts. */
+int sim_config_check(const struct sim_config *c, char *err, size_t errlen);
+
+const char *sim_strategy_name(enum sim_strategy s);
+int sim_strategy_parse(const char *name, enum sim_strategy *out);
+const char *sim_fault_name(enum sim_fault f);
+int sim_fault_parse(const char *name, enum sim_fault *out);
+
+struct sim;
+
+/* Make a simulation at t = 0; c is copied (it must pass sim_config_check). */
+struct sim *sim_new(const struct sim_config *c);
+void sim_free(struct sim *s);
+
+/* Run to c.seconds. */
+void sim_run(struct sim *s);
+/* Process events up to and including simulated time t_us. */
+void sim_advance(struct sim *s, int64_t t_us);
+/* Process exactly one event; returns false when none is left before the end. */
+bool sim_step(struct sim *s);
+int64_t sim_now(const struct sim *s);
+
+/* Live changes, for the TUI and tours. Arrival rate, hold time and
+ * distribution, work_ms, pool size, unrelated_rps and flush_ms apply from
+ * now on. A change of strategy or rows needs a new sim (sim_free, sim_new). */
+void sim_set(struct sim *s, const struct sim_config *c);
+/* Inject a fault now. */
+void sim_inject(struct sim *s, enum sim_fault f);
+const struct sim_config *sim_config(const struct sim *s);
+
+/* ---- what comes out ---- */
+
+struct sim_latency { double mean, p50, p95, p99, max; };   /* ms */
+
+struct sim_summary {
+	uint64_t offered, completed, failed, abandoned;
+	double throughput_per_s;
+	double worst_wait_ms;                 /* largest lock wait */
+	double mean_wait_ms;
+	struct sim_latency latency_ms;
+	struct {
+		int max_in_use, max_waiters;
+		double exhausted_at_s;        /* < 0 when never exhausted */
+	} pool;
+	struct { uint64_t offered, failed; } unrelated;
+	struct {
+		int64_t true_count, visible, buffered, lost, doubled;
+		double max_lag_s;
+	} count;
+	struct {
+		double ceiling_per_s, rho;
+		double mm1_mean_ms, md1_mean_ms;  /* < 0 when it does not apply (rho >= 1) */
+		double growth_per_s;              /* lambda - mu, 0 when stable */
+		double pool_full_s;               /* P / (lambda - mu), < 0 if never */
+		double little_L, little_lambda, little_W_ms;   /* measured L = lambda W */
+	} theory;
+	uint64_t events;
+};
+
+void sim_summary(const struct sim *s, struct sim_summary *out);
+
+/* One object with "config" and "summary" as DESIGN.md sets out, no newline. */
+void sim_json(FILE *out, const struct sim *s);
+
+/* ---- the snapshot the TUI draws ---- */
+
+#define SIM_SNAP_ROWS     64    /* lanes shown; more rows are summarised */
+#define SIM_SNAP_WAITERS  48    /* waiters listed per lane, oldest first */
+#define SIM_SNAP_POOL     256   /* pool cells listed */
+#define SIM_SNAP_SERIES   600   /* most recent ticks */
+
+enum sim_conn_state {
+	SIM_CONN_IDLE,
+	SIM_CONN_LOCK_WAIT,   /* a request waiting for a row lock */
+	SIM_CONN_LOCK_HOLD,   /* holding a row lock (work, update, commit) */
+	SIM_CONN_UNRELATED,   /* serving another endpoint */
+	SIM_CONN_FLUSH        /* a flusher/consumer/rollup applying a batch */
+};
+
+struct sim_lane {
+	bool held;
+	int64_t holder_age_us;            /* since the holder got the lock */
+	int queue_len;                    /* all waiters, not just those listed */
+	int nwaiters;                     /* listed below, <= SIM_SNAP_WAITERS */
+	int64_t waiter_age_us[SIM_SNAP_WAITERS];
+	uint64_t completed;               /* updates applied to this row */
+};
+
+struct sim_tick {                         /* one tick of the time series */
+	double t_s;
+	double offered_per_s, completed_per_s, failed_per_s;
+	double p50_ms, p99_ms;            /* latency of requests done in the tick */
+	int queue_len;                    /* lock waiters, all rows, end of tick */
+	int pool_in_use, pool_waiters;
+	double unrelated_failed_per_s;
+	int64_t true_count, visible;
+};
+
+struct sim_snapshot {
+	int64_t now_us;
+	struct sim_config config;
+	int nrows;                        /* rows in the model */
+	int nlanes;                       /* listed, <= SIM_SNAP_ROWS */
+	struct sim_lane lanes[SIM_SNAP_ROWS];
+	int pool_size;                    /* 0 = unbounded */
+	int npool;                        /* listed cells */
+	enum sim_conn_state pool_cells[SIM_SNAP_POOL];
+	int pool_in_use, pool_waiters;
+	int nseries;                      /* oldest first */
+	struct sim_tick series[SIM_SNAP_SERIES];
+	struct sim_summary summary;       /* as sim_summary() now */
+};
+
+/* Fill *out (a large struct: allocate it, don't put it on a small stack). */
+void sim_snapshot(const struct sim *s, struct sim_snapshot *out);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * db.h: one small API over SQLite and PostgreSQL, for the labs and benches.
+ *
+ * A database is named by URL: "sqlite:PATH", "sqlite::memory:",
+ * "postgres://..." or "postgresql://...", or a libpq conninfo string
+ * ("host=... dbname=..."); PG* environment variables are honoured. SQL uses
+ * $1, $2, ... placeholders on both engines; parameters are passed as text
+ * (NULL for SQL NULL) and converted by the database.
+ *
+ * Interface:
+ *   struct kit_db *db;
+ *   if (kit_db_open(&db, url) != 0) { puts(kit_db_errmsg(db)); kit_db_close(db); }
+ *   kit_db_exec(db, "UPDATE posts SET likes = likes + 1 WHERE id = $1", 1, (const char *[]){"42"});
+ *   kit_db_close(db);
+ * Every call returns 0 on success and a negative KIT_DB_* code on failure;
+ * kit_db_errmsg() then names the engine, the statement and the cause. A
+ * handle is used by one thread at a time: give each thread its own.
+ */
+#ifndef HOTROW_KIT_DB_H
+#define HOTROW_KIT_DB_H
+
+#include <stdint.h>
+
+enum {
+	KIT_DB_OK = 0,
+	KIT_DB_ERR = -1,        /* any other failure (syntax, connection, ...) */
+	KIT_DB_CONSTRAINT = -2, /* a unique / primary key / check constraint refused it */
+	KIT_DB_BUSY = -3,       /* lock timeout, SQLITE_BUSY, serialization failure, deadlock */
+	KIT_DB_NOROW = -4,      /* a scalar query returned no row */
+};
+
+enum kit_db_engine { KIT_DB_SQLITE, KIT_DB_POSTGRES };
+
+struct kit_db;
+
+/* Open the database named by url into *out. *out is always set (to a handle
+ * that carries the error message on failure) and must be given to
+ * kit_db_close(). SQLite gets WAL and a busy timeout; PostgreSQL a connect
+ * timeout. */
+int kit_db_open(struct kit_db **out, const char *url);
+void kit_db_close(struct kit_db *db);            /* NULL is fine */
+enum kit_db_engine kit_db_engine(const struct kit_db *db);
+const char *kit_db_errmsg(const struct kit_db *db);
+
+/* Run one statement (or, with nparams == 0, several separated by ';'). */
+int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params);
+
+/* Run a query that returns one row with one integer column into *out.
+ * KIT_DB_NOROW when it returned no row; NULL reads as 0. */
+int kit_db_query_int(struct kit_db *db, const char *sql, int nparams,
+                     const char *const *params, int64_t *out);
+
+/* Run a query and call row(arg, ncols, values) for each row; values are
+ * text (NULL for SQL NULL) valid only during the call. A nonzero return from
+ * row stops the walk and is returned. */
+typedef int kit_db_row_fn(void *arg, int ncols, const char *const *values);
+int kit_db_query(struct kit_db *db, const char *sql, int nparams,
+                 const char *const *params, kit_db_row_fn *row, void *arg);
+
+/* Rows changed by the last kit_db_exec (UPDATE/INSERT/DELETE). */
+int64_t kit_db_changes(const struct kit_db *db);
+
+/* Transactions. begin is BEGIN IMMEDIATE on SQLite (take the write lock
+ * now, not at the first write) and BEGIN on PostgreSQL. */
+int kit_db_begin(struct kit_db *db);
+int kit_db_commit(struct kit_db *db);
+int kit_db_rollback(struct kit_db *db);
+
+/* Instrumentation: when set, hook(arg, ev, sql, t_ns) is called at the
+ * start and end of each statement and transaction, t_ns from
+ * CLOCK_MONOTONIC, so tests can measure how long a row lock was held. */
+enum kit_db_event {
+	KIT_DB_STMT_START, KIT_DB_STMT_END,
+	KIT_DB_TX_BEGIN, KIT_DB_TX_COMMIT, KIT_DB_TX_ROLLBACK
+};
+typedef void kit_db_hook_fn(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
+void kit_db_set_hook(struct kit_db *db, kit_db_hook_fn *hook, void *arg);
+
+#endif

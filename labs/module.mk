@@ -1,0 +1,46 @@
+# labs/: every lab NN-name is built three ways from the same tests,
+# tests/labs/NN-name/*.c, plus the shared harness tests/labs/labtest.c:
+#
+#   $(BUILD)/labs/NN-name/test-solution      against solutions/NN-name  (must pass)
+#   $(BUILD)/labs/NN-name/test-exercise      against exercises/NN-name  (must fail)
+#   $(BUILD)/labs/NN-name/test-mutant-M      against solutions/NN-name with
+#                                            tests/mutants/NN-name/M.patch applied
+#                                            (must fail: the bug is caught)
+#
+# `hotrow lab check` builds test-exercise through this file too, so what a
+# student runs is what CI runs.
+
+LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
+LABTEST_OBJ := $(BUILD)/obj/tests/labs/labtest.o
+LAB_LINK = $(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
+
+define lab_rules
+$(1)_TEST_OBJ := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard tests/labs/$(1)/*.c))
+$(1)_SOL_OBJ  := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard solutions/$(1)/*.c))
+$(1)_EX_OBJ   := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard exercises/$(1)/*.c))
+$(1)_MUTANTS  := $$(basename $$(notdir $$(wildcard tests/mutants/$(1)/*.patch)))
+
+$$(BUILD)/labs/$(1)/test-solution: $$($(1)_TEST_OBJ) $$($(1)_SOL_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB)
+	@mkdir -p $$(dir $$@)
+	$$(LAB_LINK)
+
+$$(BUILD)/labs/$(1)/test-exercise: $$($(1)_TEST_OBJ) $$($(1)_EX_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB)
+	@mkdir -p $$(dir $$@)
+	$$(LAB_LINK)
+
+$$(BUILD)/labs/$(1)/test-mutant-%: tests/mutants/$(1)/%.patch $$(wildcard solutions/$(1)/*) \
+		$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB)
+	@scripts/build-mutant $(1) $$< $$(BUILD)/mutants/$(1)/$$* $$@ \
+		"$$(CC) $$(CPPFLAGS) $$(CFLAGS)" \
+		"$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
+
+TESTS     += $$(BUILD)/labs/$(1)/test-solution
+MUST_FAIL += $$(BUILD)/labs/$(1)/test-exercise \
+             $$(foreach m,$$($(1)_MUTANTS),$$(BUILD)/labs/$(1)/test-mutant-$$(m))
+endef
+
+$(foreach lab,$(LAB_NAMES),$(eval $(call lab_rules,$(lab))))
+
+# A tarball for courses that hand the kit out: no solutions, no mutants.
+student-kit:
+	@scripts/student-kit $(BUILD)

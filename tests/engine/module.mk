@@ -1,0 +1,6 @@
+# tests/engine/: one cmocka binary per engine module, test_*.c.
+ENGINE_TESTS := $(patsubst tests/engine/%.c,$(BUILD)/tests/engine/%,$(wildcard tests/engine/test_*.c))
+TESTS += $(ENGINE_TESTS)
+$(BUILD)/tests/engine/%: $(BUILD)/obj/tests/engine/%.o $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(LDLIBS) -o $@

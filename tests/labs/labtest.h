@@ -1,0 +1,86 @@
+/*
+ * labtest.h: the harness every lab's cmocka suite shares.
+ *
+ * Each test runs once per database engine, in a place of its own:
+ * SQLite in a fresh file under $TMPDIR, PostgreSQL in a fresh schema of the
+ * server named by HOTROW_PG_URL (the URL handed to the test has the
+ * search_path set, so every connection opened from it, in any thread, lands
+ * in that schema). Teardown removes the file or drops the schema.
+ *
+ * Without HOTROW_PG_URL, PostgreSQL tests are skipped and one line starting
+ * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing or
+ * unreachable server fails them instead.
+ *
+ * Interface:
+ *   static void like__counts(void **state) {
+ *       struct labtest *t = *state;           // t->url, t->engine
+ *       struct kit_db *db = labtest_db(t);    // opened, closed at teardown
+ *       ...
+ *       lt_expect_int(got, want, "likes after 8 threads x 1000");
+ *   }
+ *   const struct CMUnitTest tests[] = { LABTEST_BOTH(like__counts) };
+ *   return labtest_main("01-hot-row", tests);
+ *
+ * Failures print "expected W, got G: WHAT" in decimal, and hint tags
+ * ("HINT: <tag>") that `hotrow lab check` maps to hints.md.
+ */
+#ifndef HOTROW_LABTEST_H
+#define HOTROW_LABTEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "kit/db.h"
+
+struct labtest {
+	enum kit_db_engine engine;
+	char url[1024];            /* this test's own database (file or schema) */
+	struct kit_db *db;         /* opened lazily by labtest_db() */
+	char place[256];           /* file path or schema name, for teardown */
+};
+
+/* setup/teardown for one engine; used by LABTEST_BOTH. */
+int labtest_setup_sqlite(void **state);
+int labtest_setup_pg(void **state);
+int labtest_teardown(void **state);
+
+/* The test's connection, opened on first use (fails the test if it cannot). */
+struct kit_db *labtest_db(struct labtest *t);
+/* Another connection to the same place, for another thread; caller closes. */
+struct kit_db *labtest_connect(struct labtest *t);
+
+/* Run a statement on the test's connection; fail the test with the
+ * database's message if it fails. */
+void labtest_exec(struct labtest *t, const char *sql);
+int64_t labtest_int(struct labtest *t, const char *sql);
+
+#define LABTEST_SQLITE(f) cmocka_unit_test_setup_teardown(f, labtest_setup_sqlite, labtest_teardown)
+#define LABTEST_PG(f)     cmocka_unit_test_setup_teardown(f, labtest_setup_pg, labtest_teardown)
+/* Two entries: "f" on SQLite and "f" on PostgreSQL (names get a suffix). */
+#define LABTEST_BOTH(f) \
+	{ #f "/sqlite", f, labtest_setup_sqlite, labtest_teardown, NULL }, \
+	{ #f "/postgres", f, labtest_setup_pg, labtest_teardown, NULL }
+
+/* Decimal comparisons with a readable message and an optional hint tag. */
+void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define lt_expect_int(got, want, what) do { \
+	long long g_ = (long long)(got), w_ = (long long)(want); \
+	if (g_ != w_) lt_fail(__FILE__, __LINE__, NULL, "expected %lld, got %lld: %s", w_, g_, what); \
+} while (0)
+#define lt_expect_int_hint(got, want, what, hint) do { \
+	long long g_ = (long long)(got), w_ = (long long)(want); \
+	if (g_ != w_) lt_fail(__FILE__, __LINE__, hint, "expected %lld, got %lld: %s", w_, g_, what); \
+} while (0)
+#define lt_expect(cond, hint, ...) do { \
+	if (!(cond)) lt_fail(__FILE__, __LINE__, hint, __VA_ARGS__); \
+} while (0)
+
+/* Run the group with the lab's name; prints the PostgreSQL notice once. */
+int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n);
+#define labtest_main(lab, tests) labtest_run(lab, tests, sizeof(tests) / sizeof((tests)[0]))
+
+#endif

@@ -1,0 +1,8 @@
+# tests/tui/: cmocka over headless frames (test_*.c), and the tmux end-to-end
+# script (e2e.sh), which prints a cmocka-style summary.
+TUI_TESTS := $(patsubst tests/tui/%.c,$(BUILD)/tests/tui/%,$(wildcard tests/tui/test_*.c))
+TESTS += $(TUI_TESTS)
+SCRIPT_TESTS += $(wildcard tests/tui/*.sh)
+$(BUILD)/tests/tui/%: $(BUILD)/obj/tests/tui/%.o $(TUI_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(NCURSES_LIBS) $(LDLIBS) -o $@
