@@ -9,7 +9,9 @@
  *
  * Without HOTROW_PG_URL, PostgreSQL tests are skipped and one line starting
  * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing or
- * unreachable server fails them instead.
+ * unreachable server fails them instead. HOTROW_LAB_ONLY=sqlite or
+ * HOTROW_LAB_ONLY=postgres runs one engine's tests and skips the others
+ * quietly (`hotrow lab check NN --db URL` uses it).
  *
  * Interface:
  *   static void like__counts(void **state) {
