@@ -1,0 +1,9 @@
+/* cli/lab.c: placeholder until this subcommand lands. */
+#include <stdio.h>
+#include "cli/cmd.h"
+int cmd_lab(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "hotrow %s: not built yet\n", argv[0]);
+	return 1;
+}

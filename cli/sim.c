@@ -1,0 +1,9 @@
+/* cli/sim.c: placeholder until this subcommand lands. */
+#include <stdio.h>
+#include "cli/cmd.h"
+int cmd_sim(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "hotrow %s: not built yet\n", argv[0]);
+	return 1;
+}

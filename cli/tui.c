@@ -1,0 +1,15 @@
+/* cli/tui.c: placeholder until this subcommand lands. */
+#include <stdio.h>
+#include "cli/cmd.h"
+int cmd_tui(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "hotrow %s: not built yet\n", argv[0]);
+	return 1;
+}
+int cmd_demo(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "hotrow %s: not built yet\n", argv[0]);
+	return 1;
+}
