@@ -15,5 +15,6 @@ int cmd_tui(int argc, char **argv);    /* cli/tui.c: the animated screen */
 int cmd_demo(int argc, char **argv);   /* cli/tui.c: a scripted tour */
 int cmd_lab(int argc, char **argv);    /* cli/lab.c: the lab runner */
 int cmd_bench(int argc, char **argv);  /* cli/bench.c: side-by-side benchmarks */
+int cmd_slides(int argc, char **argv); /* cli/slides.c: the workshop decks */
 
 #endif

@@ -19,7 +19,8 @@ static const struct {
 	{"tui",   cmd_tui,   "watch lock queues and the pool fill up, live"},
 	{"demo",  cmd_demo,  "play a scripted tour for a workshop (default: viral-post)"},
 	{"lab",   cmd_lab,   "the guided labs: list, check, hint, watch, run, grade, reset"},
-	{"bench", cmd_bench, "measure the labs' operations against a real database"},
+	{"slides", cmd_slides, "present the workshop deck; x runs a slide's demo command"},
+	{"bench", cmd_bench, "benchmarks: the engine against its peers"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -33,7 +34,7 @@ static void usage(FILE *out)
 		"\n"
 		"commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].what);
+		fprintf(out, "  %-7s %s\n", commands[i].name, commands[i].what);
 	fprintf(out,
 		"\n"
 		"`hotrow CMD --help` lists a command's options. With no command,\n"
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "hotrow: unknown command '%s' (try: sim, tui, demo, lab, bench; "
+	fprintf(stderr, "hotrow: unknown command '%s' (try: sim, tui, demo, lab, slides, bench; "
 		"hotrow --help lists them)\n", argv[1]);
 	return 2;
 }

@@ -1,0 +1,209 @@
+/*
+ * slides.c: `hotrow slides`, a terminal presenter for the workshop decks.
+ *
+ * Shows one slide at a time, centred, with its "Run:" command highlighted;
+ * x runs that command in the plain terminal and comes back after a key, so
+ * the deck and the live demo are one flow. --dump prints slides as text
+ * (for handouts and tests) without a terminal.
+ */
+#include <ncurses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "cli/lab_tree.h"
+#include "tui/slides.h"
+#include "tui/term.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hotrow slides [DECK.md] [--notes] [--dump [N]] [--size WxH]\n"
+		"\n"
+		"Present a Markdown deck (default: slides/hot-rows.md). Slides are\n"
+		"separated by lines of ---; '> ' lines are speaker notes; a 'Run: CMD'\n"
+		"line is a command to run live.\n"
+		"\n"
+		"keys: right, space, PgDn next   left, PgUp, backspace previous\n"
+		"      Home/End first/last   n notes on/off   x run the slide's command\n"
+		"      q quit\n"
+		"\n"
+		"  --notes      show speaker notes\n"
+		"  --dump [N]   print slide N (1-based), or every slide, as text and exit\n"
+		"  --size WxH   the width (and height) --dump lays out for; default 80x24\n");
+}
+
+static void print_slide(const struct tui_deck *d, int i, int width, int notes)
+{
+	struct tui_slide_text t;
+
+	tui_deck_layout(d, i, width, notes, &t);
+	printf("--- slide %d of %d ---\n", i + 1, tui_deck_count(d));
+	for (int k = 0; k < t.nlines; k++)
+		printf("%s%s\n", t.kinds[k] == TUI_LINE_NOTE ? "| " : "", t.lines[k]);
+	tui_slide_text_free(&t);
+}
+
+static void draw(const struct tui_deck *d, int i, int notes)
+{
+	int w, h;
+	struct tui_slide_text t;
+
+	tui_term_size(&w, &h);
+	int width = w > 84 ? 76 : w - 4;
+	tui_deck_layout(d, i, width, notes, &t);
+	erase();
+	int top = t.nlines + 2 < h ? (h - t.nlines - 2) / 3 : 0;
+	int left = (w - width) / 2;
+	for (int k = 0; k < t.nlines && top + k < h - 1; k++) {
+		int attr = t.kinds[k] == TUI_LINE_TITLE ? A_BOLD :
+			t.kinds[k] == TUI_LINE_RUN ? A_REVERSE :
+			t.kinds[k] == TUI_LINE_NOTE ? A_DIM : A_NORMAL;
+		attron(attr);
+		mvaddstr(top + k, left, t.lines[k]);
+		attroff(attr);
+	}
+	char status[160];
+	snprintf(status, sizeof status, " %d / %d   %s  n notes  q quit ", i + 1,
+		 tui_deck_count(d), t.run ? "x run   " : "");
+	attron(A_DIM);
+	mvaddstr(h - 1, w > tui_text_width(status) ? w - tui_text_width(status) : 0, status);
+	attroff(A_DIM);
+	tui_slide_text_free(&t);
+	refresh();
+}
+
+/* Leave the screen, run cmd in the plain terminal, wait for Enter. */
+static void run_live(const char *cmd)
+{
+	tui_term_stop();
+	printf("$ %s\n", cmd);
+	fflush(stdout);
+	int rc = system(cmd);
+	printf("\n[exit %d] press Enter to return to the slides ", rc);
+	fflush(stdout);
+	for (int c = getchar(); c != '\n' && c != EOF; c = getchar())
+		;
+	tui_term_start(getenv("NO_COLOR") == NULL);
+}
+
+static int present(const struct tui_deck *d, int notes)
+{
+	if (tui_term_start(getenv("NO_COLOR") == NULL) < 0) {
+		fprintf(stderr, "hotrow slides: stdout is not a terminal; use --dump to print the slides\n");
+		return 2;
+	}
+	int i = 0, n = tui_deck_count(d);
+	draw(d, i, notes);
+	while (!tui_term_quit_requested()) {
+		int c = tui_term_key(250);
+		switch (c) {
+		case -1:
+			continue;
+		case 'q': case 'Q': case 27:
+			tui_term_stop();
+			return 0;
+		case KEY_RIGHT: case ' ': case KEY_NPAGE: case KEY_DOWN: case 'l': case 'j':
+			i = i + 1 < n ? i + 1 : i;
+			break;
+		case KEY_LEFT: case KEY_PPAGE: case KEY_UP: case KEY_BACKSPACE: case 'h': case 'k':
+			i = i > 0 ? i - 1 : 0;
+			break;
+		case KEY_HOME: case 'g':
+			i = 0;
+			break;
+		case KEY_END: case 'G':
+			i = n - 1;
+			break;
+		case 'n':
+			notes = !notes;
+			break;
+		case 'x': {
+			struct tui_slide_text t;
+			tui_deck_layout(d, i, 80, 0, &t);
+			if (t.run)
+				run_live(t.run);
+			tui_slide_text_free(&t);
+			break;
+		}
+		default:
+			break;
+		}
+		draw(d, i, notes);
+	}
+	tui_term_stop();
+	return 0;
+}
+
+int cmd_slides(int argc, char **argv)
+{
+	const char *deck = NULL;
+	int notes = 0, dump = 0, only = 0, width = 80;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--notes")) {
+			notes = 1;
+		} else if (!strcmp(a, "--dump")) {
+			dump = 1;
+			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
+				char *end;
+				long v = strtol(argv[++i], &end, 10);
+				if (*end || v < 1) {
+					fprintf(stderr, "hotrow slides: --dump takes a slide number from 1, got '%s'\n", argv[i]);
+					return 2;
+				}
+				only = (int)v;
+			}
+		} else if (!strcmp(a, "--size")) {
+			int h;
+			if (i + 1 >= argc || sscanf(argv[++i], "%dx%d", &width, &h) < 1 || width < 20) {
+				fprintf(stderr, "hotrow slides: --size takes WxH with W at least 20, e.g. 80x24\n");
+				return 2;
+			}
+		} else if (a[0] == '-') {
+			fprintf(stderr, "hotrow slides: unknown option '%s' (try --notes, --dump, --size; --help)\n", a);
+			return 2;
+		} else if (!deck) {
+			deck = a;
+		} else {
+			fprintf(stderr, "hotrow slides: one deck at a time, got '%s' and '%s'\n", deck, a);
+			return 2;
+		}
+	}
+
+	char path[PATH_MAX + 32], err[PATH_MAX + 128];
+	if (!deck) {
+		struct lab_tree t;
+		if (lab_tree_open(&t) != 0)
+			return 1;
+		snprintf(path, sizeof path, "%s/slides/hot-rows.md", t.root);
+		lab_tree_close(&t);
+		deck = path;
+	}
+	struct tui_deck *d = tui_deck_load(deck, err, sizeof err);
+	if (!d) {
+		fprintf(stderr, "hotrow slides: %s\n", err);
+		return 1;
+	}
+	int rc = 0;
+	if (dump) {
+		if (only > tui_deck_count(d)) {
+			fprintf(stderr, "hotrow slides: --dump %d, but the deck has %d slides\n",
+				only, tui_deck_count(d));
+			rc = 2;
+		} else {
+			for (int i = 0; i < tui_deck_count(d); i++)
+				if (!only || only == i + 1)
+					print_slide(d, i, width, notes);
+		}
+	} else {
+		rc = present(d, notes);
+	}
+	tui_deck_free(d);
+	return rc;
+}

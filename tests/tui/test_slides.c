@@ -1,0 +1,128 @@
+/*
+ * test_slides.c: the deck parser and slide layout behind `hotrow slides`.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tui/slides.h"
+
+static char deck_path[64];
+
+static void write_deck(const char *text)
+{
+	strcpy(deck_path, "/tmp/hotrow-slides-XXXXXX");
+	int fd = mkstemp(deck_path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(deck_path);
+	return 0;
+}
+
+static void tui_deck_load__splits_at_rules(void **state)
+{
+	(void)state;
+	write_deck("# One\n\nfirst\n\n---\n\n## Two\nsecond\n---\n## Three\n");
+	char err[256];
+	struct tui_deck *d = tui_deck_load(deck_path, err, sizeof err);
+	assert_non_null(d);
+	assert_int_equal(tui_deck_count(d), 3);
+
+	struct tui_slide_text t;
+	tui_deck_layout(d, 1, 40, 0, &t);
+	assert_int_equal(t.nlines, 2);
+	assert_string_equal(t.lines[0], "Two");
+	assert_int_equal(t.kinds[0], TUI_LINE_TITLE);
+	assert_string_equal(t.lines[1], "second");
+	tui_slide_text_free(&t);
+	tui_deck_free(d);
+}
+
+static void tui_deck_load__missing_file_says_why(void **state)
+{
+	(void)state;
+	char err[256];
+	assert_null(tui_deck_load("/nonexistent/deck.md", err, sizeof err));
+	assert_non_null(strstr(err, "/nonexistent/deck.md"));
+	write_deck("\n\n---\n\n");
+	assert_null(tui_deck_load(deck_path, err, sizeof err));
+	assert_non_null(strstr(err, "no slides"));
+}
+
+static void tui_deck_layout__wraps_to_width_with_indent(void **state)
+{
+	(void)state;
+	write_deck("## T\n- one two three four five six seven eight nine ten\n");
+	char err[256];
+	struct tui_deck *d = tui_deck_load(deck_path, err, sizeof err);
+	assert_non_null(d);
+
+	struct tui_slide_text t;
+	tui_deck_layout(d, 0, 20, 0, &t);
+	assert_true(t.nlines >= 4);
+	for (int i = 0; i < t.nlines; i++)
+		assert_true(tui_text_width(t.lines[i]) <= 20);
+	assert_string_equal(t.lines[1], "- one two three four");
+	assert_memory_equal(t.lines[2], "  ", 2);   /* continuation keeps the indent */
+	tui_slide_text_free(&t);
+	tui_deck_free(d);
+}
+
+static void tui_deck_layout__notes_and_run(void **state)
+{
+	(void)state;
+	write_deck("## T\nbody **bold** `code`\n> say this aloud\nRun: `build/hotrow sim --rps 2000`\n");
+	char err[256];
+	struct tui_deck *d = tui_deck_load(deck_path, err, sizeof err);
+	assert_non_null(d);
+
+	struct tui_slide_text t;
+	tui_deck_layout(d, 0, 60, 0, &t);
+	assert_int_equal(t.nlines, 3);                 /* notes hidden */
+	assert_string_equal(t.lines[1], "body bold code");
+	assert_int_equal(t.kinds[2], TUI_LINE_RUN);
+	assert_string_equal(t.lines[2], "$ build/hotrow sim --rps 2000");
+	assert_string_equal(t.run, "build/hotrow sim --rps 2000");
+	tui_slide_text_free(&t);
+
+	tui_deck_layout(d, 0, 60, 1, &t);
+	assert_int_equal(t.nlines, 4);
+	assert_int_equal(t.kinds[2], TUI_LINE_NOTE);
+	assert_string_equal(t.lines[2], "say this aloud");
+	tui_slide_text_free(&t);
+	tui_deck_free(d);
+}
+
+static void tui_text_width__counts_columns_not_bytes(void **state)
+{
+	(void)state;
+	assert_int_equal(tui_text_width("rho"), 3);
+	assert_int_equal(tui_text_width("\xcf\x81 = \xce\xbb/\xce\xbc"), 7);   /* ρ = λ/μ */
+}
+
+int main(void)
+{
+	setlocale(LC_ALL, "C.UTF-8");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(tui_deck_load__splits_at_rules, teardown),
+		cmocka_unit_test_teardown(tui_deck_load__missing_file_says_why, teardown),
+		cmocka_unit_test_teardown(tui_deck_layout__wraps_to_width_with_indent, teardown),
+		cmocka_unit_test_teardown(tui_deck_layout__notes_and_run, teardown),
+		cmocka_unit_test(tui_text_width__counts_columns_not_bytes),
+	};
+	return cmocka_run_group_tests_name("slides", tests, NULL, NULL);
+}
