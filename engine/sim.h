@@ -10,12 +10,27 @@
  * Interface:
  *   struct sim_config c; sim_config_default(&c);  (or sim_scenario())
  *   ... set fields ...
- *   struct sim *s = sim_new(&c);        copies c; aborts only on OOM
+ *   struct sim *s = sim_new(&c);        copies c (checked first); aborts on OOM
  *   sim_run(s);                          to c.seconds, or sim_advance()
  *   sim_summary(s, &sum); sim_snapshot(s, &snap);
  *   sim_free(s);
  * Same config and seed, same binary: the same events, byte for byte.
  * The TUI reads only sim_snapshot(); it never looks inside struct sim.
+ * With c.seconds == 0 arrivals never stop: drive it with sim_advance().
+ *
+ * Model choices (each file says more):
+ *   - a client timeout cancels the attempt (it leaves its queue and returns
+ *     its connection, as statement_timeout would); a request already
+ *     holding the lock commits. Retries follow timeouts and errors.
+ *   - the pool's acquire timeout is an error (failed); the client timeout
+ *     is abandoned. Flushers wait for a connection without a timeout.
+ *   - other endpoints' traffic is Poisson, whatever c.arrivals says.
+ *   - fixes: the like completes at the cheap step; one flush at a time
+ *     takes a connection and the row lock for one hold (engine/sim_fix.c).
+ *   - the app crash costs only where the app holds the count (coalesce).
+ * Books, at every instant: visible + buffered + lost - doubled == true
+ * (acknowledged) count, and offered == completed + failed + abandoned
+ * + those still in flight.
  */
 #ifndef HOTROW_SIM_H
 #define HOTROW_SIM_H
@@ -70,8 +85,9 @@ struct sim_config {
 	enum sim_arrivals arrivals;
 	struct sim_phase phases[SIM_MAX_PHASES];  /* later steps of the schedule */
 	int nphases;
-	double seconds;              /* simulated length of sim_run() */
-	double unrelated_rps;        /* other endpoints that need a connection */
+	double seconds;              /* arrivals stop here; sim_run() then drains
+	                                what is in flight. 0 = endless (TUI) */
+	double unrelated_rps;        /* other endpoints needing a connection (Poisson) */
 	double unrelated_ms;         /* how long they hold it */
 
 	/* the database */
@@ -124,7 +140,8 @@ struct sim;
 struct sim *sim_new(const struct sim_config *c);
 void sim_free(struct sim *s);
 
-/* Run to c.seconds. */
+/* Run to c.seconds (which must be > 0), then on until every request in
+ * flight has ended; the last, partial tick is closed. */
 void sim_run(struct sim *s);
 /* Process events up to and including simulated time t_us. */
 void sim_advance(struct sim *s, int64_t t_us);
@@ -167,12 +184,19 @@ struct sim_summary {
 		double little_L, little_lambda, little_W_ms;   /* measured L = lambda W */
 	} theory;
 	uint64_t events;
+	/* additions (keep appending here) */
+	uint64_t retried;                     /* attempts started again after a timeout or error */
+	uint64_t faults[SIM_NFAULTS];         /* faults injected, by kind */
+	double duration_s;                    /* simulated time so far */
+	uint64_t in_flight;                   /* likes offered and not yet ended */
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);
 
 /* One object with "config" and "summary" as DESIGN.md sets out, no newline. */
 void sim_json(FILE *out, const struct sim *s);
+/* The time series, one CSV line per tick after a header line. */
+void sim_csv(FILE *out, const struct sim *s);
 
 /* ---- the snapshot the TUI draws ---- */
 
@@ -181,7 +205,7 @@ void sim_json(FILE *out, const struct sim *s);
 #define SIM_SNAP_POOL     256   /* pool cells listed */
 #define SIM_SNAP_SERIES   600   /* most recent ticks */
 
-enum sim_conn_state {
+enum sim_conn_state {                 /* an append's INSERT shows as LOCK_HOLD */
 	SIM_CONN_IDLE,
 	SIM_CONN_LOCK_WAIT,   /* a request waiting for a row lock */
 	SIM_CONN_LOCK_HOLD,   /* holding a row lock (work, update, commit) */

@@ -1,0 +1,305 @@
+/*
+ * simopt.c: one table of engine options; parsing, range checks and help
+ * all come from it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/simopt.h"
+
+enum kind { K_INT, K_DOUBLE, K_U64, K_STRATEGY, K_SLOT, K_ARRIVALS, K_DIST,
+            K_CRASH, K_BUG, K_SCHEDULE, K_SCENARIO };
+
+struct opt {
+	const char *name;          /* without the dashes */
+	enum kind kind;
+	size_t off;                /* field in struct sim_config */
+	double min, max;           /* for numbers */
+	const char *arg, *help;
+};
+
+#define F(field) offsetof(struct sim_config, field)
+
+static const struct opt opts[] = {
+	{ "scenario", K_SCENARIO, 0, 0, 0, "NAME", "start from a named scenario (--list-scenarios)" },
+	{ "strategy", K_STRATEGY, F(strategy), 0, 0, "NAME",
+	  "naive|sharded|coalesce|queue|redis|append" },
+	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots (more than 1 means sharded)" },
+	{ "slot", K_SLOT, F(slot), 0, 0, "HOW", "random|round-robin (random)" },
+	{ "rps", K_DOUBLE, F(rps), 0, 1e7, "R", "likes per second (2000)" },
+	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW", "constant|poisson (constant)" },
+	{ "schedule", K_SCHEDULE, 0, 0, 0, "R@S,...", "rate R from second S, e.g. 200@0,2000@10" },
+	{ "seconds", K_DOUBLE, F(seconds), 0.000001, 1e7, "S",
+	  "arrivals stop at S s, then queues drain (10)" },
+	{ "hold-ms", K_DOUBLE, F(hold_ms), 0.001, 1e6, "MS", "lock hold per update, commit included (2)" },
+	{ "hold-dist", K_DIST, F(hold_dist), 0, 0, "D", "const|exp hold times (const)" },
+	{ "work-ms", K_DOUBLE, F(work_ms), 0, 1e6, "MS", "app work inside the transaction (0)" },
+	{ "pool", K_INT, F(pool), 0, 1000000, "P", "pooled connections, 0 = unbounded (20)" },
+	{ "pool-timeout-ms", K_DOUBLE, F(pool_timeout_ms), 0, 1e9, "MS",
+	  "connection acquire timeout, 0 = forever (1000)" },
+	{ "client-timeout-ms", K_DOUBLE, F(client_timeout_ms), 0, 1e9, "MS",
+	  "client gives up and cancels, 0 = never (0)" },
+	{ "retries", K_INT, F(retries), 0, 100, "N", "retries after a timeout or error (0)" },
+	{ "unrelated-rps", K_DOUBLE, F(unrelated_rps), 0, 1e7, "R",
+	  "other endpoints' calls/s needing a connection (0)" },
+	{ "unrelated-ms", K_DOUBLE, F(unrelated_ms), 0.001, 1e6, "MS", "how long they hold it (5)" },
+	{ "flush-ms", K_DOUBLE, F(flush_ms), 0.001, 1e9, "MS",
+	  "flush/consume/drain/rollup interval (1000)" },
+	{ "crash", K_CRASH, 0, 0, 0, "KIND@S", "inject app|consumer|redis at second S (repeatable)" },
+	{ "bug", K_BUG, 0, 0, 0, "NAME", "no-fence|get-then-del: plant a bug (repeatable)" },
+	{ "seed", K_U64, F(seed), 0, 0, "N", "same seed, same output (1)" },
+	{ "tick-ms", K_DOUBLE, F(tick_ms), 1, 1e6, "MS", "time-series resolution (100)" },
+};
+#define NOPTS (sizeof opts / sizeof opts[0])
+
+static const struct opt *find(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
+			return &opts[i];
+	return NULL;
+}
+
+static int bad(char *err, size_t errlen, const struct opt *o, const char *what, const char *v)
+{
+	snprintf(err, errlen, "--%s: expected %s, got '%s'", o->name, what, v);
+	return -1;
+}
+
+/* Parse a number in [min, max]; the whole word must be the number. */
+static int number(const char *v, double min, double max, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (end == v || *end || errno || !isfinite(d) || d < min || d > max)
+		return -1;
+	*out = d;
+	return 0;
+}
+
+static int range_text(char *buf, size_t len, const struct opt *o)
+{
+	if (o->kind == K_INT)
+		return snprintf(buf, len, "an integer from %.0f to %.0f", o->min, o->max);
+	return snprintf(buf, len, "a number from %g to %g", o->min, o->max);
+}
+
+static int apply(struct sim_config *c, const struct opt *o, const char *v,
+                 char *err, size_t errlen)
+{
+	char *p = (char *)c + o->off;
+	char what[96];
+	double d;
+
+	switch (o->kind) {
+	case K_INT:
+		range_text(what, sizeof what, o);
+		if (number(v, o->min, o->max, &d) || d != floor(d))
+			return bad(err, errlen, o, what, v);
+		*(int *)(void *)p = (int)d;
+		return 0;
+	case K_DOUBLE:
+		range_text(what, sizeof what, o);
+		if (number(v, o->min, o->max, &d))
+			return bad(err, errlen, o, what, v);
+		*(double *)(void *)p = d;
+		return 0;
+	case K_U64: {
+		char *end;
+		unsigned long long u;
+		errno = 0;
+		u = strtoull(v, &end, 10);
+		if (end == v || *end || errno || *v == '-')
+			return bad(err, errlen, o, "a non-negative integer", v);
+		*(uint64_t *)(void *)p = u;
+		return 0;
+	}
+	case K_STRATEGY:
+		if (sim_strategy_parse(v, &c->strategy))
+			return bad(err, errlen, o, "naive, sharded, coalesce, queue, redis or append", v);
+		return 0;
+	case K_SLOT:
+		if (!strcmp(v, "random"))
+			c->slot = SIM_SLOT_RANDOM;
+		else if (!strcmp(v, "round-robin"))
+			c->slot = SIM_SLOT_ROUND_ROBIN;
+		else
+			return bad(err, errlen, o, "random or round-robin", v);
+		return 0;
+	case K_ARRIVALS:
+		if (!strcmp(v, "constant"))
+			c->arrivals = SIM_ARRIVE_CONSTANT;
+		else if (!strcmp(v, "poisson"))
+			c->arrivals = SIM_ARRIVE_POISSON;
+		else
+			return bad(err, errlen, o, "constant or poisson", v);
+		return 0;
+	case K_DIST:
+		if (!strcmp(v, "const"))
+			c->hold_dist = SIM_DIST_CONST;
+		else if (!strcmp(v, "exp"))
+			c->hold_dist = SIM_DIST_EXP;
+		else
+			return bad(err, errlen, o, "const or exp", v);
+		return 0;
+	case K_BUG:
+		if (!strcmp(v, "no-fence"))
+			c->bug_no_fence = true;
+		else if (!strcmp(v, "get-then-del"))
+			c->bug_get_then_del = true;
+		else
+			return bad(err, errlen, o, "no-fence or get-then-del", v);
+		return 0;
+	case K_CRASH: {
+		const char *at = strchr(v, '@');
+		char kind[16];
+		enum sim_fault f;
+		size_t n = at ? (size_t)(at - v) : 0;
+		if (!at || n == 0 || n >= sizeof kind)
+			return bad(err, errlen, o, "KIND@SECONDS with KIND app, consumer or redis", v);
+		memcpy(kind, v, n);
+		kind[n] = 0;
+		if (sim_fault_parse(kind, &f) || number(at + 1, 0, 1e7, &d))
+			return bad(err, errlen, o, "KIND@SECONDS with KIND app, consumer or redis", v);
+		if (c->ncrashes >= SIM_MAX_CRASHES) {
+			snprintf(err, errlen, "--crash: at most %d faults per run", SIM_MAX_CRASHES);
+			return -1;
+		}
+		c->crashes[c->ncrashes].kind = f;
+		c->crashes[c->ncrashes].at_us = llround(d * 1e6);
+		c->ncrashes++;
+		return 0;
+	}
+	case K_SCHEDULE: {
+		/* "R@S,R@S,...": a step at S = 0 sets the starting rate. */
+		struct sim_config t = *c;
+		const char *q = v;
+		t.nphases = 0;
+		while (*q) {
+			char item[64], *at;
+			size_t n = strcspn(q, ",");
+			double r, s;
+			if (n == 0 || n >= sizeof item || t.nphases >= SIM_MAX_PHASES)
+				return bad(err, errlen, o, "up to 8 RATE@SECONDS steps, comma-separated", v);
+			memcpy(item, q, n);
+			item[n] = 0;
+			at = strchr(item, '@');
+			if (!at)
+				return bad(err, errlen, o, "RATE@SECONDS steps such as 200@0,2000@10", v);
+			*at = 0;
+			if (number(item, 0, 1e7, &r) || number(at + 1, 0, 1e7, &s))
+				return bad(err, errlen, o, "RATE@SECONDS steps such as 200@0,2000@10", v);
+			if (t.nphases && llround(s * 1e6) <= t.phases[t.nphases - 1].at_us)
+				return bad(err, errlen, o, "steps in increasing time order", v);
+			t.phases[t.nphases].rps = r;
+			t.phases[t.nphases].at_us = llround(s * 1e6);
+			t.nphases++;
+			q += n;
+			if (*q == ',')
+				q++;
+		}
+		if (!t.nphases)
+			return bad(err, errlen, o, "RATE@SECONDS steps such as 200@0,2000@10", v);
+		if (t.phases[0].at_us == 0)
+			t.rps = t.phases[0].rps;
+		*c = t;
+		return 0;
+	}
+	case K_SCENARIO:
+		if (sim_scenario(v, c))
+			return bad(err, errlen, o, "a scenario name (hotrow sim --list-scenarios)", v);
+		return 0;
+	}
+	return -1;
+}
+
+int simopt_set(struct sim_config *c, const char *name, const char *value,
+               char *err, size_t errlen)
+{
+	const struct opt *o = find(name, strlen(name));
+
+	if (!o || o->kind == K_SCENARIO) {
+		snprintf(err, errlen, "--sweep: '%s' is not an engine option "
+		         "(try rows, rps, hold-ms, pool, flush-ms, ...)", name);
+		return -1;
+	}
+	return apply(c, o, value, err, errlen);
+}
+
+/* Split "--name=value" or "--name value"; NULL name if not an option. */
+static const struct opt *word(int argc, char **argv, int *i, const char **value,
+                              char *err, size_t errlen, int *rc)
+{
+	const char *a = argv[*i], *eq;
+	const struct opt *o;
+
+	*rc = 0;
+	if (strncmp(a, "--", 2))
+		return NULL;
+	a += 2;
+	eq = strchr(a, '=');
+	o = find(a, eq ? (size_t)(eq - a) : strlen(a));
+	if (!o)
+		return NULL;
+	if (eq) {
+		*value = eq + 1;
+	} else if (*i + 1 < argc) {
+		*value = argv[++*i];
+	} else {
+		snprintf(err, errlen, "--%s: expected a value (%s)", o->name, o->arg);
+		*rc = -1;
+		return NULL;
+	}
+	*rc = 1;
+	return o;
+}
+
+int simopt_scenario(int argc, char **argv, struct sim_config *c, char *err, size_t errlen)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int rc;
+		const struct opt *o = word(argc, argv, &i, &v, err, errlen, &rc);
+		if (rc < 0)
+			return -1;
+		if (o && o->kind == K_SCENARIO && apply(c, o, v, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+int simopt_parse(int argc, char **argv, int *i, struct sim_config *c, char *err, size_t errlen)
+{
+	const char *v;
+	int rc, start = *i;
+	const struct opt *o = word(argc, argv, i, &v, err, errlen, &rc);
+
+	if (rc <= 0) {
+		*i = start;
+		return rc;
+	}
+	if (o->kind == K_SCENARIO)
+		return 1;               /* simopt_scenario loaded it */
+	return apply(c, o, v, err, errlen) ? -1 : 1;
+}
+
+int simopt_finish(struct sim_config *c, char *err, size_t errlen)
+{
+	if (c->rows > 1 && c->strategy == SIM_NAIVE)
+		c->strategy = SIM_SHARDED;
+	return sim_config_check(c, err, errlen);
+}
+
+void simopt_help(FILE *out)
+{
+	for (size_t i = 0; i < NOPTS; i++) {
+		char left[40];
+		snprintf(left, sizeof left, "--%s %s", opts[i].name, opts[i].arg);
+		fprintf(out, "  %-24s %s\n", left, opts[i].help);
+	}
+}

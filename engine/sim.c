@@ -1,0 +1,798 @@
+/*
+ * sim.c: the clock, arrivals, the connection pool and the row locks.
+ *
+ * One like is one struct sim_req that moves, by value, through FIFOs: the
+ * pool's waiters, then (naive, sharded) one row's lock queue, then the
+ * row's holder slot, and ends exactly one way: completed, failed (an error,
+ * such as a pool acquire timeout) or abandoned (the client timed out).
+ * A client timeout cancels the attempt: the request leaves its queue and
+ * gives its connection back, as a statement_timeout would; with retries
+ * left it starts again as a new attempt.
+ *
+ * Timeouts cost at most one pending event per queue, not one per request:
+ * deadlines in a FIFO grow with its order, so a sweep event waits for the
+ * head's deadline and re-arms for the next head (and while arrivals go on,
+ * the pool's deadlines are settled without events; see pool_lazy). The
+ * waiting requests live in ring buffers, so an overloaded row can queue
+ * millions of them.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sim_impl.h"
+#include "engine/xmalloc.h"
+
+static void got_conn(struct sim *s, struct sim_req *r);
+
+/* Round a non-negative time to whole microseconds (halves go up). */
+static int64_t round_us(double us)
+{
+	return (int64_t)(us + 0.5);
+}
+
+static int64_t ms_us(double ms)
+{
+	return round_us(ms * 1000.0);
+}
+
+static void timer_set(struct sim *s, enum sim_timer_id id, int64_t t)
+{
+	s->timers[id].t = t;
+	s->timers[id].seq = s->heap.seq++;
+	s->timers[id].on = true;
+}
+
+void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg)
+{
+	switch (type) {
+	case EV_ARRIVE:
+		timer_set(s, TM_ARRIVE, t);
+		break;
+	case EV_UNREL_ARRIVE:
+		timer_set(s, TM_UNREL_ARRIVE, t);
+		break;
+	case EV_POOL_SWEEP:
+		timer_set(s, TM_POOL_SWEEP, t);
+		break;
+	default:
+		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
+	}
+}
+
+/* The earliest pending event, timers and heap together: its time in *t
+ * and where it is (a timer id, or SIM_NTIMERS for the heap's top);
+ * -1 when nothing is pending. */
+static int next_event(const struct sim *s, int64_t *t)
+{
+	int best = -1;
+	int64_t bt = 0;
+	uint64_t bseq = 0;
+
+	if (s->heap.n) {
+		const struct sim_event *e = sim_heap_top(&s->heap);
+		best = SIM_NTIMERS;
+		bt = e->t;
+		bseq = e->seq;
+	}
+	for (int i = 0; i < SIM_NTIMERS; i++) {
+		const struct sim_timer *tm = &s->timers[i];
+		if (tm->on && (best < 0 || tm->t < bt || (tm->t == bt && tm->seq < bseq))) {
+			best = i;
+			bt = tm->t;
+			bseq = tm->seq;
+		}
+	}
+	*t = bt;
+	return best;
+}
+
+int64_t sim_hold_sample(struct sim *s)
+{
+	if (s->c.hold_dist == SIM_DIST_EXP)
+		return round_us(sim_rng_exp(&s->rng, (double)s->hold_us));
+	return s->hold_us;
+}
+
+/* ---- outcomes ---- */
+
+static void inflight_add(struct sim *s, int d)
+{
+	s->area += (double)s->inflight * (double)(s->now - s->area_t);
+	s->area_t = s->now;
+	s->inflight += d;
+	assert(s->inflight >= 0);
+}
+
+static void ended(struct sim *s, const struct sim_req *r)
+{
+	s->sojourn_sum += (double)(s->now - r->first_us);
+	s->sojourn_n++;
+	inflight_add(s, -1);
+}
+
+void sim_complete(struct sim *s, struct sim_req *r)
+{
+	int64_t lat = s->now - r->first_us;
+
+	s->completed++;
+	s->acc.completed++;
+	sim_hist_add(&s->lat, lat);
+	sim_hist_add(&s->acc.lat, lat);
+	ended(s, r);
+}
+
+static void start_attempt(struct sim *s, struct sim_req *r);
+
+/* The attempt ended badly: try again if the client has retries left,
+ * otherwise the request ends failed or abandoned. */
+void sim_fail(struct sim *s, struct sim_req *r, bool abandoned)
+{
+	if (r->kind == SIM_REQ_UNRELATED) {
+		s->unrel_failed++;
+		s->acc.unrel_failed++;
+		s->unrel_inflight--;
+		return;
+	}
+	if ((int)r->tries <= s->c.retries) {
+		r->tries++;
+		s->retried++;
+		start_attempt(s, r);
+		return;
+	}
+	if (abandoned)
+		s->abandoned++;
+	else
+		s->failed++;
+	s->acc.failed++;
+	ended(s, r);
+}
+
+/* ---- arrivals ---- */
+
+static void source_arm(struct sim *s, struct sim_source *src, enum sim_ev type)
+{
+	int64_t t;
+
+	if (src->rate <= 0)
+		return;
+	/* Other endpoints' traffic is always Poisson: locked in step with a
+	 * constant like stream it would dodge (or hit) every timeout. */
+	if (s->c.arrivals == SIM_ARRIVE_CONSTANT && src == &s->like)
+		t = src->base + round_us((double)src->k * src->period_us);
+	else
+		t = s->now + round_us(sim_rng_exp(&s->rng, src->period_us));
+	if (t < s->now)
+		t = s->now;
+	if (s->end_us > 0 && t >= s->end_us)
+		return;
+	sim_push(s, t, type, 0);
+}
+
+/* Change a stream's rate from now on; pending arrivals become stale. */
+static void source_rate(struct sim *s, struct sim_source *src, double rate,
+                        enum sim_ev type)
+{
+	s->timers[type == EV_ARRIVE ? TM_ARRIVE : TM_UNREL_ARRIVE].on = false;
+	src->rate = rate;
+	src->period_us = rate > 0 ? 1e6 / rate : 0;
+	if (src->last >= 0 && rate > 0 &&
+	    src->last + round_us(1e6 / rate) >= s->now) {
+		src->base = src->last;      /* keep the spacing from the last one */
+		src->k = 1;
+	} else {
+		src->base = s->now;
+		src->k = 0;
+	}
+	source_arm(s, src, type);
+}
+
+static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
+                   enum sim_req_kind kind)
+{
+	struct sim_req r = { s->now, s->now, s->now, 1, kind };
+
+	src->last = s->now;
+	src->k++;
+	source_arm(s, src, type);
+	if (kind == SIM_REQ_UNRELATED) {
+		s->unrel_offered++;
+		s->unrel_inflight++;
+	} else {
+		s->offered++;
+		s->acc.offered++;
+		inflight_add(s, +1);
+	}
+	start_attempt(s, &r);
+}
+
+/* ---- the pool ---- */
+
+static bool pool_free(const struct sim *s)
+{
+	return s->c.pool == 0 || s->in_use < s->c.pool;
+}
+
+static void pool_settle(struct sim *s);
+static void pool_arm_sweep(struct sim *s);
+
+/* Take a connection if one is free and nobody is ahead in line. */
+bool sim_pool_take(struct sim *s)
+{
+	pool_settle(s);
+	if (!pool_free(s) || s->waiters.n || s->flusher_waiting)
+		return false;
+	s->in_use++;
+	if (s->in_use > s->max_in_use)
+		s->max_in_use = s->in_use;
+	return true;
+}
+
+static int64_t pool_deadline(const struct sim *s, const struct sim_req *r)
+{
+	int64_t d = INT64_MAX;
+
+	if (s->client_timeout_us > 0)
+		d = r->attempt_us + s->client_timeout_us;
+	if (s->pool_timeout_us > 0 && r->enq_us + s->pool_timeout_us < d)
+		d = r->enq_us + s->pool_timeout_us;
+	return d;
+}
+
+/*
+ * Pool timeouts while arrivals go on are settled lazily, without an event
+ * each: a waiter whose deadline has passed is failed, as of its deadline,
+ * by the next thing that looks at the pool (a request or flush wanting a
+ * connection, one coming free, a tick, the end of sim_advance). Counts,
+ * ticks, latencies and Little's integral come out as with an event at
+ * each deadline, and an overloaded run saves most of its events. A retry
+ * must start at its deadline, so with retries, and after the arrivals
+ * stop, each deadline gets its own event.
+ */
+static bool pool_lazy(const struct sim *s)
+{
+	return s->c.retries == 0 && !s->pool_eager;
+}
+
+/* Fail every pool waiter whose deadline is <= t, each as of its deadline,
+ * then arm the sweep event for the new head if it needs one. */
+static void pool_expire(struct sim *s, int64_t t)
+{
+	int64_t now = s->now;
+
+	while (s->waiters.n) {
+		const struct sim_req *h = sim_ring_at(&s->waiters, 0);
+		int64_t d = pool_deadline(s, h);
+		struct sim_req r;
+		bool abandoned;
+
+		if (d > t)
+			break;
+		r = sim_ring_pop(&s->waiters);
+		abandoned = s->client_timeout_us > 0 &&
+		            r.attempt_us + s->client_timeout_us <= d;
+		s->now = d;               /* it ended then, not now */
+		sim_fail(s, &r, abandoned);
+	}
+	s->now = now;
+	pool_arm_sweep(s);
+}
+
+/* Before anyone takes a connection, whoever's deadline has come gives up:
+ * ties between a deadline and a free connection go to the deadline, in
+ * both modes. */
+static void pool_settle(struct sim *s)
+{
+	if (s->waiters.n)
+		pool_expire(s, s->now);
+}
+
+static void pool_arm_sweep(struct sim *s)
+{
+	int64_t d;
+
+	if (s->pool_sweep_at >= 0 || !s->waiters.n)
+		return;
+	d = pool_deadline(s, sim_ring_at(&s->waiters, 0));
+	if (d == INT64_MAX)
+		return;
+	if (pool_lazy(s) && (s->end_us == 0 || d < s->end_us))
+		return;                   /* settled by pool_settle */
+	s->pool_sweep_at = d > s->now ? d : s->now;
+	sim_push(s, s->pool_sweep_at, EV_POOL_SWEEP, 0);
+}
+
+static void pool_grant(struct sim *s)
+{
+	pool_settle(s);
+	while (pool_free(s) && (s->waiters.n || s->flusher_waiting)) {
+		s->in_use++;
+		if (s->in_use > s->max_in_use)
+			s->max_in_use = s->in_use;
+		if (s->flusher_waiting &&
+		    (!s->waiters.n || s->flusher_enq <= sim_ring_at(&s->waiters, 0)->enq_us)) {
+			s->flusher_waiting = false;
+			sim_flusher_got_conn(s);
+		} else {
+			struct sim_req r = sim_ring_pop(&s->waiters);
+			got_conn(s, &r);
+		}
+	}
+	pool_arm_sweep(s);
+}
+
+void sim_pool_release(struct sim *s)
+{
+	assert(s->in_use > 0);
+	s->in_use--;
+	pool_grant(s);
+}
+
+static void pool_acquire(struct sim *s, struct sim_req *r)
+{
+	int nw;
+
+	if (sim_pool_take(s)) {
+		got_conn(s, r);
+		return;
+	}
+	r->enq_us = s->now;
+	sim_ring_push(&s->waiters, r);
+	nw = (int)s->waiters.n + s->flusher_waiting;
+	if (nw > s->max_waiters)
+		s->max_waiters = nw;
+	if (s->exhausted_at < 0)
+		s->exhausted_at = s->now;
+	pool_arm_sweep(s);
+}
+
+static void pool_sweep(struct sim *s)
+{
+	s->pool_sweep_at = -1;
+	pool_expire(s, s->now);
+}
+
+/* ---- requests that hold a connection for a while (inserts, other calls) ---- */
+
+static uint32_t slab_put(struct sim *s, const struct sim_req *r)
+{
+	uint32_t i;
+
+	if (!s->slab_nfree) {
+		uint32_t old = s->slab_cap, cap = old ? 2 * old : 64;
+		s->slab = xrealloc(s->slab, cap * sizeof *s->slab);
+		s->slab_free = xrealloc(s->slab_free, cap * sizeof *s->slab_free);
+		for (uint32_t k = cap; k > old; k--)
+			s->slab_free[s->slab_nfree++] = k - 1;
+		s->slab_cap = cap;
+	}
+	i = s->slab_free[--s->slab_nfree];
+	s->slab[i] = *r;
+	return i;
+}
+
+static void conn_done(struct sim *s, uint32_t i)
+{
+	struct sim_req r = s->slab[i];
+
+	s->slab_free[s->slab_nfree++] = i;
+	if (r.kind == SIM_REQ_UNRELATED) {
+		s->conn_unrel--;
+		s->unrel_completed++;
+		s->unrel_inflight--;
+	} else {
+		s->conn_hold--;
+		sim_fix_insert_done(s, &r);
+	}
+	sim_pool_release(s);
+}
+
+/* ---- row locks ---- */
+
+static void lock_grant(struct sim *s, int i, const struct sim_req *r)
+{
+	struct sim_row *row = &s->rows[i];
+	int64_t wait = s->now - r->enq_us;
+
+	if (wait > s->worst_wait)
+		s->worst_wait = wait;
+	s->sum_wait += (double)wait;
+	s->nwaits++;
+	row->holder = HOLD_REQ;
+	row->req = *r;
+	row->got_us = s->now;
+	s->conn_hold++;
+	sim_push(s, s->now + s->work_us + sim_hold_sample(s), EV_RELEASE, (uint32_t)i);
+}
+
+static void lock_arm_sweep(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+	int64_t d;
+
+	if (row->sweep_at >= 0 || !row->q.n || s->client_timeout_us <= 0)
+		return;
+	d = sim_ring_at(&row->q, 0)->attempt_us + s->client_timeout_us;
+	row->sweep_at = d > s->now ? d : s->now;
+	sim_push(s, row->sweep_at, EV_LOCK_SWEEP, (uint32_t)i);
+}
+
+static void lock_acquire(struct sim *s, int i, struct sim_req *r)
+{
+	struct sim_row *row = &s->rows[i];
+
+	r->enq_us = s->now;
+	if (row->holder == HOLD_NONE) {
+		lock_grant(s, i, r);
+		return;
+	}
+	sim_ring_push(&row->q, r);
+	s->conn_wait++;
+	lock_arm_sweep(s, i);
+}
+
+static void lock_sweep(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+	int64_t ct = s->client_timeout_us;
+
+	row->sweep_at = -1;
+	while (row->q.n && ct > 0 && sim_ring_at(&row->q, 0)->attempt_us + ct <= s->now) {
+		struct sim_req r = sim_ring_pop(&row->q);
+		s->conn_wait--;
+		sim_pool_release(s);        /* the row is held: nobody jumps the line */
+		sim_fail(s, &r, true);
+	}
+	lock_arm_sweep(s, i);
+}
+
+void sim_flusher_got_conn(struct sim *s)
+{
+	struct sim_row *row = &s->rows[0];
+
+	/* Only the flusher locks the counter row in the fixes' write paths. */
+	assert(row->holder == HOLD_NONE);
+	s->conn_flush++;
+	row->holder = HOLD_FLUSH;
+	row->got_us = s->now;
+	sim_push(s, s->now + sim_hold_sample(s), EV_RELEASE, 0);
+}
+
+static void release(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+
+	row->completed++;
+	if (row->holder == HOLD_FLUSH) {
+		row->holder = HOLD_NONE;
+		s->conn_flush--;
+		sim_fix_commit(s);
+	} else {
+		struct sim_req r = row->req;
+		assert(row->holder == HOLD_REQ);
+		row->holder = HOLD_NONE;
+		row->value++;
+		s->acked++;
+		s->visible++;
+		s->conn_hold--;
+		sim_complete(s, &r);
+	}
+	/* Hand the lock on before the connection goes back: a request the
+	 * pool admits now must queue behind the ones already waiting. */
+	if (row->q.n) {
+		struct sim_req r = sim_ring_pop(&row->q);
+		s->conn_wait--;
+		lock_grant(s, i, &r);
+	}
+	sim_pool_release(s);
+}
+
+/* ---- the request path ---- */
+
+static int pick_row(struct sim *s)
+{
+	if (s->c.strategy != SIM_SHARDED || s->nrows == 1)
+		return 0;
+	if (s->c.slot == SIM_SLOT_ROUND_ROBIN)
+		return (int)(s->rr_next++ % (uint32_t)s->nrows);
+	return (int)sim_rng_below(&s->rng, (uint64_t)s->nrows);
+}
+
+static void got_conn(struct sim *s, struct sim_req *r)
+{
+	if (r->kind == SIM_REQ_UNRELATED) {
+		s->conn_unrel++;
+		sim_push(s, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
+	} else if (s->c.strategy == SIM_APPEND) {
+		/* An insert of its own new row: no shared lock to wait for. */
+		s->conn_hold++;
+		sim_push(s, s->now + s->work_us + sim_hold_sample(s), EV_CONN_DONE,
+		         slab_put(s, r));
+	} else {
+		lock_acquire(s, pick_row(s), r);
+	}
+}
+
+static void start_attempt(struct sim *s, struct sim_req *r)
+{
+	/* Store only on a retry: a fresh request already has it, and a store
+	 * just before the request is copied into a queue stalls the copy. */
+	if (r->attempt_us != s->now)
+		r->attempt_us = s->now;
+	if (r->kind == SIM_REQ_COUNTER &&
+	    (s->c.strategy == SIM_COALESCE || s->c.strategy == SIM_QUEUE ||
+	     s->c.strategy == SIM_REDIS))
+		sim_fix_like(s, r);
+	else
+		pool_acquire(s, r);
+}
+
+/* ---- the time series ---- */
+
+static void tick(struct sim *s)
+{
+	struct sim_tick *t;
+	double secs = (double)(s->now - s->last_tick) / 1e6;
+
+	if (secs <= 0)
+		return;
+	pool_settle(s);           /* a deadline at the tick counts in it */
+	if (s->nticks == s->ticks_cap) {
+		s->ticks_cap = s->ticks_cap ? 2 * s->ticks_cap : 256;
+		s->ticks = xrealloc(s->ticks, s->ticks_cap * sizeof *s->ticks);
+	}
+	t = &s->ticks[s->nticks++];
+	t->t_s = (double)s->now / 1e6;
+	t->offered_per_s = (double)s->acc.offered / secs;
+	t->completed_per_s = (double)s->acc.completed / secs;
+	t->failed_per_s = (double)s->acc.failed / secs;
+	t->p50_ms = sim_hist_quantile(&s->acc.lat, 0.50) / 1000.0;
+	t->p99_ms = sim_hist_quantile(&s->acc.lat, 0.99) / 1000.0;
+	t->queue_len = s->conn_wait;
+	t->pool_in_use = s->in_use;
+	t->pool_waiters = (int)s->waiters.n + s->flusher_waiting;
+	t->unrelated_failed_per_s = (double)s->acc.unrel_failed / secs;
+	t->true_count = s->acked;
+	t->visible = s->visible;
+	s->acc.offered = s->acc.completed = s->acc.failed = s->acc.unrel_failed = 0;
+	sim_hist_reset(&s->acc.lat);
+	s->last_tick = s->now;
+}
+
+/* ---- life cycle ---- */
+
+static void set_times(struct sim *s)
+{
+	s->hold_us = ms_us(s->c.hold_ms);
+	s->work_us = ms_us(s->c.work_ms);
+	s->unrel_us = ms_us(s->c.unrelated_ms);
+	s->flush_us = ms_us(s->c.flush_ms);
+	s->pool_timeout_us = ms_us(s->c.pool_timeout_ms);
+	s->client_timeout_us = ms_us(s->c.client_timeout_ms);
+}
+
+static bool is_fix(enum sim_strategy st)
+{
+	return st != SIM_NAIVE && st != SIM_SHARDED;
+}
+
+struct sim *sim_new(const struct sim_config *c)
+{
+	struct sim *s = xcalloc(1, sizeof *s);
+	char err[160];
+	double rps = c->rps;
+
+	if (sim_config_check(c, err, sizeof err) != 0) {
+		/* Callers must check first; a bad config here is a programming error. */
+		assert(!"sim_new: config fails sim_config_check");
+	}
+	s->c = *c;
+	sim_rng_seed(&s->rng, c->seed);
+	sim_heap_init(&s->heap);
+	set_times(s);
+	s->tick_us = ms_us(c->tick_ms > 0 ? c->tick_ms : 100);
+	s->end_us = c->seconds > 0 ? llround(c->seconds * 1e6) : 0;
+	s->nrows = c->strategy == SIM_SHARDED ? c->rows : 1;
+	s->rows = xcalloc((size_t)s->nrows, sizeof *s->rows);
+	for (int i = 0; i < s->nrows; i++) {
+		sim_ring_init(&s->rows[i].q);
+		s->rows[i].sweep_at = -1;
+	}
+	sim_ring_init(&s->waiters);
+	sim_ring_init(&s->redis_q);
+	s->pool_sweep_at = -1;
+	s->exhausted_at = -1;
+	s->buf_oldest = s->flush_oldest = -1;
+	sim_hist_init(&s->lat);
+	sim_hist_init(&s->acc.lat);
+
+	/* Schedule steps at t <= 0 set the starting rate. */
+	for (int i = 0; i < c->nphases; i++)
+		if (c->phases[i].at_us <= 0)
+			rps = c->phases[i].rps;
+		else
+			sim_push(s, c->phases[i].at_us, EV_PHASE, (uint32_t)i);
+	s->like.last = s->unrel.last = -1;
+	source_rate(s, &s->like, rps, EV_ARRIVE);
+	source_rate(s, &s->unrel, c->unrelated_rps, EV_UNREL_ARRIVE);
+	for (int i = 0; i < c->ncrashes; i++)
+		sim_push(s, c->crashes[i].at_us, EV_CRASH, (uint32_t)c->crashes[i].kind);
+	if (is_fix(c->strategy))
+		sim_push(s, s->flush_us, EV_FLUSH, 0);
+	sim_push(s, s->tick_us, EV_TICK, 0);
+	return s;
+}
+
+void sim_free(struct sim *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nrows; i++)
+		sim_ring_free(&s->rows[i].q);
+	free(s->rows);
+	sim_ring_free(&s->waiters);
+	sim_ring_free(&s->redis_q);
+	sim_heap_free(&s->heap);
+	free(s->slab);
+	free(s->slab_free);
+	free(s->ticks);
+	free(s);
+}
+
+static void dispatch(struct sim *s, const struct sim_event *e)
+{
+	switch ((enum sim_ev)e->type) {
+	case EV_ARRIVE:
+		arrive(s, &s->like, EV_ARRIVE, SIM_REQ_COUNTER);
+		break;
+	case EV_UNREL_ARRIVE:
+		arrive(s, &s->unrel, EV_UNREL_ARRIVE, SIM_REQ_UNRELATED);
+		break;
+	case EV_PHASE:
+		s->c.rps = s->c.phases[e->arg].rps;
+		source_rate(s, &s->like, s->c.rps, EV_ARRIVE);
+		break;
+	case EV_RELEASE:
+		release(s, (int)e->arg);
+		break;
+	case EV_LOCK_SWEEP:
+		lock_sweep(s, (int)e->arg);
+		break;
+	case EV_POOL_SWEEP:
+		pool_sweep(s);
+		break;
+	case EV_CONN_DONE:
+		conn_done(s, e->arg);
+		break;
+	case EV_REDIS_DONE:
+		sim_fix_redis_done(s, e->arg);
+		break;
+	case EV_REDIS_DEL:
+		sim_fix_redis_del(s);
+		break;
+	case EV_FLUSH:
+		sim_fix_flush(s);
+		break;
+	case EV_TICK:
+		tick(s);
+		sim_push(s, s->now + s->tick_us, EV_TICK, 0);
+		break;
+	case EV_CRASH:
+		sim_fix_fault(s, (enum sim_fault)e->arg);
+		break;
+	}
+}
+
+/* Nothing left to finish: no like, other call or flush in flight. */
+static bool idle(const struct sim *s)
+{
+	return s->inflight == 0 && s->unrel_inflight == 0 && !s->flush_busy;
+}
+
+static void step(struct sim *s, int where)
+{
+	static const enum sim_ev timer_ev[SIM_NTIMERS] = {
+		EV_ARRIVE, EV_UNREL_ARRIVE, EV_POOL_SWEEP
+	};
+	struct sim_event e;
+
+	if (where == SIM_NTIMERS) {
+		e = sim_heap_pop(&s->heap);
+	} else {
+		e.t = s->timers[where].t;
+		e.seq = s->timers[where].seq;
+		e.type = (uint32_t)timer_ev[where];
+		e.arg = 0;
+		s->timers[where].on = false;
+	}
+	assert(e.t >= s->now);
+	s->now = e.t;
+	s->events++;
+	dispatch(s, &e);
+	assert(s->in_use == s->conn_wait + s->conn_hold + s->conn_unrel + s->conn_flush);
+}
+
+bool sim_step(struct sim *s)
+{
+	int64_t t;
+	int where = next_event(s, &t);
+
+	if (where < 0)
+		return false;
+	if (s->end_us > 0 && t > s->end_us) {
+		if (pool_lazy(s))
+			pool_expire(s, s->end_us);   /* deadlines before the end */
+		if (idle(s))
+			return false;
+		where = next_event(s, &t);       /* expiry may have armed a sweep */
+	}
+	step(s, where);
+	return true;
+}
+
+void sim_run(struct sim *s)
+{
+	/* Arrivals stop at c.seconds; the run goes on until every request
+	 * in flight has ended, so a queue that built up is drained. */
+	assert(s->end_us > 0);
+	while (sim_step(s))
+		;
+	if (s->now < s->end_us)
+		s->now = s->end_us;
+	tick(s);                 /* the last, partial tick */
+}
+
+void sim_advance(struct sim *s, int64_t t_us)
+{
+	int64_t t;
+	int where;
+
+	while ((where = next_event(s, &t)) >= 0 && t <= t_us)
+		step(s, where);
+	if (t_us > s->now)
+		s->now = t_us;
+	pool_settle(s);
+}
+
+int64_t sim_now(const struct sim *s)
+{
+	return s->now;
+}
+
+const struct sim_config *sim_config(const struct sim *s)
+{
+	return &s->c;
+}
+
+void sim_set(struct sim *s, const struct sim_config *c)
+{
+	bool rate = c->rps != s->c.rps;
+	bool unrel = c->unrelated_rps != s->c.unrelated_rps;
+
+	s->c.rps = c->rps;
+	s->c.hold_ms = c->hold_ms;
+	s->c.hold_dist = c->hold_dist;
+	s->c.work_ms = c->work_ms;
+	s->c.pool = c->pool;
+	s->c.pool_timeout_ms = c->pool_timeout_ms;
+	s->c.client_timeout_ms = c->client_timeout_ms;
+	s->c.retries = c->retries;
+	s->c.unrelated_rps = c->unrelated_rps;
+	s->c.unrelated_ms = c->unrelated_ms;
+	s->c.flush_ms = c->flush_ms;
+	s->c.bug_no_fence = c->bug_no_fence;
+	s->c.bug_get_then_del = c->bug_get_then_del;
+	set_times(s);
+	pool_expire(s, s->now);  /* timeouts may have changed, and the mode */
+	if (rate)
+		source_rate(s, &s->like, c->rps, EV_ARRIVE);
+	if (unrel)
+		source_rate(s, &s->unrel, c->unrelated_rps, EV_UNREL_ARRIVE);
+	pool_grant(s);           /* a bigger pool admits waiters now */
+}
+
+void sim_inject(struct sim *s, enum sim_fault f)
+{
+	sim_fix_fault(s, f);
+}

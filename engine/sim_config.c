@@ -1,0 +1,223 @@
+/*
+ * sim_config.c: defaults, validation, names, and the named scenarios.
+ *
+ * The scenarios come from the reference texts: a like counter taking
+ * 2,000 likes/s for twenty minutes with ~2 ms lock holds (viral-post), and
+ * a view counter taking 100,000 views/s with ~1 ms holds behind a pool of
+ * 100 connections (viral-video); each has a variant per fix. "seed-table"
+ * is the first text's small experiment, meant for --sweep rows=1,4,16.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/sim.h"
+
+static const char *const strategy_names[SIM_NSTRATEGIES] = {
+	"naive", "sharded", "coalesce", "queue", "redis", "append"
+};
+static const char *const fault_names[SIM_NFAULTS] = { "app", "consumer", "redis" };
+
+const char *sim_strategy_name(enum sim_strategy s)
+{
+	return (unsigned)s < SIM_NSTRATEGIES ? strategy_names[s] : "?";
+}
+
+int sim_strategy_parse(const char *name, enum sim_strategy *out)
+{
+	for (int i = 0; i < SIM_NSTRATEGIES; i++)
+		if (!strcmp(name, strategy_names[i])) {
+			*out = (enum sim_strategy)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *sim_fault_name(enum sim_fault f)
+{
+	return (unsigned)f < SIM_NFAULTS ? fault_names[f] : "?";
+}
+
+int sim_fault_parse(const char *name, enum sim_fault *out)
+{
+	for (int i = 0; i < SIM_NFAULTS; i++)
+		if (!strcmp(name, fault_names[i])) {
+			*out = (enum sim_fault)i;
+			return 0;
+		}
+	return -1;
+}
+
+void sim_config_default(struct sim_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->strategy = SIM_NAIVE;
+	c->rows = 1;
+	c->slot = SIM_SLOT_RANDOM;
+	c->rps = 2000;
+	c->arrivals = SIM_ARRIVE_CONSTANT;
+	c->seconds = 10;
+	c->unrelated_rps = 0;
+	c->unrelated_ms = 5;
+	c->hold_ms = 2;
+	c->hold_dist = SIM_DIST_CONST;
+	c->work_ms = 0;
+	c->pool = 20;
+	c->pool_timeout_ms = 1000;
+	c->client_timeout_ms = 0;
+	c->retries = 0;
+	c->flush_ms = 1000;
+	c->seed = 1;
+	c->tick_ms = 100;
+}
+
+/* ---- scenarios ---- */
+
+struct scenario {
+	const char *name;
+	const char *blurb;
+	enum sim_strategy strategy;
+	int rows;                 /* 0: 1 */
+	double flush_ms;          /* 0: the default */
+};
+
+static const struct scenario scenarios[] = {
+	{ "viral-post", "2,000 likes/s on one row for 20 min, 2 ms holds: "
+	  "the row caps at 500/s and the pool of 20 fills in ~13 ms", SIM_NAIVE, 0, 0 },
+	{ "viral-post-sharded", "the viral post on 16 counter slots: "
+	  "ceiling 8,000/s, exact and transactional", SIM_SHARDED, 16, 0 },
+	{ "viral-post-coalesce", "the viral post, buffered in the app and "
+	  "flushed as one +k per second (a crash loses the buffer)", SIM_COALESCE, 0, 1000 },
+	{ "viral-post-queue", "the viral post through a log; a consumer applies "
+	  "one batch per second behind an offset fence", SIM_QUEUE, 0, 1000 },
+	{ "viral-post-redis", "the viral post as INCR in memory, drained with "
+	  "GETDEL into the row every second", SIM_REDIS, 0, 1000 },
+	{ "viral-post-append", "the viral post as one inserted row per like, "
+	  "rolled up into the counter every 10 s", SIM_APPEND, 0, 10000 },
+	{ "viral-video", "100,000 views/s on one row, 1 ms holds, pool of 100: "
+	  "the ceiling is 1,000/s and the pool is gone in ~1 ms", SIM_NAIVE, 0, 0 },
+	{ "viral-video-sharded", "the viral video on 128 slots (16 would give "
+	  "only 16,000/s): ceiling 128,000/s", SIM_SHARDED, 128, 0 },
+	{ "viral-video-coalesce", "the viral video, buffered in the app, one "
+	  "+k per second", SIM_COALESCE, 0, 1000 },
+	{ "viral-video-queue", "the viral video through a log, one fenced "
+	  "batch per second", SIM_QUEUE, 0, 1000 },
+	{ "viral-video-redis", "the viral video as INCR, drained every second",
+	  SIM_REDIS, 0, 1000 },
+	{ "viral-video-append", "the viral video as inserts: no hot row, but "
+	  "100,000 inserts/s keep all 100 connections busy", SIM_APPEND, 0, 1000 },
+	{ "seed-table", "the first text's experiment: 2,000/s for 1 s, 2 ms holds, "
+	  "round-robin slots, no pool; try --sweep rows=1,4,16", SIM_SHARDED, 1, 0 },
+};
+#define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
+
+const char *const *sim_scenario_names(void)
+{
+	/* Same order as scenarios[]; checked by the tests. */
+	static const char *const names[NSCENARIOS + 1] = {
+		"viral-post", "viral-post-sharded", "viral-post-coalesce",
+		"viral-post-queue", "viral-post-redis", "viral-post-append",
+		"viral-video", "viral-video-sharded", "viral-video-coalesce",
+		"viral-video-queue", "viral-video-redis", "viral-video-append",
+		"seed-table", NULL
+	};
+	return names;
+}
+
+static const struct scenario *find(const char *name)
+{
+	for (size_t i = 0; i < NSCENARIOS; i++)
+		if (!strcmp(name, scenarios[i].name))
+			return &scenarios[i];
+	return NULL;
+}
+
+const char *sim_scenario_blurb(const char *name)
+{
+	const struct scenario *sc = find(name);
+
+	return sc ? sc->blurb : NULL;
+}
+
+int sim_scenario(const char *name, struct sim_config *c)
+{
+	const struct scenario *sc = find(name);
+
+	if (!sc)
+		return -1;
+	sim_config_default(c);
+	if (!strncmp(name, "viral-post", 10)) {
+		c->rps = 2000;
+		c->seconds = 1200;
+		c->hold_ms = 2;
+		c->pool = 20;
+		c->pool_timeout_ms = 5000;    /* likes slow to seconds before failing */
+		c->unrelated_rps = 100;
+	} else if (!strncmp(name, "viral-video", 11)) {
+		c->rps = 100000;
+		c->seconds = 10;
+		c->hold_ms = 1;
+		c->pool = 100;
+		c->unrelated_rps = 200;
+	} else {                          /* seed-table */
+		c->rps = 2000;
+		c->seconds = 1;
+		c->hold_ms = 2;
+		c->pool = 0;
+		c->slot = SIM_SLOT_ROUND_ROBIN;
+	}
+	c->strategy = sc->strategy;
+	c->rows = sc->rows ? sc->rows : 1;
+	if (sc->flush_ms > 0)
+		c->flush_ms = sc->flush_ms;
+	snprintf(c->scenario, sizeof c->scenario, "%s", name);
+	return 0;
+}
+
+/* ---- validation ---- */
+
+#define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)
+
+int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
+{
+	CHECK((unsigned)c->strategy < SIM_NSTRATEGIES,
+	      "--strategy: expected naive, sharded, coalesce, queue, redis or append");
+	CHECK(c->rows >= 1 && c->rows <= 65536, "--rows: expected an integer from 1 to 65536");
+	CHECK(isfinite(c->rps) && c->rps >= 0 && c->rps <= 1e7,
+	      "--rps: expected a rate from 0 to 10000000 per second");
+	CHECK(isfinite(c->seconds) && c->seconds >= 0 && c->seconds <= 1e7,
+	      "--seconds: expected from 0 (endless) to 10000000");
+	CHECK(isfinite(c->hold_ms) && c->hold_ms >= 0.001 && c->hold_ms <= 1e6,
+	      "--hold-ms: expected milliseconds from 0.001 to 1000000");
+	CHECK(isfinite(c->work_ms) && c->work_ms >= 0 && c->work_ms <= 1e6,
+	      "--work-ms: expected milliseconds from 0 to 1000000");
+	CHECK(c->pool >= 0 && c->pool <= 1000000, "--pool: expected 0 (unbounded) to 1000000 connections");
+	CHECK(isfinite(c->pool_timeout_ms) && c->pool_timeout_ms >= 0 && c->pool_timeout_ms <= 1e9,
+	      "--pool-timeout-ms: expected milliseconds, 0 = wait forever");
+	CHECK(isfinite(c->client_timeout_ms) && c->client_timeout_ms >= 0 && c->client_timeout_ms <= 1e9,
+	      "--client-timeout-ms: expected milliseconds, 0 = never");
+	CHECK(c->retries >= 0 && c->retries <= 100, "--retries: expected an integer from 0 to 100");
+	CHECK(isfinite(c->unrelated_rps) && c->unrelated_rps >= 0 && c->unrelated_rps <= 1e7,
+	      "--unrelated-rps: expected a rate from 0 to 10000000 per second");
+	CHECK(isfinite(c->unrelated_ms) && c->unrelated_ms >= 0.001 && c->unrelated_ms <= 1e6,
+	      "--unrelated-ms: expected milliseconds from 0.001 to 1000000");
+	CHECK(isfinite(c->flush_ms) && c->flush_ms >= 0.001 && c->flush_ms <= 1e9,
+	      "--flush-ms: expected milliseconds from 0.001");
+	CHECK(isfinite(c->tick_ms) && c->tick_ms >= 1 && c->tick_ms <= 1e6,
+	      "--tick-ms: expected milliseconds from 1 to 1000000");
+	CHECK(c->nphases >= 0 && c->nphases <= SIM_MAX_PHASES,
+	      "--schedule: expected at most %d steps", SIM_MAX_PHASES);
+	for (int i = 0; i < c->nphases; i++) {
+		CHECK(c->phases[i].at_us >= 0 && isfinite(c->phases[i].rps) &&
+		      c->phases[i].rps >= 0 && c->phases[i].rps <= 1e7,
+		      "--schedule: expected RATE@SECONDS steps with rates from 0 to 10000000");
+		CHECK(i == 0 || c->phases[i].at_us > c->phases[i - 1].at_us,
+		      "--schedule: expected steps in increasing time order");
+	}
+	CHECK(c->ncrashes >= 0 && c->ncrashes <= SIM_MAX_CRASHES,
+	      "--crash: expected at most %d faults", SIM_MAX_CRASHES);
+	for (int i = 0; i < c->ncrashes; i++)
+		CHECK((unsigned)c->crashes[i].kind < SIM_NFAULTS && c->crashes[i].at_us >= 0,
+		      "--crash: expected KIND@SECONDS with KIND app, consumer or redis");
+	return 0;
+}

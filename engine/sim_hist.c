@@ -1,0 +1,109 @@
+/* sim_hist.c: log-linear buckets (HDR-style) over integer microseconds. */
+#include <string.h>
+
+#include "engine/sim_hist.h"
+
+#define SUB (1 << SIM_HIST_SUB_BITS)
+
+void sim_hist_init(struct sim_hist *h)
+{
+	memset(h, 0, sizeof *h);
+	h->lo = SIM_HIST_BUCKETS;
+	h->hi = -1;
+}
+
+void sim_hist_reset(struct sim_hist *h)
+{
+	if (h->lo <= h->hi)
+		memset(&h->b[h->lo], 0, (size_t)(h->hi - h->lo + 1) * sizeof h->b[0]);
+	h->count = 0;
+	h->sum = 0;
+	h->min = h->max = 0;
+	h->lo = SIM_HIST_BUCKETS;
+	h->hi = -1;
+}
+
+int sim_hist_bucket(int64_t us)
+{
+	uint64_t v = us < 0 ? 0 : (uint64_t)us;
+	int e;
+
+	if (v < SUB)
+		return (int)v;
+	e = 63 - __builtin_clzll(v);                  /* v in [2^e, 2^(e+1)) */
+	/* Group g = e - SUB_BITS + 1 >= 1 holds SUB buckets of width 2^(g-1). */
+	return ((e - SIM_HIST_SUB_BITS + 1) << SIM_HIST_SUB_BITS) +
+	       (int)((v >> (e - SIM_HIST_SUB_BITS)) - SUB);
+}
+
+int64_t sim_hist_bucket_low(int b)
+{
+	int g = b >> SIM_HIST_SUB_BITS, k = b & (SUB - 1);
+
+	if (g == 0)
+		return k;
+	return (int64_t)(SUB + k) << (g - 1);
+}
+
+static int64_t bucket_width(int b)
+{
+	int g = b >> SIM_HIST_SUB_BITS;
+
+	return g == 0 ? 1 : (int64_t)1 << (g - 1);
+}
+
+void sim_hist_add(struct sim_hist *h, int64_t us)
+{
+	int b;
+
+	if (us < 0)
+		us = 0;
+	b = sim_hist_bucket(us);
+	h->b[b]++;
+	h->count++;
+	h->sum += (double)us;
+	if (us > h->max)
+		h->max = us;
+	if (us < h->min || h->count == 1)
+		h->min = us;
+	if (b < h->lo)
+		h->lo = b;
+	if (b > h->hi)
+		h->hi = b;
+}
+
+double sim_hist_mean(const struct sim_hist *h)
+{
+	return h->count ? h->sum / (double)h->count : 0.0;
+}
+
+double sim_hist_quantile(const struct sim_hist *h, double q)
+{
+	uint64_t rank, seen = 0;
+
+	if (!h->count)
+		return 0.0;
+	if (q < 0)
+		q = 0;
+	if (q > 1)
+		q = 1;
+	/* The smallest value with at least ceil(q * count) values at or below. */
+	rank = (uint64_t)(q * (double)h->count + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	for (int b = h->lo; b <= h->hi; b++) {
+		seen += h->b[b];
+		if (seen >= rank) {
+			double mid;
+			if (bucket_width(b) == 1)
+				mid = (double)sim_hist_bucket_low(b);
+			else
+				mid = (double)sim_hist_bucket_low(b) +
+				      (double)(bucket_width(b) - 1) / 2.0;
+			if (mid < (double)h->min)
+				mid = (double)h->min;
+			return mid > (double)h->max ? (double)h->max : mid;
+		}
+	}
+	return (double)h->max;
+}

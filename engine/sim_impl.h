@@ -1,0 +1,191 @@
+/*
+ * sim_impl.h: the inside of struct sim, shared by the engine's .c files.
+ *
+ * Only engine/ includes this. Everything outside reads the simulation
+ * through sim.h (sim_summary, sim_snapshot, sim_json). The model is split
+ * by concept: sim.c runs the clock, arrivals, the pool and the row locks;
+ * sim_fix.c the fixes' write paths, flushers and faults; sim_out.c turns
+ * the state into summaries, snapshots, JSON and CSV; sim_theory.c the
+ * formulas; sim_config.c defaults, checks, names and scenarios.
+ *
+ * Interface (inside the engine only): sim_push() schedules an event;
+ * sim_complete() / sim_fail() end a request's attempt (sim_fail retries
+ * when the client has retries left); sim_pool_take() / sim_pool_release()
+ * move a connection; the sim_fix_* hooks are called by sim.c at the
+ * fixes' points (a like on a buffered path, a flush, a commit, a fault).
+ *
+ * Conventions: times are int64_t microseconds; "conn" is a pooled database
+ * connection; a request holds at most one connection and waits in at most
+ * one FIFO at a time (the pool's, or one row's lock queue).
+ */
+#ifndef HOTROW_SIM_IMPL_H
+#define HOTROW_SIM_IMPL_H
+
+#include "engine/sim.h"
+#include "engine/sim_heap.h"
+#include "engine/sim_hist.h"
+#include "engine/sim_ring.h"
+#include "engine/sim_rng.h"
+
+/* How long the GET-then-DEL drain leaves between its two commands: one
+ * round trip from the flusher to Redis. */
+#define SIM_REDIS_RTT_US 1000
+/* One command on the single-threaded in-memory server: ~250,000 ops/s. */
+#define SIM_REDIS_OP_US 4
+
+enum sim_ev {
+	EV_ARRIVE,        /* the next like (a timer, not in the heap) */
+	EV_UNREL_ARRIVE,  /* the next unrelated request (a timer) */
+	EV_PHASE,         /* arg: index into c.phases */
+	EV_RELEASE,       /* arg: row; its holder commits */
+	EV_LOCK_SWEEP,    /* arg: row; client timeouts at the head of its queue */
+	EV_POOL_SWEEP,    /* timeouts at the head of the pool's queue (a timer) */
+	EV_CONN_DONE,     /* arg: slab slot; an insert or unrelated call ends */
+	EV_REDIS_DONE,    /* arg: redis epoch; the oldest INCR in flight ends */
+	EV_REDIS_DEL,     /* the DEL half of a GET-then-DEL drain */
+	EV_FLUSH,         /* the periodic flusher / consumer / rollup wakes */
+	EV_TICK,          /* close one tick of the time series */
+	EV_CRASH          /* arg: enum sim_fault */
+};
+
+/* The busiest events skip the heap. Each of these streams has at most one
+ * pending event, kept in a fixed slot that takes its sequence number from
+ * the heap's counter, so ties still break in push order. */
+enum sim_timer_id { TM_ARRIVE, TM_UNREL_ARRIVE, TM_POOL_SWEEP, SIM_NTIMERS };
+
+struct sim_timer {
+	int64_t t;
+	uint64_t seq;
+	bool on;
+};
+
+/* An arrival stream: constant (base + k / rate) or Poisson. */
+struct sim_source {
+	double rate;          /* per second, 0 = off */
+	double period_us;     /* 1e6 / rate */
+	int64_t base;         /* constant: time of arrival k = 0 */
+	uint64_t k;           /* constant: arrivals since base */
+	int64_t last;         /* last arrival, -1 before the first */
+};
+
+enum sim_holder { HOLD_NONE, HOLD_REQ, HOLD_FLUSH };
+
+struct sim_row {
+	int holder;               /* enum sim_holder */
+	struct sim_req req;       /* the holder, when HOLD_REQ */
+	int64_t got_us;           /* when the holder got the lock */
+	struct sim_ring q;        /* FIFO of requests waiting for the lock */
+	int64_t sweep_at;         /* pending EV_LOCK_SWEEP time, -1 if none */
+	uint64_t completed;       /* updates applied */
+	int64_t value;            /* the row's count */
+};
+
+/* Per-tick accumulators, reset at each EV_TICK. */
+struct sim_tickacc {
+	uint64_t offered, completed, failed, unrel_failed;
+	struct sim_hist lat;
+};
+
+struct sim {
+	struct sim_config c;
+	struct sim_rng rng;
+	struct sim_heap heap;
+	struct sim_timer timers[SIM_NTIMERS];
+	int64_t now, end_us;      /* arrivals stop at end_us (0: never) */
+	uint64_t events;
+
+	/* load */
+	struct sim_source like, unrel;
+	int64_t hold_us, work_us, unrel_us, flush_us, tick_us;
+	int64_t pool_timeout_us, client_timeout_us;   /* 0 = none */
+	uint32_t rr_next;         /* round-robin slot */
+
+	/* rows */
+	int nrows;
+	struct sim_row *rows;
+
+	/* the pool: in_use = sum of the conn_* states; conn_wait is also the
+	 * number of requests in all rows' lock queues */
+	int in_use, conn_wait, conn_hold, conn_unrel, conn_flush;
+	struct sim_ring waiters;  /* FIFO for a connection */
+	int64_t pool_sweep_at;    /* pending EV_POOL_SWEEP, -1 if none */
+	bool pool_eager;          /* an event per deadline even when lazy
+	                             would do: tests compare the two */
+	bool flusher_waiting;     /* the flusher waits beside the FIFO */
+	int64_t flusher_enq;
+	int max_in_use, max_waiters;
+	int64_t exhausted_at;     /* first time a request had to wait, -1 */
+
+	/* requests that hold a connection for a fixed time (inserts, unrelated):
+	 * a slab indexed by EV_CONN_DONE's arg, with a free list */
+	struct sim_req *slab;
+	uint32_t *slab_free;
+	uint32_t slab_cap, slab_nfree;
+
+	/* outcomes of likes */
+	uint64_t offered, completed, failed, abandoned, retried;
+	int64_t inflight;          /* likes offered and not yet ended */
+	int unrel_inflight;
+	uint64_t unrel_offered, unrel_failed, unrel_completed;
+	struct sim_hist lat;       /* latency of completed likes, from first try */
+	int64_t worst_wait, nwaits;
+	double sum_wait;
+	double area;               /* integral of inflight dt, for Little's law */
+	int64_t area_t;
+	double sojourn_sum;        /* time in system of every like that ended */
+	uint64_t sojourn_n;
+
+	/* the count: visible + buffered + lost - doubled == acked */
+	int64_t acked, visible, lost, doubled;
+	int64_t max_lag;           /* us between an ack and its visibility */
+
+	/* the fixes (sim_fix.c) */
+	int64_t buffer;            /* coalesce: app buffer; append: rows not rolled up */
+	int64_t buf_oldest;        /* ack time of the oldest buffered, -1 */
+	bool flush_busy;           /* one flush at a time */
+	int64_t flush_k;           /* increments the running flush carries */
+	int64_t flush_oldest;      /* ack time of its oldest increment */
+	bool flush_aborted;        /* its app died: it will roll back */
+	int64_t log_end, kafka_off, db_fence, applied_hi, batch_to;
+	int64_t log_oldest;        /* ack time of the first entry past applied_hi */
+	int64_t *log_times;        /* queue: ack time per offset, for lag (grows) */
+	size_t log_cap;
+	bool consumer_crash;       /* the next commit dies before the offset commit */
+	int64_t redis_val, redis_shadow;  /* shadow: GET read it, DEL pending */
+	int64_t redis_free;        /* the server is busy until then */
+	uint32_t redis_epoch;      /* bumped by a restart */
+	struct sim_ring redis_q;   /* INCRs in flight, oldest first */
+	uint64_t faults[SIM_NFAULTS];
+
+	/* the time series */
+	struct sim_tickacc acc;
+	struct sim_tick *ticks;
+	size_t nticks, ticks_cap;
+	int64_t last_tick;
+};
+
+/* sim.c, for sim_fix.c */
+void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg);
+int64_t sim_hold_sample(struct sim *s);
+void sim_complete(struct sim *s, struct sim_req *r);
+void sim_fail(struct sim *s, struct sim_req *r, bool abandoned);
+void sim_flusher_got_conn(struct sim *s);
+void sim_pool_release(struct sim *s);
+bool sim_pool_take(struct sim *s);
+
+/* sim_fix.c */
+void sim_fix_like(struct sim *s, struct sim_req *r);   /* coalesce, queue, redis */
+void sim_fix_flush(struct sim *s);                      /* EV_FLUSH */
+void sim_fix_commit(struct sim *s);                     /* the flush's commit */
+void sim_fix_redis_done(struct sim *s, uint32_t epoch);
+void sim_fix_redis_del(struct sim *s);
+void sim_fix_insert_done(struct sim *s, struct sim_req *r);  /* append */
+void sim_fix_fault(struct sim *s, enum sim_fault f);
+int64_t sim_fix_buffered(const struct sim *s);
+void sim_fix_free(struct sim *s);
+
+/* sim_theory.c */
+void sim_theory(const struct sim_config *c, double rps,
+                struct sim_summary *out);
+
+#endif

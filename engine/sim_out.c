@@ -1,0 +1,262 @@
+/*
+ * sim_out.c: what comes out of a simulation: the summary, the snapshot the
+ * TUI draws, JSON and CSV. Read-only over struct sim.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/sim_impl.h"
+
+static double now_s(const struct sim *s)
+{
+	return (double)s->now / 1e6;
+}
+
+void sim_summary(const struct sim *s, struct sim_summary *o)
+{
+	double t = now_s(s);
+	int64_t pending;
+
+	memset(o, 0, sizeof *o);
+	o->offered = s->offered;
+	o->completed = s->completed;
+	o->failed = s->failed;
+	o->abandoned = s->abandoned;
+	o->retried = s->retried;
+	o->duration_s = t;
+	o->in_flight = (uint64_t)s->inflight;
+	o->throughput_per_s = t > 0 ? (double)s->completed / t : 0;
+	o->worst_wait_ms = (double)s->worst_wait / 1000.0;
+	o->mean_wait_ms = s->nwaits ? s->sum_wait / (double)s->nwaits / 1000.0 : 0;
+	o->latency_ms.mean = sim_hist_mean(&s->lat) / 1000.0;
+	o->latency_ms.p50 = sim_hist_quantile(&s->lat, 0.50) / 1000.0;
+	o->latency_ms.p95 = sim_hist_quantile(&s->lat, 0.95) / 1000.0;
+	o->latency_ms.p99 = sim_hist_quantile(&s->lat, 0.99) / 1000.0;
+	o->latency_ms.max = (double)s->lat.max / 1000.0;
+	o->pool.max_in_use = s->max_in_use;
+	o->pool.max_waiters = s->max_waiters;
+	o->pool.exhausted_at_s = s->exhausted_at >= 0 ? (double)s->exhausted_at / 1e6 : -1;
+	o->unrelated.offered = s->unrel_offered;
+	o->unrelated.failed = s->unrel_failed;
+	o->count.true_count = s->acked;
+	o->count.visible = s->visible;
+	o->count.buffered = sim_fix_buffered(s);
+	o->count.lost = s->lost;
+	o->count.doubled = s->doubled;
+	/* The lag so far includes what is still waiting to be flushed. */
+	pending = s->flush_busy ? s->flush_oldest : s->buf_oldest;
+	o->count.max_lag_s = (double)s->max_lag / 1e6;
+	if (o->count.buffered > 0 && pending >= 0 && (double)(s->now - pending) / 1e6 > o->count.max_lag_s)
+		o->count.max_lag_s = (double)(s->now - pending) / 1e6;
+	sim_theory(&s->c, s->like.rate, o);
+	if (t > 0) {
+		double area = s->area + (double)s->inflight * (double)(s->now - s->area_t);
+		o->theory.little_L = area / (double)s->now;
+		o->theory.little_lambda = (double)s->offered / t;
+		o->theory.little_W_ms = s->sojourn_n ? s->sojourn_sum / (double)s->sojourn_n / 1000.0 : 0;
+	}
+	o->events = s->events;
+	memcpy(o->faults, s->faults, sizeof o->faults);
+}
+
+/* ---- the snapshot ---- */
+
+void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
+{
+	int cells = 0;
+	size_t first;
+
+	out->now_us = s->now;
+	out->config = s->c;
+	out->nrows = s->nrows;
+	out->nlanes = s->nrows < SIM_SNAP_ROWS ? s->nrows : SIM_SNAP_ROWS;
+	for (int i = 0; i < out->nlanes; i++) {
+		const struct sim_row *row = &s->rows[i];
+		struct sim_lane *l = &out->lanes[i];
+		l->held = row->holder != HOLD_NONE;
+		l->holder_age_us = l->held ? s->now - row->got_us : 0;
+		l->queue_len = (int)row->q.n;
+		l->nwaiters = row->q.n < SIM_SNAP_WAITERS ? (int)row->q.n : SIM_SNAP_WAITERS;
+		for (int k = 0; k < l->nwaiters; k++)
+			l->waiter_age_us[k] = s->now - sim_ring_at(&row->q, (size_t)k)->enq_us;
+		l->completed = row->completed;
+	}
+	out->pool_size = s->c.pool;
+	out->pool_in_use = s->in_use;
+	out->pool_waiters = (int)s->waiters.n + s->flusher_waiting;
+	/* Cells grouped by state: busy ones first, then the idle rest. */
+	{
+		const struct { int n; enum sim_conn_state st; } g[] = {
+			{ s->conn_hold, SIM_CONN_LOCK_HOLD }, { s->conn_flush, SIM_CONN_FLUSH },
+			{ s->conn_wait, SIM_CONN_LOCK_WAIT }, { s->conn_unrel, SIM_CONN_UNRELATED },
+			{ s->c.pool > s->in_use ? s->c.pool - s->in_use : 0, SIM_CONN_IDLE },
+		};
+		for (size_t k = 0; k < sizeof g / sizeof g[0]; k++)
+			for (int j = 0; j < g[k].n && cells < SIM_SNAP_POOL; j++)
+				out->pool_cells[cells++] = g[k].st;
+	}
+	out->npool = cells;
+	first = s->nticks > SIM_SNAP_SERIES ? s->nticks - SIM_SNAP_SERIES : 0;
+	out->nseries = (int)(s->nticks - first);
+	if (out->nseries)
+		memcpy(out->series, s->ticks + first, (size_t)out->nseries * sizeof *out->series);
+	sim_summary(s, &out->summary);
+}
+
+/* ---- JSON ---- */
+
+/* Numbers print with %.10g: the same bits give the same text everywhere. */
+static void num(FILE *f, const char *key, double v)
+{
+	if (!isfinite(v))
+		fprintf(f, "\"%s\":null", key);
+	else
+		fprintf(f, "\"%s\":%.10g", key, v);
+}
+
+static void num_or_null(FILE *f, const char *key, double v)
+{
+	if (v < 0)
+		fprintf(f, "\"%s\":null", key);
+	else
+		num(f, key, v);
+}
+
+static void config_json(FILE *f, const struct sim_config *c)
+{
+	static const char *const arrivals[] = { "constant", "poisson" };
+	static const char *const dists[] = { "const", "exp" };
+	static const char *const slots[] = { "random", "round-robin" };
+
+	fprintf(f, "{\"scenario\":");
+	if (c->scenario[0])
+		fprintf(f, "\"%s\"", c->scenario);     /* names are plain ASCII */
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"strategy\":\"%s\",\"rows\":%d,\"slot\":\"%s\",",
+	        sim_strategy_name(c->strategy), c->rows, slots[c->slot]);
+	num(f, "rps", c->rps);
+	fprintf(f, ",\"arrivals\":\"%s\",\"schedule\":[", arrivals[c->arrivals]);
+	for (int i = 0; i < c->nphases; i++) {
+		fprintf(f, "%s{", i ? "," : "");
+		num(f, "at_s", (double)c->phases[i].at_us / 1e6);
+		fputc(',', f);
+		num(f, "rps", c->phases[i].rps);
+		fputc('}', f);
+	}
+	fputs("],", f);
+	num(f, "seconds", c->seconds);
+	fputc(',', f);
+	num(f, "hold_ms", c->hold_ms);
+	fprintf(f, ",\"hold_dist\":\"%s\",", dists[c->hold_dist]);
+	num(f, "work_ms", c->work_ms);
+	fprintf(f, ",\"pool\":%d,", c->pool);
+	num(f, "pool_timeout_ms", c->pool_timeout_ms);
+	fputc(',', f);
+	num(f, "client_timeout_ms", c->client_timeout_ms);
+	fprintf(f, ",\"retries\":%d,", c->retries);
+	num(f, "unrelated_rps", c->unrelated_rps);
+	fputc(',', f);
+	num(f, "unrelated_ms", c->unrelated_ms);
+	fputc(',', f);
+	num(f, "flush_ms", c->flush_ms);
+	fputs(",\"crashes\":[", f);
+	for (int i = 0; i < c->ncrashes; i++) {
+		fprintf(f, "%s{\"kind\":\"%s\",", i ? "," : "", sim_fault_name(c->crashes[i].kind));
+		num(f, "at_s", (double)c->crashes[i].at_us / 1e6);
+		fputc('}', f);
+	}
+	fprintf(f, "],\"bug_no_fence\":%s,\"bug_get_then_del\":%s,\"seed\":%llu,",
+	        c->bug_no_fence ? "true" : "false", c->bug_get_then_del ? "true" : "false",
+	        (unsigned long long)c->seed);
+	num(f, "tick_ms", c->tick_ms);
+	fputc('}', f);
+}
+
+static void summary_json(FILE *f, const struct sim_summary *o)
+{
+	fprintf(f, "{\"offered\":%llu,\"completed\":%llu,\"failed\":%llu,\"abandoned\":%llu,"
+	        "\"retried\":%llu,",
+	        (unsigned long long)o->offered, (unsigned long long)o->completed,
+	        (unsigned long long)o->failed, (unsigned long long)o->abandoned,
+	        (unsigned long long)o->retried);
+	num(f, "duration_s", o->duration_s);
+	fputc(',', f);
+	num(f, "throughput_per_s", o->throughput_per_s);
+	fputc(',', f);
+	num(f, "worst_wait_ms", o->worst_wait_ms);
+	fputc(',', f);
+	num(f, "mean_wait_ms", o->mean_wait_ms);
+	fputs(",\"latency_ms\":{", f);
+	num(f, "mean", o->latency_ms.mean);
+	fputc(',', f);
+	num(f, "p50", o->latency_ms.p50);
+	fputc(',', f);
+	num(f, "p95", o->latency_ms.p95);
+	fputc(',', f);
+	num(f, "p99", o->latency_ms.p99);
+	fputc(',', f);
+	num(f, "max", o->latency_ms.max);
+	fprintf(f, "},\"pool\":{\"max_in_use\":%d,\"max_waiters\":%d,",
+	        o->pool.max_in_use, o->pool.max_waiters);
+	num_or_null(f, "exhausted_at_s", o->pool.exhausted_at_s);
+	fprintf(f, "},\"unrelated\":{\"offered\":%llu,\"failed\":%llu},",
+	        (unsigned long long)o->unrelated.offered, (unsigned long long)o->unrelated.failed);
+	fprintf(f, "\"count\":{\"true\":%lld,\"visible\":%lld,\"buffered\":%lld,"
+	        "\"lost\":%lld,\"double\":%lld,",
+	        (long long)o->count.true_count, (long long)o->count.visible,
+	        (long long)o->count.buffered, (long long)o->count.lost,
+	        (long long)o->count.doubled);
+	num(f, "max_lag_s", o->count.max_lag_s);
+	fputs("},\"faults\":{", f);
+	for (int i = 0; i < SIM_NFAULTS; i++)
+		fprintf(f, "%s\"%s\":%llu", i ? "," : "", sim_fault_name((enum sim_fault)i),
+		        (unsigned long long)o->faults[i]);
+	fputs("},\"theory\":{", f);
+	num(f, "ceiling_per_s", o->theory.ceiling_per_s);
+	fputc(',', f);
+	num(f, "rho", o->theory.rho);
+	fputc(',', f);
+	num_or_null(f, "mm1_mean_ms", o->theory.mm1_mean_ms);
+	fputc(',', f);
+	num_or_null(f, "md1_mean_ms", o->theory.md1_mean_ms);
+	fputc(',', f);
+	num(f, "growth_per_s", o->theory.growth_per_s);
+	fputc(',', f);
+	num_or_null(f, "pool_full_s", o->theory.pool_full_s);
+	fputs(",\"little\":{", f);
+	num(f, "L", o->theory.little_L);
+	fputc(',', f);
+	num(f, "lambda", o->theory.little_lambda);
+	fputc(',', f);
+	num(f, "W_ms", o->theory.little_W_ms);
+	fprintf(f, "}},\"events\":%llu}", (unsigned long long)o->events);
+}
+
+void sim_json(FILE *f, const struct sim *s)
+{
+	struct sim_summary o;
+
+	sim_summary(s, &o);
+	fputs("{\"config\":", f);
+	config_json(f, &s->c);
+	fputs(",\"summary\":", f);
+	summary_json(f, &o);
+	fputc('}', f);
+}
+
+/* ---- CSV ---- */
+
+void sim_csv(FILE *f, const struct sim *s)
+{
+	fputs("t_s,offered_per_s,completed_per_s,failed_per_s,p50_ms,p99_ms,"
+	      "queue_len,pool_in_use,pool_waiters,unrelated_failed_per_s,true_count,visible\n", f);
+	for (size_t i = 0; i < s->nticks; i++) {
+		const struct sim_tick *t = &s->ticks[i];
+		fprintf(f, "%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%d,%d,%d,%.10g,%lld,%lld\n",
+		        t->t_s, t->offered_per_s, t->completed_per_s, t->failed_per_s,
+		        t->p50_ms, t->p99_ms, t->queue_len, t->pool_in_use, t->pool_waiters,
+		        t->unrelated_failed_per_s, (long long)t->true_count, (long long)t->visible);
+	}
+}

@@ -1,0 +1,60 @@
+/* sim_ring.c: a power-of-two ring of struct sim_req, doubled when full. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "engine/sim_ring.h"
+#include "engine/xmalloc.h"
+
+void sim_ring_init(struct sim_ring *q)
+{
+	q->r = NULL;
+	q->head = q->n = q->cap = 0;
+}
+
+void sim_ring_free(struct sim_ring *q)
+{
+	free(q->r);
+	sim_ring_init(q);
+}
+
+/* Rings past this size sit on 2 MB boundaries and ask for huge pages:
+ * an overloaded row's queue of millions then costs a few dozen page
+ * faults instead of tens of thousands. */
+#define HUGE_BYTES ((size_t)2 << 20)
+
+static struct sim_req *ring_alloc(size_t cap)
+{
+	size_t bytes = cap * sizeof(struct sim_req);
+	void *p;
+
+	if (bytes < HUGE_BYTES)
+		return xmalloc(bytes);
+	p = aligned_alloc(HUGE_BYTES, bytes);      /* bytes is a multiple of 2 MB */
+	if (!p)
+		return xmalloc(bytes);
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE);          /* a hint: failure is fine */
+#endif
+	return p;
+}
+
+void sim_ring_grow(struct sim_ring *q)
+{
+	size_t old = q->cap, cap = old ? 2 * old : 16;
+	struct sim_req *r = ring_alloc(cap);
+	size_t first = old - q->head;              /* elements before the wrap */
+
+	/* Unwrap into the new ring: the oldest goes to index 0. */
+	if (q->n) {
+		if (first > q->n)
+			first = q->n;
+		memcpy(r, q->r + q->head, first * sizeof *r);
+		memcpy(r + first, q->r, (q->n - first) * sizeof *r);
+	}
+	free(q->r);
+	q->r = r;
+	q->cap = cap;
+	q->head = 0;
+}

@@ -1,0 +1,115 @@
+#!/bin/sh
+# tests/engine/cli.sh: `hotrow sim` through the binary: the seed's table,
+# JSON and CSV output, determinism, and bad usage (exit 2, one line on
+# stderr naming the option). Prints cmocka-style summary lines.
+# HOTROW_BIN overrides the binary (default build/hotrow).
+set -u
+bin=${HOTROW_BIN:-build/hotrow}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0 failed_names=
+
+ok()   { pass=$((pass + 1)); echo "[       OK ] $1"; }
+bad()  { fail=$((fail + 1)); failed_names="$failed_names $1"; echo "[  FAILED  ] $1: $2"; }
+
+if [ ! -x "$bin" ]; then
+	echo "[  FAILED  ] 1 test(s), listed below:"
+	echo "cli: $bin is not built"
+	exit 1
+fi
+
+# sim__seed_table: the first reference text's numbers, exactly.
+out=$("$bin" sim --sweep rows=1,4,16 --rps 2000 --seconds 1 --hold-ms 2 \
+	--arrivals constant --slot round-robin --pool 0 2>&1)
+w=$(printf '%s\n' "$out" | awk 'NR > 1 { print $1 "=" $3 }' | tr '\n' ' ')
+if [ "$w" = "1=2998.5 4=0.0 16=0.0 " ]; then ok sim__seed_table
+else bad sim__seed_table "worst waits were: $w"; fi
+
+# sim__seed_table_json: the same through --json.
+out=$("$bin" sim --json --sweep rows=1,4,16 --rps 2000 --seconds 1 --hold-ms 2 \
+	--arrivals constant --slot round-robin --pool 0)
+n=$(printf '%s' "$out" | grep -o '"worst_wait_ms":[0-9.]*' | tr '\n' ' ')
+case "$out" in
+\[*\]) if [ "$n" = '"worst_wait_ms":2998.5 "worst_wait_ms":0 "worst_wait_ms":0 ' ]; then
+	ok sim__seed_table_json; else bad sim__seed_table_json "got $n"; fi ;;
+*) bad sim__seed_table_json "not an array" ;;
+esac
+
+# sim__json_deterministic: same seed, same bytes; another seed differs.
+a="$tmp/a.json" b="$tmp/b.json" c="$tmp/c.json"
+args="--json --arrivals poisson --hold-dist exp --rps 600 --seconds 2 --client-timeout-ms 50 --retries 1 --unrelated-rps 50"
+"$bin" sim $args >"$a" && "$bin" sim $args >"$b" && "$bin" sim $args --seed 2 >"$c"
+if cmp -s "$a" "$b" && ! cmp -s "$a" "$c"; then ok sim__json_deterministic
+else bad sim__json_deterministic "outputs differ (or the seed is ignored)"; fi
+
+# sim__json_fields: the keys DESIGN.md promises.
+j=$("$bin" sim --json --seconds 0.5)
+missing=
+for k in config summary offered completed failed abandoned throughput_per_s \
+	worst_wait_ms latency_ms p50 p95 p99 max_in_use max_waiters exhausted_at_s \
+	unrelated true visible lost double max_lag_s theory ceiling_per_s rho \
+	mm1_mean_ms md1_mean_ms events; do
+	case "$j" in *"\"$k\":"*) ;; *) missing="$missing $k" ;; esac
+done
+if [ -z "$missing" ]; then ok sim__json_fields; else bad sim__json_fields "missing:$missing"; fi
+
+# sim__csv: a header and one line per tick.
+if "$bin" sim --seconds 1 --csv "$tmp/s.csv" >/dev/null && head -1 "$tmp/s.csv" | grep -q '^t_s,' &&
+   [ "$(wc -l <"$tmp/s.csv")" -ge 11 ]; then ok sim__csv
+else bad sim__csv "no series written"; fi
+
+# sim__readable: measured beside predicted, in words.
+out=$("$bin" sim --seconds 1 --pool 50)
+case "$out" in
+*measured*predicted*"pool full after"*"In words:"*) ok sim__readable ;;
+*) bad sim__readable "table or sentences missing" ;;
+esac
+
+# sim__help_and_list: --help on stdout, exit 0; scenarios listed.
+if "$bin" sim --help | grep -q -- '--sweep' && "$bin" sim --list-scenarios | grep -q '^viral-video-redis'
+then ok sim__help_and_list; else bad sim__help_and_list "help or list missing"; fi
+
+# sim__scenarios_run: every scenario runs (shortened).
+for s in $("$bin" sim --list-scenarios | awk '{print $1}'); do
+	if ! "$bin" sim --scenario "$s" --seconds 0.2 --json >/dev/null; then
+		bad "sim__scenario_$s" "failed"; continue
+	fi
+done
+ok sim__scenarios_run
+
+# sim__bad_usage: exit 2, exactly one line on stderr, naming the option.
+usage() { # usage NAME WORD ARGS...
+	name=$1 word=$2; shift 2
+	"$bin" sim "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	lines=$(wc -l <"$tmp/err")
+	if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q -- "$word" "$tmp/err" && [ ! -s "$tmp/out" ]
+	then ok "sim__bad_usage_$name"
+	else bad "sim__bad_usage_$name" "exit $rc, $lines line(s): $(cat "$tmp/err")"; fi
+}
+usage unknown_option   "--frobnicate" --frobnicate
+usage rows_zero        "--rows"       --rows 0
+usage rows_word        "--rows"       --rows many
+usage rows_fraction    "--rows"       --rows 2.5
+usage hold_negative    "--hold-ms"    --hold-ms -1
+usage rps_missing      "--rps"        --rps
+usage strategy         "--strategy"   --strategy fast
+usage scenario         "--scenario"   --scenario viral-cat
+usage crash_kind       "--crash"      --crash disk@3
+usage crash_time       "--crash"      --crash app@soon
+usage bug              "--bug"        --bug off-by-one
+usage schedule         "--schedule"   --schedule 200@5,100@1
+usage sweep_form       "--sweep"      --sweep rows
+usage sweep_name       "--sweep"      --sweep colour=1,2
+usage sweep_value      "--rows"       --sweep rows=1,0
+usage csv_with_sweep   "--csv"        --sweep rows=1,2 --csv "$tmp/x.csv"
+usage seconds_zero     "--seconds"    --seconds 0
+
+echo "[==========] $((pass + fail)) test(s) run."
+echo "[  PASSED  ] $pass test(s)."
+if [ "$fail" -gt 0 ]; then
+	echo "[  FAILED  ] $fail test(s), listed below:"
+	for n in $failed_names; do echo "[  FAILED  ] $n"; done
+	exit 1
+fi
+exit 0
