@@ -1,0 +1,161 @@
+#!/bin/sh
+# tests/tui/e2e.sh: hotrow tui end to end, in a detached tmux session.
+#
+# Starts `hotrow tui` on its own tmux server (-L, so no one else's
+# sessions are touched), drives it with keys (sharded, 16 slots, pause,
+# step, help), shrinks and grows the window, quits, and checks at each step
+# what capture-pane shows, then that the terminal settings came back
+# unchanged. SIGTERM, Ctrl-C, a crash (SIGSEGV) and NO_COLOR get the same
+# treatment. Every wait polls
+# the pane; nothing sleeps blindly. Prints cmocka-style summary lines.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${HOTROW:-$root/build/hotrow}
+sock=hotrow-e2e-$$
+tmp=$(mktemp -d)
+passed=0 failed=0 failures=""
+
+t() { tmux -L "$sock" "$@"; }
+cleanup() { t kill-server 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "NOTICE tmux is not installed (scripts/deps installs it): e2e skipped"
+	echo "[  SKIPPED ] 1 test(s)"
+	exit 0
+fi
+if [ ! -x "$bin" ]; then
+	echo "[  FAILED  ] 1 test(s), listed below:"
+	echo "[  FAILED  ] e2e: $bin is not built"
+	exit 1
+fi
+
+ok() { passed=$((passed + 1)); echo "[       OK ] $1"; }
+bad() { failed=$((failed + 1)); failures="$failures $1"; echo "[  FAILED  ] $1"; \
+	echo "--- pane:"; t capture-pane -p -t "$S" 2>/dev/null | sed 's/^/    /'; }
+
+# wait_for TEXT [tenths]: poll the pane until it shows TEXT (10 s default:
+# generous for sanitizer builds on a busy machine; a pass costs no more).
+wait_for() {
+	n=${2:-100}
+	while [ "$n" -gt 0 ]; do
+		t capture-pane -p -t "$S" 2>/dev/null | grep -qF -- "$1" && return 0
+		n=$((n - 1))
+		sleep 0.1
+	done
+	return 1
+}
+# wait_gone TEXT: poll until the pane no longer shows TEXT.
+wait_gone() {
+	n=${2:-50}
+	while [ "$n" -gt 0 ]; do
+		t capture-pane -p -t "$S" 2>/dev/null | grep -qF -- "$1" || return 0
+		n=$((n - 1))
+		sleep 0.1
+	done
+	return 1
+}
+check() { # check NAME COMMAND...: one test
+	name=$1; shift
+	if "$@"; then ok "$name"; else bad "$name"; fi
+}
+# start ENV: a shell that saves the tty settings, runs hotrow tui (its pid
+# in $tmp/pid), saves them again and reports the exit code; the pane stays
+# for inspection. Each start gets a fresh session (e2e1, e2e2, ...), made
+# before the old one is killed so the server never exits in between.
+S= runs=0
+start() {
+	old=$S runs=$((runs + 1)) S=e2e$runs
+	rm -f "$tmp/before" "$tmp/after" "$tmp/pid"
+	t -f /dev/null new-session -d -s "$S" -x 120 -y 40 \
+		"stty -g > $tmp/before; sh -c 'echo \$\$ > $tmp/pid; exec env $1 $bin tui'; echo \"hotrow exited \$?\"; stty -g > $tmp/after; exec sleep 600"
+	[ -n "$old" ] && t kill-session -t "$old" 2>/dev/null
+	return 0
+}
+restored() {
+	wait_for "hotrow exited $1" && [ -s "$tmp/after" ] &&
+		cmp -s "$tmp/before" "$tmp/after" && wait_gone "LOCK LANES" 5
+}
+time_shown() { t capture-pane -p -t "$S" | sed -n '1s/.* t = \([0-9.]*\) s.*/\1/p'; }
+
+echo "[==========] Running hotrow tui in tmux ($sock)"
+
+start "TERM=screen"
+check "tui__starts_on_the_viral_post" wait_for "hotrow  viral-post  naive, one row" 300
+panels() { wait_for "LOCK LANES" && wait_for "CONNECTION POOL" &&
+	wait_for "PER SECOND" && wait_for "LATENCY (log)" && wait_for "WHAT IS HAPPENING" &&
+	wait_for "? help  q quit"; }
+check "tui__shows_lanes_pool_charts_words_keys" panels
+check "tui__pool_fills_and_login_page_stalls" wait_for "login page ◔ STALLED"
+
+t send-keys -t "$S" s
+check "tui__s_switches_to_sharded_16" wait_for "sharded x16"
+check "tui__sharded_has_16_lanes" wait_for "ceiling 8,000/s = 16 slots / 2 ms hold"
+
+t send-keys -t "$S" Space
+check "tui__space_pauses" wait_for "PAUSED"
+t1=$(time_shown)
+wait_for "t = $t1 s" 5 && t send-keys -t "$S" n
+step_moved() { n=50; while [ $n -gt 0 ]; do t2=$(time_shown); [ -n "$t2" ] && [ "$t2" != "$t1" ] && return 0; n=$((n-1)); sleep 0.1; done; return 1; }
+check "tui__n_steps_one_tick_while_paused" step_moved
+t3=$(time_shown)
+still() { sleep 0.5; [ "$(time_shown)" = "$t3" ]; }   # the one timed wait: proving nothing moves
+check "tui__paused_time_stands_still" still
+
+t resize-window -t "$S" -x 60 -y 20
+check "tui__too_small_says_so" wait_for "terminal too small (need 80x24)"
+t resize-window -t "$S" -x 120 -y 40
+check "tui__grows_back" wait_for "LOCK LANES"
+
+t send-keys -t "$S" '?'
+check "tui__help_overlay_opens" wait_for "KEYS  (any key closes this)"
+check "tui__help_lists_the_keys" wait_for "compare: naive beside the chosen fix"
+t send-keys -t "$S" x
+check "tui__help_closes_on_any_key" wait_gone "KEYS  (any key closes this)"
+
+t send-keys -t "$S" q
+check "tui__q_quits_and_restores_the_terminal" restored 0
+
+# SIGTERM restores the terminal too
+start "TERM=screen"
+wait_for "LOCK LANES"
+[ -s "$tmp/pid" ] && kill -TERM "$(cat "$tmp/pid")"
+check "tui__sigterm_restores_the_terminal" restored 0
+
+# and so does Ctrl-C (SIGINT from the terminal)
+start "TERM=screen"
+wait_for "LOCK LANES"
+t send-keys -t "$S" C-c
+check "tui__ctrl_c_restores_the_terminal" restored 0
+
+# and so does a crash: the terminal comes back, then the signal kills it
+start "TERM=screen"
+wait_for "LOCK LANES"
+[ -s "$tmp/pid" ] && kill -SEGV "$(cat "$tmp/pid")"
+check "tui__crash_restores_the_terminal" restored 139
+
+# colour by default, none with NO_COLOR
+has_colour() { t capture-pane -e -p -t "$S" | grep -q "$(printf '\033')\[[0-9;]*3[1-7]m"; }
+start "TERM=screen"
+wait_for "CONNECTION POOL"
+check "tui__colour_by_default" has_colour
+t send-keys -t "$S" q; wait_for "hotrow exited"
+start "TERM=screen NO_COLOR=1"
+wait_for "CONNECTION POOL"
+no_colour() { ! has_colour; }
+check "tui__no_color_means_no_colour" no_colour
+t send-keys -t "$S" q; wait_for "hotrow exited"
+
+# no terminal: one line pointing at hotrow sim, exit 2
+out=$("$bin" tui </dev/null 2>&1 | cat); rc=$("$bin" tui </dev/null >/dev/null 2>&1; echo $?)
+check "tui__not_a_terminal_points_at_sim" sh -c "[ '$rc' = 2 ] && echo '$out' | grep -q 'hotrow sim'"
+
+total=$((passed + failed))
+echo "[==========] $total test(s) run."
+echo "[  PASSED  ] $passed test(s)."
+if [ "$failed" -gt 0 ]; then
+	echo "[  FAILED  ] $failed test(s), listed below:"
+	for f in $failures; do echo "[  FAILED  ] $f"; done
+	exit 1
+fi
+exit 0

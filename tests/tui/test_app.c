@@ -1,0 +1,186 @@
+/*
+ * test_app.c: the app over the real engine: frames match the engine's
+ * snapshot, keys change the simulation, tours replay deterministically.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ncurses.h>
+
+#include "tui/app.h"
+#include "tui/fmt.h"
+#include "tests/tui/fixture.h"
+
+static struct tui_app *viral(void)
+{
+	struct sim_config c;
+	sim_config_default(&c);
+	assert_int_equal(sim_scenario("viral-post", &c), 0);
+	c.seconds = 0;
+	c.arrivals = SIM_ARRIVE_POISSON;
+	return tui_app_new(&c, NULL, false);
+}
+
+static void tui_app_render__lanes_and_pool_match_the_snapshot(void **state)
+{
+	(void)state;
+	struct tui_app *a = viral();
+	struct tui_screen *s = tui_screen_new(120, 40);
+	char want[64], num[24];
+
+	tui_app_play(a, 3);
+	tui_app_render(a, s);
+	const struct sim_snapshot *snap = tui_app_snapshot(a);
+
+	assert_int_equal(snap->now_us, 3000000);
+	snprintf(want, sizeof want, "%s waiting",
+	         tui_fmt_int(num, sizeof num, snap->lanes[0].queue_len));
+	assert_true(fx_find(s, want) == 2);
+	snprintf(want, sizeof want, "%d of 20 in use", snap->pool_in_use);
+	assert_true(fx_find(s, want) > 0);
+	snprintf(want, sizeof want, "%s requests waiting for a connection",
+	         tui_fmt_int(num, sizeof num, snap->pool_waiters));
+	assert_true(fx_find(s, want) > 0);
+	/* the collapse is on screen three seconds in */
+	assert_int_equal(snap->pool_in_use, 20);
+	assert_true(snap->pool_waiters > 1000);
+	assert_true(tui_screen_has(s, "FULL"));
+	/* pool cells drawn one for one */
+	int y = fx_find(s, "CONNECTION POOL") + 1;
+	int held = 0, waits = 0;
+	for (int i = 0; i < snap->npool; i++) {
+		held += snap->pool_cells[i] == SIM_CONN_LOCK_HOLD;
+		waits += snap->pool_cells[i] == SIM_CONN_LOCK_WAIT;
+	}
+	assert_int_equal(fx_count(s, y, 0x25A0), held);
+	assert_int_equal(fx_count(s, y, 0x25CB), waits);
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
+static void tui_app_key__controls_change_the_simulation(void **state)
+{
+	(void)state;
+	struct tui_app *a = viral();
+	struct tui_screen *s = tui_screen_new(120, 40);
+
+	assert_true(tui_app_key(a, 's'));             /* naive -> sharded */
+	assert_true(tui_app_key(a, ']'));             /* 16 -> 32 slots */
+	tui_app_play(a, 2);
+	tui_app_render(a, s);
+	assert_int_equal(tui_app_snapshot(a)->config.strategy, SIM_SHARDED);
+	assert_int_equal(tui_app_snapshot(a)->nrows, 32);
+	assert_true(tui_screen_has(s, "sharded x32"));
+	assert_true(tui_screen_has(s, "login page ✔ OK"));
+
+	assert_true(tui_app_key(a, KEY_DOWN));        /* 2,000 -> 1,500/s */
+	tui_app_render(a, s);
+	assert_true(tui_app_snapshot(a)->config.rps == 1500);
+	assert_true(tui_app_key(a, ' '));             /* pause */
+	tui_app_advance(a, 1.0);
+	assert_true(tui_app_now(a) == 2.0);
+	assert_true(tui_app_key(a, 'n'));             /* one tick */
+	assert_true(tui_app_now(a) > 2.09 && tui_app_now(a) < 2.11);
+	assert_true(tui_app_key(a, '?'));
+	assert_true(tui_app_view(a)->help);
+	assert_true(tui_app_key(a, 'x'));             /* any key closes it */
+	assert_false(tui_app_view(a)->help);
+	assert_false(tui_app_key(a, 'q'));
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
+static void tui_app_key__scenario_picker(void **state)
+{
+	(void)state;
+	struct tui_app *a = viral();
+	struct tui_screen *s = tui_screen_new(120, 40);
+	const char *const *names = sim_scenario_names();
+
+	assert_true(tui_app_key(a, 'o'));
+	assert_int_equal(tui_app_view(a)->picker, 1);      /* on viral-post */
+	tui_app_render(a, s);
+	assert_true(tui_screen_has(s, "SCENARIOS"));
+	char start[41];               /* long blurbs are cut at the box's edge */
+	snprintf(start, sizeof start, "%s", sim_scenario_blurb(names[1]));
+	assert_true(tui_screen_has(s, start));
+	assert_true(tui_app_key(a, KEY_DOWN));
+	assert_true(tui_app_key(a, 'q'));                  /* q closes, not quits */
+	assert_int_equal(tui_app_view(a)->picker, 0);
+	assert_true(tui_app_key(a, 'o'));
+	assert_true(tui_app_key(a, KEY_DOWN));
+	assert_true(tui_app_key(a, '\r'));
+	assert_int_equal(tui_app_view(a)->picker, 0);
+	tui_app_render(a, s);
+	assert_string_equal(tui_app_snapshot(a)->config.scenario, names[1]);
+	assert_true(tui_screen_has(s, names[1]));
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
+static void tui_app_compare__same_arrivals_on_both_sides(void **state)
+{
+	(void)state;
+	struct tui_app *a = viral();
+	struct tui_screen *s = tui_screen_new(120, 40);
+
+	tui_app_compare(a, true);
+	tui_app_play(a, 2);
+	tui_app_render(a, s);
+
+	const struct sim_snapshot *fix = tui_app_snapshot(a);
+	assert_int_equal(fix->config.strategy, SIM_SHARDED);
+	assert_true(tui_screen_has(s, "BEFORE: naive, one row"));
+	assert_true(tui_screen_has(s, "AFTER: sharded x16"));
+	assert_true(tui_screen_has(s, "login page ◔ STALLED"));   /* the naive side */
+	assert_true(tui_screen_has(s, "login page ✔ OK"));        /* the fix */
+	tui_app_play(a, 6);           /* past the 5 s acquire timeout */
+	tui_app_render(a, s);
+	assert_true(tui_screen_has(s, "login page ✖ FAILING"));
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
+static void tui_app_tour__steps_replay_the_same_frame(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_load("viral-post", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *s1 = tui_screen_new(120, 40), *s2 = tui_screen_new(120, 40);
+
+	assert_int_equal(tui_app_view(a)->step, 0);
+	tui_app_advance(a, 100);                      /* plays step 1, stops at its pause */
+	assert_true(tui_app_view(a)->step_done);
+	assert_int_equal(tui_app_view(a)->step, 0);
+	tui_app_key(a, '\r');                         /* step 2 */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s1);
+	assert_true(tui_screen_has(s1, "step 2 of"));
+
+	tui_app_key(a, '\r');                         /* step 3, then back to 2 */
+	tui_app_key(a, 'b');
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s2);
+	for (int y = 1; y < 40; y++)                  /* the title's message differs */
+		assert_string_equal(fx_row(s1, y), fx_row(s2, y));
+	tui_screen_free(s1);
+	tui_screen_free(s2);
+	tui_app_free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tui_app_render__lanes_and_pool_match_the_snapshot),
+		cmocka_unit_test(tui_app_key__controls_change_the_simulation),
+		cmocka_unit_test(tui_app_key__scenario_picker),
+		cmocka_unit_test(tui_app_compare__same_arrivals_on_both_sides),
+		cmocka_unit_test(tui_app_tour__steps_replay_the_same_frame),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,143 @@
+/*
+ * test_explain.c: the plain-words panel says the right numbers.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "tui/explain.h"
+#include "tests/tui/fixture.h"
+
+static int setup(void **state)
+{
+	*state = fx_viral();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+/* All paragraphs joined, for substring checks. */
+static const char *all_text(const struct sim_snapshot *snap, bool ascii)
+{
+	static char buf[4096];
+	struct tui_para p[TUI_EXPLAIN_MAX];
+	int n = tui_explain(snap, ascii, p, TUI_EXPLAIN_MAX);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		strcat(buf, p[i].text);
+		strcat(buf, "\n");
+	}
+	return buf;
+}
+
+static void tui_explain__overload_numbers(void **state)
+{
+	const char *t = all_text(*state, false);
+
+	assert_non_null(strstr(t, "Ceiling 500/s (1 row / 2 ms hold), arrivals 2,000/s: ρ = 4.0"));
+	assert_non_null(strstr(t, "grows by 1,500 requests each second"));
+	assert_non_null(strstr(t, "the pool of 20 is full in 0.013 s"));
+	assert_non_null(strstr(t, "L = λ × W: 1,866 in the system = 2,020/s × 986 ms"));
+	assert_non_null(strstr(t, "login page fails 60/s (490 so far)"));
+}
+
+static void tui_explain__under_the_ceiling_quotes_queueing_theory(void **state)
+{
+	struct sim_snapshot *snap = *state;
+
+	snap->config.strategy = SIM_SHARDED;
+	snap->config.rows = snap->nrows = 16;
+	snap->summary.theory.ceiling_per_s = 8000;
+	snap->summary.theory.rho = 0.25;
+	snap->summary.theory.growth_per_s = 0;
+	snap->summary.theory.md1_mean_ms = 2.33;
+	for (int i = 0; i < snap->nseries; i++)
+		snap->series[i].unrelated_failed_per_s = 0;
+	const char *t = all_text(snap, false);
+
+	assert_non_null(strstr(t, "Ceiling 8,000/s (16 slots / 2 ms hold), arrivals 2,000/s: ρ = 0.25."));
+	assert_non_null(strstr(t, "busy 25% of the time; M/D/1 predicts 2.3 ms"));
+	assert_null(strstr(t, "grows by"));
+	assert_non_null(strstr(t, "the login page queues behind 2,107 requests"));
+	snap->pool_waiters = 0;
+	t = all_text(snap, false);
+	assert_null(strstr(t, "login page"));
+}
+
+static void tui_explain__fixes_show_the_count(void **state)
+{
+	struct sim_snapshot *snap = *state;
+
+	snap->config.strategy = SIM_COALESCE;
+	snap->config.flush_ms = 100;
+	snap->summary.theory.rho = 0.02;
+	snap->summary.theory.growth_per_s = 0;
+	snap->summary.count.true_count = 24000;
+	snap->summary.count.visible = 23800;
+	snap->summary.count.max_lag_s = 0.1;
+	snap->summary.count.lost = 150;
+	const char *t = all_text(snap, false);
+
+	assert_non_null(strstr(t, "one UPDATE +k every 100 ms"));
+	assert_non_null(strstr(t, "Count: true 24,000, visible 23,800 (lag up to 0.1 s); lost 150, double 0."));
+	struct tui_para p[TUI_EXPLAIN_MAX];
+	int n = tui_explain(snap, false, p, TUI_EXPLAIN_MAX);
+	assert_int_equal(p[n - 1].style, TUI_BAD);       /* a lost count is bad news */
+}
+
+static void tui_explain__ascii_spells_greek_out(void **state)
+{
+	const char *t = all_text(*state, true);
+
+	assert_non_null(strstr(t, "rho = 4.0"));
+	assert_non_null(strstr(t, "L = lambda x W"));
+	for (const char *p = t; *p; p++)
+		assert_true((unsigned char)*p < 0x80);
+}
+
+static void tui_explain_draw__drops_least_important_first(void **state)
+{
+	struct tui_screen *s = tui_screen_new(80, 4);
+
+	tui_explain_draw(s, (struct tui_rect){0, 0, 80, 4}, *state, false);
+
+	assert_true(tui_screen_has(s, "WHAT IS HAPPENING"));
+	assert_true(tui_screen_has(s, "ρ = 4.0"));           /* rank 0 stays */
+	assert_true(tui_screen_has(s, "grows by 1,500"));    /* rank 1 stays */
+	assert_false(tui_screen_has(s, "Naive: every like")); /* rank 5 goes */
+	tui_screen_free(s);
+}
+
+static void tui_wrap__breaks_at_spaces(void **state)
+{
+	(void)state;
+	struct tui_screen *s = tui_screen_new(10, 4);
+
+	int n = tui_wrap(s, 0, 0, 10, 4, TUI_NORMAL, "the row lock is held");
+
+	assert_int_equal(n, 3);
+	assert_string_equal(fx_row(s, 0), "the row");
+	assert_string_equal(fx_row(s, 1), "lock is");
+	assert_string_equal(fx_row(s, 2), "held");
+	assert_int_equal(tui_wrap_lines(10, "the row lock is held"), 3);
+	tui_screen_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(tui_explain__overload_numbers, setup, teardown),
+		cmocka_unit_test_setup_teardown(tui_explain__under_the_ceiling_quotes_queueing_theory, setup, teardown),
+		cmocka_unit_test_setup_teardown(tui_explain__fixes_show_the_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(tui_explain__ascii_spells_greek_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(tui_explain_draw__drops_least_important_first, setup, teardown),
+		cmocka_unit_test(tui_wrap__breaks_at_spaces),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,144 @@
+/*
+ * test_tour.c: the tour format: parsing, errors with line numbers, and
+ * applying a step's settings.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "tui/tour.h"
+
+static void tui_tour_parse__steps_settings_and_words(void **state)
+{
+	(void)state;
+	char err[200] = "";
+	struct tui_tour *t = tui_tour_parse(
+		"# a comment\n"
+		"title  Two steps\n"
+		"scenario viral-post\n"
+		"\n"
+		"step Quiet\n"
+		"  set rps=200 pool=20\n"
+		"  say A quiet\n"
+		"  say evening.\n"
+		"  run 4\n"
+		"  pause\n"
+		"step Crash\n"
+		"  set strategy=coalesce flush-ms=100\n"
+		"  crash app at 1.5\n"
+		"  crash redis\n"
+		"  crash consumer@0.5\n"
+		"  compare on\n"
+		"  speed 0.5\n"
+		"  run 2.5\n", err, sizeof err);
+
+	assert_non_null(t);
+	assert_string_equal(t->title, "Two steps");
+	assert_string_equal(t->scenario, "viral-post");
+	assert_int_equal(t->nsteps, 2);
+	assert_string_equal(t->steps[0].title, "Quiet");
+	assert_string_equal(t->steps[0].say, "A quiet evening.");
+	assert_true(t->steps[0].run_s == 4);
+	assert_true(t->steps[0].pause);
+	assert_int_equal(t->steps[0].nsets, 2);
+	assert_int_equal(t->steps[0].compare, -1);
+	assert_false(t->steps[1].pause);
+	assert_int_equal(t->steps[1].nfaults, 3);      /* kept by time */
+	assert_int_equal(t->steps[1].faults[0].kind, SIM_FAULT_REDIS);
+	assert_true(t->steps[1].faults[0].at_s == 0);
+	assert_int_equal(t->steps[1].faults[1].kind, SIM_FAULT_CONSUMER);
+	assert_true(t->steps[1].faults[1].at_s == 0.5);
+	assert_int_equal(t->steps[1].faults[2].kind, SIM_FAULT_APP);
+	assert_true(t->steps[1].faults[2].at_s == 1.5);
+	assert_int_equal(t->steps[1].compare, 1);
+	assert_true(t->steps[1].speed == 0.5);
+	assert_true(t->steps[1].run_s == 2.5);
+	tui_tour_free(t);
+}
+
+static void tui_tour_parse__errors_name_the_line(void **state)
+{
+	(void)state;
+	static const struct { const char *text, *want; } cases[] = {
+		{"step a\nset rps=fast\n", "line 2: rps accepts a rate from 0 to 10000000 (not 'fast')"},
+		{"step a\nset colour=red\n", "line 2: unknown setting 'colour'"},
+		{"say hello\n", "line 1: 'say' before the first step"},
+		{"step a\nrun\n", "line 2: run takes simulated seconds"},
+		{"step a\ncrash disk\n", "line 2: crash takes app, consumer or redis"},
+		{"step a\ncrash app at\n", "line 2: crash takes KIND, KIND at SECONDS"},
+		{"step a\ncrash app soon\n", "line 2: crash takes KIND, KIND at SECONDS"},
+		{"step a\ncrash app at x\n", "line 2: crash KIND at SECONDS takes seconds"},
+		{"scenario nowhere\n", "line 1: unknown scenario 'nowhere'"},
+		{"step a\ndance\n", "line 2: unknown word 'dance'"},
+		{"title only\n", "no steps"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char err[200] = "";
+		struct tui_tour *t = tui_tour_parse(cases[i].text, err, sizeof err);
+		assert_null(t);
+		if (!strstr(err, cases[i].want))
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, err, cases[i].want);
+	}
+}
+
+static void tui_tour_apply__restart_only_for_structural_changes(void **state)
+{
+	(void)state;
+	struct sim_config c;
+	char err[200];
+	bool restart = false;
+	sim_config_default(&c);
+
+	assert_int_equal(tui_tour_set(&c, "rps", "2000", &restart, err, sizeof err), 0);
+	assert_int_equal(tui_tour_set(&c, "hold-ms", "1.5", &restart, err, sizeof err), 0);
+	assert_int_equal(tui_tour_set(&c, "pool", "20", &restart, err, sizeof err), 0);
+	assert_false(restart);
+	assert_true(c.rps == 2000 && c.hold_ms == 1.5 && c.pool == 20);
+
+	assert_int_equal(tui_tour_set(&c, "strategy", "sharded", &restart, err, sizeof err), 0);
+	assert_true(restart);
+	assert_int_equal(c.strategy, SIM_SHARDED);
+	assert_int_equal(tui_tour_set(&c, "pool", "-1", &restart, err, sizeof err), -1);
+	assert_non_null(strstr(err, "pool accepts connections, 0 = unbounded (not '-1')"));
+}
+
+static void tui_tour_load__the_builtin_tours_parse(void **state)
+{
+	(void)state;
+	char err[200] = "";
+	const char *const *names = tui_tour_names();
+
+	assert_non_null(names[0]);
+	for (int i = 0; names[i]; i++) {
+		struct tui_tour *t = tui_tour_load(names[i], err, sizeof err);
+		if (!t)
+			fail_msg("%s: %s", names[i], err);
+		assert_true(t->nsteps >= 3);
+		for (int k = 0; k < t->nsteps; k++) {
+			assert_true(t->steps[k].say[0] != '\0');
+			assert_true(t->steps[k].run_s > 0);
+		}
+		tui_tour_free(t);
+	}
+	struct tui_tour *vp = tui_tour_load("viral-post", err, sizeof err);
+	assert_non_null(vp);
+	assert_string_equal(vp->scenario, "viral-post");
+	tui_tour_free(vp);
+	assert_null(tui_tour_load("/nonexistent/x.tour", err, sizeof err));
+	assert_non_null(strstr(err, "no tour '/nonexistent/x.tour'"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tui_tour_parse__steps_settings_and_words),
+		cmocka_unit_test(tui_tour_parse__errors_name_the_line),
+		cmocka_unit_test(tui_tour_apply__restart_only_for_structural_changes),
+		cmocka_unit_test(tui_tour_load__the_builtin_tours_parse),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,531 @@
+/*
+ * app.c: simulations, keys, tours and the frame loop.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ncurses.h>
+
+#include "engine/xmalloc.h"
+#include "tui/app.h"
+#include "tui/help.h"
+#include "tui/term.h"
+
+#define FPS 30
+
+struct tui_app {
+	struct sim_config cfg;        /* the chosen setup (the right side) */
+	struct sim *sim;
+	struct sim *naive;            /* compare mode's left side, else NULL */
+	struct sim_snapshot *snap, *snap2;
+	int64_t t_us;                 /* simulated time both sims reached */
+	struct tui_view view;
+	int speed_i;
+	char msg[96];
+	double msg_left_s;            /* wall seconds the message stays */
+	int scenario_i;
+	bool quit;
+
+	/* the tour, if one plays */
+	struct tui_tour *tour;
+	int step;
+	double step_t;                /* simulated seconds into the step */
+	int fault_i;                  /* the step's next fault to inject */
+};
+
+static const double speeds[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100};
+#define NSPEEDS (int)(sizeof speeds / sizeof speeds[0])
+
+static void say(struct tui_app *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void say(struct tui_app *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->msg, sizeof a->msg, fmt, ap);
+	va_end(ap);
+	a->msg_left_s = 3;
+}
+
+/* Rebuild the simulation(s) from a->cfg at t = 0. */
+static void restart(struct tui_app *a)
+{
+	sim_free(a->sim);
+	a->sim = sim_new(&a->cfg);
+	if (a->naive) {
+		struct sim_config n = a->cfg;
+		n.strategy = SIM_NAIVE;
+		n.rows = 1;
+		sim_free(a->naive);
+		a->naive = sim_new(&n);
+	}
+	a->t_us = 0;
+}
+
+/* Push live settings (rate, hold, pool...) into the running sims. */
+static void push(struct tui_app *a)
+{
+	sim_set(a->sim, &a->cfg);
+	if (a->naive) {
+		struct sim_config n = *sim_config(a->naive);
+		n.rps = a->cfg.rps;
+		n.hold_ms = a->cfg.hold_ms;
+		n.hold_dist = a->cfg.hold_dist;
+		n.work_ms = a->cfg.work_ms;
+		n.pool = a->cfg.pool;
+		n.unrelated_rps = a->cfg.unrelated_rps;
+		n.flush_ms = a->cfg.flush_ms;
+		sim_set(a->naive, &n);
+	}
+}
+
+static void play_raw(struct tui_app *a, double sim_s)
+{
+	if (sim_s <= 0)
+		return;
+	a->t_us += (int64_t)(sim_s * 1e6 + 0.5);
+	sim_advance(a->sim, a->t_us);
+	if (a->naive)
+		sim_advance(a->naive, a->t_us);
+}
+
+void tui_app_compare(struct tui_app *a, bool on)
+{
+	if (on == (a->naive != NULL))
+		return;
+	if (on) {
+		if (a->cfg.strategy == SIM_NAIVE) {
+			a->cfg.strategy = SIM_SHARDED;
+			a->cfg.rows = 16;
+		}
+		a->naive = sim_new(&a->cfg);   /* replaced by restart() */
+	} else {
+		sim_free(a->naive);
+		a->naive = NULL;
+	}
+	restart(a);
+}
+
+void tui_app_set_speed(struct tui_app *a, double x)
+{
+	/* the ladder step at or above x, so < and > move on from there */
+	for (a->speed_i = 0; a->speed_i < NSPEEDS - 1 && speeds[a->speed_i] < x * 0.999;)
+		a->speed_i++;
+	a->view.speed = x;
+}
+
+/* Play d simulated seconds of the current tour step, injecting its
+ * faults at their times. */
+static void step_play(struct tui_app *a, double d)
+{
+	const struct tui_tour_step *st = &a->tour->steps[a->step];
+	double end = a->step_t + d;
+
+	while (a->fault_i < st->nfaults && st->faults[a->fault_i].at_s <= end) {
+		const struct tui_tour_fault *f = &st->faults[a->fault_i++];
+		if (f->at_s > a->step_t) {
+			play_raw(a, f->at_s - a->step_t);
+			a->step_t = f->at_s;
+		}
+		sim_inject(a->sim, f->kind);
+		say(a, "injected: %s crash", sim_fault_name(f->kind));
+	}
+	play_raw(a, end - a->step_t);
+	a->step_t = end;
+}
+
+/* Enter tour step k from the current state: settings, faults, words. */
+static void enter_step(struct tui_app *a, int k)
+{
+	const struct tui_tour_step *st = &a->tour->steps[k];
+	char err[160];
+	bool again = false;
+
+	a->step = k;
+	a->step_t = 0;
+	a->view.step = k;
+	a->view.step_title = st->title;
+	a->view.narration = st->say;
+	a->view.step_done = false;
+	if (tui_tour_apply(st, &a->cfg, &again, err, sizeof err) < 0)
+		say(a, "%s", err);     /* cannot happen: the parser checked */
+	if (st->speed > 0)
+		tui_app_set_speed(a, st->speed);
+	if (st->compare >= 0 && (st->compare == 1) != (a->naive != NULL))
+		tui_app_compare(a, st->compare == 1), again = false;
+	if (again)
+		restart(a);
+	else
+		push(a);
+	a->fault_i = 0;
+	step_play(a, 0);         /* the faults due on entry */
+}
+
+void tui_app_tour_goto(struct tui_app *a, int k)
+{
+	if (!a->tour)
+		return;
+	if (k < 0)
+		k = 0;
+	if (k >= a->tour->nsteps)
+		k = a->tour->nsteps - 1;
+	tui_tour_base(a->tour, &a->cfg);
+	if (a->naive) {
+		sim_free(a->naive);
+		a->naive = NULL;
+	}
+	tui_app_set_speed(a, 1);
+	restart(a);
+	for (int i = 0; i < k; i++) {
+		enter_step(a, i);
+		step_play(a, a->tour->steps[i].run_s);
+	}
+	a->msg[0] = '\0';       /* notes from the replay are old news */
+	enter_step(a, k);
+}
+
+void tui_app_tour_finish_step(struct tui_app *a)
+{
+	if (!a->tour || a->view.step_done)
+		return;
+	step_play(a, a->tour->steps[a->step].run_s - a->step_t);
+	a->view.step_done = true;
+}
+
+struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
+                            bool ascii)
+{
+	struct tui_app *a = xcalloc(1, sizeof *a);
+
+	if (c)
+		a->cfg = *c;
+	a->snap = xmalloc(sizeof *a->snap);
+	a->snap2 = xmalloc(sizeof *a->snap2);
+	tui_app_set_speed(a, 1);
+	a->view.ascii = ascii;
+	a->tour = tour;
+	for (int i = 0; sim_scenario_names()[i]; i++)
+		if (!strcmp(sim_scenario_names()[i], a->cfg.scenario))
+			a->scenario_i = i;
+	if (tour) {
+		a->view.tour_title = tour->title[0] ? tour->title : "tour";
+		a->view.nsteps = tour->nsteps;
+		tui_app_tour_goto(a, 0);
+	} else {
+		restart(a);
+	}
+	return a;
+}
+
+void tui_app_free(struct tui_app *a)
+{
+	if (!a)
+		return;
+	sim_free(a->sim);
+	sim_free(a->naive);
+	free(a->snap);
+	free(a->snap2);
+	tui_tour_free(a->tour);
+	free(a);
+}
+
+const struct sim_snapshot *tui_app_snapshot(const struct tui_app *a)
+{
+	return a->snap;
+}
+
+double tui_app_now(const struct tui_app *a)
+{
+	return (double)a->t_us / 1e6;
+}
+
+struct tui_view *tui_app_view(struct tui_app *a)
+{
+	return &a->view;
+}
+
+void tui_app_play(struct tui_app *a, double sim_s)
+{
+	if (a->tour)
+		step_play(a, sim_s);
+	else
+		play_raw(a, sim_s);
+}
+
+void tui_app_advance(struct tui_app *a, double real_s)
+{
+	if (a->msg_left_s > 0 && (a->msg_left_s -= real_s) <= 0)
+		a->msg[0] = '\0';
+	if (a->view.paused)
+		return;
+	double dt = real_s * a->view.speed;
+	if (!a->tour) {
+		play_raw(a, dt);
+		return;
+	}
+	/* A tour plays each step for its time, then waits or moves on. */
+	while (dt > 0 && !a->view.step_done) {
+		const struct tui_tour_step *st = &a->tour->steps[a->step];
+		double left = st->run_s - a->step_t;
+		double d = dt < left ? dt : left;
+		step_play(a, d);
+		dt -= d;
+		if (a->step_t >= st->run_s) {
+			if (st->pause || a->step + 1 >= a->tour->nsteps)
+				a->view.step_done = true;
+			else
+				enter_step(a, a->step + 1);
+		}
+	}
+}
+
+/* The next value up or down a ladder from cur. */
+static double ladder(const double *v, int n, double cur, int dir)
+{
+	if (dir > 0) {
+		for (int i = 0; i < n; i++)
+			if (v[i] > cur * 1.0001)
+				return v[i];
+		return v[n - 1];
+	}
+	for (int i = n - 1; i >= 0; i--)
+		if (v[i] < cur * 0.9999)
+			return v[i];
+	return v[0];
+}
+
+static int nscenarios(void)
+{
+	int n = 0;
+	for (const char *const *p = sim_scenario_names(); *p; p++)
+		n++;
+	return n;
+}
+
+/* Load scenario i (an index into sim_scenario_names) from t = 0. */
+static void load_scenario(struct tui_app *a, int i)
+{
+	const char *const *names = sim_scenario_names();
+	a->scenario_i = i;
+	sim_scenario(names[a->scenario_i], &a->cfg);
+	a->cfg.seconds = 0;
+	a->cfg.arrivals = SIM_ARRIVE_POISSON;   /* as `hotrow tui` starts */
+	if (a->naive && a->cfg.strategy == SIM_NAIVE) {   /* compare needs a fix */
+		a->cfg.strategy = SIM_SHARDED;
+		a->cfg.rows = 16;
+	}
+	restart(a);
+	const char *blurb = sim_scenario_blurb(names[a->scenario_i]);
+	say(a, "scenario %s%s%s", names[a->scenario_i], blurb ? ": " : "", blurb ? blurb : "");
+}
+
+static void strategy(struct tui_app *a, int dir)
+{
+	int s = ((int)a->cfg.strategy + dir + SIM_NSTRATEGIES) % SIM_NSTRATEGIES;
+	if (a->naive && s == SIM_NAIVE)   /* compare shows naive on the left already */
+		s = (s + dir + SIM_NSTRATEGIES) % SIM_NSTRATEGIES;
+	a->cfg.strategy = (enum sim_strategy)s;
+	if (a->cfg.strategy == SIM_SHARDED && a->cfg.rows < 2)
+		a->cfg.rows = 16;
+	if (a->cfg.strategy != SIM_SHARDED)
+		a->cfg.rows = 1;
+	if (a->cfg.flush_ms <= 0)
+		a->cfg.flush_ms = 100;
+	restart(a);
+	say(a, "strategy %s (restarted at t = 0)", sim_strategy_name(a->cfg.strategy));
+}
+
+static void act(struct tui_app *a, enum tui_action ac)
+{
+	static const double rates[] = {50, 100, 200, 300, 500, 750, 1000, 1500, 2000,
+		3000, 5000, 7500, 10000, 20000, 50000, 100000};
+	static const double holds[] = {0.1, 0.2, 0.5, 1, 1.5, 2, 3, 5, 10, 20, 50};
+	static const double slots[] = {1, 2, 4, 8, 16, 32, 64};
+	static const double pools[] = {5, 10, 20, 50, 100, 200, 500};
+
+	switch (ac) {
+	case TUI_A_QUIT: a->quit = true; break;
+	case TUI_A_HELP: a->view.help = true; break;
+	case TUI_A_PAUSE:
+		a->view.paused = !a->view.paused;
+		say(a, a->view.paused ? "paused (n steps one tick)" : "running");
+		break;
+	case TUI_A_STEP:
+		a->view.paused = true;
+		tui_app_play(a, (a->cfg.tick_ms > 0 ? a->cfg.tick_ms : 100) / 1000);
+		break;
+	case TUI_A_RATE_UP: case TUI_A_RATE_DOWN:
+		a->cfg.rps = ladder(rates, 16, a->cfg.rps, ac == TUI_A_RATE_UP ? 1 : -1);
+		push(a);
+		say(a, "arrivals %g/s", a->cfg.rps);
+		break;
+	case TUI_A_HOLD_UP: case TUI_A_HOLD_DOWN:
+		a->cfg.hold_ms = ladder(holds, 11, a->cfg.hold_ms, ac == TUI_A_HOLD_UP ? 1 : -1);
+		push(a);
+		say(a, "lock hold %g ms: ceiling %g/s per row", a->cfg.hold_ms,
+		    1000 / (a->cfg.hold_ms + a->cfg.work_ms));
+		break;
+	case TUI_A_STRATEGY_NEXT: strategy(a, 1); break;
+	case TUI_A_STRATEGY_PREV: strategy(a, -1); break;
+	case TUI_A_SLOTS_UP: case TUI_A_SLOTS_DOWN:
+		a->cfg.rows = (int)ladder(slots, 7, a->cfg.rows, ac == TUI_A_SLOTS_UP ? 1 : -1);
+		if (a->cfg.rows > 1 && a->cfg.strategy != SIM_SHARDED)
+			a->cfg.strategy = SIM_SHARDED;
+		restart(a);
+		say(a, "%d slot%s (restarted at t = 0)", a->cfg.rows, a->cfg.rows > 1 ? "s" : "");
+		break;
+	case TUI_A_POOL_UP: case TUI_A_POOL_DOWN:
+		a->cfg.pool = (int)ladder(pools, 7, a->cfg.pool > 0 ? a->cfg.pool : 1000,
+		                          ac == TUI_A_POOL_UP ? 1 : -1);
+		push(a);
+		say(a, "pool of %d connections", a->cfg.pool);
+		break;
+	case TUI_A_WORK:
+		a->cfg.work_ms = a->cfg.work_ms > 0 ? 0 : 5;
+		push(a);
+		say(a, a->cfg.work_ms > 0 ? "5 ms of app work inside the transaction"
+		                          : "no app work inside the transaction");
+		break;
+	case TUI_A_CRASH_APP: case TUI_A_CRASH_CONSUMER: case TUI_A_CRASH_REDIS: {
+		enum sim_fault f = ac == TUI_A_CRASH_APP ? SIM_FAULT_APP
+		                 : ac == TUI_A_CRASH_CONSUMER ? SIM_FAULT_CONSUMER : SIM_FAULT_REDIS;
+		sim_inject(a->sim, f);
+		say(a, "injected: %s crash", sim_fault_name(f));
+		break;
+	}
+	case TUI_A_FASTER: case TUI_A_SLOWER:
+		a->speed_i += ac == TUI_A_FASTER ? 1 : -1;
+		a->speed_i = a->speed_i < 0 ? 0 : a->speed_i >= NSPEEDS ? NSPEEDS - 1 : a->speed_i;
+		a->view.speed = speeds[a->speed_i];
+		say(a, "speed %gx", a->view.speed);
+		break;
+	case TUI_A_RESET:
+		if (a->tour)
+			tui_app_tour_goto(a, a->step);
+		else
+			restart(a);
+		say(a, "reset to t = 0");
+		break;
+	case TUI_A_SCENARIO:
+		if (nscenarios() > 0)
+			load_scenario(a, (a->scenario_i + 1) % nscenarios());
+		break;
+	case TUI_A_PICKER:
+		a->view.picker = 1 + a->scenario_i;
+		break;
+	case TUI_A_COMPARE:
+		tui_app_compare(a, a->naive == NULL);
+		say(a, a->naive ? "compare: naive (left) vs %s (right), same arrivals"
+		               : "compare off", sim_strategy_name(a->cfg.strategy));
+		break;
+	case TUI_A_LATENCY:
+		a->view.latency = (enum tui_latency)((a->view.latency + 1) % 3);
+		break;
+	case TUI_A_TOUR_NEXT:
+		if (!a->view.step_done)
+			tui_app_tour_finish_step(a);
+		else if (a->step + 1 < a->tour->nsteps)
+			enter_step(a, a->step + 1);
+		break;
+	case TUI_A_TOUR_BACK:
+		tui_app_tour_goto(a, a->view.step_done ? a->step : a->step - 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Keys while the scenario picker is open. */
+static void picker_key(struct tui_app *a, int key)
+{
+	int n = nscenarios();
+	switch (key) {
+	case KEY_UP: case 'k':
+		a->view.picker = a->view.picker > 1 ? a->view.picker - 1 : n;
+		break;
+	case KEY_DOWN: case 'j': case '\t':
+		a->view.picker = a->view.picker < n ? a->view.picker + 1 : 1;
+		break;
+	case '\r': case '\n': case KEY_ENTER:
+		load_scenario(a, a->view.picker - 1);
+		a->view.picker = 0;
+		break;
+	case 27: case 'q': case 'o':
+		a->view.picker = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+bool tui_app_key(struct tui_app *a, int key)
+{
+	if (a->view.help) {     /* any key closes the overlay */
+		a->view.help = false;
+		return true;
+	}
+	if (a->view.picker) {
+		picker_key(a, key);
+		return true;
+	}
+	act(a, tui_help_action(key, a->tour != NULL));
+	return !a->quit;
+}
+
+void tui_app_render(struct tui_app *a, struct tui_screen *scr)
+{
+	sim_snapshot(a->sim, a->snap);
+	a->view.message = a->msg[0] ? a->msg : NULL;
+	if (a->naive) {
+		sim_snapshot(a->naive, a->snap2);
+		tui_frame_draw(scr, &a->view, a->snap2, a->snap);
+	} else {
+		tui_frame_draw(scr, &a->view, a->snap, NULL);
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int tui_app_run(struct tui_app *a, bool colour)
+{
+	if (tui_term_start(colour) < 0)
+		return 1;
+	int w, h;
+	tui_term_size(&w, &h);
+	struct tui_screen *scr = tui_screen_new(w > 0 ? w : 1, h > 0 ? h : 1);
+	double last = now_s();
+
+	while (!a->quit && !tui_term_quit_requested()) {
+		double t0 = now_s();
+		double dt = t0 - last;
+		last = t0;
+		tui_app_advance(a, dt > 0.25 ? 0.25 : dt);   /* no leaps after a stall */
+
+		tui_term_size(&w, &h);
+		if (w > 0 && h > 0 && (w != scr->w || h != scr->h)) {
+			tui_screen_resize(scr, w, h);
+			clearok(curscr, TRUE);
+		}
+		tui_app_render(a, scr);
+		tui_screen_blit(scr);
+		doupdate();
+
+		/* Wait for keys until the next frame is due. */
+		int wait = (int)((1.0 / FPS - (now_s() - t0)) * 1000);
+		for (int k = tui_term_key(wait > 0 ? wait : 0); k >= 0; k = tui_term_key(0))
+			if (k != KEY_RESIZE && !tui_app_key(a, k))
+				break;
+	}
+	tui_screen_free(scr);
+	tui_term_stop();
+	return 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * app.h: the TUI's state and main loop: simulations, view, keys, tours.
+ *
+ * The app owns the simulation (two in compare mode: the naive row and the
+ * chosen fix, built from the same config and seed so the arrivals match),
+ * the view state and an optional tour. Time flows by tui_app_advance(real
+ * seconds) times the speed; keys go through the key table (tui/help.h).
+ * tui_app_render draws into any screen, so the same app serves the live
+ * terminal (tui_app_run) and `--dump` (tui_app_render + tui_screen_dump).
+ *
+ * Interface:
+ *   struct tui_app *a = tui_app_new(&config, tour_or_NULL, ascii);  takes the tour
+ *   tui_app_play(a, seconds);             simulated seconds (dumps, tests)
+ *   tui_app_key(a, key);                  false once the user quits
+ *   tui_app_render(a, scr);
+ *   int rc = tui_app_run(a, colour);      the live loop; 0, or 1 on failure
+ *   tui_app_free(a);
+ */
+#ifndef HOTROW_TUI_APP_H
+#define HOTROW_TUI_APP_H
+
+#include <stdbool.h>
+
+#include "engine/sim.h"
+#include "tui/frame.h"
+#include "tui/screen.h"
+#include "tui/tour.h"
+
+struct tui_app;
+
+/* A new app at t = 0 from c (which must pass sim_config_check). With a
+ * tour, the app takes ownership of it and starts at its first step (c is
+ * then ignored and may be NULL: the tour names its own scenario). */
+struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
+                            bool ascii);
+void tui_app_free(struct tui_app *a);
+
+/* Let real_s seconds of wall time pass: simulated time moves by real_s
+ * times the speed, unless paused; a tour moves on through its steps. */
+void tui_app_advance(struct tui_app *a, double real_s);
+/* Play sim_s simulated seconds regardless of pause and speed (and, in a
+ * tour, of its steps). */
+void tui_app_play(struct tui_app *a, double sim_s);
+/* Handle one key; returns false when it asks to quit. */
+bool tui_app_key(struct tui_app *a, int key);
+/* Snapshot the simulation(s) and draw the whole frame into scr. */
+void tui_app_render(struct tui_app *a, struct tui_screen *scr);
+/* Play at x simulated seconds per real second (any x > 0; the < and >
+ * keys then step along 0.01x ... 100x from there). */
+void tui_app_set_speed(struct tui_app *a, double x);
+/* Start compare mode (or stop it). */
+void tui_app_compare(struct tui_app *a, bool on);
+/* Jump to tour step k (0-based, clamped): replays the steps before it. */
+void tui_app_tour_goto(struct tui_app *a, int k);
+/* Play the current tour step to its end, as if its time had passed. */
+void tui_app_tour_finish_step(struct tui_app *a);
+/* The snapshot the last tui_app_render drew (the fix, in compare mode). */
+const struct sim_snapshot *tui_app_snapshot(const struct tui_app *a);
+/* Simulated seconds since the simulation(s) started. */
+double tui_app_now(const struct tui_app *a);
+/* The view, for options such as the latency mode or the help overlay. */
+struct tui_view *tui_app_view(struct tui_app *a);
+
+/* Run full screen until quit, SIGINT or SIGTERM; restores the terminal.
+ * Returns 0, or 1 when the terminal could not be set up. */
+int tui_app_run(struct tui_app *a, bool colour);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * frame.c: laying out the panels on one screen.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/chart.h"
+#include "tui/explain.h"
+#include "tui/fmt.h"
+#include "tui/frame.h"
+#include "tui/help.h"
+#include "tui/lanes.h"
+#include "tui/pool.h"
+#include "tui/totals.h"
+
+/* The chart inputs, pulled out of one snapshot's series. */
+struct series {
+	double offered[SIM_SNAP_SERIES], completed[SIM_SNAP_SERIES];
+	double p50[SIM_SNAP_SERIES], p99[SIM_SNAP_SERIES];
+	double queue[SIM_SNAP_SERIES], waiters[SIM_SNAP_SERIES];
+	int n;
+	double dt_s;
+};
+
+static void pull(const struct sim_snapshot *snap, struct series *o)
+{
+	o->n = snap->nseries;
+	o->dt_s = (snap->config.tick_ms > 0 ? snap->config.tick_ms : 100) / 1000;
+	for (int i = 0; i < o->n; i++) {
+		const struct sim_tick *t = &snap->series[i];
+		o->offered[i] = t->offered_per_s;
+		o->completed[i] = t->completed_per_s;
+		o->p50[i] = t->p50_ms;
+		o->p99[i] = t->p99_ms;
+		o->queue[i] = t->queue_len;
+		o->waiters[i] = t->pool_waiters;
+	}
+}
+
+void tui_frame_min(bool compare, int *w, int *h)
+{
+	*w = compare ? TUI_MIN_COMPARE_W : TUI_MIN_W;
+	*h = TUI_MIN_H;
+}
+
+static const char *strategy_words(const struct sim_snapshot *snap, char *buf,
+                                  size_t len)
+{
+	const char *name = sim_strategy_name(snap->config.strategy);
+	char f[24];
+
+	if (snap->config.strategy == SIM_SHARDED)
+		snprintf(buf, len, "%s x%d", name, snap->nrows);
+	else if (snap->config.strategy == SIM_NAIVE)
+		snprintf(buf, len, "%s, one row", name);
+	else
+		snprintf(buf, len, "%s, flush %s", name,
+		         tui_fmt_ms(f, sizeof f, snap->config.flush_ms));
+	return buf;
+}
+
+static void title_bar(struct tui_screen *s, const struct tui_view *v,
+                      const struct sim_snapshot *a, const struct sim_snapshot *b)
+{
+	char st[64], st2[64], t[32], sp[32];
+	const struct sim_snapshot *main = b ? b : a;
+
+	tui_screen_fill(s, (struct tui_rect){0, 0, s->w, 1}, ' ', TUI_TITLE);
+	if (v->speed >= 1)
+		snprintf(sp, sizeof sp, "%gx", v->speed);
+	else
+		snprintf(sp, sizeof sp, "%gx slow", v->speed);
+	int x = 1;
+	x += tui_screen_text(s, x, 0, -1, TUI_TITLE, "hotrow") + 2;
+	if (main->config.scenario[0])
+		x += tui_screen_text(s, x, 0, -1, TUI_TITLE, main->config.scenario) + 2;
+	if (b)
+		x += tui_screen_textf(s, x, 0, -1, TUI_TITLE, "%s  vs  %s",
+			strategy_words(a, st, sizeof st), strategy_words(b, st2, sizeof st2)) + 2;
+	else
+		x += tui_screen_text(s, x, 0, -1, TUI_TITLE,
+			strategy_words(a, st, sizeof st)) + 2;
+	x += tui_screen_textf(s, x, 0, -1, TUI_TITLE, "t = %s  %s  %s",
+		tui_fmt_s(t, sizeof t, (double)main->now_us / 1e6), sp,
+		v->paused ? "PAUSED" : v->tour_title && v->step_done ? "waiting" : "running") + 2;
+	if (v->message && x < s->w - 4) {
+		int len = (int)strlen(v->message);
+		int at = s->w - 1 - len > x ? s->w - 1 - len : x;
+		tui_screen_text(s, at, 0, s->w - at, TUI_TITLE, v->message);
+	}
+}
+
+static int tour_box(struct tui_screen *s, const struct tui_view *v, int y)
+{
+	if (!v->tour_title)
+		return y;
+	int x = tui_screen_textf(s, 1, y, s->w - 2, TUI_HEAD, "%s  step %d of %d: %s",
+		v->tour_title, v->step + 1, v->nsteps, v->step_title ? v->step_title : "");
+	const char *cue = v->step_done
+		? (v->step + 1 < v->nsteps ? "[Enter: next, b: back]" : "[the end; b: back, q: quit]")
+		: "[playing; Enter skips]";
+	int cl = (int)strlen(cue);
+	if (1 + x + 2 + cl < s->w)
+		tui_screen_text(s, s->w - 1 - cl, y, cl, v->step_done ? TUI_WARN : TUI_DIM, cue);
+	y++;
+	if (v->narration)
+		y += tui_wrap(s, 1, y, s->w - 2, 3, TUI_BOLD, v->narration);
+	return y + 1;
+}
+
+static void charts(struct tui_screen *s, struct tui_rect r, int n,
+                   const struct sim_snapshot *snap, const struct tui_view *v,
+                   const struct series *d)
+{
+	const struct tui_glyphs *g = tui_glyphs(v->ascii);
+	char ceil[48], num[24];
+	int y = r.y;
+
+	snprintf(ceil, sizeof ceil, "ceiling %s",
+	         tui_fmt_rate(num, sizeof num, snap->summary.theory.ceiling_per_s));
+	struct tui_chart tp = {
+		.title = "PER SECOND", .name = {"offered", "done"},
+		.y = {d->offered, d->completed}, .n = d->n, .dt_s = d->dt_s,
+		.ref = snap->config.strategy <= SIM_SHARDED ? snap->summary.theory.ceiling_per_s : 0,
+		.ref_name = ceil,
+	};
+	const double *lat[3][2] = {{d->p99, d->p50}, {d->p99, NULL}, {d->p50, NULL}};
+	const char *lat_name[3][2] = {{"p99", "p50"}, {"p99", NULL}, {"p50", NULL}};
+	struct tui_chart lc = {
+		.title = "LATENCY (log)", .name = {lat_name[v->latency][0], lat_name[v->latency][1]},
+		.y = {lat[v->latency][0], lat[v->latency][1]}, .n = d->n, .dt_s = d->dt_s,
+		.log = true, .floor = 0.1, .fmt = tui_fmt_ms,
+	};
+	struct tui_chart qc = {
+		.title = "WAITING", .name = {"for the row lock", "for a connection"},
+		.y = {d->queue, d->waiters}, .n = d->n, .dt_s = d->dt_s,
+	};
+	const struct tui_chart *all[3] = {&tp, &lc, &qc};
+	for (int i = 0; i < n; i++) {
+		int h = (r.y + r.h - y) / (n - i);
+		tui_chart_draw(s, (struct tui_rect){r.x, y, r.w, h - (i + 1 < n)}, all[i], g);
+		y += h;
+	}
+}
+
+/* Lanes over pool in r; returns the lines used. */
+static int lanes_and_pool(struct tui_screen *s, struct tui_rect r,
+                          const struct sim_snapshot *snap, const struct tui_glyphs *g)
+{
+	int pool_want = tui_pool_height(snap, r.w);
+	int lanes_want = tui_lanes_height(snap, r.w);
+	int pool_h = pool_want < r.h - 3 ? pool_want : r.h - 3;
+	int lanes_h = lanes_want < r.h - pool_h - 1 ? lanes_want : r.h - pool_h - 1;
+	if (pool_h < 1)
+		pool_h = r.h - lanes_h;
+	int used = tui_lanes_draw(s, (struct tui_rect){r.x, r.y, r.w, lanes_h}, snap, g);
+	int py = r.y + (used > 0 ? used : lanes_h) + 1;
+	return py - r.y + tui_pool_draw(s, (struct tui_rect){r.x, py, r.w, r.y + r.h - py}, snap, g);
+}
+
+/* The wide layout: lanes, pool and words on the left, charts right. */
+static void pane_wide(struct tui_screen *s, struct tui_rect r,
+                      const struct sim_snapshot *snap, const struct tui_view *v,
+                      struct series *d)
+{
+	const struct tui_glyphs *g = tui_glyphs(v->ascii);
+	int lw = r.w * 11 / 20, rw = r.w - lw - 2;
+	int ex_min = 4;
+	int top = lanes_and_pool(s, (struct tui_rect){r.x, r.y, lw, r.h - ex_min - 1}, snap, g);
+
+	/* The words first; the totals take what room is left at the bottom. */
+	int ey = r.y + top + 1;
+	int room = r.y + r.h - ey;
+	int tot = room >= 12 + TUI_TOTALS_H ? TUI_TOTALS_H + 1 : 0;
+	int used = tui_explain_draw(s, (struct tui_rect){r.x, ey, lw, room - tot},
+	                            snap, v->ascii);
+	if (tot && room - used - 1 >= TUI_TOTALS_H)
+		tui_totals_draw(s, (struct tui_rect){r.x, r.y + r.h - TUI_TOTALS_H, lw,
+		                                     TUI_TOTALS_H}, snap);
+	pull(snap, d);
+	charts(s, (struct tui_rect){r.x + lw + 2, r.y, rw, r.h},
+	       r.h >= 24 ? 3 : r.h >= 10 ? 2 : 1, snap, v, d);
+}
+
+/* Lines lanes and pool want, one blank between. */
+static int top_want(const struct sim_snapshot *snap, int w)
+{
+	return tui_lanes_height(snap, w) + 1 + tui_pool_height(snap, w);
+}
+
+/* The stacked layout, for one half of compare mode: lanes and pool in the
+ * top top_h lines (the same for both halves, so they line up), then a
+ * chart and the words. */
+static void pane_stacked(struct tui_screen *s, struct tui_rect r, int top_h,
+                         const char *label, const struct sim_snapshot *snap,
+                         const struct tui_view *v, struct series *d)
+{
+	const struct tui_glyphs *g = tui_glyphs(v->ascii);
+	char st[64];
+	int y = r.y;
+
+	tui_screen_textf(s, r.x, y++, r.w, TUI_BOLD, "%s: %s", label,
+	                 strategy_words(snap, st, sizeof st));
+	lanes_and_pool(s, (struct tui_rect){r.x, y, r.w, top_h}, snap, g);
+	y += top_h + 1;
+	/* What is left goes to one chart and the words, the chart first. */
+	int left = r.y + r.h - y;
+	int ex_h = left - 8 < 8 ? left - 8 : 8;
+	int chart_h = left - ex_h;
+	pull(snap, d);
+	charts(s, (struct tui_rect){r.x, y, r.w, chart_h}, 1, snap, v, d);
+	y += chart_h;
+	tui_explain_draw(s, (struct tui_rect){r.x, y, r.w, r.y + r.h - y}, snap, v->ascii);
+}
+
+static void too_small(struct tui_screen *s, int need_w, int need_h)
+{
+	char msg[64], now[64];
+	snprintf(msg, sizeof msg, "terminal too small (need %dx%d)", need_w, need_h);
+	snprintf(now, sizeof now, "now %dx%d; make it bigger, or q to quit", s->w, s->h);
+	int y = s->h / 2 - 1 > 0 ? s->h / 2 - 1 : 0;
+	for (int i = 0; i < 2; i++) {
+		const char *t = i ? now : msg;
+		int len = (int)strlen(t);
+		int x = (s->w - len) / 2 > 0 ? (s->w - len) / 2 : 0;
+		tui_screen_text(s, x, y + i, s->w - x, i ? TUI_DIM : TUI_BAD, t);
+	}
+}
+
+/* The scenario picker: every scenario with its one-line summary. */
+static void picker(struct tui_screen *s, const struct tui_view *v)
+{
+	const char *const *names = sim_scenario_names();
+	const struct tui_glyphs *g = tui_glyphs(v->ascii);
+	int n = 0;
+	while (names[n])
+		n++;
+	int w = s->w - 4 < 100 ? s->w - 4 : 100;
+	int h = n + 4 < s->h - 2 ? n + 4 : s->h - 2;
+	int x0 = (s->w - w) / 2, y0 = (s->h - h) / 2;
+	int sel = v->picker - 1;
+
+	tui_screen_fill(s, (struct tui_rect){x0, y0, w, h}, ' ', TUI_NORMAL);
+	for (int x = x0; x < x0 + w; x++) {
+		tui_screen_put(s, x, y0, g->hline, TUI_HEAD);
+		tui_screen_put(s, x, y0 + h - 1, g->hline, TUI_HEAD);
+	}
+	for (int y = y0; y < y0 + h; y++) {
+		tui_screen_put(s, x0, y, g->vline, TUI_HEAD);
+		tui_screen_put(s, x0 + w - 1, y, g->vline, TUI_HEAD);
+	}
+	tui_screen_put(s, x0, y0, g->box[0], TUI_HEAD);
+	tui_screen_put(s, x0 + w - 1, y0, g->box[1], TUI_HEAD);
+	tui_screen_put(s, x0, y0 + h - 1, g->box[2], TUI_HEAD);
+	tui_screen_put(s, x0 + w - 1, y0 + h - 1, g->box[3], TUI_HEAD);
+	tui_screen_text(s, x0 + 2, y0, w - 4, TUI_HEAD,
+	                " SCENARIOS  (Up/Down, Enter loads, Esc closes) ");
+	/* Scroll so the highlighted line stays in view. */
+	int rows = h - 4, first = sel >= rows ? sel - rows + 1 : 0;
+	for (int i = first; i < n && i - first < rows; i++) {
+		int y = y0 + 2 + i - first;
+		enum tui_style st = i == sel ? TUI_KEY : TUI_NORMAL;
+		if (i == sel)
+			tui_screen_fill(s, (struct tui_rect){x0 + 1, y, w - 2, 1}, ' ', st);
+		tui_screen_text(s, x0 + 2, y, 22, i == sel ? st : TUI_BOLD, names[i]);
+		const char *blurb = sim_scenario_blurb(names[i]);
+		tui_screen_text(s, x0 + 25, y, w - 27, st, blurb ? blurb : "");
+	}
+}
+
+void tui_frame_draw(struct tui_screen *scr, const struct tui_view *v,
+                    const struct sim_snapshot *a, const struct sim_snapshot *b)
+{
+	static struct series d;    /* large; one frame is drawn at a time */
+	int mw, mh;
+
+	tui_screen_clear(scr);
+	tui_frame_min(b != NULL, &mw, &mh);
+	if (scr->w < mw || scr->h < mh) {
+		too_small(scr, mw, mh);
+		return;
+	}
+	title_bar(scr, v, a, b);
+	int y = tour_box(scr, v, 1);
+	struct tui_rect body = {1, y, scr->w - 2, scr->h - 1 - y};
+	if (!b) {
+		pane_wide(scr, body, a, v, &d);
+	} else {
+		int half = (body.w - 3) / 2;
+		int top_h = top_want(a, half) > top_want(b, half) ? top_want(a, half) : top_want(b, half);
+		if (top_h > body.h - 15)
+			top_h = body.h - 15;
+		pane_stacked(scr, (struct tui_rect){body.x, body.y, half, body.h}, top_h,
+		             "BEFORE", a, v, &d);
+		for (int i = 0; i < body.h; i++)
+			tui_screen_put(scr, body.x + half + 1, body.y + i,
+			               tui_glyphs(v->ascii)->vline, TUI_DIM);
+		pane_stacked(scr, (struct tui_rect){body.x + half + 3, body.y, body.w - half - 3, body.h},
+		             top_h, "AFTER", b, v, &d);
+	}
+	tui_help_hints(scr, 1, scr->h - 1, scr->w - 2, v->tour_title != NULL);
+	if (v->picker)
+		picker(scr, v);
+	if (v->help)
+		tui_help_draw(scr, tui_glyphs(v->ascii), v->tour_title != NULL);
+}

@@ -1,0 +1,142 @@
+/*
+ * lanes.c: drawing row locks and their FIFO queues.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/fmt.h"
+#include "tui/lanes.h"
+
+#define LABEL_W 8     /* "slot 63 " */
+#define DEPTH_W 14    /* " waiting 1,234" */
+#define CELL_W  9     /* folded form: "63 ■ 1.2k" */
+
+static enum tui_style depth_style(int depth)
+{
+	if (depth == 0)
+		return TUI_GOOD;
+	if (depth < 10)
+		return TUI_WAIT1;
+	if (depth < 100)
+		return TUI_WAIT2;
+	return TUI_WAIT3;
+}
+
+static const char *row_word(const struct sim_snapshot *snap)
+{
+	return snap->config.strategy == SIM_SHARDED ? "slot" : "row";
+}
+
+int tui_lanes_height(const struct sim_snapshot *snap, int w)
+{
+	int n = snap->nlanes > 0 ? snap->nlanes : 1;
+	int extra = snap->nrows > snap->nlanes ? 1 : 0;
+	(void)w;
+	return 1 + n + extra;
+}
+
+static void heading(struct tui_screen *s, struct tui_rect r,
+                    const struct sim_snapshot *snap)
+{
+	char ceil[32], hold[32];
+	double hold_ms = snap->config.hold_ms + snap->config.work_ms;
+	int rows = snap->nrows > 0 ? snap->nrows : 1;
+
+	tui_fmt_rate(ceil, sizeof ceil, hold_ms > 0 ? rows * 1000.0 / hold_ms : 0);
+	tui_fmt_ms(hold, sizeof hold, hold_ms);
+	char line[96];
+	int x = r.x + tui_screen_text(s, r.x, r.y, r.w, TUI_HEAD, "LOCK LANES");
+	int n = snprintf(line, sizeof line, "  ceiling %s = %d %s%s / %s hold", ceil,
+	                 rows, row_word(snap), rows == 1 ? "" : "s", hold);
+	if (n > r.x + r.w - x)          /* narrow: the short form */
+		snprintf(line, sizeof line, "  ceiling %s", ceil);
+	tui_screen_text(s, x, r.y, r.x + r.w - x, TUI_DIM, line);
+}
+
+/* One lane per line: label, holder, queue, depth. */
+static void lane_line(struct tui_screen *s, struct tui_rect r, int y, int i,
+                      const struct sim_lane *l, const struct sim_snapshot *snap,
+                      const struct tui_glyphs *g)
+{
+	char depth[32], num[24];
+	int qx = r.x + LABEL_W + 2;
+	int qw = r.w - LABEL_W - 2 - DEPTH_W;
+
+	if (snap->nrows == 1)
+		tui_screen_text(s, r.x, y, LABEL_W, TUI_BOLD, "row");
+	else
+		tui_screen_textf(s, r.x, y, LABEL_W, TUI_BOLD, "%s %d", row_word(snap), i);
+	tui_screen_put(s, r.x + LABEL_W, y, l->held ? g->hold : g->free_lock,
+	               l->held ? TUI_HOLD : TUI_DIM);
+	tui_screen_put(s, r.x + LABEL_W + 1, y, g->vline, TUI_DIM);
+
+	int shown = l->queue_len < qw ? l->queue_len : qw;
+	if (l->queue_len > qw && qw > 0)
+		shown = qw - 1;
+	for (int k = 0; k < shown; k++) {
+		/* Past the listed waiters the ages are unknown, but newer than
+		 * the last listed one: draw them with its glyph at most. */
+		int64_t age = k < l->nwaiters ? l->waiter_age_us[k]
+		            : (l->nwaiters > 0 ? l->waiter_age_us[l->nwaiters - 1] : 0);
+		int a = tui_glyph_age(age);
+		tui_screen_put(s, qx + k, y, g->wait[a], (enum tui_style)(TUI_WAIT1 + a));
+	}
+	if (l->queue_len > shown && qw > 0)
+		tui_screen_put(s, qx + shown, y, g->more, TUI_WAIT3);
+
+	snprintf(depth, sizeof depth, "%s waiting",
+	         tui_fmt_int(num, sizeof num, l->queue_len));
+	int dl = (int)strlen(depth);
+	if (dl > DEPTH_W - 1)
+		dl = DEPTH_W - 1;
+	tui_screen_text(s, r.x + r.w - dl, y, dl, depth_style(l->queue_len), depth);
+}
+
+/* Folded: cells of "NN ■ depth" in a grid. */
+static int folded(struct tui_screen *s, struct tui_rect r, int y0,
+                  const struct sim_snapshot *snap, const struct tui_glyphs *g)
+{
+	int per_line = r.w / CELL_W > 0 ? r.w / CELL_W : 1;
+	int lines = r.y + r.h - y0;
+	int fit = per_line * lines;
+	int n = snap->nlanes < fit ? snap->nlanes : fit;
+
+	for (int i = 0; i < n; i++) {
+		const struct sim_lane *l = &snap->lanes[i];
+		char num[24];
+		int x = r.x + (i % per_line) * CELL_W, y = y0 + i / per_line;
+		tui_screen_textf(s, x, y, 2, TUI_DIM, "%2d", i);
+		tui_screen_put(s, x + 3, y, l->held ? g->hold : g->free_lock,
+		               l->held ? TUI_HOLD : TUI_DIM);
+		tui_screen_text(s, x + 5, y, CELL_W - 6, depth_style(l->queue_len),
+			tui_fmt_short(num, sizeof num, l->queue_len));
+	}
+	return n;
+}
+
+int tui_lanes_draw(struct tui_screen *s, struct tui_rect r,
+                   const struct sim_snapshot *snap, const struct tui_glyphs *g)
+{
+	char num[24];
+	int y = r.y + 1, end = r.y + r.h;
+	int hidden = snap->nrows - snap->nlanes;
+
+	if (r.h < 1 || r.w < LABEL_W + DEPTH_W + 4)
+		return 0;
+	heading(s, r, snap);
+	int room = end - y - (hidden > 0 ? 1 : 0);
+	if (snap->nlanes <= room) {
+		for (int i = 0; i < snap->nlanes; i++)
+			lane_line(s, r, y++, i, &snap->lanes[i], snap, g);
+	} else {
+		struct tui_rect fr = {r.x, y, r.w, room};
+		int n = folded(s, fr, y, snap, g);
+		hidden += snap->nlanes - n;
+		int per_line = r.w / CELL_W > 0 ? r.w / CELL_W : 1;
+		y += (n + per_line - 1) / per_line;
+	}
+	if (hidden > 0 && y < end)
+		tui_screen_textf(s, r.x, y++, r.w, TUI_DIM, "+ %s more %ss not shown",
+			tui_fmt_int(num, sizeof num, hidden), row_word(snap));
+	return y - r.y;
+}

@@ -1,0 +1,324 @@
+/*
+ * tour.c: the tour format's parser and the settings it can change.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/xmalloc.h"
+#include "tui/tour.h"
+
+static int num(const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (errno || end == v || *end || !(d >= lo && d <= hi))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+static int onoff(const char *v, bool *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "yes") || !strcmp(v, "1"))
+		return *out = true, 0;
+	if (!strcmp(v, "off") || !strcmp(v, "no") || !strcmp(v, "0"))
+		return *out = false, 0;
+	return -1;
+}
+
+int tui_tour_set(struct sim_config *c, const char *key, const char *v,
+                 bool *restart, char *err, size_t errlen)
+{
+	double d;
+	bool b;
+	int bad = 0;
+	const char *accepts = "";
+
+	if (!strcmp(key, "rps"))
+		bad = num(v, 0, 1e7, &c->rps), accepts = "a rate from 0 to 10000000";
+	else if (!strcmp(key, "hold-ms"))
+		bad = num(v, 0.001, 60000, &c->hold_ms), accepts = "milliseconds above 0";
+	else if (!strcmp(key, "work-ms"))
+		bad = num(v, 0, 60000, &c->work_ms), accepts = "milliseconds, 0 or more";
+	else if (!strcmp(key, "unrelated-rps"))
+		bad = num(v, 0, 1e7, &c->unrelated_rps), accepts = "a rate, 0 or more";
+	else if (!strcmp(key, "unrelated-ms"))
+		bad = num(v, 0.001, 1e6, &c->unrelated_ms), accepts = "milliseconds above 0";
+	else if (!strcmp(key, "flush-ms"))
+		bad = num(v, 1, 600000, &c->flush_ms), accepts = "milliseconds, 1 or more";
+	else if (!strcmp(key, "pool-timeout-ms"))
+		bad = num(v, 0, 600000, &c->pool_timeout_ms), accepts = "milliseconds, 0 = forever";
+	else if (!strcmp(key, "client-timeout-ms"))
+		bad = num(v, 0, 600000, &c->client_timeout_ms), accepts = "milliseconds, 0 = never";
+	else if (!strcmp(key, "pool")) {
+		bad = num(v, 0, 100000, &d), accepts = "connections, 0 = unbounded";
+		if (!bad)
+			c->pool = (int)d;
+	} else if (!strcmp(key, "retries")) {
+		bad = num(v, 0, 100, &d), accepts = "0 to 100";
+		if (!bad)
+			c->retries = (int)d;
+	} else if (!strcmp(key, "rows")) {
+		bad = num(v, 1, 4096, &d), accepts = "1 to 4096";
+		if (!bad && (int)d != c->rows)
+			c->rows = (int)d, *restart = true;
+	} else if (!strcmp(key, "seed")) {
+		bad = num(v, 0, 1e18, &d), accepts = "a number";
+		if (!bad)
+			c->seed = (uint64_t)d, *restart = true;
+	} else if (!strcmp(key, "strategy")) {
+		enum sim_strategy st;
+		bad = sim_strategy_parse(v, &st);
+		accepts = "naive, sharded, coalesce, queue, redis or append";
+		if (!bad && st != c->strategy)
+			c->strategy = st, *restart = true;
+	} else if (!strcmp(key, "slot")) {
+		accepts = "random or round-robin";
+		enum sim_slot sl = !strcmp(v, "random") ? SIM_SLOT_RANDOM : SIM_SLOT_ROUND_ROBIN;
+		bad = strcmp(v, "random") && strcmp(v, "round-robin") ? -1 : 0;
+		if (!bad && sl != c->slot)
+			c->slot = sl, *restart = true;
+	} else if (!strcmp(key, "arrivals")) {
+		accepts = "constant or poisson";
+		bad = strcmp(v, "constant") && strcmp(v, "poisson") ? -1 : 0;
+		if (!bad)
+			c->arrivals = !strcmp(v, "poisson") ? SIM_ARRIVE_POISSON : SIM_ARRIVE_CONSTANT,
+			*restart = true;
+	} else if (!strcmp(key, "hold-dist")) {
+		accepts = "const or exp";
+		bad = strcmp(v, "const") && strcmp(v, "exp") ? -1 : 0;
+		if (!bad)
+			c->hold_dist = !strcmp(v, "exp") ? SIM_DIST_EXP : SIM_DIST_CONST;
+	} else if (!strcmp(key, "bug")) {      /* as `hotrow sim --bug NAME` */
+		accepts = "no-fence or get-then-del";
+		bad = strcmp(v, "no-fence") && strcmp(v, "get-then-del") ? -1 : 0;
+		if (!bad && !strcmp(v, "no-fence"))
+			c->bug_no_fence = true;
+		else if (!bad)
+			c->bug_get_then_del = true;
+	} else if (!strcmp(key, "bug-no-fence")) {
+		bad = onoff(v, &b), accepts = "on or off";
+		if (!bad)
+			c->bug_no_fence = b;
+	} else if (!strcmp(key, "bug-get-then-del")) {
+		bad = onoff(v, &b), accepts = "on or off";
+		if (!bad)
+			c->bug_get_then_del = b;
+	} else {
+		snprintf(err, errlen, "unknown setting '%.40s' (try rps, hold-ms, work-ms, "
+		         "pool, unrelated-rps, flush-ms, strategy, rows, slot)", key);
+		return -1;
+	}
+	if (bad) {
+		snprintf(err, errlen, "%s accepts %s (not '%.40s')", key, accepts, v);
+		return -1;
+	}
+	return 0;
+}
+
+int tui_tour_apply(const struct tui_tour_step *st, struct sim_config *c,
+                   bool *restart, char *err, size_t errlen)
+{
+	for (int i = 0; i < st->nsets; i++)
+		if (tui_tour_set(c, st->sets[i].key, st->sets[i].value, restart, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+void tui_tour_base(const struct tui_tour *t, struct sim_config *c)
+{
+	sim_config_default(c);
+	if (t->scenario[0])
+		sim_scenario(t->scenario, c);
+}
+
+void tui_tour_free(struct tui_tour *t)
+{
+	if (!t)
+		return;
+	free(t->steps);
+	free(t);
+}
+
+/* Split "word rest" in place: returns rest (spaces skipped), word ends at NUL. */
+static char *split(char *line)
+{
+	char *p = line;
+	while (*p && !isspace((unsigned char)*p))
+		p++;
+	if (*p)
+		*p++ = '\0';
+	while (isspace((unsigned char)*p))
+		p++;
+	return p;
+}
+
+static void append(char *dst, size_t len, const char *text)
+{
+	size_t n = strlen(dst);
+	if (n && n + 1 < len)
+		dst[n++] = ' ', dst[n] = '\0';
+	snprintf(dst + n, len - n, "%s", text);
+}
+
+/* One line of a tour; 0, or -1 with err. */
+static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
+                 char *rest, struct sim_config *check, char *err, size_t errlen)
+{
+	struct tui_tour_step *st = *cur;
+	bool restart = false;
+
+	if (!strcmp(word, "title")) {
+		snprintf(t->title, sizeof t->title, "%s", rest);
+	} else if (!strcmp(word, "scenario")) {
+		if (sim_scenario(rest, check) < 0)
+			return snprintf(err, errlen, "unknown scenario '%.40s'", rest), -1;
+		snprintf(t->scenario, sizeof t->scenario, "%s", rest);
+	} else if (!strcmp(word, "step")) {
+		t->steps = xrealloc(t->steps, (size_t)(t->nsteps + 1) * sizeof *t->steps);
+		st = *cur = &t->steps[t->nsteps++];
+		memset(st, 0, sizeof *st);
+		st->compare = -1;
+		snprintf(st->title, sizeof st->title, "%s", rest);
+	} else if (!st) {
+		return snprintf(err, errlen, "'%.40s' before the first step", word), -1;
+	} else if (!strcmp(word, "say")) {
+		append(st->say, sizeof st->say, rest);
+	} else if (!strcmp(word, "run")) {
+		if (num(rest, 0, 3600, &st->run_s) < 0)
+			return snprintf(err, errlen, "run takes simulated seconds (0 to 3600), not '%.40s'", rest), -1;
+	} else if (!strcmp(word, "pause")) {
+		st->pause = true;
+	} else if (!strcmp(word, "speed")) {
+		if (num(rest, 0.001, 10000, &st->speed) < 0)
+			return snprintf(err, errlen, "speed takes a factor such as 0.1 or 10, not '%.40s'", rest), -1;
+	} else if (!strcmp(word, "compare")) {
+		bool on;
+		if (onoff(rest, &on) < 0)
+			return snprintf(err, errlen, "compare takes on or off, not '%.40s'", rest), -1;
+		st->compare = on;
+	} else if (!strcmp(word, "crash")) {
+		/* "crash KIND", "crash KIND at SECONDS" or "crash KIND@SECONDS" */
+		struct tui_tour_fault f = {0};
+		char *w2 = split(rest), *w3 = split(w2), *w4 = split(w3);
+		char *when = strchr(rest, '@');
+		if (when)
+			*when++ = '\0';
+		else if (!strcmp(w2, "at"))
+			when = w3;
+		if (*w4 || (*w2 && strcmp(w2, "at")) || (when && !*when) || (when && *w2 && !when[0]))
+			return snprintf(err, errlen, "crash takes KIND, KIND at SECONDS or "
+			                "KIND@SECONDS"), -1;
+		if (sim_fault_parse(rest, &f.kind) < 0)
+			return snprintf(err, errlen, "crash takes app, consumer or redis, not '%.40s'", rest), -1;
+		if (when && num(when, 0, 3600, &f.at_s) < 0)
+			return snprintf(err, errlen, "crash KIND at SECONDS takes seconds into the "
+			                "step (0 to 3600), not '%.40s'", when), -1;
+		if (st->nfaults >= TUI_TOUR_FAULTS)
+			return snprintf(err, errlen, "at most %d crashes a step", TUI_TOUR_FAULTS), -1;
+		int i = st->nfaults++;
+		while (i > 0 && st->faults[i - 1].at_s > f.at_s) {   /* keep them by time */
+			st->faults[i] = st->faults[i - 1];
+			i--;
+		}
+		st->faults[i] = f;
+	} else if (!strcmp(word, "set")) {
+		for (char *kv = rest; *kv;) {
+			char *next = split(kv), *eq = strchr(kv, '=');
+			if (!eq)
+				return snprintf(err, errlen, "set takes key=value pairs, not '%.40s'", kv), -1;
+			*eq = '\0';
+			if (st->nsets >= TUI_TOUR_SETS)
+				return snprintf(err, errlen, "at most %d settings a step", TUI_TOUR_SETS), -1;
+			if (tui_tour_set(check, kv, eq + 1, &restart, err, errlen) < 0)
+				return -1;
+			snprintf(st->sets[st->nsets].key, sizeof st->sets[0].key, "%s", kv);
+			snprintf(st->sets[st->nsets].value, sizeof st->sets[0].value, "%s", eq + 1);
+			st->nsets++;
+			kv = next;
+		}
+	} else {
+		return snprintf(err, errlen, "unknown word '%.40s' (title, scenario, step, "
+		                "set, say, run, pause, speed, compare, crash)", word), -1;
+	}
+	return 0;
+}
+
+struct tui_tour *tui_tour_parse(const char *text, char *err, size_t errlen)
+{
+	struct tui_tour *t = xcalloc(1, sizeof *t);
+	struct tui_tour_step *cur = NULL;
+	struct sim_config check;
+	char msg[160];
+	int lineno = 0;
+
+	sim_config_default(&check);
+	for (const char *p = text; *p;) {
+		char line[1024];
+		size_t n = strcspn(p, "\n");
+		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line - 1 ? n : sizeof line - 1), p);
+		p += n + (p[n] == '\n');
+		lineno++;
+		char *s = line;
+		while (isspace((unsigned char)*s))
+			s++;
+		char *end = s + strlen(s);
+		while (end > s && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		if (!*s || *s == '#')
+			continue;
+		char *rest = split(s);
+		if (line_(t, &cur, s, rest, &check, msg, sizeof msg) < 0) {
+			snprintf(err, errlen, "line %d: %s", lineno, msg);
+			tui_tour_free(t);
+			return NULL;
+		}
+		if (cur && !cur->line)
+			cur->line = lineno;
+	}
+	if (t->nsteps == 0) {
+		snprintf(err, errlen, "no steps (a tour needs at least one 'step' line)");
+		tui_tour_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+const char *const *tui_tour_names(void)
+{
+	return tui_tour_builtin_names;
+}
+
+struct tui_tour *tui_tour_load(const char *name, char *err, size_t errlen)
+{
+	for (int i = 0; tui_tour_builtin_names[i]; i++)
+		if (!strcmp(name, tui_tour_builtin_names[i]))
+			return tui_tour_parse(tui_tour_builtin_texts[i], err, errlen);
+
+	FILE *f = fopen(name, "r");
+	if (!f) {
+		snprintf(err, errlen, "no tour '%s' (not a built-in one, see --list; "
+		         "as a file: %s)", name, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 4096, len = 0;
+	char *buf = xmalloc(cap);
+	size_t got;
+	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += got;
+		if (cap - len - 1 == 0)
+			buf = xrealloc(buf, cap *= 2);
+	}
+	buf[len] = '\0';
+	fclose(f);
+	char msg[200];
+	struct tui_tour *t = tui_tour_parse(buf, msg, sizeof msg);
+	if (!t)
+		snprintf(err, errlen, "%s: %s", name, msg);
+	free(buf);
+	return t;
+}
