@@ -63,12 +63,25 @@ int64_t kit_db_changes(const struct kit_db *db);
 /* Transactions. begin is BEGIN IMMEDIATE on SQLite (take the write lock
  * now, not at the first write) and BEGIN on PostgreSQL. */
 int kit_db_begin(struct kit_db *db);
+/* commit fails (KIT_DB_ERR) when the transaction had already failed and
+ * PostgreSQL rolled it back instead; after a failed commit no transaction
+ * is open, on either engine. */
 int kit_db_commit(struct kit_db *db);
 int kit_db_rollback(struct kit_db *db);
 
+/* How long a statement waits for a row or table lock before failing with
+ * KIT_DB_BUSY: SQLite's busy wait (5000 ms by default) or PostgreSQL's
+ * lock_timeout (0, wait forever, by default). ms == 0 means the default. */
+int kit_db_set_lock_timeout(struct kit_db *db, int ms);
+
 /* Instrumentation: when set, hook(arg, ev, sql, t_ns) is called at the
  * start and end of each statement and transaction, t_ns from
- * CLOCK_MONOTONIC, so tests can measure how long a row lock was held. */
+ * CLOCK_MONOTONIC, so tests can measure how long a row lock was held.
+ * STMT_START/STMT_END bracket kit_db_exec and the queries; TX_BEGIN,
+ * TX_COMMIT and TX_ROLLBACK fire once the statement has finished (so
+ * TX_BEGIN on SQLite comes after the write lock is taken), whether it came
+ * from kit_db_begin/commit/rollback or from kit_db_exec("COMMIT"). The hook
+ * runs in the caller's thread. */
 enum kit_db_event {
 	KIT_DB_STMT_START, KIT_DB_STMT_END,
 	KIT_DB_TX_BEGIN, KIT_DB_TX_COMMIT, KIT_DB_TX_ROLLBACK

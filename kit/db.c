@@ -1,0 +1,586 @@
+/*
+ * db.c: kit/db.h over SQLite and libpq.
+ *
+ * Both engines take the same SQL with $1, $2, ... placeholders. SQLite
+ * reads "$1" as a named parameter, so parameters are bound by name; a
+ * value that is a plain decimal integer is bound as an integer (so LIMIT $1
+ * and integer keys behave), anything else as text. PostgreSQL gets text
+ * parameters through PQexecParams and converts them itself.
+ *
+ * Errors are written once, into db->err, as "ENGINE: STATEMENT: CAUSE".
+ */
+#include "kit/db.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#define BUSY_TIMEOUT_MS 5000                  /* SQLite waits this long for a lock */
+#define CONNECT_TIMEOUT "5"                   /* PostgreSQL, seconds */
+
+struct kit_db {
+	enum kit_db_engine engine;
+	sqlite3 *lite;                /* KIT_DB_SQLITE */
+	PGconn *pg;                   /* KIT_DB_POSTGRES */
+	int64_t changes;              /* rows changed by the last exec */
+	int64_t busy_since_ns;        /* SQLite busy handler: when waiting began */
+	int64_t busy_timeout_ns;      /* ... and how long it may wait */
+	kit_db_hook_fn *hook;
+	void *hook_arg;
+	char err[1024];
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void emit(struct kit_db *db, enum kit_db_event ev, const char *sql)
+{
+	if (db->hook)
+		db->hook(db->hook_arg, ev, sql, now_ns());
+}
+
+/* Write "ENGINE: SQL: CAUSE" into db->err, the SQL on one line and cut
+ * short if long; cause is trimmed of trailing newlines. */
+static void set_err(struct kit_db *db, const char *sql, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(struct kit_db *db, const char *sql, const char *fmt, ...)
+{
+	char stmt[200], cause[700];
+	size_t n = 0;
+	bool space = false;
+
+	for (const char *p = sql ? sql : ""; *p && n + 4 < sizeof stmt; p++) {
+		if (isspace((unsigned char)*p)) {
+			space = n > 0;
+			continue;
+		}
+		if (space)
+			stmt[n++] = ' ';
+		space = false;
+		stmt[n++] = *p;
+	}
+	if (sql && strlen(sql) > n + 8 && n + 4 >= sizeof stmt)
+		memcpy(stmt + n - 3, "...", 3);
+	stmt[n] = '\0';
+
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof cause, fmt, ap);
+	va_end(ap);
+	for (size_t len = strlen(cause); len > 0 && isspace((unsigned char)cause[len - 1]); len--)
+		cause[len - 1] = '\0';
+
+	const char *engine = db->engine == KIT_DB_SQLITE ? "sqlite" : "postgres";
+	if (stmt[0])
+		snprintf(db->err, sizeof db->err, "%s: %s: %s", engine, stmt, cause);
+	else
+		snprintf(db->err, sizeof db->err, "%s: %s", engine, cause);
+}
+
+/* Which transaction event, if any, a bare statement is: lets the hook see
+ * BEGIN/COMMIT/ROLLBACK even when they are run through kit_db_exec. */
+static int tx_event(const char *sql, enum kit_db_event *ev)
+{
+	while (isspace((unsigned char)*sql))
+		sql++;
+	if (strncasecmp(sql, "BEGIN", 5) == 0 || strncasecmp(sql, "START TRANSACTION", 17) == 0)
+		*ev = KIT_DB_TX_BEGIN;
+	else if (strncasecmp(sql, "COMMIT", 6) == 0 || strncasecmp(sql, "END", 3) == 0)
+		*ev = KIT_DB_TX_COMMIT;
+	else if (strncasecmp(sql, "ROLLBACK", 8) == 0 && !strcasestr(sql, " TO "))
+		*ev = KIT_DB_TX_ROLLBACK;
+	else
+		return 0;
+	return 1;
+}
+
+/* ---- SQLite ---- */
+
+static int lite_code(struct kit_db *db)
+{
+	switch (sqlite3_errcode(db->lite) & 0xff) {
+	case SQLITE_CONSTRAINT: return KIT_DB_CONSTRAINT;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:     return KIT_DB_BUSY;
+	default:                return KIT_DB_ERR;
+	}
+}
+
+static int lite_fail(struct kit_db *db, const char *sql)
+{
+	set_err(db, sql, "%s", sqlite3_errmsg(db->lite));
+	return lite_code(db);
+}
+
+/* Wait for a lock in short naps (SQLite's own handler sleeps up to 100 ms
+ * at a time, which would hide the queue the labs measure), up to
+ * busy_timeout_ns from the first call of this wait. */
+static int lite_busy(void *arg, int count)
+{
+	struct kit_db *db = arg;
+	int64_t t = now_ns();
+
+	if (count == 0)
+		db->busy_since_ns = t;
+	if (t - db->busy_since_ns > db->busy_timeout_ns)
+		return 0;
+	long nap_us = count < 10 ? 20 : count < 100 ? 100 : 1000;
+	struct timespec ts = { 0, nap_us * 1000 };
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
+static bool plain_integer(const char *s)
+{
+	const char *p = s;
+	if (*p == '-')
+		p++;
+	if (!isdigit((unsigned char)*p) || (p[0] == '0' && p[1] != '\0'))
+		return false;
+	for (; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	errno = 0;
+	(void)strtoll(s, NULL, 10);
+	return errno == 0;
+}
+
+/* Prepare sql (one statement) with its parameters into *out. */
+static int lite_prepare(struct kit_db *db, const char *sql, int nparams,
+                        const char *const *params, sqlite3_stmt **out)
+{
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+
+	*out = NULL;
+	if (sqlite3_prepare_v2(db->lite, sql, -1, &st, &tail) != SQLITE_OK)
+		return lite_fail(db, sql);
+	if (st == NULL) {
+		set_err(db, sql, "no statement");
+		return KIT_DB_ERR;
+	}
+	while (tail && isspace((unsigned char)*tail))
+		tail++;
+	if (tail && *tail && strcmp(tail, ";") != 0) {
+		sqlite3_finalize(st);
+		set_err(db, sql, "parameters need exactly one statement");
+		return KIT_DB_ERR;
+	}
+	for (int i = 1; i <= nparams; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "$%d", i);
+		int idx = sqlite3_bind_parameter_index(st, name);
+		if (idx == 0)
+			continue;   /* a parameter the statement does not use */
+		const char *v = params[i - 1];
+		int rc;
+		if (v == NULL)
+			rc = sqlite3_bind_null(st, idx);
+		else if (plain_integer(v))
+			rc = sqlite3_bind_int64(st, idx, strtoll(v, NULL, 10));
+		else
+			rc = sqlite3_bind_text(st, idx, v, -1, SQLITE_TRANSIENT);
+		if (rc != SQLITE_OK) {
+			sqlite3_finalize(st);
+			return lite_fail(db, sql);
+		}
+	}
+	*out = st;
+	return 0;
+}
+
+static int lite_open(struct kit_db *db, const char *path)
+{
+	int rc = sqlite3_open_v2(path, &db->lite,
+	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc != SQLITE_OK) {
+		set_err(db, NULL, "cannot open %s: %s", path,
+		        db->lite ? sqlite3_errmsg(db->lite) : sqlite3_errstr(rc));
+		return KIT_DB_ERR;
+	}
+	db->busy_timeout_ns = BUSY_TIMEOUT_MS * 1000000LL;
+	sqlite3_busy_handler(db->lite, lite_busy, db);
+	/* WAL lets readers run beside the one writer; NORMAL syncs the log at
+	 * checkpoints, not at every commit (a crash may lose the last commits,
+	 * never corrupt the file). */
+	const char *setup = strcmp(path, ":memory:") == 0
+		? "PRAGMA foreign_keys = ON"
+		: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON";
+	char *msg = NULL;
+	if (sqlite3_exec(db->lite, setup, NULL, NULL, &msg) != SQLITE_OK) {
+		set_err(db, setup, "%s", msg ? msg : "failed");
+		sqlite3_free(msg);
+		return lite_code(db);
+	}
+	return 0;
+}
+
+static int lite_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params)
+{
+	if (nparams == 0) {
+		char *msg = NULL;
+		if (sqlite3_exec(db->lite, sql, NULL, NULL, &msg) != SQLITE_OK) {
+			set_err(db, sql, "%s", msg ? msg : sqlite3_errmsg(db->lite));
+			sqlite3_free(msg);
+			return lite_code(db);
+		}
+		db->changes = sqlite3_changes(db->lite);
+		return 0;
+	}
+	sqlite3_stmt *st;
+	int rc = lite_prepare(db, sql, nparams, params, &st);
+	if (rc != 0)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	if (rc != SQLITE_DONE) {
+		rc = lite_fail(db, sql);
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	db->changes = sqlite3_changes(db->lite);
+	return 0;
+}
+
+static int lite_query(struct kit_db *db, const char *sql, int nparams,
+                      const char *const *params, kit_db_row_fn *row, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc = lite_prepare(db, sql, nparams, params, &st);
+	if (rc != 0)
+		return rc;
+	int ncols = sqlite3_column_count(st);
+	const char **vals = calloc(ncols > 0 ? (size_t)ncols : 1, sizeof *vals);
+	if (vals == NULL) {
+		sqlite3_finalize(st);
+		set_err(db, sql, "out of memory");
+		return KIT_DB_ERR;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < ncols; i++)
+			vals[i] = (const char *)sqlite3_column_text(st, i);
+		int stop = row(arg, ncols, vals);
+		if (stop != 0) {
+			free(vals);
+			sqlite3_finalize(st);
+			return stop;
+		}
+	}
+	free(vals);
+	if (rc != SQLITE_DONE) {
+		rc = lite_fail(db, sql);
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* ---- PostgreSQL ---- */
+
+static void pg_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;   /* NOTICEs (e.g. "drop cascades to ...") are not errors */
+}
+
+static int pg_code(const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (state == NULL)
+		return KIT_DB_ERR;
+	if (strncmp(state, "23", 2) == 0)
+		return KIT_DB_CONSTRAINT;
+	if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 ||
+	    strcmp(state, "55P03") == 0)
+		return KIT_DB_BUSY;
+	return KIT_DB_ERR;
+}
+
+/* Record the failure of res (may be NULL) and return its code; clears res. */
+static int pg_fail(struct kit_db *db, const char *sql, PGresult *res)
+{
+	const char *sev = res ? PQresultErrorField(res, PG_DIAG_SEVERITY) : NULL;
+	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	if (sev && msg)
+		set_err(db, sql, "%s: %s", sev, msg);
+	else
+		set_err(db, sql, "%s", PQerrorMessage(db->pg));
+	int rc = pg_code(res);
+	PQclear(res);
+	return rc;
+}
+
+static int pg_open(struct kit_db *db, const char *url)
+{
+	/* connect_timeout first, so a setting inside url overrides it. */
+	const char *keys[] = { "connect_timeout", "application_name", "dbname", NULL };
+	const char *vals[] = { CONNECT_TIMEOUT, "hotrow", url, NULL };
+	db->pg = PQconnectdbParams(keys, vals, 1);
+	if (db->pg == NULL) {
+		set_err(db, NULL, "out of memory");
+		return KIT_DB_ERR;
+	}
+	if (PQstatus(db->pg) != CONNECTION_OK) {
+		set_err(db, NULL, "cannot connect: %s", PQerrorMessage(db->pg));
+		return KIT_DB_ERR;
+	}
+	PQsetNoticeProcessor(db->pg, pg_quiet, NULL);
+	return 0;
+}
+
+static PGresult *pg_run(struct kit_db *db, const char *sql, int nparams, const char *const *params)
+{
+	if (nparams == 0)
+		return PQexec(db->pg, sql);
+	return PQexecParams(db->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+}
+
+static int pg_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params)
+{
+	PGresult *res = pg_run(db, sql, nparams, params);
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY)
+		return pg_fail(db, sql, res);
+	db->changes = strtoll(PQcmdTuples(res), NULL, 10);
+	PQclear(res);
+	return 0;
+}
+
+static int pg_query(struct kit_db *db, const char *sql, int nparams,
+                    const char *const *params, kit_db_row_fn *row, void *arg)
+{
+	PGresult *res = pg_run(db, sql, nparams, params);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pg_fail(db, sql, res);
+	int ncols = PQnfields(res), nrows = PQntuples(res);
+	const char **vals = calloc(ncols > 0 ? (size_t)ncols : 1, sizeof *vals);
+	if (vals == NULL) {
+		PQclear(res);
+		set_err(db, sql, "out of memory");
+		return KIT_DB_ERR;
+	}
+	int stop = 0;
+	for (int r = 0; r < nrows && stop == 0; r++) {
+		for (int i = 0; i < ncols; i++)
+			vals[i] = PQgetisnull(res, r, i) ? NULL : PQgetvalue(res, r, i);
+		stop = row(arg, ncols, vals);
+	}
+	free(vals);
+	PQclear(res);
+	return stop;
+}
+
+/* ---- the API ---- */
+
+int kit_db_open(struct kit_db **out, const char *url)
+{
+	struct kit_db *db = calloc(1, sizeof *db);
+	*out = db;
+	if (db == NULL)
+		return KIT_DB_ERR;
+	if (url == NULL)
+		url = "";
+	if (strncmp(url, "sqlite:", 7) == 0) {
+		db->engine = KIT_DB_SQLITE;
+		if (url[7] == '\0') {
+			set_err(db, NULL, "no file in \"%s\" (use sqlite:PATH or sqlite::memory:)", url);
+			return KIT_DB_ERR;
+		}
+		return lite_open(db, url + 7);
+	}
+	db->engine = KIT_DB_POSTGRES;
+	return pg_open(db, url);
+}
+
+void kit_db_close(struct kit_db *db)
+{
+	if (db == NULL)
+		return;
+	if (db->lite)
+		sqlite3_close_v2(db->lite);
+	if (db->pg)
+		PQfinish(db->pg);
+	free(db);
+}
+
+enum kit_db_engine kit_db_engine(const struct kit_db *db)
+{
+	return db->engine;
+}
+
+const char *kit_db_errmsg(const struct kit_db *db)
+{
+	if (db == NULL)
+		return "out of memory";
+	return db->err;
+}
+
+/* True when the handle has a live connection; sets the error if not. */
+static bool ready(struct kit_db *db, const char *sql)
+{
+	if (db->lite || (db->pg && PQstatus(db->pg) == CONNECTION_OK))
+		return true;
+	set_err(db, sql, "not connected");
+	return false;
+}
+
+int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params)
+{
+	if (!ready(db, sql))
+		return KIT_DB_ERR;
+	enum kit_db_event tx = KIT_DB_TX_BEGIN;
+	bool is_tx = tx_event(sql, &tx);
+	emit(db, KIT_DB_STMT_START, sql);
+	int rc = db->engine == KIT_DB_SQLITE ? lite_exec(db, sql, nparams, params)
+	                                     : pg_exec(db, sql, nparams, params);
+	emit(db, KIT_DB_STMT_END, sql);
+	if (rc == 0 && is_tx)
+		emit(db, tx, sql);
+	return rc;
+}
+
+struct one_int {
+	bool seen;
+	int64_t value;
+};
+
+static int take_int(void *arg, int ncols, const char *const *values)
+{
+	struct one_int *o = arg;
+	if (!o->seen) {
+		o->seen = true;
+		o->value = ncols > 0 && values[0] ? strtoll(values[0], NULL, 10) : 0;
+	}
+	return 0;
+}
+
+int kit_db_query_int(struct kit_db *db, const char *sql, int nparams,
+                     const char *const *params, int64_t *out)
+{
+	struct one_int o = { false, 0 };
+	int rc = kit_db_query(db, sql, nparams, params, take_int, &o);
+	if (rc != 0)
+		return rc;
+	if (!o.seen) {
+		set_err(db, sql, "no row");
+		return KIT_DB_NOROW;
+	}
+	*out = o.value;
+	return 0;
+}
+
+int kit_db_query(struct kit_db *db, const char *sql, int nparams,
+                 const char *const *params, kit_db_row_fn *row, void *arg)
+{
+	if (!ready(db, sql))
+		return KIT_DB_ERR;
+	emit(db, KIT_DB_STMT_START, sql);
+	int rc = db->engine == KIT_DB_SQLITE ? lite_query(db, sql, nparams, params, row, arg)
+	                                     : pg_query(db, sql, nparams, params, row, arg);
+	emit(db, KIT_DB_STMT_END, sql);
+	return rc;
+}
+
+int64_t kit_db_changes(const struct kit_db *db)
+{
+	return db->changes;
+}
+
+/* BEGIN/COMMIT/ROLLBACK: the TX event fires when the statement is done
+ * (for BEGIN IMMEDIATE on SQLite, once the write lock is held). */
+static int run_tx(struct kit_db *db, const char *sql, enum kit_db_event ev)
+{
+	if (!ready(db, sql))
+		return KIT_DB_ERR;
+	int rc = db->engine == KIT_DB_SQLITE ? lite_exec(db, sql, 0, NULL)
+	                                     : pg_exec(db, sql, 0, NULL);
+	if (rc == 0)
+		emit(db, ev, sql);
+	return rc;
+}
+
+int kit_db_begin(struct kit_db *db)
+{
+	return run_tx(db, db->engine == KIT_DB_SQLITE ? "BEGIN IMMEDIATE" : "BEGIN", KIT_DB_TX_BEGIN);
+}
+
+/* PostgreSQL answers COMMIT in a failed transaction with "ROLLBACK" and no
+ * error; say so, or the caller would think its writes were kept. */
+static int pg_commit(struct kit_db *db)
+{
+	const char *sql = "COMMIT";
+	if (!ready(db, sql))
+		return KIT_DB_ERR;
+	PGresult *res = PQexec(db->pg, sql);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+		return pg_fail(db, sql, res);
+	bool rolled_back = strcmp(PQcmdStatus(res), "ROLLBACK") == 0;
+	PQclear(res);
+	if (rolled_back) {
+		set_err(db, sql, "the transaction had already failed, so COMMIT rolled it back");
+		emit(db, KIT_DB_TX_ROLLBACK, sql);
+		return KIT_DB_ERR;
+	}
+	emit(db, KIT_DB_TX_COMMIT, sql);
+	return 0;
+}
+
+int kit_db_commit(struct kit_db *db)
+{
+	if (db->engine == KIT_DB_POSTGRES)
+		return pg_commit(db);
+	int rc = run_tx(db, "COMMIT", KIT_DB_TX_COMMIT);
+	/* A busy COMMIT on SQLite leaves the transaction open: end it, so a
+	 * failed commit means the same on both engines. */
+	if (rc != 0 && !sqlite3_get_autocommit(db->lite)) {
+		char keep[sizeof db->err];
+		memcpy(keep, db->err, sizeof keep);
+		kit_db_rollback(db);
+		memcpy(db->err, keep, sizeof keep);
+	}
+	return rc;
+}
+
+int kit_db_rollback(struct kit_db *db)
+{
+	return run_tx(db, "ROLLBACK", KIT_DB_TX_ROLLBACK);
+}
+
+int kit_db_set_lock_timeout(struct kit_db *db, int ms)
+{
+	if (ms < 0) {
+		set_err(db, NULL, "lock timeout %d ms: give 0 (default) or more", ms);
+		return KIT_DB_ERR;
+	}
+	if (db->engine == KIT_DB_SQLITE) {
+		db->busy_timeout_ns = (ms ? ms : BUSY_TIMEOUT_MS) * 1000000LL;
+		return 0;
+	}
+	char sql[64];
+	snprintf(sql, sizeof sql, "SET lock_timeout = %d", ms);
+	if (!ready(db, sql))
+		return KIT_DB_ERR;
+	return pg_exec(db, sql, 0, NULL);
+}
+
+void kit_db_set_hook(struct kit_db *db, kit_db_hook_fn *hook, void *arg)
+{
+	db->hook = hook;
+	db->hook_arg = arg;
+}

@@ -1,0 +1,426 @@
+/*
+ * load.c: kit/load.h, T threads calling one operation.
+ *
+ * Each worker connects, runs thread_init, says it is ready and waits for
+ * the go flag, so that every thread starts at the same moment (connection
+ * set-up is not load).
+ * The main thread times the run, prints progress and raises the stop flag;
+ * workers time each call into a histogram of their own, merged after join,
+ * so the hot path shares nothing but a few relaxed counters.
+ *
+ * Latencies go into log-linear buckets: exact below 64 ns, then 32 buckets
+ * per power of two (about 3% wide), which is plenty for percentiles.
+ */
+#include "kit/load.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SUB      32                          /* buckets per power of two */
+#define LINEAR   64                          /* exact buckets for 0..63 ns */
+#define MAX_MSB  44                          /* 2^44 ns, ~4.9 hours: clamp */
+#define NBUCKETS (LINEAR + (MAX_MSB - 5) * SUB)
+
+struct hist {
+	int64_t n, sum_ns, max_ns;
+	int64_t bucket[NBUCKETS];
+};
+
+struct worker {
+	struct run *run;
+	pthread_t tid;
+	struct kit_load_thread th;
+	struct hist hist;
+	/* read by the progress line while the worker runs */
+	atomic_llong ok, failed, busy, constraint;
+	int init_rc;                      /* 0, or why this worker could not start */
+	int64_t end_ns;                   /* when its last call returned */
+};
+
+struct run {
+	const struct kit_load_config *c;
+	kit_load_op_fn *op;
+	void *arg;
+	atomic_int ready;                 /* workers connected (or failed) */
+	atomic_bool go;                   /* main has set t0: start calling */
+	atomic_bool stop;
+	atomic_int running;               /* workers not yet finished */
+	int64_t t0_ns;                    /* set by main before go */
+	int64_t interval_ns;              /* open loop: per-thread gap between calls */
+	pthread_mutex_t err_lock;         /* guards error */
+	char error[512];
+	struct worker *w;
+};
+
+int64_t kit_load_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_ns(int64_t ns)
+{
+	if (ns <= 0)
+		return;
+	struct timespec ts = { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static int bucket_of(int64_t v)
+{
+	if (v < LINEAR)
+		return v < 0 ? 0 : (int)v;
+	int msb = 63 - __builtin_clzll((unsigned long long)v);
+	if (msb >= MAX_MSB)
+		return NBUCKETS - 1;
+	int shift = msb - 5;                             /* v >> shift is 32..63 */
+	return LINEAR + (shift - 1) * SUB + (int)((v >> shift) - SUB);
+}
+
+/* The middle of bucket i, in ns. */
+static double bucket_mid(int i)
+{
+	if (i < LINEAR)
+		return i;
+	int shift = (i - LINEAR) / SUB + 1;
+	int64_t m = (i - LINEAR) % SUB + SUB;
+	return (double)(m << shift) + (double)(1LL << shift) / 2.0;
+}
+
+static void hist_add(struct hist *h, int64_t ns)
+{
+	h->n++;
+	h->sum_ns += ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+	h->bucket[bucket_of(ns)]++;
+}
+
+static void hist_merge(struct hist *into, const struct hist *h)
+{
+	into->n += h->n;
+	into->sum_ns += h->sum_ns;
+	if (h->max_ns > into->max_ns)
+		into->max_ns = h->max_ns;
+	for (int i = 0; i < NBUCKETS; i++)
+		into->bucket[i] += h->bucket[i];
+}
+
+/* The p-quantile (0 < p <= 1) in ms; never above the true maximum. */
+static double hist_quantile_ms(const struct hist *h, double p)
+{
+	if (h->n == 0)
+		return 0;
+	int64_t rank = (int64_t)ceil(p * (double)h->n), seen = 0;
+	if (rank < 1)
+		rank = 1;
+	for (int i = 0; i < NBUCKETS; i++) {
+		seen += h->bucket[i];
+		if (seen >= rank) {
+			double v = bucket_mid(i);
+			return (v > (double)h->max_ns ? (double)h->max_ns : v) / 1e6;
+		}
+	}
+	return (double)h->max_ns / 1e6;
+}
+
+/* Keep the first failure's message; later ones are only counted. */
+static void note_error(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_error(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&r->err_lock);
+	if (r->error[0] == '\0')
+		vsnprintf(r->error, sizeof r->error, fmt, ap);
+	pthread_mutex_unlock(&r->err_lock);
+	va_end(ap);
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+uint64_t kit_load_rand(struct kit_load_thread *th)
+{
+	uint64_t x = th->rng;   /* xorshift64* */
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	th->rng = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* Sleep until t_ns in short naps, so a stop is noticed; false if stopped. */
+static bool wait_until(struct run *r, int64_t t_ns)
+{
+	for (;;) {
+		if (atomic_load_explicit(&r->stop, memory_order_relaxed))
+			return false;
+		int64_t left = t_ns - kit_load_now_ns();
+		if (left <= 0)
+			return true;
+		sleep_ns(left < 10000000 ? left : 10000000);
+	}
+}
+
+static void call_loop(struct worker *w)
+{
+	struct run *r = w->run;
+	const struct kit_load_config *c = r->c;
+	int64_t next = r->t0_ns + (r->interval_ns ? r->interval_ns * w->th.index / c->threads : 0);
+
+	for (w->th.iter = 0; !atomic_load_explicit(&r->stop, memory_order_relaxed); w->th.iter++) {
+		if (c->iterations > 0 && w->th.iter >= c->iterations)
+			break;
+		int64_t start = kit_load_now_ns();
+		if (r->interval_ns) {        /* open loop: wait for the slot, count from it */
+			if (!wait_until(r, next))
+				break;
+			start = next;
+			next += r->interval_ns;
+		}
+		int rc = r->op(r->arg, &w->th);
+		hist_add(&w->hist, kit_load_now_ns() - start);
+		if (rc == 0) {
+			atomic_fetch_add_explicit(&w->ok, 1, memory_order_relaxed);
+			continue;
+		}
+		atomic_fetch_add_explicit(&w->failed, 1, memory_order_relaxed);
+		if (rc == KIT_DB_BUSY)
+			atomic_fetch_add_explicit(&w->busy, 1, memory_order_relaxed);
+		if (rc == KIT_DB_CONSTRAINT)
+			atomic_fetch_add_explicit(&w->constraint, 1, memory_order_relaxed);
+		note_error(r, "a call failed (%d)%s%s", rc, w->th.db ? ": " : "",
+		           w->th.db ? kit_db_errmsg(w->th.db) : "");
+		if (c->stop_on_error)
+			atomic_store(&r->stop, true);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->run;
+	const struct kit_load_config *c = r->c;
+
+	if (c->url) {
+		w->init_rc = kit_db_open(&w->th.db, c->url);
+		if (w->init_rc != 0)
+			note_error(r, "thread could not connect (%d): %s", w->init_rc,
+			           kit_db_errmsg(w->th.db));
+	}
+	if (w->init_rc == 0 && c->thread_init) {
+		w->init_rc = c->thread_init(r->arg, &w->th);
+		if (w->init_rc != 0)
+			note_error(r, "thread_init failed (%d)", w->init_rc);
+	}
+	atomic_fetch_add(&r->ready, 1);
+	while (!atomic_load(&r->go))
+		sleep_ns(100000);
+	if (w->init_rc == 0) {
+		if (!atomic_load(&r->stop))
+			call_loop(w);
+		w->end_ns = kit_load_now_ns();
+		if (c->thread_done)
+			c->thread_done(r->arg, &w->th);
+	}
+	kit_db_close(w->th.db);
+	w->th.db = NULL;
+	atomic_fetch_sub(&r->running, 1);
+	return NULL;
+}
+
+void kit_load_config_default(struct kit_load_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->threads = 4;
+	c->seconds = 5;
+	c->progress = true;
+	c->seed = 1;
+}
+
+static int64_t sum_counter(struct run *r, size_t offset)
+{
+	int64_t s = 0;
+	for (int i = 0; i < r->c->threads; i++)
+		s += atomic_load_explicit((atomic_llong *)((char *)&r->w[i] + offset),
+		                          memory_order_relaxed);
+	return s;
+}
+
+static void progress(struct run *r, int64_t now)
+{
+	double t = (double)(now - r->t0_ns) / 1e9;
+	int64_t ok = sum_counter(r, offsetof(struct worker, ok));
+	int64_t bad = sum_counter(r, offsetof(struct worker, failed));
+	fprintf(stderr, "\r\033[K%s%s%.1f s  %lld ok  %lld failed  %.0f/s",
+	        r->c->label ? r->c->label : "", r->c->label ? ": " : "", t,
+	        (long long)ok, (long long)bad, t > 0 ? (double)ok / t : 0.0);
+	fflush(stderr);
+}
+
+/* Until every worker is done: raise stop at the deadline, and keep the
+ * progress line fresh on a terminal. */
+static void watch(struct run *r)
+{
+	const struct kit_load_config *c = r->c;
+	bool tty = c->progress && isatty(STDERR_FILENO);
+	int64_t end = c->iterations > 0 ? INT64_MAX : r->t0_ns + (int64_t)(c->seconds * 1e9);
+	int64_t next_line = r->t0_ns + 250000000LL;
+
+	while (atomic_load(&r->running) > 0) {
+		int64_t now = kit_load_now_ns();
+		if (now >= end)
+			atomic_store(&r->stop, true);
+		if (tty && now >= next_line) {
+			progress(r, now);
+			next_line = now + 250000000LL;
+		}
+		int64_t nap = 2000000;                /* 2 ms: short runs end promptly */
+		if (end - now < nap)
+			nap = end - now > 100000 ? end - now : 100000;
+		sleep_ns(nap);
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+}
+
+static void result_init(struct kit_load_result *out, int threads)
+{
+	memset(out, 0, sizeof *out);
+	out->threads = threads;
+}
+
+int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
+                 struct kit_load_result *out)
+{
+	result_init(out, c->threads);
+	if (c->threads < 1 || c->threads > KIT_LOAD_MAX_THREADS) {
+		snprintf(out->error, sizeof out->error, "threads %d: give 1 to %d",
+		         c->threads, KIT_LOAD_MAX_THREADS);
+		return KIT_DB_ERR;
+	}
+	if (c->iterations <= 0 && !(c->seconds > 0)) {
+		snprintf(out->error, sizeof out->error, "give seconds > 0 or iterations > 0");
+		return KIT_DB_ERR;
+	}
+	if (c->rate_per_s < 0 || op == NULL) {
+		snprintf(out->error, sizeof out->error, op ? "rate_per_s must be >= 0" : "no operation");
+		return KIT_DB_ERR;
+	}
+
+	struct run *r = calloc(1, sizeof *r);
+	struct worker *w = calloc((size_t)c->threads, sizeof *w);
+	if (r == NULL || w == NULL) {
+		free(r);
+		free(w);
+		snprintf(out->error, sizeof out->error, "out of memory");
+		return KIT_DB_ERR;
+	}
+	r->c = c;
+	r->op = op;
+	r->arg = arg;
+	r->w = w;
+	r->interval_ns = c->rate_per_s > 0 ? (int64_t)(1e9 * c->threads / c->rate_per_s) : 0;
+	atomic_init(&r->stop, false);
+	atomic_init(&r->running, 0);
+	pthread_mutex_init(&r->err_lock, NULL);
+	atomic_init(&r->ready, 0);
+	atomic_init(&r->go, false);
+
+	uint64_t seed = c->seed;
+	int started = 0;
+	for (int i = 0; i < c->threads; i++) {
+		w[i].run = r;
+		w[i].th.index = i;
+		w[i].th.rng = splitmix(&seed) | 1;
+		atomic_init(&w[i].ok, 0);
+		atomic_init(&w[i].failed, 0);
+		atomic_init(&w[i].busy, 0);
+		atomic_init(&w[i].constraint, 0);
+		atomic_fetch_add(&r->running, 1);
+		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0) {
+			atomic_fetch_sub(&r->running, 1);
+			break;
+		}
+		started++;
+	}
+	int rc = 0;
+	if (started < c->threads) {
+		note_error(r, "could not start thread %d", started);
+		rc = KIT_DB_ERR;
+	}
+	while (atomic_load(&r->ready) < started)  /* everyone connected (or failed) */
+		sleep_ns(200000);
+	for (int i = 0; i < started; i++)
+		if (w[i].init_rc != 0)
+			rc = KIT_DB_ERR;
+	if (rc != 0)
+		atomic_store(&r->stop, true);
+	r->t0_ns = kit_load_now_ns();
+	atomic_store(&r->go, true);
+
+	watch(r);
+
+	int64_t t_end = r->t0_ns;
+	struct hist *all = calloc(1, sizeof *all);
+	for (int i = 0; i < started; i++) {
+		pthread_join(w[i].tid, NULL);
+		if (w[i].end_ns > t_end)
+			t_end = w[i].end_ns;
+		out->ok += atomic_load(&w[i].ok);
+		out->failed += atomic_load(&w[i].failed);
+		out->busy += atomic_load(&w[i].busy);
+		out->constraint += atomic_load(&w[i].constraint);
+		if (all)
+			hist_merge(all, &w[i].hist);
+	}
+	out->seconds = (double)(t_end - r->t0_ns) / 1e9;
+	out->throughput_per_s = out->seconds > 0 ? (double)out->ok / out->seconds : 0;
+	if (all && all->n > 0) {
+		out->latency_ms.mean = (double)all->sum_ns / (double)all->n / 1e6;
+		out->latency_ms.p50 = hist_quantile_ms(all, 0.50);
+		out->latency_ms.p90 = hist_quantile_ms(all, 0.90);
+		out->latency_ms.p95 = hist_quantile_ms(all, 0.95);
+		out->latency_ms.p99 = hist_quantile_ms(all, 0.99);
+		out->latency_ms.max = (double)all->max_ns / 1e6;
+	}
+	if (c->stop_on_error && out->failed > 0)
+		rc = KIT_DB_ERR;
+	snprintf(out->error, sizeof out->error, "%s", r->error);
+
+	free(all);
+	pthread_mutex_destroy(&r->err_lock);
+	free(w);
+	free(r);
+	return rc;
+}
+
+void kit_load_print(FILE *f, const struct kit_load_result *r)
+{
+	fprintf(f, "threads     %d, %.2f s\n", r->threads, r->seconds);
+	fprintf(f, "calls       %lld ok, %lld failed", (long long)r->ok, (long long)r->failed);
+	if (r->failed)
+		fprintf(f, " (%lld busy, %lld constraint)", (long long)r->busy, (long long)r->constraint);
+	fprintf(f, "\nthroughput  %.1f/s\n", r->throughput_per_s);
+	fprintf(f, "latency ms  mean %.3f  p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  max %.3f\n",
+	        r->latency_ms.mean, r->latency_ms.p50, r->latency_ms.p90, r->latency_ms.p95,
+	        r->latency_ms.p99, r->latency_ms.max);
+	if (r->error[0])
+		fprintf(f, "first error %s\n", r->error);
+}

@@ -1,0 +1,334 @@
+/*
+ * labtest.c: tests/labs/labtest.h, the harness the lab suites share.
+ *
+ * Skipping is decided once, in labtest_run(), before cmocka starts: the
+ * entries whose engine is not available get a body that calls skip(), so
+ * cmocka counts them as skipped (a skip() inside a setup would count as an
+ * error). Everything else is plain cmocka: setup makes the place (a file
+ * or a schema), the test fills it, teardown removes it.
+ */
+#include "tests/labs/labtest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *pg_url;          /* HOTROW_PG_URL, when usable */
+static int place_seq;               /* numbers this process's places */
+
+/*
+ * Places are named after the process that made them (and, for schemas,
+ * the machine), so a run can remove what an earlier run left behind when
+ * it crashed before its teardown: a place whose process is gone.
+ */
+static unsigned host_tag(void)
+{
+	char host[256] = "";
+	unsigned h = 2166136261u;   /* FNV-1a */
+	gethostname(host, sizeof host - 1);
+	for (const char *p = host; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return h & 0xffffff;
+}
+
+static bool process_gone(long pid)
+{
+	return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static const char *tmp_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	return tmp && *tmp ? tmp : "/tmp";
+}
+
+static void remove_sqlite(const char *path);
+
+static void sweep_sqlite(void)
+{
+	DIR *d = opendir(tmp_dir());
+	struct dirent *e;
+	long pid;
+	char path[600];
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (sscanf(e->d_name, "hotrow-test-%ld-", &pid) == 1 && process_gone(pid)) {
+			snprintf(path, sizeof path, "%s/%s/lab.db", tmp_dir(), e->d_name);
+			remove_sqlite(path);
+		}
+	}
+	closedir(d);
+}
+
+static int stale_schema(void *arg, int ncols, const char *const *values)
+{
+	unsigned tag;
+	long pid;
+	(void)ncols;
+	if (sscanf(values[0], "lt_%x_%ld_", &tag, &pid) == 2 && tag == host_tag() && process_gone(pid))
+		snprintf((char *)arg, 256, "%s", values[0]);   /* one per call is enough */
+	return 0;
+}
+
+static void sweep_pg(void)
+{
+	struct kit_db *admin;
+	if (kit_db_open(&admin, pg_url) == 0 && kit_db_set_lock_timeout(admin, 2000) == 0) {
+		for (int i = 0; i < 50; i++) {
+			char name[256] = "", sql[300];
+			kit_db_query(admin, "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lt\\_%'",
+			             0, NULL, stale_schema, name);
+			if (name[0] == '\0')
+				break;
+			snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", name);
+			if (kit_db_exec(admin, sql, 0, NULL) != 0)
+				break;
+		}
+	}
+	kit_db_close(admin);
+}
+
+static bool env_is(const char *name, const char *value)
+{
+	const char *v = getenv(name);
+	return v != NULL && strcmp(v, value) == 0;
+}
+
+static void test_skipped(void **state)
+{
+	(void)state;
+	skip();
+}
+
+static struct labtest *new_labtest(enum kit_db_engine engine)
+{
+	struct labtest *t = calloc(1, sizeof *t);
+	assert_non_null(t);
+	t->engine = engine;
+	return t;
+}
+
+int labtest_setup_sqlite(void **state)
+{
+	struct labtest *t = new_labtest(KIT_DB_SQLITE);
+	char dir[200];
+
+	snprintf(dir, sizeof dir, "%s/hotrow-test-%ld-XXXXXX", tmp_dir(), (long)getpid());
+	if (mkdtemp(dir) == NULL) {
+		print_error("cannot make a directory under %s\n", tmp_dir());
+		free(t);
+		return -1;
+	}
+	snprintf(t->place, sizeof t->place, "%s/lab.db", dir);
+	snprintf(t->url, sizeof t->url, "sqlite:%s", t->place);
+	*state = t;
+	return 0;
+}
+
+/* Append the search_path option to a URL or a conninfo string. Tests also
+ * commit without waiting for the disk (synchronous_commit off): they check
+ * what is counted, not what survives a power cut, and an fsync per commit
+ * would make the thread checks take many seconds. */
+static void with_schema(char *out, size_t len, const char *base, const char *schema)
+{
+	if (strstr(base, "://") != NULL)
+		snprintf(out, len, "%s%soptions=-csearch_path%%3D%s%%20-csynchronous_commit%%3Doff",
+		         base, strchr(base, '?') ? "&" : "?", schema);
+	else
+		snprintf(out, len, "%s options='-csearch_path=%s -csynchronous_commit=off'", base, schema);
+}
+
+int labtest_setup_pg(void **state)
+{
+	if (pg_url == NULL) {
+		/* Reached only under HOTROW_REQUIRE_PG=1 (otherwise skipped). */
+		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1) but HOTROW_PG_URL "
+		            "is unset or unreachable; start one with `make pg-up`\n");
+		return -1;
+	}
+	struct labtest *t = new_labtest(KIT_DB_POSTGRES);
+	snprintf(t->place, sizeof t->place, "lt_%06x_%ld_%d_%ld", host_tag(), (long)getpid(),
+	         ++place_seq, (long)(time(NULL) % 100000));
+
+	struct kit_db *admin;
+	char sql[300];
+	snprintf(sql, sizeof sql, "CREATE SCHEMA %s", t->place);
+	if (kit_db_open(&admin, pg_url) != 0 || kit_db_exec(admin, sql, 0, NULL) != 0) {
+		print_error("%s\n", kit_db_errmsg(admin));
+		kit_db_close(admin);
+		free(t);
+		return -1;
+	}
+	kit_db_close(admin);
+	with_schema(t->url, sizeof t->url, pg_url, t->place);
+	*state = t;
+	return 0;
+}
+
+static void remove_sqlite(const char *path)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	char f[300];
+
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		snprintf(f, sizeof f, "%s%s", path, suffixes[i]);
+		unlink(f);
+	}
+	snprintf(f, sizeof f, "%s", path);
+	char *slash = strrchr(f, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(f);   /* fails, harmlessly, if the test left other files */
+	}
+}
+
+int labtest_teardown(void **state)
+{
+	struct labtest *t = *state;
+	int rc = 0;
+
+	if (t == NULL)
+		return 0;
+	kit_db_close(t->db);
+	if (t->engine == KIT_DB_SQLITE) {
+		remove_sqlite(t->place);
+	} else {
+		struct kit_db *admin;
+		char sql[300];
+		snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", t->place);
+		/* A connection the test leaked, still in a transaction, would make
+		 * the DROP wait forever: give up after 10 s and say so instead. */
+		if (kit_db_open(&admin, pg_url) != 0 || kit_db_set_lock_timeout(admin, 10000) != 0 ||
+		    kit_db_exec(admin, sql, 0, NULL) != 0) {
+			print_error("teardown: %s\n", kit_db_errmsg(admin));
+			rc = -1;
+		}
+		kit_db_close(admin);
+	}
+	free(t);
+	*state = NULL;
+	return rc;
+}
+
+struct kit_db *labtest_connect(struct labtest *t)
+{
+	struct kit_db *db;
+	if (kit_db_open(&db, t->url) != 0) {
+		char msg[1100];
+		snprintf(msg, sizeof msg, "%s", kit_db_errmsg(db));
+		kit_db_close(db);
+		fail_msg("cannot open the test database: %s", msg);
+	}
+	return db;
+}
+
+struct kit_db *labtest_db(struct labtest *t)
+{
+	if (t->db == NULL)
+		t->db = labtest_connect(t);
+	return t->db;
+}
+
+void labtest_exec(struct labtest *t, const char *sql)
+{
+	struct kit_db *db = labtest_db(t);
+	if (kit_db_exec(db, sql, 0, NULL) != 0)
+		fail_msg("%s", kit_db_errmsg(db));
+}
+
+int64_t labtest_int(struct labtest *t, const char *sql)
+{
+	struct kit_db *db = labtest_db(t);
+	int64_t v = 0;
+	if (kit_db_query_int(db, sql, 0, NULL, &v) != 0)
+		fail_msg("%s", kit_db_errmsg(db));
+	return v;
+}
+
+void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	print_error("%s:%d: %s\n", file, line, msg);
+	/* "a b,c" gives three HINT lines, one tag each. */
+	if (hint != NULL) {
+		char tags[256];
+		snprintf(tags, sizeof tags, "%s", hint);
+		for (char *save = NULL, *tag = strtok_r(tags, " ,", &save); tag;
+		     tag = strtok_r(NULL, " ,", &save))
+			print_error("HINT: %s\n", tag);
+	}
+	_fail(file, line);
+}
+
+/* Can we reach the server? Decides whether PostgreSQL tests run. */
+static bool pg_reachable(const char *url, char *why, size_t len)
+{
+	struct kit_db *db;
+	int rc = kit_db_open(&db, url);
+	if (rc != 0)
+		snprintf(why, len, "%s", kit_db_errmsg(db));
+	kit_db_close(db);
+	return rc == 0;
+}
+
+int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
+{
+	bool only_sqlite = env_is("HOTROW_LAB_ONLY", "sqlite");
+	bool only_pg = env_is("HOTROW_LAB_ONLY", "postgres") || env_is("HOTROW_LAB_ONLY", "postgresql");
+	bool require = env_is("HOTROW_REQUIRE_PG", "1");
+	const char *url = getenv("HOTROW_PG_URL");
+	bool pg_ok = false;
+	char why[1100] = "";
+
+	if (!only_sqlite) {
+		if (url && *url)
+			pg_ok = pg_reachable(url, why, sizeof why);
+		if (pg_ok) {
+			pg_url = url;
+			sweep_pg();
+		}
+		else if (!require && url && *url)
+			printf("NOTICE: PostgreSQL checks skipped: HOTROW_PG_URL is set but %s\n", why);
+		else if (!require)
+			printf("NOTICE: PostgreSQL checks skipped: set HOTROW_PG_URL "
+			       "(export HOTROW_PG_URL=$(scripts/pg up)) to run them\n");
+		else if (url && *url)
+			printf("NOTICE: PostgreSQL is required but unreachable: %s\n", why);
+		fflush(stdout);
+	}
+
+	if (!only_pg)
+		sweep_sqlite();
+
+	struct CMUnitTest *run = calloc(n ? n : 1, sizeof *run);
+	if (run == NULL)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		run[i] = tests[i];
+		bool is_pg = tests[i].setup_func == labtest_setup_pg;
+		bool is_lite = tests[i].setup_func == labtest_setup_sqlite;
+		bool off = (is_pg && (only_sqlite || (!pg_ok && !require))) ||
+		           (is_lite && only_pg);
+		if (off) {
+			run[i].test_func = test_skipped;
+			run[i].setup_func = NULL;
+			run[i].teardown_func = NULL;
+		}
+	}
+	int failed = _cmocka_run_group_tests(lab, run, n, NULL, NULL);
+	free(run);
+	return failed;
+}
