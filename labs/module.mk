@@ -45,12 +45,18 @@ $$(BUILD)/labs/$(1)/run-solution: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_SOL_OBJ)
 $$(BUILD)/labs/$(1)/run-exercise: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_EX_OBJ) $$(KIT_LIB) $$(ENGINE_LIB)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) $$^ $$(DB_LIBS) $$(LDLIBS) -o $$@
+ifneq ($$($(1)_SOL_OBJ),)
 ALL += $$(BUILD)/labs/$(1)/run-solution
 endif
+endif
 
+# The student kit (make student-kit) ships no solutions/: there a lab's
+# suite is the student's to run (hotrow lab check), not make test's.
+ifneq ($$($(1)_SOL_OBJ),)
 TESTS     += $$(BUILD)/labs/$(1)/test-solution
 MUST_FAIL += $$(BUILD)/labs/$(1)/test-exercise \
              $$(foreach m,$$($(1)_MUTANTS),$$(BUILD)/labs/$(1)/test-mutant-$$(m))
+endif
 endef
 
 $(foreach lab,$(LAB_NAMES),$(eval $(call lab_rules,$(lab))))

@@ -1,0 +1,27 @@
+/*
+ * lab_grade.h: `hotrow lab grade`, every lab (or one) checked and scored.
+ *
+ * One point per check that ran (skipped checks, such as PostgreSQL ones
+ * without a server, count for nothing either way); a lab that does not
+ * compile scores 0 of 1. Prints an xv6-style table, then writes
+ *   DIR/junit.xml     JUnit XML: a testsuite per lab, a testcase per check
+ *   DIR/results.json  Gradescope's format: {"score", "max_score", "output",
+ *                     "tests": [{"name", "score", "max_score", "status",
+ *                     "output"}]}
+ *
+ * Interface:
+ *   int rc = lab_grade(&tree, NULL or one lab, "out/dir" or NULL for .hotrow/grade,
+ *                    &opts);
+ */
+#ifndef HOTROW_CLI_LAB_GRADE_H
+#define HOTROW_CLI_LAB_GRADE_H
+
+#include "cli/lab_check.h"
+
+/* Grade every lab, or only `only` when it is not NULL. Returns the exit
+ * code: 0 full marks, 1 otherwise or when the reports cannot be written.
+ * Records each lab's progress, as a check does (not with --solutions). */
+int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
+              const struct lab_opts *o);
+
+#endif

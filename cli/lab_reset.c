@@ -1,0 +1,317 @@
+/*
+ * lab_reset.c: pristine copies of the skeletons, backups, and reset.
+ * See lab_reset.h for where the skeleton comes from.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/lab_proc.h"
+#include "cli/lab_reset.h"
+
+/* The regular, non-hidden files of dir, sorted; *n of them. The caller
+ * frees each name and the array. NULL with *n == 0 when dir is missing. */
+static char **files_of(const char *dir, size_t *n)
+{
+	struct dirent **e;
+	*n = 0;
+	int k = scandir(dir, &e, NULL, alphasort);
+	if (k < 0)
+		return NULL;
+	char **names = calloc((size_t)k + 1, sizeof *names);
+	for (int i = 0; i < k; i++) {
+		char p[PATH_MAX + 260];
+		struct stat st;
+		snprintf(p, sizeof p, "%s/%s", dir, e[i]->d_name);
+		if (names && e[i]->d_name[0] != '.' && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+			names[(*n)++] = strdup(e[i]->d_name);
+		free(e[i]);
+	}
+	free(e);
+	return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static int copy_file(const char *src, const char *dst)
+{
+	FILE *in = fopen(src, "rb");
+	if (!in)
+		return -1;
+	FILE *out = fopen(dst, "wb");
+	if (!out) {
+		fclose(in);
+		return -1;
+	}
+	char b[8192];
+	size_t k;
+	int rc = 0;
+	while ((k = fread(b, 1, sizeof b, in)) > 0)
+		if (fwrite(b, 1, k, out) != k)
+			rc = -1;
+	if (ferror(in))
+		rc = -1;
+	fclose(in);
+	if (fclose(out) != 0)
+		rc = -1;
+	return rc;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	int same = fa && fb;
+	while (same) {
+		int ca = getc(fa), cb = getc(fb);
+		if (ca != cb)
+			same = 0;
+		if (ca == EOF)
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+/* Copy every file of src into dst (created). Returns the count, or -1. */
+static int copy_dir(const char *src, const char *dst)
+{
+	size_t n;
+	char **names = files_of(src, &n);
+	if (mkdir(dst, 0777) != 0 && errno != EEXIST) {
+		free_names(names, n);
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char a[PATH_MAX + 260], b[PATH_MAX + 260];
+		snprintf(a, sizeof a, "%s/%s", src, names[i]);
+		snprintf(b, sizeof b, "%s/%s", dst, names[i]);
+		rc = copy_file(a, b);
+	}
+	free_names(names, n);
+	return rc == 0 ? (int)n : -1;
+}
+
+/* Export HEAD:exercises/NAME/ into dst (or, when count_only, only count
+ * its files; dst.list is still used as scratch). Returns the number of
+ * files, 0 when git does not track it (or is missing), -1 on a write
+ * error. */
+static int git_export(const struct lab_tree *t, const struct lab *l, const char *dst, int count_only)
+{
+	char list[PATH_MAX + 16], pathspec[128];
+	snprintf(list, sizeof list, "%s.list", dst);
+	snprintf(pathspec, sizeof pathspec, "exercises/%s/", l->name);
+	int fd = open(list, O_RDWR | O_CREAT | O_TRUNC, 0666);
+	if (fd < 0)
+		return -1;
+	char *ls[] = {"git", "ls-tree", "--name-only", "HEAD", "--", pathspec, NULL};
+	int rc = lab_proc_to_fd(t->root, ls, fd);
+	close(fd);
+	FILE *f = rc == 0 ? fopen(list, "r") : NULL;
+	int count = 0;
+	char line[PATH_MAX];
+	while (f && count >= 0 && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		const char *base = strrchr(line, '/');
+		base = base ? base + 1 : line;
+		if (!*base || *base == '.')
+			continue;
+		if (count_only) {
+			count++;
+			continue;
+		}
+		char spec[PATH_MAX + 8], out[PATH_MAX + 260];
+		snprintf(spec, sizeof spec, "HEAD:./%s", line);
+		snprintf(out, sizeof out, "%s/%s", dst, base);
+		if (count == 0 && mkdir(dst, 0777) != 0 && errno != EEXIST) {
+			count = -1;
+			break;
+		}
+		int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		char *show[] = {"git", "show", spec, NULL};
+		if (ofd < 0 || lab_proc_to_fd(t->root, show, ofd) != 0)
+			count = -1;
+		else
+			count++;
+		if (ofd >= 0)
+			close(ofd);
+	}
+	if (f)
+		fclose(f);
+	unlink(list);
+	return count;
+}
+
+static void remove_dir(const char *dir)
+{
+	size_t n;
+	char **names = files_of(dir, &n);
+	for (size_t i = 0; i < n; i++) {
+		char p[PATH_MAX + 260];
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		unlink(p);
+	}
+	free_names(names, n);
+	rmdir(dir);
+}
+
+void lab_reset_snapshot(const struct lab_tree *t)
+{
+	for (size_t i = 0; i < t->nlabs; i++) {
+		const struct lab *l = &t->labs[i];
+		char pristine[PATH_MAX], ex[PATH_MAX], probe[PATH_MAX];
+		struct stat st;
+		if (lab_path(t, pristine, sizeof pristine, ".hotrow/pristine/%s", l->name) != 0 ||
+		    lab_path(t, ex, sizeof ex, "exercises/%s", l->name) != 0 ||
+		    lab_path(t, probe, sizeof probe, ".hotrow/pristine/probe-%s", l->name) != 0)
+			continue;
+		if (stat(pristine, &st) == 0 || stat(ex, &st) != 0)
+			continue;
+		if (lab_state_dir(t, "pristine") != 0)
+			return;
+		int tracked = git_export(t, l, probe, 1);
+		if (tracked > 0)
+			continue;   /* git has it */
+		if (copy_dir(ex, pristine) < 0)
+			remove_dir(pristine);
+	}
+}
+
+/* Where the skeleton comes from; fills dir (may be a temporary export that
+ * the caller removes when *temp). Returns a description, or NULL. */
+static const char *find_pristine(const struct lab_tree *t, const struct lab *l, char *dir, size_t n,
+                                 int *temp)
+{
+	char marker[PATH_MAX];
+	struct stat st;
+	*temp = 0;
+	if (lab_path(t, marker, sizeof marker, ".hotrow/pristine/SHIPPED") != 0 ||
+	    lab_path(t, dir, n, ".hotrow/pristine/%s", l->name) != 0)
+		return NULL;
+	int have = stat(dir, &st) == 0;
+	if (have && stat(marker, &st) == 0)
+		return "the copy shipped in .hotrow/pristine/";
+	char tmp[PATH_MAX];
+	if (lab_state_dir(t, NULL) == 0 &&
+	    lab_path(t, tmp, sizeof tmp, ".hotrow/reset-%s", l->name) == 0) {
+		remove_dir(tmp);
+		if (git_export(t, l, tmp, 0) > 0) {
+			snprintf(dir, n, "%s", tmp);
+			*temp = 1;
+			return "git (HEAD)";
+		}
+		remove_dir(tmp);
+	}
+	return have ? "the copy saved in .hotrow/pristine/ when the runner first saw the lab" : NULL;
+}
+
+static int differs(const char *ex, const char *src)
+{
+	size_t ne, ns;
+	char **a = files_of(ex, &ne), **b = files_of(src, &ns);
+	int diff = ne != ns;
+	for (size_t i = 0; i < ne && !diff; i++) {
+		char pa[PATH_MAX + 260], pb[PATH_MAX + 260];
+		snprintf(pa, sizeof pa, "%s/%s", ex, a[i]);
+		snprintf(pb, sizeof pb, "%s/%s", src, b[i]);
+		diff = strcmp(a[i], b[i]) || !same_file(pa, pb);
+	}
+	free_names(a, ne);
+	free_names(b, ns);
+	return diff;
+}
+
+static int confirm(const struct lab *l)
+{
+	char answer[16];
+	printf("Put the skeleton back in exercises/%s/? Your files are backed up first. [y/N] ",
+	       l->name);
+	fflush(stdout);
+	if (!fgets(answer, sizeof answer, stdin))
+		return 0;
+	return answer[0] == 'y' || answer[0] == 'Y';
+}
+
+int lab_reset(const struct lab_tree *t, const struct lab *l, int yes)
+{
+	char src[PATH_MAX], ex[PATH_MAX], backup[PATH_MAX];
+	int temp;
+	const char *from = find_pristine(t, l, src, sizeof src, &temp);
+	if (!from) {
+		fprintf(stderr, "hotrow lab reset: no pristine copy of exercises/%s/ (not in git, "
+			"none in .hotrow/pristine/); the student kit ships one\n", l->name);
+		return 1;
+	}
+	int rc = 1;
+	if (lab_path(t, ex, sizeof ex, "exercises/%s", l->name) != 0)
+		goto out;
+	if (!differs(ex, src)) {
+		printf("exercises/%s/ is already the skeleton; nothing to do.\n", l->name);
+		rc = 0;
+		goto out;
+	}
+	if (!yes && !isatty(STDIN_FILENO)) {
+		fprintf(stderr, "hotrow lab reset: not asking without a terminal; add --yes to reset "
+			"exercises/%s/\n", l->name);
+		goto out;
+	}
+	if (!yes && !confirm(l)) {
+		printf("Left exercises/%s/ as it is.\n", l->name);
+		goto out;
+	}
+
+	/* Back up everything first; touch nothing unless that worked. */
+	char stamp[32];
+	time_t now = time(NULL);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&now));
+	struct stat st;
+	if (lab_state_dir(t, "backup") != 0 ||
+	    lab_path(t, backup, sizeof backup, ".hotrow/backup/%s-%s", l->name, stamp) != 0)
+		goto fail;
+	for (int k = 2; stat(backup, &st) == 0 && k < 100; k++)
+		lab_path(t, backup, sizeof backup, ".hotrow/backup/%s-%s-%d", l->name, stamp, k);
+	int saved = copy_dir(ex, backup);
+	if (saved < 0)
+		goto fail;
+
+	size_t n;
+	char **names = files_of(ex, &n);
+	for (size_t i = 0; i < n; i++) {
+		char p[PATH_MAX + 260];
+		snprintf(p, sizeof p, "%s/%s", ex, names[i]);
+		unlink(p);
+	}
+	free_names(names, n);
+	int restored = copy_dir(src, ex);
+	if (restored < 0)
+		goto fail;
+	struct lab_progress p;
+	lab_progress_get(t, l, &p);
+	p.passed = p.total = 0;
+	lab_progress_put(t, l, &p);
+	printf("Restored exercises/%s/ (%d file%s) from %s.\nYour version (%d file%s) is in %s/.\n",
+	       l->name, restored, restored == 1 ? "" : "s", from, saved, saved == 1 ? "" : "s",
+	       backup + strlen(t->root) + 1);
+	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "hotrow lab reset: %s; exercises/%s/ is as it was, or backed up in "
+		".hotrow/backup/\n", strerror(errno), l->name);
+out:
+	if (temp)
+		remove_dir(src);
+	return rc;
+}

@@ -1,0 +1,274 @@
+#!/bin/sh
+# tests/lab/runner.sh: end-to-end checks of `hotrow lab` on a real lab.
+#
+# Copies the kit's sources (no build/, .git or .hotrow/) to a temporary
+# directory and drives build/hotrow there with HOTROW_ROOT pointing at the
+# copy, so the real exercises/ and .hotrow/ are never touched. Runs on
+# SQLite only (HOTROW_LAB_ONLY=sqlite) to stay quick. Prints cmocka-style
+# lines and the summary scripts/run-tests adds up:
+#   [ RUN      ] runner__name   [       OK ] / [  FAILED  ] runner__name
+#   [  PASSED  ] N test(s).     [  FAILED  ] N test(s), listed below:
+#
+#   tests/lab/runner.sh                 uses the newest build/hotrow (or
+#                                       build/san-*/hotrow) and Lab 01
+#   HOTROW_BIN=... LAB=02 tests/lab/runner.sh
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+# The binary make built last: build/hotrow, or a sanitizer build's.
+bin=${HOTROW_BIN:-$(ls -t "$root"/build/hotrow "$root"/build/san-*/hotrow 2>/dev/null | head -n 1)}
+bin=${bin:-$root/build/hotrow}
+lab=${LAB:-01}
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+if [ ! -x "$bin" ]; then
+	echo "runner.sh: $bin is missing; run make first" >&2
+	echo "[  FAILED  ] 1 test(s), listed below:"
+	echo "[  FAILED  ] runner__binary"
+	exit 1
+fi
+labdir=$(cd "$root" && ls -d labs/"$lab"-*/ 2>/dev/null | head -n 1)
+if [ -z "$labdir" ]; then
+	echo "NOTICE: runner tests skipped: no labs/$lab-*/ in this tree"
+	echo "[  SKIPPED ] 1 test(s)"
+	exit 0
+fi
+name=$(basename "$labdir")
+if [ ! -d "$root/solutions/$name" ]; then
+	echo "NOTICE: runner tests skipped: no solutions/$name (a student kit?)"
+	echo "[  SKIPPED ] 1 test(s)"
+	exit 0
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hotrow-runner-XXXXXX")
+watch_pid=
+cleanup() {
+	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+kit=$tmp/kit
+mkdir -p "$kit"
+(cd "$root" && tar --exclude=./build --exclude=./.git --exclude=./.hotrow -cf - .) | (cd "$kit" && tar xf -)
+
+# Only the lab under test, plus a tiny lab 99 so "every lab" means two:
+# quicker to build, and immune to other labs being half-written.
+for d in "$kit"/labs/[0-9][0-9]-*/; do
+	other=$(basename "$d")
+	[ "$other" = "$name" ] && continue
+	rm -rf "$kit/labs/$other" "$kit/exercises/$other" "$kit/solutions/$other" \
+		"$kit/tests/labs/$other" "$kit/tests/mutants/$other"
+done
+tiny=99-tiny
+mkdir -p "$kit/labs/$tiny" "$kit/exercises/$tiny" "$kit/solutions/$tiny" "$kit/tests/labs/$tiny"
+printf '# Lab 99 \342\200\224 Tiny\n\n## 1. The answer\n' >"$kit/labs/$tiny/README.md"
+printf '# Hints \342\200\224 Lab 99\n\n## Hint 1: Ask [answer]\nIt is 42.\n' >"$kit/labs/$tiny/hints.md"
+printf 'int tiny_answer(void);\n' >"$kit/labs/$tiny/tiny.h"
+for side in exercises:0 solutions:42; do
+	printf '#include "labs/%s/tiny.h"\nint tiny_answer(void) { return %s; }\n' \
+		"$tiny" "${side#*:}" >"$kit/${side%:*}/$tiny/tiny.c"
+done
+cat >"$kit/tests/labs/$tiny/test_tiny.c" <<TINY
+#include "tests/labs/labtest.h"
+#include "labs/$tiny/tiny.h"
+static void tiny_answer__is_42(void **state)
+{
+	(void)state;
+	lt_expect_int_hint(tiny_answer(), 42, "the answer", "answer");
+}
+int main(void)
+{
+	const struct CMUnitTest tests[] = { cmocka_unit_test(tiny_answer__is_42) };
+	return labtest_main("$tiny", tests);
+}
+TINY
+
+cp "$bin" "$tmp/hotrow" && bin=$tmp/hotrow   # immune to a relink meanwhile
+export HOTROW_ROOT="$kit" HOTROW_LAB_ONLY=sqlite NO_COLOR=1
+unset HOTROW_PG_URL HOTROW_REQUIRE_PG MAKEFLAGS MAKELEVEL MFLAGS
+ex=$(ls "$kit/exercises/$name"/*.c | head -n 1)
+cp "$ex" "$tmp/pristine.c"
+
+passed=0 failed=0 failures=
+out=$tmp/out err=$tmp/err
+hl() { (cd "$kit" && "$bin" lab "$@") >"$out" 2>"$err" </dev/null; }
+
+# t NAME: start a check; ok / bad REASON end it.
+t() { current=$1; echo "[ RUN      ] $1"; }
+ok() { echo "[       OK ] $current"; passed=$((passed + 1)); }
+bad() {
+	echo "runner: $*"
+	sed 's/^/    out: /' "$out" | head -n 40
+	sed 's/^/    err: /' "$err" | head -n 10
+	echo "[  FAILED  ] $current"
+	failed=$((failed + 1))
+	failures="$failures $current"
+}
+has() { grep -q -- "$1" "$out"; }
+
+t runner__list_shows_every_lab
+hl; rc=$?
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif ! has "$lab " || ! has "not started" || ! has "hotrow lab check $lab"; then bad "no lab $lab, status or next step"
+else ok; fi
+
+t runner__unknown_lab_is_usage_error
+hl check 77; rc=$?
+if [ $rc -ne 2 ]; then bad "exit $rc, want 2"
+elif [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q "unknown lab '77'.*$name" "$err"; then bad "want one line naming the labs"
+else ok; fi
+
+t runner__bad_option_is_usage_error
+hl check "$lab" --frobnicate; rc=$?
+if [ $rc -ne 2 ] || ! grep -q -- "--frobnicate" "$err"; then bad "exit $rc, want 2 naming the option"
+else ok; fi
+
+t runner__help_for_every_command
+missing=
+for c in "" list check hint watch run grade reset; do
+	# shellcheck disable=SC2086
+	hl $c --help || missing="$missing ${c:-lab}"
+	has "usage: hotrow lab" || missing="$missing ${c:-lab}(text)"
+done
+if [ -n "$missing" ]; then bad "--help failed for:$missing"; else ok; fi
+
+t runner__check_skeleton_fails_with_expected_got
+hl check "$lab"; rc=$?
+if [ $rc -ne 1 ]; then bad "exit $rc, want 1"
+elif ! has "FAIL " || ! has "expected .*, got "; then bad "no failed check with expected vs got"
+elif ! has "Hint for" && ! has "hotrow lab hint $lab"; then bad "no hint and no pointer to one"
+elif ! grep -q "^$name passed=[0-9]* total=[1-9]" "$kit/.hotrow/progress"; then bad "progress not recorded"
+else ok; fi
+
+t runner__list_shows_progress
+hl; rc=$?
+if [ $rc -ne 0 ] || ! has "of [0-9]* checks passing"; then bad "no 'N of M checks passing'"; else ok; fi
+
+t runner__check_solutions_passes
+hl check "$lab" --solutions; rc=$?
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif has "FAIL " || ! has "checks passing"; then bad "a check failed against the solution"
+else ok; fi
+
+t runner__hint_reveals_in_order
+hl hint "$lab"; rc1=$?; cp "$out" "$tmp/hint1"
+hl hint "$lab"; rc2=$?
+if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then bad "exit $rc1/$rc2, want 0"
+elif ! grep -q "^Hint 1 of" "$tmp/hint1"; then bad "first call did not show hint 1"
+elif ! has "Hint 2 of" && ! has "last hint"; then bad "second call did not move on"
+elif ! grep -q "^$name .*hints=[12]" "$kit/.hotrow/progress"; then bad "hints revealed not recorded"
+else ok; fi
+
+t runner__compile_error_shows_compiler
+printf '\nint this_does_not_compile(void) { return }\n' >>"$kit/exercises/$name/$(basename "$ex")"
+hl check "$lab"; rc=$?
+if [ $rc -ne 1 ]; then bad "exit $rc, want 1"
+elif ! has "does not compile" || ! has "error:"; then bad "no compiler message"
+else ok; fi
+
+t runner__reset_asks_without_yes
+hl reset "$lab"; rc=$?
+if [ $rc -ne 1 ] || cmp -s "$ex" "$tmp/pristine.c"; then bad "exit $rc or the file changed without --yes"; else ok; fi
+
+t runner__reset_restores_and_backs_up
+hl reset "$lab" --yes; rc=$?
+backup=$(ls -d "$kit/.hotrow/backup/$name"-* 2>/dev/null | head -n 1)
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif ! cmp -s "$ex" "$tmp/pristine.c"; then bad "skeleton not restored"
+elif [ -z "$backup" ] || ! grep -q this_does_not_compile "$backup/$(basename "$ex")"; then bad "student's file not in .hotrow/backup/"
+else ok; fi
+
+t runner__reset_twice_is_a_no_op
+hl reset "$lab" --yes; rc=$?
+if [ $rc -ne 0 ] || ! has "already the skeleton"; then bad "exit $rc or not recognised as pristine"; else ok; fi
+
+json_score() { # json_score FILE -> "score max" or fails
+	"$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert isinstance(d["tests"], list) and d["tests"]
+for x in d["tests"]:
+    assert set(("name","score","max_score","status","output")) <= set(x)
+    assert x["status"] in ("passed","failed")
+print(d["score"], d["max_score"])' "$1"
+}
+xml_ok() {
+	"$py" -c 'import sys,xml.dom.minidom as m; d=m.parse(sys.argv[1]); assert d.getElementsByTagName("testcase")' "$1"
+}
+
+t runner__grade_skeletons_writes_reports
+hl grade "$lab" --out "$tmp/grade"; rc=$?
+s=$(json_score "$tmp/grade/results.json" 2>"$tmp/jerr")
+if [ $rc -ne 1 ]; then bad "exit $rc, want 1 (skeletons fail)"
+elif [ -z "$s" ]; then bad "results.json invalid: $(cat "$tmp/jerr")"
+elif ! "$py" -m json.tool "$tmp/grade/results.json" >/dev/null; then bad "json.tool rejects results.json"
+elif ! xml_ok "$tmp/grade/junit.xml"; then bad "junit.xml does not parse"
+elif [ "${s% *}" -ge "${s#* }" ]; then bad "score $s: skeletons cannot score full marks"
+elif ! has "^Score: "; then bad "no score line"
+else ok; fi
+
+t runner__grade_solutions_full_marks_every_lab
+hl grade --solutions --out "$tmp/grade-sol"; rc=$?
+s=$("$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))
+labs=sorted(set(x["name"].split(":")[0] for x in d["tests"]))
+print(d["score"], d["max_score"], " ".join(labs))' "$tmp/grade-sol/results.json" 2>"$tmp/jerr")
+# shellcheck disable=SC2086
+set -- $s
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif [ $# -lt 3 ]; then bad "results.json invalid: $(cat "$tmp/jerr")"
+elif [ "$1" -ne "$2" ] || [ "$2" -eq 0 ]; then bad "score $1 of $2, want full marks"
+elif [ "$3 ${4:-}" != "$name $tiny" ]; then bad "graded '$3 ${4:-}', want '$name $tiny'"
+elif ! xml_ok "$tmp/grade-sol/junit.xml"; then bad "junit.xml does not parse"
+elif ! has "^Score: $2/$2"; then bad "no 'Score: $2/$2' line"
+else ok; fi
+
+t runner__watch_rechecks_on_save
+fifo=$tmp/keys
+mkfifo "$fifo"
+(cd "$kit" && exec "$bin" lab watch "$lab" <"$fifo" >"$tmp/watch" 2>&1) &
+watch_pid=$!
+exec 3>"$fifo"
+wait_for() { # poll, at most ~60 s, so a broken watch cannot hang the suite
+	i=0
+	while [ $i -lt 600 ]; do
+		grep -q "$1" "$tmp/watch" && return 0
+		kill -0 "$watch_pid" 2>/dev/null || return 1
+		sleep 0.1; i=$((i + 1))
+	done
+	return 1
+}
+if ! wait_for "\[watch 1\]"; then cp "$tmp/watch" "$out"; bad "first check never finished"
+else
+	cp "$tmp/pristine.c" "$ex"   # a save (same text)
+	if ! wait_for "\[watch 2\]"; then cp "$tmp/watch" "$out"; bad "a save did not trigger a check"
+	else
+		printf q >&3
+		wait "$watch_pid"; rc=$?
+		watch_pid=
+		if [ $rc -gt 1 ]; then cp "$tmp/watch" "$out"; bad "exit $rc after q"; else ok; fi
+	fi
+fi
+exec 3>&-
+
+t runner__run_rejects_bad_threads
+hl run "$lab" --threads 0; rc=$?
+if [ $rc -ne 2 ] || ! grep -q -- "--threads" "$err"; then bad "exit $rc, want 2 naming --threads"; else ok; fi
+
+t runner__student_kit_leaves_out_answers
+(cd "$kit" && scripts/student-kit "$tmp/skbuild") >"$out" 2>"$err"; rc=$?
+tgz=$tmp/skbuild/hotrow-student-kit.tar.gz
+if [ $rc -ne 0 ] || [ ! -f "$tgz" ]; then bad "exit $rc, no tarball"
+elif tar tzf "$tgz" | grep -q -e '^hotrow-student-kit/solutions/' -e '^hotrow-student-kit/tests/mutants/'; then
+	bad "solutions or mutants in the tarball"
+elif ! tar tzf "$tgz" | grep -q "^hotrow-student-kit/exercises/$name/" ||
+     ! tar tzf "$tgz" | grep -q "^hotrow-student-kit/.hotrow/pristine/$name/" ||
+     ! tar tzf "$tgz" | grep -q "^hotrow-student-kit/.hotrow/pristine/SHIPPED"; then
+	bad "exercise or its pristine copy missing"
+else ok; fi
+
+echo "[==========] $((passed + failed)) test(s) run."
+echo "[  PASSED  ] $passed test(s)."
+if [ $failed -gt 0 ]; then
+	echo "[  FAILED  ] $failed test(s), listed below:"
+	for f in $failures; do echo "[  FAILED  ] $f"; done
+	exit 1
+fi
+exit 0
