@@ -1,0 +1,64 @@
+/*
+ * hot_row.h: Lab 01, one like counter on one row.
+ *
+ * A post's likes are counted in posts.likes; who liked what is kept in
+ * likes, one row per (post, user), so nobody likes a post twice.
+ *
+ *   posts(id, likes)              primary key id
+ *   likes(post_id, user_id)       primary key (post_id, user_id)
+ *
+ * Interface:
+ *   kit_db_exec(db, HOT_ROW_SCHEMA, 0, NULL);       once per database
+ *   kit_db_exec(db, "INSERT INTO posts (id) VALUES (1)", 0, NULL);
+ *   struct hot_row_app app = { spam_check, &filter };   or NULL: no check
+ *   int rc = like_post(db, 1, user, &app);
+ *   if (rc == HOT_ROW_DUPLICATE) ...already liked...
+ * A connection is used by one thread at a time; many threads, each with
+ * its own connection, may like the same post at the same time.
+ */
+#ifndef HOTROW_LAB01_HOT_ROW_H
+#define HOTROW_LAB01_HOT_ROW_H
+
+#include <stdint.h>
+
+#include "kit/db.h"
+
+/* Both engines accept this text as it is. */
+#define HOT_ROW_SCHEMA \
+	"CREATE TABLE posts (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL DEFAULT 0);" \
+	"CREATE TABLE likes (post_id BIGINT NOT NULL, user_id BIGINT NOT NULL," \
+	" PRIMARY KEY (post_id, user_id))"
+
+/* like_post() results besides 0 and the KIT_DB_* codes. */
+enum {
+	HOT_ROW_DUPLICATE = KIT_DB_CONSTRAINT, /* the user already liked the post */
+	HOT_ROW_NO_POST = KIT_DB_NOROW,        /* there is no such post */
+	HOT_ROW_REFUSED = -10,                 /* the app's check said no */
+};
+
+/* The application's own work for a like (a spam filter, a call to another
+ * service): slow, milliseconds, and nothing to do with the database. It
+ * returns 0 to let the like through, anything else to refuse it. It may be
+ * called from several threads at once. */
+struct hot_row_app {
+	int (*check)(void *arg, int64_t post_id, int64_t user_id);
+	void *arg;
+};
+
+/* Record that user_id likes post_id, and add 1 to the post's counter.
+ *
+ * Calls app->check exactly once (unless app or app->check is NULL) and
+ * returns HOT_ROW_REFUSED, writing nothing, if it says no. Otherwise writes
+ * the like and the counter in one transaction, so that either both happen
+ * or neither does: HOT_ROW_DUPLICATE if the user already liked the post,
+ * HOT_ROW_NO_POST if the post does not exist, another negative KIT_DB_* code
+ * if the database failed; in every one of those cases nothing changes and
+ * the connection is ready for the next call.
+ *
+ * Many threads may call it for the same post at once: every like that
+ * returned 0 is counted exactly once. The counter row is locked from its
+ * UPDATE to the COMMIT, so that stretch must be as short as it can be. */
+int like_post(struct kit_db *db, int64_t post_id, int64_t user_id,
+              const struct hot_row_app *app);
+
+#endif
