@@ -1,0 +1,74 @@
+/*
+ * shard.h: Lab 02, a like counter spread over N slot rows.
+ *
+ * Instead of one row per post, a post's likes live in up to N rows of
+ * like_slots, one per slot 0..N-1. Each like adds 1 to one slot picked at
+ * random; the count is the sum over the post's rows. N is kept per post in
+ * like_slot_config, in the database, so every writer (every thread, every
+ * app server) sees the same N and a resize takes effect for all of them at
+ * once. A post without a config row has SHARD_DEFAULT_SLOTS slots.
+ *
+ *   like_slots(post_id, slot, n)     primary key (post_id, slot)
+ *   like_slot_config(post_id, nslots)
+ *
+ * Interface:
+ *   shard_setup(db);                              once per database
+ *   shard_increment(db, post, my_rand, &state);   one like
+ *   shard_read(db, post, &total);                 exact count
+ *   shard_resize(db, post, 4);                    fewer slots, same total
+ *   int n = shard_choose_n(2000, 2.0, 1.5);       how many slots to have
+ * Every function returns 0 on success or a negative KIT_DB_* code, with
+ * kit_db_errmsg(db) saying why; on failure the database is unchanged.
+ * A connection is used by one thread at a time; different threads use
+ * different connections and may call any of these at the same time.
+ */
+#ifndef HOTROW_LAB02_SHARD_H
+#define HOTROW_LAB02_SHARD_H
+
+#include <stdint.h>
+
+#include "kit/db.h"
+
+#define SHARD_DEFAULT_SLOTS 16   /* N for a post never resized */
+#define SHARD_MAX_SLOTS     1024 /* largest N shard_resize accepts */
+
+/* A source of random numbers: returns a uniform 32-bit value. The caller
+ * owns arg; tests pass a predictable source to see where likes land. */
+typedef uint32_t shard_rand_fn(void *arg);
+
+/* Create like_slots and like_slot_config if they do not exist. */
+int shard_setup(struct kit_db *db);
+
+/* Record one like of post_id: call rnd(rnd_arg) exactly once, take slot =
+ * value % N with the post's current N, and add 1 to that slot in a single
+ * statement that creates the row if it is missing. */
+int shard_increment(struct kit_db *db, int64_t post_id, shard_rand_fn *rnd, void *rnd_arg);
+
+/* Store post_id's exact count in *total: 0 for a post never liked. *total
+ * is untouched on failure. */
+int shard_read(struct kit_db *db, int64_t post_id, int64_t *total);
+
+/* Store post_id's current N in *nslots (SHARD_DEFAULT_SLOTS if never
+ * resized). */
+int shard_slots(struct kit_db *db, int64_t post_id, int *nslots);
+
+/* Give post_id nslots slots (1 .. SHARD_MAX_SLOTS; anything else returns
+ * KIT_DB_ERR before touching the database). Growing only records the new
+ * N. Shrinking also moves the count of every row at slot >= nslots into
+ * slot (its slot % nslots) and removes the row, all in one transaction, so
+ * shard_read() gives the same total before, during and after; increments
+ * running in other threads at the same time are neither lost nor counted
+ * twice. */
+int shard_resize(struct kit_db *db, int64_t post_id, int nslots);
+
+/* How many slots a post needs: one row absorbs at most 1000 / hold_ms
+ * updates per second, so
+ *
+ *     N = ceil(peak_per_s * hold_ms / 1000 * headroom),  at least 1
+ *
+ * e.g. 2000/s with 2 ms holds needs 4 rows, 8 with headroom 2. Returns N,
+ * or -1 if peak_per_s < 0, hold_ms <= 0 or headroom < 1. An N above
+ * SHARD_MAX_SLOTS is returned as computed (the caller decides). */
+int shard_choose_n(double peak_per_s, double hold_ms, double headroom);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * batch.h: Lab 03, two ways to stop writing the hot row once per like.
+ *
+ * Append + rollup: a like is a new row, never an update of a shared one;
+ * a rollup now and then moves the new likes into the per-post counters in
+ * one transaction, so it can be repeated, or die half-way, without
+ * counting a like twice or never. Coalescing: the app adds likes up in
+ * memory and writes the sums with one statement per flush.
+ *
+ *   likes(id, post_id, user_id)   unique (post_id, user_id): one like per user
+ *   post_likes(post_id, n)        the counters; a missing row means 0
+ *   ...plus whatever table your rollup needs to know what is new.
+ *
+ * Interface:
+ *   batch_setup(db);
+ *   batch_like(db, post, user);                 from any thread, own connection
+ *   int64_t moved; batch_rollup(db, &moved);    in a loop until moved == 0
+ *   batch_count(db, post, &n);
+ *
+ *   struct batch_acc *acc = batch_acc_new();    shared by every thread
+ *   batch_acc_add(acc, post, 1);                fast, no database
+ *   batch_acc_flush(acc, db);                   every interval, e.g. 100 ms
+ *   batch_acc_free(acc);
+ * Functions that take a db return 0 or a negative KIT_DB_* code with
+ * kit_db_errmsg(db) saying why. A connection is used by one thread at a
+ * time.
+ */
+#ifndef HOTROW_LAB03_BATCH_H
+#define HOTROW_LAB03_BATCH_H
+
+#include <stdint.h>
+
+#include "kit/db.h"
+
+#define BATCH_ROLLUP_MAX  10000  /* most likes one batch_rollup() moves */
+#define BATCH_FLUSH_ROWS  500    /* most posts in one flush statement */
+
+/* Create the tables if they do not exist. */
+int batch_setup(struct kit_db *db);
+
+/* ---- append + rollup ---- */
+
+/* The statements that record one like of post_id by user_id, run in the
+ * caller's transaction (no BEGIN or COMMIT here): nothing is counted until
+ * the caller commits, and a rollback undoes all of it. A second like by
+ * the same user returns KIT_DB_CONSTRAINT; the caller then rolls back. */
+int batch_record_like(struct kit_db *db, int64_t post_id, int64_t user_id);
+
+/* One like in its own transaction: batch_record_like and commit, or roll
+ * back and return the failure (KIT_DB_CONSTRAINT for a repeat like). */
+int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
+
+/* Move up to BATCH_ROLLUP_MAX committed likes that no rollup has moved yet
+ * into post_likes, in one transaction; *moved (may be NULL) gets how many.
+ * Safe to run again at any time, from several connections at once, and
+ * safe to die half-way: every committed like is added exactly once over
+ * all the rollups that finish, including one whose transaction committed
+ * after a like with a larger id. */
+int batch_rollup(struct kit_db *db, int64_t *moved);
+
+/* The rolled-up count of post_id (0 if it has no row) into *n. */
+int batch_count(struct kit_db *db, int64_t post_id, int64_t *n);
+
+/* ---- coalescing in the app ---- */
+
+struct batch_acc;   /* likes counted in memory, per post, not yet written */
+
+/* A new, empty accumulator, or NULL when out of memory. */
+struct batch_acc *batch_acc_new(void);
+
+/* Free acc and anything still pending in it (those likes are lost: flush
+ * first). NULL is fine. No other thread may be using acc. */
+void batch_acc_free(struct batch_acc *acc);
+
+/* Count k more likes of post_id. Thread-safe; never touches a database.
+ * Returns 0, or KIT_DB_ERR when out of memory (nothing counted). */
+int batch_acc_add(struct batch_acc *acc, int64_t post_id, int64_t k);
+
+/* Likes counted by batch_acc_add and not yet written, over all posts.
+ * Thread-safe. */
+int64_t batch_acc_pending(struct batch_acc *acc);
+
+/* Add what is pending into post_likes: one multi-row upsert for up to
+ * BATCH_FLUSH_ROWS posts (more posts: one per BATCH_FLUSH_ROWS, all in one
+ * transaction). Only what the database accepted leaves the accumulator:
+ * on failure everything stays pending for the next flush, and likes added
+ * while the flush runs are kept for the next one. Thread-safe; flushes of
+ * one acc run one at a time. Returns 0 (also when nothing was pending). */
+int batch_acc_flush(struct batch_acc *acc, struct kit_db *db);
+
+#endif

@@ -1,0 +1,409 @@
+/*
+ * run.c: `hotrow lab run 03`, one hot row against append + rollup and
+ * against coalescing in the app, measured.
+ *
+ * Three runs of T threads for S seconds on the database given. Each like
+ * is a request with --work-ms of pretend application work:
+ *   naive     BEGIN; UPDATE the post's row; work; COMMIT
+ *   append    BEGIN; batch_record_like; work; COMMIT, and a rollup every
+ *             --flush-ms on a connection of its own
+ *   coalesce  work; batch_acc_add, and a flush every --flush-ms
+ * After each fix it rolls up or flushes what is left and checks that the
+ * count equals the likes acknowledged. Beside the measurements it prints
+ * what the engine predicts for the lock hold it measured with one thread.
+ *
+ * Interface: build/labs/03-batching/run-solution [--db URL] [--threads T]
+ *            [--seconds S] [--work-ms W] [--flush-ms F]; exit 0, 1 if the
+ *            database failed or a count was off, 2 for bad usage.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "engine/sim.h"
+#include "kit/db.h"
+#include "kit/load.h"
+#include "labs/03-batching/batch.h"
+
+enum mode { NAIVE, APPEND, COALESCE };
+
+struct run {
+	const char *url;
+	int threads;
+	double seconds;
+	double work_ms;
+	double flush_ms;
+	enum mode mode;
+	int64_t post;                /* a fresh post per run */
+	struct batch_acc *acc;       /* COALESCE */
+};
+
+static const char usage[] =
+	"usage: hotrow lab run 03 [--db URL] [--threads T] [--seconds S] [--work-ms W] [--flush-ms F]\n"
+	"  --db URL      database (default sqlite:.hotrow/lab03.db)\n"
+	"  --threads T   concurrent clients, 1..256 (default 16)\n"
+	"  --seconds S   length of each measured run (default 5)\n"
+	"  --work-ms W   app work in each like, 0..1000 (default 2); inside the\n"
+	"                transaction for naive and append, outside for coalesce\n"
+	"  --flush-ms F  rollup / flush interval, 1..60000 (default 100)\n";
+
+/* What each option accepts, for the usage errors; NULL: no such option. */
+static const char *accepts(const char *opt)
+{
+	static const char *const table[][2] = {
+		{ "--db", "a database URL" },
+		{ "--threads", "a whole number from 1 to 256" },
+		{ "--seconds", "a number of seconds above 0, at most 3600" },
+		{ "--work-ms", "milliseconds from 0 to 1000" },
+		{ "--flush-ms", "milliseconds from 1 to 60000" },
+	};
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+		if (strcmp(opt, table[i][0]) == 0)
+			return table[i][1];
+	return NULL;
+}
+
+static int bad(const char *opt, const char *what)
+{
+	fprintf(stderr, "hotrow lab run 03: %s accepts %s\n", opt, what);
+	return 2;
+}
+
+static int parse_ms(const char *opt, const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (*end || errno || !(x >= lo && x <= hi))
+		return bad(opt, accepts(opt));
+	*out = x;
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct run *r)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+			fputs(usage, stdout);
+			return 1;
+		}
+		if (accepts(o) == NULL) {
+			fprintf(stderr, "hotrow lab run 03: unknown option %s (try --help)\n", o);
+			return 2;
+		}
+		if (i + 1 >= argc)
+			return bad(o, accepts(o));
+		const char *v = argv[++i];
+		char *end;
+		errno = 0;
+		if (strcmp(o, "--db") == 0) {
+			r->url = v;
+		} else if (strcmp(o, "--threads") == 0) {
+			long n = strtol(v, &end, 10);
+			if (*end || errno || n < 1 || n > KIT_LOAD_MAX_THREADS)
+				return bad(o, accepts(o));
+			r->threads = (int)n;
+		} else if (strcmp(o, "--seconds") == 0) {
+			r->seconds = strtod(v, &end);
+			if (*end || errno || !(r->seconds > 0 && r->seconds <= 3600))
+				return bad(o, accepts(o));
+		} else if (strcmp(o, "--work-ms") == 0) {
+			if (parse_ms(o, v, 0, 1000, &r->work_ms))
+				return 2;
+		} else if (strcmp(o, "--flush-ms") == 0) {
+			if (parse_ms(o, v, 1, 60000, &r->flush_ms))
+				return 2;
+		}
+	}
+	return 0;
+}
+
+static void pause_ms(double ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* One like, as the mode says. */
+static int like(void *arg, struct kit_load_thread *th)
+{
+	const struct run *r = arg;
+	if (r->mode == COALESCE) {
+		pause_ms(r->work_ms);
+		return batch_acc_add(r->acc, r->post, 1);
+	}
+	int rc = kit_db_begin(th->db);
+	if (rc != 0)
+		return rc;
+	if (r->mode == NAIVE) {
+		char post[24];
+		snprintf(post, sizeof post, "%lld", (long long)r->post);
+		const char *p[] = { post };
+		rc = kit_db_exec(th->db, "UPDATE lab03_naive SET n = n + 1 WHERE post_id = $1", 1, p);
+	} else {
+		rc = batch_record_like(th->db, r->post, (int64_t)th->index * 1000000000 + th->iter);
+	}
+	if (rc == 0)
+		pause_ms(r->work_ms);
+	if (rc != 0) {
+		kit_db_rollback(th->db);
+		return rc;
+	}
+	return kit_db_commit(th->db);
+}
+
+/* ---- the lock hold, seen through the db hook with one thread ---- */
+
+struct hold {
+	int64_t since_ns;        /* 0 when no write is in progress */
+	int64_t total_ns, n;
+};
+
+static struct hold one_thread_hold;
+
+static void hold_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct hold *h = arg;
+	(void)sql;
+	if (ev == KIT_DB_STMT_START && h->since_ns == 0) {
+		h->since_ns = t_ns;
+	} else if (ev == KIT_DB_TX_COMMIT && h->since_ns) {
+		h->total_ns += t_ns - h->since_ns;
+		h->n++;
+		h->since_ns = 0;
+	}
+}
+
+static int watch_hold(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	kit_db_set_hook(th->db, hold_hook, &one_thread_hold);
+	return 0;
+}
+
+/* ---- the background rollup / flush ---- */
+
+struct background {
+	struct run *r;
+	struct kit_db *db;
+	atomic_bool stop;
+	int failures;
+	char error[256];
+};
+
+static int catch_up(struct run *r, struct kit_db *db)
+{
+	if (r->mode == COALESCE)
+		return batch_acc_flush(r->acc, db);
+	int64_t moved = 1;
+	int rc = 0;
+	while (rc == 0 && moved > 0)
+		rc = batch_rollup(db, &moved);
+	return rc;
+}
+
+static void *background_main(void *arg)
+{
+	struct background *b = arg;
+	while (!atomic_load(&b->stop)) {
+		pause_ms(b->r->flush_ms);
+		if (catch_up(b->r, b->db) != 0 && b->failures++ == 0)
+			snprintf(b->error, sizeof b->error, "%s", kit_db_errmsg(b->db));
+	}
+	return NULL;
+}
+
+/* Run the mode with T threads (or 1 to measure the hold); fill *res and,
+ * for the fixes, check the count. Returns 0, or 1 on any failure. */
+static int measure(struct run *r, struct kit_db *db, int threads, double seconds,
+                   const char *label, struct kit_load_result *res)
+{
+	struct kit_load_config c;
+	kit_load_config_default(&c);
+	c.url = r->url;
+	c.threads = threads;
+	c.seconds = seconds;
+	c.label = label;
+	if (threads == 1) {
+		one_thread_hold = (struct hold){ 0, 0, 0 };
+		c.thread_init = watch_hold;
+	}
+	r->post++;
+	char post[24];
+	snprintf(post, sizeof post, "%lld", (long long)r->post);
+	const char *p[] = { post };
+	if (r->mode == NAIVE &&
+	    kit_db_exec(db, "INSERT INTO lab03_naive (post_id, n) VALUES ($1, 0)", 1, p) != 0) {
+		fprintf(stderr, "hotrow lab run 03: %s\n", kit_db_errmsg(db));
+		return 1;
+	}
+
+	struct background b = { .r = r };
+	pthread_t tid;
+	bool bg = r->mode != NAIVE;
+	if (bg) {
+		if (kit_db_open(&b.db, r->url) != 0) {
+			fprintf(stderr, "hotrow lab run 03: %s\n", kit_db_errmsg(b.db));
+			kit_db_close(b.db);
+			return 1;
+		}
+		atomic_init(&b.stop, false);
+		pthread_create(&tid, NULL, background_main, &b);
+	}
+	int rc = kit_load_run(&c, like, r, res);
+	if (bg) {
+		atomic_store(&b.stop, true);
+		pthread_join(tid, NULL);
+		kit_db_close(b.db);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "hotrow lab run 03: %s: %s\n", label, res->error);
+		return 1;
+	}
+	if (b.failures) {
+		fprintf(stderr, "hotrow lab run 03: %s: %d background %s failed, first: %s\n", label,
+		        b.failures, r->mode == COALESCE ? "flushes" : "rollups", b.error);
+		return 1;
+	}
+	if (!bg)
+		return 0;
+	int64_t n = -1;
+	if (catch_up(r, db) != 0 || batch_count(db, r->post, &n) != 0) {
+		fprintf(stderr, "hotrow lab run 03: %s: %s\n", label, kit_db_errmsg(db));
+		return 1;
+	}
+	if (n != res->ok) {
+		fprintf(stderr, "hotrow lab run 03: %s: count %lld for %lld likes acknowledged\n",
+		        label, (long long)n, (long long)res->ok);
+		return 1;
+	}
+	return 0;
+}
+
+/* The engine's view of the same load: T clients that would each send a
+ * like every cycle_ms if they never waited. */
+static void predict(const struct run *r, enum sim_strategy s, double hold_ms, double cycle_ms,
+                    struct sim_summary *out)
+{
+	struct sim_config c;
+	sim_config_default(&c);
+	c.strategy = s;
+	c.rows = 1;
+	c.rps = r->threads * 1000.0 / cycle_ms;
+	c.arrivals = SIM_ARRIVE_CONSTANT;
+	c.hold_ms = hold_ms;
+	c.hold_dist = SIM_DIST_CONST;
+	c.pool = r->threads;
+	c.pool_timeout_ms = 0;
+	c.client_timeout_ms = 0;
+	c.unrelated_rps = 0;
+	c.flush_ms = r->flush_ms;
+	c.seconds = r->seconds < 5 ? r->seconds : 5;
+	char err[200];
+	memset(out, 0, sizeof *out);
+	if (sim_config_check(&c, err, sizeof err) != 0) {
+		fprintf(stderr, "hotrow lab run 03: engine: %s\n", err);
+		return;
+	}
+	struct sim *sim = sim_new(&c);
+	sim_run(sim);
+	sim_summary(sim, out);
+	sim_free(sim);
+}
+
+static void row_measured(const char *name, const struct kit_load_result *m)
+{
+	printf("  %-24s %9.0f/s %9.2f %9.2f %9.2f %8lld\n", name, m->throughput_per_s,
+	       m->latency_ms.p50, m->latency_ms.p99, m->latency_ms.mean, (long long)m->failed);
+}
+
+static void row_predicted(const char *name, const struct sim_summary *p, int threads)
+{
+	/* Closed loop: one like in flight per client, so by Little's law
+	 * the mean latency is threads / throughput. */
+	double mean = p->throughput_per_s > 0 ? threads * 1000.0 / p->throughput_per_s : 0;
+	printf("  %-24s %9.0f/s %9s %9s %9.2f\n", name, p->throughput_per_s, "", "", mean);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { "sqlite:.hotrow/lab03.db", 16, 5, 2, 100, NAIVE, 0, NULL };
+	int rc = parse(argc, argv, &r);
+	if (rc != 0)
+		return rc == 1 ? 0 : rc;
+	if (strncmp(r.url, "sqlite:.hotrow/", 15) == 0)
+		mkdir(".hotrow", 0777);
+
+	struct kit_db *db;
+	int64_t last = 0;
+	if (kit_db_open(&db, r.url) != 0 || batch_setup(db) != 0 ||
+	    kit_db_exec(db, "CREATE TABLE IF NOT EXISTS lab03_naive "
+	                    "(post_id bigint PRIMARY KEY, n bigint NOT NULL)", 0, NULL) != 0 ||
+	    kit_db_query_int(db, "SELECT coalesce(max(post_id), 0) FROM "
+	                         "(SELECT post_id FROM lab03_naive UNION ALL "
+	                         "SELECT post_id FROM likes) AS seen", 0, NULL, &last) != 0) {
+		fprintf(stderr, "hotrow lab run 03: %s\n", kit_db_errmsg(db));
+		kit_db_close(db);
+		return 1;
+	}
+	r.post = last;
+	r.acc = batch_acc_new();
+	bool lite = kit_db_engine(db) == KIT_DB_SQLITE;
+	printf("Lab 03, batching, on %s: %d threads, %g s per run, %.1f ms of work per like, "
+	       "rollup/flush every %.0f ms\n", lite ? "SQLite" : "PostgreSQL", r.threads,
+	       r.seconds, r.work_ms, r.flush_ms);
+
+	struct kit_load_result one, naive, append, coalesce;
+	rc = r.acc == NULL;
+	if (rc != 0)
+		fprintf(stderr, "hotrow lab run 03: batch_acc_new returned NULL (not written yet?)\n");
+	if (rc == 0)
+		rc = measure(&r, db, 1, r.seconds < 1 ? r.seconds : 1, "hold (1 thread)", &one);
+	if (rc == 0)
+		rc = measure(&r, db, r.threads, r.seconds, "naive row", &naive);
+	r.mode = APPEND;
+	if (rc == 0)
+		rc = measure(&r, db, r.threads, r.seconds, "append + rollup", &append);
+	r.mode = COALESCE;
+	if (rc == 0)
+		rc = measure(&r, db, r.threads, r.seconds, "coalesce", &coalesce);
+	if (rc != 0) {
+		batch_acc_free(r.acc);
+		kit_db_close(db);
+		return 1;
+	}
+
+	double hold = one_thread_hold.n ? one_thread_hold.total_ns / 1e6 / one_thread_hold.n
+	                                : one.latency_ms.mean;
+	struct sim_summary pn, pa, pc;
+	predict(&r, SIM_NAIVE, hold, hold, &pn);
+	/* On SQLite every insert still takes the one write lock: the engine's
+	 * append model (no lock between inserts) would flatter it. */
+	predict(&r, lite ? SIM_NAIVE : SIM_APPEND, hold, hold, &pa);
+	/* A coalescing client holds no lock: it cycles at its own work. */
+	predict(&r, SIM_COALESCE, hold, r.work_ms > 0.05 ? r.work_ms : 0.05, &pc);
+
+	printf("lock hold per like (write to end of commit), 1 thread: %.2f ms; "
+	       "one row's ceiling %.0f/s\n\n", hold, hold > 0 ? 1000 / hold : 0);
+	printf("  %-24s %11s %9s %9s %9s %8s\n", "", "throughput", "p50 ms", "p99 ms", "mean ms", "failed");
+	row_measured("naive, 1 row", &naive);
+	row_measured("append + rollup", &append);
+	row_measured("coalesce in the app", &coalesce);
+	row_predicted("engine, naive", &pn, r.threads);
+	row_predicted(lite ? "engine, append (1 lock)" : "engine, append", &pa, r.threads);
+	row_predicted("engine, coalesce", &pc, r.threads);
+	printf("\ncounts after the last rollup and flush: exact (%lld and %lld likes)\n",
+	       (long long)append.ok, (long long)coalesce.ok);
+	if (lite)
+		printf("SQLite lets one transaction write at a time: append still queues; see Lab 02, §6.\n");
+	batch_acc_free(r.acc);
+	kit_db_close(db);
+	return 0;
+}

@@ -1,0 +1,433 @@
+/*
+ * test_shard.c: the checks for Lab 02 (labs/02-sharded/shard.h).
+ *
+ * Every check that touches a database runs on SQLite and on PostgreSQL.
+ * Randomness is the test's: a counting source (0, 1, 2, ...) shows exactly
+ * where likes land, and per-thread xorshift sources seeded by the thread
+ * number keep the threaded checks repeatable in what they ask.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "labs/02-sharded/shard.h"
+#include "tests/labs/labtest.h"
+
+#define POST 42
+
+/* ---- fixture ---- */
+
+/* Connections a check opens beyond the harness's own; teardown closes
+ * them even when the check fails half-way. */
+static struct kit_db *held[2];
+
+static int teardown(void **state)
+{
+	kit_db_close(held[0]);
+	kit_db_close(held[1]);
+	held[0] = held[1] = NULL;
+	return labtest_teardown(state);
+}
+
+/* LABTEST_BOTH with the teardown above. */
+#define BOTH(f) \
+	{ #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }, \
+	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+
+/* ---- random sources ---- */
+
+static uint32_t counting(void *arg)        /* 0, 1, 2, ... */
+{
+	uint32_t *next = arg;
+	return (*next)++;
+}
+
+static uint32_t xorshift(void *arg)
+{
+	uint32_t *x = arg;
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/* ---- helpers ---- */
+
+/* The database's message, or a nudge when the code failed without one. */
+static const char *why(struct kit_db *db)
+{
+	const char *m = kit_db_errmsg(db);
+	return m && m[0] ? m : "no database error (is it still a TODO?)";
+}
+
+static struct kit_db *fresh(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	lt_expect(shard_setup(db) == 0, NULL, "shard_setup: %s", why(db));
+	return db;
+}
+
+static int64_t total(struct kit_db *db, int64_t post)
+{
+	int64_t n = -1;
+	int rc = shard_read(db, post, &n);
+	lt_expect(rc == 0, "never-liked", "shard_read failed (%d): %s", rc, why(db));
+	return n;
+}
+
+static void like_n(struct kit_db *db, int64_t post, int times, shard_rand_fn *rnd, void *arg)
+{
+	for (int i = 0; i < times; i++) {
+		int rc = shard_increment(db, post, rnd, arg);
+		lt_expect(rc == 0, "upsert", "shard_increment failed (%d): %s", rc, why(db));
+	}
+}
+
+/* The count stored in one slot row, -1 if the row does not exist. */
+static int64_t slot_n(struct labtest *t, int64_t post, int slot)
+{
+	char sql[160];
+	snprintf(sql, sizeof sql,
+	         "SELECT coalesce((SELECT n FROM like_slots WHERE post_id = %lld AND slot = %d), -1)",
+	         (long long)post, slot);
+	return labtest_int(t, sql);
+}
+
+/* ---- shard_read ---- */
+
+static void shard_read__zero_for_never_liked(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+
+	lt_expect_int_hint(total(db, 7), 0, "count of a post nobody liked", "never-liked");
+}
+
+static void shard_read__sums_every_slot(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+
+	like_n(db, POST, 100, counting, &next);
+	like_n(db, POST + 1, 5, counting, &next);
+
+	lt_expect_int_hint(total(db, POST), 100, "count after 100 likes spread over 16 slots",
+	                   "sum-all-slots");
+	lt_expect_int_hint(total(db, POST + 1), 5, "count of another post with 5 likes",
+	                   "sum-all-slots");
+}
+
+/* ---- shard_increment ---- */
+
+static void shard_increment__spreads_over_slots(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+
+	like_n(db, POST, 10 * SHARD_DEFAULT_SLOTS, counting, &next);
+
+	lt_expect_int_hint(next, 10 * SHARD_DEFAULT_SLOTS,
+	                   "calls to the random source (one per increment)", "one-slot");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42"),
+	                   SHARD_DEFAULT_SLOTS,
+	                   "slot rows used by 160 likes with random values 0..159", "one-slot");
+	for (int s = 0; s < SHARD_DEFAULT_SLOTS; s++) {
+		char what[96];
+		snprintf(what, sizeof what, "likes in slot %d (values 0..159, slot = value %% 16)", s);
+		lt_expect_int_hint(slot_n(t, POST, s), 10, what, "one-slot");
+	}
+}
+
+static void shard_increment__uses_the_live_n(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+
+	lt_expect(shard_resize(db, POST, 3) == 0, "fold", "shard_resize: %s", why(db));
+	like_n(db, POST, 30, counting, &next);
+
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42"), 3,
+	                   "slot rows after resizing to 3 and 30 likes", "live-n");
+	lt_expect_int_hint(slot_n(t, POST, 2), 10, "likes in slot 2 of 3 (values 0..29)", "live-n");
+}
+
+struct liker {
+	struct labtest *t;
+	int index;
+	int times;
+	atomic_int *done;          /* threads finished, for a watcher */
+	int failures;
+	char error[256];
+};
+
+static void *liker_main(void *arg)
+{
+	struct liker *l = arg;
+	struct kit_db *db = labtest_connect(l->t);
+	uint32_t x = 2463534242u + (uint32_t)l->index * 7919u;
+
+	for (int i = 0; i < l->times; i++) {
+		if (shard_increment(db, POST, xorshift, &x) != 0 && l->failures++ == 0)
+			snprintf(l->error, sizeof l->error, "%s", why(db));
+	}
+	kit_db_close(db);
+	if (l->done)
+		atomic_fetch_add(l->done, 1);
+	return NULL;
+}
+
+static void start_likers(struct labtest *t, pthread_t *tid, struct liker *l, int n, int times,
+                         atomic_int *done)
+{
+	for (int i = 0; i < n; i++) {
+		l[i] = (struct liker){ .t = t, .index = i, .times = times, .done = done };
+		lt_expect(pthread_create(&tid[i], NULL, liker_main, &l[i]) == 0, NULL,
+		          "pthread_create failed");
+	}
+}
+
+static void join_likers(pthread_t *tid, struct liker *l, int n)
+{
+	for (int i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	for (int i = 0; i < n; i++)
+		lt_expect(l[i].failures == 0, "upsert", "thread %d: %d increments failed, first: %s",
+		          i, l[i].failures, l[i].error);
+}
+
+static void shard_increment__exact_under_threads(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	pthread_t tid[8];
+	struct liker l[8];
+
+	start_likers(t, tid, l, 8, 1000, NULL);
+	join_likers(tid, l, 8);
+
+	lt_expect_int_hint(total(db, POST), 8000, "likes after 8 threads x 1000 likes", "upsert");
+}
+
+/* ---- shard_resize ---- */
+
+/* 16 slots holding 1, 2, ..., 16 likes: 136 in all. */
+static void fill_staircase(struct kit_db *db)
+{
+	for (uint32_t s = 0; s < SHARD_DEFAULT_SLOTS; s++) {
+		for (uint32_t k = 0; k <= s; k++) {
+			uint32_t value = s;
+			like_n(db, POST, 1, counting, &value);
+		}
+	}
+}
+
+static void shard_resize__shrink_folds_removed_slots(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int n = 0;
+
+	fill_staircase(db);
+	lt_expect_int(total(db, POST), 136, "count before the resize (1 + 2 + ... + 16)");
+
+	lt_expect(shard_resize(db, POST, 3) == 0, "fold", "shard_resize(3): %s", why(db));
+	lt_expect_int_hint(total(db, POST), 136, "count after shrinking 16 slots to 3", "fold");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42 AND slot >= 3"),
+	                   0, "rows left at slot >= 3 after shrinking to 3", "fold");
+	/* slot 0 gets 0, 3, 6, 9, 12, 15 -> 1+4+7+10+13+16 = 51 */
+	lt_expect_int_hint(slot_n(t, POST, 0), 51,
+	                   "slot 0 after folding slots 3, 6, 9, 12, 15 into it", "fold");
+	lt_expect(shard_slots(db, POST, &n) == 0, NULL, "shard_slots: %s", why(db));
+	lt_expect_int_hint(n, 3, "N recorded after shrinking to 3", "live-n");
+
+	lt_expect(shard_resize(db, POST, 1) == 0, "fold", "shard_resize(1): %s", why(db));
+	lt_expect_int_hint(total(db, POST), 136, "count after shrinking to 1 slot", "fold");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42"),
+	                   1, "rows after shrinking to 1 slot", "fold");
+}
+
+static void shard_resize__grow_keeps_total(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+	int n = 0;
+
+	fill_staircase(db);
+	lt_expect(shard_resize(db, POST, 64) == 0, "fold", "shard_resize(64): %s", why(db));
+	lt_expect_int_hint(total(db, POST), 136, "count after growing 16 slots to 64", "fold");
+	lt_expect(shard_slots(db, POST, &n) == 0, NULL, "shard_slots: %s", why(db));
+	lt_expect_int_hint(n, 64, "N recorded after growing to 64", "live-n");
+
+	next = 63;
+	like_n(db, POST, 1, counting, &next);
+	lt_expect_int_hint(slot_n(t, POST, 63), 1, "slot 63 after a like with value 63", "live-n");
+	lt_expect_int(total(db, POST), 137, "count after one more like");
+}
+
+static void shard_resize__rejects_bad_n(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+
+	fill_staircase(db);
+	lt_expect(shard_resize(db, POST, 0) < 0, NULL, "shard_resize(0) should fail");
+	lt_expect(shard_resize(db, POST, SHARD_MAX_SLOTS + 1) < 0, NULL,
+	          "shard_resize(SHARD_MAX_SLOTS + 1) should fail");
+	lt_expect_int(total(db, POST), 136, "count after two refused resizes");
+}
+
+/* Likers keep going while this thread shrinks and grows the post; every
+ * read along the way must be a real count (never lower than the one
+ * before: committed likes cannot disappear) and the end must be exact. */
+static void shard_resize__exact_under_concurrent_increments(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	static const int sizes[] = { 4, 32, 2, 8, 1, 16, 3, 64, 5 };
+	enum { THREADS = 4, TIMES = 500 };
+	pthread_t tid[THREADS];
+	struct liker l[THREADS];
+	atomic_int done = 0;
+	int64_t last = 0;
+	int resizes = 0;
+
+	char anomaly[256] = "";
+	start_likers(t, tid, l, THREADS, TIMES, &done);
+	/* Check after joining: failing with threads still running would pull
+	 * their database out from under them. */
+	while (!anomaly[0] && (atomic_load(&done) < THREADS || resizes < 9)) {
+		int64_t now = -1;
+		if (shard_resize(db, POST, sizes[resizes++ % 9]) != 0 || shard_read(db, POST, &now) != 0)
+			snprintf(anomaly, sizeof anomaly, "resize or read failed: %s", why(db));
+		else if (now < last)
+			snprintf(anomaly, sizeof anomaly,
+			         "the count went down during resizes: %lld, then %lld",
+			         (long long)last, (long long)now);
+		else if (now > THREADS * TIMES)
+			snprintf(anomaly, sizeof anomaly, "the count %lld exceeds the %d likes made",
+			         (long long)now, THREADS * TIMES);
+		last = now;
+	}
+	join_likers(tid, l, THREADS);
+
+	lt_expect(anomaly[0] == '\0', "fold-race", "%s", anomaly);
+	lt_expect_int_hint(total(db, POST), THREADS * TIMES,
+	                   "likes after 4 threads x 500 likes with resizes in between", "fold-race");
+	lt_expect(shard_resize(db, POST, 2) == 0, "fold", "shard_resize(2): %s", why(db));
+	lt_expect_int_hint(total(db, POST), THREADS * TIMES, "likes after a final shrink to 2",
+	                   "fold-race");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42 AND slot >= 2"),
+	                   0, "rows at slot >= 2 after the final shrink", "fold-race");
+}
+
+/* PostgreSQL replays the race of section 5, point 3, step by step: a like
+ * on slot 5 is in flight (a holds its row) when the shrink starts; the
+ * shrink must wait for it and fold the value that includes it. */
+struct resizer {
+	struct kit_db *db;
+	int rc;
+	char error[256];
+	atomic_bool done;
+};
+
+static void *resizer_main(void *arg)
+{
+	struct resizer *r = arg;
+	r->rc = shard_resize(r->db, POST, 4);
+	if (r->rc != 0)
+		snprintf(r->error, sizeof r->error, "%s", why(r->db));
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
+{
+	struct labtest *t = *state;
+	if (t->engine == KIT_DB_SQLITE) {
+		printf("SKIP: on SQLite a shrink holds the only write lock, so no like can "
+		       "commit in the middle of it; this check needs PostgreSQL\n");
+		skip();
+	}
+	struct kit_db *db = fresh(t);
+	struct kit_db *a = held[0] = labtest_connect(t);
+	struct resizer r = { .db = held[1] = labtest_connect(t) };
+	int64_t pid = 0, blocked = 0;
+	pthread_t tid;
+
+	for (uint32_t s = 0; s < SHARD_DEFAULT_SLOTS; s++) {
+		uint32_t value = s;
+		like_n(db, POST, 1, counting, &value);
+	}
+	lt_expect(kit_db_query_int(r.db, "SELECT pg_backend_pid()", 0, NULL, &pid) == 0, NULL,
+	          "pg_backend_pid: %s", why(r.db));
+	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", why(a));
+	uint32_t five = 5;
+	like_n(a, POST, 1, counting, &five);            /* slot 5, not committed */
+
+	pthread_create(&tid, NULL, resizer_main, &r);
+	/* Wait until the shrink is stuck behind a's row lock (or has finished
+	 * without touching it), then let a commit. */
+	char sql[96];
+	snprintf(sql, sizeof sql, "SELECT cardinality(pg_blocking_pids(%lld))", (long long)pid);
+	for (int i = 0; i < 4000 && blocked == 0 && !atomic_load(&r.done); i++) {
+		if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+			break;
+		if (blocked == 0) {
+			struct timespec nap = { 0, 2000000 };
+			nanosleep(&nap, NULL);
+		}
+	}
+	int committed = kit_db_commit(a);
+	pthread_join(tid, NULL);
+
+	lt_expect(committed == 0, NULL, "COMMIT on a: %s", why(a));
+	lt_expect(r.rc == 0, "fold", "shard_resize(4): %s", r.error);
+	lt_expect_int_hint(total(db, POST), 17,
+	                   "count after 16 likes and a 17th committed while shrinking to 4",
+	                   "fold-race");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42 AND slot >= 4"),
+	                   0, "rows at slot >= 4 after the shrink", "fold-race");
+}
+
+/* ---- shard_choose_n ---- */
+
+static void shard_choose_n__formula(void **state)
+{
+	(void)state;
+	lt_expect_int_hint(shard_choose_n(2000, 2.0, 1.0), 4, "N for 2000/s, 2 ms, headroom 1", "choose-n");
+	lt_expect_int_hint(shard_choose_n(2000, 2.0, 2.0), 8, "N for 2000/s, 2 ms, headroom 2", "choose-n");
+	lt_expect_int_hint(shard_choose_n(2001, 2.0, 1.0), 5, "N for 2001/s, 2 ms (round up)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(100000, 1.0, 1.0), 100, "N for 100000/s, 1 ms", "choose-n");
+	lt_expect_int_hint(shard_choose_n(12000, 5.0, 1.0), 60, "N for 12000/s, 5 ms", "choose-n");
+	lt_expect_int_hint(shard_choose_n(700, 2.0, 1.5), 3, "N for 700/s, 2 ms, headroom 1.5 (2.1)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(300, 1.0, 1.0), 1, "N for 300/s, 1 ms (under one row)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(0, 1.0, 1.0), 1, "N for no traffic (at least 1)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1000, 0.0, 1.0), -1, "N for a hold of 0 ms (invalid)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1000, 1.0, 0.5), -1, "N for headroom 0.5 (invalid)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(-1, 1.0, 1.0), -1, "N for a negative rate (invalid)", "choose-n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH(shard_read__zero_for_never_liked),
+		BOTH(shard_read__sums_every_slot),
+		BOTH(shard_increment__spreads_over_slots),
+		BOTH(shard_increment__uses_the_live_n),
+		BOTH(shard_increment__exact_under_threads),
+		BOTH(shard_resize__shrink_folds_removed_slots),
+		BOTH(shard_resize__grow_keeps_total),
+		BOTH(shard_resize__rejects_bad_n),
+		BOTH(shard_resize__exact_under_concurrent_increments),
+		BOTH(shard_resize__folds_a_like_committed_during_the_shrink),
+		cmocka_unit_test(shard_choose_n__formula),
+	};
+	return labtest_main("02-sharded", tests);
+}

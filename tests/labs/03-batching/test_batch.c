@@ -1,0 +1,521 @@
+/*
+ * test_batch.c: the checks for Lab 03 (labs/03-batching/batch.h).
+ *
+ * Every check runs on SQLite and on PostgreSQL, except the late-commit
+ * one, which needs two writers at once and so only PostgreSQL can show.
+ * Crashes are real: a forked child runs the code and dies (_exit at a
+ * chosen statement, or SIGKILL), then the parent looks at the database.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "labs/03-batching/batch.h"
+#include "tests/labs/labtest.h"
+
+#define POST 42
+
+/* ---- fixture ---- */
+
+/* What a check holds beyond the harness's own connection; teardown
+ * releases it even when the check fails half-way. */
+static struct {
+	struct kit_db *conn[2];
+	struct batch_acc *acc;
+} held;
+
+static int teardown(void **state)
+{
+	kit_db_close(held.conn[0]);
+	kit_db_close(held.conn[1]);
+	batch_acc_free(held.acc);
+	memset(&held, 0, sizeof held);
+	return labtest_teardown(state);
+}
+
+/* LABTEST_BOTH with the teardown above. */
+#define BOTH(f) \
+	{ #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }, \
+	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+
+/* ---- helpers ---- */
+
+static const char *why(struct kit_db *db)
+{
+	const char *m = kit_db_errmsg(db);
+	return m && m[0] ? m : "no database error (is it still a TODO?)";
+}
+
+static struct kit_db *fresh(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", why(db));
+	return db;
+}
+
+static int64_t count(struct kit_db *db, int64_t post)
+{
+	int64_t n = -1;
+	int rc = batch_count(db, post, &n);
+	lt_expect(rc == 0, "rollup", "batch_count failed (%d): %s", rc, why(db));
+	return n;
+}
+
+static void like(struct kit_db *db, int64_t post, int64_t user)
+{
+	int rc = batch_like(db, post, user);
+	lt_expect(rc == 0, "one-per-user", "batch_like(%lld, %lld) failed (%d): %s",
+	          (long long)post, (long long)user, rc, why(db));
+}
+
+/* Roll up until nothing is left; returns how many likes moved. */
+static int64_t rollup_all(struct kit_db *db)
+{
+	int64_t all = 0, moved = 0;
+	for (int i = 0; i < 1000; i++) {
+		moved = -1;
+		int rc = batch_rollup(db, &moved);
+		lt_expect(rc == 0, "rollup", "batch_rollup failed (%d): %s", rc, why(db));
+		if (moved == 0)
+			return all;
+		all += moved;
+	}
+	lt_expect(0, "rollup", "batch_rollup still moved likes after 1000 calls");
+	return all;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Fork a child that runs body(t, arg) and exits with what it returns. The
+ * test's own connection is closed first (a connection must not cross a
+ * fork); labtest_db() opens a new one when the test next asks. The child
+ * must not use cmocka: it reports through its exit status. */
+static pid_t fork_child(struct labtest *t, int (*body)(struct labtest *, void *), void *arg)
+{
+	kit_db_close(t->db);
+	t->db = NULL;
+	fflush(NULL);
+	pid_t pid = fork();
+	lt_expect(pid >= 0, NULL, "fork failed");
+	if (pid == 0) {
+		alarm(60);               /* a child that hangs dies, and fails the check */
+		_exit(body(t, arg));
+	}
+	return pid;
+}
+
+/* ---- append + rollup ---- */
+
+static void batch_like__refuses_a_second_like_by_the_same_user(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+
+	like(db, POST, 7);
+	int rc = batch_like(db, POST, 7);
+	lt_expect_int_hint(rc, KIT_DB_CONSTRAINT, "batch_like by the same user again", "one-per-user");
+	like(db, POST, 8);
+	rollup_all(db);
+
+	lt_expect_int_hint(count(db, POST), 2, "count after likes by users 7, 7 (refused), 8",
+	                   "one-per-user");
+}
+
+static void batch_rollup__moves_each_like_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int64_t moved = -1;
+
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup on no likes: %s", why(db));
+	lt_expect_int_hint(moved, 0, "likes moved by a rollup with nothing new", "rollup");
+	for (int i = 0; i < 30; i++)
+		like(db, 1 + i % 3, 1000 + i);
+	lt_expect_int_hint(count(db, 1), 0, "count of post 1 before any rollup (deferred)", "rollup");
+
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup: %s", why(db));
+	lt_expect_int_hint(moved, 30, "likes moved by the first rollup of 30", "rollup");
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup again: %s", why(db));
+	lt_expect_int_hint(moved, 0, "likes moved by a second rollup right after", "rollup");
+	for (int p = 1; p <= 3; p++)
+		lt_expect_int_hint(count(db, p), 10, "count of each of 3 posts after two rollups",
+		                   "rollup");
+
+	like(db, 2, 5000);
+	lt_expect_int_hint(rollup_all(db), 1, "likes moved after one more like", "rollup");
+	lt_expect_int_hint(count(db, 2), 11, "count of post 2 after one more like", "rollup");
+}
+
+/* The child of the crash check: roll up, but die just before the
+ * statement numbered die_at (1 = the first statement). */
+struct crash_at {
+	int die_at;
+	int seen;
+};
+
+static void die_at_statement(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct crash_at *c = arg;
+	(void)sql;
+	(void)t_ns;
+	if (ev == KIT_DB_STMT_START && ++c->seen == c->die_at)
+		_exit(3);
+}
+
+static int rollup_child(struct labtest *t, void *arg)
+{
+	struct kit_db *db;
+	if (kit_db_open(&db, t->url) != 0)
+		return 4;
+	kit_db_set_hook(db, die_at_statement, arg);
+	int64_t moved = 1;
+	while (moved > 0)
+		if (batch_rollup(db, &moved) != 0)
+			return 5;
+	return 0;
+}
+
+static void batch_rollup__exact_after_a_crash_at_every_step(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int64_t likes = 0;
+	bool finished = false;
+
+	for (int k = 1; k <= 20 && !finished; k++) {
+		for (int i = 0; i < 5; i++, likes++)
+			like(db, POST, 100 * k + i);
+		struct crash_at c = { k, 0 };
+		pid_t pid = fork_child(t, rollup_child, &c);
+		int status = 0;
+		waitpid(pid, &status, 0);
+		lt_expect(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
+		          "rollup", "the rollup child failed (status %d) before statement %d", status, k);
+		finished = WEXITSTATUS(status) == 0;
+
+		db = labtest_db(t);
+		rollup_all(db);
+		char what[120];
+		snprintf(what, sizeof what,
+		         "count after a rollup died before its statement %d and another finished", k);
+		lt_expect_int_hint(count(db, POST), likes, what, "one-transaction");
+	}
+	lt_expect(finished, "rollup", "the rollup never finished within 20 statements");
+}
+
+struct liker {
+	struct labtest *t;
+	int index;
+	int times;
+	atomic_int *done;
+	int failures;
+	char error[256];
+};
+
+static void *liker_main(void *arg)
+{
+	struct liker *l = arg;
+	struct kit_db *db = labtest_connect(l->t);
+
+	for (int i = 0; i < l->times; i++) {
+		int rc = batch_like(db, 1 + i % 4, (int64_t)l->index * 100000 + i);
+		if (rc != 0 && l->failures++ == 0)
+			snprintf(l->error, sizeof l->error, "%s", why(db));
+	}
+	kit_db_close(db);
+	atomic_fetch_add(l->done, 1);
+	return NULL;
+}
+
+static void batch_rollup__exact_under_concurrent_likes(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	enum { THREADS = 8, TIMES = 256 };
+	pthread_t tid[THREADS];
+	struct liker l[THREADS];
+	atomic_int done = 0;
+	char anomaly[256] = "";
+	int64_t last = 0, rollups = 0;
+
+	for (int i = 0; i < THREADS; i++) {
+		l[i] = (struct liker){ .t = t, .index = i, .times = TIMES, .done = &done };
+		pthread_create(&tid[i], NULL, liker_main, &l[i]);
+	}
+	/* Check after joining: failing now would pull the database out from
+	 * under the threads. */
+	while (!anomaly[0] && atomic_load(&done) < THREADS) {
+		int64_t moved = 0, now = 0;
+		if (batch_rollup(db, &moved) != 0)
+			snprintf(anomaly, sizeof anomaly, "batch_rollup failed: %s", why(db));
+		rollups++;
+		for (int p = 1; p <= 4 && !anomaly[0]; p++) {
+			int64_t n = 0;
+			if (batch_count(db, p, &n) != 0)
+				snprintf(anomaly, sizeof anomaly, "batch_count failed: %s", why(db));
+			now += n;
+		}
+		if (!anomaly[0] && (now < last || now > THREADS * TIMES))
+			snprintf(anomaly, sizeof anomaly, "rolled-up total %lld after %lld (of %d likes)",
+			         (long long)now, (long long)last, THREADS * TIMES);
+		last = now;
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(tid[i], NULL);
+	lt_expect(anomaly[0] == '\0', "rollup", "%s", anomaly);
+	for (int i = 0; i < THREADS; i++)
+		lt_expect(l[i].failures == 0, "one-per-user", "thread %d: %d likes failed, first: %s",
+		          i, l[i].failures, l[i].error);
+
+	rollup_all(db);
+	for (int p = 1; p <= 4; p++)
+		lt_expect_int_hint(count(db, p), THREADS * TIMES / 4,
+		                   "count of each of 4 posts after 8 threads x 256 likes and rollups",
+		                   "rollup");
+}
+
+static void batch_rollup__counts_a_like_that_commits_late(void **state)
+{
+	struct labtest *t = *state;
+	if (t->engine == KIT_DB_SQLITE) {
+		printf("SKIP: SQLite lets one transaction write at a time, so a like cannot "
+		       "stay open across a rollup there; this check needs PostgreSQL\n");
+		skip();
+	}
+	struct kit_db *db = fresh(t);
+	struct kit_db *a = held.conn[0] = labtest_connect(t);
+	struct kit_db *b = held.conn[1] = labtest_connect(t);
+	int64_t moved = -1;
+
+	/* a takes the smaller id and stays open; b takes the next and commits */
+	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", why(a));
+	lt_expect(batch_record_like(a, POST, 1) == 0, "one-per-user", "batch_record_like on a: %s", why(a));
+	like(b, POST, 2);
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "rollup while a is open: %s", why(db));
+	lt_expect_int_hint(moved, 1, "likes moved while the earlier like is still uncommitted",
+	                   "out-of-order");
+	lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", why(a));
+	rollup_all(db);
+
+	lt_expect_int_hint(count(db, POST), 2,
+	                   "count after like 1 committed after a rollup that saw like 2",
+	                   "out-of-order");
+}
+
+/* ---- coalescing ---- */
+
+static struct batch_acc *new_acc(void)
+{
+	struct batch_acc *acc = held.acc = batch_acc_new();
+	lt_expect(acc != NULL, "acc", "batch_acc_new returned NULL");
+	return acc;
+}
+
+static void batch_acc__counts_in_memory_until_flushed(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush of nothing: %s", why(db));
+	batch_acc_add(acc, POST, 1);
+	batch_acc_add(acc, POST, 2);
+	batch_acc_add(acc, POST + 1, 4);
+	lt_expect_int_hint(batch_acc_pending(acc), 7, "pending after adding 1, 2 and 4", "acc");
+	lt_expect_int_hint(count(db, POST), 0, "count before the flush", "acc");
+
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", why(db));
+	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after a flush", "acc");
+	lt_expect_int_hint(count(db, POST), 3, "count of the post with 1 + 2", "acc");
+	lt_expect_int_hint(count(db, POST + 1), 4, "count of the post with 4", "acc");
+
+	batch_acc_add(acc, POST, 5);
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "second flush: %s", why(db));
+	lt_expect_int_hint(count(db, POST), 8, "count after 5 more and a second flush", "acc");
+}
+
+static void count_statements(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)t_ns;
+	if (ev == KIT_DB_STMT_START && strncmp(sql, "BEGIN", 5) && strncmp(sql, "COMMIT", 6))
+		++*(int *)arg;
+}
+
+static void batch_acc__flush_is_one_statement(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	int statements = 0;
+
+	for (int i = 0; i < 300; i++)
+		batch_acc_add(acc, 1 + i % 3, 1);
+	kit_db_set_hook(db, count_statements, &statements);
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", why(db));
+	lt_expect_int_hint(statements, 1, "statements run to flush 3 posts", "one-upsert");
+
+	for (int p = 0; p < 2 * BATCH_FLUSH_ROWS + 7; p++)
+		batch_acc_add(acc, 1000 + p, 2);
+	statements = 0;
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", why(db));
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect_int_hint(statements, 3, "statements run to flush 1007 posts, 500 per statement",
+	                   "one-upsert");
+	lt_expect_int(count(db, 2), 100, "count of post 2 after the first flush");
+	lt_expect_int(count(db, 1000 + 2 * BATCH_FLUSH_ROWS + 6), 2, "count of the last of 1007 posts");
+	lt_expect_int(labtest_int(t, "SELECT sum(n) FROM post_likes"), 300 + 2 * (2 * BATCH_FLUSH_ROWS + 7),
+	              "sum over every post after both flushes");
+}
+
+struct adder {
+	struct batch_acc *acc;
+	int times;
+	atomic_int *done;
+};
+
+static void *adder_main(void *arg)
+{
+	struct adder *a = arg;
+	for (int i = 0; i < a->times; i++)
+		batch_acc_add(a->acc, 1 + i % 5, 1);
+	atomic_fetch_add(a->done, 1);
+	return NULL;
+}
+
+static void batch_acc__exact_under_threads(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	enum { THREADS = 8, TIMES = 1000 };
+	struct batch_acc *acc = new_acc();
+	pthread_t tid[THREADS];
+	struct adder a = { acc, TIMES, NULL };
+	atomic_int done = 0;
+	int failed = 0;
+
+	a.done = &done;
+	for (int i = 0; i < THREADS; i++)
+		pthread_create(&tid[i], NULL, adder_main, &a);
+	while (atomic_load(&done) < THREADS)
+		failed += batch_acc_flush(acc, db) != 0;
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(tid[i], NULL);
+	failed += batch_acc_flush(acc, db) != 0;
+
+	lt_expect_int(failed, 0, "failed flushes");
+	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after the last flush", "acc-lock");
+	for (int p = 1; p <= 5; p++)
+		lt_expect_int_hint(count(db, p), THREADS * TIMES / 5,
+		                   "count of each of 5 posts after 8 threads x 1000 adds, flushed meanwhile",
+		                   "acc-lock");
+}
+
+static void batch_acc__failed_flush_keeps_counts(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+
+	batch_acc_add(acc, POST, 10);
+	batch_acc_add(acc, POST + 1, 5);
+	labtest_exec(t, "ALTER TABLE post_likes RENAME TO post_likes_away");
+	int rc = batch_acc_flush(acc, db);
+	lt_expect(rc < 0, "flush-failure", "batch_acc_flush returned %d with post_likes gone", rc);
+	batch_acc_add(acc, POST, 1);
+	lt_expect_int_hint(batch_acc_pending(acc), 16, "pending after a refused flush and 1 more",
+	                   "flush-failure");
+
+	labtest_exec(t, "ALTER TABLE post_likes_away RENAME TO post_likes");
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush once the table is back: %s", why(db));
+	lt_expect_int_hint(count(db, POST), 11, "count after a refused flush and a good one",
+	                   "flush-failure");
+	lt_expect_int_hint(count(db, POST + 1), 5, "count of the second post", "flush-failure");
+	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after the good flush", "flush-failure");
+}
+
+/* The child of the crash-loss check: like forever, flushing every EVERY
+ * likes, and publish how many likes it has acknowledged. */
+enum { EVERY = 50, KILL_AFTER = 537, LIMIT = 1000000 };
+
+static int liking_child(struct labtest *t, void *arg)
+{
+	atomic_llong *acked = arg;
+	struct kit_db *db;
+	if (kit_db_open(&db, t->url) != 0)
+		return 4;
+	struct batch_acc *acc = batch_acc_new();
+	if (acc == NULL)
+		return 5;
+	for (long long i = 1; i <= LIMIT; i++) {
+		if (batch_acc_add(acc, POST, 1) != 0)
+			return 6;
+		atomic_store(acked, i);          /* the user was told "liked" */
+		if (i % EVERY == 0)
+			(void)batch_acc_flush(acc, db);
+	}
+	return 0;
+}
+
+static void batch_acc__crash_loses_at_most_one_interval(void **state)
+{
+	struct labtest *t = *state;
+	fresh(t);
+	atomic_llong *acked = mmap(NULL, sizeof *acked, PROT_READ | PROT_WRITE,
+	                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	lt_expect(acked != MAP_FAILED, NULL, "mmap failed");
+	atomic_init(acked, 0);
+
+	pid_t pid = fork_child(t, liking_child, acked);
+	int status = 0;
+	bool gone = false;
+	while (!gone && atomic_load(acked) < KILL_AFTER) {
+		gone = waitpid(pid, &status, WNOHANG) == pid;
+		if (!gone)
+			nap_ms(1);
+	}
+	if (!gone) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	long long a = atomic_load(acked);
+	munmap(acked, sizeof *acked);
+	lt_expect(!gone || (WIFEXITED(status) && WEXITSTATUS(status) == 0), "acc",
+	          "the liking child failed early (status %d)", status);
+
+	int64_t c = count(labtest_db(t), POST);
+	char what[160];
+	lt_expect(c <= a, "crash-bound", "the database holds %lld likes but only %lld were acknowledged",
+	          (long long)c, a);
+	snprintf(what, sizeof what,
+	         "at most %d likes (one flush interval) lost: %lld acknowledged, %lld in the database",
+	         EVERY, a, (long long)c);
+	lt_expect(c >= a - EVERY, "crash-bound", "%s", what);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH(batch_like__refuses_a_second_like_by_the_same_user),
+		BOTH(batch_rollup__moves_each_like_once),
+		BOTH(batch_rollup__exact_after_a_crash_at_every_step),
+		BOTH(batch_rollup__exact_under_concurrent_likes),
+		BOTH(batch_rollup__counts_a_like_that_commits_late),
+		BOTH(batch_acc__counts_in_memory_until_flushed),
+		BOTH(batch_acc__flush_is_one_statement),
+		BOTH(batch_acc__exact_under_threads),
+		BOTH(batch_acc__failed_flush_keeps_counts),
+		BOTH(batch_acc__crash_loses_at_most_one_interval),
+	};
+	return labtest_main("03-batching", tests);
+}
