@@ -1,0 +1,546 @@
+/*
+ * store.c: the in-memory counter server behind kit/store.h.
+ *
+ * One mutex stands for Redis's single thread: a command takes it, does its
+ * work and lets it go, so commands never interleave but sequences of them
+ * do. kit_store_atomic() keeps it for the whole of a function, and a
+ * thread-local note ("this thread holds that store") lets the commands
+ * inside skip the lock. Keys and set members live in the same small
+ * chained hash table.
+ */
+#include "kit/store.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind { K_INT, K_SET, K_MEMBER };
+
+struct entry {
+	struct entry *next;      /* bucket chain */
+	char *key;               /* owned */
+	enum kind kind;
+	int64_t n;               /* K_INT: the value */
+	struct table *set;       /* K_SET: the members (K_MEMBER entries) */
+};
+
+struct table {
+	struct entry **b;        /* nb buckets */
+	size_t nb;
+	size_t count;
+	size_t cursor;           /* where spop resumes, so no member starves */
+};
+
+struct kit_store {
+	pthread_mutex_t mu;
+
+	/* guarded by mu */
+	struct table keys;
+	int refuse;              /* commands still to refuse; < 0 forever */
+	int64_t commands;
+	kit_store_hook_fn *hook;
+	void *hook_arg;
+};
+
+/* The store this thread holds inside kit_store_atomic, and whether it is
+ * running the hook (whose commands must not call the hook again). */
+static _Thread_local struct kit_store *held;
+static _Thread_local bool in_hook;
+
+/* ---- the hash table ---- */
+
+static size_t hash(const char *k)
+{
+	size_t h = 1469598103934665603u;   /* FNV-1a */
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 1099511628211u;
+	return h;
+}
+
+static int table_init(struct table *t)
+{
+	t->nb = 16;
+	t->count = 0;
+	t->cursor = 0;
+	t->b = calloc(t->nb, sizeof *t->b);
+	return t->b ? 0 : KIT_STORE_NOMEM;
+}
+
+static void entry_free(struct entry *e);
+static void set_free(struct table *t);
+
+static void table_clear(struct table *t)
+{
+	for (size_t i = 0; i < t->nb; i++) {
+		struct entry *e = t->b[i], *next;
+		for (; e; e = next) {
+			next = e->next;
+			entry_free(e);
+		}
+		t->b[i] = NULL;
+	}
+	t->count = 0;
+}
+
+static void set_free(struct table *t)
+{
+	table_clear(t);
+	free(t->b);
+	free(t);
+}
+
+static void entry_free(struct entry *e)
+{
+	if (e->set)
+		set_free(e->set);
+	free(e->key);
+	free(e);
+}
+
+static struct entry *table_find(const struct table *t, const char *key)
+{
+	struct entry *e = t->b[hash(key) % t->nb];
+	while (e && strcmp(e->key, key) != 0)
+		e = e->next;
+	return e;
+}
+
+/* Double the buckets when the table is full; if memory is short, keep
+ * the old buckets (chains just get longer). */
+static void table_grow(struct table *t)
+{
+	size_t nb = t->nb * 2;
+	struct entry **b = calloc(nb, sizeof *b);
+	if (!b)
+		return;
+	for (size_t i = 0; i < t->nb; i++) {
+		struct entry *e = t->b[i], *next;
+		for (; e; e = next) {
+			next = e->next;
+			size_t j = hash(e->key) % nb;
+			e->next = b[j];
+			b[j] = e;
+		}
+	}
+	free(t->b);
+	t->b = b;
+	t->nb = nb;
+	t->cursor = 0;
+}
+
+/* Add a new entry for key (which must be absent); NULL when out of memory,
+ * with the table unchanged. */
+static struct entry *table_add(struct table *t, const char *key, enum kind kind)
+{
+	struct entry *e = calloc(1, sizeof *e);
+	if (!e || !(e->key = strdup(key))) {
+		free(e);
+		return NULL;
+	}
+	e->kind = kind;
+	if (kind == K_SET) {
+		e->set = malloc(sizeof *e->set);
+		if (!e->set || table_init(e->set) != 0) {
+			free(e->set);
+			free(e->key);
+			free(e);
+			return NULL;
+		}
+	}
+	if (t->count >= t->nb)
+		table_grow(t);
+	size_t i = hash(key) % t->nb;
+	e->next = t->b[i];
+	t->b[i] = e;
+	t->count++;
+	return e;
+}
+
+/* Unlink key's entry and return it (the caller frees it); NULL if absent. */
+static struct entry *table_unlink(struct table *t, const char *key)
+{
+	struct entry **p = &t->b[hash(key) % t->nb];
+	for (; *p; p = &(*p)->next) {
+		if (strcmp((*p)->key, key) == 0) {
+			struct entry *e = *p;
+			*p = e->next;
+			e->next = NULL;
+			t->count--;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* ---- running one command ---- */
+
+/* A command in progress: did it take the lock, and which hook to call. */
+struct call {
+	struct kit_store *s;
+	bool locked;
+	kit_store_hook_fn *hook;
+	void *hook_arg;
+};
+
+/* Start a command: take the lock unless this thread already holds the
+ * store, and apply the refusal switch. Returns 0 or KIT_STORE_DOWN; either
+ * way finish() must follow. */
+static int start(struct kit_store *s, struct call *c)
+{
+	c->s = s;
+	c->locked = held != s;
+	if (c->locked) {
+		pthread_mutex_lock(&s->mu);
+		c->hook = in_hook ? NULL : s->hook;
+		c->hook_arg = s->hook_arg;
+		if (s->refuse != 0) {
+			if (s->refuse > 0)
+				s->refuse--;
+			return KIT_STORE_DOWN;
+		}
+	} else {
+		c->hook = NULL;   /* inside an atomic step: the hook comes after it */
+	}
+	s->commands++;
+	return 0;
+}
+
+/* End a command: let the lock go, then call the hook outside it. */
+static int finish(struct call *c, const char *cmd, const char *key, int rc)
+{
+	if (c->locked)
+		pthread_mutex_unlock(&c->s->mu);
+	if (c->hook) {
+		in_hook = true;
+		c->hook(c->hook_arg, c->s, cmd, key, rc);
+		in_hook = false;
+	}
+	return rc;
+}
+
+static bool bad_key(const char *key)
+{
+	return !key || !*key || strlen(key) > KIT_STORE_KEY_MAX;
+}
+
+/* Find key expecting kind; *e = NULL when missing. */
+static int lookup(struct kit_store *s, const char *key, enum kind kind, struct entry **e)
+{
+	*e = table_find(&s->keys, key);
+	if (*e && (*e)->kind != kind)
+		return KIT_STORE_WRONGTYPE;
+	return 0;
+}
+
+/* ---- lifetime ---- */
+
+struct kit_store *kit_store_new(void)
+{
+	struct kit_store *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	if (table_init(&s->keys) != 0) {
+		free(s);
+		return NULL;
+	}
+	pthread_mutex_init(&s->mu, NULL);
+	return s;
+}
+
+void kit_store_free(struct kit_store *s)
+{
+	if (!s)
+		return;
+	table_clear(&s->keys);
+	free(s->keys.b);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+const char *kit_store_strerror(int rc)
+{
+	switch (rc) {
+	case KIT_STORE_OK: return "ok";
+	case KIT_STORE_ERR: return "bad argument (NULL, empty or too long key)";
+	case KIT_STORE_DOWN: return "store refused the command (down)";
+	case KIT_STORE_WRONGTYPE: return "wrong type: an integer command on a set or the reverse";
+	case KIT_STORE_NOMEM: return "store out of memory";
+	case KIT_STORE_RANGE: return "increment would overflow";
+	default: return "unknown store error";
+	}
+}
+
+/* ---- integer commands ---- */
+
+int kit_store_incrby(struct kit_store *s, const char *key, int64_t by, int64_t *out)
+{
+	struct call c;
+	struct entry *e = NULL;
+	int rc = start(s, &c);
+	if (rc == 0 && bad_key(key))
+		rc = KIT_STORE_ERR;
+	if (rc == 0)
+		rc = lookup(s, key, K_INT, &e);
+	if (rc == 0 && e && ((by > 0 && e->n > INT64_MAX - by) || (by < 0 && e->n < INT64_MIN - by)))
+		rc = KIT_STORE_RANGE;
+	if (rc == 0 && !e && !(e = table_add(&s->keys, key, K_INT)))
+		rc = KIT_STORE_NOMEM;
+	if (rc == 0) {
+		e->n += by;
+		if (out)
+			*out = e->n;
+	}
+	return finish(&c, "INCRBY", key, rc);
+}
+
+int kit_store_get(struct kit_store *s, const char *key, int64_t *out)
+{
+	struct call c;
+	struct entry *e = NULL;
+	int rc = start(s, &c);
+	if (rc == 0 && bad_key(key))
+		rc = KIT_STORE_ERR;
+	if (rc == 0)
+		rc = lookup(s, key, K_INT, &e);
+	if (rc == 0)
+		*out = e ? e->n : 0;
+	return finish(&c, "GET", key, rc);
+}
+
+int kit_store_set(struct kit_store *s, const char *key, int64_t v)
+{
+	struct call c;
+	struct entry *e = NULL;
+	int rc = start(s, &c);
+	if (rc == 0 && bad_key(key))
+		rc = KIT_STORE_ERR;
+	if (rc == 0) {
+		e = table_find(&s->keys, key);
+		if (e && e->kind == K_SET) {   /* the set goes; the entry stays */
+			set_free(e->set);
+			e->set = NULL;
+			e->kind = K_INT;
+		}
+	}
+	if (rc == 0 && !e && !(e = table_add(&s->keys, key, K_INT)))
+		rc = KIT_STORE_NOMEM;
+	if (rc == 0)
+		e->n = v;
+	return finish(&c, "SET", key, rc);
+}
+
+int kit_store_del(struct kit_store *s, const char *key, int *removed)
+{
+	struct call c;
+	int rc = start(s, &c);
+	if (rc == 0 && bad_key(key))
+		rc = KIT_STORE_ERR;
+	if (rc == 0) {
+		struct entry *e = table_unlink(&s->keys, key);
+		if (removed)
+			*removed = e != NULL;
+		if (e)
+			entry_free(e);
+	}
+	return finish(&c, "DEL", key, rc);
+}
+
+int kit_store_getdel(struct kit_store *s, const char *key, int64_t *out)
+{
+	struct call c;
+	struct entry *e = NULL;
+	int rc = start(s, &c);
+	if (rc == 0 && bad_key(key))
+		rc = KIT_STORE_ERR;
+	if (rc == 0)
+		rc = lookup(s, key, K_INT, &e);
+	if (rc == 0) {
+		*out = e ? e->n : 0;
+		if (e)
+			entry_free(table_unlink(&s->keys, key));
+	}
+	return finish(&c, "GETDEL", key, rc);
+}
+
+/* ---- set commands ---- */
+
+int kit_store_sadd(struct kit_store *s, const char *key, const char *member, int *added)
+{
+	struct call c;
+	struct entry *e = NULL;
+	bool made = false;
+	int rc = start(s, &c);
+	if (rc == 0 && (bad_key(key) || bad_key(member)))
+		rc = KIT_STORE_ERR;
+	if (rc == 0)
+		rc = lookup(s, key, K_SET, &e);
+	if (rc == 0 && !e) {
+		if ((e = table_add(&s->keys, key, K_SET)))
+			made = true;
+		else
+			rc = KIT_STORE_NOMEM;
+	}
+	if (rc == 0) {
+		bool fresh = !table_find(e->set, member);
+		if (fresh && !table_add(e->set, member, K_MEMBER)) {
+			rc = KIT_STORE_NOMEM;
+			if (made)   /* leave no empty set behind */
+				entry_free(table_unlink(&s->keys, key));
+		}
+		if (rc == 0 && added)
+			*added = fresh;
+	}
+	return finish(&c, "SADD", key, rc);
+}
+
+/* Copy (and with pop, remove) up to count members of the set at key into
+ * out; all or nothing on out-of-memory. */
+static int take_members(struct kit_store *s, const char *key, int count, char **out,
+                        int *n, bool pop)
+{
+	struct entry *e = NULL;
+	*n = 0;
+	if (bad_key(key) || count < 0 || (count > 0 && !out))
+		return KIT_STORE_ERR;
+	int rc = lookup(s, key, K_SET, &e);
+	if (rc != 0 || !e)
+		return rc;
+
+	struct table *t = e->set;
+	int got = 0;
+	size_t i = t->cursor % t->nb;
+	for (size_t seen = 0; seen < t->nb && got < count; seen++, i = (i + 1) % t->nb) {
+		for (struct entry *m = t->b[i]; m && got < count; m = m->next) {
+			if (!(out[got] = strdup(m->key))) {
+				while (got > 0)
+					free(out[--got]);
+				return KIT_STORE_NOMEM;
+			}
+			got++;
+		}
+	}
+	if (pop) {
+		for (int k = 0; k < got; k++)
+			entry_free(table_unlink(t, out[k]));
+		t->cursor = i;
+		if (t->count == 0)   /* an empty set is no key, as in Redis */
+			entry_free(table_unlink(&s->keys, key));
+	}
+	*n = got;
+	return 0;
+}
+
+int kit_store_spop(struct kit_store *s, const char *key, int count, char **out, int *n)
+{
+	struct call c;
+	int rc = start(s, &c);
+	*n = 0;
+	if (rc == 0)
+		rc = take_members(s, key, count, out, n, true);
+	return finish(&c, "SPOP", key, rc);
+}
+
+int kit_store_smembers(struct kit_store *s, const char *key, int count, char **out, int *n)
+{
+	struct call c;
+	int rc = start(s, &c);
+	*n = 0;
+	if (rc == 0)
+		rc = take_members(s, key, count, out, n, false);
+	return finish(&c, "SMEMBERS", key, rc);
+}
+
+int kit_store_sismember(struct kit_store *s, const char *key, const char *member, int *out)
+{
+	struct call c;
+	struct entry *e = NULL;
+	int rc = start(s, &c);
+	if (rc == 0 && (bad_key(key) || bad_key(member)))
+		rc = KIT_STORE_ERR;
+	if (rc == 0)
+		rc = lookup(s, key, K_SET, &e);
+	if (rc == 0)
+		*out = e && table_find(e->set, member) != NULL;
+	return finish(&c, "SISMEMBER", key, rc);
+}
+
+int kit_store_scard(struct kit_store *s, const char *key, int64_t *out)
+{
+	struct call c;
+	struct entry *e = NULL;
+	int rc = start(s, &c);
+	if (rc == 0 && bad_key(key))
+		rc = KIT_STORE_ERR;
+	if (rc == 0)
+		rc = lookup(s, key, K_SET, &e);
+	if (rc == 0)
+		*out = e ? (int64_t)e->set->count : 0;
+	return finish(&c, "SCARD", key, rc);
+}
+
+int kit_store_dbsize(struct kit_store *s, int64_t *out)
+{
+	struct call c;
+	int rc = start(s, &c);
+	if (rc == 0)
+		*out = (int64_t)s->keys.count;
+	return finish(&c, "DBSIZE", NULL, rc);
+}
+
+/* ---- atomic steps ---- */
+
+int kit_store_atomic(struct kit_store *s, kit_store_fn *fn, void *arg)
+{
+	if (held == s)
+		return fn(s, arg);
+	struct call c;
+	int rc = start(s, &c);
+	if (rc == 0) {
+		held = s;
+		rc = fn(s, arg);
+		held = NULL;
+	}
+	return finish(&c, "ATOMIC", NULL, rc);
+}
+
+/* ---- levers ---- */
+
+void kit_store_restart(struct kit_store *s)
+{
+	assert(held != s);
+	pthread_mutex_lock(&s->mu);
+	table_clear(&s->keys);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void kit_store_refuse(struct kit_store *s, int n)
+{
+	if (held == s) {
+		s->refuse = n;
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->refuse = n;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void kit_store_set_hook(struct kit_store *s, kit_store_hook_fn *hook, void *arg)
+{
+	assert(held != s);
+	pthread_mutex_lock(&s->mu);
+	s->hook = hook;
+	s->hook_arg = arg;
+	pthread_mutex_unlock(&s->mu);
+}
+
+int64_t kit_store_commands(struct kit_store *s)
+{
+	if (held == s)
+		return s->commands;
+	pthread_mutex_lock(&s->mu);
+	int64_t n = s->commands;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}

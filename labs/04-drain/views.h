@@ -1,0 +1,89 @@
+/*
+ * views.h: Lab 04, buffer and drain — the API you implement.
+ *
+ * A view no longer touches the database. record_view() counts it in the
+ * in-memory store (kit/store.h): the video's delta key goes up by one and
+ * the video is marked dirty. Every so often a flusher drains the dirty
+ * videos with an atomic read-and-reset and adds their deltas to the
+ * database in one multi-row upsert; if the database refuses, the deltas go
+ * back into the store for the next flush.
+ *
+ * Store layout (the tests read it, so keep to it):
+ *   "views:delta:<id>"  integer: views of video <id> not yet in the database
+ *   "views:dirty"       set of "<id>" strings: videos whose delta may be > 0
+ * Database: the table in VIEWS_SCHEMA, one row per video, created by the
+ * caller (tests, `hotrow lab run 04`).
+ *
+ * Interface:
+ *   record_view(st, 42);                       on the request path
+ *   flush_views(st, db, 500);                  from one flusher only
+ *   struct flusher *f;
+ *   start_flusher(&f, st, db, 100, 500);       ... one flush every 100 ms
+ *   stop_flusher(f);                           last flush, then stop
+ * Every function returns 0 (or a count) on success and a negative
+ * KIT_STORE_* or KIT_DB_* code on failure.
+ */
+#ifndef HOTROW_LAB04_VIEWS_H
+#define HOTROW_LAB04_VIEWS_H
+
+#include <stdint.h>
+
+#include "kit/db.h"
+#include "kit/store.h"
+
+#define VIEWS_DIRTY "views:dirty"
+#define VIEWS_DELTA_PREFIX "views:delta:"
+#define VIEWS_SCHEMA \
+	"CREATE TABLE video_stats (video_id BIGINT PRIMARY KEY, views BIGINT NOT NULL)"
+#define VIEWS_MAX_BATCH 1000   /* the most videos one flush may take */
+
+/* One drained video: its id and the views taken from the store. */
+struct view_delta {
+	int64_t video_id;
+	int64_t n;
+};
+
+/* Count one view of video_id in the store: its delta goes up by one and
+ * it is marked dirty — both or neither, so that whatever happens in
+ * between, no drain can see one without the other (§3). */
+int record_view(struct kit_store *st, int64_t video_id);
+
+/* Take up to max (1 .. VIEWS_MAX_BATCH) dirty videos and their deltas out
+ * of the store into out[0 .. *n-1], leaving their deltas at zero. The read
+ * and the reset are one atomic step, so a view recorded at any moment ends
+ * up either in out or still in the store, never in neither (§4). Videos
+ * with a zero delta are left out. On failure *n is 0 and nothing was
+ * taken. */
+int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
+
+/* Drain up to max videos and add their deltas to video_stats in one
+ * multi-row upsert (a video without a row gets one). Returns the number of
+ * views written (0 when nothing was dirty). When the database refuses, the
+ * deltas go back into the store, as record_view would have left them, and
+ * the database's code is returned (§5). */
+int64_t flush_views(struct kit_store *st, struct kit_db *db, int max);
+
+/* The flush loop (§6): a thread that calls flush_views(st, db, max) once
+ * every interval_ms (the first after one interval), never two at once. A
+ * failed flush is counted and retried at the next tick. The flusher uses
+ * db from its own thread until stop_flusher returns: don't touch db
+ * meanwhile. Returns 0, or a negative code with *out = NULL. */
+struct flusher;
+int start_flusher(struct flusher **out, struct kit_store *st, struct kit_db *db,
+                  int interval_ms, int max);
+
+/* What a flusher has done so far. */
+struct flusher_stats {
+	int64_t flushes;   /* flush_views calls */
+	int64_t failed;    /* ... that returned an error */
+	int64_t views;     /* views written to the database */
+};
+void flusher_stats(struct flusher *f, struct flusher_stats *out);
+
+/* Stop the loop promptly (without waiting out the interval), flush what
+ * is left until nothing is dirty or a flush fails, join the thread and free
+ * f. Returns 0, or the last flush's error (the deltas are then still in
+ * the store). NULL is fine. */
+int stop_flusher(struct flusher *f);
+
+#endif

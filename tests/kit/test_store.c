@@ -1,0 +1,498 @@
+/*
+ * test_store.c: kit/store, the in-memory Redis-style counter server.
+ *
+ * Single commands against their Redis meaning, the levers (refusal,
+ * restart, hook), the atomic step, and exact counts under threads. The
+ * races are reproduced through the hook, so they happen every run.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kit/store.h"
+
+static int setup(void **state)
+{
+	*state = kit_store_new();
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	kit_store_free(*state);
+	return 0;
+}
+
+static int64_t get(struct kit_store *s, const char *key)
+{
+	int64_t v = -1;
+	assert_int_equal(kit_store_get(s, key, &v), 0);
+	return v;
+}
+
+static void free_all(char **m, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(m[i]);
+}
+
+/* ---- integer commands ---- */
+
+static void incrby__starts_at_zero_and_adds(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t v = 0;
+
+	assert_int_equal(kit_store_incrby(s, "k", 5, &v), 0);
+	assert_int_equal(v, 5);
+	assert_int_equal(kit_store_incrby(s, "k", -2, NULL), 0);
+
+	assert_int_equal(get(s, "k"), 3);
+}
+
+static void incrby__overflow_refused_unchanged(void **state)
+{
+	struct kit_store *s = *state;
+	assert_int_equal(kit_store_set(s, "k", INT64_MAX - 1), 0);
+
+	assert_int_equal(kit_store_incrby(s, "k", 2, NULL), KIT_STORE_RANGE);
+
+	assert_true(get(s, "k") == INT64_MAX - 1);
+}
+
+static void get__missing_reads_zero(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t n = -1;
+
+	assert_int_equal(get(s, "nothing"), 0);
+
+	assert_int_equal(kit_store_dbsize(s, &n), 0);
+	assert_int_equal(n, 0);   /* reading made no key */
+}
+
+static void set__replaces_a_set(void **state)
+{
+	struct kit_store *s = *state;
+	assert_int_equal(kit_store_sadd(s, "k", "a", NULL), 0);
+
+	assert_int_equal(kit_store_set(s, "k", 7), 0);
+
+	assert_int_equal(get(s, "k"), 7);
+}
+
+static void del__reports_removed(void **state)
+{
+	struct kit_store *s = *state;
+	int removed = -1;
+	assert_int_equal(kit_store_set(s, "k", 1), 0);
+
+	assert_int_equal(kit_store_del(s, "k", &removed), 0);
+	assert_int_equal(removed, 1);
+	assert_int_equal(kit_store_del(s, "k", &removed), 0);
+	assert_int_equal(removed, 0);
+}
+
+static void getdel__reads_and_removes(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t v = -1, n = -1;
+	assert_int_equal(kit_store_incrby(s, "k", 9, NULL), 0);
+
+	assert_int_equal(kit_store_getdel(s, "k", &v), 0);
+	assert_int_equal(v, 9);
+	assert_int_equal(kit_store_getdel(s, "k", &v), 0);
+	assert_int_equal(v, 0);
+
+	assert_int_equal(kit_store_dbsize(s, &n), 0);
+	assert_int_equal(n, 0);
+}
+
+static void wrongtype__integer_command_on_set(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t v = 0;
+	assert_int_equal(kit_store_sadd(s, "set", "a", NULL), 0);
+	assert_int_equal(kit_store_set(s, "int", 1), 0);
+
+	assert_int_equal(kit_store_incrby(s, "set", 1, NULL), KIT_STORE_WRONGTYPE);
+	assert_int_equal(kit_store_getdel(s, "set", &v), KIT_STORE_WRONGTYPE);
+	assert_int_equal(kit_store_sadd(s, "int", "a", NULL), KIT_STORE_WRONGTYPE);
+
+	assert_int_equal(kit_store_scard(s, "set", &v), 0);
+	assert_int_equal(v, 1);   /* the set survived */
+}
+
+static void key__bad_keys_refused(void **state)
+{
+	struct kit_store *s = *state;
+	char longkey[KIT_STORE_KEY_MAX + 2];
+	memset(longkey, 'x', sizeof longkey - 1);
+	longkey[sizeof longkey - 1] = '\0';
+
+	assert_int_equal(kit_store_incrby(s, longkey, 1, NULL), KIT_STORE_ERR);
+	assert_int_equal(kit_store_incrby(s, "", 1, NULL), KIT_STORE_ERR);
+	assert_int_equal(kit_store_sadd(s, "set", longkey, NULL), KIT_STORE_ERR);
+	longkey[KIT_STORE_KEY_MAX] = '\0';   /* exactly the limit is fine */
+	assert_int_equal(kit_store_incrby(s, longkey, 1, NULL), 0);
+	assert_string_equal(kit_store_strerror(KIT_STORE_DOWN), "store refused the command (down)");
+}
+
+/* ---- set commands ---- */
+
+static void sadd__reports_new_members(void **state)
+{
+	struct kit_store *s = *state;
+	int added = -1, is = -1;
+	int64_t n = 0;
+
+	assert_int_equal(kit_store_sadd(s, "set", "a", &added), 0);
+	assert_int_equal(added, 1);
+	assert_int_equal(kit_store_sadd(s, "set", "a", &added), 0);
+	assert_int_equal(added, 0);
+	assert_int_equal(kit_store_sadd(s, "set", "b", NULL), 0);
+
+	assert_int_equal(kit_store_scard(s, "set", &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(kit_store_sismember(s, "set", "b", &is), 0);
+	assert_int_equal(is, 1);
+	assert_int_equal(kit_store_sismember(s, "set", "c", &is), 0);
+	assert_int_equal(is, 0);
+}
+
+static void spop__takes_at_most_count_and_removes(void **state)
+{
+	struct kit_store *s = *state;
+	char *m[8];
+	int n = -1;
+	int64_t left = -1, keys = -1;
+	const char *names[] = { "a", "b", "c", "d", "e" };
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(kit_store_sadd(s, "set", names[i], NULL), 0);
+
+	assert_int_equal(kit_store_spop(s, "set", 3, m, &n), 0);
+	assert_int_equal(n, 3);
+	free_all(m, n);
+	assert_int_equal(kit_store_scard(s, "set", &left), 0);
+	assert_int_equal(left, 2);
+
+	assert_int_equal(kit_store_spop(s, "set", 8, m, &n), 0);
+	assert_int_equal(n, 2);
+	free_all(m, n);
+	assert_int_equal(kit_store_dbsize(s, &keys), 0);
+	assert_int_equal(keys, 0);   /* an emptied set is no key */
+	assert_int_equal(kit_store_spop(s, "set", 8, m, &n), 0);
+	assert_int_equal(n, 0);
+}
+
+static void spop__every_member_comes_out_once(void **state)
+{
+	struct kit_store *s = *state;
+	char key[16], *m[7];
+	int n, seen[500] = { 0 }, total = 0;
+	for (int i = 0; i < 500; i++) {
+		snprintf(key, sizeof key, "%d", i);
+		assert_int_equal(kit_store_sadd(s, "set", key, NULL), 0);
+	}
+
+	do {
+		assert_int_equal(kit_store_spop(s, "set", 7, m, &n), 0);
+		for (int i = 0; i < n; i++) {
+			seen[atoi(m[i])]++;
+			free(m[i]);
+		}
+		total += n;
+	} while (n > 0);
+
+	assert_int_equal(total, 500);
+	for (int i = 0; i < 500; i++)
+		assert_int_equal(seen[i], 1);
+}
+
+static void smembers__copies_without_removing(void **state)
+{
+	struct kit_store *s = *state;
+	char *m[4];
+	int n = -1;
+	int64_t left = -1;
+	assert_int_equal(kit_store_sadd(s, "set", "a", NULL), 0);
+	assert_int_equal(kit_store_sadd(s, "set", "b", NULL), 0);
+
+	assert_int_equal(kit_store_smembers(s, "set", 4, m, &n), 0);
+	assert_int_equal(n, 2);
+	free_all(m, n);
+
+	assert_int_equal(kit_store_scard(s, "set", &left), 0);
+	assert_int_equal(left, 2);
+}
+
+/* ---- levers ---- */
+
+static void refuse__next_n_commands_change_nothing(void **state)
+{
+	struct kit_store *s = *state;
+	kit_store_refuse(s, 2);
+
+	assert_int_equal(kit_store_incrby(s, "k", 1, NULL), KIT_STORE_DOWN);
+	assert_int_equal(kit_store_sadd(s, "set", "a", NULL), KIT_STORE_DOWN);
+	assert_int_equal(kit_store_incrby(s, "k", 1, NULL), 0);
+
+	assert_int_equal(get(s, "k"), 1);
+	int64_t n = -1;
+	assert_int_equal(kit_store_scard(s, "set", &n), 0);
+	assert_int_equal(n, 0);
+}
+
+static void refuse__forever_until_cleared(void **state)
+{
+	struct kit_store *s = *state;
+	kit_store_refuse(s, -1);
+
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(kit_store_incrby(s, "k", 1, NULL), KIT_STORE_DOWN);
+	kit_store_refuse(s, 0);
+
+	assert_int_equal(get(s, "k"), 0);
+}
+
+static void restart__loses_everything(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t n = -1;
+	assert_int_equal(kit_store_incrby(s, "k", 3, NULL), 0);
+	assert_int_equal(kit_store_sadd(s, "set", "a", NULL), 0);
+
+	kit_store_restart(s);
+
+	assert_int_equal(kit_store_dbsize(s, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(get(s, "k"), 0);
+}
+
+/* ---- the hook ---- */
+
+struct trace {
+	char log[256];
+	int calls;
+	const char *when_cmd;   /* inject after this command ... */
+	const char *incr_key;   /* ... an INCRBY of this key (another client) */
+};
+
+static void trace_hook(void *arg, struct kit_store *s, const char *cmd, const char *key, int rc)
+{
+	struct trace *t = arg;
+	(void)rc;
+	t->calls++;
+	size_t len = strlen(t->log);
+	snprintf(t->log + len, sizeof t->log - len, "%s%s", len ? " " : "", cmd);
+	if (t->when_cmd && strcmp(cmd, t->when_cmd) == 0 && key && t->incr_key)
+		assert_int_equal(kit_store_incrby(s, t->incr_key, 1, NULL), 0);
+}
+
+static void hook__sees_each_command_and_may_run_commands(void **state)
+{
+	struct kit_store *s = *state;
+	struct trace t = { .when_cmd = "SET", .incr_key = "other" };
+	kit_store_set_hook(s, trace_hook, &t);
+
+	assert_int_equal(kit_store_set(s, "k", 1), 0);
+	assert_int_equal(kit_store_get(s, "k", &(int64_t){ 0 }), 0);
+	kit_store_set_hook(s, NULL, NULL);
+
+	assert_string_equal(t.log, "SET GET");   /* the hook's own INCRBY is not traced */
+	assert_int_equal(get(s, "other"), 1);
+}
+
+/* The classic drain bug, made to happen every time: an increment lands
+ * between GET and DEL and is erased. */
+static void hook__increment_between_get_and_del_is_lost(void **state)
+{
+	struct kit_store *s = *state;
+	struct trace t = { .when_cmd = "GET", .incr_key = "views" };
+	int64_t taken = 0;
+	assert_int_equal(kit_store_incrby(s, "views", 10, NULL), 0);
+	kit_store_set_hook(s, trace_hook, &t);
+
+	assert_int_equal(kit_store_get(s, "views", &taken), 0);
+	assert_int_equal(kit_store_del(s, "views", NULL), 0);
+	kit_store_set_hook(s, NULL, NULL);
+
+	assert_int_equal(taken, 10);
+	assert_int_equal(get(s, "views"), 0);   /* 11 recorded, 10 taken: one lost */
+}
+
+static void hook__getdel_leaves_no_gap(void **state)
+{
+	struct kit_store *s = *state;
+	struct trace t = { .when_cmd = "GETDEL", .incr_key = "views" };
+	int64_t taken = 0;
+	assert_int_equal(kit_store_incrby(s, "views", 10, NULL), 0);
+	kit_store_set_hook(s, trace_hook, &t);
+
+	assert_int_equal(kit_store_getdel(s, "views", &taken), 0);
+	kit_store_set_hook(s, NULL, NULL);
+
+	assert_int_equal(taken, 10);
+	assert_int_equal(get(s, "views"), 1);   /* 11 recorded = 10 taken + 1 left */
+}
+
+/* ---- atomic steps ---- */
+
+static int get_then_del(struct kit_store *s, void *arg)
+{
+	int64_t *taken = arg;
+	int rc = kit_store_get(s, "views", taken);
+	return rc ? rc : kit_store_del(s, "views", NULL);
+}
+
+static void atomic__hook_runs_once_after_the_step(void **state)
+{
+	struct kit_store *s = *state;
+	struct trace t = { 0 };
+	int64_t taken = 0;
+	assert_int_equal(kit_store_incrby(s, "views", 10, NULL), 0);
+	kit_store_set_hook(s, trace_hook, &t);
+
+	assert_int_equal(kit_store_atomic(s, get_then_del, &taken), 0);
+	kit_store_set_hook(s, NULL, NULL);
+
+	assert_string_equal(t.log, "ATOMIC");
+	assert_int_equal(taken, 10);
+}
+
+static int fail_after_incr(struct kit_store *s, void *arg)
+{
+	(void)arg;
+	assert_int_equal(kit_store_incrby(s, "k", 1, NULL), 0);
+	return -42;
+}
+
+static void atomic__returns_fn_result_without_undo(void **state)
+{
+	struct kit_store *s = *state;
+
+	assert_int_equal(kit_store_atomic(s, fail_after_incr, NULL), -42);
+
+	assert_int_equal(get(s, "k"), 1);   /* like a script: no rollback */
+}
+
+static void atomic__refused_does_not_run_fn(void **state)
+{
+	struct kit_store *s = *state;
+	kit_store_refuse(s, 1);
+
+	assert_int_equal(kit_store_atomic(s, fail_after_incr, NULL), KIT_STORE_DOWN);
+
+	assert_int_equal(get(s, "k"), 0);
+}
+
+static void commands__counted(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t taken;
+	kit_store_refuse(s, 1);
+	assert_int_equal(kit_store_incrby(s, "views", 1, NULL), KIT_STORE_DOWN);
+
+	assert_int_equal(kit_store_incrby(s, "views", 1, NULL), 0);
+	assert_int_equal(kit_store_atomic(s, get_then_del, &taken), 0);
+
+	assert_int_equal(kit_store_commands(s), 4);   /* INCRBY, ATOMIC, GET, DEL */
+}
+
+/* ---- threads ---- */
+
+#define THREADS 4
+#define PER_THREAD 50000
+
+static void *incr_many(void *arg)
+{
+	for (int i = 0; i < PER_THREAD; i++)
+		if (kit_store_incrby(arg, "k", 1, NULL) != 0)
+			return "incrby failed";
+	return NULL;
+}
+
+static int read_add_write(struct kit_store *s, void *arg)
+{
+	(void)arg;
+	int64_t v;
+	int rc = kit_store_get(s, "k", &v);
+	return rc ? rc : kit_store_set(s, "k", v + 1);
+}
+
+static void *rmw_many(void *arg)
+{
+	for (int i = 0; i < PER_THREAD / 5; i++)
+		if (kit_store_atomic(arg, read_add_write, NULL) != 0)
+			return "atomic failed";
+	return NULL;
+}
+
+static void run_threads(struct kit_store *s, void *(*fn)(void *))
+{
+	pthread_t th[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, fn, s), 0);
+	for (int i = 0; i < THREADS; i++) {
+		void *err;
+		pthread_join(th[i], &err);
+		assert_null(err);
+	}
+}
+
+static void incrby__exact_under_threads(void **state)
+{
+	struct kit_store *s = *state;
+
+	run_threads(s, incr_many);
+
+	assert_int_equal(get(s, "k"), THREADS * PER_THREAD);
+}
+
+static void atomic__read_modify_write_exact_under_threads(void **state)
+{
+	struct kit_store *s = *state;
+
+	run_threads(s, rmw_many);
+
+	assert_int_equal(get(s, "k"), THREADS * (PER_THREAD / 5));
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(incrby__starts_at_zero_and_adds),
+		T(incrby__overflow_refused_unchanged),
+		T(get__missing_reads_zero),
+		T(set__replaces_a_set),
+		T(del__reports_removed),
+		T(getdel__reads_and_removes),
+		T(wrongtype__integer_command_on_set),
+		T(key__bad_keys_refused),
+		T(sadd__reports_new_members),
+		T(spop__takes_at_most_count_and_removes),
+		T(spop__every_member_comes_out_once),
+		T(smembers__copies_without_removing),
+		T(refuse__next_n_commands_change_nothing),
+		T(refuse__forever_until_cleared),
+		T(restart__loses_everything),
+		T(hook__sees_each_command_and_may_run_commands),
+		T(hook__increment_between_get_and_del_is_lost),
+		T(hook__getdel_leaves_no_gap),
+		T(atomic__hook_runs_once_after_the_step),
+		T(atomic__returns_fn_result_without_undo),
+		T(atomic__refused_does_not_run_fn),
+		T(commands__counted),
+		T(incrby__exact_under_threads),
+		T(atomic__read_modify_write_exact_under_threads),
+	};
+	return cmocka_run_group_tests_name("kit/store", tests, NULL, NULL);
+}

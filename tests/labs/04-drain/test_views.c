@@ -1,0 +1,594 @@
+/*
+ * test_views.c: Lab 04 checks — buffer views in the store, drain, flush.
+ *
+ * The store checks (record_*, drain_*) need no database and run once. The
+ * flush checks run on SQLite and on PostgreSQL. The races are not hoped
+ * for: the store's hook makes another client's command land at the exact
+ * point where a bug would lose a view. The database "refuses" a flush
+ * because the test renames video_stats away for that flush.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "tests/labs/labtest.h"
+#include "labs/04-drain/views.h"
+
+/* ---- helpers ---- */
+
+static struct kit_store *new_store(void)
+{
+	struct kit_store *st = kit_store_new();
+	assert_non_null(st);
+	return st;
+}
+
+static int64_t delta(struct kit_store *st, int64_t video)
+{
+	char key[64];
+	int64_t v = 0;
+	snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%" PRId64, video);
+	assert_int_equal(kit_store_get(st, key, &v), 0);
+	return v;
+}
+
+static int dirty(struct kit_store *st, int64_t video)
+{
+	char id[24];
+	int is = 0;
+	snprintf(id, sizeof id, "%" PRId64, video);
+	assert_int_equal(kit_store_sismember(st, VIEWS_DIRTY, id, &is), 0);
+	return is;
+}
+
+/* Views still in the store for videos first .. last. */
+static int64_t store_total(struct kit_store *st, int64_t first, int64_t last)
+{
+	int64_t sum = 0;
+	for (int64_t v = first; v <= last; v++)
+		sum += delta(st, v);
+	return sum;
+}
+
+static void record(struct kit_store *st, int64_t video, int times)
+{
+	for (int i = 0; i < times; i++) {
+		int rc = record_view(st, video);
+		lt_expect(rc == 0, "record", "record_view(video %" PRId64 ") returned %d (%s) on a healthy store",
+		          video, rc, kit_store_strerror(rc));
+	}
+}
+
+/* Drain until nothing comes out; the views taken. */
+static int64_t drain_all(struct kit_store *st)
+{
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int64_t sum = 0;
+	int n;
+	do {
+		n = 0;
+		lt_expect(drain_views(st, VIEWS_MAX_BATCH, out, &n) == 0, "drain",
+		          "drain_views failed on a healthy store");
+		for (int i = 0; i < n; i++)
+			sum += out[i].n;
+	} while (n > 0);
+	return sum;
+}
+
+static int64_t db_views(struct labtest *t, int64_t video)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql,
+	         "SELECT COALESCE(SUM(views), 0) FROM video_stats WHERE video_id = %" PRId64, video);
+	return labtest_int(t, sql);
+}
+
+static int64_t db_total(struct labtest *t)
+{
+	return labtest_int(t, "SELECT COALESCE(SUM(views), 0) FROM video_stats");
+}
+
+/* Flush until the store has nothing dirty; the views written. */
+static int64_t flush_all(struct kit_store *st, struct kit_db *db)
+{
+	int64_t sum = 0, left = 0;
+	for (int round = 0; round < 10000; round++) {
+		int64_t r = flush_views(st, db, 100);
+		lt_expect(r >= 0, "flush", "flush_views failed on a healthy database: %s",
+		          kit_db_errmsg(db));
+		sum += r;
+		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+		if (left == 0)
+			break;
+	}
+	return sum;
+}
+
+/* The database "refuses": the table is not there for a while. */
+static void table_away(struct labtest *t)
+{
+	labtest_exec(t, "ALTER TABLE video_stats RENAME TO video_stats_away");
+}
+
+static void table_back(struct labtest *t)
+{
+	labtest_exec(t, "ALTER TABLE video_stats_away RENAME TO video_stats");
+}
+
+/* ---- §3 record_view ---- */
+
+static void record_view__counts_and_marks_dirty(void **state)
+{
+	(void)state;
+	struct kit_store *st = new_store();
+
+	record(st, 7, 3);
+	record(st, 9, 1);
+
+	lt_expect_int_hint(delta(st, 7), 3, "delta of video 7 after 3 views", "record");
+	lt_expect_int_hint(delta(st, 9), 1, "delta of video 9 after 1 view", "record");
+	lt_expect_int_hint(dirty(st, 7) + dirty(st, 9), 2, "videos 7 and 9 marked dirty", "record");
+	kit_store_free(st);
+}
+
+/* After the first command of record_view, the store goes away for one
+ * command (a dropped connection). A view is counted and marked, or
+ * neither: never a delta nobody will drain, or the reverse. */
+static void cut_after_first(void *arg, struct kit_store *st, const char *cmd,
+                            const char *key, int rc)
+{
+	int *armed = arg;
+	(void)cmd, (void)key, (void)rc;
+	if (!*armed) {
+		*armed = 1;
+		kit_store_refuse(st, 1);
+	}
+}
+
+static void record_view__both_or_neither(void **state)
+{
+	(void)state;
+	struct kit_store *st = new_store();
+	int armed = 0;
+	record(st, 9, 1);   /* a healthy store first: this one must work */
+	kit_store_set_hook(st, cut_after_first, &armed);
+
+	int rc = record_view(st, 8);
+
+	kit_store_set_hook(st, NULL, NULL);
+	kit_store_refuse(st, 0);
+	int64_t d = delta(st, 8);
+	int mark = dirty(st, 8);
+	int want = rc == 0;
+	lt_expect(d == want && mark == want, "both-or-neither",
+	          "record_view returned %d but left delta %" PRId64 " and dirty mark %d: "
+	          "the count and the mark must change together or not at all",
+	          rc, d, mark);
+	kit_store_free(st);
+}
+
+/* A flusher's drain lands right after record_view's first command. */
+struct mid_record {
+	int fired;
+	int64_t drained;
+};
+
+static void drain_mid_record(void *arg, struct kit_store *st, const char *cmd,
+                             const char *key, int rc)
+{
+	struct mid_record *m = arg;
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 0;
+	(void)cmd, (void)key, (void)rc;
+	if (m->fired++)
+		return;
+	if (drain_views(st, VIEWS_MAX_BATCH, out, &n) == 0)
+		for (int i = 0; i < n; i++)
+			m->drained += out[i].n;
+}
+
+static void record_view__no_orphan_when_a_drain_lands_inside(void **state)
+{
+	(void)state;
+	struct kit_store *st = new_store();
+	struct mid_record m = { 0, 0 };
+	record(st, 7, 2);
+	kit_store_set_hook(st, drain_mid_record, &m);
+
+	record(st, 7, 1);
+
+	kit_store_set_hook(st, NULL, NULL);
+	int64_t later = drain_all(st);
+	lt_expect_int_hint(m.drained + later, 3,
+	                   "views of video 7 drained in all (3 recorded; a drain ran inside the third record_view)",
+	                   "orphan");
+	kit_store_free(st);
+}
+
+/* ---- §4 drain_views ---- */
+
+static void drain__takes_at_most_max_and_resets(void **state)
+{
+	(void)state;
+	struct kit_store *st = new_store();
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 0;
+	int64_t left = -1, sum = 0;
+	for (int v = 1; v <= 10; v++)
+		record(st, v, v);   /* video v has v views: 55 in all */
+
+	lt_expect(drain_views(st, 4, out, &n) == 0, "drain", "drain_views(max 4) failed");
+
+	lt_expect_int_hint(n, 4, "videos drained with max = 4 (10 dirty)", "drain-limit");
+	for (int i = 0; i < n; i++) {
+		lt_expect(out[i].n == out[i].video_id, "drain",
+		          "video %" PRId64 " drained with %" PRId64 " views, expected %" PRId64,
+		          out[i].video_id, out[i].n, out[i].video_id);
+		lt_expect_int_hint(delta(st, out[i].video_id), 0, "delta left after draining a video", "drain");
+		sum += out[i].n;
+	}
+	assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	lt_expect_int_hint(left, 6, "videos still dirty after one drain of 4", "drain-limit");
+	lt_expect_int_hint(sum + drain_all(st), 55, "views drained in all", "drain");
+	kit_store_free(st);
+}
+
+/* After every store command the drain makes, another client records a
+ * view of video 3: whatever the drain does, no view may fall between
+ * reading a delta and resetting it. */
+struct intruder {
+	int landed;
+};
+
+static void view_lands(void *arg, struct kit_store *st, const char *cmd,
+                       const char *key, int rc)
+{
+	struct intruder *in = arg;
+	(void)cmd, (void)key, (void)rc;
+	if (record_view(st, 3) == 0)
+		in->landed++;
+}
+
+static void drain__no_view_lost_between_read_and_reset(void **state)
+{
+	(void)state;
+	struct kit_store *st = new_store();
+	struct view_delta out[VIEWS_MAX_BATCH];
+	struct intruder in = { 0 };
+	int n = 0;
+	int64_t sum = 0;
+	for (int v = 1; v <= 5; v++)
+		record(st, v, 10);
+	kit_store_set_hook(st, view_lands, &in);
+
+	int rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+
+	kit_store_set_hook(st, NULL, NULL);
+	lt_expect(rc == 0, "drain", "drain_views failed on a healthy store");
+	for (int i = 0; i < n; i++)
+		sum += out[i].n;
+	char what[160];
+	snprintf(what, sizeof what,
+	         "views drained in all (50 recorded + %d landed during the drain)", in.landed);
+	lt_expect_int_hint(sum + drain_all(st), 50 + in.landed, what, "get-then-del");
+	kit_store_free(st);
+}
+
+/* ---- §5 flush_views ---- */
+
+struct stmts {
+	atomic_int writes;      /* INSERT/UPDATE statements started */
+	atomic_int in_flight;   /* statements running now */
+	atomic_int max_in_flight;
+};
+
+static void count_stmts(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct stmts *s = arg;
+	(void)t_ns;
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	if (ev == KIT_DB_STMT_START) {
+		int now = ++s->in_flight;
+		if (now > s->max_in_flight)
+			s->max_in_flight = now;
+		if (strncasecmp(sql, "INSERT", 6) == 0 || strncasecmp(sql, "UPDATE", 6) == 0)
+			s->writes++;
+	} else if (ev == KIT_DB_STMT_END) {
+		s->in_flight--;
+	}
+}
+
+static void flush__one_upsert_adds_the_deltas(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store();
+	struct stmts s = { 0 };
+	labtest_exec(t, VIEWS_SCHEMA);
+	labtest_exec(t, "INSERT INTO video_stats (video_id, views) VALUES (2, 100)");
+	record(st, 1, 3);
+	record(st, 2, 4);
+	record(st, 3, 1);
+	kit_db_set_hook(db, count_stmts, &s);
+
+	int64_t r = flush_views(st, db, 100);
+	int64_t again = flush_views(st, db, 100);
+
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(r >= 0, "flush", "flush_views failed: %s", kit_db_errmsg(db));
+	lt_expect_int_hint(r, 8, "views flush_views says it wrote", "flush");
+	lt_expect_int_hint(db_views(t, 1), 3, "views of video 1 (no row before: the upsert makes it)", "upsert");
+	lt_expect_int_hint(db_views(t, 2), 104, "views of video 2 (100 before, 4 flushed)", "upsert");
+	lt_expect_int_hint(db_views(t, 3), 1, "views of video 3", "upsert");
+	lt_expect_int_hint(s.writes, 1, "INSERT/UPDATE statements for two flushes, the second with nothing dirty",
+	                   "one-statement");
+	lt_expect_int_hint(again, 0, "views written by a flush with nothing dirty", "flush");
+	lt_expect_int_hint(store_total(st, 1, 3), 0, "views left in the store after the flush", "drain");
+	kit_store_free(st);
+}
+
+static void flush__refused_views_go_back(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store();
+	labtest_exec(t, VIEWS_SCHEMA);
+	record(st, 1, 6);
+	record(st, 2, 4);
+	table_away(t);
+
+	int64_t r = flush_views(st, db, 100);
+
+	table_back(t);
+	lt_expect(r < 0, "report-failure",
+	          "flush_views returned %" PRId64 " although the database refused the upsert", r);
+	lt_expect_int_hint(store_total(st, 1, 2), 10, "views back in the store after a refused flush", "put-back");
+	lt_expect_int_hint(dirty(st, 1) + dirty(st, 2), 2, "videos marked dirty again after a refused flush",
+	                   "put-back");
+	r = flush_views(st, db, 100);
+	lt_expect_int_hint(r, 10, "views written by the next flush", "put-back");
+	lt_expect_int_hint(db_views(t, 1), 6, "views of video 1 after the retry", "put-back");
+	lt_expect_int_hint(db_views(t, 2), 4, "views of video 2 after the retry", "put-back");
+	kit_store_free(st);
+}
+
+/* 4 threads record 200,000 views of 50 videos while this thread flushes,
+ * the database refusing one flush in five. */
+#define WRITERS 4
+#define VIEWS_PER_WRITER 50000
+#define VIDEOS 50
+
+struct writer {
+	pthread_t thread;
+	struct kit_store *st;
+	int index;
+	int failed;
+	atomic_int *running;
+};
+
+static void *write_views(void *arg)
+{
+	struct writer *w = arg;
+	for (int i = 0; i < VIEWS_PER_WRITER; i++)
+		if (record_view(w->st, 1 + (i * 7 + w->index) % VIDEOS) != 0)
+			w->failed++;
+	(*w->running)--;
+	return NULL;
+}
+
+static void flush__exact_under_threads_with_refusals(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store();
+	struct writer w[WRITERS];
+	atomic_int running = WRITERS;
+	int flushes = 0, refused = 0, claimed = 0, failed = 0;
+	labtest_exec(t, VIEWS_SCHEMA);
+	for (int i = 0; i < WRITERS; i++) {
+		w[i] = (struct writer){ .st = st, .index = i, .running = &running };
+		assert_int_equal(pthread_create(&w[i].thread, NULL, write_views, &w[i]), 0);
+	}
+
+	while (running > 0 || flushes < 10) {
+		bool refuse = ++flushes % 5 == 0;
+		if (refuse)
+			table_away(t);
+		int64_t r = flush_views(st, db, 20);
+		if (refuse) {
+			table_back(t);
+			refused++;
+			claimed += r > 0;   /* it said it wrote, with no table */
+		} else if (r < 0) {
+			failed++;
+		}
+	}
+	for (int i = 0; i < WRITERS; i++) {
+		pthread_join(w[i].thread, NULL);
+		lt_expect_int_hint(w[i].failed, 0, "record_view failures in a writer thread", "record");
+	}
+
+	int64_t total = (int64_t)WRITERS * VIEWS_PER_WRITER;
+	lt_expect_int_hint(failed, 0, "flushes that failed without being refused", "flush");
+	lt_expect_int_hint(claimed, 0, "refused flushes that reported views written", "report-failure");
+	char what[200];
+	snprintf(what, sizeof what,
+	         "views in the database + in the store after %d flushes, %d refused", flushes, refused);
+	lt_expect_int_hint(db_total(t) + store_total(st, 1, VIDEOS), total, what, "put-back");
+	flush_all(st, db);
+	lt_expect_int_hint(db_total(t), total, "views in the database once everything is flushed", "put-back");
+	kit_store_free(st);
+}
+
+static void restart__loses_only_the_unflushed(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store();
+	labtest_exec(t, VIEWS_SCHEMA);
+	for (int v = 1; v <= 10; v++)
+		record(st, v, 100);
+	flush_all(st, db);
+	for (int v = 1; v <= 3; v++)
+		record(st, v, 100);   /* 300 views not yet flushed ... */
+
+	kit_store_restart(st);   /* ... are gone */
+
+	lt_expect_int_hint(flush_views(st, db, 100), 0, "views flushed from a store just restarted", "flush");
+	lt_expect_int_hint(db_total(t), 1000, "views in the database after the restart (1000 flushed before it)",
+	                   "flush");
+	record(st, 4, 5);
+	flush_all(st, db);
+	lt_expect_int_hint(db_total(t), 1005, "views in the database after 5 more views and a flush", "flush");
+	kit_store_free(st);
+}
+
+/* ---- §6 the flush loop ---- */
+
+/* What a wait looks at. */
+struct watch {
+	struct labtest *t;
+	struct flusher *f;
+	struct kit_store *st;
+};
+
+/* Wait (polling) until cond holds, for at most a generous while. */
+static bool eventually(const struct watch *w, bool (*cond)(const struct watch *))
+{
+	for (int i = 0; i < 5000; i++) {
+		if (cond(w))
+			return true;
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
+	return false;
+}
+
+static bool all_10000_written(const struct watch *w)
+{
+	struct flusher_stats s;
+	flusher_stats(w->f, &s);
+	return s.views >= 10000;
+}
+
+/* Two flushes refused, or three flushes made (while the table is away,
+ * every flush that still has views to write is refused). */
+static bool two_refused(const struct watch *w)
+{
+	struct flusher_stats s;
+	flusher_stats(w->f, &s);
+	return s.failed >= 2 || s.flushes >= 3;
+}
+
+/* The 50 views are in the database, or nowhere left to come from. */
+static bool fifty_in_or_store_empty(const struct watch *w)
+{
+	int64_t left = 0;
+	if (db_total(w->t) >= 50)
+		return true;
+	assert_int_equal(kit_store_dbsize(w->st, &left), 0);
+	return left == 0;
+}
+
+static void flusher__flushes_on_its_own(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);   /* the flusher's connection */
+	struct kit_store *st = new_store();
+	struct flusher *f = NULL;
+	struct stmts s = { 0 };
+	struct flusher_stats fs = { 0 };
+	labtest_exec(t, VIEWS_SCHEMA);
+	kit_db_set_hook(own, count_stmts, &s);
+	int rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+
+	record(st, 1, 4000);
+	record(st, 2, 6000);
+	bool in = eventually(&(struct watch){ t, f, st }, all_10000_written);
+	flusher_stats(f, &fs);
+	rc = stop_flusher(f);
+
+	lt_expect(in, "flush-loop", "the flusher's stats never reached 10000 views written (database has %" PRId64 ")",
+	          db_total(t));
+	lt_expect(fs.flushes >= 1, "flush-loop", "flusher_stats counts %" PRId64 " flushes", fs.flushes);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "flush-loop");
+	lt_expect_int_hint(s.max_in_flight, 1, "statements the flusher ran at the same moment (most)",
+	                   "one-at-a-time");
+	lt_expect_int_hint(db_total(t), 10000, "views in the database", "flush-loop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+static void flusher__stop_flushes_the_rest(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store();
+	struct flusher *f = NULL;
+	labtest_exec(t, VIEWS_SCHEMA);
+	record(st, 1, 60);
+	record(st, 2, 40);
+	int rc = start_flusher(&f, st, own, 1000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+
+	rc = stop_flusher(f);   /* long before the first tick */
+
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 100, "views in the database after stop_flusher (100 recorded)", "stop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+static void flusher__retries_after_a_refusal(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store();
+	struct flusher *f = NULL;
+	struct flusher_stats fs = { 0 };
+	labtest_exec(t, VIEWS_SCHEMA);
+	record(st, 5, 50);
+	table_away(t);
+	int rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+
+	eventually(&(struct watch){ t, f, st }, two_refused);
+	table_back(t);
+	eventually(&(struct watch){ t, f, st }, fifty_in_or_store_empty);
+	flusher_stats(f, &fs);
+	rc = stop_flusher(f);
+
+	lt_expect_int_hint(db_total(t), 50, "views in the database once the table came back and the flusher stopped",
+	                   "put-back");
+	lt_expect(fs.failed >= 2, "flush-loop", "flusher_stats counts %" PRId64 " failed flushes"
+	          " while the table was away (expected 2 or more)", fs.failed);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "flush-loop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(record_view__counts_and_marks_dirty),
+		cmocka_unit_test(record_view__both_or_neither),
+		cmocka_unit_test(record_view__no_orphan_when_a_drain_lands_inside),
+		cmocka_unit_test(drain__takes_at_most_max_and_resets),
+		cmocka_unit_test(drain__no_view_lost_between_read_and_reset),
+		LABTEST_BOTH(flush__one_upsert_adds_the_deltas),
+		LABTEST_BOTH(flush__refused_views_go_back),
+		LABTEST_BOTH(flush__exact_under_threads_with_refusals),
+		LABTEST_BOTH(restart__loses_only_the_unflushed),
+		LABTEST_BOTH(flusher__flushes_on_its_own),
+		LABTEST_BOTH(flusher__stop_flushes_the_rest),
+		LABTEST_BOTH(flusher__retries_after_a_refusal),
+	};
+	return labtest_main("04-drain", tests);
+}
