@@ -1,0 +1,85 @@
+/*
+ * fence.h: Lab 05, the offset fence — the API you implement.
+ *
+ * Views no longer touch the database on the request path: each one is
+ * appended to a partitioned log (kit/log.h) as a struct fence_event. A
+ * group of consumers shares the partitions and brings the views into the
+ * database in batches: one batch of one partition becomes one transaction
+ * that advances the partition's stored offset (the fence) and adds the
+ * batch's per-video totals in one multi-row upsert. Consumers crash, get
+ * restarted, and see partitions move between them; the log then delivers
+ * some events again. The fence is what makes a batch count once.
+ *
+ * Database (created by the caller: tests, `hotrow lab run 05`):
+ *   FENCE_SCHEMA, and one log_progress row per partition with
+ *   last_offset = -1 (nothing applied yet).
+ *
+ * Interface, the consumer loop that uses your four functions:
+ *   struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = db };
+ *   kit_log_join(&c, log, FENCE_GROUP, "worker-1", &cb);
+ *   for (;;)
+ *       kit_log_poll(c, 1000, fence_handle, db);   // commits the log's hint after each batch
+ *
+ * Every function returns 0 (or the count it documents) on success and a
+ * negative KIT_DB_* / KIT_LOG_* code on failure.
+ */
+#ifndef HOTROW_LAB05_FENCE_H
+#define HOTROW_LAB05_FENCE_H
+
+#include <stdint.h>
+
+#include "kit/db.h"
+#include "kit/log.h"
+
+#define FENCE_SCHEMA \
+	"CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, views BIGINT NOT NULL);" \
+	"CREATE TABLE log_progress (part INTEGER PRIMARY KEY, last_offset BIGINT NOT NULL)"
+#define FENCE_GROUP "video-views"     /* the consumer group's name in the log */
+#define FENCE_MAX_VIDEOS 256          /* distinct videos one batch may hold */
+
+/* One record of the log: one view of one video. */
+struct fence_event {
+	int64_t video_id;
+};
+
+/* The views of one video inside a batch. */
+struct fence_total {
+	int64_t video_id;
+	int64_t views;
+};
+
+/* One batch of one partition: events first .. last (offsets, inclusive),
+ * added up per video into totals[0 .. n-1]. */
+struct fence_batch {
+	int part;
+	int64_t first, last;
+	int n;
+	struct fence_total totals[FENCE_MAX_VIDEOS];
+};
+
+/* Apply batch b in one transaction: the fence first (move the partition's
+ * last_offset to b->last, only if b is newer than what is stored), then
+ * one multi-row upsert that adds every total to video_views, then commit
+ * (§3, §4). Returns 1 when the batch was applied, 0 when the fence found it
+ * already applied (the transaction was rolled back, nothing changed), or a
+ * negative code when the database failed — the transaction is then rolled
+ * back and the database is exactly as before. */
+int fence_apply(struct kit_db *db, const struct fence_batch *b);
+
+/* Where partition part must be read from: the stored last_offset + 1,
+ * read from the database (§5). KIT_DB_NOROW when the partition has no
+ * log_progress row. */
+int fence_position(struct kit_db *db, int part, int64_t *next);
+
+/* The consumer's assigned() callback (kit/log.h), arg = the consumer's
+ * struct kit_db *: seek c's position in part to fence_position() (§5). */
+int fence_on_assign(void *arg, struct kit_log_consumer *c, int part);
+
+/* The consumer's batch handler for kit_log_poll(), arg = the consumer's
+ * struct kit_db *: add recs[0 .. n-1] (all from partition part, in offset
+ * order, each a struct fence_event) up per video and apply them with
+ * fence_apply(). Returns 0 when the batch is in the database (applied now
+ * or before), negative when it is not, so the log delivers it again (§4). */
+int fence_handle(void *arg, int part, const struct kit_log_record *recs, int n);
+
+#endif
