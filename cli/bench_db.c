@@ -1,0 +1,483 @@
+/*
+ * bench_db.c: `hotrow bench db`, one hot row on a real database, driven by
+ * kit/load.h and, for PostgreSQL, by pgbench running the same statement.
+ *
+ * Every client runs the naive like in autocommit, over and over:
+ *     UPDATE counter SET n = n + 1 WHERE id = 1
+ * so every update queues for the one row lock and the throughput is about
+ * 1 / (lock hold time). The same statement goes to SQLite (a scratch file)
+ * and to PostgreSQL ($HOTROW_PG_URL or --pg) through the load driver; then
+ * pgbench runs it as a custom script (-f) with as many clients against the
+ * same server. The ratio kit/load / pgbench tells whether the driver
+ * measures the database rather than itself. After each run the counter
+ * must have grown by exactly the updates reported; if not, exit 1.
+ *
+ * Interface: cmd_bench_db(argc, argv) from cmd_bench(), see bench_db.h.
+ * The scratch table (a SQLite file in /tmp, a PostgreSQL schema
+ * hotrow_bench_PID so that two runs never share it) is removed afterwards,
+ * also when a run fails.
+ */
+#include "cli/bench_db.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kit/db.h"
+#include "kit/load.h"
+
+#define UPDATE_FMT "UPDATE %s SET n = n + 1 WHERE id = 1"
+
+struct db_opts {
+	bool sqlite, postgres;
+	const char *pg_url;
+	int threads;
+	int seconds;            /* whole seconds: pgbench -T takes no fraction */
+	bool json;
+	char schema[40];        /* PostgreSQL: hotrow_bench_PID */
+	char pg_table[64];      /* schema.counter */
+};
+
+/* One side's figures. */
+struct db_run {
+	bool ran;
+	int64_t updates;        /* reported as done */
+	int64_t failed;
+	double seconds;
+	double per_s;
+	double mean_ms, p50_ms, p99_ms;   /* p50/p99 < 0: not reported (pgbench) */
+	int64_t row_grew;       /* the counter's growth, read back afterwards */
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hotrow bench db [--engine NAME] [--pg URL] [--threads T] [--seconds S] [--json]\n"
+		"\n"
+		"Hammer one counter row with the naive like, every client in autocommit:\n"
+		"  UPDATE counter SET n = n + 1 WHERE id = 1\n"
+		"through hotrow's load driver (kit/load.h) on SQLite and PostgreSQL, and\n"
+		"through pgbench (-f, the same statement, as many clients) on the same\n"
+		"PostgreSQL server. Prints updates per second, latency, the lock hold it\n"
+		"implies (1 / throughput) and the ratio load driver / pgbench; checks that\n"
+		"the row grew by exactly the updates each side reported.\n"
+		"\n"
+		"options:\n"
+		"  --engine NAME  both (default), sqlite or postgres; without a server\n"
+		"                 URL, both runs SQLite only and says so\n"
+		"  --pg URL       the PostgreSQL server (default: $HOTROW_PG_URL;\n"
+		"                 `make pg-up` starts a throwaway one)\n"
+		"  --threads T    clients, 1..256 (default 8)\n"
+		"  --seconds S    per run, a whole number 1..600 (default 5)\n"
+		"  --json         one JSON object instead of the table\n"
+		"  --help         this text\n");
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Fill *o; -1 after one line on stderr for bad usage, 1 after --help. */
+static int parse_opts(int argc, char **argv, struct db_opts *o)
+{
+	const char *engine = "both";
+
+	memset(o, 0, sizeof *o);
+	o->pg_url = getenv("HOTROW_PG_URL");
+	if (o->pg_url && !*o->pg_url)
+		o->pg_url = NULL;
+	o->threads = 8;
+	o->seconds = 5;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 1;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+			continue;
+		} else if (!strcmp(a, "--engine")) {
+			if (!val || (strcmp(val, "both") && strcmp(val, "sqlite") &&
+			             strcmp(val, "postgres"))) {
+				fprintf(stderr, "hotrow bench db: --engine accepts both, sqlite or postgres\n");
+				return -1;
+			}
+			engine = val;
+		} else if (!strcmp(a, "--pg")) {
+			if (!val || !*val) {
+				fprintf(stderr, "hotrow bench db: --pg accepts a PostgreSQL URL "
+					"or conninfo string\n");
+				return -1;
+			}
+			o->pg_url = val;
+		} else if (!strcmp(a, "--threads")) {
+			if (!val || parse_int(val, 1, KIT_LOAD_MAX_THREADS, &o->threads)) {
+				fprintf(stderr, "hotrow bench db: --threads accepts a whole number "
+					"from 1 to %d\n", KIT_LOAD_MAX_THREADS);
+				return -1;
+			}
+		} else if (!strcmp(a, "--seconds")) {
+			if (!val || parse_int(val, 1, 600, &o->seconds)) {
+				fprintf(stderr, "hotrow bench db: --seconds accepts a whole number "
+					"from 1 to 600\n");
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "hotrow bench db: unknown option '%s' (accepts --engine, "
+				"--pg, --threads, --seconds, --json, --help)\n", a);
+			return -1;
+		}
+		i++;
+	}
+	snprintf(o->schema, sizeof o->schema, "hotrow_bench_%ld", (long)getpid());
+	snprintf(o->pg_table, sizeof o->pg_table, "%s.counter", o->schema);
+	o->sqlite = strcmp(engine, "postgres") != 0;
+	o->postgres = strcmp(engine, "sqlite") != 0 && o->pg_url;
+	if (!strcmp(engine, "postgres") && !o->pg_url) {
+		fprintf(stderr, "hotrow bench db: --engine postgres needs --pg URL or "
+			"HOTROW_PG_URL (make pg-up prints one)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The counter's table: in its own schema on PostgreSQL, in a scratch file
+ * on SQLite. */
+static const char *counter_table(const struct db_opts *o, struct kit_db *db)
+{
+	return kit_db_engine(db) == KIT_DB_SQLITE ? "counter" : o->pg_table;
+}
+
+/* Run one statement about the counter, each "%s" in fmt (at most two)
+ * standing for its table; 0, or -1 with what was being done and the cause
+ * on stderr. */
+static int counter_exec(const struct db_opts *o, struct kit_db *db, const char *what,
+                        const char *fmt)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof sql, fmt, counter_table(o, db), counter_table(o, db));
+	if (kit_db_exec(db, sql, 0, NULL) != 0) {
+		fprintf(stderr, "hotrow bench db: %s: %s\n", what, kit_db_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* Make the scratch counter, n = 0 at id 1. */
+static int counter_create(const struct db_opts *o, struct kit_db *db)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof sql, "CREATE SCHEMA %s", o->schema);
+	if (kit_db_engine(db) == KIT_DB_POSTGRES && kit_db_exec(db, sql, 0, NULL) != 0) {
+		fprintf(stderr, "hotrow bench db: making the schema: %s\n", kit_db_errmsg(db));
+		return -1;
+	}
+	return counter_exec(o, db, "making the counter",
+		"CREATE TABLE %s (id integer PRIMARY KEY, n bigint NOT NULL); "
+		"INSERT INTO %s VALUES (1, 0)");
+}
+
+static int counter_reset(const struct db_opts *o, struct kit_db *db)
+{
+	return counter_exec(o, db, "resetting the counter", "UPDATE %s SET n = 0 WHERE id = 1");
+}
+
+static int counter_read(const struct db_opts *o, struct kit_db *db, int64_t *n)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof sql, "SELECT n FROM %s WHERE id = 1", counter_table(o, db));
+	if (kit_db_query_int(db, sql, 0, NULL, n) != 0) {
+		fprintf(stderr, "hotrow bench db: reading the counter: %s\n", kit_db_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* The load driver's operation: one naive like, in autocommit. */
+static int like_op(void *arg, struct kit_load_thread *th)
+{
+	return kit_db_exec(th->db, arg, 0, NULL);
+}
+
+/* Drive url's counter with kit/load for o->seconds; fill *r. The counter
+ * must exist (counter_create) and is reset first; admin reads it after. */
+static int run_driver(const struct db_opts *o, const char *url, struct kit_db *admin,
+                      const char *label, struct db_run *r)
+{
+	struct kit_load_config c;
+	struct kit_load_result lr;
+	char sql[128];
+	int64_t n;
+
+	snprintf(sql, sizeof sql, UPDATE_FMT, counter_table(o, admin));
+	if (counter_reset(o, admin) != 0)
+		return -1;
+	kit_load_config_default(&c);
+	c.url = url;
+	c.threads = o->threads;
+	c.seconds = o->seconds;
+	c.label = label;
+	if (kit_load_run(&c, like_op, sql, &lr) != 0) {
+		fprintf(stderr, "hotrow bench db: %s: %s\n", label, lr.error);
+		return -1;
+	}
+	if (counter_read(o, admin, &n) != 0)
+		return -1;
+	r->ran = true;
+	r->updates = lr.ok;
+	r->failed = lr.failed;
+	r->seconds = lr.seconds;
+	r->per_s = lr.throughput_per_s;
+	r->mean_ms = lr.latency_ms.mean;
+	r->p50_ms = lr.latency_ms.p50;
+	r->p99_ms = lr.latency_ms.p99;
+	r->row_grew = n;
+	if (lr.failed && lr.error[0])
+		fprintf(stderr, "hotrow bench db: %s: %lld updates failed, the first: %s\n",
+			label, (long long)lr.failed, lr.error);
+	return 0;
+}
+
+/* Read pgbench's report from fd into *r; 0 when the figures were found. */
+static int pgbench_parse(FILE *in, struct db_run *r, char *log, size_t loglen)
+{
+	char line[512];
+	size_t used = 0;
+	bool got_n = false, got_tps = false;
+	double v;
+	long long n;
+
+	log[0] = '\0';
+	while (fgets(line, sizeof line, in)) {
+		int len = snprintf(log + used, loglen - used, "%s", line);
+		if (len > 0 && used + (size_t)len < loglen)
+			used += (size_t)len;
+		if (sscanf(line, "number of transactions actually processed: %lld", &n) == 1) {
+			r->updates = n;
+			got_n = true;
+		} else if (sscanf(line, "number of failed transactions: %lld", &n) == 1) {
+			r->failed = n;
+		} else if (sscanf(line, "latency average = %lf ms", &v) == 1) {
+			r->mean_ms = v;
+		} else if (sscanf(line, "tps = %lf (without initial connection time)", &v) == 1) {
+			r->per_s = v;
+			got_tps = true;
+		}
+	}
+	return got_n && got_tps ? 0 : -1;
+}
+
+/* Run pgbench with the same statement as a custom script against url and
+ * fill *r (row_grew is read by the caller). */
+static int run_pgbench(const struct db_opts *o, const char *url, struct db_run *r)
+{
+	char script[] = "/tmp/hotrow-bench-XXXXXX";
+	char clients[16], secs[16], log[4096];
+	int fd = mkstemp(script), pipefd[2], status, rc = -1;
+	FILE *in;
+	pid_t pid;
+
+	if (fd < 0) {
+		fprintf(stderr, "hotrow bench db: pgbench script: %s\n", strerror(errno));
+		return -1;
+	}
+	dprintf(fd, UPDATE_FMT ";\n", o->pg_table);
+	close(fd);
+	snprintf(clients, sizeof clients, "%d", o->threads);
+	snprintf(secs, sizeof secs, "%d", o->seconds);
+	fflush(NULL);
+	if (pipe(pipefd) != 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "hotrow bench db: starting pgbench: %s\n", strerror(errno));
+		unlink(script);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(pipefd[1], STDOUT_FILENO);
+		dup2(pipefd[1], STDERR_FILENO);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		execlp("pgbench", "pgbench", "-n", "-M", "simple", "-f", script,
+		       "-c", clients, "-j", clients, "-T", secs, url, (char *)NULL);
+		fprintf(stderr, "cannot run pgbench: %s (it comes with postgresql-client)\n",
+			strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	in = fdopen(pipefd[0], "r");
+	if (in) {
+		rc = pgbench_parse(in, r, log, sizeof log);
+		fclose(in);
+	} else {
+		close(pipefd[0]);
+	}
+	waitpid(pid, &status, 0);
+	unlink(script);
+	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "hotrow bench db: pgbench failed:\n%s", log);
+		return -1;
+	}
+	r->ran = true;
+	r->seconds = o->seconds;
+	r->p50_ms = r->p99_ms = -1;
+	return 0;
+}
+
+/* Remove a SQLite scratch file and its companions. */
+static void sqlite_remove(const char *path)
+{
+	static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+	char p[256];
+
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		snprintf(p, sizeof p, "%s%s", path, ext[i]);
+		unlink(p);
+	}
+}
+
+/* The SQLite side, on a scratch file that is removed afterwards. */
+static int bench_sqlite(const struct db_opts *o, struct db_run *r)
+{
+	char path[] = "/tmp/hotrow-bench-XXXXXX", url[64];
+	struct kit_db *db;
+	int fd = mkstemp(path), rc = -1;
+
+	if (fd < 0) {
+		fprintf(stderr, "hotrow bench db: scratch file: %s\n", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	snprintf(url, sizeof url, "sqlite:%s", path);
+	if (kit_db_open(&db, url) != 0)
+		fprintf(stderr, "hotrow bench db: %s\n", kit_db_errmsg(db));
+	else if (counter_create(o, db) == 0)
+		rc = run_driver(o, url, db, "sqlite", r);
+	kit_db_close(db);
+	sqlite_remove(path);
+	return rc;
+}
+
+/* The PostgreSQL side: the load driver, then pgbench, on one scratch schema. */
+static int bench_postgres(const struct db_opts *o, struct db_run *kit, struct db_run *pgb)
+{
+	struct kit_db *db;
+	int rc = -1;
+
+	if (kit_db_open(&db, o->pg_url) != 0) {
+		fprintf(stderr, "hotrow bench db: %s\n", kit_db_errmsg(db));
+		kit_db_close(db);
+		return -1;
+	}
+	char drop[128];
+
+	if (counter_create(o, db) == 0 && run_driver(o, o->pg_url, db, "postgres", kit) == 0 &&
+	    counter_reset(o, db) == 0 && run_pgbench(o, o->pg_url, pgb) == 0 &&
+	    counter_read(o, db, &pgb->row_grew) == 0)
+		rc = 0;
+	snprintf(drop, sizeof drop, "DROP SCHEMA IF EXISTS %s CASCADE", o->schema);
+	if (kit_db_exec(db, drop, 0, NULL) != 0)
+		fprintf(stderr, "hotrow bench db: dropping schema %s: %s\n", o->schema,
+			kit_db_errmsg(db));
+	kit_db_close(db);
+	return rc;
+}
+
+static bool counts_agree(const struct db_run *r)
+{
+	return !r->ran || r->row_grew == r->updates;
+}
+
+static void json_run(FILE *f, const char *name, const struct db_run *r)
+{
+	fprintf(f, ",\"%s\":", name);
+	if (!r->ran) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"updates\":%lld,\"failed\":%lld,\"seconds\":%.3f,\"per_s\":%.1f,"
+		"\"mean_ms\":%.4f,", (long long)r->updates, (long long)r->failed,
+		r->seconds, r->per_s, r->mean_ms);
+	if (r->p50_ms >= 0)
+		fprintf(f, "\"p50_ms\":%.4f,\"p99_ms\":%.4f,", r->p50_ms, r->p99_ms);
+	else
+		fputs("\"p50_ms\":null,\"p99_ms\":null,", f);
+	fprintf(f, "\"row_grew\":%lld,\"counts_agree\":%s}", (long long)r->row_grew,
+		counts_agree(r) ? "true" : "false");
+}
+
+static void table_run(FILE *f, const char *name, const struct db_run *r)
+{
+	if (!r->ran)
+		return;
+	fprintf(f, "%-24s %10lld %7lld %11.0f %9.3f", name, (long long)r->updates,
+		(long long)r->failed, r->per_s, r->mean_ms);
+	if (r->p50_ms >= 0)
+		fprintf(f, " %8.3f %8.3f", r->p50_ms, r->p99_ms);
+	else
+		fprintf(f, " %8s %8s", "-", "-");
+	fprintf(f, " %9.1f us  %s\n", r->per_s > 0 ? 1e6 / r->per_s : 0,
+		counts_agree(r) ? "yes" : "NO");
+}
+
+int cmd_bench_db(int argc, char **argv)
+{
+	struct db_opts o;
+	struct db_run lite = {0}, pg = {0}, pgb = {0};
+	int rc = parse_opts(argc, argv, &o);
+	bool ok = true;
+
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (!o.postgres && !o.json)
+		printf("NOTICE: no PostgreSQL (set HOTROW_PG_URL or --pg; make pg-up starts "
+			"one): SQLite only, no pgbench comparison\n");
+	if (o.sqlite && bench_sqlite(&o, &lite) != 0)
+		ok = false;
+	if (o.postgres && bench_postgres(&o, &pg, &pgb) != 0)
+		ok = false;
+	ok = ok && counts_agree(&lite) && counts_agree(&pg) && counts_agree(&pgb);
+	double ratio = pg.ran && pgb.ran && pgb.per_s > 0 ? pg.per_s / pgb.per_s : -1;
+
+	if (o.json) {
+		printf("{\"statement\":\"" UPDATE_FMT "\",\"threads\":%d,\"seconds\":%d",
+			"counter", o.threads, o.seconds);
+		json_run(stdout, "sqlite", &lite);
+		json_run(stdout, "postgres", &pg);
+		json_run(stdout, "pgbench", &pgb);
+		if (ratio >= 0)
+			printf(",\"kit_load_over_pgbench\":%.4f}\n", ratio);
+		else
+			printf(",\"kit_load_over_pgbench\":null}\n");
+		return ok ? 0 : 1;
+	}
+	printf("one hot row: UPDATE ... SET n = n + 1 WHERE id = 1, autocommit, "
+		"%d client(s), %d s per run\n\n", o.threads, o.seconds);
+	printf("%-24s %10s %7s %11s %9s %8s %8s %12s  %s\n", "", "updates", "failed",
+		"updates/s", "mean ms", "p50 ms", "p99 ms", "1/throughput", "row grew by the updates");
+	table_run(stdout, "SQLite, kit/load", &lite);
+	table_run(stdout, "PostgreSQL, kit/load", &pg);
+	table_run(stdout, "PostgreSQL, pgbench -f", &pgb);
+	if (ratio >= 0)
+		printf("\nkit/load / pgbench on the same server: %.2f x updates per second\n", ratio);
+	printf("\nOne row takes one update at a time, so 1/throughput is about the time "
+		"each update holds the row lock (commit included).\n");
+	if (!ok)
+		printf("FAILED: a run did not complete or a row did not grow by the updates reported\n");
+	return ok ? 0 : 1;
+}
