@@ -8,6 +8,9 @@
  * them is kit/failpoint, armed in the child right after fork():
  *   log-mid-batch, log-before-handler, log-before-commit   inside kit_log_poll
  *   after-upsert   a kit/db hook: the end of the statement that writes video_views
+ * The slow part of a consumer's start is its connection, so one spare
+ * process is always connected and waiting for a number on a pipe; a
+ * restart hands it the next number and forks the next spare.
  * A child decides it is done when the log's committed hint of every
  * partition has reached the partition's end (a hint is written only after
  * a batch is in the database, applied now or before).
