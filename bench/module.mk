@@ -7,7 +7,6 @@
 #                   (PostgreSQL from HOTROW_PG_URL; make pg-up starts one)
 
 .PHONY: bench-db
-BENCH_SMOKE := $(BUILD)/tests/bench/smoke
 
 bench: $(BUILD)/hotrow
 	@if [ -n "$(SAN)" ]; then echo "bench: note: a SAN=$(SAN) build is slow; the figures mean little"; fi
@@ -16,12 +15,5 @@ bench: $(BUILD)/hotrow
 bench-db: $(BUILD)/hotrow
 	@$(BUILD)/hotrow bench db
 
-# A wrapper so scripts/run-tests can run the smoke test against this build's
-# binary (plain, or SAN=...).
-$(BENCH_SMOKE): bench/smoke-test bench/module.mk
-	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\nexec bench/smoke-test %s\n' "$(BUILD)/hotrow" > $@
-	chmod +x $@
-
-SCRIPT_TESTS += $(BENCH_SMOKE)
-test-run: $(BENCH_SMOKE)
+# The smoke test runs against HOTROW_BIN (this build's binary, set by make).
+SCRIPT_TESTS += bench/smoke-test

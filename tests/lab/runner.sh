@@ -9,14 +9,12 @@
 #   [ RUN      ] runner__name   [       OK ] / [  FAILED  ] runner__name
 #   [  PASSED  ] N test(s).     [  FAILED  ] N test(s), listed below:
 #
-#   tests/lab/runner.sh                 uses the newest build/hotrow (or
-#                                       build/san-*/hotrow) and Lab 01
+#   tests/lab/runner.sh                 uses $HOTROW_BIN (make sets it to
+#                                       the build's binary), else build/hotrow
 #   HOTROW_BIN=... LAB=02 tests/lab/runner.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-# The binary make built last: build/hotrow, or a sanitizer build's.
-bin=${HOTROW_BIN:-$(ls -t "$root"/build/hotrow "$root"/build/san-*/hotrow 2>/dev/null | head -n 1)}
-bin=${bin:-$root/build/hotrow}
+bin=${HOTROW_BIN:-$root/build/hotrow}
 lab=${LAB:-01}
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3

@@ -10,7 +10,7 @@
 # the pane; nothing sleeps blindly. Prints cmocka-style summary lines.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${HOTROW:-$root/build/hotrow}
+bin=${HOTROW_BIN:-$root/build/hotrow}
 sock=hotrow-e2e-$$
 tmp=$(mktemp -d)
 passed=0 failed=0 failures=""
