@@ -72,7 +72,9 @@ static void collect(void *arg, char *text)
 int lab_build(const struct lab_tree *t, const char *target, char **log)
 {
 	struct buf b = {0};
-	char *argv[] = {"make", "-s", "--no-print-directory", "-j2", (char *)target, NULL};
+	/* The runner's targets live in the plain build/: a SAN=... that a make
+	 * above us exported into the environment must not move them. */
+	char *argv[] = {"make", "-s", "--no-print-directory", "-j2", "SAN=", (char *)target, NULL};
 	int rc = lab_proc_lines(t->root, argv, collect, &b);
 	*log = b.s;
 	return rc == 0 ? 0 : rc > 128 ? -2 : -1;
