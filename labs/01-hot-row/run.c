@@ -15,17 +15,18 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "engine/sim.h"
 #include "kit/db.h"
 #include "kit/load.h"
+#include "kit/predict.h"
+#include "kit/runopt.h"
+#include "kit/span.h"
 #include "labs/01-hot-row/hot_row.h"
 
 #define USERS_PER_THREAD 1000000000LL   /* user ids: run base + thread * this + call */
@@ -37,71 +38,28 @@ struct opts {
 	double check_ms;
 };
 
-/* What the runs share: the check's length and each thread's lock holds. */
+/* What the runs share: the options and the lock holds of every thread. */
 struct run {
 	const struct opts *o;
 	int64_t user_base;
-	bool lite;
-	atomic_llong holds, hold_ns;      /* summed over threads */
+	struct kit_span hold;
 };
 
-/* Per thread: when the current like's lock was taken. */
-struct holder {
-	struct run *run;
-	int64_t since_ns;                 /* 0: not holding */
-};
-
-static const char usage[] =
-	"usage: hotrow lab run 01 [--db URL] [--threads T] [--seconds S] [--check-ms C]\n"
-	"  --db URL       database (default sqlite:.hotrow/lab01.db); its posts and\n"
-	"                 likes tables are dropped and made afresh\n"
-	"  --threads T    concurrent clients, 1..256 (default 16)\n"
-	"  --seconds S    length of the measured run (default 5)\n"
-	"  --check-ms C   how long the app's check takes per like, 0..1000 (default 1)\n";
-
-static int bad(const char *opt, const char *accepts)
-{
-	fprintf(stderr, "hotrow lab run 01: %s accepts %s\n", opt, accepts);
-	return 2;
-}
-
-/* 0 to run, 1 after --help, 2 for bad usage. */
+/* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(usage, stdout);
-			return 1;
-		}
-		if (strcmp(a, "--db") && strcmp(a, "--threads") && strcmp(a, "--seconds") &&
-		    strcmp(a, "--check-ms")) {
-			fprintf(stderr, "hotrow lab run 01: unknown option %s (try --help)\n", a);
-			return 2;
-		}
-		if (i + 1 >= argc)
-			return bad(a, strcmp(a, "--db") == 0 ? "a database URL" : "a value after it");
-		const char *v = argv[++i];
-		char *end;
-		errno = 0;
-		if (strcmp(a, "--db") == 0) {
-			o->url = v;
-		} else if (strcmp(a, "--threads") == 0) {
-			long n = strtol(v, &end, 10);
-			if (*end || errno || n < 1 || n > KIT_LOAD_MAX_THREADS)
-				return bad(a, "a whole number from 1 to 256");
-			o->threads = (int)n;
-		} else if (strcmp(a, "--seconds") == 0) {
-			o->seconds = strtod(v, &end);
-			if (*end || errno || !(o->seconds > 0 && o->seconds <= 3600))
-				return bad(a, "a number of seconds above 0, at most 3600");
-		} else {
-			o->check_ms = strtod(v, &end);
-			if (*end || errno || !(o->check_ms >= 0 && o->check_ms <= 1000))
-				return bad(a, "milliseconds from 0 to 1000");
-		}
-	}
-	return 0;
+	const struct kit_runopt table[] = {
+		KIT_RUNOPT_DB(&o->url, "database (default sqlite:.hotrow/lab01.db); its posts and\n"
+		                       "likes tables are dropped and made afresh"),
+		KIT_RUNOPT_THREADS(&o->threads, "concurrent clients, 1..256 (default 16)"),
+		KIT_RUNOPT_SECONDS(&o->seconds, "length of the measured run (default 5)"),
+		{ .name = "--check-ms", .arg = "C", .kind = KIT_RUNOPT_DOUBLE, .dest = &o->check_ms,
+		  .min = 0, .max = 1000, .accepts = "milliseconds from 0 to 1000",
+		  .help = "how long the app's check takes per like, 0..1000 (default 1)" },
+	};
+	const struct kit_runopt_spec spec = { .cmd = "hotrow lab run 01", .opts = table,
+	                                      .n = sizeof table / sizeof table[0] };
+	return kit_runopt_parse(&spec, argc, argv);
 }
 
 static int check(void *arg, int64_t post_id, int64_t user_id)
@@ -118,45 +76,11 @@ static int check(void *arg, int64_t post_id, int64_t user_id)
 	return 0;
 }
 
-/* The hold: PostgreSQL's row lock is ours once the counter UPDATE returns
- * (its start may still be queueing for the lock), SQLite's write lock once
- * BEGIN IMMEDIATE returns; both end when COMMIT returns. */
-static void hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct holder *h = arg;
-	struct run *r = h->run;
-
-	if (r->lite ? ev == KIT_DB_TX_BEGIN
-	            : ev == KIT_DB_STMT_END && strncasecmp(sql, "UPDATE", 6) == 0) {
-		if (h->since_ns == 0)
-			h->since_ns = t_ns;
-	} else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK) {
-		if (h->since_ns != 0 && ev == KIT_DB_TX_COMMIT) {
-			atomic_fetch_add_explicit(&r->holds, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&r->hold_ns, t_ns - h->since_ns, memory_order_relaxed);
-		}
-		h->since_ns = 0;
-	}
-}
-
+/* Every thread times its holds into the run's span. */
 static int start_thread(void *arg, struct kit_load_thread *th)
 {
-	struct holder *h = calloc(1, sizeof *h);
-	if (h == NULL)
-		return KIT_DB_ERR;
-	h->run = arg;
-	th->local = h;
-	kit_db_set_hook(th->db, hook, h);
-	return 0;
-}
-
-static int end_thread(void *arg, struct kit_load_thread *th)
-{
-	(void)arg;
-	kit_db_set_hook(th->db, NULL, NULL);
-	free(th->local);
-	th->local = NULL;
-	return 0;
+	struct run *r = arg;
+	return kit_span_thread_init(&r->hold, th);
 }
 
 static int like(void *arg, struct kit_load_thread *th)
@@ -178,14 +102,12 @@ static int measure(struct run *r, int threads, double seconds, const char *label
 	c.seconds = seconds;
 	c.label = label;
 	c.thread_init = start_thread;
-	c.thread_done = end_thread;
-	atomic_store(&r->holds, 0);
-	atomic_store(&r->hold_ns, 0);
+	c.thread_done = kit_span_thread_done;
+	kit_span_reset(&r->hold);
 	int rc = kit_load_run(&c, like, r, res);
 	if (rc != 0)
 		fprintf(stderr, "hotrow lab run 01: %s: %s\n", label, res->error);
-	long long n = atomic_load(&r->holds);
-	*hold_ms = n > 0 ? (double)atomic_load(&r->hold_ns) / (double)n / 1e6 : 0;
+	*hold_ms = kit_span_mean_ms(&r->hold);
 	r->user_base += (int64_t)KIT_LOAD_MAX_THREADS * USERS_PER_THREAD;
 	return rc;
 }
@@ -195,35 +117,17 @@ static int measure(struct run *r, int threads, double seconds, const char *label
 static int predict(double rps, double hold_ms, double seconds, struct sim_summary *out)
 {
 	struct sim_config c;
-	sim_config_default(&c);
-	c.strategy = SIM_NAIVE;
-	c.rows = 1;
-	c.rps = rps;
-	c.arrivals = SIM_ARRIVE_POISSON;
-	c.hold_ms = hold_ms;
-	c.hold_dist = SIM_DIST_CONST;
-	c.work_ms = 0;
-	c.pool = 0;
-	c.unrelated_rps = 0;
+	kit_predict_config(&c, SIM_NAIVE, rps, hold_ms, 0);
 	c.seconds = seconds < 10 ? seconds : 10;
-	char err[200];
-	if (sim_config_check(&c, err, sizeof err) != 0) {
-		fprintf(stderr, "hotrow lab run 01: engine: %s\n", err);
-		return -1;
-	}
-	struct sim *s = sim_new(&c);
-	sim_run(s);
-	sim_summary(s, out);
-	sim_free(s);
-	return 0;
+	return kit_predict_run(&c, out, "hotrow lab run 01");
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o = { "sqlite:.hotrow/lab01.db", 16, 5, 1 };
 	int rc = parse(argc, argv, &o);
-	if (rc != 0)
-		return rc == 1 ? 0 : rc;
+	if (rc != KIT_RUNOPT_OK)
+		return rc == KIT_RUNOPT_HELP ? 0 : 2;
 	if (strncmp(o.url, "sqlite:.hotrow/", 15) == 0)
 		mkdir(".hotrow", 0777);
 
@@ -236,9 +140,17 @@ int main(int argc, char **argv)
 		kit_db_close(db);
 		return 1;
 	}
-	struct run r = { .o = &o, .lite = kit_db_engine(db) == KIT_DB_SQLITE };
+	bool lite = kit_db_engine(db) == KIT_DB_SQLITE;
+	/* The hold: PostgreSQL's row lock is ours once the counter UPDATE
+	 * returns (its start may still be queueing for the lock), SQLite's
+	 * write lock once BEGIN IMMEDIATE returns; both end when COMMIT does. */
+	struct run r = { .o = &o };
+	if (lite)
+		kit_span_init(&r.hold, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
+	else
+		kit_span_init(&r.hold, KIT_DB_STMT_END, "UPDATE", KIT_DB_TX_COMMIT);
 	printf("Lab 01, the hot row, on %s: like_post() on one post, %d threads, %.1f s, "
-	       "app check %.1f ms\n\n", r.lite ? "SQLite" : "PostgreSQL", o.threads, o.seconds,
+	       "app check %.1f ms\n\n", lite ? "SQLite" : "PostgreSQL", o.threads, o.seconds,
 	       o.check_ms);
 
 	struct kit_load_result one, many;
@@ -257,7 +169,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hotrow lab run 01: %s\n", kit_db_errmsg(db));
 	kit_db_close(db);
 
-	const char *lock = r.lite ? "BEGIN to COMMIT, the file's write lock"
+	const char *lock = lite ? "BEGIN to COMMIT, the file's write lock"
 	                          : "counter UPDATE to COMMIT, the row lock";
 	printf("hold per like (%s)\n", lock);
 	printf("  1 thread, nobody waiting      %8.3f ms\n", hold1);
@@ -267,9 +179,8 @@ int main(int argc, char **argv)
 	printf("  likes                         %8lld ok, %lld failed\n", (long long)many.ok,
 	       (long long)many.failed);
 	printf("  throughput                    %8.0f likes/s\n", many.throughput_per_s);
-	printf("  latency ms                    mean %.2f  p50 %.2f  p95 %.2f  p99 %.2f  max %.2f\n\n",
-	       many.latency_ms.mean, many.latency_ms.p50, many.latency_ms.p95,
-	       many.latency_ms.p99, many.latency_ms.max);
+	kit_predict_latency(&many, 2);
+	putchar('\n');
 
 	double hold = hold1 > 0 ? hold1 : holdn;
 	double ceiling = hold > 0 ? 1000.0 / hold : 0;

@@ -23,6 +23,9 @@
 #include "engine/sim.h"
 #include "kit/db.h"
 #include "kit/load.h"
+#include "kit/predict.h"
+#include "kit/runopt.h"
+#include "kit/span.h"
 #include "labs/02-sharded/shard.h"
 
 #define POST 1
@@ -36,77 +39,24 @@ struct run {
 	enum { WRITE_NAIVE, WRITE_SHARDED } write;
 };
 
-static const char usage[] =
-	"usage: hotrow lab run 02 [--db URL] [--threads T] [--seconds S] [--slots N] [--work-ms W]\n"
-	"  --db URL      database (default sqlite:.hotrow/lab02.db)\n"
-	"  --threads T   concurrent clients, 1..256 (default 16)\n"
-	"  --seconds S   length of each measured run (default 5)\n"
-	"  --slots N     slots for the sharded run, 1..1024 (default 16)\n"
-	"  --work-ms W   app work inside each like's transaction, after the write,\n"
-	"                0..1000 (default 2; 0 = one autocommit statement)\n";
-
-/* What each option accepts, for the usage errors; NULL: no such option. */
-static const char *accepts(const char *opt)
-{
-	static const char *const table[][2] = {
-		{ "--db", "a database URL" },
-		{ "--threads", "a whole number from 1 to 256" },
-		{ "--seconds", "a number of seconds above 0, at most 3600" },
-		{ "--slots", "a whole number from 1 to 1024" },
-		{ "--work-ms", "milliseconds from 0 to 1000" },
-	};
-	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-		if (strcmp(opt, table[i][0]) == 0)
-			return table[i][1];
-	return NULL;
-}
-
-static int bad(const char *opt, const char *what)
-{
-	fprintf(stderr, "hotrow lab run 02: %s accepts %s\n", opt, what);
-	return 2;
-}
-
+/* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct run *r)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-			fputs(usage, stdout);
-			return 1;
-		}
-		if (accepts(o) == NULL) {
-			fprintf(stderr, "hotrow lab run 02: unknown option %s (try --help)\n", o);
-			return 2;
-		}
-		if (i + 1 >= argc)
-			return bad(o, accepts(o));
-		const char *v = argv[++i];
-		char *end;
-		errno = 0;
-		if (strcmp(o, "--db") == 0) {
-			r->url = v;
-		} else if (strcmp(o, "--threads") == 0) {
-			long n = strtol(v, &end, 10);
-			if (*end || errno || n < 1 || n > KIT_LOAD_MAX_THREADS)
-				return bad(o, accepts(o));
-			r->threads = (int)n;
-		} else if (strcmp(o, "--seconds") == 0) {
-			r->seconds = strtod(v, &end);
-			if (*end || errno || !(r->seconds > 0 && r->seconds <= 3600))
-				return bad(o, accepts(o));
-		} else if (strcmp(o, "--slots") == 0) {
-			long n = strtol(v, &end, 10);
-			if (*end || errno || n < 1 || n > SHARD_MAX_SLOTS)
-				return bad(o, accepts(o));
-			r->slots = (int)n;
-		} else if (strcmp(o, "--work-ms") == 0) {
-			r->work_ms = strtod(v, &end);
-			if (*end || errno || !(r->work_ms >= 0 && r->work_ms <= 1000))
-				return bad(o, accepts(o));
-		}
-	}
-	return 0;
+	const struct kit_runopt table[] = {
+		KIT_RUNOPT_DB(&r->url, "database (default sqlite:.hotrow/lab02.db)"),
+		KIT_RUNOPT_THREADS(&r->threads, "concurrent clients, 1..256 (default 16)"),
+		KIT_RUNOPT_SECONDS(&r->seconds, "length of each measured run (default 5)"),
+		{ .name = "--slots", .arg = "N", .kind = KIT_RUNOPT_INT, .dest = &r->slots,
+		  .min = 1, .max = SHARD_MAX_SLOTS, .accepts = "a whole number from 1 to 1024",
+		  .help = "slots for the sharded run, 1..1024 (default 16)" },
+		{ .name = "--work-ms", .arg = "W", .kind = KIT_RUNOPT_DOUBLE, .dest = &r->work_ms,
+		  .min = 0, .max = 1000, .accepts = "milliseconds from 0 to 1000",
+		  .help = "app work inside each like's transaction, after the write,\n"
+		          "0..1000 (default 2; 0 = one autocommit statement)" },
+	};
+	const struct kit_runopt_spec spec = { .cmd = "hotrow lab run 02", .opts = table,
+	                                      .n = sizeof table / sizeof table[0] };
+	return kit_runopt_parse(&spec, argc, argv);
 }
 
 /* The database's message, or a nudge when shard.c failed without one. */
@@ -147,35 +97,15 @@ static int like(void *arg, struct kit_load_thread *th)
 	return rc;
 }
 
-/* How long the write's lock is held: from the start of the write to the
- * end of its commit (the end of the statement when there is no
- * transaction), summed over the calls of one thread. */
-struct hold {
-	bool autocommit;
-	int64_t since_ns;        /* 0 when no write is in progress */
-	int64_t total_ns, n;
-};
-
-static void hold_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct hold *h = arg;
-	(void)sql;
-	if (ev == KIT_DB_STMT_START && h->since_ns == 0)
-		h->since_ns = t_ns;
-	else if (h->since_ns && (ev == KIT_DB_TX_COMMIT || (h->autocommit && ev == KIT_DB_STMT_END))) {
-		h->total_ns += t_ns - h->since_ns;
-		h->n++;
-		h->since_ns = 0;
-	}
-}
-
-static struct hold one_thread_hold;
+/* How long the write's lock is held, seen with one thread: from the start
+ * of the write to the end of its commit (the end of the statement when
+ * there is no transaction). */
+static struct kit_span one_thread_hold;
 
 static int watch_hold(void *arg, struct kit_load_thread *th)
 {
 	(void)arg;
-	kit_db_set_hook(th->db, hold_hook, &one_thread_hold);
-	return 0;
+	return kit_span_thread_init(&one_thread_hold, th);
 }
 
 static int measure(struct run *r, int threads, double seconds, const char *label,
@@ -188,8 +118,10 @@ static int measure(struct run *r, int threads, double seconds, const char *label
 	c.seconds = seconds;
 	c.label = label;
 	if (threads == 1) {
-		one_thread_hold = (struct hold){ .autocommit = r->work_ms == 0 };
+		kit_span_init(&one_thread_hold, KIT_DB_STMT_START, NULL,
+		              r->work_ms == 0 ? KIT_DB_STMT_END : KIT_DB_TX_COMMIT);
 		c.thread_init = watch_hold;
+		c.thread_done = kit_span_thread_done;
 	}
 	int rc = kit_load_run(&c, like, r, res);
 	if (rc != 0)
@@ -202,44 +134,12 @@ static int measure(struct run *r, int threads, double seconds, const char *label
 static void predict(const struct run *r, int rows, double hold_ms, struct sim_summary *out)
 {
 	struct sim_config c;
-	sim_config_default(&c);
-	c.strategy = rows > 1 ? SIM_SHARDED : SIM_NAIVE;
+	kit_predict_config(&c, rows > 1 ? SIM_SHARDED : SIM_NAIVE, r->threads * 1000.0 / hold_ms,
+	                   hold_ms, r->threads);
 	c.rows = rows;
 	c.slot = SIM_SLOT_RANDOM;
-	c.rps = r->threads * 1000.0 / hold_ms;
-	c.arrivals = SIM_ARRIVE_CONSTANT;
-	c.hold_ms = hold_ms;
-	c.hold_dist = SIM_DIST_CONST;
-	c.pool = r->threads;
-	c.pool_timeout_ms = 0;
-	c.client_timeout_ms = 0;
-	c.unrelated_rps = 0;
 	c.seconds = r->seconds < 5 ? r->seconds : 5;
-	char err[200];
-	if (sim_config_check(&c, err, sizeof err) != 0) {
-		memset(out, 0, sizeof *out);
-		fprintf(stderr, "hotrow lab run 02: engine: %s\n", err);
-		return;
-	}
-	struct sim *s = sim_new(&c);
-	sim_run(s);
-	sim_summary(s, out);
-	sim_free(s);
-}
-
-static void row_measured(const char *name, const struct kit_load_result *m)
-{
-	printf("  %-24s %9.0f/s %9.2f %9.2f %9.2f %8lld\n", name, m->throughput_per_s,
-	       m->latency_ms.p50, m->latency_ms.p99, m->latency_ms.mean, (long long)m->failed);
-}
-
-static void row_predicted(const char *name, const struct sim_summary *p, int threads)
-{
-	/* Closed loop: each client always has one like in flight, so by
-	 * Little's law its mean latency is threads / throughput. */
-	double mean = p->throughput_per_s > 0 ? threads * 1000.0 / p->throughput_per_s : 0;
-	printf("  %-24s %9.0f/s %9s %9s %9.2f %8s   ceiling %.0f/s\n", name, p->throughput_per_s,
-	       "", "", mean, "", p->theory.ceiling_per_s);
+	kit_predict_run(&c, out, "hotrow lab run 02");
 }
 
 /* Fresh tables: the naive row at 0, the post's slots empty, N = slots. */
@@ -261,8 +161,8 @@ int main(int argc, char **argv)
 {
 	struct run r = { "sqlite:.hotrow/lab02.db", 16, 5, 16, 2, WRITE_NAIVE };
 	int rc = parse(argc, argv, &r);
-	if (rc != 0)
-		return rc == 1 ? 0 : rc;
+	if (rc != KIT_RUNOPT_OK)
+		return rc == KIT_RUNOPT_HELP ? 0 : 2;
 	if (strncmp(r.url, "sqlite:.hotrow/", 15) == 0)
 		mkdir(".hotrow", 0777);
 
@@ -288,8 +188,9 @@ int main(int argc, char **argv)
 	int64_t total = -1;
 	if (shard_read(db, POST, &total) != 0)
 		goto fail;
-	double hold = one_thread_hold.n ? one_thread_hold.total_ns / 1e6 / one_thread_hold.n
-	                                : one.latency_ms.mean;
+	double hold = kit_span_mean_ms(&one_thread_hold);
+	if (hold == 0)
+		hold = one.latency_ms.mean;
 	struct sim_summary p1, pn;
 	predict(&r, 1, hold, &p1);
 	/* SQLite has one write lock for the whole file: N rows are still one
@@ -298,15 +199,15 @@ int main(int argc, char **argv)
 
 	printf("lock hold per like (write to end of commit), 1 thread: %.2f ms; "
 	       "one row's ceiling %.0f/s\n\n", hold, hold > 0 ? 1000 / hold : 0);
-	printf("  %-24s %11s %9s %9s %9s %8s\n", "", "throughput", "p50 ms", "p99 ms", "mean ms", "failed");
+	kit_predict_table_header();
 	char name[64];
-	row_measured("naive, 1 row", &naive);
+	kit_predict_table_measured("naive, 1 row", &naive);
 	snprintf(name, sizeof name, "sharded, %d slots", r.slots);
-	row_measured(name, &sharded);
-	row_predicted("engine, 1 row", &p1, r.threads);
+	kit_predict_table_measured(name, &sharded);
+	kit_predict_table_predicted("engine, 1 row", &p1, r.threads, true);
 	snprintf(name, sizeof name, "engine, %d %s", lite ? 1 : r.slots,
 	         lite ? "lock (SQLite)" : "rows");
-	row_predicted(name, &pn, r.threads);
+	kit_predict_table_predicted(name, &pn, r.threads, true);
 	printf("\nsharded count %lld for %lld likes acknowledged: %s\n", (long long)total,
 	       (long long)sharded.ok, total == sharded.ok ? "exact" : "NOT EXACT");
 	if (lite)

@@ -28,6 +28,9 @@
 #include "engine/sim.h"
 #include "kit/db.h"
 #include "kit/load.h"
+#include "kit/predict.h"
+#include "kit/runopt.h"
+#include "kit/span.h"
 #include "labs/03-batching/batch.h"
 
 enum mode { NAIVE, APPEND, COALESCE };
@@ -43,85 +46,24 @@ struct run {
 	struct batch_acc *acc;       /* COALESCE */
 };
 
-static const char usage[] =
-	"usage: hotrow lab run 03 [--db URL] [--threads T] [--seconds S] [--work-ms W] [--flush-ms F]\n"
-	"  --db URL      database (default sqlite:.hotrow/lab03.db)\n"
-	"  --threads T   concurrent clients, 1..256 (default 16)\n"
-	"  --seconds S   length of each measured run (default 5)\n"
-	"  --work-ms W   app work in each like, 0..1000 (default 2); inside the\n"
-	"                transaction for naive and append, outside for coalesce\n"
-	"  --flush-ms F  rollup / flush interval, 1..60000 (default 100)\n";
-
-/* What each option accepts, for the usage errors; NULL: no such option. */
-static const char *accepts(const char *opt)
-{
-	static const char *const table[][2] = {
-		{ "--db", "a database URL" },
-		{ "--threads", "a whole number from 1 to 256" },
-		{ "--seconds", "a number of seconds above 0, at most 3600" },
-		{ "--work-ms", "milliseconds from 0 to 1000" },
-		{ "--flush-ms", "milliseconds from 1 to 60000" },
-	};
-	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-		if (strcmp(opt, table[i][0]) == 0)
-			return table[i][1];
-	return NULL;
-}
-
-static int bad(const char *opt, const char *what)
-{
-	fprintf(stderr, "hotrow lab run 03: %s accepts %s\n", opt, what);
-	return 2;
-}
-
-static int parse_ms(const char *opt, const char *v, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (*end || errno || !(x >= lo && x <= hi))
-		return bad(opt, accepts(opt));
-	*out = x;
-	return 0;
-}
-
+/* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct run *r)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-			fputs(usage, stdout);
-			return 1;
-		}
-		if (accepts(o) == NULL) {
-			fprintf(stderr, "hotrow lab run 03: unknown option %s (try --help)\n", o);
-			return 2;
-		}
-		if (i + 1 >= argc)
-			return bad(o, accepts(o));
-		const char *v = argv[++i];
-		char *end;
-		errno = 0;
-		if (strcmp(o, "--db") == 0) {
-			r->url = v;
-		} else if (strcmp(o, "--threads") == 0) {
-			long n = strtol(v, &end, 10);
-			if (*end || errno || n < 1 || n > KIT_LOAD_MAX_THREADS)
-				return bad(o, accepts(o));
-			r->threads = (int)n;
-		} else if (strcmp(o, "--seconds") == 0) {
-			r->seconds = strtod(v, &end);
-			if (*end || errno || !(r->seconds > 0 && r->seconds <= 3600))
-				return bad(o, accepts(o));
-		} else if (strcmp(o, "--work-ms") == 0) {
-			if (parse_ms(o, v, 0, 1000, &r->work_ms))
-				return 2;
-		} else if (strcmp(o, "--flush-ms") == 0) {
-			if (parse_ms(o, v, 1, 60000, &r->flush_ms))
-				return 2;
-		}
-	}
-	return 0;
+	const struct kit_runopt table[] = {
+		KIT_RUNOPT_DB(&r->url, "database (default sqlite:.hotrow/lab03.db)"),
+		KIT_RUNOPT_THREADS(&r->threads, "concurrent clients, 1..256 (default 16)"),
+		KIT_RUNOPT_SECONDS(&r->seconds, "length of each measured run (default 5)"),
+		{ .name = "--work-ms", .arg = "W", .kind = KIT_RUNOPT_DOUBLE, .dest = &r->work_ms,
+		  .min = 0, .max = 1000, .accepts = "milliseconds from 0 to 1000",
+		  .help = "app work in each like, 0..1000 (default 2); inside the\n"
+		          "transaction for naive and append, outside for coalesce" },
+		{ .name = "--flush-ms", .arg = "F", .kind = KIT_RUNOPT_DOUBLE, .dest = &r->flush_ms,
+		  .min = 1, .max = 60000, .accepts = "milliseconds from 1 to 60000",
+		  .help = "rollup / flush interval, 1..60000 (default 100)" },
+	};
+	const struct kit_runopt_spec spec = { .cmd = "hotrow lab run 03", .opts = table,
+	                                      .n = sizeof table / sizeof table[0] };
+	return kit_runopt_parse(&spec, argc, argv);
 }
 
 static void pause_ms(double ms)
@@ -161,31 +103,13 @@ static int like(void *arg, struct kit_load_thread *th)
 
 /* ---- the lock hold, seen through the db hook with one thread ---- */
 
-struct hold {
-	int64_t since_ns;        /* 0 when no write is in progress */
-	int64_t total_ns, n;
-};
-
-static struct hold one_thread_hold;
-
-static void hold_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct hold *h = arg;
-	(void)sql;
-	if (ev == KIT_DB_STMT_START && h->since_ns == 0) {
-		h->since_ns = t_ns;
-	} else if (ev == KIT_DB_TX_COMMIT && h->since_ns) {
-		h->total_ns += t_ns - h->since_ns;
-		h->n++;
-		h->since_ns = 0;
-	}
-}
+/* From the start of the write to the end of its commit. */
+static struct kit_span one_thread_hold;
 
 static int watch_hold(void *arg, struct kit_load_thread *th)
 {
 	(void)arg;
-	kit_db_set_hook(th->db, hold_hook, &one_thread_hold);
-	return 0;
+	return kit_span_thread_init(&one_thread_hold, th);
 }
 
 /* ---- the background rollup / flush ---- */
@@ -232,8 +156,9 @@ static int measure(struct run *r, struct kit_db *db, int threads, double seconds
 	c.seconds = seconds;
 	c.label = label;
 	if (threads == 1) {
-		one_thread_hold = (struct hold){ 0, 0, 0 };
+		kit_span_init(&one_thread_hold, KIT_DB_STMT_START, NULL, KIT_DB_TX_COMMIT);
 		c.thread_init = watch_hold;
+		c.thread_done = kit_span_thread_done;
 	}
 	r->post++;
 	char post[24];
@@ -293,51 +218,18 @@ static void predict(const struct run *r, enum sim_strategy s, double hold_ms, do
                     struct sim_summary *out)
 {
 	struct sim_config c;
-	sim_config_default(&c);
-	c.strategy = s;
-	c.rows = 1;
-	c.rps = r->threads * 1000.0 / cycle_ms;
-	c.arrivals = SIM_ARRIVE_CONSTANT;
-	c.hold_ms = hold_ms;
-	c.hold_dist = SIM_DIST_CONST;
-	c.pool = r->threads;
-	c.pool_timeout_ms = 0;
-	c.client_timeout_ms = 0;
-	c.unrelated_rps = 0;
+	kit_predict_config(&c, s, r->threads * 1000.0 / cycle_ms, hold_ms, r->threads);
 	c.flush_ms = r->flush_ms;
 	c.seconds = r->seconds < 5 ? r->seconds : 5;
-	char err[200];
-	memset(out, 0, sizeof *out);
-	if (sim_config_check(&c, err, sizeof err) != 0) {
-		fprintf(stderr, "hotrow lab run 03: engine: %s\n", err);
-		return;
-	}
-	struct sim *sim = sim_new(&c);
-	sim_run(sim);
-	sim_summary(sim, out);
-	sim_free(sim);
-}
-
-static void row_measured(const char *name, const struct kit_load_result *m)
-{
-	printf("  %-24s %9.0f/s %9.2f %9.2f %9.2f %8lld\n", name, m->throughput_per_s,
-	       m->latency_ms.p50, m->latency_ms.p99, m->latency_ms.mean, (long long)m->failed);
-}
-
-static void row_predicted(const char *name, const struct sim_summary *p, int threads)
-{
-	/* Closed loop: one like in flight per client, so by Little's law
-	 * the mean latency is threads / throughput. */
-	double mean = p->throughput_per_s > 0 ? threads * 1000.0 / p->throughput_per_s : 0;
-	printf("  %-24s %9.0f/s %9s %9s %9.2f\n", name, p->throughput_per_s, "", "", mean);
+	kit_predict_run(&c, out, "hotrow lab run 03");
 }
 
 int main(int argc, char **argv)
 {
 	struct run r = { "sqlite:.hotrow/lab03.db", 16, 5, 2, 100, NAIVE, 0, NULL };
 	int rc = parse(argc, argv, &r);
-	if (rc != 0)
-		return rc == 1 ? 0 : rc;
+	if (rc != KIT_RUNOPT_OK)
+		return rc == KIT_RUNOPT_HELP ? 0 : 2;
 	if (strncmp(r.url, "sqlite:.hotrow/", 15) == 0)
 		mkdir(".hotrow", 0777);
 
@@ -380,8 +272,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	double hold = one_thread_hold.n ? one_thread_hold.total_ns / 1e6 / one_thread_hold.n
-	                                : one.latency_ms.mean;
+	double hold = kit_span_mean_ms(&one_thread_hold);
+	if (hold == 0)
+		hold = one.latency_ms.mean;
 	struct sim_summary pn, pa, pc;
 	predict(&r, SIM_NAIVE, hold, hold, &pn);
 	/* On SQLite every insert still takes the one write lock: the engine's
@@ -392,13 +285,14 @@ int main(int argc, char **argv)
 
 	printf("lock hold per like (write to end of commit), 1 thread: %.2f ms; "
 	       "one row's ceiling %.0f/s\n\n", hold, hold > 0 ? 1000 / hold : 0);
-	printf("  %-24s %11s %9s %9s %9s %8s\n", "", "throughput", "p50 ms", "p99 ms", "mean ms", "failed");
-	row_measured("naive, 1 row", &naive);
-	row_measured("append + rollup", &append);
-	row_measured("coalesce in the app", &coalesce);
-	row_predicted("engine, naive", &pn, r.threads);
-	row_predicted(lite ? "engine, append (1 lock)" : "engine, append", &pa, r.threads);
-	row_predicted("engine, coalesce", &pc, r.threads);
+	kit_predict_table_header();
+	kit_predict_table_measured("naive, 1 row", &naive);
+	kit_predict_table_measured("append + rollup", &append);
+	kit_predict_table_measured("coalesce in the app", &coalesce);
+	kit_predict_table_predicted("engine, naive", &pn, r.threads, false);
+	kit_predict_table_predicted(lite ? "engine, append (1 lock)" : "engine, append", &pa,
+	                            r.threads, false);
+	kit_predict_table_predicted("engine, coalesce", &pc, r.threads, false);
 	printf("\ncounts after the last rollup and flush: exact (%lld and %lld likes)\n",
 	       (long long)append.ok, (long long)coalesce.ok);
 	if (lite)

@@ -16,7 +16,6 @@
  *            [--seconds S] [--consumers C] [--batch B]; exit 0, 1 when
  *            the database failed or the count is off, 2 for bad usage.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -27,8 +26,12 @@
 #include <time.h>
 
 #include "engine/sim.h"
+#include "kit/baseline.h"
 #include "kit/db.h"
 #include "kit/load.h"
+#include "kit/predict.h"
+#include "kit/runopt.h"
+#include "kit/span.h"
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
 
@@ -42,106 +45,26 @@ struct opts {
 	double seconds;
 };
 
-static const char usage[] =
-	"usage: hotrow lab run 05 [--db URL] [--threads T] [--seconds S] [--consumers C] [--batch B]\n"
-	"  --db URL         database (default sqlite:.hotrow/lab05.db); its video_views and\n"
-	"                   log_progress tables are dropped and made afresh\n"
-	"  --threads T      concurrent clients, 1..256 (default 16)\n"
-	"  --seconds S      length of each of the two runs (default 5)\n"
-	"  --consumers C    consumer threads in the group, 1..16 (default 3)\n"
-	"  --batch B        most events per batch, 1..100000 (default 2000)\n"
-	"The log lives in " LOG_DIR " and is made afresh.\n";
-
-static int bad(const char *opt, const char *accepts)
-{
-	fprintf(stderr, "hotrow lab run 05: %s accepts %s\n", opt, accepts);
-	return 2;
-}
-
-/* A whole number in [lo, hi] from v into *out; 0, or -1. */
-static int whole(const char *v, long lo, long hi, int *out)
-{
-	char *end;
-	errno = 0;
-	long n = strtol(v, &end, 10);
-	if (*v == '\0' || *end || errno || n < lo || n > hi)
-		return -1;
-	*out = (int)n;
-	return 0;
-}
-
-/* 0 to run, 1 after --help, 2 for bad usage. */
+/* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(usage, stdout);
-			return 1;
-		}
-		const char *const known[] = { "--db", "--threads", "--seconds", "--consumers", "--batch" };
-		size_t k = 0;
-		while (k < 5 && strcmp(a, known[k]) != 0)
-			k++;
-		if (k == 5) {
-			fprintf(stderr, "hotrow lab run 05: unknown option %s (try --help)\n", a);
-			return 2;
-		}
-		if (i + 1 >= argc)
-			return bad(a, k == 0 ? "a database URL" : "a value after it");
-		const char *v = argv[++i];
-		if (k == 0) {
-			o->url = v;
-		} else if (k == 1) {
-			if (whole(v, 1, KIT_LOAD_MAX_THREADS, &o->threads) != 0)
-				return bad(a, "a whole number from 1 to 256");
-		} else if (k == 2) {
-			char *end;
-			errno = 0;
-			o->seconds = strtod(v, &end);
-			if (*end || errno || !(o->seconds > 0 && o->seconds <= 3600))
-				return bad(a, "a number of seconds above 0, at most 3600");
-		} else if (k == 3) {
-			if (whole(v, 1, MAX_CONSUMERS, &o->consumers) != 0)
-				return bad(a, "a whole number from 1 to 16");
-		} else if (whole(v, 1, 100000, &o->batch) != 0) {
-			return bad(a, "a whole number from 1 to 100000");
-		}
-	}
-	return 0;
-}
-
-/* ---- timing through the db hook ---- */
-
-/* Sums of spans, shared by the threads that add to them. */
-struct span {
-	atomic_llong n, ns;
-};
-
-/* Per connection: what it times and when the current span began. */
-struct clock {
-	struct span *span;
-	enum kit_db_event from, to;   /* a span runs from one event to the other */
-	int64_t start_ns;
-};
-
-static void clock_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	(void)sql;
-	struct clock *c = arg;
-	if (ev == c->from) {
-		c->start_ns = t_ns;
-	} else if (ev == c->to && c->start_ns) {
-		atomic_fetch_add_explicit(&c->span->n, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&c->span->ns, t_ns - c->start_ns, memory_order_relaxed);
-		c->start_ns = 0;
-	}
-}
-
-static double mean_ms(struct span *s)
-{
-	long long n = atomic_load(&s->n);
-	return n ? (double)atomic_load(&s->ns) / (double)n / 1e6 : 0;
+	const struct kit_runopt table[] = {
+		KIT_RUNOPT_DB(&o->url, "database (default sqlite:.hotrow/lab05.db); its video_views and\n"
+		                       "log_progress tables are dropped and made afresh"),
+		KIT_RUNOPT_THREADS(&o->threads, "concurrent clients, 1..256 (default 16)"),
+		KIT_RUNOPT_SECONDS(&o->seconds, "length of each of the two runs (default 5)"),
+		{ .name = "--consumers", .arg = "C", .kind = KIT_RUNOPT_INT, .dest = &o->consumers,
+		  .min = 1, .max = MAX_CONSUMERS, .accepts = "a whole number from 1 to 16",
+		  .help = "consumer threads in the group, 1..16 (default 3)" },
+		{ .name = "--batch", .arg = "B", .kind = KIT_RUNOPT_INT, .dest = &o->batch,
+		  .min = 1, .max = 100000, .accepts = "a whole number from 1 to 100000",
+		  .help = "most events per batch, 1..100000 (default 2000)" },
+	};
+	const struct kit_runopt_spec spec = { .cmd = "hotrow lab run 05", .opts = table,
+	                                      .n = sizeof table / sizeof table[0],
+	                                      .footer = "The log lives in " LOG_DIR
+	                                                " and is made afresh.\n" };
+	return kit_runopt_parse(&spec, argc, argv);
 }
 
 static double now_s(void)
@@ -151,49 +74,6 @@ static double now_s(void)
 
 /* ---- 1. the naive row ---- */
 
-static int naive_init(void *arg, struct kit_load_thread *th)
-{
-	struct clock *c = calloc(1, sizeof *c);
-	if (!c)
-		return KIT_DB_ERR;
-	*c = (struct clock){ arg, KIT_DB_STMT_START, KIT_DB_STMT_END, 0 };
-	th->local = c;
-	kit_db_set_hook(th->db, clock_hook, c);
-	return 0;
-}
-
-static int naive_done(void *arg, struct kit_load_thread *th)
-{
-	(void)arg;
-	kit_db_set_hook(th->db, NULL, NULL);
-	free(th->local);
-	return 0;
-}
-
-static int naive_view(void *arg, struct kit_load_thread *th)
-{
-	(void)arg;
-	return kit_db_exec(th->db, "UPDATE video_views SET views = views + 1 WHERE video_id = 1",
-	                   0, NULL);
-}
-
-static int naive_run(const struct opts *o, int threads, double seconds, struct span *hold,
-                     struct kit_load_result *r)
-{
-	struct kit_load_config c;
-	kit_load_config_default(&c);
-	c.url = o->url;
-	c.threads = threads;
-	c.seconds = seconds;
-	c.label = "naive UPDATE";
-	c.thread_init = naive_init;
-	c.thread_done = naive_done;
-	int rc = kit_load_run(&c, naive_view, hold, r);
-	if (rc != 0)
-		fprintf(stderr, "hotrow lab run 05: naive run: %s\n", r->error);
-	return rc;
-}
-
 /* ---- 2. producers and consumers ---- */
 
 struct group {
@@ -201,7 +81,7 @@ struct group {
 	atomic_bool producing;        /* cleared when the producers stop */
 	atomic_llong applied;         /* events handled by the consumers */
 	atomic_llong batches;
-	struct span tx;               /* BEGIN to COMMIT of each batch */
+	struct kit_span tx;           /* BEGIN to COMMIT of each batch */
 	int failed;                   /* a consumer gave up; guarded by lock */
 	char error[1400];
 	pthread_mutex_t lock;
@@ -254,8 +134,8 @@ static void *consume(void *arg)
 	struct kit_log_consumer *c = NULL;
 	char name[32];
 	snprintf(name, sizeof name, "run-%d", me->index);
-	struct clock clk = { &g->tx, KIT_DB_TX_BEGIN, KIT_DB_TX_COMMIT, 0 };
-	kit_db_set_hook(me->db, clock_hook, &clk);
+	struct kit_span_clock clk;
+	kit_span_watch(&clk, &g->tx, me->db);
 	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = me->db };
 	if (kit_log_open(&log, LOG_DIR, PARTS) != 0 ||
 	    kit_log_join(&c, log, FENCE_GROUP, name, &cb) != 0) {
@@ -320,40 +200,16 @@ static int append_view(void *arg, struct kit_load_thread *th)
 
 /* ---- the engine's view of the same numbers ---- */
 
+/* Views arriving at random at rps, each holding the row for hold_ms,
+ * under the strategy given; 0, or -1 when the engine refused. */
 static int engine_run(enum sim_strategy strategy, double rps, double hold_ms, double flush_ms,
                       struct sim_summary *out)
 {
 	struct sim_config c;
-	sim_config_default(&c);
-	c.strategy = strategy;
-	c.rows = 1;
-	c.rps = rps;
-	c.arrivals = SIM_ARRIVE_POISSON;
-	c.hold_ms = hold_ms;
-	c.hold_dist = SIM_DIST_CONST;
-	c.work_ms = 0;
-	c.pool = 0;
-	c.unrelated_rps = 0;
+	kit_predict_config(&c, strategy, rps, hold_ms, 0);
 	c.flush_ms = flush_ms;
 	c.seconds = 5;
-	char err[200];
-	memset(out, 0, sizeof *out);
-	if (sim_config_check(&c, err, sizeof err) != 0) {
-		fprintf(stderr, "hotrow lab run 05: engine: %s\n", err);
-		return -1;
-	}
-	struct sim *s = sim_new(&c);
-	sim_run(s);
-	sim_summary(s, out);
-	sim_free(s);
-	return 0;
-}
-
-static void print_latency(const struct kit_load_result *r)
-{
-	printf("  latency ms                    mean %.3f  p50 %.3f  p95 %.3f  p99 %.3f  max %.2f\n",
-	       r->latency_ms.mean, r->latency_ms.p50, r->latency_ms.p95, r->latency_ms.p99,
-	       r->latency_ms.max);
+	return kit_predict_run(&c, out, "hotrow lab run 05");
 }
 
 static int setup(struct kit_db *db)
@@ -376,8 +232,8 @@ int main(int argc, char **argv)
 {
 	struct opts o = { "sqlite:.hotrow/lab05.db", 16, 3, 2000, 5 };
 	int rc = parse(argc, argv, &o);
-	if (rc != 0)
-		return rc == 1 ? 0 : rc;
+	if (rc != KIT_RUNOPT_OK)
+		return rc == KIT_RUNOPT_HELP ? 0 : 2;
 	mkdir(".hotrow", 0777);
 	kit_log_remove(LOG_DIR);
 
@@ -395,28 +251,17 @@ int main(int argc, char **argv)
 	       o.consumers, o.batch);
 
 	/* 1. the naive row: one thread for the hold, then T threads */
-	struct span hold1 = { 0, 0 }, holdn = { 0, 0 };
-	struct kit_load_result one, naive;
-	if (naive_run(&o, 1, o.seconds < 1 ? o.seconds : 1, &hold1, &one) != 0 ||
-	    naive_run(&o, o.threads, o.seconds, &holdn, &naive) != 0)
+	struct kit_baseline naive;
+	if (kit_baseline_run(&naive, "hotrow lab run 05", o.url,
+	                     "UPDATE video_views SET views = views + 1 WHERE video_id = 1", o.threads,
+	                     o.seconds) != 0)
 		goto fail;
-	double hold = mean_ms(&hold1);
-	printf("1. naive: UPDATE video_views SET views = views + 1, one row, autocommit\n");
-	printf("  hold per view, 1 thread       %8.3f ms (the statement with its commit)\n", hold);
-	printf("  views                         %8lld ok, %lld failed\n", (long long)naive.ok,
-	       (long long)naive.failed);
-	printf("  throughput                    %8.0f views/s\n", naive.throughput_per_s);
-	print_latency(&naive);
-	struct sim_summary p;
-	if (hold > 0 && engine_run(SIM_NAIVE, naive.throughput_per_s, hold, 100, &p) == 0) {
-		printf("  predicted ceiling, 1 / hold   %8.0f views/s (you reached %.0f%%)\n",
-		       1000.0 / hold, 100.0 * naive.throughput_per_s * hold / 1000.0);
-		printf("  engine, Poisson at %.0f/s: rho %.2f, p50 %.2f ms, p99 %.2f ms\n",
-		       naive.throughput_per_s, p.theory.rho, p.latency_ms.p50, p.latency_ms.p99);
-	}
+	kit_baseline_print(&naive, "hotrow lab run 05", "UPDATE video_views SET views = views + 1",
+	                   "view");
 
 	/* 2. the log and the consumer group */
 	struct group g = { .o = &o };
+	kit_span_init(&g.tx, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
 	atomic_store(&g.producing, true);
 	pthread_mutex_init(&g.lock, NULL);
 	for (; started < o.consumers; started++) {
@@ -456,26 +301,28 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	long long batches = atomic_load(&g.batches);
+	double tx_ms = kit_span_mean_ms(&g.tx);
 	printf("\n2. append to a %d-partition log; %d consumers apply batches behind the fence\n",
 	       PARTS, o.consumers);
 	printf("  views                         %8lld appended, %lld failed\n", (long long)prod.ok,
 	       (long long)prod.failed);
 	printf("  throughput                    %8.0f views/s (%.0fx the naive row)\n",
-	       prod.throughput_per_s,
-	       naive.throughput_per_s > 0 ? prod.throughput_per_s / naive.throughput_per_s : 0);
-	print_latency(&prod);
+	       prod.throughput_per_s, naive.many.throughput_per_s > 0
+	       ? prod.throughput_per_s / naive.many.throughput_per_s : 0);
+	kit_predict_latency(&prod, 3);
 	printf("  batches                       %8lld, %.0f views each on average, "
 	       "transaction %.3f ms mean\n", batches,
-	       batches ? (double)atomic_load(&g.applied) / (double)batches : 0, mean_ms(&g.tx));
+	       batches ? (double)atomic_load(&g.applied) / (double)batches : 0, tx_ms);
 	printf("  behind when appends stopped   %8lld views, drained in %.2f s\n", lag, drain_s);
 	double elapsed_ms = (prod.seconds + drain_s) * 1000;
-	if (batches > 0 && mean_ms(&g.tx) > 0) {
+	if (batches > 0 && tx_ms > 0) {
 		double every_ms = elapsed_ms * o.consumers / (double)batches;
 		double rps = prod.throughput_per_s < 100000 ? prod.throughput_per_s : 100000;
-		if (engine_run(SIM_QUEUE, rps, mean_ms(&g.tx), every_ms, &p) == 0)
+		struct sim_summary p;
+		if (engine_run(SIM_QUEUE, rps, tx_ms, every_ms, &p) == 0)
 			printf("  engine, queue at %.0f/s, one batch per %.1f ms: row lock busy %.1f%% "
 			       "of the time, visible count lags up to %.3f s\n", rps, every_ms,
-			       100.0 * mean_ms(&g.tx) / every_ms, p.count.max_lag_s);
+			       100.0 * tx_ms / every_ms, p.count.max_lag_s);
 	}
 
 	/* 3. is every appended view in the database? */
@@ -486,7 +333,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hotrow lab run 05: %s\n", kit_db_errmsg(db));
 		goto fail;
 	}
-	long long want1 = one.ok + naive.ok;
+	long long want1 = naive.one.ok + naive.many.ok;
 	bool exact = got1 == want1 && got == prod.ok;
 	printf("\ncounts: naive row %lld for %lld acknowledged, log %lld for %lld appended: %s\n",
 	       (long long)got1, want1, (long long)got, (long long)prod.ok,
