@@ -173,6 +173,46 @@ static void tui_app_tour__steps_replay_the_same_frame(void **state)
 	tui_app_free(a);
 }
 
+/* The viral-video tour narrates what its bug steps do to the count: the
+ * GET-then-DEL drain loses views, the fenced consumer counts nothing twice
+ * through its crash, the unfenced one does. Hold the narration to it. */
+static void tui_app_tour__viral_video_bugs_do_what_the_narration_says(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_load("viral-video", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *s = tui_screen_new(120, 40);
+	const struct sim_snapshot *snap;
+
+	tui_app_tour_goto(a, 4);                      /* the drain that loses views */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	assert_true(snap->config.bug_get_then_del);
+	assert_true(snap->summary.count.lost > 0);
+	assert_int_equal(snap->summary.count.doubled, 0);
+
+	tui_app_tour_goto(a, 5);                      /* a fenced consumer crashes */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	assert_int_equal(snap->config.strategy, SIM_QUEUE);
+	assert_false(snap->config.bug_get_then_del);
+	assert_int_equal(snap->summary.count.lost, 0);
+	assert_int_equal(snap->summary.count.doubled, 0);
+
+	tui_app_tour_goto(a, 6);                      /* the same crash, no fence */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	assert_true(snap->config.bug_no_fence);
+	assert_true(snap->summary.count.doubled > 0);
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +221,7 @@ int main(void)
 		cmocka_unit_test(tui_app_key__scenario_picker),
 		cmocka_unit_test(tui_app_compare__same_arrivals_on_both_sides),
 		cmocka_unit_test(tui_app_tour__steps_replay_the_same_frame),
+		cmocka_unit_test(tui_app_tour__viral_video_bugs_do_what_the_narration_says),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
