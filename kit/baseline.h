@@ -11,11 +11,11 @@
  * Interface:
  *   struct kit_baseline b;
  *   if (kit_baseline_run(&b, "hotrow lab run 04", url,
- *                        "UPDATE video_stats SET views = views + 1 WHERE video_id = 1",
+ *                        "UPDATE video_counts SET views = views + 1 WHERE video_id = 1",
  *                        threads, seconds) != 0)
  *       return 1;                        // the reason is on stderr
  *   kit_baseline_print(&b, "hotrow lab run 04",
- *                      "UPDATE video_stats SET views = views + 1", "view");
+ *                      "UPDATE video_counts SET views = views + 1", "view");
  *   ... b.hold_ms, b.many.throughput_per_s, b.one.ok + b.many.ok ...
  */
 #ifndef HOTROW_KIT_BASELINE_H

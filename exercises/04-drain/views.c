@@ -42,7 +42,7 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n)
 int64_t flush_views(struct kit_store *st, struct kit_db *db, int max)
 {
 	/* TODO(§5): drain up to max videos; if there are any, add their deltas
-	 * to video_stats with ONE multi-row INSERT ... ON CONFLICT statement
+	 * to video_counts with ONE multi-row INSERT ... ON CONFLICT statement
 	 * ($1, $2, ... parameters); if the database refuses, give every delta
 	 * back to the store and return the database's error. On success
 	 * return the number of views written. */

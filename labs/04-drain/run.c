@@ -43,7 +43,7 @@ struct opts {
 static int parse(int argc, char **argv, struct opts *o)
 {
 	const struct kit_runopt table[] = {
-		KIT_RUNOPT_DB(&o->url, "database (default sqlite:.hotrow/lab04.db); its video_stats\n"
+		KIT_RUNOPT_DB(&o->url, "database (default sqlite:.hotrow/lab04.db); its video_counts\n"
 		                       "table is dropped and made afresh"),
 		KIT_RUNOPT_THREADS(&o->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&o->seconds, "length of each of the two runs (default 5)"),
@@ -80,9 +80,9 @@ static void engine_run(enum sim_strategy strategy, double rps, double hold_ms, i
 
 static int setup(struct kit_db *db)
 {
-	return kit_db_exec(db, "DROP TABLE IF EXISTS video_stats", 0, NULL) ||
+	return kit_db_exec(db, "DROP TABLE IF EXISTS video_counts", 0, NULL) ||
 	       kit_db_exec(db, VIEWS_SCHEMA, 0, NULL) ||
-	       kit_db_exec(db, "INSERT INTO video_stats (video_id, views) VALUES (1, 0)", 0, NULL);
+	       kit_db_exec(db, "INSERT INTO video_counts (video_id, views) VALUES (1, 0)", 0, NULL);
 }
 
 int main(int argc, char **argv)
@@ -108,10 +108,10 @@ int main(int argc, char **argv)
 	/* 1. the naive row: one thread for the hold, then T threads */
 	struct kit_baseline naive;
 	if (kit_baseline_run(&naive, "hotrow lab run 04", o.url,
-	                     "UPDATE video_stats SET views = views + 1 WHERE video_id = 1", o.threads,
+	                     "UPDATE video_counts SET views = views + 1 WHERE video_id = 1", o.threads,
 	                     o.seconds) != 0)
 		goto fail;
-	kit_baseline_print(&naive, "hotrow lab run 04", "UPDATE video_stats SET views = views + 1",
+	kit_baseline_print(&naive, "hotrow lab run 04", "UPDATE video_counts SET views = views + 1",
 	                   "view");
 	double hold = naive.hold_ms;
 
@@ -164,8 +164,8 @@ int main(int argc, char **argv)
 
 	/* 3. is every acknowledged view in the database? */
 	int64_t got1 = -1, got2 = -1;
-	if (kit_db_query_int(db, "SELECT views FROM video_stats WHERE video_id = 1", 0, NULL, &got1) ||
-	    kit_db_query_int(db, "SELECT COALESCE(SUM(views), 0) FROM video_stats WHERE video_id = 2",
+	if (kit_db_query_int(db, "SELECT views FROM video_counts WHERE video_id = 1", 0, NULL, &got1) ||
+	    kit_db_query_int(db, "SELECT COALESCE(SUM(views), 0) FROM video_counts WHERE video_id = 2",
 	                     0, NULL, &got2)) {
 		fprintf(stderr, "hotrow lab run 04: %s\n", kit_db_errmsg(db));
 		goto fail;

@@ -34,7 +34,7 @@
 #define VIEWS_DIRTY "views:dirty"
 #define VIEWS_DELTA_PREFIX "views:delta:"
 #define VIEWS_SCHEMA \
-	"CREATE TABLE video_stats (video_id BIGINT PRIMARY KEY, views BIGINT NOT NULL)"
+	"CREATE TABLE video_counts (video_id BIGINT PRIMARY KEY, views BIGINT NOT NULL)"
 #define VIEWS_MAX_BATCH 1000   /* the most videos one flush may take */
 
 /* One drained video: its id and the views taken from the store. */
@@ -56,7 +56,7 @@ int record_view(struct kit_store *st, int64_t video_id);
  * taken. */
 int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
 
-/* Drain up to max videos and add their deltas to video_stats in one
+/* Drain up to max videos and add their deltas to video_counts in one
  * multi-row upsert (a video without a row gets one). Returns the number of
  * views written (0 when nothing was dirty). When the database refuses, the
  * deltas go back into the store, as record_view would have left them, and

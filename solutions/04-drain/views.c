@@ -93,7 +93,7 @@ static int by_id(const void *a, const void *b)
 	return (x->video_id > y->video_id) - (x->video_id < y->video_id);
 }
 
-/* Add rows[0..n-1] to video_stats in one statement. Sorted ids keep two
+/* Add rows[0..n-1] to video_counts in one statement. Sorted ids keep two
  * concurrent upserts from locking rows in opposite orders. */
 static int upsert(struct kit_db *db, struct view_delta *rows, int n)
 {
@@ -104,7 +104,7 @@ static int upsert(struct kit_db *db, struct view_delta *rows, int n)
 	const char **params = malloc((size_t)n * 2 * sizeof *params);
 	int rc = KIT_DB_ERR;
 	if (sql && text && params) {
-		size_t len = (size_t)snprintf(sql, cap, "INSERT INTO video_stats (video_id, views) VALUES ");
+		size_t len = (size_t)snprintf(sql, cap, "INSERT INTO video_counts (video_id, views) VALUES ");
 		for (int i = 0; i < n; i++) {
 			len += (size_t)snprintf(sql + len, cap - len, "%s($%d, $%d)",
 			                        i ? ", " : "", 2 * i + 1, 2 * i + 2);
@@ -114,7 +114,7 @@ static int upsert(struct kit_db *db, struct view_delta *rows, int n)
 			params[2 * i + 1] = text[2 * i + 1];
 		}
 		snprintf(sql + len, cap - len, " ON CONFLICT (video_id) DO UPDATE"
-		         " SET views = video_stats.views + excluded.views");
+		         " SET views = video_counts.views + excluded.views");
 		rc = kit_db_exec(db, sql, 2 * n, params);
 	}
 	free(params);

@@ -5,7 +5,7 @@
  * flush checks run on SQLite and on PostgreSQL. The races are not hoped
  * for: the store's hook makes another client's command land at the exact
  * point where a bug would lose a view. The database "refuses" a flush
- * because the test renames video_stats away for that flush.
+ * because the test renames video_counts away for that flush.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -85,13 +85,13 @@ static int64_t db_views(struct labtest *t, int64_t video)
 {
 	char sql[128];
 	snprintf(sql, sizeof sql,
-	         "SELECT COALESCE(SUM(views), 0) FROM video_stats WHERE video_id = %" PRId64, video);
+	         "SELECT COALESCE(SUM(views), 0) FROM video_counts WHERE video_id = %" PRId64, video);
 	return labtest_int(t, sql);
 }
 
 static int64_t db_total(struct labtest *t)
 {
-	return labtest_int(t, "SELECT COALESCE(SUM(views), 0) FROM video_stats");
+	return labtest_int(t, "SELECT COALESCE(SUM(views), 0) FROM video_counts");
 }
 
 /* Flush until the store has nothing dirty; the views written. */
@@ -113,12 +113,12 @@ static int64_t flush_all(struct kit_store *st, struct kit_db *db)
 /* The database "refuses": the table is not there for a while. */
 static void table_away(struct labtest *t)
 {
-	labtest_exec(t, "ALTER TABLE video_stats RENAME TO video_stats_away");
+	labtest_exec(t, "ALTER TABLE video_counts RENAME TO video_counts_away");
 }
 
 static void table_back(struct labtest *t)
 {
-	labtest_exec(t, "ALTER TABLE video_stats_away RENAME TO video_stats");
+	labtest_exec(t, "ALTER TABLE video_counts_away RENAME TO video_counts");
 }
 
 /* ---- §3 record_view ---- */
@@ -312,7 +312,7 @@ static void flush__one_upsert_adds_the_deltas(void **state)
 	struct kit_store *st = new_store();
 	struct stmts s = { 0 };
 	labtest_exec(t, VIEWS_SCHEMA);
-	labtest_exec(t, "INSERT INTO video_stats (video_id, views) VALUES (2, 100)");
+	labtest_exec(t, "INSERT INTO video_counts (video_id, views) VALUES (2, 100)");
 	record(st, 1, 3);
 	record(st, 2, 4);
 	record(st, 3, 1);
