@@ -60,7 +60,8 @@ check() { # check NAME COMMAND...: one test
 	if "$@"; then ok "$name"; else bad "$name"; fi
 }
 # start ENV: a shell that saves the tty settings, runs hotrow tui (its pid
-# in $tmp/pid), saves them again and reports the exit code; the pane stays
+# in $tmp/pid), saves them again and only then reports the exit code, so a
+# check that sees the exit code finds the settings written; the pane stays
 # for inspection. Each start gets a fresh session (e2e1, e2e2, ...), made
 # before the old one is killed so the server never exits in between.
 S= runs=0
@@ -68,7 +69,7 @@ start() {
 	old=$S runs=$((runs + 1)) S=e2e$runs
 	rm -f "$tmp/before" "$tmp/after" "$tmp/pid"
 	t -f /dev/null new-session -d -s "$S" -x 120 -y 40 \
-		"stty -g > $tmp/before; sh -c 'echo \$\$ > $tmp/pid; exec env $1 $bin tui'; echo \"hotrow exited \$?\"; stty -g > $tmp/after; exec sleep 600"
+		"stty -g > $tmp/before; sh -c 'echo \$\$ > $tmp/pid; exec env $1 $bin tui'; rc=\$?; stty -g > $tmp/after; echo \"hotrow exited \$rc\"; exec sleep 600"
 	[ -n "$old" ] && t kill-session -t "$old" 2>/dev/null
 	return 0
 }
