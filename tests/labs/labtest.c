@@ -332,3 +332,9 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 	free(run);
 	return failed;
 }
+
+const char *labtest_why(struct kit_db *db)
+{
+	const char *m = kit_db_errmsg(db);
+	return m && m[0] ? m : "no database error (is it still a TODO?)";
+}

@@ -54,6 +54,10 @@ struct kit_db *labtest_db(struct labtest *t);
 /* Another connection to the same place, for another thread; caller closes. */
 struct kit_db *labtest_connect(struct labtest *t);
 
+/* db's last error message, or, when a call failed without one (a function
+ * still a TODO returns an error code and says nothing), a nudge saying so. */
+const char *labtest_why(struct kit_db *db);
+
 /* Run a statement on the test's connection; fail the test with the
  * database's message if it fails. */
 void labtest_exec(struct labtest *t, const char *sql);

@@ -56,17 +56,10 @@ static uint32_t xorshift(void *arg)
 
 /* ---- helpers ---- */
 
-/* The database's message, or a nudge when the code failed without one. */
-static const char *why(struct kit_db *db)
-{
-	const char *m = kit_db_errmsg(db);
-	return m && m[0] ? m : "no database error (is it still a TODO?)";
-}
-
 static struct kit_db *fresh(struct labtest *t)
 {
 	struct kit_db *db = labtest_db(t);
-	lt_expect(shard_setup(db) == 0, NULL, "shard_setup: %s", why(db));
+	lt_expect(shard_setup(db) == 0, NULL, "shard_setup: %s", labtest_why(db));
 	return db;
 }
 
@@ -74,7 +67,7 @@ static int64_t total(struct kit_db *db, int64_t post)
 {
 	int64_t n = -1;
 	int rc = shard_read(db, post, &n);
-	lt_expect(rc == 0, "never-liked", "shard_read failed (%d): %s", rc, why(db));
+	lt_expect(rc == 0, "never-liked", "shard_read failed (%d): %s", rc, labtest_why(db));
 	return n;
 }
 
@@ -82,7 +75,7 @@ static void like_n(struct kit_db *db, int64_t post, int times, shard_rand_fn *rn
 {
 	for (int i = 0; i < times; i++) {
 		int rc = shard_increment(db, post, rnd, arg);
-		lt_expect(rc == 0, "upsert", "shard_increment failed (%d): %s", rc, why(db));
+		lt_expect(rc == 0, "upsert", "shard_increment failed (%d): %s", rc, labtest_why(db));
 	}
 }
 
@@ -149,7 +142,7 @@ static void shard_increment__uses_the_live_n(void **state)
 	struct kit_db *db = fresh(t);
 	uint32_t next = 0;
 
-	lt_expect(shard_resize(db, POST, 3) == 0, "fold", "shard_resize: %s", why(db));
+	lt_expect(shard_resize(db, POST, 3) == 0, "fold", "shard_resize: %s", labtest_why(db));
 	like_n(db, POST, 30, counting, &next);
 
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42"), 3,
@@ -174,7 +167,7 @@ static void *liker_main(void *arg)
 
 	for (int i = 0; i < l->times; i++) {
 		if (shard_increment(db, POST, xorshift, &x) != 0 && l->failures++ == 0)
-			snprintf(l->error, sizeof l->error, "%s", why(db));
+			snprintf(l->error, sizeof l->error, "%s", labtest_why(db));
 	}
 	kit_db_close(db);
 	if (l->done)
@@ -236,17 +229,17 @@ static void shard_resize__shrink_folds_removed_slots(void **state)
 	fill_staircase(db);
 	lt_expect_int(total(db, POST), 136, "count before the resize (1 + 2 + ... + 16)");
 
-	lt_expect(shard_resize(db, POST, 3) == 0, "fold", "shard_resize(3): %s", why(db));
+	lt_expect(shard_resize(db, POST, 3) == 0, "fold", "shard_resize(3): %s", labtest_why(db));
 	lt_expect_int_hint(total(db, POST), 136, "count after shrinking 16 slots to 3", "fold");
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42 AND slot >= 3"),
 	                   0, "rows left at slot >= 3 after shrinking to 3", "fold");
 	/* slot 0 gets 0, 3, 6, 9, 12, 15 -> 1+4+7+10+13+16 = 51 */
 	lt_expect_int_hint(slot_n(t, POST, 0), 51,
 	                   "slot 0 after folding slots 3, 6, 9, 12, 15 into it", "fold");
-	lt_expect(shard_slots(db, POST, &n) == 0, NULL, "shard_slots: %s", why(db));
+	lt_expect(shard_slots(db, POST, &n) == 0, NULL, "shard_slots: %s", labtest_why(db));
 	lt_expect_int_hint(n, 3, "N recorded after shrinking to 3", "live-n");
 
-	lt_expect(shard_resize(db, POST, 1) == 0, "fold", "shard_resize(1): %s", why(db));
+	lt_expect(shard_resize(db, POST, 1) == 0, "fold", "shard_resize(1): %s", labtest_why(db));
 	lt_expect_int_hint(total(db, POST), 136, "count after shrinking to 1 slot", "fold");
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42"),
 	                   1, "rows after shrinking to 1 slot", "fold");
@@ -260,9 +253,9 @@ static void shard_resize__grow_keeps_total(void **state)
 	int n = 0;
 
 	fill_staircase(db);
-	lt_expect(shard_resize(db, POST, 64) == 0, "fold", "shard_resize(64): %s", why(db));
+	lt_expect(shard_resize(db, POST, 64) == 0, "fold", "shard_resize(64): %s", labtest_why(db));
 	lt_expect_int_hint(total(db, POST), 136, "count after growing 16 slots to 64", "fold");
-	lt_expect(shard_slots(db, POST, &n) == 0, NULL, "shard_slots: %s", why(db));
+	lt_expect(shard_slots(db, POST, &n) == 0, NULL, "shard_slots: %s", labtest_why(db));
 	lt_expect_int_hint(n, 64, "N recorded after growing to 64", "live-n");
 
 	next = 63;
@@ -305,7 +298,7 @@ static void shard_resize__exact_under_concurrent_increments(void **state)
 	while (!anomaly[0] && (atomic_load(&done) < THREADS || resizes < 9)) {
 		int64_t now = -1;
 		if (shard_resize(db, POST, sizes[resizes++ % 9]) != 0 || shard_read(db, POST, &now) != 0)
-			snprintf(anomaly, sizeof anomaly, "resize or read failed: %s", why(db));
+			snprintf(anomaly, sizeof anomaly, "resize or read failed: %s", labtest_why(db));
 		else if (now < last)
 			snprintf(anomaly, sizeof anomaly,
 			         "the count went down during resizes: %lld, then %lld",
@@ -320,7 +313,7 @@ static void shard_resize__exact_under_concurrent_increments(void **state)
 	lt_expect(anomaly[0] == '\0', "fold-race", "%s", anomaly);
 	lt_expect_int_hint(total(db, POST), THREADS * TIMES,
 	                   "likes after 4 threads x 500 likes with resizes in between", "fold-race");
-	lt_expect(shard_resize(db, POST, 2) == 0, "fold", "shard_resize(2): %s", why(db));
+	lt_expect(shard_resize(db, POST, 2) == 0, "fold", "shard_resize(2): %s", labtest_why(db));
 	lt_expect_int_hint(total(db, POST), THREADS * TIMES, "likes after a final shrink to 2",
 	                   "fold-race");
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42 AND slot >= 2"),
@@ -342,7 +335,7 @@ static void *resizer_main(void *arg)
 	struct resizer *r = arg;
 	r->rc = shard_resize(r->db, POST, 4);
 	if (r->rc != 0)
-		snprintf(r->error, sizeof r->error, "%s", why(r->db));
+		snprintf(r->error, sizeof r->error, "%s", labtest_why(r->db));
 	atomic_store(&r->done, true);
 	return NULL;
 }
@@ -366,8 +359,8 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 		like_n(db, POST, 1, counting, &value);
 	}
 	lt_expect(kit_db_query_int(r.db, "SELECT pg_backend_pid()", 0, NULL, &pid) == 0, NULL,
-	          "pg_backend_pid: %s", why(r.db));
-	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", why(a));
+	          "pg_backend_pid: %s", labtest_why(r.db));
+	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
 	uint32_t five = 5;
 	like_n(a, POST, 1, counting, &five);            /* slot 5, not committed */
 
@@ -387,7 +380,7 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 	int committed = kit_db_commit(a);
 	pthread_join(tid, NULL);
 
-	lt_expect(committed == 0, NULL, "COMMIT on a: %s", why(a));
+	lt_expect(committed == 0, NULL, "COMMIT on a: %s", labtest_why(a));
 	lt_expect(r.rc == 0, "fold", "shard_resize(4): %s", r.error);
 	lt_expect_int_hint(total(db, POST), 17,
 	                   "count after 16 likes and a 17th committed while shrinking to 4",

@@ -47,16 +47,10 @@ static int teardown(void **state)
 
 /* ---- helpers ---- */
 
-static const char *why(struct kit_db *db)
-{
-	const char *m = kit_db_errmsg(db);
-	return m && m[0] ? m : "no database error (is it still a TODO?)";
-}
-
 static struct kit_db *fresh(struct labtest *t)
 {
 	struct kit_db *db = labtest_db(t);
-	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", why(db));
+	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", labtest_why(db));
 	return db;
 }
 
@@ -64,7 +58,7 @@ static int64_t count(struct kit_db *db, int64_t post)
 {
 	int64_t n = -1;
 	int rc = batch_count(db, post, &n);
-	lt_expect(rc == 0, "rollup", "batch_count failed (%d): %s", rc, why(db));
+	lt_expect(rc == 0, "rollup", "batch_count failed (%d): %s", rc, labtest_why(db));
 	return n;
 }
 
@@ -72,7 +66,7 @@ static void like(struct kit_db *db, int64_t post, int64_t user)
 {
 	int rc = batch_like(db, post, user);
 	lt_expect(rc == 0, "one-per-user", "batch_like(%lld, %lld) failed (%d): %s",
-	          (long long)post, (long long)user, rc, why(db));
+	          (long long)post, (long long)user, rc, labtest_why(db));
 }
 
 /* Roll up until nothing is left; returns how many likes moved. */
@@ -82,7 +76,7 @@ static int64_t rollup_all(struct kit_db *db)
 	for (int i = 0; i < 1000; i++) {
 		moved = -1;
 		int rc = batch_rollup(db, &moved);
-		lt_expect(rc == 0, "rollup", "batch_rollup failed (%d): %s", rc, why(db));
+		lt_expect(rc == 0, "rollup", "batch_rollup failed (%d): %s", rc, labtest_why(db));
 		if (moved == 0)
 			return all;
 		all += moved;
@@ -138,15 +132,15 @@ static void batch_rollup__moves_each_like_once(void **state)
 	struct kit_db *db = fresh(t);
 	int64_t moved = -1;
 
-	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup on no likes: %s", why(db));
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup on no likes: %s", labtest_why(db));
 	lt_expect_int_hint(moved, 0, "likes moved by a rollup with nothing new", "rollup");
 	for (int i = 0; i < 30; i++)
 		like(db, 1 + i % 3, 1000 + i);
 	lt_expect_int_hint(count(db, 1), 0, "count of post 1 before any rollup (deferred)", "rollup");
 
-	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup: %s", why(db));
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup: %s", labtest_why(db));
 	lt_expect_int_hint(moved, 30, "likes moved by the first rollup of 30", "rollup");
-	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup again: %s", why(db));
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup again: %s", labtest_why(db));
 	lt_expect_int_hint(moved, 0, "likes moved by a second rollup right after", "rollup");
 	for (int p = 1; p <= 3; p++)
 		lt_expect_int_hint(count(db, p), 10, "count of each of 3 posts after two rollups",
@@ -231,7 +225,7 @@ static void *liker_main(void *arg)
 	for (int i = 0; i < l->times; i++) {
 		int rc = batch_like(db, 1 + i % 4, (int64_t)l->index * 100000 + i);
 		if (rc != 0 && l->failures++ == 0)
-			snprintf(l->error, sizeof l->error, "%s", why(db));
+			snprintf(l->error, sizeof l->error, "%s", labtest_why(db));
 	}
 	kit_db_close(db);
 	atomic_fetch_add(l->done, 1);
@@ -258,12 +252,12 @@ static void batch_rollup__exact_under_concurrent_likes(void **state)
 	while (!anomaly[0] && atomic_load(&done) < THREADS) {
 		int64_t moved = 0, now = 0;
 		if (batch_rollup(db, &moved) != 0)
-			snprintf(anomaly, sizeof anomaly, "batch_rollup failed: %s", why(db));
+			snprintf(anomaly, sizeof anomaly, "batch_rollup failed: %s", labtest_why(db));
 		rollups++;
 		for (int p = 1; p <= 4 && !anomaly[0]; p++) {
 			int64_t n = 0;
 			if (batch_count(db, p, &n) != 0)
-				snprintf(anomaly, sizeof anomaly, "batch_count failed: %s", why(db));
+				snprintf(anomaly, sizeof anomaly, "batch_count failed: %s", labtest_why(db));
 			now += n;
 		}
 		if (!anomaly[0] && (now < last || now > THREADS * TIMES))
@@ -299,13 +293,13 @@ static void batch_rollup__counts_a_like_that_commits_late(void **state)
 	int64_t moved = -1;
 
 	/* a takes the smaller id and stays open; b takes the next and commits */
-	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", why(a));
-	lt_expect(batch_record_like(a, POST, 1) == 0, "one-per-user", "batch_record_like on a: %s", why(a));
+	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+	lt_expect(batch_record_like(a, POST, 1) == 0, "one-per-user", "batch_record_like on a: %s", labtest_why(a));
 	like(b, POST, 2);
-	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "rollup while a is open: %s", why(db));
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "rollup while a is open: %s", labtest_why(db));
 	lt_expect_int_hint(moved, 1, "likes moved while the earlier like is still uncommitted",
 	                   "out-of-order");
-	lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", why(a));
+	lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", labtest_why(a));
 	rollup_all(db);
 
 	lt_expect_int_hint(count(db, POST), 2,
@@ -328,20 +322,20 @@ static void batch_acc__counts_in_memory_until_flushed(void **state)
 	struct kit_db *db = fresh(t);
 	struct batch_acc *acc = new_acc();
 
-	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush of nothing: %s", why(db));
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush of nothing: %s", labtest_why(db));
 	batch_acc_add(acc, POST, 1);
 	batch_acc_add(acc, POST, 2);
 	batch_acc_add(acc, POST + 1, 4);
 	lt_expect_int_hint(batch_acc_pending(acc), 7, "pending after adding 1, 2 and 4", "acc");
 	lt_expect_int_hint(count(db, POST), 0, "count before the flush", "acc");
 
-	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", why(db));
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", labtest_why(db));
 	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after a flush", "acc");
 	lt_expect_int_hint(count(db, POST), 3, "count of the post with 1 + 2", "acc");
 	lt_expect_int_hint(count(db, POST + 1), 4, "count of the post with 4", "acc");
 
 	batch_acc_add(acc, POST, 5);
-	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "second flush: %s", why(db));
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "second flush: %s", labtest_why(db));
 	lt_expect_int_hint(count(db, POST), 8, "count after 5 more and a second flush", "acc");
 }
 
@@ -362,13 +356,13 @@ static void batch_acc__flush_is_one_statement(void **state)
 	for (int i = 0; i < 300; i++)
 		batch_acc_add(acc, 1 + i % 3, 1);
 	kit_db_set_hook(db, count_statements, &statements);
-	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", why(db));
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", labtest_why(db));
 	lt_expect_int_hint(statements, 1, "statements run to flush 3 posts", "one-upsert");
 
 	for (int p = 0; p < 2 * BATCH_FLUSH_ROWS + 7; p++)
 		batch_acc_add(acc, 1000 + p, 2);
 	statements = 0;
-	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", why(db));
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", labtest_why(db));
 	kit_db_set_hook(db, NULL, NULL);
 	lt_expect_int_hint(statements, 3, "statements run to flush 1007 posts, 500 per statement",
 	                   "one-upsert");
@@ -437,7 +431,7 @@ static void batch_acc__failed_flush_keeps_counts(void **state)
 	                   "flush-failure");
 
 	labtest_exec(t, "ALTER TABLE post_likes_away RENAME TO post_likes");
-	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush once the table is back: %s", why(db));
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush once the table is back: %s", labtest_why(db));
 	lt_expect_int_hint(count(db, POST), 11, "count after a refused flush and a good one",
 	                   "flush-failure");
 	lt_expect_int_hint(count(db, POST + 1), 5, "count of the second post", "flush-failure");
