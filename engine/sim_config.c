@@ -23,14 +23,22 @@ const char *sim_strategy_name(enum sim_strategy s)
 	return (unsigned)s < SIM_NSTRATEGIES ? strategy_names[s] : "?";
 }
 
+/* The index of name in names[0..n-1], or -1. */
+static int name_index(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
+
 int sim_strategy_parse(const char *name, enum sim_strategy *out)
 {
-	for (int i = 0; i < SIM_NSTRATEGIES; i++)
-		if (!strcmp(name, strategy_names[i])) {
-			*out = (enum sim_strategy)i;
-			return 0;
-		}
-	return -1;
+	int i = name_index(strategy_names, SIM_NSTRATEGIES, name);
+	if (i < 0)
+		return -1;
+	*out = (enum sim_strategy)i;
+	return 0;
 }
 
 const char *sim_fault_name(enum sim_fault f)
@@ -40,12 +48,11 @@ const char *sim_fault_name(enum sim_fault f)
 
 int sim_fault_parse(const char *name, enum sim_fault *out)
 {
-	for (int i = 0; i < SIM_NFAULTS; i++)
-		if (!strcmp(name, fault_names[i])) {
-			*out = (enum sim_fault)i;
-			return 0;
-		}
-	return -1;
+	int i = name_index(fault_names, SIM_NFAULTS, name);
+	if (i < 0)
+		return -1;
+	*out = (enum sim_fault)i;
+	return 0;
 }
 
 void sim_config_default(struct sim_config *c)
