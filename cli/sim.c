@@ -28,7 +28,8 @@ static void help(FILE *out)
 		"\n"
 		"output:\n"
 		"  --json                   one JSON object (an array with --sweep)\n"
-		"  --csv FILE               the time series, one line per tick\n"
+		"  --csv FILE               the time series, one line per tick (a run\n"
+		"                           past 16384 ticks merges neighbouring ticks)\n"
 		"  --sweep NAME=V1,V2,...   one run per value of an engine option,\n"
 		"                           e.g. rows=1,4,16 or rps=400,450,500\n"
 		"  --list-scenarios         the named scenarios, one a line\n"
@@ -103,6 +104,9 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	printf("  %-30s %14llu\n", "completed", (unsigned long long)o->completed);
 	printf("  %-30s %14llu\n", "failed (errors)", (unsigned long long)o->failed);
 	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
+	if (o->refused)
+		printf("  %-30s %14llu   (%d in the system at once at most)\n",
+		       "refused (counted as failed)", (unsigned long long)o->refused, SIM_MAX_INFLIGHT);
 	if (direct) {
 		snprintf(p, sizeof p, "%.1f  (ceiling %d / %g ms)", o->theory.ceiling_per_s, n, s_ms);
 		row_d("throughput, per s", o->throughput_per_s, p);
@@ -219,7 +223,7 @@ int cmd_sim(int argc, char **argv)
 	struct sim_config base, runs[MAX_SWEEP];
 	char err[200], *values[MAX_SWEEP], sweep_buf[1024], *sweep_name = NULL;
 	const char *csv = NULL;
-	bool json = false;
+	bool json = false, list = false, strategy_given;
 	int nruns = 1, rc = 0;
 
 	sim_config_default(&base);
@@ -236,8 +240,7 @@ int cmd_sim(int argc, char **argv)
 			help(stdout);
 			return 0;
 		} else if (!strcmp(a, "--list-scenarios")) {
-			list_scenarios();
-			return 0;
+			list = true;      /* after the other words are checked */
 		} else if (!strcmp(a, "--json")) {
 			json = true;
 		} else if (!strcmp(a, "--csv") || !strncmp(a, "--csv=", 6)) {
@@ -251,6 +254,8 @@ int cmd_sim(int argc, char **argv)
 				return usage_error("--csv: expected a file name");
 		} else if (!strcmp(a, "--sweep") || !strncmp(a, "--sweep=", 8)) {
 			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+			if (sweep_name)
+				return usage_error("--sweep: one sweep a run (give the values as NAME=V1,V2,...)");
 			if (!v || strlen(v) >= sizeof sweep_buf || !strchr(v, '=') || v[0] == '=')
 				return usage_error("--sweep: expected NAME=V1,V2,... such as rows=1,4,16");
 			strcpy(sweep_buf, v);
@@ -261,28 +266,41 @@ int cmd_sim(int argc, char **argv)
 		}
 	}
 
+	if (list) {
+		list_scenarios();
+		return 0;
+	}
+	strategy_given = simopt_given(argc, argv, "strategy");
+
 	/* Build every run's config first, so a bad value stops before any run. */
 	if (sweep_name) {
-		char *vals = strchr(sweep_name, '='), *tok, *save = NULL;
-		*vals++ = 0;
+		char *tok = strchr(sweep_name, '=');
+		*tok++ = 0;
 		nruns = 0;
-		for (tok = strtok_r(vals, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		strategy_given = strategy_given || !strcmp(sweep_name, "strategy");
+		for (;;) {           /* every value between commas, empty ones too */
+			char *comma = strchr(tok, ',');
+			if (comma)
+				*comma = 0;
+			if (!*tok)
+				return usage_error("--sweep: expected NAME=V1,V2,... with no empty value");
 			if (nruns == MAX_SWEEP)
 				return usage_error("--sweep: expected at most 64 values");
 			runs[nruns] = base;
 			if (simopt_set(&runs[nruns], sweep_name, tok, err, sizeof err))
 				return usage_error(err);
 			values[nruns++] = tok;
+			if (!comma)
+				break;
+			tok = comma + 1;
 		}
-		if (!nruns)
-			return usage_error("--sweep: expected NAME=V1,V2,... such as rows=1,4,16");
 		if (csv)
 			return usage_error("--csv: one run only, not with --sweep");
 	} else {
 		runs[0] = base;
 	}
 	for (int k = 0; k < nruns; k++)
-		if (simopt_finish(&runs[k], err, sizeof err))
+		if (simopt_finish(&runs[k], strategy_given, err, sizeof err))
 			return usage_error(err);
 
 	if (json && sweep_name)

@@ -288,11 +288,43 @@ int simopt_parse(int argc, char **argv, int *i, struct sim_config *c, char *err,
 	return apply(c, o, v, err, errlen) ? -1 : 1;
 }
 
-int simopt_finish(struct sim_config *c, char *err, size_t errlen)
+bool simopt_given(int argc, char **argv, const char *name)
 {
-	if (c->rows > 1 && c->strategy == SIM_NAIVE)
+	size_t n = strlen(name);
+
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--", 2) && !strncmp(argv[i] + 2, name, n) &&
+		    (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
+			return true;
+	return false;
+}
+
+/* The engine counts time in whole microseconds: show the value it uses. */
+static void whole_us(double *ms)
+{
+	*ms = floor(*ms * 1000.0 + 0.5) / 1000.0;
+}
+
+int simopt_finish(struct sim_config *c, bool strategy_given, char *err, size_t errlen)
+{
+	if (c->rows > 1 && c->strategy != SIM_SHARDED) {
+		if (c->strategy != SIM_NAIVE || strategy_given) {
+			snprintf(err, errlen, "--rows: %d rows need --strategy sharded "
+			         "(%s has one counter row)", c->rows, sim_strategy_name(c->strategy));
+			return -1;
+		}
 		c->strategy = SIM_SHARDED;
-	return sim_config_check(c, err, errlen);
+	}
+	if (sim_config_check(c, err, errlen) < 0)
+		return -1;
+	whole_us(&c->hold_ms);
+	whole_us(&c->work_ms);
+	whole_us(&c->unrelated_ms);
+	whole_us(&c->flush_ms);
+	whole_us(&c->pool_timeout_ms);
+	whole_us(&c->client_timeout_ms);
+	whole_us(&c->tick_ms);
+	return 0;
 }
 
 void simopt_help(FILE *out)

@@ -11,7 +11,8 @@
  *       if (r > 0) continue;            an engine option, consumed
  *       ... the command's own options ...
  *   }
- *   if (simopt_finish(&c, err, sizeof err) < 0) usage error;
+ *   if (simopt_finish(&c, simopt_given(argc, argv, "strategy"), err, sizeof err) < 0)
+ *       usage error;
  *   simopt_help(stdout) prints the engine options for --help.
  * simopt_scenario loads --scenario NAME first, so that the other options
  * change the scenario wherever they appear; simopt_parse then skips it.
@@ -21,6 +22,7 @@
 #ifndef HOTROW_CLI_SIMOPT_H
 #define HOTROW_CLI_SIMOPT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -40,9 +42,15 @@ int simopt_parse(int argc, char **argv, int *i, struct sim_config *c, char *err,
 int simopt_set(struct sim_config *c, const char *name, const char *value,
                char *err, size_t errlen);
 
+/* Whether --name or --name=... is among argv[1..argc-1]. */
+bool simopt_given(int argc, char **argv, const char *name);
+
 /* Settle the config after all options: more than one row with the naive
- * strategy means sharded; then sim_config_check. 0, or -1 and err. */
-int simopt_finish(struct sim_config *c, char *err, size_t errlen);
+ * strategy means sharded, unless --strategy was given (strategy_given):
+ * rows with any strategy but sharded are an error. Then sim_config_check,
+ * and times are rounded to the whole microseconds the engine uses, so the
+ * config shows the values that run. 0, or -1 and err. */
+int simopt_finish(struct sim_config *c, bool strategy_given, char *err, size_t errlen);
 
 void simopt_help(FILE *out);
 

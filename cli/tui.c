@@ -206,7 +206,7 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 		o->cfg.arrivals = SIM_ARRIVE_POISSON;
 	if (o->cfg.strategy == SIM_SHARDED && o->cfg.rows < 2 && !given(argc, argv, "--rows"))
 		o->cfg.rows = 16;
-	if (simopt_finish(&o->cfg, err, sizeof err) < 0)
+	if (simopt_finish(&o->cfg, simopt_given(argc, argv, "strategy"), err, sizeof err) < 0)
 		goto usage_error;
 	o->cfg.seconds = 0;     /* the screen runs until you quit */
 	if (sim_config_check(&o->cfg, err, sizeof err) < 0)

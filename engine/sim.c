@@ -188,6 +188,23 @@ static void source_rate(struct sim *s, struct sim_source *src, double rate,
 	source_arm(s, src, type);
 }
 
+/* Turn an arrival away: the system already holds SIM_MAX_INFLIGHT
+ * requests. It fails at once, without retries, and never queues. */
+static void refuse(struct sim *s, enum sim_req_kind kind)
+{
+	if (kind == SIM_REQ_UNRELATED) {
+		s->unrel_offered++;
+		s->unrel_failed++;
+		s->acc.unrel_failed++;
+		return;
+	}
+	s->offered++;
+	s->acc.offered++;
+	s->failed++;
+	s->acc.failed++;
+	s->refused++;
+}
+
 static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
                    enum sim_req_kind kind)
 {
@@ -196,6 +213,10 @@ static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
 	src->last = s->now;
 	src->k++;
 	source_arm(s, src, type);
+	if ((uint64_t)s->inflight + (uint64_t)s->unrel_inflight >= SIM_MAX_INFLIGHT) {
+		refuse(s, kind);
+		return;
+	}
 	if (kind == SIM_REQ_UNRELATED) {
 		s->unrel_offered++;
 		s->unrel_inflight++;
@@ -532,17 +553,12 @@ static void start_attempt(struct sim *s, struct sim_req *r)
 
 static void tick(struct sim *s)
 {
-	struct sim_tick *t;
+	struct sim_tick tk, *t = &tk;
 	double secs = (double)(s->now - s->last_tick) / 1e6;
 
 	if (secs <= 0)
 		return;
 	pool_settle(s);           /* a deadline at the tick counts in it */
-	if (s->nticks == s->ticks_cap) {
-		s->ticks_cap = s->ticks_cap ? 2 * s->ticks_cap : 256;
-		s->ticks = xrealloc(s->ticks, s->ticks_cap * sizeof *s->ticks);
-	}
-	t = &s->ticks[s->nticks++];
 	t->t_s = (double)s->now / 1e6;
 	t->offered_per_s = (double)s->acc.offered / secs;
 	t->completed_per_s = (double)s->acc.completed / secs;
@@ -555,6 +571,7 @@ static void tick(struct sim *s)
 	t->unrelated_failed_per_s = (double)s->acc.unrel_failed / secs;
 	t->true_count = s->acked;
 	t->visible = s->visible;
+	sim_series_add(&s->series, t);
 	s->acc.offered = s->acc.completed = s->acc.failed = s->acc.unrel_failed = 0;
 	sim_hist_reset(&s->acc.lat);
 	s->last_tick = s->now;
@@ -606,6 +623,7 @@ struct sim *sim_new(const struct sim_config *c)
 	s->buf_oldest = s->flush_oldest = -1;
 	sim_hist_init(&s->lat);
 	sim_hist_init(&s->acc.lat);
+	sim_series_init(&s->series);
 
 	/* Schedule steps at t <= 0 set the starting rate. */
 	for (int i = 0; i < c->nphases; i++)
@@ -636,7 +654,7 @@ void sim_free(struct sim *s)
 	sim_heap_free(&s->heap);
 	free(s->slab);
 	free(s->slab_free);
-	free(s->ticks);
+	sim_series_free(&s->series);
 	free(s);
 }
 

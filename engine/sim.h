@@ -41,6 +41,15 @@
 
 #define SIM_MAX_PHASES  8    /* rate schedule steps */
 #define SIM_MAX_CRASHES 8    /* scheduled faults */
+/* Requests in the system at once (likes and other endpoints' calls, queued
+ * or served). An arrival beyond it is refused at once and counts as
+ * failed, as a server at max_connections refuses a new client: this keeps
+ * the memory of an endless overload (an unbounded pool, no timeouts)
+ * bounded, at about 32 MB per queue. */
+#define SIM_MAX_INFLIGHT (1 << 20)
+/* The slowest arrival rate a stream may have (one every 1000 s): slower
+ * ones' intervals overflow the microsecond clock. 0 turns a stream off. */
+#define SIM_MIN_RATE 0.001
 
 enum sim_strategy {
 	SIM_NAIVE,     /* every request updates the one counter row */
@@ -189,13 +198,16 @@ struct sim_summary {
 	uint64_t faults[SIM_NFAULTS];         /* faults injected, by kind */
 	double duration_s;                    /* simulated time so far */
 	uint64_t in_flight;                   /* likes offered and not yet ended */
+	uint64_t refused;                     /* likes turned away at SIM_MAX_INFLIGHT
+	                                         (counted in failed too) */
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);
 
 /* One object with "config" and "summary" as DESIGN.md sets out, no newline. */
 void sim_json(FILE *out, const struct sim *s);
-/* The time series, one CSV line per tick after a header line. */
+/* The time series after a header line: one CSV line per tick, or per run
+ * of merged ticks once a run passes SIM_SERIES_MAX ticks (sim_series.h). */
 void sim_csv(FILE *out, const struct sim *s);
 
 /* ---- the snapshot the TUI draws ---- */

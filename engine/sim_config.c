@@ -183,6 +183,19 @@ int sim_scenario(const char *name, struct sim_config *c)
 
 /* ---- validation ---- */
 
+/* A rate is 0 (off) or one whose interval fits the microsecond clock. */
+static bool rate_ok(double r)
+{
+	return isfinite(r) && (r == 0 || (r >= SIM_MIN_RATE && r <= 1e7));
+}
+
+/* A timeout is 0 (none) or at least one microsecond: anything shorter
+ * would round to 0 and silently mean "never". */
+static bool timeout_ok(double ms)
+{
+	return isfinite(ms) && (ms == 0 || (ms >= 0.001 && ms <= 1e9));
+}
+
 #define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)
 
 int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
@@ -190,8 +203,8 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK((unsigned)c->strategy < SIM_NSTRATEGIES,
 	      "--strategy: expected naive, sharded, coalesce, queue, redis or append");
 	CHECK(c->rows >= 1 && c->rows <= 65536, "--rows: expected an integer from 1 to 65536");
-	CHECK(isfinite(c->rps) && c->rps >= 0 && c->rps <= 1e7,
-	      "--rps: expected a rate from 0 to 10000000 per second");
+	CHECK(rate_ok(c->rps), "--rps: expected 0 or a rate from %g to 10000000 per second",
+	      SIM_MIN_RATE);
 	CHECK(isfinite(c->seconds) && c->seconds >= 0 && c->seconds <= 1e7,
 	      "--seconds: expected from 0 (endless) to 10000000");
 	CHECK(isfinite(c->hold_ms) && c->hold_ms >= 0.001 && c->hold_ms <= 1e6,
@@ -199,13 +212,13 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK(isfinite(c->work_ms) && c->work_ms >= 0 && c->work_ms <= 1e6,
 	      "--work-ms: expected milliseconds from 0 to 1000000");
 	CHECK(c->pool >= 0 && c->pool <= 1000000, "--pool: expected 0 (unbounded) to 1000000 connections");
-	CHECK(isfinite(c->pool_timeout_ms) && c->pool_timeout_ms >= 0 && c->pool_timeout_ms <= 1e9,
-	      "--pool-timeout-ms: expected milliseconds, 0 = wait forever");
-	CHECK(isfinite(c->client_timeout_ms) && c->client_timeout_ms >= 0 && c->client_timeout_ms <= 1e9,
-	      "--client-timeout-ms: expected milliseconds, 0 = never");
+	CHECK(timeout_ok(c->pool_timeout_ms),
+	      "--pool-timeout-ms: expected 0 (wait forever) or milliseconds from 0.001 to 1000000000");
+	CHECK(timeout_ok(c->client_timeout_ms),
+	      "--client-timeout-ms: expected 0 (never) or milliseconds from 0.001 to 1000000000");
 	CHECK(c->retries >= 0 && c->retries <= 100, "--retries: expected an integer from 0 to 100");
-	CHECK(isfinite(c->unrelated_rps) && c->unrelated_rps >= 0 && c->unrelated_rps <= 1e7,
-	      "--unrelated-rps: expected a rate from 0 to 10000000 per second");
+	CHECK(rate_ok(c->unrelated_rps),
+	      "--unrelated-rps: expected 0 or a rate from %g to 10000000 per second", SIM_MIN_RATE);
 	CHECK(isfinite(c->unrelated_ms) && c->unrelated_ms >= 0.001 && c->unrelated_ms <= 1e6,
 	      "--unrelated-ms: expected milliseconds from 0.001 to 1000000");
 	CHECK(isfinite(c->flush_ms) && c->flush_ms >= 0.001 && c->flush_ms <= 1e9,
@@ -215,9 +228,9 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK(c->nphases >= 0 && c->nphases <= SIM_MAX_PHASES,
 	      "--schedule: expected at most %d steps", SIM_MAX_PHASES);
 	for (int i = 0; i < c->nphases; i++) {
-		CHECK(c->phases[i].at_us >= 0 && isfinite(c->phases[i].rps) &&
-		      c->phases[i].rps >= 0 && c->phases[i].rps <= 1e7,
-		      "--schedule: expected RATE@SECONDS steps with rates from 0 to 10000000");
+		CHECK(c->phases[i].at_us >= 0 && rate_ok(c->phases[i].rps),
+		      "--schedule: expected RATE@SECONDS steps with rates 0 or from %g to 10000000",
+		      SIM_MIN_RATE);
 		CHECK(i == 0 || c->phases[i].at_us > c->phases[i - 1].at_us,
 		      "--schedule: expected steps in increasing time order");
 	}

@@ -26,6 +26,7 @@
 #include "engine/sim_hist.h"
 #include "engine/sim_ring.h"
 #include "engine/sim_rng.h"
+#include "engine/sim_series.h"
 
 /* How long the GET-then-DEL drain leaves between its two commands: one
  * round trip from the flusher to Redis. */
@@ -124,6 +125,7 @@ struct sim {
 
 	/* outcomes of likes */
 	uint64_t offered, completed, failed, abandoned, retried;
+	uint64_t refused;          /* likes turned away at SIM_MAX_INFLIGHT */
 	int64_t inflight;          /* likes offered and not yet ended */
 	int unrel_inflight;
 	uint64_t unrel_offered, unrel_failed, unrel_completed;
@@ -159,8 +161,7 @@ struct sim {
 
 	/* the time series */
 	struct sim_tickacc acc;
-	struct sim_tick *ticks;
-	size_t nticks, ticks_cap;
+	struct sim_series series;
 	int64_t last_tick;
 };
 

@@ -24,6 +24,7 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->failed = s->failed;
 	o->abandoned = s->abandoned;
 	o->retried = s->retried;
+	o->refused = s->refused;
 	o->duration_s = t;
 	o->in_flight = (uint64_t)s->inflight;
 	o->throughput_per_s = t > 0 ? (double)s->completed / t : 0;
@@ -65,7 +66,6 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 {
 	int cells = 0;
-	size_t first;
 
 	out->now_us = s->now;
 	out->config = s->c;
@@ -97,10 +97,7 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 				out->pool_cells[cells++] = g[k].st;
 	}
 	out->npool = cells;
-	first = s->nticks > SIM_SNAP_SERIES ? s->nticks - SIM_SNAP_SERIES : 0;
-	out->nseries = (int)(s->nticks - first);
-	if (out->nseries)
-		memcpy(out->series, s->ticks + first, (size_t)out->nseries * sizeof *out->series);
+	out->nseries = sim_series_recent(&s->series, out->series, SIM_SNAP_SERIES);
 	sim_summary(s, &out->summary);
 }
 
@@ -177,10 +174,10 @@ static void config_json(FILE *f, const struct sim_config *c)
 static void summary_json(FILE *f, const struct sim_summary *o)
 {
 	fprintf(f, "{\"offered\":%llu,\"completed\":%llu,\"failed\":%llu,\"abandoned\":%llu,"
-	        "\"retried\":%llu,",
+	        "\"retried\":%llu,\"refused\":%llu,",
 	        (unsigned long long)o->offered, (unsigned long long)o->completed,
 	        (unsigned long long)o->failed, (unsigned long long)o->abandoned,
-	        (unsigned long long)o->retried);
+	        (unsigned long long)o->retried, (unsigned long long)o->refused);
 	num(f, "duration_s", o->duration_s);
 	fputc(',', f);
 	num(f, "throughput_per_s", o->throughput_per_s);
@@ -252,8 +249,9 @@ void sim_csv(FILE *f, const struct sim *s)
 {
 	fputs("t_s,offered_per_s,completed_per_s,failed_per_s,p50_ms,p99_ms,"
 	      "queue_len,pool_in_use,pool_waiters,unrelated_failed_per_s,true_count,visible\n", f);
-	for (size_t i = 0; i < s->nticks; i++) {
-		const struct sim_tick *t = &s->ticks[i];
+	for (size_t i = 0; i < sim_series_len(&s->series); i++) {
+		struct sim_tick tk, *t = &tk;
+		sim_series_at(&s->series, i, t);
 		fprintf(f, "%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%d,%d,%d,%.10g,%lld,%lld\n",
 		        t->t_s, t->offered_per_s, t->completed_per_s, t->failed_per_s,
 		        t->p50_ms, t->p99_ms, t->queue_len, t->pool_in_use, t->pool_waiters,

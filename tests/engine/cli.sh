@@ -104,6 +104,42 @@ usage sweep_name       "--sweep"      --sweep colour=1,2
 usage sweep_value      "--rows"       --sweep rows=1,0
 usage csv_with_sweep   "--csv"        --sweep rows=1,2 --csv "$tmp/x.csv"
 usage seconds_zero     "--seconds"    --seconds 0
+# rates whose interval overflows the clock, by every way in
+usage rps_tiny         "--rps"        --seconds 1 --rps 1e-13
+usage unrelated_tiny   "--unrelated-rps" --seconds 1 --unrelated-rps 1e-13
+usage schedule_tiny    "--schedule"   --seconds 1 --schedule 2000@0,1e-13@0.5
+usage sweep_rps_tiny   "--rps"        --seconds 1 --sweep rps=100,1e-13
+# timeouts that would round to 0 ("never")
+usage timeout_1e-300   "--client-timeout-ms" --client-timeout-ms 1e-300
+usage timeout_sub_us   "--client-timeout-ms" --client-timeout-ms 0.0001
+usage pool_timeout_sub_us "--pool-timeout-ms" --pool-timeout-ms 0.0004
+# rows only mean something to sharded
+usage rows_naive       "--rows"       --rows 4 --strategy naive
+usage rows_redis       "--rows"       --rows 4 --strategy redis
+usage rows_scenario    "--rows"       --scenario viral-post-redis --rows 4
+usage sweep_empty      "--sweep"      --sweep rows=1,,2
+usage sweep_trailing   "--sweep"      --sweep rows=1,2,
+usage sweep_twice      "--sweep"      --sweep rows=1,2 --sweep rps=1,2
+usage list_then_bogus  "--bogus"      --list-scenarios --bogus
+
+# sim__timeout_reported_as_used: 1.5 us runs as 2 us, and says so.
+j=$("$bin" sim --json --seconds 0.1 --client-timeout-ms 0.0015)
+case "$j" in *'"client_timeout_ms":0.002,'*) ok sim__timeout_reported_as_used ;;
+*) bad sim__timeout_reported_as_used "$(printf '%s' "$j" | grep -o '"client_timeout_ms":[^,]*')" ;; esac
+
+# sim__rows_alone_mean_sharded: --rows N alone still picks sharded.
+case "$("$bin" sim --rows 4 --seconds 0.1)" in
+*"sharded, 4 rows"*) ok sim__rows_alone_mean_sharded ;;
+*) bad sim__rows_alone_mean_sharded "not sharded" ;; esac
+
+# sim__long_run_memory_bounded: a million simulated seconds of ticks (the
+# whole series was 867 MB) fits in 200 MB of address space, CSV included.
+# Sanitizer builds reserve terabytes of address space: skipped there.
+if grep -q -e __asan_init -e __tsan_init "$bin" 2>/dev/null; then
+	echo "[  SKIPPED ] sim__long_run_memory_bounded (sanitizer build)"
+elif (ulimit -v 200000 && "$bin" sim --seconds 1e6 --rps 0.01 --csv "$tmp/long.csv" >/dev/null 2>&1) &&
+     [ "$(wc -l <"$tmp/long.csv")" -le 16385 ]; then ok sim__long_run_memory_bounded
+else bad sim__long_run_memory_bounded "ran out of 200 MB, or the CSV has $(wc -l <"$tmp/long.csv" 2>/dev/null) lines"; fi
 
 echo "[==========] $((pass + fail)) test(s) run."
 echo "[  PASSED  ] $pass test(s)."
