@@ -302,6 +302,11 @@ int cmd_demo(int argc, char **argv)
 		fprintf(stderr, "hotrow demo: %s\n", err);
 		return 2;
 	}
+	if (o.step > t->nsteps) {
+		fprintf(stderr, "hotrow demo: --step %d, but the tour has %d steps\n", o.step, t->nsteps);
+		tui_tour_free(t);
+		return 2;
+	}
 	if ((rc = check_tty(argv[0], &o))) {
 		tui_tour_free(t);
 		return rc;

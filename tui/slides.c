@@ -37,6 +37,27 @@ static int is_rule(const char *line, size_t len)
 	return len == 3 && !memcmp(line, "---", 3);
 }
 
+/* Make the text safe to print on a terminal, in place: carriage returns
+ * go, and every other control character but tab and newline (ESC among
+ * them, with C1 controls in UTF-8 and NULs) becomes '?', so a deck cannot
+ * move the cursor, change colours or retitle the window. */
+static void defang(char *text)
+{
+	unsigned char *r = (unsigned char *)text, *w = r;
+
+	for (; *r; r++) {
+		if (*r == '\r')
+			continue;
+		if (*r == 0xc2 && r[1] >= 0x80 && r[1] <= 0x9f) {   /* U+0080..U+009F */
+			*w++ = '?';
+			r++;
+			continue;
+		}
+		*w++ = (*r < 0x20 && *r != '\t' && *r != '\n') || *r == 0x7f ? '?' : *r;
+	}
+	*w = '\0';
+}
+
 struct tui_deck *tui_deck_load(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -44,15 +65,18 @@ struct tui_deck *tui_deck_load(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	size_t cap = 4096, len = 0, n;
-	char *text = xmalloc(cap);
-	while ((n = fread(text + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (cap - len < 2)
-			text = xrealloc(text, cap *= 2);
-	}
+	char *text = xmalloc(TUI_DECK_MAX_BYTES + 1);
+	size_t len = fread(text, 1, TUI_DECK_MAX_BYTES + 1, f);
+	int rerr = ferror(f);
 	fclose(f);
+	if (rerr || len > TUI_DECK_MAX_BYTES) {
+		snprintf(err, errlen, "%s: %s", path, rerr ? "cannot be read"
+		         : "too big for a deck (at most 1 MB)");
+		free(text);
+		return NULL;
+	}
 	text[len] = '\0';
+	defang(text);
 
 	struct tui_deck *d = xcalloc(1, sizeof *d);
 	d->text = text;

@@ -21,6 +21,8 @@
 
 struct tui_deck;
 
+#define TUI_DECK_MAX_BYTES (1024 * 1024)   /* a deck file; slides/hot-rows.md is ~7 KB */
+
 enum tui_line_kind {
 	TUI_LINE_TITLE,   /* the slide's heading */
 	TUI_LINE_BODY,
@@ -35,8 +37,10 @@ struct tui_slide_text {
 	char *run;                 /* the slide's first Run: command, or NULL */
 };
 
-/* Read the deck at path. Returns NULL and writes one line into err when the
- * file cannot be read or holds no slide. The caller frees with tui_deck_free. */
+/* Read the deck at path (at most TUI_DECK_MAX_BYTES). Control characters
+ * (ESC and the like) become '?', carriage returns go. Returns NULL and
+ * writes one line into err when the file cannot be read, is too big or
+ * holds no slide. The caller frees with tui_deck_free. */
 struct tui_deck *tui_deck_load(const char *path, char *err, size_t errlen);
 void tui_deck_free(struct tui_deck *d);
 int tui_deck_count(const struct tui_deck *d);

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,53 @@ static int onoff(const char *v, bool *out)
 	return -1;
 }
 
+/* The settings that are engine numbers. Their limits are the engine's
+ * own (sim_config_check), the same ones `hotrow sim` enforces. */
+static const struct numkey {
+	const char *key;
+	size_t off;                /* in struct sim_config */
+	bool integer;
+	bool restart;              /* a change needs a new simulation */
+} numkeys[] = {
+	{ "rps", offsetof(struct sim_config, rps), false, false },
+	{ "hold-ms", offsetof(struct sim_config, hold_ms), false, false },
+	{ "work-ms", offsetof(struct sim_config, work_ms), false, false },
+	{ "unrelated-rps", offsetof(struct sim_config, unrelated_rps), false, false },
+	{ "unrelated-ms", offsetof(struct sim_config, unrelated_ms), false, false },
+	{ "flush-ms", offsetof(struct sim_config, flush_ms), false, false },
+	{ "pool-timeout-ms", offsetof(struct sim_config, pool_timeout_ms), false, false },
+	{ "client-timeout-ms", offsetof(struct sim_config, client_timeout_ms), false, false },
+	{ "pool", offsetof(struct sim_config, pool), true, false },
+	{ "retries", offsetof(struct sim_config, retries), true, false },
+	{ "rows", offsetof(struct sim_config, rows), true, true },
+};
+
+/* Set a numeric key; on a word that is no number, or a number outside the
+ * engine's limits, leave *c as it was and say what the engine accepts. */
+static int set_number(struct sim_config *c, const struct numkey *k, const char *v,
+                      bool *restart, char *err, size_t errlen)
+{
+	struct sim_config t = *c;
+	char *p = (char *)&t + k->off, msg[160];
+	double d;
+	bool ok = num(v, -1e300, 1e300, &d) == 0 &&
+	          (!k->integer || (d == (double)(int)d && d >= -1e9 && d <= 1e9));
+
+	if (k->integer)
+		*(int *)(void *)p = ok ? (int)d : -1;
+	else
+		*(double *)(void *)p = ok ? d : -1;
+	if (sim_config_check(&t, msg, sizeof msg) < 0) {
+		const char *m = strncmp(msg, "--", 2) ? msg : msg + 2;
+		snprintf(err, errlen, "%s (not '%.40s')", m, v);
+		return -1;
+	}
+	if (memcmp(c, &t, sizeof t) && k->restart)
+		*restart = true;
+	*c = t;
+	return 0;
+}
+
 int tui_tour_set(struct sim_config *c, const char *key, const char *v,
                  bool *restart, char *err, size_t errlen)
 {
@@ -38,35 +86,10 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 	int bad = 0;
 	const char *accepts = "";
 
-	if (!strcmp(key, "rps"))
-		bad = num(v, 0, 1e7, &c->rps), accepts = "a rate from 0 to 10000000";
-	else if (!strcmp(key, "hold-ms"))
-		bad = num(v, 0.001, 60000, &c->hold_ms), accepts = "milliseconds above 0";
-	else if (!strcmp(key, "work-ms"))
-		bad = num(v, 0, 60000, &c->work_ms), accepts = "milliseconds, 0 or more";
-	else if (!strcmp(key, "unrelated-rps"))
-		bad = num(v, 0, 1e7, &c->unrelated_rps), accepts = "a rate, 0 or more";
-	else if (!strcmp(key, "unrelated-ms"))
-		bad = num(v, 0.001, 1e6, &c->unrelated_ms), accepts = "milliseconds above 0";
-	else if (!strcmp(key, "flush-ms"))
-		bad = num(v, 1, 600000, &c->flush_ms), accepts = "milliseconds, 1 or more";
-	else if (!strcmp(key, "pool-timeout-ms"))
-		bad = num(v, 0, 600000, &c->pool_timeout_ms), accepts = "milliseconds, 0 = forever";
-	else if (!strcmp(key, "client-timeout-ms"))
-		bad = num(v, 0, 600000, &c->client_timeout_ms), accepts = "milliseconds, 0 = never";
-	else if (!strcmp(key, "pool")) {
-		bad = num(v, 0, 100000, &d), accepts = "connections, 0 = unbounded";
-		if (!bad)
-			c->pool = (int)d;
-	} else if (!strcmp(key, "retries")) {
-		bad = num(v, 0, 100, &d), accepts = "0 to 100";
-		if (!bad)
-			c->retries = (int)d;
-	} else if (!strcmp(key, "rows")) {
-		bad = num(v, 1, 4096, &d), accepts = "1 to 4096";
-		if (!bad && (int)d != c->rows)
-			c->rows = (int)d, *restart = true;
-	} else if (!strcmp(key, "seed")) {
+	for (size_t i = 0; i < sizeof numkeys / sizeof numkeys[0]; i++)
+		if (!strcmp(key, numkeys[i].key))
+			return set_number(c, &numkeys[i], v, restart, err, errlen);
+	if (!strcmp(key, "seed")) {
 		bad = num(v, 0, 1e18, &d), accepts = "a number";
 		if (!bad)
 			c->seed = (uint64_t)d, *restart = true;
@@ -134,6 +157,7 @@ void tui_tour_base(const struct tui_tour *t, struct sim_config *c)
 	sim_config_default(c);
 	if (t->scenario[0])
 		sim_scenario(t->scenario, c);
+	c->seconds = 0;          /* arrivals go on for as long as the tour plays */
 }
 
 void tui_tour_free(struct tui_tour *t)
@@ -305,16 +329,18 @@ struct tui_tour *tui_tour_load(const char *name, char *err, size_t errlen)
 		         "as a file: %s)", name, strerror(errno));
 		return NULL;
 	}
-	size_t cap = 4096, len = 0;
-	char *buf = xmalloc(cap);
-	size_t got;
-	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += got;
-		if (cap - len - 1 == 0)
-			buf = xrealloc(buf, cap *= 2);
+	char *buf = xmalloc(TUI_TOUR_MAX_BYTES + 1);
+	size_t len = fread(buf, 1, TUI_TOUR_MAX_BYTES + 1, f);
+	int rerr = ferror(f);
+	fclose(f);
+	if (rerr || len > TUI_TOUR_MAX_BYTES || memchr(buf, '\0', len)) {
+		snprintf(err, errlen, "%s: %s", name, rerr ? "cannot be read" :
+		         len > TUI_TOUR_MAX_BYTES ? "too big for a tour (at most 64 KB)"
+		                                  : "not a text file (it holds NUL bytes)");
+		free(buf);
+		return NULL;
 	}
 	buf[len] = '\0';
-	fclose(f);
 	char msg[200];
 	struct tui_tour *t = tui_tour_parse(buf, msg, sizeof msg);
 	if (!t)

@@ -25,6 +25,7 @@
 
 #define TUI_TOUR_SETS   16
 #define TUI_TOUR_FAULTS 4
+#define TUI_TOUR_MAX_BYTES (64 * 1024)   /* a tour file; the built-in ones are ~4 KB */
 
 struct tui_tour_set {
 	char key[24];
@@ -58,13 +59,15 @@ struct tui_tour {
 /* Parse tour text. On error return NULL and write "LINE: what is wrong"
  * into err; text is not kept. Free with tui_tour_free. */
 struct tui_tour *tui_tour_parse(const char *text, char *err, size_t errlen);
-/* A built-in tour by name, else a file by path. NULL + err on failure. */
+/* A built-in tour by name, else a file by path (at most TUI_TOUR_MAX_BYTES
+ * of text). NULL + err on failure. */
 struct tui_tour *tui_tour_load(const char *name_or_path, char *err, size_t errlen);
 void tui_tour_free(struct tui_tour *t);
 /* The built-in tours' names, NULL-terminated. */
 const char *const *tui_tour_names(void);
 
-/* The starting config: the scenario's, or the defaults. */
+/* The starting config: the scenario's, or the defaults; endless either
+ * way (seconds 0), since a tour plays for as long as its steps say. */
 void tui_tour_base(const struct tui_tour *t, struct sim_config *c);
 /* Apply a step's settings to c. *restart is set when they change something
  * a running simulation cannot (strategy, rows, slot choice, arrivals, seed).
@@ -72,7 +75,9 @@ void tui_tour_base(const struct tui_tour *t, struct sim_config *c);
  * parser already checks them, so a loaded tour always applies). */
 int tui_tour_apply(const struct tui_tour_step *st, struct sim_config *c,
                    bool *restart, char *err, size_t errlen);
-/* Set one setting by name, the same names `set` takes in a tour. */
+/* Set one setting by name, the same names `set` takes in a tour. Numbers
+ * have the engine's limits (sim_config_check), as on the command line;
+ * on error c is unchanged. */
 int tui_tour_set(struct sim_config *c, const char *key, const char *value,
                  bool *restart, char *err, size_t errlen);
 

@@ -141,6 +141,30 @@ elif (ulimit -v 200000 && "$bin" sim --seconds 1e6 --rps 0.01 --csv "$tmp/long.c
      [ "$(wc -l <"$tmp/long.csv")" -le 16385 ]; then ok sim__long_run_memory_bounded
 else bad sim__long_run_memory_bounded "ran out of 200 MB, or the CSV has $(wc -l <"$tmp/long.csv" 2>/dev/null) lines"; fi
 
+# The other faces take the same engine limits and refuse what they cannot
+# show: exit 2 (slides: 1, a file it cannot use), one line on stderr.
+usage_cmd() { # usage_cmd NAME RC WORD ARGS...
+	name=$1 want=$2 word=$3; shift 3
+	"$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	lines=$(wc -l <"$tmp/err")
+	if [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -q -- "$word" "$tmp/err" && [ ! -s "$tmp/out" ]
+	then ok "$name"
+	else bad "$name" "exit $rc, $lines line(s): $(head -c 300 "$tmp/err")"; fi
+}
+printf 'title tiny\nstep one\nset rps=1e-13\nsay hi\nrun 1\n' >"$tmp/tiny.tour"
+usage_cmd tui__bad_usage_rps_tiny     2 "--rps"          tui --dump --rps 1e-13
+usage_cmd demo__bad_usage_tour_rps    2 "line 3: rps:"   demo --dump "$tmp/tiny.tour"
+usage_cmd demo__bad_usage_step_past   2 "the tour has"   demo --dump --step 99
+usage_cmd demo__bad_usage_dev_zero    2 "too big"        demo --dump /dev/zero
+usage_cmd slides__bad_usage_dev_zero  1 "too big"        slides --dump /dev/zero
+
+# slides__dump_defangs_escapes: a deck's ESC bytes never reach the terminal.
+printf '# Title\n\nred \033[31mtext\033]0;owned\007\n' >"$tmp/esc.md"
+if "$bin" slides --dump "$tmp/esc.md" >"$tmp/out" 2>&1 && ! grep -q "$(printf '\033')" "$tmp/out" &&
+   grep -q 'red ?\[31mtext' "$tmp/out"; then ok slides__dump_defangs_escapes
+else bad slides__dump_defangs_escapes "$(od -c "$tmp/out" | head -5)"; fi
+
 echo "[==========] $((pass + fail)) test(s) run."
 echo "[  PASSED  ] $pass test(s)."
 if [ "$fail" -gt 0 ]; then

@@ -107,6 +107,33 @@ static void tui_deck_layout__notes_and_run(void **state)
 	tui_deck_free(d);
 }
 
+/* A deck is text to show, never bytes for the terminal: ESC sequences
+ * (colour, cursor moves, a window title) and C1 controls become '?'. */
+static void tui_deck_load__control_characters_are_defanged(void **state)
+{
+	(void)state;
+	write_deck("# T\x1b[2J\r\nred \x1b[31mtext\x1b]0;owned\x07 \xc2\x9b" "2J and \xcf\x81\n");
+	char err[256];
+	struct tui_deck *d = tui_deck_load(deck_path, err, sizeof err);
+	assert_non_null(d);
+	struct tui_slide_text t;
+	tui_deck_layout(d, 0, 76, 0, &t);
+	assert_int_equal(t.nlines, 2);
+	assert_string_equal(t.lines[0], "T?[2J");
+	assert_string_equal(t.lines[1], "red ?[31mtext?]0;owned? ?2J and \xcf\x81");
+	tui_slide_text_free(&t);
+	tui_deck_free(d);
+}
+
+/* `hotrow slides /dev/zero` must not read without end. */
+static void tui_deck_load__refuses_a_huge_file(void **state)
+{
+	(void)state;
+	char err[256];
+	assert_null(tui_deck_load("/dev/zero", err, sizeof err));
+	assert_non_null(strstr(err, "/dev/zero: too big for a deck"));
+}
+
 static void tui_text_width__counts_columns_not_bytes(void **state)
 {
 	(void)state;
@@ -122,6 +149,8 @@ int main(void)
 		cmocka_unit_test_teardown(tui_deck_load__missing_file_says_why, teardown),
 		cmocka_unit_test_teardown(tui_deck_layout__wraps_to_width_with_indent, teardown),
 		cmocka_unit_test_teardown(tui_deck_layout__notes_and_run, teardown),
+		cmocka_unit_test_teardown(tui_deck_load__control_characters_are_defanged, teardown),
+		cmocka_unit_test(tui_deck_load__refuses_a_huge_file),
 		cmocka_unit_test(tui_text_width__counts_columns_not_bytes),
 	};
 	return cmocka_run_group_tests_name("slides", tests, NULL, NULL);

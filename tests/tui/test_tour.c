@@ -8,7 +8,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tui/tour.h"
 
@@ -64,7 +66,11 @@ static void tui_tour_parse__errors_name_the_line(void **state)
 {
 	(void)state;
 	static const struct { const char *text, *want; } cases[] = {
-		{"step a\nset rps=fast\n", "line 2: rps accepts a rate from 0 to 10000000 (not 'fast')"},
+		{"step a\nset rps=fast\n", "line 2: rps: expected 0 or a rate from 0.001 to 10000000 per second (not 'fast')"},
+		{"step a\nset rps=1e-13\n", "line 2: rps: expected 0 or a rate from 0.001"},
+		{"step a\nset client-timeout-ms=0.0001\n", "line 2: client-timeout-ms: expected 0 (never)"},
+		{"step a\nset rows=70000\n", "line 2: rows: expected an integer from 1 to 65536"},
+		{"step a\nset rows=2.5\n", "line 2: rows: expected an integer from 1 to 65536"},
 		{"step a\nset colour=red\n", "line 2: unknown setting 'colour'"},
 		{"say hello\n", "line 1: 'say' before the first step"},
 		{"step a\nrun\n", "line 2: run takes simulated seconds"},
@@ -103,7 +109,11 @@ static void tui_tour_apply__restart_only_for_structural_changes(void **state)
 	assert_true(restart);
 	assert_int_equal(c.strategy, SIM_SHARDED);
 	assert_int_equal(tui_tour_set(&c, "pool", "-1", &restart, err, sizeof err), -1);
-	assert_non_null(strstr(err, "pool accepts connections, 0 = unbounded (not '-1')"));
+	assert_non_null(strstr(err, "pool: expected 0 (unbounded) to 1000000 connections (not '-1')"));
+	assert_int_equal(c.pool, 20);              /* unchanged by the bad value */
+	/* The command line's limits, not a second set of the tour's own. */
+	assert_int_equal(tui_tour_set(&c, "rows", "65536", &restart, err, sizeof err), 0);
+	assert_int_equal(tui_tour_set(&c, "pool", "1000000", &restart, err, sizeof err), 0);
 }
 
 static void tui_tour_load__the_builtin_tours_parse(void **state)
@@ -132,6 +142,45 @@ static void tui_tour_load__the_builtin_tours_parse(void **state)
 	assert_non_null(strstr(err, "no tour '/nonexistent/x.tour'"));
 }
 
+/* Without a scenario line the defaults apply, but the arrivals must not
+ * stop at the defaults' 10 s: a tour plays as long as its steps. */
+static void tui_tour_base__endless_with_or_without_a_scenario(void **state)
+{
+	(void)state;
+	char err[200] = "";
+	struct sim_config c;
+	struct tui_tour *t = tui_tour_parse("step a\nsay the queue keeps growing\nrun 30\n",
+	                                    err, sizeof err);
+	assert_non_null(t);
+	tui_tour_base(t, &c);
+	assert_true(c.seconds == 0);
+	tui_tour_free(t);
+	t = tui_tour_load("viral-video", err, sizeof err);
+	assert_non_null(t);
+	tui_tour_base(t, &c);
+	assert_true(c.seconds == 0);
+	tui_tour_free(t);
+}
+
+/* A tour file is small text: a huge or binary file is refused, not read
+ * into memory without end (`hotrow demo /dev/zero`). */
+static void tui_tour_load__refuses_huge_and_binary_files(void **state)
+{
+	(void)state;
+	char err[300] = "";
+
+	assert_null(tui_tour_load("/dev/zero", err, sizeof err));
+	assert_non_null(strstr(err, "/dev/zero: too big for a tour"));
+	char path[] = "/tmp/hotrow-tour-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "step a\0run 1\n", 13), 13);
+	close(fd);
+	assert_null(tui_tour_load(path, err, sizeof err));
+	assert_non_null(strstr(err, "not a text file"));
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +188,8 @@ int main(void)
 		cmocka_unit_test(tui_tour_parse__errors_name_the_line),
 		cmocka_unit_test(tui_tour_apply__restart_only_for_structural_changes),
 		cmocka_unit_test(tui_tour_load__the_builtin_tours_parse),
+		cmocka_unit_test(tui_tour_base__endless_with_or_without_a_scenario),
+		cmocka_unit_test(tui_tour_load__refuses_huge_and_binary_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
