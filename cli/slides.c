@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "cli/lab_tree.h"
@@ -81,7 +83,15 @@ static void run_live(const char *cmd)
 	printf("$ %s\n", cmd);
 	fflush(stdout);
 	int rc = system(cmd);
-	printf("\n[exit %d] press Enter to return to the slides ", rc);
+	char how[64];
+	if (rc == -1)
+		snprintf(how, sizeof how, "could not start a shell");
+	else if (WIFSIGNALED(rc))
+		snprintf(how, sizeof how, "killed by SIG%s", sigabbrev_np(WTERMSIG(rc)) ?
+		         sigabbrev_np(WTERMSIG(rc)) : "?");
+	else
+		snprintf(how, sizeof how, "exit %d", WEXITSTATUS(rc));
+	printf("\n[%s] press Enter to return to the slides ", how);
 	fflush(stdout);
 	for (int c = getchar(); c != '\n' && c != EOF; c = getchar())
 		;
@@ -91,7 +101,9 @@ static void run_live(const char *cmd)
 static int present(const struct tui_deck *d, int notes)
 {
 	if (tui_term_start(getenv("NO_COLOR") == NULL) < 0) {
-		fprintf(stderr, "hotrow slides: stdout is not a terminal; use --dump to print the slides\n");
+		fprintf(stderr, "hotrow slides: cannot present here (%s); use --dump to "
+		        "print the slides\n", isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) ?
+		        "this terminal cannot move the cursor" : "not a terminal");
 		return 2;
 	}
 	int i = 0, n = tui_deck_count(d);
@@ -205,5 +217,6 @@ int cmd_slides(int argc, char **argv)
 		rc = present(d, notes);
 	}
 	tui_deck_free(d);
+	tui_term_exit_signalled();      /* SIGTERM or SIGHUP: die of it, now clean */
 	return rc;
 }

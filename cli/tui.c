@@ -20,6 +20,7 @@
 #include "engine/sim.h"
 #include "tui/app.h"
 #include "tui/screen.h"
+#include "tui/term.h"
 #include "tui/tour.h"
 
 struct opts {
@@ -243,11 +244,15 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 		tui_screen_free(scr);
 	} else {
 		rc = tui_app_run(app, o->colour);
-		if (rc)
-			fprintf(stderr, "hotrow %s: cannot set up the terminal (TERM=%s)\n",
+		if (rc) {
+			fprintf(stderr, "hotrow %s: cannot draw on this terminal (TERM=%s); use "
+			        "`hotrow sim` for text output, or --dump for one frame\n",
 			        demo ? "demo" : "tui", getenv("TERM") ? getenv("TERM") : "unset");
+			rc = 2;
+		}
 	}
 	tui_app_free(app);
+	tui_term_exit_signalled();      /* SIGTERM or SIGHUP: die of it, now clean */
 	return rc;
 }
 

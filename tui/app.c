@@ -495,6 +495,46 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Keys typed and not yet acted on. Some keys take a while (Enter in a
+ * tour plays the rest of a step; b replays the tour up to the step), so
+ * the terminal is drained before each one: a q typed behind a burst of
+ * them quits at once instead of waiting for the whole burst. */
+#define KEYQ 64
+
+struct keyq {
+	int k[KEYQ];
+	int head, n;
+	bool quit;           /* a quit key came (kept even if the queue was full) */
+};
+
+static bool quits(const struct tui_app *a, int key)
+{
+	return !a->view.help && !a->view.picker &&
+	       tui_help_action(key, a->tour != NULL) == TUI_A_QUIT;
+}
+
+/* Read every key waiting (the first wait at most timeout_ms). A full
+ * queue drops the surplus, but a quit key is never lost. */
+static void keyq_fill(struct tui_app *a, struct keyq *q, int timeout_ms)
+{
+	for (int k = tui_term_key(timeout_ms); k >= 0; k = tui_term_key(0)) {
+		if (k == KEY_RESIZE)
+			continue;
+		if (quits(a, k))
+			q->quit = true;
+		if (q->n < KEYQ)
+			q->k[(q->head + q->n++) % KEYQ] = k;
+	}
+}
+
+static int keyq_pop(struct keyq *q)
+{
+	int k = q->k[q->head];
+	q->head = (q->head + 1) % KEYQ;
+	q->n--;
+	return k;
+}
+
 int tui_app_run(struct tui_app *a, bool colour)
 {
 	if (tui_term_start(colour) < 0)
@@ -503,6 +543,7 @@ int tui_app_run(struct tui_app *a, bool colour)
 	tui_term_size(&w, &h);
 	struct tui_screen *scr = tui_screen_new(w > 0 ? w : 1, h > 0 ? h : 1);
 	double last = now_s();
+	struct keyq q = {0};
 
 	while (!a->quit && !tui_term_quit_requested()) {
 		double t0 = now_s();
@@ -519,11 +560,21 @@ int tui_app_run(struct tui_app *a, bool colour)
 		tui_screen_blit(scr);
 		doupdate();
 
-		/* Wait for keys until the next frame is due. */
+		/* Wait for keys until the next frame is due, then act on them
+		 * one by one, looking for more before each; after a frame's
+		 * worth of work, draw and go on with the rest. */
 		int wait = (int)((1.0 / FPS - (now_s() - t0)) * 1000);
-		for (int k = tui_term_key(wait > 0 ? wait : 0); k >= 0; k = tui_term_key(0))
-			if (k != KEY_RESIZE && !tui_app_key(a, k))
+		keyq_fill(a, &q, wait > 0 ? wait : 0);
+		double k0 = now_s();
+		while (q.n && !q.quit) {
+			if (!tui_app_key(a, keyq_pop(&q)))
 				break;
+			keyq_fill(a, &q, 0);
+			if (now_s() - k0 > 1.0 / FPS)
+				break;
+		}
+		if (q.quit)
+			a->quit = true;
 	}
 	tui_screen_free(scr);
 	tui_term_stop();

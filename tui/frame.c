@@ -213,17 +213,25 @@ static void pane_stacked(struct tui_screen *s, struct tui_rect r, int top_h,
 	tui_explain_draw(s, (struct tui_rect){r.x, y, r.w, r.y + r.h - y}, snap, v->ascii);
 }
 
+/* Say the screen is too small in whatever room there is: two lines when
+ * they fit, else four short ones (20x5 still reads "need 80x24"). */
 static void too_small(struct tui_screen *s, int need_w, int need_h)
 {
-	char msg[64], now[64];
+	char msg[64], now[64], need[32], have[32];
 	snprintf(msg, sizeof msg, "terminal too small (need %dx%d)", need_w, need_h);
 	snprintf(now, sizeof now, "now %dx%d; make it bigger, or q to quit", s->w, s->h);
-	int y = s->h / 2 - 1 > 0 ? s->h / 2 - 1 : 0;
-	for (int i = 0; i < 2; i++) {
-		const char *t = i ? now : msg;
-		int len = (int)strlen(t);
+	snprintf(need, sizeof need, "need %dx%d", need_w, need_h);
+	snprintf(have, sizeof have, "now %dx%d", s->w, s->h);
+	const char *wide[] = { msg, now };
+	const char *narrow[] = { "terminal too small", need, have, "q quits" };
+	bool fits = (int)strlen(msg) <= s->w && (int)strlen(now) <= s->w;
+	const char *const *lines = fits ? wide : narrow;
+	int n = fits ? 2 : 4;
+	int y = (s->h - n) / 2 > 0 ? (s->h - n) / 2 : 0;
+	for (int i = 0; i < n && y + i < s->h; i++) {
+		int len = (int)strlen(lines[i]);
 		int x = (s->w - len) / 2 > 0 ? (s->w - len) / 2 : 0;
-		tui_screen_text(s, x, y + i, s->w - x, i ? TUI_DIM : TUI_BAD, t);
+		tui_screen_text(s, x, y + i, s->w - x, i ? TUI_DIM : TUI_BAD, lines[i]);
 	}
 }
 

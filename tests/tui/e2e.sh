@@ -5,9 +5,11 @@
 # sessions are touched), drives it with keys (sharded, 16 slots, pause,
 # step, help), shrinks and grows the window, quits, and checks at each step
 # what capture-pane shows, then that the terminal settings came back
-# unchanged. SIGTERM, Ctrl-C, a crash (SIGSEGV) and NO_COLOR get the same
-# treatment. Every wait polls
-# the pane; nothing sleeps blindly. Prints cmocka-style summary lines.
+# unchanged (and the alternate screen left, the cursor shown). SIGTERM,
+# SIGHUP, Ctrl-C, Ctrl-\, the other fatal signals, a crash (SIGSEGV),
+# TERM=dumb, a 20x5 window and NO_COLOR get the same treatment, and so do
+# `hotrow demo` and `hotrow slides`. Every wait polls the pane; nothing
+# sleeps blindly. Prints cmocka-style summary lines.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}
@@ -59,24 +61,34 @@ check() { # check NAME COMMAND...: one test
 	name=$1; shift
 	if "$@"; then ok "$name"; else bad "$name"; fi
 }
-# start ENV: a shell that saves the tty settings, runs hotrow tui (its pid
-# in $tmp/pid), saves them again and only then reports the exit code, so a
-# check that sees the exit code finds the settings written; the pane stays
-# for inspection. Each start gets a fresh session (e2e1, e2e2, ...), made
-# before the old one is killed so the server never exits in between.
+# start ENV [ARGS]: a shell that saves the tty settings, runs hotrow ARGS
+# (default: tui; its pid in $tmp/pid), saves them again and only then
+# reports the exit code, so a check that sees the exit code finds the
+# settings written; the pane stays for inspection. The shell traps SIGQUIT
+# (Ctrl-\ reaches the whole foreground group) so that it lives to report;
+# hotrow gets the default back at exec. No core files. Each start gets a
+# fresh session (e2e1, e2e2, ...), made before the old one is killed so the
+# server never exits in between.
 S= runs=0
 start() {
 	old=$S runs=$((runs + 1)) S=e2e$runs
 	rm -f "$tmp/before" "$tmp/after" "$tmp/pid"
 	t -f /dev/null new-session -d -s "$S" -x 120 -y 40 \
-		"stty -g > $tmp/before; sh -c 'echo \$\$ > $tmp/pid; exec env $1 $bin tui'; rc=\$?; stty -g > $tmp/after; echo \"hotrow exited \$rc\"; exec sleep 600"
+		"trap true QUIT; ulimit -c 0; stty -g > $tmp/before; sh -c 'echo \$\$ > $tmp/pid; exec env $1 $bin ${2:-tui}'; rc=\$?; stty -g > $tmp/after; echo \"hotrow exited \$rc\"; exec sleep 600"
 	[ -n "$old" ] && t kill-session -t "$old" 2>/dev/null
 	return 0
 }
+# restored RC [TEXT]: hotrow exited with RC, the tty settings are as before
+# (echo, icanon...), the alternate screen is gone (TEXT, LOCK LANES by
+# default, no longer shows) and the cursor is visible again.
 restored() {
 	wait_for "hotrow exited $1" && [ -s "$tmp/after" ] &&
-		cmp -s "$tmp/before" "$tmp/after" && wait_gone "LOCK LANES" 5
+		cmp -s "$tmp/before" "$tmp/after" && wait_gone "${2:-LOCK LANES}" 5 &&
+		[ "$(t display -p -t "$S" '#{alternate_on}')" = 0 ] &&
+		[ "$(t display -p -t "$S" '#{cursor_flag}')" = 1 ]
 }
+# sig NAME: the pid's signal, once the screen is up.
+sig() { [ -s "$tmp/pid" ] && kill -"$1" "$(cat "$tmp/pid")"; }
 time_shown() { t capture-pane -p -t "$S" | sed -n '1s/.* t = \([0-9.]*\) s.*/\1/p'; }
 
 echo "[==========] Running hotrow tui in tmux ($sock)"
@@ -117,11 +129,31 @@ check "tui__help_closes_on_any_key" wait_gone "KEYS  (any key closes this)"
 t send-keys -t "$S" q
 check "tui__q_quits_and_restores_the_terminal" restored 0
 
-# SIGTERM restores the terminal too
+# SIGTERM restores the terminal too, then dies of it (128 + 15)
 start "TERM=screen"
 wait_for "LOCK LANES"
-[ -s "$tmp/pid" ] && kill -TERM "$(cat "$tmp/pid")"
-check "tui__sigterm_restores_the_terminal" restored 0
+sig TERM
+check "tui__sigterm_restores_the_terminal" restored 143
+
+# and SIGHUP (the terminal window closed): 128 + 1
+start "TERM=screen"
+wait_for "LOCK LANES"
+sig HUP
+check "tui__sighup_restores_the_terminal" restored 129
+
+# Ctrl-\ (SIGQUIT from the terminal): 128 + 3
+start "TERM=screen"
+wait_for "LOCK LANES"
+t send-keys -t "$S" 'C-\'
+check "tui__ctrl_backslash_restores_the_terminal" restored 131
+
+# every other signal that ends a process: restored, then its default
+for s_n in PIPE:141 ALRM:142 USR1:138 USR2:140 XCPU:152; do
+	start "TERM=screen"
+	wait_for "LOCK LANES"
+	sig "${s_n%:*}"
+	check "tui__sig${s_n%:*}_restores_the_terminal" restored "${s_n#*:}"
+done
 
 # and so does Ctrl-C (SIGINT from the terminal)
 start "TERM=screen"
@@ -146,6 +178,56 @@ wait_for "CONNECTION POOL"
 no_colour() { ! has_colour; }
 check "tui__no_color_means_no_colour" no_colour
 t send-keys -t "$S" q; wait_for "hotrow exited"
+
+# a terminal that cannot move the cursor: one line pointing at hotrow sim
+start "TERM=dumb"
+dumb() { wait_for "hotrow exited 2" && wait_for "TERM=dumb" && wait_for "hotrow sim" &&
+	cmp -s "$tmp/before" "$tmp/after"; }
+check "tui__term_dumb_points_at_sim" dumb
+
+# a tiny terminal still reads the whole too-small message
+start "TERM=screen"
+wait_for "LOCK LANES"
+t resize-window -t "$S" -x 20 -y 5
+tiny() { wait_for "terminal too small" && wait_for "need 80x24" && wait_for "now 20x5" &&
+	wait_for "q quits"; }
+check "tui__too_small_fits_20x5" tiny
+t send-keys -t "$S" q
+check "tui__q_quits_when_too_small" restored 0
+
+# demo: Ctrl-\ restores the terminal too
+start "TERM=screen" "demo viral-post"
+wait_for "step 1 of"
+t send-keys -t "$S" 'C-\'
+check "demo__ctrl_backslash_restores_the_terminal" restored 131 "step 1 of"
+
+# demo: q behind a burst of slow keys (each b replays the tour up to the
+# step) quits without working through the burst. The burst alone takes
+# far longer than the deadline (tens of seconds); q must win in 10 s.
+start "TERM=screen" "demo viral-video"
+wait_for "step 1 of 8"
+t send-keys -t "$S" Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter
+wait_for "step 8 of 8" 300
+burst() { i=0; while [ $i -lt 60 ]; do printf 'b '; i=$((i + 1)); done; }
+t send-keys -t "$S" $(burst) q
+check "demo__q_quits_behind_a_burst_of_keys" restored 0 "step 8 of 8"
+
+# slides: x shows how the command ended in words; Ctrl-\ restores
+printf '# One\n\nRun: false\n\n---\n\n# Two\n\nRun: kill -INT $$\n' >"$tmp/deck.md"
+start "TERM=screen" "slides $tmp/deck.md"
+wait_for "x run"
+t send-keys -t "$S" x
+check "slides__x_says_exit_1" wait_for "[exit 1] press Enter"
+t send-keys -t "$S" Enter
+wait_for "1 / 2"
+t send-keys -t "$S" Right
+wait_for "2 / 2"
+t send-keys -t "$S" x
+check "slides__x_says_killed_by_sigint" wait_for "[killed by SIGINT] press Enter"
+t send-keys -t "$S" Enter
+wait_for "2 / 2"
+t send-keys -t "$S" 'C-\'
+check "slides__ctrl_backslash_restores_the_terminal" restored 131 "2 / 2"
 
 # no terminal: one line pointing at hotrow sim, exit 2
 out=$("$bin" tui </dev/null 2>&1 | cat); rc=$("$bin" tui </dev/null >/dev/null 2>&1; echo $?)

@@ -98,6 +98,14 @@ static void tui_frame_draw__too_small_says_so(void **state)
 	tui_frame_draw(s, &f->view, f->snap, NULL);
 	assert_false(tui_screen_has(s, "too small"));
 	assert_true(tui_screen_has(s, "LOCK LANES"));
+	/* a tiny terminal still gets the whole message, cut nowhere */
+	tui_screen_resize(s, 20, 5);
+	tui_frame_draw(s, &f->view, f->snap, NULL);
+	y = fx_find(s, "terminal too small");
+	assert_true(y >= 0);
+	assert_true(fx_find(s, "need 80x24") == y + 1);
+	assert_true(fx_find(s, "now 20x5") == y + 2);
+	assert_true(fx_find(s, "q quits") == y + 3);
 	tui_screen_free(s);
 }
 
