@@ -45,8 +45,9 @@
  * or served). An arrival beyond it is refused at once and counts as
  * failed, as a server at max_connections refuses a new client: this keeps
  * the memory of an endless overload (an unbounded pool, no timeouts)
- * bounded, at about 32 MB per queue. */
-#define SIM_MAX_INFLIGHT (1 << 20)
+ * bounded (64 MB per queue at most), while the 1.8 M that a 20-minute
+ * viral post queues on one row with no pool still fit. */
+#define SIM_MAX_INFLIGHT (1 << 21)
 /* The slowest arrival rate a stream may have (one every 1000 s): slower
  * ones' intervals overflow the microsecond clock. 0 turns a stream off. */
 #define SIM_MIN_RATE 0.001

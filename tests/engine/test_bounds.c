@@ -137,7 +137,7 @@ static void sim_advance__requests_in_flight_are_capped(void **state)
 	c.hold_ms = 2;
 	c.unrelated_rps = 10;
 	s = sim_new(&c);
-	sim_advance(s, (int64_t)800 * 1000000);     /* 1.2 M would be waiting */
+	sim_advance(s, (int64_t)1600 * 1000000);    /* 2.4 M would be waiting */
 	sim_summary(s, &o);
 	assert_true(o.refused > 0);
 	assert_true(o.in_flight <= SIM_MAX_INFLIGHT);
