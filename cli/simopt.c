@@ -194,6 +194,8 @@ static int apply(struct sim_config *c, const struct opt *o, const char *v,
 			*at = 0;
 			if (number(item, 0, 1e7, &r) || number(at + 1, 0, 1e7, &s))
 				return bad(err, errlen, o, "RATE@SECONDS steps such as 200@0,2000@10", v);
+			if (r > 0 && r < SIM_MIN_RATE)
+				return bad(err, errlen, o, "rates of 0 or from 0.001 to 10000000 per second", v);
 			if (t.nphases && llround(s * 1e6) <= t.phases[t.nphases - 1].at_us)
 				return bad(err, errlen, o, "steps in increasing time order", v);
 			t.phases[t.nphases].rps = r;
