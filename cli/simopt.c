@@ -26,7 +26,7 @@ static const struct opt opts[] = {
 	{ "scenario", K_SCENARIO, 0, 0, 0, "NAME", "start from a named scenario (--list-scenarios)" },
 	{ "strategy", K_STRATEGY, F(strategy), 0, 0, "NAME",
 	  "naive|sharded|coalesce|queue|redis|append" },
-	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots (more than 1 means sharded)" },
+	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots for sharded (N > 1 alone picks it)" },
 	{ "slot", K_SLOT, F(slot), 0, 0, "HOW", "random|round-robin (random)" },
 	{ "rps", K_DOUBLE, F(rps), 0, 1e7, "R", "likes per second (2000)" },
 	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW", "constant|poisson (constant)" },
