@@ -103,10 +103,10 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	printf("  %-30s %14llu\n", "likes offered", (unsigned long long)o->offered);
 	printf("  %-30s %14llu\n", "completed", (unsigned long long)o->completed);
 	printf("  %-30s %14llu\n", "failed (errors)", (unsigned long long)o->failed);
-	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
 	if (o->refused)
 		printf("  %-30s %14llu   (%d in the system at once at most)\n",
 		       "refused (counted as failed)", (unsigned long long)o->refused, SIM_MAX_INFLIGHT);
+	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
 	if (direct) {
 		snprintf(p, sizeof p, "%.1f  (ceiling %d / %g ms)", o->theory.ceiling_per_s, n, s_ms);
 		row_d("throughput, per s", o->throughput_per_s, p);

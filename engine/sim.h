@@ -41,16 +41,6 @@
 
 #define SIM_MAX_PHASES  8    /* rate schedule steps */
 #define SIM_MAX_CRASHES 8    /* scheduled faults */
-/* Requests in the system at once (likes and other endpoints' calls, queued
- * or served). An arrival beyond it is refused at once and counts as
- * failed, as a server at max_connections refuses a new client: this keeps
- * the memory of an endless overload (an unbounded pool, no timeouts)
- * bounded (64 MB per queue at most), while the 1.8 M that a 20-minute
- * viral post queues on one row with no pool still fit. */
-#define SIM_MAX_INFLIGHT (1 << 21)
-/* The slowest arrival rate a stream may have (one every 1000 s): slower
- * ones' intervals overflow the microsecond clock. 0 turns a stream off. */
-#define SIM_MIN_RATE 0.001
 
 enum sim_strategy {
 	SIM_NAIVE,     /* every request updates the one counter row */
@@ -73,6 +63,17 @@ enum sim_fault {
 	SIM_FAULT_REDIS,     /* the in-memory server restarts empty */
 	SIM_NFAULTS
 };
+
+/* Requests in the system at once (likes and other endpoints' calls, queued
+ * or served). An arrival beyond it is refused at once and counts as
+ * failed, as a server at max_connections refuses a new client: this keeps
+ * the memory of an endless overload (an unbounded pool, no timeouts)
+ * bounded (64 MB per queue at most), while the 1.8 M that a 20-minute
+ * viral post queues on one row with no pool still fit. */
+#define SIM_MAX_INFLIGHT (1 << 21)
+/* The slowest arrival rate a stream may have (one every 1000 s): slower
+ * ones' intervals overflow the microsecond clock. 0 turns a stream off. */
+#define SIM_MIN_RATE 0.001
 
 struct sim_phase {           /* from at_us on, arrivals come at rps */
 	int64_t at_us;
@@ -196,11 +197,11 @@ struct sim_summary {
 	uint64_t events;
 	/* additions (keep appending here) */
 	uint64_t retried;                     /* attempts started again after a timeout or error */
+	uint64_t refused;                     /* likes turned away at SIM_MAX_INFLIGHT
+	                                         (counted in failed too) */
 	uint64_t faults[SIM_NFAULTS];         /* faults injected, by kind */
 	double duration_s;                    /* simulated time so far */
 	uint64_t in_flight;                   /* likes offered and not yet ended */
-	uint64_t refused;                     /* likes turned away at SIM_MAX_INFLIGHT
-	                                         (counted in failed too) */
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);

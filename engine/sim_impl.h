@@ -125,11 +125,11 @@ struct sim {
 
 	/* outcomes of likes */
 	uint64_t offered, completed, failed, abandoned, retried;
-	uint64_t refused;          /* likes turned away at SIM_MAX_INFLIGHT */
 	int64_t inflight;          /* likes offered and not yet ended */
 	int unrel_inflight;
 	uint64_t unrel_offered, unrel_failed, unrel_completed;
 	struct sim_hist lat;       /* latency of completed likes, from first try */
+	uint64_t refused;          /* likes turned away at SIM_MAX_INFLIGHT */
 	int64_t worst_wait, nwaits;
 	double sum_wait;
 	double area;               /* integral of inflight dt, for Little's law */

@@ -87,23 +87,6 @@ usage() { # usage NAME WORD ARGS...
 	then ok "sim__bad_usage_$name"
 	else bad "sim__bad_usage_$name" "exit $rc, $lines line(s): $(cat "$tmp/err")"; fi
 }
-usage unknown_option   "--frobnicate" --frobnicate
-usage rows_zero        "--rows"       --rows 0
-usage rows_word        "--rows"       --rows many
-usage rows_fraction    "--rows"       --rows 2.5
-usage hold_negative    "--hold-ms"    --hold-ms -1
-usage rps_missing      "--rps"        --rps
-usage strategy         "--strategy"   --strategy fast
-usage scenario         "--scenario"   --scenario viral-cat
-usage crash_kind       "--crash"      --crash disk@3
-usage crash_time       "--crash"      --crash app@soon
-usage bug              "--bug"        --bug off-by-one
-usage schedule         "--schedule"   --schedule 200@5,100@1
-usage sweep_form       "--sweep"      --sweep rows
-usage sweep_name       "--sweep"      --sweep colour=1,2
-usage sweep_value      "--rows"       --sweep rows=1,0
-usage csv_with_sweep   "--csv"        --sweep rows=1,2 --csv "$tmp/x.csv"
-usage seconds_zero     "--seconds"    --seconds 0
 # rates whose interval overflows the clock, by every way in
 usage rps_tiny         "--rps"        --seconds 1 --rps 1e-13
 usage unrelated_tiny   "--unrelated-rps" --seconds 1 --unrelated-rps 1e-13
@@ -166,6 +149,24 @@ printf '# Title\n\nred \033[31mtext\033]0;owned\007\n' >"$tmp/esc.md"
 if "$bin" slides --dump "$tmp/esc.md" >"$tmp/out" 2>&1 && ! grep -q "$(printf '\033')" "$tmp/out" &&
    grep -q 'red ?\[31mtext' "$tmp/out"; then ok slides__dump_defangs_escapes
 else bad slides__dump_defangs_escapes "$(od -c "$tmp/out" | head -5)"; fi
+
+usage unknown_option   "--frobnicate" --frobnicate
+usage rows_zero        "--rows"       --rows 0
+usage rows_word        "--rows"       --rows many
+usage rows_fraction    "--rows"       --rows 2.5
+usage hold_negative    "--hold-ms"    --hold-ms -1
+usage rps_missing      "--rps"        --rps
+usage strategy         "--strategy"   --strategy fast
+usage scenario         "--scenario"   --scenario viral-cat
+usage crash_kind       "--crash"      --crash disk@3
+usage crash_time       "--crash"      --crash app@soon
+usage bug              "--bug"        --bug off-by-one
+usage schedule         "--schedule"   --schedule 200@5,100@1
+usage sweep_form       "--sweep"      --sweep rows
+usage sweep_name       "--sweep"      --sweep colour=1,2
+usage sweep_value      "--rows"       --sweep rows=1,0
+usage csv_with_sweep   "--csv"        --sweep rows=1,2 --csv "$tmp/x.csv"
+usage seconds_zero     "--seconds"    --seconds 0
 
 echo "[==========] $((pass + fail)) test(s) run."
 echo "[  PASSED  ] $pass test(s)."
