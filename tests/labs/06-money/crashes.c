@@ -217,7 +217,7 @@ static void verify(struct labtest *t, const struct model *m)
 	}
 	for (int k = 0; k < FEE_SUBS; k++) {
 		snprintf(what, sizeof what, "balance of fee sub-account %d after the crash and the "
-		         "retries (less: credits lost with the process)", k);
+		         "retries (a credit that waited in memory died with the process)", k);
 		lt_expect_int_hint(one(t, "SELECT balance FROM accounts WHERE id = %lld AND sub = %lld",
 		                       FEE_ACCOUNT, k), m->fee_sub[k], what, "in-memory");
 	}
