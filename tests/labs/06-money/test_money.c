@@ -7,7 +7,7 @@
  * money_reconcile() cannot hide a wrong transfer. The race between two
  * transfers is forced, not hoped for: a db hook holds each connection at
  * a gate right after its first statement on accounts until the other one
- * gets there too (or a second and a half has passed, which is what happens
+ * gets there too (or two and a half seconds have passed, which is what happens
  * when the other one is waiting for a lock, as it should). The crash
  * checks are in crashes.c.
  */
@@ -265,7 +265,7 @@ static void at_gate(void *arg, enum kit_db_event ev, const char *sql, int64_t t_
 	(void)t_ns;
 	if (ev == KIT_DB_STMT_END && !r->passed && strcasestr(sql, "accounts")) {
 		r->passed = 1;
-		gate_wait(r->gate, 1500);
+		gate_wait(r->gate, 2500);
 	}
 }
 
