@@ -44,6 +44,8 @@ static int teardown(void **state)
 #define BOTH(f) \
 	{ #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }, \
 	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+/* A row lock is PostgreSQL's; SQLite locks the whole file (§4). */
+#define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown, NULL }
 
 /* ---- helpers ---- */
 
@@ -220,6 +222,48 @@ static void transfer__fee_spread_over_subs(void **state)
 	                               " AND sub <> transfer_id % 4"), 0,
 	                   "fee entries not on sub-account id % 4", "fee-subs");
 	books_balance(t, "after fees spread over 4 sub-accounts");
+}
+
+/* After each statement of a transfer, a second connection asks whether
+ * the fee row is locked (FOR UPDATE NOWAIT fails at once if it is). */
+struct probe {
+	struct kit_db *other;
+	int locked_after;            /* statements that ended with the fee row locked */
+	int statements;
+};
+
+static void probe_fee_row(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct probe *p = arg;
+	(void)sql;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_END)
+		return;
+	p->statements++;
+	int64_t n = 0;
+	if (kit_db_query_int(p->other, "SELECT count(*) FROM (SELECT 1 FROM accounts WHERE id = 99"
+	                     " AND sub = 0 FOR UPDATE NOWAIT) AS x", 0, NULL, &n) != 0)
+		p->locked_after++;
+}
+
+static void transfer__fee_row_locked_last(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	struct probe p = { labtest_connect(t), 0, 0 };
+	held[0] = p.other;
+	kit_db_set_hook(db, probe_fee_row, &p);
+	int rc = transfer(db, 1, 1, 2, 100, 5, 1);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0, "entries", "money_transfer failed (%d): %s", rc, labtest_why(db));
+	lt_expect(p.locked_after == 1, "fee-last",
+	          "expected the fee row locked by the last statement before COMMIT only, got it "
+	          "locked at the end of %d of the transfer's %d statements", p.locked_after,
+	          p.statements);
 }
 
 /* ---- two at once ---- */
@@ -576,6 +620,7 @@ int main(void)
 		BOTH(transfer__retry_applies_once),
 		BOTH(transfer__two_at_once_cannot_overdraw),
 		BOTH(transfer__fee_spread_over_subs),
+		PG_ONLY(transfer__fee_row_locked_last),
 		BOTH(payout__never_below_zero_per_sub),
 		BOTH(batch__bad_transfer_does_not_sink_batch),
 		BOTH(batch__one_transaction),
