@@ -1,0 +1,634 @@
+/*
+ * test_money.c: Lab 06's checks (labs/06-money/money.h), on SQLite and
+ * PostgreSQL.
+ *
+ * Every amount is checked exactly, and always twice over: through the
+ * student's functions and through SQL of the test's own, so a wrong
+ * money_reconcile() cannot hide a wrong transfer. The race between two
+ * transfers is forced, not hoped for: a db hook holds each connection at
+ * a gate right after its first statement on accounts until the other one
+ * gets there too (or two and a half seconds have passed, which is what happens
+ * when the other one is waiting for a lock, as it should). The crash
+ * checks are in crashes.c.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "kit/load.h"
+#include "labs/06-money/money.h"
+#include "tests/labs/06-money/crashes.h"
+#include "tests/labs/labtest.h"
+
+#define FEE_ACCOUNT 99
+
+/* ---- fixture ---- */
+
+/* Connections a check opens beyond the harness's own; closed at teardown
+ * even when the check fails half-way. */
+static struct kit_db *held[2];
+
+static int teardown(void **state)
+{
+	for (int i = 0; i < 2; i++) {
+		kit_db_close(held[i]);
+		held[i] = NULL;
+	}
+	return labtest_teardown(state);
+}
+
+#define BOTH(f) \
+	{ #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }, \
+	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+/* A row lock is PostgreSQL's; SQLite locks the whole file (§4). */
+#define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+
+/* ---- helpers ---- */
+
+static struct kit_db *books(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	int rc = money_setup(db);
+	lt_expect(rc == 0, NULL, "money_setup failed (%d): %s", rc, labtest_why(db));
+	return db;
+}
+
+static void open_account(struct kit_db *db, int64_t id, int subs, int64_t opening)
+{
+	int rc = money_open(db, id, subs, opening);
+	lt_expect(rc == 0, NULL, "money_open(%lld, %d, %lld) failed (%d): %s", (long long)id, subs,
+	          (long long)opening, rc, labtest_why(db));
+}
+
+static int64_t sql_int(struct labtest *t, const char *fmt, long long a)
+{
+	char sql[300];
+	snprintf(sql, sizeof sql, fmt, a);
+	return labtest_int(t, sql);
+}
+
+/* The balance as the test reads it: the sum of the account's rows. */
+static int64_t balance(struct labtest *t, int64_t account)
+{
+	return sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",
+	               (long long)account);
+}
+
+static int64_t rows_of(struct labtest *t, int64_t transfer)
+{
+	return sql_int(t, "SELECT (SELECT count(*) FROM transfers WHERE id = %1$lld) +"
+	               " (SELECT count(*) FROM entries WHERE transfer_id = %1$lld)",
+	               (long long)transfer);
+}
+
+/* The books, audited by the test's own SQL: every transfer's entries sum
+ * to zero, every balance row is the sum of its entries, none is below
+ * zero but the outside's, and all of them add up to nothing. */
+static void books_balance(struct labtest *t, const char *when)
+{
+	int64_t unbalanced = labtest_int(t,
+		"SELECT count(*) FROM (SELECT t.id FROM transfers t LEFT JOIN entries e"
+		" ON e.transfer_id = t.id GROUP BY t.id"
+		" HAVING count(e.transfer_id) = 0 OR SUM(e.amount) <> 0) AS x");
+	int64_t drifted = labtest_int(t,
+		"SELECT count(*) FROM accounts a WHERE a.balance <> (SELECT COALESCE(SUM(e.amount), 0)"
+		" FROM entries e WHERE e.account_id = a.id AND e.sub = a.sub)");
+	int64_t negative = labtest_int(t, "SELECT count(*) FROM accounts WHERE balance < 0 AND id <> 0");
+	int64_t total = labtest_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts");
+	char what[200];
+	snprintf(what, sizeof what, "transfers whose entries do not sum to zero, %s", when);
+	lt_expect_int_hint(unbalanced, 0, what, "entries");
+	snprintf(what, sizeof what, "balance rows that differ from the sum of their entries, %s", when);
+	lt_expect_int_hint(drifted, 0, what, "entries");
+	snprintf(what, sizeof what, "balance rows below zero, %s", when);
+	lt_expect_int_hint(negative, 0, what, "conditional-debit");
+	snprintf(what, sizeof what, "sum of every balance, %s", when);
+	lt_expect_int_hint(total, 0, what, "entries");
+}
+
+static int transfer(struct kit_db *db, int64_t id, int64_t from, int64_t to, int64_t amount,
+                    int64_t fee, int subs)
+{
+	struct money_fees f = { FEE_ACCOUNT, subs };
+	struct money_transfer t = { id, from, to, amount, fee };
+	return money_transfer(db, &f, &t);
+}
+
+/* ---- one transfer ---- */
+
+static void transfer__moves_money_as_entries(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	int rc = transfer(db, 7, 1, 2, 100, 5, 1);
+	lt_expect(rc == 0, "entries", "money_transfer of 100 from 1 to 2 failed (%d): %s", rc,
+	          labtest_why(db));
+	lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after paying 100 of 500", "balance");
+	lt_expect_int_hint(balance(t, 2), 95, "seller's balance after a sale of 100, fee 5", "balance");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 5, "fee account after one fee of 5", "balance");
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM transfers WHERE id = %lld", 7), 1,
+	                   "transfer rows with id 7", "entries");
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = %lld", 7), 3,
+	                   "entries of transfer 7 (buyer, seller, fee)", "entries");
+	lt_expect_int_hint(sql_int(t, "SELECT amount FROM entries WHERE transfer_id = 7 AND "
+	                           "account_id = %lld", 1), -100, "the buyer's entry", "entries");
+	int64_t got = -1;
+	rc = money_balance(db, 1, &got);
+	lt_expect(rc == 0, "balance", "money_balance(1) failed (%d): %s", rc, labtest_why(db));
+	lt_expect_int_hint(got, 400, "money_balance of the buyer", "balance");
+	books_balance(t, "after one transfer");
+}
+
+static void transfer__refused_leaves_nothing(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 50);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	lt_expect_int_hint(transfer(db, 1, 1, 2, 80, 4, 1), MONEY_INSUFFICIENT,
+	                   "money_transfer of 80 from a balance of 50 (MONEY_INSUFFICIENT)",
+	                   "conditional-debit");
+	lt_expect_int_hint(rows_of(t, 1), 0, "transfer and entry rows of the refused transfer 1",
+	                   "rollback");
+	lt_expect_int_hint(transfer(db, 2, 1, 3, 30, 1, 1), MONEY_NO_ACCOUNT,
+	                   "money_transfer to account 3, which does not exist (MONEY_NO_ACCOUNT)",
+	                   "no-account");
+	lt_expect_int_hint(rows_of(t, 2), 0, "rows of transfer 2, to a missing account", "rollback");
+	lt_expect_int_hint(balance(t, 1), 50, "buyer's balance after two refused transfers",
+	                   "rollback");
+	lt_expect_int_hint(transfer(db, 3, 1, 2, 0, 0, 1), MONEY_INVALID,
+	                   "money_transfer of 0 (MONEY_INVALID)", "invalid");
+	lt_expect_int_hint(transfer(db, 1, 1, 2, 30, 1, 1), 0,
+	                   "transfer 1 sent again for 30, on the same connection, after it was refused",
+	                   "rollback");
+	lt_expect_int_hint(balance(t, 1), 20, "buyer's balance after paying 30 of 50", "balance");
+	books_balance(t, "after refused transfers");
+}
+
+static void transfer__retry_applies_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	lt_expect_int(transfer(db, 5, 1, 2, 100, 10, 1), 0, "money_transfer, id 5");
+	lt_expect_int_hint(transfer(db, 5, 1, 2, 100, 10, 1), MONEY_ALREADY,
+	                   "the same transfer, id 5, sent again (MONEY_ALREADY)", "idempotency");
+	struct kit_db *other = held[0] = labtest_connect(t);
+	lt_expect_int_hint(transfer(other, 5, 1, 2, 100, 10, 1), MONEY_ALREADY,
+	                   "id 5 sent a third time, from another connection", "idempotency");
+	lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after one sale of 100 sent three "
+	                   "times", "idempotency");
+	lt_expect_int_hint(balance(t, 2), 90, "seller's balance after one sale sent three times",
+	                   "idempotency");
+	lt_expect_int_hint(rows_of(t, 5), 4, "transfer and entry rows of id 5", "idempotency");
+	books_balance(t, "after a transfer sent three times");
+}
+
+static void transfer__fee_spread_over_subs(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 4, 0);
+
+	for (int id = 1; id <= 8; id++)
+		lt_expect_int(transfer(db, id, 1, 2, 20, 3, 4), 0, "money_transfer with a fee of 3");
+	for (int k = 0; k < 4; k++) {
+		char what[100];
+		snprintf(what, sizeof what, "fee sub-account %d after ids 1..8 (two each: id %% 4)", k);
+		lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = %lld", k),
+		                   6, what, "fee-subs");
+	}
+	int64_t got = -1;
+	int rc = money_balance(db, FEE_ACCOUNT, &got);
+	lt_expect(rc == 0, "balance", "money_balance(99) failed (%d): %s", rc, labtest_why(db));
+	lt_expect_int_hint(got, 24, "money_balance of the fee account: the sum of its 4 sub-accounts",
+	                   "balance");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM entries WHERE account_id = 99"
+	                               " AND sub <> transfer_id % 4"), 0,
+	                   "fee entries not on sub-account id % 4", "fee-subs");
+	books_balance(t, "after fees spread over 4 sub-accounts");
+}
+
+/* After each statement of a transfer, a second connection asks whether
+ * the fee row is locked (FOR UPDATE NOWAIT fails at once if it is). */
+struct probe {
+	struct kit_db *other;
+	int locked_after;            /* statements that ended with the fee row locked */
+	int statements;
+};
+
+static void probe_fee_row(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct probe *p = arg;
+	(void)sql;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_END)
+		return;
+	p->statements++;
+	int64_t n = 0;
+	if (kit_db_query_int(p->other, "SELECT count(*) FROM (SELECT 1 FROM accounts WHERE id = 99"
+	                     " AND sub = 0 FOR UPDATE NOWAIT) AS x", 0, NULL, &n) != 0)
+		p->locked_after++;
+}
+
+static void transfer__fee_row_locked_last(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	struct probe p = { labtest_connect(t), 0, 0 };
+	held[0] = p.other;
+	kit_db_set_hook(db, probe_fee_row, &p);
+	int rc = transfer(db, 1, 1, 2, 100, 5, 1);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0, "entries", "money_transfer failed (%d): %s", rc, labtest_why(db));
+	lt_expect(p.locked_after == 1, "fee-last",
+	          "expected the fee row locked by the last statement before COMMIT only, got it "
+	          "locked at the end of %d of the transfer's %d statements", p.locked_after,
+	          p.statements);
+}
+
+/* ---- two at once ---- */
+
+/* Two connections meet here: each waits for the other, up to a limit. */
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int arrived;
+};
+
+struct racer {
+	struct gate *gate;
+	struct kit_db *db;
+	int64_t id;
+	int passed;                  /* this connection went through the gate */
+	int rc;
+};
+
+static void gate_wait(struct gate *g, int limit_ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += limit_ms / 1000;
+	until.tv_nsec += (long)(limit_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g->mu);
+	g->arrived++;
+	pthread_cond_broadcast(&g->cv);
+	while (g->arrived < 2)
+		if (pthread_cond_timedwait(&g->cv, &g->mu, &until) != 0)
+			break;
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* After the first statement on accounts ends, wait for the other racer. */
+static void at_gate(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct racer *r = arg;
+	(void)t_ns;
+	if (ev == KIT_DB_STMT_END && !r->passed && strcasestr(sql, "accounts")) {
+		r->passed = 1;
+		gate_wait(r->gate, 2500);
+	}
+}
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	kit_db_set_hook(r->db, at_gate, r);
+	r->rc = transfer(r->db, r->id, 1, 2, 80, 0, 1);
+	kit_db_set_hook(r->db, NULL, NULL);
+	return NULL;
+}
+
+static void transfer__two_at_once_cannot_overdraw(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 100);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	struct gate g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	struct racer r[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		held[i] = labtest_connect(t);
+		kit_db_set_lock_timeout(held[i], 60000);
+		r[i] = (struct racer){ &g, held[i], 1 + i, 0, -99 };
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, race, &r[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+
+	int ok = (r[0].rc == 0) + (r[1].rc == 0);
+	int refused = (r[0].rc == MONEY_INSUFFICIENT) + (r[1].rc == MONEY_INSUFFICIENT);
+	lt_expect(ok + refused == 2, NULL, "expected 0 or MONEY_INSUFFICIENT from both, got %d and %d",
+	          r[0].rc, r[1].rc);
+	lt_expect_int_hint(ok, 1, "transfers of 80 that succeeded from a balance of 100, "
+	                   "two at once", "conditional-debit");
+	lt_expect_int_hint(balance(t, 1), 20, "buyer's balance after two transfers of 80 from 100",
+	                   "conditional-debit");
+	books_balance(t, "after two transfers at once");
+}
+
+/* ---- many at once ---- */
+
+#define THREADS 16
+#define PER_THREAD 625          /* 16 x 625 = 10,000 transfers */
+#define SALES (THREADS * PER_THREAD)
+#define RACE_BUYERS 4           /* 2,500 sales of 10 each, from 20,000: 2,000 pass */
+#define RACE_SELLERS 8
+#define RACE_SUBS 8
+
+struct crowd {
+	atomic_int ok, refused;
+	atomic_char status[SALES + 1];    /* by transfer id: 1 applied, 2 refused */
+};
+
+static int patient(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	return kit_db_engine(th->db) == KIT_DB_SQLITE ? kit_db_set_lock_timeout(th->db, 60000) : 0;
+}
+
+static int sell(void *arg, struct kit_load_thread *th)
+{
+	struct crowd *c = arg;
+	int64_t k = (int64_t)th->index * PER_THREAD + th->iter;
+	int rc = transfer(th->db, k + 1, 1 + k % RACE_BUYERS, 11 + k % RACE_SELLERS, 10, 1, RACE_SUBS);
+	if (rc == 0) {
+		atomic_store(&c->status[k + 1], 1);
+		atomic_fetch_add(&c->ok, 1);
+	} else if (rc == MONEY_INSUFFICIENT) {
+		atomic_store(&c->status[k + 1], 2);
+		atomic_fetch_add(&c->refused, 1);
+		rc = 0;
+	}
+	return rc;
+}
+
+static int not_applied(void *arg, int ncols, const char *const *values)
+{
+	struct crowd *c = arg;
+	(void)ncols;
+	long id = strtol(values[0], NULL, 10);
+	return id < 1 || id > SALES || atomic_load(&c->status[id]) != 1;
+}
+
+static void transfer__no_overdraft_under_threads(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	for (int b = 1; b <= RACE_BUYERS; b++)
+		open_account(db, b, 1, 20000);
+	for (int s = 11; s < 11 + RACE_SELLERS; s++)
+		open_account(db, s, 1, 0);
+	open_account(db, FEE_ACCOUNT, RACE_SUBS, 0);
+
+	static struct crowd c;
+	memset(&c, 0, sizeof c);
+	struct kit_load_config lc;
+	struct kit_load_result r;
+	kit_load_config_default(&lc);
+	lc.url = t->url;
+	lc.threads = THREADS;
+	lc.iterations = PER_THREAD;
+	lc.progress = false;
+	lc.thread_init = patient;
+	lt_expect(kit_load_run(&lc, sell, &c, &r) == 0, NULL, "load run: %s", r.error);
+
+	char what[700];
+	snprintf(what, sizeof what, "transfers that failed with neither 0 nor MONEY_INSUFFICIENT "
+	         "(first error: %s)", r.error[0] ? r.error : "none");
+	lt_expect_int(r.failed, 0, what);
+	lt_expect_int_hint(atomic_load(&c.ok), 8000, "transfers of 10 applied from 4 x 20,000 "
+	                   "(16 threads, 10,000 sales)", "conditional-debit");
+	lt_expect_int_hint(atomic_load(&c.refused), 2000, "transfers refused (MONEY_INSUFFICIENT)",
+	                   "conditional-debit");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM accounts WHERE id BETWEEN 1 AND 4 "
+	                               "AND balance <> 0"), 0, "buyers whose balance is not 0 at the end",
+	                   "conditional-debit");
+
+	/* The student's audit first (a buffer it keeps may be written then),
+	 * then the test's own. */
+	struct money_audit a = { -1, -1, -1, -1 };
+	int rc = money_reconcile(db, &a);
+	lt_expect(rc == 0, "reconcile", "money_reconcile failed (%d): %s", rc, labtest_why(db));
+	lt_expect(a.unbalanced == 0 && a.drifted == 0 && a.negative == 0 && a.total == 0,
+	          "reconcile", "expected money_reconcile to find nothing wrong, got unbalanced %lld, "
+	          "drifted %lld, negative %lld, total %lld", (long long)a.unbalanced,
+	          (long long)a.drifted, (long long)a.negative, (long long)a.total);
+	books_balance(t, "after 16 threads x 625 sales");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 8000, "fee account after 8,000 fees of 1",
+	                   "balance");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM transfers WHERE id > 0"), 8000,
+	                   "transfer rows after 8,000 applied sales", "rollback");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM entries WHERE transfer_id > 0"),
+	                   24000, "entry rows after 8,000 applied sales", "rollback");
+	rc = kit_db_query(db, "SELECT id FROM transfers WHERE id > 0", 0, NULL, not_applied, &c);
+	lt_expect(rc == 0, "rollback", "expected every transfer row to be a sale that returned 0, "
+	          "found one that did not (a refused sale left its row behind)");
+}
+
+/* ---- batches ---- */
+
+static void batch__bad_transfer_does_not_sink_batch(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 100);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+
+	struct money_fees f = { FEE_ACCOUNT, 2 };
+	struct money_transfer list[10];
+	int results[10], want[10];
+	for (int i = 0; i < 10; i++) {
+		list[i] = (struct money_transfer){ 101 + i, 1, 2, 10, 1 };
+		want[i] = 0;
+	}
+	list[3].amount = 1000;       /* more than the buyer has */
+	want[3] = MONEY_INSUFFICIENT;
+	list[6].to = 3;              /* no such seller */
+	want[6] = MONEY_NO_ACCOUNT;
+	for (int pass = 0; pass < 2; pass++) {
+		memset(results, 0x55, sizeof results);
+		int rc = money_batch(db, &f, list, 10, results);
+		lt_expect(rc == 0, "savepoint", "money_batch of 10 with two bad transfers returned %d, "
+		          "expected 0 (%s)", rc, labtest_why(db));
+		for (int i = 0; i < 10; i++) {
+			char what[160];
+			int w = pass == 1 && want[i] == 0 ? MONEY_ALREADY : want[i];
+			snprintf(what, sizeof what, "results[%d] of %s batch (transfer %lld)", i,
+			         pass ? "the same, retried," : "a", (long long)list[i].id);
+			lt_expect_int_hint(results[i], w, what, pass ? "idempotency" : "savepoint");
+		}
+	}
+	lt_expect_int_hint(balance(t, 1), 20, "buyer's balance after 8 of 10 transfers of 10 from 100",
+	                   "savepoint");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 8, "fee account after 8 fees of 1", "savepoint");
+	lt_expect_int_hint(rows_of(t, 104) + rows_of(t, 107), 0,
+	                   "rows left by the two refused transfers of the batch", "savepoint");
+	books_balance(t, "after a batch with two bad transfers");
+}
+
+struct tx_count {
+	int begins, commits;
+};
+
+static void count_tx(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct tx_count *c = arg;
+	(void)sql;
+	(void)t_ns;
+	c->begins += ev == KIT_DB_TX_BEGIN;
+	c->commits += ev == KIT_DB_TX_COMMIT;
+}
+
+static void batch__one_transaction(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 4, 0);
+
+	struct money_fees f = { FEE_ACCOUNT, 4 };
+	struct money_transfer list[20];
+	int results[20];
+	for (int i = 0; i < 20; i++)
+		list[i] = (struct money_transfer){ 1 + i, 1, 2, 10, 2 };
+	struct tx_count c = { 0, 0 };
+	kit_db_set_hook(db, count_tx, &c);
+	int rc = money_batch(db, &f, list, 20, results);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0, "one-transaction", "money_batch of 20 failed (%d): %s", rc, labtest_why(db));
+	lt_expect_int_hint(c.begins, 1, "BEGINs for one batch of 20", "one-transaction");
+	lt_expect_int_hint(c.commits, 1, "COMMITs for one batch of 20", "one-transaction");
+	lt_expect_int_hint(balance(t, 1), 800, "buyer's balance after a batch of 20 x 10 from 1000",
+	                   "savepoint");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 40, "fee account after a batch of 20 fees of 2",
+	                   "savepoint");
+	books_balance(t, "after one batch of 20");
+}
+
+/* ---- paying out of a split account ---- */
+
+static void payout__never_below_zero_per_sub(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 4, 0);
+	for (int id = 1; id <= 4; id++)       /* each sub-account holds 30 */
+		lt_expect_int(transfer(db, id, 1, 2, 100, 30, 4), 0, "money_transfer with a fee of 30");
+
+	struct money_fees f = { FEE_ACCOUNT, 4 };
+	int rc = money_payout(db, &f, 1000, 3, 50);
+	lt_expect(rc == 0 || rc == MONEY_INSUFFICIENT, "reservation",
+	          "expected 0 or MONEY_INSUFFICIENT from a payout of 50 out of 4 x 30, got %d (%s)",
+	          rc, labtest_why(db));
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM accounts WHERE id = 99 AND balance < 0"),
+	                   0, "fee sub-accounts below zero after a payout of 50 out of 4 x 30",
+	                   "reservation");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), rc == 0 ? 70 : 120,
+	                   rc == 0 ? "fee account after a payout of 50 that returned 0"
+	                           : "fee account after a refused payout", "reservation");
+	int64_t before = balance(t, FEE_ACCOUNT);
+	lt_expect_int_hint(money_payout(db, &f, 1001, 3, 25), 0,
+	                   "a payout of 25, which one sub-account covers", "reservation");
+	lt_expect_int_hint(money_payout(db, &f, 1001, 3, 25), MONEY_ALREADY,
+	                   "the payout of 25 sent again (MONEY_ALREADY)", "idempotency");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), before - 25, "fee account after a payout of 25",
+	                   "reservation");
+	lt_expect_int_hint(money_payout(db, &f, 1002, 3, 1000), MONEY_INSUFFICIENT,
+	                   "a payout of 1,000 out of less than 120", "reservation");
+	lt_expect_int_hint(rows_of(t, 1002), 0, "rows of the refused payout", "rollback");
+	books_balance(t, "after payouts");
+}
+
+/* ---- the audit ---- */
+
+static void expect_audit(struct kit_db *db, int64_t unbalanced, int64_t drifted,
+                         int64_t negative, int64_t total, const char *after)
+{
+	struct money_audit a = { -1, -1, -1, -1 };
+	int rc = money_reconcile(db, &a);
+	lt_expect(rc == 0, "reconcile", "money_reconcile failed (%d): %s", rc, labtest_why(db));
+	lt_expect(a.unbalanced == unbalanced && a.drifted == drifted && a.negative == negative &&
+	          a.total == total, "reconcile",
+	          "expected unbalanced %lld, drifted %lld, negative %lld, total %lld, got %lld, %lld, "
+	          "%lld, %lld: money_reconcile %s", (long long)unbalanced, (long long)drifted,
+	          (long long)negative, (long long)total, (long long)a.unbalanced,
+	          (long long)a.drifted, (long long)a.negative, (long long)a.total, after);
+}
+
+static void reconcile__finds_what_is_wrong(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	for (int id = 1; id <= 4; id++)
+		lt_expect_int(transfer(db, id, 1, 2, 50, 5, 2), 0, "money_transfer");
+
+	expect_audit(db, 0, 0, 0, 0, "of correct books");
+	labtest_exec(t, "UPDATE accounts SET balance = balance + 7 WHERE id = 2");
+	expect_audit(db, 0, 1, 0, 7, "after 7 was added to a balance with no entry");
+	labtest_exec(t, "UPDATE accounts SET balance = balance - 7 WHERE id = 2;"
+	                "DELETE FROM entries WHERE transfer_id = 3 AND account_id = 1");
+	expect_audit(db, 1, 1, 0, 0, "after the buyer's entry of transfer 3 was deleted");
+	labtest_exec(t, "INSERT INTO entries (transfer_id, account_id, sub, amount) VALUES (3, 1, 0, -50);"
+	                "UPDATE accounts SET balance = -5 WHERE id = 99 AND sub = 1;"
+	                "INSERT INTO entries (transfer_id, account_id, sub, amount) VALUES (77, 99, 1, -15)");
+	expect_audit(db, 1, 0, 1, -15, "after a fee sub-account went to -5 through an entry of "
+	             "a transfer that does not exist");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		/* In the order of the handout. */
+		BOTH(transfer__moves_money_as_entries),
+		BOTH(transfer__refused_leaves_nothing),
+		BOTH(transfer__retry_applies_once),
+		BOTH(transfer__two_at_once_cannot_overdraw),
+		BOTH(transfer__fee_spread_over_subs),
+		PG_ONLY(transfer__fee_row_locked_last),
+		BOTH(payout__never_below_zero_per_sub),
+		BOTH(batch__bad_transfer_does_not_sink_batch),
+		BOTH(batch__one_transaction),
+		BOTH(reconcile__finds_what_is_wrong),
+		BOTH(transfer__no_overdraft_under_threads),
+		BOTH(crash__before_commit),
+		BOTH(crash__after_commit),
+		BOTH(crash__mid_batch),
+	};
+	return labtest_main("06-money", tests);
+}
