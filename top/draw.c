@@ -76,13 +76,13 @@ static int lane(struct tui_screen *scr, int y, int w, const struct top_lane *l,
 	int next = l->nwaiters > 0 ? l->waiters[0].pid : 0;
 	if (l->holder_pid)
 		tui_screen_textf(scr, 3, y + 1, w - 4, TUI_DIM,
-			"holder pid %d, in transaction %s (%s); %d on its transactionid "
-			"(pid %d, next), %d on the tuple lock", l->holder_pid,
-			tui_fmt_ms(b, sizeof b, l->holder_age_ms), l->holder_state[0] ? l->holder_state : "?",
+			"held by pid %d (%s, %s); %d waits on its transactionid "
+			"(pid %d), %d on the tuple lock", l->holder_pid,
+			l->holder_state[0] ? l->holder_state : "?", tui_fmt_ms(b, sizeof b, l->holder_age_ms),
 			xid, next, l->nwaiting - xid);
 	else
 		tui_screen_textf(scr, 3, y + 1, w - 4, TUI_DIM,
-			"holder not seen this sample; %d on a transactionid, %d on the tuple lock",
+			"holder not seen this sample; %d waits on a transactionid, %d on the tuple lock",
 			xid, l->nwaiting - xid);
 	return 2;
 }
@@ -187,6 +187,8 @@ static void cost(struct tui_screen *scr, int y, const struct top_view *v, const 
 	if (s->server_ms_per_s >= 0)
 		snprintf(srv, sizeof srv, "server %.2f ms/s (%.2f%% of a core)",
 		         s->server_ms_per_s, s->server_ms_per_s / 10);
+	else if (s->have_statements)
+		snprintf(srv, sizeof srv, "server time: after a second");
 	else
 		snprintf(srv, sizeof srv, "server time: needs pg_stat_statements");
 	tui_screen_textf(scr, x, y, -1, TUI_DIM, "  queries %s per sample, round trips included "

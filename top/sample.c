@@ -52,6 +52,7 @@ struct top_sampler {
 	struct timespec t0;
 	int64_t seq;
 	bool have_statements;
+	char stmts_sql[512], own_sql[256];   /* the queries, schema filled in */
 	double stmt_t;               /* when pg_stat_statements was last read */
 
 	struct wait *waits;          /* this sample's, MAX_WAITS */
@@ -106,6 +107,15 @@ static int query(struct top_sampler *ts, const char *sql, int nparams, const cha
 	return rc;
 }
 
+/* pg_stat_statements, in the schema %s the extension was created in. */
+static const char STMTS_SQL[] = TAG
+	"SELECT query, calls, total_exec_time, mean_exec_time FROM %s.pg_stat_statements"
+	" WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+	" AND query NOT LIKE '/* hotrow top */%%' ORDER BY total_exec_time DESC LIMIT 5";
+static const char OWN_SQL[] = TAG
+	"SELECT coalesce(sum(total_exec_time), 0), coalesce(sum(calls), 0)"
+	" FROM %s.pg_stat_statements WHERE query LIKE '/* hotrow top */%%'";
+
 /* ---- opening ---- */
 
 static int take_text(void *arg, int ncols, const char *const *v)
@@ -151,14 +161,19 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 	    query(ts, TAG "SELECT pg_backend_pid()", 0, NULL, take_text, pid, &ms) != 0 ||
 	    query(ts, TAG "SELECT 'PostgreSQL ' || current_setting('server_version')", 0, NULL,
 	          take_text, ts->server, &ms) != 0 ||
-	    query(ts, TAG "SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'",
+	    query(ts, TAG "SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n"
+	          " ON n.oid = e.extnamespace WHERE e.extname = 'pg_stat_statements'",
 	          0, NULL, take_text, ext, &ms) != 0) {
 		snprintf(err, errlen, "%s: %s", url, kit_db_errmsg(ts->db));
 		top_sampler_close(ts);
 		return -1;
 	}
 	ts->pid = atoi(pid);
-	ts->have_statements = atoi(ext) > 0;
+	/* The view lives in the extension's schema, which need not be on the
+	 * search_path. */
+	ts->have_statements = ext[0] != '\0';
+	snprintf(ts->stmts_sql, sizeof ts->stmts_sql, STMTS_SQL, ext);
+	snprintf(ts->own_sql, sizeof ts->own_sql, OWN_SQL, ext);
 	ts->stmt_t = -1e9;
 	ts->server_ms_per_s = -1;
 	*out = ts;
@@ -482,14 +497,6 @@ static int take_stmt(void *arg, int ncols, const char *const *v)
 	return 0;
 }
 
-static const char STMTS_SQL[] = TAG
-	"SELECT query, calls, total_exec_time, mean_exec_time FROM pg_stat_statements"
-	" WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
-	" AND query NOT LIKE '/* hotrow top */%' ORDER BY total_exec_time DESC LIMIT 5";
-static const char OWN_SQL[] = TAG
-	"SELECT coalesce(sum(total_exec_time), 0), coalesce(sum(calls), 0)"
-	" FROM pg_stat_statements WHERE query LIKE '/* hotrow top */%'";
-
 /* Read pg_stat_statements about once a second: the top list does not move
  * faster than that, and the view walks every statement the server knows. */
 static int statements(struct top_sampler *ts, double t, double *ms)
@@ -499,8 +506,8 @@ static int statements(struct top_sampler *ts, double t, double *ms)
 	ts->stmt_t = t;
 	ts->nstmts = 0;
 	double own[2];
-	if (query(ts, STMTS_SQL, 0, NULL, take_stmt, ts, ms) != 0 ||
-	    query(ts, OWN_SQL, 0, NULL, take_two, own, ms) != 0) {
+	if (query(ts, ts->stmts_sql, 0, NULL, take_stmt, ts, ms) != 0 ||
+	    query(ts, ts->own_sql, 0, NULL, take_two, own, ms) != 0) {
 		ts->have_statements = false;    /* dropped, or no permission: stop asking */
 		return -1;
 	}
