@@ -44,14 +44,31 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Sample until the row has `want` waiters (each waiter queues in its own
+/* This test's lanes: the sampler reads the test's own schema, so its
+ * table prints as plain "hot" and other suites' tables (the server may be
+ * shared) print with their schema. */
+static const struct top_lane *lane_of_hot(const struct top_sample *s, int *nlanes)
+{
+	const struct top_lane *found = NULL;
+	*nlanes = 0;
+	for (int i = 0; i < s->nlanes; i++)
+		if (!strcmp(s->lanes[i].relation, "hot")) {
+			found = &s->lanes[i];
+			(*nlanes)++;
+		}
+	return found;
+}
+
+/* Sample until row 1 has `want` waiters (each waiter queues in its own
  * time), at most 10 s. */
 static int sample_until(struct top_sampler *ts, struct top_sample *s, int want)
 {
 	for (int i = 0; i < 100; i++) {
+		int n;
 		if (top_sampler_take(ts, s) != 0)
 			return -1;
-		if (s->waiting_now >= want)
+		const struct top_lane *l = lane_of_hot(s, &n);
+		if (l && l->nwaiting >= want)
 			return 0;
 		sleep_ms(100);
 	}
@@ -80,8 +97,8 @@ static void sampler__one_holder_k_waiters(void **state)
 	for (int i = 0; i < K; i++) {
 		w[i].url = t->url;
 		pthread_create(&w[i].th, NULL, queue_up, &w[i]);
-		lt_expect(sample_until(ts, s, i + 1) == 0, NULL, "expected %d waiting, got %d (%s)",
-		          i + 1, s->waiting_now, top_sampler_error(ts));
+		lt_expect(sample_until(ts, s, i + 1) == 0, NULL, "expected %d waiting for row 1 within "
+		          "10 s, got fewer (%s)", i + 1, top_sampler_error(ts));
 	}
 	/* the other row is free: an update of it does not wait */
 	labtest_exec(t, "UPDATE hot SET n = n + 1 WHERE id = 2");
@@ -94,10 +111,9 @@ static void sampler__one_holder_k_waiters(void **state)
 	tui_screen_dump(scr, stdout);
 
 	/* verify: the sample */
-	lt_expect_int(s->nlanes, 1, "lanes (rows with waiters); row 2 is free");
-	const struct top_lane *l = &s->lanes[0];
-	lt_expect(strstr(l->relation, "hot") != NULL, NULL, "expected the lane's relation to be "
-	          "hot, got \"%s\"", l->relation);
+	int nlanes;
+	const struct top_lane *l = lane_of_hot(s, &nlanes);
+	lt_expect_int(nlanes, 1, "lanes of table hot (rows with waiters); row 2 is free");
 	lt_expect(!strcmp(l->key, "id=1"), NULL, "expected the key id=1, got \"%s\"", l->key);
 	lt_expect_int(l->holder_pid, holder_pid, "the holder's pid");
 	lt_expect_int(l->nwaiting, K, "waiters on row 1");
@@ -114,7 +130,7 @@ static void sampler__one_holder_k_waiters(void **state)
 	          "(%.0f ms) older than the oldest wait (%.0f ms)", l->holder_age_ms, l->oldest_wait_ms);
 	int lock_cells = s->nstate[TOP_LOCK_WAIT];
 	lt_expect(lock_cells >= K, NULL, "expected at least %d lock-wait cells, got %d", K, lock_cells);
-	lt_expect(s->nstate[TOP_HOLDER] == 1, NULL, "expected one holder cell, got %d",
+	lt_expect(s->nstate[TOP_HOLDER] >= 1, NULL, "expected a holder cell, got %d",
 	          s->nstate[TOP_HOLDER]);
 	/* ... and the frame */
 	char want[64];
@@ -135,7 +151,8 @@ static void sampler__one_holder_k_waiters(void **state)
 		lt_expect_int(w[i].rc, 0, "a queued update, once the holder committed");
 	}
 	assert_int_equal(top_sampler_take(ts, s), 0);
-	lt_expect_int(s->nlanes, 0, "lanes once the holder committed");
+	lane_of_hot(s, &nlanes);
+	lt_expect_int(nlanes, 0, "lanes of table hot once the holder committed");
 	lt_expect_int(labtest_int(t, "SELECT n FROM hot WHERE id = 1"), K + 1, "row 1's count");
 
 	tui_screen_free(scr);

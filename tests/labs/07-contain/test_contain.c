@@ -206,6 +206,7 @@ static void hot_keys__memory_stays_within_k(void **state)
 
 struct waiter {
 	const char *url;
+	const char *tag;             /* the test's place, so its waits can be told apart */
 	int64_t post;
 	int rc;
 	pthread_t th;
@@ -215,12 +216,13 @@ static void *queue_up(void *arg)
 {
 	struct waiter *w = arg;
 	struct kit_db *db;
-	char id[24];
+	char id[24], sql[400];
 	snprintf(id, sizeof id, "%lld", (long long)w->post);
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = $1 /* %s */", w->tag);
 	const char *p[] = { id };
 	w->rc = kit_db_open(&db, w->url);
 	if (w->rc == 0)
-		w->rc = kit_db_exec(db, "UPDATE posts SET likes = likes + 1 WHERE id = $1", 1, p);
+		w->rc = kit_db_exec(db, sql, 1, p);
 	kit_db_close(db);
 	return NULL;
 }
@@ -231,11 +233,14 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Backends of this test waiting for a lock, as pg_stat_activity says. */
+/* This test's backends waiting for a lock, as pg_stat_activity says
+ * (other suites may share the server). */
 static int64_t lock_waiters(struct labtest *t)
 {
-	return labtest_int(t, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-	                      " AND datname = current_database()");
+	char sql[600];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+	         "'Lock' AND query LIKE '%%/* %s */%%'", t->place);
+	return labtest_int(t, sql);
 }
 
 static void wait_for_waiters(struct labtest *t, int n)
@@ -269,7 +274,7 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	/* configure: row 1 held with K waiters behind it, row 2 held alone */
 	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
 	for (int i = 0; i < K_WAITERS; i++) {
-		w[i] = (struct waiter){ .url = t->url, .post = 1 };
+		w[i] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1 };
 		pthread_create(&w[i].th, NULL, queue_up, &w[i]);
 		wait_for_waiters(t, i + 1);
 	}
@@ -427,9 +432,12 @@ static void durable_url(char *out, size_t len, const char *url)
 		memcpy(p + strlen("synchronous_commit="), "on ", 3);
 }
 
+/* Holds of the lone thread, UPDATE start to COMMIT end. */
+struct holds { double ms[20000]; int n; };
+
 static int naive_like(void *arg, struct kit_load_thread *th)
 {
-	_Atomic int64_t *hold_ns = arg;
+	struct holds *h = arg;
 	int rc = kit_db_begin(th->db);
 	int64_t t0 = kit_load_now_ns();
 	if (rc == 0)
@@ -438,8 +446,23 @@ static int naive_like(void *arg, struct kit_load_thread *th)
 		rc = kit_db_commit(th->db);
 	else
 		kit_db_rollback(th->db);
-	atomic_fetch_add(hold_ns, kit_load_now_ns() - t0);
+	if (rc == 0 && h->n < 20000)
+		h->ms[h->n++] = (double)(kit_load_now_ns() - t0) / 1e6;
 	return rc;
+}
+
+static double mean(const double *v, int n)
+{
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += v[i];
+	return n ? sum / n : 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
 }
 
 static int like_op(void *arg, struct kit_load_thread *th)
@@ -498,6 +521,51 @@ static void overload(struct contain_config *cfg, double rate, int like_threads,
 	*likes = s[0].r;
 }
 
+/* The overload's inputs, from the hold of one thread alone. */
+struct plan {
+	struct contain_config cfg;
+	double rate;                 /* likes offered per second */
+	int threads;
+	double predicted_ok;         /* the naive login page's share of connections */
+};
+
+static void plan(const char *url, struct plan *p)
+{
+	/* The ceiling, from one thread alone: UPDATE to COMMIT is the hold.
+	 * The median, not the mean: on a shared machine a few commits stall
+	 * for tens of milliseconds, and they say nothing about the row. */
+	static struct holds h;
+	struct kit_load_config c;
+	struct kit_load_result one;
+	kit_load_config_default(&c);
+	c.url = url, c.threads = 1, c.seconds = 1.5, c.progress = false;
+	h.n = 0;
+	lt_expect(kit_load_run(&c, naive_like, &h, &one) == 0, NULL, "%s", one.error);
+	qsort(h.ms, (size_t)h.n, sizeof h.ms[0], by_value);
+	double hold_ms = h.n ? h.ms[h.n / 2] : 1;
+	double ceiling = 1000 / hold_ms;
+
+	/* What they predict. Without containment every pooled connection
+	 * waits in the row's line, so the pool hands out connections at the
+	 * row's ceiling while requests (likes and logins alike) ask at 4x
+	 * that; each waits in line until the acquire timeout. Enough threads
+	 * keep the line a full timeout deep, and then about ceiling / offered
+	 * = 1 in 4 requests gets a connection, the login page's included. */
+	int timeout_ms = (int)fmax(20, 10 * hold_ms);
+	int lock_ms = (int)fmax(20, 5 * hold_ms);
+	p->rate = 4 * ceiling;
+	p->threads = (int)fmin(240, fmax(64, POOL + 1.5 * p->rate * timeout_ms / 1000));
+	p->predicted_ok = ceiling / p->rate;
+	p->cfg = (struct contain_config){ .url = url, .pool_size = POOL,
+	                                  .counter_pool_size = LIKE_POOL,
+	                                  .acquire_timeout_ms = timeout_ms, .lock_timeout_ms = lock_ms };
+	printf("# hold %.2f ms alone (median of %d; mean %.2f), ceiling %.0f/s; likes offered at %.0f/s (4x) from %d threads "
+	       "for %d s; login at %d/s; acquire timeout %d ms, lock timeout %d ms\n", hold_ms,
+	       h.n, mean(h.ms, h.n), ceiling, p->rate, p->threads, OVERLOAD_S, LOGIN_RATE, timeout_ms, lock_ms);
+	printf("# predicted without containment: the login page gets a connection about "
+	       "ceiling / offered = %.0f%% of the time\n", 100 * p->predicted_ok);
+}
+
 static void contain__login_survives_a_hot_row(void **state)
 {
 	struct labtest *t = *state;
@@ -507,51 +575,36 @@ static void contain__login_survives_a_hot_row(void **state)
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1);"
 	                "INSERT INTO users SELECT g, 'user ' || g FROM generate_series(1, 100) g");
 
-	/* The ceiling, from one thread alone: UPDATE to COMMIT is the hold. */
-	_Atomic int64_t hold_ns = 0;
-	struct kit_load_config c;
-	struct kit_load_result one;
-	kit_load_config_default(&c);
-	c.url = url, c.threads = 1, c.seconds = 1, c.progress = false;
-	lt_expect(kit_load_run(&c, naive_like, (void *)&hold_ns, &one) == 0, NULL, "%s", one.error);
-	double hold_ms = one.ok ? (double)hold_ns / 1e6 / (double)one.ok : 1;
-	double ceiling = 1000 / hold_ms, rate = 4 * ceiling;
+	/* The naive app first. Its prediction rests on the hold measured
+	 * alone just before; on a machine whose disk is shared, a commit can
+	 * cost twice as much for a second and half as much the next, so when
+	 * the baseline does not collapse the hold is measured and the
+	 * baseline run once more. */
+	struct plan p;
+	double naive_ok = 1;
+	struct kit_load_result naive_likes;
+	for (int attempt = 0; attempt < 2 && naive_ok >= 0.5; attempt++) {
+		if (attempt)
+			printf("# the naive login page did not collapse; measuring the hold again\n");
+		plan(url, &p);
+		struct contain_config cfg = p.cfg;
+		cfg.contain = false;
+		overload(&cfg, p.rate, p.threads, &naive_ok, &naive_likes);
+		printf("# naive:     login %.1f%% ok (predicted %.0f%%, ratio %.2f); likes %lld ok, "
+		       "%lld failed\n", 100 * naive_ok, 100 * p.predicted_ok, naive_ok / p.predicted_ok,
+		       (long long)naive_likes.ok, (long long)naive_likes.failed);
+	}
+	lt_expect(naive_ok < 0.5, NULL, "expected the naive app's login page to collapse (under "
+	          "50%% ok) at 4x the ceiling, got %.1f%% ok (predicted about %.0f%%)",
+	          100 * naive_ok, 100 * p.predicted_ok);
 
-	/* The inputs, and what they predict. Without containment every pooled
-	 * connection waits in the row's line, so the pool hands out
-	 * connections at the row's ceiling while requests (likes and logins
-	 * alike) ask at 4x that; each waits in line until the acquire timeout.
-	 * Enough threads keep the line a full timeout deep, and then about
-	 * ceiling / offered = 1 in 4 requests gets a connection, the login
-	 * page's included. */
-	int timeout_ms = (int)fmax(20, 10 * hold_ms);
-	int lock_ms = (int)fmax(20, 5 * hold_ms);
-	int threads = (int)fmin(240, fmax(64, POOL + 1.5 * rate * timeout_ms / 1000));
-	double predicted_ok = ceiling / rate;
-	printf("# hold %.2f ms alone, ceiling %.0f/s; likes offered at %.0f/s (4x) from %d threads "
-	       "for %d s; login at %d/s; acquire timeout %d ms, lock timeout %d ms\n", hold_ms,
-	       ceiling, rate, threads, OVERLOAD_S, LOGIN_RATE, timeout_ms, lock_ms);
-	printf("# predicted without containment: the login page gets a connection about "
-	       "ceiling / offered = %.0f%% of the time\n", 100 * predicted_ok);
-
-	struct contain_config cfg = { .url = url, .pool_size = POOL, .counter_pool_size = LIKE_POOL,
-	                              .acquire_timeout_ms = timeout_ms, .lock_timeout_ms = lock_ms };
-	double naive_ok, contained_ok;
-	struct kit_load_result naive_likes, contained_likes;
-	cfg.contain = false;
-	overload(&cfg, rate, threads, &naive_ok, &naive_likes);
-	cfg.contain = true;
-	overload(&cfg, rate, threads, &contained_ok, &contained_likes);
-	printf("# naive:     login %.1f%% ok (predicted %.0f%%, ratio %.2f); likes %lld ok, "
-	       "%lld failed\n", 100 * naive_ok, 100 * predicted_ok, naive_ok / predicted_ok,
-	       (long long)naive_likes.ok, (long long)naive_likes.failed);
+	double contained_ok;
+	struct kit_load_result contained_likes;
+	p.cfg.contain = true;
+	overload(&p.cfg, p.rate, p.threads, &contained_ok, &contained_likes);
 	printf("# contained: login %.2f%% ok; likes %lld ok, %lld failed (%lld on the lock timeout)\n",
 	       100 * contained_ok, (long long)contained_likes.ok, (long long)contained_likes.failed,
 	       (long long)contained_likes.busy);
-
-	lt_expect(naive_ok < 0.5, NULL, "expected the naive app's login page to collapse (under "
-	          "50%% ok) at 4x the ceiling, got %.1f%% ok (predicted about %.0f%%)",
-	          100 * naive_ok, 100 * predicted_ok);
 	lt_expect(contained_ok > 0.99, "bulkhead", "expected the login page above 99%% ok with the "
 	          "likes contained, got %.2f%%", 100 * contained_ok);
 }
