@@ -8,11 +8,14 @@
  * Ctrl-C, on a crash and at exit.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -161,7 +164,20 @@ static int dump(struct top_sampler *ts, const struct opts *o)
 	return rc ? 1 : 0;
 }
 
-static int live(struct top_sampler *ts, struct opts *o)
+/* Whether the driver beside the screen (child > 0) has exited; its exit
+ * code goes to *status. */
+static bool child_done(pid_t child, int *status)
+{
+	int st;
+	if (child <= 0 || waitpid(child, &st, WNOHANG) != child)
+		return false;
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return true;
+}
+
+/* The live screen until q, a signal, or (child > 0) the child's exit.
+ * Returns 0, or the child's exit code when there is one. */
+static int live(struct top_sampler *ts, struct opts *o, pid_t child)
 {
 	struct top_sample *s = malloc(sizeof *s);
 	if (!s || tui_term_start(o->colour) < 0) {
@@ -176,8 +192,13 @@ static int live(struct top_sampler *ts, struct opts *o)
 	struct top_view v = { .interval_ms = o->interval_ms, .ascii = o->ascii };
 	char err[512] = "";
 	bool quit = false, have = false;
+	int status = 0;
 
 	while (!quit && !tui_term_quit_requested()) {
+		if (child_done(child, &status)) {
+			child = 0;
+			break;
+		}
 		double t0 = now_ms();
 		if (!v.paused || !have) {
 			int rc = top_sampler_take(ts, s);
@@ -213,7 +234,13 @@ static int live(struct top_sampler *ts, struct opts *o)
 	tui_screen_free(scr);
 	tui_term_stop();
 	free(s);
-	return 0;
+	if (child > 0) {                  /* quit before the driver finished */
+		kill(-child, SIGTERM);
+		int st;
+		waitpid(child, &st, 0);
+		status = 130;
+	}
+	return status;
 }
 
 int cmd_top(int argc, char **argv)
@@ -235,7 +262,51 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "hotrow top: %s\n", err);
 		return 1;
 	}
-	rc = o.dump ? dump(ts, &o) : live(ts, &o);
+	rc = o.dump ? dump(ts, &o) : live(ts, &o, 0);
 	top_sampler_close(ts);
+	return rc;
+}
+
+int top_beside(char *const *argv, const char *url, const char *log_path)
+{
+	struct opts o = { .url = url, .interval_ms = 200, .w = 120, .h = 40 };
+	char err[1024];
+	struct top_sampler *ts;
+
+	o.colour = getenv("NO_COLOR") == NULL || !*getenv("NO_COLOR");
+	setlocale(LC_ALL, "");
+	o.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+	if (top_sampler_open(&ts, url, err, sizeof err) != 0) {
+		fprintf(stderr, "hotrow lab run --top: %s\n", err);
+		return 1;
+	}
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0) {
+		fprintf(stderr, "hotrow lab run --top: cannot start the driver: %s\n", strerror(errno));
+		top_sampler_close(ts);
+		return 1;
+	}
+	if (child == 0) {                 /* the driver: its own group, output to the log */
+		setpgid(0, 0);
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int null = open("/dev/null", O_RDONLY);
+		if (fd < 0 || null < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || dup2(null, 0) < 0)
+			_exit(127);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	setpgid(child, child);
+	int rc = live(ts, &o, child);
+	top_sampler_close(ts);
+	FILE *f = fopen(log_path, "r");
+	if (f) {
+		char buf[4096];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+			fwrite(buf, 1, n, stdout);
+		fclose(f);
+	}
+	printf("\n(the driver's output, also in %s)\n", log_path);
 	return rc;
 }

@@ -38,7 +38,9 @@ static void title(struct tui_screen *scr, const struct top_view *v, const struct
 /* "posts (0,1) id=1", or "transaction 725" when no tuple lock names the row. */
 static void lane_label(char *buf, size_t len, const struct top_lane *l)
 {
-	if (l->tuple < 0)
+	if (l->tuple < 0 && l->query[0])     /* the row changed hands: only its statement is known */
+		snprintf(buf, len, "%s", l->query);
+	else if (l->tuple < 0)
 		snprintf(buf, len, "transaction %lld", (long long)l->xid);
 	else
 		snprintf(buf, len, "%s (%lld,%lld)%s%s", l->relation, (long long)l->page,
@@ -76,13 +78,13 @@ static int lane(struct tui_screen *scr, int y, int w, const struct top_lane *l,
 	int next = l->nwaiters > 0 ? l->waiters[0].pid : 0;
 	if (l->holder_pid)
 		tui_screen_textf(scr, 3, y + 1, w - 4, TUI_DIM,
-			"held by pid %d (%s, %s); %d waits on its transactionid "
-			"(pid %d), %d on the tuple lock", l->holder_pid,
+			"held by pid %d (%s, %s); %d waits on its transactionid, %d on a tuple "
+			"lock; next: pid %d", l->holder_pid,
 			l->holder_state[0] ? l->holder_state : "?", tui_fmt_ms(b, sizeof b, l->holder_age_ms),
-			xid, next, l->nwaiting - xid);
+			xid, l->nwaiting - xid, next);
 	else
 		tui_screen_textf(scr, 3, y + 1, w - 4, TUI_DIM,
-			"holder not seen this sample; %d waits on a transactionid, %d on the tuple lock",
+			"holder not seen this sample; %d waits on a transactionid, %d on a tuple lock",
 			xid, l->nwaiting - xid);
 	return 2;
 }

@@ -38,6 +38,7 @@ struct backend {
 	char state_text[32];
 	double xact_ms;              /* < 0: no transaction open */
 	bool lock_wait;              /* waits on a lock (a holder may, too) */
+	char query[96];              /* its statement, on one line */
 };
 
 struct point { double t; double commits, rollbacks, new_waits; };
@@ -88,6 +89,19 @@ static double now_s(const struct top_sampler *ts)
 static void copy(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src ? src : "");
+}
+
+/* src on one line: newlines and runs of blanks become one space. */
+static void one_line(char *dst, size_t len, const char *src)
+{
+	size_t o = 0;
+	for (const char *p = src ? src : ""; *p && o + 1 < len; p++) {
+		bool blank = *p == ' ' || *p == '\n' || *p == '\t' || *p == '\r';
+		if (blank && (o == 0 || dst[o - 1] == ' '))
+			continue;
+		dst[o++] = blank ? ' ' : *p;
+	}
+	dst[o] = '\0';
 }
 
 static double num(const char *s)
@@ -260,16 +274,17 @@ static int take_wait(void *arg, int ncols, const char *const *v)
 
 static const char BACKENDS_SQL[] = TAG
 	"SELECT pid, state, wait_event_type,"
-	" extract(epoch FROM clock_timestamp() - xact_start) * 1000"
+	" extract(epoch FROM clock_timestamp() - xact_start) * 1000, left(query, 120)"
 	" FROM pg_stat_activity"
 	" WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY pid";
 
 static int take_backend(void *arg, int ncols, const char *const *v)
 {
 	struct top_sampler *ts = arg;
-	if (ncols < 4 || ts->nbackends >= TOP_MAX_BACKENDS)
+	if (ncols < 5 || ts->nbackends >= TOP_MAX_BACKENDS)
 		return 0;
 	struct backend *b = &ts->backends[ts->nbackends++];
+	one_line(b->query, sizeof b->query, v[4]);
 	const char *state = v[1] ? v[1] : "", *wait = v[2] ? v[2] : "";
 	b->pid = atoi(v[0]);
 	copy(b->state_text, sizeof b->state_text, state);
@@ -298,13 +313,6 @@ static struct backend *backend(struct top_sampler *ts, int pid)
 
 /* ---- the lanes ---- */
 
-static bool same_row(const struct top_lane *l, const struct wait *w)
-{
-	if (w->tuple < 0 || !w->relation[0])     /* no tuple lock: by transaction */
-		return l->tuple < 0 && l->xid == w->xid;
-	return l->tuple == w->tuple && l->page == w->page && !strcmp(l->relation, w->relation);
-}
-
 /* Queue order: the transactionid waiter is next, then the tuple lock's
  * waiters oldest first (its queue is first come, first served). */
 static int by_queue(const void *a, const void *b)
@@ -323,37 +331,60 @@ static int by_waiting(const void *a, const void *b)
 	return (x->oldest_wait_ms < y->oldest_wait_ms) - (x->oldest_wait_ms > y->oldest_wait_ms);
 }
 
-static bool waits_in(const struct top_lane *l, const struct wait *all, int n, int pid)
+static const struct wait *waiting(const struct top_sampler *ts, int pid)
 {
-	for (int i = 0; i < n; i++)
-		if (all[i].pid == pid && same_row(l, &all[i]))
-			return true;
-	return false;
+	for (int i = 0; i < ts->nwaits; i++)
+		if (ts->waits[i].pid == pid)
+			return &ts->waits[i];
+	return NULL;
 }
 
-/* Group the waits into lanes, one per row (or per transaction when no
- * tuple lock names the row), and find each lane's holder. */
+/* The backend at the front of w's line: follow the first blocker while it
+ * waits itself. Under load a row's line is not one clean queue: when the
+ * holder commits, the row gets a new version, and waiters that were
+ * queued on the old version's tuple lock move on to wait for the new
+ * holder's transaction without a tuple lock of their own. What they all
+ * share is the transaction at the front, so that is what a lane is. */
+static int front(const struct top_sampler *ts, const struct wait *w)
+{
+	int pid = w->nblockers ? w->blockers[0] : 0;
+	for (int step = 0; step < 64 && pid; step++) {   /* a deadlock loops */
+		const struct wait *next = waiting(ts, pid);
+		if (!next || !next->nblockers)
+			return pid;
+		pid = next->blockers[0];
+	}
+	return pid;
+}
+
+/* Group the waits into lanes, one per holder, and name each lane's row
+ * from the tuple lock of the waiter at the head of its line (or of any
+ * waiter; a transaction number when none holds one). */
 static void build_lanes(struct top_sampler *ts, struct top_sample *s,
                         struct top_lane *lanes, int max)
 {
 	int n = 0;
 	for (int i = 0; i < ts->nwaits; i++) {
 		const struct wait *w = &ts->waits[i];
+		int holder = front(ts, w);
 		struct top_lane *l = NULL;
 		for (int j = 0; j < n && !l; j++)
-			if (same_row(&lanes[j], w))
+			if (lanes[j].holder_pid == holder)
 				l = &lanes[j];
 		if (!l) {
 			if (n == max)
 				continue;
 			l = &lanes[n++];
 			memset(l, 0, sizeof *l);
-			copy(l->relation, sizeof l->relation, w->tuple >= 0 ? w->relation : "");
-			l->page = w->tuple >= 0 ? w->page : -1;
-			l->tuple = w->tuple;
-			l->xid = w->xid;
+			l->holder_pid = holder;
+			l->page = l->tuple = -1;
 		}
-		if (w->on_xid)
+		bool head = w->on_xid && w->nblockers && w->blockers[0] == holder;
+		if (w->tuple >= 0 && w->relation[0] && (l->tuple < 0 || head)) {
+			copy(l->relation, sizeof l->relation, w->relation);
+			l->page = w->page, l->tuple = w->tuple;
+		}
+		if (w->on_xid && (head || !l->xid))
 			l->xid = w->xid;
 		l->nwaiting++;
 		if (w->wait_ms > l->oldest_wait_ms)
@@ -364,16 +395,9 @@ static void build_lanes(struct top_sampler *ts, struct top_sample *s,
 	for (int j = 0; j < n; j++) {
 		struct top_lane *l = &lanes[j];
 		qsort(l->waiters, (size_t)l->nwaiters, sizeof l->waiters[0], by_queue);
-		/* The holder blocks the transactionid waiter; failing that, it is
-		 * whoever blocks a waiter without waiting in this lane itself. */
-		for (int i = 0; i < ts->nwaits && !l->holder_pid; i++) {
-			const struct wait *w = &ts->waits[i];
-			if (!same_row(l, w) || (!w->on_xid && l->xid && l->nwaiting > 1))
-				continue;
-			for (int b = 0; b < w->nblockers && !l->holder_pid; b++)
-				if (!waits_in(l, ts->waits, ts->nwaits, w->blockers[b]))
-					l->holder_pid = w->blockers[b];
-		}
+		struct backend *next = l->nwaiters ? backend(ts, l->waiters[0].pid) : NULL;
+		if (next)
+			copy(l->query, sizeof l->query, next->query);
 		struct backend *h = l->holder_pid ? backend(ts, l->holder_pid) : NULL;
 		if (h) {
 			l->holder_age_ms = h->xact_ms;
@@ -482,15 +506,7 @@ static int take_stmt(void *arg, int ncols, const char *const *v)
 	if (ncols < 4 || ts->nstmts >= TOP_MAX_STMTS)
 		return 0;
 	struct top_stmt *st = &ts->stmts[ts->nstmts++];
-	/* One line: newlines and runs of blanks become one space. */
-	size_t o = 0;
-	for (const char *p = v[0] ? v[0] : ""; *p && o + 1 < sizeof st->query; p++) {
-		bool blank = *p == ' ' || *p == '\n' || *p == '\t' || *p == '\r';
-		if (blank && (o == 0 || st->query[o - 1] == ' '))
-			continue;
-		st->query[o++] = blank ? ' ' : *p;
-	}
-	st->query[o] = '\0';
+	one_line(st->query, sizeof st->query, v[0]);
 	st->calls = atoll(v[1] ? v[1] : "0");
 	st->total_ms = num(v[2]);
 	st->mean_ms = num(v[3]);

@@ -16,7 +16,13 @@
  * transactionid lock, for the holder's transaction to end; every later
  * waiter waits on that tuple lock. So a row with k waiters shows one
  * transactionid wait and k - 1 tuple waits, all naming the same
- * (relation, page, tuple) through the tuple lock.
+ * (relation, page, tuple) through the tuple lock. Under load the line
+ * churns: each commit makes a new version of the row, and waiters queued
+ * on the old version go on to wait for the next holder's transactionid
+ * with no tuple lock of their own. So a lane gathers every wait whose
+ * chain of blockers (pg_blocking_pids) leads to the same holder, and takes
+ * its row's name from the tuple lock of the waiter at its head. (A
+ * transaction holding two contended rows therefore shows as one lane.)
  *
  * Interface:
  *   struct top_sampler *ts;
@@ -62,6 +68,8 @@ struct top_lane {
 	char relation[64];     /* "posts" or "schema.posts"; "" when unknown */
 	int64_t page, tuple;   /* the row's ctid; -1 when no tuple lock names it */
 	char key[64];          /* "id=1" from the primary key, "" if not found */
+	char query[96];        /* the next waiter's statement (names the table
+	                          when no tuple lock names the row) */
 	int64_t xid;           /* the holder's transaction, 0 if unknown */
 	int holder_pid;        /* 0 when the holder is not known */
 	double holder_age_ms;  /* how long its transaction has been open */

@@ -22,10 +22,10 @@
 int hot_rows_now(struct kit_db *db, struct hot_row_now *out, int max, int *n)
 {
 	/* TODO(§2): query pg_locks (joined to pg_stat_activity for this
-	 * database) for the lock waits on rows, group them by the row they
-	 * are for, and fill out[] with kit_db_query(). Remember the two kinds
-	 * of wait that make up one row's line, and where the row's name is
-	 * for each. */
+	 * database) for the lock waits on rows, group them into lines, one
+	 * per transaction at the front, and fill out[] with kit_db_query().
+	 * Remember every kind of wait a line is made of, and that once the
+	 * row changes hands no lock may name it. */
 	(void)db;
 	(void)out;
 	(void)max;

@@ -39,8 +39,9 @@
 /* ---- §2: the rows with a line behind them, now ---- */
 
 struct hot_row_now {
-	char relation[64];       /* the table, as ::regclass::text prints it */
-	int64_t page, tuple;     /* the row's place (its ctid) */
+	char relation[64];       /* the table, as ::regclass::text prints it;
+	                            "" when no lock in the line names the row */
+	int64_t page, tuple;     /* the row's place (its ctid); -1 when unnamed */
 	int holder_pid;          /* the backend whose transaction holds the row;
 	                            0 if none was seen */
 	int waiting;             /* backends waiting for the row, all of them */
@@ -48,8 +49,8 @@ struct hot_row_now {
 };
 
 /* Fill out[0 .. *n-1] with the rows of the current database that have at
- * least one waiter, the most waiters first (then the oldest wait), at most
- * max of them. Returns 0, or a KIT_DB_* code (*n is then 0). PostgreSQL
+ * least one waiter, one entry per line (per transaction at its front), the
+ * most waiters first (then the oldest wait), at most max of them. Returns 0, or a KIT_DB_* code (*n is then 0). PostgreSQL
  * only: on SQLite it returns KIT_DB_ERR. */
 int hot_rows_now(struct kit_db *db, struct hot_row_now *out, int max, int *n);
 

@@ -1,9 +1,10 @@
 /*
  * contain.c: Lab 07 reference solution.
  *
- * hot_rows_now() reads both halves of a row's line: the first waiter waits
- * on the holder's transactionid (and holds the row's tuple lock, which
- * names the row), everyone after it waits on that tuple lock. Space-Saving
+ * hot_rows_now() reads every kind of wait in a row's line: the first
+ * waiter waits on the holder's transactionid (and holds the row's tuple
+ * lock, which names the row), the others on that tuple lock, and once the
+ * row has changed hands, all of them on the new holder's transactionid. Space-Saving
  * keeps k counters and, when a new key finds them all taken, gives it the
  * smallest one, count and all. The like endpoint is contained twice: a
  * lock_timeout set inside its own transaction (SET LOCAL, so no pool reset
@@ -19,20 +20,33 @@
 
 /* ---- §2 ---- */
 
-/* Every wait for a row in this database: on a tuple lock, or on a
- * transactionid (then the granted tuple lock of the same backend names the
- * row). The holder is whoever blocks the transactionid waiter. */
+/* Every wait for a row in this database, grouped by the transaction at
+ * the front of its line. A transactionid wait names that transaction
+ * itself (and the row, through the tuple lock its backend holds, when it
+ * holds one); a tuple wait is behind the transaction that the tuple lock's
+ * holder waits for. Once the row has changed hands, the waiters wait on
+ * the new holder's transactionid with no tuple lock at all: then nothing
+ * in pg_locks names the row, and the line is reported without a name. */
 static const char HOT_ROWS_SQL[] =
-	"SELECT coalesce(w.relation, t.relation)::regclass::text, coalesce(w.page, t.page),"
-	" coalesce(w.tuple, t.tuple), count(*),"
-	" coalesce(max(extract(epoch FROM clock_timestamp() - w.waitstart) * 1000), 0),"
-	" coalesce(max((pg_blocking_pids(w.pid))[1]) FILTER (WHERE w.locktype = 'transactionid'), 0)"
-	" FROM pg_locks w"
-	" JOIN pg_stat_activity a ON a.pid = w.pid AND a.datname = current_database()"
-	" LEFT JOIN pg_locks t ON t.pid = w.pid AND t.locktype = 'tuple' AND t.granted"
-	" WHERE NOT w.granted AND w.locktype IN ('tuple', 'transactionid')"
-	" AND coalesce(w.relation, t.relation) IS NOT NULL"
-	" GROUP BY 1, 2, 3 ORDER BY 4 DESC, 5 DESC";
+	"WITH w AS ("
+	"  SELECT w.pid, w.locktype, w.transactionid::text AS xid, w.waitstart,"
+	"   coalesce(w.relation, t.relation) AS rel, coalesce(w.page, t.page) AS page,"
+	"   coalesce(w.tuple, t.tuple) AS tup"
+	"  FROM pg_locks w"
+	"  JOIN pg_stat_activity a ON a.pid = w.pid AND a.datname = current_database()"
+	"  LEFT JOIN pg_locks t ON t.pid = w.pid AND t.locktype = 'tuple' AND t.granted"
+	"  WHERE NOT w.granted AND w.locktype IN ('tuple', 'transactionid')"
+	"), behind AS ("
+	"  SELECT w.*, coalesce(w.xid, (SELECT h.xid FROM w h WHERE h.locktype = 'transactionid'"
+	"   AND (h.rel, h.page, h.tup) = (w.rel, w.page, w.tup) LIMIT 1)) AS front"
+	"  FROM w"
+	")"
+	" SELECT coalesce(min(rel::regclass::text), ''), coalesce(min(page), -1),"
+	" coalesce(min(tup), -1), count(*),"
+	" coalesce(max(extract(epoch FROM clock_timestamp() - waitstart) * 1000), 0),"
+	" coalesce((SELECT l.pid FROM pg_locks l WHERE l.locktype = 'transactionid' AND l.granted"
+	"  AND l.transactionid::text = front), 0)"
+	" FROM behind GROUP BY front ORDER BY 4 DESC, 5 DESC";
 
 struct rows { struct hot_row_now *out; int max, n; };
 

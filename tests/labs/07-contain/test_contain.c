@@ -305,6 +305,89 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	              "row 1's likes after the line drained");
 }
 
+/* A waiter that keeps the row once it gets it, until told to commit. */
+struct keeper {
+	const char *url, *tag;
+	int64_t pid;
+	atomic_bool got, release;
+	int rc;
+	pthread_t th;
+};
+
+static void *keep_row(void *arg)
+{
+	struct keeper *k = arg;
+	struct kit_db *db;
+	char sql[400];
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", k->tag);
+	k->rc = kit_db_open(&db, k->url);
+	if (k->rc == 0)
+		k->rc = kit_db_query_int(db, "SELECT pg_backend_pid()", 0, NULL, &k->pid);
+	if (k->rc == 0)
+		k->rc = kit_db_begin(db);
+	if (k->rc == 0)
+		k->rc = kit_db_exec(db, sql, 0, NULL);
+	atomic_store(&k->got, true);
+	while (!atomic_load(&k->release))
+		sleep_ms(10);
+	if (k->rc == 0)
+		k->rc = kit_db_commit(db);
+	kit_db_close(db);
+	return NULL;
+}
+
+static void hot_rows_now__follows_the_line_past_a_commit(void **state)
+{
+	struct labtest *t = *state;
+	struct keeper k[K_WAITERS];
+	struct hot_row_now rows[8];
+	int64_t pid;
+	int n = -1;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+
+	/* configure: a holder, K waiters that keep the row once they get it;
+	 * then the holder commits, the first waiter takes the row, and the
+	 * other K - 1 now wait for it */
+	struct kit_db *h = hold(t, 1, &pid);
+	for (int i = 0; i < K_WAITERS; i++) {
+		k[i] = (struct keeper){ .url = t->url, .tag = t->place };
+		atomic_init(&k[i].got, false);
+		atomic_init(&k[i].release, false);
+		pthread_create(&k[i].th, NULL, keep_row, &k[i]);
+		wait_for_waiters(t, i + 1);
+	}
+	kit_db_commit(h);
+	kit_db_close(h);
+	int first = -1;
+	for (int w = 0; w < 400 && first < 0; w++) {
+		for (int i = 0; i < K_WAITERS; i++)
+			if (atomic_load(&k[i].got))
+				first = i;
+		sleep_ms(10);
+	}
+	wait_for_waiters(t, K_WAITERS - 1);
+	sleep_ms(50);
+
+	/* run */
+	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+
+	/* verify, after letting everyone commit */
+	for (int i = 0; i < K_WAITERS; i++)
+		atomic_store(&k[i].release, true);
+	for (int i = 0; i < K_WAITERS; i++)
+		pthread_join(k[i].th, NULL);
+	lt_expect(first >= 0, NULL, "expected a waiter to get the row once the holder committed");
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 1, "lines once the row changed hands (the waiters now wait on the new "
+	                   "holder's transactionid, and no tuple lock names the row)", "churn");
+	lt_expect_int_hint(rows[0].waiting, K_WAITERS - 1, "backends still waiting for the row",
+	                   "churn");
+	lt_expect_int_hint(rows[0].holder_pid, k[first].pid, "the new holder's pid", "holder");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1 + K_WAITERS,
+	              "row 1's likes after everyone committed");
+}
+
 static void hot_rows_now__quiet_when_nobody_waits(void **state)
 {
 	struct labtest *t = *state;
@@ -619,6 +702,7 @@ int main(void)
 		cmocka_unit_test(hot_keys__memory_stays_within_k),
 		/* §2, §5, §6: PostgreSQL */
 		LABTEST_PG(hot_rows_now__sees_the_whole_line),
+		LABTEST_PG(hot_rows_now__follows_the_line_past_a_commit),
 		LABTEST_PG(hot_rows_now__quiet_when_nobody_waits),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
