@@ -2,9 +2,10 @@
  * sample.c: reading pg_locks, pg_stat_activity, pg_stat_database and
  * pg_stat_statements into one top_sample.
  *
- * Every query the sampler sends starts with the comment "hotrow top", so
- * pg_stat_statements can be asked what the sampler itself costs and its
- * own statements can be left out of the top list. The session has a short
+ * Every query the sampler sends starts with the comment "hotrow top" or
+ * is prepared under a name starting hotrow_, so pg_stat_statements can be
+ * asked what the sampler itself costs and its own statements can be left
+ * out of the top list. The session has a short
  * lock_timeout: looking up a row's key reads the user's table, and a
  * monitor must never queue behind an ALTER TABLE it is watching.
  */
@@ -21,6 +22,39 @@
 #define KEY_CACHE 32
 #define MAX_WAITS 1024           /* waits read per sample */
 #define MAX_ROWS  128            /* contended rows sorted per sample */
+
+/* Every backend waiting for a row: on a tuple lock, or on a
+ * transactionid lock (then the tuple lock it already holds names the
+ * row). pg_locks is read once (each read of it locks the whole lock
+ * table for a moment); the waits of other databases are dropped with the
+ * backends' list, so pg_stat_activity is not read twice either. */
+#define WAITS_SQL \
+	"WITH l AS MATERIALIZED (SELECT pid, locktype, granted, relation, page, tuple," \
+	" transactionid, waitstart FROM pg_locks WHERE locktype IN ('tuple', 'transactionid'))" \
+	" SELECT w.pid, w.locktype, coalesce(w.relation, t.relation)::regclass::text," \
+	" coalesce(w.page, t.page), coalesce(w.tuple, t.tuple), w.transactionid," \
+	" extract(epoch FROM clock_timestamp() - w.waitstart) * 1000," \
+	" extract(epoch FROM w.waitstart), pg_blocking_pids(w.pid)::text" \
+	" FROM l w LEFT JOIN l t ON t.pid = w.pid AND t.locktype = 'tuple' AND t.granted" \
+	" WHERE NOT w.granted"
+
+#define BACKENDS_SQL \
+	"SELECT pid, state, wait_event_type," \
+	" extract(epoch FROM clock_timestamp() - xact_start) * 1000, left(query, 120)," \
+	" datname = current_database()" \
+	" FROM pg_stat_activity" \
+	" WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY pid"
+
+#define COUNTERS_SQL "SELECT sum(xact_commit), sum(xact_rollback) FROM pg_stat_database"
+
+/* Prepared once: planning a query over pg_stat_activity costs more than
+ * running it. pg_stat_statements counts each EXECUTE under the text of its
+ * PREPARE, so the sampler's own statements are those tagged or prepared
+ * under a hotrow_ name. */
+static const char PREPARE_SQL[] =
+	"PREPARE hotrow_waits AS " WAITS_SQL ";"
+	"PREPARE hotrow_backends AS " BACKENDS_SQL ";"
+	"PREPARE hotrow_counters AS " COUNTERS_SQL;
 
 /* One lock wait as pg_locks shows it. */
 struct wait {
@@ -39,6 +73,7 @@ struct backend {
 	double xact_ms;              /* < 0: no transaction open */
 	bool lock_wait;              /* waits on a lock (a holder may, too) */
 	char query[96];              /* its statement, on one line */
+	bool here;                   /* connected to the sampler's database */
 };
 
 struct point { double t; double commits, rollbacks, new_waits; };
@@ -125,10 +160,12 @@ static int query(struct top_sampler *ts, const char *sql, int nparams, const cha
 static const char STMTS_SQL[] = TAG
 	"SELECT query, calls, total_exec_time, mean_exec_time FROM %s.pg_stat_statements"
 	" WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
-	" AND query NOT LIKE '/* hotrow top */%%' ORDER BY total_exec_time DESC LIMIT 5";
+	" AND query NOT LIKE '/* hotrow top */%%' AND query NOT LIKE 'PREPARE hotrow\\_%%'"
+	" ORDER BY total_exec_time DESC LIMIT 5";
 static const char OWN_SQL[] = TAG
 	"SELECT coalesce(sum(total_exec_time), 0), coalesce(sum(calls), 0)"
-	" FROM %s.pg_stat_statements WHERE query LIKE '/* hotrow top */%%'";
+	" FROM %s.pg_stat_statements"
+	" WHERE query LIKE '/* hotrow top */%%' OR query LIKE 'PREPARE hotrow\\_%%'";
 
 /* ---- opening ---- */
 
@@ -170,8 +207,9 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 	}
 	char pid[64] = "", ext[64] = "";
 	double ms = 0;
-	if (kit_db_exec(ts->db, "SET application_name = 'hotrow top'; SET lock_timeout = '50ms';"
-	                        " SET statement_timeout = '2s'", 0, NULL) != 0 ||
+	if (kit_db_exec(ts->db, TAG "SET application_name = 'hotrow top'; " TAG "SET lock_timeout"
+	                        " = '50ms'; " TAG "SET statement_timeout = '2s'", 0, NULL) != 0 ||
+	    kit_db_exec(ts->db, PREPARE_SQL, 0, NULL) != 0 ||
 	    query(ts, TAG "SELECT pg_backend_pid()", 0, NULL, take_text, pid, &ms) != 0 ||
 	    query(ts, TAG "SELECT 'PostgreSQL ' || current_setting('server_version')", 0, NULL,
 	          take_text, ts->server, &ms) != 0 ||
@@ -229,19 +267,6 @@ const char *top_state_name(enum top_state st)
 
 /* ---- the waits ---- */
 
-/* Every backend of this database waiting for a row: on a tuple lock, or
- * on a transactionid lock (then the tuple lock it already holds names the
- * row). */
-static const char WAITS_SQL[] = TAG
-	"SELECT w.pid, w.locktype, coalesce(w.relation, t.relation)::regclass::text,"
-	" coalesce(w.page, t.page), coalesce(w.tuple, t.tuple), w.transactionid,"
-	" extract(epoch FROM clock_timestamp() - w.waitstart) * 1000,"
-	" extract(epoch FROM w.waitstart), pg_blocking_pids(w.pid)::text"
-	" FROM pg_locks w"
-	" JOIN pg_stat_activity a ON a.pid = w.pid AND a.datname = current_database()"
-	" LEFT JOIN pg_locks t ON t.pid = w.pid AND t.locktype = 'tuple' AND t.granted"
-	" WHERE NOT w.granted AND w.locktype IN ('tuple', 'transactionid')";
-
 static int take_wait(void *arg, int ncols, const char *const *v)
 {
 	struct top_sampler *ts = arg;
@@ -272,18 +297,13 @@ static int take_wait(void *arg, int ncols, const char *const *v)
 
 /* ---- the backends ---- */
 
-static const char BACKENDS_SQL[] = TAG
-	"SELECT pid, state, wait_event_type,"
-	" extract(epoch FROM clock_timestamp() - xact_start) * 1000, left(query, 120)"
-	" FROM pg_stat_activity"
-	" WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY pid";
-
 static int take_backend(void *arg, int ncols, const char *const *v)
 {
 	struct top_sampler *ts = arg;
-	if (ncols < 5 || ts->nbackends >= TOP_MAX_BACKENDS)
+	if (ncols < 6 || ts->nbackends >= TOP_MAX_BACKENDS)
 		return 0;
 	struct backend *b = &ts->backends[ts->nbackends++];
+	b->here = v[5] && v[5][0] == 't';
 	one_line(b->query, sizeof b->query, v[4]);
 	const char *state = v[1] ? v[1] : "", *wait = v[2] ? v[2] : "";
 	b->pid = atoi(v[0]);
@@ -309,6 +329,19 @@ static struct backend *backend(struct top_sampler *ts, int pid)
 		if (ts->backends[i].pid == pid)
 			return &ts->backends[i];
 	return NULL;
+}
+
+/* Keep the waits of backends connected to this database: in another
+ * one, ::regclass would name the wrong table. */
+static void drop_other_databases(struct top_sampler *ts)
+{
+	int k = 0;
+	for (int i = 0; i < ts->nwaits; i++) {
+		const struct backend *b = backend(ts, ts->waits[i].pid);
+		if (b && b->here)
+			ts->waits[k++] = ts->waits[i];
+	}
+	ts->nwaits = k;
 }
 
 /* ---- the lanes ---- */
@@ -567,11 +600,11 @@ int top_sampler_take(struct top_sampler *ts, struct top_sample *s)
 	s->t_s = now_s(ts);
 	copy(s->server, sizeof s->server, ts->server);
 	ts->nwaits = ts->nbackends = 0;
-	if (query(ts, WAITS_SQL, 0, NULL, take_wait, ts, &ms) != 0 ||
-	    query(ts, BACKENDS_SQL, 0, NULL, take_backend, ts, &ms) != 0 ||
-	    query(ts, TAG "SELECT sum(xact_commit), sum(xact_rollback) FROM pg_stat_database",
-	          0, NULL, take_two, counters, &ms) != 0)
+	if (query(ts, TAG "EXECUTE hotrow_waits", 0, NULL, take_wait, ts, &ms) != 0 ||
+	    query(ts, TAG "EXECUTE hotrow_backends", 0, NULL, take_backend, ts, &ms) != 0 ||
+	    query(ts, TAG "EXECUTE hotrow_counters", 0, NULL, take_two, counters, &ms) != 0)
 		rc = -1;
+	drop_other_databases(ts);
 
 	build_lanes(ts, s, ts->lanes, MAX_ROWS);
 	for (int i = 0; i < s->nlanes; i++)

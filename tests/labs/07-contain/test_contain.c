@@ -170,13 +170,15 @@ static void hot_keys__exact_while_keys_fit(void **state)
 		for (uint64_t i = 0; i < key * 10; i++)
 			hot_keys_add(&hk, key);
 	int m = hot_keys_topk(&hk, top, K);
-	lt_expect_int(m, 5, "keys reported after 5 distinct keys");
+	lt_expect_int_hint(m, 5, "keys reported after 5 distinct keys", "guarantee");
 	for (int i = 0; i < m; i++) {
-		lt_expect_int(top[i].key, 5 - i, "key, highest count first");
-		lt_expect_int(top[i].count, (5 - i) * 10, "count of a key that never lost its counter");
-		lt_expect_int(top[i].error, 0, "error of a key that never lost its counter");
+		lt_expect_int_hint(top[i].key, 5 - i, "key, highest count first", "order");
+		lt_expect_int_hint(top[i].count, (5 - i) * 10,
+		                   "count of a key that never lost its counter", "guarantee");
+		lt_expect_int_hint(top[i].error, 0, "error of a key that never lost its counter",
+		                   "error-bound");
 	}
-	lt_expect_int(hot_keys_topk(&hk, top, 2), 2, "hot_keys_topk() with max 2");
+	lt_expect_int_hint(hot_keys_topk(&hk, top, 2), 2, "hot_keys_topk() with max 2", "order");
 }
 
 static void hot_keys__memory_stays_within_k(void **state)
