@@ -55,7 +55,7 @@ static int lane(struct tui_screen *scr, int y, int w, const struct top_lane *l,
 	int qx = 1 + LABEL_W + 2, qw = w - qx - DEPTH_W - 1;
 
 	lane_label(label, sizeof label, l);
-	tui_screen_text(scr, 1, y, LABEL_W, TUI_BOLD, label);
+	tui_screen_text(scr, 1, y, LABEL_W - 1, TUI_BOLD, label);
 	tui_screen_put(scr, 1 + LABEL_W, y, l->holder_pid ? g->hold : g->free_lock,
 	               l->holder_pid ? TUI_HOLD : TUI_DIM);
 	tui_screen_put(scr, 2 + LABEL_W, y, g->vline, TUI_DIM);
