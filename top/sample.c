@@ -476,8 +476,11 @@ static void look_up_key(struct top_sampler *ts, struct top_lane *l, double *ms)
 		snprintf(sql, sizeof sql, TAG "SELECT %s%s%s::text FROM ONLY %s WHERE ctid = $1::tid",
 		         many ? "ROW(" : "", cols, many ? ")" : "", l->relation);
 		double t = now_s(ts);
-		if (kit_db_query(ts->db, sql, 1, params, take_text, value) == 0 && value[0])
-			snprintf(l->key, sizeof l->key, "%s=%s", cols, value);
+		if (kit_db_query(ts->db, sql, 1, params, take_text, value) == 0 && value[0]) {
+			char key[160];       /* cut to l->key's size below */
+			snprintf(key, sizeof key, "%s=%s", cols, value);
+			copy(l->key, sizeof l->key, key);
+		}
 		*ms += (now_s(ts) - t) * 1000;
 	}
 	for (int i = 0; i < KEY_CACHE; i++) {
