@@ -23,6 +23,11 @@
  * chain of blockers (pg_blocking_pids) leads to the same holder, and takes
  * its row's name from the tuple lock of the waiter at its head. (A
  * transaction holding two contended rows therefore shows as one lane.)
+ * The waits and the backends are read by two queries, a fraction of a
+ * millisecond apart; on a row that changes hands a thousand times a
+ * second they can disagree, and one sample may catch a line between two
+ * holders (when the holder commits, every transactionid waiter wakes at
+ * once and they race for the row again).
  *
  * Interface:
  *   struct top_sampler *ts;
