@@ -6,3 +6,4 @@ $(BUILD)/tests/top/%: $(BUILD)/obj/tests/top/%.o $(BUILD)/obj/tests/labs/labtest
 		$(TUI_LIB) $(ENGINE_LIB) $(KIT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(NCURSES_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
+SCRIPT_TESTS += tests/top/cli.sh
