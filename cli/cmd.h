@@ -22,6 +22,6 @@ int cmd_top(int argc, char **argv);    /* cli/top.c: a real PostgreSQL's lock qu
  * its path) with its output in log_path, and the live screen of the
  * PostgreSQL at url beside it until the driver exits (q stops both). Then
  * print the log. Returns the driver's exit code (130 when stopped). */
-int top_beside(char *const *argv, const char *url, const char *log_path);
+int cmd_top_beside(char *const *argv, const char *url, const char *log_path);
 
 #endif

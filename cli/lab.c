@@ -388,7 +388,7 @@ static int cmd_run(const struct lab_tree *t, const struct lab *l, const struct a
 	if (a->top) {
 		char logpath[PATH_MAX];
 		snprintf(logpath, sizeof logpath, ".hotrow/run-%s.log", l->num);
-		int rc = top_beside(argv, url, logpath);
+		int rc = cmd_top_beside(argv, url, logpath);
 		free(argv);
 		return rc;
 	}

@@ -267,7 +267,7 @@ int cmd_top(int argc, char **argv)
 	return rc;
 }
 
-int top_beside(char *const *argv, const char *url, const char *log_path)
+int cmd_top_beside(char *const *argv, const char *url, const char *log_path)
 {
 	struct opts o = { .url = url, .interval_ms = 200, .w = 120, .h = 40 };
 	char err[1024];
