@@ -121,9 +121,12 @@ static double now_s(const struct top_sampler *ts)
 	return (double)(t.tv_sec - ts->t0.tv_sec) + (t.tv_nsec - ts->t0.tv_nsec) / 1e9;
 }
 
+/* src into dst[len], cut to fit, always terminated. */
 static void copy(char *dst, size_t len, const char *src)
 {
-	snprintf(dst, len, "%s", src ? src : "");
+	size_t n = src ? strnlen(src, len - 1) : 0;
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
 }
 
 /* src on one line: newlines and runs of blanks become one space. */
