@@ -623,16 +623,27 @@ static void plan(const char *url, struct plan *p)
 {
 	/* The ceiling, from one thread alone: UPDATE to COMMIT is the hold.
 	 * The median, not the mean: on a shared machine a few commits stall
-	 * for tens of milliseconds, and they say nothing about the row. */
+	 * for tens of milliseconds, and they say nothing about the row. And
+	 * the smallest median of three half-second windows: other builds
+	 * come and go, and a window they crowd says nothing about it either. */
 	static struct holds h;
 	struct kit_load_config c;
 	struct kit_load_result one;
 	kit_load_config_default(&c);
-	c.url = url, c.threads = 1, c.seconds = 1.5, c.progress = false;
-	h.n = 0;
-	lt_expect(kit_load_run(&c, naive_like, &h, &one) == 0, NULL, "%s", one.error);
-	qsort(h.ms, (size_t)h.n, sizeof h.ms[0], by_value);
-	double hold_ms = h.n ? h.ms[h.n / 2] : 1;
+	c.url = url, c.threads = 1, c.seconds = 0.5, c.progress = false;
+	double hold_ms = 0, all_mean = 0;
+	int all_n = 0;
+	for (int w = 0; w < 3; w++) {
+		h.n = 0;
+		lt_expect(kit_load_run(&c, naive_like, &h, &one) == 0, NULL, "%s", one.error);
+		qsort(h.ms, (size_t)h.n, sizeof h.ms[0], by_value);
+		double median = h.n ? h.ms[h.n / 2] : 1;
+		if (w == 0 || median < hold_ms)
+			hold_ms = median;
+		all_mean += mean(h.ms, h.n) * h.n;
+		all_n += h.n;
+	}
+	all_mean = all_n ? all_mean / all_n : 0;
 	double ceiling = 1000 / hold_ms;
 
 	/* What they predict. Without containment every pooled connection
@@ -649,9 +660,9 @@ static void plan(const char *url, struct plan *p)
 	p->cfg = (struct contain_config){ .url = url, .pool_size = POOL,
 	                                  .counter_pool_size = LIKE_POOL,
 	                                  .acquire_timeout_ms = timeout_ms, .lock_timeout_ms = lock_ms };
-	printf("# hold %.2f ms alone (median of %d; mean %.2f), ceiling %.0f/s; likes offered at %.0f/s (4x) from %d threads "
+	printf("# hold %.2f ms alone (smallest median of 3 windows, %d likes; mean %.2f), ceiling %.0f/s; likes offered at %.0f/s (4x) from %d threads "
 	       "for %d s; login at %d/s; acquire timeout %d ms, lock timeout %d ms\n", hold_ms,
-	       h.n, mean(h.ms, h.n), ceiling, p->rate, p->threads, OVERLOAD_S, LOGIN_RATE, timeout_ms, lock_ms);
+	       all_n, all_mean, ceiling, p->rate, p->threads, OVERLOAD_S, LOGIN_RATE, timeout_ms, lock_ms);
 	printf("# predicted without containment: the login page gets a connection about "
 	       "ceiling / offered = %.0f%% of the time\n", 100 * p->predicted_ok);
 }
