@@ -102,9 +102,9 @@ static int lanes(struct tui_screen *scr, int y, int maxy, const struct top_sampl
 		tui_screen_text(scr, x, y, -1, TUI_DIM, "  no row has a waiter right now");
 		return 1;
 	}
-	tui_screen_textf(scr, x, y, -1, TUI_DIM, "  %d row%s with waiters, %d backends waiting "
+	tui_screen_textf(scr, x, y, -1, TUI_DIM, "  %d row%s with waiters, %d backend%s waiting "
 		"for a row; oldest wait %s", s->nlanes_total, s->nlanes_total == 1 ? "" : "s",
-		s->waiting_now, tui_fmt_ms(a, sizeof a, oldest));
+		s->waiting_now, s->waiting_now == 1 ? "" : "s", tui_fmt_ms(a, sizeof a, oldest));
 	int used = 1, drawn = 0;
 	for (; drawn < s->nlanes && y + used + 2 <= maxy; drawn++)
 		used += lane(scr, y + used, scr->w, &s->lanes[drawn], g);
