@@ -156,7 +156,7 @@ static int per_second(struct tui_screen *scr, int y, const struct top_view *v,
 	rate(w, sizeof w, s->new_waits_per_s);
 	int x = 1 + tui_screen_text(scr, 1, y, -1, TUI_HEAD, "PER SECOND");
 	tui_screen_textf(scr, x, y, -1, TUI_NORMAL,
-		"  commits %s  rollbacks %s  lock waits begun %s (those over %d ms)  "
+		"  commits %s  rollbacks %s  new lock waits %s (those a %d ms sample caught)  "
 		"waiting on a lock now %d", c, r, w, v->interval_ms, s->lock_waits_now);
 	return 1;
 }
