@@ -16,5 +16,12 @@ int cmd_demo(int argc, char **argv);   /* cli/tui.c: a scripted tour */
 int cmd_lab(int argc, char **argv);    /* cli/lab.c: the lab runner */
 int cmd_bench(int argc, char **argv);  /* cli/bench.c: side-by-side benchmarks */
 int cmd_slides(int argc, char **argv); /* cli/slides.c: the workshop decks */
+int cmd_top(int argc, char **argv);    /* cli/top.c: a real PostgreSQL's lock queues */
+
+/* cli/top.c, for `hotrow lab run NN --top`: run the driver argv (argv[0]
+ * its path) with its output in log_path, and the live screen of the
+ * PostgreSQL at url beside it until the driver exits (q stops both). Then
+ * print the log. Returns the driver's exit code (130 when stopped). */
+int cmd_top_beside(char *const *argv, const char *url, const char *log_path);
 
 #endif

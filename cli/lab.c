@@ -71,8 +71,8 @@ static const struct sub {
 	 "Check NN (default: the first lab not done), then again each time a file\n"
 	 "in exercises/NN-name/ is saved. q or Ctrl-C quits.\n"
 	 "  --solutions     watch solutions/ instead\n"},
-	{"run", "NN [--db URL] [--threads T] [--seconds S] [--solutions] [-- DRIVER OPTIONS]",
-	 " db threads seconds solutions ", 2,
+	{"run", "NN [--db URL] [--threads T] [--seconds S] [--solutions] [--top] [-- DRIVER OPTIONS]",
+	 " db threads seconds solutions top ", 2,
 	 "Build the lab's driver (labs/NN-name/run.c) with your code and run it:\n"
 	 "T threads call your operation for S seconds; it prints throughput and\n"
 	 "latency percentiles next to what the engine predicts for the hold time\n"
@@ -81,6 +81,9 @@ static const struct sub {
 	 "  --threads T     client threads, 1-1024\n"
 	 "  --seconds S     how long to drive it, 0.1-3600\n"
 	 "  --solutions     run the reference solution instead\n"
+	 "  --top           watch the PostgreSQL's lock queues live while it runs\n"
+	 "                  (hotrow top; needs --db postgresql://... or HOTROW_PG_URL;\n"
+	 "                  the driver's output is printed when it ends)\n"
 	 "  -- OPTIONS      passed to the lab's driver as they are, e.g.\n"
 	 "                  `hotrow lab run 04 -- --flush-ms 50`; `-- --help` lists them\n"},
 	{"grade", "[NN] [--out DIR] [--db URL] [--solutions]", " out db solutions ", 1,
@@ -100,7 +103,7 @@ static const struct sub {
 struct args {
 	const char *lab;
 	const char *db, *threads, *seconds, *out;
-	int solutions, yes;
+	int solutions, yes, top;
 	int nextra;            /* run: what follows "--" goes to the driver */
 	char **extra;
 };
@@ -183,6 +186,8 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 		}
 		if (!matched && !strcmp(opt, "solutions") && allows(s, "solutions"))
 			a->solutions = matched = 1;
+		if (!matched && !strcmp(opt, "top") && allows(s, "top"))
+			a->top = matched = 1;
 		if (!matched && (!strcmp(opt, "yes") || !strcmp(arg, "-y")) && allows(s, "yes"))
 			a->yes = matched = 1;
 		if (!matched) {
@@ -310,6 +315,18 @@ static int cmd_run(const struct lab_tree *t, const struct lab *l, const struct a
 	if ((a->threads && check_number("run", "--threads", a->threads, 1, 1024, 1)) ||
 	    (a->seconds && check_number("run", "--seconds", a->seconds, 0.1, 3600, 0)))
 		return 2;
+	/* --top: the screen needs a terminal and a PostgreSQL to watch. */
+	const char *top_url = a->db ? a->db : getenv("HOTROW_PG_URL");
+	if (a->top && (!top_url || !*top_url || !strncmp(top_url, "sqlite:", 7))) {
+		fprintf(stderr, "hotrow lab run: --top watches a PostgreSQL server: give --db "
+		        "postgresql://... or export HOTROW_PG_URL=$(scripts/pg up)\n");
+		return 2;
+	}
+	if (a->top && !(isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))) {
+		fprintf(stderr, "hotrow lab run: --top needs a terminal (or run `hotrow top --dump` "
+		        "beside the run)\n");
+		return 2;
+	}
 	char path[PATH_MAX], target[PATH_MAX];
 	if (lab_path(t, path, sizeof path, "labs/%s/run.c", l->name) != 0 || access(path, R_OK) != 0) {
 		fprintf(stderr, "hotrow lab run: lab %s has no driver (labs/%s/run.c)\n", l->num, l->name);
@@ -333,6 +350,8 @@ static int cmd_run(const struct lab_tree *t, const struct lab *l, const struct a
 	 * .hotrow/), so a relative sqlite: path is made absolute first. */
 	char db[PATH_MAX + 16], cwd[PATH_MAX];
 	const char *url = a->db;
+	if (a->top && !url)
+		url = top_url;
 	if (url && !strncmp(url, "sqlite:", 7) && url[7] != '/' && url[7] != ':' && getcwd(cwd, sizeof cwd)) {
 		snprintf(db, sizeof db, "sqlite:%s/%s", cwd, url + 7);
 		url = db;
@@ -366,6 +385,13 @@ static int cmd_run(const struct lab_tree *t, const struct lab *l, const struct a
 		argv[n++] = a->extra[k];
 	argv[n] = NULL;
 	fflush(stdout);
+	if (a->top) {
+		char logpath[PATH_MAX];
+		snprintf(logpath, sizeof logpath, ".hotrow/run-%s.log", l->num);
+		int rc = cmd_top_beside(argv, url, logpath);
+		free(argv);
+		return rc;
+	}
 	execv(path, argv);
 	fprintf(stderr, "hotrow lab run: cannot run %s: %s\n", path, strerror(errno));
 	free(argv);

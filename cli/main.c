@@ -21,6 +21,7 @@ static const struct {
 	{"lab",   cmd_lab,   "the guided labs: list, check, hint, watch, run, grade, reset"},
 	{"slides", cmd_slides, "present the workshop deck; x runs a slide's demo command"},
 	{"bench", cmd_bench, "benchmarks: the engine vs SimPy, one hot row vs pgbench"},
+	{"top",   cmd_top,   "a real PostgreSQL's row locks and their queues, live"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "hotrow: unknown command '%s' (try: sim, tui, demo, lab, slides, bench; "
+	fprintf(stderr, "hotrow: unknown command '%s' (try: sim, tui, demo, lab, slides, bench, top; "
 		"hotrow --help lists them)\n", argv[1]);
 	return 2;
 }

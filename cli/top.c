@@ -1,0 +1,312 @@
+/*
+ * cli/top.c: `hotrow top`, a real PostgreSQL's lock queues, live.
+ *
+ * Samples the server every --interval-ms (top/sample.h) and draws each
+ * sample in the TUI's look (top/draw.h). --dump samples for --after
+ * seconds and prints the last frame as text instead of taking the
+ * terminal. The terminal is the TUI's (tui/term.h): restored on q, on
+ * Ctrl-C, on a crash and at exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ncurses.h>
+
+#include "cli/cmd.h"
+#include "top/draw.h"
+#include "top/sample.h"
+#include "tui/screen.h"
+#include "tui/term.h"
+
+struct opts {
+	const char *url;
+	int interval_ms;
+	bool dump, ascii, colour;
+	double after_s;
+	int w, h;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hotrow top [--db URL] [options]\n"
+		"\n"
+		"Watch a real PostgreSQL's row locks, live: one lane per row that has\n"
+		"waiters (its holder, the line behind it in queue order), the client\n"
+		"connections by state, commits and lock waits per second, the statements\n"
+		"that take the most time (pg_stat_statements), and what the watching\n"
+		"itself costs the server. q quits, Space pauses, + and - change the\n"
+		"sampling interval.\n"
+		"\n"
+		"  --db URL            the server (default: $HOTROW_PG_URL); a libpq URL\n"
+		"                      or conninfo, e.g. \"$(scripts/pg up)\"\n"
+		"  --interval-ms N     sample every N ms, 20 to 10000 (200)\n"
+		"  --dump              print one frame as text instead (no terminal)\n"
+		"  --after SECONDS     with --dump: sample this long first, so the rates\n"
+		"                      cover a second; 0 takes one sample (1.2)\n"
+		"  --size WxH          with --dump: the frame's size (120x40)\n"
+		"  --ascii             ASCII only, for terminals without UTF-8\n"
+		"  --no-color          no colour (NO_COLOR in the environment does the same)\n");
+}
+
+static int bad(const char *opt, const char *accepts)
+{
+	fprintf(stderr, "hotrow top: %s accepts %s\n", opt, accepts);
+	return 2;
+}
+
+/* Returns -1 to go on, else the exit code. */
+static int parse(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->url = getenv("HOTROW_PG_URL");
+	o->interval_ms = 200;
+	o->after_s = 1.2;
+	o->w = 120, o->h = 40;
+	o->colour = getenv("NO_COLOR") == NULL || !*getenv("NO_COLOR");
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char *x;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--dump")) {
+			o->dump = true;
+		} else if (!strcmp(a, "--ascii")) {
+			o->ascii = true;
+		} else if (!strcmp(a, "--no-color") || !strcmp(a, "--no-colour")) {
+			o->colour = false;
+		} else if (!strcmp(a, "--db")) {
+			if (!v)
+				return bad(a, "a PostgreSQL URL, e.g. \"$(scripts/pg up)\"");
+			o->url = argv[++i];
+		} else if (!strcmp(a, "--interval-ms")) {
+			errno = 0;
+			long n = v ? strtol(v, &x, 10) : 0;
+			if (!v || errno || *x || n < 20 || n > 10000)
+				return bad(a, "milliseconds from 20 to 10000");
+			o->interval_ms = (int)n, i++;
+		} else if (!strcmp(a, "--after")) {
+			errno = 0;
+			o->after_s = v ? strtod(v, &x) : -1;
+			if (!v || errno || *x || !(o->after_s >= 0 && o->after_s <= 600))
+				return bad(a, "seconds from 0 to 600");
+			i++;
+		} else if (!strcmp(a, "--size")) {
+			o->w = v ? (int)strtol(v, &x, 10) : 0;
+			if (!v || *x != 'x' || (o->h = (int)strtol(x + 1, &x, 10)) < 10 || *x ||
+			    o->w < 40 || o->w > 1000 || o->h > 1000)
+				return bad(a, "WxH, e.g. 120x40 (40 to 1000 wide, 10 to 1000 high)");
+			i++;
+		} else {
+			fprintf(stderr, "hotrow top: %s is not an option (hotrow top --help lists them)\n", a);
+			return 2;
+		}
+	}
+	if (o->url && !strncmp(o->url, "sqlite:", 7))
+		return bad("--db", "a PostgreSQL URL: SQLite has no lock queues to watch");
+	if (o->url == NULL || !*o->url)
+		return bad("--db", "a PostgreSQL URL; none given and HOTROW_PG_URL is not set "
+		           "(try: export HOTROW_PG_URL=$(scripts/pg up))");
+	return -1;
+}
+
+static void sleep_ms(double ms)
+{
+	if (ms <= 0)
+		return;
+	struct timespec t = { (time_t)(ms / 1000), (long)((ms - (long)(ms / 1000) * 1000) * 1e6) };
+	while (nanosleep(&t, &t) != 0 && errno == EINTR)
+		;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1000 + (double)t.tv_nsec / 1e6;
+}
+
+static int dump(struct top_sampler *ts, const struct opts *o)
+{
+	struct top_sample *s = malloc(sizeof *s);
+	if (!s) {
+		fprintf(stderr, "hotrow top: out of memory\n");
+		return 1;
+	}
+	double end = now_ms() + o->after_s * 1000;
+	int rc;
+	for (;;) {
+		double t = now_ms();
+		rc = top_sampler_take(ts, s);
+		if (rc != 0 || t + o->interval_ms > end)
+			break;
+		sleep_ms(o->interval_ms - (now_ms() - t));
+	}
+	struct top_view v = { .interval_ms = o->interval_ms, .ascii = o->ascii,
+	                      .error = rc ? top_sampler_error(ts) : NULL };
+	struct tui_screen *scr = tui_screen_new(o->w, o->h);
+	top_draw(scr, &v, s);
+	tui_screen_dump(scr, stdout);
+	tui_screen_free(scr);
+	free(s);
+	if (rc)
+		fprintf(stderr, "hotrow top: %s\n", top_sampler_error(ts));
+	return rc ? 1 : 0;
+}
+
+/* Whether the driver beside the screen (child > 0) has exited; its exit
+ * code goes to *status. */
+static bool child_done(pid_t child, int *status)
+{
+	int st;
+	if (child <= 0 || waitpid(child, &st, WNOHANG) != child)
+		return false;
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return true;
+}
+
+/* The live screen until q, a signal, or (child > 0) the child's exit.
+ * Returns 0, or the child's exit code when there is one. */
+static int live(struct top_sampler *ts, struct opts *o, pid_t child)
+{
+	struct top_sample *s = malloc(sizeof *s);
+	if (!s || tui_term_start(o->colour) < 0) {
+		free(s);
+		fprintf(stderr, "hotrow top: cannot set up the terminal (TERM=%s)\n",
+		        getenv("TERM") ? getenv("TERM") : "unset");
+		return 1;
+	}
+	int w, h;
+	tui_term_size(&w, &h);
+	struct tui_screen *scr = tui_screen_new(w > 0 ? w : 1, h > 0 ? h : 1);
+	struct top_view v = { .interval_ms = o->interval_ms, .ascii = o->ascii };
+	char err[512] = "";
+	bool quit = false, have = false;
+	int status = 0;
+
+	while (!quit && !tui_term_quit_requested()) {
+		if (child_done(child, &status)) {
+			child = 0;
+			break;
+		}
+		double t0 = now_ms();
+		if (!v.paused || !have) {
+			int rc = top_sampler_take(ts, s);
+			snprintf(err, sizeof err, "%s", rc ? top_sampler_error(ts) : "");
+			have = true;
+		}
+		v.error = err[0] ? err : NULL;
+		tui_term_size(&w, &h);
+		if (w > 0 && h > 0 && (w != scr->w || h != scr->h)) {
+			tui_screen_resize(scr, w, h);
+			clearok(curscr, TRUE);
+		}
+		top_draw(scr, &v, s);
+		tui_screen_blit(scr);
+		doupdate();
+		for (;;) {
+			int left = (int)(v.interval_ms - (now_ms() - t0));
+			int k = tui_term_key(left > 0 ? left : 0);
+			if (k < 0)
+				break;
+			if (k == 'q' || k == 'Q' || k == 27)
+				quit = true;
+			else if (k == ' ')
+				v.paused = !v.paused;
+			else if ((k == '+' || k == '=') && v.interval_ms < 10000)
+				v.interval_ms = v.interval_ms * 2 > 10000 ? 10000 : v.interval_ms * 2;
+			else if (k == '-' && v.interval_ms > 20)
+				v.interval_ms = v.interval_ms / 2 < 20 ? 20 : v.interval_ms / 2;
+			if (quit || k != KEY_RESIZE)
+				break;
+		}
+	}
+	tui_screen_free(scr);
+	tui_term_stop();
+	free(s);
+	if (child > 0) {                  /* quit before the driver finished */
+		kill(-child, SIGTERM);
+		int st;
+		waitpid(child, &st, 0);
+		status = 130;
+	}
+	return status;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct opts o;
+	char err[1024];
+	int rc = parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (!o.dump && !(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))) {
+		fprintf(stderr, "hotrow top: stdout is not a terminal; use --dump for one frame as text\n");
+		return 2;
+	}
+	setlocale(LC_ALL, "");
+	if (!o.dump && strcmp(nl_langinfo(CODESET), "UTF-8"))
+		o.ascii = true;
+	struct top_sampler *ts;
+	if (top_sampler_open(&ts, o.url, err, sizeof err) != 0) {
+		fprintf(stderr, "hotrow top: %s\n", err);
+		return 1;
+	}
+	rc = o.dump ? dump(ts, &o) : live(ts, &o, 0);
+	top_sampler_close(ts);
+	return rc;
+}
+
+int cmd_top_beside(char *const *argv, const char *url, const char *log_path)
+{
+	struct opts o = { .url = url, .interval_ms = 200, .w = 120, .h = 40 };
+	char err[1024];
+	struct top_sampler *ts;
+
+	o.colour = getenv("NO_COLOR") == NULL || !*getenv("NO_COLOR");
+	setlocale(LC_ALL, "");
+	o.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+	if (top_sampler_open(&ts, url, err, sizeof err) != 0) {
+		fprintf(stderr, "hotrow lab run --top: %s\n", err);
+		return 1;
+	}
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0) {
+		fprintf(stderr, "hotrow lab run --top: cannot start the driver: %s\n", strerror(errno));
+		top_sampler_close(ts);
+		return 1;
+	}
+	if (child == 0) {                 /* the driver: its own group, output to the log */
+		setpgid(0, 0);
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int null = open("/dev/null", O_RDONLY);
+		if (fd < 0 || null < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || dup2(null, 0) < 0)
+			_exit(127);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	setpgid(child, child);
+	int rc = live(ts, &o, child);
+	top_sampler_close(ts);
+	FILE *f = fopen(log_path, "r");
+	if (f) {
+		char buf[4096];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+			fwrite(buf, 1, n, stdout);
+		fclose(f);
+	}
+	printf("\n(the driver's output, also in %s)\n", log_path);
+	return rc;
+}

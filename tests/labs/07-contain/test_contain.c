@@ -1,0 +1,730 @@
+/*
+ * test_contain.c: Lab 07's checks.
+ *
+ * The Space-Saving checks are pure C and run anywhere: Zipf streams from a
+ * seeded generator, whose true counts the test keeps exactly. The others
+ * need PostgreSQL: a known line on a row (one holder, K waiters, another
+ * row held with nobody behind it) for hot_rows_now(), a held row for the
+ * lock timeout, and a measured overload for the bulkhead: a naive hot row
+ * driven at 4x the ceiling measured from one thread, with the login page
+ * beside it, once as the naive app and once contained.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kit/load.h"
+#include "labs/07-contain/contain.h"
+#include "tests/labs/labtest.h"
+
+/* ---- Zipf streams with a known truth ---- */
+
+#define KEYS   10000             /* distinct keys in a stream */
+#define STREAM 200000            /* keys per stream */
+
+struct zipf {
+	double *cdf;                 /* cdf[i]: P(rank <= i) */
+	uint64_t rng;
+	uint64_t *truth;             /* truth[rank]: occurrences so far */
+};
+
+static void zipf_init(struct zipf *z, double s, uint64_t seed)
+{
+	z->cdf = malloc(KEYS * sizeof *z->cdf);
+	z->truth = calloc(KEYS, sizeof *z->truth);
+	assert_non_null(z->cdf);
+	assert_non_null(z->truth);
+	double sum = 0;
+	for (int i = 0; i < KEYS; i++)
+		sum += 1 / pow(i + 1, s);
+	double acc = 0;
+	for (int i = 0; i < KEYS; i++)
+		z->cdf[i] = (acc += 1 / pow(i + 1, s) / sum);
+	z->rng = seed;
+}
+
+static void zipf_free(struct zipf *z)
+{
+	free(z->cdf);
+	free(z->truth);
+}
+
+/* A rank's key: scattered, so neither order nor value gives it away. */
+static uint64_t key_of(int rank)
+{
+	return ((uint64_t)rank + 1) * 0x9E3779B97F4A7C15ULL;
+}
+
+static int rank_of(uint64_t key)
+{
+	/* 0x9E37...15 is odd, so it has an inverse mod 2^64 */
+	uint64_t inv = 0x9E3779B97F4A7C15ULL;
+	for (int i = 0; i < 5; i++)
+		inv *= 2 - 0x9E3779B97F4A7C15ULL * inv;
+	return (int)(key * inv) - 1;
+}
+
+static uint64_t zipf_next(struct zipf *z)
+{
+	z->rng ^= z->rng << 13;
+	z->rng ^= z->rng >> 7;
+	z->rng ^= z->rng << 17;
+	double u = (double)(z->rng >> 11) / 9007199254740992.0;
+	int lo = 0, hi = KEYS - 1;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (z->cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	z->truth[lo]++;
+	return key_of(lo);
+}
+
+/* Feed a stream of n keys, Zipf with exponent s, to k counters. */
+static void feed(struct hot_keys *hk, struct hot_key *c, int k, struct zipf *z, double s,
+                 uint64_t seed)
+{
+	zipf_init(z, s, seed);
+	hot_keys_init(hk, c, k);
+	for (int i = 0; i < STREAM; i++)
+		hot_keys_add(hk, zipf_next(z));
+}
+
+static const double EXPONENTS[] = { 0.8, 1.1, 1.5 };
+
+static void hot_keys__reports_every_key_above_n_over_k(void **state)
+{
+	(void)state;
+	for (size_t e = 0; e < sizeof EXPONENTS / sizeof EXPONENTS[0]; e++) {
+		enum { K = 100 };
+		struct hot_key c[K], top[K];
+		struct hot_keys hk;
+		struct zipf z;
+		feed(&hk, c, K, &z, EXPONENTS[e], 42 + e);
+		int m = hot_keys_topk(&hk, top, K);
+		for (int r = 0; r < KEYS; r++) {
+			if (z.truth[r] * K <= STREAM)
+				continue;
+			bool found = false;
+			for (int i = 0; i < m && !found; i++)
+				found = top[i].key == key_of(r);
+			lt_expect(found, "guarantee", "expected every key above n/k = %d reported, got "
+			          "the key of rank %d (true count %llu) missing (Zipf s = %.1f)",
+			          STREAM / K, r + 1, (unsigned long long)z.truth[r], EXPONENTS[e]);
+		}
+		for (int i = 1; i < m; i++)
+			lt_expect(top[i].count <= top[i - 1].count, "order",
+			          "expected hot_keys_topk() highest count first, got %llu after %llu",
+			          (unsigned long long)top[i].count, (unsigned long long)top[i - 1].count);
+		zipf_free(&z);
+	}
+}
+
+static void hot_keys__never_underestimates(void **state)
+{
+	(void)state;
+	for (size_t e = 0; e < sizeof EXPONENTS / sizeof EXPONENTS[0]; e++) {
+		enum { K = 50 };
+		struct hot_key c[K], top[K];
+		struct hot_keys hk;
+		struct zipf z;
+		feed(&hk, c, K, &z, EXPONENTS[e], 7 + e);
+		int m = hot_keys_topk(&hk, top, K);
+		uint64_t sum = 0;
+		for (int i = 0; i < m; i++) {
+			int r = rank_of(top[i].key);
+			lt_expect(r >= 0 && r < KEYS, NULL, "expected keys from the stream, got %llu",
+			          (unsigned long long)top[i].key);
+			uint64_t t = z.truth[r];
+			lt_expect(top[i].count >= t, "underestimate", "expected a count of at least the "
+			          "true %llu for the key of rank %d, got %llu (Zipf s = %.1f)",
+			          (unsigned long long)t, r + 1, (unsigned long long)top[i].count,
+			          EXPONENTS[e]);
+			lt_expect(top[i].count - top[i].error <= t, "error-bound", "expected count - error "
+			          "<= the true %llu, got %llu - %llu", (unsigned long long)t,
+			          (unsigned long long)top[i].count, (unsigned long long)top[i].error);
+			sum += top[i].count;
+		}
+		lt_expect_int(hk.n, STREAM, "keys seen (hk.n)");
+		lt_expect_int(m, K, "counters reported once the stream has more than k keys");
+		/* every key seen adds exactly one to exactly one counter */
+		lt_expect_int(sum, STREAM, "the counts' sum, which Space-Saving keeps equal to n");
+		zipf_free(&z);
+	}
+}
+
+static void hot_keys__exact_while_keys_fit(void **state)
+{
+	enum { K = 8 };
+	struct hot_key c[K], top[K];
+	struct hot_keys hk;
+	(void)state;
+	hot_keys_init(&hk, c, K);
+	for (uint64_t key = 1; key <= 5; key++)
+		for (uint64_t i = 0; i < key * 10; i++)
+			hot_keys_add(&hk, key);
+	int m = hot_keys_topk(&hk, top, K);
+	lt_expect_int_hint(m, 5, "keys reported after 5 distinct keys", "guarantee");
+	for (int i = 0; i < m; i++) {
+		lt_expect_int_hint(top[i].key, 5 - i, "key, highest count first", "order");
+		lt_expect_int_hint(top[i].count, (5 - i) * 10,
+		                   "count of a key that never lost its counter", "guarantee");
+		lt_expect_int_hint(top[i].error, 0, "error of a key that never lost its counter",
+		                   "error-bound");
+	}
+	lt_expect_int_hint(hot_keys_topk(&hk, top, 2), 2, "hot_keys_topk() with max 2", "order");
+}
+
+static void hot_keys__memory_stays_within_k(void **state)
+{
+	enum { K = 16, GUARD = 16 };
+	struct hot_key c[K + GUARD], top[K];
+	struct hot_keys hk;
+	(void)state;
+	for (int i = K; i < K + GUARD; i++)
+		c[i] = (struct hot_key){ 0xDEAD, 0xDEAD, 0xDEAD };
+	hot_keys_init(&hk, c, K);
+	for (uint64_t i = 0; i < 1000000; i++)        /* a million keys, mostly new */
+		hot_keys_add(&hk, i % 3 == 0 ? 1 : i);
+	for (int i = K; i < K + GUARD; i++)
+		lt_expect(c[i].key == 0xDEAD && c[i].count == 0xDEAD, "memory",
+		          "expected nothing written past the k = %d counters, got counter %d changed",
+		          K, i);
+	lt_expect(hk.used <= K, "memory", "expected at most k = %d counters used, got %d", K, hk.used);
+	int m = hot_keys_topk(&hk, top, K);
+	lt_expect(m >= 1 && top[0].key == 1, "guarantee", "expected key 1 (a third of the stream) "
+	          "on top, got %s", m ? "another key" : "nothing");
+}
+
+/* ---- a known line on a row ---- */
+
+#define K_WAITERS 4
+
+struct waiter {
+	const char *url;
+	const char *tag;             /* the test's place, so its waits can be told apart */
+	int64_t post;
+	int rc;
+	pthread_t th;
+};
+
+static void *queue_up(void *arg)
+{
+	struct waiter *w = arg;
+	struct kit_db *db;
+	char id[24], sql[400];
+	snprintf(id, sizeof id, "%lld", (long long)w->post);
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = $1 /* %s */", w->tag);
+	const char *p[] = { id };
+	w->rc = kit_db_open(&db, w->url);
+	if (w->rc == 0)
+		w->rc = kit_db_exec(db, sql, 1, p);
+	kit_db_close(db);
+	return NULL;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* This test's backends waiting for a lock, as pg_stat_activity says
+ * (other suites may share the server). */
+static int64_t lock_waiters(struct labtest *t)
+{
+	char sql[600];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+	         "'Lock' AND query LIKE '%%/* %s */%%'", t->place);
+	return labtest_int(t, sql);
+}
+
+static void wait_for_waiters(struct labtest *t, int n)
+{
+	for (int i = 0; i < 200 && lock_waiters(t) < n; i++)
+		sleep_ms(50);
+	lt_expect_int(lock_waiters(t), n, "backends waiting for a lock while the line forms");
+}
+
+static struct kit_db *hold(struct labtest *t, int64_t post, int64_t *pid)
+{
+	struct kit_db *db = labtest_connect(t);
+	char sql[96];
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = %lld", (long long)post);
+	assert_int_equal(kit_db_query_int(db, "SELECT pg_backend_pid()", 0, NULL, pid), 0);
+	assert_int_equal(kit_db_begin(db), 0);
+	assert_int_equal(kit_db_exec(db, sql, 0, NULL), 0);
+	return db;
+}
+
+static void hot_rows_now__sees_the_whole_line(void **state)
+{
+	struct labtest *t = *state;
+	struct waiter w[K_WAITERS];
+	struct hot_row_now rows[8];
+	int64_t pid1, pid2;
+	int n = -1;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
+
+	/* configure: row 1 held with K waiters behind it, row 2 held alone */
+	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
+	for (int i = 0; i < K_WAITERS; i++) {
+		w[i] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1 };
+		pthread_create(&w[i].th, NULL, queue_up, &w[i]);
+		wait_for_waiters(t, i + 1);
+	}
+	sleep_ms(50);
+
+	/* run */
+	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+
+	/* verify, after letting the line go */
+	kit_db_commit(h1);
+	kit_db_commit(h2);
+	for (int i = 0; i < K_WAITERS; i++)
+		pthread_join(w[i].th, NULL);
+	kit_db_close(h1);
+	kit_db_close(h2);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 1, "rows with waiters (row 2 is held, but nobody waits for it)",
+	                   "signature");
+	lt_expect(!strcmp(rows[0].relation, "posts"), "signature", "expected the relation posts, "
+	          "got \"%s\"", rows[0].relation);
+	lt_expect_int_hint(rows[0].waiting, K_WAITERS, "backends waiting for row 1: the first on "
+	                   "the holder's transactionid, the rest on the tuple lock", "signature");
+	lt_expect_int_hint(rows[0].holder_pid, pid1, "the holder's pid (pg_blocking_pids)", "holder");
+	lt_expect(rows[0].oldest_wait_ms >= 50 && rows[0].oldest_wait_ms < 60000, "oldest",
+	          "expected the oldest wait between 50 ms and a minute, got %.1f ms",
+	          rows[0].oldest_wait_ms);
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1 + K_WAITERS,
+	              "row 1's likes after the line drained");
+}
+
+/* A waiter that keeps the row once it gets it, until told to commit. */
+struct keeper {
+	const char *url, *tag;
+	int64_t pid;
+	atomic_bool got, release;
+	int rc;
+	pthread_t th;
+};
+
+static void *keep_row(void *arg)
+{
+	struct keeper *k = arg;
+	struct kit_db *db;
+	char sql[400];
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", k->tag);
+	k->rc = kit_db_open(&db, k->url);
+	if (k->rc == 0)
+		k->rc = kit_db_query_int(db, "SELECT pg_backend_pid()", 0, NULL, &k->pid);
+	if (k->rc == 0)
+		k->rc = kit_db_begin(db);
+	if (k->rc == 0)
+		k->rc = kit_db_exec(db, sql, 0, NULL);
+	atomic_store(&k->got, true);
+	while (!atomic_load(&k->release))
+		sleep_ms(10);
+	if (k->rc == 0)
+		k->rc = kit_db_commit(db);
+	kit_db_close(db);
+	return NULL;
+}
+
+static void hot_rows_now__follows_the_line_past_a_commit(void **state)
+{
+	struct labtest *t = *state;
+	struct keeper k[K_WAITERS];
+	struct hot_row_now rows[8];
+	int64_t pid;
+	int n = -1;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+
+	/* configure: a holder, K waiters that keep the row once they get it;
+	 * then the holder commits, the first waiter takes the row, and the
+	 * other K - 1 now wait for it */
+	struct kit_db *h = hold(t, 1, &pid);
+	for (int i = 0; i < K_WAITERS; i++) {
+		k[i] = (struct keeper){ .url = t->url, .tag = t->place };
+		atomic_init(&k[i].got, false);
+		atomic_init(&k[i].release, false);
+		pthread_create(&k[i].th, NULL, keep_row, &k[i]);
+		wait_for_waiters(t, i + 1);
+	}
+	kit_db_commit(h);
+	kit_db_close(h);
+	int first = -1;
+	for (int w = 0; w < 400 && first < 0; w++) {
+		for (int i = 0; i < K_WAITERS; i++)
+			if (atomic_load(&k[i].got))
+				first = i;
+		sleep_ms(10);
+	}
+	wait_for_waiters(t, K_WAITERS - 1);
+	sleep_ms(50);
+
+	/* run */
+	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+
+	/* verify, after letting everyone commit */
+	for (int i = 0; i < K_WAITERS; i++)
+		atomic_store(&k[i].release, true);
+	for (int i = 0; i < K_WAITERS; i++)
+		pthread_join(k[i].th, NULL);
+	lt_expect(first >= 0, NULL, "expected a waiter to get the row once the holder committed");
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 1, "lines once the row changed hands (the waiters now wait on the new "
+	                   "holder's transactionid, and no tuple lock names the row)", "churn");
+	lt_expect_int_hint(rows[0].waiting, K_WAITERS - 1, "backends still waiting for the row",
+	                   "churn");
+	lt_expect_int_hint(rows[0].holder_pid, k[first].pid, "the new holder's pid", "holder");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1 + K_WAITERS,
+	              "row 1's likes after everyone committed");
+}
+
+static void hot_rows_now__quiet_when_nobody_waits(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[8];
+	int64_t pid;
+	int n = -1;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	struct kit_db *h = hold(t, 1, &pid);
+
+	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+
+	kit_db_commit(h);
+	kit_db_close(h);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 0, "rows with waiters when a row is held but nobody waits", "signature");
+}
+
+/* ---- the like endpoint gives up on a held row ---- */
+
+struct like_call {
+	struct contain_app *app;
+	int rc;
+	double ms;
+	atomic_bool done;
+	pthread_t th;
+};
+
+static void *like_once(void *arg)
+{
+	struct like_call *c = arg;
+	int64_t t0 = kit_load_now_ns();
+	c->rc = contain_like(c->app, 1);
+	c->ms = (double)(kit_load_now_ns() - t0) / 1e6;
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+static void contain_like__gives_up_on_a_held_row(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512];
+	int64_t pid;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	lt_expect_int(contain_like(&app, 1), 0, "a like of a free row");
+	struct kit_db *h = hold(t, 1, &pid);
+
+	/* Two likes in a row, so the second checks out the connection the
+	 * first used (the pool has one): what the first left on the session
+	 * has been reset by then. A like that waits for good is let go after
+	 * 5 s, by releasing the row. */
+	struct like_call c[2];
+	for (int i = 0; i < 2; i++) {
+		c[i] = (struct like_call){ .app = &app };
+		atomic_init(&c[i].done, false);
+		pthread_create(&c[i].th, NULL, like_once, &c[i]);
+		for (int w = 0; w < 100 && !atomic_load(&c[i].done); w++)
+			sleep_ms(50);
+		if (!atomic_load(&c[i].done))
+			kit_db_commit(h);
+		pthread_join(c[i].th, NULL);
+	}
+	kit_db_commit(h);
+	kit_db_close(h);
+	contain_close(&app);
+	for (int i = 0; i < 2; i++) {
+		lt_expect_int_hint(c[i].rc, KIT_DB_BUSY, i == 0 ? "first like of a held row "
+		                   "(KIT_DB_BUSY after the lock timeout)" : "second like of a held row, "
+		                   "on a connection the pool has reset (KIT_DB_BUSY)", "lock-timeout");
+		lt_expect(c[i].ms < 3000, "lock-timeout", "expected like %d to give up within 3 s "
+		          "(lock timeout 100 ms), got %.0f ms", i + 1, c[i].ms);
+	}
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 2,
+	              "likes: the free one and the holder's, none of the timed-out ones");
+}
+
+static void contain_open__gives_likes_their_own_pool(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 4, .counter_pool_size = 2,
+	                              .acquire_timeout_ms = 100, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512];
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	bool apart = app.likes && app.login && app.likes != app.login;
+	int nlikes = app.likes ? kit_pool_size(app.likes) : 0;
+	int nlogin = app.login ? kit_pool_size(app.login) : 0;
+	contain_close(&app);
+	lt_expect(apart, "bulkhead", "expected the like endpoint and the login page on two pools, "
+	          "got one shared pool");
+	lt_expect_int_hint(nlikes, 2, "connections in the likes' pool (counter_pool_size)", "bulkhead");
+	lt_expect_int_hint(nlogin, 4, "connections in the login page's pool (pool_size)", "bulkhead");
+
+	cfg.contain = false;
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	apart = app.likes != app.login;
+	contain_close(&app);
+	lt_expect(!apart, NULL, "expected the naive app (contain false) on one shared pool");
+}
+
+/* ---- the overload, measured ---- */
+
+#define POOL        8            /* the app's pool (the login's, contained) */
+#define LIKE_POOL   2            /* the likes' own, contained */
+#define OVERLOAD_S  10
+#define LOGIN_RATE  40           /* logins per second, from 2 threads */
+
+/* The test's URL with commits durable: the harness turns
+ * synchronous_commit off to keep suites fast, but the ceiling is about
+ * what a commit really costs. */
+static void durable_url(char *out, size_t len, const char *url)
+{
+	snprintf(out, len, "%s", url);
+	char *p = strstr(out, "synchronous_commit%3Doff");
+	if (p)
+		memcpy(p + strlen("synchronous_commit%3D"), "on ", 3);
+	else if ((p = strstr(out, "synchronous_commit=off")))
+		memcpy(p + strlen("synchronous_commit="), "on ", 3);
+}
+
+/* Holds of the lone thread: the row is locked from the moment the UPDATE
+ * returns to the end of COMMIT (as Lab 01's driver times it; the UPDATE's
+ * own trip to the server is not part of the hold, and on a busy machine
+ * a round trip is milliseconds). */
+struct holds { double ms[20000]; int n; };
+
+static int naive_like(void *arg, struct kit_load_thread *th)
+{
+	struct holds *h = arg;
+	int64_t t0 = 0;
+	int rc = kit_db_begin(th->db);
+	if (rc == 0)
+		rc = kit_db_exec(th->db, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL);
+	if (rc == 0) {
+		t0 = kit_load_now_ns();
+		rc = kit_db_commit(th->db);
+	}
+	else
+		kit_db_rollback(th->db);
+	if (rc == 0 && h->n < 20000)
+		h->ms[h->n++] = (double)(kit_load_now_ns() - t0) / 1e6;
+	return rc;
+}
+
+static double mean(const double *v, int n)
+{
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += v[i];
+	return n ? sum / n : 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int like_op(void *arg, struct kit_load_thread *th)
+{
+	(void)th;
+	return contain_like(arg, 1);
+}
+
+static int login_op(void *arg, struct kit_load_thread *th)
+{
+	return contain_login(arg, 1 + (int64_t)(th->iter % 100));
+}
+
+struct side {
+	struct kit_load_config c;
+	kit_load_op_fn *op;
+	void *arg;
+	struct kit_load_result r;
+	int rc;
+	pthread_t th;
+};
+
+static void *run_side(void *arg)
+{
+	struct side *s = arg;
+	s->rc = kit_load_run(&s->c, s->op, s->arg, &s->r);
+	return NULL;
+}
+
+/* Likes at rate from like_threads threads and logins beside them, for
+ * OVERLOAD_S seconds; the login page's success rate in *login_ok. */
+static void overload(struct contain_config *cfg, double rate, int like_threads,
+                     double *login_ok, struct kit_load_result *likes)
+{
+	struct contain_app app;
+	char err[512];
+	lt_expect(contain_open(&app, cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct side s[2];
+	for (int i = 0; i < 2; i++) {
+		kit_load_config_default(&s[i].c);
+		s[i].c.url = NULL;
+		s[i].c.seconds = OVERLOAD_S;
+		s[i].c.progress = false;
+		s[i].arg = &app;
+	}
+	s[0].c.threads = like_threads, s[0].c.rate_per_s = rate, s[0].op = like_op;
+	s[1].c.threads = 2, s[1].c.rate_per_s = LOGIN_RATE, s[1].op = login_op;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&s[i].th, NULL, run_side, &s[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(s[i].th, NULL);
+	contain_close(&app);
+	lt_expect(s[0].rc == 0 && s[1].rc == 0, NULL, "load: %s%s", s[0].r.error, s[1].r.error);
+	int64_t calls = s[1].r.ok + s[1].r.failed;
+	*login_ok = calls ? (double)s[1].r.ok / (double)calls : 0;
+	*likes = s[0].r;
+}
+
+/* The overload's inputs, from the hold of one thread alone. */
+struct plan {
+	struct contain_config cfg;
+	double rate;                 /* likes offered per second */
+	int threads;
+	double predicted_ok;         /* the naive login page's share of connections */
+};
+
+static void plan(const char *url, struct plan *p)
+{
+	/* The ceiling, from one thread alone: UPDATE to COMMIT is the hold.
+	 * The median, not the mean: on a shared machine a few commits stall
+	 * for tens of milliseconds, and they say nothing about the row. And
+	 * the smallest median of three half-second windows: other builds
+	 * come and go, and a window they crowd says nothing about it either. */
+	static struct holds h;
+	struct kit_load_config c;
+	struct kit_load_result one;
+	kit_load_config_default(&c);
+	c.url = url, c.threads = 1, c.seconds = 0.5, c.progress = false;
+	double hold_ms = 0, all_mean = 0;
+	int all_n = 0;
+	for (int w = 0; w < 3; w++) {
+		h.n = 0;
+		lt_expect(kit_load_run(&c, naive_like, &h, &one) == 0, NULL, "%s", one.error);
+		qsort(h.ms, (size_t)h.n, sizeof h.ms[0], by_value);
+		double median = h.n ? h.ms[h.n / 2] : 1;
+		if (w == 0 || median < hold_ms)
+			hold_ms = median;
+		all_mean += mean(h.ms, h.n) * h.n;
+		all_n += h.n;
+	}
+	all_mean = all_n ? all_mean / all_n : 0;
+	double ceiling = 1000 / hold_ms;
+
+	/* What they predict. Without containment every pooled connection
+	 * waits in the row's line, so the pool hands out connections at the
+	 * row's ceiling while requests (likes and logins alike) ask at 4x
+	 * that; each waits in line until the acquire timeout. Enough threads
+	 * keep the line a full timeout deep, and then about ceiling / offered
+	 * = 1 in 4 requests gets a connection, the login page's included. */
+	int timeout_ms = (int)fmax(20, 10 * hold_ms);
+	int lock_ms = (int)fmax(20, 5 * hold_ms);
+	p->rate = 4 * ceiling;
+	p->threads = (int)fmin(240, fmax(64, POOL + 1.5 * p->rate * timeout_ms / 1000));
+	p->predicted_ok = ceiling / p->rate;
+	p->cfg = (struct contain_config){ .url = url, .pool_size = POOL,
+	                                  .counter_pool_size = LIKE_POOL,
+	                                  .acquire_timeout_ms = timeout_ms, .lock_timeout_ms = lock_ms };
+	printf("# hold %.2f ms alone (smallest median of 3 windows, %d likes; mean %.2f), ceiling %.0f/s; likes offered at %.0f/s (4x) from %d threads "
+	       "for %d s; login at %d/s; acquire timeout %d ms, lock timeout %d ms\n", hold_ms,
+	       all_n, all_mean, ceiling, p->rate, p->threads, OVERLOAD_S, LOGIN_RATE, timeout_ms, lock_ms);
+	printf("# predicted without containment: the login page gets a connection about "
+	       "ceiling / offered = %.0f%% of the time\n", 100 * p->predicted_ok);
+}
+
+static void contain__login_survives_a_hot_row(void **state)
+{
+	struct labtest *t = *state;
+	char url[1100];
+	durable_url(url, sizeof url, t->url);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1);"
+	                "INSERT INTO users SELECT g, 'user ' || g FROM generate_series(1, 100) g");
+
+	/* The naive app first. Its prediction rests on the hold measured
+	 * alone just before; on a machine whose disk is shared, a commit can
+	 * cost twice as much for a second and half as much the next, so when
+	 * the baseline does not collapse the hold is measured and the
+	 * baseline run once more. */
+	struct plan p;
+	double naive_ok = 1;
+	struct kit_load_result naive_likes;
+	for (int attempt = 0; attempt < 2 && naive_ok >= 0.5; attempt++) {
+		if (attempt)
+			printf("# the naive login page did not collapse; measuring the hold again\n");
+		plan(url, &p);
+		struct contain_config cfg = p.cfg;
+		cfg.contain = false;
+		overload(&cfg, p.rate, p.threads, &naive_ok, &naive_likes);
+		printf("# naive:     login %.1f%% ok (predicted %.0f%%, ratio %.2f); likes %lld ok, "
+		       "%lld failed\n", 100 * naive_ok, 100 * p.predicted_ok, naive_ok / p.predicted_ok,
+		       (long long)naive_likes.ok, (long long)naive_likes.failed);
+	}
+	lt_expect(naive_ok < 0.5, NULL, "expected the naive app's login page to collapse (under "
+	          "50%% ok) at 4x the ceiling, got %.1f%% ok (predicted about %.0f%%)",
+	          100 * naive_ok, 100 * p.predicted_ok);
+
+	double contained_ok;
+	struct kit_load_result contained_likes;
+	p.cfg.contain = true;
+	overload(&p.cfg, p.rate, p.threads, &contained_ok, &contained_likes);
+	printf("# contained: login %.2f%% ok; likes %lld ok, %lld failed (%lld on the lock timeout)\n",
+	       100 * contained_ok, (long long)contained_likes.ok, (long long)contained_likes.failed,
+	       (long long)contained_likes.busy);
+	lt_expect(contained_ok > 0.99, "bulkhead", "expected the login page above 99%% ok with the "
+	          "likes contained, got %.2f%%", 100 * contained_ok);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		/* §4, pure C: runs anywhere */
+		cmocka_unit_test(hot_keys__exact_while_keys_fit),
+		cmocka_unit_test(hot_keys__reports_every_key_above_n_over_k),
+		cmocka_unit_test(hot_keys__never_underestimates),
+		cmocka_unit_test(hot_keys__memory_stays_within_k),
+		/* §2, §5, §6: PostgreSQL */
+		LABTEST_PG(hot_rows_now__sees_the_whole_line),
+		LABTEST_PG(hot_rows_now__follows_the_line_past_a_commit),
+		LABTEST_PG(hot_rows_now__quiet_when_nobody_waits),
+		LABTEST_PG(contain_open__gives_likes_their_own_pool),
+		LABTEST_PG(contain_like__gives_up_on_a_held_row),
+		LABTEST_PG(contain__login_survives_a_hot_row),
+	};
+	return labtest_main("07-contain", tests);
+}

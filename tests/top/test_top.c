@@ -1,0 +1,232 @@
+/*
+ * test_top.c: `hotrow top`'s sampler and frame against a real PostgreSQL.
+ *
+ * The contention is built by hand and known exactly: one session holds
+ * row 1 of a table of two rows, K sessions queue behind it, row 2 stays
+ * free. The sample must show one lane, the holder's pid, K waiters (one on
+ * the holder's transactionid, K - 1 on the tuple lock) and the row's key;
+ * the frame drawn from it must say so. The frame checks without a server
+ * draw a sample made by hand.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kit/db.h"
+#include "top/draw.h"
+#include "top/sample.h"
+#include "tests/labs/labtest.h"
+
+#define K 3                      /* sessions queued behind the holder */
+
+struct waiter {
+	const char *url;
+	int rc;
+	pthread_t th;
+};
+
+static void *queue_up(void *arg)
+{
+	struct waiter *w = arg;
+	struct kit_db *db;
+	w->rc = kit_db_open(&db, w->url);
+	if (w->rc == 0)
+		w->rc = kit_db_exec(db, "UPDATE hot SET n = n + 1 WHERE id = 1", 0, NULL);
+	kit_db_close(db);
+	return NULL;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* This test's lanes: the sampler reads the test's own schema, so its
+ * table prints as plain "hot" and other suites' tables (the server may be
+ * shared) print with their schema. */
+static const struct top_lane *lane_of_hot(const struct top_sample *s, int *nlanes)
+{
+	const struct top_lane *found = NULL;
+	*nlanes = 0;
+	for (int i = 0; i < s->nlanes; i++)
+		if (!strcmp(s->lanes[i].relation, "hot")) {
+			found = &s->lanes[i];
+			(*nlanes)++;
+		}
+	return found;
+}
+
+/* Sample until row 1 has `want` waiters (each waiter queues in its own
+ * time), at most 10 s. */
+static int sample_until(struct top_sampler *ts, struct top_sample *s, int want)
+{
+	for (int i = 0; i < 100; i++) {
+		int n;
+		if (top_sampler_take(ts, s) != 0)
+			return -1;
+		const struct top_lane *l = lane_of_hot(s, &n);
+		if (l && l->nwaiting >= want)
+			return 0;
+		sleep_ms(100);
+	}
+	return -1;
+}
+
+static void sampler__one_holder_k_waiters(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *holder = labtest_connect(t);
+	struct waiter w[K];
+	struct top_sample *s = calloc(1, sizeof *s);
+	struct top_sampler *ts;
+	char err[512];
+	int64_t holder_pid;
+	assert_non_null(s);
+	labtest_exec(t, "CREATE TABLE hot (id bigint PRIMARY KEY, n bigint NOT NULL DEFAULT 0);"
+	                "INSERT INTO hot (id) VALUES (1), (2)");
+	lt_expect(top_sampler_open(&ts, t->url, err, sizeof err) == 0, NULL, "open: %s", err);
+
+	/* configure: the holder, then K sessions behind it, one at a time so
+	 * the queue order is known */
+	assert_int_equal(kit_db_query_int(holder, "SELECT pg_backend_pid()", 0, NULL, &holder_pid), 0);
+	assert_int_equal(kit_db_begin(holder), 0);
+	assert_int_equal(kit_db_exec(holder, "UPDATE hot SET n = n + 1 WHERE id = 1", 0, NULL), 0);
+	for (int i = 0; i < K; i++) {
+		w[i].url = t->url;
+		pthread_create(&w[i].th, NULL, queue_up, &w[i]);
+		lt_expect(sample_until(ts, s, i + 1) == 0, NULL, "expected %d waiting for row 1 within "
+		          "10 s, got fewer (%s)", i + 1, top_sampler_error(ts));
+	}
+	/* the other row is free: an update of it does not wait */
+	labtest_exec(t, "UPDATE hot SET n = n + 1 WHERE id = 2");
+
+	/* run: one more sample, and its frame */
+	assert_int_equal(top_sampler_take(ts, s), 0);
+	struct tui_screen *scr = tui_screen_new(120, 40);
+	struct top_view v = { .interval_ms = 200 };
+	top_draw(scr, &v, s);
+	tui_screen_dump(scr, stdout);
+
+	/* verify: the sample */
+	int nlanes;
+	const struct top_lane *l = lane_of_hot(s, &nlanes);
+	lt_expect_int(nlanes, 1, "lanes of table hot (rows with waiters); row 2 is free");
+	lt_expect(!strcmp(l->key, "id=1"), NULL, "expected the key id=1, got \"%s\"", l->key);
+	lt_expect_int(l->holder_pid, holder_pid, "the holder's pid");
+	lt_expect_int(l->nwaiting, K, "waiters on row 1");
+	int on_xid = 0;
+	for (int i = 0; i < l->nwaiters; i++)
+		on_xid += l->waiters[i].on_xid;
+	lt_expect_int(on_xid, 1, "waiters on the holder's transactionid (the first in line)");
+	lt_expect(l->waiters[0].on_xid, NULL, "expected the transactionid waiter first in line");
+	for (int i = 1; i < l->nwaiters; i++)
+		lt_expect(l->waiters[i].wait_ms <= l->waiters[i - 1].wait_ms + 1e-3 || i == 1, NULL,
+		          "expected tuple waiters oldest first, got %.1f ms before %.1f ms",
+		          l->waiters[i - 1].wait_ms, l->waiters[i].wait_ms);
+	lt_expect(l->holder_age_ms >= l->oldest_wait_ms, NULL, "expected the holder's transaction "
+	          "(%.0f ms) older than the oldest wait (%.0f ms)", l->holder_age_ms, l->oldest_wait_ms);
+	int lock_cells = s->nstate[TOP_LOCK_WAIT];
+	lt_expect(lock_cells >= K, NULL, "expected at least %d lock-wait cells, got %d", K, lock_cells);
+	lt_expect(s->nstate[TOP_HOLDER] >= 1, NULL, "expected a holder cell, got %d",
+	          s->nstate[TOP_HOLDER]);
+	/* ... and the frame */
+	char want[64];
+	snprintf(want, sizeof want, "held by pid %lld", (long long)holder_pid);
+	lt_expect(tui_screen_has(scr, "hot (") && tui_screen_has(scr, "id=1"), NULL,
+	          "expected the frame to name the row and its key");
+	lt_expect(tui_screen_has(scr, want), NULL, "expected \"%s\" in the frame", want);
+	lt_expect(tui_screen_has(scr, "3 waiting"), NULL, "expected \"3 waiting\" in the frame");
+	lt_expect(tui_screen_has(scr, "1 waits on its transactionid") &&
+	          tui_screen_has(scr, "2 on a tuple lock"), NULL,
+	          "expected the split: 1 waits on its transactionid, 2 on a tuple lock");
+	lt_expect(!tui_screen_has(scr, "id=2"), NULL, "expected no lane for the free row 2");
+
+	/* the holder commits: the line drains, in order, and the lane goes */
+	assert_int_equal(kit_db_commit(holder), 0);
+	for (int i = 0; i < K; i++) {
+		pthread_join(w[i].th, NULL);
+		lt_expect_int(w[i].rc, 0, "a queued update, once the holder committed");
+	}
+	assert_int_equal(top_sampler_take(ts, s), 0);
+	lane_of_hot(s, &nlanes);
+	lt_expect_int(nlanes, 0, "lanes of table hot once the holder committed");
+	lt_expect_int(labtest_int(t, "SELECT n FROM hot WHERE id = 1"), K + 1, "row 1's count");
+
+	tui_screen_free(scr);
+	top_sampler_close(ts);
+	kit_db_close(holder);
+	free(s);
+}
+
+static void sampler__refuses_sqlite_and_says_what_to_do(void **state)
+{
+	struct top_sampler *ts;
+	char err[512];
+	(void)state;
+	assert_int_equal(top_sampler_open(&ts, "sqlite::memory:", err, sizeof err), -1);
+	assert_null(ts);
+	assert_non_null(strstr(err, "PostgreSQL"));
+	assert_int_equal(top_sampler_open(&ts, "postgresql:///x?host=/nonexistent&connect_timeout=2",
+	                                  err, sizeof err), -1);
+	assert_non_null(strstr(err, "cannot reach"));
+	assert_non_null(strstr(err, "scripts/pg up"));
+	assert_null(strchr(err, '\n'));
+}
+
+static void draw__lane_names_holder_and_split(void **state)
+{
+	struct top_sample *s = calloc(1, sizeof *s);
+	(void)state;
+	assert_non_null(s);
+	snprintf(s->server, sizeof s->server, "PostgreSQL 15");
+	s->nlanes = s->nlanes_total = 1;
+	s->waiting_now = 4;
+	struct top_lane *l = &s->lanes[0];
+	snprintf(l->relation, sizeof l->relation, "posts");
+	snprintf(l->key, sizeof l->key, "id=42");
+	snprintf(l->holder_state, sizeof l->holder_state, "idle in transaction");
+	l->page = 0, l->tuple = 7, l->holder_pid = 100, l->holder_age_ms = 2500;
+	l->nwaiting = l->nwaiters = 4;
+	l->oldest_wait_ms = 1500;
+	l->waiters[0] = (struct top_waiter){ 101, true, 1500 };
+	l->waiters[1] = (struct top_waiter){ 102, false, 900 };
+	l->waiters[2] = (struct top_waiter){ 103, false, 5 };
+	l->waiters[3] = (struct top_waiter){ 104, false, 1 };
+	s->nbackends = 6;
+	uint8_t states[] = { TOP_HOLDER, TOP_LOCK_WAIT, TOP_LOCK_WAIT, TOP_LOCK_WAIT, TOP_LOCK_WAIT,
+	                     TOP_IDLE };
+	memcpy(s->backend_state, states, sizeof states);
+	s->commits_per_s = 350;
+	s->server_ms_per_s = -1;
+	struct tui_screen *scr = tui_screen_new(120, 30);
+	struct top_view v = { .interval_ms = 200 };
+
+	top_draw(scr, &v, s);
+
+	assert_true(tui_screen_has(scr, "posts (0,7) id=42"));
+	assert_true(tui_screen_has(scr, "■│●○∙∙"));          /* holder, then by age */
+	assert_true(tui_screen_has(scr, "4 waiting, oldest 1.5 s"));
+	assert_true(tui_screen_has(scr, "held by pid 100 (idle in transaction, 2.5 s)"));
+	assert_true(tui_screen_has(scr, "1 waits on its transactionid, 3 on a tuple lock; next: pid 101"));
+	assert_true(tui_screen_has(scr, "■ ○ ○ ○ ○ ·"));
+	assert_true(tui_screen_has(scr, "commits 350/s"));
+	assert_true(tui_screen_has(scr, "pg_stat_statements is not installed"));
+	v.ascii = true;
+	top_draw(scr, &v, s);
+	assert_true(tui_screen_has(scr, "#|@o.."));
+	tui_screen_free(scr);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(draw__lane_names_holder_and_split),
+		cmocka_unit_test(sampler__refuses_sqlite_and_says_what_to_do),
+		LABTEST_PG(sampler__one_holder_k_waiters),
+	};
+	return labtest_main("top", tests);
+}
