@@ -387,11 +387,38 @@ struct adder {
 	struct batch_acc *acc;
 	int times;
 	atomic_int *done;
+	struct start *start;           /* every adder and the flusher start together */
 };
+
+/* A starting line: threads wait at it until start_go(). */
+struct start {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	bool go;
+};
+
+#define START_INIT { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false }
+
+static void start_wait(struct start *st)
+{
+	pthread_mutex_lock(&st->m);
+	while (!st->go)
+		pthread_cond_wait(&st->cv, &st->m);
+	pthread_mutex_unlock(&st->m);
+}
+
+static void start_go(struct start *st)
+{
+	pthread_mutex_lock(&st->m);
+	st->go = true;
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->m);
+}
 
 static void *adder_main(void *arg)
 {
 	struct adder *a = arg;
+	start_wait(a->start);
 	for (int i = 0; i < a->times; i++)
 		batch_acc_add(a->acc, 1 + i % 5, 1);
 	atomic_fetch_add(a->done, 1);
@@ -402,20 +429,26 @@ static void batch_acc__exact_under_threads(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	enum { THREADS = 8, TIMES = 1000 };
+	/* Enough adds that threads on different cores overlap: an add
+	 * without the mutex then loses some (a thread that ran 1,000 adds
+	 * could finish inside one time slice, alone). */
+	enum { THREADS = 8, TIMES = 200000 };
 	struct batch_acc *acc = new_acc();
 	pthread_t tid[THREADS];
-	struct adder a = { acc, TIMES, NULL };
+	struct start start = START_INIT;
+	struct adder a = { acc, TIMES, NULL, &start };
 	atomic_int done = 0;
 	int failed = 0;
 
 	a.done = &done;
 	for (int i = 0; i < THREADS; i++) {
 		if (pthread_create(&tid[i], NULL, adder_main, &a) != 0) {
+			start_go(&start);
 			join_started(tid, i);
 			fail_msg("pthread_create failed for adder %d", i);
 		}
 	}
+	start_go(&start);
 	while (atomic_load(&done) < THREADS)
 		failed += batch_acc_flush(acc, db) != 0;
 	for (int i = 0; i < THREADS; i++)
@@ -426,7 +459,7 @@ static void batch_acc__exact_under_threads(void **state)
 	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after the last flush", "acc-lock");
 	for (int p = 1; p <= 5; p++)
 		lt_expect_int_hint(count(db, p), THREADS * TIMES / 5,
-		                   "count of each of 5 posts after 8 threads x 1000 adds, flushed meanwhile",
+		                   "count of each of 5 posts after 8 threads x 200000 adds, flushed meanwhile",
 		                   "acc-lock");
 }
 
