@@ -245,7 +245,7 @@ static void like_post__like_written_before_counter(void **state)
 /* How long the test's own UPDATE + COMMIT of another post holds its row,
  * measured the same way as a like's (UPDATE start to COMMIT end) on the
  * same connection: the baseline a like's hold is compared with. */
-static int64_t bare_hold(struct labtest *t, struct kit_db *db)
+static int64_t bare_hold(struct kit_db *db)
 {
 	struct trace tr = { 0 };
 	kit_db_set_hook(db, hook, &tr);
@@ -256,7 +256,6 @@ static int64_t bare_hold(struct labtest *t, struct kit_db *db)
 		rc = kit_db_commit(db);
 	kit_db_set_hook(db, NULL, NULL);
 	lt_expect(rc == 0, NULL, "the test's own UPDATE of post 2: %s", labtest_why(db));
-	(void)t;
 	int upd = find(&tr, UPDATE_, 0), commit = find(&tr, COMMIT_, 0);
 	lt_expect(upd >= 0 && commit > upd, NULL, "the test's own UPDATE + COMMIT left no trace");
 	return tr.t_ns[commit] - tr.t_ns[upd];
@@ -280,7 +279,7 @@ static void like_post__counter_held_briefly(void **state)
 	/* Each round times the bare UPDATE + COMMIT and then a like, so both
 	 * see the same load; the fastest of each is compared. */
 	while (rounds < HOLD_ROUNDS) {
-		int64_t base = bare_hold(t, db);
+		int64_t base = bare_hold(db);
 		if (base < base_ns)
 			base_ns = base;
 
