@@ -91,21 +91,38 @@ static void set_err(struct kit_db *db, const char *sql, const char *fmt, ...)
 		snprintf(db->err, sizeof db->err, "%s: %s", engine, cause);
 }
 
+/* True when sql starts with the keyword word as a whole word: "END" is
+ * COMMIT, "ENDLESS_TABLE" or "END_OF_DAY()" are not. */
+static bool keyword(const char *sql, const char *word)
+{
+	size_t n = strlen(word);
+	return strncasecmp(sql, word, n) == 0 && !isalnum((unsigned char)sql[n]) && sql[n] != '_';
+}
+
 /* Which transaction event, if any, a bare statement is: lets the hook see
  * BEGIN/COMMIT/ROLLBACK even when they are run through kit_db_exec. */
 static int tx_event(const char *sql, enum kit_db_event *ev)
 {
 	while (isspace((unsigned char)*sql))
 		sql++;
-	if (strncasecmp(sql, "BEGIN", 5) == 0 || strncasecmp(sql, "START TRANSACTION", 17) == 0)
+	if (keyword(sql, "BEGIN") || keyword(sql, "START TRANSACTION"))
 		*ev = KIT_DB_TX_BEGIN;
-	else if (strncasecmp(sql, "COMMIT", 6) == 0 || strncasecmp(sql, "END", 3) == 0)
+	else if (keyword(sql, "COMMIT") || keyword(sql, "END"))
 		*ev = KIT_DB_TX_COMMIT;
-	else if (strncasecmp(sql, "ROLLBACK", 8) == 0 && !strcasestr(sql, " TO "))
+	else if (keyword(sql, "ROLLBACK") && !strcasestr(sql, " TO "))
 		*ev = KIT_DB_TX_ROLLBACK;
 	else
 		return 0;
 	return 1;
+}
+
+/* The one message for a statement given the wrong number of parameters,
+ * on either engine. */
+static int param_count_err(struct kit_db *db, const char *sql, int given, int used)
+{
+	set_err(db, sql, "%d parameter%s given, but the statement uses %d",
+	        given, given == 1 ? "" : "s", used);
+	return KIT_DB_ERR;
 }
 
 /* ---- SQLite ---- */
@@ -180,12 +197,23 @@ static int lite_prepare(struct kit_db *db, const char *sql, int nparams,
 		set_err(db, sql, "parameters need exactly one statement");
 		return KIT_DB_ERR;
 	}
+	/* Refuse what libpq refuses, so a statement that is wrong on one
+	 * engine is wrong on both: every parameter given must be used, and
+	 * the statement may use no other. */
+	int used = sqlite3_bind_parameter_count(st);
+	if (used != nparams) {
+		sqlite3_finalize(st);
+		return param_count_err(db, sql, nparams, used);
+	}
 	for (int i = 1; i <= nparams; i++) {
 		char name[16];
 		snprintf(name, sizeof name, "$%d", i);
 		int idx = sqlite3_bind_parameter_index(st, name);
-		if (idx == 0)
-			continue;   /* a parameter the statement does not use */
+		if (idx == 0) {
+			sqlite3_finalize(st);
+			set_err(db, sql, "parameter $%d is given but the statement does not use it", i);
+			return KIT_DB_ERR;
+		}
 		const char *v = params[i - 1];
 		int rc;
 		if (v == NULL)
@@ -317,6 +345,14 @@ static int pg_fail(struct kit_db *db, const char *sql, PGresult *res)
 {
 	const char *sev = res ? PQresultErrorField(res, PG_DIAG_SEVERITY) : NULL;
 	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	int given, used;
+	/* The server's words for a parameter count mismatch; say it the way
+	 * the SQLite side does. */
+	if (msg && sscanf(msg, "bind message supplies %d parameters, but prepared statement \"\" requires %d",
+	                  &given, &used) == 2) {
+		PQclear(res);
+		return param_count_err(db, sql, given, used);
+	}
 	if (sev && msg)
 		set_err(db, sql, "%s: %s", sev, msg);
 	else

@@ -5,7 +5,10 @@
  * "postgres://..." or "postgresql://...", or a libpq conninfo string
  * ("host=... dbname=..."); PG* environment variables are honoured. SQL uses
  * $1, $2, ... placeholders on both engines; parameters are passed as text
- * (NULL for SQL NULL) and converted by the database.
+ * (NULL for SQL NULL) and converted by the database. A statement must use
+ * every parameter it is given, and no other: both engines refuse it
+ * otherwise, with the same message ("2 parameters given, but the
+ * statement uses 1").
  *
  * Interface:
  *   struct kit_db *db;

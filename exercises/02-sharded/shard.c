@@ -82,8 +82,9 @@ int shard_resize(struct kit_db *db, int64_t post_id, int nslots)
 
 int shard_choose_n(double peak_per_s, double hold_ms, double headroom)
 {
-	/* TODO(§4): the formula in shard.h. Mind the rounding: 2000/s at
-	 * 2 ms is exactly 4 rows, and a float may say 4.000000000000001. */
+	/* TODO(§4): the formula in shard.h. Mind the rounding: 50000/s at
+	 * 1 ms with headroom 1.1 is exactly 55 rows, and a double says
+	 * 55.00000000000001. */
 	(void)peak_per_s;
 	(void)hold_ms;
 	(void)headroom;

@@ -66,7 +66,10 @@ int shard_resize(struct kit_db *db, int64_t post_id, int nslots);
  *
  *     N = ceil(peak_per_s * hold_ms / 1000 * headroom),  at least 1
  *
- * e.g. 2000/s with 2 ms holds needs 4 rows, 8 with headroom 2. Returns N,
+ * taken on the exact product: 2000/s with 2 ms holds needs 4 rows, 8
+ * with headroom 2, and 50000/s with 1 ms and headroom 1.1 needs 55 (the
+ * floating-point product is a hair above 55; that crumb is not a row).
+ * Returns N,
  * or -1 if peak_per_s < 0, hold_ms <= 0 or headroom < 1. An N above
  * SHARD_MAX_SLOTS is returned as computed (the caller decides). */
 int shard_choose_n(double peak_per_s, double hold_ms, double headroom);

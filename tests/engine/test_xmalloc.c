@@ -43,10 +43,10 @@ static void xmalloc__oom_runs_hook_then_aborts(void **state)
 	char buf[8];
 	pid_t pid;
 
+	/* The size overflows, so xcalloc gives up before asking calloc:
+	 * nothing for a sanitizer's allocator to intercept, and the check
+	 * runs in every build. */
 	(void)state;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	skip();                       /* the sanitizers stop huge mallocs themselves */
-#endif
 	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);

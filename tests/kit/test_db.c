@@ -51,6 +51,31 @@ static void exec__null_param_and_changes(void **state)
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM posts WHERE title IS NULL"), 3, "NULL titles");
 }
 
+/* An unused parameter is a bug in the statement (a $2 typed as $1): libpq
+ * refuses it, so SQLite must too, with the same words. */
+static void exec__refuses_unused_params(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_posts(t);
+
+	const char *p[] = { "1", "5" };
+	const char *sql = "UPDATE posts SET likes = likes + $1 WHERE id = $1";
+	lt_expect_int(kit_db_exec(db, sql, 2, p), KIT_DB_ERR, "exec with $2 given and unused");
+	char want[200];
+	snprintf(want, sizeof want, "%s%s: 2 parameters given, but the statement uses 1",
+	         engine_prefix(t), sql);
+	assert_string_equal(kit_db_errmsg(db), want);
+
+	int64_t v = 0;
+	lt_expect_int(kit_db_query_int(db, "SELECT likes FROM posts WHERE id = $1", 2, p, &v),
+	              KIT_DB_ERR, "query with $2 given and unused");
+	lt_expect(strstr(kit_db_errmsg(db), "2 parameters given, but the statement uses 1") != NULL,
+	          NULL, "message: %s", kit_db_errmsg(db));
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 0,
+	              "likes after the refused UPDATE");
+}
+
 static void query_int__norow_and_null(void **state)
 {
 	struct labtest *t = *state;
@@ -255,6 +280,14 @@ static void hook__exec_commit_counts_as_commit(void **state)
 	lt_expect_int(tr.n, 6, "two statements, each with a TX event");
 	lt_expect_int(tr.ev[2], KIT_DB_TX_BEGIN, "BEGIN through exec");
 	lt_expect_int(tr.ev[5], KIT_DB_TX_COMMIT, "COMMIT through exec");
+
+	/* END is COMMIT's other name, as a whole word only. */
+	memset(&tr, 0, sizeof tr);
+	assert_int_equal(kit_db_exec(db, "BEGIN", 0, NULL), 0);
+	assert_int_equal(kit_db_exec(db, "end", 0, NULL), 0);
+	lt_expect_int(tr.n, 6, "BEGIN and end, each with a TX event");
+	lt_expect_int(tr.ev[5], KIT_DB_TX_COMMIT, "end through exec");
+	kit_db_set_hook(db, NULL, NULL);
 }
 
 static void open__bad_urls_say_why(void **state)
@@ -284,6 +317,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		LABTEST_BOTH(exec__params_by_number),
 		LABTEST_BOTH(exec__null_param_and_changes),
+		LABTEST_BOTH(exec__refuses_unused_params),
 		LABTEST_BOTH(query_int__norow_and_null),
 		LABTEST_BOTH(query__walks_rows),
 		LABTEST_BOTH(exec__unique_violation_is_constraint),

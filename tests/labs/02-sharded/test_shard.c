@@ -11,7 +11,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "labs/02-sharded/shard.h"
 #include "tests/labs/labtest.h"
@@ -180,8 +182,13 @@ static void start_likers(struct labtest *t, pthread_t *tid, struct liker *l, int
 {
 	for (int i = 0; i < n; i++) {
 		l[i] = (struct liker){ .t = t, .index = i, .times = times, .done = done };
-		lt_expect(pthread_create(&tid[i], NULL, liker_main, &l[i]) == 0, NULL,
-		          "pthread_create failed");
+		if (pthread_create(&tid[i], NULL, liker_main, &l[i]) != 0) {
+			/* Failing now would pull the database out from under the
+			 * threads already running: let them finish first. */
+			for (int j = 0; j < i; j++)
+				pthread_join(tid[j], NULL);
+			fail_msg("pthread_create failed for liker %d", i);
+		}
 	}
 }
 
@@ -276,6 +283,120 @@ static void shard_resize__rejects_bad_n(void **state)
 	lt_expect_int(total(db, POST), 136, "count after two refused resizes");
 }
 
+/* A reader on a connection of its own, asked for the count at every step
+ * of a resize (the db hook runs it before and after each statement and
+ * transaction event): it must see 136 every time, never the removed rows
+ * gone with their counts not yet added back. */
+struct onlooker {
+	struct kit_db *db;
+	int reads;
+	int64_t low, high;
+	char error[300];
+};
+
+static void onlooker_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct onlooker *o = arg;
+	int64_t n = -1;
+	(void)ev;
+	(void)sql;
+	(void)t_ns;
+	if (kit_db_query_int(o->db, "SELECT coalesce(sum(n), 0) FROM like_slots WHERE post_id = 42",
+	                     0, NULL, &n) != 0) {
+		if (!o->error[0])
+			snprintf(o->error, sizeof o->error, "%s", labtest_why(o->db));
+		return;
+	}
+	o->reads++;
+	o->low = n < o->low ? n : o->low;
+	o->high = n > o->high ? n : o->high;
+}
+
+static void shard_resize__others_never_see_a_partial_shrink(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct onlooker o = { .db = held[0] = labtest_connect(t), .low = INT64_MAX, .high = -1 };
+
+	fill_staircase(db);
+	kit_db_set_hook(db, onlooker_hook, &o);
+	int rc = shard_resize(db, POST, 3);
+	if (rc == 0)
+		rc = shard_resize(db, POST, 1);
+	kit_db_set_hook(db, NULL, NULL);
+
+	lt_expect(rc == 0, "fold", "shard_resize: %s", labtest_why(db));
+	lt_expect(o.error[0] == '\0', NULL, "the reader's connection failed: %s", o.error);
+	lt_expect(o.reads > 0, NULL, "shard_resize ran no statement the reader could watch");
+	lt_expect(o.low == 136 && o.high == 136, "fold-race",
+	          "expected another connection to read 136 at every step of two shrinks (16 to 3, "
+	          "then 1), got counts from %lld to %lld in %d reads: part of a shrink was "
+	          "committed before the rest", (long long)o.low, (long long)o.high, o.reads);
+	lt_expect_int_hint(total(db, POST), 136, "count after both shrinks", "fold");
+}
+
+/* On PostgreSQL a like that read N = 16 just before a shrink to 4
+ * committed can still write slot 12 after it (section 5, point 2). The
+ * row is planted here, on both engines, as that like leaves it. */
+static void shard_read__counts_a_slot_beyond_n(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+
+	fill_staircase(db);
+	lt_expect(shard_resize(db, POST, 4) == 0, "fold", "shard_resize(4): %s", labtest_why(db));
+	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 12, 5)");
+
+	lt_expect_int_hint(total(db, POST), 141,
+	                   "count with N = 4 and 5 late likes in slot 12 (136 + 5)", "sum-all-slots");
+	lt_expect(shard_resize(db, POST, 2) == 0, "fold", "shard_resize(2): %s", labtest_why(db));
+	lt_expect_int_hint(total(db, POST), 141, "count after the next shrink, to 2", "fold");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42 AND slot >= 2"),
+	                   0, "rows at slot >= 2 after shrinking to 2 (slot 12 too)", "fold");
+}
+
+/* Another app server (here: a forked process, with memory of its own)
+ * shrinks the post; this process's next like must use the new N. */
+#define OTHER_POST 142
+
+static void shard_increment__follows_a_resize_by_another_process(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+
+	like_n(db, OTHER_POST, SHARD_DEFAULT_SLOTS, counting, &next);   /* one per slot */
+	kit_db_close(t->db);             /* a connection must not cross a fork */
+	t->db = NULL;
+	fflush(NULL);
+	pid_t pid = fork();
+	lt_expect(pid >= 0, NULL, "fork failed");
+	if (pid == 0) {
+		struct kit_db *child;
+		alarm(60);
+		int rc = kit_db_open(&child, t->url);
+		if (rc == 0)
+			rc = shard_resize(child, OTHER_POST, 4);
+		if (rc != 0)
+			fprintf(stderr, "the other process's shard_resize(4): %s\n", labtest_why(child));
+		_exit(rc == 0 ? 0 : 1);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	lt_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fold",
+	          "the other process's shard_resize(4) failed (status %d)", status);
+
+	db = labtest_db(t);
+	next = 5;
+	like_n(db, OTHER_POST, 1, counting, &next);
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 142 AND slot >= 4"),
+	                   0, "rows at slot >= 4 after another process shrank the post to 4 and this "
+	                   "one liked it with value 5", "live-n");
+	lt_expect_int_hint(slot_n(t, OTHER_POST, 1), 5,
+	                   "slot 1 after the shrink to 4 (1 + 5 + 9 + 13) and a like with value 5",
+	                   "live-n");
+}
+
 /* Likers keep going while this thread shrinks and grows the post; every
  * read along the way must be a real count (never lower than the one
  * before: committed likes cannot disappear) and the end must be exact. */
@@ -364,7 +485,10 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 	uint32_t five = 5;
 	like_n(a, POST, 1, counting, &five);            /* slot 5, not committed */
 
-	pthread_create(&tid, NULL, resizer_main, &r);
+	if (pthread_create(&tid, NULL, resizer_main, &r) != 0) {
+		kit_db_rollback(a);
+		fail_msg("pthread_create failed");
+	}
 	/* Wait until the shrink is stuck behind a's row lock (or has finished
 	 * without touching it), then let a commit. */
 	char sql[96];
@@ -399,6 +523,9 @@ static void shard_choose_n__formula(void **state)
 	lt_expect_int_hint(shard_choose_n(2001, 2.0, 1.0), 5, "N for 2001/s, 2 ms (round up)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(100000, 1.0, 1.0), 100, "N for 100000/s, 1 ms", "choose-n");
 	lt_expect_int_hint(shard_choose_n(12000, 5.0, 1.0), 60, "N for 12000/s, 5 ms", "choose-n");
+	/* 50000 * 1 / 1000 * 1.1 is 55.000000000000007 in floating point */
+	lt_expect_int_hint(shard_choose_n(50000, 1.0, 1.1), 55,
+	                   "N for 50000/s, 1 ms, headroom 1.1 (exactly 55)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(700, 2.0, 1.5), 3, "N for 700/s, 2 ms, headroom 1.5 (2.1)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(300, 1.0, 1.0), 1, "N for 300/s, 1 ms (under one row)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(0, 1.0, 1.0), 1, "N for no traffic (at least 1)", "choose-n");
@@ -418,6 +545,9 @@ int main(void)
 		BOTH(shard_resize__shrink_folds_removed_slots),
 		BOTH(shard_resize__grow_keeps_total),
 		BOTH(shard_resize__rejects_bad_n),
+		BOTH(shard_read__counts_a_slot_beyond_n),
+		BOTH(shard_increment__follows_a_resize_by_another_process),
+		BOTH(shard_resize__others_never_see_a_partial_shrink),
 		BOTH(shard_resize__exact_under_concurrent_increments),
 		BOTH(shard_resize__folds_a_like_committed_during_the_shrink),
 		cmocka_unit_test(shard_choose_n__formula),

@@ -109,6 +109,14 @@ static pid_t fork_child(struct labtest *t, int (*body)(struct labtest *, void *)
 	return pid;
 }
 
+/* Join the n threads started before a pthread_create failed, so failing
+ * the check does not pull the database out from under them. */
+static void join_started(pthread_t *tid, int n)
+{
+	for (int i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+}
+
 /* ---- append + rollup ---- */
 
 static void batch_like__refuses_a_second_like_by_the_same_user(void **state)
@@ -245,7 +253,10 @@ static void batch_rollup__exact_under_concurrent_likes(void **state)
 
 	for (int i = 0; i < THREADS; i++) {
 		l[i] = (struct liker){ .t = t, .index = i, .times = TIMES, .done = &done };
-		pthread_create(&tid[i], NULL, liker_main, &l[i]);
+		if (pthread_create(&tid[i], NULL, liker_main, &l[i]) != 0) {
+			join_started(tid, i);
+			fail_msg("pthread_create failed for liker %d", i);
+		}
 	}
 	/* Check after joining: failing now would pull the database out from
 	 * under the threads. */
@@ -376,11 +387,38 @@ struct adder {
 	struct batch_acc *acc;
 	int times;
 	atomic_int *done;
+	struct start *start;           /* every adder and the flusher start together */
 };
+
+/* A starting line: threads wait at it until start_go(). */
+struct start {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	bool go;
+};
+
+#define START_INIT { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false }
+
+static void start_wait(struct start *st)
+{
+	pthread_mutex_lock(&st->m);
+	while (!st->go)
+		pthread_cond_wait(&st->cv, &st->m);
+	pthread_mutex_unlock(&st->m);
+}
+
+static void start_go(struct start *st)
+{
+	pthread_mutex_lock(&st->m);
+	st->go = true;
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->m);
+}
 
 static void *adder_main(void *arg)
 {
 	struct adder *a = arg;
+	start_wait(a->start);
 	for (int i = 0; i < a->times; i++)
 		batch_acc_add(a->acc, 1 + i % 5, 1);
 	atomic_fetch_add(a->done, 1);
@@ -391,16 +429,26 @@ static void batch_acc__exact_under_threads(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	enum { THREADS = 8, TIMES = 1000 };
+	/* Enough adds that threads on different cores overlap: an add
+	 * without the mutex then loses some (a thread that ran 1,000 adds
+	 * could finish inside one time slice, alone). */
+	enum { THREADS = 8, TIMES = 200000 };
 	struct batch_acc *acc = new_acc();
 	pthread_t tid[THREADS];
-	struct adder a = { acc, TIMES, NULL };
+	struct start start = START_INIT;
+	struct adder a = { acc, TIMES, NULL, &start };
 	atomic_int done = 0;
 	int failed = 0;
 
 	a.done = &done;
-	for (int i = 0; i < THREADS; i++)
-		pthread_create(&tid[i], NULL, adder_main, &a);
+	for (int i = 0; i < THREADS; i++) {
+		if (pthread_create(&tid[i], NULL, adder_main, &a) != 0) {
+			start_go(&start);
+			join_started(tid, i);
+			fail_msg("pthread_create failed for adder %d", i);
+		}
+	}
+	start_go(&start);
 	while (atomic_load(&done) < THREADS)
 		failed += batch_acc_flush(acc, db) != 0;
 	for (int i = 0; i < THREADS; i++)
@@ -411,8 +459,188 @@ static void batch_acc__exact_under_threads(void **state)
 	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after the last flush", "acc-lock");
 	for (int p = 1; p <= 5; p++)
 		lt_expect_int_hint(count(db, p), THREADS * TIMES / 5,
-		                   "count of each of 5 posts after 8 threads x 1000 adds, flushed meanwhile",
+		                   "count of each of 5 posts after 8 threads x 200000 adds, flushed meanwhile",
 		                   "acc-lock");
+}
+
+/* ---- a flush held inside the database ----
+ *
+ * A gate set as a connection's db hook stops the flush at its first
+ * database event (the flush has taken its copy and is talking to the
+ * database) until the test opens it: a database as slow as the test
+ * wants, the same on both engines. */
+struct gate {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	bool entered;                  /* the flush reached the database */
+	bool open;                     /* the test let it go on */
+	bool hold;                     /* false: note the entry, never wait */
+};
+
+#define GATE_INIT(h) { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, h }
+
+static void gate_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct gate *g = arg;
+	(void)ev;
+	(void)sql;
+	(void)t_ns;
+	pthread_mutex_lock(&g->m);
+	g->entered = true;
+	pthread_cond_broadcast(&g->cv);
+	struct timespec limit;
+	clock_gettime(CLOCK_REALTIME, &limit);
+	limit.tv_sec += 60;            /* never hang the suite */
+	while (g->hold && !g->open &&
+	       pthread_cond_timedwait(&g->cv, &g->m, &limit) == 0)
+		;
+	pthread_mutex_unlock(&g->m);
+}
+
+/* Wait up to ms for *flag (guarded by g->m) to become true. */
+static bool gate_wait(struct gate *g, const bool *flag, long ms)
+{
+	struct timespec limit;
+	clock_gettime(CLOCK_REALTIME, &limit);
+	limit.tv_sec += ms / 1000;
+	limit.tv_nsec += (ms % 1000) * 1000000L;
+	if (limit.tv_nsec >= 1000000000L) {
+		limit.tv_sec++;
+		limit.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g->m);
+	while (!*flag && pthread_cond_timedwait(&g->cv, &g->m, &limit) == 0)
+		;
+	bool seen = *flag;
+	pthread_mutex_unlock(&g->m);
+	return seen;
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->m);
+	g->open = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->m);
+}
+
+struct flusher {
+	struct batch_acc *acc;
+	struct kit_db *db;
+	int rc;
+	char error[300];
+};
+
+static void *flusher_main(void *arg)
+{
+	struct flusher *f = arg;
+	f->rc = batch_acc_flush(f->acc, f->db);
+	if (f->rc != 0)
+		snprintf(f->error, sizeof f->error, "%s", labtest_why(f->db));
+	return NULL;
+}
+
+struct late_add {
+	struct batch_acc *acc;
+	struct gate *g;                /* its m guards done */
+	bool done;
+};
+
+static void *late_add_main(void *arg)
+{
+	struct late_add *a = arg;
+	batch_acc_add(a->acc, POST, 5);
+	pthread_mutex_lock(&a->g->m);
+	a->done = true;
+	pthread_cond_broadcast(&a->g->cv);
+	pthread_mutex_unlock(&a->g->m);
+	return NULL;
+}
+
+#define ADD_WAIT_MS 1500           /* an add takes microseconds; this is generous */
+
+static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
+{
+	struct labtest *t = *state;
+	fresh(t);
+	struct batch_acc *acc = new_acc();
+	struct gate g = GATE_INIT(true);
+	struct flusher f = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
+	struct late_add a = { .acc = acc, .g = &g };
+	pthread_t flush_tid, add_tid;
+
+	batch_acc_add(acc, POST, 10);
+	kit_db_set_hook(f.db, gate_hook, &g);
+	lt_expect(pthread_create(&flush_tid, NULL, flusher_main, &f) == 0, NULL, "pthread_create failed");
+	bool inside = gate_wait(&g, &g.entered, 10000);
+	bool added = false;
+	if (inside && pthread_create(&add_tid, NULL, late_add_main, &a) == 0) {
+		added = gate_wait(&g, &a.done, ADD_WAIT_MS);
+		gate_open(&g);
+		pthread_join(add_tid, NULL);
+	}
+	gate_open(&g);
+	pthread_join(flush_tid, NULL);
+	kit_db_set_hook(f.db, NULL, NULL);
+
+	lt_expect(inside, "acc", "the flush of 10 pending likes never used its connection");
+	lt_expect(added, "acc-lock",
+	          "expected batch_acc_add to return while a flush waited for the database, but it "
+	          "waited %d ms and more: the flush holds the mutex that adds need while the "
+	          "database works", ADD_WAIT_MS);
+	lt_expect(f.rc == 0, "acc", "batch_acc_flush: %s", f.error);
+	lt_expect_int_hint(count(labtest_db(t), POST), 10, "count after the flush of 10", "acc");
+	lt_expect_int_hint(batch_acc_pending(acc), 5,
+	                   "pending after 5 likes were added while a flush of 10 ran", "flush-failure");
+	lt_expect(batch_acc_flush(acc, labtest_db(t)) == 0, "acc", "second flush: %s",
+	          labtest_why(labtest_db(t)));
+	lt_expect_int_hint(count(labtest_db(t), POST), 15, "count after the next flush", "flush-failure");
+}
+
+/* A second flush starts while the first waits inside the database. It
+ * writes to a database of its own (SQLite in memory), so nothing but the
+ * accumulator can make it wait: it must wait for the first, then find
+ * nothing left, so the two databases hold 10 likes between them. */
+static void batch_acc__one_flush_at_a_time(void **state)
+{
+	struct labtest *t = *state;
+	fresh(t);
+	struct batch_acc *acc = new_acc();
+	struct gate g = GATE_INIT(true), second = GATE_INIT(false);
+	struct flusher f1 = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
+	struct flusher f2 = { .acc = acc };
+	pthread_t tid1, tid2;
+
+	lt_expect(kit_db_open(&held.conn[1], "sqlite::memory:") == 0, NULL,
+	          "open sqlite::memory:: %s", kit_db_errmsg(held.conn[1]));
+	f2.db = held.conn[1];
+	lt_expect(batch_setup(f2.db) == 0, NULL, "batch_setup in memory: %s", labtest_why(f2.db));
+	batch_acc_add(acc, POST, 10);
+	kit_db_set_hook(f1.db, gate_hook, &g);
+	kit_db_set_hook(f2.db, gate_hook, &second);
+
+	lt_expect(pthread_create(&tid1, NULL, flusher_main, &f1) == 0, NULL, "pthread_create failed");
+	bool inside = gate_wait(&g, &g.entered, 10000);
+	bool overlapped = false;
+	if (inside && pthread_create(&tid2, NULL, flusher_main, &f2) == 0) {
+		overlapped = gate_wait(&second, &second.entered, ADD_WAIT_MS);
+		gate_open(&g);
+		pthread_join(tid2, NULL);
+	}
+	gate_open(&g);
+	pthread_join(tid1, NULL);
+	kit_db_set_hook(f1.db, NULL, NULL);
+	kit_db_set_hook(f2.db, NULL, NULL);
+
+	lt_expect(inside, "acc", "the flush of 10 pending likes never used its connection");
+	lt_expect(f1.rc == 0 && f2.rc == 0, "acc", "batch_acc_flush: %s", f1.rc ? f1.error : f2.error);
+	int64_t first = count(f1.db, POST), other = count(f2.db, POST);
+	lt_expect(!overlapped, "acc-lock",
+	          "expected a second flush to wait for the first, but it reached its database while "
+	          "the first was still writing (the databases got %lld and %lld of 10 likes)",
+	          (long long)first, (long long)other);
+	lt_expect_int_hint(first + other, 10, "likes written by two flushes of the same 10", "acc-lock");
+	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after both flushes", "acc-lock");
 }
 
 static void batch_acc__failed_flush_keeps_counts(void **state)
@@ -508,6 +736,8 @@ int main(void)
 		BOTH(batch_acc__counts_in_memory_until_flushed),
 		BOTH(batch_acc__flush_is_one_statement),
 		BOTH(batch_acc__exact_under_threads),
+		BOTH(batch_acc__adds_during_a_flush_do_not_wait),
+		BOTH(batch_acc__one_flush_at_a_time),
 		BOTH(batch_acc__failed_flush_keeps_counts),
 		BOTH(batch_acc__crash_loses_at_most_one_interval),
 	};
