@@ -30,7 +30,9 @@ static const struct opt opts[] = {
 	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots (more than 1 means sharded)" },
 	{ "slot", K_SLOT, F(slot), 0, 0, "HOW", "random|round-robin (random)" },
 	{ "rps", K_DOUBLE, F(rps), 0, 1e7, "R", "likes per second (2000)" },
-	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW", "constant|poisson (constant)" },
+	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW",
+	  "constant|poisson|bursty (constant)" },
+	{ "burst", K_INT, F(burst), 1, 100000, "K", "bursty arrivals come in clumps of K (8)" },
 	{ "schedule", K_SCHEDULE, 0, 0, 0, "R@S,...", "rate R from second S, e.g. 200@0,2000@10" },
 	{ "seconds", K_DOUBLE, F(seconds), 0.000001, 1e7, "S",
 	  "arrivals stop at S s, then queues drain (10)" },
@@ -146,8 +148,10 @@ static int apply(struct sim_config *c, const struct opt *o, const char *v,
 			c->arrivals = SIM_ARRIVE_CONSTANT;
 		else if (!strcmp(v, "poisson"))
 			c->arrivals = SIM_ARRIVE_POISSON;
+		else if (!strcmp(v, "bursty"))
+			c->arrivals = SIM_ARRIVE_BURSTY;
 		else
-			return bad(err, errlen, o, "constant or poisson", v);
+			return bad(err, errlen, o, "constant, poisson or bursty", v);
 		return 0;
 	case K_DIST:
 		if (!strcmp(v, "const"))

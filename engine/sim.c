@@ -173,10 +173,21 @@ static void source_arm(struct sim *s, struct sim_source *src, enum sim_ev type)
 		return;
 	/* Other endpoints' traffic is always Poisson: locked in step with a
 	 * constant like stream it would dodge (or hit) every timeout. */
-	if (s->c.arrivals == SIM_ARRIVE_CONSTANT && src == &s->like)
+	if (s->c.arrivals == SIM_ARRIVE_CONSTANT && src == &s->like) {
 		t = src->base + round_us((double)src->k * src->period_us);
-	else
+	} else if (s->c.arrivals == SIM_ARRIVE_BURSTY && src == &s->like) {
+		/* Clumps of K at once, the clumps Poisson at rate / K. */
+		int k = s->c.burst > 1 ? s->c.burst : 1;
+		if (src->left > 0) {
+			src->left--;
+			t = s->now;
+		} else {
+			src->left = k - 1;
+			t = s->now + round_us(sim_rng_exp(&s->rng, src->period_us * k));
+		}
+	} else {
 		t = s->now + round_us(sim_rng_exp(&s->rng, src->period_us));
+	}
 	if (t < s->now)
 		t = s->now;
 	if (s->end_us > 0 && t >= s->end_us)
@@ -191,6 +202,7 @@ static void source_rate(struct sim *s, struct sim_source *src, double rate,
 	s->timers[type == EV_ARRIVE ? TM_ARRIVE : TM_UNREL_ARRIVE].on = false;
 	src->rate = rate;
 	src->period_us = rate > 0 ? 1e6 / rate : 0;
+	src->left = 0;
 	if (src->last >= 0 && rate > 0 &&
 	    src->last + round_us(1e6 / rate) >= s->now) {
 		src->base = src->last;      /* keep the spacing from the last one */

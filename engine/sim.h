@@ -53,7 +53,11 @@ enum sim_strategy {
 	SIM_NSTRATEGIES
 };
 
-enum sim_arrivals { SIM_ARRIVE_CONSTANT, SIM_ARRIVE_POISSON };
+enum sim_arrivals {
+	SIM_ARRIVE_CONSTANT,   /* evenly spaced */
+	SIM_ARRIVE_POISSON,    /* independent, at random */
+	SIM_ARRIVE_BURSTY      /* clumps of c.burst at once, the clumps Poisson */
+};
 enum sim_dist     { SIM_DIST_CONST, SIM_DIST_EXP };
 enum sim_slot     { SIM_SLOT_RANDOM, SIM_SLOT_ROUND_ROBIN };
 
@@ -127,6 +131,7 @@ struct sim_config {
 	                                work; 0 = CPUs never limit */
 	double cpu_db_ms;            /* CPU per request, part of the hold */
 	double cpu_client_ms;        /* CPU per request, part of the outside time */
+	int burst;                   /* bursty arrivals: requests per clump (>= 1) */
 };
 
 /* Fill *c with the defaults (naive, 1 row, 2000/s constant, 2 ms holds...). */
@@ -188,6 +193,27 @@ const struct sim_config *sim_config(const struct sim *s);
 
 struct sim_latency { double mean, p50, p95, p99, max; };   /* ms */
 
+enum sim_ceiling {
+	SIM_CEIL_ROWS,        /* rows / hold */
+	SIM_CEIL_POOL,        /* P connections, each busy hold + outside a request,
+	                         and on fewer distinct rows than P with random slots */
+	SIM_CEIL_CPU,         /* cores / CPU per request */
+	SIM_CEIL_CALLERS,     /* N callers / (one request + think) */
+	SIM_CEIL_FLUSH        /* a buffered path: the row sees one write per flush */
+};
+
+enum sim_model {
+	SIM_MODEL_DD1,        /* constant arrivals and holds: no queue below the ceiling */
+	SIM_MODEL_MD1,        /* Poisson arrivals, constant holds */
+	SIM_MODEL_MM1,        /* Poisson arrivals, exponential holds */
+	SIM_MODEL_GG1,        /* anything else: Kingman's approximation */
+	SIM_MODEL_MVA,        /* a closed loop: Mean Value Analysis */
+	SIM_MODEL_NONE        /* a buffered path: no queue on the request path */
+};
+
+const char *sim_ceiling_name(enum sim_ceiling c);   /* "rows", "pool", ... */
+const char *sim_model_name(enum sim_model m);       /* "D/D/1", "G/G/1 (Kingman)", ... */
+
 struct sim_summary {
 	uint64_t offered, completed, failed, abandoned;
 	double throughput_per_s;
@@ -212,6 +238,21 @@ struct sim_summary {
 		/* closed loop (c.clients > 0): Mean Value Analysis of the same
 		 * network; < 0 when it does not apply */
 		double closed_throughput_per_s, closed_mean_ms;
+		/* which ceiling binds (naive and sharded write paths) */
+		double pool_ceiling_per_s;        /* < 0: unbounded pool */
+		double distinct_rows;             /* rows P busy connections sit on */
+		double cpu_ceiling_per_s;         /* < 0: CPUs not modelled */
+		double callers_ceiling_per_s;     /* closed loop: N / (one cycle); < 0 open */
+		double binding_per_s;             /* the lowest of the ceilings */
+		enum sim_ceiling binding;
+		/* the queueing model that matches the config, and its mean time
+		 * in system (< 0 when overloaded or a closed loop) */
+		enum sim_model model;
+		double model_mean_ms;
+		double ca2, cs2;                  /* squared coefficients of variation:
+		                                     arrivals at one row, holds */
+		bool steady;                      /* long enough and not overloaded:
+		                                     Little's law describes it */
 	} theory;
 	uint64_t events;
 	/* additions (keep appending here) */
@@ -222,6 +263,12 @@ struct sim_summary {
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);
+
+/* The binding ceiling and its arithmetic in one phrase ("the pool: 100
+ * connections land on 69.5 distinct rows of 128 ..."), from a summary of
+ * a run of c; always NUL-terminated. */
+void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
+                      char *buf, size_t len);
 
 /* One object with "config" and "summary" as DESIGN.md sets out, no newline. */
 void sim_json(FILE *out, const struct sim *s);

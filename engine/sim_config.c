@@ -76,6 +76,7 @@ void sim_config_default(struct sim_config *c)
 	c->flush_ms = 1000;
 	c->seed = 1;
 	c->tick_ms = 100;
+	c->burst = 8;
 }
 
 /* ---- scenarios ---- */
@@ -237,6 +238,9 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	      (c->strategy != SIM_COALESCE && c->strategy != SIM_QUEUE),
 	      "--clients: a caller of the %s path would never wait; give --think-ms or --outside-ms",
 	      sim_strategy_name(c->strategy));
+	CHECK((unsigned)c->arrivals <= SIM_ARRIVE_BURSTY,
+	      "--arrivals: expected constant, poisson or bursty");
+	CHECK(c->burst >= 1 && c->burst <= 100000, "--burst: expected an integer from 1 to 100000");
 	CHECK(c->ncrashes >= 0 && c->ncrashes <= SIM_MAX_CRASHES,
 	      "--crash: expected at most %d faults", SIM_MAX_CRASHES);
 	for (int i = 0; i < c->ncrashes; i++)

@@ -69,6 +69,7 @@ struct sim_source {
 	int64_t base;         /* constant: time of arrival k = 0 */
 	uint64_t k;           /* constant: arrivals since base */
 	int64_t last;         /* last arrival, -1 before the first */
+	int left;             /* bursty: arrivals still due in this clump */
 };
 
 enum sim_holder { HOLD_NONE, HOLD_REQ, HOLD_FLUSH };

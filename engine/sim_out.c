@@ -126,7 +126,7 @@ static void num_or_null(FILE *f, const char *key, double v)
 
 static void config_json(FILE *f, const struct sim_config *c)
 {
-	static const char *const arrivals[] = { "constant", "poisson" };
+	static const char *const arrivals[] = { "constant", "poisson", "bursty" };
 	static const char *const dists[] = { "const", "exp" };
 	static const char *const slots[] = { "random", "round-robin" };
 
@@ -180,7 +180,7 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "cpu_db_ms", c->cpu_db_ms);
 	fputc(',', f);
 	num(f, "cpu_client_ms", c->cpu_client_ms);
-	fputc('}', f);
+	fprintf(f, ",\"burst\":%d}", c->burst);
 }
 
 static void summary_json(FILE *f, const struct sim_summary *o)
@@ -238,6 +238,19 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	num_or_null(f, "closed_throughput_per_s", o->theory.closed_throughput_per_s);
 	fputc(',', f);
 	num_or_null(f, "closed_mean_ms", o->theory.closed_mean_ms);
+	fputc(',', f);
+	num_or_null(f, "pool_ceiling_per_s", o->theory.pool_ceiling_per_s);
+	fputc(',', f);
+	num(f, "distinct_rows", o->theory.distinct_rows);
+	fputc(',', f);
+	num_or_null(f, "cpu_ceiling_per_s", o->theory.cpu_ceiling_per_s);
+	fputc(',', f);
+	num_or_null(f, "callers_ceiling_per_s", o->theory.callers_ceiling_per_s);
+	fprintf(f, ",\"binding\":\"%s\",", sim_ceiling_name(o->theory.binding));
+	num(f, "binding_per_s", o->theory.binding_per_s);
+	fprintf(f, ",\"model\":\"%s\",", sim_model_name(o->theory.model));
+	num_or_null(f, "model_mean_ms", o->theory.model_mean_ms);
+	fprintf(f, ",\"steady\":%s", o->theory.steady ? "true" : "false");
 	fputs(",\"little\":{", f);
 	num(f, "L", o->theory.little_L);
 	fputc(',', f);
