@@ -115,6 +115,8 @@ static void print_little(const struct sim_config *c, const struct sim_summary *o
 		       o->theory.growth_per_s > 0 ||
 		       (c->clients == 0 && c->rps > o->theory.binding_per_s)
 		       ? "(no steady state: the queue grew; Little's law does not describe it)"
+		       : o->orphans_run > 0
+		       ? "(no steady state: abandoned statements and retries)"
 		       : "(still filling: too early for Little's law)");
 		return;
 	}
@@ -202,6 +204,20 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	}
 	if (!direct || o->count.doubled)
 		printf("  %-30s %14lld\n", "count: counted twice", (long long)o->count.doubled);
+	if (o->orphaned) {
+		printf("  %-30s %14lld\n", "count: applied, client gave up", (long long)o->count.unacked);
+		printf("  %-30s %14llu\n", "statements left by clients", (unsigned long long)o->orphaned);
+		printf("  %-30s %14llu\n", "  of which the server ran", (unsigned long long)o->orphans_run);
+	}
+	if (o->retried)
+		printf("  %-30s %14llu\n", "retries", (unsigned long long)o->retried);
+	if (o->retries_denied)
+		printf("  %-30s %14llu\n", "retries the budget refused", (unsigned long long)o->retries_denied);
+	if (o->lock_timeouts)
+		printf("  %-30s %14llu\n", "cancelled by lock_timeout", (unsigned long long)o->lock_timeouts);
+	if (c->counter_pool > 0)
+		printf("  %-30s %14d   of %d\n", "counter pool: most in use", o->counter_pool.max_in_use,
+		       c->counter_pool);
 	if (!direct) {
 		snprintf(p, sizeof p, "%.3f (one flush + hold; more if it waits)",
 		         (c->flush_ms + c->hold_ms) / 1000.0);
@@ -248,6 +264,11 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			       "  %.0f a second and %.2f ms a like.\n",
 			       c->rps, rho, sim_ceiling_name(o->theory.binding),
 			       o->throughput_per_s, o->latency_ms.mean);
+		} else if (o->orphans_run > 0) {
+			printf("  Likes arrive at %g a second, a utilisation of %.2f, yet only %.1f a second\n"
+			       "  got through: the row was busy with statements whose clients had left,\n"
+			       "  and with the retries those clients sent instead.\n",
+			       c->rps, rho, o->throughput_per_s);
 		} else {
 			printf("  Likes arrive at %g a second, a utilisation of %.2f: the row keeps up,\n"
 			       "  and a like spends %.3f ms on average (%s predicts %.3f ms).\n",
@@ -267,6 +288,15 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			printf("  The faults cost %lld lost and %lld double-counted likes.\n",
 			       (long long)o->count.lost, (long long)o->count.doubled);
 	}
+	if (o->orphans_run)
+		printf("  Clients gave up on %llu statements that the server still ran (%llu of them\n"
+		       "  committed): work nobody waited for.%s\n",
+		       (unsigned long long)o->orphaned, (unsigned long long)o->orphans_run,
+		       c->lock_timeout_ms > 0 ? "" : " --lock-timeout-ms lets the server give up too.");
+	if (o->count.doubled)
+		printf("  Retries that could not know whether the first try landed counted %lld likes\n"
+		       "  twice%s.\n", (long long)o->count.doubled,
+		       c->idempotent ? "" : " (--idempotent: an idempotency key would count them once)");
 	if (o->unrelated.failed)
 		printf("  Other endpoints lost %llu of %llu requests: they could not get a connection.\n",
 		       (unsigned long long)o->unrelated.failed, (unsigned long long)o->unrelated.offered);

@@ -19,18 +19,22 @@
  * With c.seconds == 0 arrivals never stop: drive it with sim_advance().
  *
  * Model choices (each file says more):
- *   - a client timeout cancels the attempt (it leaves its queue and returns
- *     its connection, as statement_timeout would); a request already
- *     holding the lock commits. Retries follow timeouts and errors.
+ *   - a client timeout gives up on the client's side only: an attempt
+ *     waiting for a connection leaves that queue, but a statement already
+ *     sent waits on for the lock, holds it and commits, keeping its
+ *     connection, unless lock_timeout_ms stops it first (as PostgreSQL's
+ *     lock_timeout would). A retry after such an unclear outcome applies
+ *     the like a second time unless c.idempotent. Retries follow timeouts
+ *     and errors, after c.backoff, within c.retry_budget.
  *   - the pool's acquire timeout is an error (failed); the client timeout
  *     is abandoned. Flushers wait for a connection without a timeout.
  *   - other endpoints' traffic is Poisson, whatever c.arrivals says.
  *   - fixes: the like completes at the cheap step; one flush at a time
  *     takes a connection and the row lock for one hold (engine/sim_fix.c).
  *   - the app crash costs only where the app holds the count (coalesce).
- * Books, at every instant: visible + buffered + lost - doubled == true
- * (acknowledged) count, and offered == completed + failed + abandoned
- * + those still in flight.
+ * Books, at every instant: visible + buffered + lost - doubled - unacked
+ * == true (acknowledged) count, and offered == completed + failed +
+ * abandoned + those still in flight.
  */
 #ifndef HOTROW_SIM_H
 #define HOTROW_SIM_H
@@ -60,6 +64,7 @@ enum sim_arrivals {
 };
 enum sim_dist     { SIM_DIST_CONST, SIM_DIST_EXP };
 enum sim_slot     { SIM_SLOT_RANDOM, SIM_SLOT_ROUND_ROBIN };
+enum sim_backoff  { SIM_BACKOFF_NONE, SIM_BACKOFF_EXP, SIM_BACKOFF_EXP_JITTER };
 
 enum sim_fault {
 	SIM_FAULT_APP,       /* the app process dies: coalesce buffer lost */
@@ -132,6 +137,17 @@ struct sim_config {
 	double cpu_db_ms;            /* CPU per request, part of the hold */
 	double cpu_client_ms;        /* CPU per request, part of the outside time */
 	int burst;                   /* bursty arrivals: requests per clump (>= 1) */
+
+	/* timeouts and retries that cost what they cost */
+	double lock_timeout_ms;      /* the server cancels a statement that waited
+	                                this long for the lock; 0 = never */
+	bool idempotent;             /* a retry's second commit changes nothing */
+	enum sim_backoff backoff;    /* the pause before a retry */
+	double backoff_ms;           /* its base: the first retry's (longest) pause */
+	double retry_budget;         /* retries at most this fraction of requests;
+	                                0 = no budget */
+	int counter_pool;            /* a bulkhead: the counter endpoint's own pool
+	                                of this many connections; 0 = share c.pool */
 };
 
 /* Fill *c with the defaults (naive, 1 row, 2000/s constant, 2 ms holds...). */
@@ -228,6 +244,7 @@ struct sim_summary {
 	struct {
 		int64_t true_count, visible, buffered, lost, doubled;
 		double max_lag_s;
+		int64_t unacked;              /* applied, but the client saw a timeout */
 	} count;
 	struct {
 		double ceiling_per_s, rho;
@@ -260,6 +277,15 @@ struct sim_summary {
 	uint64_t faults[SIM_NFAULTS];         /* faults injected, by kind */
 	double duration_s;                    /* simulated time so far */
 	uint64_t in_flight;                   /* likes offered and not yet ended */
+	uint64_t orphaned;                    /* attempts the server kept running
+	                                         after their client gave up */
+	uint64_t orphans_run;                 /* of those, the ones that committed */
+	uint64_t lock_timeouts;               /* statements cancelled by lock_timeout */
+	uint64_t retries_denied;              /* retries the budget refused */
+	struct {
+		int max_in_use, max_waiters;
+		double exhausted_at_s;        /* < 0 when never exhausted */
+	} counter_pool;                       /* the bulkhead's own pool, if any */
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);

@@ -94,8 +94,7 @@ static void flusher_go(struct sim *s)
 		sim_flusher_got_conn(s);
 		return;
 	}
-	s->flusher_waiting = true;
-	s->flusher_enq = s->now;
+	sim_pool_wait_flusher(s);
 }
 
 static void take(struct sim *s, int64_t k)

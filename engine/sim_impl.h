@@ -48,7 +48,9 @@ enum sim_ev {
 	EV_CRASH,         /* arg: enum sim_fault */
 	EV_SEND,          /* a closed-loop caller sends its next request */
 	EV_OUTSIDE_DONE,  /* arg: slab slot; the work outside the lock ends */
-	EV_CPU            /* the CPU station's next job ends (a timer) */
+	EV_CPU,           /* the CPU station's next job ends (a timer) */
+	EV_RETRY,         /* arg: slab slot; a retry's backoff is over */
+	EV_POOL2_SWEEP    /* timeouts at the head of the counter pool's queue */
 };
 
 /* The busiest events skip the heap. Each of these streams has at most one
@@ -81,6 +83,8 @@ struct sim_row {
 	struct sim_ring q;        /* FIFO of requests waiting for the lock */
 	int64_t sweep_at;         /* pending EV_LOCK_SWEEP time, -1 if none */
 	int64_t rest_us;          /* the holder's hold left after its CPU part */
+	size_t live_from;         /* q[0..live_from) are orphans: their clients
+	                             gave up (deadlines grow along the queue) */
 	uint64_t completed;       /* updates applied */
 	int64_t value;            /* the row's count */
 };
@@ -107,6 +111,31 @@ struct sim_cpu {
 	uint64_t busy_jobs_us;    /* for the summary: work done so far */
 };
 
+/* A like whose outcome became unclear: one of its attempts was orphaned
+ * (the client gave up, the server ran on). Its attempts share this record
+ * so that a second commit counts as double. Freed once the like has ended
+ * and no orphan of it is left. */
+struct sim_like {
+	int32_t orphans;          /* orphaned attempts still in the server */
+	int32_t applied;          /* commits that changed the row */
+	bool ended;               /* the client is done with it */
+	uint32_t next_free;       /* free list */
+};
+
+/* A pool of connections with its FIFO of waiting requests. */
+enum { POOL_MAIN, POOL_COUNTER };
+
+struct sim_pool {
+	int size;                 /* connections; 0 = unbounded */
+	int in_use;
+	struct sim_ring waiters;  /* FIFO for a connection */
+	int64_t sweep_at;         /* pending sweep event, -1 if none */
+	bool flusher_waiting;     /* the flusher waits beside the FIFO */
+	int64_t flusher_enq;
+	int max_in_use, max_waiters;
+	int64_t exhausted_at;     /* first time a request had to wait, -1 */
+};
+
 /* Per-tick accumulators, reset at each EV_TICK. */
 struct sim_tickacc {
 	uint64_t offered, completed, failed, unrel_failed;
@@ -123,10 +152,13 @@ struct sim {
 
 	/* load */
 	struct sim_source like, unrel;
+	double set_rps;           /* the rate the caller last set (sim_new, sim_set) */
 	int64_t hold_us, work_us, unrel_us, flush_us, tick_us;
 	int64_t pool_timeout_us, client_timeout_us;   /* 0 = none */
 	uint32_t rr_next;         /* round-robin slot */
 	int64_t think_us, outside_us, cpu_client_us;  /* closed loop and outside */
+	int64_t lock_timeout_us, backoff_us;          /* 0 = none */
+	double retry_tokens;      /* the budget: + retry_budget per like, - 1 a retry */
 	struct sim_cpu cpu;
 	double mva_x, mva_r;      /* sim_mva of c, -1 when it does not apply */
 
@@ -134,17 +166,13 @@ struct sim {
 	int nrows;
 	struct sim_row *rows;
 
-	/* the pool: in_use = sum of the conn_* states; conn_wait is also the
-	 * number of requests in all rows' lock queues */
-	int in_use, conn_wait, conn_hold, conn_unrel, conn_flush, conn_outside;
-	struct sim_ring waiters;  /* FIFO for a connection */
-	int64_t pool_sweep_at;    /* pending EV_POOL_SWEEP, -1 if none */
+	/* the pools: their in_use add up to the conn_* states; conn_wait is
+	 * also the number of requests in all rows' lock queues */
+	struct sim_pool pool[2];  /* POOL_MAIN; POOL_COUNTER with a bulkhead */
+	struct sim_pool *counter_pool;   /* the likes' and flusher's pool */
+	int conn_wait, conn_hold, conn_unrel, conn_flush, conn_outside;
 	bool pool_eager;          /* an event per deadline even when lazy
 	                             would do: tests compare the two */
-	bool flusher_waiting;     /* the flusher waits beside the FIFO */
-	int64_t flusher_enq;
-	int max_in_use, max_waiters;
-	int64_t exhausted_at;     /* first time a request had to wait, -1 */
 
 	/* requests that hold a connection for a fixed time (inserts, unrelated):
 	 * a slab indexed by EV_CONN_DONE's arg, with a free list */
@@ -154,6 +182,9 @@ struct sim {
 
 	/* outcomes of likes */
 	uint64_t offered, completed, failed, abandoned, retried;
+	uint64_t orphaned, orphans_run, lock_timeouts, retries_denied;
+	struct sim_like *likes;    /* [0] unused: like 0 means "no record" */
+	uint32_t likes_n, likes_cap, likes_free;
 	int64_t inflight;          /* likes offered and not yet ended */
 	int unrel_inflight;
 	uint64_t unrel_offered, unrel_failed, unrel_completed;
@@ -165,8 +196,8 @@ struct sim {
 	double sojourn_sum;        /* time in system of every like that ended */
 	uint64_t sojourn_n;
 
-	/* the count: visible + buffered + lost - doubled == acked */
-	int64_t acked, visible, lost, doubled;
+	/* the count: visible + buffered + lost - doubled - unacked == acked */
+	int64_t acked, visible, lost, doubled, unacked;
 	int64_t max_lag;           /* us between an ack and its visibility */
 
 	/* the fixes (sim_fix.c) */
@@ -197,11 +228,14 @@ struct sim {
 /* sim.c, for sim_fix.c */
 void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg);
 int64_t sim_hold_sample(struct sim *s);
-void sim_complete(struct sim *s, struct sim_req *r);
+void sim_complete(struct sim *s, const struct sim_req *r);
 void sim_fail(struct sim *s, struct sim_req *r, bool abandoned);
 void sim_flusher_got_conn(struct sim *s);
-void sim_pool_release(struct sim *s);
+void sim_pool_release(struct sim *s);      /* the counter endpoint's pool */
 bool sim_pool_take(struct sim *s);
+void sim_pool_wait_flusher(struct sim *s);
+int sim_pools_in_use(const struct sim *s);
+int sim_pools_waiting(const struct sim *s);
 
 /* sim_fix.c */
 void sim_fix_like(struct sim *s, struct sim_req *r);   /* coalesce, queue, redis */

@@ -29,8 +29,10 @@ struct sim_req {
 	int64_t first_us;    /* when the user first asked (latency is from here) */
 	int64_t attempt_us;  /* when this attempt started (client timeout base) */
 	int64_t enq_us;      /* when it joined the queue it is in */
-	uint32_t tries;      /* attempts so far, 1 on the first */
-	uint32_t kind;       /* enum sim_req_kind */
+	uint32_t like;       /* its record once an attempt was orphaned, 0 before */
+	uint16_t tries;      /* attempts so far, 1 on the first */
+	uint8_t kind;        /* enum sim_req_kind */
+	uint8_t orphan;      /* its client gave up; the server still runs it */
 };
 
 struct sim_ring {
@@ -56,8 +58,10 @@ static inline void sim_ring_push(struct sim_ring *q, const struct sim_req *req)
 	d->first_us = req->first_us;
 	d->attempt_us = req->attempt_us;
 	d->enq_us = req->enq_us;
+	d->like = req->like;
 	d->tries = req->tries;
 	d->kind = req->kind;
+	d->orphan = req->orphan;
 }
 
 static inline struct sim_req sim_ring_pop(struct sim_ring *q)   /* q->n > 0 */
@@ -72,6 +76,13 @@ static inline struct sim_req sim_ring_pop(struct sim_ring *q)   /* q->n > 0 */
 }
 
 static inline const struct sim_req *sim_ring_at(const struct sim_ring *q, size_t i)
+{
+	assert(i < q->n);
+	return &q->r[(q->head + i) & (q->cap - 1)];
+}
+
+/* The same, writable: valid until the next push. */
+static inline struct sim_req *sim_ring_at_mut(struct sim_ring *q, size_t i)
 {
 	assert(i < q->n);
 	return &q->r[(q->head + i) & (q->cap - 1)];

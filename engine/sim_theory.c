@@ -269,7 +269,10 @@ void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 		out->theory.model = SIM_MODEL_GG1;
 	/* Steady once the queue has had time to settle: not while it grows,
 	 * and not in the first second or the first 50 mean times in system. */
+	/* Orphaned statements (their clients left, the server runs them) make
+	 * the row's load more than the arrivals: not the system modelled. */
 	out->theory.steady = rho < 1 && lam <= out->theory.binding_per_s &&
+	        s->orphaned == 0 &&
 	        (double)s->now >= 1e6 &&
 	        (double)s->now >= 50 * 1000 * out->theory.model_mean_ms;
 }

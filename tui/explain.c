@@ -158,6 +158,15 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 		}
 	}
 
+	/* Work the server did for clients that had already left. */
+	if (sum->orphans_run > 0 && !batched(c->strategy))
+		add(p, &n, max, TUI_BAD, 0, "Retry storm: %s statements ran after their "
+		    "clients gave up, and %s retries came back for more; the load on "
+		    "the row is more than the likes arriving.%s",
+		    tui_fmt_int(a, sizeof a, (int64_t)sum->orphans_run),
+		    tui_fmt_int(b, sizeof b, (int64_t)sum->retried),
+		    c->lock_timeout_ms > 0 ? "" : " lock_timeout would let the server give up too.");
+
 	/* What follows from rho. */
 	if (rho >= 1 && sum->theory.growth_per_s > 0) {
 		if (c->pool > 0 && sum->theory.pool_full_s >= 0)
@@ -169,7 +178,7 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 			add(p, &n, max, TUI_BAD, 1, "The lock queue grows by %s requests "
 			    "each second, and every waiter holds a connection.",
 			    tui_fmt_int(a, sizeof a, (int64_t)(sum->theory.growth_per_s + 0.5)));
-	} else if (!batched(c->strategy) && c->clients == 0) {
+	} else if (!batched(c->strategy) && c->clients == 0 && sum->orphans_run == 0) {
 		/* The model that matches what is simulated, by name. */
 		double th = sum->theory.model_mean_ms;
 		if (th >= 0 && rps <= sum->theory.binding_per_s)
@@ -196,7 +205,9 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 			add(p, &n, max, TUI_NORMAL, 3, "Little's law (L = λ × W) describes a "
 			    "steady state; %s: %s in the system so far.",
 			    sum->theory.growth_per_s > 0 || rps > sum->theory.binding_per_s
-			    ? "this queue is still growing" : "still filling", a);
+			    ? "this queue is still growing"
+			    : sum->orphans_run > 0 ? "abandoned statements and retries leave none here"
+			    : "still filling", a);
 	}
 
 	/* The collateral damage. */
@@ -220,7 +231,16 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 		    tui_fmt_int(d, sizeof d, (int64_t)sum->completed),
 		    tui_fmt_int(e, sizeof e, (int64_t)(sum->failed + sum->abandoned)));
 
-	/* The count, for the fixes that defer it. */
+	/* The count, for the fixes that defer it, and wherever retries that
+	 * could not know whether the first try landed counted a like twice. */
+	if (!batched(c->strategy) && (sum->count.doubled > 0 || sum->count.unacked > 0))
+		add(p, &n, max, TUI_BAD, 1, "Count: visible %s, acknowledged %s: %s likes "
+		    "counted twice by blind retries%s, %s applied though the client saw "
+		    "a timeout.", tui_fmt_int(a, sizeof a, sum->count.visible),
+		    tui_fmt_int(b, sizeof b, sum->count.true_count),
+		    tui_fmt_int(d, sizeof d, sum->count.doubled),
+		    c->idempotent ? "" : " (an idempotent write would count them once)",
+		    tui_fmt_int(e, sizeof e, sum->count.unacked));
 	if (batched(c->strategy)) {
 		bool wrong = sum->count.lost > 0 || sum->count.doubled > 0;
 		add(p, &n, max, wrong ? TUI_BAD : TUI_NORMAL, wrong ? 1 : 2,

@@ -11,7 +11,7 @@
 
 static struct sim_req req(int64_t t)
 {
-	struct sim_req r = { t, t, t, 1, SIM_REQ_COUNTER };
+	struct sim_req r = { t, t, t, 0, 1, SIM_REQ_COUNTER, 0 };
 	return r;
 }
 
