@@ -95,7 +95,7 @@ static void describe(const struct sim_config *c)
 		printf(", pool %d", c->pool);
 	else
 		printf(", unbounded pool");
-	if (c->strategy != SIM_NAIVE && c->strategy != SIM_SHARDED)
+	if (!sim_strategy_direct(c->strategy))
 		printf(", flush every %g ms", c->flush_ms);
 	printf(", seed %llu\n\n", (unsigned long long)c->seed);
 }
@@ -129,9 +129,9 @@ static void print_little(const struct sim_config *c, const struct sim_summary *o
 
 static void report(const struct sim_config *c, const struct sim_summary *o)
 {
-	bool direct = c->strategy == SIM_NAIVE || c->strategy == SIM_SHARDED;
+	bool direct = sim_strategy_direct(c->strategy);
 	bool closed = c->clients > 0;
-	int n = c->strategy == SIM_SHARDED ? c->rows : 1;
+	int n = sim_config_rows(c);
 	double s_ms = c->hold_ms + c->work_ms;
 	double rho = o->theory.rho;
 	char p[160], why[200];

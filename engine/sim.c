@@ -25,6 +25,7 @@
 #include "engine/xmalloc.h"
 
 static void got_conn(struct sim *s, struct sim_req *r);
+static void flusher_lock(struct sim *s);
 
 /* Round a non-negative time to whole microseconds (halves go up). */
 static int64_t round_us(double us)
@@ -35,33 +36,6 @@ static int64_t round_us(double us)
 static int64_t ms_us(double ms)
 {
 	return round_us(ms * 1000.0);
-}
-
-static void timer_set(struct sim *s, enum sim_timer_id id, int64_t t)
-{
-	s->timers[id].t = t;
-	s->timers[id].seq = s->heap.seq++;
-	s->timers[id].on = true;
-}
-
-void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg)
-{
-	switch (type) {
-	case EV_ARRIVE:
-		timer_set(s, TM_ARRIVE, t);
-		break;
-	case EV_UNREL_ARRIVE:
-		timer_set(s, TM_UNREL_ARRIVE, t);
-		break;
-	case EV_POOL_SWEEP:
-		timer_set(s, TM_POOL_SWEEP, t);
-		break;
-	case EV_CPU:
-		timer_set(s, TM_CPU, t);
-		break;
-	default:
-		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
-	}
 }
 
 /* The earliest pending event, timers and heap together: its time in *t
@@ -91,7 +65,7 @@ static int next_event(const struct sim *s, int64_t *t)
 	return best;
 }
 
-int64_t sim_hold_sample(struct sim *s)
+static int64_t hold_sample(struct sim *s)
 {
 	if (s->c.hold_dist == SIM_DIST_EXP)
 		return round_us(sim_rng_exp(&s->rng, (double)s->hold_us));
@@ -162,7 +136,7 @@ static void ended(struct sim *s, const struct sim_req *r)
 		sim_push(s, s->now + think_sample(s), EV_SEND, 0);
 }
 
-void sim_complete(struct sim *s, const struct sim_req *r)
+static void complete(struct sim *s, const struct sim_req *r)
 {
 	int64_t lat = s->now - r->first_us;
 
@@ -193,7 +167,7 @@ static int64_t backoff(struct sim *s, unsigned k)
 
 /* The attempt ended badly: try again if the client has retries left,
  * otherwise the request ends failed or abandoned. */
-void sim_fail(struct sim *s, struct sim_req *r, bool abandoned)
+static void fail(struct sim *s, struct sim_req *r, bool abandoned)
 {
 	if (r->kind == SIM_REQ_UNRELATED) {
 		s->unrel_failed++;
@@ -339,7 +313,7 @@ static bool pool_take(struct sim *s, struct sim_pool *p)
 	return true;
 }
 
-bool sim_pool_take(struct sim *s)
+static bool flusher_take(struct sim *s)
 {
 	return pool_take(s, s->counter_pool);
 }
@@ -392,7 +366,7 @@ static void pool_expire(struct sim *s, struct sim_pool *p, int64_t t)
 		abandoned = s->client_timeout_us > 0 &&
 		            r.attempt_us + s->client_timeout_us <= d;
 		s->now = d;               /* it ended then, not now */
-		sim_fail(s, &r, abandoned);
+		fail(s, &r, abandoned);
 	}
 	s->now = now;
 	pool_arm_sweep(s, p);
@@ -444,7 +418,7 @@ static void pool_grant(struct sim *s, struct sim_pool *p)
 		if (p->flusher_waiting &&
 		    (!p->waiters.n || p->flusher_enq <= sim_ring_at(&p->waiters, 0)->enq_us)) {
 			p->flusher_waiting = false;
-			sim_flusher_got_conn(s);
+			flusher_lock(s);
 		} else {
 			struct sim_req r = sim_ring_pop(&p->waiters);
 			got_conn(s, &r);
@@ -460,7 +434,8 @@ static void pool_release(struct sim *s, struct sim_pool *p)
 	pool_grant(s, p);
 }
 
-void sim_pool_release(struct sim *s)
+/* Give back a connection of the counter endpoint's pool. */
+static void counter_release(struct sim *s)
 {
 	pool_release(s, s->counter_pool);
 }
@@ -490,7 +465,7 @@ static void pool_acquire(struct sim *s, struct sim_req *r)
 }
 
 /* The flusher waits beside the FIFO, in arrival order with it. */
-void sim_pool_wait_flusher(struct sim *s)
+static void flusher_wait(struct sim *s)
 {
 	struct sim_pool *p = s->counter_pool;
 
@@ -572,13 +547,13 @@ static void lock_grant(struct sim *s, int i, const struct sim_req *r)
 	if (s->c.cores > 0 && s->c.cpu_db_ms > 0) {
 		/* The CPU part first (parse, plan, execute), then the rest
 		 * (the commit's flush): the CPU part waits for a core. */
-		int64_t h = sim_hold_sample(s);
+		int64_t h = hold_sample(s);
 		int64_t cpu = round_us((double)h * s->c.cpu_db_ms / s->c.hold_ms);
 		row->rest_us = s->work_us + h - cpu;
 		sim_cpu_add(s, cpu, CPU_HOLD, (uint32_t)i);
 		return;
 	}
-	sim_push(s, s->now + s->work_us + sim_hold_sample(s), EV_RELEASE, (uint32_t)i);
+	sim_push(s, s->now + s->work_us + hold_sample(s), EV_RELEASE, (uint32_t)i);
 }
 
 void sim_hold_cpu_done(struct sim *s, int i)
@@ -658,7 +633,7 @@ static void client_gives_up(struct sim *s, struct sim_req *w)
 	s->orphaned++;
 	copy = *w;
 	w->orphan = 1;
-	sim_fail(s, &copy, true);        /* may push onto this queue: w is stale */
+	fail(s, &copy, true);        /* may push onto this queue: w is stale */
 }
 
 static void lock_sweep(struct sim *s, int i)
@@ -673,11 +648,11 @@ static void lock_sweep(struct sim *s, int i)
 		struct sim_req r = lock_pop(row);
 		s->conn_wait--;
 		s->lock_timeouts++;
-		sim_pool_release(s);        /* the row is held: nobody jumps the line */
+		counter_release(s);        /* the row is held: nobody jumps the line */
 		if (r.orphan)
 			orphan_done(s, &r);
 		else
-			sim_fail(s, &r, false);
+			fail(s, &r, false);
 	}
 	/* Client timeouts: the client gives up, the statement waits on. */
 	while (ct > 0 && row->live_from < row->q.n &&
@@ -689,7 +664,7 @@ static void lock_sweep(struct sim *s, int i)
 	lock_arm_sweep(s, i);
 }
 
-void sim_flusher_got_conn(struct sim *s)
+static void flusher_lock(struct sim *s)
 {
 	struct sim_row *row = &s->rows[0];
 
@@ -698,7 +673,7 @@ void sim_flusher_got_conn(struct sim *s)
 	s->conn_flush++;
 	row->holder = HOLD_FLUSH;
 	row->got_us = s->now;
-	sim_push(s, s->now + sim_hold_sample(s), EV_RELEASE, 0);
+	sim_push(s, s->now + hold_sample(s), EV_RELEASE, 0);
 }
 
 /*
@@ -719,7 +694,7 @@ static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
 		row->value++;
 		s->acked++;
 		s->visible++;
-		sim_complete(s, r);
+		complete(s, r);
 		return;
 	}
 	l = &s->likes[r->like];
@@ -742,7 +717,7 @@ static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
 		s->unacked--;             /* that earlier commit was this like */
 	l->applied += applied;
 	s->acked++;
-	sim_complete(s, r);
+	complete(s, r);
 }
 
 static void release(struct sim *s, int i)
@@ -768,14 +743,14 @@ static void release(struct sim *s, int i)
 		s->conn_wait--;
 		lock_grant(s, i, &r);
 	}
-	sim_pool_release(s);
+	counter_release(s);
 }
 
 /* ---- the request path ---- */
 
 static int pick_row(struct sim *s)
 {
-	if (s->c.strategy != SIM_SHARDED || s->nrows == 1)
+	if (s->nrows == 1)
 		return 0;
 	if (s->c.slot == SIM_SLOT_ROUND_ROBIN)
 		return (int)(s->rr_next++ % (uint32_t)s->nrows);
@@ -785,19 +760,14 @@ static int pick_row(struct sim *s)
 /* The like's database step, once its work outside the lock is done. */
 static void db_step(struct sim *s, struct sim_req *r)
 {
-	if (s->c.strategy == SIM_APPEND) {
+	if (!s->path->row_lock) {
 		/* An insert of its own new row: no shared lock to wait for. */
 		s->conn_hold++;
-		sim_push(s, s->now + s->work_us + sim_hold_sample(s), EV_CONN_DONE,
+		sim_push(s, s->now + s->work_us + hold_sample(s), EV_CONN_DONE,
 		         slab_put(s, r));
 	} else {
 		lock_acquire(s, pick_row(s), r);
 	}
-}
-
-static bool buffered(enum sim_strategy st)
-{
-	return st == SIM_COALESCE || st == SIM_QUEUE || st == SIM_REDIS;
 }
 
 /* The time outside the lock: round trips, parsing, the app's own work.
@@ -807,7 +777,7 @@ static void outside(struct sim *s, struct sim_req *r)
 {
 	uint32_t slot = slab_put(s, r);
 
-	if (!buffered(s->c.strategy))
+	if (s->path->needs_conn)
 		s->conn_outside++;
 	if (s->c.cores > 0 && s->cpu_client_us > 0)
 		sim_cpu_add(s, s->cpu_client_us, CPU_OUTSIDE, slot);
@@ -825,7 +795,7 @@ static void outside_done(struct sim *s, uint32_t slot)
 	struct sim_req r = s->slab[slot];
 
 	s->slab_free[s->slab_nfree++] = slot;
-	if (buffered(s->c.strategy)) {
+	if (!s->path->needs_conn) {
 		sim_fix_like(s, &r);
 		return;
 	}
@@ -856,7 +826,7 @@ static void start_attempt(struct sim *s, struct sim_req *r)
 	 * just before the request is copied into a queue stalls the copy. */
 	if (r->attempt_us != s->now)
 		r->attempt_us = s->now;
-	if (r->kind == SIM_REQ_COUNTER && buffered(s->c.strategy)) {
+	if (r->kind == SIM_REQ_COUNTER && !s->path->needs_conn) {
 		if (has_outside(s))
 			outside(s, r);
 		else
@@ -917,10 +887,10 @@ static void set_times(struct sim *s)
 		s->cpu_client_us = s->outside_us;
 }
 
-static bool is_fix(enum sim_strategy st)
-{
-	return st != SIM_NAIVE && st != SIM_SHARDED;
-}
+/* What the fixes may ask of this file (sim_impl.h, struct sim_host). */
+static const struct sim_host host = {
+	complete, fail, flusher_take, flusher_wait, flusher_lock
+};
 
 struct sim *sim_new(const struct sim_config *c)
 {
@@ -938,7 +908,9 @@ struct sim *sim_new(const struct sim_config *c)
 	set_times(s);
 	s->tick_us = ms_us(c->tick_ms > 0 ? c->tick_ms : 100);
 	s->end_us = c->seconds > 0 ? llround(c->seconds * 1e6) : 0;
-	s->nrows = c->strategy == SIM_SHARDED ? c->rows : 1;
+	s->path = sim_path_of(c->strategy);
+	s->host = &host;
+	s->nrows = sim_config_rows(c);
 	s->rows = xcalloc((size_t)s->nrows, sizeof *s->rows);
 	for (int i = 0; i < s->nrows; i++) {
 		sim_ring_init(&s->rows[i].q);
@@ -968,7 +940,7 @@ struct sim *sim_new(const struct sim_config *c)
 	source_rate(s, &s->unrel, c->unrelated_rps, EV_UNREL_ARRIVE);
 	for (int i = 0; i < c->ncrashes; i++)
 		sim_push(s, c->crashes[i].at_us, EV_CRASH, (uint32_t)c->crashes[i].kind);
-	if (is_fix(c->strategy))
+	if (s->path->flushes)
 		sim_push(s, s->flush_us, EV_FLUSH, 0);
 	sim_push(s, s->tick_us, EV_TICK, 0);
 	for (int i = 0; i < c->clients; i++)

@@ -164,6 +164,11 @@ const char *sim_scenario_blurb(const char *name);
  * the field and what it accepts. */
 int sim_config_check(const struct sim_config *c, char *err, size_t errlen);
 
+/* Does a like's request take a row lock (naive, sharded), so that the
+ * queueing theory applies to it? The fixes answer no. */
+bool sim_strategy_direct(enum sim_strategy s);
+/* The rows in the model: c->rows for a sharded path, 1 otherwise. */
+int sim_config_rows(const struct sim_config *c);
 const char *sim_strategy_name(enum sim_strategy s);
 int sim_strategy_parse(const char *name, enum sim_strategy *out);
 const char *sim_fault_name(enum sim_fault f);

@@ -24,8 +24,27 @@
 #include "engine/sim.h"
 #include "engine/sim_heap.h"
 #include "engine/sim_hist.h"
-#include "engine/sim_ring.h"
 #include "engine/sim_rng.h"
+
+enum sim_req_kind {
+	SIM_REQ_COUNTER,     /* a like: update (or insert, for append) */
+	SIM_REQ_UNRELATED    /* another endpoint that only needs a connection */
+};
+
+/* One request's attempt, moved by value through the FIFOs (sim_ring.h):
+ * small and plain, so a queue of millions costs 32 bytes each. */
+struct sim_req {
+	int64_t first_us;    /* when the user first asked (latency is from here) */
+	int64_t attempt_us;  /* when this attempt started (client timeout base) */
+	int64_t enq_us;      /* when it joined the queue it is in */
+	uint32_t like;       /* its record once an attempt was orphaned, 0 before */
+	uint16_t tries;      /* attempts so far, 1 on the first */
+	uint8_t kind;        /* enum sim_req_kind */
+	uint8_t orphan;      /* its client gave up; the server still runs it */
+};
+#define SIM_REQ_DEFINED
+
+#include "engine/sim_ring.h"
 
 /* How long the GET-then-DEL drain leaves between its two commands: one
  * round trip from the flusher to Redis. */
@@ -142,8 +161,48 @@ struct sim_tickacc {
 	struct sim_hist lat;
 };
 
+struct sim;
+
+/*
+ * A write path, one row of the table in sim_fix.c: what a like does and
+ * what its flusher does, so that the engine asks the table, not the
+ * strategy's name.
+ */
+struct sim_path {
+	bool sharded;             /* c.rows slot rows; otherwise one row */
+	bool row_lock;            /* the like's request takes a row lock */
+	bool needs_conn;          /* the like's request takes a pooled connection */
+	bool flushes;             /* a periodic flusher applies what accumulates */
+	/* the cheap step that acknowledges a like; NULL: a database step */
+	void (*like)(struct sim *s, struct sim_req *r);
+	/* a flush takes its batch: the increments, 0 for nothing to do */
+	int64_t (*drain)(struct sim *s);
+	/* after the flush commits (the queue's offsets); may be NULL */
+	void (*applied)(struct sim *s);
+	/* acknowledged, not yet visible */
+	int64_t (*pending)(const struct sim *s);
+	unsigned faults;          /* 1 << enum sim_fault: the faults that cost it */
+};
+
+const struct sim_path *sim_path_of(enum sim_strategy st);
+
+/*
+ * What the fixes (sim_fix.c) may ask of the rest of the engine: a narrow
+ * interface, so that sim.c calls into the fixes and never the reverse by
+ * name. sim.c fills it in.
+ */
+struct sim_host {
+	void (*complete)(struct sim *s, const struct sim_req *r);   /* a like is done */
+	void (*fail)(struct sim *s, struct sim_req *r, bool abandoned);  /* retry or end */
+	bool (*take_conn)(struct sim *s);   /* a connection for the flusher, if free */
+	void (*wait_conn)(struct sim *s);   /* queue the flusher for one */
+	void (*lock_row)(struct sim *s);    /* the flusher, connected, locks row 0 */
+};
+
 struct sim {
 	struct sim_config c;
+	const struct sim_path *path;      /* sim_path_of(c.strategy) */
+	const struct sim_host *host;
 	struct sim_rng rng;
 	struct sim_heap heap;
 	struct sim_timer timers[SIM_NTIMERS];
@@ -208,11 +267,8 @@ struct sim {
 	int64_t flush_oldest;      /* ack time of its oldest increment */
 	bool flush_aborted;        /* its app died: it will roll back */
 	int64_t log_end, kafka_off, db_fence, applied_hi, batch_to;
-	int64_t log_oldest;        /* ack time of the first entry past applied_hi */
-	int64_t *log_times;        /* queue: ack time per offset, for lag (grows) */
-	size_t log_cap;
 	bool consumer_crash;       /* the next commit dies before the offset commit */
-	int64_t redis_val, redis_shadow;  /* shadow: GET read it, DEL pending */
+	int64_t redis_val;         /* the in-memory count not yet drained */
 	int64_t redis_free;        /* the server is busy until then */
 	uint32_t redis_epoch;      /* bumped by a restart */
 	struct sim_ring redis_q;   /* INCRs in flight, oldest first */
@@ -225,19 +281,33 @@ struct sim {
 	int64_t last_tick;
 };
 
-/* sim.c, for sim_fix.c */
-void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg);
-int64_t sim_hold_sample(struct sim *s);
-void sim_complete(struct sim *s, const struct sim_req *r);
-void sim_fail(struct sim *s, struct sim_req *r, bool abandoned);
-void sim_flusher_got_conn(struct sim *s);
-void sim_pool_release(struct sim *s);      /* the counter endpoint's pool */
-bool sim_pool_take(struct sim *s);
-void sim_pool_wait_flusher(struct sim *s);
+/* Schedule an event. The busiest streams (arrivals, the pool's sweep, the
+ * CPU) have one pending event each, kept in a timer slot; the rest go to
+ * the heap. Both share the heap's sequence numbers, so ties keep push
+ * order. */
+static inline void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg)
+{
+	int id;
+
+	switch (type) {
+	case EV_ARRIVE:       id = TM_ARRIVE; break;
+	case EV_UNREL_ARRIVE: id = TM_UNREL_ARRIVE; break;
+	case EV_POOL_SWEEP:   id = TM_POOL_SWEEP; break;
+	case EV_CPU:          id = TM_CPU; break;
+	default:
+		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
+		return;
+	}
+	s->timers[id].t = t;
+	s->timers[id].seq = s->heap.seq++;
+	s->timers[id].on = true;
+}
+
+/* sim.c */
 int sim_pools_in_use(const struct sim *s);
 int sim_pools_waiting(const struct sim *s);
 
-/* sim_fix.c */
+/* sim_fix.c: the hooks sim.c calls at the fixes' points */
 void sim_fix_like(struct sim *s, struct sim_req *r);   /* coalesce, queue, redis */
 void sim_fix_flush(struct sim *s);                      /* EV_FLUSH */
 void sim_fix_commit(struct sim *s);                     /* the flush's commit */
@@ -246,7 +316,6 @@ void sim_fix_redis_del(struct sim *s);
 void sim_fix_insert_done(struct sim *s, struct sim_req *r);  /* append */
 void sim_fix_fault(struct sim *s, enum sim_fault f);
 int64_t sim_fix_buffered(const struct sim *s);
-void sim_fix_free(struct sim *s);
 
 /* sim_cpu.c */
 void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg);

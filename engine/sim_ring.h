@@ -6,6 +6,9 @@
  * a waiter is a small plain struct stored by value in a power-of-two ring:
  * no allocation per request, and memory doubles only when the ring is full.
  *
+ * The element, struct sim_req, is one of the engine's internals: include
+ * engine/sim_impl.h, which defines it and then this header.
+ *
  * Interface:
  *   struct sim_ring q; sim_ring_init(&q);
  *   sim_ring_push(&q, &req);              copies req; grows with xrealloc
@@ -20,20 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sim_req_kind {
-	SIM_REQ_COUNTER,     /* a like: update (or insert, for append) */
-	SIM_REQ_UNRELATED    /* another endpoint that only needs a connection */
-};
-
-struct sim_req {
-	int64_t first_us;    /* when the user first asked (latency is from here) */
-	int64_t attempt_us;  /* when this attempt started (client timeout base) */
-	int64_t enq_us;      /* when it joined the queue it is in */
-	uint32_t like;       /* its record once an attempt was orphaned, 0 before */
-	uint16_t tries;      /* attempts so far, 1 on the first */
-	uint8_t kind;        /* enum sim_req_kind */
-	uint8_t orphan;      /* its client gave up; the server still runs it */
-};
+#ifndef SIM_REQ_DEFINED
+#error "include engine/sim_impl.h, which defines struct sim_req, not sim_ring.h alone"
+#endif
 
 struct sim_ring {
 	struct sim_req *r;

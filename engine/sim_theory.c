@@ -53,7 +53,7 @@
  * exact MVA. */
 static void mva_inner(const struct sim_config *c, int kmax, double *xin, double z)
 {
-	int nrows = c->strategy == SIM_SHARDED ? c->rows : 1;
+	int nrows = sim_config_rows(c);
 	double s_lock = c->hold_ms + c->work_ms;
 	double cpu_db = c->cores > 0 ? c->cpu_db_ms : 0;
 	double cpu_cl = c->cores > 0 ? (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
@@ -85,7 +85,7 @@ int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms)
 	double z = c->think_ms, x, *xin;
 
 	*x_per_s = *r_ms = -1;
-	if (n <= 0 || (c->strategy != SIM_NAIVE && c->strategy != SIM_SHARDED))
+	if (n <= 0 || !sim_strategy_direct(c->strategy))
 		return -1;
 	p = c->pool > 0 && c->pool < n ? c->pool : n;
 	xin = xmalloc((size_t)(p + 1) * sizeof *xin);
@@ -170,7 +170,7 @@ static void ceilings(const struct sim *s, struct sim_summary *out)
 {
 	const struct sim_config *c = &s->c;
 	struct sim_summary *o = out;
-	int n = c->strategy == SIM_SHARDED ? c->rows : 1;
+	int n = sim_config_rows(c);
 	double s_ms = c->hold_ms + c->work_ms;
 	double conn_ms = s_ms + c->outside_ms;     /* a request's time on a connection */
 	double cpu_ms = c->cpu_db_ms + (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
@@ -209,7 +209,7 @@ void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 {
 	const struct sim_config *c = &s->c;
 	double s_ms = c->hold_ms + c->work_ms;
-	int n = c->strategy == SIM_SHARDED ? c->rows : 1;
+	int n = sim_config_rows(c);
 	double lam, rho, ca2, cs2;
 
 	out->theory.mm1_mean_ms = out->theory.md1_mean_ms = -1;
@@ -220,7 +220,7 @@ void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 	out->theory.closed_mean_ms = s->mva_r;
 	out->theory.pool_ceiling_per_s = out->theory.cpu_ceiling_per_s = -1;
 	out->theory.callers_ceiling_per_s = -1;
-	if (c->strategy != SIM_NAIVE && c->strategy != SIM_SHARDED) {
+	if (!sim_strategy_direct(c->strategy)) {
 		out->theory.ceiling_per_s = 1000.0 / c->hold_ms;
 		out->theory.rho = c->flush_ms > 0 ? c->hold_ms / c->flush_ms : 0;
 		out->theory.binding = SIM_CEIL_FLUSH;
@@ -280,7 +280,7 @@ void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
                       char *buf, size_t len)
 {
-	int n = c->strategy == SIM_SHARDED ? c->rows : 1;
+	int n = sim_config_rows(c);
 	double s_ms = c->hold_ms + c->work_ms;
 	double cpu_cl = c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms : c->outside_ms;
 

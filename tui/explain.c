@@ -78,7 +78,7 @@ static void intro(const struct sim_config *c, struct tui_para *p, int *n, int ma
 
 static bool batched(enum sim_strategy st)
 {
-	return st != SIM_NAIVE && st != SIM_SHARDED;
+	return !sim_strategy_direct(st);
 }
 
 /* Spell the Greek and the times sign out for --ascii terminals. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "engine/sim_ring.h"
+#include "engine/sim_impl.h"       /* struct sim_req, then the ring */
 
 static struct sim_req req(int64_t t)
 {
