@@ -582,7 +582,7 @@ static void lock_arm_sweep(struct sim *s, int i)
 	struct sim_row *row = &s->rows[i];
 	int64_t d;
 
-	if (row->sweep_at >= 0 || !row->q.n)
+	if (row->sweep_at >= 0 || !row->q.n || (s->client_timeout_us | s->lock_timeout_us) == 0)
 		return;
 	d = lock_deadline(s, row);
 	if (d == INT64_MAX)
@@ -1021,7 +1021,7 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 		outside_done(s, e->arg);
 		break;
 	case EV_CPU:
-		sim_cpu_done(s);
+		sim_cpu_done(s, e->arg);
 		break;
 	case EV_RETRY: {
 		struct sim_req r = s->slab[e->arg];
@@ -1041,7 +1041,7 @@ static bool idle(const struct sim *s)
 static void step(struct sim *s, int where)
 {
 	static const enum sim_ev timer_ev[SIM_NTIMERS] = {
-		EV_ARRIVE, EV_UNREL_ARRIVE, EV_POOL_SWEEP, EV_CPU
+		EV_ARRIVE, EV_UNREL_ARRIVE, EV_POOL_SWEEP
 	};
 	struct sim_event e;
 
@@ -1058,8 +1058,9 @@ static void step(struct sim *s, int where)
 	s->now = e.t;
 	s->events++;
 	dispatch(s, &e);
-	assert(sim_pools_in_use(s) == s->conn_wait + s->conn_hold + s->conn_unrel +
-	       s->conn_flush + s->conn_outside);
+	/* pool[POOL_COUNTER] stays empty without a bulkhead */
+	assert(s->pool[POOL_MAIN].in_use + s->pool[POOL_COUNTER].in_use ==
+	       s->conn_wait + s->conn_hold + s->conn_unrel + s->conn_flush + s->conn_outside);
 }
 
 bool sim_step(struct sim *s)

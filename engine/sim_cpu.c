@@ -10,7 +10,8 @@
  * work each job has received) serves them all: a job that needs w us of
  * CPU and starts at virtual time v finishes when the clock reaches v + w.
  * Only the earliest finish needs an event; any change in the number of
- * jobs re-arms it (one timer, TM_CPU).
+ * jobs re-arms it, and the event it replaces goes stale (a generation
+ * number in its arg). With cores unset none of this runs.
  *
  * Interface (engine only): sim_cpu_add() starts a job; when it ends, the
  * station calls sim_hold_cpu_done() or sim_outside_cpu_done() in sim.c.
@@ -80,11 +81,11 @@ static void arm(struct sim *s)
 {
 	double left;
 
-	s->timers[TM_CPU].on = false;
+	s->cpu.gen++;                     /* the pending event, if any, is stale */
 	if (!s->cpu.n)
 		return;
 	left = (s->cpu.jobs[0].vend - s->cpu.v) / rate(s);
-	sim_push(s, s->now + (left > 0 ? (int64_t)ceil(left - 1e-9) : 0), EV_CPU, 0);
+	sim_push(s, s->now + (left > 0 ? (int64_t)ceil(left - 1e-9) : 0), EV_CPU, s->cpu.gen);
 }
 
 void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg)
@@ -101,13 +102,15 @@ void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_
 	arm(s);
 }
 
-void sim_cpu_done(struct sim *s)
+void sim_cpu_done(struct sim *s, uint32_t gen)
 {
 	/* Finish every job whose work is done (to rounding), then re-arm
 	 * before their continuations add new jobs. */
 	struct sim_cpu_job done[16];
 	int nd = 0;
 
+	if (gen != s->cpu.gen)
+		return;                   /* re-armed since: a later event stands */
 	catch_up(s);
 	while (s->cpu.n && s->cpu.jobs[0].vend <= s->cpu.v + 1e-6 && nd < 16)
 		done[nd++] = heap_pop(&s->cpu);

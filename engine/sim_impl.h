@@ -67,7 +67,7 @@ enum sim_ev {
 	EV_CRASH,         /* arg: enum sim_fault */
 	EV_SEND,          /* a closed-loop caller sends its next request */
 	EV_OUTSIDE_DONE,  /* arg: slab slot; the work outside the lock ends */
-	EV_CPU,           /* the CPU station's next job ends (a timer) */
+	EV_CPU,           /* arg: generation; the CPU station's next job ends */
 	EV_RETRY,         /* arg: slab slot; a retry's backoff is over */
 	EV_POOL2_SWEEP    /* timeouts at the head of the counter pool's queue */
 };
@@ -75,7 +75,7 @@ enum sim_ev {
 /* The busiest events skip the heap. Each of these streams has at most one
  * pending event, kept in a fixed slot that takes its sequence number from
  * the heap's counter, so ties still break in push order. */
-enum sim_timer_id { TM_ARRIVE, TM_UNREL_ARRIVE, TM_POOL_SWEEP, TM_CPU, SIM_NTIMERS };
+enum sim_timer_id { TM_ARRIVE, TM_UNREL_ARRIVE, TM_POOL_SWEEP, SIM_NTIMERS };
 
 struct sim_timer {
 	int64_t t;
@@ -128,6 +128,7 @@ struct sim_cpu {
 	size_t n, cap;
 	uint64_t seq;
 	uint64_t busy_jobs_us;    /* for the summary: work done so far */
+	uint32_t gen;             /* the pending EV_CPU's arg; older ones are stale */
 };
 
 /* A like whose outcome became unclear: one of its attempts was orphaned
@@ -281,8 +282,8 @@ struct sim {
 	int64_t last_tick;
 };
 
-/* Schedule an event. The busiest streams (arrivals, the pool's sweep, the
- * CPU) have one pending event each, kept in a timer slot; the rest go to
+/* Schedule an event. The busiest streams (arrivals, the pool's sweep)
+ * have one pending event each, kept in a timer slot; the rest go to
  * the heap. Both share the heap's sequence numbers, so ties keep push
  * order. */
 static inline void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg)
@@ -293,7 +294,6 @@ static inline void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t
 	case EV_ARRIVE:       id = TM_ARRIVE; break;
 	case EV_UNREL_ARRIVE: id = TM_UNREL_ARRIVE; break;
 	case EV_POOL_SWEEP:   id = TM_POOL_SWEEP; break;
-	case EV_CPU:          id = TM_CPU; break;
 	default:
 		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
 		return;
@@ -319,7 +319,7 @@ int64_t sim_fix_buffered(const struct sim *s);
 
 /* sim_cpu.c */
 void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg);
-void sim_cpu_done(struct sim *s);                       /* EV_CPU */
+void sim_cpu_done(struct sim *s, uint32_t gen);         /* EV_CPU */
 void sim_cpu_free(struct sim *s);
 
 /* sim.c, for sim_cpu.c: a job's CPU part is over */
