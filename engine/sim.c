@@ -1,20 +1,30 @@
 /*
- * sim.c: the clock, arrivals, the connection pool and the row locks.
+ * sim.c: the clock, arrivals and callers, the connection pools and the
+ * row locks.
  *
  * One like is one struct sim_req that moves, by value, through FIFOs: the
- * pool's waiters, then (naive, sharded) one row's lock queue, then the
- * row's holder slot, and ends exactly one way: completed, failed (an error,
- * such as a pool acquire timeout) or abandoned (the client timed out).
- * A client timeout cancels the attempt: the request leaves its queue and
- * gives its connection back, as a statement_timeout would; with retries
- * left it starts again as a new attempt.
+ * pool's waiters, then (naive, sharded) its time outside the lock, one
+ * row's lock queue, then the row's holder slot, and ends exactly one way:
+ * completed, failed (an error, such as a pool acquire timeout or
+ * lock_timeout) or abandoned (the client timed out).
+ *
+ * A client timeout is the client's alone. Waiting for a connection, the
+ * request has sent nothing yet and simply leaves. Once its statement is
+ * in the database it stays: the attempt becomes an orphan that waits on
+ * for the lock, holds it and commits, keeping its connection, unless
+ * lock_timeout cancels it. The client meanwhile retries (if it may) with a
+ * copy, so one like can commit twice; a small record per such like (struct
+ * sim_like) keeps the count honest.
  *
  * Timeouts cost at most one pending event per queue, not one per request:
  * deadlines in a FIFO grow with its order, so a sweep event waits for the
- * head's deadline and re-arms for the next head (and while arrivals go on,
+ * next deadline and re-arms for the one after (and while arrivals go on,
  * the pool's deadlines are settled without events; see pool_lazy). The
  * waiting requests live in ring buffers, so an overloaded row can queue
  * millions of them.
+ *
+ * The fixes' write paths are in sim_fix.c: this file calls its hooks and
+ * gives it a narrow interface (struct sim_host) to call back through.
  */
 #include <assert.h>
 #include <math.h>

@@ -3,16 +3,18 @@
  *
  * Only engine/ includes this. Everything outside reads the simulation
  * through sim.h (sim_summary, sim_snapshot, sim_json). The model is split
- * by concept: sim.c runs the clock, arrivals, the pool and the row locks;
- * sim_fix.c the fixes' write paths, flushers and faults; sim_out.c turns
- * the state into summaries, snapshots, JSON and CSV; sim_theory.c the
- * formulas; sim_config.c defaults, checks, names and scenarios.
+ * by concept: sim.c runs the clock, arrivals, callers, the pools and the
+ * row locks; sim_fix.c the table of write paths, the flushers and faults;
+ * sim_cpu.c the CPUs; sim_out.c turns the state into summaries, snapshots,
+ * JSON and CSV; sim_theory.c the formulas and Mean Value Analysis;
+ * sim_config.c defaults, checks, names and scenarios.
  *
  * Interface (inside the engine only): sim_push() schedules an event;
- * sim_complete() / sim_fail() end a request's attempt (sim_fail retries
- * when the client has retries left); sim_pool_take() / sim_pool_release()
- * move a connection; the sim_fix_* hooks are called by sim.c at the
- * fixes' points (a like on a buffered path, a flush, a commit, a fault).
+ * s->path (struct sim_path) says what the strategy's like and flush do;
+ * the sim_fix_* hooks are called by sim.c at the fixes' points (a like on
+ * a buffered path, a flush, a commit, a fault), and the fixes call back
+ * only through s->host (struct sim_host); sim_cpu_add() runs a CPU job,
+ * which calls sim_hold_cpu_done() or sim_outside_cpu_done() when done.
  *
  * Conventions: times are int64_t microseconds; "conn" is a pooled database
  * connection; a request holds at most one connection and waits in at most
