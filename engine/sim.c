@@ -566,7 +566,7 @@ static void lock_grant(struct sim *s, int i, const struct sim_req *r)
 	sim_push(s, s->now + s->work_us + hold_sample(s), EV_RELEASE, (uint32_t)i);
 }
 
-void sim_hold_cpu_done(struct sim *s, int i)
+static void hold_cpu_done(struct sim *s, int i)
 {
 	sim_push(s, s->now + s->rows[i].rest_us, EV_RELEASE, (uint32_t)i);
 }
@@ -795,9 +795,18 @@ static void outside(struct sim *s, struct sim_req *r)
 		sim_push(s, s->now + s->outside_us, EV_OUTSIDE_DONE, slot);
 }
 
-void sim_outside_cpu_done(struct sim *s, uint32_t slot)
+static void outside_cpu_done(struct sim *s, uint32_t slot)
 {
 	sim_push(s, s->now + s->outside_us - s->cpu_client_us, EV_OUTSIDE_DONE, slot);
+}
+
+/* The CPU station (sim_cpu.c) reports a job's CPU part done. */
+static void cpu_done(struct sim *s, enum sim_cpu_what what, uint32_t arg)
+{
+	if (what == CPU_HOLD)
+		hold_cpu_done(s, (int)arg);
+	else
+		outside_cpu_done(s, arg);
 }
 
 static void outside_done(struct sim *s, uint32_t slot)
@@ -899,7 +908,7 @@ static void set_times(struct sim *s)
 
 /* What the fixes may ask of this file (sim_impl.h, struct sim_host). */
 static const struct sim_host host = {
-	complete, fail, flusher_take, flusher_wait, flusher_lock
+	complete, fail, flusher_take, flusher_wait, flusher_lock, cpu_done
 };
 
 struct sim *sim_new(const struct sim_config *c)

@@ -14,7 +14,7 @@
  * number in its arg). With cores unset none of this runs.
  *
  * Interface (engine only): sim_cpu_add() starts a job; when it ends, the
- * station calls sim_hold_cpu_done() or sim_outside_cpu_done() in sim.c.
+ * station calls s->host->cpu_done() with the job's what and arg.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -117,12 +117,8 @@ void sim_cpu_done(struct sim *s, uint32_t gen)
 	if (nd == 0 && s->cpu.n)
 		done[nd++] = heap_pop(&s->cpu);   /* rounding: it is due now */
 	arm(s);
-	for (int i = 0; i < nd; i++) {
-		if (done[i].what == CPU_HOLD)
-			sim_hold_cpu_done(s, (int)done[i].arg);
-		else
-			sim_outside_cpu_done(s, done[i].arg);
-	}
+	for (int i = 0; i < nd; i++)
+		s->host->cpu_done(s, (enum sim_cpu_what)done[i].what, done[i].arg);
 }
 
 void sim_cpu_free(struct sim *s)

@@ -190,9 +190,9 @@ struct sim_path {
 const struct sim_path *sim_path_of(enum sim_strategy st);
 
 /*
- * What the fixes (sim_fix.c) may ask of the rest of the engine: a narrow
- * interface, so that sim.c calls into the fixes and never the reverse by
- * name. sim.c fills it in.
+ * What the fixes (sim_fix.c) and the CPUs (sim_cpu.c) may ask of the rest
+ * of the engine: a narrow interface, so that sim.c calls into them and
+ * never the reverse by name. sim.c fills it in.
  */
 struct sim_host {
 	void (*complete)(struct sim *s, const struct sim_req *r);   /* a like is done */
@@ -200,6 +200,8 @@ struct sim_host {
 	bool (*take_conn)(struct sim *s);   /* a connection for the flusher, if free */
 	void (*wait_conn)(struct sim *s);   /* queue the flusher for one */
 	void (*lock_row)(struct sim *s);    /* the flusher, connected, locks row 0 */
+	/* for sim_cpu.c: a job's CPU part is over (the row, or the slab slot) */
+	void (*cpu_done)(struct sim *s, enum sim_cpu_what what, uint32_t arg);
 };
 
 struct sim {
@@ -323,10 +325,6 @@ int64_t sim_fix_buffered(const struct sim *s);
 void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg);
 void sim_cpu_done(struct sim *s, uint32_t gen);         /* EV_CPU */
 void sim_cpu_free(struct sim *s);
-
-/* sim.c, for sim_cpu.c: a job's CPU part is over */
-void sim_hold_cpu_done(struct sim *s, int row);
-void sim_outside_cpu_done(struct sim *s, uint32_t slot);
 
 /* sim_theory.c */
 void sim_theory(const struct sim *s, double rps, struct sim_summary *out);
