@@ -344,29 +344,38 @@ static int64_t wal_syncs(struct labtest *t)
 	return labtest_int(t, "SELECT wal_sync FROM pg_stat_wal");
 }
 
+/* pg_stat_wal counts the syncs of the whole server: another client's
+ * commits can only add to a round, so each kind keeps its quietest of
+ * three rounds of 100 commits. */
 static void commits__async_skips_flush(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
+	int64_t durable = INT64_MAX, async = INT64_MAX;
 	make_counter(t);
 	labtest_exec(t, "SET synchronous_commit = on");
 
-	int64_t s0 = wal_syncs(t);
-	for (int i = 0; i < 100; i++)
-		labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 1");
-	int64_t s1 = wal_syncs(t);
-	for (int i = 0; i < 100; i++) {
-		int rc = inside_count_async(db, 1);
-		lt_expect(rc == 0, NULL, "inside_count_async(): %d, %s", rc, labtest_why(db));
+	for (int round = 0; round < 3; round++) {
+		int64_t s0 = wal_syncs(t);
+		for (int i = 0; i < 100; i++)
+			labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 1");
+		int64_t s1 = wal_syncs(t);
+		for (int i = 0; i < 100; i++) {
+			int rc = inside_count_async(db, 1);
+			lt_expect(rc == 0, NULL, "inside_count_async(): %d, %s", rc, labtest_why(db));
+		}
+		int64_t s2 = wal_syncs(t);
+		durable = s1 - s0 < durable ? s1 - s0 : durable;
+		async = s2 - s1 < async ? s2 - s1 : async;
 	}
-	int64_t s2 = wal_syncs(t);
 
-	lt_expect_int(counter(t), 200, "counter after 100 + 100 increments");
-	lt_expect(s1 - s0 >= 50, NULL, "expected 50 or more WAL syncs for 100 durable commits, "
-	          "got %" PRId64 " (is fsync off on this server?)", s1 - s0);
-	lt_expect((s2 - s1) * 2 < s1 - s0, "async",
+	lt_expect_int(counter(t), 600, "counter after 3 x (100 + 100) increments");
+	lt_expect(durable >= 50, NULL, "expected 50 or more WAL syncs for 100 durable commits, "
+	          "got %" PRId64 " (is fsync off on this server?)", durable);
+	lt_expect(async * 2 < durable, "async",
 	          "expected fewer than half as many WAL syncs for 100 commits that do not wait, "
-	          "got %" PRId64 " (%" PRId64 " for 100 that do)", s2 - s1, s1 - s0);
+	          "got %" PRId64 " (%" PRId64 " for 100 that do; the quietest of 3 rounds each)",
+	          async, durable);
 }
 
 static void commits__counts(void **state)
