@@ -112,6 +112,17 @@ static int load(kit_load_op_fn *op, void *arg, const char *label, int threads,
 	return rc;
 }
 
+/* A function of yours that failed: say which, and why if the database said. */
+static int your_call(int rc, const char *what)
+{
+	if (rc != 0) {
+		const char *why = kit_db_errmsg(admin);
+		fprintf(stderr, CMD ": %s returned %d: %s\n", what, rc,
+		        why && why[0] ? why : "no database error (is it still a TODO?)");
+	}
+	return rc;
+}
+
 static double ratio(double measured, double predicted)
 {
 	return predicted > 0 ? measured / predicted : 0;
@@ -163,7 +174,7 @@ static int versions_pg(void)
 	printf("§2 Versions: %d updates of one counter, each its own transaction\n", u);
 	printf("  %-32s %7s %7s %7s %6s %8s %8s\n", "", "updates", "HOT", "dead", "pages",
 	       "index KB", "buffers");
-	if (fresh() || bump(u) || inside_versions(admin, 1, &plain))
+	if (fresh() || bump(u) || your_call(inside_versions(admin, 1, &plain), "inside_versions()"))
 		return -1;
 	versions_row("counter not indexed", &plain);
 	if (fresh() || run_sql("CREATE INDEX counters_n ON counters (n)") || bump(u) ||
@@ -199,7 +210,7 @@ static int versions_sqlite(void)
 	struct inside_versions alone, held;
 	int u = opt->updates;
 	printf("§2 Versions, SQLite's counterpart: the WAL a reader pins (%d updates)\n", u);
-	if (fresh() || bump(u) || inside_versions(admin, 1, &alone))
+	if (fresh() || bump(u) || your_call(inside_versions(admin, 1, &alone), "inside_versions()"))
 		return -1;
 	struct kit_db *reader = old_snapshot("BEGIN");
 	int rc = reader == NULL || bump(u) || inside_versions(admin, 1, &held);
@@ -209,8 +220,9 @@ static int versions_sqlite(void)
 	printf("  no reader:          %7lld frames in the WAL, %7lld not copied back\n",
 	       (long long)alone.wal_frames, (long long)alone.wal_pinned);
 	printf("  a reader open:      %7lld frames in the WAL, %7lld not copied back "
-	       "(predicted: one frame or more per commit, %d)\n\n",
-	       (long long)held.wal_frames, (long long)held.wal_pinned, u);
+	       "(predicted: a frame a commit, %d: %.2f)\n\n",
+	       (long long)held.wal_frames, (long long)held.wal_pinned, u,
+	       ratio((double)held.wal_pinned, u));
 	return 0;
 }
 
@@ -226,7 +238,7 @@ static int keys_run(const char *name, bool yours)
 {
 	struct kit_load_result r;
 	if (fresh() || (yours && (run_sql("DROP TABLE likes; DROP TABLE posts") ||
-	                          inside_keys_setup(admin) != 0 ||
+	                          your_call(inside_keys_setup(admin), "inside_keys_setup()") ||
 	                          run_sql("INSERT INTO posts (id) VALUES (1)"))))
 		return -1;
 	const char *age = "SELECT mxid_age(relminmxid) FROM pg_class WHERE oid = 'posts'::regclass";
@@ -376,11 +388,14 @@ static int trip_run(const char *name, kit_load_op_fn *op, enum kit_db_event from
 	if (fresh() || load(op, &hold, "1 thread", 1, kit_span_thread_init, kit_span_thread_done, &one))
 		return -1;
 	double h = kit_span_mean_ms(&hold);
-	if (fresh() || load(op, NULL, name, opt->threads, NULL, NULL, &many))
+	kit_span_reset(&hold);
+	if (fresh() || load(op, &hold, name, opt->threads, kit_span_thread_init, kit_span_thread_done,
+	                    &many))
 		return -1;
 	double ceiling = h > 0 ? 1000.0 / h : 0;
-	printf("  %-22s hold %6.3f ms alone; %8.0f likes/s with %d threads, ceiling 1/hold %6.0f (%.2f)\n",
-	       name, h, many.throughput_per_s, opt->threads, ceiling, ratio(many.throughput_per_s, ceiling));
+	printf("  %-26s hold %6.3f ms alone, %6.3f ms with %d threads; %6.0f likes/s, "
+	       "ceiling 1/hold alone %6.0f (%.2f)\n", name, h, kit_span_mean_ms(&hold), opt->threads,
+	       many.throughput_per_s, ceiling, ratio(many.throughput_per_s, ceiling));
 	return 0;
 }
 
@@ -415,6 +430,17 @@ static int append(void *arg, struct kit_load_thread *th)
 	return kit_db_exec(th->db, "INSERT INTO events (id, seq) VALUES ($1, $2)", 2, params);
 }
 
+/* A key's index entry: an 8-byte tuple header and the 8-byte key, plus a
+ * 4-byte line pointer; a leaf page keeps 8192 - 24 (header) - 16
+ * (special space) bytes for them. Leaves filled to 90% (the default
+ * fillfactor, which PostgreSQL keeps when it splits the rightmost page)
+ * or, for keys that land anywhere, to ln 2 = 69% on average. */
+static double index_bytes_per_row(bool spread)
+{
+	double per_page = (8192 - 24 - 16) / (8 + 8 + 4);
+	return 8192 / (per_page * (spread ? 0.69 : 0.90));
+}
+
 static int appends(void)
 {
 	bool pg = kit_db_engine(admin) == KIT_DB_POSTGRES;
@@ -429,15 +455,20 @@ static int appends(void)
 		printf("  %-12s %8.0f rows/s, %lld rows", spread ? "spread" : "sequential",
 		       r.throughput_per_s, (long long)r.ok);
 		if (pg) {
-			run_sql("VACUUM ANALYZE events");
 			int64_t bytes = num("SELECT pg_relation_size('events_pkey')");
+			double per_row = r.ok ? (double)bytes / (double)r.ok : 0;
+			double predicted = index_bytes_per_row(spread);
+			printf(", key index %lld KB, %.1f bytes a row (predicted %.1f, %.2f)",
+			       (long long)(bytes / 1024), per_row, predicted, ratio(per_row, predicted));
+		} else {
+			int64_t bytes = num("SELECT sum(pgsize) FROM dbstat"
+			                    " WHERE name = 'sqlite_autoindex_events_1'");
 			printf(", key index %lld KB, %.1f bytes a row", (long long)(bytes / 1024),
 			       r.ok ? (double)bytes / (double)r.ok : 0);
 		}
 		printf("\n");
 	}
-	printf("  predicted for the index: about 90%% full pages when keys only grow (the last\n"
-	       "  page splits unevenly), about 70%% when they land anywhere\n\n");
+	printf("\n");
 	return 0;
 }
 
