@@ -402,7 +402,7 @@ static int trip_run(const char *name, kit_load_op_fn *op, enum kit_db_event from
 		printf(" %7.3f ms", kit_span_mean_ms(&span));
 	else
 		printf(" %10s", "-");
-	printf(" %8.0f likes/s  1/alone %6.0f (%.2f)\n", many.throughput_per_s, ceiling,
+	printf(" %8.0f likes/s  1/alone %5.0f (%.2f)\n", many.throughput_per_s, ceiling,
 	       ratio(many.throughput_per_s, ceiling));
 	return 0;
 }
@@ -410,7 +410,7 @@ static int trip_run(const char *name, kit_load_op_fn *op, enum kit_db_event from
 static int one_trip_pg(void)
 {
 	printf("§6 One round trip: the like as four statements, and as one (%d threads for %.0f s)\n"
-	       "  %-27s %10s %10s %16s %s\n", opt->threads, opt->seconds, "lock held", "alone",
+	       "  %-27s %10s %10s %16s  %s\n", opt->threads, opt->seconds, "lock held", "alone",
 	       "T threads", "throughput", "predicted (ratio)");
 	/* Interactive: the row lock is ours from the end of the UPDATE to the
 	 * end of COMMIT, one round trip. One statement: the lock lies inside
