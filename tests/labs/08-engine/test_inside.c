@@ -1,0 +1,557 @@
+/*
+ * test_inside.c: Lab 08's checks, on PostgreSQL and, where the effect
+ * exists there, on SQLite.
+ *
+ * The engine's effects are checked by their trend against a baseline
+ * measured in the same check (a held snapshot against none, a deferred key
+ * against an immediate one), with wide margins, never against absolute
+ * times. PostgreSQL's statistics are asynchronous: every connection that
+ * did the work flushes them (pg_stat_force_next_flush()) before they are
+ * read.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kit/load.h"
+#include "labs/08-engine/inside.h"
+#include "tests/labs/labtest.h"
+
+#define THREADS 8
+
+static void make_counter(struct labtest *t)
+{
+	labtest_exec(t, INSIDE_SCHEMA);
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (1); INSERT INTO posts (id) VALUES (1)");
+}
+
+static int64_t counter(struct labtest *t)
+{
+	return labtest_int(t, "SELECT n FROM counters WHERE id = 1");
+}
+
+/* n autocommit increments of counter 1 from db, then its statistics flushed. */
+static void bump(struct kit_db *db, int n)
+{
+	char sql[200];
+	int rc = 0;
+	if (kit_db_engine(db) == KIT_DB_SQLITE) {
+		for (int i = 0; i < n && rc == 0; i++)
+			rc = kit_db_exec(db, "UPDATE counters SET n = n + 1 WHERE id = 1", 0, NULL);
+	} else {
+		/* A DO block that commits each update: n transactions in one round trip. */
+		snprintf(sql, sizeof sql, "DO $$ BEGIN FOR i IN 1..%d LOOP"
+		         " UPDATE counters SET n = n + 1 WHERE id = 1; COMMIT; END LOOP; END $$", n);
+		rc = kit_db_exec(db, sql, 0, NULL);
+		if (rc == 0)
+			rc = kit_db_exec(db, "SELECT pg_stat_force_next_flush()", 0, NULL);
+	}
+	if (rc != 0)
+		fail_msg("%d updates of the counter: %s", n, kit_db_errmsg(db));
+}
+
+static void versions(struct kit_db *db, struct inside_versions *v, const char *when)
+{
+	int rc = inside_versions(db, 1, v);
+	lt_expect(rc == 0, "versions", "expected inside_versions() to return 0 %s, got %d: %s",
+	          when, rc, labtest_why(db));
+}
+
+/* ---- §2 Versions ---- */
+
+static void versions__old_snapshot_keeps_versions(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct inside_versions free_, held, vacuumed;
+	make_counter(t);
+
+	bump(db, 10000);
+	versions(db, &free_, "after 10,000 updates");
+
+	struct kit_db *old = labtest_connect(t);
+	int64_t n;
+	if (kit_db_exec(old, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, NULL) != 0 ||
+	    kit_db_query_int(old, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0)
+		fail_msg("the old snapshot: %s", kit_db_errmsg(old));
+	bump(db, 10000);
+	versions(db, &held, "with an old snapshot open");
+	labtest_exec(t, "VACUUM counters");
+	versions(db, &vacuumed, "after VACUUM, the snapshot still open");
+	kit_db_rollback(old);
+	kit_db_close(old);
+
+	lt_expect(free_.updates >= 10000 && free_.hot_updates >= free_.updates * 9 / 10, "hot",
+	          "expected 10,000 or more updates, nearly all HOT (the counter has no index), "
+	          "got %" PRId64 " updates, %" PRId64 " HOT", free_.updates, free_.hot_updates);
+	lt_expect(free_.buffers > 0 && free_.buffers <= 5, "buffers",
+	          "expected reading the row to touch 1 to 5 buffers with no old snapshot, got %" PRId64,
+	          free_.buffers);
+	lt_expect(held.heap_pages >= free_.heap_pages + 20, "snapshot",
+	          "expected the table to grow by 20 pages or more while the old snapshot kept "
+	          "10,000 versions, got %" PRId64 " pages, %" PRId64 " before",
+	          held.heap_pages, free_.heap_pages);
+	lt_expect(held.dead >= free_.dead + 5000, "snapshot",
+	          "expected 5,000 or more dead versions more with the old snapshot open, got %" PRId64
+	          " (%" PRId64 " without)", held.dead, free_.dead);
+	lt_expect(held.buffers >= free_.buffers + 20, "buffers",
+	          "expected reading the one row to touch 20 or more buffers more with the old "
+	          "snapshot open, got %" PRId64 " (%" PRId64 " without)", held.buffers, free_.buffers);
+	lt_expect(vacuumed.buffers * 2 >= held.buffers && vacuumed.heap_pages >= held.heap_pages,
+	          "vacuum", "expected VACUUM to free nothing while the snapshot is open, got "
+	          "%" PRId64 " buffers (%" PRId64 " before), %" PRId64 " pages (%" PRId64 " before)",
+	          vacuumed.buffers, held.buffers, vacuumed.heap_pages, held.heap_pages);
+}
+
+static void versions__indexed_counter_not_hot(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct inside_versions v;
+	make_counter(t);
+	labtest_exec(t, "CREATE INDEX counters_n ON counters (n)");
+
+	bump(db, 2000);
+	versions(db, &v, "after 2,000 updates of an indexed counter");
+	lt_expect(v.updates >= 2000 && v.hot_updates * 10 < v.updates, "hot",
+	          "expected 2,000 or more updates, almost none HOT (the counter is indexed), "
+	          "got %" PRId64 " updates, %" PRId64 " HOT", v.updates, v.hot_updates);
+}
+
+static void versions__reader_pins_wal(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct inside_versions free_, held, after;
+	make_counter(t);
+
+	bump(db, 500);
+	versions(db, &free_, "after 500 updates, no reader");
+	struct kit_db *reader = labtest_connect(t);
+	int64_t n;
+	if (kit_db_exec(reader, "BEGIN", 0, NULL) != 0 ||
+	    kit_db_query_int(reader, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0)
+		fail_msg("the reader: %s", kit_db_errmsg(reader));
+	bump(db, 2000);
+	versions(db, &held, "with a reader open");
+	kit_db_rollback(reader);
+	kit_db_close(reader);
+	versions(db, &after, "after the reader ended");
+
+	lt_expect(free_.wal_pinned <= 10, "wal",
+	          "expected a checkpoint with no reader to copy back (nearly) every frame, got %"
+	          PRId64 " of %" PRId64 " left", free_.wal_pinned, free_.wal_frames);
+	lt_expect(held.wal_pinned >= 1000, "wal",
+	          "expected 1,000 or more frames the checkpoint could not copy back past the open "
+	          "reader (2,000 commits), got %" PRId64 " of %" PRId64, held.wal_pinned, held.wal_frames);
+	lt_expect(after.wal_pinned <= 10, "wal",
+	          "expected the checkpoint to copy back every frame once the reader ended, got %"
+	          PRId64 " left", after.wal_pinned);
+}
+
+/* ---- §3 Keys ---- */
+
+static void keys__like_needs_post(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int rc = inside_keys_setup(db);
+	lt_expect(rc == 0, NULL, "inside_keys_setup(): %d, %s", rc, labtest_why(db));
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+
+	lt_expect(inside_like(db, 999, 1) < 0, "guarantee", "expected a like of post 999 (no such post) to fail");
+	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 0, "likes after liking a missing post");
+	lt_expect_int(inside_like(db, 1, 1), 0, "a like of post 1");
+	rc = kit_db_exec(db, "DELETE FROM posts WHERE id = 1", 0, NULL);
+	if (rc == 0)
+		kit_db_rollback(db);
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes l WHERE NOT EXISTS"
+	                                  " (SELECT 1 FROM posts p WHERE p.id = l.post_id)"), 0,
+	                   "likes of a post that is gone, after DELETE of a liked post", "guarantee");
+}
+
+static int like_many(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	return inside_like(th->db, 1, (int64_t)th->index * 1000000 + th->iter + 1);
+}
+
+static int64_t multixacts_since_posts(struct labtest *t)
+{
+	return labtest_int(t, "SELECT mxid_age(relminmxid) FROM pg_class WHERE oid = 'posts'::regclass");
+}
+
+static void keys__no_multixacts_from_likes(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int rc = inside_keys_setup(db);
+	lt_expect(rc == 0, NULL, "inside_keys_setup(): %d, %s", rc, labtest_why(db));
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+
+	int64_t before = multixacts_since_posts(t);
+	struct kit_load_config c;
+	struct kit_load_result r;
+	kit_load_config_default(&c);
+	c.url = t->url;
+	c.threads = THREADS;
+	c.iterations = 150;
+	c.progress = false;
+	lt_expect(kit_load_run(&c, like_many, NULL, &r) == 0, NULL, "load run: %s", r.error);
+	int64_t made = multixacts_since_posts(t) - before;
+
+	lt_expect_int(r.ok, THREADS * 150, "likes that returned 0, 8 threads x 150");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), THREADS * 150,
+	              "posts.likes after 8 threads x 150");
+	lt_expect(made * 20 < THREADS * 150, "multixact",
+	          "expected fewer than 60 MultiXacts for 1,200 likes on one post, got %" PRId64, made);
+}
+
+/* ---- §4 Isolation ---- */
+
+struct retry_run {
+	const char *level;
+	struct inside_retry policy;
+	atomic_llong attempts, gave_up;
+};
+
+static int count_many(void *arg, struct kit_load_thread *th)
+{
+	struct retry_run *r = arg;
+	int attempts = 0;
+	int rc = inside_count_retrying(th->db, 1, r->level, &r->policy, &attempts);
+	atomic_fetch_add(&r->attempts, attempts);
+	if (rc == INSIDE_GAVE_UP)
+		atomic_fetch_add(&r->gave_up, 1);
+	return rc;
+}
+
+static void isolation__exact_with_retries(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	static const char *const levels[] = { "REPEATABLE READ", "SERIALIZABLE" };
+
+	for (int i = 0; i < 2; i++) {
+		labtest_exec(t, "UPDATE counters SET n = 0 WHERE id = 1");
+		struct retry_run run = { .level = levels[i], .policy = { 200, 1, 20 } };
+		struct kit_load_config c;
+		struct kit_load_result r;
+		kit_load_config_default(&c);
+		c.url = t->url;
+		c.threads = THREADS;
+		c.iterations = 60;
+		c.progress = false;
+		lt_expect(kit_load_run(&c, count_many, &run, &r) == 0, NULL, "load run: %s", r.error);
+		char what[200];
+		snprintf(what, sizeof what, "calls that returned 0 under %s, 8 threads x 60 "
+		         "(%lld gave up; first error: %.100s)", levels[i],
+		         (long long)atomic_load(&run.gave_up), r.error[0] ? r.error : "none");
+		lt_expect_int_hint(r.ok, THREADS * 60, what, "retry");
+		snprintf(what, sizeof what, "counter after 8 threads x 60 under %s", levels[i]);
+		lt_expect_int_hint(counter(t), r.ok, what, "retry");
+		lt_expect(atomic_load(&run.attempts) > r.ok, "isolation",
+		          "expected some attempts to fail to serialize under %s (8 threads, one row), "
+		          "got %lld attempts for %lld increments", levels[i],
+		          (long long)atomic_load(&run.attempts), (long long)r.ok);
+	}
+}
+
+/* The counter's updates fail to serialize for the first `fail` attempts:
+ * a trigger raises the error; a sequence (which no rollback undoes)
+ * counts the attempts. */
+static void plant_failures(struct labtest *t, int fail)
+{
+	char sql[600];
+	labtest_exec(t, "CREATE SEQUENCE attempts");
+	snprintf(sql, sizeof sql,
+	         "CREATE FUNCTION flaky() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	         " IF nextval('attempts') <= %d THEN RAISE EXCEPTION"
+	         " 'could not serialize access (planted by the check)'"
+	         " USING ERRCODE = 'serialization_failure'; END IF; RETURN NEW; END $$", fail);
+	labtest_exec(t, sql);
+	labtest_exec(t, "CREATE TRIGGER flaky BEFORE UPDATE ON counters"
+	                " FOR EACH ROW EXECUTE FUNCTION flaky()");
+}
+
+static void isolation__gives_up_after_limit(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	plant_failures(t, 1000);
+
+	struct inside_retry policy = { 4, 1, 4 };
+	int attempts = -1;
+	int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
+	lt_expect_int_hint(rc, INSIDE_GAVE_UP, "result after 4 failed attempts (INSIDE_GAVE_UP)", "limit");
+	lt_expect_int_hint(labtest_int(t, "SELECT last_value FROM attempts"), 4,
+	                   "attempts the database saw, max_attempts 4", "limit");
+	lt_expect_int_hint(attempts, 4, "*attempts reported", "limit");
+	lt_expect_int(counter(t), 0, "counter after giving up");
+}
+
+static void isolation__backs_off(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	plant_failures(t, 5);
+
+	struct inside_retry policy = { 10, 8, 64 };
+	int attempts = -1;
+	int64_t start = kit_load_now_ns();
+	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	double ms = (double)(kit_load_now_ns() - start) / 1e6;
+	lt_expect_int(rc, 0, "result when the 6th attempt can commit");
+	lt_expect_int(attempts, 6, "*attempts reported");
+	lt_expect_int(counter(t), 1, "counter");
+	/* The shortest waits the contract allows: half of 8, 16, 32, 64, 64. */
+	lt_expect(ms >= 92, "backoff",
+	          "expected 5 retries to wait at least 92 ms in all (half of 8+16+32+64+64), "
+	          "got %.1f ms", ms);
+}
+
+/* ---- §5 Commits ---- */
+
+static int show_text(void *arg, int ncols, const char *const *values)
+{
+	snprintf(arg, 32, "%s", ncols > 0 && values[0] ? values[0] : "");
+	return 0;
+}
+
+static void commits__async_only_for_counter(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	char setting[32] = "";
+	make_counter(t);
+	labtest_exec(t, "SET synchronous_commit = on");
+
+	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
+	lt_expect_int(counter(t), 1, "counter after one inside_count_async()");
+	kit_db_query(db, "SHOW synchronous_commit", 0, NULL, show_text, setting);
+	lt_expect(strcmp(setting, "on") == 0, "local",
+	          "expected the connection's synchronous_commit still on after the call, got %s",
+	          setting);
+}
+
+static int64_t wal_syncs(struct labtest *t)
+{
+	labtest_exec(t, "SELECT pg_stat_force_next_flush()");
+	return labtest_int(t, "SELECT wal_sync FROM pg_stat_wal");
+}
+
+/* pg_stat_wal counts the syncs of the whole server: another client's
+ * commits can only add to a round, so each kind keeps its quietest of
+ * three rounds of 100 commits. */
+static void commits__async_skips_flush(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int64_t durable = INT64_MAX, async = INT64_MAX;
+	make_counter(t);
+	labtest_exec(t, "SET synchronous_commit = on");
+
+	for (int round = 0; round < 3; round++) {
+		int64_t s0 = wal_syncs(t);
+		for (int i = 0; i < 100; i++)
+			labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 1");
+		int64_t s1 = wal_syncs(t);
+		for (int i = 0; i < 100; i++) {
+			int rc = inside_count_async(db, 1);
+			lt_expect(rc == 0, NULL, "inside_count_async(): %d, %s", rc, labtest_why(db));
+		}
+		int64_t s2 = wal_syncs(t);
+		durable = s1 - s0 < durable ? s1 - s0 : durable;
+		async = s2 - s1 < async ? s2 - s1 : async;
+	}
+
+	lt_expect_int(counter(t), 600, "counter after 3 x (100 + 100) increments");
+	lt_expect(durable >= 50, NULL, "expected 50 or more WAL syncs for 100 durable commits, "
+	          "got %" PRId64 " (is fsync off on this server?)", durable);
+	lt_expect(async * 2 < durable, "async",
+	          "expected fewer than half as many WAL syncs for 100 commits that do not wait, "
+	          "got %" PRId64 " (%" PRId64 " for 100 that do; the quietest of 3 rounds each)",
+	          async, durable);
+}
+
+static void commits__counts(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	for (int i = 0; i < 50; i++) {
+		int rc = inside_count_async(db, 1);
+		lt_expect(rc == 0, NULL, "inside_count_async(): %d, %s", rc, labtest_why(db));
+	}
+	lt_expect_int(counter(t), 50, "counter after 50 inside_count_async()");
+	lt_expect_int(inside_count_async(db, 2), INSIDE_NO_ROW, "inside_count_async() of a missing row");
+}
+
+/* ---- §6 One round trip ---- */
+
+struct trips { int statements, begins; };
+
+static void count_trips(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct trips *tr = arg;
+	(void)sql;
+	(void)t_ns;
+	tr->statements += ev == KIT_DB_STMT_START;
+	tr->begins += ev == KIT_DB_TX_BEGIN;
+}
+
+static void one_trip__one_statement(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct trips tr = { 0, 0 };
+	make_counter(t);
+
+	kit_db_set_hook(db, count_trips, &tr);
+	int rc = inside_like_one_statement(db, 1, 42);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0, NULL, "inside_like_one_statement(): %d, %s", rc, labtest_why(db));
+	lt_expect(tr.statements == 1 && tr.begins == 0, "one-statement",
+	          "expected one statement and no BEGIN, got %d statement(s), %d BEGIN",
+	          tr.statements, tr.begins);
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1, "posts.likes");
+	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 1, "rows in likes");
+}
+
+static void one_trip__duplicate_changes_nothing(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+
+	lt_expect_int(inside_like_one_statement(db, 1, 7), 0, "first like by user 7");
+	lt_expect_int_hint(inside_like_one_statement(db, 1, 7), KIT_DB_CONSTRAINT,
+	                   "second like by user 7 (KIT_DB_CONSTRAINT)", "one-statement");
+	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1,
+	                   "posts.likes after a refused second like", "one-statement");
+	lt_expect_int(inside_like_one_statement(db, 1, 8), 0, "a like by user 8 afterwards");
+}
+
+static int like_one_many(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	return inside_like_one_statement(th->db, 1, (int64_t)th->index * 1000000 + th->iter + 1);
+}
+
+static void one_trip__exact_under_threads(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_load_config c;
+	struct kit_load_result r;
+	make_counter(t);
+
+	kit_load_config_default(&c);
+	c.url = t->url;
+	c.threads = THREADS;
+	c.iterations = 250;
+	c.progress = false;
+	lt_expect(kit_load_run(&c, like_one_many, NULL, &r) == 0, NULL, "load run: %s", r.error);
+	lt_expect_int(r.ok, THREADS * 250, "likes that returned 0, 8 threads x 250");
+	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), THREADS * 250,
+	                   "posts.likes after 8 threads x 250", "read-first");
+}
+
+/* ---- §7 Appends ---- */
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+#define KEYS 200000
+
+static void spread_key__distinct(void **state)
+{
+	(void)state;
+	int64_t *k = malloc(KEYS * sizeof *k);
+	assert_non_null(k);
+	for (int64_t i = 0; i < KEYS; i++)
+		k[i] = inside_spread_key(i + 1);
+	qsort(k, KEYS, sizeof *k, cmp64);
+	int same = 0;
+	for (int i = 1; i < KEYS; i++)
+		same += k[i] == k[i - 1];
+	free(k);
+	lt_expect_int_hint(same, 0, "keys shared by two seqs among seqs 1..200,000", "bijection");
+}
+
+static void spread_key__scatters(void **state)
+{
+	(void)state;
+	int up = 0, bucket[16] = { 0 };
+	for (int64_t i = 1; i <= KEYS; i++) {
+		int64_t k = inside_spread_key(i);
+		up += inside_spread_key(i + 1) > k;
+		bucket[(uint64_t)k >> 60]++;
+	}
+	lt_expect(up > KEYS * 4 / 10 && up < KEYS * 6 / 10, "scatter",
+	          "expected about half of consecutive seqs to get increasing keys (no order left), "
+	          "got %d of %d", up, KEYS);
+	for (int b = 0; b < 16; b++)
+		lt_expect(bucket[b] > KEYS / 16 * 8 / 10 && bucket[b] < KEYS / 16 * 12 / 10, "scatter",
+		          "expected each sixteenth of the key space to get about %d keys, "
+		          "sixteenth %d got %d", KEYS / 16, b, bucket[b]);
+}
+
+static int append_many(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	int64_t seq = (int64_t)th->index * 1000000 + th->iter + 1;
+	char key[24], s[24];
+	snprintf(key, sizeof key, "%" PRId64, inside_spread_key(seq));
+	snprintf(s, sizeof s, "%" PRId64, seq);
+	const char *params[] = { key, s };
+	return kit_db_exec(th->db, "INSERT INTO events (id, seq) VALUES ($1, $2)", 2, params);
+}
+
+static void append__spread_rows_exact(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_load_config c;
+	struct kit_load_result r;
+	labtest_exec(t, "CREATE TABLE events (id BIGINT PRIMARY KEY, seq BIGINT NOT NULL)");
+
+	kit_load_config_default(&c);
+	c.url = t->url;
+	c.threads = THREADS;
+	c.iterations = 250;
+	c.progress = false;
+	lt_expect(kit_load_run(&c, append_many, NULL, &r) == 0, NULL, "load run: %s", r.error);
+	lt_expect_int_hint(r.constraint, 0, "inserts refused as duplicate keys", "bijection");
+	lt_expect_int(labtest_int(t, "SELECT count(*) FROM events"), THREADS * 250,
+	              "rows after 8 threads x 250 appends");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		LABTEST_PG(versions__old_snapshot_keeps_versions),
+		LABTEST_PG(versions__indexed_counter_not_hot),
+		LABTEST_SQLITE(versions__reader_pins_wal),
+		LABTEST_BOTH(keys__like_needs_post),
+		LABTEST_PG(keys__no_multixacts_from_likes),
+		LABTEST_PG(isolation__gives_up_after_limit),
+		LABTEST_PG(isolation__backs_off),
+		LABTEST_PG(isolation__exact_with_retries),
+		LABTEST_PG(commits__async_only_for_counter),
+		LABTEST_PG(commits__async_skips_flush),
+		LABTEST_BOTH(commits__counts),
+		LABTEST_PG(one_trip__one_statement),
+		LABTEST_BOTH(one_trip__duplicate_changes_nothing),
+		LABTEST_BOTH(one_trip__exact_under_threads),
+		cmocka_unit_test(spread_key__distinct),
+		cmocka_unit_test(spread_key__scatters),
+		LABTEST_BOTH(append__spread_rows_exact),
+	};
+	return labtest_main("08-engine", tests);
+}
