@@ -67,15 +67,30 @@ static void describe(const struct sim_config *c)
 	if (c->strategy == SIM_SHARDED)
 		printf(", %d rows (%s slot)", c->rows,
 		       c->slot == SIM_SLOT_RANDOM ? "random" : "round-robin");
-	printf(", %g likes/s", c->rps);
-	for (int i = 0; i < c->nphases; i++)
-		if (c->phases[i].at_us > 0)
-			printf(" then %g/s from %g s", c->phases[i].rps, (double)c->phases[i].at_us / 1e6);
-	printf(" %s for %g s, %g ms %s holds",
-	       c->arrivals == SIM_ARRIVE_POISSON ? "Poisson" : "constant", c->seconds,
-	       c->hold_ms, c->hold_dist == SIM_DIST_EXP ? "exponential" : "constant");
+	if (c->clients > 0) {
+		printf(", %d callers in a closed loop", c->clients);
+		if (c->think_ms > 0)
+			printf(" thinking %g ms (%s)", c->think_ms,
+			       c->think_dist == SIM_DIST_EXP ? "exponential" : "constant");
+		printf(" for %g s", c->seconds);
+	} else {
+		printf(", %g likes/s", c->rps);
+		for (int i = 0; i < c->nphases; i++)
+			if (c->phases[i].at_us > 0)
+				printf(" then %g/s from %g s", c->phases[i].rps,
+				       (double)c->phases[i].at_us / 1e6);
+		printf(" %s for %g s", c->arrivals == SIM_ARRIVE_POISSON ? "Poisson" : "constant",
+		       c->seconds);
+	}
+	printf(", %g ms %s holds", c->hold_ms,
+	       c->hold_dist == SIM_DIST_EXP ? "exponential" : "constant");
 	if (c->work_ms > 0)
 		printf(" + %g ms app work", c->work_ms);
+	if (c->outside_ms > 0)
+		printf(", %g ms outside the lock", c->outside_ms);
+	if (c->cores > 0)
+		printf(", %d cores (CPU %g ms in the hold, %g ms outside)", c->cores,
+		       c->cpu_db_ms, c->cpu_client_ms);
 	if (c->pool)
 		printf(", pool %d", c->pool);
 	else
@@ -103,7 +118,13 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	printf("  %-30s %14llu\n", "completed", (unsigned long long)o->completed);
 	printf("  %-30s %14llu\n", "failed (errors)", (unsigned long long)o->failed);
 	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
-	if (direct) {
+	if (direct && c->clients > 0) {
+		snprintf(p, sizeof p, "%.1f  (MVA; ceiling %.1f = %d / %g ms)",
+		         o->theory.closed_throughput_per_s, o->theory.ceiling_per_s, n, s_ms);
+		row_d("throughput, per s", o->throughput_per_s, p);
+		snprintf(p, sizeof p, "%.3f  (MVA, think excluded)", o->theory.closed_mean_ms);
+		printf("  %-30s %14.3f   %s\n", "mean latency, ms", o->latency_ms.mean, p);
+	} else if (direct) {
 		snprintf(p, sizeof p, "%.1f  (ceiling %d / %g ms)", o->theory.ceiling_per_s, n, s_ms);
 		row_d("throughput, per s", o->throughput_per_s, p);
 		snprintf(p, sizeof p, "%.3f", o->theory.rho);
@@ -157,7 +178,16 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	printf("  %-30s %14.2f   %s\n", "mean likes in the system, L", o->theory.little_L, p);
 
 	printf("\nIn words:\n");
-	if (direct) {
+	if (direct && c->clients > 0) {
+		printf("  %s can commit at most %.0f updates a second: %d row%s, each lock held %g ms.\n",
+		       n == 1 ? "The counter row" : "The counter rows", o->theory.ceiling_per_s,
+		       n, n == 1 ? "" : "s", s_ms);
+		printf("  %d callers each wait for their answer before they think and send again,\n"
+		       "  so the load adjusts itself: Mean Value Analysis of the same loop predicts\n"
+		       "  %.0f a second and %.3f ms a request; the engine measured %.0f and %.3f ms.\n",
+		       c->clients, o->theory.closed_throughput_per_s, o->theory.closed_mean_ms,
+		       o->throughput_per_s, o->latency_ms.mean);
+	} else if (direct) {
 		printf("  %s can commit at most %.0f updates a second: %d row%s, each lock held %g ms.\n",
 		       n == 1 ? "The counter row" : "The counter rows", o->theory.ceiling_per_s,
 		       n, n == 1 ? "" : "s", s_ms);
@@ -292,6 +322,10 @@ int cmd_sim(int argc, char **argv)
 	for (int k = 0; k < nruns; k++) {
 		struct sim *s = sim_new(&runs[k]);
 		struct sim_summary o;
+		if (!s) {                  /* simopt_finish checked it: not reached */
+			sim_config_check(&runs[k], err, sizeof err);
+			return usage_error(err);
+		}
 		sim_run(s);
 		sim_summary(s, &o);
 		if (json) {

@@ -3,6 +3,7 @@
  * all come from it.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "cli/simopt.h"
 
 enum kind { K_INT, K_DOUBLE, K_U64, K_STRATEGY, K_SLOT, K_ARRIVALS, K_DIST,
-            K_CRASH, K_BUG, K_SCHEDULE, K_SCENARIO };
+            K_CRASH, K_BUG, K_SCHEDULE, K_SCENARIO, K_CPU };
 
 struct opt {
 	const char *name;          /* without the dashes */
@@ -49,6 +50,15 @@ static const struct opt opts[] = {
 	  "flush/consume/drain/rollup interval (1000)" },
 	{ "crash", K_CRASH, 0, 0, 0, "KIND@S", "inject app|consumer|redis at second S (repeatable)" },
 	{ "bug", K_BUG, 0, 0, 0, "NAME", "no-fence|get-then-del: plant a bug (repeatable)" },
+	{ "clients", K_INT, F(clients), 0, SIM_MAX_CLIENTS, "N",
+	  "closed loop: N callers send, wait, think, repeat (not with --rps)" },
+	{ "think-ms", K_DOUBLE, F(think_ms), 0, 1e6, "MS", "a caller's think time between requests (0)" },
+	{ "think-dist", K_DIST, F(think_dist), 0, 0, "D", "const|exp think times (const)" },
+	{ "outside-ms", K_DOUBLE, F(outside_ms), 0, 1e6, "MS",
+	  "on the connection, outside the lock: round trips, parsing (0)" },
+	{ "cores", K_INT, F(cores), 0, 4096, "C", "CPUs the holds and outside work share, 0 = no limit (0)" },
+	{ "cpu-ms", K_CPU, 0, 0, 0, "DB[,CLIENT]",
+	  "CPU ms per request: DB of the hold, CLIENT of the outside time (0,0)" },
 	{ "seed", K_U64, F(seed), 0, 0, "N", "same seed, same output (1)" },
 	{ "tick-ms", K_DOUBLE, F(tick_ms), 1, 1e6, "MS", "time-series resolution (100)" },
 };
@@ -141,12 +151,28 @@ static int apply(struct sim_config *c, const struct opt *o, const char *v,
 		return 0;
 	case K_DIST:
 		if (!strcmp(v, "const"))
-			c->hold_dist = SIM_DIST_CONST;
+			*(enum sim_dist *)(void *)p = SIM_DIST_CONST;
 		else if (!strcmp(v, "exp"))
-			c->hold_dist = SIM_DIST_EXP;
+			*(enum sim_dist *)(void *)p = SIM_DIST_EXP;
 		else
 			return bad(err, errlen, o, "const or exp", v);
 		return 0;
+	case K_CPU: {
+		/* "DB" or "DB,CLIENT", milliseconds of CPU per request */
+		const char *comma = strchr(v, ',');
+		char db[32];
+		double cl = 0;
+		size_t n = comma ? (size_t)(comma - v) : strlen(v);
+		if (n == 0 || n >= sizeof db)
+			return bad(err, errlen, o, "DB[,CLIENT] milliseconds such as 0.2,0.1", v);
+		memcpy(db, v, n);
+		db[n] = 0;
+		if (number(db, 0, 1e6, &d) || (comma && number(comma + 1, 0, 1e6, &cl)))
+			return bad(err, errlen, o, "DB[,CLIENT] milliseconds such as 0.2,0.1", v);
+		c->cpu_db_ms = d;
+		c->cpu_client_ms = cl;
+		return 0;
+	}
 	case K_BUG:
 		if (!strcmp(v, "no-fence"))
 			c->bug_no_fence = true;
@@ -261,6 +287,9 @@ static const struct opt *word(int argc, char **argv, int *i, const char **value,
 
 int simopt_scenario(int argc, char **argv, struct sim_config *c, char *err, size_t errlen)
 {
+	const char *rate = NULL;
+	bool clients = false;
+
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int rc;
@@ -269,6 +298,17 @@ int simopt_scenario(int argc, char **argv, struct sim_config *c, char *err, size
 			return -1;
 		if (o && o->kind == K_SCENARIO && apply(c, o, v, err, errlen))
 			return -1;
+		if (o && (!strcmp(o->name, "rps") || !strcmp(o->name, "schedule")))
+			rate = o->name;
+		if (o && !strcmp(o->name, "clients"))
+			clients = true;
+	}
+	/* A closed loop's rate comes out of the loop: asking for both is a
+	 * contradiction, not a choice to make silently. */
+	if (rate && clients) {
+		snprintf(err, errlen, "--clients: a closed loop sets its own rate; "
+		         "drop --%s (or --clients for an open loop)", rate);
+		return -1;
 	}
 	return 0;
 }

@@ -56,6 +56,9 @@ void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg)
 	case EV_POOL_SWEEP:
 		timer_set(s, TM_POOL_SWEEP, t);
 		break;
+	case EV_CPU:
+		timer_set(s, TM_CPU, t);
+		break;
 	default:
 		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
 	}
@@ -95,6 +98,13 @@ int64_t sim_hold_sample(struct sim *s)
 	return s->hold_us;
 }
 
+static int64_t think_sample(struct sim *s)
+{
+	if (s->c.think_dist == SIM_DIST_EXP && s->think_us > 0)
+		return round_us(sim_rng_exp(&s->rng, (double)s->think_us));
+	return s->think_us;
+}
+
 /* ---- outcomes ---- */
 
 static void inflight_add(struct sim *s, int d)
@@ -105,11 +115,15 @@ static void inflight_add(struct sim *s, int d)
 	assert(s->inflight >= 0);
 }
 
+/* A like ended (any way): in a closed loop its caller thinks, then sends
+ * the next one. */
 static void ended(struct sim *s, const struct sim_req *r)
 {
 	s->sojourn_sum += (double)(s->now - r->first_us);
 	s->sojourn_n++;
 	inflight_add(s, -1);
+	if (s->c.clients > 0)
+		sim_push(s, s->now + think_sample(s), EV_SEND, 0);
 }
 
 void sim_complete(struct sim *s, struct sim_req *r)
@@ -193,9 +207,11 @@ static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
 {
 	struct sim_req r = { s->now, s->now, s->now, 1, kind };
 
-	src->last = s->now;
-	src->k++;
-	source_arm(s, src, type);
+	if (src) {
+		src->last = s->now;
+		src->k++;
+		source_arm(s, src, type);
+	}
 	if (kind == SIM_REQ_UNRELATED) {
 		s->unrel_offered++;
 		s->unrel_inflight++;
@@ -252,7 +268,9 @@ static int64_t pool_deadline(const struct sim *s, const struct sim_req *r)
  */
 static bool pool_lazy(const struct sim *s)
 {
-	return s->c.retries == 0 && !s->pool_eager;
+	/* A closed-loop caller's next send follows its end: it needs the
+	 * true time of the end, so each deadline gets its event. */
+	return s->c.retries == 0 && s->c.clients == 0 && !s->pool_eager;
 }
 
 /* Fail every pool waiter whose deadline is <= t, each as of its deadline,
@@ -403,7 +421,21 @@ static void lock_grant(struct sim *s, int i, const struct sim_req *r)
 	row->req = *r;
 	row->got_us = s->now;
 	s->conn_hold++;
+	if (s->c.cores > 0 && s->c.cpu_db_ms > 0) {
+		/* The CPU part first (parse, plan, execute), then the rest
+		 * (the commit's flush): the CPU part waits for a core. */
+		int64_t h = sim_hold_sample(s);
+		int64_t cpu = round_us((double)h * s->c.cpu_db_ms / s->c.hold_ms);
+		row->rest_us = s->work_us + h - cpu;
+		sim_cpu_add(s, cpu, CPU_HOLD, (uint32_t)i);
+		return;
+	}
 	sim_push(s, s->now + s->work_us + sim_hold_sample(s), EV_RELEASE, (uint32_t)i);
+}
+
+void sim_hold_cpu_done(struct sim *s, int i)
+{
+	sim_push(s, s->now + s->rows[i].rest_us, EV_RELEASE, (uint32_t)i);
 }
 
 static void lock_arm_sweep(struct sim *s, int i)
@@ -499,12 +531,10 @@ static int pick_row(struct sim *s)
 	return (int)sim_rng_below(&s->rng, (uint64_t)s->nrows);
 }
 
-static void got_conn(struct sim *s, struct sim_req *r)
+/* The like's database step, once its work outside the lock is done. */
+static void db_step(struct sim *s, struct sim_req *r)
 {
-	if (r->kind == SIM_REQ_UNRELATED) {
-		s->conn_unrel++;
-		sim_push(s, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
-	} else if (s->c.strategy == SIM_APPEND) {
+	if (s->c.strategy == SIM_APPEND) {
 		/* An insert of its own new row: no shared lock to wait for. */
 		s->conn_hold++;
 		sim_push(s, s->now + s->work_us + sim_hold_sample(s), EV_CONN_DONE,
@@ -514,18 +544,75 @@ static void got_conn(struct sim *s, struct sim_req *r)
 	}
 }
 
+static bool buffered(enum sim_strategy st)
+{
+	return st == SIM_COALESCE || st == SIM_QUEUE || st == SIM_REDIS;
+}
+
+/* The time outside the lock: round trips, parsing, the app's own work.
+ * On a connection for the paths that have one (the CPU part waits for a
+ * core when cores are modelled), before the cheap step for the others. */
+static void outside(struct sim *s, struct sim_req *r)
+{
+	uint32_t slot = slab_put(s, r);
+
+	if (!buffered(s->c.strategy))
+		s->conn_outside++;
+	if (s->c.cores > 0 && s->cpu_client_us > 0)
+		sim_cpu_add(s, s->cpu_client_us, CPU_OUTSIDE, slot);
+	else
+		sim_push(s, s->now + s->outside_us, EV_OUTSIDE_DONE, slot);
+}
+
+void sim_outside_cpu_done(struct sim *s, uint32_t slot)
+{
+	sim_push(s, s->now + s->outside_us - s->cpu_client_us, EV_OUTSIDE_DONE, slot);
+}
+
+static void outside_done(struct sim *s, uint32_t slot)
+{
+	struct sim_req r = s->slab[slot];
+
+	s->slab_free[s->slab_nfree++] = slot;
+	if (buffered(s->c.strategy)) {
+		sim_fix_like(s, &r);
+		return;
+	}
+	s->conn_outside--;
+	db_step(s, &r);
+}
+
+static bool has_outside(const struct sim *s)
+{
+	return s->outside_us > 0;
+}
+
+static void got_conn(struct sim *s, struct sim_req *r)
+{
+	if (r->kind == SIM_REQ_UNRELATED) {
+		s->conn_unrel++;
+		sim_push(s, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
+	} else if (has_outside(s)) {
+		outside(s, r);
+	} else {
+		db_step(s, r);
+	}
+}
+
 static void start_attempt(struct sim *s, struct sim_req *r)
 {
 	/* Store only on a retry: a fresh request already has it, and a store
 	 * just before the request is copied into a queue stalls the copy. */
 	if (r->attempt_us != s->now)
 		r->attempt_us = s->now;
-	if (r->kind == SIM_REQ_COUNTER &&
-	    (s->c.strategy == SIM_COALESCE || s->c.strategy == SIM_QUEUE ||
-	     s->c.strategy == SIM_REDIS))
-		sim_fix_like(s, r);
-	else
+	if (r->kind == SIM_REQ_COUNTER && buffered(s->c.strategy)) {
+		if (has_outside(s))
+			outside(s, r);
+		else
+			sim_fix_like(s, r);
+	} else {
 		pool_acquire(s, r);
+	}
 }
 
 /* ---- the time series ---- */
@@ -570,6 +657,11 @@ static void set_times(struct sim *s)
 	s->flush_us = ms_us(s->c.flush_ms);
 	s->pool_timeout_us = ms_us(s->c.pool_timeout_ms);
 	s->client_timeout_us = ms_us(s->c.client_timeout_ms);
+	s->think_us = ms_us(s->c.think_ms);
+	s->outside_us = ms_us(s->c.outside_ms);
+	s->cpu_client_us = ms_us(s->c.cpu_client_ms);
+	if (s->cpu_client_us > s->outside_us)
+		s->cpu_client_us = s->outside_us;
 }
 
 static bool is_fix(enum sim_strategy st)
@@ -579,14 +671,13 @@ static bool is_fix(enum sim_strategy st)
 
 struct sim *sim_new(const struct sim_config *c)
 {
-	struct sim *s = xcalloc(1, sizeof *s);
+	struct sim *s;
 	char err[160];
-	double rps = c->rps;
+	double rps = c->clients > 0 ? 0 : c->rps;
 
-	if (sim_config_check(c, err, sizeof err) != 0) {
-		/* Callers must check first; a bad config here is a programming error. */
-		assert(!"sim_new: config fails sim_config_check");
-	}
+	if (sim_config_check(c, err, sizeof err) != 0)
+		return NULL;
+	s = xcalloc(1, sizeof *s);
 	s->c = *c;
 	sim_rng_seed(&s->rng, c->seed);
 	sim_heap_init(&s->heap);
@@ -608,7 +699,7 @@ struct sim *sim_new(const struct sim_config *c)
 	sim_hist_init(&s->acc.lat);
 
 	/* Schedule steps at t <= 0 set the starting rate. */
-	for (int i = 0; i < c->nphases; i++)
+	for (int i = 0; i < c->nphases && c->clients == 0; i++)
 		if (c->phases[i].at_us <= 0)
 			rps = c->phases[i].rps;
 		else
@@ -621,6 +712,9 @@ struct sim *sim_new(const struct sim_config *c)
 	if (is_fix(c->strategy))
 		sim_push(s, s->flush_us, EV_FLUSH, 0);
 	sim_push(s, s->tick_us, EV_TICK, 0);
+	for (int i = 0; i < c->clients; i++)
+		sim_push(s, 0, EV_SEND, 0);     /* every caller sends at once */
+	sim_mva(c, &s->mva_x, &s->mva_r);
 	return s;
 }
 
@@ -634,6 +728,7 @@ void sim_free(struct sim *s)
 	sim_ring_free(&s->waiters);
 	sim_ring_free(&s->redis_q);
 	sim_heap_free(&s->heap);
+	sim_cpu_free(s);
 	free(s->slab);
 	free(s->slab_free);
 	free(s->ticks);
@@ -681,6 +776,17 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 	case EV_CRASH:
 		sim_fix_fault(s, (enum sim_fault)e->arg);
 		break;
+	case EV_SEND:
+		/* A caller whose run is over stops sending. */
+		if (s->end_us == 0 || s->now < s->end_us)
+			arrive(s, NULL, EV_SEND, SIM_REQ_COUNTER);
+		break;
+	case EV_OUTSIDE_DONE:
+		outside_done(s, e->arg);
+		break;
+	case EV_CPU:
+		sim_cpu_done(s);
+		break;
 	}
 }
 
@@ -693,7 +799,7 @@ static bool idle(const struct sim *s)
 static void step(struct sim *s, int where)
 {
 	static const enum sim_ev timer_ev[SIM_NTIMERS] = {
-		EV_ARRIVE, EV_UNREL_ARRIVE, EV_POOL_SWEEP
+		EV_ARRIVE, EV_UNREL_ARRIVE, EV_POOL_SWEEP, EV_CPU
 	};
 	struct sim_event e;
 
@@ -710,7 +816,8 @@ static void step(struct sim *s, int where)
 	s->now = e.t;
 	s->events++;
 	dispatch(s, &e);
-	assert(s->in_use == s->conn_wait + s->conn_hold + s->conn_unrel + s->conn_flush);
+	assert(s->in_use == s->conn_wait + s->conn_hold + s->conn_unrel + s->conn_flush +
+	       s->conn_outside);
 }
 
 bool sim_step(struct sim *s)
@@ -767,7 +874,7 @@ const struct sim_config *sim_config(const struct sim *s)
 
 void sim_set(struct sim *s, const struct sim_config *c)
 {
-	bool rate = c->rps != s->c.rps;
+	bool rate = c->rps != s->c.rps && s->c.clients == 0;
 	bool unrel = c->unrelated_rps != s->c.unrelated_rps;
 
 	s->c.rps = c->rps;
@@ -783,7 +890,13 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	s->c.flush_ms = c->flush_ms;
 	s->c.bug_no_fence = c->bug_no_fence;
 	s->c.bug_get_then_del = c->bug_get_then_del;
+	s->c.think_ms = c->think_ms;
+	s->c.think_dist = c->think_dist;
+	s->c.outside_ms = c->outside_ms;
+	s->c.cpu_db_ms = c->cpu_db_ms;
+	s->c.cpu_client_ms = c->cpu_client_ms;
 	set_times(s);
+	sim_mva(&s->c, &s->mva_x, &s->mva_r);
 	pool_expire(s, s->now);  /* timeouts may have changed, and the mode */
 	if (rate)
 		source_rate(s, &s->like, c->rps, EV_ARRIVE);

@@ -10,7 +10,7 @@
  * Interface:
  *   struct sim_config c; sim_config_default(&c);  (or sim_scenario())
  *   ... set fields ...
- *   struct sim *s = sim_new(&c);        copies c (checked first); aborts on OOM
+ *   struct sim *s = sim_new(&c);        copies c; NULL if c fails the check
  *   sim_run(s);                          to c.seconds, or sim_advance()
  *   sim_summary(s, &sum); sim_snapshot(s, &snap);
  *   sim_free(s);
@@ -41,6 +41,7 @@
 
 #define SIM_MAX_PHASES  8    /* rate schedule steps */
 #define SIM_MAX_CRASHES 8    /* scheduled faults */
+#define SIM_MAX_CLIENTS 10000  /* closed-loop callers */
 
 enum sim_strategy {
 	SIM_NAIVE,     /* every request updates the one counter row */
@@ -113,6 +114,19 @@ struct sim_config {
 	uint64_t seed;
 	double tick_ms;              /* time-series resolution (default 100) */
 	char scenario[32];           /* name it came from, "" if none */
+
+	/* closed loop, the time outside the lock, the CPUs */
+	int clients;                 /* 0 = open loop at rps; N = callers that each
+	                                send one request, wait for its end, think,
+	                                and send the next */
+	double think_ms;             /* a caller's pause between requests */
+	enum sim_dist think_dist;
+	double outside_ms;           /* on the connection but outside the row lock:
+	                                round trips, parsing, app work (constant) */
+	int cores;                   /* CPUs shared by the holds and the outside
+	                                work; 0 = CPUs never limit */
+	double cpu_db_ms;            /* CPU per request, part of the hold */
+	double cpu_client_ms;        /* CPU per request, part of the outside time */
 };
 
 /* Fill *c with the defaults (naive, 1 row, 2000/s constant, 2 ms holds...). */
@@ -134,9 +148,22 @@ int sim_strategy_parse(const char *name, enum sim_strategy *out);
 const char *sim_fault_name(enum sim_fault f);
 int sim_fault_parse(const char *name, enum sim_fault *out);
 
+/* Mean Value Analysis of the closed loop c describes (c->clients > 0, a
+ * naive or sharded write path): N callers that think (think_ms), spend
+ * outside_ms on their connection outside the lock, and hold one of the
+ * rows for hold_ms + work_ms; a pool smaller than N is a flow-equivalent
+ * server; with cores set, a processor-sharing CPU station stretches the
+ * CPU parts of holds and outside time (approximate: mean slowdown).
+ * Exact without cores for random slots and exponential (or, at the delay
+ * station, any) times. Writes throughput (per s) and mean time from send
+ * to end (ms, think excluded) and returns 0; returns -1 when it does not
+ * apply (open loop, a buffered write path), leaving both at -1. */
+int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms);
+
 struct sim;
 
-/* Make a simulation at t = 0; c is copied (it must pass sim_config_check). */
+/* Make a simulation at t = 0; c is copied. Returns NULL when c fails
+ * sim_config_check (call it for the message); aborts only on OOM. */
 struct sim *sim_new(const struct sim_config *c);
 void sim_free(struct sim *s);
 
@@ -182,6 +209,9 @@ struct sim_summary {
 		double growth_per_s;              /* lambda - mu, 0 when stable */
 		double pool_full_s;               /* P / (lambda - mu), < 0 if never */
 		double little_L, little_lambda, little_W_ms;   /* measured L = lambda W */
+		/* closed loop (c.clients > 0): Mean Value Analysis of the same
+		 * network; < 0 when it does not apply */
+		double closed_throughput_per_s, closed_mean_ms;
 	} theory;
 	uint64_t events;
 	/* additions (keep appending here) */
@@ -210,7 +240,8 @@ enum sim_conn_state {                 /* an append's INSERT shows as LOCK_HOLD *
 	SIM_CONN_LOCK_WAIT,   /* a request waiting for a row lock */
 	SIM_CONN_LOCK_HOLD,   /* holding a row lock (work, update, commit) */
 	SIM_CONN_UNRELATED,   /* serving another endpoint */
-	SIM_CONN_FLUSH        /* a flusher/consumer/rollup applying a batch */
+	SIM_CONN_FLUSH,       /* a flusher/consumer/rollup applying a batch */
+	SIM_CONN_OUTSIDE      /* a request's work outside the lock (round trips) */
 };
 
 struct sim_lane {

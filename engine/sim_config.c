@@ -221,6 +221,22 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 		CHECK(i == 0 || c->phases[i].at_us > c->phases[i - 1].at_us,
 		      "--schedule: expected steps in increasing time order");
 	}
+	CHECK(c->clients >= 0 && c->clients <= SIM_MAX_CLIENTS,
+	      "--clients: expected an integer from 0 (open loop) to %d", SIM_MAX_CLIENTS);
+	CHECK(isfinite(c->think_ms) && c->think_ms >= 0 && c->think_ms <= 1e6,
+	      "--think-ms: expected milliseconds from 0 to 1000000");
+	CHECK((unsigned)c->think_dist <= SIM_DIST_EXP, "--think-dist: expected const or exp");
+	CHECK(isfinite(c->outside_ms) && c->outside_ms >= 0 && c->outside_ms <= 1e6,
+	      "--outside-ms: expected milliseconds from 0 to 1000000");
+	CHECK(c->cores >= 0 && c->cores <= 4096, "--cores: expected an integer from 0 (no limit) to 4096");
+	CHECK(isfinite(c->cpu_db_ms) && c->cpu_db_ms >= 0 && c->cpu_db_ms <= c->hold_ms,
+	      "--cpu-ms: expected DB[,CLIENT] with DB from 0 to the hold (--hold-ms)");
+	CHECK(isfinite(c->cpu_client_ms) && c->cpu_client_ms >= 0 && c->cpu_client_ms <= c->outside_ms,
+	      "--cpu-ms: expected DB[,CLIENT] with CLIENT from 0 to the outside time (--outside-ms)");
+	CHECK(c->clients == 0 || c->think_ms > 0 || c->outside_ms > 0 ||
+	      (c->strategy != SIM_COALESCE && c->strategy != SIM_QUEUE),
+	      "--clients: a caller of the %s path would never wait; give --think-ms or --outside-ms",
+	      sim_strategy_name(c->strategy));
 	CHECK(c->ncrashes >= 0 && c->ncrashes <= SIM_MAX_CRASHES,
 	      "--crash: expected at most %d faults", SIM_MAX_CRASHES);
 	for (int i = 0; i < c->ncrashes; i++)

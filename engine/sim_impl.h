@@ -45,13 +45,16 @@ enum sim_ev {
 	EV_REDIS_DEL,     /* the DEL half of a GET-then-DEL drain */
 	EV_FLUSH,         /* the periodic flusher / consumer / rollup wakes */
 	EV_TICK,          /* close one tick of the time series */
-	EV_CRASH          /* arg: enum sim_fault */
+	EV_CRASH,         /* arg: enum sim_fault */
+	EV_SEND,          /* a closed-loop caller sends its next request */
+	EV_OUTSIDE_DONE,  /* arg: slab slot; the work outside the lock ends */
+	EV_CPU            /* the CPU station's next job ends (a timer) */
 };
 
 /* The busiest events skip the heap. Each of these streams has at most one
  * pending event, kept in a fixed slot that takes its sequence number from
  * the heap's counter, so ties still break in push order. */
-enum sim_timer_id { TM_ARRIVE, TM_UNREL_ARRIVE, TM_POOL_SWEEP, SIM_NTIMERS };
+enum sim_timer_id { TM_ARRIVE, TM_UNREL_ARRIVE, TM_POOL_SWEEP, TM_CPU, SIM_NTIMERS };
 
 struct sim_timer {
 	int64_t t;
@@ -76,8 +79,31 @@ struct sim_row {
 	int64_t got_us;           /* when the holder got the lock */
 	struct sim_ring q;        /* FIFO of requests waiting for the lock */
 	int64_t sweep_at;         /* pending EV_LOCK_SWEEP time, -1 if none */
+	int64_t rest_us;          /* the holder's hold left after its CPU part */
 	uint64_t completed;       /* updates applied */
 	int64_t value;            /* the row's count */
+};
+
+/* The CPU station (sim_cpu.c): processor sharing over c.cores CPUs.
+ * Each job runs at min(1, cores / jobs) of a CPU; in virtual time (the
+ * work one job has received since the start) every job advances alike, so
+ * the jobs wait in a heap ordered by the virtual time they finish at. */
+enum sim_cpu_what { CPU_HOLD, CPU_OUTSIDE };
+
+struct sim_cpu_job {
+	double vend;              /* virtual time it finishes at */
+	uint64_t seq;             /* ties in order of arrival */
+	uint32_t what;            /* enum sim_cpu_what */
+	uint32_t arg;             /* the row, or the slab slot */
+};
+
+struct sim_cpu {
+	double v;                 /* virtual time, microseconds of work */
+	int64_t v_at;             /* when v was last brought up to date */
+	struct sim_cpu_job *jobs; /* a binary min-heap on (vend, seq) */
+	size_t n, cap;
+	uint64_t seq;
+	uint64_t busy_jobs_us;    /* for the summary: work done so far */
 };
 
 /* Per-tick accumulators, reset at each EV_TICK. */
@@ -99,6 +125,9 @@ struct sim {
 	int64_t hold_us, work_us, unrel_us, flush_us, tick_us;
 	int64_t pool_timeout_us, client_timeout_us;   /* 0 = none */
 	uint32_t rr_next;         /* round-robin slot */
+	int64_t think_us, outside_us, cpu_client_us;  /* closed loop and outside */
+	struct sim_cpu cpu;
+	double mva_x, mva_r;      /* sim_mva of c, -1 when it does not apply */
 
 	/* rows */
 	int nrows;
@@ -106,7 +135,7 @@ struct sim {
 
 	/* the pool: in_use = sum of the conn_* states; conn_wait is also the
 	 * number of requests in all rows' lock queues */
-	int in_use, conn_wait, conn_hold, conn_unrel, conn_flush;
+	int in_use, conn_wait, conn_hold, conn_unrel, conn_flush, conn_outside;
 	struct sim_ring waiters;  /* FIFO for a connection */
 	int64_t pool_sweep_at;    /* pending EV_POOL_SWEEP, -1 if none */
 	bool pool_eager;          /* an event per deadline even when lazy
@@ -184,8 +213,16 @@ void sim_fix_fault(struct sim *s, enum sim_fault f);
 int64_t sim_fix_buffered(const struct sim *s);
 void sim_fix_free(struct sim *s);
 
+/* sim_cpu.c */
+void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg);
+void sim_cpu_done(struct sim *s);                       /* EV_CPU */
+void sim_cpu_free(struct sim *s);
+
+/* sim.c, for sim_cpu.c: a job's CPU part is over */
+void sim_hold_cpu_done(struct sim *s, int row);
+void sim_outside_cpu_done(struct sim *s, uint32_t slot);
+
 /* sim_theory.c */
-void sim_theory(const struct sim_config *c, double rps,
-                struct sim_summary *out);
+void sim_theory(const struct sim *s, double rps, struct sim_summary *out);
 
 #endif

@@ -49,7 +49,7 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->count.max_lag_s = (double)s->max_lag / 1e6;
 	if (o->count.buffered > 0 && pending >= 0 && (double)(s->now - pending) / 1e6 > o->count.max_lag_s)
 		o->count.max_lag_s = (double)(s->now - pending) / 1e6;
-	sim_theory(&s->c, s->like.rate, o);
+	sim_theory(s, s->like.rate, o);
 	if (t > 0) {
 		double area = s->area + (double)s->inflight * (double)(s->now - s->area_t);
 		o->theory.little_L = area / (double)s->now;
@@ -89,7 +89,8 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 	{
 		const struct { int n; enum sim_conn_state st; } g[] = {
 			{ s->conn_hold, SIM_CONN_LOCK_HOLD }, { s->conn_flush, SIM_CONN_FLUSH },
-			{ s->conn_wait, SIM_CONN_LOCK_WAIT }, { s->conn_unrel, SIM_CONN_UNRELATED },
+			{ s->conn_wait, SIM_CONN_LOCK_WAIT }, { s->conn_outside, SIM_CONN_OUTSIDE },
+			{ s->conn_unrel, SIM_CONN_UNRELATED },
 			{ s->c.pool > s->in_use ? s->c.pool - s->in_use : 0, SIM_CONN_IDLE },
 		};
 		for (size_t k = 0; k < sizeof g / sizeof g[0]; k++)
@@ -171,6 +172,14 @@ static void config_json(FILE *f, const struct sim_config *c)
 	        c->bug_no_fence ? "true" : "false", c->bug_get_then_del ? "true" : "false",
 	        (unsigned long long)c->seed);
 	num(f, "tick_ms", c->tick_ms);
+	fprintf(f, ",\"clients\":%d,", c->clients);
+	num(f, "think_ms", c->think_ms);
+	fprintf(f, ",\"think_dist\":\"%s\",", dists[c->think_dist]);
+	num(f, "outside_ms", c->outside_ms);
+	fprintf(f, ",\"cores\":%d,", c->cores);
+	num(f, "cpu_db_ms", c->cpu_db_ms);
+	fputc(',', f);
+	num(f, "cpu_client_ms", c->cpu_client_ms);
 	fputc('}', f);
 }
 
@@ -225,6 +234,10 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	num(f, "growth_per_s", o->theory.growth_per_s);
 	fputc(',', f);
 	num_or_null(f, "pool_full_s", o->theory.pool_full_s);
+	fputc(',', f);
+	num_or_null(f, "closed_throughput_per_s", o->theory.closed_throughput_per_s);
+	fputc(',', f);
+	num_or_null(f, "closed_mean_ms", o->theory.closed_mean_ms);
 	fputs(",\"little\":{", f);
 	num(f, "L", o->theory.little_L);
 	fputc(',', f);
