@@ -12,6 +12,8 @@
 
 #define OFF_BY 0.25            /* a ratio further than this from 1 asks why */
 #define SIM_REQUESTS 200000.0  /* enough simulated requests for a p99 */
+#define REDIS_MAX_PER_S 250000.0   /* the engine's Redis: one command per 4 us */
+#define SKEWED 1.2             /* a mean hold this far above the median: exponential */
 
 int drv_cores(void)
 {
@@ -48,7 +50,10 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	c->clients = in->threads;
 	c->think_ms = in->think_ms;
 	c->think_dist = SIM_DIST_CONST;
-	c->hold_dist = SIM_DIST_CONST;
+	/* Holds that vary (a mean well above the median: slow commits now and
+	 * then) are closer to exponential than to constant. */
+	const struct drv_parts *h = buffered(in->strategy) ? &in->flush : a;
+	c->hold_dist = h->hold_ms > SKEWED * h->hold_median_ms ? SIM_DIST_EXP : SIM_DIST_CONST;
 	c->pool = 0;                      /* every thread has its own connection */
 	c->pool_timeout_ms = 0;
 	c->client_timeout_ms = 0;
@@ -65,9 +70,18 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 		c->work_ms = in->work_ms;
 		c->outside_ms = a->outside_ms;
 	}
+	/* The engine counts the CPU as part of the hold and of the outside
+	 * time; the server's parse and plan come before the lock, so its CPU
+	 * per request may exceed the hold: then the whole hold is CPU. */
 	c->cores = in->cores;
-	c->cpu_client_ms = a->cpu_client_ms;
-	c->cpu_db_ms = a->cpu_db_ms > 0 ? a->cpu_db_ms : 0;
+	double client = a->cpu_client_ms, db = a->cpu_db_ms > 0 ? a->cpu_db_ms : 0;
+	if (a->in_process && !buffered(in->strategy)) {
+		/* SQLite works in the caller's thread: the hold is its CPU. */
+		db = fmin(client, c->hold_ms);
+		client -= db;
+	}
+	c->cpu_client_ms = fmin(client, c->outside_ms);
+	c->cpu_db_ms = fmin(db, c->hold_ms);
 }
 
 int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const char *cmd)
@@ -93,6 +107,10 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 		return -1;
 	}
 	struct sim *s = sim_new(&c);
+	if (s == NULL) {
+		fprintf(stderr, "%s: engine: refused the config\n", cmd);
+		return -1;
+	}
 	sim_run(s);
 	struct sim_summary sum;
 	sim_summary(s, &sum);
@@ -165,7 +183,7 @@ int drv_run_load(const struct kit_load_config *c, struct drv_span *hold, kit_loa
 	wc.thread_done = watched_done;
 	drv_span_reset(hold);
 	int rc = kit_load_run(&wc, watched_op, w, &out->r);
-	out->hold_ms = drv_span_median_ms(hold);
+	out->hold_ms = drv_span_mean_ms(hold);
 	free(w);
 	return rc;
 }
@@ -182,15 +200,35 @@ static bool off(double r)
 	return r > 0 && fabs(r - 1) > OFF_BY;
 }
 
-static void row(const char *name, double predicted, double measured, const char *fmt,
-                const char *suffix)
+/* A time for people: "2.500 ms", or "12.0 us" below a tenth of a ms. */
+static const char *ms(char *buf, size_t n, double v)
+{
+	if (v > 0 && v < 0.1)
+		snprintf(buf, n, "%.1f us", v * 1000);
+	else
+		snprintf(buf, n, "%.3f ms", v);
+	return buf;
+}
+
+static void row(const char *name, double predicted, double measured)
 {
 	char p[32], m[32];
-	snprintf(p, sizeof p, fmt, predicted);
-	snprintf(m, sizeof m, fmt, measured);
 	double r = ratio(measured, predicted);
-	printf("  %-14s %12s%-4s %12s%-4s %8.2f%s\n", name, p, suffix, m, suffix, r,
-	       off(r) ? "  off by more than 25 %" : "");
+	printf("  %-14s %16s %16s %8.2f%s\n", name, ms(p, sizeof p, predicted),
+	       ms(m, sizeof m, measured), r, off(r) ? "  off by more than 25 %" : "");
+}
+
+/* The load average over the last minute; < 0 when unknown. */
+static double loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
 }
 
 /* Which measured parts explain a gap: each line names a measurement. */
@@ -207,13 +245,14 @@ static void explain(const struct drv_prediction *p, const struct drv_run *m, con
 		printf("    - %d threads share %d cores: at the measured %.0f %s/s the requests "
 		       "kept %.2f cores busy\n      (CPU per request alone: %.3f ms here%s",
 		       in->threads, in->cores, x, unit, x * cpu / 1000, a->cpu_client_ms,
-		       a->cpu_db_ms < 0 ? ", the server's unknown)\n" : "");
-		if (a->cpu_db_ms >= 0)
+		       a->cpu_db_ms < 0 ? ", the server's unknown)\n"
+		       : a->in_process ? ", the database's included)\n" : "");
+		if (a->cpu_db_ms >= 0 && !a->in_process)
 			printf(" + %.3f ms in the server)\n", a->cpu_db_ms);
 		why++;
 	}
 	if (m->hold_ms > 0 && a->hold_ms > 0 && fabs(m->hold_ms / a->hold_ms - 1) > OFF_BY) {
-		printf("    - the hold %s under load: %.3f ms alone, %.3f ms (median, measured) "
+		printf("    - the hold %s under load: %.3f ms alone, %.3f ms (mean, measured) "
 		       "with %d threads;\n      with that hold the locks allow %.0f/s\n",
 		       m->hold_ms > a->hold_ms ? "grew" : "shrank", a->hold_ms, m->hold_ms,
 		       in->threads, in->rows * 1000.0 / m->hold_ms);
@@ -225,10 +264,27 @@ static void explain(const struct drv_prediction *p, const struct drv_run *m, con
 		       p->clients_per_s);
 		why++;
 	}
+	if (in->strategy == SIM_REDIS && p->throughput_per_s > 0.9 * REDIS_MAX_PER_S &&
+	    x > 1.25 * p->throughput_per_s) {
+		printf("    - not a measured part: the engine's Redis is one server at 4 us a command "
+		       "(%.0f/s);\n      this store is a table in the process, not one server\n",
+		       REDIS_MAX_PER_S);
+		why++;
+	}
+	if (a->in_process && off(ratio(m->r.latency_ms.p99, p->p99_ms))) {
+		printf("    - not a measured part: SQLite's waiters retry in naps instead of queueing "
+		       "in turn,\n      so some wait much longer than a queue's p99\n");
+		why++;
+	}
+	double load = loadavg();
+	if (load > in->cores) {
+		printf("    - the machine was busy: load average %.1f on %d cores (other processes "
+		       "took CPUs too)\n", load, in->cores);
+		why++;
+	}
 	if (why == 0)
-		printf("    - none of them: the parts alone were as measured; another process on "
-		       "this machine\n      (uptime shows the load) may have taken the CPUs: "
-		       "run it again\n");
+		printf("    - none of the measured parts: the prediction misses something this "
+		       "machine does\n      (run it again: if it stays, it is worth a question)\n");
 }
 
 int drv_compare(const struct drv_prediction *p, const struct drv_run *m, const char *unit)
@@ -241,11 +297,11 @@ int drv_compare(const struct drv_prediction *p, const struct drv_run *m, const c
 	printf("  %-14s %16s %16s %8s\n", "", "predicted", "measured", "ratio");
 	char per[32];
 	snprintf(per, sizeof per, " %s/s", unit);
-	printf("  %-14s %12.0f/s   %12.0f/s   %8.2f%s\n", "throughput", p->throughput_per_s,
+	printf("  %-14s %14.0f/s %14.0f/s %8.2f%s\n", "throughput", p->throughput_per_s,
 	       r->throughput_per_s, ratio(r->throughput_per_s, p->throughput_per_s),
 	       off(ratio(r->throughput_per_s, p->throughput_per_s)) ? "  off by more than 25 %" : "");
-	row("latency p50", p->p50_ms, r->latency_ms.p50, "%.3f", " ms");
-	row("latency p99", p->p99_ms, r->latency_ms.p99, "%.3f", " ms");
+	row("latency p50", p->p50_ms, r->latency_ms.p50);
+	row("latency p99", p->p99_ms, r->latency_ms.p99);
 	if (off(ratio(r->throughput_per_s, p->throughput_per_s)) ||
 	    off(ratio(r->latency_ms.p50, p->p50_ms)) || off(ratio(r->latency_ms.p99, p->p99_ms)))
 		explain(p, m, unit);
@@ -266,13 +322,18 @@ void drv_print_latency(const struct kit_load_result *r, int digits)
 
 void drv_print_parts(const char *what, const struct drv_parts *a)
 {
-	printf("  %s, 1 thread alone (median of %lld in %.1f s):\n", what,
+	char b[6][32];
+	printf("  %s, 1 thread alone (%lld in %.1f s), mean (median):\n", what,
 	       (long long)a->requests, a->seconds);
-	printf("    lock hold %.3f ms, outside the lock %.3f ms; CPU per request %.3f ms here",
-	       a->hold_ms, a->outside_ms, a->cpu_client_ms);
-	if (a->cpu_db_ms > 0)
-		printf(" + %.3f ms in the server", a->cpu_db_ms);
+	printf("    lock hold %s (%s), outside the lock %s (%s)\n", ms(b[0], 32, a->hold_ms),
+	       ms(b[1], 32, a->hold_median_ms), ms(b[2], 32, a->outside_ms),
+	       ms(b[3], 32, a->outside_median_ms));
+	printf("    CPU per request %s here", ms(b[4], 32, a->cpu_client_ms));
+	if (a->in_process)
+		printf(" (SQLite's work included: it runs in this thread)");
+	else if (a->cpu_db_ms > 0)
+		printf(" + %s in the server", ms(b[5], 32, a->cpu_db_ms));
 	else if (a->cpu_db_ms < 0)
-		printf(" (the server's not visible from here)");
+		printf(" (the server's is not visible from here)");
 	putchar('\n');
 }

@@ -68,7 +68,7 @@ struct drv_prediction {
 struct drv_run {
 	struct kit_load_result r;
 	int64_t started_ns;        /* when it began */
-	double hold_ms;            /* the median hold under load; 0 without a span */
+	double hold_ms;            /* the mean hold under load; 0 without a span */
 };
 
 /* The CPUs this machine has online (at least 1). */

@@ -7,8 +7,8 @@
  * for at least min_seconds and min_requests. It splits each request into
  * the lock hold (the span given: from taking the lock to the end of
  * COMMIT) and the rest, the time outside the lock (round trips, parsing,
- * the app's own work), and takes the median of each; it also measures the
- * CPU time per request, of the calling thread (getrusage) and, on a local
+ * the app's own work), and takes the mean and the median of each; it also
+ * measures the CPU time per request, of the calling thread (getrusage) and, on a local
  * PostgreSQL, of the server process that serves the connection (/proc).
  *
  * Interface:
@@ -52,16 +52,24 @@ struct drv_probe {
 	const char *label;                  /* for the progress line and errors */
 };
 
-/* One request, one thread alone. Every time is a median, in ms. */
+/* One request, one thread alone, in ms. The engine is given the means: a
+ * closed loop's throughput is one over the mean time of a round, and the
+ * slow tail of commits (a WAL flush that waits for the disk, a SQLite
+ * checkpoint) is part of that mean; the medians are there to compare runs,
+ * since they move less when another process takes the machine for a
+ * moment. */
 struct drv_parts {
 	double hold_ms;          /* the lock hold (the span); 0 without a span */
 	double outside_ms;       /* the request minus its hold */
 	double request_ms;       /* the whole request */
+	double hold_median_ms, outside_median_ms, request_median_ms;
+	double hold_p99_ms;
 	double cpu_client_ms;    /* CPU of the calling thread per request (mean) */
 	double cpu_db_ms;        /* CPU of the server's process per request (mean);
 	                            0 on SQLite (it runs in the caller, counted
 	                            above) or without a connection; < 0 unknown
 	                            (a server this machine cannot see) */
+	bool in_process;         /* SQLite: the database's work is in cpu_client_ms */
 	int64_t requests;        /* measured, after the warm-up */
 	int64_t calls;           /* every call made, the warm-up's included */
 	double seconds;
