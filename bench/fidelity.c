@@ -410,7 +410,7 @@ static void print_table(const struct fid *f, const struct shape_result *res, dou
 		       "column\n");
 	for (int s = 0; s < NSHAPES; s++) {
 		const struct drv_parts *a = &res[s].alone;
-		printf("\n%s: one client alone, mean of %lld: hold %.3f ms, outside %.3f ms, "
+		printf("\n%s: one client alone, %lld requests, mean: hold %.3f ms, outside %.3f ms, "
 		       "CPU %.3f ms here", shapes[s].name, (long long)a->requests, a->hold_ms,
 		       a->outside_ms, a->cpu_client_ms);
 		if (a->cpu_db_ms >= 0 && f->postgres)

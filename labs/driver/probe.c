@@ -10,6 +10,7 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include "labs/driver/probe.h"
 
 #define BARE_RUNS 300          /* times the bare statement is timed */
+#define WINDOW_S 0.2           /* the means are taken per window this long ... */
+#define MAX_WINDOWS 1024       /* ... and their median is the figure */
 
 void drv_probe_default(struct drv_probe *p)
 {
@@ -75,12 +78,66 @@ static void fail(struct drv_parts *out, const struct drv_probe *p, const char *w
 	         db ? kit_db_errmsg(db) : "");
 }
 
+/* What the measured requests add up to: each request's parts in a
+ * histogram (for the medians) and, per window of WINDOW_S, their means. */
+struct tally {
+	struct sim_hist req, hold, outside;
+	int64_t bare_ns;                 /* > 0: the hold is the request less this */
+	int64_t w_start, w_n;            /* the window being filled */
+	double w_req, w_hold, w_out;     /* its sums, ns */
+	int nwin;
+	double win[3][MAX_WINDOWS];      /* per window: mean request, hold, outside */
+};
+
+static void close_window(struct tally *t)
+{
+	if (t->w_n == 0 || t->nwin == MAX_WINDOWS)
+		return;
+	t->win[0][t->nwin] = t->w_req / (double)t->w_n;
+	t->win[1][t->nwin] = t->w_hold / (double)t->w_n;
+	t->win[2][t->nwin] = t->w_out / (double)t->w_n;
+	t->nwin++;
+	t->w_n = 0;
+	t->w_req = t->w_hold = t->w_out = 0;
+}
+
+static void add(struct tally *t, int64_t now, int64_t took, int64_t held)
+{
+	if (t->bare_ns > 0)
+		held = took > t->bare_ns ? took - t->bare_ns : 0;
+	sim_hist_add(&t->req, took);
+	sim_hist_add(&t->hold, held);
+	sim_hist_add(&t->outside, took - held);
+	if (t->w_n == 0)
+		t->w_start = now;
+	t->w_n++;
+	t->w_req += (double)took;
+	t->w_hold += (double)held;
+	t->w_out += (double)(took - held);
+	if (now + took - t->w_start >= (int64_t)(WINDOW_S * 1e9))
+		close_window(t);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of the first n values of v (sorted in place), in ms. */
+static double median_ms(double *v, int n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) / 1e6;
+}
+
 /* Call op until the time and the count are both reached (or max_seconds);
- * time every request into the histograms when they are given. */
+ * with a tally, time every request into it. */
 static int loop(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
-                struct kit_load_thread *th, struct drv_span_clock *clk, int64_t bare_ns,
-                double min_s, int64_t min_n, struct sim_hist *req, struct sim_hist *hold,
-                struct sim_hist *outside, struct drv_parts *out)
+                struct kit_load_thread *th, struct drv_span_clock *clk, double min_s,
+                int64_t min_n, struct tally *t, struct drv_parts *out)
 {
 	int64_t t0 = kit_load_now_ns(), last_note = t0;
 	bool tty = isatty(STDERR_FILENO);
@@ -92,7 +149,7 @@ static int loop(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 			out->seconds = s;
 			break;
 		}
-		if (tty && req && now - last_note > 250000000) {
+		if (tty && t && now - last_note > 250000000) {
 			fprintf(stderr, "\r%s, alone: %lld requests, %.1f s ", p->label, (long long)n, s);
 			last_note = now;
 		}
@@ -104,16 +161,12 @@ static int loop(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 			fail(out, p, "a request failed with one thread alone", th->db);
 			return KIT_DB_ERR;
 		}
-		if (req) {
-			int64_t held = clk->held_ns - held0;
-			if (bare_ns > 0)
-				held = took > bare_ns ? took - bare_ns : 0;
-			sim_hist_add(req, took);
-			sim_hist_add(hold, held);
-			sim_hist_add(outside, took - held);
-		}
+		if (t)
+			add(t, now, took, clk->held_ns - held0);
 	}
-	if (tty && req)
+	if (t)
+		close_window(t);
+	if (tty && t)
 		fprintf(stderr, "\r%*s\r", 60, "");
 	return 0;
 }
@@ -122,7 +175,7 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
                   struct drv_parts *out)
 {
 	static atomic_ullong stamps;
-	static struct sim_hist req, hold, outside;   /* large: not on the stack */
+	static struct tally t;                       /* large: not on the stack */
 	static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
 	struct kit_load_thread th = { .rng = 0x9e3779b97f4a7c15ULL };
 	struct drv_span_clock clk = { 0 };
@@ -131,9 +184,10 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 
 	memset(out, 0, sizeof *out);
 	pthread_mutex_lock(&busy);
-	sim_hist_init(&req);
-	sim_hist_init(&hold);
-	sim_hist_init(&outside);
+	memset(&t, 0, sizeof t);
+	sim_hist_init(&t.req);
+	sim_hist_init(&t.hold);
+	sim_hist_init(&t.outside);
 	if (p->url && kit_db_open(&th.db, p->url) != 0) {
 		fail(out, p, "cannot connect", th.db);
 		goto done;
@@ -149,37 +203,35 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 	}
 	if (p->hold)
 		drv_span_watch(&clk, p->hold, th.db);
-	if (loop(p, op, arg, &th, &clk, 0, p->warmup_seconds, 1, NULL, NULL, NULL, out) != 0)
+	if (loop(p, op, arg, &th, &clk, p->warmup_seconds, 1, NULL, out) != 0)
 		goto finish;
-	int64_t bare_ns = 0;
 	if (p->bare_sql && !p->hold && th.db) {
-		sim_hist_init(&req);
 		for (int i = 0; i < BARE_RUNS; i++) {
 			int64_t t0 = kit_load_now_ns();
 			if (kit_db_exec(th.db, p->bare_sql, 0, NULL) != 0) {
 				fail(out, p, "the bare statement failed", th.db);
 				goto finish;
 			}
-			sim_hist_add(&req, kit_load_now_ns() - t0);
+			sim_hist_add(&t.req, kit_load_now_ns() - t0);
 		}
-		bare_ns = (int64_t)sim_hist_quantile(&req, 0.5);
-		bare_ns = bare_ns > 0 ? bare_ns : 1;
-		sim_hist_init(&req);
+		t.bare_ns = (int64_t)sim_hist_quantile(&t.req, 0.5);
+		t.bare_ns = t.bare_ns > 0 ? t.bare_ns : 1;
+		sim_hist_init(&t.req);
 	}
 	double cpu0 = thread_cpu_s(), srv0 = pid > 0 ? server_cpu_s((long)pid) : 0;
-	if (loop(p, op, arg, &th, &clk, bare_ns, p->min_seconds, p->min_requests, &req, &hold,
-	         &outside, out) != 0)
+	if (loop(p, op, arg, &th, &clk, p->min_seconds, p->min_requests, &t, out) != 0)
 		goto finish;
 	double cpu1 = thread_cpu_s(), srv1 = pid > 0 ? server_cpu_s((long)pid) : 0;
 	double n = out->requests > 0 ? (double)out->requests : 1;
-	bool held = p->hold || bare_ns;
-	out->request_ms = sim_hist_mean(&req) / 1e6;
-	out->hold_ms = held ? sim_hist_mean(&hold) / 1e6 : 0;
-	out->outside_ms = sim_hist_mean(&outside) / 1e6;
-	out->request_median_ms = sim_hist_quantile(&req, 0.5) / 1e6;
-	out->hold_median_ms = held ? sim_hist_quantile(&hold, 0.5) / 1e6 : 0;
-	out->outside_median_ms = sim_hist_quantile(&outside, 0.5) / 1e6;
-	out->hold_p99_ms = held ? sim_hist_quantile(&hold, 0.99) / 1e6 : 0;
+	bool held = p->hold || t.bare_ns;
+	out->request_median_ms = sim_hist_quantile(&t.req, 0.5) / 1e6;
+	out->hold_median_ms = held ? sim_hist_quantile(&t.hold, 0.5) / 1e6 : 0;
+	out->outside_median_ms = sim_hist_quantile(&t.outside, 0.5) / 1e6;
+	out->hold_p99_ms = held ? sim_hist_quantile(&t.hold, 0.99) / 1e6 : 0;
+	out->request_ms = median_ms(t.win[0], t.nwin);
+	out->hold_ms = held ? median_ms(t.win[1], t.nwin) : 0;
+	out->outside_ms = median_ms(t.win[2], t.nwin);
+	out->windows = t.nwin;
 	out->cpu_client_ms = (cpu1 - cpu0) * 1000 / n;
 	out->cpu_db_ms = srv0 < 0 || srv1 < 0 ? -1 : (srv1 - srv0) * 1000 / n;
 	out->in_process = th.db && kit_db_engine(th.db) == KIT_DB_SQLITE;

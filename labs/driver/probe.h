@@ -7,8 +7,8 @@
  * for at least min_seconds and min_requests. It splits each request into
  * the lock hold (the span given: from taking the lock to the end of
  * COMMIT) and the rest, the time outside the lock (round trips, parsing,
- * the app's own work), and takes the mean and the median of each; it also
- * measures the CPU time per request, of the calling thread (getrusage) and, on a local
+ * the app's own work), and takes a robust mean and the median of each
+ * (see below); it also measures the CPU time per request, of the calling thread (getrusage) and, on a local
  * PostgreSQL, of the server process that serves the connection (/proc).
  *
  * Interface:
@@ -52,16 +52,19 @@ struct drv_probe {
 	const char *label;                  /* for the progress line and errors */
 };
 
-/* One request, one thread alone, in ms. The engine is given the means: a
+/* One request, one thread alone, in ms. The engine is given means: a
  * closed loop's throughput is one over the mean time of a round, and the
  * slow tail of commits (a WAL flush that waits for the disk, a SQLite
- * checkpoint) is part of that mean; the medians are there to compare runs,
- * since they move less when another process takes the machine for a
- * moment. */
+ * checkpoint) is part of that mean. But a busy machine slows everything
+ * for a moment now and then, which would move a plain mean by tens of per
+ * cent from run to run; so the probe takes the mean of every window of
+ * 0.2 s and gives the median of those window means (a median of means:
+ * the tail that recurs stays in, a burst of someone else's work drops
+ * out). The per-request medians are there for comparison. */
 struct drv_parts {
 	double hold_ms;          /* the lock hold (the span); 0 without a span */
 	double outside_ms;       /* the request minus its hold */
-	double request_ms;       /* the whole request */
+	double request_ms;       /* the whole request (each a median of means) */
 	double hold_median_ms, outside_median_ms, request_median_ms;
 	double hold_p99_ms;
 	double cpu_client_ms;    /* CPU of the calling thread per request (mean) */
@@ -71,6 +74,7 @@ struct drv_parts {
 	                            (a server this machine cannot see) */
 	bool in_process;         /* SQLite: the database's work is in cpu_client_ms */
 	int64_t requests;        /* measured, after the warm-up */
+	int windows;             /* of 0.2 s, whose means gave the figures */
 	int64_t calls;           /* every call made, the warm-up's included */
 	double seconds;
 	uint64_t stamp;          /* set by drv_probe_run only: predict.h refuses
