@@ -11,6 +11,7 @@
 #include "labs/driver/predict.h"
 
 #define OFF_BY 0.25            /* a ratio further than this from 1 asks why */
+#define HOLD_MOVED 0.15        /* a hold under load this far from alone is a reason */
 #define SIM_REQUESTS 200000.0  /* enough simulated requests for a p99 */
 #define REDIS_MAX_PER_S 250000.0   /* the engine's Redis: one command per 4 us */
 #define SKEWED 1.2             /* a mean hold this far above the median: exponential */
@@ -240,22 +241,33 @@ static void explain(const struct drv_prediction *p, const struct drv_run *m, con
 	int why = 0;
 
 	printf("  why, from the measured parts:\n");
-	if (in->threads > in->cores) {
-		double cpu = a->cpu_client_ms + (a->cpu_db_ms > 0 ? a->cpu_db_ms : 0);
+	double cpu = a->cpu_client_ms + (a->cpu_db_ms > 0 ? a->cpu_db_ms : 0);
+	double busy = x * cpu / 1000;          /* cores our requests kept busy */
+	if (in->threads > in->cores && busy > 0.5 * in->cores) {
 		printf("    - %d threads share %d cores: at the measured %.0f %s/s the requests "
 		       "kept %.2f cores busy\n      (CPU per request alone: %.3f ms here%s",
-		       in->threads, in->cores, x, unit, x * cpu / 1000, a->cpu_client_ms,
+		       in->threads, in->cores, x, unit, busy, a->cpu_client_ms,
 		       a->cpu_db_ms < 0 ? ", the server's unknown)\n"
 		       : a->in_process ? ", the database's included)\n" : "");
 		if (a->cpu_db_ms >= 0 && !a->in_process)
 			printf(" + %.3f ms in the server)\n", a->cpu_db_ms);
 		why++;
 	}
-	if (m->hold_ms > 0 && a->hold_ms > 0 && fabs(m->hold_ms / a->hold_ms - 1) > OFF_BY) {
+	if (m->hold_ms > 0 && a->hold_ms > 0 && fabs(m->hold_ms / a->hold_ms - 1) > HOLD_MOVED) {
 		printf("    - the hold %s under load: %.3f ms alone, %.3f ms (mean, measured) "
 		       "with %d threads;\n      with that hold the locks allow %.0f/s\n",
 		       m->hold_ms > a->hold_ms ? "grew" : "shrank", a->hold_ms, m->hold_ms,
 		       in->threads, in->rows * 1000.0 / m->hold_ms);
+		why++;
+	}
+	if (buffered(in->strategy) && a->request_ms > 0 &&
+	    fabs(m->r.latency_ms.mean / a->request_ms - 1) > HOLD_MOVED) {
+		char b1[32], b2[32];
+		printf("    - a request took %s under load (mean, measured) against %s alone: it "
+		       "takes no row lock,\n      so the clients' own path %s\n",
+		       ms(b1, sizeof b1, m->r.latency_ms.mean), ms(b2, sizeof b2, a->request_ms),
+		       m->r.latency_ms.mean > a->request_ms ? "slowed down (a lock of its own, or the CPUs)"
+		                                            : "sped up");
 		why++;
 	}
 	if (p->clients_per_s > 0 && p->clients_per_s < 1.25 * x) {
@@ -271,9 +283,17 @@ static void explain(const struct drv_prediction *p, const struct drv_run *m, con
 		       REDIS_MAX_PER_S);
 		why++;
 	}
-	if (a->in_process && off(ratio(m->r.latency_ms.p99, p->p99_ms))) {
+	bool spread = off(ratio(m->r.latency_ms.p50, p->p50_ms)) ||
+	              off(ratio(m->r.latency_ms.p99, p->p99_ms));
+	if (spread && m->r.latency_ms.p50 > 0 && p->p50_ms > 0) {
+		printf("    - the spread: measured p99 / p50 = %.1f, the engine's %.1f (the holds "
+		       "alone: p99 / median = %.1f)\n", m->r.latency_ms.p99 / m->r.latency_ms.p50,
+		       p->p99_ms / p->p50_ms, a->hold_median_ms > 0 ? a->hold_p99_ms / a->hold_median_ms : 0);
+		why++;
+	}
+	if (a->in_process && spread) {
 		printf("    - not a measured part: SQLite's waiters retry in naps instead of queueing "
-		       "in turn,\n      so some wait much longer than a queue's p99\n");
+		       "in turn,\n      so a few wait far longer than in a queue, most far shorter\n");
 		why++;
 	}
 	double load = loadavg();
@@ -325,9 +345,13 @@ void drv_print_parts(const char *what, const struct drv_parts *a)
 	char b[6][32];
 	printf("  %s, 1 thread alone (%lld in %.1f s), mean (median):\n", what,
 	       (long long)a->requests, a->seconds);
-	printf("    lock hold %s (%s), outside the lock %s (%s)\n", ms(b[0], 32, a->hold_ms),
-	       ms(b[1], 32, a->hold_median_ms), ms(b[2], 32, a->outside_ms),
-	       ms(b[3], 32, a->outside_median_ms));
+	if (a->hold_ms > 0 || a->hold_median_ms > 0)
+		printf("    lock hold %s (%s), outside the lock %s (%s)\n", ms(b[0], 32, a->hold_ms),
+		       ms(b[1], 32, a->hold_median_ms), ms(b[2], 32, a->outside_ms),
+		       ms(b[3], 32, a->outside_median_ms));
+	else
+		printf("    no lock: the whole request %s (%s)\n", ms(b[0], 32, a->request_ms),
+		       ms(b[1], 32, a->request_median_ms));
 	printf("    CPU per request %s here", ms(b[4], 32, a->cpu_client_ms));
 	if (a->in_process)
 		printf(" (SQLite's work included: it runs in this thread)");
