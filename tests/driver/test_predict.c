@@ -98,6 +98,53 @@ static void drv_probe_run__splits_hold_and_outside(void **state)
 	assert_int_equal(a.calls >= a.requests, 1);
 }
 
+/* A thread_init of the caller's own: th->local stays the caller's. */
+static int mark_local(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	th->local = (void *)&mark_local;
+	return 0;
+}
+
+static int op_checks_local(void *arg, struct kit_load_thread *th)
+{
+	if (th->local != (void *)&mark_local)
+		return KIT_DB_ERR;
+	return op(arg, th);
+}
+
+static void drv_run_load__times_every_threads_holds(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/hotrow-test-run-XXXXXX", url[64];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(url, sizeof url, "sqlite:%s", path);
+	static struct drv_span hold;
+	drv_span_init(&hold, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
+	struct kit_load_config c;
+	kit_load_config_default(&c);
+	c.url = url;
+	c.threads = 4;
+	c.seconds = 0.3;
+	c.progress = false;
+	c.thread_init = mark_local;
+	struct drv_run m;
+
+	int rc = drv_run_load(&c, &hold, op_checks_local, NULL, &m);
+
+	long long spans = drv_span_count(&hold);
+	drv_span_destroy(&hold);
+	unlink(path);
+	assert_int_equal(rc, 0);
+	assert_true(m.r.ok > 0);
+	assert_int_equal(m.r.failed, 0);
+	assert_int_equal(spans, m.r.ok);
+	assert_true(m.hold_ms >= INSIDE_MS);
+	assert_true(m.started_ns > 0);
+}
+
 static void drv_predict__refuses_parts_no_probe_measured(void **state)
 {
 	(void)state;
@@ -155,6 +202,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(drv_probe_run__splits_hold_and_outside),
+		cmocka_unit_test(drv_run_load__times_every_threads_holds),
 		cmocka_unit_test(drv_predict__refuses_parts_no_probe_measured),
 		cmocka_unit_test(drv_predict__closed_loop_from_the_parts),
 		cmocka_unit_test(drv_compare__refuses_a_prediction_made_after_its_run_began),
