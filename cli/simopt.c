@@ -11,7 +11,7 @@
 #include "cli/simopt.h"
 
 enum kind { K_INT, K_DOUBLE, K_U64, K_STRATEGY, K_SLOT, K_ARRIVALS, K_DIST,
-            K_CRASH, K_BUG, K_SCHEDULE, K_SCENARIO, K_CPU };
+            K_CRASH, K_BUG, K_SCHEDULE, K_SCENARIO, K_CPU, K_BACKOFF, K_FLAG };
 
 struct opt {
 	const char *name;          /* without the dashes */
@@ -30,7 +30,9 @@ static const struct opt opts[] = {
 	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots (more than 1 means sharded)" },
 	{ "slot", K_SLOT, F(slot), 0, 0, "HOW", "random|round-robin (random)" },
 	{ "rps", K_DOUBLE, F(rps), 0, 1e7, "R", "likes per second (2000)" },
-	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW", "constant|poisson (constant)" },
+	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW",
+	  "constant|poisson|bursty (constant)" },
+	{ "burst", K_INT, F(burst), 1, 100000, "K", "bursty arrivals come in clumps of K (8)" },
 	{ "schedule", K_SCHEDULE, 0, 0, 0, "R@S,...", "rate R from second S, e.g. 200@0,2000@10" },
 	{ "seconds", K_DOUBLE, F(seconds), 0.000001, 1e7, "S",
 	  "arrivals stop at S s, then queues drain (10)" },
@@ -43,6 +45,16 @@ static const struct opt opts[] = {
 	{ "client-timeout-ms", K_DOUBLE, F(client_timeout_ms), 0, 1e9, "MS",
 	  "client gives up and cancels, 0 = never (0)" },
 	{ "retries", K_INT, F(retries), 0, 100, "N", "retries after a timeout or error (0)" },
+	{ "lock-timeout-ms", K_DOUBLE, F(lock_timeout_ms), 0, 1e9, "MS",
+	  "the server cancels a lock wait this long (lock_timeout), 0 = never (0)" },
+	{ "idempotent", K_FLAG, F(idempotent), 0, 0, "",
+	  "a retried like is applied once, not twice" },
+	{ "backoff", K_BACKOFF, F(backoff), 0, 0, "HOW", "none|exp|exp-jitter pause before a retry (none)" },
+	{ "backoff-ms", K_DOUBLE, F(backoff_ms), 0, 1e7, "MS", "the first retry's pause, doubling after (100)" },
+	{ "retry-budget", K_DOUBLE, F(retry_budget), 0, 1, "F",
+	  "retries at most a fraction F of requests, 0 = no budget (0)" },
+	{ "counter-pool", K_INT, F(counter_pool), 0, 1000000, "P2",
+	  "bulkhead: the counter gets its own P2 connections, 0 = share (0)" },
 	{ "unrelated-rps", K_DOUBLE, F(unrelated_rps), 0, 1e7, "R",
 	  "other endpoints' calls/s needing a connection (0)" },
 	{ "unrelated-ms", K_DOUBLE, F(unrelated_ms), 0.001, 1e6, "MS", "how long they hold it (5)" },
@@ -146,8 +158,10 @@ static int apply(struct sim_config *c, const struct opt *o, const char *v,
 			c->arrivals = SIM_ARRIVE_CONSTANT;
 		else if (!strcmp(v, "poisson"))
 			c->arrivals = SIM_ARRIVE_POISSON;
+		else if (!strcmp(v, "bursty"))
+			c->arrivals = SIM_ARRIVE_BURSTY;
 		else
-			return bad(err, errlen, o, "constant or poisson", v);
+			return bad(err, errlen, o, "constant, poisson or bursty", v);
 		return 0;
 	case K_DIST:
 		if (!strcmp(v, "const"))
@@ -156,6 +170,24 @@ static int apply(struct sim_config *c, const struct opt *o, const char *v,
 			*(enum sim_dist *)(void *)p = SIM_DIST_EXP;
 		else
 			return bad(err, errlen, o, "const or exp", v);
+		return 0;
+	case K_BACKOFF:
+		if (!strcmp(v, "none"))
+			c->backoff = SIM_BACKOFF_NONE;
+		else if (!strcmp(v, "exp"))
+			c->backoff = SIM_BACKOFF_EXP;
+		else if (!strcmp(v, "exp-jitter"))
+			c->backoff = SIM_BACKOFF_EXP_JITTER;
+		else
+			return bad(err, errlen, o, "none, exp or exp-jitter", v);
+		return 0;
+	case K_FLAG:
+		if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true"))
+			*(bool *)(void *)p = true;
+		else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false"))
+			*(bool *)(void *)p = false;
+		else
+			return bad(err, errlen, o, "on or off", v);
 		return 0;
 	case K_CPU: {
 		/* "DB" or "DB,CLIENT", milliseconds of CPU per request */
@@ -274,6 +306,8 @@ static const struct opt *word(int argc, char **argv, int *i, const char **value,
 		return NULL;
 	if (eq) {
 		*value = eq + 1;
+	} else if (o->kind == K_FLAG) {
+		*value = "on";              /* a switch: --idempotent */
 	} else if (*i + 1 < argc) {
 		*value = argv[++*i];
 	} else {
@@ -339,7 +373,8 @@ void simopt_help(FILE *out)
 {
 	for (size_t i = 0; i < NOPTS; i++) {
 		char left[40];
-		snprintf(left, sizeof left, "--%s %s", opts[i].name, opts[i].arg);
+		snprintf(left, sizeof left, "--%s%s%s", opts[i].name, *opts[i].arg ? " " : "",
+		         opts[i].arg);
 		fprintf(out, "  %-24s %s\n", left, opts[i].help);
 	}
 }

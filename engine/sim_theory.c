@@ -7,12 +7,24 @@
  * sharing the load evenly, each row sees lambda / N:
  *   ceiling     N / S                       updates per second, any hardware
  *   rho         lambda S / N                 utilisation of each row
- *   M/M/1       W = S / (1 - rho)            Poisson arrivals, exponential holds
+ *   D/D/1       W = S                        constant arrivals and holds: no queue
  *   M/D/1       W = S + rho S / (2 (1 - rho))   constant holds (Pollaczek-Khinchine)
+ *   M/M/1       W = S / (1 - rho)            Poisson arrivals, exponential holds
+ *   G/G/1       W = S + S rho / (1 - rho) (ca2 + cs2) / 2   anything else
+ *               (Kingman; exact for the two above, ca2 and cs2 the squared
+ *               coefficients of variation of the gaps and of the holds)
  *   growth      lambda - N / S               waiters added per second, overloaded
  *   pool full   P / growth                   seconds until P connections wait
- * W is the mean time in system (lock wait + hold). In the fixes the counter
- * row takes one update per flush, so rho is 1 / flush over the row's ceiling.
+ * W is the mean time in system (lock wait + hold). The label says which
+ * model matches the config; rho above 1 is an offered load, not a
+ * utilisation. In the fixes the counter row takes one update per flush,
+ * so rho is 1 / flush over the row's ceiling.
+ *
+ * Other ceilings can bind before the rows do, and the lowest one is named:
+ *   pool        P / (hold + outside), and with random slots the P busy
+ *               connections sit on only n (1 - (1 - 1/n)^P) distinct rows
+ *   cpu         cores / CPU time per request
+ *   callers     N / (hold + outside + think), a closed loop's own limit
  *
  * A closed loop (N callers, each waiting for its answer) has no arrival
  * rate to put into those formulas: its throughput comes out of the loop
@@ -26,6 +38,7 @@
  * load-dependent station beside the think time (a flow-equivalent server).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/sim_impl.h"
@@ -40,7 +53,7 @@
  * exact MVA. */
 static void mva_inner(const struct sim_config *c, int kmax, double *xin, double z)
 {
-	int nrows = c->strategy == SIM_SHARDED ? c->rows : 1;
+	int nrows = sim_config_rows(c);
 	double s_lock = c->hold_ms + c->work_ms;
 	double cpu_db = c->cores > 0 ? c->cpu_db_ms : 0;
 	double cpu_cl = c->cores > 0 ? (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
@@ -72,7 +85,7 @@ int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms)
 	double z = c->think_ms, x, *xin;
 
 	*x_per_s = *r_ms = -1;
-	if (n <= 0 || (c->strategy != SIM_NAIVE && c->strategy != SIM_SHARDED))
+	if (n <= 0 || !sim_strategy_direct(c->strategy))
 		return -1;
 	p = c->pool > 0 && c->pool < n ? c->pool : n;
 	xin = xmalloc((size_t)(p + 1) * sizeof *xin);
@@ -110,35 +123,198 @@ int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms)
 	return 0;
 }
 
+const char *sim_ceiling_name(enum sim_ceiling c)
+{
+	static const char *const names[] = { "rows", "pool", "cpu", "callers", "flush" };
+	return (unsigned)c <= SIM_CEIL_FLUSH ? names[c] : "?";
+}
+
+const char *sim_model_name(enum sim_model m)
+{
+	static const char *const names[] = {
+		"D/D/1", "M/D/1", "M/M/1", "G/G/1 (Kingman)", "MVA", "none"
+	};
+	return (unsigned)m <= SIM_MODEL_NONE ? names[m] : "?";
+}
+
+/* Expected distinct rows that k requests land on, each on one of n rows
+ * at random: n (1 - (1 - 1/n)^k). With round-robin slots, min(k, n). */
+static double distinct_rows(const struct sim_config *c, int n, double k)
+{
+	if (n <= 1)
+		return 1;
+	if (c->slot == SIM_SLOT_ROUND_ROBIN)
+		return k < n ? k : n;
+	return n * (1 - pow(1 - 1.0 / n, k));
+}
+
+/* The squared coefficient of variation of the gaps between arrivals at
+ * one of n rows. The stream: constant 0, Poisson 1, clumps of K (gaps of
+ * 0 inside a clump, exponential between clumps) 2K - 1. Picking a row at
+ * random thins it (p c^2 + 1 - p, p = 1/n); taking rows in turn adds n
+ * gaps together (c^2 / n). */
+static double arrival_cv2(const struct sim_config *c, int n)
+{
+	double c2 = c->arrivals == SIM_ARRIVE_CONSTANT ? 0
+	          : c->arrivals == SIM_ARRIVE_POISSON ? 1
+	          : 2.0 * (c->burst > 1 ? c->burst : 1) - 1;
+	if (n <= 1)
+		return c2;
+	if (c->slot == SIM_SLOT_ROUND_ROBIN)
+		return c2 / n;
+	return c2 / n + 1 - 1.0 / n;
+}
+
+/* The ceilings in turn, the lowest binding. */
+static void ceilings(const struct sim *s, struct sim_summary *out)
+{
+	const struct sim_config *c = &s->c;
+	struct sim_summary *o = out;
+	int n = sim_config_rows(c);
+	double s_ms = c->hold_ms + c->work_ms;
+	double conn_ms = s_ms + c->outside_ms;     /* a request's time on a connection */
+	double cpu_ms = c->cpu_db_ms + (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
+	                                                                 : c->outside_ms);
+
+	o->theory.pool_ceiling_per_s = -1;
+	o->theory.cpu_ceiling_per_s = -1;
+	o->theory.callers_ceiling_per_s = -1;
+	o->theory.distinct_rows = n;
+	o->theory.binding = SIM_CEIL_ROWS;
+	o->theory.binding_per_s = o->theory.ceiling_per_s;
+#define LOWER(v, which) do { if ((v) >= 0 && (v) < o->theory.binding_per_s) { \
+		o->theory.binding_per_s = (v); o->theory.binding = (which); } } while (0)
+	if (c->pool > 0) {
+		/* When every connection is busy, each serves one request per
+		 * (hold + outside) at best, and the P of them sit on fewer than P
+		 * distinct rows: the rows they share serve one at a time. */
+		double d = distinct_rows(c, n, c->pool);
+		double by_conn = c->pool * 1000.0 / conn_ms, by_rows = d * 1000.0 / s_ms;
+		o->theory.distinct_rows = d;
+		o->theory.pool_ceiling_per_s = by_conn < by_rows ? by_conn : by_rows;
+		LOWER(o->theory.pool_ceiling_per_s, SIM_CEIL_POOL);
+	}
+	if (c->cores > 0 && cpu_ms > 0) {
+		o->theory.cpu_ceiling_per_s = c->cores * 1000.0 / cpu_ms;
+		LOWER(o->theory.cpu_ceiling_per_s, SIM_CEIL_CPU);
+	}
+	if (c->clients > 0) {
+		o->theory.callers_ceiling_per_s = c->clients * 1000.0 / (conn_ms + c->think_ms);
+		LOWER(o->theory.callers_ceiling_per_s, SIM_CEIL_CALLERS);
+	}
+#undef LOWER
+}
+
 void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 {
 	const struct sim_config *c = &s->c;
 	double s_ms = c->hold_ms + c->work_ms;
-	int n = c->strategy == SIM_SHARDED ? c->rows : 1;
-	double lam, rho;
+	int n = sim_config_rows(c);
+	double lam, rho, ca2, cs2;
 
 	out->theory.mm1_mean_ms = out->theory.md1_mean_ms = -1;
+	out->theory.model_mean_ms = -1;
 	out->theory.growth_per_s = 0;
 	out->theory.pool_full_s = -1;
 	out->theory.closed_throughput_per_s = s->mva_x;
 	out->theory.closed_mean_ms = s->mva_r;
-	if (c->strategy != SIM_NAIVE && c->strategy != SIM_SHARDED) {
+	out->theory.pool_ceiling_per_s = out->theory.cpu_ceiling_per_s = -1;
+	out->theory.callers_ceiling_per_s = -1;
+	if (!sim_strategy_direct(c->strategy)) {
 		out->theory.ceiling_per_s = 1000.0 / c->hold_ms;
 		out->theory.rho = c->flush_ms > 0 ? c->hold_ms / c->flush_ms : 0;
+		out->theory.binding = SIM_CEIL_FLUSH;
+		out->theory.binding_per_s = out->theory.ceiling_per_s;
+		out->theory.distinct_rows = 1;
+		out->theory.model = SIM_MODEL_NONE;
+		out->theory.steady = true;
 		return;
 	}
 	out->theory.ceiling_per_s = s_ms > 0 ? n * 1000.0 / s_ms : 0;
+	ceilings(s, out);
+	cs2 = c->hold_dist == SIM_DIST_EXP ? 1 : 0;
+	ca2 = arrival_cv2(c, n);
+	out->theory.cs2 = cs2;
+	out->theory.ca2 = ca2;
 	lam = c->clients > 0 ? (s->mva_x > 0 ? s->mva_x : 0) : rps;
 	rho = out->theory.ceiling_per_s > 0 ? lam / out->theory.ceiling_per_s : 0;
 	out->theory.rho = rho;
-	if (c->clients > 0)
-		return;                   /* the open-loop formulas do not apply */
+	if (c->clients > 0) {
+		/* The open-loop formulas do not apply: the loop sets its rate. */
+		out->theory.model = SIM_MODEL_MVA;
+		out->theory.model_mean_ms = s->mva_r;
+		out->theory.steady = s->now >= 1000000;
+		return;
+	}
 	if (rho < 1) {
+		/* W = S + S rho / (1 - rho) (ca2 + cs2) / 2: Kingman's formula, which
+		 * is exact for M/M/1 and M/D/1 (Pollaczek-Khinchine) and gives
+		 * no queue at all for D/D/1. The time outside the lock adds on. */
+		double wq = s_ms * rho / (1 - rho) * (ca2 + cs2) / 2;
 		out->theory.mm1_mean_ms = s_ms / (1 - rho);
 		out->theory.md1_mean_ms = s_ms + rho * s_ms / (2 * (1 - rho));
+		out->theory.model_mean_ms = s_ms + wq + c->outside_ms;
 	} else if (lam > out->theory.ceiling_per_s) {
 		out->theory.growth_per_s = lam - out->theory.ceiling_per_s;
 		if (c->pool > 0)
 			out->theory.pool_full_s = c->pool / out->theory.growth_per_s;
+	}
+	if (ca2 == 0 && cs2 == 0)
+		out->theory.model = SIM_MODEL_DD1;
+	else if (ca2 == 1 && cs2 == 0 && c->arrivals == SIM_ARRIVE_POISSON)
+		out->theory.model = SIM_MODEL_MD1;
+	else if (ca2 == 1 && cs2 == 1 && c->arrivals == SIM_ARRIVE_POISSON)
+		out->theory.model = SIM_MODEL_MM1;
+	else
+		out->theory.model = SIM_MODEL_GG1;
+	/* Steady once the queue has had time to settle: not while it grows,
+	 * and not in the first second or the first 50 mean times in system. */
+	/* Orphaned statements (their clients left, the server runs them) make
+	 * the row's load more than the arrivals: not the system modelled. */
+	out->theory.steady = rho < 1 && lam <= out->theory.binding_per_s &&
+	        s->orphaned == 0 &&
+	        (double)s->now >= 1e6 &&
+	        (double)s->now >= 50 * 1000 * out->theory.model_mean_ms;
+}
+
+void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
+                      char *buf, size_t len)
+{
+	int n = sim_config_rows(c);
+	double s_ms = c->hold_ms + c->work_ms;
+	double cpu_cl = c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms : c->outside_ms;
+
+	switch (o->theory.binding) {
+	case SIM_CEIL_ROWS:
+		snprintf(buf, len, "the row lock%s: %d row%s / %g ms = %.0f/s",
+		         n == 1 ? "" : "s", n, n == 1 ? "" : "s", s_ms, o->theory.ceiling_per_s);
+		break;
+	case SIM_CEIL_POOL:
+		if (o->theory.pool_ceiling_per_s * (s_ms + c->outside_ms) < c->pool * 1000.0 - 1e-6)
+			snprintf(buf, len, "the pool: %d connections land on %.1f distinct "
+			         "rows of %d (%s slots), %.1f / %g ms = %.0f/s",
+			         c->pool, o->theory.distinct_rows, n,
+			         c->slot == SIM_SLOT_RANDOM ? "random" : "round-robin",
+			         o->theory.distinct_rows, s_ms, o->theory.pool_ceiling_per_s);
+		else
+			snprintf(buf, len, "the pool: %d connections / %g ms a request "
+			         "(%g in the lock + %g outside) = %.0f/s", c->pool,
+			         s_ms + c->outside_ms, s_ms, c->outside_ms,
+			         o->theory.pool_ceiling_per_s);
+		break;
+	case SIM_CEIL_CPU:
+		snprintf(buf, len, "the CPUs: %d core%s / %g ms of CPU a request = %.0f/s",
+		         c->cores, c->cores == 1 ? "" : "s", c->cpu_db_ms + cpu_cl,
+		         o->theory.cpu_ceiling_per_s);
+		break;
+	case SIM_CEIL_CALLERS:
+		snprintf(buf, len, "the callers: %d / %g ms a cycle (%g lock + %g outside "
+		         "+ %g think) = %.0f/s", c->clients, s_ms + c->outside_ms + c->think_ms,
+		         s_ms, c->outside_ms, c->think_ms, o->theory.callers_ceiling_per_s);
+		break;
+	case SIM_CEIL_FLUSH:
+		snprintf(buf, len, "no lock on the request path: the row takes one +k "
+		         "every %g ms", c->flush_ms);
+		break;
 	}
 }
