@@ -189,7 +189,12 @@ static int measure(struct run *r, struct kit_db *db, const char *label, struct d
 			return 1;
 		}
 		atomic_init(&b.stop, false);
-		pthread_create(&tid, NULL, background_main, &b);
+		if (pthread_create(&tid, NULL, background_main, &b) != 0) {
+			fprintf(stderr, "hotrow lab run 03: %s: cannot start the background %s thread\n",
+			        label, r->mode == COALESCE ? "flush" : "rollup");
+			kit_db_close(b.db);
+			return 1;
+		}
 	}
 	int rc = drv_run_load(&c, r->mode == COALESCE ? NULL : &hold, like, r, m);
 	if (bg) {
