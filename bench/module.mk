@@ -30,7 +30,7 @@ bench-db: $(BUILD)/hotrow
 
 bench-fidelity: $(BUILD)/hotrow
 	@$(BUILD)/hotrow bench fidelity --db sqlite:/tmp/hotrow-fidelity-$$$$.db; rc=$$?; \
-	 rm -f /tmp/hotrow-fidelity-*.db*; \
+	 rm -f /tmp/hotrow-fidelity-$$$$.db*; \
 	 if [ -n "$$HOTROW_PG_URL" ]; then echo; $(BUILD)/hotrow bench fidelity || rc=1; \
 	 else echo "bench-fidelity: no HOTROW_PG_URL: PostgreSQL and pgbench skipped (make pg-up starts one)"; fi; \
 	 exit $$rc
