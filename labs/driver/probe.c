@@ -201,7 +201,7 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 		fail(out, p, "thread_init failed", th.db);
 		goto done;
 	}
-	if (p->hold)
+	if (p->hold && th.db)
 		drv_span_watch(&clk, p->hold, th.db);
 	if (loop(p, op, arg, &th, &clk, p->warmup_seconds, 1, NULL, out) != 0)
 		goto finish;
@@ -223,7 +223,7 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 		goto finish;
 	double cpu1 = thread_cpu_s(), srv1 = pid > 0 ? server_cpu_s((long)pid) : 0;
 	double n = out->requests > 0 ? (double)out->requests : 1;
-	bool held = p->hold || t.bare_ns;
+	bool held = (p->hold && th.db) || t.bare_ns;
 	out->request_median_ms = sim_hist_quantile(&t.req, 0.5) / 1e6;
 	out->hold_median_ms = held ? sim_hist_quantile(&t.hold, 0.5) / 1e6 : 0;
 	out->outside_median_ms = sim_hist_quantile(&t.outside, 0.5) / 1e6;
@@ -239,7 +239,7 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 	out->stamp = atomic_fetch_add(&stamps, 1) + 1;
 	rc = 0;
 finish:
-	if (p->hold)
+	if (p->hold && th.db)
 		kit_db_set_hook(th.db, NULL, NULL);
 	if (p->thread_done)
 		p->thread_done(arg, &th);
