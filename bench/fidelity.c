@@ -62,6 +62,7 @@ struct cell {
 	double kit, kit_p50_ms;
 	double pgbench;          /* < 0: not run */
 	double wal_per_tx;       /* < 0: not measured */
+	double load;             /* the load average when the cell ended */
 };
 
 struct shape_result {
@@ -243,6 +244,8 @@ static int64_t wal_syncs(struct fid *f)
 	return n;
 }
 
+static double loadavg(void);
+
 static int run_cell(struct fid *f, int s, const struct drv_parts *alone, struct cell *c)
 {
 	char label[64];
@@ -297,6 +300,7 @@ static int run_cell(struct fid *f, int s, const struct drv_parts *alone, struct 
 		}
 		c->pgbench = pb.tps;
 	}
+	c->load = loadavg();
 	return 0;
 }
 
@@ -378,6 +382,8 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 			json_num(c->pgbench, 1);
 			printf(",\"wal_syncs_per_tx\":");
 			json_num(c->wal_per_tx, 3);
+			printf(",\"loadavg\":");
+			json_num(c->load, 2);
 			putchar('}');
 		}
 		printf("]}");
@@ -417,9 +423,9 @@ static void print_table(const struct fid *f, const struct shape_result *res, dou
 			printf(" + %.3f ms in the server", a->cpu_db_ms);
 		printf("\n  medians: hold %.3f ms, outside %.3f ms; hold p99 %.3f ms", a->hold_median_ms,
 		       a->outside_median_ms, a->hold_p99_ms);
-		printf("\n  %7s %9s %9s %9s %9s %9s %12s %12s %7s\n", "clients", "predicted",
+		printf("\n  %7s %9s %9s %9s %9s %9s %12s %12s %7s %5s\n", "clients", "predicted",
 		       "MVA", "kit/load", "pgbench", "pred/kit", "pred/pgbench", "kit/pgbench",
-		       "WAL/tx");
+		       "WAL/tx", "load");
 		for (int k = 0; k < NCELLS; k++) {
 			const struct cell *c = &res[s].cells[k];
 			char v1[24], v2[24], mva[16], pg[16], wal[16];
@@ -430,17 +436,18 @@ static void print_table(const struct fid *f, const struct shape_result *res, dou
 			double rk = c->pgbench > 0 ? c->kit / c->pgbench : -1;
 			if (c->clients < 4 && rp > 0)
 				snprintf(v1, sizeof v1, "%.2f", rp);
-			printf("  %7d %9.0f %9s %9.0f %9s %9.2f %12s %12s %7s\n", c->clients,
+			printf("  %7d %9.0f %9s %9.0f %9s %9.2f %12s %12s %7s %5.1f\n", c->clients,
 			       c->predicted, mva, c->kit, pg, c->kit > 0 ? c->predicted / c->kit : 0,
 			       c->clients < 4 ? (rp > 0 ? v1 : "-") : verdict(rp, 0.75, 1.25, v1, sizeof v1),
-			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal);
+			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, c->load);
 		}
 	}
 	printf("\npredicted: the engine, a closed loop fed only the parts one client measured "
 	       "alone (MVA: the same\nnetwork solved exactly); pred/kit and pred/pgbench: "
 	       "predicted / measured. Targets: predicted\nwithin 25 %% of pgbench from 4 "
 	       "clients up; kit/load at least 0.95 x pgbench. WAL/tx: WAL flushes per\n"
-	       "transaction in the kit/load run (measured; below 1, commits shared a flush).\n");
+	       "transaction in the kit/load run (measured; below 1, commits shared a flush). load:\n"
+	       "the load average when the cell ended (more than the cores: other work shared them).\n");
 }
 
 int bench_fidelity_main(int argc, char **argv)
