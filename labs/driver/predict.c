@@ -315,8 +315,6 @@ int drv_compare(const struct drv_prediction *p, const struct drv_run *m, const c
 	}
 	const struct kit_load_result *r = &m->r;
 	printf("  %-14s %16s %16s %8s\n", "", "predicted", "measured", "ratio");
-	char per[32];
-	snprintf(per, sizeof per, " %s/s", unit);
 	printf("  %-14s %14.0f/s %14.0f/s %8.2f%s\n", "throughput", p->throughput_per_s,
 	       r->throughput_per_s, ratio(r->throughput_per_s, p->throughput_per_s),
 	       off(ratio(r->throughput_per_s, p->throughput_per_s)) ? "  off by more than 25 %" : "");
