@@ -11,7 +11,8 @@
  * engine predicts the throughput of 1, 4, 16 and 32 clients (a closed
  * loop, this machine's cores). Then each cell is measured twice: through
  * kit/load (one connection per thread) and through pgbench with the same
- * statement (-M extended, a random slot from \set). The ratios say how
+ * statement (-M extended, a random slot from \set), taking turns in two
+ * halves so that a change in the machine's other work falls on both. The ratios say how
  * far the engine is from the database (target: within 25 % of pgbench
  * from 4 clients up) and whether kit/load measures the database rather
  * than itself (target: at least 0.95 x pgbench). Targets are printed as
@@ -59,7 +60,7 @@ struct fid_opts {
 struct cell {
 	int clients;
 	double predicted, mva;   /* per second; mva < 0: n/a */
-	double kit, kit_p50_ms;
+	double kit;
 	double pgbench;          /* < 0: not run */
 	double wal_per_tx;       /* < 0: not measured */
 	double load;             /* the load average when the cell ended */
@@ -246,6 +247,60 @@ static int64_t wal_syncs(struct fid *f)
 
 static double loadavg(void);
 
+/* One tool's turns in a cell, added up. */
+struct turn {
+	int64_t done;            /* transactions */
+	double seconds;
+	int64_t syncs;           /* WAL flushes during kit/load's turns; < 0 unknown */
+};
+
+static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
+                    struct turn *t)
+{
+	struct kit_load_config lc;
+	kit_load_config_default(&lc);
+	lc.url = f->o.url;
+	lc.threads = clients;
+	lc.seconds = seconds;
+	lc.label = label;
+	lc.progress = false;
+	struct drv_run m;
+	int64_t w0 = wal_syncs(f);
+	if (drv_run_load(&lc, NULL, like, f, &m) != 0 || m.r.failed > 0) {
+		fprintf(stderr, "\n" CMD ": %s: %s\n", label, m.r.error);
+		return -1;
+	}
+	/* A backend reports its WAL counts when its connection ends: let the
+	 * run's backends go first. */
+	int64_t w1 = -1;
+	if (w0 >= 0) {
+		usleep(200000);
+		w1 = wal_syncs(f);
+	}
+	t->done += m.r.ok;
+	t->seconds += m.r.seconds;
+	t->syncs = w0 >= 0 && w1 >= 0 && t->syncs >= 0 ? t->syncs + (w1 - w0) : -1;
+	return 0;
+}
+
+static int pgbench_turn(struct fid *f, int s, int clients, int seconds, const char *label,
+                        struct turn *t)
+{
+	char script[256], log[4096];
+	struct bench_pgbench pb;
+	snprintf(script, sizeof script,
+		 "\\set slot random(1, %d)\nUPDATE %s SET n = n + 1 WHERE id = :slot;\n",
+		 shapes[s].rows, f->table);
+	if (bench_pgbench_run(f->o.url, script, "extended", clients, seconds, &pb, log,
+	                      sizeof log) != 0) {
+		fprintf(stderr, "\n" CMD ": %s: pgbench failed:\n%s", label, log);
+		return -1;
+	}
+	t->done += pb.transactions;
+	t->seconds += pb.tps > 0 ? (double)pb.transactions / pb.tps : 0;
+	return 0;
+}
+
 static int run_cell(struct fid *f, int s, const struct drv_parts *alone, struct cell *c)
 {
 	char label[64];
@@ -263,43 +318,24 @@ static int run_cell(struct fid *f, int s, const struct drv_parts *alone, struct 
 	c->predicted = p.throughput_per_s;
 	c->mva = p.mva_per_s;
 
-	progress(f, shapes[s].name, c->clients, "kit/load");
-	struct kit_load_config lc;
-	kit_load_config_default(&lc);
-	lc.url = f->o.url;
-	lc.threads = c->clients;
-	lc.seconds = f->o.seconds;
-	lc.label = label;
-	lc.progress = false;
-	struct drv_run m;
-	int64_t w0 = wal_syncs(f);
-	if (drv_run_load(&lc, NULL, like, f, &m) != 0 || m.r.failed > 0) {
-		fprintf(stderr, "\n" CMD ": %s: %s\n", label, m.r.error);
-		return -1;
-	}
-	/* A backend reports its WAL counts when its connection ends: let the
-	 * run's backends go first. */
-	usleep(200000);
-	int64_t w1 = wal_syncs(f);
-	c->kit = m.r.throughput_per_s;
-	c->kit_p50_ms = m.r.latency_ms.p50;
-	c->wal_per_tx = w0 >= 0 && w1 >= 0 && m.r.ok > 0 ? (double)(w1 - w0) / (double)m.r.ok : -1;
-
-	c->pgbench = -1;
-	if (f->pgbench) {
-		char script[256], log[4096];
-		struct bench_pgbench pb;
-		progress(f, shapes[s].name, c->clients, "pgbench");
-		snprintf(script, sizeof script,
-			 "\\set slot random(1, %d)\nUPDATE %s SET n = n + 1 WHERE id = :slot;\n",
-			 shapes[s].rows, f->table);
-		if (bench_pgbench_run(f->o.url, script, "extended", c->clients, f->o.seconds, &pb,
-		                      log, sizeof log) != 0) {
-			fprintf(stderr, "\n" CMD ": %s: pgbench failed:\n%s", label, log);
+	/* kit/load and pgbench take turns, each in two halves, so that a
+	 * change in what else the machine runs falls on both alike. */
+	int halves = f->o.seconds >= 2 ? 2 : 1;
+	struct turn kit = { 0 }, pgb = { 0 };
+	for (int h = 0; h < halves; h++) {
+		int secs = h == 0 ? f->o.seconds / halves : f->o.seconds - f->o.seconds / halves;
+		progress(f, shapes[s].name, c->clients, "kit/load");
+		if (kit_turn(f, c->clients, secs, label, &kit) != 0)
 			return -1;
-		}
-		c->pgbench = pb.tps;
+		if (!f->pgbench)
+			continue;
+		progress(f, shapes[s].name, c->clients, "pgbench");
+		if (pgbench_turn(f, s, c->clients, secs, label, &pgb) != 0)
+			return -1;
 	}
+	c->kit = kit.seconds > 0 ? (double)kit.done / kit.seconds : 0;
+	c->wal_per_tx = kit.syncs >= 0 && kit.done > 0 ? (double)kit.syncs / (double)kit.done : -1;
+	c->pgbench = f->pgbench && pgb.seconds > 0 ? (double)pgb.done / pgb.seconds : -1;
 	c->load = loadavg();
 	return 0;
 }
