@@ -63,8 +63,10 @@ include engine/module.mk
 include tui/module.mk
 include kit/module.mk
 include top/module.mk
+include labs/driver/module.mk
+include bench/module.mk
 include cli/module.mk
-include $(wildcard labs/module.mk tests/*/module.mk bench/module.mk)
+include $(wildcard labs/module.mk tests/*/module.mk)
 
 all: $(ALL)
 
