@@ -22,8 +22,8 @@
 
 #include "kit/db.h"
 #include "kit/load.h"
-#include "kit/runopt.h"
-#include "kit/span.h"
+#include "labs/driver/runopt.h"
+#include "labs/driver/span.h"
 #include "labs/08-engine/inside.h"
 
 #define CMD "hotrow lab run 08"
@@ -386,20 +386,20 @@ static int like_one(void *arg, struct kit_load_thread *th)
 static int trip_run(const char *name, kit_load_op_fn *op, enum kit_db_event from, const char *verb,
                     enum kit_db_event to, bool show_many)
 {
-	struct kit_span span;
+	struct drv_span span;
 	struct kit_load_result one, many;
-	kit_span_init(&span, from, verb, to);
-	if (fresh() || load(op, &span, "1 thread", 1, kit_span_thread_init, kit_span_thread_done, &one))
+	drv_span_init(&span, from, verb, to);
+	if (fresh() || load(op, &span, "1 thread", 1, drv_span_thread_init, drv_span_thread_done, &one))
 		return -1;
-	double alone = kit_span_mean_ms(&span);
-	kit_span_reset(&span);
-	if (fresh() || load(op, &span, name, opt->threads, kit_span_thread_init, kit_span_thread_done,
+	double alone = drv_span_mean_ms(&span);
+	drv_span_reset(&span);
+	if (fresh() || load(op, &span, name, opt->threads, drv_span_thread_init, drv_span_thread_done,
 	                    &many))
 		return -1;
 	double ceiling = alone > 0 ? 1000.0 / alone : 0;
 	printf("  %-27s %7.3f ms", name, alone);
 	if (show_many)
-		printf(" %7.3f ms", kit_span_mean_ms(&span));
+		printf(" %7.3f ms", drv_span_mean_ms(&span));
 	else
 		printf(" %10s", "-");
 	printf(" %8.0f likes/s  1/alone %5.0f (%.2f)\n", many.throughput_per_s, ceiling,
