@@ -62,6 +62,7 @@ all: $(BUILD)/hotrow
 include engine/module.mk
 include tui/module.mk
 include kit/module.mk
+include runner/module.mk
 include cli/module.mk
 include $(wildcard labs/module.mk tests/*/module.mk bench/module.mk)
 

@@ -5,9 +5,9 @@
  * lab, and put a skeleton back.
  *
  * This file parses the command line and holds the small subcommands (list,
- * hint, run); the others live in lab_check.c, lab_watch.c, lab_grade.c and
- * lab_reset.c, the kit, the labs and the progress file in lab_tree.c,
- * hints.md in lab_hint.c, and starting make and git in lab_proc.c.
+ * hint, run); the others live in runner_check.c, runner_watch.c, runner_grade.c and
+ * runner_reset.c, the kit, the labs and the progress file in runner_tree.c,
+ * hints.md in runner_hint.c, and starting make and git in runner_proc.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
-#include "cli/lab_check.h"
-#include "cli/lab_grade.h"
-#include "cli/lab_hint.h"
-#include "cli/lab_reset.h"
-#include "cli/lab_tree.h"
-#include "cli/lab_watch.h"
+#include "cli/runner_check.h"
+#include "cli/runner_grade.h"
+#include "cli/runner_hint.h"
+#include "cli/runner_reset.h"
+#include "cli/runner_tree.h"
+#include "cli/runner_watch.h"
 
 static const char usage_all[] =
 	"usage: hotrow lab [CMD] [NN] [options]\n"
@@ -196,7 +196,7 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			s->name, s->name, s->args);
 		return 2;
 	}
-	if (a->db && lab_db_env(a->db) != 0) {
+	if (a->db && runner_db_env(a->db) != 0) {
 		fprintf(stderr, "hotrow lab %s: --db takes sqlite:PATH, sqlite::memory:, "
 			"postgres://... or a conninfo, not '%s'\n", s->name, a->db);
 		return 2;
@@ -205,18 +205,18 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 }
 
 /* The first lab not done, or NULL when all are. */
-static const struct lab *next_lab(const struct lab_tree *t)
+static const struct runner_lab *next_lab(const struct runner_tree *t)
 {
 	for (size_t i = 0; i < t->nlabs; i++) {
-		struct lab_progress p;
-		lab_progress_get(t, &t->labs[i], &p);
-		if (!lab_progress_done(&p))
+		struct runner_progress p;
+		runner_progress_get(t, &t->labs[i], &p);
+		if (!runner_progress_done(&p))
 			return &t->labs[i];
 	}
 	return NULL;
 }
 
-static int cmd_list(const struct lab_tree *t)
+static int cmd_list(const struct runner_tree *t)
 {
 	if (t->nlabs == 0) {
 		printf("No labs in %s/labs/ yet.\n", t->root);
@@ -227,24 +227,24 @@ static int cmd_list(const struct lab_tree *t)
 		int w = (int)strlen(t->labs[i].title);
 		width = w > width ? w : width;
 	}
-	printf("%sThe labs%s (in %s)\n\n", lab_c_bold(), lab_c_off(), t->root);
+	printf("%sThe labs%s (in %s)\n\n", runner_c_bold(), runner_c_off(), t->root);
 	for (size_t i = 0; i < t->nlabs; i++) {
-		struct lab_progress p;
+		struct runner_progress p;
 		char st[64];
-		lab_progress_get(t, &t->labs[i], &p);
-		const char *c = lab_progress_done(&p) ? lab_c_ok() : p.total ? lab_c_bad() : lab_c_dim();
+		runner_progress_get(t, &t->labs[i], &p);
+		const char *c = runner_progress_done(&p) ? runner_c_ok() : p.total ? runner_c_bad() : runner_c_dim();
 		printf("  %s  %-*s  %s%s%s\n", t->labs[i].num, width, t->labs[i].title, c,
-		       lab_progress_str(&p, st, sizeof st), lab_c_off());
+		       runner_progress_str(&p, st, sizeof st), runner_c_off());
 	}
-	const struct lab *l = next_lab(t);
+	const struct runner_lab *l = next_lab(t);
 	if (!l) {
 		printf("\nEvery lab is done. `hotrow lab grade` prints your score.\n");
 		return 0;
 	}
-	struct lab_progress p;
+	struct runner_progress p;
 	char files[256];
-	lab_progress_get(t, l, &p);
-	lab_exercise_files(t, l, files, sizeof files);
+	runner_progress_get(t, l, &p);
+	runner_exercise_files(t, l, files, sizeof files);
 	printf("\nNext: Lab %s, %s.\n", l->num, l->title);
 	if (p.total == 0)
 		printf("  read     labs/%s/README.md (the handout)\n"
@@ -256,39 +256,39 @@ static int cmd_list(const struct lab_tree *t)
 	return 0;
 }
 
-static int cmd_hint(const struct lab_tree *t, const struct lab *l)
+static int cmd_hint(const struct runner_tree *t, const struct runner_lab *l)
 {
 	char path[PATH_MAX];
-	struct lab_hints h;
-	if (lab_path(t, path, sizeof path, "labs/%s/hints.md", l->name) != 0 ||
-	    lab_hints_load(path, &h) != 0) {
+	struct runner_hints h;
+	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) != 0 ||
+	    runner_hints_load(path, &h) != 0) {
 		fprintf(stderr, "hotrow lab hint: cannot read labs/%s/hints.md: %s\n", l->name, strerror(errno));
 		return 1;
 	}
 	if (h.n == 0) {
 		printf("Lab %s has no hints yet.\n", l->num);
-		lab_hints_free(&h);
+		runner_hints_free(&h);
 		return 0;
 	}
-	struct lab_progress p;
-	lab_progress_get(t, l, &p);
+	struct runner_progress p;
+	runner_progress_get(t, l, &p);
 	size_t k = p.hints < 0 ? 0 : (size_t)p.hints;
 	if (k >= h.n)
 		k = h.n - 1;
 	for (size_t i = 0; i < k; i++)
-		printf("%sHint %zu of %zu: %s (shown before)%s\n", lab_c_dim(), i + 1, h.n,
-		       h.v[i].title, lab_c_off());
-	lab_hint_print(stdout, &h, k, "");
+		printf("%sHint %zu of %zu: %s (shown before)%s\n", runner_c_dim(), i + 1, h.n,
+		       h.v[i].title, runner_c_off());
+	runner_hint_print(stdout, &h, k, "");
 	if (k + 1 < h.n)
 		printf("\n`hotrow lab hint %s` again reveals hint %zu.\n", l->num, k + 2);
 	else
 		printf("\nThat was the last hint; the handout labs/%s/README.md has the rest.\n", l->name);
 	if ((int)k + 1 > p.hints) {
 		p.hints = (int)k + 1;
-		if (lab_progress_put(t, l, &p) != 0)
+		if (runner_progress_put(t, l, &p) != 0)
 			fprintf(stderr, "hotrow lab hint: cannot record progress in .hotrow/: %s\n", strerror(errno));
 	}
-	lab_hints_free(&h);
+	runner_hints_free(&h);
 	return 0;
 }
 
@@ -305,13 +305,13 @@ static int check_number(const char *cmd, const char *opt, const char *v, double 
 	return 0;
 }
 
-static int cmd_run(const struct lab_tree *t, const struct lab *l, const struct args *a)
+static int cmd_run(const struct runner_tree *t, const struct runner_lab *l, const struct args *a)
 {
 	if ((a->threads && check_number("run", "--threads", a->threads, 1, 1024, 1)) ||
 	    (a->seconds && check_number("run", "--seconds", a->seconds, 0.1, 3600, 0)))
 		return 2;
 	char path[PATH_MAX], target[PATH_MAX];
-	if (lab_path(t, path, sizeof path, "labs/%s/run.c", l->name) != 0 || access(path, R_OK) != 0) {
+	if (runner_path(t, path, sizeof path, "labs/%s/run.c", l->name) != 0 || access(path, R_OK) != 0) {
 		fprintf(stderr, "hotrow lab run: lab %s has no driver (labs/%s/run.c)\n", l->num, l->name);
 		return 1;
 	}
@@ -319,14 +319,14 @@ static int cmd_run(const struct lab_tree *t, const struct lab *l, const struct a
 	printf("building %s ...\n", target);
 	fflush(stdout);
 	char *log = NULL;
-	if (lab_build(t, target, &log) != 0) {
+	if (runner_build(t, target, &log) != 0) {
 		printf("\n%s/%s/ does not compile yet; the compiler says:\n\n",
 		       a->solutions ? "solutions" : "exercises", l->name);
-		lab_build_log_print(stdout, log);
+		runner_build_log_print(stdout, log);
 		free(log);
 		return 1;
 	}
-	lab_build_log_print(stdout, log);
+	runner_build_log_print(stdout, log);
 	free(log);
 
 	/* The driver runs from the kit root (its default database lives under
@@ -337,9 +337,9 @@ static int cmd_run(const struct lab_tree *t, const struct lab *l, const struct a
 		snprintf(db, sizeof db, "sqlite:%s/%s", cwd, url + 7);
 		url = db;
 	}
-	if (lab_path(t, path, sizeof path, "%s", target) != 0)
+	if (runner_path(t, path, sizeof path, "%s", target) != 0)
 		return 1;
-	if (chdir(t->root) != 0 || lab_state_dir(t, NULL) != 0) {
+	if (chdir(t->root) != 0 || runner_state_dir(t, NULL) != 0) {
 		fprintf(stderr, "hotrow lab run: cannot use %s/.hotrow: %s\n", t->root, strerror(errno));
 		return 1;
 	}
@@ -373,10 +373,10 @@ static int cmd_run(const struct lab_tree *t, const struct lab *l, const struct a
 }
 
 /* --solutions in a kit without them (the student kit): say so. */
-static int lacks_solutions(const struct lab_tree *t, const struct lab *l, const char *cmd)
+static int lacks_solutions(const struct runner_tree *t, const struct runner_lab *l, const char *cmd)
 {
 	char p[PATH_MAX];
-	if (lab_path(t, p, sizeof p, "solutions/%s", l ? l->name : "") != 0 || access(p, F_OK) == 0)
+	if (runner_path(t, p, sizeof p, "solutions/%s", l ? l->name : "") != 0 || access(p, F_OK) == 0)
 		return 0;
 	fprintf(stderr, "hotrow lab %s: --solutions: this kit has no %s (the student kit leaves "
 		"them out)\n", cmd, p + strlen(t->root) + 1);
@@ -408,25 +408,25 @@ int cmd_lab(int argc, char **argv)
 	if (rc)
 		return rc == 3 ? 0 : rc;
 
-	struct lab_tree t;
-	if (lab_tree_open(&t) != 0)
+	struct runner_tree t;
+	if (runner_tree_open(&t) != 0)
 		return 1;
-	lab_reset_snapshot(&t);
-	const struct lab *l = NULL;
-	if (a.lab && !(l = lab_tree_find(&t, a.lab))) {
-		lab_tree_unknown(&t, s->name, a.lab);
-		lab_tree_close(&t);
+	runner_reset_snapshot(&t);
+	const struct runner_lab *l = NULL;
+	if (a.lab && !(l = runner_tree_find(&t, a.lab))) {
+		runner_tree_unknown(&t, s->name, a.lab);
+		runner_tree_close(&t);
 		return 2;
 	}
 	if (a.solutions && lacks_solutions(&t, l, s->name)) {
-		lab_tree_close(&t);
+		runner_tree_close(&t);
 		return 2;
 	}
-	struct lab_opts o = {.solutions = a.solutions, .live = 1};
+	struct runner_opts o = {.solutions = a.solutions, .live = 1};
 	if (!strcmp(s->name, "list"))
 		rc = cmd_list(&t);
 	else if (!strcmp(s->name, "check"))
-		rc = lab_check_cmd(&t, l, &o);
+		rc = runner_check_cmd(&t, l, &o);
 	else if (!strcmp(s->name, "hint"))
 		rc = cmd_hint(&t, l);
 	else if (!strcmp(s->name, "watch")) {
@@ -436,14 +436,14 @@ int cmd_lab(int argc, char **argv)
 			fprintf(stderr, "hotrow lab watch: no labs in %s/labs/\n", t.root);
 			rc = 1;
 		} else {
-			rc = lab_watch(&t, l, &o);
+			rc = runner_watch(&t, l, &o);
 		}
 	} else if (!strcmp(s->name, "run"))
 		rc = cmd_run(&t, l, &a);
 	else if (!strcmp(s->name, "grade"))
-		rc = lab_grade(&t, l, a.out, &o);
+		rc = runner_grade(&t, l, a.out, &o);
 	else
-		rc = lab_reset(&t, l, a.yes);
-	lab_tree_close(&t);
+		rc = runner_reset(&t, l, a.yes);
+	runner_tree_close(&t);
 	return rc;
 }

@@ -1,5 +1,5 @@
 # labs/: every lab NN-name is built three ways from the same tests,
-# tests/labs/NN-name/*.c, plus the shared harness tests/labs/labtest.c:
+# tests/labs/NN-name/*.c, plus the shared harness tests/harness/labtest.c:
 #
 #   $(BUILD)/labs/NN-name/test-solution      against solutions/NN-name  (must pass)
 #   $(BUILD)/labs/NN-name/test-exercise      against exercises/NN-name  (must fail)
@@ -15,7 +15,7 @@
 # linked with the kit and the engine so it can print the prediction.
 
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
-LABTEST_OBJ := $(BUILD)/obj/tests/labs/labtest.o
+LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o
 LAB_LINK = $(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 
 define lab_rules

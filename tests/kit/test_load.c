@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "kit/load.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define THREADS 8
 #define ITERS   1000

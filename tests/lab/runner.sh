@@ -67,7 +67,7 @@ for side in exercises:0 solutions:42; do
 		"$tiny" "${side#*:}" >"$kit/${side%:*}/$tiny/tiny.c"
 done
 cat >"$kit/tests/labs/$tiny/test_tiny.c" <<TINY
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 #include "labs/$tiny/tiny.h"
 static void tiny_answer__is_42(void **state)
 {

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/lab_check.h"
-#include "cli/lab_hint.h"
-#include "cli/lab_tree.h"
+#include "cli/runner_check.h"
+#include "cli/runner_hint.h"
+#include "cli/runner_tree.h"
 
 /* What the lab harness and cmocka 1.1.5 print, quirks included: the
  * failure message before cmocka's own lines, "[ ERROR ]" and "[ LINE ]" on
@@ -48,33 +48,33 @@ static const char suite_output[] =
 	"[  FAILED  ] like_post__exact_under_threads/sqlite\n"
 	"[  FAILED  ] like_post__asserts/sqlite\n";
 
-static void lab_result_parse__verdicts_and_counts(void **state)
+static void runner_result_parse__verdicts_and_counts(void **state)
 {
 	(void)state;
-	struct lab_result r;
+	struct runner_result r;
 
-	lab_result_parse(&r, suite_output);
+	runner_result_parse(&r, suite_output);
 
 	assert_int_equal(r.n, 4);
 	assert_int_equal(r.passed, 1);
 	assert_int_equal(r.failed, 2);
 	assert_int_equal(r.skipped, 1);
 	assert_string_equal(r.checks[0].name, "like_post__counts_one_like/sqlite");
-	assert_int_equal(r.checks[0].verdict, LAB_PASSED);
-	assert_int_equal(r.checks[1].verdict, LAB_FAILED);
-	assert_int_equal(r.checks[2].verdict, LAB_SKIPPED);
-	assert_int_equal(r.checks[3].verdict, LAB_FAILED);
-	lab_result_free(&r);
+	assert_int_equal(r.checks[0].verdict, RUNNER_PASSED);
+	assert_int_equal(r.checks[1].verdict, RUNNER_FAILED);
+	assert_int_equal(r.checks[2].verdict, RUNNER_SKIPPED);
+	assert_int_equal(r.checks[3].verdict, RUNNER_FAILED);
+	runner_result_free(&r);
 }
 
-static void lab_result_parse__failure_details(void **state)
+static void runner_result_parse__failure_details(void **state)
 {
 	(void)state;
-	struct lab_result r;
+	struct runner_result r;
 
-	lab_result_parse(&r, suite_output);
+	runner_result_parse(&r, suite_output);
 
-	const struct lab_check *c = &r.checks[1];
+	const struct runner_check *c = &r.checks[1];
 	assert_non_null(c->details);
 	assert_string_equal(c->details, "expected 8000, got 7994: likes after 8 threads\n");
 	assert_string_equal(c->where, "tests/labs/01-hot-row/test_hot_row.c:212");
@@ -85,21 +85,21 @@ static void lab_result_parse__failure_details(void **state)
 	assert_null(r.checks[0].details);
 	assert_non_null(r.notices);
 	assert_non_null(strstr(r.notices, "NOTICE: PostgreSQL checks skipped"));
-	lab_result_free(&r);
+	runner_result_free(&r);
 }
 
-static void lab_result_parse__output_cut_inside_a_check(void **state)
+static void runner_result_parse__output_cut_inside_a_check(void **state)
 {
 	(void)state;
-	struct lab_result r;
+	struct runner_result r;
 
-	lab_result_parse(&r, "[ RUN      ] crash__midway/sqlite\npartial line\n");
+	runner_result_parse(&r, "[ RUN      ] crash__midway/sqlite\npartial line\n");
 
 	assert_int_equal(r.n, 1);
 	assert_int_equal(r.failed, 1);
 	assert_non_null(strstr(r.checks[0].details, "partial line"));
 	assert_non_null(strstr(r.checks[0].details, "ended inside this check"));
-	lab_result_free(&r);
+	runner_result_free(&r);
 }
 
 static char tmpdir[64];
@@ -148,14 +148,14 @@ static int remove_tree(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static void lab_hints_load__titles_tags_bodies(void **state)
+static void runner_hints_load__titles_tags_bodies(void **state)
 {
 	(void)state;
 	char path[160];
-	struct lab_hints h;
+	struct runner_hints h;
 	snprintf(path, sizeof path, "%s/labs/01-hot-row/hints.md", tmpdir);
 
-	assert_int_equal(lab_hints_load(path, &h), 0);
+	assert_int_equal(runner_hints_load(path, &h), 0);
 
 	assert_int_equal(h.n, 3);
 	assert_string_equal(h.v[0].title, "What holds the lock?");
@@ -165,101 +165,101 @@ static void lab_hints_load__titles_tags_bodies(void **state)
 	assert_string_equal(h.v[1].tags, " lost-update transaction ");
 	assert_string_equal(h.v[2].title, "Nearly there");
 	assert_string_equal(h.v[2].body, "");
-	lab_hints_free(&h);
+	runner_hints_free(&h);
 }
 
-static void lab_hints_first__tries_tags_in_order(void **state)
+static void runner_hints_first__tries_tags_in_order(void **state)
 {
 	(void)state;
 	char path[160], tag[64];
-	struct lab_hints h;
+	struct runner_hints h;
 	snprintf(path, sizeof path, "%s/labs/01-hot-row/hints.md", tmpdir);
-	assert_int_equal(lab_hints_load(path, &h), 0);
+	assert_int_equal(runner_hints_load(path, &h), 0);
 
-	assert_int_equal(lab_hints_first(&h, "nosuch transaction", tag, sizeof tag), 1);
+	assert_int_equal(runner_hints_first(&h, "nosuch transaction", tag, sizeof tag), 1);
 	assert_string_equal(tag, "transaction");
-	assert_int_equal(lab_hints_first(&h, "work-outside lost-update", tag, sizeof tag), 0);
-	assert_int_equal(lab_hints_first(&h, "nosuch", tag, sizeof tag), -1);
-	assert_int_equal(lab_hints_tagged(&h, "lost"), -1);   /* whole tags only */
-	lab_hints_free(&h);
+	assert_int_equal(runner_hints_first(&h, "work-outside lost-update", tag, sizeof tag), 0);
+	assert_int_equal(runner_hints_first(&h, "nosuch", tag, sizeof tag), -1);
+	assert_int_equal(runner_hints_tagged(&h, "lost"), -1);   /* whole tags only */
+	runner_hints_free(&h);
 }
 
-static void lab_tree_find__accepts_every_spelling(void **state)
+static void runner_tree_find__accepts_every_spelling(void **state)
 {
 	(void)state;
-	struct lab_tree t;
+	struct runner_tree t;
 
-	assert_int_equal(lab_tree_open(&t), 0);
+	assert_int_equal(runner_tree_open(&t), 0);
 
 	assert_int_equal(t.nlabs, 2);   /* labs/notalab is not one */
 	assert_string_equal(t.labs[0].title, "The hot row");
 	assert_string_equal(t.labs[1].title, "Sharded counters");
-	assert_ptr_equal(lab_tree_find(&t, "01"), &t.labs[0]);
-	assert_ptr_equal(lab_tree_find(&t, "1"), &t.labs[0]);
-	assert_ptr_equal(lab_tree_find(&t, "01-hot-row"), &t.labs[0]);
-	assert_ptr_equal(lab_tree_find(&t, "2"), &t.labs[1]);
-	assert_null(lab_tree_find(&t, "3"));
-	assert_null(lab_tree_find(&t, "01-hot"));
-	assert_null(lab_tree_find(&t, "hot-row"));
-	lab_tree_close(&t);
+	assert_ptr_equal(runner_tree_find(&t, "01"), &t.labs[0]);
+	assert_ptr_equal(runner_tree_find(&t, "1"), &t.labs[0]);
+	assert_ptr_equal(runner_tree_find(&t, "01-hot-row"), &t.labs[0]);
+	assert_ptr_equal(runner_tree_find(&t, "2"), &t.labs[1]);
+	assert_null(runner_tree_find(&t, "3"));
+	assert_null(runner_tree_find(&t, "01-hot"));
+	assert_null(runner_tree_find(&t, "hot-row"));
+	runner_tree_close(&t);
 }
 
-static void lab_progress_put__round_trips_per_lab(void **state)
+static void runner_progress_put__round_trips_per_lab(void **state)
 {
 	(void)state;
-	struct lab_tree t;
-	struct lab_progress p = {.passed = 3, .total = 7, .hints = 1}, q = {.passed = 9, .total = 9};
+	struct runner_tree t;
+	struct runner_progress p = {.passed = 3, .total = 7, .hints = 1}, q = {.passed = 9, .total = 9};
 	char s[64];
-	assert_int_equal(lab_tree_open(&t), 0);
+	assert_int_equal(runner_tree_open(&t), 0);
 
-	assert_int_equal(lab_progress_put(&t, &t.labs[0], &p), 0);
-	assert_int_equal(lab_progress_put(&t, &t.labs[1], &q), 0);
+	assert_int_equal(runner_progress_put(&t, &t.labs[0], &p), 0);
+	assert_int_equal(runner_progress_put(&t, &t.labs[1], &q), 0);
 	p.passed = 4;
-	assert_int_equal(lab_progress_put(&t, &t.labs[0], &p), 0);
+	assert_int_equal(runner_progress_put(&t, &t.labs[0], &p), 0);
 
-	struct lab_progress got;
-	lab_progress_get(&t, &t.labs[0], &got);
+	struct runner_progress got;
+	runner_progress_get(&t, &t.labs[0], &got);
 	assert_int_equal(got.passed, 4);
 	assert_int_equal(got.total, 7);
 	assert_int_equal(got.hints, 1);
-	assert_string_equal(lab_progress_str(&got, s, sizeof s), "4 of 7 checks passing");
-	lab_progress_get(&t, &t.labs[1], &got);
-	assert_string_equal(lab_progress_str(&got, s, sizeof s), "done");
-	got = (struct lab_progress){0};
-	assert_string_equal(lab_progress_str(&got, s, sizeof s), "not started");
-	lab_tree_close(&t);
+	assert_string_equal(runner_progress_str(&got, s, sizeof s), "4 of 7 checks passing");
+	runner_progress_get(&t, &t.labs[1], &got);
+	assert_string_equal(runner_progress_str(&got, s, sizeof s), "done");
+	got = (struct runner_progress){0};
+	assert_string_equal(runner_progress_str(&got, s, sizeof s), "not started");
+	runner_tree_close(&t);
 }
 
-static void lab_exercise_files__sources_only(void **state)
+static void runner_exercise_files__sources_only(void **state)
 {
 	(void)state;
-	struct lab_tree t;
+	struct runner_tree t;
 	char files[128];
-	assert_int_equal(lab_tree_open(&t), 0);
+	assert_int_equal(runner_tree_open(&t), 0);
 
-	lab_exercise_files(&t, &t.labs[0], files, sizeof files);
+	runner_exercise_files(&t, &t.labs[0], files, sizeof files);
 	assert_string_equal(files, "hot_row.c");   /* not the editor's swap file */
-	lab_exercise_files(&t, &t.labs[1], files, sizeof files);
+	runner_exercise_files(&t, &t.labs[1], files, sizeof files);
 	assert_string_equal(files, "");
-	lab_tree_close(&t);
+	runner_tree_close(&t);
 }
 
-static void lab_db_env__picks_the_engine(void **state)
+static void runner_db_env__picks_the_engine(void **state)
 {
 	(void)state;
 	unsetenv("HOTROW_LAB_ONLY");
 	unsetenv("HOTROW_PG_URL");
 
-	assert_int_equal(lab_db_env("sqlite:/tmp/x.db"), 0);
+	assert_int_equal(runner_db_env("sqlite:/tmp/x.db"), 0);
 	assert_string_equal(getenv("HOTROW_LAB_ONLY"), "sqlite");
 	assert_null(getenv("HOTROW_PG_URL"));
-	assert_int_equal(lab_db_env("postgresql:///postgres?host=/tmp"), 0);
+	assert_int_equal(runner_db_env("postgresql:///postgres?host=/tmp"), 0);
 	assert_string_equal(getenv("HOTROW_LAB_ONLY"), "postgres");
 	assert_string_equal(getenv("HOTROW_PG_URL"), "postgresql:///postgres?host=/tmp");
-	assert_int_equal(lab_db_env("host=/tmp dbname=x"), 0);
+	assert_int_equal(runner_db_env("host=/tmp dbname=x"), 0);
 	assert_string_equal(getenv("HOTROW_PG_URL"), "host=/tmp dbname=x");
-	assert_int_equal(lab_db_env("mysql://x"), -1);
-	assert_int_equal(lab_db_env("sqlite:"), -1);
+	assert_int_equal(runner_db_env("mysql://x"), -1);
+	assert_int_equal(runner_db_env("sqlite:"), -1);
 	unsetenv("HOTROW_LAB_ONLY");
 	unsetenv("HOTROW_PG_URL");
 }
@@ -267,19 +267,19 @@ static void lab_db_env__picks_the_engine(void **state)
 int main(void)
 {
 	const struct CMUnitTest parse[] = {
-		cmocka_unit_test(lab_result_parse__verdicts_and_counts),
-		cmocka_unit_test(lab_result_parse__failure_details),
-		cmocka_unit_test(lab_result_parse__output_cut_inside_a_check),
-		cmocka_unit_test(lab_db_env__picks_the_engine),
+		cmocka_unit_test(runner_result_parse__verdicts_and_counts),
+		cmocka_unit_test(runner_result_parse__failure_details),
+		cmocka_unit_test(runner_result_parse__output_cut_inside_a_check),
+		cmocka_unit_test(runner_db_env__picks_the_engine),
 	};
 	const struct CMUnitTest tree[] = {
-		cmocka_unit_test(lab_hints_load__titles_tags_bodies),
-		cmocka_unit_test(lab_hints_first__tries_tags_in_order),
-		cmocka_unit_test(lab_tree_find__accepts_every_spelling),
-		cmocka_unit_test(lab_progress_put__round_trips_per_lab),
-		cmocka_unit_test(lab_exercise_files__sources_only),
+		cmocka_unit_test(runner_hints_load__titles_tags_bodies),
+		cmocka_unit_test(runner_hints_first__tries_tags_in_order),
+		cmocka_unit_test(runner_tree_find__accepts_every_spelling),
+		cmocka_unit_test(runner_progress_put__round_trips_per_lab),
+		cmocka_unit_test(runner_exercise_files__sources_only),
 	};
 	int failed = cmocka_run_group_tests_name("lab_output", parse, NULL, NULL);
-	failed += cmocka_run_group_tests_name("lab_tree", tree, make_tree, remove_tree);
+	failed += cmocka_run_group_tests_name("runner_tree", tree, make_tree, remove_tree);
 	return failed;
 }

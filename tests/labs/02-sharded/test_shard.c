@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "labs/02-sharded/shard.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define POST 42
 

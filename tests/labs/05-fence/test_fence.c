@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 #include "tests/labs/05-fence/crashes.h"
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"

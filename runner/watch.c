@@ -1,6 +1,6 @@
 /*
- * lab_watch.c: inotify on the exercise directory, a check per save.
- * See lab_watch.h for the interface.
+ * runner_watch.c: inotify on the exercise directory, a check per save.
+ * See runner_watch.h for the interface.
  */
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +11,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "cli/lab_watch.h"
+#include "cli/runner_watch.h"
 
 #define SETTLE_MS 150   /* editors save in bursts: write, rename, chmod */
 
@@ -91,11 +91,11 @@ static int wait_for_save(int fd, int keys)
 	}
 }
 
-int lab_watch(const struct lab_tree *t, const struct lab *l, const struct lab_opts *o)
+int runner_watch(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o)
 {
 	const char *side = o->solutions ? "solutions" : "exercises";
 	char dir[PATH_MAX];
-	if (lab_path(t, dir, sizeof dir, "%s/%s", side, l->name) != 0)
+	if (runner_path(t, dir, sizeof dir, "%s/%s", side, l->name) != 0)
 		return 1;
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (fd < 0 || inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE |
@@ -127,11 +127,11 @@ int lab_watch(const struct lab_tree *t, const struct lab *l, const struct lab_op
 	for (int round = 1; ; round++) {
 		if (clear)
 			fputs("\033[H\033[2J", stdout);
-		rc = lab_check_cmd(t, l, o);
+		rc = runner_check_cmd(t, l, o);
 		if (quit)
 			break;
 		printf("\n%s[watch %d] Watching %s/%s/: save a file to check again; %s.%s\n",
-		       lab_c_dim(), round, side, l->name, tty ? "q quits" : "Ctrl-C quits", lab_c_off());
+		       runner_c_dim(), round, side, l->name, tty ? "q quits" : "Ctrl-C quits", runner_c_off());
 		fflush(stdout);
 		int w = wait_for_save(fd, 1);
 		if (w <= 0) {

@@ -1,5 +1,5 @@
 /*
- * lab_grade.h: `hotrow lab grade`, every lab (or one) checked and scored.
+ * runner_grade.h: `hotrow lab grade`, every lab (or one) checked and scored.
  *
  * One point per check that ran (skipped checks, such as PostgreSQL ones
  * without a server, count for nothing either way); a lab that does not
@@ -10,18 +10,18 @@
  *                     "output"}]}
  *
  * Interface:
- *   int rc = lab_grade(&tree, NULL or one lab, "out/dir" or NULL for .hotrow/grade,
+ *   int rc = runner_grade(&tree, NULL or one lab, "out/dir" or NULL for .hotrow/grade,
  *                    &opts);
  */
-#ifndef HOTROW_CLI_LAB_GRADE_H
-#define HOTROW_CLI_LAB_GRADE_H
+#ifndef HOTROW_RUNNER_GRADE_H
+#define HOTROW_RUNNER_GRADE_H
 
-#include "cli/lab_check.h"
+#include "cli/runner_check.h"
 
 /* Grade every lab, or only `only` when it is not NULL. Returns the exit
  * code: 0 full marks, 1 otherwise or when the reports cannot be written.
  * Records each lab's progress, as a check does (not with --solutions). */
-int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
-              const struct lab_opts *o);
+int runner_grade(const struct runner_tree *t, const struct runner_lab *only, const char *out,
+              const struct runner_opts *o);
 
 #endif

@@ -1,15 +1,15 @@
 /*
- * lab_check.c: building a lab, running its cmocka suite, reading verdicts.
- * See lab_check.h for the output format read and the interface.
+ * runner_check.c: building a lab, running its cmocka suite, reading verdicts.
+ * See runner_check.h for the output format read and the interface.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/lab_check.h"
-#include "cli/lab_hint.h"
-#include "cli/lab_proc.h"
+#include "cli/runner_check.h"
+#include "cli/runner_hint.h"
+#include "cli/runner_proc.h"
 
 /* A growing string; on out-of-memory it keeps what it had. */
 struct buf {
@@ -47,7 +47,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int lab_db_env(const char *url)
+int runner_db_env(const char *url)
 {
 	if (!url)
 		return 0;
@@ -69,18 +69,18 @@ static void collect(void *arg, char *text)
 	buf_line(arg, text);
 }
 
-int lab_build(const struct lab_tree *t, const char *target, char **log)
+int runner_build(const struct runner_tree *t, const char *target, char **log)
 {
 	struct buf b = {0};
 	/* The runner's targets live in the plain build/: a SAN=... that a make
 	 * above us exported into the environment must not move them. */
 	char *argv[] = {"make", "-s", "--no-print-directory", "-j2", "SAN=", (char *)target, NULL};
-	int rc = lab_proc_lines(t->root, argv, collect, &b);
+	int rc = runner_proc_lines(t->root, argv, collect, &b);
 	*log = b.s;
 	return rc == 0 ? 0 : rc > 128 ? -2 : -1;
 }
 
-void lab_build_log_print(FILE *out, const char *log)
+void runner_build_log_print(FILE *out, const char *log)
 {
 	const char *s = log ? log : "";
 	while (*s) {
@@ -95,8 +95,8 @@ void lab_build_log_print(FILE *out, const char *log)
 
 /* The parser's state while a suite's output streams by. */
 struct parse {
-	struct lab_result *r;
-	struct lab_check *cur;     /* the check between RUN and its verdict */
+	struct runner_result *r;
+	struct runner_check *cur;     /* the check between RUN and its verdict */
 	struct buf details, notices, stray;
 	int summary;               /* past "[==========] N test(s) run." */
 	double started;
@@ -109,16 +109,16 @@ static const char *tag_of(const char *text, const char *tag)
 	return strncmp(text, tag, n) ? NULL : text + n;
 }
 
-static void print_check(const struct lab_check *c)
+static void print_check(const struct runner_check *c)
 {
 	switch (c->verdict) {
-	case LAB_PASSED:
-		printf("  %sok%s    %s\n", lab_c_ok(), lab_c_off(), c->name);
+	case RUNNER_PASSED:
+		printf("  %sok%s    %s\n", runner_c_ok(), runner_c_off(), c->name);
 		break;
-	case LAB_SKIPPED:   /* the NOTICE and the total say why; one line each is noise */
+	case RUNNER_SKIPPED:   /* the NOTICE and the total say why; one line each is noise */
 		break;
-	case LAB_FAILED:
-		printf("  %sFAIL%s  %s\n", lab_c_bad(), lab_c_off(), c->name);
+	case RUNNER_FAILED:
+		printf("  %sFAIL%s  %s\n", runner_c_bad(), runner_c_off(), c->name);
 		for (const char *s = c->details ? c->details : ""; *s; ) {
 			size_t n = strcspn(s, "\n");
 			printf("          %.*s\n", (int)n, s);
@@ -127,7 +127,7 @@ static void print_check(const struct lab_check *c)
 				s++;
 		}
 		if (c->where[0])
-			printf("          %s(%s)%s\n", lab_c_dim(), c->where, lab_c_off());
+			printf("          %s(%s)%s\n", runner_c_dim(), c->where, runner_c_off());
 		break;
 	}
 	fflush(stdout);
@@ -135,8 +135,8 @@ static void print_check(const struct lab_check *c)
 
 static void start_check(struct parse *p, const char *name)
 {
-	struct lab_result *r = p->r;
-	struct lab_check *nc = realloc(r->checks, (r->n + 1) * sizeof *nc);
+	struct runner_result *r = p->r;
+	struct runner_check *nc = realloc(r->checks, (r->n + 1) * sizeof *nc);
 	if (!nc) {
 		p->cur = NULL;
 		return;
@@ -145,23 +145,23 @@ static void start_check(struct parse *p, const char *name)
 	p->cur = &r->checks[r->n++];
 	memset(p->cur, 0, sizeof *p->cur);
 	snprintf(p->cur->name, sizeof p->cur->name, "%s", name);
-	p->cur->verdict = LAB_FAILED;
+	p->cur->verdict = RUNNER_FAILED;
 	p->details.len = 0;
 	p->started = now();
 }
 
-static void end_check(struct parse *p, enum lab_verdict v)
+static void end_check(struct parse *p, enum runner_verdict v)
 {
-	struct lab_check *c = p->cur;
+	struct runner_check *c = p->cur;
 	c->verdict = v;
 	c->seconds = now() - p->started;
 	if (p->details.len) {
 		c->details = strdup(p->details.s);
 		p->details.len = 0;
 	}
-	if (v == LAB_PASSED)
+	if (v == RUNNER_PASSED)
 		p->r->passed++;
-	else if (v == LAB_SKIPPED)
+	else if (v == RUNNER_SKIPPED)
 		p->r->skipped++;
 	else
 		p->r->failed++;
@@ -192,7 +192,7 @@ static void error_detail(struct parse *p, const char *msg)
 }
 
 /* The harness starts a failure with "file.c:42: "; keep that apart. */
-static const char *strip_where(struct lab_check *c, const char *text)
+static const char *strip_where(struct runner_check *c, const char *text)
 {
 	size_t file = strcspn(text, ": ");
 	if (file < 3 || strncmp(text + file - 2, ".c", 2) || text[file] != ':')
@@ -212,7 +212,7 @@ static void parse_line(void *arg, char *text)
 	if (!strncmp(text, "NOTICE", 6)) {
 		buf_line(&p->notices, text);
 		if (p->live)
-			printf("%s%s%s\n", lab_c_dim(), text, lab_c_off());
+			printf("%s%s%s\n", runner_c_dim(), text, runner_c_off());
 		return;
 	}
 	if (p->summary)
@@ -231,12 +231,12 @@ static void parse_line(void *arg, char *text)
 		return;
 	}
 	if ((v = tag_of(text, "[       OK ] ")) && !strcmp(v, p->cur->name))
-		end_check(p, LAB_PASSED);
+		end_check(p, RUNNER_PASSED);
 	else if ((v = tag_of(text, "[  SKIPPED ] ")) && !strcmp(v, p->cur->name))
-		end_check(p, LAB_SKIPPED);
+		end_check(p, RUNNER_SKIPPED);
 	else if (((v = tag_of(text, "[  FAILED  ] ")) || (v = tag_of(text, "[  ERROR   ] "))) &&
 		 !strcmp(v, p->cur->name))
-		end_check(p, LAB_FAILED);
+		end_check(p, RUNNER_FAILED);
 	else if ((v = tag_of(text, "[  ERROR   ] --- ")))
 		error_detail(p, v);
 	else if ((v = tag_of(text, "[   LINE   ] --- ")))
@@ -248,7 +248,7 @@ static void parse_line(void *arg, char *text)
 		buf_line(&p->details, strip_where(p->cur, text));
 }
 
-void lab_result_parse(struct lab_result *r, const char *output)
+void runner_result_parse(struct runner_result *r, const char *output)
 {
 	struct parse p = {.r = r};
 	memset(r, 0, sizeof *r);
@@ -265,15 +265,15 @@ void lab_result_parse(struct lab_result *r, const char *output)
 	}
 	if (p.cur) {
 		buf_line(&p.details, "the output ended inside this check");
-		end_check(&p, LAB_FAILED);
+		end_check(&p, RUNNER_FAILED);
 	}
 	free(p.details.s);
 	r->notices = p.notices.s;
 	r->stray = p.stray.s;
 }
 
-int lab_check_run(const struct lab_tree *t, const struct lab *l, const struct lab_opts *o,
-                  struct lab_result *r)
+int runner_check_run(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o,
+                  struct runner_result *r)
 {
 	char target[PATH_MAX];
 	memset(r, 0, sizeof *r);
@@ -283,10 +283,10 @@ int lab_check_run(const struct lab_tree *t, const struct lab *l, const struct la
 	 * erase the line. */
 	int status_line = o->live && isatty(STDOUT_FILENO);
 	if (status_line) {
-		printf("  %smake %s ...%s\r", lab_c_dim(), target, lab_c_off());
+		printf("  %smake %s ...%s\r", runner_c_dim(), target, runner_c_off());
 		fflush(stdout);
 	}
-	int built = lab_build(t, target, &r->build_log);
+	int built = runner_build(t, target, &r->build_log);
 	if (status_line) {
 		printf("\033[K");
 		fflush(stdout);
@@ -298,11 +298,11 @@ int lab_check_run(const struct lab_tree *t, const struct lab *l, const struct la
 	r->built = 1;
 
 	char bin[PATH_MAX];
-	if (lab_path(t, bin, sizeof bin, "%s", target) != 0)
+	if (runner_path(t, bin, sizeof bin, "%s", target) != 0)
 		return -1;
 	struct parse p = {.r = r, .live = o->live};
 	char *argv[] = {bin, NULL};
-	r->status = lab_proc_lines(t->root, argv, parse_line, &p);
+	r->status = runner_proc_lines(t->root, argv, parse_line, &p);
 	if (p.cur) {   /* died inside a check */
 		char why[96];
 		if (r->status > 128)
@@ -310,7 +310,7 @@ int lab_check_run(const struct lab_tree *t, const struct lab *l, const struct la
 		else
 			snprintf(why, sizeof why, "the test process ended inside this check (exit %d)", r->status);
 		buf_line(&p.details, why);
-		end_check(&p, LAB_FAILED);
+		end_check(&p, RUNNER_FAILED);
 	}
 	free(p.details.s);
 	r->notices = p.notices.s;
@@ -323,7 +323,7 @@ int lab_check_run(const struct lab_tree *t, const struct lab *l, const struct la
 	return 0;
 }
 
-void lab_result_free(struct lab_result *r)
+void runner_result_free(struct runner_result *r)
 {
 	for (size_t i = 0; i < r->n; i++)
 		free(r->checks[i].details);
@@ -336,27 +336,27 @@ void lab_result_free(struct lab_result *r)
 
 /* The hint for the first failing check that names one, or a pointer to
  * `hotrow lab hint` when none does. */
-static void print_first_hint(const struct lab_tree *t, const struct lab *l, const struct lab_result *r)
+static void print_first_hint(const struct runner_tree *t, const struct runner_lab *l, const struct runner_result *r)
 {
-	const struct lab_check *first = NULL;
+	const struct runner_check *first = NULL;
 	for (size_t i = 0; i < r->n && !first; i++)
-		if (r->checks[i].verdict == LAB_FAILED && r->checks[i].hint[0])
+		if (r->checks[i].verdict == RUNNER_FAILED && r->checks[i].hint[0])
 			first = &r->checks[i];
 	if (!first) {
 		printf("\nStuck? `hotrow lab hint %s` reveals the next hint.\n", l->num);
 		return;
 	}
 	char path[PATH_MAX], tag[64] = "";
-	struct lab_hints h;
+	struct runner_hints h;
 	int k = -1;
-	if (lab_path(t, path, sizeof path, "labs/%s/hints.md", l->name) == 0 &&
-	    lab_hints_load(path, &h) == 0) {
-		k = lab_hints_first(&h, first->hint, tag, sizeof tag);
+	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) == 0 &&
+	    runner_hints_load(path, &h) == 0) {
+		k = runner_hints_first(&h, first->hint, tag, sizeof tag);
 		if (k >= 0) {
 			printf("\nHint for %s [%s]:\n", first->name, tag);
-			lab_hint_print(stdout, &h, (size_t)k, "  ");
+			runner_hint_print(stdout, &h, (size_t)k, "  ");
 		}
-		lab_hints_free(&h);
+		runner_hints_free(&h);
 	}
 	if (k < 0)
 		printf("\n%s failed with hint tag [%s], which labs/%s/hints.md does not have;\n"
@@ -364,59 +364,59 @@ static void print_first_hint(const struct lab_tree *t, const struct lab *l, cons
 		       first->name, first->hint, l->name, l->num);
 }
 
-int lab_check_cmd(const struct lab_tree *t, const struct lab *l, const struct lab_opts *o)
+int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o)
 {
 	const char *side = o->solutions ? "solutions" : "exercises";
-	printf("%sLab %s — %s%s: checking %s/%s/\n", lab_c_bold(), l->num, l->title,
-	       lab_c_off(), side, l->name);
+	printf("%sLab %s — %s%s: checking %s/%s/\n", runner_c_bold(), l->num, l->title,
+	       runner_c_off(), side, l->name);
 	fflush(stdout);
-	struct lab_opts live = *o;
+	struct runner_opts live = *o;
 	live.live = 1;
-	struct lab_result r;
-	int rc = lab_check_run(t, l, &live, &r);
-	struct lab_progress pg;
-	lab_progress_get(t, l, &pg);
+	struct runner_result r;
+	int rc = runner_check_run(t, l, &live, &r);
+	struct runner_progress pg;
+	runner_progress_get(t, l, &pg);
 
 	if (r.interrupted) {
 		printf("\nInterrupted while building.\n");
-		lab_result_free(&r);
+		runner_result_free(&r);
 		return 1;
 	}
 	if (!r.built) {
 		printf("\n%s/%s/ does not compile yet; the compiler says:\n\n", side, l->name);
-		lab_build_log_print(stdout, r.build_log);
+		runner_build_log_print(stdout, r.build_log);
 		printf("\nFix the first error above, then check again.\n");
 		if (!o->solutions) {
 			pg.passed = 0;
-			lab_progress_put(t, l, &pg);
+			runner_progress_put(t, l, &pg);
 		}
-		lab_result_free(&r);
+		runner_result_free(&r);
 		return 1;
 	}
 	if (r.build_log)   /* warnings: worth seeing, they are often the bug */
-		lab_build_log_print(stdout, r.build_log);
+		runner_build_log_print(stdout, r.build_log);
 	if (rc != 0 || (r.n == 0 && r.status != 0) || (r.failed == 0 && r.status != 0)) {
 		printf("\nThe test program failed outside any check (exit %d):\n%s", r.status,
 		       r.stray ? r.stray : "(no output)\n");
-		lab_result_free(&r);
+		runner_result_free(&r);
 		return 1;
 	}
 	int ran = r.passed + r.failed;
-	printf("\n%s%d of %d checks passing%s", r.failed ? lab_c_bad() : lab_c_ok(),
-	       r.passed, ran, lab_c_off());
+	printf("\n%s%d of %d checks passing%s", r.failed ? runner_c_bad() : runner_c_ok(),
+	       r.passed, ran, runner_c_off());
 	if (r.skipped)
 		printf(" (%d skipped)", r.skipped);
 	printf(".\n");
 	if (!o->solutions) {
 		pg.passed = r.passed;
 		pg.total = ran;
-		lab_progress_put(t, l, &pg);
+		runner_progress_put(t, l, &pg);
 	}
 	if (r.failed) {
 		print_first_hint(t, l, &r);
 		if (!o->solutions) {
 			char files[256];
-			lab_exercise_files(t, l, files, sizeof files);
+			runner_exercise_files(t, l, files, sizeof files);
 			printf("\nNext: edit exercises/%s/ (%s) with labs/%s/README.md at hand, then\n"
 			       "`hotrow lab check %s` again, or `hotrow lab watch %s` to check on every save.\n",
 			       l->name, files[0] ? files : "no files yet", l->name, l->num, l->num);
@@ -427,6 +427,6 @@ int lab_check_cmd(const struct lab_tree *t, const struct lab *l, const struct la
 		printf("\nLab %s done. `hotrow lab` shows what is next.\n", l->num);
 	}
 	rc = r.failed || ran == 0 ? 1 : 0;
-	lab_result_free(&r);
+	runner_result_free(&r);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * lab_watch.h: `hotrow lab watch`, a check on every save.
+ * runner_watch.h: `hotrow lab watch`, a check on every save.
  *
  * Runs the check once, then waits on inotify for a source file
  * (*.c, *.h) in exercises/NN-name/ (or solutions/) to be written, created,
@@ -8,15 +8,15 @@
  * back as it was before returning, whatever the way out.
  *
  * Interface:
- *   int rc = lab_watch(&tree, lab, &opts);   // returns when the user quits
+ *   int rc = runner_watch(&tree, lab, &opts);   // returns when the user quits
  */
-#ifndef HOTROW_CLI_LAB_WATCH_H
-#define HOTROW_CLI_LAB_WATCH_H
+#ifndef HOTROW_RUNNER_WATCH_H
+#define HOTROW_RUNNER_WATCH_H
 
-#include "cli/lab_check.h"
+#include "cli/runner_check.h"
 
 /* Returns the exit code of the last check (0 all passed, 1 otherwise), or
  * 1 when inotify is not available. */
-int lab_watch(const struct lab_tree *t, const struct lab *l, const struct lab_opts *o);
+int runner_watch(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o);
 
 #endif

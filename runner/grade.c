@@ -1,18 +1,18 @@
 /*
- * lab_grade.c: the score table, JUnit XML and Gradescope's results.json.
- * See lab_grade.h for the scoring and the interface.
+ * runner_grade.c: the score table, JUnit XML and Gradescope's results.json.
+ * See runner_grade.h for the scoring and the interface.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/lab_grade.h"
-#include "cli/lab_hint.h"
+#include "cli/runner_grade.h"
+#include "cli/runner_hint.h"
 
 /* One lab's verdicts, kept until the reports are written. */
 struct graded {
-	const struct lab *lab;
-	struct lab_result r;
+	const struct runner_lab *lab;
+	struct runner_result r;
 	int score, max;
 };
 
@@ -54,21 +54,21 @@ static void json_text(FILE *f, const char *s)
 
 /* The text a grader shows for a failed check: what went wrong, where, and
  * the title of the hint its tag points at. Caller frees. */
-static char *failure_text(const struct lab_tree *t, const struct lab *l, const struct lab_check *c)
+static char *failure_text(const struct runner_tree *t, const struct runner_lab *l, const struct runner_check *c)
 {
 	char hint[400] = "";
 	if (c->hint[0]) {
 		char path[PATH_MAX];
-		struct lab_hints h;
+		struct runner_hints h;
 		snprintf(hint, sizeof hint, "HINT: %s\n", c->hint);
-		if (lab_path(t, path, sizeof path, "labs/%s/hints.md", l->name) == 0 &&
-		    lab_hints_load(path, &h) == 0) {
+		if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) == 0 &&
+		    runner_hints_load(path, &h) == 0) {
 			char tag[64];
-			int k = lab_hints_first(&h, c->hint, tag, sizeof tag);
+			int k = runner_hints_first(&h, c->hint, tag, sizeof tag);
 			if (k >= 0)
 				snprintf(hint, sizeof hint, "HINT: %s (hint %d: %s)\n", tag, k + 1,
 					 h.v[k].title);
-			lab_hints_free(&h);
+			runner_hints_free(&h);
 		}
 	}
 	const char *d = c->details && *c->details ? c->details : "failed\n";
@@ -82,7 +82,7 @@ static char *failure_text(const struct lab_tree *t, const struct lab *l, const s
 	return s;
 }
 
-static int write_junit(const char *path, const struct lab_tree *t, const struct graded *g, size_t n)
+static int write_junit(const char *path, const struct runner_tree *t, const struct graded *g, size_t n)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
@@ -97,7 +97,7 @@ static int write_junit(const char *path, const struct lab_tree *t, const struct 
 		"<testsuites name=\"hotrow labs\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
 		tests, failures, skipped);
 	for (size_t i = 0; i < n; i++) {
-		const struct lab_result *r = &g[i].r;
+		const struct runner_result *r = &g[i].r;
 		const char *name = g[i].lab->name;
 		double secs = 0;
 		for (size_t k = 0; k < r->n; k++)
@@ -111,15 +111,15 @@ static int write_junit(const char *path, const struct lab_tree *t, const struct 
 			fprintf(f, "</failure>\n    </testcase>\n");
 		}
 		for (size_t k = 0; k < r->n; k++) {
-			const struct lab_check *c = &r->checks[k];
+			const struct runner_check *c = &r->checks[k];
 			fprintf(f, "    <testcase classname=\"%s\" name=\"", name);
 			xml_text(f, c->name);
 			fprintf(f, "\" time=\"%.3f\"", c->seconds);
-			if (c->verdict == LAB_PASSED) {
+			if (c->verdict == RUNNER_PASSED) {
 				fprintf(f, "/>\n");
 				continue;
 			}
-			if (c->verdict == LAB_SKIPPED) {
+			if (c->verdict == RUNNER_SKIPPED) {
 				fprintf(f, ">\n      <skipped/>\n    </testcase>\n");
 				continue;
 			}
@@ -154,7 +154,7 @@ static void json_test(FILE *f, int *first, const char *lab, const char *check, i
 	*first = 0;
 }
 
-static int write_json(const char *path, const struct lab_tree *t, const struct graded *g, size_t n,
+static int write_json(const char *path, const struct runner_tree *t, const struct graded *g, size_t n,
                       int score, int max, int skipped)
 {
 	FILE *f = fopen(path, "w");
@@ -169,15 +169,15 @@ static int write_json(const char *path, const struct lab_tree *t, const struct g
 	fprintf(f, ",\n  \"tests\": [");
 	int first = 1;
 	for (size_t i = 0; i < n; i++) {
-		const struct lab_result *r = &g[i].r;
+		const struct runner_result *r = &g[i].r;
 		if (!r->built)
 			json_test(f, &first, g[i].lab->name, "build", 0, 1, r->build_log ? r->build_log : "");
 		for (size_t k = 0; k < r->n; k++) {
-			const struct lab_check *c = &r->checks[k];
-			if (c->verdict == LAB_SKIPPED)
+			const struct runner_check *c = &r->checks[k];
+			if (c->verdict == RUNNER_SKIPPED)
 				continue;
-			char *text = c->verdict == LAB_FAILED ? failure_text(t, g[i].lab, c) : NULL;
-			json_test(f, &first, g[i].lab->name, c->name, c->verdict == LAB_PASSED, 1,
+			char *text = c->verdict == RUNNER_FAILED ? failure_text(t, g[i].lab, c) : NULL;
+			json_test(f, &first, g[i].lab->name, c->name, c->verdict == RUNNER_PASSED, 1,
 				  text ? text : "");
 			free(text);
 		}
@@ -188,32 +188,32 @@ static int write_json(const char *path, const struct lab_tree *t, const struct g
 
 static void print_lab(const struct graded *g)
 {
-	const struct lab_result *r = &g->r;
-	printf("%sLab %s — %s%s\n", lab_c_bold(), g->lab->num, g->lab->title, lab_c_off());
+	const struct runner_result *r = &g->r;
+	printf("%sLab %s — %s%s\n", runner_c_bold(), g->lab->num, g->lab->title, runner_c_off());
 	if (!r->built)
-		printf("  %-52s %sdoes not compile%s  0/1\n", "build", lab_c_bad(), lab_c_off());
+		printf("  %-52s %sdoes not compile%s  0/1\n", "build", runner_c_bad(), runner_c_off());
 	for (size_t k = 0; k < r->n; k++) {
-		const struct lab_check *c = &r->checks[k];
-		if (c->verdict == LAB_SKIPPED)
-			printf("  %-52s %sskipped%s\n", c->name, lab_c_dim(), lab_c_off());
+		const struct runner_check *c = &r->checks[k];
+		if (c->verdict == RUNNER_SKIPPED)
+			printf("  %-52s %sskipped%s\n", c->name, runner_c_dim(), runner_c_off());
 		else
 			printf("  %-52s %s%-4s%s  %d/1  (%.1fs)\n", c->name,
-			       c->verdict == LAB_PASSED ? lab_c_ok() : lab_c_bad(),
-			       c->verdict == LAB_PASSED ? "OK" : "FAIL", lab_c_off(),
-			       c->verdict == LAB_PASSED, c->seconds);
+			       c->verdict == RUNNER_PASSED ? runner_c_ok() : runner_c_bad(),
+			       c->verdict == RUNNER_PASSED ? "OK" : "FAIL", runner_c_off(),
+			       c->verdict == RUNNER_PASSED, c->seconds);
 	}
 	printf("  %-52s %d/%d\n\n", "subtotal", g->score, g->max);
 }
 
-int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
-              const struct lab_opts *o)
+int runner_grade(const struct runner_tree *t, const struct runner_lab *only, const char *out,
+              const struct runner_opts *o)
 {
 	char dir[PATH_MAX];
 	if (out)
 		snprintf(dir, sizeof dir, "%s", out);
-	else if (lab_path(t, dir, sizeof dir, ".hotrow/grade") != 0)
+	else if (runner_path(t, dir, sizeof dir, ".hotrow/grade") != 0)
 		return 1;
-	if (lab_mkdirs(dir) != 0) {
+	if (runner_mkdirs(dir) != 0) {
 		fprintf(stderr, "hotrow lab grade: cannot create %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
@@ -226,7 +226,7 @@ int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
 	       only ? only->name : "every lab");
 	fflush(stdout);
 	int score = 0, max = 0, skipped = 0, broken = 0;
-	struct lab_opts quiet = *o;
+	struct runner_opts quiet = *o;
 	quiet.live = 0;
 	size_t n = 0;
 	for (size_t j = 0; j < t->nlabs; j++) {
@@ -234,17 +234,17 @@ int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
 			continue;
 		size_t i = n++;
 		g[i].lab = &t->labs[j];
-		if (lab_check_run(t, g[i].lab, &quiet, &g[i].r) != 0)
+		if (runner_check_run(t, g[i].lab, &quiet, &g[i].r) != 0)
 			broken = 1;
-		struct lab_result *r = &g[i].r;
+		struct runner_result *r = &g[i].r;
 		if (r->built && r->status != 0 && r->failed == 0) {
 			/* It failed outside any check: count it as one failed check. */
-			struct lab_check *nc = realloc(r->checks, (r->n + 1) * sizeof *nc);
+			struct runner_check *nc = realloc(r->checks, (r->n + 1) * sizeof *nc);
 			if (nc) {
 				r->checks = nc;
 				memset(&nc[r->n], 0, sizeof *nc);
 				snprintf(nc[r->n].name, sizeof nc[r->n].name, "suite");
-				nc[r->n].verdict = LAB_FAILED;
+				nc[r->n].verdict = RUNNER_FAILED;
 				nc[r->n].details = strdup(r->stray ? r->stray : "the test program failed");
 				r->n++;
 				r->failed++;
@@ -257,14 +257,14 @@ int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
 		skipped += r->skipped;
 		print_lab(&g[i]);
 		if (!o->solutions && r->built) {
-			struct lab_progress p;
-			lab_progress_get(t, g[i].lab, &p);
+			struct runner_progress p;
+			runner_progress_get(t, g[i].lab, &p);
 			p.passed = r->passed;
 			p.total = r->passed + r->failed;
-			lab_progress_put(t, g[i].lab, &p);
+			runner_progress_put(t, g[i].lab, &p);
 		}
 	}
-	printf("%sScore: %d/%d%s", score == max && max ? lab_c_ok() : lab_c_bad(), score, max, lab_c_off());
+	printf("%sScore: %d/%d%s", score == max && max ? runner_c_ok() : runner_c_bad(), score, max, runner_c_off());
 	if (skipped)
 		printf("  (%d skipped: PostgreSQL checks need HOTROW_PG_URL; `make pg-up` prints it)", skipped);
 	printf("\n");
@@ -280,7 +280,7 @@ int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
 		printf("Wrote %s and %s\n", junit, json);
 	}
 	for (size_t i = 0; i < n; i++)
-		lab_result_free(&g[i].r);
+		runner_result_free(&g[i].r);
 	free(g);
 	return rc;
 }
