@@ -10,17 +10,20 @@
  * hints.md in runner_hint.c, and starting make and git in runner_proc.c.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
-#include "cli/runner_check.h"
-#include "cli/runner_grade.h"
-#include "cli/runner_hint.h"
-#include "cli/runner_reset.h"
-#include "cli/runner_tree.h"
-#include "cli/runner_watch.h"
+#include "runner/check.h"
+#include "runner/cmds.h"
+#include "runner/run.h"
+#include "runner/grade.h"
+#include "runner/hint.h"
+#include "runner/reset.h"
+#include "runner/tree.h"
+#include "runner/watch.h"
 
 static const char usage_all[] =
 	"usage: hotrow lab [CMD] [NN] [options]\n"
@@ -40,13 +43,19 @@ static const char usage_all[] =
 	"\n"
 	"NN is 01, 1 or 01-hot-row. `hotrow lab CMD --help` lists a command's\n"
 	"options. Progress and backups live in .hotrow/ in the kit.\n"
-	"Exit: 0 every check passed, 1 a check or the build failed, 2 bad usage.\n";
+	"Exit: 0 every check passed, 1 a check or the build failed, 2 bad usage,\n"
+	"130 stopped by Ctrl-C.\n";
 
 static const char usage_db[] =
 	"  --db URL        one database only: sqlite:PATH, sqlite::memory:, a\n"
 	"                  postgres:// URL or a libpq conninfo. Without it the SQLite\n"
 	"                  checks run, and the PostgreSQL ones when HOTROW_PG_URL is\n"
-	"                  set (`make pg-up` starts a server and prints it)\n";
+	"                  set (`make pg-up` starts a server and prints it).\n"
+	"                  `--db sqlite` runs only the SQLite checks\n";
+
+static const char usage_timeout[] =
+	"  --timeout S     stop a test program after S seconds (default 120; the\n"
+	"                  build gets 4 times as long); its process group is killed\n";
 
 static const struct sub {
 	const char *name;
@@ -58,7 +67,7 @@ static const struct sub {
 	{"list", "", " ", 0,
 	 "Every lab with its status (not started, N of M checks passing, done)\n"
 	 "and the next thing to do. Same as `hotrow lab`.\n"},
-	{"check", "NN [--db URL] [--solutions]", " db solutions ", 2,
+	{"check", "NN [--db URL] [--timeout S] [--solutions]", " db timeout solutions ", 2,
 	 "Build exercises/NN-name/ with the lab's tests (make, as CI does), run\n"
 	 "them, and show each check: passed, or failed with expected vs got and\n"
 	 "the hint for the first failure. A compile error shows the compiler's\n"
@@ -67,23 +76,26 @@ static const struct sub {
 	{"hint", "NN", " ", 2,
 	 "Reveal the next hint from labs/NN-name/hints.md. Early hints point the\n"
 	 "way; the last one is close to the answer.\n"},
-	{"watch", "[NN] [--db URL]", " db solutions ", 1,
+	{"watch", "[NN] [--db URL] [--timeout S]", " db timeout solutions ", 1,
 	 "Check NN (default: the first lab not done), then again each time a file\n"
-	 "in exercises/NN-name/ is saved. q or Ctrl-C quits.\n"
+	 "in exercises/NN-name/ is saved, even in the middle of a check. q or\n"
+	 "Ctrl-C quits at once.\n"
 	 "  --solutions     watch solutions/ instead\n"},
-	{"run", "NN [--db URL] [--threads T] [--seconds S] [--solutions] [-- DRIVER OPTIONS]",
-	 " db threads seconds solutions ", 2,
+	{"run", "NN [--db URL] [--threads T] [--seconds S] [--timeout S] [--solutions] [-- DRIVER OPTIONS]",
+	 " db threads seconds timeout solutions ", 2,
 	 "Build the lab's driver (labs/NN-name/run.c) with your code and run it:\n"
 	 "T threads call your operation for S seconds; it prints throughput and\n"
 	 "latency percentiles next to what the engine predicts for the hold time\n"
 	 "it measured.\n"
-	 "  --db URL        the database (default: an SQLite file under .hotrow/)\n"
-	 "  --threads T     client threads, 1-1024\n"
-	 "  --seconds S     how long to drive it, 0.1-3600\n"
+	 "  --db URL        the database (default: sqlite:.hotrow/labNN.db); on\n"
+	 "                  PostgreSQL the driver works in a schema labNN of its own\n"
+	 "  --threads T     client threads, 1-256\n"
+	 "  --seconds S     how long to drive it, above 0, at most 3600\n"
+	 "  --timeout S     stop the driver after S seconds (default: no limit)\n"
 	 "  --solutions     run the reference solution instead\n"
 	 "  -- OPTIONS      passed to the lab's driver as they are, e.g.\n"
 	 "                  `hotrow lab run 04 -- --flush-ms 50`; `-- --help` lists them\n"},
-	{"grade", "[NN] [--out DIR] [--db URL] [--solutions]", " out db solutions ", 1,
+	{"grade", "[NN] [--out DIR] [--db URL] [--timeout S] [--solutions]", " out db timeout solutions ", 1,
 	 "Check every lab (or only NN) and print a score table (one point per\n"
 	 "check), then write DIR/junit.xml and DIR/results.json (Gradescope's\n"
 	 "format).\n"
@@ -99,7 +111,7 @@ static const struct sub {
 
 struct args {
 	const char *lab;
-	const char *db, *threads, *seconds, *out;
+	const char *db, *threads, *seconds, *out, *timeout;
 	int solutions, yes;
 	int nextra;            /* run: what follows "--" goes to the driver */
 	char **extra;
@@ -110,6 +122,8 @@ static void sub_help(const struct sub *s)
 	printf("usage: hotrow lab %s %s\n\n%s", s->name, s->args, s->help);
 	if (strstr(s->options, " db ") && !strstr(s->help, "--db"))
 		fputs(usage_db, stdout);
+	if (strstr(s->options, " timeout ") && !strstr(s->help, "--timeout"))
+		fputs(usage_timeout, stdout);
 	printf("\nNN is 01, 1 or 01-hot-row.\n");
 }
 
@@ -141,7 +155,7 @@ static int allows(const struct sub *s, const char *opt)
  * after printing --help. */
 static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 {
-	static const char *const valued[] = {"db", "threads", "seconds", "out"};
+	static const char *const valued[] = {"db", "threads", "seconds", "out", "timeout"};
 	memset(a, 0, sizeof *a);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -177,7 +191,8 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 				fprintf(stderr, "hotrow lab %s: %s needs a value\n", s->name, name);
 				return 2;
 			}
-			const char **slot = k == 0 ? &a->db : k == 1 ? &a->threads : k == 2 ? &a->seconds : &a->out;
+			const char **slot = k == 0 ? &a->db : k == 1 ? &a->threads : k == 2 ? &a->seconds :
+					    k == 3 ? &a->out : &a->timeout;
 			*slot = v;
 			matched = 1;
 		}
@@ -196,180 +211,31 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			s->name, s->name, s->args);
 		return 2;
 	}
-	if (a->db && runner_db_env(a->db) != 0) {
-		fprintf(stderr, "hotrow lab %s: --db takes sqlite:PATH, sqlite::memory:, "
-			"postgres://... or a conninfo, not '%s'\n", s->name, a->db);
+	if (a->out && !a->out[0]) {
+		fprintf(stderr, "hotrow lab %s: --out takes a directory, not ''\n", s->name);
+		return 2;
+	}
+	if (a->timeout) {
+		char *end;
+		double v = strtod(a->timeout, &end);
+		if (end == a->timeout || *end || !isfinite(v) || v <= 0 || v > 86400) {
+			fprintf(stderr, "hotrow lab %s: --timeout takes seconds above 0, at most 86400, "
+				"not '%s'\n", s->name, a->timeout);
+			return 2;
+		}
+	}
+	if (a->db && strcmp(s->name, "run") && !strncmp(a->db, "sqlite:", 7) && a->db[7]) {
+		fprintf(stderr, "hotrow lab %s: --db %s: the SQLite checks make files of their own; "
+			"`--db sqlite` runs only them (a file is for `hotrow lab run`)\n", s->name, a->db);
+		return 2;
+	}
+	if (a->db && strcmp(a->db, "sqlite") && strncmp(a->db, "sqlite:", 7) &&
+	    strncmp(a->db, "postgres://", 11) && strncmp(a->db, "postgresql://", 13) && !strchr(a->db, '=')) {
+		fprintf(stderr, "hotrow lab %s: --db takes sqlite, sqlite:PATH (run), postgres://... "
+			"or a conninfo, not '%s'\n", s->name, a->db);
 		return 2;
 	}
 	return 0;
-}
-
-/* The first lab not done, or NULL when all are. */
-static const struct runner_lab *next_lab(const struct runner_tree *t)
-{
-	for (size_t i = 0; i < t->nlabs; i++) {
-		struct runner_progress p;
-		runner_progress_get(t, &t->labs[i], &p);
-		if (!runner_progress_done(&p))
-			return &t->labs[i];
-	}
-	return NULL;
-}
-
-static int cmd_list(const struct runner_tree *t)
-{
-	if (t->nlabs == 0) {
-		printf("No labs in %s/labs/ yet.\n", t->root);
-		return 0;
-	}
-	int width = 0;
-	for (size_t i = 0; i < t->nlabs; i++) {
-		int w = (int)strlen(t->labs[i].title);
-		width = w > width ? w : width;
-	}
-	printf("%sThe labs%s (in %s)\n\n", runner_c_bold(), runner_c_off(), t->root);
-	for (size_t i = 0; i < t->nlabs; i++) {
-		struct runner_progress p;
-		char st[64];
-		runner_progress_get(t, &t->labs[i], &p);
-		const char *c = runner_progress_done(&p) ? runner_c_ok() : p.total ? runner_c_bad() : runner_c_dim();
-		printf("  %s  %-*s  %s%s%s\n", t->labs[i].num, width, t->labs[i].title, c,
-		       runner_progress_str(&p, st, sizeof st), runner_c_off());
-	}
-	const struct runner_lab *l = next_lab(t);
-	if (!l) {
-		printf("\nEvery lab is done. `hotrow lab grade` prints your score.\n");
-		return 0;
-	}
-	struct runner_progress p;
-	char files[256];
-	runner_progress_get(t, l, &p);
-	runner_exercise_files(t, l, files, sizeof files);
-	printf("\nNext: Lab %s, %s.\n", l->num, l->title);
-	if (p.total == 0)
-		printf("  read     labs/%s/README.md (the handout)\n"
-		       "  edit     exercises/%s/ (%s), following its TODOs\n",
-		       l->name, l->name, files[0] ? files : "no files yet");
-	printf("  check    hotrow lab check %s     (or `hotrow lab watch %s` to check on every save)\n",
-	       l->num, l->num);
-	printf("  stuck?   hotrow lab hint %s\n", l->num);
-	return 0;
-}
-
-static int cmd_hint(const struct runner_tree *t, const struct runner_lab *l)
-{
-	char path[PATH_MAX];
-	struct runner_hints h;
-	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) != 0 ||
-	    runner_hints_load(path, &h) != 0) {
-		fprintf(stderr, "hotrow lab hint: cannot read labs/%s/hints.md: %s\n", l->name, strerror(errno));
-		return 1;
-	}
-	if (h.n == 0) {
-		printf("Lab %s has no hints yet.\n", l->num);
-		runner_hints_free(&h);
-		return 0;
-	}
-	struct runner_progress p;
-	runner_progress_get(t, l, &p);
-	size_t k = p.hints < 0 ? 0 : (size_t)p.hints;
-	if (k >= h.n)
-		k = h.n - 1;
-	for (size_t i = 0; i < k; i++)
-		printf("%sHint %zu of %zu: %s (shown before)%s\n", runner_c_dim(), i + 1, h.n,
-		       h.v[i].title, runner_c_off());
-	runner_hint_print(stdout, &h, k, "");
-	if (k + 1 < h.n)
-		printf("\n`hotrow lab hint %s` again reveals hint %zu.\n", l->num, k + 2);
-	else
-		printf("\nThat was the last hint; the handout labs/%s/README.md has the rest.\n", l->name);
-	if ((int)k + 1 > p.hints) {
-		p.hints = (int)k + 1;
-		if (runner_progress_put(t, l, &p) != 0)
-			fprintf(stderr, "hotrow lab hint: cannot record progress in .hotrow/: %s\n", strerror(errno));
-	}
-	runner_hints_free(&h);
-	return 0;
-}
-
-static int check_number(const char *cmd, const char *opt, const char *v, double lo, double hi, int integer)
-{
-	char *end;
-	errno = 0;
-	double d = strtod(v, &end);
-	if (errno || end == v || *end || d < lo || d > hi || (integer && d != (double)(long)d)) {
-		fprintf(stderr, "hotrow lab %s: %s takes %s from %g to %g, not '%s'\n", cmd, opt,
-			integer ? "a whole number" : "a number", lo, hi, v);
-		return -1;
-	}
-	return 0;
-}
-
-static int cmd_run(const struct runner_tree *t, const struct runner_lab *l, const struct args *a)
-{
-	if ((a->threads && check_number("run", "--threads", a->threads, 1, 1024, 1)) ||
-	    (a->seconds && check_number("run", "--seconds", a->seconds, 0.1, 3600, 0)))
-		return 2;
-	char path[PATH_MAX], target[PATH_MAX];
-	if (runner_path(t, path, sizeof path, "labs/%s/run.c", l->name) != 0 || access(path, R_OK) != 0) {
-		fprintf(stderr, "hotrow lab run: lab %s has no driver (labs/%s/run.c)\n", l->num, l->name);
-		return 1;
-	}
-	snprintf(target, sizeof target, "build/labs/%s/run-%s", l->name, a->solutions ? "solution" : "exercise");
-	printf("building %s ...\n", target);
-	fflush(stdout);
-	char *log = NULL;
-	if (runner_build(t, target, &log) != 0) {
-		printf("\n%s/%s/ does not compile yet; the compiler says:\n\n",
-		       a->solutions ? "solutions" : "exercises", l->name);
-		runner_build_log_print(stdout, log);
-		free(log);
-		return 1;
-	}
-	runner_build_log_print(stdout, log);
-	free(log);
-
-	/* The driver runs from the kit root (its default database lives under
-	 * .hotrow/), so a relative sqlite: path is made absolute first. */
-	char db[PATH_MAX + 16], cwd[PATH_MAX];
-	const char *url = a->db;
-	if (url && !strncmp(url, "sqlite:", 7) && url[7] != '/' && url[7] != ':' && getcwd(cwd, sizeof cwd)) {
-		snprintf(db, sizeof db, "sqlite:%s/%s", cwd, url + 7);
-		url = db;
-	}
-	if (runner_path(t, path, sizeof path, "%s", target) != 0)
-		return 1;
-	if (chdir(t->root) != 0 || runner_state_dir(t, NULL) != 0) {
-		fprintf(stderr, "hotrow lab run: cannot use %s/.hotrow: %s\n", t->root, strerror(errno));
-		return 1;
-	}
-	char **argv = calloc((size_t)a->nextra + 8, sizeof *argv);
-	int n = 0;
-	if (!argv) {
-		fprintf(stderr, "hotrow lab run: out of memory\n");
-		return 1;
-	}
-	argv[n++] = path;
-	if (url) {
-		argv[n++] = "--db";
-		argv[n++] = (char *)url;
-	}
-	if (a->threads) {
-		argv[n++] = "--threads";
-		argv[n++] = (char *)a->threads;
-	}
-	if (a->seconds) {
-		argv[n++] = "--seconds";
-		argv[n++] = (char *)a->seconds;
-	}
-	for (int k = 0; k < a->nextra; k++)
-		argv[n++] = a->extra[k];
-	argv[n] = NULL;
-	fflush(stdout);
-	execv(path, argv);
-	fprintf(stderr, "hotrow lab run: cannot run %s: %s\n", path, strerror(errno));
-	free(argv);
-	return 1;
 }
 
 /* --solutions in a kit without them (the student kit): say so. */
@@ -412,6 +278,11 @@ int cmd_lab(int argc, char **argv)
 	if (runner_tree_open(&t) != 0)
 		return 1;
 	runner_reset_snapshot(&t);
+	struct runner_run_args limits = {.threads = a.threads, .seconds = a.seconds};
+	if (!strcmp(s->name, "run") && runner_run_check(&limits) != 0) {   /* before any build */
+		runner_tree_close(&t);
+		return 2;
+	}
 	const struct runner_lab *l = NULL;
 	if (a.lab && !(l = runner_tree_find(&t, a.lab))) {
 		runner_tree_unknown(&t, s->name, a.lab);
@@ -422,15 +293,18 @@ int cmd_lab(int argc, char **argv)
 		runner_tree_close(&t);
 		return 2;
 	}
-	struct runner_opts o = {.solutions = a.solutions, .live = 1};
+	struct runner_opts o = {.solutions = a.solutions, .live = 1,
+				.timeout_s = a.timeout ? strtod(a.timeout, NULL) : RUNNER_TIMEOUT_S};
+	if (strcmp(s->name, "run"))
+		runner_db_env(a.db, &o);
 	if (!strcmp(s->name, "list"))
-		rc = cmd_list(&t);
+		rc = runner_list(&t);
 	else if (!strcmp(s->name, "check"))
 		rc = runner_check_cmd(&t, l, &o);
 	else if (!strcmp(s->name, "hint"))
-		rc = cmd_hint(&t, l);
+		rc = runner_hint_cmd(&t, l);
 	else if (!strcmp(s->name, "watch")) {
-		if (!l && !(l = next_lab(&t)))
+		if (!l && !(l = runner_next_lab(&t)))
 			l = t.nlabs ? &t.labs[0] : NULL;
 		if (!l) {
 			fprintf(stderr, "hotrow lab watch: no labs in %s/labs/\n", t.root);
@@ -438,8 +312,15 @@ int cmd_lab(int argc, char **argv)
 		} else {
 			rc = runner_watch(&t, l, &o);
 		}
-	} else if (!strcmp(s->name, "run"))
-		rc = cmd_run(&t, l, &a);
+	} else if (!strcmp(s->name, "run")) {
+		struct runner_run_args ra = {
+			.db = a.db, .db_from = a.db ? "--db" : NULL, .threads = a.threads,
+			.seconds = a.seconds, .solutions = a.solutions,
+			.timeout_s = a.timeout ? strtod(a.timeout, NULL) : 0, .nextra = a.nextra,
+			.extra = a.extra,
+		};
+		rc = runner_run(&t, l, &ra);
+	}
 	else if (!strcmp(s->name, "grade"))
 		rc = runner_grade(&t, l, a.out, &o);
 	else

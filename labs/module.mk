@@ -38,6 +38,13 @@ $$(BUILD)/labs/$(1)/test-mutant-%: tests/mutants/$(1)/%.patch $$(wildcard soluti
 		"$$(CC) $$(CPPFLAGS) $$(CFLAGS)" \
 		"$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
 
+# The checks the suite holds, known before any student code runs: the
+# test sources preprocessed, whose CMUnitTest array the runner reads
+# (runner/check.h).
+$$(BUILD)/labs/$(1)/checks.i: $$(wildcard tests/labs/$(1)/*.c) tests/harness/labtest.h
+	@mkdir -p $$(dir $$@)
+	@for f in $$(filter %.c,$$^); do $$(CC) $$(CPPFLAGS) -E -P $$$$f || exit 1; done >$$@.tmp && mv $$@.tmp $$@
+
 ifneq ($$(wildcard labs/$(1)/run.c),)
 $$(BUILD)/labs/$(1)/run-solution: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_SOL_OBJ) $$(KIT_LIB) $$(ENGINE_LIB)
 	@mkdir -p $$(dir $$@)
@@ -64,3 +71,4 @@ $(foreach lab,$(LAB_NAMES),$(eval $(call lab_rules,$(lab))))
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:
 	@scripts/student-kit $(BUILD)
+

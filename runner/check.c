@@ -1,15 +1,24 @@
 /*
- * runner_check.c: building a lab, running its cmocka suite, reading verdicts.
- * See runner_check.h for the output format read and the interface.
+ * check.c: building a lab, running its cmocka suite, collecting verdicts.
+ * See check.h for where verdicts come from and the interface.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/runner_check.h"
-#include "cli/runner_hint.h"
-#include "cli/runner_proc.h"
+#include "runner/check.h"
+#include "runner/hint.h"
+#include "runner/mutant.h"
+#include "runner/text.h"
+#include "util/clock.h"
+
+#define CHECK_OUT_HEAD 4096   /* what one check printed: first part kept */
+#define CHECK_OUT_TAIL 2048   /* and the last part */
 
 /* A growing string; on out-of-memory it keeps what it had. */
 struct buf {
@@ -40,44 +49,84 @@ static void buf_line(struct buf *b, const char *line)
 	buf_add(b, "\n", 1);
 }
 
-static double now(void)
+/* Append a line to an owned, NUL-terminated string. */
+static void str_line(char **s, const char *line)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	struct buf b = {*s, *s ? strlen(*s) : 0, *s ? strlen(*s) + 1 : 0};
+	buf_line(&b, line);
+	*s = b.s;
 }
 
-int runner_db_env(const char *url)
+static int is_pg_url(const char *url)
 {
-	if (!url)
-		return 0;
-	if (!strncmp(url, "sqlite:", 7) && url[7]) {
-		setenv("HOTROW_LAB_ONLY", "sqlite", 1);
+	return !strncmp(url, "postgres://", 11) || !strncmp(url, "postgresql://", 13) ||
+	       strchr(url, '=') != NULL;
+}
+
+int runner_db_env(const char *url, struct runner_opts *o)
+{
+	const char *env = getenv("HOTROW_PG_URL");
+	o->db = url;
+	o->db_from = NULL;
+	o->only_sqlite = 0;
+	if (!url) {
+		if (env && *env && !getenv("HOTROW_LAB_ONLY"))
+			o->db_from = "HOTROW_PG_URL";
 		return 0;
 	}
-	if (!strncmp(url, "postgres://", 11) || !strncmp(url, "postgresql://", 13) ||
-	    strchr(url, '=')) {
+	if (!strcmp(url, "sqlite") || !strcmp(url, "sqlite:") || !strncmp(url, "sqlite:", 7)) {
+		setenv("HOTROW_LAB_ONLY", "sqlite", 1);
+		o->only_sqlite = 1;
+		return 0;
+	}
+	if (is_pg_url(url)) {
 		setenv("HOTROW_LAB_ONLY", "postgres", 1);
 		setenv("HOTROW_PG_URL", url, 1);
+		o->db_from = "--db";
 		return 0;
 	}
 	return -1;
 }
 
-static void collect(void *arg, char *text)
+static void collect(void *arg, int fd, const char *bytes, size_t n)
 {
-	buf_line(arg, text);
+	(void)fd;
+	runner_text_add(arg, bytes, n);
 }
 
-int runner_build(const struct runner_tree *t, const char *target, char **log)
+int runner_build(const struct runner_tree *t, const char *targets, double timeout_s,
+                 const struct runner_opts *o, char **log)
 {
-	struct buf b = {0};
 	/* The runner's targets live in the plain build/: a SAN=... that a make
 	 * above us exported into the environment must not move them. */
-	char *argv[] = {"make", "-s", "--no-print-directory", "-j2", "SAN=", (char *)target, NULL};
-	int rc = runner_proc_lines(t->root, argv, collect, &b);
-	*log = b.s;
-	return rc == 0 ? 0 : rc > 128 ? -2 : -1;
+	char *argv[13] = {"make", "-s", "-k", "--no-print-directory", "-j2", "SAN="};
+	char copy[PATH_MAX * 2];
+	int n = 6;
+	snprintf(copy, sizeof copy, "%s", targets);
+	for (char *save = NULL, *s = strtok_r(copy, " ", &save); s && n < 12; s = strtok_r(NULL, " ", &save))
+		argv[n++] = s;
+	argv[n] = NULL;
+	struct runner_text text;
+	struct runner_exit e;
+	runner_text_init(&text, 48 * 1024, 16 * 1024);
+	struct runner_child c = {.argv = argv, .dir = t->root, .timeout_s = timeout_s, .out = collect,
+				 .arg = &text, .watch_fd = {-1, -1}};
+	if (o && o->watched) {
+		c.watch_fd[0] = o->watch_fd[0];
+		c.watch_fd[1] = o->watch_fd[1];
+		c.watched = o->watched;
+		c.watch_arg = o->watch_arg;
+	}
+	int rc = runner_proc_run(&c, &e);
+	*log = runner_text_str(&text);
+	runner_text_free(&text);
+	if (e.stopped)
+		return -2;
+	if (e.cancelled)
+		return -4;
+	if (e.timed_out)
+		return -3;
+	return rc == 0 ? 0 : -1;
 }
 
 void runner_build_log_print(FILE *out, const char *log)
@@ -93,20 +142,195 @@ void runner_build_log_print(FILE *out, const char *log)
 	}
 }
 
-/* The parser's state while a suite's output streams by. */
-struct parse {
+/* ---- the expected checks, from the preprocessed test sources ---- */
+
+static const char *skip_space(const char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	return s;
+}
+
+/* Past a string literal starting at s (on '"'); its text appended to b. */
+static const char *literal(const char *s, struct buf *b)
+{
+	s++;
+	while (*s && *s != '"') {
+		if (*s == '\\' && s[1]) {
+			s++;
+		}
+		if (b)
+			buf_add(b, s, 1);
+		s++;
+	}
+	return *s ? s + 1 : s;
+}
+
+int runner_checks_parse(const char *src, char ***names)
+{
+	size_t n = 0, cap = 0;
+	*names = NULL;
+	for (const char *s = strstr(src, "CMUnitTest"); s; s = strstr(s, "CMUnitTest")) {
+		s += 10;
+		/* "CMUnitTest NAME [ ... ] = {" : an array being defined. */
+		const char *p = skip_space(s);
+		while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')
+			p++;
+		p = skip_space(p);
+		if (*p != '[')
+			continue;
+		p = strchr(p, ']');
+		if (!p)
+			break;
+		p = skip_space(p + 1);
+		if (*p != '=')
+			continue;
+		p = skip_space(p + 1);
+		if (*p != '{')
+			continue;
+		int depth = 1;
+		struct buf name = {0};
+		for (p++; *p && depth > 0; ) {
+			if (*p == '"') {
+				p = literal(p, depth == 2 ? &name : NULL);
+				continue;
+			}
+			if (*p == '\'') {   /* a character constant: skip it whole */
+				p++;
+				if (*p == '\\')
+					p++;
+				if (*p)
+					p++;
+				if (*p == '\'')
+					p++;
+				continue;
+			}
+			if (*p == '{') {
+				depth++;
+				if (depth == 2)
+					name.len = 0;
+			} else if (*p == '}') {
+				if (depth == 2 && name.len) {
+					if (n == cap) {
+						cap = cap ? 2 * cap : 32;
+						char **nn = realloc(*names, cap * sizeof *nn);
+						if (!nn) {
+							free(name.s);
+							return -1;
+						}
+						*names = nn;
+					}
+					(*names)[n++] = strdup(name.s);
+				}
+				depth--;
+			}
+			p++;
+		}
+		free(name.s);
+		s = p;
+	}
+	return (int)n;
+}
+
+/* Read build/labs/NAME/checks.i into r->checks. Returns 0 or -1. */
+static int load_expected(const struct runner_tree *t, const struct runner_lab *l, struct runner_result *r)
+{
+	char path[PATH_MAX];
+	if (runner_path(t, path, sizeof path, "build/labs/%s/checks.i", l->name) != 0)
+		return -1;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	struct buf b = {0};
+	char chunk[8192];
+	size_t k;
+	while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&b, chunk, k);
+	fclose(f);
+	char **names;
+	int n = b.s ? runner_checks_parse(b.s, &names) : 0;
+	free(b.s);
+	if (n <= 0)
+		return -1;
+	r->checks = calloc((size_t)n, sizeof *r->checks);
+	for (int i = 0; i < n; i++) {
+		if (r->checks)
+			snprintf(r->checks[i].name, sizeof r->checks[i].name, "%s", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	if (!r->checks)
+		return -1;
+	r->n = (size_t)n;
+	return 0;
+}
+
+/* ---- the run: report lines and output ---- */
+
+/* The state of one run, beside its result. */
+struct run {
 	struct runner_result *r;
-	struct runner_check *cur;     /* the check between RUN and its verdict */
-	struct buf details, notices, stray;
-	int summary;               /* past "[==========] N test(s) run." */
+	struct runner_check *cur;      /* started, not ended */
+	struct runner_text *out;       /* one per check */
+	struct runner_text stray;
 	double started;
 	int live;
 };
 
-static const char *tag_of(const char *text, const char *tag)
+static struct run *active;   /* runner_result_report's view when called from tests */
+
+static struct runner_check *find(struct runner_result *r, const char *name)
 {
-	size_t n = strlen(tag);
-	return strncmp(text, tag, n) ? NULL : text + n;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->checks[i].name, name))
+			return &r->checks[i];
+	return NULL;
+}
+
+/* cmocka's own lines in what a check printed: not worth showing. */
+static int cmocka_chatter(const char *line, size_t n)
+{
+	static const char *const tags[] = {
+		"[ RUN      ]", "[       OK ]", "[  FAILED  ]", "[  PASSED  ]", "[==========]",
+		"[  SKIPPED ]", "[  ERROR   ] --- [   LINE   ] --- ",
+	};
+	for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
+		if (n >= strlen(tags[i]) && !strncmp(line, tags[i], strlen(tags[i])))
+			return 1;
+	/* its closing " 7 SKIPPED TEST(S)", " 2 FAILED TEST(S)", blank lines */
+	size_t k = strspn(line, " 0123456789");
+	if (k <= n && k > 0 && (!strncmp(line + k, "SKIPPED TEST(S)", 15) || !strncmp(line + k, "FAILED TEST(S)", 14)))
+		return 1;
+	return strspn(line, " \t\r") >= n;
+}
+
+/* Print text indented, without cmocka's chatter, at most max lines. */
+static void print_output(const char *text, const char *indent, int max)
+{
+	int shown = 0;
+	for (const char *s = text ? text : ""; *s && shown < max; ) {
+		size_t n = strcspn(s, "\n");
+		if (!cmocka_chatter(s, n)) {
+			printf("%s%.*s\n", indent, (int)n, s);
+			shown++;
+		}
+		s += n;
+		if (*s)
+			s++;
+	}
+}
+
+static int has_output(const char *text)
+{
+	for (const char *s = text ? text : ""; *s; ) {
+		size_t n = strcspn(s, "\n");
+		if (n && !cmocka_chatter(s, n))
+			return 1;
+		s += n;
+		if (*s)
+			s++;
+	}
+	return 0;
 }
 
 static void print_check(const struct runner_check *c)
@@ -115,80 +339,20 @@ static void print_check(const struct runner_check *c)
 	case RUNNER_PASSED:
 		printf("  %sok%s    %s\n", runner_c_ok(), runner_c_off(), c->name);
 		break;
-	case RUNNER_SKIPPED:   /* the NOTICE and the total say why; one line each is noise */
+	case RUNNER_SKIPPED:   /* the notice and the total say why; one line each is noise */
 		break;
 	case RUNNER_FAILED:
 		printf("  %sFAIL%s  %s\n", runner_c_bad(), runner_c_off(), c->name);
-		for (const char *s = c->details ? c->details : ""; *s; ) {
-			size_t n = strcspn(s, "\n");
-			printf("          %.*s\n", (int)n, s);
-			s += n;
-			if (*s)
-				s++;
-		}
+		print_output(c->details, "          ", 40);
 		if (c->where[0])
 			printf("          %s(%s)%s\n", runner_c_dim(), c->where, runner_c_off());
+		if (has_output(c->output)) {
+			printf("          %sit printed:%s\n", runner_c_dim(), runner_c_off());
+			print_output(c->output, "          | ", 30);
+		}
 		break;
 	}
 	fflush(stdout);
-}
-
-static void start_check(struct parse *p, const char *name)
-{
-	struct runner_result *r = p->r;
-	struct runner_check *nc = realloc(r->checks, (r->n + 1) * sizeof *nc);
-	if (!nc) {
-		p->cur = NULL;
-		return;
-	}
-	r->checks = nc;
-	p->cur = &r->checks[r->n++];
-	memset(p->cur, 0, sizeof *p->cur);
-	snprintf(p->cur->name, sizeof p->cur->name, "%s", name);
-	p->cur->verdict = RUNNER_FAILED;
-	p->details.len = 0;
-	p->started = now();
-}
-
-static void end_check(struct parse *p, enum runner_verdict v)
-{
-	struct runner_check *c = p->cur;
-	c->verdict = v;
-	c->seconds = now() - p->started;
-	if (p->details.len) {
-		c->details = strdup(p->details.s);
-		p->details.len = 0;
-	}
-	if (v == RUNNER_PASSED)
-		p->r->passed++;
-	else if (v == RUNNER_SKIPPED)
-		p->r->skipped++;
-	else
-		p->r->failed++;
-	if (p->live)
-		print_check(c);
-	p->cur = NULL;
-}
-
-/* cmocka's "[  ERROR   ] --- msg" and "[   LINE   ] --- file:line: error: ..."
- * (1.1.5 prints both on one line for fail()). */
-static void error_detail(struct parse *p, const char *msg)
-{
-	const char *line = strstr(msg, "[   LINE   ] --- ");
-	size_t n = line ? (size_t)(line - msg) : strlen(msg);
-	while (n > 0 && msg[n - 1] == ' ')
-		n--;
-	if (n) {
-		buf_add(&p->details, msg, n);
-		buf_add(&p->details, "\n", 1);
-	}
-	if (line && p->cur) {
-		line += strlen("[   LINE   ] --- ");
-		size_t w = strcspn(line, " ");
-		if (w > 0 && line[w - 1] == ':')
-			w--;
-		snprintf(p->cur->where, sizeof p->cur->where, "%.*s", (int)w, line);
-	}
 }
 
 /* The harness starts a failure with "file.c:42: "; keep that apart. */
@@ -205,128 +369,281 @@ static const char *strip_where(struct runner_check *c, const char *text)
 	return text + file + 1 + digits + 2;
 }
 
-static void parse_line(void *arg, char *text)
+static void end_check(struct run *run, struct runner_check *c, enum runner_verdict v)
 {
-	struct parse *p = arg;
-	const char *v;
-	if (!strncmp(text, "NOTICE", 6)) {
-		buf_line(&p->notices, text);
-		if (p->live)
-			printf("%s%s%s\n", runner_c_dim(), text, runner_c_off());
-		return;
-	}
-	if (p->summary)
-		return;
-	if (tag_of(text, "[==========] ") && strstr(text, "run.")) {
-		p->summary = 1;
-		return;
-	}
-	if ((v = tag_of(text, "[ RUN      ] "))) {
-		start_check(p, v);
-		return;
-	}
-	if (!p->cur) {
-		if (text[0] != '[' && text[0])
-			buf_line(&p->stray, text);
-		return;
-	}
-	if ((v = tag_of(text, "[       OK ] ")) && !strcmp(v, p->cur->name))
-		end_check(p, RUNNER_PASSED);
-	else if ((v = tag_of(text, "[  SKIPPED ] ")) && !strcmp(v, p->cur->name))
-		end_check(p, RUNNER_SKIPPED);
-	else if (((v = tag_of(text, "[  FAILED  ] ")) || (v = tag_of(text, "[  ERROR   ] "))) &&
-		 !strcmp(v, p->cur->name))
-		end_check(p, RUNNER_FAILED);
-	else if ((v = tag_of(text, "[  ERROR   ] --- ")))
-		error_detail(p, v);
-	else if ((v = tag_of(text, "[   LINE   ] --- ")))
-		error_detail(p, text);
-	else if ((v = tag_of(text, "HINT: "))) {
-		size_t used = strlen(p->cur->hint);
-		snprintf(p->cur->hint + used, sizeof p->cur->hint - used, "%s%s", used ? " " : "", v);
-	} else if (text[0])
-		buf_line(&p->details, strip_where(p->cur, text));
+	c->verdict = v;
+	c->state = 2;
+	c->seconds = util_now() - run->started;
+	struct runner_text *t = &run->out[c - run->r->checks];
+	free(c->output);
+	c->output = runner_text_str(t);
+	runner_text_free(t);
+	if (run->cur == c)
+		run->cur = NULL;
+	if (run->live)
+		print_check(c);
 }
 
-void runner_result_parse(struct runner_result *r, const char *output)
+static void report_line(struct run *run, char *line)
 {
-	struct parse p = {.r = r};
-	memset(r, 0, sizeof *r);
-	r->built = 1;
-	while (*output) {
-		size_t n = strcspn(output, "\n");
-		char *line = strndup(output, n);
-		if (line)
-			parse_line(&p, line);
-		free(line);
-		output += n;
-		if (*output)
-			output++;
+	struct runner_result *r = run->r;
+	char *arg = strchr(line, ' ');
+	if (!arg)
+		return;
+	*arg++ = '\0';
+	if (!strcmp(line, "notice")) {
+		str_line(&r->notices, arg);
+		if (run->live) {
+			printf("%s%s%s\n", runner_c_dim(), arg, runner_c_off());
+			fflush(stdout);
+		}
+		return;
 	}
-	if (p.cur) {
-		buf_line(&p.details, "the output ended inside this check");
-		end_check(&p, RUNNER_FAILED);
+	if (!strcmp(line, "start")) {
+		struct runner_check *c = find(r, arg);
+		if (!c || c->state != 0)
+			return;   /* not a check of this lab, or a second start: ignored */
+		c->state = 1;
+		run->cur = c;
+		run->started = util_now();
+		return;
 	}
-	free(p.details.s);
-	r->notices = p.notices.s;
-	r->stray = p.stray.s;
+	struct runner_check *c = run->cur;
+	if (!strcmp(line, "end")) {
+		char *verdict = strrchr(arg, ' ');
+		if (!verdict)
+			return;
+		*verdict++ = '\0';
+		if (!c || strcmp(c->name, arg))
+			return;   /* an end for a check not running: ignored */
+		end_check(run, c, !strcmp(verdict, "pass") ? RUNNER_PASSED :
+				  !strcmp(verdict, "skip") ? RUNNER_SKIPPED : RUNNER_FAILED);
+	} else if (c && !strcmp(line, "detail")) {
+		str_line(&c->details, strip_where(c, arg));
+	} else if (c && !strcmp(line, "hint")) {
+		size_t used = strlen(c->hint);
+		snprintf(c->hint + used, sizeof c->hint - used, "%s%s", used ? " " : "", arg);
+	}
 }
 
-int runner_check_run(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o,
-                  struct runner_result *r)
+static void on_report(void *arg, char *line)
 {
-	char target[PATH_MAX];
-	memset(r, 0, sizeof *r);
-	snprintf(target, sizeof target, "build/labs/%s/test-%s", l->name,
-		 o->solutions ? "solution" : "exercise");
-	/* The first build compiles the kit too: say so on a terminal, then
-	 * erase the line. */
+	report_line(arg, line);
+}
+
+static void on_output(void *arg, int fd, const char *bytes, size_t n)
+{
+	struct run *run = arg;
+	(void)fd;
+	if (run->cur)
+		runner_text_add(&run->out[run->cur - run->r->checks], bytes, n);
+	else
+		runner_text_add(&run->stray, bytes, n);
+}
+
+static void run_init(struct run *run, struct runner_result *r, int live)
+{
+	memset(run, 0, sizeof *run);
+	run->r = r;
+	run->live = live;
+	run->out = calloc(r->n ? r->n : 1, sizeof *run->out);
+	for (size_t i = 0; run->out && i < r->n; i++)
+		runner_text_init(&run->out[i], CHECK_OUT_HEAD, CHECK_OUT_TAIL);
+	runner_text_init(&run->stray, 16384, 4096);
+}
+
+void runner_result_report(struct runner_result *r, char *line)
+{
+	static struct run run;
+	if (active == NULL || active->r != r) {
+		run_init(&run, r, 0);
+		active = &run;
+	}
+	report_line(active, line);
+}
+
+/* Every check that did not end fails, saying why; then the counts. */
+static void finish(struct run *run, const char *status_text)
+{
+	struct runner_result *r = run->r;
+	const struct runner_check *died_in = NULL;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->checks[i].state == 1)
+			died_in = &r->checks[i];
+	r->running = died_in ? died_in->name : NULL;
+	for (size_t i = 0; i < r->n; i++) {
+		struct runner_check *c = &r->checks[i];
+		if (c->state == 2)
+			continue;
+		char why[400];
+		if (c->state == 1)
+			snprintf(why, sizeof why, "did not finish: the test process %s while it ran", status_text);
+		else if (died_in)
+			snprintf(why, sizeof why, "did not run: the test process %s in %s", status_text, died_in->name);
+		else
+			snprintf(why, sizeof why, "did not run: the test process %s before it", status_text);
+		str_line(&c->details, why);
+		end_check(run, c, RUNNER_FAILED);
+	}
+	r->passed = r->failed = r->skipped = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->checks[i].verdict == RUNNER_PASSED)
+			r->passed++;
+		else if (r->checks[i].verdict == RUNNER_SKIPPED)
+			r->skipped++;
+		else
+			r->failed++;
+	}
+	free(r->stray);
+	r->stray = runner_text_str(&run->stray);
+	runner_text_free(&run->stray);
+	for (size_t i = 0; run->out && i < r->n; i++)
+		runner_text_free(&run->out[i]);
+	free(run->out);
+	run->out = NULL;
+}
+
+void runner_result_finish(struct runner_result *r, const char *status_text)
+{
+	if (active && active->r == r) {
+		finish(active, status_text);
+		active = NULL;
+	}
+}
+
+/* Copy src to dst (replaced), executable. Returns 0 or -1. */
+static int copy_exec(const char *src, const char *dst)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	unlink(dst);
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	int rc = out < 0 ? -1 : 0;
+	char b[65536];
+	ssize_t k;
+	while (rc == 0 && (k = read(in, b, sizeof b)) > 0)
+		if (write(out, b, (size_t)k) != k)
+			rc = -1;
+	close(in);
+	if (out >= 0 && close(out) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Build under a lock and copy the test binary to .hotrow/run/PID/, so a
+ * second runner neither relinks it nor finds it busy. Fills bin. */
+static int build_private(const struct runner_tree *t, const struct runner_lab *l,
+                         const struct runner_opts *o, struct runner_result *r, char *bin, size_t n)
+{
+	char target[PATH_MAX], targets[PATH_MAX * 2], lock[PATH_MAX], src[PATH_MAX], dir[PATH_MAX];
+	snprintf(target, sizeof target, "build/labs/%s/test-%s", l->name, o->solutions ? "solution" : "exercise");
+	snprintf(targets, sizeof targets, "%s build/labs/%s/checks.i", target, l->name);
+	if (runner_state_dir(t, NULL) != 0 || runner_path(t, lock, sizeof lock, ".hotrow/build.lock") != 0 ||
+	    runner_path(t, src, sizeof src, "%s", target) != 0 ||
+	    runner_path(t, dir, sizeof dir, ".hotrow/run/%ld", (long)getpid()) != 0 ||
+	    snprintf(bin, n, "%s/test-%s", dir, l->name) >= (int)n) {
+		r->stray = strdup("cannot use the kit's .hotrow/ directory");
+		return -1;
+	}
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR && !runner_proc_stopping())
+			;
 	int status_line = o->live && isatty(STDOUT_FILENO);
 	if (status_line) {
 		printf("  %smake %s ...%s\r", runner_c_dim(), target, runner_c_off());
 		fflush(stdout);
 	}
-	int built = runner_build(t, target, &r->build_log);
+	double limit = o->timeout_s > 0 ? 4 * o->timeout_s : 0;
+	int built = runner_build(t, targets, limit, o, &r->build_log);
 	if (status_line) {
 		printf("\033[K");
 		fflush(stdout);
 	}
+	int rc = 0;
 	if (built != 0) {
 		r->interrupted = built == -2;
-		return 0;
+		r->build_timed_out = built == -3;
+		r->cancelled = built == -4;
+		rc = 1;
+	} else if (runner_mkdirs(dir) != 0 || copy_exec(src, bin) != 0) {
+		r->stray = strdup("cannot copy the test binary into .hotrow/run/");
+		rc = -1;
 	}
-	r->built = 1;
+	if (fd >= 0)
+		close(fd);   /* releases the lock */
+	return rc;
+}
 
+int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
+                     const struct runner_opts *o, struct runner_result *r)
+{
+	memset(r, 0, sizeof *r);
 	char bin[PATH_MAX];
-	if (runner_path(t, bin, sizeof bin, "%s", target) != 0)
-		return -1;
-	struct parse p = {.r = r, .live = o->live};
-	char *argv[] = {bin, NULL};
-	r->status = runner_proc_lines(t->root, argv, parse_line, &p);
-	if (p.cur) {   /* died inside a check */
-		char why[96];
-		if (r->status > 128)
-			snprintf(why, sizeof why, "the test process died (%s)", strsignal(r->status - 128));
-		else
-			snprintf(why, sizeof why, "the test process ended inside this check (exit %d)", r->status);
-		buf_line(&p.details, why);
-		end_check(&p, RUNNER_FAILED);
+	int b = build_private(t, l, o, r, bin, sizeof bin);
+	if (b > 0 && !r->interrupted && !r->cancelled && load_expected(t, l, r) == 0) {
+		/* Not built: every check fails, so the maximum stays what it is. */
+		struct run run;
+		run_init(&run, r, 0);
+		for (size_t i = 0; i < r->n; i++) {
+			str_line(&r->checks[i].details, r->build_timed_out ? "not run: the build timed out" :
+					 "not run: the code does not compile");
+			r->checks[i].state = 2;
+			r->checks[i].verdict = RUNNER_FAILED;
+		}
+		finish(&run, "");
 	}
-	free(p.details.s);
-	r->notices = p.notices.s;
-	r->stray = p.stray.s;
-	if (r->status < 0) {
+	if (b != 0)
+		return b < 0 ? -1 : 0;
+	r->built = 1;
+	if (load_expected(t, l, r) != 0) {
 		free(r->stray);
-		r->stray = strdup("could not start the test binary");
+		r->stray = strdup("cannot read the list of checks (build/labs/.../checks.i)");
+		unlink(bin);
 		return -1;
 	}
-	return 0;
+
+	struct run run;
+	run_init(&run, r, o->live);
+	char *argv[] = {bin, NULL};
+	struct runner_child c = {
+		.argv = argv, .dir = t->root, .timeout_s = o->timeout_s, .report = 1,
+		.out = on_output, .line = on_report, .arg = &run, .watch_fd = {-1, -1},
+	};
+	if (o->watched) {
+		c.watch_fd[0] = o->watch_fd[0];
+		c.watch_fd[1] = o->watch_fd[1];
+		c.watched = o->watched;
+		c.watch_arg = o->watch_arg;
+	}
+	runner_proc_run(&c, &r->exit);
+	unlink(bin);
+	char *slash = strrchr(bin, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(bin);
+	}
+	char status[120];
+	runner_proc_status(&r->exit, status, sizeof status);
+	r->interrupted = r->exit.stopped;
+	r->cancelled = r->exit.cancelled;
+	int normal = r->exit.started && !r->exit.timed_out && !r->exit.stopped &&
+		     WIFEXITED(r->exit.status);
+	if (!normal)
+		snprintf(r->ended, sizeof r->ended, "%s", status);
+	finish(&run, status);
+	if (normal && WEXITSTATUS(r->exit.status) != 0 && r->failed == 0)
+		snprintf(r->ended, sizeof r->ended, "%s", status);
+	return r->exit.started ? 0 : -1;
 }
 
 void runner_result_free(struct runner_result *r)
 {
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		free(r->checks[i].details);
+		free(r->checks[i].output);
+	}
 	free(r->checks);
 	free(r->build_log);
 	free(r->notices);
@@ -334,34 +651,103 @@ void runner_result_free(struct runner_result *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* The hint for the first failing check that names one, or a pointer to
- * `hotrow lab hint` when none does. */
-static void print_first_hint(const struct runner_tree *t, const struct runner_lab *l, const struct runner_result *r)
+/* ---- `hotrow lab check` ---- */
+
+/* The hint for the first failing check that has one: of its tags, the one
+ * whose hint comes latest in hints.md (the later, the more specific), but
+ * never the last hint, the shape of the answer, which only `hotrow lab
+ * hint` reveals. */
+static void print_first_hint(const struct runner_tree *t, const struct runner_lab *l,
+                             const struct runner_result *r)
 {
-	const struct runner_check *first = NULL;
-	for (size_t i = 0; i < r->n && !first; i++)
-		if (r->checks[i].verdict == RUNNER_FAILED && r->checks[i].hint[0])
-			first = &r->checks[i];
-	if (!first) {
+	char path[PATH_MAX];
+	struct runner_hints h;
+	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) != 0 ||
+	    runner_hints_load(path, &h) != 0) {
 		printf("\nStuck? `hotrow lab hint %s` reveals the next hint.\n", l->num);
 		return;
 	}
-	char path[PATH_MAX], tag[64] = "";
-	struct runner_hints h;
+	const struct runner_check *first = NULL;
+	char tag[64] = "";
 	int k = -1;
-	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) == 0 &&
-	    runner_hints_load(path, &h) == 0) {
-		k = runner_hints_first(&h, first->hint, tag, sizeof tag);
-		if (k >= 0) {
-			printf("\nHint for %s [%s]:\n", first->name, tag);
-			runner_hint_print(stdout, &h, (size_t)k, "  ");
-		}
-		runner_hints_free(&h);
+	for (size_t i = 0; i < r->n && !first; i++) {
+		const struct runner_check *c = &r->checks[i];
+		if (c->verdict != RUNNER_FAILED || !c->hint[0])
+			continue;
+		k = runner_hints_specific(&h, c->hint, tag, sizeof tag);
+		if (k >= 0)
+			first = c;
 	}
-	if (k < 0)
-		printf("\n%s failed with hint tag [%s], which labs/%s/hints.md does not have;\n"
-		       "`hotrow lab hint %s` reveals the hints in order.\n",
-		       first->name, first->hint, l->name, l->num);
+	if (first) {
+		printf("\nHint for %s [%s]:\n", first->name, tag);
+		runner_hint_print(stdout, &h, (size_t)k, "  ");
+	} else {
+		printf("\nStuck? `hotrow lab hint %s` reveals the next hint.\n", l->num);
+	}
+	runner_hints_free(&h);
+}
+
+/* Which engines a check belongs to: its name's "/sqlite" or "/postgres";
+ * a check with neither belongs to both. */
+static int engine_of(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	if (slash && !strcmp(slash, "/sqlite"))
+		return 1;
+	if (slash && !strcmp(slash, "/postgres"))
+		return 2;
+	return 3;
+}
+
+/* Record what each engine showed; an engine none of whose checks ran
+ * keeps what it showed before. */
+void runner_check_record(const struct runner_tree *t, const struct runner_lab *l, const struct runner_result *r)
+{
+	struct runner_progress p;
+	runner_progress_get(t, l, &p);
+	int ran[2] = {0, 0}, passed[2] = {0, 0}, total[2] = {0, 0};
+	for (size_t i = 0; i < r->n; i++) {
+		const struct runner_check *c = &r->checks[i];
+		int e = engine_of(c->name);
+		for (int k = 0; k < 2; k++) {
+			if (!(e & (1 << k)) || c->verdict == RUNNER_SKIPPED)
+				continue;
+			total[k]++;
+			passed[k] += c->verdict == RUNNER_PASSED;
+			if (e != 3)
+				ran[k] = 1;
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		if (ran[k] || !r->built) {
+			p.eng_passed[k] = passed[k];
+			p.eng_total[k] = r->built ? total[k] : 0;
+		}
+	p.passed = r->built ? r->passed : 0;
+	p.total = r->built ? r->passed + r->failed : 0;
+	runner_progress_put(t, l, &p);
+}
+
+/* A run in which the PostgreSQL checks did not run is not "done": say
+ * which mistakes only they catch, and how to start a server. */
+static void print_pg_missing(const struct runner_tree *t, const struct runner_lab *l, int skipped)
+{
+	printf("\nNot done yet: %d PostgreSQL check%s did not run.", skipped, skipped == 1 ? "" : "s");
+	char **m = NULL;
+	int n = runner_pg_only_mistakes(t, l, &m);
+	if (n > 0) {
+		printf(" Only they catch:\n");
+		for (int i = 0; i < n; i++)
+			printf("  - %s\n", m[i]);
+	} else {
+		printf("\n");
+	}
+	for (int i = 0; i < n; i++)
+		free(m[i]);
+	free(m);
+	printf("Start a throwaway PostgreSQL and check again:\n"
+	       "  export HOTROW_PG_URL=$(make -s pg-up)\n"
+	       "  hotrow lab check %s\n", l->num);
 }
 
 int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o)
@@ -369,37 +755,55 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	const char *side = o->solutions ? "solutions" : "exercises";
 	printf("%sLab %s — %s%s: checking %s/%s/\n", runner_c_bold(), l->num, l->title,
 	       runner_c_off(), side, l->name);
+	if (o->db_from)
+		printf("%sPostgreSQL: %s (from %s)%s\n", runner_c_dim(), getenv("HOTROW_PG_URL"),
+		       o->db_from, runner_c_off());
 	fflush(stdout);
 	struct runner_opts live = *o;
 	live.live = 1;
 	struct runner_result r;
 	int rc = runner_check_run(t, l, &live, &r);
-	struct runner_progress pg;
-	runner_progress_get(t, l, &pg);
 
-	if (r.interrupted) {
-		printf("\nInterrupted while building.\n");
+	if (r.interrupted || runner_proc_stopping()) {
+		printf("\nStopped; nothing recorded.\n");
 		runner_result_free(&r);
-		return 1;
+		return 130;
+	}
+	if (r.cancelled) {
+		runner_result_free(&r);
+		return 3;
 	}
 	if (!r.built) {
-		printf("\n%s/%s/ does not compile yet; the compiler says:\n\n", side, l->name);
+		if (r.build_timed_out)
+			printf("\nThe build of %s/%s/ took longer than %.0f s and was stopped. Does a file "
+			       "include something that never ends (a device, itself)? make says:\n\n",
+			       side, l->name, 4 * o->timeout_s);
+		else
+			printf("\n%s/%s/ does not compile yet; the compiler says:\n\n", side, l->name);
 		runner_build_log_print(stdout, r.build_log);
-		printf("\nFix the first error above, then check again.\n");
-		if (!o->solutions) {
-			pg.passed = 0;
-			runner_progress_put(t, l, &pg);
-		}
+		if (rc == 0)
+			printf("\nFix the first error above, then check again.\n");
+		else if (r.stray)
+			printf("%s\n", r.stray);
+		if (!o->solutions && rc == 0)
+			runner_check_record(t, l, &r);
 		runner_result_free(&r);
 		return 1;
 	}
 	if (r.build_log)   /* warnings: worth seeing, they are often the bug */
 		runner_build_log_print(stdout, r.build_log);
-	if (rc != 0 || (r.n == 0 && r.status != 0) || (r.failed == 0 && r.status != 0)) {
-		printf("\nThe test program failed outside any check (exit %d):\n%s", r.status,
-		       r.stray ? r.stray : "(no output)\n");
+	if (rc != 0) {
+		printf("\nThe checks could not run: %s\n", r.stray ? r.stray : "(no reason given)");
 		runner_result_free(&r);
 		return 1;
+	}
+	if (r.ended[0]) {
+		printf("\n%sThe test process %s%s%s.\n", runner_c_bad(), r.ended,
+		       r.running ? " while running " : "", r.running ? r.running : "");
+	}
+	if (has_output(r.stray)) {
+		printf("\nPrinted outside any check:\n");
+		print_output(r.stray, "  | ", 30);
 	}
 	int ran = r.passed + r.failed;
 	printf("\n%s%d of %d checks passing%s", r.failed ? runner_c_bad() : runner_c_ok(),
@@ -407,11 +811,11 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	if (r.skipped)
 		printf(" (%d skipped)", r.skipped);
 	printf(".\n");
-	if (!o->solutions) {
-		pg.passed = r.passed;
-		pg.total = ran;
-		runner_progress_put(t, l, &pg);
-	}
+	if (!o->solutions)
+		runner_check_record(t, l, &r);
+	int pg_skipped = 0;
+	for (size_t i = 0; i < r.n; i++)
+		pg_skipped += r.checks[i].verdict == RUNNER_SKIPPED && engine_of(r.checks[i].name) == 2;
 	if (r.failed) {
 		print_first_hint(t, l, &r);
 		if (!o->solutions) {
@@ -423,6 +827,14 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		}
 	} else if (ran == 0) {
 		printf("No check ran%s.\n", r.skipped ? ": every one was skipped" : "");
+		if (r.notices)
+			printf("%s", r.notices);
+		if (o->db)
+			printf("The database named by --db could not be used.\n");
+	} else if (pg_skipped && !o->only_sqlite) {
+		print_pg_missing(t, l, pg_skipped);
+	} else if (pg_skipped) {
+		printf("\nEvery SQLite check passes; the PostgreSQL ones were not asked for (--db).\n");
 	} else if (!o->solutions) {
 		printf("\nLab %s done. `hotrow lab` shows what is next.\n", l->num);
 	}

@@ -1,13 +1,14 @@
 /*
- * runner_grade.c: the score table, JUnit XML and Gradescope's results.json.
+ * grade.c: the score table, JUnit XML and Gradescope's results.json.
  * See runner_grade.h for the scoring and the interface.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/runner_grade.h"
-#include "cli/runner_hint.h"
+#include "runner/grade.h"
+#include "util/json.h"
+#include "runner/hint.h"
 
 /* One lab's verdicts, kept until the reports are written. */
 struct graded {
@@ -33,24 +34,7 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-static void json_text(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
+static char *failure_text_of(const char *d, const struct runner_check *c, const char *hint);
 
 /* The text a grader shows for a failed check: what went wrong, where, and
  * the title of the hint its tag points at. Caller frees. */
@@ -72,6 +56,21 @@ static char *failure_text(const struct runner_tree *t, const struct runner_lab *
 		}
 	}
 	const char *d = c->details && *c->details ? c->details : "failed\n";
+	if (c->output && *c->output) {   /* what it printed, after what failed */
+		size_t dn = strlen(d), on = strlen(c->output);
+		char *both = malloc(dn + on + 16);
+		if (both) {
+			snprintf(both, dn + on + 16, "%s%sit printed:\n%s", d, d[dn - 1] == '\n' ? "" : "\n", c->output);
+			char *s = failure_text_of(both, c, hint);
+			free(both);
+			return s;
+		}
+	}
+	return failure_text_of(d, c, hint);
+}
+
+static char *failure_text_of(const char *d, const struct runner_check *c, const char *hint)
+{
 	size_t n = strlen(d) + strlen(c->where) + strlen(hint) + 16;
 	char *s = malloc(n);
 	if (s)
@@ -89,8 +88,8 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 		return -1;
 	int tests = 0, failures = 0, skipped = 0;
 	for (size_t i = 0; i < n; i++) {
-		tests += g[i].r.built ? (int)g[i].r.n : 1;
-		failures += g[i].r.built ? g[i].r.failed : 1;
+		tests += g[i].r.n ? (int)g[i].r.n : 1;
+		failures += g[i].r.n ? g[i].r.failed : 1;
 		skipped += g[i].r.skipped;
 	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -103,8 +102,8 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 		for (size_t k = 0; k < r->n; k++)
 			secs += r->checks[k].seconds;
 		fprintf(f, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
-			name, r->built ? (int)r->n : 1, r->built ? r->failed : 1, r->skipped, secs);
-		if (!r->built) {
+			name, r->n ? (int)r->n : 1, r->n ? r->failed : 1, r->skipped, secs);
+		if (!r->n) {
 			fprintf(f, "    <testcase classname=\"%s\" name=\"build\">\n"
 				"      <failure message=\"does not compile\">", name);
 			xml_text(f, r->build_log);
@@ -146,10 +145,10 @@ static void json_test(FILE *f, int *first, const char *lab, const char *check, i
 	char name[256];
 	snprintf(name, sizeof name, "%s: %s", lab, check);
 	fprintf(f, "%s\n    {\"name\": ", *first ? "" : ",");
-	json_text(f, name);
+	util_json_str(f, name);
 	fprintf(f, ", \"score\": %d, \"max_score\": %d, \"status\": \"%s\", \"output\": ",
 		score, max, score == max ? "passed" : "failed");
-	json_text(f, output);
+	util_json_str(f, output);
 	fputc('}', f);
 	*first = 0;
 }
@@ -165,12 +164,12 @@ static int write_json(const char *path, const struct runner_tree *t, const struc
 		 skipped ? " Some checks were skipped (PostgreSQL ones need HOTROW_PG_URL) and count "
 			   "for nothing." : "");
 	fprintf(f, "{\n  \"score\": %d,\n  \"max_score\": %d,\n  \"output\": ", score, max);
-	json_text(f, summary);
+	util_json_str(f, summary);
 	fprintf(f, ",\n  \"tests\": [");
 	int first = 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct runner_result *r = &g[i].r;
-		if (!r->built)
+		if (!r->n)
 			json_test(f, &first, g[i].lab->name, "build", 0, 1, r->build_log ? r->build_log : "");
 		for (size_t k = 0; k < r->n; k++) {
 			const struct runner_check *c = &r->checks[k];
@@ -191,7 +190,11 @@ static void print_lab(const struct graded *g)
 	const struct runner_result *r = &g->r;
 	printf("%sLab %s — %s%s\n", runner_c_bold(), g->lab->num, g->lab->title, runner_c_off());
 	if (!r->built)
-		printf("  %-52s %sdoes not compile%s  0/1\n", "build", runner_c_bad(), runner_c_off());
+		printf("  %-52s %sdoes not compile%s%s\n", "build", runner_c_bad(), runner_c_off(),
+		       r->n ? "" : "  0/1");
+	if (r->ended[0])
+		printf("  %sthe test process %s%s%s%s\n", runner_c_bad(), r->ended,
+		       r->running ? " in " : "", r->running ? r->running : "", runner_c_off());
 	for (size_t k = 0; k < r->n; k++) {
 		const struct runner_check *c = &r->checks[k];
 		if (c->verdict == RUNNER_SKIPPED)
@@ -237,32 +240,23 @@ int runner_grade(const struct runner_tree *t, const struct runner_lab *only, con
 		if (runner_check_run(t, g[i].lab, &quiet, &g[i].r) != 0)
 			broken = 1;
 		struct runner_result *r = &g[i].r;
-		if (r->built && r->status != 0 && r->failed == 0) {
-			/* It failed outside any check: count it as one failed check. */
-			struct runner_check *nc = realloc(r->checks, (r->n + 1) * sizeof *nc);
-			if (nc) {
-				r->checks = nc;
-				memset(&nc[r->n], 0, sizeof *nc);
-				snprintf(nc[r->n].name, sizeof nc[r->n].name, "suite");
-				nc[r->n].verdict = RUNNER_FAILED;
-				nc[r->n].details = strdup(r->stray ? r->stray : "the test program failed");
-				r->n++;
-				r->failed++;
-			}
+		if (r->interrupted || runner_proc_stopping()) {
+			printf("Stopped; no reports written.\n");
+			for (size_t k = 0; k <= i; k++)
+				runner_result_free(&g[k].r);
+			free(g);
+			return 130;
 		}
-		g[i].score = r->built ? r->passed : 0;
-		g[i].max = r->built ? r->passed + r->failed : 1;
+		/* Every expected check counts, whether it ran or the process died
+		 * first: the maximum is fixed before anything runs. */
+		g[i].score = r->passed;
+		g[i].max = r->n ? r->passed + r->failed : 1;
 		score += g[i].score;
 		max += g[i].max;
 		skipped += r->skipped;
 		print_lab(&g[i]);
-		if (!o->solutions && r->built) {
-			struct runner_progress p;
-			runner_progress_get(t, g[i].lab, &p);
-			p.passed = r->passed;
-			p.total = r->passed + r->failed;
-			runner_progress_put(t, g[i].lab, &p);
-		}
+		if (!o->solutions && r->built)
+			runner_check_record(t, g[i].lab, r);
 	}
 	printf("%sScore: %d/%d%s", score == max && max ? runner_c_ok() : runner_c_bad(), score, max, runner_c_off());
 	if (skipped)

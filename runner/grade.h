@@ -1,5 +1,5 @@
 /*
- * runner_grade.h: `hotrow lab grade`, every lab (or one) checked and scored.
+ * grade.h: `hotrow lab grade`, every lab (or one) checked and scored.
  *
  * One point per check that ran (skipped checks, such as PostgreSQL ones
  * without a server, count for nothing either way); a lab that does not
@@ -16,7 +16,7 @@
 #ifndef HOTROW_RUNNER_GRADE_H
 #define HOTROW_RUNNER_GRADE_H
 
-#include "cli/runner_check.h"
+#include "runner/check.h"
 
 /* Grade every lab, or only `only` when it is not NULL. Returns the exit
  * code: 0 full marks, 1 otherwise or when the reports cannot be written.

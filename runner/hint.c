@@ -1,12 +1,12 @@
 /*
- * runner_hint.c: parsing hints.md into titled, tagged hints.
+ * hint.c: parsing hints.md into titled, tagged hints.
  * See runner_hint.h for the format and the interface.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/runner_hint.h"
-#include "cli/runner_tree.h"
+#include "runner/hint.h"
+#include "runner/tree.h"
 
 /* Split "Hint 2: Count what you changed [lost-update] [x]" into the title
  * and the tag list " lost-update x ". */
@@ -28,6 +28,9 @@ static void parse_heading(const char *s, struct runner_hint *hint)
 			break;
 		t[len - 1] = '\0';
 		char tags[sizeof hint->tags];
+		for (char *c = open + 1; *c; c++)   /* "[a, b]" is "[a] [b]" */
+			if (*c == ',')
+				*c = ' ';
 		if (snprintf(tags, sizeof tags, " %s%s", open + 1, hint->tags) < (int)sizeof tags)
 			memcpy(hint->tags, tags, sizeof tags);
 		*open = '\0';
@@ -137,6 +140,29 @@ int runner_hints_first(const struct runner_hints *h, const char *tags, char *tag
 		tags += len;
 	}
 	return -1;
+}
+
+int runner_hints_specific(const struct runner_hints *h, const char *tags, char *tag, size_t n)
+{
+	int best = -1;
+	char one[64];
+	while (tags && *tags) {
+		tags += strspn(tags, " ");
+		size_t len = strcspn(tags, " ");
+		if (len && len < sizeof one) {
+			snprintf(one, sizeof one, "%.*s", (int)len, tags);
+			for (size_t i = 0; i + 1 < h->n; i++) {
+				char key[80];
+				snprintf(key, sizeof key, " %s ", one);
+				if (strstr(h->v[i].tags, key) && (int)i > best) {
+					best = (int)i;
+					snprintf(tag, n, "%s", one);
+				}
+			}
+		}
+		tags += len;
+	}
+	return best;
 }
 
 void runner_hint_print(FILE *out, const struct runner_hints *h, size_t k, const char *indent)

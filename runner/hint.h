@@ -1,9 +1,10 @@
 /*
- * runner_hint.h: a lab's progressive hints, read from labs/NN-name/hints.md.
+ * hint.h: a lab's progressive hints, read from labs/NN-name/hints.md.
  *
  * The file opens with "# Hints — Lab NN"; each hint is a level-2 heading
  * "## Hint K: short title" that may end with tags in brackets
- * ("## Hint 2: Count what you changed [lost-update]"), followed by its text
+ * ("## Hint 2: Count what you changed [lost-update]"; several tags in one
+ * bracket are separated by commas), followed by its text
  * up to the next level-2 heading. A failing check prints "HINT: <tag>";
  * runner_hints_tagged() finds the first hint carrying that tag.
  *
@@ -43,6 +44,12 @@ int runner_hints_tagged(const struct runner_hints *h, const char *tag);
 /* Index of the first hint carrying one of tags ("a b c", tried in that
  * order), or -1; the tag that matched is copied into tag. */
 int runner_hints_first(const struct runner_hints *h, const char *tags, char *tag, size_t n);
+
+/* Of the hints carrying one of tags ("a b c"), the latest in the file
+ * (the most specific), never the last hint of all (the shape of the
+ * answer, shown only when asked for); -1 when none. The tag that matched
+ * is copied into tag. */
+int runner_hints_specific(const struct runner_hints *h, const char *tags, char *tag, size_t n);
 
 /* Print "Hint K of N: title" and the body, each body line after indent. */
 void runner_hint_print(FILE *out, const struct runner_hints *h, size_t k, const char *indent);

@@ -238,16 +238,19 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
 	double drain_until = 0;
 	e->started = pid > 0;
 	while (pid > 0) {
-		struct pollfd p[4] = {
+		int w0 = c->watched && !reaped ? c->watch_fd[0] : -1;
+		int w1 = c->watched && !reaped ? c->watch_fd[1] : -1;
+		struct pollfd p[6] = {
 			{.fd = out[0], .events = POLLIN}, {.fd = err[0], .events = POLLIN},
 			{.fd = rep[0], .events = POLLIN}, {.fd = wake[0], .events = POLLIN},
+			{.fd = w0, .events = POLLIN}, {.fd = w1, .events = POLLIN},
 		};
 		if (out[0] < 0 && err[0] < 0 && rep[0] < 0 && reaped)
 			break;
 		double now = util_now();
 		if (reaped && drain_until && now > drain_until)
 			break;   /* something outside the group holds a pipe */
-		int r = poll(p, 4, 50);
+		int r = poll(p, 6, 50);
 		if (r > 0) {
 			if (p[3].revents) {
 				char junk[64];
@@ -260,6 +263,13 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
 				pump(&err[0], 2, &rl, c);
 			if (p[2].revents)
 				pump(&rep[0], REPORT_FD, &rl, c);
+			for (int k = 4; k < 6 && !reaped; k++)
+				if (p[k].fd >= 0 && p[k].revents && c->watched(c->watch_arg, p[k].fd)) {
+					e->cancelled = 1;
+					kill_group(pid, &reaped, &st);
+					drain_until = util_now() + DRAIN_S;
+					break;
+				}
 		}
 		if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
 			reaped = 1;
@@ -290,7 +300,8 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
 	e->status = st;
 	if (stop_sig && !e->timed_out && e->started)
 		e->stopped = 1;
-	return e->started && !e->timed_out && !e->stopped && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+	return e->started && !e->timed_out && !e->stopped && !e->cancelled && WIFEXITED(st) &&
+	       WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
 const char *runner_proc_status(const struct runner_exit *e, char *buf, size_t n)
@@ -299,6 +310,8 @@ const char *runner_proc_status(const struct runner_exit *e, char *buf, size_t n)
 		snprintf(buf, n, "could not be started");
 	else if (e->timed_out)
 		snprintf(buf, n, "timed out after %.0f s and was killed", e->seconds);
+	else if (e->cancelled)
+		snprintf(buf, n, "was stopped to start again");
 	else if (e->stopped)
 		snprintf(buf, n, "stopped (%s)", stop_sig == SIGINT ? "Ctrl-C" : strsignal(stop_sig));
 	else if (WIFSIGNALED(e->status))

@@ -41,6 +41,12 @@ struct runner_child {
 	void (*line)(void *arg, char *text);   /* a report line, no newline */
 	void *arg;
 	const char *const *env;     /* "NAME=VALUE" set in the child only; NULL-ended, may be NULL */
+	/* Other descriptors to watch while the child runs (-1: none): when one
+	 * is readable, watched(watch_arg, fd) is called; a non-zero answer ends
+	 * the child at once (`lab watch`: q pressed, a file saved). */
+	int watch_fd[2];
+	int (*watched)(void *watch_arg, int fd);
+	void *watch_arg;
 };
 
 struct runner_exit {
@@ -48,6 +54,7 @@ struct runner_exit {
 	int status;      /* waitpid's status of the child */
 	int timed_out;   /* killed at the time limit */
 	int stopped;     /* killed because the runner was told to stop */
+	int cancelled;   /* killed because watched() asked */
 	double seconds;  /* how long it ran */
 };
 
@@ -62,8 +69,8 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e);
 const char *runner_proc_status(const struct runner_exit *e, char *buf, size_t n);
 
 /* Make every running and later runner_proc_run end at once (what SIGINT,
- * SIGTERM and SIGHUP do); runner_proc_stopping says whether it happened,
- * and which signal asked (0 when none did). */
+ * SIGTERM and SIGHUP do; usable as a signal handler); runner_proc_stopping
+ * says whether it happened, and which signal asked (0 when none did). */
 void runner_proc_stop(int sig);
 int runner_proc_stopping(void);
 

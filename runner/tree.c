@@ -1,5 +1,5 @@
 /*
- * runner_tree.c: finding the kit, listing its labs, and the progress file.
+ * tree.c: finding the kit, listing its labs, and the progress file.
  * See runner_tree.h for the interface.
  */
 #include <dirent.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/runner_tree.h"
+#include "runner/tree.h"
 
 /* A kit is a directory with the Makefile and the labs' make rules. */
 static int is_kit(const char *dir)
@@ -240,6 +240,10 @@ static int parse_line(const char *line, const char *name, struct runner_progress
 			p->total = v;
 		else if (sscanf(s, "hints=%d", &v) == 1)
 			p->hints = v;
+		else if (!strncmp(s, "sqlite=", 7))
+			sscanf(s, "sqlite=%d/%d", &p->eng_passed[0], &p->eng_total[0]);
+		else if (!strncmp(s, "postgres=", 9))
+			sscanf(s, "postgres=%d/%d", &p->eng_passed[1], &p->eng_total[1]);
 		s += strcspn(s, " \n");
 		if (*s == '\n')
 			break;
@@ -270,7 +274,8 @@ int runner_progress_put(const struct runner_tree *t, const struct runner_lab *l,
 	FILE *out = fopen(tmp, "w");
 	if (!out)
 		return -1;
-	fprintf(out, "%s passed=%d total=%d hints=%d\n", l->name, p->passed, p->total, p->hints);
+	fprintf(out, "%s passed=%d total=%d hints=%d sqlite=%d/%d postgres=%d/%d\n", l->name, p->passed,
+		p->total, p->hints, p->eng_passed[0], p->eng_total[0], p->eng_passed[1], p->eng_total[1]);
 	FILE *in = fopen(path, "r");
 	if (in) {
 		struct runner_progress ignored;
@@ -288,9 +293,14 @@ int runner_progress_put(const struct runner_tree *t, const struct runner_lab *l,
 	return 0;
 }
 
+static int engine_done(const struct runner_progress *p, int k)
+{
+	return p->eng_total[k] > 0 && p->eng_passed[k] == p->eng_total[k];
+}
+
 int runner_progress_done(const struct runner_progress *p)
 {
-	return p->total > 0 && p->passed == p->total;
+	return engine_done(p, 0) && engine_done(p, 1);
 }
 
 const char *runner_progress_str(const struct runner_progress *p, char *buf, size_t n)
@@ -299,6 +309,10 @@ const char *runner_progress_str(const struct runner_progress *p, char *buf, size
 		snprintf(buf, n, "not started");
 	else if (runner_progress_done(p))
 		snprintf(buf, n, "done");
+	else if (p->passed == p->total && engine_done(p, 0) && !p->eng_total[1])
+		snprintf(buf, n, "SQLite done, PostgreSQL not checked");
+	else if (p->passed == p->total && engine_done(p, 1) && !p->eng_total[0])
+		snprintf(buf, n, "PostgreSQL done, SQLite not checked");
 	else
 		snprintf(buf, n, "%d of %d checks passing", p->passed, p->total);
 	return buf;

@@ -1,5 +1,5 @@
 /*
- * runner_tree.h: where the labs live and how far the student got.
+ * tree.h: where the labs live and how far the student got.
  *
  * The runner works on one kit tree: the directory holding the Makefile and
  * labs/module.mk. It is found from $HOTROW_ROOT, else the current directory
@@ -7,7 +7,9 @@
  * (build/hotrow -> its parent). A lab is a directory labs/NN-name/ whose
  * handout, labs/NN-name/README.md, opens with "# Lab NN — Title".
  * Progress (checks passing, hints revealed) lives in .hotrow/progress, one
- * line per lab: "NN-name passed=P total=T hints=H".
+ * line per lab: "NN-name passed=P total=T hints=H sqlite=P/T postgres=P/T",
+ * the last two keeping what each engine showed at its last check (a run
+ * on one engine leaves the other's as it was).
  *
  * Interface:
  *   struct runner_tree t;
@@ -41,6 +43,7 @@ struct runner_progress {
 	int passed;   /* checks passing at the last `hotrow lab check` */
 	int total;    /* checks that ran then (skipped ones not counted) */
 	int hints;    /* hints revealed so far */
+	int eng_passed[2], eng_total[2];   /* [0] SQLite, [1] PostgreSQL: last seen */
 };
 
 /* Find the kit and list its labs. Returns 0, or -1 after printing why on
@@ -72,7 +75,8 @@ void runner_progress_get(const struct runner_tree *t, const struct runner_lab *l
  * renamed, so a crash leaves the old file). Returns 0 or -1 with errno. */
 int runner_progress_put(const struct runner_tree *t, const struct runner_lab *l, const struct runner_progress *p);
 
-/* "not started", "3 of 6 checks passing" or "done" into buf. */
+/* "not started", "3 of 6 checks passing", "SQLite done, PostgreSQL not
+ * checked" or "done" (every check passing on both engines) into buf. */
 const char *runner_progress_str(const struct runner_progress *p, char *buf, size_t n);
 int runner_progress_done(const struct runner_progress *p);
 

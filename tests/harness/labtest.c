@@ -61,18 +61,34 @@ struct wrap {
 };
 
 static struct wrap *current;        /* the check cmocka is running */
+static struct wrap *pending;        /* ended, its "end" line not yet written */
+static const char *pending_verdict;
+
+/* A check's "end" is written when the next one starts (or the group
+ * ends): cmocka prints its own lines about a check after the teardown, and
+ * those belong to the check, before its end. */
+static void flush_end(void)
+{
+	if (pending) {
+		char line[300];
+		snprintf(line, sizeof line, "%s %s", pending->orig.name, pending_verdict);
+		fflush(stdout);
+		report("end", line);
+		pending = NULL;
+	}
+}
 
 static void report_end(struct wrap *w, const char *verdict)
 {
-	char line[300];
-	snprintf(line, sizeof line, "%s %s", w->orig.name, verdict);
-	report("end", line);
 	w->ended = 1;
+	pending = w;
+	pending_verdict = verdict;
 }
 
 static int wrap_setup(void **state)
 {
 	struct wrap *w = *state;
+	flush_end();
 	current = w;
 	report("start", w->orig.name);
 	*state = (void *)w->orig.initial_state;
@@ -463,6 +479,7 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 		run[i].initial_state = &wraps[i];
 	}
 	int failed = _cmocka_run_group_tests(lab, run, n, NULL, NULL);
+	flush_end();
 	free(run);
 	free(wraps);
 	return failed;
