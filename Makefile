@@ -47,8 +47,10 @@ LDLIBS   := -lm
 
 # Filled in by the module.mk files.
 TESTS      :=   # cmocka binaries that must pass
-MUST_FAIL  :=   # binaries that must fail (skeletons and mutants): "caught"
+MUST_FAIL  :=   # binaries that must fail (the skeletons): "caught"
+MUTANTS    :=   # planted mistakes: caught by the checks their headers name
 SCRIPT_TESTS := # shell tests that print cmocka-style summaries
+LINTS      :=   # scripts that check the kit's text against its code
 ALL        :=
 
 # Keep objects that pattern rules chain through (test and lab objects), so
@@ -82,16 +84,17 @@ test: deps
 # Script tests find the binary under test (plain or SAN) in HOTROW_BIN.
 RUN_TESTS = HOTROW_BIN=$(CURDIR)/$(BUILD)/hotrow scripts/run-tests
 
-test-run: $(BUILD)/hotrow $(TESTS) $(MUST_FAIL)
+test-run: $(BUILD)/hotrow $(TESTS) $(MUST_FAIL) $(MUTANTS)
 	@$(RUN_TESTS) $(foreach t,$(TESTS),pass:$(t)) \
 		$(foreach t,$(MUST_FAIL),fail:$(t)) \
-		$(foreach t,$(SCRIPT_TESTS),pass:$(t))
+		$(foreach t,$(MUTANTS),mutant:$(t)) \
+		$(foreach t,$(SCRIPT_TESTS) $(LINTS),script:$(t))
 
 # Only the suites that must pass: what the sanitizer builds run in CI (the
 # skeletons and mutants are about the tests' honesty, checked by make test).
 suites: $(BUILD)/hotrow $(TESTS)
 	@$(RUN_TESTS) $(foreach t,$(TESTS),pass:$(t)) \
-		$(foreach t,$(SCRIPT_TESTS),pass:$(t))
+		$(foreach t,$(SCRIPT_TESTS),script:$(t))
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/hotrow

@@ -61,8 +61,8 @@ endif
 # suite is the student's to run (hotrow lab check), not make test's.
 ifneq ($$($(1)_SOL_OBJ),)
 TESTS     += $$(BUILD)/labs/$(1)/test-solution
-MUST_FAIL += $$(BUILD)/labs/$(1)/test-exercise \
-             $$(foreach m,$$($(1)_MUTANTS),$$(BUILD)/labs/$(1)/test-mutant-$$(m))
+MUST_FAIL += $$(BUILD)/labs/$(1)/test-exercise
+MUTANTS   += $$(foreach m,$$($(1)_MUTANTS),$$(BUILD)/labs/$(1)/test-mutant-$$(m))
 endif
 endef
 
