@@ -3,6 +3,7 @@
 #
 #   make              build build/hotrow
 #   make test         install what is missing, then run every suite
+#                     (starting a throwaway PostgreSQL; NO_PG=1: without)
 #   make demo         install what is missing, then run the demo
 #   make SAN=address,undefined test    the same under ASan+UBSan
 #   make SAN=thread test               the same under TSan
@@ -77,9 +78,11 @@ $(BUILD)/obj/%.o: %.c
 deps:
 	@scripts/deps
 
-# The README's test command: set up first, then run every suite.
+# The README's test command: set up first, then run every suite, against
+# a throwaway PostgreSQL that scripts/with-pg starts and stops when none is
+# named (HOTROW_PG_URL) and the server is installed; NO_PG=1 skips it.
 test: deps
-	@$(MAKE) --no-print-directory test-run
+	@scripts/with-pg $(MAKE) --no-print-directory test-run
 
 # Script tests find the binary under test (plain or SAN) in HOTROW_BIN.
 RUN_TESTS = HOTROW_BIN=$(CURDIR)/$(BUILD)/hotrow scripts/run-tests

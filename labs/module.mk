@@ -68,6 +68,9 @@ endef
 
 $(foreach lab,$(LAB_NAMES),$(eval $(call lab_rules,$(lab))))
 
+# The handouts' tables, the mutants' headers and the hint tags agree.
+LINTS += scripts/lint-labs
+
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:
 	@scripts/student-kit $(BUILD)

@@ -38,6 +38,28 @@ int runner_mutant_read(const char *path, struct runner_mutant *m)
 	return 0;
 }
 
+/* The student kit ships no mutants, only their PostgreSQL-only mistakes,
+ * one a line, in .hotrow/pg-only/NAME (scripts/student-kit). */
+static int shipped(const struct runner_tree *t, const struct runner_lab *l, char ***list)
+{
+	char p[PATH_MAX], line[512];
+	int n = 0;
+	if (runner_path(t, p, sizeof p, ".hotrow/pg-only/%s", l->name) != 0)
+		return 0;
+	FILE *f = fopen(p, "r");
+	while (f && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char **nl = line[0] ? realloc(*list, (size_t)(n + 1) * sizeof *nl) : NULL;
+		if (nl) {
+			*list = nl;
+			nl[n++] = strdup(line);
+		}
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 int runner_pg_only_mistakes(const struct runner_tree *t, const struct runner_lab *l, char ***list)
 {
 	char dir[PATH_MAX];
@@ -47,6 +69,8 @@ int runner_pg_only_mistakes(const struct runner_tree *t, const struct runner_lab
 		return 0;
 	struct dirent **e;
 	int k = scandir(dir, &e, NULL, alphasort);
+	if (k < 0)
+		return shipped(t, l, list);
 	for (int i = 0; i < k; i++) {
 		size_t len = strlen(e[i]->d_name);
 		char path[PATH_MAX + 260];

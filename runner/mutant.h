@@ -30,8 +30,8 @@ struct runner_mutant {
 int runner_mutant_read(const char *path, struct runner_mutant *m);
 
 /* The mistakes of lab l's mutants whose Engine is postgres alone, into
- * *list (caller frees each and the array). Returns how many; 0 when the
- * kit has no mutants (the student kit ships none). */
+ * *list (caller frees each and the array). Returns how many. The student
+ * kit ships no mutants, only those mistakes, in .hotrow/pg-only/NN-name. */
 int runner_pg_only_mistakes(const struct runner_tree *t, const struct runner_lab *l, char ***list);
 
 #endif
