@@ -82,6 +82,8 @@ int runner_db_env(const char *url, struct runner_opts *o)
 	if (is_pg_url(url)) {
 		setenv("HOTROW_LAB_ONLY", "postgres", 1);
 		setenv("HOTROW_PG_URL", url, 1);
+		setenv("HOTROW_PG_FROM", "--db", 1);
+		setenv("HOTROW_REQUIRE_PG", "1", 1);   /* named on purpose: unreachable is a failure */
 		o->db_from = "--db";
 		return 0;
 	}
@@ -806,6 +808,13 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		print_output(r.stray, "  | ", 30);
 	}
 	int ran = r.passed + r.failed;
+	if (r.notices && strstr(r.notices, "cannot be used")) {
+		printf("\n%d check%s could not run: the database %s names cannot be used.\n"
+		       "Fix the URL or start the server (`make pg-up` prints a URL), then check again.\n",
+		       r.failed, r.failed == 1 ? "" : "s", o->db_from ? o->db_from : "HOTROW_PG_URL");
+		runner_result_free(&r);
+		return 1;
+	}
 	printf("\n%s%d of %d checks passing%s", r.failed ? runner_c_bad() : runner_c_ok(),
 	       r.passed, ran, runner_c_off());
 	if (r.skipped)
@@ -824,6 +833,15 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 			printf("\nNext: edit exercises/%s/ (%s) with labs/%s/README.md at hand, then\n"
 			       "`hotrow lab check %s` again, or `hotrow lab watch %s` to check on every save.\n",
 			       l->name, files[0] ? files : "no files yet", l->name, l->num, l->num);
+		}
+		if (o->db_from && !strcmp(o->db_from, "--db")) {
+			printf("These checks ran on PostgreSQL at %s (from --db); again:\n"
+			       "  hotrow lab check %s --db '%s'\n", getenv("HOTROW_PG_URL"), l->num,
+			       getenv("HOTROW_PG_URL"));
+		} else if (o->db_from) {
+			printf("The PostgreSQL checks ran at %s (from HOTROW_PG_URL); again:\n"
+			       "  HOTROW_PG_URL='%s' hotrow lab check %s\n", getenv("HOTROW_PG_URL"),
+			       getenv("HOTROW_PG_URL"), l->num);
 		}
 	} else if (ran == 0) {
 		printf("No check ran%s.\n", r.skipped ? ": every one was skipped" : "");

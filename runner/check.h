@@ -83,9 +83,10 @@ struct runner_result {
 
 /* Point the lab tests at one database: "sqlite:..." runs only the SQLite
  * checks; a postgres:// or postgresql:// URL or a conninfo ("host=...")
- * runs only the PostgreSQL checks against it (HOTROW_LAB_ONLY and
- * HOTROW_PG_URL are set in this process's environment, which the test
- * binaries inherit). NULL changes nothing. Fills o->db, o->db_from and
+ * runs only the PostgreSQL checks against it, and a server it cannot
+ * reach fails them instead of skipping them (HOTROW_LAB_ONLY,
+ * HOTROW_PG_URL, HOTROW_PG_FROM and HOTROW_REQUIRE_PG are set in this
+ * process's environment, which the test binaries inherit). NULL changes nothing. Fills o->db, o->db_from and
  * o->only_sqlite. Returns 0, or -1 when url is not a database URL (nothing
  * set). */
 int runner_db_env(const char *url, struct runner_opts *o);

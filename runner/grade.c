@@ -3,6 +3,7 @@
  * See runner_grade.h for the scoring and the interface.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,20 @@ static char *failure_text_of(const char *d, const struct runner_check *c, const 
 	return s;
 }
 
+/* A line that filled its buffer ends at a word, with "...", never mid-word. */
+static void cut_at_word(char *s, size_t n)
+{
+	size_t len = strlen(s);
+	if (len + 1 < n)
+		return;
+	char *sp = strrchr(s, ' ');
+	if (sp && sp - s > (ptrdiff_t)(n / 2))
+		len = (size_t)(sp - s);
+	else if (len > 3)
+		len -= 3;
+	snprintf(s + len, n - len, "...");
+}
+
 static int write_junit(const char *path, const struct runner_tree *t, const struct graded *g, size_t n)
 {
 	FILE *f = fopen(path, "w");
@@ -126,6 +141,7 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 			char first[300];
 			snprintf(first, sizeof first, "%s", text ? text : "failed");
 			first[strcspn(first, "\n")] = '\0';
+			cut_at_word(first, sizeof first);
 			fprintf(f, ">\n      <failure message=\"");
 			xml_text(f, first);
 			fprintf(f, "\">");

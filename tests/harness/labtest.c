@@ -36,10 +36,16 @@ static void report(const char *kind, const char *text)
 	if (report_fd < 0)
 		return;
 	while (*text) {
-		size_t n = strcspn(text, "\n");
+		size_t n = strcspn(text, "\n"), len = n;
 		char line[1024];
-		int k = snprintf(line, sizeof line, "%s %.*s\n", kind,
-		                 (int)(n < sizeof line - 64 ? n : sizeof line - 64), text);
+		if (len > sizeof line - 64) {   /* too long for one line: cut at a word */
+			len = sizeof line - 64;
+			while (len > 0 && text[len] != ' ')
+				len--;
+			if (len == 0)
+				len = sizeof line - 64;
+		}
+		int k = snprintf(line, sizeof line, "%s %.*s%s\n", kind, (int)len, text, len < n ? " ..." : "");
 		if (k > 0) {
 			ssize_t ignored = write(report_fd, line, (size_t)k);
 			(void)ignored;
@@ -266,8 +272,10 @@ int labtest_setup_pg(void **state)
 {
 	if (pg_url == NULL) {
 		/* Reached only under HOTROW_REQUIRE_PG=1 (otherwise skipped). */
-		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1) but HOTROW_PG_URL "
-		            "is unset or unreachable; start one with `make pg-up`\n");
+		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1) but %s is unset or "
+		            "unreachable; start one with `make pg-up`\n",
+		            getenv("HOTROW_PG_FROM") ? getenv("HOTROW_PG_FROM") : "HOTROW_PG_URL");
+		report("detail", "PostgreSQL is required here but the server cannot be used (see the notice above)");
 		return -1;
 	}
 	struct labtest *t = new_labtest(KIT_DB_POSTGRES);
@@ -433,6 +441,7 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 	bool only_pg = env_is("HOTROW_LAB_ONLY", "postgres") || env_is("HOTROW_LAB_ONLY", "postgresql");
 	bool require = env_is("HOTROW_REQUIRE_PG", "1");
 	const char *url = getenv("HOTROW_PG_URL");
+	const char *from = getenv("HOTROW_PG_FROM") ? getenv("HOTROW_PG_FROM") : "HOTROW_PG_URL";
 	bool pg_ok = false;
 	char why[1100] = "";
 
@@ -444,12 +453,12 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 			sweep_pg();
 		}
 		else if (!require && url && *url)
-			notice("PostgreSQL checks skipped: HOTROW_PG_URL is set but %s", why);
+			notice("PostgreSQL checks skipped: %s is set but %s", from, why);
 		else if (!require)
 			notice("PostgreSQL checks skipped: set HOTROW_PG_URL "
 			       "(export HOTROW_PG_URL=$(scripts/pg up)) to run them");
 		else if (url && *url)
-			notice("PostgreSQL is required but unreachable: %s", why);
+			notice("PostgreSQL is required but cannot be used (%s, from %s): %s", url, from, why);
 	}
 
 	if (!only_pg)
