@@ -177,7 +177,7 @@ static int git_clean_commit(const struct runner_tree *t, const struct runner_lab
 	    runner_proc_to_fd(t->root, head, fd, 30) == 0 && pread(fd, b, sizeof b - 1, 0) > 0) {
 		b[strcspn(b, "\n")] = '\0';
 		if (strlen(b) >= 40 && strlen(b) < n) {
-			snprintf(rev, n, "%s", b);
+			snprintf(rev, n, "%.*s", (int)n - 1, b);
 			rc = 0;
 		}
 	}
@@ -212,7 +212,7 @@ static int recorded_commit(const struct runner_tree *t, const struct runner_lab 
 	fclose(f);
 	line[strcspn(line, "\n")] = '\0';
 	if (rc == 0)
-		snprintf(rev, n, "%s", line);
+		snprintf(rev, n, "%.*s", (int)n - 1, line);
 	return rc;
 }
 
