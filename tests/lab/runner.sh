@@ -1,10 +1,14 @@
 #!/bin/sh
 # tests/lab/runner.sh: end-to-end checks of `hotrow lab` on a real lab.
 #
-# Copies the kit's sources (no build/, .git or .hotrow/) to a temporary
-# directory and drives build/hotrow there with HOTROW_ROOT pointing at the
-# copy, so the real exercises/ and .hotrow/ are never touched. Runs on
-# SQLite only (HOTROW_LAB_ONLY=sqlite) to stay quick. Prints cmocka-style
+# Copies the kit's sources (no .git or .hotrow/; of build/ only the kit's
+# objects and libraries, so the copy need not compile them again) to a
+# temporary directory and drives build/hotrow there with HOTROW_ROOT
+# pointing at the copy, so the real exercises/ and .hotrow/ are never
+# touched. Runs on SQLite only (HOTROW_LAB_ONLY=sqlite) to stay quick.
+# The second half plants hostile code in a tiny lab 99 (endless loops,
+# sleeps, forks, crashes, floods of output, forged cmocka lines) and checks
+# that the runner stays in charge. Prints cmocka-style
 # lines and the summary scripts/run-tests adds up:
 #   [ RUN      ] runner__name   [       OK ] / [  FAILED  ] runner__name
 #   [  PASSED  ] N test(s).     [  FAILED  ] N test(s), listed below:
@@ -47,7 +51,9 @@ cleanup() {
 trap cleanup EXIT INT TERM
 kit=$tmp/kit
 mkdir -p "$kit"
-(cd "$root" && tar --exclude=./build --exclude=./.git --exclude=./.hotrow -cf - .) | (cd "$kit" && tar xf -)
+(cd "$root" && tar --exclude=./build/labs --exclude=./build/mutants --exclude="./build/san-*" \
+	--exclude=./build/student-kit --exclude=./build/tests --exclude=./build/bench \
+	--exclude=./.git --exclude=./.hotrow -cf - .) | (cd "$kit" && tar xf -)
 
 # Only the lab under test, plus a tiny lab 99 so "every lab" means two:
 # quicker to build, and immune to other labs being half-written.
@@ -361,6 +367,7 @@ else ok; fi
 
 t runner__hostile_sigterm_to_the_runner_ends_the_group
 tiny_c exercises 'sleep(600); return 42;'
+grep "^$tiny " "$kit/.hotrow/progress" >"$tmp/progress-before"
 (cd "$kit" && exec "$bin" lab check 99 --timeout 300) >"$out" 2>"$err" </dev/null &
 rpid=$!
 i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
@@ -370,6 +377,8 @@ sleep 0.5
 if [ $secs -gt 10 ]; then bad "the runner took $secs s to stop"
 elif [ "$(leftovers)" -ne 0 ]; then bad "test processes outlived the runner"
 elif [ $rc -eq 0 ]; then bad "exit 0 after SIGTERM"
+elif ! grep "^$tiny " "$kit/.hotrow/progress" | cmp -s - "$tmp/progress-before"; then
+	bad "the stopped run was recorded as progress"
 else ok; fi
 
 t runner__two_checks_at_once
@@ -393,6 +402,46 @@ exec 3>&-
 if [ $secs -gt 10 ]; then bad "q took $secs s"
 elif [ "$(leftovers)" -ne 0 ]; then bad "the check outlived the watch"
 else ok; fi
+
+t runner__watch_a_saved_fix_during_a_check
+tiny_c exercises 'sleep(600); return 42;'
+(cd "$kit" && exec "$bin" lab watch 99 <"$fifo" >"$tmp/watch" 2>&1) &
+watch_pid=$!
+exec 3>"$fifo"
+i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
+tiny_c exercises 'return 42;'   # the fix, saved while the check sleeps
+i=0; while [ $i -lt 300 ] && ! grep -q "3 of 3 checks passing" "$tmp/watch"; do sleep 0.1; i=$((i + 1)); done
+printf q >&3
+wait "$watch_pid"; watch_pid=
+exec 3>&-
+if ! grep -q "3 of 3 checks passing" "$tmp/watch"; then cp "$tmp/watch" "$out"; bad "the saved fix was not checked"
+elif [ "$(leftovers)" -ne 0 ]; then bad "the stopped check outlived the watch"
+else ok; fi
+
+t runner__watch_restores_the_terminal_after_a_crash
+tiny_c exercises 'return 42;'
+if "$py" - "$bin" "$kit" >"$out" 2>&1 <<'PY'
+import os, pty, signal, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(sys.argv[2])
+    os.execv(sys.argv[1], [sys.argv[1], "lab", "watch", "99"])
+buf, t0 = b"", time.time()
+while b"[watch 1]" not in buf and time.time() - t0 < 60:
+    try:
+        buf += os.read(fd, 4096)
+    except OSError:
+        break
+lflag = termios.tcgetattr(fd)[3]
+raw = not (lflag & termios.ICANON) and not (lflag & termios.ECHO)
+os.kill(pid, signal.SIGSEGV)
+os.waitpid(pid, 0)
+lflag = termios.tcgetattr(fd)[3]
+back = bool(lflag & termios.ICANON) and bool(lflag & termios.ECHO)
+print("raw while watching:", raw, "restored after SEGV:", back)
+sys.exit(0 if raw and back else 1)
+PY
+then ok; else bad "the terminal was left as the watch set it"; fi
 
 t runner__usage_errors_exit_2
 codes=
