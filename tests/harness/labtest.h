@@ -11,7 +11,9 @@
  * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing or
  * unreachable server fails them instead. HOTROW_LAB_ONLY=sqlite or
  * HOTROW_LAB_ONLY=postgres runs one engine's tests and skips the others
- * quietly (`hotrow lab check NN --db URL` uses it).
+ * quietly (`hotrow lab check NN --db URL` uses it). HOTROW_LAB_CHECKS="f g"
+ * runs only the checks of functions f and g and skips the rest quietly
+ * (make test runs each mutant's Caught-By checks first).
  *
  * Interface:
  *   static void like__counts(void **state) {
