@@ -4,10 +4,11 @@
  * tests, reveal hints, watch for saves, drive a lab under load, grade every
  * lab, and put a skeleton back.
  *
- * This file parses the command line and holds the small subcommands (list,
- * hint, run); the others live in runner_check.c, runner_watch.c, runner_grade.c and
- * runner_reset.c, the kit, the labs and the progress file in runner_tree.c,
- * hints.md in runner_hint.c, and starting make and git in runner_proc.c.
+ * This file only parses the command line (one table of subcommands and
+ * their options, which also writes --help) and calls the runner, runner/,
+ * which does the work and does not need this file: list and hint in
+ * runner/cmds.c, check in runner/check.c, watch, run, grade and reset in
+ * their own files there.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include "runner/check.h"
 #include "runner/cmds.h"
 #include "runner/run.h"
+#include "runner/show.h"
 #include "runner/grade.h"
 #include "runner/hint.h"
 #include "runner/reset.h"

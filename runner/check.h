@@ -23,12 +23,11 @@
  * neither rebuild it under each other nor fail with "Text file busy".
  *
  * Interface:
- *   struct runner_opts o = {.timeout_s = 120, .live = 1};
- *   if (runner_db_env(url, "--db", &o) != 0) ...bad --db...
- *   int rc = runner_check_cmd(&tree, lab, &o);   // prints, records progress
- * or, to get the verdicts without printing (grade):
+ *   struct runner_opts o = {.timeout_s = RUNNER_TIMEOUT_S};
+ *   if (runner_db_env(url, &o) != 0) ...bad --db...
  *   struct runner_result r;
  *   runner_check_run(&tree, lab, &o, &r); ... runner_result_free(&r);
+ * (runner_check_cmd in show.h prints it all for `hotrow lab check`.)
  */
 #ifndef HOTROW_RUNNER_CHECK_H
 #define HOTROW_RUNNER_CHECK_H
@@ -124,18 +123,5 @@ void runner_result_report(struct runner_result *r, char *line);
 /* After the process ended: every check not ended fails, saying how the
  * process ended (status_text), and the counts are made; for tests too. */
 void runner_result_finish(struct runner_result *r, const char *status_text);
-
-/* Record r in the lab's progress (see tree.h): what each engine whose
- * checks ran showed; a build that failed counts as nothing passing. */
-void runner_check_record(const struct runner_tree *t, const struct runner_lab *l,
-                         const struct runner_result *r);
-
-/* `hotrow lab check`: run, print every check, the hint for the first
- * failure and what to do next, and record progress (not with --solutions).
- * Returns the exit code: 0 when every check that ran passed, 1 otherwise,
- * 130 when stopped by Ctrl-C, 3 when o->watched() stopped it (nothing is
- * recorded in either case). */
-int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l,
-                     const struct runner_opts *o);
 
 #endif

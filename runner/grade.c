@@ -1,6 +1,6 @@
 /*
  * grade.c: the score table, JUnit XML and Gradescope's results.json.
- * See runner_grade.h for the scoring and the interface.
+ * See grade.h for the scoring and the interface.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "runner/grade.h"
-#include "util/json.h"
 #include "runner/hint.h"
+#include "runner/show.h"
+#include "util/json.h"
 
 /* One lab's verdicts, kept until the reports are written. */
 struct graded {

@@ -1,6 +1,6 @@
 /*
  * hint.c: parsing hints.md into titled, tagged hints.
- * See runner_hint.h for the format and the interface.
+ * See hint.h for the format and the interface.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * reset.c: pristine copies of the skeletons, backups, and reset.
- * See runner_reset.h for where the skeleton comes from.
+ * See reset.h for where the skeleton comes from.
  */
 #include <dirent.h>
 #include <errno.h>

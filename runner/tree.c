@@ -1,6 +1,6 @@
 /*
  * tree.c: finding the kit, listing its labs, and the progress file.
- * See runner_tree.h for the interface.
+ * See tree.h for the interface.
  */
 #include <dirent.h>
 #include <errno.h>

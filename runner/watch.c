@@ -1,6 +1,6 @@
 /*
  * watch.c: inotify on the exercise directory, a check per save.
- * See runner_watch.h for the interface.
+ * See watch.h for the interface.
  */
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +11,9 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "runner/proc.h"
 #include "runner/watch.h"
+#include "runner/show.h"
 
 #define SETTLE_MS 150   /* editors save in bursts: write, rename, chmod */
 
