@@ -49,11 +49,12 @@ static const char usage_all[] =
 	"130 stopped by Ctrl-C.\n";
 
 static const char usage_db[] =
-	"  --db URL        one database only: sqlite:PATH, sqlite::memory:, a\n"
-	"                  postgres:// URL or a libpq conninfo. Without it the SQLite\n"
+	"  --db URL        one database only: `sqlite` (the SQLite checks, each in\n"
+	"                  a file of its own), or a postgres:// URL or libpq\n"
+	"                  conninfo (the PostgreSQL checks, on that server; one\n"
+	"                  that cannot be used fails them). Without it the SQLite\n"
 	"                  checks run, and the PostgreSQL ones when HOTROW_PG_URL is\n"
-	"                  set (`make pg-up` starts a server and prints it).\n"
-	"                  `--db sqlite` runs only the SQLite checks\n";
+	"                  set (`make pg-up` starts a server and prints it)\n";
 
 static const char usage_timeout[] =
 	"  --timeout S     stop a test program after S seconds (default 120; the\n"

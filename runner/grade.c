@@ -264,6 +264,16 @@ int runner_grade(const struct runner_tree *t, const struct runner_lab *only, con
 			free(g);
 			return 130;
 		}
+		/* A check skipped for a reason of its own (lt_skip: "the direct
+		 * checks must pass first"), not for a missing engine, is a point
+		 * not earned: the maximum does not shrink while the work is
+		 * unfinished. */
+		for (size_t k = 0; k < r->n; k++)
+			if (r->checks[k].verdict == RUNNER_SKIPPED && r->checks[k].details) {
+				r->checks[k].verdict = RUNNER_FAILED;
+				r->skipped--;
+				r->failed++;
+			}
 		/* Every expected check counts, whether it ran or the process died
 		 * first: the maximum is fixed before anything runs. */
 		g[i].score = r->passed;

@@ -1,9 +1,12 @@
 /*
  * grade.h: `hotrow lab grade`, every lab (or one) checked and scored.
  *
- * One point per check that ran (skipped checks, such as PostgreSQL ones
- * without a server, count for nothing either way); a lab that does not
- * compile scores 0 of 1. Prints an xv6-style table, then writes
+ * One point per check expected (read before anything runs, so a crash or
+ * an early exit fails the rest and never lowers the maximum). Checks
+ * skipped for a missing engine (PostgreSQL without a server) count for
+ * nothing; a check skipped for a reason of its own ("the direct checks
+ * must pass first") counts as not earned. A lab that does not compile
+ * scores 0 of its checks (0 of 1 when even their list is missing). Prints an xv6-style table, then writes
  *   DIR/junit.xml     JUnit XML: a testsuite per lab, a testcase per check
  *   DIR/results.json  Gradescope's format: {"score", "max_score", "output",
  *                     "tests": [{"name", "score", "max_score", "status",

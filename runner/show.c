@@ -61,7 +61,11 @@ void runner_show_check(const struct runner_check *c)
 	case RUNNER_PASSED:
 		printf("  %sok%s    %s\n", runner_c_ok(), runner_c_off(), c->name);
 		break;
-	case RUNNER_SKIPPED:   /* the notice and the total say why; one line each is noise */
+	case RUNNER_SKIPPED:   /* a missing engine: the notice and the total say so */
+		if (c->details) {   /* a reason of its own, worth a line */
+			printf("  %sskip%s  %s\n", runner_c_dim(), runner_c_off(), c->name);
+			runner_show_output(c->details, "          ", 5);
+		}
 		break;
 	case RUNNER_FAILED:
 		printf("  %sFAIL%s  %s\n", runner_c_bad(), runner_c_off(), c->name);
@@ -136,8 +140,8 @@ void runner_check_record(const struct runner_tree *t, const struct runner_lab *l
 		const struct runner_check *c = &r->checks[i];
 		int e = engine_of(c->name);
 		for (int k = 0; k < 2; k++) {
-			if (!(e & (1 << k)) || c->verdict == RUNNER_SKIPPED)
-				continue;
+			if (!(e & (1 << k)) || (c->verdict == RUNNER_SKIPPED && !c->details))
+				continue;   /* a missing engine: nothing either way */
 			total[k]++;
 			passed[k] += c->verdict == RUNNER_PASSED;
 			if (e != 3)
@@ -149,8 +153,11 @@ void runner_check_record(const struct runner_tree *t, const struct runner_lab *l
 			p.eng_passed[k] = passed[k];
 			p.eng_total[k] = r->built ? total[k] : 0;
 		}
+	int held = 0;
+	for (size_t i = 0; i < r->n; i++)
+		held += r->checks[i].verdict == RUNNER_SKIPPED && r->checks[i].details;
 	p.passed = r->built ? r->passed : 0;
-	p.total = r->built ? r->passed + r->failed : 0;
+	p.total = r->built ? r->passed + r->failed + held : 0;
 	runner_progress_put(t, l, &p);
 }
 
@@ -231,7 +238,12 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		printf("\nPrinted outside any check:\n");
 		runner_show_output(r.stray, "  | ", 30);
 	}
-	int ran = r.passed + r.failed;
+	/* A check skipped for a reason of its own (not a missing engine) is
+	 * one not yet earned: it stays in the total, as in the grade. */
+	int held = 0;
+	for (size_t i = 0; i < r.n; i++)
+		held += r.checks[i].verdict == RUNNER_SKIPPED && r.checks[i].details;
+	int ran = r.passed + r.failed + held;
 	if (r.notices && strstr(r.notices, "cannot be used")) {
 		printf("\n%d check%s could not run: the database %s names cannot be used.\n"
 		       "Fix the URL or start the server (`make pg-up` prints a URL), then check again.\n",
@@ -239,17 +251,17 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		runner_result_free(&r);
 		return 1;
 	}
-	printf("\n%s%d of %d checks passing%s", r.failed ? runner_c_bad() : runner_c_ok(),
+	printf("\n%s%d of %d checks passing%s", r.failed || held ? runner_c_bad() : runner_c_ok(),
 	       r.passed, ran, runner_c_off());
-	if (r.skipped)
-		printf(" (%d skipped)", r.skipped);
+	if (r.skipped - held)
+		printf(" (%d skipped)", r.skipped - held);
 	printf(".\n");
 	if (!o->solutions)
 		runner_check_record(t, l, &r);
 	int pg_skipped = 0;
 	for (size_t i = 0; i < r.n; i++)
 		pg_skipped += r.checks[i].verdict == RUNNER_SKIPPED && engine_of(r.checks[i].name) == 2;
-	if (r.failed) {
+	if (r.failed || held) {
 		print_first_hint(t, l, &r);
 		if (!o->solutions) {
 			char files[256];
@@ -280,7 +292,7 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	} else if (!o->solutions) {
 		printf("\nLab %s done. `hotrow lab` shows what is next.\n", l->num);
 	}
-	rc = r.failed || ran == 0 ? 1 : 0;
+	rc = r.failed || held || ran == 0 ? 1 : 0;
 	runner_result_free(&r);
 	return rc;
 }

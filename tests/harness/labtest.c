@@ -122,6 +122,16 @@ static int wrap_teardown(void **state)
 	return rc;
 }
 
+void labtest_say_why_skipped(const char *why)
+{
+	if (report_fd >= 0) {
+		report("detail", why);
+	} else {
+		printf("SKIP: %s\n", why);
+		fflush(stdout);
+	}
+}
+
 void labtest_skip(const char *file, int line)
 {
 	if (current)

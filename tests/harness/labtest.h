@@ -87,6 +87,10 @@ void labtest_skip(const char *file, int line);
 #undef skip
 #define skip() labtest_skip(__FILE__, __LINE__)
 
+/* Skip the running check, saying why (on the report channel, or stdout). */
+#define lt_skip(why) do { labtest_say_why_skipped(why); skip(); } while (0)
+void labtest_say_why_skipped(const char *why);
+
 /* Decimal comparisons with a readable message and an optional hint tag. */
 void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
