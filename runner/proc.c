@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,9 +86,14 @@ static void close_pipe(int p[2])
 }
 
 /* In the child, after fork: never returns. */
-static void child(const struct runner_child *c, int out[2], int err[2], int rep[2])
+static void child(const struct runner_child *c, int out[2], int err[2], int rep[2], pid_t parent)
 {
 	setpgid(0, 0);
+	/* Should the runner itself be killed outright (SIGKILL leaves it no
+	 * time to kill the group), the child goes with it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigemptyset(&dfl.sa_mask);
 	sigaction(SIGINT, &dfl, NULL);
@@ -214,18 +220,23 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
 	fcntl(wake[0], F_SETFL, O_NONBLOCK);
 	fcntl(wake[1], F_SETFL, O_NONBLOCK);
 
-	struct sigaction sa = {.sa_handler = on_signal}, old[3];
+	struct sigaction sa = {.sa_handler = on_signal}, old[3], ign = {.sa_handler = SIG_IGN}, old_pipe;
 	sigemptyset(&sa.sa_mask);
+	sigemptyset(&ign.sa_mask);
 	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
+	/* A reader of our output that goes away (`| head`) must not kill the
+	 * runner before it has killed its child. */
+	sigaction(SIGPIPE, &ign, &old_pipe);
 
 	fflush(stdout);
 	fflush(stderr);
 	double t0 = util_now();
+	pid_t parent = getpid();
 	pid_t pid = stop_sig ? -1 : fork();
 	if (pid == 0)
-		child(c, out, err, rep);
+		child(c, out, err, rep, parent);
 	if (pid > 0)
 		setpgid(pid, pid);   /* also here, so a kill right away finds the group */
 	close(out[1]);
@@ -296,6 +307,7 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
 	close_pipe(rep);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	e->seconds = util_now() - t0;
 	e->status = st;
 	if (stop_sig && !e->timed_out && e->started)

@@ -8,7 +8,9 @@
  * exits, the whole group is killed (SIGTERM, then SIGKILL a second later)
  * and reaped, so a forked grandchild that sleeps forever goes too. Output
  * still buffered in the pipes is read for at most a second more, so a
- * grandchild that left the group cannot hold the runner either.
+ * grandchild that left the group cannot hold the runner either. Should
+ * the runner be killed outright (SIGKILL), the child is killed too
+ * (PR_SET_PDEATHSIG); SIGPIPE is ignored while a child runs.
  *
  * The child's stdout and stderr arrive through out(arg, fd, bytes, n), fd 1
  * or 2, as they come (not split into lines). With report set, the child
