@@ -381,6 +381,21 @@ elif ! grep "^$tiny " "$kit/.hotrow/progress" | cmp -s - "$tmp/progress-before";
 	bad "the stopped run was recorded as progress"
 else ok; fi
 
+t runner__ctrl_c_on_check_ends_the_group_unrecorded
+tiny_c exercises 'sleep(600); return 42;'
+grep "^$tiny " "$kit/.hotrow/progress" >"$tmp/progress-before"
+(cd "$kit" && exec "$bin" lab check 99 --timeout 300) >"$out" 2>"$err" </dev/null &
+rpid=$!
+i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
+kill -INT "$rpid"
+s0=$(date +%s); wait "$rpid"; rc=$?; secs=$(( $(date +%s) - s0 ))
+sleep 0.5
+if [ $rc -ne 130 ]; then bad "exit $rc after Ctrl-C, want 130"
+elif [ $secs -gt 10 ] || [ "$(leftovers)" -ne 0 ]; then bad "took $secs s, or test processes outlived it"
+elif ! grep "^$tiny " "$kit/.hotrow/progress" | cmp -s - "$tmp/progress-before"; then
+	bad "the interrupted run was recorded as progress"
+else ok; fi
+
 t runner__two_checks_at_once
 tiny_c exercises 'usleep(300000); return 42;'
 (cd "$kit" && "$bin" lab check 99) >"$tmp/c1" 2>&1 </dev/null & p1=$!
