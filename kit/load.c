@@ -54,6 +54,7 @@ struct run {
 	atomic_int ready;                 /* workers connected (or failed) */
 	atomic_bool go;                   /* main has set t0: start calling */
 	atomic_bool stop;
+	atomic_bool lost;                 /* a connection broke: stop, say so */
 	atomic_int running;               /* workers not yet finished */
 	int64_t t0_ns;                    /* set by main before go */
 	int64_t interval_ns;              /* open loop: per-thread gap between calls */
@@ -188,9 +189,22 @@ static void call_loop(struct worker *w)
 			atomic_fetch_add_explicit(&w->busy, 1, memory_order_relaxed);
 		if (rc == KIT_DB_CONSTRAINT)
 			atomic_fetch_add_explicit(&w->constraint, 1, memory_order_relaxed);
-		note_error(r, "a call failed (%d)%s%s", rc, w->th.db ? ": " : "",
-		           w->th.db ? kit_db_errmsg(w->th.db) : "");
-		if (c->stop_on_error)
+		/* The server gone (shut down, restarted) is no fault of the
+		 * code under load: stop at once and say so, before thousands of
+		 * failures pile up behind it. */
+		bool lost = w->th.db && !kit_db_connected(w->th.db);
+		if (lost) {   /* this, not an earlier failure, is what the run ends with */
+			pthread_mutex_lock(&r->err_lock);
+			if (!atomic_load(&r->lost))
+				snprintf(r->error, sizeof r->error, "the database went away: a call failed (%d): %s",
+				         rc, kit_db_errmsg(w->th.db));
+			atomic_store(&r->lost, true);
+			pthread_mutex_unlock(&r->err_lock);
+		} else {
+			note_error(r, "a call failed (%d)%s%s", rc, w->th.db ? ": " : "",
+			           w->th.db ? kit_db_errmsg(w->th.db) : "");
+		}
+		if (c->stop_on_error || lost)
 			atomic_store(&r->stop, true);
 	}
 }
@@ -383,7 +397,8 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 		out->latency_ms.p99 = hist_quantile_ms(all, 0.99);
 		out->latency_ms.max = (double)all->max_ns / 1e6;
 	}
-	if (c->stop_on_error && out->failed > 0)
+	out->db_lost = atomic_load(&r->lost);
+	if ((c->stop_on_error && out->failed > 0) || out->db_lost)
 		rc = KIT_DB_ERR;
 	snprintf(out->error, sizeof out->error, "%s", r->error);
 
