@@ -3,6 +3,7 @@
 #
 #   make              build build/hotrow
 #   make test         install what is missing, then run every suite
+#                     (starting a throwaway PostgreSQL; NO_PG=1: without)
 #   make demo         install what is missing, then run the demo
 #   make SAN=address,undefined test    the same under ASan+UBSan
 #   make SAN=thread test               the same under TSan
@@ -47,8 +48,10 @@ LDLIBS   := -lm
 
 # Filled in by the module.mk files.
 TESTS      :=   # cmocka binaries that must pass
-MUST_FAIL  :=   # binaries that must fail (skeletons and mutants): "caught"
+MUST_FAIL  :=   # binaries that must fail (the skeletons): "caught"
+MUTANTS    :=   # planted mistakes: caught by the checks their headers name
 SCRIPT_TESTS := # shell tests that print cmocka-style summaries
+LINTS      :=   # scripts that check the kit's text against its code
 ALL        :=
 
 # Keep objects that pattern rules chain through (test and lab objects), so
@@ -65,6 +68,7 @@ include kit/module.mk
 include top/module.mk
 include labs/driver/module.mk
 include bench/module.mk
+include runner/module.mk
 include cli/module.mk
 include $(wildcard labs/module.mk tests/*/module.mk)
 
@@ -77,23 +81,26 @@ $(BUILD)/obj/%.o: %.c
 deps:
 	@scripts/deps
 
-# The README's test command: set up first, then run every suite.
+# The README's test command: set up first, then run every suite, against
+# a throwaway PostgreSQL that scripts/with-pg starts and stops when none is
+# named (HOTROW_PG_URL) and the server is installed; NO_PG=1 skips it.
 test: deps
-	@$(MAKE) --no-print-directory test-run
+	@scripts/with-pg $(MAKE) --no-print-directory test-run
 
 # Script tests find the binary under test (plain or SAN) in HOTROW_BIN.
 RUN_TESTS = HOTROW_BIN=$(CURDIR)/$(BUILD)/hotrow scripts/run-tests
 
-test-run: $(BUILD)/hotrow $(TESTS) $(MUST_FAIL)
+test-run: $(BUILD)/hotrow $(TESTS) $(MUST_FAIL) $(MUTANTS)
 	@$(RUN_TESTS) $(foreach t,$(TESTS),pass:$(t)) \
 		$(foreach t,$(MUST_FAIL),fail:$(t)) \
-		$(foreach t,$(SCRIPT_TESTS),pass:$(t))
+		$(foreach t,$(MUTANTS),mutant:$(t)) \
+		$(foreach t,$(SCRIPT_TESTS) $(LINTS),script:$(t))
 
 # Only the suites that must pass: what the sanitizer builds run in CI (the
 # skeletons and mutants are about the tests' honesty, checked by make test).
 suites: $(BUILD)/hotrow $(TESTS)
 	@$(RUN_TESTS) $(foreach t,$(TESTS),pass:$(t)) \
-		$(foreach t,$(SCRIPT_TESTS),pass:$(t))
+		$(foreach t,$(SCRIPT_TESTS),script:$(t))
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/hotrow

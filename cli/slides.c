@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
-#include "cli/lab_tree.h"
+#include "runner/tree.h"
 #include "tui/slides.h"
 #include "tui/term.h"
 
@@ -190,11 +190,11 @@ int cmd_slides(int argc, char **argv)
 
 	char path[PATH_MAX + 32], err[PATH_MAX + 128];
 	if (!deck) {
-		struct lab_tree t;
-		if (lab_tree_open(&t) != 0)
+		struct runner_tree t;
+		if (runner_tree_open(&t) != 0)
 			return 1;
 		snprintf(path, sizeof path, "%s/slides/hot-rows.md", t.root);
-		lab_tree_close(&t);
+		runner_tree_close(&t);
 		deck = path;
 	}
 	struct tui_deck *d = tui_deck_load(deck, err, sizeof err);

@@ -6,25 +6,17 @@
 #include <math.h>
 
 #include "engine/sim_rng.h"
+#include "util/hash.h"
 
 static uint64_t rotl(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));
 }
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 void sim_rng_seed(struct sim_rng *r, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
+		r->s[i] = util_splitmix64(&seed);
 }
 
 uint64_t sim_rng_next(struct sim_rng *r)

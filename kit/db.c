@@ -467,6 +467,11 @@ const char *kit_db_errmsg(const struct kit_db *db)
 	return db->err;
 }
 
+int kit_db_connected(const struct kit_db *db)
+{
+	return db && (db->lite || (db->pg && PQstatus(db->pg) == CONNECTION_OK));
+}
+
 /* True when the handle has a live connection; sets the error if not. */
 static bool ready(struct kit_db *db, const char *sql)
 {

@@ -44,6 +44,9 @@ int kit_db_open(struct kit_db **out, const char *url);
 void kit_db_close(struct kit_db *db);            /* NULL is fine */
 enum kit_db_engine kit_db_engine(const struct kit_db *db);
 const char *kit_db_errmsg(const struct kit_db *db);
+/* 1 while the handle has a live connection (always for SQLite); 0 once
+ * the server is gone (shut down, restarted, the connection killed). */
+int kit_db_connected(const struct kit_db *db);
 
 /* Run one statement (or, with nparams == 0, several separated by ';'). */
 int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params);

@@ -12,6 +12,8 @@
  * per power of two (about 3% wide), which is plenty for percentiles.
  */
 #include "kit/load.h"
+#include "util/clock.h"
+#include "util/hash.h"
 
 #include <errno.h>
 #include <math.h>
@@ -52,6 +54,7 @@ struct run {
 	atomic_int ready;                 /* workers connected (or failed) */
 	atomic_bool go;                   /* main has set t0: start calling */
 	atomic_bool stop;
+	atomic_bool lost;                 /* a connection broke: stop, say so */
 	atomic_int running;               /* workers not yet finished */
 	int64_t t0_ns;                    /* set by main before go */
 	int64_t interval_ns;              /* open loop: per-thread gap between calls */
@@ -62,18 +65,7 @@ struct run {
 
 int64_t kit_load_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void sleep_ns(int64_t ns)
-{
-	if (ns <= 0)
-		return;
-	struct timespec ts = { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	return util_now_ns();
 }
 
 static int bucket_of(int64_t v)
@@ -147,14 +139,6 @@ static void note_error(struct run *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 uint64_t kit_load_rand(struct kit_load_thread *th)
 {
 	uint64_t x = th->rng;   /* xorshift64* */
@@ -174,7 +158,7 @@ static bool wait_until(struct run *r, int64_t t_ns)
 		int64_t left = t_ns - kit_load_now_ns();
 		if (left <= 0)
 			return true;
-		sleep_ns(left < 10000000 ? left : 10000000);
+		util_sleep_ns(left < 10000000 ? left : 10000000);
 	}
 }
 
@@ -205,9 +189,22 @@ static void call_loop(struct worker *w)
 			atomic_fetch_add_explicit(&w->busy, 1, memory_order_relaxed);
 		if (rc == KIT_DB_CONSTRAINT)
 			atomic_fetch_add_explicit(&w->constraint, 1, memory_order_relaxed);
-		note_error(r, "a call failed (%d)%s%s", rc, w->th.db ? ": " : "",
-		           w->th.db ? kit_db_errmsg(w->th.db) : "");
-		if (c->stop_on_error)
+		/* The server gone (shut down, restarted) is no fault of the
+		 * code under load: stop at once and say so, before thousands of
+		 * failures pile up behind it. */
+		bool lost = w->th.db && !kit_db_connected(w->th.db);
+		if (lost) {   /* this, not an earlier failure, is what the run ends with */
+			pthread_mutex_lock(&r->err_lock);
+			if (!atomic_load(&r->lost))
+				snprintf(r->error, sizeof r->error, "the database went away: a call failed (%d): %s",
+				         rc, kit_db_errmsg(w->th.db));
+			atomic_store(&r->lost, true);
+			pthread_mutex_unlock(&r->err_lock);
+		} else {
+			note_error(r, "a call failed (%d)%s%s", rc, w->th.db ? ": " : "",
+			           w->th.db ? kit_db_errmsg(w->th.db) : "");
+		}
+		if (c->stop_on_error || lost)
 			atomic_store(&r->stop, true);
 	}
 }
@@ -231,7 +228,7 @@ static void *worker_main(void *arg)
 	}
 	atomic_fetch_add(&r->ready, 1);
 	while (!atomic_load(&r->go))
-		sleep_ns(100000);
+		util_sleep_ns(100000);
 	if (w->init_rc == 0) {
 		if (!atomic_load(&r->stop))
 			call_loop(w);
@@ -294,7 +291,7 @@ static void watch(struct run *r)
 		int64_t nap = 2000000;                /* 2 ms: short runs end promptly */
 		if (end - now < nap)
 			nap = end - now > 100000 ? end - now : 100000;
-		sleep_ns(nap);
+		util_sleep_ns(nap);
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -348,7 +345,7 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 	for (int i = 0; i < c->threads; i++) {
 		w[i].run = r;
 		w[i].th.index = i;
-		w[i].th.rng = splitmix(&seed) | 1;
+		w[i].th.rng = util_splitmix64(&seed) | 1;
 		atomic_init(&w[i].ok, 0);
 		atomic_init(&w[i].failed, 0);
 		atomic_init(&w[i].busy, 0);
@@ -366,7 +363,7 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 		rc = KIT_DB_ERR;
 	}
 	while (atomic_load(&r->ready) < started)  /* everyone connected (or failed) */
-		sleep_ns(200000);
+		util_sleep_ns(200000);
 	for (int i = 0; i < started; i++)
 		if (w[i].init_rc != 0)
 			rc = KIT_DB_ERR;
@@ -400,7 +397,8 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 		out->latency_ms.p99 = hist_quantile_ms(all, 0.99);
 		out->latency_ms.max = (double)all->max_ns / 1e6;
 	}
-	if (c->stop_on_error && out->failed > 0)
+	out->db_lost = atomic_load(&r->lost);
+	if ((c->stop_on_error && out->failed > 0) || out->db_lost)
 		rc = KIT_DB_ERR;
 	snprintf(out->error, sizeof out->error, "%s", r->error);
 

@@ -80,13 +80,18 @@ struct kit_load_result {
 	double throughput_per_s;           /* ok / seconds */
 	struct kit_load_latency latency_ms;   /* over every call, ok or not */
 	char error[512];        /* the first failure's message, "" if none */
+	bool db_lost;           /* a thread's connection broke: the run stopped
+	                           at once, and error starts "the database went
+	                           away" */
 };
 
 /* Defaults: 4 threads, 5 seconds, closed loop, progress on, seed 1. */
 void kit_load_config_default(struct kit_load_config *c);
 
-/* Run the load and fill *out (always, even on failure). Returns 0 when
- * every thread connected and ran (failed calls are counted in *out, not
+/* Run the load and fill *out (always, even on failure). A call failing on
+ * a connection that is gone stops every thread at once (out->db_lost).
+ * Returns 0 when every thread connected and ran (failed calls are counted
+ * in *out, not
  * returned), KIT_DB_ERR for a bad config, a connection that could not be
  * opened, a thread_init failure, or the first failed call under
  * stop_on_error; out->error says which. Blocks until done. */

@@ -1,5 +1,5 @@
 # labs/: every lab NN-name is built three ways from the same tests,
-# tests/labs/NN-name/*.c, plus the shared harness tests/labs/labtest.c:
+# tests/labs/NN-name/*.c, plus the shared harness tests/harness/labtest.c:
 #
 #   $(BUILD)/labs/NN-name/test-solution      against solutions/NN-name  (must pass)
 #   $(BUILD)/labs/NN-name/test-exercise      against exercises/NN-name  (must fail)
@@ -16,7 +16,7 @@
 # so it can print the prediction.
 
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
-LABTEST_OBJ := $(BUILD)/obj/tests/labs/labtest.o
+LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o
 LAB_LINK = $(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 
 define lab_rules
@@ -39,6 +39,13 @@ $$(BUILD)/labs/$(1)/test-mutant-%: tests/mutants/$(1)/%.patch $$(wildcard soluti
 		"$$(CC) $$(CPPFLAGS) $$(CFLAGS)" \
 		"$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
 
+# The checks the suite holds, known before any student code runs: the
+# test sources preprocessed, whose CMUnitTest array the runner reads
+# (runner/check.h).
+$$(BUILD)/labs/$(1)/checks.i: $$(wildcard tests/labs/$(1)/*.c) tests/harness/labtest.h
+	@mkdir -p $$(dir $$@)
+	@for f in $$(filter %.c,$$^); do $$(CC) $$(CPPFLAGS) -E -P $$$$f || exit 1; done >$$@.tmp && mv $$@.tmp $$@
+
 ifneq ($$(wildcard labs/$(1)/run.c),)
 $$(BUILD)/labs/$(1)/run-solution: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_SOL_OBJ) $$(DRIVER_LIB) $$(KIT_LIB) $$(ENGINE_LIB)
 	@mkdir -p $$(dir $$@)
@@ -55,13 +62,17 @@ endif
 # suite is the student's to run (hotrow lab check), not make test's.
 ifneq ($$($(1)_SOL_OBJ),)
 TESTS     += $$(BUILD)/labs/$(1)/test-solution
-MUST_FAIL += $$(BUILD)/labs/$(1)/test-exercise \
-             $$(foreach m,$$($(1)_MUTANTS),$$(BUILD)/labs/$(1)/test-mutant-$$(m))
+MUST_FAIL += $$(BUILD)/labs/$(1)/test-exercise
+MUTANTS   += $$(foreach m,$$($(1)_MUTANTS),$$(BUILD)/labs/$(1)/test-mutant-$$(m))
 endif
 endef
 
 $(foreach lab,$(LAB_NAMES),$(eval $(call lab_rules,$(lab))))
 
+# The handouts' tables, the mutants' headers and the hint tags agree.
+LINTS += scripts/lint-labs
+
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:
 	@scripts/student-kit $(BUILD)
+

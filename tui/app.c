@@ -13,6 +13,7 @@
 #include "tui/app.h"
 #include "tui/help.h"
 #include "tui/term.h"
+#include "util/clock.h"
 
 #define FPS 30
 
@@ -490,9 +491,7 @@ void tui_app_render(struct tui_app *a, struct tui_screen *scr)
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return util_now();
 }
 
 /* Keys typed and not yet acted on. Some keys take a while (Enter in a

@@ -4,7 +4,7 @@
 DRIVER_TESTS := $(patsubst tests/driver/%.c,$(BUILD)/tests/driver/%,$(wildcard tests/driver/test_*.c))
 TESTS += $(DRIVER_TESTS)
 SCRIPT_TESTS += tests/driver/inputs-only.sh
-$(BUILD)/tests/driver/%: $(BUILD)/obj/tests/driver/%.o $(BUILD)/obj/tests/labs/labtest.o \
+$(BUILD)/tests/driver/%: $(BUILD)/obj/tests/driver/%.o $(BUILD)/obj/tests/harness/labtest.o \
 		$(DRIVER_LIB) $(KIT_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@

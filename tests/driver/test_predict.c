@@ -16,7 +16,7 @@
 
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define INSIDE_MS 1.0          /* the pause inside the lock */
 #define OUTSIDE_MS 0.5         /* the pause outside it */

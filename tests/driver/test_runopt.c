@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "labs/driver/runopt.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 /* A driver's options, their table, and what the parser printed. */
 struct fixture {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kit/db.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 static const char *engine_prefix(const struct labtest *t)
 {

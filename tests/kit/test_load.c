@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "kit/load.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define THREADS 8
 #define ITERS   1000
@@ -226,6 +226,36 @@ static void load_run__each_thread_connects(void **state)
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM hits"), 1000, "rows inserted by 4 threads x 250");
 }
 
+/* Thread 0's 20th call kills its own connection, as a server shutting
+ * down would; every other call is a plain SELECT. */
+static int select_then_die(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	if (th->index == 0 && th->iter == 20)
+		kit_db_exec(th->db, "SELECT pg_terminate_backend(pg_backend_pid())", 0, NULL);
+	return kit_db_exec(th->db, "SELECT 1", 0, NULL);
+}
+
+static void load_run__stops_when_the_database_goes_away(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_load_config c;
+	struct kit_load_result r;
+	quiet(&c);
+	c.url = t->url;
+	c.threads = 2;
+	c.seconds = 30;   /* it must stop long before */
+
+	int rc = kit_load_run(&c, select_then_die, NULL, &r);
+
+	lt_expect(rc != 0, NULL, "the run returned 0 after its connection was killed");
+	lt_expect(r.db_lost, NULL, "db_lost not set; error: %s", r.error);
+	lt_expect(!strncmp(r.error, "the database went away", 22), NULL, "error: %s", r.error);
+	lt_expect(r.seconds < 10, NULL, "ran %.1f s after the connection died", r.seconds);
+	lt_expect(r.failed <= 2, NULL, "%lld failures piled up, want the first only (one per thread)",
+	          (long long)r.failed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +268,7 @@ int main(void)
 		cmocka_unit_test(load_run__thread_init_failure_stops_run),
 		cmocka_unit_test(load_run__bad_url_names_connection),
 		LABTEST_BOTH(load_run__each_thread_connects),
+		LABTEST_PG(load_run__stops_when_the_database_goes_away),
 	};
 	return labtest_main("kit/load", tests);
 }

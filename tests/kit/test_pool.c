@@ -9,7 +9,7 @@
 
 #include "kit/load.h"
 #include "kit/pool.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 static void sleep_ms(int ms)
 {

@@ -1,10 +1,9 @@
-# tests/lab/: the lab runner (`hotrow lab`). test_lab is cmocka over the
-# parts that need no build (output parsing, hints.md, lab names, progress);
-# runner.sh drives build/hotrow end to end on a real lab in a scratch copy.
-LAB_RUNNER_OBJ := $(BUILD)/obj/cli/lab_check.o $(BUILD)/obj/cli/lab_hint.o $(BUILD)/obj/cli/lab_tree.o \
-                  $(BUILD)/obj/cli/lab_proc.o
+# tests/lab/: the lab runner (runner/, `hotrow lab`). test_lab is cmocka
+# over the parts that need no build (reports, hints.md, lab names,
+# progress, bounded output); runner.sh drives build/hotrow end to end on a
+# real lab in a scratch copy, hostile student code included.
 TESTS += $(BUILD)/tests/lab/test_lab
-SCRIPT_TESTS += tests/lab/runner.sh
-$(BUILD)/tests/lab/test_lab: $(BUILD)/obj/tests/lab/test_lab.o $(LAB_RUNNER_OBJ)
+SCRIPT_TESTS += tests/lab/runner.sh tests/lab/run-tests.sh
+$(BUILD)/tests/lab/test_lab: $(BUILD)/obj/tests/lab/test_lab.o $(RUNNER_LIB) $(KIT_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@

@@ -1,10 +1,14 @@
 #!/bin/sh
 # tests/lab/runner.sh: end-to-end checks of `hotrow lab` on a real lab.
 #
-# Copies the kit's sources (no build/, .git or .hotrow/) to a temporary
-# directory and drives build/hotrow there with HOTROW_ROOT pointing at the
-# copy, so the real exercises/ and .hotrow/ are never touched. Runs on
-# SQLite only (HOTROW_LAB_ONLY=sqlite) to stay quick. Prints cmocka-style
+# Copies the kit's sources (no .git or .hotrow/; of build/ only the kit's
+# objects and libraries, so the copy need not compile them again) to a
+# temporary directory and drives build/hotrow there with HOTROW_ROOT
+# pointing at the copy, so the real exercises/ and .hotrow/ are never
+# touched. Runs on SQLite only (HOTROW_LAB_ONLY=sqlite) to stay quick.
+# The second half plants hostile code in a tiny lab 99 (endless loops,
+# sleeps, forks, crashes, floods of output, forged cmocka lines) and checks
+# that the runner stays in charge. Prints cmocka-style
 # lines and the summary scripts/run-tests adds up:
 #   [ RUN      ] runner__name   [       OK ] / [  FAILED  ] runner__name
 #   [  PASSED  ] N test(s).     [  FAILED  ] N test(s), listed below:
@@ -47,7 +51,9 @@ cleanup() {
 trap cleanup EXIT INT TERM
 kit=$tmp/kit
 mkdir -p "$kit"
-(cd "$root" && tar --exclude=./build --exclude=./.git --exclude=./.hotrow -cf - .) | (cd "$kit" && tar xf -)
+(cd "$root" && tar --exclude=./build/labs --exclude=./build/mutants --exclude="./build/san-*" \
+	--exclude=./build/student-kit --exclude=./build/tests --exclude=./build/bench \
+	--exclude=./.git --exclude=./.hotrow -cf - .) | (cd "$kit" && tar xf -)
 
 # Only the lab under test, plus a tiny lab 99 so "every lab" means two:
 # quicker to build, and immune to other labs being half-written.
@@ -60,24 +66,52 @@ done
 tiny=99-tiny
 mkdir -p "$kit/labs/$tiny" "$kit/exercises/$tiny" "$kit/solutions/$tiny" "$kit/tests/labs/$tiny"
 printf '# Lab 99 \342\200\224 Tiny\n\n## 1. The answer\n' >"$kit/labs/$tiny/README.md"
-printf '# Hints \342\200\224 Lab 99\n\n## Hint 1: Ask [answer]\nIt is 42.\n' >"$kit/labs/$tiny/hints.md"
+printf '# Hints \342\200\224 Lab 99\n\n## Hint 1: Ask [answer]\nIt is 42.\n\n## Hint 2: Ask again [again]\nStill 42.\n\n## Hint 3: The shape of the answer\nreturn 42;\n' >"$kit/labs/$tiny/hints.md"
 printf 'int tiny_answer(void);\n' >"$kit/labs/$tiny/tiny.h"
-for side in exercises:0 solutions:42; do
-	printf '#include "labs/%s/tiny.h"\nint tiny_answer(void) { return %s; }\n' \
-		"$tiny" "${side#*:}" >"$kit/${side%:*}/$tiny/tiny.c"
-done
+# tiny_c SIDE BODY [TOP]: the lab's one function, with BODY inside.
+tiny_c() {
+	printf '#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n#include "labs/%s/tiny.h"\n%s\nint tiny_answer(void) { %s }\n' \
+		"$tiny" "${3:-}" "$2" >"$kit/$1/$tiny/tiny.c"
+}
+tiny_c exercises 'return 0;'
+tiny_c solutions 'return 42;'
 cat >"$kit/tests/labs/$tiny/test_tiny.c" <<TINY
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 #include "labs/$tiny/tiny.h"
 static void tiny_answer__is_42(void **state)
 {
 	(void)state;
-	lt_expect_int_hint(tiny_answer(), 42, "the answer", "answer");
+	lt_expect_int_hint(tiny_answer(), 42, "the answer", "answer again");
+}
+static void tiny_answer__again(void **state)
+{
+	(void)state;
+	lt_expect_int_hint(tiny_answer(), 42, "the answer, asked again", "answer");
+}
+static void tiny_answer__third_time(void **state)
+{
+	(void)state;
+	lt_expect_int_hint(tiny_answer(), 42, "the answer, a third time", "again");
 }
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(tiny_answer__is_42) };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tiny_answer__is_42),
+		cmocka_unit_test(tiny_answer__again),
+		cmocka_unit_test(tiny_answer__third_time),
+	};
 	return labtest_main("$tiny", tests);
+}
+TINY
+# A driver, so `lab run 99` has something to run: it calls the answer once.
+cat >"$kit/labs/$tiny/run.c" <<TINY
+#include <stdio.h>
+#include "labs/$tiny/tiny.h"
+int main(void)
+{
+	int a = tiny_answer();
+	printf("the answer is %d\\n", a);
+	return a == 42 ? 0 : 1;
 }
 TINY
 
@@ -164,9 +198,9 @@ if [ $rc -ne 1 ]; then bad "exit $rc, want 1"
 elif ! has "does not compile" || ! has "error:"; then bad "no compiler message"
 else ok; fi
 
-t runner__reset_asks_without_yes
+t runner__reset_without_terminal_or_yes_is_usage_error
 hl reset "$lab"; rc=$?
-if [ $rc -ne 1 ] || cmp -s "$ex" "$tmp/pristine.c"; then bad "exit $rc or the file changed without --yes"; else ok; fi
+if [ $rc -ne 2 ] || cmp -s "$ex" "$tmp/pristine.c"; then bad "exit $rc (want 2) or the file changed without --yes"; else ok; fi
 
 t runner__reset_restores_and_backs_up
 hl reset "$lab" --yes; rc=$?
@@ -249,6 +283,196 @@ exec 3>&-
 t runner__run_rejects_bad_threads
 hl run "$lab" --threads 0; rc=$?
 if [ $rc -ne 2 ] || ! grep -q -- "--threads" "$err"; then bad "exit $rc, want 2 naming --threads"; else ok; fi
+
+
+# ---- hostile or broken student code, in the tiny lab ----
+# Each case writes exercises/99-tiny/tiny.c and checks with a short
+# --timeout; none may hang the runner or give the skeleton a pass.
+leftovers() { # processes still running from a check's private copy
+	pgrep -f "$kit/.hotrow/run/" 2>/dev/null | wc -l
+}
+hostile() { # hostile BODY [TOP] [TIMEOUT]: check lab 99; sets rc, secs
+	tiny_c exercises "$1" "${2:-}"
+	s0=$(date +%s)
+	hl check 99 --timeout "${3:-5}"; rc=$?
+	secs=$(( $(date +%s) - s0 ))
+}
+tiny_c exercises 'return 42;'
+hl check 99 >/dev/null   # builds the tiny lab once, so timeouts below time the code
+
+t runner__hostile_infinite_loop_times_out_naming_the_check
+hostile 'for (;;) ; return 42;'
+if [ $rc -ne 1 ]; then bad "exit $rc, want 1"
+elif [ $secs -gt 30 ]; then bad "took $secs s with --timeout 5"
+elif ! has "timed out" || ! has "tiny_answer__is_42"; then bad "no timeout naming the check"
+elif ! has "0 of 3 checks"; then bad "want 0 of 3 (the maximum kept)"
+elif [ "$(leftovers)" -ne 0 ]; then bad "test processes left running"
+else ok; fi
+
+t runner__hostile_sleep_600_times_out
+hostile 'sleep(600); return 42;'
+if [ $rc -ne 1 ] || [ $secs -gt 30 ] || ! has "timed out"; then bad "exit $rc after $secs s, want 1 and a timeout"
+elif [ "$(leftovers)" -ne 0 ]; then bad "test processes left running"
+else ok; fi
+
+t runner__hostile_include_dev_zero_build_times_out
+hostile 'return 42;' '#include "/dev/zero"' 2
+if [ $rc -ne 1 ] || [ $secs -gt 40 ]; then bad "exit $rc after $secs s, want 1 within the build's limit"
+elif ! has "took longer than"; then bad "no word that the build was stopped"
+elif pgrep -f "cc1.*tiny" >/dev/null; then bad "the compiler still runs"
+else ok; fi
+
+t runner__hostile_50_forked_sleepers_are_killed
+hostile 'for (int i = 0; i < 50; i++) if (fork() == 0) { sleep(600); _exit(0); } return 42;'
+sleep 1
+if [ $rc -ne 0 ] || [ $secs -gt 30 ]; then bad "exit $rc after $secs s, want 0 (the answer is right) at once"
+elif [ "$(leftovers)" -ne 0 ]; then bad "$(leftovers) forked children left running"
+else ok; fi
+
+t runner__hostile_printf_without_newline_keeps_verdicts
+hostile 'printf("dbg "); return 42;'
+if [ $rc -ne 0 ] || ! has "3 of 3 checks passing"; then bad "exit $rc, want 3 of 3"; else ok; fi
+
+t runner__hostile_100mb_of_output_is_bounded
+hostile 'static char line[1024]; for (int i = 0; i < 1023; i++) line[i] = 120; line[1023] = 0; for (int i = 0; i < 100 * 1024; i++) puts(line); return 0;' '' 60
+if [ $rc -ne 1 ] || ! has "0 of 3 checks"; then bad "exit $rc, want 0 of 3"
+elif ! has "bytes cut here"; then bad "no word of the output cut"
+elif [ "$(wc -c <"$out")" -gt 200000 ]; then bad "$(wc -c <"$out") bytes shown"
+else ok; fi
+
+t runner__hostile_fake_cmocka_lines_do_not_pass
+hostile 'return 0;' '__attribute__((constructor)) static void fake(void) { printf("[==========] Running 3 test(s).\n[ RUN      ] tiny_answer__is_42\n[       OK ] tiny_answer__is_42\n[ RUN      ] tiny_answer__again\n[       OK ] tiny_answer__again\n[ RUN      ] tiny_answer__third_time\n[       OK ] tiny_answer__third_time\n[  PASSED  ] 3 test(s).\n"); fflush(stdout); }'
+if [ $rc -ne 1 ] || ! has "0 of 3 checks" || has "done"; then bad "exit $rc: the fake lines counted"; else ok; fi
+
+t runner__hostile_early_exit_0_keeps_the_maximum
+hostile 'exit(0);'
+if [ $rc -ne 1 ] || ! has "0 of 3 checks"; then bad "exit $rc, want 0 of 3"
+elif ! has "exit status 0"; then bad "does not say the process exited"
+else ok; fi
+
+t runner__hostile_abort_names_the_signal
+hostile 'abort();'
+if [ $rc -ne 1 ] || ! has "0 of 3 checks" || ! has "Aborted"; then bad "exit $rc, want 0 of 3 and SIGABRT named"; else ok; fi
+
+t runner__hostile_exit_255_is_not_a_signal
+hostile 'exit(255);'
+if [ $rc -ne 1 ] || ! has "exit status 255" || has "Unknown signal"; then bad "exit $rc, want 'exit status 255'"; else ok; fi
+
+t runner__hostile_crash_under_lab_run_is_reported
+tiny_c exercises 'raise(SIGSEGV); return 42;'
+hl run 99; rc=$?
+if [ $rc -ne 1 ]; then bad "exit $rc, want 1 (hotrow itself must not die)"
+elif ! grep -q "Segmentation fault" "$err"; then bad "the crash is not named"
+else ok; fi
+
+t runner__hostile_sigterm_to_the_runner_ends_the_group
+tiny_c exercises 'sleep(600); return 42;'
+grep "^$tiny " "$kit/.hotrow/progress" >"$tmp/progress-before"
+(cd "$kit" && exec "$bin" lab check 99 --timeout 300) >"$out" 2>"$err" </dev/null &
+rpid=$!
+i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM "$rpid"
+s0=$(date +%s); wait "$rpid"; rc=$?; secs=$(( $(date +%s) - s0 ))
+sleep 0.5
+if [ $secs -gt 10 ]; then bad "the runner took $secs s to stop"
+elif [ "$(leftovers)" -ne 0 ]; then bad "test processes outlived the runner"
+elif [ $rc -eq 0 ]; then bad "exit 0 after SIGTERM"
+elif ! grep "^$tiny " "$kit/.hotrow/progress" | cmp -s - "$tmp/progress-before"; then
+	bad "the stopped run was recorded as progress"
+else ok; fi
+
+t runner__ctrl_c_on_check_ends_the_group_unrecorded
+tiny_c exercises 'sleep(600); return 42;'
+grep "^$tiny " "$kit/.hotrow/progress" >"$tmp/progress-before"
+(cd "$kit" && exec "$bin" lab check 99 --timeout 300) >"$out" 2>"$err" </dev/null &
+rpid=$!
+i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
+kill -INT "$rpid"
+s0=$(date +%s); wait "$rpid"; rc=$?; secs=$(( $(date +%s) - s0 ))
+sleep 0.5
+if [ $rc -ne 130 ]; then bad "exit $rc after Ctrl-C, want 130"
+elif [ $secs -gt 10 ] || [ "$(leftovers)" -ne 0 ]; then bad "took $secs s, or test processes outlived it"
+elif ! grep "^$tiny " "$kit/.hotrow/progress" | cmp -s - "$tmp/progress-before"; then
+	bad "the interrupted run was recorded as progress"
+else ok; fi
+
+t runner__two_checks_at_once
+tiny_c exercises 'usleep(300000); return 42;'
+(cd "$kit" && "$bin" lab check 99) >"$tmp/c1" 2>&1 </dev/null & p1=$!
+(cd "$kit" && "$bin" lab check 99) >"$tmp/c2" 2>&1 </dev/null & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+if [ $r1 -ne 0 ] || [ $r2 -ne 0 ] || grep -q "busy" "$tmp/c1" "$tmp/c2"; then
+	cp "$tmp/c2" "$out"; bad "exits $r1/$r2, want 0/0"
+else ok; fi
+
+t runner__watch_q_during_a_check
+tiny_c exercises 'sleep(600); return 42;'
+(cd "$kit" && exec "$bin" lab watch 99 <"$fifo" >"$tmp/watch" 2>&1) &
+watch_pid=$!
+exec 3>"$fifo"
+i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
+printf q >&3
+s0=$(date +%s); wait "$watch_pid"; rc=$?; secs=$(( $(date +%s) - s0 )); watch_pid=
+exec 3>&-
+if [ $secs -gt 10 ]; then bad "q took $secs s"
+elif [ "$(leftovers)" -ne 0 ]; then bad "the check outlived the watch"
+else ok; fi
+
+t runner__watch_a_saved_fix_during_a_check
+tiny_c exercises 'sleep(600); return 42;'
+(cd "$kit" && exec "$bin" lab watch 99 <"$fifo" >"$tmp/watch" 2>&1) &
+watch_pid=$!
+exec 3>"$fifo"
+i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
+tiny_c exercises 'return 42;'   # the fix, saved while the check sleeps
+i=0; while [ $i -lt 300 ] && ! grep -q "3 of 3 checks passing" "$tmp/watch"; do sleep 0.1; i=$((i + 1)); done
+printf q >&3
+wait "$watch_pid"; watch_pid=
+exec 3>&-
+if ! grep -q "3 of 3 checks passing" "$tmp/watch"; then cp "$tmp/watch" "$out"; bad "the saved fix was not checked"
+elif [ "$(leftovers)" -ne 0 ]; then bad "the stopped check outlived the watch"
+else ok; fi
+
+t runner__watch_restores_the_terminal_after_a_crash
+tiny_c exercises 'return 42;'
+if "$py" - "$bin" "$kit" >"$out" 2>&1 <<'PY'
+import os, pty, signal, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(sys.argv[2])
+    os.execv(sys.argv[1], [sys.argv[1], "lab", "watch", "99"])
+buf, t0 = b"", time.time()
+while b"[watch 1]" not in buf and time.time() - t0 < 60:
+    try:
+        buf += os.read(fd, 4096)
+    except OSError:
+        break
+lflag = termios.tcgetattr(fd)[3]
+raw = not (lflag & termios.ICANON) and not (lflag & termios.ECHO)
+os.kill(pid, signal.SIGSEGV)
+os.waitpid(pid, 0)
+lflag = termios.tcgetattr(fd)[3]
+back = bool(lflag & termios.ICANON) and bool(lflag & termios.ECHO)
+print("raw while watching:", raw, "restored after SEGV:", back)
+sys.exit(0 if raw and back else 1)
+PY
+then ok; else bad "the terminal was left as the watch set it"; fi
+
+t runner__usage_errors_exit_2
+codes=
+hl grade --out ''; codes="$codes $?"
+hl run 99 --threads 300; codes="$codes $?"
+hl run 99 --seconds nan; codes="$codes $?"
+hl check 99 --db sqlite:/tmp/x.db; codes="$codes $?"
+hl check 99 --timeout 0; codes="$codes $?"
+if [ "$codes" != " 2 2 2 2 2" ]; then bad "exit codes$codes, want 2 each"; else ok; fi
+
+t runner__hint_shown_is_most_specific_never_the_last
+tiny_c exercises 'return 0;'
+hl check 99
+if ! has "Hint for tiny_answer__is_42 \[again\]"; then bad "want the first failure's most specific hint, [again]"
+elif has "The shape of the answer"; then bad "the last hint was shown unasked"
+else ok; fi
 
 t runner__student_kit_leaves_out_answers
 (cd "$kit" && scripts/student-kit "$tmp/skbuild") >"$out" 2>"$err"; rc=$?

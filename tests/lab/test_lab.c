@@ -1,6 +1,7 @@
 /*
- * test_lab.c: the runner's pieces that need no build: reading cmocka's
- * output into verdicts, parsing hints.md, naming labs, and the progress
+ * test_lab.c: the runner's pieces that need no build: the list of checks,
+ * verdicts from the report channel (a process that dies fails what it did
+ * not finish), bounded output, hints.md, naming labs, and the progress
  * file. The end-to-end behaviour (make, a real lab) is tests/lab/runner.sh.
  */
 #include <setjmp.h>
@@ -15,91 +16,147 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/lab_check.h"
-#include "cli/lab_hint.h"
-#include "cli/lab_tree.h"
+#include "runner/check.h"
+#include "runner/hint.h"
+#include "runner/text.h"
+#include "runner/tree.h"
 
-/* What the lab harness and cmocka 1.1.5 print, quirks included: the
- * failure message before cmocka's own lines, "[ ERROR ]" and "[ LINE ]" on
- * one line, several HINT lines, a notice before the run, and the summary
- * repeating the failed names. */
-static const char suite_output[] =
-	"NOTICE: PostgreSQL checks skipped: set HOTROW_PG_URL to run them\n"
-	"[==========] Running 4 test(s).\n"
-	"[ RUN      ] like_post__counts_one_like/sqlite\n"
-	"[       OK ] like_post__counts_one_like/sqlite\n"
-	"[ RUN      ] like_post__exact_under_threads/sqlite\n"
-	"tests/labs/01-hot-row/test_hot_row.c:212: expected 8000, got 7994: likes after 8 threads\n"
-	"HINT: lost-update\n"
-	"HINT: transaction\n"
-	"[  ERROR   ] --- [   LINE   ] --- tests/labs/01-hot-row/test_hot_row.c:212: error: Failure!\n"
-	"[  FAILED  ] like_post__exact_under_threads/sqlite\n"
-	"[ RUN      ] like_post__exact_under_threads/postgres\n"
-	"[  SKIPPED ] like_post__exact_under_threads/postgres\n"
-	"[ RUN      ] like_post__asserts/sqlite\n"
-	"[  ERROR   ] --- 0x1 != 0x2\n"
-	"[   LINE   ] --- tests/labs/01-hot-row/test_hot_row.c:40: error: Failure!\n"
-	"[  FAILED  ] like_post__asserts/sqlite\n"
-	"[==========] 4 test(s) run.\n"
-	"[  PASSED  ] 1 test(s).\n"
-	"[  SKIPPED ] 1 test(s), listed below:\n"
-	"[  SKIPPED ] like_post__exact_under_threads/postgres\n"
-	"[  FAILED  ] 2 test(s), listed below:\n"
-	"[  FAILED  ] like_post__exact_under_threads/sqlite\n"
-	"[  FAILED  ] like_post__asserts/sqlite\n";
+/* What make writes to build/labs/NN/checks.i: the test source
+ * preprocessed, LABTEST_BOTH and cmocka_unit_test expanded. */
+static const char preprocessed[] =
+	"int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n);\n"
+	"static void f(void **state) { const char *s = \"{ \\\"not a check\\\" }\"; (void)s; }\n"
+	"int main(void)\n{\n const struct CMUnitTest tests[] = {\n"
+	"  { \"like_post__counts_one_like\" \"/sqlite\", like_post__counts_one_like, "
+	"labtest_setup_sqlite, labtest_teardown, ((void *)0) }, { \"like_post__counts_one_like\" "
+	"\"/postgres\", like_post__counts_one_like, labtest_setup_pg, labtest_teardown, ((void *)0) },\n"
+	"  { \"shard_choose_n__formula\", shard_choose_n__formula, ((void *)0), ((void *)0), ((void *)0) },\n"
+	" };\n return labtest_run(\"01-hot-row\", tests, sizeof(tests) / sizeof((tests)[0]));\n}\n";
 
-static void lab_result_parse__verdicts_and_counts(void **state)
+static void runner_checks_parse__names_from_the_array(void **state)
 {
 	(void)state;
-	struct lab_result r;
+	char **names;
 
-	lab_result_parse(&r, suite_output);
+	int n = runner_checks_parse(preprocessed, &names);
 
-	assert_int_equal(r.n, 4);
+	assert_int_equal(n, 3);
+	assert_string_equal(names[0], "like_post__counts_one_like/sqlite");
+	assert_string_equal(names[1], "like_post__counts_one_like/postgres");
+	assert_string_equal(names[2], "shard_choose_n__formula");
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* A result expecting three checks, to be fed report lines. */
+static void expect3(struct runner_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->built = 1;
+	r->n = 3;
+	r->checks = calloc(3, sizeof *r->checks);
+	assert_non_null(r->checks);
+	snprintf(r->checks[0].name, sizeof r->checks[0].name, "a__one/sqlite");
+	snprintf(r->checks[1].name, sizeof r->checks[1].name, "a__two/sqlite");
+	snprintf(r->checks[2].name, sizeof r->checks[2].name, "a__three/postgres");
+}
+
+static void feed(struct runner_result *r, const char *lines)
+{
+	char *copy = strdup(lines);
+	for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		runner_result_report(r, l);
+	free(copy);
+}
+
+static void runner_result_report__verdicts_details_hints(void **state)
+{
+	(void)state;
+	struct runner_result r;
+	expect3(&r);
+
+	feed(&r, "notice PostgreSQL checks skipped: set HOTROW_PG_URL\n"
+		 "start a__one/sqlite\nend a__one/sqlite pass\n"
+		 "start a__two/sqlite\n"
+		 "detail tests/labs/01-hot-row/test_hot_row.c:212: expected 8000, got 7994: likes\n"
+		 "hint lost-update\nhint transaction\nend a__two/sqlite fail\n"
+		 "start a__three/postgres\nend a__three/postgres skip\n");
+	runner_result_finish(&r, "exit status 1");
+
 	assert_int_equal(r.passed, 1);
-	assert_int_equal(r.failed, 2);
-	assert_int_equal(r.skipped, 1);
-	assert_string_equal(r.checks[0].name, "like_post__counts_one_like/sqlite");
-	assert_int_equal(r.checks[0].verdict, LAB_PASSED);
-	assert_int_equal(r.checks[1].verdict, LAB_FAILED);
-	assert_int_equal(r.checks[2].verdict, LAB_SKIPPED);
-	assert_int_equal(r.checks[3].verdict, LAB_FAILED);
-	lab_result_free(&r);
-}
-
-static void lab_result_parse__failure_details(void **state)
-{
-	(void)state;
-	struct lab_result r;
-
-	lab_result_parse(&r, suite_output);
-
-	const struct lab_check *c = &r.checks[1];
-	assert_non_null(c->details);
-	assert_string_equal(c->details, "expected 8000, got 7994: likes after 8 threads\n");
-	assert_string_equal(c->where, "tests/labs/01-hot-row/test_hot_row.c:212");
-	assert_string_equal(c->hint, "lost-update transaction");
-	/* A plain cmocka assertion keeps its message and its line. */
-	assert_string_equal(r.checks[3].details, "0x1 != 0x2\n");
-	assert_string_equal(r.checks[3].where, "tests/labs/01-hot-row/test_hot_row.c:40");
-	assert_null(r.checks[0].details);
-	assert_non_null(r.notices);
-	assert_non_null(strstr(r.notices, "NOTICE: PostgreSQL checks skipped"));
-	lab_result_free(&r);
-}
-
-static void lab_result_parse__output_cut_inside_a_check(void **state)
-{
-	(void)state;
-	struct lab_result r;
-
-	lab_result_parse(&r, "[ RUN      ] crash__midway/sqlite\npartial line\n");
-
-	assert_int_equal(r.n, 1);
 	assert_int_equal(r.failed, 1);
-	assert_non_null(strstr(r.checks[0].details, "partial line"));
-	assert_non_null(strstr(r.checks[0].details, "ended inside this check"));
-	lab_result_free(&r);
+	assert_int_equal(r.skipped, 1);
+	assert_string_equal(r.checks[1].details, "expected 8000, got 7994: likes\n");
+	assert_string_equal(r.checks[1].where, "tests/labs/01-hot-row/test_hot_row.c:212");
+	assert_string_equal(r.checks[1].hint, "lost-update transaction");
+	assert_non_null(strstr(r.notices, "PostgreSQL checks skipped"));
+	assert_null(r.running);
+	runner_result_free(&r);
+}
+
+static void runner_result_report__death_fails_the_rest(void **state)
+{
+	(void)state;
+	struct runner_result r;
+	expect3(&r);
+
+	/* A forged end for a check that is not running, and one for a check
+	 * the lab does not have, change nothing. */
+	feed(&r, "end a__three/postgres pass\nstart a__one/sqlite\nend a__one/sqlite pass\n"
+		 "start nosuch\nend nosuch pass\nstart a__two/sqlite\n");
+	runner_result_finish(&r, "killed by signal 6 (Aborted)");
+
+	assert_int_equal(r.passed, 1);
+	assert_int_equal(r.failed, 2);   /* the maximum is still 3 */
+	assert_string_equal(r.running, "a__two/sqlite");
+	assert_non_null(strstr(r.checks[1].details, "did not finish"));
+	assert_non_null(strstr(r.checks[1].details, "Aborted"));
+	assert_non_null(strstr(r.checks[2].details, "did not run"));
+	assert_non_null(strstr(r.checks[2].details, "a__two/sqlite"));
+	runner_result_free(&r);
+}
+
+static void runner_text__keeps_head_and_tail(void **state)
+{
+	(void)state;
+	struct runner_text t;
+	runner_text_init(&t, 8, 4);
+	assert_null(runner_text_str(&t));
+
+	runner_text_add(&t, "0123456789", 10);
+	runner_text_add(&t, "abcdefghij", 10);
+	char *s = runner_text_str(&t);
+
+	assert_non_null(s);
+	assert_int_equal(strncmp(s, "01234567", 8), 0);
+	assert_non_null(strstr(s, "8 bytes cut"));
+	assert_non_null(strstr(s, "ghij\n"));
+	free(s);
+	runner_text_free(&t);
+}
+
+static void runner_hints_specific__latest_but_never_the_last(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/hotrow-test-hints-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char text[] = "# Hints\n## Hint 1: First [rollup]\na\n## Hint 2: Later [out-of-order, x]\nb\n"
+			    "## Hint 3: The shape [rollup] [out-of-order]\nc\n";
+	assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+	close(fd);
+	struct runner_hints h;
+	char tag[64];
+	assert_int_equal(runner_hints_load(path, &h), 0);
+	unlink(path);
+
+	assert_int_equal(runner_hints_specific(&h, "rollup out-of-order", tag, sizeof tag), 1);
+	assert_string_equal(tag, "out-of-order");
+	assert_int_equal(runner_hints_specific(&h, "x", tag, sizeof tag), 1);   /* "[a, b]" */
+	assert_int_equal(runner_hints_specific(&h, "rollup", tag, sizeof tag), 0);
+	assert_int_equal(runner_hints_specific(&h, "nosuch", tag, sizeof tag), -1);
+	runner_hints_free(&h);
 }
 
 static char tmpdir[64];
@@ -148,14 +205,14 @@ static int remove_tree(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static void lab_hints_load__titles_tags_bodies(void **state)
+static void runner_hints_load__titles_tags_bodies(void **state)
 {
 	(void)state;
 	char path[160];
-	struct lab_hints h;
+	struct runner_hints h;
 	snprintf(path, sizeof path, "%s/labs/01-hot-row/hints.md", tmpdir);
 
-	assert_int_equal(lab_hints_load(path, &h), 0);
+	assert_int_equal(runner_hints_load(path, &h), 0);
 
 	assert_int_equal(h.n, 3);
 	assert_string_equal(h.v[0].title, "What holds the lock?");
@@ -165,121 +222,130 @@ static void lab_hints_load__titles_tags_bodies(void **state)
 	assert_string_equal(h.v[1].tags, " lost-update transaction ");
 	assert_string_equal(h.v[2].title, "Nearly there");
 	assert_string_equal(h.v[2].body, "");
-	lab_hints_free(&h);
+	runner_hints_free(&h);
 }
 
-static void lab_hints_first__tries_tags_in_order(void **state)
+static void runner_hints_first__tries_tags_in_order(void **state)
 {
 	(void)state;
 	char path[160], tag[64];
-	struct lab_hints h;
+	struct runner_hints h;
 	snprintf(path, sizeof path, "%s/labs/01-hot-row/hints.md", tmpdir);
-	assert_int_equal(lab_hints_load(path, &h), 0);
+	assert_int_equal(runner_hints_load(path, &h), 0);
 
-	assert_int_equal(lab_hints_first(&h, "nosuch transaction", tag, sizeof tag), 1);
+	assert_int_equal(runner_hints_first(&h, "nosuch transaction", tag, sizeof tag), 1);
 	assert_string_equal(tag, "transaction");
-	assert_int_equal(lab_hints_first(&h, "work-outside lost-update", tag, sizeof tag), 0);
-	assert_int_equal(lab_hints_first(&h, "nosuch", tag, sizeof tag), -1);
-	assert_int_equal(lab_hints_tagged(&h, "lost"), -1);   /* whole tags only */
-	lab_hints_free(&h);
+	assert_int_equal(runner_hints_first(&h, "work-outside lost-update", tag, sizeof tag), 0);
+	assert_int_equal(runner_hints_first(&h, "nosuch", tag, sizeof tag), -1);
+	assert_int_equal(runner_hints_tagged(&h, "lost"), -1);   /* whole tags only */
+	runner_hints_free(&h);
 }
 
-static void lab_tree_find__accepts_every_spelling(void **state)
+static void runner_tree_find__accepts_every_spelling(void **state)
 {
 	(void)state;
-	struct lab_tree t;
+	struct runner_tree t;
 
-	assert_int_equal(lab_tree_open(&t), 0);
+	assert_int_equal(runner_tree_open(&t), 0);
 
 	assert_int_equal(t.nlabs, 2);   /* labs/notalab is not one */
 	assert_string_equal(t.labs[0].title, "The hot row");
 	assert_string_equal(t.labs[1].title, "Sharded counters");
-	assert_ptr_equal(lab_tree_find(&t, "01"), &t.labs[0]);
-	assert_ptr_equal(lab_tree_find(&t, "1"), &t.labs[0]);
-	assert_ptr_equal(lab_tree_find(&t, "01-hot-row"), &t.labs[0]);
-	assert_ptr_equal(lab_tree_find(&t, "2"), &t.labs[1]);
-	assert_null(lab_tree_find(&t, "3"));
-	assert_null(lab_tree_find(&t, "01-hot"));
-	assert_null(lab_tree_find(&t, "hot-row"));
-	lab_tree_close(&t);
+	assert_ptr_equal(runner_tree_find(&t, "01"), &t.labs[0]);
+	assert_ptr_equal(runner_tree_find(&t, "1"), &t.labs[0]);
+	assert_ptr_equal(runner_tree_find(&t, "01-hot-row"), &t.labs[0]);
+	assert_ptr_equal(runner_tree_find(&t, "2"), &t.labs[1]);
+	assert_null(runner_tree_find(&t, "3"));
+	assert_null(runner_tree_find(&t, "01-hot"));
+	assert_null(runner_tree_find(&t, "hot-row"));
+	runner_tree_close(&t);
 }
 
-static void lab_progress_put__round_trips_per_lab(void **state)
+static void runner_progress_put__round_trips_per_lab(void **state)
 {
 	(void)state;
-	struct lab_tree t;
-	struct lab_progress p = {.passed = 3, .total = 7, .hints = 1}, q = {.passed = 9, .total = 9};
+	struct runner_tree t;
+	struct runner_progress p = {.passed = 3, .total = 7, .hints = 1}, q = {.passed = 9, .total = 9, .eng_passed = {5, 4}, .eng_total = {5, 4}};
 	char s[64];
-	assert_int_equal(lab_tree_open(&t), 0);
+	assert_int_equal(runner_tree_open(&t), 0);
 
-	assert_int_equal(lab_progress_put(&t, &t.labs[0], &p), 0);
-	assert_int_equal(lab_progress_put(&t, &t.labs[1], &q), 0);
+	assert_int_equal(runner_progress_put(&t, &t.labs[0], &p), 0);
+	assert_int_equal(runner_progress_put(&t, &t.labs[1], &q), 0);
 	p.passed = 4;
-	assert_int_equal(lab_progress_put(&t, &t.labs[0], &p), 0);
+	assert_int_equal(runner_progress_put(&t, &t.labs[0], &p), 0);
 
-	struct lab_progress got;
-	lab_progress_get(&t, &t.labs[0], &got);
+	struct runner_progress got;
+	runner_progress_get(&t, &t.labs[0], &got);
 	assert_int_equal(got.passed, 4);
 	assert_int_equal(got.total, 7);
 	assert_int_equal(got.hints, 1);
-	assert_string_equal(lab_progress_str(&got, s, sizeof s), "4 of 7 checks passing");
-	lab_progress_get(&t, &t.labs[1], &got);
-	assert_string_equal(lab_progress_str(&got, s, sizeof s), "done");
-	got = (struct lab_progress){0};
-	assert_string_equal(lab_progress_str(&got, s, sizeof s), "not started");
-	lab_tree_close(&t);
+	assert_string_equal(runner_progress_str(&got, s, sizeof s), "4 of 7 checks passing");
+	runner_progress_get(&t, &t.labs[1], &got);
+	assert_string_equal(runner_progress_str(&got, s, sizeof s), "done");
+	/* Done on SQLite is not done: PostgreSQL was never checked. */
+	got.eng_total[1] = got.eng_passed[1] = 0;
+	assert_string_equal(runner_progress_str(&got, s, sizeof s), "SQLite done, PostgreSQL not checked");
+	got = (struct runner_progress){0};
+	assert_string_equal(runner_progress_str(&got, s, sizeof s), "not started");
+	runner_tree_close(&t);
 }
 
-static void lab_exercise_files__sources_only(void **state)
+static void runner_exercise_files__sources_only(void **state)
 {
 	(void)state;
-	struct lab_tree t;
+	struct runner_tree t;
 	char files[128];
-	assert_int_equal(lab_tree_open(&t), 0);
+	assert_int_equal(runner_tree_open(&t), 0);
 
-	lab_exercise_files(&t, &t.labs[0], files, sizeof files);
+	runner_exercise_files(&t, &t.labs[0], files, sizeof files);
 	assert_string_equal(files, "hot_row.c");   /* not the editor's swap file */
-	lab_exercise_files(&t, &t.labs[1], files, sizeof files);
+	runner_exercise_files(&t, &t.labs[1], files, sizeof files);
 	assert_string_equal(files, "");
-	lab_tree_close(&t);
+	runner_tree_close(&t);
 }
 
-static void lab_db_env__picks_the_engine(void **state)
+static void runner_db_env__picks_the_engine(void **state)
 {
 	(void)state;
+	struct runner_opts o = {0};
 	unsetenv("HOTROW_LAB_ONLY");
 	unsetenv("HOTROW_PG_URL");
 
-	assert_int_equal(lab_db_env("sqlite:/tmp/x.db"), 0);
+	assert_int_equal(runner_db_env("sqlite", &o), 0);
 	assert_string_equal(getenv("HOTROW_LAB_ONLY"), "sqlite");
+	assert_true(o.only_sqlite);
 	assert_null(getenv("HOTROW_PG_URL"));
-	assert_int_equal(lab_db_env("postgresql:///postgres?host=/tmp"), 0);
+	assert_int_equal(runner_db_env("postgresql:///postgres?host=/tmp", &o), 0);
 	assert_string_equal(getenv("HOTROW_LAB_ONLY"), "postgres");
 	assert_string_equal(getenv("HOTROW_PG_URL"), "postgresql:///postgres?host=/tmp");
-	assert_int_equal(lab_db_env("host=/tmp dbname=x"), 0);
+	assert_string_equal(o.db_from, "--db");
+	assert_int_equal(runner_db_env("host=/tmp dbname=x", &o), 0);
 	assert_string_equal(getenv("HOTROW_PG_URL"), "host=/tmp dbname=x");
-	assert_int_equal(lab_db_env("mysql://x"), -1);
-	assert_int_equal(lab_db_env("sqlite:"), -1);
+	assert_int_equal(runner_db_env("mysql://x", &o), -1);
 	unsetenv("HOTROW_LAB_ONLY");
+	assert_int_equal(runner_db_env(NULL, &o), 0);
+	assert_string_equal(o.db_from, "HOTROW_PG_URL");
 	unsetenv("HOTROW_PG_URL");
 }
 
 int main(void)
 {
 	const struct CMUnitTest parse[] = {
-		cmocka_unit_test(lab_result_parse__verdicts_and_counts),
-		cmocka_unit_test(lab_result_parse__failure_details),
-		cmocka_unit_test(lab_result_parse__output_cut_inside_a_check),
-		cmocka_unit_test(lab_db_env__picks_the_engine),
+		cmocka_unit_test(runner_checks_parse__names_from_the_array),
+		cmocka_unit_test(runner_result_report__verdicts_details_hints),
+		cmocka_unit_test(runner_result_report__death_fails_the_rest),
+		cmocka_unit_test(runner_text__keeps_head_and_tail),
+		cmocka_unit_test(runner_hints_specific__latest_but_never_the_last),
+		cmocka_unit_test(runner_db_env__picks_the_engine),
 	};
 	const struct CMUnitTest tree[] = {
-		cmocka_unit_test(lab_hints_load__titles_tags_bodies),
-		cmocka_unit_test(lab_hints_first__tries_tags_in_order),
-		cmocka_unit_test(lab_tree_find__accepts_every_spelling),
-		cmocka_unit_test(lab_progress_put__round_trips_per_lab),
-		cmocka_unit_test(lab_exercise_files__sources_only),
+		cmocka_unit_test(runner_hints_load__titles_tags_bodies),
+		cmocka_unit_test(runner_hints_first__tries_tags_in_order),
+		cmocka_unit_test(runner_tree_find__accepts_every_spelling),
+		cmocka_unit_test(runner_progress_put__round_trips_per_lab),
+		cmocka_unit_test(runner_exercise_files__sources_only),
 	};
 	int failed = cmocka_run_group_tests_name("lab_output", parse, NULL, NULL);
-	failed += cmocka_run_group_tests_name("lab_tree", tree, make_tree, remove_tree);
+	failed += cmocka_run_group_tests_name("runner_tree", tree, make_tree, remove_tree);
 	return failed;
 }

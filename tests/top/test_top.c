@@ -17,7 +17,7 @@
 #include "kit/db.h"
 #include "top/draw.h"
 #include "top/sample.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define K 3                      /* sessions queued behind the holder */
 

@@ -19,7 +19,7 @@
 
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define THREADS 8
 #define LIKES   1000               /* per thread */

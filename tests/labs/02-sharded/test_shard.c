@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "labs/02-sharded/shard.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define POST 42
 

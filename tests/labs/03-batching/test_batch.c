@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "labs/03-batching/batch.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define POST 42
 

@@ -17,7 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 #include "labs/04-drain/views.h"
 
 /* ---- helpers ---- */

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define CRASH_PARTITIONS 4
 #define CRASH_CONSUMERS 3

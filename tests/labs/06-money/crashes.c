@@ -21,7 +21,7 @@
 
 #include "kit/failpoint.h"
 #include "labs/06-money/money.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define SALES    60
 #define BUYERS   4              /* accounts 1..4, OPENING each */

@@ -22,7 +22,7 @@
 #include "kit/load.h"
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/crashes.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define FEE_ACCOUNT 99
 

@@ -19,7 +19,7 @@
 
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 /* ---- Zipf streams with a known truth ---- */
 

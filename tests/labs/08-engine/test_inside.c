@@ -17,7 +17,7 @@
 
 #include "kit/load.h"
 #include "labs/08-engine/inside.h"
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #define THREADS 8
 

@@ -1,18 +1,21 @@
 /*
- * lab_grade.c: the score table, JUnit XML and Gradescope's results.json.
- * See lab_grade.h for the scoring and the interface.
+ * grade.c: the score table, JUnit XML and Gradescope's results.json.
+ * See grade.h for the scoring and the interface.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/lab_grade.h"
-#include "cli/lab_hint.h"
+#include "runner/grade.h"
+#include "runner/hint.h"
+#include "runner/show.h"
+#include "util/json.h"
 
 /* One lab's verdicts, kept until the reports are written. */
 struct graded {
-	const struct lab *lab;
-	struct lab_result r;
+	const struct runner_lab *lab;
+	struct runner_result r;
 	int score, max;
 };
 
@@ -33,45 +36,43 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-static void json_text(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
+static char *failure_text_of(const char *d, const struct runner_check *c, const char *hint);
 
 /* The text a grader shows for a failed check: what went wrong, where, and
  * the title of the hint its tag points at. Caller frees. */
-static char *failure_text(const struct lab_tree *t, const struct lab *l, const struct lab_check *c)
+static char *failure_text(const struct runner_tree *t, const struct runner_lab *l, const struct runner_check *c)
 {
 	char hint[400] = "";
 	if (c->hint[0]) {
 		char path[PATH_MAX];
-		struct lab_hints h;
+		struct runner_hints h;
 		snprintf(hint, sizeof hint, "HINT: %s\n", c->hint);
-		if (lab_path(t, path, sizeof path, "labs/%s/hints.md", l->name) == 0 &&
-		    lab_hints_load(path, &h) == 0) {
+		if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) == 0 &&
+		    runner_hints_load(path, &h) == 0) {
 			char tag[64];
-			int k = lab_hints_first(&h, c->hint, tag, sizeof tag);
+			int k = runner_hints_first(&h, c->hint, tag, sizeof tag);
 			if (k >= 0)
 				snprintf(hint, sizeof hint, "HINT: %s (hint %d: %s)\n", tag, k + 1,
 					 h.v[k].title);
-			lab_hints_free(&h);
+			runner_hints_free(&h);
 		}
 	}
 	const char *d = c->details && *c->details ? c->details : "failed\n";
+	if (c->output && *c->output) {   /* what it printed, after what failed */
+		size_t dn = strlen(d), on = strlen(c->output);
+		char *both = malloc(dn + on + 16);
+		if (both) {
+			snprintf(both, dn + on + 16, "%s%sit printed:\n%s", d, d[dn - 1] == '\n' ? "" : "\n", c->output);
+			char *s = failure_text_of(both, c, hint);
+			free(both);
+			return s;
+		}
+	}
+	return failure_text_of(d, c, hint);
+}
+
+static char *failure_text_of(const char *d, const struct runner_check *c, const char *hint)
+{
 	size_t n = strlen(d) + strlen(c->where) + strlen(hint) + 16;
 	char *s = malloc(n);
 	if (s)
@@ -82,44 +83,58 @@ static char *failure_text(const struct lab_tree *t, const struct lab *l, const s
 	return s;
 }
 
-static int write_junit(const char *path, const struct lab_tree *t, const struct graded *g, size_t n)
+/* A line that filled its buffer ends at a word, with "...", never mid-word. */
+static void cut_at_word(char *s, size_t n)
+{
+	size_t len = strlen(s);
+	if (len + 1 < n)
+		return;
+	char *sp = strrchr(s, ' ');
+	if (sp && sp - s > (ptrdiff_t)(n / 2))
+		len = (size_t)(sp - s);
+	else if (len > 3)
+		len -= 3;
+	snprintf(s + len, n - len, "...");
+}
+
+static int write_junit(const char *path, const struct runner_tree *t, const struct graded *g, size_t n)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
 	int tests = 0, failures = 0, skipped = 0;
 	for (size_t i = 0; i < n; i++) {
-		tests += g[i].r.built ? (int)g[i].r.n : 1;
-		failures += g[i].r.built ? g[i].r.failed : 1;
+		tests += g[i].r.n ? (int)g[i].r.n : 1;
+		failures += g[i].r.n ? g[i].r.failed : 1;
 		skipped += g[i].r.skipped;
 	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<testsuites name=\"hotrow labs\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n",
 		tests, failures, skipped);
 	for (size_t i = 0; i < n; i++) {
-		const struct lab_result *r = &g[i].r;
+		const struct runner_result *r = &g[i].r;
 		const char *name = g[i].lab->name;
 		double secs = 0;
 		for (size_t k = 0; k < r->n; k++)
 			secs += r->checks[k].seconds;
 		fprintf(f, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
-			name, r->built ? (int)r->n : 1, r->built ? r->failed : 1, r->skipped, secs);
-		if (!r->built) {
+			name, r->n ? (int)r->n : 1, r->n ? r->failed : 1, r->skipped, secs);
+		if (!r->n) {
 			fprintf(f, "    <testcase classname=\"%s\" name=\"build\">\n"
 				"      <failure message=\"does not compile\">", name);
 			xml_text(f, r->build_log);
 			fprintf(f, "</failure>\n    </testcase>\n");
 		}
 		for (size_t k = 0; k < r->n; k++) {
-			const struct lab_check *c = &r->checks[k];
+			const struct runner_check *c = &r->checks[k];
 			fprintf(f, "    <testcase classname=\"%s\" name=\"", name);
 			xml_text(f, c->name);
 			fprintf(f, "\" time=\"%.3f\"", c->seconds);
-			if (c->verdict == LAB_PASSED) {
+			if (c->verdict == RUNNER_PASSED) {
 				fprintf(f, "/>\n");
 				continue;
 			}
-			if (c->verdict == LAB_SKIPPED) {
+			if (c->verdict == RUNNER_SKIPPED) {
 				fprintf(f, ">\n      <skipped/>\n    </testcase>\n");
 				continue;
 			}
@@ -127,6 +142,7 @@ static int write_junit(const char *path, const struct lab_tree *t, const struct 
 			char first[300];
 			snprintf(first, sizeof first, "%s", text ? text : "failed");
 			first[strcspn(first, "\n")] = '\0';
+			cut_at_word(first, sizeof first);
 			fprintf(f, ">\n      <failure message=\"");
 			xml_text(f, first);
 			fprintf(f, "\">");
@@ -146,15 +162,15 @@ static void json_test(FILE *f, int *first, const char *lab, const char *check, i
 	char name[256];
 	snprintf(name, sizeof name, "%s: %s", lab, check);
 	fprintf(f, "%s\n    {\"name\": ", *first ? "" : ",");
-	json_text(f, name);
+	util_json_str(f, name);
 	fprintf(f, ", \"score\": %d, \"max_score\": %d, \"status\": \"%s\", \"output\": ",
 		score, max, score == max ? "passed" : "failed");
-	json_text(f, output);
+	util_json_str(f, output);
 	fputc('}', f);
 	*first = 0;
 }
 
-static int write_json(const char *path, const struct lab_tree *t, const struct graded *g, size_t n,
+static int write_json(const char *path, const struct runner_tree *t, const struct graded *g, size_t n,
                       int score, int max, int skipped)
 {
 	FILE *f = fopen(path, "w");
@@ -165,19 +181,19 @@ static int write_json(const char *path, const struct lab_tree *t, const struct g
 		 skipped ? " Some checks were skipped (PostgreSQL ones need HOTROW_PG_URL) and count "
 			   "for nothing." : "");
 	fprintf(f, "{\n  \"score\": %d,\n  \"max_score\": %d,\n  \"output\": ", score, max);
-	json_text(f, summary);
+	util_json_str(f, summary);
 	fprintf(f, ",\n  \"tests\": [");
 	int first = 1;
 	for (size_t i = 0; i < n; i++) {
-		const struct lab_result *r = &g[i].r;
-		if (!r->built)
+		const struct runner_result *r = &g[i].r;
+		if (!r->n)
 			json_test(f, &first, g[i].lab->name, "build", 0, 1, r->build_log ? r->build_log : "");
 		for (size_t k = 0; k < r->n; k++) {
-			const struct lab_check *c = &r->checks[k];
-			if (c->verdict == LAB_SKIPPED)
+			const struct runner_check *c = &r->checks[k];
+			if (c->verdict == RUNNER_SKIPPED)
 				continue;
-			char *text = c->verdict == LAB_FAILED ? failure_text(t, g[i].lab, c) : NULL;
-			json_test(f, &first, g[i].lab->name, c->name, c->verdict == LAB_PASSED, 1,
+			char *text = c->verdict == RUNNER_FAILED ? failure_text(t, g[i].lab, c) : NULL;
+			json_test(f, &first, g[i].lab->name, c->name, c->verdict == RUNNER_PASSED, 1,
 				  text ? text : "");
 			free(text);
 		}
@@ -188,32 +204,36 @@ static int write_json(const char *path, const struct lab_tree *t, const struct g
 
 static void print_lab(const struct graded *g)
 {
-	const struct lab_result *r = &g->r;
-	printf("%sLab %s — %s%s\n", lab_c_bold(), g->lab->num, g->lab->title, lab_c_off());
+	const struct runner_result *r = &g->r;
+	printf("%sLab %s — %s%s\n", runner_c_bold(), g->lab->num, g->lab->title, runner_c_off());
 	if (!r->built)
-		printf("  %-52s %sdoes not compile%s  0/1\n", "build", lab_c_bad(), lab_c_off());
+		printf("  %-52s %sdoes not compile%s%s\n", "build", runner_c_bad(), runner_c_off(),
+		       r->n ? "" : "  0/1");
+	if (r->ended[0])
+		printf("  %sthe test process %s%s%s%s\n", runner_c_bad(), r->ended,
+		       r->running ? " in " : "", r->running ? r->running : "", runner_c_off());
 	for (size_t k = 0; k < r->n; k++) {
-		const struct lab_check *c = &r->checks[k];
-		if (c->verdict == LAB_SKIPPED)
-			printf("  %-52s %sskipped%s\n", c->name, lab_c_dim(), lab_c_off());
+		const struct runner_check *c = &r->checks[k];
+		if (c->verdict == RUNNER_SKIPPED)
+			printf("  %-52s %sskipped%s\n", c->name, runner_c_dim(), runner_c_off());
 		else
 			printf("  %-52s %s%-4s%s  %d/1  (%.1fs)\n", c->name,
-			       c->verdict == LAB_PASSED ? lab_c_ok() : lab_c_bad(),
-			       c->verdict == LAB_PASSED ? "OK" : "FAIL", lab_c_off(),
-			       c->verdict == LAB_PASSED, c->seconds);
+			       c->verdict == RUNNER_PASSED ? runner_c_ok() : runner_c_bad(),
+			       c->verdict == RUNNER_PASSED ? "OK" : "FAIL", runner_c_off(),
+			       c->verdict == RUNNER_PASSED, c->seconds);
 	}
 	printf("  %-52s %d/%d\n\n", "subtotal", g->score, g->max);
 }
 
-int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
-              const struct lab_opts *o)
+int runner_grade(const struct runner_tree *t, const struct runner_lab *only, const char *out,
+              const struct runner_opts *o)
 {
 	char dir[PATH_MAX];
 	if (out)
 		snprintf(dir, sizeof dir, "%s", out);
-	else if (lab_path(t, dir, sizeof dir, ".hotrow/grade") != 0)
+	else if (runner_path(t, dir, sizeof dir, ".hotrow/grade") != 0)
 		return 1;
-	if (lab_mkdirs(dir) != 0) {
+	if (runner_mkdirs(dir) != 0) {
 		fprintf(stderr, "hotrow lab grade: cannot create %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
@@ -226,7 +246,7 @@ int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
 	       only ? only->name : "every lab");
 	fflush(stdout);
 	int score = 0, max = 0, skipped = 0, broken = 0;
-	struct lab_opts quiet = *o;
+	struct runner_opts quiet = *o;
 	quiet.live = 0;
 	size_t n = 0;
 	for (size_t j = 0; j < t->nlabs; j++) {
@@ -234,37 +254,38 @@ int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
 			continue;
 		size_t i = n++;
 		g[i].lab = &t->labs[j];
-		if (lab_check_run(t, g[i].lab, &quiet, &g[i].r) != 0)
+		if (runner_check_run(t, g[i].lab, &quiet, &g[i].r) != 0)
 			broken = 1;
-		struct lab_result *r = &g[i].r;
-		if (r->built && r->status != 0 && r->failed == 0) {
-			/* It failed outside any check: count it as one failed check. */
-			struct lab_check *nc = realloc(r->checks, (r->n + 1) * sizeof *nc);
-			if (nc) {
-				r->checks = nc;
-				memset(&nc[r->n], 0, sizeof *nc);
-				snprintf(nc[r->n].name, sizeof nc[r->n].name, "suite");
-				nc[r->n].verdict = LAB_FAILED;
-				nc[r->n].details = strdup(r->stray ? r->stray : "the test program failed");
-				r->n++;
+		struct runner_result *r = &g[i].r;
+		if (r->interrupted || runner_proc_stopping()) {
+			printf("Stopped; no reports written.\n");
+			for (size_t k = 0; k <= i; k++)
+				runner_result_free(&g[k].r);
+			free(g);
+			return 130;
+		}
+		/* A check skipped for a reason of its own (lt_skip: "the direct
+		 * checks must pass first"), not for a missing engine, is a point
+		 * not earned: the maximum does not shrink while the work is
+		 * unfinished. */
+		for (size_t k = 0; k < r->n; k++)
+			if (r->checks[k].verdict == RUNNER_SKIPPED && r->checks[k].details) {
+				r->checks[k].verdict = RUNNER_FAILED;
+				r->skipped--;
 				r->failed++;
 			}
-		}
-		g[i].score = r->built ? r->passed : 0;
-		g[i].max = r->built ? r->passed + r->failed : 1;
+		/* Every expected check counts, whether it ran or the process died
+		 * first: the maximum is fixed before anything runs. */
+		g[i].score = r->passed;
+		g[i].max = r->n ? r->passed + r->failed : 1;
 		score += g[i].score;
 		max += g[i].max;
 		skipped += r->skipped;
 		print_lab(&g[i]);
-		if (!o->solutions && r->built) {
-			struct lab_progress p;
-			lab_progress_get(t, g[i].lab, &p);
-			p.passed = r->passed;
-			p.total = r->passed + r->failed;
-			lab_progress_put(t, g[i].lab, &p);
-		}
+		if (!o->solutions && r->built)
+			runner_check_record(t, g[i].lab, r);
 	}
-	printf("%sScore: %d/%d%s", score == max && max ? lab_c_ok() : lab_c_bad(), score, max, lab_c_off());
+	printf("%sScore: %d/%d%s", score == max && max ? runner_c_ok() : runner_c_bad(), score, max, runner_c_off());
 	if (skipped)
 		printf("  (%d skipped: PostgreSQL checks need HOTROW_PG_URL; `make pg-up` prints it)", skipped);
 	printf("\n");
@@ -280,7 +301,7 @@ int lab_grade(const struct lab_tree *t, const struct lab *only, const char *out,
 		printf("Wrote %s and %s\n", junit, json);
 	}
 	for (size_t i = 0; i < n; i++)
-		lab_result_free(&g[i].r);
+		runner_result_free(&g[i].r);
 	free(g);
 	return rc;
 }

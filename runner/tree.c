@@ -1,6 +1,6 @@
 /*
- * lab_tree.c: finding the kit, listing its labs, and the progress file.
- * See lab_tree.h for the interface.
+ * tree.c: finding the kit, listing its labs, and the progress file.
+ * See tree.h for the interface.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/lab_tree.h"
+#include "runner/tree.h"
 
 /* A kit is a directory with the Makefile and the labs' make rules. */
 static int is_kit(const char *dir)
@@ -64,7 +64,7 @@ static int find_root(char *root)
 }
 
 /* The title after "# Lab NN — " (or "-"/":"), else the whole heading. */
-static void read_title(const char *root, struct lab *l)
+static void read_title(const char *root, struct runner_lab *l)
 {
 	char p[PATH_MAX + 128], line[512];
 	snprintf(l->title, sizeof l->title, "%s", l->name);
@@ -98,7 +98,7 @@ static void read_title(const char *root, struct lab *l)
 
 static int by_name(const void *a, const void *b)
 {
-	return strcmp(((const struct lab *)a)->name, ((const struct lab *)b)->name);
+	return strcmp(((const struct runner_lab *)a)->name, ((const struct runner_lab *)b)->name);
 }
 
 static int is_lab_name(const char *s)
@@ -106,7 +106,7 @@ static int is_lab_name(const char *s)
 	return s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] == '-' && s[3];
 }
 
-int lab_tree_open(struct lab_tree *t)
+int runner_tree_open(struct runner_tree *t)
 {
 	memset(t, 0, sizeof *t);
 	if (find_root(t->root) != 0)
@@ -128,7 +128,7 @@ int lab_tree_open(struct lab_tree *t)
 			continue;
 		if (t->nlabs == cap) {
 			cap = cap ? 2 * cap : 8;
-			struct lab *nl = realloc(t->labs, cap * sizeof *nl);
+			struct runner_lab *nl = realloc(t->labs, cap * sizeof *nl);
 			if (!nl) {
 				closedir(d);
 				fprintf(stderr, "hotrow lab: out of memory listing labs\n");
@@ -136,7 +136,7 @@ int lab_tree_open(struct lab_tree *t)
 			}
 			t->labs = nl;
 		}
-		struct lab *l = &t->labs[t->nlabs++];
+		struct runner_lab *l = &t->labs[t->nlabs++];
 		memset(l, 0, sizeof *l);
 		memcpy(l->name, e->d_name, strlen(e->d_name) + 1);   /* length checked above */
 		memcpy(l->num, e->d_name, 2);
@@ -148,14 +148,14 @@ int lab_tree_open(struct lab_tree *t)
 	return 0;
 }
 
-void lab_tree_close(struct lab_tree *t)
+void runner_tree_close(struct runner_tree *t)
 {
 	free(t->labs);
 	t->labs = NULL;
 	t->nlabs = 0;
 }
 
-const struct lab *lab_tree_find(const struct lab_tree *t, const char *spec)
+const struct runner_lab *runner_tree_find(const struct runner_tree *t, const char *spec)
 {
 	char num[8];
 	size_t len = strlen(spec);
@@ -164,7 +164,7 @@ const struct lab *lab_tree_find(const struct lab_tree *t, const char *spec)
 	else
 		snprintf(num, sizeof num, "%.2s", spec);
 	for (size_t i = 0; i < t->nlabs; i++) {
-		const struct lab *l = &t->labs[i];
+		const struct runner_lab *l = &t->labs[i];
 		if (!strcmp(spec, l->name))
 			return l;
 		if (len <= 2 && !strcmp(num, l->num))
@@ -173,7 +173,7 @@ const struct lab *lab_tree_find(const struct lab_tree *t, const char *spec)
 	return NULL;
 }
 
-void lab_tree_unknown(const struct lab_tree *t, const char *cmd, const char *spec)
+void runner_tree_unknown(const struct runner_tree *t, const char *cmd, const char *spec)
 {
 	fprintf(stderr, "hotrow lab %s: unknown lab '%s' (labs:", cmd, spec);
 	for (size_t i = 0; i < t->nlabs; i++)
@@ -181,7 +181,7 @@ void lab_tree_unknown(const struct lab_tree *t, const char *cmd, const char *spe
 	fprintf(stderr, "%s)\n", t->nlabs ? "" : " none yet");
 }
 
-int lab_path(const struct lab_tree *t, char *buf, size_t n, const char *fmt, ...)
+int runner_path(const struct runner_tree *t, char *buf, size_t n, const char *fmt, ...)
 {
 	int k = snprintf(buf, n, "%s/", t->root);
 	if (k < 0 || (size_t)k >= n)
@@ -193,7 +193,7 @@ int lab_path(const struct lab_tree *t, char *buf, size_t n, const char *fmt, ...
 	return m < 0 || (size_t)m >= n - (size_t)k ? -1 : 0;
 }
 
-int lab_mkdirs(const char *dir)
+int runner_mkdirs(const char *dir)
 {
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
@@ -212,19 +212,19 @@ int lab_mkdirs(const char *dir)
 	return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-int lab_state_dir(const struct lab_tree *t, const char *sub)
+int runner_state_dir(const struct runner_tree *t, const char *sub)
 {
 	char p[PATH_MAX];
-	if (lab_path(t, p, sizeof p, ".hotrow%s%s", sub ? "/" : "", sub ? sub : "") != 0) {
+	if (runner_path(t, p, sizeof p, ".hotrow%s%s", sub ? "/" : "", sub ? sub : "") != 0) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return lab_mkdirs(p);
+	return runner_mkdirs(p);
 }
 
 /* Parse "NAME passed=P total=T hints=H"; unknown keys are ignored so a
  * later runner can add some. Returns 1 when the line is for name. */
-static int parse_line(const char *line, const char *name, struct lab_progress *p)
+static int parse_line(const char *line, const char *name, struct runner_progress *p)
 {
 	size_t n = strlen(name);
 	if (strncmp(line, name, n) || (line[n] != ' ' && line[n] != '\n' && line[n]))
@@ -240,6 +240,10 @@ static int parse_line(const char *line, const char *name, struct lab_progress *p
 			p->total = v;
 		else if (sscanf(s, "hints=%d", &v) == 1)
 			p->hints = v;
+		else if (!strncmp(s, "sqlite=", 7))
+			sscanf(s, "sqlite=%d/%d", &p->eng_passed[0], &p->eng_total[0]);
+		else if (!strncmp(s, "postgres=", 9))
+			sscanf(s, "postgres=%d/%d", &p->eng_passed[1], &p->eng_total[1]);
 		s += strcspn(s, " \n");
 		if (*s == '\n')
 			break;
@@ -247,11 +251,11 @@ static int parse_line(const char *line, const char *name, struct lab_progress *p
 	return 1;
 }
 
-void lab_progress_get(const struct lab_tree *t, const struct lab *l, struct lab_progress *p)
+void runner_progress_get(const struct runner_tree *t, const struct runner_lab *l, struct runner_progress *p)
 {
 	char path[PATH_MAX], line[512];
 	memset(p, 0, sizeof *p);
-	if (lab_path(t, path, sizeof path, ".hotrow/progress") != 0)
+	if (runner_path(t, path, sizeof path, ".hotrow/progress") != 0)
 		return;
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -261,19 +265,20 @@ void lab_progress_get(const struct lab_tree *t, const struct lab *l, struct lab_
 	fclose(f);
 }
 
-int lab_progress_put(const struct lab_tree *t, const struct lab *l, const struct lab_progress *p)
+int runner_progress_put(const struct runner_tree *t, const struct runner_lab *l, const struct runner_progress *p)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8], line[512];
-	if (lab_state_dir(t, NULL) != 0 || lab_path(t, path, sizeof path, ".hotrow/progress") != 0)
+	if (runner_state_dir(t, NULL) != 0 || runner_path(t, path, sizeof path, ".hotrow/progress") != 0)
 		return -1;
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	FILE *out = fopen(tmp, "w");
 	if (!out)
 		return -1;
-	fprintf(out, "%s passed=%d total=%d hints=%d\n", l->name, p->passed, p->total, p->hints);
+	fprintf(out, "%s passed=%d total=%d hints=%d sqlite=%d/%d postgres=%d/%d\n", l->name, p->passed,
+		p->total, p->hints, p->eng_passed[0], p->eng_total[0], p->eng_passed[1], p->eng_total[1]);
 	FILE *in = fopen(path, "r");
 	if (in) {
-		struct lab_progress ignored;
+		struct runner_progress ignored;
 		while (fgets(line, sizeof line, in))
 			if (!parse_line(line, l->name, &ignored))
 				fputs(line, out);
@@ -288,17 +293,26 @@ int lab_progress_put(const struct lab_tree *t, const struct lab *l, const struct
 	return 0;
 }
 
-int lab_progress_done(const struct lab_progress *p)
+static int engine_done(const struct runner_progress *p, int k)
 {
-	return p->total > 0 && p->passed == p->total;
+	return p->eng_total[k] > 0 && p->eng_passed[k] == p->eng_total[k];
 }
 
-const char *lab_progress_str(const struct lab_progress *p, char *buf, size_t n)
+int runner_progress_done(const struct runner_progress *p)
+{
+	return engine_done(p, 0) && engine_done(p, 1);
+}
+
+const char *runner_progress_str(const struct runner_progress *p, char *buf, size_t n)
 {
 	if (p->total <= 0)
 		snprintf(buf, n, "not started");
-	else if (lab_progress_done(p))
+	else if (runner_progress_done(p))
 		snprintf(buf, n, "done");
+	else if (p->passed == p->total && engine_done(p, 0) && !p->eng_total[1])
+		snprintf(buf, n, "SQLite done, PostgreSQL not checked");
+	else if (p->passed == p->total && engine_done(p, 1) && !p->eng_total[0])
+		snprintf(buf, n, "PostgreSQL done, SQLite not checked");
 	else
 		snprintf(buf, n, "%d of %d checks passing", p->passed, p->total);
 	return buf;
@@ -310,11 +324,11 @@ static int is_source(const char *name)
 	return name[0] != '.' && n > 2 && name[n - 2] == '.' && (name[n - 1] == 'c' || name[n - 1] == 'h');
 }
 
-void lab_exercise_files(const struct lab_tree *t, const struct lab *l, char *buf, size_t n)
+void runner_exercise_files(const struct runner_tree *t, const struct runner_lab *l, char *buf, size_t n)
 {
 	char p[PATH_MAX];
 	buf[0] = '\0';
-	if (lab_path(t, p, sizeof p, "exercises/%s", l->name) != 0)
+	if (runner_path(t, p, sizeof p, "exercises/%s", l->name) != 0)
 		return;
 	struct dirent **names;
 	int k = scandir(p, &names, NULL, alphasort);
@@ -342,8 +356,8 @@ static int colour(void)
 	return on;
 }
 
-const char *lab_c_ok(void) { return colour() ? "\033[32m" : ""; }
-const char *lab_c_bad(void) { return colour() ? "\033[31m" : ""; }
-const char *lab_c_dim(void) { return colour() ? "\033[2m" : ""; }
-const char *lab_c_bold(void) { return colour() ? "\033[1m" : ""; }
-const char *lab_c_off(void) { return colour() ? "\033[0m" : ""; }
+const char *runner_c_ok(void) { return colour() ? "\033[32m" : ""; }
+const char *runner_c_bad(void) { return colour() ? "\033[31m" : ""; }
+const char *runner_c_dim(void) { return colour() ? "\033[2m" : ""; }
+const char *runner_c_bold(void) { return colour() ? "\033[1m" : ""; }
+const char *runner_c_off(void) { return colour() ? "\033[0m" : ""; }

@@ -11,7 +11,9 @@
  * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing or
  * unreachable server fails them instead. HOTROW_LAB_ONLY=sqlite or
  * HOTROW_LAB_ONLY=postgres runs one engine's tests and skips the others
- * quietly (`hotrow lab check NN --db URL` uses it).
+ * quietly (`hotrow lab check NN --db URL` uses it). HOTROW_LAB_CHECKS="f g"
+ * runs only the checks of functions f and g and skips the rest quietly
+ * (make test runs each mutant's Caught-By checks first).
  *
  * Interface:
  *   static void like__counts(void **state) {
@@ -25,6 +27,16 @@
  *
  * Failures print "expected W, got G: WHAT" in decimal, and hint tags
  * ("HINT: <tag>") that `hotrow lab check` maps to hints.md.
+ *
+ * The report channel: when HOTROW_REPORT_FD names an open descriptor (the
+ * runner sets it), the verdicts go there, one line each, and never through
+ * stdout, where the code under test prints too:
+ *   start NAME          a check begins
+ *   detail TEXT         a line of its failure message (lt_fail)
+ *   hint TAG            a hint tag of its failure
+ *   notice TEXT         a line for the student, outside any check
+ *   end NAME pass|fail|skip
+ * A check with a start and no end did not finish: the process died in it.
  */
 #ifndef HOTROW_LABTEST_H
 #define HOTROW_LABTEST_H
@@ -69,6 +81,15 @@ int64_t labtest_int(struct labtest *t, const char *sql);
 #define LABTEST_BOTH(f) \
 	{ #f "/sqlite", f, labtest_setup_sqlite, labtest_teardown, NULL }, \
 	{ #f "/postgres", f, labtest_setup_pg, labtest_teardown, NULL }
+
+/* cmocka's skip(), remembered so the report says "skip", not "fail". */
+void labtest_skip(const char *file, int line);
+#undef skip
+#define skip() labtest_skip(__FILE__, __LINE__)
+
+/* Skip the running check, saying why (on the report channel, or stdout). */
+#define lt_skip(why) do { labtest_say_why_skipped(why); skip(); } while (0)
+void labtest_say_why_skipped(const char *why);
 
 /* Decimal comparisons with a readable message and an optional hint tag. */
 void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)

@@ -1,16 +1,16 @@
 /*
- * lab_hint.c: parsing hints.md into titled, tagged hints.
- * See lab_hint.h for the format and the interface.
+ * hint.c: parsing hints.md into titled, tagged hints.
+ * See hint.h for the format and the interface.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/lab_hint.h"
-#include "cli/lab_tree.h"
+#include "runner/hint.h"
+#include "runner/tree.h"
 
 /* Split "Hint 2: Count what you changed [lost-update] [x]" into the title
  * and the tag list " lost-update x ". */
-static void parse_heading(const char *s, struct lab_hint *hint)
+static void parse_heading(const char *s, struct runner_hint *hint)
 {
 	const char *colon = strchr(s, ':');
 	if (!strncmp(s, "Hint", 4) && colon)
@@ -28,6 +28,9 @@ static void parse_heading(const char *s, struct lab_hint *hint)
 			break;
 		t[len - 1] = '\0';
 		char tags[sizeof hint->tags];
+		for (char *c = open + 1; *c; c++)   /* "[a, b]" is "[a] [b]" */
+			if (*c == ',')
+				*c = ' ';
 		if (snprintf(tags, sizeof tags, " %s%s", open + 1, hint->tags) < (int)sizeof tags)
 			memcpy(hint->tags, tags, sizeof tags);
 		*open = '\0';
@@ -59,7 +62,7 @@ static int append(char **body, size_t *len, const char *line)
 	return 0;
 }
 
-int lab_hints_load(const char *path, struct lab_hints *h)
+int runner_hints_load(const char *path, struct runner_hints *h)
 {
 	memset(h, 0, sizeof *h);
 	FILE *f = fopen(path, "r");
@@ -67,14 +70,14 @@ int lab_hints_load(const char *path, struct lab_hints *h)
 		return -1;
 	char *line = NULL;
 	size_t cap = 0, vcap = 0, blen = 0;
-	struct lab_hint *cur = NULL;
+	struct runner_hint *cur = NULL;
 	int rc = 0;
 	while (getline(&line, &cap, f) >= 0) {
 		line[strcspn(line, "\r\n")] = '\0';
 		if (!strncmp(line, "## ", 3)) {
 			if (h->n == vcap) {
 				vcap = vcap ? 2 * vcap : 8;
-				struct lab_hint *nv = realloc(h->v, vcap * sizeof *nv);
+				struct runner_hint *nv = realloc(h->v, vcap * sizeof *nv);
 				if (!nv) {
 					rc = -1;
 					break;
@@ -100,11 +103,11 @@ int lab_hints_load(const char *path, struct lab_hints *h)
 		if (h->v[i].body)
 			trim(h->v[i].body);
 	if (rc != 0)
-		lab_hints_free(h);
+		runner_hints_free(h);
 	return rc;
 }
 
-void lab_hints_free(struct lab_hints *h)
+void runner_hints_free(struct runner_hints *h)
 {
 	for (size_t i = 0; i < h->n; i++)
 		free(h->v[i].body);
@@ -113,7 +116,7 @@ void lab_hints_free(struct lab_hints *h)
 	h->n = 0;
 }
 
-int lab_hints_tagged(const struct lab_hints *h, const char *tag)
+int runner_hints_tagged(const struct runner_hints *h, const char *tag)
 {
 	char key[128];
 	snprintf(key, sizeof key, " %s ", tag);
@@ -123,14 +126,14 @@ int lab_hints_tagged(const struct lab_hints *h, const char *tag)
 	return -1;
 }
 
-int lab_hints_first(const struct lab_hints *h, const char *tags, char *tag, size_t n)
+int runner_hints_first(const struct runner_hints *h, const char *tags, char *tag, size_t n)
 {
 	while (*tags) {
 		tags += strspn(tags, " ");
 		size_t len = strcspn(tags, " ");
 		if (len && len < n) {
 			snprintf(tag, n, "%.*s", (int)len, tags);
-			int k = lab_hints_tagged(h, tag);
+			int k = runner_hints_tagged(h, tag);
 			if (k >= 0)
 				return k;
 		}
@@ -139,11 +142,34 @@ int lab_hints_first(const struct lab_hints *h, const char *tags, char *tag, size
 	return -1;
 }
 
-void lab_hint_print(FILE *out, const struct lab_hints *h, size_t k, const char *indent)
+int runner_hints_specific(const struct runner_hints *h, const char *tags, char *tag, size_t n)
 {
-	const struct lab_hint *hint = &h->v[k];
-	fprintf(out, "%s%sHint %zu of %zu: %s%s\n", indent, lab_c_bold(), k + 1, h->n,
-		hint->title, lab_c_off());
+	int best = -1;
+	char one[64];
+	while (tags && *tags) {
+		tags += strspn(tags, " ");
+		size_t len = strcspn(tags, " ");
+		if (len && len < sizeof one) {
+			snprintf(one, sizeof one, "%.*s", (int)len, tags);
+			for (size_t i = 0; i + 1 < h->n; i++) {
+				char key[80];
+				snprintf(key, sizeof key, " %s ", one);
+				if (strstr(h->v[i].tags, key) && (int)i > best) {
+					best = (int)i;
+					snprintf(tag, n, "%s", one);
+				}
+			}
+		}
+		tags += len;
+	}
+	return best;
+}
+
+void runner_hint_print(FILE *out, const struct runner_hints *h, size_t k, const char *indent)
+{
+	const struct runner_hint *hint = &h->v[k];
+	fprintf(out, "%s%sHint %zu of %zu: %s%s\n", indent, runner_c_bold(), k + 1, h->n,
+		hint->title, runner_c_off());
 	const char *s = hint->body ? hint->body : "";
 	while (*s) {
 		size_t n = strcspn(s, "\n");

@@ -1,5 +1,5 @@
 /*
- * labtest.c: tests/labs/labtest.h, the harness the lab suites share.
+ * labtest.c: tests/harness/labtest.h, the harness the lab suites share.
  *
  * Skipping is decided once, in labtest_run(), before cmocka starts: the
  * entries whose engine is not available get a body that calls skip(), so
@@ -7,7 +7,7 @@
  * error). Everything else is plain cmocka: setup makes the place (a file
  * or a schema), the test fills it, teardown removes it.
  */
-#include "tests/labs/labtest.h"
+#include "tests/harness/labtest.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,9 +18,144 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+
+#include "util/hash.h"
 
 static const char *pg_url;          /* HOTROW_PG_URL, when usable */
 static int place_seq;               /* numbers this process's places */
+
+/* ---- the report channel (see labtest.h) ---- */
+
+static int report_fd = -1;          /* HOTROW_REPORT_FD, or -1: plain cmocka */
+
+/* One line "KIND TEXT" per line of text, each in one write() so lines
+ * from forked processes never interleave within a line. */
+static void report(const char *kind, const char *text)
+{
+	if (report_fd < 0)
+		return;
+	while (*text) {
+		size_t n = strcspn(text, "\n"), len = n;
+		char line[1024];
+		if (len > sizeof line - 64) {   /* too long for one line: cut at a word */
+			len = sizeof line - 64;
+			while (len > 0 && text[len] != ' ')
+				len--;
+			if (len == 0)
+				len = sizeof line - 64;
+		}
+		int k = snprintf(line, sizeof line, "%s %.*s%s\n", kind, (int)len, text, len < n ? " ..." : "");
+		if (k > 0) {
+			ssize_t ignored = write(report_fd, line, (size_t)k);
+			(void)ignored;
+		}
+		text += n;
+		if (*text)
+			text++;
+	}
+}
+
+/* Each entry cmocka runs is wrapped, so the harness sees when a check
+ * starts and how it ends: cmocka runs the teardown after the body whether
+ * the body returned, failed, skipped or caught a signal. */
+struct wrap {
+	struct CMUnitTest orig;
+	int returned;                   /* the body ran to its end */
+	int skipped;                    /* the body called skip() */
+	int ended;                      /* its "end" line is written */
+};
+
+static struct wrap *current;        /* the check cmocka is running */
+static struct wrap *pending;        /* ended, its "end" line not yet written */
+static const char *pending_verdict;
+
+/* A check's "end" is written when the next one starts (or the group
+ * ends): cmocka prints its own lines about a check after the teardown, and
+ * those belong to the check, before its end. */
+static void flush_end(void)
+{
+	if (pending) {
+		char line[300];
+		snprintf(line, sizeof line, "%s %s", pending->orig.name, pending_verdict);
+		fflush(stdout);
+		report("end", line);
+		pending = NULL;
+	}
+}
+
+static void report_end(struct wrap *w, const char *verdict)
+{
+	w->ended = 1;
+	pending = w;
+	pending_verdict = verdict;
+}
+
+static int wrap_setup(void **state)
+{
+	struct wrap *w = *state;
+	flush_end();
+	current = w;
+	report("start", w->orig.name);
+	*state = (void *)w->orig.initial_state;
+	int rc = w->orig.setup_func ? w->orig.setup_func(state) : 0;
+	if (rc != 0) {
+		report("detail", "the check's setup failed (see its output)");
+		report_end(w, "fail");
+	}
+	return rc;
+}
+
+static void wrap_test(void **state)
+{
+	struct wrap *w = current;
+	w->orig.test_func(state);
+	w->returned = 1;
+}
+
+static int wrap_teardown(void **state)
+{
+	struct wrap *w = current;
+	int rc = w->orig.teardown_func ? w->orig.teardown_func(state) : 0;
+	if (!w->ended)
+		report_end(w, w->skipped ? "skip" : w->returned && rc == 0 ? "pass" : "fail");
+	return rc;
+}
+
+void labtest_say_why_skipped(const char *why)
+{
+	if (report_fd >= 0) {
+		report("detail", why);
+	} else {
+		printf("SKIP: %s\n", why);
+		fflush(stdout);
+	}
+}
+
+void labtest_skip(const char *file, int line)
+{
+	if (current)
+		current->skipped = 1;
+	_skip(file, line);
+}
+
+/* Say something to the student outside any check: on the report channel
+ * when there is one, else on stdout as a NOTICE line. */
+static void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notice(const char *fmt, ...)
+{
+	char msg[1300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (report_fd >= 0) {
+		report("notice", msg);
+	} else {
+		printf("NOTICE: %s\n", msg);
+		fflush(stdout);
+	}
+}
 
 /*
  * Places are named after the process that made them (and, for schemas,
@@ -30,11 +165,8 @@ static int place_seq;               /* numbers this process's places */
 static unsigned host_tag(void)
 {
 	char host[256] = "";
-	unsigned h = 2166136261u;   /* FNV-1a */
 	gethostname(host, sizeof host - 1);
-	for (const char *p = host; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	return h & 0xffffff;
+	return util_fnv1a(UTIL_FNV1A_INIT, host, strlen(host)) & 0xffffff;
 }
 
 static bool process_gone(long pid)
@@ -150,8 +282,10 @@ int labtest_setup_pg(void **state)
 {
 	if (pg_url == NULL) {
 		/* Reached only under HOTROW_REQUIRE_PG=1 (otherwise skipped). */
-		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1) but HOTROW_PG_URL "
-		            "is unset or unreachable; start one with `make pg-up`\n");
+		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1) but %s is unset or "
+		            "unreachable; start one with `make pg-up`\n",
+		            getenv("HOTROW_PG_FROM") ? getenv("HOTROW_PG_FROM") : "HOTROW_PG_URL");
+		report("detail", "PostgreSQL is required here but the server cannot be used (see the notice above)");
 		return -1;
 	}
 	struct labtest *t = new_labtest(KIT_DB_POSTGRES);
@@ -261,14 +395,23 @@ void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	print_error("%s:%d: %s\n", file, line, msg);
+	char where[1100];
+	snprintf(where, sizeof where, "%s:%d: %s", file, line, msg);
+	if (report_fd >= 0)
+		report("detail", where);
+	else
+		print_error("%s\n", where);
 	/* "a b,c" gives three HINT lines, one tag each. */
 	if (hint != NULL) {
 		char tags[256];
 		snprintf(tags, sizeof tags, "%s", hint);
 		for (char *save = NULL, *tag = strtok_r(tags, " ,", &save); tag;
-		     tag = strtok_r(NULL, " ,", &save))
-			print_error("HINT: %s\n", tag);
+		     tag = strtok_r(NULL, " ,", &save)) {
+			if (report_fd >= 0)
+				report("hint", tag);
+			else
+				print_error("HINT: %s\n", tag);
+		}
 	}
 	_fail(file, line);
 }
@@ -284,12 +427,31 @@ static bool pg_reachable(const char *url, char *why, size_t len)
 	return rc == 0;
 }
 
+/* Take the report descriptor from the environment, out of reach of what
+ * the tests exec (close-on-exec, variable removed). */
+static void open_report(void)
+{
+	const char *fd = getenv("HOTROW_REPORT_FD");
+	char *end;
+	long v = fd ? strtol(fd, &end, 10) : -1;
+	if (!fd || *end || v < 0 || fcntl((int)v, F_GETFD) < 0)
+		return;
+	report_fd = fcntl((int)v, F_DUPFD_CLOEXEC, 100);
+	close((int)v);
+	unsetenv("HOTROW_REPORT_FD");
+	/* What the code under test prints goes to the runner as it happens,
+	 * so it is shown beside the check that printed it. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 {
+	open_report();
 	bool only_sqlite = env_is("HOTROW_LAB_ONLY", "sqlite");
 	bool only_pg = env_is("HOTROW_LAB_ONLY", "postgres") || env_is("HOTROW_LAB_ONLY", "postgresql");
 	bool require = env_is("HOTROW_REQUIRE_PG", "1");
 	const char *url = getenv("HOTROW_PG_URL");
+	const char *from = getenv("HOTROW_PG_FROM") ? getenv("HOTROW_PG_FROM") : "HOTROW_PG_URL";
 	bool pg_ok = false;
 	char why[1100] = "";
 
@@ -301,35 +463,52 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 			sweep_pg();
 		}
 		else if (!require && url && *url)
-			printf("NOTICE: PostgreSQL checks skipped: HOTROW_PG_URL is set but %s\n", why);
+			notice("PostgreSQL checks skipped: %s is set but %s", from, why);
 		else if (!require)
-			printf("NOTICE: PostgreSQL checks skipped: set HOTROW_PG_URL "
-			       "(export HOTROW_PG_URL=$(scripts/pg up)) to run them\n");
+			notice("PostgreSQL checks skipped: set HOTROW_PG_URL "
+			       "(export HOTROW_PG_URL=$(scripts/pg up)) to run them");
 		else if (url && *url)
-			printf("NOTICE: PostgreSQL is required but unreachable: %s\n", why);
-		fflush(stdout);
+			notice("PostgreSQL is required but cannot be used (%s, from %s): %s", url, from, why);
 	}
 
 	if (!only_pg)
 		sweep_sqlite();
 
 	struct CMUnitTest *run = calloc(n ? n : 1, sizeof *run);
-	if (run == NULL)
+	struct wrap *wraps = calloc(n ? n : 1, sizeof *wraps);
+	if (run == NULL || wraps == NULL)
 		return 1;
+	/* HOTROW_LAB_CHECKS="f g": only the checks of those functions run
+	 * (make test runs a mutant's named checks only); the others skip. */
+	const char *only = getenv("HOTROW_LAB_CHECKS");
+	char listed[1024];
+	snprintf(listed, sizeof listed, " %s ", only ? only : "");
 	for (size_t i = 0; i < n; i++) {
 		run[i] = tests[i];
+		char base[200];
+		snprintf(base, sizeof base, " %.*s ", (int)strcspn(tests[i].name, "/"), tests[i].name);
+		bool unlisted = only && *only && !strstr(listed, base);
 		bool is_pg = tests[i].setup_func == labtest_setup_pg;
 		bool is_lite = tests[i].setup_func == labtest_setup_sqlite;
 		bool off = (is_pg && (only_sqlite || (!pg_ok && !require))) ||
-		           (is_lite && only_pg);
+		           (is_lite && only_pg) || unlisted;
 		if (off) {
 			run[i].test_func = test_skipped;
 			run[i].setup_func = NULL;
 			run[i].teardown_func = NULL;
 		}
 	}
+	for (size_t i = 0; report_fd >= 0 && i < n; i++) {
+		wraps[i].orig = run[i];
+		run[i].test_func = wrap_test;
+		run[i].setup_func = wrap_setup;
+		run[i].teardown_func = wrap_teardown;
+		run[i].initial_state = &wraps[i];
+	}
 	int failed = _cmocka_run_group_tests(lab, run, n, NULL, NULL);
+	flush_end();
 	free(run);
+	free(wraps);
 	return failed;
 }
 

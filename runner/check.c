@@ -1,0 +1,585 @@
+/*
+ * check.c: building a lab, running its cmocka suite, collecting verdicts.
+ * See check.h for where verdicts come from and the interface.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runner/check.h"
+#include "runner/show.h"
+#include "runner/text.h"
+#include "util/clock.h"
+
+#define CHECK_OUT_HEAD 4096   /* what one check printed: first part kept */
+#define CHECK_OUT_TAIL 2048   /* and the last part */
+
+/* A growing string; on out-of-memory it keeps what it had. */
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		char *ns = realloc(b->s, cap);
+		if (!ns)
+			return;
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void buf_line(struct buf *b, const char *line)
+{
+	buf_add(b, line, strlen(line));
+	buf_add(b, "\n", 1);
+}
+
+/* Append a line to an owned, NUL-terminated string. */
+static void str_line(char **s, const char *line)
+{
+	struct buf b = {*s, *s ? strlen(*s) : 0, *s ? strlen(*s) + 1 : 0};
+	buf_line(&b, line);
+	*s = b.s;
+}
+
+static int is_pg_url(const char *url)
+{
+	return !strncmp(url, "postgres://", 11) || !strncmp(url, "postgresql://", 13) ||
+	       strchr(url, '=') != NULL;
+}
+
+int runner_db_env(const char *url, struct runner_opts *o)
+{
+	const char *env = getenv("HOTROW_PG_URL");
+	o->db = url;
+	o->db_from = NULL;
+	o->only_sqlite = 0;
+	if (!url) {
+		if (env && *env && !getenv("HOTROW_LAB_ONLY"))
+			o->db_from = "HOTROW_PG_URL";
+		return 0;
+	}
+	if (!strcmp(url, "sqlite") || !strcmp(url, "sqlite:") || !strncmp(url, "sqlite:", 7)) {
+		setenv("HOTROW_LAB_ONLY", "sqlite", 1);
+		o->only_sqlite = 1;
+		return 0;
+	}
+	if (is_pg_url(url)) {
+		setenv("HOTROW_LAB_ONLY", "postgres", 1);
+		setenv("HOTROW_PG_URL", url, 1);
+		setenv("HOTROW_PG_FROM", "--db", 1);
+		setenv("HOTROW_REQUIRE_PG", "1", 1);   /* named on purpose: unreachable is a failure */
+		o->db_from = "--db";
+		return 0;
+	}
+	return -1;
+}
+
+static void collect(void *arg, int fd, const char *bytes, size_t n)
+{
+	(void)fd;
+	runner_text_add(arg, bytes, n);
+}
+
+int runner_build(const struct runner_tree *t, const char *targets, double timeout_s,
+                 const struct runner_opts *o, char **log)
+{
+	/* The runner's targets live in the plain build/: a SAN=... that a make
+	 * above us exported into the environment must not move them. */
+	char *argv[13] = {"make", "-s", "-k", "--no-print-directory", "-j2", "SAN="};
+	char copy[PATH_MAX * 2];
+	int n = 6;
+	snprintf(copy, sizeof copy, "%s", targets);
+	for (char *save = NULL, *s = strtok_r(copy, " ", &save); s && n < 12; s = strtok_r(NULL, " ", &save))
+		argv[n++] = s;
+	argv[n] = NULL;
+	struct runner_text text;
+	struct runner_exit e;
+	runner_text_init(&text, 48 * 1024, 16 * 1024);
+	struct runner_child c = {.argv = argv, .dir = t->root, .timeout_s = timeout_s, .out = collect,
+				 .arg = &text, .watch_fd = {-1, -1}};
+	if (o && o->watched) {
+		c.watch_fd[0] = o->watch_fd[0];
+		c.watch_fd[1] = o->watch_fd[1];
+		c.watched = o->watched;
+		c.watch_arg = o->watch_arg;
+	}
+	int rc = runner_proc_run(&c, &e);
+	*log = runner_text_str(&text);
+	runner_text_free(&text);
+	if (e.stopped)
+		return -2;
+	if (e.cancelled)
+		return -4;
+	if (e.timed_out)
+		return -3;
+	return rc == 0 ? 0 : -1;
+}
+
+void runner_build_log_print(FILE *out, const char *log)
+{
+	const char *s = log ? log : "";
+	while (*s) {
+		size_t n = strcspn(s, "\n");
+		if (strncmp(s, "make: ", 6) && strncmp(s, "make[", 5))
+			fprintf(out, "%.*s\n", (int)n, s);
+		s += n;
+		if (*s)
+			s++;
+	}
+}
+
+/* ---- the expected checks, from the preprocessed test sources ---- */
+
+static const char *skip_space(const char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	return s;
+}
+
+/* Past a string literal starting at s (on '"'); its text appended to b. */
+static const char *literal(const char *s, struct buf *b)
+{
+	s++;
+	while (*s && *s != '"') {
+		if (*s == '\\' && s[1]) {
+			s++;
+		}
+		if (b)
+			buf_add(b, s, 1);
+		s++;
+	}
+	return *s ? s + 1 : s;
+}
+
+int runner_checks_parse(const char *src, char ***names)
+{
+	size_t n = 0, cap = 0;
+	*names = NULL;
+	for (const char *s = strstr(src, "CMUnitTest"); s; s = strstr(s, "CMUnitTest")) {
+		s += 10;
+		/* "CMUnitTest NAME [ ... ] = {" : an array being defined. */
+		const char *p = skip_space(s);
+		while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')
+			p++;
+		p = skip_space(p);
+		if (*p != '[')
+			continue;
+		p = strchr(p, ']');
+		if (!p)
+			break;
+		p = skip_space(p + 1);
+		if (*p != '=')
+			continue;
+		p = skip_space(p + 1);
+		if (*p != '{')
+			continue;
+		int depth = 1;
+		struct buf name = {0};
+		for (p++; *p && depth > 0; ) {
+			if (*p == '"') {
+				p = literal(p, depth == 2 ? &name : NULL);
+				continue;
+			}
+			if (*p == '\'') {   /* a character constant: skip it whole */
+				p++;
+				if (*p == '\\')
+					p++;
+				if (*p)
+					p++;
+				if (*p == '\'')
+					p++;
+				continue;
+			}
+			if (*p == '{') {
+				depth++;
+				if (depth == 2)
+					name.len = 0;
+			} else if (*p == '}') {
+				if (depth == 2 && name.len) {
+					if (n == cap) {
+						cap = cap ? 2 * cap : 32;
+						char **nn = realloc(*names, cap * sizeof *nn);
+						if (!nn) {
+							free(name.s);
+							return -1;
+						}
+						*names = nn;
+					}
+					(*names)[n++] = strdup(name.s);
+				}
+				depth--;
+			}
+			p++;
+		}
+		free(name.s);
+		s = p;
+	}
+	return (int)n;
+}
+
+/* Read build/labs/NAME/checks.i into r->checks. Returns 0 or -1. */
+static int load_expected(const struct runner_tree *t, const struct runner_lab *l, struct runner_result *r)
+{
+	char path[PATH_MAX];
+	if (runner_path(t, path, sizeof path, "build/labs/%s/checks.i", l->name) != 0)
+		return -1;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	struct buf b = {0};
+	char chunk[8192];
+	size_t k;
+	while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&b, chunk, k);
+	fclose(f);
+	char **names;
+	int n = b.s ? runner_checks_parse(b.s, &names) : 0;
+	free(b.s);
+	if (n <= 0)
+		return -1;
+	r->checks = calloc((size_t)n, sizeof *r->checks);
+	for (int i = 0; i < n; i++) {
+		if (r->checks)
+			snprintf(r->checks[i].name, sizeof r->checks[i].name, "%s", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	if (!r->checks)
+		return -1;
+	r->n = (size_t)n;
+	return 0;
+}
+
+/* ---- the run: report lines and output ---- */
+
+/* The state of one run, beside its result. */
+struct run {
+	struct runner_result *r;
+	struct runner_check *cur;      /* started, not ended */
+	struct runner_text *out;       /* one per check */
+	struct runner_text stray;
+	double started;
+	int live;
+};
+
+static struct run *active;   /* runner_result_report's view when called from tests */
+
+static struct runner_check *find(struct runner_result *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->checks[i].name, name))
+			return &r->checks[i];
+	return NULL;
+}
+
+/* The harness starts a failure with "file.c:42: "; keep that apart. */
+static const char *strip_where(struct runner_check *c, const char *text)
+{
+	size_t file = strcspn(text, ": ");
+	if (file < 3 || strncmp(text + file - 2, ".c", 2) || text[file] != ':')
+		return text;
+	size_t digits = strspn(text + file + 1, "0123456789");
+	if (!digits || strncmp(text + file + 1 + digits, ": ", 2))
+		return text;
+	if (!c->where[0])
+		snprintf(c->where, sizeof c->where, "%.*s", (int)(file + 1 + digits), text);
+	return text + file + 1 + digits + 2;
+}
+
+static void end_check(struct run *run, struct runner_check *c, enum runner_verdict v)
+{
+	c->verdict = v;
+	c->state = 2;
+	c->seconds = util_now() - run->started;
+	struct runner_text *t = &run->out[c - run->r->checks];
+	free(c->output);
+	c->output = runner_text_str(t);
+	runner_text_free(t);
+	if (run->cur == c)
+		run->cur = NULL;
+	if (run->live)
+		runner_show_check(c);
+}
+
+static void report_line(struct run *run, char *line)
+{
+	struct runner_result *r = run->r;
+	char *arg = strchr(line, ' ');
+	if (!arg)
+		return;
+	*arg++ = '\0';
+	if (!strcmp(line, "notice")) {
+		str_line(&r->notices, arg);
+		if (run->live) {
+			printf("%s%s%s\n", runner_c_dim(), arg, runner_c_off());
+			fflush(stdout);
+		}
+		return;
+	}
+	if (!strcmp(line, "start")) {
+		struct runner_check *c = find(r, arg);
+		if (!c || c->state != 0)
+			return;   /* not a check of this lab, or a second start: ignored */
+		c->state = 1;
+		run->cur = c;
+		run->started = util_now();
+		return;
+	}
+	struct runner_check *c = run->cur;
+	if (!strcmp(line, "end")) {
+		char *verdict = strrchr(arg, ' ');
+		if (!verdict)
+			return;
+		*verdict++ = '\0';
+		if (!c || strcmp(c->name, arg))
+			return;   /* an end for a check not running: ignored */
+		end_check(run, c, !strcmp(verdict, "pass") ? RUNNER_PASSED :
+				  !strcmp(verdict, "skip") ? RUNNER_SKIPPED : RUNNER_FAILED);
+	} else if (c && !strcmp(line, "detail")) {
+		str_line(&c->details, strip_where(c, arg));
+	} else if (c && !strcmp(line, "hint")) {
+		size_t used = strlen(c->hint);
+		snprintf(c->hint + used, sizeof c->hint - used, "%s%s", used ? " " : "", arg);
+	}
+}
+
+static void on_report(void *arg, char *line)
+{
+	report_line(arg, line);
+}
+
+static void on_output(void *arg, int fd, const char *bytes, size_t n)
+{
+	struct run *run = arg;
+	(void)fd;
+	if (run->cur)
+		runner_text_add(&run->out[run->cur - run->r->checks], bytes, n);
+	else
+		runner_text_add(&run->stray, bytes, n);
+}
+
+static void run_init(struct run *run, struct runner_result *r, int live)
+{
+	memset(run, 0, sizeof *run);
+	run->r = r;
+	run->live = live;
+	run->out = calloc(r->n ? r->n : 1, sizeof *run->out);
+	for (size_t i = 0; run->out && i < r->n; i++)
+		runner_text_init(&run->out[i], CHECK_OUT_HEAD, CHECK_OUT_TAIL);
+	runner_text_init(&run->stray, 16384, 4096);
+}
+
+void runner_result_report(struct runner_result *r, char *line)
+{
+	static struct run run;
+	if (active == NULL || active->r != r) {
+		run_init(&run, r, 0);
+		active = &run;
+	}
+	report_line(active, line);
+}
+
+/* Every check that did not end fails, saying why; then the counts. */
+static void finish(struct run *run, const char *status_text)
+{
+	struct runner_result *r = run->r;
+	const struct runner_check *died_in = NULL;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->checks[i].state == 1)
+			died_in = &r->checks[i];
+	r->running = died_in ? died_in->name : NULL;
+	for (size_t i = 0; i < r->n; i++) {
+		struct runner_check *c = &r->checks[i];
+		if (c->state == 2)
+			continue;
+		char why[400];
+		if (c->state == 1)
+			snprintf(why, sizeof why, "did not finish: the test process %s while it ran", status_text);
+		else if (died_in)
+			snprintf(why, sizeof why, "did not run: the test process %s in %s", status_text, died_in->name);
+		else
+			snprintf(why, sizeof why, "did not run: the test process %s before it", status_text);
+		str_line(&c->details, why);
+		end_check(run, c, RUNNER_FAILED);
+	}
+	r->passed = r->failed = r->skipped = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->checks[i].verdict == RUNNER_PASSED)
+			r->passed++;
+		else if (r->checks[i].verdict == RUNNER_SKIPPED)
+			r->skipped++;
+		else
+			r->failed++;
+	}
+	free(r->stray);
+	r->stray = runner_text_str(&run->stray);
+	runner_text_free(&run->stray);
+	for (size_t i = 0; run->out && i < r->n; i++)
+		runner_text_free(&run->out[i]);
+	free(run->out);
+	run->out = NULL;
+}
+
+void runner_result_finish(struct runner_result *r, const char *status_text)
+{
+	if (active && active->r == r) {
+		finish(active, status_text);
+		active = NULL;
+	}
+}
+
+/* Copy src to dst (replaced), executable. Returns 0 or -1. */
+static int copy_exec(const char *src, const char *dst)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	unlink(dst);
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	int rc = out < 0 ? -1 : 0;
+	char b[65536];
+	ssize_t k;
+	while (rc == 0 && (k = read(in, b, sizeof b)) > 0)
+		if (write(out, b, (size_t)k) != k)
+			rc = -1;
+	close(in);
+	if (out >= 0 && close(out) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Build under a lock and copy the test binary to .hotrow/run/PID/, so a
+ * second runner neither relinks it nor finds it busy. Fills bin. */
+static int build_private(const struct runner_tree *t, const struct runner_lab *l,
+                         const struct runner_opts *o, struct runner_result *r, char *bin, size_t n)
+{
+	char target[PATH_MAX], targets[PATH_MAX * 2], lock[PATH_MAX], src[PATH_MAX], dir[PATH_MAX];
+	snprintf(target, sizeof target, "build/labs/%s/test-%s", l->name, o->solutions ? "solution" : "exercise");
+	snprintf(targets, sizeof targets, "%s build/labs/%s/checks.i", target, l->name);
+	if (runner_state_dir(t, NULL) != 0 || runner_path(t, lock, sizeof lock, ".hotrow/build.lock") != 0 ||
+	    runner_path(t, src, sizeof src, "%s", target) != 0 ||
+	    runner_path(t, dir, sizeof dir, ".hotrow/run/%ld", (long)getpid()) != 0 ||
+	    snprintf(bin, n, "%s/test-%s", dir, l->name) >= (int)n) {
+		r->stray = strdup("cannot use the kit's .hotrow/ directory");
+		return -1;
+	}
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR && !runner_proc_stopping())
+			;
+	int status_line = o->live && isatty(STDOUT_FILENO);
+	if (status_line) {
+		printf("  %smake %s ...%s\r", runner_c_dim(), target, runner_c_off());
+		fflush(stdout);
+	}
+	double limit = o->timeout_s > 0 ? 4 * o->timeout_s : 0;
+	int built = runner_build(t, targets, limit, o, &r->build_log);
+	if (status_line) {
+		printf("\033[K");
+		fflush(stdout);
+	}
+	int rc = 0;
+	if (built != 0) {
+		r->interrupted = built == -2;
+		r->build_timed_out = built == -3;
+		r->cancelled = built == -4;
+		rc = 1;
+	} else if (runner_mkdirs(dir) != 0 || copy_exec(src, bin) != 0) {
+		r->stray = strdup("cannot copy the test binary into .hotrow/run/");
+		rc = -1;
+	}
+	if (fd >= 0)
+		close(fd);   /* releases the lock */
+	return rc;
+}
+
+int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
+                     const struct runner_opts *o, struct runner_result *r)
+{
+	memset(r, 0, sizeof *r);
+	char bin[PATH_MAX];
+	int b = build_private(t, l, o, r, bin, sizeof bin);
+	if (b > 0 && !r->interrupted && !r->cancelled && load_expected(t, l, r) == 0) {
+		/* Not built: every check fails, so the maximum stays what it is. */
+		struct run run;
+		run_init(&run, r, 0);
+		for (size_t i = 0; i < r->n; i++) {
+			str_line(&r->checks[i].details, r->build_timed_out ? "not run: the build timed out" :
+					 "not run: the code does not compile");
+			r->checks[i].state = 2;
+			r->checks[i].verdict = RUNNER_FAILED;
+		}
+		finish(&run, "");
+	}
+	if (b != 0)
+		return b < 0 ? -1 : 0;
+	r->built = 1;
+	if (load_expected(t, l, r) != 0) {
+		free(r->stray);
+		r->stray = strdup("cannot read the list of checks (build/labs/.../checks.i)");
+		unlink(bin);
+		return -1;
+	}
+
+	struct run run;
+	run_init(&run, r, o->live);
+	char *argv[] = {bin, NULL};
+	struct runner_child c = {
+		.argv = argv, .dir = t->root, .timeout_s = o->timeout_s, .report = 1,
+		.out = on_output, .line = on_report, .arg = &run, .watch_fd = {-1, -1},
+	};
+	if (o->watched) {
+		c.watch_fd[0] = o->watch_fd[0];
+		c.watch_fd[1] = o->watch_fd[1];
+		c.watched = o->watched;
+		c.watch_arg = o->watch_arg;
+	}
+	runner_proc_run(&c, &r->exit);
+	unlink(bin);
+	char *slash = strrchr(bin, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(bin);
+	}
+	char status[120];
+	runner_proc_status(&r->exit, status, sizeof status);
+	r->interrupted = r->exit.stopped;
+	r->cancelled = r->exit.cancelled;
+	int normal = r->exit.started && !r->exit.timed_out && !r->exit.stopped &&
+		     WIFEXITED(r->exit.status);
+	if (!normal)
+		snprintf(r->ended, sizeof r->ended, "%s", status);
+	finish(&run, status);
+	if (normal && WEXITSTATUS(r->exit.status) != 0 && r->failed == 0)
+		snprintf(r->ended, sizeof r->ended, "%s", status);
+	return r->exit.started ? 0 : -1;
+}
+
+void runner_result_free(struct runner_result *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->checks[i].details);
+		free(r->checks[i].output);
+	}
+	free(r->checks);
+	free(r->build_log);
+	free(r->notices);
+	free(r->stray);
+	memset(r, 0, sizeof *r);
+}

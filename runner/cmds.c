@@ -1,0 +1,97 @@
+/*
+ * cmds.c: `hotrow lab` (the list) and `hotrow lab hint`. See cmds.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "runner/cmds.h"
+#include "runner/hint.h"
+
+/* The first lab not done, or NULL when all are. */
+const struct runner_lab *runner_next_lab(const struct runner_tree *t)
+{
+	for (size_t i = 0; i < t->nlabs; i++) {
+		struct runner_progress p;
+		runner_progress_get(t, &t->labs[i], &p);
+		if (!runner_progress_done(&p))
+			return &t->labs[i];
+	}
+	return NULL;
+}
+
+int runner_list(const struct runner_tree *t)
+{
+	if (t->nlabs == 0) {
+		printf("No labs in %s/labs/ yet.\n", t->root);
+		return 0;
+	}
+	int width = 0;
+	for (size_t i = 0; i < t->nlabs; i++) {
+		int w = (int)strlen(t->labs[i].title);
+		width = w > width ? w : width;
+	}
+	printf("%sThe labs%s (in %s)\n\n", runner_c_bold(), runner_c_off(), t->root);
+	for (size_t i = 0; i < t->nlabs; i++) {
+		struct runner_progress p;
+		char st[64];
+		runner_progress_get(t, &t->labs[i], &p);
+		const char *c = runner_progress_done(&p) ? runner_c_ok() : p.total ? runner_c_bad() : runner_c_dim();
+		printf("  %s  %-*s  %s%s%s\n", t->labs[i].num, width, t->labs[i].title, c,
+		       runner_progress_str(&p, st, sizeof st), runner_c_off());
+	}
+	const struct runner_lab *l = runner_next_lab(t);
+	if (!l) {
+		printf("\nEvery lab is done. `hotrow lab grade` prints your score.\n");
+		return 0;
+	}
+	struct runner_progress p;
+	char files[256];
+	runner_progress_get(t, l, &p);
+	runner_exercise_files(t, l, files, sizeof files);
+	printf("\nNext: Lab %s, %s.\n", l->num, l->title);
+	if (p.total == 0)
+		printf("  read     labs/%s/README.md (the handout)\n"
+		       "  edit     exercises/%s/ (%s), following its TODOs\n",
+		       l->name, l->name, files[0] ? files : "no files yet");
+	printf("  check    hotrow lab check %s     (or `hotrow lab watch %s` to check on every save)\n",
+	       l->num, l->num);
+	printf("  stuck?   hotrow lab hint %s\n", l->num);
+	return 0;
+}
+
+int runner_hint_cmd(const struct runner_tree *t, const struct runner_lab *l)
+{
+	char path[PATH_MAX];
+	struct runner_hints h;
+	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) != 0 ||
+	    runner_hints_load(path, &h) != 0) {
+		fprintf(stderr, "hotrow lab hint: cannot read labs/%s/hints.md: %s\n", l->name, strerror(errno));
+		return 1;
+	}
+	if (h.n == 0) {
+		printf("Lab %s has no hints yet.\n", l->num);
+		runner_hints_free(&h);
+		return 0;
+	}
+	struct runner_progress p;
+	runner_progress_get(t, l, &p);
+	size_t k = p.hints < 0 ? 0 : (size_t)p.hints;
+	if (k >= h.n)
+		k = h.n - 1;
+	for (size_t i = 0; i < k; i++)
+		printf("%sHint %zu of %zu: %s (shown before)%s\n", runner_c_dim(), i + 1, h.n,
+		       h.v[i].title, runner_c_off());
+	runner_hint_print(stdout, &h, k, "");
+	if (k + 1 < h.n)
+		printf("\n`hotrow lab hint %s` again reveals hint %zu.\n", l->num, k + 2);
+	else
+		printf("\nThat was the last hint; the handout labs/%s/README.md has the rest.\n", l->name);
+	if ((int)k + 1 > p.hints) {
+		p.hints = (int)k + 1;
+		if (runner_progress_put(t, l, &p) != 0)
+			fprintf(stderr, "hotrow lab hint: cannot record progress in .hotrow/: %s\n", strerror(errno));
+	}
+	runner_hints_free(&h);
+	return 0;
+}
+

@@ -1,0 +1,298 @@
+/*
+ * show.c: `hotrow lab check` on the screen: each check, what it printed,
+ * the hint, what to do next, and the progress it leaves. See show.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/hint.h"
+#include "runner/mutant.h"
+#include "runner/show.h"
+
+/* cmocka's own lines in what a check printed: not worth showing. */
+static int cmocka_chatter(const char *line, size_t n)
+{
+	static const char *const tags[] = {
+		"[ RUN      ]", "[       OK ]", "[  FAILED  ]", "[  PASSED  ]", "[==========]",
+		"[  SKIPPED ]", "[  ERROR   ] --- [   LINE   ] --- ",
+	};
+	for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
+		if (n >= strlen(tags[i]) && !strncmp(line, tags[i], strlen(tags[i])))
+			return 1;
+	/* its closing " 7 SKIPPED TEST(S)", " 2 FAILED TEST(S)", blank lines */
+	size_t k = strspn(line, " 0123456789");
+	if (k <= n && k > 0 && (!strncmp(line + k, "SKIPPED TEST(S)", 15) || !strncmp(line + k, "FAILED TEST(S)", 14)))
+		return 1;
+	return strspn(line, " \t\r") >= n;
+}
+
+/* Print text indented, without cmocka's chatter, at most max lines. */
+void runner_show_output(const char *text, const char *indent, int max)
+{
+	int shown = 0;
+	for (const char *s = text ? text : ""; *s && shown < max; ) {
+		size_t n = strcspn(s, "\n");
+		if (!cmocka_chatter(s, n)) {
+			printf("%s%.*s\n", indent, (int)n, s);
+			shown++;
+		}
+		s += n;
+		if (*s)
+			s++;
+	}
+}
+
+int runner_show_has_output(const char *text)
+{
+	for (const char *s = text ? text : ""; *s; ) {
+		size_t n = strcspn(s, "\n");
+		if (n && !cmocka_chatter(s, n))
+			return 1;
+		s += n;
+		if (*s)
+			s++;
+	}
+	return 0;
+}
+
+void runner_show_check(const struct runner_check *c)
+{
+	switch (c->verdict) {
+	case RUNNER_PASSED:
+		printf("  %sok%s    %s\n", runner_c_ok(), runner_c_off(), c->name);
+		break;
+	case RUNNER_SKIPPED:   /* a missing engine: the notice and the total say so */
+		if (c->details) {   /* a reason of its own, worth a line */
+			printf("  %sskip%s  %s\n", runner_c_dim(), runner_c_off(), c->name);
+			runner_show_output(c->details, "          ", 5);
+		}
+		break;
+	case RUNNER_FAILED:
+		printf("  %sFAIL%s  %s\n", runner_c_bad(), runner_c_off(), c->name);
+		runner_show_output(c->details, "          ", 40);
+		if (c->where[0])
+			printf("          %s(%s)%s\n", runner_c_dim(), c->where, runner_c_off());
+		if (runner_show_has_output(c->output)) {
+			printf("          %sit printed:%s\n", runner_c_dim(), runner_c_off());
+			runner_show_output(c->output, "          | ", 30);
+		}
+		break;
+	}
+	fflush(stdout);
+}
+
+/* ---- `hotrow lab check` ---- */
+
+/* The hint for the first failing check that has one: of its tags, the one
+ * whose hint comes latest in hints.md (the later, the more specific), but
+ * never the last hint, the shape of the answer, which only `hotrow lab
+ * hint` reveals. */
+static void print_first_hint(const struct runner_tree *t, const struct runner_lab *l,
+                             const struct runner_result *r)
+{
+	char path[PATH_MAX];
+	struct runner_hints h;
+	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) != 0 ||
+	    runner_hints_load(path, &h) != 0) {
+		printf("\nStuck? `hotrow lab hint %s` reveals the next hint.\n", l->num);
+		return;
+	}
+	const struct runner_check *first = NULL;
+	char tag[64] = "";
+	int k = -1;
+	for (size_t i = 0; i < r->n && !first; i++) {
+		const struct runner_check *c = &r->checks[i];
+		if (c->verdict != RUNNER_FAILED || !c->hint[0])
+			continue;
+		k = runner_hints_specific(&h, c->hint, tag, sizeof tag);
+		if (k >= 0)
+			first = c;
+	}
+	if (first) {
+		printf("\nHint for %s [%s]:\n", first->name, tag);
+		runner_hint_print(stdout, &h, (size_t)k, "  ");
+	} else {
+		printf("\nStuck? `hotrow lab hint %s` reveals the next hint.\n", l->num);
+	}
+	runner_hints_free(&h);
+}
+
+/* Which engines a check belongs to: its name's "/sqlite" or "/postgres";
+ * a check with neither belongs to both. */
+static int engine_of(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	if (slash && !strcmp(slash, "/sqlite"))
+		return 1;
+	if (slash && !strcmp(slash, "/postgres"))
+		return 2;
+	return 3;
+}
+
+/* Record what each engine showed; an engine none of whose checks ran
+ * keeps what it showed before. */
+void runner_check_record(const struct runner_tree *t, const struct runner_lab *l, const struct runner_result *r)
+{
+	struct runner_progress p;
+	runner_progress_get(t, l, &p);
+	int ran[2] = {0, 0}, passed[2] = {0, 0}, total[2] = {0, 0};
+	for (size_t i = 0; i < r->n; i++) {
+		const struct runner_check *c = &r->checks[i];
+		int e = engine_of(c->name);
+		for (int k = 0; k < 2; k++) {
+			if (!(e & (1 << k)) || (c->verdict == RUNNER_SKIPPED && !c->details))
+				continue;   /* a missing engine: nothing either way */
+			total[k]++;
+			passed[k] += c->verdict == RUNNER_PASSED;
+			if (e != 3)
+				ran[k] = 1;
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		if (ran[k] || !r->built) {
+			p.eng_passed[k] = passed[k];
+			p.eng_total[k] = r->built ? total[k] : 0;
+		}
+	int held = 0;
+	for (size_t i = 0; i < r->n; i++)
+		held += r->checks[i].verdict == RUNNER_SKIPPED && r->checks[i].details;
+	p.passed = r->built ? r->passed : 0;
+	p.total = r->built ? r->passed + r->failed + held : 0;
+	runner_progress_put(t, l, &p);
+}
+
+/* A run in which the PostgreSQL checks did not run is not "done": say
+ * which mistakes only they catch, and how to start a server. */
+static void print_pg_missing(const struct runner_tree *t, const struct runner_lab *l, int skipped)
+{
+	printf("\nNot done yet: %d PostgreSQL check%s did not run.", skipped, skipped == 1 ? "" : "s");
+	char **m = NULL;
+	int n = runner_pg_only_mistakes(t, l, &m);
+	if (n > 0) {
+		printf(" Only they catch:\n");
+		for (int i = 0; i < n; i++)
+			printf("  - %s\n", m[i]);
+	} else {
+		printf("\n");
+	}
+	for (int i = 0; i < n; i++)
+		free(m[i]);
+	free(m);
+	printf("Start a throwaway PostgreSQL and check again:\n"
+	       "  export HOTROW_PG_URL=$(make -s pg-up)\n"
+	       "  hotrow lab check %s\n", l->num);
+}
+
+int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o)
+{
+	const char *side = o->solutions ? "solutions" : "exercises";
+	printf("%sLab %s — %s%s: checking %s/%s/\n", runner_c_bold(), l->num, l->title,
+	       runner_c_off(), side, l->name);
+	if (o->db_from)
+		printf("%sPostgreSQL: %s (from %s)%s\n", runner_c_dim(), getenv("HOTROW_PG_URL"),
+		       o->db_from, runner_c_off());
+	fflush(stdout);
+	struct runner_opts live = *o;
+	live.live = 1;
+	struct runner_result r;
+	int rc = runner_check_run(t, l, &live, &r);
+
+	if (r.interrupted || runner_proc_stopping()) {
+		printf("\nStopped; nothing recorded.\n");
+		runner_result_free(&r);
+		return 130;
+	}
+	if (r.cancelled) {
+		runner_result_free(&r);
+		return 3;
+	}
+	if (!r.built) {
+		if (r.build_timed_out)
+			printf("\nThe build of %s/%s/ took longer than %.0f s and was stopped. Does a file "
+			       "include something that never ends (a device, itself)? make says:\n\n",
+			       side, l->name, 4 * o->timeout_s);
+		else
+			printf("\n%s/%s/ does not compile yet; the compiler says:\n\n", side, l->name);
+		runner_build_log_print(stdout, r.build_log);
+		if (rc == 0)
+			printf("\nFix the first error above, then check again.\n");
+		else if (r.stray)
+			printf("%s\n", r.stray);
+		if (!o->solutions && rc == 0)
+			runner_check_record(t, l, &r);
+		runner_result_free(&r);
+		return 1;
+	}
+	if (r.build_log)   /* warnings: worth seeing, they are often the bug */
+		runner_build_log_print(stdout, r.build_log);
+	if (rc != 0) {
+		printf("\nThe checks could not run: %s\n", r.stray ? r.stray : "(no reason given)");
+		runner_result_free(&r);
+		return 1;
+	}
+	if (r.ended[0]) {
+		printf("\n%sThe test process %s%s%s.\n", runner_c_bad(), r.ended,
+		       r.running ? " while running " : "", r.running ? r.running : "");
+	}
+	if (runner_show_has_output(r.stray)) {
+		printf("\nPrinted outside any check:\n");
+		runner_show_output(r.stray, "  | ", 30);
+	}
+	/* A check skipped for a reason of its own (not a missing engine) is
+	 * one not yet earned: it stays in the total, as in the grade. */
+	int held = 0;
+	for (size_t i = 0; i < r.n; i++)
+		held += r.checks[i].verdict == RUNNER_SKIPPED && r.checks[i].details;
+	int ran = r.passed + r.failed + held;
+	if (r.notices && strstr(r.notices, "cannot be used")) {
+		printf("\n%d check%s could not run: the database %s names cannot be used.\n"
+		       "Fix the URL or start the server (`make pg-up` prints a URL), then check again.\n",
+		       r.failed, r.failed == 1 ? "" : "s", o->db_from ? o->db_from : "HOTROW_PG_URL");
+		runner_result_free(&r);
+		return 1;
+	}
+	printf("\n%s%d of %d checks passing%s", r.failed || held ? runner_c_bad() : runner_c_ok(),
+	       r.passed, ran, runner_c_off());
+	if (r.skipped - held)
+		printf(" (%d skipped)", r.skipped - held);
+	printf(".\n");
+	if (!o->solutions)
+		runner_check_record(t, l, &r);
+	int pg_skipped = 0;
+	for (size_t i = 0; i < r.n; i++)
+		pg_skipped += r.checks[i].verdict == RUNNER_SKIPPED && engine_of(r.checks[i].name) == 2;
+	if (r.failed || held) {
+		print_first_hint(t, l, &r);
+		if (!o->solutions) {
+			char files[256];
+			runner_exercise_files(t, l, files, sizeof files);
+			printf("\nNext: edit exercises/%s/ (%s) with labs/%s/README.md at hand, then\n"
+			       "`hotrow lab check %s` again, or `hotrow lab watch %s` to check on every save.\n",
+			       l->name, files[0] ? files : "no files yet", l->name, l->num, l->num);
+		}
+		if (o->db_from && !strcmp(o->db_from, "--db")) {
+			printf("These checks ran on PostgreSQL at %s (from --db); again:\n"
+			       "  hotrow lab check %s --db '%s'\n", getenv("HOTROW_PG_URL"), l->num,
+			       getenv("HOTROW_PG_URL"));
+		} else if (o->db_from) {
+			printf("The PostgreSQL checks ran at %s (from HOTROW_PG_URL); again:\n"
+			       "  HOTROW_PG_URL='%s' hotrow lab check %s\n", getenv("HOTROW_PG_URL"),
+			       getenv("HOTROW_PG_URL"), l->num);
+		}
+	} else if (ran == 0) {
+		printf("No check ran%s.\n", r.skipped ? ": every one was skipped" : "");
+		if (r.notices)
+			printf("%s", r.notices);
+		if (o->db)
+			printf("The database named by --db could not be used.\n");
+	} else if (pg_skipped && !o->only_sqlite) {
+		print_pg_missing(t, l, pg_skipped);
+	} else if (pg_skipped) {
+		printf("\nEvery SQLite check passes; the PostgreSQL ones were not asked for (--db).\n");
+	} else if (!o->solutions) {
+		printf("\nLab %s done. `hotrow lab` shows what is next.\n", l->num);
+	}
+	rc = r.failed || held || ran == 0 ? 1 : 0;
+	runner_result_free(&r);
+	return rc;
+}

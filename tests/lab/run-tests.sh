@@ -1,0 +1,88 @@
+#!/bin/sh
+# tests/lab/run-tests.sh: scripts/run-tests judges mutants by their headers.
+#
+# Fake suites (shell scripts printing cmocka's TAP) in a scratch tree: a
+# solution, and mutants caught by the named check, by another check only
+# ("caught for the wrong reason"), by nothing, without a header, only by
+# PostgreSQL checks that did not run, and one that dies half-way.
+# Prints cmocka-style lines and summary, as scripts/run-tests reads them.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hotrow-run-tests-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+mkdir -p build/labs/99-x tests/mutants/99-x
+
+# suite NAME VERDICTS...: a fake binary printing TAP, "p"ass "f"ail "s"kip
+# per check a, b, c/postgres; "die" stops before the rest.
+suite() {
+	f=build/labs/99-x/$1; shift
+	{
+		echo '#!/bin/sh'
+		echo 'echo "1..3"'
+		n=0
+		for v in "$@"; do
+			n=$((n + 1))
+			c=$(echo "a b c/postgres" | cut -d' ' -f$n)
+			case $v in
+			p) echo "echo 'ok $n - $c'" ;;
+			f) echo "echo 'not ok $n - $c'" ;;
+			s) echo "echo 'not ok $n # SKIP $c'" ;;
+			die) echo "kill -9 \$\$" ;;
+			esac
+		done
+	} >"$f"
+	chmod +x "$f"
+}
+patch_for() { # patch_for NAME CAUGHT_BY ENGINE
+	printf 'Mistake: m\nCaught-By: %s\nEngine: %s\n--- a/x\n+++ b/x\n' "$2" "$3" >tests/mutants/99-x/$1.patch
+}
+suite test-solution p p p
+suite test-mutant-right p f p;  patch_for right b "sqlite postgres"
+suite test-mutant-wrong f p p;  patch_for wrong b "sqlite postgres"
+suite test-mutant-missed p p p; patch_for missed b "sqlite postgres"
+suite test-mutant-bare p f p;   printf -- '--- a/x\n+++ b/x\n' >tests/mutants/99-x/bare.patch
+suite test-mutant-died p die;   patch_for died b "sqlite postgres"
+out=$("$root/scripts/run-tests" pass:build/labs/99-x/test-solution \
+	mutant:build/labs/99-x/test-mutant-right mutant:build/labs/99-x/test-mutant-wrong \
+	mutant:build/labs/99-x/test-mutant-missed mutant:build/labs/99-x/test-mutant-bare \
+	mutant:build/labs/99-x/test-mutant-died 2>&1)
+rc=$?
+# Without PostgreSQL: the solution skips c/postgres; a postgres-only mutant is skipped.
+suite test-solution p p s
+suite test-mutant-pgonly p p s; patch_for pgonly c postgres
+out2=$("$root/scripts/run-tests" pass:build/labs/99-x/test-solution \
+	mutant:build/labs/99-x/test-mutant-pgonly 2>&1)
+rc2=$?
+
+passed=0 failed=0 failures=
+t() { current=$1; echo "[ RUN      ] $1"; }
+ok() { echo "[       OK ] $current"; passed=$((passed + 1)); }
+bad() { echo "run-tests: $*"; printf '%s\n%s\n' "$out" "$out2" | sed 's/^/    /'; echo "[  FAILED  ] $current"; failed=$((failed + 1)); failures="$failures $current"; }
+line() { printf '%s\n' "$out" | grep "test-mutant-$1"; }
+
+t run_tests__named_check_catches
+case $(line right) in "caught "*" by b "*) ok ;; *) bad "right: $(line right)" ;; esac
+t run_tests__other_check_is_the_wrong_reason
+case $(line wrong) in "WRONG "*) ok ;; *) bad "wrong: $(line wrong)" ;; esac
+t run_tests__nothing_failing_is_missed
+case $(line missed) in "MISSED "*) ok ;; *) bad "missed: $(line missed)" ;; esac
+t run_tests__no_header_fails
+case $(line bare) in "NO HEADER "*) ok ;; *) bad "bare: $(line bare)" ;; esac
+t run_tests__a_check_never_reported_fails
+case $(line died) in "caught "*" by b "*) ok ;; *) bad "died: $(line died)" ;; esac
+t run_tests__summary_counts
+if [ $rc -ne 1 ] || ! printf '%s\n' "$out" | tail -n 1 | grep -q "^5 passed, 3 failed$"; then
+	bad "exit $rc, last line '$(printf '%s\n' "$out" | tail -n 1)', want '5 passed, 3 failed'"
+else ok; fi
+t run_tests__postgres_only_mutant_skipped_without_postgres
+if [ $rc2 -ne 0 ] || ! printf '%s\n' "$out2" | grep -q "^skipped .*pgonly"; then bad "exit $rc2"; else ok; fi
+
+echo "[==========] $((passed + failed)) test(s) run."
+echo "[  PASSED  ] $passed test(s)."
+if [ $failed -gt 0 ]; then
+	echo "[  FAILED  ] $failed test(s), listed below:"
+	for f in $failures; do echo "[  FAILED  ] $f"; done
+	exit 1
+fi
+exit 0
