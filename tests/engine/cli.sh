@@ -144,6 +144,7 @@ usage burst_zero       "--burst"      --burst 0
 usage backoff_word     "--backoff"    --backoff linear
 usage budget_over      "--retry-budget" --retry-budget 1.5
 usage lock_timeout_neg "--lock-timeout-ms" --lock-timeout-ms -5
+usage lock_timeout_tiny "--lock-timeout-ms" --lock-timeout-ms 0.0001
 usage counter_pool_neg "--counter-pool" --counter-pool -1
 usage idempotent_word  "--idempotent" --idempotent=maybe
 
