@@ -87,6 +87,14 @@ static void describe(const struct sim_config *c)
 	       c->hold_dist == SIM_DIST_EXP ? "exponential" : "constant");
 	if (c->work_ms > 0)
 		printf(" + %g ms app work", c->work_ms);
+	if (c->trips_in_lock > 0 && c->rtt_ms > 0)
+		printf(" + %d round trip%s of %g ms in the lock", c->trips_in_lock,
+		       c->trips_in_lock == 1 ? "" : "s", c->rtt_ms);
+	if (c->read_rps > 0)
+		printf(", %g reads/s", c->read_rps);
+	if (c->snapshot_for_s > 0)
+		printf(", an old snapshot open from %g s for %g s", c->snapshot_at_s,
+		       c->snapshot_for_s);
 	if (c->outside_ms > 0)
 		printf(", %g ms outside the lock", c->outside_ms);
 	if (c->cores > 0)
@@ -133,7 +141,7 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	bool direct = sim_strategy_direct(c->strategy);
 	bool closed = c->clients > 0;
 	int n = sim_config_rows(c);
-	double s_ms = c->hold_ms + c->work_ms;
+	double s_ms = sim_lock_ms(c);
 	double rho = o->theory.rho;
 	char p[160], why[200];
 
@@ -227,6 +235,20 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		         (c->flush_ms + c->hold_ms) / 1000.0);
 		printf("  %-30s %14.3f   %s\n", "visible lags true by, s", o->count.max_lag_s, p);
 	}
+	if (o->reads.offered) {
+		printf("  %-30s %14llu   of %llu (%llu failed)\n", "reads of the count",
+		       (unsigned long long)o->reads.completed, (unsigned long long)o->reads.offered,
+		       (unsigned long long)o->reads.failed);
+		snprintf(p, sizeof p, "p99 %.3f ms", o->reads.latency_ms.p99);
+		printf("  %-30s %14.3f   %s\n", "read latency, ms", o->reads.latency_ms.mean, p);
+	}
+	if (o->reads.offered || c->snapshot_for_s > 0) {
+		printf("  %-30s %14lld   now %lld\n", "versions in the chain, most",
+		       (long long)o->reads.versions_max, (long long)o->reads.versions);
+		printf("  %-30s %14lld   2 with a short chain\n", "buffers per read, most",
+		       (long long)o->reads.buffers_max);
+		printf("  %-30s %14lld\n", "heap pages (never shrink)", (long long)o->reads.heap_pages);
+	}
 	print_little(c, o);
 
 	printf("\nIn words:\n");
@@ -292,6 +314,17 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			printf("  The faults cost %lld lost and %lld double-counted likes.\n",
 			       (long long)o->count.lost, (long long)o->count.doubled);
 	}
+	if (direct && c->trips_in_lock > 0 && c->rtt_ms > 0)
+		printf("  Of each %g ms hold, %g ms are %d round trip%s made while the lock is\n"
+		       "  held; as one statement the row would take %.0f a second, not %.0f.\n",
+		       s_ms, c->trips_in_lock * c->rtt_ms, c->trips_in_lock,
+		       c->trips_in_lock == 1 ? "" : "s",
+		       n * 1000.0 / (s_ms - c->trips_in_lock * c->rtt_ms), o->theory.ceiling_per_s);
+	if (o->reads.versions_max > 1)
+		printf("  An old snapshot kept %lld versions of the row: a read walked up to %lld\n"
+		       "  buffers instead of 2%s.\n", (long long)o->reads.versions_max,
+		       (long long)o->reads.buffers_max,
+		       o->reads.snapshot_open ? "" : "; once it closed, the next read left the chain short");
 	if (o->orphans_run)
 		printf("  Clients gave up on %llu statements that the server still ran (%llu of them\n"
 		       "  committed): work nobody waited for.%s\n",
