@@ -43,6 +43,11 @@ static void help(FILE *out)
 		"One row against 4 and 16 slots at 2,000 likes/s (worst waits 2998.5, 0, 0 ms):\n"
 		"  hotrow sim --sweep rows=1,4,16 --rps 2000 --seconds 1 --hold-ms 2 \\\n"
 		"             --arrivals constant --slot round-robin --pool 0\n"
+		"Three round trips inside the lock against one statement (ceilings 500/s, 2,000/s):\n"
+		"  hotrow sim --sweep trips-in-lock=3,0 --rps 800 --hold-ms 0.5 --rtt-ms 0.5\n"
+		"An old snapshot open for 5 s under 2,000 updates/s (Lab 08: 56 buffers a read):\n"
+		"  hotrow sim --rps 2000 --hold-ms 0.4 --seconds 8 --read-rps 10 \\\n"
+		"             --snapshot-at 0 --snapshot-for 5\n"
 		"Exit status: 0 done, 1 a file could not be written, 2 bad usage.\n");
 }
 
