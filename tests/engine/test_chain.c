@@ -234,6 +234,47 @@ static void sim_run__reads_wait_for_the_pool(void **state)
 	assert_true(o.reads.latency_ms.mean < 2 * c.read_ms);
 }
 
+/* Reads start and stop live (the TUI and tours), and a run with reads
+ * and a snapshot is as repeatable as any other. */
+static void sim_set__reads_start_and_stop(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+	struct sim *s;
+	char *a, *b;
+
+	(void)state;
+	chain_config(&c, 5);
+	c.read_rps = 0;
+	c.seconds = 0;
+	s = sim_new(&c);
+	sim_advance(s, 1000000);
+	sim_summary(s, &o);
+	assert_int_equal(o.reads.offered, 0);
+	c.read_rps = 100;
+	sim_set(s, &c);
+	sim_advance(s, 3000000);
+	sim_summary(s, &o);
+	assert_true(o.reads.offered > 150 && o.reads.offered < 250);
+	c.read_rps = 0;
+	sim_set(s, &c);
+	sim_advance(s, 3000001);
+	sim_summary(s, &o);
+	uint64_t stopped = o.reads.offered;
+	sim_advance(s, 5000000);
+	sim_summary(s, &o);
+	assert_int_equal(o.reads.offered, stopped);
+	sim_free(s);
+
+	chain_config(&c, 5);
+	a = simtest_json(&c);
+	b = simtest_json(&c);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "\"versions_max\":10001,"));
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +286,7 @@ int main(void)
 		cmocka_unit_test(sim_run__no_snapshot_no_chain),
 		cmocka_unit_test(sim_run__fewer_updates_shorter_chains),
 		cmocka_unit_test(sim_run__reads_wait_for_the_pool),
+		cmocka_unit_test(sim_set__reads_start_and_stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
