@@ -320,10 +320,10 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			       (long long)o->count.lost, (long long)o->count.doubled);
 	}
 	if (direct && c->trips_in_lock > 0 && c->rtt_ms > 0)
-		printf("  Of each %g ms hold, %g ms are %d round trip%s made while the lock is\n"
-		       "  held; as one statement the row would take %.0f a second, not %.0f.\n",
-		       s_ms, c->trips_in_lock * c->rtt_ms, c->trips_in_lock,
-		       c->trips_in_lock == 1 ? "" : "s",
+		printf("  Of each %g ms hold, %g ms %s %d round trip%s made while the lock is\n"
+		       "  held; as one statement the row%s would take %.0f a second, not %.0f.\n",
+		       s_ms, c->trips_in_lock * c->rtt_ms, c->trips_in_lock == 1 ? "is" : "are",
+		       c->trips_in_lock, c->trips_in_lock == 1 ? "" : "s", n == 1 ? "" : "s",
 		       n * 1000.0 / (s_ms - c->trips_in_lock * c->rtt_ms), o->theory.ceiling_per_s);
 	if (o->reads.versions_max > 1)
 		printf("  An old snapshot kept %lld versions of the row: a read walked up to %lld\n"
