@@ -1220,6 +1220,8 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	s->c.rtt_ms = c->rtt_ms;
 	s->c.trips_in_lock = c->trips_in_lock;
 	s->c.read_ms = c->read_ms;
+	s->c.snapshot_at_s = c->snapshot_at_s;
+	s->c.snapshot_for_s = c->snapshot_for_s;
 	if (c->read_rps != s->c.read_rps) {
 		s->c.read_rps = c->read_rps;
 		sim_chain_rate(s);

@@ -233,9 +233,9 @@ int64_t sim_now(const struct sim *s);
 
 /* Live changes, for the TUI and tours. Arrival rate, hold time and
  * distribution, work_ms, pool size, unrelated_rps, flush_ms, the round
- * trips (rtt_ms, trips_in_lock) and reads (read_rps, read_ms) apply from
- * now on; the snapshot's times are fixed at sim_new. A change of
- * strategy or rows needs a new sim (sim_free, sim_new). */
+ * trips (rtt_ms, trips_in_lock), reads (read_rps, read_ms) and the old
+ * snapshot's times (simulated seconds since t = 0) apply from now on. A
+ * change of strategy or rows needs a new sim (sim_free, sim_new). */
 void sim_set(struct sim *s, const struct sim_config *c);
 /* Inject a fault now. */
 void sim_inject(struct sim *s, enum sim_fault f);

@@ -174,13 +174,15 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 		add(p, &n, max, sum->reads.snapshot_open ? TUI_BAD : TUI_NORMAL, 2,
 		    sum->reads.snapshot_open
 		    ? "An old snapshot is open: the row keeps %s versions and a read "
-		      "of the count touches %s buffers, not 2."
+		      "of the count touches %s buffers, not 2 (the last took %s)."
 		    : "The old snapshot kept up to %s versions (a read touched up to "
-		      "%s buffers); it has ended and the chain is pruned.",
+		      "%s buffers); it has ended and the chain is pruned (the last "
+		      "read took %s).",
 		    tui_fmt_int(a, sizeof a, sum->reads.snapshot_open ? sum->reads.versions
 		                                                       : sum->reads.versions_max),
 		    tui_fmt_int(b, sizeof b, sum->reads.snapshot_open ? sum->reads.buffers
-		                                                       : sum->reads.buffers_max));
+		                                                       : sum->reads.buffers_max),
+		    tui_fmt_ms(d, sizeof d, sum->reads.last_ms));
 
 	/* Work the server did for clients that had already left. */
 	if (sum->orphans_run > 0 && !batched(c->strategy))

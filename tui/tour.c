@@ -54,6 +54,8 @@ static const struct numkey {
 	{ "trips-in-lock", offsetof(struct sim_config, trips_in_lock), true, false },
 	{ "read-rps", offsetof(struct sim_config, read_rps), false, false },
 	{ "read-ms", offsetof(struct sim_config, read_ms), false, false },
+	{ "snapshot-at", offsetof(struct sim_config, snapshot_at_s), false, false },
+	{ "snapshot-for", offsetof(struct sim_config, snapshot_for_s), false, false },
 };
 
 /* Set a numeric key; on a word that is no number, or a number outside the

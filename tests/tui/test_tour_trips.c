@@ -1,7 +1,8 @@
 /*
- * test_tour_trips.c: the round-trips tour says what the engine does.
+ * test_tour_trips.c: the round-trips and old-snapshot tours say what the
+ * engine does.
  *
- * The tour is played step by step on the engine as `hotrow demo` plays it
+ * Each tour is played step by step on the engine as `hotrow demo` plays it
  * (a step's settings on entry, a new simulation only when one must
  * restart, then the step's seconds), and each number the narration states
  * is checked against the engine's: the hold, the ceiling, the row's
@@ -113,6 +114,73 @@ static void tui_tour__round_trips_narration_matches_the_engine(void **state)
 	tui_tour_free(tour);
 }
 
+/* Play steps [0, upto] of a tour as `hotrow demo` does; the summary at
+ * the end of each step goes to out[i]. */
+static void play(struct tui_tour *tour, struct sim_summary *out, int upto)
+{
+	char err[200];
+	struct sim_config c;
+	struct sim *s = NULL;
+	int64_t t = 0;
+
+	tui_tour_base(tour, &c);
+	for (int i = 0; i <= upto; i++) {
+		bool restart = false;
+		assert_int_equal(tui_tour_apply(&tour->steps[i], &c, &restart, err, sizeof err), 0);
+		if (!s || restart) {
+			sim_free(s);
+			s = sim_new(&c);
+			t = 0;
+		} else {
+			sim_set(s, &c);
+		}
+		t += (int64_t)(tour->steps[i].run_s * 1e6);
+		sim_advance(s, t);
+		sim_summary(s, &out[i]);
+	}
+	sim_free(s);
+}
+
+static void tui_tour__old_snapshot_narration_matches_the_engine(void **state)
+{
+	char err[200] = "";
+	struct sim_summary o[3];
+	struct tui_tour *tour = tui_tour_load("old-snapshot", err, sizeof err);
+
+	(void)state;
+	if (!tour)
+		fail_msg("%s", err);
+	assert_int_equal(tour->nsteps, 3);
+	play(tour, o, 2);
+
+	/* Reads of a busy row: 60 %, 2 buffers, 0.1 ms. */
+	assert_true(says(tour->steps[0].say, "busy 60%"));
+	assert_true(fabs(o[0].theory.rho - 0.6) < 1e-9);
+	assert_true(says(tour->steps[0].say, "2 buffers"));
+	assert_true(says(tour->steps[0].say, "0.1 ms"));
+	assert_int_equal(o[0].reads.buffers_max, 2);
+	assert_true(fabs(o[0].reads.latency_ms.max - 0.1) < 1e-9);
+
+	/* Eight seconds under the snapshot: 12,000 updates. */
+	assert_true(says(tour->steps[1].say, "12,001 versions on 65 pages"));
+	assert_true(says(tour->steps[1].say, "66 buffers and takes 3.3 ms"));
+	assert_true(o[1].reads.snapshot_open);
+	assert_int_equal(o[1].reads.versions, 12001);
+	assert_int_equal(o[1].reads.heap_pages, 65);
+	assert_int_equal(o[1].reads.buffers, 66);
+	assert_true(o[1].reads.last_ms > 3.2 && o[1].reads.last_ms <= 3.3 + 1e-9);
+
+	/* After it ends: short reads, and the pages stay. */
+	assert_true(says(tour->steps[2].say, "At 14 s it ends"));
+	assert_true(says(tour->steps[2].say, "its 82 heap pages"));
+	assert_false(o[2].reads.snapshot_open);
+	assert_int_equal(o[2].reads.versions, 1);
+	assert_int_equal(o[2].reads.buffers, 2);
+	assert_int_equal(o[2].reads.heap_pages, 82);
+	assert_true(fabs(o[2].reads.last_ms - 0.1) < 1e-9);
+	tui_tour_free(tour);
+}
+
 /* The new settings parse with the engine's limits. */
 static void tui_tour_set__round_trip_keys(void **state)
 {
@@ -137,6 +205,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tui_tour__round_trips_narration_matches_the_engine),
+		cmocka_unit_test(tui_tour__old_snapshot_narration_matches_the_engine),
 		cmocka_unit_test(tui_tour_set__round_trip_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
