@@ -43,6 +43,11 @@ static void help(FILE *out)
 		"One row against 4 and 16 slots at 2,000 likes/s (worst waits 2998.5, 0, 0 ms):\n"
 		"  hotrow sim --sweep rows=1,4,16 --rps 2000 --seconds 1 --hold-ms 2 \\\n"
 		"             --arrivals constant --slot round-robin --pool 0\n"
+		"Three round trips inside the lock against one statement (ceilings 500/s, 2,000/s):\n"
+		"  hotrow sim --sweep trips-in-lock=3,0 --rps 800 --hold-ms 0.5 --rtt-ms 0.5\n"
+		"An old snapshot open for 5 s under 2,000 updates/s (Lab 08: 56 buffers a read):\n"
+		"  hotrow sim --rps 2000 --hold-ms 0.4 --seconds 8 --read-rps 10 \\\n"
+		"             --snapshot-at 0 --snapshot-for 5\n"
 		"Exit status: 0 done, 1 a file could not be written, 2 bad usage.\n");
 }
 
@@ -87,6 +92,14 @@ static void describe(const struct sim_config *c)
 	       c->hold_dist == SIM_DIST_EXP ? "exponential" : "constant");
 	if (c->work_ms > 0)
 		printf(" + %g ms app work", c->work_ms);
+	if (c->trips_in_lock > 0 && c->rtt_ms > 0)
+		printf(" + %d round trip%s of %g ms in the lock", c->trips_in_lock,
+		       c->trips_in_lock == 1 ? "" : "s", c->rtt_ms);
+	if (c->read_rps > 0)
+		printf(", %g reads/s", c->read_rps);
+	if (c->snapshot_for_s > 0)
+		printf(", an old snapshot open from %g s for %g s", c->snapshot_at_s,
+		       c->snapshot_for_s);
 	if (c->outside_ms > 0)
 		printf(", %g ms outside the lock", c->outside_ms);
 	if (c->cores > 0)
@@ -133,7 +146,7 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	bool direct = sim_strategy_direct(c->strategy);
 	bool closed = c->clients > 0;
 	int n = sim_config_rows(c);
-	double s_ms = c->hold_ms + c->work_ms;
+	double s_ms = sim_lock_ms(c);
 	double rho = o->theory.rho;
 	char p[160], why[200];
 
@@ -227,6 +240,20 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		         (c->flush_ms + c->hold_ms) / 1000.0);
 		printf("  %-30s %14.3f   %s\n", "visible lags true by, s", o->count.max_lag_s, p);
 	}
+	if (o->reads.offered) {
+		printf("  %-30s %14llu   of %llu (%llu failed)\n", "reads of the count",
+		       (unsigned long long)o->reads.completed, (unsigned long long)o->reads.offered,
+		       (unsigned long long)o->reads.failed);
+		snprintf(p, sizeof p, "p99 %.3f ms", o->reads.latency_ms.p99);
+		printf("  %-30s %14.3f   %s\n", "read latency, ms", o->reads.latency_ms.mean, p);
+	}
+	if (o->reads.offered || c->snapshot_for_s > 0) {
+		printf("  %-30s %14lld   now %lld\n", "versions in the chain, most",
+		       (long long)o->reads.versions_max, (long long)o->reads.versions);
+		printf("  %-30s %14lld   2 with a short chain\n", "buffers per read, most",
+		       (long long)o->reads.buffers_max);
+		printf("  %-30s %14lld\n", "heap pages (never shrink)", (long long)o->reads.heap_pages);
+	}
 	print_little(c, o);
 
 	printf("\nIn words:\n");
@@ -292,6 +319,17 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			printf("  The faults cost %lld lost and %lld double-counted likes.\n",
 			       (long long)o->count.lost, (long long)o->count.doubled);
 	}
+	if (direct && c->trips_in_lock > 0 && c->rtt_ms > 0)
+		printf("  Of each %g ms hold, %g ms %s %d round trip%s made while the lock is\n"
+		       "  held; as one statement the row%s would take %.0f a second, not %.0f.\n",
+		       s_ms, c->trips_in_lock * c->rtt_ms, c->trips_in_lock == 1 ? "is" : "are",
+		       c->trips_in_lock, c->trips_in_lock == 1 ? "" : "s", n == 1 ? "" : "s",
+		       n * 1000.0 / (s_ms - c->trips_in_lock * c->rtt_ms), o->theory.ceiling_per_s);
+	if (o->reads.versions_max > 1)
+		printf("  An old snapshot kept %lld versions of the row: a read walked up to %lld\n"
+		       "  buffers instead of 2%s.\n", (long long)o->reads.versions_max,
+		       (long long)o->reads.buffers_max,
+		       o->reads.snapshot_open ? "" : "; once it closed, the next read left the chain short");
 	if (o->orphans_run)
 		printf("  Clients gave up on %llu statements that the server still ran (%llu of them\n"
 		       "  committed): work nobody waited for.%s\n",

@@ -71,6 +71,15 @@ static const struct opt opts[] = {
 	{ "cores", K_INT, F(cores), 0, 4096, "C", "CPUs shared by holds and outside work, 0 = no limit" },
 	{ "cpu-ms", K_CPU, 0, 0, 0, "DB[,CLIENT]",
 	  "CPU per request: DB in the hold, CLIENT outside (0,0)" },
+	{ "rtt-ms", K_DOUBLE, F(rtt_ms), 0, 1e6, "MS", "one app-database round trip (0)" },
+	{ "trips-in-lock", K_INT, F(trips_in_lock), 0, 100, "K",
+	  "round trips while the lock is held: 0 one statement (0)" },
+	{ "read-rps", K_DOUBLE, F(read_rps), 0, 1e7, "R", "reads of the count/s, no row lock (0)" },
+	{ "read-ms", K_DOUBLE, F(read_ms), 0.001, 1e6, "MS",
+	  "a read touching 2 buffers; ms/2 a buffer (0.1)" },
+	{ "snapshot-at", K_DOUBLE, F(snapshot_at_s), 0, 1e7, "S", "an old snapshot opens at second S (0)" },
+	{ "snapshot-for", K_DOUBLE, F(snapshot_for_s), 0, 1e7, "D",
+	  "and stays open D s: versions pile up, 0 = none (0)" },
 	{ "seed", K_U64, F(seed), 0, 0, "N", "same seed, same output (1)" },
 	{ "tick-ms", K_DOUBLE, F(tick_ms), 1, 1e6, "MS", "time-series resolution (100)" },
 };
@@ -400,6 +409,8 @@ int simopt_finish(struct sim_config *c, bool strategy_given, char *err, size_t e
 	whole_us(&c->pool_timeout_ms);
 	whole_us(&c->client_timeout_ms);
 	whole_us(&c->tick_ms);
+	whole_us(&c->rtt_ms);
+	whole_us(&c->read_ms);
 	return 0;
 }
 

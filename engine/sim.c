@@ -179,6 +179,11 @@ static int64_t backoff(struct sim *s, unsigned k)
  * otherwise the request ends failed or abandoned. */
 static void fail(struct sim *s, struct sim_req *r, bool abandoned)
 {
+	if (r->kind == SIM_REQ_READ) {
+		s->unrel_inflight--;
+		sim_read_end(s, r, false);
+		return;
+	}
 	if (r->kind == SIM_REQ_UNRELATED) {
 		s->unrel_failed++;
 		s->acc.unrel_failed++;
@@ -267,6 +272,11 @@ static void source_rate(struct sim *s, struct sim_source *src, double rate,
  * requests. It fails at once, without retries, and never queues. */
 static void refuse(struct sim *s, enum sim_req_kind kind)
 {
+	if (kind == SIM_REQ_READ) {
+		s->reads_offered++;
+		s->reads_failed++;
+		return;
+	}
 	if (kind == SIM_REQ_UNRELATED) {
 		s->unrel_offered++;
 		s->unrel_failed++;
@@ -294,8 +304,11 @@ static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
 		refuse(s, kind);
 		return;
 	}
-	if (kind == SIM_REQ_UNRELATED) {
-		s->unrel_offered++;
+	if (kind != SIM_REQ_COUNTER) {    /* reads count with other calls */
+		if (kind == SIM_REQ_READ)
+			s->reads_offered++;
+		else
+			s->unrel_offered++;
 		s->unrel_inflight++;
 	} else {
 		s->offered++;
@@ -316,7 +329,7 @@ static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
 /* The pool a request of this kind takes its connection from. */
 static struct sim_pool *pool_of(struct sim *s, unsigned kind)
 {
-	return kind == SIM_REQ_UNRELATED ? &s->pool[POOL_MAIN] : s->counter_pool;
+	return kind == SIM_REQ_COUNTER ? s->counter_pool : &s->pool[POOL_MAIN];
 }
 
 static bool pool_free(const struct sim_pool *p)
@@ -549,7 +562,11 @@ static void conn_done(struct sim *s, uint32_t i)
 	struct sim_req r = s->slab[i];
 
 	s->slab_free[s->slab_nfree++] = i;
-	if (r.kind == SIM_REQ_UNRELATED) {
+	if (r.kind == SIM_REQ_READ) {
+		s->conn_unrel--;
+		s->unrel_inflight--;
+		sim_read_end(s, &r, true);
+	} else if (r.kind == SIM_REQ_UNRELATED) {
 		s->conn_unrel--;
 		s->unrel_completed++;
 		s->unrel_inflight--;
@@ -580,11 +597,14 @@ static void lock_grant(struct sim *s, int i, const struct sim_req *r)
 		 * (the commit's flush): the CPU part waits for a core. */
 		int64_t h = hold_sample(s);
 		int64_t cpu = round_us((double)h * s->c.cpu_db_ms / s->c.hold_ms);
-		row->rest_us = s->work_us + h - cpu;
+		row->rest_us = s->work_us + s->trips_us + h - cpu;
 		sim_cpu_add(s, cpu, CPU_HOLD, (uint32_t)i);
 		return;
 	}
-	sim_push(s, s->now + s->work_us + hold_sample(s), EV_RELEASE, (uint32_t)i);
+	/* The round trips made while holding the lock (trips_us) hold it as
+	 * long as the server's own work does. */
+	sim_push(s, s->now + s->work_us + s->trips_us + hold_sample(s), EV_RELEASE,
+	         (uint32_t)i);
 }
 
 static void hold_cpu_done(struct sim *s, int i)
@@ -758,6 +778,7 @@ static void release(struct sim *s, int i)
 	struct sim_row *row = &s->rows[i];
 
 	row->completed++;
+	sim_chain_update(s, i);
 	if (row->holder == HOLD_FLUSH) {
 		row->holder = HOLD_NONE;
 		s->conn_flush--;
@@ -855,6 +876,9 @@ static void got_conn(struct sim *s, struct sim_req *r)
 	if (r->kind == SIM_REQ_UNRELATED) {
 		s->conn_unrel++;
 		sim_push(s, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
+	} else if (r->kind == SIM_REQ_READ) {
+		s->conn_unrel++;          /* shown with the other calls */
+		sim_push(s, s->now + sim_read_start(s), EV_CONN_DONE, slab_put(s, r));
 	} else if (has_outside(s)) {
 		outside(s, r);
 	} else {
@@ -923,6 +947,7 @@ static void set_times(struct sim *s)
 	s->cpu_client_us = ms_us(s->c.cpu_client_ms);
 	if (s->cpu_client_us > s->outside_us)
 		s->cpu_client_us = s->outside_us;
+	s->trips_us = (int64_t)s->c.trips_in_lock * ms_us(s->c.rtt_ms);
 }
 
 /* What the fixes may ask of this file (sim_impl.h, struct sim_host). */
@@ -985,6 +1010,7 @@ struct sim *sim_new(const struct sim_config *c)
 	for (int i = 0; i < c->clients; i++)
 		sim_push(s, 0, EV_SEND, 0);     /* every caller sends at once */
 	sim_mva(c, &s->mva_x, &s->mva_r);
+	sim_chain_init(s);
 	return s;
 }
 
@@ -1004,6 +1030,7 @@ void sim_free(struct sim *s)
 	free(s->slab_free);
 	sim_series_free(&s->series);
 	free(s->likes);
+	sim_chain_free(s);
 	free(s);
 }
 
@@ -1061,6 +1088,10 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 		break;
 	case EV_CPU:
 		sim_cpu_done(s, e->arg);
+		break;
+	case EV_READ:
+		if (sim_read_next(s, e->arg))
+			arrive(s, NULL, EV_READ, SIM_REQ_READ);
 		break;
 	case EV_RETRY: {
 		struct sim_req r = s->slab[e->arg];
@@ -1188,6 +1219,15 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	s->c.backoff = c->backoff;
 	s->c.backoff_ms = c->backoff_ms;
 	s->c.retry_budget = c->retry_budget;
+	s->c.rtt_ms = c->rtt_ms;
+	s->c.trips_in_lock = c->trips_in_lock;
+	s->c.read_ms = c->read_ms;
+	s->c.snapshot_at_s = c->snapshot_at_s;
+	s->c.snapshot_for_s = c->snapshot_for_s;
+	if (c->read_rps != s->c.read_rps) {
+		s->c.read_rps = c->read_rps;
+		sim_chain_rate(s);
+	}
 	set_times(s);
 	sim_mva(&s->c, &s->mva_x, &s->mva_r);
 	s->pool[POOL_MAIN].size = c->pool;

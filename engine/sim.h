@@ -159,7 +159,25 @@ struct sim_config {
 	                                0 = no budget */
 	int counter_pool;            /* a bulkhead: the counter endpoint's own pool
 	                                of this many connections; 0 = share c.pool */
+
+	/* round trips inside the lock, and a version chain (engine/sim_chain.c) */
+	double rtt_ms;               /* one round trip between the app and the database */
+	int trips_in_lock;           /* round trips while a like holds the row lock:
+	                                the lock is held hold_ms + work_ms + K rtt_ms;
+	                                0 = one statement, 1 = BEGIN/INSERT/UPDATE/
+	                                COMMIT (the UPDATE's reply, the COMMIT) */
+	double read_rps;             /* reads of the count (Poisson): a pooled
+	                                connection, no row lock; 0 = none */
+	double read_ms;              /* a read that touches 2 buffers (a short chain);
+	                                each buffer costs read_ms / 2 */
+	double snapshot_at_s;        /* an old snapshot opens at this second ... */
+	double snapshot_for_s;       /* ... and stays open this long; 0 = never */
 };
+
+/* How long a like's update holds its row lock, in ms: the server's work
+ * (hold_ms, commit included), the app's work inside the transaction
+ * (work_ms) and the round trips made while the lock is held. */
+double sim_lock_ms(const struct sim_config *c);
 
 /* Fill *c with the defaults (naive, 1 row, 2000/s constant, 2 ms holds...). */
 void sim_config_default(struct sim_config *c);
@@ -214,8 +232,10 @@ bool sim_step(struct sim *s);
 int64_t sim_now(const struct sim *s);
 
 /* Live changes, for the TUI and tours. Arrival rate, hold time and
- * distribution, work_ms, pool size, unrelated_rps and flush_ms apply from
- * now on. A change of strategy or rows needs a new sim (sim_free, sim_new). */
+ * distribution, work_ms, pool size, unrelated_rps, flush_ms, the round
+ * trips (rtt_ms, trips_in_lock), reads (read_rps, read_ms) and the old
+ * snapshot's times (simulated seconds since t = 0) apply from now on. A
+ * change of strategy or rows needs a new sim (sim_free, sim_new). */
 void sim_set(struct sim *s, const struct sim_config *c);
 /* Inject a fault now. */
 void sim_inject(struct sim *s, enum sim_fault f);
@@ -304,6 +324,18 @@ struct sim_summary {
 		int max_in_use, max_waiters;
 		double exhausted_at_s;        /* < 0 when never exhausted */
 	} counter_pool;                       /* the bulkhead's own pool, if any */
+	struct {                              /* reads of the count and the chain
+	                                         they walk (c.read_rps, c.snapshot_*) */
+		uint64_t offered, completed, failed;
+		struct sim_latency latency_ms;  /* from arrival, pool wait included */
+		double last_ms;                 /* the latest read's own time */
+		int64_t versions;               /* the longest chain now (1: only
+		                                   the live version) */
+		int64_t versions_max;
+		int64_t buffers, buffers_max;   /* a read of the count touches */
+		int64_t heap_pages;             /* the rows' pages; never shrink */
+		bool snapshot_open;
+	} reads;
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);

@@ -79,6 +79,7 @@ void sim_config_default(struct sim_config *c)
 	c->burst = 8;
 	c->backoff = SIM_BACKOFF_NONE;
 	c->backoff_ms = 100;
+	c->read_ms = 0.1;
 }
 
 /* ---- scenarios ----
@@ -302,5 +303,17 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	for (int i = 0; i < c->ncrashes; i++)
 		CHECK((unsigned)c->crashes[i].kind < SIM_NFAULTS && c->crashes[i].at_us >= 0,
 		      "--crash: expected KIND@SECONDS with KIND app, consumer or redis");
+	CHECK(isfinite(c->rtt_ms) && c->rtt_ms >= 0 && c->rtt_ms <= 1e6,
+	      "--rtt-ms: expected milliseconds from 0 to 1000000");
+	CHECK(c->trips_in_lock >= 0 && c->trips_in_lock <= 100,
+	      "--trips-in-lock: expected an integer from 0 (one statement) to 100");
+	CHECK(rate_ok(c->read_rps),
+	      "--read-rps: expected 0 or a rate from %g to 10000000 per second", SIM_MIN_RATE);
+	CHECK(isfinite(c->read_ms) && c->read_ms >= 0.001 && c->read_ms <= 1e6,
+	      "--read-ms: expected milliseconds from 0.001 to 1000000");
+	CHECK(isfinite(c->snapshot_at_s) && c->snapshot_at_s >= 0 && c->snapshot_at_s <= 1e7,
+	      "--snapshot-at: expected seconds from 0 to 10000000");
+	CHECK(isfinite(c->snapshot_for_s) && c->snapshot_for_s >= 0 && c->snapshot_for_s <= 1e7,
+	      "--snapshot-for: expected seconds from 0 (no old snapshot) to 10000000");
 	return 0;
 }

@@ -7,6 +7,7 @@
  * row locks; sim_fix.c the table of write paths, the flushers and faults;
  * sim_cpu.c the CPUs; sim_out.c turns the state into summaries, snapshots,
  * JSON and CSV; sim_theory.c the formulas and Mean Value Analysis;
+ * sim_chain.c round trips inside the lock, reads and the version chain;
  * sim_config.c defaults, checks, names and scenarios.
  *
  * Interface (inside the engine only): sim_push() schedules an event;
@@ -31,7 +32,8 @@
 
 enum sim_req_kind {
 	SIM_REQ_COUNTER,     /* a like: update (or insert, for append) */
-	SIM_REQ_UNRELATED    /* another endpoint that only needs a connection */
+	SIM_REQ_UNRELATED,   /* another endpoint that only needs a connection */
+	SIM_REQ_READ         /* a read of the count (sim_chain.c) */
 };
 
 /* One request's attempt, moved by value through the FIFOs (sim_ring.h):
@@ -72,7 +74,8 @@ enum sim_ev {
 	EV_OUTSIDE_DONE,  /* arg: slab slot; the work outside the lock ends */
 	EV_CPU,           /* arg: generation; the CPU station's next job ends */
 	EV_RETRY,         /* arg: slab slot; a retry's backoff is over */
-	EV_POOL2_SWEEP    /* timeouts at the head of the counter pool's queue */
+	EV_POOL2_SWEEP,   /* timeouts at the head of the counter pool's queue */
+	EV_READ           /* the next read of the count arrives */
 };
 
 /* The busiest events skip the heap. Each of these streams has at most one
@@ -287,6 +290,17 @@ struct sim {
 	struct sim_tickacc acc;
 	struct sim_series series;
 	int64_t last_tick;
+
+	/* round trips in the lock; reads and the version chain (sim_chain.c) */
+	int64_t trips_us;          /* c.trips_in_lock round trips of c.rtt_ms */
+	struct sim_rng read_rng;   /* reads' own stream: they leave the likes' alone */
+	int64_t *versions;         /* per row: versions a read walks (>= 1) */
+	int64_t *pages_hi;         /* per row: the most heap pages it ever took */
+	uint64_t reads_offered, reads_completed, reads_failed;
+	struct sim_hist read_lat;
+	int64_t read_last_us;      /* the latest read's own time */
+	int64_t versions_max, buffers_max;
+	uint32_t read_gen;         /* the pending EV_READ's arg; older ones are stale */
 };
 
 /* Schedule an event. The busiest streams (arrivals, the pool's sweep)
@@ -328,6 +342,16 @@ int64_t sim_fix_buffered(const struct sim *s);
 void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg);
 void sim_cpu_done(struct sim *s, uint32_t gen);         /* EV_CPU */
 void sim_cpu_free(struct sim *s);
+
+/* sim_chain.c: reads of the count, the chain an old snapshot keeps */
+void sim_chain_init(struct sim *s);                    /* in sim_new */
+void sim_chain_free(struct sim *s);
+void sim_chain_update(struct sim *s, int row);         /* an update committed */
+bool sim_read_next(struct sim *s, uint32_t gen);       /* EV_READ: false if stale */
+void sim_chain_rate(struct sim *s);                    /* c.read_rps changed */
+int64_t sim_read_start(struct sim *s);                 /* connected: its time, us */
+void sim_read_end(struct sim *s, const struct sim_req *r, bool ok);
+void sim_chain_summary(const struct sim *s, struct sim_summary *o);
 
 /* sim_theory.c */
 void sim_theory(const struct sim *s, double rps, struct sim_summary *out);

@@ -69,6 +69,7 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	}
 	o->events = s->events;
 	memcpy(o->faults, s->faults, sizeof o->faults);
+	sim_chain_summary(s, o);
 }
 
 /* ---- the snapshot ---- */
@@ -198,7 +199,17 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "backoff_ms", c->backoff_ms);
 	fputc(',', f);
 	num(f, "retry_budget", c->retry_budget);
-	fprintf(f, ",\"counter_pool\":%d}", c->counter_pool);
+	fprintf(f, ",\"counter_pool\":%d,", c->counter_pool);
+	num(f, "rtt_ms", c->rtt_ms);
+	fprintf(f, ",\"trips_in_lock\":%d,", c->trips_in_lock);
+	num(f, "read_rps", c->read_rps);
+	fputc(',', f);
+	num(f, "read_ms", c->read_ms);
+	fputc(',', f);
+	num(f, "snapshot_at_s", c->snapshot_at_s);
+	fputc(',', f);
+	num(f, "snapshot_for_s", c->snapshot_for_s);
+	fputc('}', f);
 }
 
 static void summary_json(FILE *f, const struct sim_summary *o)
@@ -282,7 +293,24 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	num(f, "lambda", o->theory.little_lambda);
 	fputc(',', f);
 	num(f, "W_ms", o->theory.little_W_ms);
-	fprintf(f, "}},\"events\":%llu}", (unsigned long long)o->events);
+	fprintf(f, "}},\"events\":%llu,", (unsigned long long)o->events);
+	fprintf(f, "\"reads\":{\"offered\":%llu,\"completed\":%llu,\"failed\":%llu,"
+	        "\"latency_ms\":{", (unsigned long long)o->reads.offered,
+	        (unsigned long long)o->reads.completed, (unsigned long long)o->reads.failed);
+	num(f, "mean", o->reads.latency_ms.mean);
+	fputc(',', f);
+	num(f, "p50", o->reads.latency_ms.p50);
+	fputc(',', f);
+	num(f, "p99", o->reads.latency_ms.p99);
+	fputc(',', f);
+	num(f, "max", o->reads.latency_ms.max);
+	fputs("},", f);
+	num(f, "last_ms", o->reads.last_ms);
+	fprintf(f, ",\"versions\":%lld,\"versions_max\":%lld,\"buffers\":%lld,"
+	        "\"buffers_max\":%lld,\"heap_pages\":%lld,\"snapshot_open\":%s}}",
+	        (long long)o->reads.versions, (long long)o->reads.versions_max,
+	        (long long)o->reads.buffers, (long long)o->reads.buffers_max,
+	        (long long)o->reads.heap_pages, o->reads.snapshot_open ? "true" : "false");
 }
 
 void sim_json(FILE *f, const struct sim *s)

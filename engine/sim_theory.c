@@ -54,7 +54,7 @@
 static void mva_inner(const struct sim_config *c, int kmax, double *xin, double z)
 {
 	int nrows = sim_config_rows(c);
-	double s_lock = c->hold_ms + c->work_ms;
+	double s_lock = sim_lock_ms(c);
 	double cpu_db = c->cores > 0 ? c->cpu_db_ms : 0;
 	double cpu_cl = c->cores > 0 ? (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
 	                                                                : c->outside_ms) : 0;
@@ -171,7 +171,7 @@ static void ceilings(const struct sim *s, struct sim_summary *out)
 	const struct sim_config *c = &s->c;
 	struct sim_summary *o = out;
 	int n = sim_config_rows(c);
-	double s_ms = c->hold_ms + c->work_ms;
+	double s_ms = sim_lock_ms(c);
 	double conn_ms = s_ms + c->outside_ms;     /* a request's time on a connection */
 	double cpu_ms = c->cpu_db_ms + (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
 	                                                                 : c->outside_ms);
@@ -208,7 +208,7 @@ static void ceilings(const struct sim *s, struct sim_summary *out)
 void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 {
 	const struct sim_config *c = &s->c;
-	double s_ms = c->hold_ms + c->work_ms;
+	double s_ms = sim_lock_ms(c);
 	int n = sim_config_rows(c);
 	double lam, rho, ca2, cs2;
 
@@ -281,7 +281,7 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
                       char *buf, size_t len)
 {
 	int n = sim_config_rows(c);
-	double s_ms = c->hold_ms + c->work_ms;
+	double s_ms = sim_lock_ms(c);
 	double cpu_cl = c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms : c->outside_ms;
 
 	switch (o->theory.binding) {

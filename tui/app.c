@@ -368,7 +368,7 @@ static void act(struct tui_app *a, enum tui_action ac)
 		a->cfg.hold_ms = ladder(holds, 11, a->cfg.hold_ms, ac == TUI_A_HOLD_UP ? 1 : -1);
 		push(a);
 		say(a, "lock hold %g ms: ceiling %g/s per row", a->cfg.hold_ms,
-		    1000 / (a->cfg.hold_ms + a->cfg.work_ms));
+		    1000 / sim_lock_ms(&a->cfg));
 		break;
 	case TUI_A_STRATEGY_NEXT: strategy(a, 1); break;
 	case TUI_A_STRATEGY_PREV: strategy(a, -1); break;

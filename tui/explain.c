@@ -113,7 +113,7 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 	char a[B], b[B], d[B], e[B], f[B];
 	int n = 0;
 	int rows = snap->nrows > 0 ? snap->nrows : 1;
-	double hold = c->hold_ms + c->work_ms;
+	double hold = sim_lock_ms(c);
 	double rps = c->rps;
 	double rho = sum->theory.rho;
 
@@ -157,6 +157,32 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 			    ? TUI_BAD : TUI_WARN, 0, "The binding ceiling is %s.", why);
 		}
 	}
+
+	/* The round trips inside the lock, and what one statement would do. */
+	if (!batched(c->strategy) && c->trips_in_lock > 0 && c->rtt_ms > 0) {
+		double trips = c->trips_in_lock * c->rtt_ms;
+		add(p, &n, max, TUI_WARN, 2, "Of each %s hold, %s %s %d round trip%s "
+		    "made while the lock is held; as one statement the ceiling "
+		    "would be %s.", tui_fmt_ms(a, sizeof a, hold),
+		    tui_fmt_ms(b, sizeof b, trips), c->trips_in_lock == 1 ? "is" : "are",
+		    c->trips_in_lock, c->trips_in_lock == 1 ? "" : "s",
+		    tui_fmt_rate(d, sizeof d, rows * 1000.0 / (hold - trips)));
+	}
+
+	/* The chain an old snapshot keeps, and what it does to reads. */
+	if (sum->reads.versions_max > 1)
+		add(p, &n, max, sum->reads.snapshot_open ? TUI_BAD : TUI_NORMAL, 2,
+		    sum->reads.snapshot_open
+		    ? "An old snapshot is open: the row keeps %s versions and a read "
+		      "of the count touches %s buffers, not 2 (the last took %s)."
+		    : "The old snapshot kept up to %s versions (a read touched up to "
+		      "%s buffers); it has ended and the chain is pruned (the last "
+		      "read took %s).",
+		    tui_fmt_int(a, sizeof a, sum->reads.snapshot_open ? sum->reads.versions
+		                                                       : sum->reads.versions_max),
+		    tui_fmt_int(b, sizeof b, sum->reads.snapshot_open ? sum->reads.buffers
+		                                                       : sum->reads.buffers_max),
+		    tui_fmt_ms(d, sizeof d, sum->reads.last_ms));
 
 	/* Work the server did for clients that had already left. */
 	if (sum->orphans_run > 0 && !batched(c->strategy))

@@ -38,16 +38,28 @@ int tui_lanes_height(const struct sim_snapshot *snap, int w)
 static void heading(struct tui_screen *s, struct tui_rect r,
                     const struct sim_snapshot *snap)
 {
-	char ceil[32], hold[32];
-	double hold_ms = snap->config.hold_ms + snap->config.work_ms;
+	char ceil[32], hold[32], trips[32];
+	const struct sim_config *c = &snap->config;
+	double hold_ms = sim_lock_ms(c);
+	double trips_ms = c->trips_in_lock * c->rtt_ms;
 	int rows = snap->nrows > 0 ? snap->nrows : 1;
 
 	tui_fmt_rate(ceil, sizeof ceil, hold_ms > 0 ? rows * 1000.0 / hold_ms : 0);
 	tui_fmt_ms(hold, sizeof hold, hold_ms);
-	char line[96];
+	tui_fmt_ms(trips, sizeof trips, trips_ms);
+	char line[128];
 	int x = r.x + tui_screen_text(s, r.x, r.y, r.w, TUI_HEAD, "LOCK LANES");
 	int n = snprintf(line, sizeof line, "  ceiling %s = %d %s%s / %s hold", ceil,
 	                 rows, row_word(snap), rows == 1 ? "" : "s", hold);
+	/* The round trips made while the lock is held: the hold's share the
+	 * database spends waiting for the app. */
+	if (trips_ms > 0 && sim_strategy_direct(c->strategy)) {
+		int m = snprintf(line + n, sizeof line - (size_t)n, " (%s RTT)", trips);
+		if (n + m > r.x + r.w - x)
+			line[n] = '\0';
+		else
+			n += m;
+	}
 	if (n > r.x + r.w - x)          /* narrow: the short form */
 		snprintf(line, sizeof line, "  ceiling %s", ceil);
 	tui_screen_text(s, x, r.y, r.x + r.w - x, TUI_DIM, line);

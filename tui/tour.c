@@ -50,6 +50,12 @@ static const struct numkey {
 	{ "pool", offsetof(struct sim_config, pool), true, false },
 	{ "retries", offsetof(struct sim_config, retries), true, false },
 	{ "rows", offsetof(struct sim_config, rows), true, true },
+	{ "rtt-ms", offsetof(struct sim_config, rtt_ms), false, false },
+	{ "trips-in-lock", offsetof(struct sim_config, trips_in_lock), true, false },
+	{ "read-rps", offsetof(struct sim_config, read_rps), false, false },
+	{ "read-ms", offsetof(struct sim_config, read_ms), false, false },
+	{ "snapshot-at", offsetof(struct sim_config, snapshot_at_s), false, false },
+	{ "snapshot-for", offsetof(struct sim_config, snapshot_for_s), false, false },
 };
 
 /* Set a numeric key; on a word that is no number, or a number outside the

@@ -135,11 +135,34 @@ usage sweep_empty      "--sweep"      --sweep rows=1,,2
 usage sweep_trailing   "--sweep"      --sweep rows=1,2,
 usage sweep_twice      "--sweep"      --sweep rows=1,2 --sweep rps=1,2
 usage list_then_bogus  "--bogus"      --list-scenarios --bogus
+# round trips in the lock, reads and the old snapshot
+usage rtt_negative     "--rtt-ms"     --rtt-ms -1
+usage trips_fraction   "--trips-in-lock" --trips-in-lock 1.5
+usage trips_too_many   "--trips-in-lock" --trips-in-lock 101
+usage read_rps_tiny    "--read-rps"   --seconds 1 --read-rps 1e-13
+usage read_ms_zero     "--read-ms"    --read-ms 0
+usage snapshot_at_neg  "--snapshot-at" --snapshot-at -2
+usage snapshot_for_word "--snapshot-for" --snapshot-for long
 
 # sim__timeout_reported_as_used: 1.5 us runs as 2 us, and says so.
 j=$("$bin" sim --json --seconds 0.1 --client-timeout-ms 0.0015)
 case "$j" in *'"client_timeout_ms":0.002,'*) ok sim__timeout_reported_as_used ;;
 *) bad sim__timeout_reported_as_used "$(printf '%s' "$j" | grep -o '"client_timeout_ms":[^,]*')" ;; esac
+
+# sim__one_round_trip_fix: three round trips of 0.5 ms inside a 0.5 ms
+# hold cap the row at 500/s; as one statement it takes 2,000/s. The report
+# names the split.
+j=$("$bin" sim --rps 800 --hold-ms 0.5 --rtt-ms 0.5 --trips-in-lock 3 --seconds 1)
+case "$j" in *"Of each 2 ms hold, 1.5 ms are 3 round trips"*"would take 2000 a second, not 500"*)
+	ok sim__one_round_trip_fix ;;
+*) bad sim__one_round_trip_fix "$(printf '%s' "$j" | grep -A1 'Of each')" ;; esac
+
+# sim__snapshot_chain_json: Lab 08's 10,000 updates under an old snapshot:
+# 10,001 versions, 55 heap pages, 56 buffers a read.
+j=$("$bin" sim --json --rps 2000 --hold-ms 0.4 --seconds 6 --pool 0 --read-rps 10 --snapshot-at 0 --snapshot-for 5)
+case "$j" in *'"versions":1,"versions_max":10001,"buffers":2,"buffers_max":56,"heap_pages":55,'*)
+	ok sim__snapshot_chain_json ;;
+*) bad sim__snapshot_chain_json "$(printf '%s' "$j" | grep -o '"reads":.*')" ;; esac
 
 # sim__rows_alone_mean_sharded: --rows N alone still picks sharded.
 case "$("$bin" sim --rows 4 --seconds 0.1)" in
