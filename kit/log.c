@@ -242,7 +242,7 @@ static int part_scan(struct kit_log *log, int p)
 			uint32_t rlen = get32(log->buf + off);
 			uint32_t sum = get32(log->buf + off + 4);
 			if (rlen > KIT_LOG_MAX_RECORD)
-				return 0;                          /* garbage: a torn tail */
+				goto tail;                         /* garbage: a torn tail */
 			if (off + HDR + rlen > len) {
 				if (pt->end + (int64_t)(off + HDR + rlen) > size)
 					goto tail;                     /* incomplete: torn or in flight */

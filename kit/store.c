@@ -498,9 +498,10 @@ int kit_store_atomic(struct kit_store *s, kit_store_fn *fn, void *arg)
 	struct call c;
 	int rc = start(s, &c);
 	if (rc == 0) {
+		struct kit_store *outer = held;   /* a step on another store may be running */
 		held = s;
 		rc = fn(s, arg);
-		held = NULL;
+		held = outer;
 	}
 	return finish(&c, "ATOMIC", NULL, rc);
 }

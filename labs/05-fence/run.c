@@ -267,18 +267,20 @@ int main(int argc, char **argv)
 	for (; started < o.consumers; started++) {
 		cons[started] = (struct consumer){ &g, started, 0, NULL };
 		if (kit_db_open(&cons[started].db, o.url) != 0) {
-			fprintf(stderr, "hotrow lab run 05: %s\n", kit_db_errmsg(cons[started].db));
+			give_up(&g, "connect consumer", kit_db_errmsg(cons[started].db));
 			kit_db_close(cons[started].db);
 			atomic_store(&g.producing, false);
 			break;
 		}
 		if (pthread_create(&cons[started].thread, NULL, consume, &cons[started]) != 0) {
+			give_up(&g, "start consumer", "pthread_create failed");
 			kit_db_close(cons[started].db);
 			atomic_store(&g.producing, false);
 			break;
 		}
 	}
-	struct kit_load_result prod;
+	/* zeroed: when a consumer failed to start, no run fills it in */
+	struct kit_load_result prod = { 0 };
 	struct kit_load_config c;
 	kit_load_config_default(&c);
 	c.url = NULL;

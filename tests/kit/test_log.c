@@ -202,6 +202,39 @@ static void kit_log_open__corrupt_record_ends_the_log(void **state)
 	assert_int_equal(end, 2);
 }
 
+/* A header whose length is past the maximum is garbage too: the records
+ * before it stay indexed once (not again at every scan), and the next
+ * append cuts the garbage and lands right after them. */
+static void kit_log_open__oversized_length_is_a_torn_tail(void **state)
+{
+	struct fixture *f = *state;
+	struct kit_log *log = open_log(f, 1);
+	for (uint32_t i = 0; i < 3; i++)
+		append_u32(log, 0, i);
+	char path[300];
+	snprintf(path, sizeof path, "%s/part-0.log", f->dir);
+	int fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	unsigned char junk[8] = { 0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0 };
+	assert_int_equal(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+	close(fd);
+
+	log = open_log(f, 1);
+	int64_t end = -1, again = -1, first = -1;
+	assert_int_equal(kit_log_end(log, 0, &end), 0);
+	assert_int_equal(kit_log_end(log, 0, &again), 0);
+	uint32_t v = 3;
+	assert_int_equal(kit_log_append(log, 0, &(struct kit_log_iov){ &v, 4 }, 1, &first), 0);
+
+	assert_int_equal(end, 3);
+	assert_int_equal(again, 3);
+	assert_int_equal(first, 3);
+	log = open_log(f, 1);      /* a fresh handle reads the file from the start */
+	struct seen *s = read_all(log, 0);
+	assert_int_equal(s->n, 4);
+	assert_int_equal(s->v[3], 3);
+}
+
 static void kit_log_append__processes_append_at_once(void **state)
 {
 	struct fixture *f = *state;
@@ -558,6 +591,7 @@ int main(void)
 		T(kit_log_open__keeps_records_and_partition_count),
 		T(kit_log_open__torn_tail_is_ignored_then_cut),
 		T(kit_log_open__corrupt_record_ends_the_log),
+		T(kit_log_open__oversized_length_is_a_torn_tail),
 		T(kit_log_append__processes_append_at_once),
 		T(kit_log_commit__hint_defaults_to_zero_and_persists),
 		T(kit_log_rebalance__joiner_gets_partitions_after_revoke),

@@ -392,6 +392,39 @@ static void atomic__refused_does_not_run_fn(void **state)
 	assert_int_equal(get(s, "k"), 0);
 }
 
+/* A step on a second store inside a step on the first: when it ends,
+ * this thread still holds the first, so its commands run (without taking
+ * the lock it already has, which would deadlock). */
+struct two {
+	struct kit_store *other;
+};
+
+static int incr_other(struct kit_store *s, void *arg)
+{
+	(void)arg;
+	return kit_store_incrby(s, "inner", 1, NULL);
+}
+
+static int step_over_two(struct kit_store *s, void *arg)
+{
+	struct two *t = arg;
+	int rc = kit_store_atomic(t->other, incr_other, NULL);
+	return rc ? rc : kit_store_incrby(s, "outer", 1, NULL);
+}
+
+static void atomic__nested_on_another_store_keeps_the_first(void **state)
+{
+	struct kit_store *s = *state;
+	struct two t = { kit_store_new() };
+	assert_non_null(t.other);
+
+	assert_int_equal(kit_store_atomic(s, step_over_two, &t), 0);
+
+	assert_int_equal(get(s, "outer"), 1);
+	assert_int_equal(get(t.other, "inner"), 1);
+	kit_store_free(t.other);
+}
+
 static void commands__counted(void **state)
 {
 	struct kit_store *s = *state;
@@ -490,6 +523,7 @@ int main(void)
 		T(atomic__hook_runs_once_after_the_step),
 		T(atomic__returns_fn_result_without_undo),
 		T(atomic__refused_does_not_run_fn),
+		T(atomic__nested_on_another_store_keeps_the_first),
 		T(commands__counted),
 		T(incrby__exact_under_threads),
 		T(atomic__read_modify_write_exact_under_threads),
