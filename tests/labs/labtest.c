@@ -190,6 +190,55 @@ static void remove_sqlite(const char *path)
 	}
 }
 
+/* ---- a real Redis as the store ---- */
+
+static const char *redis_url;   /* set by labtest_run when it answers */
+
+int labtest_setup_redis(void **state)
+{
+	static int seq;
+	if (redis_url == NULL) {
+		/* Reached only when Redis is required or named but unreachable. */
+		print_error("Redis is required (HOTROW_REQUIRE_REDIS=1 or HOTROW_REDIS_URL set) but "
+		            "it is unset or does not answer; start one with `make redis-up`\n");
+		return -1;
+	}
+	int rc = labtest_setup_sqlite(state);
+	if (rc != 0)
+		return rc;
+	struct labtest *t = *state;
+	snprintf(t->store_url, sizeof t->store_url, "%s?ns=lt-%ld-%d", redis_url, (long)getpid(), ++seq);
+	return 0;
+}
+
+struct kit_store *labtest_store(struct labtest *t)
+{
+	struct kit_store *st;
+	if (kit_store_open(&st, t->store_url[0] ? t->store_url : "mem:") != 0) {
+		char msg[700];
+		snprintf(msg, sizeof msg, "%s", kit_store_errmsg(st));
+		kit_store_free(st);
+		fail_msg("cannot open the store: %s", msg);
+	}
+	return st;
+}
+
+/* Empty the test's namespace on the server. */
+static int drop_redis_ns(struct labtest *t)
+{
+	struct kit_store *st;
+	int rc = kit_store_open(&st, t->store_url);
+	int64_t left = 0;
+	if (rc == 0) {
+		kit_store_restart(st);
+		rc = kit_store_dbsize(st, &left);
+	}
+	if (rc != 0 || left != 0)
+		print_error("teardown: %s\n", kit_store_errmsg(st));
+	kit_store_free(st);
+	return rc == 0 && left == 0 ? 0 : -1;
+}
+
 int labtest_teardown(void **state)
 {
 	struct labtest *t = *state;
@@ -197,6 +246,8 @@ int labtest_teardown(void **state)
 
 	if (t == NULL)
 		return 0;
+	if (t->store_url[0] && strncmp(t->store_url, "mem:", 4) != 0)
+		rc = drop_redis_ns(t);
 	kit_db_close(t->db);
 	if (t->engine == KIT_DB_SQLITE) {
 		remove_sqlite(t->place);
@@ -300,18 +351,39 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 			pg_url = url;
 			sweep_pg();
 		}
-		else if (!require && url && *url)
-			printf("NOTICE: PostgreSQL checks skipped: HOTROW_PG_URL is set but %s\n", why);
+		else if (url && *url)
+			printf("NOTICE: PostgreSQL checks fail: HOTROW_PG_URL is set but %s\n", why);
 		else if (!require)
 			printf("NOTICE: PostgreSQL checks skipped: set HOTROW_PG_URL "
 			       "(export HOTROW_PG_URL=$(scripts/pg up)) to run them\n");
-		else if (url && *url)
-			printf("NOTICE: PostgreSQL is required but unreachable: %s\n", why);
 		fflush(stdout);
 	}
 
 	if (!only_pg)
 		sweep_sqlite();
+
+	/* Redis, for the tests that ask for it (LABTEST_STORES). */
+	const char *rurl = getenv("HOTROW_REDIS_URL");
+	bool rrequire = env_is("HOTROW_REQUIRE_REDIS", "1") || (rurl && *rurl);
+	bool wants_redis = false;
+	for (size_t i = 0; i < n; i++)
+		wants_redis |= tests[i].setup_func == labtest_setup_redis;
+	if (wants_redis && !only_pg) {
+		struct kit_store *st;
+		if (rurl && *rurl && kit_store_open(&st, rurl) == 0)
+			redis_url = rurl;
+		else if (rurl && *rurl)
+			printf("NOTICE: Redis checks fail: HOTROW_REDIS_URL is set but %s\n",
+			       kit_store_errmsg(st));
+		else if (rrequire)
+			printf("NOTICE: Redis is required (HOTROW_REQUIRE_REDIS=1) but HOTROW_REDIS_URL is unset\n");
+		else
+			printf("NOTICE: Redis checks skipped: set HOTROW_REDIS_URL "
+			       "(export HOTROW_REDIS_URL=$(scripts/redis up)) to run them\n");
+		if (rurl && *rurl)
+			kit_store_free(st);
+		fflush(stdout);
+	}
 
 	struct CMUnitTest *run = calloc(n ? n : 1, sizeof *run);
 	if (run == NULL)
@@ -320,8 +392,12 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 		run[i] = tests[i];
 		bool is_pg = tests[i].setup_func == labtest_setup_pg;
 		bool is_lite = tests[i].setup_func == labtest_setup_sqlite;
-		bool off = (is_pg && (only_sqlite || (!pg_ok && !require))) ||
-		           (is_lite && only_pg);
+		bool is_redis = tests[i].setup_func == labtest_setup_redis;
+		/* A URL that was given but does not answer is an error, not a skip. */
+		bool named = url && *url;
+		bool off = (is_pg && (only_sqlite || (!pg_ok && !require && !named))) ||
+		           ((is_lite || is_redis) && only_pg) ||
+		           (is_redis && !redis_url && !rrequire);
 		if (off) {
 			run[i].test_func = test_skipped;
 			run[i].setup_func = NULL;

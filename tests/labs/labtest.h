@@ -36,18 +36,30 @@
 #include <cmocka.h>
 
 #include "kit/db.h"
+#include "kit/store.h"
 
 struct labtest {
 	enum kit_db_engine engine;
 	char url[1024];            /* this test's own database (file or schema) */
 	struct kit_db *db;         /* opened lazily by labtest_db() */
 	char place[256];           /* file path or schema name, for teardown */
+	char store_url[1200];      /* the test's store: "mem:", or Redis under a namespace of its own */
 };
 
 /* setup/teardown for one engine; used by LABTEST_BOTH. */
 int labtest_setup_sqlite(void **state);
 int labtest_setup_pg(void **state);
 int labtest_teardown(void **state);
+
+/* SQLite as above, with a real Redis as the store: HOTROW_REDIS_URL under
+ * a namespace of the test's own, emptied at teardown. Without
+ * HOTROW_REDIS_URL these tests are skipped with a notice; with
+ * HOTROW_REQUIRE_REDIS=1, or a URL that does not answer, they fail. */
+int labtest_setup_redis(void **state);
+
+/* A new handle on the test's store (in-process unless the setup chose
+ * Redis); the caller frees it. Fails the test if it cannot be opened. */
+struct kit_store *labtest_store(struct labtest *t);
 
 /* The test's connection, opened on first use (fails the test if it cannot). */
 struct kit_db *labtest_db(struct labtest *t);
@@ -69,6 +81,12 @@ int64_t labtest_int(struct labtest *t, const char *sql);
 #define LABTEST_BOTH(f) \
 	{ #f "/sqlite", f, labtest_setup_sqlite, labtest_teardown, NULL }, \
 	{ #f "/postgres", f, labtest_setup_pg, labtest_teardown, NULL }
+
+/* Two entries: "f/mem" (the in-process store) and "f/redis" (a real one),
+ * both on SQLite. */
+#define LABTEST_STORES(f) \
+	{ #f "/mem", f, labtest_setup_sqlite, labtest_teardown, NULL }, \
+	{ #f "/redis", f, labtest_setup_redis, labtest_teardown, NULL }
 
 /* Decimal comparisons with a readable message and an optional hint tag. */
 void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)
