@@ -3,8 +3,10 @@
  *
  * The first checks call the four functions directly, one property each,
  * deterministically. The last two run real consumer processes over real
- * log files and kill them at failpoints (crashes.c): 200 seeded schedules
- * of 2,000 events each, then 100,000 events under a few schedules. A
+ * log files and kill them at failpoints (crashes.c): 60 seeded schedules
+ * of 6,000 events and 6 to 12 consumer fates each, then 100,000 events
+ * under a few schedules. They run once every direct check passes (and are
+ * skipped, not failed, otherwise: the direct check already names the bug). A
  * failing schedule prints its seed and the command that replays it:
  *   HOTROW_SEED=0x... [HOTROW_EVENTS=N] build/labs/05-fence/test-solution
  * replays that one schedule, printing the plan and each consumer's fate.
@@ -21,8 +23,8 @@
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
 
-#define SCHEDULES 200
-#define SCHEDULE_EVENTS 2000
+#define SCHEDULES 60           /* each with 6 to 12 consumer fates */
+#define SCHEDULE_EVENTS 6000
 #define BIG_SCHEDULES 3
 #define BIG_EVENTS 100000
 #define MAX_FAILING 5         /* stop a run after this many failing schedules */
@@ -32,7 +34,7 @@ static const char *self = "build/labs/05-fence/test-solution";
 /* Direct checks that passed, per engine: the crash schedules run only once
  * all of them pass (they take a while, and a bug the direct checks already
  * name is easier to fix from their message). A replay always runs. */
-#define DIRECT_CHECKS 8
+#define DIRECT_CHECKS 10
 static int direct_passed[2];
 
 static void passed(struct labtest *t)
@@ -165,6 +167,45 @@ static void fence_apply__older_batch_is_refused(void **state)
 	passed(t);
 }
 
+/* Another consumer cut the same events differently: 0..99 is applied, and
+ * a batch 50..149 arrives (a zombie's, say). Half of it is in already, so
+ * all of it is refused; "newer than 99" would count 50..99 twice. */
+static void fence_apply__overlapping_batch_is_refused(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	apply(t, batch(0, 0, 99, 1, 100));
+
+	int rc = apply(t, batch(0, 50, 149, 1, 100));
+
+	lt_expect_int_hint(rc, 0, "fence_apply's result for batch 50..149 after 0..99 (it overlaps)",
+	                   "fence-contiguous");
+	lt_expect_int_hint(views_of(t, 1), 100, "views of video 1 after an overlapping batch came",
+	                   "fence-contiguous");
+	lt_expect_int_hint(stored_last(t, 0), 99, "partition 0's last_offset after an overlapping batch",
+	                   "fence-contiguous");
+	passed(t);
+}
+
+/* A batch that skips events (a position that ran ahead of the database)
+ * would lose the events in the gap: refused too. */
+static void fence_apply__batch_after_a_gap_is_refused(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	apply(t, batch(1, 0, 99, 1, 10));
+
+	int rc = apply(t, batch(1, 200, 299, 1, 10));
+
+	lt_expect_int_hint(rc, 0, "fence_apply's result for batch 200..299 after 0..99 (100..199 missing)",
+	                   "fence-contiguous");
+	lt_expect_int_hint(stored_last(t, 1), 99, "partition 1's last_offset after a batch past a gap",
+	                   "fence-contiguous");
+	lt_expect_int_hint(apply(t, batch(1, 100, 199, 1, 10)), 1,
+	                   "fence_apply's result for 100..199, the batch that is next", "fence-contiguous");
+	passed(t);
+}
+
 static void fence_apply__failure_changes_nothing(void **state)
 {
 	struct labtest *t = *state;
@@ -200,7 +241,6 @@ static void fence_apply__one_upsert_per_batch(void **state)
 
 	lt_expect_int_hint(w.totals, 1, "statements writing video_views for a batch of 5 videos "
 	                   "applied, then delivered again", "one-upsert");
-	lt_expect_int_hint(w.progress, 2, "statements writing log_progress for two deliveries", "fence");
 	lt_expect_int_hint(views_of(t, 5), 2, "views of video 5", "upsert");
 	passed(t);
 }
@@ -323,7 +363,14 @@ static int run_schedules(struct labtest *t, int n, int events, int bmin, int bma
 		crash_plan_make(&pl, seed, events, bmin, bmax);
 		if (env)
 			crash_plan_print(&pl, stdout);
-		if (crash_run(t, &pl, env != NULL, &stats, why, sizeof why) == 0)
+		int ok = crash_run(t, &pl, env != NULL, &stats, why, sizeof why) == 0;
+		if ((k + 1) % 10 == 0 && !env) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			printf("%s: schedule %d of %d, %d failing so far, %.1f s\n", engine, k + 1, n,
+			       failing + !ok, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+			fflush(stdout);
+		}
+		if (ok)
 			continue;
 		failing++;
 		printf("FAILED schedule %d on %s, seed 0x%016llx: %s\n"
@@ -342,11 +389,11 @@ static int run_schedules(struct labtest *t, int n, int events, int bmin, int bma
 	return failing;
 }
 
-static void fence_consume__exact_under_200_crash_schedules(void **state)
+static void fence_consume__exact_under_crash_schedules(void **state)
 {
 	struct labtest *t = *state;
 	if (!gate(t))
-		lt_fail(__FILE__, __LINE__, NULL, "crash schedules not run: the direct checks must pass first");
+		skip();       /* a failing direct check already fails the suite, and names the bug */
 	prepare(t);
 	int failing = run_schedules(t, SCHEDULES, SCHEDULE_EVENTS, 20, 300, 0);
 	lt_expect_int_hint(failing, 0, "crash schedules ending with a wrong count (each printed "
@@ -359,7 +406,7 @@ static void fence_consume__100k_events_exact(void **state)
 	if (getenv("HOTROW_SEED"))
 		skip();        /* a replay runs one schedule, in the check above */
 	if (!gate(t))
-		lt_fail(__FILE__, __LINE__, NULL, "crash schedules not run: the direct checks must pass first");
+		skip();
 	prepare(t);
 	int failing = run_schedules(t, BIG_SCHEDULES, BIG_EVENTS, 1000, 5000, 1);
 	lt_expect_int_hint(failing, 0, "100,000-event schedules ending with a wrong count (each "
@@ -375,12 +422,14 @@ int main(int argc, char **argv)
 		LABTEST_BOTH(fence_apply__new_batch_is_applied),
 		LABTEST_BOTH(fence_apply__redelivered_batch_counts_once),
 		LABTEST_BOTH(fence_apply__older_batch_is_refused),
+		LABTEST_BOTH(fence_apply__overlapping_batch_is_refused),
+		LABTEST_BOTH(fence_apply__batch_after_a_gap_is_refused),
 		LABTEST_BOTH(fence_apply__failure_changes_nothing),
 		LABTEST_BOTH(fence_apply__one_upsert_per_batch),
 		LABTEST_BOTH(fence_position__is_stored_offset_plus_one),
 		LABTEST_BOTH(fence_on_assign__seeks_from_the_database_not_the_hint),
 		LABTEST_BOTH(fence_handle__adds_up_a_batch_per_video),
-		LABTEST_BOTH(fence_consume__exact_under_200_crash_schedules),
+		LABTEST_BOTH(fence_consume__exact_under_crash_schedules),
 		LABTEST_BOTH(fence_consume__100k_events_exact),
 	};
 	return labtest_main("05-fence", tests);
