@@ -255,7 +255,7 @@ static int produce(const struct crash_plan *pl, const char *dir, int64_t *views,
 		uint64_t r = splitmix(&s);
 		/* A hot video takes three views in four; the rest spread out. */
 		int64_t video = r % 4 ? 0 : 1 + (int64_t)((r >> 8) % (CRASH_VIDEOS - 1));
-		int p = (int)((r >> 32) % CRASH_PARTITIONS);
+		int p = (int)(video % CRASH_PARTITIONS);   /* keyed by video, as a producer would */
 		ev[p][fill[p]].video_id = video;
 		iov[p][fill[p]] = (struct kit_log_iov){ &ev[p][fill[p]], sizeof ev[p][0] };
 		fill[p]++;
