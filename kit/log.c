@@ -6,9 +6,10 @@
  * Layout of a log directory:
  *   meta                 "partitions N": the count the log was made with
  *   part-P.log           partition P: records back to back
- *   group-G/lock         held while members join, leave or are counted
- *   group-G/member-NAME  held (flock) by the live consumer NAME
- *   group-G/part-P       held by the consumer that owns partition P
+ *   group-G/lock         held while members join, leave or rebalance
+ *   group-G/member-NAME  held (flock) by the live consumer NAME; its mtime
+ *                        is NAME's last poll (the heartbeat)
+ *   group-G/lease-P      "NAME GENERATION": who owns partition P ("-" once let go)
  *   group-G/offset-P     the committed hint, decimal text
  *
  * A record is len (4 bytes), sum (4 bytes, FNV-1a over len and payload)

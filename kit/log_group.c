@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct kit_log_consumer {
@@ -23,8 +24,10 @@ struct kit_log_consumer {
 	char group[NAME_MAX_LEN + 1];
 	char member[NAME_MAX_LEN + 1];
 	struct kit_log_callbacks cb;
-	int member_fd;                           /* flock held while we live */
-	int part_fd[KIT_LOG_MAX_PARTITIONS];     /* -1 when the partition is not ours */
+	int member_fd;                           /* flock held while we live; mtime = heartbeat */
+	int session_ms;                          /* 0: alive while the process lives */
+	int owned[KIT_LOG_MAX_PARTITIONS];       /* 1 while our lease on the partition holds */
+	int64_t epoch[KIT_LOG_MAX_PARTITIONS];   /* the lease's generation, when ours */
 	int64_t pos[KIT_LOG_MAX_PARTITIONS];     /* next offset to read, when ours */
 	int64_t hint[KIT_LOG_MAX_PARTITIONS];    /* the hint as we last read or wrote it */
 	int rr;                                  /* round robin: partition to try first */
@@ -145,9 +148,6 @@ int kit_log_join(struct kit_log_consumer **out, struct kit_log *log, const char 
 	snprintf(c->member, sizeof c->member, "%s", member);
 	if (cb)
 		c->cb = *cb;
-	for (int p = 0; p < KIT_LOG_MAX_PARTITIONS; p++)
-		c->part_fd[p] = -1;
-
 	int gl = group_lock(c);
 	if (gl < 0) {
 		free(c);
@@ -177,98 +177,186 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Count the live members and find c's rank among them, sorted by name.
- * Members whose process died (their flock is free) are removed. */
-static int group_members(struct kit_log_consumer *c, int *rank, int *count)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Is member `who` of the group alive? Its process holds the flock on its
+ * file (a free lock means it died: the file goes), and with a session
+ * timeout its heartbeat (the file's mtime) is recent. The group lock is
+ * held. */
+static int member_alive(struct kit_log_consumer *c, int dir, const char *file)
+{
+	if (strcmp(file + 7, c->member) == 0)
+		return 1;
+	int fd = openat(dir, file, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int dead = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	if (dead)
+		unlinkat(dir, file, 0);
+	struct stat st;
+	if (!dead && c->session_ms > 0 && fstat(fd, &st) == 0) {
+		int64_t beat = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+		dead = now_ms() - beat > c->session_ms;   /* alive, but silent too long: out */
+	}
+	close(fd);
+	return !dead;
+}
+
+/* The live members, sorted by name, into names[0 .. *n-1] (caller frees
+ * each). The group lock is held. */
+static int list_members(struct kit_log_consumer *c, char **names, int cap, int *n)
 {
 	char path[PATH_MAX + 160];
 	snprintf(path, sizeof path, "%s/group-%s", c->log->dir, c->group);
-	int gl = group_lock(c);
-	if (gl < 0)
-		return KIT_LOG_ERR;
 	DIR *d = opendir(path);
-	if (!d) {
-		group_unlock(gl);
+	*n = 0;
+	if (!d)
 		return kit_log__syserr(c->log, "list", path);
-	}
-	char *names[256];
-	int n = 0, rc = 0;
+	int rc = 0;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL && rc == 0) {
-		if (strncmp(e->d_name, "member-", 7) != 0)
+		if (strncmp(e->d_name, "member-", 7) != 0 || !member_alive(c, dirfd(d), e->d_name))
 			continue;
-		const char *who = e->d_name + 7;
-		if (strcmp(who, c->member) != 0) {
-			int fd = openat(dirfd(d), e->d_name, O_RDWR | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			int dead = flock(fd, LOCK_EX | LOCK_NB) == 0;
-			if (dead)
-				unlinkat(dirfd(d), e->d_name, 0);
-			close(fd);
-			if (dead)
-				continue;
-		}
-		if (n == (int)(sizeof names / sizeof names[0]) || !(names[n] = strdup(who)))
+		if (*n == cap || !(names[*n] = strdup(e->d_name + 7)))
 			rc = kit_log__fail(c->log, KIT_LOG_ERR, "group %s: too many members", c->group);
 		else
-			n++;
+			(*n)++;
 	}
 	closedir(d);
-	group_unlock(gl);
-
-	*rank = -1;
-	if (rc == 0) {
-		qsort(names, (size_t)n, sizeof names[0], cmp_names);
-		for (int i = 0; i < n; i++)
-			if (strcmp(names[i], c->member) == 0)
-				*rank = i;
-		*count = n;
-		if (*rank < 0)
-			rc = kit_log__fail(c->log, KIT_LOG_ERR, "group %s: member %s lost its file",
-			              c->group, c->member);
-	}
-	for (int i = 0; i < n; i++)
-		free(names[i]);
+	if (rc == 0)
+		qsort(names, (size_t)*n, sizeof names[0], cmp_names);
 	return rc;
 }
 
-static int release(struct kit_log_consumer *c, int p)
+/* A partition's lease: "lease-P" holds "NAME EPOCH" (or "- EPOCH" once let
+ * go); *who = "" when nobody ever held it. Replaced by rename, so a reader
+ * without the group lock sees the old or the new lease, whole. */
+static void lease_read(struct kit_log_consumer *c, int p, char *who, size_t len, int64_t *epoch)
+{
+	char path[PATH_MAX + 160];
+	snprintf(path, sizeof path, "%s/group-%s/lease-%d", c->log->dir, c->group, p);
+	who[0] = '\0';
+	*epoch = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char name[NAME_MAX_LEN + 1];
+	long long e;
+	if (fscanf(f, "%63s %lld", name, &e) == 2) {
+		snprintf(who, len, "%s", strcmp(name, "-") == 0 ? "" : name);
+		*epoch = e;
+	}
+	fclose(f);
+}
+
+static int lease_write(struct kit_log_consumer *c, int p, const char *who, int64_t epoch)
+{
+	char path[PATH_MAX + 160], tmp[PATH_MAX + 200], text[NAME_MAX_LEN + 32];
+	snprintf(path, sizeof path, "%s/group-%s/lease-%d", c->log->dir, c->group, p);
+	kit_log__tmp_name(tmp, sizeof tmp, path);
+	int len = snprintf(text, sizeof text, "%s %lld\n", who[0] ? who : "-", (long long)epoch);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return kit_log__syserr(c->log, "create", tmp);
+	int ok = kit_log__pwrite(fd, text, (size_t)len, 0) == 0;
+	close(fd);
+	if (!ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return kit_log__syserr(c->log, "write", path);
+	}
+	return 0;
+}
+
+/* Our lease on p still stands: nobody took it since we did. */
+static int lease_held(struct kit_log_consumer *c, int p)
+{
+	char who[NAME_MAX_LEN + 1];
+	int64_t epoch;
+	lease_read(c, p, who, sizeof who, &epoch);
+	return strcmp(who, c->member) == 0 && epoch == c->epoch[p];
+}
+
+/* Stop owning p: revoked() first; with give_up, write the lease as free. */
+static int let_go(struct kit_log_consumer *c, int p, int give_up)
 {
 	int rc = c->cb.revoked ? c->cb.revoked(c->cb.arg, c, p) : 0;
-	close(c->part_fd[p]);
-	c->part_fd[p] = -1;
+	if (give_up && lease_held(c, p)) {
+		int r = lease_write(c, p, "", c->epoch[p]);
+		if (rc == 0)
+			rc = r;
+	}
+	c->owned[p] = 0;
 	return rc;
+}
+
+int kit_log_set_session_timeout(struct kit_log_consumer *c, int ms)
+{
+	if (ms < 0)
+		return kit_log__fail(c->log, KIT_LOG_INVAL, "session timeout of %d ms", ms);
+	c->session_ms = ms;
+	return 0;
+}
+
+int kit_log_generation(const struct kit_log_consumer *c, int part, int64_t *epoch)
+{
+	if (!kit_log_owns(c, part))
+		return KIT_LOG_INVAL;
+	*epoch = c->epoch[part];
+	return 0;
 }
 
 int kit_log_rebalance(struct kit_log_consumer *c)
 {
-	int rank, count;
-	int rc = group_members(c, &rank, &count);
-	if (rc != 0)
-		return rc;
 	int nparts = c->log->nparts;
-	for (int p = 0; p < nparts; p++) {
-		int mine = p % count == rank;
-		if (!mine && c->part_fd[p] >= 0) {
-			int r = release(c, p);
-			if (r < 0 && rc == 0)
-				rc = r;
-		}
-	}
+	futimens(c->member_fd, NULL);   /* the heartbeat */
+	int gl = group_lock(c);
+	if (gl < 0)
+		return KIT_LOG_ERR;
+	char *names[256];
+	int n = 0, rank = -1;
+	int rc = list_members(c, names, 256, &n);
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], c->member) == 0)
+			rank = i;
+	if (rc == 0 && rank < 0)
+		rc = kit_log__fail(c->log, KIT_LOG_ERR, "group %s: member %s lost its file", c->group,
+		                   c->member);
+
+	/* Leases we lost while we were away (too long silent: a zombie), and
+	 * partitions we should hand to another member. */
 	for (int p = 0; p < nparts && rc == 0; p++) {
-		if (p % count != rank || c->part_fd[p] >= 0)
+		if (!c->owned[p])
 			continue;
-		char name[32];
-		snprintf(name, sizeof name, "part-%d", p);
-		int fd = group_open(c, name);
-		if (fd < 0)
-			return KIT_LOG_ERR;
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			close(fd);        /* the previous owner has not let go yet */
+		int r = 0;
+		if (!lease_held(c, p))
+			r = let_go(c, p, 0);
+		else if (p % n != rank)
+			r = let_go(c, p, 1);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	/* Partitions that are ours to take, once their holder let go or is
+	 * no longer a live member. */
+	for (int p = 0; p < nparts && rc == 0; p++) {
+		if (p % n != rank || c->owned[p])
 			continue;
-		}
-		c->part_fd[p] = fd;
+		char who[NAME_MAX_LEN + 1];
+		int64_t epoch;
+		lease_read(c, p, who, sizeof who, &epoch);
+		int held = 0;
+		for (int i = 0; i < n && who[0]; i++)
+			held |= strcmp(names[i], who) == 0 && strcmp(who, c->member) != 0;
+		if (held)
+			continue;          /* the previous owner has not let go yet */
+		if ((rc = lease_write(c, p, c->member, epoch + 1)) != 0)
+			break;
+		c->owned[p] = 1;
+		c->epoch[p] = epoch + 1;
 		rc = kit_log_committed(c->log, c->group, p, &c->pos[p]);
 		c->hint[p] = c->pos[p];
 		if (rc == 0 && c->cb.assigned)
@@ -276,10 +364,13 @@ int kit_log_rebalance(struct kit_log_consumer *c)
 		if (rc != 0) {
 			/* never read from a position the callback did not approve:
 			 * let go, and take the partition afresh on the next call */
-			close(fd);
-			c->part_fd[p] = -1;
+			lease_write(c, p, "", c->epoch[p]);
+			c->owned[p] = 0;
 		}
 	}
+	group_unlock(gl);
+	for (int i = 0; i < n; i++)
+		free(names[i]);
 	return rc;
 }
 
@@ -287,10 +378,10 @@ void kit_log_leave(struct kit_log_consumer *c)
 {
 	if (!c)
 		return;
-	for (int p = 0; p < KIT_LOG_MAX_PARTITIONS; p++)
-		if (c->part_fd[p] >= 0)
-			release(c, p);
 	int gl = group_lock(c);
+	for (int p = 0; p < KIT_LOG_MAX_PARTITIONS; p++)
+		if (c->owned[p])
+			let_go(c, p, 1);
 	char path[PATH_MAX + 160];
 	snprintf(path, sizeof path, "%s/group-%s/member-%s", c->log->dir, c->group, c->member);
 	unlink(path);
@@ -304,7 +395,7 @@ void kit_log_leave(struct kit_log_consumer *c)
 
 int kit_log_seek(struct kit_log_consumer *c, int part, int64_t next)
 {
-	if (part < 0 || part >= c->log->nparts || c->part_fd[part] < 0)
+	if (!kit_log_owns(c, part))
 		return kit_log__fail(c->log, KIT_LOG_INVAL, "seek: member %s does not own partition %d",
 		                c->member, part);
 	if (next < 0)
@@ -323,7 +414,7 @@ int kit_log_position(const struct kit_log_consumer *c, int part, int64_t *next)
 
 int kit_log_owns(const struct kit_log_consumer *c, int part)
 {
-	return part >= 0 && part < c->log->nparts && c->part_fd[part] >= 0;
+	return part >= 0 && part < c->log->nparts && c->owned[part];
 }
 
 /* The failpoint's error action is a refused call: report it as one. */
@@ -344,7 +435,7 @@ int kit_log_poll(struct kit_log_consumer *c, int max, kit_log_batch_fn *fn, void
 	int part = -1;
 	for (int i = 0; i < log->nparts && part < 0; i++) {
 		int p = (c->rr + i) % log->nparts;
-		if (c->part_fd[p] < 0)
+		if (!c->owned[p])
 			continue;
 		/* A seek moved us: the hint follows, even with nothing to read,
 		 * or it would stay behind a position nobody reads from again. */
@@ -387,6 +478,8 @@ int kit_log_poll(struct kit_log_consumer *c, int max, kit_log_batch_fn *fn, void
 		return rc;
 	if ((rc = poll_fp(log, "log-before-commit")) != 0)
 		return rc;
+	if (!lease_held(c, part))
+		return count;   /* a zombie's batch: the new owner's hint is not ours to move */
 	c->pos[part] = from + count;
 	if ((rc = kit_log_commit(log, c->group, part, c->pos[part])) != 0)
 		return rc;
