@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kit/failpoint.h"
@@ -582,6 +583,62 @@ static void kit_log_rebalance__live_owner_keeps_partition_until_it_lets_go(void 
 	close(go[0]); close(go[1]); close(ready[0]); close(ready[1]);
 }
 
+/* With a session timeout, a member that stops polling loses its
+ * partitions while its process lives: another takes them with a higher
+ * generation, and the silent one, when it polls again, finds them gone
+ * (revoked) and its stale batch does not move the new owner's hint. */
+struct stall {
+	struct kit_log_consumer *other;
+	int ran;
+};
+
+static int stall_then_other_polls(void *arg, int part, const struct kit_log_record *recs, int n)
+{
+	struct stall *st = arg;
+	(void)part, (void)recs, (void)n;
+	if (st->ran++)
+		return 0;
+	nanosleep(&(struct timespec){ 0, 300 * 1000000L }, NULL);   /* silent past the timeout */
+	return kit_log_rebalance(st->other) < 0 ? -1 : 0;   /* ... and the other takes over */
+}
+
+static int nothing(void *arg, int part, const struct kit_log_record *recs, int n)
+{
+	(void)arg, (void)part, (void)recs, (void)n;
+	return 0;
+}
+
+static void kit_log_poll__silent_member_loses_its_partition_while_alive(void **state)
+{
+	struct fixture *f = *state;
+	struct kit_log *log = open_log(f, 1);
+	for (uint32_t i = 0; i < 10; i++)
+		append_u32(log, 0, i);
+	struct calls ka = { "" }, kb = { "" };
+	struct kit_log_consumer *a = join(log, "a", &ka), *b = join(log, "b", &kb);
+	kit_log_set_session_timeout(a, 100);
+	kit_log_set_session_timeout(b, 100);
+	assert_int_equal(kit_log_rebalance(b), 0);   /* b is second by name: owns nothing */
+	assert_int_equal(kit_log_rebalance(a), 0);
+	int64_t gen_a = 0, gen_b = 0, hint = -1;
+	assert_int_equal(kit_log_generation(a, 0, &gen_a), 0);
+	struct stall st = { b, 0 };
+
+	int n = kit_log_poll(a, 4, stall_then_other_polls, &st);   /* a reads 0..3, stalls */
+
+	assert_int_equal(n, 4);
+	assert_int_equal(kit_log_owns(b, 0), 1);
+	assert_int_equal(kit_log_generation(b, 0, &gen_b), 0);
+	assert_true(gen_b > gen_a);
+	assert_int_equal(kit_log_committed(log, "g", 0, &hint), 0);
+	assert_int_equal(hint, 0);                    /* the zombie's batch moved no hint */
+	assert_int_equal(kit_log_poll(a, 4, nothing, NULL), 0);
+	assert_int_equal(kit_log_owns(a, 0), 0);      /* ... and a knows it now */
+	assert_string_equal(ka.text, "+0-0");
+	kit_log_leave(a);
+	kit_log_leave(b);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -602,6 +659,7 @@ int main(void)
 		T(kit_log_open__threads_create_one_log_at_once),
 		T(kit_log_poll__dead_members_partitions_redelivered),
 		T(kit_log_rebalance__live_owner_keeps_partition_until_it_lets_go),
+		T(kit_log_poll__silent_member_loses_its_partition_while_alive),
 	};
 #undef T
 	return cmocka_run_group_tests_name("kit_log", tests, NULL, NULL);

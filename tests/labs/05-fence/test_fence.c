@@ -16,10 +16,13 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/labs/labtest.h"
 #include "tests/labs/05-fence/crashes.h"
+#include "kit/failpoint.h"
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
 
@@ -344,6 +347,123 @@ static void fence_handle__adds_up_a_batch_per_video(void **state)
 	passed(t);
 }
 
+/* ---- a zombie consumer ---- */
+
+#define ZOMBIE_EVENTS 3000
+#define SESSION_MS 400
+
+/* A consumer process of partition 0 that stops itself (SIGSTOP) when it
+ * holds its stop_on-th batch, before handing it to fence_handle. */
+__attribute__((noreturn))
+static void zombie_child(struct labtest *t, const char *dir, const char *name, int batch,
+                         int stop_on)
+{
+	kit_fp_clear();
+	kit_fp_set("log-before-handler", KIT_FP_STOP, stop_on);
+	struct kit_db *db;
+	struct kit_log *log;
+	struct kit_log_consumer *c;
+	if (kit_db_open(&db, t->url) != 0 || kit_log_open(&log, dir, CRASH_PARTITIONS) != 0)
+		_exit(3);
+	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = db };
+	if (kit_log_join(&c, log, FENCE_GROUP, name, &cb) != 0 ||
+	    kit_log_set_session_timeout(c, SESSION_MS) != 0)
+		_exit(3);
+	int64_t end = 0, next = 0;
+	kit_log_end(log, 0, &end);
+	for (int i = 0, errors = 0; i < 100000; i++) {
+		int n = kit_log_poll(c, batch, fence_handle, db);
+		if (n < 0 && ++errors == 500) {
+			fprintf(stderr, "consumer %s: %s / %s\n", name, kit_db_errmsg(db), kit_log_errmsg(log));
+			_exit(4);
+		}
+		if (n == 0 && kit_log_committed(log, FENCE_GROUP, 0, &next) == 0 && next >= end) {
+			kit_log_leave(c);
+			_exit(0);
+		}
+		if (n <= 0)
+			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
+	_exit(5);
+}
+
+/* Wait up to 30 s for pid to stop (stopped) or end (!stopped). 1 when it
+ * did, and for an end, exited 0. */
+static int wait_for(pid_t pid, int stopped)
+{
+	for (int i = 0; i < 6000; i++) {
+		int st;
+		pid_t got = waitpid(pid, &st, WNOHANG | (stopped ? WUNTRACED : 0));
+		if (got == pid)
+			return stopped ? WIFSTOPPED(st) : WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return 0;
+}
+
+/* Consumer A takes events 0..799 of partition 0 and stalls (SIGSTOP). The
+ * group, after the session timeout, gives the partition to B, which reads
+ * from the database in batches of 300, applies 0..299 and 300..599, and
+ * stalls too with 600..899 in hand. A wakes up (SIGCONT) and hands its
+ * batch, cut differently, to the fence; then finishes the partition once
+ * B in turn is declared gone; then B wakes with its stale batch. Every
+ * count must be exact: a fence that lets "newer" batches through counts
+ * 0..599 twice. */
+static void fence_consume__zombie_wakes_after_a_rebalance(void **state)
+{
+	struct labtest *t = *state;
+	if (!gate(t))
+		skip();
+	prepare(t);
+	char dir[512];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/hotrow-zombie-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	struct kit_log *log = NULL;
+	if (!mkdtemp(dir) || kit_log_open(&log, dir, CRASH_PARTITIONS) != 0)
+		fail_msg("log in %s: %s", dir, kit_log_errmsg(log));
+	for (int i = 0; i < ZOMBIE_EVENTS; i++) {
+		struct fence_event ev = { i % 3 + 1 };
+		kit_log_append(log, 0, &(struct kit_log_iov){ &ev, sizeof ev }, 1, NULL);
+	}
+	kit_log_close(log);
+	kit_db_close(t->db);       /* no handle of ours may cross fork() */
+	t->db = NULL;
+	fflush(stdout);
+	fflush(stderr);
+
+	pid_t a = fork();
+	if (a == 0)
+		zombie_child(t, dir, "A", 800, 1);
+	int a_stopped = a > 0 && wait_for(a, 1);
+	pid_t b = a_stopped ? fork() : -1;
+	if (b == 0)
+		zombie_child(t, dir, "B", 300, 3);
+	int b_stopped = b > 0 && wait_for(b, 1);
+	int64_t before = b_stopped ? stored_last(t, 0) : -2;
+	if (a > 0)
+		kill(a, SIGCONT);
+	int a_done = a > 0 && wait_for(a, 0);
+	if (b > 0)
+		kill(b, SIGCONT);
+	int b_done = b > 0 && wait_for(b, 0);
+	kit_log_remove(dir);
+
+	lt_expect(a_stopped && b_stopped, "crash", "the staging failed: consumer A %s, consumer B %s "
+	          "(each must stop with a batch in hand)", a_stopped ? "stopped" : "did not stop",
+	          b_stopped ? "stopped" : "did not stop");
+	lt_expect_int_hint(before, 599, "partition 0's last_offset when B stalled (A still asleep with "
+	                   "0..799)", "crash");
+	lt_expect(a_done && b_done, "crash", "the consumers did not finish cleanly (A %s, B %s); "
+	          "their messages are above", a_done ? "done" : "failed", b_done ? "done" : "failed");
+	lt_expect_int_hint(views_of(t, 1) + views_of(t, 2) + views_of(t, 3), ZOMBIE_EVENTS,
+	                   "views in the database after a zombie's batch 0..799 came back after "
+	                   "0..599 was applied", "fence-contiguous");
+	lt_expect_int_hint(stored_last(t, 0), ZOMBIE_EVENTS - 1, "partition 0's last_offset at the end",
+	                   "fence-contiguous");
+}
+
 /* Run schedules seeds[0..n-1]; print each failure with its replay line. */
 static int run_schedules(struct labtest *t, int n, int events, int bmin, int bmax, int big)
 {
@@ -429,6 +549,7 @@ int main(int argc, char **argv)
 		LABTEST_BOTH(fence_position__is_stored_offset_plus_one),
 		LABTEST_BOTH(fence_on_assign__seeks_from_the_database_not_the_hint),
 		LABTEST_BOTH(fence_handle__adds_up_a_batch_per_video),
+		LABTEST_BOTH(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_BOTH(fence_consume__exact_under_crash_schedules),
 		LABTEST_BOTH(fence_consume__100k_events_exact),
 	};
