@@ -149,9 +149,9 @@ static void with_schema(char *out, size_t len, const char *base, const char *sch
 int labtest_setup_pg(void **state)
 {
 	if (pg_url == NULL) {
-		/* Reached only under HOTROW_REQUIRE_PG=1 (otherwise skipped). */
-		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1) but HOTROW_PG_URL "
-		            "is unset or unreachable; start one with `make pg-up`\n");
+		/* Reached only when PostgreSQL is required or named but unreachable. */
+		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1 or HOTROW_PG_URL set) but "
+		            "HOTROW_PG_URL is unset or does not answer; start one with `make pg-up`\n");
 		return -1;
 	}
 	struct labtest *t = new_labtest(KIT_DB_POSTGRES);

@@ -8,8 +8,9 @@
  * in that schema). Teardown removes the file or drops the schema.
  *
  * Without HOTROW_PG_URL, PostgreSQL tests are skipped and one line starting
- * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing or
- * unreachable server fails them instead. HOTROW_LAB_ONLY=sqlite or
+ * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing
+ * server fails them instead, and a URL that is set but does not answer
+ * always fails them (a typo must not pass as "skipped"). HOTROW_LAB_ONLY=sqlite or
  * HOTROW_LAB_ONLY=postgres runs one engine's tests and skips the others
  * quietly (`hotrow lab check NN --db URL` uses it).
  *
