@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 	printf("Lab 04, buffer and drain, on %s: %d threads, %.1f s per run, flush every %d ms\n",
 	       lite ? "SQLite" : "PostgreSQL", o.threads, o.seconds, o.flush_ms);
 	double rtt = round_trip_us(st, 2000);
-	printf("store %s: one command from one client takes %.1f us (mean of 2000 GETs)\n\n",
+	printf("store %s: one command from one client takes %.3f us (mean of 2000 GETs)\n\n",
 	       kit_store_is_redis(st) ? o.store : "mem: (in-process)", rtt);
 
 	/* 1. the naive row: one thread for the hold, then T threads */
