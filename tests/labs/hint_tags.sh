@@ -5,7 +5,7 @@
 # Prints cmocka-style lines, one check per lab.
 set -u
 cd "$(dirname "$0")/../.."
-pass=0 fail=0
+pass=0 fail=0 failed_names=
 for dir in tests/labs/[0-9][0-9]-*/; do
 	lab=$(basename "$dir")
 	hints="labs/$lab/hints.md"
@@ -32,9 +32,15 @@ PY
 	if [ -z "$missing" ]; then
 		pass=$((pass + 1)); echo "[       OK ] hint_tags__$lab"
 	else
-		fail=$((fail + 1)); echo "[  FAILED  ] hint_tags__$lab: tags with no hint in $hints: $missing"
+		fail=$((fail + 1)); failed_names="$failed_names hint_tags__$lab"
+		echo "[  FAILED  ] hint_tags__$lab: tags with no hint in $hints: $missing"
 	fi
 done
 echo "[==========] $((pass + fail)) test(s) run."
 echo "[  PASSED  ] $pass test(s)."
-[ "$fail" -eq 0 ] || { echo "[  FAILED  ] $fail test(s)"; exit 1; }
+if [ "$fail" -gt 0 ]; then
+	echo "[  FAILED  ] $fail test(s), listed below:"
+	for n in $failed_names; do echo "[  FAILED  ] $n"; done
+	exit 1
+fi
+exit 0
