@@ -11,6 +11,7 @@
 #   make WERROR=1 ...                  warnings are errors (CI)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make bench, make bench-tui, make pg-up, make pg-down, make student-kit
+#   make redis-up, make redis-down       a throwaway Redis (scripts/redis)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -35,10 +36,10 @@ ifneq ($(SAN),)
 OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SAN) -fno-sanitize-recover=all
 endif
 
-PKGS := ncursesw sqlite3 libpq cmocka
+PKGS := ncursesw sqlite3 libpq hiredis cmocka
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null)
-DB_LIBS := $(shell pkg-config --libs sqlite3 libpq 2>/dev/null)
+DB_LIBS := $(shell pkg-config --libs sqlite3 libpq hiredis 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 CPPFLAGS := -I. -D_GNU_SOURCE $(PKG_CFLAGS)
@@ -59,6 +60,7 @@ ALL        :=
 .SECONDARY:
 
 .PHONY: all test test-run suites demo install uninstall clean deps pg-up pg-down \
+        redis-up redis-down \
         bench bench-tui student-kit
 all: $(BUILD)/hotrow
 
@@ -117,6 +119,10 @@ pg-up:
 	@scripts/pg up
 pg-down:
 	@scripts/pg down
+redis-up:
+	@scripts/redis up
+redis-down:
+	@scripts/redis down
 
 clean:
 	rm -rf build

@@ -97,6 +97,8 @@ static int fp_parse_item(const char *s, size_t len, size_t *namelen,
 		*action = KIT_FP_KILL;
 	else if (actlen == 5 && memcmp(act, "error", 5) == 0)
 		*action = KIT_FP_ERROR;
+	else if (actlen == 4 && memcmp(act, "stop", 4) == 0)
+		*action = KIT_FP_STOP;
 	else if (actlen == 3 && memcmp(act, "off", 3) == 0)
 		*action = KIT_FP_OFF;
 	else
@@ -207,8 +209,14 @@ int kit_fp_hit(const char *name)
 	struct fp *f = fp_find(name);
 	if (f && ++f->hits >= f->nth)
 		fire = f->action;
+	if (fire == KIT_FP_STOP && f->hits != f->nth)
+		fire = KIT_FP_OFF;   /* one stall, not one per hit */
 	pthread_mutex_unlock(&fp_lock);
 
+	if (fire == KIT_FP_STOP) {
+		raise(SIGSTOP);
+		return 0;            /* continued */
+	}
 	if (fire == KIT_FP_KILL) {
 		raise(SIGKILL);
 		abort();   /* not reached: SIGKILL cannot be caught */

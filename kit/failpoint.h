@@ -6,8 +6,11 @@
  * Armed with "kill" it sends SIGKILL to its own process on the chosen hit:
  * no atexit handlers, no buffers flushed, open transactions abandoned, file
  * locks dropped by the kernel; exactly what a power cut or an OOM kill does
- * to a consumer. Armed with "error" it makes kit_fp_hit() return -1, for
- * code that wants to simulate a refused call instead.
+ * to a consumer. Armed with "stop" it stops its own process (SIGSTOP) on
+ * that hit, once: the process keeps its locks and connections and goes on
+ * where it was when someone sends SIGCONT, as after a long pause. Armed
+ * with "error" it makes kit_fp_hit() return -1, for code that wants to
+ * simulate a refused call instead.
  *
  * Interface:
  *   // in the code under test
@@ -28,6 +31,7 @@ enum kit_fp_action {
 	KIT_FP_OFF = 0,   /* disarm */
 	KIT_FP_KILL,      /* raise(SIGKILL) on the nth hit */
 	KIT_FP_ERROR,     /* kit_fp_hit() returns -1 from the nth hit on */
+	KIT_FP_STOP,      /* raise(SIGSTOP) on the nth hit only: a stall until SIGCONT */
 };
 
 /* The environment variable kit_fp_ reads on first use. */

@@ -17,13 +17,19 @@
  * the live members, sorted by name, take partition p when p % members is
  * their rank. Each consumer holds a file lock on its membership for as long
  * as it lives, so a crashed consumer (even one killed by SIGKILL) leaves
- * the group the moment its process dies, and a partition is owned through
- * another file lock, so two live consumers of one group never own the same
- * partition at once. kit_log_poll() rebalances: it revokes the partitions
- * this member should give up (calling revoked() first, then letting go),
- * takes the ones it should own as soon as their previous owner let go, sets
- * their position to the committed hint and calls assigned(), which may
- * seek elsewhere.
+ * the group the moment its process dies. With a session timeout
+ * (kit_log_set_session_timeout), a member must also poll within it: one
+ * that stays silent longer (stopped, swapping, stuck) is out of the group
+ * while still alive, as in Kafka. A partition is owned through a lease
+ * with a generation number that grows at every change of owner; a new
+ * owner takes it once the old one let go, died, or fell silent. The old
+ * one, if it wakes up, may still hand the batch it had read to its handler
+ * (a zombie: the handler's fence must refuse it); it then finds its lease
+ * gone, does not commit the hint, and drops the partition at its next
+ * poll. kit_log_poll() rebalances: it revokes the partitions this member
+ * should give up or lost (calling revoked()), takes the ones it should own,
+ * sets their position to the committed hint and calls assigned(), which
+ * may seek elsewhere.
  *
  * Interface:
  *   struct kit_log *log;
@@ -143,6 +149,14 @@ int kit_log_join(struct kit_log_consumer **out, struct kit_log *log, const char 
 /* Leave the group: revoke every owned partition (revoked() is called),
  * drop the membership and free c. NULL is fine. */
 void kit_log_leave(struct kit_log_consumer *c);
+
+/* The session timeout, in ms: this consumer treats a member whose last
+ * poll is older than that as gone (0, the default: only a dead process is
+ * gone). Every member of a group should use the same value. */
+int kit_log_set_session_timeout(struct kit_log_consumer *c, int ms);
+/* The generation of c's lease on part (KIT_LOG_INVAL when not owned):
+ * 1 for the partition's first owner, one more at every change of owner. */
+int kit_log_generation(const struct kit_log_consumer *c, int part, int64_t *epoch);
 
 /* Bring the assignment up to date with the live members (see above).
  * kit_log_poll() calls it; call it alone to react without reading. */

@@ -1,18 +1,24 @@
 /*
- * store.c: the in-memory counter server behind kit/store.h.
+ * store.c: the in-memory counter server behind kit/store.h, and the
+ * front that sends a real Redis handle's commands to store_redis.c.
  *
  * One mutex stands for Redis's single thread: a command takes it, does its
  * work and lets it go, so commands never interleave but sequences of them
  * do. kit_store_atomic() keeps it for the whole of a function, and a
  * thread-local note ("this thread holds that store") lets the commands
  * inside skip the lock. Keys and set members live in the same small
- * chained hash table.
+ * chained hash table. Every command, on either backend, goes through
+ * start() and finish(), so the levers (refusal, lost replies, the hook,
+ * the command count) behave the same on both.
  */
 #include "kit/store.h"
+#include "kit/store_redis.h"
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,14 +40,17 @@ struct table {
 };
 
 struct kit_store {
+	struct kit_store_redis *redis;   /* a real Redis, or NULL for the in-process store */
 	pthread_mutex_t mu;
 
 	/* guarded by mu */
 	struct table keys;
 	int refuse;              /* commands still to refuse; < 0 forever */
+	int lose;                /* replies still to lose */
 	int64_t commands;
 	kit_store_hook_fn *hook;
 	void *hook_arg;
+	char err[600];           /* the last failure's message */
 };
 
 /* The store this thread holds inside kit_store_atomic, and whether it is
@@ -176,12 +185,15 @@ static struct entry *table_unlink(struct table *t, const char *key)
 
 /* ---- running one command ---- */
 
-/* A command in progress: did it take the lock, and which hook to call. */
+/* A command in progress: did it take the lock, which hook to call, is
+ * its reply to be lost, and room for a Redis error message. */
 struct call {
 	struct kit_store *s;
 	bool locked;
+	bool lose;
 	kit_store_hook_fn *hook;
 	void *hook_arg;
+	char err[600];
 };
 
 /* Start a command: take the lock unless this thread already holds the
@@ -189,8 +201,11 @@ struct call {
  * way finish() must follow. */
 static int start(struct kit_store *s, struct call *c)
 {
+	int rc = 0;
 	c->s = s;
 	c->locked = held != s;
+	c->lose = false;
+	c->err[0] = '\0';
 	if (c->locked) {
 		pthread_mutex_lock(&s->mu);
 		c->hook = in_hook ? NULL : s->hook;
@@ -198,18 +213,40 @@ static int start(struct kit_store *s, struct call *c)
 		if (s->refuse != 0) {
 			if (s->refuse > 0)
 				s->refuse--;
-			return KIT_STORE_DOWN;
+			rc = KIT_STORE_DOWN;
+		} else if (s->lose > 0) {
+			s->lose--;
+			c->lose = true;
 		}
 	} else {
 		c->hook = NULL;   /* inside an atomic step: the hook comes after it */
 	}
-	s->commands++;
-	return 0;
+	if (rc == 0)
+		s->commands++;
+	if (s->redis && c->locked) {   /* Redis has its own thread: no lock held while it works */
+		pthread_mutex_unlock(&s->mu);
+		c->locked = false;
+	}
+	return rc;
 }
 
 /* End a command: let the lock go, then call the hook outside it. */
 static int finish(struct call *c, const char *cmd, const char *key, int rc)
 {
+	if (rc == 0 && c->lose)
+		rc = KIT_STORE_UNKNOWN;   /* it ran; its answer never came */
+	if (rc != 0) {
+		bool take = !c->locked && held != c->s;
+		if (take)
+			pthread_mutex_lock(&c->s->mu);
+		if (c->err[0])
+			snprintf(c->s->err, sizeof c->s->err, "%s", c->err);
+		else
+			snprintf(c->s->err, sizeof c->s->err, "store %s%s%s: %s", cmd, key ? " " : "",
+			         key ? key : "", kit_store_strerror(rc));
+		if (take)
+			pthread_mutex_unlock(&c->s->mu);
+	}
 	if (c->locked)
 		pthread_mutex_unlock(&c->s->mu);
 	if (c->hook) {
@@ -219,6 +256,9 @@ static int finish(struct call *c, const char *cmd, const char *key, int rc)
 	}
 	return rc;
 }
+
+/* Where a Redis call writes its message: the command's own buffer. */
+#define R(c) (c).err, sizeof (c).err
 
 static bool bad_key(const char *key)
 {
@@ -249,10 +289,34 @@ struct kit_store *kit_store_new(void)
 	return s;
 }
 
+int kit_store_open(struct kit_store **out, const char *url)
+{
+	struct kit_store *s = *out = kit_store_new();
+	if (!s)
+		return KIT_STORE_NOMEM;
+	if (!url || !*url || strncmp(url, "mem:", 4) == 0)
+		return 0;
+	int rc = kit_store_redis_open(&s->redis, url, s->err, sizeof s->err);
+	return rc;
+}
+
+const char *kit_store_errmsg(const struct kit_store *s)
+{
+	if (!s)
+		return "store: out of memory";
+	return s->err[0] ? s->err : "no error";
+}
+
+int kit_store_is_redis(const struct kit_store *s)
+{
+	return s->redis != NULL;
+}
+
 void kit_store_free(struct kit_store *s)
 {
 	if (!s)
 		return;
+	kit_store_redis_free(s->redis);
 	table_clear(&s->keys);
 	free(s->keys.b);
 	pthread_mutex_destroy(&s->mu);
@@ -268,6 +332,8 @@ const char *kit_store_strerror(int rc)
 	case KIT_STORE_WRONGTYPE: return "wrong type: an integer command on a set or the reverse";
 	case KIT_STORE_NOMEM: return "store out of memory";
 	case KIT_STORE_RANGE: return "increment would overflow";
+	case KIT_STORE_UNKNOWN: return "reply lost: the command may or may not have run";
+	case KIT_STORE_SCRIPT: return "the script failed";
 	default: return "unknown store error";
 	}
 }
@@ -281,6 +347,8 @@ int kit_store_incrby(struct kit_store *s, const char *key, int64_t by, int64_t *
 	int rc = start(s, &c);
 	if (rc == 0 && bad_key(key))
 		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "INCRBY", key, kit_store_redis_incrby(s->redis, key, by, out, R(c)));
 	if (rc == 0)
 		rc = lookup(s, key, K_INT, &e);
 	if (rc == 0 && e && ((by > 0 && e->n > INT64_MAX - by) || (by < 0 && e->n < INT64_MIN - by)))
@@ -302,6 +370,8 @@ int kit_store_get(struct kit_store *s, const char *key, int64_t *out)
 	int rc = start(s, &c);
 	if (rc == 0 && bad_key(key))
 		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "GET", key, kit_store_redis_get(s->redis, key, out, R(c)));
 	if (rc == 0)
 		rc = lookup(s, key, K_INT, &e);
 	if (rc == 0)
@@ -316,6 +386,8 @@ int kit_store_set(struct kit_store *s, const char *key, int64_t v)
 	int rc = start(s, &c);
 	if (rc == 0 && bad_key(key))
 		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "SET", key, kit_store_redis_set(s->redis, key, v, R(c)));
 	if (rc == 0) {
 		e = table_find(&s->keys, key);
 		if (e && e->kind == K_SET) {   /* the set goes; the entry stays */
@@ -337,6 +409,8 @@ int kit_store_del(struct kit_store *s, const char *key, int *removed)
 	int rc = start(s, &c);
 	if (rc == 0 && bad_key(key))
 		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "DEL", key, kit_store_redis_del(s->redis, key, removed, R(c)));
 	if (rc == 0) {
 		struct entry *e = table_unlink(&s->keys, key);
 		if (removed)
@@ -354,6 +428,8 @@ int kit_store_getdel(struct kit_store *s, const char *key, int64_t *out)
 	int rc = start(s, &c);
 	if (rc == 0 && bad_key(key))
 		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "GETDEL", key, kit_store_redis_getdel(s->redis, key, out, R(c)));
 	if (rc == 0)
 		rc = lookup(s, key, K_INT, &e);
 	if (rc == 0) {
@@ -374,6 +450,8 @@ int kit_store_sadd(struct kit_store *s, const char *key, const char *member, int
 	int rc = start(s, &c);
 	if (rc == 0 && (bad_key(key) || bad_key(member)))
 		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "SADD", key, kit_store_redis_sadd(s->redis, key, member, added, R(c)));
 	if (rc == 0)
 		rc = lookup(s, key, K_SET, &e);
 	if (rc == 0 && !e) {
@@ -437,7 +515,10 @@ int kit_store_spop(struct kit_store *s, const char *key, int count, char **out, 
 	struct call c;
 	int rc = start(s, &c);
 	*n = 0;
-	if (rc == 0)
+	if (rc == 0 && s->redis)
+		rc = bad_key(key) ? KIT_STORE_ERR
+		   : kit_store_redis_members(s->redis, key, count, out, n, 1, R(c));
+	else if (rc == 0)
 		rc = take_members(s, key, count, out, n, true);
 	return finish(&c, "SPOP", key, rc);
 }
@@ -447,7 +528,10 @@ int kit_store_smembers(struct kit_store *s, const char *key, int count, char **o
 	struct call c;
 	int rc = start(s, &c);
 	*n = 0;
-	if (rc == 0)
+	if (rc == 0 && s->redis)
+		rc = bad_key(key) ? KIT_STORE_ERR
+		   : kit_store_redis_members(s->redis, key, count, out, n, 0, R(c));
+	else if (rc == 0)
 		rc = take_members(s, key, count, out, n, false);
 	return finish(&c, "SMEMBERS", key, rc);
 }
@@ -459,6 +543,9 @@ int kit_store_sismember(struct kit_store *s, const char *key, const char *member
 	int rc = start(s, &c);
 	if (rc == 0 && (bad_key(key) || bad_key(member)))
 		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "SISMEMBER", key,
+		              kit_store_redis_sismember(s->redis, key, member, out, R(c)));
 	if (rc == 0)
 		rc = lookup(s, key, K_SET, &e);
 	if (rc == 0)
@@ -473,6 +560,8 @@ int kit_store_scard(struct kit_store *s, const char *key, int64_t *out)
 	int rc = start(s, &c);
 	if (rc == 0 && bad_key(key))
 		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "SCARD", key, kit_store_redis_scard(s->redis, key, out, R(c)));
 	if (rc == 0)
 		rc = lookup(s, key, K_SET, &e);
 	if (rc == 0)
@@ -484,7 +573,9 @@ int kit_store_dbsize(struct kit_store *s, int64_t *out)
 {
 	struct call c;
 	int rc = start(s, &c);
-	if (rc == 0)
+	if (rc == 0 && s->redis)
+		rc = kit_store_redis_dbsize(s->redis, out, R(c));
+	else if (rc == 0)
 		*out = (int64_t)s->keys.count;
 	return finish(&c, "DBSIZE", NULL, rc);
 }
@@ -495,14 +586,45 @@ int kit_store_atomic(struct kit_store *s, kit_store_fn *fn, void *arg)
 {
 	if (held == s)
 		return fn(s, arg);
+	if (s->redis) {
+		snprintf(s->err, sizeof s->err, "store: a real Redis cannot run a C step; "
+		         "write it as a script (kit_store_eval)");
+		return KIT_STORE_ERR;
+	}
 	struct call c;
 	int rc = start(s, &c);
 	if (rc == 0) {
+		struct kit_store *outer = held;   /* a step on another store may be running */
 		held = s;
 		rc = fn(s, arg);
-		held = NULL;
+		held = outer;
 	}
 	return finish(&c, "ATOMIC", NULL, rc);
+}
+
+/* A script on the in-process store: its C step, inside one atomic step. */
+struct eval {
+	const struct kit_store_script *sc;
+	struct kit_store_call *c;
+};
+
+static int eval_step(struct kit_store *s, void *arg)
+{
+	struct eval *e = arg;
+	return e->sc->step(s, e->c);
+}
+
+int kit_store_eval(struct kit_store *s, const struct kit_store_script *sc,
+                   struct kit_store_call *c)
+{
+	c->nout = 0;
+	if (!s->redis)
+		return kit_store_atomic(s, eval_step, &(struct eval){ sc, c });
+	struct call k;
+	int rc = start(s, &k);
+	if (rc == 0)
+		rc = kit_store_redis_eval(s->redis, sc, c, R(k));
+	return finish(&k, "EVALSHA", NULL, rc);
 }
 
 /* ---- levers ---- */
@@ -510,8 +632,28 @@ int kit_store_atomic(struct kit_store *s, kit_store_fn *fn, void *arg)
 void kit_store_restart(struct kit_store *s)
 {
 	assert(held != s);
+	if (s->redis) {
+		char err[600];
+		if (kit_store_redis_flush(s->redis, err, sizeof err) != 0) {
+			pthread_mutex_lock(&s->mu);
+			snprintf(s->err, sizeof s->err, "%s", err);
+			pthread_mutex_unlock(&s->mu);
+		}
+		return;
+	}
 	pthread_mutex_lock(&s->mu);
 	table_clear(&s->keys);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void kit_store_lose_replies(struct kit_store *s, int n)
+{
+	if (held == s) {
+		s->lose = n > 0 ? n : 0;
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->lose = n > 0 ? n : 0;
 	pthread_mutex_unlock(&s->mu);
 }
 

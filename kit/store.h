@@ -1,5 +1,13 @@
 /*
- * store.h: an in-memory counter server with Redis semantics, in-process.
+ * store.h: a counter server with Redis semantics: in-process, or a real Redis.
+ *
+ * A store is named by URL, like a database: "mem:" (the default) is the
+ * in-process store described below; "redis://HOST[:PORT][/DB]" or
+ * "unix:PATH" is a real redis-server reached over hiredis, with the same
+ * commands and the same codes. A "?ns=NAME" suffix puts every key of the
+ * handle under "NAME:" (tests use it to share one server); on mem: it is
+ * ignored. What only the in-process store can do (the hook) is said where
+ * it is declared.
  *
  * Keys are short strings; a key holds either an integer (INCRBY, GET, SET,
  * DEL, GETDEL) or a set of short strings (SADD, SPOP, SISMEMBER, SCARD,
@@ -21,6 +29,7 @@
  *
  * Interface:
  *   struct kit_store *st = kit_store_new();      NULL only when out of memory
+ *   (or: if (kit_store_open(&st, url) != 0) puts(kit_store_errmsg(st));)
  *   kit_store_incrby(st, "views:delta:42", 1, NULL);
  *   int64_t v; kit_store_getdel(st, "views:delta:42", &v);
  *   kit_store_atomic(st, my_fn, my_arg);         my_fn calls commands on st
@@ -43,18 +52,30 @@ enum {
 	KIT_STORE_WRONGTYPE = -3,  /* an integer command on a set, or the reverse */
 	KIT_STORE_NOMEM = -4,      /* out of memory; nothing changed */
 	KIT_STORE_RANGE = -5,      /* the increment would overflow int64 */
+	KIT_STORE_UNKNOWN = -6,    /* the reply was lost: the command may or may not have run */
+	KIT_STORE_SCRIPT = -7,     /* a script failed (Redis's message in kit_store_errmsg) */
 };
 
 struct kit_store;
 
 /* Make an empty store. Returns NULL only when out of memory. */
 struct kit_store *kit_store_new(void);
-/* Free the store and everything in it. NULL is fine. No thread may be
- * using it. */
+/* Open the store url names (see above; NULL or "" is "mem:"). *out is
+ * always set, to a handle carrying the message on failure, and must be
+ * given to kit_store_free(). A real Redis is connected to (and pinged)
+ * here, so an unreachable server fails now with KIT_STORE_DOWN. */
+int kit_store_open(struct kit_store **out, const char *url);
+/* Free the store and everything in it (on Redis: close the connections,
+ * the server keeps its keys). NULL is fine. No thread may be using it. */
 void kit_store_free(struct kit_store *s);
 
 /* A short readable name for a KIT_STORE_* code ("store refused the command"). */
 const char *kit_store_strerror(int rc);
+/* The last failure's message, naming the server and the cause (or the
+ * code's name); "no error" when nothing failed. */
+const char *kit_store_errmsg(const struct kit_store *s);
+/* 1 for a real Redis, 0 for the in-process store. */
+int kit_store_is_redis(const struct kit_store *s);
 
 /* ---- integer commands ---- */
 
@@ -104,12 +125,56 @@ int kit_store_dbsize(struct kit_store *s, int64_t *out);
  * fn then fails. fn must not block on other threads that use the store.
  * A nested kit_store_atomic inside fn just calls its function. */
 typedef int kit_store_fn(struct kit_store *s, void *arg);
+/* (In-process store only: a real Redis cannot run C. There the call
+ * returns KIT_STORE_ERR without calling fn: write the step as a script.) */
 int kit_store_atomic(struct kit_store *s, kit_store_fn *fn, void *arg);
+
+/* ---- scripts: one atomic step on either kind of store ---- */
+
+/* A script is the same step written twice: in Lua for a real Redis (which
+ * runs it with EVALSHA; the kit loads it once per handle with SCRIPT
+ * LOAD) and in C for the in-process store (run inside kit_store_atomic).
+ * Both get the keys (already under the handle's namespace) and the
+ * arguments as strings, and answer with integers: a Lua script returns a
+ * number or a table of numbers, the C step puts them in
+ * out[0 .. *nout-1] (at most outcap of them). Every key a script touches
+ * must come from KEYS, or start with one (KEYS[i] .. id): that is how the
+ * namespace reaches it, and Redis Cluster requires it too. */
+struct kit_store_call {
+	int nkeys;
+	const char *const *keys;
+	int nargs;
+	const char *const *args;
+	int64_t *out;     /* the reply's integers; may be NULL when outcap is 0 */
+	int outcap;
+	int nout;         /* set by the step: how many out[] got */
+};
+typedef int kit_store_step_fn(struct kit_store *s, struct kit_store_call *c);
+struct kit_store_script {
+	const char *name;          /* for messages */
+	const char *lua;           /* what Redis runs */
+	kit_store_step_fn *step;   /* what the in-process store runs */
+};
+/* Run sc with c's keys and arguments as one indivisible step. Returns 0,
+ * the step's own negative code (mem:), KIT_STORE_SCRIPT when Redis
+ * reports an error from the Lua (the message is in kit_store_errmsg), or
+ * a connection code. A reply longer than c->outcap is an error, unless
+ * outcap is 0: then the reply is not wanted. */
+int kit_store_eval(struct kit_store *s, const struct kit_store_script *sc,
+                   struct kit_store_call *c);
 
 /* ---- levers for tests and demos; not commands, they never call the hook ---- */
 
-/* Lose everything, as a restart of a server without persistence does. */
+/* Lose everything, as a restart of a server without persistence does
+ * (on Redis: every key under the handle's namespace is deleted, or the
+ * whole database when the handle has none). */
 void kit_store_restart(struct kit_store *s);
+
+/* Run the next n commands (an atomic step or script counts as one) and
+ * then lose their replies: each did its work but returns
+ * KIT_STORE_UNKNOWN, as when a connection drops after the server ran the
+ * command and before its answer arrived. n = 0 turns it off. */
+void kit_store_lose_replies(struct kit_store *s, int n);
 
 /* Refuse the next n commands (each kit_store_atomic call counts as one)
  * with KIT_STORE_DOWN; n < 0 refuses until kit_store_refuse(s, 0). */
@@ -123,6 +188,8 @@ void kit_store_refuse(struct kit_store *s, int n);
  * running when the hook changes may still call the old one. */
 typedef void kit_store_hook_fn(void *arg, struct kit_store *s, const char *cmd,
                                const char *key, int rc);
+/* (On Redis the hook runs too, after each command's reply, but another
+ * client's command can land anywhere, not only where the hook runs.) */
 void kit_store_set_hook(struct kit_store *s, kit_store_hook_fn *hook, void *arg);
 
 /* Commands run since kit_store_new (refused ones excluded; an atomic call

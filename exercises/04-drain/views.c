@@ -19,8 +19,9 @@ int record_view(struct kit_store *st, int64_t video_id)
 {
 	/* TODO(§3): add 1 to the key VIEWS_DELTA_PREFIX "<video_id>" and add
 	 * "<video_id>" to the set VIEWS_DIRTY, so that no other client can
-	 * ever see one change without the other. Return 0 or the store's
-	 * error code. */
+	 * ever see one change without the other: one script (§2), a C step
+	 * and the same in Lua, run with kit_store_eval. Return 0 or the
+	 * store's error code. */
 	(void)st;
 	(void)video_id;
 	return KIT_STORE_ERR;
@@ -30,8 +31,9 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n)
 {
 	/* TODO(§4): take up to max ids out of VIEWS_DIRTY and, for each, read
 	 * its delta and reset it to zero, so that a view recorded at any
-	 * instant is either in out or still in the store. Skip zero deltas.
-	 * Set *n to the number of entries written to out. */
+	 * instant is either in out or still in the store: one script again,
+	 * answering id, delta, id, delta, ... Skip zero deltas. Set *n to the
+	 * number of entries written to out. */
 	(void)st;
 	(void)max;
 	(void)out;

@@ -16,9 +16,10 @@ int fence_apply(struct kit_db *db, const struct fence_batch *b)
 	(void)b;
 	/* TODO(§3): open a transaction (kit_db_begin).
 	 * TODO(§3): the fence: one UPDATE of the partition's log_progress row
-	 *           that moves last_offset to b->last only when the batch is
-	 *           newer than what is stored. Ask kit_db_changes() whether it
-	 *           moved; if not, roll back and return 0.
+	 *           that moves last_offset to b->last only when the batch
+	 *           starts right after what is stored (b->first - 1). Ask
+	 *           kit_db_changes() whether it moved; if not, roll back and
+	 *           return 0.
 	 * TODO(§4): one INSERT ... ON CONFLICT statement adding every
 	 *           b->totals[i] to video_views ($1, $2, ... parameters).
 	 * TODO(§3): commit and return 1. On any failure, roll back and return

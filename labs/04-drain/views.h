@@ -2,8 +2,10 @@
  * views.h: Lab 04, buffer and drain — the API you implement.
  *
  * A view no longer touches the database. record_view() counts it in the
- * in-memory store (kit/store.h): the video's delta key goes up by one and
- * the video is marked dirty. Every so often a flusher drains the dirty
+ * store (kit/store.h: the in-process one, or a real Redis): the video's
+ * delta key goes up by one and the video is marked dirty. Whatever must
+ * happen as one step is a script (kit_store_eval), written twice: in C
+ * for the in-process store, in Lua for Redis. Every so often a flusher drains the dirty
  * videos with an atomic read-and-reset and adds their deltas to the
  * database in one multi-row upsert; if the database refuses, the deltas go
  * back into the store for the next flush.
@@ -15,6 +17,7 @@
  * caller (tests, `hotrow lab run 04`).
  *
  * Interface:
+ *   kit_store_open(&st, url);                  "mem:" or a Redis URL
  *   record_view(st, 42);                       on the request path
  *   flush_views(st, db, 500);                  from one flusher only
  *   struct flusher *f;

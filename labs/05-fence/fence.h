@@ -58,12 +58,14 @@ struct fence_batch {
 };
 
 /* Apply batch b in one transaction: the fence first (move the partition's
- * last_offset to b->last, only if b is newer than what is stored), then
- * one multi-row upsert that adds every total to video_views, then commit
- * (§3, §4). Returns 1 when the batch was applied, 0 when the fence found it
- * already applied (the transaction was rolled back, nothing changed), or a
- * negative code when the database failed — the transaction is then rolled
- * back and the database is exactly as before. */
+ * last_offset to b->last, only if the stored last_offset is b->first - 1:
+ * the batch starts right where the applied events end), then one
+ * multi-row upsert that adds every total to video_views, then commit
+ * (§3, §4). Returns 1 when the batch was applied, 0 when the fence refused
+ * it (applied before, or overlapping or skipping what is stored; the
+ * transaction was rolled back, nothing changed), or a negative code when
+ * the database failed — the transaction is then rolled back and the
+ * database is exactly as before. */
 int fence_apply(struct kit_db *db, const struct fence_batch *b);
 
 /* Where partition part must be read from: the stored last_offset + 1,

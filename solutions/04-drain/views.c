@@ -1,6 +1,7 @@
 /*
  * views.c: Lab 04 reference solution — buffer views in the store, drain
- * them atomically, add them to the database in one upsert per flush.
+ * them atomically (one script, in Lua for Redis and in C for the
+ * in-process store), add them to the database in one upsert per flush.
  */
 #include "labs/04-drain/views.h"
 
@@ -13,75 +14,111 @@
 #include <string.h>
 #include <time.h>
 
-static void delta_key(char *buf, size_t len, int64_t video_id)
-{
-	snprintf(buf, len, VIEWS_DELTA_PREFIX "%" PRId64, video_id);
-}
-
 /* ---- §3 record ---- */
 
-/* Add views to one video's delta and mark it dirty: the step record_view
- * runs, and the one that puts a refused flush back. */
-struct add {
-	const struct view_delta *rows;
-	int n;
-};
-
-static int add_step(struct kit_store *st, void *arg)
+/* Add views to videos' deltas and mark them dirty, as one step: the step
+ * record_view runs, and the one that puts a refused flush back.
+ * KEYS: the dirty set, the delta key prefix. ARGV: id, n, id, n, ... */
+static int add_step(struct kit_store *st, struct kit_store_call *c)
 {
-	const struct add *a = arg;
-	for (int i = 0; i < a->n; i++) {
-		char key[64], id[24];
-		delta_key(key, sizeof key, a->rows[i].video_id);
-		snprintf(id, sizeof id, "%" PRId64, a->rows[i].video_id);
-		int rc = kit_store_incrby(st, key, a->rows[i].n, NULL);
+	for (int i = 0; i + 1 < c->nargs; i += 2) {
+		char key[64];
+		snprintf(key, sizeof key, "%s%s", c->keys[1], c->args[i]);
+		int rc = kit_store_incrby(st, key, strtoll(c->args[i + 1], NULL, 10), NULL);
 		if (rc == 0)
-			rc = kit_store_sadd(st, VIEWS_DIRTY, id, NULL);
+			rc = kit_store_sadd(st, c->keys[0], c->args[i], NULL);
 		if (rc != 0)
 			return rc;
 	}
 	return 0;
 }
 
+static const struct kit_store_script add_script = {
+	"add",
+	"for i = 1, #ARGV, 2 do\n"
+	"  redis.call('INCRBY', KEYS[2] .. ARGV[i], ARGV[i + 1])\n"
+	"  redis.call('SADD', KEYS[1], ARGV[i])\n"
+	"end\n",
+	add_step,
+};
+
+static const char *const view_keys[] = { VIEWS_DIRTY, VIEWS_DELTA_PREFIX };
+
+/* Run add_script for rows[0 .. n-1]. */
+static int add_views(struct kit_store *st, const struct view_delta *rows, int n)
+{
+	char (*text)[24] = malloc((size_t)n * 2 * sizeof *text);
+	const char **args = malloc((size_t)n * 2 * sizeof *args);
+	int rc = KIT_STORE_NOMEM;
+	if (text && args) {
+		for (int i = 0; i < n; i++) {
+			snprintf(text[2 * i], sizeof text[0], "%" PRId64, rows[i].video_id);
+			snprintf(text[2 * i + 1], sizeof text[0], "%" PRId64, rows[i].n);
+			args[2 * i] = text[2 * i];
+			args[2 * i + 1] = text[2 * i + 1];
+		}
+		struct kit_store_call c = { 2, view_keys, 2 * n, args, NULL, 0, 0 };
+		rc = kit_store_eval(st, &add_script, &c);
+	}
+	free(args);
+	free(text);
+	return rc;
+}
+
 int record_view(struct kit_store *st, int64_t video_id)
 {
-	struct view_delta one = { video_id, 1 };
-	return kit_store_atomic(st, add_step, &(struct add){ &one, 1 });
+	return add_views(st, &(struct view_delta){ video_id, 1 }, 1);
 }
 
 /* ---- §4 drain ---- */
 
-struct drain {
-	int max;
-	struct view_delta *out;
-	int n;
-};
-
-static int drain_step(struct kit_store *st, void *arg)
+/* Pop up to ARGV[1] dirty ids and take each one's delta with GETDEL;
+ * answer id, n, id, n, ... for the deltas that were not zero. */
+static int drain_step(struct kit_store *st, struct kit_store_call *c)
 {
-	struct drain *d = arg;
 	char *ids[VIEWS_MAX_BATCH];
 	int nids = 0;
-	int rc = kit_store_spop(st, VIEWS_DIRTY, d->max, ids, &nids);
+	int rc = kit_store_spop(st, c->keys[0], atoi(c->args[0]), ids, &nids);
 	for (int i = 0; i < nids; i++) {
-		int64_t id = strtoll(ids[i], NULL, 10), n = 0;
+		int64_t n = 0;
 		char key[64];
-		delta_key(key, sizeof key, id);
+		snprintf(key, sizeof key, "%s%s", c->keys[1], ids[i]);
 		if (rc == 0)
 			rc = kit_store_getdel(st, key, &n);
-		if (rc == 0 && n != 0)
-			d->out[d->n++] = (struct view_delta){ id, n };
+		if (rc == 0 && n != 0) {
+			c->out[c->nout++] = strtoll(ids[i], NULL, 10);
+			c->out[c->nout++] = n;
+		}
 		free(ids[i]);
 	}
 	return rc;
 }
 
+static const struct kit_store_script drain_script = {
+	"drain",
+	"local out = {}\n"
+	"for _, id in ipairs(redis.call('SPOP', KEYS[1], ARGV[1])) do\n"
+	"  local n = tonumber(redis.call('GETDEL', KEYS[2] .. id) or 0)\n"
+	"  if n ~= 0 then\n"
+	"    out[#out + 1] = tonumber(id)\n"
+	"    out[#out + 1] = n\n"
+	"  end\n"
+	"end\n"
+	"return out\n",
+	drain_step,
+};
+
 int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n)
 {
 	assert(max >= 1 && max <= VIEWS_MAX_BATCH);
-	struct drain d = { max, out, 0 };
-	int rc = kit_store_atomic(st, drain_step, &d);
-	*n = rc == 0 ? d.n : 0;
+	int64_t got[2 * VIEWS_MAX_BATCH];
+	char count[16];
+	snprintf(count, sizeof count, "%d", max);
+	struct kit_store_call c = { 2, view_keys, 1, (const char *[]){ count }, got, 2 * max, 0 };
+	int rc = kit_store_eval(st, &drain_script, &c);
+	*n = 0;
+	for (int i = 0; rc == 0 && i + 1 < c.nout; i += 2)
+		out[(*n)++] = (struct view_delta){ got[i], got[i + 1] };
 	return rc;
 }
 
@@ -133,7 +170,7 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max)
 	rc = upsert(db, rows, n);
 	if (rc != 0) {
 		/* the database said no: the views go back for the next flush */
-		int back = kit_store_atomic(st, add_step, &(struct add){ rows, n });
+		int back = add_views(st, rows, n);
 		if (back != 0)
 			fprintf(stderr, "flush_views: %d videos' views lost: %s\n",
 			        n, kit_store_strerror(back));

@@ -52,20 +52,22 @@ static int add_totals(struct kit_db *db, const struct fence_batch *b)
 
 int fence_apply(struct kit_db *db, const struct fence_batch *b)
 {
-	char part[16], last[24];
+	char part[16], last[24], before[24];
 	snprintf(part, sizeof part, "%d", b->part);
 	snprintf(last, sizeof last, "%lld", (long long)b->last);
+	snprintf(before, sizeof before, "%lld", (long long)(b->first - 1));
 
 	int rc = kit_db_begin(db);
 	if (rc != 0)
 		return rc;
-	/* The fence: only a batch that ends past the stored offset moves it. */
+	/* The fence: only the batch that starts right after the stored offset
+	 * moves it. One that repeats, overlaps or skips is refused. */
 	rc = kit_db_exec(db, "UPDATE log_progress SET last_offset = $2 "
-	                     "WHERE part = $1 AND last_offset < $2",
-	                 2, (const char *[]){ part, last });
+	                     "WHERE part = $1 AND last_offset = $3",
+	                 3, (const char *[]){ part, last, before });
 	if (rc == 0 && kit_db_changes(db) == 0) {
 		kit_db_rollback(db);
-		return 0;                 /* applied before: the log delivered it again */
+		return 0;                 /* not next: applied before, or cut by someone else */
 	}
 	if (rc == 0)
 		rc = add_totals(db, b);

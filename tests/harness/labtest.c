@@ -281,9 +281,10 @@ static void with_schema(char *out, size_t len, const char *base, const char *sch
 int labtest_setup_pg(void **state)
 {
 	if (pg_url == NULL) {
-		/* Reached only under HOTROW_REQUIRE_PG=1 (otherwise skipped). */
-		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1) but %s is unset or "
-		            "unreachable; start one with `make pg-up`\n",
+		/* Reached only when PostgreSQL is required or named but unreachable. */
+		print_error("PostgreSQL is required (HOTROW_REQUIRE_PG=1 or %s set) but %s is unset "
+		            "or does not answer; start one with `make pg-up`\n",
+		            getenv("HOTROW_PG_FROM") ? getenv("HOTROW_PG_FROM") : "HOTROW_PG_URL",
 		            getenv("HOTROW_PG_FROM") ? getenv("HOTROW_PG_FROM") : "HOTROW_PG_URL");
 		report("detail", "PostgreSQL is required here but the server cannot be used (see the notice above)");
 		return -1;
@@ -324,6 +325,55 @@ static void remove_sqlite(const char *path)
 	}
 }
 
+/* ---- a real Redis as the store ---- */
+
+static const char *redis_url;   /* set by labtest_run when it answers */
+
+int labtest_setup_redis(void **state)
+{
+	static int seq;
+	if (redis_url == NULL) {
+		/* Reached only when Redis is required or named but unreachable. */
+		print_error("Redis is required (HOTROW_REQUIRE_REDIS=1 or HOTROW_REDIS_URL set) but "
+		            "it is unset or does not answer; start one with `make redis-up`\n");
+		return -1;
+	}
+	int rc = labtest_setup_sqlite(state);
+	if (rc != 0)
+		return rc;
+	struct labtest *t = *state;
+	snprintf(t->store_url, sizeof t->store_url, "%s?ns=lt-%ld-%d", redis_url, (long)getpid(), ++seq);
+	return 0;
+}
+
+struct kit_store *labtest_store(struct labtest *t)
+{
+	struct kit_store *st;
+	if (kit_store_open(&st, t->store_url[0] ? t->store_url : "mem:") != 0) {
+		char msg[700];
+		snprintf(msg, sizeof msg, "%s", kit_store_errmsg(st));
+		kit_store_free(st);
+		fail_msg("cannot open the store: %s", msg);
+	}
+	return st;
+}
+
+/* Empty the test's namespace on the server. */
+static int drop_redis_ns(struct labtest *t)
+{
+	struct kit_store *st;
+	int rc = kit_store_open(&st, t->store_url);
+	int64_t left = 0;
+	if (rc == 0) {
+		kit_store_restart(st);
+		rc = kit_store_dbsize(st, &left);
+	}
+	if (rc != 0 || left != 0)
+		print_error("teardown: %s\n", kit_store_errmsg(st));
+	kit_store_free(st);
+	return rc == 0 && left == 0 ? 0 : -1;
+}
+
 int labtest_teardown(void **state)
 {
 	struct labtest *t = *state;
@@ -331,6 +381,8 @@ int labtest_teardown(void **state)
 
 	if (t == NULL)
 		return 0;
+	if (t->store_url[0] && strncmp(t->store_url, "mem:", 4) != 0)
+		rc = drop_redis_ns(t);
 	kit_db_close(t->db);
 	if (t->engine == KIT_DB_SQLITE) {
 		remove_sqlite(t->place);
@@ -462,17 +514,37 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 			pg_url = url;
 			sweep_pg();
 		}
-		else if (!require && url && *url)
-			notice("PostgreSQL checks skipped: %s is set but %s", from, why);
+		else if (url && *url)
+			notice("PostgreSQL checks fail: %s is set but %s", from, why);
 		else if (!require)
 			notice("PostgreSQL checks skipped: set HOTROW_PG_URL "
 			       "(export HOTROW_PG_URL=$(scripts/pg up)) to run them");
-		else if (url && *url)
-			notice("PostgreSQL is required but cannot be used (%s, from %s): %s", url, from, why);
 	}
 
 	if (!only_pg)
 		sweep_sqlite();
+
+	/* Redis, for the tests that ask for it (LABTEST_STORES). */
+	const char *rurl = getenv("HOTROW_REDIS_URL");
+	bool rrequire = env_is("HOTROW_REQUIRE_REDIS", "1") || (rurl && *rurl);
+	bool wants_redis = false;
+	for (size_t i = 0; i < n; i++)
+		wants_redis |= tests[i].setup_func == labtest_setup_redis;
+	if (wants_redis && !only_pg) {
+		struct kit_store *st;
+		if (rurl && *rurl && kit_store_open(&st, rurl) == 0)
+			redis_url = rurl;
+		else if (rurl && *rurl)
+			notice("Redis checks fail: HOTROW_REDIS_URL is set but %s", kit_store_errmsg(st));
+		else if (rrequire)
+			notice("Redis is required (HOTROW_REQUIRE_REDIS=1) but HOTROW_REDIS_URL is unset");
+		else
+			notice("Redis checks skipped: set HOTROW_REDIS_URL "
+			       "(export HOTROW_REDIS_URL=$(scripts/redis up)) to run them");
+		if (rurl && *rurl)
+			kit_store_free(st);
+		fflush(stdout);
+	}
 
 	struct CMUnitTest *run = calloc(n ? n : 1, sizeof *run);
 	struct wrap *wraps = calloc(n ? n : 1, sizeof *wraps);
@@ -490,8 +562,12 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 		bool unlisted = only && *only && !strstr(listed, base);
 		bool is_pg = tests[i].setup_func == labtest_setup_pg;
 		bool is_lite = tests[i].setup_func == labtest_setup_sqlite;
-		bool off = (is_pg && (only_sqlite || (!pg_ok && !require))) ||
-		           (is_lite && only_pg) || unlisted;
+		bool is_redis = tests[i].setup_func == labtest_setup_redis;
+		/* A URL that was given but does not answer is an error, not a skip. */
+		bool named = url && *url;
+		bool off = (is_pg && (only_sqlite || (!pg_ok && !require && !named))) ||
+		           ((is_lite || is_redis) && only_pg) ||
+		           (is_redis && !redis_url && !rrequire) || unlisted;
 		if (off) {
 			run[i].test_func = test_skipped;
 			run[i].setup_func = NULL;

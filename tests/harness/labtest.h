@@ -8,8 +8,9 @@
  * in that schema). Teardown removes the file or drops the schema.
  *
  * Without HOTROW_PG_URL, PostgreSQL tests are skipped and one line starting
- * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing or
- * unreachable server fails them instead. HOTROW_LAB_ONLY=sqlite or
+ * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing
+ * server fails them instead, and a URL that is set but does not answer
+ * always fails them (a typo must not pass as "skipped"). HOTROW_LAB_ONLY=sqlite or
  * HOTROW_LAB_ONLY=postgres runs one engine's tests and skips the others
  * quietly (`hotrow lab check NN --db URL` uses it). HOTROW_LAB_CHECKS="f g"
  * runs only the checks of functions f and g and skips the rest quietly
@@ -48,18 +49,30 @@
 #include <cmocka.h>
 
 #include "kit/db.h"
+#include "kit/store.h"
 
 struct labtest {
 	enum kit_db_engine engine;
 	char url[1024];            /* this test's own database (file or schema) */
 	struct kit_db *db;         /* opened lazily by labtest_db() */
 	char place[256];           /* file path or schema name, for teardown */
+	char store_url[1200];      /* the test's store: "mem:", or Redis under a namespace of its own */
 };
 
 /* setup/teardown for one engine; used by LABTEST_BOTH. */
 int labtest_setup_sqlite(void **state);
 int labtest_setup_pg(void **state);
 int labtest_teardown(void **state);
+
+/* SQLite as above, with a real Redis as the store: HOTROW_REDIS_URL under
+ * a namespace of the test's own, emptied at teardown. Without
+ * HOTROW_REDIS_URL these tests are skipped with a notice; with
+ * HOTROW_REQUIRE_REDIS=1, or a URL that does not answer, they fail. */
+int labtest_setup_redis(void **state);
+
+/* A new handle on the test's store (in-process unless the setup chose
+ * Redis); the caller frees it. Fails the test if it cannot be opened. */
+struct kit_store *labtest_store(struct labtest *t);
 
 /* The test's connection, opened on first use (fails the test if it cannot). */
 struct kit_db *labtest_db(struct labtest *t);
@@ -90,6 +103,11 @@ void labtest_skip(const char *file, int line);
 /* Skip the running check, saying why (on the report channel, or stdout). */
 #define lt_skip(why) do { labtest_say_why_skipped(why); skip(); } while (0)
 void labtest_say_why_skipped(const char *why);
+/* Two entries: "f/mem" (the in-process store) and "f/redis" (a real one),
+ * both on SQLite. */
+#define LABTEST_STORES(f) \
+	{ #f "/mem", f, labtest_setup_sqlite, labtest_teardown, NULL }, \
+	{ #f "/redis", f, labtest_setup_redis, labtest_teardown, NULL }
 
 /* Decimal comparisons with a readable message and an optional hint tag. */
 void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)

@@ -164,6 +164,29 @@ static void kit_fp_hit__kill_takes_the_process_down_on_the_nth_hit(void **state)
 	assert_int_equal(n + (more > 0 ? more : 0), 1);   /* the first hit passed */
 }
 
+/* "stop" stops the process on the nth hit, once: it goes on after
+ * SIGCONT, and later hits do not stop it again. */
+static void kit_fp_hit__stop_stalls_once_until_continued(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		kit_fp_set("stall", KIT_FP_STOP, 2);
+		kit_fp_hit("stall");
+		kit_fp_hit("stall");   /* stops here */
+		kit_fp_hit("stall");   /* not again */
+		_exit(kit_fp_count("stall") == 3 ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(st));
+	kill(pid, SIGCONT);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void kit_fp_env__kill_armed_by_the_variable(void **state)
 {
 	(void)state;
@@ -216,6 +239,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(kit_fp_parse__arms_each_item, reset),
 		cmocka_unit_test_setup(kit_fp_parse__malformed_spec_arms_nothing, reset),
 		cmocka_unit_test_setup(kit_fp_hit__kill_takes_the_process_down_on_the_nth_hit, reset),
+		cmocka_unit_test_setup(kit_fp_hit__stop_stalls_once_until_continued, reset),
 		cmocka_unit_test_setup(kit_fp_env__kill_armed_by_the_variable, reset),
 		cmocka_unit_test_setup(kit_fp_env__other_names_unaffected, reset),
 		cmocka_unit_test_setup(kit_fp_env__malformed_variable_arms_nothing, reset),

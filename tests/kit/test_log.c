@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kit/failpoint.h"
@@ -200,6 +201,39 @@ static void kit_log_open__corrupt_record_ends_the_log(void **state)
 	int64_t end;
 	assert_int_equal(kit_log_end(log, 0, &end), 0);
 	assert_int_equal(end, 2);
+}
+
+/* A header whose length is past the maximum is garbage too: the records
+ * before it stay indexed once (not again at every scan), and the next
+ * append cuts the garbage and lands right after them. */
+static void kit_log_open__oversized_length_is_a_torn_tail(void **state)
+{
+	struct fixture *f = *state;
+	struct kit_log *log = open_log(f, 1);
+	for (uint32_t i = 0; i < 3; i++)
+		append_u32(log, 0, i);
+	char path[300];
+	snprintf(path, sizeof path, "%s/part-0.log", f->dir);
+	int fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	unsigned char junk[8] = { 0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0 };
+	assert_int_equal(write(fd, junk, sizeof junk), (ssize_t)sizeof junk);
+	close(fd);
+
+	log = open_log(f, 1);
+	int64_t end = -1, again = -1, first = -1;
+	assert_int_equal(kit_log_end(log, 0, &end), 0);
+	assert_int_equal(kit_log_end(log, 0, &again), 0);
+	uint32_t v = 3;
+	assert_int_equal(kit_log_append(log, 0, &(struct kit_log_iov){ &v, 4 }, 1, &first), 0);
+
+	assert_int_equal(end, 3);
+	assert_int_equal(again, 3);
+	assert_int_equal(first, 3);
+	log = open_log(f, 1);      /* a fresh handle reads the file from the start */
+	struct seen *s = read_all(log, 0);
+	assert_int_equal(s->n, 4);
+	assert_int_equal(s->v[3], 3);
 }
 
 static void kit_log_append__processes_append_at_once(void **state)
@@ -549,6 +583,62 @@ static void kit_log_rebalance__live_owner_keeps_partition_until_it_lets_go(void 
 	close(go[0]); close(go[1]); close(ready[0]); close(ready[1]);
 }
 
+/* With a session timeout, a member that stops polling loses its
+ * partitions while its process lives: another takes them with a higher
+ * generation, and the silent one, when it polls again, finds them gone
+ * (revoked) and its stale batch does not move the new owner's hint. */
+struct stall {
+	struct kit_log_consumer *other;
+	int ran;
+};
+
+static int stall_then_other_polls(void *arg, int part, const struct kit_log_record *recs, int n)
+{
+	struct stall *st = arg;
+	(void)part, (void)recs, (void)n;
+	if (st->ran++)
+		return 0;
+	nanosleep(&(struct timespec){ 0, 300 * 1000000L }, NULL);   /* silent past the timeout */
+	return kit_log_rebalance(st->other) < 0 ? -1 : 0;   /* ... and the other takes over */
+}
+
+static int nothing(void *arg, int part, const struct kit_log_record *recs, int n)
+{
+	(void)arg, (void)part, (void)recs, (void)n;
+	return 0;
+}
+
+static void kit_log_poll__silent_member_loses_its_partition_while_alive(void **state)
+{
+	struct fixture *f = *state;
+	struct kit_log *log = open_log(f, 1);
+	for (uint32_t i = 0; i < 10; i++)
+		append_u32(log, 0, i);
+	struct calls ka = { "" }, kb = { "" };
+	struct kit_log_consumer *a = join(log, "a", &ka), *b = join(log, "b", &kb);
+	kit_log_set_session_timeout(a, 100);
+	kit_log_set_session_timeout(b, 100);
+	assert_int_equal(kit_log_rebalance(b), 0);   /* b is second by name: owns nothing */
+	assert_int_equal(kit_log_rebalance(a), 0);
+	int64_t gen_a = 0, gen_b = 0, hint = -1;
+	assert_int_equal(kit_log_generation(a, 0, &gen_a), 0);
+	struct stall st = { b, 0 };
+
+	int n = kit_log_poll(a, 4, stall_then_other_polls, &st);   /* a reads 0..3, stalls */
+
+	assert_int_equal(n, 4);
+	assert_int_equal(kit_log_owns(b, 0), 1);
+	assert_int_equal(kit_log_generation(b, 0, &gen_b), 0);
+	assert_true(gen_b > gen_a);
+	assert_int_equal(kit_log_committed(log, "g", 0, &hint), 0);
+	assert_int_equal(hint, 0);                    /* the zombie's batch moved no hint */
+	assert_int_equal(kit_log_poll(a, 4, nothing, NULL), 0);
+	assert_int_equal(kit_log_owns(a, 0), 0);      /* ... and a knows it now */
+	assert_string_equal(ka.text, "+0-0");
+	kit_log_leave(a);
+	kit_log_leave(b);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -558,6 +648,7 @@ int main(void)
 		T(kit_log_open__keeps_records_and_partition_count),
 		T(kit_log_open__torn_tail_is_ignored_then_cut),
 		T(kit_log_open__corrupt_record_ends_the_log),
+		T(kit_log_open__oversized_length_is_a_torn_tail),
 		T(kit_log_append__processes_append_at_once),
 		T(kit_log_commit__hint_defaults_to_zero_and_persists),
 		T(kit_log_rebalance__joiner_gets_partitions_after_revoke),
@@ -568,6 +659,7 @@ int main(void)
 		T(kit_log_open__threads_create_one_log_at_once),
 		T(kit_log_poll__dead_members_partitions_redelivered),
 		T(kit_log_rebalance__live_owner_keeps_partition_until_it_lets_go),
+		T(kit_log_poll__silent_member_loses_its_partition_while_alive),
 	};
 #undef T
 	return cmocka_run_group_tests_name("kit_log", tests, NULL, NULL);

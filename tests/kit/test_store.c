@@ -2,8 +2,12 @@
  * test_store.c: kit/store, the in-memory Redis-style counter server.
  *
  * Single commands against their Redis meaning, the levers (refusal,
- * restart, hook), the atomic step, and exact counts under threads. The
- * races are reproduced through the hook, so they happen every run.
+ * restart, hook, lost replies), the atomic step, scripts, and exact counts
+ * under threads. The races are reproduced through the hook, so they happen
+ * every run. The checks named "/redis" run the same body on a real Redis
+ * (HOTROW_REDIS_URL, a namespace per check): skipped with a notice without
+ * one, failed when it is named but does not answer or when
+ * HOTROW_REQUIRE_REDIS=1.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -13,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
+#include <hiredis/hiredis.h>
 
 #include "kit/store.h"
 
@@ -25,6 +31,36 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	kit_store_free(*state);
+	return 0;
+}
+
+static const char *redis_url;   /* HOTROW_REDIS_URL, when set */
+
+static int setup_redis(void **state)
+{
+	static int seq;
+	char url[1200];
+	if (!redis_url) {
+		print_error("Redis is required (HOTROW_REQUIRE_REDIS=1) but HOTROW_REDIS_URL is unset; "
+		            "start one with `make redis-up`\n");
+		return -1;
+	}
+	snprintf(url, sizeof url, "%s?ns=kit-store-%ld-%d", redis_url, (long)getpid(), ++seq);
+	struct kit_store *s;
+	if (kit_store_open(&s, url) != 0) {
+		print_error("%s\n", kit_store_errmsg(s));
+		kit_store_free(s);
+		return -1;
+	}
+	kit_store_restart(s);
+	*state = s;
+	return 0;
+}
+
+static int teardown_redis(void **state)
+{
+	kit_store_restart(*state);
 	kit_store_free(*state);
 	return 0;
 }
@@ -392,6 +428,39 @@ static void atomic__refused_does_not_run_fn(void **state)
 	assert_int_equal(get(s, "k"), 0);
 }
 
+/* A step on a second store inside a step on the first: when it ends,
+ * this thread still holds the first, so its commands run (without taking
+ * the lock it already has, which would deadlock). */
+struct two {
+	struct kit_store *other;
+};
+
+static int incr_other(struct kit_store *s, void *arg)
+{
+	(void)arg;
+	return kit_store_incrby(s, "inner", 1, NULL);
+}
+
+static int step_over_two(struct kit_store *s, void *arg)
+{
+	struct two *t = arg;
+	int rc = kit_store_atomic(t->other, incr_other, NULL);
+	return rc ? rc : kit_store_incrby(s, "outer", 1, NULL);
+}
+
+static void atomic__nested_on_another_store_keeps_the_first(void **state)
+{
+	struct kit_store *s = *state;
+	struct two t = { kit_store_new() };
+	assert_non_null(t.other);
+
+	assert_int_equal(kit_store_atomic(s, step_over_two, &t), 0);
+
+	assert_int_equal(get(s, "outer"), 1);
+	assert_int_equal(get(t.other, "inner"), 1);
+	kit_store_free(t.other);
+}
+
 static void commands__counted(void **state)
 {
 	struct kit_store *s = *state;
@@ -403,6 +472,113 @@ static void commands__counted(void **state)
 	assert_int_equal(kit_store_atomic(s, get_then_del, &taken), 0);
 
 	assert_int_equal(kit_store_commands(s), 4);   /* INCRBY, ATOMIC, GET, DEL */
+}
+
+/* ---- scripts ---- */
+
+/* KEYS[1] += ARGV[1], then answer its new value and the key's length. */
+static int add_and_tell(struct kit_store *s, struct kit_store_call *c)
+{
+	int64_t v;
+	if (c->outcap < 2)
+		return KIT_STORE_ERR;   /* a C step checks its room itself, as Redis does for Lua */
+	int rc = kit_store_incrby(s, c->keys[0], strtoll(c->args[0], NULL, 10), &v);
+	if (rc == 0) {
+		c->out[c->nout++] = v;
+		c->out[c->nout++] = (int64_t)strlen(c->keys[0]);
+	}
+	return rc;
+}
+
+static const struct kit_store_script add_and_tell_script = {
+	"add-and-tell",
+	"local v = redis.call('INCRBY', KEYS[1], ARGV[1])\n"
+	"return { v, string.len(KEYS[1]) }\n",
+	add_and_tell,
+};
+
+static void eval__runs_the_script_and_answers(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t out[4];
+	struct kit_store_call c = { 1, (const char *[]){ "k" }, 1, (const char *[]){ "5" }, out, 4, 0 };
+
+	assert_int_equal(kit_store_eval(s, &add_and_tell_script, &c), 0);
+	assert_int_equal(kit_store_eval(s, &add_and_tell_script, &c), 0);
+
+	assert_int_equal(c.nout, 2);
+	assert_int_equal(out[0], 10);
+	assert_true(out[1] >= 1);   /* the key as the script saw it: with the namespace on Redis */
+	assert_int_equal(get(s, "k"), 10);
+}
+
+static void eval__reply_longer_than_room_is_an_error(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t out[1];
+	struct kit_store_call c = { 1, (const char *[]){ "k" }, 1, (const char *[]){ "1" }, out, 1, 0 };
+
+	int rc = kit_store_eval(s, &add_and_tell_script, &c);
+
+	assert_int_equal(rc, KIT_STORE_ERR);
+}
+
+static void lose_replies__the_command_ran(void **state)
+{
+	struct kit_store *s = *state;
+	kit_store_lose_replies(s, 1);
+
+	assert_int_equal(kit_store_incrby(s, "k", 1, NULL), KIT_STORE_UNKNOWN);
+	assert_int_equal(kit_store_incrby(s, "k", 1, NULL), 0);   /* a blind retry */
+
+	assert_int_equal(get(s, "k"), 2);   /* one view, counted twice */
+}
+
+/* ---- a real Redis only ---- */
+
+static void redis__script_reloaded_after_the_server_forgot_it(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t out[2];
+	struct kit_store_call c = { 1, (const char *[]){ "k" }, 1, (const char *[]){ "1" }, out, 2, 0 };
+	assert_int_equal(kit_store_eval(s, &add_and_tell_script, &c), 0);
+	/* another client makes the server forget every script */
+	if (strncmp(redis_url, "unix:", 5) != 0)
+		skip();
+	redisContext *admin = redisConnectUnix(redis_url + 5);
+	assert_true(admin && !admin->err);
+	redisReply *y = redisCommand(admin, "SCRIPT FLUSH");
+	assert_true(y && y->type == REDIS_REPLY_STATUS);
+	freeReplyObject(y);
+	redisFree(admin);
+
+	assert_int_equal(kit_store_eval(s, &add_and_tell_script, &c), 0);
+
+	assert_int_equal(get(s, "k"), 2);
+}
+
+static void redis__atomic_c_step_is_refused(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t taken = 0;
+	assert_int_equal(kit_store_incrby(s, "views", 3, NULL), 0);
+
+	assert_int_equal(kit_store_atomic(s, get_then_del, &taken), KIT_STORE_ERR);
+
+	assert_int_equal(taken, 0);
+	assert_non_null(strstr(kit_store_errmsg(s), "script"));
+}
+
+static void redis__unreachable_server_is_down(void **state)
+{
+	(void)state;
+	struct kit_store *s;
+
+	int rc = kit_store_open(&s, "unix:/nonexistent/hotrow-redis.sock");
+
+	assert_int_equal(rc, KIT_STORE_DOWN);
+	assert_non_null(strstr(kit_store_errmsg(s), "/nonexistent/hotrow-redis.sock"));
+	kit_store_free(s);
 }
 
 /* ---- threads ---- */
@@ -465,10 +641,17 @@ static void atomic__read_modify_write_exact_under_threads(void **state)
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define R(f) { #f "/redis", f, setup_redis, teardown_redis, NULL }
+
+static void skipped(void **state)
+{
+	(void)state;
+	skip();
+}
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	struct CMUnitTest tests[] = {
 		T(incrby__starts_at_zero_and_adds),
 		T(incrby__overflow_refused_unchanged),
 		T(get__missing_reads_zero),
@@ -490,9 +673,51 @@ int main(void)
 		T(atomic__hook_runs_once_after_the_step),
 		T(atomic__returns_fn_result_without_undo),
 		T(atomic__refused_does_not_run_fn),
+		T(atomic__nested_on_another_store_keeps_the_first),
 		T(commands__counted),
 		T(incrby__exact_under_threads),
 		T(atomic__read_modify_write_exact_under_threads),
+		T(eval__runs_the_script_and_answers),
+		T(eval__reply_longer_than_room_is_an_error),
+		T(lose_replies__the_command_ran),
+		R(incrby__starts_at_zero_and_adds),
+		R(incrby__overflow_refused_unchanged),
+		R(get__missing_reads_zero),
+		R(set__replaces_a_set),
+		R(del__reports_removed),
+		R(getdel__reads_and_removes),
+		R(wrongtype__integer_command_on_set),
+		R(key__bad_keys_refused),
+		R(sadd__reports_new_members),
+		R(spop__takes_at_most_count_and_removes),
+		R(spop__every_member_comes_out_once),
+		R(smembers__copies_without_removing),
+		R(refuse__next_n_commands_change_nothing),
+		R(refuse__forever_until_cleared),
+		R(restart__loses_everything),
+		R(hook__sees_each_command_and_may_run_commands),
+		R(hook__increment_between_get_and_del_is_lost),
+		R(hook__getdel_leaves_no_gap),
+		R(eval__runs_the_script_and_answers),
+		R(eval__reply_longer_than_room_is_an_error),
+		R(lose_replies__the_command_ran),
+		R(redis__script_reloaded_after_the_server_forgot_it),
+		R(redis__atomic_c_step_is_refused),
+		R(redis__unreachable_server_is_down),
 	};
-	return cmocka_run_group_tests_name("kit/store", tests, NULL, NULL);
+	const char *url = getenv("HOTROW_REDIS_URL");
+	const char *req = getenv("HOTROW_REQUIRE_REDIS");
+	if (url && *url)
+		redis_url = url;
+	else if (!(req && strcmp(req, "1") == 0)) {
+		printf("NOTICE: Redis checks skipped: set HOTROW_REDIS_URL "
+		       "(export HOTROW_REDIS_URL=$(scripts/redis up)) to run them\n");
+		for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+			if (tests[i].setup_func == setup_redis) {
+				tests[i].test_func = skipped;
+				tests[i].setup_func = NULL;
+				tests[i].teardown_func = NULL;
+			}
+	}
+	return _cmocka_run_group_tests("kit/store", tests, sizeof tests / sizeof tests[0], NULL, NULL);
 }

@@ -8,6 +8,7 @@
  * them is kit/failpoint, armed in the child right after fork():
  *   log-mid-batch, log-before-handler, log-before-commit   inside kit_log_poll
  *   after-upsert   a kit/db hook: the end of the statement that writes video_views
+ *   after-db-commit  a kit/db hook: the database's COMMIT has returned
  * The slow part of a consumer's start is its connection, so one spare
  * process is always connected and waiting for a number on a pipe; a
  * restart hands it the next number and forks the next spare.
@@ -38,10 +39,12 @@
 static const char *const kind_name[CRASH_KINDS] = {
 	"run to the end", "killed before the transaction", "killed mid-batch",
 	"killed after the upsert, before the commit",
-	"killed after the commit, before the log's offset commit", "leaves the group",
+	"killed after the commit, before the log's offset commit",
+	"killed the moment the database's COMMIT returns", "leaves the group",
 };
 static const char *const kind_fp[CRASH_KINDS] = {
-	NULL, "log-before-handler", "log-mid-batch", "after-upsert", "log-before-commit", NULL,
+	NULL, "log-before-handler", "log-mid-batch", "after-upsert", "log-before-commit",
+	"after-db-commit", NULL,
 };
 
 static uint64_t splitmix(uint64_t *s)
@@ -66,10 +69,12 @@ void crash_plan_make(struct crash_plan *pl, uint64_t seed, int events, int bmin,
 	pl->events = events;
 	pl->bmin = bmin;
 	pl->bmax = bmax;
-	pl->nsteps = 3 + (int)(splitmix(&s) % 5);
+	/* Dense schedules: many fates each, since a schedule's fixed cost
+	 * (a fresh log, forks, connections) is most of its time. */
+	pl->nsteps = CRASH_MAX_STEPS / 2 + (int)(splitmix(&s) % (CRASH_MAX_STEPS / 2 + 1));
 	for (int i = 0; i < pl->nsteps; i++) {
 		struct crash_step *st = &pl->steps[i];
-		int k = (int)(splitmix(&s) % 6);
+		int k = (int)(splitmix(&s) % CRASH_KINDS);
 		st->kind = k == 0 ? CRASH_NONE : (enum crash_kind)k;
 		st->nth = 1 + (int)(splitmix(&s) % 4);
 		st->batch = bmin + (int)(splitmix(&s) % (uint64_t)(bmax - bmin + 1));
@@ -111,6 +116,8 @@ static void after_upsert_hook(void *arg, enum kit_db_event ev, const char *sql, 
 	if (ev == KIT_DB_STMT_END && strcasestr(sql, "video_views") &&
 	    strncasecmp(sql, "SELECT", 6) != 0)
 		kit_fp_hit("after-upsert");
+	if (ev == KIT_DB_TX_COMMIT)
+		kit_fp_hit("after-db-commit");
 }
 
 __attribute__((noreturn))
@@ -248,7 +255,7 @@ static int produce(const struct crash_plan *pl, const char *dir, int64_t *views,
 		uint64_t r = splitmix(&s);
 		/* A hot video takes three views in four; the rest spread out. */
 		int64_t video = r % 4 ? 0 : 1 + (int64_t)((r >> 8) % (CRASH_VIDEOS - 1));
-		int p = (int)((r >> 32) % CRASH_PARTITIONS);
+		int p = (int)(video % CRASH_PARTITIONS);   /* keyed by video, as a producer would */
 		ev[p][fill[p]].video_id = video;
 		iov[p][fill[p]] = (struct kit_log_iov){ &ev[p][fill[p]], sizeof ev[p][0] };
 		fill[p]++;

@@ -40,6 +40,7 @@ enum crash_kind {
 	CRASH_MID_BATCH,     /* killed half-way through reading a batch */
 	CRASH_AFTER_UPSERT,  /* killed after the upsert, before the commit */
 	CRASH_AFTER_COMMIT,  /* killed after the commit, before the log's offset commit */
+	CRASH_AFTER_DB_COMMIT, /* killed the moment the database's COMMIT returns */
 	CRASH_LEAVE,         /* leaves the group cleanly */
 	CRASH_KINDS
 };
