@@ -84,10 +84,11 @@ deps:
 	@scripts/deps
 
 # The README's test command: set up first, then run every suite, against
-# a throwaway PostgreSQL that scripts/with-pg starts and stops when none is
-# named (HOTROW_PG_URL) and the server is installed; NO_PG=1 skips it.
+# a throwaway PostgreSQL and Redis that scripts/with-servers starts and
+# stops when none is named (HOTROW_PG_URL, HOTROW_REDIS_URL) and the server
+# is installed; NO_PG=1 or NO_REDIS=1 skips one.
 test: deps
-	@scripts/with-pg $(MAKE) --no-print-directory test-run
+	@scripts/with-servers $(MAKE) --no-print-directory test-run
 
 # Script tests find the binary under test (plain or SAN) in HOTROW_BIN.
 RUN_TESTS = HOTROW_BIN=$(CURDIR)/$(BUILD)/hotrow scripts/run-tests
