@@ -11,6 +11,7 @@
 #   make WERROR=1 ...                  warnings are errors (CI)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make bench, make bench-tui, make pg-up, make pg-down, make student-kit
+#   make figures (docs/figures/), make handout (build/handout.md)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -59,7 +60,7 @@ ALL        :=
 .SECONDARY:
 
 .PHONY: all test test-run suites demo install uninstall clean deps pg-up pg-down \
-        bench bench-tui student-kit
+        bench bench-tui student-kit figures handout
 all: $(BUILD)/hotrow
 
 include engine/module.mk
@@ -110,6 +111,10 @@ install: $(BUILD)/hotrow
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/hotrow
+
+# The key figures (docs/figures/*.svg), redrawn by the engine; commit them.
+figures: $(BUILD)/hotrow
+	@HOTROW_BIN=$(BUILD)/hotrow scripts/figures docs/figures
 
 pg-up:
 	@scripts/pg up

@@ -12,6 +12,7 @@
 
 #include "cli/cmd.h"
 #include "cli/simopt.h"
+#include "cli/figure.h"
 #include "engine/sim.h"
 #include "engine/xmalloc.h"
 
@@ -29,6 +30,9 @@ static void help(FILE *out)
 		"output:\n"
 		"  --json                   one JSON object (an array with --sweep)\n"
 		"  --csv FILE               the time series, one line per tick\n"
+		"  --svg FILE               a chart: a sweep of rps draws latency against\n"
+		"                           load (the hockey stick), another sweep draws\n"
+		"                           throughput, one run the pool filling up\n"
 		"  --sweep NAME=V1,V2,...   one run per value of an engine option,\n"
 		"                           e.g. rows=1,4,16 or rps=400,450,500\n"
 		"  --list-scenarios         the named scenarios, one a line\n"
@@ -218,7 +222,8 @@ int cmd_sim(int argc, char **argv)
 {
 	struct sim_config base, runs[MAX_SWEEP];
 	char err[200], *values[MAX_SWEEP], sweep_buf[1024], *sweep_name = NULL;
-	const char *csv = NULL;
+	const char *csv = NULL, *svg = NULL;
+	struct sim_summary sums[MAX_SWEEP];
 	bool json = false;
 	int nruns = 1, rc = 0;
 
@@ -249,6 +254,10 @@ int cmd_sim(int argc, char **argv)
 				return usage_error("--csv: expected a file name");
 			if (!*csv)
 				return usage_error("--csv: expected a file name");
+		} else if (!strcmp(a, "--svg")) {
+			if (i + 1 >= argc || !*argv[i + 1])
+				return usage_error("--svg: expected a file name");
+			svg = argv[++i];
 		} else if (!strcmp(a, "--sweep") || !strncmp(a, "--sweep=", 8)) {
 			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!v || strlen(v) >= sizeof sweep_buf || !strchr(v, '=') || v[0] == '=')
@@ -303,6 +312,9 @@ int cmd_sim(int argc, char **argv)
 		} else {
 			report(&runs[k], &o);
 		}
+		sums[k] = o;
+		if (svg && !sweep_name)
+			rc |= figure_run(svg, s, &runs[k]);
 		if (csv) {
 			FILE *f = fopen(csv, "w");
 			if (!f || (sim_csv(f, s), fclose(f) != 0)) {
@@ -314,5 +326,7 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (json)
 		printf("%s\n", sweep_name ? "]" : "");
+	if (svg && sweep_name)
+		rc |= figure_sweep(svg, sweep_name, values, runs, sums, nruns);
 	return rc;
 }
