@@ -116,6 +116,11 @@ uninstall:
 figures: $(BUILD)/hotrow
 	@HOTROW_BIN=$(BUILD)/hotrow scripts/figures docs/figures
 
+# The deck as one Markdown file for printing, with the figures and the
+# predict slides' answers: build/handout/handout.md.
+handout: $(BUILD)/hotrow
+	@HOTROW_BIN=$(BUILD)/hotrow scripts/handout slides/hot-rows.md build/handout
+
 pg-up:
 	@scripts/pg up
 pg-down:

@@ -86,6 +86,21 @@ else
 	else bad deck__commands_work "$broken"; fi
 fi
 
+# deck__handout: make handout's file has every slide, every answer, every
+# figure the deck names, and no speaker notes.
+if [ -x build/hotrow ] && scripts/handout "$deck" "$tmp/handout" >/dev/null 2>"$tmp/err"; then
+	h=$tmp/handout/handout.md
+	figs=$(grep -o 'docs/figures/[a-z0-9-]*\.svg' "$deck" | sort -u | wc -l)
+	shown=$(grep -c '^!\[.*\](figures/' "$h")
+	if [ "$(grep -c '^## ' "$h")" = "$(grep -c '^## ' "$deck")" ] &&
+	   [ "$(grep -c "^\*\*The engine's answer:\*\*" "$h")" = "$(grep -c '^Reveal: ' "$deck")" ] &&
+	   [ "$shown" = "$figs" ] && ! grep -q '^>' "$h" && [ -s "$tmp/handout/figures/hockey-stick.svg" ]
+	then ok deck__handout
+	else bad deck__handout "$shown of $figs figures, or slides, answers or notes wrong"; fi
+else
+	skip deck__handout "build/hotrow is not built, or scripts/handout failed: $(cat "$tmp/err" 2>/dev/null)"
+fi
+
 # The presenter view, following a main screen driven under tmux.
 state=$tmp/state
 if "$bin" slides --presenter --dump --state "$state" >/dev/null 2>&1; then
