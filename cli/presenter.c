@@ -191,7 +191,7 @@ static void plan_line(const struct tui_deck *d, int cur, long elapsed, char *out
 		return;
 	}
 	long m = elapsed / 60;
-	char where[120];
+	char where[300];
 	if (to >= 0 && m > to)
 		snprintf(where, sizeof where, "%ld min behind: \"%s\" was due at %d:%02d", m - to,
 		         next_label, to / 60, to % 60);
@@ -209,7 +209,7 @@ static void plan_line(const struct tui_deck *d, int cur, long elapsed, char *out
 
 static void build(struct view *v, const struct state *st, const struct tui_deck *d, int width, time_t now)
 {
-	char line[600], clock[32];
+	char line[800], clock[32];
 	int n = tui_deck_count(d), cur = st->slide < n ? st->slide : n - 1;
 	long elapsed = now > st->started ? (long)(now - st->started) : 0;
 	clock_text(clock, sizeof clock, elapsed);
