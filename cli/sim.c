@@ -30,12 +30,12 @@ static void help(FILE *out)
 		"output:\n"
 		"  --json                   one JSON object (an array with --sweep)\n"
 		"  --csv FILE               the time series, one line per tick\n"
-		"  --svg FILE               a chart: a sweep of rps draws latency against\n"
-		"                           load (the hockey stick), another sweep draws\n"
-		"                           throughput, one run the pool filling up\n"
 		"  --sweep NAME=V1,V2,...   one run per value of an engine option,\n"
 		"                           e.g. rows=1,4,16 or rps=400,450,500\n"
 		"  --list-scenarios         the named scenarios, one a line\n"
+		"  --svg FILE               a chart: a sweep of rps draws latency against\n"
+		"                           load (the hockey stick), another sweep draws\n"
+		"                           throughput, one run the pool filling up\n"
 		"  --help                   this text\n"
 		"Defaults are in parentheses.\n"
 		"\n"
@@ -222,14 +222,16 @@ int cmd_sim(int argc, char **argv)
 {
 	struct sim_config base, runs[MAX_SWEEP];
 	char err[200], *values[MAX_SWEEP], sweep_buf[1024], *sweep_name = NULL;
-	const char *csv = NULL, *svg = NULL;
-	struct sim_summary sums[MAX_SWEEP];
+	const char *csv = NULL;
 	bool json = false;
 	int nruns = 1, rc = 0;
 
 	sim_config_default(&base);
 	if (simopt_scenario(argc, argv, &base, err, sizeof err))
 		return usage_error(err);
+
+	const char *svg = NULL;   /* --svg: a chart of the run or the sweep */
+	struct sim_summary sums[MAX_SWEEP];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int r = simopt_parse(argc, argv, &i, &base, err, sizeof err);
