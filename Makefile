@@ -64,9 +64,9 @@ ALL        :=
 all: $(BUILD)/hotrow
 
 include engine/module.mk
+include class/module.mk
 include tui/module.mk
 include kit/module.mk
-include class/module.mk
 include runner/module.mk
 include cli/module.mk
 include $(wildcard labs/module.mk tests/*/module.mk bench/module.mk)
