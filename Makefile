@@ -7,11 +7,11 @@
 #   make demo         install what is missing, then run the demo
 #   make SAN=address,undefined test    the same under ASan+UBSan
 #   make SAN=thread test               the same under TSan
+#   make figures (docs/figures/), make handout (build/handout/)
 #   make SAN=... suites                only the suites that must pass
 #   make WERROR=1 ...                  warnings are errors (CI)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make bench, make bench-tui, make pg-up, make pg-down, make student-kit
-#   make figures (docs/figures/), make handout (build/handout.md)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -60,7 +60,7 @@ ALL        :=
 .SECONDARY:
 
 .PHONY: all test test-run suites demo install uninstall clean deps pg-up pg-down \
-        bench bench-tui student-kit figures handout
+        bench bench-tui student-kit
 all: $(BUILD)/hotrow
 
 include engine/module.mk
@@ -113,6 +113,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/hotrow
 
 # The key figures (docs/figures/*.svg), redrawn by the engine; commit them.
+.PHONY: figures handout
 figures: $(BUILD)/hotrow
 	@HOTROW_BIN=$(BUILD)/hotrow scripts/figures docs/figures
 
