@@ -152,7 +152,7 @@ int class_status(const struct class_opts *o)
 			w = (int)strlen(room.s[i].name);
 	printf("%-*s", w, "student");
 	for (int j = 0; j < room.nlabs; j++)
-		printf("  %7.7s", room.labs[j]);
+		printf("  %*s", (int)strlen(room.labs[j]) > 5 ? (int)strlen(room.labs[j]) : 5, room.labs[j]);
 	printf("  last check\n");
 	for (size_t i = 0; i < room.n; i++) {
 		struct student *s = &room.s[i];
@@ -162,7 +162,7 @@ int class_status(const struct class_opts *o)
 			for (int k = 0; k < s->n; k++)
 				if (!strcmp(s->r[k].lab, room.labs[j]))
 					snprintf(cell, sizeof cell, "%d/%d", s->r[k].passed, s->r[k].total);
-			printf("  %7s", cell);
+			printf("  %*s", (int)strlen(room.labs[j]) > 5 ? (int)strlen(room.labs[j]) : 5, cell);
 		}
 		char when[32];
 		ago(s->idle_s, when, sizeof when);
