@@ -69,6 +69,80 @@ char *presenter_reveal(const char *cmd)
 	return out;
 }
 
+char *presenter_embed_frame(const char *spec, double at, int w, int h, double *seconds)
+{
+	char *end;
+	*seconds = strtod(spec, &end);
+	if (end == spec || *seconds <= 0)
+		return NULL;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		snprintf(self, sizeof self, "hotrow");
+	else
+		self[n] = '\0';
+	size_t len = strlen(self) + strlen(end) + 128;
+	char *cmd = xmalloc(len);
+	snprintf(cmd, len, "'%s' tui --dump --no-color --at %.2f --size %dx%d %s", self, at,
+	         w < 80 ? 80 : w, h < 24 ? 24 : h, end);
+	FILE *p = popen(cmd, "r");
+	free(cmd);
+	size_t cap = 8192, got = 0;
+	char *out = xmalloc(cap);
+	if (p) {
+		size_t r;
+		while ((r = fread(out + got, 1, cap - got - 1, p)) > 0)
+			if ((got += r) + 1 >= cap)
+				out = xrealloc(out, cap *= 2);
+		pclose(p);
+	}
+	out[got] = '\0';
+	return out;
+}
+
+void presenter_play(const char *title, const char *spec)
+{
+	double secs, at = 0.5;
+	int key = -1;
+	for (;;) {
+		int w, h;
+		tui_term_size(&w, &h);
+		char *frame = presenter_embed_frame(spec, at, w - 2, h - 3, &secs);
+		if (!frame)
+			return;
+		erase();
+		attron(A_BOLD);
+		mvaddnstr(0, 1, title, w - 2);
+		attroff(A_BOLD);
+		int y = 1;
+		for (const char *p = frame; *p && y < h - 1; y++) {
+			size_t n = strcspn(p, "\n");
+			char *line = xmalloc(n + 1);
+			memcpy(line, p, n);
+			line[n] = '\0';
+			mvaddstr(y, 1, line);
+			free(line);
+			p += n + (p[n] == '\n');
+		}
+		free(frame);
+		char status[96];
+		snprintf(status, sizeof status, at < secs ? " live: %.1f of %.0f simulated s; any key stops " :
+		         " %.1f simulated s; any key returns to the slide ", at, secs);
+		attron(A_REVERSE);
+		mvaddstr(h - 1, 1, status);
+		attroff(A_REVERSE);
+		refresh();
+		if (at >= secs || key >= 0)
+			break;
+		key = tui_term_key(400);
+		at += 0.5;
+		if (at > secs)
+			at = secs;
+	}
+	while (tui_term_key(250) < 0 && !tui_term_quit_requested())
+		;
+}
+
 void presenter_publish(const char *state, const char *deck, int slide, time_t started, int revealed)
 {
 	char tmp[PATH_MAX + 16], real[PATH_MAX];

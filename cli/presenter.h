@@ -32,6 +32,19 @@ void presenter_default_state(char *out, size_t len);
  * last line saying how it ended when that was not exit 0. Caller frees. */
 char *presenter_reveal(const char *cmd);
 
+/* One frame of a slide's Embed: "SECONDS OPTIONS": the engine's screen
+ * (`hotrow tui --dump` with OPTIONS) at simulated time at, w x h, plain
+ * text. *seconds gets SECONDS (how long the embed plays). Returns the
+ * frame (caller frees), or NULL when the spec has no SECONDS; a bad option
+ * comes back as the command's own message. */
+char *presenter_embed_frame(const char *spec, double at, int w, int h, double *seconds);
+
+/* Play a slide's Embed inside the slide on the terminal tui_term_start
+ * opened: the title, then the engine's screen every half simulated second
+ * up to SECONDS, about two frames a second; any key stops it, and the last
+ * frame stays until a key. */
+void presenter_play(const char *title, const char *spec);
+
 /* Record what the main screen shows (written atomically). started is when
  * the talk began. Errors are ignored: the talk goes on without a view. */
 void presenter_publish(const char *state, const char *deck, int slide,

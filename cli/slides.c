@@ -57,6 +57,14 @@ static void print_slide(const struct tui_deck *d, int i, int width, int notes, i
 		printf("\nThe engine says:\n$ %s\n%s", t.reveal, answer);
 		free(answer);
 	}
+	double secs;
+	char *frame = reveal && t.embed ? presenter_embed_frame(t.embed, 0, width, 24, &secs) : NULL;
+	if (frame) {   /* the embed's last frame */
+		free(frame);
+		frame = presenter_embed_frame(t.embed, secs, width, 24, &secs);
+		printf("\nThe engine, live (at %g simulated s):\n%s", secs, frame);
+		free(frame);
+	}
 	tui_slide_text_free(&t);
 }
 
@@ -97,7 +105,8 @@ static void draw(const struct tui_deck *d, int i, int notes, const char *answer)
 	}
 	char status[160];
 	snprintf(status, sizeof status, " %d / %d   %s  n notes  q quit ", i + 1,
-		 tui_deck_count(d), t.reveal && !answer ? "x reveal" : t.run ? "x run   " : "");
+		 tui_deck_count(d), t.reveal && !answer ? "x reveal" : t.embed ? "x play  " :
+		 t.run ? "x run   " : "");
 	attron(A_DIM);
 	mvaddstr(h - 1, w > tui_text_width(status) ? w - tui_text_width(status) : 0, status);
 	attroff(A_DIM);
@@ -160,6 +169,8 @@ static int present(const struct tui_deck *d, int notes, const char *deck, const 
 			tui_deck_layout(d, i, 80, 0, &t);
 			if (t.reveal && !answers[i])
 				answers[i] = presenter_reveal(t.reveal);
+			else if (t.embed)
+				presenter_play(t.nlines ? t.lines[0] : "", t.embed);
 			else if (t.run)
 				run_live(t.run);
 			tui_slide_text_free(&t);

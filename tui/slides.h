@@ -8,7 +8,9 @@
  * presenter screen and the headless `hotrow slides --dump`. A line
  * starting with "Reveal: " names a command whose output answers the
  * slide's question (predict, then reveal): it is not shown with the slide,
- * only kept in t.reveal for the presenter to run.
+ * only kept in t.reveal for the presenter to run. A line "Embed: SECONDS
+ * OPTIONS" plays the engine (`hotrow tui` with OPTIONS) live inside the
+ * slide for SECONDS simulated seconds; it is kept in t.embed.
  *
  * Interface:
  *   struct tui_deck *d = tui_deck_load(path, err, sizeof err);  NULL + err on failure
@@ -37,6 +39,7 @@ struct tui_slide_text {
 	enum tui_line_kind *kinds;
 	char *run;                 /* the slide's first Run: command, or NULL */
 	char *reveal;              /* the slide's Reveal: command, or NULL */
+	char *embed;               /* the slide's Embed: SECONDS OPTIONS, or NULL */
 };
 
 /* Read the deck at path. Returns NULL and writes one line into err when the

@@ -57,6 +57,13 @@ else
 	then ok deck__reveals_answer
 	else bad deck__reveals_answer "$answers answers for $reveals Reveal: lines, or one failed: $(grep -B3 '^(exit' "$tmp/revealed" | head -4)"; fi
 
+	embeds=$(grep -c '^Embed: ' "$deck")
+	played=$(grep -c '^The engine, live (at [0-9.]* simulated s):' "$tmp/revealed")
+	if [ "$embeds" -ge 1 ] && [ "$played" = "$embeds" ] &&
+	   [ "$(grep -c 'CONNECTION POOL' "$tmp/revealed")" -ge "$embeds" ]
+	then ok deck__embeds_play
+	else bad deck__embeds_play "$played of $embeds Embed: lines drew the engine's screen"; fi
+
 	sed -n 's/^Run: //p' "$deck" | tr -d '`' >"$tmp/commands"
 	broken= notice=
 	while IFS= read -r cmd; do
@@ -128,6 +135,23 @@ else
 	   grep -q 'The engine says:' "$tmp/main" && grep -q 'pool full after' "$tmp/main"
 	then ok presenter__follows_main
 	else bad presenter__follows_main "view: $(head -4 "$tmp/view" | tr '\n' '|') main: $(grep -c . "$tmp/main") lines"; fi
+
+	# presenter__embed_plays_live: slide 9's x plays the engine inside the slide.
+	tmux -L "$sock" new-window -t main "TERM=xterm $bin slides $deck --state $tmp/state2; sleep 30"
+	sleep 1
+	tmux -L "$sock" send-keys -t main:1 Right Right Right Right Right Right Right Right
+	sleep 0.5
+	tmux -L "$sock" send-keys -t main:1 x
+	i=0
+	until tmux -L "$sock" capture-pane -p -t main:1 | grep -q 'live: .* simulated s' || [ $i -ge 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	tmux -L "$sock" capture-pane -p -t main:1 >"$tmp/embed"
+	if grep -q 'live: .* simulated s' "$tmp/embed" && grep -q 'CONNECTION POOL' "$tmp/embed" &&
+	   grep -q 'How one row takes down the login page' "$tmp/embed"
+	then ok presenter__embed_plays_live
+	else bad presenter__embed_plays_live "$(head -4 "$tmp/embed" | tr '\n' '|')"; fi
+	tmux -L "$sock" kill-window -t main:1
 
 	tmux -L "$sock" new-window -t main "TERM=xterm $bin slides --presenter --state $state; sleep 30"
 	sleep 1
