@@ -7,6 +7,7 @@
 #   make demo         install what is missing, then run the demo
 #   make SAN=address,undefined test    the same under ASan+UBSan
 #   make SAN=thread test               the same under TSan
+#   make figures (docs/figures/), make handout (build/handout/)
 #   make SAN=... suites                only the suites that must pass
 #   make WERROR=1 ...                  warnings are errors (CI)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -65,6 +66,7 @@ ALL        :=
 all: $(BUILD)/hotrow
 
 include engine/module.mk
+include class/module.mk
 include tui/module.mk
 include kit/module.mk
 include top/module.mk
@@ -115,6 +117,16 @@ install: $(BUILD)/hotrow
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/hotrow
+
+# The key figures (docs/figures/*.svg), redrawn by the engine; commit them.
+.PHONY: figures handout
+figures: $(BUILD)/hotrow
+	@HOTROW_BIN=$(BUILD)/hotrow scripts/figures docs/figures
+
+# The deck as one Markdown file for printing, with the figures and the
+# predict slides' answers: build/handout/handout.md.
+handout: $(BUILD)/hotrow
+	@HOTROW_BIN=$(BUILD)/hotrow scripts/handout slides/hot-rows.md build/handout
 
 pg-up:
 	@scripts/pg up

@@ -14,6 +14,7 @@ int cmd_sim(int argc, char **argv);    /* cli/sim.c: headless engine runs */
 int cmd_tui(int argc, char **argv);    /* cli/tui.c: the animated screen */
 int cmd_demo(int argc, char **argv);   /* cli/tui.c: a scripted tour */
 int cmd_lab(int argc, char **argv);    /* cli/lab.c: the lab runner */
+int cmd_class(int argc, char **argv);  /* cli/class.c: one PostgreSQL for a room */
 int cmd_bench(int argc, char **argv);  /* cli/bench.c: side-by-side benchmarks */
 int cmd_slides(int argc, char **argv); /* cli/slides.c: the workshop decks */
 int cmd_top(int argc, char **argv);    /* cli/top.c: a real PostgreSQL's lock queues */

@@ -20,6 +20,7 @@ static const struct {
 	{"demo",  cmd_demo,  "play a scripted tour for a workshop (default: viral-post)"},
 	{"lab",   cmd_lab,   "the guided labs: list, check, hint, watch, run, grade, reset"},
 	{"slides", cmd_slides, "present the workshop deck; x runs a slide's demo command"},
+	{"class", cmd_class, "class mode: one PostgreSQL server for a room, a place per student"},
 	{"bench", cmd_bench, "benchmarks: the engine vs SimPy, one hot row vs pgbench"},
 	{"top",   cmd_top,   "a real PostgreSQL's row locks and their queues, live"},
 };

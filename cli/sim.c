@@ -12,6 +12,7 @@
 
 #include "cli/cmd.h"
 #include "cli/simopt.h"
+#include "cli/figure.h"
 #include "engine/sim.h"
 #include "engine/xmalloc.h"
 
@@ -33,6 +34,9 @@ static void help(FILE *out)
 		"  --sweep NAME=V1,V2,...   one run per value of an engine option,\n"
 		"                           e.g. rows=1,4,16 or rps=400,450,500\n"
 		"  --list-scenarios         the named scenarios, one a line\n"
+		"  --svg FILE               a chart: a sweep of rps draws latency against\n"
+		"                           load (the hockey stick), another sweep draws\n"
+		"                           throughput, one run the pool filling up\n"
 		"  --help                   this text\n"
 		"Defaults are in parentheses.\n"
 		"\n"
@@ -371,6 +375,9 @@ int cmd_sim(int argc, char **argv)
 	sim_config_default(&base);
 	if (simopt_scenario(argc, argv, &base, err, sizeof err))
 		return usage_error(err);
+
+	const char *svg = NULL;   /* --svg: a chart of the run or the sweep */
+	struct sim_summary sums[MAX_SWEEP];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int r = simopt_parse(argc, argv, &i, &base, err, sizeof err);
@@ -394,6 +401,10 @@ int cmd_sim(int argc, char **argv)
 				return usage_error("--csv: expected a file name");
 			if (!*csv)
 				return usage_error("--csv: expected a file name");
+		} else if (!strcmp(a, "--svg")) {
+			if (i + 1 >= argc || !*argv[i + 1])
+				return usage_error("--svg: expected a file name");
+			svg = argv[++i];
 		} else if (!strcmp(a, "--sweep") || !strncmp(a, "--sweep=", 8)) {
 			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
 			if (sweep_name)
@@ -479,6 +490,9 @@ int cmd_sim(int argc, char **argv)
 		} else {
 			report(&runs[k], &o);
 		}
+		sums[k] = o;
+		if (svg && !sweep_name)
+			rc |= figure_run(svg, s, &runs[k]);
 		if (csv) {
 			FILE *f = fopen(csv, "w");
 			if (!f || (sim_csv(f, s), fclose(f) != 0)) {
@@ -490,5 +504,7 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (json)
 		printf("%s\n", sweep_name ? "]" : "");
+	if (svg && sweep_name)
+		rc |= figure_sweep(svg, sweep_name, values, runs, sums, nruns);
 	return rc;
 }

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/presenter.h"
+#include "engine/xmalloc.h"
 #include "runner/tree.h"
 #include "tui/slides.h"
 #include "tui/term.h"
@@ -21,22 +23,32 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hotrow slides [DECK.md] [--notes] [--dump [N]] [--size WxH]\n"
+		"usage: hotrow slides [DECK.md] [--notes] [--dump [N]] [--reveal] [--size WxH]\n"
+		"       hotrow slides --presenter [--dump] [--state FILE]\n"
 		"\n"
 		"Present a Markdown deck (default: slides/hot-rows.md). Slides are\n"
 		"separated by lines of ---; '> ' lines are speaker notes; a 'Run: CMD'\n"
-		"line is a command to run live.\n"
+		"line is a command to run live; a 'Reveal: CMD' line answers the slide's\n"
+		"question: x runs it and the slide shows its output; an 'Embed: SECONDS\n"
+		"OPTIONS' line plays the engine (hotrow tui OPTIONS) inside the slide.\n"
 		"\n"
 		"keys: right, space, PgDn next   left, PgUp, backspace previous\n"
 		"      Home/End first/last   n notes on/off   x run the slide's command\n"
-		"      q quit\n"
+		"      (or reveal its answer)   t restart the clock   q quit\n"
 		"\n"
 		"  --notes      show speaker notes\n"
 		"  --dump [N]   print slide N (1-based), or every slide, as text and exit\n"
-		"  --size WxH   the width (and height) --dump lays out for; default 80x24\n");
+		"  --size WxH   the width (and height) --dump lays out for; default 80x24\n"
+		"  --reveal     with --dump: run each Reveal: command and print its answer,\n"
+		"               and each Embed: as the engine's screen at its end\n"
+		"  --presenter  in a second terminal: the current slide's notes, the next\n"
+		"               slide, the time against the deck's plan (\"> Plan: H:MM\"),\n"
+		"               following the main screen\n"
+		"  --state FILE where the main screen says what it shows (default\n"
+		"               $TMPDIR/hotrow-slides-UID.state)\n");
 }
 
-static void print_slide(const struct tui_deck *d, int i, int width, int notes)
+static void print_slide(const struct tui_deck *d, int i, int width, int notes, int reveal)
 {
 	struct tui_slide_text t;
 
@@ -44,10 +56,23 @@ static void print_slide(const struct tui_deck *d, int i, int width, int notes)
 	printf("--- slide %d of %d ---\n", i + 1, tui_deck_count(d));
 	for (int k = 0; k < t.nlines; k++)
 		printf("%s%s\n", t.kinds[k] == TUI_LINE_NOTE ? "| " : "", t.lines[k]);
+	if (reveal && t.reveal) {
+		char *answer = presenter_reveal(t.reveal);
+		printf("\nThe engine says:\n$ %s\n%s", t.reveal, answer);
+		free(answer);
+	}
+	double secs;
+	char *frame = reveal && t.embed ? presenter_embed_frame(t.embed, 0, width, 24, &secs) : NULL;
+	if (frame) {   /* the embed's last frame */
+		free(frame);
+		frame = presenter_embed_frame(t.embed, secs, width, 24, &secs);
+		printf("\nThe engine, live (at %g simulated s):\n%s", secs, frame);
+		free(frame);
+	}
 	tui_slide_text_free(&t);
 }
 
-static void draw(const struct tui_deck *d, int i, int notes)
+static void draw(const struct tui_deck *d, int i, int notes, const char *answer)
 {
 	int w, h;
 	struct tui_slide_text t;
@@ -66,9 +91,26 @@ static void draw(const struct tui_deck *d, int i, int notes)
 		mvaddstr(top + k, left, t.lines[k]);
 		attroff(attr);
 	}
+	if (answer) {   /* the revealed answer, under the slide */
+		int y = top + t.nlines + 1;
+		attron(A_BOLD);
+		if (y < h - 1)
+			mvaddstr(y++, left, "The engine says:");
+		attroff(A_BOLD);
+		attron(A_REVERSE);
+		if (y < h - 1 && t.reveal)
+			mvaddnstr(y++, left, t.reveal, w - left - 2);
+		attroff(A_REVERSE);
+		for (const char *p = answer; *p && y < h - 1; y++) {
+			size_t n = strcspn(p, "\n");
+			mvaddnstr(y, left, p, (int)n < w - left ? (int)n : w - left);
+			p += n + (p[n] == '\n');
+		}
+	}
 	char status[160];
 	snprintf(status, sizeof status, " %d / %d   %s  n notes  q quit ", i + 1,
-		 tui_deck_count(d), t.run ? "x run   " : "");
+		 tui_deck_count(d), t.reveal && !answer ? "x reveal" : t.embed ? "x play  " :
+		 t.run ? "x run   " : "");
 	attron(A_DIM);
 	mvaddstr(h - 1, w > tui_text_width(status) ? w - tui_text_width(status) : 0, status);
 	attroff(A_DIM);
@@ -98,7 +140,7 @@ static void run_live(const char *cmd)
 	tui_term_start(getenv("NO_COLOR") == NULL);
 }
 
-static int present(const struct tui_deck *d, int notes)
+static int present(const struct tui_deck *d, int notes, const char *deck, const char *state)
 {
 	if (tui_term_start(getenv("NO_COLOR") == NULL) < 0) {
 		fprintf(stderr, "hotrow slides: cannot present here (%s); use --dump to "
@@ -107,15 +149,17 @@ static int present(const struct tui_deck *d, int notes)
 		return 2;
 	}
 	int i = 0, n = tui_deck_count(d);
-	draw(d, i, notes);
+	char **answers = xcalloc((size_t)n, sizeof *answers);   /* revealed, per slide */
+	time_t started = presenter_started(state, deck);
+	draw(d, i, notes, NULL);
+	presenter_publish(state, deck, i, started, 0);
 	while (!tui_term_quit_requested()) {
 		int c = tui_term_key(250);
 		switch (c) {
 		case -1:
 			continue;
 		case 'q': case 'Q': case 27:
-			tui_term_stop();
-			return 0;
+			goto out;
 		case KEY_RIGHT: case ' ': case KEY_NPAGE: case KEY_DOWN: case 'l': case 'j':
 			i = i + 1 < n ? i + 1 : i;
 			break;
@@ -131,10 +175,17 @@ static int present(const struct tui_deck *d, int notes)
 		case 'n':
 			notes = !notes;
 			break;
+		case 't':
+			started = time(NULL);
+			break;
 		case 'x': {
 			struct tui_slide_text t;
 			tui_deck_layout(d, i, 80, 0, &t);
-			if (t.run)
+			if (t.reveal && !answers[i])
+				answers[i] = presenter_reveal(t.reveal);
+			else if (t.embed)
+				presenter_play(t.nlines ? t.lines[0] : "", t.embed);
+			else if (t.run)
 				run_live(t.run);
 			tui_slide_text_free(&t);
 			break;
@@ -142,16 +193,23 @@ static int present(const struct tui_deck *d, int notes)
 		default:
 			break;
 		}
-		draw(d, i, notes);
+		draw(d, i, notes, answers[i]);
+		presenter_publish(state, deck, i, started, answers[i] != NULL);
 	}
+out:
 	tui_term_stop();
+	for (int k = 0; k < n; k++)
+		free(answers[k]);
+	free(answers);
 	return 0;
 }
 
 int cmd_slides(int argc, char **argv)
 {
 	const char *deck = NULL;
-	int notes = 0, dump = 0, only = 0, width = 80;
+	int notes = 0, dump = 0, only = 0, width = 80, reveal = 0, presenter = 0;
+	char state[PATH_MAX];
+	presenter_default_state(state, sizeof state);
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -160,6 +218,16 @@ int cmd_slides(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--notes")) {
 			notes = 1;
+		} else if (!strcmp(a, "--reveal")) {
+			reveal = 1;
+		} else if (!strcmp(a, "--presenter")) {
+			presenter = 1;
+		} else if (!strcmp(a, "--state")) {
+			if (i + 1 >= argc || !*argv[i + 1]) {
+				fprintf(stderr, "hotrow slides: --state takes a file name\n");
+				return 2;
+			}
+			snprintf(state, sizeof state, "%s", argv[++i]);
 		} else if (!strcmp(a, "--dump")) {
 			dump = 1;
 			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
@@ -188,6 +256,8 @@ int cmd_slides(int argc, char **argv)
 		}
 	}
 
+	if (presenter)
+		return presenter_view(state, dump, width);
 	char path[PATH_MAX + 32], err[PATH_MAX + 128];
 	if (!deck) {
 		struct runner_tree t;
@@ -211,10 +281,10 @@ int cmd_slides(int argc, char **argv)
 		} else {
 			for (int i = 0; i < tui_deck_count(d); i++)
 				if (!only || only == i + 1)
-					print_slide(d, i, width, notes);
+					print_slide(d, i, width, notes, reveal);
 		}
 	} else {
-		rc = present(d, notes);
+		rc = present(d, notes, deck, state);
 	}
 	tui_deck_free(d);
 	tui_term_exit_signalled();      /* SIGTERM or SIGHUP: die of it, now clean */

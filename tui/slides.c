@@ -281,6 +281,12 @@ void tui_deck_layout(const struct tui_deck *d, int i, int width, int notes,
 			else
 				free(cmd);
 			blank = 0;
+		} else if (!strncmp(line, "Reveal: ", 8)) {
+			if (!out->reveal)
+				out->reveal = unquote(line + 8);
+		} else if (!strncmp(line, "Embed: ", 7)) {
+			if (!out->embed)
+				out->embed = unquote(line + 7);
 		} else if (line[0] == '|') {
 			push(out, TUI_LINE_BODY, line, fit_bytes(line, l, width));
 			blank = 0;
@@ -308,5 +314,7 @@ void tui_slide_text_free(struct tui_slide_text *t)
 	free(t->lines);
 	free(t->kinds);
 	free(t->run);
+	free(t->reveal);
+	free(t->embed);
 	memset(t, 0, sizeof *t);
 }

@@ -5,7 +5,12 @@
  * only "---". In a slide, lines starting with "> " are speaker notes and a
  * line starting with "Run: " names a command to run live (backquotes are
  * dropped). Layout wraps the body to a width, so the same code draws the
- * presenter screen and the headless `hotrow slides --dump`.
+ * presenter screen and the headless `hotrow slides --dump`. A line
+ * starting with "Reveal: " names a command whose output answers the
+ * slide's question (predict, then reveal): it is not shown with the slide,
+ * only kept in t.reveal for the presenter to run. A line "Embed: SECONDS
+ * OPTIONS" plays the engine (`hotrow tui` with OPTIONS) live inside the
+ * slide for SECONDS simulated seconds; it is kept in t.embed.
  *
  * Interface:
  *   struct tui_deck *d = tui_deck_load(path, err, sizeof err);  NULL + err on failure
@@ -35,6 +40,8 @@ struct tui_slide_text {
 	char **lines;              /* UTF-8, each fits the width; owned */
 	enum tui_line_kind *kinds;
 	char *run;                 /* the slide's first Run: command, or NULL */
+	char *reveal;              /* the slide's Reveal: command, or NULL */
+	char *embed;               /* the slide's Embed: SECONDS OPTIONS, or NULL */
 };
 
 /* Read the deck at path (at most TUI_DECK_MAX_BYTES). Control characters

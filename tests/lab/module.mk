@@ -4,6 +4,6 @@
 # real lab in a scratch copy, hostile student code included.
 TESTS += $(BUILD)/tests/lab/test_lab
 SCRIPT_TESTS += tests/lab/runner.sh tests/lab/run-tests.sh
-$(BUILD)/tests/lab/test_lab: $(BUILD)/obj/tests/lab/test_lab.o $(RUNNER_LIB) $(KIT_LIB)
+$(BUILD)/tests/lab/test_lab: $(BUILD)/obj/tests/lab/test_lab.o $(RUNNER_LIB) $(CLASS_LIB) $(KIT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@

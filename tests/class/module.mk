@@ -1,0 +1,3 @@
+# tests/class/: class mode on a real PostgreSQL (HOTROW_PG_URL, as a
+# superuser: the throwaway server of scripts/pg is one).
+SCRIPT_TESTS += tests/class/class.sh

@@ -1,0 +1,4 @@
+# tests/slides/: the workshop deck (every command it shows works, a
+# predict-then-reveal slide per section, each lab opens and closes) and the
+# presenter view following the main screen under tmux.
+SCRIPT_TESTS += tests/slides/deck.sh
