@@ -23,7 +23,7 @@ pass=0 fail=0 skipped=0 failed_names=
 ok()   { pass=$((pass + 1)); echo "[       OK ] $1"; }
 bad()  { fail=$((fail + 1)); failed_names="$failed_names $1"; echo "[  FAILED  ] $1: $2"; }
 skip() { skipped=$((skipped + 1)); echo "[  SKIPPED ] $1: $2"; echo "NOTICE: $1 skipped: $2"; }
-trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$tmp" 2>/dev/null || { sleep 0.5; rm -rf "$tmp"; }' EXIT
 
 n=$("$bin" slides "$deck" --dump | grep -c '^--- slide ')
 if [ "$n" -ge 45 ] && [ "$n" -le 60 ]; then ok deck__length
