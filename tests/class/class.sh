@@ -166,13 +166,16 @@ then ok class__drop_roster; else bad class__drop_roster "$(q "select string_agg(
 # class__drop_restores: with alice still connected, everything goes and
 # the server is as it was.
 as "$A" "select pg_sleep(5)" >/dev/null 2>&1 &
-sleep 0.5
+i=0   # wait until alice's session is really there (a loaded machine is slow to connect)
+until [ "$(q "select count(*) from pg_stat_activity where usename = 'hr_alice'")" -gt 0 ] || [ $i -ge 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
 "$bin" class drop --db "$admin" --yes >"$tmp/drop" 2>&1
 rc=$?
 wait
 snapshot >"$tmp/after"
 if [ "$rc" = 0 ] && cmp -s "$tmp/before" "$tmp/after"; then ok class__drop_restores
-else bad class__drop_restores "exit $rc: $(cat "$tmp/drop"; diff "$tmp/before" "$tmp/after" | head -8)"; fi
+else bad class__drop_restores "exit $rc: $(cat "$tmp/drop"; diff "$tmp/before" "$tmp/after" | head -8 | tr '\n' ' ')"; fi
 
 # class__bad_usage: exit 2 and one line naming what is wrong.
 for args in "init --roster $tmp/roster" "init --db $admin" "frob --db x" "init --db x --roster y --conn-limit 0"; do
