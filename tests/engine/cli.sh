@@ -127,6 +127,8 @@ usage sweep_rps_tiny   "--rps"        --seconds 1 --sweep rps=100,1e-13
 usage timeout_1e-300   "--client-timeout-ms" --client-timeout-ms 1e-300
 usage timeout_sub_us   "--client-timeout-ms" --client-timeout-ms 0.0001
 usage pool_timeout_sub_us "--pool-timeout-ms" --pool-timeout-ms 0.0004
+usage lock_timeout_sub_us "--lock-timeout-ms" --lock-timeout-ms 0.0004
+usage lock_timeout_1e-300 "--lock-timeout-ms" --lock-timeout-ms 1e-300
 # rows only mean something to sharded
 usage rows_naive       "--rows"       --rows 4 --strategy naive
 usage rows_redis       "--rows"       --rows 4 --strategy redis
@@ -148,6 +150,19 @@ usage snapshot_for_word "--snapshot-for" --snapshot-for long
 j=$("$bin" sim --json --seconds 0.1 --client-timeout-ms 0.0015)
 case "$j" in *'"client_timeout_ms":0.002,'*) ok sim__timeout_reported_as_used ;;
 *) bad sim__timeout_reported_as_used "$(printf '%s' "$j" | grep -o '"client_timeout_ms":[^,]*')" ;; esac
+
+# sim__times_reported_as_used: every time in ms runs in whole microseconds,
+# and the config says which.
+j=$("$bin" sim --json --seconds 0.1 --lock-timeout-ms 0.0015 --backoff-ms 2.0004 \
+	--clients 2 --think-ms 1.0006 --outside-ms 0.5004 --cores 2 --cpu-ms 0.2004,0.1006 \
+	--rtt-ms 0.3004 --read-ms 0.1006 --work-ms 0.0004)
+missing=
+for kv in lock_timeout_ms:0.002 backoff_ms:2 think_ms:1.001 outside_ms:0.5 \
+	cpu_db_ms:0.2 cpu_client_ms:0.101 rtt_ms:0.3 read_ms:0.101 work_ms:0; do
+	case "$j" in *"\"${kv%%:*}\":${kv#*:}"[,}]*) ;; *) missing="$missing $kv" ;; esac
+done
+if [ -z "$missing" ]; then ok sim__times_reported_as_used
+else bad sim__times_reported_as_used "not rounded:$missing"; fi
 
 # sim__one_round_trip_fix: three round trips of 0.5 ms inside a 0.5 ms
 # hold cap the row at 500/s; as one statement it takes 2,000/s. The report
