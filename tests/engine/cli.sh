@@ -208,6 +208,15 @@ usage_cmd() { # usage_cmd NAME RC WORD ARGS...
 printf 'title tiny\nstep one\nset rps=1e-13\nsay hi\nrun 1\n' >"$tmp/tiny.tour"
 usage_cmd tui__bad_usage_rps_tiny     2 "--rps"          tui --dump --rps 1e-13
 usage_cmd demo__bad_usage_tour_rps    2 "line 3: rps:"   demo --dump "$tmp/tiny.tour"
+# demo__tour_limits_are_the_cli_limits: a tour's lock timeout under 1 us
+# gets the very line `hotrow sim` prints for it.
+printf 'title tiny\nstep one\nset lock-timeout-ms=0.0004\nrun 1\n' >"$tmp/lt.tour"
+"$bin" sim --lock-timeout-ms 0.0004 2>"$tmp/cli.err" >/dev/null
+"$bin" demo --dump "$tmp/lt.tour" 2>"$tmp/tour.err" >/dev/null
+m=$(sed 's/^hotrow sim: --//' "$tmp/cli.err")
+if [ -n "$m" ] && grep -qF -- "line 3: $m (not '0.0004')" "$tmp/tour.err"
+then ok demo__tour_limits_are_the_cli_limits
+else bad demo__tour_limits_are_the_cli_limits "cli: $(cat "$tmp/cli.err") tour: $(cat "$tmp/tour.err")"; fi
 usage_cmd demo__bad_usage_step_past   2 "the tour has"   demo --dump --step 99
 usage_cmd demo__bad_usage_dev_zero    2 "too big"        demo --dump /dev/zero
 usage_cmd slides__bad_usage_dev_zero  1 "too big"        slides --dump /dev/zero
