@@ -222,8 +222,17 @@ usage_error:
 static int run(struct opts *o, struct tui_tour *tour, bool demo)
 {
 	struct tui_app *app = tui_app_new(&o->cfg, tour, o->ascii);
-	struct tui_view *v = tui_app_view(app);
+	struct tui_view *v;
 	int rc = 0;
+
+	if (!app) {       /* checked before: not reached, but never a crash */
+		char err[160] = "the tour's settings";
+		if (!tour)
+			sim_config_check(&o->cfg, err, sizeof err);
+		fprintf(stderr, "hotrow %s: the engine refused %s\n", demo ? "demo" : "tui", err);
+		return 2;
+	}
+	v = tui_app_view(app);
 
 	if (o->compare)
 		tui_app_compare(app, true);

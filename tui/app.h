@@ -30,7 +30,10 @@ struct tui_app;
 
 /* A new app at t = 0 from c (which must pass sim_config_check). With a
  * tour, the app takes ownership of it and starts at its first step (c is
- * then ignored and may be NULL: the tour names its own scenario). */
+ * then ignored and may be NULL: the tour names its own scenario). NULL
+ * when the engine refuses the settings (the tour is freed then). Later
+ * settings it refuses (a key, a tour step) leave the simulation running
+ * as it was and show the reason on the status line. */
 struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
                             bool ascii);
 void tui_app_free(struct tui_app *a);

@@ -26,6 +26,10 @@ static const struct tui_binding table[] = {
 	{'A', 0, "A", "crash the app (coalesce buffer lost)", NULL, NULL, TUI_A_CRASH_APP, false},
 	{'C', 0, "C", "crash the queue consumer (batch redelivered)", NULL, NULL, TUI_A_CRASH_CONSUMER, false},
 	{'R', 0, "R", "restart Redis (in-memory count lost)", NULL, NULL, TUI_A_CRASH_REDIS, false},
+	{'T', 0, "T", "lock_timeout 300 ms on/off: the server cancels long waits", NULL, NULL, TUI_A_LOCK_TIMEOUT, false},
+	{'B', 0, "B", "retry budget on/off: retries at most 10% of requests", NULL, NULL, TUI_A_RETRY_BUDGET, false},
+	{'K', 0, "K", "bulkhead on/off: likes get a pool of their own, 80% as big", NULL, NULL, TUI_A_BULKHEAD, false},
+	{'I', 0, "I", "idempotent likes on/off: a retry cannot count twice", NULL, NULL, TUI_A_IDEMPOTENT, false},
 	{'>', '.', ">/.", "faster (up to 100x real time)", "speed", "< >", TUI_A_FASTER, false},
 	{'<', ',', "</,", "slower (down to 0.01x, slow motion)", NULL, NULL, TUI_A_SLOWER, false},
 	{'r', 0, "r", "reset: start again from t = 0", NULL, NULL, TUI_A_RESET, false},
@@ -63,7 +67,9 @@ void tui_help_draw(struct tui_screen *s, const struct tui_glyphs *g, bool in_tou
 		n += !b->tour_only || in_tour;
 	int w = 78 < s->w - 2 ? 78 : s->w - 2;
 	int h = n + 4 < s->h ? n + 4 : s->h;
-	int x0 = (s->w - w) / 2, y0 = (s->h - h) / 2;
+	/* Centred, or as low as it goes when that would cover the title bar
+	 * and a tour's words at the top. */
+	int x0 = (s->w - w) / 2, y0 = s->h - h >= 8 ? (s->h - h) / 2 : s->h - h;
 	int x1 = x0 + w - 1, y1 = y0 + h - 1;
 
 	tui_screen_fill(s, (struct tui_rect){x0, y0, w, h}, ' ', TUI_NORMAL);
