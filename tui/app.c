@@ -608,6 +608,37 @@ static int keyq_pop(struct keyq *q)
 	return k;
 }
 
+/* The speed the screen reaches: simulated seconds per wall second over
+ * the last second or so. When the engine cannot simulate speed x real
+ * time (100x on 100,000 views/s), frames take longer and each plays at
+ * most 0.25 s of wall time, so the factor reached drops: the title then
+ * says the real one beside the one asked for. */
+struct reach {
+	double wall, sim;
+};
+
+void tui_app_reach(struct tui_view *v, double wall_s, double sim_s)
+{
+	double f = wall_s > 0 ? sim_s / wall_s : 0;
+	v->speed_reached = wall_s > 0 && f < v->speed * 0.9 ? f : 0;
+}
+
+static void reach_frame(struct tui_view *v, struct reach *r, bool counts,
+                        double wall_s, double sim_s)
+{
+	if (!counts) {              /* paused, waiting, a new speed: start over */
+		r->wall = r->sim = 0;
+		v->speed_reached = 0;
+		return;
+	}
+	r->wall += wall_s;
+	r->sim += sim_s;
+	if (r->wall >= 1.0) {
+		tui_app_reach(v, r->wall, r->sim);
+		r->wall = r->sim = 0;
+	}
+}
+
 int tui_app_run(struct tui_app *a, bool colour)
 {
 	if (tui_term_start(colour) < 0)
@@ -617,12 +648,19 @@ int tui_app_run(struct tui_app *a, bool colour)
 	struct tui_screen *scr = tui_screen_new(w > 0 ? w : 1, h > 0 ? h : 1);
 	double last = now_s();
 	struct keyq q = {0};
+	struct reach r = {0};
 
 	while (!a->quit && !tui_term_quit_requested()) {
 		double t0 = now_s();
 		double dt = t0 - last;
+		int64_t before = a->t_us;
+		double speed = a->view.speed;
+		bool playing = !a->view.paused && !(a->tour && a->view.step_done);
 		last = t0;
 		tui_app_advance(a, dt > 0.25 ? 0.25 : dt);   /* no leaps after a stall */
+		reach_frame(&a->view, &r, playing && speed == a->view.speed &&
+		            !(a->tour && a->view.step_done) && a->t_us >= before,
+		            dt, (double)(a->t_us - before) / 1e6);
 
 		tui_term_size(&w, &h);
 		if (w > 0 && h > 0 && (w != scr->w || h != scr->h)) {

@@ -51,6 +51,10 @@ void tui_app_render(struct tui_app *a, struct tui_screen *scr);
 /* Play at x simulated seconds per real second (any x > 0; the < and >
  * keys then step along 0.01x ... 100x from there). */
 void tui_app_set_speed(struct tui_app *a, double x);
+/* The frame loop played sim_s simulated seconds in wall_s seconds: when
+ * that falls short of the speed asked for, the title says the factor
+ * reached (tui_view.speed_reached), else it says nothing more. */
+void tui_app_reach(struct tui_view *v, double wall_s, double sim_s);
 /* Start compare mode (or stop it). */
 void tui_app_compare(struct tui_app *a, bool on);
 /* Jump to tour step k (0-based, clamped): replays the steps before it. */

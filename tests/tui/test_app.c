@@ -164,6 +164,28 @@ static void tui_app_key__refused_settings_keep_the_simulation(void **state)
 	assert_null(tui_app_new(&c, NULL, false));
 }
 
+/* When the engine cannot play 100 simulated seconds a second, the title
+ * says the factor it reaches; when it keeps up, nothing more. */
+static void tui_app_reach__title_says_the_real_factor(void **state)
+{
+	(void)state;
+	struct tui_app *a = viral();
+	struct tui_screen *s = tui_screen_new(120, 40);
+	struct tui_view *v = tui_app_view(a);
+
+	tui_app_set_speed(a, 100);
+	tui_app_reach(v, 1.0, 96);
+	tui_app_render(a, s);
+	assert_true(v->speed_reached == 0);
+	assert_true(fx_find(s, "100x  running") == 0);
+	tui_app_reach(v, 2.0, 48.6);
+	tui_app_render(a, s);
+	assert_true(v->speed_reached > 24.2 && v->speed_reached < 24.4);
+	assert_true(fx_find(s, "100x (only 24.3x reached)") == 0);
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
 static void tui_app_key__scenario_picker(void **state)
 {
 	(void)state;
@@ -291,6 +313,7 @@ int main(void)
 		cmocka_unit_test(tui_app_key__controls_change_the_simulation),
 		cmocka_unit_test(tui_app_key__retry_storm_fixes),
 		cmocka_unit_test(tui_app_key__refused_settings_keep_the_simulation),
+		cmocka_unit_test(tui_app_reach__title_says_the_real_factor),
 		cmocka_unit_test(tui_app_key__scenario_picker),
 		cmocka_unit_test(tui_app_compare__same_arrivals_on_both_sides),
 		cmocka_unit_test(tui_app_tour__steps_replay_the_same_frame),
