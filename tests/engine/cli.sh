@@ -146,6 +146,33 @@ usage read_ms_zero     "--read-ms"    --read-ms 0
 usage snapshot_at_neg  "--snapshot-at" --snapshot-at -2
 usage snapshot_for_word "--snapshot-for" --snapshot-for long
 
+# sim__every_option_documented_and_checked: every engine option in
+# `hotrow sim --help` is in the README, and a bad value for any of them
+# exits 2 with one line naming it.
+readme="$(dirname "$0")/../../README.md"
+"$bin" sim --help | sed -n '/^engine:/,/^$/p' |
+	sed -n 's/^  --\([a-z-]*\)\( [^ ]*\)\{0,1\} .*/\1\2/p' >"$tmp/opts"
+undocumented= unchecked=
+while read -r name arg; do
+	[ -n "$name" ] || continue
+	grep -q -- "--$name\b" "$readme" || undocumented="$undocumented --$name"
+	if [ -z "$arg" ]; then set -- "--$name=bogus"; else set -- "--$name" bogus; fi
+	"$bin" sim "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "--$name" "$tmp/err" ||
+	   [ -s "$tmp/out" ]; then unchecked="$unchecked --$name"; fi
+	[ -n "$arg" ] || continue
+	"$bin" sim "--$name" -1e12 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "--$name" "$tmp/err"
+	then unchecked="$unchecked --$name=-1e12"; fi
+done <"$tmp/opts"
+if [ "$(wc -l <"$tmp/opts")" -lt 40 ]; then
+	bad sim__every_option_documented_and_checked "only $(wc -l <"$tmp/opts") options in --help"
+elif [ -n "$undocumented$unchecked" ]; then
+	bad sim__every_option_documented_and_checked "not in README:$undocumented; bad value not refused:$unchecked"
+else ok sim__every_option_documented_and_checked; fi
+
 # sim__timeout_reported_as_used: 1.5 us runs as 2 us, and says so.
 j=$("$bin" sim --json --seconds 0.1 --client-timeout-ms 0.0015)
 case "$j" in *'"client_timeout_ms":0.002,'*) ok sim__timeout_reported_as_used ;;
