@@ -60,6 +60,11 @@ static const struct numkey {
 	{ "retry-budget", offsetof(struct sim_config, retry_budget), false, false },
 	{ "backoff-ms", offsetof(struct sim_config, backoff_ms), false, false },
 	{ "counter-pool", offsetof(struct sim_config, counter_pool), true, true },
+	{ "burst", offsetof(struct sim_config, burst), true, true },
+	{ "clients", offsetof(struct sim_config, clients), true, true },
+	{ "think-ms", offsetof(struct sim_config, think_ms), false, false },
+	{ "outside-ms", offsetof(struct sim_config, outside_ms), false, false },
+	{ "cores", offsetof(struct sim_config, cores), true, true },
 };
 
 /* Set a numeric key; on a word that is no number, or a number outside the

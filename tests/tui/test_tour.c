@@ -212,6 +212,13 @@ static void tui_tour_set__storm_keys_take_the_engine_limits(void **state)
 	assert_true(restart);
 	assert_true(c.lock_timeout_ms == 300 && c.retry_budget == 0.1 && c.backoff_ms == 50 &&
 	            c.counter_pool == 400);
+	restart = false;                 /* a closed loop: a restart; its think time: live */
+	assert_int_equal(tui_tour_set(&c, "think-ms", "2", &restart, err, sizeof err), 0);
+	assert_false(restart);
+	assert_int_equal(tui_tour_set(&c, "clients", "8", &restart, err, sizeof err), 0);
+	assert_true(restart);
+	assert_true(c.think_ms == 2 && c.clients == 8);
+	assert_int_equal(tui_tour_set(&c, "clients", "0", &restart, err, sizeof err), 0);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct sim_config before = c;
 		t = c;
