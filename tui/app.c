@@ -75,15 +75,22 @@ static bool settle(struct tui_app *a)
 static void restart(struct tui_app *a)
 {
 	struct sim *s, *n = NULL;
+	struct sim_config before = a->good;
 
-	if (!settle(a) || !(s = sim_new(&a->cfg)))
+	if (!settle(a))
 		return;
+	if (!(s = sim_new(&a->cfg))) {     /* settle checked: not reached */
+		a->cfg = a->good = before;
+		return;
+	}
 	if (a->naive) {
 		struct sim_config nc = a->cfg;
 		nc.strategy = SIM_NAIVE;
 		nc.rows = 1;
 		if (!(n = sim_new(&nc))) {
 			sim_free(s);
+			if (a->sim)
+				a->cfg = a->good = before;
 			snprintf(a->refused, sizeof a->refused, "refused: no naive side for these settings");
 			return;
 		}
