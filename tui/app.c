@@ -627,7 +627,9 @@ struct reach {
 void tui_app_reach(struct tui_view *v, double wall_s, double sim_s)
 {
 	double f = wall_s > 0 ? sim_s / wall_s : 0;
-	v->speed_reached = wall_s > 0 && f < v->speed * 0.9 ? f : 0;
+	/* Said under 90 % of the speed, unsaid from 95 %: no flicker between. */
+	double bar = v->speed_reached > 0 ? 0.95 : 0.9;
+	v->speed_reached = wall_s > 0 && f < v->speed * bar ? f : 0;
 }
 
 static void reach_frame(struct tui_view *v, struct reach *r, bool counts,

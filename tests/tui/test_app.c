@@ -182,6 +182,10 @@ static void tui_app_reach__title_says_the_real_factor(void **state)
 	tui_app_render(a, s);
 	assert_true(v->speed_reached > 24.2 && v->speed_reached < 24.4);
 	assert_true(fx_find(s, "100x (only 24.3x reached)") == 0);
+	tui_app_reach(v, 1.0, 92);           /* said until 95 %: no flicker */
+	assert_true(v->speed_reached == 92);
+	tui_app_reach(v, 1.0, 96);
+	assert_true(v->speed_reached == 0);
 	tui_screen_free(s);
 	tui_app_free(a);
 }
