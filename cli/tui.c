@@ -65,7 +65,8 @@ static void usage(FILE *out, bool demo)
 		"  --ascii             ASCII only, for terminals without UTF-8\n"
 		"  --no-color          no colour (NO_COLOR in the environment does the same)\n"
 		"  --compare           split screen: naive beside the chosen fix, same seed\n"
-		"  --speed X           simulated seconds per real second (0.01 to 100; 1)\n"
+		"  --speed X           simulated seconds per real second (0.01 to 100; 1);\n"
+		"                      the title says the factor reached where it falls short\n"
 		"  --paused            start paused\n"
 		"  --latency both|p99|p50   which latency lines to chart\n"
 		"  --help-overlay      with --dump: show the ? overlay\n");
