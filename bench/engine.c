@@ -209,15 +209,21 @@ static double cpu_now(long *max_rss_kb)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-/* Run config c `repeat` times and keep the fastest run in *r. */
-static void measure(const struct sim_config *c, int repeat, struct bench_result *r)
+/* Run config c `repeat` times and keep the fastest run in *r. 0, or -1
+ * when the engine refuses the config (err says why). */
+static int measure(const struct sim_config *c, int repeat, struct bench_result *r,
+                   char *err, size_t errlen)
 {
 	r->config = *c;
 	r->cpu_s = -1;
+	if (sim_config_check(c, err, errlen) != 0)
+		return -1;
 	for (int k = 0; k < repeat; k++) {
 		struct sim_summary sum;
 		double t0 = cpu_now(NULL);
 		struct sim *s = sim_new(c);
+		if (!s)
+			return snprintf(err, errlen, "the engine refused the config"), -1;
 		sim_run(s);
 		sim_summary(s, &sum);
 		double t = cpu_now(&r->max_rss_kb) - t0;
@@ -227,6 +233,7 @@ static void measure(const struct sim_config *c, int repeat, struct bench_result 
 			r->sum = sum;
 		}
 	}
+	return 0;
 }
 
 /* Requests per CPU second; 0 when the clock saw no time at all. */
@@ -324,7 +331,10 @@ int bench_engine_main(int argc, char **argv)
 			fprintf(stderr, "hotrow bench: workload %s: %s\n", workload_names[w], err);
 			return 1;
 		}
-		measure(&c, o.repeat, &res[w]);
+		if (measure(&c, o.repeat, &res[w], err, sizeof err) != 0) {
+			fprintf(stderr, "hotrow bench: workload %s: %s\n", workload_names[w], err);
+			return 1;
+		}
 	}
 	if (o.json)
 		print_json(stdout, &o, res);

@@ -402,15 +402,16 @@ int simopt_finish(struct sim_config *c, bool strategy_given, char *err, size_t e
 	}
 	if (sim_config_check(c, err, errlen) < 0)
 		return -1;
-	whole_us(&c->hold_ms);
-	whole_us(&c->work_ms);
-	whole_us(&c->unrelated_ms);
-	whole_us(&c->flush_ms);
-	whole_us(&c->pool_timeout_ms);
-	whole_us(&c->client_timeout_ms);
-	whole_us(&c->tick_ms);
-	whole_us(&c->rtt_ms);
-	whole_us(&c->read_ms);
+	/* Every time in ms: rounding is monotonic, so what the check passed
+	 * (cpu_db_ms <= hold_ms, timeouts >= 1 us) still holds. */
+	double *const ms[] = {
+		&c->hold_ms, &c->work_ms, &c->unrelated_ms, &c->flush_ms,
+		&c->pool_timeout_ms, &c->client_timeout_ms, &c->lock_timeout_ms,
+		&c->backoff_ms, &c->tick_ms, &c->think_ms, &c->outside_ms,
+		&c->cpu_db_ms, &c->cpu_client_ms, &c->rtt_ms, &c->read_ms,
+	};
+	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+		whole_us(ms[i]);
 	return 0;
 }
 

@@ -65,7 +65,8 @@ static void usage(FILE *out, bool demo)
 		"  --ascii             ASCII only, for terminals without UTF-8\n"
 		"  --no-color          no colour (NO_COLOR in the environment does the same)\n"
 		"  --compare           split screen: naive beside the chosen fix, same seed\n"
-		"  --speed X           simulated seconds per real second (0.01 to 100; 1)\n"
+		"  --speed X           simulated seconds per real second (0.01 to 100; 1);\n"
+		"                      the title says the factor reached where it falls short\n"
 		"  --paused            start paused\n"
 		"  --latency both|p99|p50   which latency lines to chart\n"
 		"  --help-overlay      with --dump: show the ? overlay\n");
@@ -222,8 +223,17 @@ usage_error:
 static int run(struct opts *o, struct tui_tour *tour, bool demo)
 {
 	struct tui_app *app = tui_app_new(&o->cfg, tour, o->ascii);
-	struct tui_view *v = tui_app_view(app);
+	struct tui_view *v;
 	int rc = 0;
+
+	if (!app) {       /* checked before: not reached, but never a crash */
+		char err[160] = "the tour's settings";
+		if (!tour)
+			sim_config_check(&o->cfg, err, sizeof err);
+		fprintf(stderr, "hotrow %s: the engine refused %s\n", demo ? "demo" : "tui", err);
+		return 2;
+	}
+	v = tui_app_view(app);
 
 	if (o->compare)
 		tui_app_compare(app, true);

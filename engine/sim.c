@@ -269,7 +269,7 @@ static void source_rate(struct sim *s, struct sim_source *src, double rate,
 }
 
 /* Turn an arrival away: the system already holds SIM_MAX_INFLIGHT
- * requests. It fails at once, without retries, and never queues. */
+ * requests (orphaned statements included). It fails at once, without retries, and never queues. */
 static void refuse(struct sim *s, enum sim_req_kind kind)
 {
 	if (kind == SIM_REQ_READ) {
@@ -300,7 +300,10 @@ static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
 		src->k++;
 		source_arm(s, src, type);
 	}
-	if ((uint64_t)s->inflight + (uint64_t)s->unrel_inflight >= SIM_MAX_INFLIGHT) {
+	/* Orphans count too: their clients are gone, their statements still
+	 * wait in a queue. */
+	if ((uint64_t)s->inflight + (uint64_t)s->unrel_inflight +
+	    (uint64_t)s->orphans_live >= SIM_MAX_INFLIGHT) {
 		refuse(s, kind);
 		return;
 	}

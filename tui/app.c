@@ -27,6 +27,8 @@ struct tui_app {
 	int speed_i;
 	char msg[96];
 	double msg_left_s;            /* wall seconds the message stays */
+	struct sim_config good;       /* the last settings the engine took */
+	char refused[160];            /* why it refused the newest, until said */
 	int scenario_i;
 	bool quit;
 
@@ -52,24 +54,59 @@ static void say(struct tui_app *a, const char *fmt, ...)
 	a->msg_left_s = 3;
 }
 
-/* Rebuild the simulation(s) from a->cfg at t = 0. */
+/* Does the engine take a->cfg? If not, go back to the last settings it
+ * took and keep the reason to show (a key's own note would hide it). */
+static bool settle(struct tui_app *a)
+{
+	char err[150];
+
+	if (sim_config_check(&a->cfg, err, sizeof err) == 0) {
+		a->good = a->cfg;
+		return true;
+	}
+	if (a->sim)
+		a->cfg = a->good;
+	snprintf(a->refused, sizeof a->refused, "refused: %s", err);
+	return false;
+}
+
+/* Rebuild the simulation(s) from a->cfg at t = 0. Settings the engine
+ * refuses leave the running simulation as it is. */
 static void restart(struct tui_app *a)
 {
-	sim_free(a->sim);
-	a->sim = sim_new(&a->cfg);
-	if (a->naive) {
-		struct sim_config n = a->cfg;
-		n.strategy = SIM_NAIVE;
-		n.rows = 1;
-		sim_free(a->naive);
-		a->naive = sim_new(&n);
+	struct sim *s, *n = NULL;
+	struct sim_config before = a->good;
+
+	if (!settle(a))
+		return;
+	if (!(s = sim_new(&a->cfg))) {     /* settle checked: not reached */
+		a->cfg = a->good = before;
+		return;
 	}
+	if (a->naive) {
+		struct sim_config nc = a->cfg;
+		nc.strategy = SIM_NAIVE;
+		nc.rows = 1;
+		if (!(n = sim_new(&nc))) {
+			sim_free(s);
+			if (a->sim)
+				a->cfg = a->good = before;
+			snprintf(a->refused, sizeof a->refused, "refused: no naive side for these settings");
+			return;
+		}
+		sim_free(a->naive);
+		a->naive = n;
+	}
+	sim_free(a->sim);
+	a->sim = s;
 	a->t_us = 0;
 }
 
 /* Push live settings (rate, hold, pool...) into the running sims. */
 static void push(struct tui_app *a)
 {
+	if (!settle(a))
+		return;
 	sim_set(a->sim, &a->cfg);
 	if (a->naive) {
 		struct sim_config n = *sim_config(a->naive);
@@ -213,12 +250,21 @@ struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
 		if (!strcmp(sim_scenario_names()[i], a->cfg.scenario))
 			a->scenario_i = i;
 	if (tour) {
+		tui_tour_base(tour, &a->cfg);
+		if (!settle(a))        /* the parser checked it: not reached */
+			goto refused;
 		a->view.tour_title = tour->title[0] ? tour->title : "tour";
 		a->view.nsteps = tour->nsteps;
 		tui_app_tour_goto(a, 0);
 	} else {
 		restart(a);
 	}
+	if (!a->sim) {
+refused:
+		tui_app_free(a);       /* and the tour with it */
+		return NULL;
+	}
+	a->refused[0] = '\0';
 	return a;
 }
 
@@ -426,6 +472,37 @@ static void act(struct tui_app *a, enum tui_action ac)
 	case TUI_A_LATENCY:
 		a->view.latency = (enum tui_latency)((a->view.latency + 1) % 3);
 		break;
+	case TUI_A_LOCK_TIMEOUT:
+		a->cfg.lock_timeout_ms = a->cfg.lock_timeout_ms > 0 ? 0 : 300;
+		push(a);
+		say(a, a->cfg.lock_timeout_ms > 0 ? "lock_timeout 300 ms: the server cancels "
+		    "longer waits, the client sees the error" : "no lock_timeout");
+		break;
+	case TUI_A_RETRY_BUDGET:
+		a->cfg.retry_budget = a->cfg.retry_budget > 0 ? 0 : 0.1;
+		push(a);
+		say(a, a->cfg.retry_budget > 0 ? "retry budget: retries at most 10%% of requests"
+		                               : "no retry budget");
+		break;
+	case TUI_A_BULKHEAD:
+		if (a->cfg.pool < 2 && !a->cfg.counter_pool) {
+			say(a, "bulkhead: no pool to split (set one with { })");
+			break;
+		}
+		a->cfg.counter_pool = a->cfg.counter_pool ? 0 : a->cfg.pool * 4 / 5;
+		restart(a);
+		if (a->cfg.counter_pool)
+			say(a, "bulkhead: likes get %d connections of their own (restarted at t = 0)",
+			    a->cfg.counter_pool);
+		else
+			say(a, "no bulkhead: likes share the pool (restarted at t = 0)");
+		break;
+	case TUI_A_IDEMPOTENT:
+		a->cfg.idempotent = !a->cfg.idempotent;
+		push(a);
+		say(a, a->cfg.idempotent ? "idempotent likes: a retry is applied once"
+		                         : "blind retries: a retry may count a like twice");
+		break;
 	case TUI_A_TOUR_NEXT:
 		if (!a->view.step_done)
 			tui_app_tour_finish_step(a);
@@ -437,6 +514,10 @@ static void act(struct tui_app *a, enum tui_action ac)
 		break;
 	default:
 		break;
+	}
+	if (a->refused[0]) {
+		say(a, "%s", a->refused);
+		a->refused[0] = '\0';
 	}
 }
 
@@ -534,6 +615,39 @@ static int keyq_pop(struct keyq *q)
 	return k;
 }
 
+/* The speed the screen reaches: simulated seconds per wall second over
+ * the last second or so. When the engine cannot simulate speed x real
+ * time (100x on 100,000 views/s), frames take longer and each plays at
+ * most 0.25 s of wall time, so the factor reached drops: the title then
+ * says the real one beside the one asked for. */
+struct reach {
+	double wall, sim;
+};
+
+void tui_app_reach(struct tui_view *v, double wall_s, double sim_s)
+{
+	double f = wall_s > 0 ? sim_s / wall_s : 0;
+	/* Said under 90 % of the speed, unsaid from 95 %: no flicker between. */
+	double bar = v->speed_reached > 0 ? 0.95 : 0.9;
+	v->speed_reached = wall_s > 0 && f < v->speed * bar ? f : 0;
+}
+
+static void reach_frame(struct tui_view *v, struct reach *r, bool counts,
+                        double wall_s, double sim_s)
+{
+	if (!counts) {              /* paused, waiting, a new speed: start over */
+		r->wall = r->sim = 0;
+		v->speed_reached = 0;
+		return;
+	}
+	r->wall += wall_s;
+	r->sim += sim_s;
+	if (r->wall >= 1.0) {
+		tui_app_reach(v, r->wall, r->sim);
+		r->wall = r->sim = 0;
+	}
+}
+
 int tui_app_run(struct tui_app *a, bool colour)
 {
 	if (tui_term_start(colour) < 0)
@@ -543,12 +657,19 @@ int tui_app_run(struct tui_app *a, bool colour)
 	struct tui_screen *scr = tui_screen_new(w > 0 ? w : 1, h > 0 ? h : 1);
 	double last = now_s();
 	struct keyq q = {0};
+	struct reach r = {0};
 
 	while (!a->quit && !tui_term_quit_requested()) {
 		double t0 = now_s();
 		double dt = t0 - last;
+		int64_t before = a->t_us;
+		double speed = a->view.speed;
+		bool playing = !a->view.paused && !(a->tour && a->view.step_done);
 		last = t0;
 		tui_app_advance(a, dt > 0.25 ? 0.25 : dt);   /* no leaps after a stall */
+		reach_frame(&a->view, &r, playing && speed == a->view.speed &&
+		            !(a->tour && a->view.step_done) && a->t_us >= before,
+		            dt, (double)(a->t_us - before) / 1e6);
 
 		tui_term_size(&w, &h);
 		if (w > 0 && h > 0 && (w != scr->w || h != scr->h)) {

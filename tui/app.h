@@ -30,7 +30,10 @@ struct tui_app;
 
 /* A new app at t = 0 from c (which must pass sim_config_check). With a
  * tour, the app takes ownership of it and starts at its first step (c is
- * then ignored and may be NULL: the tour names its own scenario). */
+ * then ignored and may be NULL: the tour names its own scenario). NULL
+ * when the engine refuses the settings (the tour is freed then). Later
+ * settings it refuses (a key, a tour step) leave the simulation running
+ * as it was and show the reason on the status line. */
 struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
                             bool ascii);
 void tui_app_free(struct tui_app *a);
@@ -48,6 +51,10 @@ void tui_app_render(struct tui_app *a, struct tui_screen *scr);
 /* Play at x simulated seconds per real second (any x > 0; the < and >
  * keys then step along 0.01x ... 100x from there). */
 void tui_app_set_speed(struct tui_app *a, double x);
+/* The frame loop played sim_s simulated seconds in wall_s seconds: when
+ * that falls short of the speed asked for, the title says the factor
+ * reached (tui_view.speed_reached), else it says nothing more. */
+void tui_app_reach(struct tui_view *v, double wall_s, double sim_s);
 /* Start compare mode (or stop it). */
 void tui_app_compare(struct tui_app *a, bool on);
 /* Jump to tour step k (0-based, clamped): replays the steps before it. */

@@ -62,11 +62,13 @@ static const char *strategy_words(const struct sim_snapshot *snap, char *buf,
 static void title_bar(struct tui_screen *s, const struct tui_view *v,
                       const struct sim_snapshot *a, const struct sim_snapshot *b)
 {
-	char st[64], st2[64], t[32], sp[32];
+	char st[64], st2[64], t[32], sp[80];
 	const struct sim_snapshot *main = b ? b : a;
 
 	tui_screen_fill(s, (struct tui_rect){0, 0, s->w, 1}, ' ', TUI_TITLE);
-	if (v->speed >= 1)
+	if (v->speed_reached > 0)   /* the engine cannot keep up: say so */
+		snprintf(sp, sizeof sp, "%gx (only %.3gx reached)", v->speed, v->speed_reached);
+	else if (v->speed >= 1)
 		snprintf(sp, sizeof sp, "%gx", v->speed);
 	else
 		snprintf(sp, sizeof sp, "%gx slow", v->speed);

@@ -34,6 +34,8 @@ struct tui_view {
 	int picker;                /* the scenario picker: 0 closed, else
 	                              1 + the highlighted scenario */
 	double speed;              /* simulated seconds per real second */
+	double speed_reached;      /* when the simulation cannot keep up with
+	                              speed: the factor it reaches; else 0 */
 	enum tui_latency latency;
 	const char *message;       /* a short note in the title bar, or NULL */
 

@@ -26,6 +26,10 @@ static const struct tui_binding table[] = {
 	{'A', 0, "A", "crash the app (coalesce buffer lost)", NULL, NULL, TUI_A_CRASH_APP, false},
 	{'C', 0, "C", "crash the queue consumer (batch redelivered)", NULL, NULL, TUI_A_CRASH_CONSUMER, false},
 	{'R', 0, "R", "restart Redis (in-memory count lost)", NULL, NULL, TUI_A_CRASH_REDIS, false},
+	{'T', 0, "T", "lock_timeout 300 ms on/off: the server cancels long waits", NULL, NULL, TUI_A_LOCK_TIMEOUT, false},
+	{'B', 0, "B", "retry budget on/off: retries at most 10% of requests", NULL, NULL, TUI_A_RETRY_BUDGET, false},
+	{'K', 0, "K", "bulkhead on/off: likes get a pool of their own, 80% as big", NULL, NULL, TUI_A_BULKHEAD, false},
+	{'I', 0, "I", "idempotent likes on/off: a retry cannot count twice", NULL, NULL, TUI_A_IDEMPOTENT, false},
 	{'>', '.', ">/.", "faster (up to 100x real time)", "speed", "< >", TUI_A_FASTER, false},
 	{'<', ',', "</,", "slower (down to 0.01x, slow motion)", NULL, NULL, TUI_A_SLOWER, false},
 	{'r', 0, "r", "reset: start again from t = 0", NULL, NULL, TUI_A_RESET, false},
@@ -61,10 +65,20 @@ void tui_help_draw(struct tui_screen *s, const struct tui_glyphs *g, bool in_tou
 	int n = 0;
 	for (const struct tui_binding *b = table; b->action != TUI_A_NONE; b++)
 		n += !b->tour_only || in_tour;
+	/* One column where it fits; on a short screen two, so that every key
+	 * is listed (the longer words cut at the column's edge). */
+	int cols = n + 4 <= s->h ? 1 : 2;
+	int rows = (n + cols - 1) / cols;
 	int w = 78 < s->w - 2 ? 78 : s->w - 2;
-	int h = n + 4 < s->h ? n + 4 : s->h;
-	int x0 = (s->w - w) / 2, y0 = (s->h - h) / 2;
+	if (cols == 2 && s->w - 2 > w)
+		w = s->w - 2 < 156 ? s->w - 2 : 156;
+	int h = rows + 4 < s->h ? rows + 4 : s->h;
+	/* Centred, or as low as it goes when that would cover the title bar
+	 * and a tour's words at the top. */
+	int x0 = (s->w - w) / 2, y0 = s->h - h >= 8 ? (s->h - h) / 2 : s->h - h;
 	int x1 = x0 + w - 1, y1 = y0 + h - 1;
+	int cw = (w - 4) / cols;           /* a column: keys, then the words */
+	int kw = cols == 1 ? 11 : 10;
 
 	tui_screen_fill(s, (struct tui_rect){x0, y0, w, h}, ' ', TUI_NORMAL);
 	for (int x = x0; x <= x1; x++) {
@@ -80,13 +94,16 @@ void tui_help_draw(struct tui_screen *s, const struct tui_glyphs *g, bool in_tou
 	tui_screen_put(s, x0, y1, g->box[2], TUI_HEAD);
 	tui_screen_put(s, x1, y1, g->box[3], TUI_HEAD);
 	tui_screen_text(s, x0 + 2, y0, w - 4, TUI_HEAD, " KEYS  (any key closes this) ");
-	int y = y0 + 2;
-	for (const struct tui_binding *b = table; b->action != TUI_A_NONE && y < y1; b++) {
+	int i = 0;
+	for (const struct tui_binding *b = table; b->action != TUI_A_NONE; b++) {
 		if (b->tour_only && !in_tour)
 			continue;
-		tui_screen_text(s, x0 + 3, y, 11, TUI_KEY, b->keys);
-		tui_screen_text(s, x0 + 15, y, w - 17, TUI_NORMAL, b->what);
-		y++;
+		int y = y0 + 2 + i % rows, x = x0 + 3 + (i / rows) * cw;
+		i++;
+		if (y >= y1)
+			continue;
+		tui_screen_text(s, x, y, kw, TUI_KEY, b->keys);
+		tui_screen_text(s, x + kw + 1, y, cw - kw - 2, TUI_NORMAL, b->what);
 	}
 }
 

@@ -13,8 +13,8 @@ int tui_totals_draw(struct tui_screen *s, struct tui_rect r,
 {
 	const struct sim_summary *m = &snap->summary;
 	char a[B], b[B], c[B], d[B];
-	char line[4][160];
-	enum tui_style st[4];
+	char line[5][160];
+	enum tui_style st[5];
 	int y = r.y;
 
 	if (r.h < 2)
@@ -44,7 +44,24 @@ int tui_totals_draw(struct tui_screen *s, struct tui_rect r,
 		         m->pool.max_in_use);
 	st[3] = m->pool.exhausted_at_s >= 0 ? TUI_WARN : TUI_NORMAL;
 
-	for (int i = 0; i < 4 && y < r.y + r.h; i++)
+	if (m->count.doubled > 0 || m->count.unacked > 0)
+		snprintf(line[4], sizeof line[4], "count   %s visible: %s counted twice by blind "
+		         "retries, %s unacked", tui_fmt_int(a, sizeof a, m->count.visible),
+		         tui_fmt_int(b, sizeof b, m->count.doubled),
+		         tui_fmt_int(c, sizeof c, m->count.unacked));
+	else if (m->count.lost > 0)
+		snprintf(line[4], sizeof line[4], "count   %s visible, %s acknowledged, %s lost",
+		         tui_fmt_int(a, sizeof a, m->count.visible),
+		         tui_fmt_int(b, sizeof b, m->count.true_count),
+		         tui_fmt_int(c, sizeof c, m->count.lost));
+	else
+		snprintf(line[4], sizeof line[4], "count   %s visible, %s acknowledged",
+		         tui_fmt_int(a, sizeof a, m->count.visible),
+		         tui_fmt_int(b, sizeof b, m->count.true_count));
+	st[4] = m->count.doubled > 0 || m->count.lost > 0 ? TUI_BAD
+	      : m->count.unacked > 0 ? TUI_WARN : TUI_NORMAL;
+
+	for (int i = 0; i < 5 && y < r.y + r.h; i++)
 		tui_screen_text(s, r.x, y++, r.w, st[i], line[i]);
 	return y - r.y;
 }

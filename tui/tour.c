@@ -56,6 +56,15 @@ static const struct numkey {
 	{ "read-ms", offsetof(struct sim_config, read_ms), false, false },
 	{ "snapshot-at", offsetof(struct sim_config, snapshot_at_s), false, false },
 	{ "snapshot-for", offsetof(struct sim_config, snapshot_for_s), false, false },
+	{ "lock-timeout-ms", offsetof(struct sim_config, lock_timeout_ms), false, false },
+	{ "retry-budget", offsetof(struct sim_config, retry_budget), false, false },
+	{ "backoff-ms", offsetof(struct sim_config, backoff_ms), false, false },
+	{ "counter-pool", offsetof(struct sim_config, counter_pool), true, true },
+	{ "burst", offsetof(struct sim_config, burst), true, true },
+	{ "clients", offsetof(struct sim_config, clients), true, true },
+	{ "think-ms", offsetof(struct sim_config, think_ms), false, false },
+	{ "outside-ms", offsetof(struct sim_config, outside_ms), false, false },
+	{ "cores", offsetof(struct sim_config, cores), true, true },
 };
 
 /* Set a numeric key; on a word that is no number, or a number outside the
@@ -112,10 +121,11 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 		if (!bad && sl != c->slot)
 			c->slot = sl, *restart = true;
 	} else if (!strcmp(key, "arrivals")) {
-		accepts = "constant or poisson";
-		bad = strcmp(v, "constant") && strcmp(v, "poisson") ? -1 : 0;
+		accepts = "constant, poisson or bursty";
+		bad = strcmp(v, "constant") && strcmp(v, "poisson") && strcmp(v, "bursty") ? -1 : 0;
 		if (!bad)
-			c->arrivals = !strcmp(v, "poisson") ? SIM_ARRIVE_POISSON : SIM_ARRIVE_CONSTANT,
+			c->arrivals = !strcmp(v, "poisson") ? SIM_ARRIVE_POISSON :
+			              !strcmp(v, "bursty") ? SIM_ARRIVE_BURSTY : SIM_ARRIVE_CONSTANT,
 			*restart = true;
 	} else if (!strcmp(key, "hold-dist")) {
 		accepts = "const or exp";
@@ -137,12 +147,6 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 		bad = onoff(v, &b), accepts = "on or off";
 		if (!bad)
 			c->bug_get_then_del = b;
-	} else if (!strcmp(key, "lock-timeout-ms")) {
-		bad = num(v, 0, 600000, &c->lock_timeout_ms), accepts = "milliseconds, 0 = never";
-	} else if (!strcmp(key, "retry-budget")) {
-		bad = num(v, 0, 1, &c->retry_budget), accepts = "a fraction from 0 to 1";
-	} else if (!strcmp(key, "backoff-ms")) {
-		bad = num(v, 0, 600000, &c->backoff_ms), accepts = "milliseconds, 0 or more";
 	} else if (!strcmp(key, "backoff")) {
 		accepts = "none, exp or exp-jitter";
 		bad = strcmp(v, "none") && strcmp(v, "exp") && strcmp(v, "exp-jitter") ? -1 : 0;
@@ -153,10 +157,6 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 		bad = onoff(v, &b), accepts = "on or off";
 		if (!bad)
 			c->idempotent = b;
-	} else if (!strcmp(key, "counter-pool")) {
-		bad = num(v, 0, 100000, &d), accepts = "connections, 0 = share the pool";
-		if (!bad && (int)d != c->counter_pool)
-			c->counter_pool = (int)d, *restart = true;   /* a pool of its own */
 	} else {
 		snprintf(err, errlen, "unknown setting '%.40s' (try rps, hold-ms, work-ms, "
 		         "pool, unrelated-rps, flush-ms, strategy, rows, slot)", key);

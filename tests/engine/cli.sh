@@ -127,6 +127,8 @@ usage sweep_rps_tiny   "--rps"        --seconds 1 --sweep rps=100,1e-13
 usage timeout_1e-300   "--client-timeout-ms" --client-timeout-ms 1e-300
 usage timeout_sub_us   "--client-timeout-ms" --client-timeout-ms 0.0001
 usage pool_timeout_sub_us "--pool-timeout-ms" --pool-timeout-ms 0.0004
+usage lock_timeout_sub_us "--lock-timeout-ms" --lock-timeout-ms 0.0004
+usage lock_timeout_1e-300 "--lock-timeout-ms" --lock-timeout-ms 1e-300
 # rows only mean something to sharded
 usage rows_naive       "--rows"       --rows 4 --strategy naive
 usage rows_redis       "--rows"       --rows 4 --strategy redis
@@ -144,10 +146,50 @@ usage read_ms_zero     "--read-ms"    --read-ms 0
 usage snapshot_at_neg  "--snapshot-at" --snapshot-at -2
 usage snapshot_for_word "--snapshot-for" --snapshot-for long
 
+# sim__every_option_documented_and_checked: every engine option in
+# `hotrow sim --help` is in the README, and a bad value for any of them
+# exits 2 with one line naming it.
+readme="$(dirname "$0")/../../README.md"
+"$bin" sim --help | sed -n '/^engine:/,/^$/p' |
+	sed -n 's/^  --\([a-z-]*\)\( [^ ]*\)\{0,1\} .*/\1\2/p' >"$tmp/opts"
+undocumented= unchecked=
+while read -r name arg; do
+	[ -n "$name" ] || continue
+	grep -q -- "--$name\b" "$readme" || undocumented="$undocumented --$name"
+	if [ -z "$arg" ]; then set -- "--$name=bogus"; else set -- "--$name" bogus; fi
+	"$bin" sim "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "--$name" "$tmp/err" ||
+	   [ -s "$tmp/out" ]; then unchecked="$unchecked --$name"; fi
+	[ -n "$arg" ] || continue
+	"$bin" sim "--$name" -1e12 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "--$name" "$tmp/err"
+	then unchecked="$unchecked --$name=-1e12"; fi
+done <"$tmp/opts"
+if [ "$(wc -l <"$tmp/opts")" -lt 40 ]; then
+	bad sim__every_option_documented_and_checked "only $(wc -l <"$tmp/opts") options in --help"
+elif [ -n "$undocumented$unchecked" ]; then
+	bad sim__every_option_documented_and_checked "not in README:$undocumented; bad value not refused:$unchecked"
+else ok sim__every_option_documented_and_checked; fi
+
 # sim__timeout_reported_as_used: 1.5 us runs as 2 us, and says so.
 j=$("$bin" sim --json --seconds 0.1 --client-timeout-ms 0.0015)
 case "$j" in *'"client_timeout_ms":0.002,'*) ok sim__timeout_reported_as_used ;;
 *) bad sim__timeout_reported_as_used "$(printf '%s' "$j" | grep -o '"client_timeout_ms":[^,]*')" ;; esac
+
+# sim__times_reported_as_used: every time in ms runs in whole microseconds,
+# and the config says which.
+j=$("$bin" sim --json --seconds 0.1 --lock-timeout-ms 0.0015 --backoff-ms 2.0004 \
+	--clients 2 --think-ms 1.0006 --outside-ms 0.5004 --cores 2 --cpu-ms 0.2004,0.1006 \
+	--rtt-ms 0.3004 --read-ms 0.1006 --work-ms 0.0004)
+missing=
+for kv in lock_timeout_ms:0.002 backoff_ms:2 think_ms:1.001 outside_ms:0.5 \
+	cpu_db_ms:0.2 cpu_client_ms:0.101 rtt_ms:0.3 read_ms:0.101 work_ms:0; do
+	case "$j" in *"\"${kv%%:*}\":${kv#*:}"[,}]*) ;; *) missing="$missing $kv" ;; esac
+done
+if [ -z "$missing" ]; then ok sim__times_reported_as_used
+else bad sim__times_reported_as_used "not rounded:$missing"; fi
 
 # sim__one_round_trip_fix: three round trips of 0.5 ms inside a 0.5 ms
 # hold cap the row at 500/s; as one statement it takes 2,000/s. The report
@@ -193,6 +235,15 @@ usage_cmd() { # usage_cmd NAME RC WORD ARGS...
 printf 'title tiny\nstep one\nset rps=1e-13\nsay hi\nrun 1\n' >"$tmp/tiny.tour"
 usage_cmd tui__bad_usage_rps_tiny     2 "--rps"          tui --dump --rps 1e-13
 usage_cmd demo__bad_usage_tour_rps    2 "line 3: rps:"   demo --dump "$tmp/tiny.tour"
+# demo__tour_limits_are_the_cli_limits: a tour's lock timeout under 1 us
+# gets the very line `hotrow sim` prints for it.
+printf 'title tiny\nstep one\nset lock-timeout-ms=0.0004\nrun 1\n' >"$tmp/lt.tour"
+"$bin" sim --lock-timeout-ms 0.0004 2>"$tmp/cli.err" >/dev/null
+"$bin" demo --dump "$tmp/lt.tour" 2>"$tmp/tour.err" >/dev/null
+m=$(sed 's/^hotrow sim: --//' "$tmp/cli.err")
+if [ -n "$m" ] && grep -qF -- "line 3: $m (not '0.0004')" "$tmp/tour.err"
+then ok demo__tour_limits_are_the_cli_limits
+else bad demo__tour_limits_are_the_cli_limits "cli: $(cat "$tmp/cli.err") tour: $(cat "$tmp/tour.err")"; fi
 usage_cmd demo__bad_usage_step_past   2 "the tour has"   demo --dump --step 99
 usage_cmd demo__bad_usage_dev_zero    2 "too big"        demo --dump /dev/zero
 usage_cmd slides__bad_usage_dev_zero  1 "too big"        slides --dump /dev/zero

@@ -16,6 +16,7 @@
 
 #include "engine/sim.h"
 #include "engine/sim_series.h"
+#include "engine/sim_impl.h"
 #include "tests/engine/simtest.h"
 
 static int check(const struct sim_config *c, const char *field)
@@ -147,6 +148,34 @@ static void sim_advance__requests_in_flight_are_capped(void **state)
 	sim_free(s);
 }
 
+/* The same overload, but each client gives up after 10 ms: it leaves
+ * at once, its statement stays queued in the server as an orphan. The
+ * orphans hold memory like any waiting request, so they count against the
+ * cap: without them 2.4 M orphans would pile up behind 20 live requests. */
+static void sim_advance__orphans_count_against_the_cap(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+	struct sim *s;
+
+	(void)state;
+	simtest_config(&c);
+	c.seconds = 0;
+	c.rps = 2000;
+	c.hold_ms = 2;
+	c.client_timeout_ms = 10;
+	s = sim_new(&c);
+	assert_non_null(s);
+	sim_advance(s, (int64_t)1600 * 1000000);
+	sim_summary(s, &o);
+	assert_true(s->orphans_live > 0);
+	assert_true(o.refused > 0);
+	assert_true((uint64_t)s->inflight + (uint64_t)s->unrel_inflight +
+	            (uint64_t)s->orphans_live <= SIM_MAX_INFLIGHT);
+	assert_int_equal(o.offered, o.completed + o.failed + o.abandoned + o.in_flight);
+	sim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +183,7 @@ int main(void)
 		cmocka_unit_test(sim_config_check__timeouts_under_a_microsecond),
 		cmocka_unit_test(sim_csv__long_run_merges_ticks),
 		cmocka_unit_test(sim_advance__requests_in_flight_are_capped),
+		cmocka_unit_test(sim_advance__orphans_count_against_the_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,6 +195,22 @@ check "tui__too_small_fits_20x5" tiny
 t send-keys -t "$S" q
 check "tui__q_quits_when_too_small" restored 0
 
+# 100x on the viral video: the screen keeps up, or its title says the
+# factor it reaches. Kept up means simulated time moved at least 90x the
+# wall time since the screen came up (less a second for the start).
+start "TERM=screen" "tui --scenario viral-video --speed 100"
+wait_for "LOCK LANES" 300
+w0=$(date +%s)
+keeps_up_or_says_so() {
+	wait_for "x reached)" 40 && return 0
+	w=$(( $(date +%s) - w0 ))
+	ts=$(time_shown)
+	[ -n "$ts" ] && awk -v t="$ts" -v w="$w" 'BEGIN { exit !(t >= 90 * (w - 1)) }'
+}
+check "tui__100x_keeps_up_or_says_the_factor" keeps_up_or_says_so
+t send-keys -t "$S" q
+check "tui__q_quits_at_100x" restored 0
+
 # demo: Ctrl-\ restores the terminal too
 start "TERM=screen" "demo viral-post"
 wait_for "step 1 of"

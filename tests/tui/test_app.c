@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <string.h>
+
 #include <ncurses.h>
 
 #include "tui/app.h"
@@ -89,6 +91,101 @@ static void tui_app_key__controls_change_the_simulation(void **state)
 	assert_true(tui_app_key(a, 'x'));             /* any key closes it */
 	assert_false(tui_app_view(a)->help);
 	assert_false(tui_app_key(a, 'q'));
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
+/* The retry storm live: blind retries count likes twice and the totals
+ * say so; T, B, I and K turn on the fixes the scenario's blurb names. */
+static void tui_app_key__retry_storm_fixes(void **state)
+{
+	(void)state;
+	struct sim_config c;
+	struct tui_screen *s = tui_screen_new(120, 40);
+
+	sim_config_default(&c);
+	assert_int_equal(sim_scenario("retry-storm", &c), 0);
+	c.seconds = 0;
+	struct tui_app *a = tui_app_new(&c, NULL, false);
+	assert_non_null(a);
+	tui_app_play(a, 15);
+	tui_app_render(a, s);
+	const struct sim_snapshot *snap = tui_app_snapshot(a);
+	assert_true(snap->summary.count.doubled > 0);
+	assert_true(fx_find(s, "counted twice by blind retries") > 0);
+
+	assert_true(tui_app_key(a, 'T'));
+	assert_true(tui_app_key(a, 'B'));
+	assert_true(tui_app_key(a, 'I'));
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	assert_true(snap->config.lock_timeout_ms == 300);
+	assert_true(snap->config.retry_budget == 0.1);
+	assert_true(snap->config.idempotent);
+	assert_true(tui_app_now(a) == 15.0);            /* live: no restart */
+	assert_true(tui_app_key(a, 'K'));               /* a pool of its own */
+	tui_app_render(a, s);
+	assert_int_equal(tui_app_snapshot(a)->config.counter_pool, 400);
+	assert_true(tui_app_now(a) == 0.0);
+	assert_true(tui_app_key(a, 'T'));               /* and off again */
+	tui_app_render(a, s);
+	assert_true(tui_app_snapshot(a)->config.lock_timeout_ms == 0);
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
+/* Settings the engine refuses keep the simulation as it runs and say
+ * why: 4 callers that never wait on a coalescing path. */
+static void tui_app_key__refused_settings_keep_the_simulation(void **state)
+{
+	(void)state;
+	struct sim_config c;
+	struct tui_screen *s = tui_screen_new(120, 40);
+
+	sim_config_default(&c);
+	c.seconds = 0;
+	c.clients = 4;
+	struct tui_app *a = tui_app_new(&c, NULL, false);
+	assert_non_null(a);
+	assert_true(tui_app_key(a, 's'));               /* naive -> sharded */
+	tui_app_play(a, 1);
+	assert_true(tui_app_key(a, 's'));               /* sharded -> coalesce: refused */
+	tui_app_render(a, s);
+	assert_int_equal(tui_app_snapshot(a)->config.strategy, SIM_SHARDED);
+	assert_true(tui_app_now(a) == 1.0);
+	assert_non_null(tui_app_view(a)->message);
+	assert_non_null(strstr(tui_app_view(a)->message, "refused: --clients"));
+	tui_app_play(a, 1);                             /* and it runs on */
+	assert_true(tui_app_snapshot(a)->summary.completed > 0);
+	tui_screen_free(s);
+	tui_app_free(a);
+
+	c.cpu_db_ms = 5;                                /* more CPU than the hold */
+	assert_null(tui_app_new(&c, NULL, false));
+}
+
+/* When the engine cannot play 100 simulated seconds a second, the title
+ * says the factor it reaches; when it keeps up, nothing more. */
+static void tui_app_reach__title_says_the_real_factor(void **state)
+{
+	(void)state;
+	struct tui_app *a = viral();
+	struct tui_screen *s = tui_screen_new(120, 40);
+	struct tui_view *v = tui_app_view(a);
+
+	tui_app_set_speed(a, 100);
+	tui_app_reach(v, 1.0, 96);
+	tui_app_render(a, s);
+	assert_true(v->speed_reached == 0);
+	assert_true(fx_find(s, "100x  running") == 0);
+	tui_app_reach(v, 2.0, 48.6);
+	tui_app_render(a, s);
+	assert_true(v->speed_reached > 24.2 && v->speed_reached < 24.4);
+	assert_true(fx_find(s, "100x (only 24.3x reached)") == 0);
+	tui_app_reach(v, 1.0, 92);           /* said until 95 %: no flicker */
+	assert_true(v->speed_reached == 92);
+	tui_app_reach(v, 1.0, 96);
+	assert_true(v->speed_reached == 0);
 	tui_screen_free(s);
 	tui_app_free(a);
 }
@@ -218,6 +315,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tui_app_render__lanes_and_pool_match_the_snapshot),
 		cmocka_unit_test(tui_app_key__controls_change_the_simulation),
+		cmocka_unit_test(tui_app_key__retry_storm_fixes),
+		cmocka_unit_test(tui_app_key__refused_settings_keep_the_simulation),
+		cmocka_unit_test(tui_app_reach__title_says_the_real_factor),
 		cmocka_unit_test(tui_app_key__scenario_picker),
 		cmocka_unit_test(tui_app_compare__same_arrivals_on_both_sides),
 		cmocka_unit_test(tui_app_tour__steps_replay_the_same_frame),

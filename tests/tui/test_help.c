@@ -7,6 +7,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+
 #include <ncurses.h>
 
 #include "tui/help.h"
@@ -68,6 +70,26 @@ static void tui_help_draw__lists_every_binding(void **state)
 	tui_screen_free(s);
 }
 
+/* On the smallest screen (80x24) the keys go in two columns: every key is
+ * still listed, with the start of its words. */
+static void tui_help_draw__every_key_on_the_smallest_screen(void **state)
+{
+	(void)state;
+	struct tui_screen *s = tui_screen_new(80, 24);
+	const struct tui_binding *t = tui_help_table();
+	char start[16];
+
+	tui_help_draw(s, tui_glyphs(false), true);
+	for (int i = 0; t[i].action != TUI_A_NONE; i++) {
+		snprintf(start, sizeof start, "%.14s", t[i].what);
+		int y = fx_find(s, start);
+		if (y < 0)
+			fail_msg("overlay misses \"%s\"", t[i].what);
+		assert_true(fx_col(s, y, t[i].keys) >= 0);
+	}
+	tui_screen_free(s);
+}
+
 static void tui_help_hints__fit_the_width(void **state)
 {
 	(void)state;
@@ -87,6 +109,7 @@ int main(void)
 		cmocka_unit_test(tui_help_table__every_action_has_a_key_and_no_key_two),
 		cmocka_unit_test(tui_help_action__looks_keys_up_in_the_table),
 		cmocka_unit_test(tui_help_draw__lists_every_binding),
+		cmocka_unit_test(tui_help_draw__every_key_on_the_smallest_screen),
 		cmocka_unit_test(tui_help_hints__fit_the_width),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -181,6 +181,63 @@ static void tui_tour_load__refuses_huge_and_binary_files(void **state)
 	unlink(path);
 }
 
+/* The retry-storm settings take the engine's limits: a tour's bad value
+ * gets the line `hotrow sim` prints for it (sim_config_check's), and the
+ * config is left as it was. counter-pool is a pool of its own: a restart. */
+static void tui_tour_set__storm_keys_take_the_engine_limits(void **state)
+{
+	static const struct {
+		const char *key, *value;
+		size_t off;
+		bool integer;
+	} cases[] = {
+		{ "lock-timeout-ms", "0.0004", offsetof(struct sim_config, lock_timeout_ms), false },
+		{ "lock-timeout-ms", "-1", offsetof(struct sim_config, lock_timeout_ms), false },
+		{ "retry-budget", "2", offsetof(struct sim_config, retry_budget), false },
+		{ "backoff-ms", "2e7", offsetof(struct sim_config, backoff_ms), false },
+		{ "counter-pool", "1000001", offsetof(struct sim_config, counter_pool), true },
+		{ "counter-pool", "-3", offsetof(struct sim_config, counter_pool), true },
+	};
+	struct sim_config c, t;
+	char err[300], want[300], msg[200];
+	bool restart = false;
+
+	(void)state;
+	sim_config_default(&c);
+	assert_int_equal(tui_tour_set(&c, "lock-timeout-ms", "300", &restart, err, sizeof err), 0);
+	assert_int_equal(tui_tour_set(&c, "retry-budget", "0.1", &restart, err, sizeof err), 0);
+	assert_int_equal(tui_tour_set(&c, "backoff-ms", "50", &restart, err, sizeof err), 0);
+	assert_false(restart);
+	assert_int_equal(tui_tour_set(&c, "counter-pool", "400", &restart, err, sizeof err), 0);
+	assert_true(restart);
+	assert_true(c.lock_timeout_ms == 300 && c.retry_budget == 0.1 && c.backoff_ms == 50 &&
+	            c.counter_pool == 400);
+	restart = false;                 /* a closed loop: a restart; its think time: live */
+	assert_int_equal(tui_tour_set(&c, "think-ms", "2", &restart, err, sizeof err), 0);
+	assert_false(restart);
+	assert_int_equal(tui_tour_set(&c, "clients", "8", &restart, err, sizeof err), 0);
+	assert_true(restart);
+	assert_true(c.think_ms == 2 && c.clients == 8);
+	assert_int_equal(tui_tour_set(&c, "clients", "0", &restart, err, sizeof err), 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct sim_config before = c;
+		t = c;
+		if (cases[i].integer)
+			*(int *)(void *)((char *)&t + cases[i].off) = atoi(cases[i].value);
+		else
+			*(double *)(void *)((char *)&t + cases[i].off) = strtod(cases[i].value, NULL);
+		assert_int_equal(sim_config_check(&t, msg, sizeof msg), -1);
+		assert_true(!strncmp(msg, "--", 2));
+		snprintf(want, sizeof want, "%s (not '%s')", msg + 2, cases[i].value);
+		assert_int_equal(tui_tour_set(&c, cases[i].key, cases[i].value, &restart,
+		                              err, sizeof err), -1);
+		if (strcmp(err, want))
+			fail_msg("%s=%s: got \"%s\", want \"%s\"", cases[i].key, cases[i].value,
+			         err, want);
+		assert_memory_equal(&before, &c, sizeof c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +247,7 @@ int main(void)
 		cmocka_unit_test(tui_tour_load__the_builtin_tours_parse),
 		cmocka_unit_test(tui_tour_base__endless_with_or_without_a_scenario),
 		cmocka_unit_test(tui_tour_load__refuses_huge_and_binary_files),
+		cmocka_unit_test(tui_tour_set__storm_keys_take_the_engine_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

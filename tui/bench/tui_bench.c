@@ -10,7 +10,14 @@
  *     included (getrusage), as a share of one core.
  * These are printed figures, not assertions: run it on a quiet machine.
  * `tui_bench --quick` runs 1 second instead of 10.
+ *
+ * `tui_bench --speed [X [WALL_S]]` plays every built-in scenario as
+ * `hotrow tui --scenario NAME --speed X` would (X = 100, WALL_S = 5 s of
+ * wall time each; frames at 30 a second at most, each playing at most
+ * 0.25 s of wall time, as the real loop does) and prints the factor each
+ * reaches: where it is under X, the title bar says "(only Nx reached)".
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +55,65 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The frame loop of tui_app_run without a terminal to wait on. */
+static double reach(const char *name, double x, double wall_s, double *first_s)
+{
+	struct sim_config c;
+	struct tui_screen *scr = tui_screen_new(W, H);
+
+	sim_scenario(name, &c);
+	c.seconds = 0;
+	c.arrivals = SIM_ARRIVE_POISSON;
+	if (c.strategy == SIM_SHARDED && c.rows < 2)
+		c.rows = 16;
+	struct tui_app *app = tui_app_new(&c, NULL, false);
+	if (!app) {
+		tui_screen_free(scr);
+		return -1;
+	}
+	tui_app_set_speed(app, x);
+	double w0 = now_s(), last = w0, played = 0;
+	*first_s = -1;
+	while (now_s() - w0 < wall_s) {
+		double t0 = now_s(), dt = t0 - last;
+		last = t0;
+		double before = tui_app_now(app);
+		tui_app_advance(app, dt > 0.25 ? 0.25 : dt);
+		played += tui_app_now(app) - before;
+		tui_app_render(app, scr);
+		tui_screen_blit(scr);
+		doupdate();
+		double wait = 1.0 / FPS - (now_s() - t0);
+		if (wait > 0) {
+			struct timespec ts = {0, (long)(wait * 1e9)};
+			nanosleep(&ts, NULL);
+		}
+		if (*first_s < 0 && now_s() - w0 >= 1)      /* the first second alone */
+			*first_s = played / (now_s() - w0);
+	}
+	double wall = now_s() - w0;
+	tui_app_free(app);
+	tui_screen_free(scr);
+	return played / wall;
+}
+
+static int speeds(double x, double wall_s)
+{
+	printf("hotrow bench-tui --speed: each scenario at %gx for %g s of wall time, %dx%d\n",
+	       x, wall_s, W, H);
+	printf("  %-22s %12s %12s  %s\n", "scenario", "first 1 s", "overall", "keeps up");
+	for (const char *const *n = sim_scenario_names(); *n; n++) {
+		double first = -1, f = reach(*n, x, wall_s, &first);
+		printf("  %-22s %11.3gx %11.3gx  %s\n", *n, first, f,
+		       f < 0 ? "refused" : f >= 0.9 * x ? "yes" : "no: the title says so");
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	bool speed_mode = argc > 1 && !strcmp(argv[1], "--speed");
 	double seconds = argc > 1 && !strcmp(argv[1], "--quick") ? 1 : 10;
 	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
 	SCREEN *term = newterm("xterm-256color", out, in);
@@ -60,6 +124,14 @@ int main(int argc, char **argv)
 	set_term(term);
 	resizeterm(H, W);
 	tui_screen_colors(true);
+	if (speed_mode) {
+		int rc = speeds(argc > 2 ? atof(argv[2]) : 100, argc > 3 ? atof(argv[3]) : 5);
+		endwin();
+		delscreen(term);
+		fclose(out);
+		fclose(in);
+		return rc;
+	}
 
 	struct sim_config c;
 	sim_config_default(&c);
