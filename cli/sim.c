@@ -118,6 +118,16 @@ static void describe(const struct sim_config *c)
 	printf(", seed %llu\n\n", (unsigned long long)c->seed);
 }
 
+/* " x1.00": measured / predicted, or "" when there is nothing to divide. */
+static const char *ratio(char *buf, size_t n, double measured, double predicted)
+{
+	if (predicted > 0 && measured >= 0)
+		snprintf(buf, n, "; measured/predicted %.2f", measured / predicted);
+	else
+		snprintf(buf, n, "%s", "");
+	return buf;
+}
+
 static void row_d(const char *what, double measured, const char *predicted)
 {
 	printf("  %-30s %14.1f   %s\n", what, measured, predicted);
@@ -152,7 +162,7 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	int n = sim_config_rows(c);
 	double s_ms = sim_lock_ms(c);
 	double rho = o->theory.rho;
-	char p[160], why[200];
+	char p[200], why[200], r[48];
 
 	describe(c);
 	sim_binding_text(c, o, why, sizeof why);
@@ -165,23 +175,26 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		       "refused (counted as failed)", (unsigned long long)o->refused, SIM_MAX_INFLIGHT);
 	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
 	if (direct && closed) {
-		snprintf(p, sizeof p, "%.1f  (MVA; binding ceiling %.1f)",
-		         o->theory.closed_throughput_per_s, o->theory.binding_per_s);
+		snprintf(p, sizeof p, "%.1f  (MVA; binding ceiling %.1f%s)",
+		         o->theory.closed_throughput_per_s, o->theory.binding_per_s,
+		         ratio(r, sizeof r, o->throughput_per_s, o->theory.closed_throughput_per_s));
 		row_d("throughput, per s", o->throughput_per_s, p);
-		snprintf(p, sizeof p, "%.3f  (MVA, think excluded)", o->theory.closed_mean_ms);
+		snprintf(p, sizeof p, "%.3f  (MVA, think excluded%s)", o->theory.closed_mean_ms,
+		         ratio(r, sizeof r, o->latency_ms.mean, o->theory.closed_mean_ms));
 		printf("  %-30s %14.3f   %s\n", "mean latency, ms", o->latency_ms.mean, p);
 	} else if (direct) {
 		double lam = c->rps < o->theory.binding_per_s ? c->rps : o->theory.binding_per_s;
-		snprintf(p, sizeof p, "%.1f  (binding ceiling: %s)", lam,
-		         sim_ceiling_name(o->theory.binding));
+		snprintf(p, sizeof p, "%.1f  (binding ceiling: %s%s)", lam,
+		         sim_ceiling_name(o->theory.binding), ratio(r, sizeof r, o->throughput_per_s, lam));
 		row_d("throughput, per s", o->throughput_per_s, p);
 		snprintf(p, sizeof p, "%.3f", rho);
 		printf("  %-30s %14.3f   %s\n",
 		       rho > 1 ? "offered load (arrivals/ceiling)" : "row utilisation rho",
 		       o->throughput_per_s * s_ms / 1000.0 / n, p);
 		if (o->theory.model_mean_ms >= 0 && c->rps <= o->theory.binding_per_s)
-			snprintf(p, sizeof p, "%.3f  (%s)", o->theory.model_mean_ms,
-			         sim_model_name(o->theory.model));
+			snprintf(p, sizeof p, "%.3f  (%s%s)", o->theory.model_mean_ms,
+			         sim_model_name(o->theory.model),
+			         ratio(r, sizeof r, o->latency_ms.mean, o->theory.model_mean_ms));
 		else if (o->theory.model_mean_ms >= 0)
 			snprintf(p, sizeof p, "grows: arrivals over the %s ceiling",
 			         sim_ceiling_name(o->theory.binding));
