@@ -569,6 +569,17 @@ int kit_store_scard(struct kit_store *s, const char *key, int64_t *out)
 	return finish(&c, "SCARD", key, rc);
 }
 
+int kit_store_cmdstat(struct kit_store *s, const char *cmd, int64_t *calls, double *usec)
+{
+	struct call c;
+	int rc = start(s, &c);
+	if (rc == 0 && !s->redis)
+		rc = KIT_STORE_ERR;
+	else if (rc == 0)
+		rc = kit_store_redis_cmdstat(s->redis, cmd, calls, usec, R(c));
+	return finish(&c, "INFO", NULL, rc);
+}
+
 int kit_store_dbsize(struct kit_store *s, int64_t *out)
 {
 	struct call c;

@@ -163,6 +163,13 @@ struct kit_store_script {
 int kit_store_eval(struct kit_store *s, const struct kit_store_script *sc,
                    struct kit_store_call *c);
 
+/* The server's own bookkeeping for cmd (lower case, e.g. "evalsha"): the
+ * calls it served and the microseconds it spent on them, since it started
+ * (Redis's INFO commandstats). Differences of two readings give one
+ * command's service time, without the round trip. KIT_STORE_ERR on the
+ * in-process store, which keeps no such numbers. */
+int kit_store_cmdstat(struct kit_store *s, const char *cmd, int64_t *calls, double *usec);
+
 /* ---- levers for tests and demos; not commands, they never call the hook ---- */
 
 /* Lose everything, as a restart of a server without persistence does

@@ -578,3 +578,25 @@ int kit_store_redis_eval(struct kit_store_redis *r, const struct kit_store_scrip
 	free(keys);
 	return rc;
 }
+
+int kit_store_redis_cmdstat(struct kit_store_redis *r, const char *cmd, int64_t *calls,
+                            double *usec, char *err, size_t errlen)
+{
+	int rc;
+	redisReply *y = run(r, 2, (const char *[]){ "INFO", "commandstats" }, &rc, err, errlen);
+	*calls = 0;
+	*usec = 0;
+	if (y && y->type == REDIS_REPLY_STRING) {
+		char key[80];
+		snprintf(key, sizeof key, "cmdstat_%s:", cmd);
+		const char *at = strstr(y->str, key);
+		long long n = 0;
+		double u = 0;
+		if (at && sscanf(at + strlen(key), "calls=%lld,usec=%lf", &n, &u) == 2) {
+			*calls = n;
+			*usec = u;
+		}
+	}
+	freeReplyObject(y);
+	return rc;
+}

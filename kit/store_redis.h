@@ -53,6 +53,10 @@ int kit_store_redis_scard(struct kit_store_redis *r, const char *key, int64_t *o
 int kit_store_redis_dbsize(struct kit_store_redis *r, int64_t *out, char *err, size_t errlen);
 /* Delete every key under the namespace (FLUSHDB without one). */
 int kit_store_redis_flush(struct kit_store_redis *r, char *err, size_t errlen);
+/* The server's own count of calls and microseconds spent on cmd (lower
+ * case, e.g. "evalsha"), from INFO commandstats; 0 and 0 before any call. */
+int kit_store_redis_cmdstat(struct kit_store_redis *r, const char *cmd, int64_t *calls,
+                            double *usec, char *err, size_t errlen);
 int kit_store_redis_eval(struct kit_store_redis *r, const struct kit_store_script *sc,
                          struct kit_store_call *c, char *err, size_t errlen);
 
