@@ -100,6 +100,9 @@ int kit_store_getdel(struct kit_store *s, const char *key, int64_t *out);
  * gets 1 when member was new, 0 when it was already there. The member is
  * copied. */
 int kit_store_sadd(struct kit_store *s, const char *key, const char *member, int *added);
+/* Remove member from the set at key (a set left empty goes, as in Redis).
+ * If removed is not NULL it gets 1 when member was there, 0 when not. */
+int kit_store_srem(struct kit_store *s, const char *key, const char *member, int *removed);
 /* Remove up to count members from the set at key and hand them over:
  * out[0 .. *n-1] get strings the caller owns and frees with free(). A
  * missing key is an empty set (*n = 0). On failure nothing is removed and

@@ -369,6 +369,19 @@ int kit_store_redis_sadd(struct kit_store_redis *r, const char *key, const char 
 	return rc;
 }
 
+int kit_store_redis_srem(struct kit_store_redis *r, const char *key, const char *member,
+                         int *removed, char *err, size_t errlen)
+{
+	char k[KEYBUF];
+	int rc;
+	nskey(r, key, k, sizeof k);
+	redisReply *y = run(r, 3, (const char *[]){ "SREM", k, member }, &rc, err, errlen);
+	if (y && removed)
+		*removed = y->integer > 0;
+	freeReplyObject(y);
+	return rc;
+}
+
 int kit_store_redis_members(struct kit_store_redis *r, const char *key, int count, char **out,
                             int *n, int pop, char *err, size_t errlen)
 {

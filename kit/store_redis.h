@@ -42,6 +42,8 @@ int kit_store_redis_getdel(struct kit_store_redis *r, const char *key, int64_t *
                            char *err, size_t errlen);
 int kit_store_redis_sadd(struct kit_store_redis *r, const char *key, const char *member,
                          int *added, char *err, size_t errlen);
+int kit_store_redis_srem(struct kit_store_redis *r, const char *key, const char *member,
+                         int *removed, char *err, size_t errlen);
 /* SPOP (pop = 1) or SRANDMEMBER-free copy via SMEMBERS (pop = 0). */
 int kit_store_redis_members(struct kit_store_redis *r, const char *key, int count, char **out,
                             int *n, int pop, char *err, size_t errlen);

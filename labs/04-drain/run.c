@@ -131,7 +131,9 @@ static double round_trip_us(struct kit_store *st, int n)
 static int setup(struct kit_db *db)
 {
 	return kit_db_exec(db, "DROP TABLE IF EXISTS video_counts", 0, NULL) ||
+	       kit_db_exec(db, "DROP TABLE IF EXISTS applied_flushes", 0, NULL) ||
 	       kit_db_exec(db, VIEWS_SCHEMA, 0, NULL) ||
+	       kit_db_exec(db, VIEWS_TOKENS_SCHEMA, 0, NULL) ||
 	       kit_db_exec(db, "INSERT INTO video_counts (video_id, views) VALUES (1, 0)", 0, NULL);
 }
 
