@@ -96,6 +96,21 @@ static int64_t drain_all(struct kit_store *st)
 	return sum;
 }
 
+/* drain_views, or park_views (§5b) when park is set: the same promise,
+ * the taken views parked in the store as well. */
+static int take(struct kit_store *st, bool park, struct view_delta *out, int *n)
+{
+	int64_t token = 0;
+	if (!park)
+		return drain_views(st, VIEWS_MAX_BATCH, out, n);
+	int rc = park_views(st, VIEWS_MAX_BATCH, &token, out, n);
+	if (rc == VIEWS_NO_TOKEN) {   /* a new store: start the tokens as a flusher would */
+		kit_store_set(st, VIEWS_TOKEN, 1);
+		rc = park_views(st, VIEWS_MAX_BATCH, &token, out, n);
+	}
+	return rc;
+}
+
 static int64_t db_views(struct labtest *t, int64_t video)
 {
 	char sql[128];
@@ -273,7 +288,7 @@ static void view_lands(void *arg, struct kit_store *st, const char *cmd,
 		in->landed++;
 }
 
-static void drain__no_view_lost_between_read_and_reset(void **state)
+static void no_view_lost(void **state, bool park)
 {
 	struct kit_store *st = new_store(state);
 	struct view_delta out[VIEWS_MAX_BATCH];
@@ -284,10 +299,10 @@ static void drain__no_view_lost_between_read_and_reset(void **state)
 		record(st, v, 10);
 	kit_store_set_hook(st, view_lands, &in);
 
-	int rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	int rc = take(st, park, out, &n);
 
 	kit_store_set_hook(st, NULL, NULL);
-	lt_expect(rc == 0, "drain", "drain_views failed on a healthy store");
+	lt_expect(rc == 0, "drain", "%s failed on a healthy store", park ? "park_views" : "drain_views");
 	for (int i = 0; i < n; i++)
 		sum += out[i].n;
 	char what[160];
@@ -297,42 +312,74 @@ static void drain__no_view_lost_between_read_and_reset(void **state)
 	kit_store_free(st);
 }
 
-/* The store goes away right after the drain's first command (a dropped
- * connection): if the drain is one step, the hook runs only after all of
- * it and nothing is lost; if its commands run one by one, the ids are
- * popped and their deltas stay behind, marked nowhere. */
-static void refuse_after_first(void *arg, struct kit_store *st, const char *cmd,
-                               const char *key, int rc)
+static void drain__no_view_lost_between_read_and_reset(void **state)
 {
-	int *armed = arg;
+	no_view_lost(state, false);
+}
+
+static void park__no_view_lost_between_read_and_reset(void **state)
+{
+	no_view_lost(state, true);
+}
+
+/* The store goes away right after the drain's k-th command (a dropped
+ * connection), for k = 1, 2, ...: if the drain is one step, the hook runs
+ * only after all of it and nothing is lost; if its commands run one by
+ * one, the ids are popped and their deltas stay behind, marked nowhere. */
+struct cut {
+	int k, seen;
+};
+
+static void refuse_after_kth(void *arg, struct kit_store *st, const char *cmd,
+                             const char *key, int rc)
+{
+	struct cut *c = arg;
 	(void)cmd, (void)key, (void)rc;
-	if (!*armed) {
-		*armed = 1;
+	if (++c->seen == c->k)
 		kit_store_refuse(st, -1);
+}
+
+static void strands_nothing(void **state, bool park)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	for (int k = 1; k <= 6; k++) {
+		struct cut cut = { k, 0 };
+		int n = 0;
+		int64_t sum = 0;
+		kit_store_restart(st);
+		for (int v = 1; v <= 5; v++)
+			record(st, v, 10);
+		if (park)
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+		kit_store_set_hook(st, refuse_after_kth, &cut);
+
+		int rc = take(st, park, out, &n);
+
+		kit_store_set_hook(st, NULL, NULL);
+		kit_store_refuse(st, 0);
+		for (int i = 0; rc == 0 && i < n; i++)
+			sum += out[i].n;
+		char what[240];
+		snprintf(what, sizeof what, "views %s in all (50 recorded; the store went away after "
+		         "command %d of %d the %s made, and views it did not hand over must still be "
+		         "drainable)", park ? "parked and handed over, or drained after," : "drained", k,
+		         cut.seen, park ? "park" : "drain");
+		lt_expect_int_hint(sum + drain_all(st), 50, what, "one-step");
+		if (cut.seen <= k)
+			break;   /* it made no more commands than that */
 	}
+	kit_store_free(st);
 }
 
 static void drain__store_failure_strands_nothing(void **state)
 {
-	struct kit_store *st = new_store(state);
-	struct view_delta out[VIEWS_MAX_BATCH];
-	int n = 0, armed = 0;
-	int64_t sum = 0;
-	for (int v = 1; v <= 5; v++)
-		record(st, v, 10);
-	kit_store_set_hook(st, refuse_after_first, &armed);
+	strands_nothing(state, false);
+}
 
-	int rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
-
-	kit_store_set_hook(st, NULL, NULL);
-	kit_store_refuse(st, 0);
-	for (int i = 0; rc == 0 && i < n; i++)
-		sum += out[i].n;
-	lt_expect_int_hint(sum + drain_all(st), 50,
-	                   "views drained in all (50 recorded; the store went away after the drain's "
-	                   "first command, and views it did not hand over must still be drainable)",
-	                   "one-step");
-	kit_store_free(st);
+static void park__store_failure_strands_nothing(void **state)
+{
+	strands_nothing(state, true);
 }
 
 /* A view whose reply was lost was counted all the same: a caller that
@@ -952,6 +999,8 @@ int main(void)
 		LABTEST_STORES(drain__takes_at_most_max_and_resets),
 		cmocka_unit_test(drain__no_view_lost_between_read_and_reset),
 		cmocka_unit_test(drain__store_failure_strands_nothing),
+		cmocka_unit_test(park__no_view_lost_between_read_and_reset),
+		cmocka_unit_test(park__store_failure_strands_nothing),
 		STORE_REDIS(drain__get_then_del_loses_between_real_clients),
 		LABTEST_BOTH(flush__one_upsert_adds_the_deltas),
 		STORE_REDIS(flush__one_upsert_adds_the_deltas),
