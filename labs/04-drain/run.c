@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 	kit_store_get(st, VIEWS_DELTA_PREFIX "2", &probed);
 	static struct drv_span upserts;
 	struct drv_span_clock fclock;
-	drv_span_init(&upserts, KIT_DB_STMT_START, "INSERT", KIT_DB_STMT_END);
+	drv_span_init(&upserts, KIT_DB_STMT_START, "INSERT INTO video_counts", KIT_DB_STMT_END);
 	drv_span_watch(&fclock, &upserts, fdb);
 	struct flusher *f = NULL;
 	if ((rc = start_flusher(&f, st, fdb, o.flush_ms, VIEWS_MAX_BATCH)) != 0) {
