@@ -73,10 +73,11 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
  * taken in the store under a new token (§5b): INCR "views:token", add the
  * token to "views:parked" and each "<id>=<n>" to "views:park:<token>".
  * *token is that token, or 0 when nothing was dirty (then nothing is
- * parked and no token is used). When "views:token" is missing (a new
- * store, or one that restarted) it takes nothing and returns
- * VIEWS_NO_TOKEN: the flusher then sets "views:token" to the largest
- * token in applied_flushes + 1, so that no token is ever used twice. */
+ * parked and no token is used). When something is dirty but
+ * "views:token" is missing (a new store, or one that restarted) it takes
+ * nothing and returns VIEWS_NO_TOKEN: the flusher then sets "views:token"
+ * to the largest token in applied_flushes + 1, so that no token is ever
+ * used twice. */
 #define VIEWS_NO_TOKEN 1
 int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta *out, int *n);
 

@@ -172,8 +172,11 @@ static int park_step(struct kit_store *st, struct kit_store_call *c)
 	char *ids[VIEWS_MAX_BATCH];
 	char park[64], tok[24], member[48];
 	int nids = 0;
-	int64_t token = 0, last = 0;
-	int rc = kit_store_get(st, c->keys[4], &last);
+	int64_t token = 0, last = 0, dirty = 0;
+	int rc = kit_store_scard(st, c->keys[0], &dirty);
+	if (rc != 0 || dirty == 0)
+		return rc;
+	rc = kit_store_get(st, c->keys[4], &last);
 	if (rc == 0 && last == 0) {   /* the counter is gone (a restart): take nothing */
 		c->out[c->nout++] = -1;
 		return 0;
@@ -207,6 +210,7 @@ static int park_step(struct kit_store *st, struct kit_store_call *c)
 
 static const struct kit_store_script park_script = {
 	"park",
+	"if redis.call('SCARD', KEYS[1]) == 0 then return {} end\n"
 	"if not redis.call('GET', KEYS[5]) then return {-1} end\n"
 	"local out = {}\n"
 	"local park\n"
