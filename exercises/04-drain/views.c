@@ -7,6 +7,8 @@
  */
 #include "labs/04-drain/views.h"
 
+#include "kit/failpoint.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
