@@ -84,14 +84,17 @@ static const struct sub {
 	 "in exercises/NN-name/ is saved, even in the middle of a check. q or\n"
 	 "Ctrl-C quits at once.\n"
 	 "  --solutions     watch solutions/ instead\n"},
-	{"run", "NN [--db URL] [--threads T] [--seconds S] [--timeout S] [--solutions] [--top] [-- DRIVER OPTIONS]",
-	 " db threads seconds timeout solutions top ", 2,
+	{"run", "NN [--db URL] [--store URL] [--threads T] [--seconds S] [--timeout S] [--solutions] [--top]\n"
+	 "       [-- DRIVER OPTIONS]",
+	 " db store threads seconds timeout solutions top ", 2,
 	 "Build the lab's driver (labs/NN-name/run.c) with your code and run it:\n"
 	 "T threads call your operation for S seconds; it prints throughput and\n"
 	 "latency percentiles next to what the engine predicts for the hold time\n"
 	 "it measured.\n"
 	 "  --db URL        the database (default: sqlite:.hotrow/labNN.db); on\n"
 	 "                  PostgreSQL the driver works in a schema labNN of its own\n"
+	 "  --store URL     Lab 04: where record_view counts, mem: (in-process, the\n"
+	 "                  default) or a Redis, unix:PATH or redis://HOST:PORT\n"
 	 "  --threads T     client threads, 1-256\n"
 	 "  --seconds S     how long to drive it, above 0, at most 3600\n"
 	 "  --timeout S     stop the driver after S seconds (default: no limit)\n"
@@ -117,7 +120,7 @@ static const struct sub {
 
 struct args {
 	const char *lab;
-	const char *db, *threads, *seconds, *out, *timeout;
+	const char *db, *threads, *seconds, *out, *timeout, *store;
 	int solutions, yes, top;
 	int nextra;            /* run: what follows "--" goes to the driver */
 	char **extra;
@@ -161,7 +164,7 @@ static int allows(const struct sub *s, const char *opt)
  * after printing --help. */
 static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 {
-	static const char *const valued[] = {"db", "threads", "seconds", "out", "timeout"};
+	static const char *const valued[] = {"db", "threads", "seconds", "out", "timeout", "store"};
 	memset(a, 0, sizeof *a);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -198,7 +201,7 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 				return 2;
 			}
 			const char **slot = k == 0 ? &a->db : k == 1 ? &a->threads : k == 2 ? &a->seconds :
-					    k == 3 ? &a->out : &a->timeout;
+					    k == 3 ? &a->out : k == 4 ? &a->timeout : &a->store;
 			*slot = v;
 			matched = 1;
 		}
@@ -337,7 +340,7 @@ int cmd_lab(int argc, char **argv)
 		}
 		struct runner_run_args ra = {
 			.db = a.db, .db_from = a.db ? "--db" : NULL, .threads = a.threads,
-			.seconds = a.seconds, .solutions = a.solutions,
+			.seconds = a.seconds, .store = a.store, .solutions = a.solutions,
 			.timeout_s = a.timeout ? strtod(a.timeout, NULL) : 0, .nextra = a.nextra,
 			.extra = a.extra,
 		};

@@ -71,6 +71,8 @@ static const struct opt opts[] = {
 	{ "cores", K_INT, F(cores), 0, 4096, "C", "CPUs shared by holds and outside work, 0 = no limit" },
 	{ "cpu-ms", K_CPU, 0, 0, 0, "DB[,CLIENT]",
 	  "CPU per request: DB in the hold, CLIENT outside (0,0)" },
+	{ "redis-op-us", K_DOUBLE, F(redis_op_us), 0.01, 1e6, "US",
+	  "redis: one command on the server, us (4; lab run 04 --store measures it)" },
 	{ "rtt-ms", K_DOUBLE, F(rtt_ms), 0, 1e6, "MS", "one app-database round trip (0)" },
 	{ "trips-in-lock", K_INT, F(trips_in_lock), 0, 100, "K",
 	  "round trips while the lock is held: 0 one statement (0)" },

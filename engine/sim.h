@@ -172,6 +172,10 @@ struct sim_config {
 	                                each buffer costs read_ms / 2 */
 	double snapshot_at_s;        /* an old snapshot opens at this second ... */
 	double snapshot_for_s;       /* ... and stays open this long; 0 = never */
+	double redis_op_us;          /* redis: one command on the single-threaded
+	                                server, in us (4: ~250,000 commands/s);
+	                                a measured service time, fractions allowed;
+	                                0 = the default */
 };
 
 /* How long a like's update holds its row lock, in ms: the server's work

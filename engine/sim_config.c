@@ -74,6 +74,7 @@ void sim_config_default(struct sim_config *c)
 	c->client_timeout_ms = 0;
 	c->retries = 0;
 	c->flush_ms = 1000;
+	c->redis_op_us = 4;        /* SIM_REDIS_OP_US */
 	c->seed = 1;
 	c->tick_ms = 100;
 	c->burst = 8;
@@ -315,5 +316,8 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	      "--snapshot-at: expected seconds from 0 to 10000000");
 	CHECK(isfinite(c->snapshot_for_s) && c->snapshot_for_s >= 0 && c->snapshot_for_s <= 1e7,
 	      "--snapshot-for: expected seconds from 0 (no old snapshot) to 10000000");
+	CHECK(isfinite(c->redis_op_us) && (c->redis_op_us == 0 ||
+	      (c->redis_op_us >= 0.01 && c->redis_op_us <= 1e6)),
+	      "--redis-op-us: expected microseconds from 0.01 to 1000000");
 	return 0;
 }

@@ -6,7 +6,8 @@
  *   coalesce  +1 in the app's memory buffer (no connection)
  *   queue     append one event to a durable log (no connection)
  *   redis     INCR on a single-threaded in-memory server (no connection;
- *             the server serves one command every SIM_REDIS_OP_US)
+ *             the server serves one command every redis_op_us, 4 by
+ *             default or the time a driver measured)
  *   append    INSERT of the like's own row (a pooled connection for one
  *             hold; no shared lock, so no lock queue)
  * and a periodic flusher (every flush_ms; one at a time) takes what has
@@ -38,6 +39,7 @@
  * sim_push(): sim.c calls in, nothing here calls back by name.
  */
 #include <assert.h>
+#include <math.h>
 
 #include "engine/sim_impl.h"
 
@@ -66,9 +68,10 @@ static void queue_like(struct sim *s, struct sim_req *r)
 
 static void redis_like(struct sim *s, struct sim_req *r)
 {
-	int64_t start = s->redis_free > s->now ? s->redis_free : s->now;
+	double start = s->redis_free_us > (double)s->now ? s->redis_free_us : (double)s->now;
 
-	s->redis_free = start + SIM_REDIS_OP_US;
+	s->redis_free_us = start + (s->c.redis_op_us > 0 ? s->c.redis_op_us : SIM_REDIS_OP_US);
+	s->redis_free = (int64_t)ceil(s->redis_free_us);
 	sim_ring_push(&s->redis_q, r);
 	sim_push(s, s->redis_free, EV_REDIS_DONE, s->redis_epoch);
 }
@@ -310,6 +313,7 @@ void sim_fix_fault(struct sim *s, enum sim_fault f)
 		s->buf_oldest = -1;
 		s->redis_epoch++;
 		s->redis_free = s->now;
+		s->redis_free_us = (double)s->now;
 		sim_ring_init(&s->redis_q);
 		while (dead.n) {
 			struct sim_req r = sim_ring_pop(&dead);

@@ -54,7 +54,8 @@ struct sim_req {
 /* How long the GET-then-DEL drain leaves between its two commands: one
  * round trip from the flusher to Redis. */
 #define SIM_REDIS_RTT_US 1000
-/* One command on the single-threaded in-memory server: ~250,000 ops/s. */
+/* One command on the single-threaded in-memory server: ~250,000 ops/s.
+ * The default of sim_config.redis_op_us; a driver gives a measured one. */
 #define SIM_REDIS_OP_US 4
 
 enum sim_ev {
@@ -282,6 +283,7 @@ struct sim {
 	bool consumer_crash;       /* the next commit dies before the offset commit */
 	int64_t redis_val;         /* the in-memory count not yet drained */
 	int64_t redis_free;        /* the server is busy until then */
+	double redis_free_us;      /* ... exactly (a command may take under 1 us) */
 	uint32_t redis_epoch;      /* bumped by a restart */
 	struct sim_ring redis_q;   /* INCRs in flight, oldest first */
 	uint64_t faults[SIM_NFAULTS];

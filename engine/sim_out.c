@@ -201,6 +201,8 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "retry_budget", c->retry_budget);
 	fprintf(f, ",\"counter_pool\":%d,", c->counter_pool);
 	num(f, "rtt_ms", c->rtt_ms);
+	fputc(',', f);
+	num(f, "redis_op_us", c->redis_op_us);
 	fprintf(f, ",\"trips_in_lock\":%d,", c->trips_in_lock);
 	num(f, "read_rps", c->read_rps);
 	fputc(',', f);

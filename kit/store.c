@@ -473,6 +473,29 @@ int kit_store_sadd(struct kit_store *s, const char *key, const char *member, int
 	return finish(&c, "SADD", key, rc);
 }
 
+int kit_store_srem(struct kit_store *s, const char *key, const char *member, int *removed)
+{
+	struct call c;
+	struct entry *e = NULL;
+	int rc = start(s, &c);
+	if (rc == 0 && (bad_key(key) || bad_key(member)))
+		rc = KIT_STORE_ERR;
+	if (rc == 0 && s->redis)
+		return finish(&c, "SREM", key, kit_store_redis_srem(s->redis, key, member, removed, R(c)));
+	if (rc == 0)
+		rc = lookup(s, key, K_SET, &e);
+	if (rc == 0) {
+		struct entry *m = e ? table_unlink(e->set, member) : NULL;
+		if (removed)
+			*removed = m != NULL;
+		if (m)
+			entry_free(m);
+		if (e && e->set->count == 0)   /* an empty set is no key, as in Redis */
+			entry_free(table_unlink(&s->keys, key));
+	}
+	return finish(&c, "SREM", key, rc);
+}
+
 /* Copy (and with pop, remove) up to count members of the set at key into
  * out; all or nothing on out-of-memory. */
 static int take_members(struct kit_store *s, const char *key, int count, char **out,
@@ -567,6 +590,17 @@ int kit_store_scard(struct kit_store *s, const char *key, int64_t *out)
 	if (rc == 0)
 		*out = e ? (int64_t)e->set->count : 0;
 	return finish(&c, "SCARD", key, rc);
+}
+
+int kit_store_cmdstat(struct kit_store *s, const char *cmd, int64_t *calls, double *usec)
+{
+	struct call c;
+	int rc = start(s, &c);
+	if (rc == 0 && !s->redis)
+		rc = KIT_STORE_ERR;
+	else if (rc == 0)
+		rc = kit_store_redis_cmdstat(s->redis, cmd, calls, usec, R(c));
+	return finish(&c, "INFO", NULL, rc);
 }
 
 int kit_store_dbsize(struct kit_store *s, int64_t *out)

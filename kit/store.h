@@ -100,6 +100,9 @@ int kit_store_getdel(struct kit_store *s, const char *key, int64_t *out);
  * gets 1 when member was new, 0 when it was already there. The member is
  * copied. */
 int kit_store_sadd(struct kit_store *s, const char *key, const char *member, int *added);
+/* Remove member from the set at key (a set left empty goes, as in Redis).
+ * If removed is not NULL it gets 1 when member was there, 0 when not. */
+int kit_store_srem(struct kit_store *s, const char *key, const char *member, int *removed);
 /* Remove up to count members from the set at key and hand them over:
  * out[0 .. *n-1] get strings the caller owns and frees with free(). A
  * missing key is an empty set (*n = 0). On failure nothing is removed and
@@ -162,6 +165,13 @@ struct kit_store_script {
  * outcap is 0: then the reply is not wanted. */
 int kit_store_eval(struct kit_store *s, const struct kit_store_script *sc,
                    struct kit_store_call *c);
+
+/* The server's own bookkeeping for cmd (lower case, e.g. "evalsha"): the
+ * calls it served and the microseconds it spent on them, since it started
+ * (Redis's INFO commandstats). Differences of two readings give one
+ * command's service time, without the round trip. KIT_STORE_ERR on the
+ * in-process store, which keeps no such numbers. */
+int kit_store_cmdstat(struct kit_store *s, const char *cmd, int64_t *calls, double *usec);
 
 /* ---- levers for tests and demos; not commands, they never call the hook ---- */
 

@@ -369,6 +369,19 @@ int kit_store_redis_sadd(struct kit_store_redis *r, const char *key, const char 
 	return rc;
 }
 
+int kit_store_redis_srem(struct kit_store_redis *r, const char *key, const char *member,
+                         int *removed, char *err, size_t errlen)
+{
+	char k[KEYBUF];
+	int rc;
+	nskey(r, key, k, sizeof k);
+	redisReply *y = run(r, 3, (const char *[]){ "SREM", k, member }, &rc, err, errlen);
+	if (y && removed)
+		*removed = y->integer > 0;
+	freeReplyObject(y);
+	return rc;
+}
+
 int kit_store_redis_members(struct kit_store_redis *r, const char *key, int count, char **out,
                             int *n, int pop, char *err, size_t errlen)
 {
@@ -576,5 +589,27 @@ int kit_store_redis_eval(struct kit_store_redis *r, const struct kit_store_scrip
 	freeReplyObject(y);
 	free(argv);
 	free(keys);
+	return rc;
+}
+
+int kit_store_redis_cmdstat(struct kit_store_redis *r, const char *cmd, int64_t *calls,
+                            double *usec, char *err, size_t errlen)
+{
+	int rc;
+	redisReply *y = run(r, 2, (const char *[]){ "INFO", "commandstats" }, &rc, err, errlen);
+	*calls = 0;
+	*usec = 0;
+	if (y && y->type == REDIS_REPLY_STRING) {
+		char key[80];
+		snprintf(key, sizeof key, "cmdstat_%s:", cmd);
+		const char *at = strstr(y->str, key);
+		long long n = 0;
+		double u = 0;
+		if (at && sscanf(at + strlen(key), "calls=%lld,usec=%lf", &n, &u) == 2) {
+			*calls = n;
+			*usec = u;
+		}
+	}
+	freeReplyObject(y);
 	return rc;
 }

@@ -42,6 +42,8 @@ int kit_store_redis_getdel(struct kit_store_redis *r, const char *key, int64_t *
                            char *err, size_t errlen);
 int kit_store_redis_sadd(struct kit_store_redis *r, const char *key, const char *member,
                          int *added, char *err, size_t errlen);
+int kit_store_redis_srem(struct kit_store_redis *r, const char *key, const char *member,
+                         int *removed, char *err, size_t errlen);
 /* SPOP (pop = 1) or SRANDMEMBER-free copy via SMEMBERS (pop = 0). */
 int kit_store_redis_members(struct kit_store_redis *r, const char *key, int count, char **out,
                             int *n, int pop, char *err, size_t errlen);
@@ -53,6 +55,10 @@ int kit_store_redis_scard(struct kit_store_redis *r, const char *key, int64_t *o
 int kit_store_redis_dbsize(struct kit_store_redis *r, int64_t *out, char *err, size_t errlen);
 /* Delete every key under the namespace (FLUSHDB without one). */
 int kit_store_redis_flush(struct kit_store_redis *r, char *err, size_t errlen);
+/* The server's own count of calls and microseconds spent on cmd (lower
+ * case, e.g. "evalsha"), from INFO commandstats; 0 and 0 before any call. */
+int kit_store_redis_cmdstat(struct kit_store_redis *r, const char *cmd, int64_t *calls,
+                            double *usec, char *err, size_t errlen);
 int kit_store_redis_eval(struct kit_store_redis *r, const struct kit_store_script *sc,
                          struct kit_store_call *c, char *err, size_t errlen);
 

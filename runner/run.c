@@ -70,6 +70,11 @@ int runner_run(const struct runner_tree *t, const struct runner_lab *l, const st
 		fprintf(stderr, "hotrow lab run: lab %s has no driver (labs/%s/run.c)\n", l->num, l->name);
 		return 1;
 	}
+	if (a->store && strcmp(l->num, "04")) {
+		fprintf(stderr, "hotrow lab run: --store is Lab 04's (the store record_view counts in); "
+			"lab %s has none\n", l->num);
+		return 2;
+	}
 	snprintf(target, sizeof target, "build/labs/%s/run-%s", l->name, a->solutions ? "solution" : "exercise");
 	printf("building %s ...\n", target);
 	fflush(stdout);
@@ -112,7 +117,7 @@ int runner_run(const struct runner_tree *t, const struct runner_lab *l, const st
 		fprintf(stderr, "hotrow lab run: cannot use %s/.hotrow: %s\n", t->root, strerror(errno));
 		return 1;
 	}
-	char **argv = calloc((size_t)a->nextra + 8, sizeof *argv);
+	char **argv = calloc((size_t)a->nextra + 12, sizeof *argv);
 	int n = 0;
 	if (!argv) {
 		fprintf(stderr, "hotrow lab run: out of memory\n");
@@ -130,6 +135,10 @@ int runner_run(const struct runner_tree *t, const struct runner_lab *l, const st
 	if (a->seconds) {
 		argv[n++] = "--seconds";
 		argv[n++] = (char *)a->seconds;
+	}
+	if (a->store) {
+		argv[n++] = "--store";
+		argv[n++] = (char *)a->store;
 	}
 	for (int k = 0; k < a->nextra; k++)
 		argv[n++] = a->extra[k];

@@ -24,6 +24,7 @@ struct runner_run_args {
 	const char *db_from;     /* "--db" or "HOTROW_PG_URL" */
 	const char *threads;     /* as typed; checked by runner_run_check */
 	const char *seconds;
+	const char *store;       /* --store URL (Lab 04's driver), or NULL */
 	int solutions;
 	double timeout_s;        /* 0: none */
 	int nextra;              /* what followed "--": the driver's own options */

@@ -13,8 +13,13 @@
  * Store layout (the tests read it, so keep to it):
  *   "views:delta:<id>"  integer: views of video <id> not yet in the database
  *   "views:dirty"       set of "<id>" strings: videos whose delta may be > 0
- * Database: the table in VIEWS_SCHEMA, one row per video, created by the
- * caller (tests, `hotrow lab run 04`).
+ *   "views:token"       integer: the last flush token handed out (§5b)
+ *   "views:parked"      set of "<token>" strings: batches drained, not yet
+ *                       known to be in the database
+ *   "views:park:<token>" set of "<id>=<n>" strings: that batch's deltas
+ * Database: the tables in VIEWS_SCHEMA (one row per video) and
+ * VIEWS_TOKENS_SCHEMA (one row per flush applied), created by the caller
+ * (tests, `hotrow lab run 04`).
  *
  * Interface:
  *   kit_store_open(&st, url);                  "mem:" or a Redis URL
@@ -38,6 +43,11 @@
 #define VIEWS_DELTA_PREFIX "views:delta:"
 #define VIEWS_SCHEMA \
 	"CREATE TABLE video_counts (video_id BIGINT PRIMARY KEY, views BIGINT NOT NULL)"
+#define VIEWS_TOKENS_SCHEMA \
+	"CREATE TABLE applied_flushes (token BIGINT PRIMARY KEY)"
+#define VIEWS_TOKEN "views:token"
+#define VIEWS_PARKED "views:parked"
+#define VIEWS_PARK_PREFIX "views:park:"
 #define VIEWS_MAX_BATCH 1000   /* the most videos one flush may take */
 
 /* One drained video: its id and the views taken from the store. */
@@ -59,11 +69,41 @@ int record_view(struct kit_store *st, int64_t video_id);
  * taken. */
 int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
 
-/* Drain up to max videos and add their deltas to video_counts in one
- * multi-row upsert (a video without a row gets one). Returns the number of
- * views written (0 when nothing was dirty). When the database refuses, the
- * deltas go back into the store, as record_view would have left them, and
- * the database's code is returned (§5). */
+/* Drain as drain_views does and, in the same atomic step, park what was
+ * taken in the store under a new token (§5b): INCR "views:token", add the
+ * token to "views:parked" and each "<id>=<n>" to "views:park:<token>".
+ * *token is that token, or 0 when nothing was dirty (then nothing is
+ * parked and no token is used). When something is dirty but
+ * "views:token" is missing (a new store, or one that restarted) it takes
+ * nothing and returns VIEWS_NO_TOKEN: the flusher then sets "views:token"
+ * to the largest token in applied_flushes + 1, so that no token is ever
+ * used twice. */
+#define VIEWS_NO_TOKEN 1
+int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta *out, int *n);
+
+/* Resolve every parked batch (§5b): a token the database has in
+ * applied_flushes was applied, so its park is only deleted; any other is
+ * applied now, under the same token, exactly as a flush would, and then
+ * deleted. Returns the number of views applied, or the first error (what
+ * is not resolved stays parked). One flusher at a time. */
+int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
+
+/* Resolve what is parked (recover_flushes), then park up to max videos
+ * and, in ONE transaction, record the token in applied_flushes and add the
+ * deltas to video_counts in one multi-row upsert (a video without a row
+ * gets one); after COMMIT, delete the park. Returns the number of views
+ * written (0 when nothing was dirty). When the database refuses a
+ * statement, the parked deltas go back into the store, as record_view
+ * would have left them, and the database's code is returned (§5). When
+ * the COMMIT itself fails, the batch stays parked: the next flush asks the
+ * database whether it was applied (§5b).
+ *
+ * Failpoints (kit/failpoint.h) a crash test arms: "flush-after-drain"
+ * (parked, nothing sent to the database), "flush-before-commit" (the
+ * transaction written, not committed), "flush-after-commit" (committed,
+ * the park not deleted), "flush-mid-putback" (refused, the deltas not yet
+ * put back). Armed with "error", each makes flush_views return
+ * KIT_DB_ERR there at once, leaving everything as a crash would. */
 int64_t flush_views(struct kit_store *st, struct kit_db *db, int max);
 
 /* The flush loop (§6): a thread that calls flush_views(st, db, max) once

@@ -49,6 +49,9 @@ struct drv_inputs {
 	int cores;                 /* CPUs here (default: what the system says) */
 	double seconds;            /* how long the engine simulates (default 5;
 	                              shorter when the rate is high) */
+	double redis_op_us;        /* redis: one command's service time on the
+	                              server, one client alone (0: the engine's
+	                              default, 4 us) */
 };
 
 struct drv_prediction {

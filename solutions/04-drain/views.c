@@ -5,6 +5,8 @@
  */
 #include "labs/04-drain/views.h"
 
+#include "kit/failpoint.h"
+
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -160,23 +162,279 @@ static int upsert(struct kit_db *db, struct view_delta *rows, int n)
 	return rc;
 }
 
+/* ---- §5b exactly once: the flush token ---- */
+
+/* The drain of drain_step, parking what it takes: under a new token
+ * (INCR KEYS[5]) marked in the set KEYS[4], each "id=n" in the set
+ * KEYS[3] .. token. Answers token, id, n, id, n, ... or nothing. */
+static int park_step(struct kit_store *st, struct kit_store_call *c)
+{
+	char *ids[VIEWS_MAX_BATCH];
+	char park[64], tok[24], member[48];
+	int nids = 0;
+	int64_t token = 0, last = 0, dirty = 0;
+	int rc = kit_store_scard(st, c->keys[0], &dirty);
+	if (rc != 0 || dirty == 0)
+		return rc;
+	rc = kit_store_get(st, c->keys[4], &last);
+	if (rc == 0 && last == 0) {   /* the counter is gone (a restart): take nothing */
+		c->out[c->nout++] = -1;
+		return 0;
+	}
+	if (rc == 0)
+		rc = kit_store_spop(st, c->keys[0], atoi(c->args[0]), ids, &nids);
+	for (int i = 0; i < nids; i++) {
+		int64_t n = 0;
+		char key[64];
+		snprintf(key, sizeof key, "%s%s", c->keys[1], ids[i]);
+		if (rc == 0)
+			rc = kit_store_getdel(st, key, &n);
+		if (rc == 0 && n != 0 && token == 0) {
+			rc = kit_store_incrby(st, c->keys[4], 1, &token);
+			snprintf(tok, sizeof tok, "%" PRId64, token);
+			snprintf(park, sizeof park, "%s%s", c->keys[2], tok);
+			if (rc == 0)
+				rc = kit_store_sadd(st, c->keys[3], tok, NULL);
+			c->out[c->nout++] = token;
+		}
+		if (rc == 0 && n != 0) {
+			snprintf(member, sizeof member, "%s=%" PRId64, ids[i], n);
+			rc = kit_store_sadd(st, park, member, NULL);
+			c->out[c->nout++] = strtoll(ids[i], NULL, 10);
+			c->out[c->nout++] = n;
+		}
+		free(ids[i]);
+	}
+	return rc;
+}
+
+static const struct kit_store_script park_script = {
+	"park",
+	"if redis.call('SCARD', KEYS[1]) == 0 then return {} end\n"
+	"if not redis.call('GET', KEYS[5]) then return {-1} end\n"
+	"local out = {}\n"
+	"local park\n"
+	"for _, id in ipairs(redis.call('SPOP', KEYS[1], ARGV[1])) do\n"
+	"  local n = tonumber(redis.call('GETDEL', KEYS[2] .. id) or 0)\n"
+	"  if n ~= 0 then\n"
+	"    if not park then\n"
+	"      local token = redis.call('INCR', KEYS[5])\n"
+	"      redis.call('SADD', KEYS[4], token)\n"
+	"      park = KEYS[3] .. token\n"
+	"      out[1] = token\n"
+	"    end\n"
+	"    redis.call('SADD', park, id .. '=' .. n)\n"
+	"    out[#out + 1] = tonumber(id)\n"
+	"    out[#out + 1] = n\n"
+	"  end\n"
+	"end\n"
+	"return out\n",
+	park_step,
+};
+
+static const char *const park_keys[] = { VIEWS_DIRTY, VIEWS_DELTA_PREFIX, VIEWS_PARK_PREFIX,
+                                          VIEWS_PARKED, VIEWS_TOKEN };
+
+int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta *out, int *n)
+{
+	assert(max >= 1 && max <= VIEWS_MAX_BATCH);
+	int64_t got[2 * VIEWS_MAX_BATCH + 1];
+	char count[16];
+	snprintf(count, sizeof count, "%d", max);
+	struct kit_store_call c = { 5, park_keys, 1, (const char *[]){ count }, got, 2 * max + 1, 0 };
+	int rc = kit_store_eval(st, &park_script, &c);
+	*n = 0;
+	if (rc == 0 && c.nout == 1 && got[0] == -1) {
+		*token = 0;
+		return VIEWS_NO_TOKEN;
+	}
+	*token = rc == 0 && c.nout > 0 ? got[0] : 0;
+	for (int i = 1; rc == 0 && i + 1 < c.nout; i += 2)
+		out[(*n)++] = (struct view_delta){ got[i], got[i + 1] };
+	return rc;
+}
+
+/* Delete a park; with ARGV[2] = "back", first give its deltas back as
+ * record_view would have left them. KEYS: the dirty set, the delta
+ * prefix, the park prefix, the parked set. ARGV: token, "back" or "drop". */
+static int unpark_step(struct kit_store *st, struct kit_store_call *c)
+{
+	char park[64];
+	char *members[VIEWS_MAX_BATCH];
+	int n = 0;
+	snprintf(park, sizeof park, "%s%s", c->keys[2], c->args[0]);
+	int rc = kit_store_smembers(st, park, VIEWS_MAX_BATCH, members, &n);
+	for (int i = 0; i < n; i++) {
+		char *eq = strchr(members[i], '=');
+		if (rc == 0 && eq && !strcmp(c->args[1], "back")) {
+			char key[64];
+			*eq = '\0';
+			snprintf(key, sizeof key, "%s%s", c->keys[1], members[i]);
+			rc = kit_store_incrby(st, key, strtoll(eq + 1, NULL, 10), NULL);
+			if (rc == 0)
+				rc = kit_store_sadd(st, c->keys[0], members[i], NULL);
+		}
+		free(members[i]);
+	}
+	if (rc == 0)
+		rc = kit_store_del(st, park, NULL);
+	if (rc == 0)
+		rc = kit_store_srem(st, c->keys[3], c->args[0], NULL);
+	return rc;
+}
+
+static const struct kit_store_script unpark_script = {
+	"unpark",
+	"local park = KEYS[3] .. ARGV[1]\n"
+	"if ARGV[2] == 'back' then\n"
+	"  for _, m in ipairs(redis.call('SMEMBERS', park)) do\n"
+	"    local id, n = string.match(m, '^(.*)=(.*)$')\n"
+	"    redis.call('INCRBY', KEYS[2] .. id, n)\n"
+	"    redis.call('SADD', KEYS[1], id)\n"
+	"  end\n"
+	"end\n"
+	"redis.call('DEL', park)\n"
+	"redis.call('SREM', KEYS[4], ARGV[1])\n",
+	unpark_step,
+};
+
+static int unpark(struct kit_store *st, int64_t token, bool back)
+{
+	char tok[24];
+	snprintf(tok, sizeof tok, "%" PRId64, token);
+	struct kit_store_call c = { 4, park_keys, 2, (const char *[]){ tok, back ? "back" : "drop" },
+	                            NULL, 0, 0 };
+	return kit_store_eval(st, &unpark_script, &c);
+}
+
+/* What a crash at a failpoint leaves: everything as it is. */
+#define CRASHED 1
+
+/* One transaction: the token in applied_flushes, the deltas in
+ * video_counts. Returns 0, CRASHED, or the database's code (rolled back;
+ * *at_commit says whether it was COMMIT itself that failed). */
+static int apply(struct kit_db *db, int64_t token, struct view_delta *rows, int n, bool *at_commit)
+{
+	char tok[24];
+	snprintf(tok, sizeof tok, "%" PRId64, token);
+	*at_commit = false;
+	int rc = kit_db_begin(db);
+	if (rc == 0)
+		rc = kit_db_exec(db, "INSERT INTO applied_flushes (token) VALUES ($1)", 1,
+		                 (const char *[]){ tok });
+	if (rc == 0)
+		rc = upsert(db, rows, n);
+	if (rc == 0 && kit_fp_hit("flush-before-commit") != 0)
+		return CRASHED;
+	if (rc == 0) {
+		rc = kit_db_commit(db);
+		*at_commit = rc != 0;
+		return rc;
+	}
+	kit_db_rollback(db);
+	return rc;
+}
+
+/* The views a parked batch holds, read back from the store. */
+static int read_park(struct kit_store *st, const char *token, struct view_delta *rows, int *n)
+{
+	char park[64];
+	char *members[VIEWS_MAX_BATCH];
+	int got = 0;
+	snprintf(park, sizeof park, VIEWS_PARK_PREFIX "%s", token);
+	int rc = kit_store_smembers(st, park, VIEWS_MAX_BATCH, members, &got);
+	*n = 0;
+	for (int i = 0; i < got; i++) {
+		char *eq = strchr(members[i], '=');
+		if (eq)
+			rows[(*n)++] = (struct view_delta){ strtoll(members[i], NULL, 10),
+			                                    strtoll(eq + 1, NULL, 10) };
+		free(members[i]);
+	}
+	return rc;
+}
+
+int64_t recover_flushes(struct kit_store *st, struct kit_db *db)
+{
+	int64_t views = 0;
+	for (;;) {
+		char *tokens[16];
+		int ntok = 0;
+		int rc = kit_store_smembers(st, VIEWS_PARKED, 16, tokens, &ntok);
+		if (rc != 0 || ntok == 0)
+			return rc != 0 ? rc : views;
+		for (int i = 0; i < ntok; i++) {
+			int64_t token = strtoll(tokens[i], NULL, 10), applied = 0;
+			struct view_delta rows[VIEWS_MAX_BATCH];
+			int n = 0;
+			bool at_commit;
+			if (rc == 0)
+				rc = kit_db_query_int(db, "SELECT COUNT(*) FROM applied_flushes WHERE token = $1",
+				                      1, (const char *[]){ tokens[i] }, &applied);
+			if (rc == 0 && !applied)
+				rc = read_park(st, tokens[i], rows, &n);
+			if (rc == 0 && !applied && n > 0) {
+				rc = apply(db, token, rows, n, &at_commit);
+				for (int k = 0; rc == 0 && k < n; k++)
+					views += rows[k].n;
+			}
+			if (rc == CRASHED)
+				rc = KIT_DB_ERR;
+			else if (rc == 0)
+				rc = unpark(st, token, false);
+			free(tokens[i]);
+		}
+		if (rc != 0)
+			return rc;
+	}
+}
+
 int64_t flush_views(struct kit_store *st, struct kit_db *db, int max)
 {
 	struct view_delta rows[VIEWS_MAX_BATCH];
+	int64_t parked = 0, token = 0;
 	int n = 0;
-	int rc = drain_views(st, max, rows, &n);
+	int rc = kit_store_scard(st, VIEWS_PARKED, &parked);
+	int64_t views = rc == 0 && parked > 0 ? recover_flushes(st, db) : rc;
+	if (views < 0)
+		return views;
+	rc = park_views(st, max, &token, rows, &n);
+	if (rc == VIEWS_NO_TOKEN) {
+		/* a new store, or one that restarted: go on after the last token
+		 * the database has, never reusing one */
+		int64_t last = 0;
+		rc = kit_db_query_int(db, "SELECT COALESCE(MAX(token), 0) FROM applied_flushes", 0, NULL,
+		                      &last);
+		if (rc == 0)
+			rc = kit_store_set(st, VIEWS_TOKEN, last + 1);
+		if (rc == 0)
+			rc = park_views(st, max, &token, rows, &n);
+	}
 	if (rc != 0 || n == 0)
-		return rc;
-	rc = upsert(db, rows, n);
-	if (rc != 0) {
+		return rc != 0 ? rc : views;
+	if (kit_fp_hit("flush-after-drain") != 0)
+		return KIT_DB_ERR;
+	bool at_commit;
+	rc = apply(db, token, rows, n, &at_commit);
+	if (rc == CRASHED)
+		return KIT_DB_ERR;
+	if (rc != 0 && !at_commit) {
 		/* the database said no: the views go back for the next flush */
-		int back = add_views(st, rows, n);
+		if (kit_fp_hit("flush-mid-putback") != 0)
+			return KIT_DB_ERR;
+		int back = unpark(st, token, true);
 		if (back != 0)
-			fprintf(stderr, "flush_views: %d videos' views lost: %s\n",
-			        n, kit_store_strerror(back));
+			fprintf(stderr, "flush_views: %d videos' views stay parked under token %" PRId64
+			        ": %s\n", n, token, kit_store_strerror(back));
 		return rc;
 	}
-	int64_t views = 0;
+	if (rc != 0)
+		return rc;   /* COMMIT's outcome unknown: parked, for the next flush to ask */
+	if (kit_fp_hit("flush-after-commit") != 0)
+		return KIT_DB_ERR;
+	if (unpark(st, token, false) != 0)
+		fprintf(stderr, "flush_views: token %" PRId64 " applied, its park left for recovery\n",
+		        token);
 	for (int i = 0; i < n; i++)
 		views += rows[i].n;
 	return views;

@@ -145,6 +145,8 @@ usage read_rps_tiny    "--read-rps"   --seconds 1 --read-rps 1e-13
 usage read_ms_zero     "--read-ms"    --read-ms 0
 usage snapshot_at_neg  "--snapshot-at" --snapshot-at -2
 usage snapshot_for_word "--snapshot-for" --snapshot-for long
+usage redis_op_zero    "--redis-op-us" --redis-op-us 0
+usage redis_op_huge    "--redis-op-us" --redis-op-us 2e6
 
 # sim__every_option_documented_and_checked: every engine option in
 # `hotrow sim --help` is in the README, and a bad value for any of them
@@ -205,6 +207,19 @@ j=$("$bin" sim --json --rps 2000 --hold-ms 0.4 --seconds 6 --pool 0 --read-rps 1
 case "$j" in *'"versions":1,"versions_max":10001,"buffers":2,"buffers_max":56,"heap_pages":55,'*)
 	ok sim__snapshot_chain_json ;;
 *) bad sim__snapshot_chain_json "$(printf '%s' "$j" | grep -o '"reads":.*')" ;; esac
+
+# sim__redis_op_time_is_an_input: the engine's Redis serves one command
+# per --redis-op-us; a million INCRs a second finish at 1 / op time
+# (4 us by default: 250,000/s; 0.5 us: all of them).
+j4=$("$bin" sim --json --strategy redis --rps 1000000 --seconds 1)
+j05=$("$bin" sim --json --strategy redis --rps 1000000 --seconds 1 --redis-op-us 0.5)
+case "$j4|$j05" in *'"redis_op_us":4,'*'"redis_op_us":0.5,'*)
+	t4=$(printf '%s' "$j4" | grep -o '"throughput_per_s":[0-9.]*' | head -1 | cut -d: -f2)
+	t05=$(printf '%s' "$j05" | grep -o '"throughput_per_s":[0-9.]*' | head -1 | cut -d: -f2)
+	if awk -v a="$t4" -v b="$t05" 'BEGIN { exit !(a > 240000 && a < 260000 && b > 950000) }'
+	then ok sim__redis_op_time_is_an_input
+	else bad sim__redis_op_time_is_an_input "throughput $t4 at 4 us, $t05 at 0.5 us"; fi ;;
+*) bad sim__redis_op_time_is_an_input "redis_op_us missing from the JSON" ;; esac
 
 # sim__rows_alone_mean_sharded: --rows N alone still picks sharded.
 case "$("$bin" sim --rows 4 --seconds 0.1)" in

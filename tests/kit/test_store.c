@@ -182,6 +182,48 @@ static void key__bad_keys_refused(void **state)
 
 /* ---- set commands ---- */
 
+static void srem__removes_and_empties(void **state)
+{
+	struct kit_store *s = *state;
+	int removed = -1;
+	int64_t n = -1, keys = -1;
+
+	assert_int_equal(kit_store_sadd(s, "set", "a", NULL), 0);
+	assert_int_equal(kit_store_sadd(s, "set", "b", NULL), 0);
+	assert_int_equal(kit_store_srem(s, "set", "a", &removed), 0);
+	assert_int_equal(removed, 1);
+	assert_int_equal(kit_store_srem(s, "set", "a", &removed), 0);
+	assert_int_equal(removed, 0);
+	assert_int_equal(kit_store_srem(s, "missing", "a", &removed), 0);
+	assert_int_equal(removed, 0);
+	assert_int_equal(kit_store_scard(s, "set", &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(kit_store_srem(s, "set", "b", NULL), 0);
+	assert_int_equal(kit_store_dbsize(s, &keys), 0);
+	assert_int_equal(keys, 0);   /* an empty set is no key */
+	assert_int_equal(kit_store_set(s, "int", 1), 0);
+	assert_int_equal(kit_store_srem(s, "int", "a", NULL), KIT_STORE_WRONGTYPE);
+}
+
+/* On Redis the server's own count of calls and time per command grows
+ * with each call; the in-process store has none. */
+static void cmdstat__counts_the_servers_calls(void **state)
+{
+	struct kit_store *s = *state;
+	int64_t c0 = -1, c1 = -1, v;
+	double u0 = -1, u1 = -1;
+	if (!kit_store_is_redis(s)) {
+		assert_int_equal(kit_store_cmdstat(s, "get", &c0, &u0), KIT_STORE_ERR);
+		return;
+	}
+	assert_int_equal(kit_store_cmdstat(s, "get", &c0, &u0), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(kit_store_get(s, "k", &v), 0);
+	assert_int_equal(kit_store_cmdstat(s, "get", &c1, &u1), 0);
+	assert_true(c1 - c0 >= 10);
+	assert_true(u1 >= u0);
+}
+
 static void sadd__reports_new_members(void **state)
 {
 	struct kit_store *s = *state;
@@ -661,6 +703,8 @@ int main(void)
 		T(wrongtype__integer_command_on_set),
 		T(key__bad_keys_refused),
 		T(sadd__reports_new_members),
+		T(srem__removes_and_empties),
+		T(cmdstat__counts_the_servers_calls),
 		T(spop__takes_at_most_count_and_removes),
 		T(spop__every_member_comes_out_once),
 		T(smembers__copies_without_removing),
@@ -689,6 +733,8 @@ int main(void)
 		R(wrongtype__integer_command_on_set),
 		R(key__bad_keys_refused),
 		R(sadd__reports_new_members),
+		R(srem__removes_and_empties),
+		R(cmdstat__counts_the_servers_calls),
 		R(spop__takes_at_most_count_and_removes),
 		R(spop__every_member_comes_out_once),
 		R(smembers__copies_without_removing),

@@ -465,7 +465,9 @@ hl run 99 --threads 300; codes="$codes $?"
 hl run 99 --seconds nan; codes="$codes $?"
 hl check 99 --db sqlite:/tmp/x.db; codes="$codes $?"
 hl check 99 --timeout 0; codes="$codes $?"
-if [ "$codes" != " 2 2 2 2 2" ]; then bad "exit codes$codes, want 2 each"; else ok; fi
+hl run 99 --store mem:; codes="$codes $?"      # --store is Lab 04's
+hl check 99 --store mem:; codes="$codes $?"    # ... and run's only
+if [ "$codes" != " 2 2 2 2 2 2 2" ]; then bad "exit codes$codes, want 2 each"; else ok; fi
 
 t runner__hint_shown_is_most_specific_never_the_last
 tiny_c exercises 'return 0;'

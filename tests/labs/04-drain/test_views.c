@@ -20,7 +20,11 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "kit/failpoint.h"
 #include "tests/harness/labtest.h"
 #include "labs/04-drain/views.h"
 
@@ -92,6 +96,21 @@ static int64_t drain_all(struct kit_store *st)
 	return sum;
 }
 
+/* drain_views, or park_views (§5b) when park is set: the same promise,
+ * the taken views parked in the store as well. */
+static int take(struct kit_store *st, bool park, struct view_delta *out, int *n)
+{
+	int64_t token = 0;
+	if (!park)
+		return drain_views(st, VIEWS_MAX_BATCH, out, n);
+	int rc = park_views(st, VIEWS_MAX_BATCH, &token, out, n);
+	if (rc == VIEWS_NO_TOKEN) {   /* a new store: start the tokens as a flusher would */
+		kit_store_set(st, VIEWS_TOKEN, 1);
+		rc = park_views(st, VIEWS_MAX_BATCH, &token, out, n);
+	}
+	return rc;
+}
+
 static int64_t db_views(struct labtest *t, int64_t video)
 {
 	char sql[128];
@@ -119,6 +138,13 @@ static int64_t flush_all(struct kit_store *st, struct kit_db *db)
 			break;
 	}
 	return sum;
+}
+
+/* The lab's two tables: the counts and the applied flush tokens. */
+static void schema(struct labtest *t)
+{
+	labtest_exec(t, VIEWS_SCHEMA);
+	labtest_exec(t, VIEWS_TOKENS_SCHEMA);
 }
 
 /* The database "refuses": the table is not there for a while. */
@@ -262,7 +288,7 @@ static void view_lands(void *arg, struct kit_store *st, const char *cmd,
 		in->landed++;
 }
 
-static void drain__no_view_lost_between_read_and_reset(void **state)
+static void no_view_lost(void **state, bool park)
 {
 	struct kit_store *st = new_store(state);
 	struct view_delta out[VIEWS_MAX_BATCH];
@@ -273,10 +299,10 @@ static void drain__no_view_lost_between_read_and_reset(void **state)
 		record(st, v, 10);
 	kit_store_set_hook(st, view_lands, &in);
 
-	int rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	int rc = take(st, park, out, &n);
 
 	kit_store_set_hook(st, NULL, NULL);
-	lt_expect(rc == 0, "drain", "drain_views failed on a healthy store");
+	lt_expect(rc == 0, "drain", "%s failed on a healthy store", park ? "park_views" : "drain_views");
 	for (int i = 0; i < n; i++)
 		sum += out[i].n;
 	char what[160];
@@ -286,42 +312,74 @@ static void drain__no_view_lost_between_read_and_reset(void **state)
 	kit_store_free(st);
 }
 
-/* The store goes away right after the drain's first command (a dropped
- * connection): if the drain is one step, the hook runs only after all of
- * it and nothing is lost; if its commands run one by one, the ids are
- * popped and their deltas stay behind, marked nowhere. */
-static void refuse_after_first(void *arg, struct kit_store *st, const char *cmd,
-                               const char *key, int rc)
+static void drain__no_view_lost_between_read_and_reset(void **state)
 {
-	int *armed = arg;
+	no_view_lost(state, false);
+}
+
+static void park__no_view_lost_between_read_and_reset(void **state)
+{
+	no_view_lost(state, true);
+}
+
+/* The store goes away right after the drain's k-th command (a dropped
+ * connection), for k = 1, 2, ...: if the drain is one step, the hook runs
+ * only after all of it and nothing is lost; if its commands run one by
+ * one, the ids are popped and their deltas stay behind, marked nowhere. */
+struct cut {
+	int k, seen;
+};
+
+static void refuse_after_kth(void *arg, struct kit_store *st, const char *cmd,
+                             const char *key, int rc)
+{
+	struct cut *c = arg;
 	(void)cmd, (void)key, (void)rc;
-	if (!*armed) {
-		*armed = 1;
+	if (++c->seen == c->k)
 		kit_store_refuse(st, -1);
+}
+
+static void strands_nothing(void **state, bool park)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	for (int k = 1; k <= 6; k++) {
+		struct cut cut = { k, 0 };
+		int n = 0;
+		int64_t sum = 0;
+		kit_store_restart(st);
+		for (int v = 1; v <= 5; v++)
+			record(st, v, 10);
+		if (park)
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+		kit_store_set_hook(st, refuse_after_kth, &cut);
+
+		int rc = take(st, park, out, &n);
+
+		kit_store_set_hook(st, NULL, NULL);
+		kit_store_refuse(st, 0);
+		for (int i = 0; rc == 0 && i < n; i++)
+			sum += out[i].n;
+		char what[240];
+		snprintf(what, sizeof what, "views %s in all (50 recorded; the store went away after "
+		         "command %d of %d the %s made, and views it did not hand over must still be "
+		         "drainable)", park ? "parked and handed over, or drained after," : "drained", k,
+		         cut.seen, park ? "park" : "drain");
+		lt_expect_int_hint(sum + drain_all(st), 50, what, "one-step");
+		if (cut.seen <= k)
+			break;   /* it made no more commands than that */
 	}
+	kit_store_free(st);
 }
 
 static void drain__store_failure_strands_nothing(void **state)
 {
-	struct kit_store *st = new_store(state);
-	struct view_delta out[VIEWS_MAX_BATCH];
-	int n = 0, armed = 0;
-	int64_t sum = 0;
-	for (int v = 1; v <= 5; v++)
-		record(st, v, 10);
-	kit_store_set_hook(st, refuse_after_first, &armed);
+	strands_nothing(state, false);
+}
 
-	int rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
-
-	kit_store_set_hook(st, NULL, NULL);
-	kit_store_refuse(st, 0);
-	for (int i = 0; rc == 0 && i < n; i++)
-		sum += out[i].n;
-	lt_expect_int_hint(sum + drain_all(st), 50,
-	                   "views drained in all (50 recorded; the store went away after the drain's "
-	                   "first command, and views it did not hand over must still be drainable)",
-	                   "one-step");
-	kit_store_free(st);
+static void park__store_failure_strands_nothing(void **state)
+{
+	strands_nothing(state, true);
 }
 
 /* A view whose reply was lost was counted all the same: a caller that
@@ -407,7 +465,7 @@ static void drain__get_then_del_loses_between_real_clients(void **state)
 /* ---- §5 flush_views ---- */
 
 struct stmts {
-	atomic_int writes;      /* INSERT/UPDATE statements started */
+	atomic_int writes;      /* INSERT/UPDATE statements on video_counts started */
 	atomic_int in_flight;   /* statements running now */
 	atomic_int max_in_flight;
 };
@@ -422,7 +480,8 @@ static void count_stmts(void *arg, enum kit_db_event ev, const char *sql, int64_
 		int now = ++s->in_flight;
 		if (now > s->max_in_flight)
 			s->max_in_flight = now;
-		if (strncasecmp(sql, "INSERT", 6) == 0 || strncasecmp(sql, "UPDATE", 6) == 0)
+		if ((strncasecmp(sql, "INSERT", 6) == 0 || strncasecmp(sql, "UPDATE", 6) == 0) &&
+		    strstr(sql, "video_counts"))
 			s->writes++;
 	} else if (ev == KIT_DB_STMT_END) {
 		s->in_flight--;
@@ -435,7 +494,7 @@ static void flush__one_upsert_adds_the_deltas(void **state)
 	struct kit_db *db = labtest_db(t);
 	struct kit_store *st = new_store(state);
 	struct stmts s = { 0 };
-	labtest_exec(t, VIEWS_SCHEMA);
+	schema(t);
 	labtest_exec(t, "INSERT INTO video_counts (video_id, views) VALUES (2, 100)");
 	record(st, 1, 3);
 	record(st, 2, 4);
@@ -463,7 +522,7 @@ static void flush__refused_views_go_back(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	struct kit_store *st = new_store(state);
-	labtest_exec(t, VIEWS_SCHEMA);
+	schema(t);
 	record(st, 1, 6);
 	record(st, 2, 4);
 	table_away(t);
@@ -518,7 +577,7 @@ static void flush__exact_under_threads_with_refusals(void **state)
 	int flushes = 0, refused = 0, claimed = 0, failed = 0;
 	/* a round trip per view on Redis: fewer of them */
 	int each = kit_store_is_redis(st) ? VIEWS_PER_WRITER / 50 : VIEWS_PER_WRITER;
-	labtest_exec(t, VIEWS_SCHEMA);
+	schema(t);
 	for (int i = 0; i < WRITERS; i++) {
 		w[i] = (struct writer){ .st = st, .index = i, .views = each, .running = &running };
 		assert_int_equal(pthread_create(&w[i].thread, NULL, write_views, &w[i]), 0);
@@ -559,7 +618,7 @@ static void restart__loses_only_the_unflushed(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	struct kit_store *st = new_store(state);
-	labtest_exec(t, VIEWS_SCHEMA);
+	schema(t);
 	for (int v = 1; v <= 10; v++)
 		record(st, v, 100);
 	flush_all(st, db);
@@ -637,7 +696,7 @@ static void flusher__flushes_on_its_own(void **state)
 	struct flusher *f = NULL;
 	struct stmts s = { 0 };
 	struct flusher_stats fs = { 0 };
-	labtest_exec(t, VIEWS_SCHEMA);
+	schema(t);
 	kit_db_set_hook(own, count_stmts, &s);
 	int rc = start_flusher(&f, st, own, 2, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
@@ -666,7 +725,7 @@ static void flusher__stop_flushes_the_rest(void **state)
 	struct kit_db *own = labtest_connect(t);
 	struct kit_store *st = new_store(state);
 	struct flusher *f = NULL;
-	labtest_exec(t, VIEWS_SCHEMA);
+	schema(t);
 	record(st, 1, 60);
 	record(st, 2, 40);
 	int rc = start_flusher(&f, st, own, 1000, 100);
@@ -688,7 +747,7 @@ static void flusher__stop_is_prompt(void **state)
 	struct kit_db *own = labtest_connect(t);
 	struct kit_store *st = new_store(state);
 	struct flusher *f = NULL;
-	labtest_exec(t, VIEWS_SCHEMA);
+	schema(t);
 	record(st, 1, 10);
 	int rc = start_flusher(&f, st, own, 2000, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
@@ -715,7 +774,7 @@ static void flusher__retries_after_a_refusal(void **state)
 	struct kit_store *st = new_store(state);
 	struct flusher *f = NULL;
 	struct flusher_stats fs = { 0 };
-	labtest_exec(t, VIEWS_SCHEMA);
+	schema(t);
 	record(st, 5, 50);
 	table_away(t);
 	int rc = start_flusher(&f, st, own, 2, 100);
@@ -736,6 +795,200 @@ static void flusher__retries_after_a_refusal(void **state)
 	kit_store_free(st);
 }
 
+/* ---- §5b exactly once: the flush token ---- */
+
+/* The check whose setup wanted PostgreSQL with Redis and found no Redis. */
+static const struct labtest *no_redis;
+
+/* Views parked in the store (every "views:park:<token>" listed in
+ * "views:parked") whose token the database has not applied (all of them
+ * when t is NULL); *batches gets how many parks there are. */
+static int64_t parked_total(struct labtest *t, struct kit_store *st, int *batches)
+{
+	char *tokens[64];
+	int ntok = 0;
+	int64_t sum = 0;
+	assert_int_equal(kit_store_smembers(st, VIEWS_PARKED, 64, tokens, &ntok), 0);
+	*batches = ntok;
+	for (int i = 0; i < ntok; i++) {
+		char park[64];
+		char *members[VIEWS_MAX_BATCH];
+		int n = 0;
+		snprintf(park, sizeof park, VIEWS_PARK_PREFIX "%s", tokens[i]);
+		assert_int_equal(kit_store_smembers(st, park, VIEWS_MAX_BATCH, members, &n), 0);
+		char sql[128];
+		snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM applied_flushes WHERE token = %lld",
+		         strtoll(tokens[i], NULL, 10));
+		if (t && labtest_int(t, sql) > 0)
+			for (int k = 0; k < n; k++)
+				members[k][0] = '\0';   /* in the database already */
+		for (int k = 0; k < n; k++) {
+			const char *eq = strchr(members[k], '=');
+			if (eq)
+				sum += strtoll(eq + 1, NULL, 10);
+			free(members[k]);
+		}
+		free(tokens[i]);
+	}
+	return sum;
+}
+
+/* Make the flusher die at failpoint fp in one flush_views. On a real Redis
+ * the flusher is a child process, killed for real (SIGKILL) with its own
+ * connections; on the in-process store, which would die with it, the same
+ * failpoint returns at once in this process and the flusher's connection
+ * is closed, as the kernel would close it. Returns 1 when it died there. */
+static int crash_flusher(struct labtest *t, struct kit_store *st, const char *fp)
+{
+	kit_fp_clear();
+	if (!kit_store_is_redis(st)) {
+		struct kit_db *own = labtest_connect(t);
+		kit_fp_set(fp, KIT_FP_ERROR, 1);
+		flush_views(st, own, 100);
+		long hits = kit_fp_count(fp);
+		kit_fp_clear();
+		kit_db_close(own);   /* an open transaction dies with it */
+		return hits > 0;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct kit_store *cst;
+		struct kit_db *cdb;
+		if (kit_store_open(&cst, t->store_url) != 0 || kit_db_open(&cdb, t->url) != 0)
+			_exit(2);
+		kit_fp_set(fp, KIT_FP_KILL, 1);
+		flush_views(cst, cdb, 100);
+		_exit(3);   /* never reached the failpoint */
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0)
+		;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+#define CRASH_VIDEOS 10
+#define CRASH_VIEWS 50   /* of each video */
+
+/* Record, crash the flusher at fp, and require: the failpoint was reached;
+ * database + deltas + parked = recorded, exactly; after the next flush
+ * (which recovers what is parked) and one more round, database =
+ * recorded and nothing is parked. refuse: the table is away during the
+ * crashing flush (so that it is refused and puts the views back). */
+static void crash_and_count(void **state, const char *fp, bool refuse)
+{
+	struct labtest *t = *state;
+	if (t == no_redis) {
+		no_redis = NULL;
+		lt_skip("PostgreSQL with a real Redis: set HOTROW_REDIS_URL (export HOTROW_REDIS_URL=$(scripts/redis up))");
+	}
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	const int64_t total = (int64_t)CRASH_VIDEOS * CRASH_VIEWS + 7;
+	int batches = 0;
+	schema(t);
+	record(st, 1, 7);
+	flush_all(st, db);   /* a flush applied before: its token is in the database */
+	for (int v = 1; v <= CRASH_VIDEOS; v++)
+		record(st, v, CRASH_VIEWS);
+	if (refuse)
+		table_away(t);
+
+	int died = crash_flusher(t, st, fp);
+
+	if (refuse)
+		table_back(t);
+	char what[200];
+	lt_expect(died, "token", "the flusher never reached the failpoint \"%s\" (kit/failpoint.h): "
+	          "call kit_fp_hit(\"%s\") where views.h says", fp, fp);
+	int64_t parked = parked_total(t, st, &batches);
+	snprintf(what, sizeof what, "views in the database + deltas + parked right after the flusher "
+	         "died at %s (%d parked batches)", fp, batches);
+	lt_expect_int_hint(db_total(t) + store_total(st, 1, CRASH_VIDEOS) + parked, total, what, "park");
+
+	struct kit_db *next = labtest_connect(t);   /* the next flusher */
+	int64_t r = flush_views(st, next, 100);
+	lt_expect(r >= 0, "recover", "the first flush after the crash failed: %s", labtest_why(next));
+	flush_all(st, next);
+	kit_db_close(next);
+	snprintf(what, sizeof what, "views in the database once a new flusher ran after the crash "
+	         "at %s (%lld recorded)", fp, (long long)total);
+	lt_expect_int_hint(db_total(t), total, what, "recover");
+	lt_expect_int_hint(parked_total(NULL, st, &batches) + batches, 0,
+	                   "parked views + parked batches left after recovery", "recover");
+	kit_store_free(st);
+}
+
+static void token__crash_after_drain(void **state)
+{
+	crash_and_count(state, "flush-after-drain", false);
+}
+
+static void token__crash_before_commit(void **state)
+{
+	crash_and_count(state, "flush-before-commit", false);
+}
+
+static void token__crash_after_commit(void **state)
+{
+	crash_and_count(state, "flush-after-commit", false);
+}
+
+static void token__crash_mid_putback(void **state)
+{
+	crash_and_count(state, "flush-mid-putback", true);
+}
+
+/* The token is written in the flush's own transaction: after one flush,
+ * applied_flushes has one row more, and the park is gone. */
+static void token__recorded_with_the_upsert(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	int batches = 0;
+	schema(t);
+	record(st, 3, 5);
+
+	int64_t r = flush_views(st, db, 100);
+
+	lt_expect_int_hint(r, 5, "views flush_views says it wrote", "token");
+	lt_expect_int_hint(labtest_int(t, "SELECT COUNT(*) FROM applied_flushes"), 1,
+	                   "rows in applied_flushes after one flush", "token");
+	lt_expect_int_hint(parked_total(NULL, st, &batches) + batches, 0,
+	                   "parked views + batches after a flush that committed", "park");
+	kit_store_free(st);
+}
+
+/* PostgreSQL with a real Redis as the store (HOTROW_REDIS_URL); without
+ * one the check skips (fails with HOTROW_REQUIRE_REDIS=1). */
+
+static int setup_pg_redis(void **state)
+{
+	static int seq;
+	const char *url = getenv("HOTROW_REDIS_URL"), *req = getenv("HOTROW_REQUIRE_REDIS");
+	if ((!url || !*url) && req && !strcmp(req, "1")) {
+		print_error("Redis is required (HOTROW_REQUIRE_REDIS=1) but HOTROW_REDIS_URL is unset\n");
+		return -1;
+	}
+	int rc = labtest_setup_pg(state);
+	if (rc != 0 || *state == NULL)
+		return rc;
+	struct labtest *t = *state;
+	if (url && *url)
+		snprintf(t->store_url, sizeof t->store_url, "%s?ns=lt-%ld-pg%d", url, (long)getpid(), ++seq);
+	else
+		no_redis = t;
+	return 0;
+}
+
+/* The crash checks: in-process on both databases, killed for real with
+ * a real Redis on both. */
+#define CRASH_ALL(f) \
+	LABTEST_BOTH(f), STORE_REDIS(f), \
+	{ #f "/postgres+redis", f, setup_pg_redis, labtest_teardown, NULL }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -746,6 +999,8 @@ int main(void)
 		LABTEST_STORES(drain__takes_at_most_max_and_resets),
 		cmocka_unit_test(drain__no_view_lost_between_read_and_reset),
 		cmocka_unit_test(drain__store_failure_strands_nothing),
+		cmocka_unit_test(park__no_view_lost_between_read_and_reset),
+		cmocka_unit_test(park__store_failure_strands_nothing),
 		STORE_REDIS(drain__get_then_del_loses_between_real_clients),
 		LABTEST_BOTH(flush__one_upsert_adds_the_deltas),
 		STORE_REDIS(flush__one_upsert_adds_the_deltas),
@@ -761,6 +1016,12 @@ int main(void)
 		LABTEST_BOTH(flusher__stop_is_prompt),
 		LABTEST_BOTH(flusher__retries_after_a_refusal),
 		STORE_REDIS(flusher__retries_after_a_refusal),
+		LABTEST_BOTH(token__recorded_with_the_upsert),
+		STORE_REDIS(token__recorded_with_the_upsert),
+		CRASH_ALL(token__crash_after_drain),
+		CRASH_ALL(token__crash_before_commit),
+		CRASH_ALL(token__crash_after_commit),
+		CRASH_ALL(token__crash_mid_putback),
 	};
 	return labtest_main("04-drain", tests);
 }

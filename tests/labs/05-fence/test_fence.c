@@ -351,6 +351,92 @@ static void fence_handle__adds_up_a_batch_per_video(void **state)
 	passed(t);
 }
 
+/* ---- a producer retry: the same view at two offsets ---- */
+
+/* The app appends a view of video 7; the log writes it, the answer is
+ * lost (a timeout), the app appends it again. The log now holds one view
+ * twice, at offsets 5 and 6 of partition 0, and the fence, which counts
+ * offsets, applies both once: video 7 gets 2 views. That is your
+ * consumer being right about offsets, and the count being wrong about
+ * views. Then the same retry with an event id that the database keeps
+ * under a unique key, in the transaction of the totals (this check's own
+ * consumer, not yours): 1 view. */
+struct view_with_id {
+	int64_t video_id;
+	int64_t event_id;   /* made once by the producer, the same on a retry */
+};
+
+/* Partition 0's records, each a struct view_with_id: count each event id
+ * once (INSERT ... ON CONFLICT DO NOTHING; changes() says whether it was
+ * new), all in one transaction. Returns the views counted, < 0 on error. */
+static int64_t apply_with_ids(struct kit_db *db, const struct kit_log_record *recs, int n)
+{
+	int64_t counted = 0;
+	int rc = kit_db_begin(db);
+	for (int i = 0; rc == 0 && i < n; i++) {
+		struct view_with_id v;
+		char id[24], video[24];
+		memcpy(&v, recs[i].data, sizeof v);
+		snprintf(id, sizeof id, "%lld", (long long)v.event_id);
+		snprintf(video, sizeof video, "%lld", (long long)v.video_id);
+		rc = kit_db_exec(db, "INSERT INTO seen_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING",
+		                 1, (const char *[]){ id });
+		if (rc == 0 && kit_db_changes(db) == 1) {
+			counted++;
+			rc = kit_db_exec(db, "INSERT INTO video_views (video_id, views) VALUES ($1, 1) "
+			                 "ON CONFLICT (video_id) DO UPDATE SET views = video_views.views + 1",
+			                 1, (const char *[]){ video });
+		}
+	}
+	if (rc == 0)
+		rc = kit_db_commit(db);
+	else
+		kit_db_rollback(db);
+	return rc == 0 ? counted : rc;
+}
+
+static void fence_handle__retried_append_counts_twice(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	char dir[512];
+	struct kit_log *log = make_log(dir, sizeof dir, 5);   /* videos 1, 2, 3, 1, 2 at 0 .. 4 */
+	struct fence_event ev = { 7 };
+	int64_t first = -1, again = -1, end = 0;
+	kit_log_append(log, 0, &(struct kit_log_iov){ &ev, sizeof ev }, 1, &first);
+	/* ... the answer is lost on the way back: the producer retries */
+	kit_log_append(log, 0, &(struct kit_log_iov){ &ev, sizeof ev }, 1, &again);
+	kit_log_end(log, 0, &end);
+
+	struct kit_log_consumer *c;
+	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = labtest_db(t) };
+	kit_log_join(&c, log, FENCE_GROUP, "solo", &cb);
+	int n;
+	while ((n = kit_log_poll(c, 100, fence_handle, labtest_db(t))) > 0)
+		;
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+
+	lt_expect_int(end, 7, "records in partition 0: 5, then one view appended twice");
+	lt_expect(n == 0, "totals", "kit_log_poll with fence_handle failed (%d): %s", n,
+	          kit_db_errmsg(labtest_db(t)));
+	lt_expect_int_hint(stored_last(t, 0), again, "partition 0's last_offset: both copies applied, "
+	                   "each once (the fence sees two offsets)", "totals");
+	lt_expect_int_hint(views_of(t, 7), 2, "views of video 7 after ONE view appended twice by a "
+	                   "retry: the fence counts offsets, so the duplicate is counted (§7)", "totals");
+
+	/* The same retry with an event id kept in the database. */
+	labtest_exec(t, "CREATE TABLE seen_events (event_id BIGINT PRIMARY KEY)");
+	labtest_exec(t, "DELETE FROM video_views");
+	struct view_with_id v = { 7, 4211 };
+	struct kit_log_record recs[2] = { { first, sizeof v, &v }, { again, sizeof v, &v } };
+	int64_t counted = apply_with_ids(labtest_db(t), recs, 2);
+	lt_expect_int(counted, 1, "views counted from the two copies by a consumer that keeps event ids "
+	              "unique in the database");
+	lt_expect_int(views_of(t, 7), 1, "views of video 7 with event ids");
+}
+
 /* ---- a zombie consumer ---- */
 
 #define ZOMBIE_EVENTS 3000
@@ -553,6 +639,7 @@ int main(int argc, char **argv)
 		LABTEST_BOTH(fence_position__is_stored_offset_plus_one),
 		LABTEST_BOTH(fence_on_assign__seeks_from_the_database_not_the_hint),
 		LABTEST_BOTH(fence_handle__adds_up_a_batch_per_video),
+		LABTEST_BOTH(fence_handle__retried_append_counts_twice),
 		LABTEST_BOTH(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_BOTH(fence_consume__exact_under_crash_schedules),
 		LABTEST_BOTH(fence_consume__100k_events_exact),
