@@ -16,12 +16,10 @@
  *            [--seconds S] [--check-ms C]; exit 0, 1 if the database
  *            failed or the count is off, 2 for bad usage.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "kit/db.h"
 #include "kit/load.h"
@@ -30,6 +28,7 @@
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
 #include "labs/01-hot-row/hot_row.h"
+#include "util/clock.h"
 
 #define USERS_PER_THREAD 1000000000LL   /* user ids: run base + thread * this + call */
 
@@ -70,10 +69,7 @@ static int check(void *arg, int64_t post_id, int64_t user_id)
 	(void)post_id;
 	(void)user_id;
 	if (r->o->check_ms > 0) {
-		int64_t ns = (int64_t)(r->o->check_ms * 1e6);
-		struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
+		util_sleep_ns((int64_t)(r->o->check_ms * 1e6));
 	}
 	return 0;
 }

@@ -15,12 +15,10 @@
  *            [--seconds S] [--slots N] [--work-ms W]; exit 0, 1 if the
  *            database failed, 2 for bad usage.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "kit/db.h"
 #include "kit/load.h"
@@ -29,6 +27,7 @@
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
 #include "labs/02-sharded/shard.h"
+#include "util/clock.h"
 
 #define POST 1
 
@@ -75,9 +74,7 @@ static uint32_t load_rand(void *arg)
 
 static void pause_ms(double ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	util_sleep_ns((int64_t)(ms * 1e6));
 }
 
 /* One like: the write, then the app's work, then commit. */

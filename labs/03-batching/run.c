@@ -18,14 +18,12 @@
  *            [--seconds S] [--work-ms W] [--flush-ms F]; exit 0, 1 if the
  *            database failed or a count was off, 2 for bad usage.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "kit/db.h"
 #include "kit/load.h"
@@ -34,6 +32,7 @@
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
 #include "labs/03-batching/batch.h"
+#include "util/clock.h"
 
 enum mode { NAIVE, APPEND, COALESCE };
 
@@ -70,9 +69,7 @@ static int parse(int argc, char **argv, struct run *r)
 
 static void pause_ms(double ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	util_sleep_ns((int64_t)(ms * 1e6));
 }
 
 /* One like, as the mode says. */

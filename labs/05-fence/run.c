@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "kit/db.h"
 #include "kit/load.h"
@@ -36,6 +35,7 @@
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
+#include "util/clock.h"
 
 #define PARTS 4
 #define MAX_CONSUMERS 16
@@ -170,8 +170,7 @@ static void *consume(void *arg)
 			continue;
 		if (!atomic_load(&g->producing) && drained(log))
 			break;
-		struct timespec nap = { 0, (long)(POLL_MS * 1e6) };
-		nanosleep(&nap, NULL);
+		util_sleep_ns((int64_t)(POLL_MS * 1e6));
 	}
 out:
 	kit_log_leave(c);
