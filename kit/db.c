@@ -470,7 +470,10 @@ static bool ready(struct kit_db *db, const char *sql)
 {
 	if (db->lite || (db->pg && PQstatus(db->pg) == CONNECTION_OK))
 		return true;
-	set_err(db, sql, "not connected");
+	/* The call that lost the connection said why: keep that, the first
+	 * error, rather than this one (a ROLLBACK after it, say). */
+	if (!db->pg || !db->err[0])
+		set_err(db, sql, "not connected");
 	return false;
 }
 

@@ -23,6 +23,7 @@
 
 #include "kit/db.h"
 #include "kit/load.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
@@ -92,7 +93,7 @@ static int measure_alone(struct run *r, struct drv_parts *alone)
 	p.label = "like_post";
 	int rc = drv_probe_run(&p, like, r, alone);
 	if (rc != 0)
-		fprintf(stderr, "hotrow lab run 01: %s\n", alone->error);
+		drv_fail("hotrow lab run 01", NULL, alone->error);
 	r->user_base += (int64_t)KIT_LOAD_MAX_THREADS * USERS_PER_THREAD;
 	return rc;
 }
@@ -110,7 +111,7 @@ static int measure_many(struct run *r, struct drv_run *m)
 	c.label = label;
 	int rc = drv_run_load(&c, &r->hold, like, r, m);
 	if (rc != 0)
-		fprintf(stderr, "hotrow lab run 01: %s: %s\n", label, m->r.error);
+		drv_fail("hotrow lab run 01", label, m->r.error);
 	r->user_base += (int64_t)KIT_LOAD_MAX_THREADS * USERS_PER_THREAD;
 	return rc;
 }
@@ -129,7 +130,7 @@ int main(int argc, char **argv)
 	    kit_db_exec(db, "DROP TABLE IF EXISTS likes; DROP TABLE IF EXISTS posts", 0, NULL) != 0 ||
 	    kit_db_exec(db, HOT_ROW_SCHEMA, 0, NULL) != 0 ||
 	    kit_db_exec(db, "INSERT INTO posts (id) VALUES (1)", 0, NULL) != 0) {
-		fprintf(stderr, "hotrow lab run 01: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 01", NULL, db);
 		kit_db_close(db);
 		return 1;
 	}
@@ -152,21 +153,25 @@ int main(int argc, char **argv)
 	struct drv_run many;
 	struct drv_prediction p;
 	bool predicted = false;
-	if (measure_alone(&r, &alone) == 0) {
+	bool probed = measure_alone(&r, &alone) == 0;
+	if (probed) {
 		struct drv_inputs in;
 		drv_inputs_init(&in, SIM_NAIVE, o.threads, &alone);
 		in.seconds = o.seconds;
 		predicted = drv_predict(&in, &p, "hotrow lab run 01") == 0;
 	}
-	if (alone.stamp == 0 || measure_many(&r, &many) != 0) {
+	if (!probed || measure_many(&r, &many) != 0) {
 		drv_span_destroy(&r.hold);
 		kit_db_close(db);
 		return 1;
 	}
 	drv_span_destroy(&r.hold);
-	int64_t count = -1;
-	if (kit_db_query_int(db, "SELECT likes FROM posts WHERE id = 1", 0, NULL, &count) != 0)
-		fprintf(stderr, "hotrow lab run 01: %s\n", kit_db_errmsg(db));
+	int64_t count;
+	if (kit_db_query_int(db, "SELECT likes FROM posts WHERE id = 1", 0, NULL, &count) != 0) {
+		drv_fail_db("hotrow lab run 01", "reading the counter", db);
+		kit_db_close(db);
+		return 1;
+	}
 	kit_db_close(db);
 
 	const char *lock = lite ? "BEGIN to COMMIT, the file's write lock"

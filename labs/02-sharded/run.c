@@ -22,6 +22,7 @@
 
 #include "kit/db.h"
 #include "kit/load.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
@@ -58,13 +59,6 @@ static int parse(int argc, char **argv, struct run *r)
 	const struct kit_runopt_spec spec = { .cmd = "hotrow lab run 02", .opts = table,
 	                                      .n = sizeof table / sizeof table[0] };
 	return kit_runopt_parse(&spec, argc, argv);
-}
-
-/* The database's message, or a nudge when shard.c failed without one. */
-static const char *why(struct kit_db *db)
-{
-	const char *m = kit_db_errmsg(db);
-	return m && m[0] ? m : "failed without a database error (is shard.c still a TODO?)";
 }
 
 static uint32_t load_rand(void *arg)
@@ -125,7 +119,7 @@ static int predict(struct run *r, bool lite, int rows, struct drv_parts *alone,
 		pr.bare_sql = "SELECT 1";
 	pr.label = r->write == WRITE_NAIVE ? "naive row" : "sharded";
 	if (drv_probe_run(&pr, like, r, alone) != 0) {
-		fprintf(stderr, "hotrow lab run 02: %s\n", alone->error);
+		drv_fail("hotrow lab run 02", NULL, alone->error);
 		return -1;
 	}
 	/* SQLite has one write lock for the whole file: N rows are still one
@@ -148,7 +142,7 @@ static int measure(struct run *r, const char *label, struct drv_run *m)
 	c.label = label;
 	int rc = drv_run_load(&c, r->work_ms > 0 ? &hold : NULL, like, r, m);
 	if (rc != 0)
-		fprintf(stderr, "hotrow lab run 02: %s: %s\n", label, m->r.error);
+		drv_fail("hotrow lab run 02", label, m->r.error);
 	return rc;
 }
 
@@ -192,7 +186,7 @@ int main(int argc, char **argv)
 
 	struct kit_db *db;
 	if (kit_db_open(&db, r.url) != 0 || prepare(db, r.slots) != 0) {
-		fprintf(stderr, "hotrow lab run 02: %s\n", why(db));
+		drv_fail_db("hotrow lab run 02", NULL, db);
 		kit_db_close(db);
 		return 1;
 	}
@@ -213,8 +207,10 @@ int main(int argc, char **argv)
 		goto fail;
 
 	int64_t total = -1;
-	if (shard_read(db, POST, &total) != 0)
+	if (shard_read(db, POST, &total) != 0) {
+		drv_fail_db("hotrow lab run 02", "shard_read", db);
 		goto fail;
+	}
 	report("naive: every like updates one row", &naive_alone, &p1, &naive);
 	char title[96];
 	snprintf(title, sizeof title, "sharded: shard_increment() over %d slots%s", r.slots,
@@ -228,8 +224,7 @@ int main(int argc, char **argv)
 	drv_span_destroy(&hold);
 	kit_db_close(db);
 	return total == acked ? 0 : 1;
-fail:
-	fprintf(stderr, "hotrow lab run 02: %s\n", why(db));
+fail:    /* the failure is on stderr already, in one line */
 	drv_span_destroy(&hold);
 	kit_db_close(db);
 	return 1;

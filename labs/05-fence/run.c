@@ -31,6 +31,7 @@
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
 #include "labs/driver/baseline.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
@@ -157,6 +158,10 @@ static void *consume(void *arg)
 	int errors = 0;
 	for (;;) {
 		int n = kit_log_poll(c, g->o->batch, count_batch, me);
+		if (n < 0 && !kit_db_connected(me->db)) {   /* the server, not the code: stop now */
+			give_up(g, "the database went away: consumer", kit_db_errmsg(me->db));
+			break;
+		}
 		if (n < 0 && ++errors == 50) {
 			char msg[1200];
 			snprintf(msg, sizeof msg, "code %d; database: %s; log: %s", n,
@@ -226,7 +231,7 @@ static int predict_log(const struct opts *o, const struct drv_parts *naive,
 	pr.thread_init = producer_init;
 	pr.thread_done = producer_done;
 	if (drv_probe_run(&pr, append_view, NULL, alone) != 0) {
-		fprintf(stderr, "hotrow lab run 05: %s\n", alone->error);
+		drv_fail("hotrow lab run 05", NULL, alone->error);
 		return -1;
 	}
 	struct drv_inputs in;
@@ -266,7 +271,7 @@ int main(int argc, char **argv)
 	struct consumer cons[MAX_CONSUMERS];
 	int started = 0;
 	if (kit_db_open(&db, o.url) != 0 || setup(db) != 0) {
-		fprintf(stderr, "hotrow lab run 05: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 05", NULL, db);
 		kit_db_close(db);
 		return 1;
 	}
@@ -328,7 +333,7 @@ int main(int argc, char **argv)
 	}
 	double drain_s = now_s() - t_stop;
 	if (rc != 0 || g.failed) {
-		fprintf(stderr, "hotrow lab run 05: %s\n", g.failed ? g.error : prod.error);
+		drv_fail("hotrow lab run 05", NULL, g.failed ? g.error : prod.error);
 		goto fail;
 	}
 	long long batches = atomic_load(&g.batches);
@@ -368,7 +373,7 @@ int main(int argc, char **argv)
 	if (kit_db_query_int(db, "SELECT views FROM video_views WHERE video_id = 1", 0, NULL, &got1) ||
 	    kit_db_query_int(db, "SELECT COALESCE(SUM(views), 0) FROM video_views WHERE video_id > 1",
 	                     0, NULL, &got)) {
-		fprintf(stderr, "hotrow lab run 05: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 05", "reading the counts", db);
 		goto fail;
 	}
 	long long want1 = naive.writes, want = alone.calls + prod.ok;
