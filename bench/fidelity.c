@@ -39,6 +39,7 @@
 #include "kit/load.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
+#include "util/clock.h"
 #include "util/json.h"
 
 #define CMD "hotrow bench fidelity"
@@ -275,7 +276,7 @@ static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
 	 * run's backends go first. */
 	int64_t w1 = -1;
 	if (w0 >= 0) {
-		usleep(200000);
+		util_sleep_ns(200000000);
 		w1 = wal_syncs(f);
 	}
 	t->done += m.r.ok;
