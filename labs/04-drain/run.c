@@ -84,7 +84,7 @@ static int predict_buffered(const struct opts *o, struct kit_store *st,
 	pr.label = "record_view";
 	if (drv_probe_run(&pr, buffered_view, st, alone) != 0) {
 		drv_fail("hotrow lab run 04", NULL, alone->error);
-		return -1;
+		return -2;   /* a request failed: stop (-1: the prediction refused) */
 	}
 	struct drv_inputs in;
 	drv_inputs_init(&in, SIM_REDIS, o->threads, alone);
@@ -161,7 +161,10 @@ int main(int argc, char **argv)
 	/* 2. record_view + the flusher */
 	struct drv_parts alone;
 	struct drv_prediction pb;
-	bool predicted = predict_buffered(&o, st, &naive.alone, &alone, &pb) == 0;
+	int made = predict_buffered(&o, st, &naive.alone, &alone, &pb);
+	if (made == -2)
+		goto fail;
+	bool predicted = made == 0;
 	int64_t probed = 0;             /* record_view's views alone, flushed with the rest */
 	kit_store_get(st, VIEWS_DELTA_PREFIX "2", &probed);
 	static struct drv_span upserts;

@@ -232,7 +232,7 @@ static int predict_log(const struct opts *o, const struct drv_parts *naive,
 	pr.thread_done = producer_done;
 	if (drv_probe_run(&pr, append_view, NULL, alone) != 0) {
 		drv_fail("hotrow lab run 05", NULL, alone->error);
-		return -1;
+		return -2;   /* a request failed: stop (-1: the prediction refused) */
 	}
 	struct drv_inputs in;
 	drv_inputs_init(&in, SIM_QUEUE, o->threads, alone);
@@ -291,7 +291,10 @@ int main(int argc, char **argv)
 	/* The log's prediction, from one producer alone (its views count too). */
 	struct drv_parts alone;
 	struct drv_prediction pl;
-	bool predicted = predict_log(&o, &naive.alone, &alone, &pl) == 0;
+	int made = predict_log(&o, &naive.alone, &alone, &pl);
+	if (made == -2)
+		goto fail;
+	bool predicted = made == 0;
 
 	/* 2. the log and the consumer group */
 	struct group g = { .o = &o };
