@@ -54,6 +54,7 @@ MUST_FAIL  :=   # binaries that must fail (the skeletons): "caught"
 MUTANTS    :=   # planted mistakes: caught by the checks their headers name
 SCRIPT_TESTS := # shell tests that print cmocka-style summaries
 LINTS      :=   # scripts that check the kit's text against its code
+PLAIN_SCRIPTS := # script tests run by make test only, not by the sanitizer builds
 ALL        :=
 
 # Keep objects that pattern rules chain through (test and lab objects), so
@@ -99,7 +100,7 @@ test-run: $(BUILD)/hotrow $(TESTS) $(MUST_FAIL) $(MUTANTS)
 	@$(RUN_TESTS) $(foreach t,$(TESTS),pass:$(t)) \
 		$(foreach t,$(MUST_FAIL),fail:$(t)) \
 		$(foreach t,$(MUTANTS),mutant:$(t)) \
-		$(foreach t,$(SCRIPT_TESTS) $(LINTS),script:$(t))
+		$(foreach t,$(SCRIPT_TESTS) $(PLAIN_SCRIPTS) $(LINTS),script:$(t))
 
 # Only the suites that must pass: what the sanitizer builds run in CI (the
 # skeletons and mutants are about the tests' honesty, checked by make test).

@@ -30,6 +30,7 @@
 
 #include "kit/db.h"
 #include "kit/load.h"
+#include "util/json.h"
 
 #define UPDATE_FMT "UPDATE %s SET n = n + 1 WHERE id = 1"
 
@@ -344,7 +345,9 @@ static bool counts_agree(const struct db_run *r)
 
 static void json_run(FILE *f, const char *name, const struct db_run *r)
 {
-	fprintf(f, ",\"%s\":", name);
+	fputc(',', f);
+	util_json_str(f, name);
+	fputc(':', f);
 	if (!r->ran) {
 		fputs("null", f);
 		return;
@@ -394,8 +397,11 @@ int bench_db_main(int argc, char **argv)
 	double ratio = pg.ran && pgb.ran && pgb.per_s > 0 ? pg.per_s / pgb.per_s : -1;
 
 	if (o.json) {
-		printf("{\"statement\":\"" UPDATE_FMT "\",\"threads\":%d,\"seconds\":%d",
-			"counter", o.threads, o.seconds);
+		char statement[128];
+		snprintf(statement, sizeof statement, UPDATE_FMT, "counter");
+		fputs("{\"statement\":", stdout);
+		util_json_str(stdout, statement);
+		printf(",\"threads\":%d,\"seconds\":%d", o.threads, o.seconds);
 		json_run(stdout, "sqlite", &lite);
 		json_run(stdout, "postgres", &pg);
 		json_run(stdout, "pgbench", &pgb);

@@ -30,6 +30,7 @@
 
 #include "bench/bench.h"
 #include "engine/sim.h"
+#include "util/json.h"
 
 enum workload { W_MM1, W_SEED, W_VIRAL, W_N };
 
@@ -263,12 +264,13 @@ static void print_json(FILE *f, const struct bench_opts *o, const struct bench_r
 		const struct bench_result *r = &res[w];
 		if (!o->want[w])
 			continue;
-		fprintf(f, ",\"%s\":{\"requests\":%llu,\"completed\":%llu,\"events\":%llu,"
+		fputc(',', f);
+		util_json_str(f, workload_names[w]);
+		fprintf(f, ":{\"requests\":%llu,\"completed\":%llu,\"events\":%llu,"
 			"\"simulated_s\":%.3f,\"cpu_s\":%.6f,\"requests_per_cpu_s\":%.1f,"
 			"\"events_per_cpu_s\":%.1f,\"max_rss_kb\":%ld,"
 			"\"mean_system_ms\":%.6f,\"mean_wait_ms\":%.6f,\"worst_wait_ms\":%.3f,"
 			"\"mm1_mean_ms\":",
-			workload_names[w],
 			(unsigned long long)r->sum.offered, (unsigned long long)r->sum.completed,
 			(unsigned long long)r->sum.events, r->config.seconds, r->cpu_s,
 			rate((double)r->sum.offered, r->cpu_s), rate((double)r->sum.events, r->cpu_s),

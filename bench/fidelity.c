@@ -39,6 +39,8 @@
 #include "kit/load.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
+#include "util/clock.h"
+#include "util/json.h"
 
 #define CMD "hotrow bench fidelity"
 #define NSHAPES 3
@@ -274,7 +276,7 @@ static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
 	 * run's backends go first. */
 	int64_t w1 = -1;
 	if (w0 >= 0) {
-		usleep(200000);
+		util_sleep_ns(200000000);
 		w1 = wal_syncs(f);
 	}
 	t->done += m.r.ok;
@@ -394,8 +396,9 @@ static void json_num(double v, int digits)
 static void print_json(const struct fid *f, const struct shape_result *res, double load0,
                        double load1)
 {
-	printf("{\"db\":\"%s\",\"cores\":%d,\"seconds\":%d,\"quick\":%s,\"loadavg\":[",
-	       f->postgres ? "postgresql" : "sqlite", drv_cores(), f->o.seconds,
+	fputs("{\"db\":", stdout);
+	util_json_str(stdout, f->postgres ? "postgresql" : "sqlite");
+	printf(",\"cores\":%d,\"seconds\":%d,\"quick\":%s,\"loadavg\":[", drv_cores(), f->o.seconds,
 	       f->o.quick ? "true" : "false");
 	json_num(load0, 2);
 	putchar(',');
@@ -403,9 +406,11 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 	printf("],\"pgbench\":%s,\"shapes\":[", f->pgbench ? "true" : "false");
 	for (int s = 0; s < NSHAPES; s++) {
 		const struct drv_parts *a = &res[s].alone;
-		printf("%s{\"shape\":\"%s\",\"rows\":%d,\"one_client\":{\"hold_ms\":%.4f,"
+		fputs(s ? ",{\"shape\":" : "{\"shape\":", stdout);
+		util_json_str(stdout, shapes[s].name);
+		printf(",\"rows\":%d,\"one_client\":{\"hold_ms\":%.4f,"
 		       "\"outside_ms\":%.4f,\"cpu_ms\":%.4f,\"cpu_client_ms\":%.4f,\"cpu_db_ms\":",
-		       s ? "," : "", shapes[s].name, shapes[s].rows, a->hold_ms, a->outside_ms,
+		       shapes[s].rows, a->hold_ms, a->outside_ms,
 		       cpu_ms(a), a->cpu_client_ms);
 		json_num(a->cpu_db_ms, 4);
 		printf(",\"requests\":%lld},\"cells\":[", (long long)a->requests);

@@ -26,6 +26,7 @@
 #include "top/sample.h"
 #include "tui/screen.h"
 #include "tui/term.h"
+#include "util/clock.h"
 
 struct opts {
 	const char *url;
@@ -122,18 +123,12 @@ static int parse(int argc, char **argv, struct opts *o)
 
 static void sleep_ms(double ms)
 {
-	if (ms <= 0)
-		return;
-	struct timespec t = { (time_t)(ms / 1000), (long)((ms - (long)(ms / 1000) * 1000) * 1e6) };
-	while (nanosleep(&t, &t) != 0 && errno == EINTR)
-		;
+	util_sleep(ms / 1000);
 }
 
 static double now_ms(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1000 + (double)t.tv_nsec / 1e6;
+	return util_now() * 1000;
 }
 
 static int dump(struct top_sampler *ts, const struct opts *o)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/sim_impl.h"
+#include "util/json.h"
 
 static double now_s(const struct sim *s)
 {
@@ -135,6 +136,13 @@ static void num_or_null(FILE *f, const char *key, double v)
 		num(f, key, v);
 }
 
+/* "key":"v", v escaped; NULL writes null. */
+static void str(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, "\"%s\":", key);
+	util_json_str(f, v);
+}
+
 static void config_json(FILE *f, const struct sim_config *c)
 {
 	static const char *const arrivals[] = { "constant", "poisson", "bursty" };
@@ -142,15 +150,17 @@ static void config_json(FILE *f, const struct sim_config *c)
 	static const char *const slots[] = { "random", "round-robin" };
 	static const char *const backoffs[] = { "none", "exp", "exp-jitter" };
 
-	fprintf(f, "{\"scenario\":");
-	if (c->scenario[0])
-		fprintf(f, "\"%s\"", c->scenario);     /* names are plain ASCII */
-	else
-		fprintf(f, "null");
-	fprintf(f, ",\"strategy\":\"%s\",\"rows\":%d,\"slot\":\"%s\",",
-	        sim_strategy_name(c->strategy), c->rows, slots[c->slot]);
+	fputc('{', f);
+	str(f, "scenario", c->scenario[0] ? c->scenario : NULL);
+	fputc(',', f);
+	str(f, "strategy", sim_strategy_name(c->strategy));
+	fprintf(f, ",\"rows\":%d,", c->rows);
+	str(f, "slot", slots[c->slot]);
+	fputc(',', f);
 	num(f, "rps", c->rps);
-	fprintf(f, ",\"arrivals\":\"%s\",\"schedule\":[", arrivals[c->arrivals]);
+	fputc(',', f);
+	str(f, "arrivals", arrivals[c->arrivals]);
+	fputs(",\"schedule\":[", f);
 	for (int i = 0; i < c->nphases; i++) {
 		fprintf(f, "%s{", i ? "," : "");
 		num(f, "at_s", (double)c->phases[i].at_us / 1e6);
@@ -162,7 +172,9 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "seconds", c->seconds);
 	fputc(',', f);
 	num(f, "hold_ms", c->hold_ms);
-	fprintf(f, ",\"hold_dist\":\"%s\",", dists[c->hold_dist]);
+	fputc(',', f);
+	str(f, "hold_dist", dists[c->hold_dist]);
+	fputc(',', f);
 	num(f, "work_ms", c->work_ms);
 	fprintf(f, ",\"pool\":%d,", c->pool);
 	num(f, "pool_timeout_ms", c->pool_timeout_ms);
@@ -176,7 +188,9 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "flush_ms", c->flush_ms);
 	fputs(",\"crashes\":[", f);
 	for (int i = 0; i < c->ncrashes; i++) {
-		fprintf(f, "%s{\"kind\":\"%s\",", i ? "," : "", sim_fault_name(c->crashes[i].kind));
+		fputs(i ? ",{" : "{", f);
+		str(f, "kind", sim_fault_name(c->crashes[i].kind));
+		fputc(',', f);
 		num(f, "at_s", (double)c->crashes[i].at_us / 1e6);
 		fputc('}', f);
 	}
@@ -186,7 +200,9 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "tick_ms", c->tick_ms);
 	fprintf(f, ",\"clients\":%d,", c->clients);
 	num(f, "think_ms", c->think_ms);
-	fprintf(f, ",\"think_dist\":\"%s\",", dists[c->think_dist]);
+	fputc(',', f);
+	str(f, "think_dist", dists[c->think_dist]);
+	fputc(',', f);
 	num(f, "outside_ms", c->outside_ms);
 	fprintf(f, ",\"cores\":%d,", c->cores);
 	num(f, "cpu_db_ms", c->cpu_db_ms);
@@ -194,8 +210,9 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "cpu_client_ms", c->cpu_client_ms);
 	fprintf(f, ",\"burst\":%d,", c->burst);
 	num(f, "lock_timeout_ms", c->lock_timeout_ms);
-	fprintf(f, ",\"idempotent\":%s,\"backoff\":\"%s\",", c->idempotent ? "true" : "false",
-	        backoffs[c->backoff]);
+	fprintf(f, ",\"idempotent\":%s,", c->idempotent ? "true" : "false");
+	str(f, "backoff", backoffs[c->backoff]);
+	fputc(',', f);
 	num(f, "backoff_ms", c->backoff_ms);
 	fputc(',', f);
 	num(f, "retry_budget", c->retry_budget);
@@ -257,9 +274,11 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	        o->counter_pool.max_in_use, o->counter_pool.max_waiters);
 	num_or_null(f, "exhausted_at_s", o->counter_pool.exhausted_at_s);
 	fputs("},\"faults\":{", f);
-	for (int i = 0; i < SIM_NFAULTS; i++)
-		fprintf(f, "%s\"%s\":%llu", i ? "," : "", sim_fault_name((enum sim_fault)i),
-		        (unsigned long long)o->faults[i]);
+	for (int i = 0; i < SIM_NFAULTS; i++) {
+		fputs(i ? "," : "", f);
+		util_json_str(f, sim_fault_name((enum sim_fault)i));
+		fprintf(f, ":%llu", (unsigned long long)o->faults[i]);
+	}
 	fputs("},\"theory\":{", f);
 	num(f, "ceiling_per_s", o->theory.ceiling_per_s);
 	fputc(',', f);
@@ -284,9 +303,13 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	num_or_null(f, "cpu_ceiling_per_s", o->theory.cpu_ceiling_per_s);
 	fputc(',', f);
 	num_or_null(f, "callers_ceiling_per_s", o->theory.callers_ceiling_per_s);
-	fprintf(f, ",\"binding\":\"%s\",", sim_ceiling_name(o->theory.binding));
+	fputc(',', f);
+	str(f, "binding", sim_ceiling_name(o->theory.binding));
+	fputc(',', f);
 	num(f, "binding_per_s", o->theory.binding_per_s);
-	fprintf(f, ",\"model\":\"%s\",", sim_model_name(o->theory.model));
+	fputc(',', f);
+	str(f, "model", sim_model_name(o->theory.model));
+	fputc(',', f);
 	num_or_null(f, "model_mean_ms", o->theory.model_mean_ms);
 	fprintf(f, ",\"steady\":%s", o->theory.steady ? "true" : "false");
 	fputs(",\"little\":{", f);

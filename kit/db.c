@@ -20,10 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include <libpq-fe.h>
 #include <sqlite3.h>
+
+#include "util/clock.h"
 
 #define BUSY_TIMEOUT_MS 5000                  /* SQLite waits this long for a lock */
 #define CONNECT_TIMEOUT "5"                   /* PostgreSQL, seconds */
@@ -40,17 +41,10 @@ struct kit_db {
 	char err[1024];
 };
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void emit(struct kit_db *db, enum kit_db_event ev, const char *sql)
 {
 	if (db->hook)
-		db->hook(db->hook_arg, ev, sql, now_ns());
+		db->hook(db->hook_arg, ev, sql, util_now_ns());
 }
 
 /* Write "ENGINE: SQL: CAUSE" into db->err, the SQL on one line and cut
@@ -149,15 +143,14 @@ static int lite_fail(struct kit_db *db, const char *sql)
 static int lite_busy(void *arg, int count)
 {
 	struct kit_db *db = arg;
-	int64_t t = now_ns();
+	int64_t t = util_now_ns();
 
 	if (count == 0)
 		db->busy_since_ns = t;
 	if (t - db->busy_since_ns > db->busy_timeout_ns)
 		return 0;
 	long nap_us = count < 10 ? 20 : count < 100 ? 100 : 1000;
-	struct timespec ts = { 0, nap_us * 1000 };
-	nanosleep(&ts, NULL);
+	util_sleep_ns(nap_us * 1000);
 	return 1;
 }
 
@@ -477,7 +470,10 @@ static bool ready(struct kit_db *db, const char *sql)
 {
 	if (db->lite || (db->pg && PQstatus(db->pg) == CONNECTION_OK))
 		return true;
-	set_err(db, sql, "not connected");
+	/* The call that lost the connection said why: keep that, the first
+	 * error, rather than this one (a ROLLBACK after it, say). */
+	if (!db->pg || !db->err[0])
+		set_err(db, sql, "not connected");
 	return false;
 }
 

@@ -63,6 +63,20 @@ struct run {
 	struct worker *w;
 };
 
+const struct kit_load_limit kit_load_limits[KIT_LOAD_NLIMITS] = {
+	[KIT_LOAD_LIMIT_THREADS] = { "--threads", 1, KIT_LOAD_MAX_THREADS, false, true,
+	                             "a whole number from 1 to 256" },
+	[KIT_LOAD_LIMIT_SECONDS] = { "--seconds", 0, 3600, true, false,
+	                             "a number of seconds above 0, at most 3600" },
+};
+_Static_assert(KIT_LOAD_MAX_THREADS == 256, "kit_load_limits says \"from 1 to 256\"");
+
+bool kit_load_limit_ok(const struct kit_load_limit *l, double v)
+{
+	bool low_ok = l->above_min ? v > l->min : v >= l->min;
+	return low_ok && v <= l->max && (!l->integer || v == (double)(long long)v);
+}
+
 int64_t kit_load_now_ns(void)
 {
 	return util_now_ns();

@@ -35,6 +35,23 @@
 
 #define KIT_LOAD_MAX_THREADS 256
 
+/* The limits of the options every run takes, in one table: `hotrow lab
+ * run` checks them before it builds anything (runner/run.c) and each
+ * driver's option rows take theirs from it (labs/driver/runopt.h), so the
+ * two never disagree. */
+struct kit_load_limit {
+	const char *name;       /* "--threads" */
+	double min, max;        /* the range, bounds included ... */
+	bool above_min;         /* ... but min itself refused */
+	bool integer;           /* a whole number */
+	const char *accepts;    /* in words: "--threads accepts ..." */
+};
+enum { KIT_LOAD_LIMIT_THREADS, KIT_LOAD_LIMIT_SECONDS, KIT_LOAD_NLIMITS };
+extern const struct kit_load_limit kit_load_limits[KIT_LOAD_NLIMITS];
+
+/* true when v lies within l (false for NaN). */
+bool kit_load_limit_ok(const struct kit_load_limit *l, double v);
+
 /* What one thread sees on each call. */
 struct kit_load_thread {
 	int index;              /* 0 .. threads-1 */

@@ -40,6 +40,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/hash.h"
+
 /* ---- errors and small helpers ---- */
 
 int kit_log__fail(struct kit_log *log, int code, const char *fmt, ...)
@@ -58,20 +60,10 @@ int kit_log__syserr(struct kit_log *log, const char *what, const char *path)
 	return kit_log__fail(log, KIT_LOG_ERR, "%s %s: %s", what, path, strerror(errno));
 }
 
-static uint32_t fnv1a(uint32_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 16777619u;
-	}
-	return h;
-}
-
 static uint32_t record_sum(uint32_t len, const void *data)
 {
 	unsigned char l[4] = { len & 0xff, (len >> 8) & 0xff, (len >> 16) & 0xff, len >> 24 };
-	return fnv1a(fnv1a(2166136261u, l, 4), data, len);
+	return util_fnv1a(util_fnv1a(UTIL_FNV1A_INIT, l, 4), data, len);
 }
 
 static void put32(unsigned char *p, uint32_t v)

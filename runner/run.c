@@ -2,7 +2,6 @@
  * run.c: building and running a lab's driver. See run.h.
  */
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +13,16 @@
 #include "runner/check.h"
 #include "runner/run.h"
 
-static int check_number(const char *opt, const char *v, double lo, double hi, int integer,
-                        const char *accepts)
+/* v against one of the limits every run shares with the drivers. */
+static int check_limit(int which, const char *v)
 {
+	const struct kit_load_limit *l = &kit_load_limits[which];
 	char *end;
 	errno = 0;
-	double d = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi ||
-	    (integer && d != floor(d))) {
-		fprintf(stderr, "hotrow lab run: %s takes %s, not '%s'\n", opt, accepts, v);
+	/* a whole number is read as the driver reads it: digits, no point */
+	double d = l->integer ? (double)strtol(v, &end, 10) : strtod(v, &end);
+	if (errno || end == v || *end || !kit_load_limit_ok(l, d)) {
+		fprintf(stderr, "hotrow lab run: %s takes %s, not '%s'\n", l->name, l->accepts, v);
 		return -1;
 	}
 	return 0;
@@ -30,11 +30,8 @@ static int check_number(const char *opt, const char *v, double lo, double hi, in
 
 int runner_run_check(const struct runner_run_args *a)
 {
-	char threads[64];
-	snprintf(threads, sizeof threads, "a whole number from 1 to %d", KIT_LOAD_MAX_THREADS);
-	if ((a->threads && check_number("--threads", a->threads, 1, KIT_LOAD_MAX_THREADS, 1, threads)) ||
-	    (a->seconds && check_number("--seconds", a->seconds, 1e-9, 3600, 0,
-					"a number of seconds above 0, at most 3600")))
+	if ((a->threads && check_limit(KIT_LOAD_LIMIT_THREADS, a->threads)) ||
+	    (a->seconds && check_limit(KIT_LOAD_LIMIT_SECONDS, a->seconds)))
 		return 2;
 	return 0;
 }

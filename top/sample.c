@@ -16,6 +16,7 @@
 
 #include "kit/db.h"
 #include "top/sample.h"
+#include "util/clock.h"
 
 #define TAG "/* hotrow top */ "
 #define HISTORY 64               /* samples kept for the per-second rates */
@@ -85,7 +86,7 @@ struct top_sampler {
 	int pid;
 	char server[64];
 	char err[512];
-	struct timespec t0;
+	int64_t t0_ns;
 	int64_t seq;
 	bool have_statements;
 	char stmts_sql[512], own_sql[256];   /* the queries, schema filled in */
@@ -116,9 +117,7 @@ struct top_sampler {
 
 static double now_s(const struct top_sampler *ts)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - ts->t0.tv_sec) + (t.tv_nsec - ts->t0.tv_nsec) / 1e9;
+	return (double)(util_now_ns() - ts->t0_ns) / 1e9;
 }
 
 /* src into dst[len], cut to fit, always terminated. */
@@ -197,7 +196,7 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 		top_sampler_close(ts);
 		return -1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts->t0);
+	ts->t0_ns = util_now_ns();
 	if (kit_db_open(&ts->db, url) != 0) {
 		/* libpq's message runs over several lines; the first says it all. */
 		char first[300];

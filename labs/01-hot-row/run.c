@@ -16,20 +16,20 @@
  *            [--seconds S] [--check-ms C]; exit 0, 1 if the database
  *            failed or the count is off, 2 for bad usage.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "kit/db.h"
 #include "kit/load.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
 #include "labs/01-hot-row/hot_row.h"
+#include "util/clock.h"
 
 #define USERS_PER_THREAD 1000000000LL   /* user ids: run base + thread * this + call */
 
@@ -70,10 +70,7 @@ static int check(void *arg, int64_t post_id, int64_t user_id)
 	(void)post_id;
 	(void)user_id;
 	if (r->o->check_ms > 0) {
-		int64_t ns = (int64_t)(r->o->check_ms * 1e6);
-		struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
+		util_sleep_ns((int64_t)(r->o->check_ms * 1e6));
 	}
 	return 0;
 }
@@ -96,7 +93,7 @@ static int measure_alone(struct run *r, struct drv_parts *alone)
 	p.label = "like_post";
 	int rc = drv_probe_run(&p, like, r, alone);
 	if (rc != 0)
-		fprintf(stderr, "hotrow lab run 01: %s\n", alone->error);
+		drv_fail("hotrow lab run 01", NULL, alone->error);
 	r->user_base += (int64_t)KIT_LOAD_MAX_THREADS * USERS_PER_THREAD;
 	return rc;
 }
@@ -114,7 +111,7 @@ static int measure_many(struct run *r, struct drv_run *m)
 	c.label = label;
 	int rc = drv_run_load(&c, &r->hold, like, r, m);
 	if (rc != 0)
-		fprintf(stderr, "hotrow lab run 01: %s: %s\n", label, m->r.error);
+		drv_fail("hotrow lab run 01", label, m->r.error);
 	r->user_base += (int64_t)KIT_LOAD_MAX_THREADS * USERS_PER_THREAD;
 	return rc;
 }
@@ -133,7 +130,7 @@ int main(int argc, char **argv)
 	    kit_db_exec(db, "DROP TABLE IF EXISTS likes; DROP TABLE IF EXISTS posts", 0, NULL) != 0 ||
 	    kit_db_exec(db, HOT_ROW_SCHEMA, 0, NULL) != 0 ||
 	    kit_db_exec(db, "INSERT INTO posts (id) VALUES (1)", 0, NULL) != 0) {
-		fprintf(stderr, "hotrow lab run 01: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 01", NULL, db);
 		kit_db_close(db);
 		return 1;
 	}
@@ -156,21 +153,25 @@ int main(int argc, char **argv)
 	struct drv_run many;
 	struct drv_prediction p;
 	bool predicted = false;
-	if (measure_alone(&r, &alone) == 0) {
+	bool probed = measure_alone(&r, &alone) == 0;
+	if (probed) {
 		struct drv_inputs in;
 		drv_inputs_init(&in, SIM_NAIVE, o.threads, &alone);
 		in.seconds = o.seconds;
 		predicted = drv_predict(&in, &p, "hotrow lab run 01") == 0;
 	}
-	if (alone.stamp == 0 || measure_many(&r, &many) != 0) {
+	if (!probed || measure_many(&r, &many) != 0) {
 		drv_span_destroy(&r.hold);
 		kit_db_close(db);
 		return 1;
 	}
 	drv_span_destroy(&r.hold);
-	int64_t count = -1;
-	if (kit_db_query_int(db, "SELECT likes FROM posts WHERE id = 1", 0, NULL, &count) != 0)
-		fprintf(stderr, "hotrow lab run 01: %s\n", kit_db_errmsg(db));
+	int64_t count;
+	if (kit_db_query_int(db, "SELECT likes FROM posts WHERE id = 1", 0, NULL, &count) != 0) {
+		drv_fail_db("hotrow lab run 01", "reading the counter", db);
+		kit_db_close(db);
+		return 1;
+	}
 	kit_db_close(db);
 
 	const char *lock = lite ? "BEGIN to COMMIT, the file's write lock"

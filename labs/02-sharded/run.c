@@ -15,20 +15,20 @@
  *            [--seconds S] [--slots N] [--work-ms W]; exit 0, 1 if the
  *            database failed, 2 for bad usage.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "kit/db.h"
 #include "kit/load.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
 #include "labs/02-sharded/shard.h"
+#include "util/clock.h"
 
 #define POST 1
 
@@ -61,13 +61,6 @@ static int parse(int argc, char **argv, struct run *r)
 	return kit_runopt_parse(&spec, argc, argv);
 }
 
-/* The database's message, or a nudge when shard.c failed without one. */
-static const char *why(struct kit_db *db)
-{
-	const char *m = kit_db_errmsg(db);
-	return m && m[0] ? m : "failed without a database error (is shard.c still a TODO?)";
-}
-
 static uint32_t load_rand(void *arg)
 {
 	return (uint32_t)(kit_load_rand(arg) >> 32);
@@ -75,9 +68,7 @@ static uint32_t load_rand(void *arg)
 
 static void pause_ms(double ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	util_sleep_ns((int64_t)(ms * 1e6));
 }
 
 /* One like: the write, then the app's work, then commit. */
@@ -128,7 +119,7 @@ static int predict(struct run *r, bool lite, int rows, struct drv_parts *alone,
 		pr.bare_sql = "SELECT 1";
 	pr.label = r->write == WRITE_NAIVE ? "naive row" : "sharded";
 	if (drv_probe_run(&pr, like, r, alone) != 0) {
-		fprintf(stderr, "hotrow lab run 02: %s\n", alone->error);
+		drv_fail("hotrow lab run 02", NULL, alone->error);
 		return -1;
 	}
 	/* SQLite has one write lock for the whole file: N rows are still one
@@ -151,7 +142,7 @@ static int measure(struct run *r, const char *label, struct drv_run *m)
 	c.label = label;
 	int rc = drv_run_load(&c, r->work_ms > 0 ? &hold : NULL, like, r, m);
 	if (rc != 0)
-		fprintf(stderr, "hotrow lab run 02: %s: %s\n", label, m->r.error);
+		drv_fail("hotrow lab run 02", label, m->r.error);
 	return rc;
 }
 
@@ -195,7 +186,7 @@ int main(int argc, char **argv)
 
 	struct kit_db *db;
 	if (kit_db_open(&db, r.url) != 0 || prepare(db, r.slots) != 0) {
-		fprintf(stderr, "hotrow lab run 02: %s\n", why(db));
+		drv_fail_db("hotrow lab run 02", NULL, db);
 		kit_db_close(db);
 		return 1;
 	}
@@ -216,8 +207,10 @@ int main(int argc, char **argv)
 		goto fail;
 
 	int64_t total = -1;
-	if (shard_read(db, POST, &total) != 0)
+	if (shard_read(db, POST, &total) != 0) {
+		drv_fail_db("hotrow lab run 02", "shard_read", db);
 		goto fail;
+	}
 	report("naive: every like updates one row", &naive_alone, &p1, &naive);
 	char title[96];
 	snprintf(title, sizeof title, "sharded: shard_increment() over %d slots%s", r.slots,
@@ -231,8 +224,7 @@ int main(int argc, char **argv)
 	drv_span_destroy(&hold);
 	kit_db_close(db);
 	return total == acked ? 0 : 1;
-fail:
-	fprintf(stderr, "hotrow lab run 02: %s\n", why(db));
+fail:    /* the failure is on stderr already, in one line */
 	drv_span_destroy(&hold);
 	kit_db_close(db);
 	return 1;

@@ -18,22 +18,22 @@
  *            [--seconds S] [--work-ms W] [--flush-ms F]; exit 0, 1 if the
  *            database failed or a count was off, 2 for bad usage.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "kit/db.h"
 #include "kit/load.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
 #include "labs/03-batching/batch.h"
+#include "util/clock.h"
 
 enum mode { NAIVE, APPEND, COALESCE };
 
@@ -70,9 +70,7 @@ static int parse(int argc, char **argv, struct run *r)
 
 static void pause_ms(double ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	util_sleep_ns((int64_t)(ms * 1e6));
 }
 
 /* One like, as the mode says. */
@@ -127,7 +125,7 @@ static int next_post(struct run *r, struct kit_db *db)
 	const char *p[] = { post };
 	if (r->mode == NAIVE &&
 	    kit_db_exec(db, "INSERT INTO lab03_naive (post_id, n) VALUES ($1, 0)", 1, p) != 0) {
-		fprintf(stderr, "hotrow lab run 03: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 03", NULL, db);
 		return -1;
 	}
 	return 0;
@@ -184,7 +182,7 @@ static int measure(struct run *r, struct kit_db *db, const char *label, struct d
 	bool bg = r->mode != NAIVE;
 	if (bg) {
 		if (kit_db_open(&b.db, r->url) != 0) {
-			fprintf(stderr, "hotrow lab run 03: %s\n", kit_db_errmsg(b.db));
+			drv_fail_db("hotrow lab run 03", label, b.db);
 			kit_db_close(b.db);
 			return 1;
 		}
@@ -202,22 +200,19 @@ static int measure(struct run *r, struct kit_db *db, const char *label, struct d
 		pthread_join(tid, NULL);
 		kit_db_close(b.db);
 	}
-	if (rc != 0) {
-		fprintf(stderr, "hotrow lab run 03: %s: %s\n", label, res->error);
-		return 1;
-	}
+	if (rc != 0)
+		return drv_fail("hotrow lab run 03", label, res->error);
 	if (b.failures) {
-		fprintf(stderr, "hotrow lab run 03: %s: %d background %s failed, first: %s\n", label,
-		        b.failures, r->mode == COALESCE ? "flushes" : "rollups", b.error);
-		return 1;
+		char what[160];
+		snprintf(what, sizeof what, "%s: %d background %s failed, first", label, b.failures,
+		         r->mode == COALESCE ? "flushes" : "rollups");
+		return drv_fail("hotrow lab run 03", what, b.error);
 	}
 	if (!bg)
 		return 0;
 	int64_t n = -1;
-	if (catch_up(r, db) != 0 || batch_count(db, r->post, &n) != 0) {
-		fprintf(stderr, "hotrow lab run 03: %s: %s\n", label, kit_db_errmsg(db));
-		return 1;
-	}
+	if (catch_up(r, db) != 0 || batch_count(db, r->post, &n) != 0)
+		return drv_fail_db("hotrow lab run 03", label, db);
 	if (n != res->ok) {
 		fprintf(stderr, "hotrow lab run 03: %s: count %lld for %lld likes acknowledged\n",
 		        label, (long long)n, (long long)res->ok);
@@ -241,7 +236,7 @@ static int predict(struct run *r, struct kit_db *db, bool lite, const struct drv
 	pr.hold = r->mode == COALESCE ? NULL : &hold;
 	pr.label = names[r->mode];
 	if (drv_probe_run(&pr, like, r, alone) != 0) {
-		fprintf(stderr, "hotrow lab run 03: %s\n", alone->error);
+		drv_fail("hotrow lab run 03", NULL, alone->error);
 		return -1;
 	}
 	/* On SQLite every insert still takes the one write lock: the engine's
@@ -288,7 +283,7 @@ int main(int argc, char **argv)
 	    kit_db_query_int(db, "SELECT coalesce(max(post_id), 0) FROM "
 	                         "(SELECT post_id FROM lab03_naive UNION ALL "
 	                         "SELECT post_id FROM likes) AS seen", 0, NULL, &last) != 0) {
-		fprintf(stderr, "hotrow lab run 03: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 03", NULL, db);
 		kit_db_close(db);
 		return 1;
 	}

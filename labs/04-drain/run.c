@@ -28,6 +28,7 @@
 #include "kit/store.h"
 #include "labs/04-drain/views.h"
 #include "labs/driver/baseline.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
@@ -87,8 +88,8 @@ static int predict_buffered(const struct opts *o, struct kit_store *st,
 	double usec0 = 0, usec1 = 0;
 	bool served = kit_store_is_redis(st) && kit_store_cmdstat(st, "evalsha", &calls0, &usec0) == 0;
 	if (drv_probe_run(&pr, buffered_view, st, alone) != 0) {
-		fprintf(stderr, "hotrow lab run 04: %s\n", alone->error);
-		return -1;
+		drv_fail("hotrow lab run 04", NULL, alone->error);
+		return -2;   /* a request failed: stop (-1: the prediction refused) */
 	}
 	served = served && kit_store_cmdstat(st, "evalsha", &calls1, &usec1) == 0 && calls1 > calls0;
 	double op_us = served ? (usec1 - usec0) / (double)(calls1 - calls0) : 0;
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	if (kit_db_open(&db, o.url) != 0 || setup(db) != 0 || kit_db_open(&fdb, o.url) != 0) {
-		fprintf(stderr, "hotrow lab run 04: %s\n", kit_db_errmsg(fdb ? fdb : db));
+		drv_fail_db("hotrow lab run 04", NULL, fdb ? fdb : db);
 		goto fail;
 	}
 	bool lite = kit_db_engine(db) == KIT_DB_SQLITE;
@@ -174,7 +175,10 @@ int main(int argc, char **argv)
 	/* 2. record_view + the flusher */
 	struct drv_parts alone;
 	struct drv_prediction pb;
-	bool predicted = predict_buffered(&o, st, &naive.alone, &alone, &pb) == 0;
+	int made = predict_buffered(&o, st, &naive.alone, &alone, &pb);
+	if (made == -2)
+		goto fail;
+	bool predicted = made == 0;
 	int64_t probed = 0;             /* record_view's views alone, flushed with the rest */
 	kit_store_get(st, VIEWS_DELTA_PREFIX "2", &probed);
 	static struct drv_span upserts;
@@ -201,7 +205,10 @@ int main(int argc, char **argv)
 	kit_store_get(st, VIEWS_DELTA_PREFIX "2", &lag);
 	int stop = stop_flusher(f);
 	if (rc != 0 || stop != 0) {
-		fprintf(stderr, "hotrow lab run 04: %s\n", rc ? buf.error : kit_db_errmsg(fdb));
+		if (rc != 0)
+			drv_fail("hotrow lab run 04", NULL, buf.error);
+		else
+			drv_fail_db("hotrow lab run 04", "stop_flusher", fdb);
 		goto fail;
 	}
 	printf("\n2. record_view() in the store + one flusher every %d ms\n", o.flush_ms);
@@ -236,7 +243,7 @@ int main(int argc, char **argv)
 	if (kit_db_query_int(db, "SELECT views FROM video_counts WHERE video_id = 1", 0, NULL, &got1) ||
 	    kit_db_query_int(db, "SELECT COALESCE(SUM(views), 0) FROM video_counts WHERE video_id = 2",
 	                     0, NULL, &got2)) {
-		fprintf(stderr, "hotrow lab run 04: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 04", "reading the counts", db);
 		goto fail;
 	}
 	int64_t want1 = naive.writes, want2 = probed + buf.ok;

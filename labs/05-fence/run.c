@@ -25,17 +25,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "kit/db.h"
 #include "kit/load.h"
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
 #include "labs/driver/baseline.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
+#include "util/clock.h"
 
 #define PARTS 4
 #define MAX_CONSUMERS 16
@@ -157,6 +158,10 @@ static void *consume(void *arg)
 	int errors = 0;
 	for (;;) {
 		int n = kit_log_poll(c, g->o->batch, count_batch, me);
+		if (n < 0 && !kit_db_connected(me->db)) {   /* the server, not the code: stop now */
+			give_up(g, "the database went away: consumer", kit_db_errmsg(me->db));
+			break;
+		}
 		if (n < 0 && ++errors == 50) {
 			char msg[1200];
 			snprintf(msg, sizeof msg, "code %d; database: %s; log: %s", n,
@@ -170,8 +175,7 @@ static void *consume(void *arg)
 			continue;
 		if (!atomic_load(&g->producing) && drained(log))
 			break;
-		struct timespec nap = { 0, (long)(POLL_MS * 1e6) };
-		nanosleep(&nap, NULL);
+		util_sleep_ns((int64_t)(POLL_MS * 1e6));
 	}
 out:
 	kit_log_leave(c);
@@ -227,8 +231,8 @@ static int predict_log(const struct opts *o, const struct drv_parts *naive,
 	pr.thread_init = producer_init;
 	pr.thread_done = producer_done;
 	if (drv_probe_run(&pr, append_view, NULL, alone) != 0) {
-		fprintf(stderr, "hotrow lab run 05: %s\n", alone->error);
-		return -1;
+		drv_fail("hotrow lab run 05", NULL, alone->error);
+		return -2;   /* a request failed: stop (-1: the prediction refused) */
 	}
 	struct drv_inputs in;
 	drv_inputs_init(&in, SIM_QUEUE, o->threads, alone);
@@ -267,7 +271,7 @@ int main(int argc, char **argv)
 	struct consumer cons[MAX_CONSUMERS];
 	int started = 0;
 	if (kit_db_open(&db, o.url) != 0 || setup(db) != 0) {
-		fprintf(stderr, "hotrow lab run 05: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 05", NULL, db);
 		kit_db_close(db);
 		return 1;
 	}
@@ -287,7 +291,10 @@ int main(int argc, char **argv)
 	/* The log's prediction, from one producer alone (its views count too). */
 	struct drv_parts alone;
 	struct drv_prediction pl;
-	bool predicted = predict_log(&o, &naive.alone, &alone, &pl) == 0;
+	int made = predict_log(&o, &naive.alone, &alone, &pl);
+	if (made == -2)
+		goto fail;
+	bool predicted = made == 0;
 
 	/* 2. the log and the consumer group */
 	struct group g = { .o = &o };
@@ -329,7 +336,7 @@ int main(int argc, char **argv)
 	}
 	double drain_s = now_s() - t_stop;
 	if (rc != 0 || g.failed) {
-		fprintf(stderr, "hotrow lab run 05: %s\n", g.failed ? g.error : prod.error);
+		drv_fail("hotrow lab run 05", NULL, g.failed ? g.error : prod.error);
 		goto fail;
 	}
 	long long batches = atomic_load(&g.batches);
@@ -369,7 +376,7 @@ int main(int argc, char **argv)
 	if (kit_db_query_int(db, "SELECT views FROM video_views WHERE video_id = 1", 0, NULL, &got1) ||
 	    kit_db_query_int(db, "SELECT COALESCE(SUM(views), 0) FROM video_views WHERE video_id > 1",
 	                     0, NULL, &got)) {
-		fprintf(stderr, "hotrow lab run 05: %s\n", kit_db_errmsg(db));
+		drv_fail_db("hotrow lab run 05", "reading the counts", db);
 		goto fail;
 	}
 	long long want1 = naive.writes, want = alone.calls + prod.ok;

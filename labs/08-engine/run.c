@@ -22,6 +22,7 @@
 
 #include "kit/db.h"
 #include "kit/load.h"
+#include "labs/driver/fail.h"
 #include "labs/driver/runopt.h"
 #include "labs/driver/span.h"
 #include "labs/08-engine/inside.h"
@@ -54,11 +55,31 @@ static int parse(int argc, char **argv, struct opts *o)
 static struct kit_db *admin;   /* the driver's own connection */
 static const struct opts *opt;
 
+static bool stopped;   /* the first error is on stderr: print no figure after it */
+
+/* Say the first error in one line (once the database went away, every
+ * call fails: the rest say nothing) and stop. */
+static void stop(const char *what, const char *msg)
+{
+	if (!stopped)
+		drv_fail(CMD, what, msg);
+	stopped = true;
+}
+
+static void stop_db(const char *what, const struct kit_db *db)
+{
+	if (!stopped)
+		drv_fail_db(CMD, what, db);
+	stopped = true;
+}
+
+/* A number the server counts; after a failure (-1), stopped is set and
+ * the caller prints nothing. */
 static int64_t num(const char *sql)
 {
 	int64_t v = -1;
 	if (kit_db_query_int(admin, sql, 0, NULL, &v) != 0)
-		fprintf(stderr, CMD ": %s\n", kit_db_errmsg(admin));
+		stop_db(NULL, admin);
 	return v;
 }
 
@@ -82,7 +103,7 @@ static int run_sql(const char *sql)
 {
 	int rc = kit_db_exec(admin, sql, 0, NULL);
 	if (rc != 0)
-		fprintf(stderr, CMD ": %s\n", kit_db_errmsg(admin));
+		stop_db(NULL, admin);
 	return rc;
 }
 
@@ -108,7 +129,7 @@ static int load(kit_load_op_fn *op, void *arg, const char *label, int threads,
 	c.thread_done = done;
 	int rc = kit_load_run(&c, op, arg, r);
 	if (rc != 0)
-		fprintf(stderr, CMD ": %s: %s\n", label, r->error);
+		stop(label, r->error);
 	return rc;
 }
 
@@ -116,9 +137,9 @@ static int load(kit_load_op_fn *op, void *arg, const char *label, int threads,
 static int your_call(int rc, const char *what)
 {
 	if (rc != 0) {
-		const char *why = kit_db_errmsg(admin);
-		fprintf(stderr, CMD ": %s returned %d: %s\n", what, rc,
-		        why && why[0] ? why : "no database error (is it still a TODO?)");
+		char said[96];
+		snprintf(said, sizeof said, "%s returned %d", what, rc);
+		stop_db(said, admin);
 	}
 	return rc;
 }
@@ -146,11 +167,15 @@ static int bump(int updates)
 	return run_sql(sql) || run_sql("SELECT pg_stat_force_next_flush()");
 }
 
-static void versions_row(const char *name, const struct inside_versions *v)
+static int versions_row(const char *name, const struct inside_versions *v)
 {
+	int64_t index_kb = num("SELECT pg_indexes_size('counters') / 1024");
+	if (stopped)
+		return -1;
 	printf("  %-32s %7lld %7lld %7lld %6lld %8lld %8lld\n", name, (long long)v->updates,
 	       (long long)v->hot_updates, (long long)v->dead, (long long)v->heap_pages,
-	       (long long)num("SELECT pg_indexes_size('counters') / 1024"), (long long)v->buffers);
+	       (long long)index_kb, (long long)v->buffers);
+	return 0;
 }
 
 /* Open a transaction on its own connection and take its snapshot. */
@@ -160,7 +185,7 @@ static struct kit_db *old_snapshot(const char *begin)
 	int64_t n;
 	if (kit_db_open(&db, opt->url) != 0 || kit_db_exec(db, begin, 0, NULL) != 0 ||
 	    kit_db_query_int(db, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0) {
-		fprintf(stderr, CMD ": the old snapshot: %s\n", kit_db_errmsg(db));
+		stop_db("the old snapshot", db);
 		kit_db_close(db);
 		return NULL;
 	}
@@ -176,21 +201,26 @@ static int versions_pg(void)
 	       "index KB", "buffers");
 	if (fresh() || bump(u) || your_call(inside_versions(admin, 1, &plain), "inside_versions()"))
 		return -1;
-	versions_row("counter not indexed", &plain);
-	if (fresh() || run_sql("CREATE INDEX counters_n ON counters (n)") || bump(u) ||
-	    inside_versions(admin, 1, &indexed))
+	if (versions_row("counter not indexed", &plain))
 		return -1;
-	versions_row("counter indexed", &indexed);
+	if (fresh() || run_sql("CREATE INDEX counters_n ON counters (n)") || bump(u) ||
+	    your_call(inside_versions(admin, 1, &indexed), "inside_versions()"))
+		return -1;
+	if (versions_row("counter indexed", &indexed))
+		return -1;
 	if (fresh())
 		return -1;
 	struct kit_db *old = old_snapshot("BEGIN ISOLATION LEVEL REPEATABLE READ");
-	int rc = old == NULL || bump(u) || inside_versions(admin, 1, &held) ||
-	         run_sql("VACUUM counters") || inside_versions(admin, 1, &vacuumed);
+	int rc = old == NULL || bump(u) ||
+	         your_call(inside_versions(admin, 1, &held), "inside_versions()") ||
+	         run_sql("VACUUM counters") ||
+	         your_call(inside_versions(admin, 1, &vacuumed), "inside_versions()");
 	kit_db_close(old);
 	if (rc != 0)
 		return -1;
-	versions_row("not indexed, old snapshot open", &held);
-	versions_row("... then VACUUM, snapshot open", &vacuumed);
+	if (versions_row("not indexed, old snapshot open", &held) ||
+	    versions_row("... then VACUUM, snapshot open", &vacuumed))
+		return -1;
 
 	/* A version of this row: a 24-byte tuple header and two 8-byte
 	 * columns, 40 bytes, plus a 4-byte line pointer, in 8192-byte pages
@@ -213,7 +243,8 @@ static int versions_sqlite(void)
 	if (fresh() || bump(u) || your_call(inside_versions(admin, 1, &alone), "inside_versions()"))
 		return -1;
 	struct kit_db *reader = old_snapshot("BEGIN");
-	int rc = reader == NULL || bump(u) || inside_versions(admin, 1, &held);
+	int rc = reader == NULL || bump(u) ||
+	         your_call(inside_versions(admin, 1, &held), "inside_versions()");
 	kit_db_close(reader);
 	if (rc != 0)
 		return -1;
@@ -246,6 +277,8 @@ static int keys_run(const char *name, bool yours)
 	if (load(like, NULL, name, opt->threads, NULL, NULL, &r) != 0)
 		return -1;
 	int64_t made = num(age) - before;
+	if (stopped)
+		return -1;
 	printf("  %-28s %8.0f likes/s %8lld MultiXacts %6.2f per like\n", name, r.throughput_per_s,
 	       (long long)made, r.ok ? (double)made / (double)r.ok : 0);
 	return 0;
@@ -295,6 +328,8 @@ static int isolation_pg(void)
 	if (fresh() || load(count_plain, NULL, "READ COMMITTED", opt->threads, NULL, NULL, &r))
 		return -1;
 	int64_t n = num("SELECT n FROM counters WHERE id = 1");
+	if (stopped)
+		return -1;
 	printf("  %-16s %8.0f increments/s  1.00 attempts each   %s\n", "READ COMMITTED",
 	       r.throughput_per_s, n == r.ok ? "exact" : "NOT EXACT");
 	bool exact = n == r.ok;
@@ -303,6 +338,8 @@ static int isolation_pg(void)
 		if (fresh() || load(count_retrying, &run, levels[i], opt->threads, NULL, NULL, &r))
 			return -1;
 		n = num("SELECT n FROM counters WHERE id = 1");
+		if (stopped)
+			return -1;
 		printf("  %-16s %8.0f increments/s %5.2f attempts each, %lld gave up   %s\n", levels[i],
 		       r.throughput_per_s, r.ok ? (double)atomic_load(&run.attempts) / (double)r.ok : 0,
 		       (long long)atomic_load(&run.gave_up), n == r.ok ? "exact" : "NOT EXACT");
@@ -344,6 +381,8 @@ static int commits_run(const char *name, kit_load_op_fn *op, double predicted)
 	if (load(op, NULL, name, opt->threads, NULL, NULL, &r) != 0)
 		return -1;
 	int64_t s = syncs() - s0;
+	if (stopped)
+		return -1;
 	double per = r.ok ? (double)s / (double)r.ok : 0;
 	printf("  %-30s %8.0f commits/s %7lld WAL syncs %5.2f per commit", name, r.throughput_per_s,
 	       (long long)s, per);
@@ -469,6 +508,8 @@ static int appends(void)
 		       r.throughput_per_s, (long long)r.ok);
 		if (pg) {
 			int64_t bytes = num("SELECT pg_relation_size('events_pkey')");
+			if (stopped)
+				return -1;
 			double per_row = r.ok ? (double)bytes / (double)r.ok : 0;
 			double predicted = index_bytes_per_row(spread);
 			printf(", key index %lld KB, %.1f bytes a row (predicted %.1f, %.2f)",
@@ -476,6 +517,8 @@ static int appends(void)
 		} else {
 			int64_t bytes = num("SELECT sum(pgsize) FROM dbstat"
 			                    " WHERE name = 'sqlite_autoindex_events_1'");
+			if (stopped)
+				return -1;
 			printf(", key index %lld KB, %.1f bytes a row", (long long)(bytes / 1024),
 			       r.ok ? (double)bytes / (double)r.ok : 0);
 		}
@@ -495,7 +538,7 @@ int main(int argc, char **argv)
 		mkdir(".hotrow", 0777);
 	opt = &o;
 	if (kit_db_open(&admin, o.url) != 0) {
-		fprintf(stderr, CMD ": %s\n", kit_db_errmsg(admin));
+		drv_fail_db(CMD, NULL, admin);
 		kit_db_close(admin);
 		return 1;
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "labs/driver/baseline.h"
+#include "labs/driver/fail.h"
 
 static int update(void *arg, struct kit_load_thread *th)
 {
@@ -22,7 +23,7 @@ int drv_baseline_run(struct drv_baseline *b, const char *cmd, const char *url,
 	p.label = "naive UPDATE";
 	int rc = drv_probe_run(&p, update, (void *)sql, &b->alone);
 	if (rc != 0) {
-		fprintf(stderr, "%s: naive run: %s\n", cmd, b->alone.error);
+		drv_fail(cmd, "naive run", b->alone.error);
 		return rc;
 	}
 	b->writes = b->alone.calls;
@@ -40,7 +41,7 @@ int drv_baseline_run(struct drv_baseline *b, const char *cmd, const char *url,
 	rc = drv_run_load(&c, NULL, update, (void *)sql, &b->many);
 	b->writes += b->many.r.ok;
 	if (rc != 0)
-		fprintf(stderr, "%s: naive run: %s\n", cmd, b->many.r.error);
+		drv_fail(cmd, "naive run", b->many.r.error);
 	return rc;
 }
 

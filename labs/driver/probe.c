@@ -74,8 +74,9 @@ static double server_cpu_s(long pid)
 static void fail(struct drv_parts *out, const struct drv_probe *p, const char *what,
                  struct kit_db *db)
 {
-	snprintf(out->error, sizeof out->error, "%s: %s%s%s", p->label, what, db ? ": " : "",
-	         db ? kit_db_errmsg(db) : "");
+	bool lost = db && !kit_db_connected(db);   /* the server, not the code, failed */
+	snprintf(out->error, sizeof out->error, "%s%s: %s%s%s", lost ? "the database went away: " : "",
+	         p->label, what, db ? ": " : "", db ? kit_db_errmsg(db) : "");
 }
 
 /* What the measured requests add up to: each request's parts in a

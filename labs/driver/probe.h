@@ -79,7 +79,8 @@ struct drv_parts {
 	double seconds;
 	uint64_t stamp;          /* set by drv_probe_run only: predict.h refuses
 	                            parts that did not come from a probe */
-	char error[512];         /* why the probe failed; "" on success */
+	char error[512];         /* why the probe failed; "" on success; starts
+	                            "the database went away" when the server did */
 };
 
 void drv_probe_default(struct drv_probe *p);

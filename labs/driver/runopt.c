@@ -8,8 +8,6 @@
 
 #include "labs/driver/runopt.h"
 
-_Static_assert(KIT_LOAD_MAX_THREADS == 256, "KIT_RUNOPT_THREADS says \"from 1 to 256\"");
-
 static FILE *out_stream(const struct kit_runopt_spec *spec)
 {
 	return spec->out ? spec->out : stdout;
@@ -30,6 +28,8 @@ static const struct kit_runopt *find(const struct kit_runopt_spec *spec, const c
 
 static bool in_range(const struct kit_runopt *o, double x)
 {
+	if (o->limit)
+		return kit_load_limit_ok(o->limit, x);
 	bool low_ok = o->above_min ? x > o->min : x >= o->min;
 	return low_ok && x <= o->max;    /* false for NaN */
 }
@@ -64,7 +64,8 @@ static int store(const struct kit_runopt *o, const char *v)
 
 static int bad(const struct kit_runopt_spec *spec, const struct kit_runopt *o)
 {
-	fprintf(err_stream(spec), "%s: %s accepts %s\n", spec->cmd, o->name, o->accepts);
+	fprintf(err_stream(spec), "%s: %s accepts %s\n", spec->cmd, o->name,
+	        o->limit ? o->limit->accepts : o->accepts);
 	return KIT_RUNOPT_BAD;
 }
 

@@ -60,6 +60,8 @@ struct kit_runopt {
 	double min, max;         /* the range, bounds included (not for STRING) */
 	bool above_min;          /* min itself is refused: the value must lie above it */
 	const char *accepts;     /* ends "--threads accepts ..." when the value is missing or bad */
+	const struct kit_load_limit *limit;   /* set: the range and words come from
+	                                         it, not from the four fields above */
 	const char *help;        /* for --help; a '\n' starts a line under the first */
 };
 
@@ -73,18 +75,17 @@ struct kit_runopt_spec {
 	FILE *out, *err;         /* where usage and errors go; NULL: stdout and stderr */
 };
 
-/* The three options every driver takes. */
+/* The three options every driver takes; --threads and --seconds have the
+ * limits `hotrow lab run` checks (kit_load_limits in kit/load.h). */
 #define KIT_RUNOPT_DB(var, help_text) \
 	{ .name = "--db", .arg = "URL", .kind = KIT_RUNOPT_STRING, .dest = (var), \
 	  .accepts = "a database URL", .help = (help_text) }
 #define KIT_RUNOPT_THREADS(var, help_text) \
 	{ .name = "--threads", .arg = "T", .kind = KIT_RUNOPT_INT, .dest = (var), \
-	  .min = 1, .max = KIT_LOAD_MAX_THREADS, .accepts = "a whole number from 1 to 256", \
-	  .help = (help_text) }
+	  .limit = &kit_load_limits[KIT_LOAD_LIMIT_THREADS], .help = (help_text) }
 #define KIT_RUNOPT_SECONDS(var, help_text) \
 	{ .name = "--seconds", .arg = "S", .kind = KIT_RUNOPT_DOUBLE, .dest = (var), \
-	  .min = 0, .max = 3600, .above_min = true, \
-	  .accepts = "a number of seconds above 0, at most 3600", .help = (help_text) }
+	  .limit = &kit_load_limits[KIT_LOAD_LIMIT_SECONDS], .help = (help_text) }
 
 /* Parse argv[1..argc-1] as "--name value" pairs into the table's
  * destinations. Returns KIT_RUNOPT_OK; KIT_RUNOPT_HELP after printing the

@@ -17,15 +17,14 @@
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 #define INSIDE_MS 1.0          /* the pause inside the lock */
 #define OUTSIDE_MS 0.5         /* the pause outside it */
 
 static void pause_ms(double ms)
 {
-	struct timespec ts = { 0, (long)(ms * 1e6) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	util_sleep_ns((int64_t)(ms * 1e6));
 }
 
 /* BEGIN IMMEDIATE (the lock), a pause, COMMIT; then a pause outside. */

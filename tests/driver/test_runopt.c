@@ -238,6 +238,38 @@ static void kit_runopt_parse__bad_value_before_help_wins(void **state)
 	assert_string_equal(f->out_text, "");
 }
 
+/* --threads and --seconds take their limits from the table `hotrow lab
+ * run` checks (kit_load_limits): same verdict, same words, every value. */
+static void kit_runopt_parse__threads_and_seconds_share_the_runners_limits(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const values[] = { "0", "0.5", "1", "2", "255", "256", "257",
+	                                      "3600", "3600.5", "-1", "1e9",
+	                                      "2.0" };
+	static const struct { const char *name; int limit; } opts[] = {
+		{ "--threads", KIT_LOAD_LIMIT_THREADS }, { "--seconds", KIT_LOAD_LIMIT_SECONDS },
+	};
+	for (size_t o = 0; o < 2; o++) {
+		const struct kit_load_limit *l = &kit_load_limits[opts[o].limit];
+		assert_string_equal(l->name, opts[o].name);
+		for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+			char *end;
+			double v = l->integer ? (double)strtol(values[i], &end, 10) : strtod(values[i], &end);
+			bool runner_ok = *end == '\0' && kit_load_limit_ok(l, v);
+			int rc = parse(f, opts[o].name, values[i], NULL);
+			if ((rc == KIT_RUNOPT_OK) != runner_ok)
+				fail_msg("%s %s: the driver says %s, the runner's table %s", opts[o].name,
+				         values[i], rc == KIT_RUNOPT_OK ? "yes" : "no", runner_ok ? "yes" : "no");
+			if (!runner_ok) {
+				char want[160];
+				snprintf(want, sizeof want, "hotrow lab run 99: %s accepts %s\n", l->name,
+				         l->accepts);
+				assert_string_equal(f->err_text, want);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +289,8 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(kit_runopt_parse__bad_value_before_help_wins, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(
+			kit_runopt_parse__threads_and_seconds_share_the_runners_limits, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("kit_runopt", tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include "kit/load.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 #define THREADS 8
 #define ITERS   1000
@@ -124,8 +125,7 @@ static int nap_1ms(void *arg, struct kit_load_thread *th)
 {
 	(void)arg;
 	(void)th;
-	struct timespec ts = { 0, 1000000 };
-	nanosleep(&ts, NULL);
+	util_sleep_ns(1000000);
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 
 #include "kit/failpoint.h"
 #include "kit/log.h"
+#include "util/clock.h"
 
 struct fixture {
 	char dir[256];
@@ -598,7 +599,7 @@ static int stall_then_other_polls(void *arg, int part, const struct kit_log_reco
 	(void)part, (void)recs, (void)n;
 	if (st->ran++)
 		return 0;
-	nanosleep(&(struct timespec){ 0, 300 * 1000000L }, NULL);   /* silent past the timeout */
+	util_sleep_ns(300 * 1000000LL);   /* silent past the timeout */
 	return kit_log_rebalance(st->other) < 0 ? -1 : 0;   /* ... and the other takes over */
 }
 

@@ -10,11 +10,11 @@
 #include "kit/load.h"
 #include "kit/pool.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	util_sleep_ns((int64_t)ms * 1000000);
 }
 
 static void pool__times_out_when_all_are_taken(void **state)

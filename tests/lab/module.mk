@@ -1,9 +1,13 @@
 # tests/lab/: the lab runner (runner/, `hotrow lab`). test_lab is cmocka
 # over the parts that need no build (reports, hints.md, lab names,
 # progress, bounded output); runner.sh drives build/hotrow end to end on a
-# real lab in a scratch copy, hostile student code included.
+# real lab in a scratch copy, hostile student code included. handouts.sh
+# runs every command the handouts print, verbatim.
 TESTS += $(BUILD)/tests/lab/test_lab
 SCRIPT_TESTS += tests/lab/runner.sh tests/lab/run-tests.sh
+# handouts.sh runs the drivers for seconds each: once, in make test, not
+# again in every sanitizer build.
+PLAIN_SCRIPTS += tests/lab/handouts.sh
 $(BUILD)/tests/lab/test_lab: $(BUILD)/obj/tests/lab/test_lab.o $(RUNNER_LIB) $(CLASS_LIB) $(KIT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@

@@ -18,6 +18,7 @@
 #include "top/draw.h"
 #include "top/sample.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 #define K 3                      /* sessions queued behind the holder */
 
@@ -40,8 +41,7 @@ static void *queue_up(void *arg)
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	util_sleep_ns((int64_t)ms * 1000000);
 }
 
 /* This test's lanes: the sampler reads the test's own schema, so its

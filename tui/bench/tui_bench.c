@@ -22,24 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include <ncurses.h>
 
 #include "engine/sim.h"
 #include "tui/app.h"
 #include "tui/screen.h"
+#include "util/clock.h"
 
 #define W 200
 #define H 60
 #define FPS 30
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double cpu_s(void)
 {
@@ -146,13 +139,13 @@ int main(int argc, char **argv)
 	enum { N = 300 };
 	static double frame[N], simt[N];
 	for (int i = 0; i < N; i++) {
-		double t0 = now_s();
+		double t0 = util_now();
 		tui_app_play(app, 1.0 / FPS);
-		double t1 = now_s();
+		double t1 = util_now();
 		tui_app_render(app, scr);
 		tui_screen_blit(scr);
 		doupdate();
-		double t2 = now_s();
+		double t2 = util_now();
 		simt[i] = (t1 - t0) * 1e3;
 		frame[i] = (t2 - t1) * 1e3;
 	}
@@ -160,22 +153,19 @@ int main(int argc, char **argv)
 	qsort(simt, N, sizeof simt[0], cmp);
 
 	/* 2. CPU at 30 fps, real time */
-	double c0 = cpu_s(), w0 = now_s(), next = w0;
+	double c0 = cpu_s(), w0 = util_now(), next = w0;
 	int frames = 0;
-	while (now_s() - w0 < seconds) {
+	while (util_now() - w0 < seconds) {
 		tui_app_advance(app, 1.0 / FPS);
 		tui_app_render(app, scr);
 		tui_screen_blit(scr);
 		doupdate();
 		frames++;
 		next += 1.0 / FPS;
-		double wait = next - now_s();
-		if (wait > 0) {
-			struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-			nanosleep(&ts, NULL);
-		}
+		double wait = next - util_now();
+		util_sleep(wait);
 	}
-	double wall = now_s() - w0, cpu = cpu_s() - c0;
+	double wall = util_now() - w0, cpu = cpu_s() - c0;
 
 	endwin();
 	delscreen(term);

@@ -20,6 +20,7 @@
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 #define THREADS 8
 #define LIKES   1000               /* per thread */
@@ -100,10 +101,8 @@ static int check(void *arg, int64_t post_id, int64_t user_id)
 	atomic_fetch_add(&a->calls, 1);
 	if (a->trace)
 		note(a->trace, WORK_START_, kit_load_now_ns());
-	if (a->work_ms > 0) {
-		struct timespec ts = { 0, (long)a->work_ms * 1000000L };
-		nanosleep(&ts, NULL);
-	}
+	if (a->work_ms > 0)
+		util_sleep_ns((int64_t)a->work_ms * 1000000);
 	if (a->trace)
 		note(a->trace, WORK_END_, kit_load_now_ns());
 	return a->answer;

@@ -17,6 +17,7 @@
 
 #include "labs/02-sharded/shard.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 #define POST 42
 
@@ -496,10 +497,8 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 	for (int i = 0; i < 4000 && blocked == 0 && !atomic_load(&r.done); i++) {
 		if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
 			break;
-		if (blocked == 0) {
-			struct timespec nap = { 0, 2000000 };
-			nanosleep(&nap, NULL);
-		}
+		if (blocked == 0)
+			util_sleep_ns(2000000);
 	}
 	int committed = kit_db_commit(a);
 	pthread_join(tid, NULL);

@@ -19,6 +19,7 @@
 
 #include "labs/03-batching/batch.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 #define POST 42
 
@@ -87,8 +88,7 @@ static int64_t rollup_all(struct kit_db *db)
 
 static void nap_ms(long ms)
 {
-	struct timespec ts = { 0, ms * 1000000L };
-	nanosleep(&ts, NULL);
+	util_sleep_ns((int64_t)ms * 1000000);
 }
 
 /* Fork a child that runs body(t, arg) and exits with what it returns. The

@@ -30,6 +30,8 @@
 #include "kit/failpoint.h"
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
+#include "util/clock.h"
+#include "util/hash.h"
 
 #define MAX_INCARNATIONS 64
 #define EXIT_LEFT 10          /* a child that left the group on purpose */
@@ -47,18 +49,10 @@ static const char *const kind_fp[CRASH_KINDS] = {
 	"after-db-commit", NULL,
 };
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 uint64_t crash_seed(int k)
 {
 	uint64_t s = 0x05fe0ce5eed00000ull + (uint64_t)k;
-	return splitmix(&s);
+	return util_splitmix64(&s);
 }
 
 void crash_plan_make(struct crash_plan *pl, uint64_t seed, int events, int bmin, int bmax)
@@ -71,13 +65,13 @@ void crash_plan_make(struct crash_plan *pl, uint64_t seed, int events, int bmin,
 	pl->bmax = bmax;
 	/* Dense schedules: many fates each, since a schedule's fixed cost
 	 * (a fresh log, forks, connections) is most of its time. */
-	pl->nsteps = CRASH_MAX_STEPS / 2 + (int)(splitmix(&s) % (CRASH_MAX_STEPS / 2 + 1));
+	pl->nsteps = CRASH_MAX_STEPS / 2 + (int)(util_splitmix64(&s) % (CRASH_MAX_STEPS / 2 + 1));
 	for (int i = 0; i < pl->nsteps; i++) {
 		struct crash_step *st = &pl->steps[i];
-		int k = (int)(splitmix(&s) % CRASH_KINDS);
+		int k = (int)(util_splitmix64(&s) % CRASH_KINDS);
 		st->kind = k == 0 ? CRASH_NONE : (enum crash_kind)k;
-		st->nth = 1 + (int)(splitmix(&s) % 4);
-		st->batch = bmin + (int)(splitmix(&s) % (uint64_t)(bmax - bmin + 1));
+		st->nth = 1 + (int)(util_splitmix64(&s) % 4);
+		st->batch = bmin + (int)(util_splitmix64(&s) % (uint64_t)(bmax - bmin + 1));
 	}
 }
 
@@ -88,7 +82,7 @@ static struct crash_step step_of(const struct crash_plan *pl, int inc)
 		return pl->steps[inc];
 	uint64_t s = pl->seed ^ (uint64_t)inc * 0x2545f4914f6cdd1dull;
 	return (struct crash_step){ CRASH_NONE, 0,
-		pl->bmin + (int)(splitmix(&s) % (uint64_t)(pl->bmax - pl->bmin + 1)) };
+		pl->bmin + (int)(util_splitmix64(&s) % (uint64_t)(pl->bmax - pl->bmin + 1)) };
 }
 
 void crash_plan_print(const struct crash_plan *pl, FILE *out)
@@ -142,8 +136,7 @@ static int all_done(struct kit_log *log, const int64_t *ends)
 
 static void nap_us(long us)
 {
-	struct timespec ts = { 0, us * 1000 };
-	nanosleep(&ts, NULL);
+	util_sleep_ns((int64_t)us * 1000);
 }
 
 /* A consumer process. It connects first, since that is the slow part,
@@ -252,7 +245,7 @@ static int produce(const struct crash_plan *pl, const char *dir, int64_t *views,
 		}
 		if (i == pl->events)
 			break;
-		uint64_t r = splitmix(&s);
+		uint64_t r = util_splitmix64(&s);
 		/* A hot video takes three views in four; the rest spread out. */
 		int64_t video = r % 4 ? 0 : 1 + (int64_t)((r >> 8) % (CRASH_VIDEOS - 1));
 		int p = (int)(video % CRASH_PARTITIONS);   /* keyed by video, as a producer would */
@@ -270,9 +263,7 @@ static int produce(const struct crash_plan *pl, const char *dir, int64_t *views,
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return util_now();
 }
 
 static double started;   /* when the current schedule's consumers started */

@@ -25,6 +25,7 @@
 #include "kit/failpoint.h"
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
+#include "util/clock.h"
 
 #define SCHEDULES 60           /* each with 6 to 12 consumer fates */
 #define SCHEDULE_EVENTS 6000
@@ -472,7 +473,7 @@ static void zombie_child(struct labtest *t, const char *dir, const char *name, i
 			_exit(0);
 		}
 		if (n <= 0)
-			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+			util_sleep_ns(2000000);
 	}
 	_exit(5);
 }
@@ -486,7 +487,7 @@ static int wait_for(pid_t pid, int stopped)
 		pid_t got = waitpid(pid, &st, WNOHANG | (stopped ? WUNTRACED : 0));
 		if (got == pid)
 			return stopped ? WIFSTOPPED(st) : WIFEXITED(st) && WEXITSTATUS(st) == 0;
-		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+		util_sleep_ns(5000000);
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -564,8 +565,7 @@ static int run_schedules(struct labtest *t, int n, int events, int bmin, int bma
 		events = atoi(env_events);
 	int failing = 0, k;
 	struct crash_stats stats = { 0, 0, 0 };
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = util_now();
 	for (k = 0; k < (env ? 1 : n) && failing < MAX_FAILING; k++) {
 		uint64_t seed = env ? strtoull(env, NULL, 0) : crash_seed(k + (big ? 100000 : 0));
 		struct crash_plan pl;
@@ -575,9 +575,8 @@ static int run_schedules(struct labtest *t, int n, int events, int bmin, int bma
 			crash_plan_print(&pl, stdout);
 		int ok = crash_run(t, &pl, env != NULL, &stats, why, sizeof why) == 0;
 		if ((k + 1) % 10 == 0 && !env) {
-			clock_gettime(CLOCK_MONOTONIC, &t1);
 			printf("%s: schedule %d of %d, %d failing so far, %.1f s\n", engine, k + 1, n,
-			       failing + !ok, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+			       failing + !ok, util_now() - t0);
 			fflush(stdout);
 		}
 		if (ok)
@@ -591,11 +590,10 @@ static int run_schedules(struct labtest *t, int n, int events, int bmin, int bma
 	}
 	if (failing == MAX_FAILING)
 		printf("(stopped after %d failing schedules)\n", MAX_FAILING);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("%s: %d schedule(s) of %d events, %d failing; %d consumer processes, "
 	       "%d killed at a failpoint, %d left the group; %.1f s\n", engine, k, events, failing,
 	       stats.started, stats.killed, stats.left,
-	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	       util_now() - t0);
 	return failing;
 }
 

@@ -20,6 +20,7 @@
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 /* ---- Zipf streams with a known truth ---- */
 
@@ -231,8 +232,7 @@ static void *queue_up(void *arg)
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	util_sleep_ns((int64_t)ms * 1000000);
 }
 
 /* This test's backends waiting for a lock, as pg_stat_activity says
