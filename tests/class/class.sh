@@ -14,28 +14,14 @@
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)
-pass=0 fail=0 skipped=0 failed_names=
-ok()   { pass=$((pass + 1)); echo "[       OK ] $1"; }
-bad()  { fail=$((fail + 1)); failed_names="$failed_names $1"; echo "[  FAILED  ] $1: $2"; }
-summary() {
-	echo "[==========] $((pass + fail + skipped)) test(s) run."
-	echo "[  PASSED  ] $pass test(s)."
-	[ "$skipped" -gt 0 ] && echo "[  SKIPPED ] $skipped test(s)."
-	if [ "$fail" -gt 0 ]; then
-		echo "[  FAILED  ] $fail test(s), listed below:"
-		for n in $failed_names; do echo "[  FAILED  ] $n"; done
-		exit 1
-	fi
-	exit 0
-}
+. "$(dirname "$0")/../harness/check.sh"
 
 admin=${HOTROW_PG_URL:-}
 if [ -z "$admin" ] || ! psql "$admin" -Atqc 'select 1' >/dev/null 2>&1; then
 	if [ "${HOTROW_REQUIRE_PG:-}" = 1 ]; then
 		bad class__server "HOTROW_PG_URL is unset or unreachable (HOTROW_REQUIRE_PG=1)"
 	else
-		echo "NOTICE: class mode tests skipped: HOTROW_PG_URL is unset (make pg-up prints one)"
-		skipped=1
+		skip class__server "HOTROW_PG_URL is unset (make pg-up prints one)"
 	fi
 	summary
 fi

@@ -14,22 +14,9 @@ build=$(dirname "${HOTROW_BIN:-build/hotrow}")
 driver=$build/labs/01-hot-row/run-solution
 tmp=$(mktemp -d)
 chmod 755 "$tmp"       # the server's user (scripts/pg, as root) must reach it
-pass=0 fail=0 skip=0 failed_names=
 
-ok()   { pass=$((pass + 1)); echo "[       OK ] $1"; }
-bad()  { fail=$((fail + 1)); failed_names="$failed_names $1"; echo "[  FAILED  ] $1: $2"; }
+. "$root/tests/harness/check.sh"
 
-summary() {
-	echo "[==========] $((pass + fail)) test(s) run."
-	echo "[  PASSED  ] $pass test(s)."
-	[ "$skip" -gt 0 ] && echo "[  SKIPPED ] $skip test(s)."
-	if [ "$fail" -gt 0 ]; then
-		echo "[  FAILED  ] $fail test(s), listed below:"
-		for n in $failed_names; do echo "[  FAILED  ] $n"; done
-		exit 1
-	fi
-	exit 0
-}
 
 mkdir -p "$tmp/scripts"
 cp scripts/pg "$tmp/scripts/pg"
@@ -43,8 +30,7 @@ if [ ! -x "$driver" ]; then
 fi
 if ! url=$(pg up 2>"$tmp/pg.err"); then
 	if grep -q 'cannot find pg_ctl' "$tmp/pg.err"; then
-		skip=1
-		echo "[  SKIPPED ] $name: PostgreSQL is not installed"
+		skip "$name" "PostgreSQL is not installed"
 		summary
 	fi
 	bad "$name" "could not start a throwaway server: $(tail -n 1 "$tmp/pg.err")"

@@ -7,10 +7,8 @@ set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0 skip=0 failed_names=
 
-ok()   { pass=$((pass + 1)); echo "[       OK ] $1"; }
-bad()  { fail=$((fail + 1)); failed_names="$failed_names $1"; echo "[  FAILED  ] $1: $2"; }
+. "$(dirname "$0")/../harness/check.sh"
 
 if [ ! -x "$bin" ]; then
 	echo "[  FAILED  ] 1 test(s), listed below:"
@@ -230,8 +228,7 @@ case "$("$bin" sim --rows 4 --seconds 0.1)" in
 # whole series was 867 MB) fits in 200 MB of address space, CSV included.
 # Sanitizer builds reserve terabytes of address space: skipped there.
 if grep -q -e __asan_init -e __tsan_init "$bin" 2>/dev/null; then
-	skip=$((skip + 1))
-	echo "NOTICE sim__long_run_memory_bounded skipped: a sanitizer build reserves terabytes of address space"
+	skip sim__long_run_memory_bounded "a sanitizer build reserves terabytes of address space"
 elif (ulimit -v 200000 && "$bin" sim --seconds 1e6 --rps 0.01 --csv "$tmp/long.csv" >/dev/null 2>&1) &&
      [ "$(wc -l <"$tmp/long.csv")" -le 16385 ]; then ok sim__long_run_memory_bounded
 else bad sim__long_run_memory_bounded "ran out of 200 MB, or the CSV has $(wc -l <"$tmp/long.csv" 2>/dev/null) lines"; fi
@@ -303,12 +300,4 @@ usage lock_timeout_tiny "--lock-timeout-ms" --lock-timeout-ms 0.0001
 usage counter_pool_neg "--counter-pool" --counter-pool -1
 usage idempotent_word  "--idempotent" --idempotent=maybe
 
-echo "[==========] $((pass + fail)) test(s) run."
-echo "[  PASSED  ] $pass test(s)."
-[ "$skip" -gt 0 ] && echo "[  SKIPPED ] $skip test(s)."
-if [ "$fail" -gt 0 ]; then
-	echo "[  FAILED  ] $fail test(s), listed below:"
-	for n in $failed_names; do echo "[  FAILED  ] $n"; done
-	exit 1
-fi
-exit 0
+summary

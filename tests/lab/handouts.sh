@@ -23,11 +23,8 @@ bin=${HOTROW_BIN:-build/hotrow}
 limit=${HOTROW_HANDOUT_TIMEOUT:-300}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0 skip=0 failed_names=
 
-ok()   { pass=$((pass + 1)); echo "[       OK ] $1"; }
-bad()  { fail=$((fail + 1)); failed_names="$failed_names $1"; echo "[  FAILED  ] $1: $2"; }
-skipped() { skip=$((skip + 1)); echo "[  SKIPPED ] $1: $2"; }
+. "$root/tests/harness/check.sh"
 
 if [ ! -x "$bin" ]; then
 	echo "[  FAILED  ] 1 test(s), listed below:"
@@ -76,20 +73,20 @@ while IFS='	' read -r where cmd; do
 	case "$cmd" in *'#'*) comment=${cmd#*#} ;; esac
 	want=0
 	case " $comment " in
-	*" long "*|*" long,"*|*" long;"*|*" long:"*) skipped "$name" "marked long: $cmd"; continue ;;
-	*" live "*|*" live,"*|*" live;"*|*" live:"*) skipped "$name" "marked live: $cmd"; continue ;;
+	*" long "*|*" long,"*|*" long;"*|*" long:"*) skip "$name" "marked long: $cmd"; continue ;;
+	*" live "*|*" live,"*|*" live;"*|*" live:"*) skip "$name" "marked live: $cmd"; continue ;;
 	*"exits 1"*) want=1 ;;
 	esac
 	case "$cmd" in
 	*HOTROW_PG_URL*|*scripts/pg*)
 		if [ -z "${HOTROW_PG_URL:-}" ]; then
-			skipped "$name" "HOTROW_PG_URL is not set: $cmd"; continue
+			skip "$name" "HOTROW_PG_URL is not set: $cmd"; continue
 		fi ;;
 	esac
 	case "$cmd" in
 	*HOTROW_REDIS_URL*|*scripts/redis*)
 		if [ -z "${HOTROW_REDIS_URL:-}" ]; then
-			skipped "$name" "HOTROW_REDIS_URL is not set: $cmd"; continue
+			skip "$name" "HOTROW_REDIS_URL is not set: $cmd"; continue
 		fi ;;
 	esac
 	echo "[ RUN      ] $name: $cmd"
@@ -107,12 +104,4 @@ while IFS='	' read -r where cmd; do
 	fi
 done <"$tmp/commands"
 
-echo "[==========] $((pass + fail)) test(s) run."
-echo "[  PASSED  ] $pass test(s)."
-[ "$skip" -gt 0 ] && echo "[  SKIPPED ] $skip test(s)."
-if [ "$fail" -gt 0 ]; then
-	echo "[  FAILED  ] $fail test(s), listed below:"
-	for n in $failed_names; do echo "[  FAILED  ] $n"; done
-	exit 1
-fi
-exit 0
+summary

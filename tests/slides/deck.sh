@@ -19,10 +19,7 @@ bin=${HOTROW_BIN:-build/hotrow}
 deck=slides/hot-rows.md
 tmp=$(mktemp -d)
 sock=hotrow-deck-$$
-pass=0 fail=0 skipped=0 failed_names=
-ok()   { pass=$((pass + 1)); echo "[       OK ] $1"; }
-bad()  { fail=$((fail + 1)); failed_names="$failed_names $1"; echo "[  FAILED  ] $1: $2"; }
-skip() { skipped=$((skipped + 1)); echo "[  SKIPPED ] $1: $2"; echo "NOTICE: $1 skipped: $2"; }
+. "$(dirname "$0")/../harness/check.sh"
 trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$tmp" 2>/dev/null || { sleep 0.5; rm -rf "$tmp"; }' EXIT
 
 n=$("$bin" slides "$deck" --dump | grep -c '^--- slide ')
@@ -167,12 +164,4 @@ else
 	else bad presenter__live_view_follows "$(head -5 "$tmp/pane" | tr '\n' '|')"; fi
 fi
 
-echo "[==========] $((pass + fail + skipped)) test(s) run."
-echo "[  PASSED  ] $pass test(s)."
-[ "$skipped" -gt 0 ] && echo "[  SKIPPED ] $skipped test(s)."
-if [ "$fail" -gt 0 ]; then
-	echo "[  FAILED  ] $fail test(s), listed below:"
-	for t in $failed_names; do echo "[  FAILED  ] $t"; done
-	exit 1
-fi
-exit 0
+summary

@@ -7,10 +7,8 @@ set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0 failed_names=
 
-ok()   { pass=$((pass + 1)); echo "[       OK ] $1"; }
-bad()  { fail=$((fail + 1)); failed_names="$failed_names $1"; echo "[  FAILED  ] $1: $2"; }
+. "$(dirname "$0")/../harness/check.sh"
 
 if [ ! -x "$bin" ]; then
 	echo "[  FAILED  ] 1 test(s), listed below:"
@@ -68,11 +66,4 @@ if [ -n "${HOTROW_PG_URL:-}" ]; then
 	fi
 fi
 
-echo "[==========] $((pass + fail)) test(s) run."
-echo "[  PASSED  ] $pass test(s)."
-if [ "$fail" -gt 0 ]; then
-	echo "[  FAILED  ] $fail test(s), listed below:"
-	for n in $failed_names; do echo "[  FAILED  ] $n"; done
-	exit 1
-fi
-exit 0
+summary
