@@ -67,20 +67,35 @@ static void describe(const struct sim_config *c)
 	if (c->strategy == SIM_SHARDED)
 		printf(", %d rows (%s slot)", c->rows,
 		       c->slot == SIM_SLOT_RANDOM ? "random" : "round-robin");
-	printf(", %g likes/s", c->rps);
-	for (int i = 0; i < c->nphases; i++)
-		if (c->phases[i].at_us > 0)
-			printf(" then %g/s from %g s", c->phases[i].rps, (double)c->phases[i].at_us / 1e6);
-	printf(" %s for %g s, %g ms %s holds",
-	       c->arrivals == SIM_ARRIVE_POISSON ? "Poisson" : "constant", c->seconds,
-	       c->hold_ms, c->hold_dist == SIM_DIST_EXP ? "exponential" : "constant");
+	if (c->clients > 0) {
+		printf(", %d callers in a closed loop", c->clients);
+		if (c->think_ms > 0)
+			printf(" thinking %g ms (%s)", c->think_ms,
+			       c->think_dist == SIM_DIST_EXP ? "exponential" : "constant");
+		printf(" for %g s", c->seconds);
+	} else {
+		printf(", %g likes/s", c->rps);
+		for (int i = 0; i < c->nphases; i++)
+			if (c->phases[i].at_us > 0)
+				printf(" then %g/s from %g s", c->phases[i].rps,
+				       (double)c->phases[i].at_us / 1e6);
+		printf(" %s for %g s", c->arrivals == SIM_ARRIVE_POISSON ? "Poisson" : "constant",
+		       c->seconds);
+	}
+	printf(", %g ms %s holds", c->hold_ms,
+	       c->hold_dist == SIM_DIST_EXP ? "exponential" : "constant");
 	if (c->work_ms > 0)
 		printf(" + %g ms app work", c->work_ms);
+	if (c->outside_ms > 0)
+		printf(", %g ms outside the lock", c->outside_ms);
+	if (c->cores > 0)
+		printf(", %d cores (CPU %g ms in the hold, %g ms outside)", c->cores,
+		       c->cpu_db_ms, c->cpu_client_ms);
 	if (c->pool)
 		printf(", pool %d", c->pool);
 	else
 		printf(", unbounded pool");
-	if (c->strategy != SIM_NAIVE && c->strategy != SIM_SHARDED)
+	if (!sim_strategy_direct(c->strategy))
 		printf(", flush every %g ms", c->flush_ms);
 	printf(", seed %llu\n\n", (unsigned long long)c->seed);
 }
@@ -90,28 +105,65 @@ static void row_d(const char *what, double measured, const char *predicted)
 	printf("  %-30s %14.1f   %s\n", what, measured, predicted);
 }
 
-static void report(const struct sim_config *c, const struct sim_summary *o)
+/* L with the precision a small number needs: 0.07 is not "0". */
+static void print_little(const struct sim_config *c, const struct sim_summary *o)
 {
-	bool direct = c->strategy == SIM_NAIVE || c->strategy == SIM_SHARDED;
-	int n = c->strategy == SIM_SHARDED ? c->rows : 1;
-	double s_ms = c->hold_ms + c->work_ms;
 	char p[96];
 
+	if (!o->theory.steady) {
+		printf("  %-30s %14.2f   %s\n", "mean likes in the system, L", o->theory.little_L,
+		       o->theory.growth_per_s > 0 ||
+		       (c->clients == 0 && c->rps > o->theory.binding_per_s)
+		       ? "(no steady state: the queue grew; Little's law does not describe it)"
+		       : o->orphans_run > 0
+		       ? "(no steady state: abandoned statements and retries)"
+		       : "(still filling: too early for Little's law)");
+		return;
+	}
+	snprintf(p, sizeof p, "lambda W = %.*f (Little's law)",
+	         o->theory.little_L < 10 ? 3 : 1,
+	         o->theory.little_lambda * o->theory.little_W_ms / 1000.0);
+	printf("  %-30s %14.*f   %s\n", "mean likes in the system, L",
+	       o->theory.little_L < 10 ? 3 : 1, o->theory.little_L, p);
+}
+
+static void report(const struct sim_config *c, const struct sim_summary *o)
+{
+	bool direct = sim_strategy_direct(c->strategy);
+	bool closed = c->clients > 0;
+	int n = sim_config_rows(c);
+	double s_ms = c->hold_ms + c->work_ms;
+	double rho = o->theory.rho;
+	char p[160], why[200];
+
 	describe(c);
+	sim_binding_text(c, o, why, sizeof why);
 	printf("  %-30s %14s   %s\n", "", "measured", "predicted");
 	printf("  %-30s %14llu\n", "likes offered", (unsigned long long)o->offered);
 	printf("  %-30s %14llu\n", "completed", (unsigned long long)o->completed);
 	printf("  %-30s %14llu\n", "failed (errors)", (unsigned long long)o->failed);
 	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
-	if (direct) {
-		snprintf(p, sizeof p, "%.1f  (ceiling %d / %g ms)", o->theory.ceiling_per_s, n, s_ms);
+	if (direct && closed) {
+		snprintf(p, sizeof p, "%.1f  (MVA; binding ceiling %.1f)",
+		         o->theory.closed_throughput_per_s, o->theory.binding_per_s);
 		row_d("throughput, per s", o->throughput_per_s, p);
-		snprintf(p, sizeof p, "%.3f", o->theory.rho);
-		printf("  %-30s %14.3f   %s\n", "row utilisation rho",
+		snprintf(p, sizeof p, "%.3f  (MVA, think excluded)", o->theory.closed_mean_ms);
+		printf("  %-30s %14.3f   %s\n", "mean latency, ms", o->latency_ms.mean, p);
+	} else if (direct) {
+		double lam = c->rps < o->theory.binding_per_s ? c->rps : o->theory.binding_per_s;
+		snprintf(p, sizeof p, "%.1f  (binding ceiling: %s)", lam,
+		         sim_ceiling_name(o->theory.binding));
+		row_d("throughput, per s", o->throughput_per_s, p);
+		snprintf(p, sizeof p, "%.3f", rho);
+		printf("  %-30s %14.3f   %s\n",
+		       rho > 1 ? "offered load (arrivals/ceiling)" : "row utilisation rho",
 		       o->throughput_per_s * s_ms / 1000.0 / n, p);
-		if (o->theory.md1_mean_ms >= 0)
-			snprintf(p, sizeof p, "%.3f M/D/1, %.3f M/M/1", o->theory.md1_mean_ms,
-			         o->theory.mm1_mean_ms);
+		if (o->theory.model_mean_ms >= 0 && c->rps <= o->theory.binding_per_s)
+			snprintf(p, sizeof p, "%.3f  (%s)", o->theory.model_mean_ms,
+			         sim_model_name(o->theory.model));
+		else if (o->theory.model_mean_ms >= 0)
+			snprintf(p, sizeof p, "grows: arrivals over the %s ceiling",
+			         sim_ceiling_name(o->theory.binding));
 		else
 			snprintf(p, sizeof p, "grows without bound");
 		printf("  %-30s %14.3f   %s\n", "mean latency, ms", o->latency_ms.mean, p);
@@ -134,6 +186,8 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		else if (o->theory.pool_full_s >= 0)
 			snprintf(p, sizeof p, "%.4f  (%d / %.0f per s)", o->theory.pool_full_s,
 			         c->pool, o->theory.growth_per_s);
+		else if (closed)
+			snprintf(p, sizeof p, "(a closed loop: %d callers)", c->clients);
 		else
 			snprintf(p, sizeof p, "never");
 		printf("  %-30s %14s   %s\n", "pool full after, s", m, p);
@@ -147,24 +201,54 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	if (!direct) {
 		printf("  %-30s %14lld\n", "count: still buffered", (long long)o->count.buffered);
 		printf("  %-30s %14lld\n", "count: lost", (long long)o->count.lost);
+	}
+	if (!direct || o->count.doubled)
 		printf("  %-30s %14lld\n", "count: counted twice", (long long)o->count.doubled);
+	if (o->orphaned) {
+		printf("  %-30s %14lld\n", "count: applied, client gave up", (long long)o->count.unacked);
+		printf("  %-30s %14llu\n", "statements left by clients", (unsigned long long)o->orphaned);
+		printf("  %-30s %14llu\n", "  of which the server ran", (unsigned long long)o->orphans_run);
+	}
+	if (o->retried)
+		printf("  %-30s %14llu\n", "retries", (unsigned long long)o->retried);
+	if (o->retries_denied)
+		printf("  %-30s %14llu\n", "retries the budget refused", (unsigned long long)o->retries_denied);
+	if (o->lock_timeouts)
+		printf("  %-30s %14llu\n", "cancelled by lock_timeout", (unsigned long long)o->lock_timeouts);
+	if (c->counter_pool > 0)
+		printf("  %-30s %14d   of %d\n", "counter pool: most in use", o->counter_pool.max_in_use,
+		       c->counter_pool);
+	if (!direct) {
 		snprintf(p, sizeof p, "%.3f (one flush + hold; more if it waits)",
 		         (c->flush_ms + c->hold_ms) / 1000.0);
 		printf("  %-30s %14.3f   %s\n", "visible lags true by, s", o->count.max_lag_s, p);
 	}
-	snprintf(p, sizeof p, "lambda W = %.2f (Little's law)",
-	         o->theory.little_lambda * o->theory.little_W_ms / 1000.0);
-	printf("  %-30s %14.2f   %s\n", "mean likes in the system, L", o->theory.little_L, p);
+	print_little(c, o);
 
 	printf("\nIn words:\n");
 	if (direct) {
-		printf("  %s can commit at most %.0f updates a second: %d row%s, each lock held %g ms.\n",
-		       n == 1 ? "The counter row" : "The counter rows", o->theory.ceiling_per_s,
-		       n, n == 1 ? "" : "s", s_ms);
+		const char *colon = strchr(why, ':');
+		if (colon)
+			printf("  The binding ceiling is %.*s:\n   %s.\n", (int)(colon - why), why,
+			       colon + 1);
+		else
+			printf("  The binding ceiling is %s.\n", why);
+		if (o->theory.binding != SIM_CEIL_ROWS)
+			printf("  (The row lock%s alone would take %.0f/s: %d / %g ms.)\n",
+			       n == 1 ? "" : "s", o->theory.ceiling_per_s, n, s_ms);
+	}
+	if (direct && closed) {
+		printf("  %d callers each wait for their answer before they think and send again,\n"
+		       "  so the load adjusts itself: Mean Value Analysis of the same loop predicts\n"
+		       "  %.0f a second and %.3f ms a request; the engine measured %.0f and %.3f ms.\n",
+		       c->clients, o->theory.closed_throughput_per_s, o->theory.closed_mean_ms,
+		       o->throughput_per_s, o->latency_ms.mean);
+	} else if (direct) {
 		if (o->theory.growth_per_s > 0) {
-			printf("  Likes arrive at %g a second, %.1f times that, so the line for the lock\n"
-			       "  grows by about %.0f requests every second and never drains while it lasts.\n",
-			       c->rps, o->theory.rho, o->theory.growth_per_s);
+			printf("  Likes arrive at %g a second, an offered load of %.2f times the row\n"
+			       "  ceiling, so the line for the lock grows by about %.0f requests every\n"
+			       "  second and never drains while it lasts.\n",
+			       c->rps, rho, o->theory.growth_per_s);
 			if (c->pool > 0 && o->pool.exhausted_at_s >= 0)
 				printf("  Each waiter holds a pooled connection: the %d connections should be gone\n"
 				       "  after about %.4f s (%d / %.0f); here they were gone at %.4f s.\n",
@@ -174,11 +258,22 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			       "  or were given up, and the worst wait for the lock was %.1f ms.\n",
 			       o->throughput_per_s, (unsigned long long)(o->failed + o->abandoned),
 			       (unsigned long long)o->offered, o->worst_wait_ms);
+		} else if (c->rps > o->theory.binding_per_s) {
+			printf("  Likes arrive at %g a second: the rows could keep up (utilisation %.2f),\n"
+			       "  but the %s ceiling is lower, so requests queue for it. The engine measured\n"
+			       "  %.0f a second and %.2f ms a like.\n",
+			       c->rps, rho, sim_ceiling_name(o->theory.binding),
+			       o->throughput_per_s, o->latency_ms.mean);
+		} else if (o->orphans_run > 0) {
+			printf("  Likes arrive at %g a second, a utilisation of %.2f, yet only %.1f a second\n"
+			       "  got through: the row was busy with statements whose clients had left,\n"
+			       "  and with the retries those clients sent instead.\n",
+			       c->rps, rho, o->throughput_per_s);
 		} else {
 			printf("  Likes arrive at %g a second, a utilisation of %.2f: the row keeps up,\n"
-			       "  and a like spends %.2f ms on average (theory: %.2f ms).\n",
-			       c->rps, o->theory.rho, o->latency_ms.mean,
-			       c->hold_dist == SIM_DIST_EXP ? o->theory.mm1_mean_ms : o->theory.md1_mean_ms);
+			       "  and a like spends %.3f ms on average (%s predicts %.3f ms).\n",
+			       c->rps, rho, o->latency_ms.mean, sim_model_name(o->theory.model),
+			       o->theory.model_mean_ms);
 		}
 	} else {
 		printf("  Each like finishes at the cheap step; the counter row takes one +k every\n"
@@ -193,6 +288,15 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			printf("  The faults cost %lld lost and %lld double-counted likes.\n",
 			       (long long)o->count.lost, (long long)o->count.doubled);
 	}
+	if (o->orphans_run)
+		printf("  Clients gave up on %llu statements that the server still ran (%llu of them\n"
+		       "  committed): work nobody waited for.%s\n",
+		       (unsigned long long)o->orphaned, (unsigned long long)o->orphans_run,
+		       c->lock_timeout_ms > 0 ? "" : " --lock-timeout-ms lets the server give up too.");
+	if (o->count.doubled)
+		printf("  Retries that could not know whether the first try landed counted %lld likes\n"
+		       "  twice%s.\n", (long long)o->count.doubled,
+		       c->idempotent ? "" : " (--idempotent: an idempotency key would count them once)");
 	if (o->unrelated.failed)
 		printf("  Other endpoints lost %llu of %llu requests: they could not get a connection.\n",
 		       (unsigned long long)o->unrelated.failed, (unsigned long long)o->unrelated.offered);
@@ -292,6 +396,10 @@ int cmd_sim(int argc, char **argv)
 	for (int k = 0; k < nruns; k++) {
 		struct sim *s = sim_new(&runs[k]);
 		struct sim_summary o;
+		if (!s) {                  /* simopt_finish checked it: not reached */
+			sim_config_check(&runs[k], err, sizeof err);
+			return usage_error(err);
+		}
 		sim_run(s);
 		sim_summary(s, &o);
 		if (json) {

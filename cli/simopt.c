@@ -3,6 +3,7 @@
  * all come from it.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "cli/simopt.h"
 
 enum kind { K_INT, K_DOUBLE, K_U64, K_STRATEGY, K_SLOT, K_ARRIVALS, K_DIST,
-            K_CRASH, K_BUG, K_SCHEDULE, K_SCENARIO };
+            K_CRASH, K_BUG, K_SCHEDULE, K_SCENARIO, K_CPU, K_BACKOFF, K_FLAG };
 
 struct opt {
 	const char *name;          /* without the dashes */
@@ -29,7 +30,9 @@ static const struct opt opts[] = {
 	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots (more than 1 means sharded)" },
 	{ "slot", K_SLOT, F(slot), 0, 0, "HOW", "random|round-robin (random)" },
 	{ "rps", K_DOUBLE, F(rps), 0, 1e7, "R", "likes per second (2000)" },
-	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW", "constant|poisson (constant)" },
+	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW",
+	  "constant|poisson|bursty (constant)" },
+	{ "burst", K_INT, F(burst), 1, 100000, "K", "bursty arrivals come in clumps of K (8)" },
 	{ "schedule", K_SCHEDULE, 0, 0, 0, "R@S,...", "rate R from second S, e.g. 200@0,2000@10" },
 	{ "seconds", K_DOUBLE, F(seconds), 0.000001, 1e7, "S",
 	  "arrivals stop at S s, then queues drain (10)" },
@@ -40,8 +43,18 @@ static const struct opt opts[] = {
 	{ "pool-timeout-ms", K_DOUBLE, F(pool_timeout_ms), 0, 1e9, "MS",
 	  "connection acquire timeout, 0 = forever (1000)" },
 	{ "client-timeout-ms", K_DOUBLE, F(client_timeout_ms), 0, 1e9, "MS",
-	  "client gives up and cancels, 0 = never (0)" },
+	  "client gives up (the server runs on), 0 = never" },
 	{ "retries", K_INT, F(retries), 0, 100, "N", "retries after a timeout or error (0)" },
+	{ "lock-timeout-ms", K_DOUBLE, F(lock_timeout_ms), 0, 1e9, "MS",
+	  "server cancels lock waits this long, 0 = never (0)" },
+	{ "idempotent", K_FLAG, F(idempotent), 0, 0, "",
+	  "a retried like is applied once, not twice" },
+	{ "backoff", K_BACKOFF, F(backoff), 0, 0, "HOW", "none|exp|exp-jitter pause before a retry (none)" },
+	{ "backoff-ms", K_DOUBLE, F(backoff_ms), 0, 1e7, "MS", "the first retry's pause, doubling after (100)" },
+	{ "retry-budget", K_DOUBLE, F(retry_budget), 0, 1, "F",
+	  "retries at most F of requests, 0 = no budget (0)" },
+	{ "counter-pool", K_INT, F(counter_pool), 0, 1000000, "P2",
+	  "bulkhead: the counter's own pool, 0 = share (0)" },
 	{ "unrelated-rps", K_DOUBLE, F(unrelated_rps), 0, 1e7, "R",
 	  "other endpoints' calls/s needing a connection (0)" },
 	{ "unrelated-ms", K_DOUBLE, F(unrelated_ms), 0.001, 1e6, "MS", "how long they hold it (5)" },
@@ -49,6 +62,15 @@ static const struct opt opts[] = {
 	  "flush/consume/drain/rollup interval (1000)" },
 	{ "crash", K_CRASH, 0, 0, 0, "KIND@S", "inject app|consumer|redis at second S (repeatable)" },
 	{ "bug", K_BUG, 0, 0, 0, "NAME", "no-fence|get-then-del: plant a bug (repeatable)" },
+	{ "clients", K_INT, F(clients), 0, SIM_MAX_CLIENTS, "N",
+	  "closed loop: N callers, each waits, thinks, sends (0)" },
+	{ "think-ms", K_DOUBLE, F(think_ms), 0, 1e6, "MS", "a caller's think time between requests (0)" },
+	{ "think-dist", K_DIST, F(think_dist), 0, 0, "D", "const|exp think times (const)" },
+	{ "outside-ms", K_DOUBLE, F(outside_ms), 0, 1e6, "MS",
+	  "on the connection, outside the lock: round trips (0)" },
+	{ "cores", K_INT, F(cores), 0, 4096, "C", "CPUs shared by holds and outside work, 0 = no limit" },
+	{ "cpu-ms", K_CPU, 0, 0, 0, "DB[,CLIENT]",
+	  "CPU per request: DB in the hold, CLIENT outside (0,0)" },
 	{ "seed", K_U64, F(seed), 0, 0, "N", "same seed, same output (1)" },
 	{ "tick-ms", K_DOUBLE, F(tick_ms), 1, 1e6, "MS", "time-series resolution (100)" },
 };
@@ -136,17 +158,53 @@ static int apply(struct sim_config *c, const struct opt *o, const char *v,
 			c->arrivals = SIM_ARRIVE_CONSTANT;
 		else if (!strcmp(v, "poisson"))
 			c->arrivals = SIM_ARRIVE_POISSON;
+		else if (!strcmp(v, "bursty"))
+			c->arrivals = SIM_ARRIVE_BURSTY;
 		else
-			return bad(err, errlen, o, "constant or poisson", v);
+			return bad(err, errlen, o, "constant, poisson or bursty", v);
 		return 0;
 	case K_DIST:
 		if (!strcmp(v, "const"))
-			c->hold_dist = SIM_DIST_CONST;
+			*(enum sim_dist *)(void *)p = SIM_DIST_CONST;
 		else if (!strcmp(v, "exp"))
-			c->hold_dist = SIM_DIST_EXP;
+			*(enum sim_dist *)(void *)p = SIM_DIST_EXP;
 		else
 			return bad(err, errlen, o, "const or exp", v);
 		return 0;
+	case K_BACKOFF:
+		if (!strcmp(v, "none"))
+			c->backoff = SIM_BACKOFF_NONE;
+		else if (!strcmp(v, "exp"))
+			c->backoff = SIM_BACKOFF_EXP;
+		else if (!strcmp(v, "exp-jitter"))
+			c->backoff = SIM_BACKOFF_EXP_JITTER;
+		else
+			return bad(err, errlen, o, "none, exp or exp-jitter", v);
+		return 0;
+	case K_FLAG:
+		if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true"))
+			*(bool *)(void *)p = true;
+		else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false"))
+			*(bool *)(void *)p = false;
+		else
+			return bad(err, errlen, o, "on or off", v);
+		return 0;
+	case K_CPU: {
+		/* "DB" or "DB,CLIENT", milliseconds of CPU per request */
+		const char *comma = strchr(v, ',');
+		char db[32];
+		double cl = 0;
+		size_t n = comma ? (size_t)(comma - v) : strlen(v);
+		if (n == 0 || n >= sizeof db)
+			return bad(err, errlen, o, "DB[,CLIENT] milliseconds such as 0.2,0.1", v);
+		memcpy(db, v, n);
+		db[n] = 0;
+		if (number(db, 0, 1e6, &d) || (comma && number(comma + 1, 0, 1e6, &cl)))
+			return bad(err, errlen, o, "DB[,CLIENT] milliseconds such as 0.2,0.1", v);
+		c->cpu_db_ms = d;
+		c->cpu_client_ms = cl;
+		return 0;
+	}
 	case K_BUG:
 		if (!strcmp(v, "no-fence"))
 			c->bug_no_fence = true;
@@ -248,6 +306,8 @@ static const struct opt *word(int argc, char **argv, int *i, const char **value,
 		return NULL;
 	if (eq) {
 		*value = eq + 1;
+	} else if (o->kind == K_FLAG) {
+		*value = "on";              /* a switch: --idempotent */
 	} else if (*i + 1 < argc) {
 		*value = argv[++*i];
 	} else {
@@ -261,6 +321,9 @@ static const struct opt *word(int argc, char **argv, int *i, const char **value,
 
 int simopt_scenario(int argc, char **argv, struct sim_config *c, char *err, size_t errlen)
 {
+	const char *rate = NULL;
+	bool clients = false;
+
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int rc;
@@ -269,6 +332,17 @@ int simopt_scenario(int argc, char **argv, struct sim_config *c, char *err, size
 			return -1;
 		if (o && o->kind == K_SCENARIO && apply(c, o, v, err, errlen))
 			return -1;
+		if (o && (!strcmp(o->name, "rps") || !strcmp(o->name, "schedule")))
+			rate = o->name;
+		if (o && !strcmp(o->name, "clients"))
+			clients = true;
+	}
+	/* A closed loop's rate comes out of the loop: asking for both is a
+	 * contradiction, not a choice to make silently. */
+	if (rate && clients) {
+		snprintf(err, errlen, "--clients: a closed loop sets its own rate; "
+		         "drop --%s (or --clients for an open loop)", rate);
+		return -1;
 	}
 	return 0;
 }
@@ -299,7 +373,8 @@ void simopt_help(FILE *out)
 {
 	for (size_t i = 0; i < NOPTS; i++) {
 		char left[40];
-		snprintf(left, sizeof left, "--%s %s", opts[i].name, opts[i].arg);
+		snprintf(left, sizeof left, "--%s%s%s", opts[i].name, *opts[i].arg ? " " : "",
+		         opts[i].arg);
 		fprintf(out, "  %-24s %s\n", left, opts[i].help);
 	}
 }

@@ -1,20 +1,30 @@
 /*
- * sim.c: the clock, arrivals, the connection pool and the row locks.
+ * sim.c: the clock, arrivals and callers, the connection pools and the
+ * row locks.
  *
  * One like is one struct sim_req that moves, by value, through FIFOs: the
- * pool's waiters, then (naive, sharded) one row's lock queue, then the
- * row's holder slot, and ends exactly one way: completed, failed (an error,
- * such as a pool acquire timeout) or abandoned (the client timed out).
- * A client timeout cancels the attempt: the request leaves its queue and
- * gives its connection back, as a statement_timeout would; with retries
- * left it starts again as a new attempt.
+ * pool's waiters, then (naive, sharded) its time outside the lock, one
+ * row's lock queue, then the row's holder slot, and ends exactly one way:
+ * completed, failed (an error, such as a pool acquire timeout or
+ * lock_timeout) or abandoned (the client timed out).
+ *
+ * A client timeout is the client's alone. Waiting for a connection, the
+ * request has sent nothing yet and simply leaves. Once its statement is
+ * in the database it stays: the attempt becomes an orphan that waits on
+ * for the lock, holds it and commits, keeping its connection, unless
+ * lock_timeout cancels it. The client meanwhile retries (if it may) with a
+ * copy, so one like can commit twice; a small record per such like (struct
+ * sim_like) keeps the count honest.
  *
  * Timeouts cost at most one pending event per queue, not one per request:
  * deadlines in a FIFO grow with its order, so a sweep event waits for the
- * head's deadline and re-arms for the next head (and while arrivals go on,
+ * next deadline and re-arms for the one after (and while arrivals go on,
  * the pool's deadlines are settled without events; see pool_lazy). The
  * waiting requests live in ring buffers, so an overloaded row can queue
  * millions of them.
+ *
+ * The fixes' write paths are in sim_fix.c: this file calls its hooks and
+ * gives it a narrow interface (struct sim_host) to call back through.
  */
 #include <assert.h>
 #include <math.h>
@@ -25,6 +35,7 @@
 #include "engine/xmalloc.h"
 
 static void got_conn(struct sim *s, struct sim_req *r);
+static void flusher_lock(struct sim *s);
 
 /* Round a non-negative time to whole microseconds (halves go up). */
 static int64_t round_us(double us)
@@ -35,30 +46,6 @@ static int64_t round_us(double us)
 static int64_t ms_us(double ms)
 {
 	return round_us(ms * 1000.0);
-}
-
-static void timer_set(struct sim *s, enum sim_timer_id id, int64_t t)
-{
-	s->timers[id].t = t;
-	s->timers[id].seq = s->heap.seq++;
-	s->timers[id].on = true;
-}
-
-void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg)
-{
-	switch (type) {
-	case EV_ARRIVE:
-		timer_set(s, TM_ARRIVE, t);
-		break;
-	case EV_UNREL_ARRIVE:
-		timer_set(s, TM_UNREL_ARRIVE, t);
-		break;
-	case EV_POOL_SWEEP:
-		timer_set(s, TM_POOL_SWEEP, t);
-		break;
-	default:
-		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
-	}
 }
 
 /* The earliest pending event, timers and heap together: its time in *t
@@ -88,11 +75,18 @@ static int next_event(const struct sim *s, int64_t *t)
 	return best;
 }
 
-int64_t sim_hold_sample(struct sim *s)
+static int64_t hold_sample(struct sim *s)
 {
 	if (s->c.hold_dist == SIM_DIST_EXP)
 		return round_us(sim_rng_exp(&s->rng, (double)s->hold_us));
 	return s->hold_us;
+}
+
+static int64_t think_sample(struct sim *s)
+{
+	if (s->c.think_dist == SIM_DIST_EXP && s->think_us > 0)
+		return round_us(sim_rng_exp(&s->rng, (double)s->think_us));
+	return s->think_us;
 }
 
 /* ---- outcomes ---- */
@@ -105,14 +99,54 @@ static void inflight_add(struct sim *s, int d)
 	assert(s->inflight >= 0);
 }
 
+/* ---- likes whose outcome is unclear ---- */
+
+static uint32_t like_new(struct sim *s)
+{
+	uint32_t i;
+
+	if (s->likes_free) {
+		i = s->likes_free;
+		s->likes_free = s->likes[i].next_free;
+	} else {
+		if (s->likes_n == 0)
+			s->likes_n = 1;           /* 0 means "no record" */
+		if (s->likes_n >= s->likes_cap) {
+			s->likes_cap = s->likes_cap ? 2 * s->likes_cap : 64;
+			s->likes = xrealloc(s->likes, s->likes_cap * sizeof *s->likes);
+		}
+		i = s->likes_n++;
+	}
+	memset(&s->likes[i], 0, sizeof s->likes[i]);
+	return i;
+}
+
+static void like_settle(struct sim *s, uint32_t i)
+{
+	struct sim_like *l = &s->likes[i];
+
+	if (l->ended && l->orphans == 0) {
+		l->next_free = s->likes_free;
+		s->likes_free = i;
+	}
+}
+
+/* A like ended (any way): in a closed loop its caller thinks, then sends
+ * the next one. */
 static void ended(struct sim *s, const struct sim_req *r)
 {
+	if (r->like) {
+		s->likes[r->like].ended = true;
+		like_settle(s, r->like);
+	}
 	s->sojourn_sum += (double)(s->now - r->first_us);
 	s->sojourn_n++;
 	inflight_add(s, -1);
+	if (s->c.clients > 0)
+		sim_push(s, s->now + think_sample(s), EV_SEND, 0);
 }
 
-void sim_complete(struct sim *s, struct sim_req *r)
+static void complete(struct sim *s, const struct sim_req *r)
 {
 	int64_t lat = s->now - r->first_us;
 
@@ -124,10 +158,26 @@ void sim_complete(struct sim *s, struct sim_req *r)
 }
 
 static void start_attempt(struct sim *s, struct sim_req *r);
+static uint32_t slab_put(struct sim *s, const struct sim_req *r);
+
+/* The pause before retry number k (1, 2, ...): none; base * 2^(k-1); or
+ * "full jitter", uniform in [0, base * 2^(k-1)), which spreads retries
+ * that failed together so they do not come back together. */
+static int64_t backoff(struct sim *s, unsigned k)
+{
+	double d;
+
+	if (s->c.backoff == SIM_BACKOFF_NONE || s->backoff_us <= 0)
+		return 0;
+	d = (double)s->backoff_us * (double)(1u << (k - 1 < 16 ? k - 1 : 16));
+	if (s->c.backoff == SIM_BACKOFF_EXP_JITTER)
+		d *= sim_rng_unit(&s->rng);
+	return round_us(d);
+}
 
 /* The attempt ended badly: try again if the client has retries left,
  * otherwise the request ends failed or abandoned. */
-void sim_fail(struct sim *s, struct sim_req *r, bool abandoned)
+static void fail(struct sim *s, struct sim_req *r, bool abandoned)
 {
 	if (r->kind == SIM_REQ_UNRELATED) {
 		s->unrel_failed++;
@@ -136,11 +186,24 @@ void sim_fail(struct sim *s, struct sim_req *r, bool abandoned)
 		return;
 	}
 	if ((int)r->tries <= s->c.retries) {
+		int64_t pause;
+		if (s->c.retry_budget > 0) {
+			if (s->retry_tokens < 1) {
+				s->retries_denied++;
+				goto give_up;
+			}
+			s->retry_tokens -= 1;
+		}
+		pause = backoff(s, r->tries);
 		r->tries++;
 		s->retried++;
-		start_attempt(s, r);
+		if (pause > 0)
+			sim_push(s, s->now + pause, EV_RETRY, slab_put(s, r));
+		else
+			start_attempt(s, r);
 		return;
 	}
+give_up:
 	if (abandoned)
 		s->abandoned++;
 	else
@@ -159,10 +222,21 @@ static void source_arm(struct sim *s, struct sim_source *src, enum sim_ev type)
 		return;
 	/* Other endpoints' traffic is always Poisson: locked in step with a
 	 * constant like stream it would dodge (or hit) every timeout. */
-	if (s->c.arrivals == SIM_ARRIVE_CONSTANT && src == &s->like)
+	if (s->c.arrivals == SIM_ARRIVE_CONSTANT && src == &s->like) {
 		t = src->base + round_us((double)src->k * src->period_us);
-	else
+	} else if (s->c.arrivals == SIM_ARRIVE_BURSTY && src == &s->like) {
+		/* Clumps of K at once, the clumps Poisson at rate / K. */
+		int k = s->c.burst > 1 ? s->c.burst : 1;
+		if (src->left > 0) {
+			src->left--;
+			t = s->now;
+		} else {
+			src->left = k - 1;
+			t = s->now + round_us(sim_rng_exp(&s->rng, src->period_us * k));
+		}
+	} else {
 		t = s->now + round_us(sim_rng_exp(&s->rng, src->period_us));
+	}
 	if (t < s->now)
 		t = s->now;
 	if (s->end_us > 0 && t >= s->end_us)
@@ -177,6 +251,7 @@ static void source_rate(struct sim *s, struct sim_source *src, double rate,
 	s->timers[type == EV_ARRIVE ? TM_ARRIVE : TM_UNREL_ARRIVE].on = false;
 	src->rate = rate;
 	src->period_us = rate > 0 ? 1e6 / rate : 0;
+	src->left = 0;
 	if (src->last >= 0 && rate > 0 &&
 	    src->last + round_us(1e6 / rate) >= s->now) {
 		src->base = src->last;      /* keep the spacing from the last one */
@@ -191,11 +266,13 @@ static void source_rate(struct sim *s, struct sim_source *src, double rate,
 static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
                    enum sim_req_kind kind)
 {
-	struct sim_req r = { s->now, s->now, s->now, 1, kind };
+	struct sim_req r = { s->now, s->now, s->now, 0, 1, kind, 0 };
 
-	src->last = s->now;
-	src->k++;
-	source_arm(s, src, type);
+	if (src) {
+		src->last = s->now;
+		src->k++;
+		source_arm(s, src, type);
+	}
 	if (kind == SIM_REQ_UNRELATED) {
 		s->unrel_offered++;
 		s->unrel_inflight++;
@@ -203,30 +280,52 @@ static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
 		s->offered++;
 		s->acc.offered++;
 		inflight_add(s, +1);
+		if (s->c.retry_budget > 0 && s->retry_tokens < 10)
+			s->retry_tokens += s->c.retry_budget;   /* up to 10 saved */
 	}
 	start_attempt(s, &r);
 }
 
-/* ---- the pool ---- */
+/* ---- the pools ----
+ *
+ * One pool serves every endpoint, unless a bulkhead (c.counter_pool)
+ * gives the counter endpoint (likes and the flusher) a pool of its own;
+ * then other endpoints keep the main one. */
 
-static bool pool_free(const struct sim *s)
+/* The pool a request of this kind takes its connection from. */
+static struct sim_pool *pool_of(struct sim *s, unsigned kind)
 {
-	return s->c.pool == 0 || s->in_use < s->c.pool;
+	return kind == SIM_REQ_UNRELATED ? &s->pool[POOL_MAIN] : s->counter_pool;
 }
 
-static void pool_settle(struct sim *s);
-static void pool_arm_sweep(struct sim *s);
+static bool pool_free(const struct sim_pool *p)
+{
+	return p->size == 0 || p->in_use < p->size;
+}
+
+static void pool_settle(struct sim *s, struct sim_pool *p);
+static void pool_arm_sweep(struct sim *s, struct sim_pool *p);
+
+static void pool_use(struct sim_pool *p)
+{
+	p->in_use++;
+	if (p->in_use > p->max_in_use)
+		p->max_in_use = p->in_use;
+}
 
 /* Take a connection if one is free and nobody is ahead in line. */
-bool sim_pool_take(struct sim *s)
+static bool pool_take(struct sim *s, struct sim_pool *p)
 {
-	pool_settle(s);
-	if (!pool_free(s) || s->waiters.n || s->flusher_waiting)
+	pool_settle(s, p);
+	if (!pool_free(p) || p->waiters.n || p->flusher_waiting)
 		return false;
-	s->in_use++;
-	if (s->in_use > s->max_in_use)
-		s->max_in_use = s->in_use;
+	pool_use(p);
 	return true;
+}
+
+static bool flusher_take(struct sim *s)
+{
+	return pool_take(s, s->counter_pool);
 }
 
 static int64_t pool_deadline(const struct sim *s, const struct sim_req *r)
@@ -252,105 +351,157 @@ static int64_t pool_deadline(const struct sim *s, const struct sim_req *r)
  */
 static bool pool_lazy(const struct sim *s)
 {
-	return s->c.retries == 0 && !s->pool_eager;
+	/* A closed-loop caller's next send follows its end: it needs the
+	 * true time of the end, so each deadline gets its event. */
+	return s->c.retries == 0 && s->c.clients == 0 && !s->pool_eager;
 }
 
-/* Fail every pool waiter whose deadline is <= t, each as of its deadline,
- * then arm the sweep event for the new head if it needs one. */
-static void pool_expire(struct sim *s, int64_t t)
+/* Fail every waiter of p whose deadline is <= t, each as of its deadline,
+ * then arm the sweep event for the new head if it needs one. A waiter
+ * for a connection has sent nothing yet: its client's timeout simply
+ * ends it. */
+static void pool_expire(struct sim *s, struct sim_pool *p, int64_t t)
 {
 	int64_t now = s->now;
 
-	while (s->waiters.n) {
-		const struct sim_req *h = sim_ring_at(&s->waiters, 0);
+	while (p->waiters.n) {
+		const struct sim_req *h = sim_ring_at(&p->waiters, 0);
 		int64_t d = pool_deadline(s, h);
 		struct sim_req r;
 		bool abandoned;
 
 		if (d > t)
 			break;
-		r = sim_ring_pop(&s->waiters);
+		r = sim_ring_pop(&p->waiters);
 		abandoned = s->client_timeout_us > 0 &&
 		            r.attempt_us + s->client_timeout_us <= d;
 		s->now = d;               /* it ended then, not now */
-		sim_fail(s, &r, abandoned);
+		fail(s, &r, abandoned);
 	}
 	s->now = now;
-	pool_arm_sweep(s);
+	pool_arm_sweep(s, p);
+}
+
+static void pools_expire(struct sim *s, int64_t t)
+{
+	pool_expire(s, &s->pool[POOL_MAIN], t);
+	if (s->counter_pool != &s->pool[POOL_MAIN])
+		pool_expire(s, s->counter_pool, t);
 }
 
 /* Before anyone takes a connection, whoever's deadline has come gives up:
  * ties between a deadline and a free connection go to the deadline, in
  * both modes. */
-static void pool_settle(struct sim *s)
+static void pool_settle(struct sim *s, struct sim_pool *p)
 {
-	if (s->waiters.n)
-		pool_expire(s, s->now);
+	if (p->waiters.n)
+		pool_expire(s, p, s->now);
 }
 
-static void pool_arm_sweep(struct sim *s)
+static void pools_settle(struct sim *s)
+{
+	pool_settle(s, &s->pool[POOL_MAIN]);
+	if (s->counter_pool != &s->pool[POOL_MAIN])
+		pool_settle(s, s->counter_pool);
+}
+
+static void pool_arm_sweep(struct sim *s, struct sim_pool *p)
 {
 	int64_t d;
 
-	if (s->pool_sweep_at >= 0 || !s->waiters.n)
+	if (p->sweep_at >= 0 || !p->waiters.n)
 		return;
-	d = pool_deadline(s, sim_ring_at(&s->waiters, 0));
+	d = pool_deadline(s, sim_ring_at(&p->waiters, 0));
 	if (d == INT64_MAX)
 		return;
 	if (pool_lazy(s) && (s->end_us == 0 || d < s->end_us))
 		return;                   /* settled by pool_settle */
-	s->pool_sweep_at = d > s->now ? d : s->now;
-	sim_push(s, s->pool_sweep_at, EV_POOL_SWEEP, 0);
+	p->sweep_at = d > s->now ? d : s->now;
+	sim_push(s, p->sweep_at, p == &s->pool[POOL_MAIN] ? EV_POOL_SWEEP : EV_POOL2_SWEEP, 0);
 }
 
-static void pool_grant(struct sim *s)
+static void pool_grant(struct sim *s, struct sim_pool *p)
 {
-	pool_settle(s);
-	while (pool_free(s) && (s->waiters.n || s->flusher_waiting)) {
-		s->in_use++;
-		if (s->in_use > s->max_in_use)
-			s->max_in_use = s->in_use;
-		if (s->flusher_waiting &&
-		    (!s->waiters.n || s->flusher_enq <= sim_ring_at(&s->waiters, 0)->enq_us)) {
-			s->flusher_waiting = false;
-			sim_flusher_got_conn(s);
+	pool_settle(s, p);
+	while (pool_free(p) && (p->waiters.n || p->flusher_waiting)) {
+		pool_use(p);
+		if (p->flusher_waiting &&
+		    (!p->waiters.n || p->flusher_enq <= sim_ring_at(&p->waiters, 0)->enq_us)) {
+			p->flusher_waiting = false;
+			flusher_lock(s);
 		} else {
-			struct sim_req r = sim_ring_pop(&s->waiters);
+			struct sim_req r = sim_ring_pop(&p->waiters);
 			got_conn(s, &r);
 		}
 	}
-	pool_arm_sweep(s);
+	pool_arm_sweep(s, p);
 }
 
-void sim_pool_release(struct sim *s)
+static void pool_release(struct sim *s, struct sim_pool *p)
 {
-	assert(s->in_use > 0);
-	s->in_use--;
-	pool_grant(s);
+	assert(p->in_use > 0);
+	p->in_use--;
+	pool_grant(s, p);
+}
+
+/* Give back a connection of the counter endpoint's pool. */
+static void counter_release(struct sim *s)
+{
+	pool_release(s, s->counter_pool);
+}
+
+static void pool_note_wait(struct sim *s, struct sim_pool *p)
+{
+	int nw = (int)p->waiters.n + p->flusher_waiting;
+
+	if (nw > p->max_waiters)
+		p->max_waiters = nw;
+	if (p->exhausted_at < 0)
+		p->exhausted_at = s->now;
 }
 
 static void pool_acquire(struct sim *s, struct sim_req *r)
 {
-	int nw;
+	struct sim_pool *p = pool_of(s, r->kind);
 
-	if (sim_pool_take(s)) {
+	if (pool_take(s, p)) {
 		got_conn(s, r);
 		return;
 	}
 	r->enq_us = s->now;
-	sim_ring_push(&s->waiters, r);
-	nw = (int)s->waiters.n + s->flusher_waiting;
-	if (nw > s->max_waiters)
-		s->max_waiters = nw;
-	if (s->exhausted_at < 0)
-		s->exhausted_at = s->now;
-	pool_arm_sweep(s);
+	sim_ring_push(&p->waiters, r);
+	pool_note_wait(s, p);
+	pool_arm_sweep(s, p);
 }
 
-static void pool_sweep(struct sim *s)
+/* The flusher waits beside the FIFO, in arrival order with it. */
+static void flusher_wait(struct sim *s)
 {
-	s->pool_sweep_at = -1;
-	pool_expire(s, s->now);
+	struct sim_pool *p = s->counter_pool;
+
+	p->flusher_waiting = true;
+	p->flusher_enq = s->now;
+}
+
+static void pool_sweep(struct sim *s, struct sim_pool *p)
+{
+	p->sweep_at = -1;
+	pool_expire(s, p, s->now);
+}
+
+int sim_pools_in_use(const struct sim *s)
+{
+	return s->pool[POOL_MAIN].in_use +
+	       (s->counter_pool != &s->pool[POOL_MAIN] ? s->pool[POOL_COUNTER].in_use : 0);
+}
+
+int sim_pools_waiting(const struct sim *s)
+{
+	int n = (int)s->pool[POOL_MAIN].waiters.n + s->pool[POOL_MAIN].flusher_waiting;
+
+	if (s->counter_pool != &s->pool[POOL_MAIN])
+		n += (int)s->counter_pool->waiters.n + s->counter_pool->flusher_waiting;
+	return n;
 }
 
 /* ---- requests that hold a connection for a while (inserts, other calls) ---- */
@@ -385,7 +536,7 @@ static void conn_done(struct sim *s, uint32_t i)
 		s->conn_hold--;
 		sim_fix_insert_done(s, &r);
 	}
-	sim_pool_release(s);
+	pool_release(s, pool_of(s, r.kind));
 }
 
 /* ---- row locks ---- */
@@ -403,7 +554,37 @@ static void lock_grant(struct sim *s, int i, const struct sim_req *r)
 	row->req = *r;
 	row->got_us = s->now;
 	s->conn_hold++;
-	sim_push(s, s->now + s->work_us + sim_hold_sample(s), EV_RELEASE, (uint32_t)i);
+	if (s->c.cores > 0 && s->c.cpu_db_ms > 0) {
+		/* The CPU part first (parse, plan, execute), then the rest
+		 * (the commit's flush): the CPU part waits for a core. */
+		int64_t h = hold_sample(s);
+		int64_t cpu = round_us((double)h * s->c.cpu_db_ms / s->c.hold_ms);
+		row->rest_us = s->work_us + h - cpu;
+		sim_cpu_add(s, cpu, CPU_HOLD, (uint32_t)i);
+		return;
+	}
+	sim_push(s, s->now + s->work_us + hold_sample(s), EV_RELEASE, (uint32_t)i);
+}
+
+static void hold_cpu_done(struct sim *s, int i)
+{
+	sim_push(s, s->now + s->rows[i].rest_us, EV_RELEASE, (uint32_t)i);
+}
+
+/* The next deadline in a row's queue: the first live waiter's client
+ * timeout, or the head's lock_timeout; INT64_MAX if neither. */
+static int64_t lock_deadline(const struct sim *s, const struct sim_row *row)
+{
+	int64_t d = INT64_MAX;
+
+	if (s->client_timeout_us > 0 && row->live_from < row->q.n)
+		d = sim_ring_at(&row->q, row->live_from)->attempt_us + s->client_timeout_us;
+	if (s->lock_timeout_us > 0 && row->q.n) {
+		int64_t l = sim_ring_at(&row->q, 0)->enq_us + s->lock_timeout_us;
+		if (l < d)
+			d = l;
+	}
+	return d;
 }
 
 static void lock_arm_sweep(struct sim *s, int i)
@@ -411,9 +592,11 @@ static void lock_arm_sweep(struct sim *s, int i)
 	struct sim_row *row = &s->rows[i];
 	int64_t d;
 
-	if (row->sweep_at >= 0 || !row->q.n || s->client_timeout_us <= 0)
+	if (row->sweep_at >= 0 || !row->q.n || (s->client_timeout_us | s->lock_timeout_us) == 0)
 		return;
-	d = sim_ring_at(&row->q, 0)->attempt_us + s->client_timeout_us;
+	d = lock_deadline(s, row);
+	if (d == INT64_MAX)
+		return;
 	row->sweep_at = d > s->now ? d : s->now;
 	sim_push(s, row->sweep_at, EV_LOCK_SWEEP, (uint32_t)i);
 }
@@ -432,22 +615,66 @@ static void lock_acquire(struct sim *s, int i, struct sim_req *r)
 	lock_arm_sweep(s, i);
 }
 
+/* The head of a row's queue leaves it (to the lock, or cancelled). */
+static struct sim_req lock_pop(struct sim_row *row)
+{
+	if (row->live_from > 0)
+		row->live_from--;
+	return sim_ring_pop(&row->q);
+}
+
+/* An orphaned attempt is over in the server: committed or cancelled. */
+static void orphan_done(struct sim *s, const struct sim_req *r)
+{
+	s->likes[r->like].orphans--;
+	like_settle(s, r->like);
+}
+
+/* The client of waiter w gave up, but its statement is in the server and
+ * stays in the queue: the client counts it abandoned (or retries from a
+ * copy), the server will still run it. */
+static void client_gives_up(struct sim *s, struct sim_req *w)
+{
+	struct sim_req copy;
+
+	if (!w->like)
+		w->like = like_new(s);
+	s->likes[w->like].orphans++;
+	s->orphaned++;
+	copy = *w;
+	w->orphan = 1;
+	fail(s, &copy, true);        /* may push onto this queue: w is stale */
+}
+
 static void lock_sweep(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
-	int64_t ct = s->client_timeout_us;
+	int64_t ct = s->client_timeout_us, lt = s->lock_timeout_us;
 
 	row->sweep_at = -1;
-	while (row->q.n && ct > 0 && sim_ring_at(&row->q, 0)->attempt_us + ct <= s->now) {
-		struct sim_req r = sim_ring_pop(&row->q);
+	/* lock_timeout: the server cancels the statement; the client (if it
+	 * is still there) gets a clear error, so a retry cannot double. */
+	while (row->q.n && lt > 0 && sim_ring_at(&row->q, 0)->enq_us + lt <= s->now) {
+		struct sim_req r = lock_pop(row);
 		s->conn_wait--;
-		sim_pool_release(s);        /* the row is held: nobody jumps the line */
-		sim_fail(s, &r, true);
+		s->lock_timeouts++;
+		counter_release(s);        /* the row is held: nobody jumps the line */
+		if (r.orphan)
+			orphan_done(s, &r);
+		else
+			fail(s, &r, false);
+	}
+	/* Client timeouts: the client gives up, the statement waits on. */
+	while (ct > 0 && row->live_from < row->q.n &&
+	       sim_ring_at(&row->q, row->live_from)->attempt_us + ct <= s->now) {
+		struct sim_req *w = sim_ring_at_mut(&row->q, row->live_from);
+		row->live_from++;
+		client_gives_up(s, w);
 	}
 	lock_arm_sweep(s, i);
 }
 
-void sim_flusher_got_conn(struct sim *s)
+static void flusher_lock(struct sim *s)
 {
 	struct sim_row *row = &s->rows[0];
 
@@ -456,7 +683,51 @@ void sim_flusher_got_conn(struct sim *s)
 	s->conn_flush++;
 	row->holder = HOLD_FLUSH;
 	row->got_us = s->now;
-	sim_push(s, s->now + sim_hold_sample(s), EV_RELEASE, 0);
+	sim_push(s, s->now + hold_sample(s), EV_RELEASE, 0);
+}
+
+/*
+ * A like's attempt commits. Most likes have one attempt and no record:
+ * +1, acknowledged. A like with an orphaned attempt keeps a record of how
+ * many of its commits changed the row: the first counts once (acknowledged
+ * if its client is still there, "unacked" if not), every later one is a
+ * double count, unless the write is idempotent, when later ones change
+ * nothing. When the client finally gets its success after an orphan had
+ * already applied the like, that like moves from unacked to acknowledged.
+ */
+static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
+{
+	struct sim_like *l;
+	bool applied;
+
+	if (!r->like) {
+		row->value++;
+		s->acked++;
+		s->visible++;
+		complete(s, r);
+		return;
+	}
+	l = &s->likes[r->like];
+	applied = !(s->c.idempotent && l->applied > 0);
+	if (applied) {
+		row->value++;
+		s->visible++;
+		if (l->applied > 0)
+			s->doubled++;
+	}
+	if (r->orphan) {
+		s->orphans_run++;
+		if (applied && l->applied == 0)
+			s->unacked++;
+		l->applied += applied;
+		orphan_done(s, r);
+		return;
+	}
+	if (l->applied > 0)
+		s->unacked--;             /* that earlier commit was this like */
+	l->applied += applied;
+	s->acked++;
+	complete(s, r);
 }
 
 static void release(struct sim *s, int i)
@@ -472,31 +743,88 @@ static void release(struct sim *s, int i)
 		struct sim_req r = row->req;
 		assert(row->holder == HOLD_REQ);
 		row->holder = HOLD_NONE;
-		row->value++;
-		s->acked++;
-		s->visible++;
 		s->conn_hold--;
-		sim_complete(s, &r);
+		commit(s, row, &r);
 	}
 	/* Hand the lock on before the connection goes back: a request the
 	 * pool admits now must queue behind the ones already waiting. */
 	if (row->q.n) {
-		struct sim_req r = sim_ring_pop(&row->q);
+		struct sim_req r = lock_pop(row);
 		s->conn_wait--;
 		lock_grant(s, i, &r);
 	}
-	sim_pool_release(s);
+	counter_release(s);
 }
 
 /* ---- the request path ---- */
 
 static int pick_row(struct sim *s)
 {
-	if (s->c.strategy != SIM_SHARDED || s->nrows == 1)
+	if (s->nrows == 1)
 		return 0;
 	if (s->c.slot == SIM_SLOT_ROUND_ROBIN)
 		return (int)(s->rr_next++ % (uint32_t)s->nrows);
 	return (int)sim_rng_below(&s->rng, (uint64_t)s->nrows);
+}
+
+/* The like's database step, once its work outside the lock is done. */
+static void db_step(struct sim *s, struct sim_req *r)
+{
+	if (!s->path->row_lock) {
+		/* An insert of its own new row: no shared lock to wait for. */
+		s->conn_hold++;
+		sim_push(s, s->now + s->work_us + hold_sample(s), EV_CONN_DONE,
+		         slab_put(s, r));
+	} else {
+		lock_acquire(s, pick_row(s), r);
+	}
+}
+
+/* The time outside the lock: round trips, parsing, the app's own work.
+ * On a connection for the paths that have one (the CPU part waits for a
+ * core when cores are modelled), before the cheap step for the others. */
+static void outside(struct sim *s, struct sim_req *r)
+{
+	uint32_t slot = slab_put(s, r);
+
+	if (s->path->needs_conn)
+		s->conn_outside++;
+	if (s->c.cores > 0 && s->cpu_client_us > 0)
+		sim_cpu_add(s, s->cpu_client_us, CPU_OUTSIDE, slot);
+	else
+		sim_push(s, s->now + s->outside_us, EV_OUTSIDE_DONE, slot);
+}
+
+static void outside_cpu_done(struct sim *s, uint32_t slot)
+{
+	sim_push(s, s->now + s->outside_us - s->cpu_client_us, EV_OUTSIDE_DONE, slot);
+}
+
+/* The CPU station (sim_cpu.c) reports a job's CPU part done. */
+static void cpu_done(struct sim *s, enum sim_cpu_what what, uint32_t arg)
+{
+	if (what == CPU_HOLD)
+		hold_cpu_done(s, (int)arg);
+	else
+		outside_cpu_done(s, arg);
+}
+
+static void outside_done(struct sim *s, uint32_t slot)
+{
+	struct sim_req r = s->slab[slot];
+
+	s->slab_free[s->slab_nfree++] = slot;
+	if (!s->path->needs_conn) {
+		sim_fix_like(s, &r);
+		return;
+	}
+	s->conn_outside--;
+	db_step(s, &r);
+}
+
+static bool has_outside(const struct sim *s)
+{
+	return s->outside_us > 0;
 }
 
 static void got_conn(struct sim *s, struct sim_req *r)
@@ -504,13 +832,10 @@ static void got_conn(struct sim *s, struct sim_req *r)
 	if (r->kind == SIM_REQ_UNRELATED) {
 		s->conn_unrel++;
 		sim_push(s, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
-	} else if (s->c.strategy == SIM_APPEND) {
-		/* An insert of its own new row: no shared lock to wait for. */
-		s->conn_hold++;
-		sim_push(s, s->now + s->work_us + sim_hold_sample(s), EV_CONN_DONE,
-		         slab_put(s, r));
+	} else if (has_outside(s)) {
+		outside(s, r);
 	} else {
-		lock_acquire(s, pick_row(s), r);
+		db_step(s, r);
 	}
 }
 
@@ -520,12 +845,14 @@ static void start_attempt(struct sim *s, struct sim_req *r)
 	 * just before the request is copied into a queue stalls the copy. */
 	if (r->attempt_us != s->now)
 		r->attempt_us = s->now;
-	if (r->kind == SIM_REQ_COUNTER &&
-	    (s->c.strategy == SIM_COALESCE || s->c.strategy == SIM_QUEUE ||
-	     s->c.strategy == SIM_REDIS))
-		sim_fix_like(s, r);
-	else
+	if (r->kind == SIM_REQ_COUNTER && !s->path->needs_conn) {
+		if (has_outside(s))
+			outside(s, r);
+		else
+			sim_fix_like(s, r);
+	} else {
 		pool_acquire(s, r);
+	}
 }
 
 /* ---- the time series ---- */
@@ -537,7 +864,7 @@ static void tick(struct sim *s)
 
 	if (secs <= 0)
 		return;
-	pool_settle(s);           /* a deadline at the tick counts in it */
+	pools_settle(s);          /* a deadline at the tick counts in it */
 	if (s->nticks == s->ticks_cap) {
 		s->ticks_cap = s->ticks_cap ? 2 * s->ticks_cap : 256;
 		s->ticks = xrealloc(s->ticks, s->ticks_cap * sizeof *s->ticks);
@@ -550,8 +877,8 @@ static void tick(struct sim *s)
 	t->p50_ms = sim_hist_quantile(&s->acc.lat, 0.50) / 1000.0;
 	t->p99_ms = sim_hist_quantile(&s->acc.lat, 0.99) / 1000.0;
 	t->queue_len = s->conn_wait;
-	t->pool_in_use = s->in_use;
-	t->pool_waiters = (int)s->waiters.n + s->flusher_waiting;
+	t->pool_in_use = sim_pools_in_use(s);
+	t->pool_waiters = sim_pools_waiting(s);
 	t->unrelated_failed_per_s = (double)s->acc.unrel_failed / secs;
 	t->true_count = s->acked;
 	t->visible = s->visible;
@@ -570,45 +897,59 @@ static void set_times(struct sim *s)
 	s->flush_us = ms_us(s->c.flush_ms);
 	s->pool_timeout_us = ms_us(s->c.pool_timeout_ms);
 	s->client_timeout_us = ms_us(s->c.client_timeout_ms);
+	s->think_us = ms_us(s->c.think_ms);
+	s->lock_timeout_us = ms_us(s->c.lock_timeout_ms);
+	s->backoff_us = ms_us(s->c.backoff_ms);
+	s->outside_us = ms_us(s->c.outside_ms);
+	s->cpu_client_us = ms_us(s->c.cpu_client_ms);
+	if (s->cpu_client_us > s->outside_us)
+		s->cpu_client_us = s->outside_us;
 }
 
-static bool is_fix(enum sim_strategy st)
-{
-	return st != SIM_NAIVE && st != SIM_SHARDED;
-}
+/* What the fixes may ask of this file (sim_impl.h, struct sim_host). */
+static const struct sim_host host = {
+	complete, fail, flusher_take, flusher_wait, flusher_lock, cpu_done
+};
 
 struct sim *sim_new(const struct sim_config *c)
 {
-	struct sim *s = xcalloc(1, sizeof *s);
+	struct sim *s;
 	char err[160];
-	double rps = c->rps;
+	double rps = c->clients > 0 ? 0 : c->rps;
 
-	if (sim_config_check(c, err, sizeof err) != 0) {
-		/* Callers must check first; a bad config here is a programming error. */
-		assert(!"sim_new: config fails sim_config_check");
-	}
+	if (sim_config_check(c, err, sizeof err) != 0)
+		return NULL;
+	s = xcalloc(1, sizeof *s);
 	s->c = *c;
+	s->set_rps = c->rps;
 	sim_rng_seed(&s->rng, c->seed);
 	sim_heap_init(&s->heap);
 	set_times(s);
 	s->tick_us = ms_us(c->tick_ms > 0 ? c->tick_ms : 100);
 	s->end_us = c->seconds > 0 ? llround(c->seconds * 1e6) : 0;
-	s->nrows = c->strategy == SIM_SHARDED ? c->rows : 1;
+	s->path = sim_path_of(c->strategy);
+	s->host = &host;
+	s->nrows = sim_config_rows(c);
 	s->rows = xcalloc((size_t)s->nrows, sizeof *s->rows);
 	for (int i = 0; i < s->nrows; i++) {
 		sim_ring_init(&s->rows[i].q);
 		s->rows[i].sweep_at = -1;
 	}
-	sim_ring_init(&s->waiters);
+	for (int i = 0; i < 2; i++) {
+		sim_ring_init(&s->pool[i].waiters);
+		s->pool[i].sweep_at = -1;
+		s->pool[i].exhausted_at = -1;
+	}
+	s->pool[POOL_MAIN].size = c->pool;
+	s->pool[POOL_COUNTER].size = c->counter_pool;
+	s->counter_pool = c->counter_pool > 0 ? &s->pool[POOL_COUNTER] : &s->pool[POOL_MAIN];
 	sim_ring_init(&s->redis_q);
-	s->pool_sweep_at = -1;
-	s->exhausted_at = -1;
 	s->buf_oldest = s->flush_oldest = -1;
 	sim_hist_init(&s->lat);
 	sim_hist_init(&s->acc.lat);
 
 	/* Schedule steps at t <= 0 set the starting rate. */
-	for (int i = 0; i < c->nphases; i++)
+	for (int i = 0; i < c->nphases && c->clients == 0; i++)
 		if (c->phases[i].at_us <= 0)
 			rps = c->phases[i].rps;
 		else
@@ -618,9 +959,12 @@ struct sim *sim_new(const struct sim_config *c)
 	source_rate(s, &s->unrel, c->unrelated_rps, EV_UNREL_ARRIVE);
 	for (int i = 0; i < c->ncrashes; i++)
 		sim_push(s, c->crashes[i].at_us, EV_CRASH, (uint32_t)c->crashes[i].kind);
-	if (is_fix(c->strategy))
+	if (s->path->flushes)
 		sim_push(s, s->flush_us, EV_FLUSH, 0);
 	sim_push(s, s->tick_us, EV_TICK, 0);
+	for (int i = 0; i < c->clients; i++)
+		sim_push(s, 0, EV_SEND, 0);     /* every caller sends at once */
+	sim_mva(c, &s->mva_x, &s->mva_r);
 	return s;
 }
 
@@ -631,11 +975,14 @@ void sim_free(struct sim *s)
 	for (int i = 0; i < s->nrows; i++)
 		sim_ring_free(&s->rows[i].q);
 	free(s->rows);
-	sim_ring_free(&s->waiters);
+	sim_ring_free(&s->pool[POOL_MAIN].waiters);
+	sim_ring_free(&s->pool[POOL_COUNTER].waiters);
 	sim_ring_free(&s->redis_q);
 	sim_heap_free(&s->heap);
+	sim_cpu_free(s);
 	free(s->slab);
 	free(s->slab_free);
+	free(s->likes);
 	free(s->ticks);
 	free(s);
 }
@@ -660,7 +1007,10 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 		lock_sweep(s, (int)e->arg);
 		break;
 	case EV_POOL_SWEEP:
-		pool_sweep(s);
+		pool_sweep(s, &s->pool[POOL_MAIN]);
+		break;
+	case EV_POOL2_SWEEP:
+		pool_sweep(s, &s->pool[POOL_COUNTER]);
 		break;
 	case EV_CONN_DONE:
 		conn_done(s, e->arg);
@@ -681,6 +1031,23 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 	case EV_CRASH:
 		sim_fix_fault(s, (enum sim_fault)e->arg);
 		break;
+	case EV_SEND:
+		/* A caller whose run is over stops sending. */
+		if (s->end_us == 0 || s->now < s->end_us)
+			arrive(s, NULL, EV_SEND, SIM_REQ_COUNTER);
+		break;
+	case EV_OUTSIDE_DONE:
+		outside_done(s, e->arg);
+		break;
+	case EV_CPU:
+		sim_cpu_done(s, e->arg);
+		break;
+	case EV_RETRY: {
+		struct sim_req r = s->slab[e->arg];
+		s->slab_free[s->slab_nfree++] = e->arg;
+		start_attempt(s, &r);
+		break;
+	}
 	}
 }
 
@@ -710,7 +1077,9 @@ static void step(struct sim *s, int where)
 	s->now = e.t;
 	s->events++;
 	dispatch(s, &e);
-	assert(s->in_use == s->conn_wait + s->conn_hold + s->conn_unrel + s->conn_flush);
+	/* pool[POOL_COUNTER] stays empty without a bulkhead */
+	assert(s->pool[POOL_MAIN].in_use + s->pool[POOL_COUNTER].in_use ==
+	       s->conn_wait + s->conn_hold + s->conn_unrel + s->conn_flush + s->conn_outside);
 }
 
 bool sim_step(struct sim *s)
@@ -722,7 +1091,7 @@ bool sim_step(struct sim *s)
 		return false;
 	if (s->end_us > 0 && t > s->end_us) {
 		if (pool_lazy(s))
-			pool_expire(s, s->end_us);   /* deadlines before the end */
+			pools_expire(s, s->end_us);  /* deadlines before the end */
 		if (idle(s))
 			return false;
 		where = next_event(s, &t);       /* expiry may have armed a sweep */
@@ -752,7 +1121,7 @@ void sim_advance(struct sim *s, int64_t t_us)
 		step(s, where);
 	if (t_us > s->now)
 		s->now = t_us;
-	pool_settle(s);
+	pools_settle(s);
 }
 
 int64_t sim_now(const struct sim *s)
@@ -767,10 +1136,16 @@ const struct sim_config *sim_config(const struct sim *s)
 
 void sim_set(struct sim *s, const struct sim_config *c)
 {
-	bool rate = c->rps != s->c.rps;
+	/* A new rate only when the caller asked for one: the schedule moves
+	 * s->c.rps on its own, and a caller repeating its settings must not
+	 * undo the schedule's step. */
+	bool rate = c->rps != s->set_rps && s->c.clients == 0;
 	bool unrel = c->unrelated_rps != s->c.unrelated_rps;
 
-	s->c.rps = c->rps;
+	if (rate) {
+		s->c.rps = c->rps;
+		s->set_rps = c->rps;
+	}
 	s->c.hold_ms = c->hold_ms;
 	s->c.hold_dist = c->hold_dist;
 	s->c.work_ms = c->work_ms;
@@ -783,13 +1158,29 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	s->c.flush_ms = c->flush_ms;
 	s->c.bug_no_fence = c->bug_no_fence;
 	s->c.bug_get_then_del = c->bug_get_then_del;
+	s->c.think_ms = c->think_ms;
+	s->c.think_dist = c->think_dist;
+	s->c.outside_ms = c->outside_ms;
+	s->c.cpu_db_ms = c->cpu_db_ms;
+	s->c.cpu_client_ms = c->cpu_client_ms;
+	s->c.lock_timeout_ms = c->lock_timeout_ms;
+	s->c.idempotent = c->idempotent;
+	s->c.backoff = c->backoff;
+	s->c.backoff_ms = c->backoff_ms;
+	s->c.retry_budget = c->retry_budget;
 	set_times(s);
-	pool_expire(s, s->now);  /* timeouts may have changed, and the mode */
+	sim_mva(&s->c, &s->mva_x, &s->mva_r);
+	s->pool[POOL_MAIN].size = c->pool;
+	if (s->counter_pool != &s->pool[POOL_MAIN] && c->counter_pool > 0)
+		s->pool[POOL_COUNTER].size = c->counter_pool;
+	pools_expire(s, s->now); /* timeouts may have changed, and the mode */
 	if (rate)
 		source_rate(s, &s->like, c->rps, EV_ARRIVE);
 	if (unrel)
 		source_rate(s, &s->unrel, c->unrelated_rps, EV_UNREL_ARRIVE);
-	pool_grant(s);           /* a bigger pool admits waiters now */
+	pool_grant(s, &s->pool[POOL_MAIN]);  /* a bigger pool admits waiters now */
+	if (s->counter_pool != &s->pool[POOL_MAIN])
+		pool_grant(s, s->counter_pool);
 }
 
 void sim_inject(struct sim *s, enum sim_fault f)

@@ -10,7 +10,7 @@
  * Interface:
  *   struct sim_config c; sim_config_default(&c);  (or sim_scenario())
  *   ... set fields ...
- *   struct sim *s = sim_new(&c);        copies c (checked first); aborts on OOM
+ *   struct sim *s = sim_new(&c);        copies c; NULL if c fails the check
  *   sim_run(s);                          to c.seconds, or sim_advance()
  *   sim_summary(s, &sum); sim_snapshot(s, &snap);
  *   sim_free(s);
@@ -19,18 +19,22 @@
  * With c.seconds == 0 arrivals never stop: drive it with sim_advance().
  *
  * Model choices (each file says more):
- *   - a client timeout cancels the attempt (it leaves its queue and returns
- *     its connection, as statement_timeout would); a request already
- *     holding the lock commits. Retries follow timeouts and errors.
+ *   - a client timeout gives up on the client's side only: an attempt
+ *     waiting for a connection leaves that queue, but a statement already
+ *     sent waits on for the lock, holds it and commits, keeping its
+ *     connection, unless lock_timeout_ms stops it first (as PostgreSQL's
+ *     lock_timeout would). A retry after such an unclear outcome applies
+ *     the like a second time unless c.idempotent. Retries follow timeouts
+ *     and errors, after c.backoff, within c.retry_budget.
  *   - the pool's acquire timeout is an error (failed); the client timeout
  *     is abandoned. Flushers wait for a connection without a timeout.
  *   - other endpoints' traffic is Poisson, whatever c.arrivals says.
  *   - fixes: the like completes at the cheap step; one flush at a time
  *     takes a connection and the row lock for one hold (engine/sim_fix.c).
  *   - the app crash costs only where the app holds the count (coalesce).
- * Books, at every instant: visible + buffered + lost - doubled == true
- * (acknowledged) count, and offered == completed + failed + abandoned
- * + those still in flight.
+ * Books, at every instant: visible + buffered + lost - doubled - unacked
+ * == true (acknowledged) count, and offered == completed + failed +
+ * abandoned + those still in flight.
  */
 #ifndef HOTROW_SIM_H
 #define HOTROW_SIM_H
@@ -41,6 +45,7 @@
 
 #define SIM_MAX_PHASES  8    /* rate schedule steps */
 #define SIM_MAX_CRASHES 8    /* scheduled faults */
+#define SIM_MAX_CLIENTS 10000  /* closed-loop callers */
 
 enum sim_strategy {
 	SIM_NAIVE,     /* every request updates the one counter row */
@@ -52,9 +57,14 @@ enum sim_strategy {
 	SIM_NSTRATEGIES
 };
 
-enum sim_arrivals { SIM_ARRIVE_CONSTANT, SIM_ARRIVE_POISSON };
+enum sim_arrivals {
+	SIM_ARRIVE_CONSTANT,   /* evenly spaced */
+	SIM_ARRIVE_POISSON,    /* independent, at random */
+	SIM_ARRIVE_BURSTY      /* clumps of c.burst at once, the clumps Poisson */
+};
 enum sim_dist     { SIM_DIST_CONST, SIM_DIST_EXP };
 enum sim_slot     { SIM_SLOT_RANDOM, SIM_SLOT_ROUND_ROBIN };
+enum sim_backoff  { SIM_BACKOFF_NONE, SIM_BACKOFF_EXP, SIM_BACKOFF_EXP_JITTER };
 
 enum sim_fault {
 	SIM_FAULT_APP,       /* the app process dies: coalesce buffer lost */
@@ -113,6 +123,31 @@ struct sim_config {
 	uint64_t seed;
 	double tick_ms;              /* time-series resolution (default 100) */
 	char scenario[32];           /* name it came from, "" if none */
+
+	/* closed loop, the time outside the lock, the CPUs */
+	int clients;                 /* 0 = open loop at rps; N = callers that each
+	                                send one request, wait for its end, think,
+	                                and send the next */
+	double think_ms;             /* a caller's pause between requests */
+	enum sim_dist think_dist;
+	double outside_ms;           /* on the connection but outside the row lock:
+	                                round trips, parsing, app work (constant) */
+	int cores;                   /* CPUs shared by the holds and the outside
+	                                work; 0 = CPUs never limit */
+	double cpu_db_ms;            /* CPU per request, part of the hold */
+	double cpu_client_ms;        /* CPU per request, part of the outside time */
+	int burst;                   /* bursty arrivals: requests per clump (>= 1) */
+
+	/* timeouts and retries that cost what they cost */
+	double lock_timeout_ms;      /* the server cancels a statement that waited
+	                                this long for the lock; 0 = never */
+	bool idempotent;             /* a retry's second commit changes nothing */
+	enum sim_backoff backoff;    /* the pause before a retry */
+	double backoff_ms;           /* its base: the first retry's (longest) pause */
+	double retry_budget;         /* retries at most this fraction of requests;
+	                                0 = no budget */
+	int counter_pool;            /* a bulkhead: the counter endpoint's own pool
+	                                of this many connections; 0 = share c.pool */
 };
 
 /* Fill *c with the defaults (naive, 1 row, 2000/s constant, 2 ms holds...). */
@@ -129,14 +164,32 @@ const char *sim_scenario_blurb(const char *name);
  * the field and what it accepts. */
 int sim_config_check(const struct sim_config *c, char *err, size_t errlen);
 
+/* Does a like's request take a row lock (naive, sharded), so that the
+ * queueing theory applies to it? The fixes answer no. */
+bool sim_strategy_direct(enum sim_strategy s);
+/* The rows in the model: c->rows for a sharded path, 1 otherwise. */
+int sim_config_rows(const struct sim_config *c);
 const char *sim_strategy_name(enum sim_strategy s);
 int sim_strategy_parse(const char *name, enum sim_strategy *out);
 const char *sim_fault_name(enum sim_fault f);
 int sim_fault_parse(const char *name, enum sim_fault *out);
 
+/* Mean Value Analysis of the closed loop c describes (c->clients > 0, a
+ * naive or sharded write path): N callers that think (think_ms), spend
+ * outside_ms on their connection outside the lock, and hold one of the
+ * rows for hold_ms + work_ms; a pool smaller than N is a flow-equivalent
+ * server; with cores set, a processor-sharing CPU station stretches the
+ * CPU parts of holds and outside time (approximate: mean slowdown).
+ * Exact without cores for random slots and exponential (or, at the delay
+ * station, any) times. Writes throughput (per s) and mean time from send
+ * to end (ms, think excluded) and returns 0; returns -1 when it does not
+ * apply (open loop, a buffered write path), leaving both at -1. */
+int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms);
+
 struct sim;
 
-/* Make a simulation at t = 0; c is copied (it must pass sim_config_check). */
+/* Make a simulation at t = 0; c is copied. Returns NULL when c fails
+ * sim_config_check (call it for the message); aborts only on OOM. */
 struct sim *sim_new(const struct sim_config *c);
 void sim_free(struct sim *s);
 
@@ -161,6 +214,27 @@ const struct sim_config *sim_config(const struct sim *s);
 
 struct sim_latency { double mean, p50, p95, p99, max; };   /* ms */
 
+enum sim_ceiling {
+	SIM_CEIL_ROWS,        /* rows / hold */
+	SIM_CEIL_POOL,        /* P connections, each busy hold + outside a request,
+	                         and on fewer distinct rows than P with random slots */
+	SIM_CEIL_CPU,         /* cores / CPU per request */
+	SIM_CEIL_CALLERS,     /* N callers / (one request + think) */
+	SIM_CEIL_FLUSH        /* a buffered path: the row sees one write per flush */
+};
+
+enum sim_model {
+	SIM_MODEL_DD1,        /* constant arrivals and holds: no queue below the ceiling */
+	SIM_MODEL_MD1,        /* Poisson arrivals, constant holds */
+	SIM_MODEL_MM1,        /* Poisson arrivals, exponential holds */
+	SIM_MODEL_GG1,        /* anything else: Kingman's approximation */
+	SIM_MODEL_MVA,        /* a closed loop: Mean Value Analysis */
+	SIM_MODEL_NONE        /* a buffered path: no queue on the request path */
+};
+
+const char *sim_ceiling_name(enum sim_ceiling c);   /* "rows", "pool", ... */
+const char *sim_model_name(enum sim_model m);       /* "D/D/1", "G/G/1 (Kingman)", ... */
+
 struct sim_summary {
 	uint64_t offered, completed, failed, abandoned;
 	double throughput_per_s;
@@ -175,6 +249,7 @@ struct sim_summary {
 	struct {
 		int64_t true_count, visible, buffered, lost, doubled;
 		double max_lag_s;
+		int64_t unacked;              /* applied, but the client saw a timeout */
 	} count;
 	struct {
 		double ceiling_per_s, rho;
@@ -182,6 +257,24 @@ struct sim_summary {
 		double growth_per_s;              /* lambda - mu, 0 when stable */
 		double pool_full_s;               /* P / (lambda - mu), < 0 if never */
 		double little_L, little_lambda, little_W_ms;   /* measured L = lambda W */
+		/* closed loop (c.clients > 0): Mean Value Analysis of the same
+		 * network; < 0 when it does not apply */
+		double closed_throughput_per_s, closed_mean_ms;
+		/* which ceiling binds (naive and sharded write paths) */
+		double pool_ceiling_per_s;        /* < 0: unbounded pool */
+		double distinct_rows;             /* rows P busy connections sit on */
+		double cpu_ceiling_per_s;         /* < 0: CPUs not modelled */
+		double callers_ceiling_per_s;     /* closed loop: N / (one cycle); < 0 open */
+		double binding_per_s;             /* the lowest of the ceilings */
+		enum sim_ceiling binding;
+		/* the queueing model that matches the config, and its mean time
+		 * in system (< 0 when overloaded or a closed loop) */
+		enum sim_model model;
+		double model_mean_ms;
+		double ca2, cs2;                  /* squared coefficients of variation:
+		                                     arrivals at one row, holds */
+		bool steady;                      /* long enough and not overloaded:
+		                                     Little's law describes it */
 	} theory;
 	uint64_t events;
 	/* additions (keep appending here) */
@@ -189,9 +282,24 @@ struct sim_summary {
 	uint64_t faults[SIM_NFAULTS];         /* faults injected, by kind */
 	double duration_s;                    /* simulated time so far */
 	uint64_t in_flight;                   /* likes offered and not yet ended */
+	uint64_t orphaned;                    /* attempts the server kept running
+	                                         after their client gave up */
+	uint64_t orphans_run;                 /* of those, the ones that committed */
+	uint64_t lock_timeouts;               /* statements cancelled by lock_timeout */
+	uint64_t retries_denied;              /* retries the budget refused */
+	struct {
+		int max_in_use, max_waiters;
+		double exhausted_at_s;        /* < 0 when never exhausted */
+	} counter_pool;                       /* the bulkhead's own pool, if any */
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);
+
+/* The binding ceiling and its arithmetic in one phrase ("the pool: 100
+ * connections land on 69.5 distinct rows of 128 ..."), from a summary of
+ * a run of c; always NUL-terminated. */
+void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
+                      char *buf, size_t len);
 
 /* One object with "config" and "summary" as DESIGN.md sets out, no newline. */
 void sim_json(FILE *out, const struct sim *s);
@@ -210,7 +318,8 @@ enum sim_conn_state {                 /* an append's INSERT shows as LOCK_HOLD *
 	SIM_CONN_LOCK_WAIT,   /* a request waiting for a row lock */
 	SIM_CONN_LOCK_HOLD,   /* holding a row lock (work, update, commit) */
 	SIM_CONN_UNRELATED,   /* serving another endpoint */
-	SIM_CONN_FLUSH        /* a flusher/consumer/rollup applying a batch */
+	SIM_CONN_FLUSH,       /* a flusher/consumer/rollup applying a batch */
+	SIM_CONN_OUTSIDE      /* a request's work outside the lock (round trips) */
 };
 
 struct sim_lane {

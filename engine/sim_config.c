@@ -76,13 +76,49 @@ void sim_config_default(struct sim_config *c)
 	c->flush_ms = 1000;
 	c->seed = 1;
 	c->tick_ms = 100;
+	c->burst = 8;
+	c->backoff = SIM_BACKOFF_NONE;
+	c->backoff_ms = 100;
 }
 
-/* ---- scenarios ---- */
+/* ---- scenarios ----
+ *
+ * A scenario is a family's load (the rates, holds and pool the reference
+ * texts describe) and a write path. Every field is in the tables: the
+ * families first, then one row per scenario naming its family. */
+
+struct family {
+	double rps, seconds, hold_ms;
+	enum sim_arrivals arrivals;
+	enum sim_slot slot;
+	int pool;
+	double pool_timeout_ms, client_timeout_ms;
+	int retries;
+	double unrelated_rps;
+	int nphases;
+	struct sim_phase phases[3];
+};
+
+enum { F_POST, F_VIDEO, F_SEED, F_STORM };
+
+static const struct family families[] = {
+	/* 2,000 likes/s for 20 min; likes slow to seconds before failing */
+	[F_POST] = { 2000, 1200, 2, SIM_ARRIVE_CONSTANT, SIM_SLOT_RANDOM, 20, 5000, 0, 0, 100,
+	             0, { { 0, 0 } } },
+	[F_VIDEO] = { 100000, 10, 1, SIM_ARRIVE_CONSTANT, SIM_SLOT_RANDOM, 100, 1000, 0, 0, 200,
+	              0, { { 0, 0 } } },
+	[F_SEED] = { 2000, 1, 2, SIM_ARRIVE_CONSTANT, SIM_SLOT_ROUND_ROBIN, 0, 1000, 0, 0, 0,
+	             0, { { 0, 0 } } },
+	/* 350/s on a 500/s row, a 5 s spike to 1,000/s; clients give up
+	 * after 1 s and retry three times at once */
+	[F_STORM] = { 350, 60, 2, SIM_ARRIVE_POISSON, SIM_SLOT_RANDOM, 500, 5000, 1000, 3, 100,
+	              2, { { 5000000, 1000 }, { 10000000, 350 } } },
+};
 
 struct scenario {
 	const char *name;
 	const char *blurb;
+	int family;
 	enum sim_strategy strategy;
 	int rows;                 /* 0: 1 */
 	double flush_ms;          /* 0: the default */
@@ -90,44 +126,46 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
 	{ "viral-post", "2,000 likes/s on one row for 20 min, 2 ms holds: "
-	  "the row caps at 500/s and the pool of 20 fills in ~13 ms", SIM_NAIVE, 0, 0 },
+	  "the row caps at 500/s and the pool of 20 fills in ~13 ms", F_POST, SIM_NAIVE, 0, 0 },
 	{ "viral-post-sharded", "the viral post on 16 counter slots: "
-	  "ceiling 8,000/s, exact and transactional", SIM_SHARDED, 16, 0 },
+	  "ceiling 8,000/s, exact and transactional", F_POST, SIM_SHARDED, 16, 0 },
 	{ "viral-post-coalesce", "the viral post, buffered in the app and "
-	  "flushed as one +k per second (a crash loses the buffer)", SIM_COALESCE, 0, 1000 },
+	  "flushed as one +k per second (a crash loses the buffer)", F_POST, SIM_COALESCE, 0, 1000 },
 	{ "viral-post-queue", "the viral post through a log; a consumer applies "
-	  "one batch per second behind an offset fence", SIM_QUEUE, 0, 1000 },
+	  "one batch per second behind an offset fence", F_POST, SIM_QUEUE, 0, 1000 },
 	{ "viral-post-redis", "the viral post as INCR in memory, drained with "
-	  "GETDEL into the row every second", SIM_REDIS, 0, 1000 },
+	  "GETDEL into the row every second", F_POST, SIM_REDIS, 0, 1000 },
 	{ "viral-post-append", "the viral post as one inserted row per like, "
-	  "rolled up into the counter every 10 s", SIM_APPEND, 0, 10000 },
+	  "rolled up into the counter every 10 s", F_POST, SIM_APPEND, 0, 10000 },
 	{ "viral-video", "100,000 views/s on one row, 1 ms holds, pool of 100: "
-	  "the ceiling is 1,000/s and the pool is gone in ~1 ms", SIM_NAIVE, 0, 0 },
+	  "the ceiling is 1,000/s and the pool is gone in ~1 ms", F_VIDEO, SIM_NAIVE, 0, 0 },
 	{ "viral-video-sharded", "the viral video on 128 slots (16 would give "
-	  "only 16,000/s): ceiling 128,000/s", SIM_SHARDED, 128, 0 },
+	  "only 16,000/s): the rows take 128,000/s, the pool ~70,000/s",
+	  F_VIDEO, SIM_SHARDED, 128, 0 },
 	{ "viral-video-coalesce", "the viral video, buffered in the app, one "
-	  "+k per second", SIM_COALESCE, 0, 1000 },
+	  "+k per second", F_VIDEO, SIM_COALESCE, 0, 1000 },
 	{ "viral-video-queue", "the viral video through a log, one fenced "
-	  "batch per second", SIM_QUEUE, 0, 1000 },
+	  "batch per second", F_VIDEO, SIM_QUEUE, 0, 1000 },
 	{ "viral-video-redis", "the viral video as INCR, drained every second",
-	  SIM_REDIS, 0, 1000 },
+	  F_VIDEO, SIM_REDIS, 0, 1000 },
 	{ "viral-video-append", "the viral video as inserts: no hot row, but "
-	  "100,000 inserts/s keep all 100 connections busy", SIM_APPEND, 0, 1000 },
+	  "100,000 inserts/s keep all 100 connections busy", F_VIDEO, SIM_APPEND, 0, 1000 },
 	{ "seed-table", "the first text's experiment: 2,000/s for 1 s, 2 ms holds, "
-	  "round-robin slots, no pool; try --sweep rows=1,4,16", SIM_SHARDED, 1, 0 },
+	  "round-robin slots, no pool; try --sweep rows=1,4,16", F_SEED, SIM_SHARDED, 1, 0 },
+	{ "retry-storm", "350 likes/s on a 500/s row, a 5 s spike to 1,000/s: "
+	  "timeouts and blind retries keep goodput near zero after it ends "
+	  "(try --lock-timeout-ms 300, --retry-budget 0.1, --counter-pool 400)",
+	  F_STORM, SIM_NAIVE, 0, 0 },
 };
 #define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
 
 const char *const *sim_scenario_names(void)
 {
-	/* Same order as scenarios[]; checked by the tests. */
-	static const char *const names[NSCENARIOS + 1] = {
-		"viral-post", "viral-post-sharded", "viral-post-coalesce",
-		"viral-post-queue", "viral-post-redis", "viral-post-append",
-		"viral-video", "viral-video-sharded", "viral-video-coalesce",
-		"viral-video-queue", "viral-video-redis", "viral-video-append",
-		"seed-table", NULL
-	};
+	static const char *names[NSCENARIOS + 1];
+
+	if (!names[0])
+		for (size_t i = 0; i < NSCENARIOS; i++)
+			names[i] = scenarios[i].name;
 	return names;
 }
 
@@ -149,30 +187,24 @@ const char *sim_scenario_blurb(const char *name)
 int sim_scenario(const char *name, struct sim_config *c)
 {
 	const struct scenario *sc = find(name);
+	const struct family *f;
 
 	if (!sc)
 		return -1;
+	f = &families[sc->family];
 	sim_config_default(c);
-	if (!strncmp(name, "viral-post", 10)) {
-		c->rps = 2000;
-		c->seconds = 1200;
-		c->hold_ms = 2;
-		c->pool = 20;
-		c->pool_timeout_ms = 5000;    /* likes slow to seconds before failing */
-		c->unrelated_rps = 100;
-	} else if (!strncmp(name, "viral-video", 11)) {
-		c->rps = 100000;
-		c->seconds = 10;
-		c->hold_ms = 1;
-		c->pool = 100;
-		c->unrelated_rps = 200;
-	} else {                          /* seed-table */
-		c->rps = 2000;
-		c->seconds = 1;
-		c->hold_ms = 2;
-		c->pool = 0;
-		c->slot = SIM_SLOT_ROUND_ROBIN;
-	}
+	c->rps = f->rps;
+	c->seconds = f->seconds;
+	c->hold_ms = f->hold_ms;
+	c->arrivals = f->arrivals;
+	c->slot = f->slot;
+	c->pool = f->pool;
+	c->pool_timeout_ms = f->pool_timeout_ms;
+	c->client_timeout_ms = f->client_timeout_ms;
+	c->retries = f->retries;
+	c->unrelated_rps = f->unrelated_rps;
+	c->nphases = f->nphases;
+	memcpy(c->phases, f->phases, sizeof f->phases);
 	c->strategy = sc->strategy;
 	c->rows = sc->rows ? sc->rows : 1;
 	if (sc->flush_ms > 0)
@@ -221,6 +253,35 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 		CHECK(i == 0 || c->phases[i].at_us > c->phases[i - 1].at_us,
 		      "--schedule: expected steps in increasing time order");
 	}
+	CHECK(c->clients >= 0 && c->clients <= SIM_MAX_CLIENTS,
+	      "--clients: expected an integer from 0 (open loop) to %d", SIM_MAX_CLIENTS);
+	CHECK(isfinite(c->think_ms) && c->think_ms >= 0 && c->think_ms <= 1e6,
+	      "--think-ms: expected milliseconds from 0 to 1000000");
+	CHECK((unsigned)c->think_dist <= SIM_DIST_EXP, "--think-dist: expected const or exp");
+	CHECK(isfinite(c->outside_ms) && c->outside_ms >= 0 && c->outside_ms <= 1e6,
+	      "--outside-ms: expected milliseconds from 0 to 1000000");
+	CHECK(c->cores >= 0 && c->cores <= 4096, "--cores: expected an integer from 0 (no limit) to 4096");
+	CHECK(isfinite(c->cpu_db_ms) && c->cpu_db_ms >= 0 && c->cpu_db_ms <= c->hold_ms,
+	      "--cpu-ms: expected DB[,CLIENT] with DB from 0 to the hold (--hold-ms)");
+	CHECK(isfinite(c->cpu_client_ms) && c->cpu_client_ms >= 0 && c->cpu_client_ms <= c->outside_ms,
+	      "--cpu-ms: expected DB[,CLIENT] with CLIENT from 0 to the outside time (--outside-ms)");
+	CHECK(c->clients == 0 || c->think_ms > 0 || c->outside_ms > 0 ||
+	      (c->strategy != SIM_COALESCE && c->strategy != SIM_QUEUE),
+	      "--clients: a caller of the %s path would never wait; give --think-ms or --outside-ms",
+	      sim_strategy_name(c->strategy));
+	CHECK((unsigned)c->arrivals <= SIM_ARRIVE_BURSTY,
+	      "--arrivals: expected constant, poisson or bursty");
+	CHECK(c->burst >= 1 && c->burst <= 100000, "--burst: expected an integer from 1 to 100000");
+	CHECK(isfinite(c->lock_timeout_ms) && c->lock_timeout_ms >= 0 && c->lock_timeout_ms <= 1e9,
+	      "--lock-timeout-ms: expected milliseconds, 0 = never");
+	CHECK((unsigned)c->backoff <= SIM_BACKOFF_EXP_JITTER,
+	      "--backoff: expected none, exp or exp-jitter");
+	CHECK(isfinite(c->backoff_ms) && c->backoff_ms >= 0 && c->backoff_ms <= 1e7,
+	      "--backoff-ms: expected milliseconds from 0 to 10000000");
+	CHECK(isfinite(c->retry_budget) && c->retry_budget >= 0 && c->retry_budget <= 1,
+	      "--retry-budget: expected a fraction from 0 (no budget) to 1");
+	CHECK(c->counter_pool >= 0 && c->counter_pool <= 1000000,
+	      "--counter-pool: expected 0 (share --pool) to 1000000 connections");
 	CHECK(c->ncrashes >= 0 && c->ncrashes <= SIM_MAX_CRASHES,
 	      "--crash: expected at most %d faults", SIM_MAX_CRASHES);
 	for (int i = 0; i < c->ncrashes; i++)

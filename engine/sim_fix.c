@@ -1,5 +1,6 @@
 /*
- * sim_fix.c: the fixes' write paths, their flushers, and the faults.
+ * sim_fix.c: the write paths, one table row each; the fixes' flushers;
+ * and the faults.
  *
  * In every fix the like's request finishes at the cheap step:
  *   coalesce  +1 in the app's memory buffer (no connection)
@@ -14,8 +15,8 @@
  * So the visible count lags the true count by up to one flush interval
  * plus the flush's own wait and hold.
  *
- * Books: acked == visible + buffered + lost - doubled, always, where
- * buffered is what was acknowledged and is still on its way.
+ * Books: acked == visible + buffered + lost - doubled - unacked, always,
+ * where buffered is what was acknowledged and is still on its way.
  *
  * Faults, as they behave in production:
  *   app crash       coalesce loses its buffer and the flush in flight
@@ -31,6 +32,10 @@
  *                   lost and INCRs in flight fail.
  * bug_get_then_del drains with GET, then DEL one round trip later: INCRs
  * that land in between are erased (lost).
+ *
+ * This file calls the rest of the engine only through s->host (complete,
+ * fail, take or wait for a connection, lock the counter row) and
+ * sim_push(): sim.c calls in, nothing here calls back by name.
  */
 #include <assert.h>
 
@@ -43,29 +48,29 @@ static void note_ack(struct sim *s)
 		s->buf_oldest = s->now;
 }
 
-void sim_fix_like(struct sim *s, struct sim_req *r)
+/* ---- the cheap steps ---- */
+
+static void coalesce_like(struct sim *s, struct sim_req *r)
 {
-	switch (s->c.strategy) {
-	case SIM_COALESCE:
-		s->buffer++;
-		note_ack(s);
-		sim_complete(s, r);
-		break;
-	case SIM_QUEUE:
-		s->log_end++;
-		note_ack(s);
-		sim_complete(s, r);
-		break;
-	case SIM_REDIS: {
-		int64_t start = s->redis_free > s->now ? s->redis_free : s->now;
-		s->redis_free = start + SIM_REDIS_OP_US;
-		sim_ring_push(&s->redis_q, r);
-		sim_push(s, s->redis_free, EV_REDIS_DONE, s->redis_epoch);
-		break;
-	}
-	default:
-		assert(!"sim_fix_like: not a buffered write path");
-	}
+	s->buffer++;
+	note_ack(s);
+	s->host->complete(s, r);
+}
+
+static void queue_like(struct sim *s, struct sim_req *r)
+{
+	s->log_end++;
+	note_ack(s);
+	s->host->complete(s, r);
+}
+
+static void redis_like(struct sim *s, struct sim_req *r)
+{
+	int64_t start = s->redis_free > s->now ? s->redis_free : s->now;
+
+	s->redis_free = start + SIM_REDIS_OP_US;
+	sim_ring_push(&s->redis_q, r);
+	sim_push(s, s->redis_free, EV_REDIS_DONE, s->redis_epoch);
 }
 
 void sim_fix_redis_done(struct sim *s, uint32_t epoch)
@@ -77,25 +82,140 @@ void sim_fix_redis_done(struct sim *s, uint32_t epoch)
 	r = sim_ring_pop(&s->redis_q);
 	s->redis_val++;
 	note_ack(s);
-	sim_complete(s, &r);
+	s->host->complete(s, &r);
 }
 
 void sim_fix_insert_done(struct sim *s, struct sim_req *r)
 {
 	s->buffer++;                      /* a likes row the rollup has not seen */
 	note_ack(s);
-	sim_complete(s, r);
+	s->host->complete(s, r);
 }
+
+/* ---- what a flush takes: the batch size, 0 for nothing to do ---- */
+
+static int64_t buffer_drain(struct sim *s)
+{
+	int64_t k = s->buffer;
+
+	s->buffer = 0;
+	return k;
+}
+
+static int64_t queue_drain(struct sim *s)
+{
+	int64_t from = s->kafka_off, to = s->log_end;
+	int64_t lo = s->c.bug_no_fence || s->db_fence < from ? from : s->db_fence;
+
+	if (to == from)
+		return 0;
+	s->batch_to = to;
+	if (to - lo <= 0) {
+		s->kafka_off = to;            /* all of it applied before: skip it */
+		return 0;
+	}
+	return to - lo;
+}
+
+static int64_t redis_drain(struct sim *s)
+{
+	int64_t k = s->redis_val;
+
+	s->redis_val = 0;                 /* GETDEL: read and reset in one step */
+	return k;
+}
+
+/* ---- after a flush commits ---- */
+
+static void queue_applied(struct sim *s)
+{
+	int64_t from = s->kafka_off, to = s->batch_to;
+	int64_t overlap = (s->applied_hi < to ? s->applied_hi : to) - from;
+
+	if (s->c.bug_no_fence && overlap > 0)
+		s->doubled += overlap;        /* redelivered and applied again */
+	if (to > s->applied_hi)
+		s->applied_hi = to;
+	if (!s->c.bug_no_fence)
+		s->db_fence = to;
+	if (s->consumer_crash)
+		s->consumer_crash = false;    /* dies before committing the offset */
+	else
+		s->kafka_off = to;
+}
+
+/* ---- what is acknowledged and not yet visible ---- */
+
+static int64_t in_flush(const struct sim *s)
+{
+	return s->flush_busy && !s->flush_aborted ? s->flush_k : 0;
+}
+
+static int64_t buffer_pending(const struct sim *s)
+{
+	return s->buffer + in_flush(s);
+}
+
+static int64_t redis_pending(const struct sim *s)
+{
+	return s->redis_val + in_flush(s);
+}
+
+static int64_t queue_pending(const struct sim *s)
+{
+	return s->log_end - s->applied_hi;
+}
+
+static int64_t nothing_pending(const struct sim *s)
+{
+	(void)s;
+	return 0;
+}
+
+/* ---- the table ---- */
+
+#define FAULT(f) (1u << (f))
+
+static const struct sim_path paths[SIM_NSTRATEGIES] = {
+	[SIM_NAIVE]    = { false, true,  true,  false, NULL, NULL, NULL,
+	                   nothing_pending, 0 },
+	[SIM_SHARDED]  = { true,  true,  true,  false, NULL, NULL, NULL,
+	                   nothing_pending, 0 },
+	[SIM_COALESCE] = { false, false, false, true, coalesce_like, buffer_drain, NULL,
+	                   buffer_pending, FAULT(SIM_FAULT_APP) },
+	[SIM_QUEUE]    = { false, false, false, true, queue_like, queue_drain, queue_applied,
+	                   queue_pending, FAULT(SIM_FAULT_CONSUMER) },
+	[SIM_REDIS]    = { false, false, false, true, redis_like, redis_drain, NULL,
+	                   redis_pending, FAULT(SIM_FAULT_REDIS) },
+	[SIM_APPEND]   = { false, false, true,  true, NULL, buffer_drain, NULL,
+	                   buffer_pending, 0 },
+};
+
+const struct sim_path *sim_path_of(enum sim_strategy st)
+{
+	assert((unsigned)st < SIM_NSTRATEGIES);
+	return &paths[st];
+}
+
+bool sim_strategy_direct(enum sim_strategy st)
+{
+	return (unsigned)st < SIM_NSTRATEGIES && paths[st].row_lock;
+}
+
+int sim_config_rows(const struct sim_config *c)
+{
+	return (unsigned)c->strategy < SIM_NSTRATEGIES && paths[c->strategy].sharded ? c->rows : 1;
+}
+
+/* ---- the flusher ---- */
 
 /* The flusher has its batch: now it needs a connection, then the lock. */
 static void flusher_go(struct sim *s)
 {
-	if (sim_pool_take(s)) {
-		sim_flusher_got_conn(s);
-		return;
-	}
-	s->flusher_waiting = true;
-	s->flusher_enq = s->now;
+	if (s->host->take_conn(s))
+		s->host->lock_row(s);
+	else
+		s->host->wait_conn(s);
 }
 
 static void take(struct sim *s, int64_t k)
@@ -109,47 +229,23 @@ static void take(struct sim *s, int64_t k)
 
 void sim_fix_flush(struct sim *s)
 {
-	int64_t k = 0;
+	int64_t k;
 
 	if (s->flush_us > 0)
 		sim_push(s, s->now + s->flush_us, EV_FLUSH, 0);
-	if (s->flush_busy)
+	if (s->flush_busy || !s->path->drain)
 		return;                   /* flushes never overlap */
-	switch (s->c.strategy) {
-	case SIM_COALESCE:
-	case SIM_APPEND:
-		k = s->buffer;
-		s->buffer = 0;
-		break;
-	case SIM_QUEUE: {
-		int64_t from = s->kafka_off, to = s->log_end;
-		int64_t lo = s->c.bug_no_fence || s->db_fence < from ? from : s->db_fence;
-		if (to == from)
-			return;
-		s->batch_to = to;
-		k = to - lo;
-		if (k <= 0) {             /* all of it applied before: skip it */
-			s->kafka_off = to;
-			return;
-		}
-		break;
-	}
-	case SIM_REDIS:
+	if (s->path == &paths[SIM_REDIS] && s->c.bug_get_then_del) {
+		/* GET now; DEL arrives one round trip later. */
 		k = s->redis_val;
 		if (!k)
 			return;
 		s->redis_val = 0;
-		if (s->c.bug_get_then_del) {
-			/* GET now; DEL arrives one round trip later. */
-			s->redis_shadow = k;
-			take(s, k);
-			sim_push(s, s->now + SIM_REDIS_RTT_US, EV_REDIS_DEL, 0);
-			return;
-		}
-		break;                    /* GETDEL: read and reset in one step */
-	default:
+		take(s, k);
+		sim_push(s, s->now + SIM_REDIS_RTT_US, EV_REDIS_DEL, 0);
 		return;
 	}
+	k = s->path->drain(s);
 	if (!k)
 		return;
 	take(s, k);
@@ -160,7 +256,6 @@ void sim_fix_redis_del(struct sim *s)
 {
 	s->lost += s->redis_val;          /* INCRs that landed after the GET */
 	s->redis_val = 0;
-	s->redis_shadow = 0;
 	s->buf_oldest = -1;
 	flusher_go(s);
 }
@@ -170,20 +265,8 @@ void sim_fix_commit(struct sim *s)
 	int64_t k = s->flush_aborted ? 0 : s->flush_k;
 
 	assert(s->flush_busy);
-	if (s->c.strategy == SIM_QUEUE) {
-		int64_t from = s->kafka_off, to = s->batch_to;
-		int64_t overlap = (s->applied_hi < to ? s->applied_hi : to) - from;
-		if (s->c.bug_no_fence && overlap > 0)
-			s->doubled += overlap;    /* redelivered and applied again */
-		if (to > s->applied_hi)
-			s->applied_hi = to;
-		if (!s->c.bug_no_fence)
-			s->db_fence = to;
-		if (s->consumer_crash)
-			s->consumer_crash = false;    /* dies before committing the offset */
-		else
-			s->kafka_off = to;
-	}
+	if (s->path->applied)
+		s->path->applied(s);
 	s->visible += k;
 	s->rows[0].value += k;
 	if (k > 0 && s->flush_oldest >= 0 && s->now - s->flush_oldest > s->max_lag)
@@ -193,13 +276,21 @@ void sim_fix_commit(struct sim *s)
 	s->flush_k = 0;
 }
 
+void sim_fix_like(struct sim *s, struct sim_req *r)
+{
+	assert(s->path->like);
+	s->path->like(s, r);
+}
+
+/* ---- faults ---- */
+
 void sim_fix_fault(struct sim *s, enum sim_fault f)
 {
 	s->faults[f]++;
+	if (!(s->path->faults & FAULT(f)))
+		return;                   /* nothing of it lives where this fault hits */
 	switch (f) {
 	case SIM_FAULT_APP:
-		if (s->c.strategy != SIM_COALESCE)
-			break;
 		s->lost += s->buffer;
 		s->buffer = 0;
 		s->buf_oldest = -1;
@@ -209,29 +300,24 @@ void sim_fix_fault(struct sim *s, enum sim_fault f)
 		}
 		break;
 	case SIM_FAULT_CONSUMER:
-		if (s->c.strategy == SIM_QUEUE)
-			s->consumer_crash = true;
+		s->consumer_crash = true;
 		break;
-	case SIM_FAULT_REDIS:
-		if (s->c.strategy != SIM_REDIS)
-			break;
+	case SIM_FAULT_REDIS: {
+		/* Fail them from a copy: a retry queues a new INCR. */
+		struct sim_ring dead = s->redis_q;
 		s->lost += s->redis_val;
 		s->redis_val = 0;
-		s->redis_shadow = 0;
 		s->buf_oldest = -1;
 		s->redis_epoch++;
 		s->redis_free = s->now;
-		{
-			/* Fail them from a copy: a retry queues a new INCR. */
-			struct sim_ring dead = s->redis_q;
-			sim_ring_init(&s->redis_q);
-			while (dead.n) {
-				struct sim_req r = sim_ring_pop(&dead);
-				sim_fail(s, &r, false);   /* connection reset: an error */
-			}
-			sim_ring_free(&dead);
+		sim_ring_init(&s->redis_q);
+		while (dead.n) {
+			struct sim_req r = sim_ring_pop(&dead);
+			s->host->fail(s, &r, false);   /* connection reset: an error */
 		}
+		sim_ring_free(&dead);
 		break;
+	}
 	case SIM_NFAULTS:
 		break;
 	}
@@ -239,16 +325,5 @@ void sim_fix_fault(struct sim *s, enum sim_fault f)
 
 int64_t sim_fix_buffered(const struct sim *s)
 {
-	int64_t in_flush = s->flush_busy && !s->flush_aborted ? s->flush_k : 0;
-
-	switch (s->c.strategy) {
-	case SIM_COALESCE:
-	case SIM_APPEND:
-	case SIM_REDIS:
-		return s->buffer + s->redis_val + in_flush;
-	case SIM_QUEUE:
-		return s->log_end - s->applied_hi;
-	default:
-		return 0;
-	}
+	return s->path->pending(s);
 }

@@ -26,7 +26,7 @@ struct sim_hist {
 	double sum;                       /* for the exact mean */
 	int64_t min, max;                 /* exact; min is 0 when empty */
 	int lo, hi;                       /* bucket range in use; lo > hi: none */
-	uint32_t b[SIM_HIST_BUCKETS];
+	uint64_t b[SIM_HIST_BUCKETS];      /* 64-bit: a long run can pass 4 billion in one bucket */
 };
 
 void sim_hist_init(struct sim_hist *h);

@@ -3,16 +3,18 @@
  *
  * Only engine/ includes this. Everything outside reads the simulation
  * through sim.h (sim_summary, sim_snapshot, sim_json). The model is split
- * by concept: sim.c runs the clock, arrivals, the pool and the row locks;
- * sim_fix.c the fixes' write paths, flushers and faults; sim_out.c turns
- * the state into summaries, snapshots, JSON and CSV; sim_theory.c the
- * formulas; sim_config.c defaults, checks, names and scenarios.
+ * by concept: sim.c runs the clock, arrivals, callers, the pools and the
+ * row locks; sim_fix.c the table of write paths, the flushers and faults;
+ * sim_cpu.c the CPUs; sim_out.c turns the state into summaries, snapshots,
+ * JSON and CSV; sim_theory.c the formulas and Mean Value Analysis;
+ * sim_config.c defaults, checks, names and scenarios.
  *
  * Interface (inside the engine only): sim_push() schedules an event;
- * sim_complete() / sim_fail() end a request's attempt (sim_fail retries
- * when the client has retries left); sim_pool_take() / sim_pool_release()
- * move a connection; the sim_fix_* hooks are called by sim.c at the
- * fixes' points (a like on a buffered path, a flush, a commit, a fault).
+ * s->path (struct sim_path) says what the strategy's like and flush do;
+ * the sim_fix_* hooks are called by sim.c at the fixes' points (a like on
+ * a buffered path, a flush, a commit, a fault), and the fixes call back
+ * only through s->host (struct sim_host); sim_cpu_add() runs a CPU job,
+ * which calls sim_hold_cpu_done() or sim_outside_cpu_done() when done.
  *
  * Conventions: times are int64_t microseconds; "conn" is a pooled database
  * connection; a request holds at most one connection and waits in at most
@@ -24,8 +26,27 @@
 #include "engine/sim.h"
 #include "engine/sim_heap.h"
 #include "engine/sim_hist.h"
-#include "engine/sim_ring.h"
 #include "engine/sim_rng.h"
+
+enum sim_req_kind {
+	SIM_REQ_COUNTER,     /* a like: update (or insert, for append) */
+	SIM_REQ_UNRELATED    /* another endpoint that only needs a connection */
+};
+
+/* One request's attempt, moved by value through the FIFOs (sim_ring.h):
+ * small and plain, so a queue of millions costs 32 bytes each. */
+struct sim_req {
+	int64_t first_us;    /* when the user first asked (latency is from here) */
+	int64_t attempt_us;  /* when this attempt started (client timeout base) */
+	int64_t enq_us;      /* when it joined the queue it is in */
+	uint32_t like;       /* its record once an attempt was orphaned, 0 before */
+	uint16_t tries;      /* attempts so far, 1 on the first */
+	uint8_t kind;        /* enum sim_req_kind */
+	uint8_t orphan;      /* its client gave up; the server still runs it */
+};
+#define SIM_REQ_DEFINED
+
+#include "engine/sim_ring.h"
 
 /* How long the GET-then-DEL drain leaves between its two commands: one
  * round trip from the flusher to Redis. */
@@ -45,7 +66,12 @@ enum sim_ev {
 	EV_REDIS_DEL,     /* the DEL half of a GET-then-DEL drain */
 	EV_FLUSH,         /* the periodic flusher / consumer / rollup wakes */
 	EV_TICK,          /* close one tick of the time series */
-	EV_CRASH          /* arg: enum sim_fault */
+	EV_CRASH,         /* arg: enum sim_fault */
+	EV_SEND,          /* a closed-loop caller sends its next request */
+	EV_OUTSIDE_DONE,  /* arg: slab slot; the work outside the lock ends */
+	EV_CPU,           /* arg: generation; the CPU station's next job ends */
+	EV_RETRY,         /* arg: slab slot; a retry's backoff is over */
+	EV_POOL2_SWEEP    /* timeouts at the head of the counter pool's queue */
 };
 
 /* The busiest events skip the heap. Each of these streams has at most one
@@ -66,6 +92,7 @@ struct sim_source {
 	int64_t base;         /* constant: time of arrival k = 0 */
 	uint64_t k;           /* constant: arrivals since base */
 	int64_t last;         /* last arrival, -1 before the first */
+	int left;             /* bursty: arrivals still due in this clump */
 };
 
 enum sim_holder { HOLD_NONE, HOLD_REQ, HOLD_FLUSH };
@@ -76,8 +103,59 @@ struct sim_row {
 	int64_t got_us;           /* when the holder got the lock */
 	struct sim_ring q;        /* FIFO of requests waiting for the lock */
 	int64_t sweep_at;         /* pending EV_LOCK_SWEEP time, -1 if none */
+	int64_t rest_us;          /* the holder's hold left after its CPU part */
+	size_t live_from;         /* q[0..live_from) are orphans: their clients
+	                             gave up (deadlines grow along the queue) */
 	uint64_t completed;       /* updates applied */
 	int64_t value;            /* the row's count */
+};
+
+/* The CPU station (sim_cpu.c): processor sharing over c.cores CPUs.
+ * Each job runs at min(1, cores / jobs) of a CPU; in virtual time (the
+ * work one job has received since the start) every job advances alike, so
+ * the jobs wait in a heap ordered by the virtual time they finish at. */
+enum sim_cpu_what { CPU_HOLD, CPU_OUTSIDE };
+
+struct sim_cpu_job {
+	double vend;              /* virtual time it finishes at */
+	uint64_t seq;             /* ties in order of arrival */
+	uint32_t what;            /* enum sim_cpu_what */
+	uint32_t arg;             /* the row, or the slab slot */
+};
+
+struct sim_cpu {
+	double v;                 /* virtual time, microseconds of work */
+	int64_t v_at;             /* when v was last brought up to date */
+	struct sim_cpu_job *jobs; /* a binary min-heap on (vend, seq) */
+	size_t n, cap;
+	uint64_t seq;
+	uint64_t busy_jobs_us;    /* for the summary: work done so far */
+	uint32_t gen;             /* the pending EV_CPU's arg; older ones are stale */
+};
+
+/* A like whose outcome became unclear: one of its attempts was orphaned
+ * (the client gave up, the server ran on). Its attempts share this record
+ * so that a second commit counts as double. Freed once the like has ended
+ * and no orphan of it is left. */
+struct sim_like {
+	int32_t orphans;          /* orphaned attempts still in the server */
+	int32_t applied;          /* commits that changed the row */
+	bool ended;               /* the client is done with it */
+	uint32_t next_free;       /* free list */
+};
+
+/* A pool of connections with its FIFO of waiting requests. */
+enum { POOL_MAIN, POOL_COUNTER };
+
+struct sim_pool {
+	int size;                 /* connections; 0 = unbounded */
+	int in_use;
+	struct sim_ring waiters;  /* FIFO for a connection */
+	int64_t sweep_at;         /* pending sweep event, -1 if none */
+	bool flusher_waiting;     /* the flusher waits beside the FIFO */
+	int64_t flusher_enq;
+	int max_in_use, max_waiters;
+	int64_t exhausted_at;     /* first time a request had to wait, -1 */
 };
 
 /* Per-tick accumulators, reset at each EV_TICK. */
@@ -86,8 +164,50 @@ struct sim_tickacc {
 	struct sim_hist lat;
 };
 
+struct sim;
+
+/*
+ * A write path, one row of the table in sim_fix.c: what a like does and
+ * what its flusher does, so that the engine asks the table, not the
+ * strategy's name.
+ */
+struct sim_path {
+	bool sharded;             /* c.rows slot rows; otherwise one row */
+	bool row_lock;            /* the like's request takes a row lock */
+	bool needs_conn;          /* the like's request takes a pooled connection */
+	bool flushes;             /* a periodic flusher applies what accumulates */
+	/* the cheap step that acknowledges a like; NULL: a database step */
+	void (*like)(struct sim *s, struct sim_req *r);
+	/* a flush takes its batch: the increments, 0 for nothing to do */
+	int64_t (*drain)(struct sim *s);
+	/* after the flush commits (the queue's offsets); may be NULL */
+	void (*applied)(struct sim *s);
+	/* acknowledged, not yet visible */
+	int64_t (*pending)(const struct sim *s);
+	unsigned faults;          /* 1 << enum sim_fault: the faults that cost it */
+};
+
+const struct sim_path *sim_path_of(enum sim_strategy st);
+
+/*
+ * What the fixes (sim_fix.c) and the CPUs (sim_cpu.c) may ask of the rest
+ * of the engine: a narrow interface, so that sim.c calls into them and
+ * never the reverse by name. sim.c fills it in.
+ */
+struct sim_host {
+	void (*complete)(struct sim *s, const struct sim_req *r);   /* a like is done */
+	void (*fail)(struct sim *s, struct sim_req *r, bool abandoned);  /* retry or end */
+	bool (*take_conn)(struct sim *s);   /* a connection for the flusher, if free */
+	void (*wait_conn)(struct sim *s);   /* queue the flusher for one */
+	void (*lock_row)(struct sim *s);    /* the flusher, connected, locks row 0 */
+	/* for sim_cpu.c: a job's CPU part is over (the row, or the slab slot) */
+	void (*cpu_done)(struct sim *s, enum sim_cpu_what what, uint32_t arg);
+};
+
 struct sim {
 	struct sim_config c;
+	const struct sim_path *path;      /* sim_path_of(c.strategy) */
+	const struct sim_host *host;
 	struct sim_rng rng;
 	struct sim_heap heap;
 	struct sim_timer timers[SIM_NTIMERS];
@@ -96,25 +216,27 @@ struct sim {
 
 	/* load */
 	struct sim_source like, unrel;
+	double set_rps;           /* the rate the caller last set (sim_new, sim_set) */
 	int64_t hold_us, work_us, unrel_us, flush_us, tick_us;
 	int64_t pool_timeout_us, client_timeout_us;   /* 0 = none */
 	uint32_t rr_next;         /* round-robin slot */
+	int64_t think_us, outside_us, cpu_client_us;  /* closed loop and outside */
+	int64_t lock_timeout_us, backoff_us;          /* 0 = none */
+	double retry_tokens;      /* the budget: + retry_budget per like, - 1 a retry */
+	struct sim_cpu cpu;
+	double mva_x, mva_r;      /* sim_mva of c, -1 when it does not apply */
 
 	/* rows */
 	int nrows;
 	struct sim_row *rows;
 
-	/* the pool: in_use = sum of the conn_* states; conn_wait is also the
-	 * number of requests in all rows' lock queues */
-	int in_use, conn_wait, conn_hold, conn_unrel, conn_flush;
-	struct sim_ring waiters;  /* FIFO for a connection */
-	int64_t pool_sweep_at;    /* pending EV_POOL_SWEEP, -1 if none */
+	/* the pools: their in_use add up to the conn_* states; conn_wait is
+	 * also the number of requests in all rows' lock queues */
+	struct sim_pool pool[2];  /* POOL_MAIN; POOL_COUNTER with a bulkhead */
+	struct sim_pool *counter_pool;   /* the likes' and flusher's pool */
+	int conn_wait, conn_hold, conn_unrel, conn_flush, conn_outside;
 	bool pool_eager;          /* an event per deadline even when lazy
 	                             would do: tests compare the two */
-	bool flusher_waiting;     /* the flusher waits beside the FIFO */
-	int64_t flusher_enq;
-	int max_in_use, max_waiters;
-	int64_t exhausted_at;     /* first time a request had to wait, -1 */
 
 	/* requests that hold a connection for a fixed time (inserts, unrelated):
 	 * a slab indexed by EV_CONN_DONE's arg, with a free list */
@@ -124,6 +246,9 @@ struct sim {
 
 	/* outcomes of likes */
 	uint64_t offered, completed, failed, abandoned, retried;
+	uint64_t orphaned, orphans_run, lock_timeouts, retries_denied;
+	struct sim_like *likes;    /* [0] unused: like 0 means "no record" */
+	uint32_t likes_n, likes_cap, likes_free;
 	int64_t inflight;          /* likes offered and not yet ended */
 	int unrel_inflight;
 	uint64_t unrel_offered, unrel_failed, unrel_completed;
@@ -135,8 +260,8 @@ struct sim {
 	double sojourn_sum;        /* time in system of every like that ended */
 	uint64_t sojourn_n;
 
-	/* the count: visible + buffered + lost - doubled == acked */
-	int64_t acked, visible, lost, doubled;
+	/* the count: visible + buffered + lost - doubled - unacked == acked */
+	int64_t acked, visible, lost, doubled, unacked;
 	int64_t max_lag;           /* us between an ack and its visibility */
 
 	/* the fixes (sim_fix.c) */
@@ -147,11 +272,8 @@ struct sim {
 	int64_t flush_oldest;      /* ack time of its oldest increment */
 	bool flush_aborted;        /* its app died: it will roll back */
 	int64_t log_end, kafka_off, db_fence, applied_hi, batch_to;
-	int64_t log_oldest;        /* ack time of the first entry past applied_hi */
-	int64_t *log_times;        /* queue: ack time per offset, for lag (grows) */
-	size_t log_cap;
 	bool consumer_crash;       /* the next commit dies before the offset commit */
-	int64_t redis_val, redis_shadow;  /* shadow: GET read it, DEL pending */
+	int64_t redis_val;         /* the in-memory count not yet drained */
 	int64_t redis_free;        /* the server is busy until then */
 	uint32_t redis_epoch;      /* bumped by a restart */
 	struct sim_ring redis_q;   /* INCRs in flight, oldest first */
@@ -164,16 +286,32 @@ struct sim {
 	int64_t last_tick;
 };
 
-/* sim.c, for sim_fix.c */
-void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg);
-int64_t sim_hold_sample(struct sim *s);
-void sim_complete(struct sim *s, struct sim_req *r);
-void sim_fail(struct sim *s, struct sim_req *r, bool abandoned);
-void sim_flusher_got_conn(struct sim *s);
-void sim_pool_release(struct sim *s);
-bool sim_pool_take(struct sim *s);
+/* Schedule an event. The busiest streams (arrivals, the pool's sweep)
+ * have one pending event each, kept in a timer slot; the rest go to
+ * the heap. Both share the heap's sequence numbers, so ties keep push
+ * order. */
+static inline void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg)
+{
+	int id;
 
-/* sim_fix.c */
+	switch (type) {
+	case EV_ARRIVE:       id = TM_ARRIVE; break;
+	case EV_UNREL_ARRIVE: id = TM_UNREL_ARRIVE; break;
+	case EV_POOL_SWEEP:   id = TM_POOL_SWEEP; break;
+	default:
+		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
+		return;
+	}
+	s->timers[id].t = t;
+	s->timers[id].seq = s->heap.seq++;
+	s->timers[id].on = true;
+}
+
+/* sim.c */
+int sim_pools_in_use(const struct sim *s);
+int sim_pools_waiting(const struct sim *s);
+
+/* sim_fix.c: the hooks sim.c calls at the fixes' points */
 void sim_fix_like(struct sim *s, struct sim_req *r);   /* coalesce, queue, redis */
 void sim_fix_flush(struct sim *s);                      /* EV_FLUSH */
 void sim_fix_commit(struct sim *s);                     /* the flush's commit */
@@ -182,10 +320,13 @@ void sim_fix_redis_del(struct sim *s);
 void sim_fix_insert_done(struct sim *s, struct sim_req *r);  /* append */
 void sim_fix_fault(struct sim *s, enum sim_fault f);
 int64_t sim_fix_buffered(const struct sim *s);
-void sim_fix_free(struct sim *s);
+
+/* sim_cpu.c */
+void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg);
+void sim_cpu_done(struct sim *s, uint32_t gen);         /* EV_CPU */
+void sim_cpu_free(struct sim *s);
 
 /* sim_theory.c */
-void sim_theory(const struct sim_config *c, double rps,
-                struct sim_summary *out);
+void sim_theory(const struct sim *s, double rps, struct sim_summary *out);
 
 #endif

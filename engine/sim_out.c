@@ -34,9 +34,10 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->latency_ms.p95 = sim_hist_quantile(&s->lat, 0.95) / 1000.0;
 	o->latency_ms.p99 = sim_hist_quantile(&s->lat, 0.99) / 1000.0;
 	o->latency_ms.max = (double)s->lat.max / 1000.0;
-	o->pool.max_in_use = s->max_in_use;
-	o->pool.max_waiters = s->max_waiters;
-	o->pool.exhausted_at_s = s->exhausted_at >= 0 ? (double)s->exhausted_at / 1e6 : -1;
+	o->pool.max_in_use = s->pool[POOL_MAIN].max_in_use;
+	o->pool.max_waiters = s->pool[POOL_MAIN].max_waiters;
+	o->pool.exhausted_at_s = s->pool[POOL_MAIN].exhausted_at >= 0
+	                         ? (double)s->pool[POOL_MAIN].exhausted_at / 1e6 : -1;
 	o->unrelated.offered = s->unrel_offered;
 	o->unrelated.failed = s->unrel_failed;
 	o->count.true_count = s->acked;
@@ -44,12 +45,21 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->count.buffered = sim_fix_buffered(s);
 	o->count.lost = s->lost;
 	o->count.doubled = s->doubled;
+	o->count.unacked = s->unacked;
+	o->orphaned = s->orphaned;
+	o->orphans_run = s->orphans_run;
+	o->lock_timeouts = s->lock_timeouts;
+	o->retries_denied = s->retries_denied;
+	o->counter_pool.max_in_use = s->pool[POOL_COUNTER].max_in_use;
+	o->counter_pool.max_waiters = s->pool[POOL_COUNTER].max_waiters;
+	o->counter_pool.exhausted_at_s = s->pool[POOL_COUNTER].exhausted_at >= 0
+	                         ? (double)s->pool[POOL_COUNTER].exhausted_at / 1e6 : -1;
 	/* The lag so far includes what is still waiting to be flushed. */
 	pending = s->flush_busy ? s->flush_oldest : s->buf_oldest;
 	o->count.max_lag_s = (double)s->max_lag / 1e6;
 	if (o->count.buffered > 0 && pending >= 0 && (double)(s->now - pending) / 1e6 > o->count.max_lag_s)
 		o->count.max_lag_s = (double)(s->now - pending) / 1e6;
-	sim_theory(&s->c, s->like.rate, o);
+	sim_theory(s, s->like.rate, o);
 	if (t > 0) {
 		double area = s->area + (double)s->inflight * (double)(s->now - s->area_t);
 		o->theory.little_L = area / (double)s->now;
@@ -82,15 +92,19 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 			l->waiter_age_us[k] = s->now - sim_ring_at(&row->q, (size_t)k)->enq_us;
 		l->completed = row->completed;
 	}
-	out->pool_size = s->c.pool;
-	out->pool_in_use = s->in_use;
-	out->pool_waiters = (int)s->waiters.n + s->flusher_waiting;
+	/* With a bulkhead the cells show both pools together. */
+	out->pool_size = s->c.pool == 0 ? 0 : s->c.pool + (s->counter_pool != &s->pool[POOL_MAIN]
+	                                                  ? s->c.counter_pool : 0);
+	out->pool_in_use = sim_pools_in_use(s);
+	out->pool_waiters = sim_pools_waiting(s);
 	/* Cells grouped by state: busy ones first, then the idle rest. */
 	{
 		const struct { int n; enum sim_conn_state st; } g[] = {
 			{ s->conn_hold, SIM_CONN_LOCK_HOLD }, { s->conn_flush, SIM_CONN_FLUSH },
-			{ s->conn_wait, SIM_CONN_LOCK_WAIT }, { s->conn_unrel, SIM_CONN_UNRELATED },
-			{ s->c.pool > s->in_use ? s->c.pool - s->in_use : 0, SIM_CONN_IDLE },
+			{ s->conn_wait, SIM_CONN_LOCK_WAIT }, { s->conn_outside, SIM_CONN_OUTSIDE },
+			{ s->conn_unrel, SIM_CONN_UNRELATED },
+			{ out->pool_size > out->pool_in_use ? out->pool_size - out->pool_in_use : 0,
+			  SIM_CONN_IDLE },
 		};
 		for (size_t k = 0; k < sizeof g / sizeof g[0]; k++)
 			for (int j = 0; j < g[k].n && cells < SIM_SNAP_POOL; j++)
@@ -125,9 +139,10 @@ static void num_or_null(FILE *f, const char *key, double v)
 
 static void config_json(FILE *f, const struct sim_config *c)
 {
-	static const char *const arrivals[] = { "constant", "poisson" };
+	static const char *const arrivals[] = { "constant", "poisson", "bursty" };
 	static const char *const dists[] = { "const", "exp" };
 	static const char *const slots[] = { "random", "round-robin" };
+	static const char *const backoffs[] = { "none", "exp", "exp-jitter" };
 
 	fprintf(f, "{\"scenario\":");
 	if (c->scenario[0])
@@ -171,7 +186,22 @@ static void config_json(FILE *f, const struct sim_config *c)
 	        c->bug_no_fence ? "true" : "false", c->bug_get_then_del ? "true" : "false",
 	        (unsigned long long)c->seed);
 	num(f, "tick_ms", c->tick_ms);
-	fputc('}', f);
+	fprintf(f, ",\"clients\":%d,", c->clients);
+	num(f, "think_ms", c->think_ms);
+	fprintf(f, ",\"think_dist\":\"%s\",", dists[c->think_dist]);
+	num(f, "outside_ms", c->outside_ms);
+	fprintf(f, ",\"cores\":%d,", c->cores);
+	num(f, "cpu_db_ms", c->cpu_db_ms);
+	fputc(',', f);
+	num(f, "cpu_client_ms", c->cpu_client_ms);
+	fprintf(f, ",\"burst\":%d,", c->burst);
+	num(f, "lock_timeout_ms", c->lock_timeout_ms);
+	fprintf(f, ",\"idempotent\":%s,\"backoff\":\"%s\",", c->idempotent ? "true" : "false",
+	        backoffs[c->backoff]);
+	num(f, "backoff_ms", c->backoff_ms);
+	fputc(',', f);
+	num(f, "retry_budget", c->retry_budget);
+	fprintf(f, ",\"counter_pool\":%d}", c->counter_pool);
 }
 
 static void summary_json(FILE *f, const struct sim_summary *o)
@@ -204,11 +234,18 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	fprintf(f, "},\"unrelated\":{\"offered\":%llu,\"failed\":%llu},",
 	        (unsigned long long)o->unrelated.offered, (unsigned long long)o->unrelated.failed);
 	fprintf(f, "\"count\":{\"true\":%lld,\"visible\":%lld,\"buffered\":%lld,"
-	        "\"lost\":%lld,\"double\":%lld,",
+	        "\"lost\":%lld,\"double\":%lld,\"unacked\":%lld,",
 	        (long long)o->count.true_count, (long long)o->count.visible,
 	        (long long)o->count.buffered, (long long)o->count.lost,
-	        (long long)o->count.doubled);
+	        (long long)o->count.doubled, (long long)o->count.unacked);
 	num(f, "max_lag_s", o->count.max_lag_s);
+	fprintf(f, "},\"retries\":{\"orphaned\":%llu,\"orphans_run\":%llu,"
+	        "\"lock_timeouts\":%llu,\"denied\":%llu},\"counter_pool\":{\"max_in_use\":%d,"
+	        "\"max_waiters\":%d,",
+	        (unsigned long long)o->orphaned, (unsigned long long)o->orphans_run,
+	        (unsigned long long)o->lock_timeouts, (unsigned long long)o->retries_denied,
+	        o->counter_pool.max_in_use, o->counter_pool.max_waiters);
+	num_or_null(f, "exhausted_at_s", o->counter_pool.exhausted_at_s);
 	fputs("},\"faults\":{", f);
 	for (int i = 0; i < SIM_NFAULTS; i++)
 		fprintf(f, "%s\"%s\":%llu", i ? "," : "", sim_fault_name((enum sim_fault)i),
@@ -225,6 +262,23 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	num(f, "growth_per_s", o->theory.growth_per_s);
 	fputc(',', f);
 	num_or_null(f, "pool_full_s", o->theory.pool_full_s);
+	fputc(',', f);
+	num_or_null(f, "closed_throughput_per_s", o->theory.closed_throughput_per_s);
+	fputc(',', f);
+	num_or_null(f, "closed_mean_ms", o->theory.closed_mean_ms);
+	fputc(',', f);
+	num_or_null(f, "pool_ceiling_per_s", o->theory.pool_ceiling_per_s);
+	fputc(',', f);
+	num(f, "distinct_rows", o->theory.distinct_rows);
+	fputc(',', f);
+	num_or_null(f, "cpu_ceiling_per_s", o->theory.cpu_ceiling_per_s);
+	fputc(',', f);
+	num_or_null(f, "callers_ceiling_per_s", o->theory.callers_ceiling_per_s);
+	fprintf(f, ",\"binding\":\"%s\",", sim_ceiling_name(o->theory.binding));
+	num(f, "binding_per_s", o->theory.binding_per_s);
+	fprintf(f, ",\"model\":\"%s\",", sim_model_name(o->theory.model));
+	num_or_null(f, "model_mean_ms", o->theory.model_mean_ms);
+	fprintf(f, ",\"steady\":%s", o->theory.steady ? "true" : "false");
 	fputs(",\"little\":{", f);
 	num(f, "L", o->theory.little_L);
 	fputc(',', f);

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "engine/sim_ring.h"
+#include "engine/sim_impl.h"
 #include "engine/xmalloc.h"
 
 void sim_ring_init(struct sim_ring *q)

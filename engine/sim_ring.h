@@ -6,6 +6,9 @@
  * a waiter is a small plain struct stored by value in a power-of-two ring:
  * no allocation per request, and memory doubles only when the ring is full.
  *
+ * The element, struct sim_req, is one of the engine's internals: include
+ * engine/sim_impl.h, which defines it and then this header.
+ *
  * Interface:
  *   struct sim_ring q; sim_ring_init(&q);
  *   sim_ring_push(&q, &req);              copies req; grows with xrealloc
@@ -20,18 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sim_req_kind {
-	SIM_REQ_COUNTER,     /* a like: update (or insert, for append) */
-	SIM_REQ_UNRELATED    /* another endpoint that only needs a connection */
-};
-
-struct sim_req {
-	int64_t first_us;    /* when the user first asked (latency is from here) */
-	int64_t attempt_us;  /* when this attempt started (client timeout base) */
-	int64_t enq_us;      /* when it joined the queue it is in */
-	uint32_t tries;      /* attempts so far, 1 on the first */
-	uint32_t kind;       /* enum sim_req_kind */
-};
+#ifndef SIM_REQ_DEFINED
+#error "include engine/sim_impl.h, which defines struct sim_req, not sim_ring.h alone"
+#endif
 
 struct sim_ring {
 	struct sim_req *r;
@@ -56,8 +50,10 @@ static inline void sim_ring_push(struct sim_ring *q, const struct sim_req *req)
 	d->first_us = req->first_us;
 	d->attempt_us = req->attempt_us;
 	d->enq_us = req->enq_us;
+	d->like = req->like;
 	d->tries = req->tries;
 	d->kind = req->kind;
+	d->orphan = req->orphan;
 }
 
 static inline struct sim_req sim_ring_pop(struct sim_ring *q)   /* q->n > 0 */
@@ -72,6 +68,13 @@ static inline struct sim_req sim_ring_pop(struct sim_ring *q)   /* q->n > 0 */
 }
 
 static inline const struct sim_req *sim_ring_at(const struct sim_ring *q, size_t i)
+{
+	assert(i < q->n);
+	return &q->r[(q->head + i) & (q->cap - 1)];
+}
+
+/* The same, writable: valid until the next push. */
+static inline struct sim_req *sim_ring_at_mut(struct sim_ring *q, size_t i)
 {
 	assert(i < q->n);
 	return &q->r[(q->head + i) & (q->cap - 1)];

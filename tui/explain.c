@@ -78,7 +78,7 @@ static void intro(const struct sim_config *c, struct tui_para *p, int *n, int ma
 
 static bool batched(enum sim_strategy st)
 {
-	return st != SIM_NAIVE && st != SIM_SHARDED;
+	return !sim_strategy_direct(st);
 }
 
 /* Spell the Greek and the times sign out for --ascii terminals. */
@@ -128,14 +128,44 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 		    tui_fmt_rate(e, sizeof e, sum->theory.ceiling_per_s),
 		    tui_fmt_ratio(f, sizeof f, rho));
 	} else {
-		add(p, &n, max, rho >= 1 ? TUI_BAD : TUI_GOOD, 0,
-		    "Ceiling %s (%d %s%s / %s hold), arrivals %s: ρ = %s%s.",
-		    tui_fmt_rate(a, sizeof a, sum->theory.ceiling_per_s), rows,
-		    c->strategy == SIM_SHARDED ? "slot" : "row",
-		    rows == 1 ? "" : "s", tui_fmt_ms(b, sizeof b, hold),
-		    tui_fmt_rate(d, sizeof d, rps), tui_fmt_ratio(e, sizeof e, rho),
-		    rho >= 1 ? ", over the ceiling" : "");
+		/* rho above 1 is not a utilisation (no row is busier than
+		 * always): it is the load offered, as a multiple of the ceiling. */
+		if (c->clients > 0)
+			add(p, &n, max, TUI_NORMAL, 0,
+			    "Ceiling %s (%d %s%s / %s hold); %d callers in a closed loop: "
+			    "MVA predicts %s at ρ = %s.",
+			    tui_fmt_rate(a, sizeof a, sum->theory.ceiling_per_s), rows,
+			    c->strategy == SIM_SHARDED ? "slot" : "row",
+			    rows == 1 ? "" : "s", tui_fmt_ms(b, sizeof b, hold), c->clients,
+			    tui_fmt_rate(d, sizeof d, sum->theory.closed_throughput_per_s),
+			    tui_fmt_ratio(e, sizeof e, rho));
+		else
+			add(p, &n, max, rho >= 1 ? TUI_BAD : TUI_GOOD, 0,
+			    "Ceiling %s (%d %s%s / %s hold), arrivals %s: %s = %s%s.",
+			    tui_fmt_rate(a, sizeof a, sum->theory.ceiling_per_s), rows,
+			    c->strategy == SIM_SHARDED ? "slot" : "row",
+			    rows == 1 ? "" : "s", tui_fmt_ms(b, sizeof b, hold),
+			    tui_fmt_rate(d, sizeof d, rps),
+			    rho > 1 ? "offered load ρ" : "ρ", tui_fmt_ratio(e, sizeof e, rho),
+			    rho == 1 ? ", at the ceiling" : "");
+		/* A lower ceiling than the rows' binds first: name it. */
+		if (sum->theory.binding != SIM_CEIL_ROWS &&
+		    sum->theory.binding_per_s < sum->theory.ceiling_per_s) {
+			char why[200];
+			sim_binding_text(c, sum, why, sizeof why);
+			add(p, &n, max, c->clients == 0 && rps > sum->theory.binding_per_s
+			    ? TUI_BAD : TUI_WARN, 0, "The binding ceiling is %s.", why);
+		}
 	}
+
+	/* Work the server did for clients that had already left. */
+	if (sum->orphans_run > 0 && !batched(c->strategy))
+		add(p, &n, max, TUI_BAD, 0, "Retry storm: %s statements ran after their "
+		    "clients gave up, and %s retries came back for more; the load on "
+		    "the row is more than the likes arriving.%s",
+		    tui_fmt_int(a, sizeof a, (int64_t)sum->orphans_run),
+		    tui_fmt_int(b, sizeof b, (int64_t)sum->retried),
+		    c->lock_timeout_ms > 0 ? "" : " lock_timeout would let the server give up too.");
 
 	/* What follows from rho. */
 	if (rho >= 1 && sum->theory.growth_per_s > 0) {
@@ -148,23 +178,37 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 			add(p, &n, max, TUI_BAD, 1, "The lock queue grows by %s requests "
 			    "each second, and every waiter holds a connection.",
 			    tui_fmt_int(a, sizeof a, (int64_t)(sum->theory.growth_per_s + 0.5)));
-	} else if (!batched(c->strategy)) {
-		double th = c->hold_dist == SIM_DIST_CONST ? sum->theory.md1_mean_ms
-		                                          : sum->theory.mm1_mean_ms;
-		if (th >= 0)
+	} else if (!batched(c->strategy) && c->clients == 0 && sum->orphans_run == 0) {
+		/* The model that matches what is simulated, by name. */
+		double th = sum->theory.model_mean_ms;
+		if (th >= 0 && rps <= sum->theory.binding_per_s)
 			add(p, &n, max, TUI_GOOD, 1, "Under the ceiling: each row is busy "
-			    "%.0f%% of the time; %s predicts %s in the system per update.",
-			    rho * 100, c->hold_dist == SIM_DIST_CONST ? "M/D/1" : "M/M/1",
-			    tui_fmt_ms(a, sizeof a, th));
+			    "%.0f%% of the time; %s predicts %s in the system per update%s.",
+			    rho * 100, sim_model_name(sum->theory.model),
+			    tui_fmt_ms(a, sizeof a, th),
+			    sum->theory.model == SIM_MODEL_DD1 ? " (evenly spaced: no queue)" : "");
 	}
 
-	/* Little's law with what was measured. */
-	if (sum->theory.little_lambda > 0 && sum->theory.little_W_ms >= 0.01)
-		add(p, &n, max, TUI_NORMAL, 3, "Little's law, measured: L = λ × W: "
-		    "%s in the system = %s × %s.",
-		    tui_fmt_int(a, sizeof a, (int64_t)(sum->theory.little_L + 0.5)),
-		    tui_fmt_rate(b, sizeof b, sum->theory.little_lambda),
-		    tui_fmt_ms(d, sizeof d, sum->theory.little_W_ms));
+	/* Little's law with what was measured, once there is a steady state
+	 * to describe; L keeps its decimals when it is small. */
+	if (sum->theory.little_lambda > 0 && sum->theory.little_W_ms >= 0.01) {
+		if (sum->theory.little_L < 10)
+			snprintf(a, sizeof a, "%.2f", sum->theory.little_L);
+		else
+			tui_fmt_int(a, sizeof a, (int64_t)(sum->theory.little_L + 0.5));
+		if (sum->theory.steady)
+			add(p, &n, max, TUI_NORMAL, 3, "Little's law, measured: L = λ × W: "
+			    "%s in the system = %s × %s.", a,
+			    tui_fmt_rate(b, sizeof b, sum->theory.little_lambda),
+			    tui_fmt_ms(d, sizeof d, sum->theory.little_W_ms));
+		else
+			add(p, &n, max, TUI_NORMAL, 3, "Little's law (L = λ × W) describes a "
+			    "steady state; %s: %s in the system so far.",
+			    sum->theory.growth_per_s > 0 || rps > sum->theory.binding_per_s
+			    ? "this queue is still growing"
+			    : sum->orphans_run > 0 ? "abandoned statements and retries leave none here"
+			    : "still filling", a);
+	}
 
 	/* The collateral damage. */
 	double failing = tui_pool_unrelated_failing(snap);
@@ -187,7 +231,16 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 		    tui_fmt_int(d, sizeof d, (int64_t)sum->completed),
 		    tui_fmt_int(e, sizeof e, (int64_t)(sum->failed + sum->abandoned)));
 
-	/* The count, for the fixes that defer it. */
+	/* The count, for the fixes that defer it, and wherever retries that
+	 * could not know whether the first try landed counted a like twice. */
+	if (!batched(c->strategy) && (sum->count.doubled > 0 || sum->count.unacked > 0))
+		add(p, &n, max, TUI_BAD, 1, "Count: visible %s, acknowledged %s: %s likes "
+		    "counted twice by blind retries%s, %s applied though the client saw "
+		    "a timeout.", tui_fmt_int(a, sizeof a, sum->count.visible),
+		    tui_fmt_int(b, sizeof b, sum->count.true_count),
+		    tui_fmt_int(d, sizeof d, sum->count.doubled),
+		    c->idempotent ? "" : " (an idempotent write would count them once)",
+		    tui_fmt_int(e, sizeof e, sum->count.unacked));
 	if (batched(c->strategy)) {
 		bool wrong = sum->count.lost > 0 || sum->count.doubled > 0;
 		add(p, &n, max, wrong ? TUI_BAD : TUI_NORMAL, wrong ? 1 : 2,

@@ -3,11 +3,15 @@
  *
  * Turns a snapshot into a few short paragraphs an instructor could read
  * aloud: the ceiling (rows / hold time) against the arrival rate and the
- * utilisation rho; what follows (a queue growing by lambda - mu each second
- * and the pool full after P / (lambda - mu), or the queueing-theory wait
- * when under the ceiling); Little's law with the measured L, lambda and W;
- * the collateral damage on other endpoints; and, for the fixes, the true
- * and visible counts with their lag and any lost or double counts.
+ * utilisation rho (an offered load above 1), and the binding ceiling when
+ * another one (the pool, the CPUs) is lower; what follows (a queue
+ * growing by lambda - mu each second and the pool full after
+ * P / (lambda - mu), or the wait the matching model predicts: D/D/1,
+ * M/D/1, M/M/1, Kingman's G/G/1, or MVA for a closed loop); a retry storm's
+ * wasted work; Little's law with the measured L, lambda and W once there
+ * is a steady state; the collateral damage on other endpoints; and the
+ * counts: for the fixes their lag and lost or double counts, for blind
+ * retries the likes counted twice.
  *
  * With ascii set, ρ, λ and × are spelt rho, lambda and x.
  *

@@ -15,6 +15,7 @@ static const struct tui_glyphs utf8 = {
 		[SIM_CONN_LOCK_HOLD] = 0x25A0,    /* ■ */
 		[SIM_CONN_UNRELATED] = 0x25C6,    /* ◆ */
 		[SIM_CONN_FLUSH] = 0x25B2,        /* ▲ */
+		[SIM_CONN_OUTSIDE] = 0x25C7,      /* ◇ */
 	},
 	.ok = 0x2714, .slow = 0x25D4, .fail = 0x2716,   /* ✔ ◔ ✖ */
 	.hline = 0x2500, .vline = 0x2502, .corner = 0x2514,   /* ─ │ └ */
@@ -35,6 +36,7 @@ static const struct tui_glyphs ascii = {
 		[SIM_CONN_LOCK_HOLD] = 'H',
 		[SIM_CONN_UNRELATED] = 'u',
 		[SIM_CONN_FLUSH] = 'F',
+		[SIM_CONN_OUTSIDE] = 'r',
 	},
 	.ok = '+', .slow = '~', .fail = 'X',
 	.hline = '-', .vline = '|', .corner = '+',

@@ -23,7 +23,7 @@ struct tui_glyphs {
 	uint32_t free_lock;       /* nobody holds it */
 	uint32_t wait[3];         /* waiting: < 10 ms, < 1 s, >= 1 s */
 	uint32_t more;            /* the queue goes on past the edge */
-	uint32_t conn[5];         /* pool cells, by enum sim_conn_state */
+	uint32_t conn[6];         /* pool cells, by enum sim_conn_state */
 	uint32_t ok, slow, fail;  /* an endpoint answering, stalled, failing */
 	uint32_t hline, vline, corner;   /* chart axes */
 	uint32_t box[4];          /* overlay corners: top left, top right,

@@ -14,6 +14,7 @@ static const enum tui_style conn_style[] = {
 	[SIM_CONN_LOCK_HOLD] = TUI_HOLD,
 	[SIM_CONN_UNRELATED] = TUI_UNREL,
 	[SIM_CONN_FLUSH] = TUI_FLUSH,
+	[SIM_CONN_OUTSIDE] = TUI_WAIT1,
 };
 
 static const char *const conn_word[] = {
@@ -22,6 +23,7 @@ static const char *const conn_word[] = {
 	[SIM_CONN_LOCK_HOLD] = "lock held",
 	[SIM_CONN_UNRELATED] = "login",
 	[SIM_CONN_FLUSH] = "flush",
+	[SIM_CONN_OUTSIDE] = "outside lock",
 };
 
 /* Columns per cell: two ("■ ") when they fit in a few lines, else one. */

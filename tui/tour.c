@@ -108,6 +108,26 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 		bad = onoff(v, &b), accepts = "on or off";
 		if (!bad)
 			c->bug_get_then_del = b;
+	} else if (!strcmp(key, "lock-timeout-ms")) {
+		bad = num(v, 0, 600000, &c->lock_timeout_ms), accepts = "milliseconds, 0 = never";
+	} else if (!strcmp(key, "retry-budget")) {
+		bad = num(v, 0, 1, &c->retry_budget), accepts = "a fraction from 0 to 1";
+	} else if (!strcmp(key, "backoff-ms")) {
+		bad = num(v, 0, 600000, &c->backoff_ms), accepts = "milliseconds, 0 or more";
+	} else if (!strcmp(key, "backoff")) {
+		accepts = "none, exp or exp-jitter";
+		bad = strcmp(v, "none") && strcmp(v, "exp") && strcmp(v, "exp-jitter") ? -1 : 0;
+		if (!bad)
+			c->backoff = !strcmp(v, "none") ? SIM_BACKOFF_NONE : !strcmp(v, "exp")
+			             ? SIM_BACKOFF_EXP : SIM_BACKOFF_EXP_JITTER;
+	} else if (!strcmp(key, "idempotent")) {
+		bad = onoff(v, &b), accepts = "on or off";
+		if (!bad)
+			c->idempotent = b;
+	} else if (!strcmp(key, "counter-pool")) {
+		bad = num(v, 0, 100000, &d), accepts = "connections, 0 = share the pool";
+		if (!bad && (int)d != c->counter_pool)
+			c->counter_pool = (int)d, *restart = true;   /* a pool of its own */
 	} else {
 		snprintf(err, errlen, "unknown setting '%.40s' (try rps, hold-ms, work-ms, "
 		         "pool, unrelated-rps, flush-ms, strategy, rows, slot)", key);

@@ -53,6 +53,33 @@ for k in config summary offered completed failed abandoned throughput_per_s \
 done
 if [ -z "$missing" ]; then ok sim__json_fields; else bad sim__json_fields "missing:$missing"; fi
 
+# sim__closed_loop: callers instead of a rate, MVA beside the measurement.
+j=$("$bin" sim --json --clients 8 --think-ms 2 --outside-ms 1 --cores 2 --cpu-ms 0.5,0.2 --seconds 0.5)
+missing=
+for k in clients think_ms outside_ms cores cpu_db_ms cpu_client_ms \
+	closed_throughput_per_s closed_mean_ms binding model; do
+	case "$j" in *"\"$k\":"*) ;; *) missing="$missing $k" ;; esac
+done
+case "$j" in *'"closed_throughput_per_s":null'*) missing="$missing (null MVA)" ;; esac
+if [ -z "$missing" ]; then ok sim__closed_loop; else bad sim__closed_loop "missing:$missing"; fi
+
+# sim__dd1_label: constant arrivals and holds are not M/M/1.
+out=$("$bin" sim --rps 400 --hold-ms 2 --pool 0 --arrivals constant --seconds 1)
+case "$out" in
+*"2.000  (D/D/1)"*) case "$out" in *"6.000"*) bad sim__dd1_label "M/M/1's 6 ms printed" ;;
+	*) ok sim__dd1_label ;; esac ;;
+*) bad sim__dd1_label "no D/D/1 prediction of 2 ms" ;;
+esac
+
+# sim__retry_storm: the scenario collapses, lock_timeout ends it.
+out=$("$bin" sim --scenario retry-storm --seconds 40 --json)
+out2=$("$bin" sim --scenario retry-storm --seconds 40 --lock-timeout-ms 300 --json)
+d1=$(printf '%s' "$out" | grep -o '"double":[0-9]*' | cut -d: -f2)
+c1=$(printf '%s' "$out" | grep -o '"completed":[0-9]*' | head -1 | cut -d: -f2)
+c2=$(printf '%s' "$out2" | grep -o '"completed":[0-9]*' | head -1 | cut -d: -f2)
+if [ "${d1:-0}" -gt 0 ] && [ "${c2:-0}" -gt $(( 3 * ${c1:-0} )) ]; then ok sim__retry_storm
+else bad sim__retry_storm "doubled $d1, completed $c1 vs $c2 with lock_timeout"; fi
+
 # sim__csv: a header and one line per tick.
 if "$bin" sim --seconds 1 --csv "$tmp/s.csv" >/dev/null && head -1 "$tmp/s.csv" | grep -q '^t_s,' &&
    [ "$(wc -l <"$tmp/s.csv")" -ge 11 ]; then ok sim__csv
@@ -104,6 +131,19 @@ usage sweep_name       "--sweep"      --sweep colour=1,2
 usage sweep_value      "--rows"       --sweep rows=1,0
 usage csv_with_sweep   "--csv"        --sweep rows=1,2 --csv "$tmp/x.csv"
 usage seconds_zero     "--seconds"    --seconds 0
+usage clients_and_rps  "--clients"    --clients 4 --rps 100
+usage clients_negative "--clients"    --clients -1
+usage think_dist       "--think-dist" --clients 4 --think-dist gamma
+usage cpu_form         "--cpu-ms"     --clients 4 --cpu-ms 1,x
+usage cpu_over_hold    "--cpu-ms"     --clients 4 --cpu-ms 5
+usage cores_word       "--cores"      --cores many
+usage arrivals_word    "--arrivals"   --arrivals lumpy
+usage burst_zero       "--burst"      --burst 0
+usage backoff_word     "--backoff"    --backoff linear
+usage budget_over      "--retry-budget" --retry-budget 1.5
+usage lock_timeout_neg "--lock-timeout-ms" --lock-timeout-ms -5
+usage counter_pool_neg "--counter-pool" --counter-pool -1
+usage idempotent_word  "--idempotent" --idempotent=maybe
 
 echo "[==========] $((pass + fail)) test(s) run."
 echo "[  PASSED  ] $pass test(s)."

@@ -7,11 +7,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "engine/sim_ring.h"
+#include "engine/sim_impl.h"       /* struct sim_req, then the ring */
 
 static struct sim_req req(int64_t t)
 {
-	struct sim_req r = { t, t, t, 1, SIM_REQ_COUNTER };
+	struct sim_req r = { t, t, t, 0, 1, SIM_REQ_COUNTER, 0 };
 	return r;
 }
 

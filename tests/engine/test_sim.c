@@ -27,8 +27,8 @@ static void assert_near(double got, double want, double rel)
 static void assert_books(const struct sim_summary *o)
 {
 	assert_int_equal(o->offered, o->completed + o->failed + o->abandoned);
-	assert_int_equal(o->count.visible + o->count.buffered + o->count.lost - o->count.doubled,
-	                 o->count.true_count);
+	assert_int_equal(o->count.visible + o->count.buffered + o->count.lost - o->count.doubled -
+	                 o->count.unacked, o->count.true_count);
 	/* A like is acknowledged exactly when its request completes. */
 	assert_int_equal(o->count.true_count, o->completed);
 }
@@ -209,8 +209,31 @@ static void sim_run__client_timeouts_abandon_and_retry(void **state)
 	assert_true(o.abandoned > 0);
 	assert_true(o.retried >= 2 * o.abandoned);
 	assert_int_equal(o.failed, 0);
-	/* Nobody waits for the lock much past the client's patience. */
+	/* The client gave up; the server did not: its statements waited on
+	 * for the lock, committed, and the retries counted those likes again. */
+	assert_true(o.worst_wait_ms > 100);
+	assert_true(o.orphaned > 0 && o.orphans_run > 0);
+	assert_true(o.count.doubled > 0);
+	assert_true(o.count.visible > o.count.true_count);
+	assert_books(&o);
+
+	/* Idempotent writes: the same work, no double counts. */
+	c.idempotent = true;
+	simtest_run(&c, &o);
+	assert_true(o.orphans_run > 0);
+	assert_int_equal(o.count.doubled, 0);
+	assert_books(&o);
+
+	/* lock_timeout: the server stops waiting too, so nothing is left
+	 * behind to commit unseen, and a retry after its clear error cannot
+	 * double. */
+	c.idempotent = false;
+	c.lock_timeout_ms = 100;
+	simtest_run(&c, &o);
 	assert_true(o.worst_wait_ms <= 100);
+	assert_true(o.lock_timeouts > 0);
+	assert_int_equal(o.count.doubled, 0);
+	assert_int_equal(o.count.unacked, 0);
 	assert_books(&o);
 }
 

@@ -119,6 +119,83 @@ static void sim_summary__theory_formulas(void **state)
 	assert_true(o.theory.growth_per_s == 0);
 }
 
+/* Constant arrivals and constant holds below the ceiling never queue:
+ * the label is D/D/1 and the prediction is the hold, not M/M/1's
+ * S / (1 - rho) (6 ms at 400/s with 2 ms holds). */
+static void sim_summary__dd1_label_and_mean(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	simtest_config(&c);
+	c.rps = 400;
+	c.hold_ms = 2;
+	c.seconds = 5;
+	simtest_run(&c, &o);
+	assert_int_equal(o.theory.model, SIM_MODEL_DD1);
+	assert_near(o.theory.model_mean_ms, 2, 1e-12);
+	assert_near(o.latency_ms.mean, 2, 1e-9);
+	assert_near(o.theory.mm1_mean_ms, 10, 1e-12);   /* still there, not the label */
+	c.arrivals = SIM_ARRIVE_POISSON;
+	simtest_run(&c, &o);
+	assert_int_equal(o.theory.model, SIM_MODEL_MD1);
+	c.hold_dist = SIM_DIST_EXP;
+	simtest_run(&c, &o);
+	assert_int_equal(o.theory.model, SIM_MODEL_MM1);
+	c.arrivals = SIM_ARRIVE_CONSTANT;
+	simtest_run(&c, &o);
+	assert_int_equal(o.theory.model, SIM_MODEL_GG1);
+	assert_near(o.theory.model_mean_ms, 2 + 2 * 0.8 / 0.2 * 0.5, 1e-12);
+}
+
+/* Clumps of K at the same rho: the arrivals' squared coefficient of
+ * variation is 2K - 1, Kingman's formula W = S + S rho / (1 - rho)
+ * (ca2 + cs2) / 2 predicts the mean, and burstier is worse. */
+static void sim_run__bursty_arrivals_match_kingman(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+	double prev = 0;
+
+	(void)state;
+	for (int k = 1; k <= 8; k *= 2) {
+		queue_config(&c, 0.5, SIM_DIST_CONST, 5e5);
+		c.arrivals = SIM_ARRIVE_BURSTY;
+		c.burst = k;
+		simtest_run(&c, &o);
+		assert_int_equal(o.theory.model, SIM_MODEL_GG1);
+		assert_near(o.theory.ca2, 2.0 * k - 1, 1e-12);
+		assert_near(o.theory.model_mean_ms, 1 + 1 * 0.5 / 0.5 * (2.0 * k - 1) / 2, 1e-12);
+		assert_near(o.latency_ms.mean, o.theory.model_mean_ms, 0.05);
+		assert_true(o.latency_ms.mean > prev);
+		prev = o.latency_ms.mean;
+	}
+}
+
+/* 100 connections on 128 random slots sit on ~69.6 distinct rows: the
+ * pool, not 128 / hold, binds, and the engine serves near that. */
+static void sim_run__pool_binds_on_distinct_rows(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	assert_int_equal(sim_scenario("viral-video-sharded", &c), 0);
+	c.arrivals = SIM_ARRIVE_POISSON;
+	c.seconds = 1;
+	simtest_run(&c, &o);
+	assert_near(o.theory.distinct_rows, 128 * (1 - pow(127.0 / 128, 100)), 1e-9);
+	assert_int_equal(o.theory.binding, SIM_CEIL_POOL);
+	assert_near(o.theory.binding_per_s, o.theory.distinct_rows * 1000, 1e-9);
+	assert_near(o.throughput_per_s, o.theory.binding_per_s, 0.10);
+	assert_false(o.theory.steady);             /* arrivals over the binding ceiling */
+	c.slot = SIM_SLOT_ROUND_ROBIN;             /* in turn: 100 distinct rows */
+	simtest_run(&c, &o);
+	assert_near(o.theory.binding_per_s, 100000, 1e-9);
+	assert_near(o.throughput_per_s, 100000, 0.03);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +203,9 @@ int main(void)
 		cmocka_unit_test(sim_run__md1_mean_within_2pct),
 		cmocka_unit_test(sim_summary__little_within_1pct),
 		cmocka_unit_test(sim_summary__theory_formulas),
+		cmocka_unit_test(sim_summary__dd1_label_and_mean),
+		cmocka_unit_test(sim_run__bursty_arrivals_match_kingman),
+		cmocka_unit_test(sim_run__pool_binds_on_distinct_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,7 @@ static inline struct sim_snapshot *fx_viral(void)
 	m->latency_ms.p50 = 1000;
 	m->latency_ms.p99 = 1040;
 	m->theory.ceiling_per_s = 500;
+	m->theory.binding_per_s = 500;       /* the rows bind */
 	m->theory.rho = 4;
 	m->theory.mm1_mean_ms = m->theory.md1_mean_ms = -1;
 	m->theory.growth_per_s = 1500;

@@ -40,11 +40,56 @@ static void tui_explain__overload_numbers(void **state)
 {
 	const char *t = all_text(*state, false);
 
-	assert_non_null(strstr(t, "Ceiling 500/s (1 row / 2 ms hold), arrivals 2,000/s: ρ = 4.0"));
+	assert_non_null(strstr(t, "Ceiling 500/s (1 row / 2 ms hold), arrivals 2,000/s: "
+	                          "offered load ρ = 4.0"));
 	assert_non_null(strstr(t, "grows by 1,500 requests each second"));
 	assert_non_null(strstr(t, "the pool of 20 is full in 0.013 s"));
-	assert_non_null(strstr(t, "L = λ × W: 1,866 in the system = 2,020/s × 986 ms"));
+	/* Overloaded: no steady state, so Little's law is not quoted as one. */
+	assert_non_null(strstr(t, "this queue is still growing: 1,866 in the system so far"));
 	assert_non_null(strstr(t, "login page fails 60/s (490 so far)"));
+}
+
+static void tui_explain__little_only_in_steady_state(void **state)
+{
+	struct sim_snapshot *snap = *state;
+
+	snap->summary.theory.rho = 0.5;
+	snap->summary.theory.growth_per_s = 0;
+	snap->summary.theory.binding_per_s = 500;
+	snap->config.rps = 250;
+	snap->summary.theory.steady = true;
+	snap->summary.theory.little_L = 0.51;
+	snap->summary.theory.little_lambda = 250;
+	snap->summary.theory.little_W_ms = 2.04;
+	const char *t = all_text(snap, false);
+	assert_non_null(strstr(t, "L = λ × W: 0.51 in the system = 250/s × 2 ms"));
+	snap->summary.theory.steady = false;
+	t = all_text(snap, false);
+	assert_non_null(strstr(t, "still filling: 0.51 in the system so far"));
+}
+
+static void tui_explain__names_the_binding_ceiling(void **state)
+{
+	struct sim_snapshot *snap = *state;
+
+	/* 128 random slots behind a pool of 100: the connections sit on
+	 * about 69.6 distinct rows, and that, not 128,000/s, binds. */
+	snap->config.strategy = SIM_SHARDED;
+	snap->config.rows = snap->nrows = 128;
+	snap->config.pool = 100;
+	snap->config.hold_ms = 1;
+	snap->config.rps = 100000;
+	snap->summary.theory.ceiling_per_s = 128000;
+	snap->summary.theory.rho = 0.78;
+	snap->summary.theory.growth_per_s = 0;
+	snap->summary.theory.binding = SIM_CEIL_POOL;
+	snap->summary.theory.distinct_rows = 69.58;
+	snap->summary.theory.pool_ceiling_per_s = 69580;
+	snap->summary.theory.binding_per_s = 69580;
+	const char *t = all_text(snap, false);
+	assert_non_null(strstr(t, "The binding ceiling is the pool: 100 connections land on "
+	                          "69.6 distinct rows of 128"));
+	assert_null(strstr(t, "predicts"));    /* no queueing formula below a lower ceiling */
 }
 
 static void tui_explain__under_the_ceiling_quotes_queueing_theory(void **state)
@@ -57,6 +102,9 @@ static void tui_explain__under_the_ceiling_quotes_queueing_theory(void **state)
 	snap->summary.theory.rho = 0.25;
 	snap->summary.theory.growth_per_s = 0;
 	snap->summary.theory.md1_mean_ms = 2.33;
+	snap->summary.theory.model = SIM_MODEL_MD1;
+	snap->summary.theory.model_mean_ms = 2.33;
+	snap->summary.theory.binding_per_s = 8000;
 	for (int i = 0; i < snap->nseries; i++)
 		snap->series[i].unrelated_failed_per_s = 0;
 	const char *t = all_text(snap, false);
@@ -133,6 +181,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(tui_explain__overload_numbers, setup, teardown),
+		cmocka_unit_test_setup_teardown(tui_explain__little_only_in_steady_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(tui_explain__names_the_binding_ceiling, setup, teardown),
 		cmocka_unit_test_setup_teardown(tui_explain__under_the_ceiling_quotes_queueing_theory, setup, teardown),
 		cmocka_unit_test_setup_teardown(tui_explain__fixes_show_the_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(tui_explain__ascii_spells_greek_out, setup, teardown),
