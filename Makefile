@@ -62,8 +62,10 @@ all: $(BUILD)/hotrow
 include engine/module.mk
 include tui/module.mk
 include kit/module.mk
+include labs/driver/module.mk
+include bench/module.mk
 include cli/module.mk
-include $(wildcard labs/module.mk tests/*/module.mk bench/module.mk)
+include $(wildcard labs/module.mk tests/*/module.mk)
 
 all: $(ALL)
 

@@ -5,8 +5,21 @@
 #   make bench      the engine vs SimPy and a Python loop, full counts (~1 min)
 #   make bench-db   one hot row: kit/load on SQLite and PostgreSQL vs pgbench
 #                   (PostgreSQL from HOTROW_PG_URL; make pg-up starts one)
+#   make bench-fidelity  the engine's prediction from one client's parts vs
+#                   kit/load and pgbench, on SQLite and (with HOTROW_PG_URL)
+#                   PostgreSQL (~4 min)
+#
+# The benchmarks' code is a library that build/hotrow links (cli/bench.c is
+# its front); it links the kit, the drivers' support and the engine.
 
-.PHONY: bench-db
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_LIB := $(BUILD)/libhotrow-bench.a
+$(BENCH_LIB): $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+ALL += $(BENCH_LIB)
+
+.PHONY: bench-db bench-fidelity
 
 bench: $(BUILD)/hotrow
 	@if [ -n "$(SAN)" ]; then echo "bench: note: a SAN=$(SAN) build is slow; the figures mean little"; fi
@@ -14,6 +27,13 @@ bench: $(BUILD)/hotrow
 
 bench-db: $(BUILD)/hotrow
 	@$(BUILD)/hotrow bench db
+
+bench-fidelity: $(BUILD)/hotrow
+	@$(BUILD)/hotrow bench fidelity --db sqlite:/tmp/hotrow-fidelity-$$$$.db; rc=$$?; \
+	 rm -f /tmp/hotrow-fidelity-$$$$.db*; \
+	 if [ -n "$$HOTROW_PG_URL" ]; then echo; $(BUILD)/hotrow bench fidelity || rc=1; \
+	 else echo "bench-fidelity: no HOTROW_PG_URL: PostgreSQL and pgbench skipped (make pg-up starts one)"; fi; \
+	 exit $$rc
 
 # The smoke test runs against HOTROW_BIN (this build's binary, set by make).
 SCRIPT_TESTS += bench/smoke-test

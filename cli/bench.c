@@ -1,339 +1,31 @@
 /*
- * bench.c: `hotrow bench`, the hotrow side of the side-by-side benchmarks.
- *
- * `hotrow bench engine` runs fixed engine workloads in this process and
- * reports how much CPU each took (getrusage, user + system, best of a few
- * runs) next to the numbers the run produced, so that bench/run can set
- * them beside the same models written in SimPy and in plain Python:
- *
- *   mm1         one row, Poisson arrivals, exponential holds, rho = 0.8,
- *               2 million requests by default: an M/M/1 queue, whose mean
- *               time in system must come out near 1/(mu - lambda);
- *   seed        the first seed text's constant-rate model: 2,000/s for
- *               1,200 s on one row with 2 ms holds (worst wait 3,599,998.5 ms);
- *   viral-post  the viral-post scenario as `hotrow sim --scenario` runs it.
- *
- * The engine keeps every metric (histograms, time series, theory) on all
- * the time; the timed span is sim_new + sim_run + sim_summary, so the cost
- * of summarising is counted too.
+ * bench.c: `hotrow bench`, a thin front over the benchmarks in bench/.
  *
  * Interface: cmd_bench(argc, argv) with argv[0] == "bench", from cli/main.c;
  * exit 0, 1 (the work failed) or 2 (bad usage), like every subcommand.
- * `hotrow bench db` (cli/bench_db.c) runs real databases instead.
  */
-#include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/time.h>
 
-#include "cli/bench_db.h"
+#include "bench/bench.h"
 #include "cli/cmd.h"
-#include "engine/sim.h"
 
-enum workload { W_MM1, W_SEED, W_VIRAL, W_N };
-
-static const char *const workload_names[W_N] = {"mm1", "seed", "viral-post"};
-
-struct bench_opts {
-	bool want[W_N];       /* which workloads to run */
-	long long requests;   /* mm1: arrivals to simulate (in expectation) */
-	int repeat;           /* best of this many runs */
-	bool json;
+static const struct {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *what;
+} benches[] = {
+	{ "engine", bench_engine_main,
+	  "time the simulator on the M/M/1 model, the seed's model and\n"
+	  "           the viral-post scenario (the peers are SimPy and a Python loop)" },
+	{ "db", bench_db_main,
+	  "one hot row on SQLite and PostgreSQL through the load driver\n"
+	  "           (kit/load.h), and through pgbench on the same server" },
+	{ "fidelity", bench_fidelity_main,
+	  "the engine's prediction from one client's measured parts beside\n"
+	  "           kit/load and pgbench: 1 row, 16 and 128 slots, 1 to 32 clients" },
 };
-
-/* One workload's outcome: the best run's CPU time and that run's summary. */
-struct bench_result {
-	struct sim_config config;
-	double cpu_s;          /* best of the runs */
-	long max_rss_kb;       /* peak resident set of the process so far */
-	struct sim_summary sum;
-};
-
-/* The M/M/1 model: rate and hold chosen so rho = 0.8 and 1/(mu-lambda) = 10 ms. */
-#define MM1_RPS     400.0
-#define MM1_HOLD_MS 2.0
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: hotrow bench engine [--workload NAME] [--requests N] [--repeat K] [--json]\n"
-		"\n"
-		"Time hotrow's engine on the workloads `make bench` compares with other\n"
-		"simulators (bench/run sets them side by side; see bench/README.md).\n"
-		"CPU time is user + system from getrusage, best of K runs.\n"
-		"\n"
-		"workloads:\n"
-		"  mm1         one row, Poisson arrivals at 400/s, exponential 2 ms holds\n"
-		"              (rho = 0.8): mean time in system vs 1/(mu - lambda) = 10 ms\n"
-		"  seed        the seed's model: 2,000/s constant for 1,200 s, one row,\n"
-		"              2 ms holds; the worst lock wait is the last request's\n"
-		"  viral-post  the viral-post scenario (20 simulated minutes)\n"
-		"\n"
-		"options:\n"
-		"  --workload NAME  all (default), mm1, seed or viral-post\n"
-		"  --requests N     requests in the mm1 workload, 1000..1000000000\n"
-		"                   (default 2000000)\n"
-		"  --repeat K       runs per workload, the fastest counts, 1..100 (default 3)\n"
-		"  --json           one JSON object instead of the table\n"
-		"  --help           this text\n"
-		"\n"
-		"`hotrow bench db` is the other benchmark: the load driver against pgbench.\n");
-}
-
-/* Parse a whole decimal integer in [lo, hi] into *out; 0 or -1. */
-static int parse_ll(const char *s, long long lo, long long hi, long long *out)
-{
-	char *end;
-
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Fill *o from argv; on bad usage print one line to stderr and return -1.
- * Returns 1 when --help was answered. */
-static int parse_engine_opts(int argc, char **argv, struct bench_opts *o)
-{
-	long long v;
-
-	memset(o, 0, sizeof *o);
-	for (int w = 0; w < W_N; w++)
-		o->want[w] = true;
-	o->requests = 2000000;
-	o->repeat = 3;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 1;
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-		} else if (!strcmp(a, "--workload")) {
-			int found = -1;
-			for (int w = 0; val && w < W_N; w++)
-				if (!strcmp(val, workload_names[w]))
-					found = w;
-			if (val && !strcmp(val, "all")) {
-				for (int w = 0; w < W_N; w++)
-					o->want[w] = true;
-			} else if (found >= 0) {
-				for (int w = 0; w < W_N; w++)
-					o->want[w] = w == found;
-			} else {
-				fprintf(stderr, "hotrow bench: --workload accepts all, mm1, seed "
-					"or viral-post\n");
-				return -1;
-			}
-			i++;
-		} else if (!strcmp(a, "--requests")) {
-			if (!val || parse_ll(val, 1000, 1000000000, &v)) {
-				fprintf(stderr, "hotrow bench: --requests accepts a whole "
-					"number from 1000 to 1000000000\n");
-				return -1;
-			}
-			o->requests = v;
-			i++;
-		} else if (!strcmp(a, "--repeat")) {
-			if (!val || parse_ll(val, 1, 100, &v)) {
-				fprintf(stderr, "hotrow bench: --repeat accepts a whole "
-					"number from 1 to 100\n");
-				return -1;
-			}
-			o->repeat = (int)v;
-			i++;
-		} else {
-			fprintf(stderr, "hotrow bench engine: unknown option '%s' (accepts "
-				"--workload, --requests, --repeat, --json, --help)\n", a);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* The engine config for workload w; -1 if the engine refuses it (a message
- * naming the field is then in err). */
-static int workload_config(enum workload w, const struct bench_opts *o,
-                           struct sim_config *c, char *err, size_t errlen)
-{
-	if (w == W_VIRAL) {
-		if (sim_scenario("viral-post", c) != 0) {
-			snprintf(err, errlen, "the engine has no viral-post scenario");
-			return -1;
-		}
-		return sim_config_check(c, err, errlen);
-	}
-	sim_config_default(c);
-	c->strategy = SIM_NAIVE;
-	c->rows = 1;
-	c->slot = SIM_SLOT_ROUND_ROBIN;
-	c->nphases = 0;
-	c->unrelated_rps = 0;
-	c->work_ms = 0;
-	c->pool = 0;                 /* unbounded: only the row lock queues */
-	c->pool_timeout_ms = 0;
-	c->client_timeout_ms = 0;
-	c->retries = 0;
-	c->ncrashes = 0;
-	c->seed = 1;
-	if (w == W_MM1) {
-		c->arrivals = SIM_ARRIVE_POISSON;
-		c->hold_dist = SIM_DIST_EXP;
-		c->rps = MM1_RPS;
-		c->hold_ms = MM1_HOLD_MS;
-		c->seconds = (double)o->requests / MM1_RPS;
-	} else {
-		c->arrivals = SIM_ARRIVE_CONSTANT;
-		c->hold_dist = SIM_DIST_CONST;
-		c->rps = 2000;
-		c->hold_ms = 2;
-		c->seconds = 1200;
-	}
-	return sim_config_check(c, err, errlen);
-}
-
-/* CPU seconds (user + system) this process has used so far. */
-static double cpu_now(long *max_rss_kb)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	if (max_rss_kb)
-		*max_rss_kb = ru.ru_maxrss;
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-/* Run config c `repeat` times and keep the fastest run in *r. */
-static void measure(const struct sim_config *c, int repeat, struct bench_result *r)
-{
-	r->config = *c;
-	r->cpu_s = -1;
-	for (int k = 0; k < repeat; k++) {
-		struct sim_summary sum;
-		double t0 = cpu_now(NULL);
-		struct sim *s = sim_new(c);
-		sim_run(s);
-		sim_summary(s, &sum);
-		double t = cpu_now(&r->max_rss_kb) - t0;
-		sim_free(s);
-		if (r->cpu_s < 0 || t < r->cpu_s) {
-			r->cpu_s = t;
-			r->sum = sum;
-		}
-	}
-}
-
-/* Requests per CPU second; 0 when the clock saw no time at all. */
-static double rate(double n, double cpu_s)
-{
-	return cpu_s > 0 ? n / cpu_s : 0;
-}
-
-static double mm1_theory_ms(const struct sim_config *c)
-{
-	double mu = 1000.0 / c->hold_ms;
-	return mu > c->rps ? 1000.0 / (mu - c->rps) : -1;
-}
-
-static void print_json_num(FILE *f, double v)
-{
-	if (v < 0)
-		fputs("null", f);
-	else
-		fprintf(f, "%.6f", v);
-}
-
-static void print_json(FILE *f, const struct bench_opts *o, const struct bench_result *res)
-{
-	fprintf(f, "{\"peer\":\"hotrow\",\"repeat\":%d,\"clock\":\"getrusage user+sys\"", o->repeat);
-	for (int w = 0; w < W_N; w++) {
-		const struct bench_result *r = &res[w];
-		if (!o->want[w])
-			continue;
-		fprintf(f, ",\"%s\":{\"requests\":%llu,\"completed\":%llu,\"events\":%llu,"
-			"\"simulated_s\":%.3f,\"cpu_s\":%.6f,\"requests_per_cpu_s\":%.1f,"
-			"\"events_per_cpu_s\":%.1f,\"max_rss_kb\":%ld,"
-			"\"mean_system_ms\":%.6f,\"mean_wait_ms\":%.6f,\"worst_wait_ms\":%.3f,"
-			"\"mm1_mean_ms\":",
-			workload_names[w],
-			(unsigned long long)r->sum.offered, (unsigned long long)r->sum.completed,
-			(unsigned long long)r->sum.events, r->config.seconds, r->cpu_s,
-			rate((double)r->sum.offered, r->cpu_s), rate((double)r->sum.events, r->cpu_s),
-			r->max_rss_kb, r->sum.latency_ms.mean, r->sum.mean_wait_ms,
-			r->sum.worst_wait_ms);
-		print_json_num(f, w == W_MM1 ? mm1_theory_ms(&r->config) : -1);
-		fputs(",\"engine_mm1_mean_ms\":", f);
-		print_json_num(f, r->sum.theory.mm1_mean_ms);
-		fprintf(f, ",\"rho\":%.6f}", r->sum.theory.rho);
-	}
-	fputs("}\n", f);
-}
-
-static void print_table(FILE *f, const struct bench_opts *o, const struct bench_result *res)
-{
-	fprintf(f, "hotrow engine, best of %d run(s), CPU = user + system (getrusage)\n\n",
-		o->repeat);
-	fprintf(f, "%-11s %11s %10s %9s %14s %14s\n", "workload", "requests", "sim time",
-		"CPU s", "requests/CPU s", "events/CPU s");
-	for (int w = 0; w < W_N; w++) {
-		const struct bench_result *r = &res[w];
-		if (!o->want[w])
-			continue;
-		fprintf(f, "%-11s %11llu %9.0fs %9.4f %14.0f %14.0f\n", workload_names[w],
-			(unsigned long long)r->sum.offered, r->config.seconds, r->cpu_s,
-			rate((double)r->sum.offered, r->cpu_s),
-			rate((double)r->sum.events, r->cpu_s));
-	}
-	fputc('\n', f);
-	if (o->want[W_MM1]) {
-		const struct bench_result *r = &res[W_MM1];
-		fprintf(f, "mm1: rho %.2f, mean time in system %.3f ms, M/M/1 predicts "
-			"1/(mu - lambda) = %.3f ms\n", r->sum.theory.rho,
-			r->sum.latency_ms.mean, mm1_theory_ms(&r->config));
-	}
-	if (o->want[W_SEED])
-		fprintf(f, "seed: worst lock wait %.1f ms (the last of %llu requests)\n",
-			res[W_SEED].sum.worst_wait_ms,
-			(unsigned long long)res[W_SEED].sum.offered);
-	if (o->want[W_VIRAL])
-		fprintf(f, "viral-post: %.4f CPU s for %.0f simulated s (target < 0.1 s)\n",
-			res[W_VIRAL].cpu_s, res[W_VIRAL].config.seconds);
-}
-
-static int bench_engine(int argc, char **argv)
-{
-	struct bench_opts o;
-	struct bench_result res[W_N];
-	char err[256];
-	int rc = parse_engine_opts(argc, argv, &o);
-
-	if (rc)
-		return rc > 0 ? 0 : 2;
-	memset(res, 0, sizeof res);
-	for (int w = 0; w < W_N; w++) {
-		struct sim_config c;
-		if (!o.want[w])
-			continue;
-		if (workload_config(w, &o, &c, err, sizeof err) != 0) {
-			fprintf(stderr, "hotrow bench: workload %s: %s\n", workload_names[w], err);
-			return 1;
-		}
-		measure(&c, o.repeat, &res[w]);
-	}
-	if (o.json)
-		print_json(stdout, &o, res);
-	else
-		print_table(stdout, &o, res);
-	return 0;
-}
+#define NBENCHES (sizeof benches / sizeof benches[0])
 
 static void usage_top(FILE *out)
 {
@@ -342,21 +34,19 @@ static void usage_top(FILE *out)
 		"\n"
 		"Benchmarks that set hotrow beside a peer measured in the same run.\n"
 		"`make bench` runs the engine one with its peers and prints the ratios;\n"
-		"`make bench-db` runs the database one (bench/README.md).\n"
+		"`make bench-db` and `make bench-fidelity` run the database ones\n"
+		"(bench/README.md).\n"
 		"\n"
-		"subcommands:\n"
-		"  engine   time the simulator on the M/M/1 model, the seed's model and\n"
-		"           the viral-post scenario (the peers are SimPy and a Python loop)\n"
-		"  db       one hot row on SQLite and PostgreSQL through the load driver\n"
-		"           (kit/load.h), and through pgbench on the same server\n"
-		"\n"
-		"`hotrow bench engine --help` and `hotrow bench db --help` list the options.\n");
+		"subcommands:\n");
+	for (size_t i = 0; i < NBENCHES; i++)
+		fprintf(out, "  %-8s %s\n", benches[i].name, benches[i].what);
+	fprintf(out, "\n`hotrow bench SUBCOMMAND --help` lists its options.\n");
 }
 
 int cmd_bench(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "hotrow bench: needs a subcommand, engine or db "
+		fprintf(stderr, "hotrow bench: needs a subcommand, engine, db or fidelity "
 			"(hotrow bench --help)\n");
 		return 2;
 	}
@@ -364,11 +54,10 @@ int cmd_bench(int argc, char **argv)
 		usage_top(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "engine"))
-		return bench_engine(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "db")) {
-		return cmd_bench_db(argc - 1, argv + 1);
-	}
-	fprintf(stderr, "hotrow bench: unknown subcommand '%s' (accepts engine or db)\n", argv[1]);
+	for (size_t i = 0; i < NBENCHES; i++)
+		if (!strcmp(argv[1], benches[i].name))
+			return benches[i].main(argc - 1, argv + 1);
+	fprintf(stderr, "hotrow bench: unknown subcommand '%s' (accepts engine, db or fidelity)\n",
+		argv[1]);
 	return 2;
 }

@@ -1,6 +1,6 @@
-# kit/: what labs and benches run against (db, load, store, log, failpoints),
-# and what the lab drivers share (runopt, span, predict, baseline; the last
-# two call the engine, so a binary that uses them links $(ENGINE_LIB) too).
+# kit/: what labs and benches run against (db, load, store, log, failpoints).
+# It depends on no other part of hotrow: the lab drivers' support, which
+# calls the engine, is in labs/driver/.
 KIT_SRC := $(wildcard kit/*.c)
 KIT_LIB := $(BUILD)/libhotrow-kit.a
 $(KIT_LIB): $(KIT_SRC:%.c=$(BUILD)/obj/%.o)

@@ -12,7 +12,8 @@
 #
 # A lab with labs/NN-name/run.c also gets run-solution and run-exercise:
 # the driver `hotrow lab run NN` executes (--db URL --threads T --seconds S),
-# linked with the kit and the engine so it can print the prediction.
+# linked with the kit, the drivers' support (labs/driver/) and the engine,
+# so it can print the prediction.
 
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
 LABTEST_OBJ := $(BUILD)/obj/tests/labs/labtest.o
@@ -39,10 +40,10 @@ $$(BUILD)/labs/$(1)/test-mutant-%: tests/mutants/$(1)/%.patch $$(wildcard soluti
 		"$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
 
 ifneq ($$(wildcard labs/$(1)/run.c),)
-$$(BUILD)/labs/$(1)/run-solution: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_SOL_OBJ) $$(KIT_LIB) $$(ENGINE_LIB)
+$$(BUILD)/labs/$(1)/run-solution: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_SOL_OBJ) $$(DRIVER_LIB) $$(KIT_LIB) $$(ENGINE_LIB)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) $$^ $$(DB_LIBS) $$(LDLIBS) -o $$@
-$$(BUILD)/labs/$(1)/run-exercise: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_EX_OBJ) $$(KIT_LIB) $$(ENGINE_LIB)
+$$(BUILD)/labs/$(1)/run-exercise: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_EX_OBJ) $$(DRIVER_LIB) $$(KIT_LIB) $$(ENGINE_LIB)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) $$^ $$(DB_LIBS) $$(LDLIBS) -o $$@
 ifneq ($$($(1)_SOL_OBJ),)

@@ -6,8 +6,10 @@
  * shard_increment(). Each like is a transaction that holds its lock for
  * --work-ms of pretend application work after the write (the slow part of
  * a real request), so the row-lock ceiling shows above the noise of a
- * small machine. Beside the measurements it prints what the engine
- * predicts for the hold time it measured with one thread.
+ * small machine. Before each run, one thread alone measures the parts of
+ * a like (the lock hold, the time outside it, the CPU), and the engine
+ * predicts the run from those parts only; the prediction is printed
+ * beside the measurement.
  *
  * Interface: build/labs/02-sharded/run-solution [--db URL] [--threads T]
  *            [--seconds S] [--slots N] [--work-ms W]; exit 0, 1 if the
@@ -20,12 +22,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "engine/sim.h"
 #include "kit/db.h"
 #include "kit/load.h"
-#include "kit/predict.h"
-#include "kit/runopt.h"
-#include "kit/span.h"
+#include "labs/driver/predict.h"
+#include "labs/driver/probe.h"
+#include "labs/driver/runopt.h"
+#include "labs/driver/span.h"
 #include "labs/02-sharded/shard.h"
 
 #define POST 1
@@ -97,49 +99,74 @@ static int like(void *arg, struct kit_load_thread *th)
 	return rc;
 }
 
-/* How long the write's lock is held, seen with one thread: from the start
- * of the write to the end of its commit (the end of the statement when
- * there is no transaction). */
-static struct kit_span one_thread_hold;
+/* How long the write's lock is held: on PostgreSQL from the end of the
+ * write (the row lock is taken by then; its start may still be queueing
+ * for it) to the end of its commit, on SQLite from BEGIN IMMEDIATE (which
+ * takes the file's lock) to the end of COMMIT. Without work each like is
+ * one autocommit statement, whose lock the client cannot see: the probe
+ * then takes a bare round trip (SELECT 1) as the part outside the lock. */
+static struct drv_span hold;
 
-static int watch_hold(void *arg, struct kit_load_thread *th)
+static void hold_init(bool lite)
 {
-	(void)arg;
-	return kit_span_thread_init(&one_thread_hold, th);
+	if (lite)
+		drv_span_init(&hold, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
+	else
+		drv_span_init(&hold, KIT_DB_STMT_END, NULL, KIT_DB_TX_COMMIT);
 }
 
-static int measure(struct run *r, int threads, double seconds, const char *label,
-                   struct kit_load_result *res)
+/* One thread alone, then the engine's prediction for r->threads. */
+static int predict(struct run *r, bool lite, int rows, struct drv_parts *alone,
+                   struct drv_prediction *p)
+{
+	struct drv_probe pr;
+	drv_probe_default(&pr);
+	pr.url = r->url;
+	if (r->work_ms > 0)
+		pr.hold = &hold;
+	else
+		pr.bare_sql = "SELECT 1";
+	pr.label = r->write == WRITE_NAIVE ? "naive row" : "sharded";
+	if (drv_probe_run(&pr, like, r, alone) != 0) {
+		fprintf(stderr, "hotrow lab run 02: %s\n", alone->error);
+		return -1;
+	}
+	/* SQLite has one write lock for the whole file: N rows are still one
+	 * lock, so the engine is asked about one row either way. */
+	struct drv_inputs in;
+	drv_inputs_init(&in, rows > 1 && !lite ? SIM_SHARDED : SIM_NAIVE, r->threads, alone);
+	in.rows = lite ? 1 : rows;
+	in.work_ms = r->work_ms;
+	in.seconds = r->seconds;
+	return drv_predict(&in, p, "hotrow lab run 02");
+}
+
+static int measure(struct run *r, const char *label, struct drv_run *m)
 {
 	struct kit_load_config c;
 	kit_load_config_default(&c);
 	c.url = r->url;
-	c.threads = threads;
-	c.seconds = seconds;
+	c.threads = r->threads;
+	c.seconds = r->seconds;
 	c.label = label;
-	if (threads == 1) {
-		kit_span_init(&one_thread_hold, KIT_DB_STMT_START, NULL,
-		              r->work_ms == 0 ? KIT_DB_STMT_END : KIT_DB_TX_COMMIT);
-		c.thread_init = watch_hold;
-		c.thread_done = kit_span_thread_done;
-	}
-	int rc = kit_load_run(&c, like, r, res);
+	int rc = drv_run_load(&c, r->work_ms > 0 ? &hold : NULL, like, r, m);
 	if (rc != 0)
-		fprintf(stderr, "hotrow lab run 02: %s: %s\n", label, res->error);
+		fprintf(stderr, "hotrow lab run 02: %s: %s\n", label, m->r.error);
 	return rc;
 }
 
-/* The engine's view: T clients, each would send one like per hold if it
- * never waited, on `rows` rows with the measured hold. */
-static void predict(const struct run *r, int rows, double hold_ms, struct sim_summary *out)
+static void report(const char *title, const struct drv_parts *alone,
+                   const struct drv_prediction *p, const struct drv_run *m)
 {
-	struct sim_config c;
-	kit_predict_config(&c, rows > 1 ? SIM_SHARDED : SIM_NAIVE, r->threads * 1000.0 / hold_ms,
-	                   hold_ms, r->threads);
-	c.rows = rows;
-	c.slot = SIM_SLOT_RANDOM;
-	c.seconds = r->seconds < 5 ? r->seconds : 5;
-	kit_predict_run(&c, out, "hotrow lab run 02");
+	printf("\n%s\n", title);
+	drv_print_parts("a like", alone);
+	if (m->hold_ms > 0)
+		printf("    the hold with %d threads: %.3f ms mean (measured under load)\n",
+		       m->r.threads, m->hold_ms);
+	printf("  %d threads, measured: %lld likes ok, %lld failed\n", m->r.threads,
+	       (long long)m->r.ok, (long long)m->r.failed);
+	printf("  the engine from the parts alone (ceiling %.0f/s):\n", p->ceiling_per_s);
+	drv_compare(p, m, "likes");
 }
 
 /* Fresh tables: the naive row at 0, the post's slots empty, N = slots. */
@@ -177,45 +204,36 @@ int main(int argc, char **argv)
 	       "%.1f ms of work in each like's transaction\n",
 	       lite ? "SQLite" : "PostgreSQL", r.threads, r.seconds, r.work_ms);
 
-	struct kit_load_result one, naive, sharded;
-	if (measure(&r, 1, r.seconds < 1 ? r.seconds : 1, "hold (1 thread)", &one) != 0 ||
-	    measure(&r, r.threads, r.seconds, "naive row", &naive) != 0)
+	hold_init(lite);
+	struct drv_parts naive_alone, sharded_alone;
+	struct drv_prediction p1, pn;
+	struct drv_run naive, sharded;
+	if (predict(&r, lite, 1, &naive_alone, &p1) != 0 || measure(&r, "naive row", &naive) != 0)
 		goto fail;
 	r.write = WRITE_SHARDED;
-	if (measure(&r, r.threads, r.seconds, "sharded", &sharded) != 0)
+	if (predict(&r, lite, r.slots, &sharded_alone, &pn) != 0 ||
+	    measure(&r, "sharded", &sharded) != 0)
 		goto fail;
 
 	int64_t total = -1;
 	if (shard_read(db, POST, &total) != 0)
 		goto fail;
-	double hold = kit_span_mean_ms(&one_thread_hold);
-	if (hold == 0)
-		hold = one.latency_ms.mean;
-	struct sim_summary p1, pn;
-	predict(&r, 1, hold, &p1);
-	/* SQLite has one write lock for the whole file: N rows are still one
-	 * lock, so the engine is asked about one row either way. */
-	predict(&r, lite ? 1 : r.slots, hold, &pn);
-
-	printf("lock hold per like (write to end of commit), 1 thread: %.2f ms; "
-	       "one row's ceiling %.0f/s\n\n", hold, hold > 0 ? 1000 / hold : 0);
-	kit_predict_table_header();
-	char name[64];
-	kit_predict_table_measured("naive, 1 row", &naive);
-	snprintf(name, sizeof name, "sharded, %d slots", r.slots);
-	kit_predict_table_measured(name, &sharded);
-	kit_predict_table_predicted("engine, 1 row", &p1, r.threads, true);
-	snprintf(name, sizeof name, "engine, %d %s", lite ? 1 : r.slots,
-	         lite ? "lock (SQLite)" : "rows");
-	kit_predict_table_predicted(name, &pn, r.threads, true);
+	report("naive: every like updates one row", &naive_alone, &p1, &naive);
+	char title[96];
+	snprintf(title, sizeof title, "sharded: shard_increment() over %d slots%s", r.slots,
+	         lite ? " (SQLite: still one lock)" : "");
+	report(title, &sharded_alone, &pn, &sharded);
+	int64_t acked = sharded_alone.calls + sharded.r.ok;
 	printf("\nsharded count %lld for %lld likes acknowledged: %s\n", (long long)total,
-	       (long long)sharded.ok, total == sharded.ok ? "exact" : "NOT EXACT");
+	       (long long)acked, total == acked ? "exact" : "NOT EXACT");
 	if (lite)
 		printf("SQLite lets one transaction write at a time, whatever the row: see §6.\n");
+	drv_span_destroy(&hold);
 	kit_db_close(db);
-	return total == sharded.ok ? 0 : 1;
+	return total == acked ? 0 : 1;
 fail:
 	fprintf(stderr, "hotrow lab run 02: %s\n", why(db));
+	drv_span_destroy(&hold);
 	kit_db_close(db);
 	return 1;
 }

@@ -9,8 +9,10 @@
  *             --flush-ms on a connection of its own
  *   coalesce  work; batch_acc_add, and a flush every --flush-ms
  * After each fix it rolls up or flushes what is left and checks that the
- * count equals the likes acknowledged. Beside the measurements it prints
- * what the engine predicts for the lock hold it measured with one thread.
+ * count equals the likes acknowledged. Before each run one thread alone
+ * measures the parts of a like (the lock hold, the time outside it, the
+ * CPU), and the engine predicts the run from those parts, the work and
+ * the flush interval only; the prediction is printed beside the run.
  *
  * Interface: build/labs/03-batching/run-solution [--db URL] [--threads T]
  *            [--seconds S] [--work-ms W] [--flush-ms F]; exit 0, 1 if the
@@ -25,12 +27,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "engine/sim.h"
 #include "kit/db.h"
 #include "kit/load.h"
-#include "kit/predict.h"
-#include "kit/runopt.h"
-#include "kit/span.h"
+#include "labs/driver/predict.h"
+#include "labs/driver/probe.h"
+#include "labs/driver/runopt.h"
+#include "labs/driver/span.h"
 #include "labs/03-batching/batch.h"
 
 enum mode { NAIVE, APPEND, COALESCE };
@@ -101,15 +103,34 @@ static int like(void *arg, struct kit_load_thread *th)
 	return kit_db_commit(th->db);
 }
 
-/* ---- the lock hold, seen through the db hook with one thread ---- */
+/* ---- the lock hold, seen through the db hook ---- */
 
-/* From the start of the write to the end of its commit. */
-static struct kit_span one_thread_hold;
+/* On PostgreSQL from the end of the write (the row lock is taken by then)
+ * to the end of its commit; on SQLite from BEGIN IMMEDIATE, which takes
+ * the file's write lock, to the end of COMMIT. */
+static struct drv_span hold;
 
-static int watch_hold(void *arg, struct kit_load_thread *th)
+static void hold_init(bool lite)
 {
-	(void)arg;
-	return kit_span_thread_init(&one_thread_hold, th);
+	if (lite)
+		drv_span_init(&hold, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
+	else
+		drv_span_init(&hold, KIT_DB_STMT_END, NULL, KIT_DB_TX_COMMIT);
+}
+
+/* A fresh post for the next run (and its naive row). */
+static int next_post(struct run *r, struct kit_db *db)
+{
+	r->post++;
+	char post[24];
+	snprintf(post, sizeof post, "%lld", (long long)r->post);
+	const char *p[] = { post };
+	if (r->mode == NAIVE &&
+	    kit_db_exec(db, "INSERT INTO lab03_naive (post_id, n) VALUES ($1, 0)", 1, p) != 0) {
+		fprintf(stderr, "hotrow lab run 03: %s\n", kit_db_errmsg(db));
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the background rollup / flush ---- */
@@ -144,31 +165,19 @@ static void *background_main(void *arg)
 	return NULL;
 }
 
-/* Run the mode with T threads (or 1 to measure the hold); fill *res and,
- * for the fixes, check the count. Returns 0, or 1 on any failure. */
-static int measure(struct run *r, struct kit_db *db, int threads, double seconds,
-                   const char *label, struct kit_load_result *res)
+/* Run the mode with T threads on a fresh post; fill *m and, for the
+ * fixes, check the count. Returns 0, or 1 on any failure. */
+static int measure(struct run *r, struct kit_db *db, const char *label, struct drv_run *m)
 {
 	struct kit_load_config c;
 	kit_load_config_default(&c);
 	c.url = r->url;
-	c.threads = threads;
-	c.seconds = seconds;
+	c.threads = r->threads;
+	c.seconds = r->seconds;
 	c.label = label;
-	if (threads == 1) {
-		kit_span_init(&one_thread_hold, KIT_DB_STMT_START, NULL, KIT_DB_TX_COMMIT);
-		c.thread_init = watch_hold;
-		c.thread_done = kit_span_thread_done;
-	}
-	r->post++;
-	char post[24];
-	snprintf(post, sizeof post, "%lld", (long long)r->post);
-	const char *p[] = { post };
-	if (r->mode == NAIVE &&
-	    kit_db_exec(db, "INSERT INTO lab03_naive (post_id, n) VALUES ($1, 0)", 1, p) != 0) {
-		fprintf(stderr, "hotrow lab run 03: %s\n", kit_db_errmsg(db));
+	if (next_post(r, db) != 0)
 		return 1;
-	}
+	struct kit_load_result *res = &m->r;
 
 	struct background b = { .r = r };
 	pthread_t tid;
@@ -180,9 +189,14 @@ static int measure(struct run *r, struct kit_db *db, int threads, double seconds
 			return 1;
 		}
 		atomic_init(&b.stop, false);
-		pthread_create(&tid, NULL, background_main, &b);
+		if (pthread_create(&tid, NULL, background_main, &b) != 0) {
+			fprintf(stderr, "hotrow lab run 03: %s: cannot start the background %s thread\n",
+			        label, r->mode == COALESCE ? "flush" : "rollup");
+			kit_db_close(b.db);
+			return 1;
+		}
 	}
-	int rc = kit_load_run(&c, like, r, res);
+	int rc = drv_run_load(&c, r->mode == COALESCE ? NULL : &hold, like, r, m);
 	if (bg) {
 		atomic_store(&b.stop, true);
 		pthread_join(tid, NULL);
@@ -212,16 +226,49 @@ static int measure(struct run *r, struct kit_db *db, int threads, double seconds
 	return 0;
 }
 
-/* The engine's view of the same load: T clients that would each send a
- * like every cycle_ms if they never waited. */
-static void predict(const struct run *r, enum sim_strategy s, double hold_ms, double cycle_ms,
-                    struct sim_summary *out)
+/* One thread alone on a fresh post, then the engine's prediction for
+ * r->threads from those parts (and, for coalesce, the naive write's parts
+ * for its flushes). */
+static int predict(struct run *r, struct kit_db *db, bool lite, const struct drv_parts *naive,
+                   struct drv_parts *alone, struct drv_prediction *p)
 {
-	struct sim_config c;
-	kit_predict_config(&c, s, r->threads * 1000.0 / cycle_ms, hold_ms, r->threads);
-	c.flush_ms = r->flush_ms;
-	c.seconds = r->seconds < 5 ? r->seconds : 5;
-	kit_predict_run(&c, out, "hotrow lab run 03");
+	static const char *const names[] = { "naive row", "append", "coalesce" };
+	if (next_post(r, db) != 0)
+		return -1;
+	struct drv_probe pr;
+	drv_probe_default(&pr);
+	pr.url = r->mode == COALESCE ? NULL : r->url;   /* coalescing takes no lock */
+	pr.hold = r->mode == COALESCE ? NULL : &hold;
+	pr.label = names[r->mode];
+	if (drv_probe_run(&pr, like, r, alone) != 0) {
+		fprintf(stderr, "hotrow lab run 03: %s\n", alone->error);
+		return -1;
+	}
+	/* On SQLite every insert still takes the one write lock: the engine's
+	 * append model (no lock between inserts) would flatter it. */
+	enum sim_strategy s = r->mode == NAIVE ? SIM_NAIVE
+	                    : r->mode == APPEND ? (lite ? SIM_NAIVE : SIM_APPEND) : SIM_COALESCE;
+	struct drv_inputs in;
+	drv_inputs_init(&in, s, r->threads, alone);
+	in.work_ms = r->mode == COALESCE ? 0 : r->work_ms;   /* coalesce: outside any lock */
+	in.flush_ms = r->flush_ms;
+	in.flush = naive ? *naive : *alone;
+	in.seconds = r->seconds;
+	return drv_predict(&in, p, "hotrow lab run 03");
+}
+
+static void report(const char *title, const struct drv_parts *alone,
+                   const struct drv_prediction *p, const struct drv_run *m)
+{
+	printf("\n%s\n", title);
+	drv_print_parts("a like", alone);
+	if (m->hold_ms > 0)
+		printf("    the hold with %d threads: %.3f ms mean (measured under load)\n",
+		       m->r.threads, m->hold_ms);
+	printf("  %d threads, measured: %lld likes ok, %lld failed\n", m->r.threads,
+	       (long long)m->r.ok, (long long)m->r.failed);
+	printf("  the engine from the parts alone:\n");
+	drv_compare(p, m, "likes");
 }
 
 int main(int argc, char **argv)
@@ -252,49 +299,39 @@ int main(int argc, char **argv)
 	       "rollup/flush every %.0f ms\n", lite ? "SQLite" : "PostgreSQL", r.threads,
 	       r.seconds, r.work_ms, r.flush_ms);
 
-	struct kit_load_result one, naive, append, coalesce;
+	struct drv_parts alone[3];
+	struct drv_prediction p[3];
+	struct drv_run naive, append, coalesce;
 	rc = r.acc == NULL;
 	if (rc != 0)
 		fprintf(stderr, "hotrow lab run 03: batch_acc_new returned NULL (not written yet?)\n");
+	hold_init(lite);
 	if (rc == 0)
-		rc = measure(&r, db, 1, r.seconds < 1 ? r.seconds : 1, "hold (1 thread)", &one);
-	if (rc == 0)
-		rc = measure(&r, db, r.threads, r.seconds, "naive row", &naive);
+		rc = predict(&r, db, lite, NULL, &alone[NAIVE], &p[NAIVE]) != 0 ||
+		     measure(&r, db, "naive row", &naive) != 0;
 	r.mode = APPEND;
 	if (rc == 0)
-		rc = measure(&r, db, r.threads, r.seconds, "append + rollup", &append);
+		rc = predict(&r, db, lite, &alone[NAIVE], &alone[APPEND], &p[APPEND]) != 0 ||
+		     measure(&r, db, "append + rollup", &append) != 0;
 	r.mode = COALESCE;
 	if (rc == 0)
-		rc = measure(&r, db, r.threads, r.seconds, "coalesce", &coalesce);
+		rc = predict(&r, db, lite, &alone[NAIVE], &alone[COALESCE], &p[COALESCE]) != 0 ||
+		     measure(&r, db, "coalesce", &coalesce) != 0;
+	drv_span_destroy(&hold);
 	if (rc != 0) {
 		batch_acc_free(r.acc);
 		kit_db_close(db);
 		return 1;
 	}
 
-	double hold = kit_span_mean_ms(&one_thread_hold);
-	if (hold == 0)
-		hold = one.latency_ms.mean;
-	struct sim_summary pn, pa, pc;
-	predict(&r, SIM_NAIVE, hold, hold, &pn);
-	/* On SQLite every insert still takes the one write lock: the engine's
-	 * append model (no lock between inserts) would flatter it. */
-	predict(&r, lite ? SIM_NAIVE : SIM_APPEND, hold, hold, &pa);
-	/* A coalescing client holds no lock: it cycles at its own work. */
-	predict(&r, SIM_COALESCE, hold, r.work_ms > 0.05 ? r.work_ms : 0.05, &pc);
-
-	printf("lock hold per like (write to end of commit), 1 thread: %.2f ms; "
-	       "one row's ceiling %.0f/s\n\n", hold, hold > 0 ? 1000 / hold : 0);
-	kit_predict_table_header();
-	kit_predict_table_measured("naive, 1 row", &naive);
-	kit_predict_table_measured("append + rollup", &append);
-	kit_predict_table_measured("coalesce in the app", &coalesce);
-	kit_predict_table_predicted("engine, naive", &pn, r.threads, false);
-	kit_predict_table_predicted(lite ? "engine, append (1 lock)" : "engine, append", &pa,
-	                            r.threads, false);
-	kit_predict_table_predicted("engine, coalesce", &pc, r.threads, false);
+	report("naive: BEGIN; UPDATE the post's row; work; COMMIT", &alone[NAIVE], &p[NAIVE], &naive);
+	report(lite ? "append + rollup: BEGIN; INSERT the like; work; COMMIT (SQLite: one lock)"
+	            : "append + rollup: BEGIN; INSERT the like; work; COMMIT",
+	       &alone[APPEND], &p[APPEND], &append);
+	report("coalesce in the app: work; add to the buffer, flushed every F ms",
+	       &alone[COALESCE], &p[COALESCE], &coalesce);
 	printf("\ncounts after the last rollup and flush: exact (%lld and %lld likes)\n",
-	       (long long)append.ok, (long long)coalesce.ok);
+	       (long long)append.r.ok, (long long)coalesce.r.ok);
 	if (lite)
 		printf("SQLite lets one transaction write at a time: append still queues; see Lab 02, §6.\n");
 	batch_acc_free(r.acc);

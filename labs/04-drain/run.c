@@ -6,9 +6,11 @@
  * row (video 1), each timed by the db hook, so we know the hold. Then your
  * path: every view is record_view() on video 2 in the in-memory store while
  * one flusher (start_flusher) upserts the deltas every F ms on its own
- * connection. Beside each run it prints what the engine predicts for the
- * measured hold, and at the end whether the database holds exactly the
- * views that were acknowledged.
+ * connection. Before each run one thread alone measures the parts of a
+ * view (the hold, the time outside it, the CPU) and the engine predicts
+ * the run from those parts, the threads and the flush interval only; the
+ * prediction is printed beside the run. At the end: whether the database
+ * holds exactly the views that were acknowledged.
  *
  * Interface: build/labs/04-drain/run-solution [--db URL] [--threads T]
  *            [--seconds S] [--flush-ms F]; exit 0, 1 if the database
@@ -20,17 +22,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "engine/sim.h"
-#include "kit/baseline.h"
 #include "kit/db.h"
 #include "kit/load.h"
-#include "kit/predict.h"
-#include "kit/runopt.h"
-#include "kit/span.h"
 #include "kit/store.h"
 #include "labs/04-drain/views.h"
-
-#define ENGINE_MAX_RPS 100000   /* the engine's Redis serves one command per 4 us */
+#include "labs/driver/baseline.h"
+#include "labs/driver/predict.h"
+#include "labs/driver/probe.h"
+#include "labs/driver/runopt.h"
+#include "labs/driver/span.h"
 
 struct opts {
 	const char *url;
@@ -66,16 +66,26 @@ static int buffered_view(void *arg, struct kit_load_thread *th)
 
 /* ---- the engine's view of the same numbers ---- */
 
-/* Views arriving at random at rps, each holding the row for hold_ms,
- * under the strategy given. */
-static void engine_run(enum sim_strategy strategy, double rps, double hold_ms, int flush_ms,
-                       struct sim_summary *out)
+/* record_view() alone, then the engine's prediction for T threads: views
+ * into the engine's Redis, drained every flush_ms by a flush that holds
+ * the row as long as the naive UPDATE did alone. */
+static int predict_buffered(const struct opts *o, struct kit_store *st,
+                            const struct drv_parts *naive, struct drv_parts *alone,
+                            struct drv_prediction *p)
 {
-	struct sim_config c;
-	kit_predict_config(&c, strategy, rps, hold_ms, 0);
-	c.flush_ms = flush_ms;
-	c.seconds = 5;
-	kit_predict_run(&c, out, "hotrow lab run 04");
+	struct drv_probe pr;
+	drv_probe_default(&pr);
+	pr.label = "record_view";
+	if (drv_probe_run(&pr, buffered_view, st, alone) != 0) {
+		fprintf(stderr, "hotrow lab run 04: %s\n", alone->error);
+		return -1;
+	}
+	struct drv_inputs in;
+	drv_inputs_init(&in, SIM_REDIS, o->threads, alone);
+	in.flush = *naive;
+	in.flush_ms = o->flush_ms;
+	in.seconds = o->seconds;
+	return drv_predict(&in, p, "hotrow lab run 04");
 }
 
 static int setup(struct kit_db *db)
@@ -105,21 +115,24 @@ int main(int argc, char **argv)
 	printf("Lab 04, buffer and drain, on %s: %d threads, %.1f s per run, flush every %d ms\n\n",
 	       lite ? "SQLite" : "PostgreSQL", o.threads, o.seconds, o.flush_ms);
 
-	/* 1. the naive row: one thread for the hold, then T threads */
-	struct kit_baseline naive;
-	if (kit_baseline_run(&naive, "hotrow lab run 04", o.url,
+	/* 1. the naive row: one thread alone, the prediction, then T threads */
+	struct drv_baseline naive;
+	if (drv_baseline_run(&naive, "hotrow lab run 04", o.url,
 	                     "UPDATE video_counts SET views = views + 1 WHERE video_id = 1", o.threads,
 	                     o.seconds) != 0)
 		goto fail;
-	kit_baseline_print(&naive, "hotrow lab run 04", "UPDATE video_counts SET views = views + 1",
-	                   "view");
-	double hold = naive.hold_ms;
+	drv_baseline_print(&naive, "UPDATE video_counts SET views = views + 1", "views");
 
 	/* 2. record_view + the flusher */
-	struct kit_span upserts;
-	struct kit_span_clock fclock;
-	kit_span_init(&upserts, KIT_DB_STMT_START, "INSERT", KIT_DB_STMT_END);
-	kit_span_watch(&fclock, &upserts, fdb);
+	struct drv_parts alone;
+	struct drv_prediction pb;
+	bool predicted = predict_buffered(&o, st, &naive.alone, &alone, &pb) == 0;
+	int64_t probed = 0;             /* record_view's views alone, flushed with the rest */
+	kit_store_get(st, VIEWS_DELTA_PREFIX "2", &probed);
+	static struct drv_span upserts;
+	struct drv_span_clock fclock;
+	drv_span_init(&upserts, KIT_DB_STMT_START, "INSERT", KIT_DB_STMT_END);
+	drv_span_watch(&fclock, &upserts, fdb);
 	struct flusher *f = NULL;
 	if ((rc = start_flusher(&f, st, fdb, o.flush_ms, VIEWS_MAX_BATCH)) != 0) {
 		fprintf(stderr, "hotrow lab run 04: start_flusher: %d (done §6 yet?)\n", rc);
@@ -131,8 +144,9 @@ int main(int argc, char **argv)
 	c.threads = o.threads;
 	c.seconds = o.seconds;
 	c.label = "record_view";
-	struct kit_load_result buf;
-	rc = kit_load_run(&c, buffered_view, st, &buf);
+	struct drv_run run;
+	rc = drv_run_load(&c, NULL, buffered_view, st, &run);
+	const struct kit_load_result buf = run.r;
 	struct flusher_stats fs;
 	flusher_stats(f, &fs);
 	int64_t lag = 0;
@@ -146,20 +160,20 @@ int main(int argc, char **argv)
 	printf("  views                         %8lld ok, %lld failed\n", (long long)buf.ok,
 	       (long long)buf.failed);
 	printf("  throughput                    %8.0f views/s (%.0fx the naive row)\n",
-	       buf.throughput_per_s, naive.many.throughput_per_s > 0
-	       ? buf.throughput_per_s / naive.many.throughput_per_s : 0);
-	kit_predict_latency(&buf, 3);
+	       buf.throughput_per_s, naive.many.r.throughput_per_s > 0
+	       ? buf.throughput_per_s / naive.many.r.throughput_per_s : 0);
+	drv_print_latency(&buf, 3);
 	printf("  flushes                       %8lld (%lld failed), upsert %.3f ms mean\n",
-	       (long long)fs.flushes, (long long)fs.failed, kit_span_mean_ms(&upserts));
+	       (long long)fs.flushes, (long long)fs.failed, drv_span_mean_ms(&upserts));
 	printf("  still in the store at the end %8lld views (flushed by stop_flusher)\n",
 	       (long long)lag);
-	if (hold > 0) {
-		double rps = buf.throughput_per_s < ENGINE_MAX_RPS ? buf.throughput_per_s : ENGINE_MAX_RPS;
-		struct sim_summary p;
-		engine_run(SIM_REDIS, rps, hold, o.flush_ms, &p);
-		printf("  engine, redis at %.0f/s: row lock busy %.2f%% of the time, "
-		       "visible count lags up to %.3f s, %lld lost\n", rps,
-		       100.0 * hold / o.flush_ms, p.count.max_lag_s, (long long)p.count.lost);
+	if (predicted) {
+		drv_print_parts("record_view", &alone);
+		printf("  the engine from the parts alone (its Redis serves one command per 4 us):\n");
+		drv_compare(&pb, &run, "views");
+		printf("  predicted: the row lock busy %.2f%% of the time (hold alone / flush "
+		       "interval),\n    the visible count lagging up to %.3f s\n",
+		       100.0 * naive.alone.hold_ms / o.flush_ms, pb.max_lag_s);
 	}
 
 	/* 3. is every acknowledged view in the database? */
@@ -170,10 +184,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hotrow lab run 04: %s\n", kit_db_errmsg(db));
 		goto fail;
 	}
-	int64_t want1 = naive.one.ok + naive.many.ok;
-	bool exact = got1 == want1 && got2 == buf.ok;
+	int64_t want1 = naive.writes, want2 = probed + buf.ok;
+	bool exact = got1 == want1 && got2 == want2;
 	printf("\ncounts: naive row %lld for %lld acknowledged, buffered %lld for %lld: %s\n",
-	       (long long)got1, (long long)want1, (long long)got2, (long long)buf.ok,
+	       (long long)got1, (long long)want1, (long long)got2, (long long)want2,
 	       exact ? "exact" : "NOT EXACT (see §4 and §5)");
 	kit_db_close(fdb);
 	kit_db_close(db);

@@ -8,9 +8,11 @@
  * seconds while C consumer threads (each with its own connection, log
  * handle and group membership) apply them with your fence_handle() and
  * fence_on_assign(); when the producers stop, the consumers drain what is
- * left. Beside each run it prints what the engine predicts for the
- * measured hold, and at the end whether the database holds exactly the
- * views appended.
+ * left. Before each run one thread alone measures the parts of a view
+ * (the hold, the time outside it, the CPU), and the engine predicts the
+ * run from those parts, the threads and the consumers' pause when the log
+ * is empty (POLL_MS) only; the prediction is printed beside the run. At
+ * the end: whether the database holds exactly the views appended.
  *
  * Interface: build/labs/05-fence/run-solution [--db URL] [--threads T]
  *            [--seconds S] [--consumers C] [--batch B]; exit 0, 1 when
@@ -25,19 +27,20 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "engine/sim.h"
-#include "kit/baseline.h"
 #include "kit/db.h"
 #include "kit/load.h"
-#include "kit/predict.h"
-#include "kit/runopt.h"
-#include "kit/span.h"
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
+#include "labs/driver/baseline.h"
+#include "labs/driver/predict.h"
+#include "labs/driver/probe.h"
+#include "labs/driver/runopt.h"
+#include "labs/driver/span.h"
 
 #define PARTS 4
 #define MAX_CONSUMERS 16
 #define LOG_DIR ".hotrow/lab05-log"
+#define POLL_MS 0.5           /* a consumer's pause when the log has nothing new */
 
 struct opts {
 	const char *url;
@@ -81,7 +84,7 @@ struct group {
 	atomic_bool producing;        /* cleared when the producers stop */
 	atomic_llong applied;         /* events handled by the consumers */
 	atomic_llong batches;
-	struct kit_span tx;           /* BEGIN to COMMIT of each batch */
+	struct drv_span tx;           /* BEGIN to COMMIT of each batch */
 	int failed;                   /* a consumer gave up; guarded by lock */
 	char error[1400];
 	pthread_mutex_t lock;
@@ -134,8 +137,8 @@ static void *consume(void *arg)
 	struct kit_log_consumer *c = NULL;
 	char name[32];
 	snprintf(name, sizeof name, "run-%d", me->index);
-	struct kit_span_clock clk;
-	kit_span_watch(&clk, &g->tx, me->db);
+	struct drv_span_clock clk;
+	drv_span_watch(&clk, &g->tx, me->db);
 	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = me->db };
 	if (kit_log_open(&log, LOG_DIR, PARTS) != 0 ||
 	    kit_log_join(&c, log, FENCE_GROUP, name, &cb) != 0) {
@@ -158,7 +161,7 @@ static void *consume(void *arg)
 			continue;
 		if (!atomic_load(&g->producing) && drained(log))
 			break;
-		struct timespec nap = { 0, 500 * 1000 };
+		struct timespec nap = { 0, (long)(POLL_MS * 1e6) };
 		nanosleep(&nap, NULL);
 	}
 out:
@@ -200,16 +203,28 @@ static int append_view(void *arg, struct kit_load_thread *th)
 
 /* ---- the engine's view of the same numbers ---- */
 
-/* Views arriving at random at rps, each holding the row for hold_ms,
- * under the strategy given; 0, or -1 when the engine refused. */
-static int engine_run(enum sim_strategy strategy, double rps, double hold_ms, double flush_ms,
-                      struct sim_summary *out)
+/* One producer alone, then the engine's prediction for T producers: views
+ * appended to a log that consumers drain, each batch holding the row as
+ * long as the naive UPDATE did alone, the next one at most POLL_MS after
+ * the log had nothing new. */
+static int predict_log(const struct opts *o, const struct drv_parts *naive,
+                       struct drv_parts *alone, struct drv_prediction *p)
 {
-	struct sim_config c;
-	kit_predict_config(&c, strategy, rps, hold_ms, 0);
-	c.flush_ms = flush_ms;
-	c.seconds = 5;
-	return kit_predict_run(&c, out, "hotrow lab run 05");
+	struct drv_probe pr;
+	drv_probe_default(&pr);
+	pr.label = "append to the log";
+	pr.thread_init = producer_init;
+	pr.thread_done = producer_done;
+	if (drv_probe_run(&pr, append_view, NULL, alone) != 0) {
+		fprintf(stderr, "hotrow lab run 05: %s\n", alone->error);
+		return -1;
+	}
+	struct drv_inputs in;
+	drv_inputs_init(&in, SIM_QUEUE, o->threads, alone);
+	in.flush = *naive;
+	in.flush_ms = POLL_MS;
+	in.seconds = o->seconds;
+	return drv_predict(&in, p, "hotrow lab run 05");
 }
 
 static int setup(struct kit_db *db)
@@ -250,18 +265,22 @@ int main(int argc, char **argv)
 	       "batches of up to %d\n\n", lite ? "SQLite" : "PostgreSQL", o.threads, o.seconds,
 	       o.consumers, o.batch);
 
-	/* 1. the naive row: one thread for the hold, then T threads */
-	struct kit_baseline naive;
-	if (kit_baseline_run(&naive, "hotrow lab run 05", o.url,
+	/* 1. the naive row: one thread alone, the prediction, then T threads */
+	struct drv_baseline naive;
+	if (drv_baseline_run(&naive, "hotrow lab run 05", o.url,
 	                     "UPDATE video_views SET views = views + 1 WHERE video_id = 1", o.threads,
 	                     o.seconds) != 0)
 		goto fail;
-	kit_baseline_print(&naive, "hotrow lab run 05", "UPDATE video_views SET views = views + 1",
-	                   "view");
+	drv_baseline_print(&naive, "UPDATE video_views SET views = views + 1", "views");
+
+	/* The log's prediction, from one producer alone (its views count too). */
+	struct drv_parts alone;
+	struct drv_prediction pl;
+	bool predicted = predict_log(&o, &naive.alone, &alone, &pl) == 0;
 
 	/* 2. the log and the consumer group */
 	struct group g = { .o = &o };
-	kit_span_init(&g.tx, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
+	drv_span_init(&g.tx, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
 	atomic_store(&g.producing, true);
 	pthread_mutex_init(&g.lock, NULL);
 	for (; started < o.consumers; started++) {
@@ -278,7 +297,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	struct kit_load_result prod;
+	struct drv_run run = { .started_ns = 0 };
 	struct kit_load_config c;
 	kit_load_config_default(&c);
 	c.url = NULL;
@@ -287,8 +306,9 @@ int main(int argc, char **argv)
 	c.label = "append to the log";
 	c.thread_init = producer_init;
 	c.thread_done = producer_done;
-	rc = started == o.consumers ? kit_load_run(&c, append_view, NULL, &prod) : -1;
-	long long lag = prod.ok - atomic_load(&g.applied);
+	rc = started == o.consumers ? drv_run_load(&c, NULL, append_view, NULL, &run) : -1;
+	const struct kit_load_result prod = run.r;
+	long long lag = alone.calls + prod.ok - atomic_load(&g.applied);
 	double t_stop = now_s();
 	atomic_store(&g.producing, false);
 	for (int i = 0; i < started; i++) {
@@ -301,28 +321,26 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	long long batches = atomic_load(&g.batches);
-	double tx_ms = kit_span_mean_ms(&g.tx);
+	double tx_ms = drv_span_mean_ms(&g.tx);
+	drv_span_destroy(&g.tx);
 	printf("\n2. append to a %d-partition log; %d consumers apply batches behind the fence\n",
 	       PARTS, o.consumers);
 	printf("  views                         %8lld appended, %lld failed\n", (long long)prod.ok,
 	       (long long)prod.failed);
 	printf("  throughput                    %8.0f views/s (%.0fx the naive row)\n",
-	       prod.throughput_per_s, naive.many.throughput_per_s > 0
-	       ? prod.throughput_per_s / naive.many.throughput_per_s : 0);
-	kit_predict_latency(&prod, 3);
+	       prod.throughput_per_s, naive.many.r.throughput_per_s > 0
+	       ? prod.throughput_per_s / naive.many.r.throughput_per_s : 0);
+	drv_print_latency(&prod, 3);
 	printf("  batches                       %8lld, %.0f views each on average, "
 	       "transaction %.3f ms mean\n", batches,
 	       batches ? (double)atomic_load(&g.applied) / (double)batches : 0, tx_ms);
 	printf("  behind when appends stopped   %8lld views, drained in %.2f s\n", lag, drain_s);
-	double elapsed_ms = (prod.seconds + drain_s) * 1000;
-	if (batches > 0 && tx_ms > 0) {
-		double every_ms = elapsed_ms * o.consumers / (double)batches;
-		double rps = prod.throughput_per_s < 100000 ? prod.throughput_per_s : 100000;
-		struct sim_summary p;
-		if (engine_run(SIM_QUEUE, rps, tx_ms, every_ms, &p) == 0)
-			printf("  engine, queue at %.0f/s, one batch per %.1f ms: row lock busy %.1f%% "
-			       "of the time, visible count lags up to %.3f s\n", rps, every_ms,
-			       100.0 * tx_ms / every_ms, p.count.max_lag_s);
+	if (predicted) {
+		drv_print_parts("an append", &alone);
+		printf("  the engine from the parts alone (a batch every %.1f ms at most, holding the "
+		       "row %.3f ms):\n", POLL_MS, naive.alone.hold_ms);
+		drv_compare(&pl, &run, "views");
+		printf("  predicted: the visible count lagging up to %.3f s\n", pl.max_lag_s);
 	}
 
 	/* 3. is every appended view in the database? */
@@ -333,10 +351,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hotrow lab run 05: %s\n", kit_db_errmsg(db));
 		goto fail;
 	}
-	long long want1 = naive.one.ok + naive.many.ok;
-	bool exact = got1 == want1 && got == prod.ok;
+	long long want1 = naive.writes, want = alone.calls + prod.ok;
+	bool exact = got1 == want1 && got == want;
 	printf("\ncounts: naive row %lld for %lld acknowledged, log %lld for %lld appended: %s\n",
-	       (long long)got1, want1, (long long)got, (long long)prod.ok,
+	       (long long)got1, want1, (long long)got, want,
 	       exact ? "exact" : "NOT EXACT (see §3 and §5)");
 	kit_db_close(db);
 	kit_log_remove(LOG_DIR);

@@ -28,8 +28,8 @@
  * an option is given twice, the last one wins. Nothing is allocated: a
  * string value points into argv.
  */
-#ifndef HOTROW_KIT_RUNOPT_H
-#define HOTROW_KIT_RUNOPT_H
+#ifndef HOTROW_DRIVER_RUNOPT_H
+#define HOTROW_DRIVER_RUNOPT_H
 
 #include <stdbool.h>
 #include <stddef.h>

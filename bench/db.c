@@ -1,5 +1,5 @@
 /*
- * bench_db.c: `hotrow bench db`, one hot row on a real database, driven by
+ * db.c: `hotrow bench db`, one hot row on a real database, driven by
  * kit/load.h and, for PostgreSQL, by pgbench running the same statement.
  *
  * Every client runs the naive like in autocommit, over and over:
@@ -12,12 +12,12 @@
  * measures the database rather than itself. After each run the counter
  * must have grown by exactly the updates reported; if not, exit 1.
  *
- * Interface: cmd_bench_db(argc, argv) from cmd_bench(), see bench_db.h.
+ * Interface: bench_db_main(argc, argv) from cli/bench.c, see bench/bench.h.
  * The scratch table (a SQLite file in /tmp, a PostgreSQL schema
  * hotrow_bench_PID so that two runs never share it) is removed afterwards,
  * also when a run fails.
  */
-#include "cli/bench_db.h"
+#include "bench/bench.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -255,85 +255,24 @@ static int run_driver(const struct db_opts *o, const char *url, struct kit_db *a
 	return 0;
 }
 
-/* Read pgbench's report from fd into *r; 0 when the figures were found. */
-static int pgbench_parse(FILE *in, struct db_run *r, char *log, size_t loglen)
-{
-	char line[512];
-	size_t used = 0;
-	bool got_n = false, got_tps = false;
-	double v;
-	long long n;
-
-	log[0] = '\0';
-	while (fgets(line, sizeof line, in)) {
-		int len = snprintf(log + used, loglen - used, "%s", line);
-		if (len > 0 && used + (size_t)len < loglen)
-			used += (size_t)len;
-		if (sscanf(line, "number of transactions actually processed: %lld", &n) == 1) {
-			r->updates = n;
-			got_n = true;
-		} else if (sscanf(line, "number of failed transactions: %lld", &n) == 1) {
-			r->failed = n;
-		} else if (sscanf(line, "latency average = %lf ms", &v) == 1) {
-			r->mean_ms = v;
-		} else if (sscanf(line, "tps = %lf (without initial connection time)", &v) == 1) {
-			r->per_s = v;
-			got_tps = true;
-		}
-	}
-	return got_n && got_tps ? 0 : -1;
-}
-
 /* Run pgbench with the same statement as a custom script against url and
  * fill *r (row_grew is read by the caller). */
 static int run_pgbench(const struct db_opts *o, const char *url, struct db_run *r)
 {
-	char script[] = "/tmp/hotrow-bench-XXXXXX";
-	char clients[16], secs[16], log[4096];
-	int fd = mkstemp(script), pipefd[2], status, rc = -1;
-	FILE *in;
-	pid_t pid;
+	char script[160], log[4096];
+	struct bench_pgbench p;
 
-	if (fd < 0) {
-		fprintf(stderr, "hotrow bench db: pgbench script: %s\n", strerror(errno));
-		return -1;
-	}
-	dprintf(fd, UPDATE_FMT ";\n", o->pg_table);
-	close(fd);
-	snprintf(clients, sizeof clients, "%d", o->threads);
-	snprintf(secs, sizeof secs, "%d", o->seconds);
-	fflush(NULL);
-	if (pipe(pipefd) != 0 || (pid = fork()) < 0) {
-		fprintf(stderr, "hotrow bench db: starting pgbench: %s\n", strerror(errno));
-		unlink(script);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(pipefd[1], STDOUT_FILENO);
-		dup2(pipefd[1], STDERR_FILENO);
-		close(pipefd[0]);
-		close(pipefd[1]);
-		execlp("pgbench", "pgbench", "-n", "-M", "simple", "-f", script,
-		       "-c", clients, "-j", clients, "-T", secs, url, (char *)NULL);
-		fprintf(stderr, "cannot run pgbench: %s (it comes with postgresql-client)\n",
-			strerror(errno));
-		_exit(127);
-	}
-	close(pipefd[1]);
-	in = fdopen(pipefd[0], "r");
-	if (in) {
-		rc = pgbench_parse(in, r, log, sizeof log);
-		fclose(in);
-	} else {
-		close(pipefd[0]);
-	}
-	waitpid(pid, &status, 0);
-	unlink(script);
-	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	snprintf(script, sizeof script, UPDATE_FMT ";\n", o->pg_table);
+	if (bench_pgbench_run(url, script, "simple", o->threads, o->seconds, &p, log,
+	                      sizeof log) != 0) {
 		fprintf(stderr, "hotrow bench db: pgbench failed:\n%s", log);
 		return -1;
 	}
 	r->ran = true;
+	r->updates = p.transactions;
+	r->failed = p.failed;
+	r->per_s = p.tps;
+	r->mean_ms = p.mean_ms;
 	r->seconds = o->seconds;
 	r->p50_ms = r->p99_ms = -1;
 	return 0;
@@ -435,7 +374,7 @@ static void table_run(FILE *f, const char *name, const struct db_run *r)
 		counts_agree(r) ? "yes" : "NO");
 }
 
-int cmd_bench_db(int argc, char **argv)
+int bench_db_main(int argc, char **argv)
 {
 	struct db_opts o;
 	struct db_run lite = {0}, pg = {0}, pgb = {0};

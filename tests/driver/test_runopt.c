@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kit/runopt.h"
+#include "labs/driver/runopt.h"
 #include "tests/labs/labtest.h"
 
 /* A driver's options, their table, and what the parser printed. */

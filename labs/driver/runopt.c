@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kit/runopt.h"
+#include "labs/driver/runopt.h"
 
 _Static_assert(KIT_LOAD_MAX_THREADS == 256, "KIT_RUNOPT_THREADS says \"from 1 to 256\"");
 

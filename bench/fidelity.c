@@ -1,0 +1,529 @@
+/*
+ * fidelity.c: `hotrow bench fidelity`, the engine's prediction beside a
+ * real database.
+ *
+ * For three shapes of counter (1 row, 16 slots, 128 slots), every client
+ * runs the same autocommit statement on a random slot, over and over:
+ *     UPDATE counter SET n = n + 1 WHERE id = $1
+ * First one client alone measures the parts of a request the way the lab
+ * drivers do (labs/driver/probe.h: the lock hold, the time outside it,
+ * the CPU per request here and in the server). From those parts only, the
+ * engine predicts the throughput of 1, 4, 16 and 32 clients (a closed
+ * loop, this machine's cores). Then each cell is measured twice: through
+ * kit/load (one connection per thread) and through pgbench with the same
+ * statement (-M extended, a random slot from \set), taking turns in two
+ * halves so that a change in the machine's other work falls on both. The ratios say how
+ * far the engine is from the database (target: within 25 % of pgbench
+ * from 4 clients up) and whether kit/load measures the database rather
+ * than itself (target: at least 0.95 x pgbench). Targets are printed as
+ * ok / MISS, never asserted: the figures depend on the machine and on
+ * what else runs on it, so the load average is printed beside them.
+ *
+ * On PostgreSQL the WAL flushes per transaction (pg_stat_wal) of each
+ * kit/load run are printed as a measurement: below 1, commits shared a
+ * flush (group commit), which the engine does not model.
+ *
+ * Interface: bench_fidelity_main(argc, argv) from cli/bench.c, see bench.h.
+ * The scratch schema (hotrow_fidelity_PID) or table is removed afterwards.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "kit/db.h"
+#include "kit/load.h"
+#include "labs/driver/predict.h"
+#include "labs/driver/probe.h"
+
+#define CMD "hotrow bench fidelity"
+#define NSHAPES 3
+#define NCELLS 4
+
+static const struct { const char *name; int rows; } shapes[NSHAPES] = {
+	{ "1 row", 1 }, { "16 slots", 16 }, { "128 slots", 128 },
+};
+static const int cell_clients[NCELLS] = { 1, 4, 16, 32 };
+
+struct fid_opts {
+	const char *url;
+	bool scratch;            /* a SQLite file of our own, removed afterwards */
+	char scratch_path[64];
+	bool quick, json;
+	int seconds;             /* per cell and tool (pgbench -T is whole seconds) */
+};
+
+struct cell {
+	int clients;
+	double predicted, mva;   /* per second; mva < 0: n/a */
+	double kit;
+	double pgbench;          /* < 0: not run */
+	double wal_per_tx;       /* < 0: not measured */
+	double load;             /* the load average when the cell ended */
+};
+
+struct shape_result {
+	struct drv_parts alone;
+	struct cell cells[NCELLS];
+};
+
+struct fid {
+	struct fid_opts o;
+	bool postgres, pgbench;
+	char table[64];          /* schema.counter or counter */
+	char schema[40];
+	struct kit_db *admin;
+	int rows;                /* the shape being run */
+	char sql[128];
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hotrow bench fidelity [--db URL] [--seconds S] [--quick] [--json]\n"
+		"\n"
+		"How close is the engine to a real database? For 1 row, 16 slots and 128\n"
+		"slots, one client alone measures the parts of an autocommit\n"
+		"  UPDATE counter SET n = n + 1 WHERE id = $1   (a random slot)\n"
+		"(the lock hold, the time outside it, the CPU per request); from those\n"
+		"parts only the engine predicts 1, 4, 16 and 32 clients; then kit/load and\n"
+		"pgbench (PostgreSQL only) run each cell. Prints predicted, kit/load,\n"
+		"pgbench and the ratios (targets: engine within 25 %% of pgbench from 4\n"
+		"clients up, kit/load at least 0.95 x pgbench), with the load average.\n"
+		"\n"
+		"options:\n"
+		"  --db URL     the database (default: $HOTROW_PG_URL, else a scratch SQLite\n"
+		"               file); its scratch schema or table is removed afterwards\n"
+		"  --seconds S  per cell and tool, a whole number 1..600 (default 5)\n"
+		"  --quick      1 s cells and a short probe: checks it works (CI)\n"
+		"  --json       one JSON object instead of the table\n"
+		"  --help       this text\n");
+}
+
+/* Fill *o; 1 after --help, -1 after one line on stderr for bad usage. */
+static int parse_opts(int argc, char **argv, struct fid_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->url = getenv("HOTROW_PG_URL");
+	if (o->url && !*o->url)
+		o->url = NULL;
+	o->seconds = 5;
+	bool seconds_given = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 1;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (!strcmp(a, "--quick")) {
+			o->quick = true;
+		} else if (!strcmp(a, "--db")) {
+			if (!val || !*val) {
+				fprintf(stderr, CMD ": --db accepts a database URL\n");
+				return -1;
+			}
+			o->url = val;
+			i++;
+		} else if (!strcmp(a, "--seconds")) {
+			char *end;
+			errno = 0;
+			long v = val ? strtol(val, &end, 10) : 0;
+			if (!val || errno || end == val || *end || v < 1 || v > 600) {
+				fprintf(stderr, CMD ": --seconds accepts a whole number from 1 to 600\n");
+				return -1;
+			}
+			o->seconds = (int)v;
+			seconds_given = true;
+			i++;
+		} else {
+			fprintf(stderr, CMD ": unknown option '%s' (accepts --db, --seconds, --quick, "
+				"--json, --help)\n", a);
+			return -1;
+		}
+	}
+	if (o->quick && !seconds_given)
+		o->seconds = 1;
+	if (o->url == NULL) {
+		snprintf(o->scratch_path, sizeof o->scratch_path, "/tmp/hotrow-fidelity-%ld.db",
+			 (long)getpid());
+		o->scratch = true;
+	}
+	return 0;
+}
+
+static void sqlite_remove(const char *path)
+{
+	static const char *const ext[] = { "", "-wal", "-shm", "-journal" };
+	char p[128];
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		snprintf(p, sizeof p, "%s%s", path, ext[i]);
+		unlink(p);
+	}
+}
+
+static int exec_or_say(struct fid *f, const char *what, const char *sql)
+{
+	if (kit_db_exec(f->admin, sql, 0, NULL) == 0)
+		return 0;
+	fprintf(stderr, CMD ": %s: %s\n", what, kit_db_errmsg(f->admin));
+	return -1;
+}
+
+/* The counter: 128 slots, n = 0, in a schema of its own on PostgreSQL. */
+static int setup(struct fid *f)
+{
+	char sql[256];
+	if (f->postgres) {
+		snprintf(f->schema, sizeof f->schema, "hotrow_fidelity_%ld", (long)getpid());
+		snprintf(f->table, sizeof f->table, "%s.counter", f->schema);
+		snprintf(sql, sizeof sql, "CREATE SCHEMA %s", f->schema);
+		if (exec_or_say(f, "making the schema", sql) != 0)
+			return -1;
+	} else {
+		snprintf(f->table, sizeof f->table, "hotrow_fidelity_counter");
+		snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", f->table);
+		if (exec_or_say(f, "dropping an old counter", sql) != 0)
+			return -1;
+	}
+	snprintf(sql, sizeof sql, "CREATE TABLE %s (id integer PRIMARY KEY, n bigint NOT NULL)",
+		 f->table);
+	if (exec_or_say(f, "making the counter", sql) != 0)
+		return -1;
+	for (int i = 1; i <= shapes[NSHAPES - 1].rows; i++) {
+		snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (%d, 0)", f->table, i);
+		if (exec_or_say(f, "filling the counter", sql) != 0)
+			return -1;
+	}
+	snprintf(f->sql, sizeof f->sql, "UPDATE %s SET n = n + 1 WHERE id = $1", f->table);
+	return 0;
+}
+
+static void teardown(struct fid *f)
+{
+	char sql[128];
+	if (f->postgres)
+		snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", f->schema);
+	else
+		snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", f->table);
+	if (f->admin && kit_db_exec(f->admin, sql, 0, NULL) != 0)
+		fprintf(stderr, CMD ": removing the counter: %s\n", kit_db_errmsg(f->admin));
+}
+
+/* One like on a random slot of the shape being run. */
+static int like(void *arg, struct kit_load_thread *th)
+{
+	const struct fid *f = arg;
+	char slot[16];
+	snprintf(slot, sizeof slot, "%d", 1 + (int)((kit_load_rand(th) >> 33) % (uint64_t)f->rows));
+	const char *p[] = { slot };
+	return kit_db_exec(th->db, f->sql, 1, p);
+}
+
+static void progress(const struct fid *f, const char *shape, int clients, const char *what)
+{
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r%-72s\r" CMD ": %s, %s, %d client%s: %s ", "", shape,
+			f->postgres ? "PostgreSQL" : "SQLite", clients, clients == 1 ? "" : "s",
+			what);
+	else
+		fprintf(stderr, CMD ": %s, %d client%s: %s\n", shape, clients,
+			clients == 1 ? "" : "s", what);
+}
+
+/* WAL flushes so far (pg_stat_wal.wal_sync); < 0 when not available. */
+static int64_t wal_syncs(struct fid *f)
+{
+	int64_t n = -1;
+	if (!f->postgres ||
+	    kit_db_query_int(f->admin, "SELECT wal_sync FROM pg_stat_wal", 0, NULL, &n) != 0)
+		return -1;
+	return n;
+}
+
+static double loadavg(void);
+
+/* One tool's turns in a cell, added up. */
+struct turn {
+	int64_t done;            /* transactions */
+	double seconds;
+	int64_t syncs;           /* WAL flushes during kit/load's turns; < 0 unknown */
+};
+
+static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
+                    struct turn *t)
+{
+	struct kit_load_config lc;
+	kit_load_config_default(&lc);
+	lc.url = f->o.url;
+	lc.threads = clients;
+	lc.seconds = seconds;
+	lc.label = label;
+	lc.progress = false;
+	struct drv_run m;
+	int64_t w0 = wal_syncs(f);
+	if (drv_run_load(&lc, NULL, like, f, &m) != 0 || m.r.failed > 0) {
+		fprintf(stderr, "\n" CMD ": %s: %s\n", label, m.r.error);
+		return -1;
+	}
+	/* A backend reports its WAL counts when its connection ends: let the
+	 * run's backends go first. */
+	int64_t w1 = -1;
+	if (w0 >= 0) {
+		usleep(200000);
+		w1 = wal_syncs(f);
+	}
+	t->done += m.r.ok;
+	t->seconds += m.r.seconds;
+	t->syncs = w0 >= 0 && w1 >= 0 && t->syncs >= 0 ? t->syncs + (w1 - w0) : -1;
+	return 0;
+}
+
+static int pgbench_turn(struct fid *f, int s, int clients, int seconds, const char *label,
+                        struct turn *t)
+{
+	char script[256], log[4096];
+	struct bench_pgbench pb;
+	snprintf(script, sizeof script,
+		 "\\set slot random(1, %d)\nUPDATE %s SET n = n + 1 WHERE id = :slot;\n",
+		 shapes[s].rows, f->table);
+	if (bench_pgbench_run(f->o.url, script, "extended", clients, seconds, &pb, log,
+	                      sizeof log) != 0) {
+		fprintf(stderr, "\n" CMD ": %s: pgbench failed:\n%s", label, log);
+		return -1;
+	}
+	t->done += pb.transactions;
+	t->seconds += pb.tps > 0 ? (double)pb.transactions / pb.tps : 0;
+	return 0;
+}
+
+static int run_cell(struct fid *f, int s, const struct drv_parts *alone, struct cell *c)
+{
+	char label[64];
+	snprintf(label, sizeof label, "%s, %d clients", shapes[s].name, c->clients);
+	/* SQLite has one write lock for the whole file, whatever the row. */
+	struct drv_inputs in;
+	int rows = f->postgres ? shapes[s].rows : 1;
+	drv_inputs_init(&in, rows > 1 ? SIM_SHARDED : SIM_NAIVE, c->clients, alone);
+	in.rows = rows;
+	in.seconds = f->o.seconds;
+	struct drv_prediction p;
+	progress(f, shapes[s].name, c->clients, "engine");
+	if (drv_predict(&in, &p, CMD) != 0)
+		return -1;
+	c->predicted = p.throughput_per_s;
+	c->mva = p.mva_per_s;
+
+	/* kit/load and pgbench take turns, each in two halves, so that a
+	 * change in what else the machine runs falls on both alike. */
+	int halves = f->o.seconds >= 2 ? 2 : 1;
+	struct turn kit = { 0 }, pgb = { 0 };
+	for (int h = 0; h < halves; h++) {
+		int secs = h == 0 ? f->o.seconds / halves : f->o.seconds - f->o.seconds / halves;
+		progress(f, shapes[s].name, c->clients, "kit/load");
+		if (kit_turn(f, c->clients, secs, label, &kit) != 0)
+			return -1;
+		if (!f->pgbench)
+			continue;
+		progress(f, shapes[s].name, c->clients, "pgbench");
+		if (pgbench_turn(f, s, c->clients, secs, label, &pgb) != 0)
+			return -1;
+	}
+	c->kit = kit.seconds > 0 ? (double)kit.done / kit.seconds : 0;
+	c->wal_per_tx = kit.syncs >= 0 && kit.done > 0 ? (double)kit.syncs / (double)kit.done : -1;
+	c->pgbench = f->pgbench && pgb.seconds > 0 ? (double)pgb.done / pgb.seconds : -1;
+	c->load = loadavg();
+	return 0;
+}
+
+static int run_shape(struct fid *f, int s, struct shape_result *res)
+{
+	f->rows = shapes[s].rows;
+	progress(f, shapes[s].name, 1, "one client alone");
+	struct drv_probe p;
+	drv_probe_default(&p);
+	p.url = f->o.url;
+	p.bare_sql = "SELECT 1";
+	p.label = shapes[s].name;
+	if (f->o.quick) {
+		p.warmup_seconds = 0.1;
+		p.min_seconds = 0.3;
+		p.min_requests = 50;
+	}
+	if (drv_probe_run(&p, like, f, &res->alone) != 0) {
+		fprintf(stderr, "\n" CMD ": %s\n", res->alone.error);
+		return -1;
+	}
+	for (int k = 0; k < NCELLS; k++) {
+		res->cells[k].clients = cell_clients[k];
+		if (run_cell(f, s, &res->alone, &res->cells[k]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static double loadavg(void)
+{
+	double l = -1;
+	FILE *fp = fopen("/proc/loadavg", "r");
+	if (fp) {
+		if (fscanf(fp, "%lf", &l) != 1)
+			l = -1;
+		fclose(fp);
+	}
+	return l;
+}
+
+static double cpu_ms(const struct drv_parts *a)
+{
+	return a->cpu_client_ms + (a->cpu_db_ms > 0 ? a->cpu_db_ms : 0);
+}
+
+static void json_num(double v, int digits)
+{
+	if (v < 0 || !isfinite(v))
+		fputs("null", stdout);
+	else
+		printf("%.*f", digits, v);
+}
+
+static void print_json(const struct fid *f, const struct shape_result *res, double load0,
+                       double load1)
+{
+	printf("{\"db\":\"%s\",\"cores\":%d,\"seconds\":%d,\"quick\":%s,\"loadavg\":[",
+	       f->postgres ? "postgresql" : "sqlite", drv_cores(), f->o.seconds,
+	       f->o.quick ? "true" : "false");
+	json_num(load0, 2);
+	putchar(',');
+	json_num(load1, 2);
+	printf("],\"pgbench\":%s,\"shapes\":[", f->pgbench ? "true" : "false");
+	for (int s = 0; s < NSHAPES; s++) {
+		const struct drv_parts *a = &res[s].alone;
+		printf("%s{\"shape\":\"%s\",\"rows\":%d,\"one_client\":{\"hold_ms\":%.4f,"
+		       "\"outside_ms\":%.4f,\"cpu_ms\":%.4f,\"cpu_client_ms\":%.4f,\"cpu_db_ms\":",
+		       s ? "," : "", shapes[s].name, shapes[s].rows, a->hold_ms, a->outside_ms,
+		       cpu_ms(a), a->cpu_client_ms);
+		json_num(a->cpu_db_ms, 4);
+		printf(",\"requests\":%lld},\"cells\":[", (long long)a->requests);
+		for (int k = 0; k < NCELLS; k++) {
+			const struct cell *c = &res[s].cells[k];
+			printf("%s{\"clients\":%d,\"predicted_tps\":%.1f,\"mva_tps\":", k ? "," : "",
+			       c->clients, c->predicted);
+			json_num(c->mva, 1);
+			printf(",\"kit_tps\":%.1f,\"pgbench_tps\":", c->kit);
+			json_num(c->pgbench, 1);
+			printf(",\"wal_syncs_per_tx\":");
+			json_num(c->wal_per_tx, 3);
+			printf(",\"loadavg\":");
+			json_num(c->load, 2);
+			putchar('}');
+		}
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+/* "1.02 ok" or "0.61 MISS" against a target band; "-" without a peer. */
+static const char *verdict(double r, double lo, double hi, char *buf, size_t n)
+{
+	if (r <= 0)
+		return "-";
+	snprintf(buf, n, "%.2f %s", r, r >= lo && r <= hi ? "ok" : "MISS");
+	return buf;
+}
+
+static void print_table(const struct fid *f, const struct shape_result *res, double load0,
+                        double load1)
+{
+	printf("fidelity on %s: %d cores, %d s per cell and tool, load average %.2f before, "
+	       "%.2f after\n", f->postgres ? "PostgreSQL" : "SQLite", drv_cores(), f->o.seconds,
+	       load0, load1);
+	printf("every client: UPDATE counter SET n = n + 1 WHERE id = $1 on a random slot, "
+	       "autocommit\n");
+	if (!f->postgres)
+		printf("SQLite: one write lock for the whole file, so the engine sees 1 lock for "
+		       "every shape; no pgbench\n");
+	else if (!f->pgbench)
+		printf("pgbench is not installed (it comes with postgresql-client): no pgbench "
+		       "column\n");
+	for (int s = 0; s < NSHAPES; s++) {
+		const struct drv_parts *a = &res[s].alone;
+		printf("\n%s: one client alone, %lld requests, mean: hold %.3f ms, outside %.3f ms, "
+		       "CPU %.3f ms here", shapes[s].name, (long long)a->requests, a->hold_ms,
+		       a->outside_ms, a->cpu_client_ms);
+		if (a->cpu_db_ms >= 0 && f->postgres)
+			printf(" + %.3f ms in the server", a->cpu_db_ms);
+		printf("\n  medians: hold %.3f ms, outside %.3f ms; hold p99 %.3f ms", a->hold_median_ms,
+		       a->outside_median_ms, a->hold_p99_ms);
+		printf("\n  %7s %9s %9s %9s %9s %9s %12s %12s %7s %5s\n", "clients", "predicted",
+		       "MVA", "kit/load", "pgbench", "pred/kit", "pred/pgbench", "kit/pgbench",
+		       "WAL/tx", "load");
+		for (int k = 0; k < NCELLS; k++) {
+			const struct cell *c = &res[s].cells[k];
+			char v1[24], v2[24], mva[16], pg[16], wal[16];
+			snprintf(mva, sizeof mva, c->mva >= 0 ? "%.0f" : "-", c->mva);
+			snprintf(pg, sizeof pg, c->pgbench >= 0 ? "%.0f" : "-", c->pgbench);
+			snprintf(wal, sizeof wal, c->wal_per_tx >= 0 ? "%.2f" : "-", c->wal_per_tx);
+			double rp = c->pgbench > 0 ? c->predicted / c->pgbench : -1;
+			double rk = c->pgbench > 0 ? c->kit / c->pgbench : -1;
+			if (c->clients < 4 && rp > 0)
+				snprintf(v1, sizeof v1, "%.2f", rp);
+			printf("  %7d %9.0f %9s %9.0f %9s %9.2f %12s %12s %7s %5.1f\n", c->clients,
+			       c->predicted, mva, c->kit, pg, c->kit > 0 ? c->predicted / c->kit : 0,
+			       c->clients < 4 ? (rp > 0 ? v1 : "-") : verdict(rp, 0.75, 1.25, v1, sizeof v1),
+			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, c->load);
+		}
+	}
+	printf("\npredicted: the engine, a closed loop fed only the parts one client measured "
+	       "alone (MVA: the same\nnetwork solved exactly); pred/kit and pred/pgbench: "
+	       "predicted / measured. Targets: predicted\nwithin 25 %% of pgbench from 4 "
+	       "clients up; kit/load at least 0.95 x pgbench. WAL/tx: WAL flushes per\n"
+	       "transaction in the kit/load run (measured; below 1, commits shared a flush). load:\n"
+	       "the load average when the cell ended (more than the cores: other work shared them).\n");
+}
+
+int bench_fidelity_main(int argc, char **argv)
+{
+	struct fid f = { 0 };
+	int rc = parse_opts(argc, argv, &f.o);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	char url[96];
+	if (f.o.scratch) {
+		snprintf(url, sizeof url, "sqlite:%s", f.o.scratch_path);
+		f.o.url = url;
+		fprintf(stderr, CMD ": no --db and no HOTROW_PG_URL: SQLite only, on a scratch "
+			"file (make pg-up starts a PostgreSQL)\n");
+	}
+	if (kit_db_open(&f.admin, f.o.url) != 0) {
+		fprintf(stderr, CMD ": %s\n", kit_db_errmsg(f.admin));
+		kit_db_close(f.admin);
+		return 1;
+	}
+	f.postgres = kit_db_engine(f.admin) == KIT_DB_POSTGRES;
+	f.pgbench = f.postgres && bench_pgbench_found();
+	struct shape_result res[NSHAPES];
+	memset(res, 0, sizeof res);
+	double load0 = loadavg();
+	rc = setup(&f);
+	for (int s = 0; rc == 0 && s < NSHAPES; s++)
+		rc = run_shape(&f, s, &res[s]);
+	double load1 = loadavg();
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r%-72s\r", "");
+	teardown(&f);
+	kit_db_close(f.admin);
+	if (f.o.scratch)
+		sqlite_remove(f.o.scratch_path);
+	if (rc != 0)
+		return 1;
+	if (f.o.json)
+		print_json(&f, res, load0, load1);
+	else
+		print_table(&f, res, load0, load1);
+	return 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * test_predict.c: the drivers' prediction uses inputs only.
+ *
+ * The probe splits a request into its lock hold and the rest (on a real
+ * SQLite file, with pauses of known length inside and outside the lock);
+ * the prediction refuses parts that no probe measured and matches the
+ * closed-loop arithmetic for known parts; a prediction made after its run
+ * began is refused when compared.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "labs/driver/predict.h"
+#include "labs/driver/probe.h"
+#include "tests/labs/labtest.h"
+
+#define INSIDE_MS 1.0          /* the pause inside the lock */
+#define OUTSIDE_MS 0.5         /* the pause outside it */
+
+static void pause_ms(double ms)
+{
+	struct timespec ts = { 0, (long)(ms * 1e6) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* BEGIN IMMEDIATE (the lock), a pause, COMMIT; then a pause outside. */
+static int op(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	int rc = kit_db_begin(th->db);
+	if (rc == 0) {
+		pause_ms(INSIDE_MS);
+		rc = kit_db_commit(th->db);
+	}
+	pause_ms(OUTSIDE_MS);
+	return rc;
+}
+
+static int nothing(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	(void)th;
+	return 0;
+}
+
+/* Parts that came from a probe (of nothing), then set to known values. */
+static void known_parts(struct drv_parts *a, double hold_ms, double outside_ms)
+{
+	struct drv_probe p;
+	drv_probe_default(&p);
+	p.warmup_seconds = 0;
+	p.min_seconds = 0.01;
+	p.min_requests = 10;
+	assert_int_equal(drv_probe_run(&p, nothing, NULL, a), 0);
+	a->hold_ms = a->hold_median_ms = hold_ms;
+	a->outside_ms = a->outside_median_ms = outside_ms;
+	a->request_ms = hold_ms + outside_ms;
+	a->cpu_client_ms = a->cpu_db_ms = 0;
+}
+
+static void drv_probe_run__splits_hold_and_outside(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/hotrow-test-probe-XXXXXX", url[64];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(url, sizeof url, "sqlite:%s", path);
+	struct drv_span hold;
+	drv_span_init(&hold, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
+	struct drv_probe p;
+	drv_probe_default(&p);
+	p.url = url;
+	p.hold = &hold;
+	p.warmup_seconds = 0.05;
+	p.min_seconds = 0.2;
+	p.min_requests = 100;
+	struct drv_parts a;
+
+	int rc = drv_probe_run(&p, op, NULL, &a);
+
+	drv_span_destroy(&hold);
+	unlink(path);
+	assert_int_equal(rc, 0);
+	assert_true(a.requests >= 100 && a.seconds >= 0.2);
+	assert_true(a.stamp != 0);
+	/* A pause lasts at least what was asked; the rest is noise, which only
+	 * adds. Inside and outside must not be mixed up. */
+	assert_true(a.hold_median_ms >= INSIDE_MS && a.hold_median_ms < INSIDE_MS + 20);
+	assert_true(a.outside_median_ms >= OUTSIDE_MS && a.outside_median_ms < OUTSIDE_MS + 20);
+	assert_true(a.hold_median_ms > a.outside_median_ms);
+	assert_true(a.in_process);
+	assert_int_equal(a.calls >= a.requests, 1);
+}
+
+/* A thread_init of the caller's own: th->local stays the caller's. */
+static int mark_local(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	th->local = (void *)&mark_local;
+	return 0;
+}
+
+static int op_checks_local(void *arg, struct kit_load_thread *th)
+{
+	if (th->local != (void *)&mark_local)
+		return KIT_DB_ERR;
+	return op(arg, th);
+}
+
+static void drv_run_load__times_every_threads_holds(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/hotrow-test-run-XXXXXX", url[64];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(url, sizeof url, "sqlite:%s", path);
+	static struct drv_span hold;
+	drv_span_init(&hold, KIT_DB_TX_BEGIN, NULL, KIT_DB_TX_COMMIT);
+	struct kit_load_config c;
+	kit_load_config_default(&c);
+	c.url = url;
+	c.threads = 4;
+	c.seconds = 0.3;
+	c.progress = false;
+	c.thread_init = mark_local;
+	struct drv_run m;
+
+	int rc = drv_run_load(&c, &hold, op_checks_local, NULL, &m);
+
+	long long spans = drv_span_count(&hold);
+	drv_span_destroy(&hold);
+	unlink(path);
+	assert_int_equal(rc, 0);
+	assert_true(m.r.ok > 0);
+	assert_int_equal(m.r.failed, 0);
+	assert_int_equal(spans, m.r.ok);
+	assert_true(m.hold_ms >= INSIDE_MS);
+	assert_true(m.started_ns > 0);
+}
+
+static void drv_predict__refuses_parts_no_probe_measured(void **state)
+{
+	(void)state;
+	struct drv_parts forged = { .hold_ms = 2, .outside_ms = 1, .request_ms = 3 };
+	struct drv_inputs in;
+	drv_inputs_init(&in, SIM_NAIVE, 4, &forged);
+	struct drv_prediction p;
+
+	assert_int_equal(drv_predict(&in, &p, "test"), -1);
+	assert_true(p.throughput_per_s == 0 && p.made_ns == 0);
+}
+
+static void drv_predict__closed_loop_from_the_parts(void **state)
+{
+	(void)state;
+	struct drv_parts a;
+	known_parts(&a, 2.0, 0.5);
+	struct drv_inputs in;
+	struct drv_prediction one, many;
+
+	drv_inputs_init(&in, SIM_NAIVE, 1, &a);
+	in.cores = 0;
+	assert_int_equal(drv_predict(&in, &one, "test"), 0);
+	in.threads = 16;
+	assert_int_equal(drv_predict(&in, &many, "test"), 0);
+
+	/* One client: one like per 2.5 ms. Sixteen: the row's 1 / 2 ms. */
+	assert_float_equal(one.throughput_per_s, 400, 400 * 0.02);
+	assert_float_equal(many.throughput_per_s, 500, 500 * 0.02);
+	assert_float_equal(many.ceiling_per_s, 500, 0.01);
+	assert_float_equal(many.mva_per_s, 500, 500 * 0.02);
+}
+
+static void drv_compare__refuses_a_prediction_made_after_its_run_began(void **state)
+{
+	(void)state;
+	struct drv_parts a;
+	known_parts(&a, 1.0, 0.5);
+	struct drv_inputs in;
+	drv_inputs_init(&in, SIM_NAIVE, 2, &a);
+	struct drv_run m;
+	memset(&m, 0, sizeof m);
+	m.started_ns = kit_load_now_ns();        /* the run began ... */
+	m.r.threads = 2;
+	m.r.throughput_per_s = 1000;
+	struct drv_prediction p;
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);   /* ... before this */
+
+	assert_int_equal(drv_compare(&p, &m, "likes"), -1);
+	m.started_ns = p.made_ns + 1;
+	assert_int_equal(drv_compare(&p, &m, "likes"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(drv_probe_run__splits_hold_and_outside),
+		cmocka_unit_test(drv_run_load__times_every_threads_holds),
+		cmocka_unit_test(drv_predict__refuses_parts_no_probe_measured),
+		cmocka_unit_test(drv_predict__closed_loop_from_the_parts),
+		cmocka_unit_test(drv_compare__refuses_a_prediction_made_after_its_run_began),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
