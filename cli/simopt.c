@@ -26,7 +26,7 @@ struct opt {
 static const struct opt opts[] = {
 	{ "scenario", K_SCENARIO, 0, 0, 0, "NAME", "start from a named scenario (--list-scenarios)" },
 	{ "strategy", K_STRATEGY, F(strategy), 0, 0, "NAME",
-	  "naive|sharded|coalesce|queue|redis|append" },
+	  "naive|sharded|coalesce|queue|redis|append|ledger" },
 	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots (more than 1 means sharded)" },
 	{ "slot", K_SLOT, F(slot), 0, 0, "HOW", "random|round-robin (random)" },
 	{ "rps", K_DOUBLE, F(rps), 0, 1e7, "R", "likes per second (2000)" },
@@ -55,6 +55,10 @@ static const struct opt opts[] = {
 	  "retries at most F of requests, 0 = no budget (0)" },
 	{ "counter-pool", K_INT, F(counter_pool), 0, 1000000, "P2",
 	  "bulkhead: the counter's own pool, 0 = share (0)" },
+	{ "batch", K_INT, F(batch), 1, 10000, "B",
+	  "ledger: transfers per transaction, one hold each (1)" },
+	{ "refuse-frac", K_DOUBLE, F(refuse_frac), 0, 0.9999, "F",
+	  "ledger: the fraction refused, insufficient funds (0)" },
 	{ "unrelated-rps", K_DOUBLE, F(unrelated_rps), 0, 1e7, "R",
 	  "other endpoints' calls/s needing a connection (0)" },
 	{ "unrelated-ms", K_DOUBLE, F(unrelated_ms), 0.001, 1e6, "MS", "how long they hold it (5)" },
@@ -143,7 +147,7 @@ static int apply(struct sim_config *c, const struct opt *o, const char *v,
 	}
 	case K_STRATEGY:
 		if (sim_strategy_parse(v, &c->strategy))
-			return bad(err, errlen, o, "naive, sharded, coalesce, queue, redis or append", v);
+			return bad(err, errlen, o, "naive, sharded, coalesce, queue, redis, append or ledger", v);
 		return 0;
 	case K_SLOT:
 		if (!strcmp(v, "random"))

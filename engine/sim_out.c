@@ -68,6 +68,12 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	}
 	o->events = s->events;
 	memcpy(o->faults, s->faults, sizeof o->faults);
+	if (s->c.strategy == SIM_LEDGER) {
+		o->ledger.transfers = s->transfers;
+		o->ledger.refused = s->refused;
+		o->ledger.transfers_per_s = t > 0 ? (double)s->transfers / t : 0;
+		o->ledger.ceiling_transfers_per_s = o->theory.ceiling_per_s * sim_config_batch(&s->c);
+	}
 }
 
 /* ---- the snapshot ---- */
@@ -201,7 +207,9 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "backoff_ms", c->backoff_ms);
 	fputc(',', f);
 	num(f, "retry_budget", c->retry_budget);
-	fprintf(f, ",\"counter_pool\":%d}", c->counter_pool);
+	fprintf(f, ",\"counter_pool\":%d,\"batch\":%d,", c->counter_pool, sim_config_batch(c));
+	num(f, "refuse_frac", c->refuse_frac);
+	fputc('}', f);
 }
 
 static void summary_json(FILE *f, const struct sim_summary *o)
@@ -246,6 +254,11 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	        (unsigned long long)o->lock_timeouts, (unsigned long long)o->retries_denied,
 	        o->counter_pool.max_in_use, o->counter_pool.max_waiters);
 	num_or_null(f, "exhausted_at_s", o->counter_pool.exhausted_at_s);
+	fprintf(f, "},\"ledger\":{\"transfers\":%llu,\"refused\":%llu,",
+	        (unsigned long long)o->ledger.transfers, (unsigned long long)o->ledger.refused);
+	num(f, "transfers_per_s", o->ledger.transfers_per_s);
+	fputc(',', f);
+	num(f, "ceiling_transfers_per_s", o->ledger.ceiling_transfers_per_s);
 	fputs("},\"faults\":{", f);
 	for (int i = 0; i < SIM_NFAULTS; i++)
 		fprintf(f, "%s\"%s\":%llu", i ? "," : "", sim_fault_name((enum sim_fault)i),
