@@ -12,10 +12,11 @@
  * probe, labs/driver/probe.h): the lock hold every sale needs (on
  * PostgreSQL from the end of the call's last UPDATE, the fee credit,
  * which comes last, to the end of COMMIT; on SQLite from BEGIN to COMMIT,
- * the file's write lock), the time outside it and the CPU. The engine
- * predicts the run from those parts, T, N and B alone (labs/driver/
- * predict.h), and the prediction is printed beside the measurement, with
- * the measured parts that explain a miss. At the end, money_reconcile()
+ * the file's write lock), the time outside it and the CPU. The engine's
+ * ledger path (`hotrow sim --strategy ledger`) predicts the run from
+ * those parts, T, N and B alone (labs/driver/predict.h), and the
+ * prediction is printed beside the measurement, with the measured parts
+ * that explain a miss. At the end, money_reconcile()
  * must find the books balanced.
  *
  * Interface: build/labs/06-money/run-solution [--db URL] [--threads T]
@@ -120,12 +121,15 @@ static void next_ids(struct run *r)
 	r->id_base += (int64_t)(KIT_LOAD_MAX_THREADS + 1) * IDS_PER_THREAD;
 }
 
-/* The engine's model of a mode: SQLite has one write lock for the whole
- * file, so N sub-accounts are still one lock there. */
+/* The engine's model of a mode, its ledger path: the fee account's rows
+ * and the transfers a transaction carries. SQLite has one write lock for
+ * the whole file, so N sub-accounts are still one lock there. The
+ * driver's buyers never run dry: nothing is refused. */
 static const char *model_of(enum mode m, const struct run *r, bool lite, struct drv_inputs *in)
 {
+	in->strategy = SIM_LEDGER;
 	in->rows = m == SPLIT && !lite ? r->subs : 1;
-	in->strategy = in->rows > 1 ? SIM_SHARDED : SIM_NAIVE;
+	in->batch = m == BATCHED ? r->batch : 1;
 	switch (m) {
 	case NAIVE:   return "one row, one hold per sale";
 	case SPLIT:   return lite ? "one lock (SQLite's file), one hold per sale"
@@ -157,7 +161,7 @@ static int predict(struct run *r, enum mode m, bool lite, struct drv_parts *alon
 		return -1;
 	}
 	struct drv_inputs in;
-	drv_inputs_init(&in, SIM_NAIVE, r->threads, alone);
+	drv_inputs_init(&in, SIM_LEDGER, r->threads, alone);
 	*says = model_of(m, r, lite, &in);
 	in.seconds = r->seconds;
 	return drv_predict(&in, p, CMD);

@@ -61,6 +61,7 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	c->unrelated_rps = 0;
 	c->nphases = 0;
 	c->flush_ms = in->flush_ms > 0 ? in->flush_ms : c->flush_ms;
+	c->batch = in->batch > 1 ? in->batch : 1;
 	if (buffered(in->strategy)) {
 		c->hold_ms = in->flush.hold_ms > 0 ? in->flush.hold_ms : 0.001;
 		c->work_ms = 0;
