@@ -73,7 +73,7 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 	} else if (!strcmp(key, "strategy")) {
 		enum sim_strategy st;
 		bad = sim_strategy_parse(v, &st);
-		accepts = "naive, sharded, coalesce, queue, redis or append";
+		accepts = "naive, sharded, coalesce, queue, redis, append or ledger";
 		if (!bad && st != c->strategy)
 			c->strategy = st, *restart = true;
 	} else if (!strcmp(key, "slot")) {
@@ -124,6 +124,14 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 		bad = onoff(v, &b), accepts = "on or off";
 		if (!bad)
 			c->idempotent = b;
+	} else if (!strcmp(key, "batch")) {         /* the ledger's transfers a transaction */
+		bad = num(v, 1, 10000, &d), accepts = "1 to 10000";
+		if (!bad && (int)d != c->batch)
+			c->batch = (int)d, *restart = true;
+	} else if (!strcmp(key, "refuse-frac")) {
+		bad = num(v, 0, 0.9999, &d), accepts = "a fraction from 0 to below 1";
+		if (!bad && d != c->refuse_frac)
+			c->refuse_frac = d, *restart = true;
 	} else if (!strcmp(key, "counter-pool")) {
 		bad = num(v, 0, 100000, &d), accepts = "connections, 0 = share the pool";
 		if (!bad && (int)d != c->counter_pool)
