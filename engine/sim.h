@@ -223,7 +223,8 @@ int64_t sim_now(const struct sim *s);
 
 /* Live changes, for the TUI and tours. Arrival rate, hold time and
  * distribution, work_ms, pool size, unrelated_rps and flush_ms apply from
- * now on. A change of strategy or rows needs a new sim (sim_free, sim_new). */
+ * now on. A change of strategy, rows, batch or refuse_frac needs a new sim
+ * (sim_free, sim_new). */
 void sim_set(struct sim *s, const struct sim_config *c);
 /* Inject a fault now. */
 void sim_inject(struct sim *s, enum sim_fault f);
