@@ -404,6 +404,18 @@ int cmd_sim(int argc, char **argv)
 	for (int k = 0; k < nruns; k++)
 		if (simopt_finish(&runs[k], err, sizeof err))
 			return usage_error(err);
+	/* A swept rate and a closed loop contradict each other too. */
+	if (sweep_name && (!strcmp(sweep_name, "rps") || !strcmp(sweep_name, "schedule")))
+		for (int k = 0; k < nruns; k++)
+			if (runs[k].clients > 0)
+				return usage_error("--clients: a closed loop sets its own rate; "
+				                   "sweep clients, not the rate");
+	if (sweep_name && !strcmp(sweep_name, "clients"))
+		for (int i = 1; i < argc; i++)
+			if (!strcmp(argv[i], "--rps") || !strncmp(argv[i], "--rps=", 6) ||
+			    !strcmp(argv[i], "--schedule") || !strncmp(argv[i], "--schedule=", 11))
+				return usage_error("--clients: a closed loop sets its own rate; "
+				                   "drop --rps (or --schedule)");
 
 	if (json && sweep_name)
 		putchar('[');

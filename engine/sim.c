@@ -626,6 +626,7 @@ static struct sim_req lock_pop(struct sim_row *row)
 /* An orphaned attempt is over in the server: committed or cancelled. */
 static void orphan_done(struct sim *s, const struct sim_req *r)
 {
+	s->orphans_live--;
 	s->likes[r->like].orphans--;
 	like_settle(s, r->like);
 }
@@ -641,6 +642,7 @@ static void client_gives_up(struct sim *s, struct sim_req *w)
 		w->like = like_new(s);
 	s->likes[w->like].orphans++;
 	s->orphaned++;
+	s->orphans_live++;
 	copy = *w;
 	w->orphan = 1;
 	fail(s, &copy, true);        /* may push onto this queue: w is stale */

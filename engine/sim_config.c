@@ -273,8 +273,10 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK((unsigned)c->arrivals <= SIM_ARRIVE_BURSTY,
 	      "--arrivals: expected constant, poisson or bursty");
 	CHECK(c->burst >= 1 && c->burst <= 100000, "--burst: expected an integer from 1 to 100000");
-	CHECK(isfinite(c->lock_timeout_ms) && c->lock_timeout_ms >= 0 && c->lock_timeout_ms <= 1e9,
-	      "--lock-timeout-ms: expected milliseconds, 0 = never");
+	/* Under 1 us it would round to 0, which means never. */
+	CHECK(isfinite(c->lock_timeout_ms) && (c->lock_timeout_ms == 0 ||
+	      (c->lock_timeout_ms >= 0.001 && c->lock_timeout_ms <= 1e9)),
+	      "--lock-timeout-ms: expected 0 (never) or milliseconds from 0.001 to 1000000000");
 	CHECK((unsigned)c->backoff <= SIM_BACKOFF_EXP_JITTER,
 	      "--backoff: expected none, exp or exp-jitter");
 	CHECK(isfinite(c->backoff_ms) && c->backoff_ms >= 0 && c->backoff_ms <= 1e7,

@@ -12,9 +12,19 @@ void sim_hist_init(struct sim_hist *h)
 	h->hi = -1;
 }
 
+/* Few values spread over many buckets: work from few[], not the range. */
+static int few_cheaper(const struct sim_hist *h)
+{
+	return h->count <= SIM_HIST_FEW && (uint64_t)(h->hi - h->lo + 1) > 4 * h->count;
+}
+
 void sim_hist_reset(struct sim_hist *h)
 {
-	if (h->lo <= h->hi)
+	/* Whichever touches less: the few values' buckets, or the range. */
+	if (few_cheaper(h))
+		for (uint64_t i = 0; i < h->count; i++)
+			h->b[h->few[i]] = 0;
+	else if (h->lo <= h->hi)
 		memset(&h->b[h->lo], 0, (size_t)(h->hi - h->lo + 1) * sizeof h->b[0]);
 	h->count = 0;
 	h->sum = 0;
@@ -61,6 +71,8 @@ void sim_hist_add(struct sim_hist *h, int64_t us)
 	b = sim_hist_bucket(us);
 	h->b[b]++;
 	h->count++;
+	if (h->count <= SIM_HIST_FEW)
+		h->few[h->count - 1] = (uint16_t)b;
 	h->sum += (double)us;
 	if (us > h->max)
 		h->max = us;
@@ -77,6 +89,37 @@ double sim_hist_mean(const struct sim_hist *h)
 	return h->count ? h->sum / (double)h->count : 0.0;
 }
 
+/* The value reported for bucket b: its middle, clamped to min and max. */
+static double bucket_value(const struct sim_hist *h, int b)
+{
+	double mid;
+
+	if (bucket_width(b) == 1)
+		mid = (double)sim_hist_bucket_low(b);
+	else
+		mid = (double)sim_hist_bucket_low(b) + (double)(bucket_width(b) - 1) / 2.0;
+	if (mid < (double)h->min)
+		mid = (double)h->min;
+	return mid > (double)h->max ? (double)h->max : mid;
+}
+
+/* The rank-th smallest of the few values' buckets (rank from 1). */
+static int few_rank(const struct sim_hist *h, uint64_t rank)
+{
+	uint16_t v[SIM_HIST_FEW];
+	int n = (int)h->count;
+
+	for (int i = 0; i < n; i++) {           /* insertion sort: n <= 64 */
+		int j = i;
+		while (j > 0 && v[j - 1] > h->few[i]) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = h->few[i];
+	}
+	return v[rank - 1];
+}
+
 double sim_hist_quantile(const struct sim_hist *h, double q)
 {
 	uint64_t rank, seen = 0;
@@ -91,19 +134,14 @@ double sim_hist_quantile(const struct sim_hist *h, double q)
 	rank = (uint64_t)(q * (double)h->count + 0.999999);
 	if (rank < 1)
 		rank = 1;
+	if (rank > h->count)
+		rank = h->count;
+	if (few_cheaper(h))
+		return bucket_value(h, few_rank(h, rank));
 	for (int b = h->lo; b <= h->hi; b++) {
 		seen += h->b[b];
-		if (seen >= rank) {
-			double mid;
-			if (bucket_width(b) == 1)
-				mid = (double)sim_hist_bucket_low(b);
-			else
-				mid = (double)sim_hist_bucket_low(b) +
-				      (double)(bucket_width(b) - 1) / 2.0;
-			if (mid < (double)h->min)
-				mid = (double)h->min;
-			return mid > (double)h->max ? (double)h->max : mid;
-		}
+		if (seen >= rank)
+			return bucket_value(h, b);
 	}
 	return (double)h->max;
 }

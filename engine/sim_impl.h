@@ -252,6 +252,8 @@ struct sim {
 	/* outcomes of likes */
 	uint64_t offered, completed, failed, abandoned, retried;
 	uint64_t orphaned, orphans_run, lock_timeouts, retries_denied;
+	int64_t orphans_live;      /* orphaned attempts still in a queue or holding:
+	                              not in inflight, but they hold memory */
 	struct sim_like *likes;    /* [0] unused: like 0 means "no record" */
 	uint32_t likes_n, likes_cap, likes_free;
 	int64_t inflight;          /* likes offered and not yet ended */

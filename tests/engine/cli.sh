@@ -133,6 +133,8 @@ usage csv_with_sweep   "--csv"        --sweep rows=1,2 --csv "$tmp/x.csv"
 usage seconds_zero     "--seconds"    --seconds 0
 usage clients_and_rps  "--clients"    --clients 4 --rps 100
 usage clients_negative "--clients"    --clients -1
+usage sweep_clients_rps "--clients"   --rps 100 --sweep clients=1,4
+usage sweep_rps_clients "--clients"   --clients 4 --sweep rps=100,200
 usage think_dist       "--think-dist" --clients 4 --think-dist gamma
 usage cpu_form         "--cpu-ms"     --clients 4 --cpu-ms 1,x
 usage cpu_over_hold    "--cpu-ms"     --clients 4 --cpu-ms 5
@@ -142,6 +144,7 @@ usage burst_zero       "--burst"      --burst 0
 usage backoff_word     "--backoff"    --backoff linear
 usage budget_over      "--retry-budget" --retry-budget 1.5
 usage lock_timeout_neg "--lock-timeout-ms" --lock-timeout-ms -5
+usage lock_timeout_tiny "--lock-timeout-ms" --lock-timeout-ms 0.0001
 usage counter_pool_neg "--counter-pool" --counter-pool -1
 usage idempotent_word  "--idempotent" --idempotent=maybe
 usage batch_zero       "--batch"      --strategy ledger --batch 0

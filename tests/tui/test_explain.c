@@ -68,6 +68,42 @@ static void tui_explain__little_only_in_steady_state(void **state)
 	assert_non_null(strstr(t, "still filling: 0.51 in the system so far"));
 }
 
+static void tui_explain__retry_storm_and_double_counts(void **state)
+{
+	struct sim_snapshot *snap = *state;
+
+	/* Back under the ceiling, but the row serves abandoned statements. */
+	snap->config.rps = 350;
+	snap->summary.theory.rho = 0.7;
+	snap->summary.theory.growth_per_s = 0;
+	snap->summary.orphans_run = 9000;
+	snap->summary.retried = 26000;
+	snap->summary.count.visible = 11739;
+	snap->summary.count.true_count = 2763;
+	snap->summary.count.doubled = 4719;
+	snap->summary.count.unacked = 4257;
+	const char *t = all_text(snap, false);
+	assert_non_null(strstr(t, "Retry storm: 9,000 statements ran after their clients gave up"));
+	assert_non_null(strstr(t, "lock_timeout would let the server give up too"));
+	assert_non_null(strstr(t, "4,719 likes counted twice by blind retries"));
+	assert_null(strstr(t, "predicts"));       /* the open-loop model does not describe it */
+	snap->config.idempotent = true;
+	t = all_text(snap, false);
+	assert_null(strstr(t, "an idempotent write would"));
+}
+
+static void tui_explain__closed_loop_quotes_mva(void **state)
+{
+	struct sim_snapshot *snap = *state;
+
+	snap->config.clients = 16;
+	snap->summary.theory.rho = 0.95;
+	snap->summary.theory.growth_per_s = 0;
+	snap->summary.theory.closed_throughput_per_s = 475;
+	const char *t = all_text(snap, false);
+	assert_non_null(strstr(t, "16 callers in a closed loop: MVA predicts 475/s"));
+}
+
 static void tui_explain__names_the_binding_ceiling(void **state)
 {
 	struct sim_snapshot *snap = *state;
@@ -183,6 +219,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tui_explain__overload_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(tui_explain__little_only_in_steady_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(tui_explain__names_the_binding_ceiling, setup, teardown),
+		cmocka_unit_test_setup_teardown(tui_explain__retry_storm_and_double_counts, setup, teardown),
+		cmocka_unit_test_setup_teardown(tui_explain__closed_loop_quotes_mva, setup, teardown),
 		cmocka_unit_test_setup_teardown(tui_explain__under_the_ceiling_quotes_queueing_theory, setup, teardown),
 		cmocka_unit_test_setup_teardown(tui_explain__fixes_show_the_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(tui_explain__ascii_spells_greek_out, setup, teardown),
