@@ -175,10 +175,11 @@ static void ceilings(const struct sim *s, struct sim_summary *out)
 	const struct sim_config *c = &s->c;
 	struct sim_summary *o = out;
 	int n = sim_config_rows(c);
-	double s_ms = c->hold_ms + c->work_ms;
+	/* the lock's demand per request: a refused transfer never takes it */
+	double s_ms = (c->hold_ms + c->work_ms) * sim_lock_visits(c);
 	double conn_ms = s_ms + c->outside_ms;     /* a request's time on a connection */
-	double cpu_ms = c->cpu_db_ms + (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
-	                                                                 : c->outside_ms);
+	double cpu_ms = c->cpu_db_ms * sim_lock_visits(c) +
+	                (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms : c->outside_ms);
 
 	o->theory.pool_ceiling_per_s = -1;
 	o->theory.cpu_ceiling_per_s = -1;
@@ -290,10 +291,16 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
 
 	switch (o->theory.binding) {
 	case SIM_CEIL_ROWS:
-		snprintf(buf, len, "the row lock%s: %d row%s / %g ms = %.0f/s",
-		         n == 1 ? "" : "s", n, n == 1 ? "" : "s", s_ms, o->theory.ceiling_per_s);
+		if (sim_lock_visits(c) < 1)      /* the ledger: refused ones skip it */
+			snprintf(buf, len, "the row lock%s: %d row%s / (%g ms x %.2f of requests "
+			         "that lock) = %.0f/s", n == 1 ? "" : "s", n, n == 1 ? "" : "s",
+			         s_ms, sim_lock_visits(c), o->theory.ceiling_per_s);
+		else
+			snprintf(buf, len, "the row lock%s: %d row%s / %g ms = %.0f/s",
+			         n == 1 ? "" : "s", n, n == 1 ? "" : "s", s_ms, o->theory.ceiling_per_s);
 		break;
 	case SIM_CEIL_POOL:
+		s_ms *= sim_lock_visits(c);      /* the lock's demand per request */
 		if (o->theory.pool_ceiling_per_s * (s_ms + c->outside_ms) < c->pool * 1000.0 - 1e-6)
 			snprintf(buf, len, "the pool: %d connections land on %.1f distinct "
 			         "rows of %d (%s slots), %.1f / %g ms = %.0f/s",

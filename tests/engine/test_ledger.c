@@ -120,6 +120,14 @@ static void ledger__refused_skip_the_fee_row(void **state)
 	assert_near(o.ledger.ceiling_transfers_per_s, 1000, 1e-9);
 	assert_near(o.ledger.transfers_per_s, 1000, 0.02);
 	assert_near((double)o.ledger.refused / (double)o.ledger.transfers, 0.5, 0.02);
+	/* with a pool, the connections too are held only by half the requests */
+	char why[200];
+	c.pool = 4;
+	c.pool_timeout_ms = 0;
+	simtest_run(&c, &o);
+	assert_int_equal(o.theory.binding, SIM_CEIL_ROWS);
+	sim_binding_text(&c, &o, why, sizeof why);
+	assert_non_null(strstr(why, "1 row / (2 ms x 0.50 of requests that lock) = 1000/s"));
 }
 
 /* In batches the refusals keep their rate (the draw at the commit is
