@@ -156,8 +156,10 @@ static int predict(struct run *r, enum mode m, bool lite, struct drv_parts *alon
 	int rc = drv_probe_run(&pr, sell, r, alone);
 	r->probing = 0;
 	next_ids(r);
-	if (rc != 0) {
-		fprintf(stderr, CMD ": %s\n", alone->error);
+	if (rc != 0) {         /* a failure with no database message ends in ": " */
+		size_t len = strlen(alone->error);
+		fprintf(stderr, CMD ": %s%s\n", alone->error, len > 1 && alone->error[len - 2] == ':'
+		        ? "no database error (is money.c still a TODO?)" : "");
 		return -1;
 	}
 	struct drv_inputs in;
