@@ -50,7 +50,7 @@ static void assert_books(const struct sim_config *c, const struct sim_summary *o
 	                 o->count.unacked, o->count.true_count);
 }
 
-static void ledger__books_balance(void **state)
+static void sim_run__ledger_books_balance(void **state)
 {
 	struct sim_config c;
 	struct sim_summary o;
@@ -66,7 +66,7 @@ static void ledger__books_balance(void **state)
 	assert_true(o.ledger.refused > 0);
 }
 
-static void ledger__ceiling_one_row(void **state)
+static void sim_run__ledger_ceiling_one_row(void **state)
 {
 	struct sim_config c;
 	struct sim_summary o;
@@ -79,7 +79,7 @@ static void ledger__ceiling_one_row(void **state)
 	assert_near(o.ledger.transfers_per_s, 500, 0.01);
 }
 
-static void ledger__ceiling_batches(void **state)
+static void sim_run__ledger_ceiling_batches(void **state)
 {
 	struct sim_config c;
 	struct sim_summary o;
@@ -93,7 +93,7 @@ static void ledger__ceiling_batches(void **state)
 	assert_near(o.throughput_per_s, 500, 0.01);   /* one hold per batch */
 }
 
-static void ledger__ceiling_sub_accounts(void **state)
+static void sim_run__ledger_ceiling_sub_accounts(void **state)
 {
 	struct sim_config c;
 	struct sim_summary o;
@@ -108,7 +108,7 @@ static void ledger__ceiling_sub_accounts(void **state)
 
 /* Refused transfers never reach the fee row: with half refused, one
  * transfer a transaction, the row serves only the other half. */
-static void ledger__refused_skip_the_fee_row(void **state)
+static void sim_run__ledger_refused_skip_the_fee_row(void **state)
 {
 	struct sim_config c;
 	struct sim_summary o;
@@ -132,7 +132,7 @@ static void ledger__refused_skip_the_fee_row(void **state)
 
 /* In batches the refusals keep their rate (the draw at the commit is
  * conditioned on the draw before the lock, not a second coin). */
-static void ledger__refused_in_batches(void **state)
+static void sim_run__ledger_refused_in_batches(void **state)
 {
 	struct sim_config c;
 	struct sim_summary o;
@@ -148,7 +148,7 @@ static void ledger__refused_in_batches(void **state)
 
 /* Exponential holds and think times: the loop is what MVA solves, with
  * the lock visited by the transactions not wholly refused. */
-static void ledger__matches_mva(void **state)
+static void sim_run__ledger_matches_mva(void **state)
 {
 	struct sim_config c;
 	struct sim_summary o;
@@ -168,7 +168,7 @@ static void ledger__matches_mva(void **state)
 }
 
 /* Client timeouts and retries on a batch: the books still balance. */
-static void ledger__retries_keep_the_books(void **state)
+static void sim_run__ledger_retries_keep_the_books(void **state)
 {
 	struct sim_config c;
 	struct sim_summary o;
@@ -187,7 +187,7 @@ static void ledger__retries_keep_the_books(void **state)
 	assert_true(o.count.doubled > 0);
 }
 
-static void ledger__config_checked(void **state)
+static void sim_config_check__ledger_batch_and_refusals(void **state)
 {
 	struct sim_config c;
 	char err[160];
@@ -208,7 +208,7 @@ static void ledger__config_checked(void **state)
 	assert_near(sim_lock_visits(&c), 1, 0);
 }
 
-static void ledger__same_seed_same_json(void **state)
+static void sim_json__ledger_same_seed_same_bytes(void **state)
 {
 	struct sim_config c;
 	char *a, *b;
@@ -229,16 +229,16 @@ static void ledger__same_seed_same_json(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(ledger__books_balance),
-		cmocka_unit_test(ledger__ceiling_one_row),
-		cmocka_unit_test(ledger__ceiling_batches),
-		cmocka_unit_test(ledger__ceiling_sub_accounts),
-		cmocka_unit_test(ledger__refused_skip_the_fee_row),
-		cmocka_unit_test(ledger__refused_in_batches),
-		cmocka_unit_test(ledger__matches_mva),
-		cmocka_unit_test(ledger__retries_keep_the_books),
-		cmocka_unit_test(ledger__config_checked),
-		cmocka_unit_test(ledger__same_seed_same_json),
+		cmocka_unit_test(sim_run__ledger_books_balance),
+		cmocka_unit_test(sim_run__ledger_ceiling_one_row),
+		cmocka_unit_test(sim_run__ledger_ceiling_batches),
+		cmocka_unit_test(sim_run__ledger_ceiling_sub_accounts),
+		cmocka_unit_test(sim_run__ledger_refused_skip_the_fee_row),
+		cmocka_unit_test(sim_run__ledger_refused_in_batches),
+		cmocka_unit_test(sim_run__ledger_matches_mva),
+		cmocka_unit_test(sim_run__ledger_retries_keep_the_books),
+		cmocka_unit_test(sim_config_check__ledger_batch_and_refusals),
+		cmocka_unit_test(sim_json__ledger_same_seed_same_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
