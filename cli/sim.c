@@ -77,6 +77,10 @@ static void describe(const struct sim_config *c)
 	if (c->strategy == SIM_SHARDED)
 		printf(", %d rows (%s slot)", c->rows,
 		       c->slot == SIM_SLOT_RANDOM ? "random" : "round-robin");
+	if (c->strategy == SIM_LEDGER)
+		printf(", the fee account as %d sub-account%s, %d transfer%s a transaction, "
+		       "%g refused", c->rows, c->rows == 1 ? "" : "s", sim_config_batch(c),
+		       sim_config_batch(c) == 1 ? "" : "s", c->refuse_frac);
 	if (c->clients > 0) {
 		printf(", %d callers in a closed loop", c->clients);
 		if (c->think_ms > 0)
@@ -230,6 +234,14 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		printf("  %-30s %14llu   of %llu\n", "other endpoints failed",
 		       (unsigned long long)o->unrelated.failed,
 		       (unsigned long long)o->unrelated.offered);
+	if (c->strategy == SIM_LEDGER) {
+		snprintf(p, sizeof p, "%.1f  (ceiling: %d x %d / (%g ms x %.4f))",
+		         o->ledger.ceiling_transfers_per_s, n, sim_config_batch(c), s_ms,
+		         sim_lock_visits(c));
+		row_d("transfers answered, per s", o->ledger.transfers_per_s, p);
+		printf("  %-30s %14llu   of %llu\n", "transfers refused",
+		       (unsigned long long)o->ledger.refused, (unsigned long long)o->ledger.transfers);
+	}
 	printf("  %-30s %14lld\n", "count: true (acknowledged)", (long long)o->count.true_count);
 	printf("  %-30s %14lld\n", "count: visible in the row", (long long)o->count.visible);
 	if (!direct) {
@@ -362,17 +374,21 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	printf("  (%llu events simulated.)\n", (unsigned long long)o->events);
 }
 
-static void sweep_header(const char *name)
+/* The ledger's columns count transfers (a request carries --batch of
+ * them); every other path's, requests. */
+static void sweep_header(const char *name, bool ledger)
 {
 	printf("%10s  %12s  %16s  %14s  %12s  %10s\n", name, "ceiling/s", "worst lock wait",
-	       "mean latency", "throughput/s", "failed");
+	       "mean latency", ledger ? "transfers/s" : "throughput/s", "failed");
 }
 
-static void sweep_line(const char *value, const struct sim_summary *o)
+static void sweep_line(const char *value, const struct sim_summary *o, bool ledger)
 {
 	printf("%10s  %12.0f  %13.1f ms  %11.1f ms  %12.1f  %10llu\n", value,
-	       o->theory.ceiling_per_s, o->worst_wait_ms, o->latency_ms.mean,
-	       o->throughput_per_s, (unsigned long long)(o->failed + o->abandoned));
+	       ledger ? o->ledger.ceiling_transfers_per_s : o->theory.ceiling_per_s,
+	       o->worst_wait_ms, o->latency_ms.mean,
+	       ledger ? o->ledger.transfers_per_s : o->throughput_per_s,
+	       (unsigned long long)(o->failed + o->abandoned));
 }
 
 /* ---- main ---- */
@@ -484,7 +500,7 @@ int cmd_sim(int argc, char **argv)
 	if (json && sweep_name)
 		putchar('[');
 	else if (sweep_name)
-		sweep_header(sweep_name);
+		sweep_header(sweep_name, runs[0].strategy == SIM_LEDGER);
 	for (int k = 0; k < nruns; k++) {
 		struct sim *s = sim_new(&runs[k]);
 		struct sim_summary o;
@@ -499,7 +515,7 @@ int cmd_sim(int argc, char **argv)
 				putchar(',');
 			sim_json(stdout, s);
 		} else if (sweep_name) {
-			sweep_line(values[k], &o);
+			sweep_line(values[k], &o, runs[0].strategy == SIM_LEDGER);
 		} else {
 			report(&runs[k], &o);
 		}

@@ -26,8 +26,8 @@ struct opt {
 static const struct opt opts[] = {
 	{ "scenario", K_SCENARIO, 0, 0, 0, "NAME", "start from a named scenario (--list-scenarios)" },
 	{ "strategy", K_STRATEGY, F(strategy), 0, 0, "NAME",
-	  "naive|sharded|coalesce|queue|redis|append" },
-	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots for sharded (N > 1 alone picks it)" },
+	  "naive|sharded|coalesce|queue|redis|append|ledger" },
+	{ "rows", K_INT, F(rows), 1, 65536, "N", "counter slots for sharded, fee rows for ledger (N > 1 alone picks sharded)" },
 	{ "slot", K_SLOT, F(slot), 0, 0, "HOW", "random|round-robin (random)" },
 	{ "rps", K_DOUBLE, F(rps), 0, 1e7, "R", "likes per second (2000)" },
 	{ "arrivals", K_ARRIVALS, F(arrivals), 0, 0, "HOW",
@@ -55,6 +55,10 @@ static const struct opt opts[] = {
 	  "retries at most F of requests, 0 = no budget (0)" },
 	{ "counter-pool", K_INT, F(counter_pool), 0, 1000000, "P2",
 	  "bulkhead: the counter's own pool, 0 = share (0)" },
+	{ "batch", K_INT, F(batch), 1, 10000, "B",
+	  "ledger: transfers per transaction, one hold each (1)" },
+	{ "refuse-frac", K_DOUBLE, F(refuse_frac), 0, 0.9999, "F",
+	  "ledger: the fraction refused, insufficient funds (0)" },
 	{ "unrelated-rps", K_DOUBLE, F(unrelated_rps), 0, 1e7, "R",
 	  "other endpoints' calls/s needing a connection (0)" },
 	{ "unrelated-ms", K_DOUBLE, F(unrelated_ms), 0.001, 1e6, "MS", "how long they hold it (5)" },
@@ -154,7 +158,7 @@ static int apply(struct sim_config *c, const struct opt *o, const char *v,
 	}
 	case K_STRATEGY:
 		if (sim_strategy_parse(v, &c->strategy))
-			return bad(err, errlen, o, "naive, sharded, coalesce, queue, redis or append", v);
+			return bad(err, errlen, o, "naive, sharded, coalesce, queue, redis, append or ledger", v);
 		return 0;
 	case K_SLOT:
 		if (!strcmp(v, "random"))
@@ -394,9 +398,9 @@ static void whole_us(double *ms)
 
 int simopt_finish(struct sim_config *c, bool strategy_given, char *err, size_t errlen)
 {
-	if (c->rows > 1 && c->strategy != SIM_SHARDED) {
+	if (c->rows > 1 && c->strategy != SIM_SHARDED && c->strategy != SIM_LEDGER) {
 		if (c->strategy != SIM_NAIVE || strategy_given) {
-			snprintf(err, errlen, "--rows: %d rows need --strategy sharded "
+			snprintf(err, errlen, "--rows: %d rows need --strategy sharded or ledger "
 			         "(%s has one counter row)", c->rows, sim_strategy_name(c->strategy));
 			return -1;
 		}

@@ -734,7 +734,8 @@ static void flusher_lock(struct sim *s)
 
 /*
  * A like's attempt commits. Most likes have one attempt and no record:
- * +1, acknowledged. A like with an orphaned attempt keeps a record of how
+ * +1 (the path's credits: a ledger batch adds its applied transfers),
+ * acknowledged. A like with an orphaned attempt keeps a record of how
  * many of its commits changed the row: the first counts once (acknowledged
  * if its client is still there, "unacked" if not), every later one is a
  * double count, unless the write is idempotent, when later ones change
@@ -745,34 +746,40 @@ static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
 {
 	struct sim_like *l;
 	bool applied;
+	int64_t n = s->path->credits ? s->path->credits(s) : 1;
 
 	if (!r->like) {
-		row->value++;
-		s->acked++;
-		s->visible++;
+		row->value += n;
+		s->acked += n;
+		s->visible += n;
 		complete(s, r);
 		return;
 	}
 	l = &s->likes[r->like];
 	applied = !(s->c.idempotent && l->applied > 0);
 	if (applied) {
-		row->value++;
-		s->visible++;
+		row->value += n;
+		s->visible += n;
 		if (l->applied > 0)
-			s->doubled++;
+			s->doubled += n;
+		else
+			l->credited = (int32_t)n;
 	}
 	if (r->orphan) {
 		s->orphans_run++;
 		if (applied && l->applied == 0)
-			s->unacked++;
+			s->unacked += n;
 		l->applied += applied;
 		orphan_done(s, r);
 		return;
 	}
-	if (l->applied > 0)
-		s->unacked--;             /* that earlier commit was this like */
+	if (l->applied > 0) {
+		s->unacked -= l->credited;    /* that earlier commit was this like */
+		s->acked += l->credited;
+	} else {
+		s->acked += n;
+	}
 	l->applied += applied;
-	s->acked++;
 	complete(s, r);
 }
 
@@ -817,7 +824,11 @@ static int pick_row(struct sim *s)
 /* The like's database step, once its work outside the lock is done. */
 static void db_step(struct sim *s, struct sim_req *r)
 {
-	if (!s->path->row_lock) {
+	if (s->path->refused && s->path->refused(s)) {
+		/* Refused before the shared row: an answer, and nothing written. */
+		complete(s, r);
+		counter_release(s);
+	} else if (!s->path->row_lock) {
 		/* An insert of its own new row: no shared lock to wait for. */
 		s->conn_hold++;
 		sim_push(s, s->now + s->work_us + hold_sample(s), EV_CONN_DONE,

@@ -5,7 +5,7 @@
  * clock: requests arrive, take a pooled connection, queue FIFO for a row
  * lock, hold it for the hold time (which includes commit), and release
  * both. Strategies change the write path (naive, sharded, coalesce, queue,
- * redis, append); faults and bug switches show what the fixes cost.
+ * redis, append, ledger); faults and bug switches show what the fixes cost.
  *
  * Interface:
  *   struct sim_config c; sim_config_default(&c);  (or sim_scenario())
@@ -54,6 +54,13 @@ enum sim_strategy {
 	SIM_QUEUE,     /* append to a log; consumer applies batches behind a fence */
 	SIM_REDIS,     /* INCR in memory, drained atomically every flush_ms */
 	SIM_APPEND,    /* insert a row per event, roll up every flush_ms */
+	SIM_LEDGER,    /* money: each request is one transaction of c.batch
+	                  transfers that credit a fee account of c.rows
+	                  sub-accounts (one hold per transaction, one
+	                  sub-account picked as a slot); c.refuse_frac of the
+	                  transfers are refused at the buyer's balance, before
+	                  the fee row, so a transaction whose transfers are all
+	                  refused takes no fee lock */
 	SIM_NSTRATEGIES
 };
 
@@ -176,6 +183,11 @@ struct sim_config {
 	                                server, in us (4: ~250,000 commands/s);
 	                                a measured service time, fractions allowed;
 	                                0 = the default */
+	/* the ledger (SIM_LEDGER) */
+	int batch;                   /* transfers per transaction, one hold each;
+	                                0 is taken as 1 */
+	double refuse_frac;          /* the fraction refused (insufficient funds),
+	                                each at random, from 0 to below 1 */
 };
 
 /* How long a like's update holds its row lock, in ms: the server's work
@@ -202,6 +214,12 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen);
 bool sim_strategy_direct(enum sim_strategy s);
 /* The rows in the model: c->rows for a sharded path, 1 otherwise. */
 int sim_config_rows(const struct sim_config *c);
+/* Transfers per request: c->batch on the ledger path (at least 1), 1 otherwise. */
+int sim_config_batch(const struct sim_config *c);
+/* The fraction of requests that take the row lock: on the ledger path
+ * those with at least one transfer not refused, 1 - refuse_frac^batch;
+ * 1 otherwise. The lock's demand per request is this times the hold. */
+double sim_lock_visits(const struct sim_config *c);
 const char *sim_strategy_name(enum sim_strategy s);
 int sim_strategy_parse(const char *name, enum sim_strategy *out);
 const char *sim_fault_name(enum sim_fault f);
@@ -239,7 +257,8 @@ int64_t sim_now(const struct sim *s);
  * distribution, work_ms, pool size, unrelated_rps, flush_ms, the round
  * trips (rtt_ms, trips_in_lock), reads (read_rps, read_ms) and the old
  * snapshot's times (simulated seconds since t = 0) apply from now on. A
- * change of strategy or rows needs a new sim (sim_free, sim_new). */
+ * change of strategy, rows, batch or refuse_frac needs a new sim
+ * (sim_free, sim_new). */
 void sim_set(struct sim *s, const struct sim_config *c);
 /* Inject a fault now. */
 void sim_inject(struct sim *s, enum sim_fault f);
@@ -340,6 +359,13 @@ struct sim_summary {
 		int64_t heap_pages;             /* the rows' pages; never shrink */
 		bool snapshot_open;
 	} reads;
+	struct {
+		uint64_t transfers;           /* answered: applied + refused */
+		uint64_t refused;             /* insufficient funds: nothing written */
+		double transfers_per_s;       /* answered transfers per second */
+		/* the fee rows: rows x batch / (hold x lock visits), transfers/s */
+		double ceiling_transfers_per_s;
+	} ledger;                             /* SIM_LEDGER; zero otherwise */
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);

@@ -14,7 +14,7 @@
 #include "engine/sim.h"
 
 static const char *const strategy_names[SIM_NSTRATEGIES] = {
-	"naive", "sharded", "coalesce", "queue", "redis", "append"
+	"naive", "sharded", "coalesce", "queue", "redis", "append", "ledger"
 };
 static const char *const fault_names[SIM_NFAULTS] = { "app", "consumer", "redis" };
 
@@ -81,6 +81,7 @@ void sim_config_default(struct sim_config *c)
 	c->backoff = SIM_BACKOFF_NONE;
 	c->backoff_ms = 100;
 	c->read_ms = 0.1;
+	c->batch = 1;
 }
 
 /* ---- scenarios ----
@@ -235,7 +236,7 @@ static bool timeout_ok(double ms)
 int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 {
 	CHECK((unsigned)c->strategy < SIM_NSTRATEGIES,
-	      "--strategy: expected naive, sharded, coalesce, queue, redis or append");
+	      "--strategy: expected naive, sharded, coalesce, queue, redis, append or ledger");
 	CHECK(c->rows >= 1 && c->rows <= 65536, "--rows: expected an integer from 1 to 65536");
 	CHECK(rate_ok(c->rps), "--rps: expected 0 or a rate from %g to 10000000 per second",
 	      SIM_MIN_RATE);
@@ -299,6 +300,10 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	      "--retry-budget: expected a fraction from 0 (no budget) to 1");
 	CHECK(c->counter_pool >= 0 && c->counter_pool <= 1000000,
 	      "--counter-pool: expected 0 (share --pool) to 1000000 connections");
+	CHECK(c->batch >= 0 && c->batch <= 10000,
+	      "--batch: expected transfers per transaction from 1 to 10000");
+	CHECK(isfinite(c->refuse_frac) && c->refuse_frac >= 0 && c->refuse_frac < 1,
+	      "--refuse-frac: expected a fraction from 0 to below 1");
 	CHECK(c->ncrashes >= 0 && c->ncrashes <= SIM_MAX_CRASHES,
 	      "--crash: expected at most %d faults", SIM_MAX_CRASHES);
 	for (int i = 0; i < c->ncrashes; i++)

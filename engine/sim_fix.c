@@ -34,6 +34,21 @@
  * bug_get_then_del drains with GET, then DEL one round trip later: INCRs
  * that land in between are erased (lost).
  *
+ * The ledger is not a fix but money's direct path (Lab 06): each request
+ * is one transaction of B = c.batch transfers (a money_batch(), or one
+ * money_transfer() when B is 1) that locks one fee sub-account, a slot of
+ * c.rows, for one hold however many transfers it carries, and credits it
+ * with the transfers it applied. A transfer is refused, with probability
+ * c.refuse_frac each, where Lab 06's solution refuses it: at the
+ * conditional debit of the buyer's balance, which comes before the fee
+ * credit, so a refused transfer writes nothing and never reaches the fee
+ * row. A transaction whose B transfers are all refused therefore takes no
+ * fee lock (the buyer's own row, private to its client, is part of the
+ * time outside the lock); one with any transfer applied takes it once.
+ * The draw for the transaction is made before the lock (all refused or
+ * not); how many of a locking one were refused is drawn at its commit,
+ * conditioned on "not all" — the same distribution as one draw of B.
+ *
  * This file calls the rest of the engine only through s->host (complete,
  * fail, take or wait for a connection, lock the counter row) and
  * sim_push(): sim.c calls in, nothing here calls back by name.
@@ -175,6 +190,45 @@ static int64_t nothing_pending(const struct sim *s)
 	return 0;
 }
 
+/* ---- the ledger ---- */
+
+/* How many of n transfers are refused, each with probability f. */
+static int64_t refused_of(struct sim *s, int64_t n, double f)
+{
+	int64_t k = 0;
+
+	if (f <= 0)
+		return 0;
+	for (int64_t i = 0; i < n; i++)
+		k += sim_rng_unit(&s->rng) < f;
+	return k;
+}
+
+/* Before the fee row: are all of this request's transfers refused? */
+static bool ledger_refused(struct sim *s)
+{
+	int64_t b = sim_config_batch(&s->c);
+
+	if (refused_of(s, b, s->c.refuse_frac) < b)
+		return false;
+	s->transfers += (uint64_t)b;
+	s->ledger_refused += (uint64_t)b;
+	return true;
+}
+
+/* At the commit: the transfers applied, given that not all were refused. */
+static int64_t ledger_credits(struct sim *s)
+{
+	int64_t b = sim_config_batch(&s->c), k = 0;
+
+	if (b > 1)
+		while ((k = refused_of(s, b, s->c.refuse_frac)) == b)
+			;
+	s->transfers += (uint64_t)b;
+	s->ledger_refused += (uint64_t)k;
+	return b - k;
+}
+
 /* ---- the table ---- */
 
 #define FAULT(f) (1u << (f))
@@ -192,6 +246,8 @@ static const struct sim_path paths[SIM_NSTRATEGIES] = {
 	                   redis_pending, FAULT(SIM_FAULT_REDIS) },
 	[SIM_APPEND]   = { false, false, true,  true, NULL, buffer_drain, NULL,
 	                   buffer_pending, 0 },
+	[SIM_LEDGER]   = { true,  true,  true,  false, NULL, NULL, NULL,
+	                   nothing_pending, 0, ledger_refused, ledger_credits },
 };
 
 const struct sim_path *sim_path_of(enum sim_strategy st)
@@ -208,6 +264,18 @@ bool sim_strategy_direct(enum sim_strategy st)
 int sim_config_rows(const struct sim_config *c)
 {
 	return (unsigned)c->strategy < SIM_NSTRATEGIES && paths[c->strategy].sharded ? c->rows : 1;
+}
+
+int sim_config_batch(const struct sim_config *c)
+{
+	return c->strategy == SIM_LEDGER && c->batch > 1 ? c->batch : 1;
+}
+
+double sim_lock_visits(const struct sim_config *c)
+{
+	if (c->strategy != SIM_LEDGER || c->refuse_frac <= 0)
+		return 1;
+	return 1 - pow(c->refuse_frac, sim_config_batch(c));
 }
 
 /* ---- the flusher ---- */

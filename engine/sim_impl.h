@@ -145,6 +145,7 @@ struct sim_cpu {
 struct sim_like {
 	int32_t orphans;          /* orphaned attempts still in the server */
 	int32_t applied;          /* commits that changed the row */
+	int32_t credited;         /* what the first of them added */
 	bool ended;               /* the client is done with it */
 	uint32_t next_free;       /* free list */
 };
@@ -190,6 +191,10 @@ struct sim_path {
 	/* acknowledged, not yet visible */
 	int64_t (*pending)(const struct sim *s);
 	unsigned faults;          /* 1 << enum sim_fault: the faults that cost it */
+	/* the request ends before the row lock (money refused); NULL: never */
+	bool (*refused)(struct sim *s);
+	/* what a commit adds to its row (applied transfers); NULL: 1 */
+	int64_t (*credits)(struct sim *s);
 };
 
 const struct sim_path *sim_path_of(enum sim_strategy st);
@@ -287,6 +292,7 @@ struct sim {
 	uint32_t redis_epoch;      /* bumped by a restart */
 	struct sim_ring redis_q;   /* INCRs in flight, oldest first */
 	uint64_t faults[SIM_NFAULTS];
+	uint64_t transfers, ledger_refused;  /* ledger: answered, and of them refused */
 
 	/* the time series */
 	struct sim_tickacc acc;

@@ -71,6 +71,12 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->events = s->events;
 	memcpy(o->faults, s->faults, sizeof o->faults);
 	sim_chain_summary(s, o);
+	if (s->c.strategy == SIM_LEDGER) {
+		o->ledger.transfers = s->transfers;
+		o->ledger.refused = s->ledger_refused;
+		o->ledger.transfers_per_s = t > 0 ? (double)s->transfers / t : 0;
+		o->ledger.ceiling_transfers_per_s = o->theory.ceiling_per_s * sim_config_batch(&s->c);
+	}
 }
 
 /* ---- the snapshot ---- */
@@ -228,6 +234,8 @@ static void config_json(FILE *f, const struct sim_config *c)
 	num(f, "snapshot_at_s", c->snapshot_at_s);
 	fputc(',', f);
 	num(f, "snapshot_for_s", c->snapshot_for_s);
+	fprintf(f, ",\"batch\":%d,", sim_config_batch(c));
+	num(f, "refuse_frac", c->refuse_frac);
 	fputc('}', f);
 }
 
@@ -273,6 +281,11 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	        (unsigned long long)o->lock_timeouts, (unsigned long long)o->retries_denied,
 	        o->counter_pool.max_in_use, o->counter_pool.max_waiters);
 	num_or_null(f, "exhausted_at_s", o->counter_pool.exhausted_at_s);
+	fprintf(f, "},\"ledger\":{\"transfers\":%llu,\"refused\":%llu,",
+	        (unsigned long long)o->ledger.transfers, (unsigned long long)o->ledger.refused);
+	num(f, "transfers_per_s", o->ledger.transfers_per_s);
+	fputc(',', f);
+	num(f, "ceiling_transfers_per_s", o->ledger.ceiling_transfers_per_s);
 	fputs("},\"faults\":{", f);
 	for (int i = 0; i < SIM_NFAULTS; i++) {
 		fputs(i ? "," : "", f);

@@ -18,7 +18,10 @@
  * W is the mean time in system (lock wait + hold). The label says which
  * model matches the config; rho above 1 is an offered load, not a
  * utilisation. In the fixes the counter row takes one update per flush,
- * so rho is 1 / flush over the row's ceiling.
+ * so rho is 1 / flush over the row's ceiling. On the ledger path a
+ * request is a transaction of B transfers, and only the fraction
+ * 1 - f^B with a transfer not refused visits the lock: the ceiling is
+ * N / (S (1 - f^B)) transactions, B times that in transfers.
  *
  * Other ceilings can bind before the rows do, and the lowest one is named:
  *   pool        P / (hold + outside), and with random slots the P busy
@@ -54,8 +57,9 @@
 static void mva_inner(const struct sim_config *c, int kmax, double *xin, double z)
 {
 	int nrows = sim_config_rows(c);
-	double s_lock = sim_lock_ms(c);
-	double cpu_db = c->cores > 0 ? c->cpu_db_ms : 0;
+	double v = sim_lock_visits(c);     /* a refused transfer skips the lock */
+	double s_lock = v * sim_lock_ms(c);
+	double cpu_db = c->cores > 0 ? v * c->cpu_db_ms : 0;
 	double cpu_cl = c->cores > 0 ? (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
 	                                                                : c->outside_ms) : 0;
 	double d_cpu = cpu_db + cpu_cl;
@@ -171,10 +175,11 @@ static void ceilings(const struct sim *s, struct sim_summary *out)
 	const struct sim_config *c = &s->c;
 	struct sim_summary *o = out;
 	int n = sim_config_rows(c);
-	double s_ms = sim_lock_ms(c);
+	/* the lock's demand per request: a refused transfer never takes it */
+	double s_ms = sim_lock_ms(c) * sim_lock_visits(c);
 	double conn_ms = s_ms + c->outside_ms;     /* a request's time on a connection */
-	double cpu_ms = c->cpu_db_ms + (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms
-	                                                                 : c->outside_ms);
+	double cpu_ms = c->cpu_db_ms * sim_lock_visits(c) +
+	                (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms : c->outside_ms);
 
 	o->theory.pool_ceiling_per_s = -1;
 	o->theory.cpu_ceiling_per_s = -1;
@@ -230,7 +235,7 @@ void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 		out->theory.steady = true;
 		return;
 	}
-	out->theory.ceiling_per_s = s_ms > 0 ? n * 1000.0 / s_ms : 0;
+	out->theory.ceiling_per_s = s_ms > 0 ? n * 1000.0 / (s_ms * sim_lock_visits(c)) : 0;
 	ceilings(s, out);
 	cs2 = c->hold_dist == SIM_DIST_EXP ? 1 : 0;
 	ca2 = arrival_cv2(c, n);
@@ -286,10 +291,16 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
 
 	switch (o->theory.binding) {
 	case SIM_CEIL_ROWS:
-		snprintf(buf, len, "the row lock%s: %d row%s / %g ms = %.0f/s",
-		         n == 1 ? "" : "s", n, n == 1 ? "" : "s", s_ms, o->theory.ceiling_per_s);
+		if (sim_lock_visits(c) < 1)      /* the ledger: refused ones skip it */
+			snprintf(buf, len, "the row lock%s: %d row%s / (%g ms x %.2f of requests "
+			         "that lock) = %.0f/s", n == 1 ? "" : "s", n, n == 1 ? "" : "s",
+			         s_ms, sim_lock_visits(c), o->theory.ceiling_per_s);
+		else
+			snprintf(buf, len, "the row lock%s: %d row%s / %g ms = %.0f/s",
+			         n == 1 ? "" : "s", n, n == 1 ? "" : "s", s_ms, o->theory.ceiling_per_s);
 		break;
 	case SIM_CEIL_POOL:
+		s_ms *= sim_lock_visits(c);      /* the lock's demand per request */
 		if (o->theory.pool_ceiling_per_s * (s_ms + c->outside_ms) < c->pool * 1000.0 - 1e-6)
 			snprintf(buf, len, "the pool: %d connections land on %.1f distinct "
 			         "rows of %d (%s slots), %.1f / %g ms = %.0f/s",

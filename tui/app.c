@@ -378,7 +378,7 @@ static void strategy(struct tui_app *a, int dir)
 	a->cfg.strategy = (enum sim_strategy)s;
 	if (a->cfg.strategy == SIM_SHARDED && a->cfg.rows < 2)
 		a->cfg.rows = 16;
-	if (a->cfg.strategy != SIM_SHARDED)
+	if (a->cfg.strategy != SIM_SHARDED && a->cfg.strategy != SIM_LEDGER)
 		a->cfg.rows = 1;
 	if (a->cfg.flush_ms <= 0)
 		a->cfg.flush_ms = 100;
@@ -420,7 +420,8 @@ static void act(struct tui_app *a, enum tui_action ac)
 	case TUI_A_STRATEGY_PREV: strategy(a, -1); break;
 	case TUI_A_SLOTS_UP: case TUI_A_SLOTS_DOWN:
 		a->cfg.rows = (int)ladder(slots, 7, a->cfg.rows, ac == TUI_A_SLOTS_UP ? 1 : -1);
-		if (a->cfg.rows > 1 && a->cfg.strategy != SIM_SHARDED)
+		if (a->cfg.rows > 1 && a->cfg.strategy != SIM_SHARDED &&
+		    a->cfg.strategy != SIM_LEDGER)     /* the ledger splits its fee account */
 			a->cfg.strategy = SIM_SHARDED;
 		restart(a);
 		say(a, "%d slot%s (restarted at t = 0)", a->cfg.rows, a->cfg.rows > 1 ? "s" : "");

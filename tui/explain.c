@@ -71,6 +71,13 @@ static void intro(const struct sim_config *c, struct tui_para *p, int *n, int ma
 		    "so no two likes share a lock; a rollup adds them to the counter "
 		    "every %s.", f);
 		break;
+	case SIM_LEDGER:
+		add(p, n, max, TUI_NORMAL, 5, "Ledger: each request is one transaction of "
+		    "%d transfer%s crediting the fee account (%d sub-account%s), one lock "
+		    "hold each; %.0f%% are refused at the buyer's balance and never reach "
+		    "the fee row.", sim_config_batch(c), sim_config_batch(c) == 1 ? "" : "s",
+		    c->rows, c->rows == 1 ? "" : "s", c->refuse_frac * 100);
+		break;
 	default:
 		break;
 	}
@@ -110,7 +117,7 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 {
 	const struct sim_config *c = &snap->config;
 	const struct sim_summary *sum = &snap->summary;
-	char a[B], b[B], d[B], e[B], f[B];
+	char a[B], b[B], d[B], e[B], f[B], g[B];
 	int n = 0;
 	int rows = snap->nrows > 0 ? snap->nrows : 1;
 	double hold = sim_lock_ms(c);
@@ -135,7 +142,7 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 			    "Ceiling %s (%d %s%s / %s hold); %d callers in a closed loop: "
 			    "MVA predicts %s at ρ = %s.",
 			    tui_fmt_rate(a, sizeof a, sum->theory.ceiling_per_s), rows,
-			    c->strategy == SIM_SHARDED ? "slot" : "row",
+			    c->strategy == SIM_SHARDED ? "slot" : c->strategy == SIM_LEDGER ? "fee row" : "row",
 			    rows == 1 ? "" : "s", tui_fmt_ms(b, sizeof b, hold), c->clients,
 			    tui_fmt_rate(d, sizeof d, sum->theory.closed_throughput_per_s),
 			    tui_fmt_ratio(e, sizeof e, rho));
@@ -143,11 +150,25 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 			add(p, &n, max, rho >= 1 ? TUI_BAD : TUI_GOOD, 0,
 			    "Ceiling %s (%d %s%s / %s hold), arrivals %s: %s = %s%s.",
 			    tui_fmt_rate(a, sizeof a, sum->theory.ceiling_per_s), rows,
-			    c->strategy == SIM_SHARDED ? "slot" : "row",
+			    c->strategy == SIM_SHARDED ? "slot" : c->strategy == SIM_LEDGER ? "fee row" : "row",
 			    rows == 1 ? "" : "s", tui_fmt_ms(b, sizeof b, hold),
 			    tui_fmt_rate(d, sizeof d, rps),
 			    rho > 1 ? "offered load ρ" : "ρ", tui_fmt_ratio(e, sizeof e, rho),
 			    rho == 1 ? ", at the ceiling" : "");
+		/* The ledger counts in sales: B to a transaction, and the
+		 * transactions wholly refused never reach the fee row. */
+		if (c->strategy == SIM_LEDGER)
+			add(p, &n, max, TUI_NORMAL, 0, "In sales: the fee row%s appl%s at most "
+			    "%s (%d × %d / %s); %s%% of the transactions reach %s, so %s "
+			    "sales can be answered. So far %s applied, %s refused.",
+			    rows == 1 ? "" : "s", rows == 1 ? "ies" : "y",
+			    tui_fmt_rate(a, sizeof a, rows * sim_config_batch(c) * 1000.0 / hold),
+			    rows, sim_config_batch(c), tui_fmt_ms(b, sizeof b, hold),
+			    tui_fmt_int(d, sizeof d, (int64_t)(sim_lock_visits(c) * 100 + 0.5)),
+			    rows == 1 ? "it" : "them",
+			    tui_fmt_rate(e, sizeof e, sum->ledger.ceiling_transfers_per_s),
+			    tui_fmt_int(f, sizeof f, sum->count.visible),
+			    tui_fmt_int(g, sizeof g, (int64_t)sum->ledger.refused));
 		/* A lower ceiling than the rows' binds first: name it. */
 		if (sum->theory.binding != SIM_CEIL_ROWS &&
 		    sum->theory.binding_per_s < sum->theory.ceiling_per_s) {

@@ -51,6 +51,9 @@ static const char *strategy_words(const struct sim_snapshot *snap, char *buf,
 
 	if (snap->config.strategy == SIM_SHARDED)
 		snprintf(buf, len, "%s x%d", name, snap->nrows);
+	else if (snap->config.strategy == SIM_LEDGER)
+		snprintf(buf, len, "%s, fee x%d, batch %d", name, snap->nrows,
+		         sim_config_batch(&snap->config));
 	else if (snap->config.strategy == SIM_NAIVE)
 		snprintf(buf, len, "%s, one row", name);
 	else
@@ -123,7 +126,7 @@ static void charts(struct tui_screen *s, struct tui_rect r, int n,
 	struct tui_chart tp = {
 		.title = "PER SECOND", .name = {"offered", "done"},
 		.y = {d->offered, d->completed}, .n = d->n, .dt_s = d->dt_s,
-		.ref = snap->config.strategy <= SIM_SHARDED ? snap->summary.theory.ceiling_per_s : 0,
+		.ref = sim_strategy_direct(snap->config.strategy) ? snap->summary.theory.ceiling_per_s : 0,
 		.ref_name = ceil,
 	};
 	const double *lat[3][2] = {{d->p99, d->p50}, {d->p99, NULL}, {d->p50, NULL}};

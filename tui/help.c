@@ -16,7 +16,7 @@ static const struct tui_binding table[] = {
 	{KEY_DOWN, '-', "Down/-", "fewer likes per second", NULL, NULL, TUI_A_RATE_DOWN, false},
 	{KEY_RIGHT, 'H', "Right/H", "longer lock hold", "hold", "Lt/Rt", TUI_A_HOLD_UP, false},
 	{KEY_LEFT, 'h', "Left/h", "shorter lock hold", NULL, NULL, TUI_A_HOLD_DOWN, false},
-	{'s', 0, "s", "next strategy: naive sharded coalesce queue redis append", "strategy", "s", TUI_A_STRATEGY_NEXT, false},
+	{'s', 0, "s", "next strategy: naive sharded ... append ledger", "strategy", "s", TUI_A_STRATEGY_NEXT, false},
 	{'S', 0, "S", "previous strategy", NULL, NULL, TUI_A_STRATEGY_PREV, false},
 	{']', 0, "]", "more slots (sharded)", "slots", "[ ]", TUI_A_SLOTS_UP, false},
 	{'[', 0, "[", "fewer slots", NULL, NULL, TUI_A_SLOTS_DOWN, false},

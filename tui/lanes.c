@@ -22,9 +22,15 @@ static enum tui_style depth_style(int depth)
 	return TUI_WAIT3;
 }
 
+/* A lane's name: a slot of a sharded counter, a sub-account of the
+ * ledger's fee account, or the one row. */
 static const char *row_word(const struct sim_snapshot *snap)
 {
-	return snap->config.strategy == SIM_SHARDED ? "slot" : "row";
+	switch (snap->config.strategy) {
+	case SIM_SHARDED: return "slot";
+	case SIM_LEDGER:  return "fee";
+	default:          return "row";
+	}
 }
 
 int tui_lanes_height(const struct sim_snapshot *snap, int w)
@@ -44,13 +50,22 @@ static void heading(struct tui_screen *s, struct tui_rect r,
 	double trips_ms = c->trips_in_lock * c->rtt_ms;
 	int rows = snap->nrows > 0 ? snap->nrows : 1;
 
-	tui_fmt_rate(ceil, sizeof ceil, hold_ms > 0 ? rows * 1000.0 / hold_ms : 0);
 	tui_fmt_ms(hold, sizeof hold, hold_ms);
 	tui_fmt_ms(trips, sizeof trips, trips_ms);
 	char line[128];
 	int x = r.x + tui_screen_text(s, r.x, r.y, r.w, TUI_HEAD, "LOCK LANES");
-	int n = snprintf(line, sizeof line, "  ceiling %s = %d %s%s / %s hold", ceil,
-	                 rows, row_word(snap), rows == 1 ? "" : "s", hold);
+	int n;
+	if (snap->config.strategy == SIM_LEDGER) {
+		/* in sales applied: B to a transaction, one hold each */
+		int b = sim_config_batch(&snap->config);
+		tui_fmt_rate(ceil, sizeof ceil, hold_ms > 0 ? rows * b * 1000.0 / hold_ms : 0);
+		n = snprintf(line, sizeof line, "  ceiling %s sales = %d fee row%s x %d / %s hold",
+		             ceil, rows, rows == 1 ? "" : "s", b, hold);
+	} else {
+		tui_fmt_rate(ceil, sizeof ceil, hold_ms > 0 ? rows * 1000.0 / hold_ms : 0);
+		n = snprintf(line, sizeof line, "  ceiling %s = %d %s%s / %s hold", ceil,
+		             rows, row_word(snap), rows == 1 ? "" : "s", hold);
+	}
 	/* The round trips made while the lock is held: the hold's share the
 	 * database spends waiting for the app. */
 	if (trips_ms > 0 && sim_strategy_direct(c->strategy)) {
@@ -75,7 +90,7 @@ static void lane_line(struct tui_screen *s, struct tui_rect r, int y, int i,
 	int qw = r.w - LABEL_W - 2 - DEPTH_W;
 
 	if (snap->nrows == 1)
-		tui_screen_text(s, r.x, y, LABEL_W, TUI_BOLD, "row");
+		tui_screen_text(s, r.x, y, LABEL_W, TUI_BOLD, row_word(snap));
 	else
 		tui_screen_textf(s, r.x, y, LABEL_W, TUI_BOLD, "%s %d", row_word(snap), i);
 	tui_screen_put(s, r.x + LABEL_W, y, l->held ? g->hold : g->free_lock,

@@ -21,10 +21,17 @@ int tui_totals_draw(struct tui_screen *s, struct tui_rect r,
 		return 0;
 	tui_screen_text(s, r.x, y++, r.w, TUI_HEAD, "SINCE t = 0");
 
-	snprintf(line[0], sizeof line[0], "likes   %s offered, %s done, %s failed",
-	         tui_fmt_int(a, sizeof a, (int64_t)m->offered),
-	         tui_fmt_int(b, sizeof b, (int64_t)m->completed),
-	         tui_fmt_int(c, sizeof c, (int64_t)(m->failed + m->abandoned)));
+	if (snap->config.strategy == SIM_LEDGER)    /* in sales, B to a transaction */
+		snprintf(line[0], sizeof line[0], "sales   %s applied, %s refused, %s failed",
+		         tui_fmt_int(a, sizeof a, m->count.visible),
+		         tui_fmt_int(b, sizeof b, (int64_t)m->ledger.refused),
+		         tui_fmt_int(c, sizeof c, (int64_t)(m->failed + m->abandoned) *
+		                     sim_config_batch(&snap->config)));
+	else
+		snprintf(line[0], sizeof line[0], "likes   %s offered, %s done, %s failed",
+		         tui_fmt_int(a, sizeof a, (int64_t)m->offered),
+		         tui_fmt_int(b, sizeof b, (int64_t)m->completed),
+		         tui_fmt_int(c, sizeof c, (int64_t)(m->failed + m->abandoned)));
 	st[0] = m->failed + m->abandoned ? TUI_WARN : TUI_NORMAL;
 	snprintf(line[1], sizeof line[1], "login   %s calls, %s failed",
 	         tui_fmt_int(a, sizeof a, (int64_t)m->unrelated.offered),

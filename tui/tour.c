@@ -65,6 +65,8 @@ static const struct numkey {
 	{ "think-ms", offsetof(struct sim_config, think_ms), false, false },
 	{ "outside-ms", offsetof(struct sim_config, outside_ms), false, false },
 	{ "cores", offsetof(struct sim_config, cores), true, true },
+	{ "batch", offsetof(struct sim_config, batch), true, true },
+	{ "refuse-frac", offsetof(struct sim_config, refuse_frac), false, true },
 };
 
 /* Set a numeric key; on a word that is no number, or a number outside the
@@ -111,7 +113,7 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 	} else if (!strcmp(key, "strategy")) {
 		enum sim_strategy st;
 		bad = sim_strategy_parse(v, &st);
-		accepts = "naive, sharded, coalesce, queue, redis or append";
+		accepts = "naive, sharded, coalesce, queue, redis, append or ledger";
 		if (!bad && st != c->strategy)
 			c->strategy = st, *restart = true;
 	} else if (!strcmp(key, "slot")) {

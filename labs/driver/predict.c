@@ -62,6 +62,7 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	c->flush_ms = in->flush_ms > 0 ? in->flush_ms : c->flush_ms;
 	if (in->redis_op_us > 0)
 		c->redis_op_us = in->redis_op_us;
+	c->batch = in->batch > 1 ? in->batch : 1;
 	if (buffered(in->strategy)) {
 		c->hold_ms = in->flush.hold_ms > 0 ? in->flush.hold_ms : 0.001;
 		c->work_ms = 0;
@@ -74,7 +75,9 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	}
 	/* The engine counts the CPU as part of the hold and of the outside
 	 * time; the server's parse and plan come before the lock, so its CPU
-	 * per request may exceed the hold: then the whole hold is CPU. */
+	 * per request may exceed the hold: then the whole hold is CPU, and
+	 * the rest of the server's CPU is spent outside the lock (a batch's
+	 * hundreds of statements before its one fee UPDATE). */
 	c->cores = in->cores;
 	double client = a->cpu_client_ms, db = a->cpu_db_ms > 0 ? a->cpu_db_ms : 0;
 	if (a->in_process && !buffered(in->strategy)) {
@@ -82,6 +85,8 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 		db = fmin(client, c->hold_ms);
 		client -= db;
 	}
+	if (db > c->hold_ms)
+		client += db - c->hold_ms;
 	c->cpu_client_ms = fmin(client, c->outside_ms);
 	c->cpu_db_ms = fmin(db, c->hold_ms);
 }

@@ -46,6 +46,8 @@ struct drv_inputs {
 	                              alone.hold_ms) */
 	double think_ms;           /* configured pause between a client's requests */
 	double flush_ms;           /* configured flush, rollup or poll interval */
+	int batch;                 /* the ledger: transfers a request carries
+	                              (configured; 0 or 1: one) */
 	int cores;                 /* CPUs here (default: what the system says) */
 	double seconds;            /* how long the engine simulates (default 5;
 	                              shorter when the rate is high) */

@@ -299,5 +299,17 @@ usage lock_timeout_neg "--lock-timeout-ms" --lock-timeout-ms -5
 usage lock_timeout_tiny "--lock-timeout-ms" --lock-timeout-ms 0.0001
 usage counter_pool_neg "--counter-pool" --counter-pool -1
 usage idempotent_word  "--idempotent" --idempotent=maybe
+usage batch_zero       "--batch"      --strategy ledger --batch 0
+usage batch_word       "--batch"      --strategy ledger --batch lots
+usage refuse_one       "--refuse-frac" --strategy ledger --refuse-frac 1
+usage refuse_negative  "--refuse-frac" --strategy ledger --refuse-frac -0.1
+
+# sim__ledger_batches: one row, 2 ms holds, batches of 100: 50,000 transfers/s.
+out=$("$bin" sim --strategy ledger --rows 1 --batch 100 --clients 32 --hold-ms 2 \
+      --pool 0 --seconds 5 --json)
+if printf '%s' "$out" | grep -q '"ceiling_transfers_per_s":50000[,}]' &&
+   printf '%s' "$out" | grep -q '"batch":100,'
+then ok sim__ledger_batches
+else bad sim__ledger_batches "$(printf '%s' "$out" | grep -o '"ledger":{[^}]*}')"; fi
 
 summary

@@ -310,6 +310,88 @@ static void tui_app_tour__viral_video_bugs_do_what_the_narration_says(void **sta
 	tui_app_free(a);
 }
 
+/* The payday tour's narration, held to the engine's counts: one fee row
+ * applies at most 500 sales a second while a fifth are refused before it
+ * and the pool fills and fails sales; eight sub-accounts take the 1,600
+ * that reach them and fail nothing; batches of 100 carry the same 2,000
+ * sales a second on one row busy a tenth of the time. In every step each
+ * answered sale was applied or refused, and the fee rows hold the applied. */
+static void payday_books(const struct sim_snapshot *snap)
+{
+	const struct sim_summary *m = &snap->summary;
+	assert_int_equal(m->ledger.transfers - m->ledger.refused, (uint64_t)m->count.visible);
+	assert_int_equal(m->count.visible, m->count.true_count);
+	if (m->ledger.transfers > 1000) {
+		double f = (double)m->ledger.refused / (double)m->ledger.transfers;
+		if (f < 0.18 || f > 0.22)
+			fail_msg("a fifth refused, the narration says; the engine refused %.3f", f);
+	}
+}
+
+static void near(double got, double want, double rel)
+{
+	if (got < want * (1 - rel) || got > want * (1 + rel))
+		fail_msg("expected %.6g within %.0f%%, got %.6g", want, rel * 100, got);
+}
+
+static void tui_app_tour__payday_does_what_the_narration_says(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_load("payday", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *s = tui_screen_new(120, 40);
+	const struct sim_snapshot *snap;
+	double secs;
+
+	tui_app_tour_finish_step(a);                  /* one fee row */
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	secs = (double)snap->now_us / 1e6;
+	assert_int_equal(snap->config.strategy, SIM_LEDGER);
+	assert_int_equal(snap->nrows, 1);
+	assert_true(snap->config.rps == 2000);
+	near(snap->config.refuse_frac, 0.2, 0);
+	near(1000 / snap->config.hold_ms, 500, 0);                      /* 1 / 2 ms */
+	near((double)snap->summary.count.visible / secs, 500, 0.02);    /* applied */
+	assert_int_equal(snap->pool_in_use, 20);                        /* the pool fills */
+	assert_true(snap->summary.failed > 0);                          /* and sales fail */
+	payday_books(snap);
+	assert_true(tui_screen_has(s, "ceiling 500/s sales = 1 fee row x 1 / 2 ms hold"));
+
+	tui_app_key(a, '\r');                         /* eight sub-accounts */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	secs = (double)snap->now_us / 1e6;
+	assert_int_equal(snap->nrows, 8);
+	near(8 * 1000 / snap->config.hold_ms, 4000, 0);                 /* 8 x 500 */
+	near((double)snap->summary.count.visible / secs, 1600, 0.05);   /* what reaches them */
+	assert_int_equal(snap->summary.failed + snap->summary.abandoned, 0);
+	for (int i = 0; i < snap->nlanes; i++)                          /* lanes stay short */
+		assert_true(snap->lanes[i].queue_len < 10);
+	payday_books(snap);
+	assert_true(tui_screen_has(s, "fee 7"));
+
+	tui_app_key(a, '\r');                         /* batches of 100 */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	secs = (double)snap->now_us / 1e6;
+	assert_int_equal(snap->nrows, 1);
+	assert_int_equal(sim_config_batch(&snap->config), 100);
+	near(snap->config.rps * 100, 2000, 0);                          /* the same sales */
+	near(100 * 1000 / snap->config.hold_ms, 20000, 0);              /* 100 / 5 ms */
+	near(snap->summary.ledger.ceiling_transfers_per_s, 20000, 1e-6);
+	near((double)snap->summary.ledger.transfers / secs, 2000, 0.25);   /* Poisson: ~80 batches */
+	near((double)snap->lanes[0].completed * snap->config.hold_ms / 1000 / secs, 0.10, 0.25);
+	assert_int_equal(snap->summary.failed + snap->summary.abandoned, 0);
+	payday_books(snap);
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +404,7 @@ int main(void)
 		cmocka_unit_test(tui_app_compare__same_arrivals_on_both_sides),
 		cmocka_unit_test(tui_app_tour__steps_replay_the_same_frame),
 		cmocka_unit_test(tui_app_tour__viral_video_bugs_do_what_the_narration_says),
+		cmocka_unit_test(tui_app_tour__payday_does_what_the_narration_says),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
