@@ -9,5 +9,8 @@ $(BUILD)/tests/driver/%: $(BUILD)/obj/tests/driver/%.o $(BUILD)/obj/tests/harnes
 		$(DRIVER_LIB) $(KIT_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
-# db-lost.sh runs Lab 01's driver.
+# db-lost.sh runs Lab 01's driver (with the reference solution: the student
+# kit has none, and there db-lost.sh says it is not built).
+ifneq ($(wildcard solutions/01-hot-row/*.c),)
 test-run suites: $(BUILD)/labs/01-hot-row/run-solution
+endif
