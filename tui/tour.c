@@ -227,8 +227,8 @@ static int check_ask(const struct tui_tour_step *st, char *err, size_t errlen)
 	if (!any)
 		return 0;
 	if (!st->ask[0] || st->nchoices < 2 || st->answer < 0 || !st->why[0])
-		return snprintf(err, errlen, "a question needs ask, at least A) and B), "
-		                "answer and why"), -1;
+		return snprintf(err, errlen, "step '%.30s': a question needs ask, at least "
+		                "A) and B), answer and why", st->title), -1;
 	if (st->answer >= st->nchoices)
 		return snprintf(err, errlen, "answer %c is not one of the choices",
 		                'A' + st->answer), -1;
