@@ -31,6 +31,7 @@ struct opts {
 	double speed;
 	int latency;               /* enum tui_latency */
 	int step;                  /* demo --dump: the tour step, 1-based; 0 none */
+	int answer;                /* demo --dump --answer: 'A'..'D', '-' none, 0 not given */
 	const char *tour;
 	bool list;
 };
@@ -48,7 +49,10 @@ static void usage(FILE *out, bool demo)
 			"\n"
 			"  --list              print the built-in tours and exit\n"
 			"  --dump              print one frame as text instead (no terminal)\n"
-			"  --step N            with --dump: the end of step N (1-based)\n");
+			"  --step N            with --dump: the end of step N (1-based); a step\n"
+			"                      that asks a question shows it, not yet played\n"
+			"  --answer X          with --step: answer its question with X (A to D,\n"
+			"                      or - for none), play it and show the reveal\n");
 	else
 		fprintf(out,
 			"usage: hotrow tui [options]\n"
@@ -98,7 +102,7 @@ static bool takes_value(const char *a, bool demo)
 {
 	if (!strcmp(a, "--size") || !strcmp(a, "--speed") || !strcmp(a, "--latency"))
 		return true;
-	return demo ? !strcmp(a, "--step") : !strcmp(a, "--at");
+	return demo ? !strcmp(a, "--step") || !strcmp(a, "--answer") : !strcmp(a, "--at");
 }
 
 /* Parse the screen's own option argv[*i] (value in argv[*i + 1]); returns
@@ -146,6 +150,11 @@ static int own_option(int argc, char **argv, int *i, bool demo, struct opts *o)
 		o->latency = !strcmp(v, "both") ? 0 : !strcmp(v, "p99") ? 1 : !strcmp(v, "p50") ? 2 : -1;
 		if (o->latency < 0)
 			return 10 + bad(cmd, a, "both, p99 or p50");
+	} else if (!strcmp(a, "--answer")) {
+		o->answer = (v[0] >= 'A' && v[0] <= 'D') || v[0] == '-' ? v[0]
+		          : v[0] >= 'a' && v[0] <= 'd' ? v[0] - 'a' + 'A' : 0;
+		if (!o->answer || v[1])
+			return 10 + bad(cmd, a, "a letter from A to D, or - for none");
 	} else {    /* --step */
 		o->step = (int)strtol(v, &x, 10);
 		if (*x || o->step < 1)
@@ -243,7 +252,14 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 	if (o->dump) {
 		if (demo && o->step > 0) {
 			tui_app_tour_goto(app, o->step - 1);
-			tui_app_tour_finish_step(app);
+			if (o->answer > 0 && o->answer != '-' && !tui_app_tour_answer(app, o->answer)) {
+				fprintf(stderr, "hotrow demo: --answer %c: step %d asks no question "
+				        "with that choice\n", o->answer, o->step);
+				tui_app_free(app);
+				return 2;
+			}
+			if (!v->asking || o->answer)
+				tui_app_tour_finish_step(app);
 		} else if (!demo) {
 			tui_app_play(app, o->at_s);
 		}

@@ -37,6 +37,9 @@ struct tui_app {
 	int step;
 	double step_t;                /* simulated seconds into the step */
 	int fault_i;                  /* the step's next fault to inject */
+	struct sim_summary ask_from;  /* an ask step's engine as it started */
+	const char *choices[4];
+	char reveal[600];
 };
 
 static const double speeds[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100};
@@ -189,6 +192,15 @@ static void enter_step(struct tui_app *a, int k)
 	a->view.step_title = st->title;
 	a->view.narration = st->say;
 	a->view.step_done = false;
+	a->view.question = st->nchoices ? st->ask : NULL;
+	a->view.asking = st->nchoices > 0;
+	a->view.chosen = -1;
+	a->view.right = st->answer;
+	a->view.nchoices = st->nchoices;
+	for (int i = 0; i < 4; i++)
+		a->choices[i] = st->choices[i];
+	a->view.choices = a->choices;
+	a->view.reveal = NULL;
 	if (tui_tour_apply(st, &a->cfg, &again, err, sizeof err) < 0)
 		say(a, "%s", err);     /* cannot happen: the parser checked */
 	if (st->speed > 0)
@@ -201,6 +213,34 @@ static void enter_step(struct tui_app *a, int k)
 		push(a);
 	a->fault_i = 0;
 	step_play(a, 0);         /* the faults due on entry */
+	sim_summary(a->sim, &a->ask_from);
+}
+
+/* The step's time is up: wait, and reveal its question's answer. */
+static void step_end(struct tui_app *a)
+{
+	const struct tui_tour_step *st = &a->tour->steps[a->step];
+	struct sim_summary to;
+
+	a->view.step_done = true;
+	a->view.asking = false;
+	if (!st->nchoices)
+		return;
+	sim_summary(a->sim, &to);
+	tui_tour_reveal(st, &a->ask_from, &to, a->reveal, sizeof a->reveal);
+	a->view.reveal = a->reveal;
+}
+
+bool tui_app_tour_answer(struct tui_app *a, int letter)
+{
+	int k = letter >= 'a' && letter <= 'd' ? letter - 'a'
+	      : letter >= 'A' && letter <= 'D' ? letter - 'A' : -1;
+
+	if (!a->tour || !a->view.asking || k < 0 || k >= a->view.nchoices)
+		return false;
+	a->view.chosen = k;
+	a->view.asking = false;
+	return true;
 }
 
 void tui_app_tour_goto(struct tui_app *a, int k)
@@ -230,8 +270,9 @@ void tui_app_tour_finish_step(struct tui_app *a)
 {
 	if (!a->tour || a->view.step_done)
 		return;
+	a->view.asking = false;       /* Enter on a question: no answer given */
 	step_play(a, a->tour->steps[a->step].run_s - a->step_t);
-	a->view.step_done = true;
+	step_end(a);
 }
 
 struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
@@ -315,15 +356,15 @@ void tui_app_advance(struct tui_app *a, double real_s)
 		return;
 	}
 	/* A tour plays each step for its time, then waits or moves on. */
-	while (dt > 0 && !a->view.step_done) {
+	while (dt > 0 && !a->view.step_done && !a->view.asking) {
 		const struct tui_tour_step *st = &a->tour->steps[a->step];
 		double left = st->run_s - a->step_t;
 		double d = dt < left ? dt : left;
 		step_play(a, d);
 		dt -= d;
 		if (a->step_t >= st->run_s) {
-			if (st->pause || a->step + 1 >= a->tour->nsteps)
-				a->view.step_done = true;
+			if (st->pause || st->nchoices || a->step + 1 >= a->tour->nsteps)
+				step_end(a);
 			else
 				enter_step(a, a->step + 1);
 		}
@@ -510,6 +551,9 @@ static void act(struct tui_app *a, enum tui_action ac)
 		else if (a->step + 1 < a->tour->nsteps)
 			enter_step(a, a->step + 1);
 		break;
+	case TUI_A_ANSWER:      /* letters answer only while a question waits */
+		say(a, "no question waits for an answer");
+		break;
 	case TUI_A_TOUR_BACK:
 		tui_app_tour_goto(a, a->view.step_done ? a->step : a->step - 1);
 		break;
@@ -555,6 +599,8 @@ bool tui_app_key(struct tui_app *a, int key)
 		picker_key(a, key);
 		return true;
 	}
+	if (a->view.asking && tui_app_tour_answer(a, key))
+		return true;
 	act(a, tui_help_action(key, a->tour != NULL));
 	return !a->quit;
 }

@@ -61,6 +61,11 @@ void tui_app_compare(struct tui_app *a, bool on);
 void tui_app_tour_goto(struct tui_app *a, int k);
 /* Play the current tour step to its end, as if its time had passed. */
 void tui_app_tour_finish_step(struct tui_app *a);
+/* Answer the current step's question with a letter (a to d, or A to D):
+ * the choice is marked and the step plays; when its time is up the
+ * engine's answer is revealed. false when no question waits or the
+ * letter is not one of its choices. */
+bool tui_app_tour_answer(struct tui_app *a, int letter);
 /* The snapshot the last tui_app_render drew (the fix, in compare mode). */
 const struct sim_snapshot *tui_app_snapshot(const struct tui_app *a);
 /* Simulated seconds since the simulation(s) started. */

@@ -87,12 +87,46 @@ static void title_bar(struct tui_screen *s, const struct tui_view *v,
 			strategy_words(a, st, sizeof st)) + 2;
 	x += tui_screen_textf(s, x, 0, -1, TUI_TITLE, "t = %s  %s  %s",
 		tui_fmt_s(t, sizeof t, (double)main->now_us / 1e6), sp,
-		v->paused ? "PAUSED" : v->tour_title && v->step_done ? "waiting" : "running") + 2;
+		v->paused ? "PAUSED" : v->tour_title && v->asking ? "asking" :
+		v->tour_title && v->step_done ? "waiting" : "running") + 2;
 	if (v->message && x < s->w - 4) {
 		int len = (int)strlen(v->message);
 		int at = s->w - 1 - len > x ? s->w - 1 - len : x;
 		tui_screen_text(s, at, 0, s->w - at, TUI_TITLE, v->message);
 	}
+}
+
+/* A step's question: the question and its choices (the viewer's marked
+ * with >), then, once the step has played, the engine's answer, why, and
+ * the step's narration. Returns the next free line. */
+static int question(struct tui_screen *s, const struct tui_view *v, int y)
+{
+	char line[700];
+	size_t n = 0;
+
+	y += tui_wrap(s, 1, y, s->w - 2, 2, TUI_BOLD, v->question);
+	line[0] = '\0';
+	for (int i = 0; i < v->nchoices && n < sizeof line; i++)
+		n += (size_t)snprintf(line + n, sizeof line - n, "%s%s%c) %s", i ? "   " : "",
+		                      i == v->chosen ? "> " : "", 'A' + i, v->choices[i]);
+	y += tui_wrap(s, 1, y, s->w - 2, 2, TUI_HEAD, line);
+	if (!v->reveal) {
+		if (v->chosen >= 0)
+			y += tui_wrap(s, 1, y, s->w - 2, 1, TUI_DIM,
+			              "Your answer is in: the engine plays the step.");
+		return y;
+	}
+	if (v->chosen < 0)
+		snprintf(line, sizeof line, "The engine's answer: %c. %s", 'A' + v->right, v->reveal);
+	else if (v->chosen == v->right)
+		snprintf(line, sizeof line, "Right: %c. %s", 'A' + v->right, v->reveal);
+	else
+		snprintf(line, sizeof line, "Not %c: the engine's answer is %c. %s",
+		         'A' + v->chosen, 'A' + v->right, v->reveal);
+	y += tui_wrap(s, 1, y, s->w - 2, 2, v->chosen == v->right ? TUI_GOOD : TUI_WARN, line);
+	if (v->narration)
+		y += tui_wrap(s, 1, y, s->w - 2, 3, TUI_BOLD, v->narration);
+	return y;
 }
 
 static int tour_box(struct tui_screen *s, const struct tui_view *v, int y)
@@ -101,13 +135,15 @@ static int tour_box(struct tui_screen *s, const struct tui_view *v, int y)
 		return y;
 	int x = tui_screen_textf(s, 1, y, s->w - 2, TUI_HEAD, "%s  step %d of %d: %s",
 		v->tour_title, v->step + 1, v->nsteps, v->step_title ? v->step_title : "");
-	const char *cue = v->step_done
+	const char *cue = v->asking ? "[your answer: a-d]" : v->step_done
 		? (v->step + 1 < v->nsteps ? "[Enter: next, b: back]" : "[the end; b: back, q: quit]")
 		: "[playing; Enter skips]";
 	int cl = (int)strlen(cue);
 	if (1 + x + 2 + cl < s->w)
 		tui_screen_text(s, s->w - 1 - cl, y, cl, v->step_done ? TUI_WARN : TUI_DIM, cue);
 	y++;
+	if (v->question)
+		return question(s, v, y) + 1;
 	if (v->narration)
 		y += tui_wrap(s, 1, y, s->w - 2, 3, TUI_BOLD, v->narration);
 	return y + 1;

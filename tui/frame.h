@@ -45,6 +45,14 @@ struct tui_view {
 	const char *narration;
 	int step, nsteps;          /* 0-based step */
 	bool step_done;            /* the step ran its time: waiting for Enter */
+	/* the step's question, when it asks one (question NULL otherwise) */
+	const char *question;
+	const char *const *choices;   /* nchoices of them, A) first */
+	int nchoices;
+	int chosen;                /* the viewer's answer, 0 = A; -1 none yet */
+	int right;                 /* the engine's answer */
+	bool asking;               /* waiting for a letter before it plays */
+	const char *reveal;        /* the engine's answer and why, once revealed */
 };
 
 /* The smallest screen for one snapshot or for compare mode. */

@@ -39,6 +39,7 @@ static const struct tui_binding table[] = {
 	{'l', 0, "l", "latency chart: p50 and p99, p99 only, p50 only", NULL, NULL, TUI_A_LATENCY, false},
 	{'\r', KEY_NPAGE, "Enter/PgDn", "tour: next step", "next", "Enter", TUI_A_TOUR_NEXT, true},
 	{'b', KEY_PPAGE, "b/PgUp", "tour: previous step", "back", "b", TUI_A_TOUR_BACK, true},
+	{'a', 'd', "a-d", "tour: answer the question (a, b, c, d or A-D while it waits)", NULL, NULL, TUI_A_ANSWER, true},
 	{0, 0, NULL, NULL, NULL, NULL, TUI_A_NONE, false},
 };
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/xmalloc.h"
+#include "tui/fmt.h"
 #include "tui/tour.h"
 
 static int num(const char *v, double lo, double hi, double *out)
@@ -217,6 +218,95 @@ static void append(char *dst, size_t len, const char *text)
 	snprintf(dst + n, len - n, "%s", text);
 }
 
+/* A question is whole: its words, two to four choices, the right one
+ * among them and a reveal whose placeholders are known. */
+static int check_ask(const struct tui_tour_step *st, char *err, size_t errlen)
+{
+	struct sim_summary z;
+	char out[600];
+	bool any = st->ask[0] || st->nchoices || st->answer >= 0 || st->why[0];
+
+	if (!any)
+		return 0;
+	if (!st->ask[0] || st->nchoices < 2 || st->answer < 0 || !st->why[0])
+		return snprintf(err, errlen, "step '%.30s': a question needs ask, at least "
+		                "A) and B), answer and why", st->title), -1;
+	if (st->answer >= st->nchoices)
+		return snprintf(err, errlen, "answer %c is not one of the choices",
+		                'A' + st->answer), -1;
+	memset(&z, 0, sizeof z);
+	if (tui_tour_reveal(st, &z, &z, out, sizeof out) < 0)
+		return snprintf(err, errlen, "why: %.120s", out), -1;
+	return 0;
+}
+
+/* The number a placeholder names, as the reveal writes it: rates and
+ * counts rounded to three figures, with thousands separators. */
+static int placeholder(const char *name, const struct sim_summary *f,
+                       const struct sim_summary *t, char *out, size_t len)
+{
+	double v, dt = t->duration_s - f->duration_s;
+	char num[32];
+
+	if (!strcmp(name, "binds"))
+		return snprintf(out, len, "%s", sim_ceiling_name(t->theory.binding)), 0;
+	if (!strcmp(name, "done/s"))
+		v = dt > 0 ? (double)(t->completed - f->completed) / dt : 0;
+	else if (!strcmp(name, "ceiling/s"))
+		v = t->theory.ceiling_per_s;
+	else if (!strcmp(name, "binding/s"))
+		v = t->theory.binding_per_s;
+	else if (!strcmp(name, "rows-busy"))
+		v = t->theory.distinct_rows;
+	else if (!strcmp(name, "pool-max"))
+		v = t->pool.max_in_use;
+	else if (!strcmp(name, "waiters"))
+		v = t->pool.max_waiters;
+	else if (!strcmp(name, "lost"))
+		v = (double)t->count.lost;
+	else if (!strcmp(name, "doubled"))
+		v = (double)t->count.doubled;
+	else
+		return snprintf(out, len, "unknown placeholder {%.40s} (done/s, ceiling/s, "
+		                "binding/s, binds, rows-busy, pool-max, waiters, lost, "
+		                "doubled)", name), -1;
+	if (v >= 1000) {                  /* three figures: 15,987 -> 16,000 */
+		double p = 1;
+		while (v / p >= 1000)
+			p *= 10;
+		v = (double)(int64_t)(v / p + 0.5) * p;
+	}
+	snprintf(out, len, "%s", tui_fmt_int(num, sizeof num, (int64_t)(v + 0.5)));
+	return 0;
+}
+
+int tui_tour_reveal(const struct tui_tour_step *st, const struct sim_summary *from,
+                    const struct sim_summary *to, char *out, size_t len)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (const char *p = st->why; *p && n + 1 < len;) {
+		const char *close = *p == '{' ? strchr(p, '}') : NULL;
+		if (!close) {
+			out[n++] = *p++;
+			out[n] = '\0';
+			continue;
+		}
+		char name[48], val[200];
+		snprintf(name, sizeof name, "%.*s", (int)(close - p - 1), p + 1);
+		if (placeholder(name, from, to, val, sizeof val) < 0) {
+			snprintf(out, len, "%s", val);
+			return -1;
+		}
+		n += (size_t)snprintf(out + n, len - n, "%s", val);
+		if (n >= len)
+			n = len - 1;
+		p = close + 1;
+	}
+	return 0;
+}
+
 /* One line of a tour; 0, or -1 with err. */
 static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
                  char *rest, struct sim_config *check, char *err, size_t errlen)
@@ -231,15 +321,35 @@ static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
 			return snprintf(err, errlen, "unknown scenario '%.40s'", rest), -1;
 		snprintf(t->scenario, sizeof t->scenario, "%s", rest);
 	} else if (!strcmp(word, "step")) {
+		if (st && check_ask(st, err, errlen) < 0)
+			return -1;
 		t->steps = xrealloc(t->steps, (size_t)(t->nsteps + 1) * sizeof *t->steps);
 		st = *cur = &t->steps[t->nsteps++];
 		memset(st, 0, sizeof *st);
 		st->compare = -1;
+		st->answer = -1;
 		snprintf(st->title, sizeof st->title, "%s", rest);
 	} else if (!st) {
 		return snprintf(err, errlen, "'%.40s' before the first step", word), -1;
 	} else if (!strcmp(word, "say")) {
 		append(st->say, sizeof st->say, rest);
+	} else if (!strcmp(word, "ask")) {
+		append(st->ask, sizeof st->ask, rest);
+	} else if (strlen(word) == 2 && word[0] >= 'A' && word[0] <= 'D' && word[1] == ')') {
+		int k = word[0] - 'A';
+		if (k != st->nchoices)
+			return snprintf(err, errlen, "choices come in order from A), so %c) "
+			                "must be the %s", word[0], k < st->nchoices ? "only one"
+			                : "next after the last"), -1;
+		if (!*rest)
+			return snprintf(err, errlen, "%c) needs the choice's words", word[0]), -1;
+		snprintf(st->choices[st->nchoices++], sizeof st->choices[0], "%s", rest);
+	} else if (!strcmp(word, "answer")) {
+		if (strlen(rest) != 1 || *rest < 'A' || *rest > 'D')
+			return snprintf(err, errlen, "answer takes a letter, A to D, not '%.40s'", rest), -1;
+		st->answer = *rest - 'A';
+	} else if (!strcmp(word, "why")) {
+		append(st->why, sizeof st->why, rest);
 	} else if (!strcmp(word, "run")) {
 		if (num(rest, 0, 3600, &st->run_s) < 0)
 			return snprintf(err, errlen, "run takes simulated seconds (0 to 3600), not '%.40s'", rest), -1;
@@ -295,7 +405,8 @@ static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
 		}
 	} else {
 		return snprintf(err, errlen, "unknown word '%.40s' (title, scenario, step, "
-		                "set, say, run, pause, speed, compare, crash)", word), -1;
+		                "set, say, run, pause, speed, compare, crash, ask, A) to D), "
+		                "answer, why)", word), -1;
 	}
 	return 0;
 }
@@ -331,6 +442,11 @@ struct tui_tour *tui_tour_parse(const char *text, char *err, size_t errlen)
 		}
 		if (cur && !cur->line)
 			cur->line = lineno;
+	}
+	if (cur && check_ask(cur, msg, sizeof msg) < 0) {
+		snprintf(err, errlen, "line %d: %s", lineno, msg);
+		tui_tour_free(t);
+		return NULL;
 	}
 	if (t->nsteps == 0) {
 		snprintf(err, errlen, "no steps (a tour needs at least one 'step' line)");

@@ -47,6 +47,13 @@ struct tui_tour_step {
 		double at_s;           /* seconds into the step (0: on entry) */
 	} faults[TUI_TOUR_FAULTS];    /* by time, earliest first */
 	int line;                  /* where the step starts in the file */
+	/* a question (`ask`): asked before the step plays, answered with a
+	 * key, revealed when the step's time is up (an ask step waits then) */
+	char ask[320];             /* the question, its `ask` lines joined */
+	int nchoices;              /* 0: no question; else 2 to 4 */
+	char choices[4][120];      /* `A) ...` to `D) ...`, without the letter */
+	int answer;                /* 0 = A ... 3 = D; -1 when none */
+	char why[400];             /* the reveal; {placeholders} are the engine's */
 };
 
 struct tui_tour {
@@ -80,6 +87,17 @@ int tui_tour_apply(const struct tui_tour_step *st, struct sim_config *c,
  * on error c is unchanged. */
 int tui_tour_set(struct sim_config *c, const char *key, const char *value,
                  bool *restart, char *err, size_t errlen);
+
+/* The reveal of an ask step: its `why` with each {placeholder} replaced
+ * by the engine's number. from is the summary as the step started (after
+ * its settings), to as it ended. Placeholders: {done/s} (likes done a
+ * second over the step), {ceiling/s} (one row's), {binding/s} (the lowest
+ * ceiling), {binds} (what it is: rows, pool, cpu, callers), {rows-busy}
+ * (distinct rows the pool's connections sit on), {pool-max} (connections
+ * in use at most), {lost}, {doubled}, {waiters} (most waiting for the
+ * pool). Returns 0, or -1 on an unknown placeholder (named in out). */
+int tui_tour_reveal(const struct tui_tour_step *st, const struct sim_summary *from,
+                    const struct sim_summary *to, char *out, size_t len);
 
 /* Tours compiled in: names and texts, NULL-terminated (tours_gen.c). */
 extern const char *const tui_tour_builtin_names[];

@@ -229,6 +229,29 @@ burst() { i=0; while [ $i -lt 60 ]; do printf 'Enter b '; i=$((i + 1)); done; }
 t send-keys -t "$S" $(burst) q
 check "demo__q_quits_behind_a_burst_of_keys" restored 0 "step 8 of 8"
 
+# demo: a question waits for a letter; b answers it (not "back"), the
+# step plays, and the end reveals the engine's answer
+start "TERM=screen" "demo viral-video"
+wait_for "step 1 of 8"
+t send-keys -t "$S" Enter Enter
+wait_for "[your answer: a-d]" 300
+check "demo__a_question_waits_for_a_letter" wait_for "How many plays a second get"
+t send-keys -t "$S" b
+check "demo__the_letter_marks_the_choice" wait_for "> B) about 16,000" 300
+t send-keys -t "$S" Enter
+check "demo__the_end_reveals_the_engines_answer" wait_for "Right: B. The engine did" 300
+t send-keys -t "$S" q
+check "demo__q_quits_after_a_question" restored 0 "step 2 of 8"
+
+# demo --dump: the question alone, then answered and revealed
+"$bin" demo viral-post --dump --step 2 --size 120x40 >"$tmp/ask" 2>&1
+"$bin" demo viral-post --dump --step 2 --answer c --size 120x40 >"$tmp/reveal" 2>&1
+dump_reveals() {
+	grep -q 'What runs out first' "$tmp/ask" && ! grep -q 'Right:' "$tmp/ask" &&
+		grep -qF '> C) the pool' "$tmp/reveal" && grep -q 'Right: C. 20 of the pool' "$tmp/reveal"
+}
+check "demo__dump_shows_the_question_then_the_reveal" dump_reveals
+
 # slides: x shows how the command ended in words; Ctrl-\ restores
 printf '# One\n\nRun: false\n\n---\n\n# Two\n\nRun: kill -INT $$\n' >"$tmp/deck.md"
 start "TERM=screen" "slides $tmp/deck.md"

@@ -270,6 +270,60 @@ static void tui_app_tour__steps_replay_the_same_frame(void **state)
 	tui_app_free(a);
 }
 
+/* A question waits before its step plays; a letter records the choice
+ * and the step plays; when its time is up the engine's answer shows,
+ * with its number and whether the viewer was right. */
+static void tui_app_tour__a_letter_answers_and_the_end_reveals(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_load("viral-video", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *s = tui_screen_new(120, 40);
+	struct tui_view *v = tui_app_view(a);
+
+	tui_app_tour_goto(a, 2);                      /* 128 slots: what binds? */
+	assert_true(v->asking);
+	assert_int_equal(v->nchoices, 3);
+	double t0 = tui_app_now(a);
+	tui_app_advance(a, 10);                       /* nothing plays while it asks */
+	assert_true(tui_app_now(a) == t0);
+	tui_app_render(a, s);
+	assert_true(tui_screen_has(s, "What binds now?"));
+	assert_true(tui_screen_has(s, "[your answer: a-d]"));
+	assert_false(tui_screen_has(s, "Right:"));
+
+	assert_true(tui_app_key(a, 'b'));             /* an answer here, not "back" */
+	assert_int_equal(v->step, 2);
+	assert_false(v->asking);
+	assert_int_equal(v->chosen, 1);
+	assert_null(v->reveal);
+	tui_app_render(a, s);
+	assert_true(tui_screen_has(s, "> B) the pool"));
+	tui_app_advance(a, 100);                      /* the step plays to its end */
+	assert_true(v->step_done);
+	assert_non_null(v->reveal);
+	tui_app_render(a, s);
+	assert_true(tui_screen_has(s, "Right: B."));
+	assert_true(tui_screen_has(s, "What binds is the pool"));
+	assert_true(tui_screen_has(s, "70 distinct"));
+	assert_false(tui_app_tour_answer(a, 'a'));    /* answered: letters act as keys again */
+
+	tui_app_tour_goto(a, 1);                      /* 16 slots: a wrong answer */
+	assert_true(tui_app_key(a, 'A'));
+	assert_int_equal(v->chosen, 0);
+	tui_app_key(a, '\r');                         /* Enter plays the rest and reveals */
+	tui_app_render(a, s);
+	assert_true(tui_screen_has(s, "Not A: the engine's answer is B."));
+	assert_false(tui_app_tour_answer(a, 'e'));
+	tui_app_tour_goto(a, 0);                      /* a step without a question */
+	assert_false(v->asking);
+	assert_false(tui_app_tour_answer(a, 'a'));
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
 /* The viral-video tour narrates what its bug steps do to the count: the
  * GET-then-DEL drain loses views, the fenced consumer counts nothing twice
  * through its crash, the unfenced one does. Hold the narration to it. */
@@ -405,6 +459,7 @@ int main(void)
 		cmocka_unit_test(tui_app_tour__steps_replay_the_same_frame),
 		cmocka_unit_test(tui_app_tour__viral_video_bugs_do_what_the_narration_says),
 		cmocka_unit_test(tui_app_tour__payday_does_what_the_narration_says),
+		cmocka_unit_test(tui_app_tour__a_letter_answers_and_the_end_reveals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

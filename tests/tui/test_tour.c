@@ -62,6 +62,48 @@ static void tui_tour_parse__steps_settings_and_words(void **state)
 	tui_tour_free(t);
 }
 
+static void tui_tour_parse__a_question_with_choices_and_a_reveal(void **state)
+{
+	(void)state;
+	char err[200] = "", out[300];
+	struct tui_tour *t = tui_tour_parse(
+		"step Viral\n"
+		"  set rps=2000\n"
+		"  ask What runs out\n"
+		"  ask first?\n"
+		"  A) the CPU\n"
+		"  B) the pool\n"
+		"  answer B\n"
+		"  why {pool-max} connections busy,\n"
+		"  why {done/s} a second, {lost} lost; the {binds} binds.\n"
+		"  say The pool fills.\n"
+		"  run 3\n"
+		"step Plain\n"
+		"  say nothing asked\n"
+		"  run 1\n", err, sizeof err);
+	struct sim_summary f, to;
+
+	if (!t)
+		fail_msg("%s", err);
+	assert_string_equal(t->steps[0].ask, "What runs out first?");
+	assert_int_equal(t->steps[0].nchoices, 2);
+	assert_string_equal(t->steps[0].choices[1], "the pool");
+	assert_int_equal(t->steps[0].answer, 1);
+	assert_false(t->steps[0].pause);              /* the app waits on a question anyway */
+	assert_int_equal(t->steps[1].nchoices, 0);
+	assert_int_equal(t->steps[1].answer, -1);
+	memset(&f, 0, sizeof f);
+	memset(&to, 0, sizeof to);
+	to.duration_s = 2;
+	to.completed = 31974;                         /* 15,987/s: three figures */
+	to.pool.max_in_use = 20;
+	to.count.lost = 209;
+	to.theory.binding = SIM_CEIL_POOL;
+	assert_int_equal(tui_tour_reveal(&t->steps[0], &f, &to, out, sizeof out), 0);
+	assert_string_equal(out, "20 connections busy, 16,000 a second, 209 lost; the pool binds.");
+	tui_tour_free(t);
+}
+
 static void tui_tour_parse__errors_name_the_line(void **state)
 {
 	(void)state;
@@ -81,6 +123,12 @@ static void tui_tour_parse__errors_name_the_line(void **state)
 		{"scenario nowhere\n", "line 1: unknown scenario 'nowhere'"},
 		{"step a\ndance\n", "line 2: unknown word 'dance'"},
 		{"title only\n", "no steps"},
+		{"step a\nask Which?\nA) x\nanswer A\nwhy y\n", "needs ask, at least A) and B), answer and why"},
+		{"step a\nask Which?\nA) x\nC) z\n", "choices come in order from A)"},
+		{"step a\nask Which?\nA) x\nB) y\nanswer C\nwhy z\n", "answer C is not one of the choices"},
+		{"step a\nask Which?\nA) x\nB) y\nanswer E\n", "answer takes a letter, A to D"},
+		{"step a\nask Which?\nA) x\nB) y\nanswer A\nwhy {speed}\n", "unknown placeholder {speed}"},
+		{"step a\nask Which?\nA) x\nB) y\nanswer A\nstep b\nrun 1\n", "line 6: step 'a': a question needs"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char err[200] = "";
@@ -242,6 +290,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tui_tour_parse__steps_settings_and_words),
+		cmocka_unit_test(tui_tour_parse__a_question_with_choices_and_a_reveal),
 		cmocka_unit_test(tui_tour_parse__errors_name_the_line),
 		cmocka_unit_test(tui_tour_apply__restart_only_for_structural_changes),
 		cmocka_unit_test(tui_tour_load__the_builtin_tours_parse),

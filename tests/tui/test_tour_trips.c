@@ -181,6 +181,144 @@ static void tui_tour__old_snapshot_narration_matches_the_engine(void **state)
 	tui_tour_free(tour);
 }
 
+/* Play a whole tour as `hotrow demo` does, keeping for each step the
+ * engine's summary as the step started (after its settings) and ended:
+ * the two a question's reveal is computed from. */
+static void play_all(struct tui_tour *tour, struct sim_summary *from, struct sim_summary *to)
+{
+	char err[200];
+	struct sim_config c;
+	struct sim *s = NULL;
+	int64_t t = 0;
+
+	tui_tour_base(tour, &c);
+	for (int i = 0; i < tour->nsteps; i++) {
+		const struct tui_tour_step *st = &tour->steps[i];
+		bool restart = false;
+		assert_int_equal(tui_tour_apply(st, &c, &restart, err, sizeof err), 0);
+		if (!s || restart) {
+			sim_free(s);
+			s = sim_new(&c);
+			t = 0;
+		} else {
+			sim_set(s, &c);
+		}
+		sim_summary(s, &from[i]);
+		int64_t end = t + (int64_t)(st->run_s * 1e6);
+		for (int k = 0; k < st->nfaults; k++) {
+			sim_advance(s, t + (int64_t)(st->faults[k].at_s * 1e6));
+			sim_inject(s, st->faults[k].kind);
+		}
+		t = end;
+		sim_advance(s, t);
+		sim_summary(s, &to[i]);
+	}
+	sim_free(s);
+}
+
+static double done_per_s(const struct sim_summary *f, const struct sim_summary *t)
+{
+	return (double)(t->completed - f->completed) / (t->duration_s - f->duration_s);
+}
+
+/* Each question's right letter is what the engine does in that step, and
+ * the reveal quotes the engine's own number. */
+static void tui_tour__questions_are_answered_by_the_engine(void **state)
+{
+	char err[200] = "", why[600], want[64];
+	struct sim_summary f[16], t[16];
+	int asks = 0;
+	struct tui_tour *vp = tui_tour_load("viral-post", err, sizeof err);
+	struct tui_tour *vv = tui_tour_load("viral-video", err, sizeof err);
+
+	(void)state;
+	assert_non_null(vp);
+	assert_non_null(vv);
+
+	/* viral-post */
+	assert_true(vp->nsteps <= 16);
+	play_all(vp, f, t);
+	for (int i = 0; i < vp->nsteps; i++) {
+		const struct tui_tour_step *st = &vp->steps[i];
+		if (!st->nchoices)
+			continue;
+		asks++;
+		assert_int_equal(tui_tour_reveal(st, &f[i], &t[i], why, sizeof why), 0);
+		double got = done_per_s(&f[i], &t[i]);
+		if (strstr(st->ask, "What runs out first")) {
+			/* C: the pool, full, a line waiting for it; the row at 500/s */
+			assert_int_equal(st->answer, 2);
+			assert_true(says(st->choices[2], "pool"));
+			assert_int_equal(t[i].pool.max_in_use, 20);
+			assert_true(t[i].pool.max_waiters > 0);    /* a line for the pool */
+			assert_true(fabs(got - 500) < 0.05 * 500);
+			assert_true(says(why, "20 of the pool's 20"));
+			assert_true(says(why, "which does 500 likes a second"));
+		} else if (strstr(st->ask, "Does the pool recover")) {
+			/* B: the ceiling doubles to 1,000/s, still short of 2,000 */
+			assert_int_equal(st->answer, 1);
+			assert_true(fabs(t[i].theory.ceiling_per_s - 1000) < 1e-6);
+			assert_true(got < 2000 * 0.6);
+			assert_int_equal(t[i].pool.max_in_use, 20);
+			assert_true(says(why, "ceiling is now 1,000 a second"));
+		} else if (strstr(st->ask, "acknowledged likes are lost")) {
+			/* B: about one flush interval, 2,000/s x 100 ms = 200 */
+			assert_int_equal(st->answer, 1);
+			assert_true(says(st->choices[1], "about 200"));
+			assert_true(t[i].count.lost > 100 && t[i].count.lost < 400);
+			snprintf(want, sizeof want, "lost %lld likes", (long long)t[i].count.lost);
+			if (!says(why, want))
+				fail_msg("'%s' not in '%s'", want, why);
+		} else {
+			fail_msg("viral-post step %d asks a question this test does not know: %s",
+			         i + 1, st->ask);
+		}
+	}
+	assert_true(asks >= 3);
+
+	/* viral-video */
+	asks = 0;
+	assert_true(vv->nsteps <= 16);
+	play_all(vv, f, t);
+	for (int i = 0; i < vv->nsteps; i++) {
+		const struct tui_tour_step *st = &vv->steps[i];
+		if (!st->nchoices)
+			continue;
+		asks++;
+		assert_int_equal(tui_tour_reveal(st, &f[i], &t[i], why, sizeof why), 0);
+		double got = done_per_s(&f[i], &t[i]);
+		if (strstr(st->ask, "16 slot rows")) {
+			/* B: about 16,000 (16 rows x 1,000/s), not 100,000 nor 1,000 */
+			assert_int_equal(st->answer, 1);
+			assert_true(says(st->choices[1], "about 16,000"));
+			assert_true(fabs(t[i].theory.ceiling_per_s - 16000) < 1e-6);
+			assert_true(got > 16000 * 0.85 && got <= 16000 * 1.01);
+			assert_true(says(why, "a ceiling of 16,000"));
+		} else if (strstr(st->ask, "What binds now")) {
+			/* B: the pool, on about 70 distinct rows */
+			assert_int_equal(st->answer, 1);
+			assert_int_equal(t[i].theory.binding, SIM_CEIL_POOL);
+			assert_true(fabs(t[i].theory.distinct_rows - 70) < 1);
+			assert_true(got < 100000 * 0.8 && got < 128000);
+			assert_true(says(why, "What binds is the pool"));
+			assert_true(says(why, "sit on 70 distinct rows"));
+		} else if (strstr(st->ask, "How many views are lost")) {
+			/* B: some at every drain: neither none nor all */
+			assert_int_equal(st->answer, 1);
+			assert_true(t[i].count.lost > 0 && t[i].count.lost < 400000 / 100);
+			snprintf(want, sizeof want, "lost %lld views", (long long)t[i].count.lost);
+			if (!says(why, want))
+				fail_msg("'%s' not in '%s'", want, why);
+		} else {
+			fail_msg("viral-video step %d asks a question this test does not know: %s",
+			         i + 1, st->ask);
+		}
+	}
+	assert_true(asks >= 3);
+	tui_tour_free(vp);
+	tui_tour_free(vv);
+}
+
 /* The new settings parse with the engine's limits. */
 static void tui_tour_set__round_trip_keys(void **state)
 {
@@ -207,6 +345,7 @@ int main(void)
 		cmocka_unit_test(tui_tour__round_trips_narration_matches_the_engine),
 		cmocka_unit_test(tui_tour__old_snapshot_narration_matches_the_engine),
 		cmocka_unit_test(tui_tour_set__round_trip_keys),
+		cmocka_unit_test(tui_tour__questions_are_answered_by_the_engine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
