@@ -89,9 +89,10 @@ static void drv_probe_run__splits_hold_and_outside(void **state)
 	assert_true(a.requests >= 100 && a.seconds >= 0.2);
 	assert_true(a.stamp != 0);
 	/* A pause lasts at least what was asked; the rest is noise, which only
-	 * adds. Inside and outside must not be mixed up. */
-	assert_true(a.hold_median_ms >= INSIDE_MS && a.hold_median_ms < INSIDE_MS + 20);
-	assert_true(a.outside_median_ms >= OUTSIDE_MS && a.outside_median_ms < OUTSIDE_MS + 20);
+	 * adds (a median comes from a log-bucket histogram, within 1 % of its
+	 * value, hence the 0.98). Inside and outside must not be mixed up. */
+	assert_true(a.hold_median_ms >= 0.98 * INSIDE_MS && a.hold_median_ms < INSIDE_MS + 50);
+	assert_true(a.outside_median_ms >= 0.98 * OUTSIDE_MS && a.outside_median_ms < OUTSIDE_MS + 50);
 	assert_true(a.hold_median_ms > a.outside_median_ms);
 	assert_true(a.in_process);
 	assert_int_equal(a.calls >= a.requests, 1);
