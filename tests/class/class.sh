@@ -31,12 +31,13 @@ url_of() { awk -v n="$1" '$1 == n { print $2 }' "$tmp/urls"; }
 
 # What drop must give back: roles with their limits and settings, schemas
 # with their privileges, the databases' privileges. (Schemas the lab
-# tests make and remove on their own, lt_*, are left out.)
+# tests make and remove on their own, lt_*, are left out. A NULL ACL means
+# the defaults: a grant and its revoke leave the same defaults spelled out.)
 snapshot() {
 	q "select rolname, rolcanlogin, rolconnlimit, rolconfig from pg_roles order by 1;
-	   select nspname, nspowner::regrole, nspacl from pg_namespace
+	   select nspname, nspowner::regrole, coalesce(nspacl, acldefault('n', nspowner)) from pg_namespace
 	    where nspname !~ '^(pg_temp|pg_toast_temp|lt_)' order by 1;
-	   select datname, datacl from pg_database order by 1;
+	   select datname, coalesce(datacl, acldefault('d', datdba)) from pg_database order by 1;
 	   select setdatabase, setrole, setconfig from pg_db_role_setting order by 1, 2;"
 }
 trap 'rm -rf "$tmp"; "$bin" class drop --db "$admin" --yes >/dev/null 2>&1;
