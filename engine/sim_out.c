@@ -31,10 +31,10 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->throughput_per_s = t > 0 ? (double)s->completed / t : 0;
 	o->worst_wait_ms = (double)s->worst_wait / 1000.0;
 	o->mean_wait_ms = s->nwaits ? s->sum_wait / (double)s->nwaits / 1000.0 : 0;
-	o->latency_ms.mean = sim_hist_mean(&s->lat) / 1000.0;
-	o->latency_ms.p50 = sim_hist_quantile(&s->lat, 0.50) / 1000.0;
-	o->latency_ms.p95 = sim_hist_quantile(&s->lat, 0.95) / 1000.0;
-	o->latency_ms.p99 = sim_hist_quantile(&s->lat, 0.99) / 1000.0;
+	o->latency_ms.mean = util_hist_mean(&s->lat) / 1000.0;
+	o->latency_ms.p50 = util_hist_quantile(&s->lat, 0.50) / 1000.0;
+	o->latency_ms.p95 = util_hist_quantile(&s->lat, 0.95) / 1000.0;
+	o->latency_ms.p99 = util_hist_quantile(&s->lat, 0.99) / 1000.0;
 	o->latency_ms.max = (double)s->lat.max / 1000.0;
 	o->pool.max_in_use = s->pool[POOL_MAIN].max_in_use;
 	o->pool.max_waiters = s->pool[POOL_MAIN].max_waiters;
