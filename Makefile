@@ -1,5 +1,5 @@
 # hotrow: one hand-written makefile; each directory adds its part through
-# a module.mk (util/, engine/, tui/, kit/, cli/, labs/, tests/*, bench/).
+# a module.mk (engine/, tui/, kit/, cli/, labs/, tests/*, bench/).
 #
 #   make              build build/hotrow
 #   make test         install what is missing, then run every suite

@@ -10,8 +10,8 @@
  * over the whole 64-bit range. The mean, minimum and maximum are exact.
  *
  * It is one .c beside util/'s headers (a few hundred lines of buckets do
- * not belong in every file that includes it): util/module.mk puts its
- * object into both the engine's and the kit's library, so neither links
+ * not belong in every file that includes it): engine/module.mk and
+ * kit/module.mk archive its object into both libraries, so neither links
  * the other.
  *
  * Interface:

@@ -1,5 +1,9 @@
-# util/: what every part of hotrow may use, on libc alone. Most of it is
-# header-only; the histogram (hist.c) is one object that goes into both the
-# engine's and the kit's library, so that neither links the other.
+# util/: what every part may use, libc alone: header-only helpers (clock,
+# hash, json) and the one option parser (opt.c), linked as a library by
+# build/hotrow, the lab drivers and the tests.
 UTIL_SRC := $(wildcard util/*.c)
-UTIL_OBJ := $(UTIL_SRC:%.c=$(BUILD)/obj/%.o)
+UTIL_LIB := $(BUILD)/libhotrow-util.a
+$(UTIL_LIB): $(UTIL_SRC:%.c=$(BUILD)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+ALL += $(UTIL_LIB)
