@@ -8,9 +8,12 @@
 #   make bench-fidelity  the engine's prediction from one client's parts vs
 #                   kit/load and pgbench, on SQLite and (with HOTROW_PG_URL)
 #                   PostgreSQL (~4 min)
+#   make bench-tui  the TUI's frame time at 200x60 (viral-video) and its CPU
+#                   at 30 fps (build/bench/tui_bench --quick: 1 s)
 #
 # The benchmarks' code is a library that build/hotrow links (cli/bench.c is
-# its front); it links the kit, the drivers' support and the engine.
+# its front); it links the kit, the drivers' support and the engine. The
+# TUI's bench (bench/tui/) is a program of its own: it drives the screen.
 
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_LIB := $(BUILD)/libhotrow-bench.a
@@ -20,6 +23,12 @@ $(BENCH_LIB): $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
 ALL += $(BENCH_LIB)
 
 .PHONY: bench-db bench-fidelity
+
+$(BUILD)/bench/tui_bench: $(BUILD)/obj/bench/tui/tui_bench.o $(TUI_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(NCURSES_LIBS) $(LDLIBS) -o $@
+bench-tui: $(BUILD)/bench/tui_bench
+	$(BUILD)/bench/tui_bench
 
 bench: $(BUILD)/hotrow
 	@if [ -n "$(SAN)" ]; then echo "bench: note: a SAN=$(SAN) build is slow; the figures mean little"; fi

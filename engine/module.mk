@@ -1,7 +1,9 @@
-# engine/: the simulator, libc and libm only.
+# engine/: the simulator, libc and libm only. The latency histogram it
+# shares with the kit (util/hist.c) goes into this library too, so that a
+# program linking the engine needs nothing more.
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_LIB := $(BUILD)/libhotrow-engine.a
-$(ENGINE_LIB): $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
+$(ENGINE_LIB): $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/util/hist.o
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 ALL += $(ENGINE_LIB)

@@ -152,8 +152,8 @@ static void complete(struct sim *s, const struct sim_req *r)
 
 	s->completed++;
 	s->acc.completed++;
-	sim_hist_add(&s->lat, lat);
-	sim_hist_add(&s->acc.lat, lat);
+	util_hist_add(&s->lat, lat);
+	util_hist_add(&s->acc.lat, lat);
 	ended(s, r);
 }
 
@@ -930,8 +930,8 @@ static void tick(struct sim *s)
 	t->offered_per_s = (double)s->acc.offered / secs;
 	t->completed_per_s = (double)s->acc.completed / secs;
 	t->failed_per_s = (double)s->acc.failed / secs;
-	t->p50_ms = sim_hist_quantile(&s->acc.lat, 0.50) / 1000.0;
-	t->p99_ms = sim_hist_quantile(&s->acc.lat, 0.99) / 1000.0;
+	t->p50_ms = util_hist_quantile(&s->acc.lat, 0.50) / 1000.0;
+	t->p99_ms = util_hist_quantile(&s->acc.lat, 0.99) / 1000.0;
 	t->queue_len = s->conn_wait;
 	t->pool_in_use = sim_pools_in_use(s);
 	t->pool_waiters = sim_pools_waiting(s);
@@ -940,7 +940,7 @@ static void tick(struct sim *s)
 	t->visible = s->visible;
 	sim_series_add(&s->series, t);
 	s->acc.offered = s->acc.completed = s->acc.failed = s->acc.unrel_failed = 0;
-	sim_hist_reset(&s->acc.lat);
+	util_hist_reset(&s->acc.lat);
 	s->last_tick = s->now;
 }
 
@@ -1003,8 +1003,8 @@ struct sim *sim_new(const struct sim_config *c)
 	s->counter_pool = c->counter_pool > 0 ? &s->pool[POOL_COUNTER] : &s->pool[POOL_MAIN];
 	sim_ring_init(&s->redis_q);
 	s->buf_oldest = s->flush_oldest = -1;
-	sim_hist_init(&s->lat);
-	sim_hist_init(&s->acc.lat);
+	util_hist_init(&s->lat);
+	util_hist_init(&s->acc.lat);
 	sim_series_init(&s->series);
 
 	/* Schedule steps at t <= 0 set the starting rate. */

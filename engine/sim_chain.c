@@ -102,7 +102,7 @@ void sim_chain_init(struct sim *s)
 	s->versions_max = 1;
 	s->buffers_max = buffers(s);
 	sim_rng_seed(&s->read_rng, s->c.seed ^ 0x9e3779b97f4a7c15ULL);
-	sim_hist_init(&s->read_lat);
+	util_hist_init(&s->read_lat);
 	schedule(s);
 }
 
@@ -162,7 +162,7 @@ void sim_read_end(struct sim *s, const struct sim_req *r, bool ok)
 		return;
 	}
 	s->reads_completed++;
-	sim_hist_add(&s->read_lat, s->now - r->first_us);
+	util_hist_add(&s->read_lat, s->now - r->first_us);
 }
 
 void sim_chain_summary(const struct sim *s, struct sim_summary *o)
@@ -177,10 +177,10 @@ void sim_chain_summary(const struct sim *s, struct sim_summary *o)
 	o->reads.offered = s->reads_offered;
 	o->reads.completed = s->reads_completed;
 	o->reads.failed = s->reads_failed;
-	o->reads.latency_ms.mean = sim_hist_mean(&s->read_lat) / 1000.0;
-	o->reads.latency_ms.p50 = sim_hist_quantile(&s->read_lat, 0.50) / 1000.0;
-	o->reads.latency_ms.p95 = sim_hist_quantile(&s->read_lat, 0.95) / 1000.0;
-	o->reads.latency_ms.p99 = sim_hist_quantile(&s->read_lat, 0.99) / 1000.0;
+	o->reads.latency_ms.mean = util_hist_mean(&s->read_lat) / 1000.0;
+	o->reads.latency_ms.p50 = util_hist_quantile(&s->read_lat, 0.50) / 1000.0;
+	o->reads.latency_ms.p95 = util_hist_quantile(&s->read_lat, 0.95) / 1000.0;
+	o->reads.latency_ms.p99 = util_hist_quantile(&s->read_lat, 0.99) / 1000.0;
 	o->reads.latency_ms.max = (double)s->read_lat.max / 1000.0;
 	o->reads.last_ms = (double)s->read_last_us / 1000.0;
 	o->reads.versions = longest;

@@ -26,9 +26,9 @@
 
 #include "engine/sim.h"
 #include "engine/sim_heap.h"
-#include "engine/sim_hist.h"
 #include "engine/sim_rng.h"
 #include "engine/sim_series.h"
+#include "util/hist.h"
 
 enum sim_req_kind {
 	SIM_REQ_COUNTER,     /* a like: update (or insert, for append) */
@@ -167,7 +167,7 @@ struct sim_pool {
 /* Per-tick accumulators, reset at each EV_TICK. */
 struct sim_tickacc {
 	uint64_t offered, completed, failed, unrel_failed;
-	struct sim_hist lat;
+	struct util_hist lat;
 };
 
 struct sim;
@@ -264,7 +264,7 @@ struct sim {
 	int64_t inflight;          /* likes offered and not yet ended */
 	int unrel_inflight;
 	uint64_t unrel_offered, unrel_failed, unrel_completed;
-	struct sim_hist lat;       /* latency of completed likes, from first try */
+	struct util_hist lat;      /* latency of completed likes, from first try */
 	uint64_t refused;          /* likes turned away at SIM_MAX_INFLIGHT */
 	int64_t worst_wait, nwaits;
 	double sum_wait;
@@ -305,7 +305,7 @@ struct sim {
 	int64_t *versions;         /* per row: versions a read walks (>= 1) */
 	int64_t *pages_hi;         /* per row: the most heap pages it ever took */
 	uint64_t reads_offered, reads_completed, reads_failed;
-	struct sim_hist read_lat;
+	struct util_hist read_lat;
 	int64_t read_last_us;      /* the latest read's own time */
 	int64_t versions_max, buffers_max;
 	uint32_t read_gen;         /* the pending EV_READ's arg; older ones are stale */

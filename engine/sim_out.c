@@ -3,6 +3,9 @@
  * TUI draws, JSON and CSV. Read-only over struct sim.
  */
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,10 +34,10 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->throughput_per_s = t > 0 ? (double)s->completed / t : 0;
 	o->worst_wait_ms = (double)s->worst_wait / 1000.0;
 	o->mean_wait_ms = s->nwaits ? s->sum_wait / (double)s->nwaits / 1000.0 : 0;
-	o->latency_ms.mean = sim_hist_mean(&s->lat) / 1000.0;
-	o->latency_ms.p50 = sim_hist_quantile(&s->lat, 0.50) / 1000.0;
-	o->latency_ms.p95 = sim_hist_quantile(&s->lat, 0.95) / 1000.0;
-	o->latency_ms.p99 = sim_hist_quantile(&s->lat, 0.99) / 1000.0;
+	o->latency_ms.mean = util_hist_mean(&s->lat) / 1000.0;
+	o->latency_ms.p50 = util_hist_quantile(&s->lat, 0.50) / 1000.0;
+	o->latency_ms.p95 = util_hist_quantile(&s->lat, 0.95) / 1000.0;
+	o->latency_ms.p99 = util_hist_quantile(&s->lat, 0.99) / 1000.0;
 	o->latency_ms.max = (double)s->lat.max / 1000.0;
 	o->pool.max_in_use = s->pool[POOL_MAIN].max_in_use;
 	o->pool.max_waiters = s->pool[POOL_MAIN].max_waiters;
@@ -149,93 +152,157 @@ static void str(FILE *f, const char *key, const char *v)
 	util_json_str(f, v);
 }
 
+/* The config's fields in the order "config" prints them, one row each:
+ * a new option is one more row. */
+enum field_kind {
+	F_INT, F_DOUBLE, F_BOOL, F_U64,
+	F_NAME,         /* an enum, printed as names[value] */
+	F_STRATEGY,     /* the strategy, by sim_strategy_name */
+	F_SCENARIO,     /* the scenario's name, null when "" */
+	F_SCHEDULE,     /* phases[] as [{"at_s":..,"rps":..},...] */
+	F_CRASHES,      /* crashes[] as [{"kind":..,"at_s":..},...] */
+	F_BATCH,        /* the batch in effect (sim_config_batch) */
+};
+
+struct config_field {
+	const char *name;
+	enum field_kind kind;
+	size_t off;                   /* offsetof(struct sim_config, ...) */
+	const char *const *names;     /* F_NAME: the enum's names, by value */
+};
+
+static const char *const arrivals_names[] = { "constant", "poisson", "bursty" };
+static const char *const dist_names[] = { "const", "exp" };
+static const char *const slot_names[] = { "random", "round-robin" };
+static const char *const backoff_names[] = { "none", "exp", "exp-jitter" };
+
+#define FIELD(name, kind, member) { name, kind, offsetof(struct sim_config, member), NULL }
+#define NAMED(name, member, names) { name, F_NAME, offsetof(struct sim_config, member), names }
+
+static const struct config_field config_fields[] = {
+	FIELD("scenario", F_SCENARIO, scenario),
+	FIELD("strategy", F_STRATEGY, strategy),
+	FIELD("rows", F_INT, rows),
+	NAMED("slot", slot, slot_names),
+	FIELD("rps", F_DOUBLE, rps),
+	NAMED("arrivals", arrivals, arrivals_names),
+	FIELD("schedule", F_SCHEDULE, phases),
+	FIELD("seconds", F_DOUBLE, seconds),
+	FIELD("hold_ms", F_DOUBLE, hold_ms),
+	NAMED("hold_dist", hold_dist, dist_names),
+	FIELD("work_ms", F_DOUBLE, work_ms),
+	FIELD("pool", F_INT, pool),
+	FIELD("pool_timeout_ms", F_DOUBLE, pool_timeout_ms),
+	FIELD("client_timeout_ms", F_DOUBLE, client_timeout_ms),
+	FIELD("retries", F_INT, retries),
+	FIELD("unrelated_rps", F_DOUBLE, unrelated_rps),
+	FIELD("unrelated_ms", F_DOUBLE, unrelated_ms),
+	FIELD("flush_ms", F_DOUBLE, flush_ms),
+	FIELD("crashes", F_CRASHES, crashes),
+	FIELD("bug_no_fence", F_BOOL, bug_no_fence),
+	FIELD("bug_get_then_del", F_BOOL, bug_get_then_del),
+	FIELD("seed", F_U64, seed),
+	FIELD("tick_ms", F_DOUBLE, tick_ms),
+	FIELD("clients", F_INT, clients),
+	FIELD("think_ms", F_DOUBLE, think_ms),
+	NAMED("think_dist", think_dist, dist_names),
+	FIELD("outside_ms", F_DOUBLE, outside_ms),
+	FIELD("cores", F_INT, cores),
+	FIELD("cpu_db_ms", F_DOUBLE, cpu_db_ms),
+	FIELD("cpu_client_ms", F_DOUBLE, cpu_client_ms),
+	FIELD("burst", F_INT, burst),
+	FIELD("lock_timeout_ms", F_DOUBLE, lock_timeout_ms),
+	FIELD("idempotent", F_BOOL, idempotent),
+	NAMED("backoff", backoff, backoff_names),
+	FIELD("backoff_ms", F_DOUBLE, backoff_ms),
+	FIELD("retry_budget", F_DOUBLE, retry_budget),
+	FIELD("counter_pool", F_INT, counter_pool),
+	FIELD("rtt_ms", F_DOUBLE, rtt_ms),
+	FIELD("redis_op_us", F_DOUBLE, redis_op_us),
+	FIELD("trips_in_lock", F_INT, trips_in_lock),
+	FIELD("read_rps", F_DOUBLE, read_rps),
+	FIELD("read_ms", F_DOUBLE, read_ms),
+	FIELD("snapshot_at_s", F_DOUBLE, snapshot_at_s),
+	FIELD("snapshot_for_s", F_DOUBLE, snapshot_for_s),
+	FIELD("batch", F_BATCH, batch),
+	FIELD("refuse_frac", F_DOUBLE, refuse_frac),
+};
+
+/* The enums the table names are int-sized; read one as an int. */
+_Static_assert(sizeof(enum sim_slot) == sizeof(int) && sizeof(enum sim_arrivals) == sizeof(int) &&
+               sizeof(enum sim_dist) == sizeof(int) && sizeof(enum sim_backoff) == sizeof(int) &&
+               sizeof(enum sim_strategy) == sizeof(int), "config_fields reads enums as int");
+
+static int enum_at(const void *p)
+{
+	int v;
+
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static void config_field_json(FILE *f, const struct sim_config *c, const struct config_field *fd)
+{
+	const void *p = (const char *)c + fd->off;
+
+	switch (fd->kind) {
+	case F_INT:
+		fprintf(f, "\"%s\":%d", fd->name, *(const int *)p);
+		break;
+	case F_DOUBLE:
+		num(f, fd->name, *(const double *)p);
+		break;
+	case F_BOOL:
+		fprintf(f, "\"%s\":%s", fd->name, *(const bool *)p ? "true" : "false");
+		break;
+	case F_U64:
+		fprintf(f, "\"%s\":%llu", fd->name, (unsigned long long)*(const uint64_t *)p);
+		break;
+	case F_NAME:
+		str(f, fd->name, fd->names[enum_at(p)]);
+		break;
+	case F_STRATEGY:
+		str(f, fd->name, sim_strategy_name((enum sim_strategy)enum_at(p)));
+		break;
+	case F_SCENARIO:
+		str(f, fd->name, c->scenario[0] ? c->scenario : NULL);
+		break;
+	case F_SCHEDULE:
+		fprintf(f, "\"%s\":[", fd->name);
+		for (int i = 0; i < c->nphases; i++) {
+			fputs(i ? ",{" : "{", f);
+			num(f, "at_s", (double)c->phases[i].at_us / 1e6);
+			fputc(',', f);
+			num(f, "rps", c->phases[i].rps);
+			fputc('}', f);
+		}
+		fputc(']', f);
+		break;
+	case F_CRASHES:
+		fprintf(f, "\"%s\":[", fd->name);
+		for (int i = 0; i < c->ncrashes; i++) {
+			fputs(i ? ",{" : "{", f);
+			str(f, "kind", sim_fault_name(c->crashes[i].kind));
+			fputc(',', f);
+			num(f, "at_s", (double)c->crashes[i].at_us / 1e6);
+			fputc('}', f);
+		}
+		fputc(']', f);
+		break;
+	case F_BATCH:
+		fprintf(f, "\"%s\":%d", fd->name, sim_config_batch(c));
+		break;
+	}
+}
+
 static void config_json(FILE *f, const struct sim_config *c)
 {
-	static const char *const arrivals[] = { "constant", "poisson", "bursty" };
-	static const char *const dists[] = { "const", "exp" };
-	static const char *const slots[] = { "random", "round-robin" };
-	static const char *const backoffs[] = { "none", "exp", "exp-jitter" };
-
 	fputc('{', f);
-	str(f, "scenario", c->scenario[0] ? c->scenario : NULL);
-	fputc(',', f);
-	str(f, "strategy", sim_strategy_name(c->strategy));
-	fprintf(f, ",\"rows\":%d,", c->rows);
-	str(f, "slot", slots[c->slot]);
-	fputc(',', f);
-	num(f, "rps", c->rps);
-	fputc(',', f);
-	str(f, "arrivals", arrivals[c->arrivals]);
-	fputs(",\"schedule\":[", f);
-	for (int i = 0; i < c->nphases; i++) {
-		fprintf(f, "%s{", i ? "," : "");
-		num(f, "at_s", (double)c->phases[i].at_us / 1e6);
-		fputc(',', f);
-		num(f, "rps", c->phases[i].rps);
-		fputc('}', f);
+	for (size_t i = 0; i < sizeof config_fields / sizeof config_fields[0]; i++) {
+		if (i)
+			fputc(',', f);
+		config_field_json(f, c, &config_fields[i]);
 	}
-	fputs("],", f);
-	num(f, "seconds", c->seconds);
-	fputc(',', f);
-	num(f, "hold_ms", c->hold_ms);
-	fputc(',', f);
-	str(f, "hold_dist", dists[c->hold_dist]);
-	fputc(',', f);
-	num(f, "work_ms", c->work_ms);
-	fprintf(f, ",\"pool\":%d,", c->pool);
-	num(f, "pool_timeout_ms", c->pool_timeout_ms);
-	fputc(',', f);
-	num(f, "client_timeout_ms", c->client_timeout_ms);
-	fprintf(f, ",\"retries\":%d,", c->retries);
-	num(f, "unrelated_rps", c->unrelated_rps);
-	fputc(',', f);
-	num(f, "unrelated_ms", c->unrelated_ms);
-	fputc(',', f);
-	num(f, "flush_ms", c->flush_ms);
-	fputs(",\"crashes\":[", f);
-	for (int i = 0; i < c->ncrashes; i++) {
-		fputs(i ? ",{" : "{", f);
-		str(f, "kind", sim_fault_name(c->crashes[i].kind));
-		fputc(',', f);
-		num(f, "at_s", (double)c->crashes[i].at_us / 1e6);
-		fputc('}', f);
-	}
-	fprintf(f, "],\"bug_no_fence\":%s,\"bug_get_then_del\":%s,\"seed\":%llu,",
-	        c->bug_no_fence ? "true" : "false", c->bug_get_then_del ? "true" : "false",
-	        (unsigned long long)c->seed);
-	num(f, "tick_ms", c->tick_ms);
-	fprintf(f, ",\"clients\":%d,", c->clients);
-	num(f, "think_ms", c->think_ms);
-	fputc(',', f);
-	str(f, "think_dist", dists[c->think_dist]);
-	fputc(',', f);
-	num(f, "outside_ms", c->outside_ms);
-	fprintf(f, ",\"cores\":%d,", c->cores);
-	num(f, "cpu_db_ms", c->cpu_db_ms);
-	fputc(',', f);
-	num(f, "cpu_client_ms", c->cpu_client_ms);
-	fprintf(f, ",\"burst\":%d,", c->burst);
-	num(f, "lock_timeout_ms", c->lock_timeout_ms);
-	fprintf(f, ",\"idempotent\":%s,", c->idempotent ? "true" : "false");
-	str(f, "backoff", backoffs[c->backoff]);
-	fputc(',', f);
-	num(f, "backoff_ms", c->backoff_ms);
-	fputc(',', f);
-	num(f, "retry_budget", c->retry_budget);
-	fprintf(f, ",\"counter_pool\":%d,", c->counter_pool);
-	num(f, "rtt_ms", c->rtt_ms);
-	fputc(',', f);
-	num(f, "redis_op_us", c->redis_op_us);
-	fprintf(f, ",\"trips_in_lock\":%d,", c->trips_in_lock);
-	num(f, "read_rps", c->read_rps);
-	fputc(',', f);
-	num(f, "read_ms", c->read_ms);
-	fputc(',', f);
-	num(f, "snapshot_at_s", c->snapshot_at_s);
-	fputc(',', f);
-	num(f, "snapshot_for_s", c->snapshot_for_s);
-	fprintf(f, ",\"batch\":%d,", sim_config_batch(c));
-	num(f, "refuse_frac", c->refuse_frac);
 	fputc('}', f);
 }
 

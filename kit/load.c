@@ -8,15 +8,16 @@
  * workers time each call into a histogram of their own, merged after join,
  * so the hot path shares nothing but a few relaxed counters.
  *
- * Latencies go into log-linear buckets: exact below 64 ns, then 32 buckets
- * per power of two (about 3% wide), which is plenty for percentiles.
+ * Latencies go into the kit's one histogram (util/hist.h, the engine's
+ * too), in nanoseconds: exact below 128 ns, then 128 buckets per power of
+ * two, so a percentile is within 1 % of the true value.
  */
 #include "kit/load.h"
 #include "util/clock.h"
 #include "util/hash.h"
+#include "util/hist.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,21 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SUB      32                          /* buckets per power of two */
-#define LINEAR   64                          /* exact buckets for 0..63 ns */
-#define MAX_MSB  44                          /* 2^44 ns, ~4.9 hours: clamp */
-#define NBUCKETS (LINEAR + (MAX_MSB - 5) * SUB)
-
-struct hist {
-	int64_t n, sum_ns, max_ns;
-	int64_t bucket[NBUCKETS];
-};
-
 struct worker {
 	struct run *run;
 	pthread_t tid;
 	struct kit_load_thread th;
-	struct hist hist;
+	struct util_hist hist;            /* this worker's call times, ns */
 	/* read by the progress line while the worker runs */
 	atomic_llong ok, failed, busy, constraint;
 	int init_rc;                      /* 0, or why this worker could not start */
@@ -80,64 +71,6 @@ bool kit_load_limit_ok(const struct kit_load_limit *l, double v)
 int64_t kit_load_now_ns(void)
 {
 	return util_now_ns();
-}
-
-static int bucket_of(int64_t v)
-{
-	if (v < LINEAR)
-		return v < 0 ? 0 : (int)v;
-	int msb = 63 - __builtin_clzll((unsigned long long)v);
-	if (msb >= MAX_MSB)
-		return NBUCKETS - 1;
-	int shift = msb - 5;                             /* v >> shift is 32..63 */
-	return LINEAR + (shift - 1) * SUB + (int)((v >> shift) - SUB);
-}
-
-/* The middle of bucket i, in ns. */
-static double bucket_mid(int i)
-{
-	if (i < LINEAR)
-		return i;
-	int shift = (i - LINEAR) / SUB + 1;
-	int64_t m = (i - LINEAR) % SUB + SUB;
-	return (double)(m << shift) + (double)(1LL << shift) / 2.0;
-}
-
-static void hist_add(struct hist *h, int64_t ns)
-{
-	h->n++;
-	h->sum_ns += ns;
-	if (ns > h->max_ns)
-		h->max_ns = ns;
-	h->bucket[bucket_of(ns)]++;
-}
-
-static void hist_merge(struct hist *into, const struct hist *h)
-{
-	into->n += h->n;
-	into->sum_ns += h->sum_ns;
-	if (h->max_ns > into->max_ns)
-		into->max_ns = h->max_ns;
-	for (int i = 0; i < NBUCKETS; i++)
-		into->bucket[i] += h->bucket[i];
-}
-
-/* The p-quantile (0 < p <= 1) in ms; never above the true maximum. */
-static double hist_quantile_ms(const struct hist *h, double p)
-{
-	if (h->n == 0)
-		return 0;
-	int64_t rank = (int64_t)ceil(p * (double)h->n), seen = 0;
-	if (rank < 1)
-		rank = 1;
-	for (int i = 0; i < NBUCKETS; i++) {
-		seen += h->bucket[i];
-		if (seen >= rank) {
-			double v = bucket_mid(i);
-			return (v > (double)h->max_ns ? (double)h->max_ns : v) / 1e6;
-		}
-	}
-	return (double)h->max_ns / 1e6;
 }
 
 /* Keep the first failure's message; later ones are only counted. */
@@ -193,7 +126,7 @@ static void call_loop(struct worker *w)
 			next += r->interval_ns;
 		}
 		int rc = r->op(r->arg, &w->th);
-		hist_add(&w->hist, kit_load_now_ns() - start);
+		util_hist_add(&w->hist, kit_load_now_ns() - start);
 		if (rc == 0) {
 			atomic_fetch_add_explicit(&w->ok, 1, memory_order_relaxed);
 			continue;
@@ -360,6 +293,7 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 		w[i].run = r;
 		w[i].th.index = i;
 		w[i].th.rng = util_splitmix64(&seed) | 1;
+		util_hist_init(&w[i].hist);
 		atomic_init(&w[i].ok, 0);
 		atomic_init(&w[i].failed, 0);
 		atomic_init(&w[i].busy, 0);
@@ -389,7 +323,9 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 	watch(r);
 
 	int64_t t_end = r->t0_ns;
-	struct hist *all = calloc(1, sizeof *all);
+	struct util_hist *all = malloc(sizeof *all);
+	if (all)
+		util_hist_init(all);
 	for (int i = 0; i < started; i++) {
 		pthread_join(w[i].tid, NULL);
 		if (w[i].end_ns > t_end)
@@ -399,17 +335,17 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 		out->busy += atomic_load(&w[i].busy);
 		out->constraint += atomic_load(&w[i].constraint);
 		if (all)
-			hist_merge(all, &w[i].hist);
+			util_hist_merge(all, &w[i].hist);
 	}
 	out->seconds = (double)(t_end - r->t0_ns) / 1e9;
 	out->throughput_per_s = out->seconds > 0 ? (double)out->ok / out->seconds : 0;
-	if (all && all->n > 0) {
-		out->latency_ms.mean = (double)all->sum_ns / (double)all->n / 1e6;
-		out->latency_ms.p50 = hist_quantile_ms(all, 0.50);
-		out->latency_ms.p90 = hist_quantile_ms(all, 0.90);
-		out->latency_ms.p95 = hist_quantile_ms(all, 0.95);
-		out->latency_ms.p99 = hist_quantile_ms(all, 0.99);
-		out->latency_ms.max = (double)all->max_ns / 1e6;
+	if (all && all->count > 0) {
+		out->latency_ms.mean = util_hist_mean(all) / 1e6;
+		out->latency_ms.p50 = util_hist_quantile(all, 0.50) / 1e6;
+		out->latency_ms.p90 = util_hist_quantile(all, 0.90) / 1e6;
+		out->latency_ms.p95 = util_hist_quantile(all, 0.95) / 1e6;
+		out->latency_ms.p99 = util_hist_quantile(all, 0.99) / 1e6;
+		out->latency_ms.max = (double)all->max / 1e6;
 	}
 	out->db_lost = atomic_load(&r->lost);
 	if ((c->stop_on_error && out->failed > 0) || out->db_lost)

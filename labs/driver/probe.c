@@ -82,7 +82,7 @@ static void fail(struct drv_parts *out, const struct drv_probe *p, const char *w
 /* What the measured requests add up to: each request's parts in a
  * histogram (for the medians) and, per window of WINDOW_S, their means. */
 struct tally {
-	struct sim_hist req, hold, outside;
+	struct util_hist req, hold, outside;
 	int64_t bare_ns;                 /* > 0: the hold is the request less this */
 	int64_t w_start, w_n;            /* the window being filled */
 	double w_req, w_hold, w_out;     /* its sums, ns */
@@ -106,9 +106,9 @@ static void add(struct tally *t, int64_t now, int64_t took, int64_t held)
 {
 	if (t->bare_ns > 0)
 		held = took > t->bare_ns ? took - t->bare_ns : 0;
-	sim_hist_add(&t->req, took);
-	sim_hist_add(&t->hold, held);
-	sim_hist_add(&t->outside, took - held);
+	util_hist_add(&t->req, took);
+	util_hist_add(&t->hold, held);
+	util_hist_add(&t->outside, took - held);
 	if (t->w_n == 0)
 		t->w_start = now;
 	t->w_n++;
@@ -186,9 +186,9 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 	memset(out, 0, sizeof *out);
 	pthread_mutex_lock(&busy);
 	memset(&t, 0, sizeof t);
-	sim_hist_init(&t.req);
-	sim_hist_init(&t.hold);
-	sim_hist_init(&t.outside);
+	util_hist_init(&t.req);
+	util_hist_init(&t.hold);
+	util_hist_init(&t.outside);
 	if (p->url && kit_db_open(&th.db, p->url) != 0) {
 		fail(out, p, "cannot connect", th.db);
 		goto done;
@@ -213,11 +213,11 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 				fail(out, p, "the bare statement failed", th.db);
 				goto finish;
 			}
-			sim_hist_add(&t.req, kit_load_now_ns() - t0);
+			util_hist_add(&t.req, kit_load_now_ns() - t0);
 		}
-		t.bare_ns = (int64_t)sim_hist_quantile(&t.req, 0.5);
+		t.bare_ns = (int64_t)util_hist_quantile(&t.req, 0.5);
 		t.bare_ns = t.bare_ns > 0 ? t.bare_ns : 1;
-		sim_hist_init(&t.req);
+		util_hist_init(&t.req);
 	}
 	double cpu0 = thread_cpu_s(), srv0 = pid > 0 ? server_cpu_s((long)pid) : 0;
 	if (loop(p, op, arg, &th, &clk, p->min_seconds, p->min_requests, &t, out) != 0)
@@ -225,10 +225,10 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 	double cpu1 = thread_cpu_s(), srv1 = pid > 0 ? server_cpu_s((long)pid) : 0;
 	double n = out->requests > 0 ? (double)out->requests : 1;
 	bool held = (p->hold && th.db) || t.bare_ns;
-	out->request_median_ms = sim_hist_quantile(&t.req, 0.5) / 1e6;
-	out->hold_median_ms = held ? sim_hist_quantile(&t.hold, 0.5) / 1e6 : 0;
-	out->outside_median_ms = sim_hist_quantile(&t.outside, 0.5) / 1e6;
-	out->hold_p99_ms = held ? sim_hist_quantile(&t.hold, 0.99) / 1e6 : 0;
+	out->request_median_ms = util_hist_quantile(&t.req, 0.5) / 1e6;
+	out->hold_median_ms = held ? util_hist_quantile(&t.hold, 0.5) / 1e6 : 0;
+	out->outside_median_ms = util_hist_quantile(&t.outside, 0.5) / 1e6;
+	out->hold_p99_ms = held ? util_hist_quantile(&t.hold, 0.99) / 1e6 : 0;
 	out->request_ms = median_ms(t.win[0], t.nwin);
 	out->hold_ms = held ? median_ms(t.win[1], t.nwin) : 0;
 	out->outside_ms = median_ms(t.win[2], t.nwin);

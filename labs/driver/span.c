@@ -17,7 +17,7 @@ void drv_span_init(struct drv_span *s, enum kit_db_event from, const char *verb,
 	atomic_init(&s->n, 0);
 	atomic_init(&s->ns, 0);
 	pthread_mutex_init(&s->lock, NULL);
-	sim_hist_init(&s->hist);
+	util_hist_init(&s->hist);
 }
 
 void drv_span_destroy(struct drv_span *s)
@@ -30,7 +30,7 @@ void drv_span_reset(struct drv_span *s)
 	atomic_store(&s->n, 0);
 	atomic_store(&s->ns, 0);
 	pthread_mutex_lock(&s->lock);
-	sim_hist_reset(&s->hist);
+	util_hist_reset(&s->hist);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -49,7 +49,7 @@ static void hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 		atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->ns, len, memory_order_relaxed);
 		pthread_mutex_lock(&s->lock);
-		sim_hist_add(&s->hist, len);
+		util_hist_add(&s->hist, len);
 		pthread_mutex_unlock(&s->lock);
 	} else if (ev == KIT_DB_TX_ROLLBACK) {
 		clk->since_ns = 0;
@@ -90,7 +90,7 @@ double drv_span_mean_ms(struct drv_span *s)
 double drv_span_median_ms(struct drv_span *s)
 {
 	pthread_mutex_lock(&s->lock);
-	double ns = sim_hist_quantile(&s->hist, 0.5);
+	double ns = util_hist_quantile(&s->hist, 0.5);
 	pthread_mutex_unlock(&s->lock);
 	return ns / 1e6;
 }

@@ -31,9 +31,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "engine/sim_hist.h"
 #include "kit/db.h"
 #include "kit/load.h"
+#include "util/hist.h"
 
 /* Which events bound a span, and the spans seen so far. */
 struct drv_span {
@@ -44,7 +44,7 @@ struct drv_span {
 	                            TX_ROLLBACK drops a span that has begun */
 	atomic_llong n, ns;      /* spans ended, and their total length */
 	pthread_mutex_t lock;    /* guards hist */
-	struct sim_hist hist;    /* every span's length in nanoseconds */
+	struct util_hist hist;   /* every span's length in nanoseconds */
 };
 
 /* One connection's clock. */

@@ -7,19 +7,25 @@
 #   bad NAME WHY         a check failed, with the reason on the same line
 #   skip NAME WHY        a check could not run here; a NOTICE says why
 #   summary              the closing lines; exits 1 if any check failed, else 0
-# Counts live in check_pass, check_fail and check_skip.
+# Counts live in check_pass, check_fail and check_skip. ok and bad are
+# check_ok and check_bad under short names: a test whose checks span
+# several commands may redefine ok and bad over them (tests/lab/runner.sh:
+# the name of the running check, and what it printed on failure).
 check_pass=0 check_fail=0 check_skip=0 check_failed=
 
-ok() {
+check_ok() {
 	check_pass=$((check_pass + 1))
 	echo "[       OK ] $1"
 }
 
-bad() {
+check_bad() {
 	check_fail=$((check_fail + 1))
 	check_failed="$check_failed $1"
 	echo "[  FAILED  ] $1: $2"
 }
+
+ok() { check_ok "$@"; }
+bad() { check_bad "$@"; }
 
 skip() {
 	check_skip=$((check_skip + 1))

@@ -55,10 +55,11 @@ out2=$("$root/scripts/run-tests" pass:build/labs/99-x/test-solution \
 	mutant:build/labs/99-x/test-mutant-pgonly 2>&1)
 rc2=$?
 
-passed=0 failed=0 failures=
+. "$root/tests/harness/check.sh"
+# t NAME: start a check; ok / bad REASON end it (bad shows both runs).
 t() { current=$1; echo "[ RUN      ] $1"; }
-ok() { echo "[       OK ] $current"; passed=$((passed + 1)); }
-bad() { echo "run-tests: $*"; printf '%s\n%s\n' "$out" "$out2" | sed 's/^/    /'; echo "[  FAILED  ] $current"; failed=$((failed + 1)); failures="$failures $current"; }
+ok() { check_ok "$current"; }
+bad() { printf '%s\n%s\n' "$out" "$out2" | sed 's/^/    /'; check_bad "$current" "$*"; }
 line() { printf '%s\n' "$out" | grep "test-mutant-$1"; }
 
 t run_tests__named_check_catches
@@ -78,11 +79,4 @@ else ok; fi
 t run_tests__postgres_only_mutant_skipped_without_postgres
 if [ $rc2 -ne 0 ] || ! printf '%s\n' "$out2" | grep -q "^skipped .*pgonly"; then bad "exit $rc2"; else ok; fi
 
-echo "[==========] $((passed + failed)) test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-if [ $failed -gt 0 ]; then
-	echo "[  FAILED  ] $failed test(s), listed below:"
-	for f in $failures; do echo "[  FAILED  ] $f"; done
-	exit 1
-fi
-exit 0
+summary

@@ -8,9 +8,9 @@
 # touched. Runs on SQLite only (HOTROW_LAB_ONLY=sqlite) to stay quick.
 # The second half plants hostile code in a tiny lab 99 (endless loops,
 # sleeps, forks, crashes, floods of output, forged cmocka lines) and checks
-# that the runner stays in charge. Prints cmocka-style
-# lines and the summary scripts/run-tests adds up:
-#   [ RUN      ] runner__name   [       OK ] / [  FAILED  ] runner__name
+# that the runner stays in charge. Prints cmocka-style lines and the
+# summary scripts/run-tests adds up (tests/harness/check.sh):
+#   [ RUN      ] runner__name   [       OK ] / [  FAILED  ] runner__name: why
 #   [  PASSED  ] N test(s).     [  FAILED  ] N test(s), listed below:
 #
 #   tests/lab/runner.sh                 uses $HOTROW_BIN (make sets it to
@@ -22,24 +22,21 @@ bin=${HOTROW_BIN:-$root/build/hotrow}
 lab=${LAB:-01}
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+. "$root/tests/harness/check.sh"
 
 if [ ! -x "$bin" ]; then
-	echo "runner.sh: $bin is missing; run make first" >&2
-	echo "[  FAILED  ] 1 test(s), listed below:"
-	echo "[  FAILED  ] runner__binary"
-	exit 1
+	check_bad runner__binary "$bin is missing; run make first"
+	summary
 fi
 labdir=$(cd "$root" && ls -d labs/"$lab"-*/ 2>/dev/null | head -n 1)
 if [ -z "$labdir" ]; then
-	echo "NOTICE: runner tests skipped: no labs/$lab-*/ in this tree"
-	echo "[  SKIPPED ] 1 test(s)"
-	exit 0
+	skip runner "no labs/$lab-*/ in this tree"
+	summary
 fi
 name=$(basename "$labdir")
 if [ ! -d "$root/solutions/$name" ]; then
-	echo "NOTICE: runner tests skipped: no solutions/$name (a student kit?)"
-	echo "[  SKIPPED ] 1 test(s)"
-	exit 0
+	skip runner "no solutions/$name (a student kit?)"
+	summary
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hotrow-runner-XXXXXX")
@@ -121,20 +118,17 @@ unset HOTROW_PG_URL HOTROW_REQUIRE_PG MAKEFLAGS MAKELEVEL MFLAGS
 ex=$(ls "$kit/exercises/$name"/*.c | head -n 1)
 cp "$ex" "$tmp/pristine.c"
 
-passed=0 failed=0 failures=
 out=$tmp/out err=$tmp/err
 hl() { (cd "$kit" && "$bin" lab "$@") >"$out" 2>"$err" </dev/null; }
 
-# t NAME: start a check; ok / bad REASON end it.
+# t NAME: start a check; ok / bad REASON end it (bad shows what hotrow
+# printed).
 t() { current=$1; echo "[ RUN      ] $1"; }
-ok() { echo "[       OK ] $current"; passed=$((passed + 1)); }
+ok() { check_ok "$current"; }
 bad() {
-	echo "runner: $*"
 	sed 's/^/    out: /' "$out" | head -n 40
 	sed 's/^/    err: /' "$err" | head -n 10
-	echo "[  FAILED  ] $current"
-	failed=$((failed + 1))
-	failures="$failures $current"
+	check_bad "$current" "$*"
 }
 has() { grep -q -- "$1" "$out"; }
 
@@ -488,11 +482,4 @@ elif ! tar tzf "$tgz" | grep -q "^hotrow-student-kit/exercises/$name/" ||
 	bad "exercise or its pristine copy missing"
 else ok; fi
 
-echo "[==========] $((passed + failed)) test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-if [ $failed -gt 0 ]; then
-	echo "[  FAILED  ] $failed test(s), listed below:"
-	for f in $failures; do echo "[  FAILED  ] $f"; done
-	exit 1
-fi
-exit 0
+summary

@@ -9,32 +9,26 @@
 # SIGHUP, Ctrl-C, Ctrl-\, the other fatal signals, a crash (SIGSEGV),
 # TERM=dumb, a 20x5 window and NO_COLOR get the same treatment, and so do
 # `hotrow demo` and `hotrow slides`. Every wait polls the pane; nothing
-# sleeps blindly. Prints cmocka-style summary lines.
+# sleeps blindly. Prints cmocka-style lines (tests/harness/check.sh).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}
 sock=hotrow-e2e-$$
 tmp=$(mktemp -d)
-passed=0 failed=0 failures=""
+. "$root/tests/harness/check.sh"
 
 t() { tmux -L "$sock" "$@"; }
 cleanup() { t kill-server 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
 
 if ! command -v tmux >/dev/null 2>&1; then
-	echo "NOTICE tmux is not installed (scripts/deps installs it): e2e skipped"
-	echo "[  SKIPPED ] 1 test(s)"
-	exit 0
+	skip e2e "tmux is not installed (scripts/deps installs it)"
+	summary
 fi
 if [ ! -x "$bin" ]; then
-	echo "[  FAILED  ] 1 test(s), listed below:"
-	echo "[  FAILED  ] e2e: $bin is not built"
-	exit 1
+	bad e2e "$bin is not built"
+	summary
 fi
-
-ok() { passed=$((passed + 1)); echo "[       OK ] $1"; }
-bad() { failed=$((failed + 1)); failures="$failures $1"; echo "[  FAILED  ] $1"; \
-	echo "--- pane:"; t capture-pane -p -t "$S" 2>/dev/null | sed 's/^/    /'; }
 
 # wait_for TEXT [tenths]: poll the pane until it shows TEXT (10 s default:
 # generous for sanitizer builds on a busy machine; a pass costs no more).
@@ -57,9 +51,14 @@ wait_gone() {
 	done
 	return 1
 }
-check() { # check NAME COMMAND...: one test
+check() { # check NAME COMMAND...: one test; a failure shows the pane
 	name=$1; shift
-	if "$@"; then ok "$name"; else bad "$name"; fi
+	if "$@"; then
+		ok "$name"
+	else
+		bad "$name" "$*"
+		echo "--- pane:"; t capture-pane -p -t "$S" 2>/dev/null | sed 's/^/    /'
+	fi
 }
 # start ENV [ARGS]: a shell that saves the tty settings, runs hotrow ARGS
 # (default: tui; its pid in $tmp/pid), saves them again and only then
@@ -210,7 +209,7 @@ keeps_up_or_says_so() {
 # A sanitizer build runs the engine many times slower, so slow that the
 # speed indicator's one-second windows are not what it is checked against.
 if grep -q -e __tsan_init -e __asan_init "$bin" 2>/dev/null; then
-	echo "NOTICE tui__100x_keeps_up_or_says_the_factor skipped: a sanitizer build runs far below 100x"
+	skip tui__100x_keeps_up_or_says_the_factor "a sanitizer build runs far below 100x"
 else
 	check "tui__100x_keeps_up_or_says_the_factor" keeps_up_or_says_so
 fi
@@ -279,12 +278,4 @@ check "slides__ctrl_backslash_restores_the_terminal" restored 131 "2 / 2"
 out=$("$bin" tui </dev/null 2>&1 | cat); rc=$("$bin" tui </dev/null >/dev/null 2>&1; echo $?)
 check "tui__not_a_terminal_points_at_sim" sh -c "[ '$rc' = 2 ] && echo '$out' | grep -q 'hotrow sim'"
 
-total=$((passed + failed))
-echo "[==========] $total test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-if [ "$failed" -gt 0 ]; then
-	echo "[  FAILED  ] $failed test(s), listed below:"
-	for f in $failures; do echo "[  FAILED  ] $f"; done
-	exit 1
-fi
-exit 0
+summary

@@ -65,10 +65,10 @@ static double reach(const char *name, double x, double wall_s, double *first_s)
 		return -1;
 	}
 	tui_app_set_speed(app, x);
-	double w0 = now_s(), last = w0, played = 0;
+	double w0 = util_now(), last = w0, played = 0;
 	*first_s = -1;
-	while (now_s() - w0 < wall_s) {
-		double t0 = now_s(), dt = t0 - last;
+	while (util_now() - w0 < wall_s) {
+		double t0 = util_now(), dt = t0 - last;
 		last = t0;
 		double before = tui_app_now(app);
 		tui_app_advance(app, dt > 0.25 ? 0.25 : dt);
@@ -76,15 +76,15 @@ static double reach(const char *name, double x, double wall_s, double *first_s)
 		tui_app_render(app, scr);
 		tui_screen_blit(scr);
 		doupdate();
-		double wait = 1.0 / FPS - (now_s() - t0);
+		double wait = 1.0 / FPS - (util_now() - t0);
 		if (wait > 0) {
 			struct timespec ts = {0, (long)(wait * 1e9)};
 			nanosleep(&ts, NULL);
 		}
-		if (*first_s < 0 && now_s() - w0 >= 1)      /* the first second alone */
-			*first_s = played / (now_s() - w0);
+		if (*first_s < 0 && util_now() - w0 >= 1)      /* the first second alone */
+			*first_s = played / (util_now() - w0);
 	}
-	double wall = now_s() - w0;
+	double wall = util_now() - w0;
 	tui_app_free(app);
 	tui_screen_free(scr);
 	return played / wall;
