@@ -66,6 +66,7 @@ ALL        :=
         bench bench-tui student-kit
 all: $(BUILD)/hotrow
 
+include util/module.mk
 include engine/module.mk
 include class/module.mk
 include tui/module.mk

@@ -1,0 +1,7 @@
+# tests/util/: util/'s modules, one cmocka binary each, linked with util
+# alone (util depends on libc only).
+UTIL_TESTS := $(patsubst tests/util/%.c,$(BUILD)/tests/util/%,$(wildcard tests/util/test_*.c))
+TESTS += $(UTIL_TESTS)
+$(BUILD)/tests/util/%: $(BUILD)/obj/tests/util/%.o $(UTIL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(LDLIBS) -o $@
