@@ -26,7 +26,7 @@
 struct opts {
 	struct sim_config cfg;
 	bool dump, ascii, colour, compare, paused, help_overlay;
-	int w, h;
+	struct cli_size size;       /* --dump: the frame's */
 	double at_s;
 	double speed;
 	int latency;               /* enum tui_latency */
@@ -55,25 +55,6 @@ static const char demo_header[] =
 static const struct opt_choice latencies[] = {
 	{ "both", TUI_LAT_BOTH }, { "p99", TUI_LAT_P99 }, { "p50", TUI_LAT_P50 },
 	{ NULL, 0 } };
-
-/* --size WxH, each from 1 to 1000, into the struct opts dest. */
-static int size_opt(void *dest, const char *v, void *ctx, char *why, size_t len)
-{
-	struct opts *o = dest;
-	char *x;
-	long w, h;
-	(void)ctx, (void)why, (void)len;
-	errno = 0;
-	w = strtol(v, &x, 10);
-	if (x == v || *x != 'x')
-		return -1;
-	v = x + 1;
-	h = strtol(v, &x, 10);
-	if (x == v || *x || errno || w < 1 || w > 1000 || h < 1 || h > 1000)
-		return -1;
-	o->w = (int)w, o->h = (int)h;
-	return 0;
-}
 
 /* --answer X: A to D (either case), or - for none, into an int dest. */
 static int answer_opt(void *dest, const char *v, void *ctx, char *why, size_t len)
@@ -109,7 +90,8 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 	struct simopt_given given;
 
 	memset(o, 0, sizeof *o);
-	o->w = 120, o->h = 40, o->at_s = 5, o->speed = 1;
+	o->size = (struct cli_size){ 120, 40, 1, 1 };
+	o->at_s = 5, o->speed = 1;
 	sim_config_default(&o->cfg);
 	sim_scenario("viral-post", &o->cfg);
 	snprintf(cmd_name, sizeof cmd_name, "hotrow %s", demo ? "demo" : "tui");
@@ -136,7 +118,7 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 		  .help = "with --dump: the simulated time of the frame (5)" },
 	};
 	const struct opt screen_rows[] = {
-		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = o, .fn = size_opt,
+		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &o->size, .fn = cli_size_opt,
 		  .accepts = "WxH, e.g. 120x40 (1 to 1000 each)",
 		  .help = "with --dump: the frame's size (120x40)" },
 		{ .name = "ascii", .kind = OPT_FLAG, .dest = &o->ascii,
@@ -230,7 +212,7 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 			tui_app_play(app, o->at_s);
 		}
 		v->help = o->help_overlay;
-		struct tui_screen *scr = tui_screen_new(o->w, o->h);
+		struct tui_screen *scr = tui_screen_new(o->size.w, o->size.h);
 		tui_app_render(app, scr);
 		tui_screen_dump(scr, stdout);
 		tui_screen_free(scr);
