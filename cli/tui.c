@@ -7,7 +7,6 @@
  * the terminal: `hotrow tui --dump --size 120x40 --at 5`. A non-terminal
  * stdout without --dump is a usage error pointing at `hotrow sim`.
  */
-#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
