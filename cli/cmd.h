@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "util/opt.h"
+
 int cmd_sim(int argc, char **argv);    /* cli/sim.c: headless engine runs */
 int cmd_tui(int argc, char **argv);    /* cli/tui.c: the animated screen */
 int cmd_demo(int argc, char **argv);   /* cli/tui.c: a scripted tour */
@@ -38,5 +40,16 @@ struct cli_size {
 	int min_w, min_h;
 };
 int cli_size_opt(void *dest, const char *v, void *ctx, char *why, size_t whylen);
+
+/* The rows of every live screen for its glyphs and colours, for a util/opt
+ * table: --ascii into *ascii, --no-color (or --no-colour) into *no_colour;
+ * cli_colour then says whether to draw in colour (NO_COLOR counts too). */
+#define CLI_SCREEN_ROWS(ascii, no_colour) \
+	{ .name = "ascii", .kind = OPT_FLAG, .dest = (ascii), \
+	  .help = "ASCII only, for terminals without UTF-8" }, \
+	{ .name = "no-color", .kind = OPT_FLAG, .dest = (no_colour), \
+	  .help = "no colour (NO_COLOR in the environment does the same)" }, \
+	{ .name = "no-colour", .kind = OPT_FLAG, .dest = (no_colour) }
+int cli_colour(int no_colour);
 
 #endif

@@ -48,6 +48,12 @@ int cli_size_opt(void *dest, const char *v, void *ctx, char *why, size_t whylen)
 	return 0;
 }
 
+int cli_colour(int no_colour)
+{
+	const char *env = getenv("NO_COLOR");
+	return !no_colour && (env == NULL || !*env);
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,

@@ -79,11 +79,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &o->size,
 		  .fn = cli_size_opt, .accepts = "WxH, e.g. 120x40 (40 to 1000 wide, 10 to 1000 high)",
 		  .help = "with --dump: the frame's size (120x40)" },
-		{ .name = "ascii", .kind = OPT_FLAG, .dest = &o->ascii,
-		  .help = "ASCII only, for terminals without UTF-8" },
-		{ .name = "no-color", .kind = OPT_FLAG, .dest = &no_colour,
-		  .help = "no colour (NO_COLOR in the environment does the same)" },
-		{ .name = "no-colour", .kind = OPT_FLAG, .dest = &no_colour },
+		CLI_SCREEN_ROWS(&o->ascii, &no_colour),
 	};
 	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
 	const struct opt_cmd cmd = { .name = "hotrow top", .usage = "[--db URL] [options]",
@@ -91,7 +87,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	int rc = opt_parse(&cmd, argc, argv, NULL);
 	if (rc != OPT_OK)
 		return rc == OPT_HELP ? 0 : 2;
-	o->colour = !no_colour && (getenv("NO_COLOR") == NULL || !*getenv("NO_COLOR"));
+	o->colour = cli_colour(no_colour);
 	if (o->url && !strncmp(o->url, "sqlite:", 7))
 		return bad("--db", "a PostgreSQL URL: SQLite has no lock queues to watch");
 	if (o->url == NULL || !*o->url)

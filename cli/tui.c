@@ -120,11 +120,7 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &o->size, .fn = cli_size_opt,
 		  .accepts = "WxH, e.g. 120x40 (1 to 1000 each)",
 		  .help = "with --dump: the frame's size (120x40)" },
-		{ .name = "ascii", .kind = OPT_FLAG, .dest = &o->ascii,
-		  .help = "ASCII only, for terminals without UTF-8" },
-		{ .name = "no-color", .kind = OPT_FLAG, .dest = &no_colour,
-		  .help = "no colour (NO_COLOR in the environment does the same)" },
-		{ .name = "no-colour", .kind = OPT_FLAG, .dest = &no_colour },
+		CLI_SCREEN_ROWS(&o->ascii, &no_colour),
 		{ .name = "compare", .kind = OPT_FLAG, .dest = &o->compare,
 		  .help = "split screen: naive beside the chosen fix, same seed" },
 		{ .name = "speed", .arg = "X", .kind = OPT_DOUBLE, .dest = &o->speed, .min = 0.01,
@@ -153,7 +149,7 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 	int rc = opt_parse(&cmd, argc, argv, NULL);
 	if (rc != OPT_OK)
 		return rc == OPT_HELP ? 0 : 2;
-	o->colour = !no_colour && (getenv("NO_COLOR") == NULL || !*getenv("NO_COLOR"));
+	o->colour = cli_colour(no_colour);
 	if (demo)
 		return -1;
 	/* The screen's defaults where the command line is silent: random
