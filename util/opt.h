@@ -28,7 +28,8 @@
  * Words that are not options go, in order, to cmd->positional; without one
  * they are an error. Nothing is allocated: a string value points into argv,
  * and getopt_long may reorder argv. opt_parse may be called again, in the
- * same process, on another argv (it resets getopt's state).
+ * same process, on another argv (it resets getopt's state); it uses
+ * getopt's globals, so one thread at a time.
  */
 #ifndef HOTROW_UTIL_OPT_H
 #define HOTROW_UTIL_OPT_H
