@@ -20,7 +20,7 @@ $(TUI_LIB): $(TUI_SRC:%.c=$(BUILD)/obj/%.o) $(TUI_TOURS_O)
 ALL += $(TUI_LIB)
 
 # make bench-tui: frame time at 200x60 (viral-video) and CPU at 30 fps.
-$(BUILD)/bench/tui_bench: $(BUILD)/obj/tui/bench/tui_bench.o $(TUI_LIB) $(ENGINE_LIB)
+$(BUILD)/bench/tui_bench: $(BUILD)/obj/tui/bench/tui_bench.o $(TUI_LIB) $(ENGINE_LIB) $(UTIL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(NCURSES_LIBS) $(LDLIBS) -o $@
 bench-tui: $(BUILD)/bench/tui_bench
