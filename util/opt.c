@@ -330,6 +330,8 @@ static int pass(const struct parse *p, int argc, char **argv, bool early, int *r
 			opt_usage(cmd, cmd->out ? cmd->out : stdout);
 			return OPT_HELP;
 		}
+		if (!o)                 /* getopt_long answered with no row: not reached */
+			return unknown(p, argv[optind - 1]);
 		if (o->early != early)
 			continue;
 		if (store(o, dest_of(p->r.table[i], o), optarg, err, sizeof err) < 0) {
