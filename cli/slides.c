@@ -53,7 +53,7 @@ static int slides_word(const char *w, void *ctx, char *err, size_t len)
 		char *end;
 		long v = strtol(w, &end, 10);
 		if (*end || v < 1 || v > 1000000) {
-			snprintf(err, len, "--dump takes a slide number from 1, got '%s'", w);
+			snprintf(err, len, "--dump accepts a slide number from 1, not '%s'", w);
 			return -1;
 		}
 		ws->only = (int)v;
