@@ -31,6 +31,7 @@
 #include "kit/db.h"
 #include "kit/load.h"
 #include "util/json.h"
+#include "util/opt.h"
 
 #define UPDATE_FMT "UPDATE %s SET n = n + 1 WHERE id = 1"
 
@@ -55,46 +56,27 @@ struct db_run {
 	int64_t row_grew;       /* the counter's growth, read back afterwards */
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: hotrow bench db [--engine NAME] [--pg URL] [--threads T] [--seconds S] [--json]\n"
-		"\n"
-		"Hammer one counter row with the naive like, every client in autocommit:\n"
-		"  UPDATE counter SET n = n + 1 WHERE id = 1\n"
-		"through hotrow's load driver (kit/load.h) on SQLite and PostgreSQL, and\n"
-		"through pgbench (-f, the same statement, as many clients) on the same\n"
-		"PostgreSQL server. Prints updates per second, latency, the lock hold it\n"
-		"implies (1 / throughput) and the ratio load driver / pgbench; checks that\n"
-		"the row grew by exactly the updates each side reported.\n"
-		"\n"
-		"options:\n"
-		"  --engine NAME  both (default), sqlite or postgres; without a server\n"
-		"                 URL, both runs SQLite only and says so\n"
-		"  --pg URL       the PostgreSQL server (default: $HOTROW_PG_URL;\n"
-		"                 `make pg-up` starts a throwaway one)\n"
-		"  --threads T    clients, 1..256 (default 8)\n"
-		"  --seconds S    per run, a whole number 1..600 (default 5)\n"
-		"  --json         one JSON object instead of the table\n"
-		"  --help         this text\n");
-}
+static const char help_header[] =
+	"\n"
+	"Hammer one counter row with the naive like, every client in autocommit:\n"
+	"  UPDATE counter SET n = n + 1 WHERE id = 1\n"
+	"through hotrow's load driver (kit/load.h) on SQLite and PostgreSQL, and\n"
+	"through pgbench (-f, the same statement, as many clients) on the same\n"
+	"PostgreSQL server. Prints updates per second, latency, the lock hold it\n"
+	"implies (1 / throughput) and the ratio load driver / pgbench; checks that\n"
+	"the row grew by exactly the updates each side reported.\n"
+	"\n"
+	"options:\n";
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
+enum { ENGINE_BOTH, ENGINE_SQLITE, ENGINE_POSTGRES };
+static const struct opt_choice engines[] = {
+	{ "both", ENGINE_BOTH }, { "sqlite", ENGINE_SQLITE }, { "postgres", ENGINE_POSTGRES },
+	{ NULL, 0 } };
 
 /* Fill *o; -1 after one line on stderr for bad usage, 1 after --help. */
 static int parse_opts(int argc, char **argv, struct db_opts *o)
 {
-	const char *engine = "both";
+	int engine = ENGINE_BOTH;
 
 	memset(o, 0, sizeof *o);
 	o->pg_url = getenv("HOTROW_PG_URL");
@@ -102,53 +84,33 @@ static int parse_opts(int argc, char **argv, struct db_opts *o)
 		o->pg_url = NULL;
 	o->threads = 8;
 	o->seconds = 5;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 1;
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-			continue;
-		} else if (!strcmp(a, "--engine")) {
-			if (!val || (strcmp(val, "both") && strcmp(val, "sqlite") &&
-			             strcmp(val, "postgres"))) {
-				fprintf(stderr, "hotrow bench db: --engine accepts both, sqlite or postgres\n");
-				return -1;
-			}
-			engine = val;
-		} else if (!strcmp(a, "--pg")) {
-			if (!val || !*val) {
-				fprintf(stderr, "hotrow bench db: --pg accepts a PostgreSQL URL "
-					"or conninfo string\n");
-				return -1;
-			}
-			o->pg_url = val;
-		} else if (!strcmp(a, "--threads")) {
-			if (!val || parse_int(val, 1, KIT_LOAD_MAX_THREADS, &o->threads)) {
-				fprintf(stderr, "hotrow bench db: --threads accepts a whole number "
-					"from 1 to %d\n", KIT_LOAD_MAX_THREADS);
-				return -1;
-			}
-		} else if (!strcmp(a, "--seconds")) {
-			if (!val || parse_int(val, 1, 600, &o->seconds)) {
-				fprintf(stderr, "hotrow bench db: --seconds accepts a whole number "
-					"from 1 to 600\n");
-				return -1;
-			}
-		} else {
-			fprintf(stderr, "hotrow bench db: unknown option '%s' (accepts --engine, "
-				"--pg, --threads, --seconds, --json, --help)\n", a);
-			return -1;
-		}
-		i++;
-	}
+	const struct opt rows[] = {
+		{ .name = "engine", .arg = "NAME", .kind = OPT_CHOICE, .dest = &engine,
+		  .choices = engines, .help = "both (default), sqlite or postgres; without a server\n"
+		                              "URL, both runs SQLite only and says so" },
+		{ .name = "pg", .arg = "URL", .kind = OPT_STRING, .dest = &o->pg_url,
+		  .accepts = "a PostgreSQL URL or conninfo string",
+		  .help = "the PostgreSQL server (default: $HOTROW_PG_URL;\n"
+		          "`make pg-up` starts a throwaway one)" },
+		{ .name = "threads", .arg = "T", .kind = OPT_INT, .dest = &o->threads, .min = 1,
+		  .max = KIT_LOAD_MAX_THREADS, .help = "clients, 1..256 (default 8)" },
+		{ .name = "seconds", .arg = "S", .kind = OPT_INT, .dest = &o->seconds, .min = 1,
+		  .max = 600, .help = "per run, a whole number 1..600 (default 5)" },
+		{ .name = "json", .kind = OPT_FLAG, .dest = &o->json,
+		  .help = "one JSON object instead of the table" },
+		{ .name = "help", .short_name = 'h', .kind = OPT_USAGE, .help = "this text" },
+	};
+	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
+	const struct opt_cmd cmd = { .name = "hotrow bench db", .header = help_header,
+	                             .tables = &table, .ntables = 1 };
+	int rc = opt_parse(&cmd, argc, argv, NULL);
+	if (rc != OPT_OK)
+		return rc == OPT_HELP ? 1 : -1;
 	snprintf(o->schema, sizeof o->schema, "hotrow_bench_%ld", (long)getpid());
 	snprintf(o->pg_table, sizeof o->pg_table, "%s.counter", o->schema);
-	o->sqlite = strcmp(engine, "postgres") != 0;
-	o->postgres = strcmp(engine, "sqlite") != 0 && o->pg_url;
-	if (!strcmp(engine, "postgres") && !o->pg_url) {
+	o->sqlite = engine != ENGINE_POSTGRES;
+	o->postgres = engine != ENGINE_SQLITE && o->pg_url;
+	if (engine == ENGINE_POSTGRES && !o->pg_url) {
 		fprintf(stderr, "hotrow bench db: --engine postgres needs --pg URL or "
 			"HOTROW_PG_URL (make pg-up prints one)\n");
 		return -1;

@@ -20,7 +20,6 @@
  * Interface: bench_engine_main() from cli/bench.c, see bench/bench.h.
  * `hotrow bench db` (bench/db.c) runs real databases instead.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 #include "bench/bench.h"
 #include "engine/sim.h"
 #include "util/json.h"
+#include "util/opt.h"
 
 enum workload { W_MM1, W_SEED, W_VIRAL, W_N };
 
@@ -55,105 +55,58 @@ struct bench_result {
 #define MM1_RPS     400.0
 #define MM1_HOLD_MS 2.0
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: hotrow bench engine [--workload NAME] [--requests N] [--repeat K] [--json]\n"
-		"\n"
-		"Time hotrow's engine on the workloads `make bench` compares with other\n"
-		"simulators (bench/run sets them side by side; see bench/README.md).\n"
-		"CPU time is user + system from getrusage, best of K runs.\n"
-		"\n"
-		"workloads:\n"
-		"  mm1         one row, Poisson arrivals at 400/s, exponential 2 ms holds\n"
-		"              (rho = 0.8): mean time in system vs 1/(mu - lambda) = 10 ms\n"
-		"  seed        the seed's model: 2,000/s constant for 1,200 s, one row,\n"
-		"              2 ms holds; the worst lock wait is the last request's\n"
-		"  viral-post  the viral-post scenario (20 simulated minutes)\n"
-		"\n"
-		"options:\n"
-		"  --workload NAME  all (default), mm1, seed or viral-post\n"
-		"  --requests N     requests in the mm1 workload, 1000..1000000000\n"
-		"                   (default 2000000)\n"
-		"  --repeat K       runs per workload, the fastest counts, 1..100 (default 3)\n"
-		"  --json           one JSON object instead of the table\n"
-		"  --help           this text\n"
-		"\n"
-		"`hotrow bench db` is the other benchmark: the load driver against pgbench.\n");
-}
+static const char help_header[] =
+	"\n"
+	"Time hotrow's engine on the workloads `make bench` compares with other\n"
+	"simulators (bench/run sets them side by side; see bench/README.md).\n"
+	"CPU time is user + system from getrusage, best of K runs.\n"
+	"\n"
+	"workloads:\n"
+	"  mm1         one row, Poisson arrivals at 400/s, exponential 2 ms holds\n"
+	"              (rho = 0.8): mean time in system vs 1/(mu - lambda) = 10 ms\n"
+	"  seed        the seed's model: 2,000/s constant for 1,200 s, one row,\n"
+	"              2 ms holds; the worst lock wait is the last request's\n"
+	"  viral-post  the viral-post scenario (20 simulated minutes)\n"
+	"\n"
+	"options:\n";
 
-/* Parse a whole decimal integer in [lo, hi] into *out; 0 or -1. */
-static int parse_ll(const char *s, long long lo, long long hi, long long *out)
-{
-	char *end;
-
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
+/* --workload: one of them, or all (W_N). */
+static const struct opt_choice workloads[] = {
+	{ "all", W_N }, { "mm1", W_MM1 }, { "seed", W_SEED }, { "viral-post", W_VIRAL },
+	{ NULL, 0 } };
+_Static_assert(W_N == 3, "one choice a workload");
 
 /* Fill *o from argv; on bad usage print one line to stderr and return -1.
  * Returns 1 when --help was answered. */
 static int parse_engine_opts(int argc, char **argv, struct bench_opts *o)
 {
-	long long v;
+	int workload = W_N, requests = 2000000;
 
 	memset(o, 0, sizeof *o);
-	for (int w = 0; w < W_N; w++)
-		o->want[w] = true;
-	o->requests = 2000000;
 	o->repeat = 3;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 1;
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-		} else if (!strcmp(a, "--workload")) {
-			int found = -1;
-			for (int w = 0; val && w < W_N; w++)
-				if (!strcmp(val, workload_names[w]))
-					found = w;
-			if (val && !strcmp(val, "all")) {
-				for (int w = 0; w < W_N; w++)
-					o->want[w] = true;
-			} else if (found >= 0) {
-				for (int w = 0; w < W_N; w++)
-					o->want[w] = w == found;
-			} else {
-				fprintf(stderr, "hotrow bench: --workload accepts all, mm1, seed "
-					"or viral-post\n");
-				return -1;
-			}
-			i++;
-		} else if (!strcmp(a, "--requests")) {
-			if (!val || parse_ll(val, 1000, 1000000000, &v)) {
-				fprintf(stderr, "hotrow bench: --requests accepts a whole "
-					"number from 1000 to 1000000000\n");
-				return -1;
-			}
-			o->requests = v;
-			i++;
-		} else if (!strcmp(a, "--repeat")) {
-			if (!val || parse_ll(val, 1, 100, &v)) {
-				fprintf(stderr, "hotrow bench: --repeat accepts a whole "
-					"number from 1 to 100\n");
-				return -1;
-			}
-			o->repeat = (int)v;
-			i++;
-		} else {
-			fprintf(stderr, "hotrow bench engine: unknown option '%s' (accepts "
-				"--workload, --requests, --repeat, --json, --help)\n", a);
-			return -1;
-		}
-	}
+	const struct opt rows[] = {
+		{ .name = "workload", .arg = "NAME", .kind = OPT_CHOICE, .dest = &workload,
+		  .choices = workloads, .help = "all (default), mm1, seed or viral-post" },
+		{ .name = "requests", .arg = "N", .kind = OPT_INT, .dest = &requests, .min = 1000,
+		  .max = 1000000000, .help = "requests in the mm1 workload, 1000..1000000000\n"
+		                              "(default 2000000)" },
+		{ .name = "repeat", .arg = "K", .kind = OPT_INT, .dest = &o->repeat, .min = 1,
+		  .max = 100, .help = "runs per workload, the fastest counts, 1..100 (default 3)" },
+		{ .name = "json", .kind = OPT_FLAG, .dest = &o->json,
+		  .help = "one JSON object instead of the table" },
+		{ .name = "help", .short_name = 'h', .kind = OPT_USAGE, .help = "this text" },
+	};
+	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
+	const struct opt_cmd cmd = {
+		.name = "hotrow bench engine", .header = help_header,
+		.footer = "\n`hotrow bench db` is the other benchmark: the load driver against pgbench.\n",
+		.tables = &table, .ntables = 1 };
+	int rc = opt_parse(&cmd, argc, argv, NULL);
+	if (rc != OPT_OK)
+		return rc == OPT_HELP ? 1 : -1;
+	for (int w = 0; w < W_N; w++)
+		o->want[w] = workload == W_N || workload == w;
+	o->requests = requests;
 	return 0;
 }
 

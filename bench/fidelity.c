@@ -26,7 +26,6 @@
  * Interface: bench_fidelity_main(argc, argv) from cli/bench.c, see bench.h.
  * The scratch schema (hotrow_fidelity_PID) or table is removed afterwards.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,6 +40,7 @@
 #include "labs/driver/probe.h"
 #include "util/clock.h"
 #include "util/json.h"
+#include "util/opt.h"
 
 #define CMD "hotrow bench fidelity"
 #define NSHAPES 3
@@ -83,28 +83,18 @@ struct fid {
 	char sql[128];
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: hotrow bench fidelity [--db URL] [--seconds S] [--quick] [--json]\n"
-		"\n"
-		"How close is the engine to a real database? For 1 row, 16 slots and 128\n"
-		"slots, one client alone measures the parts of an autocommit\n"
-		"  UPDATE counter SET n = n + 1 WHERE id = $1   (a random slot)\n"
-		"(the lock hold, the time outside it, the CPU per request); from those\n"
-		"parts only the engine predicts 1, 4, 16 and 32 clients; then kit/load and\n"
-		"pgbench (PostgreSQL only) run each cell. Prints predicted, kit/load,\n"
-		"pgbench and the ratios (targets: engine within 25 %% of pgbench from 4\n"
-		"clients up, kit/load at least 0.95 x pgbench), with the load average.\n"
-		"\n"
-		"options:\n"
-		"  --db URL     the database (default: $HOTROW_PG_URL, else a scratch SQLite\n"
-		"               file); its scratch schema or table is removed afterwards\n"
-		"  --seconds S  per cell and tool, a whole number 1..600 (default 5)\n"
-		"  --quick      1 s cells and a short probe: checks it works (CI)\n"
-		"  --json       one JSON object instead of the table\n"
-		"  --help       this text\n");
-}
+static const char help_header[] =
+	"\n"
+	"How close is the engine to a real database? For 1 row, 16 slots and 128\n"
+	"slots, one client alone measures the parts of an autocommit\n"
+	"  UPDATE counter SET n = n + 1 WHERE id = $1   (a random slot)\n"
+	"(the lock hold, the time outside it, the CPU per request); from those\n"
+	"parts only the engine predicts 1, 4, 16 and 32 clients; then kit/load and\n"
+	"pgbench (PostgreSQL only) run each cell. Prints predicted, kit/load,\n"
+	"pgbench and the ratios (targets: engine within 25 % of pgbench from 4\n"
+	"clients up, kit/load at least 0.95 x pgbench), with the load average.\n"
+	"\n"
+	"options:\n";
 
 /* Fill *o; 1 after --help, -1 after one line on stderr for bad usage. */
 static int parse_opts(int argc, char **argv, struct fid_opts *o)
@@ -114,40 +104,28 @@ static int parse_opts(int argc, char **argv, struct fid_opts *o)
 	if (o->url && !*o->url)
 		o->url = NULL;
 	o->seconds = 5;
-	bool seconds_given = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 1;
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-		} else if (!strcmp(a, "--quick")) {
-			o->quick = true;
-		} else if (!strcmp(a, "--db")) {
-			if (!val || !*val) {
-				fprintf(stderr, CMD ": --db accepts a database URL\n");
-				return -1;
-			}
-			o->url = val;
-			i++;
-		} else if (!strcmp(a, "--seconds")) {
-			char *end;
-			errno = 0;
-			long v = val ? strtol(val, &end, 10) : 0;
-			if (!val || errno || end == val || *end || v < 1 || v > 600) {
-				fprintf(stderr, CMD ": --seconds accepts a whole number from 1 to 600\n");
-				return -1;
-			}
-			o->seconds = (int)v;
-			seconds_given = true;
-			i++;
-		} else {
-			fprintf(stderr, CMD ": unknown option '%s' (accepts --db, --seconds, --quick, "
-				"--json, --help)\n", a);
-			return -1;
-		}
-	}
+	const struct opt rows[] = {
+		{ .name = "db", .arg = "URL", .kind = OPT_STRING, .dest = &o->url,
+		  .accepts = "a database URL",
+		  .help = "the database (default: $HOTROW_PG_URL, else a scratch SQLite\n"
+		          "file); its scratch schema or table is removed afterwards" },
+		{ .name = "seconds", .arg = "S", .kind = OPT_INT, .dest = &o->seconds, .min = 1,
+		  .max = 600, .help = "per cell and tool, a whole number 1..600 (default 5)" },
+		{ .name = "quick", .kind = OPT_FLAG, .dest = &o->quick,
+		  .help = "1 s cells and a short probe: checks it works (CI)" },
+		{ .name = "json", .kind = OPT_FLAG, .dest = &o->json,
+		  .help = "one JSON object instead of the table" },
+		{ .name = "help", .short_name = 'h', .kind = OPT_USAGE, .help = "this text" },
+	};
+	bool seen[sizeof rows / sizeof rows[0]] = { false };
+	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0],
+	                                 .seen = seen };
+	const struct opt_cmd cmd = { .name = CMD, .header = help_header, .tables = &table,
+	                             .ntables = 1 };
+	int rc = opt_parse(&cmd, argc, argv, NULL);
+	if (rc != OPT_OK)
+		return rc == OPT_HELP ? 1 : -1;
+	bool seconds_given = seen[1];
 	if (o->quick && !seconds_given)
 		o->seconds = 1;
 	if (o->url == NULL) {

@@ -24,7 +24,7 @@ ALL += $(BENCH_LIB)
 
 .PHONY: bench-db bench-fidelity
 
-$(BUILD)/bench/tui_bench: $(BUILD)/obj/bench/tui/tui_bench.o $(TUI_LIB) $(ENGINE_LIB)
+$(BUILD)/bench/tui_bench: $(BUILD)/obj/bench/tui/tui_bench.o $(TUI_LIB) $(ENGINE_LIB) $(UTIL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(NCURSES_LIBS) $(LDLIBS) -o $@
 bench-tui: $(BUILD)/bench/tui_bench

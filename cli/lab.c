@@ -10,13 +10,14 @@
  * runner/cmds.c, check in runner/check.c, watch, run, grade and reset in
  * their own files there.
  */
-#include <errno.h>
-#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "util/opt.h"
 #include "runner/check.h"
 #include "runner/cmds.h"
 #include "runner/run.h"
@@ -48,192 +49,167 @@ static const char usage_all[] =
 	"Exit: 0 every check passed, 1 a check or the build failed, 2 bad usage,\n"
 	"130 stopped by Ctrl-C.\n";
 
-static const char usage_db[] =
-	"  --db URL        one database only: `sqlite` (the SQLite checks, each in\n"
-	"                  a file of its own), or a postgres:// URL or libpq\n"
-	"                  conninfo (the PostgreSQL checks, on that server; one\n"
-	"                  that cannot be used fails them). Without it the SQLite\n"
-	"                  checks run, and the PostgreSQL ones when HOTROW_PG_URL is\n"
-	"                  set (`make pg-up` starts a server and prints it)\n";
-
-static const char usage_timeout[] =
-	"  --timeout S     stop a test program after S seconds (default 120; the\n"
-	"                  build gets 4 times as long); its process group is killed\n";
-
-static const struct sub {
-	const char *name;
-	const char *args;      /* for the usage line */
-	const char *options;   /* the long options it takes, space separated */
-	int lab;               /* 0: no NN; 1: NN optional; 2: NN required */
-	const char *help;
-} subs[] = {
-	{"list", "", " ", 0,
-	 "Every lab with its status (not started, N of M checks passing, done)\n"
-	 "and the next thing to do. Same as `hotrow lab`.\n"},
-	{"check", "NN [--db URL] [--timeout S] [--solutions]", " db timeout solutions ", 2,
-	 "Build exercises/NN-name/ with the lab's tests (make, as CI does), run\n"
-	 "them, and show each check: passed, or failed with expected vs got and\n"
-	 "the hint for the first failure. A compile error shows the compiler's\n"
-	 "message. Records your progress in .hotrow/progress.\n"
-	 "  --solutions     check solutions/ instead (instructors; not recorded)\n"},
-	{"hint", "NN", " ", 2,
-	 "Reveal the next hint from labs/NN-name/hints.md. Early hints point the\n"
-	 "way; the last one is close to the answer.\n"},
-	{"watch", "[NN] [--db URL] [--timeout S]", " db timeout solutions ", 1,
-	 "Check NN (default: the first lab not done), then again each time a file\n"
-	 "in exercises/NN-name/ is saved, even in the middle of a check. q or\n"
-	 "Ctrl-C quits at once.\n"
-	 "  --solutions     watch solutions/ instead\n"},
-	{"run", "NN [--db URL] [--store URL] [--threads T] [--seconds S] [--timeout S] [--solutions] [--top]\n"
-	 "       [-- DRIVER OPTIONS]",
-	 " db store threads seconds timeout solutions top ", 2,
-	 "Build the lab's driver (labs/NN-name/run.c) with your code and run it:\n"
-	 "T threads call your operation for S seconds; it prints throughput and\n"
-	 "latency percentiles next to what the engine predicts for the hold time\n"
-	 "it measured.\n"
-	 "  --db URL        the database (default: sqlite:.hotrow/labNN.db); on\n"
-	 "                  PostgreSQL the driver works in a schema labNN of its own\n"
-	 "  --store URL     Lab 04: where record_view counts, mem: (in-process, the\n"
-	 "                  default) or a Redis, unix:PATH or redis://HOST:PORT\n"
-	 "  --threads T     client threads, 1-256\n"
-	 "  --seconds S     how long to drive it, above 0, at most 3600\n"
-	 "  --timeout S     stop the driver after S seconds (default: no limit)\n"
-	 "  --solutions     run the reference solution instead\n"
-	 "  --top           watch the PostgreSQL's lock queues live while it runs\n"
-	 "                  (hotrow top; needs --db postgresql://... or HOTROW_PG_URL;\n"
-	 "                  the driver's output is printed when it ends)\n"
-	 "  -- OPTIONS      passed to the lab's driver as they are, e.g.\n"
-	 "                  `hotrow lab run 04 -- --flush-ms 50`; `-- --help` lists them\n"},
-	{"grade", "[NN] [--out DIR] [--db URL] [--timeout S] [--solutions]", " out db timeout solutions ", 1,
-	 "Check every lab (or only NN) and print a score table (one point per\n"
-	 "check), then write DIR/junit.xml and DIR/results.json (Gradescope's\n"
-	 "format).\n"
-	 "  --out DIR       where to write them (default: .hotrow/grade)\n"
-	 "  --solutions     grade solutions/ (instructors: should be full marks)\n"},
-	{"reset", "NN [--yes]", " yes ", 2,
-	 "Put exercises/NN-name/ back to the skeleton. Your files are copied to\n"
-	 ".hotrow/backup/NN-name-TIME/ first, so nothing is lost. Asks before\n"
-	 "overwriting unless --yes.\n"
-	 "  --yes           do not ask\n"},
-};
-#define NSUBS (sizeof subs / sizeof subs[0])
-
 struct args {
 	const char *lab;
-	const char *db, *threads, *seconds, *out, *timeout, *store;
-	int solutions, yes, top;
+	const char *db, *threads, *seconds, *out, *store;
+	double timeout;        /* 0: not given */
+	bool solutions, yes, top;
 	int nextra;            /* run: what follows "--" goes to the driver */
 	char **extra;
 };
 
-static void sub_help(const struct sub *s)
-{
-	printf("usage: hotrow lab %s %s\n\n%s", s->name, s->args, s->help);
-	if (strstr(s->options, " db ") && !strstr(s->help, "--db"))
-		fputs(usage_db, stdout);
-	if (strstr(s->options, " timeout ") && !strstr(s->help, "--timeout"))
-		fputs(usage_timeout, stdout);
-	printf("\nNN is 01, 1 or 01-hot-row.\n");
-}
+#define A(field) .off = offsetof(struct args, field)
 
-/* Take "--name VALUE" or "--name=VALUE" at argv[*i]; NULL if absent. */
-static const char *value(const char *s, const char *name, int argc, char **argv, int *i, int *bad)
+/* Every option of every command, once; a command lists the ones it takes.
+ * The destinations are fields of struct args (the table's base). */
+static const struct opt opt_db = {
+	"db", 0, "URL", OPT_STRING, A(db), .accepts = "sqlite, a postgres:// URL or a conninfo",
+	.help = "one database only: `sqlite` (the SQLite checks, each in\n"
+	        "a file of its own), or a postgres:// URL or libpq\n"
+	        "conninfo (the PostgreSQL checks, on that server; one\n"
+	        "that cannot be used fails them). Without it the SQLite\n"
+	        "checks run, and the PostgreSQL ones when HOTROW_PG_URL is\n"
+	        "set (`make pg-up` starts a server and prints it)" };
+static const struct opt opt_run_db = {
+	"db", 0, "URL", OPT_STRING, A(db), .accepts = "sqlite:PATH, a postgres:// URL or a conninfo",
+	.help = "the database (default: sqlite:.hotrow/labNN.db); on\n"
+	        "PostgreSQL the driver works in a schema labNN of its own" };
+static const struct opt opt_store = {
+	"store", 0, "URL", OPT_STRING, A(store), .accepts = "mem:, unix:PATH or redis://HOST:PORT",
+	.help = "Lab 04: where record_view counts, mem: (in-process, the\n"
+	        "default) or a Redis, unix:PATH or redis://HOST:PORT" };
+/* --threads and --seconds go to the driver as given; runner_run_check
+ * holds them to the drivers' own limits before anything is built. */
+static const struct opt opt_threads = {
+	"threads", 0, "T", OPT_STRING, A(threads), .accepts = "a whole number from 1 to 256",
+	.help = "client threads, 1-256" };
+static const struct opt opt_seconds = {
+	"seconds", 0, "S", OPT_STRING, A(seconds), .accepts = "a number of seconds above 0, at most 3600",
+	.help = "how long to drive it, above 0, at most 3600" };
+static const struct opt opt_timeout = {
+	"timeout", 0, "S", OPT_DOUBLE, A(timeout), .min = 0, .max = 86400, .above_min = true,
+	.accepts = "seconds above 0, at most 86400",
+	.help = "stop a test program after S seconds (default 120; the\n"
+	        "build gets 4 times as long); its process group is killed" };
+static const struct opt opt_run_timeout = {
+	"timeout", 0, "S", OPT_DOUBLE, A(timeout), .min = 0, .max = 86400, .above_min = true,
+	.accepts = "seconds above 0, at most 86400",
+	.help = "stop the driver after S seconds (default: no limit)" };
+static const struct opt opt_out = {
+	"out", 0, "DIR", OPT_STRING, A(out), .accepts = "a directory",
+	.help = "where to write them (default: .hotrow/grade)" };
+static const struct opt opt_solutions = {
+	"solutions", 0, NULL, OPT_FLAG, A(solutions),
+	.help = "use solutions/ instead of exercises/ (instructors;\n"
+	        "a check is not recorded, a grade should be full marks)" };
+static const struct opt opt_top = {
+	"top", 0, NULL, OPT_FLAG, A(top),
+	.help = "watch the PostgreSQL's lock queues live while it runs\n"
+	        "(hotrow top; needs --db postgresql://... or HOTROW_PG_URL;\n"
+	        "the driver's output is printed when it ends)" };
+static const struct opt opt_yes = {
+	"yes", 'y', NULL, OPT_FLAG, A(yes), .help = "do not ask" };
+
+#define MAX_SUB_OPTS 8
+
+static const struct sub {
+	const char *name;
+	const char *args;      /* for the usage line */
+	const struct opt *opts[MAX_SUB_OPTS];   /* the options it takes, NULL-ended */
+	int lab;               /* 0: no NN; 1: NN optional; 2: NN required */
+	const char *help;
+} subs[] = {
+	{"list", "", { NULL }, 0,
+	 "Every lab with its status (not started, N of M checks passing, done)\n"
+	 "and the next thing to do. Same as `hotrow lab`.\n"},
+	{"check", "NN [--db URL] [--timeout S] [--solutions]",
+	 { &opt_db, &opt_timeout, &opt_solutions, NULL }, 2,
+	 "Build exercises/NN-name/ with the lab's tests (make, as CI does), run\n"
+	 "them, and show each check: passed, or failed with expected vs got and\n"
+	 "the hint for the first failure. A compile error shows the compiler's\n"
+	 "message. Records your progress in .hotrow/progress.\n"},
+	{"hint", "NN", { NULL }, 2,
+	 "Reveal the next hint from labs/NN-name/hints.md. Early hints point the\n"
+	 "way; the last one is close to the answer.\n"},
+	{"watch", "[NN] [--db URL] [--timeout S]",
+	 { &opt_db, &opt_timeout, &opt_solutions, NULL }, 1,
+	 "Check NN (default: the first lab not done), then again each time a file\n"
+	 "in exercises/NN-name/ is saved, even in the middle of a check. q or\n"
+	 "Ctrl-C quits at once.\n"},
+	{"run", "NN [--db URL] [--store URL] [--threads T] [--seconds S] [--timeout S] [--solutions] [--top]\n"
+	 "       [-- DRIVER OPTIONS]",
+	 { &opt_run_db, &opt_store, &opt_threads, &opt_seconds, &opt_run_timeout, &opt_solutions,
+	   &opt_top, NULL }, 2,
+	 "Build the lab's driver (labs/NN-name/run.c) with your code and run it:\n"
+	 "T threads call your operation for S seconds; it prints throughput and\n"
+	 "latency percentiles next to what the engine predicts for the hold time\n"
+	 "it measured. What follows -- goes to the lab's driver as it is, e.g.\n"
+	 "`hotrow lab run 04 -- --flush-ms 50`; `-- --help` lists its options.\n"},
+	{"grade", "[NN] [--out DIR] [--db URL] [--timeout S] [--solutions]",
+	 { &opt_out, &opt_db, &opt_timeout, &opt_solutions, NULL }, 1,
+	 "Check every lab (or only NN) and print a score table (one point per\n"
+	 "check), then write DIR/junit.xml and DIR/results.json (Gradescope's\n"
+	 "format).\n"},
+	{"reset", "NN [--yes]", { &opt_yes, NULL }, 2,
+	 "Put exercises/NN-name/ back to the skeleton. Your files are copied to\n"
+	 ".hotrow/backup/NN-name-TIME/ first, so nothing is lost. Asks before\n"
+	 "overwriting unless --yes.\n"},
+};
+#define NSUBS (sizeof subs / sizeof subs[0])
+
+/* The lab's NN, the one word a command takes. */
+struct words {
+	const struct sub *s;
+	struct args *a;
+};
+
+static int lab_word(const char *w, void *ctx, char *err, size_t len)
 {
-	size_t n = strlen(name);
-	if (strncmp(s, name, n))
-		return NULL;
-	if (s[n] == '=')
-		return s + n + 1;
-	if (s[n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*bad = 1;
-		return NULL;
+	struct words *ws = ctx;
+	if (ws->s->lab == 0 || ws->a->lab) {
+		snprintf(err, len, "unexpected argument '%s' (usage: hotrow lab %s %s)", w,
+		         ws->s->name, ws->s->args);
+		return -1;
 	}
-	return argv[++*i];
-}
-
-static int allows(const struct sub *s, const char *opt)
-{
-	char key[32];
-	snprintf(key, sizeof key, " %s ", opt);
-	return strstr(s->options, key) != NULL;
+	ws->a->lab = w;
+	return 0;
 }
 
 /* Fill a from argv[1..]; returns 0, 2 after printing a usage error, or 3
  * after printing --help. */
 static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 {
-	static const char *const valued[] = {"db", "threads", "seconds", "out", "timeout", "store"};
+	struct opt rows[MAX_SUB_OPTS];
+	size_t n = 0;
+	char name[32], header[1024];
+	struct words ws = { s, a };
+	int rest;
+
 	memset(a, 0, sizeof *a);
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			sub_help(s);
-			return 3;
-		}
-		if (!strcmp(arg, "--") && !strcmp(s->name, "run")) {
-			a->extra = argv + i + 1;
-			a->nextra = argc - i - 1;
-			break;
-		}
-		if (arg[0] != '-' || !arg[1]) {
-			if (s->lab == 0 || a->lab) {
-				fprintf(stderr, "hotrow lab %s: unexpected argument '%s' (usage: hotrow lab %s %s)\n",
-					s->name, arg, s->name, s->args);
-				return 2;
-			}
-			a->lab = arg;
-			continue;
-		}
-		const char *opt = arg + (arg[1] == '-' ? 2 : 1);
-		int matched = 0, bad = 0;
-		for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !matched; k++) {
-			char name[32];
-			snprintf(name, sizeof name, "--%s", valued[k]);
-			const char *v = value(arg, name, argc, argv, &i, &bad);
-			if (!v && !bad)
-				continue;
-			if (!allows(s, valued[k]))
-				break;
-			if (bad) {
-				fprintf(stderr, "hotrow lab %s: %s needs a value\n", s->name, name);
-				return 2;
-			}
-			const char **slot = k == 0 ? &a->db : k == 1 ? &a->threads : k == 2 ? &a->seconds :
-					    k == 3 ? &a->out : k == 4 ? &a->timeout : &a->store;
-			*slot = v;
-			matched = 1;
-		}
-		if (!matched && !strcmp(opt, "solutions") && allows(s, "solutions"))
-			a->solutions = matched = 1;
-		if (!matched && !strcmp(opt, "top") && allows(s, "top"))
-			a->top = matched = 1;
-		if (!matched && (!strcmp(opt, "yes") || !strcmp(arg, "-y")) && allows(s, "yes"))
-			a->yes = matched = 1;
-		if (!matched) {
-			fprintf(stderr, "hotrow lab %s: unknown option '%s' (usage: hotrow lab %s %s)\n",
-				s->name, arg, s->name, s->args);
-			return 2;
-		}
+	while (s->opts[n]) {
+		rows[n] = *s->opts[n];
+		n++;
 	}
+	snprintf(name, sizeof name, "hotrow lab %s", s->name);
+	snprintf(header, sizeof header, "\n%s%s", s->help, n ? "\n" : "");
+	const struct opt_table table = { .rows = rows, .n = n, .base = a };
+	const struct opt_cmd cmd = { .name = name, .usage = s->args, .header = header,
+	                             .footer = "\nNN is 01, 1 or 01-hot-row.\n", .tables = &table,
+	                             .ntables = 1, .positional = lab_word, .ctx = &ws };
+	int rc = opt_parse(&cmd, argc, argv, &rest);
+	if (rc != OPT_OK)
+		return rc == OPT_HELP ? 3 : 2;
+	if (rest < argc && strcmp(s->name, "run")) {
+		fprintf(stderr, "%s: unexpected argument '%s' (usage: hotrow lab %s %s)\n", name,
+		        argv[rest], s->name, s->args);
+		return 2;
+	}
+	a->extra = argv + rest;
+	a->nextra = argc - rest;
 	if (s->lab == 2 && !a->lab) {
 		fprintf(stderr, "hotrow lab %s: which lab? (usage: hotrow lab %s %s)\n",
 			s->name, s->name, s->args);
 		return 2;
-	}
-	if (a->out && !a->out[0]) {
-		fprintf(stderr, "hotrow lab %s: --out takes a directory, not ''\n", s->name);
-		return 2;
-	}
-	if (a->timeout) {
-		char *end;
-		double v = strtod(a->timeout, &end);
-		if (end == a->timeout || *end || !isfinite(v) || v <= 0 || v > 86400) {
-			fprintf(stderr, "hotrow lab %s: --timeout takes seconds above 0, at most 86400, "
-				"not '%s'\n", s->name, a->timeout);
-			return 2;
-		}
 	}
 	if (a->db && strcmp(s->name, "run") && !strncmp(a->db, "sqlite:", 7) && a->db[7]) {
 		fprintf(stderr, "hotrow lab %s: --db %s: the SQLite checks make files of their own; "
@@ -305,7 +281,7 @@ int cmd_lab(int argc, char **argv)
 		return 2;
 	}
 	struct runner_opts o = {.solutions = a.solutions, .live = 1,
-				.timeout_s = a.timeout ? strtod(a.timeout, NULL) : RUNNER_TIMEOUT_S};
+				.timeout_s = a.timeout > 0 ? a.timeout : RUNNER_TIMEOUT_S};
 	if (strcmp(s->name, "run"))
 		runner_db_env(a.db, &o);
 	if (!strcmp(s->name, "list"))
@@ -341,7 +317,7 @@ int cmd_lab(int argc, char **argv)
 		struct runner_run_args ra = {
 			.db = a.db, .db_from = a.db ? "--db" : NULL, .threads = a.threads,
 			.seconds = a.seconds, .store = a.store, .solutions = a.solutions,
-			.timeout_s = a.timeout ? strtod(a.timeout, NULL) : 0, .nextra = a.nextra,
+			.timeout_s = a.timeout, .nextra = a.nextra,
 			.extra = a.extra,
 		};
 		if (a.top) {

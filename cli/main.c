@@ -4,7 +4,9 @@
  * `hotrow` alone opens the TUI when stdout is a terminal and prints the
  * usage otherwise; `hotrow CMD ...` runs a subcommand (see cmd.h).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +27,32 @@ static const struct {
 	{"top",   cmd_top,   "a real PostgreSQL's row locks and their queues, live"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+int cli_size_opt(void *dest, const char *v, void *ctx, char *why, size_t whylen)
+{
+	struct cli_size *s = dest;
+	char *x;
+	long w, h;
+
+	(void)ctx, (void)why, (void)whylen;
+	errno = 0;
+	w = strtol(v, &x, 10);
+	h = s->h;
+	if (x != v && *x == 'x') {
+		v = x + 1;
+		h = strtol(v, &x, 10);
+	}
+	if (x == v || *x || errno || w < s->min_w || w > 1000 || h < s->min_h || h > 1000)
+		return -1;
+	s->w = (int)w, s->h = (int)h;
+	return 0;
+}
+
+int cli_colour(int no_colour)
+{
+	const char *env = getenv("NO_COLOR");
+	return !no_colour && (env == NULL || !*env);
+}
 
 static void usage(FILE *out)
 {

@@ -17,42 +17,41 @@
 #include "engine/xmalloc.h"
 
 #define MAX_SWEEP 64
+#define SWEEP_BUF 1024
 
-static void help(FILE *out)
+static const char help_header[] =
+	"\n"
+	"Run the hot-row simulator without a screen: arrivals queue for a\n"
+	"pooled connection and a row lock; the fixes change the write path.\n"
+	"Prints measured figures beside the theory, in plain words.\n"
+	"Defaults are in parentheses.\n"
+	"\n";
+
+static const char help_footer[] =
+	"\n"
+	"One row against 4 and 16 slots at 2,000 likes/s (worst waits 2998.5, 0, 0 ms):\n"
+	"  hotrow sim --sweep rows=1,4,16 --rps 2000 --seconds 1 --hold-ms 2 \\\n"
+	"             --arrivals constant --slot round-robin --pool 0\n"
+	"Three round trips inside the lock against one statement (ceilings 500/s, 2,000/s):\n"
+	"  hotrow sim --sweep trips-in-lock=3,0 --rps 800 --hold-ms 0.5 --rtt-ms 0.5\n"
+	"An old snapshot open for 5 s under 2,000 updates/s (Lab 08: 56 buffers a read):\n"
+	"  hotrow sim --rps 2000 --hold-ms 0.4 --seconds 8 --read-rps 10 \\\n"
+	"             --snapshot-at 0 --snapshot-for 5\n"
+	"Exit status: 0 done, 1 a file could not be written, 2 bad usage.\n";
+
+/* --sweep NAME=V1,V2,...: one sweep a run, kept in the buffer ctx. */
+static int sweep_opt(void *dest, const char *v, void *ctx, char *why, size_t len)
 {
-	fprintf(out,
-		"usage: hotrow sim [options]\n"
-		"\n"
-		"Run the hot-row simulator without a screen: arrivals queue for a\n"
-		"pooled connection and a row lock; the fixes change the write path.\n"
-		"Prints measured figures beside the theory, in plain words.\n"
-		"\n"
-		"output:\n"
-		"  --json                   one JSON object (an array with --sweep)\n"
-		"  --csv FILE               the time series, one line per tick (a run\n"
-		"                           past 16384 ticks merges neighbouring ticks)\n"
-		"  --sweep NAME=V1,V2,...   one run per value of an engine option,\n"
-		"                           e.g. rows=1,4,16 or rps=400,450,500\n"
-		"  --list-scenarios         the named scenarios, one a line\n"
-		"  --svg FILE               a chart: a sweep of rps draws latency against\n"
-		"                           load (the hockey stick), another sweep draws\n"
-		"                           throughput, one run the pool filling up\n"
-		"  --help                   this text\n"
-		"Defaults are in parentheses.\n"
-		"\n"
-		"engine:\n");
-	simopt_help(out);
-	fprintf(out,
-		"\n"
-		"One row against 4 and 16 slots at 2,000 likes/s (worst waits 2998.5, 0, 0 ms):\n"
-		"  hotrow sim --sweep rows=1,4,16 --rps 2000 --seconds 1 --hold-ms 2 \\\n"
-		"             --arrivals constant --slot round-robin --pool 0\n"
-		"Three round trips inside the lock against one statement (ceilings 500/s, 2,000/s):\n"
-		"  hotrow sim --sweep trips-in-lock=3,0 --rps 800 --hold-ms 0.5 --rtt-ms 0.5\n"
-		"An old snapshot open for 5 s under 2,000 updates/s (Lab 08: 56 buffers a read):\n"
-		"  hotrow sim --rps 2000 --hold-ms 0.4 --seconds 8 --read-rps 10 \\\n"
-		"             --snapshot-at 0 --snapshot-for 5\n"
-		"Exit status: 0 done, 1 a file could not be written, 2 bad usage.\n");
+	char *buf = ctx, **name = dest;
+	if (*name) {
+		snprintf(why, len, "one sweep a run (give the values as NAME=V1,V2,...)");
+		return -1;
+	}
+	if (strlen(v) >= SWEEP_BUF || !strchr(v, '=') || v[0] == '=')
+		return -1;
+	strcpy(buf, v);
+	*name = buf;
+	return 0;
 }
 
 static int usage_error(const char *msg)
@@ -396,70 +395,57 @@ static void sweep_line(const char *value, const struct sim_summary *o, bool ledg
 int cmd_sim(int argc, char **argv)
 {
 	struct sim_config base, runs[MAX_SWEEP];
-	char err[200], *values[MAX_SWEEP], sweep_buf[1024], *sweep_name = NULL;
-	const char *csv = NULL;
-	bool json = false, list = false, strategy_given;
+	struct simopt_given given;
+	char err[200], *values[MAX_SWEEP], sweep_buf[SWEEP_BUF], *sweep_name = NULL;
+	const char *csv = NULL, *svg = NULL;
+	bool json = false, list = false;
 	int nruns = 1, rc = 0;
+	struct sim_summary sums[MAX_SWEEP];
 
 	sim_config_default(&base);
-	if (simopt_scenario(argc, argv, &base, err, sizeof err))
-		return usage_error(err);
-
-	const char *svg = NULL;   /* --svg: a chart of the run or the sweep */
-	struct sim_summary sums[MAX_SWEEP];
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = simopt_parse(argc, argv, &i, &base, err, sizeof err);
-		if (r < 0)
-			return usage_error(err);
-		if (r > 0)
-			continue;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			help(stdout);
-			return 0;
-		} else if (!strcmp(a, "--list-scenarios")) {
-			list = true;      /* after the other words are checked */
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "--csv") || !strncmp(a, "--csv=", 6)) {
-			if (a[5] == '=')
-				csv = a + 6;
-			else if (i + 1 < argc)
-				csv = argv[++i];
-			else
-				return usage_error("--csv: expected a file name");
-			if (!*csv)
-				return usage_error("--csv: expected a file name");
-		} else if (!strcmp(a, "--svg")) {
-			if (i + 1 >= argc || !*argv[i + 1])
-				return usage_error("--svg: expected a file name");
-			svg = argv[++i];
-		} else if (!strcmp(a, "--sweep") || !strncmp(a, "--sweep=", 8)) {
-			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
-			if (sweep_name)
-				return usage_error("--sweep: one sweep a run (give the values as NAME=V1,V2,...)");
-			if (!v || strlen(v) >= sizeof sweep_buf || !strchr(v, '=') || v[0] == '=')
-				return usage_error("--sweep: expected NAME=V1,V2,... such as rows=1,4,16");
-			strcpy(sweep_buf, v);
-			sweep_name = sweep_buf;
-		} else {
-			snprintf(err, sizeof err, "unknown option '%s' (hotrow sim --help lists them)", a);
-			return usage_error(err);
-		}
-	}
+	const struct opt own[] = {
+		{ .name = "json", .kind = OPT_FLAG, .dest = &json,
+		  .help = "one JSON object (an array with --sweep)" },
+		{ .name = "csv", .arg = "FILE", .kind = OPT_STRING, .dest = &csv,
+		  .accepts = "a file name",
+		  .help = "the time series, one line per tick (a run\n"
+		          "past 16384 ticks merges neighbouring ticks)" },
+		{ .name = "sweep", .arg = "NAME=V1,V2,...", .kind = OPT_CUSTOM, .dest = &sweep_name,
+		  .fn = sweep_opt, .ctx = sweep_buf,
+		  .accepts = "NAME=V1,V2,... such as rows=1,4,16",
+		  .help = "one run per value of an engine option,\n"
+		          "e.g. rows=1,4,16 or rps=400,450,500" },
+		{ .name = "list-scenarios", .kind = OPT_FLAG, .dest = &list,
+		  .help = "the named scenarios, one a line" },
+		{ .name = "svg", .arg = "FILE", .kind = OPT_STRING, .dest = &svg,
+		  .accepts = "a file name",
+		  .help = "a chart: a sweep of rps draws latency against\n"
+		          "load (the hockey stick), another sweep draws\n"
+		          "throughput, one run the pool filling up" },
+		{ .name = "help", .short_name = 'h', .kind = OPT_USAGE, .help = "this text" },
+	};
+	const struct opt_table tables[] = {
+		{ .heading = "output:", .rows = own, .n = sizeof own / sizeof own[0] },
+		simopt_table(&base, &given, "\nengine:"),
+	};
+	const struct opt_cmd cmd = { .name = "hotrow sim", .usage = "[options]",
+	                             .header = help_header, .footer = help_footer,
+	                             .tables = tables, .ntables = 2 };
+	int parsed = opt_parse(&cmd, argc, argv, NULL);
+	if (parsed != OPT_OK)
+		return parsed == OPT_HELP ? 0 : 2;
 
 	if (list) {
 		list_scenarios();
 		return 0;
 	}
-	strategy_given = simopt_given(argc, argv, "strategy");
-
-	/* Build every run's config first, so a bad value stops before any run. */
+	/* Build every run's config first, so a bad value stops before any run;
+	 * the swept option counts as given. */
+	struct simopt_given swept = given;
 	if (sweep_name) {
 		char *tok = strchr(sweep_name, '=');
 		*tok++ = 0;
 		nruns = 0;
-		strategy_given = strategy_given || !strcmp(sweep_name, "strategy");
 		for (;;) {           /* every value between commas, empty ones too */
 			char *comma = strchr(tok, ',');
 			if (comma)
@@ -469,7 +455,7 @@ int cmd_sim(int argc, char **argv)
 			if (nruns == MAX_SWEEP)
 				return usage_error("--sweep: expected at most 64 values");
 			runs[nruns] = base;
-			if (simopt_set(&runs[nruns], sweep_name, tok, err, sizeof err))
+			if (simopt_set(&runs[nruns], &swept, sweep_name, tok, err, sizeof err))
 				return usage_error(err);
 			values[nruns++] = tok;
 			if (!comma)
@@ -481,9 +467,6 @@ int cmd_sim(int argc, char **argv)
 	} else {
 		runs[0] = base;
 	}
-	for (int k = 0; k < nruns; k++)
-		if (simopt_finish(&runs[k], strategy_given, err, sizeof err))
-			return usage_error(err);
 	/* A swept rate and a closed loop contradict each other too. */
 	if (sweep_name && (!strcmp(sweep_name, "rps") || !strcmp(sweep_name, "schedule")))
 		for (int k = 0; k < nruns; k++)
@@ -491,11 +474,12 @@ int cmd_sim(int argc, char **argv)
 				return usage_error("--clients: a closed loop sets its own rate; "
 				                   "sweep clients, not the rate");
 	if (sweep_name && !strcmp(sweep_name, "clients"))
-		for (int i = 1; i < argc; i++)
-			if (!strcmp(argv[i], "--rps") || !strncmp(argv[i], "--rps=", 6) ||
-			    !strcmp(argv[i], "--schedule") || !strncmp(argv[i], "--schedule=", 11))
-				return usage_error("--clients: a closed loop sets its own rate; "
-				                   "drop --rps (or --schedule)");
+		if (simopt_was_given(&given, "rps") || simopt_was_given(&given, "schedule"))
+			return usage_error("--clients: a closed loop sets its own rate; "
+			                   "drop --rps (or --schedule)");
+	for (int k = 0; k < nruns; k++)
+		if (simopt_finish(&runs[k], &swept, err, sizeof err))
+			return usage_error(err);
 
 	if (json && sweep_name)
 		putchar('[');

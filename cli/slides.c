@@ -19,33 +19,52 @@
 #include "runner/tree.h"
 #include "tui/slides.h"
 #include "tui/term.h"
+#include "util/opt.h"
 
-static void usage(FILE *out)
+static const char synopsis[] =
+	"[DECK.md] [--notes] [--dump [N]] [--reveal] [--size WxH]\n"
+	"       hotrow slides --presenter [--dump] [--state FILE]";
+
+static const char header[] =
+	"\n"
+	"Present a Markdown deck (default: slides/hot-rows.md). Slides are\n"
+	"separated by lines of ---; '> ' lines are speaker notes; a 'Run: CMD'\n"
+	"line is a command to run live; a 'Reveal: CMD' line answers the slide's\n"
+	"question: x runs it and the slide shows its output; an 'Embed: SECONDS\n"
+	"OPTIONS' line plays the engine (hotrow tui OPTIONS) inside the slide.\n"
+	"\n"
+	"keys: right, space, PgDn next   left, PgUp, backspace previous\n"
+	"      Home/End first/last   n notes on/off   x run the slide's command\n"
+	"      (or reveal its answer)   t restart the clock   q quit\n"
+	"\n";
+
+/* The words that are not options: the deck, and the slide number that
+ * may follow --dump. */
+struct words {
+	const char *deck;
+	bool dump;
+	int only;                  /* --dump N: slide N alone; 0 every slide */
+};
+
+static int slides_word(const char *w, void *ctx, char *err, size_t len)
 {
-	fprintf(out,
-		"usage: hotrow slides [DECK.md] [--notes] [--dump [N]] [--reveal] [--size WxH]\n"
-		"       hotrow slides --presenter [--dump] [--state FILE]\n"
-		"\n"
-		"Present a Markdown deck (default: slides/hot-rows.md). Slides are\n"
-		"separated by lines of ---; '> ' lines are speaker notes; a 'Run: CMD'\n"
-		"line is a command to run live; a 'Reveal: CMD' line answers the slide's\n"
-		"question: x runs it and the slide shows its output; an 'Embed: SECONDS\n"
-		"OPTIONS' line plays the engine (hotrow tui OPTIONS) inside the slide.\n"
-		"\n"
-		"keys: right, space, PgDn next   left, PgUp, backspace previous\n"
-		"      Home/End first/last   n notes on/off   x run the slide's command\n"
-		"      (or reveal its answer)   t restart the clock   q quit\n"
-		"\n"
-		"  --notes      show speaker notes\n"
-		"  --dump [N]   print slide N (1-based), or every slide, as text and exit\n"
-		"  --size WxH   the width (and height) --dump lays out for; default 80x24\n"
-		"  --reveal     with --dump: run each Reveal: command and print its answer,\n"
-		"               and each Embed: as the engine's screen at its end\n"
-		"  --presenter  in a second terminal: the current slide's notes, the next\n"
-		"               slide, the time against the deck's plan (\"> Plan: H:MM\"),\n"
-		"               following the main screen\n"
-		"  --state FILE where the main screen says what it shows (default\n"
-		"               $TMPDIR/hotrow-slides-UID.state)\n");
+	struct words *ws = ctx;
+	if (ws->dump && !ws->only && w[0] >= '0' && w[0] <= '9') {
+		char *end;
+		long v = strtol(w, &end, 10);
+		if (*end || v < 1 || v > 1000000) {
+			snprintf(err, len, "--dump accepts a slide number from 1, not '%s'", w);
+			return -1;
+		}
+		ws->only = (int)v;
+		return 0;
+	}
+	if (ws->deck) {
+		snprintf(err, len, "one deck at a time, got '%s' and '%s'", ws->deck, w);
+		return -1;
+	}
+	ws->deck = w;
+	return 0;
 }
 
 static void print_slide(const struct tui_deck *d, int i, int width, int notes, int reveal)
@@ -206,55 +225,44 @@ out:
 
 int cmd_slides(int argc, char **argv)
 {
-	const char *deck = NULL;
-	int notes = 0, dump = 0, only = 0, width = 80, reveal = 0, presenter = 0;
+	struct words ws = { 0 };
+	bool notes = false, reveal = false, presenter = false;
+	struct cli_size size = { 80, 24, 20, 1 };
+	const char *state_file = NULL;
 	char state[PATH_MAX];
 	presenter_default_state(state, sizeof state);
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--notes")) {
-			notes = 1;
-		} else if (!strcmp(a, "--reveal")) {
-			reveal = 1;
-		} else if (!strcmp(a, "--presenter")) {
-			presenter = 1;
-		} else if (!strcmp(a, "--state")) {
-			if (i + 1 >= argc || !*argv[i + 1]) {
-				fprintf(stderr, "hotrow slides: --state takes a file name\n");
-				return 2;
-			}
-			snprintf(state, sizeof state, "%s", argv[++i]);
-		} else if (!strcmp(a, "--dump")) {
-			dump = 1;
-			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
-				char *end;
-				long v = strtol(argv[++i], &end, 10);
-				if (*end || v < 1) {
-					fprintf(stderr, "hotrow slides: --dump takes a slide number from 1, got '%s'\n", argv[i]);
-					return 2;
-				}
-				only = (int)v;
-			}
-		} else if (!strcmp(a, "--size")) {
-			int h;
-			if (i + 1 >= argc || sscanf(argv[++i], "%dx%d", &width, &h) < 1 || width < 20) {
-				fprintf(stderr, "hotrow slides: --size takes WxH with W at least 20, e.g. 80x24\n");
-				return 2;
-			}
-		} else if (a[0] == '-') {
-			fprintf(stderr, "hotrow slides: unknown option '%s' (try --notes, --dump, --size; --help)\n", a);
-			return 2;
-		} else if (!deck) {
-			deck = a;
-		} else {
-			fprintf(stderr, "hotrow slides: one deck at a time, got '%s' and '%s'\n", deck, a);
-			return 2;
-		}
-	}
+	const struct opt rows[] = {
+		{ .name = "notes", .kind = OPT_FLAG, .dest = &notes, .help = "show speaker notes" },
+		{ .name = "dump", .kind = OPT_FLAG, .dest = &ws.dump,
+		  .help = "print slide N (1-based, the next word), or every slide,\n"
+		          "as text and exit" },
+		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &size, .fn = cli_size_opt,
+		  .accepts = "WxH with W at least 20, e.g. 80x24",
+		  .help = "the width (and height) --dump lays out for; default 80x24" },
+		{ .name = "reveal", .kind = OPT_FLAG, .dest = &reveal,
+		  .help = "with --dump: run each Reveal: command and print its answer,\n"
+		          "and each Embed: as the engine's screen at its end" },
+		{ .name = "presenter", .kind = OPT_FLAG, .dest = &presenter,
+		  .help = "in a second terminal: the current slide's notes, the next\n"
+		          "slide, the time against the deck's plan (\"> Plan: H:MM\"),\n"
+		          "following the main screen" },
+		{ .name = "state", .arg = "FILE", .kind = OPT_STRING, .dest = &state_file,
+		  .accepts = "a file name",
+		  .help = "where the main screen says what it shows (default\n"
+		          "$TMPDIR/hotrow-slides-UID.state)" },
+	};
+	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
+	const struct opt_cmd cmd = { .name = "hotrow slides", .usage = synopsis, .header = header,
+	                             .tables = &table, .ntables = 1, .positional = slides_word,
+	                             .ctx = &ws };
+	int parsed = opt_parse(&cmd, argc, argv, NULL);
+	if (parsed != OPT_OK)
+		return parsed == OPT_HELP ? 0 : 2;
+	if (state_file)
+		snprintf(state, sizeof state, "%s", state_file);
+	const char *deck = ws.deck;
+	int dump = ws.dump, only = ws.only, width = size.w;
 
 	if (presenter)
 		return presenter_view(state, dump, width);

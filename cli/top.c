@@ -27,37 +27,25 @@
 #include "tui/screen.h"
 #include "tui/term.h"
 #include "util/clock.h"
+#include "util/opt.h"
 
 struct opts {
 	const char *url;
 	int interval_ms;
 	bool dump, ascii, colour;
 	double after_s;
-	int w, h;
+	struct cli_size size;       /* --dump: the frame's */
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: hotrow top [--db URL] [options]\n"
-		"\n"
-		"Watch a real PostgreSQL's row locks, live: one lane per row that has\n"
-		"waiters (its holder, the line behind it in queue order), the client\n"
-		"connections by state, commits and lock waits per second, the statements\n"
-		"that take the most time (pg_stat_statements), and what the watching\n"
-		"itself costs the server. q quits, Space pauses, + and - change the\n"
-		"sampling interval.\n"
-		"\n"
-		"  --db URL            the server (default: $HOTROW_PG_URL); a libpq URL\n"
-		"                      or conninfo, e.g. \"$(scripts/pg up)\"\n"
-		"  --interval-ms N     sample every N ms, 20 to 10000 (200)\n"
-		"  --dump              print one frame as text instead (no terminal)\n"
-		"  --after SECONDS     with --dump: sample this long first, so the rates\n"
-		"                      cover a second; 0 takes one sample (1.2)\n"
-		"  --size WxH          with --dump: the frame's size (120x40)\n"
-		"  --ascii             ASCII only, for terminals without UTF-8\n"
-		"  --no-color          no colour (NO_COLOR in the environment does the same)\n");
-}
+static const char help_header[] =
+	"\n"
+	"Watch a real PostgreSQL's row locks, live: one lane per row that has\n"
+	"waiters (its holder, the line behind it in queue order), the client\n"
+	"connections by state, commits and lock waits per second, the statements\n"
+	"that take the most time (pg_stat_statements), and what the watching\n"
+	"itself costs the server. q quits, Space pauses, + and - change the\n"
+	"sampling interval.\n"
+	"\n";
 
 static int bad(const char *opt, const char *accepts)
 {
@@ -72,47 +60,34 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->url = getenv("HOTROW_PG_URL");
 	o->interval_ms = 200;
 	o->after_s = 1.2;
-	o->w = 120, o->h = 40;
-	o->colour = getenv("NO_COLOR") == NULL || !*getenv("NO_COLOR");
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		char *x;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--dump")) {
-			o->dump = true;
-		} else if (!strcmp(a, "--ascii")) {
-			o->ascii = true;
-		} else if (!strcmp(a, "--no-color") || !strcmp(a, "--no-colour")) {
-			o->colour = false;
-		} else if (!strcmp(a, "--db")) {
-			if (!v)
-				return bad(a, "a PostgreSQL URL, e.g. \"$(scripts/pg up)\"");
-			o->url = argv[++i];
-		} else if (!strcmp(a, "--interval-ms")) {
-			errno = 0;
-			long n = v ? strtol(v, &x, 10) : 0;
-			if (!v || errno || *x || n < 20 || n > 10000)
-				return bad(a, "milliseconds from 20 to 10000");
-			o->interval_ms = (int)n, i++;
-		} else if (!strcmp(a, "--after")) {
-			errno = 0;
-			o->after_s = v ? strtod(v, &x) : -1;
-			if (!v || errno || *x || !(o->after_s >= 0 && o->after_s <= 600))
-				return bad(a, "seconds from 0 to 600");
-			i++;
-		} else if (!strcmp(a, "--size")) {
-			o->w = v ? (int)strtol(v, &x, 10) : 0;
-			if (!v || *x != 'x' || (o->h = (int)strtol(x + 1, &x, 10)) < 10 || *x ||
-			    o->w < 40 || o->w > 1000 || o->h > 1000)
-				return bad(a, "WxH, e.g. 120x40 (40 to 1000 wide, 10 to 1000 high)");
-			i++;
-		} else {
-			fprintf(stderr, "hotrow top: %s is not an option (hotrow top --help lists them)\n", a);
-			return 2;
-		}
-	}
+	o->size = (struct cli_size){ 120, 40, 40, 10 };
+	bool no_colour = false;
+	const struct opt rows[] = {
+		{ .name = "db", .arg = "URL", .kind = OPT_STRING, .dest = &o->url,
+		  .accepts = "a PostgreSQL URL, e.g. \"$(scripts/pg up)\"",
+		  .help = "the server (default: $HOTROW_PG_URL); a libpq URL\n"
+		          "or conninfo, e.g. \"$(scripts/pg up)\"" },
+		{ .name = "interval-ms", .arg = "N", .kind = OPT_INT, .dest = &o->interval_ms,
+		  .min = 20, .max = 10000, .accepts = "milliseconds from 20 to 10000",
+		  .help = "sample every N ms, 20 to 10000 (200)" },
+		{ .name = "dump", .kind = OPT_FLAG, .dest = &o->dump,
+		  .help = "print one frame as text instead (no terminal)" },
+		{ .name = "after", .arg = "SECONDS", .kind = OPT_DOUBLE, .dest = &o->after_s,
+		  .min = 0, .max = 600, .accepts = "seconds from 0 to 600",
+		  .help = "with --dump: sample this long first, so the rates\n"
+		          "cover a second; 0 takes one sample (1.2)" },
+		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &o->size,
+		  .fn = cli_size_opt, .accepts = "WxH, e.g. 120x40 (40 to 1000 wide, 10 to 1000 high)",
+		  .help = "with --dump: the frame's size (120x40)" },
+		CLI_SCREEN_ROWS(&o->ascii, &no_colour),
+	};
+	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
+	const struct opt_cmd cmd = { .name = "hotrow top", .usage = "[--db URL] [options]",
+	                             .header = help_header, .tables = &table, .ntables = 1 };
+	int rc = opt_parse(&cmd, argc, argv, NULL);
+	if (rc != OPT_OK)
+		return rc == OPT_HELP ? 0 : 2;
+	o->colour = cli_colour(no_colour);
 	if (o->url && !strncmp(o->url, "sqlite:", 7))
 		return bad("--db", "a PostgreSQL URL: SQLite has no lock queues to watch");
 	if (o->url == NULL || !*o->url)
@@ -149,7 +124,7 @@ static int dump(struct top_sampler *ts, const struct opts *o)
 	}
 	struct top_view v = { .interval_ms = o->interval_ms, .ascii = o->ascii,
 	                      .error = rc ? top_sampler_error(ts) : NULL };
-	struct tui_screen *scr = tui_screen_new(o->w, o->h);
+	struct tui_screen *scr = tui_screen_new(o->size.w, o->size.h);
 	top_draw(scr, &v, s);
 	tui_screen_dump(scr, stdout);
 	tui_screen_free(scr);
@@ -264,7 +239,7 @@ int cmd_top(int argc, char **argv)
 
 int cmd_top_beside(char *const *argv, const char *url, const char *log_path)
 {
-	struct opts o = { .url = url, .interval_ms = 200, .w = 120, .h = 40 };
+	struct opts o = { .url = url, .interval_ms = 200, .size = { 120, 40, 40, 10 } };
 	char err[1024];
 	struct top_sampler *ts;
 

@@ -7,7 +7,6 @@
  * the terminal: `hotrow tui --dump --size 120x40 --at 5`. A non-terminal
  * stdout without --dump is a usage error pointing at `hotrow sim`.
  */
-#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
@@ -26,7 +25,7 @@
 struct opts {
 	struct sim_config cfg;
 	bool dump, ascii, colour, compare, paused, help_overlay;
-	int w, h;
+	struct cli_size size;       /* --dump: the frame's */
 	double at_s;
 	double speed;
 	int latency;               /* enum tui_latency */
@@ -36,131 +35,48 @@ struct opts {
 	bool list;
 };
 
-static void usage(FILE *out, bool demo)
+static const char tui_header[] =
+	"\n"
+	"Watch one hot row live: its lock queue, the connection pool filling,\n"
+	"the login page failing, and the fixes. Press ? for the keys.\n"
+	"Defaults to the viral post: 2,000 likes/s (random arrivals), 2 ms\n"
+	"holds, a pool of 20, and a login page sharing the pool at 100/s.\n"
+	"\n";
+
+static const char demo_header[] =
+	"\n"
+	"Plays a scripted tour: each step changes the scenario, says a\n"
+	"sentence and plays for a while; Enter goes on, b goes back.\n"
+	"TOUR is a built-in name (default viral-post) or a .tour file\n"
+	"(the format is in tui/tours/README.md).\n"
+	"\n";
+
+static const struct opt_choice latencies[] = {
+	{ "both", TUI_LAT_BOTH }, { "p99", TUI_LAT_P99 }, { "p50", TUI_LAT_P50 },
+	{ NULL, 0 } };
+
+/* --answer X: A to D (either case), or - for none, into an int dest. */
+static int answer_opt(void *dest, const char *v, void *ctx, char *why, size_t len)
 {
-	if (demo)
-		fprintf(out,
-			"usage: hotrow demo [TOUR] [options]\n"
-			"\n"
-			"Plays a scripted tour: each step changes the scenario, says a\n"
-			"sentence and plays for a while; Enter goes on, b goes back.\n"
-			"TOUR is a built-in name (default viral-post) or a .tour file\n"
-			"(the format is in tui/tours/README.md).\n"
-			"\n"
-			"  --list              print the built-in tours and exit\n"
-			"  --dump              print one frame as text instead (no terminal)\n"
-			"  --step N            with --dump: the end of step N (1-based); a step\n"
-			"                      that asks a question shows it, not yet played\n"
-			"  --answer X          with --step: answer its question with X (A to D,\n"
-			"                      or - for none), play it and show the reveal\n");
-	else
-		fprintf(out,
-			"usage: hotrow tui [options]\n"
-			"\n"
-			"Watch one hot row live: its lock queue, the connection pool filling,\n"
-			"the login page failing, and the fixes. Press ? for the keys.\n"
-			"Defaults to the viral post: 2,000 likes/s (random arrivals), 2 ms\n"
-			"holds, a pool of 20, and a login page sharing the pool at 100/s.\n"
-			"\n"
-			"  --dump              print one frame as text instead (no terminal)\n"
-			"  --at SECONDS        with --dump: the simulated time of the frame (5)\n");
-	fprintf(out,
-		"  --size WxH          with --dump: the frame's size (120x40)\n"
-		"  --ascii             ASCII only, for terminals without UTF-8\n"
-		"  --no-color          no colour (NO_COLOR in the environment does the same)\n"
-		"  --compare           split screen: naive beside the chosen fix, same seed\n"
-		"  --speed X           simulated seconds per real second (0.01 to 100; 1);\n"
-		"                      the title says the factor reached where it falls short\n"
-		"  --paused            start paused\n"
-		"  --latency both|p99|p50   which latency lines to chart\n"
-		"  --help-overlay      with --dump: show the ? overlay\n");
-	if (demo)
-		return;     /* a tour sets the engine itself */
-	fprintf(out, "\nengine options, as for `hotrow sim` (--seconds is ignored: the\n"
-	             "screen runs until you quit):\n");
-	simopt_help(out);
+	int a = (v[0] >= 'A' && v[0] <= 'D') || v[0] == '-' ? v[0]
+	      : v[0] >= 'a' && v[0] <= 'd' ? v[0] - 'a' + 'A' : 0;
+	(void)ctx, (void)why, (void)len;
+	if (!a || v[1])
+		return -1;
+	*(int *)dest = a;
+	return 0;
 }
 
-static int bad(const char *cmd, const char *opt, const char *accepts)
+/* A word that is not an option: a demo's TOUR, once. */
+static int tour_word(const char *w, void *ctx, char *err, size_t len)
 {
-	fprintf(stderr, "hotrow %s: %s accepts %s\n", cmd, opt, accepts);
-	return 2;
-}
-
-/* Whether --name (or --name=...) appears among the arguments. */
-static bool given(int argc, char **argv, const char *name)
-{
-	size_t n = strlen(name);
-	for (int i = 1; i < argc; i++)
-		if (!strncmp(argv[i], name, n) && (argv[i][n] == '\0' || argv[i][n] == '='))
-			return true;
-	return false;
-}
-
-/* The screen's own options that take a value. */
-static bool takes_value(const char *a, bool demo)
-{
-	if (!strcmp(a, "--size") || !strcmp(a, "--speed") || !strcmp(a, "--latency"))
-		return true;
-	return demo ? !strcmp(a, "--step") || !strcmp(a, "--answer") : !strcmp(a, "--at");
-}
-
-/* Parse the screen's own option argv[*i] (value in argv[*i + 1]); returns
- * 1 when it was one, 0 when not, or an exit code + 10 on a bad value. */
-static int own_option(int argc, char **argv, int *i, bool demo, struct opts *o)
-{
-	const char *cmd = argv[0], *a = argv[*i];
-	const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-	char *x;
-
-	if (!strcmp(a, "--dump"))
-		return o->dump = true, 1;
-	if (!strcmp(a, "--ascii"))
-		return o->ascii = true, 1;
-	if (!strcmp(a, "--no-color") || !strcmp(a, "--no-colour"))
-		return o->colour = false, 1;
-	if (!strcmp(a, "--compare"))
-		return o->compare = true, 1;
-	if (!strcmp(a, "--paused"))
-		return o->paused = true, 1;
-	if (!strcmp(a, "--help-overlay"))
-		return o->help_overlay = true, 1;
-	if (demo && !strcmp(a, "--list"))
-		return o->list = true, 1;
-	if (!takes_value(a, demo))
-		return 0;
-	if (!v)
-		return 10 + bad(cmd, a, "a value (see --help)");
-	(*i)++;
-	errno = 0;
-	if (!strcmp(a, "--size")) {
-		o->w = (int)strtol(v, &x, 10);
-		if (*x != 'x' || (o->h = (int)strtol(x + 1, &x, 10)) < 1 || *x || o->w < 1 ||
-		    o->w > 1000 || o->h > 1000)
-			return 10 + bad(cmd, a, "WxH, e.g. 120x40 (1 to 1000 each)");
-	} else if (!strcmp(a, "--at")) {
-		o->at_s = strtod(v, &x);
-		if (errno || *x || !(o->at_s >= 0 && o->at_s <= 36000))
-			return 10 + bad(cmd, a, "simulated seconds from 0 to 36000");
-	} else if (!strcmp(a, "--speed")) {
-		o->speed = strtod(v, &x);
-		if (errno || *x || !(o->speed >= 0.01 && o->speed <= 100))
-			return 10 + bad(cmd, a, "a factor from 0.01 to 100");
-	} else if (!strcmp(a, "--latency")) {
-		o->latency = !strcmp(v, "both") ? 0 : !strcmp(v, "p99") ? 1 : !strcmp(v, "p50") ? 2 : -1;
-		if (o->latency < 0)
-			return 10 + bad(cmd, a, "both, p99 or p50");
-	} else if (!strcmp(a, "--answer")) {
-		o->answer = (v[0] >= 'A' && v[0] <= 'D') || v[0] == '-' ? v[0]
-		          : v[0] >= 'a' && v[0] <= 'd' ? v[0] - 'a' + 'A' : 0;
-		if (!o->answer || v[1])
-			return 10 + bad(cmd, a, "a letter from A to D, or - for none");
-	} else {    /* --step */
-		o->step = (int)strtol(v, &x, 10);
-		if (*x || o->step < 1)
-			return 10 + bad(cmd, a, "a step number, 1 or more");
+	struct opts *o = ctx;
+	if (o->tour) {
+		snprintf(err, len, "unexpected argument '%s' (one TOUR at most)", w);
+		return -1;
 	}
-	return 1;
+	o->tour = w;
+	return 0;
 }
 
 /* Parse argv into o; returns -1 to go on, else the exit code. The engine
@@ -168,56 +84,83 @@ static int own_option(int argc, char **argv, int *i, bool demo, struct opts *o)
  * engine itself, so demo takes only the screen's options. */
 static int parse(int argc, char **argv, bool demo, struct opts *o)
 {
-	const char *cmd = argv[0];
-	char err[200];
+	char cmd_name[16], err[200];
+	bool no_colour = false;
+	struct simopt_given given;
 
 	memset(o, 0, sizeof *o);
-	o->colour = getenv("NO_COLOR") == NULL || !*getenv("NO_COLOR");
-	o->w = 120, o->h = 40, o->at_s = 5, o->speed = 1;
+	o->size = (struct cli_size){ 120, 40, 1, 1 };
+	o->at_s = 5, o->speed = 1;
 	sim_config_default(&o->cfg);
 	sim_scenario("viral-post", &o->cfg);
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout, demo);
-			return 0;
-		}
-	if (!demo && simopt_scenario(argc, argv, &o->cfg, err, sizeof err) < 0)
-		goto usage_error;
+	snprintf(cmd_name, sizeof cmd_name, "hotrow %s", demo ? "demo" : "tui");
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = own_option(argc, argv, &i, demo, o);
-		if (r >= 10)
-			return r - 10;
-		if (r == 1)
-			continue;
-		if (!demo && (r = simopt_parse(argc, argv, &i, &o->cfg, err, sizeof err)) != 0) {
-			if (r < 0)
-				goto usage_error;
-			continue;
-		}
-		if (a[0] == '-') {
-			fprintf(stderr, "hotrow %s: %s is not an option (hotrow %s --help "
-			        "lists them)\n", cmd, a, cmd);
-			return 2;
-		}
-		if (demo && !o->tour) {
-			o->tour = a;
-			continue;
-		}
-		fprintf(stderr, "hotrow %s: unexpected argument '%s' (%s)\n", cmd, a,
-		        demo ? "one TOUR at most" : "options start with --");
-		return 2;
-	}
+	const struct opt demo_rows[] = {
+		{ .name = "list", .kind = OPT_FLAG, .dest = &o->list,
+		  .help = "print the built-in tours and exit" },
+		{ .name = "dump", .kind = OPT_FLAG, .dest = &o->dump,
+		  .help = "print one frame as text instead (no terminal)" },
+		{ .name = "step", .arg = "N", .kind = OPT_INT, .dest = &o->step, .min = 1,
+		  .max = 1000000, .accepts = "a step number, 1 or more",
+		  .help = "with --dump: the end of step N (1-based); a step\n"
+		          "that asks a question shows it, not yet played" },
+		{ .name = "answer", .arg = "X", .kind = OPT_CUSTOM, .dest = &o->answer,
+		  .fn = answer_opt, .accepts = "a letter from A to D, or - for none",
+		  .help = "with --step: answer its question with X (A to D,\n"
+		          "or - for none), play it and show the reveal" },
+	};
+	const struct opt tui_rows[] = {
+		{ .name = "dump", .kind = OPT_FLAG, .dest = &o->dump,
+		  .help = "print one frame as text instead (no terminal)" },
+		{ .name = "at", .arg = "SECONDS", .kind = OPT_DOUBLE, .dest = &o->at_s, .min = 0,
+		  .max = 36000, .accepts = "simulated seconds from 0 to 36000",
+		  .help = "with --dump: the simulated time of the frame (5)" },
+	};
+	const struct opt screen_rows[] = {
+		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &o->size, .fn = cli_size_opt,
+		  .accepts = "WxH, e.g. 120x40 (1 to 1000 each)",
+		  .help = "with --dump: the frame's size (120x40)" },
+		CLI_SCREEN_ROWS(&o->ascii, &no_colour),
+		{ .name = "compare", .kind = OPT_FLAG, .dest = &o->compare,
+		  .help = "split screen: naive beside the chosen fix, same seed" },
+		{ .name = "speed", .arg = "X", .kind = OPT_DOUBLE, .dest = &o->speed, .min = 0.01,
+		  .max = 100, .accepts = "a factor from 0.01 to 100",
+		  .help = "simulated seconds per real second (0.01 to 100; 1);\n"
+		          "the title says the factor reached where it falls short" },
+		{ .name = "paused", .kind = OPT_FLAG, .dest = &o->paused, .help = "start paused" },
+		{ .name = "latency", .arg = "both|p99|p50", .kind = OPT_CHOICE, .dest = &o->latency,
+		  .choices = latencies, .help = "which latency lines to chart" },
+		{ .name = "help-overlay", .kind = OPT_FLAG, .dest = &o->help_overlay,
+		  .help = "with --dump: show the ? overlay" },
+	};
+	const struct opt_table tables[] = {
+		{ .rows = demo ? demo_rows : tui_rows,
+		  .n = demo ? sizeof demo_rows / sizeof demo_rows[0] : sizeof tui_rows / sizeof tui_rows[0] },
+		{ .rows = screen_rows, .n = sizeof screen_rows / sizeof screen_rows[0] },
+		simopt_table(&o->cfg, &given, "\nengine options, as for `hotrow sim` (--seconds is "
+		             "ignored: the\nscreen runs until you quit):"),
+	};
+	const struct opt_cmd cmd = {
+		.name = cmd_name, .usage = demo ? "[TOUR] [options]" : "[options]",
+		.header = demo ? demo_header : tui_header, .tables = tables,
+		.ntables = demo ? 2 : 3,   /* a tour sets the engine itself */
+		.positional = demo ? tour_word : NULL, .ctx = o,
+	};
+	int rc = opt_parse(&cmd, argc, argv, NULL);
+	if (rc != OPT_OK)
+		return rc == OPT_HELP ? 0 : 2;
+	o->colour = cli_colour(no_colour);
+	if (demo)
+		return -1;
 	/* The screen's defaults where the command line is silent: random
 	 * arrivals (evenly spaced ones fall in lock step with the pool and
 	 * hide the login page's failures behind an artefact of the clock), and
 	 * 16 slots for sharded (one slot would show nothing). */
-	if (!given(argc, argv, "--arrivals"))
+	if (!simopt_was_given(&given, "arrivals"))
 		o->cfg.arrivals = SIM_ARRIVE_POISSON;
-	if (o->cfg.strategy == SIM_SHARDED && o->cfg.rows < 2 && !given(argc, argv, "--rows"))
+	if (o->cfg.strategy == SIM_SHARDED && o->cfg.rows < 2 && !simopt_was_given(&given, "rows"))
 		o->cfg.rows = 16;
-	if (simopt_finish(&o->cfg, simopt_given(argc, argv, "strategy"), err, sizeof err) < 0)
+	if (simopt_finish(&o->cfg, &given, err, sizeof err) < 0)
 		goto usage_error;
 	o->cfg.seconds = 0;     /* the screen runs until you quit */
 	if (sim_config_check(&o->cfg, err, sizeof err) < 0)
@@ -225,7 +168,7 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 	return -1;
 
 usage_error:
-	fprintf(stderr, "hotrow %s: %s\n", cmd, err);
+	fprintf(stderr, "%s: %s\n", cmd_name, err);
 	return 2;
 }
 
@@ -264,7 +207,7 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 			tui_app_play(app, o->at_s);
 		}
 		v->help = o->help_overlay;
-		struct tui_screen *scr = tui_screen_new(o->w, o->h);
+		struct tui_screen *scr = tui_screen_new(o->size.w, o->size.h);
 		tui_app_render(app, scr);
 		tui_screen_dump(scr, stdout);
 		tui_screen_free(scr);

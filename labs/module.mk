@@ -47,10 +47,10 @@ $$(BUILD)/labs/$(1)/checks.i: $$(wildcard tests/labs/$(1)/*.c) tests/harness/lab
 	@for f in $$(filter %.c,$$^); do $$(CC) $$(CPPFLAGS) -E -P $$$$f || exit 1; done >$$@.tmp && mv $$@.tmp $$@
 
 ifneq ($$(wildcard labs/$(1)/run.c),)
-$$(BUILD)/labs/$(1)/run-solution: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_SOL_OBJ) $$(DRIVER_LIB) $$(KIT_LIB) $$(ENGINE_LIB)
+$$(BUILD)/labs/$(1)/run-solution: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_SOL_OBJ) $$(DRIVER_LIB) $$(KIT_LIB) $$(ENGINE_LIB) $$(UTIL_LIB)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) $$^ $$(DB_LIBS) $$(LDLIBS) -o $$@
-$$(BUILD)/labs/$(1)/run-exercise: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_EX_OBJ) $$(DRIVER_LIB) $$(KIT_LIB) $$(ENGINE_LIB)
+$$(BUILD)/labs/$(1)/run-exercise: $$(BUILD)/obj/labs/$(1)/run.o $$($(1)_EX_OBJ) $$(DRIVER_LIB) $$(KIT_LIB) $$(ENGINE_LIB) $$(UTIL_LIB)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) $$^ $$(DB_LIBS) $$(LDLIBS) -o $$@
 ifneq ($$($(1)_SOL_OBJ),)

@@ -22,7 +22,7 @@ static int check_limit(int which, const char *v)
 	/* a whole number is read as the driver reads it: digits, no point */
 	double d = l->integer ? (double)strtol(v, &end, 10) : strtod(v, &end);
 	if (errno || end == v || *end || !kit_load_limit_ok(l, d)) {
-		fprintf(stderr, "hotrow lab run: %s takes %s, not '%s'\n", l->name, l->accepts, v);
+		fprintf(stderr, "hotrow lab run: %s accepts %s, not '%s'\n", l->name, l->accepts, v);
 		return -1;
 	}
 	return 0;

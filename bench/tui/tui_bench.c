@@ -28,6 +28,7 @@
 #include "engine/sim.h"
 #include "tui/app.h"
 #include "tui/screen.h"
+#include "util/opt.h"
 #include "util/clock.h"
 
 #define W 200
@@ -104,10 +105,46 @@ static int speeds(double x, double wall_s)
 	return 0;
 }
 
+/* --speed's X and WALL_S, the words that follow it. */
+struct speed_args {
+	bool on;
+	int n;
+	double v[2];             /* X (100), WALL_S (5) */
+};
+
+static int speed_word(const char *w, void *ctx, char *err, size_t len)
+{
+	struct speed_args *sp = ctx;
+	char *end;
+	double v = strtod(w, &end);
+	if (!sp->on || sp->n == 2 || end == w || *end || !(v > 0 && v <= 100000)) {
+		snprintf(err, len, "unexpected argument '%s' (--speed [X [WALL_S]], each above 0)", w);
+		return -1;
+	}
+	sp->v[sp->n++] = v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	bool speed_mode = argc > 1 && !strcmp(argv[1], "--speed");
-	double seconds = argc > 1 && !strcmp(argv[1], "--quick") ? 1 : 10;
+	struct speed_args sp = { .v = { 100, 5 } };
+	bool quick = false;
+	const struct opt rows[] = {
+		{ .name = "quick", .kind = OPT_FLAG, .dest = &quick,
+		  .help = "1 second of frames instead of 10" },
+		{ .name = "speed", .kind = OPT_FLAG, .dest = &sp.on,
+		  .help = "every scenario at X times (100) for WALL_S s (5) each:\n"
+		          "the factor each reaches" },
+	};
+	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
+	const struct opt_cmd cmd = { .name = "tui_bench", .usage = "[--quick] | --speed [X [WALL_S]]",
+	                             .tables = &table, .ntables = 1, .positional = speed_word,
+	                             .ctx = &sp };
+	int parsed = opt_parse(&cmd, argc, argv, NULL);
+	if (parsed != OPT_OK)
+		return parsed == OPT_HELP ? 0 : 2;
+	bool speed_mode = sp.on;
+	double seconds = quick ? 1 : 10;
 	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
 	SCREEN *term = newterm("xterm-256color", out, in);
 	if (!term) {
@@ -118,7 +155,7 @@ int main(int argc, char **argv)
 	resizeterm(H, W);
 	tui_screen_colors(true);
 	if (speed_mode) {
-		int rc = speeds(argc > 2 ? atof(argv[2]) : 100, argc > 3 ? atof(argv[3]) : 5);
+		int rc = speeds(sp.v[0], sp.v[1]);
 		endwin();
 		delscreen(term);
 		fclose(out);

@@ -50,12 +50,12 @@ struct run {
 /* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	const struct kit_runopt table[] = {
+	const struct opt table[] = {
 		KIT_RUNOPT_DB(&o->url, "database (default sqlite:.hotrow/lab01.db); its posts and\n"
 		                       "likes tables are dropped and made afresh"),
 		KIT_RUNOPT_THREADS(&o->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&o->seconds, "length of the measured run (default 5)"),
-		{ .name = "--check-ms", .arg = "C", .kind = KIT_RUNOPT_DOUBLE, .dest = &o->check_ms,
+		{ .name = "check-ms", .arg = "C", .kind = OPT_DOUBLE, .dest = &o->check_ms,
 		  .min = 0, .max = 1000, .accepts = "milliseconds from 0 to 1000",
 		  .help = "how long the app's check takes per like, 0..1000 (default 1)" },
 	};

@@ -44,14 +44,14 @@ struct run {
 /* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct run *r)
 {
-	const struct kit_runopt table[] = {
+	const struct opt table[] = {
 		KIT_RUNOPT_DB(&r->url, "database (default sqlite:.hotrow/lab02.db)"),
 		KIT_RUNOPT_THREADS(&r->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&r->seconds, "length of each measured run (default 5)"),
-		{ .name = "--slots", .arg = "N", .kind = KIT_RUNOPT_INT, .dest = &r->slots,
-		  .min = 1, .max = SHARD_MAX_SLOTS, .accepts = "a whole number from 1 to 1024",
+		{ .name = "slots", .arg = "N", .kind = OPT_INT, .dest = &r->slots,
+		  .min = 1, .max = SHARD_MAX_SLOTS,
 		  .help = "slots for the sharded run, 1..1024 (default 16)" },
-		{ .name = "--work-ms", .arg = "W", .kind = KIT_RUNOPT_DOUBLE, .dest = &r->work_ms,
+		{ .name = "work-ms", .arg = "W", .kind = OPT_DOUBLE, .dest = &r->work_ms,
 		  .min = 0, .max = 1000, .accepts = "milliseconds from 0 to 1000",
 		  .help = "app work inside each like's transaction, after the write,\n"
 		          "0..1000 (default 2; 0 = one autocommit statement)" },

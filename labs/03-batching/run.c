@@ -51,15 +51,15 @@ struct run {
 /* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct run *r)
 {
-	const struct kit_runopt table[] = {
+	const struct opt table[] = {
 		KIT_RUNOPT_DB(&r->url, "database (default sqlite:.hotrow/lab03.db)"),
 		KIT_RUNOPT_THREADS(&r->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&r->seconds, "length of each measured run (default 5)"),
-		{ .name = "--work-ms", .arg = "W", .kind = KIT_RUNOPT_DOUBLE, .dest = &r->work_ms,
+		{ .name = "work-ms", .arg = "W", .kind = OPT_DOUBLE, .dest = &r->work_ms,
 		  .min = 0, .max = 1000, .accepts = "milliseconds from 0 to 1000",
 		  .help = "app work in each like, 0..1000 (default 2); inside the\n"
 		          "transaction for naive and append, outside for coalesce" },
-		{ .name = "--flush-ms", .arg = "F", .kind = KIT_RUNOPT_DOUBLE, .dest = &r->flush_ms,
+		{ .name = "flush-ms", .arg = "F", .kind = OPT_DOUBLE, .dest = &r->flush_ms,
 		  .min = 1, .max = 60000, .accepts = "milliseconds from 1 to 60000",
 		  .help = "rollup / flush interval, 1..60000 (default 100)" },
 	};

@@ -45,15 +45,15 @@ struct opts {
 /* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	const struct kit_runopt table[] = {
+	const struct opt table[] = {
 		KIT_RUNOPT_DB(&o->url, "database (default sqlite:.hotrow/lab04.db); its video_counts\n"
 		                       "table is dropped and made afresh"),
-		{ .name = "--store", .arg = "URL", .kind = KIT_RUNOPT_STRING, .dest = &o->store,
+		{ .name = "store", .arg = "URL", .kind = OPT_STRING, .dest = &o->store,
 		  .help = "the store: mem: (default, in-process) or a Redis, unix:PATH or\n"
 		          "redis://HOST:PORT (its keys go under the namespace lab04-run)" },
 		KIT_RUNOPT_THREADS(&o->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&o->seconds, "length of each of the two runs (default 5)"),
-		{ .name = "--flush-ms", .arg = "F", .kind = KIT_RUNOPT_INT, .dest = &o->flush_ms,
+		{ .name = "flush-ms", .arg = "F", .kind = OPT_INT, .dest = &o->flush_ms,
 		  .min = 1, .max = 60000, .accepts = "a whole number of milliseconds from 1 to 60000",
 		  .help = "the flusher's interval, 1..60000 ms (default 100)" },
 	};

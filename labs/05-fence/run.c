@@ -52,16 +52,16 @@ struct opts {
 /* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	const struct kit_runopt table[] = {
+	const struct opt table[] = {
 		KIT_RUNOPT_DB(&o->url, "database (default sqlite:.hotrow/lab05.db); its video_views and\n"
 		                       "log_progress tables are dropped and made afresh"),
 		KIT_RUNOPT_THREADS(&o->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&o->seconds, "length of each of the two runs (default 5)"),
-		{ .name = "--consumers", .arg = "C", .kind = KIT_RUNOPT_INT, .dest = &o->consumers,
-		  .min = 1, .max = MAX_CONSUMERS, .accepts = "a whole number from 1 to 16",
+		{ .name = "consumers", .arg = "C", .kind = OPT_INT, .dest = &o->consumers,
+		  .min = 1, .max = MAX_CONSUMERS,
 		  .help = "consumer threads in the group, 1..16 (default 3)" },
-		{ .name = "--batch", .arg = "B", .kind = KIT_RUNOPT_INT, .dest = &o->batch,
-		  .min = 1, .max = 100000, .accepts = "a whole number from 1 to 100000",
+		{ .name = "batch", .arg = "B", .kind = OPT_INT, .dest = &o->batch,
+		  .min = 1, .max = 100000,
 		  .help = "most events per batch, 1..100000 (default 2000)" },
 	};
 	const struct kit_runopt_spec spec = { .cmd = "hotrow lab run 05", .opts = table,

@@ -63,16 +63,16 @@ struct run {
 /* The options, from one table: KIT_RUNOPT_OK to run, _HELP or _BAD not to. */
 static int parse(int argc, char **argv, struct run *r)
 {
-	const struct kit_runopt table[] = {
+	const struct opt table[] = {
 		KIT_RUNOPT_DB(&r->url, "database (default sqlite:.hotrow/lab06.db); its accounts,\n"
 		                       "transfers and entries tables are dropped and made afresh"),
 		KIT_RUNOPT_THREADS(&r->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&r->seconds, "length of each measured run (default 5)"),
-		{ .name = "--subs", .arg = "N", .kind = KIT_RUNOPT_INT, .dest = &r->subs,
-		  .min = 1, .max = MONEY_MAX_SUBS, .accepts = "a whole number from 1 to 64",
+		{ .name = "subs", .arg = "N", .kind = OPT_INT, .dest = &r->subs,
+		  .min = 1, .max = MONEY_MAX_SUBS,
 		  .help = "sub-accounts of the fee account in the split run, 1..64 (default 8)" },
-		{ .name = "--batch", .arg = "B", .kind = KIT_RUNOPT_INT, .dest = &r->batch,
-		  .min = 1, .max = MAX_BATCH, .accepts = "a whole number from 1 to 1000",
+		{ .name = "batch", .arg = "B", .kind = OPT_INT, .dest = &r->batch,
+		  .min = 1, .max = MAX_BATCH,
 		  .help = "sales per money_batch() in the batched run, 1..1000 (default 100)" },
 	};
 	const struct kit_runopt_spec spec = { .cmd = CMD, .opts = table,

@@ -38,13 +38,13 @@ struct opts {
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-	const struct kit_runopt table[] = {
+	const struct opt table[] = {
 		KIT_RUNOPT_DB(&o->url, "database (default sqlite:.hotrow/lab08.db); its counters,\n"
 		                       "posts, likes and events tables are dropped and made afresh"),
 		KIT_RUNOPT_THREADS(&o->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&o->seconds, "length of each loaded run (default 3)"),
-		{ .name = "--updates", .arg = "U", .kind = KIT_RUNOPT_INT, .dest = &o->updates,
-		  .min = 100, .max = 1000000, .accepts = "a whole number from 100 to 1000000",
+		{ .name = "updates", .arg = "U", .kind = OPT_INT, .dest = &o->updates,
+		  .min = 100, .max = 1000000,
 		  .help = "updates of the counter in §2 (default 10000)" },
 	};
 	const struct kit_runopt_spec spec = { .cmd = CMD, .opts = table,

@@ -6,7 +6,7 @@ DRIVER_TESTS := $(patsubst tests/driver/%.c,$(BUILD)/tests/driver/%,$(wildcard t
 TESTS += $(DRIVER_TESTS)
 SCRIPT_TESTS += tests/driver/inputs-only.sh tests/driver/db-lost.sh
 $(BUILD)/tests/driver/%: $(BUILD)/obj/tests/driver/%.o $(BUILD)/obj/tests/harness/labtest.o \
-		$(DRIVER_LIB) $(KIT_LIB) $(ENGINE_LIB)
+		$(DRIVER_LIB) $(KIT_LIB) $(ENGINE_LIB) $(UTIL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 # db-lost.sh runs Lab 01's driver (with the reference solution: the student

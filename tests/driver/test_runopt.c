@@ -17,7 +17,7 @@ struct fixture {
 	int threads;
 	double seconds;
 	double work_ms;
-	struct kit_runopt table[4];
+	struct opt table[4];
 	struct kit_runopt_spec spec;
 	FILE *out, *err;
 	char out_text[2048], err_text[512];
@@ -32,11 +32,11 @@ static int setup(void **state)
 	f->threads = 16;
 	f->seconds = 5;
 	f->work_ms = 2;
-	const struct kit_runopt table[] = {
+	const struct opt table[] = {
 		KIT_RUNOPT_DB(&f->url, "database (default sqlite:x.db)"),
 		KIT_RUNOPT_THREADS(&f->threads, "concurrent clients, 1..256 (default 16)"),
 		KIT_RUNOPT_SECONDS(&f->seconds, "length of the run (default 5)"),
-		{ .name = "--work-ms", .arg = "W", .kind = KIT_RUNOPT_DOUBLE, .dest = &f->work_ms,
+		{ .name = "work-ms", .arg = "W", .kind = OPT_DOUBLE, .dest = &f->work_ms,
 		  .min = 0, .max = 1000, .accepts = "milliseconds from 0 to 1000",
 		  .help = "app work per like, 0..1000\n(default 2)" },
 	};
@@ -140,7 +140,7 @@ static void kit_runopt_parse__bounds_included_unless_above_min(void **state)
 	assert_int_equal(parse(f, "--seconds", "0", NULL), KIT_RUNOPT_BAD);
 	assert_string_equal(f->err_text,
 	                    "hotrow lab run 99: --seconds accepts a number of seconds above 0, "
-	                    "at most 3600\n");
+	                    "at most 3600, not '0'\n");
 	assert_true(f->seconds == 3600);
 }
 
@@ -180,7 +180,8 @@ static void kit_runopt_parse__malformed_refused(void **state)
 	}
 	assert_int_equal(parse(f, "--threads", "abc", NULL), KIT_RUNOPT_BAD);
 	assert_string_equal(f->err_text,
-	                    "hotrow lab run 99: --threads accepts a whole number from 1 to 256\n");
+	                    "hotrow lab run 99: --threads accepts a whole number from 1 to 256, "
+	                    "not 'abc'\n");
 	assert_int_equal(f->threads, 16);
 }
 
@@ -191,7 +192,7 @@ static void kit_runopt_parse__missing_value_refused(void **state)
 	int rc = parse(f, "--threads", "4", "--db", NULL);
 
 	assert_int_equal(rc, KIT_RUNOPT_BAD);
-	assert_string_equal(f->err_text, "hotrow lab run 99: --db accepts a database URL\n");
+	assert_string_equal(f->err_text, "hotrow lab run 99: --db needs a value: a database URL\n");
 	assert_int_equal(f->threads, 4);
 	assert_string_equal(f->url, "sqlite:x.db");
 }
@@ -204,7 +205,8 @@ static void kit_runopt_parse__unknown_option_refused(void **state)
 
 	assert_int_equal(rc, KIT_RUNOPT_BAD);
 	assert_string_equal(f->err_text,
-	                    "hotrow lab run 99: unknown option --thread (try --help)\n");
+	                    "hotrow lab run 99: unknown option '--thread' "
+	                    "(hotrow lab run 99 --help lists them)\n");
 	assert_string_equal(f->out_text, "");
 	assert_int_equal(f->threads, 16);
 }
@@ -262,8 +264,8 @@ static void kit_runopt_parse__threads_and_seconds_share_the_runners_limits(void 
 				         values[i], rc == KIT_RUNOPT_OK ? "yes" : "no", runner_ok ? "yes" : "no");
 			if (!runner_ok) {
 				char want[160];
-				snprintf(want, sizeof want, "hotrow lab run 99: %s accepts %s\n", l->name,
-				         l->accepts);
+				snprintf(want, sizeof want, "hotrow lab run 99: %s accepts %s, not '%s'\n",
+				         l->name, l->accepts, values[i]);
 				assert_string_equal(f->err_text, want);
 			}
 		}
