@@ -9,6 +9,7 @@
 #include "runner/mutant.h"
 #include "runner/show.h"
 #include "class/class.h"
+#include "kit/url.h"
 
 /* cmocka's own lines in what a check printed: not worth showing. */
 static int cmocka_chatter(const char *line, size_t n)
@@ -192,9 +193,10 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	const char *side = o->solutions ? "solutions" : "exercises";
 	printf("%sLab %s — %s%s: checking %s/%s/\n", runner_c_bold(), l->num, l->title,
 	       runner_c_off(), side, l->name);
+	char shown[1024];
 	if (o->db_from)
-		printf("%sPostgreSQL: %s (from %s)%s\n", runner_c_dim(), getenv("HOTROW_PG_URL"),
-		       o->db_from, runner_c_off());
+		printf("%sPostgreSQL: %s (from %s)%s\n", runner_c_dim(),
+		       kit_url_redact(getenv("HOTROW_PG_URL"), shown, sizeof shown), o->db_from, runner_c_off());
 	fflush(stdout);
 	struct runner_opts live = *o;
 	live.live = 1;
@@ -274,14 +276,16 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 			       "`hotrow lab check %s` again, or `hotrow lab watch %s` to check on every save.\n",
 			       l->name, files[0] ? files : "no files yet", l->name, l->num, l->num);
 		}
+		/* The URL once, password hidden: the screen may be projected. */
+		const char *url = getenv("HOTROW_PG_URL");
+		kit_url_redact(url, shown, sizeof shown);
 		if (o->db_from && !strcmp(o->db_from, "--db")) {
 			printf("These checks ran on PostgreSQL at %s (from --db); again:\n"
-			       "  hotrow lab check %s --db '%s'\n", getenv("HOTROW_PG_URL"), l->num,
-			       getenv("HOTROW_PG_URL"));
+			       "  hotrow lab check %s --db '%s'%s\n", shown, l->num, shown,
+			       kit_url_has_password(url) ? "   (your password where *** stands)" : "");
 		} else if (o->db_from) {
 			printf("The PostgreSQL checks ran at %s (from HOTROW_PG_URL); again:\n"
-			       "  HOTROW_PG_URL='%s' hotrow lab check %s\n", getenv("HOTROW_PG_URL"),
-			       getenv("HOTROW_PG_URL"), l->num);
+			       "  hotrow lab check %s\n", shown, l->num);
 		}
 	} else if (ran == 0) {
 		printf("No check ran%s.\n", r.skipped ? ": every one was skipped" : "");

@@ -172,6 +172,16 @@ elif ! has "Hint for" && ! has "hotrow lab hint $lab"; then bad "no hint and no 
 elif ! grep -q "^$name passed=[0-9]* total=[1-9]" "$kit/.hotrow/progress"; then bad "progress not recorded"
 else ok; fi
 
+t runner__db_password_hidden
+# A class URL carries the student's password; the screen may be projected.
+url="postgresql://student7:s3cretpw@/db?host=$tmp/nowhere"
+hl check "$lab" --db "$url"; cat "$out" "$err" >"$tmp/check"
+hl run "$lab" --db "$url"; cat "$out" "$err" >"$tmp/run"; cat "$tmp/check" "$tmp/run" >"$out"
+if grep -q s3cretpw "$out"; then bad "the password is on screen"
+elif ! has "PostgreSQL: postgresql://student7:\*\*\*@/db" || ! grep -q "student7:\*\*\*@" "$tmp/run"
+then bad "want the URL with the password as ***"
+else ok; fi
+
 t runner__list_shows_progress
 hl; rc=$?
 if [ $rc -ne 0 ] || ! has "of [0-9]* checks passing"; then bad "no 'N of M checks passing'"; else ok; fi
