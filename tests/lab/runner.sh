@@ -498,6 +498,23 @@ elif ! tar tzf "$tgz" | grep -q "^hotrow-student-kit/exercises/$name/" ||
 	bad "exercise or its pristine copy missing"
 else ok; fi
 
+t runner__student_kit_deck_has_no_answers
+# The notes hold the predict slides' answers ("The answer is C: ...");
+# the kit's deck must lose them and still show the same slides.
+sk=$tmp/skbuild/student-kit/hotrow-student-kit/slides/hot-rows.md
+sed -n 's/^> *//p' "$kit/slides/hot-rows.md" | awk 'length($0) >= 25' >"$tmp/notes"
+"$bin" slides "$kit/slides/hot-rows.md" --dump >"$tmp/deck-full" 2>&1
+"$bin" slides "$sk" --dump >"$tmp/deck-kit" 2>&1; rc1=$?
+"$bin" slides "$sk" --dump --notes >"$out" 2>"$err"; rc2=$?
+if [ ! -f "$sk" ]; then bad "no slides/hot-rows.md in the kit"
+elif [ ! -s "$tmp/notes" ]; then bad "the repository's deck has no notes to strip"
+elif grep -q '^>' "$sk" || grep -qF -f "$tmp/notes" "$sk" "$out"; then
+	bad "note text left in the kit's deck: $(grep -F -f "$tmp/notes" "$sk" | head -2)"
+elif [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || ! cmp -s "$tmp/deck-full" "$tmp/deck-kit"; then
+	bad "the kit's deck does not load as the same slides (exit $rc1/$rc2)"
+elif ! grep -q '^Reveal: ' "$sk"; then bad "the predict slides lost their Reveal: commands"
+else ok; fi
+
 echo "[==========] $((passed + failed)) test(s) run."
 echo "[  PASSED  ] $passed test(s)."
 if [ $failed -gt 0 ]; then
