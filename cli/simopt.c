@@ -390,12 +390,6 @@ bool simopt_given(int argc, char **argv, const char *name)
 	return false;
 }
 
-/* The engine counts time in whole microseconds: show the value it uses. */
-static void whole_us(double *ms)
-{
-	*ms = floor(*ms * 1000.0 + 0.5) / 1000.0;
-}
-
 int simopt_finish(struct sim_config *c, bool strategy_given, char *err, size_t errlen)
 {
 	if (c->rows > 1 && c->strategy != SIM_SHARDED && c->strategy != SIM_LEDGER) {
@@ -408,16 +402,7 @@ int simopt_finish(struct sim_config *c, bool strategy_given, char *err, size_t e
 	}
 	if (sim_config_check(c, err, errlen) < 0)
 		return -1;
-	/* Every time in ms: rounding is monotonic, so what the check passed
-	 * (cpu_db_ms <= hold_ms, timeouts >= 1 us) still holds. */
-	double *const ms[] = {
-		&c->hold_ms, &c->work_ms, &c->unrelated_ms, &c->flush_ms,
-		&c->pool_timeout_ms, &c->client_timeout_ms, &c->lock_timeout_ms,
-		&c->backoff_ms, &c->tick_ms, &c->think_ms, &c->outside_ms,
-		&c->cpu_db_ms, &c->cpu_client_ms, &c->rtt_ms, &c->read_ms,
-	};
-	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-		whole_us(ms[i]);
+	sim_config_round(c);
 	return 0;
 }
 

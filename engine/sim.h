@@ -209,6 +209,12 @@ const char *sim_scenario_blurb(const char *name);
  * the field and what it accepts. */
 int sim_config_check(const struct sim_config *c, char *err, size_t errlen);
 
+/* Round every time in ms to the whole microseconds the engine counts in,
+ * so what a front end shows is the value used (0.0004 ms shows as 0).
+ * Call it after sim_config_check: rounding is monotonic, so what the
+ * check passed (cpu_db_ms <= hold_ms, timeouts >= 1 us) still holds. */
+void sim_config_round(struct sim_config *c);
+
 /* Does a like's request take a row lock (naive, sharded), so that the
  * queueing theory applies to it? The fixes answer no. */
 bool sim_strategy_direct(enum sim_strategy s);
