@@ -284,10 +284,18 @@ static void batch_rollup__exact_under_concurrent_likes(void **state)
 		          i, l[i].failures, l[i].error);
 
 	rollup_all(db);
-	for (int p = 1; p <= 4; p++)
-		lt_expect_int_hint(count(db, p), THREADS * TIMES / 4,
-		                   "count of each of 4 posts after 8 threads x 256 likes and rollups",
-		                   "rollup");
+	for (int p = 1; p <= 4; p++) {
+		/* Short on PostgreSQL, with every like in: the high-water mark
+		 * of section 3 passed likes that committed late (section 5). */
+		int64_t n = count(db, p);
+		bool late = t->engine == KIT_DB_POSTGRES && n < THREADS * TIMES / 4;
+		lt_expect_int_hint(n, THREADS * TIMES / 4, late
+		                   ? "count of each of 4 posts after 8 threads x 256 likes and rollups; "
+		                     "the missing likes committed after a rollup had moved past their "
+		                     "ids (README section 5)"
+		                   : "count of each of 4 posts after 8 threads x 256 likes and rollups",
+		                   late ? "out-of-order" : "rollup");
+	}
 }
 
 static void batch_rollup__counts_a_like_that_commits_late(void **state)
