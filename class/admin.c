@@ -141,7 +141,10 @@ static int student_url(const struct class_opts *o, const char *role, const char 
 {
 	PGconn *c = PQconnectdb(o->admin_url);
 	if (PQstatus(c) != CONNECTION_OK) {
-		fprintf(stderr, "hotrow class: %s", PQerrorMessage(c));
+		char msg[1024];
+		snprintf(msg, sizeof msg, "%s", PQerrorMessage(c));
+		kit_url_scrub(msg, o->admin_url);
+		fprintf(stderr, "hotrow class: %s", msg);
 		PQfinish(c);
 		return -1;
 	}

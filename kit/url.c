@@ -11,11 +11,17 @@
 
 #define HIDDEN "***"
 
+#define MAX_PASSWORDS 4
+#define MIN_SCRUB 4           /* shortest password kit_url_scrub looks for */
+_Static_assert(MIN_SCRUB > sizeof HIDDEN - 1, "a scrubbed message must not grow");
+
 /* The output being built: bytes past len are dropped, n counts them all. */
 struct out {
 	char *buf;
 	size_t len, n;
 	int hid;                      /* passwords hidden so far */
+	const char *pw[MAX_PASSWORDS];   /* where they are in the input */
+	size_t pwlen[MAX_PASSWORDS];
 };
 
 static void put(struct out *o, const char *s, size_t n)
@@ -25,12 +31,16 @@ static void put(struct out *o, const char *s, size_t n)
 			o->buf[o->n] = s[i];
 }
 
-/* Put a password of n bytes: hidden unless empty. */
-static void put_password(struct out *o, size_t n)
+/* Put the password of n bytes at s: hidden unless empty. */
+static void put_password(struct out *o, const char *s, size_t n)
 {
 	if (n == 0)
 		return;
 	put(o, HIDDEN, strlen(HIDDEN));
+	if (o->hid < MAX_PASSWORDS) {
+		o->pw[o->hid] = s;
+		o->pwlen[o->hid] = n;
+	}
 	o->hid++;
 }
 
@@ -42,7 +52,7 @@ static void query(struct out *o, const char *q)
 		const char *eq = memchr(q, '=', n);
 		if (eq && eq - q == 8 && !strncmp(q, "password", 8)) {
 			put(o, q, 9);
-			put_password(o, n - 9);
+			put_password(o, eq + 1, n - 9);
 		} else {
 			put(o, q, n);
 		}
@@ -62,7 +72,7 @@ static void url(struct out *o, const char *u)
 		const char *colon = memchr(auth, ':', upto);
 		if (colon) {
 			put(o, auth, (size_t)(colon - auth) + 1);
-			put_password(o, (size_t)(auth + upto - colon - 1));
+			put_password(o, colon + 1, (size_t)(auth + upto - colon - 1));
 			put(o, "@", 1);
 			rest = auth + upto + 1;
 		}
@@ -101,7 +111,7 @@ static void url_value(struct out *o, const char *v, size_t n)
 {
 	char copy[1024];
 	if (n >= sizeof copy) {
-		put_password(o, n);   /* too long to read: hide it all */
+		put_password(o, NULL, n);   /* too long to read: hide it all */
 		return;
 	}
 	memcpy(copy, v, n);
@@ -130,7 +140,7 @@ static void conninfo(struct out *o, const char *s)
 		s += sp;
 		size_t v = value_len(s);
 		if (is_pw && !(v == 2 && s[0] == '\''))   /* '' is an empty password */
-			put_password(o, v);
+			put_password(o, s, v);
 		else if (is_url(s, v))
 			url_value(o, s, v);
 		else
@@ -141,7 +151,7 @@ static void conninfo(struct out *o, const char *s)
 
 static struct out redact(const char *u, char *buf, size_t len)
 {
-	struct out o = { buf, len, 0, 0 };
+	struct out o = { .buf = buf, .len = len };
 	if (u == NULL)
 		u = "";
 	if (strstr(u, "://") && strcspn(u, " =") > (size_t)(strstr(u, "://") - u))
@@ -163,4 +173,32 @@ int kit_url_has_password(const char *u)
 {
 	char none[1];
 	return redact(u, none, 0).hid > 0;
+}
+
+/* Replace each copy of the n bytes at pw in msg with HIDDEN, in place;
+ * n > strlen(HIDDEN), so msg only gets shorter. */
+static void replace_all(char *msg, const char *pw, size_t n)
+{
+	size_t h = strlen(HIDDEN);
+	for (char *at = msg; (at = memmem(at, strlen(at), pw, n)) != NULL; at += h) {
+		memmove(at + h, at + n, strlen(at + n) + 1);
+		memcpy(at, HIDDEN, h);
+	}
+}
+
+void kit_url_scrub(char *msg, const char *u)
+{
+	char none[1];
+	struct out o = redact(u, none, 0);
+	for (int i = 0; i < o.hid && i < MAX_PASSWORDS; i++) {
+		const char *pw = o.pw[i];
+		size_t n = o.pwlen[i];
+		if (pw && pw[0] == '\'' && n >= 2) {   /* a quoted conninfo value */
+			pw++;
+			n -= 2;
+		}
+		/* A shorter one would hide letters of ordinary words too. */
+		if (pw && n >= MIN_SCRUB)
+			replace_all(msg, pw, n);
+	}
 }

@@ -28,4 +28,10 @@ const char *kit_url_redact(const char *url, char *out, size_t len);
 /* 1 when url carries a non-empty password (kit_url_redact changes it). */
 int kit_url_has_password(const char *url);
 
+/* Replace each copy of one of url's passwords in msg with "***", in place
+ * (msg only gets shorter): for a library's message that quotes a piece of
+ * the URL back ("invalid percent-encoded token"). Passwords under 4 bytes
+ * are left alone: they would hide pieces of ordinary words. */
+void kit_url_scrub(char *msg, const char *url);
+
 #endif

@@ -71,6 +71,29 @@ static void kit_url_redact__short_buffer(void **state)
 	kit_url_redact("x", out, 0);   /* nothing written, nothing read */
 }
 
+/* libpq quotes a bad piece of a URL back, password and all. */
+static void kit_url_scrub__hides_a_quoted_password(void **state)
+{
+	(void)state;
+	char msg[128] = "cannot connect: invalid percent-encoded token: \"s3cr%zzet\"";
+	kit_url_scrub(msg, "postgresql://u:s3cr%zzet@/x?host=/tmp");
+	assert_string_equal(msg, "cannot connect: invalid percent-encoded token: \"***\"");
+
+	char twice[64] = "secret1 and 'secret1' again";
+	kit_url_scrub(twice, "host=h password='secret1'");
+	assert_string_equal(twice, "*** and '***' again");
+
+	char query[64] = "bad value \"hunter22\"";
+	kit_url_scrub(query, "postgresql://h/db?password=hunter22");
+	assert_string_equal(query, "bad value \"***\"");
+
+	char plain[64] = "no server at h";     /* nothing to hide, or too short to look for */
+	kit_url_scrub(plain, "postgresql://u:at@h/db");
+	assert_string_equal(plain, "no server at h");
+	kit_url_scrub(plain, "postgresql://h/db");
+	assert_string_equal(plain, "no server at h");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -79,6 +102,7 @@ int main(void)
 		cmocka_unit_test(kit_url_redact__conninfo),
 		cmocka_unit_test(kit_url_redact__nothing_to_hide),
 		cmocka_unit_test(kit_url_redact__short_buffer),
+		cmocka_unit_test(kit_url_scrub__hides_a_quoted_password),
 	};
 	return cmocka_run_group_tests_name("kit_url", tests, NULL, NULL);
 }

@@ -55,8 +55,10 @@ else
 	bad top__unreachable "exit $rc, $lines line(s): $(head -c 300 "$tmp/err")"
 fi
 
-# top__password_hidden: the unreachable server's URL, password as ***.
-for url in "postgresql://u:s3cretpw@/x?host=$tmp/nowhere" "host=$tmp/nowhere password=s3cretpw"; do
+# top__password_hidden: the unreachable server's URL, password as ***, and
+# libpq's message about a bad one (which quotes the password back) too.
+for url in "postgresql://u:s3cretpw@/x?host=$tmp/nowhere" "postgresql://u:s3cretpw%zz@/x?host=$tmp/nowhere" \
+	"host=$tmp/nowhere password=s3cretpw"; do
 	"$bin" top --db "$url" --dump >"$tmp/out" 2>"$tmp/err"
 	grep -q "s3cretpw" "$tmp/err" && break
 done
