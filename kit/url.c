@@ -116,7 +116,10 @@ static void url_value(struct out *o, const char *v, size_t n)
 	}
 	memcpy(copy, v, n);
 	copy[n] = '\0';
+	int from = o->hid;
 	url(o, copy);
+	for (int i = from; i < o->hid && i < MAX_PASSWORDS; i++)
+		o->pw[i] = v + (o->pw[i] - copy);   /* point into v: copy is about to go */
 }
 
 static void conninfo(struct out *o, const char *s)

@@ -87,6 +87,10 @@ static void kit_url_scrub__hides_a_quoted_password(void **state)
 	kit_url_scrub(query, "postgresql://h/db?password=hunter22");
 	assert_string_equal(query, "bad value \"***\"");
 
+	char inner[64] = "token \"p4ss%zz\"";
+	kit_url_scrub(inner, "dbname=postgresql://u:p4ss%zz@h/db");
+	assert_string_equal(inner, "token \"***\"");
+
 	char plain[64] = "no server at h";     /* nothing to hide, or too short to look for */
 	kit_url_scrub(plain, "postgresql://u:at@h/db");
 	assert_string_equal(plain, "no server at h");
