@@ -274,6 +274,16 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		snprintf(p, sizeof p, "%.3f  (MVA, think excluded%s)", o->theory.closed_mean_ms,
 		         ratio(r, sizeof r, o->latency_ms.mean, o->theory.closed_mean_ms));
 		printf("  %-30s %14.3f   %s\n", "mean latency, ms", o->latency_ms.mean, p);
+	} else if (direct && scheduled) {
+		double lam = sched.arrivals / sched.end_s;
+		snprintf(p, sizeof p, "%.1f  (%.0f likes done by %.1f s if none fails%s)", lam,
+		         sched.arrivals, sched.end_s, ratio(r, sizeof r, o->throughput_per_s, lam));
+		row_d("throughput, per s", o->throughput_per_s, p);
+		snprintf(p, sizeof p, "%.3f  (the peak, %g/s)", sched.step[sched.peak].rps /
+		         o->theory.binding_per_s, sched.step[sched.peak].rps);
+		printf("  %-30s %14.3f   %s\n", "offered load (arrivals/ceiling)",
+		       o->throughput_per_s / o->theory.binding_per_s, p);
+		printf("  %-30s %14.3f\n", "mean latency, ms", o->latency_ms.mean);
 	} else if (direct) {
 		double lam = c->rps < o->theory.binding_per_s ? c->rps : o->theory.binding_per_s;
 		snprintf(p, sizeof p, "%.1f  (binding ceiling: %s%s)", lam,

@@ -397,6 +397,8 @@ struct sim_schedule {
 	double drained_at_s;                /* that line gone (after the arrivals, maybe) */
 	double pool_full_at_s;              /* the line first reaches c->pool (> 0) */
 	double pool_growth_per_s;           /* ... growing this fast then */
+	double arrivals;                    /* likes the schedule brings by c->seconds */
+	double end_s;                       /* the last one done: c->seconds, or drained */
 };
 
 /* Fill *out for c's open-loop arrivals and a ceiling of mu > 0. 1 when c

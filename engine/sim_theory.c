@@ -383,11 +383,14 @@ int sim_schedule_view(const struct sim_config *c, double mu, struct sim_schedule
 			v->peak = i;
 		if (lam > mu && v->over_from_s < 0)
 			v->over_from_s = from;
-		if (to < 1e300)
+		if (to < 1e300) {
 			fluid_step(v, &q, from, to - from, lam, mu, c->pool);
+			v->arrivals += lam * (to - from);
+		}
 	}
 	v->peak_until_s = v->peak + 1 < v->nsteps ? v->step[v->peak + 1].from_s : end;
 	if (q > 0 && v->drained_at_s < 0 && end < 1e300)
 		v->drained_at_s = end + q / mu;   /* no arrivals: the line drains at mu */
+	v->end_s = q > 0 ? end + q / mu : end;
 	return v->nsteps > 1;
 }

@@ -115,6 +115,16 @@ words stop  2000@0,0@5 "then none from 5 s" "to about 7500 requests at 5 s" "dra
 words under 100@0,300@5,450@10 "The peak, 450 a second from 10 s on, is 0.90 times" \
 	"every step stays under it"
 
+# sim__schedule_predicts_throughput: the predicted column follows the
+# schedule too (all its likes, done when the line has drained), not the
+# first rate.
+out=$("$bin" sim --schedule 200@0,2000@10 --seconds 20 --pool 0)
+case "$out" in
+*"throughput, per s"*"440.0   440.0  (22000 likes done by 50.0 s"*"4.000  (the peak, 2000/s)"*)
+	ok sim__schedule_predicts_throughput ;;
+*) bad sim__schedule_predicts_throughput "$(printf '%s\n' "$out" | grep -E 'throughput|offered load')" ;;
+esac
+
 # sim__help_and_list: --help on stdout, exit 0; scenarios listed.
 if "$bin" sim --help | grep -q -- '--sweep' && "$bin" sim --list-scenarios | grep -q '^viral-video-redis'
 then ok sim__help_and_list; else bad sim__help_and_list "help or list missing"; fi

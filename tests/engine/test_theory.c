@@ -176,6 +176,8 @@ static void sim_schedule_view__fluid_line(void **state)
 	assert_near(v.pool_growth_per_s, 1500, 1e-12);
 	/* 7500 left at 15 s, 300/s drains 1500 by 20 s, then 500/s: 12 s more. */
 	assert_near(v.drained_at_s, 20 + 6000.0 / 500, 1e-12);
+	assert_near(v.arrivals, 200 * 10 + 2000 * 5 + 200 * 5, 1e-12);
+	assert_near(v.end_s, 32, 1e-12);
 
 	c.nphases = 0;                           /* one rate: not a schedule */
 	assert_int_equal(sim_schedule_view(&c, 500, &v), 0);
