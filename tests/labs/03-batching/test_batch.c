@@ -675,7 +675,8 @@ static void batch_acc__failed_flush_keeps_counts(void **state)
 }
 
 /* The child of the crash-loss check: like forever, flushing every EVERY
- * likes, and publish how many likes it has acknowledged. */
+ * likes, and publish how many likes it has acknowledged. Its exit codes
+ * say where it stopped (child_failure). */
 enum { EVERY = 50, KILL_AFTER = 537, LIMIT = 1000000 };
 
 static int liking_child(struct labtest *t, void *arg)
@@ -695,6 +696,23 @@ static int liking_child(struct labtest *t, void *arg)
 			(void)batch_acc_flush(acc, db);
 	}
 	return 0;
+}
+
+/* Why the liking child stopped before it was killed, in words. */
+static const char *child_failure(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "it died of signal %d (%s) in your code", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) == 4)
+		snprintf(buf, len, "it could not open the database");
+	else if (WEXITSTATUS(status) == 5)
+		snprintf(buf, len, "batch_acc_new returned NULL");
+	else if (WEXITSTATUS(status) == 6)
+		snprintf(buf, len, "batch_acc_add failed");
+	else
+		snprintf(buf, len, "it exited with %d", WEXITSTATUS(status));
+	return buf;
 }
 
 static void batch_acc__crash_loses_at_most_one_interval(void **state)
@@ -720,8 +738,10 @@ static void batch_acc__crash_loses_at_most_one_interval(void **state)
 	}
 	long long a = atomic_load(acked);
 	munmap(acked, sizeof *acked);
+	char why[128];
 	lt_expect(!gone || (WIFEXITED(status) && WEXITSTATUS(status) == 0), "acc",
-	          "the liking child failed early (status %d)", status);
+	          "the liking child stopped before it was killed: %s",
+	          child_failure(status, why, sizeof why));
 
 	int64_t c = count(labtest_db(t), POST);
 	char what[160];
