@@ -11,12 +11,16 @@
 #include "class/class.h"
 #include "kit/url.h"
 
+/* cmocka's line for a check that crashed ("... Segmentation fault(11)"):
+ * show_crash says it in words instead. */
+#define CRASH_LINE "[  ERROR   ] --- Test failed with exception: "
+
 /* cmocka's own lines in what a check printed: not worth showing. */
 static int cmocka_chatter(const char *line, size_t n)
 {
 	static const char *const tags[] = {
 		"[ RUN      ]", "[       OK ]", "[  FAILED  ]", "[  PASSED  ]", "[==========]",
-		"[  SKIPPED ]", "[  ERROR   ] --- [   LINE   ] --- ",
+		"[  SKIPPED ]", "[  ERROR   ] --- [   LINE   ] --- ", CRASH_LINE,
 	};
 	for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
 		if (n >= strlen(tags[i]) && !strncmp(line, tags[i], strlen(tags[i])))
@@ -57,6 +61,19 @@ int runner_show_has_output(const char *text)
 	return 0;
 }
 
+/* The first crash cmocka caught in output, if any, as a line for a
+ * student after lead ("          " under a check). */
+static void show_crash(const char *output, const char *lead)
+{
+	const char *p = output ? strstr(output, CRASH_LINE) : NULL;
+	if (p == NULL)
+		return;
+	p += strlen(CRASH_LINE);
+	int n = (int)strcspn(p, "\n");
+	printf("%scrashed: %.*s%s\n", lead, n, p, strncmp(p, "Segmentation fault", 18) ? "" :
+	       " (a NULL, freed or out-of-range pointer in the code it ran?)");
+}
+
 void runner_show_check(const struct runner_check *c)
 {
 	switch (c->verdict) {
@@ -72,6 +89,7 @@ void runner_show_check(const struct runner_check *c)
 	case RUNNER_FAILED:
 		printf("  %sFAIL%s  %s\n", runner_c_bad(), runner_c_off(), c->name);
 		runner_show_output(c->details, "          ", 40);
+		show_crash(c->output, "          ");
 		if (c->where[0])
 			printf("          %s(%s)%s\n", runner_c_dim(), c->where, runner_c_off());
 		if (runner_show_has_output(c->output)) {
@@ -244,6 +262,7 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		printf("\nPrinted outside any check:\n");
 		runner_show_output(r.stray, "  | ", 30);
 	}
+	show_crash(r.stray, "\nA check ");   /* its line came after the check had ended */
 	/* A check skipped for a reason of its own (not a missing engine) is
 	 * one not yet earned: it stays in the total, as in the grade. */
 	int held = 0;

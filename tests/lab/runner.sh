@@ -357,7 +357,7 @@ if [ $rc -ne 1 ] || ! has "0 of 3 checks" || has "done"; then bad "exit $rc: the
 t runner__hostile_early_exit_0_keeps_the_maximum
 hostile 'exit(0);'
 if [ $rc -ne 1 ] || ! has "0 of 3 checks"; then bad "exit $rc, want 0 of 3"
-elif ! has "exit status 0"; then bad "does not say the process exited"
+elif ! has "exited with status 0"; then bad "does not say the process exited"
 else ok; fi
 
 t runner__hostile_abort_names_the_signal
@@ -366,7 +366,13 @@ if [ $rc -ne 1 ] || ! has "0 of 3 checks" || ! has "Aborted"; then bad "exit $rc
 
 t runner__hostile_exit_255_is_not_a_signal
 hostile 'exit(255);'
-if [ $rc -ne 1 ] || ! has "exit status 255" || has "Unknown signal"; then bad "exit $rc, want 'exit status 255'"; else ok; fi
+if [ $rc -ne 1 ] || ! has "exited with status 255" || has "Unknown signal"; then bad "exit $rc, want 'exited with status 255'"; else ok; fi
+
+t runner__crash_in_a_check_is_said_in_words
+hostile 'raise(SIGSEGV); return 42;'
+if [ $rc -ne 1 ] || ! has "crashed: Segmentation fault.*pointer"; then bad "exit $rc, want the crash named"
+elif has "Test failed with exception"; then bad "cmocka's own crash line shown"
+else ok; fi
 
 t runner__hostile_crash_under_lab_run_is_reported
 tiny_c exercises 'raise(SIGSEGV); return 42;'
