@@ -16,6 +16,7 @@
 #include "class/class.h"
 #include "class/class_impl.h"
 #include "kit/db.h"
+#include "kit/url.h"
 
 #define IDLE_TX_TIMEOUT "300s"   /* an open transaction left behind holds locks */
 
@@ -140,7 +141,10 @@ static int student_url(const struct class_opts *o, const char *role, const char 
 {
 	PGconn *c = PQconnectdb(o->admin_url);
 	if (PQstatus(c) != CONNECTION_OK) {
-		fprintf(stderr, "hotrow class: %s", PQerrorMessage(c));
+		char msg[1024];
+		snprintf(msg, sizeof msg, "%s", PQerrorMessage(c));
+		kit_url_scrub(msg, o->admin_url);
+		fprintf(stderr, "hotrow class: %s", msg);
 		PQfinish(c);
 		return -1;
 	}
@@ -245,19 +249,20 @@ static int add_student(const struct class_opts *o, struct kit_db *db, const char
 struct listing {
 	const struct class_opts *o;
 	FILE *out;
+	int hide;                  /* stdout gets the URLs with passwords hidden */
 	int rc;
 };
 
 static int print_student(void *arg, int ncols, const char *const *v)
 {
 	struct listing *l = arg;
-	char url[1024];
+	char url[1024], shown[1024];
 	(void)ncols;
 	if (student_url(l->o, v[1], v[2], url, sizeof url) != 0) {
 		l->rc = 1;
 		return 1;
 	}
-	printf("%s %s\n", v[0], url);
+	printf("%s %s\n", v[0], l->hide ? kit_url_redact(url, shown, sizeof shown) : url);
 	if (l->out)
 		fprintf(l->out, "%s %s\n", v[0], url);
 	return 0;
@@ -292,7 +297,9 @@ int class_init(const struct class_opts *o, const char *roster, const char *out_p
 	}
 	free(names);
 
-	struct listing l = { o, NULL, 0 };
+	/* The passwords go into the file, or to stdout when that is not a
+	 * screen (> FILE); a terminal may be the room's projector. */
+	struct listing l = { o, NULL, out_path != NULL || isatty(STDOUT_FILENO), 0 };
 	if (out_path) {
 		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd < 0 || fchmod(fd, 0600) != 0 || !(l.out = fdopen(fd, "w"))) {
@@ -309,6 +316,9 @@ int class_init(const struct class_opts *o, const char *roster, const char *out_p
 	if (l.out && fclose(l.out) != 0)
 		l.rc = 1;
 	fprintf(stderr, "hotrow class: %d student(s) added; each line is a student's HOTROW_PG_URL\n", added);
+	if (l.hide)
+		fprintf(stderr, "hotrow class: passwords are shown as ***; %s\n", out_path ?
+		        "the file has them" : "run it again with --out FILE (or > FILE) for the URLs in full");
 	kit_db_close(db);
 	return rc ? rc : l.rc;
 }

@@ -51,7 +51,8 @@ int class_name(const char *line, char *out);
 /* Create what is missing for each roster name; a student already made
  * keeps their role, password and schema untouched. Prints one line per
  * student, "NAME URL", and writes the same lines to out_path (mode 0600)
- * when it is not NULL. */
+ * when it is not NULL. The printed URLs have their passwords hidden
+ * (kit/url.h) when out_path is given or stdout is a terminal. */
 int class_init(const struct class_opts *o, const char *roster, const char *out_path);
 
 /* One row per student, one column per lab: checks passing of the checks

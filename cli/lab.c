@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "kit/url.h"
 #include "util/opt.h"
 #include "runner/check.h"
 #include "runner/cmds.h"
@@ -218,8 +219,9 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 	}
 	if (a->db && strcmp(a->db, "sqlite") && strncmp(a->db, "sqlite:", 7) &&
 	    strncmp(a->db, "postgres://", 11) && strncmp(a->db, "postgresql://", 13) && !strchr(a->db, '=')) {
+		char shown[512];
 		fprintf(stderr, "hotrow lab %s: --db takes sqlite, sqlite:PATH (run), postgres://... "
-			"or a conninfo, not '%s'\n", s->name, a->db);
+			"or a conninfo, not '%s'\n", s->name, kit_url_redact(a->db, shown, sizeof shown));
 		return 2;
 	}
 	return 0;

@@ -158,6 +158,91 @@ static void print_little(const struct sim_config *c, const struct sim_summary *o
 	       o->theory.little_L < 10 ? 3 : 1, o->theory.little_L, p);
 }
 
+/* Print text wrapped to 76 columns under a two-space indent. */
+static void say(const char *text)
+{
+	const char *p = text;
+	while (*p) {
+		size_t n = strlen(p);
+		if (n > 74) {
+			n = 74;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (n == 0)
+				n = strcspn(p, " ");
+		}
+		printf("  %.*s\n", (int)n, p);
+		p += n;
+		p += strspn(p, " ");
+	}
+}
+
+/* "In words" for a rate schedule: its steps, the peak against the
+ * binding ceiling, and the line the fluid reading (sim_schedule_view)
+ * predicts, then what the engine measured. */
+static void schedule_words(const struct sim_config *c, const struct sim_summary *o,
+                           const struct sim_schedule *v)
+{
+	double mu = o->theory.binding_per_s;
+	const double peak = v->step[v->peak].rps;
+	char t[1024], until[64];
+	int n = 0;
+
+	if (v->step[0].rps > 0)
+		n += snprintf(t + n, sizeof t - n, "Likes arrive at %g a second", v->step[0].rps);
+	else
+		n += snprintf(t + n, sizeof t - n, "No likes arrive at first");
+	for (int i = 1; i < v->nsteps && n < (int)sizeof t; i++) {
+		if (v->step[i].rps > 0)
+			n += snprintf(t + n, sizeof t - n, ", then %g a second from %g s",
+			              v->step[i].rps, v->step[i].from_s);
+		else
+			n += snprintf(t + n, sizeof t - n, ", then none from %g s", v->step[i].from_s);
+	}
+	snprintf(t + n, sizeof t - n, ", until %g s.", c->seconds);
+	say(t);
+
+	if (v->peak_until_s < c->seconds)
+		snprintf(until, sizeof until, "from %g s to %g s", v->step[v->peak].from_s, v->peak_until_s);
+	else
+		snprintf(until, sizeof until, "from %g s on", v->step[v->peak].from_s);
+	if (v->over_from_s < 0) {
+		snprintf(t, sizeof t, "The peak, %g a second %s, is %.2f times the binding ceiling "
+		         "of %.0f/s: every step stays under it, so no line builds beyond the "
+		         "usual queueing. The engine measured %.0f a second and %.3f ms a like.",
+		         peak, until, peak / mu, mu, o->throughput_per_s, o->latency_ms.mean);
+		say(t);
+		return;
+	}
+	n = snprintf(t, sizeof t, "The peak, %g a second %s, is %.2f times the binding ceiling "
+	             "of %.0f/s. From %g s the arrivals outrun it and the line grows (by about "
+	             "%.0f a second at the peak), to about %.0f requests at %g s",
+	             peak, until, peak / mu, mu, v->over_from_s, peak - mu, v->line_max,
+	             v->line_max_at_s);
+	if (v->drained_at_s >= 0 && v->drained_at_s <= c->seconds)
+		snprintf(t + n, sizeof t - n, "; the slower steps after it drain it by about %.1f s.",
+		         v->drained_at_s);
+	else if (v->drained_at_s >= 0)
+		snprintf(t + n, sizeof t - n, ", and it drains only after the arrivals stop at %g s, "
+		         "by about %.1f s.", c->seconds, v->drained_at_s);
+	else
+		snprintf(t + n, sizeof t - n, ".");
+	say(t);
+	if (c->pool > 0 && v->pool_full_at_s >= 0) {
+		char m[48] = "they never were";
+		if (o->pool.exhausted_at_s >= 0)
+			snprintf(m, sizeof m, "they were gone at %.4f s", o->pool.exhausted_at_s);
+		snprintf(t, sizeof t, "Each waiter holds a pooled connection: the %d connections should "
+		         "be gone at about %.4f s; here %s.", c->pool, v->pool_full_at_s, m);
+		say(t);
+	}
+	snprintf(t, sizeof t, "Measured: %.1f updates a second got through; %llu of %llu likes "
+	         "failed or were given up, and the worst wait for the lock was %.1f ms.",
+	         o->throughput_per_s, (unsigned long long)(o->failed + o->abandoned),
+	         (unsigned long long)o->offered, o->worst_wait_ms);
+	say(t);
+}
+
 static void report(const struct sim_config *c, const struct sim_summary *o)
 {
 	bool direct = sim_strategy_direct(c->strategy);
@@ -166,6 +251,9 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	double s_ms = sim_lock_ms(c);
 	double rho = o->theory.rho;
 	char p[200], why[200], r[48];
+	struct sim_schedule sched;
+	bool scheduled = direct && !closed && o->theory.binding_per_s > 0 &&
+	                 sim_schedule_view(c, o->theory.binding_per_s, &sched);
 
 	describe(c);
 	sim_binding_text(c, o, why, sizeof why);
@@ -185,6 +273,16 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		snprintf(p, sizeof p, "%.3f  (MVA, think excluded%s)", o->theory.closed_mean_ms,
 		         ratio(r, sizeof r, o->latency_ms.mean, o->theory.closed_mean_ms));
 		printf("  %-30s %14.3f   %s\n", "mean latency, ms", o->latency_ms.mean, p);
+	} else if (direct && scheduled) {
+		double lam = sched.arrivals / sched.end_s;
+		snprintf(p, sizeof p, "%.1f  (%.0f likes done by %.1f s if none fails%s)", lam,
+		         sched.arrivals, sched.end_s, ratio(r, sizeof r, o->throughput_per_s, lam));
+		row_d("throughput, per s", o->throughput_per_s, p);
+		snprintf(p, sizeof p, "%.3f  (the peak, %g/s)", sched.step[sched.peak].rps /
+		         o->theory.binding_per_s, sched.step[sched.peak].rps);
+		printf("  %-30s %14.3f   %s\n", "offered load (arrivals/ceiling)",
+		       o->throughput_per_s / o->theory.binding_per_s, p);
+		printf("  %-30s %14.3f\n", "mean latency, ms", o->latency_ms.mean);
 	} else if (direct) {
 		double lam = c->rps < o->theory.binding_per_s ? c->rps : o->theory.binding_per_s;
 		snprintf(p, sizeof p, "%.1f  (binding ceiling: %s%s)", lam,
@@ -220,6 +318,11 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			snprintf(m, sizeof m, "never");
 		if (!direct)
 			snprintf(p, sizeof p, "(no lock queue on the request path)");
+		else if (scheduled && sched.pool_full_at_s >= 0)
+			snprintf(p, sizeof p, "%.4f  (a line of %d, growing %.0f per s then)",
+			         sched.pool_full_at_s, c->pool, sched.pool_growth_per_s);
+		else if (scheduled)
+			snprintf(p, sizeof p, "never");
 		else if (o->theory.pool_full_s >= 0)
 			snprintf(p, sizeof p, "%.4f  (%d / %.0f per s)", o->theory.pool_full_s,
 			         c->pool, o->theory.growth_per_s);
@@ -302,6 +405,8 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		       "  %.0f a second and %.3f ms a request; the engine measured %.0f and %.3f ms.\n",
 		       c->clients, o->theory.closed_throughput_per_s, o->theory.closed_mean_ms,
 		       o->throughput_per_s, o->latency_ms.mean);
+	} else if (scheduled) {
+		schedule_words(c, o, &sched);
 	} else if (direct) {
 		if (o->theory.growth_per_s > 0) {
 			printf("  Likes arrive at %g a second, an offered load of %.2f times the row\n"

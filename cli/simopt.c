@@ -270,12 +270,6 @@ int simopt_set(struct sim_config *c, struct simopt_given *g, const char *name,
 	return -1;
 }
 
-/* The engine counts time in whole microseconds: show the value it uses. */
-static void whole_us(double *ms)
-{
-	*ms = floor(*ms * 1000.0 + 0.5) / 1000.0;
-}
-
 int simopt_finish(struct sim_config *c, const struct simopt_given *g, char *err, size_t errlen)
 {
 	const char *rate = simopt_was_given(g, "rps") ? "rps"
@@ -298,15 +292,6 @@ int simopt_finish(struct sim_config *c, const struct simopt_given *g, char *err,
 	}
 	if (sim_config_check(c, err, errlen) < 0)
 		return -1;
-	/* Every time in ms: rounding is monotonic, so what the check passed
-	 * (cpu_db_ms <= hold_ms, timeouts >= 1 us) still holds. */
-	double *const ms[] = {
-		&c->hold_ms, &c->work_ms, &c->unrelated_ms, &c->flush_ms,
-		&c->pool_timeout_ms, &c->client_timeout_ms, &c->lock_timeout_ms,
-		&c->backoff_ms, &c->tick_ms, &c->think_ms, &c->outside_ms,
-		&c->cpu_db_ms, &c->cpu_client_ms, &c->rtt_ms, &c->read_ms,
-	};
-	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-		whole_us(ms[i]);
+	sim_config_round(c);
 	return 0;
 }

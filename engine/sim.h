@@ -209,6 +209,12 @@ const char *sim_scenario_blurb(const char *name);
  * the field and what it accepts. */
 int sim_config_check(const struct sim_config *c, char *err, size_t errlen);
 
+/* Round every time in ms to the whole microseconds the engine counts in,
+ * so what a front end shows is the value used (0.0004 ms shows as 0).
+ * Call it after sim_config_check: rounding is monotonic, so what the
+ * check passed (cpu_db_ms <= hold_ms, timeouts >= 1 us) still holds. */
+void sim_config_round(struct sim_config *c);
+
 /* Does a like's request take a row lock (naive, sharded), so that the
  * queueing theory applies to it? The fixes answer no. */
 bool sim_strategy_direct(enum sim_strategy s);
@@ -375,6 +381,30 @@ void sim_summary(const struct sim *s, struct sim_summary *out);
  * a run of c; always NUL-terminated. */
 void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
                       char *buf, size_t len);
+
+/* A rate schedule (--schedule 200@0,2000@10) read from the inputs alone,
+ * as a fluid line in front of a ceiling of mu a second: arrivals above mu
+ * add to the line, below it the line drains at the difference, and after
+ * the last arrival (c->seconds) at mu. Times in seconds from the start;
+ * -1 where something never happens. */
+struct sim_schedule {
+	int nsteps;                         /* 1 + the steps before c->seconds */
+	struct { double from_s, rps; } step[SIM_MAX_PHASES + 1];
+	int peak;                           /* the first step with the highest rate */
+	double peak_until_s;                /* the next step, or c->seconds */
+	double over_from_s;                 /* arrivals first above mu */
+	double line_max, line_max_at_s;     /* the longest line, and when */
+	double drained_at_s;                /* that line gone (after the arrivals, maybe) */
+	double pool_full_at_s;              /* the line first reaches c->pool (> 0) */
+	double pool_growth_per_s;           /* ... growing this fast then */
+	double arrivals;                    /* likes the schedule brings by c->seconds */
+	double end_s;                       /* the last one done: c->seconds, or drained */
+};
+
+/* Fill *out for c's open-loop arrivals and a ceiling of mu > 0. 1 when c
+ * has a schedule (a step after 0 s before c->seconds), else 0 (and *out
+ * describes the one rate). */
+int sim_schedule_view(const struct sim_config *c, double mu, struct sim_schedule *out);
 
 /* One object with "config" and "summary" as DESIGN.md sets out, no newline. */
 void sim_json(FILE *out, const struct sim *s);

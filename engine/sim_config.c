@@ -231,6 +231,23 @@ static bool timeout_ok(double ms)
 	return isfinite(ms) && (ms == 0 || (ms >= 0.001 && ms <= 1e9));
 }
 
+static void whole_us(double *ms)
+{
+	*ms = floor(*ms * 1000.0 + 0.5) / 1000.0;
+}
+
+void sim_config_round(struct sim_config *c)
+{
+	double *const ms[] = {
+		&c->hold_ms, &c->work_ms, &c->unrelated_ms, &c->flush_ms,
+		&c->pool_timeout_ms, &c->client_timeout_ms, &c->lock_timeout_ms,
+		&c->backoff_ms, &c->tick_ms, &c->think_ms, &c->outside_ms,
+		&c->cpu_db_ms, &c->cpu_client_ms, &c->rtt_ms, &c->read_ms,
+	};
+	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+		whole_us(ms[i]);
+}
+
 #define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)
 
 int sim_config_check(const struct sim_config *c, char *err, size_t errlen)

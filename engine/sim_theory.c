@@ -43,6 +43,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/sim_impl.h"
 #include "engine/xmalloc.h"
@@ -328,4 +329,68 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
 		         "every %g ms", c->flush_ms);
 		break;
 	}
+}
+
+/* Walk one step of the fluid line: rate lam for dt seconds from t0. */
+static void fluid_step(struct sim_schedule *v, double *q, double t0, double dt,
+                       double lam, double mu, int pool)
+{
+	double d = lam - mu;
+	if (d > 0) {
+		if (pool > 0 && v->pool_full_at_s < 0 && *q + d * dt >= pool) {
+			v->pool_full_at_s = t0 + (pool - *q) / d;
+			v->pool_growth_per_s = d;
+		}
+		*q += d * dt;
+		if (*q > v->line_max) {
+			v->line_max = *q;
+			v->line_max_at_s = t0 + dt;
+			v->drained_at_s = -1;
+		}
+	} else if (*q > 0) {
+		double gone = d < 0 ? *q / -d : dt + 1;
+		if (gone <= dt) {
+			*q = 0;
+			if (v->drained_at_s < 0)
+				v->drained_at_s = t0 + gone;
+		} else {
+			*q += d * dt;
+		}
+	}
+}
+
+int sim_schedule_view(const struct sim_config *c, double mu, struct sim_schedule *v)
+{
+	memset(v, 0, sizeof *v);
+	v->over_from_s = v->drained_at_s = v->pool_full_at_s = v->line_max_at_s = -1;
+	double end = c->seconds > 0 ? c->seconds : 1e300;
+	v->step[0].rps = c->rps;
+	v->nsteps = 1;
+	for (int i = 0; i < c->nphases; i++) {
+		double at = c->phases[i].at_us / 1e6;
+		if (at <= 0)
+			v->step[0].rps = c->phases[i].rps;
+		else if (at < end) {
+			v->step[v->nsteps].from_s = at;
+			v->step[v->nsteps++].rps = c->phases[i].rps;
+		}
+	}
+	double q = 0;
+	for (int i = 0; i < v->nsteps; i++) {
+		double from = v->step[i].from_s, lam = v->step[i].rps;
+		double to = i + 1 < v->nsteps ? v->step[i + 1].from_s : end;
+		if (lam > v->step[v->peak].rps)
+			v->peak = i;
+		if (lam > mu && v->over_from_s < 0)
+			v->over_from_s = from;
+		if (to < 1e300) {
+			fluid_step(v, &q, from, to - from, lam, mu, c->pool);
+			v->arrivals += lam * (to - from);
+		}
+	}
+	v->peak_until_s = v->peak + 1 < v->nsteps ? v->step[v->peak + 1].from_s : end;
+	if (q > 0 && v->drained_at_s < 0 && end < 1e300)
+		v->drained_at_s = end + q / mu;   /* no arrivals: the line drains at mu */
+	v->end_s = q > 0 ? end + q / mu : end;
+	return v->nsteps > 1;
 }

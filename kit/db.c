@@ -24,6 +24,7 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include "kit/url.h"
 #include "util/clock.h"
 
 #define BUSY_TIMEOUT_MS 5000                  /* SQLite waits this long for a lock */
@@ -367,6 +368,7 @@ static int pg_open(struct kit_db *db, const char *url)
 	}
 	if (PQstatus(db->pg) != CONNECTION_OK) {
 		set_err(db, NULL, "cannot connect: %s", PQerrorMessage(db->pg));
+		kit_url_scrub(db->err, url);   /* libpq may quote a piece of it */
 		return KIT_DB_ERR;
 	}
 	PQsetNoticeProcessor(db->pg, pg_quiet, NULL);

@@ -329,7 +329,7 @@ const char *runner_proc_status(const struct runner_exit *e, char *buf, size_t n)
 	else if (WIFSIGNALED(e->status))
 		snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(e->status), strsignal(WTERMSIG(e->status)));
 	else
-		snprintf(buf, n, "exit status %d", WEXITSTATUS(e->status));
+		snprintf(buf, n, "exited with status %d", WEXITSTATUS(e->status));
 	return buf;
 }
 

@@ -66,8 +66,9 @@ struct runner_exit {
  * ones after; a signal received meanwhile is remembered (runner_proc_stop). */
 int runner_proc_run(const struct runner_child *c, struct runner_exit *e);
 
-/* How the child ended, in words: "exit status 255", "killed by signal 11
- * (Segmentation fault)", "timed out after 120 s", "stopped (Ctrl-C)". */
+/* How the child ended, in words: "exited with status 255", "killed by
+ * signal 11 (Segmentation fault)", "timed out after 120 s", "stopped
+ * (Ctrl-C)". */
 const char *runner_proc_status(const struct runner_exit *e, char *buf, size_t n);
 
 /* Make every running and later runner_proc_run end at once (what SIGINT,

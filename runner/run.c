@@ -10,6 +10,7 @@
 
 #include "kit/db.h"
 #include "kit/load.h"
+#include "kit/url.h"
 #include "runner/check.h"
 #include "runner/run.h"
 
@@ -99,15 +100,16 @@ int runner_run(const struct runner_tree *t, const struct runner_lab *l, const st
 		snprintf(db, sizeof db, "sqlite:%s/%s", cwd, url + 7);
 		url = db;
 	} else if (url && strncmp(url, "sqlite:", 7)) {
-		char schema[16], why[1024];
+		char schema[16], why[1024], shown[1024];
+		kit_url_redact(url, shown, sizeof shown);
 		snprintf(schema, sizeof schema, "lab%s", l->num);
 		if (make_schema(url, schema, why, sizeof why) != 0) {
-			fprintf(stderr, "hotrow lab run: cannot use the database %s (from %s): %s\n", url,
+			fprintf(stderr, "hotrow lab run: cannot use the database %s (from %s): %s\n", shown,
 				a->db_from ? a->db_from : "--db", why);
 			return 1;
 		}
 		with_schema(db, sizeof db, url, schema);
-		printf("PostgreSQL: %s (from %s), schema %s\n", url, a->db_from ? a->db_from : "--db", schema);
+		printf("PostgreSQL: %s (from %s), schema %s\n", shown, a->db_from ? a->db_from : "--db", schema);
 		url = db;
 	}
 	if (runner_path(t, path, sizeof path, "%s", target) != 0 || runner_state_dir(t, NULL) != 0) {

@@ -9,13 +9,18 @@
 #include "runner/mutant.h"
 #include "runner/show.h"
 #include "class/class.h"
+#include "kit/url.h"
+
+/* cmocka's line for a check that crashed ("... Segmentation fault(11)"):
+ * show_crash says it in words instead. */
+#define CRASH_LINE "[  ERROR   ] --- Test failed with exception: "
 
 /* cmocka's own lines in what a check printed: not worth showing. */
 static int cmocka_chatter(const char *line, size_t n)
 {
 	static const char *const tags[] = {
 		"[ RUN      ]", "[       OK ]", "[  FAILED  ]", "[  PASSED  ]", "[==========]",
-		"[  SKIPPED ]", "[  ERROR   ] --- [   LINE   ] --- ",
+		"[  SKIPPED ]", "[  ERROR   ] --- [   LINE   ] --- ", CRASH_LINE,
 	};
 	for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
 		if (n >= strlen(tags[i]) && !strncmp(line, tags[i], strlen(tags[i])))
@@ -56,6 +61,19 @@ int runner_show_has_output(const char *text)
 	return 0;
 }
 
+/* The first crash cmocka caught in output, if any, as a line for a
+ * student after lead ("          " under a check). */
+static void show_crash(const char *output, const char *lead)
+{
+	const char *p = output ? strstr(output, CRASH_LINE) : NULL;
+	if (p == NULL)
+		return;
+	p += strlen(CRASH_LINE);
+	int n = (int)strcspn(p, "\n");
+	printf("%scrashed: %.*s%s\n", lead, n, p, strncmp(p, "Segmentation fault", 18) ? "" :
+	       " (a NULL, freed or out-of-range pointer in the code it ran?)");
+}
+
 void runner_show_check(const struct runner_check *c)
 {
 	switch (c->verdict) {
@@ -71,6 +89,7 @@ void runner_show_check(const struct runner_check *c)
 	case RUNNER_FAILED:
 		printf("  %sFAIL%s  %s\n", runner_c_bad(), runner_c_off(), c->name);
 		runner_show_output(c->details, "          ", 40);
+		show_crash(c->output, "          ");
 		if (c->where[0])
 			printf("          %s(%s)%s\n", runner_c_dim(), c->where, runner_c_off());
 		if (runner_show_has_output(c->output)) {
@@ -192,9 +211,10 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	const char *side = o->solutions ? "solutions" : "exercises";
 	printf("%sLab %s — %s%s: checking %s/%s/\n", runner_c_bold(), l->num, l->title,
 	       runner_c_off(), side, l->name);
+	char shown[1024];
 	if (o->db_from)
-		printf("%sPostgreSQL: %s (from %s)%s\n", runner_c_dim(), getenv("HOTROW_PG_URL"),
-		       o->db_from, runner_c_off());
+		printf("%sPostgreSQL: %s (from %s)%s\n", runner_c_dim(),
+		       kit_url_redact(getenv("HOTROW_PG_URL"), shown, sizeof shown), o->db_from, runner_c_off());
 	fflush(stdout);
 	struct runner_opts live = *o;
 	live.live = 1;
@@ -242,6 +262,7 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		printf("\nPrinted outside any check:\n");
 		runner_show_output(r.stray, "  | ", 30);
 	}
+	show_crash(r.stray, "\nA check ");   /* its line came after the check had ended */
 	/* A check skipped for a reason of its own (not a missing engine) is
 	 * one not yet earned: it stays in the total, as in the grade. */
 	int held = 0;
@@ -274,14 +295,16 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 			       "`hotrow lab check %s` again, or `hotrow lab watch %s` to check on every save.\n",
 			       l->name, files[0] ? files : "no files yet", l->name, l->num, l->num);
 		}
+		/* The URL once, password hidden: the screen may be projected. */
+		const char *url = getenv("HOTROW_PG_URL");
+		kit_url_redact(url, shown, sizeof shown);
 		if (o->db_from && !strcmp(o->db_from, "--db")) {
 			printf("These checks ran on PostgreSQL at %s (from --db); again:\n"
-			       "  hotrow lab check %s --db '%s'\n", getenv("HOTROW_PG_URL"), l->num,
-			       getenv("HOTROW_PG_URL"));
+			       "  hotrow lab check %s --db '%s'%s\n", shown, l->num, shown,
+			       kit_url_has_password(url) ? "   (your password where *** stands)" : "");
 		} else if (o->db_from) {
 			printf("The PostgreSQL checks ran at %s (from HOTROW_PG_URL); again:\n"
-			       "  HOTROW_PG_URL='%s' hotrow lab check %s\n", getenv("HOTROW_PG_URL"),
-			       getenv("HOTROW_PG_URL"), l->num);
+			       "  hotrow lab check %s\n", shown, l->num);
 		}
 	} else if (ran == 0) {
 		printf("No check ran%s.\n", r.skipped ? ": every one was skipped" : "");

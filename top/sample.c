@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "kit/db.h"
+#include "kit/url.h"
 #include "top/sample.h"
 #include "util/clock.h"
 
@@ -197,13 +198,15 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 		return -1;
 	}
 	ts->t0_ns = util_now_ns();
+	char shown[512];
+	kit_url_redact(url, shown, sizeof shown);
 	if (kit_db_open(&ts->db, url) != 0) {
 		/* libpq's message runs over several lines; the first says it all. */
 		char first[300];
 		snprintf(first, sizeof first, "%s", kit_db_errmsg(ts->db));
 		first[strcspn(first, "\n")] = '\0';
 		snprintf(err, errlen, "cannot reach %s (%s); start a server "
-		         "(export HOTROW_PG_URL=$(scripts/pg up)) or fix the URL", url, first);
+		         "(export HOTROW_PG_URL=$(scripts/pg up)) or fix the URL", shown, first);
 		top_sampler_close(ts);
 		return -1;
 	}
@@ -218,7 +221,7 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 	    query(ts, TAG "SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n"
 	          " ON n.oid = e.extnamespace WHERE e.extname = 'pg_stat_statements'",
 	          0, NULL, take_text, ext, &ms) != 0) {
-		snprintf(err, errlen, "%s: %s", url, kit_db_errmsg(ts->db));
+		snprintf(err, errlen, "%s: %s", shown, kit_db_errmsg(ts->db));
 		top_sampler_close(ts);
 		return -1;
 	}

@@ -71,7 +71,9 @@ static const struct numkey {
 };
 
 /* Set a numeric key; on a word that is no number, or a number outside the
- * engine's limits, leave *c as it was and say what the engine accepts. */
+ * engine's limits, leave *c as it was and say what the engine accepts.
+ * Times are rounded to whole microseconds, as `hotrow sim` does, so the
+ * screen shows the value the engine uses. */
 static int set_number(struct sim_config *c, const struct numkey *k, const char *v,
                       bool *restart, char *err, size_t errlen)
 {
@@ -90,6 +92,7 @@ static int set_number(struct sim_config *c, const struct numkey *k, const char *
 		snprintf(err, errlen, "%s (not '%.40s')", m, v);
 		return -1;
 	}
+	sim_config_round(&t);
 	if (memcmp(c, &t, sizeof t) && k->restart)
 		*restart = true;
 	*c = t;
@@ -187,6 +190,7 @@ void tui_tour_base(const struct tui_tour *t, struct sim_config *c)
 	if (t->scenario[0])
 		sim_scenario(t->scenario, c);
 	c->seconds = 0;          /* arrivals go on for as long as the tour plays */
+	sim_config_round(c);
 }
 
 void tui_tour_free(struct tui_tour *t)

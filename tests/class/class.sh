@@ -52,12 +52,14 @@ if [ "$(q "select count(*) from pg_namespace n, aclexplode(coalesce(n.nspacl, ac
 fi
 snapshot >"$tmp/before"
 
-# class__init: one line per student, the file only the instructor reads.
+# class__init: one line per student, the file only the instructor reads;
+# the screen (perhaps the room's projector) shows the passwords as ***.
 printf 'Alice\nbob  # the second\n\nalice\n' >"$tmp/roster"
 "$bin" class init --db "$admin" --roster "$tmp/roster" --out "$tmp/urls" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 mode=$(stat -c %a "$tmp/urls" 2>/dev/null)
-if [ "$rc" = 0 ] && [ "$(wc -l <"$tmp/out")" = 2 ] && cmp -s "$tmp/out" "$tmp/urls" &&
+sed 's/:[A-Za-z0-9]\{16\}@/:***@/' "$tmp/urls" >"$tmp/hidden"
+if [ "$rc" = 0 ] && [ "$(wc -l <"$tmp/out")" = 2 ] && cmp -s "$tmp/out" "$tmp/hidden" &&
    [ "$mode" = 600 ] && grep -q '^alice postgresql://hr_alice:[A-Za-z0-9]\{16\}@' "$tmp/urls"
 then ok class__init
 else bad class__init "exit $rc, mode $mode: $(cat "$tmp/out" "$tmp/err")"; fi
@@ -130,6 +132,13 @@ HOTROW_PG_URL=$A "$bin" lab check 01 --db "$A" >"$tmp/check" 2>&1
 got=$(q "select lab || ' ' || total from hr_alice.hotrow_results")
 case "$got" in "01-hot-row "[1-9]*) ok class__record ;;
 *) bad class__record "nothing recorded for alice: $got; $(tail -3 "$tmp/check")" ;; esac
+
+# class__check_hides_password: that check's screen names alice's server
+# but not her password.
+pw=${A#*hr_alice:}; pw=${pw%%@*}
+if [ -n "$pw" ] && ! grep -qF "$pw" "$tmp/check" && grep -q "hr_alice:\*\*\*@" "$tmp/check"
+then ok class__check_hides_password
+else bad class__check_hides_password "$(grep -i postgres "$tmp/check" | head -3)"; fi
 "$bin" class status --db "$admin" >"$tmp/status" 2>&1
 if grep -q '^alice .* [0-9]*/[1-9][0-9]* .*ago' "$tmp/status" && grep -q '^bob .* - .*never' "$tmp/status"
 then ok class__status

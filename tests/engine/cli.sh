@@ -90,6 +90,41 @@ case "$out" in
 *) bad sim__readable "table or sentences missing" ;;
 esac
 
+# sim__schedule_words_NAME: with --schedule, "In words" names the peak and
+# when it starts, compares the peak (not the first rate) with the ceiling,
+# and the pool-full prediction counts from when arrivals pass the ceiling.
+words() {
+	name=$1 sched=$2; shift 2
+	"$bin" sim --schedule "$sched" --seconds 20 | sed -n '/^In words:/,$p' | tr -s ' \n' '  ' >"$tmp/words"
+	missing=
+	for want in "$@"; do grep -qF -- "$want" "$tmp/words" || missing="$missing [$want]"; done
+	if [ -z "$missing" ]; then ok "sim__schedule_words_$name"
+	else bad "sim__schedule_words_$name" "missing$missing in: $(head -c 600 "$tmp/words")"; fi
+}
+words rise  200@0,2000@10 "Likes arrive at 200 a second, then 2000 a second from 10 s" \
+	"The peak, 2000 a second from 10 s on, is 4.00 times the binding ceiling of 500/s" \
+	"From 10 s the arrivals outrun it" "to about 15000 requests at 20 s" "gone at about 10.0133 s"
+words drop  2000@0,200@10 "The peak, 2000 a second from 0 s to 10 s, is 4.00 times" \
+	"to about 15000 requests at 10 s" "drains only after the arrivals stop at 20 s, by about 44.0 s"
+words steps 200@0,800@5,300@10 "then 800 a second from 5 s, then 300 a second from 10 s" \
+	"The peak, 800 a second from 5 s to 10 s, is 1.60 times" "to about 1500 requests at 10 s" \
+	"drain it by about 17.5 s"
+words zero  0@0,1000@2 "No likes arrive at first, then 1000 a second from 2 s" "is 2.00 times" \
+	"gone at about 2.0400 s"
+words stop  2000@0,0@5 "then none from 5 s" "to about 7500 requests at 5 s" "drain it by about 20.0 s"
+words under 100@0,300@5,450@10 "The peak, 450 a second from 10 s on, is 0.90 times" \
+	"every step stays under it"
+
+# sim__schedule_predicts_throughput: the predicted column follows the
+# schedule too (all its likes, done when the line has drained), not the
+# first rate.
+out=$("$bin" sim --schedule 200@0,2000@10 --seconds 20 --pool 0)
+case "$out" in
+*"throughput, per s"*"440.0   440.0  (22000 likes done by 50.0 s"*"4.000  (the peak, 2000/s)"*)
+	ok sim__schedule_predicts_throughput ;;
+*) bad sim__schedule_predicts_throughput "$(printf '%s\n' "$out" | grep -E 'throughput|offered load')" ;;
+esac
+
 # sim__help_and_list: --help on stdout, exit 0; scenarios listed.
 if "$bin" sim --help | grep -q -- '--sweep' && "$bin" sim --list-scenarios | grep -q '^viral-video-redis'
 then ok sim__help_and_list; else bad sim__help_and_list "help or list missing"; fi

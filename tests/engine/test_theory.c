@@ -149,6 +149,42 @@ static void sim_summary__dd1_label_and_mean(void **state)
 	assert_near(o.theory.model_mean_ms, 2 + 2 * 0.8 / 0.2 * 0.5, 1e-12);
 }
 
+/* A schedule read as a fluid line: 200/s, 2000/s from 10 s, 200/s from
+ * 15 s, until 20 s, against 500/s; every number by hand. */
+static void sim_schedule_view__fluid_line(void **state)
+{
+	struct sim_config c;
+	struct sim_schedule v;
+
+	(void)state;
+	simtest_config(&c);
+	c.rps = 200;
+	c.seconds = 20;
+	c.pool = 30;
+	c.nphases = 3;
+	c.phases[0] = (struct sim_phase){ .at_us = 10000000, .rps = 2000 };
+	c.phases[1] = (struct sim_phase){ .at_us = 15000000, .rps = 200 };
+	c.phases[2] = (struct sim_phase){ .at_us = 25000000, .rps = 9999 };   /* after the end */
+	assert_int_equal(sim_schedule_view(&c, 500, &v), 1);
+	assert_int_equal(v.nsteps, 3);
+	assert_int_equal(v.peak, 1);
+	assert_near(v.peak_until_s, 15, 1e-12);
+	assert_near(v.over_from_s, 10, 1e-12);
+	assert_near(v.line_max, 1500 * 5, 1e-12);
+	assert_near(v.line_max_at_s, 15, 1e-12);
+	assert_near(v.pool_full_at_s, 10 + 30.0 / 1500, 1e-12);
+	assert_near(v.pool_growth_per_s, 1500, 1e-12);
+	/* 7500 left at 15 s, 300/s drains 1500 by 20 s, then 500/s: 12 s more. */
+	assert_near(v.drained_at_s, 20 + 6000.0 / 500, 1e-12);
+	assert_near(v.arrivals, 200 * 10 + 2000 * 5 + 200 * 5, 1e-12);
+	assert_near(v.end_s, 32, 1e-12);
+
+	c.nphases = 0;                           /* one rate: not a schedule */
+	assert_int_equal(sim_schedule_view(&c, 500, &v), 0);
+	assert_near(v.step[0].rps, 200, 1e-12);
+	assert_true(v.over_from_s < 0 && v.pool_full_at_s < 0 && v.line_max == 0);
+}
+
 /* Clumps of K at the same rho: the arrivals' squared coefficient of
  * variation is 2K - 1, Kingman's formula W = S + S rho / (1 - rho)
  * (ca2 + cs2) / 2 predicts the mean, and burstier is worse. */
@@ -206,6 +242,7 @@ int main(void)
 		cmocka_unit_test(sim_summary__dd1_label_and_mean),
 		cmocka_unit_test(sim_run__bursty_arrivals_match_kingman),
 		cmocka_unit_test(sim_run__pool_binds_on_distinct_rows),
+		cmocka_unit_test(sim_schedule_view__fluid_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

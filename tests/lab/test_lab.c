@@ -82,7 +82,7 @@ static void runner_result_report__verdicts_details_hints(void **state)
 		 "detail tests/labs/01-hot-row/test_hot_row.c:212: expected 8000, got 7994: likes\n"
 		 "hint lost-update\nhint transaction\nend a__two/sqlite fail\n"
 		 "start a__three/postgres\nend a__three/postgres skip\n");
-	runner_result_finish(&r, "exit status 1");
+	runner_result_finish(&r, "exited with status 1");
 
 	assert_int_equal(r.passed, 1);
 	assert_int_equal(r.failed, 1);

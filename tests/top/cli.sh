@@ -55,6 +55,19 @@ else
 	bad top__unreachable "exit $rc, $lines line(s): $(head -c 300 "$tmp/err")"
 fi
 
+# top__password_hidden: the unreachable server's URL, password as ***, and
+# libpq's message about a bad one (which quotes the password back) too.
+for url in "postgresql://u:s3cretpw@/x?host=$tmp/nowhere" "postgresql://u:s3cretpw%zz@/x?host=$tmp/nowhere" \
+	"host=$tmp/nowhere password=s3cretpw"; do
+	"$bin" top --db "$url" --dump >"$tmp/out" 2>"$tmp/err"
+	grep -q "s3cretpw" "$tmp/err" && break
+done
+if ! grep -q "s3cretpw" "$tmp/err" && grep -q "password=\*\*\*" "$tmp/err"; then
+	ok top__password_hidden
+else
+	bad top__password_hidden "$(head -c 300 "$tmp/err")"
+fi
+
 # top__dump_frame: with a server, one frame with every section.
 if [ -n "${HOTROW_PG_URL:-}" ]; then
 	if "$bin" top --db "$HOTROW_PG_URL" --dump --after 0 --size 120x30 >"$tmp/out" 2>"$tmp/err" &&

@@ -139,6 +139,32 @@ static void tui_tour_parse__errors_name_the_line(void **state)
 	}
 }
 
+/* A tour's times go through the rounding `hotrow sim` applies: the engine
+ * counts whole microseconds, and the screen shows the value it uses. */
+static void tui_tour_set__times_in_whole_us(void **state)
+{
+	(void)state;
+	struct sim_config c, cli;
+	char err[200];
+	bool restart = false;
+	sim_config_default(&c);
+
+	assert_int_equal(tui_tour_set(&c, "hold-ms", "1.23456", &restart, err, sizeof err), 0);
+	assert_true(c.hold_ms == 1.235);
+	assert_int_equal(tui_tour_set(&c, "pool-timeout-ms", "20.0004", &restart, err, sizeof err), 0);
+	assert_true(c.pool_timeout_ms == 20);
+	assert_int_equal(tui_tour_set(&c, "rtt-ms", "0.0996", &restart, err, sizeof err), 0);
+	assert_true(c.rtt_ms == 0.1);
+	/* The same numbers as the command line's: sim_config_round. */
+	sim_config_default(&cli);
+	cli.hold_ms = 1.23456;
+	cli.pool_timeout_ms = 20.0004;
+	cli.rtt_ms = 0.0996;
+	sim_config_round(&cli);
+	assert_true(cli.hold_ms == c.hold_ms && cli.pool_timeout_ms == c.pool_timeout_ms &&
+	            cli.rtt_ms == c.rtt_ms);
+}
+
 static void tui_tour_apply__restart_only_for_structural_changes(void **state)
 {
 	(void)state;
@@ -293,6 +319,7 @@ int main(void)
 		cmocka_unit_test(tui_tour_parse__a_question_with_choices_and_a_reveal),
 		cmocka_unit_test(tui_tour_parse__errors_name_the_line),
 		cmocka_unit_test(tui_tour_apply__restart_only_for_structural_changes),
+		cmocka_unit_test(tui_tour_set__times_in_whole_us),
 		cmocka_unit_test(tui_tour_load__the_builtin_tours_parse),
 		cmocka_unit_test(tui_tour_base__endless_with_or_without_a_scenario),
 		cmocka_unit_test(tui_tour_load__refuses_huge_and_binary_files),

@@ -184,10 +184,11 @@ static void like_post__duplicate_changes_nothing(void **state)
 	lt_expect_int(like_post(db, 1, 7, NULL), 0, "first like by user 7");
 	lt_expect_int_hint(like_post(db, 1, 7, NULL), HOT_ROW_DUPLICATE,
 	                   "second like by user 7 (HOT_ROW_DUPLICATE)", "duplicate");
-	lt_expect_int_hint(counter(t), 1, "posts.likes after a refused second like", "duplicate");
+	lt_expect_int_hint(counter(t), 1, "posts.likes after a duplicate second like", "duplicate");
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 1, "rows in likes");
 	lt_expect_int_hint(like_post(db, 1, 8, NULL), 0,
-	                   "a like by user 8 on the same connection, after the refused one", "rollback");
+	                   "a like by user 8 on the same connection, after the duplicate",
+	                   "rollback");
 	lt_expect_int_hint(counter(t), 2, "posts.likes after user 8's like", "rollback");
 }
 

@@ -284,10 +284,18 @@ static void batch_rollup__exact_under_concurrent_likes(void **state)
 		          i, l[i].failures, l[i].error);
 
 	rollup_all(db);
-	for (int p = 1; p <= 4; p++)
-		lt_expect_int_hint(count(db, p), THREADS * TIMES / 4,
-		                   "count of each of 4 posts after 8 threads x 256 likes and rollups",
-		                   "rollup");
+	for (int p = 1; p <= 4; p++) {
+		/* Short on PostgreSQL, with every like in: the high-water mark
+		 * of section 3 passed likes that committed late (section 5). */
+		int64_t n = count(db, p);
+		bool late = t->engine == KIT_DB_POSTGRES && n < THREADS * TIMES / 4;
+		lt_expect_int_hint(n, THREADS * TIMES / 4, late
+		                   ? "count of each of 4 posts after 8 threads x 256 likes and rollups; "
+		                     "the missing likes committed after a rollup had moved past their "
+		                     "ids (README section 5)"
+		                   : "count of each of 4 posts after 8 threads x 256 likes and rollups",
+		                   late ? "out-of-order" : "rollup");
+	}
 }
 
 static void batch_rollup__counts_a_like_that_commits_late(void **state)
@@ -667,7 +675,8 @@ static void batch_acc__failed_flush_keeps_counts(void **state)
 }
 
 /* The child of the crash-loss check: like forever, flushing every EVERY
- * likes, and publish how many likes it has acknowledged. */
+ * likes, and publish how many likes it has acknowledged. Its exit codes
+ * say where it stopped (child_failure). */
 enum { EVERY = 50, KILL_AFTER = 537, LIMIT = 1000000 };
 
 static int liking_child(struct labtest *t, void *arg)
@@ -687,6 +696,23 @@ static int liking_child(struct labtest *t, void *arg)
 			(void)batch_acc_flush(acc, db);
 	}
 	return 0;
+}
+
+/* Why the liking child stopped before it was killed, in words. */
+static const char *child_failure(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "it died of signal %d (%s) in your code", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) == 4)
+		snprintf(buf, len, "it could not open the database");
+	else if (WEXITSTATUS(status) == 5)
+		snprintf(buf, len, "batch_acc_new returned NULL");
+	else if (WEXITSTATUS(status) == 6)
+		snprintf(buf, len, "batch_acc_add failed");
+	else
+		snprintf(buf, len, "it exited with %d", WEXITSTATUS(status));
+	return buf;
 }
 
 static void batch_acc__crash_loses_at_most_one_interval(void **state)
@@ -712,8 +738,10 @@ static void batch_acc__crash_loses_at_most_one_interval(void **state)
 	}
 	long long a = atomic_load(acked);
 	munmap(acked, sizeof *acked);
+	char why[128];
 	lt_expect(!gone || (WIFEXITED(status) && WEXITSTATUS(status) == 0), "acc",
-	          "the liking child failed early (status %d)", status);
+	          "the liking child stopped before it was killed: %s",
+	          child_failure(status, why, sizeof why));
 
 	int64_t c = count(labtest_db(t), POST);
 	char what[160];
