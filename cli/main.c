@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "runner/tree.h"
 
 static const struct {
 	const char *name;
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	runner_set_self(argv[0]);   /* the lab runner suggests commands with it */
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

@@ -41,7 +41,7 @@ int runner_list(const struct runner_tree *t)
 	}
 	const struct runner_lab *l = runner_next_lab(t);
 	if (!l) {
-		printf("\nEvery lab is done. `hotrow lab grade` prints your score.\n");
+		printf("\nEvery lab is done. `%s lab grade` prints your score.\n", runner_self());
 		return 0;
 	}
 	struct runner_progress p;
@@ -53,9 +53,9 @@ int runner_list(const struct runner_tree *t)
 		printf("  read     labs/%s/README.md (the handout)\n"
 		       "  edit     exercises/%s/ (%s), following its TODOs\n",
 		       l->name, l->name, files[0] ? files : "no files yet");
-	printf("  check    hotrow lab check %s     (or `hotrow lab watch %s` to check on every save)\n",
-	       l->num, l->num);
-	printf("  stuck?   hotrow lab hint %s\n", l->num);
+	printf("  check    %s lab check %s     (or `%s lab watch %s` to check on every save)\n",
+	       runner_self(), l->num, runner_self(), l->num);
+	printf("  stuck?   %s lab hint %s\n", runner_self(), l->num);
 	return 0;
 }
 
@@ -83,7 +83,7 @@ int runner_hint_cmd(const struct runner_tree *t, const struct runner_lab *l)
 		       h.v[i].title, runner_c_off());
 	runner_hint_print(stdout, &h, k, "");
 	if (k + 1 < h.n)
-		printf("\n`hotrow lab hint %s` again reveals hint %zu.\n", l->num, k + 2);
+		printf("\n`%s lab hint %s` again reveals hint %zu.\n", runner_self(), l->num, k + 2);
 	else
 		printf("\nThat was the last hint; the handout labs/%s/README.md has the rest.\n", l->name);
 	if ((int)k + 1 > p.hints) {

@@ -114,7 +114,7 @@ static void print_first_hint(const struct runner_tree *t, const struct runner_la
 	struct runner_hints h;
 	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) != 0 ||
 	    runner_hints_load(path, &h) != 0) {
-		printf("\nStuck? `hotrow lab hint %s` reveals the next hint.\n", l->num);
+		printf("\nStuck? `%s lab hint %s` reveals the next hint.\n", runner_self(), l->num);
 		return;
 	}
 	const struct runner_check *first = NULL;
@@ -132,7 +132,7 @@ static void print_first_hint(const struct runner_tree *t, const struct runner_la
 		printf("\nHint for %s [%s]:\n", first->name, tag);
 		runner_hint_print(stdout, &h, (size_t)k, "  ");
 	} else {
-		printf("\nStuck? `hotrow lab hint %s` reveals the next hint.\n", l->num);
+		printf("\nStuck? `%s lab hint %s` reveals the next hint.\n", runner_self(), l->num);
 	}
 	runner_hints_free(&h);
 }
@@ -203,7 +203,7 @@ static void print_pg_missing(const struct runner_tree *t, const struct runner_la
 	free(m);
 	printf("Start a throwaway PostgreSQL and check again:\n"
 	       "  export HOTROW_PG_URL=$(make -s pg-up)\n"
-	       "  hotrow lab check %s\n", l->num);
+	       "  %s lab check %s\n", runner_self(), l->num);
 }
 
 int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o)
@@ -292,19 +292,20 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 			char files[256];
 			runner_exercise_files(t, l, files, sizeof files);
 			printf("\nNext: edit exercises/%s/ (%s) with labs/%s/README.md at hand, then\n"
-			       "`hotrow lab check %s` again, or `hotrow lab watch %s` to check on every save.\n",
-			       l->name, files[0] ? files : "no files yet", l->name, l->num, l->num);
+			       "`%s lab check %s` again, or `%s lab watch %s` to check on every save.\n",
+			       l->name, files[0] ? files : "no files yet", l->name, runner_self(), l->num,
+			       runner_self(), l->num);
 		}
 		/* The URL once, password hidden: the screen may be projected. */
 		const char *url = getenv("HOTROW_PG_URL");
 		kit_url_redact(url, shown, sizeof shown);
 		if (o->db_from && !strcmp(o->db_from, "--db")) {
 			printf("These checks ran on PostgreSQL at %s (from --db); again:\n"
-			       "  hotrow lab check %s --db '%s'%s\n", shown, l->num, shown,
+			       "  %s lab check %s --db '%s'%s\n", shown, runner_self(), l->num, shown,
 			       kit_url_has_password(url) ? "   (your password where *** stands)" : "");
 		} else if (o->db_from) {
 			printf("The PostgreSQL checks ran at %s (from HOTROW_PG_URL); again:\n"
-			       "  hotrow lab check %s\n", shown, l->num);
+			       "  %s lab check %s\n", shown, runner_self(), l->num);
 		}
 	} else if (ran == 0) {
 		printf("No check ran%s.\n", r.skipped ? ": every one was skipped" : "");
@@ -317,7 +318,7 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	} else if (pg_skipped) {
 		printf("\nEvery SQLite check passes; the PostgreSQL ones were not asked for (--db).\n");
 	} else if (!o->solutions) {
-		printf("\nLab %s done. `hotrow lab` shows what is next.\n", l->num);
+		printf("\nLab %s done. `%s lab` shows what is next.\n", l->num, runner_self());
 	}
 	rc = r.failed || held || ran == 0 ? 1 : 0;
 	runner_result_free(&r);

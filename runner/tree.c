@@ -106,6 +106,29 @@ static int is_lab_name(const char *s)
 	return s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] == '-' && s[3];
 }
 
+static char self[PATH_MAX] = "hotrow";
+
+void runner_set_self(const char *argv0)
+{
+	char cwd[PATH_MAX];
+	size_t n;
+
+	if (!argv0 || !*argv0 || !strchr(argv0, '/')) {
+		snprintf(self, sizeof self, "hotrow");
+		return;
+	}
+	/* An absolute path under the working directory is shown from it. */
+	if (argv0[0] == '/' && getcwd(cwd, sizeof cwd) && (n = strlen(cwd)) > 1 &&
+	    !strncmp(argv0, cwd, n) && argv0[n] == '/')
+		argv0 += n + 1;
+	snprintf(self, sizeof self, "%s", argv0);
+}
+
+const char *runner_self(void)
+{
+	return self;
+}
+
 int runner_tree_open(struct runner_tree *t)
 {
 	memset(t, 0, sizeof *t);

@@ -49,6 +49,12 @@ struct runner_progress {
 /* Find the kit and list its labs. Returns 0, or -1 after printing why on
  * stderr (the tree is then empty and safe to close). */
 int runner_tree_open(struct runner_tree *t);
+
+/* The command as the student typed it (argv[0]: "build/hotrow", or
+ * "hotrow" when found on PATH), so that the commands the runner suggests
+ * work when pasted. runner_self() is "hotrow" until it is set. */
+void runner_set_self(const char *argv0);
+const char *runner_self(void);
 void runner_tree_close(struct runner_tree *t);
 
 /* The lab named by spec ("01", "1", "01-hot-row"), or NULL. */

@@ -138,6 +138,16 @@ if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
 elif ! has "$lab " || ! has "not started" || ! has "hotrow lab check $lab"; then bad "no lab $lab, status or next step"
 else ok; fi
 
+t runner__suggests_the_command_as_typed
+# A student runs build/hotrow, not an installed hotrow: what the runner
+# tells them to type next must work when pasted.
+mkdir -p "$kit/build" && ln -sf "$bin" "$kit/build/hotrow"
+(cd "$kit" && build/hotrow lab) >"$out" 2>"$err" </dev/null; rc=$?
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif ! has "  check    build/hotrow lab check $lab "; then bad "the next step does not say build/hotrow"
+else ok; fi
+rm -f "$kit/build/hotrow"
+
 t runner__unknown_lab_is_usage_error
 hl check 77; rc=$?
 if [ $rc -ne 2 ]; then bad "exit $rc, want 2"
