@@ -24,6 +24,7 @@
 #define REPORT_FD 3        /* the harness's report pipe, in the child */
 #define GRACE_S 1.0        /* SIGTERM, then this long, then SIGKILL */
 #define DRAIN_S 1.0        /* reading what is left after the group is gone */
+#define GONE_S 10.0        /* the most to wait for a killed group to exit */
 
 static volatile sig_atomic_t stop_sig;
 static int wake[2] = {-1, -1};   /* the self-pipe: handlers write a byte */
@@ -185,8 +186,21 @@ static int pump(int *fd, int which, struct lines *rl, const struct runner_child 
 	return 1;
 }
 
+/* Wait until no process of the killed group pid is left (at most
+ * GONE_S): a process killed while it holds gigabytes (a compiler reading
+ * /dev/zero) takes a while to exit, and the next check must not start
+ * beside it. Members reparented to init as zombies end the wait too,
+ * through the bound, when nothing reaps them. */
+static void wait_gone(pid_t pid)
+{
+	double until = util_now() + GONE_S;
+	while (kill(-pid, 0) == 0 && util_now() < until)
+		util_sleep(0.01);
+}
+
 /* Kill the group: SIGTERM, then SIGKILL after GRACE_S unless the leader
- * is gone by then. Reaps the leader into *st when it was not yet. */
+ * is gone by then. Reaps the leader into *st when it was not yet, then
+ * waits for the rest of the group to exit. */
 static void kill_group(pid_t pid, int *reaped, int *st)
 {
 	kill(-pid, SIGTERM);
@@ -203,6 +217,7 @@ static void kill_group(pid_t pid, int *reaped, int *st)
 			;
 		*reaped = 1;
 	}
+	wait_gone(pid);
 }
 
 int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
