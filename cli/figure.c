@@ -422,7 +422,8 @@ int figure_run(const char *path, const struct sim *s, const struct sim_config *g
 		snprintf(lbl, sizeof lbl, "pool size %d", c->pool);
 		hline(f, &b, c->pool, C_OFFER, lbl);
 	}
-	double over = overload_at_s(given, o->theory.ceiling_per_s);
+	/* A schedule's pool_full_s counts from the start already (the fluid line). */
+	double over = o->theory.model == SIM_MODEL_FLUID ? 0 : overload_at_s(given, o->theory.ceiling_per_s);
 	if (c->pool && over >= 0 && o->theory.pool_full_s >= 0) {
 		number(v, sizeof v, round((over + o->theory.pool_full_s) * 100) / 100);
 		snprintf(lbl, sizeof lbl, "theory: full at %s s = overload + P / (\xce\xbb \xe2\x88\x92 \xce\xbc)", v);

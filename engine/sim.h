@@ -289,11 +289,46 @@ enum sim_model {
 	SIM_MODEL_MM1,        /* Poisson arrivals, exponential holds */
 	SIM_MODEL_GG1,        /* anything else: Kingman's approximation */
 	SIM_MODEL_MVA,        /* a closed loop: Mean Value Analysis */
-	SIM_MODEL_NONE        /* a buffered path: no queue on the request path */
+	SIM_MODEL_NONE,       /* a buffered path: no queue on the request path */
+	SIM_MODEL_FLUID       /* a rate schedule over a run with an end: the
+	                         fluid line of sim_schedule_view */
 };
 
 const char *sim_ceiling_name(enum sim_ceiling c);   /* "rows", "pool", ... */
 const char *sim_model_name(enum sim_model m);       /* "D/D/1", "G/G/1 (Kingman)", ... */
+
+/* A rate schedule (--schedule 200@0,2000@10) read from the inputs alone,
+ * as a fluid line in front of a ceiling of mu a second: arrivals above mu
+ * add to the line, below it the line drains at the difference, and after
+ * the last arrival (c->seconds) at mu. Times in seconds from the start;
+ * -1 where something never happens. */
+struct sim_schedule {
+	int nsteps;                         /* 1 + the steps before c->seconds */
+	struct { double from_s, rps; } step[SIM_MAX_PHASES + 1];
+	double mu;                          /* the ceiling the line is served at */
+	int peak;                           /* the first step with the highest rate */
+	double peak_until_s;                /* the next step, or c->seconds */
+	double over_from_s;                 /* arrivals first above mu */
+	double line_max, line_max_at_s;     /* the longest line, and when */
+	double drained_at_s;                /* that line gone (after the arrivals, maybe) */
+	double pool_full_at_s;              /* the line first reaches c->pool (> 0) */
+	double pool_growth_per_s;           /* ... growing this fast then */
+	double arrivals;                    /* likes the schedule brings by c->seconds */
+	double end_s;                       /* the last one done: c->seconds, or drained */
+	double throughput_per_s;            /* arrivals / end_s: all done, none failed */
+	/* The mean time in system over the arrivals, in ms: each waits for
+	 * the line ahead of it to be served (line / mu), then holds the lock;
+	 * where a step has no line, the random queue it would have in steady
+	 * state (Kingman's formula, none for constant arrivals and holds)
+	 * stands in for it; the time outside the lock adds on. < 0 when no
+	 * like arrives. Timeouts are left out: everyone waits. */
+	double mean_ms;
+};
+
+/* Fill *out for c's open-loop arrivals and a ceiling of mu > 0. 1 when c
+ * has a schedule (a step after 0 s before c->seconds), else 0 (and *out
+ * describes the one rate). */
+int sim_schedule_view(const struct sim_config *c, double mu, struct sim_schedule *out);
 
 struct sim_summary {
 	uint64_t offered, completed, failed, abandoned;
@@ -372,6 +407,14 @@ struct sim_summary {
 		/* the fee rows: rows x batch / (hold x lock visits), transfers/s */
 		double ceiling_transfers_per_s;
 	} ledger;                             /* SIM_LEDGER; zero otherwise */
+	/* An open loop on a naive or sharded path whose rate schedule steps
+	 * before c.seconds (> 0): the fluid view at the binding ceiling, and
+	 * theory then follows it: rho is the peak's over the row ceiling,
+	 * growth_per_s the peak's over the binding one, pool_full_s when the
+	 * line reaches the pool, model SIM_MODEL_FLUID with model_mean_ms its
+	 * mean, mm1_mean_ms and md1_mean_ms < 0. nsteps == 0 otherwise (and
+	 * in an endless run, where theory describes the rate now). */
+	struct sim_schedule schedule;
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);
@@ -381,30 +424,6 @@ void sim_summary(const struct sim *s, struct sim_summary *out);
  * a run of c; always NUL-terminated. */
 void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
                       char *buf, size_t len);
-
-/* A rate schedule (--schedule 200@0,2000@10) read from the inputs alone,
- * as a fluid line in front of a ceiling of mu a second: arrivals above mu
- * add to the line, below it the line drains at the difference, and after
- * the last arrival (c->seconds) at mu. Times in seconds from the start;
- * -1 where something never happens. */
-struct sim_schedule {
-	int nsteps;                         /* 1 + the steps before c->seconds */
-	struct { double from_s, rps; } step[SIM_MAX_PHASES + 1];
-	int peak;                           /* the first step with the highest rate */
-	double peak_until_s;                /* the next step, or c->seconds */
-	double over_from_s;                 /* arrivals first above mu */
-	double line_max, line_max_at_s;     /* the longest line, and when */
-	double drained_at_s;                /* that line gone (after the arrivals, maybe) */
-	double pool_full_at_s;              /* the line first reaches c->pool (> 0) */
-	double pool_growth_per_s;           /* ... growing this fast then */
-	double arrivals;                    /* likes the schedule brings by c->seconds */
-	double end_s;                       /* the last one done: c->seconds, or drained */
-};
-
-/* Fill *out for c's open-loop arrivals and a ceiling of mu > 0. 1 when c
- * has a schedule (a step after 0 s before c->seconds), else 0 (and *out
- * describes the one rate). */
-int sim_schedule_view(const struct sim_config *c, double mu, struct sim_schedule *out);
 
 /* One object with "config" and "summary" as DESIGN.md sets out, no newline. */
 void sim_json(FILE *out, const struct sim *s);

@@ -306,6 +306,33 @@ static void config_json(FILE *f, const struct sim_config *c)
 	fputc('}', f);
 }
 
+/* ,"schedule":{...} in theory: the fluid view the theory follows. Only
+ * runs with a schedule print it, so other runs' JSON stays as it was. */
+static void schedule_json(FILE *f, const struct sim_schedule *v)
+{
+	const double peak = v->step[v->peak].rps;
+
+	fputs(",\"schedule\":{", f);
+	num(f, "peak_rps", peak);
+	fputc(',', f);
+	num(f, "peak_load", v->mu > 0 ? peak / v->mu : 0);
+	fputc(',', f);
+	num_or_null(f, "over_from_s", v->over_from_s);
+	fputc(',', f);
+	num(f, "line_max", v->line_max);
+	fputc(',', f);
+	num_or_null(f, "line_max_at_s", v->line_max_at_s);
+	fputc(',', f);
+	num_or_null(f, "drained_at_s", v->drained_at_s);
+	fputc(',', f);
+	num(f, "arrivals", v->arrivals);
+	fputc(',', f);
+	num(f, "end_s", v->end_s);
+	fputc(',', f);
+	num(f, "throughput_per_s", v->throughput_per_s);
+	fputc('}', f);
+}
+
 static void summary_json(FILE *f, const struct sim_summary *o)
 {
 	fprintf(f, "{\"offered\":%llu,\"completed\":%llu,\"failed\":%llu,\"abandoned\":%llu,"
@@ -398,7 +425,10 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	num(f, "lambda", o->theory.little_lambda);
 	fputc(',', f);
 	num(f, "W_ms", o->theory.little_W_ms);
-	fprintf(f, "}},\"events\":%llu,", (unsigned long long)o->events);
+	fputc('}', f);
+	if (o->schedule.nsteps > 0)
+		schedule_json(f, &o->schedule);
+	fprintf(f, "},\"events\":%llu,", (unsigned long long)o->events);
 	fprintf(f, "\"reads\":{\"offered\":%llu,\"completed\":%llu,\"failed\":%llu,"
 	        "\"latency_ms\":{", (unsigned long long)o->reads.offered,
 	        (unsigned long long)o->reads.completed, (unsigned long long)o->reads.failed);
@@ -421,10 +451,13 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 void sim_json(FILE *f, const struct sim *s)
 {
 	struct sim_summary o;
+	struct sim_config given = s->c;
 
+	/* A schedule's steps move c.rps as they come: print the rate set. */
+	given.rps = s->set_rps;
 	sim_summary(s, &o);
 	fputs("{\"config\":", f);
-	config_json(f, &s->c);
+	config_json(f, &given);
 	fputs(",\"summary\":", f);
 	summary_json(f, &o);
 	fputc('}', f);

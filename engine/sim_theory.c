@@ -15,6 +15,11 @@
  *               coefficients of variation of the gaps and of the holds)
  *   growth      lambda - N / S               waiters added per second, overloaded
  *   pool full   P / growth                   seconds until P connections wait
+ *   fluid       a rate schedule: a line q(t) grows at lambda - mu while
+ *               arrivals outrun the ceiling and drains at mu - lambda
+ *               after; a like arriving at t waits q(t) / mu, then holds,
+ *               so the mean wait is sum over steps of lambda / mu times
+ *               the integral of q, over all arrivals
  * W is the mean time in system (lock wait + hold). The label says which
  * model matches the config; rho above 1 is an offered load, not a
  * utilisation. In the fixes the counter row takes one update per flush,
@@ -137,9 +142,9 @@ const char *sim_ceiling_name(enum sim_ceiling c)
 const char *sim_model_name(enum sim_model m)
 {
 	static const char *const names[] = {
-		"D/D/1", "M/D/1", "M/M/1", "G/G/1 (Kingman)", "MVA", "none"
+		"D/D/1", "M/D/1", "M/M/1", "G/G/1 (Kingman)", "MVA", "none", "fluid schedule"
 	};
-	return (unsigned)m <= SIM_MODEL_NONE ? names[m] : "?";
+	return (unsigned)m <= SIM_MODEL_FLUID ? names[m] : "?";
 }
 
 /* Expected distinct rows that k requests land on, each on one of n rows
@@ -209,6 +214,119 @@ static void ceilings(const struct sim *s, struct sim_summary *out)
 		LOWER(o->theory.callers_ceiling_per_s, SIM_CEIL_CALLERS);
 	}
 #undef LOWER
+}
+
+/* Walk one step of the fluid line: rate lam for dt seconds from t0.
+ * Adds the line's integral over the step (line-seconds) to *area and
+ * returns the part of the step with no line at all. */
+static double fluid_step(struct sim_schedule *v, double *q, double t0, double dt,
+                         double lam, double mu, int pool, double *area)
+{
+	double d = lam - mu;
+	if (d > 0) {
+		if (pool > 0 && v->pool_full_at_s < 0 && *q + d * dt >= pool) {
+			v->pool_full_at_s = t0 + (pool - *q) / d;
+			v->pool_growth_per_s = d;
+		}
+		*area += *q * dt + d * dt * dt / 2;
+		*q += d * dt;
+		if (*q > v->line_max) {
+			v->line_max = *q;
+			v->line_max_at_s = t0 + dt;
+			v->drained_at_s = -1;
+		}
+		return 0;
+	}
+	if (*q <= 0)
+		return dt;
+	double gone = d < 0 ? *q / -d : dt + 1;
+	if (gone <= dt) {
+		*area += *q * gone / 2;
+		*q = 0;
+		if (v->drained_at_s < 0)
+			v->drained_at_s = t0 + gone;
+		return dt - gone;
+	}
+	*area += *q * dt + d * dt * dt / 2;
+	*q += d * dt;
+	return 0;
+}
+
+int sim_schedule_view(const struct sim_config *c, double mu, struct sim_schedule *v)
+{
+	memset(v, 0, sizeof *v);
+	v->over_from_s = v->drained_at_s = v->pool_full_at_s = v->line_max_at_s = -1;
+	v->mean_ms = -1;
+	v->mu = mu;
+	double end = c->seconds > 0 ? c->seconds : 1e300;
+	v->step[0].rps = c->rps;
+	v->nsteps = 1;
+	for (int i = 0; i < c->nphases; i++) {
+		double at = c->phases[i].at_us / 1e6;
+		if (at <= 0)
+			v->step[0].rps = c->phases[i].rps;
+		else if (at < end) {
+			v->step[v->nsteps].from_s = at;
+			v->step[v->nsteps++].rps = c->phases[i].rps;
+		}
+	}
+	/* What a like costs besides the line: the lock's demand (a refused
+	 * ledger transaction skips it), and the random queue of a step with
+	 * no line, W_q = S rho / (1 - rho) (ca2 + cs2) / 2 at one row. */
+	int n = sim_config_rows(c);
+	double visits = sim_lock_visits(c), s_ms = sim_lock_ms(c);
+	double row_ceiling = s_ms > 0 ? n * 1000.0 / (s_ms * visits) : 0;
+	double cv2 = (arrival_cv2(c, n) + (c->hold_dist == SIM_DIST_EXP ? 1 : 0)) / 2;
+	double q = 0, wait_s = 0, queue_ms = 0;   /* summed over the arrivals */
+	for (int i = 0; i < v->nsteps; i++) {
+		double from = v->step[i].from_s, lam = v->step[i].rps;
+		double to = i + 1 < v->nsteps ? v->step[i + 1].from_s : end;
+		if (lam > v->step[v->peak].rps)
+			v->peak = i;
+		if (lam > mu && v->over_from_s < 0)
+			v->over_from_s = from;
+		if (to < 1e300) {
+			double area = 0, rho = row_ceiling > 0 ? lam / row_ceiling : 0;
+			double free_s = fluid_step(v, &q, from, to - from, lam, mu, c->pool, &area);
+			/* arrivals at lam wait line / mu each: lam / mu times the area */
+			wait_s += lam * area / mu;
+			if (free_s > 0 && rho < 1)
+				queue_ms += lam * free_s * s_ms * rho / (1 - rho) * cv2;
+			v->arrivals += lam * (to - from);
+		}
+	}
+	v->peak_until_s = v->peak + 1 < v->nsteps ? v->step[v->peak + 1].from_s : end;
+	if (q > 0 && v->drained_at_s < 0 && end < 1e300)
+		v->drained_at_s = end + q / mu;   /* no arrivals: the line drains at mu */
+	v->end_s = q > 0 ? end + q / mu : end;
+	if (end < 1e300 && v->end_s > 0)
+		v->throughput_per_s = v->arrivals / v->end_s;
+	if (v->arrivals > 0)
+		v->mean_ms = visits * (s_ms + (1000 * wait_s + queue_ms) / v->arrivals) + c->outside_ms;
+	return v->nsteps > 1;
+}
+
+/* A run with an end and a rate schedule: theory follows the fluid view
+ * at the binding ceiling, not the last rate (sim.h, struct sim_summary).
+ * An endless run (the TUI) keeps describing the rate now. The schedule's
+ * steps move s->c.rps as they come; the rate before them is the one set. */
+static void schedule_theory(const struct sim *s, struct sim_summary *out)
+{
+	struct sim_config given = s->c, *c = &given;
+	struct sim_schedule v;
+	double mu = out->theory.binding_per_s, peak;
+
+	given.rps = s->set_rps;
+	if (c->seconds <= 0 || mu <= 0 || !sim_schedule_view(c, mu, &v))
+		return;
+	peak = v.step[v.peak].rps;
+	out->schedule = v;
+	out->theory.model = SIM_MODEL_FLUID;
+	out->theory.rho = out->theory.ceiling_per_s > 0 ? peak / out->theory.ceiling_per_s : 0;
+	out->theory.growth_per_s = peak > mu ? peak - mu : 0;
+	out->theory.pool_full_s = v.pool_full_at_s;
+	out->theory.mm1_mean_ms = out->theory.md1_mean_ms = -1;
+	out->theory.model_mean_ms = v.mean_ms;
 }
 
 void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
@@ -281,6 +399,7 @@ void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 	        s->orphaned == 0 &&
 	        (double)s->now >= 1e6 &&
 	        (double)s->now >= 50 * 1000 * out->theory.model_mean_ms;
+	schedule_theory(s, out);
 }
 
 void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
@@ -329,68 +448,4 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
 		         "every %g ms", c->flush_ms);
 		break;
 	}
-}
-
-/* Walk one step of the fluid line: rate lam for dt seconds from t0. */
-static void fluid_step(struct sim_schedule *v, double *q, double t0, double dt,
-                       double lam, double mu, int pool)
-{
-	double d = lam - mu;
-	if (d > 0) {
-		if (pool > 0 && v->pool_full_at_s < 0 && *q + d * dt >= pool) {
-			v->pool_full_at_s = t0 + (pool - *q) / d;
-			v->pool_growth_per_s = d;
-		}
-		*q += d * dt;
-		if (*q > v->line_max) {
-			v->line_max = *q;
-			v->line_max_at_s = t0 + dt;
-			v->drained_at_s = -1;
-		}
-	} else if (*q > 0) {
-		double gone = d < 0 ? *q / -d : dt + 1;
-		if (gone <= dt) {
-			*q = 0;
-			if (v->drained_at_s < 0)
-				v->drained_at_s = t0 + gone;
-		} else {
-			*q += d * dt;
-		}
-	}
-}
-
-int sim_schedule_view(const struct sim_config *c, double mu, struct sim_schedule *v)
-{
-	memset(v, 0, sizeof *v);
-	v->over_from_s = v->drained_at_s = v->pool_full_at_s = v->line_max_at_s = -1;
-	double end = c->seconds > 0 ? c->seconds : 1e300;
-	v->step[0].rps = c->rps;
-	v->nsteps = 1;
-	for (int i = 0; i < c->nphases; i++) {
-		double at = c->phases[i].at_us / 1e6;
-		if (at <= 0)
-			v->step[0].rps = c->phases[i].rps;
-		else if (at < end) {
-			v->step[v->nsteps].from_s = at;
-			v->step[v->nsteps++].rps = c->phases[i].rps;
-		}
-	}
-	double q = 0;
-	for (int i = 0; i < v->nsteps; i++) {
-		double from = v->step[i].from_s, lam = v->step[i].rps;
-		double to = i + 1 < v->nsteps ? v->step[i + 1].from_s : end;
-		if (lam > v->step[v->peak].rps)
-			v->peak = i;
-		if (lam > mu && v->over_from_s < 0)
-			v->over_from_s = from;
-		if (to < 1e300) {
-			fluid_step(v, &q, from, to - from, lam, mu, c->pool);
-			v->arrivals += lam * (to - from);
-		}
-	}
-	v->peak_until_s = v->peak + 1 < v->nsteps ? v->step[v->peak + 1].from_s : end;
-	if (q > 0 && v->drained_at_s < 0 && end < 1e300)
-		v->drained_at_s = end + q / mu;   /* no arrivals: the line drains at mu */
-	v->end_s = q > 0 ? end + q / mu : end;
-	return v->nsteps > 1;
 }

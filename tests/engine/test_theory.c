@@ -178,11 +178,64 @@ static void sim_schedule_view__fluid_line(void **state)
 	assert_near(v.drained_at_s, 20 + 6000.0 / 500, 1e-12);
 	assert_near(v.arrivals, 200 * 10 + 2000 * 5 + 200 * 5, 1e-12);
 	assert_near(v.end_s, 32, 1e-12);
+	assert_near(v.throughput_per_s, 13000.0 / 32, 1e-12);
+	/* The mean time in system: the line's integral is 1500 x 5^2 / 2 =
+	 * 18750 over the peak and 7500 x 5 - 300 x 5^2 / 2 = 33750 after it;
+	 * arrivals at lam wait line / 500 each, so they wait 2000 x 18750 /
+	 * 500 + 200 x 33750 / 500 = 88500 s in all; over 13000 likes, plus
+	 * the 2 ms hold. Evenly spaced likes, constant holds: no random queue
+	 * where there is no line. */
+	assert_near(v.mean_ms, 2 + 1000 * 88500.0 / 13000, 1e-12);
+	/* Poisson arrivals: the first 10 s have no line, and each of its 2000
+	 * likes waits Kingman's 2 x 0.4 / 0.6 x (1 + 0) / 2 ms besides. */
+	c.arrivals = SIM_ARRIVE_POISSON;
+	assert_int_equal(sim_schedule_view(&c, 500, &v), 1);
+	assert_near(v.mean_ms, 2 + (1000 * 88500.0 + 2000 * 2 * 0.4 / 0.6 / 2) / 13000, 1e-12);
+	c.arrivals = SIM_ARRIVE_CONSTANT;
 
 	c.nphases = 0;                           /* one rate: not a schedule */
 	assert_int_equal(sim_schedule_view(&c, 500, &v), 0);
 	assert_near(v.step[0].rps, 200, 1e-12);
 	assert_true(v.over_from_s < 0 && v.pool_full_at_s < 0 && v.line_max == 0);
+}
+
+/* A run with a schedule: theory follows the fluid view, and the engine's
+ * mean latency agrees with it. 200/s, then 2000/s from 2 s to 4 s, on a
+ * 500/s row: a line of 1500 x 2 = 3000 at 4 s, gone 6 s later; its 4000
+ * likes at 2000/s wait 2000 x (1500 x 2^2 / 2) / 500 = 12000 s in all, so
+ * over 4400 likes 2 + 12000000 / 4400 ms. */
+static void sim_summary__schedule_follows_fluid(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	simtest_config(&c);
+	c.rps = 200;
+	c.seconds = 4;
+	c.pool = 1000;
+	c.pool_timeout_ms = 0;
+	c.nphases = 1;
+	c.phases[0] = (struct sim_phase){ .at_us = 2000000, .rps = 2000 };
+	simtest_run(&c, &o);
+	assert_int_equal(o.theory.model, SIM_MODEL_FLUID);
+	assert_string_equal(sim_model_name(o.theory.model), "fluid schedule");
+	assert_near(o.theory.rho, 4, 1e-12);
+	assert_near(o.theory.growth_per_s, 1500, 1e-12);
+	assert_near(o.theory.pool_full_s, 2 + 1000.0 / 1500, 1e-12);
+	assert_true(o.theory.mm1_mean_ms < 0 && o.theory.md1_mean_ms < 0);
+	assert_int_equal(o.schedule.nsteps, 2);
+	assert_near(o.schedule.end_s, 10, 1e-12);
+	assert_near(o.schedule.throughput_per_s, 440, 1e-12);
+	assert_near(o.theory.model_mean_ms, 2 + 12000000.0 / 4400, 1e-12);
+	/* evenly spaced, constant holds: the engine's line is the fluid one */
+	assert_near(o.latency_ms.mean, o.theory.model_mean_ms, 0.01);
+	assert_near(o.throughput_per_s, o.schedule.throughput_per_s, 0.01);
+
+	c.seconds = 1;                      /* the step comes after the end */
+	simtest_run(&c, &o);
+	assert_int_equal(o.theory.model, SIM_MODEL_DD1);
+	assert_int_equal(o.schedule.nsteps, 0);
 }
 
 /* Clumps of K at the same rho: the arrivals' squared coefficient of
@@ -243,6 +296,7 @@ int main(void)
 		cmocka_unit_test(sim_run__bursty_arrivals_match_kingman),
 		cmocka_unit_test(sim_run__pool_binds_on_distinct_rows),
 		cmocka_unit_test(sim_schedule_view__fluid_line),
+		cmocka_unit_test(sim_summary__schedule_follows_fluid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
