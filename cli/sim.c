@@ -177,6 +177,56 @@ static void say(const char *text)
 	}
 }
 
+/* The fluid view's mean latency against the measured one, and when to
+ * read it as rough: a peak near the ceiling with random arrivals or holds
+ * (there the random queue, which builds over time, is as long as the
+ * line), or timeouts that end waits the fluid line lets go on. */
+static void schedule_latency_words(const struct sim_config *c, const struct sim_summary *o,
+                                   const struct sim_schedule *v)
+{
+	const double load = v->step[v->peak].rps / v->mu;
+	const double longest_ms = v->line_max / v->mu * 1000;
+	double limit = 0;
+	char t[600];
+
+	if (v->mean_ms <= 0)
+		return;
+	if (v->line_max > 0)
+		snprintf(t, sizeof t, "Averaged over the likes, each waits for the line ahead of it "
+		         "to be served at %.0f a second, then holds the lock for %g ms%s: the fluid "
+		         "line predicts %.3f ms a like; the engine measured %.3f ms (%.2f times "
+		         "that).", v->mu, sim_lock_ms(c),
+		         c->outside_ms > 0 ? " (and spends its time outside it)" : "",
+		         v->mean_ms, o->latency_ms.mean, o->latency_ms.mean / v->mean_ms);
+	else
+		snprintf(t, sizeof t, "With no line, a like waits only in the random queue of its "
+		         "step (Kingman's formula; none for evenly spaced likes and constant holds) "
+		         "and holds the lock for %g ms: %.3f ms a like predicted, %.3f ms "
+		         "measured (%.2f times that).", sim_lock_ms(c), v->mean_ms,
+		         o->latency_ms.mean, o->latency_ms.mean / v->mean_ms);
+	say(t);
+	if (load >= 0.8 && load <= 1.2 && o->theory.ca2 + o->theory.cs2 > 0) {
+		snprintf(t, sizeof t, "Note: the peak is %.2f times the ceiling, within 20%% of it. "
+		         "There the random queue is as long as the fluid line or longer and takes "
+		         "its time to build, which neither the line nor the steady-state formula "
+		         "follows: read the mean-latency prediction as rough.", load);
+		say(t);
+	}
+#define TIGHTER(ms) do { if ((ms) > 0 && (limit <= 0 || (ms) < limit)) limit = (ms); } while (0)
+	TIGHTER(c->client_timeout_ms);
+	TIGHTER(c->lock_timeout_ms);
+	if (c->pool > 0 && v->line_max > c->pool)
+		TIGHTER(c->pool_timeout_ms);
+#undef TIGHTER
+	if (limit > 0 && longest_ms > limit) {
+		snprintf(t, sizeof t, "Note: the longest wait in the fluid line, about %.0f ms, is "
+		         "past a timeout of %g ms: likes there fail or give up instead of waiting, "
+		         "which the fluid line leaves out, and only the likes that finished count in "
+		         "the measured mean.", longest_ms, limit);
+		say(t);
+	}
+}
+
 /* "In words" for a rate schedule: its steps, the peak against the
  * binding ceiling, and the line the fluid reading (sim_schedule_view)
  * predicts, then what the engine measured. */
@@ -212,6 +262,7 @@ static void schedule_words(const struct sim_config *c, const struct sim_summary 
 		         "usual queueing. The engine measured %.0f a second and %.3f ms a like.",
 		         peak, until, peak / mu, mu, o->throughput_per_s, o->latency_ms.mean);
 		say(t);
+		schedule_latency_words(c, o, v);
 		return;
 	}
 	n = snprintf(t, sizeof t, "The peak, %g a second %s, is %.2f times the binding ceiling "
@@ -236,6 +287,7 @@ static void schedule_words(const struct sim_config *c, const struct sim_summary 
 		         "be gone at about %.4f s; here %s.", c->pool, v->pool_full_at_s, m);
 		say(t);
 	}
+	schedule_latency_words(c, o, v);
 	snprintf(t, sizeof t, "Measured: %.1f updates a second got through; %llu of %llu likes "
 	         "failed or were given up, and the worst wait for the lock was %.1f ms.",
 	         o->throughput_per_s, (unsigned long long)(o->failed + o->abandoned),
@@ -251,9 +303,8 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 	double s_ms = sim_lock_ms(c);
 	double rho = o->theory.rho;
 	char p[200], why[200], r[48];
-	struct sim_schedule sched;
-	bool scheduled = direct && !closed && o->theory.binding_per_s > 0 &&
-	                 sim_schedule_view(c, o->theory.binding_per_s, &sched);
+	const struct sim_schedule *sched = &o->schedule;
+	bool scheduled = direct && sched->nsteps > 0;     /* theory follows it */
 
 	describe(c);
 	sim_binding_text(c, o, why, sizeof why);
@@ -274,15 +325,21 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		         ratio(r, sizeof r, o->latency_ms.mean, o->theory.closed_mean_ms));
 		printf("  %-30s %14.3f   %s\n", "mean latency, ms", o->latency_ms.mean, p);
 	} else if (direct && scheduled) {
-		double lam = sched.arrivals / sched.end_s;
+		double lam = sched->throughput_per_s;
 		snprintf(p, sizeof p, "%.1f  (%.0f likes done by %.1f s if none fails%s)", lam,
-		         sched.arrivals, sched.end_s, ratio(r, sizeof r, o->throughput_per_s, lam));
+		         sched->arrivals, sched->end_s, ratio(r, sizeof r, o->throughput_per_s, lam));
 		row_d("throughput, per s", o->throughput_per_s, p);
-		snprintf(p, sizeof p, "%.3f  (the peak, %g/s)", sched.step[sched.peak].rps /
-		         o->theory.binding_per_s, sched.step[sched.peak].rps);
+		snprintf(p, sizeof p, "%.3f  (the peak, %g/s)", sched->step[sched->peak].rps /
+		         o->theory.binding_per_s, sched->step[sched->peak].rps);
 		printf("  %-30s %14.3f   %s\n", "offered load (arrivals/ceiling)",
 		       o->throughput_per_s / o->theory.binding_per_s, p);
-		printf("  %-30s %14.3f\n", "mean latency, ms", o->latency_ms.mean);
+		if (sched->mean_ms >= 0)
+			snprintf(p, sizeof p, "%.3f  (%s%s)", sched->mean_ms,
+			         sim_model_name(o->theory.model),
+			         ratio(r, sizeof r, o->latency_ms.mean, sched->mean_ms));
+		else
+			snprintf(p, sizeof p, "(no likes arrive)");
+		printf("  %-30s %14.3f   %s\n", "mean latency, ms", o->latency_ms.mean, p);
 	} else if (direct) {
 		double lam = c->rps < o->theory.binding_per_s ? c->rps : o->theory.binding_per_s;
 		snprintf(p, sizeof p, "%.1f  (binding ceiling: %s%s)", lam,
@@ -318,9 +375,9 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			snprintf(m, sizeof m, "never");
 		if (!direct)
 			snprintf(p, sizeof p, "(no lock queue on the request path)");
-		else if (scheduled && sched.pool_full_at_s >= 0)
+		else if (scheduled && sched->pool_full_at_s >= 0)
 			snprintf(p, sizeof p, "%.4f  (a line of %d, growing %.0f per s then)",
-			         sched.pool_full_at_s, c->pool, sched.pool_growth_per_s);
+			         sched->pool_full_at_s, c->pool, sched->pool_growth_per_s);
 		else if (scheduled)
 			snprintf(p, sizeof p, "never");
 		else if (o->theory.pool_full_s >= 0)
@@ -406,7 +463,7 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		       c->clients, o->theory.closed_throughput_per_s, o->theory.closed_mean_ms,
 		       o->throughput_per_s, o->latency_ms.mean);
 	} else if (scheduled) {
-		schedule_words(c, o, &sched);
+		schedule_words(c, o, sched);
 	} else if (direct) {
 		if (o->theory.growth_per_s > 0) {
 			printf("  Likes arrive at %g a second, an offered load of %.2f times the row\n"
