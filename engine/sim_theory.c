@@ -19,7 +19,8 @@
  *               arrivals outrun the ceiling and drains at mu - lambda
  *               after; a like arriving at t waits q(t) / mu, then holds,
  *               so the mean wait is sum over steps of lambda / mu times
- *               the integral of q, over all arrivals
+ *               the integral of q, over all arrivals (Kingman's queue
+ *               stands in where a step has no line)
  * W is the mean time in system (lock wait + hold). The label says which
  * model matches the config; rho above 1 is an offered load, not a
  * utilisation. In the fixes the counter row takes one update per flush,
