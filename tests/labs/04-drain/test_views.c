@@ -394,7 +394,8 @@ static void record_view__lost_reply_still_counted(void **state)
 
 	kit_store_lose_replies(st, 0);
 	lt_expect(rc != 0, "record", "record_view returned 0 although its reply was lost; "
-	          "return the store's code (%d, %s)", KIT_STORE_UNKNOWN,
+	          "return the store's code (%d, %s), and do not send the view again: the "
+	          "store may have counted it already", KIT_STORE_UNKNOWN,
 	          kit_store_strerror(KIT_STORE_UNKNOWN));
 	lt_expect_int_hint(delta(st, 4) + dirty(st, 4), 2,
 	                   "delta + dirty mark of video 4 after a view whose reply was lost", "record");
