@@ -248,7 +248,8 @@ static void fence_apply__one_upsert_per_batch(void **state)
 	kit_db_set_hook(db, NULL, NULL);
 
 	lt_expect_int_hint(w.totals, 1, "statements writing video_views for a batch of 5 videos "
-	                   "applied, then delivered again", "one-upsert");
+	                   "applied, then delivered again (the copy must meet the fence before it "
+	                   "writes anything)", "one-upsert");
 	lt_expect_int_hint(views_of(t, 5), 2, "views of video 5", "upsert");
 	passed(t);
 }
