@@ -233,8 +233,8 @@ static int lacks_solutions(const struct runner_tree *t, const struct runner_lab 
 	char p[PATH_MAX];
 	if (runner_path(t, p, sizeof p, "solutions/%s", l ? l->name : "") != 0 || access(p, F_OK) == 0)
 		return 0;
-	fprintf(stderr, "hotrow lab %s: --solutions: this kit has no %s (the student kit leaves "
-		"them out)\n", cmd, p + strlen(t->root) + 1);
+	fprintf(stderr, "hotrow lab %s: --solutions: this kit ships without solutions (no %s); "
+		"drop --solutions to use your own exercises/\n", cmd, p + strlen(t->root) + 1);
 	return 1;
 }
 

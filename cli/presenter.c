@@ -251,9 +251,29 @@ static void clock_text(char *out, size_t len, long s)
 	snprintf(out, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
 }
 
-/* Where the talk stands against the plan, in one line. */
+/* Whether any slide of d has a speaker note: the student kit's decks
+ * have none (scripts/student-kit strips them). */
+static int has_notes(const struct tui_deck *d)
+{
+	int found = 0;
+	for (int i = 0; i < tui_deck_count(d) && !found; i++) {
+		struct tui_slide_text t;
+		tui_deck_layout(d, i, 1000, 1, &t);
+		for (int k = 0; k < t.nlines && !found; k++)
+			found = t.kinds[k] == TUI_LINE_NOTE;
+		tui_slide_text_free(&t);
+	}
+	return found;
+}
+
+/* Where the talk stands against the plan, in one line. A deck without
+ * any notes (a student's copy) gets a line for its reader instead. */
 static void plan_line(const struct tui_deck *d, int cur, long elapsed, char *out, size_t len)
 {
+	if (!has_notes(d)) {
+		snprintf(out, len, "this copy of the deck has no speaker notes");
+		return;
+	}
 	char label[200] = "", next_label[200] = "";
 	int from = -1, to = -1, k;
 	for (k = cur; k >= 0 && from < 0; k--)
@@ -290,6 +310,7 @@ static void build(struct view *v, const struct state *st, const struct tui_deck 
 	snprintf(line, sizeof line, "slide %d of %d   elapsed %s%s", cur + 1, n, clock,
 	         st->revealed ? "   (answer revealed)" : "");
 	add(v, 3, line);
+	int stripped = !has_notes(d);
 	plan_line(d, cur, elapsed, line, sizeof line);
 	add(v, 1, line);
 	add(v, 0, "");
@@ -304,7 +325,7 @@ static void build(struct view *v, const struct state *st, const struct tui_deck 
 			add(v, 0, t.lines[k]);
 			notes++;
 		}
-	if (!notes)
+	if (!notes && !stripped)
 		add(v, 2, "(no notes on this slide)");
 	if (t.reveal) {
 		snprintf(line, sizeof line, "x reveals: $ %s", t.reveal);

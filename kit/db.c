@@ -10,6 +10,7 @@
  * Errors are written once, into db->err, as "ENGINE: STATEMENT: CAUSE".
  */
 #include "kit/db.h"
+#include "kit/failpoint.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -580,7 +581,7 @@ static int pg_commit(struct kit_db *db)
 	return 0;
 }
 
-int kit_db_commit(struct kit_db *db)
+static int commit(struct kit_db *db)
 {
 	if (db->engine == KIT_DB_POSTGRES)
 		return pg_commit(db);
@@ -592,6 +593,19 @@ int kit_db_commit(struct kit_db *db)
 		memcpy(keep, db->err, sizeof keep);
 		kit_db_rollback(db);
 		memcpy(db->err, keep, sizeof keep);
+	}
+	return rc;
+}
+
+int kit_db_commit(struct kit_db *db)
+{
+	int rc = commit(db);
+	/* The failpoint stages a COMMIT whose answer never arrived: the
+	 * server committed, the caller hears an error. */
+	if (rc == 0 && kit_fp_hit("db-commit-reply-lost") != 0) {
+		set_err(db, "COMMIT", "the connection broke before COMMIT's answer arrived "
+		        "(failpoint db-commit-reply-lost): the transaction did commit");
+		return KIT_DB_ERR;
 	}
 	return rc;
 }

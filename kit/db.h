@@ -71,7 +71,9 @@ int64_t kit_db_changes(const struct kit_db *db);
 int kit_db_begin(struct kit_db *db);
 /* commit fails (KIT_DB_ERR) when the transaction had already failed and
  * PostgreSQL rolled it back instead; after a failed commit no transaction
- * is open, on either engine. */
+ * is open, on either engine. The failpoint "db-commit-reply-lost"
+ * (kit/failpoint.h), armed with error, makes a COMMIT that succeeded
+ * answer KIT_DB_ERR, as when the connection breaks before the answer. */
 int kit_db_commit(struct kit_db *db);
 int kit_db_rollback(struct kit_db *db);
 

@@ -164,8 +164,14 @@ static void *consume(void *arg)
 		}
 		if (n < 0 && ++errors == 50) {
 			char msg[1200];
-			snprintf(msg, sizeof msg, "code %d; database: %s; log: %s", n,
-			         kit_db_errmsg(me->db), kit_log_errmsg(log));
+			const char *dberr = kit_db_errmsg(me->db);
+			if (dberr && *dberr)
+				snprintf(msg, sizeof msg, "code %d; database: %s; log: %s", n, dberr,
+				         kit_log_errmsg(log));
+			else
+				snprintf(msg, sizeof msg, "code %d from your fence functions, with no "
+				         "database or log error behind it (is fence.c written yet? "
+				         "hotrow lab check 05)", n);
 			give_up(g, "consumer, 50 failed polls in a row, the last", msg);
 			break;
 		}

@@ -530,4 +530,30 @@ elif [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ] || ! cmp -s "$tmp/deck-full" "$tmp/deck-ki
 elif ! grep -q '^Reveal: ' "$sk"; then bad "the predict slides lost their Reveal: commands"
 else ok; fi
 
+t runner__student_kit_presenter_speaks_to_a_reader
+# The presenter view of the kit's deck: no instructor's advice about
+# adding plan notes, one line saying the notes are not in this copy.
+printf 'hotrow-slides 1\ndeck=%s\nslide=2\nstarted=%s\nrevealed=0\n' \
+	"$(cd "$(dirname "$sk")" && pwd -P)/$(basename "$sk")" "$(date +%s)" >"$tmp/sk-state"
+"$bin" slides --presenter --dump --state "$tmp/sk-state" --size 100x40 >"$out" 2>"$err"; rc=$?
+if [ $rc -ne 0 ]; then bad "exit $rc: $(head -2 "$err")"
+elif grep -q -e 'Plan:' -e 'no plan in this deck' -e 'no notes on this slide' "$out"; then
+	bad "instructor's text in a student's presenter view: $(grep -e 'Plan:' -e 'no plan' -e 'no notes' "$out" | head -2)"
+elif ! grep -q 'this copy of the deck has no speaker notes' "$out"; then
+	bad "no line telling the reader the notes are not in this copy: $(head -3 "$out" | tr '\n' '|')"
+else ok; fi
+
+t runner__student_kit_solutions_flag_says_why
+# The deck's `hotrow lab run 0N --solutions` in a kit: one line, exit 2.
+kd=$tmp/skbuild/student-kit/hotrow-student-kit
+for sub in "run $name" "check $name" "grade"; do
+	# shellcheck disable=SC2086
+	(cd "$kd" && HOTROW_ROOT="$kd" "$bin" lab $sub --solutions) >"$out" 2>"$err" </dev/null; rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'without solutions' "$err" || break
+done
+if [ $rc -ne 2 ]; then bad "lab $sub --solutions in a kit: exit $rc, want 2: $(head -2 "$err")"
+elif [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q 'without solutions' "$err"; then
+	bad "lab $sub --solutions in a kit: want one line saying the kit ships without solutions: $(head -3 "$err" | tr '\n' '|')"
+else ok; fi
+
 summary

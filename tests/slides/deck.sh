@@ -41,7 +41,7 @@ else bad deck__every_lab_opens_and_closes "missing:$missing"; fi
 # What the presenter shows of slide 3's notes and of the plan.
 notes=1 note3='Hands up for each letter' plan3='^plan: "Opening" from 0:00; on time' plan_end='plan: "Closing"'
 if ! grep -q '^>' "$deck" && [ -f .hotrow/pristine/SHIPPED ]; then
-	notes=0 note3='(no notes on this slide)' plan3='no plan in this deck' plan_end=$plan3
+	notes=0 note3='no speaker notes' plan3='this copy of the deck has no speaker notes' plan_end=$plan3
 	echo "NOTICE: a student kit's deck (no speaker notes): the presenter shows none"
 fi
 

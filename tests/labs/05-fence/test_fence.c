@@ -38,7 +38,7 @@ static const char *self = "build/labs/05-fence/test-solution";
 /* Direct checks that passed, per engine: the crash schedules run only once
  * all of them pass (they take a while, and a bug the direct checks already
  * name is easier to fix from their message). A replay always runs. */
-#define DIRECT_CHECKS 10
+#define DIRECT_CHECKS 11
 static int direct_passed[2];
 
 static void passed(struct labtest *t)
@@ -248,7 +248,8 @@ static void fence_apply__one_upsert_per_batch(void **state)
 	kit_db_set_hook(db, NULL, NULL);
 
 	lt_expect_int_hint(w.totals, 1, "statements writing video_views for a batch of 5 videos "
-	                   "applied, then delivered again", "one-upsert");
+	                   "applied, then delivered again (the copy must meet the fence before it "
+	                   "writes anything)", "one-upsert");
 	lt_expect_int_hint(views_of(t, 5), 2, "views of video 5", "upsert");
 	passed(t);
 }
@@ -349,6 +350,45 @@ static void fence_handle__adds_up_a_batch_per_video(void **state)
 	lt_expect_int_hint(stored_last(t, 2), 29, "partition 2's last_offset", "totals");
 	lt_expect_int_hint(w.totals, 12, "upserts for 12 batches (3 of up to 12 events per partition)",
 	                   "one-upsert");
+	passed(t);
+}
+
+/* The database refuses the first batch (video_views is renamed away):
+ * fence_handle must say so, so that the log keeps its position and
+ * delivers the batch again once the table is back. A handler that
+ * answers 0 anyway lets the log move past it, and the fence then refuses
+ * every later batch of that partition (none starts right after what is
+ * stored): the partition stops counting, silently. */
+static void fence_handle__failed_batch_is_delivered_again(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	char dir[512];
+	struct kit_log *log = make_log(dir, sizeof dir, 30);   /* videos 1, 2, 3, 1, 2, 3, ... */
+	struct kit_log_consumer *c;
+	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = labtest_db(t) };
+	kit_log_join(&c, log, FENCE_GROUP, "solo", &cb);
+	labtest_exec(t, "ALTER TABLE video_views RENAME TO video_views_away");
+
+	int refused = kit_log_poll(c, 12, fence_handle, labtest_db(t));
+
+	labtest_exec(t, "ALTER TABLE video_views_away RENAME TO video_views");
+	int handled = 0, n;
+	while ((n = kit_log_poll(c, 12, fence_handle, labtest_db(t))) > 0)
+		handled += n;
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+
+	lt_expect(refused < 0, "handle-error", "fence_handle answered %d for a batch the database "
+	          "refused (video_views was missing); answer the error, so the log delivers the "
+	          "batch again", refused);
+	lt_expect(n == 0, "handle-error", "kit_log_poll with fence_handle failed (%d) once the table "
+	          "was back: %s", n, kit_db_errmsg(labtest_db(t)));
+	lt_expect_int_hint(views_of(t, 1) + views_of(t, 2) + views_of(t, 3), 120,
+	                   "views in the database, 4 partitions of 30, after one refused batch",
+	                   "handle-error");
+	lt_expect_int_hint(handled, 120, "events handled once the table was back", "handle-error");
 	passed(t);
 }
 
@@ -637,6 +677,7 @@ int main(int argc, char **argv)
 		LABTEST_BOTH(fence_position__is_stored_offset_plus_one),
 		LABTEST_BOTH(fence_on_assign__seeks_from_the_database_not_the_hint),
 		LABTEST_BOTH(fence_handle__adds_up_a_batch_per_video),
+		LABTEST_BOTH(fence_handle__failed_batch_is_delivered_again),
 		LABTEST_BOTH(fence_handle__retried_append_counts_twice),
 		LABTEST_BOTH(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_BOTH(fence_consume__exact_under_crash_schedules),
