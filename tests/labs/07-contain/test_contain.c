@@ -462,14 +462,52 @@ static void contain_like__gives_up_on_a_held_row(void **state)
 	kit_db_close(h);
 	contain_close(&app);
 	for (int i = 0; i < 2; i++) {
-		lt_expect_int_hint(c[i].rc, KIT_DB_BUSY, i == 0 ? "first like of a held row "
-		                   "(KIT_DB_BUSY after the lock timeout)" : "second like of a held row, "
-		                   "on a connection the pool has reset (KIT_DB_BUSY)", "lock-timeout");
+		lt_expect(c[i].rc == KIT_DB_BUSY, "lock-timeout", "expected the %s like of a held "
+		          "row%s to give up with KIT_DB_BUSY (%d) after the lock timeout, got %d%s",
+		          i == 0 ? "first" : "second", i == 0 ? "" : ", on a connection the pool "
+		          "has reset,", KIT_DB_BUSY, c[i].rc, c[i].rc == 0 ? " (0: it waited "
+		          "until the test let the row go after 3 s, and then succeeded)" : "");
 		lt_expect(c[i].ms < 3000, "lock-timeout", "expected like %d to give up within 3 s "
 		          "(lock timeout 100 ms), got %.0f ms", i + 1, c[i].ms);
 	}
 	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 2,
 	              "likes: the free one and the holder's, none of the timed-out ones");
+}
+
+/* The like's lock timeout must end with the like's transaction. A plain
+ * SET (or kit_db_set_lock_timeout()) inside it is committed with it and
+ * stays on the session: this kit's pool wipes it on the next checkout,
+ * but a transaction-mode pooler runs no reset, and the next client's
+ * transaction on that server connection inherits it. So the connection
+ * the like used is read here directly, behind the pool's back (no
+ * checkout, no reset): its lock_timeout must be the default again. */
+static void contain_like__timeout_ends_with_the_like(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512];
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	/* The likes' pool has one connection: the one every like uses. */
+	struct kit_db *db = NULL;
+	assert_int_equal(kit_pool_get(app.likes, &db), 0);
+	kit_pool_put(app.likes, db);
+	int rc = contain_like(&app, 1);
+	int64_t left = -1;
+	int qrc = kit_db_query_int(db, "SELECT (current_setting('lock_timeout') <> '0')::int",
+	                           0, NULL, &left);
+	contain_close(&app);
+	lt_expect_int(rc, 0, "a like of a free row");
+	lt_expect_int(qrc, 0, "reading lock_timeout on the like's connection");
+	lt_expect(left == 0, "lock-timeout", "after the like committed, its connection still has "
+	          "lock_timeout set on the session: it was set with SET (or "
+	          "kit_db_set_lock_timeout()), not SET LOCAL, so it outlived the like's "
+	          "transaction and the next transaction on that connection inherits it "
+	          "wherever no reset runs (a transaction-mode pooler)");
 }
 
 static void contain_open__gives_likes_their_own_pool(void **state)
@@ -724,6 +762,7 @@ int main(void)
 		LABTEST_PG(hot_rows_now__quiet_when_nobody_waits),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
+		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain__login_survives_a_hot_row),
 	};
 	return labtest_main("07-contain", tests);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "kit/load.h"
 #include "labs/08-engine/inside.h"
@@ -286,7 +287,9 @@ static void isolation__gives_up_after_limit(void **state)
 	struct inside_retry policy = { 4, 1, 4 };
 	int attempts = -1;
 	int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
-	lt_expect_int_hint(rc, INSIDE_GAVE_UP, "result after 4 failed attempts (INSIDE_GAVE_UP)", "limit");
+	lt_expect(rc == INSIDE_GAVE_UP, "limit", "expected INSIDE_GAVE_UP (%d) after 4 failed "
+	          "attempts, got %d%s", INSIDE_GAVE_UP, rc, rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: "
+	          "the first attempt's serialization failure, returned without a retry)" : "");
 	lt_expect_int_hint(labtest_int(t, "SELECT last_value FROM attempts"), 4,
 	                   "attempts the database saw, max_attempts 4", "limit");
 	lt_expect_int_hint(attempts, 4, "*attempts reported", "limit");
@@ -305,13 +308,92 @@ static void isolation__backs_off(void **state)
 	int64_t start = kit_load_now_ns();
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
 	double ms = (double)(kit_load_now_ns() - start) / 1e6;
-	lt_expect_int(rc, 0, "result when the 6th attempt can commit");
+	lt_expect(rc == 0, "backoff", "expected 0 when the 6th attempt can commit (5 planted "
+	          "failures, max_attempts 10), got %d%s", rc, rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: "
+	          "the first attempt's serialization failure, returned without a retry)" :
+	          rc == INSIDE_GAVE_UP ? " (INSIDE_GAVE_UP: it gave up before attempt 6)" : "");
 	lt_expect_int(attempts, 6, "*attempts reported");
 	lt_expect_int(counter(t), 1, "counter");
 	/* The shortest waits the contract allows: half of 8, 16, 32, 64, 64. */
 	lt_expect(ms >= 92, "backoff",
 	          "expected 5 retries to wait at least 92 ms in all (half of 8+16+32+64+64), "
 	          "got %.1f ms", ms);
+}
+
+/* The waits of one call, seen from the connection's hook: the gap from
+ * the end of an attempt's last statement to the start of the next BEGIN. */
+struct waits {
+	int64_t last_end;
+	bool began;
+	int n;
+	double ms[16];
+};
+
+static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct waits *w = arg;
+	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
+		w->last_end = t_ns;
+		return;
+	}
+	if (ev != KIT_DB_STMT_START || sql == NULL)
+		return;
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	if (strncasecmp(sql, "BEGIN", 5) != 0 && strncasecmp(sql, "START TRANSACTION", 17) != 0)
+		return;
+	if (w->began && w->n < 16)
+		w->ms[w->n++] = (double)(t_ns - w->last_end) / 1e6;
+	w->began = true;
+}
+
+/* Jitter: the k-th wait is random between d/2 and d. A loop that waits
+ * exactly d (or any fixed fraction of it) sends every loser of one
+ * collision back at the same moment. Four calls of 5 planted failures
+ * each, d = 20, 40, 80, 80, 80 ms: a sleep never ends early, so waits of
+ * exactly d are never below 0.8 d, while random ones are 60% of the time;
+ * and the twelve waits with d = 80 must not all be the same length. */
+static void isolation__backoff_has_jitter(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	static const double d[5] = { 20, 40, 80, 80, 80 };
+	struct inside_retry policy = { 10, 20, 80 };
+	int below = 0, n80 = 0, bad = 0;
+	double lo80 = 1e9, hi80 = 0;
+	make_counter(t);
+	plant_failures(t, 5);
+	for (int call = 0; call < 4; call++) {
+		struct waits w = { 0 };
+		labtest_exec(t, "SELECT setval('attempts', 1, false)");
+		kit_db_set_hook(db, time_waits, &w);
+		int attempts = -1;
+		int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+		kit_db_set_hook(db, NULL, NULL);
+		if (rc != 0 || attempts != 6 || w.n != 5) {
+			bad++;
+			lt_expect(false, "backoff", "expected 0 after 6 attempts with 5 waits between "
+			          "them (5 planted failures), got %d after %d attempts, %d waits seen "
+			          "(from the end of an attempt to the next BEGIN)", rc, attempts, w.n);
+			break;
+		}
+		for (int k = 0; k < 5; k++) {
+			below += w.ms[k] < 0.8 * d[k];
+			if (d[k] == 80) {
+				n80++;
+				lo80 = w.ms[k] < lo80 ? w.ms[k] : lo80;
+				hi80 = w.ms[k] > hi80 ? w.ms[k] : hi80;
+			}
+		}
+	}
+	if (bad)
+		return;
+	lt_expect(below >= 3, "backoff", "expected some of the 20 waits to fall between d/2 and "
+	          "0.8 d (a random wait between d/2 and d does 60%% of the time), got %d: the "
+	          "waits do not look random; waiting exactly d brings every loser of a collision "
+	          "back at the same moment", below);
+	lt_expect(hi80 - lo80 >= 10, "backoff", "expected the %d waits with d = 80 ms to differ "
+	          "(random between 40 and 80 ms), got all between %.1f and %.1f ms", n80, lo80, hi80);
 }
 
 /* ---- §5 Commits ---- */
@@ -542,6 +624,7 @@ int main(void)
 		LABTEST_PG(keys__no_multixacts_from_likes),
 		LABTEST_PG(isolation__gives_up_after_limit),
 		LABTEST_PG(isolation__backs_off),
+		LABTEST_PG(isolation__backoff_has_jitter),
 		LABTEST_PG(isolation__exact_with_retries),
 		LABTEST_PG(commits__async_only_for_counter),
 		LABTEST_PG(commits__async_skips_flush),
