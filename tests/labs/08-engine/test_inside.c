@@ -19,6 +19,7 @@
 #include "kit/load.h"
 #include "labs/08-engine/inside.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 #define THREADS 8
 
@@ -71,6 +72,16 @@ static void versions__old_snapshot_keeps_versions(void **state)
 
 	bump(db, 10000);
 	versions(db, &free_, "after 10,000 updates");
+	/* Another session's transaction (a suite beside this one, a backend
+	 * still starting) can hold the cleanup horizon back for a moment; then
+	 * pruning waits, and the chain is long for a reason that is not this
+	 * test's. A few more updates a little later let it prune; an answer
+	 * that stays long is the answer. */
+	for (int i = 0; i < 5 && free_.buffers > 5; i++) {
+		util_sleep(0.3);
+		bump(db, 200);
+		versions(db, &free_, "after 10,000 updates");
+	}
 
 	struct kit_db *old = labtest_connect(t);
 	int64_t n;
