@@ -11,6 +11,7 @@
 
 #include "cli/figure.h"
 #include "engine/xmalloc.h"
+#include "util/json.h"
 
 #define W 760            /* the picture */
 #define LEFT 78          /* plot area margins */
@@ -86,16 +87,7 @@ static void text(FILE *f, double x, double y, const char *anchor, const char *st
 {
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s%s>", x, y, anchor,
 	        style ? " " : "", style ? style : "", "");
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*s, f);
-	}
+	util_json_xml(f, s);
 	fputs("</text>\n", f);
 }
 
@@ -132,8 +124,10 @@ static void axes(FILE *f, const struct panel *p, const char *xlabel, const char 
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
 	        "stroke=\"#444444\"/>\n", p->x0, p->y0, p->w, p->h);
 	text(f, p->x0 + p->w / 2, p->y0 + p->h + 40, "middle", NULL, xlabel);
-	fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
-	        p->x0 - 56, p->y0 + p->h / 2, ylabel);
+	fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\">",
+	        p->x0 - 56, p->y0 + p->h / 2);
+	util_json_xml(f, ylabel);
+	fputs("</text>\n", f);
 }
 
 /* A polyline through n points; dash "" for solid. */
@@ -181,7 +175,8 @@ static void vline(FILE *f, const struct panel *p, double x, const char *color, c
 	int right = px(p, x) > p->x0 + p->w - 220;   /* no room on its right */
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"12\" fill=\"%s\">",
 	        px(p, x) + (right ? -6 : 6), p->y0 + p->h * 0.55, right ? "end" : "start", color);
-	fprintf(f, "%s</text>\n", label);
+	util_json_xml(f, label);
+	fputs("</text>\n", f);
 }
 
 static void hline(FILE *f, const struct panel *p, double y, const char *color, const char *label)

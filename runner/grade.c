@@ -19,23 +19,6 @@ struct graded {
 	int score, max;
 };
 
-static void xml_text(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			if (c >= 0x20 || c == '\n' || c == '\t')
-				fputc(c, f);   /* other control bytes are not allowed in XML 1.0 */
-		}
-	}
-}
-
 static char *failure_text_of(const char *d, const struct runner_check *c, const char *hint);
 
 /* The text a grader shows for a failed check: what went wrong, where, and
@@ -51,9 +34,9 @@ static char *failure_text(const struct runner_tree *t, const struct runner_lab *
 		    runner_hints_load(path, &h) == 0) {
 			char tag[64];
 			int k = runner_hints_first(&h, c->hint, tag, sizeof tag);
-			if (k >= 0)
-				snprintf(hint, sizeof hint, "HINT: %s (hint %d: %s)\n", tag, k + 1,
-					 h.v[k].title);
+			if (k >= 0 && snprintf(hint, sizeof hint, "HINT: %s (hint %d: %s)\n", tag,
+					       k + 1, h.v[k].title) >= (int)sizeof hint)
+				util_json_trim(hint);
 			runner_hints_free(&h);
 		}
 	}
@@ -83,18 +66,18 @@ static char *failure_text_of(const char *d, const struct runner_check *c, const 
 	return s;
 }
 
-/* A line that filled its buffer ends at a word, with "...", never mid-word. */
-static void cut_at_word(char *s, size_t n)
+/* The first line of s into dst (n bytes); one too long for it ends at a
+ * word, with "...", never mid-word nor inside a character. */
+static void first_line(char *dst, size_t n, const char *s)
 {
-	size_t len = strlen(s);
-	if (len + 1 < n)
-		return;
-	char *sp = strrchr(s, ' ');
-	if (sp && sp - s > (ptrdiff_t)(n / 2))
-		len = (size_t)(sp - s);
-	else if (len > 3)
-		len -= 3;
-	snprintf(s + len, n - len, "...");
+	size_t len = strcspn(s, "\n");
+	if (len >= n) {
+		len = util_json_cut(s, len, n - 4);
+		const char *sp = memrchr(s, ' ', len);
+		if (sp && sp - s > (ptrdiff_t)(n / 2))
+			len = (size_t)(sp - s);
+	}
+	snprintf(dst, n, "%.*s%s", (int)len, s, len < strcspn(s, "\n") ? "..." : "");
 }
 
 static int write_junit(const char *path, const struct runner_tree *t, const struct graded *g, size_t n)
@@ -122,13 +105,13 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 		if (!r->n) {
 			fprintf(f, "    <testcase classname=\"%s\" name=\"build\">\n"
 				"      <failure message=\"does not compile\">", name);
-			xml_text(f, r->build_log);
+			util_json_xml(f, r->build_log);
 			fprintf(f, "</failure>\n    </testcase>\n");
 		}
 		for (size_t k = 0; k < r->n; k++) {
 			const struct runner_check *c = &r->checks[k];
 			fprintf(f, "    <testcase classname=\"%s\" name=\"", name);
-			xml_text(f, c->name);
+			util_json_xml(f, c->name);
 			fprintf(f, "\" time=\"%.3f\"", c->seconds);
 			if (c->verdict == RUNNER_PASSED) {
 				fprintf(f, "/>\n");
@@ -140,13 +123,11 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 			}
 			char *text = failure_text(t, g[i].lab, c);
 			char first[300];
-			snprintf(first, sizeof first, "%s", text ? text : "failed");
-			first[strcspn(first, "\n")] = '\0';
-			cut_at_word(first, sizeof first);
+			first_line(first, sizeof first, text ? text : "failed");
 			fprintf(f, ">\n      <failure message=\"");
-			xml_text(f, first);
+			util_json_xml(f, first);
 			fprintf(f, "\">");
-			xml_text(f, text);
+			util_json_xml(f, text);
 			fprintf(f, "</failure>\n    </testcase>\n");
 			free(text);
 		}
@@ -161,6 +142,7 @@ static void json_test(FILE *f, int *first, const char *lab, const char *check, i
 {
 	char name[256];
 	snprintf(name, sizeof name, "%s: %s", lab, check);
+	util_json_trim(name);
 	fprintf(f, "%s\n    {\"name\": ", *first ? "" : ",");
 	util_json_str(f, name);
 	fprintf(f, ", \"score\": %d, \"max_score\": %d, \"status\": \"%s\", \"output\": ",
