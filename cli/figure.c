@@ -11,6 +11,7 @@
 
 #include "cli/figure.h"
 #include "engine/xmalloc.h"
+#include "util/file.h"
 #include "util/json.h"
 
 #define W 760            /* the picture */
@@ -190,19 +191,23 @@ static void hline(FILE *f, const struct panel *p, double y, const char *color, c
 	text(f, p->x0 + p->w - 6, py(p, y) - 6, "end", style, label);
 }
 
-static FILE *open_svg(const char *path)
+/* The chart goes to a new file that replaces path only once it is whole. */
+static FILE *open_svg(struct util_file_out *o, const char *path)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
-		fprintf(stderr, "hotrow sim: --svg: cannot write '%s'\n", path);
-	return f;
+	char why[PATH_MAX + 64];
+	if (util_file_begin(o, path, 0666, why, sizeof why) != 0) {
+		fprintf(stderr, "hotrow sim: --svg %s: %s\n", path, why);
+		return NULL;
+	}
+	return o->f;
 }
 
-static int close_svg(FILE *f, const char *path)
+static int close_svg(struct util_file_out *o)
 {
-	fputs("</svg>\n", f);
-	if (fclose(f) != 0) {
-		fprintf(stderr, "hotrow sim: --svg: cannot write '%s'\n", path);
+	char why[PATH_MAX + 64];
+	fputs("</svg>\n", o->f);
+	if (util_file_commit(o, why, sizeof why) != 0) {
+		fprintf(stderr, "hotrow sim: --svg %s: %s\n", o->path, why);
 		return 1;
 	}
 	return 0;
@@ -349,14 +354,15 @@ static int sweep_throughput(FILE *f, const char *name, char *const *values,
 int figure_sweep(const char *path, const char *name, char *const *values,
                  const struct sim_config *runs, const struct sim_summary *sums, int n)
 {
-	FILE *f = open_svg(path);
+	struct util_file_out out;
+	FILE *f = open_svg(&out, path);
 	if (!f)
 		return 1;
 	if (!strcmp(name, "rps"))
 		sweep_latency(f, runs, sums, n);
 	else
 		sweep_throughput(f, name, values, runs, sums, n);
-	return close_svg(f, path);
+	return close_svg(&out);
 }
 
 /* When the offered rate first passes the ceiling, from the config. */
@@ -388,7 +394,8 @@ int figure_run(const char *path, const struct sim *s, const struct sim_config *g
 		tmax = fmax(tmax, t[i]);
 		umax = fmax(umax, use[i]);
 	}
-	FILE *f = open_svg(path);
+	struct util_file_out out;
+	FILE *f = open_svg(&out, path);
 	if (!f) {
 		free(snap), free(t), free(off), free(done), free(use);
 		return 1;
@@ -428,5 +435,5 @@ int figure_run(const char *path, const struct sim *s, const struct sim_config *g
 	legend(f, &b, C_POOL, "", o->pool.exhausted_at_s >= 0 ? "in use (measured: full when it meets the pool size)" :
 	       "in use (measured)");
 	free(snap), free(t), free(off), free(done), free(use);
-	return close_svg(f, path);
+	return close_svg(&out);
 }

@@ -15,6 +15,7 @@
 #include "cli/figure.h"
 #include "engine/sim.h"
 #include "engine/xmalloc.h"
+#include "util/file.h"
 
 #define MAX_SWEEP 64
 #define SWEEP_BUF 1024
@@ -568,8 +569,7 @@ int cmd_sim(int argc, char **argv)
 	const struct opt own[] = {
 		{ .name = "json", .kind = OPT_FLAG, .dest = &json,
 		  .help = "one JSON object (an array with --sweep)" },
-		{ .name = "csv", .arg = "FILE", .kind = OPT_STRING, .dest = &csv,
-		  .accepts = "a file name",
+		{ .name = "csv", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &csv,
 		  .help = "the time series, one line per tick (a run\n"
 		          "past 16384 ticks merges neighbouring ticks)" },
 		{ .name = "sweep", .arg = "NAME=V1,V2,...", .kind = OPT_CUSTOM, .dest = &sweep_name,
@@ -579,8 +579,7 @@ int cmd_sim(int argc, char **argv)
 		          "e.g. rows=1,4,16 or rps=400,450,500" },
 		{ .name = "list-scenarios", .kind = OPT_FLAG, .dest = &list,
 		  .help = "the named scenarios, one a line" },
-		{ .name = "svg", .arg = "FILE", .kind = OPT_STRING, .dest = &svg,
-		  .accepts = "a file name",
+		{ .name = "svg", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &svg,
 		  .help = "a chart: a sweep of rps draws latency against\n"
 		          "load (the hockey stick), another sweep draws\n"
 		          "throughput, one run the pool filling up" },
@@ -668,10 +667,12 @@ int cmd_sim(int argc, char **argv)
 		sums[k] = o;
 		if (svg && !sweep_name)
 			rc |= figure_run(svg, s, &runs[k]);
-		if (csv) {
-			FILE *f = fopen(csv, "w");
-			if (!f || (sim_csv(f, s), fclose(f) != 0)) {
-				fprintf(stderr, "hotrow sim: --csv: cannot write '%s'\n", csv);
+		if (csv) {   /* a new file, in place of csv only once it is whole */
+			struct util_file_out out;
+			char why[PATH_MAX + 64];
+			if (util_file_begin(&out, csv, 0666, why, sizeof why) != 0 ||
+			    (sim_csv(out.f, s), util_file_commit(&out, why, sizeof why) != 0)) {
+				fprintf(stderr, "hotrow sim: --csv %s: %s\n", csv, why);
 				rc = 1;
 			}
 		}
