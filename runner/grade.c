@@ -100,17 +100,22 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 		double secs = 0;
 		for (size_t k = 0; k < r->n; k++)
 			secs += r->checks[k].seconds;
-		fprintf(f, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
-			name, r->n ? (int)r->n : 1, r->n ? r->failed : 1, r->skipped, secs);
+		fputs("  <testsuite name=\"", f);
+		util_json_xml(f, name);
+		fprintf(f, "\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
+			r->n ? (int)r->n : 1, r->n ? r->failed : 1, r->skipped, secs);
 		if (!r->n) {
-			fprintf(f, "    <testcase classname=\"%s\" name=\"build\">\n"
-				"      <failure message=\"does not compile\">", name);
+			fputs("    <testcase classname=\"", f);
+			util_json_xml(f, name);
+			fputs("\" name=\"build\">\n      <failure message=\"does not compile\">", f);
 			util_json_xml(f, r->build_log);
 			fprintf(f, "</failure>\n    </testcase>\n");
 		}
 		for (size_t k = 0; k < r->n; k++) {
 			const struct runner_check *c = &r->checks[k];
-			fprintf(f, "    <testcase classname=\"%s\" name=\"", name);
+			fputs("    <testcase classname=\"", f);
+			util_json_xml(f, name);
+			fputs("\" name=\"", f);
 			util_json_xml(f, c->name);
 			fprintf(f, "\" time=\"%.3f\"", c->seconds);
 			if (c->verdict == RUNNER_PASSED) {
