@@ -62,6 +62,8 @@ refused files__slides_state_directory "hotrow slides: --state $tmp/dir: is a dir
 	slides --presenter --dump --state "$tmp/dir"
 refused files__slides_state_fifo "--state $tmp/fifo: is a FIFO" \
 	slides --presenter --dump --state "$tmp/fifo"
+refused files__demo_tour_fifo "hotrow demo: the tour $tmp/fifo: is a FIFO" demo --dump "$tmp/fifo"
+refused files__demo_tour_directory "hotrow demo: the tour $tmp/dir: is a directory" demo --dump "$tmp/dir"
 refused files__lab_grade_out_file "hotrow lab grade: --out $tmp/roster: is not a directory" \
 	lab grade --out "$tmp/roster"
 
