@@ -513,9 +513,9 @@ static void report(const struct sim_config *c, const struct sim_summary *o, doub
 			       o->throughput_per_s, (unsigned long long)(o->failed + o->abandoned),
 			       (unsigned long long)o->offered, o->worst_wait_ms);
 		} else if (c->rps > o->theory.binding_per_s) {
-			printf("  Likes arrive at %g a second: the rows could keep up (utilisation %.2f),\n"
-			       "  but the %s ceiling is lower, so requests queue for it. The engine measured\n"
-			       "  %.0f a second and %.2f ms a like.\n",
+			printf("  Likes arrive at %g a second: the rows could keep up (an offered load of\n"
+			       "  %.2f on them), but the %s ceiling is lower, so requests queue for it.\n"
+			       "  The engine measured %.0f a second and %.2f ms a like.\n",
 			       c->rps, rho, sim_ceiling_name(o->theory.binding),
 			       o->throughput_per_s, o->latency_ms.mean);
 		} else if (o->orphans_run > 0) {
