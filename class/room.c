@@ -11,6 +11,7 @@
 #include "class/class.h"
 #include "class/class_impl.h"
 #include "kit/db.h"
+#include "util/file.h"
 #include "util/json.h"
 
 #define MAX_LABS 32
@@ -189,9 +190,11 @@ int class_grade(const struct class_opts *o, const char *dir)
 		free(room.s);
 		return 1;
 	}
-	FILE *f = fopen(path, "w");
+	struct util_file_out file;   /* in place of path only once whole */
+	char why[PATH_MAX + 64];
+	FILE *f = util_file_begin(&file, path, 0666, why, sizeof why) == 0 ? file.f : NULL;
 	if (!f) {
-		fprintf(stderr, "hotrow class: cannot write %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "hotrow class: %s: %s\n", path, why);
 		free(room.s);
 		return 1;
 	}
@@ -221,7 +224,9 @@ int class_grade(const struct class_opts *o, const char *dir)
 		}
 	}
 	fprintf(f, "\n  ],\n  \"score\": %ld,\n  \"max_score\": %ld\n}\n", score, max);
-	int rc = fclose(f) == 0 ? 0 : 1;
+	int rc = util_file_commit(&file, why, sizeof why) == 0 ? 0 : 1;
+	if (rc)
+		fprintf(stderr, "hotrow class: %s: %s\n", path, why);
 	printf("wrote %s: %zu student(s), %d lab(s), %ld of %ld checks\n", path, room.n, room.nlabs, score, max);
 	free(room.s);
 	return rc;

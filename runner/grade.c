@@ -10,6 +10,7 @@
 #include "runner/grade.h"
 #include "runner/hint.h"
 #include "runner/show.h"
+#include "util/file.h"
 #include "util/json.h"
 
 /* One lab's verdicts, kept until the reports are written. */
@@ -82,9 +83,11 @@ static void first_line(char *dst, size_t n, const char *s)
 
 static int write_junit(const char *path, const struct runner_tree *t, const struct graded *g, size_t n)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
+	struct util_file_out out;   /* in place of path only once whole */
+	char why[PATH_MAX + 64];
+	if (util_file_begin(&out, path, 0666, why, sizeof why) != 0)
 		return -1;
+	FILE *f = out.f;
 	int tests = 0, failures = 0, skipped = 0;
 	for (size_t i = 0; i < n; i++) {
 		tests += g[i].r.n ? (int)g[i].r.n : 1;
@@ -139,7 +142,7 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 		fprintf(f, "  </testsuite>\n");
 	}
 	fprintf(f, "</testsuites>\n");
-	return fclose(f) == 0 ? 0 : -1;
+	return util_file_commit(&out, why, sizeof why);
 }
 
 static void json_test(FILE *f, int *first, const char *lab, const char *check, int score, int max,
@@ -160,9 +163,11 @@ static void json_test(FILE *f, int *first, const char *lab, const char *check, i
 static int write_json(const char *path, const struct runner_tree *t, const struct graded *g, size_t n,
                       int score, int max, int skipped)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
+	struct util_file_out out;   /* in place of path only once whole */
+	char why[PATH_MAX + 64];
+	if (util_file_begin(&out, path, 0666, why, sizeof why) != 0)
 		return -1;
+	FILE *f = out.f;
 	char summary[256];
 	snprintf(summary, sizeof summary, "%d of %d checks pass.%s", score, max,
 		 skipped ? " Some checks were skipped (PostgreSQL ones need HOTROW_PG_URL) and count "
@@ -186,7 +191,7 @@ static int write_json(const char *path, const struct runner_tree *t, const struc
 		}
 	}
 	fprintf(f, "\n  ]\n}\n");
-	return fclose(f) == 0 ? 0 : -1;
+	return util_file_commit(&out, why, sizeof why);
 }
 
 static void print_lab(const struct graded *g)
