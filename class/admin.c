@@ -17,7 +17,6 @@
 #include "class/class_impl.h"
 #include "kit/db.h"
 #include "kit/url.h"
-#include "util/file.h"
 
 #define IDLE_TX_TIMEOUT "300s"   /* an open transaction left behind holds locks */
 
@@ -301,26 +300,21 @@ int class_init(const struct class_opts *o, const char *roster, const char *out_p
 	/* The passwords go into the file, or to stdout when that is not a
 	 * screen (> FILE); a terminal may be the room's projector. */
 	struct listing l = { o, NULL, out_path != NULL || isatty(STDOUT_FILENO), 0 };
-	struct util_file_out file;   /* replaces out_path only once it is whole */
-	char why[PATH_MAX + 64];
 	if (out_path) {
-		if (util_file_begin(&file, out_path, 0600, why, sizeof why) != 0) {
-			fprintf(stderr, "hotrow class: --out %s: %s\n", out_path, why);
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || fchmod(fd, 0600) != 0 || !(l.out = fdopen(fd, "w"))) {
+			fprintf(stderr, "hotrow class: cannot write %s: %s\n", out_path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			kit_db_close(db);
 			return 1;
 		}
-		l.out = file.f;
 	}
-	int listed = kit_db_query(db, "SELECT name, role, password FROM hotrow_class.students "
-	                          "ORDER BY name", 0, NULL, print_student, &l) == 0 && !l.rc;
-	if (!listed && !l.rc)
+	if (kit_db_query(db, "SELECT name, role, password FROM hotrow_class.students ORDER BY name",
+	                 0, NULL, print_student, &l) != 0 && !l.rc)
 		rc = class_fail(db, "cannot read hotrow_class.students");
-	if (l.out && !listed)
-		util_file_abandon(&file);   /* the old file stays as it was */
-	else if (l.out && util_file_commit(&file, why, sizeof why) != 0) {
-		fprintf(stderr, "hotrow class: --out %s: %s\n", out_path, why);
+	if (l.out && fclose(l.out) != 0)
 		l.rc = 1;
-	}
 	fprintf(stderr, "hotrow class: %d student(s) added; each line is a student's HOTROW_PG_URL\n", added);
 	if (l.hide)
 		fprintf(stderr, "hotrow class: passwords are shown as ***; %s\n", out_path ?

@@ -11,7 +11,6 @@
 #include "class/class.h"
 #include "class/class_impl.h"
 #include "kit/db.h"
-#include "util/file.h"
 #include "util/json.h"
 
 #define MAX_LABS 32
@@ -176,6 +175,11 @@ int class_status(const struct class_opts *o)
 	return 0;
 }
 
+static void json_str(FILE *f, const char *s)
+{
+	util_json_str(f, s);   /* escapes, and replaces what is not UTF-8 */
+}
+
 int class_grade(const struct class_opts *o, const char *dir)
 {
 	struct room room;
@@ -190,11 +194,9 @@ int class_grade(const struct class_opts *o, const char *dir)
 		free(room.s);
 		return 1;
 	}
-	struct util_file_out file;   /* in place of path only once whole */
-	char why[PATH_MAX + 64];
-	FILE *f = util_file_begin(&file, path, 0666, why, sizeof why) == 0 ? file.f : NULL;
+	FILE *f = fopen(path, "w");
 	if (!f) {
-		fprintf(stderr, "hotrow class: %s: %s\n", path, why);
+		fprintf(stderr, "hotrow class: cannot write %s: %s\n", path, strerror(errno));
 		free(room.s);
 		return 1;
 	}
@@ -214,9 +216,9 @@ int class_grade(const struct class_opts *o, const char *dir)
 			snprintf(out, sizeof out, runs ? "%d of %d checks passed at the last of %d runs" :
 			         "no run recorded", p, t, runs);
 			fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
-			util_json_str(f, name);
+			json_str(f, name);
 			fprintf(f, ", \"score\": %d, \"max_score\": %d, \"output\": ", p, t);
-			util_json_str(f, out);
+			json_str(f, out);
 			fprintf(f, "}");
 			first = 0;
 			score += p;
@@ -224,9 +226,7 @@ int class_grade(const struct class_opts *o, const char *dir)
 		}
 	}
 	fprintf(f, "\n  ],\n  \"score\": %ld,\n  \"max_score\": %ld\n}\n", score, max);
-	int rc = util_file_commit(&file, why, sizeof why) == 0 ? 0 : 1;
-	if (rc)
-		fprintf(stderr, "hotrow class: %s: %s\n", path, why);
+	int rc = fclose(f) == 0 ? 0 : 1;
 	printf("wrote %s: %zu student(s), %d lab(s), %ld of %ld checks\n", path, room.n, room.nlabs, score, max);
 	free(room.s);
 	return rc;
