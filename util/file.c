@@ -156,13 +156,39 @@ int util_file_check_dir(const char *path, char *why, size_t len)
 {
 	struct stat st;
 	if (stat(path, &st) != 0) {
-		if (errno != ENOENT)
+		if (errno != ENOENT && errno != ENOTDIR)
 			return failed(why, len, "cannot reach it");
-		char trimmed[PATH_MAX];
-		snprintf(trimmed, sizeof trimmed, "%s", path);
-		for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
-			trimmed[n - 1] = '\0';
-		return creatable(trimmed, why, len);
+		/* Made with its parents (mkdir -p): the nearest one that exists
+		 * must be a directory we can create in. */
+		char up[PATH_MAX];
+		snprintf(up, sizeof up, "%s", path);
+		for (;;) {
+			size_t n = strlen(up);
+			while (n > 1 && up[n - 1] == '/')
+				up[--n] = '\0';
+			char *slash = strrchr(up, '/');
+			if (!slash) {
+				snprintf(up, sizeof up, ".");
+				break;
+			}
+			slash[slash == up] = '\0';   /* "/x" keeps "/" */
+			if (stat(up, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+				break;
+		}
+		if (stat(up, &st) != 0)
+			return failed(why, len, "cannot reach its parent");
+		if (!S_ISDIR(st.st_mode)) {
+			snprintf(why, len, "%s is not a directory", up);
+			errno = ENOTDIR;
+			return -1;
+		}
+		if (access(up, W_OK | X_OK) != 0) {
+			int e = errno;
+			snprintf(why, len, "cannot create it in %s: %s", up, strerror(e));
+			errno = e;
+			return -1;
+		}
+		return 0;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		snprintf(why, len, "is not a directory");

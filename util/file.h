@@ -47,8 +47,9 @@ FILE *util_file_open_in(const char *path, long long max, char *why, size_t len);
  * Creates nothing. */
 int util_file_check_out(const char *path, char *why, size_t len);
 
-/* path is a directory we can create files in, or it does not exist and its
- * parent directory does and lets us create it. Creates nothing. */
+/* path is a directory we can create files in, or it does not exist and
+ * can be made with its parents: the nearest of them that exists is a
+ * directory that lets us create in it. Creates nothing. */
 int util_file_check_dir(const char *path, char *why, size_t len);
 
 /* A file being written: o->f is a new file beside path, which becomes path

@@ -152,7 +152,15 @@ static void check_dir__a_directory_or_one_to_make(void **state)
 	assert_int_equal(util_file_check_dir(s->missing, why, sizeof why), 0);
 	assert_int_equal(util_file_check_dir(s->file, why, sizeof why), -1);
 	assert_string_equal(why, "is not a directory");
-	assert_int_equal(util_file_check_dir(s->in_missing, why, sizeof why), -1);
+	/* made with its parents, as mkdir -p would */
+	assert_int_equal(util_file_check_dir(s->in_missing, why, sizeof why), 0);
+	char under_file[200];
+	snprintf(under_file, sizeof under_file, "%s/a/b", s->file);
+	assert_int_equal(util_file_check_dir(under_file, why, sizeof why), -1);
+	char want[200];
+	snprintf(want, sizeof want, "%s is not a directory", s->file);
+	assert_string_equal(why, want);
+	assert_int_equal(util_file_check_dir("/dev/null/x", why, sizeof why), -1);
 }
 
 static void begin__replaces_only_on_commit(void **state)
