@@ -293,6 +293,11 @@ static void tui_app_tour__a_letter_answers_and_the_end_reveals(void **state)
 	assert_true(tui_screen_has(s, "What binds now?"));
 	assert_true(tui_screen_has(s, "[your answer: a-d]"));
 	assert_false(tui_screen_has(s, "Right:"));
+	/* While the room votes the panels still show the last step's engine:
+	 * 16 slots, not the 128 the question is about. */
+	assert_true(tui_screen_has(s, "= 16 slots"));
+	assert_false(tui_screen_has(s, "= 128 slots"));
+	assert_int_equal(tui_app_snapshot(a)->config.rows, 16);
 
 	assert_true(tui_app_key(a, 'b'));             /* an answer here, not "back" */
 	assert_int_equal(v->step, 2);
@@ -301,6 +306,7 @@ static void tui_app_tour__a_letter_answers_and_the_end_reveals(void **state)
 	assert_null(v->reveal);
 	tui_app_render(a, s);
 	assert_true(tui_screen_has(s, "> B) the pool"));
+	assert_true(tui_screen_has(s, "= 128 slots"));  /* the vote is in: now it shows */
 	tui_app_advance(a, 100);                      /* the step plays to its end */
 	assert_true(v->step_done);
 	assert_non_null(v->reveal);
