@@ -39,6 +39,9 @@ struct tui_app {
 	int fault_i;                  /* the step's next fault to inject */
 	struct sim_summary ask_from;  /* an ask step's engine as it started */
 	bool unapplied;               /* the step's settings wait for the vote */
+	double autoplay_s;            /* a waiting step goes on after this long; 0 never */
+	bool loop;                    /* after the last step, the tour again */
+	double idle_s;                /* real seconds the tour has waited */
 	const char *choices[4];
 	char reveal[600];
 };
@@ -368,11 +371,45 @@ void tui_app_play(struct tui_app *a, double sim_s)
 		play_raw(a, sim_s);
 }
 
+void tui_app_autoplay(struct tui_app *a, double seconds, bool loop)
+{
+	a->autoplay_s = seconds > 0 ? seconds : 0;
+	a->loop = loop && a->autoplay_s > 0;
+	a->idle_s = 0;
+}
+
+/* Unattended (--autoplay, --loop): a tour that has waited autoplay_s
+ * goes on as a presenter would: a question closes unanswered and its
+ * step plays; a finished step leads to the next; the last one, with
+ * loop, to the first. true when it moved. */
+static bool autoplay(struct tui_app *a, double real_s)
+{
+	if (!a->tour || a->autoplay_s <= 0 || !(a->view.step_done || a->view.asking))
+		return false;
+	if ((a->idle_s += real_s) < a->autoplay_s)
+		return false;
+	a->idle_s = 0;
+	if (a->view.asking) {
+		a->view.asking = false;
+		if (a->unapplied)
+			apply_step(a);
+	} else if (a->step + 1 < a->tour->nsteps) {
+		enter_step(a, a->step + 1);
+	} else if (a->loop) {
+		tui_app_tour_goto(a, 0);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 void tui_app_advance(struct tui_app *a, double real_s)
 {
 	if (a->msg_left_s > 0 && (a->msg_left_s -= real_s) <= 0)
 		a->msg[0] = '\0';
 	if (a->view.paused)
+		return;
+	if (autoplay(a, real_s))
 		return;
 	double dt = real_s * a->view.speed;
 	if (!a->tour) {
@@ -623,6 +660,7 @@ bool tui_app_key(struct tui_app *a, int key)
 		picker_key(a, key);
 		return true;
 	}
+	a->idle_s = 0;                /* someone is at the keys: autoplay waits */
 	if (a->view.asking && tui_app_tour_answer(a, key))
 		return true;
 	act(a, tui_help_action(key, a->tour != NULL));

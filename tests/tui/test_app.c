@@ -452,6 +452,64 @@ static void tui_app_tour__payday_does_what_the_narration_says(void **state)
 	tui_app_free(a);
 }
 
+
+/* Unattended (`hotrow demo --loop`): a waiting step goes on after the
+ * autoplay time, a question closes unanswered and then plays with its
+ * settings, and after the last step the tour starts again. */
+static void tui_app_tour__autoplay_and_loop(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_parse(
+		"title T\nstep one\nrun 1\npause\n"
+		"step two\nset strategy=sharded rows=4\nask How many rows?\nA) one\nB) four\n"
+		"answer B\nwhy {ceiling/s} a second\nrun 1\n", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_view *v = tui_app_view(a);
+	struct tui_screen *scr = tui_screen_new(120, 40);
+	tui_app_autoplay(a, 5, true);
+
+	for (int i = 0; i < 4; i++)                   /* 2 s: step one done, waiting */
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 0);
+	assert_true(v->step_done);
+	for (int i = 0; i < 7; i++)                   /* 3.5 s more: still waiting */
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 0);
+	tui_app_advance(a, 0.5);                      /* 5 s waited: step two asks */
+	assert_int_equal(v->step, 1);
+	assert_true(v->asking);
+	tui_app_render(a, scr);
+	assert_int_equal(tui_app_snapshot(a)->config.rows, 1);
+	for (int i = 0; i < 10; i++)                  /* the vote closes unanswered */
+		tui_app_advance(a, 0.5);
+	assert_false(v->asking);
+	assert_int_equal(v->chosen, -1);
+	for (int i = 0; i < 3; i++)                   /* the step plays, then reveals */
+		tui_app_advance(a, 0.5);
+	assert_true(v->step_done);
+	assert_non_null(v->reveal);
+	tui_app_render(a, scr);
+	assert_int_equal(tui_app_snapshot(a)->config.rows, 4);
+	tui_app_key(a, 'p');                          /* keys: the wait starts again */
+	tui_app_key(a, 'p');
+	for (int i = 0; i < 9; i++)
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 1);
+	for (int i = 0; i < 2; i++)                   /* then the loop: step one again */
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 0);
+	assert_false(v->step_done);
+
+	tui_app_autoplay(a, 0, true);                 /* off: the tour waits for ever */
+	for (int i = 0; i < 100; i++)
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 0);
+	tui_screen_free(scr);
+	tui_app_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +524,7 @@ int main(void)
 		cmocka_unit_test(tui_app_tour__viral_video_bugs_do_what_the_narration_says),
 		cmocka_unit_test(tui_app_tour__payday_does_what_the_narration_says),
 		cmocka_unit_test(tui_app_tour__a_letter_answers_and_the_end_reveals),
+		cmocka_unit_test(tui_app_tour__autoplay_and_loop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
