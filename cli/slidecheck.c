@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -223,7 +224,8 @@ static void problem(struct tally *t, int slide, const char *title, const char *f
 	t->problems++;
 }
 
-/* Each ';'-separated piece of an Expect: line must be in out. */
+/* Each ';'-separated piece of an Expect: line is an extended regular
+ * expression that must match a line of out. */
 static void expect(struct tally *t, int slide, const char *title, const char *words,
                    const char *out, const char *what)
 {
@@ -237,9 +239,17 @@ static void expect(struct tally *t, int slide, const char *title, const char *wo
 		while (m > 0 && a[m - 1] == ' ')
 			m--;
 		snprintf(piece, sizeof piece, "%.*s", (int)m, a);
-		if (*piece && !strstr(out, piece))
-			problem(t, slide, title, "the %s no longer prints \"%s\" (Expect:)", what, piece);
 		p += n + (p[n] == ';');
+		if (!*piece)
+			continue;
+		regex_t re;
+		if (regcomp(&re, piece, REG_EXTENDED | REG_NEWLINE | REG_NOSUB) != 0) {
+			problem(t, slide, title, "Expect: \"%s\" is not a regular expression", piece);
+			continue;
+		}
+		if (regexec(&re, out, 0, NULL, 0) != 0)
+			problem(t, slide, title, "the %s no longer prints /%s/ (Expect:)", what, piece);
+		regfree(&re);
 	}
 }
 
