@@ -366,6 +366,17 @@ static void tui_app_tour__viral_video_bugs_do_what_the_narration_says(void **sta
 	snap = tui_app_snapshot(a);
 	assert_true(snap->config.bug_no_fence);
 	assert_true(snap->summary.count.doubled > 0);
+	assert_true(tui_screen_has(s, "+100,255 redelivered"));
+	assert_false(tui_screen_has(s, "blind retries"));   /* nothing retried */
+
+	tui_app_tour_goto(a, 7);                      /* the plays stop: the overshoot */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	int64_t over = snap->summary.count.visible - snap->summary.count.true_count;
+	assert_true(over > 0);                        /* a whole batch, as narrated */
+	assert_true(over >= (int64_t)snap->summary.count.doubled * 9 / 10);
+	assert_true(over <= (int64_t)snap->summary.count.doubled);
 	tui_screen_free(s);
 	tui_app_free(a);
 }
@@ -510,6 +521,35 @@ static void tui_app_tour__autoplay_and_loop(void **state)
 	tui_app_free(a);
 }
 
+
+/* The retry storm's bulkhead: the likes' own pool is full, the shared one
+ * is not, so the login page is OK on every panel (not "STALLED" beside
+ * "0 failed", not one pool "400 of 900 in use" beside "never full"). */
+static void tui_app_tour__bulkhead_panels_agree(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_load("retry-storm", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *s = tui_screen_new(160, 45);
+
+	tui_app_tour_goto(a, t->nsteps - 1);          /* Or: a bulkhead */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	const struct sim_snapshot *snap = tui_app_snapshot(a);
+	assert_true(snap->config.counter_pool > 0);
+	assert_int_equal(snap->summary.unrelated.failed, 0);
+	assert_true(tui_screen_has(s, "likes' own 400 of 400 FULL"));
+	assert_true(tui_screen_has(s, "login page"));
+	assert_false(tui_screen_has(s, "STALLED"));
+	assert_false(tui_screen_has(s, "of 900"));
+	assert_true(tui_screen_has(s, "likes' own full at t ="));
+	assert_false(tui_screen_has(s, "pool    never full"));
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +565,7 @@ int main(void)
 		cmocka_unit_test(tui_app_tour__payday_does_what_the_narration_says),
 		cmocka_unit_test(tui_app_tour__a_letter_answers_and_the_end_reveals),
 		cmocka_unit_test(tui_app_tour__autoplay_and_loop),
+		cmocka_unit_test(tui_app_tour__bulkhead_panels_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
