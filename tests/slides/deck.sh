@@ -86,6 +86,11 @@ else
 				broken="$broken [$cmd: $(head -1 "$tmp/err")]" ;;
 		"build/hotrow lab") build/hotrow lab </dev/null >/dev/null 2>&1 || broken="$broken [$cmd]" ;;
 		"build/hotrow lab grade") ;;   # every lab's suite: what make test runs anyway
+		"scripts/needs-pg "*)          # without a server it says so in words
+			env -u HOTROW_PG_URL sh -c "$cmd" 2>&1 | grep -q '^needs PostgreSQL: skipped' ||
+				broken="$broken [$cmd: no 'needs PostgreSQL: skipped' without a server]"
+			nn=$(printf '%s\n' "$cmd" | sed -n 's/.*lab [a-z]* \(0[0-9]\).*/\1/p')
+			ls -d labs/"$nn"-*/ >/dev/null 2>&1 || notice="$notice $nn" ;;
 		*"lab "*" 0"[0-9]*|*build/labs/0[0-9]-*)
 			nn=$(printf '%s\n' "$cmd" | sed -n 's/.*lab [a-z]* \(0[0-9]\).*/\1/p; s/.*build\/labs\/\(0[0-9]\)-.*/\1/p' | head -1)
 			if ls -d labs/"$nn"-*/ >/dev/null 2>&1; then
