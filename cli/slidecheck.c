@@ -32,12 +32,6 @@
 
 #define OUTPUT_MAX (256 * 1024)   /* of a command's output, kept */
 
-struct outcome {
-	int status;               /* as waitpid says; -1 when it could not start */
-	bool timed_out;
-	char *out;                /* stdout and stderr together; owned */
-	char left[200];           /* what it left running, by name; "" none */
-};
 
 static double now_s(void)
 {
@@ -96,9 +90,7 @@ int slides_reap_orphans(char *names, size_t len)
 	return n;
 }
 
-/* Run cmd with sh -c as the presenter's x does, stdin from /dev/null,
- * for at most timeout_s seconds; fill *o (the caller frees o->out). */
-static void run(const char *cmd, int timeout_s, struct outcome *o)
+void slides_run(const char *cmd, int timeout_s, struct slides_outcome *o)
 {
 	int fd[2];
 	memset(o, 0, sizeof *o);
@@ -181,7 +173,7 @@ static bool exit_ok(int status, const char *exits)
 	return false;
 }
 
-static void how(const struct outcome *o, int timeout_s, char *out, size_t len)
+static void how(const struct slides_outcome *o, int timeout_s, char *out, size_t len)
 {
 	if (o->timed_out)
 		snprintf(out, len, "did not finish in %d s (--timeout)", timeout_s);
@@ -253,20 +245,18 @@ static void expect(struct tally *t, int slide, const char *title, const char *wo
 	}
 }
 
-/* The screens (`hotrow tui`, `hotrow demo`) run headless as one frame of
- * the room's size; everything else runs as it is. */
-static char *headless(const char *cmd, const struct slides_check_opts *o)
+char *slides_headless(const char *cmd, int w, int h)
 {
 	size_t len = strlen(cmd) + 64;
 	char *full = xmalloc(len);
 	if ((strstr(cmd, "hotrow tui") || strstr(cmd, "hotrow demo")) && !strpbrk(cmd, "|;&"))
-		snprintf(full, len, "%s --dump --size %dx%d", cmd, o->w, o->h);
+		snprintf(full, len, "%s --dump --size %dx%d", cmd, w, h);
 	else
 		snprintf(full, len, "%s", cmd);
 	return full;
 }
 
-static bool engine_only(const char *cmd)
+bool slides_engine_only(const char *cmd)
 {
 	return (strstr(cmd, "hotrow sim") || strstr(cmd, "hotrow tui") ||
 	        strstr(cmd, "hotrow demo")) && !strstr(cmd, "lab ");
@@ -365,8 +355,8 @@ int slides_check(const char *path, const struct slides_check_opts *o)
 		snprintf(title, sizeof title, "%s", s.nlines ? s.lines[0] : "");
 		check_layout(&t, i, title, d, NULL, o);
 		if (s.reveal) {
-			struct outcome r;
-			run(s.reveal, o->timeout_s, &r);
+			struct slides_outcome r;
+			slides_run(s.reveal, o->timeout_s, &r);
 			t.commands++;
 			if (!exit_ok(r.status, NULL)) {
 				how(&r, o->timeout_s, ended, sizeof ended);
@@ -389,12 +379,12 @@ int slides_check(const char *path, const struct slides_check_opts *o)
 			check_embed(&t, i, title, s.embed, o);
 		if (s.run) {
 			const char *exits = s.exits;
-			if (o->quick && !engine_only(s.run)) {
+			if (o->quick && !slides_engine_only(s.run)) {
 				t.skipped++;
 			} else {
-				struct outcome r;
-				char *cmd = headless(s.run, o);
-				run(cmd, o->timeout_s, &r);
+				struct slides_outcome r;
+				char *cmd = slides_headless(s.run, o->w, o->h);
+				slides_run(cmd, o->timeout_s, &r);
 				t.commands++;
 				if (!exit_ok(r.status, exits)) {
 					how(&r, o->timeout_s, ended, sizeof ended);

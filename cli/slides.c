@@ -29,6 +29,7 @@
 static const char synopsis[] =
 	"[DECK.md] [--notes] [--dump [N]] [--reveal] [--size WxH] [--ascii]\n"
 	"       hotrow slides [DECK.md] --check [--size WxH] [--quick] [--timeout S]\n"
+	"       hotrow slides [DECK.md] --html [--no-answers] [--quick] > FILE.html\n"
 	"       hotrow slides --presenter [--dump] [--state FILE]";
 
 static const char header[] =
@@ -355,7 +356,7 @@ int cmd_slides(int argc, char **argv)
 {
 	struct words ws = { 0 };
 	bool notes = false, reveal = false, presenter = false, check = false, quick = false;
-	bool ascii = false;
+	bool ascii = false, html = false, no_answers = false;
 	int timeout_s = 300;
 	struct cli_size size = { 80, 24, 20, 1 };
 	const char *state_file = NULL;
@@ -382,10 +383,16 @@ int cmd_slides(int argc, char **argv)
 		          "at --size (the room's screen), report failures, cut lines\n"
 		          "and Expect: text missing; exit 1 when there is any" },
 		{ .name = "quick", .kind = OPT_FLAG, .dest = &quick,
-		  .help = "with --check: run the engine's commands only (sim, tui,\n"
-		          "demo, Reveal:, Embed:); the others must only start" },
+		  .help = "with --check or --html: run the engine's Run: lines only\n"
+		          "(sim, tui, demo); Reveal: and Embed: always run" },
 		{ .name = "timeout", .arg = "S", .kind = OPT_INT, .dest = &timeout_s, .min = 1,
 		  .max = 3600, .help = "with --check: stop a command after S seconds (300)" },
+		{ .name = "html", .kind = OPT_FLAG, .dest = &html,
+		  .help = "print the deck as one HTML page for a handout: the slides,\n"
+		          "what each Run: prints (run now), the figures, the answers" },
+		{ .name = "no-answers", .kind = OPT_FLAG, .dest = &no_answers,
+		  .help = "with --html: leave the Reveal: answers out (a copy for\n"
+		          "before the session)" },
 		{ .name = "ascii", .kind = OPT_FLAG, .dest = &ascii,
 		  .help = "plain ASCII (the default where the locale is not UTF-8)" },
 		{ .name = "state", .arg = "FILE", .kind = OPT_STRING, .dest = &state_file,
@@ -429,6 +436,11 @@ int cmd_slides(int argc, char **argv)
 	int rc = 0;
 	if (dump ? ascii : screen_ascii)
 		tui_deck_ascii(d);
+	if (html) {
+		struct slides_html_opts ho = { !no_answers, quick, timeout_s };
+		tui_deck_free(d);
+		return slides_html(deck, stdout, &ho);
+	}
 	if (check) {
 		struct slides_check_opts co = { size.w, size.h, screen_ascii, quick, timeout_s };
 		tui_deck_free(d);

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tui/slides.h"
 
@@ -56,6 +57,40 @@ struct slides_check_opts {
  * Returns 0 when there is none, 1 otherwise (2 when the deck cannot be
  * read). */
 int slides_check(const char *path, const struct slides_check_opts *o);
+
+/* How a command ran (slides_run). */
+struct slides_outcome {
+	int status;               /* as waitpid says; -1 when it could not start */
+	bool timed_out;
+	char *out;                /* stdout and stderr together; owned */
+	char left[200];           /* what it left running, by name; "" none */
+};
+
+/* Run cmd with sh -c as the presenter's x does, from this directory with
+ * this environment, stdin from /dev/null, in a process group of its own,
+ * for at most timeout_s seconds; the group is killed when it ends, and
+ * what it left running elsewhere is stopped and named in o->left (when
+ * this process is a child subreaper). The caller frees o->out. */
+void slides_run(const char *cmd, int timeout_s, struct slides_outcome *o);
+/* cmd as it runs headless: the screens (`hotrow tui`, `hotrow demo`) as
+ * one frame of w x h, everything else as it is. Caller frees. */
+char *slides_headless(const char *cmd, int w, int h);
+/* Whether cmd runs the engine only (sim, tui, demo): fast, no lab. */
+bool slides_engine_only(const char *cmd);
+
+struct slides_html_opts {
+	bool answers;          /* each Reveal:'s answer; false: the version before the session */
+	bool quick;            /* run the engine's Run: lines only */
+	int timeout_s;         /* a command's limit */
+};
+
+/* The deck at path as one HTML page on out: every slide as the room sees
+ * it (80 columns), each Run:'s command and what it printed, each Embed:
+ * as the engine's screen at its end, each figure it names (docs/figures)
+ * drawn in place, and with o->answers each Reveal:'s answer. Speaker
+ * notes and authoring comments are left out. Returns 0, or 1 when the
+ * deck cannot be read or out cannot be written. */
+int slides_html(const char *path, FILE *out, const struct slides_html_opts *o);
 
 /* Stop the processes this one adopted as a child subreaper (what a
  * command left running when it ended): SIGTERM, SIGKILL after 3 s. Their
