@@ -6,7 +6,8 @@
 # slides`, turns the notes on, and walks every slide of the shipped deck;
 # no slide may show the `~A`/`M-` marks ncurses prints for UTF-8 bytes it
 # was not told about, and slide 9's live engine must draw its braille
-# chart. Then the same with LANG=C up to slide 9 (the Greek letters, the
+# chart, and the presenter's view in a second window must show slide
+# 18's notes (a rho among them) as they are. Then the same with LANG=C up to slide 9 (the Greek letters, the
 # times sign, the embed): plain ASCII, the Greek letters spelled out. Prints cmocka-style lines (tests/harness/check.sh).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -59,6 +60,13 @@ walk() {
 			t send-keys -t "$S" Space
 			wait_for " 9 / $n " || return 1
 		fi
+		if [ $k = 18 ] && [ "$1" = C.UTF-8 ]; then   # the presenter's notes, in a second window
+			t new-window -t "$S" "env -i HOME=\"$HOME\" PATH=\"$PATH\" TERM=\"\$TERM\" LANG=$1 $bin slides --presenter"
+			S0=$S S=$S:1
+			wait_for "NOW: Predict: four slots" && cat "$tmp/pane" >"$tmp/presenter"
+			t kill-window -t "$S"
+			S=$S0
+		fi
 		t send-keys -t "$S" Right
 		k=$((k + 1))
 	done
@@ -71,6 +79,10 @@ if walk C.UTF-8 "$n" && [ -s "$tmp/all.C.UTF-8" ]; then
 	m=$(mojibake "$tmp/all.C.UTF-8")
 	if [ -z "$m" ] && grep -q 'λ = 2,000/s' "$tmp/all.C.UTF-8"; then ok slides__utf8_no_mojibake
 	else bad slides__utf8_no_mojibake "${m:-no λ on slide 8}"; fi
+	if [ -s "$tmp/presenter" ] && [ -z "$(mojibake "$tmp/presenter")" ] &&
+	   grep -q 'Exactly enough is ρ = 1' "$tmp/presenter"
+	then ok slides__utf8_presenter_notes
+	else bad slides__utf8_presenter_notes "$(head -8 "$tmp/presenter" 2>/dev/null | tr '\n' '|')"; fi
 	if [ -z "$(mojibake "$tmp/embed.C.UTF-8")" ] && grep -q '[⠁-⣿]' "$tmp/embed.C.UTF-8" &&
 	   grep -q 'CONNECTION POOL' "$tmp/embed.C.UTF-8"
 	then ok slides__utf8_embed_draws_braille
