@@ -6,7 +6,10 @@
 #   - and it can fail: a small deck whose reveal fails, whose line is cut,
 #     whose Expect: names a number the command no longer prints, whose
 #     Run: leaves a process running and whose Run: needs PostgreSQL gets
-#     each reported, and exit 1.
+#     each reported, and exit 1;
+#   - the deck's Run: lines build nothing `make test` alone builds, start
+#     no server, and go through scripts/needs-pg for PostgreSQL; the
+#     title slide shows no authoring notes.
 # The deck's commands say build/hotrow: this runs from the kit's root.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +27,22 @@ for run in "C.UTF-8 160x45" "C 100x30"; do
 	then ok "$name"
 	else bad "$name" "$(grep -v '^checking' "$tmp/out" | head -5 | tr '\n' '|')"; fi
 done
+
+# Run: lines are self-contained: nothing that only `make test` builds
+# (build/labs/...), no server started inline, PostgreSQL through
+# scripts/needs-pg (it says "needs PostgreSQL: skipped" without one).
+deck=slides/hot-rows.md
+runs=$(sed -n 's/^Run: //p' "$deck")
+bad_runs=$(printf '%s\n' "$runs" | grep -e 'build/labs/' -e 'scripts/pg up' -e 'pg-up' |
+	head -2 | tr '\n' '|')
+pg_runs=$(printf '%s\n' "$runs" | grep 'HOTROW_PG_URL' | grep -v '^`scripts/needs-pg ' | head -2 | tr '\n' '|')
+if [ -z "$bad_runs$pg_runs" ]; then ok check__run_lines_self_contained
+else bad check__run_lines_self_contained "$bad_runs$pg_runs"; fi
+
+# The title slide shows the room the talk, not how to edit the deck.
+if "$bin" slides "$deck" --dump 1 | grep -q -e 'Slides are separated' -e 'speaker notes'
+then bad check__no_authoring_notes_on_screen "$("$bin" slides "$deck" --dump 1 | sed -n 6,7p)"
+else ok check__no_authoring_notes_on_screen; fi
 
 cat >"$tmp/bad.md" <<'DECK'
 # A broken deck
