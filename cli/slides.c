@@ -378,6 +378,10 @@ int cmd_slides(int argc, char **argv)
 		  .help = "in a second terminal: the current slide's notes, the next\n"
 		          "slide, the time against the deck's plan (\"> Plan: H:MM\"),\n"
 		          "following the main screen" },
+		{ .name = "state", .arg = "FILE", .kind = OPT_STRING, .dest = &state_file,
+		  .accepts = "a file name",
+		  .help = "where the main screen says what it shows (default\n"
+		          "$TMPDIR/hotrow-slides-UID.state)" },
 		{ .name = "check", .kind = OPT_FLAG, .dest = &check,
 		  .help = "the preflight: run every Run:, Reveal: and Embed: headless\n"
 		          "at --size (the room's screen), report failures, cut lines\n"
@@ -395,10 +399,6 @@ int cmd_slides(int argc, char **argv)
 		          "before the session)" },
 		{ .name = "ascii", .kind = OPT_FLAG, .dest = &ascii,
 		  .help = "plain ASCII (the default where the locale is not UTF-8)" },
-		{ .name = "state", .arg = "FILE", .kind = OPT_STRING, .dest = &state_file,
-		  .accepts = "a file name",
-		  .help = "where the main screen says what it shows (default\n"
-		          "$TMPDIR/hotrow-slides-UID.state)" },
 	};
 	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
 	const struct opt_cmd cmd = { .name = "hotrow slides", .usage = synopsis, .header = header,
