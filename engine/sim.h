@@ -475,7 +475,9 @@ struct sim_snapshot {
 	int pool_size;                    /* 0 = unbounded */
 	int npool;                        /* listed cells */
 	enum sim_conn_state pool_cells[SIM_SNAP_POOL];
-	int pool_in_use, pool_waiters;
+	int pool_in_use, pool_waiters;    /* both pools together, with a bulkhead */
+	int counter_pool_size;            /* the bulkhead's own pool; 0 none */
+	int counter_in_use, counter_waiters;  /* of the totals above, the bulkhead's */
 	int nseries;                      /* oldest first */
 	struct sim_tick series[SIM_SNAP_SERIES];
 	struct sim_summary summary;       /* as sim_summary() now */

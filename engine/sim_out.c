@@ -108,6 +108,14 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 	                                                  ? s->c.counter_pool : 0);
 	out->pool_in_use = sim_pools_in_use(s);
 	out->pool_waiters = sim_pools_waiting(s);
+	if (s->counter_pool != &s->pool[POOL_MAIN]) {
+		out->counter_pool_size = s->c.counter_pool;
+		out->counter_in_use = s->counter_pool->in_use;
+		out->counter_waiters = (int)s->counter_pool->waiters.n +
+		                       s->counter_pool->flusher_waiting;
+	} else {
+		out->counter_pool_size = out->counter_in_use = out->counter_waiters = 0;
+	}
 	/* Cells grouped by state: busy ones first, then the idle rest. */
 	{
 		const struct { int n; enum sim_conn_state st; } g[] = {

@@ -223,7 +223,9 @@ static void append(char *dst, size_t len, const char *text)
 }
 
 /* A question is whole: its words, two to four choices, the right one
- * among them and a reveal whose placeholders are known. */
+ * among them and a reveal whose placeholders are known. A question with
+ * neither answer nor why is whole too: the student kit's copy of a tour,
+ * where the panels, not the tour, give the answer. */
 static int check_ask(const struct tui_tour_step *st, char *err, size_t errlen)
 {
 	struct sim_summary z;
@@ -231,6 +233,8 @@ static int check_ask(const struct tui_tour_step *st, char *err, size_t errlen)
 	bool any = st->ask[0] || st->nchoices || st->answer >= 0 || st->why[0];
 
 	if (!any)
+		return 0;
+	if (st->ask[0] && st->nchoices >= 2 && st->answer < 0 && !st->why[0])
 		return 0;
 	if (!st->ask[0] || st->nchoices < 2 || st->answer < 0 || !st->why[0])
 		return snprintf(err, errlen, "step '%.30s': a question needs ask, at least "

@@ -312,11 +312,33 @@ static void tui_tour_set__storm_keys_take_the_engine_limits(void **state)
 	}
 }
 
+
+/* The student kit's tours keep their questions and lose answer and why:
+ * such a question still parses, and the reveal says the panels answer. */
+static void tui_tour_parse__a_question_without_its_key(void **state)
+{
+	(void)state;
+	char err[200] = "";
+	struct tui_tour *t = tui_tour_parse(
+		"step Viral\n  ask What runs out first?\n  A) the CPU\n  B) the pool\n  run 3\n",
+		err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	assert_int_equal(t->steps[0].nchoices, 2);
+	assert_int_equal(t->steps[0].answer, -1);
+	assert_string_equal(t->steps[0].why, "");
+	tui_tour_free(t);
+	/* half a key is still a mistake */
+	assert_null(tui_tour_parse("step V\nask Q?\nA) a\nB) b\nanswer A\nrun 1\n", err, sizeof err));
+	assert_null(tui_tour_parse("step V\nask Q?\nA) a\nB) b\nwhy w\nrun 1\n", err, sizeof err));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tui_tour_parse__steps_settings_and_words),
 		cmocka_unit_test(tui_tour_parse__a_question_with_choices_and_a_reveal),
+		cmocka_unit_test(tui_tour_parse__a_question_without_its_key),
 		cmocka_unit_test(tui_tour_parse__errors_name_the_line),
 		cmocka_unit_test(tui_tour_apply__restart_only_for_structural_changes),
 		cmocka_unit_test(tui_tour_set__times_in_whole_us),
