@@ -54,7 +54,7 @@
 
 double sim_lock_ms(const struct sim_config *c)
 {
-	return c->hold_ms + c->work_ms + c->trips_in_lock * c->rtt_ms;
+	return c->hold_ms + c->work_ms + c->trips_in_lock * c->rtt_ms + c->wal_flush_ms;
 }
 
 static int64_t pages(int64_t versions)

@@ -23,6 +23,16 @@ const char *sim_strategy_name(enum sim_strategy s)
 	return (unsigned)s < SIM_NSTRATEGIES ? strategy_names[s] : "?";
 }
 
+const char *sim_handoff_name(enum sim_handoff h)
+{
+	return h == SIM_HANDOFF_HERD ? "herd" : h == SIM_HANDOFF_FIFO ? "fifo" : "?";
+}
+
+const char *sim_wal_order_name(enum sim_wal_order o)
+{
+	return o == SIM_WAL_FLUSH_RELEASE ? "flush-release" : "?";
+}
+
 /* The index of name in names[0..n-1], or -1. */
 static int name_index(const char *const *names, int n, const char *name)
 {
@@ -82,6 +92,10 @@ void sim_config_default(struct sim_config *c)
 	c->backoff_ms = 100;
 	c->read_ms = 0.1;
 	c->batch = 1;
+	c->handoff = SIM_HANDOFF_FIFO;
+	c->wake_us = 20;           /* PostgreSQL 15 here: 19-24 us a waiter a commit */
+	c->wal_flush_ms = 0;
+	c->wal_order = SIM_WAL_FLUSH_RELEASE;
 }
 
 /* ---- scenarios ----
@@ -243,9 +257,11 @@ void sim_config_round(struct sim_config *c)
 		&c->pool_timeout_ms, &c->client_timeout_ms, &c->lock_timeout_ms,
 		&c->backoff_ms, &c->tick_ms, &c->think_ms, &c->outside_ms,
 		&c->cpu_db_ms, &c->cpu_client_ms, &c->rtt_ms, &c->read_ms,
+		&c->statement_timeout_ms, &c->wal_flush_ms,
 	};
 	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
 		whole_us(ms[i]);
+	c->wake_us = floor(c->wake_us + 0.5);
 }
 
 #define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)
@@ -341,5 +357,14 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK(isfinite(c->redis_op_us) && (c->redis_op_us == 0 ||
 	      (c->redis_op_us >= 0.01 && c->redis_op_us <= 1e6)),
 	      "--redis-op-us: expected microseconds from 0.01 to 1000000");
+	CHECK((unsigned)c->handoff <= SIM_HANDOFF_HERD, "--handoff: expected fifo or herd");
+	CHECK(isfinite(c->wake_us) && c->wake_us >= 0 && c->wake_us <= 1e6,
+	      "--wake-us: expected microseconds from 0 to 1000000");
+	CHECK(isfinite(c->wal_flush_ms) && (c->wal_flush_ms == 0 ||
+	      (c->wal_flush_ms >= 0.001 && c->wal_flush_ms <= 1e6)),
+	      "--wal-flush-ms: expected 0 (no shared log) or milliseconds from 0.001 to 1000000");
+	CHECK(c->wal_order == SIM_WAL_FLUSH_RELEASE, "--wal-order: expected flush-release");
+	CHECK(timeout_ok(c->statement_timeout_ms),
+	      "--statement-timeout-ms: expected 0 (never) or milliseconds from 0.001 to 1000000000");
 	return 0;
 }
