@@ -321,8 +321,8 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		       "refused (counted as failed)", (unsigned long long)o->refused, SIM_MAX_INFLIGHT);
 	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
 	if (direct && closed && o->theory.closed_throughput_per_s < 0) {
-		snprintf(p, sizeof p, "-  (no MVA: the herd's wakes and the shared log are not in "
-		         "it; binding ceiling %.1f)", o->theory.binding_per_s);
+		snprintf(p, sizeof p, "-  (no MVA: herd wakes, a shared log, chain walks are not "
+		         "in it; binding ceiling %.1f)", o->theory.binding_per_s);
 		row_d("throughput, per s", o->throughput_per_s, p);
 		printf("  %-30s %14.3f\n", "mean latency, ms", o->latency_ms.mean);
 	} else if (direct && closed) {

@@ -250,6 +250,9 @@ static const struct opt rows[] = {
 	          "0 = the flush is in --hold-ms (0)" },
 	{ "wal-order", 0, "HOW", CHOICE(wal_order, wal_orders),
 	  .help = "flush-release: flush, then release the row (PostgreSQL)" },
+	{ "walk-us", 0, "US", DBL(walk_us, 0, 1e6),
+	  .help = "an update walks the chain an old snapshot keeps: US a heap\n"
+	          "page past the first, 0 = it does not (0; PostgreSQL ~16)" },
 	{ "seed", 0, "N", .kind = OPT_U64, F(seed), .help = "same seed, same output (1)" },
 	{ "tick-ms", 0, "MS", DBL(tick_ms, 1, 1e6), .help = "time-series resolution (100)" },
 };

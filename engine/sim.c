@@ -600,14 +600,14 @@ static void lock_grant(struct sim *s, int i, const struct sim_req *r)
 		 * (the commit's flush): the CPU part waits for a core. */
 		int64_t h = hold_sample(s);
 		int64_t cpu = round_us((double)h * s->c.cpu_db_ms / s->c.hold_ms);
-		row->rest_us = s->work_us + s->trips_us + h - cpu;
+		row->rest_us = s->work_us + s->trips_us + h - cpu + sim_chain_walk_us(s, i);
 		sim_cpu_add(s, cpu, CPU_HOLD, (uint32_t)i);
 		return;
 	}
 	/* The round trips made while holding the lock (trips_us) hold it as
 	 * long as the server's own work does. */
-	sim_push(s, s->now + s->work_us + s->trips_us + hold_sample(s), EV_RELEASE,
-	         (uint32_t)i);
+	sim_push(s, s->now + s->work_us + s->trips_us + hold_sample(s) + sim_chain_walk_us(s, i),
+	         EV_RELEASE, (uint32_t)i);
 }
 
 static void hold_cpu_done(struct sim *s, int i)
@@ -756,7 +756,7 @@ static void flusher_lock(struct sim *s)
 	s->conn_flush++;
 	row->holder = HOLD_FLUSH;
 	row->got_us = s->now;
-	sim_push(s, s->now + hold_sample(s), EV_RELEASE, 0);
+	sim_push(s, s->now + hold_sample(s) + sim_chain_walk_us(s, 0), EV_RELEASE, 0);
 }
 
 /*
@@ -1351,6 +1351,7 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	s->c.read_ms = c->read_ms;
 	s->c.snapshot_at_s = c->snapshot_at_s;
 	s->c.snapshot_for_s = c->snapshot_for_s;
+	s->c.walk_us = c->walk_us;
 	if (c->read_rps != s->c.read_rps) {
 		s->c.read_rps = c->read_rps;
 		sim_chain_rate(s);

@@ -204,6 +204,11 @@ struct sim_config {
 	                                each buffer costs read_ms / 2 */
 	double snapshot_at_s;        /* an old snapshot opens at this second ... */
 	double snapshot_for_s;       /* ... and stays open this long; 0 = never */
+	double walk_us;              /* an update walks its row's chain too: this
+	                                much longer a hold per heap page of it
+	                                beyond the first, in us; 0 = updates do
+	                                not walk (the default; PostgreSQL 15
+	                                measured about 16) */
 	double redis_op_us;          /* redis: one command on the single-threaded
 	                                server, in us (4: ~250,000 commands/s);
 	                                a measured service time, fractions allowed;
@@ -286,7 +291,8 @@ int sim_fault_parse(const char *name, enum sim_fault *out);
  * station, any) times; approximate with cores or constant times. Writes
  * throughput (per s) and mean time from send to end (ms, think excluded)
  * and returns 0; returns -1 when it does not apply (open loop, a buffered
- * write path, a herd hand-off or a shared log, which it does not model),
+ * write path, a herd hand-off, a shared log or updates that walk an old
+ * snapshot's chain, none of which it models),
  * leaving both at -1. */
 int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms);
 

@@ -357,6 +357,8 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK(isfinite(c->redis_op_us) && (c->redis_op_us == 0 ||
 	      (c->redis_op_us >= 0.01 && c->redis_op_us <= 1e6)),
 	      "--redis-op-us: expected microseconds from 0.01 to 1000000");
+	CHECK(isfinite(c->walk_us) && c->walk_us >= 0 && c->walk_us <= 1e6,
+	      "--walk-us: expected microseconds from 0 to 1000000");
 	CHECK((unsigned)c->handoff <= SIM_HANDOFF_HERD, "--handoff: expected fifo or herd");
 	CHECK(isfinite(c->wake_us) && c->wake_us >= 0 && c->wake_us <= 1e6,
 	      "--wake-us: expected microseconds from 0 to 1000000");

@@ -384,6 +384,7 @@ void sim_cpu_free(struct sim *s);
 void sim_chain_init(struct sim *s);                    /* in sim_new */
 void sim_chain_free(struct sim *s);
 void sim_chain_update(struct sim *s, int row);         /* an update committed */
+int64_t sim_chain_walk_us(const struct sim *s, int row);  /* an update's walk, us */
 bool sim_read_next(struct sim *s, uint32_t gen);       /* EV_READ: false if stale */
 void sim_chain_rate(struct sim *s);                    /* c.read_rps changed */
 int64_t sim_read_start(struct sim *s);                 /* connected: its time, us */

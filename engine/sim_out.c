@@ -238,6 +238,7 @@ static const struct config_field config_fields[] = {
 	FIELD("wal_flush_ms", F_DOUBLE, wal_flush_ms),
 	NAMED("wal_order", wal_order, wal_order_names),
 	FIELD("statement_timeout_ms", F_DOUBLE, statement_timeout_ms),
+	FIELD("walk_us", F_DOUBLE, walk_us),
 };
 
 /* The enums the table names are int-sized; read one as an int. */
