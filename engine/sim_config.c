@@ -157,7 +157,7 @@ static const struct scenario scenarios[] = {
 	{ "viral-video", "100,000 views/s on one row, 1 ms holds, pool of 100: "
 	  "the ceiling is 1,000/s and the pool is gone in ~1 ms", F_VIDEO, SIM_NAIVE, 0, 0 },
 	{ "viral-video-sharded", "the viral video on 128 slots (16 would give "
-	  "only 16,000/s): the rows take 128,000/s, the pool ~70,000/s",
+	  "only 16,000/s): the rows take 128,000/s, the pool ~65,000/s",
 	  F_VIDEO, SIM_SHARDED, 128, 0 },
 	{ "viral-video-coalesce", "the viral video, buffered in the app, one "
 	  "+k per second", F_VIDEO, SIM_COALESCE, 0, 1000 },

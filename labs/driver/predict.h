@@ -68,7 +68,8 @@ struct drv_prediction {
 	struct sim_config config;  /* what the engine ran */
 	double throughput_per_s;   /* the engine's simulation */
 	double mean_ms, p50_ms, p99_ms;
-	double mva_per_s, mva_mean_ms;   /* exact MVA of the same network; < 0 n/a */
+	double mva_per_s, mva_mean_ms;   /* MVA of the same network (approximate with
+	                                    cores or constant holds); < 0 n/a */
 	double ceiling_per_s;      /* the locks: rows / hold */
 	double clients_per_s;      /* the clients, never waiting: threads / (request + think) */
 	double cpu_per_s;          /* the CPUs: cores / CPU per request; < 0 unknown */
