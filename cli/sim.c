@@ -73,7 +73,7 @@ static void describe(const struct sim_config *c)
 	printf("hotrow sim: %s", sim_strategy_name(c->strategy));
 	if (c->scenario[0])
 		printf(" (scenario %s)", c->scenario);
-	if (c->strategy == SIM_SHARDED)
+	if (sim_strategy_info(c->strategy)->spread)
 		printf(", %d rows (%s slot)", c->rows,
 		       c->slot == SIM_SLOT_RANDOM ? "random" : "round-robin");
 	if (c->strategy == SIM_LEDGER)

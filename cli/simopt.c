@@ -303,7 +303,7 @@ int simopt_finish(struct sim_config *c, const struct simopt_given *g, char *err,
 		         "drop --%s (or --clients for an open loop)", rate);
 		return -1;
 	}
-	if (c->rows > 1 && c->strategy != SIM_SHARDED && c->strategy != SIM_LEDGER) {
+	if (c->rows > 1 && !sim_strategy_info(c->strategy)->uses_rows) {
 		if (c->strategy != SIM_NAIVE || simopt_was_given(g, "strategy")) {
 			snprintf(err, errlen, "--rows: %d rows need --strategy sharded or ledger "
 			         "(%s has one counter row)", c->rows, sim_strategy_name(c->strategy));

@@ -275,6 +275,22 @@ int sim_config_batch(const struct sim_config *c);
  * 1 otherwise. The lock's demand per request is this times the hold. */
 double sim_lock_visits(const struct sim_config *c);
 const char *sim_strategy_name(enum sim_strategy s);
+
+/* What a write path is, for every face that names, draws or drives one:
+ * ask this, not the strategy's enum value. */
+struct sim_strategy_info {
+	const char *name;         /* "sharded", as --strategy takes it */
+	bool uses_rows;           /* c.rows is its rows (slots, fee sub-accounts) */
+	bool spread;              /* a like picks one of several rows as a slot
+	                             (sharded): the TUI's screen wants 16 of them */
+	const char *row_noun;     /* one of its rows: "row", "slot", "fee row" */
+	bool buffered;            /* a like is acknowledged before its row is
+	                             written; a periodic flush writes the batch
+	                             under the row lock (coalesce, queue, redis) */
+	const char *blurb;        /* one line: what it does */
+};
+/* The descriptor of s; NULL for a value out of range. */
+const struct sim_strategy_info *sim_strategy_info(enum sim_strategy s);
 const char *sim_handoff_name(enum sim_handoff h);     /* "fifo", "herd" */
 const char *sim_wal_order_name(enum sim_wal_order o); /* "flush-release" */
 int sim_strategy_parse(const char *name, enum sim_strategy *out);

@@ -13,14 +13,32 @@
 
 #include "engine/sim.h"
 
-static const char *const strategy_names[SIM_NSTRATEGIES] = {
-	"naive", "sharded", "coalesce", "queue", "redis", "append", "ledger"
+static const struct sim_strategy_info strategies[SIM_NSTRATEGIES] = {
+	[SIM_NAIVE] = { "naive", false, false, "row", false,
+	                "every like updates the one counter row" },
+	[SIM_SHARDED] = { "sharded", true, true, "slot", false,
+	                  "N slot rows, one picked per like; a read sums them" },
+	[SIM_COALESCE] = { "coalesce", false, false, "row", true,
+	                   "the app buffers likes, one UPDATE +k every flush" },
+	[SIM_QUEUE] = { "queue", false, false, "row", true,
+	                "likes go to a log; a consumer applies batches behind a fence" },
+	[SIM_REDIS] = { "redis", false, false, "row", true,
+	                "INCR in memory, drained into the row every flush" },
+	[SIM_APPEND] = { "append", false, false, "row", false,
+	                 "an inserted row per like, rolled up every flush" },
+	[SIM_LEDGER] = { "ledger", true, false, "fee row", false,
+	                 "money: transfers that credit a fee account of N sub-accounts" },
 };
+
+const struct sim_strategy_info *sim_strategy_info(enum sim_strategy s)
+{
+	return (unsigned)s < SIM_NSTRATEGIES ? &strategies[s] : NULL;
+}
 static const char *const fault_names[SIM_NFAULTS] = { "app", "consumer", "redis" };
 
 const char *sim_strategy_name(enum sim_strategy s)
 {
-	return (unsigned)s < SIM_NSTRATEGIES ? strategy_names[s] : "?";
+	return (unsigned)s < SIM_NSTRATEGIES ? strategies[s].name : "?";
 }
 
 const char *sim_handoff_name(enum sim_handoff h)
@@ -44,11 +62,12 @@ static int name_index(const char *const *names, int n, const char *name)
 
 int sim_strategy_parse(const char *name, enum sim_strategy *out)
 {
-	int i = name_index(strategy_names, SIM_NSTRATEGIES, name);
-	if (i < 0)
-		return -1;
-	*out = (enum sim_strategy)i;
-	return 0;
+	for (int i = 0; i < SIM_NSTRATEGIES; i++)
+		if (!strcmp(name, strategies[i].name)) {
+			*out = (enum sim_strategy)i;
+			return 0;
+		}
+	return -1;
 }
 
 const char *sim_fault_name(enum sim_fault f)

@@ -36,7 +36,7 @@ void drv_inputs_init(struct drv_inputs *in, enum sim_strategy s, int threads,
 /* The buffered fixes: a client's request takes no row lock; a flush does. */
 static bool buffered(enum sim_strategy s)
 {
-	return s == SIM_COALESCE || s == SIM_REDIS || s == SIM_QUEUE;
+	return sim_strategy_info(s)->buffered;
 }
 
 /* The engine's config for *in: a closed loop of in->threads clients. */
