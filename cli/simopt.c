@@ -266,6 +266,14 @@ struct opt_table simopt_table(struct sim_config *c, struct simopt_given *g, cons
 	                           .seen = g->row };
 }
 
+bool simopt_knows(const char *name)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		if (!strcmp(rows[i].name, name) && !rows[i].early)
+			return true;
+	return false;
+}
+
 bool simopt_was_given(const struct simopt_given *g, const char *name)
 {
 	for (size_t i = 0; i < NROWS; i++)
