@@ -1315,47 +1315,18 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	bool rate = c->rps != s->set_rps && s->c.clients == 0;
 	bool unrel = c->unrelated_rps != s->c.unrelated_rps;
 
-	if (rate) {
-		s->c.rps = c->rps;
+	bool reads = c->read_rps != s->c.read_rps;
+	struct sim_config n = *c;
+
+	/* Every setting applies but the structure (sim_config_keep) and the
+	 * rate, which moves only when asked to. */
+	sim_config_keep(&n, &s->c);
+	n.rps = rate ? c->rps : s->c.rps;
+	s->c = n;
+	if (rate)
 		s->set_rps = c->rps;
-	}
-	s->c.hold_ms = c->hold_ms;
-	s->c.hold_dist = c->hold_dist;
-	s->c.work_ms = c->work_ms;
-	s->c.pool = c->pool;
-	s->c.pool_timeout_ms = c->pool_timeout_ms;
-	s->c.client_timeout_ms = c->client_timeout_ms;
-	s->c.retries = c->retries;
-	s->c.unrelated_rps = c->unrelated_rps;
-	s->c.unrelated_ms = c->unrelated_ms;
-	s->c.flush_ms = c->flush_ms;
-	s->c.bug_no_fence = c->bug_no_fence;
-	s->c.bug_get_then_del = c->bug_get_then_del;
-	s->c.think_ms = c->think_ms;
-	s->c.think_dist = c->think_dist;
-	s->c.outside_ms = c->outside_ms;
-	s->c.cpu_db_ms = c->cpu_db_ms;
-	s->c.cpu_client_ms = c->cpu_client_ms;
-	s->c.lock_timeout_ms = c->lock_timeout_ms;
-	s->c.statement_timeout_ms = c->statement_timeout_ms;
-	s->c.handoff = c->handoff;
-	s->c.wake_us = c->wake_us;
-	s->c.wal_flush_ms = c->wal_flush_ms;
-	s->c.wal_order = c->wal_order;
-	s->c.idempotent = c->idempotent;
-	s->c.backoff = c->backoff;
-	s->c.backoff_ms = c->backoff_ms;
-	s->c.retry_budget = c->retry_budget;
-	s->c.rtt_ms = c->rtt_ms;
-	s->c.trips_in_lock = c->trips_in_lock;
-	s->c.read_ms = c->read_ms;
-	s->c.snapshot_at_s = c->snapshot_at_s;
-	s->c.snapshot_for_s = c->snapshot_for_s;
-	s->c.walk_us = c->walk_us;
-	if (c->read_rps != s->c.read_rps) {
-		s->c.read_rps = c->read_rps;
+	if (reads)
 		sim_chain_rate(s);
-	}
 	set_times(s);
 	sim_mva(&s->c, &s->mva_x, &s->mva_r);
 	s->pool[POOL_MAIN].size = c->pool;

@@ -328,14 +328,19 @@ void sim_advance(struct sim *s, int64_t t_us);
 bool sim_step(struct sim *s);
 int64_t sim_now(const struct sim *s);
 
-/* Live changes, for the TUI and tours. Arrival rate, hold time and
- * distribution, work_ms, pool size, unrelated_rps, flush_ms, the round
- * trips (rtt_ms, trips_in_lock), reads (read_rps, read_ms) and the old
- * snapshot's times (simulated seconds since t = 0), the hand-off, wake_us,
- * the log's flush time and both timeouts apply from now on. A
- * change of strategy, rows, batch or refuse_frac needs a new sim
- * (sim_free, sim_new). */
+/* Live changes, for the TUI and tours: every field of c applies from now
+ * on (the old snapshot's times are simulated seconds since t = 0; the
+ * rate only when it differs from the rate last set), except the structure
+ * the simulation was built on, which sim_set keeps: strategy, rows, slot,
+ * arrivals, burst, the schedule, seconds, faults, seed, tick_ms, clients,
+ * cores, counter_pool (its size changes live where it exists), redis_op_us,
+ * batch, refuse_frac. A change there needs a new sim (sim_free, sim_new);
+ * sim_config_restarts() says whether c asks for one. */
 void sim_set(struct sim *s, const struct sim_config *c);
+/* Whether c differs from old in the structure sim_set keeps. */
+bool sim_config_restarts(const struct sim_config *old, const struct sim_config *c);
+/* Copy that structure from old into c. */
+void sim_config_keep(struct sim_config *c, const struct sim_config *old);
 /* Inject a fault now. */
 void sim_inject(struct sim *s, enum sim_fault f);
 const struct sim_config *sim_config(const struct sim *s);

@@ -117,6 +117,32 @@ void sim_config_default(struct sim_config *c)
 	c->wal_order = SIM_WAL_FLUSH_RELEASE;
 }
 
+/* The fields a running simulation is built on: sim_set keeps them, and a
+ * change of one needs sim_new. One list for both questions. */
+#define SIM_STRUCTURE(X) \
+	X(strategy) X(rows) X(slot) X(arrivals) X(burst) X(nphases) X(seconds) \
+	X(ncrashes) X(seed) X(tick_ms) X(clients) X(cores) X(counter_pool) \
+	X(redis_op_us) X(batch) X(refuse_frac)
+
+void sim_config_keep(struct sim_config *c, const struct sim_config *old)
+{
+#define KEEP(f) c->f = old->f;
+	SIM_STRUCTURE(KEEP)
+#undef KEEP
+	memcpy(c->phases, old->phases, sizeof c->phases);
+	memcpy(c->crashes, old->crashes, sizeof c->crashes);
+	memcpy(c->scenario, old->scenario, sizeof c->scenario);
+}
+
+bool sim_config_restarts(const struct sim_config *old, const struct sim_config *c)
+{
+#define DIFFERS(f) || c->f != old->f
+	return false SIM_STRUCTURE(DIFFERS) ||
+	       memcmp(c->phases, old->phases, (size_t)c->nphases * sizeof c->phases[0]) ||
+	       memcmp(c->crashes, old->crashes, (size_t)c->ncrashes * sizeof c->crashes[0]);
+#undef DIFFERS
+}
+
 /* ---- scenarios ----
  *
  * A scenario is a family's load (the rates, holds and pool the reference

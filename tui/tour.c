@@ -36,21 +36,6 @@ static int onoff(const char *v, bool *out)
 	return -1;
 }
 
-/* The settings a running simulation cannot take (sim_set leaves them):
- * a change of one needs a new simulation. */
-static const char *const restart_keys[] = {
-	"strategy", "rows", "slot", "arrivals", "burst", "seed", "clients", "cores",
-	"counter-pool", "batch", "refuse-frac", NULL
-};
-
-static bool needs_restart(const char *key)
-{
-	for (int i = 0; restart_keys[i]; i++)
-		if (!strcmp(key, restart_keys[i]))
-			return true;
-	return false;
-}
-
 /*
  * One setting, by the command line's own parser (cli/simopt.h): the same
  * words, ranges and whole numbers as `hotrow sim --KEY VALUE`, then the
@@ -89,7 +74,7 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 		return -1;
 	}
 	sim_config_round(&t);
-	if (memcmp(c, &t, sizeof t) && needs_restart(key))
+	if (sim_config_restarts(c, &t))      /* sim_set would keep it */
 		*restart = true;
 	*c = t;
 	return 0;
