@@ -810,10 +810,12 @@ static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
 	complete(s, r);
 }
 
-/* The most waiters one hand-off wakes: a server has at most this many
- * backends (max_connections); a queue longer than that is a model of an
- * overload no real server admits, and would cost its length per commit. */
-#define HERD_MAX SIM_MAX_CLIENTS
+/* The most waiters one hand-off wakes. A server has at most
+ * max_connections backends (PostgreSQL's default is 100, and servers
+ * rarely allow more than a few thousand); a longer queue models an
+ * overload no real server admits, and waking all of it would cost its
+ * length at every commit. */
+#define HERD_MAX 1024
 
 /*
  * A herd hand-off: the holder's commit wakes every waiter. Each spends
