@@ -836,8 +836,10 @@ static void herd_wake(struct sim *s, int i)
 	if (k < row->live_from)
 		row->live_from--;
 	row->holder = HOLD_WAKING;
-	/* (Waiters past HERD_MAX are not woken: their clocks run on, and a
-	 * lock_timeout of theirs may fire late, never early.) */
+	/* (Waiters past HERD_MAX are not woken: their clocks run on. They,
+	 * and those who join during the wake, may have a lock_timeout due
+	 * before the head's; the sweep, which looks at the head, then
+	 * cancels them late, never early.) */
 	for (size_t j = 0; j < row->q.n && j + 1 < w; j++)
 		sim_ring_at_mut(&row->q, j)->slept_us = s->now + s->wake_us;
 	s->wakes += w;
