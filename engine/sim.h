@@ -287,6 +287,8 @@ struct sim_strategy_info {
 	bool buffered;            /* a like is acknowledged before its row is
 	                             written; a periodic flush writes the batch
 	                             under the row lock (coalesce, queue, redis) */
+	bool flushes;             /* something runs every c.flush_ms: the
+	                             buffered paths' flush, append's roll-up */
 	const char *blurb;        /* one line: what it does */
 };
 /* The descriptor of s; NULL for a value out of range. */

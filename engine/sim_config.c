@@ -14,19 +14,19 @@
 #include "engine/sim.h"
 
 static const struct sim_strategy_info strategies[SIM_NSTRATEGIES] = {
-	[SIM_NAIVE] = { "naive", false, false, "row", false,
+	[SIM_NAIVE] = { "naive", false, false, "row", false, false,
 	                "every like updates the one counter row" },
-	[SIM_SHARDED] = { "sharded", true, true, "slot", false,
+	[SIM_SHARDED] = { "sharded", true, true, "slot", false, false,
 	                  "N slot rows, one picked per like; a read sums them" },
-	[SIM_COALESCE] = { "coalesce", false, false, "row", true,
+	[SIM_COALESCE] = { "coalesce", false, false, "row", true, true,
 	                   "the app buffers likes, one UPDATE +k every flush" },
-	[SIM_QUEUE] = { "queue", false, false, "row", true,
+	[SIM_QUEUE] = { "queue", false, false, "row", true, true,
 	                "likes go to a log; a consumer applies batches behind a fence" },
-	[SIM_REDIS] = { "redis", false, false, "row", true,
+	[SIM_REDIS] = { "redis", false, false, "row", true, true,
 	                "INCR in memory, drained into the row every flush" },
-	[SIM_APPEND] = { "append", false, false, "row", false,
+	[SIM_APPEND] = { "append", false, false, "row", false, true,
 	                 "an inserted row per like, rolled up every flush" },
-	[SIM_LEDGER] = { "ledger", true, false, "fee row", false,
+	[SIM_LEDGER] = { "ledger", true, false, "fee row", false, false,
 	                 "money: transfers that credit a fee account of N sub-accounts" },
 };
 
