@@ -179,7 +179,8 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 	 * 16 slots for sharded (one slot would show nothing). */
 	if (!simopt_was_given(&given, "arrivals"))
 		o->cfg.arrivals = SIM_ARRIVE_POISSON;
-	if (o->cfg.strategy == SIM_SHARDED && o->cfg.rows < 2 && !simopt_was_given(&given, "rows"))
+	if (sim_strategy_info(o->cfg.strategy)->spread && o->cfg.rows < 2 &&
+	    !simopt_was_given(&given, "rows"))
 		o->cfg.rows = 16;
 	if (simopt_finish(&o->cfg, &given, err, sizeof err) < 0)
 		goto usage_error;

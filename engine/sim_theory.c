@@ -96,7 +96,10 @@ int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms)
 	double z = c->think_ms, x, *xin;
 
 	*x_per_s = *r_ms = -1;
-	if (n <= 0 || !sim_strategy_direct(c->strategy))
+	/* The herd's wakes, the shared log's batches and holds that grow
+	 * with an old snapshot's chain are not in it. */
+	if (n <= 0 || !sim_strategy_direct(c->strategy) || c->handoff == SIM_HANDOFF_HERD ||
+	    c->wal_flush_ms > 0 || (c->walk_us > 0 && c->snapshot_for_s > 0))
 		return -1;
 	p = c->pool > 0 && c->pool < n ? c->pool : n;
 	xin = xmalloc((size_t)(p + 1) * sizeof *xin);

@@ -115,17 +115,11 @@ static void push(struct tui_app *a)
 	if (!settle(a))
 		return;
 	sim_set(a->sim, &a->cfg);
-	if (a->naive) {
-		struct sim_config n = *sim_config(a->naive);
-		n.rps = a->cfg.rps;
-		n.hold_ms = a->cfg.hold_ms;
-		n.hold_dist = a->cfg.hold_dist;
-		n.work_ms = a->cfg.work_ms;
-		n.pool = a->cfg.pool;
-		n.unrelated_rps = a->cfg.unrelated_rps;
-		n.flush_ms = a->cfg.flush_ms;
-		sim_set(a->naive, &n);
-	}
+	/* Every live setting reaches the naive side too (lock_timeout, the
+	 * retry budget, idempotent likes ...): sim_set leaves its write path,
+	 * which is what differs. */
+	if (a->naive)
+		sim_set(a->naive, &a->cfg);
 }
 
 static void play_raw(struct tui_app *a, double sim_s)

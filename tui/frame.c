@@ -46,15 +46,16 @@ void tui_frame_min(bool compare, int *w, int *h)
 static const char *strategy_words(const struct sim_snapshot *snap, char *buf,
                                   size_t len)
 {
-	const char *name = sim_strategy_name(snap->config.strategy);
+	const struct sim_strategy_info *in = sim_strategy_info(snap->config.strategy);
+	const char *name = in->name;
 	char f[24];
 
-	if (snap->config.strategy == SIM_SHARDED)
+	if (in->spread)
 		snprintf(buf, len, "%s x%d", name, snap->nrows);
-	else if (snap->config.strategy == SIM_LEDGER)
+	else if (in->uses_rows)        /* the ledger's fee sub-accounts */
 		snprintf(buf, len, "%s, fee x%d, batch %d", name, snap->nrows,
 		         sim_config_batch(&snap->config));
-	else if (snap->config.strategy == SIM_NAIVE)
+	else if (!in->flushes)
 		snprintf(buf, len, "%s, one row", name);
 	else
 		snprintf(buf, len, "%s, flush %s", name,
