@@ -546,6 +546,12 @@ static void report(const struct sim_config *c, const struct sim_summary *o, doub
 			       "  got through: the row was busy with statements whose clients had left,\n"
 			       "  and with the retries those clients sent instead.\n",
 			       c->rps, rho, o->throughput_per_s);
+		} else if (o->theory.model_mean_ms < 0) {
+			printf("  Likes arrive at %g a second, exactly the ceiling (a utilisation of %.2f).\n"
+			       "  With random arrivals or holds the line has no steady state there: it\n"
+			       "  wanders and keeps growing the longer the run (the mean was %.3f ms\n"
+			       "  over these %g s), so no mean time applies; stay below the ceiling.\n",
+			       c->rps, rho, o->latency_ms.mean, c->seconds);
 		} else {
 			printf("  Likes arrive at %g a second, a utilisation of %.2f: the row keeps up,\n"
 			       "  and a like spends %.3f ms on average (%s predicts %.3f ms).\n",
