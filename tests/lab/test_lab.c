@@ -31,22 +31,32 @@ static const char preprocessed[] =
 	"labtest_setup_sqlite, labtest_teardown, ((void *)0) }, { \"like_post__counts_one_like\" "
 	"\"/postgres\", like_post__counts_one_like, labtest_setup_pg, labtest_teardown, ((void *)0) },\n"
 	"  { \"shard_choose_n__formula\", shard_choose_n__formula, ((void *)0), ((void *)0), ((void *)0) },\n"
+	"  { \"hot_rows_now__sees_the_whole_line\", hot_rows_now__sees_the_whole_line, labtest_setup_pg, "
+	"labtest_teardown, ((void *)0) },\n"
 	" };\n return labtest_run(\"01-hot-row\", tests, sizeof(tests) / sizeof((tests)[0]));\n}\n";
 
 static void runner_checks_parse__names_from_the_array(void **state)
 {
 	(void)state;
 	char **names;
+	unsigned *engines;
 
-	int n = runner_checks_parse(preprocessed, &names);
+	int n = runner_checks_parse(preprocessed, &names, &engines);
 
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	assert_string_equal(names[0], "like_post__counts_one_like/sqlite");
 	assert_string_equal(names[1], "like_post__counts_one_like/postgres");
 	assert_string_equal(names[2], "shard_choose_n__formula");
+	assert_string_equal(names[3], "hot_rows_now__sees_the_whole_line");
+	/* The engine comes from the entry's setup, not from the name. */
+	assert_int_equal(engines[0], RUNNER_ENGINE_SQLITE);
+	assert_int_equal(engines[1], RUNNER_ENGINE_PG);
+	assert_int_equal(engines[2], 0);
+	assert_int_equal(engines[3], RUNNER_ENGINE_PG);
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(engines);
 }
 
 /* A result expecting three checks, to be fed report lines. */
@@ -60,6 +70,9 @@ static void expect3(struct runner_result *r)
 	snprintf(r->checks[0].name, sizeof r->checks[0].name, "a__one/sqlite");
 	snprintf(r->checks[1].name, sizeof r->checks[1].name, "a__two/sqlite");
 	snprintf(r->checks[2].name, sizeof r->checks[2].name, "a__three/postgres");
+	r->checks[0].engines = r->checks[1].engines = RUNNER_ENGINE_SQLITE;
+	r->checks[2].engines = RUNNER_ENGINE_PG;
+	r->available = RUNNER_ENGINE_SQLITE;   /* no PostgreSQL given */
 }
 
 static void feed(struct runner_result *r, const char *lines)
