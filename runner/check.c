@@ -622,6 +622,23 @@ static int object_targets(const struct runner_tree *t, const struct runner_lab *
 	return rc;
 }
 
+int runner_build_objects(const struct runner_tree *t, const struct runner_lab *l,
+                         const struct runner_opts *o, double timeout_s, char **log)
+{
+	const char *side = o->solutions ? "solutions" : "exercises";
+	char objects[PATH_MAX * 4];
+	*log = NULL;
+	if (runner_files_fresh(t, l, side) != 0) {
+		*log = strdup("cannot write the kit's build/ directory");
+		return -1;
+	}
+	if (object_targets(t, l, side, objects, sizeof objects) != 0) {
+		*log = strdup("too many files in the exercise");
+		return -1;
+	}
+	return runner_build(t, objects, timeout_s, o, log);
+}
+
 /* Build under a lock and copy the test binary to .hotrow/run/PID/, so a
  * second runner neither relinks it nor finds it busy. Fills bin. */
 static int build_private(const struct runner_tree *t, const struct runner_lab *l,
@@ -650,12 +667,7 @@ static int build_private(const struct runner_tree *t, const struct runner_lab *l
 	/* The student's objects first, built from the files as they are, and
 	 * audited before they are linked with the checks. */
 	const char *side = o->solutions ? "solutions" : "exercises";
-	char objects[PATH_MAX * 4];
-	int built = runner_files_fresh(t, l, side) == 0 ? 0 : -1;
-	if (built != 0)
-		r->build_log = strdup("cannot write the kit's build/ directory");
-	if (built == 0 && object_targets(t, l, side, objects, sizeof objects) == 0)
-		built = runner_build(t, objects, limit, o, &r->build_log);
+	int built = runner_build_objects(t, l, o, limit, &r->build_log);
 	if (built == 0) {
 		char why[600];
 		if (runner_audit(t, l, side, why, sizeof why) != 0) {

@@ -116,6 +116,12 @@ int runner_db_env(const char *url, struct runner_opts *o);
 int runner_build(const struct runner_tree *t, const char *targets, double timeout_s,
                  const struct runner_opts *o, char **log);
 
+/* Build what runner_audit reads: the lab's list of checks and the objects
+ * of exercises/NN-name/ (solutions/ with o->solutions), from the files as
+ * they are (runner_files_fresh). Returns as runner_build does. */
+int runner_build_objects(const struct runner_tree *t, const struct runner_lab *l,
+                         const struct runner_opts *o, double timeout_s, char **log);
+
 /* Print a build log without make's own "make: ***" lines. */
 void runner_build_log_print(FILE *out, const char *log);
 
