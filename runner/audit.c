@@ -646,6 +646,9 @@ static int load_names(const struct runner_tree *t, const struct runner_lab *l, s
 	return 0;
 }
 
+static int audit_side(const struct runner_tree *t, const struct runner_lab *l, const char *side,
+                      int objects, char *why, size_t n);
+
 int runner_audit_file(const struct runner_tree *t, const struct runner_lab *l, const char *src,
                       const char *obj, char *why, size_t n)
 {
@@ -677,6 +680,18 @@ int runner_audit_file(const struct runner_tree *t, const struct runner_lab *l, c
 int runner_audit(const struct runner_tree *t, const struct runner_lab *l, const char *side,
                  char *why, size_t n)
 {
+	return audit_side(t, l, side, 1, why, n);
+}
+
+int runner_audit_sources(const struct runner_tree *t, const struct runner_lab *l, const char *side,
+                         char *why, size_t n)
+{
+	return audit_side(t, l, side, 0, why, n);
+}
+
+static int audit_side(const struct runner_tree *t, const struct runner_lab *l, const char *side,
+                      int objects, char *why, size_t n)
+{
 	char dir[PATH_MAX];
 	if (runner_path(t, dir, sizeof dir, "%s/%s", side, l->name) != 0)
 		return -1;
@@ -691,7 +706,15 @@ int runner_audit(const struct runner_tree *t, const struct runner_lab *l, const 
 		char src[PATH_MAX + 260], obj[PATH_MAX + 260];
 		if (rc == 0 && f[0] != '.' && len > 2 && (!strcmp(f + len - 2, ".c") || !strcmp(f + len - 2, ".h"))) {
 			snprintf(src, sizeof src, "%s/%s", dir, f);
-			int is_c = f[len - 1] == 'c';
+			struct stat st;
+			if (lstat(src, &st) != 0 || !S_ISREG(st.st_mode)) {
+				say(why, n, "%s/%s/%s: is not a plain file (a link, a device, a pipe?): an "
+				    "exercise's files are its own sources", side, l->name, f);
+				rc = 1;
+				free(e[i]);
+				continue;
+			}
+			int is_c = objects && f[len - 1] == 'c';
 			if (is_c)
 				snprintf(obj, sizeof obj, "%s/build/obj/%s/%s/%.*s.o", t->root, side, l->name,
 					 (int)len - 2, f);

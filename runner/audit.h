@@ -41,6 +41,11 @@
 int runner_audit(const struct runner_tree *t, const struct runner_lab *l, const char *side,
                  char *why, size_t n);
 
+/* The sources alone, before anything is compiled (an #include of a device
+ * is refused before the compiler reads it). Returns as runner_audit. */
+int runner_audit_sources(const struct runner_tree *t, const struct runner_lab *l, const char *side,
+                         char *why, size_t n);
+
 /* Audit one source file and its object (either may be NULL) against lab
  * l's rules; returns and fills why as runner_audit does. */
 int runner_audit_file(const struct runner_tree *t, const struct runner_lab *l, const char *src,

@@ -540,6 +540,10 @@ static void finish(struct run *run, const char *status_text)
 		struct runner_check *c = &r->checks[i];
 		if (c->state == 2)
 			continue;
+		if (c->engines & ~r->available) {   /* it would not have run anyway */
+			end_check(run, c, RUNNER_SKIPPED);
+			continue;
+		}
 		char why[400];
 		if (c->state == 1)
 			snprintf(why, sizeof why, "did not finish: the test process %s while it ran", status_text);
@@ -667,9 +671,21 @@ static int build_private(const struct runner_tree *t, const struct runner_lab *l
 	/* The student's objects first, built from the files as they are, and
 	 * audited before they are linked with the checks. */
 	const char *side = o->solutions ? "solutions" : "exercises";
-	int built = runner_build_objects(t, l, o, limit, &r->build_log);
+	char why[600];
+	int built = 0;
+	if (runner_audit_sources(t, l, side, why, sizeof why) != 0) {
+		r->refused = strdup(why);
+		built = -1;
+		/* the list of checks, so that every one of them fails */
+		char target_list[PATH_MAX];
+		snprintf(target_list, sizeof target_list, "build/labs/%s/checks.i", l->name);
+		char *ignored = NULL;
+		runner_build(t, target_list, limit, o, &ignored);
+		free(ignored);
+	}
+	if (built == 0)
+		built = runner_build_objects(t, l, o, limit, &r->build_log);
 	if (built == 0) {
-		char why[600];
 		if (runner_audit(t, l, side, why, sizeof why) != 0) {
 			r->refused = strdup(why);
 			built = -1;
@@ -720,6 +736,8 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 		char refused[700];
 		snprintf(refused, sizeof refused, "not run: %s", r->refused ? r->refused : "");
 		for (size_t i = 0; i < r->n; i++) {
+			if (r->checks[i].engines & ~r->available)
+				continue;   /* not run for want of its engine: finish skips it */
 			str_line(&r->checks[i].details, r->refused ? refused :
 					 r->build_timed_out ? "not run: the build timed out" :
 					 "not run: the code does not compile");

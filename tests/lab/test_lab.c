@@ -113,6 +113,7 @@ static void runner_result_report__death_fails_the_rest(void **state)
 	(void)state;
 	struct runner_result r;
 	expect3(&r);
+	r.available |= RUNNER_ENGINE_PG;
 
 	/* A forged end for a check that is not running, and one for a check
 	 * the lab does not have, change nothing. */
@@ -127,6 +128,29 @@ static void runner_result_report__death_fails_the_rest(void **state)
 	assert_non_null(strstr(r.checks[1].details, "Aborted"));
 	assert_non_null(strstr(r.checks[2].details, "did not run"));
 	assert_non_null(strstr(r.checks[2].details, "a__two/sqlite"));
+	runner_result_free(&r);
+}
+
+static void runner_result_report__skips_and_details_by_the_rules(void **state)
+{
+	(void)state;
+	struct runner_result r;
+	expect3(&r);
+
+	/* A skip of a check whose engine was given, a pass after a failure
+	 * detail, and lines the check says; a__three's engine was not given,
+	 * and the process died before it: it is skipped, not failed. */
+	feed(&r, "start a__one/sqlite\nend a__one/sqlite skip\n"
+		 "start a__two/sqlite\nsay predicted 42, measured 41\ndetail x.c:1: wrong\n"
+		 "end a__two/sqlite pass\n");
+	runner_result_finish(&r, "exited with status 0");
+
+	assert_int_equal(r.passed, 0);
+	assert_int_equal(r.failed, 2);
+	assert_int_equal(r.skipped, 1);
+	assert_non_null(strstr(r.checks[0].details, "a skip is not a pass"));
+	assert_string_equal(r.checks[1].said, "predicted 42, measured 41\n");
+	assert_int_equal(r.checks[2].verdict, RUNNER_SKIPPED);
 	runner_result_free(&r);
 }
 
@@ -345,6 +369,7 @@ int main(void)
 {
 	const struct CMUnitTest parse[] = {
 		cmocka_unit_test(runner_checks_parse__names_from_the_array),
+		cmocka_unit_test(runner_result_report__skips_and_details_by_the_rules),
 		cmocka_unit_test(runner_result_report__verdicts_details_hints),
 		cmocka_unit_test(runner_result_report__death_fails_the_rest),
 		cmocka_unit_test(runner_text__keeps_head_and_tail),
