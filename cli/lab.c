@@ -312,7 +312,7 @@ int cmd_lab(int argc, char **argv)
 	if (runner_tree_open(&t) != 0)
 		return 1;
 	runner_reset_snapshot(&t);
-	struct runner_run_args limits = {.threads = a.threads, .seconds = a.seconds};
+	struct runner_run_args limits = {.threads = a.threads, .seconds = a.seconds, .store = a.store};
 	if (!strcmp(s->name, "run") && runner_run_check(&limits) != 0) {   /* before any build */
 		runner_tree_close(&t);
 		return 2;

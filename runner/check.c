@@ -14,7 +14,6 @@
 #include "runner/audit.h"
 #include "runner/check.h"
 #include "runner/files.h"
-#include "runner/show.h"
 #include "runner/text.h"
 #include "util/clock.h"
 
@@ -395,6 +394,7 @@ struct run {
 	struct runner_text stray;
 	double started;
 	int live;
+	void (*on_check)(const struct runner_check *c);   /* with live: show it as it ends */
 };
 
 static struct run *active;   /* runner_result_report's view when called from tests */
@@ -432,8 +432,8 @@ static void end_check(struct run *run, struct runner_check *c, enum runner_verdi
 	runner_text_free(t);
 	if (run->cur == c)
 		run->cur = NULL;
-	if (run->live)
-		runner_show_check(c);
+	if (run->live && run->on_check)
+		run->on_check(c);
 }
 
 static void report_line(struct run *run, char *line)
@@ -758,6 +758,7 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 
 	struct run run;
 	run_init(&run, r, o->live);
+	run.on_check = o->on_check;
 	char *argv[] = {bin, NULL};
 	/* The checks whose engines the runner did not give: the only ones the
 	 * harness skips (labtest.h), and the only skips that count as such. */

@@ -34,7 +34,8 @@
  *   if (runner_db_env(url, &o) != 0) ...bad --db...
  *   struct runner_result r;
  *   runner_check_run(&tree, lab, &o, &r); ... runner_result_free(&r);
- * (runner_check_cmd in show.h prints it all for `hotrow lab check`.)
+ * (runner_check_cmd in show.h prints it all for `hotrow lab check`, each
+ * check as it ends through o.on_check.)
  */
 #ifndef HOTROW_RUNNER_CHECK_H
 #define HOTROW_RUNNER_CHECK_H
@@ -44,9 +45,14 @@
 
 #define RUNNER_TIMEOUT_S 120   /* per test binary, unless --timeout */
 
+struct runner_check;
+
 struct runner_opts {
 	int solutions;        /* build against solutions/ (instructors) */
-	int live;             /* print each check as it finishes */
+	int live;             /* print the build's progress and the notices as they come */
+	/* Called as each check ends (with live set), to show it: the runner
+	 * that runs the checks does not know how they are shown (show.h). */
+	void (*on_check)(const struct runner_check *c);
 	double timeout_s;     /* per test binary; the build gets 4 times as long */
 	const char *db;       /* --db URL, or NULL */
 	const char *db_from;  /* where the PostgreSQL URL came from ("--db", "HOTROW_PG_URL") */

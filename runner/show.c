@@ -224,6 +224,7 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	fflush(stdout);
 	struct runner_opts live = *o;
 	live.live = 1;
+	live.on_check = runner_show_check;
 	struct runner_result r;
 	int rc = runner_check_run(t, l, &live, &r);
 

@@ -121,11 +121,15 @@ TINY
 # A driver, so `lab run 99` has something to run: it calls the answer once.
 cat >"$kit/labs/$tiny/run.c" <<TINY
 #include <stdio.h>
+#include <stdlib.h>
 #include "labs/$tiny/tiny.h"
-int main(void)
+int main(int argc, char **argv)
 {
 	int a = tiny_answer();
 	printf("the answer is %d\\n", a);
+	for (int i = 0; i < argc; i++)
+		printf("argv[%d] %s\\n", i, argv[i]);
+	printf("database from the environment: %s\\n", getenv("HOTROW_RUN_DB") ? "yes" : "no");
 	return a == 42 ? 0 : 1;
 }
 TINY
@@ -651,6 +655,26 @@ if has "Lab 99 done"; then bad "done without PostgreSQL"
 elif ! has "1 PostgreSQL check did not run"; then bad "does not say a PostgreSQL check did not run"
 else ok; fi
 
+t runner__run_passes_the_database_outside_argv
+# argv is on every process listing; a class URL holds a password.
+hl run 99 --db "sqlite:$tmp/run-s3cretpw.db"; rc=$?
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif grep -q "^argv.*s3cretpw" "$out"; then bad "the database is in the driver's argv"
+elif ! has "database from the environment: yes"; then bad "the driver did not get the database"
+else ok; fi
+
+t runner__run_db_sqlite_as_check_takes_it
+hl run 99 --db sqlite; rc=$?
+if [ $rc -ne 0 ] || ! has "the answer is 42"; then bad "exit $rc: --db sqlite is not SQLite"; else ok; fi
+
+t runner__run_without_a_driver_says_what_to_run
+mv "$kit/labs/$tiny/run.c" "$tmp/run.c"
+hl run 99; rc=$?
+mv "$tmp/run.c" "$kit/labs/$tiny/run.c"
+if [ $rc -ne 1 ] || [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q "lab check 99" "$err"; then
+	bad "exit $rc: want one line pointing at lab check"
+else ok; fi
+
 t runner__usage_errors_exit_2
 codes=
 hl grade --out ''; codes="$codes $?"
@@ -660,7 +684,9 @@ hl check 99 --db sqlite:/tmp/x.db; codes="$codes $?"
 hl check 99 --timeout 0; codes="$codes $?"
 hl run 99 --store mem:; codes="$codes $?"      # --store is Lab 04's
 hl check 99 --store mem:; codes="$codes $?"    # ... and run's only
-if [ "$codes" != " 2 2 2 2 2 2 2" ]; then bad "exit codes$codes, want 2 each"; else ok; fi
+hl run 99 --store nope; codes="$codes $?"
+[ "$(wc -l <"$err")" -eq 1 ] || codes="$codes (--store nope: not one line)"
+if [ "$codes" != " 2 2 2 2 2 2 2 2" ]; then bad "exit codes$codes, want 2 each"; else ok; fi
 
 t runner__hint_shown_is_most_specific_never_the_last
 tiny_c exercises 'return 0;'
