@@ -155,6 +155,44 @@ void runner_reset_snapshot(const struct runner_tree *t)
 	}
 }
 
+/* The skeleton by content: each "BLOB NAME" line of labs/NAME/skeleton.sum
+ * read from git's objects into dst. Returns the number of files, or 0 when
+ * there is no list, no git, or a blob git does not have. */
+static int git_blobs(const struct runner_tree *t, const struct runner_lab *l, const char *dst)
+{
+	char sums[PATH_MAX], line[PATH_MAX];
+	if (runner_path(t, sums, sizeof sums, "labs/%s/skeleton.sum", l->name) != 0)
+		return 0;
+	FILE *f = fopen(sums, "r");
+	if (!f)
+		return 0;
+	int count = 0;
+	while (count >= 0 && fgets(line, sizeof line, f)) {
+		char blob[64], name[256], out[PATH_MAX + 260];
+		if (sscanf(line, "%63[0-9a-f] %255[^\n/]", blob, name) != 2 || name[0] == '.' || strlen(blob) < 40) {
+			count = -1;
+			break;
+		}
+		if (count == 0 && mkdir(dst, 0777) != 0 && errno != EEXIST) {
+			count = -1;
+			break;
+		}
+		snprintf(out, sizeof out, "%s/%s", dst, name);
+		int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		char *cat[] = {"git", "cat-file", "blob", blob, NULL};
+		if (ofd < 0 || runner_proc_to_fd(t->root, cat, ofd, 30) != 0)
+			count = -1;
+		else
+			count++;
+		if (ofd >= 0)
+			close(ofd);
+	}
+	fclose(f);
+	if (count <= 0)
+		runner_files_remove(dst);
+	return count > 0 ? count : 0;
+}
+
 /* Where the skeleton comes from; fills dir (may be a temporary export that
  * the caller removes when *temp). Returns a description, or NULL. */
 static const char *find_pristine(const struct runner_tree *t, const struct runner_lab *l, char *dir, size_t n,
@@ -173,8 +211,14 @@ static const char *find_pristine(const struct runner_tree *t, const struct runne
 	if (runner_state_dir(t, NULL) == 0 &&
 	    runner_path(t, tmp, sizeof tmp, ".hotrow/reset-%s", l->name) == 0) {
 		runner_files_remove(tmp);
-		static char from[96];
+		static char from[160];
 		char rev[64];
+		if (git_blobs(t, l, tmp) > 0) {
+			snprintf(dir, n, "%s", tmp);
+			*temp = 1;
+			snprintf(from, sizeof from, "git, by the contents labs/%s/skeleton.sum records", l->name);
+			return from;
+		}
 		if (recorded_commit(t, l, rev, sizeof rev) == 0 && git_export(t, l, rev, tmp, 0) > 0) {
 			snprintf(dir, n, "%s", tmp);
 			*temp = 1;

@@ -147,8 +147,8 @@ static int engine_of(const struct runner_check *c)
 	return e;
 }
 
-/* Record what each engine showed; an engine none of whose checks ran
- * keeps what it showed before. */
+/* Record what each engine showed; an engine not given this time keeps
+ * what it showed before. */
 void runner_check_record(const struct runner_tree *t, const struct runner_lab *l, const struct runner_result *r)
 {
 	struct runner_progress p;
@@ -162,10 +162,12 @@ void runner_check_record(const struct runner_tree *t, const struct runner_lab *l
 				continue;   /* a missing engine: nothing either way */
 			total[k]++;
 			passed[k] += c->verdict == RUNNER_PASSED;
-			if (e != 3)
-				ran[k] = 1;
 		}
 	}
+	/* An engine the runner gave this time shows its result now (a lab
+	 * whose SQLite side is checks of plain C, as Lab 07, included). */
+	ran[0] = (r->available & RUNNER_ENGINE_SQLITE) != 0;
+	ran[1] = (r->available & RUNNER_ENGINE_PG) != 0;
 	for (int k = 0; k < 2; k++)
 		if (ran[k] || !r->built) {
 			p.eng_passed[k] = passed[k];

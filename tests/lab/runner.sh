@@ -695,6 +695,24 @@ if ! has "Hint for tiny_answer__is_42 \[again\]"; then bad "want the first failu
 elif has "The shape of the answer"; then bad "the last hint was shown unasked"
 else ok; fi
 
+t runner__reset_knows_the_skeleton_by_content
+# A student who commits their work before the runner ever saw the lab:
+# reset still finds the skeleton, by the contents the kit records.
+tiny_c exercises 'return 0;'
+cp "$kit/exercises/$tiny/tiny.c" "$tmp/tiny-skeleton.c"
+(cd "$kit" && scripts/skeleton-sums --write) >"$out" 2>&1
+mv "$kit/.hotrow" "$tmp/hotrow-state"
+(cd "$kit" && git init -q && git add exercises labs && git -c user.name=k -c user.email=k@k commit -qm kit) >>"$out" 2>&1
+tiny_c exercises 'return 42; /* my own work */'
+(cd "$kit" && git add exercises && git -c user.name=s -c user.email=s@s commit -qm mine) >>"$out" 2>&1
+hl reset 99 --yes; rc=$?
+rm -rf "$kit/.git" "$kit/.hotrow"
+mv "$tmp/hotrow-state" "$kit/.hotrow"
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif ! cmp -s "$kit/exercises/$tiny/tiny.c" "$tmp/tiny-skeleton.c"; then bad "the student's committed work was taken for the skeleton"
+else ok; fi
+tiny_c exercises 'return 42;'
+
 t runner__student_kit_leaves_out_answers
 (cd "$kit" && scripts/student-kit "$tmp/skbuild") >"$out" 2>"$err"; rc=$?
 tgz=$tmp/skbuild/hotrow-student-kit.tar.gz
