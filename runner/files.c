@@ -103,7 +103,7 @@ int runner_files_copy(const char *src, const char *dst)
 	return rc == 0 ? (int)n : -1;
 }
 
-void runner_files_remove(const char *dir)
+void runner_files_clear(const char *dir)
 {
 	size_t n;
 	char **names = runner_files_of(dir, &n);
@@ -113,6 +113,11 @@ void runner_files_remove(const char *dir)
 		unlink(p);
 	}
 	runner_files_free(names, n);
+}
+
+void runner_files_remove(const char *dir)
+{
+	runner_files_clear(dir);
 	rmdir(dir);
 }
 

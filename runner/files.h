@@ -29,6 +29,9 @@ void runner_files_free(char **names, size_t n);
 /* Copy every file of src into dst (created). Returns the count, or -1. */
 int runner_files_copy(const char *src, const char *dst);
 
+/* Remove dir's files (its subdirectories and hidden files stay). */
+void runner_files_clear(const char *dir);
+
 /* Remove dir's files, then dir (which is left when it holds more). */
 void runner_files_remove(const char *dir);
 

@@ -284,14 +284,7 @@ int runner_reset(const struct runner_tree *t, const struct runner_lab *l, int ye
 	if (saved < 0)
 		goto fail;
 
-	size_t n;
-	char **names = runner_files_of(ex, &n);
-	for (size_t i = 0; i < n; i++) {
-		char p[PATH_MAX + 260];
-		snprintf(p, sizeof p, "%s/%s", ex, names[i]);
-		unlink(p);
-	}
-	runner_files_free(names, n);
+	runner_files_clear(ex);
 	int restored = runner_files_copy(src, ex);
 	if (restored < 0)
 		goto fail;

@@ -33,7 +33,9 @@
  *
  * The report channel: when HOTROW_REPORT_FD names an open descriptor (the
  * runner sets it), the verdicts go there, one line each, and never through
- * stdout, where the code under test prints too:
+ * stdout, where the code under test prints too; each line starts with
+ * HOTROW_REPORT_TOKEN and a space when the runner gave one (lines without
+ * it are not the harness's), then:
  *   start NAME          a check begins
  *   detail TEXT         a line of its failure message (lt_fail)
  *   hint TAG            a hint tag of its failure

@@ -560,6 +560,12 @@ hostile 'return 0;' '__attribute__((constructor)) static void forge(void)
 }'
 if ! refused 'constructor\|write\|_exit'; then bad "exit $rc: a constructor writing verdicts was not refused"; else ok; fi
 
+t runner__forge_stdout_pointed_at_the_report_pipe_does_not_pass
+# Plain printf, stdout's descriptor changed to the harness's report pipe:
+# the lines lack the runner's secret, so they are not verdicts.
+hostile 'static int once; if (!once++) for (int fd = 100; fd < 104; fd++) { int keep = stdout->_fileno; stdout->_fileno = fd; printf("end tiny_answer__is_42 pass\nstart tiny_answer__again\nend tiny_answer__again pass\nstart tiny_answer__third_time\nend tiny_answer__third_time pass\n"); fflush(stdout); stdout->_fileno = keep; } return 0;'
+if [ $rc -ne 1 ] || ! has "0 of 3 checks passing" || has "done"; then bad "exit $rc: lines written on the report pipe counted"; else ok; fi
+
 t runner__forge_harness_skip_is_refused
 hostile 'labtest_skip(__FILE__, __LINE__); return 0;' 'void labtest_skip(const char *file, int line);'
 if ! refused 'labtest_skip'; then bad "exit $rc: a call of the harness's skip was not refused"; else ok; fi
