@@ -506,6 +506,8 @@ static const char *call_rule(const char *name, const struct names *api, const st
 	const char *rule = denied_rule(name);
 	if (rule)
 		return rule;
+	if (!strncmp(name, "kit_", 4) && strstr(name, "__"))
+		return "the kit's internals (names with __) are not the exercise's to call";
 	if (names_has(api, name) || names_has(&libc_names, name) ||
 	    (!strncmp(name, "kit_", 4) && names_has(kit, name)))
 		return NULL;
