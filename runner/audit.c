@@ -87,7 +87,8 @@ static const char *const libc_ok[] = {
 	"strncasecmp", "strerror", "strerror_r", "__xpg_strerror_r", "strsignal",
 	"__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk", "__strcpy_chk",
 	"__strncpy_chk", "__strcat_chk", "__strncat_chk", "__stpcpy_chk", "__stpncpy_chk",
-	"__explicit_bzero_chk", "explicit_bzero", "bzero",
+	"__explicit_bzero_chk", "explicit_bzero", "bzero", "strsep", "strlcpy", "strlcat", "memccpy",
+	"strcoll", "qsort_r",
 	/* formatting: into buffers, and onto stdout / stderr */
 	"snprintf", "sprintf", "vsnprintf", "vsprintf", "asprintf", "vasprintf",
 	"__snprintf_chk", "__sprintf_chk", "__vsnprintf_chk", "__vsprintf_chk", "__asprintf_chk",
@@ -116,7 +117,8 @@ static const char *const libc_ok[] = {
 	/* time and sleeping */
 	"time", "clock", "clock_gettime", "clock_getres", "gettimeofday", "nanosleep",
 	"clock_nanosleep", "usleep", "sleep", "difftime", "localtime_r", "gmtime_r", "mktime",
-	"timegm", "strftime", "sched_yield",
+	"timegm", "strftime", "sched_yield", "localtime", "gmtime", "ctime_r", "asctime_r",
+	"timespec_get",
 	/* threads, locks, atomics */
 	"pthread_create", "pthread_join", "pthread_detach", "pthread_self", "pthread_equal",
 	"pthread_once", "pthread_exit", "pthread_attr_init", "pthread_attr_destroy",
@@ -468,7 +470,8 @@ static int section_ok(const char *name)
 		".text", ".data", ".bss", ".rodata", ".tdata", ".tbss", ".data.rel.ro", ".data.rel",
 		".debug_", ".eh_frame", ".gcc_except_table", ".note.GNU-stack", ".note.gnu.property",
 	};
-	static const char *const exact[] = {"", ".comment", ".symtab", ".strtab", ".shstrtab", ".group"};
+	static const char *const exact[] = {"", ".comment", ".symtab", ".strtab", ".shstrtab", ".group",
+					    ".llvm_addrsig", ".sframe", ".rela.sframe"};
 	for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
 		if (!strcmp(name, exact[i]))
 			return 1;
