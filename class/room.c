@@ -11,6 +11,7 @@
 #include "class/class.h"
 #include "class/class_impl.h"
 #include "kit/db.h"
+#include "util/json.h"
 
 #define MAX_LABS 32
 
@@ -176,13 +177,7 @@ int class_status(const struct class_opts *o)
 
 static void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else
-			fputc(*s, f);
-	fputc('"', f);
+	util_json_str(f, s);   /* escapes, and replaces what is not UTF-8 */
 }
 
 int class_grade(const struct class_opts *o, const char *dir)
@@ -217,6 +212,7 @@ int class_grade(const struct class_opts *o, const char *dir)
 					p = s->r[k].passed, t = s->r[k].total, runs = s->r[k].runs;
 			char name[200], out[200];
 			snprintf(name, sizeof name, "%s: %s", s->name, room.labs[j]);
+			util_json_trim(name);
 			snprintf(out, sizeof out, runs ? "%d of %d checks passed at the last of %d runs" :
 			         "no run recorded", p, t, runs);
 			fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");

@@ -15,6 +15,7 @@
 #include "cli/figure.h"
 #include "engine/sim.h"
 #include "engine/xmalloc.h"
+#include "util/file.h"
 
 #define MAX_SWEEP 64
 #define SWEEP_BUF 1024
@@ -295,7 +296,34 @@ static void schedule_words(const struct sim_config *c, const struct sim_summary 
 	say(t);
 }
 
-static void report(const struct sim_config *c, const struct sim_summary *o)
+/* Likes that arrived a second while they were arriving, as measured: the
+ * mean of the time series' ticks over the schedule's peak step, or over
+ * the whole run (not the drain after it) without a schedule. */
+static double offered_per_s(const struct sim *s, const struct sim_config *c,
+                            const struct sim_summary *o)
+{
+	struct sim_snapshot *snap = xmalloc(sizeof *snap);
+	const struct sim_schedule *sched = &o->schedule;
+	double from_s = 0, to_s = c->seconds > 0 ? c->seconds : o->duration_s, sum = 0;
+	int n = 0;
+	if (sched->nsteps > 0) {
+		from_s = sched->step[sched->peak].from_s;
+		to_s = sched->peak_until_s;
+	}
+	sim_snapshot(s, snap);
+	for (int i = 0; i < snap->nseries; i++)
+		if (snap->series[i].t_s > from_s && snap->series[i].t_s <= to_s + 1e-9) {
+			sum += snap->series[i].offered_per_s;
+			n++;
+		}
+	free(snap);
+	if (n)
+		return sum / n;
+	return to_s > from_s ? (double)o->offered / (to_s - from_s) : 0;
+}
+
+/* peak_per_s: offered_per_s(), the arrivals measured. */
+static void report(const struct sim_config *c, const struct sim_summary *o, double peak_per_s)
 {
 	bool direct = sim_strategy_direct(c->strategy);
 	bool closed = c->clients > 0;
@@ -332,7 +360,7 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		snprintf(p, sizeof p, "%.3f  (the peak, %g/s)", sched->step[sched->peak].rps /
 		         o->theory.binding_per_s, sched->step[sched->peak].rps);
 		printf("  %-30s %14.3f   %s\n", "offered load (arrivals/ceiling)",
-		       o->throughput_per_s / o->theory.binding_per_s, p);
+		       peak_per_s / o->theory.binding_per_s, p);
 		if (sched->mean_ms >= 0)
 			snprintf(p, sizeof p, "%.3f  (%s%s)", sched->mean_ms,
 			         sim_model_name(o->theory.model),
@@ -345,10 +373,15 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		snprintf(p, sizeof p, "%.1f  (binding ceiling: %s%s)", lam,
 		         sim_ceiling_name(o->theory.binding), ratio(r, sizeof r, o->throughput_per_s, lam));
 		row_d("throughput, per s", o->throughput_per_s, p);
+		/* Arrivals over the rows' ceiling (rho, which may pass 1), and
+		 * the share of the time each row's lock is held (at most 1). */
+		double ceiling = o->theory.ceiling_per_s;
 		snprintf(p, sizeof p, "%.3f", rho);
-		printf("  %-30s %14.3f   %s\n",
-		       rho > 1 ? "offered load (arrivals/ceiling)" : "row utilisation rho",
-		       o->throughput_per_s * s_ms / 1000.0 / n, p);
+		printf("  %-30s %14.3f   %s\n", "offered load (arrivals/ceiling)",
+		       ceiling > 0 ? peak_per_s / ceiling : 0, p);
+		snprintf(p, sizeof p, "%.3f  (the lock's busy share)", ceiling > 0 ? lam / ceiling : 0);
+		printf("  %-30s %14.3f   %s\n", "row utilisation",
+		       ceiling > 0 ? o->throughput_per_s / ceiling : 0, p);
 		if (o->theory.model_mean_ms >= 0 && c->rps <= o->theory.binding_per_s)
 			snprintf(p, sizeof p, "%.3f  (%s%s)", o->theory.model_mean_ms,
 			         sim_model_name(o->theory.model),
@@ -480,9 +513,9 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			       o->throughput_per_s, (unsigned long long)(o->failed + o->abandoned),
 			       (unsigned long long)o->offered, o->worst_wait_ms);
 		} else if (c->rps > o->theory.binding_per_s) {
-			printf("  Likes arrive at %g a second: the rows could keep up (utilisation %.2f),\n"
-			       "  but the %s ceiling is lower, so requests queue for it. The engine measured\n"
-			       "  %.0f a second and %.2f ms a like.\n",
+			printf("  Likes arrive at %g a second: the rows could keep up (an offered load of\n"
+			       "  %.2f on them), but the %s ceiling is lower, so requests queue for it.\n"
+			       "  The engine measured %.0f a second and %.2f ms a like.\n",
 			       c->rps, rho, sim_ceiling_name(o->theory.binding),
 			       o->throughput_per_s, o->latency_ms.mean);
 		} else if (o->orphans_run > 0) {
@@ -568,8 +601,7 @@ int cmd_sim(int argc, char **argv)
 	const struct opt own[] = {
 		{ .name = "json", .kind = OPT_FLAG, .dest = &json,
 		  .help = "one JSON object (an array with --sweep)" },
-		{ .name = "csv", .arg = "FILE", .kind = OPT_STRING, .dest = &csv,
-		  .accepts = "a file name",
+		{ .name = "csv", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &csv,
 		  .help = "the time series, one line per tick (a run\n"
 		          "past 16384 ticks merges neighbouring ticks)" },
 		{ .name = "sweep", .arg = "NAME=V1,V2,...", .kind = OPT_CUSTOM, .dest = &sweep_name,
@@ -579,8 +611,7 @@ int cmd_sim(int argc, char **argv)
 		          "e.g. rows=1,4,16 or rps=400,450,500" },
 		{ .name = "list-scenarios", .kind = OPT_FLAG, .dest = &list,
 		  .help = "the named scenarios, one a line" },
-		{ .name = "svg", .arg = "FILE", .kind = OPT_STRING, .dest = &svg,
-		  .accepts = "a file name",
+		{ .name = "svg", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &svg,
 		  .help = "a chart: a sweep of rps draws latency against\n"
 		          "load (the hockey stick), another sweep draws\n"
 		          "throughput, one run the pool filling up" },
@@ -663,15 +694,17 @@ int cmd_sim(int argc, char **argv)
 		} else if (sweep_name) {
 			sweep_line(values[k], &o, runs[0].strategy == SIM_LEDGER);
 		} else {
-			report(&runs[k], &o);
+			report(&runs[k], &o, offered_per_s(s, &runs[k], &o));
 		}
 		sums[k] = o;
 		if (svg && !sweep_name)
 			rc |= figure_run(svg, s, &runs[k]);
-		if (csv) {
-			FILE *f = fopen(csv, "w");
-			if (!f || (sim_csv(f, s), fclose(f) != 0)) {
-				fprintf(stderr, "hotrow sim: --csv: cannot write '%s'\n", csv);
+		if (csv) {   /* a new file, in place of csv only once it is whole */
+			struct util_file_out out;
+			char why[PATH_MAX + 64];
+			if (util_file_begin(&out, csv, 0666, why, sizeof why) != 0 ||
+			    (sim_csv(out.f, s), util_file_commit(&out, why, sizeof why) != 0)) {
+				fprintf(stderr, "hotrow sim: --csv %s: %s\n", csv, why);
 				rc = 1;
 			}
 		}

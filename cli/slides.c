@@ -19,6 +19,7 @@
 #include "runner/tree.h"
 #include "tui/slides.h"
 #include "tui/term.h"
+#include "util/file.h"
 #include "util/opt.h"
 
 static const char synopsis[] =
@@ -61,6 +62,11 @@ static int slides_word(const char *w, void *ctx, char *err, size_t len)
 	}
 	if (ws->deck) {
 		snprintf(err, len, "one deck at a time, got '%s' and '%s'", ws->deck, w);
+		return -1;
+	}
+	char why[PATH_MAX + 64];
+	if (util_file_check_in(w, TUI_DECK_MAX_BYTES, why, sizeof why) != 0) {
+		snprintf(err, len, "the deck %s: %s", w, why);
 		return -1;
 	}
 	ws->deck = w;
@@ -247,8 +253,7 @@ int cmd_slides(int argc, char **argv)
 		  .help = "in a second terminal: the current slide's notes, the next\n"
 		          "slide, the time against the deck's plan (\"> Plan: H:MM\"),\n"
 		          "following the main screen" },
-		{ .name = "state", .arg = "FILE", .kind = OPT_STRING, .dest = &state_file,
-		  .accepts = "a file name",
+		{ .name = "state", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &state_file,
 		  .help = "where the main screen says what it shows (default\n"
 		          "$TMPDIR/hotrow-slides-UID.state)" },
 	};

@@ -21,6 +21,7 @@
 #include "tui/screen.h"
 #include "tui/term.h"
 #include "tui/tour.h"
+#include "util/file.h"
 
 struct opts {
 	struct sim_config cfg;
@@ -73,6 +74,17 @@ static int tour_word(const char *w, void *ctx, char *err, size_t len)
 	struct opts *o = ctx;
 	if (o->tour) {
 		snprintf(err, len, "unexpected argument '%s' (one TOUR at most)", w);
+		return -1;
+	}
+	/* Not a built-in name but a path that exists: a file it must be (a
+	 * FIFO would block the reader, /dev/zero never ends). */
+	bool builtin = false;
+	for (const char *const *n = tui_tour_names(); *n; n++)
+		builtin |= !strcmp(*n, w);
+	char why[PATH_MAX + 64];
+	if (!builtin && access(w, F_OK) == 0 &&
+	    util_file_check_in(w, TUI_TOUR_MAX_BYTES, why, sizeof why) != 0) {
+		snprintf(err, len, "the tour %s: %s", w, why);
 		return -1;
 	}
 	o->tour = w;

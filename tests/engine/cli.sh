@@ -326,10 +326,10 @@ if [ -n "$m" ] && grep -qF -- "line 3: $m (not '0.0004')" "$tmp/tour.err"
 then ok demo__tour_limits_are_the_cli_limits
 else bad demo__tour_limits_are_the_cli_limits "cli: $(cat "$tmp/cli.err") tour: $(cat "$tmp/tour.err")"; fi
 usage_cmd demo__bad_usage_step_past   2 "the tour has"   demo --dump --step 99
-usage_cmd demo__bad_usage_dev_zero    2 "too big"        demo --dump /dev/zero
+usage_cmd demo__bad_usage_dev_zero    2 "is a device"    demo --dump /dev/zero
 usage_cmd demo__bad_usage_answer_e     2 "A to D"         demo --dump --step 2 --answer E
 usage_cmd demo__bad_usage_answer_no_ask 2 "asks no question" demo --dump --step 1 --answer A
-usage_cmd slides__bad_usage_dev_zero  1 "too big"        slides --dump /dev/zero
+usage_cmd slides__bad_usage_dev_zero  2 "is a device"    slides --dump /dev/zero
 
 # slides__dump_defangs_escapes: a deck's ESC bytes never reach the terminal.
 printf '# Title\n\nred \033[31mtext\033]0;owned\007\n' >"$tmp/esc.md"
