@@ -124,6 +124,18 @@ static int wrap_teardown(void **state)
 	return rc;
 }
 
+/* A line on the report channel as kind, or, without one, on stdout after
+ * prefix. */
+static void say(const char *kind, const char *prefix, const char *text)
+{
+	if (report_fd >= 0) {
+		report(kind, text);
+	} else {
+		printf("%s%s\n", prefix, text);
+		fflush(stdout);
+	}
+}
+
 void lt_say(const char *fmt, ...)
 {
 	char msg[1024];
@@ -131,22 +143,12 @@ void lt_say(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (report_fd >= 0) {
-		report("say", msg);
-	} else {
-		printf("%s\n", msg);
-		fflush(stdout);
-	}
+	say("say", "", msg);
 }
 
 void labtest_say_why_skipped(const char *why)
 {
-	if (report_fd >= 0) {
-		report("detail", why);
-	} else {
-		printf("SKIP: %s\n", why);
-		fflush(stdout);
-	}
+	say("detail", "SKIP: ", why);
 }
 
 void labtest_skip(const char *file, int line)
@@ -166,12 +168,7 @@ static void notice(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (report_fd >= 0) {
-		report("notice", msg);
-	} else {
-		printf("NOTICE: %s\n", msg);
-		fflush(stdout);
-	}
+	say("notice", "NOTICE: ", msg);
 }
 
 /*
