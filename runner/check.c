@@ -664,7 +664,10 @@ int runner_build_objects(const struct runner_tree *t, const struct runner_lab *l
 		*log = strdup("too many files in the exercise");
 		return -1;
 	}
-	return runner_build(t, objects, timeout_s, o, log);
+	int rc = runner_build(t, objects, timeout_s, o, log);
+	if (rc == 0)
+		runner_files_built(t, l, side);
+	return rc;
 }
 
 /* Build under a lock and copy the test binary to .hotrow/run/PID/, so a

@@ -159,16 +159,49 @@ static void remove_tree(const char *dir)
 	rmdir(dir);
 }
 
+/* Is an object in dir newer than the stamp (made by another build than
+ * the runner's, which stamps after it builds)? */
+static int built_since(const char *dir, const char *stamp)
+{
+	struct stat st, o;
+	if (stat(stamp, &st) != 0)
+		return 1;
+	size_t n;
+	char **names = runner_files_of(dir, &n);
+	int newer = 0;
+	for (size_t i = 0; i < n && !newer; i++) {
+		char p[PATH_MAX + 260];
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		newer = stat(p, &o) == 0 && (o.st_mtim.tv_sec > st.st_mtim.tv_sec ||
+					     (o.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+					      o.st_mtim.tv_nsec > st.st_mtim.tv_nsec));
+	}
+	runner_files_free(names, n);
+	return newer;
+}
+
+void runner_files_built(const struct runner_tree *t, const struct runner_lab *l, const char *side)
+{
+	char stamp[PATH_MAX];
+	if (runner_path(t, stamp, sizeof stamp, "build/labs/%s/built-%s.stamp", l->name, side) != 0)
+		return;
+	FILE *f = fopen(stamp, "w");
+	if (f)
+		fclose(f);
+}
+
 int runner_files_fresh(const struct runner_tree *t, const struct runner_lab *l, const char *side)
 {
-	char src[PATH_MAX], kept[PATH_MAX], obj[PATH_MAX], prog[PATH_MAX];
+	char src[PATH_MAX], kept[PATH_MAX], obj[PATH_MAX], prog[PATH_MAX], stamp[PATH_MAX];
 	const char *one = strcmp(side, "solutions") ? "exercise" : "solution";
 	if (runner_path(t, src, sizeof src, "%s/%s", side, l->name) != 0 ||
 	    runner_path(t, kept, sizeof kept, "build/labs/%s/built-%s", l->name, side) != 0 ||
+	    runner_path(t, stamp, sizeof stamp, "build/labs/%s/built-%s.stamp", l->name, side) != 0 ||
 	    runner_path(t, obj, sizeof obj, "build/obj/%s/%s", side, l->name) != 0)
 		return -1;
-	if (!runner_files_differ(src, kept))
+	if (!runner_files_differ(src, kept) && !built_since(obj, stamp))
 		return 0;
+	unlink(stamp);
 	remove_tree(obj);
 	static const char *const progs[] = {"test", "run"};
 	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)

@@ -7,12 +7,15 @@
  * an older date (tar x, unzip, cp -p, rsync -a) would leave the previous
  * build in place, and a deleted file's object would stay linked.
  * runner_files_fresh keeps a copy of the files a build was made from and
- * removes that build whenever the files differ from it, byte for byte.
+ * removes that build whenever the files differ from it, byte for byte, or
+ * when objects were built since the runner's last build (by a make of
+ * the student's own, from files that may have changed since).
  *
  * Interface:
  *   size_t n; char **names = runner_files_of(dir, &n); ... runner_files_free(names, n);
  *   if (runner_files_differ(a, b)) ...      // other names, or other bytes
  *   runner_files_fresh(&tree, lab, "exercises");   // before make
+ *   runner_files_built(&tree, lab, "exercises");   // after it built them
  */
 #ifndef HOTROW_RUNNER_FILES_H
 #define HOTROW_RUNNER_FILES_H
@@ -37,6 +40,9 @@ void runner_files_remove(const char *dir);
 
 /* 1 when a and b hold other names or other bytes, else 0. */
 int runner_files_differ(const char *a, const char *b);
+
+/* After the runner built SIDE/NN-name/'s objects: stamp them as its own. */
+void runner_files_built(const struct runner_tree *t, const struct runner_lab *l, const char *side);
 
 /* Before building SIDE/NN-name/ ("exercises" or "solutions"): when its
  * files are not those of the last build (kept in

@@ -12,6 +12,7 @@
 #include "kit/load.h"
 #include "kit/url.h"
 #include "runner/check.h"
+#include "runner/files.h"
 #include "runner/run.h"
 
 /* v against one of the limits every run shares with the drivers. */
@@ -89,7 +90,11 @@ int runner_run(const struct runner_tree *t, const struct runner_lab *l, const st
 	printf("building %s ...\n", target);
 	fflush(stdout);
 	char *log = NULL;
+	const char *side = a->solutions ? "solutions" : "exercises";
+	runner_files_fresh(t, l, side);   /* built from the files as they are */
 	int b = runner_build(t, target, a->timeout_s > 0 ? 4 * a->timeout_s : 0, NULL, &log);
+	if (b == 0)
+		runner_files_built(t, l, side);
 	if (b == -2) {
 		free(log);
 		return 130;
