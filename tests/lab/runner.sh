@@ -616,6 +616,19 @@ elif [ $rc -ne 1 ] || has "3 of 3 checks passing"; then bad "exit $rc: the delet
 else ok; fi
 tiny_c exercises 'return 42;'
 
+t runner__a_build_of_the_students_own_is_not_checked
+# The runner built A; the student's own make built B; A is put back with
+# an old date: the check runs A, not the objects make left.
+tiny_c exercises 'return 42;'
+cp "$kit/exercises/$tiny/tiny.c" "$tmp/tiny-a.c"
+touch -d '2001-01-01 00:00' "$tmp/tiny-a.c"
+hl check 99 >/dev/null
+tiny_c exercises 'return 0;'
+(cd "$kit" && make -s "build/labs/$tiny/test-exercise") >"$out" 2>&1
+cp -p "$tmp/tiny-a.c" "$kit/exercises/$tiny/tiny.c"
+hl check 99; rc=$?
+if [ $rc -ne 0 ] || ! has "3 of 3 checks passing"; then bad "exit $rc: the objects of another build were checked"; else ok; fi
+
 t runner__forge_other_reaches_are_refused
 # Other ways to reach past the lab, each refused with its symbol named.
 failed=
