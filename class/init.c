@@ -133,7 +133,7 @@ static const char REGISTRY_SQL[] =
 	"      ON o.oid = n.nspowner WHERE o.rolname = r) >= 64 THEN"
 	"   RAISE EXCEPTION 'hotrow: % owns 64 schemas already; drop those left behind', r;"
 	"  END IF;"
-	"  s := r || '_' || pg_catalog.nextval('hotrow_class.places');"
+	"  s := 'lt_' || r || '_' || pg_catalog.nextval('hotrow_class.places');"
 	"  IF EXISTS (SELECT FROM pg_catalog.pg_roles o WHERE o.rolname = s) THEN"
 	"   RAISE EXCEPTION 'hotrow: % is a role''s name', s;"
 	"  END IF;"
