@@ -20,9 +20,14 @@ static int drop_student(struct kit_db *db, const char *name, const char *role)
 	                     " FROM pg_catalog.pg_stat_activity WHERE usename = $1",
 	                     1, (const char *[]){role}, &ended) != 0)
 		return class_fail(db, "cannot end the student's sessions");
-	/* role is [a-z0-9_]: it comes from class_name through the registry. */
-	snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE; DROP OWNED BY %s; DROP ROLE %s",
-	         role, role, role);
+	/* role is [a-z0-9_]: it comes from class_name through the registry.
+	 * A role removed by hand leaves only the registry's row to remove. */
+	int here = class_exists(db, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_roles"
+	                        " WHERE rolname = $1", role);
+	if (here < 0)
+		return class_fail(db, "cannot read pg_roles");
+	snprintf(sql, sizeof sql, here ? "DROP SCHEMA IF EXISTS %s CASCADE; DROP OWNED BY %s; DROP ROLE %s"
+	         : "DROP SCHEMA IF EXISTS %s CASCADE", role, role, role);
 	if (kit_db_begin(db) != 0 || kit_db_exec(db, sql, 0, NULL) != 0 ||
 	    kit_db_exec(db, "DELETE FROM hotrow_class.students WHERE name = $1", 1,
 	                (const char *[]){name}) != 0 ||

@@ -119,7 +119,7 @@ static const char REGISTRY_SQL[] =
 	"     OR files + 1 > " CLASS_STR(CLASS_SUBMIT_FILES)
 	"     OR bytes + pg_catalog.octet_length(p_body) > " CLASS_STR(CLASS_SUBMIT_BYTES) " THEN"
 	"   RAISE EXCEPTION 'hotrow: a submission holds at most " CLASS_STR(CLASS_SUBMIT_FILES)
-	"    files of " CLASS_STR(CLASS_SUBMIT_FILE_BYTES) " bytes, " CLASS_STR(CLASS_SUBMIT_BYTES) " in all';"
+	" files of " CLASS_STR(CLASS_SUBMIT_FILE_BYTES) " bytes, " CLASS_STR(CLASS_SUBMIT_BYTES) " in all';"
 	"  END IF;"
 	"  INSERT INTO hotrow_class.submissions (student, lab, file, body) VALUES (who, p_lab, p_file, p_body);"
 	" END $f$;"

@@ -51,47 +51,74 @@ static int run(char *const argv[], char *const env[], const char *dir, int log)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The kit at root into copy: every entry but .git and .hotrow, then the
- * lab's own build removed, so nothing of a previous build of that lab is
- * reused. 0 or -1. */
-static int copy_kit(const char *root, const char *copy, const char *lab)
+/* Every entry of dir into copy with cp -a, but those skip() refuses;
+ * 0 or -1. */
+static int copy_entries(const char *dir, const char *copy, int (*skip)(const char *name))
 {
-	DIR *d = opendir(root);
-	if (!d)
+	DIR *d = opendir(dir);
+	if (!d || (mkdir(copy, 0700) != 0 && errno != EEXIST)) {
+		if (d)
+			closedir(d);
 		return -1;
+	}
 	struct dirent *e;
 	int rc = 0;
 	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    !strcmp(e->d_name, ".git") || !strcmp(e->d_name, ".hotrow"))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || skip(e->d_name))
 			continue;
 		char src[4400];
-		snprintf(src, sizeof src, "%s/%s", root, e->d_name);
+		snprintf(src, sizeof src, "%s/%s", dir, e->d_name);
 		char *argv[] = { "cp", "-a", "--", src, (char *)copy, NULL };
 		rc = run(argv, NULL, NULL, -1) == 0 ? 0 : -1;
 	}
 	closedir(d);
-	char labs[4200], objs[4200], ex[4200];
-	snprintf(labs, sizeof labs, "%s/build/labs/%s", copy, lab);
-	snprintf(objs, sizeof objs, "%s/build/obj/exercises/%s", copy, lab);
-	snprintf(ex, sizeof ex, "%s/exercises/%s", copy, lab);
-	char *rm[] = { "rm", "-rf", "--", labs, objs, NULL };
-	if (rc == 0 && run(rm, NULL, NULL, -1) != 0)
-		rc = -1;
-	/* the shipped exercise's sources go; the submitted ones come */
-	DIR *x = rc == 0 ? opendir(ex) : NULL;
+	return rc;
+}
+
+/* Not copied: the repository, the instructor's own state (.hotrow holds
+ * a throwaway server's data), the build (copied on its own). */
+static int skip_top(const char *name)
+{
+	return !strcmp(name, ".git") || !strcmp(name, ".hotrow") || !strcmp(name, "build");
+}
+
+/* Of the build, the kit's objects are reused; the labs' test binaries
+ * and the sanitizer builds are not. */
+static int skip_build(const char *name)
+{
+	return !strcmp(name, "labs") || !strncmp(name, "san-", 4);
+}
+
+/* The kit at root into copy, without the lab's own build and without the
+ * shipped exercise's sources, so nothing of a previous build of that lab
+ * is reused and only the submitted files are there. 0 or -1. */
+static int copy_kit(const char *root, const char *copy, const char *lab)
+{
+	char build[4400], to[4400], objs[4400], ex[4400];
+	if (snprintf(build, sizeof build, "%s/build", root) >= (int)sizeof build ||
+	    snprintf(to, sizeof to, "%s/build", copy) >= (int)sizeof to ||
+	    snprintf(objs, sizeof objs, "%s/build/obj/exercises/%s", copy, lab) >= (int)sizeof objs ||
+	    snprintf(ex, sizeof ex, "%s/exercises/%s", copy, lab) >= (int)sizeof ex)
+		return -1;
+	struct stat st;
+	if (copy_entries(root, copy, skip_top) != 0 ||
+	    (stat(build, &st) == 0 && copy_entries(build, to, skip_build) != 0))
+		return -1;
+	char *rm[] = { "rm", "-rf", "--", objs, NULL };
+	DIR *x = run(rm, NULL, NULL, -1) == 0 ? opendir(ex) : NULL;
 	if (!x)
 		return -1;
+	struct dirent *e;
 	while ((e = readdir(x)) != NULL) {
 		size_t n = strlen(e->d_name);
 		if (n > 2 && e->d_name[n - 2] == '.' && (e->d_name[n - 1] == 'c' || e->d_name[n - 1] == 'h')) {
 			char f[4400];
-			snprintf(f, sizeof f, "%s/%s", ex, e->d_name);
-			unlink(f);
+			if (snprintf(f, sizeof f, "%s/%s", ex, e->d_name) < (int)sizeof f)
+				unlink(f);
 		}
 	}
 	closedir(x);
-	return rc;
+	return 0;
 }
 
 struct dest { const char *dir; int rc; };

@@ -364,7 +364,10 @@ int class_grade(const struct class_opts *o, const char *dir)
 		for (int j = 0; j < room.nlabs; j++) {
 			const struct cell *c = &s->c[j];
 			int p = c->g_total >= 0 ? c->g_passed : 0;
-			int t = room.max[j] > 0 ? room.max[j] : (c->g_total > 0 ? c->g_total : 0);
+			/* the maximum: what the graded run expected (a check the lab
+			 * skips on one engine whatever the code is not counted), else
+			 * the lab's checks */
+			int t = c->g_total > 0 ? c->g_total : room.max[j];
 			char name[200], out[600], self[160] = "no run reported";
 			snprintf(name, sizeof name, "%s: %s", s->name, room.labs[j]);
 			if (c->runs)
@@ -373,7 +376,7 @@ int class_grade(const struct class_opts *o, const char *dir)
 			if (s->broken[0])
 				snprintf(out, sizeof out, "the student's place is broken (%s); %s", s->broken, self);
 			else if (c->g_total >= 0)
-				snprintf(out, sizeof out, "graded: %d of %d checks passed when the submission was "
+				snprintf(out, sizeof out, "graded: %d of the %d checks that ran passed when the submission was "
 				         "built and checked%s%s; %s", c->g_passed, c->g_total,
 				         c->note[0] ? ": " : "", c->note, self);
 			else

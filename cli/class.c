@@ -66,14 +66,21 @@ static int bad(const char *msg, const char *arg)
  * (said). */
 static int kit_labs(const struct runner_tree *t, struct class_lab *labs, int max)
 {
+	/* make is started once per six labs (runner_build takes six targets):
+	 * reading the kit's makefiles is most of its time */
+	for (size_t i = 0; i < t->nlabs; i += 6) {
+		char targets[6 * 96] = "", *log = NULL;
+		for (size_t k = i; k < t->nlabs && k < i + 6; k++)
+			snprintf(targets + strlen(targets), sizeof targets - strlen(targets),
+			         "%sbuild/labs/%.64s/checks.i", k > i ? " " : "", t->labs[k].name);
+		runner_build(t, targets, 300, NULL, &log);
+		free(log);
+	}
 	int n = 0;
 	for (size_t i = 0; i < t->nlabs && n < max; i++) {
-		char target[200], path[PATH_MAX], *log = NULL;
+		char target[200], path[PATH_MAX];
 		snprintf(target, sizeof target, "build/labs/%s/checks.i", t->labs[i].name);
-		int built = runner_build(t, target, 300, NULL, &log);
-		free(log);
-		FILE *f = built == 0 && runner_path(t, path, sizeof path, "%s", target) == 0 ?
-		          fopen(path, "r") : NULL;
+		FILE *f = runner_path(t, path, sizeof path, "%s", target) == 0 ? fopen(path, "r") : NULL;
 		char *src = NULL;
 		size_t len = 0;
 		if (f) {
