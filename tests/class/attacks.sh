@@ -7,15 +7,19 @@
 # results) calling her function; functions named like the catalog's
 # (quote_ident, count, now, format, pg_terminate_backend, ...) and an =
 # operator in her schema and in a schema named after the administrator's
-# role (the "$user" of the default search_path); a type with a cast to
-# text on a contended row's key, for `hotrow top`; a row-level security
-# policy for a top run as a pg_monitor role. Each of her functions, when
+# role (the "$user" of the default search_path), among them
+# quote_ident(name), which beats pg_catalog's quote_ident(text) for
+# quote_ident(current_database()) even with pg_catalog searched first; a
+# type with a cast to text on a contended row's key, for `hotrow top`; a
+# row-level security policy for a top run as a pg_monitor role; triggers,
+# rules, policies and event triggers on what the administrator writes. Each of her functions, when
 # it runs, writes current_user into her table and tries ALTER ROLE
 # hr_mallory SUPERUSER. Then init, status, status --frames, grade, drop
 # and top run as the administrator, through a URL that even puts her
 # schema first on the search_path (a careless instructor), with
-# track_functions = all. Checked after: she is no superuser, her table
-# holds no other user's name, and pg_stat_user_functions counts no call
+# track_functions = all. Checked after, one verdict per way in: her
+# table holds no other user's name for it; she is no superuser; and
+# pg_stat_user_functions counts no call
 # of a function a student owns (the count is shown to work first, on a
 # call made on purpose). Prints cmocka-style summary lines; needs
 # HOTROW_PG_URL as a superuser, like class.sh.
@@ -66,39 +70,35 @@ case "$out" in *"permission denied"*) ok class__no_create_on_database ;;
 
 # Mallory's kit. pwn() runs as whoever calls it.
 as "$M" "
-create table hr_mallory.log (who text);
+create table hr_mallory.log (who text, via text);
 grant usage on schema hr_mallory to public;
 grant insert on hr_mallory.log to public;
-create function hr_mallory.pwn() returns int language plpgsql as \$\$
+create function hr_mallory.pwn(via text) returns int language plpgsql as \$\$
 begin
-  insert into hr_mallory.log values (current_user::text);
+  insert into hr_mallory.log values (current_user::text, via);
   begin execute 'alter role hr_mallory superuser'; exception when others then null; end;
   return 1;
 end \$\$;
-grant execute on function hr_mallory.pwn() to public;
+grant execute on function hr_mallory.pwn(text) to public;
+create function hr_mallory.trg() returns trigger language plpgsql as
+  \$\$ begin perform hr_mallory.pwn('trigger'); return new; end \$\$;
+create function hr_mallory.etrg() returns event_trigger language plpgsql as
+  \$\$ begin perform hr_mallory.pwn('event'); end \$\$;
 create function hr_mallory.harmless() returns int language plpgsql as 'begin return 1; end';
+drop table if exists hr_mallory.hotrow_results;
 create view hr_mallory.hotrow_results as
-  select '01-hot-row'::text as lab, hr_mallory.pwn() as passed, 1 as total, 1 as runs,
+  select '01-hot-row'::text as lab, hr_mallory.pwn('view') as passed, 1 as total, 1 as runs,
          now() as at;
-create function hr_mallory.quote_ident(text) returns text language sql as 'select hr_mallory.pwn()::text || \$1';
-create function hr_mallory.current_database() returns name language sql as 'select (hr_mallory.pwn()::text)::name';
-create function hr_mallory.count(text) returns bigint language sql as 'select hr_mallory.pwn()::bigint';
-create function hr_mallory.now() returns timestamptz language sql as 'select hr_mallory.pwn(); select pg_catalog.now()';
-create function hr_mallory.format(text, variadic text[]) returns text language sql as 'select hr_mallory.pwn()::text';
-create function hr_mallory.pg_terminate_backend(integer) returns boolean language sql as 'select hr_mallory.pwn() = 1';
-create function hr_mallory.texteq(text, text) returns boolean language sql as 'select hr_mallory.pwn() = 1 and pg_catalog.texteq(\$1, \$2)';
+create function hr_mallory.quote_ident(name) returns text language sql as 'select hr_mallory.pwn(''path'')::text || \$1';
+create function hr_mallory.quote_ident(text) returns text language sql as 'select hr_mallory.pwn(''path'')::text || \$1';
+create function hr_mallory.current_database() returns name language sql as 'select (hr_mallory.pwn(''path'')::text)::name';
+create function hr_mallory.count(text) returns bigint language sql as 'select hr_mallory.pwn(''path'')::bigint';
+create function hr_mallory.now() returns timestamptz language sql as 'select hr_mallory.pwn(''path''); select pg_catalog.now()';
+create function hr_mallory.format(text, variadic text[]) returns text language sql as 'select hr_mallory.pwn(''path'')::text';
+create function hr_mallory.pg_terminate_backend(integer) returns boolean language sql as 'select hr_mallory.pwn(''path'') = 1';
+create function hr_mallory.texteq(text, text) returns boolean language sql as 'select hr_mallory.pwn(''path'') = 1 and pg_catalog.texteq(\$1, \$2)';
 create operator hr_mallory.= (leftarg = text, rightarg = text, function = hr_mallory.texteq);
 " >"$tmp/plant" 2>&1
-# The same names in a schema called like the administrator's role (made
-# for her by a superuser here: she can no longer make it herself).
-q "create schema \"$me\" authorization hr_mallory" >/dev/null
-as "$M" "
-create function \"$me\".quote_ident(text) returns text language sql as 'select hr_mallory.pwn()::text || \$1';
-create function \"$me\".current_database() returns name language sql as 'select (hr_mallory.pwn()::text)::name';
-create function \"$me\".now() returns timestamptz language sql as 'select hr_mallory.pwn(); select pg_catalog.now()';
-create function \"$me\".texteq(text, text) returns boolean language sql as 'select hr_mallory.pwn() = 1 and pg_catalog.texteq(\$1, \$2)';
-create operator \"$me\".= (leftarg = text, rightarg = text, function = \"$me\".texteq);
-" >>"$tmp/plant" 2>&1
 planted=1
 if grep -q ERROR "$tmp/plant"; then planted=; bad class__plant "$(grep -B1 -A2 ERROR "$tmp/plant" | head -8)"; fi
 
@@ -117,20 +117,10 @@ else bad class__counting_works "a call made on purpose was not counted ($c0 -> $
 q "select pg_stat_reset()" >/dev/null
 c0=$(calls)
 
-# The routine commands, as the careless administrator.
-as "$M" "select hotrow_class.record('01-hot-row', 1, 2)" >/dev/null
-echo carol >"$tmp/roster2"
-"$bin" class init   --db "$careless" --roster "$tmp/roster2" --out "$tmp/urls2" >"$tmp/o1" 2>&1
-"$bin" class status --db "$careless" >"$tmp/o2" 2>&1
-"$bin" class status --db "$careless" --frames 2 --interval 1 >"$tmp/o3" 2>&1
-"$bin" class grade  --db "$careless" --out "$tmp/grade" >"$tmp/o4" 2>&1
-"$bin" class drop   --db "$careless" --roster "$tmp/roster2" --yes >"$tmp/o5" 2>&1
-"$bin" class drop   --db "$careless" >"$tmp/o6" 2>&1   # lists, removes nothing
-
 # `hotrow top` on her contended row, whose key is of her type with her cast.
 as "$M" "
 create type hr_mallory.k as enum ('a', 'b');
-create function hr_mallory.k_text(hr_mallory.k) returns text language sql as 'select hr_mallory.pwn()::text';
+create function hr_mallory.k_text(hr_mallory.k) returns text language sql as 'select hr_mallory.pwn(''cast'')::text';
 create cast (hr_mallory.k as text) with function hr_mallory.k_text(hr_mallory.k);
 create table hr_mallory.hot (id hr_mallory.k primary key, n int);
 insert into hr_mallory.hot values ('a', 0);
@@ -149,26 +139,64 @@ i=0
 until [ "$(q "select count(*) from pg_stat_activity where usename = 'hr_mallory' and wait_event_type = 'Lock'")" -gt 0 ] || [ $i -ge 50 ]; do
 	sleep 0.1; i=$((i + 1))
 done
-"$bin" top --db "$careless" --dump --after 0.3 >"$tmp/top" 2>&1
+"$bin" top --db "$admin${sep}options=-ctrack_functions%3Dall" --dump --after 0.3 >"$tmp/top" 2>&1
+"$bin" top --db "$careless" --dump --after 0.3 >"$tmp/top1" 2>&1
 # and as a pg_monitor role she has granted her table to, with a policy
 q "create role hr_watcher login in role pg_monitor" >/dev/null
 as "$M" "grant select on hr_mallory.hot to hr_watcher;
 alter table hr_mallory.hot enable row level security;
-create policy p on hr_mallory.hot for select using (hr_mallory.pwn() = 1);" >/dev/null
+create policy p on hr_mallory.hot for select using (hr_mallory.pwn('policy') = 1);" >/dev/null
 watcher=$(printf %s "$careless" | sed "s/user=$me/user=hr_watcher/")
 "$bin" top --db "$watcher" --dump --after 0.3 >"$tmp/top2" 2>&1
 wait $h1 $h2
 
-# class__top_key_not_cast: the lane shows her row by its key's own text.
-if grep -q "id=a" "$tmp/top"; then ok class__top_key_not_cast
-else bad class__top_key_not_cast "no lane with id=a: $(grep -i 'row\|lane\|fail' "$tmp/top" | head -3)"; fi
+# The same names in a schema called like the administrator's role (made
+# for her by a superuser here: she can no longer make it herself).
+q "create schema \"$me\" authorization hr_mallory" >/dev/null
+as "$M" "
+create function \"$me\".quote_ident(name) returns text language sql as 'select hr_mallory.pwn(''user_schema'')::text || \$1';
+create function \"$me\".current_database() returns name language sql as 'select (hr_mallory.pwn(''user_schema'')::text)::name';
+create function \"$me\".now() returns timestamptz language sql as 'select hr_mallory.pwn(''user_schema''); select pg_catalog.now()';
+create function \"$me\".texteq(text, text) returns boolean language sql as 'select hr_mallory.pwn(''user_schema'') = 1 and pg_catalog.texteq(\$1, \$2)';
+create operator \"$me\".= (leftarg = text, rightarg = text, function = \"$me\".texteq);
+" >>"$tmp/plant" 2>&1
+if grep -q ERROR "$tmp/plant"; then planted=; bad class__plant "$(grep -B1 -A2 ERROR "$tmp/plant" | head -8)"; fi
 
-# The verdicts: who ran her code, and is she a superuser now.
-ran=$(q "select coalesce(string_agg(distinct who, ' '), '') from hr_mallory.log where who <> 'hr_mallory'")
+# The routine commands: init as the administrator's default search_path
+# ("$user", public) has it, then all of them as the careless one.
+as "$M" "select hotrow_class.record('01-hot-row', 1, 2)" >/dev/null
+echo dave >"$tmp/roster0"
+"$bin" class init --db "$admin${sep}options=-ctrack_functions%3Dall" --roster "$tmp/roster0" \
+	--out "$tmp/urls0" >"$tmp/o0" 2>&1
+echo carol >"$tmp/roster2"
+"$bin" class init   --db "$careless" --roster "$tmp/roster2" --out "$tmp/urls2" >"$tmp/o1" 2>&1
+"$bin" class status --db "$careless" >"$tmp/o2" 2>&1
+"$bin" class status --db "$careless" --frames 2 --interval 1 >"$tmp/o3" 2>&1
+"$bin" class grade  --db "$careless" --out "$tmp/grade" >"$tmp/o4" 2>&1
+"$bin" class drop   --db "$careless" --roster "$tmp/roster2" --yes >"$tmp/o5" 2>&1
+"$bin" class drop   --db "$careless" >"$tmp/o6" 2>&1   # lists, removes nothing
+
+
+# class__top_key_not_cast: the lane shows her row by its key's own text.
+if grep -q "hr_mallory.hot.*id=a" "$tmp/top" && grep -q "hr_mallory.hot.*id=a" "$tmp/top1"; then ok class__top_key_not_cast
+else bad class__top_key_not_cast "no lane hr_mallory.hot id=a: $(grep -A1 'CONTENDED' "$tmp/top" "$tmp/top1")"; fi
+
+# The verdicts, one per attack: did her code run as anyone else, by
+# which way in; and is she a superuser now.
+ran() { q "select coalesce(string_agg(distinct who, ' '), '') from hr_mallory.log where who <> 'hr_mallory' and via = '$1'"; }
+verdict() {   # NAME VIA WHAT
+	r=$(ran "$2")
+	if [ -n "$planted" ] && [ -z "$r" ]; then ok "$1"; else bad "$1" "$3 ran her code as: $r"; fi
+}
+verdict class__view_in_her_schema view "status or grade, reading hr_mallory.hotrow_results,"
+verdict class__admin_user_schema user_schema "init, through a schema named after the administrator,"
+verdict class__careless_search_path path "a command whose URL put her schema on the path"
+verdict class__top_cast_on_key cast "top, looking up her row's key,"
+verdict class__top_policy policy "top as a pg_monitor role, reading her table,"
 super=$(q "select rolsuper from pg_roles where rolname = 'hr_mallory'")
 c1=$(calls)
-if [ -n "$planted" ] && [ -z "$ran" ] && [ "$super" = f ]; then ok class__student_code_never_runs_as_admin
-else bad class__student_code_never_runs_as_admin "her code ran as: $ran; superuser: $super"; fi
+if [ -n "$planted" ] && [ "$super" = f ]; then ok class__student_not_superuser
+else bad class__student_not_superuser "hr_mallory is a superuser now: $super"; fi
 if [ -n "$planted" ] && [ "$c1" = "$c0" ]; then ok class__no_student_function_in_admin_session
 else bad class__no_student_function_in_admin_session "$((c1 - c0)) call(s) of student-owned functions:
 $(q "select p.oid::regprocedure, f.calls from pg_stat_user_functions f join pg_proc p on p.oid = f.funcid join pg_roles r on r.oid = p.proowner where r.rolname like 'hr\_%'")"; fi
@@ -187,11 +215,11 @@ for sql in "select * from hotrow_class.students" "select * from hotrow_class.res
 	"update hotrow_class.graded set passed = 99" \
 	"create table hotrow_class.x (a int)" \
 	"create function hotrow_class.me() returns text language sql as 'select 1'" \
-	"create trigger t before insert on hotrow_class.results for each row execute function hr_mallory.pwn()" \
-	"create rule r as on insert to hotrow_class.results do also select hr_mallory.pwn()" \
-	"create policy p on hotrow_class.results using (hr_mallory.pwn() = 1)" \
+	"create trigger t before insert on hotrow_class.results for each row execute function hr_mallory.trg()" \
+	"create rule r as on insert to hotrow_class.results do also select hr_mallory.pwn('rule')" \
+	"create policy p on hotrow_class.results using (hr_mallory.pwn('policy') = 1)" \
 	"alter table hotrow_class.results add column x int" \
-	"create event trigger e on ddl_command_start execute function hr_mallory.pwn()" \
+	"create event trigger e on ddl_command_start execute function hr_mallory.etrg()" \
 	"create table public.hotrow_results (a int)" \
 	"select hotrow_class.me()" "select hotrow_class.lab_max('01-hot-row')" \
 	"set role hr_victim" "set session authorization hr_victim" \
@@ -201,7 +229,8 @@ for sql in "select * from hotrow_class.students" "select * from hotrow_class.res
 	"select hotrow_class.submit_file('01-hot-row', '../Makefile', '\\x00')" \
 	"select hotrow_class.submit_file('01-hot-row', 'module.mk', '\\x00')"; do
 	out=$(as "$M" "$sql")
-	case "$out" in *ERROR*) ;; *) fails="$fails [$sql: $out]" ;; esac
+	case "$out" in *"does not exist"*) fails="$fails [$sql: refused for another reason: $out]" ;;
+	*ERROR*) ;; *) fails="$fails [$sql: $out]" ;; esac
 done
 if [ -z "$fails" ]; then ok class__registry_closed
 else bad class__registry_closed "a student could:$fails"; fi
