@@ -147,11 +147,20 @@ static double now_s(const struct top_sampler *ts)
 	return (double)(util_now_ns() - ts->t0_ns) / 1e9;
 }
 
-/* src into dst[len], cut to fit, always terminated. */
+/* A control character a user put in a table's name, a key or a query
+ * (an escape sequence, say) must not reach the terminal: '?' instead. */
+static char shown_char(char c)
+{
+	return (unsigned char)c < 0x20 || c == 0x7f ? '?' : c;
+}
+
+/* src into dst[len], cut to fit, always terminated, control characters
+ * replaced. */
 static void copy(char *dst, size_t len, const char *src)
 {
 	size_t n = src ? strnlen(src, len - 1) : 0;
-	memcpy(dst, src ? src : "", n);
+	for (size_t i = 0; i < n; i++)
+		dst[i] = shown_char(src[i]);
 	dst[n] = '\0';
 }
 
@@ -163,7 +172,7 @@ static void one_line(char *dst, size_t len, const char *src)
 		bool blank = *p == ' ' || *p == '\n' || *p == '\t' || *p == '\r';
 		if (blank && (o == 0 || dst[o - 1] == ' '))
 			continue;
-		dst[o++] = blank ? ' ' : *p;
+		dst[o++] = blank ? ' ' : shown_char(*p);
 	}
 	dst[o] = '\0';
 }
@@ -201,7 +210,7 @@ static const char OWN_SQL[] = TAG
 static int take_text(void *arg, int ncols, const char *const *v)
 {
 	if (ncols > 0)
-		snprintf(arg, 64, "%s", v[0] ? v[0] : "");
+		snprintf(arg, 64, "%s", v[0] ? v[0] : "");   /* raw: names go back into SQL */
 	return 0;
 }
 
@@ -286,7 +295,7 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 	snprintf(ts->url, sizeof ts->url, "%s", url);
 	kit_url_redact(url, ts->shown, sizeof ts->shown);
 	if (connect_db(ts) != 0) {
-		snprintf(err, errlen, "%s", ts->err);
+		copy(err, errlen, ts->err);
 		top_sampler_close(ts);
 		return -1;
 	}
@@ -527,6 +536,8 @@ static int take_values(void *arg, int ncols, const char *const *v)
 	size_t o = 0;
 	for (int i = 0; i < ncols && o + 1 < 64; i++)
 		o += (size_t)snprintf(out + o, 64 - o, "%s%s", i ? "," : "", v[i] ? v[i] : "NULL");
+	for (char *c = out; *c; c++)
+		*c = shown_char(*c);
 	return 1;
 }
 
@@ -704,7 +715,17 @@ static int reach(struct top_sampler *ts, struct top_sample *s)
 	return -1;
 }
 
+static int take(struct top_sampler *ts, struct top_sample *s);
+
 int top_sampler_take(struct top_sampler *ts, struct top_sample *s)
+{
+	int rc = take(ts, s);
+	for (char *c = ts->err; *c; c++)    /* the server's words may quote a name */
+		*c = shown_char(*c);
+	return rc;
+}
+
+static int take(struct top_sampler *ts, struct top_sample *s)
 {
 	double ms = 0, counters[2] = {0, 0};
 	int rc = 0;
