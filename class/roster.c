@@ -74,7 +74,9 @@ int class_roster_read(const char *path, struct class_student **out, size_t *n)
 		if (*s == '\0')
 			continue;
 		struct class_student st = { .line = lineno };
-		snprintf(st.spelled, sizeof st.spelled, "%s", s);
+		size_t k = strnlen(s, sizeof st.spelled - 1);   /* a longer name is refused below */
+		memcpy(st.spelled, s, k);
+		st.spelled[k] = '\0';
 		for (char *c = st.spelled; *c; c++)   /* said on a terminal below */
 			if ((unsigned char)*c < 0x20 || *c == 0x7f)
 				*c = '?';
