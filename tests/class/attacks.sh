@@ -29,18 +29,7 @@ bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)
 . "$(dirname "$0")/../harness/check.sh"
 
-admin=${HOTROW_PG_URL:-}
-if [ -z "$admin" ] || ! psql "$admin" -Atqc 'select 1' >/dev/null 2>&1; then
-	if [ "${HOTROW_REQUIRE_PG:-}" = 1 ]; then
-		bad class__attacks_server "HOTROW_PG_URL is unset or unreachable (HOTROW_REQUIRE_PG=1)"
-	else
-		skip class__attacks_server "HOTROW_PG_URL is unset (make pg-up prints one)"
-	fi
-	summary
-fi
-q()  { psql "$admin" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-as() { psql "$1" -XAtq -v ON_ERROR_STOP=1 -c "$2" 2>&1; }   # as URL SQL
-url_of() { awk -v n="$1" '$1 == n { print $2 }' "$tmp/urls"; }
+. "$(dirname "$0")/server.sh" attacks
 me=$(q "select current_user")
 case "$admin" in *\?*) sep='&' ;; *) sep='?' ;; esac
 # The administrator as a careless instructor might name the server: her
@@ -75,7 +64,9 @@ grant usage on schema hr_mallory to public;
 grant insert on hr_mallory.log to public;
 create function hr_mallory.pwn(via text) returns int language plpgsql as \$\$
 begin
-  insert into hr_mallory.log values (current_user::text, via);
+  -- a read-only transaction refuses the insert: she carries on, and the
+  -- call is still counted (track_functions)
+  begin insert into hr_mallory.log values (current_user::text, via); exception when others then null; end;
   begin execute 'alter role hr_mallory superuser'; exception when others then null; end;
   return 1;
 end \$\$;
@@ -84,6 +75,9 @@ create function hr_mallory.trg() returns trigger language plpgsql as
   \$\$ begin perform hr_mallory.pwn('trigger'); return new; end \$\$;
 create function hr_mallory.etrg() returns event_trigger language plpgsql as
   \$\$ begin perform hr_mallory.pwn('event'); end \$\$;
+create function hr_mallory.via_cast() returns int language plpgsql as \$\$ begin return hr_mallory.pwn('cast'); end \$\$;
+create function hr_mallory.via_policy() returns int language plpgsql as \$\$ begin return hr_mallory.pwn('policy'); end \$\$;
+grant execute on function hr_mallory.via_cast(), hr_mallory.via_policy() to public;
 create function hr_mallory.harmless() returns int language plpgsql as 'begin return 1; end';
 drop table if exists hr_mallory.hotrow_results;
 create view hr_mallory.hotrow_results as
@@ -120,34 +114,39 @@ c0=$(calls)
 # `hotrow top` on her contended row, whose key is of her type with her cast.
 as "$M" "
 create type hr_mallory.k as enum ('a', 'b');
-create function hr_mallory.k_text(hr_mallory.k) returns text language sql as 'select hr_mallory.pwn(''cast'')::text';
+create function hr_mallory.k_text(hr_mallory.k) returns text language sql as 'select hr_mallory.via_cast()::text';
 create cast (hr_mallory.k as text) with function hr_mallory.k_text(hr_mallory.k);
 create table hr_mallory.hot (U&\"id\\001b[2J\" hr_mallory.k primary key, n int);
 insert into hr_mallory.hot values ('a', 0);
 " >"$tmp/plant2" 2>&1
 if [ "$(as "$M" "select U&\"id\\001b[2J\"::text from hr_mallory.hot")" = 1 ]; then ok class__cast_planted
 else bad class__cast_planted "her cast is not used by id::text: $(cat "$tmp/plant2")"; fi
-as "$M" "set statement_timeout = 0; begin; update hr_mallory.hot set n = n + 1; select pg_sleep(4); commit" >/dev/null &
+# A pg_monitor role she grants her table to, with a policy for it (made
+# before her row is held: ENABLE ROW LEVEL SECURITY waits for every lock).
+q "create role hr_watcher login in role pg_monitor" >/dev/null
+as "$M" "grant select on hr_mallory.hot to hr_watcher;
+alter table hr_mallory.hot enable row level security;
+create policy p on hr_mallory.hot for select using (hr_mallory.via_policy() = 1);" >/dev/null
+q "alter role hr_watcher set track_functions = 'all'" >/dev/null
+as "$M" "set statement_timeout = 0; begin; update hr_mallory.hot set n = n + 1; select pg_sleep(60); commit" >/dev/null &
 h1=$!
 i=0
-until [ "$(q "select count(*) from pg_locks l join pg_stat_activity a using (pid) where a.usename = 'hr_mallory' and l.locktype = 'transactionid' and l.granted and a.state like 'active'")" -gt 0 ] || [ $i -ge 50 ]; do
+until [ "$(q "select count(*) from pg_locks l join pg_stat_activity a using (pid) where a.usename = 'hr_mallory' and l.locktype = 'transactionid' and l.granted and a.state like 'active'")" -gt 0 ] || [ $i -ge 300 ]; do
 	sleep 0.1; i=$((i + 1))
 done
 as "$M" "set statement_timeout = 0; update hr_mallory.hot set n = n + 1" >/dev/null &
 h2=$!
 i=0
-until [ "$(q "select count(*) from pg_stat_activity where usename = 'hr_mallory' and wait_event_type = 'Lock'")" -gt 0 ] || [ $i -ge 50 ]; do
+until [ "$(q "select count(*) from pg_stat_activity where usename = 'hr_mallory' and wait_event_type = 'Lock'")" -gt 0 ] || [ $i -ge 300 ]; do
 	sleep 0.1; i=$((i + 1))
 done
 "$bin" top --db "$admin${sep}options=-ctrack_functions%3Dall" --dump --after 0.3 >"$tmp/top" 2>&1
 "$bin" top --db "$careless" --dump --after 0.3 >"$tmp/top1" 2>&1
-# and as a pg_monitor role she has granted her table to, with a policy
-q "create role hr_watcher login in role pg_monitor" >/dev/null
-as "$M" "grant select on hr_mallory.hot to hr_watcher;
-alter table hr_mallory.hot enable row level security;
-create policy p on hr_mallory.hot for select using (hr_mallory.pwn('policy') = 1);" >/dev/null
-watcher=$(printf %s "$careless" | sed "s/user=$me/user=hr_watcher/")
+watcher=$(printf %s "${admin}${sep}options=-csearch_path%3Dhr_mallory" | sed "s/user=$me/user=hr_watcher/")
 "$bin" top --db "$watcher" --dump --after 0.3 >"$tmp/top2" 2>&1
+# the holder's minute is not waited out (a loaded machine gets the whole
+# of it for the steps above)
+q "select count(pg_terminate_backend(pid)) from pg_stat_activity where usename = 'hr_mallory'" >/dev/null
 wait $h1 $h2
 
 # The same names in a schema called like the administrator's role (made
@@ -165,10 +164,10 @@ if grep -q ERROR "$tmp/plant"; then planted=; bad class__plant "$(grep -B1 -A2 E
 # The routine commands: init as the administrator's default search_path
 # ("$user", public) has it, then all of them as the careless one.
 as "$M" "select hotrow_class.record('01-hot-row', 1, 2)" >/dev/null
-echo dave >"$tmp/roster0"
+echo eve >"$tmp/roster0"
 "$bin" class init --db "$admin${sep}options=-ctrack_functions%3Dall" --roster "$tmp/roster0" \
 	--out "$tmp/urls0" >"$tmp/o0" 2>&1
-echo carol >"$tmp/roster2"
+echo trudy >"$tmp/roster2"
 "$bin" class init   --db "$careless" --roster "$tmp/roster2" --out "$tmp/urls2" >"$tmp/o1" 2>&1
 "$bin" class status --db "$careless" >"$tmp/o2" 2>&1
 "$bin" class status --db "$careless" --frames 2 --interval 1 >"$tmp/o3" 2>&1
@@ -187,7 +186,12 @@ else bad class__top_key_not_cast "no lane hot (0,N) \"id?[2J\"=a: $(grep -A1 'CO
 
 # The verdicts, one per attack: did her code run as anyone else, by
 # which way in; and is she a superuser now.
-ran() { q "select coalesce(string_agg(distinct who, ' '), '') from hr_mallory.log where who <> 'hr_mallory' and via = '$1'"; }
+ran() {
+	q "select pg_stat_clear_snapshot()" >/dev/null
+	q "select coalesce(string_agg(distinct who, ' '), '') || coalesce((select ' (' || calls || ' counted call(s))'
+	   from pg_stat_user_functions where schemaname = 'hr_mallory' and funcname = 'via_$1'), '')
+	   from hr_mallory.log where who <> 'hr_mallory' and via = '$1'"
+}
 verdict() {   # NAME VIA WHAT
 	r=$(ran "$2")
 	if [ -n "$planted" ] && [ -z "$r" ]; then ok "$1"; else bad "$1" "$3 ran her code as: $r"; fi
@@ -196,7 +200,8 @@ verdict class__view_in_her_schema view "status or grade, reading hr_mallory.hotr
 verdict class__admin_user_schema user_schema "init, through a schema named after the administrator,"
 verdict class__careless_search_path path "a command whose URL put her schema on the path"
 verdict class__top_cast_on_key cast "top, looking up her row's key,"
-verdict class__top_policy policy "top as a pg_monitor role, reading her table,"
+if grep -q "hot (0,[0-9]*)" "$tmp/top2"; then verdict class__top_policy policy "top as a pg_monitor role, reading her table,"
+else bad class__top_policy "top as hr_watcher showed no lane: $(head -c 300 "$tmp/top2")"; fi
 super=$(q "select rolsuper from pg_roles where rolname = 'hr_mallory'")
 c1=$(calls)
 if [ -n "$planted" ] && [ "$super" = f ]; then ok class__student_not_superuser
@@ -207,7 +212,7 @@ $(q "select p.oid::regprocedure, f.calls from pg_stat_user_functions f join pg_p
 
 # class__commands_still_work: the routine commands did their work.
 if grep -q "^mallory " "$tmp/o2" && grep -q "^victim " "$tmp/o2" && [ "$(grep -c '^mallory ' "$tmp/o3")" = 2 ] &&
-   grep -q '"name": "mallory: 01-hot-row"' "$tmp/grade/results.json" && grep -q "removed carol" "$tmp/o5"; then
+   grep -q '"name": "mallory: 01-hot-row"' "$tmp/grade/results.json" && grep -q "removed trudy" "$tmp/o5"; then
 	ok class__commands_still_work
 else bad class__commands_still_work "$(cat "$tmp/o1" "$tmp/o2" "$tmp/o4" "$tmp/o5" | head -8)"; fi
 

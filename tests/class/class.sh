@@ -20,29 +20,28 @@ bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)
 . "$(dirname "$0")/../harness/check.sh"
 
-admin=${HOTROW_PG_URL:-}
-if [ -z "$admin" ] || ! psql "$admin" -Atqc 'select 1' >/dev/null 2>&1; then
-	if [ "${HOTROW_REQUIRE_PG:-}" = 1 ]; then
-		bad class__server "HOTROW_PG_URL is unset or unreachable (HOTROW_REQUIRE_PG=1)"
-	else
-		skip class__server "HOTROW_PG_URL is unset (make pg-up prints one)"
-	fi
-	summary
-fi
-q()  { psql "$admin" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-as() { psql "$1" -XAtq -v ON_ERROR_STOP=1 -c "$2" 2>&1; }   # as URL SQL
-url_of() { awk -v n="$1" '$1 == n { print $2 }' "$tmp/urls"; }
+. "$(dirname "$0")/server.sh" class
+
+# The roles this suite makes: other suites, in other databases of the
+# same server at the same time, make roles of their own (roles belong to
+# the whole server), so what is counted and compared is ours and the
+# server's own.
+ours="'hr_alice','hr_bob','hr_carol','hr_dave','hr_ada','hr_mary_ann'"
 
 # What drop must give back: roles with their limits and settings, schemas
 # with their privileges, the databases' privileges. (Schemas the lab
 # tests make and remove on their own, lt_*, are left out. A NULL ACL means
 # the defaults: a grant and its revoke leave the same defaults spelled out.)
 snapshot() {
-	q "select rolname, rolcanlogin, rolconnlimit, rolconfig from pg_roles order by 1;
+	q "select rolname, rolcanlogin, rolconnlimit, rolconfig from pg_roles
+	    where rolname !~ '^hr_' or rolname in ($ours) order by 1;
 	   select nspname, nspowner::regrole, coalesce(nspacl, acldefault('n', nspowner)) from pg_namespace
 	    where nspname !~ '^(pg_temp|pg_toast_temp|lt_)' order by 1;
-	   select datname, coalesce(datacl, acldefault('d', datdba)) from pg_database order by 1;
-	   select setdatabase, setrole, setconfig from pg_db_role_setting order by 1, 2;"
+	   select datname, coalesce(datacl, acldefault('d', datdba)) from pg_database
+	    where datname = current_database();
+	   select setdatabase, setrole, setconfig from pg_db_role_setting
+	    where setrole not in (select oid from pg_roles where rolname ~ '^hr_' and rolname not in ($ours))
+	    order by 1, 2;"
 }
 trap 'rm -rf "$tmp"; "$bin" class drop --db "$admin" --yes >/dev/null 2>&1;
       [ -n "${opened:-}" ] && q "revoke create on schema public from public" 2>/dev/null' EXIT
@@ -63,7 +62,7 @@ printf 'Ada\nbob\nada\nmary-ann\nMary Ann\n' >"$tmp/clash"
 rc=$?
 if [ "$rc" = 2 ] && grep -q "clash:3: 'ada' and line 1's 'Ada'" "$tmp/err" &&
    grep -q "clash:5: 'Mary Ann' and line 4's 'mary-ann'" "$tmp/err" &&
-   [ "$(q "select count(*) from pg_roles where rolname like 'hr\_%'")" = 0 ]
+   [ "$(q "select count(*) from pg_roles where rolname in ($ours)")" = 0 ]
 then ok class__roster_collision
 else bad class__roster_collision "exit $rc: $(cat "$tmp/err")"; fi
 
@@ -227,13 +226,13 @@ else bad class__broken_student "exit $rc/$rc2: $(cat "$tmp/status2")"; fi
 # class__drop_asks: without --yes nothing goes.
 "$bin" class drop --db "$admin" >/dev/null 2>&1
 rc=$?
-if [ "$rc" = 1 ] && [ "$(q "select count(*) from pg_roles where rolname like 'hr\_%'")" = 3 ]
-then ok class__drop_asks; else bad class__drop_asks "exit $rc, roles left: $(q "select count(*) from pg_roles where rolname like 'hr\_%'")"; fi
+if [ "$rc" = 1 ] && [ "$(q "select count(*) from pg_roles where rolname in ($ours)")" = 3 ]
+then ok class__drop_asks; else bad class__drop_asks "exit $rc, roles left: $(q "select count(*) from pg_roles where rolname in ($ours)")"; fi
 
 # class__drop_roster: only the named students go.
 "$bin" class drop --db "$admin" --roster "$tmp/roster2" --yes >/dev/null 2>&1
-if [ "$(q "select string_agg(rolname, ' ' order by rolname) from pg_roles where rolname like 'hr\_%'")" = "hr_alice hr_bob" ]
-then ok class__drop_roster; else bad class__drop_roster "$(q "select string_agg(rolname, ' ') from pg_roles where rolname like 'hr\_%'")"; fi
+if [ "$(q "select string_agg(rolname, ' ' order by rolname) from pg_roles where rolname in ($ours)")" = "hr_alice hr_bob" ]
+then ok class__drop_roster; else bad class__drop_roster "$(q "select string_agg(rolname, ' ') from pg_roles where rolname in ($ours)")"; fi
 
 # class__drop_restores: with alice still connected, everything goes and
 # the server is as it was.
