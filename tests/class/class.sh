@@ -210,6 +210,34 @@ rc=$?
 if [ "$rc" = 2 ] && grep -q "needs a terminal" "$tmp/err"; then ok class__watch_needs_terminal
 else bad class__watch_needs_terminal "exit $rc: $(cat "$tmp/err")"; fi
 
+# class__watch_restores_terminal: the live table in a terminal (tmux),
+# left with q and with SIGTERM; each time the terminal is back in line
+# mode with echo, and SIGTERM's exit is 143.
+if command -v tmux >/dev/null 2>&1; then
+	fails=
+	for how in q TERM; do
+		tm() { tmux -L "hotrow-class-$$-$how" "$@"; }
+		tm new-session -d -s w -x 160 -y 20 -c "$PWD" "'$bin' class status --db '$admin' --watch \
+			--interval 1; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' ';
+			echo; echo DONE; sleep 30"
+		i=0
+		until tm capture-pane -p -t w | grep -q "q quits" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+		if [ "$how" = q ]; then tm send-keys -t w q
+		else kill -TERM "$(pgrep -P "$(tm list-panes -t w -F '#{pane_pid}')")"; fi
+		i=0
+		until tm capture-pane -p -t w | grep -q "^DONE" || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+		want=0; [ "$how" = TERM ] && want=143
+		tm capture-pane -p -t w >"$tmp/pane"
+		grep -q "^EXIT=$want" "$tmp/pane" && grep -q "^icanon echo" "$tmp/pane" ||
+			fails="$fails [$how: $(grep -v '^$' "$tmp/pane" | tail -3 | tr '\n' ' ')]"
+		tm kill-server 2>/dev/null
+	done
+	if [ -z "$fails" ]; then ok class__watch_restores_terminal
+	else bad class__watch_restores_terminal "$fails"; fi
+else
+	skip class__watch_restores_terminal "tmux is not installed"
+fi
+
 # class__broken_student: bob's schema removed by hand; the room is still
 # shown and graded, bob named as the one whose place is broken.
 q "drop schema hr_bob cascade" >/dev/null
