@@ -6,6 +6,7 @@
  * is still shown.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,8 @@
 #include "class/class.h"
 #include "class/class_impl.h"
 #include "kit/db.h"
+#include "util/file.h"
+#include "util/json.h"
 
 #define MAX_LABS 32
 #define SAME_RUNS_STUCK 3      /* the same failing result this many runs in a row */
@@ -315,22 +318,6 @@ int class_watch(const struct class_opts *o, int frames)
 	return rc;
 }
 
-/* s as a JSON string: quotes, backslashes and control characters escaped. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 int class_grade(const struct class_opts *o, const char *dir)
 {
 	struct kit_db *db;
@@ -350,12 +337,15 @@ int class_grade(const struct class_opts *o, const char *dir)
 		free(room.s);
 		return 1;
 	}
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "hotrow class: cannot write %s: %s\n", path, strerror(errno));
+	/* written whole or not at all: a grade that fails leaves the last one */
+	struct util_file_out fo;
+	char why[PATH_MAX + 64];
+	if (util_file_begin(&fo, path, 0600, why, sizeof why) != 0) {
+		fprintf(stderr, "hotrow class: cannot write %s: %s\n", path, why);
 		free(room.s);
 		return 1;
 	}
+	FILE *f = fo.f;
 	long score = 0, max = 0;
 	int graded = 0;
 	fprintf(f, "{\n  \"tests\": [");
@@ -370,6 +360,7 @@ int class_grade(const struct class_opts *o, const char *dir)
 			int t = c->g_total > 0 ? c->g_total : room.max[j];
 			char name[200], out[600], self[160] = "no run reported";
 			snprintf(name, sizeof name, "%s: %s", s->name, room.labs[j]);
+			util_json_trim(name);
 			if (c->runs)
 				snprintf(self, sizeof self, "self-reported (not scored): %d of %d at the last "
 				         "of %d run(s)", c->passed, c->total, c->runs);
@@ -382,9 +373,9 @@ int class_grade(const struct class_opts *o, const char *dir)
 			else
 				snprintf(out, sizeof out, "not graded (no submission checked); %s", self);
 			fprintf(f, "%s\n    {\"name\": ", i || j ? "," : "");
-			json_str(f, name);
+			util_json_str(f, name);
 			fprintf(f, ", \"score\": %d, \"max_score\": %d, \"output\": ", p, t);
-			json_str(f, out);
+			util_json_str(f, out);
 			fprintf(f, "}");
 			score += p;
 			max += t;
@@ -392,7 +383,11 @@ int class_grade(const struct class_opts *o, const char *dir)
 		}
 	}
 	fprintf(f, "\n  ],\n  \"score\": %ld,\n  \"max_score\": %ld\n}\n", score, max);
-	rc = fclose(f) == 0 ? 0 : 1;
+	rc = 0;
+	if (util_file_commit(&fo, why, sizeof why) != 0) {
+		fprintf(stderr, "hotrow class: cannot write %s: %s\n", path, why);
+		rc = 1;
+	}
 	printf("wrote %s: %zu student(s), %d lab(s), %d graded, %ld of %ld checks\n",
 	       path, room.n, room.nlabs, graded, score, max);
 	if (graded == 0)

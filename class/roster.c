@@ -4,12 +4,14 @@
  * No database here.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "class/class.h"
 #include "class/class_impl.h"
+#include "util/file.h"
 
 int class_name(const char *line, char *out)
 {
@@ -58,9 +60,10 @@ static int grow(struct class_student **v, size_t n, size_t *cap)
 
 int class_roster_read(const char *path, struct class_student **out, size_t *n)
 {
-	FILE *f = fopen(path, "r");
+	char why[PATH_MAX + 64];
+	FILE *f = util_file_open_in(path, 1 << 20, why, sizeof why);   /* not a FIFO, not endless */
 	if (!f) {
-		fprintf(stderr, "hotrow class: cannot read the roster %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "hotrow class: cannot read the roster %s: %s\n", path, why);
 		return 1;
 	}
 	char line[256];

@@ -15,6 +15,7 @@
 #include "cli/cmd.h"
 #include "runner/check.h"
 #include "runner/tree.h"
+#include "util/file.h"
 #include "util/opt.h"
 
 static const char synopsis[] =
@@ -146,8 +147,8 @@ int cmd_class(int argc, char **argv)
 		{ .name = "db", .arg = "ADMIN_URL", .kind = OPT_STRING, .dest = &o.admin_url,
 		  .accepts = "the server's URL, as its administrator",
 		  .help = "the server, as its administrator (every command\nbut submit)" },
-		{ .name = "roster", .arg = "FILE", .kind = OPT_STRING, .dest = &roster,
-		  .accepts = "a file name", .help = "the students, one name a line" },
+		{ .name = "roster", .arg = "FILE", .kind = OPT_FILE_IN, .dest = &roster,
+		  .max = 1 << 20, .help = "the students, one name a line (at most 1 MB)" },
 		{ .name = "out", .arg = "FILE", .kind = OPT_STRING, .dest = &out,
 		  .accepts = "a file or directory name",
 		  .help = "init: the same lines into FILE, readable by you only;\n"
@@ -202,6 +203,13 @@ int cmd_class(int argc, char **argv)
 		return submit(lab);
 	if (!o.admin_url)
 		return bad("--db ADMIN_URL is required: the server, as its administrator", NULL);
+	/* --out is a file for init, a directory for grade: checked before the work */
+	char why[PATH_MAX + 64];
+	if (out && ((!strcmp(sub, "init") && util_file_check_out(out, why, sizeof why) != 0) ||
+	            (!strcmp(sub, "grade") && util_file_check_dir(out, why, sizeof why) != 0))) {
+		fprintf(stderr, "hotrow class: --out %s: %s\n", out, why);
+		return 2;
+	}
 	if (!strcmp(sub, "status")) {
 		if (watch && frames)
 			return bad("status takes --watch or --frames N, not both", NULL);

@@ -11,6 +11,8 @@
 
 #include "cli/figure.h"
 #include "engine/xmalloc.h"
+#include "util/file.h"
+#include "util/json.h"
 
 #define W 760            /* the picture */
 #define LEFT 78          /* plot area margins */
@@ -86,16 +88,7 @@ static void text(FILE *f, double x, double y, const char *anchor, const char *st
 {
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s%s>", x, y, anchor,
 	        style ? " " : "", style ? style : "", "");
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*s, f);
-	}
+	util_json_xml(f, s);
 	fputs("</text>\n", f);
 }
 
@@ -132,8 +125,10 @@ static void axes(FILE *f, const struct panel *p, const char *xlabel, const char 
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
 	        "stroke=\"#444444\"/>\n", p->x0, p->y0, p->w, p->h);
 	text(f, p->x0 + p->w / 2, p->y0 + p->h + 40, "middle", NULL, xlabel);
-	fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
-	        p->x0 - 56, p->y0 + p->h / 2, ylabel);
+	fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\">",
+	        p->x0 - 56, p->y0 + p->h / 2);
+	util_json_xml(f, ylabel);
+	fputs("</text>\n", f);
 }
 
 /* A polyline through n points; dash "" for solid. */
@@ -181,7 +176,8 @@ static void vline(FILE *f, const struct panel *p, double x, const char *color, c
 	int right = px(p, x) > p->x0 + p->w - 220;   /* no room on its right */
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"12\" fill=\"%s\">",
 	        px(p, x) + (right ? -6 : 6), p->y0 + p->h * 0.55, right ? "end" : "start", color);
-	fprintf(f, "%s</text>\n", label);
+	util_json_xml(f, label);
+	fputs("</text>\n", f);
 }
 
 static void hline(FILE *f, const struct panel *p, double y, const char *color, const char *label)
@@ -195,19 +191,23 @@ static void hline(FILE *f, const struct panel *p, double y, const char *color, c
 	text(f, p->x0 + p->w - 6, py(p, y) - 6, "end", style, label);
 }
 
-static FILE *open_svg(const char *path)
+/* The chart goes to a new file that replaces path only once it is whole. */
+static FILE *open_svg(struct util_file_out *o, const char *path)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
-		fprintf(stderr, "hotrow sim: --svg: cannot write '%s'\n", path);
-	return f;
+	char why[PATH_MAX + 64];
+	if (util_file_begin(o, path, 0666, why, sizeof why) != 0) {
+		fprintf(stderr, "hotrow sim: --svg %s: %s\n", path, why);
+		return NULL;
+	}
+	return o->f;
 }
 
-static int close_svg(FILE *f, const char *path)
+static int close_svg(struct util_file_out *o)
 {
-	fputs("</svg>\n", f);
-	if (fclose(f) != 0) {
-		fprintf(stderr, "hotrow sim: --svg: cannot write '%s'\n", path);
+	char why[PATH_MAX + 64];
+	fputs("</svg>\n", o->f);
+	if (util_file_commit(o, why, sizeof why) != 0) {
+		fprintf(stderr, "hotrow sim: --svg %s: %s\n", o->path, why);
 		return 1;
 	}
 	return 0;
@@ -354,14 +354,15 @@ static int sweep_throughput(FILE *f, const char *name, char *const *values,
 int figure_sweep(const char *path, const char *name, char *const *values,
                  const struct sim_config *runs, const struct sim_summary *sums, int n)
 {
-	FILE *f = open_svg(path);
+	struct util_file_out out;
+	FILE *f = open_svg(&out, path);
 	if (!f)
 		return 1;
 	if (!strcmp(name, "rps"))
 		sweep_latency(f, runs, sums, n);
 	else
 		sweep_throughput(f, name, values, runs, sums, n);
-	return close_svg(f, path);
+	return close_svg(&out);
 }
 
 /* When the offered rate first passes the ceiling, from the config. */
@@ -393,7 +394,8 @@ int figure_run(const char *path, const struct sim *s, const struct sim_config *g
 		tmax = fmax(tmax, t[i]);
 		umax = fmax(umax, use[i]);
 	}
-	FILE *f = open_svg(path);
+	struct util_file_out out;
+	FILE *f = open_svg(&out, path);
 	if (!f) {
 		free(snap), free(t), free(off), free(done), free(use);
 		return 1;
@@ -433,5 +435,5 @@ int figure_run(const char *path, const struct sim *s, const struct sim_config *g
 	legend(f, &b, C_POOL, "", o->pool.exhausted_at_s >= 0 ? "in use (measured: full when it meets the pool size)" :
 	       "in use (measured)");
 	free(snap), free(t), free(off), free(done), free(use);
-	return close_svg(f, path);
+	return close_svg(&out);
 }

@@ -97,7 +97,7 @@ static const struct opt opt_run_timeout = {
 	.accepts = "seconds above 0, at most 86400",
 	.help = "stop the driver after S seconds (default: no limit)" };
 static const struct opt opt_out = {
-	"out", 0, "DIR", OPT_STRING, A(out), .accepts = "a directory",
+	"out", 0, "DIR", OPT_DIR_OUT, A(out),
 	.help = "where to write them (default: .hotrow/grade)" };
 static const struct opt opt_solutions = {
 	"solutions", 0, NULL, OPT_FLAG, A(solutions),

@@ -15,6 +15,7 @@
 #include "cli/figure.h"
 #include "engine/sim.h"
 #include "engine/xmalloc.h"
+#include "util/file.h"
 
 #define MAX_SWEEP 64
 #define SWEEP_BUF 1024
@@ -73,7 +74,7 @@ static void describe(const struct sim_config *c)
 	printf("hotrow sim: %s", sim_strategy_name(c->strategy));
 	if (c->scenario[0])
 		printf(" (scenario %s)", c->scenario);
-	if (c->strategy == SIM_SHARDED)
+	if (sim_strategy_info(c->strategy)->spread)
 		printf(", %d rows (%s slot)", c->rows,
 		       c->slot == SIM_SLOT_RANDOM ? "random" : "round-robin");
 	if (c->strategy == SIM_LEDGER)
@@ -112,6 +113,10 @@ static void describe(const struct sim_config *c)
 	if (c->cores > 0)
 		printf(", %d cores (CPU %g ms in the hold, %g ms outside)", c->cores,
 		       c->cpu_db_ms, c->cpu_client_ms);
+	if (c->handoff == SIM_HANDOFF_HERD)
+		printf(", a commit wakes every waiter (%g us of CPU each)", c->wake_us);
+	if (c->wal_flush_ms > 0)
+		printf(", one shared log flushing in %g ms after the hold", c->wal_flush_ms);
 	if (c->pool)
 		printf(", pool %d", c->pool);
 	else
@@ -295,7 +300,34 @@ static void schedule_words(const struct sim_config *c, const struct sim_summary 
 	say(t);
 }
 
-static void report(const struct sim_config *c, const struct sim_summary *o)
+/* Likes that arrived a second while they were arriving, as measured: the
+ * mean of the time series' ticks over the schedule's peak step, or over
+ * the whole run (not the drain after it) without a schedule. */
+static double offered_per_s(const struct sim *s, const struct sim_config *c,
+                            const struct sim_summary *o)
+{
+	struct sim_snapshot *snap = xmalloc(sizeof *snap);
+	const struct sim_schedule *sched = &o->schedule;
+	double from_s = 0, to_s = c->seconds > 0 ? c->seconds : o->duration_s, sum = 0;
+	int n = 0;
+	if (sched->nsteps > 0) {
+		from_s = sched->step[sched->peak].from_s;
+		to_s = sched->peak_until_s;
+	}
+	sim_snapshot(s, snap);
+	for (int i = 0; i < snap->nseries; i++)
+		if (snap->series[i].t_s > from_s && snap->series[i].t_s <= to_s + 1e-9) {
+			sum += snap->series[i].offered_per_s;
+			n++;
+		}
+	free(snap);
+	if (n)
+		return sum / n;
+	return to_s > from_s ? (double)o->offered / (to_s - from_s) : 0;
+}
+
+/* peak_per_s: offered_per_s(), the arrivals measured. */
+static void report(const struct sim_config *c, const struct sim_summary *o, double peak_per_s)
 {
 	bool direct = sim_strategy_direct(c->strategy);
 	bool closed = c->clients > 0;
@@ -316,7 +348,12 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		printf("  %-30s %14llu   (%d in the system at once at most)\n",
 		       "refused (counted as failed)", (unsigned long long)o->refused, SIM_MAX_INFLIGHT);
 	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
-	if (direct && closed) {
+	if (direct && closed && o->theory.closed_throughput_per_s < 0) {
+		snprintf(p, sizeof p, "-  (no MVA: herd wakes, a shared log, chain walks are not "
+		         "in it; binding ceiling %.1f)", o->theory.binding_per_s);
+		row_d("throughput, per s", o->throughput_per_s, p);
+		printf("  %-30s %14.3f\n", "mean latency, ms", o->latency_ms.mean);
+	} else if (direct && closed) {
 		snprintf(p, sizeof p, "%.1f  (MVA; binding ceiling %.1f%s)",
 		         o->theory.closed_throughput_per_s, o->theory.binding_per_s,
 		         ratio(r, sizeof r, o->throughput_per_s, o->theory.closed_throughput_per_s));
@@ -332,7 +369,7 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		snprintf(p, sizeof p, "%.3f  (the peak, %g/s)", sched->step[sched->peak].rps /
 		         o->theory.binding_per_s, sched->step[sched->peak].rps);
 		printf("  %-30s %14.3f   %s\n", "offered load (arrivals/ceiling)",
-		       o->throughput_per_s / o->theory.binding_per_s, p);
+		       peak_per_s / o->theory.binding_per_s, p);
 		if (sched->mean_ms >= 0)
 			snprintf(p, sizeof p, "%.3f  (%s%s)", sched->mean_ms,
 			         sim_model_name(o->theory.model),
@@ -345,10 +382,15 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		snprintf(p, sizeof p, "%.1f  (binding ceiling: %s%s)", lam,
 		         sim_ceiling_name(o->theory.binding), ratio(r, sizeof r, o->throughput_per_s, lam));
 		row_d("throughput, per s", o->throughput_per_s, p);
+		/* Arrivals over the rows' ceiling (rho, which may pass 1), and
+		 * the share of the time each row's lock is held (at most 1). */
+		double ceiling = o->theory.ceiling_per_s;
 		snprintf(p, sizeof p, "%.3f", rho);
-		printf("  %-30s %14.3f   %s\n",
-		       rho > 1 ? "offered load (arrivals/ceiling)" : "row utilisation rho",
-		       o->throughput_per_s * s_ms / 1000.0 / n, p);
+		printf("  %-30s %14.3f   %s\n", "offered load (arrivals/ceiling)",
+		       ceiling > 0 ? peak_per_s / ceiling : 0, p);
+		snprintf(p, sizeof p, "%.3f  (the lock's busy share)", ceiling > 0 ? lam / ceiling : 0);
+		printf("  %-30s %14.3f   %s\n", "row utilisation",
+		       ceiling > 0 ? o->throughput_per_s / ceiling : 0, p);
 		if (o->theory.model_mean_ms >= 0 && c->rps <= o->theory.binding_per_s)
 			snprintf(p, sizeof p, "%.3f  (%s%s)", o->theory.model_mean_ms,
 			         sim_model_name(o->theory.model),
@@ -420,6 +462,16 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 		printf("  %-30s %14llu\n", "retries the budget refused", (unsigned long long)o->retries_denied);
 	if (o->lock_timeouts)
 		printf("  %-30s %14llu\n", "cancelled by lock_timeout", (unsigned long long)o->lock_timeouts);
+	if (o->statement_timeouts)
+		printf("  %-30s %14llu\n", "cancelled by statement_timeout",
+		       (unsigned long long)o->statement_timeouts);
+	if (c->handoff == SIM_HANDOFF_HERD)
+		printf("  %-30s %14.2f   (the waiters each commit wakes)\n", "wakes per update",
+		       (double)o->wakes / (double)(o->completed ? o->completed : 1));
+	if (o->wal.flushes_per_commit >= 0)
+		printf("  %-30s %14.2f   (%llu flushes for %llu commits; 1.00: none shared)\n",
+		       "WAL flushes per commit", o->wal.flushes_per_commit,
+		       (unsigned long long)o->wal.flushes, (unsigned long long)o->wal.commits);
 	if (c->counter_pool > 0)
 		printf("  %-30s %14d   of %d\n", "counter pool: most in use", o->counter_pool.max_in_use,
 		       c->counter_pool);
@@ -456,7 +508,11 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			printf("  (The row lock%s alone would take %.0f/s: %d / %g ms.)\n",
 			       n == 1 ? "" : "s", o->theory.ceiling_per_s, n, s_ms);
 	}
-	if (direct && closed) {
+	if (direct && closed && o->theory.closed_throughput_per_s < 0) {
+		printf("  %d callers each wait for their answer before they think and send again,\n"
+		       "  so the load adjusts itself; the engine measured %.0f a second and %.3f ms\n"
+		       "  a request.\n", c->clients, o->throughput_per_s, o->latency_ms.mean);
+	} else if (direct && closed) {
 		printf("  %d callers each wait for their answer before they think and send again,\n"
 		       "  so the load adjusts itself: Mean Value Analysis of the same loop predicts\n"
 		       "  %.0f a second and %.3f ms a request; the engine measured %.0f and %.3f ms.\n",
@@ -480,9 +536,9 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			       o->throughput_per_s, (unsigned long long)(o->failed + o->abandoned),
 			       (unsigned long long)o->offered, o->worst_wait_ms);
 		} else if (c->rps > o->theory.binding_per_s) {
-			printf("  Likes arrive at %g a second: the rows could keep up (utilisation %.2f),\n"
-			       "  but the %s ceiling is lower, so requests queue for it. The engine measured\n"
-			       "  %.0f a second and %.2f ms a like.\n",
+			printf("  Likes arrive at %g a second: the rows could keep up (an offered load of\n"
+			       "  %.2f on them), but the %s ceiling is lower, so requests queue for it.\n"
+			       "  The engine measured %.0f a second and %.2f ms a like.\n",
 			       c->rps, rho, sim_ceiling_name(o->theory.binding),
 			       o->throughput_per_s, o->latency_ms.mean);
 		} else if (o->orphans_run > 0) {
@@ -490,6 +546,12 @@ static void report(const struct sim_config *c, const struct sim_summary *o)
 			       "  got through: the row was busy with statements whose clients had left,\n"
 			       "  and with the retries those clients sent instead.\n",
 			       c->rps, rho, o->throughput_per_s);
+		} else if (o->theory.model_mean_ms < 0) {
+			printf("  Likes arrive at %g a second, exactly the ceiling (a utilisation of %.2f).\n"
+			       "  With random arrivals or holds the line has no steady state there: it\n"
+			       "  wanders and keeps growing the longer the run (the mean was %.3f ms\n"
+			       "  over these %g s), so no mean time applies; stay below the ceiling.\n",
+			       c->rps, rho, o->latency_ms.mean, c->seconds);
 		} else {
 			printf("  Likes arrive at %g a second, a utilisation of %.2f: the row keeps up,\n"
 			       "  and a like spends %.3f ms on average (%s predicts %.3f ms).\n",
@@ -568,8 +630,7 @@ int cmd_sim(int argc, char **argv)
 	const struct opt own[] = {
 		{ .name = "json", .kind = OPT_FLAG, .dest = &json,
 		  .help = "one JSON object (an array with --sweep)" },
-		{ .name = "csv", .arg = "FILE", .kind = OPT_STRING, .dest = &csv,
-		  .accepts = "a file name",
+		{ .name = "csv", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &csv,
 		  .help = "the time series, one line per tick (a run\n"
 		          "past 16384 ticks merges neighbouring ticks)" },
 		{ .name = "sweep", .arg = "NAME=V1,V2,...", .kind = OPT_CUSTOM, .dest = &sweep_name,
@@ -579,8 +640,7 @@ int cmd_sim(int argc, char **argv)
 		          "e.g. rows=1,4,16 or rps=400,450,500" },
 		{ .name = "list-scenarios", .kind = OPT_FLAG, .dest = &list,
 		  .help = "the named scenarios, one a line" },
-		{ .name = "svg", .arg = "FILE", .kind = OPT_STRING, .dest = &svg,
-		  .accepts = "a file name",
+		{ .name = "svg", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &svg,
 		  .help = "a chart: a sweep of rps draws latency against\n"
 		          "load (the hockey stick), another sweep draws\n"
 		          "throughput, one run the pool filling up" },
@@ -663,15 +723,17 @@ int cmd_sim(int argc, char **argv)
 		} else if (sweep_name) {
 			sweep_line(values[k], &o, runs[0].strategy == SIM_LEDGER);
 		} else {
-			report(&runs[k], &o);
+			report(&runs[k], &o, offered_per_s(s, &runs[k], &o));
 		}
 		sums[k] = o;
 		if (svg && !sweep_name)
 			rc |= figure_run(svg, s, &runs[k]);
-		if (csv) {
-			FILE *f = fopen(csv, "w");
-			if (!f || (sim_csv(f, s), fclose(f) != 0)) {
-				fprintf(stderr, "hotrow sim: --csv: cannot write '%s'\n", csv);
+		if (csv) {   /* a new file, in place of csv only once it is whole */
+			struct util_file_out out;
+			char why[PATH_MAX + 64];
+			if (util_file_begin(&out, csv, 0666, why, sizeof why) != 0 ||
+			    (sim_csv(out.f, s), util_file_commit(&out, why, sizeof why) != 0)) {
+				fprintf(stderr, "hotrow sim: --csv %s: %s\n", csv, why);
 				rc = 1;
 			}
 		}

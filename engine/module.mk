@@ -3,7 +3,8 @@
 # program linking the engine needs nothing more.
 ENGINE_SRC := $(wildcard engine/*.c)
 ENGINE_LIB := $(BUILD)/libhotrow-engine.a
-$(ENGINE_LIB): $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/util/hist.o
+$(ENGINE_LIB): $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/util/hist.o \
+		$(BUILD)/obj/util/json.o
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 ALL += $(ENGINE_LIB)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,9 +166,25 @@ static void give_back(struct kit_store_redis *r, struct conn *k)
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* A server that dies makes the next write on its socket fail with EPIPE,
+ * which by default also kills the whole process with SIGPIPE, before any
+ * caller can say the store is gone. hiredis leaves SIGPIPE to its users:
+ * the kit ignores it, unless the program set a handler of its own. */
+static void ignore_sigpipe(void)
+{
+	struct sigaction old;
+	if (sigaction(SIGPIPE, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+	    old.sa_handler == SIG_DFL) {
+		struct sigaction ign = { .sa_handler = SIG_IGN };
+		sigemptyset(&ign.sa_mask);
+		sigaction(SIGPIPE, &ign, NULL);
+	}
+}
+
 int kit_store_redis_open(struct kit_store_redis **out, const char *url, char *err, size_t errlen)
 {
 	*out = NULL;
+	ignore_sigpipe();
 	struct kit_store_redis *r = calloc(1, sizeof *r);
 	if (!r)
 		return fail(NULL, KIT_STORE_NOMEM, err, errlen, "out of memory");

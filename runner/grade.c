@@ -10,6 +10,7 @@
 #include "runner/grade.h"
 #include "runner/hint.h"
 #include "runner/show.h"
+#include "util/file.h"
 #include "util/json.h"
 
 /* One lab's verdicts, kept until the reports are written. */
@@ -18,23 +19,6 @@ struct graded {
 	struct runner_result r;
 	int score, max;
 };
-
-static void xml_text(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			if (c >= 0x20 || c == '\n' || c == '\t')
-				fputc(c, f);   /* other control bytes are not allowed in XML 1.0 */
-		}
-	}
-}
 
 static char *failure_text_of(const char *d, const struct runner_check *c, const char *hint);
 
@@ -51,9 +35,9 @@ static char *failure_text(const struct runner_tree *t, const struct runner_lab *
 		    runner_hints_load(path, &h) == 0) {
 			char tag[64];
 			int k = runner_hints_first(&h, c->hint, tag, sizeof tag);
-			if (k >= 0)
-				snprintf(hint, sizeof hint, "HINT: %s (hint %d: %s)\n", tag, k + 1,
-					 h.v[k].title);
+			if (k >= 0 && snprintf(hint, sizeof hint, "HINT: %s (hint %d: %s)\n", tag,
+					       k + 1, h.v[k].title) >= (int)sizeof hint)
+				util_json_trim(hint);
 			runner_hints_free(&h);
 		}
 	}
@@ -83,25 +67,27 @@ static char *failure_text_of(const char *d, const struct runner_check *c, const 
 	return s;
 }
 
-/* A line that filled its buffer ends at a word, with "...", never mid-word. */
-static void cut_at_word(char *s, size_t n)
+/* The first line of s into dst (n bytes); one too long for it ends at a
+ * word, with "...", never mid-word nor inside a character. */
+static void first_line(char *dst, size_t n, const char *s)
 {
-	size_t len = strlen(s);
-	if (len + 1 < n)
-		return;
-	char *sp = strrchr(s, ' ');
-	if (sp && sp - s > (ptrdiff_t)(n / 2))
-		len = (size_t)(sp - s);
-	else if (len > 3)
-		len -= 3;
-	snprintf(s + len, n - len, "...");
+	size_t len = strcspn(s, "\n");
+	if (len >= n) {
+		len = util_json_cut(s, len, n - 4);
+		const char *sp = memrchr(s, ' ', len);
+		if (sp && sp - s > (ptrdiff_t)(n / 2))
+			len = (size_t)(sp - s);
+	}
+	snprintf(dst, n, "%.*s%s", (int)len, s, len < strcspn(s, "\n") ? "..." : "");
 }
 
 static int write_junit(const char *path, const struct runner_tree *t, const struct graded *g, size_t n)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
+	struct util_file_out out;   /* in place of path only once whole */
+	char why[PATH_MAX + 64];
+	if (util_file_begin(&out, path, 0666, why, sizeof why) != 0)
 		return -1;
+	FILE *f = out.f;
 	int tests = 0, failures = 0, skipped = 0;
 	for (size_t i = 0; i < n; i++) {
 		tests += g[i].r.n ? (int)g[i].r.n : 1;
@@ -117,18 +103,23 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 		double secs = 0;
 		for (size_t k = 0; k < r->n; k++)
 			secs += r->checks[k].seconds;
-		fprintf(f, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
-			name, r->n ? (int)r->n : 1, r->n ? r->failed : 1, r->skipped, secs);
+		fputs("  <testsuite name=\"", f);
+		util_json_xml(f, name);
+		fprintf(f, "\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
+			r->n ? (int)r->n : 1, r->n ? r->failed : 1, r->skipped, secs);
 		if (!r->n) {
-			fprintf(f, "    <testcase classname=\"%s\" name=\"build\">\n"
-				"      <failure message=\"does not compile\">", name);
-			xml_text(f, r->build_log);
+			fputs("    <testcase classname=\"", f);
+			util_json_xml(f, name);
+			fputs("\" name=\"build\">\n      <failure message=\"does not compile\">", f);
+			util_json_xml(f, r->build_log);
 			fprintf(f, "</failure>\n    </testcase>\n");
 		}
 		for (size_t k = 0; k < r->n; k++) {
 			const struct runner_check *c = &r->checks[k];
-			fprintf(f, "    <testcase classname=\"%s\" name=\"", name);
-			xml_text(f, c->name);
+			fputs("    <testcase classname=\"", f);
+			util_json_xml(f, name);
+			fputs("\" name=\"", f);
+			util_json_xml(f, c->name);
 			fprintf(f, "\" time=\"%.3f\"", c->seconds);
 			if (c->verdict == RUNNER_PASSED) {
 				fprintf(f, "/>\n");
@@ -140,20 +131,18 @@ static int write_junit(const char *path, const struct runner_tree *t, const stru
 			}
 			char *text = failure_text(t, g[i].lab, c);
 			char first[300];
-			snprintf(first, sizeof first, "%s", text ? text : "failed");
-			first[strcspn(first, "\n")] = '\0';
-			cut_at_word(first, sizeof first);
+			first_line(first, sizeof first, text ? text : "failed");
 			fprintf(f, ">\n      <failure message=\"");
-			xml_text(f, first);
+			util_json_xml(f, first);
 			fprintf(f, "\">");
-			xml_text(f, text);
+			util_json_xml(f, text);
 			fprintf(f, "</failure>\n    </testcase>\n");
 			free(text);
 		}
 		fprintf(f, "  </testsuite>\n");
 	}
 	fprintf(f, "</testsuites>\n");
-	return fclose(f) == 0 ? 0 : -1;
+	return util_file_commit(&out, why, sizeof why);
 }
 
 static void json_test(FILE *f, int *first, const char *lab, const char *check, int score, int max,
@@ -161,6 +150,7 @@ static void json_test(FILE *f, int *first, const char *lab, const char *check, i
 {
 	char name[256];
 	snprintf(name, sizeof name, "%s: %s", lab, check);
+	util_json_trim(name);
 	fprintf(f, "%s\n    {\"name\": ", *first ? "" : ",");
 	util_json_str(f, name);
 	fprintf(f, ", \"score\": %d, \"max_score\": %d, \"status\": \"%s\", \"output\": ",
@@ -173,9 +163,11 @@ static void json_test(FILE *f, int *first, const char *lab, const char *check, i
 static int write_json(const char *path, const struct runner_tree *t, const struct graded *g, size_t n,
                       int score, int max, int skipped)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
+	struct util_file_out out;   /* in place of path only once whole */
+	char why[PATH_MAX + 64];
+	if (util_file_begin(&out, path, 0666, why, sizeof why) != 0)
 		return -1;
+	FILE *f = out.f;
 	char summary[256];
 	snprintf(summary, sizeof summary, "%d of %d checks pass.%s", score, max,
 		 skipped ? " Some checks were skipped (PostgreSQL ones need HOTROW_PG_URL) and count "
@@ -199,7 +191,7 @@ static int write_json(const char *path, const struct runner_tree *t, const struc
 		}
 	}
 	fprintf(f, "\n  ]\n}\n");
-	return fclose(f) == 0 ? 0 : -1;
+	return util_file_commit(&out, why, sizeof why);
 }
 
 static void print_lab(const struct graded *g)

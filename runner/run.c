@@ -166,8 +166,10 @@ int runner_run(const struct runner_tree *t, const struct runner_lab *l, const st
 		return 1;
 	}
 	if (e.timed_out || WIFSIGNALED(e.status)) {
+		int sig = WIFSIGNALED(e.status) ? WTERMSIG(e.status) : 0;
 		fprintf(stderr, "\nhotrow lab run: the driver %s%s.\n", how,
-			WIFSIGNALED(e.status) && WTERMSIG(e.status) != SIGKILL ?
+			sig == SIGPIPE ? ": it wrote to a connection whose other end had gone "
+			"(a server it used stopped?)" : sig && sig != SIGKILL ?
 			": a crash in the code it drives (run the lab's checks for details)" : "");
 		return 1;
 	}

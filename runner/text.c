@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runner/text.h"
+#include "util/json.h"
 
 void runner_text_init(struct runner_text *t, size_t head_max, size_t tail_max)
 {
@@ -49,28 +50,42 @@ char *runner_text_str(const struct runner_text *t)
 	if (t->total == 0)
 		return NULL;
 	size_t cut = t->total - t->head_len - t->tail_len;
+	char *tail = malloc(t->tail_len + 1);
+	if (!tail)
+		return NULL;
+	size_t tail_len = t->tail_len;
+	if (tail_len) {
+		/* The ring's oldest byte sits at tail_pos once it has wrapped. */
+		size_t start = t->tail_len == t->tail_max ? t->tail_pos : 0;
+		size_t first = t->tail_max - start < t->tail_len ? t->tail_max - start : t->tail_len;
+		memcpy(tail, t->tail + start, first);
+		memcpy(tail + first, t->tail, t->tail_len - first);
+	}
+	/* Where bytes were cut, the head ends and the tail starts on a
+	 * character boundary: what is shown is never half a character. */
+	size_t head_len = t->head_len, skip = 0;
+	if (cut) {
+		head_len = util_json_cut(t->head, t->head_len, t->head_len);
+		skip = util_json_resync(tail, tail_len);
+		cut += t->head_len - head_len + skip;
+	}
 	char note[96] = "";
 	if (cut)
 		snprintf(note, sizeof note, "%s[... %zu bytes cut here ...]\n",
-			 t->head_len && t->head[t->head_len - 1] != '\n' ? "\n" : "", cut);
-	size_t n = t->head_len + strlen(note) + t->tail_len;
+			 head_len && t->head[head_len - 1] != '\n' ? "\n" : "", cut);
+	size_t n = head_len + strlen(note) + tail_len - skip;
 	char *s = malloc(n + 2);
-	if (!s)
+	if (!s) {
+		free(tail);
 		return NULL;
-	memcpy(s, t->head, t->head_len);
-	size_t k = t->head_len;
+	}
+	memcpy(s, t->head, head_len);
+	size_t k = head_len;
 	memcpy(s + k, note, strlen(note));
 	k += strlen(note);
-	if (t->tail_len) {
-		/* The ring's oldest byte sits at tail_pos once it has wrapped. */
-		size_t start = t->tail_len == t->tail_max ? t->tail_pos : 0;
-		size_t first = t->tail_len - start < t->tail_len ? t->tail_max - start : t->tail_len;
-		if (start == 0)
-			first = t->tail_len;
-		memcpy(s + k, t->tail + start, first);
-		memcpy(s + k + first, t->tail, t->tail_len - first);
-		k += t->tail_len;
-	}
+	memcpy(s + k, tail + skip, tail_len - skip);
+	k += tail_len - skip;
+	free(tail);
 	if (k && s[k - 1] != '\n')
 		s[k++] = '\n';
 	s[k] = '\0';

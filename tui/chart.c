@@ -98,8 +98,8 @@ static void heading(struct tui_screen *s, struct tui_rect r,
 	int x = r.x + tui_screen_text(s, r.x, r.y, r.w, TUI_HEAD, c->title);
 	for (int k = 0; k < 2; k++)
 		if (c->name[k] && c->y[k])
-			x = legend(s, x, r.y, end, g->ascii ? (k ? 'o' : '*') : 0x28FF,
-			           k ? TUI_SERIES2 : TUI_SERIES1, c->name[k]);
+			x = legend(s, x, r.y, end, g->series[k], k ? TUI_SERIES2 : TUI_SERIES1,
+			           c->name[k]);
 	if (c->ref > 0 && c->ref_name)
 		legend(s, x, r.y, end, g->ref, TUI_WARN, c->ref_name);
 }
@@ -165,6 +165,9 @@ static void plot_braille(struct tui_screen *s, int px, int top, int pw, int ph,
 		int prev = -1;
 		for (int i = first; i < c->n; i++) {
 			int dx = cols - (c->n - i);
+			/* the second series dotted: its points in even dot columns */
+			if (k == 1 && dx % 2)
+				continue;
 			int lv = tui_chart_level(c->y[k][i], lo, hi, c->log, rows);
 			int a = prev < 0 ? lv : (prev < lv ? prev + 1 : lv);
 			int b = prev < 0 ? lv : (prev > lv ? prev - 1 : lv);
@@ -190,7 +193,8 @@ static void plot_braille(struct tui_screen *s, int px, int top, int pw, int ph,
 }
 
 static void plot_ascii(struct tui_screen *s, int px, int top, int pw, int ph,
-                       int first, double lo, double hi, const struct tui_chart *c)
+                       int first, double lo, double hi, const struct tui_chart *c,
+                       const struct tui_glyphs *g)
 {
 	for (int k = 0; k < 2; k++) {
 		if (!c->y[k])
@@ -198,7 +202,7 @@ static void plot_ascii(struct tui_screen *s, int px, int top, int pw, int ph,
 		for (int i = first; i < c->n; i++) {
 			int x = pw - (c->n - i);
 			int y = ph - 1 - tui_chart_level(c->y[k][i], lo, hi, c->log, ph);
-			tui_screen_put(s, px + x, top + y, k ? 'o' : '*',
+			tui_screen_put(s, px + x, top + y, g->series[k],
 			               k ? TUI_SERIES2 : TUI_SERIES1);
 		}
 	}
@@ -226,7 +230,7 @@ void tui_chart_draw(struct tui_screen *s, struct tui_rect r,
 			tui_screen_put(s, r.x + LABEL_W + x, y, g->ref, TUI_WARN);
 	}
 	if (g->ascii)
-		plot_ascii(s, r.x + LABEL_W, r.y + 1, pw, ph, first, lo, hi, c);
+		plot_ascii(s, r.x + LABEL_W, r.y + 1, pw, ph, first, lo, hi, c, g);
 	else
 		plot_braille(s, r.x + LABEL_W, r.y + 1, pw, ph, first, lo, hi, c);
 	axes(s, r, ph, pw, c->n - first, lo, hi, c, g);

@@ -4,8 +4,10 @@
  * Up to two series share one plot; the y axis is linear from zero or
  * logarithmic (latency, where 1 ms and 10 s both matter); an optional
  * reference line marks a limit such as the ceiling. Points are drawn in
- * braille (2 x 4 dots per cell) or, with ascii set, as '*' and 'o' one
- * point per column. The newest sample sits at the right edge.
+ * braille (2 x 4 dots per cell; the first series a solid line, the second
+ * a dotted one, every other dot) or, with ascii set, as '*' and 'o' one
+ * point per column: the two differ in shape, so they stay apart without
+ * colour. The newest sample sits at the right edge.
  *
  * Interface:
  *   struct tui_chart c = {.title = "...", .n = n, .y = {a, b}, ...};

@@ -21,6 +21,7 @@ static const struct tui_glyphs utf8 = {
 	.hline = 0x2500, .vline = 0x2502, .corner = 0x2514,   /* ─ │ └ */
 	.box = {0x250C, 0x2510, 0x2514, 0x2518},  /* ┌ ┐ └ ┘ */
 	.ref = 0x2508,                            /* ┈ */
+	.series = {0x2812, 0x2802},               /* ⠒ solid, ⠂ dotted */
 	.sep = 0x00B7,                            /* · */
 };
 
@@ -42,6 +43,7 @@ static const struct tui_glyphs ascii = {
 	.hline = '-', .vline = '|', .corner = '+',
 	.box = {'+', '+', '+', '+'},
 	.ref = '-',
+	.series = {'*', 'o'},
 	.sep = '|',
 };
 

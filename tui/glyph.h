@@ -29,6 +29,9 @@ struct tui_glyphs {
 	uint32_t box[4];          /* overlay corners: top left, top right,
 	                             bottom left, bottom right */
 	uint32_t ref;             /* a reference line in a chart (the ceiling) */
+	uint32_t series[2];       /* a chart's two series: their points in ASCII,
+	                             their legend in braille (where the first is a
+	                             solid line and the second a dotted one) */
 	uint32_t sep;             /* between facts on one line */
 };
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/file.h"
 #include "util/opt.h"
 
 #define MAX_ROWS 192            /* rows of all a command's tables together */
@@ -76,6 +77,15 @@ static void accepts(const struct opt *o, char *buf, size_t len)
 		}
 		return;
 	}
+	case OPT_FILE_IN:
+		snprintf(buf, len, "a file to read");
+		return;
+	case OPT_FILE_OUT:
+		snprintf(buf, len, "a file to write");
+		return;
+	case OPT_DIR_OUT:
+		snprintf(buf, len, "a directory to write into");
+		return;
 	case OPT_STRING:
 	case OPT_CUSTOM:
 	case OPT_USAGE:
@@ -91,7 +101,8 @@ static bool in_range(const struct opt *o, double x)
 }
 
 /* Read v into dest as o says; 0, or -1 with why (prefilled with what o
- * accepts) when v is empty, malformed or out of range. */
+ * accepts) when v is empty, malformed or out of range; or 1 when a file
+ * row's file will not do, with why saying what is wrong with it. */
 static int read_value(const struct opt *o, void *dest, const char *v, char *why, size_t len)
 {
 	char *end;
@@ -111,6 +122,20 @@ static int read_value(const struct opt *o, void *dest, const char *v, char *why,
 			return -1;
 		*(const char **)dest = v;
 		return 0;
+	case OPT_FILE_IN:
+	case OPT_FILE_OUT:
+	case OPT_DIR_OUT: {
+		if (*v == '\0')
+			return -1;
+		/* why now says what is wrong with the file, not what is accepted */
+		int rc = o->kind == OPT_FILE_IN ? util_file_check_in(v, (long long)o->max, why, len)
+		       : o->kind == OPT_FILE_OUT ? util_file_check_out(v, why, len)
+		       : util_file_check_dir(v, why, len);
+		if (rc != 0)
+			return 1;
+		*(const char **)dest = v;
+		return 0;
+	}
 	case OPT_INT: {
 		long n = strtol(v, &end, 10);
 		if (*v == '\0' || *end || errno || !in_range(o, (double)n))
@@ -150,12 +175,16 @@ static int read_value(const struct opt *o, void *dest, const char *v, char *why,
 /* Store v; 0, or -1 with the error line (without the command) in err. */
 static int store(const struct opt *o, void *dest, const char *v, char *err, size_t errlen)
 {
-	char why[160];
+	char why[PATH_MAX + 64];
 
 	accepts(o, why, sizeof why);
-	if (read_value(o, dest, v, why, sizeof why) == 0)
+	int rc = read_value(o, dest, v, why, sizeof why);
+	if (rc == 0)
 		return 0;
-	snprintf(err, errlen, "--%s accepts %s, not '%s'", o->name, why, v ? v : "");
+	if (rc == 1)
+		snprintf(err, errlen, "--%s %s: %s", o->name, v, why);
+	else
+		snprintf(err, errlen, "--%s accepts %s, not '%s'", o->name, why, v ? v : "");
 	return -1;
 }
 
@@ -273,7 +302,7 @@ static bool whole(const char *word, const char *name)
 static int pass(const struct parse *p, int argc, char **argv, bool early, int *rest)
 {
 	const struct opt_cmd *cmd = p->cmd;
-	char err[320];
+	char err[2 * PATH_MAX + 160];
 
 	optind = 0;                 /* glibc: 0 starts afresh, even mid-argv */
 	opterr = 0;

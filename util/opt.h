@@ -25,6 +25,9 @@
  * --help and -h print the usage from the table unless a row takes them.
  * A destination keeps what it holds unless its option is given; given
  * twice, the last value wins (a custom row may collect every one instead).
+ * A file row is checked as it is parsed, so a directory, a FIFO or
+ * /dev/zero given for a file is refused before the command does anything:
+ * "NAME: --csv /tmp: is a directory, not a file".
  * Words that are not options go, in order, to cmd->positional; without one
  * they are an error. Nothing is allocated: a string value points into argv,
  * and getopt_long may reorder argv. opt_parse may be called again, in the
@@ -53,6 +56,12 @@ enum opt_kind {
 	OPT_DOUBLE,      /* double: a finite number in [min, max] */
 	OPT_U64,         /* uint64_t: a whole number from 0 up */
 	OPT_CHOICE,      /* int (or an enum): the value of the word given */
+	OPT_FILE_IN,     /* const char *: a regular file to read, of at most max
+	                    bytes (max 0: any size); util_file_check_in */
+	OPT_FILE_OUT,    /* const char *: where a file can be written (not a
+	                    directory, FIFO or device); util_file_check_out */
+	OPT_DIR_OUT,     /* const char *: a directory to write into, or one
+	                    that can be made; util_file_check_dir */
 	OPT_CUSTOM,      /* fn reads the value */
 	OPT_USAGE,       /* --help: prints the usage, opt_parse returns OPT_HELP */
 };

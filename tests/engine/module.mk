@@ -6,3 +6,4 @@ $(BUILD)/tests/engine/%: $(BUILD)/obj/tests/engine/%.o $(ENGINE_LIB)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(LDLIBS) -o $@
 # `hotrow sim` through the binary (HOTROW_BIN, set by make).
 SCRIPT_TESTS += tests/engine/cli.sh
+SCRIPT_TESTS += tests/engine/load.sh

@@ -136,6 +136,23 @@ static void runner_text__keeps_head_and_tail(void **state)
 	runner_text_free(&t);
 }
 
+/* A cut through λ (2 bytes) and 🔥 (4 bytes) leaves neither half behind. */
+static void runner_text__cuts_between_characters(void **state)
+{
+	(void)state;
+	struct runner_text t;
+	runner_text_init(&t, 6, 5);
+	runner_text_add(&t, "abcde\xce\xbb", 7);          /* the head ends inside λ */
+	runner_text_add(&t, "0123456789", 10);
+	runner_text_add(&t, "\xf0\x9f\x94\xa5xy", 6);     /* the tail starts inside 🔥 */
+	char *s = runner_text_str(&t);
+
+	assert_non_null(s);
+	assert_string_equal(s, "abcde\n[... 16 bytes cut here ...]\nxy\n");
+	free(s);
+	runner_text_free(&t);
+}
+
 static void runner_hints_specific__latest_but_never_the_last(void **state)
 {
 	(void)state;
@@ -335,6 +352,7 @@ int main(void)
 		cmocka_unit_test(runner_result_report__verdicts_details_hints),
 		cmocka_unit_test(runner_result_report__death_fails_the_rest),
 		cmocka_unit_test(runner_text__keeps_head_and_tail),
+		cmocka_unit_test(runner_text__cuts_between_characters),
 		cmocka_unit_test(runner_hints_specific__latest_but_never_the_last),
 		cmocka_unit_test(runner_db_env__picks_the_engine),
 	};

@@ -86,6 +86,50 @@ static void tui_chart_draw__braille_log_scale_labels_decades(void **state)
 	tui_screen_free(s);
 }
 
+/* The glyphs a chart of data drawn as series k (0 or 1) puts in the plot
+ * and its legend, as one string of code points, for comparing shapes. */
+static void shapes(const double *data, int n, int k, bool ascii, uint32_t *out, size_t len)
+{
+	struct tui_screen *s = tui_screen_new(40, 8);
+	struct tui_chart c = { .title = "T", .n = n, .dt_s = 0.1 };
+	c.y[k] = data;
+	c.name[k] = "x";
+	tui_chart_draw(s, (struct tui_rect){0, 0, 40, 8}, &c, tui_glyphs(ascii));
+	size_t o = 0;
+	memset(out, 0, len * sizeof *out);
+	for (int y = 0; y < 7; y++)
+		for (int x = y ? 8 : 0; x < 40 && o + 1 < len; x++)
+			out[o++] = tui_screen_at(s, x, y)->ch;   /* the plot, and the legend */
+	out[o] = 0;
+	tui_screen_free(s);
+}
+
+/* Without colour the two series must still look different: the same data
+ * drawn as the first and as the second series gives other glyphs, in
+ * braille and in ASCII, in the plot and in the legend. */
+static void tui_chart_draw__series_differ_in_shape_not_only_colour(void **state)
+{
+	(void)state;
+	double flat[60], ramp[60];
+	for (int i = 0; i < 60; i++)
+		flat[i] = 500, ramp[i] = 40 * i;
+	for (int ascii = 0; ascii < 2; ascii++) {
+		const double *sets[] = { flat, ramp };
+		for (int d = 0; d < 2; d++) {
+			uint32_t first[400], second[400];
+			shapes(sets[d], 60, 0, ascii, first, 400);
+			shapes(sets[d], 60, 1, ascii, second, 400);
+			assert_true(memcmp(first, second, sizeof first) != 0);
+		}
+	}
+	/* the legends differ from each other too */
+	for (int ascii = 0; ascii < 2; ascii++) {
+		const struct tui_glyphs *g = tui_glyphs(ascii);
+		assert_true(g->series[0] != g->series[1]);
+		assert_true(g->series[0] != g->ref && g->series[1] != g->ref);
+	}
+}
+
 static void tui_chart_draw__tiny_rect_draws_only_the_title(void **state)
 {
 	(void)state;
@@ -107,6 +151,7 @@ int main(void)
 		cmocka_unit_test(tui_chart_draw__ascii_points_axes_and_ceiling),
 		cmocka_unit_test(tui_chart_draw__braille_log_scale_labels_decades),
 		cmocka_unit_test(tui_chart_draw__tiny_rect_draws_only_the_title),
+		cmocka_unit_test(tui_chart_draw__series_differ_in_shape_not_only_colour),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,7 +72,7 @@ static void tui_frame_draw__120x40_has_every_panel_and_three_charts(void **state
 	check_full(f, 120, 40);
 	struct tui_screen *s = tui_screen_new(120, 40);
 	tui_frame_draw(s, &f->view, f->snap, NULL);
-	assert_true(fx_find(s, "WAITING  ⣿ for the row lock") > 0);
+	assert_true(fx_find(s, "WAITING  ⠒ for the row lock") > 0);
 	assert_true(fx_find(s, "grows by 1,500 requests each second") > 0);
 	/* room left over for the totals, right above the key hints */
 	assert_true(fx_find(s, "SINCE t = 0") == 33);

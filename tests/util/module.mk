@@ -5,3 +5,5 @@ TESTS += $(UTIL_TESTS)
 $(BUILD)/tests/util/%: $(BUILD)/obj/tests/util/%.o $(UTIL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(LDLIBS) -o $@
+# Every file argument of build/hotrow (HOTROW_BIN, set by make) refused at once.
+SCRIPT_TESTS += tests/util/files.sh

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "util/opt.h"
@@ -160,6 +161,47 @@ static void opt_parse__name_equals_value_and_name_value(void **state)
 	assert_true(f->seen[0] && f->seen[1] && f->seen[2] && f->seen[3] && !f->seen[4]);
 	assert_string_equal(f->err_text, "");
 	assert_string_equal(f->out_text, "");
+}
+
+/* A file row checks the file as it parses: a directory, a device or a
+ * missing directory is refused at once with the reason, dest untouched. */
+static void opt_parse__file_rows_check_the_file(void **state)
+{
+	struct fixture *f = *state;
+	char path[] = "/tmp/hotrow-test-opt-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "12345678", 8), 8);
+	close(fd);
+
+	f->table[3].kind = OPT_FILE_OUT;
+	assert_int_equal(parse(f, "--out", "/tmp", NULL), OPT_BAD);
+	assert_string_equal(f->err_text, "hotrow t: --out /tmp: is a directory, not a file\n");
+	assert_int_equal(parse(f, "--out=/dev/zero", NULL), OPT_BAD);
+	assert_string_equal(f->err_text,
+	                    "hotrow t: --out /dev/zero: is a device (like /dev/zero), not a file\n");
+	assert_int_equal(parse(f, "--out", "/nonexistent-dir/x.csv", NULL), OPT_BAD);
+	assert_string_equal(f->err_text, "hotrow t: --out /nonexistent-dir/x.csv: its directory "
+	                    "/nonexistent-dir does not exist\n");
+	assert_null(f->out_file);
+	assert_int_equal(parse(f, "--out", path, NULL), OPT_OK);
+	assert_string_equal(f->out_file, path);
+
+	f->out_file = NULL;
+	f->table[3].kind = OPT_FILE_IN;
+	f->table[3].max = 7;
+	assert_int_equal(parse(f, "--out", path, NULL), OPT_BAD);
+	assert_non_null(strstr(f->err_text, ": is 8 bytes, more than the 7 this takes\n"));
+	f->table[3].max = 8;
+	assert_int_equal(parse(f, "--out", path, NULL), OPT_OK);
+	assert_int_equal(parse(f, "--out", "", NULL), OPT_BAD);
+	assert_string_equal(f->err_text, "hotrow t: --out accepts a file name, not ''\n");
+
+	f->table[3].kind = OPT_DIR_OUT;
+	assert_int_equal(parse(f, "--out", path, NULL), OPT_BAD);
+	assert_non_null(strstr(f->err_text, ": is not a directory\n"));
+	assert_int_equal(parse(f, "--out", "/tmp", NULL), OPT_OK);
+	unlink(path);
 }
 
 static void opt_parse__missing_value(void **state)
@@ -420,6 +462,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(opt_parse__early_rows_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(opt_parse__twice_in_one_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(opt_set__one_row_by_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(opt_parse__file_rows_check_the_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(opt_parse__table_base_and_offsets, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("util_opt", tests, NULL, NULL);
