@@ -30,8 +30,9 @@ if [ -z "$url" ] || ! psql "$url" -XAtqc 'select 1' >/dev/null 2>&1; then
 	summary
 fi
 
-# top__restart: gone, then back, and the last frame is a live one.
-"$bin" top --db "$url" --dump --after 7 --interval-ms 100 >"$tmp/frame" 2>"$tmp/err" &
+# top__restart: gone, then back, and the last frame is a live one. top
+# samples for 20 s: a loaded machine may take ten to start a server.
+"$bin" top --db "$url" --dump --after 20 --interval-ms 100 >"$tmp/frame" 2>"$tmp/err" &
 top=$!
 sleep 1
 pg down
