@@ -95,7 +95,7 @@ static int kit_labs(const struct runner_tree *t, struct class_lab *labs, int max
 			fclose(f);
 		}
 		char **names = NULL;
-		int count = src ? runner_checks_parse(src, &names) : -1;
+		int count = src ? runner_checks_parse(src, &names, NULL) : -1;
 		free(src);
 		for (int k = 0; k < count; k++)
 			free(names[k]);
