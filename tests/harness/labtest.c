@@ -307,6 +307,15 @@ static void with_schema(char *out, size_t len, const char *base, const char *sch
 		snprintf(out, len, "%s options='-csearch_path=%s -csynchronous_commit=off'", base, schema);
 }
 
+static int take_place(void *arg, int ncols, const char *const *v)
+{
+	struct labtest *t = arg;
+	if (ncols < 1 || !v[0])
+		return 0;
+	snprintf(t->place, sizeof t->place, "%s", v[0]);
+	return 1;
+}
+
 int labtest_setup_pg(void **state)
 {
 	if (pg_url == NULL) {
@@ -325,8 +334,16 @@ int labtest_setup_pg(void **state)
 	struct kit_db *admin;
 	char sql[300];
 	snprintf(sql, sizeof sql, "CREATE SCHEMA %s", t->place);
-	if (kit_db_open(&admin, pg_url) != 0 || kit_db_exec(admin, sql, 0, NULL) != 0) {
-		print_error("%s\n", kit_db_errmsg(admin));
+	int made = kit_db_open(&admin, pg_url) == 0 && kit_db_exec(admin, sql, 0, NULL) == 0;
+	/* A class server's students may not create schemas; the class gives
+	 * each a function that makes one of theirs (see class/class.h). */
+	char why[512];
+	snprintf(why, sizeof why, "%s", kit_db_errmsg(admin));
+	if (!made && kit_db_connected(admin) &&
+	    kit_db_query(admin, "SELECT hotrow_class.new_schema()", 0, NULL, take_place, t) == 1)
+		made = 1;
+	if (!made) {
+		print_error("%s\n", why);
 		kit_db_close(admin);
 		free(t);
 		return -1;
