@@ -1,13 +1,13 @@
 /*
- * test_hot_row.c: Lab 01's checks, on SQLite and PostgreSQL.
+ * test_hot_row.c: Lab 01's checks, on SQLite, PostgreSQL and MariaDB.
  *
  * Counts are exact. The "short hold" checks read the order of events the
  * db hook reports (statements, BEGIN, COMMIT) together with the moments the
  * app's check starts and ends, so they do not depend on how busy the
  * machine is; the one time figure compared is the fastest of several
  * counter-to-commit spans against the fastest bare UPDATE + COMMIT timed
- * in the same run. On PostgreSQL a second connection also looks for the
- * counter's row lock while the like is inserted.
+ * in the same run. On PostgreSQL and MariaDB a second connection also
+ * looks for the counter's row lock while the like is inserted.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -369,10 +369,11 @@ static int teardown_probe(void **state)
 	return labtest_teardown(state);
 }
 
-/* LABTEST_BOTH with the teardown above. */
-#define BOTH(f) \
+/* LABTEST_ALL with the teardown above. */
+#define ALL(f) \
 	{ #f "/sqlite", f, labtest_setup_sqlite, teardown_probe, NULL }, \
-	{ #f "/postgres", f, labtest_setup_pg, teardown_probe, NULL }
+	{ #f "/postgres", f, labtest_setup_pg, teardown_probe, NULL }, \
+	{ #f "/mysql", f, labtest_setup_mysql, teardown_probe, NULL }
 
 /* While the like's INSERT starts, a second connection tries to lock the
  * counter row with NOWAIT: it must get it (nobody holds it yet). Right
@@ -383,7 +384,7 @@ static void like_post__counter_unlocked_during_insert(void **state)
 	struct labtest *t = *state;
 	if (t->engine == KIT_DB_SQLITE) {
 		printf("SKIP: on SQLite BEGIN IMMEDIATE locks the whole file for the whole "
-		       "transaction, so there is no row lock to look for; this check needs PostgreSQL\n");
+		       "transaction, so there is no row lock to look for; this check needs PostgreSQL or MariaDB\n");
 		skip();
 	}
 	struct kit_db *db = labtest_db(t);
@@ -414,14 +415,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		/* In the order a student meets them: the lesson first (§3, §4),
 		 * then the error cases (§5), then the crowd. */
-		LABTEST_BOTH(like_post__counts_one_like),
-		LABTEST_BOTH(like_post__counter_held_briefly),
-		LABTEST_BOTH(like_post__like_written_before_counter),
-		BOTH(like_post__counter_unlocked_during_insert),
-		LABTEST_BOTH(like_post__duplicate_changes_nothing),
-		LABTEST_BOTH(like_post__unknown_post_changes_nothing),
-		LABTEST_BOTH(like_post__refused_by_app_writes_nothing),
-		LABTEST_BOTH(like_post__exact_under_threads),
+		LABTEST_ALL(like_post__counts_one_like),
+		LABTEST_ALL(like_post__counter_held_briefly),
+		LABTEST_ALL(like_post__like_written_before_counter),
+		ALL(like_post__counter_unlocked_during_insert),
+		LABTEST_ALL(like_post__duplicate_changes_nothing),
+		LABTEST_ALL(like_post__unknown_post_changes_nothing),
+		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
+		LABTEST_ALL(like_post__exact_under_threads),
 	};
 	return labtest_main("01-hot-row", tests);
 }
