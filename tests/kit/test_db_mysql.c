@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kit/db.h"
+#include "kit/failpoint.h"
 #include "kit/url.h"
 #include "tests/harness/labtest.h"
 #include "util/clock.h"
@@ -144,14 +145,17 @@ static void lock__deadlock_is_busy(void **state)
 	struct second_lock s = { a, 0 };
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, take_row_2, &s), 0);
-	/* Let a's wait begin (seen from a third connection): then b's
+	/* Let a's wait begin (seen from a third connection, among the waits
+	 * on this database's posts: the server may run other tests): then b's
 	 * request closes the cycle. */
 	struct kit_db *watch = labtest_connect(t);
 	int64_t waiting = 0;
 	for (int i = 0; i < 200 && waiting == 0; i++) {
 		util_sleep_ns(10 * 1000000LL);
-		assert_int_equal(kit_db_query_int(watch, "SELECT count(*) FROM information_schema.INNODB_LOCK_WAITS",
-		                                  0, NULL, &waiting), 0);
+		assert_int_equal(kit_db_query_int(watch,
+			"SELECT count(*) FROM information_schema.INNODB_LOCK_WAITS w "
+			"JOIN information_schema.INNODB_LOCKS l ON l.lock_id = w.requested_lock_id "
+			"WHERE l.lock_table = CONCAT('`', DATABASE(), '`.`posts`')", 0, NULL, &waiting), 0);
 	}
 	kit_db_close(watch);
 	lt_expect_int(waiting, 1, "a waits for row 2 (information_schema.INNODB_LOCK_WAITS)");
@@ -167,6 +171,30 @@ static void lock__deadlock_is_busy(void **state)
 	assert_int_equal(kit_db_commit(winner), 0);
 	lt_expect_int(labtest_int(t, "SELECT sum(likes) FROM posts"), 2, "the survivor's two updates only");
 	kit_db_close(b);
+}
+
+/* The commit failpoint stages a COMMIT whose answer was lost: the caller
+ * hears an error, the rows are committed, no transaction is left open. */
+static void commit__reply_lost_failpoint(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_posts(t);
+
+	kit_fp_clear();
+	assert_int_equal(kit_fp_set("db-commit-reply-lost", KIT_FP_ERROR, 1), 0);
+	assert_int_equal(kit_db_begin(db), 0);
+	assert_int_equal(kit_db_exec(db, "UPDATE posts SET likes = 7 WHERE id = 1", 0, NULL), 0);
+	int rc = kit_db_commit(db);
+	kit_fp_clear();
+	lt_expect_int(rc, KIT_DB_ERR, "COMMIT with its answer lost");
+	lt_expect(strstr(kit_db_errmsg(db), "mariadb: COMMIT") != NULL, NULL, "message: %s", kit_db_errmsg(db));
+	struct kit_db *other = labtest_connect(t);
+	int64_t likes = 0;
+	assert_int_equal(kit_db_query_int(other, "SELECT likes FROM posts WHERE id = 1", 0, NULL, &likes), 0);
+	kit_db_close(other);
+	lt_expect_int(likes, 7, "the update, seen from another connection: it did commit");
+	lt_expect_int(labtest_int(t, "SELECT @@in_transaction"), 0, "a transaction left open");
 }
 
 /* A password in the URL never reaches a message. */
@@ -202,6 +230,7 @@ int main(void)
 		LABTEST_MYSQL(changes__are_rows_found),
 		LABTEST_MYSQL(lock__wait_then_busy),
 		LABTEST_MYSQL(lock__deadlock_is_busy),
+		LABTEST_MYSQL(commit__reply_lost_failpoint),
 		cmocka_unit_test(open__password_hidden),
 	};
 	return labtest_main("kit/db-mysql", tests);
