@@ -293,50 +293,29 @@ static int bench_sqlite(const struct db_opts *o, struct db_run *r)
 	return rc;
 }
 
-/* The PostgreSQL side: the load driver, then pgbench, on one scratch schema. */
-static int bench_postgres(const struct db_opts *o, struct db_run *kit, struct db_run *pgb)
+/* A server's side, on one scratch schema (a database on MariaDB): the
+ * load driver, then, when pgb is not NULL, pgbench. */
+static int bench_server(const struct db_opts *o, const char *url, const char *label,
+                        struct db_run *kit, struct db_run *pgb)
 {
 	struct kit_db *db;
 	int rc = -1;
 
-	if (kit_db_open(&db, o->pg_url) != 0) {
+	if (kit_db_open(&db, url) != 0) {
 		fprintf(stderr, "hotrow bench db: %s\n", kit_db_errmsg(db));
 		kit_db_close(db);
 		return -1;
 	}
 	char drop[128];
 
-	if (counter_create(o, db) == 0 && run_driver(o, o->pg_url, db, "postgres", kit) == 0 &&
-	    counter_reset(o, db) == 0 && run_pgbench(o, o->pg_url, pgb) == 0 &&
-	    counter_read(o, db, &pgb->row_grew) == 0)
+	if (counter_create(o, db) == 0 && run_driver(o, url, db, label, kit) == 0 &&
+	    (pgb == NULL || (counter_reset(o, db) == 0 && run_pgbench(o, url, pgb) == 0 &&
+	                     counter_read(o, db, &pgb->row_grew) == 0)))
 		rc = 0;
-	snprintf(drop, sizeof drop, "DROP SCHEMA IF EXISTS %s CASCADE", o->schema);
+	snprintf(drop, sizeof drop, kit_db_engine(db) == KIT_DB_MYSQL
+		 ? "DROP DATABASE IF EXISTS %s" : "DROP SCHEMA IF EXISTS %s CASCADE", o->schema);
 	if (kit_db_exec(db, drop, 0, NULL) != 0)
-		fprintf(stderr, "hotrow bench db: dropping schema %s: %s\n", o->schema,
-			kit_db_errmsg(db));
-	kit_db_close(db);
-	return rc;
-}
-
-/* The MariaDB side: the load driver, in a scratch database. */
-static int bench_mysql(const struct db_opts *o, struct db_run *r)
-{
-	struct kit_db *db;
-	int rc = -1;
-
-	if (kit_db_open(&db, o->mysql_url) != 0) {
-		fprintf(stderr, "hotrow bench db: %s\n", kit_db_errmsg(db));
-		kit_db_close(db);
-		return -1;
-	}
-	char drop[128];
-
-	if (counter_create(o, db) == 0 && run_driver(o, o->mysql_url, db, "mariadb", r) == 0)
-		rc = 0;
-	snprintf(drop, sizeof drop, "DROP DATABASE IF EXISTS %s", o->schema);
-	if (kit_db_exec(db, drop, 0, NULL) != 0)
-		fprintf(stderr, "hotrow bench db: dropping database %s: %s\n", o->schema,
-			kit_db_errmsg(db));
+		fprintf(stderr, "hotrow bench db: dropping %s: %s\n", o->schema, kit_db_errmsg(db));
 	kit_db_close(db);
 	return rc;
 }
@@ -394,9 +373,9 @@ int bench_db_main(int argc, char **argv)
 			"one): SQLite only, no pgbench comparison\n");
 	if (o.sqlite && bench_sqlite(&o, &lite) != 0)
 		ok = false;
-	if (o.postgres && bench_postgres(&o, &pg, &pgb) != 0)
+	if (o.postgres && bench_server(&o, o.pg_url, "postgres", &pg, &pgb) != 0)
 		ok = false;
-	if (o.mysql && bench_mysql(&o, &my) != 0)
+	if (o.mysql && bench_server(&o, o.mysql_url, "mariadb", &my, NULL) != 0)
 		ok = false;
 	ok = ok && counts_agree(&lite) && counts_agree(&pg) && counts_agree(&pgb) && counts_agree(&my);
 	double ratio = pg.ran && pgb.ran && pgb.per_s > 0 ? pg.per_s / pgb.per_s : -1;

@@ -162,7 +162,7 @@ static int lite_busy(void *arg, int count)
 	return 1;
 }
 
-static bool plain_integer(const char *s)
+int kit_db_plain_integer(const char *s)
 {
 	const char *p = s;
 	if (*p == '-')
@@ -219,7 +219,7 @@ static int lite_prepare(struct kit_db *db, const char *sql, int nparams,
 		int rc;
 		if (v == NULL)
 			rc = sqlite3_bind_null(st, idx);
-		else if (plain_integer(v))
+		else if (kit_db_plain_integer(v))
 			rc = sqlite3_bind_int64(st, idx, strtoll(v, NULL, 10));
 		else
 			rc = sqlite3_bind_text(st, idx, v, -1, SQLITE_TRANSIENT);

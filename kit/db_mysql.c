@@ -355,20 +355,6 @@ static int rewrite(const char *sql, int nparams, char **out, int **order, int *n
 	return 0;
 }
 
-/* A plain decimal integer that fits in 64 bits: bound as an integer. */
-static bool plain_integer(const char *s, long long *v)
-{
-	const char *p = s + (*s == '-');
-	if (!isdigit((unsigned char)*p) || (p[0] == '0' && p[1] != '\0'))
-		return false;
-	for (; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return false;
-	errno = 0;
-	*v = strtoll(s, NULL, 10);
-	return errno == 0;
-}
-
 /* ---- statements ---- */
 
 /* Statements that end a transaction, and what a failed one allows. */
@@ -422,7 +408,8 @@ static int stmt_run(struct kit_my *my, const char *sql, int nparams, const char 
 		const char *v = params[order[i]];
 		if (v == NULL) {
 			b[i].buffer_type = MYSQL_TYPE_NULL;
-		} else if (plain_integer(v, &ints[i])) {
+		} else if (kit_db_plain_integer(v)) {
+			ints[i] = strtoll(v, NULL, 10);
 			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
 			b[i].buffer = &ints[i];
 		} else {
@@ -564,37 +551,36 @@ static int text_run(struct kit_my *my, const char *sql, kit_db_row_fn *row, void
 	return stop;
 }
 
-int kit_my_exec(struct kit_my *my, const char *sql, int nparams, const char *const *params,
-                int64_t *changes, char *err, size_t errlen)
+/* One statement, either protocol: rows to row (NULL: drained), the
+ * affected rows to *changes (NULL: not wanted). */
+static int run(struct kit_my *my, const char *sql, int nparams, const char *const *params,
+               kit_db_row_fn *row, void *arg, int64_t *changes, char *err, size_t errlen)
 {
 	if (refused_after_failure(my, sql, err, errlen))
 		return KIT_DB_ERR;
 	if (nparams == 0)
-		return text_run(my, sql, NULL, NULL, changes, err, errlen);
+		return text_run(my, sql, row, arg, changes, err, errlen);
 	MYSQL_STMT *st;
 	int rc = stmt_run(my, sql, nparams, params, &st, err, errlen);
 	if (rc != 0)
 		return rc;
-	*changes = (int64_t)mysql_stmt_affected_rows(st);
-	rc = stmt_rows(my, st, NULL, NULL, err, errlen);
+	if (changes)
+		*changes = (int64_t)mysql_stmt_affected_rows(st);
+	rc = stmt_rows(my, st, row, arg, err, errlen);
 	mysql_stmt_close(st);
 	return rc;
+}
+
+int kit_my_exec(struct kit_my *my, const char *sql, int nparams, const char *const *params,
+                int64_t *changes, char *err, size_t errlen)
+{
+	return run(my, sql, nparams, params, NULL, NULL, changes, err, errlen);
 }
 
 int kit_my_query(struct kit_my *my, const char *sql, int nparams, const char *const *params,
                  kit_db_row_fn *row, void *arg, char *err, size_t errlen)
 {
-	if (refused_after_failure(my, sql, err, errlen))
-		return KIT_DB_ERR;
-	if (nparams == 0)
-		return text_run(my, sql, row, arg, NULL, err, errlen);
-	MYSQL_STMT *st;
-	int rc = stmt_run(my, sql, nparams, params, &st, err, errlen);
-	if (rc != 0)
-		return rc;
-	rc = stmt_rows(my, st, row, arg, err, errlen);
-	mysql_stmt_close(st);
-	return rc;
+	return run(my, sql, nparams, params, row, arg, NULL, err, errlen);
 }
 
 int kit_my_commit(struct kit_my *my, char *err, size_t errlen)

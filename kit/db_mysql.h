@@ -71,4 +71,9 @@ int kit_my_query(struct kit_my *my, const char *sql, int nparams, const char *co
 int kit_my_commit(struct kit_my *my, char *err, size_t errlen);
 int kit_my_set_lock_timeout(struct kit_my *my, int ms, char *err, size_t errlen);
 
+/* From db.c, shared by both: 1 when s is a plain decimal integer that fits
+ * in 64 bits (no sign but '-', no leading zero), which is bound as an
+ * integer rather than as text. */
+int kit_db_plain_integer(const char *s);
+
 #endif
