@@ -128,7 +128,9 @@ figures: $(BUILD)/hotrow
 	@HOTROW_BIN=$(BUILD)/hotrow scripts/figures docs/figures
 
 # The deck as one Markdown file for printing, with the figures and the
-# predict slides' answers: build/handout/handout.md.
+# predict slides' answers: build/handout/handout.md; the same as one HTML
+# page with every Run:'s output (handout.html) and without the answers
+# (handout-before.html), and a PDF where weasyprint or wkhtmltopdf is.
 handout: $(BUILD)/hotrow
 	@HOTROW_BIN=$(BUILD)/hotrow scripts/handout slides/hot-rows.md build/handout
 

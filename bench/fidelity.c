@@ -7,9 +7,16 @@
  *     UPDATE counter SET n = n + 1 WHERE id = $1
  * First one client alone measures the parts of a request the way the lab
  * drivers do (labs/driver/probe.h: the lock hold, the time outside it,
- * the CPU per request here and in the server). From those parts only, the
+ * the CPU per request here and in the server). On PostgreSQL two more
+ * parts of the server are measured before any cell (labs/driver/server.h):
+ * one flush of its log (a COMMIT less a SELECT 1, one client) and the CPU
+ * a commit costs per waiter it wakes (the slope of the backends' CPU per
+ * commit between 2 and 8 clients on one row); the engine then runs with
+ * a herd hand-off and one shared log. From those parts only, the
  * engine predicts the throughput of 1, 4, 16 and 32 clients (a closed
- * loop, this machine's cores). Then each cell is measured twice: through
+ * loop, this machine's cores). SQLite as the kit opens it (WAL,
+ * synchronous = NORMAL) flushes nothing at commit and locks the file: one
+ * lock that wakes one waiter, no shared log. Then each cell is measured twice: through
  * kit/load (one connection per thread) and through pgbench with the same
  * statement (-M extended, a random slot from \set), taking turns in two
  * halves so that a change in the machine's other work falls on both. The ratios say how
@@ -20,8 +27,10 @@
  * what else runs on it, so the load average is printed beside them.
  *
  * On PostgreSQL the WAL flushes per transaction (pg_stat_wal) of each
- * kit/load run are printed as a measurement: below 1, commits shared a
- * flush (group commit), which the engine does not model.
+ * kit/load run are printed as a measurement beside the engine's: below 1,
+ * commits shared a flush (group commit). The JSON gives, per shape, every
+ * part the prediction used and sim_args, the `hotrow sim` arguments that
+ * reproduce it with any --clients.
  *
  * Interface: bench_fidelity_main(argc, argv) from cli/bench.c, see bench.h.
  * The scratch schema (hotrow_fidelity_PID) or table is removed afterwards.
@@ -38,6 +47,7 @@
 #include "kit/load.h"
 #include "labs/driver/predict.h"
 #include "labs/driver/probe.h"
+#include "labs/driver/server.h"
 #include "util/clock.h"
 #include "util/json.h"
 #include "util/opt.h"
@@ -62,6 +72,9 @@ struct fid_opts {
 struct cell {
 	int clients;
 	double predicted, mva;   /* per second; mva < 0: n/a */
+	double pred_wal;         /* the engine's flushes per commit; < 0: no log */
+	double pred_tail;        /* the engine's latency p99 / p50 */
+	double kit_tail;         /* kit/load's, its turns' mean; < 0: not measured */
 	double kit;
 	double pgbench;          /* < 0: not run */
 	double wal_per_tx;       /* < 0: not measured */
@@ -71,6 +84,7 @@ struct cell {
 struct shape_result {
 	struct drv_parts alone;
 	struct cell cells[NCELLS];
+	char sim_args[512];      /* what the engine ran, less --clients */
 };
 
 struct fid {
@@ -81,6 +95,9 @@ struct fid {
 	struct kit_db *admin;
 	int rows;                /* the shape being run */
 	char sql[128];
+	/* the server's parts, measured before every cell (PostgreSQL) */
+	double flush_ms;         /* one flush of the log */
+	struct drv_wake wake;    /* CPU per waiter a commit wakes */
 };
 
 static const char help_header[] =
@@ -232,6 +249,8 @@ struct turn {
 	int64_t done;            /* transactions */
 	double seconds;
 	int64_t syncs;           /* WAL flushes during kit/load's turns; < 0 unknown */
+	double tail;             /* sum of each kit/load turn's p99 / p50 */
+	int turns;
 };
 
 static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
@@ -259,6 +278,10 @@ static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
 	}
 	t->done += m.r.ok;
 	t->seconds += m.r.seconds;
+	if (m.r.latency_ms.p50 > 0) {
+		t->tail += m.r.latency_ms.p99 / m.r.latency_ms.p50;
+		t->turns++;
+	}
 	t->syncs = w0 >= 0 && w1 >= 0 && t->syncs >= 0 ? t->syncs + (w1 - w0) : -1;
 	return 0;
 }
@@ -281,8 +304,11 @@ static int pgbench_turn(struct fid *f, int s, int clients, int seconds, const ch
 	return 0;
 }
 
-static int run_cell(struct fid *f, int s, const struct drv_parts *alone, struct cell *c)
+/* Predict and measure one cell of shape s; the engine's arguments go to
+ * res->sim_args (the same for every cell of a shape but --clients). */
+static int run_cell(struct fid *f, int s, struct shape_result *res, struct cell *c)
 {
+	const struct drv_parts *alone = &res->alone;
 	char label[64];
 	snprintf(label, sizeof label, "%s, %d clients", shapes[s].name, c->clients);
 	/* SQLite has one write lock for the whole file, whatever the row. */
@@ -291,12 +317,20 @@ static int run_cell(struct fid *f, int s, const struct drv_parts *alone, struct 
 	drv_inputs_init(&in, rows > 1 ? SIM_SHARDED : SIM_NAIVE, c->clients, alone);
 	in.rows = rows;
 	in.seconds = f->o.seconds;
+	if (f->postgres) {
+		in.handoff = SIM_HANDOFF_HERD;
+		in.wake_us = f->wake.wake_us;
+		in.wal_flush_ms = f->flush_ms;
+	}
 	struct drv_prediction p;
 	progress(f, shapes[s].name, c->clients, "engine");
 	if (drv_predict(&in, &p, CMD) != 0)
 		return -1;
 	c->predicted = p.throughput_per_s;
 	c->mva = p.mva_per_s;
+	c->pred_wal = p.wal_per_commit;
+	c->pred_tail = p.p50_ms > 0 ? p.p99_ms / p.p50_ms : -1;
+	drv_sim_args(&p, res->sim_args, sizeof res->sim_args);
 
 	/* kit/load and pgbench take turns, each in two halves, so that a
 	 * change in what else the machine runs falls on both alike. */
@@ -316,6 +350,7 @@ static int run_cell(struct fid *f, int s, const struct drv_parts *alone, struct 
 	c->kit = kit.seconds > 0 ? (double)kit.done / kit.seconds : 0;
 	c->wal_per_tx = kit.syncs >= 0 && kit.done > 0 ? (double)kit.syncs / (double)kit.done : -1;
 	c->pgbench = f->pgbench && pgb.seconds > 0 ? (double)pgb.done / pgb.seconds : -1;
+	c->kit_tail = kit.turns ? kit.tail / kit.turns : -1;
 	c->load = loadavg();
 	return 0;
 }
@@ -340,8 +375,40 @@ static int run_shape(struct fid *f, int s, struct shape_result *res)
 	}
 	for (int k = 0; k < NCELLS; k++) {
 		res->cells[k].clients = cell_clients[k];
-		if (run_cell(f, s, &res->alone, &res->cells[k]) != 0)
+		if (run_cell(f, s, res, &res->cells[k]) != 0)
 			return -1;
+	}
+	return 0;
+}
+
+/* One like on row 1, whatever the shape: the wake probe's hot row. */
+static int like_one(void *arg, struct kit_load_thread *th)
+{
+	const struct fid *f = arg;
+	const char *p[] = { "1" };
+	return kit_db_exec(th->db, f->sql, 1, p);
+}
+
+/* PostgreSQL's log flush and its wakes, before any cell runs. */
+static int probe_server(struct fid *f)
+{
+	char sql[160], err[256];
+	progress(f, "the server", 1, "one flush of the log");
+	snprintf(sql, sizeof sql, "UPDATE %s SET n = n + 1 WHERE id = 1", f->table);
+	if (drv_probe_flush(f->o.url, sql, f->o.quick ? 100 : 400, &f->flush_ms, err,
+	                    sizeof err) != 0) {
+		fprintf(stderr, "\n" CMD ": %s\n", err);
+		return -1;
+	}
+	drv_wake_default(&f->wake);
+	f->wake.url = f->o.url;
+	f->wake.op = like_one;
+	f->wake.arg = f;
+	f->wake.seconds = f->o.quick ? 0.5 : 2;
+	progress(f, "the server", f->wake.clients[1], "CPU per waiter woken");
+	if (drv_probe_wake(&f->wake) != 0) {
+		fprintf(stderr, "\n" CMD ": %s\n", f->wake.error);
+		return -1;
 	}
 	return 0;
 }
@@ -391,7 +458,19 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 		       shapes[s].rows, a->hold_ms, a->outside_ms,
 		       cpu_ms(a), a->cpu_client_ms);
 		json_num(a->cpu_db_ms, 4);
-		printf(",\"requests\":%lld},\"cells\":[", (long long)a->requests);
+		printf(",\"requests\":%lld},\"server\":{\"handoff\":\"%s\",\"wal_flush_ms\":",
+		       (long long)a->requests, f->postgres ? "herd" : "fifo");
+		json_num(f->postgres ? f->flush_ms : -1, 4);
+		fputs(",\"wake_us\":", stdout);
+		json_num(f->postgres ? f->wake.wake_us : -1, 2);
+		if (f->postgres)
+			printf(",\"wake_probe\":{\"clients\":[%d,%d],\"cpu_ms_per_commit\":[%.4f,%.4f],"
+			       "\"commits\":[%lld,%lld]}", f->wake.clients[0], f->wake.clients[1],
+			       f->wake.cpu_ms[0], f->wake.cpu_ms[1], (long long)f->wake.commits[0],
+			       (long long)f->wake.commits[1]);
+		fputs("},\"sim_args\":", stdout);
+		util_json_str(stdout, res[s].sim_args);
+		fputs(",\"cells\":[", stdout);
 		for (int k = 0; k < NCELLS; k++) {
 			const struct cell *c = &res[s].cells[k];
 			printf("%s{\"clients\":%d,\"predicted_tps\":%.1f,\"mva_tps\":", k ? "," : "",
@@ -401,6 +480,12 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 			json_num(c->pgbench, 1);
 			printf(",\"wal_syncs_per_tx\":");
 			json_num(c->wal_per_tx, 3);
+			printf(",\"predicted_wal_per_commit\":");
+			json_num(c->pred_wal, 3);
+			printf(",\"predicted_p99_over_p50\":");
+			json_num(c->pred_tail, 2);
+			printf(",\"kit_p99_over_p50\":");
+			json_num(c->kit_tail, 2);
 			printf(",\"loadavg\":");
 			json_num(c->load, 2);
 			putchar('}');
@@ -408,6 +493,17 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 		printf("]}");
 	}
 	printf("]}\n");
+}
+
+/* "measured/predicted" with two decimals, "-" for either one missing. */
+static void pair(char *buf, size_t n, double measured, double predicted)
+{
+	char m[12] = "-", p[12] = "-";
+	if (measured >= 0)
+		snprintf(m, sizeof m, "%.2f", measured);
+	if (predicted >= 0)
+		snprintf(p, sizeof p, "%.2f", predicted);
+	snprintf(buf, n, "%s/%s", m, p);
 }
 
 /* "1.02 ok" or "0.61 MISS" against a target band; "-" without a peer. */
@@ -442,31 +538,40 @@ static void print_table(const struct fid *f, const struct shape_result *res, dou
 			printf(" + %.3f ms in the server", a->cpu_db_ms);
 		printf("\n  medians: hold %.3f ms, outside %.3f ms; hold p99 %.3f ms", a->hold_median_ms,
 		       a->outside_median_ms, a->hold_p99_ms);
-		printf("\n  %7s %9s %9s %9s %9s %9s %12s %12s %7s %5s\n", "clients", "predicted",
+		if (f->postgres)
+			printf("\n  the server, before the cells: one log flush %.3f ms (in the hold "
+			       "above); CPU per commit %.3f ms at %d clients, %.3f ms at %d: %.1f us a "
+			       "waiter woken", f->flush_ms, f->wake.cpu_ms[0], f->wake.clients[0],
+			       f->wake.cpu_ms[1], f->wake.clients[1], f->wake.wake_us);
+		printf("\n  engine: hotrow sim %s --clients N", res[s].sim_args);
+		printf("\n  %7s %9s %9s %9s %9s %9s %12s %12s %11s %11s %5s\n", "clients", "predicted",
 		       "MVA", "kit/load", "pgbench", "pred/kit", "pred/pgbench", "kit/pgbench",
-		       "WAL/tx", "load");
+		       "WAL/tx", "p99/p50", "load");
 		for (int k = 0; k < NCELLS; k++) {
 			const struct cell *c = &res[s].cells[k];
-			char v1[24], v2[24], mva[16], pg[16], wal[16];
+			char v1[24], v2[24], mva[16], pg[16], wal[24], tail[24];
 			snprintf(mva, sizeof mva, c->mva >= 0 ? "%.0f" : "-", c->mva);
 			snprintf(pg, sizeof pg, c->pgbench >= 0 ? "%.0f" : "-", c->pgbench);
-			snprintf(wal, sizeof wal, c->wal_per_tx >= 0 ? "%.2f" : "-", c->wal_per_tx);
+			pair(wal, sizeof wal, c->wal_per_tx, c->pred_wal);
+			pair(tail, sizeof tail, c->kit_tail, c->pred_tail);
 			double rp = c->pgbench > 0 ? c->predicted / c->pgbench : -1;
 			double rk = c->pgbench > 0 ? c->kit / c->pgbench : -1;
 			if (c->clients < 4 && rp > 0)
 				snprintf(v1, sizeof v1, "%.2f", rp);
-			printf("  %7d %9.0f %9s %9.0f %9s %9.2f %12s %12s %7s %5.1f\n", c->clients,
+			printf("  %7d %9.0f %9s %9.0f %9s %9.2f %12s %12s %11s %11s %5.1f\n", c->clients,
 			       c->predicted, mva, c->kit, pg, c->kit > 0 ? c->predicted / c->kit : 0,
 			       c->clients < 4 ? (rp > 0 ? v1 : "-") : verdict(rp, 0.75, 1.25, v1, sizeof v1),
-			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, c->load);
+			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, tail, c->load);
 		}
 	}
-	printf("\npredicted: the engine, a closed loop fed only the parts one client measured "
-	       "alone (MVA: the same\nnetwork solved exactly); pred/kit and pred/pgbench: "
-	       "predicted / measured. Targets: predicted\nwithin 25 %% of pgbench from 4 "
-	       "clients up; kit/load at least 0.95 x pgbench. WAL/tx: WAL flushes per\n"
-	       "transaction in the kit/load run (measured; below 1, commits shared a flush). load:\n"
-	       "the load average when the cell ended (more than the cores: other work shared them).\n");
+	printf("\npredicted: the engine, a closed loop fed only the parts measured before the "
+	       "cells (MVA: the same\nnetwork solved, where it applies: not with a herd or a "
+	       "shared log); pred/kit and pred/pgbench:\npredicted / measured. Targets: "
+	       "predicted within 25 %% of pgbench from 4 clients up; kit/load at\nleast 0.95 x "
+	       "pgbench. WAL/tx: WAL flushes per transaction, kit/load's run (pg_stat_wal) / the\n"
+	       "engine's (below 1, commits shared a flush). p99/p50: latency, kit/load / the "
+	       "engine. load:\nthe load average when the cell ended (more than the cores: other "
+	       "work shared them).\n");
 }
 
 int bench_fidelity_main(int argc, char **argv)
@@ -493,6 +598,8 @@ int bench_fidelity_main(int argc, char **argv)
 	memset(res, 0, sizeof res);
 	double load0 = loadavg();
 	rc = setup(&f);
+	if (rc == 0 && f.postgres)
+		rc = probe_server(&f);
 	for (int s = 0; rc == 0 && s < NSHAPES; s++)
 		rc = run_shape(&f, s, &res[s]);
 	double load1 = loadavg();

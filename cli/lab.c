@@ -19,6 +19,7 @@
 #include "cli/cmd.h"
 #include "kit/url.h"
 #include "util/opt.h"
+#include "runner/audit.h"
 #include "runner/check.h"
 #include "runner/cmds.h"
 #include "runner/run.h"
@@ -43,6 +44,7 @@ static const char usage_all[] =
 	"  hotrow lab run NN            drive your code under load: throughput and\n"
 	"                               latency next to the engine's prediction\n"
 	"  hotrow lab grade             every lab: a score table, JUnit XML, results.json\n"
+	"  hotrow lab audit NN          what your code defines and calls: will the checks run it?\n"
 	"  hotrow lab reset NN          put the skeleton back (your work is backed up)\n"
 	"\n"
 	"NN is 01, 1 or 01-hot-row. `hotrow lab CMD --help` lists a command's\n"
@@ -151,6 +153,13 @@ static const struct sub {
 	 "Check every lab (or only NN) and print a score table (one point per\n"
 	 "check), then write DIR/junit.xml and DIR/results.json (Gradescope's\n"
 	 "format).\n"},
+	{"audit", "NN [--solutions] [-- FILE.c ...]", { &opt_solutions, NULL }, 2,
+	 "Say whether the checks will run your code: build exercises/NN-name/'s\n"
+	 "objects and read what they define and call (a check and a grade do the\n"
+	 "same first). Only the lab's functions may be defined; only the lab's,\n"
+	 "the kit's and plain libc ones called; no constructors, no assembly, no\n"
+	 "writes to descriptors, no processes. After --, FILE.c ... are read with\n"
+	 "their objects FILE.o beside them, built already (instructors: a mutant).\n"},
 	{"reset", "NN [--yes]", { &opt_yes, NULL }, 2,
 	 "Put exercises/NN-name/ back to the skeleton. Your files are copied to\n"
 	 ".hotrow/backup/NN-name-TIME/ first, so nothing is lost. Asks before\n"
@@ -200,7 +209,7 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 	int rc = opt_parse(&cmd, argc, argv, &rest);
 	if (rc != OPT_OK)
 		return rc == OPT_HELP ? 3 : 2;
-	if (rest < argc && strcmp(s->name, "run")) {
+	if (rest < argc && strcmp(s->name, "run") && strcmp(s->name, "audit")) {
 		fprintf(stderr, "%s: unexpected argument '%s' (usage: hotrow lab %s %s)\n", name,
 		        argv[rest], s->name, s->args);
 		return 2;
@@ -238,6 +247,42 @@ static int lacks_solutions(const struct runner_tree *t, const struct runner_lab 
 	return 1;
 }
 
+/* `hotrow lab audit`: 0 allowed, 1 refused or not built. */
+static int audit(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o,
+                 const struct args *a)
+{
+	char why[600];
+	int rc = 0;
+	for (int i = 0; i < a->nextra && rc == 0; i++) {
+		char obj[PATH_MAX];
+		size_t k = strlen(a->extra[i]);
+		if (k < 3 || strcmp(a->extra[i] + k - 2, ".c") || k >= sizeof obj) {
+			fprintf(stderr, "hotrow lab audit: %s is not a .c file\n", a->extra[i]);
+			return 2;
+		}
+		snprintf(obj, sizeof obj, "%.*s.o", (int)k - 2, a->extra[i]);
+		rc = runner_audit_file(t, l, a->extra[i], obj, why, sizeof why);
+	}
+	if (a->nextra == 0) {
+		char *log = NULL;
+		if (runner_build_objects(t, l, o, 4 * o->timeout_s, &log) != 0) {
+			printf("%s/%s/ does not build; make says:\n\n", o->solutions ? "solutions" : "exercises",
+			       l->name);
+			runner_build_log_print(stdout, log);
+			free(log);
+			return 1;
+		}
+		free(log);
+		rc = runner_audit(t, l, o->solutions ? "solutions" : "exercises", why, sizeof why);
+	}
+	if (rc != 0) {
+		printf("Refused: %s\n", why);
+		return 1;
+	}
+	printf("Allowed: the checks will run it.\n");
+	return 0;
+}
+
 int cmd_lab(int argc, char **argv)
 {
 	const struct sub *s = &subs[0];
@@ -253,7 +298,7 @@ int cmd_lab(int argc, char **argv)
 				s = &subs[i];
 		if (!s) {
 			fprintf(stderr, "hotrow lab: unknown command '%s' (try: list, check, hint, "
-				"watch, run, grade, reset; hotrow lab --help)\n", argv[1]);
+				"watch, run, grade, audit, reset; hotrow lab --help)\n", argv[1]);
 			return 2;
 		}
 		shift = 1;
@@ -267,7 +312,7 @@ int cmd_lab(int argc, char **argv)
 	if (runner_tree_open(&t) != 0)
 		return 1;
 	runner_reset_snapshot(&t);
-	struct runner_run_args limits = {.threads = a.threads, .seconds = a.seconds};
+	struct runner_run_args limits = {.threads = a.threads, .seconds = a.seconds, .store = a.store};
 	if (!strcmp(s->name, "run") && runner_run_check(&limits) != 0) {   /* before any build */
 		runner_tree_close(&t);
 		return 2;
@@ -331,6 +376,8 @@ int cmd_lab(int argc, char **argv)
 	}
 	else if (!strcmp(s->name, "grade"))
 		rc = runner_grade(&t, l, a.out, &o);
+	else if (!strcmp(s->name, "audit"))
+		rc = audit(&t, l, &o, &a);
 	else
 		rc = runner_reset(&t, l, a.yes);
 	runner_tree_close(&t);

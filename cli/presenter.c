@@ -69,7 +69,8 @@ char *presenter_reveal(const char *cmd)
 	return out;
 }
 
-char *presenter_embed_frame(const char *spec, double at, int w, int h, double *seconds)
+char *presenter_embed_frame(const char *spec, double at, int w, int h, bool ascii,
+                            double *seconds, int *rc)
 {
 	char *end;
 	*seconds = strtod(spec, &end);
@@ -83,8 +84,8 @@ char *presenter_embed_frame(const char *spec, double at, int w, int h, double *s
 		self[n] = '\0';
 	size_t len = strlen(self) + strlen(end) + 128;
 	char *cmd = xmalloc(len);
-	snprintf(cmd, len, "'%s' tui --dump --no-color --at %.2f --size %dx%d %s", self, at,
-	         w < 80 ? 80 : w, h < 24 ? 24 : h, end);
+	snprintf(cmd, len, "'%s' tui --dump --no-color%s --at %.2f --size %dx%d %s 2>&1", self,
+	         ascii ? " --ascii" : "", at, w < 80 ? 80 : w, h < 24 ? 24 : h, end);
 	FILE *p = popen(cmd, "r");
 	free(cmd);
 	size_t cap = 8192, got = 0;
@@ -94,20 +95,24 @@ char *presenter_embed_frame(const char *spec, double at, int w, int h, double *s
 		while ((r = fread(out + got, 1, cap - got - 1, p)) > 0)
 			if ((got += r) + 1 >= cap)
 				out = xrealloc(out, cap *= 2);
-		pclose(p);
+		int status = pclose(p);
+		if (rc)
+			*rc = status;
+	} else if (rc) {
+		*rc = -1;
 	}
 	out[got] = '\0';
 	return out;
 }
 
-void presenter_play(const char *title, const char *spec)
+void presenter_play(const char *title, const char *spec, bool ascii)
 {
 	double secs, at = 0.5;
 	int key = -1;
 	for (;;) {
 		int w, h;
 		tui_term_size(&w, &h);
-		char *frame = presenter_embed_frame(spec, at, w - 2, h - 3, &secs);
+		char *frame = presenter_embed_frame(spec, at, w - 2, h - 3, ascii, &secs, NULL);
 		if (!frame)
 			return;
 		erase();
@@ -301,7 +306,21 @@ static void plan_line(const struct tui_deck *d, int cur, long elapsed, char *out
 		snprintf(out, len, "plan: %s", where);
 }
 
-static void build(struct view *v, const struct state *st, const struct tui_deck *d, int width, time_t now)
+/* A line of the presenter's view: plain text (the styles are the main
+ * screen's), in ASCII when the terminal has no UTF-8. */
+static void add_text(struct view *v, int attr, const char *s, bool ascii)
+{
+	if (!ascii) {
+		add(v, attr, s);
+		return;
+	}
+	char *a = tui_text_ascii(s, NULL, NULL);
+	add(v, attr, a);
+	free(a);
+}
+
+static void build(struct view *v, const struct state *st, const struct tui_deck *d, int width,
+                  time_t now, bool ascii)
 {
 	char line[800], clock[32];
 	int n = tui_deck_count(d), cur = st->slide < n ? st->slide : n - 1;
@@ -309,39 +328,43 @@ static void build(struct view *v, const struct state *st, const struct tui_deck 
 	clock_text(clock, sizeof clock, elapsed);
 	snprintf(line, sizeof line, "slide %d of %d   elapsed %s%s", cur + 1, n, clock,
 	         st->revealed ? "   (answer revealed)" : "");
-	add(v, 3, line);
+	add_text(v, 3, line, ascii);
 	int stripped = !has_notes(d);
 	plan_line(d, cur, elapsed, line, sizeof line);
-	add(v, 1, line);
-	add(v, 0, "");
+	add_text(v, 1, line, ascii);
+	add_text(v, 0, "", ascii);
 
 	struct tui_slide_text t;
 	tui_deck_layout(d, cur, width, 1, &t);
 	snprintf(line, sizeof line, "NOW: %s", t.nlines ? t.lines[0] : "");
-	add(v, 1, line);
+	add_text(v, 1, line, ascii);
 	int notes = 0;
 	for (int k = 0; k < t.nlines; k++)
 		if (t.kinds[k] == TUI_LINE_NOTE) {
-			add(v, 0, t.lines[k]);
+			add_text(v, 0, t.lines[k], ascii);
 			notes++;
 		}
 	if (!notes && !stripped)
-		add(v, 2, "(no notes on this slide)");
-	if (t.reveal) {
-		snprintf(line, sizeof line, "x reveals: $ %s", t.reveal);
-		add(v, 2, line);
+		add_text(v, 2, "(no notes on this slide)", ascii);
+	if (t.reveal) {          /* folded, never cut: the whole command */
+		struct tui_slide_text f = {0};
+		add_text(v, 2, "x reveals:", ascii);
+		tui_fold_command(&f, TUI_LINE_RUN, t.reveal, width);
+		for (int k = 0; k < f.nlines; k++)
+			add_text(v, 2, f.lines[k], ascii);
+		tui_slide_text_free(&f);
 	}
 	tui_slide_text_free(&t);
-	add(v, 0, "");
+	add_text(v, 0, "", ascii);
 	if (cur + 1 < n) {
 		tui_deck_layout(d, cur + 1, width, 0, &t);
 		snprintf(line, sizeof line, "NEXT: %s", t.nlines ? t.lines[0] : "");
-		add(v, 1, line);
+		add_text(v, 1, line, ascii);
 		for (int k = 1; k < t.nlines && k <= 6; k++)
-			add(v, 2, t.lines[k]);
+			add_text(v, 2, t.lines[k], ascii);
 		tui_slide_text_free(&t);
 	} else {
-		add(v, 1, "NEXT: (the end of the deck)");
+		add_text(v, 1, "NEXT: (the end of the deck)", ascii);
 	}
 }
 
@@ -362,7 +385,7 @@ static void draw(const struct view *v)
 	refresh();
 }
 
-int presenter_view(const char *state, int dump, int width)
+int presenter_view(const char *state, int dump, int width, bool ascii)
 {
 	struct state st, last = { "", -1, 0, 0 };
 	struct tui_deck *d = NULL;
@@ -377,8 +400,10 @@ int presenter_view(const char *state, int dump, int width)
 			fprintf(stderr, "hotrow slides: %s\n", err);
 			return 1;
 		}
+		if (ascii)
+			tui_deck_ascii(d);
 		struct view v = {0};
-		build(&v, &st, d, width, time(NULL));
+		build(&v, &st, d, width, time(NULL), ascii);
 		for (int i = 0; i < v.n; i++)
 			printf("%s\n", v.lines[i]);
 		view_free(&v);
@@ -411,13 +436,15 @@ int presenter_view(const char *state, int dump, int width)
 				last.deck[0] = '\0';
 				continue;
 			}
+			if (ascii)
+				tui_deck_ascii(d);
 		}
 		if (now == shown && !memcmp(&st, &last, sizeof st) && c < 0)
 			continue;
 		int w, h;
 		tui_term_size(&w, &h);
 		struct view v = {0};
-		build(&v, &st, d, w - 2 > 20 ? w - 2 : 20, now);
+		build(&v, &st, d, w - 2 > 20 ? w - 2 : 20, now, ascii);
 		draw(&v);
 		view_free(&v);
 		last = st;

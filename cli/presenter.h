@@ -18,6 +18,7 @@
 #ifndef HOTROW_CLI_PRESENTER_H
 #define HOTROW_CLI_PRESENTER_H
 
+#include <stdbool.h>
 #include <time.h>
 
 struct tui_deck;
@@ -34,16 +35,19 @@ char *presenter_reveal(const char *cmd);
 
 /* One frame of a slide's Embed: "SECONDS OPTIONS": the engine's screen
  * (`hotrow tui --dump` with OPTIONS) at simulated time at, w x h, plain
- * text. *seconds gets SECONDS (how long the embed plays). Returns the
- * frame (caller frees), or NULL when the spec has no SECONDS; a bad option
- * comes back as the command's own message. */
-char *presenter_embed_frame(const char *spec, double at, int w, int h, double *seconds);
+ * text, in ASCII when ascii is set (a terminal without UTF-8). *seconds
+ * gets SECONDS (how long the embed plays); *rc (when rc is not NULL) how
+ * the command ended, as pclose says. Returns the frame (caller frees), or
+ * NULL when the spec has no SECONDS; a bad option comes back as the
+ * command's own message. */
+char *presenter_embed_frame(const char *spec, double at, int w, int h, bool ascii,
+                            double *seconds, int *rc);
 
 /* Play a slide's Embed inside the slide on the terminal tui_term_start
  * opened: the title, then the engine's screen every half simulated second
  * up to SECONDS, about two frames a second; any key stops it, and the last
  * frame stays until a key. */
-void presenter_play(const char *title, const char *spec);
+void presenter_play(const char *title, const char *spec, bool ascii);
 
 /* Record what the main screen shows (written atomically). started is when
  * the talk began. Errors are ignored: the talk goes on without a view. */
@@ -56,7 +60,8 @@ void presenter_publish(const char *state, const char *deck, int slide,
 time_t presenter_started(const char *state, const char *deck);
 
 /* The presenter view: follow the state file until q (or, with dump, print
- * it once as text, width columns, and return). Returns the exit code. */
-int presenter_view(const char *state, int dump, int width);
+ * it once as text, width columns, and return); ascii for a terminal
+ * without UTF-8. Returns the exit code. */
+int presenter_view(const char *state, int dump, int width, bool ascii);
 
 #endif

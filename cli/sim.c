@@ -74,7 +74,7 @@ static void describe(const struct sim_config *c)
 	printf("hotrow sim: %s", sim_strategy_name(c->strategy));
 	if (c->scenario[0])
 		printf(" (scenario %s)", c->scenario);
-	if (c->strategy == SIM_SHARDED)
+	if (sim_strategy_info(c->strategy)->spread)
 		printf(", %d rows (%s slot)", c->rows,
 		       c->slot == SIM_SLOT_RANDOM ? "random" : "round-robin");
 	if (c->strategy == SIM_LEDGER)
@@ -113,6 +113,10 @@ static void describe(const struct sim_config *c)
 	if (c->cores > 0)
 		printf(", %d cores (CPU %g ms in the hold, %g ms outside)", c->cores,
 		       c->cpu_db_ms, c->cpu_client_ms);
+	if (c->handoff == SIM_HANDOFF_HERD)
+		printf(", a commit wakes every waiter (%g us of CPU each)", c->wake_us);
+	if (c->wal_flush_ms > 0)
+		printf(", one shared log flushing in %g ms after the hold", c->wal_flush_ms);
 	if (c->pool)
 		printf(", pool %d", c->pool);
 	else
@@ -344,7 +348,12 @@ static void report(const struct sim_config *c, const struct sim_summary *o, doub
 		printf("  %-30s %14llu   (%d in the system at once at most)\n",
 		       "refused (counted as failed)", (unsigned long long)o->refused, SIM_MAX_INFLIGHT);
 	printf("  %-30s %14llu\n", "abandoned (client gave up)", (unsigned long long)o->abandoned);
-	if (direct && closed) {
+	if (direct && closed && o->theory.closed_throughput_per_s < 0) {
+		snprintf(p, sizeof p, "-  (no MVA: herd wakes, a shared log, chain walks are not "
+		         "in it; binding ceiling %.1f)", o->theory.binding_per_s);
+		row_d("throughput, per s", o->throughput_per_s, p);
+		printf("  %-30s %14.3f\n", "mean latency, ms", o->latency_ms.mean);
+	} else if (direct && closed) {
 		snprintf(p, sizeof p, "%.1f  (MVA; binding ceiling %.1f%s)",
 		         o->theory.closed_throughput_per_s, o->theory.binding_per_s,
 		         ratio(r, sizeof r, o->throughput_per_s, o->theory.closed_throughput_per_s));
@@ -453,6 +462,16 @@ static void report(const struct sim_config *c, const struct sim_summary *o, doub
 		printf("  %-30s %14llu\n", "retries the budget refused", (unsigned long long)o->retries_denied);
 	if (o->lock_timeouts)
 		printf("  %-30s %14llu\n", "cancelled by lock_timeout", (unsigned long long)o->lock_timeouts);
+	if (o->statement_timeouts)
+		printf("  %-30s %14llu\n", "cancelled by statement_timeout",
+		       (unsigned long long)o->statement_timeouts);
+	if (c->handoff == SIM_HANDOFF_HERD)
+		printf("  %-30s %14.2f   (the waiters each commit wakes)\n", "wakes per update",
+		       (double)o->wakes / (double)(o->completed ? o->completed : 1));
+	if (o->wal.flushes_per_commit >= 0)
+		printf("  %-30s %14.2f   (%llu flushes for %llu commits; 1.00: none shared)\n",
+		       "WAL flushes per commit", o->wal.flushes_per_commit,
+		       (unsigned long long)o->wal.flushes, (unsigned long long)o->wal.commits);
 	if (c->counter_pool > 0)
 		printf("  %-30s %14d   of %d\n", "counter pool: most in use", o->counter_pool.max_in_use,
 		       c->counter_pool);
@@ -489,7 +508,11 @@ static void report(const struct sim_config *c, const struct sim_summary *o, doub
 			printf("  (The row lock%s alone would take %.0f/s: %d / %g ms.)\n",
 			       n == 1 ? "" : "s", o->theory.ceiling_per_s, n, s_ms);
 	}
-	if (direct && closed) {
+	if (direct && closed && o->theory.closed_throughput_per_s < 0) {
+		printf("  %d callers each wait for their answer before they think and send again,\n"
+		       "  so the load adjusts itself; the engine measured %.0f a second and %.3f ms\n"
+		       "  a request.\n", c->clients, o->throughput_per_s, o->latency_ms.mean);
+	} else if (direct && closed) {
 		printf("  %d callers each wait for their answer before they think and send again,\n"
 		       "  so the load adjusts itself: Mean Value Analysis of the same loop predicts\n"
 		       "  %.0f a second and %.3f ms a request; the engine measured %.0f and %.3f ms.\n",
@@ -523,6 +546,12 @@ static void report(const struct sim_config *c, const struct sim_summary *o, doub
 			       "  got through: the row was busy with statements whose clients had left,\n"
 			       "  and with the retries those clients sent instead.\n",
 			       c->rps, rho, o->throughput_per_s);
+		} else if (o->theory.model_mean_ms < 0) {
+			printf("  Likes arrive at %g a second, exactly the ceiling (a utilisation of %.2f).\n"
+			       "  With random arrivals or holds the line has no steady state there: it\n"
+			       "  wanders and keeps growing the longer the run (the mean was %.3f ms\n"
+			       "  over these %g s), so no mean time applies; stay below the ceiling.\n",
+			       c->rps, rho, o->latency_ms.mean, c->seconds);
 		} else {
 			printf("  Likes arrive at %g a second, a utilisation of %.2f: the row keeps up,\n"
 			       "  and a like spends %.3f ms on average (%s predicts %.3f ms).\n",

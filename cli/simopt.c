@@ -20,6 +20,10 @@ static const struct opt_choice dists[] = {
 static const struct opt_choice backoffs[] = {
 	{ "none", SIM_BACKOFF_NONE }, { "exp", SIM_BACKOFF_EXP },
 	{ "exp-jitter", SIM_BACKOFF_EXP_JITTER }, { NULL, 0 } };
+static const struct opt_choice handoffs[] = {
+	{ "fifo", SIM_HANDOFF_FIFO }, { "herd", SIM_HANDOFF_HERD }, { NULL, 0 } };
+static const struct opt_choice wal_orders[] = {
+	{ "flush-release", SIM_WAL_FLUSH_RELEASE }, { NULL, 0 } };
 
 /* A number in [min, max], the whole word. */
 static int number(const char *v, double min, double max, double *out)
@@ -186,7 +190,10 @@ static const struct opt rows[] = {
 	  .help = "client gives up (the server runs on), 0 = never" },
 	{ "retries", 0, "N", INT(retries, 0, 100), .help = "retries after a timeout or error (0)" },
 	{ "lock-timeout-ms", 0, "MS", DBL(lock_timeout_ms, 0, 1e9),
-	  .help = "server cancels lock waits this long, 0 = never (0)" },
+	  .help = "server cancels a wait this long for one acquisition; a herd\n"
+	          "wake starts it again, 0 = never (0)" },
+	{ "statement-timeout-ms", 0, "MS", DBL(statement_timeout_ms, 0, 1e9),
+	  .help = "server cancels a statement waiting this long in all, 0 = never (0)" },
 	{ "idempotent", 0, NULL, .kind = OPT_FLAG, F(idempotent),
 	  .help = "a retried like is applied once, not twice" },
 	{ "backoff", 0, "HOW", CHOICE(backoff, backoffs),
@@ -232,6 +239,20 @@ static const struct opt rows[] = {
 	{ "snapshot-at", 0, "S", DBL(snapshot_at_s, 0, 1e7), .help = "an old snapshot opens at second S (0)" },
 	{ "snapshot-for", 0, "D", DBL(snapshot_for_s, 0, 1e7),
 	  .help = "and stays open D s: versions pile up, 0 = none (0)" },
+	{ "handoff", 0, "HOW", CHOICE(handoff, handoffs),
+	  .help = "fifo: the oldest waiter gets the row; herd: a commit wakes\n"
+	          "every waiter and one at random wins, as PostgreSQL (fifo)" },
+	{ "wake-us", 0, "US", DBL(wake_us, 0, 1e6),
+	  .help = "herd: CPU per waiter woken, us, on --cores (20)" },
+	{ "wal-flush-ms", 0, "MS", DBL(wal_flush_ms, 0, 1e6),
+	  .help = "one shared log flush, one at a time, taking every commit\n"
+	          "waiting (group commit); --hold-ms is then the hold before it;\n"
+	          "0 = the flush is in --hold-ms (0)" },
+	{ "wal-order", 0, "HOW", CHOICE(wal_order, wal_orders),
+	  .help = "flush-release: flush, then release the row (PostgreSQL)" },
+	{ "walk-us", 0, "US", DBL(walk_us, 0, 1e6),
+	  .help = "an update walks the chain an old snapshot keeps: US a heap\n"
+	          "page past the first, 0 = it does not (0; PostgreSQL ~16)" },
 	{ "seed", 0, "N", .kind = OPT_U64, F(seed), .help = "same seed, same output (1)" },
 	{ "tick-ms", 0, "MS", DBL(tick_ms, 1, 1e6), .help = "time-series resolution (100)" },
 };
@@ -243,6 +264,14 @@ struct opt_table simopt_table(struct sim_config *c, struct simopt_given *g, cons
 	memset(g, 0, sizeof *g);
 	return (struct opt_table){ .heading = heading, .rows = rows, .n = NROWS, .base = c,
 	                           .seen = g->row };
+}
+
+bool simopt_knows(const char *name)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		if (!strcmp(rows[i].name, name) && !rows[i].early)
+			return true;
+	return false;
 }
 
 bool simopt_was_given(const struct simopt_given *g, const char *name)
@@ -282,7 +311,7 @@ int simopt_finish(struct sim_config *c, const struct simopt_given *g, char *err,
 		         "drop --%s (or --clients for an open loop)", rate);
 		return -1;
 	}
-	if (c->rows > 1 && c->strategy != SIM_SHARDED && c->strategy != SIM_LEDGER) {
+	if (c->rows > 1 && !sim_strategy_info(c->strategy)->uses_rows) {
 		if (c->strategy != SIM_NAIVE || simopt_was_given(g, "strategy")) {
 			snprintf(err, errlen, "--rows: %d rows need --strategy sharded or ledger "
 			         "(%s has one counter row)", c->rows, sim_strategy_name(c->strategy));

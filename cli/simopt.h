@@ -34,6 +34,9 @@ struct simopt_given {
  * and then records what is given. c and g must outlive the parse. */
 struct opt_table simopt_table(struct sim_config *c, struct simopt_given *g, const char *heading);
 
+/* Whether simopt_set takes name ("hold-ms"; not "scenario"). */
+bool simopt_knows(const char *name);
+
 /* Whether --name was given ("strategy"). */
 bool simopt_was_given(const struct simopt_given *g, const char *name);
 

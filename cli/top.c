@@ -28,6 +28,7 @@
 #include "tui/term.h"
 #include "util/clock.h"
 #include "util/opt.h"
+#include "util/proc.h"
 
 struct opts {
 	const char *url;
@@ -152,8 +153,8 @@ static int live(struct top_sampler *ts, struct opts *o, pid_t child)
 	struct top_sample *s = malloc(sizeof *s);
 	if (!s || tui_term_start(o->colour) < 0) {
 		free(s);
-		fprintf(stderr, "hotrow top: cannot set up the terminal (TERM=%s)\n",
-		        getenv("TERM") ? getenv("TERM") : "unset");
+		fprintf(stderr, "hotrow top: cannot set up the terminal (TERM=%s)%s\n",
+		        getenv("TERM") ? getenv("TERM") : "unset", child > 0 ? "; the driver is stopped" : "");
 		return 1;
 	}
 	int w, h;
@@ -205,9 +206,7 @@ static int live(struct top_sampler *ts, struct opts *o, pid_t child)
 	tui_term_stop();
 	free(s);
 	if (child > 0) {                  /* quit before the driver finished */
-		kill(-child, SIGTERM);
-		int st;
-		waitpid(child, &st, 0);
+		util_proc_end(child, NULL);
 		status = 130;
 	}
 	return status;
@@ -251,23 +250,20 @@ int cmd_top_beside(char *const *argv, const char *url, const char *log_path)
 		return 1;
 	}
 	fflush(stdout);
-	pid_t child = fork();
+	/* The driver: its own group, output to the log; it and everything it
+	 * starts end with this screen, however the screen ends. */
+	int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	util_proc_subreaper();
+	pid_t child = fd < 0 ? -1 : util_proc_spawn(argv, fd);
+	if (fd >= 0)
+		close(fd);
 	if (child < 0) {
 		fprintf(stderr, "hotrow lab run --top: cannot start the driver: %s\n", strerror(errno));
 		top_sampler_close(ts);
 		return 1;
 	}
-	if (child == 0) {                 /* the driver: its own group, output to the log */
-		setpgid(0, 0);
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int null = open("/dev/null", O_RDONLY);
-		if (fd < 0 || null < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || dup2(null, 0) < 0)
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	setpgid(child, child);
 	int rc = live(ts, &o, child);
+	util_proc_end(child, NULL);   /* the screen could not start, or it ended first */
 	top_sampler_close(ts);
 	FILE *f = fopen(log_path, "r");
 	if (f) {

@@ -32,6 +32,8 @@ struct opts {
 	int latency;               /* enum tui_latency */
 	int step;                  /* demo --dump: the tour step, 1-based; 0 none */
 	int answer;                /* demo --dump --answer: 'A'..'D', '-' none, 0 not given */
+	double autoplay_s;         /* demo --autoplay S: 0 not given */
+	bool loop;                 /* demo --loop */
 	const char *tour;
 	bool list;
 };
@@ -120,6 +122,13 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 		  .fn = answer_opt, .accepts = "a letter from A to D, or - for none",
 		  .help = "with --step: answer its question with X (A to D,\n"
 		          "or - for none), play it and show the reveal" },
+		{ .name = "autoplay", .arg = "S", .kind = OPT_DOUBLE, .dest = &o->autoplay_s,
+		  .min = 1, .max = 3600, .accepts = "seconds from 1 to 3600",
+		  .help = "unattended: a step that waits goes on after S real\n"
+		          "seconds (a question closes unanswered and plays)" },
+		{ .name = "loop", .kind = OPT_FLAG, .dest = &o->loop,
+		  .help = "unattended, for a break screen: autoplay (every 8 s\n"
+		          "unless --autoplay says) and start again after the last step" },
 	};
 	const struct opt tui_rows[] = {
 		{ .name = "dump", .kind = OPT_FLAG, .dest = &o->dump,
@@ -170,7 +179,8 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 	 * 16 slots for sharded (one slot would show nothing). */
 	if (!simopt_was_given(&given, "arrivals"))
 		o->cfg.arrivals = SIM_ARRIVE_POISSON;
-	if (o->cfg.strategy == SIM_SHARDED && o->cfg.rows < 2 && !simopt_was_given(&given, "rows"))
+	if (sim_strategy_info(o->cfg.strategy)->spread && o->cfg.rows < 2 &&
+	    !simopt_was_given(&given, "rows"))
 		o->cfg.rows = 16;
 	if (simopt_finish(&o->cfg, &given, err, sizeof err) < 0)
 		goto usage_error;
@@ -201,6 +211,8 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 
 	if (o->compare)
 		tui_app_compare(app, true);
+	if (demo && (o->autoplay_s > 0 || o->loop))
+		tui_app_autoplay(app, o->autoplay_s > 0 ? o->autoplay_s : 8, o->loop);
 	v->paused = o->paused;
 	tui_app_set_speed(app, o->speed);
 	v->latency = (enum tui_latency)o->latency;

@@ -293,7 +293,7 @@ static void refuse(struct sim *s, enum sim_req_kind kind)
 static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
                    enum sim_req_kind kind)
 {
-	struct sim_req r = { s->now, s->now, s->now, 0, 1, kind, 0 };
+	struct sim_req r = { s->now, s->now, s->now, s->now, 0, 1, kind, 0 };
 
 	if (src) {
 		src->last = s->now;
@@ -600,14 +600,14 @@ static void lock_grant(struct sim *s, int i, const struct sim_req *r)
 		 * (the commit's flush): the CPU part waits for a core. */
 		int64_t h = hold_sample(s);
 		int64_t cpu = round_us((double)h * s->c.cpu_db_ms / s->c.hold_ms);
-		row->rest_us = s->work_us + s->trips_us + h - cpu;
+		row->rest_us = s->work_us + s->trips_us + h - cpu + sim_chain_walk_us(s, i);
 		sim_cpu_add(s, cpu, CPU_HOLD, (uint32_t)i);
 		return;
 	}
 	/* The round trips made while holding the lock (trips_us) hold it as
 	 * long as the server's own work does. */
-	sim_push(s, s->now + s->work_us + s->trips_us + hold_sample(s), EV_RELEASE,
-	         (uint32_t)i);
+	sim_push(s, s->now + s->work_us + s->trips_us + hold_sample(s) + sim_chain_walk_us(s, i),
+	         EV_RELEASE, (uint32_t)i);
 }
 
 static void hold_cpu_done(struct sim *s, int i)
@@ -615,16 +615,36 @@ static void hold_cpu_done(struct sim *s, int i)
 	sim_push(s, s->now + s->rows[i].rest_us, EV_RELEASE, (uint32_t)i);
 }
 
-/* The next deadline in a row's queue: the first live waiter's client
- * timeout, or the head's lock_timeout; INT64_MAX if neither. */
-static int64_t lock_deadline(const struct sim *s, const struct sim_row *row)
+/* When the head of a row's queue is cancelled by the server: lock_timeout
+ * from its current sleep, statement_timeout from when it first asked;
+ * INT64_MAX if neither is set. Along the queue both only grow (a herd
+ * wake sets every sleeper's to the same time), so the head's is the
+ * queue's earliest. */
+static int64_t cancel_at(const struct sim *s, const struct sim_req *h, bool *by_lock)
 {
 	int64_t d = INT64_MAX;
 
+	*by_lock = false;
+	if (s->statement_timeout_us > 0)
+		d = h->enq_us + s->statement_timeout_us;
+	if (s->lock_timeout_us > 0 && h->slept_us + s->lock_timeout_us < d) {
+		d = h->slept_us + s->lock_timeout_us;
+		*by_lock = true;
+	}
+	return d;
+}
+
+/* The next deadline in a row's queue: the first live waiter's client
+ * timeout, or the head's cancellation; INT64_MAX if neither. */
+static int64_t lock_deadline(const struct sim *s, const struct sim_row *row)
+{
+	int64_t d = INT64_MAX;
+	bool by_lock;
+
 	if (s->client_timeout_us > 0 && row->live_from < row->q.n)
 		d = sim_ring_at(&row->q, row->live_from)->attempt_us + s->client_timeout_us;
-	if (s->lock_timeout_us > 0 && row->q.n) {
-		int64_t l = sim_ring_at(&row->q, 0)->enq_us + s->lock_timeout_us;
+	if (row->q.n) {
+		int64_t l = cancel_at(s, sim_ring_at(&row->q, 0), &by_lock);
 		if (l < d)
 			d = l;
 	}
@@ -636,7 +656,8 @@ static void lock_arm_sweep(struct sim *s, int i)
 	struct sim_row *row = &s->rows[i];
 	int64_t d;
 
-	if (row->sweep_at >= 0 || !row->q.n || (s->client_timeout_us | s->lock_timeout_us) == 0)
+	if (row->sweep_at >= 0 || !row->q.n ||
+	    (s->client_timeout_us | s->lock_timeout_us | s->statement_timeout_us) == 0)
 		return;
 	d = lock_deadline(s, row);
 	if (d == INT64_MAX)
@@ -650,6 +671,7 @@ static void lock_acquire(struct sim *s, int i, struct sim_req *r)
 	struct sim_row *row = &s->rows[i];
 
 	r->enq_us = s->now;
+	r->slept_us = s->now;
 	if (row->holder == HOLD_NONE) {
 		lock_grant(s, i, r);
 		return;
@@ -695,15 +717,20 @@ static void client_gives_up(struct sim *s, struct sim_req *w)
 static void lock_sweep(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
-	int64_t ct = s->client_timeout_us, lt = s->lock_timeout_us;
+	int64_t ct = s->client_timeout_us;
+	bool by_lock;
 
 	row->sweep_at = -1;
-	/* lock_timeout: the server cancels the statement; the client (if it
-	 * is still there) gets a clear error, so a retry cannot double. */
-	while (row->q.n && lt > 0 && sim_ring_at(&row->q, 0)->enq_us + lt <= s->now) {
+	/* lock_timeout or statement_timeout: the server cancels the
+	 * statement; the client (if it is still there) gets a clear error, so
+	 * a retry cannot double. */
+	while (row->q.n && cancel_at(s, sim_ring_at(&row->q, 0), &by_lock) <= s->now) {
 		struct sim_req r = lock_pop(row);
 		s->conn_wait--;
-		s->lock_timeouts++;
+		if (by_lock)
+			s->lock_timeouts++;
+		else
+			s->statement_timeouts++;
 		counter_release(s);        /* the row is held: nobody jumps the line */
 		if (r.orphan)
 			orphan_done(s, &r);
@@ -729,7 +756,7 @@ static void flusher_lock(struct sim *s)
 	s->conn_flush++;
 	row->holder = HOLD_FLUSH;
 	row->got_us = s->now;
-	sim_push(s, s->now + hold_sample(s), EV_RELEASE, 0);
+	sim_push(s, s->now + hold_sample(s) + sim_chain_walk_us(s, 0), EV_RELEASE, 0);
 }
 
 /*
@@ -783,6 +810,58 @@ static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
 	complete(s, r);
 }
 
+/* The most waiters one hand-off wakes. A server has at most
+ * max_connections backends (PostgreSQL's default is 100, and servers
+ * rarely allow more than a few thousand); a longer queue models an
+ * overload no real server admits, and waking all of it would cost its
+ * length at every commit. */
+#define HERD_MAX 1024
+
+/*
+ * A herd hand-off: the holder's commit wakes every waiter. Each spends
+ * c.wake_us of CPU (a job on the CPU station when cores are modelled);
+ * the next holder is drawn among them at random, and the lock is its from
+ * the end of its wake; the others sleep again on it, their lock_timeout
+ * clocks starting afresh when they do. They keep their place in the
+ * queue, which no longer means an order: the draw ignores it.
+ */
+static void herd_wake(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+	size_t w = row->q.n < HERD_MAX ? row->q.n : HERD_MAX;
+	size_t k = (size_t)sim_rng_below(&s->rng, (uint64_t)w);
+	bool cpu = s->c.cores > 0 && s->wake_us > 0;
+
+	row->req = sim_ring_remove(&row->q, k);
+	if (k < row->live_from)
+		row->live_from--;
+	row->holder = HOLD_WAKING;
+	/* (Waiters past HERD_MAX are not woken: their clocks run on. They,
+	 * and those who join during the wake, may have a lock_timeout due
+	 * before the head's; the sweep, which looks at the head, then
+	 * cancels them late, never early.) */
+	for (size_t j = 0; j < row->q.n && j + 1 < w; j++)
+		sim_ring_at_mut(&row->q, j)->slept_us = s->now + s->wake_us;
+	s->wakes += w;
+	if (!cpu) {
+		sim_push(s, s->now + s->wake_us, EV_WAKE, (uint32_t)i);
+		return;
+	}
+	for (size_t j = 0; j < w; j++)
+		sim_cpu_add(s, s->wake_us, j == k ? CPU_WAKE : CPU_WAKE_LOST, (uint32_t)i);
+}
+
+/* A herd's winner is awake: its hold begins. */
+static void wake_done(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+	struct sim_req r = row->req;
+
+	assert(row->holder == HOLD_WAKING);
+	s->conn_wait--;
+	lock_grant(s, i, &r);
+}
+
 static void release(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
@@ -802,12 +881,25 @@ static void release(struct sim *s, int i)
 	}
 	/* Hand the lock on before the connection goes back: a request the
 	 * pool admits now must queue behind the ones already waiting. */
-	if (row->q.n) {
+	if (row->q.n && s->c.handoff == SIM_HANDOFF_HERD) {
+		herd_wake(s, i);
+	} else if (row->q.n) {
 		struct sim_req r = lock_pop(row);
 		s->conn_wait--;
 		lock_grant(s, i, &r);
 	}
 	counter_release(s);
+}
+
+/* A holder's hold before its commit's flush is over: with a shared log
+ * the commit joins it (the lock is released when its flush is done),
+ * without one the flush was part of the hold. */
+static void hold_end(struct sim *s, int i)
+{
+	if (s->wal_flush_us > 0)
+		sim_wal_commit(s, i);
+	else
+		release(s, i);
 }
 
 /* ---- the request path ---- */
@@ -861,10 +953,19 @@ static void outside_cpu_done(struct sim *s, uint32_t slot)
 /* The CPU station (sim_cpu.c) reports a job's CPU part done. */
 static void cpu_done(struct sim *s, enum sim_cpu_what what, uint32_t arg)
 {
-	if (what == CPU_HOLD)
+	switch (what) {
+	case CPU_HOLD:
 		hold_cpu_done(s, (int)arg);
-	else
+		break;
+	case CPU_OUTSIDE:
 		outside_cpu_done(s, arg);
+		break;
+	case CPU_WAKE:
+		wake_done(s, (int)arg);
+		break;
+	case CPU_WAKE_LOST:
+		break;                    /* it sleeps again: only its CPU counted */
+	}
 }
 
 static void outside_done(struct sim *s, uint32_t slot)
@@ -956,6 +1057,9 @@ static void set_times(struct sim *s)
 	s->client_timeout_us = ms_us(s->c.client_timeout_ms);
 	s->think_us = ms_us(s->c.think_ms);
 	s->lock_timeout_us = ms_us(s->c.lock_timeout_ms);
+	s->statement_timeout_us = ms_us(s->c.statement_timeout_ms);
+	s->wake_us = round_us(s->c.wake_us);
+	s->wal_flush_us = ms_us(s->c.wal_flush_ms);
 	s->backoff_us = ms_us(s->c.backoff_ms);
 	s->outside_us = ms_us(s->c.outside_ms);
 	s->cpu_client_us = ms_us(s->c.cpu_client_ms);
@@ -966,7 +1070,7 @@ static void set_times(struct sim *s)
 
 /* What the fixes may ask of this file (sim_impl.h, struct sim_host). */
 static const struct sim_host host = {
-	complete, fail, flusher_take, flusher_wait, flusher_lock, cpu_done
+	complete, fail, flusher_take, flusher_wait, flusher_lock, release, cpu_done
 };
 
 struct sim *sim_new(const struct sim_config *c)
@@ -1025,6 +1129,7 @@ struct sim *sim_new(const struct sim_config *c)
 		sim_push(s, 0, EV_SEND, 0);     /* every caller sends at once */
 	sim_mva(c, &s->mva_x, &s->mva_r);
 	sim_chain_init(s);
+	sim_wal_init(s);
 	return s;
 }
 
@@ -1045,6 +1150,7 @@ void sim_free(struct sim *s)
 	sim_series_free(&s->series);
 	free(s->likes);
 	sim_chain_free(s);
+	sim_wal_free(s);
 	free(s);
 }
 
@@ -1062,7 +1168,13 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 		source_rate(s, &s->like, s->c.rps, EV_ARRIVE);
 		break;
 	case EV_RELEASE:
-		release(s, (int)e->arg);
+		hold_end(s, (int)e->arg);
+		break;
+	case EV_WAKE:
+		wake_done(s, (int)e->arg);
+		break;
+	case EV_WAL_DONE:
+		sim_wal_done(s);
 		break;
 	case EV_LOCK_SWEEP:
 		lock_sweep(s, (int)e->arg);
@@ -1207,41 +1319,18 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	bool rate = c->rps != s->set_rps && s->c.clients == 0;
 	bool unrel = c->unrelated_rps != s->c.unrelated_rps;
 
-	if (rate) {
-		s->c.rps = c->rps;
+	bool reads = c->read_rps != s->c.read_rps;
+	struct sim_config n = *c;
+
+	/* Every setting applies but the structure (sim_config_keep) and the
+	 * rate, which moves only when asked to. */
+	sim_config_keep(&n, &s->c);
+	n.rps = rate ? c->rps : s->c.rps;
+	s->c = n;
+	if (rate)
 		s->set_rps = c->rps;
-	}
-	s->c.hold_ms = c->hold_ms;
-	s->c.hold_dist = c->hold_dist;
-	s->c.work_ms = c->work_ms;
-	s->c.pool = c->pool;
-	s->c.pool_timeout_ms = c->pool_timeout_ms;
-	s->c.client_timeout_ms = c->client_timeout_ms;
-	s->c.retries = c->retries;
-	s->c.unrelated_rps = c->unrelated_rps;
-	s->c.unrelated_ms = c->unrelated_ms;
-	s->c.flush_ms = c->flush_ms;
-	s->c.bug_no_fence = c->bug_no_fence;
-	s->c.bug_get_then_del = c->bug_get_then_del;
-	s->c.think_ms = c->think_ms;
-	s->c.think_dist = c->think_dist;
-	s->c.outside_ms = c->outside_ms;
-	s->c.cpu_db_ms = c->cpu_db_ms;
-	s->c.cpu_client_ms = c->cpu_client_ms;
-	s->c.lock_timeout_ms = c->lock_timeout_ms;
-	s->c.idempotent = c->idempotent;
-	s->c.backoff = c->backoff;
-	s->c.backoff_ms = c->backoff_ms;
-	s->c.retry_budget = c->retry_budget;
-	s->c.rtt_ms = c->rtt_ms;
-	s->c.trips_in_lock = c->trips_in_lock;
-	s->c.read_ms = c->read_ms;
-	s->c.snapshot_at_s = c->snapshot_at_s;
-	s->c.snapshot_for_s = c->snapshot_for_s;
-	if (c->read_rps != s->c.read_rps) {
-		s->c.read_rps = c->read_rps;
+	if (reads)
 		sim_chain_rate(s);
-	}
 	set_times(s);
 	sim_mva(&s->c, &s->mva_x, &s->mva_r);
 	s->pool[POOL_MAIN].size = c->pool;

@@ -32,6 +32,9 @@
  *   - fixes: the like completes at the cheap step; one flush at a time
  *     takes a connection and the row lock for one hold (engine/sim_fix.c).
  *   - the app crash costs only where the app holds the count (coalesce).
+ *   - a row lock goes to the oldest waiter unless c.handoff is HERD; a
+ *     commit flushes inside its hold unless c.wal_flush_ms gives a shared
+ *     log (engine/sim_wal.c). Both are off by default.
  * Books, at every instant: visible + buffered + lost - doubled - unacked
  * == true (acknowledged) count, and offered == completed + failed +
  * abandoned + those still in flight.
@@ -72,6 +75,24 @@ enum sim_arrivals {
 enum sim_dist     { SIM_DIST_CONST, SIM_DIST_EXP };
 enum sim_slot     { SIM_SLOT_RANDOM, SIM_SLOT_ROUND_ROBIN };
 enum sim_backoff  { SIM_BACKOFF_NONE, SIM_BACKOFF_EXP, SIM_BACKOFF_EXP_JITTER };
+
+/* Who gets a row lock its holder lets go of. */
+enum sim_handoff {
+	SIM_HANDOFF_FIFO,      /* the oldest waiter, alone woken: a lock that wakes
+	                          one (an advisory lock, SQLite's file lock with a
+	                          busy handler, InnoDB's lock queue) */
+	SIM_HANDOFF_HERD       /* every waiter wakes (c.wake_us of CPU each), one
+	                          drawn at random wins and the rest sleep again on
+	                          it: PostgreSQL's commit waking all who wait on
+	                          the holder's transactionid */
+};
+
+/* When a commit that goes through the shared log (c.wal_flush_ms > 0)
+ * lets go of its row lock. Only PostgreSQL's order is modelled; InnoDB's
+ * (release at commit, then flush) would be a second value. */
+enum sim_wal_order {
+	SIM_WAL_FLUSH_RELEASE  /* flush the log, then release the row lock */
+};
 
 enum sim_fault {
 	SIM_FAULT_APP,       /* the app process dies: coalesce buffer lost */
@@ -158,7 +179,11 @@ struct sim_config {
 
 	/* timeouts and retries that cost what they cost */
 	double lock_timeout_ms;      /* the server cancels a statement that waited
-	                                this long for the lock; 0 = never */
+	                                this long for one acquisition of the lock,
+	                                as PostgreSQL times it: a herd hand-off
+	                                that wakes the waiter and puts it to sleep
+	                                on the new holder starts its clock again;
+	                                0 = never */
 	bool idempotent;             /* a retry's second commit changes nothing */
 	enum sim_backoff backoff;    /* the pause before a retry */
 	double backoff_ms;           /* its base: the first retry's (longest) pause */
@@ -179,6 +204,11 @@ struct sim_config {
 	                                each buffer costs read_ms / 2 */
 	double snapshot_at_s;        /* an old snapshot opens at this second ... */
 	double snapshot_for_s;       /* ... and stays open this long; 0 = never */
+	double walk_us;              /* an update walks its row's chain too: this
+	                                much longer a hold per heap page of it
+	                                beyond the first, in us; 0 = updates do
+	                                not walk (the default; PostgreSQL 15
+	                                measured about 16) */
 	double redis_op_us;          /* redis: one command on the single-threaded
 	                                server, in us (4: ~250,000 commands/s);
 	                                a measured service time, fractions allowed;
@@ -188,11 +218,29 @@ struct sim_config {
 	                                0 is taken as 1 */
 	double refuse_frac;          /* the fraction refused (insufficient funds),
 	                                each at random, from 0 to below 1 */
+
+	/* the hand-off, the shared log, the statement's own bound */
+	enum sim_handoff handoff;    /* FIFO (the default) or HERD */
+	double wake_us;              /* herd: CPU one woken waiter spends, in us
+	                                (on the CPU station when c.cores is set) */
+	double wal_flush_ms;         /* one flush of the write-ahead log, which
+	                                every row's commit shares: one flush at a
+	                                time, each taking every commit waiting when
+	                                it starts (group commit); hold_ms is then
+	                                the hold before the commit's flush.
+	                                0 = no shared log: the flush is in hold_ms */
+	enum sim_wal_order wal_order;
+	double statement_timeout_ms; /* the server cancels a statement still
+	                                waiting for the lock this long after it
+	                                first asked, however often it was woken;
+	                                0 = never */
 };
 
 /* How long a like's update holds its row lock, in ms: the server's work
  * (hold_ms, commit included), the app's work inside the transaction
- * (work_ms) and the round trips made while the lock is held. */
+ * (work_ms), the round trips made while the lock is held and, with a
+ * shared log, one flush (the least it adds: a commit may also wait for
+ * the flush before its own). */
 double sim_lock_ms(const struct sim_config *c);
 
 /* Fill *c with the defaults (naive, 1 row, 2000/s constant, 2 ms holds...). */
@@ -227,6 +275,26 @@ int sim_config_batch(const struct sim_config *c);
  * 1 otherwise. The lock's demand per request is this times the hold. */
 double sim_lock_visits(const struct sim_config *c);
 const char *sim_strategy_name(enum sim_strategy s);
+
+/* What a write path is, for every face that names, draws or drives one:
+ * ask this, not the strategy's enum value. */
+struct sim_strategy_info {
+	const char *name;         /* "sharded", as --strategy takes it */
+	bool uses_rows;           /* c.rows is its rows (slots, fee sub-accounts) */
+	bool spread;              /* a like picks one of several rows as a slot
+	                             (sharded): the TUI's screen wants 16 of them */
+	const char *row_noun;     /* one of its rows: "row", "slot", "fee row" */
+	bool buffered;            /* a like is acknowledged before its row is
+	                             written; a periodic flush writes the batch
+	                             under the row lock (coalesce, queue, redis) */
+	bool flushes;             /* something runs every c.flush_ms: the
+	                             buffered paths' flush, append's roll-up */
+	const char *blurb;        /* one line: what it does */
+};
+/* The descriptor of s; NULL for a value out of range. */
+const struct sim_strategy_info *sim_strategy_info(enum sim_strategy s);
+const char *sim_handoff_name(enum sim_handoff h);     /* "fifo", "herd" */
+const char *sim_wal_order_name(enum sim_wal_order o); /* "flush-release" */
 int sim_strategy_parse(const char *name, enum sim_strategy *out);
 const char *sim_fault_name(enum sim_fault f);
 int sim_fault_parse(const char *name, enum sim_fault *out);
@@ -238,9 +306,12 @@ int sim_fault_parse(const char *name, enum sim_fault *out);
  * server; with cores set, a processor-sharing CPU station stretches the
  * CPU parts of holds and outside time (approximate: mean slowdown).
  * Exact without cores for random slots and exponential (or, at the delay
- * station, any) times. Writes throughput (per s) and mean time from send
- * to end (ms, think excluded) and returns 0; returns -1 when it does not
- * apply (open loop, a buffered write path), leaving both at -1. */
+ * station, any) times; approximate with cores or constant times. Writes
+ * throughput (per s) and mean time from send to end (ms, think excluded)
+ * and returns 0; returns -1 when it does not apply (open loop, a buffered
+ * write path, a herd hand-off, a shared log or updates that walk an old
+ * snapshot's chain, none of which it models),
+ * leaving both at -1. */
 int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms);
 
 struct sim;
@@ -259,13 +330,19 @@ void sim_advance(struct sim *s, int64_t t_us);
 bool sim_step(struct sim *s);
 int64_t sim_now(const struct sim *s);
 
-/* Live changes, for the TUI and tours. Arrival rate, hold time and
- * distribution, work_ms, pool size, unrelated_rps, flush_ms, the round
- * trips (rtt_ms, trips_in_lock), reads (read_rps, read_ms) and the old
- * snapshot's times (simulated seconds since t = 0) apply from now on. A
- * change of strategy, rows, batch or refuse_frac needs a new sim
- * (sim_free, sim_new). */
+/* Live changes, for the TUI and tours: every field of c applies from now
+ * on (the old snapshot's times are simulated seconds since t = 0; the
+ * rate only when it differs from the rate last set), except the structure
+ * the simulation was built on, which sim_set keeps: strategy, rows, slot,
+ * arrivals, burst, the schedule, seconds, faults, seed, tick_ms, clients,
+ * cores, counter_pool (its size changes live where it exists), redis_op_us,
+ * batch, refuse_frac. A change there needs a new sim (sim_free, sim_new);
+ * sim_config_restarts() says whether c asks for one. */
 void sim_set(struct sim *s, const struct sim_config *c);
+/* Whether c differs from old in the structure sim_set keeps. */
+bool sim_config_restarts(const struct sim_config *old, const struct sim_config *c);
+/* Copy that structure from old into c. */
+void sim_config_keep(struct sim_config *c, const struct sim_config *old);
 /* Inject a fault now. */
 void sim_inject(struct sim *s, enum sim_fault f);
 const struct sim_config *sim_config(const struct sim *s);
@@ -415,6 +492,12 @@ struct sim_summary {
 	 * mean, mm1_mean_ms and md1_mean_ms < 0. nsteps == 0 otherwise (and
 	 * in an endless run, where theory describes the rate now). */
 	struct sim_schedule schedule;
+	uint64_t statement_timeouts;          /* statements cancelled by statement_timeout */
+	struct {                              /* the shared log (c.wal_flush_ms > 0) */
+		uint64_t flushes, commits;    /* flushes done; commits they carried */
+		double flushes_per_commit;    /* < 0 without a shared log or commits */
+	} wal;
+	uint64_t wakes;                       /* herd: waiters woken at hand-offs */
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);
@@ -475,7 +558,9 @@ struct sim_snapshot {
 	int pool_size;                    /* 0 = unbounded */
 	int npool;                        /* listed cells */
 	enum sim_conn_state pool_cells[SIM_SNAP_POOL];
-	int pool_in_use, pool_waiters;
+	int pool_in_use, pool_waiters;    /* both pools together, with a bulkhead */
+	int counter_pool_size;            /* the bulkhead's own pool; 0 none */
+	int counter_in_use, counter_waiters;  /* of the totals above, the bulkhead's */
 	int nseries;                      /* oldest first */
 	struct sim_tick series[SIM_SNAP_SERIES];
 	struct sim_summary summary;       /* as sim_summary() now */

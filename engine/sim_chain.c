@@ -54,7 +54,7 @@
 
 double sim_lock_ms(const struct sim_config *c)
 {
-	return c->hold_ms + c->work_ms + c->trips_in_lock * c->rtt_ms;
+	return c->hold_ms + c->work_ms + c->trips_in_lock * c->rtt_ms + c->wal_flush_ms;
 }
 
 static int64_t pages(int64_t versions)
@@ -129,6 +129,17 @@ void sim_chain_update(struct sim *s, int i)
 		s->versions_max = s->versions[i];
 	if (pages(s->versions[i]) > s->pages_hi[i])
 		s->pages_hi[i] = pages(s->versions[i]);
+}
+
+/* An update of row i must find the row's newest version, and walks the
+ * chain to it as a read does: c.walk_us a heap page past the first. The
+ * figure is PostgreSQL's, measured: one client updating Lab 08's row
+ * 10,000 times under an open snapshot took 0.58 ms an update against
+ * 0.16 ms without, while the chain grew to 55 pages (27 past the first
+ * on average): 0.42 ms / 26.5, about 16 us a page. */
+int64_t sim_chain_walk_us(const struct sim *s, int i)
+{
+	return llround(s->c.walk_us * (double)(pages(s->versions[i]) - 1));
 }
 
 bool sim_read_next(struct sim *s, uint32_t gen)

@@ -37,11 +37,14 @@ enum sim_req_kind {
 };
 
 /* One request's attempt, moved by value through the FIFOs (sim_ring.h):
- * small and plain, so a queue of millions costs 32 bytes each. */
+ * small and plain, so a queue of millions costs 40 bytes each. */
 struct sim_req {
 	int64_t first_us;    /* when the user first asked (latency is from here) */
 	int64_t attempt_us;  /* when this attempt started (client timeout base) */
-	int64_t enq_us;      /* when it joined the queue it is in */
+	int64_t enq_us;      /* when it joined the queue it is in (the lock wait
+	                        and statement_timeout count from here) */
+	int64_t slept_us;    /* in a lock queue: when its current sleep began,
+	                        lock_timeout's base (a herd wake moves it) */
 	uint32_t like;       /* its record once an attempt was orphaned, 0 before */
 	uint16_t tries;      /* attempts so far, 1 on the first */
 	uint8_t kind;        /* enum sim_req_kind */
@@ -76,7 +79,9 @@ enum sim_ev {
 	EV_CPU,           /* arg: generation; the CPU station's next job ends */
 	EV_RETRY,         /* arg: slab slot; a retry's backoff is over */
 	EV_POOL2_SWEEP,   /* timeouts at the head of the counter pool's queue */
-	EV_READ           /* the next read of the count arrives */
+	EV_READ,          /* the next read of the count arrives */
+	EV_WAKE,          /* arg: row; a herd's winner is awake (no CPUs modelled) */
+	EV_WAL_DONE       /* the shared log's flush is on disk (sim_wal.c) */
 };
 
 /* The busiest events skip the heap. Each of these streams has at most one
@@ -100,7 +105,12 @@ struct sim_source {
 	int left;             /* bursty: arrivals still due in this clump */
 };
 
-enum sim_holder { HOLD_NONE, HOLD_REQ, HOLD_FLUSH };
+enum sim_holder {
+	HOLD_NONE,
+	HOLD_REQ,
+	HOLD_FLUSH,
+	HOLD_WAKING          /* a herd's winner, still waking: the lock is its */
+};
 
 struct sim_row {
 	int holder;               /* enum sim_holder */
@@ -119,7 +129,12 @@ struct sim_row {
  * Each job runs at min(1, cores / jobs) of a CPU; in virtual time (the
  * work one job has received since the start) every job advances alike, so
  * the jobs wait in a heap ordered by the virtual time they finish at. */
-enum sim_cpu_what { CPU_HOLD, CPU_OUTSIDE };
+enum sim_cpu_what {
+	CPU_HOLD,                 /* a holder's CPU part (arg: the row) */
+	CPU_OUTSIDE,              /* the CPU part outside the lock (arg: slab slot) */
+	CPU_WAKE,                 /* a herd's winner waking (arg: the row) */
+	CPU_WAKE_LOST             /* a herd's loser waking to sleep again: CPU only */
+};
 
 struct sim_cpu_job {
 	double vend;              /* virtual time it finishes at */
@@ -210,6 +225,8 @@ struct sim_host {
 	bool (*take_conn)(struct sim *s);   /* a connection for the flusher, if free */
 	void (*wait_conn)(struct sim *s);   /* queue the flusher for one */
 	void (*lock_row)(struct sim *s);    /* the flusher, connected, locks row 0 */
+	/* for sim_wal.c: the flush carrying row i's commit is done */
+	void (*release)(struct sim *s, int i);
 	/* for sim_cpu.c: a job's CPU part is over (the row, or the slab slot) */
 	void (*cpu_done)(struct sim *s, enum sim_cpu_what what, uint32_t arg);
 };
@@ -232,6 +249,7 @@ struct sim {
 	uint32_t rr_next;         /* round-robin slot */
 	int64_t think_us, outside_us, cpu_client_us;  /* closed loop and outside */
 	int64_t lock_timeout_us, backoff_us;          /* 0 = none */
+	int64_t statement_timeout_us, wake_us, wal_flush_us;
 	double retry_tokens;      /* the budget: + retry_budget per like, - 1 a retry */
 	struct sim_cpu cpu;
 	double mva_x, mva_r;      /* sim_mva of c, -1 when it does not apply */
@@ -257,6 +275,7 @@ struct sim {
 	/* outcomes of likes */
 	uint64_t offered, completed, failed, abandoned, retried;
 	uint64_t orphaned, orphans_run, lock_timeouts, retries_denied;
+	uint64_t statement_timeouts, wakes;
 	int64_t orphans_live;      /* orphaned attempts still in a queue or holding:
 	                              not in inflight, but they hold memory */
 	struct sim_like *likes;    /* [0] unused: like 0 means "no record" */
@@ -309,6 +328,16 @@ struct sim {
 	int64_t read_last_us;      /* the latest read's own time */
 	int64_t versions_max, buffers_max;
 	uint32_t read_gen;         /* the pending EV_READ's arg; older ones are stale */
+
+	/* the shared log (sim_wal.c): one flush at a time; the rows whose
+	 * commits it carries, and those waiting for the next one, in the
+	 * order they came (each row at most once: it holds its lock) */
+	struct {
+		bool busy;
+		int *cur, *next;
+		int ncur, nnext;
+		uint64_t flushes, commits;
+	} wal;
 };
 
 /* Schedule an event. The busiest streams (arrivals, the pool's sweep)
@@ -355,11 +384,18 @@ void sim_cpu_free(struct sim *s);
 void sim_chain_init(struct sim *s);                    /* in sim_new */
 void sim_chain_free(struct sim *s);
 void sim_chain_update(struct sim *s, int row);         /* an update committed */
+int64_t sim_chain_walk_us(const struct sim *s, int row);  /* an update's walk, us */
 bool sim_read_next(struct sim *s, uint32_t gen);       /* EV_READ: false if stale */
 void sim_chain_rate(struct sim *s);                    /* c.read_rps changed */
 int64_t sim_read_start(struct sim *s);                 /* connected: its time, us */
 void sim_read_end(struct sim *s, const struct sim_req *r, bool ok);
 void sim_chain_summary(const struct sim *s, struct sim_summary *o);
+
+/* sim_wal.c: the shared log */
+void sim_wal_init(struct sim *s);                      /* in sim_new */
+void sim_wal_free(struct sim *s);
+void sim_wal_commit(struct sim *s, int row);           /* row's holder commits */
+void sim_wal_done(struct sim *s);                      /* EV_WAL_DONE */
 
 /* sim_theory.c */
 void sim_theory(const struct sim *s, double rps, struct sim_summary *out);

@@ -54,6 +54,11 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->orphaned = s->orphaned;
 	o->orphans_run = s->orphans_run;
 	o->lock_timeouts = s->lock_timeouts;
+	o->statement_timeouts = s->statement_timeouts;
+	o->wakes = s->wakes;
+	o->wal.flushes = s->wal.flushes;
+	o->wal.commits = s->wal.commits;
+	o->wal.flushes_per_commit = s->wal.commits ? (double)s->wal.flushes / (double)s->wal.commits : -1;
 	o->retries_denied = s->retries_denied;
 	o->counter_pool.max_in_use = s->pool[POOL_COUNTER].max_in_use;
 	o->counter_pool.max_waiters = s->pool[POOL_COUNTER].max_waiters;
@@ -108,6 +113,14 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 	                                                  ? s->c.counter_pool : 0);
 	out->pool_in_use = sim_pools_in_use(s);
 	out->pool_waiters = sim_pools_waiting(s);
+	if (s->counter_pool != &s->pool[POOL_MAIN]) {
+		out->counter_pool_size = s->c.counter_pool;
+		out->counter_in_use = s->counter_pool->in_use;
+		out->counter_waiters = (int)s->counter_pool->waiters.n +
+		                       s->counter_pool->flusher_waiting;
+	} else {
+		out->counter_pool_size = out->counter_in_use = out->counter_waiters = 0;
+	}
 	/* Cells grouped by state: busy ones first, then the idle rest. */
 	{
 		const struct { int n; enum sim_conn_state st; } g[] = {
@@ -175,6 +188,8 @@ static const char *const arrivals_names[] = { "constant", "poisson", "bursty" };
 static const char *const dist_names[] = { "const", "exp" };
 static const char *const slot_names[] = { "random", "round-robin" };
 static const char *const backoff_names[] = { "none", "exp", "exp-jitter" };
+static const char *const handoff_names[] = { "fifo", "herd" };
+static const char *const wal_order_names[] = { "flush-release" };
 
 #define FIELD(name, kind, member) { name, kind, offsetof(struct sim_config, member), NULL }
 #define NAMED(name, member, names) { name, F_NAME, offsetof(struct sim_config, member), names }
@@ -226,12 +241,19 @@ static const struct config_field config_fields[] = {
 	FIELD("snapshot_for_s", F_DOUBLE, snapshot_for_s),
 	FIELD("batch", F_BATCH, batch),
 	FIELD("refuse_frac", F_DOUBLE, refuse_frac),
+	NAMED("handoff", handoff, handoff_names),
+	FIELD("wake_us", F_DOUBLE, wake_us),
+	FIELD("wal_flush_ms", F_DOUBLE, wal_flush_ms),
+	NAMED("wal_order", wal_order, wal_order_names),
+	FIELD("statement_timeout_ms", F_DOUBLE, statement_timeout_ms),
+	FIELD("walk_us", F_DOUBLE, walk_us),
 };
 
 /* The enums the table names are int-sized; read one as an int. */
 _Static_assert(sizeof(enum sim_slot) == sizeof(int) && sizeof(enum sim_arrivals) == sizeof(int) &&
                sizeof(enum sim_dist) == sizeof(int) && sizeof(enum sim_backoff) == sizeof(int) &&
-               sizeof(enum sim_strategy) == sizeof(int), "config_fields reads enums as int");
+               sizeof(enum sim_strategy) == sizeof(int) && sizeof(enum sim_handoff) == sizeof(int) &&
+               sizeof(enum sim_wal_order) == sizeof(int), "config_fields reads enums as int");
 
 static int enum_at(const void *p)
 {
@@ -442,10 +464,16 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	fputs("},", f);
 	num(f, "last_ms", o->reads.last_ms);
 	fprintf(f, ",\"versions\":%lld,\"versions_max\":%lld,\"buffers\":%lld,"
-	        "\"buffers_max\":%lld,\"heap_pages\":%lld,\"snapshot_open\":%s}}",
+	        "\"buffers_max\":%lld,\"heap_pages\":%lld,\"snapshot_open\":%s}",
 	        (long long)o->reads.versions, (long long)o->reads.versions_max,
 	        (long long)o->reads.buffers, (long long)o->reads.buffers_max,
 	        (long long)o->reads.heap_pages, o->reads.snapshot_open ? "true" : "false");
+	fprintf(f, ",\"statement_timeouts\":%llu,\"wakes\":%llu,\"wal\":{\"flushes\":%llu,"
+	        "\"commits\":%llu,", (unsigned long long)o->statement_timeouts,
+	        (unsigned long long)o->wakes, (unsigned long long)o->wal.flushes,
+	        (unsigned long long)o->wal.commits);
+	num_or_null(f, "flushes_per_commit", o->wal.flushes_per_commit);
+	fputs("}}", f);
 }
 
 void sim_json(FILE *f, const struct sim *s)

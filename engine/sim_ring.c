@@ -31,7 +31,10 @@ static struct sim_req *ring_alloc(size_t cap)
 
 	if (bytes < HUGE_BYTES)
 		return xmalloc(bytes);
-	p = aligned_alloc(HUGE_BYTES, bytes);      /* bytes is a multiple of 2 MB */
+	/* aligned_alloc wants a multiple of the alignment: a 40-byte
+	 * element makes a power-of-two ring one only from 2^18 on. */
+	bytes = (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+	p = aligned_alloc(HUGE_BYTES, bytes);
 	if (!p)
 		return xmalloc(bytes);
 #ifdef MADV_HUGEPAGE
@@ -57,4 +60,22 @@ void sim_ring_grow(struct sim_ring *q)
 	q->r = r;
 	q->cap = cap;
 	q->head = 0;
+}
+
+struct sim_req sim_ring_remove(struct sim_ring *q, size_t i)
+{
+	size_t mask = q->cap - 1;
+	struct sim_req out = *sim_ring_at(q, i);
+
+	if (i < q->n / 2) {
+		/* the older side moves up one, and the head with it */
+		for (size_t j = i; j > 0; j--)
+			q->r[(q->head + j) & mask] = q->r[(q->head + j - 1) & mask];
+		q->head = (q->head + 1) & mask;
+	} else {
+		for (size_t j = i; j + 1 < q->n; j++)
+			q->r[(q->head + j) & mask] = q->r[(q->head + j + 1) & mask];
+	}
+	q->n--;
+	return out;
 }

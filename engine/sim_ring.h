@@ -14,6 +14,7 @@
  *   sim_ring_push(&q, &req);              copies req; grows with xrealloc
  *   if (q.n) { struct sim_req r = sim_ring_pop(&q); }
  *   sim_ring_at(&q, i)   the i-th oldest (0 = head), i < q.n
+ *   sim_ring_remove(&q, i)  takes the i-th oldest out
  *   sim_ring_free(&q).
  */
 #ifndef HOTROW_SIM_RING_H
@@ -50,6 +51,7 @@ static inline void sim_ring_push(struct sim_ring *q, const struct sim_req *req)
 	d->first_us = req->first_us;
 	d->attempt_us = req->attempt_us;
 	d->enq_us = req->enq_us;
+	d->slept_us = req->slept_us;
 	d->like = req->like;
 	d->tries = req->tries;
 	d->kind = req->kind;
@@ -72,6 +74,10 @@ static inline const struct sim_req *sim_ring_at(const struct sim_ring *q, size_t
 	assert(i < q->n);
 	return &q->r[(q->head + i) & (q->cap - 1)];
 }
+
+/* Take the i-th oldest out of the queue (i < q->n), keeping the order of
+ * the rest; costs the shorter side's length. */
+struct sim_req sim_ring_remove(struct sim_ring *q, size_t i);
 
 /* The same, writable: valid until the next push. */
 static inline struct sim_req *sim_ring_at_mut(struct sim_ring *q, size_t i)

@@ -96,7 +96,10 @@ int sim_mva(const struct sim_config *c, double *x_per_s, double *r_ms)
 	double z = c->think_ms, x, *xin;
 
 	*x_per_s = *r_ms = -1;
-	if (n <= 0 || !sim_strategy_direct(c->strategy))
+	/* The herd's wakes, the shared log's batches and holds that grow
+	 * with an old snapshot's chain are not in it. */
+	if (n <= 0 || !sim_strategy_direct(c->strategy) || c->handoff == SIM_HANDOFF_HERD ||
+	    c->wal_flush_ms > 0 || (c->walk_us > 0 && c->snapshot_for_s > 0))
 		return -1;
 	p = c->pool > 0 && c->pool < n ? c->pool : n;
 	xin = xmalloc((size_t)(p + 1) * sizeof *xin);
@@ -379,6 +382,12 @@ void sim_theory(const struct sim *s, double rps, struct sim_summary *out)
 		out->theory.mm1_mean_ms = s_ms / (1 - rho);
 		out->theory.md1_mean_ms = s_ms + rho * s_ms / (2 * (1 - rho));
 		out->theory.model_mean_ms = s_ms + wq + c->outside_ms;
+	} else if (rho == 1 && ca2 == 0 && cs2 == 0) {
+		/* D/D/1 exactly at its ceiling: each like arrives as the last one
+		 * leaves, so nobody waits. With any randomness at rho = 1 the line
+		 * has no steady state (its length wanders like a random walk and
+		 * its mean keeps growing), so no mean is given. */
+		out->theory.model_mean_ms = s_ms + c->outside_ms;
 	} else if (lam > out->theory.ceiling_per_s) {
 		out->theory.growth_per_s = lam - out->theory.ceiling_per_s;
 		if (c->pool > 0)

@@ -71,6 +71,8 @@ $(foreach lab,$(LAB_NAMES),$(eval $(call lab_rules,$(lab))))
 
 # The handouts' tables, the mutants' headers and the hint tags agree.
 LINTS += scripts/lint-labs
+# Each skeleton.sum is what its exercises/ holds (hotrow lab reset reads it).
+LINTS += scripts/skeleton-sums
 
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:

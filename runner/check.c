@@ -7,14 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runner/audit.h"
 #include "runner/check.h"
-#include "runner/show.h"
+#include "runner/files.h"
 #include "runner/text.h"
 #include "util/clock.h"
+#include "util/hash.h"
 
 #define CHECK_OUT_HEAD 4096   /* what one check printed: first part kept */
 #define CHECK_OUT_TAIL 2048   /* and the last part */
@@ -87,6 +90,37 @@ int runner_db_env(const char *url, struct runner_opts *o)
 		return 0;
 	}
 	return -1;
+}
+
+static int env_set(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v;
+}
+
+unsigned runner_engines_available(void)
+{
+	const char *only = getenv("HOTROW_LAB_ONLY");
+	int only_pg = only && (!strcmp(only, "postgres") || !strcmp(only, "postgresql"));
+	int only_sqlite = only && !strcmp(only, "sqlite");
+	const char *req = getenv("HOTROW_REQUIRE_PG"), *rreq = getenv("HOTROW_REQUIRE_REDIS");
+	unsigned e = 0;
+	if (!only_pg)
+		e |= RUNNER_ENGINE_SQLITE;
+	if (!only_sqlite && (env_set("HOTROW_PG_URL") || (req && !strcmp(req, "1"))))
+		e |= RUNNER_ENGINE_PG;
+	if (!only_pg && (env_set("HOTROW_REDIS_URL") || (rreq && !strcmp(rreq, "1"))))
+		e |= RUNNER_ENGINE_REDIS;
+	return e;
+}
+
+const char *runner_engines_str(unsigned engines)
+{
+	static const char *const words[8] = {
+		"no engine", "SQLite", "PostgreSQL", "SQLite and PostgreSQL", "Redis", "SQLite and Redis",
+		"PostgreSQL and Redis", "SQLite, PostgreSQL and Redis",
+	};
+	return words[engines & 7];
 }
 
 static void collect(void *arg, int fd, const char *bytes, size_t n)
@@ -167,10 +201,73 @@ static const char *literal(const char *s, struct buf *b)
 	return *s ? s + 1 : s;
 }
 
-int runner_checks_parse(const char *src, char ***names)
+/* The engine an identifier of a test table's entry names, if any. */
+static unsigned engine_word(const char *p, size_t k)
+{
+	static const struct { const char *setup; unsigned engines; } setups[] = {
+		{"labtest_setup_sqlite", RUNNER_ENGINE_SQLITE},
+		{"labtest_setup_pg", RUNNER_ENGINE_PG},
+		{"labtest_setup_redis", RUNNER_ENGINE_SQLITE | RUNNER_ENGINE_REDIS},
+	};
+	for (size_t i = 0; i < sizeof setups / sizeof setups[0]; i++)
+		if (strlen(setups[i].setup) == k && !strncmp(p, setups[i].setup, k))
+			return setups[i].engines;
+	return 0;
+}
+
+static int is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The engines a setup function of the suite's own needs: the harness's
+ * setups it calls, and Redis when it reads HOTROW_REDIS_URL (a check on
+ * PostgreSQL with a real Redis). depth bounds setups calling setups. */
+static unsigned setup_engines(const char *src, const char *name, size_t k, int depth)
+{
+	unsigned e = engine_word(name, k);
+	if (e || depth > 3)
+		return e;
+	for (const char *p = strstr(src, "int "); p; p = strstr(p + 1, "int ")) {
+		const char *q = skip_space(p + 4);
+		if (strncmp(q, name, k) || is_ident(q[k]))
+			continue;
+		q = skip_space(q + k);
+		if (*q != '(' || !(q = strchr(q, ')')))
+			continue;
+		q = skip_space(q + 1);
+		if (*q != '{')
+			continue;   /* a declaration, not the definition */
+		int level = 0;
+		for (; *q; q++) {
+			if (*q == '{')
+				level++;
+			else if (*q == '}' && --level == 0)
+				break;
+			else if (is_ident(*q) && !is_ident(q[-1])) {
+				const char *w = q;
+				while (is_ident(*q))
+					q++;
+				if ((size_t)(q - w) == 16 && !strncmp(w, "HOTROW_REDIS_URL", 16))
+					e |= RUNNER_ENGINE_REDIS;
+				else if ((size_t)(q - w) != k || strncmp(w, name, k))
+					e |= setup_engines(src, w, (size_t)(q - w), depth + 1) & ~RUNNER_ENGINE_REDIS;
+				q--;
+			}
+		}
+		return e;
+	}
+	return 0;
+}
+
+int runner_checks_parse(const char *src, char ***names, unsigned **engines)
 {
 	size_t n = 0, cap = 0;
+	unsigned need = 0;
+	int field = 0;   /* of the entry: 0 name, 1 function, 2 setup, 3 teardown */
 	*names = NULL;
+	if (engines)
+		*engines = NULL;
 	for (const char *s = strstr(src, "CMUnitTest"); s; s = strstr(s, "CMUnitTest")) {
 		s += 10;
 		/* "CMUnitTest NAME [ ... ] = {" : an array being defined. */
@@ -206,21 +303,40 @@ int runner_checks_parse(const char *src, char ***names)
 					p++;
 				continue;
 			}
+			if (depth == 2 && field == 2 && is_ident(*p) && !is_ident(p[-1])) {
+				const char *e = p;
+				while (is_ident(*e))
+					e++;
+				need |= setup_engines(src, p, (size_t)(e - p), 0);
+				p = e;
+				continue;
+			}
+			if (depth == 2 && *p == ',')
+				field++;
 			if (*p == '{') {
 				depth++;
-				if (depth == 2)
+				if (depth == 2) {
 					name.len = 0;
+					need = 0;
+					field = 0;
+				}
 			} else if (*p == '}') {
 				if (depth == 2 && name.len) {
 					if (n == cap) {
 						cap = cap ? 2 * cap : 32;
 						char **nn = realloc(*names, cap * sizeof *nn);
-						if (!nn) {
+						unsigned *ne = engines ? realloc(*engines, cap * sizeof *ne) : NULL;
+						if (nn)
+							*names = nn;
+						if (ne)
+							*engines = ne;
+						if (!nn || (engines && !ne)) {
 							free(name.s);
 							return -1;
 						}
-						*names = nn;
 					}
+					if (engines)
+						(*engines)[n] = need;
 					(*names)[n++] = strdup(name.s);
 				}
 				depth--;
@@ -249,17 +365,21 @@ static int load_expected(const struct runner_tree *t, const struct runner_lab *l
 		buf_add(&b, chunk, k);
 	fclose(f);
 	char **names;
-	int n = b.s ? runner_checks_parse(b.s, &names) : 0;
+	unsigned *engines;
+	int n = b.s ? runner_checks_parse(b.s, &names, &engines) : 0;
 	free(b.s);
 	if (n <= 0)
 		return -1;
 	r->checks = calloc((size_t)n, sizeof *r->checks);
 	for (int i = 0; i < n; i++) {
-		if (r->checks)
+		if (r->checks) {
 			snprintf(r->checks[i].name, sizeof r->checks[i].name, "%s", names[i]);
+			r->checks[i].engines = engines[i];
+		}
 		free(names[i]);
 	}
 	free(names);
+	free(engines);
 	if (!r->checks)
 		return -1;
 	r->n = (size_t)n;
@@ -276,6 +396,8 @@ struct run {
 	struct runner_text stray;
 	double started;
 	int live;
+	void (*on_check)(const struct runner_check *c);   /* with live: show it as it ends */
+	char token[40];                /* starts every harness line; "" in tests */
 };
 
 static struct run *active;   /* runner_result_report's view when called from tests */
@@ -313,13 +435,19 @@ static void end_check(struct run *run, struct runner_check *c, enum runner_verdi
 	runner_text_free(t);
 	if (run->cur == c)
 		run->cur = NULL;
-	if (run->live)
-		runner_show_check(c);
+	if (run->live && run->on_check)
+		run->on_check(c);
 }
 
 static void report_line(struct run *run, char *line)
 {
 	struct runner_result *r = run->r;
+	if (run->token[0]) {   /* only the harness knows it (see labtest.h) */
+		size_t k = strlen(run->token);
+		if (strncmp(line, run->token, k) || line[k] != ' ')
+			return;
+		line += k + 1;
+	}
 	char *arg = strchr(line, ' ');
 	if (!arg)
 		return;
@@ -349,8 +477,21 @@ static void report_line(struct run *run, char *line)
 		*verdict++ = '\0';
 		if (!c || strcmp(c->name, arg))
 			return;   /* an end for a check not running: ignored */
-		end_check(run, c, !strcmp(verdict, "pass") ? RUNNER_PASSED :
-				  !strcmp(verdict, "skip") ? RUNNER_SKIPPED : RUNNER_FAILED);
+		enum runner_verdict v = !strcmp(verdict, "pass") ? RUNNER_PASSED :
+					!strcmp(verdict, "skip") ? RUNNER_SKIPPED : RUNNER_FAILED;
+		if (v == RUNNER_SKIPPED && !(c->engines & ~r->available)) {
+			/* Every engine it needs was there: the check did not pass. */
+			char why[200];
+			snprintf(why, sizeof why, "not run (skipped), though %s was there: a skip is not a pass",
+				 c->engines ? runner_engines_str(c->engines) : "all it needs");
+			str_line(&c->details, why);
+			v = RUNNER_FAILED;
+		}
+		if (c->details)
+			v = RUNNER_FAILED;   /* it said what failed: nothing after undoes that */
+		end_check(run, c, v);
+	} else if (c && !strcmp(line, "say")) {
+		str_line(&c->said, arg);
 	} else if (c && !strcmp(line, "detail")) {
 		str_line(&c->details, strip_where(c, arg));
 	} else if (c && !strcmp(line, "hint")) {
@@ -408,6 +549,10 @@ static void finish(struct run *run, const char *status_text)
 		struct runner_check *c = &r->checks[i];
 		if (c->state == 2)
 			continue;
+		if (c->engines & ~r->available) {   /* it would not have run anyway */
+			end_check(run, c, RUNNER_SKIPPED);
+			continue;
+		}
 		char why[400];
 		if (c->state == 1)
 			snprintf(why, sizeof why, "did not finish: the test process %s while it ran", status_text);
@@ -464,6 +609,67 @@ static int copy_exec(const char *src, const char *dst)
 	return rc;
 }
 
+/* A secret for one run of a test binary, in hex, from the kernel's
+ * generator (the clock and the pid only where it fails). */
+static void new_token(char *out, size_t n)
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		uint64_t x = (uint64_t)(util_now() * 1e9) ^ ((uint64_t)getpid() << 32);
+		for (size_t i = 0; i < sizeof b; i++)
+			b[i] = (unsigned char)util_splitmix64(&x);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < sizeof b && k + 3 <= n; i++)
+		k += (size_t)snprintf(out + k, n - k, "%02x", b[i]);
+}
+
+/* "build/obj/SIDE/NN-name/x.o ... build/labs/NN-name/checks.i" into buf:
+ * what runner_audit reads. Returns 0, or -1 when it does not fit. */
+static int object_targets(const struct runner_tree *t, const struct runner_lab *l, const char *side,
+                          char *buf, size_t n)
+{
+	char dir[PATH_MAX];
+	size_t k, used = (size_t)snprintf(buf, n, "build/labs/%s/checks.i", l->name);
+	if (runner_path(t, dir, sizeof dir, "%s/%s", side, l->name) != 0)
+		return -1;
+	char **names = runner_files_of(dir, &k);
+	int rc = 0;
+	for (size_t i = 0; i < k; i++) {
+		size_t len = strlen(names[i]);
+		if (len > 2 && !strcmp(names[i] + len - 2, ".c") && !strchr(names[i], ' ')) {
+			int w = snprintf(buf + used, n - used, " build/obj/%s/%s/%.*s.o", side, l->name,
+					 (int)len - 2, names[i]);
+			if (w < 0 || (size_t)w >= n - used)
+				rc = -1;
+			else
+				used += (size_t)w;
+		}
+	}
+	runner_files_free(names, k);
+	return rc;
+}
+
+int runner_build_objects(const struct runner_tree *t, const struct runner_lab *l,
+                         const struct runner_opts *o, double timeout_s, char **log)
+{
+	const char *side = o->solutions ? "solutions" : "exercises";
+	char objects[PATH_MAX * 4];
+	*log = NULL;
+	if (runner_files_fresh(t, l, side) != 0) {
+		*log = strdup("cannot write the kit's build/ directory");
+		return -1;
+	}
+	if (object_targets(t, l, side, objects, sizeof objects) != 0) {
+		*log = strdup("too many files in the exercise");
+		return -1;
+	}
+	int rc = runner_build(t, objects, timeout_s, o, log);
+	if (rc == 0)
+		runner_files_built(t, l, side);
+	return rc;
+}
+
 /* Build under a lock and copy the test binary to .hotrow/run/PID/, so a
  * second runner neither relinks it nor finds it busy. Fills bin. */
 static int build_private(const struct runner_tree *t, const struct runner_lab *l,
@@ -489,7 +695,39 @@ static int build_private(const struct runner_tree *t, const struct runner_lab *l
 		fflush(stdout);
 	}
 	double limit = o->timeout_s > 0 ? 4 * o->timeout_s : 0;
-	int built = runner_build(t, targets, limit, o, &r->build_log);
+	/* The student's objects first, built from the files as they are, and
+	 * audited before they are linked with the checks. */
+	const char *side = o->solutions ? "solutions" : "exercises";
+	char why[600];
+	int built = 0;
+	if (runner_audit_sources(t, l, side, why, sizeof why) != 0) {
+		r->refused = strdup(why);
+		built = -1;
+		/* the list of checks, so that every one of them fails */
+		char target_list[PATH_MAX];
+		snprintf(target_list, sizeof target_list, "build/labs/%s/checks.i", l->name);
+		char *ignored = NULL;
+		runner_build(t, target_list, limit, o, &ignored);
+		free(ignored);
+	}
+	if (built == 0)
+		built = runner_build_objects(t, l, o, limit, &r->build_log);
+	if (built == 0) {
+		if (runner_audit(t, l, side, why, sizeof why) != 0) {
+			r->refused = strdup(why);
+			built = -1;
+		}
+	}
+	if (built == 0) {
+		char *log = NULL;
+		built = runner_build(t, targets, limit, o, &log);
+		if (log && r->build_log) {   /* the warnings of both steps */
+			str_line(&r->build_log, log);
+			free(log);
+		} else if (log) {
+			r->build_log = log;
+		}
+	}
 	if (status_line) {
 		printf("\033[K");
 		fflush(stdout);
@@ -513,14 +751,22 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
                      const struct runner_opts *o, struct runner_result *r)
 {
 	memset(r, 0, sizeof *r);
+	/* A mutant run's list of checks is make test's, never a grade's. */
+	unsetenv("HOTROW_LAB_CHECKS");
+	r->available = runner_engines_available();
 	char bin[PATH_MAX];
 	int b = build_private(t, l, o, r, bin, sizeof bin);
 	if (b > 0 && !r->interrupted && !r->cancelled && load_expected(t, l, r) == 0) {
 		/* Not built: every check fails, so the maximum stays what it is. */
 		struct run run;
 		run_init(&run, r, 0);
+		char refused[700];
+		snprintf(refused, sizeof refused, "not run: %s", r->refused ? r->refused : "");
 		for (size_t i = 0; i < r->n; i++) {
-			str_line(&r->checks[i].details, r->build_timed_out ? "not run: the build timed out" :
+			if (r->checks[i].engines & ~r->available)
+				continue;   /* not run for want of its engine: finish skips it */
+			str_line(&r->checks[i].details, r->refused ? refused :
+					 r->build_timed_out ? "not run: the build timed out" :
 					 "not run: the code does not compile");
 			r->checks[i].state = 2;
 			r->checks[i].verdict = RUNNER_FAILED;
@@ -539,10 +785,23 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 
 	struct run run;
 	run_init(&run, r, o->live);
+	run.on_check = o->on_check;
 	char *argv[] = {bin, NULL};
+	/* The checks whose engines the runner did not give: the only ones the
+	 * harness skips (labtest.h), and the only skips that count as such. */
+	struct buf skip = {0};
+	buf_add(&skip, "HOTROW_LAB_SKIP=", 16);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->checks[i].engines & ~r->available)
+			buf_line(&skip, r->checks[i].name);
+	char token_env[64];
+	new_token(run.token, sizeof run.token);
+	snprintf(token_env, sizeof token_env, "HOTROW_REPORT_TOKEN=%s", run.token);
+	const char *env[] = {token_env, skip.s, NULL};
 	struct runner_child c = {
 		.argv = argv, .dir = t->root, .timeout_s = o->timeout_s, .report = 1,
 		.out = on_output, .line = on_report, .arg = &run, .watch_fd = {-1, -1},
+		.env = env,
 	};
 	if (o->watched) {
 		c.watch_fd[0] = o->watch_fd[0];
@@ -551,6 +810,7 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 		c.watch_arg = o->watch_arg;
 	}
 	runner_proc_run(&c, &r->exit);
+	free(skip.s);
 	unlink(bin);
 	char *slash = strrchr(bin, '/');
 	if (slash) {
@@ -574,6 +834,7 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 void runner_result_free(struct runner_result *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
+		free(r->checks[i].said);
 		free(r->checks[i].details);
 		free(r->checks[i].output);
 	}
@@ -581,5 +842,6 @@ void runner_result_free(struct runner_result *r)
 	free(r->build_log);
 	free(r->notices);
 	free(r->stray);
+	free(r->refused);
 	memset(r, 0, sizeof *r);
 }

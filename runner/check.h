@@ -7,6 +7,10 @@
  * test-solution with --solutions. A compile error is not a crash: the
  * result says "not built" and carries the compiler's messages.
  *
+ * Before anything is linked, the student's sources and objects are
+ * audited (runner/audit.h); refused code is not linked or run, and every
+ * check fails with the one line that says why.
+ *
  * Verdicts never come from what the student's code prints:
  *   - the checks expected are known before anything runs: make writes the
  *     lab's test sources, preprocessed, to build/labs/NN-name/checks.i and
@@ -14,7 +18,10 @@
  *   - the verdicts come from the harness on a pipe of their own (the report
  *     channel of tests/harness/labtest.h), not from stdout;
  *   - a check that never ended (the process died, exited early or timed
- *     out) fails, and says how the process ended; the maximum never shrinks.
+ *     out) fails, and says how the process ended; the maximum never shrinks;
+ *   - a check that sent any failure detail fails, whatever its end says;
+ *     a skip counts as a skip only when the runner did not give the
+ *     check's engine (runner_engines_available), else it fails.
  * The test binary's stdout and stderr are kept per check (bounded: the
  * first and last part, with how much was cut) and shown with a failure.
  *
@@ -27,7 +34,8 @@
  *   if (runner_db_env(url, &o) != 0) ...bad --db...
  *   struct runner_result r;
  *   runner_check_run(&tree, lab, &o, &r); ... runner_result_free(&r);
- * (runner_check_cmd in show.h prints it all for `hotrow lab check`.)
+ * (runner_check_cmd in show.h prints it all for `hotrow lab check`, each
+ * check as it ends through o.on_check.)
  */
 #ifndef HOTROW_RUNNER_CHECK_H
 #define HOTROW_RUNNER_CHECK_H
@@ -37,9 +45,14 @@
 
 #define RUNNER_TIMEOUT_S 120   /* per test binary, unless --timeout */
 
+struct runner_check;
+
 struct runner_opts {
 	int solutions;        /* build against solutions/ (instructors) */
-	int live;             /* print each check as it finishes */
+	int live;             /* print the build's progress and the notices as they come */
+	/* Called as each check ends (with live set), to show it: the runner
+	 * that runs the checks does not know how they are shown (show.h). */
+	void (*on_check)(const struct runner_check *c);
 	double timeout_s;     /* per test binary; the build gets 4 times as long */
 	const char *db;       /* --db URL, or NULL */
 	const char *db_from;  /* where the PostgreSQL URL came from ("--db", "HOTROW_PG_URL") */
@@ -53,6 +66,12 @@ struct runner_opts {
 
 enum runner_verdict { RUNNER_PASSED, RUNNER_FAILED, RUNNER_SKIPPED };
 
+/* The engines a check needs, from its entry in the test table (its setup
+ * function), never from its name; 0: none (a check of plain C). */
+#define RUNNER_ENGINE_SQLITE 1u
+#define RUNNER_ENGINE_PG     2u
+#define RUNNER_ENGINE_REDIS  4u
+
 struct runner_check {
 	char name[160];            /* "like_post__exact_under_threads/sqlite" */
 	enum runner_verdict verdict;
@@ -61,11 +80,15 @@ struct runner_check {
 	char *output;              /* what it printed (bounded); owned, may be NULL */
 	char where[200];           /* "tests/labs/...c:42", or "" */
 	char hint[128];            /* its hint tags, space separated, or "" */
+	char *said;                /* what the check itself said (lt_say), lines; owned, may be NULL */
+	unsigned engines;          /* RUNNER_ENGINE_* it needs */
 	double seconds;            /* from its start to its verdict */
 };
 
 struct runner_result {
-	int built;                 /* 0: the build failed; build_log says why */
+	int built;                 /* 0: the build failed (build_log says why) or was refused */
+	char *refused;             /* why the audit refused the code (one line); owned, or NULL */
+	unsigned available;        /* RUNNER_ENGINE_* the runner gave the checks */
 	int interrupted;           /* the runner was stopped (Ctrl-C, SIGTERM) */
 	int cancelled;             /* o->watched() stopped it */
 	int build_timed_out;       /* the build was killed at its time limit */
@@ -99,13 +122,30 @@ int runner_db_env(const char *url, struct runner_opts *o);
 int runner_build(const struct runner_tree *t, const char *targets, double timeout_s,
                  const struct runner_opts *o, char **log);
 
+/* Build what runner_audit reads: the lab's list of checks and the objects
+ * of exercises/NN-name/ (solutions/ with o->solutions), from the files as
+ * they are (runner_files_fresh). Returns as runner_build does. */
+int runner_build_objects(const struct runner_tree *t, const struct runner_lab *l,
+                         const struct runner_opts *o, double timeout_s, char **log);
+
 /* Print a build log without make's own "make: ***" lines. */
 void runner_build_log_print(FILE *out, const char *log);
 
 /* The names in the CMUnitTest arrays of preprocessed C source text, in
- * order, into *names (caller frees each and the array). Returns how many,
- * or -1 when out of memory. */
-int runner_checks_parse(const char *source, char ***names);
+ * order, into *names (caller frees each and the array), and, when engines
+ * is not NULL, the RUNNER_ENGINE_* each needs into *engines (caller
+ * frees). Returns how many, or -1 when out of memory. */
+int runner_checks_parse(const char *source, char ***names, unsigned **engines);
+
+/* The engines the checks get in this process's environment (see
+ * runner_db_env): SQLite unless only PostgreSQL was asked for;
+ * PostgreSQL when a URL is set or required; Redis beside SQLite when
+ * HOTROW_REDIS_URL is set or required. A check skipped although every
+ * engine it needs was given did not pass: it fails. */
+unsigned runner_engines_available(void);
+
+/* "PostgreSQL", "Redis", "PostgreSQL and Redis" for a RUNNER_ENGINE_* mask. */
+const char *runner_engines_str(unsigned engines);
 
 /* Build and run one lab's tests. Returns 0 when the suite ran (r holds the
  * verdicts; r->built == 0 when it did not compile), -1 when the test binary

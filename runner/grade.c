@@ -170,8 +170,8 @@ static int write_json(const char *path, const struct runner_tree *t, const struc
 	FILE *f = out.f;
 	char summary[256];
 	snprintf(summary, sizeof summary, "%d of %d checks pass.%s", score, max,
-		 skipped ? " Some checks were skipped (PostgreSQL ones need HOTROW_PG_URL) and count "
-			   "for nothing." : "");
+		 skipped ? " Some checks did not run for want of their engine (PostgreSQL ones need "
+			   "HOTROW_PG_URL) and earn nothing." : "");
 	fprintf(f, "{\n  \"score\": %d,\n  \"max_score\": %d,\n  \"output\": ", score, max);
 	util_json_str(f, summary);
 	fprintf(f, ",\n  \"tests\": [");
@@ -182,11 +182,12 @@ static int write_json(const char *path, const struct runner_tree *t, const struc
 			json_test(f, &first, g[i].lab->name, "build", 0, 1, r->build_log ? r->build_log : "");
 		for (size_t k = 0; k < r->n; k++) {
 			const struct runner_check *c = &r->checks[k];
-			if (c->verdict == RUNNER_SKIPPED)
-				continue;
+			if (c->verdict == RUNNER_SKIPPED && getenv("HOTROW_LAB_ONLY"))
+				continue;   /* left out on purpose: not in the maximum */
 			char *text = c->verdict == RUNNER_FAILED ? failure_text(t, g[i].lab, c) : NULL;
 			json_test(f, &first, g[i].lab->name, c->name, c->verdict == RUNNER_PASSED, 1,
-				  text ? text : "");
+				  text ? text : c->verdict == RUNNER_SKIPPED ?
+				  "not run: its database engine was not set up" : "");
 			free(text);
 		}
 	}
@@ -198,7 +199,9 @@ static void print_lab(const struct graded *g)
 {
 	const struct runner_result *r = &g->r;
 	printf("%sLab %s — %s%s\n", runner_c_bold(), g->lab->num, g->lab->title, runner_c_off());
-	if (!r->built)
+	if (r->refused)
+		printf("  %srefused, not run: %s%s\n", runner_c_bad(), r->refused, runner_c_off());
+	else if (!r->built)
 		printf("  %-52s %sdoes not compile%s%s\n", "build", runner_c_bad(), runner_c_off(),
 		       r->n ? "" : "  0/1");
 	if (r->ended[0])
@@ -238,6 +241,7 @@ int runner_grade(const struct runner_tree *t, const struct runner_lab *only, con
 	       only ? only->name : "every lab");
 	fflush(stdout);
 	int score = 0, max = 0, skipped = 0, broken = 0;
+	int chosen = getenv("HOTROW_LAB_ONLY") != NULL;   /* --db: one engine on purpose */
 	struct runner_opts quiet = *o;
 	quiet.live = 0;
 	size_t n = 0;
@@ -256,20 +260,13 @@ int runner_grade(const struct runner_tree *t, const struct runner_lab *only, con
 			free(g);
 			return 130;
 		}
-		/* A check skipped for a reason of its own (lt_skip: "the direct
-		 * checks must pass first"), not for a missing engine, is a point
-		 * not earned: the maximum does not shrink while the work is
-		 * unfinished. */
-		for (size_t k = 0; k < r->n; k++)
-			if (r->checks[k].verdict == RUNNER_SKIPPED && r->checks[k].details) {
-				r->checks[k].verdict = RUNNER_FAILED;
-				r->skipped--;
-				r->failed++;
-			}
 		/* Every expected check counts, whether it ran or the process died
-		 * first: the maximum is fixed before anything runs. */
+		 * first: the maximum is fixed before anything runs. A check
+		 * skipped for an engine that was not set up is a point not
+		 * earned; only one left out on purpose (--db) is out of it. A
+		 * skip of a check whose engines were there already failed. */
 		g[i].score = r->passed;
-		g[i].max = r->n ? r->passed + r->failed : 1;
+		g[i].max = r->n ? (int)r->n - (chosen ? r->skipped : 0) : 1;
 		score += g[i].score;
 		max += g[i].max;
 		skipped += r->skipped;
@@ -278,8 +275,11 @@ int runner_grade(const struct runner_tree *t, const struct runner_lab *only, con
 			runner_check_record(t, g[i].lab, r);
 	}
 	printf("%sScore: %d/%d%s", score == max && max ? runner_c_ok() : runner_c_bad(), score, max, runner_c_off());
-	if (skipped)
-		printf("  (%d skipped: PostgreSQL checks need HOTROW_PG_URL; `make pg-up` prints it)", skipped);
+	if (skipped && chosen)
+		printf("  (%d skipped: their engine was left out with --db)", skipped);
+	else if (skipped)
+		printf("  (%d not run, 0 points: PostgreSQL checks need HOTROW_PG_URL, `make pg-up` "
+		       "prints it; Redis ones HOTROW_REDIS_URL, `make redis-up`)", skipped);
 	printf("\n");
 
 	char junit[PATH_MAX + 16], json[PATH_MAX + 16];

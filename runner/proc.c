@@ -20,6 +20,7 @@
 #include "runner/proc.h"
 #include "runner/text.h"
 #include "util/clock.h"
+#include "util/proc.h"
 
 #define REPORT_FD 3        /* the harness's report pipe, in the child */
 #define GRACE_S 1.0        /* SIGTERM, then this long, then SIGKILL */
@@ -218,6 +219,7 @@ static void kill_group(pid_t pid, int *reaped, int *st)
 		*reaped = 1;
 	}
 	wait_gone(pid);
+	util_proc_kill_tree(0);   /* what left the group: another session, a double fork */
 }
 
 int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
@@ -245,6 +247,11 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
 	 * runner before it has killed its child. */
 	sigaction(SIGPIPE, &ign, &old_pipe);
 
+	/* Orphans among the child's descendants become ours, so that none
+	 * outlives it (util/proc.h). */
+	static int reaper;
+	if (!reaper++)
+		util_proc_subreaper();
 	fflush(stdout);
 	fflush(stderr);
 	double t0 = util_now();
@@ -300,6 +307,7 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
 		if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
 			reaped = 1;
 			kill(-pid, SIGKILL);   /* what it forked goes with it */
+			util_proc_kill_tree(0);   /* and what left its group */
 			drain_until = util_now() + DRAIN_S;
 			continue;
 		}

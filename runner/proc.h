@@ -6,7 +6,10 @@
  * and a time limit. When the limit passes, when the runner is told to stop
  * (Ctrl-C, SIGTERM, SIGHUP: runner_proc_stop), or when the child itself
  * exits, the whole group is killed (SIGTERM, then SIGKILL a second later)
- * and reaped, so a forked grandchild that sleeps forever goes too. Output
+ * and reaped, so a forked grandchild that sleeps forever goes too; and
+ * since the runner is the reaper of its orphans (util/proc.h), every
+ * other descendant is killed too, whatever its group or session, and
+ * however it treats SIGTERM. Output
  * still buffered in the pipes is read for at most a second more, so a
  * grandchild that left the group cannot hold the runner either. Should
  * the runner be killed outright (SIGKILL), the child is killed too

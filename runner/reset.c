@@ -11,99 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runner/files.h"
 #include "runner/proc.h"
 #include "runner/reset.h"
-
-/* The regular, non-hidden files of dir, sorted; *n of them. The caller
- * frees each name and the array. NULL with *n == 0 when dir is missing. */
-static char **files_of(const char *dir, size_t *n)
-{
-	struct dirent **e;
-	*n = 0;
-	int k = scandir(dir, &e, NULL, alphasort);
-	if (k < 0)
-		return NULL;
-	char **names = calloc((size_t)k + 1, sizeof *names);
-	for (int i = 0; i < k; i++) {
-		char p[PATH_MAX + 260];
-		struct stat st;
-		snprintf(p, sizeof p, "%s/%s", dir, e[i]->d_name);
-		if (names && e[i]->d_name[0] != '.' && stat(p, &st) == 0 && S_ISREG(st.st_mode))
-			names[(*n)++] = strdup(e[i]->d_name);
-		free(e[i]);
-	}
-	free(e);
-	return names;
-}
-
-static void free_names(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
-static int copy_file(const char *src, const char *dst)
-{
-	FILE *in = fopen(src, "rb");
-	if (!in)
-		return -1;
-	FILE *out = fopen(dst, "wb");
-	if (!out) {
-		fclose(in);
-		return -1;
-	}
-	char b[8192];
-	size_t k;
-	int rc = 0;
-	while ((k = fread(b, 1, sizeof b, in)) > 0)
-		if (fwrite(b, 1, k, out) != k)
-			rc = -1;
-	if (ferror(in))
-		rc = -1;
-	fclose(in);
-	if (fclose(out) != 0)
-		rc = -1;
-	return rc;
-}
-
-static int same_file(const char *a, const char *b)
-{
-	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-	int same = fa && fb;
-	while (same) {
-		int ca = getc(fa), cb = getc(fb);
-		if (ca != cb)
-			same = 0;
-		if (ca == EOF)
-			break;
-	}
-	if (fa)
-		fclose(fa);
-	if (fb)
-		fclose(fb);
-	return same;
-}
-
-/* Copy every file of src into dst (created). Returns the count, or -1. */
-static int copy_dir(const char *src, const char *dst)
-{
-	size_t n;
-	char **names = files_of(src, &n);
-	if (mkdir(dst, 0777) != 0 && errno != EEXIST) {
-		free_names(names, n);
-		return -1;
-	}
-	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		char a[PATH_MAX + 260], b[PATH_MAX + 260];
-		snprintf(a, sizeof a, "%s/%s", src, names[i]);
-		snprintf(b, sizeof b, "%s/%s", dst, names[i]);
-		rc = copy_file(a, b);
-	}
-	free_names(names, n);
-	return rc == 0 ? (int)n : -1;
-}
 
 /* Export HEAD:exercises/NAME/ into dst (or, when count_only, only count
  * its files; dst.list is still used as scratch). Returns the number of
@@ -216,19 +126,6 @@ static int recorded_commit(const struct runner_tree *t, const struct runner_lab 
 	return rc;
 }
 
-static void remove_dir(const char *dir)
-{
-	size_t n;
-	char **names = files_of(dir, &n);
-	for (size_t i = 0; i < n; i++) {
-		char p[PATH_MAX + 260];
-		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-		unlink(p);
-	}
-	free_names(names, n);
-	rmdir(dir);
-}
-
 void runner_reset_snapshot(const struct runner_tree *t)
 {
 	for (size_t i = 0; i < t->nlabs; i++) {
@@ -253,9 +150,47 @@ void runner_reset_snapshot(const struct runner_tree *t)
 		}
 		if (git_export(t, l, "HEAD", probe, 1) > 0)
 			continue;   /* in git but already changed: no copy is the skeleton */
-		if (copy_dir(ex, pristine) < 0)
-			remove_dir(pristine);
+		if (runner_files_copy(ex, pristine) < 0)
+			runner_files_remove(pristine);
 	}
+}
+
+/* The skeleton by content: each "BLOB NAME" line of labs/NAME/skeleton.sum
+ * read from git's objects into dst. Returns the number of files, or 0 when
+ * there is no list, no git, or a blob git does not have. */
+static int git_blobs(const struct runner_tree *t, const struct runner_lab *l, const char *dst)
+{
+	char sums[PATH_MAX], line[PATH_MAX];
+	if (runner_path(t, sums, sizeof sums, "labs/%s/skeleton.sum", l->name) != 0)
+		return 0;
+	FILE *f = fopen(sums, "r");
+	if (!f)
+		return 0;
+	int count = 0;
+	while (count >= 0 && fgets(line, sizeof line, f)) {
+		char blob[64], name[256], out[PATH_MAX + 260];
+		if (sscanf(line, "%63[0-9a-f] %255[^\n/]", blob, name) != 2 || name[0] == '.' || strlen(blob) < 40) {
+			count = -1;
+			break;
+		}
+		if (count == 0 && mkdir(dst, 0777) != 0 && errno != EEXIST) {
+			count = -1;
+			break;
+		}
+		snprintf(out, sizeof out, "%s/%s", dst, name);
+		int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		char *cat[] = {"git", "cat-file", "blob", blob, NULL};
+		if (ofd < 0 || runner_proc_to_fd(t->root, cat, ofd, 30) != 0)
+			count = -1;
+		else
+			count++;
+		if (ofd >= 0)
+			close(ofd);
+	}
+	fclose(f);
+	if (count <= 0)
+		runner_files_remove(dst);
+	return count > 0 ? count : 0;
 }
 
 /* Where the skeleton comes from; fills dir (may be a temporary export that
@@ -275,34 +210,24 @@ static const char *find_pristine(const struct runner_tree *t, const struct runne
 	char tmp[PATH_MAX];
 	if (runner_state_dir(t, NULL) == 0 &&
 	    runner_path(t, tmp, sizeof tmp, ".hotrow/reset-%s", l->name) == 0) {
-		remove_dir(tmp);
-		static char from[96];
+		runner_files_remove(tmp);
+		static char from[160];
 		char rev[64];
+		if (git_blobs(t, l, tmp) > 0) {
+			snprintf(dir, n, "%s", tmp);
+			*temp = 1;
+			snprintf(from, sizeof from, "git, by the contents labs/%s/skeleton.sum records", l->name);
+			return from;
+		}
 		if (recorded_commit(t, l, rev, sizeof rev) == 0 && git_export(t, l, rev, tmp, 0) > 0) {
 			snprintf(dir, n, "%s", tmp);
 			*temp = 1;
 			snprintf(from, sizeof from, "git, the kit's commit %.12s", rev);
 			return from;
 		}
-		remove_dir(tmp);
+		runner_files_remove(tmp);
 	}
 	return have ? "the copy saved in .hotrow/pristine/ when the runner first saw the lab" : NULL;
-}
-
-static int differs(const char *ex, const char *src)
-{
-	size_t ne, ns;
-	char **a = files_of(ex, &ne), **b = files_of(src, &ns);
-	int diff = ne != ns;
-	for (size_t i = 0; i < ne && !diff; i++) {
-		char pa[PATH_MAX + 260], pb[PATH_MAX + 260];
-		snprintf(pa, sizeof pa, "%s/%s", ex, a[i]);
-		snprintf(pb, sizeof pb, "%s/%s", src, b[i]);
-		diff = strcmp(a[i], b[i]) || !same_file(pa, pb);
-	}
-	free_names(a, ne);
-	free_names(b, ns);
-	return diff;
 }
 
 static int confirm(const struct runner_lab *l)
@@ -329,7 +254,7 @@ int runner_reset(const struct runner_tree *t, const struct runner_lab *l, int ye
 	int rc = 1;
 	if (runner_path(t, ex, sizeof ex, "exercises/%s", l->name) != 0)
 		goto out;
-	if (!differs(ex, src)) {
+	if (!runner_files_differ(ex, src)) {
 		printf("exercises/%s/ is already the skeleton; nothing to do.\n", l->name);
 		rc = 0;
 		goto out;
@@ -355,19 +280,12 @@ int runner_reset(const struct runner_tree *t, const struct runner_lab *l, int ye
 		goto fail;
 	for (int k = 2; stat(backup, &st) == 0 && k < 100; k++)
 		runner_path(t, backup, sizeof backup, ".hotrow/backup/%s-%s-%d", l->name, stamp, k);
-	int saved = copy_dir(ex, backup);
+	int saved = runner_files_copy(ex, backup);
 	if (saved < 0)
 		goto fail;
 
-	size_t n;
-	char **names = files_of(ex, &n);
-	for (size_t i = 0; i < n; i++) {
-		char p[PATH_MAX + 260];
-		snprintf(p, sizeof p, "%s/%s", ex, names[i]);
-		unlink(p);
-	}
-	free_names(names, n);
-	int restored = copy_dir(src, ex);
+	runner_files_clear(ex);
+	int restored = runner_files_copy(src, ex);
 	if (restored < 0)
 		goto fail;
 	struct runner_progress p;
@@ -384,6 +302,6 @@ fail:
 		".hotrow/backup/\n", strerror(errno), l->name);
 out:
 	if (temp)
-		remove_dir(src);
+		runner_files_remove(src);
 	return rc;
 }

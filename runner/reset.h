@@ -6,11 +6,15 @@
  *   1. .hotrow/pristine/NN-name/ when the student kit shipped it (the
  *      marker .hotrow/pristine/SHIPPED exists): right even when the student
  *      commits their work to a git repository of their own;
- *   2. git, COMMIT:exercises/NN-name/, in a checkout of the kit, where
+ *   2. git's objects, by content: labs/NN-name/skeleton.sum (written by
+ *      scripts/skeleton-sums, checked by make test) lists each file's git
+ *      object id, so whatever the student committed, and whenever the
+ *      runner first saw the lab, the skeleton is what the kit shipped;
+ *   3. git, COMMIT:exercises/NN-name/, in a checkout of the kit, where
  *      COMMIT (.hotrow/pristine/NN-name.commit) is the HEAD at which the
  *      runner first saw the exercise untouched: never the student's own
  *      later HEAD, which may hold their work;
- *   3. .hotrow/pristine/NN-name/ saved by runner_reset_snapshot the first time
+ *   4. .hotrow/pristine/NN-name/ saved by runner_reset_snapshot the first time
  *      the runner met the lab (a copy of the kit made without git).
  * Before anything is overwritten, the student's files are copied to
  * .hotrow/backup/NN-name-YYYYMMDD-HHMMSS/.

@@ -79,16 +79,14 @@ void runner_show_check(const struct runner_check *c)
 	switch (c->verdict) {
 	case RUNNER_PASSED:
 		printf("  %sok%s    %s\n", runner_c_ok(), runner_c_off(), c->name);
+		runner_show_output(c->said, "          ", 20);   /* what the check itself says */
 		break;
 	case RUNNER_SKIPPED:   /* a missing engine: the notice and the total say so */
-		if (c->details) {   /* a reason of its own, worth a line */
-			printf("  %sskip%s  %s\n", runner_c_dim(), runner_c_off(), c->name);
-			runner_show_output(c->details, "          ", 5);
-		}
 		break;
 	case RUNNER_FAILED:
 		printf("  %sFAIL%s  %s\n", runner_c_bad(), runner_c_off(), c->name);
 		runner_show_output(c->details, "          ", 40);
+		runner_show_output(c->said, "          ", 20);
 		show_crash(c->output, "          ");
 		if (c->where[0])
 			printf("          %s(%s)%s\n", runner_c_dim(), c->where, runner_c_off());
@@ -137,20 +135,20 @@ static void print_first_hint(const struct runner_tree *t, const struct runner_la
 	runner_hints_free(&h);
 }
 
-/* Which engines a check belongs to: its name's "/sqlite" or "/postgres";
- * a check with neither belongs to both. */
-static int engine_of(const char *name)
+/* Which engines' progress a check counts in: those its entry declares
+ * (a Redis check runs on SQLite); a check of plain C counts in both. */
+static int engine_of(const struct runner_check *c)
 {
-	const char *slash = strrchr(name, '/');
-	if (slash && !strcmp(slash, "/sqlite"))
-		return 1;
-	if (slash && !strcmp(slash, "/postgres"))
-		return 2;
-	return 3;
+	int e = (c->engines & (RUNNER_ENGINE_SQLITE | RUNNER_ENGINE_PG)) ? 0 : 3;
+	if (c->engines & RUNNER_ENGINE_SQLITE)
+		e |= 1;
+	if (c->engines & RUNNER_ENGINE_PG)
+		e |= 2;
+	return e;
 }
 
-/* Record what each engine showed; an engine none of whose checks ran
- * keeps what it showed before. */
+/* Record what each engine showed; an engine not given this time keeps
+ * what it showed before. */
 void runner_check_record(const struct runner_tree *t, const struct runner_lab *l, const struct runner_result *r)
 {
 	struct runner_progress p;
@@ -158,26 +156,25 @@ void runner_check_record(const struct runner_tree *t, const struct runner_lab *l
 	int ran[2] = {0, 0}, passed[2] = {0, 0}, total[2] = {0, 0};
 	for (size_t i = 0; i < r->n; i++) {
 		const struct runner_check *c = &r->checks[i];
-		int e = engine_of(c->name);
+		int e = engine_of(c);
 		for (int k = 0; k < 2; k++) {
-			if (!(e & (1 << k)) || (c->verdict == RUNNER_SKIPPED && !c->details))
+			if (!(e & (1 << k)) || c->verdict == RUNNER_SKIPPED)
 				continue;   /* a missing engine: nothing either way */
 			total[k]++;
 			passed[k] += c->verdict == RUNNER_PASSED;
-			if (e != 3)
-				ran[k] = 1;
 		}
 	}
+	/* An engine the runner gave this time shows its result now (a lab
+	 * whose SQLite side is checks of plain C, as Lab 07, included). */
+	ran[0] = (r->available & RUNNER_ENGINE_SQLITE) != 0;
+	ran[1] = (r->available & RUNNER_ENGINE_PG) != 0;
 	for (int k = 0; k < 2; k++)
 		if (ran[k] || !r->built) {
 			p.eng_passed[k] = passed[k];
 			p.eng_total[k] = r->built ? total[k] : 0;
 		}
-	int held = 0;
-	for (size_t i = 0; i < r->n; i++)
-		held += r->checks[i].verdict == RUNNER_SKIPPED && r->checks[i].details;
 	p.passed = r->built ? r->passed : 0;
-	p.total = r->built ? r->passed + r->failed + held : 0;
+	p.total = r->built ? r->passed + r->failed : 0;
 	runner_progress_put(t, l, &p);
 	/* In class mode (HOTROW_PG_URL names a student's role on the room's
 	 * server) the instructor's `hotrow class status` sees it too. */
@@ -188,6 +185,8 @@ void runner_check_record(const struct runner_tree *t, const struct runner_lab *l
  * which mistakes only they catch, and how to start a server. */
 static void print_pg_missing(const struct runner_tree *t, const struct runner_lab *l, int skipped)
 {
+	if (!skipped)
+		return;
 	printf("\nNot done yet: %d PostgreSQL check%s did not run.", skipped, skipped == 1 ? "" : "s");
 	char **m = NULL;
 	int n = runner_pg_only_mistakes(t, l, &m);
@@ -206,6 +205,15 @@ static void print_pg_missing(const struct runner_tree *t, const struct runner_la
 	       "  %s lab check %s\n", runner_self(), l->num);
 }
 
+static void print_redis_missing(const struct runner_lab *l, int skipped)
+{
+	if (!skipped)
+		return;
+	printf("\nNot done yet: %d Redis check%s did not run. Start a throwaway Redis and check "
+	       "again:\n  export HOTROW_REDIS_URL=$(make -s redis-up)\n  %s lab check %s\n", skipped,
+	       skipped == 1 ? "" : "s", runner_self(), l->num);
+}
+
 int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o)
 {
 	const char *side = o->solutions ? "solutions" : "exercises";
@@ -218,6 +226,7 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	fflush(stdout);
 	struct runner_opts live = *o;
 	live.live = 1;
+	live.on_check = runner_show_check;
 	struct runner_result r;
 	int rc = runner_check_run(t, l, &live, &r);
 
@@ -229,6 +238,15 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	if (r.cancelled) {
 		runner_result_free(&r);
 		return 3;
+	}
+	if (r.refused) {
+		printf("\n%sRefused, not run:%s %s\n", runner_c_bad(), runner_c_off(), r.refused);
+		printf("\nThe checks run only code that stays within the lab (see labs/%s/README.md): "
+		       "change that line, then check again.\n", l->name);
+		if (!o->solutions)
+			runner_check_record(t, l, &r);
+		runner_result_free(&r);
+		return 1;
 	}
 	if (!r.built) {
 		if (r.build_timed_out)
@@ -263,12 +281,9 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		runner_show_output(r.stray, "  | ", 30);
 	}
 	show_crash(r.stray, "\nA check ");   /* its line came after the check had ended */
-	/* A check skipped for a reason of its own (not a missing engine) is
-	 * one not yet earned: it stays in the total, as in the grade. */
-	int held = 0;
-	for (size_t i = 0; i < r.n; i++)
-		held += r.checks[i].verdict == RUNNER_SKIPPED && r.checks[i].details;
-	int ran = r.passed + r.failed + held;
+	/* Skipped means an engine was not given (a skip of a check whose
+	 * engines were there fails: see check.h). */
+	int ran = r.passed + r.failed;
 	if (r.notices && strstr(r.notices, "cannot be used")) {
 		printf("\n%d check%s could not run: the database %s names cannot be used.\n"
 		       "Fix the URL or start the server (`make pg-up` prints a URL), then check again.\n",
@@ -276,17 +291,20 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		runner_result_free(&r);
 		return 1;
 	}
-	printf("\n%s%d of %d checks passing%s", r.failed || held ? runner_c_bad() : runner_c_ok(),
+	printf("\n%s%d of %d checks passing%s", r.failed ? runner_c_bad() : runner_c_ok(),
 	       r.passed, ran, runner_c_off());
-	if (r.skipped - held)
-		printf(" (%d skipped)", r.skipped - held);
+	if (r.skipped)
+		printf(" (%d skipped)", r.skipped);
 	printf(".\n");
 	if (!o->solutions)
 		runner_check_record(t, l, &r);
-	int pg_skipped = 0;
-	for (size_t i = 0; i < r.n; i++)
-		pg_skipped += r.checks[i].verdict == RUNNER_SKIPPED && engine_of(r.checks[i].name) == 2;
-	if (r.failed || held) {
+	int pg_skipped = 0, redis_skipped = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		pg_skipped += r.checks[i].verdict == RUNNER_SKIPPED && (r.checks[i].engines & RUNNER_ENGINE_PG);
+		redis_skipped += r.checks[i].verdict == RUNNER_SKIPPED &&
+				 (r.checks[i].engines & RUNNER_ENGINE_REDIS);
+	}
+	if (r.failed) {
 		print_first_hint(t, l, &r);
 		if (!o->solutions) {
 			char files[256];
@@ -313,14 +331,21 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 			printf("%s", r.notices);
 		if (o->db)
 			printf("The database named by --db could not be used.\n");
-	} else if (pg_skipped && !o->only_sqlite) {
-		print_pg_missing(t, l, pg_skipped);
+	} else if ((pg_skipped && !o->only_sqlite) || redis_skipped) {
+		/* Never "done" while a check waits for an engine the lab needs. */
+		print_pg_missing(t, l, o->only_sqlite ? 0 : pg_skipped);
+		print_redis_missing(l, redis_skipped);
+		if (pg_skipped && o->only_sqlite)
+			printf("The PostgreSQL checks were not asked for (--db sqlite).\n");
 	} else if (pg_skipped) {
 		printf("\nEvery SQLite check passes; the PostgreSQL ones were not asked for (--db).\n");
+	} else if (r.skipped) {
+		printf("\nEvery check that ran passes; %d did not run (their engine was not asked for).\n",
+		       r.skipped);
 	} else if (!o->solutions) {
 		printf("\nLab %s done. `%s lab` shows what is next.\n", l->num, runner_self());
 	}
-	rc = r.failed || held || ran == 0 ? 1 : 0;
+	rc = r.failed || ran == 0 ? 1 : 0;
 	runner_result_free(&r);
 	return rc;
 }

@@ -38,6 +38,10 @@ struct tui_app {
 	double step_t;                /* simulated seconds into the step */
 	int fault_i;                  /* the step's next fault to inject */
 	struct sim_summary ask_from;  /* an ask step's engine as it started */
+	bool unapplied;               /* the step's settings wait for the vote */
+	double autoplay_s;            /* a waiting step goes on after this long; 0 never */
+	bool loop;                    /* after the last step, the tour again */
+	double idle_s;                /* real seconds the tour has waited */
 	const char *choices[4];
 	char reveal[600];
 };
@@ -111,17 +115,11 @@ static void push(struct tui_app *a)
 	if (!settle(a))
 		return;
 	sim_set(a->sim, &a->cfg);
-	if (a->naive) {
-		struct sim_config n = *sim_config(a->naive);
-		n.rps = a->cfg.rps;
-		n.hold_ms = a->cfg.hold_ms;
-		n.hold_dist = a->cfg.hold_dist;
-		n.work_ms = a->cfg.work_ms;
-		n.pool = a->cfg.pool;
-		n.unrelated_rps = a->cfg.unrelated_rps;
-		n.flush_ms = a->cfg.flush_ms;
-		sim_set(a->naive, &n);
-	}
+	/* Every live setting reaches the naive side too (lock_timeout, the
+	 * retry budget, idempotent likes ...): sim_set leaves its write path,
+	 * which is what differs. */
+	if (a->naive)
+		sim_set(a->naive, &a->cfg);
 }
 
 static void play_raw(struct tui_app *a, double sim_s)
@@ -179,12 +177,38 @@ static void step_play(struct tui_app *a, double d)
 	a->step_t = end;
 }
 
-/* Enter tour step k from the current state: settings, faults, words. */
+/* The current step's settings, speed, split screen and the faults due on
+ * entry: what the step changes in the engine. */
+static void apply_step(struct tui_app *a)
+{
+	const struct tui_tour_step *st = &a->tour->steps[a->step];
+	char err[160];
+	bool again = false;
+
+	a->unapplied = false;
+	if (tui_tour_apply(st, &a->cfg, &again, err, sizeof err) < 0)
+		say(a, "%s", err);     /* cannot happen: the parser checked */
+	if (st->speed > 0)
+		tui_app_set_speed(a, st->speed);
+	if (st->compare >= 0 && (st->compare == 1) != (a->naive != NULL))
+		tui_app_compare(a, st->compare == 1), again = false;
+	if (again)
+		restart(a);
+	else
+		push(a);
+	a->fault_i = 0;
+	step_play(a, 0);         /* the faults due on entry */
+	sim_summary(a->sim, &a->ask_from);
+}
+
+/* Enter tour step k from the current state: its words, and its settings
+ * unless it asks a question. A question's settings wait for the vote
+ * (apply_step from the answer, or from Enter): until then the panels show
+ * the engine as the last step left it, so they cannot give the answer
+ * away ("ceiling 16,000/s" while the room guesses the ceiling). */
 static void enter_step(struct tui_app *a, int k)
 {
 	const struct tui_tour_step *st = &a->tour->steps[k];
-	char err[160];
-	bool again = false;
 
 	a->step = k;
 	a->step_t = 0;
@@ -201,19 +225,11 @@ static void enter_step(struct tui_app *a, int k)
 		a->choices[i] = st->choices[i];
 	a->view.choices = a->choices;
 	a->view.reveal = NULL;
-	if (tui_tour_apply(st, &a->cfg, &again, err, sizeof err) < 0)
-		say(a, "%s", err);     /* cannot happen: the parser checked */
-	if (st->speed > 0)
-		tui_app_set_speed(a, st->speed);
-	if (st->compare >= 0 && (st->compare == 1) != (a->naive != NULL))
-		tui_app_compare(a, st->compare == 1), again = false;
-	if (again)
-		restart(a);
-	else
-		push(a);
 	a->fault_i = 0;
-	step_play(a, 0);         /* the faults due on entry */
-	sim_summary(a->sim, &a->ask_from);
+	if (st->nchoices > 0)
+		a->unapplied = true;
+	else
+		apply_step(a);
 }
 
 /* The step's time is up: wait, and reveal its question's answer. */
@@ -240,6 +256,7 @@ bool tui_app_tour_answer(struct tui_app *a, int letter)
 		return false;
 	a->view.chosen = k;
 	a->view.asking = false;
+	apply_step(a);                /* the vote is in: now the step may show */
 	return true;
 }
 
@@ -260,6 +277,8 @@ void tui_app_tour_goto(struct tui_app *a, int k)
 	restart(a);
 	for (int i = 0; i < k; i++) {
 		enter_step(a, i);
+		if (a->unapplied)
+			apply_step(a);
 		step_play(a, a->tour->steps[i].run_s);
 	}
 	a->msg[0] = '\0';       /* notes from the replay are old news */
@@ -271,6 +290,8 @@ void tui_app_tour_finish_step(struct tui_app *a)
 	if (!a->tour || a->view.step_done)
 		return;
 	a->view.asking = false;       /* Enter on a question: no answer given */
+	if (a->unapplied)
+		apply_step(a);
 	step_play(a, a->tour->steps[a->step].run_s - a->step_t);
 	step_end(a);
 }
@@ -344,11 +365,45 @@ void tui_app_play(struct tui_app *a, double sim_s)
 		play_raw(a, sim_s);
 }
 
+void tui_app_autoplay(struct tui_app *a, double seconds, bool loop)
+{
+	a->autoplay_s = seconds > 0 ? seconds : 0;
+	a->loop = loop && a->autoplay_s > 0;
+	a->idle_s = 0;
+}
+
+/* Unattended (--autoplay, --loop): a tour that has waited autoplay_s
+ * goes on as a presenter would: a question closes unanswered and its
+ * step plays; a finished step leads to the next; the last one, with
+ * loop, to the first. true when it moved. */
+static bool autoplay(struct tui_app *a, double real_s)
+{
+	if (!a->tour || a->autoplay_s <= 0 || !(a->view.step_done || a->view.asking))
+		return false;
+	if ((a->idle_s += real_s) < a->autoplay_s)
+		return false;
+	a->idle_s = 0;
+	if (a->view.asking) {
+		a->view.asking = false;
+		if (a->unapplied)
+			apply_step(a);
+	} else if (a->step + 1 < a->tour->nsteps) {
+		enter_step(a, a->step + 1);
+	} else if (a->loop) {
+		tui_app_tour_goto(a, 0);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 void tui_app_advance(struct tui_app *a, double real_s)
 {
 	if (a->msg_left_s > 0 && (a->msg_left_s -= real_s) <= 0)
 		a->msg[0] = '\0';
 	if (a->view.paused)
+		return;
+	if (autoplay(a, real_s))
 		return;
 	double dt = real_s * a->view.speed;
 	if (!a->tour) {
@@ -599,6 +654,7 @@ bool tui_app_key(struct tui_app *a, int key)
 		picker_key(a, key);
 		return true;
 	}
+	a->idle_s = 0;                /* someone is at the keys: autoplay waits */
 	if (a->view.asking && tui_app_tour_answer(a, key))
 		return true;
 	act(a, tui_help_action(key, a->tour != NULL));

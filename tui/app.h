@@ -57,6 +57,11 @@ void tui_app_set_speed(struct tui_app *a, double x);
 void tui_app_reach(struct tui_view *v, double wall_s, double sim_s);
 /* Start compare mode (or stop it). */
 void tui_app_compare(struct tui_app *a, bool on);
+/* Play the tour unattended: a step that waits (its time is up, or its
+ * question is asked) goes on after seconds of real time as if Enter were
+ * pressed, a question closing unanswered; with loop the last step leads
+ * back to the first. A key restarts the wait. seconds 0 turns it off. */
+void tui_app_autoplay(struct tui_app *a, double seconds, bool loop);
 /* Jump to tour step k (0-based, clamped): replays the steps before it. */
 void tui_app_tour_goto(struct tui_app *a, int k);
 /* Play the current tour step to its end, as if its time had passed. */

@@ -46,15 +46,16 @@ void tui_frame_min(bool compare, int *w, int *h)
 static const char *strategy_words(const struct sim_snapshot *snap, char *buf,
                                   size_t len)
 {
-	const char *name = sim_strategy_name(snap->config.strategy);
+	const struct sim_strategy_info *in = sim_strategy_info(snap->config.strategy);
+	const char *name = in->name;
 	char f[24];
 
-	if (snap->config.strategy == SIM_SHARDED)
+	if (in->spread)
 		snprintf(buf, len, "%s x%d", name, snap->nrows);
-	else if (snap->config.strategy == SIM_LEDGER)
+	else if (in->uses_rows)        /* the ledger's fee sub-accounts */
 		snprintf(buf, len, "%s, fee x%d, batch %d", name, snap->nrows,
 		         sim_config_batch(&snap->config));
-	else if (snap->config.strategy == SIM_NAIVE)
+	else if (!in->flushes)
 		snprintf(buf, len, "%s, one row", name);
 	else
 		snprintf(buf, len, "%s, flush %s", name,
@@ -116,14 +117,18 @@ static int question(struct tui_screen *s, const struct tui_view *v, int y)
 			              "Your answer is in: the engine plays the step.");
 		return y;
 	}
-	if (v->chosen < 0)
+	if (v->right < 0)       /* a tour without its answers: the panels say it */
+		snprintf(line, sizeof line, "The engine has played it: its answer is on the "
+		         "panels.");
+	else if (v->chosen < 0)
 		snprintf(line, sizeof line, "The engine's answer: %c. %s", 'A' + v->right, v->reveal);
 	else if (v->chosen == v->right)
 		snprintf(line, sizeof line, "Right: %c. %s", 'A' + v->right, v->reveal);
 	else
 		snprintf(line, sizeof line, "Not %c: the engine's answer is %c. %s",
 		         'A' + v->chosen, 'A' + v->right, v->reveal);
-	y += tui_wrap(s, 1, y, s->w - 2, 2, v->chosen == v->right ? TUI_GOOD : TUI_WARN, line);
+	y += tui_wrap(s, 1, y, s->w - 2, 2, v->right < 0 ? TUI_HEAD : v->chosen == v->right
+	              ? TUI_GOOD : TUI_WARN, line);
 	if (v->narration)
 		y += tui_wrap(s, 1, y, s->w - 2, 3, TUI_BOLD, v->narration);
 	return y;

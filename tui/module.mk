@@ -13,7 +13,10 @@ $(TUI_TOURS_O): $(TUI_TOURS_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(TUI_LIB): $(TUI_SRC:%.c=$(BUILD)/obj/%.o) $(TUI_TOURS_O)
+# A tour's `set` lines go through the command line's own option table
+# (cli/simopt.c over util/opt.c), so both are in the library.
+$(TUI_LIB): $(TUI_SRC:%.c=$(BUILD)/obj/%.o) $(TUI_TOURS_O) $(BUILD)/obj/cli/simopt.o \
+		$(BUILD)/obj/util/opt.o
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^

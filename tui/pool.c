@@ -66,6 +66,17 @@ static void heading(struct tui_screen *s, struct tui_rect r,
 	int x = r.x + tui_screen_text(s, r.x, r.y, r.w, TUI_HEAD, "CONNECTION POOL");
 	bool full = snap->pool_size > 0 && snap->pool_in_use >= snap->pool_size;
 
+	if (snap->counter_pool_size > 0) {     /* a bulkhead: each pool for itself */
+		int cp = snap->counter_pool_size, mp = snap->pool_size - cp;
+		int mu = snap->pool_in_use - snap->counter_in_use;
+		bool cfull = snap->counter_in_use >= cp, mfull = mp > 0 && mu >= mp;
+		x += tui_screen_textf(s, x, r.y, r.x + r.w - x, cfull ? TUI_BAD : TUI_DIM,
+			"S  likes' own %s of %d%s", tui_fmt_int(a, sizeof a, snap->counter_in_use),
+			cp, cfull ? " FULL" : "");
+		tui_screen_textf(s, x, r.y, r.x + r.w - x, mfull ? TUI_BAD : TUI_DIM,
+			"  shared %s of %d%s", tui_fmt_int(b, sizeof b, mu), mp, mfull ? " FULL" : "");
+		return;
+	}
 	if (snap->pool_size > 0)
 		tui_screen_textf(s, x, r.y, r.x + r.w - x, full ? TUI_BAD : TUI_DIM,
 			"  %s of %d in use%s", tui_fmt_int(a, sizeof a, snap->pool_in_use),
@@ -109,7 +120,15 @@ static void legend(struct tui_screen *s, struct tui_rect r, int y,
 static void waiters(struct tui_screen *s, struct tui_rect r, int y,
                     const struct sim_snapshot *snap)
 {
-	char a[24];
+	char a[24], b[24];
+	if (snap->counter_pool_size > 0) {
+		int shared = snap->pool_waiters - snap->counter_waiters;
+		tui_screen_textf(s, r.x, y, r.w, shared > 0 ? TUI_WARN : TUI_DIM,
+			"%s likes waiting for their own pool, %s requests for the shared one",
+			tui_fmt_int(a, sizeof a, snap->counter_waiters),
+			tui_fmt_int(b, sizeof b, shared));
+		return;
+	}
 	tui_screen_textf(s, r.x, y, r.w, snap->pool_waiters > 0 ? TUI_WARN : TUI_DIM,
 		"%s request%s waiting for a connection",
 		tui_fmt_int(a, sizeof a, snap->pool_waiters),
@@ -126,6 +145,7 @@ static void endpoint(struct tui_screen *s, struct tui_rect r, int y,
 	double failing = tui_pool_unrelated_failing(snap);
 	double offered = snap->config.unrelated_rps;
 	int64_t failed = (int64_t)snap->summary.unrelated.failed;
+	int queued = snap->pool_waiters - snap->counter_waiters;   /* ahead of a login */
 	uint32_t glyph;
 	enum tui_style st;
 
@@ -140,11 +160,11 @@ static void endpoint(struct tui_screen *s, struct tui_rect r, int y,
 		tui_fmt_rate(b, sizeof b, failing);
 		snprintf(brief, sizeof brief, "FAILING %s of %s", b, a);
 		snprintf(full, sizeof full, "%s (%s so far)", brief, c);
-	} else if (snap->pool_waiters > 0) {
+	} else if (queued > 0) {
 		glyph = g->slow, st = TUI_WARN;
 		snprintf(brief, sizeof brief, "STALLED");
 		snprintf(full, sizeof full, "STALLED behind %s waiting requests",
-		         tui_fmt_int(b, sizeof b, snap->pool_waiters));
+		         tui_fmt_int(b, sizeof b, queued));
 	} else {
 		glyph = g->ok, st = TUI_GOOD;
 		snprintf(brief, sizeof brief, "OK %s", a);

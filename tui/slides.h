@@ -10,7 +10,12 @@
  * slide's question (predict, then reveal): it is not shown with the slide,
  * only kept in t.reveal for the presenter to run. A line "Embed: SECONDS
  * OPTIONS" plays the engine (`hotrow tui` with OPTIONS) live inside the
- * slide for SECONDS simulated seconds; it is kept in t.embed.
+ * slide for SECONDS simulated seconds; it is kept in t.embed. A line
+ * "Expect: WORDS" (never shown) names text the output of the slide's
+ * Reveal: (or else its Run:) must hold, e.g. the number its notes quote;
+ * `hotrow slides --check` verifies it; "Exits: 0 1" names the exit codes
+ * its Run: may end with (default 0). Text between <!-- and --> is for
+ * the deck's authors and never shown.
  *
  * Interface:
  *   struct tui_deck *d = tui_deck_load(path, err, sizeof err);  NULL + err on failure
@@ -35,13 +40,22 @@ enum tui_line_kind {
 	TUI_LINE_NOTE     /* speaker notes (only when asked for) */
 };
 
+/* How a byte of a line is drawn (its byte in styles[]). */
+#define TUI_STYLE_PLAIN ' '
+#define TUI_STYLE_BOLD  'b'    /* **bold** */
+#define TUI_STYLE_CODE  'c'    /* `code` */
+
 struct tui_slide_text {
 	int nlines;
 	char **lines;              /* UTF-8, each fits the width; owned */
+	char **styles;             /* per line, a TUI_STYLE_ byte per byte of it */
 	enum tui_line_kind *kinds;
+	int cut;                   /* lines cut short: a word or a code line too wide */
 	char *run;                 /* the slide's first Run: command, or NULL */
 	char *reveal;              /* the slide's Reveal: command, or NULL */
 	char *embed;               /* the slide's Embed: SECONDS OPTIONS, or NULL */
+	char *expect;              /* the slide's Expect: words, or NULL */
+	char *exits;               /* the slide's Exits: codes for its Run:, or NULL */
 };
 
 /* Read the deck at path (at most TUI_DECK_MAX_BYTES). Control characters
@@ -61,5 +75,22 @@ void tui_slide_text_free(struct tui_slide_text *t);
 
 /* Display width of a UTF-8 string in terminal columns. */
 int tui_text_width(const char *s);
+
+/* Append "$ cmd" to t as lines of kind, folded at spaces to width columns:
+ * every line but the last ends in " \" (so the folded command still pastes
+ * into a shell) and the next is indented by four. */
+void tui_fold_command(struct tui_slide_text *t, enum tui_line_kind kind, const char *cmd,
+                      int width);
+
+/* s in plain ASCII for a terminal without UTF-8: the Greek letters, x for
+ * the times sign, - for dashes and bullets, ? for anything unknown. With
+ * style (one byte per byte of s, or NULL), *style_out gets the styles of
+ * the result (caller frees), when style_out is not NULL. Caller frees. */
+char *tui_text_ascii(const char *s, const char *style, char **style_out);
+/* The whole deck in ASCII from now on, before it is wrapped (a folded
+ * letter may take more columns than the original). */
+void tui_deck_ascii(struct tui_deck *d);
+/* Every line of t in ASCII (tui_text_ascii), in place. */
+void tui_slide_text_ascii(struct tui_slide_text *t);
 
 #endif

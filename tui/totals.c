@@ -42,7 +42,11 @@ int tui_totals_draw(struct tui_screen *s, struct tui_rect r,
 	         tui_fmt_ms(b, sizeof b, m->latency_ms.p99),
 	         tui_fmt_ms(c, sizeof c, m->latency_ms.max));
 	st[2] = TUI_NORMAL;
-	if (m->pool.exhausted_at_s >= 0)
+	if (snap->counter_pool_size > 0 && m->counter_pool.exhausted_at_s >= 0)
+		snprintf(line[3], sizeof line[3], "pools   likes' own full at t = %s; shared %s",
+		         tui_fmt_s(a, sizeof a, m->counter_pool.exhausted_at_s),
+		         m->pool.exhausted_at_s >= 0 ? "full too" : "never full");
+	else if (m->pool.exhausted_at_s >= 0)
 		snprintf(line[3], sizeof line[3], "pool    full at t = %s, up to %s waiting",
 		         tui_fmt_s(a, sizeof a, m->pool.exhausted_at_s),
 		         tui_fmt_int(d, sizeof d, m->pool.max_waiters));
@@ -51,7 +55,12 @@ int tui_totals_draw(struct tui_screen *s, struct tui_rect r,
 		         m->pool.max_in_use);
 	st[3] = m->pool.exhausted_at_s >= 0 ? TUI_WARN : TUI_NORMAL;
 
-	if (m->count.doubled > 0 || m->count.unacked > 0)
+	if (m->count.doubled > 0 && snap->config.strategy == SIM_QUEUE)
+		snprintf(line[4], sizeof line[4], "count   %s visible, %s acked, +%s redelivered",
+		         tui_fmt_int(a, sizeof a, m->count.visible),
+		         tui_fmt_int(b, sizeof b, m->count.true_count),
+		         tui_fmt_int(c, sizeof c, m->count.doubled));
+	else if (m->count.doubled > 0 || m->count.unacked > 0)
 		snprintf(line[4], sizeof line[4], "count   %s visible: %s counted twice by blind "
 		         "retries, %s unacked", tui_fmt_int(a, sizeof a, m->count.visible),
 		         tui_fmt_int(b, sizeof b, m->count.doubled),

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/simopt.h"
 #include "engine/xmalloc.h"
 #include "tui/fmt.h"
 #include "tui/tour.h"
 
+/* A number in [lo, hi], the whole word: a step's run and speed. */
 static int num(const char *v, double lo, double hi, double *out)
 {
 	char *end;
@@ -23,155 +25,58 @@ static int num(const char *v, double lo, double hi, double *out)
 	return 0;
 }
 
+/* A switch (compare, and the tour's own two), in the words the command
+ * line's flags take (util/opt): on, true, 1 / off, false, 0. */
 static int onoff(const char *v, bool *out)
 {
-	if (!strcmp(v, "on") || !strcmp(v, "yes") || !strcmp(v, "1"))
+	if (!strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "1"))
 		return *out = true, 0;
-	if (!strcmp(v, "off") || !strcmp(v, "no") || !strcmp(v, "0"))
+	if (!strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "0"))
 		return *out = false, 0;
 	return -1;
 }
 
-/* The settings that are engine numbers. Their limits are the engine's
- * own (sim_config_check), the same ones `hotrow sim` enforces. */
-static const struct numkey {
-	const char *key;
-	size_t off;                /* in struct sim_config */
-	bool integer;
-	bool restart;              /* a change needs a new simulation */
-} numkeys[] = {
-	{ "rps", offsetof(struct sim_config, rps), false, false },
-	{ "hold-ms", offsetof(struct sim_config, hold_ms), false, false },
-	{ "work-ms", offsetof(struct sim_config, work_ms), false, false },
-	{ "unrelated-rps", offsetof(struct sim_config, unrelated_rps), false, false },
-	{ "unrelated-ms", offsetof(struct sim_config, unrelated_ms), false, false },
-	{ "flush-ms", offsetof(struct sim_config, flush_ms), false, false },
-	{ "pool-timeout-ms", offsetof(struct sim_config, pool_timeout_ms), false, false },
-	{ "client-timeout-ms", offsetof(struct sim_config, client_timeout_ms), false, false },
-	{ "pool", offsetof(struct sim_config, pool), true, false },
-	{ "retries", offsetof(struct sim_config, retries), true, false },
-	{ "rows", offsetof(struct sim_config, rows), true, true },
-	{ "rtt-ms", offsetof(struct sim_config, rtt_ms), false, false },
-	{ "trips-in-lock", offsetof(struct sim_config, trips_in_lock), true, false },
-	{ "read-rps", offsetof(struct sim_config, read_rps), false, false },
-	{ "read-ms", offsetof(struct sim_config, read_ms), false, false },
-	{ "snapshot-at", offsetof(struct sim_config, snapshot_at_s), false, false },
-	{ "snapshot-for", offsetof(struct sim_config, snapshot_for_s), false, false },
-	{ "lock-timeout-ms", offsetof(struct sim_config, lock_timeout_ms), false, false },
-	{ "retry-budget", offsetof(struct sim_config, retry_budget), false, false },
-	{ "backoff-ms", offsetof(struct sim_config, backoff_ms), false, false },
-	{ "counter-pool", offsetof(struct sim_config, counter_pool), true, true },
-	{ "burst", offsetof(struct sim_config, burst), true, true },
-	{ "clients", offsetof(struct sim_config, clients), true, true },
-	{ "think-ms", offsetof(struct sim_config, think_ms), false, false },
-	{ "outside-ms", offsetof(struct sim_config, outside_ms), false, false },
-	{ "cores", offsetof(struct sim_config, cores), true, true },
-	{ "batch", offsetof(struct sim_config, batch), true, true },
-	{ "refuse-frac", offsetof(struct sim_config, refuse_frac), false, true },
-};
-
-/* Set a numeric key; on a word that is no number, or a number outside the
- * engine's limits, leave *c as it was and say what the engine accepts.
- * Times are rounded to whole microseconds, as `hotrow sim` does, so the
- * screen shows the value the engine uses. */
-static int set_number(struct sim_config *c, const struct numkey *k, const char *v,
-                      bool *restart, char *err, size_t errlen)
+/*
+ * One setting, by the command line's own parser (cli/simopt.h): the same
+ * words, ranges and whole numbers as `hotrow sim --KEY VALUE`, then the
+ * engine's check of the whole config and its rounding to whole
+ * microseconds, so the screen shows the value the engine uses. Two
+ * switches are the tour's own: bug-no-fence and bug-get-then-del turn a
+ * planted bug off again (the command line only plants them, with --bug).
+ * On a bad value *c is left as it was.
+ */
+int tui_tour_set(struct sim_config *c, const char *key, const char *v,
+                 bool *restart, char *err, size_t errlen)
 {
 	struct sim_config t = *c;
-	char *p = (char *)&t + k->off, msg[160];
-	double d;
-	bool ok = num(v, -1e300, 1e300, &d) == 0 &&
-	          (!k->integer || (d == (double)(int)d && d >= -1e9 && d <= 1e9));
+	struct simopt_given given;
+	char msg[200];
+	bool b;
 
-	if (k->integer)
-		*(int *)(void *)p = ok ? (int)d : -1;
-	else
-		*(double *)(void *)p = ok ? d : -1;
+	memset(&given, 0, sizeof given);
+	if (!strcmp(key, "bug-no-fence") || !strcmp(key, "bug-get-then-del")) {
+		if (onoff(v, &b) < 0) {
+			snprintf(err, errlen, "%s accepts on or off (not '%.40s')", key, v);
+			return -1;
+		}
+		*(key[4] == 'n' ? &t.bug_no_fence : &t.bug_get_then_del) = b;
+	} else if (!simopt_knows(key)) {
+		snprintf(err, errlen, "unknown setting '%.40s' (try rps, hold-ms, work-ms, "
+		         "pool, unrelated-rps, flush-ms, strategy, rows, slot)", key);
+		return -1;
+	} else if (simopt_set(&t, &given, key, v, msg, sizeof msg) < 0) {
+		snprintf(err, errlen, "%s", strncmp(msg, "--", 2) ? msg : msg + 2);
+		return -1;
+	}
 	if (sim_config_check(&t, msg, sizeof msg) < 0) {
 		const char *m = strncmp(msg, "--", 2) ? msg : msg + 2;
 		snprintf(err, errlen, "%s (not '%.40s')", m, v);
 		return -1;
 	}
 	sim_config_round(&t);
-	if (memcmp(c, &t, sizeof t) && k->restart)
+	if (sim_config_restarts(c, &t))      /* sim_set would keep it */
 		*restart = true;
 	*c = t;
-	return 0;
-}
-
-int tui_tour_set(struct sim_config *c, const char *key, const char *v,
-                 bool *restart, char *err, size_t errlen)
-{
-	double d;
-	bool b;
-	int bad = 0;
-	const char *accepts = "";
-
-	for (size_t i = 0; i < sizeof numkeys / sizeof numkeys[0]; i++)
-		if (!strcmp(key, numkeys[i].key))
-			return set_number(c, &numkeys[i], v, restart, err, errlen);
-	if (!strcmp(key, "seed")) {
-		bad = num(v, 0, 1e18, &d), accepts = "a number";
-		if (!bad)
-			c->seed = (uint64_t)d, *restart = true;
-	} else if (!strcmp(key, "strategy")) {
-		enum sim_strategy st;
-		bad = sim_strategy_parse(v, &st);
-		accepts = "naive, sharded, coalesce, queue, redis, append or ledger";
-		if (!bad && st != c->strategy)
-			c->strategy = st, *restart = true;
-	} else if (!strcmp(key, "slot")) {
-		accepts = "random or round-robin";
-		enum sim_slot sl = !strcmp(v, "random") ? SIM_SLOT_RANDOM : SIM_SLOT_ROUND_ROBIN;
-		bad = strcmp(v, "random") && strcmp(v, "round-robin") ? -1 : 0;
-		if (!bad && sl != c->slot)
-			c->slot = sl, *restart = true;
-	} else if (!strcmp(key, "arrivals")) {
-		accepts = "constant, poisson or bursty";
-		bad = strcmp(v, "constant") && strcmp(v, "poisson") && strcmp(v, "bursty") ? -1 : 0;
-		if (!bad)
-			c->arrivals = !strcmp(v, "poisson") ? SIM_ARRIVE_POISSON :
-			              !strcmp(v, "bursty") ? SIM_ARRIVE_BURSTY : SIM_ARRIVE_CONSTANT,
-			*restart = true;
-	} else if (!strcmp(key, "hold-dist")) {
-		accepts = "const or exp";
-		bad = strcmp(v, "const") && strcmp(v, "exp") ? -1 : 0;
-		if (!bad)
-			c->hold_dist = !strcmp(v, "exp") ? SIM_DIST_EXP : SIM_DIST_CONST;
-	} else if (!strcmp(key, "bug")) {      /* as `hotrow sim --bug NAME` */
-		accepts = "no-fence or get-then-del";
-		bad = strcmp(v, "no-fence") && strcmp(v, "get-then-del") ? -1 : 0;
-		if (!bad && !strcmp(v, "no-fence"))
-			c->bug_no_fence = true;
-		else if (!bad)
-			c->bug_get_then_del = true;
-	} else if (!strcmp(key, "bug-no-fence")) {
-		bad = onoff(v, &b), accepts = "on or off";
-		if (!bad)
-			c->bug_no_fence = b;
-	} else if (!strcmp(key, "bug-get-then-del")) {
-		bad = onoff(v, &b), accepts = "on or off";
-		if (!bad)
-			c->bug_get_then_del = b;
-	} else if (!strcmp(key, "backoff")) {
-		accepts = "none, exp or exp-jitter";
-		bad = strcmp(v, "none") && strcmp(v, "exp") && strcmp(v, "exp-jitter") ? -1 : 0;
-		if (!bad)
-			c->backoff = !strcmp(v, "none") ? SIM_BACKOFF_NONE : !strcmp(v, "exp")
-			             ? SIM_BACKOFF_EXP : SIM_BACKOFF_EXP_JITTER;
-	} else if (!strcmp(key, "idempotent")) {
-		bad = onoff(v, &b), accepts = "on or off";
-		if (!bad)
-			c->idempotent = b;
-	} else {
-		snprintf(err, errlen, "unknown setting '%.40s' (try rps, hold-ms, work-ms, "
-		         "pool, unrelated-rps, flush-ms, strategy, rows, slot)", key);
-		return -1;
-	}
-	if (bad) {
-		snprintf(err, errlen, "%s accepts %s (not '%.40s')", key, accepts, v);
-		return -1;
-	}
 	return 0;
 }
 
@@ -223,7 +128,9 @@ static void append(char *dst, size_t len, const char *text)
 }
 
 /* A question is whole: its words, two to four choices, the right one
- * among them and a reveal whose placeholders are known. */
+ * among them and a reveal whose placeholders are known. A question with
+ * neither answer nor why is whole too: the student kit's copy of a tour,
+ * where the panels, not the tour, give the answer. */
 static int check_ask(const struct tui_tour_step *st, char *err, size_t errlen)
 {
 	struct sim_summary z;
@@ -231,6 +138,8 @@ static int check_ask(const struct tui_tour_step *st, char *err, size_t errlen)
 	bool any = st->ask[0] || st->nchoices || st->answer >= 0 || st->why[0];
 
 	if (!any)
+		return 0;
+	if (st->ask[0] && st->nchoices >= 2 && st->answer < 0 && !st->why[0])
 		return 0;
 	if (!st->ask[0] || st->nchoices < 2 || st->answer < 0 || !st->why[0])
 		return snprintf(err, errlen, "step '%.30s': a question needs ask, at least "

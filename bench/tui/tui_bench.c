@@ -58,7 +58,7 @@ static double reach(const char *name, double x, double wall_s, double *first_s)
 	sim_scenario(name, &c);
 	c.seconds = 0;
 	c.arrivals = SIM_ARRIVE_POISSON;
-	if (c.strategy == SIM_SHARDED && c.rows < 2)
+	if (sim_strategy_info(c.strategy)->spread && c.rows < 2)
 		c.rows = 16;
 	struct tui_app *app = tui_app_new(&c, NULL, false);
 	if (!app) {

@@ -36,7 +36,7 @@ void drv_inputs_init(struct drv_inputs *in, enum sim_strategy s, int threads,
 /* The buffered fixes: a client's request takes no row lock; a flush does. */
 static bool buffered(enum sim_strategy s)
 {
-	return s == SIM_COALESCE || s == SIM_REDIS || s == SIM_QUEUE;
+	return sim_strategy_info(s)->buffered;
 }
 
 /* The engine's config for *in: a closed loop of in->threads clients. */
@@ -68,7 +68,8 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 		c->work_ms = 0;
 		c->outside_ms = a->request_ms;
 	} else {
-		double db = a->hold_ms - in->work_ms;
+		/* With a shared log the commit's flush is its own station. */
+		double db = a->hold_ms - in->work_ms - in->wal_flush_ms;
 		c->hold_ms = db > 0.001 ? db : 0.001;
 		c->work_ms = in->work_ms;
 		c->outside_ms = a->outside_ms;
@@ -89,6 +90,10 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 		client += db - c->hold_ms;
 	c->cpu_client_ms = fmin(client, c->outside_ms);
 	c->cpu_db_ms = fmin(db, c->hold_ms);
+	c->handoff = in->handoff;
+	if (in->handoff == SIM_HANDOFF_HERD)
+		c->wake_us = in->wake_us;
+	c->wal_flush_ms = in->wal_flush_ms;
 }
 
 int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const char *cmd)
@@ -113,6 +118,7 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 		fprintf(stderr, "%s: engine: %s\n", cmd, err);
 		return -1;
 	}
+	sim_config_round(&c);      /* what runs is what drv_sim_args prints */
 	struct sim *s = sim_new(&c);
 	if (s == NULL) {
 		fprintf(stderr, "%s: engine: refused the config\n", cmd);
@@ -138,8 +144,32 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 	double cpu = a->cpu_client_ms + (a->cpu_db_ms > 0 ? a->cpu_db_ms : 0);
 	out->cpu_per_s = a->cpu_db_ms >= 0 && cpu > 0 ? in->cores * 1000.0 / cpu : -1;
 	out->max_lag_s = sum.count.max_lag_s;
+	out->wal_per_commit = sum.wal.flushes_per_commit;
 	out->made_ns = kit_load_now_ns();
 	return 0;
+}
+
+void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
+{
+	static const char *const dist[] = { "const", "exp" };
+	const struct sim_config *c = &p->config;
+	int n;
+
+	/* Times are whole microseconds (sim_config_round): %.3f is exact. */
+	n = snprintf(buf, len, "--strategy %s --rows %d --slot %s --hold-ms %.3f --hold-dist %s "
+	             "--work-ms %.3f --outside-ms %.3f --think-ms %.3f --think-dist %s "
+	             "--cores %d --cpu-ms %.3f,%.3f --pool %d --pool-timeout-ms %.3f "
+	             "--flush-ms %.3f --redis-op-us %.17g --batch %d --seconds %.17g --seed %llu",
+	             sim_strategy_name(c->strategy), c->rows,
+	             c->slot == SIM_SLOT_ROUND_ROBIN ? "round-robin" : "random", c->hold_ms,
+	             dist[c->hold_dist], c->work_ms, c->outside_ms, c->think_ms, dist[c->think_dist],
+	             c->cores, c->cpu_db_ms, c->cpu_client_ms, c->pool, c->pool_timeout_ms,
+	             c->flush_ms, c->redis_op_us, c->batch, c->seconds,
+	             (unsigned long long)c->seed);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	snprintf(buf + n, len - (size_t)n, " --handoff %s --wake-us %.0f --wal-flush-ms %.3f",
+	         sim_handoff_name(c->handoff), c->wake_us, c->wal_flush_ms);
 }
 
 /* ---- the loaded run ---- */

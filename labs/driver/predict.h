@@ -54,6 +54,13 @@ struct drv_inputs {
 	double redis_op_us;        /* redis: one command's service time on the
 	                              server, one client alone (0: the engine's
 	                              default, 4 us) */
+	/* PostgreSQL's hand-off and log (server.h measures both before the
+	 * run); left zero, a lock wakes one waiter and each commit flushes
+	 * inside its hold */
+	enum sim_handoff handoff;
+	double wake_us;            /* herd: server CPU per waiter woken */
+	double wal_flush_ms;       /* one flush of the shared log, taken out
+	                              of alone.hold_ms */
 };
 
 struct drv_prediction {
@@ -61,11 +68,13 @@ struct drv_prediction {
 	struct sim_config config;  /* what the engine ran */
 	double throughput_per_s;   /* the engine's simulation */
 	double mean_ms, p50_ms, p99_ms;
-	double mva_per_s, mva_mean_ms;   /* exact MVA of the same network; < 0 n/a */
+	double mva_per_s, mva_mean_ms;   /* MVA of the same network (approximate with
+	                                    cores or constant holds); < 0 n/a */
 	double ceiling_per_s;      /* the locks: rows / hold */
 	double clients_per_s;      /* the clients, never waiting: threads / (request + think) */
 	double cpu_per_s;          /* the CPUs: cores / CPU per request; < 0 unknown */
 	double max_lag_s;          /* the buffered fixes: how far the visible count lags */
+	double wal_per_commit;     /* flushes of the shared log per commit; < 0 none */
 	int64_t made_ns;           /* when (kit_load_now_ns) */
 };
 
@@ -88,6 +97,11 @@ void drv_inputs_init(struct drv_inputs *in, enum sim_strategy s, int threads,
  * on stderr when the parts did not come from a probe or the engine refuses
  * the config (*out is then all zero). */
 int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const char *cmd);
+
+/* The `hotrow sim` arguments that run exactly p's config, except
+ * --clients (so another client count can be asked of the same parts),
+ * into buf; always NUL-terminated. */
+void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len);
 
 /* kit_load_run(c, op, arg, &out->r), noting when it began and, with a
  * span, timing every thread's holds into it (from empty). c's own

@@ -1,12 +1,11 @@
 /*
  * probe.c: one request's parts, one thread alone. See probe.h.
  *
- * The server's CPU comes from /proc/PID/stat of the backend that serves
- * the probe's connection (pg_backend_pid()): that works for a server on
- * this machine, which is how the labs run; for one elsewhere the PID means
- * nothing here, so a process that is not a postgres process reads as
- * unknown. Clock ticks are 10 ms; two seconds of requests make that a few
- * per cent at worst.
+ * The server's CPU comes from /proc of the backend that serves the
+ * probe's connection (pg_backend_pid(); drv_server_cpu_s in server.h):
+ * that works for a server on this machine, which is how the labs run; for
+ * one elsewhere the PID means nothing here, so a process that is not a
+ * postgres process reads as unknown.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "labs/driver/probe.h"
+#include "labs/driver/server.h"
 
 #define BARE_RUNS 300          /* times the bare statement is timed */
 #define WINDOW_S 0.2           /* the means are taken per window this long ... */
@@ -39,36 +39,6 @@ static double thread_cpu_s(void)
 		return 0;
 	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-/* CPU seconds of process pid if it is a postgres process on this
- * machine; < 0 when it cannot be read or is something else. */
-static double server_cpu_s(long pid)
-{
-	char path[64], comm[64] = "", stat[1024];
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%ld/comm", pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	if (!fgets(comm, sizeof comm, f))
-		comm[0] = '\0';
-	fclose(f);
-	if (strncmp(comm, "postgres", 8) != 0)
-		return -1;
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	size_t n = fread(stat, 1, sizeof stat - 1, f);
-	fclose(f);
-	stat[n] = '\0';
-	/* after "pid (comm) ": state is field 3; utime and stime are 14, 15 */
-	const char *p = strrchr(stat, ')');
-	unsigned long long ut, st;
-	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-	                        &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static void fail(struct drv_parts *out, const struct drv_probe *p, const char *what,
@@ -219,10 +189,10 @@ int drv_probe_run(const struct drv_probe *p, kit_load_op_fn *op, void *arg,
 		t.bare_ns = t.bare_ns > 0 ? t.bare_ns : 1;
 		util_hist_init(&t.req);
 	}
-	double cpu0 = thread_cpu_s(), srv0 = pid > 0 ? server_cpu_s((long)pid) : 0;
+	double cpu0 = thread_cpu_s(), srv0 = pid > 0 ? drv_server_cpu_s((long)pid) : 0;
 	if (loop(p, op, arg, &th, &clk, p->min_seconds, p->min_requests, &t, out) != 0)
 		goto finish;
-	double cpu1 = thread_cpu_s(), srv1 = pid > 0 ? server_cpu_s((long)pid) : 0;
+	double cpu1 = thread_cpu_s(), srv1 = pid > 0 ? drv_server_cpu_s((long)pid) : 0;
 	double n = out->requests > 0 ? (double)out->requests : 1;
 	bool held = (p->hold && th.db) || t.bare_ns;
 	out->request_median_ms = util_hist_quantile(&t.req, 0.5) / 1e6;

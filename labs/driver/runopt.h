@@ -25,6 +25,8 @@
  *   int rc = kit_runopt_parse(&spec, argc, argv);
  *   if (rc != KIT_RUNOPT_OK)
  *       return rc == KIT_RUNOPT_HELP ? 0 : 2;
+ * The database may come from HOTROW_RUN_DB instead of --db (how `hotrow lab
+ * run` passes it: a password in argv is on every process listing).
  * A destination keeps the default it holds unless its option is given; when
  * an option is given twice, the last one wins. Nothing is allocated: a
  * string value points into argv.

@@ -178,6 +178,35 @@ static void drv_predict__closed_loop_from_the_parts(void **state)
 	assert_float_equal(many.mva_per_s, 500, 500 * 0.02);
 }
 
+/* PostgreSQL's parts: the flush leaves the hold for the shared log, and
+ * one hot row then gets one flush per commit: 16 clients take 1 / (0.5 +
+ * 1.5) ms at most, and the herd's wakes (here without cores) add 30 us a
+ * hand-off. sim_args names all of it, and no --clients. */
+static void drv_predict__herd_and_shared_log_from_the_server_parts(void **state)
+{
+	(void)state;
+	struct drv_parts a;
+	known_parts(&a, 2.0, 0.5);
+	struct drv_inputs in;
+	struct drv_prediction p;
+	char args[512];
+
+	drv_inputs_init(&in, SIM_NAIVE, 16, &a);
+	in.cores = 0;
+	in.handoff = SIM_HANDOFF_HERD;
+	in.wake_us = 30;
+	in.wal_flush_ms = 1.5;
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_float_equal(p.config.hold_ms, 0.5, 1e-9);
+	assert_float_equal(p.wal_per_commit, 1.0, 1e-9);
+	assert_float_equal(p.throughput_per_s, 1000 / (2.0 + 0.030), 1000 / 2.03 * 0.01);
+	assert_true(p.mva_per_s < 0);
+	drv_sim_args(&p, args, sizeof args);
+	assert_non_null(strstr(args, "--hold-ms 0.500 "));
+	assert_non_null(strstr(args, "--handoff herd --wake-us 30 --wal-flush-ms 1.500"));
+	assert_null(strstr(args, "--clients"));
+}
+
 static void drv_compare__refuses_a_prediction_made_after_its_run_began(void **state)
 {
 	(void)state;
@@ -205,6 +234,7 @@ int main(void)
 		cmocka_unit_test(drv_run_load__times_every_threads_holds),
 		cmocka_unit_test(drv_predict__refuses_parts_no_probe_measured),
 		cmocka_unit_test(drv_predict__closed_loop_from_the_parts),
+		cmocka_unit_test(drv_predict__herd_and_shared_log_from_the_server_parts),
 		cmocka_unit_test(drv_compare__refuses_a_prediction_made_after_its_run_began),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,6 +69,22 @@ case "$out" in
 *) bad sim__dd1_label "no D/D/1 prediction of 2 ms" ;;
 esac
 
+# sim__at_the_ceiling: exactly at the ceiling, constant arrivals and holds
+# still wait nothing (D/D/1), while random ones have no mean to predict; no
+# sentinel (-1) reaches the words.
+out=$("$bin" sim --strategy sharded --rows 4 --rps 2000 --hold-ms 2 --seconds 2 --pool 0 \
+	--arrivals constant --slot round-robin)
+out2=$("$bin" sim --strategy sharded --rows 4 --rps 2000 --hold-ms 2 --seconds 2 --pool 0)
+case "$out$out2" in
+*"-1.000"*) bad sim__at_the_ceiling "a -1 sentinel printed as a prediction" ;;
+*) case "$out" in
+	*"2.000  (D/D/1; measured/predicted 1.00)"*)
+		case "$out2" in *"no steady state"*) ok sim__at_the_ceiling ;;
+		*) bad sim__at_the_ceiling "random slots at rho = 1 not said to have no steady state" ;; esac ;;
+	*) bad sim__at_the_ceiling "D/D/1 at rho = 1 not predicted as 2 ms" ;;
+	esac ;;
+esac
+
 # sim__retry_storm: the scenario collapses, lock_timeout ends it.
 out=$("$bin" sim --scenario retry-storm --seconds 40 --json)
 out2=$("$bin" sim --scenario retry-storm --seconds 40 --lock-timeout-ms 300 --json)

@@ -189,6 +189,37 @@ static void sim_run__no_snapshot_no_chain(void **state)
 	assert_true(with.latency_ms.mean == without.latency_ms.mean);
 }
 
+/* chain-walk: an update finds the newest version by walking the chain,
+ * walk_us a heap page past the first. One caller alone, 0.16 ms holds, a
+ * snapshot open throughout: update k walks pages(k) - 1 extra pages, so
+ * the mean time is 0.16 ms + walk_us x their mean (the lab's 10,000
+ * updates: 0.16 -> 0.58 ms). Without walk_us the snapshot costs updates
+ * nothing, as before. */
+static void sim_run__updates_walk_the_chain_too(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o, flat;
+	double extra = 0;
+
+	(void)state;
+	simtest_config(&c);
+	c.clients = 1;
+	c.hold_ms = 0.16;
+	c.seconds = 5;
+	c.snapshot_at_s = 0;
+	c.snapshot_for_s = 10;
+	c.walk_us = 16;
+	simtest_run(&c, &o);
+	for (uint64_t k = 1; k <= o.completed; k++)
+		extra += (double)((k + 184) / 185 - 1);
+	extra /= (double)o.completed;
+	assert_near(o.theory.little_W_ms, 0.16 + 0.016 * extra, 0.002);
+	assert_true(o.completed > 5000);
+	c.walk_us = 0;
+	simtest_run(&c, &flat);
+	assert_near(flat.theory.little_W_ms, 0.16, 1e-6);
+}
+
 /* A fix that writes the row once a flush also writes one version a flush:
  * the snapshot keeps 50 of them, not 10,000. A sharded counter's read
  * walks every slot's chain. */
@@ -284,6 +315,7 @@ int main(void)
 		cmocka_unit_test(sim_run__lab08_interactive_like_against_one_statement),
 		cmocka_unit_test(sim_run__an_old_snapshot_lengthens_the_read),
 		cmocka_unit_test(sim_run__no_snapshot_no_chain),
+		cmocka_unit_test(sim_run__updates_walk_the_chain_too),
 		cmocka_unit_test(sim_run__fewer_updates_shorter_chains),
 		cmocka_unit_test(sim_run__reads_wait_for_the_pool),
 		cmocka_unit_test(sim_set__reads_start_and_stop),

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/sim.h"
+#include "engine/sim_impl.h"     /* the write paths' table, to agree with */
 
 static void sim_config_default__passes_check(void **state)
 {
@@ -109,6 +109,51 @@ static void sim_strategy_parse__round_trip(void **state)
 	assert_int_equal(sim_fault_parse("disk", &f), -1);
 }
 
+/* The public descriptor says what the engine's write paths do: the rows
+ * it counts, its flusher, its name; and sim_set keeps what the restart
+ * question names. */
+static void sim_strategy_info__agrees_with_the_write_paths(void **state)
+{
+	(void)state;
+	for (int i = 0; i < SIM_NSTRATEGIES; i++) {
+		const struct sim_strategy_info *in = sim_strategy_info((enum sim_strategy)i);
+		const struct sim_path *p = sim_path_of((enum sim_strategy)i);
+		struct sim_config c;
+
+		assert_non_null(in);
+		assert_string_equal(in->name, sim_strategy_name((enum sim_strategy)i));
+		assert_int_equal(in->uses_rows, p->sharded);
+		assert_int_equal(in->flushes, p->flushes);
+		assert_true(!in->buffered || (in->flushes && !p->row_lock));
+		assert_true(!in->spread || in->uses_rows);
+		sim_config_default(&c);
+		c.strategy = (enum sim_strategy)i;
+		c.rows = 8;
+		assert_int_equal(sim_config_rows(&c), in->uses_rows ? 8 : 1);
+	}
+	assert_null(sim_strategy_info(SIM_NSTRATEGIES));
+}
+
+static void sim_config_restarts__the_structure_and_only_it(void **state)
+{
+	struct sim_config a, b;
+
+	(void)state;
+	sim_config_default(&a);
+	b = a;
+	b.hold_ms = 5;
+	b.lock_timeout_ms = 300;
+	b.handoff = SIM_HANDOFF_HERD;
+	b.wal_flush_ms = 1;
+	assert_false(sim_config_restarts(&a, &b));
+	b.rows = 4;
+	assert_true(sim_config_restarts(&a, &b));
+	sim_config_keep(&b, &a);
+	assert_false(sim_config_restarts(&a, &b));
+	assert_int_equal(b.rows, 1);
+	assert_true(b.hold_ms == 5 && b.handoff == SIM_HANDOFF_HERD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +163,8 @@ int main(void)
 		cmocka_unit_test(sim_scenario__unknown_leaves_config),
 		cmocka_unit_test(sim_config_check__names_the_field),
 		cmocka_unit_test(sim_strategy_parse__round_trip),
+		cmocka_unit_test(sim_strategy_info__agrees_with_the_write_paths),
+		cmocka_unit_test(sim_config_restarts__the_structure_and_only_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

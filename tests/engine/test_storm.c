@@ -90,6 +90,29 @@ static void sim_run__retry_storm_lock_timeout_recovers(void **state)
 	assert_true(w.unrel_failed < 1);
 }
 
+/* PostgreSQL wakes every waiter at each commit, and each hand-off starts
+ * a waiter's lock_timeout again: on a row that commits every 2 ms a
+ * 300 ms lock_timeout never fires, and the storm goes on. The pair with
+ * statement_timeout, which times the whole wait, ends it. */
+static void sim_run__retry_storm_herd_needs_statement_timeout(void **state)
+{
+	struct sim_config c;
+	struct window lock_only, pair;
+
+	(void)state;
+	storm_config(&c);
+	c.handoff = SIM_HANDOFF_HERD;
+	c.lock_timeout_ms = 300;
+	storm(&c, &lock_only);
+	c.statement_timeout_ms = 300;
+	storm(&c, &pair);
+	assert_int_equal(lock_only.end.lock_timeouts, 0);
+	assert_true(lock_only.goodput < 0.5 * lock_only.offered);
+	assert_true(pair.goodput > 0.9 * pair.offered);
+	assert_true(pair.end.statement_timeouts > 0);
+	assert_true(pair.unrel_failed < 1);
+}
+
 static void sim_run__retry_storm_budget_recovers(void **state)
 {
 	struct sim_config c;
@@ -190,6 +213,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sim_run__retry_storm_collapses_after_the_spike),
 		cmocka_unit_test(sim_run__retry_storm_lock_timeout_recovers),
+		cmocka_unit_test(sim_run__retry_storm_herd_needs_statement_timeout),
 		cmocka_unit_test(sim_run__retry_storm_budget_recovers),
 		cmocka_unit_test(sim_run__retry_storm_backoff_needs_a_budget),
 		cmocka_unit_test(sim_run__retry_storm_bulkhead_keeps_login_alive),

@@ -16,7 +16,9 @@
  * HOTROW_LAB_ONLY=sqlite, =postgres or =mysql runs one engine's tests and skips the others
  * quietly (`hotrow lab check NN --db URL` uses it). HOTROW_LAB_CHECKS="f g"
  * runs only the checks of functions f and g and skips the rest quietly
- * (make test runs each mutant's Caught-By checks first).
+ * (make test runs each mutant's Caught-By checks first). Under `hotrow lab`,
+ * HOTROW_LAB_SKIP (check names, one a line) says instead which checks
+ * skip: those whose engines the runner did not give; every other one runs.
  *
  * Interface:
  *   static void like__counts(void **state) {
@@ -33,13 +35,18 @@
  *
  * The report channel: when HOTROW_REPORT_FD names an open descriptor (the
  * runner sets it), the verdicts go there, one line each, and never through
- * stdout, where the code under test prints too:
+ * stdout, where the code under test prints too; each line starts with
+ * HOTROW_REPORT_TOKEN and a space when the runner gave one (lines without
+ * it are not the harness's), then:
  *   start NAME          a check begins
  *   detail TEXT         a line of its failure message (lt_fail)
  *   hint TAG            a hint tag of its failure
  *   notice TEXT         a line for the student, outside any check
+ *   say TEXT            a line the check shows beside its verdict (lt_say)
  *   end NAME pass|fail|skip
- * A check with a start and no end did not finish: the process died in it.
+ * A check with a start and no end did not finish: the process died in it;
+ * one that sent a detail failed, whatever its end says; a skip counts only
+ * when the runner did not give the check's engine (runner/check.h).
  */
 #ifndef HOTROW_LABTEST_H
 #define HOTROW_LABTEST_H
@@ -115,6 +122,11 @@ void labtest_say_why_skipped(const char *why);
 #define LABTEST_STORES(f) \
 	{ #f "/mem", f, labtest_setup_sqlite, labtest_teardown, NULL }, \
 	{ #f "/redis", f, labtest_setup_redis, labtest_teardown, NULL }
+
+/* A line shown beside the check's verdict, pass or fail (a prediction
+ * beside the measurement): on the report channel when there is one, else
+ * on stdout as it was. */
+void lt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Decimal comparisons with a readable message and an optional hint tag. */
 void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)

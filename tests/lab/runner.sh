@@ -72,12 +72,22 @@ tiny_c() {
 }
 tiny_c exercises 'return 0;'
 tiny_c solutions 'return 42;'
+# before_c BODY [TOP]: code of the checks' own (not audited, as a lab's
+# tests are not), run at the start of the first check: what the runner
+# must survive at run time even where the audit would refuse it.
+before_c() {
+	printf '#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n#include "tests/harness/labtest.h"\n%s\nvoid tiny_before(void);\nvoid tiny_before(void) { %s }\n' \
+		"${2:-}" "$1" >"$kit/tests/labs/$tiny/before.c"
+}
+before_c ''
 cat >"$kit/tests/labs/$tiny/test_tiny.c" <<TINY
 #include "tests/harness/labtest.h"
 #include "labs/$tiny/tiny.h"
+void tiny_before(void);
 static void tiny_answer__is_42(void **state)
 {
 	(void)state;
+	tiny_before();
 	lt_expect_int_hint(tiny_answer(), 42, "the answer", "answer again");
 }
 static void tiny_answer__again(void **state)
@@ -88,7 +98,14 @@ static void tiny_answer__again(void **state)
 static void tiny_answer__third_time(void **state)
 {
 	(void)state;
-	lt_expect_int_hint(tiny_answer(), 42, "the answer, a third time", "again");
+	int got = tiny_answer();
+	lt_say("predicted 42, measured %d", got);
+	lt_expect_int_hint(got, 42, "the answer, a third time", "again");
+}
+static void tiny_answer__on_the_server(void **state)
+{
+	(void)state;
+	lt_expect_int(tiny_answer(), 42, "the answer, next to a PostgreSQL");
 }
 int main(void)
 {
@@ -96,6 +113,7 @@ int main(void)
 		cmocka_unit_test(tiny_answer__is_42),
 		cmocka_unit_test(tiny_answer__again),
 		cmocka_unit_test(tiny_answer__third_time),
+		LABTEST_PG(tiny_answer__on_the_server),
 	};
 	return labtest_main("$tiny", tests);
 }
@@ -103,11 +121,15 @@ TINY
 # A driver, so `lab run 99` has something to run: it calls the answer once.
 cat >"$kit/labs/$tiny/run.c" <<TINY
 #include <stdio.h>
+#include <stdlib.h>
 #include "labs/$tiny/tiny.h"
-int main(void)
+int main(int argc, char **argv)
 {
 	int a = tiny_answer();
 	printf("the answer is %d\\n", a);
+	for (int i = 0; i < argc; i++)
+		printf("argv[%d] %s\\n", i, argv[i]);
+	printf("database from the environment: %s\\n", getenv("HOTROW_RUN_DB") ? "yes" : "no");
 	return a == 42 ? 0 : 1;
 }
 TINY
@@ -316,6 +338,13 @@ hostile() { # hostile BODY [TOP] [TIMEOUT]: check lab 99; sets rc, secs
 	hl check 99 --timeout "${3:-5}"; rc=$?
 	secs=$(( $(date +%s) - s0 ))
 }
+# at_run BODY [TOP] [TIMEOUT]: BODY in the checks' own code (before_c),
+# the exercise right; check lab 99; sets rc, secs.
+at_run() {
+	before_c "$1" "${2:-}"
+	hostile 'return 42;' '' "${3:-5}"
+	before_c ''
+}
 tiny_c exercises 'return 42;'
 hl check 99 >/dev/null   # builds the tiny lab once, so timeouts below time the code
 
@@ -335,14 +364,16 @@ elif [ "$(leftovers)" -ne 0 ]; then bad "test processes left running"
 else ok; fi
 
 t runner__hostile_include_dev_zero_build_times_out
-hostile 'return 42;' '#include "/dev/zero"' 2
+before_c '' '#include "/dev/zero"'
+hostile 'return 42;' '' 2
+before_c ''
 if [ $rc -ne 1 ] || [ $secs -gt 40 ]; then bad "exit $rc after $secs s, want 1 within the build's limit"
 elif ! has "took longer than"; then bad "no word that the build was stopped"
 elif [ "$(compilers)" -ne 0 ]; then bad "the compiler still runs"
 else ok; fi
 
 t runner__hostile_50_forked_sleepers_are_killed
-hostile 'for (int i = 0; i < 50; i++) if (fork() == 0) { sleep(600); _exit(0); } return 42;'
+at_run 'for (int i = 0; i < 50; i++) if (fork() == 0) { sleep(600); _exit(0); }'
 sleep 1
 if [ $rc -ne 0 ] || [ $secs -gt 30 ]; then bad "exit $rc after $secs s, want 0 (the answer is right) at once"
 elif [ "$(leftovers)" -ne 0 ]; then bad "$(leftovers) forked children left running"
@@ -360,25 +391,25 @@ elif [ "$(wc -c <"$out")" -gt 200000 ]; then bad "$(wc -c <"$out") bytes shown"
 else ok; fi
 
 t runner__hostile_fake_cmocka_lines_do_not_pass
-hostile 'return 0;' '__attribute__((constructor)) static void fake(void) { printf("[==========] Running 3 test(s).\n[ RUN      ] tiny_answer__is_42\n[       OK ] tiny_answer__is_42\n[ RUN      ] tiny_answer__again\n[       OK ] tiny_answer__again\n[ RUN      ] tiny_answer__third_time\n[       OK ] tiny_answer__third_time\n[  PASSED  ] 3 test(s).\n"); fflush(stdout); }'
+hostile 'static int once; if (!once++) { printf("[==========] Running 3 test(s).\n[ RUN      ] tiny_answer__is_42\n[       OK ] tiny_answer__is_42\n[ RUN      ] tiny_answer__again\n[       OK ] tiny_answer__again\n[ RUN      ] tiny_answer__third_time\n[       OK ] tiny_answer__third_time\n[  PASSED  ] 3 test(s).\n"); fflush(stdout); } return 0;'
 if [ $rc -ne 1 ] || ! has "0 of 3 checks" || has "done"; then bad "exit $rc: the fake lines counted"; else ok; fi
 
 t runner__hostile_early_exit_0_keeps_the_maximum
-hostile 'exit(0);'
+at_run 'exit(0);'
 if [ $rc -ne 1 ] || ! has "0 of 3 checks"; then bad "exit $rc, want 0 of 3"
 elif ! has "exited with status 0"; then bad "does not say the process exited"
 else ok; fi
 
 t runner__hostile_abort_names_the_signal
-hostile 'abort();'
+at_run 'abort();'
 if [ $rc -ne 1 ] || ! has "0 of 3 checks" || ! has "Aborted"; then bad "exit $rc, want 0 of 3 and SIGABRT named"; else ok; fi
 
 t runner__hostile_exit_255_is_not_a_signal
-hostile 'exit(255);'
+at_run 'exit(255);'
 if [ $rc -ne 1 ] || ! has "exited with status 255" || has "Unknown signal"; then bad "exit $rc, want 'exited with status 255'"; else ok; fi
 
 t runner__crash_in_a_check_is_said_in_words
-hostile 'raise(SIGSEGV); return 42;'
+at_run 'raise(SIGSEGV);'
 if [ $rc -ne 1 ] || ! has "crashed: Segmentation fault.*pointer"; then bad "exit $rc, want the crash named"
 elif has "Test failed with exception"; then bad "cmocka's own crash line shown"
 else ok; fi
@@ -483,6 +514,186 @@ sys.exit(0 if raw and back else 1)
 PY
 then ok; else bad "the terminal was left as the watch set it"; fi
 
+
+# ---- forged grades: code that reaches for its judge is refused ----
+# Each forge below passed every check before the audit; now the exercise
+# is refused with one line naming the symbol and the rule, and nothing of
+# it runs.
+refused() { # refused PATTERN: one refusal line matching it, no verdicts
+	[ $rc -eq 1 ] && [ "$(grep -c "^Refused, not run: exercises/$tiny/" "$out")" -eq 1 ] &&
+		grep -q "^Refused, not run: exercises/$tiny/[a-z]*\.[ch].*\($1\)" "$out" &&
+		! has "checks passing" && ! has "done"
+}
+
+t runner__forge_fail_handler_is_refused
+hostile 'return 0;' 'void _fail(const char *file, const int line); void _fail(const char *file, const int line) { (void)file; (void)line; }'
+if ! refused '_fail'; then bad "exit $rc: a _fail of the exercise's own was not refused"
+else
+	hl grade 99 --out "$tmp/grade-forged"
+	if ! has "Score: 0/3" || ! has "refused, not run: .*_fail"; then bad "the grade of a refused lab is not 0"
+	else ok; fi
+fi
+
+t runner__forge_interposed_cmocka_is_refused
+hostile 'return 0;' '#include <dlfcn.h>
+struct t_ { const char *n; void (*f)(void **); int (*s)(void **); int (*d)(void **); void *st; };
+static void empty(void **st) { (void)st; }
+int _cmocka_run_group_tests(const char *g, struct t_ *t, size_t n, void *s, void *d);
+int _cmocka_run_group_tests(const char *g, struct t_ *t, size_t n, void *s, void *d)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].st)
+			((struct t_ *)t[i].st)->f = empty;
+	int (*real)(const char *, struct t_ *, size_t, void *, void *) =
+		(int (*)(const char *, struct t_ *, size_t, void *, void *))dlsym(RTLD_NEXT, "_cmocka_run_group_tests");
+	return real(g, t, n, s, d);
+}'
+if ! refused '_cmocka_run_group_tests\|dlsym'; then bad "exit $rc: an interposed cmocka was not refused"; else ok; fi
+
+t runner__forge_constructor_on_the_report_fd_is_refused
+hostile 'return 0;' '__attribute__((constructor)) static void forge(void)
+{
+	static const char b[] = "start tiny_answer__is_42\nend tiny_answer__is_42 pass\nstart tiny_answer__again\nend tiny_answer__again pass\nstart tiny_answer__third_time\nend tiny_answer__third_time pass\n";
+	if (write(3, b, sizeof b - 1) < 0)
+		_exit(1);
+	_exit(0);
+}'
+if ! refused 'constructor\|write\|_exit'; then bad "exit $rc: a constructor writing verdicts was not refused"; else ok; fi
+
+t runner__forge_stdout_pointed_at_the_report_pipe_does_not_pass
+# Plain printf, stdout's descriptor changed to the harness's report pipe:
+# the lines lack the runner's secret, so they are not verdicts.
+hostile 'static int once; if (!once++) for (int fd = 100; fd < 104; fd++) { int keep = stdout->_fileno; stdout->_fileno = fd; printf("end tiny_answer__is_42 pass\nstart tiny_answer__again\nend tiny_answer__again pass\nstart tiny_answer__third_time\nend tiny_answer__third_time pass\n"); fflush(stdout); stdout->_fileno = keep; } return 0;'
+if [ $rc -ne 1 ] || ! has "0 of 3 checks passing" || has "done"; then bad "exit $rc: lines written on the report pipe counted"; else ok; fi
+
+t runner__forge_harness_skip_is_refused
+hostile 'labtest_skip(__FILE__, __LINE__); return 0;' 'void labtest_skip(const char *file, int line);'
+if ! refused 'labtest_skip'; then bad "exit $rc: a call of the harness's skip was not refused"; else ok; fi
+
+t runner__a_skip_with_its_engine_there_fails
+# The checks' own code skips a check whose engine (none: plain C) is
+# there: not a pass, and the maximum keeps it.
+at_run 'skip();'
+if [ $rc -ne 1 ] || ! has "2 of 3 checks passing" || ! has "a skip is not a pass" || has "done"
+then bad "exit $rc: a skip dropped a check from the maximum"; else ok; fi
+
+t runner__a_detail_then_a_pass_fails
+# A check that said what failed fails, whatever its end says.
+at_run 'labtest_say_why_skipped("something failed here");'
+if [ $rc -ne 1 ] || ! has "2 of 3 checks passing" || ! has "FAIL  tiny_answer__is_42"
+then bad "exit $rc: a check that sent a failure detail passed"; else ok; fi
+
+t runner__forge_setsid_and_ignored_sigterm_refused
+hostile 'if (fork() == 0) { setsid(); signal(SIGTERM, SIG_IGN); sleep(600); } return 42;'
+if ! refused 'fork\|setsid\|signal'; then bad "exit $rc: setsid and fork were not refused"; else ok; fi
+
+t runner__escaped_descendants_are_killed
+# The same, in the checks' own code: a grandchild in a session of its own
+# that ignores SIGTERM does not outlive the check.
+at_run 'if (fork() == 0) { setsid(); if (fork() == 0) { signal(SIGTERM, SIG_IGN); sleep(600); _exit(0); } _exit(0); } usleep(200000);'
+sleep 1
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0 (the answer is right)"
+elif [ "$(leftovers)" -ne 0 ]; then bad "$(leftovers) escaped processes outlived the check"
+else ok; fi
+
+t runner__grade_rebuilds_an_older_dated_file
+# A file put back with an old date (tar x, cp -p, rsync -a) is built anew.
+tiny_c exercises 'return 42;'
+hl check 99 >/dev/null
+tiny_c exercises 'return 0;'
+touch -d '2001-01-01 00:00' "$kit/exercises/$tiny/tiny.c"
+hl grade 99 --out "$tmp/grade-dated"; rc=$?
+if [ $rc -ne 1 ] || ! has "Score: 0/3"; then bad "exit $rc: the previous build was graded"; else ok; fi
+
+t runner__a_deleted_file_is_gone
+printf '#include "labs/%s/tiny.h"\nint tiny_answer(void) { return 42; }\n' "$tiny" >"$kit/exercises/$tiny/answer.c"
+printf '#include "labs/%s/tiny.h"\n' "$tiny" >"$kit/exercises/$tiny/tiny.c"
+hl check 99; rc1=$?
+rm -f "$kit/exercises/$tiny/answer.c"
+hl check 99; rc=$?
+if [ $rc1 -ne 0 ]; then bad "exit $rc1 with answer.c, want 0"
+elif [ $rc -ne 1 ] || has "3 of 3 checks passing"; then bad "exit $rc: the deleted file's code still ran"
+else ok; fi
+tiny_c exercises 'return 42;'
+
+t runner__a_build_of_the_students_own_is_not_checked
+# The runner built A; the student's own make built B; A is put back with
+# an old date: the check runs A, not the objects make left.
+tiny_c exercises 'return 42;'
+cp "$kit/exercises/$tiny/tiny.c" "$tmp/tiny-a.c"
+touch -d '2001-01-01 00:00' "$tmp/tiny-a.c"
+hl check 99 >/dev/null
+tiny_c exercises 'return 0;'
+(cd "$kit" && make -s "build/labs/$tiny/test-exercise") >"$out" 2>&1
+cp -p "$tmp/tiny-a.c" "$kit/exercises/$tiny/tiny.c"
+hl check 99; rc=$?
+if [ $rc -ne 0 ] || ! has "3 of 3 checks passing"; then bad "exit $rc: the objects of another build were checked"; else ok; fi
+
+t runner__forge_other_reaches_are_refused
+# Other ways to reach past the lab, each refused with its symbol named.
+failed=
+forge() { # forge PATTERN BODY [TOP]
+	hostile "$2" "${3:-}"
+	refused "$1" || failed="$failed [$1: exit $rc, $(grep -m1 -e Refused -e 'checks passing' "$out")]"
+}
+forge 'tiny_alias' 'return 42;' 'int tiny_alias(void) __attribute__((weak, alias("tiny_answer")));'
+forge 'fdopen' 'FILE *f = fdopen(3, "w"); if (f) fprintf(f, "end tiny_answer__is_42 pass\n"); return 42;'
+forge 'dprintf' 'dprintf(3, "end tiny_answer__is_42 pass\n"); return 42;'
+forge 'setenv' 'setenv("LD_PRELOAD", "/tmp/x.so", 1); return 42;'
+forge 'fopen' 'FILE *f = fopen("/proc/self/mem", "r+"); return f ? 42 : 0;'
+forge 'malloc' 'return 42;' '#include <stddef.h>
+void *malloc(size_t n); void *malloc(size_t n) { (void)n; return NULL; }'
+forge 'environ' 'extern char **environ; environ[0] = NULL; return 42;'
+forge 'kit_fp_clear' 'kit_fp_clear(); return 42;' '#include "kit/failpoint.h"'
+forge 'ifunc' 'return twice();' 'static int real(void) { return 42; }
+static int (*pick(void))(void) { return real; }
+static int twice(void) __attribute__((ifunc("pick")));'
+forge 'preinit_array\|constructor' 'return 42;' 'static void early(void) { }
+__attribute__((used, section(".preinit_array"))) static void (*const early_p)(void) = early;'
+forge 'assembly' '__asm__ volatile ("nop"); return 42;'
+forge 'syscall' 'PASTE(__as, m__) volatile ("syscall" : : : "rcx", "r11", "memory"); return 42;' '#define PASTE(a, b) a##b'
+forge 'tests/harness' 'return 42;' '#include "tests/harness/labtest.h"'
+forge '/dev/zero' 'return 42;' '#include "/dev/zero"'
+forge 'labtest.c' 'return 42;' '#include "../../tests/harness/labtest.c"'
+tiny_c exercises 'return 42;'
+if [ -n "$failed" ]; then bad "not refused:$failed"; else ok; fi
+
+t runner__allowed_code_says_so
+hl audit 99; rc=$?
+if [ $rc -ne 0 ] || ! has "Allowed"; then bad "exit $rc: the right answer is not allowed"; else ok; fi
+
+t runner__lt_say_shows_beside_the_verdict
+hl check 99
+if ! has "predicted 42, measured 42"; then bad "the check's own line is not shown"; else ok; fi
+
+t runner__never_done_while_an_engine_is_missing
+# tiny_answer__on_the_server needs PostgreSQL by its entry (LABTEST_PG),
+# not by its name: without a server the lab is not done.
+(cd "$kit" && env -u HOTROW_LAB_ONLY "$bin" lab check 99) >"$out" 2>"$err" </dev/null; rc=$?
+if has "Lab 99 done"; then bad "done without PostgreSQL"
+elif ! has "1 PostgreSQL check did not run"; then bad "does not say a PostgreSQL check did not run"
+else ok; fi
+
+t runner__run_passes_the_database_outside_argv
+# argv is on every process listing; a class URL holds a password.
+hl run 99 --db "sqlite:$tmp/run-s3cretpw.db"; rc=$?
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif grep -q "^argv.*s3cretpw" "$out"; then bad "the database is in the driver's argv"
+elif ! has "database from the environment: yes"; then bad "the driver did not get the database"
+else ok; fi
+
+t runner__run_db_sqlite_as_check_takes_it
+hl run 99 --db sqlite; rc=$?
+if [ $rc -ne 0 ] || ! has "the answer is 42"; then bad "exit $rc: --db sqlite is not SQLite"; else ok; fi
+
+t runner__run_without_a_driver_says_what_to_run
+mv "$kit/labs/$tiny/run.c" "$tmp/run.c"
+hl run 99; rc=$?
+mv "$tmp/run.c" "$kit/labs/$tiny/run.c"
+if [ $rc -ne 1 ] || [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q "lab check 99" "$err"; then
+	bad "exit $rc: want one line pointing at lab check"
+else ok; fi
+
 t runner__usage_errors_exit_2
 codes=
 hl grade --out ''; codes="$codes $?"
@@ -492,7 +703,9 @@ hl check 99 --db sqlite:/tmp/x.db; codes="$codes $?"
 hl check 99 --timeout 0; codes="$codes $?"
 hl run 99 --store mem:; codes="$codes $?"      # --store is Lab 04's
 hl check 99 --store mem:; codes="$codes $?"    # ... and run's only
-if [ "$codes" != " 2 2 2 2 2 2 2" ]; then bad "exit codes$codes, want 2 each"; else ok; fi
+hl run 99 --store nope; codes="$codes $?"
+[ "$(wc -l <"$err")" -eq 1 ] || codes="$codes (--store nope: not one line)"
+if [ "$codes" != " 2 2 2 2 2 2 2 2" ]; then bad "exit codes$codes, want 2 each"; else ok; fi
 
 t runner__hint_shown_is_most_specific_never_the_last
 tiny_c exercises 'return 0;'
@@ -500,6 +713,24 @@ hl check 99
 if ! has "Hint for tiny_answer__is_42 \[again\]"; then bad "want the first failure's most specific hint, [again]"
 elif has "The shape of the answer"; then bad "the last hint was shown unasked"
 else ok; fi
+
+t runner__reset_knows_the_skeleton_by_content
+# A student who commits their work before the runner ever saw the lab:
+# reset still finds the skeleton, by the contents the kit records.
+tiny_c exercises 'return 0;'
+cp "$kit/exercises/$tiny/tiny.c" "$tmp/tiny-skeleton.c"
+(cd "$kit" && scripts/skeleton-sums --write) >"$out" 2>&1
+mv "$kit/.hotrow" "$tmp/hotrow-state"
+(cd "$kit" && git init -q && git add exercises labs && git -c user.name=k -c user.email=k@k commit -qm kit) >>"$out" 2>&1
+tiny_c exercises 'return 42; /* my own work */'
+(cd "$kit" && git add exercises && git -c user.name=s -c user.email=s@s commit -qm mine) >>"$out" 2>&1
+hl reset 99 --yes; rc=$?
+rm -rf "$kit/.git" "$kit/.hotrow"
+mv "$tmp/hotrow-state" "$kit/.hotrow"
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif ! cmp -s "$kit/exercises/$tiny/tiny.c" "$tmp/tiny-skeleton.c"; then bad "the student's committed work was taken for the skeleton"
+else ok; fi
+tiny_c exercises 'return 42;'
 
 t runner__student_kit_leaves_out_answers
 (cd "$kit" && scripts/student-kit "$tmp/skbuild") >"$out" 2>"$err"; rc=$?

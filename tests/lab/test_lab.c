@@ -31,22 +31,32 @@ static const char preprocessed[] =
 	"labtest_setup_sqlite, labtest_teardown, ((void *)0) }, { \"like_post__counts_one_like\" "
 	"\"/postgres\", like_post__counts_one_like, labtest_setup_pg, labtest_teardown, ((void *)0) },\n"
 	"  { \"shard_choose_n__formula\", shard_choose_n__formula, ((void *)0), ((void *)0), ((void *)0) },\n"
+	"  { \"hot_rows_now__sees_the_whole_line\", hot_rows_now__sees_the_whole_line, labtest_setup_pg, "
+	"labtest_teardown, ((void *)0) },\n"
 	" };\n return labtest_run(\"01-hot-row\", tests, sizeof(tests) / sizeof((tests)[0]));\n}\n";
 
 static void runner_checks_parse__names_from_the_array(void **state)
 {
 	(void)state;
 	char **names;
+	unsigned *engines;
 
-	int n = runner_checks_parse(preprocessed, &names);
+	int n = runner_checks_parse(preprocessed, &names, &engines);
 
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	assert_string_equal(names[0], "like_post__counts_one_like/sqlite");
 	assert_string_equal(names[1], "like_post__counts_one_like/postgres");
 	assert_string_equal(names[2], "shard_choose_n__formula");
+	assert_string_equal(names[3], "hot_rows_now__sees_the_whole_line");
+	/* The engine comes from the entry's setup, not from the name. */
+	assert_int_equal(engines[0], RUNNER_ENGINE_SQLITE);
+	assert_int_equal(engines[1], RUNNER_ENGINE_PG);
+	assert_int_equal(engines[2], 0);
+	assert_int_equal(engines[3], RUNNER_ENGINE_PG);
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(engines);
 }
 
 /* A result expecting three checks, to be fed report lines. */
@@ -60,6 +70,9 @@ static void expect3(struct runner_result *r)
 	snprintf(r->checks[0].name, sizeof r->checks[0].name, "a__one/sqlite");
 	snprintf(r->checks[1].name, sizeof r->checks[1].name, "a__two/sqlite");
 	snprintf(r->checks[2].name, sizeof r->checks[2].name, "a__three/postgres");
+	r->checks[0].engines = r->checks[1].engines = RUNNER_ENGINE_SQLITE;
+	r->checks[2].engines = RUNNER_ENGINE_PG;
+	r->available = RUNNER_ENGINE_SQLITE;   /* no PostgreSQL given */
 }
 
 static void feed(struct runner_result *r, const char *lines)
@@ -100,6 +113,7 @@ static void runner_result_report__death_fails_the_rest(void **state)
 	(void)state;
 	struct runner_result r;
 	expect3(&r);
+	r.available |= RUNNER_ENGINE_PG;
 
 	/* A forged end for a check that is not running, and one for a check
 	 * the lab does not have, change nothing. */
@@ -114,6 +128,29 @@ static void runner_result_report__death_fails_the_rest(void **state)
 	assert_non_null(strstr(r.checks[1].details, "Aborted"));
 	assert_non_null(strstr(r.checks[2].details, "did not run"));
 	assert_non_null(strstr(r.checks[2].details, "a__two/sqlite"));
+	runner_result_free(&r);
+}
+
+static void runner_result_report__skips_and_details_by_the_rules(void **state)
+{
+	(void)state;
+	struct runner_result r;
+	expect3(&r);
+
+	/* A skip of a check whose engine was given, a pass after a failure
+	 * detail, and lines the check says; a__three's engine was not given,
+	 * and the process died before it: it is skipped, not failed. */
+	feed(&r, "start a__one/sqlite\nend a__one/sqlite skip\n"
+		 "start a__two/sqlite\nsay predicted 42, measured 41\ndetail x.c:1: wrong\n"
+		 "end a__two/sqlite pass\n");
+	runner_result_finish(&r, "exited with status 0");
+
+	assert_int_equal(r.passed, 0);
+	assert_int_equal(r.failed, 2);
+	assert_int_equal(r.skipped, 1);
+	assert_non_null(strstr(r.checks[0].details, "a skip is not a pass"));
+	assert_string_equal(r.checks[1].said, "predicted 42, measured 41\n");
+	assert_int_equal(r.checks[2].verdict, RUNNER_SKIPPED);
 	runner_result_free(&r);
 }
 
@@ -349,6 +386,7 @@ int main(void)
 {
 	const struct CMUnitTest parse[] = {
 		cmocka_unit_test(runner_checks_parse__names_from_the_array),
+		cmocka_unit_test(runner_result_report__skips_and_details_by_the_rules),
 		cmocka_unit_test(runner_result_report__verdicts_details_hints),
 		cmocka_unit_test(runner_result_report__death_fails_the_rest),
 		cmocka_unit_test(runner_text__keeps_head_and_tail),

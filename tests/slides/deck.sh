@@ -86,6 +86,11 @@ else
 				broken="$broken [$cmd: $(head -1 "$tmp/err")]" ;;
 		"build/hotrow lab") build/hotrow lab </dev/null >/dev/null 2>&1 || broken="$broken [$cmd]" ;;
 		"build/hotrow lab grade") ;;   # every lab's suite: what make test runs anyway
+		"scripts/needs-pg "*)          # without a server it says so in words
+			env -u HOTROW_PG_URL sh -c "$cmd" 2>&1 | grep -q '^needs PostgreSQL: skipped' ||
+				broken="$broken [$cmd: no 'needs PostgreSQL: skipped' without a server]"
+			nn=$(printf '%s\n' "$cmd" | sed -n 's/.*lab [a-z]* \(0[0-9]\).*/\1/p')
+			ls -d labs/"$nn"-*/ >/dev/null 2>&1 || notice="$notice $nn" ;;
 		*"lab "*" 0"[0-9]*|*build/labs/0[0-9]-*)
 			nn=$(printf '%s\n' "$cmd" | sed -n 's/.*lab [a-z]* \(0[0-9]\).*/\1/p; s/.*build\/labs\/\(0[0-9]\)-.*/\1/p' | head -1)
 			if ls -d labs/"$nn"-*/ >/dev/null 2>&1; then
@@ -106,8 +111,9 @@ fi
 
 # deck__handout: make handout's file has every slide, every answer, every
 # figure the deck names, and no speaker notes.
-if [ -x build/hotrow ] && scripts/handout "$deck" "$tmp/handout" >/dev/null 2>"$tmp/err"; then
+if [ -x build/hotrow ] && HANDOUT_QUICK=1 scripts/handout "$deck" "$tmp/handout" >/dev/null 2>"$tmp/err"; then
 	h=$tmp/handout/handout.md
+	html=$tmp/handout/handout.html before=$tmp/handout/handout-before.html
 	figs=$(grep -o 'docs/figures/[a-z0-9-]*\.svg' "$deck" | sort -u | wc -l)
 	shown=$(grep -c '^!\[.*\](figures/' "$h")
 	if [ "$(grep -c '^## ' "$h")" = "$(grep -c '^## ' "$deck")" ] &&
@@ -115,6 +121,18 @@ if [ -x build/hotrow ] && scripts/handout "$deck" "$tmp/handout" >/dev/null 2>"$
 	   [ "$shown" = "$figs" ] && ! grep -q '^>' "$h" && [ -s "$tmp/handout/figures/hockey-stick.svg" ]
 	then ok deck__handout
 	else bad deck__handout "$shown of $figs figures, or slides, answers or notes wrong"; fi
+	# deck__handout_html: one page each, readable by all; every slide, every
+	# figure inside; the answers in one, none in the before-the-session copy;
+	# no speaker note or authoring comment in either; a Run:'s real output.
+	note=$(sed -n 's/^> //p' "$deck" | awk 'length($0) > 30' | head -1)
+	if [ "$(grep -c '<section' "$html")" = "$n" ] && [ "$(grep -c '<section' "$before")" = "$n" ] &&
+	   [ "$(grep -c '<svg' "$html")" = "$figs" ] &&
+	   [ "$(grep -c 'class="answer"' "$html")" = "$(grep -c '^Reveal: ' "$deck")" ] &&
+	   ! grep -q 'class="answer"' "$before" && ! grep -qF "$note" "$html" &&
+	   ! grep -q 'For whoever edits this deck' "$html" && grep -q '2998.5 ms' "$html" &&
+	   [ "$(stat -c %a "$h")" = 644 ] && [ "$(stat -c %a "$html")" = 644 ]
+	then ok deck__handout_html
+	else bad deck__handout_html "$(grep -c '<section' "$html") sections, $(grep -c '<svg' "$html") of $figs figures, mode $(stat -c %a "$html")"; fi
 else
 	skip deck__handout "build/hotrow is not built, or scripts/handout failed: $(cat "$tmp/err" 2>/dev/null)"
 fi

@@ -227,17 +227,17 @@ check "demo__ctrl_backslash_restores_the_terminal" restored 131 "step 1 of"
 # replays the whole tour up to it: 60 such pairs take about a minute of
 # work, against a deadline of 10 s for the q behind them.
 start "TERM=screen" "demo viral-video"
-wait_for "step 1 of 8"
+wait_for "step 1 of 9"
 t send-keys -t "$S" Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter Enter
-wait_for "step 8 of 8" 300
+wait_for "step 9 of 9" 300
 burst() { i=0; while [ $i -lt 60 ]; do printf 'Enter b '; i=$((i + 1)); done; }
 t send-keys -t "$S" $(burst) q
-check "demo__q_quits_behind_a_burst_of_keys" restored 0 "step 8 of 8"
+check "demo__q_quits_behind_a_burst_of_keys" restored 0 "step 9 of 9"
 
 # demo: a question waits for a letter; b answers it (not "back"), the
 # step plays, and the end reveals the engine's answer
 start "TERM=screen" "demo viral-video"
-wait_for "step 1 of 8"
+wait_for "step 1 of 9"
 t send-keys -t "$S" Enter Enter
 wait_for "[your answer: a-d]" 300
 check "demo__a_question_waits_for_a_letter" wait_for "How many plays a second get"
@@ -246,7 +246,14 @@ check "demo__the_letter_marks_the_choice" wait_for "> B) about 16,000" 300
 t send-keys -t "$S" Enter
 check "demo__the_end_reveals_the_engines_answer" wait_for "Right: B. The engine did" 300
 t send-keys -t "$S" q
-check "demo__q_quits_after_a_question" restored 0 "step 2 of 8"
+check "demo__q_quits_after_a_question" restored 0 "step 2 of 9"
+
+# demo --loop: no key pressed, the tour goes on by itself: the question
+# of step 2 closes unanswered, plays, and step 3 follows
+start "TERM=screen" "demo viral-video --loop --autoplay 1 --speed 100"
+check "demo__loop_plays_unattended" wait_for "step 3 of 9" 300
+t send-keys -t "$S" q
+check "demo__q_quits_a_loop" restored 0 "step 3 of 9"
 
 # demo --dump: the question alone, then answered and revealed
 "$bin" demo viral-post --dump --step 2 --size 120x40 >"$tmp/ask" 2>&1

@@ -293,6 +293,11 @@ static void tui_app_tour__a_letter_answers_and_the_end_reveals(void **state)
 	assert_true(tui_screen_has(s, "What binds now?"));
 	assert_true(tui_screen_has(s, "[your answer: a-d]"));
 	assert_false(tui_screen_has(s, "Right:"));
+	/* While the room votes the panels still show the last step's engine:
+	 * 16 slots, not the 128 the question is about. */
+	assert_true(tui_screen_has(s, "= 16 slots"));
+	assert_false(tui_screen_has(s, "= 128 slots"));
+	assert_int_equal(tui_app_snapshot(a)->config.rows, 16);
 
 	assert_true(tui_app_key(a, 'b'));             /* an answer here, not "back" */
 	assert_int_equal(v->step, 2);
@@ -301,6 +306,7 @@ static void tui_app_tour__a_letter_answers_and_the_end_reveals(void **state)
 	assert_null(v->reveal);
 	tui_app_render(a, s);
 	assert_true(tui_screen_has(s, "> B) the pool"));
+	assert_true(tui_screen_has(s, "= 128 slots"));  /* the vote is in: now it shows */
 	tui_app_advance(a, 100);                      /* the step plays to its end */
 	assert_true(v->step_done);
 	assert_non_null(v->reveal);
@@ -360,6 +366,17 @@ static void tui_app_tour__viral_video_bugs_do_what_the_narration_says(void **sta
 	snap = tui_app_snapshot(a);
 	assert_true(snap->config.bug_no_fence);
 	assert_true(snap->summary.count.doubled > 0);
+	assert_true(tui_screen_has(s, "+100,255 redelivered"));
+	assert_false(tui_screen_has(s, "blind retries"));   /* nothing retried */
+
+	tui_app_tour_goto(a, 7);                      /* the plays stop: the overshoot */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	int64_t over = snap->summary.count.visible - snap->summary.count.true_count;
+	assert_true(over > 0);                        /* a whole batch, as narrated */
+	assert_true(over >= (int64_t)snap->summary.count.doubled * 9 / 10);
+	assert_true(over <= (int64_t)snap->summary.count.doubled);
 	tui_screen_free(s);
 	tui_app_free(a);
 }
@@ -446,6 +463,93 @@ static void tui_app_tour__payday_does_what_the_narration_says(void **state)
 	tui_app_free(a);
 }
 
+
+/* Unattended (`hotrow demo --loop`): a waiting step goes on after the
+ * autoplay time, a question closes unanswered and then plays with its
+ * settings, and after the last step the tour starts again. */
+static void tui_app_tour__autoplay_and_loop(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_parse(
+		"title T\nstep one\nrun 1\npause\n"
+		"step two\nset strategy=sharded rows=4\nask How many rows?\nA) one\nB) four\n"
+		"answer B\nwhy {ceiling/s} a second\nrun 1\n", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_view *v = tui_app_view(a);
+	struct tui_screen *scr = tui_screen_new(120, 40);
+	tui_app_autoplay(a, 5, true);
+
+	for (int i = 0; i < 4; i++)                   /* 2 s: step one done, waiting */
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 0);
+	assert_true(v->step_done);
+	for (int i = 0; i < 7; i++)                   /* 3.5 s more: still waiting */
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 0);
+	tui_app_advance(a, 0.5);                      /* 5 s waited: step two asks */
+	assert_int_equal(v->step, 1);
+	assert_true(v->asking);
+	tui_app_render(a, scr);
+	assert_int_equal(tui_app_snapshot(a)->config.rows, 1);
+	for (int i = 0; i < 10; i++)                  /* the vote closes unanswered */
+		tui_app_advance(a, 0.5);
+	assert_false(v->asking);
+	assert_int_equal(v->chosen, -1);
+	for (int i = 0; i < 3; i++)                   /* the step plays, then reveals */
+		tui_app_advance(a, 0.5);
+	assert_true(v->step_done);
+	assert_non_null(v->reveal);
+	tui_app_render(a, scr);
+	assert_int_equal(tui_app_snapshot(a)->config.rows, 4);
+	tui_app_key(a, 'p');                          /* keys: the wait starts again */
+	tui_app_key(a, 'p');
+	for (int i = 0; i < 9; i++)
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 1);
+	for (int i = 0; i < 2; i++)                   /* then the loop: step one again */
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 0);
+	assert_false(v->step_done);
+
+	tui_app_autoplay(a, 0, true);                 /* off: the tour waits for ever */
+	for (int i = 0; i < 100; i++)
+		tui_app_advance(a, 0.5);
+	assert_int_equal(v->step, 0);
+	tui_screen_free(scr);
+	tui_app_free(a);
+}
+
+
+/* The retry storm's bulkhead: the likes' own pool is full, the shared one
+ * is not, so the login page is OK on every panel (not "STALLED" beside
+ * "0 failed", not one pool "400 of 900 in use" beside "never full"). */
+static void tui_app_tour__bulkhead_panels_agree(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_load("retry-storm", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *s = tui_screen_new(160, 45);
+
+	tui_app_tour_goto(a, t->nsteps - 1);          /* Or: a bulkhead */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	const struct sim_snapshot *snap = tui_app_snapshot(a);
+	assert_true(snap->config.counter_pool > 0);
+	assert_int_equal(snap->summary.unrelated.failed, 0);
+	assert_true(tui_screen_has(s, "likes' own 400 of 400 FULL"));
+	assert_true(tui_screen_has(s, "login page"));
+	assert_false(tui_screen_has(s, "STALLED"));
+	assert_false(tui_screen_has(s, "of 900"));
+	assert_true(tui_screen_has(s, "likes' own full at t ="));
+	assert_false(tui_screen_has(s, "pool    never full"));
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +564,8 @@ int main(void)
 		cmocka_unit_test(tui_app_tour__viral_video_bugs_do_what_the_narration_says),
 		cmocka_unit_test(tui_app_tour__payday_does_what_the_narration_says),
 		cmocka_unit_test(tui_app_tour__a_letter_answers_and_the_end_reveals),
+		cmocka_unit_test(tui_app_tour__autoplay_and_loop),
+		cmocka_unit_test(tui_app_tour__bulkhead_panels_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/simopt.h"
 #include "tui/tour.h"
 
 static void tui_tour_parse__steps_settings_and_words(void **state)
@@ -108,11 +109,12 @@ static void tui_tour_parse__errors_name_the_line(void **state)
 {
 	(void)state;
 	static const struct { const char *text, *want; } cases[] = {
-		{"step a\nset rps=fast\n", "line 2: rps: expected 0 or a rate from 0.001 to 10000000 per second (not 'fast')"},
+		{"step a\nset rps=fast\n", "line 2: rps accepts a number from 0 to 1e+07, not 'fast'"},
 		{"step a\nset rps=1e-13\n", "line 2: rps: expected 0 or a rate from 0.001"},
 		{"step a\nset client-timeout-ms=0.0001\n", "line 2: client-timeout-ms: expected 0 (never)"},
-		{"step a\nset rows=70000\n", "line 2: rows: expected an integer from 1 to 65536"},
-		{"step a\nset rows=2.5\n", "line 2: rows: expected an integer from 1 to 65536"},
+		{"step a\nset rows=70000\n", "line 2: rows accepts a whole number from 1 to 65536, not '70000'"},
+		{"step a\nset rows=2.5\n", "line 2: rows accepts a whole number from 1 to 65536, not '2.5'"},
+		{"step a\nset idempotent=yes\n", "line 2: idempotent accepts no value, or on or off, not 'yes'"},
 		{"step a\nset colour=red\n", "line 2: unknown setting 'colour'"},
 		{"say hello\n", "line 1: 'say' before the first step"},
 		{"step a\nrun\n", "line 2: run takes simulated seconds"},
@@ -183,7 +185,7 @@ static void tui_tour_apply__restart_only_for_structural_changes(void **state)
 	assert_true(restart);
 	assert_int_equal(c.strategy, SIM_SHARDED);
 	assert_int_equal(tui_tour_set(&c, "pool", "-1", &restart, err, sizeof err), -1);
-	assert_non_null(strstr(err, "pool: expected 0 (unbounded) to 1000000 connections (not '-1')"));
+	assert_string_equal(err, "pool accepts a whole number from 0 to 1000000, not '-1'");
 	assert_int_equal(c.pool, 20);              /* unchanged by the bad value */
 	/* The command line's limits, not a second set of the tour's own. */
 	assert_int_equal(tui_tour_set(&c, "rows", "65536", &restart, err, sizeof err), 0);
@@ -255,9 +257,10 @@ static void tui_tour_load__refuses_huge_and_binary_files(void **state)
 	unlink(path);
 }
 
-/* The retry-storm settings take the engine's limits: a tour's bad value
- * gets the line `hotrow sim` prints for it (sim_config_check's), and the
- * config is left as it was. counter-pool is a pool of its own: a restart. */
+/* The retry-storm settings take the command line's parser and the
+ * engine's limits: a tour's bad value gets the line `hotrow sim` prints
+ * for it (the option table's, or sim_config_check's), and the config is
+ * left as it was. counter-pool is a pool of its own: a restart. */
 static void tui_tour_set__storm_keys_take_the_engine_limits(void **state)
 {
 	static const struct {
@@ -295,14 +298,15 @@ static void tui_tour_set__storm_keys_take_the_engine_limits(void **state)
 	assert_int_equal(tui_tour_set(&c, "clients", "0", &restart, err, sizeof err), 0);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct sim_config before = c;
+		struct simopt_given g = { { false } };
 		t = c;
-		if (cases[i].integer)
-			*(int *)(void *)((char *)&t + cases[i].off) = atoi(cases[i].value);
-		else
-			*(double *)(void *)((char *)&t + cases[i].off) = strtod(cases[i].value, NULL);
-		assert_int_equal(sim_config_check(&t, msg, sizeof msg), -1);
+		if (simopt_set(&t, &g, cases[i].key, cases[i].value, msg, sizeof msg) < 0) {
+			snprintf(want, sizeof want, "%s", msg + 2);
+		} else {
+			assert_int_equal(sim_config_check(&t, msg, sizeof msg), -1);
+			snprintf(want, sizeof want, "%s (not '%s')", msg + 2, cases[i].value);
+		}
 		assert_true(!strncmp(msg, "--", 2));
-		snprintf(want, sizeof want, "%s (not '%s')", msg + 2, cases[i].value);
 		assert_int_equal(tui_tour_set(&c, cases[i].key, cases[i].value, &restart,
 		                              err, sizeof err), -1);
 		if (strcmp(err, want))
@@ -312,11 +316,33 @@ static void tui_tour_set__storm_keys_take_the_engine_limits(void **state)
 	}
 }
 
+
+/* The student kit's tours keep their questions and lose answer and why:
+ * such a question still parses, and the reveal says the panels answer. */
+static void tui_tour_parse__a_question_without_its_key(void **state)
+{
+	(void)state;
+	char err[200] = "";
+	struct tui_tour *t = tui_tour_parse(
+		"step Viral\n  ask What runs out first?\n  A) the CPU\n  B) the pool\n  run 3\n",
+		err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	assert_int_equal(t->steps[0].nchoices, 2);
+	assert_int_equal(t->steps[0].answer, -1);
+	assert_string_equal(t->steps[0].why, "");
+	tui_tour_free(t);
+	/* half a key is still a mistake */
+	assert_null(tui_tour_parse("step V\nask Q?\nA) a\nB) b\nanswer A\nrun 1\n", err, sizeof err));
+	assert_null(tui_tour_parse("step V\nask Q?\nA) a\nB) b\nwhy w\nrun 1\n", err, sizeof err));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tui_tour_parse__steps_settings_and_words),
 		cmocka_unit_test(tui_tour_parse__a_question_with_choices_and_a_reveal),
+		cmocka_unit_test(tui_tour_parse__a_question_without_its_key),
 		cmocka_unit_test(tui_tour_parse__errors_name_the_line),
 		cmocka_unit_test(tui_tour_apply__restart_only_for_structural_changes),
 		cmocka_unit_test(tui_tour_set__times_in_whole_us),

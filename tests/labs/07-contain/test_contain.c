@@ -698,11 +698,11 @@ static void plan(const char *url, struct plan *p)
 	p->cfg = (struct contain_config){ .url = url, .pool_size = POOL,
 	                                  .counter_pool_size = LIKE_POOL,
 	                                  .acquire_timeout_ms = timeout_ms, .lock_timeout_ms = lock_ms };
-	printf("# hold %.2f ms alone (smallest median of 3 windows, %d likes; mean %.2f), ceiling %.0f/s; likes offered at %.0f/s (4x) from %d threads "
-	       "for %d s; login at %d/s; acquire timeout %d ms, lock timeout %d ms\n", hold_ms,
+	lt_say("hold %.2f ms alone (smallest median of 3 windows, %d likes; mean %.2f), ceiling %.0f/s; likes offered at %.0f/s (4x) from %d threads "
+	       "for %d s; login at %d/s; acquire timeout %d ms, lock timeout %d ms", hold_ms,
 	       all_n, all_mean, ceiling, p->rate, p->threads, OVERLOAD_S, LOGIN_RATE, timeout_ms, lock_ms);
-	printf("# predicted without containment: the login page gets a connection about "
-	       "ceiling / offered = %.0f%% of the time\n", 100 * p->predicted_ok);
+	lt_say("predicted without containment: the login page gets a connection about "
+	       "ceiling / offered = %.0f%% of the time", 100 * p->predicted_ok);
 }
 
 static void contain__login_survives_a_hot_row(void **state)
@@ -724,13 +724,13 @@ static void contain__login_survives_a_hot_row(void **state)
 	struct kit_load_result naive_likes;
 	for (int attempt = 0; attempt < 2 && naive_ok >= 0.5; attempt++) {
 		if (attempt)
-			printf("# the naive login page did not collapse; measuring the hold again\n");
+			lt_say("the naive login page did not collapse; measuring the hold again");
 		plan(url, &p);
 		struct contain_config cfg = p.cfg;
 		cfg.contain = false;
 		overload(&cfg, p.rate, p.threads, &naive_ok, &naive_likes);
-		printf("# naive:     login %.1f%% ok (predicted %.0f%%, ratio %.2f); likes %lld ok, "
-		       "%lld failed\n", 100 * naive_ok, 100 * p.predicted_ok, naive_ok / p.predicted_ok,
+		lt_say("naive:     login %.1f%% ok (predicted %.0f%%, ratio %.2f); likes %lld ok, "
+		       "%lld failed", 100 * naive_ok, 100 * p.predicted_ok, naive_ok / p.predicted_ok,
 		       (long long)naive_likes.ok, (long long)naive_likes.failed);
 	}
 	lt_expect(naive_ok < 0.5, NULL, "expected the naive app's login page to collapse (under "
@@ -741,7 +741,7 @@ static void contain__login_survives_a_hot_row(void **state)
 	struct kit_load_result contained_likes;
 	p.cfg.contain = true;
 	overload(&p.cfg, p.rate, p.threads, &contained_ok, &contained_likes);
-	printf("# contained: login %.2f%% ok; likes %lld ok, %lld failed (%lld on the lock timeout)\n",
+	lt_say("contained: login %.2f%% ok; likes %lld ok, %lld failed (%lld on the lock timeout)",
 	       100 * contained_ok, (long long)contained_likes.ok, (long long)contained_likes.failed,
 	       (long long)contained_likes.busy);
 	lt_expect(contained_ok > 0.99, "bulkhead", "expected the login page above 99%% ok with the "

@@ -1,0 +1,215 @@
+/*
+ * server.c: a PostgreSQL server's flush and its wakes, measured before a
+ * run. See server.h.
+ *
+ * The backends' CPU is read per process: /proc/PID/schedstat gives the
+ * time on a CPU in nanoseconds (kernels with schedstats), /proc/PID/stat
+ * in clock ticks of 10 ms otherwise. Each client thread asks for its own
+ * backend's PID once connected and reads that backend's CPU before its
+ * first request and after its last, so only the run's work is counted.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "labs/driver/server.h"
+#include "util/hist.h"
+
+/* Is pid a postgres process? Its comm starts "postgres". */
+static int is_postgres(long pid)
+{
+	char path[64], comm[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (!fgets(comm, sizeof comm, f))
+		comm[0] = '\0';
+	fclose(f);
+	return strncmp(comm, "postgres", 8) == 0;
+}
+
+double drv_server_cpu_s(long pid)
+{
+	char path[64], stat[1024];
+	unsigned long long ns, ut, st;
+	FILE *f;
+
+	if (!is_postgres(pid))
+		return -1;
+	snprintf(path, sizeof path, "/proc/%ld/schedstat", pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		int got = fscanf(f, "%llu", &ns);
+		fclose(f);
+		if (got == 1)
+			return (double)ns / 1e9;
+	}
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	size_t n = fread(stat, 1, sizeof stat - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	/* after "pid (comm) ": state is field 3; utime and stime are 14, 15 */
+	const char *p = strrchr(stat, ')');
+	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	                        &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* ---- the flush ---- */
+
+static int say(struct kit_db *db, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s", what, db ? kit_db_errmsg(db) : "no connection");
+	return -1;
+}
+
+/* Nanoseconds one exec of sql takes. */
+static int timed(struct kit_db *db, const char *sql, int64_t *ns)
+{
+	int64_t t0 = kit_load_now_ns();
+	int rc = kit_db_exec(db, sql, 0, NULL);
+	*ns = kit_load_now_ns() - t0;
+	return rc;
+}
+
+int drv_probe_flush(const char *url, const char *update_sql, int n, double *flush_ms,
+                    char *err, size_t errlen)
+{
+	static struct util_hist commit, bare;       /* large: not on the stack */
+	static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
+	struct kit_db *db = NULL;
+	int64_t ns;
+	int rc = -1;
+
+	*flush_ms = 0;
+	pthread_mutex_lock(&busy);
+	util_hist_init(&commit);
+	util_hist_init(&bare);
+	if (kit_db_open(&db, url) != 0) {
+		say(db, "the flush probe cannot connect", err, errlen);
+		goto done;
+	}
+	for (int i = 0; i < n + n / 10; i++) {     /* the first tenth warms up */
+		if (kit_db_exec(db, "BEGIN", 0, NULL) != 0 || kit_db_exec(db, update_sql, 0, NULL) != 0) {
+			say(db, "the flush probe's update failed", err, errlen);
+			goto done;
+		}
+		if (timed(db, "COMMIT", &ns) != 0) {
+			say(db, "the flush probe's COMMIT failed", err, errlen);
+			goto done;
+		}
+		if (i >= n / 10)
+			util_hist_add(&commit, ns);
+		if (timed(db, "SELECT 1", &ns) != 0) {
+			say(db, "the flush probe's SELECT 1 failed", err, errlen);
+			goto done;
+		}
+		if (i >= n / 10)
+			util_hist_add(&bare, ns);
+	}
+	double f = (util_hist_quantile(&commit, 0.5) - util_hist_quantile(&bare, 0.5)) / 1e6;
+	*flush_ms = f > 0 ? f : 0;
+	rc = 0;
+done:
+	kit_db_close(db);
+	pthread_mutex_unlock(&busy);
+	return rc;
+}
+
+/* ---- the wakes ---- */
+
+struct wake_run {
+	kit_load_op_fn *op;
+	void *arg;
+	long pid[KIT_LOAD_MAX_THREADS];
+	double cpu0[KIT_LOAD_MAX_THREADS], cpu1[KIT_LOAD_MAX_THREADS];
+};
+
+static int wake_init(void *arg, struct kit_load_thread *th)
+{
+	struct wake_run *w = arg;
+	int64_t pid = -1;
+
+	if (kit_db_query_int(th->db, "SELECT pg_backend_pid()", 0, NULL, &pid) != 0)
+		return -1;
+	w->pid[th->index] = (long)pid;
+	w->cpu0[th->index] = drv_server_cpu_s((long)pid);
+	return 0;
+}
+
+static int wake_done(void *arg, struct kit_load_thread *th)
+{
+	struct wake_run *w = arg;
+
+	w->cpu1[th->index] = drv_server_cpu_s(w->pid[th->index]);
+	return 0;
+}
+
+static int wake_op(void *arg, struct kit_load_thread *th)
+{
+	struct wake_run *w = arg;
+
+	return w->op(w->arg, th);
+}
+
+void drv_wake_default(struct drv_wake *w)
+{
+	memset(w, 0, sizeof *w);
+	w->clients[0] = 2;
+	w->clients[1] = 8;
+	w->seconds = 1;
+}
+
+int drv_probe_wake(struct drv_wake *w)
+{
+	struct wake_run *run = calloc(1, sizeof *run);
+
+	if (run == NULL) {
+		snprintf(w->error, sizeof w->error, "the wake probe: out of memory");
+		return -1;
+	}
+	run->op = w->op;
+	run->arg = w->arg;
+	for (int k = 0; k < 2; k++) {
+		struct kit_load_config c;
+		struct kit_load_result r;
+		double cpu = 0;
+
+		kit_load_config_default(&c);
+		c.url = w->url;
+		c.threads = w->clients[k];
+		c.seconds = w->seconds;
+		c.progress = false;
+		c.label = "the wake probe";
+		c.thread_init = wake_init;
+		c.thread_done = wake_done;
+		if (kit_load_run(&c, wake_op, run, &r) != 0 || r.failed > 0 || r.ok == 0) {
+			snprintf(w->error, sizeof w->error, "the wake probe, %d clients: %.400s",
+			         w->clients[k], r.error[0] ? r.error : "no request succeeded");
+			free(run);
+			return -1;
+		}
+		for (int i = 0; i < w->clients[k]; i++) {
+			if (run->cpu0[i] < 0 || run->cpu1[i] < 0) {
+				snprintf(w->error, sizeof w->error, "the wake probe: the server's "
+				         "processes are not on this machine, so their CPU is unknown");
+				free(run);
+				return -1;
+			}
+			cpu += run->cpu1[i] - run->cpu0[i];
+		}
+		w->commits[k] = r.ok;
+		w->cpu_ms[k] = cpu * 1000 / (double)r.ok;
+	}
+	free(run);
+	/* n clients on one row: n - 1 wait at each commit, and all wake. */
+	double slope = (w->cpu_ms[1] - w->cpu_ms[0]) * 1000 / (w->clients[1] - w->clients[0]);
+	w->wake_us = slope > 0 ? slope : 0;
+	return 0;
+}

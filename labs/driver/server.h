@@ -1,0 +1,62 @@
+/*
+ * server.h: two parts of a PostgreSQL server on this machine, measured
+ * before the run a prediction is for: how long one flush of its
+ * write-ahead log takes, and how much CPU a commit costs per waiter it
+ * wakes.
+ *
+ * A commit in PostgreSQL wakes every backend waiting on the committing
+ * transaction (each re-reads the row, one wins, the rest sleep again), so
+ * the server's CPU per commit grows with the waiters. drv_probe_wake()
+ * runs an operation on one hot row with two client counts, reads the CPU
+ * of every backend serving them (/proc/PID/schedstat, or /proc/PID/stat
+ * in 10 ms ticks), and takes the slope per waiter: at n clients on one
+ * row, n - 1 wait at each commit. drv_probe_flush() times, on one
+ * connection alone, the COMMIT of a transaction that updated a row
+ * against a bare SELECT 1: the difference is the commit's own flush.
+ *
+ * Interface:
+ *   double f;  char err[256];
+ *   drv_probe_flush(url, "UPDATE t SET n = n + 1 WHERE id = 1", 200, &f, err, sizeof err);
+ *   struct drv_wake w;
+ *   drv_wake_default(&w);  w.url = url;  w.op = like_row_1;  w.arg = arg;
+ *   drv_probe_wake(&w);    then w.wake_us, w.cpu_ms[0..1]; w.error on failure
+ * Neither may use the run it is for; call them before it.
+ */
+#ifndef HOTROW_DRIVER_SERVER_H
+#define HOTROW_DRIVER_SERVER_H
+
+#include "kit/load.h"
+
+/* CPU seconds of process pid if it is a postgres process on this
+ * machine; < 0 when it cannot be read or is something else. */
+double drv_server_cpu_s(long pid);
+
+/* One commit's flush, in ms: the median COMMIT of `n` transactions each
+ * running update_sql (a statement that writes), less the median bare
+ * SELECT 1, on one connection to url. Returns 0, or -1 with err set (the
+ * database's message). A result below 0 is reported as 0. */
+int drv_probe_flush(const char *url, const char *update_sql, int n, double *flush_ms,
+                    char *err, size_t errlen);
+
+struct drv_wake {
+	/* in */
+	const char *url;
+	kit_load_op_fn *op;         /* one request on ONE hot row */
+	void *arg;
+	int clients[2];             /* the two client counts (default 2 and 8) */
+	double seconds;             /* each (default 1) */
+	/* out */
+	double cpu_ms[2];           /* server CPU per commit at each count */
+	int64_t commits[2];
+	double wake_us;             /* the slope per waiter, at least 0 */
+	char error[512];
+};
+
+void drv_wake_default(struct drv_wake *w);
+
+/* Run op with each client count and fill the outs. Returns 0; or -1 with
+ * w->error set (a connection, a request, or a server this machine cannot
+ * see: then the CPU is unknown). */
+int drv_probe_wake(struct drv_wake *w);
+
+#endif

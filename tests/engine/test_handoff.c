@@ -1,0 +1,268 @@
+/*
+ * test_handoff.c: how a row lock is handed on, the shared log, and the
+ * two server timeouts, each against its closed form.
+ *
+ *   handoff-1.x  a herd serves waiters in random order: on M/D/1 its mean
+ *                wait is FIFO's, rho S / (2 (1 - rho)), its tail longer;
+ *                every commit wakes every waiter, and on C cores their
+ *                wakes stretch each hand-off by (N - 1) wake / C.
+ *   wal-1.x      one hot row gets a flush per commit; N callers on many
+ *                rows whose hold is shorter than a flush split into two
+ *                halves that take turns: N / 2 commits a flush, N / (2 F)
+ *                a second.
+ *   timeout-1.x  lock_timeout timed per acquisition: with a herd a waiter
+ *                times out once per T of a single hold, (N - 1) q / (1 - q)
+ *                timeouts a hold for exponential holds (q = e^(-T/h)), and
+ *                never when every hold is shorter than T; statement_timeout
+ *                counts the whole wait.
+ *   determinism  the same config and seed give the same bytes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "engine/sim.h"
+#include "tests/engine/simtest.h"
+
+static void assert_near(double got, double want, double rel)
+{
+	if (fabs(got - want) > rel * fabs(want))
+		fail_msg("expected %.6g within %.2f%%, got %.6g", want, rel * 100, got);
+}
+
+/* Poisson arrivals at rho on one row of constant 1 ms holds. */
+static void md1_config(struct sim_config *c, double rho, enum sim_handoff h)
+{
+	simtest_config(c);
+	c->arrivals = SIM_ARRIVE_POISSON;
+	c->rps = rho * 1000;
+	c->hold_ms = 1;
+	c->seconds = 300;
+	c->handoff = h;
+	c->wake_us = 0;
+}
+
+/* handoff-1.1: order of service does not change the mean wait of a
+ * work-conserving queue, only its spread. */
+static void herd__md1_mean_wait_as_fifo_tail_longer(void **state)
+{
+	struct sim_config c;
+	struct sim_summary fifo, herd;
+	const double rho = 0.7, wq = rho * 1.0 / (2 * (1 - rho));
+
+	(void)state;
+	md1_config(&c, rho, SIM_HANDOFF_FIFO);
+	simtest_run(&c, &fifo);
+	md1_config(&c, rho, SIM_HANDOFF_HERD);
+	simtest_run(&c, &herd);
+	assert_near(fifo.mean_wait_ms, wq, 0.05);
+	assert_near(herd.mean_wait_ms, wq, 0.05);
+	assert_true(herd.latency_ms.p99 > 1.3 * fifo.latency_ms.p99);
+	assert_true(herd.worst_wait_ms > 1.5 * fifo.worst_wait_ms);
+	assert_int_equal(fifo.wakes, 0);
+	assert_true(herd.wakes > 0);
+}
+
+/* N callers, one row, nothing outside the lock: at every commit the
+ * other N - 1 are waiting, and all of them wake. */
+static void herd_closed(struct sim_config *c, int n)
+{
+	simtest_config(c);
+	c->clients = n;
+	c->hold_ms = 0.2;
+	c->seconds = 20;
+	c->handoff = SIM_HANDOFF_HERD;
+}
+
+/* handoff-1.2 */
+static void herd__every_commit_wakes_every_waiter(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	herd_closed(&c, 8);
+	c.wake_us = 0;
+	simtest_run(&c, &o);
+	assert_near((double)o.wakes / (double)o.completed, 7, 0.001);
+}
+
+/* handoff-1.3: a hold all CPU on 2 cores. At a hand-off 7 wakes share the
+ * 2 cores (the winner's ends after 7 x 20 / 2 = 70 us), then the hold
+ * runs alone: one commit every 0.2 + 0.07 ms. FIFO wakes nobody: 0.2. */
+static void herd__wakes_on_the_cores_stretch_each_handoff(void **state)
+{
+	struct sim_config c;
+	struct sim_summary herd, fifo;
+
+	(void)state;
+	herd_closed(&c, 8);
+	c.cores = 2;
+	c.cpu_db_ms = c.hold_ms;
+	c.wake_us = 20;
+	simtest_run(&c, &herd);
+	assert_near(herd.throughput_per_s, 1000 / (0.2 + 7 * 0.020 / 2), 0.01);
+	c.handoff = SIM_HANDOFF_FIFO;
+	simtest_run(&c, &fifo);
+	assert_near(fifo.throughput_per_s, 1000 / 0.2, 0.01);
+}
+
+/* N callers on 65,536 rows (they almost never meet), holds of 0.1 ms, a
+ * log whose flush takes F = 1 ms, nothing outside the lock. */
+static void wal_config(struct sim_config *c, int n, int rows)
+{
+	simtest_config(c);
+	c->strategy = rows > 1 ? SIM_SHARDED : SIM_NAIVE;
+	c->rows = rows;
+	c->clients = n;
+	c->hold_ms = 0.1;
+	c->wal_flush_ms = 1;
+	c->seconds = 20;
+}
+
+/* wal-1.1: one hot row: no two commits ever wait for a flush together. */
+static void wal__one_row_one_flush_per_commit(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	wal_config(&c, 16, 1);
+	simtest_run(&c, &o);
+	assert_int_equal(o.wal.flushes, o.wal.commits);
+	assert_near(o.wal.flushes_per_commit, 1.0, 1e-9);
+	/* the lock is held 0.1 + 1 ms: the flush is inside it */
+	assert_near(o.throughput_per_s, 1000 / 1.1, 0.01);
+}
+
+/* wal-1.2: a commit that arrives during a flush rides the next one; the
+ * callers a flush releases come back (0.1 ms) while the next is running,
+ * so the two halves alternate: N / 2 commits a flush of F. */
+static void wal__group_commit_halves_take_turns(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+	const int n = 8;
+
+	(void)state;
+	wal_config(&c, n, 65536);
+	simtest_run(&c, &o);
+	assert_near(o.wal.flushes_per_commit, 2.0 / n, 0.01);
+	assert_near(o.throughput_per_s, n / (2 * 1.0) * 1000, 0.01);
+	/* without the shared log every row flushes on its own */
+	c.wal_flush_ms = 0;
+	c.hold_ms = 1.1;
+	simtest_run(&c, &o);
+	assert_true(o.wal.flushes_per_commit < 0);
+	assert_near(o.throughput_per_s, n / 1.1 * 1000, 0.01);
+}
+
+/* N callers on one row with exponential holds of mean h, nothing outside
+ * the lock, no retries: a timed-out caller sends again at once. */
+static void timeout_config(struct sim_config *c, int n, enum sim_handoff h)
+{
+	simtest_config(c);
+	c->clients = n;
+	c->hold_ms = 1;
+	c->hold_dist = SIM_DIST_EXP;
+	c->seconds = 200;
+	c->handoff = h;
+	c->wake_us = 0;
+}
+
+/* timeout-1.1: with a herd every hand-off starts each waiter's clock
+ * again, so a waiter times out only within one hold, once per T of it:
+ * E[floor(X / T)] = q / (1 - q) for X exponential, q = e^(-T/h), per
+ * waiter, and N - 1 wait through every hold. */
+static void lock_timeout__per_acquisition_rate_under_a_herd(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+	const int n = 4;
+	const double t = 1.0, q = exp(-t / 1.0);
+
+	(void)state;
+	timeout_config(&c, n, SIM_HANDOFF_HERD);
+	c.lock_timeout_ms = t;
+	simtest_run(&c, &o);
+	assert_near((double)o.lock_timeouts / (double)o.completed, (n - 1) * q / (1 - q), 0.03);
+	assert_int_equal(o.statement_timeouts, 0);
+}
+
+/* timeout-1.2: constant 1 ms holds and T = 1.5 ms. The third of three
+ * callers waits two holds. FIFO times that whole wait: it fires. A herd
+ * restarts the clock at the hand-off, and no single hold reaches T: it
+ * never fires, though waits of 2 ms and more happen. statement_timeout
+ * times the whole wait whatever the hand-off: it fires. */
+static void lock_timeout__restarts_at_each_herd_handoff(void **state)
+{
+	struct sim_config c;
+	struct sim_summary fifo, herd, stmt;
+
+	(void)state;
+	timeout_config(&c, 3, SIM_HANDOFF_FIFO);
+	c.hold_dist = SIM_DIST_CONST;
+	c.seconds = 5;
+	c.lock_timeout_ms = 1.5;
+	simtest_run(&c, &fifo);
+	c.handoff = SIM_HANDOFF_HERD;
+	simtest_run(&c, &herd);
+	c.lock_timeout_ms = 0;
+	c.statement_timeout_ms = 1.5;
+	simtest_run(&c, &stmt);
+	assert_true(fifo.lock_timeouts > 100);
+	assert_int_equal(herd.lock_timeouts, 0);
+	assert_int_equal(herd.failed, 0);
+	assert_true(herd.worst_wait_ms >= 2.0);
+	assert_true(stmt.statement_timeouts > 100);
+	assert_int_equal(stmt.lock_timeouts, 0);
+	assert_true(stmt.worst_wait_ms <= 1.5);
+}
+
+/* determinism: every new mechanism at once, twice; another seed differs. */
+static void herd_wal_timeouts__same_seed_same_bytes(void **state)
+{
+	struct sim_config c;
+	char *a, *b, *d;
+
+	(void)state;
+	wal_config(&c, 32, 16);
+	c.handoff = SIM_HANDOFF_HERD;
+	c.hold_dist = SIM_DIST_EXP;
+	c.cores = 2;
+	c.cpu_db_ms = 0.05;
+	c.wake_us = 20;
+	c.outside_ms = 0.1;
+	c.lock_timeout_ms = 0.5;
+	c.statement_timeout_ms = 3;
+	c.seconds = 2;
+	a = simtest_json(&c);
+	b = simtest_json(&c);
+	c.seed = 2;
+	d = simtest_json(&c);
+	assert_string_equal(a, b);
+	assert_true(strcmp(a, d) != 0);
+	assert_non_null(strstr(a, "\"handoff\":\"herd\""));
+	free(a);
+	free(b);
+	free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(herd__md1_mean_wait_as_fifo_tail_longer),
+		cmocka_unit_test(herd__every_commit_wakes_every_waiter),
+		cmocka_unit_test(herd__wakes_on_the_cores_stretch_each_handoff),
+		cmocka_unit_test(wal__one_row_one_flush_per_commit),
+		cmocka_unit_test(wal__group_commit_halves_take_turns),
+		cmocka_unit_test(lock_timeout__per_acquisition_rate_under_a_herd),
+		cmocka_unit_test(lock_timeout__restarts_at_each_herd_handoff),
+		cmocka_unit_test(herd_wal_timeouts__same_seed_same_bytes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
