@@ -13,6 +13,7 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make bench, make bench-tui, make pg-up, make pg-down, make student-kit
 #   make redis-up, make redis-down       a throwaway Redis (scripts/redis)
+#   make mutate [LAB=05-fence]           the mutation sweep of the labs' checks (long)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
