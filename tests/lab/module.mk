@@ -3,12 +3,13 @@
 # progress, bounded output); runner.sh drives build/hotrow end to end on a
 # real lab in a scratch copy, hostile student code included. handouts.sh
 # runs every command the handouts print, verbatim. lint-given.sh: the lint
-# that keeps a skeleton's given code the solution's finds a drifted copy.
+# that keeps a skeleton's given code the solution's finds a drifted copy;
+# mutate.sh: scripts/mutate's list, usage, and allowlist entries that match.
 TESTS += $(BUILD)/tests/lab/test_lab
 SCRIPT_TESTS += tests/lab/runner.sh tests/lab/run-tests.sh
 # handouts.sh runs the drivers for seconds each: once, in make test, not
-# again in every sanitizer build; nor the lint's test, which builds nothing.
-PLAIN_SCRIPTS += tests/lab/handouts.sh tests/lab/lint-given.sh
+# again in every sanitizer build; nor the two that build nothing.
+PLAIN_SCRIPTS += tests/lab/handouts.sh tests/lab/lint-given.sh tests/lab/mutate.sh
 $(BUILD)/tests/lab/test_lab: $(BUILD)/obj/tests/lab/test_lab.o $(RUNNER_LIB) $(CLASS_LIB) $(KIT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
