@@ -14,6 +14,7 @@
 #   make bench, make bench-tui, make pg-up, make pg-down, make student-kit
 #   make redis-up, make redis-down       a throwaway Redis (scripts/redis)
 #   make mysql-up, make mysql-down       a throwaway MariaDB (scripts/mysql)
+#   make mutate [LAB=05-fence]           the mutation sweep of the labs' checks (long)
 
 CC      ?= cc
 PREFIX  ?= /usr/local

@@ -2,9 +2,13 @@
 # over the parts that need no build (reports, hints.md, lab names,
 # progress, bounded output); runner.sh drives build/hotrow end to end on a
 # real lab in a scratch copy, hostile student code included. handouts.sh
-# runs every command the handouts print, verbatim.
+# runs every command the handouts print, verbatim. lint-given.sh: the lint
+# that keeps a skeleton's given code the solution's finds a drifted copy;
+# mutate.sh: scripts/mutate's list, usage, and allowlist entries that match.
 TESTS += $(BUILD)/tests/lab/test_lab
 SCRIPT_TESTS += tests/lab/runner.sh tests/lab/run-tests.sh
+# The lint's test and mutate.sh build nothing: once, in make test.
+PLAIN_SCRIPTS += tests/lab/lint-given.sh tests/lab/mutate.sh
 # handouts.sh runs the drivers for seconds each: once, in make test, not
 # again in every sanitizer build.
 PLAIN_SCRIPTS += tests/lab/handouts.sh
