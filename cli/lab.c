@@ -377,6 +377,12 @@ int cmd_lab(int argc, char **argv)
 		return 2;
 	}
 	struct runner_parts parts = {0};
+	if (!l && (list_parts || a.part)) {
+		fprintf(stderr, "hotrow lab %s: --part needs the lab: hotrow lab %s NN --part NAME\n", s->name,
+		        s->name);
+		runner_tree_close(&t);
+		return 2;
+	}
 	if (l && (list_parts || a.part)) {
 		rc = part_of(l, &t, &parts, list_parts ? NULL : a.part, s->name);
 		if (rc != 0 || list_parts) {
