@@ -71,6 +71,8 @@ $(foreach lab,$(LAB_NAMES),$(eval $(call lab_rules,$(lab))))
 
 # The handouts' tables, the mutants' headers and the hint tags agree.
 LINTS += scripts/lint-labs
+# Each labs/NN-name/parts agrees with the code and INSTRUCTOR.md's minutes.
+LINTS += scripts/lint-parts
 # Each skeleton.sum is what its exercises/ holds (hotrow lab reset reads it).
 LINTS += scripts/skeleton-sums
 

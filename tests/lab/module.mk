@@ -12,6 +12,8 @@ PLAIN_SCRIPTS += tests/lab/lint-given.sh tests/lab/mutate.sh
 # handouts.sh runs the drivers for seconds each: once, in make test, not
 # again in every sanitizer build.
 PLAIN_SCRIPTS += tests/lab/handouts.sh
+# parts.sh: `lab check 02 --part` in a scratch copy (about 8 s): once.
+PLAIN_SCRIPTS += tests/lab/parts.sh
 # The audit of every mutant: once, in make test, over the mutants it built.
 PLAIN_SCRIPTS += tests/lab/audit-mutants.sh
 $(BUILD)/tests/lab/test_lab: $(BUILD)/obj/tests/lab/test_lab.o $(RUNNER_LIB) $(CLASS_LIB) $(KIT_LIB) $(UTIL_LIB)

@@ -183,7 +183,7 @@ else ok; fi
 
 t runner__help_for_every_command
 missing=
-for c in "" list check hint watch run grade reset; do
+for c in "" list check parts hint watch run grade reset; do
 	# shellcheck disable=SC2086
 	hl $c --help || missing="$missing ${c:-lab}"
 	has "usage: hotrow lab" || missing="$missing ${c:-lab}(text)"
