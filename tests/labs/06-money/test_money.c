@@ -22,6 +22,7 @@
 #include "kit/load.h"
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/crashes.h"
+#include "tests/labs/06-money/edges.h"
 #include "tests/harness/labtest.h"
 
 #define FEE_ACCOUNT 99
@@ -617,6 +618,8 @@ int main(void)
 		/* In the order of the handout. */
 		BOTH(transfer__moves_money_as_entries),
 		BOTH(transfer__refused_leaves_nothing),
+		BOTH(transfer__domain_edges),
+		BOTH(transfer__values_past_2_31),
 		BOTH(transfer__retry_applies_once),
 		BOTH(transfer__two_at_once_cannot_overdraw),
 		BOTH(transfer__fee_spread_over_subs),
@@ -624,7 +627,11 @@ int main(void)
 		BOTH(payout__never_below_zero_per_sub),
 		BOTH(batch__bad_transfer_does_not_sink_batch),
 		BOTH(batch__one_transaction),
+		BOTH(batch__size_edges),
+		{ "batch__exactly_max/sqlite", batch__exactly_max, labtest_setup_sqlite, teardown, NULL },
+		BOTH(batch__fee_sums_past_2_24),
 		BOTH(reconcile__finds_what_is_wrong),
+		BOTH(reconcile__rows_with_no_entries),
 		BOTH(transfer__no_overdraft_under_threads),
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),
