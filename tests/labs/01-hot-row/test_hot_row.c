@@ -51,6 +51,7 @@ struct app {
 enum what {
 	BEGIN_, COMMIT_, ROLLBACK_,        /* transaction events from the db hook */
 	INSERT_, UPDATE_, OTHER_,          /* a statement starts */
+	TX_STMT_,                          /* BEGIN, COMMIT or ROLLBACK starts */
 	STMT_END_,
 	WORK_START_, WORK_END_             /* the app's check, noted by check() */
 };
@@ -78,6 +79,9 @@ static enum what classify(const char *sql)
 		return INSERT_;
 	if (strncasecmp(sql, "UPDATE", 6) == 0)
 		return UPDATE_;
+	if (strncasecmp(sql, "BEGIN", 5) == 0 || strncasecmp(sql, "COMMIT", 6) == 0 ||
+	    strncasecmp(sql, "ROLLBACK", 8) == 0 || strncasecmp(sql, "END", 3) == 0)
+		return TX_STMT_;
 	return OTHER_;
 }
 
@@ -90,6 +94,7 @@ static void hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 	case KIT_DB_TX_BEGIN:    note(tr, BEGIN_, t_ns); break;
 	case KIT_DB_TX_COMMIT:   note(tr, COMMIT_, t_ns); break;
 	case KIT_DB_TX_ROLLBACK: note(tr, ROLLBACK_, t_ns); break;
+	default:                 break;   /* the kit's own BEGIN/COMMIT, lock waits */
 	}
 }
 
