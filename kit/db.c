@@ -44,6 +44,7 @@ struct kit_db {
 	int64_t busy_timeout_ns;      /* ... and how long it may wait */
 	kit_db_hook_fn *hook;
 	void *hook_arg;
+	const char *stmt;             /* the statement running, for LOCK_WAIT */
 	char err[1024];
 };
 
@@ -153,7 +154,7 @@ static int lite_busy(void *arg, int count)
 
 	if (count == 0) {
 		db->busy_since_ns = t;
-		emit(db, KIT_DB_LOCK_WAIT, NULL);
+		emit(db, KIT_DB_LOCK_WAIT, db->stmt ? db->stmt : "");
 	}
 	if (t - db->busy_since_ns > db->busy_timeout_ns)
 		return 0;
@@ -518,6 +519,7 @@ static void drop_tx(struct kit_db *db)
 static int stmt_start(struct kit_db *db, const char *sql, bool tx)
 {
 	emit(db, tx ? KIT_DB_TX_STMT_START : KIT_DB_STMT_START, sql);
+	db->stmt = sql;
 	if (kit_fp_hit(FP_STMT_FAILS) == 0)
 		return 0;
 	enum kit_db_event ev = KIT_DB_TX_BEGIN;
@@ -526,6 +528,7 @@ static int stmt_start(struct kit_db *db, const char *sql, bool tx)
 	else if (db->engine == KIT_DB_POSTGRES && in_tx(db))
 		PQclear(PQexec(db->pg, "DO $$BEGIN RAISE EXCEPTION 'failpoint'; END$$"));
 	set_err(db, sql, "refused before it ran (failpoint " FP_STMT_FAILS ")");
+	db->stmt = NULL;
 	emit(db, tx ? KIT_DB_TX_STMT_END : KIT_DB_STMT_END, sql);
 	return KIT_DB_ERR;
 }
@@ -537,6 +540,7 @@ static int stmt_start(struct kit_db *db, const char *sql, bool tx)
  * server does when the connection drops. */
 static int stmt_end(struct kit_db *db, const char *sql, bool tx, int rc)
 {
+	db->stmt = NULL;
 	emit(db, tx ? KIT_DB_TX_STMT_END : KIT_DB_STMT_END, sql);
 	if (rc != 0 || kit_fp_hit(FP_REPLY_LOST) == 0)
 		return rc;

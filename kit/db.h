@@ -95,8 +95,8 @@ int kit_db_set_lock_timeout(struct kit_db *db, int ms);
  * TX_STMT_START/TX_STMT_END bracket the statements the kit runs itself:
  * those of kit_db_begin/commit/rollback and kit_db_set_lock_timeout (so
  * STMT_START alone still counts the caller's own SQL). LOCK_WAIT (SQLite
- * only, sql NULL) fires when a statement starts waiting for another
- * connection's lock. The hook runs in the caller's thread and may block
+ * only; sql is the waiting statement, never NULL) fires when a statement
+ * starts waiting for another connection's lock. The hook runs in the caller's thread and may block
  * (tests/harness/gate.h holds connections at a chosen statement so).
  *
  * Step failpoints (kit/failpoint.h), counted over every statement of the
