@@ -44,6 +44,7 @@ struct lt_gate {
 	lt_gate_call *call;
 	void *arg;
 	const char *match;
+	int first;                      /* goes alone when the gate opens, or -1 */
 	/* Guarded by mu. */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -78,18 +79,35 @@ static bool pg_lock_waiting(struct lt_gate *g, const struct party *q)
 	return n > 0;
 }
 
+/* Party q cannot move until someone else does: it finished, or it waits
+ * for a lock. Caller holds mu. */
+static bool stuck(struct lt_gate *g, const struct party *q)
+{
+	return q->done || q->lock_wait || pg_lock_waiting(g, q);
+}
+
 /* Every party but p is at its stop, finished, or waiting for a lock.
  * Caller holds mu. */
 static bool all_there(struct lt_gate *g, const struct party *p)
 {
 	for (int i = 0; i < g->n; i++) {
 		const struct party *q = &g->p[i];
-		if (q == p || q->held || q->done || q->lock_wait)
-			continue;
-		if (!pg_lock_waiting(g, q))
+		if (q != p && !q->held && !stuck(g, q))
 			return false;
 	}
 	return true;
+}
+
+/* May p go on? Once the gate is open, yes; with a party that goes first,
+ * only that one until it has finished or waits for a lock. Caller holds
+ * mu. */
+static bool may_go(struct lt_gate *g, const struct party *p)
+{
+	if (!g->open)
+		return false;
+	if (g->first < 0 || p == &g->p[g->first])
+		return true;
+	return stuck(g, &g->p[g->first]);
 }
 
 static void wait_at_stop(struct lt_gate *g, struct party *p)
@@ -99,13 +117,14 @@ static void wait_at_stop(struct lt_gate *g, struct party *p)
 	pthread_mutex_lock(&g->mu);
 	p->held = true;
 	pthread_cond_broadcast(&g->cv);
-	while (!g->open) {
-		if (all_there(g, p)) {
+	while (!may_go(g, p)) {
+		if (!g->open && all_there(g, p)) {
 			g->open = true;
-			break;
+			continue;
 		}
 		if (util_now_ns() > give_up) {
 			g->open = true;
+			g->first = -1;
 			g->stalls++;
 			break;
 		}
@@ -203,10 +222,17 @@ struct kit_db *lt_gate_db(struct lt_gate *g, int who)
 void lt_gate_run(struct lt_gate *g, const char *match, const int *stops,
                  lt_gate_call *call, void *arg)
 {
+	lt_gate_run_first(g, match, stops, -1, call, arg);
+}
+
+void lt_gate_run_first(struct lt_gate *g, const char *match, const int *stops, int first,
+                       lt_gate_call *call, void *arg)
+{
 	g->call = call;
 	g->arg = arg;
 	g->match = match;
 	g->open = false;
+	g->first = first >= 0 && first < g->n ? first : -1;
 	for (int i = 0; i < g->n; i++) {
 		struct party *p = &g->p[i];
 		p->stop = stops[i] >= 1 ? stops[i] : 1;

@@ -13,7 +13,9 @@
  * busy wait began). Then the gate opens, once, for all. Sweeping k over
  * every statement of the call forces each interleaving in turn; giving two
  * connections different stops forces "A has run two statements, B none";
- * a stop past the end of a call means "after the whole call".
+ * a stop past the end of a call means "after the whole call", and
+ * lt_gate_run_first() lets one connection run its whole call while the
+ * others stay at their stops.
  *
  * A correct call that locks is never stuck behind the gate: the other
  * connection, waiting for its lock, counts as arrived. Something the gate
@@ -74,6 +76,14 @@ struct kit_db *lt_gate_db(struct lt_gate *g, int who);
  * the gate opens. Returns when every call has returned. */
 void lt_gate_run(struct lt_gate *g, const char *match, const int *stops,
                  lt_gate_call *call, void *arg);
+
+/* lt_gate_run, except that when the gate opens, connection first goes
+ * on alone; the others stay held until its call has returned or it waits
+ * for a lock (one of theirs). With stops { k, 1 } and first = 1, call 1
+ * runs whole between statements k - 1 and k of call 0: "a like lands
+ * while the shrink is before its k-th statement", forced. */
+void lt_gate_run_first(struct lt_gate *g, const char *match, const int *stops, int first,
+                       lt_gate_call *call, void *arg);
 
 /* After a run: the result of connection who's call; whether any connection
  * reached its stop (false: every call was shorter, so a sweep is over);

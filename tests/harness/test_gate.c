@@ -112,6 +112,32 @@ static void gate__a_caller_waiting_for_a_lock_counts_as_there(void **state)
 	lt_gate_close(g);
 }
 
+static void gate__first_runs_its_whole_call_at_the_others_stop(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	for (int round = 0; round < 3; round++) {
+		/* 0 has read 0 and waits before its UPDATE; 1 reads 0 and writes 1
+		 * alone; then 0 writes its stale 1. */
+		labtest_exec(t, "UPDATE c SET v = 0");
+		lt_gate_run_first(g, NULL, (int[]){ 2, 1 }, 1, racy_add, NULL);
+		lt_expect_int(lt_gate_seen(g, 1), 2, "statements of caller 1, run while caller 0 was held");
+		lt_expect_int(labtest_int(t, "SELECT v FROM c"), 1,
+		              "caller 1 ran whole between caller 0's read and write: one increment lost");
+
+		/* 0 holds the row (or SQLite's write lock) before its COMMIT; 1,
+		 * sent first, waits for it, which lets 0 go on. */
+		labtest_exec(t, "UPDATE c SET v = 0");
+		lt_gate_run_first(g, NULL, (int[]){ 3, 1 }, 1, locked_add, NULL);
+		lt_expect_int(lt_gate_rc(g, 0) | lt_gate_rc(g, 1), 0, "the two locked increments' results");
+		lt_expect_int(labtest_int(t, "SELECT v FROM c"), 2, "two locked increments");
+	}
+	lt_expect_int(lt_gate_stalls(g), 0, "runs the gate opened only by giving up");
+	lt_gate_close(g);
+}
+
 static void gate__match_counts_only_statements_that_start_with_it(void **state)
 {
 	struct labtest *t = *state;
@@ -195,6 +221,7 @@ int main(void)
 		LABTEST_BOTH(gate__forces_both_reads_before_either_write),
 		LABTEST_BOTH(gate__a_stop_past_the_end_orders_whole_calls),
 		LABTEST_BOTH(gate__a_caller_waiting_for_a_lock_counts_as_there),
+		LABTEST_BOTH(gate__first_runs_its_whole_call_at_the_others_stop),
 		LABTEST_BOTH(gate__match_counts_only_statements_that_start_with_it),
 		LABTEST_BOTH(steps__every_refused_statement_leaves_nothing),
 		LABTEST_BOTH(steps__a_lost_answer_keeps_what_was_committed),
