@@ -23,6 +23,7 @@
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/crashes.h"
 #include "tests/labs/06-money/edges.h"
+#include "tests/labs/06-money/races.h"
 #include "tests/harness/labtest.h"
 
 #define FEE_ACCOUNT 99
@@ -622,12 +623,17 @@ int main(void)
 		BOTH(transfer__values_past_2_31),
 		BOTH(transfer__retry_applies_once),
 		BOTH(transfer__two_at_once_cannot_overdraw),
+		BOTH(transfer__same_id_in_flight),
+		BOTH(transfer__every_step_can_fail),
 		BOTH(transfer__fee_spread_over_subs),
 		PG_ONLY(transfer__fee_row_locked_last),
 		BOTH(payout__never_below_zero_per_sub),
+		BOTH(payout__two_at_once_from_one_sub),
+		BOTH(payout__every_step_can_fail),
 		BOTH(batch__bad_transfer_does_not_sink_batch),
 		BOTH(batch__one_transaction),
 		BOTH(batch__size_edges),
+		BOTH(batch__same_batch_twice_at_once),
 		{ "batch__exactly_max/sqlite", batch__exactly_max, labtest_setup_sqlite, teardown, NULL },
 		BOTH(batch__fee_sums_past_2_24),
 		BOTH(reconcile__finds_what_is_wrong),
