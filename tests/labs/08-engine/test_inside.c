@@ -122,6 +122,44 @@ static void versions__old_snapshot_keeps_versions(void **state)
 	          vacuumed.buffers, held.buffers, vacuumed.heap_pages, held.heap_pages);
 }
 
+/* The same check with another session beside it, as on a server a class
+ * shares: a REPEATABLE READ snapshot and a write (a transaction id) held
+ * open for 1.5 s in another schema of the same database while the check
+ * takes its baseline. The check measures again until the horizon is
+ * free, so its verdict must not change. */
+struct neighbour {
+	const char *url;
+	int rc;
+	pthread_t th;
+};
+
+static void *hold_horizon(void *arg)
+{
+	struct neighbour *n = arg;
+	struct kit_db *db;
+	n->rc = kit_db_open(&db, n->url);
+	if (n->rc == 0)
+		n->rc = kit_db_exec(db, "BEGIN ISOLATION LEVEL REPEATABLE READ;"
+		                        " CREATE TEMP TABLE neighbour (x int); INSERT INTO neighbour VALUES (1)",
+		                    0, NULL);
+	util_sleep(1.5);
+	if (n->rc == 0)
+		n->rc = kit_db_rollback(db);
+	kit_db_close(db);
+	return NULL;
+}
+
+static void versions__old_snapshot_keeps_versions_beside_a_neighbour(void **state)
+{
+	struct labtest *t = *state;
+	struct neighbour n = { .url = t->url, .rc = -99 };
+	pthread_create(&n.th, NULL, hold_horizon, &n);
+	util_sleep(0.2);
+	versions__old_snapshot_keeps_versions(state);
+	pthread_join(n.th, NULL);
+	lt_expect_int(n.rc, 0, "the neighbour session's transaction");
+}
+
 static void versions__indexed_counter_not_hot(void **state)
 {
 	struct labtest *t = *state;
@@ -862,6 +900,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		LABTEST_PG(versions__old_snapshot_keeps_versions),
+		LABTEST_PG(versions__old_snapshot_keeps_versions_beside_a_neighbour),
 		LABTEST_PG(versions__indexed_counter_not_hot),
 		LABTEST_SQLITE(versions__reader_pins_wal),
 		LABTEST_BOTH(keys__like_needs_post),
