@@ -35,6 +35,10 @@
 #define BUSY_TIMEOUT_MS 5000                  /* SQLite waits this long for a lock */
 #define CONNECT_TIMEOUT "5"                   /* PostgreSQL, seconds */
 
+/* The step failpoints (kit/failpoint.h) every statement passes. */
+#define FP_STMT_FAILS "db-stmt-fails"
+#define FP_REPLY_LOST "db-reply-lost"
+
 struct kit_db {
 	enum kit_db_engine engine;
 	sqlite3 *lite;                /* KIT_DB_SQLITE */
@@ -45,6 +49,7 @@ struct kit_db {
 	int64_t busy_timeout_ns;      /* ... and how long it may wait */
 	kit_db_hook_fn *hook;
 	void *hook_arg;
+	const char *stmt;             /* the statement running, for LOCK_WAIT */
 	char err[1024];
 };
 
@@ -153,8 +158,10 @@ static int lite_busy(void *arg, int count)
 	struct kit_db *db = arg;
 	int64_t t = util_now_ns();
 
-	if (count == 0)
+	if (count == 0) {
 		db->busy_since_ns = t;
+		emit(db, KIT_DB_LOCK_WAIT, db->stmt ? db->stmt : "");
+	}
 	if (t - db->busy_since_ns > db->busy_timeout_ns)
 		return 0;
 	long nap_us = count < 10 ? 20 : count < 100 ? 100 : 1000;
@@ -544,15 +551,84 @@ static bool ready(struct kit_db *db, const char *sql)
 	return false;
 }
 
+static bool in_tx(struct kit_db *db)
+{
+	if (db->engine == KIT_DB_SQLITE)
+		return !sqlite3_get_autocommit(db->lite);
+	if (db->engine == KIT_DB_MYSQL)
+		return kit_my_in_tx(db->my) != 0;
+	PGTransactionStatusType st = PQtransactionStatus(db->pg);
+	return st == PQTRANS_INTRANS || st == PQTRANS_INERROR;
+}
+
+/* Roll back the open transaction, if any, keeping the error message and
+ * passing no failpoint: what a server does when its connection drops. */
+static void drop_tx(struct kit_db *db)
+{
+	if (!in_tx(db))
+		return;
+	char keep[sizeof db->err];
+	memcpy(keep, db->err, sizeof keep);
+	int rc = engine_exec(db, "ROLLBACK", 0, NULL);
+	memcpy(db->err, keep, sizeof keep);
+	if (rc == 0)
+		emit(db, KIT_DB_TX_ROLLBACK, "ROLLBACK");
+}
+
+/* Every statement starts here: the hook sees it, then the failpoint
+ * db-stmt-fails may refuse it. A refused statement did not run; it fails
+ * the way a statement the server refuses does: a refused COMMIT or
+ * ROLLBACK ends the transaction, and on PostgreSQL any refused statement
+ * inside a transaction leaves it failed, so only ROLLBACK works next.
+ * Returns 0 to run the statement. */
+static int stmt_start(struct kit_db *db, const char *sql, bool tx)
+{
+	emit(db, tx ? KIT_DB_TX_STMT_START : KIT_DB_STMT_START, sql);
+	db->stmt = sql;
+	if (kit_fp_hit(FP_STMT_FAILS) == 0)
+		return 0;
+	enum kit_db_event ev = KIT_DB_TX_BEGIN;
+	if (tx_event(sql, &ev) && ev != KIT_DB_TX_BEGIN)
+		drop_tx(db);
+	else if (db->engine == KIT_DB_POSTGRES && in_tx(db))
+		PQclear(PQexec(db->pg, "DO $$BEGIN RAISE EXCEPTION 'failpoint'; END$$"));
+	else if (db->engine == KIT_DB_MYSQL && in_tx(db))
+		kit_my_fail_tx(db->my);
+	set_err(db, sql, "refused before it ran (failpoint " FP_STMT_FAILS ")");
+	db->stmt = NULL;
+	emit(db, tx ? KIT_DB_TX_STMT_END : KIT_DB_STMT_END, sql);
+	return KIT_DB_ERR;
+}
+
+/* Every statement that ran ends here with its result rc: the hook sees
+ * it, then the failpoint db-reply-lost may lose a successful answer. The
+ * statement did run (an autocommit write or a COMMIT is kept), but the
+ * caller hears KIT_DB_ERR, and an open transaction is rolled back, as the
+ * server does when the connection drops. */
+static int stmt_end(struct kit_db *db, const char *sql, bool tx, int rc)
+{
+	db->stmt = NULL;
+	emit(db, tx ? KIT_DB_TX_STMT_END : KIT_DB_STMT_END, sql);
+	if (rc != 0 || kit_fp_hit(FP_REPLY_LOST) == 0)
+		return rc;
+	bool open = in_tx(db);
+	drop_tx(db);
+	set_err(db, sql, "the statement ran, but its answer was lost (failpoint " FP_REPLY_LOST ")%s",
+	        open ? "; the open transaction was rolled back, as when a connection drops" : "");
+	return KIT_DB_ERR;
+}
+
 int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params)
 {
 	if (!ready(db, sql))
 		return KIT_DB_ERR;
 	enum kit_db_event tx = KIT_DB_TX_BEGIN;
 	bool is_tx = tx_event(sql, &tx);
-	emit(db, KIT_DB_STMT_START, sql);
-	int rc = engine_exec(db, sql, nparams, params);
-	emit(db, KIT_DB_STMT_END, sql);
+	int rc = stmt_start(db, sql, false);
+	if (rc != 0)
+		return rc;
+	rc = engine_exec(db, sql, nparams, params);
+	rc = stmt_end(db, sql, false, rc);
 	if (rc == 0 && is_tx)
 		emit(db, tx, sql);
 	return rc;
@@ -593,10 +669,11 @@ int kit_db_query(struct kit_db *db, const char *sql, int nparams,
 {
 	if (!ready(db, sql))
 		return KIT_DB_ERR;
-	emit(db, KIT_DB_STMT_START, sql);
-	int rc = engine_query(db, sql, nparams, params, row, arg);
-	emit(db, KIT_DB_STMT_END, sql);
-	return rc;
+	int rc = stmt_start(db, sql, false);
+	if (rc != 0)
+		return rc;
+	rc = engine_query(db, sql, nparams, params, row, arg);
+	return stmt_end(db, sql, false, rc);
 }
 
 int64_t kit_db_changes(const struct kit_db *db)
@@ -604,13 +681,20 @@ int64_t kit_db_changes(const struct kit_db *db)
 	return db->changes;
 }
 
-/* BEGIN/COMMIT/ROLLBACK: the TX event fires when the statement is done
- * (for BEGIN IMMEDIATE on SQLite, once the write lock is held). */
+/* BEGIN/ROLLBACK: the TX event fires when the statement is done (for
+ * BEGIN IMMEDIATE on SQLite, once the write lock is held). */
 static int run_tx(struct kit_db *db, const char *sql, enum kit_db_event ev)
 {
 	if (!ready(db, sql))
 		return KIT_DB_ERR;
-	int rc = engine_exec(db, sql, 0, NULL);
+	int rc = stmt_start(db, sql, true);
+	if (rc != 0)
+		return rc;
+	if (ev == KIT_DB_TX_ROLLBACK && db->engine == KIT_DB_SQLITE && !in_tx(db))
+		rc = 0;   /* nothing to end: PostgreSQL only warns, so agree */
+	else
+		rc = engine_exec(db, sql, 0, NULL);
+	rc = stmt_end(db, sql, true, rc);
 	if (rc == 0)
 		emit(db, ev, sql);
 	return rc;
@@ -623,56 +707,58 @@ int kit_db_begin(struct kit_db *db)
 
 /* PostgreSQL answers COMMIT in a failed transaction with "ROLLBACK" and no
  * error; say so, or the caller would think its writes were kept. */
-static int pg_commit(struct kit_db *db)
+static int pg_commit(struct kit_db *db, bool *rolled_back)
 {
 	const char *sql = "COMMIT";
-	if (!ready(db, sql))
-		return KIT_DB_ERR;
 	PGresult *res = PQexec(db->pg, sql);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 		return pg_fail(db, sql, res);
-	bool rolled_back = strcmp(PQcmdStatus(res), "ROLLBACK") == 0;
+	*rolled_back = strcmp(PQcmdStatus(res), "ROLLBACK") == 0;
 	PQclear(res);
-	if (rolled_back) {
+	if (*rolled_back) {
 		set_err(db, sql, "the transaction had already failed, so COMMIT rolled it back");
-		emit(db, KIT_DB_TX_ROLLBACK, sql);
 		return KIT_DB_ERR;
 	}
-	emit(db, KIT_DB_TX_COMMIT, sql);
 	return 0;
 }
 
-static int my_commit(struct kit_db *db)
+/* MariaDB: a COMMIT after a busy error fails ("already failed"); the
+ * transaction was rolled back by then. */
+static int my_commit(struct kit_db *db, bool *rolled_back)
 {
-	const char *sql = "COMMIT";
 	char cause[700];
-	if (!ready(db, sql))
-		return KIT_DB_ERR;
 	int rc = kit_my_commit(db->my, cause, sizeof cause);
 	if (rc != 0) {
-		set_err(db, sql, "%s", cause);
-		emit(db, KIT_DB_TX_ROLLBACK, sql);
-		return rc;
+		/* A failed COMMIT leaves nothing open on MariaDB: it rolled back. */
+		set_err(db, "COMMIT", "%s", cause);
+		*rolled_back = true;
 	}
-	emit(db, KIT_DB_TX_COMMIT, sql);
-	return 0;
+	return rc;
 }
 
 static int commit(struct kit_db *db)
 {
-	if (db->engine == KIT_DB_POSTGRES)
-		return pg_commit(db);
-	if (db->engine == KIT_DB_MYSQL)
-		return my_commit(db);
-	int rc = run_tx(db, "COMMIT", KIT_DB_TX_COMMIT);
+	const char *sql = "COMMIT";
+	bool rolled_back = false;
+	if (!ready(db, sql))
+		return KIT_DB_ERR;
+	int rc = stmt_start(db, sql, true);
+	if (rc != 0)
+		return rc;
+	switch (db->engine) {
+	case KIT_DB_SQLITE:   rc = lite_exec(db, sql, 0, NULL); break;
+	case KIT_DB_POSTGRES: rc = pg_commit(db, &rolled_back); break;
+	case KIT_DB_MYSQL:    rc = my_commit(db, &rolled_back); break;
+	}
 	/* A busy COMMIT on SQLite leaves the transaction open: end it, so a
 	 * failed commit means the same on both engines. */
-	if (rc != 0 && !sqlite3_get_autocommit(db->lite)) {
-		char keep[sizeof db->err];
-		memcpy(keep, db->err, sizeof keep);
-		kit_db_rollback(db);
-		memcpy(db->err, keep, sizeof keep);
-	}
+	if (rc != 0)
+		drop_tx(db);
+	rc = stmt_end(db, sql, true, rc);
+	if (rc == 0)
+		emit(db, KIT_DB_TX_COMMIT, sql);
+	else if (rolled_back)
+		emit(db, KIT_DB_TX_ROLLBACK, sql);
 	return rc;
 }
 
@@ -708,12 +794,17 @@ int kit_db_set_lock_timeout(struct kit_db *db, int ms)
 	snprintf(sql, sizeof sql, "SET lock_timeout = %d", ms);
 	if (!ready(db, sql))
 		return KIT_DB_ERR;
+	int rc = stmt_start(db, sql, true);
+	if (rc != 0)
+		return rc;
 	if (db->engine == KIT_DB_MYSQL) {
 		char cause[700];
-		return my_done(db, "SET SESSION innodb_lock_wait_timeout",
-		               kit_my_set_lock_timeout(db->my, ms, cause, sizeof cause), cause);
+		rc = my_done(db, "SET SESSION innodb_lock_wait_timeout",
+		             kit_my_set_lock_timeout(db->my, ms, cause, sizeof cause), cause);
+	} else {
+		rc = pg_exec(db, sql, 0, NULL);
 	}
-	return pg_exec(db, sql, 0, NULL);
+	return stmt_end(db, sql, true, rc);
 }
 
 void kit_db_set_hook(struct kit_db *db, kit_db_hook_fn *hook, void *arg)

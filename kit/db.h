@@ -79,6 +79,9 @@ int kit_db_begin(struct kit_db *db);
  * (kit/failpoint.h), armed with error, makes a COMMIT that succeeded
  * answer KIT_DB_ERR, as when the connection breaks before the answer. */
 int kit_db_commit(struct kit_db *db);
+/* rollback with no transaction open succeeds and does nothing (PostgreSQL
+ * warns, SQLite would refuse: the kit makes them agree), so an error path
+ * may always roll back. */
 int kit_db_rollback(struct kit_db *db);
 
 /* How long a statement waits for a row or table lock before failing with
@@ -94,11 +97,29 @@ int kit_db_set_lock_timeout(struct kit_db *db, int ms);
  * STMT_START/STMT_END bracket kit_db_exec and the queries; TX_BEGIN,
  * TX_COMMIT and TX_ROLLBACK fire once the statement has finished (so
  * TX_BEGIN on SQLite comes after the write lock is taken), whether it came
- * from kit_db_begin/commit/rollback or from kit_db_exec("COMMIT"). The hook
- * runs in the caller's thread. */
+ * from kit_db_begin/commit/rollback or from kit_db_exec("COMMIT").
+ * TX_STMT_START/TX_STMT_END bracket the statements the kit runs itself:
+ * those of kit_db_begin/commit/rollback and kit_db_set_lock_timeout (so
+ * STMT_START alone still counts the caller's own SQL). LOCK_WAIT (SQLite
+ * only; sql is the waiting statement, never NULL) fires when a statement
+ * starts waiting for another connection's lock. The hook runs in the caller's thread and may block
+ * (tests/harness/gate.h holds connections at a chosen statement so).
+ *
+ * Step failpoints (kit/failpoint.h), counted over every statement of the
+ * process, for tests that fail the k-th statement of a call:
+ *   "db-stmt-fails"  the statement is refused before it runs (KIT_DB_ERR);
+ *                    a refused COMMIT or ROLLBACK ends the transaction,
+ *                    and on PostgreSQL a refused statement inside a
+ *                    transaction leaves it failed, as a server error does.
+ *   "db-reply-lost"  the statement runs, then its answer is lost: the
+ *                    caller hears KIT_DB_ERR, what was committed stays
+ *                    committed, an open transaction is rolled back.
+ * Arm them with the action "once" (KIT_FP_ONCE) and @k to fail exactly
+ * the k-th statement from now. */
 enum kit_db_event {
 	KIT_DB_STMT_START, KIT_DB_STMT_END,
-	KIT_DB_TX_BEGIN, KIT_DB_TX_COMMIT, KIT_DB_TX_ROLLBACK
+	KIT_DB_TX_BEGIN, KIT_DB_TX_COMMIT, KIT_DB_TX_ROLLBACK,
+	KIT_DB_TX_STMT_START, KIT_DB_TX_STMT_END, KIT_DB_LOCK_WAIT
 };
 typedef void kit_db_hook_fn(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
 void kit_db_set_hook(struct kit_db *db, kit_db_hook_fn *hook, void *arg);

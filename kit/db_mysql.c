@@ -107,6 +107,14 @@ int kit_my_in_tx(const struct kit_my *my)
 	return my->failed || (!my->lost && server_in_tx(my));
 }
 
+void kit_my_fail_tx(struct kit_my *my)
+{
+	if (my->lost || my->failed || !server_in_tx(my))
+		return;
+	mysql_query(my->conn, "ROLLBACK");
+	my->failed = true;
+}
+
 int kit_my_connected(const struct kit_my *my)
 {
 	return my && my->conn && !my->lost;

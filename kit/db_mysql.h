@@ -57,6 +57,10 @@ void kit_my_close(struct kit_my *my);      /* NULL is fine */
 int kit_my_connected(const struct kit_my *my);
 /* 1 inside a transaction (a failed one included). */
 int kit_my_in_tx(const struct kit_my *my);
+/* Fail the open transaction as a refused statement fails one on
+ * PostgreSQL: it is rolled back, and every statement but ROLLBACK (or a
+ * COMMIT, which then fails) is refused until it ends. */
+void kit_my_fail_tx(struct kit_my *my);
 
 /* Run sql; with nparams == 0 it may hold several statements separated by
  * ';'. *changes gets the last statement's affected rows. */

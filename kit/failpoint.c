@@ -97,6 +97,8 @@ static int fp_parse_item(const char *s, size_t len, size_t *namelen,
 		*action = KIT_FP_KILL;
 	else if (actlen == 5 && memcmp(act, "error", 5) == 0)
 		*action = KIT_FP_ERROR;
+	else if (actlen == 4 && memcmp(act, "once", 4) == 0)
+		*action = KIT_FP_ONCE;
 	else if (actlen == 4 && memcmp(act, "stop", 4) == 0)
 		*action = KIT_FP_STOP;
 	else if (actlen == 3 && memcmp(act, "off", 3) == 0)
@@ -161,7 +163,7 @@ static void fp_load_env(void)
 	pthread_mutex_unlock(&fp_lock);
 	if (rc != 0)
 		fprintf(stderr, "failpoint: %s=\"%s\" is malformed; expected "
-		        "NAME=kill|error|off[@N],...; nothing armed\n", KIT_FP_ENV, spec);
+		        "NAME=kill|error|once|stop|off[@N],...; nothing armed\n", KIT_FP_ENV, spec);
 }
 
 int kit_fp_set(const char *name, enum kit_fp_action action, int nth)
@@ -209,8 +211,8 @@ int kit_fp_hit(const char *name)
 	struct fp *f = fp_find(name);
 	if (f && ++f->hits >= f->nth)
 		fire = f->action;
-	if (fire == KIT_FP_STOP && f->hits != f->nth)
-		fire = KIT_FP_OFF;   /* one stall, not one per hit */
+	if ((fire == KIT_FP_STOP || fire == KIT_FP_ONCE) && f->hits != f->nth)
+		fire = KIT_FP_OFF;   /* one stall or one refusal, not one per hit */
 	pthread_mutex_unlock(&fp_lock);
 
 	if (fire == KIT_FP_STOP) {
@@ -221,7 +223,7 @@ int kit_fp_hit(const char *name)
 		raise(SIGKILL);
 		abort();   /* not reached: SIGKILL cannot be caught */
 	}
-	return fire == KIT_FP_ERROR ? -1 : 0;
+	return fire == KIT_FP_ERROR || fire == KIT_FP_ONCE ? -1 : 0;
 }
 
 long kit_fp_count(const char *name)

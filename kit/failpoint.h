@@ -9,8 +9,9 @@
  * to a consumer. Armed with "stop" it stops its own process (SIGSTOP) on
  * that hit, once: the process keeps its locks and connections and goes on
  * where it was when someone sends SIGCONT, as after a long pause. Armed
- * with "error" it makes kit_fp_hit() return -1, for code that wants to
- * simulate a refused call instead.
+ * with "error" it makes kit_fp_hit() return -1 from that hit on, for code
+ * that wants to simulate a refused call instead; armed with "once" it
+ * returns -1 on that hit only (one refused step, the rest untouched).
  *
  * Interface:
  *   // in the code under test
@@ -32,6 +33,7 @@ enum kit_fp_action {
 	KIT_FP_KILL,      /* raise(SIGKILL) on the nth hit */
 	KIT_FP_ERROR,     /* kit_fp_hit() returns -1 from the nth hit on */
 	KIT_FP_STOP,      /* raise(SIGSTOP) on the nth hit only: a stall until SIGCONT */
+	KIT_FP_ONCE,      /* kit_fp_hit() returns -1 on the nth hit only */
 };
 
 /* The environment variable kit_fp_ reads on first use. */
@@ -44,7 +46,8 @@ enum kit_fp_action {
 int kit_fp_set(const char *name, enum kit_fp_action action, int nth);
 
 /* Arm every failpoint in spec, the syntax of HOTROW_FAILPOINTS:
- * "NAME=ACTION[@N][,NAME=ACTION[@N]]..." with ACTION kill, error or off and
+ * "NAME=ACTION[@N][,NAME=ACTION[@N]]..." with ACTION kill, error, once,
+ * stop or off and
  * N the hit that fires (default 1). Returns 0, or -1 on a malformed spec,
  * in which case nothing at all is armed by this call. */
 int kit_fp_parse(const char *spec);
@@ -54,7 +57,7 @@ int kit_fp_parse(const char *spec);
 void kit_fp_clear(void);
 
 /* Pass the failpoint called name. Returns 0 when it does not fire, -1 when
- * an error action fires; never returns when a kill action fires. */
+ * an error or once action fires; never returns when a kill action fires. */
 int kit_fp_hit(const char *name);
 
 /* How many times the armed failpoint called name has been hit since it was

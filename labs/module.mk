@@ -16,7 +16,8 @@
 # so it can print the prediction.
 
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
-LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o
+LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/gate.o \
+	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o
 LAB_LINK = $(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 
 define lab_rules
@@ -103,3 +104,11 @@ mutate-flags:
 student-kit:
 	@scripts/student-kit $(BUILD)
 
+
+# tests/harness/: the gate, the step failpoints and the bounds the labs'
+# checks use, tested on both engines like a lab.
+HARNESS_TESTS := $(patsubst tests/harness/%.c,$(BUILD)/tests/harness/%,$(wildcard tests/harness/test_*.c))
+TESTS += $(HARNESS_TESTS)
+$(BUILD)/tests/harness/%: $(BUILD)/obj/tests/harness/%.o $(LABTEST_OBJ) $(KIT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@

@@ -46,14 +46,19 @@ struct hot_row_app {
 };
 
 /* Record that user_id likes post_id, and add 1 to the post's counter.
+ * Ids are any int64_t values, up to INT64_MAX.
  *
  * Calls app->check exactly once (unless app or app->check is NULL) and
- * returns HOT_ROW_REFUSED, writing nothing, if it says no. Otherwise writes
+ * returns HOT_ROW_REFUSED, writing nothing, if it says no (any value but
+ * 0, negative ones included). Otherwise writes
  * the like and the counter in one transaction, so that either both happen
  * or neither does: HOT_ROW_DUPLICATE if the user already liked the post,
  * HOT_ROW_NO_POST if the post does not exist, another negative KIT_DB_* code
  * if the database failed; in every one of those cases nothing changes and
- * the connection is ready for the next call.
+ * the connection is ready for the next call. (One exception no code can
+ * avoid: when COMMIT ran but its answer was lost, the like is there and an
+ * error is returned; the same like tried again says HOT_ROW_DUPLICATE.)
+ * 0 is returned only for a like that is written.
  *
  * Many threads may call it for the same post at once: every like that
  * returned 0 is counted exactly once. The counter row is locked from its

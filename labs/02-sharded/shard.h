@@ -41,7 +41,8 @@ int shard_setup(struct kit_db *db);
 
 /* Record one like of post_id: call rnd(rnd_arg) exactly once, take slot =
  * value % N with the post's current N, and add 1 to that slot in a single
- * statement that creates the row if it is missing. */
+ * statement that creates the row if it is missing. Post ids are any
+ * int64_t; the random value is any uint32_t, all 32 bits of it. */
 int shard_increment(struct kit_db *db, int64_t post_id, shard_rand_fn *rnd, void *rnd_arg);
 
 /* Store post_id's exact count in *total: 0 for a post never liked. *total
@@ -52,8 +53,8 @@ int shard_read(struct kit_db *db, int64_t post_id, int64_t *total);
  * resized). */
 int shard_slots(struct kit_db *db, int64_t post_id, int *nslots);
 
-/* Give post_id nslots slots (1 .. SHARD_MAX_SLOTS; anything else returns
- * KIT_DB_ERR before touching the database). Growing only records the new
+/* Give post_id nslots slots (1 .. SHARD_MAX_SLOTS, both included; anything
+ * else returns KIT_DB_ERR before touching the database). Growing only records the new
  * N. Shrinking also moves the count of every row at slot >= nslots into
  * slot (its slot % nslots) and removes the row, all in one transaction, so
  * shard_read() gives the same total before, during and after; increments
@@ -70,7 +71,8 @@ int shard_resize(struct kit_db *db, int64_t post_id, int nslots);
  * with headroom 2, and 50000/s with 1 ms and headroom 1.1 needs 55 (the
  * floating-point product is a hair above 55; that crumb is not a row).
  * Returns N,
- * or -1 if peak_per_s < 0, hold_ms <= 0 or headroom < 1. An N above
+ * or -1 if peak_per_s < 0, hold_ms <= 0 or headroom < 1, or any of them
+ * is not a number (NaN). An N above
  * SHARD_MAX_SLOTS is returned as computed (the caller decides). */
 int shard_choose_n(double peak_per_s, double hold_ms, double headroom);
 

@@ -4,10 +4,12 @@
 #
 # An account holds 100. Two sessions each read it, check that 80 is
 # covered, and take 80; the second session reads while the first is
-# still open. Done twice: with the balance in one row (read the row,
-# UPDATE it), and with the balance as the sum of ledger entries (read the
-# sum, INSERT an entry). Prints what is left and each error. Works in a
-# schema of its own, lab06_isolation, and drops it at the end.
+# still open. Done four ways: with the balance in one row (read the row,
+# UPDATE it); with the balance as the sum of ledger entries (read the
+# sum, INSERT an entry); with the conditional debit, the check inside
+# the UPDATE; and with the sum read after SELECT ... FOR UPDATE of the
+# account's row. Prints what is left and each error. Works in a schema
+# of its own, lab06_isolation, and drops it at the end.
 #
 #   labs/06-money/isolation.sh "$HOTROW_PG_URL"
 set -eu
@@ -41,6 +43,15 @@ EOF
 		read="SELECT balance >= 80 AS covered FROM $s.accounts WHERE id = 1"
 		write="UPDATE $s.accounts SET balance = balance - 80 WHERE id = 1;"
 		left="SELECT balance FROM $s.accounts WHERE id = 1"
+	elif [ "$2" = conditional ]; then
+		read="WITH d AS (UPDATE $s.accounts SET balance = balance - 80 WHERE id = 1 AND balance >= 80 RETURNING 1) SELECT count(*) > 0 AS covered FROM d"
+		write="SELECT 'paid';"
+		left="SELECT balance FROM $s.accounts WHERE id = 1"
+	elif [ "$2" = "sum, row locked" ]; then
+		read="SELECT 1 FROM $s.accounts WHERE id = 1 FOR UPDATE;
+SELECT sum(amount) >= 80 AS covered FROM $s.entries WHERE account_id = 1"
+		write="INSERT INTO $s.entries VALUES (1, -80);"
+		left="SELECT sum(amount) FROM $s.entries WHERE account_id = 1"
 	else
 		read="SELECT sum(amount) >= 80 AS covered FROM $s.entries WHERE account_id = 1"
 		write="INSERT INTO $s.entries VALUES (1, -80);"
@@ -50,8 +61,8 @@ EOF
 	sleep 0.3
 	session "$tmp/b" 0 "$read" "$write" "$1"
 	wait
-	printf '%-16s %-22s left %5s' "$1" "balance $2:" "$(psql "$url" -Atc "$left")"
-	errs=$(grep -h 'ERROR' "$tmp/a.out" "$tmp/b.out" | sed 's/.*ERROR: *//' || true)
+	printf '%-16s %-24s left %5s' "$1" "balance $2:" "$(psql "$url" -Atc "$left")"
+	errs=$(for f in "$tmp/a.out" "$tmp/b.out"; do grep -m 1 'ERROR' "$f" || true; done | sed 's/.*ERROR: *//')
 	if [ -n "$errs" ]; then
 		printf '   one session: %s' "$errs"
 	fi
@@ -62,4 +73,6 @@ echo "two sessions take 80 from 100 at once, each after checking that 80 is cove
 for level in "READ COMMITTED" "REPEATABLE READ" "SERIALIZABLE"; do
 	race "$level" row
 	race "$level" "of entries"
+	race "$level" conditional
+	race "$level" "sum, row locked"
 done

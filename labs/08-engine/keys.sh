@@ -4,9 +4,11 @@
 #
 # Makes posts and likes (likes.post_id references posts) in a schema of
 # its own, then, for each pair, holds the first statement open in a
-# transaction on one connection for 3 s and runs the second on another
-# with lock_timeout = 1s: it either finishes at once or says it timed out.
-# The schema is dropped at the end.
+# transaction on one connection, waits until pg_locks shows that
+# connection holding its transaction id (so the first statement has run,
+# however slow the machine), and runs the second on another with
+# lock_timeout = 1s: it either finishes at once or says it timed out.
+# Then the first connection commits. The schema is dropped at the end.
 set -eu
 url=${1:?usage: labs/08-engine/keys.sh POSTGRES_URL}
 schema=lab08_keys_$$
@@ -20,12 +22,31 @@ q -c "CREATE SCHEMA $schema" -c "SET search_path = $schema" \
 trap 'q -c "DROP SCHEMA $schema CASCADE"' EXIT
 
 user=100
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; q -c "DROP SCHEMA $schema CASCADE"' EXIT
 pair() { # held statement, then the one that may wait
 	user=$((user + 1))
+	tag=lab08_keys_held_$$_$user
 	held=$(echo "$1" | sed "s/USER/$user/")
-	(echo "SET search_path = $schema; BEGIN; $held"; sleep 3; echo "COMMIT;") |
+	rm -f "$tmp/done"
+	(echo "SET application_name = '$tag'; SET search_path = $schema; BEGIN; $held"
+	 while [ ! -e "$tmp/done" ]; do sleep 0.1; done; echo "COMMIT;") |
 		psql "$url" -X -q >/dev/null 2>&1 &
-	sleep 1
+	# Wait until the held statement has run: its connection then holds
+	# the transaction id its write (or FOR UPDATE) took.
+	tries=0
+	until [ "$(psql "$url" -X -Atc "SELECT count(*) FROM pg_locks l
+	            JOIN pg_stat_activity a ON a.pid = l.pid
+	            WHERE a.application_name = '$tag' AND l.locktype = 'transactionid'
+	              AND l.granted")" = 1 ]; do
+		tries=$((tries + 1))
+		if [ $tries -gt 300 ]; then
+			echo "keys.sh: the held statement ($held) took no lock within 30 s" >&2
+			touch "$tmp/done"
+			exit 1
+		fi
+		sleep 0.1
+	done
 	user=$((user + 1))
 	other=$(echo "$2" | sed "s/USER/$user/")
 	if psql "$url" -X -q -v ON_ERROR_STOP=1 -c "SET search_path = $schema" \
@@ -34,6 +55,7 @@ pair() { # held statement, then the one that may wait
 	else
 		verdict="WAITED (lock timeout)"
 	fi
+	touch "$tmp/done"
 	printf '%-52s then %-52s %s\n' "$held" "$other" "$verdict"
 	wait
 }

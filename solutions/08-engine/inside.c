@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- §2 Versions ---- */
 
@@ -122,12 +123,29 @@ static void sleep_ms(double ms)
 		;
 }
 
-/* A uniform number in [0, 1), per thread (xorshift*, seeded once). */
+/* A uniform number in [0, 1), per thread (xorshift*). Workers start
+ * together, forked from one parent or as threads of one process: the
+ * seed mixes what differs between them (the process id, the thread's own
+ * variable, the clock to the nanosecond), never the clock's second
+ * alone, which every worker started together shares. A child forked
+ * after its parent drew gets the parent's state too, so a new process
+ * id seeds again. */
 static double uniform(void)
 {
 	static _Thread_local uint64_t s;
-	if (s == 0)
-		s = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&s ^ 0x9e3779b97f4a7c15ULL;
+	static _Thread_local pid_t owner;
+	if (s == 0 || owner != getpid()) {
+		owner = getpid();
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		uint64_t z = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&s ^
+		             ((uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
+		/* SplitMix64's finaliser, so seeds that differ in a few bits
+		 * give streams that differ from their first number. */
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		s = (z ^ (z >> 31)) | 1;
+	}
 	s ^= s >> 12;
 	s ^= s << 25;
 	s ^= s >> 27;

@@ -260,15 +260,16 @@ static void hook__sees_statements_and_transactions(void **state)
 	kit_db_set_hook(db, NULL, NULL);
 	assert_int_equal(kit_db_exec(db, "SELECT 1", 0, NULL), 0);     /* not recorded */
 
-	enum kit_db_event want[] = { KIT_DB_TX_BEGIN, KIT_DB_STMT_START, KIT_DB_STMT_END,
-	                             KIT_DB_TX_COMMIT };
-	lt_expect_int(tr.n, 4, "hook events");
-	for (int i = 0; i < 4 && i < tr.n; i++) {
+	enum kit_db_event want[] = { KIT_DB_TX_STMT_START, KIT_DB_TX_STMT_END, KIT_DB_TX_BEGIN,
+	                             KIT_DB_STMT_START, KIT_DB_STMT_END,
+	                             KIT_DB_TX_STMT_START, KIT_DB_TX_STMT_END, KIT_DB_TX_COMMIT };
+	lt_expect_int(tr.n, 8, "hook events");
+	for (int i = 0; i < 8 && i < tr.n; i++) {
 		lt_expect_int(tr.ev[i], want[i], "event kind in order");
 		if (i > 0)
 			lt_expect(tr.t[i] >= tr.t[i - 1], NULL, "event %d before event %d in time", i - 1, i);
 	}
-	assert_string_equal(tr.sql[1], "UPDATE posts SET likes = likes + 1 WHERE id = 1");
+	assert_string_equal(tr.sql[3], "UPDATE posts SET likes = likes + 1 WHERE id = 1");
 }
 
 static void hook__exec_commit_counts_as_commit(void **state)

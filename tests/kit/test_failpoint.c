@@ -89,6 +89,24 @@ static void kit_fp_set__error_fires_from_the_nth_hit(void **state)
 	assert_int_equal(kit_fp_hit("other"), 0);
 }
 
+static void kit_fp_set__once_fires_on_the_nth_hit_only(void **state)
+{
+	(void)state;
+	assert_int_equal(kit_fp_set("step", KIT_FP_ONCE, 2), 0);
+
+	int got[4];
+	for (int i = 0; i < 4; i++)
+		got[i] = kit_fp_hit("step");
+
+	assert_int_equal(got[0], 0);
+	assert_int_equal(got[1], -1);
+	assert_int_equal(got[2], 0);
+	assert_int_equal(got[3], 0);
+	assert_int_equal(kit_fp_count("step"), 4);
+	assert_int_equal(kit_fp_parse("step=once@3"), 0);
+	assert_int_equal(kit_fp_hit("step") + kit_fp_hit("step") + kit_fp_hit("step") + kit_fp_hit("step"), -1);
+}
+
 static void kit_fp_set__off_disarms(void **state)
 {
 	(void)state;
@@ -236,6 +254,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(kit_fp_set__error_fires_from_the_nth_hit, reset),
 		cmocka_unit_test_setup(kit_fp_set__off_disarms, reset),
 		cmocka_unit_test_setup(kit_fp_set__bad_arguments_refused, reset),
+		cmocka_unit_test_setup(kit_fp_set__once_fires_on_the_nth_hit_only, reset),
 		cmocka_unit_test_setup(kit_fp_parse__arms_each_item, reset),
 		cmocka_unit_test_setup(kit_fp_parse__malformed_spec_arms_nothing, reset),
 		cmocka_unit_test_setup(kit_fp_hit__kill_takes_the_process_down_on_the_nth_hit, reset),

@@ -19,7 +19,10 @@
 
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
+#include "tests/harness/bounds.h"
+#include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
 #include "util/clock.h"
 
 #define THREADS 8
@@ -51,6 +54,7 @@ struct app {
 enum what {
 	BEGIN_, COMMIT_, ROLLBACK_,        /* transaction events from the db hook */
 	INSERT_, UPDATE_, OTHER_,          /* a statement starts */
+	TX_STMT_,                          /* BEGIN, COMMIT or ROLLBACK starts */
 	STMT_END_,
 	WORK_START_, WORK_END_             /* the app's check, noted by check() */
 };
@@ -78,6 +82,9 @@ static enum what classify(const char *sql)
 		return INSERT_;
 	if (strncasecmp(sql, "UPDATE", 6) == 0)
 		return UPDATE_;
+	if (strncasecmp(sql, "BEGIN", 5) == 0 || strncasecmp(sql, "COMMIT", 6) == 0 ||
+	    strncasecmp(sql, "ROLLBACK", 8) == 0 || strncasecmp(sql, "END", 3) == 0)
+		return TX_STMT_;
 	return OTHER_;
 }
 
@@ -90,6 +97,7 @@ static void hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 	case KIT_DB_TX_BEGIN:    note(tr, BEGIN_, t_ns); break;
 	case KIT_DB_TX_COMMIT:   note(tr, COMMIT_, t_ns); break;
 	case KIT_DB_TX_ROLLBACK: note(tr, ROLLBACK_, t_ns); break;
+	default:                 break;   /* the kit's own BEGIN/COMMIT, lock waits */
 	}
 }
 
@@ -408,6 +416,142 @@ static void like_post__counter_unlocked_during_insert(void **state)
 	          "took the counter's lock", p.locked_at_insert, p.inserts);
 }
 
+/* ---- the mistake classes: races, failing steps, edges of the domain ---- */
+
+static int like_as_user_7(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	(void)who;
+	return like_post(db, 1, 7, NULL);
+}
+
+/* Two connections like post 1 as user 7 at once, held together before
+ * every statement in turn (and one held until the other has run k - 1
+ * statements): whatever the interleaving, one like counts and the other
+ * is HOT_ROW_DUPLICATE. A duplicate looked up in C (SELECT, then INSERT
+ * ... ON CONFLICT DO NOTHING) lets both through when both look first. */
+static void like_post__same_user_twice_at_once(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	for (int k = 1; k <= 12; k++) {
+		for (int late = 0; late < 2; late++) {
+			int stops[2] = { k, late ? 1 : k };   /* late: caller 1 waits at its first */
+			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+			lt_gate_run(g, NULL, stops, like_as_user_7, NULL);
+			if (!lt_gate_held(g, 0))
+				goto swept;
+			int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+			lt_expect((a == 0 && b == HOT_ROW_DUPLICATE) || (a == HOT_ROW_DUPLICATE && b == 0),
+			          "race-duplicate",
+			          "user 7 liked post 1 twice at once (one caller held before its statement %d, "
+			          "the other before its %d): expected one 0 and one HOT_ROW_DUPLICATE (%d), "
+			          "got %d and %d", stops[0], stops[1], HOT_ROW_DUPLICATE, a, b);
+			lt_expect_int_hint(counter(t), 1,
+			                   "posts.likes after the same like twice at once: a duplicate "
+			                   "looked up before the INSERT lets both callers count",
+			                   "race-duplicate");
+			lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 1, "rows in likes");
+		}
+	}
+swept:
+	lt_gate_close(g);
+}
+
+/* The like fails at each of its statements in turn: refused before it
+ * runs, or run with its answer lost. The like and the counter move
+ * together or not at all; a refused statement returns an error and leaves
+ * nothing; 0 is returned only for a like that is there; and the same like
+ * tried again on the same connection then works. */
+static void like_post__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_post(t);
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; ; k++) {
+			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+			lt_step_arm(how, k);
+			int rc = like_post(db, 1, 7, NULL);
+			if (!lt_step_disarm())
+				break;
+			int64_t likes = counter(t), rows = labtest_int(t, "SELECT count(*) FROM likes");
+			lt_expect(likes == rows, "transaction",
+			          "statement %d of the like %s: posts.likes is %lld but likes holds %lld "
+			          "rows; the like and the counter must commit together", k,
+			          lt_step_what(how), (long long)likes, (long long)rows);
+			lt_expect(rc != 0 || likes == 1, "commit-result",
+			          "statement %d of the like %s: like_post() returned 0, but nothing was "
+			          "written (is the result of COMMIT, or of BEGIN, ignored?)", k, lt_step_what(how));
+			lt_expect(how != LT_STEP_FAILS || rc == 0 || likes == 0, "transaction",
+			          "statement %d of the like refused: like_post() returned %d and yet the like "
+			          "was written (did writes go on outside a transaction after BEGIN failed, or "
+			          "commit after a failed statement?)", k, rc);
+			int again = like_post(db, 1, 7, NULL);
+			lt_expect(again == (likes ? HOT_ROW_DUPLICATE : 0), "rollback",
+			          "statement %d of the like %s, then the same like again on the same "
+			          "connection: expected %d, got %d (%s)", k, lt_step_what(how),
+			          likes ? HOT_ROW_DUPLICATE : 0, again, labtest_why(db));
+			lt_expect_int(counter(t), 1, "posts.likes after the like was tried again");
+		}
+	}
+}
+
+/* Ids are 64-bit: a post and users past 2^32 (so past what an int and an
+ * unsigned hold). Two users whose ids agree in their low 32 bits are two
+ * users. */
+static void like_post__ids_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int64_t post = LT_PAST_UINT32 + 4, user = LT_PAST_UINT32, twin = LT_PAST_UINT32 + ((int64_t)1 << 32);
+	labtest_exec(t, HOT_ROW_SCHEMA);
+	kit_db_exec(db, "INSERT INTO posts (id) VALUES ($1)", 1, (const char *[]){ LT_I64(post) });
+
+	lt_expect_int_hint(like_post(db, post, user, NULL), 0,
+	                   "a like of post 2^32 + 5 by user 2^32 + 1 (are ids kept in an int?)", "int64");
+	lt_expect_int_hint(like_post(db, post, twin, NULL), 0,
+	                   "a like by user 2^33 + 1, who is not user 2^32 + 1", "int64");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts"), 2, "posts.likes of post 2^32 + 5");
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM likes WHERE post_id = %lld AND user_id IN (%lld, %lld)",
+	         (long long)post, (long long)user, (long long)twin);
+	lt_expect_int_hint(labtest_int(t, sql), 2, "rows in likes with exactly those ids", "int64");
+}
+
+/* "anything else to refuse it": not only 1. */
+static void like_post__any_nonzero_answer_refuses(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int answers[] = { -1, 2, -10 };
+	make_post(t);
+
+	for (int i = 0; i < 3; i++) {
+		struct app a = { .answer = answers[i] };
+		struct hot_row_app app = { check, &a };
+		lt_expect(like_post(db, 1, 5, &app) == HOT_ROW_REFUSED, "app-check",
+		          "the app's check answered %d, which refuses the like: expected HOT_ROW_REFUSED",
+		          answers[i]);
+	}
+	lt_expect_int_hint(counter(t), 0, "posts.likes after three refused likes", "app-check");
+}
+
+/* "unless app or app->check is NULL": an app with no check lets it through. */
+static void like_post__app_without_check_lets_through(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct hot_row_app app = { NULL, NULL };
+	make_post(t);
+
+	lt_expect_int_hint(like_post(db, 1, 5, &app), 0, "a like with an app whose check is NULL", "app-check");
+	lt_expect_int(counter(t), 1, "posts.likes");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +565,11 @@ int main(void)
 		LABTEST_ALL(like_post__unknown_post_changes_nothing),
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
+		LABTEST_BOTH(like_post__same_user_twice_at_once),
+		LABTEST_BOTH(like_post__every_step_can_fail),
+		LABTEST_BOTH(like_post__ids_past_2_31),
+		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
+		LABTEST_BOTH(like_post__app_without_check_lets_through),
 	};
 	return labtest_main("01-hot-row", tests);
 }

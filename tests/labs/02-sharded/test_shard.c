@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -16,7 +17,10 @@
 #include <unistd.h>
 
 #include "labs/02-sharded/shard.h"
+#include "tests/harness/bounds.h"
+#include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
 #include "util/clock.h"
 
 #define POST 42
@@ -530,6 +534,250 @@ static void shard_choose_n__formula(void **state)
 	lt_expect_int_hint(shard_choose_n(1000, 0.0, 1.0), -1, "N for a hold of 0 ms (invalid)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(1000, 1.0, 0.5), -1, "N for headroom 0.5 (invalid)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(-1, 1.0, 1.0), -1, "N for a negative rate (invalid)", "choose-n");
+	/* just above a whole number of rows: one more row, however small the excess */
+	lt_expect_int_hint(shard_choose_n(4001, 1.0, 1.0), 5, "N for 4001/s, 1 ms (4.001 rows)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(40001, 0.1, 1.0), 5, "N for 40001/s, 0.1 ms (4.0001 rows)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1000, 1.0, 1.0), 1, "N for exactly one row", "choose-n");
+	lt_expect_int_hint(shard_choose_n(NAN, 1.0, 1.0), -1, "N for a rate that is not a number", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1000, NAN, 1.0), -1, "N for a hold that is not a number", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1000, 1.0, NAN), -1, "N for a headroom that is not a number", "choose-n");
+}
+
+/* ---- the mistake classes: edges of the domain, failing steps, races ---- */
+
+#define LIKES_TOP 40
+
+static uint32_t from_the_top(void *arg)   /* 2^32 - 1, 2^32 - 2, ... */
+{
+	uint32_t *next = arg;
+	return UINT32_MAX - (*next)++;
+}
+
+/* fill_staircase's rows (slot s holds s + 1, 136 in all) in one statement
+ * of the test's own, for checks that start from it many times. */
+static void staircase_rows(struct labtest *t)
+{
+	labtest_exec(t, "DELETE FROM like_slots; DELETE FROM like_slot_config;"
+	             "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 0, 1), (42, 1, 2), (42, 2, 3),"
+	             " (42, 3, 4), (42, 4, 5), (42, 5, 6), (42, 6, 7), (42, 7, 8), (42, 8, 9), (42, 9, 10),"
+	             " (42, 10, 11), (42, 11, 12), (42, 12, 13), (42, 13, 14), (42, 14, 15), (42, 15, 16)");
+}
+
+/* Rows of post at slot >= n. */
+static int64_t rows_from(struct labtest *t, int64_t post, int n)
+{
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM like_slots WHERE post_id = %lld AND slot >= %d",
+	         (long long)post, n);
+	return labtest_int(t, sql);
+}
+
+/* Random values past 2^31 (the 40 at the top of uint32_t) and a post id
+ * past 2^32: each like lands in slot value % N exactly, with N = 16 and
+ * N = 1000, under exactly that post. */
+static void shard_increment__values_and_ids_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	const int64_t post = LT_PAST_UINT32 + 4;
+	int ns[] = { SHARD_DEFAULT_SLOTS, 1000 };
+
+	for (int i = 0; i < 2; i++) {
+		int n = ns[i];
+		labtest_exec(t, "DELETE FROM like_slots");
+		if (n != SHARD_DEFAULT_SLOTS)
+			lt_expect(shard_resize(db, post, n) == 0, NULL, "shard_resize(%d): %s", n, labtest_why(db));
+		uint32_t next = 0;
+		like_n(db, post, LIKES_TOP, from_the_top, &next);
+		lt_expect_int_hint(total(db, post), LIKES_TOP, "count of post 2^32 + 5", "uint32");
+		for (uint32_t k = 0; k < (uint32_t)LIKES_TOP; k++) {
+			uint32_t v = UINT32_MAX - k;
+			int slot = (int)(v % (uint32_t)n);
+			int64_t want = 0;
+			for (uint32_t j = 0; j < (uint32_t)LIKES_TOP; j++)
+				want += (UINT32_MAX - j) % (uint32_t)n == (uint32_t)slot;
+			lt_expect(slot_n(t, post, slot) == want, "uint32",
+			          "with N = %d, random value %u belongs in slot %d, which should hold %lld, "
+			          "got %lld (is the random value or the post id kept in an int, or cut "
+			          "short before the %%?)", n, v, slot, (long long)want,
+			          (long long)slot_n(t, post, slot));
+		}
+		lt_expect_int_hint(rows_from(t, post, n), 0, "rows of the post at slot >= N", "uint32");
+	}
+}
+
+/* Exactly 1 and SHARD_MAX_SLOTS are accepted; 0, -1, SHARD_MAX_SLOTS + 1
+ * and INT_MIN are refused before anything changes. */
+static void shard_resize__edges_of_n(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int ok[] = { SHARD_MAX_SLOTS, 1 }, bad[] = { 0, -1, SHARD_MAX_SLOTS + 1, INT32_MIN };
+	int n = 0;
+
+	staircase_rows(t);
+	for (int i = 0; i < 2; i++) {
+		lt_expect(shard_resize(db, POST, ok[i]) == 0, "bad-n",
+		          "shard_resize(%d) is in 1 .. SHARD_MAX_SLOTS and should work: %s", ok[i], labtest_why(db));
+		lt_expect(shard_slots(db, POST, &n) == 0 && n == ok[i], "bad-n",
+		          "N after shard_resize(%d): got %d", ok[i], n);
+		lt_expect_int(total(db, POST), 136, "count after the resize");
+	}
+	for (int i = 0; i < 4; i++) {
+		lt_expect(shard_resize(db, POST, bad[i]) < 0, "bad-n", "shard_resize(%d) should fail", bad[i]);
+		lt_expect(shard_slots(db, POST, &n) == 0 && n == 1, "bad-n",
+		          "N after the refused shard_resize(%d): expected 1, got %d", bad[i], n);
+	}
+}
+
+/* Slot counts past 2^31 and 2^32 fold without being cut to an int. */
+static void shard_resize__folds_counts_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	char sql[200];
+	snprintf(sql, sizeof sql, "INSERT INTO like_slots (post_id, slot, n) VALUES "
+	         "(42, 0, 1), (42, 4, %lld), (42, 8, %lld)", (long long)LT_PAST_INT32, (long long)LT_PAST_UINT32);
+	labtest_exec(t, sql);
+
+	lt_expect(shard_resize(db, POST, 4) == 0, "fold", "shard_resize(4): %s", labtest_why(db));
+	lt_expect_int_hint(slot_n(t, POST, 0), 1 + LT_PAST_INT32 + LT_PAST_UINT32,
+	                   "slot 0 after folding slots 4 (2^31) and 8 (2^32 + 1) into it "
+	                   "(is a count kept in an int or read with atoi?)", "uint32");
+	lt_expect_int(total(db, POST), 1 + LT_PAST_INT32 + LT_PAST_UINT32, "count after the fold");
+}
+
+/* A shrink fails at each of its statements in turn (refused, or run with
+ * its answer lost): the count stays 136 throughout; a refused step leaves
+ * N and the rows as they were; 0 means the shrink is complete; the same
+ * shrink then works. */
+static void shard_resize__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int n = 0;
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; ; k++) {
+			staircase_rows(t);
+			lt_step_arm(how, k);
+			int rc = shard_resize(db, POST, 4);
+			if (!lt_step_disarm())
+				break;
+			int64_t sum = labtest_int(t, "SELECT coalesce(sum(n), 0) FROM like_slots WHERE post_id = 42");
+			int64_t nrec = labtest_int(t, "SELECT coalesce((SELECT nslots FROM like_slot_config "
+			                              "WHERE post_id = 42), 16)");
+			lt_expect(sum == 136, "fold", "statement %d of shard_resize(4) %s: the count is %lld, "
+			          "not 136 (are the delete and the folds in one transaction?)",
+			          k, lt_step_what(how), (long long)sum);
+			lt_expect(rc != 0 || (nrec == 4 && rows_from(t, POST, 4) == 0), "commit-result",
+			          "statement %d of shard_resize(4) %s: it returned 0, but N is %lld and %lld rows "
+			          "are left at slot >= 4 (is the result of COMMIT ignored?)", k, lt_step_what(how),
+			          (long long)nrec, (long long)rows_from(t, POST, 4));
+			lt_expect(how != LT_STEP_FAILS || rc == 0 || (nrec == 16 && rows_from(t, POST, 4) == 12),
+			          "fold", "statement %d of shard_resize(4) refused: it returned %d, yet N is %lld "
+			          "and %lld rows are left at slot >= 4 (expected 16 and 12: a failed resize "
+			          "changes nothing)", k, rc, (long long)nrec, (long long)rows_from(t, POST, 4));
+			lt_expect(shard_resize(db, POST, 4) == 0, "fold",
+			          "the same shard_resize(4) again after statement %d %s: %s", k,
+			          lt_step_what(how), labtest_why(db));
+			lt_expect(shard_slots(db, POST, &n) == 0 && n == 4, "live-n", "N after the retry: %d", n);
+			lt_expect_int(total(db, POST), 136, "count after the retry");
+		}
+	}
+}
+
+/* shard_read and shard_slots leave their output alone when they fail. */
+static void shard_read__failure_leaves_total_untouched(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int64_t sum = -7;
+	int n = -7;
+
+	staircase_rows(t);
+	lt_step_arm(LT_STEP_FAILS, 1);
+	int rc = shard_read(db, POST, &sum);
+	lt_step_disarm();
+	lt_expect(rc != 0 && sum == -7, "never-liked",
+	          "shard_read with its statement refused: returned %d and set *total to %lld; "
+	          "expected an error and *total untouched", rc, (long long)sum);
+	lt_step_arm(LT_STEP_FAILS, 1);
+	rc = shard_slots(db, POST, &n);
+	lt_step_disarm();
+	lt_expect(rc != 0 && n == -7, "live-n",
+	          "shard_slots with its statement refused: returned %d and set *nslots to %d; "
+	          "expected an error and *nslots untouched", rc, n);
+}
+
+struct race {
+	int nslots[2];                 /* shrink targets, or 0 for an increment */
+};
+
+static int resize_or_like(void *arg, int who, struct kit_db *db)
+{
+	struct race *r = arg;
+	uint32_t nine = 9;
+	if (r->nslots[who] == 0)
+		return shard_increment(db, POST, counting, &nine);
+	return shard_resize(db, POST, r->nslots[who]);
+}
+
+/* A like lands whole while the shrink is held before each of its
+ * statements in turn (the gate sends the like first and holds the shrink
+ * until the like is done or waits for the shrink's lock): it is counted
+ * exactly once, wherever it falls. */
+static void shard_resize__a_like_at_every_statement_of_a_shrink(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct race r = { { 4, 0 } };
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	for (int k = 1; k <= 40; k++) {
+		staircase_rows(t);
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, resize_or_like, &r);
+		if (!lt_gate_held(g, 0))
+			break;
+		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
+		          "a shrink and a like at its statement %d: they returned %d and %d (%s)",
+		          k, lt_gate_rc(g, 0), lt_gate_rc(g, 1), labtest_why(lt_gate_db(g, 0)));
+		lt_expect_int_hint(total(db, POST), 137, "count after a like that landed during a shrink",
+		                   "fold");
+	}
+	lt_gate_close(g);
+}
+
+/* Two shrinks of one post at once (to 4 and to 2), held together before
+ * each statement in turn: both succeed, the count stays, and no row is
+ * left at a slot >= the N that was recorded last. */
+static void shard_resize__two_shrinks_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct race r = { { 4, 2 } };
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int n = 0;
+
+	for (int k = 1; k <= 40; k++) {
+		staircase_rows(t);
+		lt_gate_run(g, NULL, (int[]){ k, k }, resize_or_like, &r);
+		if (!lt_gate_reached(g))
+			break;
+		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, "fold",
+		          "two shrinks at once, held before their statement %d: they returned %d and %d "
+		          "(%s); a deadlock means they lock rows in different orders: let the config "
+		          "row, written first, order them", k, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
+		          labtest_why(lt_gate_db(g, lt_gate_rc(g, 0) ? 0 : 1)));
+		lt_expect_int_hint(total(db, POST), 136, "count after two shrinks at once", "fold");
+		lt_expect(shard_slots(db, POST, &n) == 0 && (n == 4 || n == 2), "live-n",
+		          "N after shrinks to 4 and 2: %d", n);
+		lt_expect(rows_from(t, POST, n) == 0, "fold",
+		          "two shrinks at once, held before their statement %d: N is %d, yet %lld rows "
+		          "are left at slot >= %d (the shrinks interleaved: one folded into slots the "
+		          "other had just removed)", k, n, (long long)rows_from(t, POST, n), n);
+	}
+	lt_gate_close(g);
 }
 
 int main(void)
@@ -548,6 +796,13 @@ int main(void)
 		BOTH(shard_resize__others_never_see_a_partial_shrink),
 		BOTH(shard_resize__exact_under_concurrent_increments),
 		PG_ONLY(shard_resize__folds_a_like_committed_during_the_shrink),
+		BOTH(shard_increment__values_and_ids_past_2_31),
+		BOTH(shard_resize__edges_of_n),
+		BOTH(shard_resize__folds_counts_past_2_31),
+		BOTH(shard_resize__every_step_can_fail),
+		BOTH(shard_read__failure_leaves_total_untouched),
+		BOTH(shard_resize__a_like_at_every_statement_of_a_shrink),
+		BOTH(shard_resize__two_shrinks_at_once),
 		cmocka_unit_test(shard_choose_n__formula),
 	};
 	return labtest_main("02-sharded", tests);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/labs/05-fence/crashes.h"
 #include "kit/failpoint.h"
@@ -129,6 +130,43 @@ static void count_writes(void *arg, enum kit_db_event ev, const char *sql, int64
 		return;
 	w->totals += strcasestr(sql, "video_views") != NULL;
 	w->progress += strcasestr(sql, "log_progress") != NULL;
+}
+
+/* ---- two consumers at once ---- */
+
+static int apply_same_batch(void *arg, int who, struct kit_db *db)
+{
+	(void)who;
+	return fence_apply(db, arg);
+}
+
+/* The same batch applied by two consumers at once (a zombie and the
+ * partition's new owner), both held by the gate before their k-th
+ * statement, for every k: one applies it (1), the other is refused (0),
+ * and the views count once. An offset read with a SELECT and then moved
+ * by an UPDATE without the old value in its WHERE lets both through when
+ * both read first. */
+static void fence_apply__same_batch_twice_at_once(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	struct fence_batch b = *batch(3, 0, 9, 2, 5);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	for (int k = 1; k <= 20; k++) {
+		labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
+		lt_gate_run(g, NULL, (int[]){ k, k }, apply_same_batch, &b);
+		if (!lt_gate_reached(g))
+			break;
+		int x = lt_gate_rc(g, 0), y = lt_gate_rc(g, 1);
+		lt_expect((x == 1 && y == 0) || (x == 0 && y == 1), "fence", "the same batch applied "
+		          "by two consumers at once, both held before their statement %d: expected "
+		          "one 1 and one 0, got %d and %d%s", k, x, y, x == 1 && y == 1 ? " (both "
+		          "applied: the offset was read, then moved by an UPDATE that did not ask "
+		          "for the old value)" : "");
+		lt_expect_int_hint(views_of(t, 1), 5, "views of video 1 after its batch was applied "
+		                   "twice at once", "fence");
+	}
+	lt_gate_close(g);
 }
 
 /* ---- fence_apply ---- */
@@ -686,6 +724,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_apply__batch_after_a_gap_is_refused),
 		LABTEST_ALL(fence_apply__failure_changes_nothing),
 		LABTEST_ALL(fence_apply__one_upsert_per_batch),
+		LABTEST_BOTH(fence_apply__same_batch_twice_at_once),
 		LABTEST_ALL(fence_position__is_stored_offset_plus_one),
 		LABTEST_ALL(fence_on_assign__seeks_from_the_database_not_the_hint),
 		LABTEST_ALL(fence_handle__adds_up_a_batch_per_video),

@@ -182,6 +182,32 @@ static void hot_keys__exact_while_keys_fit(void **state)
 	lt_expect_int_hint(hot_keys_topk(&hk, top, 2), 2, "hot_keys_topk() with max 2", "order");
 }
 
+/* hot_keys_topk() on counts past 2^31 (a long stream, or a counter
+ * that has run for weeks), with a tie and max above the keys counted:
+ * the highest first, compared as 64-bit counts. */
+static void hot_keys__topk_counts_past_2_31(void **state)
+{
+	enum { K = 4 };
+	struct hot_key c[K], top[K + 2];
+	struct hot_keys hk;
+	(void)state;
+	hot_keys_init(&hk, c, K);
+	hot_keys_add(&hk, 1);
+	hot_keys_add(&hk, 2);
+	hot_keys_add(&hk, 3);
+	c[0].count = 3000000000ULL;            /* set as a long stream would leave them */
+	c[1].count = 5;
+	c[2].count = 2147483653ULL;            /* 2^31 + 5 */
+	int m = hot_keys_topk(&hk, top, K + 2);
+	lt_expect_int_hint(m, 3, "keys reported with max 6 and 3 keys counted", "order");
+	lt_expect(m == 3 && top[0].key == 1 && top[1].key == 3 && top[2].key == 2, "order",
+	          "expected keys 1, 3, 2 (counts 3,000,000,000, 2^31 + 5, 5), got %llu, %llu, %llu: "
+	          "counts past 2^31 compared as int (a comparator returning a - b cut to int)",
+	          (unsigned long long)top[0].key, (unsigned long long)top[1].key,
+	          (unsigned long long)top[2].key);
+	lt_expect_int_hint(hot_keys_topk(&hk, top, 0), 0, "hot_keys_topk() with max 0", "order");
+}
+
 static void hot_keys__memory_stays_within_k(void **state)
 {
 	enum { K = 16, GUARD = 16 };
@@ -210,6 +236,7 @@ static void hot_keys__memory_stays_within_k(void **state)
 struct waiter {
 	const char *url;
 	const char *tag;             /* the test's place, so its waits can be told apart */
+	const char *table;           /* posts when NULL */
 	int64_t post;
 	int rc;
 	pthread_t th;
@@ -221,7 +248,8 @@ static void *queue_up(void *arg)
 	struct kit_db *db;
 	char id[24], sql[400];
 	snprintf(id, sizeof id, "%lld", (long long)w->post);
-	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = $1 /* %s */", w->tag);
+	snprintf(sql, sizeof sql, "UPDATE %s SET likes = likes + 1 WHERE id = $1 /* %s */",
+	         w->table ? w->table : "posts", w->tag);
 	const char *p[] = { id };
 	w->rc = kit_db_open(&db, w->url);
 	if (w->rc == 0)
@@ -247,8 +275,8 @@ static int64_t lock_waiters(struct labtest *t)
 
 static void wait_for_waiters(struct labtest *t, int n)
 {
-	for (int i = 0; i < 200 && lock_waiters(t) < n; i++)
-		sleep_ms(50);
+	for (int i = 0; i < 1000 && lock_waiters(t) < n; i++)
+		sleep_ms(10);
 	lt_expect_int(lock_waiters(t), n, "backends waiting for a lock while the line forms");
 }
 
@@ -390,6 +418,106 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 	              "row 1's likes after everyone committed");
 }
 
+/* Another database on the same server, for waits that are not this
+ * database's (created once and kept: a server the class shares may run
+ * several of these checks at once). */
+#define ELSEWHERE "hotrow_lab07_elsewhere"
+
+static void elsewhere_url(struct labtest *t, char *out, size_t len)
+{
+	int64_t n = labtest_int(t, "SELECT count(*) FROM pg_database WHERE datname = '" ELSEWHERE "'");
+	if (n == 0)
+		kit_db_exec(labtest_db(t), "CREATE DATABASE " ELSEWHERE, 0, NULL);  /* may race: fine */
+	snprintf(out, len, "%s%s", t->url, strchr(t->url, '?') ? "&dbname=" ELSEWHERE
+	                                                         : " dbname=" ELSEWHERE);
+}
+
+/* Two lines in this database, row 1 with three waiters and row 2 with
+ * one, and a longer line (four waiters) in another database of the same
+ * server: hot_rows_now() returns the two lines of this database, the
+ * longest first, and with max 1 only the longest, writing nothing past
+ * out[0]. A detector that reads every database's waits reports the
+ * other's line first; one that sorts the wrong way round reports row 2
+ * first. */
+static void hot_rows_now__worst_first_this_database_only(void **state)
+{
+	struct labtest *t = *state;
+	struct waiter w[8];
+	struct hot_row_now rows[4], one[2];
+	int64_t pid1, pid2, pid3;
+	int n = -1, n1 = -1, nw = 0;
+	char other[1200], table[300], sql[800];
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
+	elsewhere_url(t, other, sizeof other);
+	struct kit_db *o = NULL;
+	lt_expect(kit_db_open(&o, other) == 0, NULL, "connecting to a second database on the same "
+	          "server (" ELSEWHERE "): %s", kit_db_errmsg(o));
+	snprintf(table, sizeof table, "public.posts_%s", t->place);
+	snprintf(sql, sizeof sql, "CREATE TABLE %s (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL"
+	         " DEFAULT 0); INSERT INTO %s (id) VALUES (1)", table, table);
+	lt_expect(kit_db_exec(o, sql, 0, NULL) == 0, NULL, "a table in " ELSEWHERE ": %s",
+	          kit_db_errmsg(o));
+
+	/* configure: row 1 held with 3 waiters, row 2 with 1, and elsewhere
+	 * a row held with 4 */
+	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
+	struct kit_db *h3 = NULL;
+	kit_db_open(&h3, other);
+	snprintf(sql, sizeof sql, "UPDATE %s SET likes = likes + 1 WHERE id = 1", table);
+	assert_int_equal(kit_db_query_int(h3, "SELECT pg_backend_pid()", 0, NULL, &pid3), 0);
+	assert_int_equal(kit_db_begin(h3), 0);
+	assert_int_equal(kit_db_exec(h3, sql, 0, NULL), 0);
+	static const int posts[] = { 1, 1, 1, 2 };
+	for (int i = 0; i < 4; i++, nw++) {
+		w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = posts[i] };
+		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
+		wait_for_waiters(t, nw + 1);
+	}
+	for (int i = 0; i < 4; i++, nw++) {
+		w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table };
+		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
+		wait_for_waiters(t, nw + 1);
+	}
+	sleep_ms(50);
+	memset(one, 0x5a, sizeof one);
+	struct hot_row_now canary = one[1];
+
+	/* run */
+	int rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	int rc1 = hot_rows_now(labtest_db(t), one, 1, &n1);
+
+	/* verify, after letting the lines go */
+	kit_db_commit(h1);
+	kit_db_commit(h2);
+	kit_db_commit(h3);
+	for (int i = 0; i < nw; i++)
+		pthread_join(w[i].th, NULL);
+	kit_db_close(h1);
+	kit_db_close(h2);
+	kit_db_close(h3);
+	snprintf(sql, sizeof sql, "DROP TABLE %s", table);
+	kit_db_exec(o, sql, 0, NULL);
+	kit_db_close(o);
+	lt_expect(rc == 0 && rc1 == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 2, "lines in this database (row 1 with 3 waiters, row 2 with 1; "
+	                   "another database's line of 4 is not this database's)", "signature");
+	lt_expect(rows[0].holder_pid == pid1 && rows[0].waiting == 3, "order", "expected row 1's "
+	          "line first (3 waiting, holder pid %lld), got %d waiting behind pid %lld%s",
+	          (long long)pid1, rows[0].waiting, (long long)rows[0].holder_pid,
+	          rows[0].holder_pid == pid3 ? ": that line is in another database (keep "
+	          "pg_stat_activity's datname = current_database())" : rows[0].holder_pid == pid2 ?
+	          ": the shortest line came first (most waiters first)" : "");
+	lt_expect(n < 2 || (rows[1].holder_pid == pid2 && rows[1].waiting == 1), "order",
+	          "expected row 2's line second (1 waiting, holder pid %lld), got %d waiting behind "
+	          "pid %lld", (long long)pid2, rows[1].waiting, (long long)rows[1].holder_pid);
+	lt_expect_int_hint(n1, 1, "lines returned with max 1", "order");
+	lt_expect(one[0].holder_pid == pid1, "order", "expected row 1's line as the one line "
+	          "returned with max 1, got the line behind pid %lld", (long long)one[0].holder_pid);
+	lt_expect(memcmp(&one[1], &canary, sizeof canary) == 0, "order", "expected nothing written "
+	          "past out[0] with max 1, got out[1] changed");
+}
+
 static void hot_rows_now__quiet_when_nobody_waits(void **state)
 {
 	struct labtest *t = *state;
@@ -462,11 +590,15 @@ static void contain_like__gives_up_on_a_held_row(void **state)
 	kit_db_close(h);
 	contain_close(&app);
 	for (int i = 0; i < 2; i++) {
-		lt_expect(c[i].rc == KIT_DB_BUSY, "lock-timeout", "expected the %s like of a held "
+		lt_expect(c[i].rc == KIT_DB_BUSY, i == 1 && c[i].rc == KIT_DB_ERR ? "rollback" :
+		          "lock-timeout", "expected the %s like of a held "
 		          "row%s to give up with KIT_DB_BUSY (%d) after the lock timeout, got %d%s",
 		          i == 0 ? "first" : "second", i == 0 ? "" : ", on a connection the pool "
 		          "has reset,", KIT_DB_BUSY, c[i].rc, c[i].rc == 0 ? " (0: it waited "
-		          "until the test let the row go after 3 s, and then succeeded)" : "");
+		          "until the test let the row go after 3 s, and then succeeded)" :
+		          i == 1 && c[i].rc == KIT_DB_ERR ? " (KIT_DB_ERR: the connection could not "
+		          "even be reset: the first like returned it with its failed transaction "
+		          "still open; see the hint on rollback)" : "");
 		lt_expect(c[i].ms < 3000, "lock-timeout", "expected like %d to give up within 3 s "
 		          "(lock timeout 100 ms), got %.0f ms", i + 1, c[i].ms);
 	}
@@ -500,6 +632,24 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	int64_t left = -1;
 	int qrc = kit_db_query_int(db, "SELECT (current_setting('lock_timeout') <> '0')::int",
 	                           0, NULL, &left);
+	/* The error path too: a like that gives up on a held row. */
+	int64_t pid, left_busy = -1;
+	struct kit_db *h = hold(t, 1, &pid);
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	for (int w = 0; w < 60 && !atomic_load(&c.done); w++)
+		sleep_ms(50);
+	if (!atomic_load(&c.done))
+		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
+	pthread_join(c.th, NULL);
+	int busy = c.rc;
+	int brc = kit_db_query_int(db, "SELECT (current_setting('lock_timeout') <> '0')::int",
+	                           0, NULL, &left_busy);
+	char why[300];
+	snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
+	kit_db_commit(h);
+	kit_db_close(h);
 	contain_close(&app);
 	lt_expect_int(rc, 0, "a like of a free row");
 	lt_expect_int(qrc, 0, "reading lock_timeout on the like's connection");
@@ -508,6 +658,14 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	          "kit_db_set_lock_timeout()), not SET LOCAL, so it outlived the like's "
 	          "transaction and the next transaction on that connection inherits it "
 	          "wherever no reset runs (a transaction-mode pooler)");
+	lt_expect_int_hint(busy, KIT_DB_BUSY, "a like of a held row (lock timeout 100 ms)",
+	                   "lock-timeout");
+	lt_expect(brc == 0, "rollback", "after a like gave up on a held row, its connection could "
+	          "not run a query (%s): the like returned with its failed transaction still "
+	          "open; roll it back before the connection goes back to the pool", why);
+	lt_expect(brc != 0 || left_busy == 0, "lock-timeout", "after a like gave up on a held row, "
+	          "its connection still has lock_timeout set on the session: it was put back on "
+	          "the success path only (SET LOCAL ends with the transaction on every path)");
 }
 
 static void contain_open__gives_likes_their_own_pool(void **state)
@@ -756,10 +914,12 @@ int main(void)
 		cmocka_unit_test(hot_keys__reports_every_key_above_n_over_k),
 		cmocka_unit_test(hot_keys__never_underestimates),
 		cmocka_unit_test(hot_keys__memory_stays_within_k),
+		cmocka_unit_test(hot_keys__topk_counts_past_2_31),
 		/* §2, §5, §6: PostgreSQL */
 		LABTEST_PG(hot_rows_now__sees_the_whole_line),
 		LABTEST_PG(hot_rows_now__follows_the_line_past_a_commit),
 		LABTEST_PG(hot_rows_now__quiet_when_nobody_waits),
+		LABTEST_PG(hot_rows_now__worst_first_this_database_only),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),

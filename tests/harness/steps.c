@@ -1,0 +1,39 @@
+/*
+ * steps.c: the step failpoints of steps.h, over kit/failpoint.
+ */
+#include "tests/harness/steps.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "kit/failpoint.h"
+
+static const char *const names[] = { "db-stmt-fails", "db-reply-lost" };
+static int armed = -1;   /* which of names, or -1 */
+static int armed_k;
+
+void lt_step_arm(enum lt_step how, int k)
+{
+	lt_step_disarm();
+	if (kit_fp_set(names[how], KIT_FP_ONCE, k) != 0)
+		fail_msg("lt_step_arm: cannot arm %s at statement %d", names[how], k);
+	armed = (int)how;
+	armed_k = k;
+}
+
+bool lt_step_disarm(void)
+{
+	if (armed < 0)
+		return false;
+	bool fired = kit_fp_count(names[armed]) >= armed_k;
+	kit_fp_set(names[armed], KIT_FP_OFF, 1);
+	armed = -1;
+	return fired;
+}
+
+const char *lt_step_what(enum lt_step how)
+{
+	return how == LT_STEP_FAILS ? "refused" : "ran but its answer was lost";
+}

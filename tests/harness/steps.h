@@ -1,0 +1,44 @@
+/*
+ * steps.h: fail the k-th statement of a call, for every k.
+ *
+ * A call that writes in several statements must leave a state that is
+ * right and retryable whichever one of them fails. kit/db passes two
+ * failpoints at every statement a process runs (kit/db.h): one refuses
+ * the statement before it runs, one loses its answer after it ran (the
+ * write happened, the caller hears an error). A check arms one for the
+ * k-th statement from now, makes the call, and disarms; it repeats for
+ * k = 1, 2, ... until the call ran fewer than k statements.
+ *
+ * Interface:
+ *   for (int k = 1; ; k++) {
+ *       ...put the tables in their starting state...
+ *       lt_step_arm(LT_STEP_FAILS, k);          // or LT_STEP_REPLY_LOST
+ *       int rc = flush(db, ...);
+ *       if (!lt_step_disarm())
+ *           break;                            // flush ran fewer than k statements
+ *       ...the error returned, nothing lost, nothing doubled, a retry works...
+ *   }
+ * Statements are counted over the whole process: arm just before the call,
+ * disarm just after, and run nothing else in between (no other thread).
+ */
+#ifndef HOTROW_TESTS_STEPS_H
+#define HOTROW_TESTS_STEPS_H
+
+#include <stdbool.h>
+
+enum lt_step {
+	LT_STEP_FAILS,        /* the statement is refused before it runs */
+	LT_STEP_REPLY_LOST,   /* the statement runs; its answer is lost */
+};
+
+/* Arm how for the k-th statement (k >= 1) from now, once. */
+void lt_step_arm(enum lt_step how, int k);
+
+/* Disarm; true when the armed statement was reached (the failure
+ * happened), false when the call ran fewer than k statements. */
+bool lt_step_disarm(void);
+
+/* "refused" or "ran but its answer was lost", for check messages. */
+const char *lt_step_what(enum lt_step how);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * test_gate.c: the gate, the step failpoints and the bounds of
+ * tests/harness, on SQLite and PostgreSQL.
+ *
+ * The gate is shown to force what it promises with a call that is racy on
+ * purpose (a read, then a write of what was read): held between the two,
+ * both callers read the same value and one increment is lost, every time;
+ * held apart, none is. A call that locks is shown not to be stuck behind
+ * the gate.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/harness/bounds.h"
+#include "tests/harness/gate.h"
+#include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
+#include "util/clock.h"
+
+static void make_counter(struct labtest *t)
+{
+	labtest_exec(t, "DROP TABLE IF EXISTS c; CREATE TABLE c (id INTEGER PRIMARY KEY, v BIGINT NOT NULL);"
+	                "INSERT INTO c VALUES (1, 0)");
+}
+
+/* Read, then write what was read plus one: two statements, no lock. */
+static int racy_add(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	(void)who;
+	int64_t v;
+	int rc = kit_db_query_int(db, "SELECT v FROM c WHERE id = 1", 0, NULL, &v);
+	if (rc != 0)
+		return rc;
+	const char *params[] = { LT_I64(v + 1) };
+	return kit_db_exec(db, "UPDATE c SET v = $1 WHERE id = 1", 1, params);
+}
+
+/* The same increment done right: one transaction, the row locked. */
+static int locked_add(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	(void)who;
+	int rc = kit_db_begin(db);
+	if (rc == 0)
+		rc = kit_db_exec(db, "UPDATE c SET v = v + 1 WHERE id = 1", 0, NULL);
+	if (rc == 0)
+		return kit_db_commit(db);
+	kit_db_rollback(db);
+	return rc;
+}
+
+static void gate__forces_both_reads_before_either_write(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	for (int round = 0; round < 5; round++) {
+		labtest_exec(t, "UPDATE c SET v = 0");
+		lt_gate_run(g, NULL, (int[]){ 2, 2 }, racy_add, NULL);
+		lt_expect(lt_gate_held(g, 0) && lt_gate_held(g, 1), NULL,
+		          "both callers should have been held before their UPDATE");
+		lt_expect_int(lt_gate_rc(g, 0), 0, "first caller's result");
+		lt_expect_int(lt_gate_rc(g, 1), 0, "second caller's result");
+		lt_expect_int(labtest_int(t, "SELECT v FROM c"), 1,
+		              "held after both reads, the two read-then-write calls must lose one increment");
+	}
+	lt_expect_int(lt_gate_stalls(g), 0, "runs the gate opened only by giving up");
+	lt_gate_close(g);
+}
+
+static void gate__a_stop_past_the_end_orders_whole_calls(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	for (int round = 0; round < 5; round++) {
+		labtest_exec(t, "UPDATE c SET v = 0");
+		lt_gate_run(g, NULL, (int[]){ 1, 3 }, racy_add, NULL);   /* 0 waits for 1's whole call */
+		lt_expect(lt_gate_held(g, 0) && !lt_gate_held(g, 1), NULL,
+		          "caller 0 should stop at its first statement, caller 1 never");
+		lt_expect_int(lt_gate_seen(g, 1), 2, "statements of caller 1's call");
+		lt_expect_int(labtest_int(t, "SELECT v FROM c"), 2, "one call after the other adds two");
+	}
+	lt_gate_run(g, NULL, (int[]){ 3, 3 }, racy_add, NULL);
+	lt_expect(!lt_gate_reached(g), NULL, "no call has a third statement, yet the gate says one stopped there");
+	lt_gate_close(g);
+}
+
+static void gate__a_caller_waiting_for_a_lock_counts_as_there(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	for (int k = 1; ; k++) {
+		int64_t t0 = util_now_ns();
+		lt_gate_run(g, NULL, (int[]){ k, k }, locked_add, NULL);
+		int64_t ms = (util_now_ns() - t0) / 1000000;
+		if (!lt_gate_reached(g))
+			break;
+		lt_expect_int(lt_gate_rc(g, 0), 0, "first caller's result");
+		lt_expect_int(lt_gate_rc(g, 1), 0, "second caller's result");
+		lt_expect(lt_gate_stalls(g) == 0, NULL,
+		          "stop %d: the gate waited %lld ms for a caller that was waiting for the other's lock",
+		          k, (long long)ms);
+	}
+	/* Stops 1 to 3 and the run that found no fourth statement. */
+	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 2 * 4, "two locked increments per run, four runs");
+	lt_gate_close(g);
+}
+
+static void gate__first_runs_its_whole_call_at_the_others_stop(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	for (int round = 0; round < 3; round++) {
+		/* 0 has read 0 and waits before its UPDATE; 1 reads 0 and writes 1
+		 * alone; then 0 writes its stale 1. */
+		labtest_exec(t, "UPDATE c SET v = 0");
+		lt_gate_run_first(g, NULL, (int[]){ 2, 1 }, 1, racy_add, NULL);
+		lt_expect_int(lt_gate_seen(g, 1), 2, "statements of caller 1, run while caller 0 was held");
+		lt_expect_int(labtest_int(t, "SELECT v FROM c"), 1,
+		              "caller 1 ran whole between caller 0's read and write: one increment lost");
+
+		/* 0 holds the row (or SQLite's write lock) before its COMMIT; 1,
+		 * sent first, waits for it, which lets 0 go on. */
+		labtest_exec(t, "UPDATE c SET v = 0");
+		lt_gate_run_first(g, NULL, (int[]){ 3, 1 }, 1, locked_add, NULL);
+		lt_expect_int(lt_gate_rc(g, 0) | lt_gate_rc(g, 1), 0, "the two locked increments' results");
+		lt_expect_int(labtest_int(t, "SELECT v FROM c"), 2, "two locked increments");
+	}
+	lt_expect_int(lt_gate_stalls(g), 0, "runs the gate opened only by giving up");
+	lt_gate_close(g);
+}
+
+static void gate__match_counts_only_statements_that_start_with_it(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	labtest_exec(t, "UPDATE c SET v = 0");
+	lt_gate_run(g, "update", (int[]){ 1, 1 }, racy_add, NULL);
+	lt_expect_int(lt_gate_seen(g, 0), 1, "statements starting with UPDATE in one call");
+	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 1, "held at the UPDATE, one increment lost");
+	lt_gate_close(g);
+}
+
+/* Three statements: BEGIN, UPDATE, COMMIT. */
+static void steps__every_refused_statement_leaves_nothing(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct kit_db *db = labtest_connect(t);
+	int k;
+
+	for (k = 1; ; k++) {
+		lt_step_arm(LT_STEP_FAILS, k);
+		int rc = locked_add(NULL, 0, db);
+		if (!lt_step_disarm())
+			break;
+		lt_expect(rc != 0, NULL, "statement %d refused, yet the call returned 0", k);
+		lt_expect_int(labtest_int(t, "SELECT v FROM c"), 0, "counter after a refused statement");
+		lt_expect_int(locked_add(NULL, 0, db), 0, "the same call again, with nothing armed");
+		labtest_exec(t, "UPDATE c SET v = 0");
+	}
+	lt_expect_int(k, 4, "the first statement the call never ran");
+	kit_db_close(db);
+}
+
+static void steps__a_lost_answer_keeps_what_was_committed(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct kit_db *db = labtest_connect(t);
+
+	for (int k = 1; k <= 3; k++) {
+		labtest_exec(t, "UPDATE c SET v = 0");
+		lt_step_arm(LT_STEP_REPLY_LOST, k);
+		int rc = locked_add(NULL, 0, db);
+		lt_expect(lt_step_disarm(), NULL, "statement %d should have been reached", k);
+		lt_expect(rc != 0, NULL, "statement %d's answer lost, yet the call returned 0", k);
+		lt_expect(strstr(kit_db_errmsg(db), "answer was lost") != NULL, NULL,
+		          "message: %s", kit_db_errmsg(db));
+		/* Before COMMIT the transaction is gone with the connection; the
+		 * COMMIT itself was done. */
+		lt_expect_int(labtest_int(t, "SELECT v FROM c"), k == 3, "counter after a lost answer");
+		lt_expect_int(locked_add(NULL, 0, db), 0, "the same call again, with nothing armed");
+	}
+	kit_db_close(db);
+}
+
+static void bounds__values_and_chance(void **state)
+{
+	(void)state;
+	assert_string_equal(LT_I64(LT_PAST_INT32), "2147483648");
+	assert_string_equal(LT_I64(-LT_PAST_UINT32), "-4294967297");
+	lt_expect((float)LT_PAST_FLOAT != (float)(LT_PAST_FLOAT - 1) + 1.0f ||
+	          (int64_t)(float)LT_PAST_FLOAT != LT_PAST_FLOAT, NULL, "2^24 + 1 should not fit a float");
+
+	long even[10], skewed[10];
+	double chi2;
+	for (int i = 0; i < 10; i++)
+		even[i] = 5000 + (i % 2 ? 60 : -60);             /* well inside chance */
+	for (int i = 0; i < 10; i++)
+		skewed[i] = i == 0 ? 6000 : 5000;                 /* 20% more in one bin */
+	lt_expect(lt_uniform(even, 10, &chi2), NULL, "even counts judged skewed: chi2 %.1f", chi2);
+	lt_expect(!lt_uniform(skewed, 10, &chi2), NULL, "20%% skew judged uniform: chi2 %.1f", chi2);
+	long empty[3] = { 0, 0, 0 };
+	lt_expect(!lt_uniform(empty, 3, NULL), NULL, "no draws at all cannot be judged uniform");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		LABTEST_BOTH(gate__forces_both_reads_before_either_write),
+		LABTEST_BOTH(gate__a_stop_past_the_end_orders_whole_calls),
+		LABTEST_BOTH(gate__a_caller_waiting_for_a_lock_counts_as_there),
+		LABTEST_BOTH(gate__first_runs_its_whole_call_at_the_others_stop),
+		LABTEST_BOTH(gate__match_counts_only_statements_that_start_with_it),
+		LABTEST_BOTH(steps__every_refused_statement_leaves_nothing),
+		LABTEST_BOTH(steps__a_lost_answer_keeps_what_was_committed),
+		LABTEST_SQLITE(bounds__values_and_chance),
+	};
+	return labtest_main("harness", tests);
+}

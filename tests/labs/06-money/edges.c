@@ -1,0 +1,280 @@
+/*
+ * edges.c: Lab 06's checks at the edges of each function's domain
+ * (labs/06-money/money.h): a fee of exactly the amount and one above it,
+ * below zero, ids and amounts past 2^31, an empty batch, a batch of
+ * exactly MONEY_MAX_BATCH and one more, fee sums past 2^24 (where a float
+ * stops counting by ones), and an audit of rows that have no entries at
+ * all. Each edge is checked by what the books hold afterwards, read with
+ * the test's own SQL, not only by the code returned.
+ */
+#include "tests/labs/06-money/edges.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "labs/06-money/money.h"
+#include "tests/harness/labtest.h"
+
+#define FEE_ACCOUNT 99
+
+static struct kit_db *books(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	int rc = money_setup(db);
+	lt_expect(rc == 0, NULL, "money_setup failed (%d): %s", rc, labtest_why(db));
+	return db;
+}
+
+static void open_account(struct kit_db *db, int64_t id, int subs, int64_t opening)
+{
+	int rc = money_open(db, id, subs, opening);
+	lt_expect(rc == 0, NULL, "money_open(%lld, %d, %lld) failed (%d): %s", (long long)id, subs,
+	          (long long)opening, rc, labtest_why(db));
+}
+
+static int64_t sql_int(struct labtest *t, const char *fmt, long long a, long long b)
+{
+	char sql[300];
+	snprintf(sql, sizeof sql, fmt, a, b);
+	return labtest_int(t, sql);
+}
+
+static int64_t balance(struct labtest *t, int64_t account)
+{
+	return sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld"
+	               " AND sub >= %lld", (long long)account, 0);
+}
+
+/* Every row a transfer id left: its transfers row and its entries. */
+static int64_t rows_of(struct labtest *t, int64_t id)
+{
+	return sql_int(t, "SELECT (SELECT count(*) FROM transfers WHERE id = %lld) +"
+	               " (SELECT count(*) FROM entries WHERE transfer_id = %lld)",
+	               (long long)id, (long long)id);
+}
+
+static int transfer(struct kit_db *db, int64_t id, int64_t from, int64_t to, int64_t amount,
+                    int64_t fee, int subs)
+{
+	struct money_fees f = { FEE_ACCOUNT, subs };
+	struct money_transfer t = { id, from, to, amount, fee };
+	return money_transfer(db, &f, &t);
+}
+
+/* The domain of money_transfer(): id > 0, amount > 0, fee in 0..amount,
+ * from != to. Each edge inside is applied, each one outside is refused
+ * with MONEY_INVALID and leaves no row. */
+void transfer__domain_edges(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	static const struct {
+		int64_t id, from, to, amount, fee;
+		const char *what;
+	} refused[] = {
+		{ 11, 1, 2, 100, 101, "a fee of 101 on a sale of 100 (the seller would get -1)" },
+		{ 12, 1, 2, 100, -1, "a fee of -1 (the fee account would pay the sale)" },
+		{ 13, 1, 2, -100, 0, "an amount of -100 (the seller would pay the buyer)" },
+		{ 0, 1, 2, 100, 5, "transfer id 0" },
+		{ -14, 1, 2, 100, 5, "transfer id -14 (money_open's ids are negative)" },
+		{ 15, 1, 1, 100, 5, "a sale from account 1 to itself" },
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		char what[200];
+		snprintf(what, sizeof what, "money_transfer with %s (MONEY_INVALID)", refused[i].what);
+		lt_expect_int_hint(transfer(db, refused[i].id, refused[i].from, refused[i].to,
+		                            refused[i].amount, refused[i].fee, 1), MONEY_INVALID,
+		                   what, "invalid");
+		snprintf(what, sizeof what, "rows left by the refused transfer with %s", refused[i].what);
+		lt_expect_int_hint(rows_of(t, refused[i].id), 0, what, "invalid");
+	}
+	lt_expect_int_hint(balance(t, 1), 1000, "buyer's balance after six invalid transfers",
+	                   "invalid");
+
+	lt_expect_int_hint(transfer(db, 21, 1, 2, 100, 100, 1), 0,
+	                   "money_transfer with a fee of exactly the amount (100 of 100)", "invalid");
+	lt_expect_int_hint(transfer(db, 22, 1, 2, 100, 0, 1), 0,
+	                   "money_transfer with a fee of 0", "invalid");
+	lt_expect_int_hint(balance(t, 2), 100, "seller's balance after a sale of 100 with fee 100 "
+	                   "and one of 100 with fee 0", "balance");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 100, "fee account after fees of 100 and 0",
+	                   "balance");
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = %lld"
+	                           " AND amount <> %lld", 22, 0), 2, "entries of a sale with fee 0 (buyer and seller only)",
+	                   "entries");
+}
+
+/* Ids, amounts and fees past 2^31: a 32-bit int anywhere on the way
+ * (a parameter printed with %d, the sub-account computed from (int)id)
+ * changes the money or the row it lands on. */
+void transfer__values_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	const int64_t big_id = 2147483649LL;          /* 2^31 + 1: sub-account 1 of 4 */
+	const int64_t amount = 3000000000LL, fee = 2500000001LL;
+	open_account(db, 1, 1, 10000000000LL);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 4, 0);
+
+	int rc = transfer(db, big_id, 1, 2, amount, fee, 4);
+	lt_expect(rc == 0, "balance", "money_transfer with id 2^31 + 1, amount 3,000,000,000 and "
+	          "fee 2,500,000,001 returned %d, expected 0 (%s)", rc, labtest_why(db));
+	lt_expect_int_hint(balance(t, 1), 10000000000LL - amount, "buyer's balance after paying "
+	                   "3,000,000,000 of 10,000,000,000", "balance");
+	lt_expect_int_hint(balance(t, 2), amount - fee, "seller's balance after a sale of "
+	                   "3,000,000,000 with a fee of 2,500,000,001", "balance");
+	lt_expect_int_hint(sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld"
+	                           " AND sub = %lld", FEE_ACCOUNT, 1), fee,
+	                   "fee sub-account 1 (id 2^31 + 1 is 1 mod 4; an id cut to 32 bits is -3 "
+	                   "mod 4)", "fee-subs");
+	lt_expect_int_hint(rows_of(t, big_id), 4, "transfer and entry rows of id 2^31 + 1",
+	                   "entries");
+	lt_expect_int_hint(transfer(db, big_id, 1, 2, amount, fee, 4), MONEY_ALREADY,
+	                   "the sale with id 2^31 + 1 sent again", "idempotency");
+
+	struct money_fees f = { FEE_ACCOUNT, 4 };
+	rc = money_payout(db, &f, big_id + 2, 3, 2200000000LL);
+	lt_expect(rc == 0, "reservation", "money_payout of 2,200,000,000 out of a sub-account "
+	          "holding 2,500,000,001, id 2^31 + 3, returned %d, expected 0 (%s)", rc,
+	          labtest_why(db));
+	lt_expect_int_hint(balance(t, 3), 2200000000LL, "balance paid out: 2,200,000,000",
+	                   "reservation");
+	int64_t got = -1;
+	rc = money_balance(db, FEE_ACCOUNT, &got);
+	lt_expect(rc == 0, "balance", "money_balance(99) failed (%d): %s", rc, labtest_why(db));
+	lt_expect_int_hint(got, fee - 2200000000LL, "money_balance of the fee account after the "
+	                   "payout", "balance");
+}
+
+/* money_batch() takes 1..MONEY_MAX_BATCH transfers: 0 and
+ * MONEY_MAX_BATCH + 1 are MONEY_INVALID and apply nothing. */
+void batch__size_edges(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000000);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	struct money_fees f = { FEE_ACCOUNT, 1 };
+	int n = MONEY_MAX_BATCH + 1;
+	struct money_transfer *list = calloc((size_t)n, sizeof *list);
+	int *results = calloc((size_t)n, sizeof *results);
+	assert_non_null(list);
+	assert_non_null(results);
+	for (int i = 0; i < n; i++)
+		list[i] = (struct money_transfer){ 1 + i, 1, 2, 1, 0 };
+
+	int empty = money_batch(db, &f, list, 0, results);
+	int over = money_batch(db, &f, list, n, results);
+	int64_t after_over = labtest_int(t, "SELECT count(*) FROM transfers WHERE id > 0");
+	int one = money_batch(db, &f, list, 1, results);
+	int one_result = results[0];
+	free(list);
+	free(results);
+
+	lt_expect_int_hint(empty, MONEY_INVALID, "money_batch of 0 transfers", "invalid");
+	lt_expect_int_hint(over, MONEY_INVALID, "money_batch of MONEY_MAX_BATCH + 1 (10,001) "
+	                   "transfers", "invalid");
+	lt_expect_int_hint(after_over, 0, "transfers applied by the refused batch of 10,001",
+	                   "invalid");
+	lt_expect_int_hint(one, 0, "money_batch of 1 transfer", "savepoint");
+	lt_expect_int_hint(one_result, 0, "results[0] of a batch of 1", "savepoint");
+	lt_expect_int_hint(balance(t, 2), 1, "seller's balance after a batch of one sale of 1",
+	                   "savepoint");
+}
+
+/* A batch of exactly MONEY_MAX_BATCH is applied, all of it. SQLite only:
+ * 10,000 transfers are 50,000 statements, a quarter of a second in a
+ * file and several seconds through a socket; the limit is the same code
+ * on both engines. */
+void batch__exactly_max(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, MONEY_MAX_BATCH * 3);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+
+	struct money_fees f = { FEE_ACCOUNT, 2 };
+	struct money_transfer *list = calloc(MONEY_MAX_BATCH, sizeof *list);
+	int *results = calloc(MONEY_MAX_BATCH, sizeof *results);
+	assert_non_null(list);
+	assert_non_null(results);
+	for (int i = 0; i < MONEY_MAX_BATCH; i++)
+		list[i] = (struct money_transfer){ 1 + i, 1, 2, 3, 1 };
+	int rc = money_batch(db, &f, list, MONEY_MAX_BATCH, results);
+	int not_zero = 0;
+	for (int i = 0; i < MONEY_MAX_BATCH; i++)
+		not_zero += results[i] != 0;
+	free(list);
+	free(results);
+
+	lt_expect(rc == 0, "savepoint", "money_batch of exactly MONEY_MAX_BATCH (10,000) transfers "
+	          "returned %d, expected 0 (%s)", rc, labtest_why(db));
+	lt_expect_int_hint(not_zero, 0, "results of the batch of 10,000 that are not 0", "savepoint");
+	lt_expect_int_hint(balance(t, 2), 2 * MONEY_MAX_BATCH, "seller's balance after 10,000 sales "
+	                   "of 3, fee 1", "savepoint");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), MONEY_MAX_BATCH, "fee account after 10,000 fees "
+	                   "of 1", "savepoint");
+}
+
+/* A batch's fees added up past 2^24: a float holds 17,000,016 or
+ * 17,000,018 there, never 17,000,017. */
+void batch__fee_sums_past_2_24(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	enum { N = 17 };
+	const int64_t amount = 2000000, fee = 1000001;
+	open_account(db, 1, 1, N * amount);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	struct money_fees f = { FEE_ACCOUNT, 1 };
+	struct money_transfer list[N];
+	int results[N];
+	for (int i = 0; i < N; i++)
+		list[i] = (struct money_transfer){ 1 + i, 1, 2, amount, fee };
+	int rc = money_batch(db, &f, list, N, results);
+	lt_expect(rc == 0, "savepoint", "money_batch of 17 sales returned %d (%s)", rc,
+	          labtest_why(db));
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), N * fee, "fee account after a batch of 17 fees "
+	                   "of 1,000,001 (the sum, 17,000,017, is past 2^24: kept in a float it "
+	                   "rounds to an even number)", "balance");
+	lt_expect_int_hint(balance(t, 2), N * (amount - fee), "seller's balance after the batch",
+	                   "balance");
+}
+
+/* The audit counts rows that have no entries at all: a transfer row with
+ * none (an inner join to entries drops it, and with it the fault) and a
+ * balance row with none whose balance is not 0. */
+void reconcile__rows_with_no_entries(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	lt_expect_int(transfer(db, 1, 1, 2, 50, 4, 2), 0, "money_transfer");
+
+	labtest_exec(t, "INSERT INTO transfers (id, debit, credit, amount, fee) VALUES (9, 1, 2, 30, 0);"
+	                "UPDATE accounts SET balance = 6 WHERE id = 99 AND sub = 0");
+	struct money_audit a = { -1, -1, -1, -1 };
+	int rc = money_reconcile(db, &a);
+	lt_expect(rc == 0, "reconcile", "money_reconcile failed (%d): %s", rc, labtest_why(db));
+	lt_expect(a.unbalanced == 1 && a.drifted == 1 && a.negative == 0 && a.total == 6,
+	          "reconcile", "expected unbalanced 1, drifted 1, negative 0, total 6, got %lld, "
+	          "%lld, %lld, %lld: money_reconcile after a transfer row with no entries was added "
+	          "and fee sub-account 0, which has no entry, was set to 6 (a count that joins "
+	          "entries with an inner join never sees rows that have none)",
+	          (long long)a.unbalanced, (long long)a.drifted, (long long)a.negative,
+	          (long long)a.total);
+}

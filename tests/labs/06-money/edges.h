@@ -1,0 +1,23 @@
+/*
+ * edges.h: Lab 06's checks at the edges of each function's domain
+ * (edges.c), for test_money.c's list.
+ *   transfer__domain_edges            fee = amount and 0 applied; fee above
+ *                                     the amount or below 0, amount < 0,
+ *                                     id <= 0, from == to: MONEY_INVALID
+ *   transfer__values_past_2_31        id, amount, fee and payout past 2^31
+ *   batch__size_edges                 0 and MONEY_MAX_BATCH + 1: MONEY_INVALID
+ *   batch__exactly_max                MONEY_MAX_BATCH transfers, all applied
+ *   batch__fee_sums_past_2_24         a batch's fee sum exact past 2^24
+ *   reconcile__rows_with_no_entries   a transfer and a balance with no entry
+ */
+#ifndef HOTROW_TEST_LAB06_EDGES_H
+#define HOTROW_TEST_LAB06_EDGES_H
+
+void transfer__domain_edges(void **state);
+void transfer__values_past_2_31(void **state);
+void batch__size_edges(void **state);
+void batch__exactly_max(void **state);
+void batch__fee_sums_past_2_24(void **state);
+void reconcile__rows_with_no_entries(void **state);
+
+#endif

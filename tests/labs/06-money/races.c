@@ -1,0 +1,286 @@
+/*
+ * races.c: Lab 06's checks that force two calls against each other and
+ * fail each step of a call (tests/harness/gate.h, steps.h).
+ *
+ * The gate holds two connections before their k-th statement until both
+ * are there (or one waits for a lock), for every k in turn, so each
+ * interleaving of two calls is run, not hoped for: two payouts from one
+ * sub-account, the same transfer id sent twice while the first is in
+ * flight, the same batch applied twice at once. The step checks refuse,
+ * or lose the answer of, the k-th statement of a call for every k, and
+ * then send the call again with the same id, as a client that heard an
+ * error would. After each run the books are audited with the test's own
+ * SQL.
+ */
+#include "tests/labs/06-money/races.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "labs/06-money/money.h"
+#include "tests/harness/gate.h"
+#include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
+
+#define FEE_ACCOUNT 99
+#define SWEEP_MAX 40            /* more statements than any call here runs */
+
+static const struct money_fees one_sub = { FEE_ACCOUNT, 1 };
+
+/* Fresh books: buyer 1 with 500, seller 2, payee 3, the fee account with
+ * one sub-account holding fee_opening (paid in by a sale, id 900). The
+ * student's functions write them once; the test keeps a copy and puts
+ * it back before every later run, in one round trip. */
+static void fresh_books(struct labtest *t, int64_t fee_opening)
+{
+	struct kit_db *db = labtest_db(t);
+	int64_t kept = 0;
+	if (kit_db_query_int(db, "SELECT count(*) FROM kept_accounts", 0, NULL, &kept) == 0) {
+		labtest_exec(t, "DELETE FROM entries; DELETE FROM transfers; DELETE FROM accounts;"
+		                " INSERT INTO accounts SELECT * FROM kept_accounts;"
+		                " INSERT INTO transfers SELECT * FROM kept_transfers;"
+		                " INSERT INTO entries SELECT * FROM kept_entries");
+		return;
+	}
+	int rc = money_setup(db);
+	if (rc == 0)
+		rc = money_open(db, 1, 1, 500 + fee_opening);
+	if (rc == 0)
+		rc = money_open(db, 2, 1, 0);
+	if (rc == 0)
+		rc = money_open(db, 3, 1, 0);
+	if (rc == 0)
+		rc = money_open(db, FEE_ACCOUNT, 1, 0);
+	struct money_transfer sale = { 900, 1, 2, fee_opening, fee_opening };
+	if (rc == 0 && fee_opening > 0)
+		rc = money_transfer(db, &one_sub, &sale);
+	lt_expect(rc == 0, NULL, "setting up the books failed (%d): %s", rc, labtest_why(db));
+	labtest_exec(t, "CREATE TABLE kept_accounts AS SELECT * FROM accounts;"
+	                " CREATE TABLE kept_transfers AS SELECT * FROM transfers;"
+	                " CREATE TABLE kept_entries AS SELECT * FROM entries");
+}
+
+static int64_t sql_int(struct labtest *t, const char *fmt, long long a)
+{
+	char sql[300];
+	snprintf(sql, sizeof sql, fmt, a);
+	return labtest_int(t, sql);
+}
+
+static int64_t balance(struct labtest *t, int64_t account)
+{
+	return sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",
+	               (long long)account);
+}
+
+/* The books as the test audits them: every transfer's entries sum to
+ * zero, every balance row is the sum of its entries, none below zero but
+ * the outside's. Returns a description of the first fault, or NULL. */
+static const char *fault(struct labtest *t)
+{
+	if (labtest_int(t, "SELECT count(*) FROM (SELECT t.id FROM transfers t LEFT JOIN entries e"
+	                   " ON e.transfer_id = t.id GROUP BY t.id"
+	                   " HAVING count(e.transfer_id) = 0 OR SUM(e.amount) <> 0) AS x") != 0)
+		return "a transfer whose entries do not sum to zero (or that has none)";
+	if (labtest_int(t, "SELECT count(*) FROM accounts a WHERE a.balance <>"
+	                   " (SELECT COALESCE(SUM(e.amount), 0) FROM entries e"
+	                   " WHERE e.account_id = a.id AND e.sub = a.sub)") != 0)
+		return "a balance row that differs from the sum of its entries";
+	if (labtest_int(t, "SELECT count(*) FROM accounts WHERE balance < 0 AND id <> 0") != 0)
+		return "a balance row below zero";
+	return NULL;
+}
+
+/* ---- two at once ---- */
+
+static int pay_80(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	return money_payout(db, &one_sub, 1001 + who, 3, 80);
+}
+
+/* Two payouts of 80 from a fee account whose one sub-account holds 100:
+ * whatever the interleaving, one is paid and the other is
+ * MONEY_INSUFFICIENT. A balance read, checked in C and then debited
+ * without a condition pays both when both read first. */
+void payout__two_at_once_from_one_sub(void **state)
+{
+	struct labtest *t = *state;
+	struct lt_gate *g = lt_gate_open(t, 2);
+	for (int k = 1; k <= SWEEP_MAX; k++) {
+		fresh_books(t, 100);
+		lt_gate_run(g, NULL, (int[]){ k, k }, pay_80, NULL);
+		if (!lt_gate_reached(g))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		const char *bad = fault(t);
+		lt_expect((a == 0 && b == MONEY_INSUFFICIENT) || (a == MONEY_INSUFFICIENT && b == 0),
+		          "reservation", "two payouts of 80 from one sub-account holding 100, both held "
+		          "before their statement %d: expected one 0 and one MONEY_INSUFFICIENT (%d), "
+		          "got %d and %d%s", k, MONEY_INSUFFICIENT, a, b, a == 0 && b == 0 ?
+		          " (both paid: the balance was read, then debited without a condition)" : "");
+		lt_expect_int_hint(balance(t, FEE_ACCOUNT), 20, "fee account after two payouts of 80 "
+		                   "from 100 at once", "reservation");
+		lt_expect(bad == NULL, "reservation", "after two payouts at once (held before statement "
+		          "%d): %s", k, bad);
+	}
+	lt_gate_close(g);
+}
+
+static int sell_7(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	(void)who;
+	struct money_transfer s = { 7, 1, 2, 100, 5 };
+	return money_transfer(db, &one_sub, &s);
+}
+
+/* The same sale, id 7, sent by two connections at once, as a client does
+ * that retries while its first try is still in flight: one 0, one
+ * MONEY_ALREADY, paid once. An id looked up first and inserted after
+ * either pays twice or fails the retry with KIT_DB_CONSTRAINT. */
+void transfer__same_id_in_flight(void **state)
+{
+	struct labtest *t = *state;
+	struct lt_gate *g = lt_gate_open(t, 2);
+	for (int k = 1; k <= SWEEP_MAX; k++) {
+		fresh_books(t, 0);
+		lt_gate_run(g, NULL, (int[]){ k, k }, sell_7, NULL);
+		if (!lt_gate_reached(g))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		const char *bad = fault(t);
+		lt_expect((a == 0 && b == MONEY_ALREADY) || (a == MONEY_ALREADY && b == 0),
+		          "idempotency", "sale 7 sent twice at once, both held before their statement %d: "
+		          "expected one 0 and one MONEY_ALREADY (%d), got %d and %d%s", k, MONEY_ALREADY,
+		          a, b, a == KIT_DB_CONSTRAINT || b == KIT_DB_CONSTRAINT ? " (KIT_DB_CONSTRAINT: "
+		          "the id was looked up, found missing, and its INSERT then hit the other's)" :
+		          a == 0 && b == 0 ? " (both applied: the id was looked up before it was "
+		          "written)" : "");
+		lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after sale 7 (100) sent twice at "
+		                   "once", "idempotency");
+		lt_expect(bad == NULL, "idempotency", "after sale 7 sent twice at once (held before "
+		          "statement %d): %s", k, bad);
+	}
+	lt_gate_close(g);
+}
+
+#define BATCH_N 2
+
+static int batch_of_2(void *arg, int who, struct kit_db *db)
+{
+	int (*results)[BATCH_N] = arg;
+	struct money_transfer list[BATCH_N];
+	for (int i = 0; i < BATCH_N; i++)
+		list[i] = (struct money_transfer){ 11 + i, 1, 2, 50, 2 };
+	return money_batch(db, &one_sub, list, BATCH_N, results[who]);
+}
+
+/* The same batch of two sales applied by two connections at once (a
+ * consumer and its stand-in after a timeout): both commit, and each sale
+ * is applied by exactly one of them and is MONEY_ALREADY in the other. */
+void batch__same_batch_twice_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int results[2][BATCH_N];
+	for (int k = 1; k <= SWEEP_MAX; k++) {
+		fresh_books(t, 0);
+		memset(results, 0x55, sizeof results);
+		lt_gate_run(g, NULL, (int[]){ k, k }, batch_of_2, results);
+		if (!lt_gate_reached(g))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		lt_expect(a == 0 && b == 0, "idempotency", "the same batch applied twice at once, both "
+		          "held before their statement %d: expected both to commit (0), got %d and %d",
+		          k, a, b);
+		for (int i = 0; i < BATCH_N; i++) {
+			int x = results[0][i], y = results[1][i];
+			lt_expect((x == 0 && y == MONEY_ALREADY) || (x == MONEY_ALREADY && y == 0),
+			          "idempotency", "sale %d of the same batch applied twice at once (held "
+			          "before statement %d): expected 0 in one batch and MONEY_ALREADY in the "
+			          "other, got %d and %d", 11 + i, k, x, y);
+		}
+		lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after a batch of 2 x 50 applied "
+		                   "twice at once", "idempotency");
+		const char *bad = fault(t);
+		lt_expect(bad == NULL, "idempotency", "after the same batch twice at once (held before "
+		          "statement %d): %s", k, bad);
+	}
+	lt_gate_close(g);
+}
+
+/* ---- every step failing ---- */
+
+/* A sale whose k-th statement is refused (or runs and loses its answer),
+ * for every k: the call returns an error and leaves the books whole;
+ * sent again with the same id on the same connection it is applied
+ * (0), or, when the lost answer was the COMMIT's, it was applied already
+ * (MONEY_ALREADY); either way the buyer paid once. */
+void transfer__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct money_transfer s = { 7, 1, 2, 100, 5 };
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= SWEEP_MAX; k++) {
+			fresh_books(t, 0);
+			lt_step_arm(how, k);
+			int rc = money_transfer(db, &one_sub, &s);
+			if (!lt_step_disarm())
+				break;
+			int64_t paid = 500 - balance(t, 1);
+			const char *bad = fault(t);
+			lt_expect(bad == NULL, "rollback", "statement %d of a sale %s: %s", k,
+			          lt_step_what(how), bad);
+			lt_expect(rc != 0 || paid == 100, "rollback", "statement %d of a sale %s: "
+			          "money_transfer() returned 0 but the buyer paid %lld (is an error of "
+			          "a statement, or of COMMIT, ignored?)", k, lt_step_what(how),
+			          (long long)paid);
+			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of a sale "
+			          "refused: money_transfer() returned %d, expected a negative code", k, rc);
+			lt_expect(rc == 0 || paid == 0 || how == LT_STEP_REPLY_LOST, "rollback",
+			          "statement %d of a sale refused: it returned %d and yet the buyer paid %lld",
+			          k, rc, (long long)paid);
+			int again = money_transfer(db, &one_sub, &s);
+			int want = paid ? MONEY_ALREADY : 0;
+			lt_expect(again == want, "idempotency", "statement %d of a sale %s, then the same "
+			          "sale sent again on the same connection: expected %d, got %d (%s)", k,
+			          lt_step_what(how), want, again, labtest_why(db));
+			lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after the sale was sent "
+			                   "again", "idempotency");
+		}
+	}
+}
+
+/* The same for a payout out of the fee account. */
+void payout__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= SWEEP_MAX; k++) {
+			fresh_books(t, 100);
+			lt_step_arm(how, k);
+			int rc = money_payout(db, &one_sub, 1001, 3, 80);
+			if (!lt_step_disarm())
+				break;
+			int64_t paid = balance(t, 3);
+			const char *bad = fault(t);
+			lt_expect(bad == NULL, "rollback", "statement %d of a payout %s: %s", k,
+			          lt_step_what(how), bad);
+			lt_expect(rc != 0 || paid == 80, "rollback", "statement %d of a payout %s: "
+			          "money_payout() returned 0 but %lld was paid", k, lt_step_what(how),
+			          (long long)paid);
+			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of a payout "
+			          "refused: money_payout() returned %d, expected a negative code", k, rc);
+			int again = money_payout(db, &one_sub, 1001, 3, 80);
+			int want = paid ? MONEY_ALREADY : 0;
+			lt_expect(again == want, "idempotency", "statement %d of a payout %s, then the same "
+			          "payout sent again: expected %d, got %d (%s)", k, lt_step_what(how), want,
+			          again, labtest_why(db));
+			lt_expect_int_hint(balance(t, 3), 80, "paid out after the payout was sent again",
+			                   "idempotency");
+		}
+	}
+}

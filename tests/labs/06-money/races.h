@@ -1,0 +1,19 @@
+/*
+ * races.h: Lab 06's forced races and failing steps (races.c), for
+ * test_money.c's list.
+ *   payout__two_at_once_from_one_sub   two payouts of 80 from 100, every interleaving
+ *   transfer__same_id_in_flight        one sale sent twice at once
+ *   batch__same_batch_twice_at_once    one batch applied twice at once
+ *   transfer__every_step_can_fail      each statement of a sale refused, or its answer lost
+ *   payout__every_step_can_fail        the same for a payout
+ */
+#ifndef HOTROW_TEST_LAB06_RACES_H
+#define HOTROW_TEST_LAB06_RACES_H
+
+void payout__two_at_once_from_one_sub(void **state);
+void transfer__same_id_in_flight(void **state);
+void batch__same_batch_twice_at_once(void **state);
+void transfer__every_step_can_fail(void **state);
+void payout__every_step_can_fail(void **state);
+
+#endif
