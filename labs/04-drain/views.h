@@ -50,7 +50,8 @@
 #define VIEWS_PARK_PREFIX "views:park:"
 #define VIEWS_MAX_BATCH 1000   /* the most videos one flush may take */
 
-/* One drained video: its id and the views taken from the store. */
+/* One drained video: its id and the views taken from the store. Ids,
+ * counts and tokens are int64_t everywhere, in the store's strings too. */
 struct view_delta {
 	int64_t video_id;
 	int64_t n;
