@@ -1036,6 +1036,41 @@ static void planted_views(struct kit_store *st, int64_t video, int64_t n)
 	assert_int_equal(kit_store_sadd(st, VIEWS_DIRTY, id, NULL), 0);
 }
 
+/* What a drain returns, entry by entry: with max = 1 one video and its
+ * exact count; a dirty video whose delta is 0 is left out; the rest
+ * comes out whole in the next drain, each video once. */
+static void drain__returns_exactly_the_dirty_deltas(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 0;
+	record(st, 6, 2);
+	record(st, 7, 3);
+	planted_views(st, 5, 0);   /* dirty, nothing to take */
+
+	lt_expect(drain_views(st, 1, out, &n) == 0, "drain", "drain_views(max 1) failed");
+	lt_expect(n <= 1, "drain-limit", "drain_views(max 1) took %d videos", n);
+	int64_t seen[8] = { 0 };
+	bool returned[8] = { false };
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < n; i++) {
+			int64_t v = out[i].video_id;
+			lt_expect(v >= 5 && v <= 7 && !returned[v], "drain",
+			          "a drain returned video %" PRId64 " (%" PRId64 " views): not one of the dirty "
+			          "videos 5, 6, 7, or one already returned", v, out[i].n);
+			returned[v] = true;
+			seen[v] = out[i].n;
+		}
+		n = 0;
+		lt_expect(drain_views(st, VIEWS_MAX_BATCH, out, &n) == 0, "drain", "drain_views failed");
+	}
+	lt_expect(!returned[5], "drain", "video 5 was returned with %" PRId64 " views: a dirty video "
+	          "whose delta is 0 is left out", seen[5]);
+	lt_expect(seen[6] == 2 && seen[7] == 3, "drain", "the drains returned %" PRId64 " and %" PRId64
+	          " views for videos 6 and 7, expected 2 and 3", seen[6], seen[7]);
+	kit_store_free(st);
+}
+
 /* A flush fails at each of its database statements in turn: refused
  * before it runs, or run with its answer lost (the COMMIT's too). It
  * returns an error, and the flushes after it put every view in the
@@ -1157,6 +1192,7 @@ int main(void)
 		LABTEST_BOTH(token__recorded_with_the_upsert),
 		STORE_REDIS(token__recorded_with_the_upsert),
 		LABTEST_BOTH(token__commit_reply_lost),
+		LABTEST_STORES(drain__returns_exactly_the_dirty_deltas),
 		LABTEST_BOTH(flush__every_step_can_fail),
 		LABTEST_BOTH(flush__ids_and_tokens_past_2_31),
 		LABTEST_BOTH(flusher__stop_takes_more_than_one_batch),
