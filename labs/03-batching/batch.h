@@ -40,6 +40,8 @@ int batch_setup(struct kit_db *db);
 
 /* ---- append + rollup ---- */
 
+/* Post and user ids are any int64_t. */
+
 /* The statements that record one like of post_id by user_id, run in the
  * caller's transaction (no BEGIN or COMMIT here): nothing is counted until
  * the caller commits, and a rollback undoes all of it. A second like by
@@ -51,7 +53,8 @@ int batch_record_like(struct kit_db *db, int64_t post_id, int64_t user_id);
 int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
 
 /* Move up to BATCH_ROLLUP_MAX committed likes that no rollup has moved yet
- * into post_likes, in one transaction; *moved (may be NULL) gets how many.
+ * into post_likes, in one transaction; *moved (may be NULL) gets how many,
+ * and is left alone when the rollup fails (then nothing moved).
  * Safe to run again at any time, from several connections at once, and
  * safe to die half-way: every committed like is added exactly once over
  * all the rollups that finish, including one whose transaction committed
@@ -73,6 +76,7 @@ struct batch_acc *batch_acc_new(void);
 void batch_acc_free(struct batch_acc *acc);
 
 /* Count k more likes of post_id. Thread-safe; never touches a database.
+ * Sums are int64_t: past 2^31 (an int) and 2^24 (a float) they stay exact.
  * Returns 0, or KIT_DB_ERR when out of memory (nothing counted). */
 int batch_acc_add(struct batch_acc *acc, int64_t post_id, int64_t k);
 
@@ -85,7 +89,8 @@ int64_t batch_acc_pending(struct batch_acc *acc);
  * transaction). Only what the database accepted leaves the accumulator:
  * on failure everything stays pending for the next flush, and likes added
  * while the flush runs are kept for the next one. Thread-safe; flushes of
- * one acc run one at a time. Returns 0 (also when nothing was pending). */
+ * one acc run one at a time. Returns 0 (also when nothing was pending: then it runs
+ * no statement at all). */
 int batch_acc_flush(struct batch_acc *acc, struct kit_db *db);
 
 #endif

@@ -50,7 +50,10 @@
 #define VIEWS_PARK_PREFIX "views:park:"
 #define VIEWS_MAX_BATCH 1000   /* the most videos one flush may take */
 
-/* One drained video: its id and the views taken from the store. */
+/* One drained video: its id and the views taken from the store. Ids,
+ * counts and tokens are int64_t, in the store's strings too: past 2^31
+ * and 2^32 they stay exact (Redis's Lua holds integers exactly up to
+ * 2^53, so the kit's ids and counts stay below that). */
 struct view_delta {
 	int64_t video_id;
 	int64_t n;

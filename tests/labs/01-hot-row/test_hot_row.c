@@ -522,6 +522,60 @@ static void like_post__ids_past_2_31(void **state)
 	lt_expect_int_hint(labtest_int(t, sql), 2, "rows in likes with exactly those ids", "int64");
 }
 
+/* The session settings a like could be tempted to change (a COMMIT that
+ * does not wait for the disk is faster), as one string. */
+static int take_text(void *arg, int ncols, const char *const *values)
+{
+	snprintf(arg, 400, "%s", ncols > 0 && values[0] ? values[0] : "(null)");
+	return 0;
+}
+
+static void settings(struct kit_db *db, char *out)
+{
+	const char *sql = kit_db_engine(db) == KIT_DB_SQLITE
+		? "SELECT (SELECT synchronous FROM pragma_synchronous) || ' ' ||"
+		  " (SELECT journal_mode FROM pragma_journal_mode) || ' ' ||"
+		  " (SELECT foreign_keys FROM pragma_foreign_keys)"
+		: "SELECT current_setting('synchronous_commit') || ' ' || current_setting('search_path')"
+		  " || ' ' || current_setting('lock_timeout') || ' ' || current_setting('statement_timeout')"
+		  " || ' ' || current_setting('default_transaction_isolation')";
+	out[0] = '\0';
+	lt_expect(kit_db_query(db, sql, 0, NULL, take_text, out) == 0, NULL, "reading the session "
+	          "settings: %s", kit_db_errmsg(db));
+}
+
+/* A like leaves its connection's settings as it found them, on every
+ * path (a like, a duplicate, a missing post, a refusal), also when the
+ * session did not start from the defaults (synchronous_commit =
+ * remote_write on PostgreSQL, synchronous = FULL on SQLite). */
+static void like_post__leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct app a = { .answer = 1 };
+	struct hot_row_app no = { check, &a };
+	char before[400], after[400];
+	make_post(t);
+
+	for (int start = 0; start < 2; start++) {
+		if (start == 1)
+			labtest_exec(t, t->engine == KIT_DB_SQLITE ? "PRAGMA synchronous = FULL"
+			                                           : "SET synchronous_commit = remote_write");
+		settings(db, before);
+		int rc[4] = { like_post(db, 1, 10 + start, NULL), like_post(db, 1, 10 + start, NULL),
+		              like_post(db, 999, 1, NULL), like_post(db, 1, 20 + start, &no) };
+		lt_expect(rc[0] == 0 && rc[1] == HOT_ROW_DUPLICATE && rc[2] == HOT_ROW_NO_POST &&
+		          rc[3] == HOT_ROW_REFUSED, NULL, "a like, a duplicate, a missing post, a refusal "
+		          "returned %d, %d, %d, %d", rc[0], rc[1], rc[2], rc[3]);
+		settings(db, after);
+		lt_expect(strcmp(before, after) == 0, "session",
+		          "the session's settings were \"%s\" before four likes (one of each outcome) and "
+		          "\"%s\" after: like_post changed a setting of the caller's connection and left "
+		          "it so (a SET or PRAGMA that outlives the call; SET LOCAL ends with the "
+		          "transaction)", before, after);
+	}
+}
+
 /* "anything else to refuse it": not only 1. */
 static void like_post__any_nonzero_answer_refuses(void **state)
 {
@@ -570,6 +624,7 @@ int main(void)
 		LABTEST_BOTH(like_post__ids_past_2_31),
 		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
 		LABTEST_BOTH(like_post__app_without_check_lets_through),
+		LABTEST_BOTH(like_post__leaves_the_session_as_it_found_it),
 	};
 	return labtest_main("01-hot-row", tests);
 }

@@ -606,6 +606,20 @@ static void shard_increment__values_and_ids_past_2_31(void **state)
 	}
 }
 
+/* N is per post: post 42 shrunk to 2 leaves post 43 at 16 slots. */
+static void shard_increment__n_is_per_post(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+
+	lt_expect(shard_resize(db, POST, 2) == 0, NULL, "shard_resize(2): %s", labtest_why(db));
+	like_n(db, POST + 1, SHARD_DEFAULT_SLOTS, counting, &next);
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 43"),
+	                   SHARD_DEFAULT_SLOTS, "slot rows of post 43 after values 0 .. 15, with only post 42 "
+	                   "resized (is N read for the right post?)", "live-n");
+}
+
 /* Exactly 1 and SHARD_MAX_SLOTS are accepted; 0, -1, SHARD_MAX_SLOTS + 1
  * and INT_MIN are refused before anything changes. */
 static void shard_resize__edges_of_n(void **state)
@@ -798,6 +812,7 @@ int main(void)
 		PG_ONLY(shard_resize__folds_a_like_committed_during_the_shrink),
 		BOTH(shard_increment__values_and_ids_past_2_31),
 		BOTH(shard_resize__edges_of_n),
+		BOTH(shard_increment__n_is_per_post),
 		BOTH(shard_resize__folds_counts_past_2_31),
 		BOTH(shard_resize__every_step_can_fail),
 		BOTH(shard_read__failure_leaves_total_untouched),

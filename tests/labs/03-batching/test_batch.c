@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -18,7 +19,10 @@
 #include <unistd.h>
 
 #include "labs/03-batching/batch.h"
+#include "tests/harness/bounds.h"
+#include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
 #include "util/clock.h"
 
 #define POST 42
@@ -47,6 +51,9 @@ static int teardown(void **state)
 	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }
 /* A check that needs PostgreSQL: its entry says so (the runner reads it). */
 #define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+
+/* The same, on SQLite only. */
+#define SQLITE_ONLY(f) { #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }
 
 /* ---- helpers ---- */
 
@@ -752,6 +759,243 @@ static void batch_acc__crash_loses_at_most_one_interval(void **state)
 	lt_expect(c >= a - EVERY, "crash-bound", "%s", what);
 }
 
+/* ---- the mistake classes: failing steps, races, edges ---- */
+
+/* labtest_int of a query made with printf. */
+static int64_t sql_int(struct labtest *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int64_t sql_int(struct labtest *t, const char *fmt, ...)
+{
+	char sql[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof sql, fmt, ap);
+	va_end(ap);
+	return labtest_int(t, sql);
+}
+
+/* A like fails at each of its statements in turn (refused, or run with
+ * its answer lost): a refused step returns an error and leaves no like;
+ * 0 means the like is there; the same like then either works or is a
+ * repeat, and the rollups count what is there, once. */
+static void batch_like__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; ; k++) {
+			int64_t user = 100 * how + k;
+			lt_step_arm(how, k);
+			int rc = batch_like(db, POST, user);
+			if (!lt_step_disarm())
+				break;
+			int64_t rows = sql_int(t, "SELECT count(*) FROM likes WHERE post_id = %d AND user_id = %lld",
+			                       POST, (long long)user);
+			lt_expect(rc != 0 || rows == 1, "one-transaction",
+			          "statement %d of batch_like %s: it returned 0, but the like is not there "
+			          "(is the result of BEGIN or COMMIT ignored?)", k, lt_step_what(how));
+			lt_expect(how != LT_STEP_FAILS || rc == 0 || rows == 0, "one-transaction",
+			          "statement %d of batch_like refused: it returned %d, yet the like was written "
+			          "(did it go on without the transaction BEGIN failed to open?)", k, rc);
+			int again = batch_like(db, POST, user);
+			lt_expect(again == (rows ? KIT_DB_CONSTRAINT : 0), "one-per-user",
+			          "statement %d of batch_like %s, then the same like again: expected %d, got %d (%s)",
+			          k, lt_step_what(how), rows ? KIT_DB_CONSTRAINT : 0, again, labtest_why(db));
+		}
+	}
+	int64_t likes = sql_int(t, "SELECT count(*) FROM likes WHERE post_id = %d", POST);
+	rollup_all(db);
+	lt_expect_int_hint(count(db, POST), likes, "count after rolling up every like that is there",
+	                   "one-transaction");
+}
+
+/* A rollup fails at each of its statements in turn: a refused step
+ * moves nothing and leaves *moved alone; 0 means the likes are counted;
+ * the rollups after it count every like exactly once. */
+static void batch_rollup__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int64_t done = 0;
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; ; k++) {
+			for (int u = 0; u < 3; u++)
+				like(db, POST, 1000 * how + 10 * k + u);
+			int64_t moved = -7;
+			lt_step_arm(how, k);
+			int rc = batch_rollup(db, &moved);
+			if (!lt_step_disarm()) {
+				lt_expect(rc == 0 && moved == 3, "rollup", "a rollup with nothing armed: %s",
+				          labtest_why(db));
+				done += 3;
+				break;
+			}
+			int64_t n = count(db, POST);
+			lt_expect(rc != 0 || (n == done + 3 && moved == 3), "one-transaction",
+			          "statement %d of batch_rollup %s: it returned 0 with *moved = %lld, but the "
+			          "count went from %lld to %lld, not by 3 (is the result of COMMIT ignored?)",
+			          k, lt_step_what(how), (long long)moved, (long long)done, (long long)n);
+			lt_expect(how != LT_STEP_FAILS || rc == 0 || (n == done && moved == -7), "one-transaction",
+			          "statement %d of batch_rollup refused: it returned %d, set *moved to %lld and "
+			          "the count went from %lld to %lld; a failed rollup changes nothing and says "
+			          "it moved nothing", k, rc, (long long)moved, (long long)done, (long long)n);
+			rollup_all(db);
+			done += 3;
+			lt_expect_int_hint(count(db, POST), done, "count after the rollups that followed",
+			                   "one-transaction");
+		}
+	}
+}
+
+static int rollup_call(void *arg, int who, struct kit_db *db)
+{
+	int64_t *moved = arg;
+	return batch_rollup(db, &moved[who]);
+}
+
+/* Two rollups at once, held together before each statement in turn:
+ * every like is counted once between them. */
+static void batch_rollup__two_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int64_t done = 0, moved[2];
+
+	for (int k = 1; k <= 20; k++) {
+		for (int u = 0; u < 4; u++)
+			like(db, POST + u % 2, 100 * k + u);
+		lt_gate_run(g, NULL, (int[]){ k, k }, rollup_call, moved);
+		bool reached = lt_gate_reached(g);
+		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, "rollup",
+		          "two rollups at once, held before their statement %d: they returned %d and %d (%s)",
+		          k, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
+		          labtest_why(lt_gate_db(g, lt_gate_rc(g, 0) ? 0 : 1)));
+		lt_expect(moved[0] + moved[1] == 4, "rollup",
+		          "two rollups at once, held before their statement %d, say they moved %lld and "
+		          "%lld likes of the 4 new ones", k, (long long)moved[0], (long long)moved[1]);
+		rollup_all(db);
+		done += 4;
+		lt_expect(count(db, POST) + count(db, POST + 1) == done, "rollup",
+		          "two rollups at once, held before their statement %d: the counts add up to %lld, "
+		          "not %lld (both read the same new likes before either removed them?)", k,
+		          (long long)(count(db, POST) + count(db, POST + 1)), (long long)done);
+		if (!reached)
+			break;
+	}
+	lt_gate_close(g);
+}
+
+/* Ids past 2^32, two users equal in their low 32 bits. */
+static void batch_like__ids_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	const int64_t post = LT_PAST_UINT32 + 4;
+
+	like(db, post, LT_PAST_UINT32);
+	like(db, post, LT_PAST_UINT32 + ((int64_t)1 << 32));
+	rollup_all(db);
+	lt_expect_int_hint(count(db, post), 2, "count of post 2^32 + 5 after two users past 2^32 (ids in an int?)",
+	                   "one-per-user");
+	lt_expect_int(count(db, (int32_t)post), 0, "count of the post whose id is post 2^32 + 5 cut to 32 bits");
+}
+
+/* One rollup moves at most BATCH_ROLLUP_MAX likes: 10,001 take two. */
+static void batch_rollup__moves_at_most_the_max(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int64_t moved = -1;
+
+	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+	for (int u = 0; u <= BATCH_ROLLUP_MAX; u++)
+		lt_expect(batch_record_like(db, POST, u) == 0, "one-per-user",
+		          "batch_record_like of user %d: %s", u, labtest_why(db));
+	lt_expect(kit_db_commit(db) == 0, NULL, "COMMIT: %s", labtest_why(db));
+
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup: %s", labtest_why(db));
+	lt_expect_int_hint(moved, BATCH_ROLLUP_MAX, "likes the first rollup of 10,001 moved (at most "
+	                   "BATCH_ROLLUP_MAX)", "rollup");
+	lt_expect(batch_rollup(db, &moved) == 0 && moved == 1, "rollup",
+	          "the second rollup should move the 1 left, moved %lld", (long long)moved);
+	lt_expect(batch_rollup(db, &moved) == 0 && moved == 0, "rollup",
+	          "the third rollup should find nothing, moved %lld", (long long)moved);
+	lt_expect_int(count(db, POST), BATCH_ROLLUP_MAX + 1, "count after the three rollups");
+}
+
+/* 1,007 posts pending (three upserts of 500, 500 and 7 rows) and a flush
+ * failing at each of its statements: a refused flush writes nothing and
+ * keeps everything pending; the next flush writes each sum once. */
+static void batch_acc__a_1007_post_flush_fails_at_every_step(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	const int posts = 2 * BATCH_FLUSH_ROWS + 7;
+	int64_t want = (int64_t)posts * (posts + 1) / 2;
+
+	for (int k = 1; ; k++) {
+		labtest_exec(t, "DELETE FROM post_likes");
+		for (int p = 1; p <= posts; p++)
+			batch_acc_add(acc, p, p);
+		lt_step_arm(LT_STEP_FAILS, k);
+		int rc = batch_acc_flush(acc, db);
+		if (!lt_step_disarm()) {
+			lt_expect(rc == 0, "acc", "a flush with nothing armed: %s", labtest_why(db));
+			break;
+		}
+		int64_t written = labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes");
+		lt_expect(rc != 0 && written == 0, "flush-failure",
+		          "1,007 posts, statement %d of the flush refused: it returned %d and %lld likes "
+		          "reached post_likes (expected an error and none: are the three upserts in one "
+		          "transaction?)", k, rc, (long long)written);
+		lt_expect_int_hint(batch_acc_pending(acc), want, "likes pending after the refused flush",
+		                   "flush-failure");
+		lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the next flush: %s", labtest_why(db));
+		lt_expect_int_hint(labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes"), want,
+		                   "likes in post_likes after the next flush", "flush-failure");
+		lt_expect_int_hint(sql_int(t, "SELECT n FROM post_likes WHERE post_id = %d", posts),
+		                   posts, "the last post's sum", "flush-failure");
+		lt_expect_int(batch_acc_pending(acc), 0, "pending after the next flush");
+	}
+}
+
+/* Sums past 2^24 (a float's last exact integer) and 2^32 (an int's, an
+ * unsigned's) pending and flushed. */
+static void batch_acc__sums_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	const int64_t want = LT_PAST_UINT32 + LT_PAST_FLOAT + 1;
+
+	batch_acc_add(acc, POST, LT_PAST_UINT32);
+	batch_acc_add(acc, POST, LT_PAST_FLOAT);
+	batch_acc_add(acc, POST, 1);
+	lt_expect_int_hint(batch_acc_pending(acc), want, "pending after adding 2^32 + 1, 2^24 + 1 and 1 "
+	                   "(is a sum kept in an int or a float?)", "acc");
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush: %s", labtest_why(db));
+	lt_expect_int_hint(count(db, POST), want, "count after the flush", "acc");
+	lt_expect_int(batch_acc_pending(acc), 0, "pending after the flush");
+}
+
+/* A flush with nothing pending returns 0 and runs no statement. */
+static void batch_acc__empty_flush_touches_nothing(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+
+	lt_step_arm(LT_STEP_FAILS, 1);
+	int rc = batch_acc_flush(acc, db);
+	bool ran = lt_step_disarm();
+	lt_expect(rc == 0 && !ran, "acc",
+	          "a flush with nothing pending returned %d and %s; expected 0 and no statement", rc,
+	          ran ? "ran a statement" : "ran none");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -767,6 +1011,14 @@ int main(void)
 		BOTH(batch_acc__one_flush_at_a_time),
 		BOTH(batch_acc__failed_flush_keeps_counts),
 		BOTH(batch_acc__crash_loses_at_most_one_interval),
+		BOTH(batch_like__every_step_can_fail),
+		BOTH(batch_rollup__every_step_can_fail),
+		BOTH(batch_rollup__two_at_once),
+		BOTH(batch_like__ids_past_2_31),
+		SQLITE_ONLY(batch_rollup__moves_at_most_the_max),
+		BOTH(batch_acc__a_1007_post_flush_fails_at_every_step),
+		BOTH(batch_acc__sums_past_2_31),
+		BOTH(batch_acc__empty_flush_touches_nothing),
 	};
 	return labtest_main("03-batching", tests);
 }

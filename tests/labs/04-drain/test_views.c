@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include "kit/failpoint.h"
+#include "tests/harness/bounds.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
 #include "labs/04-drain/views.h"
 #include "util/clock.h"
 
@@ -1021,6 +1023,145 @@ static int setup_pg_redis(void **state)
 	LABTEST_BOTH(f), STORE_REDIS(f), \
 	{ #f "/postgres+redis", f, setup_pg_redis, labtest_teardown, NULL }
 
+/* ---- the mistake classes: every step failing, edges, a long stop ---- */
+
+/* views of video `video` put in the store as record_view would leave them,
+ * n at once (for counts past what a check can record one by one) */
+static void planted_views(struct kit_store *st, int64_t video, int64_t n)
+{
+	char key[64], id[24];
+	snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%" PRId64, video);
+	snprintf(id, sizeof id, "%" PRId64, video);
+	assert_int_equal(kit_store_set(st, key, n), 0);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DIRTY, id, NULL), 0);
+}
+
+/* What a drain returns, entry by entry: with max = 1 one video and its
+ * exact count; a dirty video whose delta is 0 is left out; the rest
+ * comes out whole in the next drain, each video once. */
+static void drain__returns_exactly_the_dirty_deltas(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 0;
+	record(st, 6, 2);
+	record(st, 7, 3);
+	planted_views(st, 5, 0);   /* dirty, nothing to take */
+
+	lt_expect(drain_views(st, 1, out, &n) == 0, "drain", "drain_views(max 1) failed");
+	lt_expect(n <= 1, "drain-limit", "drain_views(max 1) took %d videos", n);
+	int64_t seen[8] = { 0 };
+	bool returned[8] = { false };
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < n; i++) {
+			int64_t v = out[i].video_id;
+			lt_expect(v >= 5 && v <= 7 && !returned[v], "drain",
+			          "a drain returned video %" PRId64 " (%" PRId64 " views): not one of the dirty "
+			          "videos 5, 6, 7, or one already returned", v, out[i].n);
+			returned[v] = true;
+			seen[v] = out[i].n;
+		}
+		n = 0;
+		lt_expect(drain_views(st, VIEWS_MAX_BATCH, out, &n) == 0, "drain", "drain_views failed");
+	}
+	lt_expect(!returned[5], "drain", "video 5 was returned with %" PRId64 " views: a dirty video "
+	          "whose delta is 0 is left out", seen[5]);
+	lt_expect(seen[6] == 2 && seen[7] == 3, "drain", "the drains returned %" PRId64 " and %" PRId64
+	          " views for videos 6 and 7, expected 2 and 3", seen[6], seen[7]);
+	kit_store_free(st);
+}
+
+/* A flush fails at each of its database statements in turn: refused
+ * before it runs, or run with its answer lost (the COMMIT's too). It
+ * returns an error, and the flushes after it put every view in the
+ * database exactly once: nothing lost, nothing doubled, with a count past
+ * 2^32 among them. */
+static void flush__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	schema(t);
+	const int64_t big = LT_PAST_UINT32 + 2;
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; ; k++) {
+			struct kit_store *st = new_store(state);
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			record(st, 1, 3);
+			record(st, 2, 5);
+			planted_views(st, 9, big);
+			lt_step_arm(how, k);
+			int64_t r = flush_views(st, db, 500);
+			bool fired = lt_step_disarm();
+			if (fired)
+				lt_expect(r < 0, "put-back",
+				          "statement %d of the flush %s, yet flush_views returned %" PRId64
+				          " (an error was expected)", k, lt_step_what(how), r);
+			flush_all(st, db);
+			lt_expect(db_views(t, 1) == 3 && db_views(t, 2) == 5 && db_views(t, 9) == big,
+			          "put-back",
+			          "statement %d of a flush %s, then flushes until nothing was left: the database "
+			          "holds %" PRId64 ", %" PRId64 " and %" PRId64 " views of videos 1, 2 and 9, not "
+			          "3, 5 and 2^32 + 3 (%s)", k, lt_step_what(how), db_views(t, 1), db_views(t, 2),
+			          db_views(t, 9), db_views(t, 9) != big && db_views(t, 9) % ((int64_t)1 << 32) == 3
+			          ? "the count of video 9 lost its high bits: an int somewhere" :
+			          db_total(t) > 8 + big ? "some views were written twice: a batch whose "
+			          "COMMIT answer was lost was applied again" : "some views were lost");
+			lt_expect_int_hint(store_total(st, 1, 9), 0, "views left in the store", "put-back");
+			kit_store_free(st);
+			if (!fired)
+				break;
+		}
+	}
+}
+
+/* Ids and tokens past 2^32: video 2^32 + 5 gets its row, and a flush
+ * whose token passes 2^32 records exactly that token. */
+static void flush__ids_and_tokens_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	const int64_t video = LT_PAST_UINT32 + 4;
+	schema(t);
+
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, LT_PAST_UINT32 - 1), 0);   /* 2^32 */
+	record(st, video, 2);
+	record(st, 1, 1);
+	flush_all(st, db);
+	lt_expect_int_hint(db_views(t, video), 2, "views of video 2^32 + 5 (is an id kept in an int?)",
+	                   "flush");
+	lt_expect_int_hint(db_total(t), 3, "views in the database", "flush");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 4294967297"), 1,
+	                   "rows in applied_flushes for token 2^32 + 1, the one after 2^32 (is a token "
+	                   "kept in an int?)", "token");
+	kit_store_free(st);
+}
+
+/* More dirty videos than one flush takes: stop_flusher flushes until
+ * nothing is dirty, not once. */
+static void flusher__stop_takes_more_than_one_batch(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	schema(t);
+	for (int v = 1; v <= 10; v++)
+		record(st, v, 2);
+	int rc = start_flusher(&f, st, own, 60000, 3);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+
+	rc = stop_flusher(f);   /* 10 videos, 3 per flush: four flushes */
+
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 20, "views in the database after stop_flusher: 10 videos, "
+	                   "3 taken per flush (one last flush is not enough)", "stop");
+	lt_expect_int_hint(store_total(st, 1, 10), 0, "views left in the store", "stop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1051,6 +1192,10 @@ int main(void)
 		LABTEST_BOTH(token__recorded_with_the_upsert),
 		STORE_REDIS(token__recorded_with_the_upsert),
 		LABTEST_BOTH(token__commit_reply_lost),
+		LABTEST_STORES(drain__returns_exactly_the_dirty_deltas),
+		LABTEST_BOTH(flush__every_step_can_fail),
+		LABTEST_BOTH(flush__ids_and_tokens_past_2_31),
+		LABTEST_BOTH(flusher__stop_takes_more_than_one_batch),
 		STORE_REDIS(token__commit_reply_lost),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
