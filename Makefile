@@ -13,6 +13,8 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make bench, make bench-tui, make pg-up, make pg-down, make student-kit
 #   make redis-up, make redis-down       a throwaway Redis (scripts/redis)
+#   make mysql-up, make mysql-down       a throwaway MariaDB (scripts/mysql)
+#   make mutate [LAB=05-fence]           the mutation sweep of the labs' checks (long)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -37,10 +39,10 @@ ifneq ($(SAN),)
 OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SAN) -fno-sanitize-recover=all
 endif
 
-PKGS := ncursesw sqlite3 libpq hiredis cmocka
+PKGS := ncursesw sqlite3 libpq libmariadb hiredis cmocka
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null)
-DB_LIBS := $(shell pkg-config --libs sqlite3 libpq hiredis 2>/dev/null)
+DB_LIBS := $(shell pkg-config --libs sqlite3 libpq libmariadb hiredis 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 CPPFLAGS := -I. -D_GNU_SOURCE $(PKG_CFLAGS)
@@ -62,7 +64,7 @@ ALL        :=
 .SECONDARY:
 
 .PHONY: all test test-run suites demo install uninstall clean deps pg-up pg-down \
-        redis-up redis-down \
+        redis-up redis-down mysql-up mysql-down \
         bench bench-tui student-kit
 all: $(BUILD)/hotrow
 
@@ -88,9 +90,10 @@ deps:
 	@scripts/deps
 
 # The README's test command: set up first, then run every suite, against
-# a throwaway PostgreSQL and Redis that scripts/with-servers starts and
-# stops when none is named (HOTROW_PG_URL, HOTROW_REDIS_URL) and the server
-# is installed; NO_PG=1 or NO_REDIS=1 skips one.
+# a throwaway PostgreSQL, Redis and MariaDB that scripts/with-servers
+# starts and stops when none is named (HOTROW_PG_URL, HOTROW_REDIS_URL,
+# HOTROW_MYSQL_URL) and the server is installed; NO_PG=1, NO_REDIS=1 or
+# NO_MYSQL=1 skips one.
 test: deps
 	@scripts/with-servers $(MAKE) --no-print-directory test-run
 
@@ -140,6 +143,10 @@ redis-up:
 	@scripts/redis up
 redis-down:
 	@scripts/redis down
+mysql-up:
+	@scripts/mysql up
+mysql-down:
+	@scripts/mysql down
 
 clean:
 	rm -rf build

@@ -9,7 +9,10 @@
  * and to PostgreSQL ($HOTROW_PG_URL or --pg) through the load driver; then
  * pgbench runs it as a custom script (-f) with as many clients against the
  * same server. The ratio kit/load / pgbench tells whether the driver
- * measures the database rather than itself. After each run the counter
+ * measures the database rather than itself. With a MariaDB server
+ * ($HOTROW_MYSQL_URL or --mysql) the load driver runs the statement there
+ * too, in a scratch database hotrow_bench_PID (bench/mysql-commit-order
+ * runs it under each durability setting). After each run the counter
  * must have grown by exactly the updates reported; if not, exit 1.
  *
  * Interface: bench_db_main(argc, argv) from cli/bench.c, see bench/bench.h.
@@ -36,8 +39,8 @@
 #define UPDATE_FMT "UPDATE %s SET n = n + 1 WHERE id = 1"
 
 struct db_opts {
-	bool sqlite, postgres;
-	const char *pg_url;
+	bool sqlite, postgres, mysql;
+	const char *pg_url, *mysql_url;
 	int threads;
 	int seconds;            /* whole seconds: pgbench -T takes no fraction */
 	bool json;
@@ -64,14 +67,15 @@ static const char help_header[] =
 	"through pgbench (-f, the same statement, as many clients) on the same\n"
 	"PostgreSQL server. Prints updates per second, latency, the lock hold it\n"
 	"implies (1 / throughput) and the ratio load driver / pgbench; checks that\n"
-	"the row grew by exactly the updates each side reported.\n"
+	"the row grew by exactly the updates each side reported. With a MariaDB\n"
+	"server (--mysql URL or $HOTROW_MYSQL_URL) the load driver runs there too.\n"
 	"\n"
 	"options:\n";
 
-enum { ENGINE_BOTH, ENGINE_SQLITE, ENGINE_POSTGRES };
+enum { ENGINE_BOTH, ENGINE_SQLITE, ENGINE_POSTGRES, ENGINE_MYSQL };
 static const struct opt_choice engines[] = {
 	{ "both", ENGINE_BOTH }, { "sqlite", ENGINE_SQLITE }, { "postgres", ENGINE_POSTGRES },
-	{ NULL, 0 } };
+	{ "mysql", ENGINE_MYSQL }, { NULL, 0 } };
 
 /* Fill *o; -1 after one line on stderr for bad usage, 1 after --help. */
 static int parse_opts(int argc, char **argv, struct db_opts *o)
@@ -82,16 +86,23 @@ static int parse_opts(int argc, char **argv, struct db_opts *o)
 	o->pg_url = getenv("HOTROW_PG_URL");
 	if (o->pg_url && !*o->pg_url)
 		o->pg_url = NULL;
+	o->mysql_url = getenv("HOTROW_MYSQL_URL");
+	if (o->mysql_url && !*o->mysql_url)
+		o->mysql_url = NULL;
 	o->threads = 8;
 	o->seconds = 5;
 	const struct opt rows[] = {
 		{ .name = "engine", .arg = "NAME", .kind = OPT_CHOICE, .dest = &engine,
-		  .choices = engines, .help = "both (default), sqlite or postgres; without a server\n"
-		                              "URL, both runs SQLite only and says so" },
+		  .choices = engines, .help = "both (default), sqlite, postgres or mysql; both\n"
+		                              "runs every engine it has a URL for (SQLite always)" },
 		{ .name = "pg", .arg = "URL", .kind = OPT_STRING, .dest = &o->pg_url,
 		  .accepts = "a PostgreSQL URL or conninfo string",
 		  .help = "the PostgreSQL server (default: $HOTROW_PG_URL;\n"
 		          "`make pg-up` starts a throwaway one)" },
+		{ .name = "mysql", .arg = "URL", .kind = OPT_STRING, .dest = &o->mysql_url,
+		  .accepts = "a mysql:// URL",
+		  .help = "the MariaDB server (default: $HOTROW_MYSQL_URL;\n"
+		          "`make mysql-up` starts a throwaway one)" },
 		{ .name = "threads", .arg = "T", .kind = OPT_INT, .dest = &o->threads, .min = 1,
 		  .max = KIT_LOAD_MAX_THREADS, .help = "clients, 1..256 (default 8)" },
 		{ .name = "seconds", .arg = "S", .kind = OPT_INT, .dest = &o->seconds, .min = 1,
@@ -108,8 +119,14 @@ static int parse_opts(int argc, char **argv, struct db_opts *o)
 		return rc == OPT_HELP ? 1 : -1;
 	snprintf(o->schema, sizeof o->schema, "hotrow_bench_%ld", (long)getpid());
 	snprintf(o->pg_table, sizeof o->pg_table, "%s.counter", o->schema);
-	o->sqlite = engine != ENGINE_POSTGRES;
-	o->postgres = engine != ENGINE_SQLITE && o->pg_url;
+	o->sqlite = engine == ENGINE_BOTH || engine == ENGINE_SQLITE;
+	o->postgres = (engine == ENGINE_BOTH || engine == ENGINE_POSTGRES) && o->pg_url;
+	o->mysql = (engine == ENGINE_BOTH || engine == ENGINE_MYSQL) && o->mysql_url;
+	if (engine == ENGINE_MYSQL && !o->mysql_url) {
+		fprintf(stderr, "hotrow bench db: --engine mysql needs --mysql URL or "
+			"HOTROW_MYSQL_URL (make mysql-up prints one)\n");
+		return -1;
+	}
 	if (engine == ENGINE_POSTGRES && !o->pg_url) {
 		fprintf(stderr, "hotrow bench db: --engine postgres needs --pg URL or "
 			"HOTROW_PG_URL (make pg-up prints one)\n");
@@ -118,8 +135,8 @@ static int parse_opts(int argc, char **argv, struct db_opts *o)
 	return 0;
 }
 
-/* The counter's table: in its own schema on PostgreSQL, in a scratch file
- * on SQLite. */
+/* The counter's table: in its own schema on PostgreSQL (its own database
+ * on MariaDB, the same name), in a scratch file on SQLite. */
 static const char *counter_table(const struct db_opts *o, struct kit_db *db)
 {
 	return kit_db_engine(db) == KIT_DB_SQLITE ? "counter" : o->pg_table;
@@ -146,8 +163,9 @@ static int counter_create(const struct db_opts *o, struct kit_db *db)
 {
 	char sql[128];
 
-	snprintf(sql, sizeof sql, "CREATE SCHEMA %s", o->schema);
-	if (kit_db_engine(db) == KIT_DB_POSTGRES && kit_db_exec(db, sql, 0, NULL) != 0) {
+	snprintf(sql, sizeof sql, "CREATE %s %s",
+		 kit_db_engine(db) == KIT_DB_MYSQL ? "DATABASE" : "SCHEMA", o->schema);
+	if (kit_db_engine(db) != KIT_DB_SQLITE && kit_db_exec(db, sql, 0, NULL) != 0) {
 		fprintf(stderr, "hotrow bench db: making the schema: %s\n", kit_db_errmsg(db));
 		return -1;
 	}
@@ -275,27 +293,29 @@ static int bench_sqlite(const struct db_opts *o, struct db_run *r)
 	return rc;
 }
 
-/* The PostgreSQL side: the load driver, then pgbench, on one scratch schema. */
-static int bench_postgres(const struct db_opts *o, struct db_run *kit, struct db_run *pgb)
+/* A server's side, on one scratch schema (a database on MariaDB): the
+ * load driver, then, when pgb is not NULL, pgbench. */
+static int bench_server(const struct db_opts *o, const char *url, const char *label,
+                        struct db_run *kit, struct db_run *pgb)
 {
 	struct kit_db *db;
 	int rc = -1;
 
-	if (kit_db_open(&db, o->pg_url) != 0) {
+	if (kit_db_open(&db, url) != 0) {
 		fprintf(stderr, "hotrow bench db: %s\n", kit_db_errmsg(db));
 		kit_db_close(db);
 		return -1;
 	}
 	char drop[128];
 
-	if (counter_create(o, db) == 0 && run_driver(o, o->pg_url, db, "postgres", kit) == 0 &&
-	    counter_reset(o, db) == 0 && run_pgbench(o, o->pg_url, pgb) == 0 &&
-	    counter_read(o, db, &pgb->row_grew) == 0)
+	if (counter_create(o, db) == 0 && run_driver(o, url, db, label, kit) == 0 &&
+	    (pgb == NULL || (counter_reset(o, db) == 0 && run_pgbench(o, url, pgb) == 0 &&
+	                     counter_read(o, db, &pgb->row_grew) == 0)))
 		rc = 0;
-	snprintf(drop, sizeof drop, "DROP SCHEMA IF EXISTS %s CASCADE", o->schema);
+	snprintf(drop, sizeof drop, kit_db_engine(db) == KIT_DB_MYSQL
+		 ? "DROP DATABASE IF EXISTS %s" : "DROP SCHEMA IF EXISTS %s CASCADE", o->schema);
 	if (kit_db_exec(db, drop, 0, NULL) != 0)
-		fprintf(stderr, "hotrow bench db: dropping schema %s: %s\n", o->schema,
-			kit_db_errmsg(db));
+		fprintf(stderr, "hotrow bench db: dropping %s: %s\n", o->schema, kit_db_errmsg(db));
 	kit_db_close(db);
 	return rc;
 }
@@ -342,20 +362,22 @@ static void table_run(FILE *f, const char *name, const struct db_run *r)
 int bench_db_main(int argc, char **argv)
 {
 	struct db_opts o;
-	struct db_run lite = {0}, pg = {0}, pgb = {0};
+	struct db_run lite = {0}, pg = {0}, pgb = {0}, my = {0};
 	int rc = parse_opts(argc, argv, &o);
 	bool ok = true;
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	if (!o.postgres && !o.json)
+	if (!o.postgres && !o.json && (o.sqlite || !o.mysql))
 		printf("NOTICE: no PostgreSQL (set HOTROW_PG_URL or --pg; make pg-up starts "
 			"one): SQLite only, no pgbench comparison\n");
 	if (o.sqlite && bench_sqlite(&o, &lite) != 0)
 		ok = false;
-	if (o.postgres && bench_postgres(&o, &pg, &pgb) != 0)
+	if (o.postgres && bench_server(&o, o.pg_url, "postgres", &pg, &pgb) != 0)
 		ok = false;
-	ok = ok && counts_agree(&lite) && counts_agree(&pg) && counts_agree(&pgb);
+	if (o.mysql && bench_server(&o, o.mysql_url, "mariadb", &my, NULL) != 0)
+		ok = false;
+	ok = ok && counts_agree(&lite) && counts_agree(&pg) && counts_agree(&pgb) && counts_agree(&my);
 	double ratio = pg.ran && pgb.ran && pgb.per_s > 0 ? pg.per_s / pgb.per_s : -1;
 
 	if (o.json) {
@@ -367,6 +389,7 @@ int bench_db_main(int argc, char **argv)
 		json_run(stdout, "sqlite", &lite);
 		json_run(stdout, "postgres", &pg);
 		json_run(stdout, "pgbench", &pgb);
+		json_run(stdout, "mysql", &my);
 		if (ratio >= 0)
 			printf(",\"kit_load_over_pgbench\":%.4f}\n", ratio);
 		else
@@ -380,6 +403,7 @@ int bench_db_main(int argc, char **argv)
 	table_run(stdout, "SQLite, kit/load", &lite);
 	table_run(stdout, "PostgreSQL, kit/load", &pg);
 	table_run(stdout, "PostgreSQL, pgbench -f", &pgb);
+	table_run(stdout, "MariaDB, kit/load", &my);
 	if (ratio >= 0)
 		printf("\nkit/load / pgbench on the same server: %.2f x updates per second\n", ratio);
 	printf("\nOne row takes one update at a time, so 1/throughput is about the time "

@@ -4,5 +4,6 @@ CLASS_SRC := $(wildcard class/*.c)
 CLASS_LIB := $(BUILD)/libhotrow-class.a
 $(CLASS_LIB): $(CLASS_SRC:%.c=$(BUILD)/obj/%.o)
 	@mkdir -p $(dir $@)
+	rm -f $@
 	$(AR) rcs $@ $^
 ALL += $(CLASS_LIB)

@@ -26,6 +26,7 @@
 #include "runner/show.h"
 #include "runner/grade.h"
 #include "runner/hint.h"
+#include "runner/parts.h"
 #include "runner/reset.h"
 #include "runner/tree.h"
 #include "runner/watch.h"
@@ -39,6 +40,8 @@ static const char usage_all[] =
 	"  hotrow lab                   every lab, its status, and what to do next\n"
 	"  hotrow lab check NN          build your exercise with the lab's tests and\n"
 	"                               show each check; the hint for the first failure\n"
+	"  hotrow lab check NN --part P only the checks of part P (a slot's worth)\n"
+	"  hotrow lab parts NN          the lab's parts, their functions and minutes\n"
 	"  hotrow lab hint NN           reveal the next hint\n"
 	"  hotrow lab watch [NN]        check again whenever you save (q quits)\n"
 	"  hotrow lab run NN            drive your code under load: throughput and\n"
@@ -54,7 +57,7 @@ static const char usage_all[] =
 
 struct args {
 	const char *lab;
-	const char *db, *threads, *seconds, *out, *store;
+	const char *db, *threads, *seconds, *out, *store, *part;
 	double timeout;        /* 0: not given */
 	bool solutions, yes, top;
 	int nextra;            /* run: what follows "--" goes to the driver */
@@ -113,6 +116,11 @@ static const struct opt opt_top = {
 	.help = "watch the PostgreSQL's lock queues live while it runs\n"
 	        "(hotrow top; needs --db postgresql://... or HOTROW_PG_URL;\n"
 	        "the driver's output is printed when it ends)" };
+static const struct opt opt_part = {
+	"part", 0, "NAME", OPT_STRING, A(part), .accepts = "a part named in labs/NN-name/parts",
+	.help = "only the checks of that part's functions (labs/NN-name/parts;\n"
+	        "`--part` alone or `hotrow lab parts NN` lists them); its\n"
+	        "passing does not mark the lab done" };
 static const struct opt opt_yes = {
 	"yes", 'y', NULL, OPT_FLAG, A(yes), .help = "do not ask" };
 
@@ -128,17 +136,23 @@ static const struct sub {
 	{"list", "", { NULL }, 0,
 	 "Every lab with its status (not started, N of M checks passing, done)\n"
 	 "and the next thing to do. Same as `hotrow lab`.\n"},
-	{"check", "NN [--db URL] [--timeout S] [--solutions]",
-	 { &opt_db, &opt_timeout, &opt_solutions, NULL }, 2,
+	{"check", "NN [--part NAME] [--db URL] [--timeout S] [--solutions]",
+	 { &opt_part, &opt_db, &opt_timeout, &opt_solutions, NULL }, 2,
 	 "Build exercises/NN-name/ with the lab's tests (make, as CI does), run\n"
 	 "them, and show each check: passed, or failed with expected vs got and\n"
 	 "the hint for the first failure. A compile error shows the compiler's\n"
-	 "message. Records your progress in .hotrow/progress.\n"},
+	 "message. Records your progress in .hotrow/progress. With --part, only\n"
+	 "that part's checks run, its handout section is named, and nothing is\n"
+	 "recorded.\n"},
+	{"parts", "NN", { NULL }, 2,
+	 "The parts of a lab a room codes one slot at a time: each part's\n"
+	 "functions, its minutes (measured from the solution's size) and its\n"
+	 "handout section. A lab without labs/NN-name/parts is one part.\n"},
 	{"hint", "NN", { NULL }, 2,
 	 "Reveal the next hint from labs/NN-name/hints.md. Early hints point the\n"
 	 "way; the last one is close to the answer.\n"},
-	{"watch", "[NN] [--db URL] [--timeout S]",
-	 { &opt_db, &opt_timeout, &opt_solutions, NULL }, 1,
+	{"watch", "[NN] [--part NAME] [--db URL] [--timeout S]",
+	 { &opt_part, &opt_db, &opt_timeout, &opt_solutions, NULL }, 1,
 	 "Check NN (default: the first lab not done), then again each time a file\n"
 	 "in exercises/NN-name/ is saved, even in the middle of a check. q or\n"
 	 "Ctrl-C quits at once.\n"},
@@ -292,6 +306,34 @@ static int audit(const struct runner_tree *t, const struct runner_lab *l, const 
 	return 0;
 }
 
+/* Load l's parts; with want, check that it names one. 0 when it does,
+ * 3 after listing them (want NULL), 2 after saying which exist, 1 when the
+ * file is malformed. */
+static int part_of(const struct runner_lab *l, const struct runner_tree *t, struct runner_parts *ps,
+                   const char *want, const char *cmd)
+{
+	char names[512];
+	int n = runner_parts_load(t, l, ps);
+	if (n < 0) {
+		fprintf(stderr, "hotrow lab %s: %s\n", cmd, ps->error);
+		return 1;
+	}
+	if (!want) {
+		runner_parts_print(stdout, l, ps);
+		return 3;
+	}
+	if (runner_part_find(ps, want))
+		return 0;
+	runner_parts_names(ps, names, sizeof names);
+	if (n == 0)
+		fprintf(stderr, "hotrow lab %s: Lab %s has no parts (no labs/%s/parts): drop --part\n", cmd,
+		        l->num, l->name);
+	else
+		fprintf(stderr, "hotrow lab %s: Lab %s has no part '%s'; its parts: %s "
+		        "(`hotrow lab parts %s` says what each holds)\n", cmd, l->num, want, names, l->num);
+	return 2;
+}
+
 int cmd_lab(int argc, char **argv)
 {
 	const struct sub *s = &subs[0];
@@ -306,11 +348,18 @@ int cmd_lab(int argc, char **argv)
 			if (!strcmp(argv[1], subs[i].name))
 				s = &subs[i];
 		if (!s) {
-			fprintf(stderr, "hotrow lab: unknown command '%s' (try: list, check, hint, "
+			fprintf(stderr, "hotrow lab: unknown command '%s' (try: list, check, parts, hint, "
 				"watch, run, grade, audit, reset; hotrow lab --help)\n", argv[1]);
 			return 2;
 		}
 		shift = 1;
+	}
+	/* `--part` last, without a name: list the parts instead. */
+	int list_parts = !strcmp(s->name, "parts");
+	if ((!strcmp(s->name, "check") || !strcmp(s->name, "watch")) && argc - shift >= 2 &&
+	    !strcmp(argv[argc - 1], "--part")) {
+		list_parts = 1;
+		argc--;
 	}
 	struct args a;
 	int rc = parse(s, argc - shift, argv + shift, &a);
@@ -336,8 +385,24 @@ int cmd_lab(int argc, char **argv)
 		runner_tree_close(&t);
 		return 2;
 	}
+	struct runner_parts parts = {0};
+	if (!l && (list_parts || a.part)) {
+		fprintf(stderr, "hotrow lab %s: --part needs the lab: hotrow lab %s NN --part NAME\n", s->name,
+		        s->name);
+		runner_tree_close(&t);
+		return 2;
+	}
+	if (l && (list_parts || a.part)) {
+		rc = part_of(l, &t, &parts, list_parts ? NULL : a.part, s->name);
+		if (rc != 0 || list_parts) {
+			runner_parts_free(&parts);
+			runner_tree_close(&t);
+			return rc == 3 ? 0 : rc;
+		}
+	}
 	struct runner_opts o = {.solutions = a.solutions, .live = 1,
-				.timeout_s = a.timeout > 0 ? a.timeout : RUNNER_TIMEOUT_S};
+				.timeout_s = a.timeout > 0 ? a.timeout : RUNNER_TIMEOUT_S,
+				.part = a.part ? runner_part_find(&parts, a.part) : NULL};
 	if (strcmp(s->name, "run"))
 		runner_db_env(a.db, &o);
 	if (!strcmp(s->name, "list"))
@@ -389,6 +454,7 @@ int cmd_lab(int argc, char **argv)
 		rc = audit(&t, l, &o, &a);
 	else
 		rc = runner_reset(&t, l, a.yes);
+	runner_parts_free(&parts);
 	runner_tree_close(&t);
 	return rc;
 }

@@ -170,7 +170,8 @@ static const struct opt rows[] = {
 	  .accepts = "naive, sharded, coalesce, queue, redis, append or ledger",
 	  .help = "naive|sharded|coalesce|queue|redis|append|ledger" },
 	{ "rows", 0, "N", INT(rows, 1, 65536),
-	  .help = "counter slots for sharded, fee rows for ledger (N > 1 alone picks sharded)" },
+	  .help = "counter slots for sharded, fee rows for ledger; N > 1 alone\n"
+	          "picks sharded (1)" },
 	{ "slot", 0, "HOW", CHOICE(slot, slots), .help = "random|round-robin (random)" },
 	{ "rps", 0, "R", DBL(rps, 0, 1e7), .help = "likes per second (2000)" },
 	{ "arrivals", 0, "HOW", CHOICE(arrivals, arrivals), .help = "constant|poisson|bursty (constant)" },
@@ -187,7 +188,7 @@ static const struct opt rows[] = {
 	{ "pool-timeout-ms", 0, "MS", DBL(pool_timeout_ms, 0, 1e9),
 	  .help = "connection acquire timeout, 0 = forever (1000)" },
 	{ "client-timeout-ms", 0, "MS", DBL(client_timeout_ms, 0, 1e9),
-	  .help = "client gives up (the server runs on), 0 = never" },
+	  .help = "client gives up (the server runs on), 0 = never (0)" },
 	{ "retries", 0, "N", INT(retries, 0, 100), .help = "retries after a timeout or error (0)" },
 	{ "lock-timeout-ms", 0, "MS", DBL(lock_timeout_ms, 0, 1e9),
 	  .help = "server cancels a wait this long for one acquisition; a herd\n"
@@ -224,7 +225,7 @@ static const struct opt rows[] = {
 	{ "think-dist", 0, "D", CHOICE(think_dist, dists), .help = "const|exp think times (const)" },
 	{ "outside-ms", 0, "MS", DBL(outside_ms, 0, 1e6),
 	  .help = "on the connection, outside the lock: round trips (0)" },
-	{ "cores", 0, "C", INT(cores, 0, 4096), .help = "CPUs shared by holds and outside work, 0 = no limit" },
+	{ "cores", 0, "C", INT(cores, 0, 4096), .help = "CPUs shared by holds and outside work, 0 = no limit (0)" },
 	{ "cpu-ms", 0, "DB[,CLIENT]", CUSTOM(cpu),
 	  .accepts = "DB[,CLIENT] milliseconds such as 0.2,0.1",
 	  .help = "CPU per request: DB in the hold, CLIENT outside (0,0)" },
@@ -249,7 +250,7 @@ static const struct opt rows[] = {
 	          "waiting (group commit); --hold-ms is then the hold before it;\n"
 	          "0 = the flush is in --hold-ms (0)" },
 	{ "wal-order", 0, "HOW", CHOICE(wal_order, wal_orders),
-	  .help = "flush-release: flush, then release the row (PostgreSQL)" },
+	  .help = "flush, then release the row, as PostgreSQL (flush-release)" },
 	{ "walk-us", 0, "US", DBL(walk_us, 0, 1e6),
 	  .help = "an update walks the chain an old snapshot keeps: US a heap\n"
 	          "page past the first, 0 = it does not (0; PostgreSQL ~16)" },

@@ -45,7 +45,10 @@ static const char help_header[] =
 	"connections by state, commits and lock waits per second, the statements\n"
 	"that take the most time (pg_stat_statements), and what the watching\n"
 	"itself costs the server. q quits, Space pauses, + and - change the\n"
-	"sampling interval.\n"
+	"sampling interval. When the server restarts, top says it is gone and\n"
+	"connects again once a second. Its own queries run in one read-only\n"
+	"transaction, so they do not count as commits. Run it as a role with\n"
+	"pg_monitor, not as a superuser: it never needs more.\n"
 	"\n";
 
 static int bad(const char *opt, const char *accepts)
@@ -76,7 +79,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ .name = "after", .arg = "SECONDS", .kind = OPT_DOUBLE, .dest = &o->after_s,
 		  .min = 0, .max = 600, .accepts = "seconds from 0 to 600",
 		  .help = "with --dump: sample this long first, so the rates\n"
-		          "cover a second; 0 takes one sample (1.2)" },
+		          "cover a second; 0 takes one sample (1.2); the server\n"
+		          "going and coming back meanwhile is said on stderr" },
 		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &o->size,
 		  .fn = cli_size_opt, .accepts = "WxH, e.g. 120x40 (40 to 1000 wide, 10 to 1000 high)",
 		  .help = "with --dump: the frame's size (120x40)" },
@@ -116,10 +120,17 @@ static int dump(struct top_sampler *ts, const struct opts *o)
 	}
 	double end = now_ms() + o->after_s * 1000;
 	int rc;
+	bool gone = false;
 	for (;;) {
 		double t = now_ms();
 		rc = top_sampler_take(ts, s);
-		if (rc != 0 || t + o->interval_ms > end)
+		/* the server going and coming back, said as it happens */
+		if (s->gone_s >= 0 && !gone)
+			fprintf(stderr, "hotrow top: %s\n", top_sampler_error(ts));
+		else if (s->gone_s < 0 && gone)
+			fprintf(stderr, "hotrow top: the server is back (connected again)\n");
+		gone = s->gone_s >= 0;
+		if (t + o->interval_ms > end)
 			break;
 		sleep_ms(o->interval_ms - (now_ms() - t));
 	}

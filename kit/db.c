@@ -7,9 +7,13 @@
  * and integer keys behave), anything else as text. PostgreSQL gets text
  * parameters through PQexecParams and converts them itself.
  *
+ * MariaDB (mysql:// URLs) is kit/db_mysql.c, reached from the dispatch
+ * points here (open, the statements, commit, the lock timeout).
+ *
  * Errors are written once, into db->err, as "ENGINE: STATEMENT: CAUSE".
  */
 #include "kit/db.h"
+#include "kit/db_mysql.h"
 #include "kit/failpoint.h"
 
 #include <ctype.h>
@@ -35,6 +39,7 @@ struct kit_db {
 	enum kit_db_engine engine;
 	sqlite3 *lite;                /* KIT_DB_SQLITE */
 	PGconn *pg;                   /* KIT_DB_POSTGRES */
+	struct kit_my *my;            /* KIT_DB_MYSQL */
 	int64_t changes;              /* rows changed by the last exec */
 	int64_t busy_since_ns;        /* SQLite busy handler: when waiting began */
 	int64_t busy_timeout_ns;      /* ... and how long it may wait */
@@ -80,7 +85,8 @@ static void set_err(struct kit_db *db, const char *sql, const char *fmt, ...)
 	for (size_t len = strlen(cause); len > 0 && isspace((unsigned char)cause[len - 1]); len--)
 		cause[len - 1] = '\0';
 
-	const char *engine = db->engine == KIT_DB_SQLITE ? "sqlite" : "postgres";
+	const char *engine = db->engine == KIT_DB_SQLITE ? "sqlite"
+	                   : db->engine == KIT_DB_MYSQL ? "mariadb" : "postgres";
 	if (stmt[0])
 		snprintf(db->err, sizeof db->err, "%s: %s: %s", engine, stmt, cause);
 	else
@@ -156,7 +162,7 @@ static int lite_busy(void *arg, int count)
 	return 1;
 }
 
-static bool plain_integer(const char *s)
+int kit_db_plain_integer(const char *s)
 {
 	const char *p = s;
 	if (*p == '-')
@@ -213,7 +219,7 @@ static int lite_prepare(struct kit_db *db, const char *sql, int nparams,
 		int rc;
 		if (v == NULL)
 			rc = sqlite3_bind_null(st, idx);
-		else if (plain_integer(v))
+		else if (kit_db_plain_integer(v))
 			rc = sqlite3_bind_int64(st, idx, strtoll(v, NULL, 10));
 		else
 			rc = sqlite3_bind_text(st, idx, v, -1, SQLITE_TRANSIENT);
@@ -418,6 +424,52 @@ static int pg_query(struct kit_db *db, const char *sql, int nparams,
 	return stop;
 }
 
+/* ---- MariaDB: kit/db_mysql.c does the work, this adds the statement ---- */
+
+static int my_done(struct kit_db *db, const char *sql, int rc, const char *cause)
+{
+	if (rc < 0)
+		set_err(db, sql, "%s", cause);
+	return rc;
+}
+
+static int my_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params)
+{
+	char cause[700];
+	return my_done(db, sql, kit_my_exec(db->my, sql, nparams, params, &db->changes,
+	                                     cause, sizeof cause), cause);
+}
+
+static int my_query(struct kit_db *db, const char *sql, int nparams,
+                    const char *const *params, kit_db_row_fn *row, void *arg)
+{
+	char cause[700];
+	return my_done(db, sql, kit_my_query(db->my, sql, nparams, params, row, arg,
+	                                      cause, sizeof cause), cause);
+}
+
+/* The one statement runner per engine, for the API below. */
+static int engine_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params)
+{
+	switch (db->engine) {
+	case KIT_DB_SQLITE:   return lite_exec(db, sql, nparams, params);
+	case KIT_DB_MYSQL:    return my_exec(db, sql, nparams, params);
+	case KIT_DB_POSTGRES: break;
+	}
+	return pg_exec(db, sql, nparams, params);
+}
+
+static int engine_query(struct kit_db *db, const char *sql, int nparams,
+                        const char *const *params, kit_db_row_fn *row, void *arg)
+{
+	switch (db->engine) {
+	case KIT_DB_SQLITE:   return lite_query(db, sql, nparams, params, row, arg);
+	case KIT_DB_MYSQL:    return my_query(db, sql, nparams, params, row, arg);
+	case KIT_DB_POSTGRES: break;
+	}
+	return pg_query(db, sql, nparams, params, row, arg);
+}
+
 /* ---- the API ---- */
 
 int kit_db_open(struct kit_db **out, const char *url)
@@ -436,6 +488,16 @@ int kit_db_open(struct kit_db **out, const char *url)
 		}
 		return lite_open(db, url + 7);
 	}
+	if (kit_my_url(url)) {
+		char cause[700];
+		db->engine = KIT_DB_MYSQL;
+		int rc = kit_my_open(&db->my, url, cause, sizeof cause);
+		if (rc != 0) {
+			set_err(db, NULL, "%s", cause);
+			kit_url_scrub(db->err, url);
+		}
+		return rc;
+	}
 	db->engine = KIT_DB_POSTGRES;
 	return pg_open(db, url);
 }
@@ -448,6 +510,7 @@ void kit_db_close(struct kit_db *db)
 		sqlite3_close_v2(db->lite);
 	if (db->pg)
 		PQfinish(db->pg);
+	kit_my_close(db->my);
 	free(db);
 }
 
@@ -465,17 +528,18 @@ const char *kit_db_errmsg(const struct kit_db *db)
 
 int kit_db_connected(const struct kit_db *db)
 {
-	return db && (db->lite || (db->pg && PQstatus(db->pg) == CONNECTION_OK));
+	return db && (db->lite || (db->pg && PQstatus(db->pg) == CONNECTION_OK) ||
+	              kit_my_connected(db->my));
 }
 
 /* True when the handle has a live connection; sets the error if not. */
 static bool ready(struct kit_db *db, const char *sql)
 {
-	if (db->lite || (db->pg && PQstatus(db->pg) == CONNECTION_OK))
+	if (kit_db_connected(db))
 		return true;
 	/* The call that lost the connection said why: keep that, the first
 	 * error, rather than this one (a ROLLBACK after it, say). */
-	if (!db->pg || !db->err[0])
+	if ((!db->pg && !db->my) || !db->err[0])
 		set_err(db, sql, "not connected");
 	return false;
 }
@@ -487,8 +551,7 @@ int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *con
 	enum kit_db_event tx = KIT_DB_TX_BEGIN;
 	bool is_tx = tx_event(sql, &tx);
 	emit(db, KIT_DB_STMT_START, sql);
-	int rc = db->engine == KIT_DB_SQLITE ? lite_exec(db, sql, nparams, params)
-	                                     : pg_exec(db, sql, nparams, params);
+	int rc = engine_exec(db, sql, nparams, params);
 	emit(db, KIT_DB_STMT_END, sql);
 	if (rc == 0 && is_tx)
 		emit(db, tx, sql);
@@ -531,8 +594,7 @@ int kit_db_query(struct kit_db *db, const char *sql, int nparams,
 	if (!ready(db, sql))
 		return KIT_DB_ERR;
 	emit(db, KIT_DB_STMT_START, sql);
-	int rc = db->engine == KIT_DB_SQLITE ? lite_query(db, sql, nparams, params, row, arg)
-	                                     : pg_query(db, sql, nparams, params, row, arg);
+	int rc = engine_query(db, sql, nparams, params, row, arg);
 	emit(db, KIT_DB_STMT_END, sql);
 	return rc;
 }
@@ -548,8 +610,7 @@ static int run_tx(struct kit_db *db, const char *sql, enum kit_db_event ev)
 {
 	if (!ready(db, sql))
 		return KIT_DB_ERR;
-	int rc = db->engine == KIT_DB_SQLITE ? lite_exec(db, sql, 0, NULL)
-	                                     : pg_exec(db, sql, 0, NULL);
+	int rc = engine_exec(db, sql, 0, NULL);
 	if (rc == 0)
 		emit(db, ev, sql);
 	return rc;
@@ -581,10 +642,28 @@ static int pg_commit(struct kit_db *db)
 	return 0;
 }
 
+static int my_commit(struct kit_db *db)
+{
+	const char *sql = "COMMIT";
+	char cause[700];
+	if (!ready(db, sql))
+		return KIT_DB_ERR;
+	int rc = kit_my_commit(db->my, cause, sizeof cause);
+	if (rc != 0) {
+		set_err(db, sql, "%s", cause);
+		emit(db, KIT_DB_TX_ROLLBACK, sql);
+		return rc;
+	}
+	emit(db, KIT_DB_TX_COMMIT, sql);
+	return 0;
+}
+
 static int commit(struct kit_db *db)
 {
 	if (db->engine == KIT_DB_POSTGRES)
 		return pg_commit(db);
+	if (db->engine == KIT_DB_MYSQL)
+		return my_commit(db);
 	int rc = run_tx(db, "COMMIT", KIT_DB_TX_COMMIT);
 	/* A busy COMMIT on SQLite leaves the transaction open: end it, so a
 	 * failed commit means the same on both engines. */
@@ -629,6 +708,11 @@ int kit_db_set_lock_timeout(struct kit_db *db, int ms)
 	snprintf(sql, sizeof sql, "SET lock_timeout = %d", ms);
 	if (!ready(db, sql))
 		return KIT_DB_ERR;
+	if (db->engine == KIT_DB_MYSQL) {
+		char cause[700];
+		return my_done(db, "SET SESSION innodb_lock_wait_timeout",
+		               kit_my_set_lock_timeout(db->my, ms, cause, sizeof cause), cause);
+	}
 	return pg_exec(db, sql, 0, NULL);
 }
 

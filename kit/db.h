@@ -1,10 +1,14 @@
 /*
- * db.h: one small API over SQLite and PostgreSQL, for the labs and benches.
+ * db.h: one small API over SQLite, PostgreSQL and MariaDB, for the labs and
+ * benches.
  *
  * A database is named by URL: "sqlite:PATH", "sqlite::memory:",
  * "postgres://..." or "postgresql://...", or a libpq conninfo string
- * ("host=... dbname=..."); PG* environment variables are honoured. SQL uses
- * $1, $2, ... placeholders on both engines; parameters are passed as text
+ * ("host=... dbname=..."); PG* environment variables are honoured; or
+ * "mysql://USER@HOST/DB?socket=PATH" ("mariadb://" too) for MariaDB, whose
+ * rules (affected rows are rows found, busy errors end the transaction,
+ * the lock timeout in whole seconds) kit/db_mysql.h states. SQL uses
+ * $1, $2, ... placeholders on every engine; parameters are passed as text
  * (NULL for SQL NULL) and converted by the database. A statement must use
  * every parameter it is given, and no other: both engines refuse it
  * otherwise, with the same message ("2 parameters given, but the
@@ -32,7 +36,7 @@ enum {
 	KIT_DB_NOROW = -4,      /* a scalar query returned no row */
 };
 
-enum kit_db_engine { KIT_DB_SQLITE, KIT_DB_POSTGRES };
+enum kit_db_engine { KIT_DB_SQLITE, KIT_DB_POSTGRES, KIT_DB_MYSQL };
 
 struct kit_db;
 
@@ -79,7 +83,9 @@ int kit_db_rollback(struct kit_db *db);
 
 /* How long a statement waits for a row or table lock before failing with
  * KIT_DB_BUSY: SQLite's busy wait (5000 ms by default) or PostgreSQL's
- * lock_timeout (0, wait forever, by default). ms == 0 means the default. */
+ * lock_timeout (0, wait forever, by default), or MariaDB's
+ * innodb_lock_wait_timeout (whole seconds, rounded up; 50 s by default).
+ * ms == 0 means the default. */
 int kit_db_set_lock_timeout(struct kit_db *db, int ms);
 
 /* Instrumentation: when set, hook(arg, ev, sql, t_ns) is called at the

@@ -71,8 +71,33 @@ $(foreach lab,$(LAB_NAMES),$(eval $(call lab_rules,$(lab))))
 
 # The handouts' tables, the mutants' headers and the hint tags agree.
 LINTS += scripts/lint-labs
+# Each labs/NN-name/parts agrees with the code and INSTRUCTOR.md's minutes.
+LINTS += scripts/lint-parts
 # Each skeleton.sum is what its exercises/ holds (hotrow lab reset reads it).
 LINTS += scripts/skeleton-sums
+
+# The mutation sweep (scripts/mutate): small changes to each reference
+# solution, one at a time, that the checks should catch. Long, so not part
+# of make test: `make mutate` sweeps every lab, `make mutate LAB=05-fence`
+# one; MUTATE_FLAGS="--jobs 2" passes options. Each lab's report goes to
+# build/mutate/LAB.txt too; the progress goes to the terminal.
+.PHONY: mutate mutate-flags
+MUTATE_LABS = $(if $(LAB),$(LAB),$(foreach l,$(LAB_NAMES),$(if $(wildcard solutions/$(l)/*.c),$(l))))
+mutate:
+	@mkdir -p $(BUILD)/mutate
+	@scripts/with-servers sh -c 'st=0; for lab in $(MUTATE_LABS); do \
+		scripts/mutate $(MUTATE_FLAGS) $$lab >$(BUILD)/mutate/$$lab.txt; rc=$$?; \
+		cat $(BUILD)/mutate/$$lab.txt; [ $$rc -le 1 ] || exit $$rc; [ $$rc -eq 0 ] || st=1; \
+		done; exit $$st'
+
+# What scripts/mutate compiles and links a mutant with, as the rules above.
+mutate-flags:
+	@echo 'BUILD=$(BUILD)'
+	@echo 'CC=$(CC)'
+	@echo 'CPPFLAGS=$(CPPFLAGS)'
+	@echo 'CFLAGS=$(CFLAGS)'
+	@echo 'LDFLAGS=$(LDFLAGS)'
+	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$($(l)_TEST_OBJ) $(LABTEST_OBJ) $(KIT_LIB) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
 
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:

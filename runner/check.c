@@ -396,7 +396,8 @@ int runner_checks_parse(const char *src, char ***names, unsigned **engines)
 }
 
 /* Read build/labs/NAME/checks.i into r->checks. Returns 0 or -1. */
-static int load_expected(const struct runner_tree *t, const struct runner_lab *l, struct runner_result *r)
+static int load_expected(const struct runner_tree *t, const struct runner_lab *l, struct runner_result *r,
+                         const struct runner_part *part)
 {
 	char path[PATH_MAX];
 	if (runner_path(t, path, sizeof path, "build/labs/%s/checks.i", l->name) != 0)
@@ -417,10 +418,13 @@ static int load_expected(const struct runner_tree *t, const struct runner_lab *l
 	if (n <= 0)
 		return -1;
 	r->checks = calloc((size_t)n, sizeof *r->checks);
+	size_t kept = 0;
 	for (int i = 0; i < n; i++) {
-		if (r->checks) {
-			snprintf(r->checks[i].name, sizeof r->checks[i].name, "%s", names[i]);
-			r->checks[i].engines = engines[i];
+		if (r->checks && part && !runner_part_has(part, names[i])) {
+			str_line(&r->dropped, names[i]);   /* another part's: skipped quietly */
+		} else if (r->checks) {
+			snprintf(r->checks[kept].name, sizeof r->checks[kept].name, "%s", names[i]);
+			r->checks[kept++].engines = engines[i];
 		}
 		free(names[i]);
 	}
@@ -428,7 +432,7 @@ static int load_expected(const struct runner_tree *t, const struct runner_lab *l
 	free(engines);
 	if (!r->checks)
 		return -1;
-	r->n = (size_t)n;
+	r->n = kept;
 	return 0;
 }
 
@@ -802,7 +806,7 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 	r->available = runner_engines_available();
 	char bin[PATH_MAX];
 	int b = build_private(t, l, o, r, bin, sizeof bin);
-	if (b > 0 && !r->interrupted && !r->cancelled && load_expected(t, l, r) == 0) {
+	if (b > 0 && !r->interrupted && !r->cancelled && load_expected(t, l, r, o->part) == 0) {
 		/* Not built: every check fails, so the maximum stays what it is. */
 		struct run run;
 		run_init(&run, r, 0);
@@ -822,7 +826,7 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 	if (b != 0)
 		return b < 0 ? -1 : 0;
 	r->built = 1;
-	if (load_expected(t, l, r) != 0) {
+	if (load_expected(t, l, r, o->part) != 0) {
 		free(r->stray);
 		r->stray = strdup("cannot read the list of checks (build/labs/.../checks.i)");
 		unlink(bin);
@@ -840,6 +844,8 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 	for (size_t i = 0; i < r->n; i++)
 		if (r->checks[i].engines & ~r->available)
 			buf_line(&skip, r->checks[i].name);
+	if (r->dropped)
+		buf_add(&skip, r->dropped, strlen(r->dropped));
 	char token_env[64];
 	new_token(run.token, sizeof run.token);
 	snprintf(token_env, sizeof token_env, "HOTROW_REPORT_TOKEN=%s", run.token);
@@ -889,5 +895,6 @@ void runner_result_free(struct runner_result *r)
 	free(r->notices);
 	free(r->stray);
 	free(r->refused);
+	free(r->dropped);
 	memset(r, 0, sizeof *r);
 }

@@ -40,6 +40,7 @@
 #ifndef HOTROW_RUNNER_CHECK_H
 #define HOTROW_RUNNER_CHECK_H
 
+#include "runner/parts.h"
 #include "runner/proc.h"
 #include "runner/tree.h"
 
@@ -58,6 +59,7 @@ struct runner_opts {
 	const char *db_from;  /* where the PostgreSQL URL came from ("--db", "HOTROW_PG_URL") */
 	int only_sqlite;      /* --db sqlite: the PostgreSQL checks are not wanted */
 	int only_mysql;       /* --db mysql://...: only the MariaDB checks are wanted */
+	const struct runner_part *part;   /* --part: only its checks are expected and run */
 	/* `lab watch`: descriptors to answer while building and checking
 	 * (see runner_child); watched() returning non-zero stops the check. */
 	int watch_fd[2];
@@ -102,6 +104,7 @@ struct runner_result {
 	char *notices;             /* the harness's notices; owned, may be NULL */
 	char *stray;               /* output outside any check; owned, may be NULL */
 	struct runner_check *checks;   /* every check expected, in order; owned */
+	char *dropped;             /* --part: the other parts' checks, one a line (not run); owned */
 	size_t n;
 	int passed, failed, skipped;
 	struct runner_exit exit;   /* how the test binary ended */

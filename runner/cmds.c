@@ -6,6 +6,7 @@
 
 #include "runner/cmds.h"
 #include "runner/hint.h"
+#include "runner/parts.h"
 
 /* The first lab not done, or NULL when all are. */
 const struct runner_lab *runner_next_lab(const struct runner_tree *t)
@@ -38,6 +39,14 @@ int runner_list(const struct runner_tree *t)
 		const char *c = runner_progress_done(&p) ? runner_c_ok() : p.total ? runner_c_bad() : runner_c_dim();
 		printf("  %s  %-*s  %s%s%s\n", t->labs[i].num, width, t->labs[i].title, c,
 		       runner_progress_str(&p, st, sizeof st), runner_c_off());
+		struct runner_parts ps;
+		if (runner_parts_load(t, &t->labs[i], &ps) > 0) {
+			printf("      %sparts:", runner_c_dim());
+			for (size_t k = 0; k < ps.n; k++)
+				printf("%s %s (%d min)", k ? "," : "", ps.v[k].name, ps.v[k].minutes);
+			printf("  (--part NAME)%s\n", runner_c_off());
+		}
+		runner_parts_free(&ps);
 	}
 	const struct runner_lab *l = runner_next_lab(t);
 	if (!l) {

@@ -219,8 +219,8 @@ static void print_redis_missing(const struct runner_lab *l, int skipped)
 int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, const struct runner_opts *o)
 {
 	const char *side = o->solutions ? "solutions" : "exercises";
-	printf("%sLab %s — %s%s: checking %s/%s/\n", runner_c_bold(), l->num, l->title,
-	       runner_c_off(), side, l->name);
+	printf("%sLab %s — %s%s%s%s: checking %s/%s/\n", runner_c_bold(), l->num, l->title,
+	       o->part ? ", part " : "", o->part ? o->part->name : "", runner_c_off(), side, l->name);
 	char shown[1024];
 	if (o->db_from)
 		printf("%sPostgreSQL: %s (from %s)%s\n", runner_c_dim(),
@@ -297,12 +297,15 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		runner_result_free(&r);
 		return 1;
 	}
-	printf("\n%s%d of %d checks passing%s", r.failed ? runner_c_bad() : runner_c_ok(),
-	       r.passed, ran, runner_c_off());
+	if (o->part)
+		printf("\n%spart %s of Lab %s: ", r.failed ? runner_c_bad() : runner_c_ok(), o->part->name, l->num);
+	else
+		printf("\n%s", r.failed ? runner_c_bad() : runner_c_ok());
+	printf("%d of %d checks passing%s", r.passed, ran, runner_c_off());
 	if (r.skipped)
 		printf(" (%d skipped)", r.skipped);
 	printf(".\n");
-	if (!o->solutions)
+	if (!o->solutions && !o->part)   /* a part's count is not the lab's */
 		runner_check_record(t, l, &r);
 	int pg_skipped = 0, redis_skipped = 0, optional = runner_result_optional_skips(&r);
 	int chosen = o->only_sqlite || o->only_mysql;   /* --db: one engine on purpose */
@@ -316,10 +319,15 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		if (!o->solutions) {
 			char files[256];
 			runner_exercise_files(t, l, files, sizeof files);
-			printf("\nNext: edit exercises/%s/ (%s) with labs/%s/README.md at hand, then\n"
-			       "`%s lab check %s` again, or `%s lab watch %s` to check on every save.\n",
-			       l->name, files[0] ? files : "no files yet", l->name, runner_self(), l->num,
-			       runner_self(), l->num);
+			char sec[32] = "", again[48] = "";
+			if (o->part) {
+				snprintf(sec, sizeof sec, " (section %s)", o->part->section);
+				snprintf(again, sizeof again, " --part %s", o->part->name);
+			}
+			printf("\nNext: edit exercises/%s/ (%s) with labs/%s/README.md%s at hand, then\n"
+			       "`%s lab check %s%s` again, or `%s lab watch %s%s` to check on every save.\n",
+			       l->name, files[0] ? files : "no files yet", l->name, sec, runner_self(), l->num,
+			       again, runner_self(), l->num, again);
 		}
 		/* The URL once, password hidden: the screen may be projected. */
 		const char *url = getenv("HOTROW_PG_URL");
@@ -349,6 +357,10 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		print_redis_missing(l, redis_skipped);
 		if (pg_skipped && o->only_sqlite)
 			printf("The PostgreSQL checks were not asked for (--db sqlite).\n");
+	} else if (o->part) {
+		printf("\npart %s done%s (the lab is done when `%s lab check %s` passes every part).\n",
+		       o->part->name, r.skipped > optional ? " where its engines were given" : "", runner_self(),
+		       l->num);
 	} else if (pg_skipped && o->only_sqlite) {
 		printf("\nEvery SQLite check passes; the PostgreSQL ones were not asked for (--db).\n");
 	} else if (r.skipped > optional) {

@@ -35,16 +35,26 @@ static void title(struct tui_screen *scr, const struct top_view *v, const struct
 		(long long)s->seq, tui_fmt_s(t, sizeof t, s->t_s), v->paused ? "  paused" : "");
 }
 
-/* "posts (0,1) id=1", or "transaction 725" when no tuple lock names the row. */
-static void lane_label(char *buf, size_t len, const struct top_lane *l)
+/* "public.posts (0,1) id=1", or "transaction 725" when no tuple lock
+ * names the row. The relation comes schema and all (the sampler pins its
+ * search_path); when that does not fit in fit columns, the table's own
+ * name stands for it, so the key still shows. */
+static void lane_label(char *buf, size_t len, const struct top_lane *l, int fit)
 {
 	if (l->tuple < 0 && l->query[0])     /* the row changed hands: only its statement is known */
 		snprintf(buf, len, "%s", l->query);
 	else if (l->tuple < 0)
 		snprintf(buf, len, "transaction %lld", (long long)l->xid);
-	else
-		snprintf(buf, len, "%s (%lld,%lld)%s%s", l->relation, (long long)l->page,
-		         (long long)l->tuple, l->key[0] ? " " : "", l->key);
+	else {
+		const char *rel = l->relation;
+		for (int pass = 0; pass < 2; pass++) {
+			snprintf(buf, len, "%s (%lld,%lld)%s%s", rel, (long long)l->page,
+			         (long long)l->tuple, l->key[0] ? " " : "", l->key);
+			if ((int)strlen(buf) <= fit || !strrchr(l->relation, '.'))
+				break;
+			rel = strrchr(l->relation, '.') + 1;
+		}
+	}
 }
 
 /* Two lines: the queue, then who holds it and how the line is made. */
@@ -54,7 +64,7 @@ static int lane(struct tui_screen *scr, int y, int w, const struct top_lane *l,
 	char label[160], a[32], b[32];
 	int qx = 1 + LABEL_W + 2, qw = w - qx - DEPTH_W - 1;
 
-	lane_label(label, sizeof label, l);
+	lane_label(label, sizeof label, l, LABEL_W - 1);
 	tui_screen_text(scr, 1, y, LABEL_W - 1, TUI_BOLD, label);
 	tui_screen_put(scr, 1 + LABEL_W, y, l->holder_pid ? g->hold : g->free_lock,
 	               l->holder_pid ? TUI_HOLD : TUI_DIM);

@@ -8,6 +8,24 @@
  * out of the top list. The session has a short
  * lock_timeout: looking up a row's key reads the user's table, and a
  * monitor must never queue behind an ALTER TABLE it is watching.
+ *
+ * The watched database is the users', and what they can create (types,
+ * casts, operators, functions, row-level security policies) must never
+ * run in the sampler's session, which may be a superuser's: the
+ * search_path is pinned to pg_catalog, pg_temp, every function and
+ * operator is pg_catalog's, a row's key is read as the column's own text
+ * (the type's output function, which only a superuser can write; never a
+ * cast), and row_security is off, so a policy is refused, not run.
+ *
+ * Its own queries must not show up as the server's commits: the session
+ * keeps one transaction open (READ COMMITTED and read only, so it holds
+ * no snapshot between statements and no transaction id), and each sample
+ * runs inside a savepoint rolled back at its end, which lets go of every
+ * lock the sample took. pg_stat_clear_snapshot() makes each sample read
+ * the statistics afresh. Closing rolls the transaction back: one
+ * rollback for the whole watch. When the server goes away (a restart),
+ * the sampler says so and connects again, once a second, until it is
+ * back.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +42,7 @@
 #define KEY_CACHE 32
 #define MAX_WAITS 1024           /* waits read per sample */
 #define MAX_ROWS  128            /* contended rows sorted per sample */
+#define RETRY_S   1.0            /* between attempts to reach a server that went away */
 
 /* Every backend waiting for a row: on a tuple lock, or on a
  * transactionid lock (then the tuple lock it already holds names the
@@ -32,31 +51,32 @@
  * backends' list, so pg_stat_activity is not read twice either. */
 #define WAITS_SQL \
 	"WITH l AS MATERIALIZED (SELECT pid, locktype, granted, relation, page, tuple," \
-	" transactionid, waitstart FROM pg_locks WHERE locktype IN ('tuple', 'transactionid'))" \
-	" SELECT w.pid, w.locktype, coalesce(w.relation, t.relation)::regclass::text," \
+	" transactionid, waitstart FROM pg_catalog.pg_locks WHERE locktype IN ('tuple', 'transactionid'))" \
+	" SELECT w.pid, w.locktype, coalesce(w.relation, t.relation)::pg_catalog.regclass::pg_catalog.text," \
 	" coalesce(w.page, t.page), coalesce(w.tuple, t.tuple), w.transactionid," \
-	" extract(epoch FROM clock_timestamp() - w.waitstart) * 1000," \
-	" extract(epoch FROM w.waitstart), pg_blocking_pids(w.pid)::text" \
+	" extract(epoch FROM pg_catalog.clock_timestamp() - w.waitstart) * 1000," \
+	" extract(epoch FROM w.waitstart), pg_catalog.pg_blocking_pids(w.pid)::pg_catalog.text" \
 	" FROM l w LEFT JOIN l t ON t.pid = w.pid AND t.locktype = 'tuple' AND t.granted" \
 	" WHERE NOT w.granted"
 
 #define BACKENDS_SQL \
 	"SELECT pid, state, wait_event_type," \
-	" extract(epoch FROM clock_timestamp() - xact_start) * 1000, left(query, 120)," \
-	" datname = current_database()" \
-	" FROM pg_stat_activity" \
-	" WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY pid"
+	" extract(epoch FROM pg_catalog.clock_timestamp() - xact_start) * 1000, pg_catalog.left(query, 120)," \
+	" datname = pg_catalog.current_database()" \
+	" FROM pg_catalog.pg_stat_activity" \
+	" WHERE backend_type = 'client backend' AND pid <> pg_catalog.pg_backend_pid() ORDER BY pid"
 
-#define COUNTERS_SQL "SELECT sum(xact_commit), sum(xact_rollback) FROM pg_stat_database"
+#define COUNTERS_SQL "SELECT pg_catalog.sum(xact_commit), pg_catalog.sum(xact_rollback)" \
+	" FROM pg_catalog.pg_stat_database"
 
 /* Prepared once: planning a query over pg_stat_activity costs more than
  * running it. pg_stat_statements counts each EXECUTE under the text of its
  * PREPARE, so the sampler's own statements are those tagged or prepared
  * under a hotrow_ name. */
-static const char PREPARE_SQL[] =
-	"PREPARE hotrow_waits AS " WAITS_SQL ";"
-	"PREPARE hotrow_backends AS " BACKENDS_SQL ";"
-	"PREPARE hotrow_counters AS " COUNTERS_SQL;
+#define PREPARE_SQL \
+	"PREPARE hotrow_waits AS " WAITS_SQL ";" \
+	"PREPARE hotrow_backends AS " BACKENDS_SQL ";" \
+	"PREPARE hotrow_counters AS " COUNTERS_SQL
 
 /* One lock wait as pg_locks shows it. */
 struct wait {
@@ -83,10 +103,16 @@ struct point { double t; double commits, rollbacks, new_waits; };
 struct key_entry { char relation[64]; int64_t page, tuple; char key[64]; bool used; };
 
 struct top_sampler {
-	struct kit_db *db;
+	struct kit_db *db;           /* NULL while the server is gone */
+	char url[1024];              /* to connect again */
+	char shown[512];             /* url with its password hidden */
+	double gone_t;               /* when it went (now_s), < 0: here */
+	double retry_t;              /* the last attempt to reach it */
+	char gone_why[256];
+	int reconnects;
 	int pid;
 	char server[64];
-	char err[512];
+	char err[1100];
 	int64_t t0_ns;
 	int64_t seq;
 	bool have_statements;
@@ -121,11 +147,20 @@ static double now_s(const struct top_sampler *ts)
 	return (double)(util_now_ns() - ts->t0_ns) / 1e9;
 }
 
-/* src into dst[len], cut to fit, always terminated. */
+/* A control character a user put in a table's name, a key or a query
+ * (an escape sequence, say) must not reach the terminal: '?' instead. */
+static char shown_char(char c)
+{
+	return (unsigned char)c < 0x20 || c == 0x7f ? '?' : c;
+}
+
+/* src into dst[len], cut to fit, always terminated, control characters
+ * replaced. */
 static void copy(char *dst, size_t len, const char *src)
 {
 	size_t n = src ? strnlen(src, len - 1) : 0;
-	memcpy(dst, src ? src : "", n);
+	for (size_t i = 0; i < n; i++)
+		dst[i] = shown_char(src[i]);
 	dst[n] = '\0';
 }
 
@@ -137,7 +172,7 @@ static void one_line(char *dst, size_t len, const char *src)
 		bool blank = *p == ' ' || *p == '\n' || *p == '\t' || *p == '\r';
 		if (blank && (o == 0 || dst[o - 1] == ' '))
 			continue;
-		dst[o++] = blank ? ' ' : *p;
+		dst[o++] = blank ? ' ' : shown_char(*p);
 	}
 	dst[o] = '\0';
 }
@@ -162,7 +197,7 @@ static int query(struct top_sampler *ts, const char *sql, int nparams, const cha
 /* pg_stat_statements, in the schema %s the extension was created in. */
 static const char STMTS_SQL[] = TAG
 	"SELECT query, calls, total_exec_time, mean_exec_time FROM %s.pg_stat_statements"
-	" WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+	" WHERE dbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())"
 	" AND query NOT LIKE '/* hotrow top */%%' AND query NOT LIKE 'PREPARE hotrow\\_%%'"
 	" ORDER BY total_exec_time DESC LIMIT 5";
 static const char OWN_SQL[] = TAG
@@ -175,7 +210,64 @@ static const char OWN_SQL[] = TAG
 static int take_text(void *arg, int ncols, const char *const *v)
 {
 	if (ncols > 0)
-		snprintf(arg, 64, "%s", v[0] ? v[0] : "");
+		snprintf(arg, 64, "%s", v[0] ? v[0] : "");   /* raw: names go back into SQL */
+	return 0;
+}
+
+/* The session, pinned before anything else runs and its statements
+ * prepared under the pinned path; then the transaction every sample lives
+ * in (see the top of the file). */
+static const char SESSION_SQL[] =
+	TAG "SET search_path = pg_catalog, pg_temp; " TAG "SET row_security = off; "
+	TAG "SET application_name = 'hotrow top'; " TAG "SET lock_timeout = '50ms'; "
+	TAG "SET statement_timeout = '2s'; " TAG "SET idle_in_transaction_session_timeout = 0; "
+	PREPARE_SQL;   /* one implicit transaction: the only commit the sampler makes */
+
+/* Connect (again) and set the session up. 0, or -1 with ts->err set. */
+static int connect_db(struct top_sampler *ts)
+{
+	kit_db_close(ts->db);
+	ts->db = NULL;
+	if (kit_db_open(&ts->db, ts->url) != 0) {
+		/* libpq's message runs over several lines; the first says it all. */
+		char first[300];
+		snprintf(first, sizeof first, "%s", kit_db_errmsg(ts->db));
+		first[strcspn(first, "\n")] = '\0';
+		snprintf(ts->err, sizeof ts->err, "cannot reach %s (%s); start a server "
+		         "(export HOTROW_PG_URL=$(scripts/pg up)) or fix the URL", ts->shown, first);
+		kit_db_close(ts->db);
+		ts->db = NULL;
+		return -1;
+	}
+	char pid[64] = "", ext[64] = "";
+	double ms = 0;
+	if (kit_db_exec(ts->db, SESSION_SQL, 0, NULL) != 0 ||
+	    kit_db_exec(ts->db, TAG "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY", 0, NULL) != 0 ||
+	    query(ts, TAG "SELECT pg_catalog.pg_backend_pid()", 0, NULL, take_text, pid, &ms) != 0 ||
+	    query(ts, TAG "SELECT 'PostgreSQL ' || pg_catalog.current_setting('server_version')", 0, NULL,
+	          take_text, ts->server, &ms) != 0 ||
+	    query(ts, TAG "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e"
+	          " JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
+	          " WHERE e.extname = 'pg_stat_statements'", 0, NULL, take_text, ext, &ms) != 0) {
+		char why[400];
+		snprintf(why, sizeof why, "%s", kit_db_errmsg(ts->db));
+		snprintf(ts->err, sizeof ts->err, "%s: %s", ts->shown, why);
+		kit_db_close(ts->db);
+		ts->db = NULL;
+		return -1;
+	}
+	ts->pid = atoi(pid);
+	/* The view lives in the extension's schema, which need not be on the
+	 * search_path. */
+	ts->have_statements = ext[0] != '\0';
+	snprintf(ts->stmts_sql, sizeof ts->stmts_sql, STMTS_SQL, ext);
+	snprintf(ts->own_sql, sizeof ts->own_sql, OWN_SQL, ext);
+	ts->stmt_t = -1e9;
+	ts->server_ms_per_s = -1;
+	ts->own_first_set = false;
+	ts->nhist = 0;                   /* a restarted server's counters start again */
+	ts->nprev = 0;
+	memset(ts->keys, 0, sizeof ts->keys);
 	return 0;
 }
 
@@ -192,47 +284,21 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 	    !(ts->backends = calloc(TOP_MAX_BACKENDS, sizeof *ts->backends)) ||
 	    !(ts->lanes = calloc(MAX_ROWS, sizeof *ts->lanes)) ||
 	    !(ts->prev_starts = calloc(MAX_WAITS, sizeof *ts->prev_starts)) ||
-	    !(ts->prev_pids = calloc(MAX_WAITS, sizeof *ts->prev_pids))) {
-		snprintf(err, errlen, "out of memory");
+	    !(ts->prev_pids = calloc(MAX_WAITS, sizeof *ts->prev_pids)) ||
+	    strlen(url) >= sizeof ts->url) {
+		snprintf(err, errlen, ts ? "out of memory, or a URL too long" : "out of memory");
 		top_sampler_close(ts);
 		return -1;
 	}
 	ts->t0_ns = util_now_ns();
-	char shown[512];
-	kit_url_redact(url, shown, sizeof shown);
-	if (kit_db_open(&ts->db, url) != 0) {
-		/* libpq's message runs over several lines; the first says it all. */
-		char first[300];
-		snprintf(first, sizeof first, "%s", kit_db_errmsg(ts->db));
-		first[strcspn(first, "\n")] = '\0';
-		snprintf(err, errlen, "cannot reach %s (%s); start a server "
-		         "(export HOTROW_PG_URL=$(scripts/pg up)) or fix the URL", shown, first);
+	ts->gone_t = -1;
+	snprintf(ts->url, sizeof ts->url, "%s", url);
+	kit_url_redact(url, ts->shown, sizeof ts->shown);
+	if (connect_db(ts) != 0) {
+		copy(err, errlen, ts->err);
 		top_sampler_close(ts);
 		return -1;
 	}
-	char pid[64] = "", ext[64] = "";
-	double ms = 0;
-	if (kit_db_exec(ts->db, TAG "SET application_name = 'hotrow top'; " TAG "SET lock_timeout"
-	                        " = '50ms'; " TAG "SET statement_timeout = '2s'", 0, NULL) != 0 ||
-	    kit_db_exec(ts->db, PREPARE_SQL, 0, NULL) != 0 ||
-	    query(ts, TAG "SELECT pg_backend_pid()", 0, NULL, take_text, pid, &ms) != 0 ||
-	    query(ts, TAG "SELECT 'PostgreSQL ' || current_setting('server_version')", 0, NULL,
-	          take_text, ts->server, &ms) != 0 ||
-	    query(ts, TAG "SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n"
-	          " ON n.oid = e.extnamespace WHERE e.extname = 'pg_stat_statements'",
-	          0, NULL, take_text, ext, &ms) != 0) {
-		snprintf(err, errlen, "%s: %s", shown, kit_db_errmsg(ts->db));
-		top_sampler_close(ts);
-		return -1;
-	}
-	ts->pid = atoi(pid);
-	/* The view lives in the extension's schema, which need not be on the
-	 * search_path. */
-	ts->have_statements = ext[0] != '\0';
-	snprintf(ts->stmts_sql, sizeof ts->stmts_sql, STMTS_SQL, ext);
-	snprintf(ts->own_sql, sizeof ts->own_sql, OWN_SQL, ext);
-	ts->stmt_t = -1e9;
-	ts->server_ms_per_s = -1;
 	*out = ts;
 	return 0;
 }
@@ -241,7 +307,10 @@ void top_sampler_close(struct top_sampler *ts)
 {
 	if (ts == NULL)
 		return;
+	if (ts->db && kit_db_connected(ts->db))
+		kit_db_exec(ts->db, TAG "ROLLBACK", 0, NULL);
 	kit_db_close(ts->db);
+	explicit_bzero(ts->url, sizeof ts->url);
 	free(ts->waits);
 	free(ts->backends);
 	free(ts->lanes);
@@ -453,14 +522,31 @@ static void build_lanes(struct top_sampler *ts, struct top_sample *s,
 
 /* The primary key's columns of relation, quoted, comma separated. */
 static const char PKEY_SQL[] = TAG
-	"SELECT string_agg(quote_ident(a.attname), ',' ORDER BY k.i)"
-	" FROM pg_index x CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, i)"
-	" JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum"
-	" WHERE x.indrelid = $1::regclass AND x.indisprimary";
+	"SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ',' ORDER BY k.i)"
+	" FROM pg_catalog.pg_index x"
+	" CROSS JOIN LATERAL pg_catalog.unnest(x.indkey) WITH ORDINALITY AS k(attnum, i)"
+	" JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum"
+	" WHERE x.indrelid = $1::pg_catalog.regclass AND x.indisprimary";
+
+/* The row's key columns, each as PostgreSQL writes the value out (the
+ * type's output function; a user's type has a built-in one), joined. */
+static int take_values(void *arg, int ncols, const char *const *v)
+{
+	char *out = arg;
+	size_t o = 0;
+	for (int i = 0; i < ncols && o + 1 < 64; i++)
+		o += (size_t)snprintf(out + o, 64 - o, "%s%s", i ? "," : "", v[i] ? v[i] : "NULL");
+	for (char *c = out; *c; c++)
+		*c = shown_char(*c);
+	return 1;
+}
 
 /* "id=1" for the row at (page, tuple), read by ctid (the version the
  * holder is replacing is still visible to us while it has not committed);
- * "" when there is no primary key, no such row, or no permission. */
+ * "" when there is no primary key, no such row, or no permission (the
+ * lane then names the row by its ctid). Its own savepoint: a refusal
+ * must not end the sample. The values are never cast: `id::text` would
+ * run a cast a user can create for their own type. */
 static void look_up_key(struct top_sampler *ts, struct top_lane *l, double *ms)
 {
 	for (int i = 0; i < KEY_CACHE; i++) {
@@ -476,18 +562,22 @@ static void look_up_key(struct top_sampler *ts, struct top_lane *l, double *ms)
 	const char *rel[] = { l->relation };
 	snprintf(tid, sizeof tid, "(%lld,%lld)", (long long)l->page, (long long)l->tuple);
 	const char *params[] = { tid };
+	double t = now_s(ts);
+	if (kit_db_exec(ts->db, TAG "SAVEPOINT hotrow_key", 0, NULL) != 0)
+		return;
 	if (kit_db_query(ts->db, PKEY_SQL, 1, rel, take_text, cols) == 0 && cols[0]) {
-		bool many = strchr(cols, ',') != NULL;
-		snprintf(sql, sizeof sql, TAG "SELECT %s%s%s::text FROM ONLY %s WHERE ctid = $1::tid",
-		         many ? "ROW(" : "", cols, many ? ")" : "", l->relation);
-		double t = now_s(ts);
-		if (kit_db_query(ts->db, sql, 1, params, take_text, value) == 0 && value[0]) {
+		snprintf(sql, sizeof sql, TAG "SELECT %s FROM ONLY %s"
+		         " WHERE ctid OPERATOR(pg_catalog.=) $1::pg_catalog.tid", cols, l->relation);
+		if (kit_db_query(ts->db, sql, 1, params, take_values, value) >= 0 && value[0]) {
 			char key[160];       /* cut to l->key's size below */
-			snprintf(key, sizeof key, "%s=%s", cols, value);
+			bool many = strchr(cols, ',') != NULL;
+			snprintf(key, sizeof key, many ? "(%s)=(%s)" : "%s=%s", cols, value);
 			copy(l->key, sizeof l->key, key);
 		}
-		*ms += (now_s(ts) - t) * 1000;
 	}
+	kit_db_exec(ts->db, TAG "ROLLBACK TO SAVEPOINT hotrow_key; " TAG "RELEASE SAVEPOINT hotrow_key",
+	            0, NULL);
+	*ms += (now_s(ts) - t) * 1000;
 	for (int i = 0; i < KEY_CACHE; i++) {
 		struct key_entry *e = &ts->keys[i];
 		if (!e->relation[0]) {
@@ -597,7 +687,45 @@ static int count_new_waits(struct top_sampler *ts)
 	return fresh;
 }
 
+/* The server is gone (or never answered): say so in ts->err and in s,
+ * and try to reach it again at most once every RETRY_S. 0 when it is
+ * back (the sample can go on), -1 while it is not. */
+static int reach(struct top_sampler *ts, struct top_sample *s)
+{
+	double t = now_s(ts);
+	if (ts->db && kit_db_connected(ts->db))
+		return 0;
+	if (ts->gone_t < 0) {
+		ts->gone_t = t;
+		ts->retry_t = t;
+		snprintf(ts->gone_why, sizeof ts->gone_why, "%s",
+		         ts->db ? kit_db_errmsg(ts->db) : "no connection");
+		ts->gone_why[strcspn(ts->gone_why, "\n")] = '\0';
+	} else if (t - ts->retry_t >= RETRY_S) {
+		ts->retry_t = t;
+		if (connect_db(ts) == 0) {
+			ts->gone_t = -1;
+			ts->reconnects++;
+			return 0;
+		}
+	}
+	s->gone_s = t - ts->gone_t;
+	snprintf(ts->err, sizeof ts->err, "the server is gone (%.0f s): %s; trying again every %.0f s",
+	         s->gone_s, ts->gone_why, RETRY_S);
+	return -1;
+}
+
+static int take(struct top_sampler *ts, struct top_sample *s);
+
 int top_sampler_take(struct top_sampler *ts, struct top_sample *s)
+{
+	int rc = take(ts, s);
+	for (char *c = ts->err; *c; c++)    /* the server's words may quote a name */
+		*c = shown_char(*c);
+	return rc;
+}
+
+static int take(struct top_sampler *ts, struct top_sample *s)
 {
 	double ms = 0, counters[2] = {0, 0};
 	int rc = 0;
@@ -606,8 +734,22 @@ int top_sampler_take(struct top_sampler *ts, struct top_sample *s)
 	ts->err[0] = '\0';
 	s->seq = ++ts->seq;
 	s->t_s = now_s(ts);
-	copy(s->server, sizeof s->server, ts->server);
+	s->gone_s = -1;
 	ts->nwaits = ts->nbackends = 0;
+	if (reach(ts, s) != 0)
+		return -1;
+	s->reconnects = ts->reconnects;
+	copy(s->server, sizeof s->server, ts->server);
+	if (kit_db_exec(ts->db, TAG "SAVEPOINT hotrow_sample; " TAG "SELECT pg_catalog.pg_stat_clear_snapshot()",
+	                0, NULL) != 0) {
+		snprintf(ts->err, sizeof ts->err, "%s", kit_db_errmsg(ts->db));
+		if (!kit_db_connected(ts->db))
+			reach(ts, s);
+		else   /* the transaction broke (it should not): start a new one */
+			kit_db_exec(ts->db, TAG "ROLLBACK; " TAG "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY",
+			            0, NULL);
+		return -1;
+	}
 	if (query(ts, TAG "EXECUTE hotrow_waits", 0, NULL, take_wait, ts, &ms) != 0 ||
 	    query(ts, TAG "EXECUTE hotrow_backends", 0, NULL, take_backend, ts, &ms) != 0 ||
 	    query(ts, TAG "EXECUTE hotrow_counters", 0, NULL, take_two, counters, &ms) != 0)
@@ -631,6 +773,16 @@ int top_sampler_take(struct top_sampler *ts, struct top_sample *s)
 	rates(ts, s, (struct point){ s->t_s, counters[0], counters[1], ts->new_waits_total });
 	if (rc == 0 && statements(ts, s->t_s, &ms) != 0)
 		rc = -1;
+	/* every lock the sample took goes with the savepoint */
+	if (kit_db_exec(ts->db, TAG "ROLLBACK TO SAVEPOINT hotrow_sample; "
+	                TAG "RELEASE SAVEPOINT hotrow_sample", 0, NULL) != 0 && rc == 0) {
+		snprintf(ts->err, sizeof ts->err, "%s", kit_db_errmsg(ts->db));
+		rc = -1;
+	}
+	if (!kit_db_connected(ts->db)) {
+		reach(ts, s);
+		rc = -1;
+	}
 	s->have_statements = ts->have_statements;
 	s->nstmts = ts->nstmts;
 	memcpy(s->stmts, ts->stmts, sizeof s->stmts);

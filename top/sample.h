@@ -93,6 +93,9 @@ struct top_stmt {
 
 struct top_sample {
 	int64_t seq;                    /* 1 for the first sample */
+	double gone_s;                  /* how long the server has been gone
+	                                   (then nothing else is filled), or -1 */
+	int reconnects;                 /* times the sampler connected again */
 	double t_s;                     /* seconds since the sampler opened */
 	char server[64];                /* "PostgreSQL 15.x" */
 
@@ -138,7 +141,12 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 void top_sampler_close(struct top_sampler *ts);     /* NULL is fine */
 
 /* Take one sample into *s. Returns 0, or -1 when a query failed
- * (top_sampler_error says which and why; *s then holds what was read). */
+ * (top_sampler_error says which and why; *s then holds what was read).
+ * When the server has gone away (restarted, shut down, the connection
+ * killed) s->gone_s >= 0, the error says so, and each later call tries
+ * to connect again (at most once a second) until it is back.
+ * The sampler's queries run in one open read-only transaction, a
+ * savepoint per sample: they add nothing to pg_stat_database's commits. */
 int top_sampler_take(struct top_sampler *ts, struct top_sample *s);
 const char *top_sampler_error(const struct top_sampler *ts);
 

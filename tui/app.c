@@ -122,6 +122,25 @@ static void push(struct tui_app *a)
 		sim_set(a->naive, &a->cfg);
 }
 
+/* A key's change to a->cfg: pushed into the running sims when the engine
+ * takes it live, rebuilt from t = 0 when it changes what the simulation
+ * was built on (sim_config_restarts, the engine's own list). Returns
+ * whether it restarted. */
+static bool apply(struct tui_app *a)
+{
+	if (sim_config_restarts(&a->good, &a->cfg)) {
+		restart(a);
+		return a->t_us == 0;
+	}
+	push(a);
+	return false;
+}
+
+static const char *restarted(bool yes)
+{
+	return yes ? " (restarted at t = 0)" : "";
+}
+
 static void play_raw(struct tui_app *a, double sim_s)
 {
 	if (sim_s <= 0)
@@ -478,8 +497,8 @@ static void strategy(struct tui_app *a, int dir)
 		a->cfg.rows = 1;
 	if (a->cfg.flush_ms <= 0)
 		a->cfg.flush_ms = 100;
-	restart(a);
-	say(a, "strategy %s (restarted at t = 0)", sim_strategy_name(a->cfg.strategy));
+	bool r = apply(a);
+	say(a, "strategy %s%s", sim_strategy_name(a->cfg.strategy), restarted(r));
 }
 
 static void act(struct tui_app *a, enum tui_action ac)
@@ -503,34 +522,35 @@ static void act(struct tui_app *a, enum tui_action ac)
 		break;
 	case TUI_A_RATE_UP: case TUI_A_RATE_DOWN:
 		a->cfg.rps = ladder(rates, 16, a->cfg.rps, ac == TUI_A_RATE_UP ? 1 : -1);
-		push(a);
+		apply(a);
 		say(a, "arrivals %g/s", a->cfg.rps);
 		break;
 	case TUI_A_HOLD_UP: case TUI_A_HOLD_DOWN:
 		a->cfg.hold_ms = ladder(holds, 11, a->cfg.hold_ms, ac == TUI_A_HOLD_UP ? 1 : -1);
-		push(a);
+		apply(a);
 		say(a, "lock hold %g ms: ceiling %g/s per row", a->cfg.hold_ms,
 		    1000 / sim_lock_ms(&a->cfg));
 		break;
 	case TUI_A_STRATEGY_NEXT: strategy(a, 1); break;
 	case TUI_A_STRATEGY_PREV: strategy(a, -1); break;
-	case TUI_A_SLOTS_UP: case TUI_A_SLOTS_DOWN:
+	case TUI_A_SLOTS_UP: case TUI_A_SLOTS_DOWN: {
 		a->cfg.rows = (int)ladder(slots, 7, a->cfg.rows, ac == TUI_A_SLOTS_UP ? 1 : -1);
 		if (a->cfg.rows > 1 && a->cfg.strategy != SIM_SHARDED &&
 		    a->cfg.strategy != SIM_LEDGER)     /* the ledger splits its fee account */
 			a->cfg.strategy = SIM_SHARDED;
-		restart(a);
-		say(a, "%d slot%s (restarted at t = 0)", a->cfg.rows, a->cfg.rows > 1 ? "s" : "");
+		bool r = apply(a);
+		say(a, "%d slot%s%s", a->cfg.rows, a->cfg.rows > 1 ? "s" : "", restarted(r));
 		break;
+	}
 	case TUI_A_POOL_UP: case TUI_A_POOL_DOWN:
 		a->cfg.pool = (int)ladder(pools, 7, a->cfg.pool > 0 ? a->cfg.pool : 1000,
 		                          ac == TUI_A_POOL_UP ? 1 : -1);
-		push(a);
+		apply(a);
 		say(a, "pool of %d connections", a->cfg.pool);
 		break;
 	case TUI_A_WORK:
 		a->cfg.work_ms = a->cfg.work_ms > 0 ? 0 : 5;
-		push(a);
+		apply(a);
 		say(a, a->cfg.work_ms > 0 ? "5 ms of app work inside the transaction"
 		                          : "no app work inside the transaction");
 		break;
@@ -571,32 +591,33 @@ static void act(struct tui_app *a, enum tui_action ac)
 		break;
 	case TUI_A_LOCK_TIMEOUT:
 		a->cfg.lock_timeout_ms = a->cfg.lock_timeout_ms > 0 ? 0 : 300;
-		push(a);
+		apply(a);
 		say(a, a->cfg.lock_timeout_ms > 0 ? "lock_timeout 300 ms: the server cancels "
 		    "longer waits, the client sees the error" : "no lock_timeout");
 		break;
 	case TUI_A_RETRY_BUDGET:
 		a->cfg.retry_budget = a->cfg.retry_budget > 0 ? 0 : 0.1;
-		push(a);
+		apply(a);
 		say(a, a->cfg.retry_budget > 0 ? "retry budget: retries at most 10%% of requests"
 		                               : "no retry budget");
 		break;
-	case TUI_A_BULKHEAD:
+	case TUI_A_BULKHEAD: {
 		if (a->cfg.pool < 2 && !a->cfg.counter_pool) {
 			say(a, "bulkhead: no pool to split (set one with { })");
 			break;
 		}
 		a->cfg.counter_pool = a->cfg.counter_pool ? 0 : a->cfg.pool * 4 / 5;
-		restart(a);
+		bool r = apply(a);
 		if (a->cfg.counter_pool)
-			say(a, "bulkhead: likes get %d connections of their own (restarted at t = 0)",
-			    a->cfg.counter_pool);
+			say(a, "bulkhead: likes get %d connections of their own%s",
+			    a->cfg.counter_pool, restarted(r));
 		else
-			say(a, "no bulkhead: likes share the pool (restarted at t = 0)");
+			say(a, "no bulkhead: likes share the pool%s", restarted(r));
 		break;
+	}
 	case TUI_A_IDEMPOTENT:
 		a->cfg.idempotent = !a->cfg.idempotent;
-		push(a);
+		apply(a);
 		say(a, a->cfg.idempotent ? "idempotent likes: a retry is applied once"
 		                         : "blind retries: a retry may count a like twice");
 		break;

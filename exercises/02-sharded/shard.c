@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* SHARD_DEFAULT_SLOTS as SQL text. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define DEFAULT_N STR(SHARD_DEFAULT_SLOTS)
+
 int shard_setup(struct kit_db *db)
 {
 	return kit_db_exec(db,
@@ -52,14 +57,13 @@ int shard_read(struct kit_db *db, int64_t post_id, int64_t *total)
 
 int shard_slots(struct kit_db *db, int64_t post_id, int *nslots)
 {
-	char post[24], sql[160];
+	char post[24];
 	snprintf(post, sizeof post, "%lld", (long long)post_id);
-	snprintf(sql, sizeof sql,
-	         "SELECT coalesce((SELECT nslots FROM like_slot_config WHERE post_id = $1), %d)",
-	         SHARD_DEFAULT_SLOTS);
 	const char *params[] = { post };
 	int64_t n;
-	int rc = kit_db_query_int(db, sql, 1, params, &n);
+	int rc = kit_db_query_int(db,
+		"SELECT coalesce((SELECT nslots FROM like_slot_config WHERE post_id = $1), " DEFAULT_N ")",
+		1, params, &n);
 	if (rc == 0)
 		*nslots = (int)n;
 	return rc;

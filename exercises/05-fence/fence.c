@@ -22,6 +22,9 @@ int fence_apply(struct kit_db *db, const struct fence_batch *b)
 	 *           return 0.
 	 * TODO(§4): one INSERT ... ON CONFLICT statement adding every
 	 *           b->totals[i] to video_views ($1, $2, ... parameters).
+	 *           The engine decides how that upsert is written: ask
+	 *           kit_db_engine(db); KIT_DB_MYSQL (MariaDB) says it with
+	 *           ON DUPLICATE KEY UPDATE ... VALUES(views) instead (§4).
 	 * TODO(§3): commit and return 1. On any failure, roll back and return
 	 *           the failing call's code. */
 	return KIT_DB_ERR;

@@ -158,7 +158,8 @@ int main(int argc, char **argv)
 		struct drv_inputs in;
 		drv_inputs_init(&in, SIM_NAIVE, o.threads, &alone);
 		in.seconds = o.seconds;
-		predicted = drv_predict(&in, &p, "hotrow lab run 01") == 0;
+		probed = drv_inputs_wal(&in, o.url, "hotrow lab run 01") == 0;
+		predicted = probed && drv_predict(&in, &p, "hotrow lab run 01") == 0;
 	}
 	if (!probed || measure_many(&r, &many) != 0) {
 		drv_span_destroy(&r.hold);

@@ -129,6 +129,8 @@ static int predict(struct run *r, bool lite, int rows, struct drv_parts *alone,
 	in.rows = lite ? 1 : rows;
 	in.work_ms = r->work_ms;
 	in.seconds = r->seconds;
+	if (drv_inputs_wal(&in, r->url, "hotrow lab run 02") != 0)
+		return -1;
 	return drv_predict(&in, p, "hotrow lab run 02");
 }
 

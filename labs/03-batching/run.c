@@ -249,6 +249,8 @@ static int predict(struct run *r, struct kit_db *db, bool lite, const struct drv
 	in.flush_ms = r->flush_ms;
 	in.flush = naive ? *naive : *alone;
 	in.seconds = r->seconds;
+	if (drv_inputs_wal(&in, r->url, "hotrow lab run 03") != 0)
+		return -1;
 	return drv_predict(&in, p, "hotrow lab run 03");
 }
 

@@ -166,6 +166,8 @@ static int predict(struct run *r, enum mode m, bool lite, struct drv_parts *alon
 	drv_inputs_init(&in, SIM_LEDGER, r->threads, alone);
 	*says = model_of(m, r, lite, &in);
 	in.seconds = r->seconds;
+	if (drv_inputs_wal(&in, r->url, CMD) != 0)
+		return -1;
 	return drv_predict(&in, p, CMD);
 }
 

@@ -8,12 +8,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "labs/driver/fail.h"
 #include "labs/driver/predict.h"
+#include "labs/driver/server.h"
+#include "util/clock.h"
 
 #define OFF_BY 0.25            /* a ratio further than this from 1 asks why */
 #define HOLD_MOVED 0.15        /* a hold under load this far from alone is a reason */
 #define SIM_REQUESTS 200000.0  /* enough simulated requests for a p99 */
 #define SKEWED 1.2             /* a mean hold this far above the median: exponential */
+#define FLUSH_COMMITS 200      /* the flush probe's commits, one client alone */
+#define FLUSH_TABLE "hotrow_flush_probe"
+#define REPORTED_WAIT_NS 2000000000LL   /* how long the run's backends get to report */
+#define REPORTED_STEP_NS 20000000LL
 
 int drv_cores(void)
 {
@@ -138,7 +145,9 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 	out->p99_ms = sum.latency_ms.p99;
 	out->mva_per_s = mva ? x : -1;
 	out->mva_mean_ms = mva ? r : -1;
-	out->ceiling_per_s = c.hold_ms + c.work_ms > 0 ? in->rows * 1000.0 / (c.hold_ms + c.work_ms) : 0;
+	/* a row is held for its flush of the shared log too */
+	double held = c.hold_ms + c.work_ms + c.wal_flush_ms;
+	out->ceiling_per_s = held > 0 ? in->rows * 1000.0 / held : 0;
 	out->clients_per_s = a->request_ms + in->think_ms > 0
 	                     ? in->threads * 1000.0 / (a->request_ms + in->think_ms) : 0;
 	double cpu = a->cpu_client_ms + (a->cpu_db_ms > 0 ? a->cpu_db_ms : 0);
@@ -146,6 +155,51 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 	out->max_lag_s = sum.count.max_lag_s;
 	out->wal_per_commit = sum.wal.flushes_per_commit;
 	out->made_ns = kit_load_now_ns();
+	return 0;
+}
+
+static bool is_sqlite(const char *url)
+{
+	return url == NULL || strncmp(url, "sqlite:", 7) == 0;
+}
+
+int drv_inputs_wal(struct drv_inputs *in, const char *url, const char *cmd)
+{
+	static double flush_ms = -1;     /* one server a process: probed once */
+	char err[256];
+
+	if (is_sqlite(url))
+		return 0;       /* WAL with synchronous = NORMAL: no flush at commit */
+	if (buffered(in->strategy))
+		return 0;       /* the flush's hold, probed whole, has its commit in it */
+	if (flush_ms < 0) {
+		/* A table of its own, so the lab's rows and counts stay the run's. */
+		struct kit_db *db = NULL;
+		double f = 0;
+		int rc = kit_db_open(&db, url) != 0 ||
+		         kit_db_exec(db, "DROP TABLE IF EXISTS " FLUSH_TABLE, 0, NULL) != 0 ||
+		         kit_db_exec(db, "CREATE TABLE " FLUSH_TABLE " (id int PRIMARY KEY, "
+		                     "n bigint NOT NULL)", 0, NULL) != 0 ||
+		         kit_db_exec(db, "INSERT INTO " FLUSH_TABLE " VALUES (1, 0)", 0, NULL) != 0
+		         ? -1 : 0;
+		if (rc != 0)
+			snprintf(err, sizeof err, "the flush probe's table: %s", kit_db_errmsg(db));
+		else
+			rc = drv_probe_flush(url, "UPDATE " FLUSH_TABLE " SET n = n + 1 WHERE id = 1",
+			                     FLUSH_COMMITS, &f, err, sizeof err);
+		/* the table goes; a server gone meanwhile is said so, as drv_fail_db does */
+		if (kit_db_exec(db, "DROP TABLE IF EXISTS " FLUSH_TABLE, 0, NULL) != 0 && rc == 0)
+			rc = -1, snprintf(err, sizeof err, "the flush probe's table: %s",
+			                  kit_db_errmsg(db));
+		bool gone = !kit_db_connected(db);
+		kit_db_close(db);
+		if (rc != 0) {
+			drv_fail(cmd, gone ? "the database went away" : NULL, err);
+			return -1;
+		}
+		flush_ms = f;
+	}
+	in->wal_flush_ms = flush_ms;
 	return 0;
 }
 
@@ -202,10 +256,25 @@ static int watched_op(void *arg, struct kit_load_thread *th)
 	return w->op(w->arg, th);
 }
 
-int drv_run_load(const struct kit_load_config *c, struct drv_span *hold, kit_load_op_fn *op,
-                 void *arg, struct drv_run *out)
+/* The run's WAL flushes per commit, from the counts before it (s0, c0):
+ * its backends report theirs as their connections end, so wait until the
+ * commits cover its requests (each commits at least once), 2 s at most. */
+static double wal_after(struct kit_db *admin, int64_t s0, int64_t c0, int64_t requests)
 {
-	memset(out, 0, sizeof *out);
+	int64_t s1 = -1, c1 = -1;
+	for (int64_t waited = 0; ; waited += REPORTED_STEP_NS) {
+		if (drv_wal_count(admin, &s1, &c1) != 0)
+			return -1;
+		if (c1 - c0 >= requests || waited >= REPORTED_WAIT_NS)
+			break;
+		util_sleep_ns(REPORTED_STEP_NS);
+	}
+	return c1 > c0 ? (double)(s1 - s0) / (double)(c1 - c0) : -1;
+}
+
+static int run_load(const struct kit_load_config *c, struct drv_span *hold, kit_load_op_fn *op,
+                    void *arg, struct drv_run *out)
+{
 	out->started_ns = kit_load_now_ns();
 	if (hold == NULL || c->url == NULL)
 		return kit_load_run(c, op, arg, &out->r);
@@ -222,6 +291,23 @@ int drv_run_load(const struct kit_load_config *c, struct drv_span *hold, kit_loa
 	int rc = kit_load_run(&wc, watched_op, w, &out->r);
 	out->hold_ms = drv_span_mean_ms(hold);
 	free(w);
+	return rc;
+}
+
+int drv_run_load(const struct kit_load_config *c, struct drv_span *hold, kit_load_op_fn *op,
+                 void *arg, struct drv_run *out)
+{
+	struct kit_db *admin = NULL;
+	int64_t s0 = 0, c0 = 0;
+
+	memset(out, 0, sizeof *out);
+	out->wal_per_commit = -1;
+	bool wal = !is_sqlite(c->url) && kit_db_open(&admin, c->url) == 0 &&
+	           drv_wal_count(admin, &s0, &c0) == 0;
+	int rc = run_load(c, hold, op, arg, out);
+	if (wal && rc == 0 && out->r.ok > 0)
+		out->wal_per_commit = wal_after(admin, s0, c0, out->r.ok);
+	kit_db_close(admin);
 	return rc;
 }
 
@@ -253,6 +339,36 @@ static void row(const char *name, double predicted, double measured)
 	double r = ratio(measured, predicted);
 	printf("  %-14s %16s %16s %8.2f%s\n", name, ms(p, sizeof p, predicted),
 	       ms(m, sizeof m, measured), r, off(r) ? "  off by more than 25 %" : "");
+}
+
+/* The server's log: the engine's flushes per commit beside pg_stat_wal's.
+ * SQLite as the kit opens it (WAL, synchronous = NORMAL) syncs at a
+ * checkpoint only; 100 commits, 4 fdatasync (104 with FULL):
+ *   strace -f -c -e trace=fdatasync sqlite3 x.db "PRAGMA journal_mode=WAL;
+ *     PRAGMA synchronous=NORMAL; BEGIN; UPDATE t SET n=n+1; COMMIT; ..." */
+static void wal_row(const struct drv_prediction *p, const struct drv_run *m)
+{
+	char pw[32] = "none", mw[32] = "unknown";
+
+	if (p->in.alone.in_process) {
+		printf("  %-14s %16s  SQLite: WAL with synchronous = NORMAL does not flush at "
+		       "commit\n", "WAL per commit", "-");
+		return;
+	}
+	if (p->wal_per_commit < 0 && m->wal_per_commit < 0)
+		return;
+	if (p->wal_per_commit >= 0)
+		snprintf(pw, sizeof pw, "%.2f", p->wal_per_commit);
+	if (m->wal_per_commit >= 0)
+		snprintf(mw, sizeof mw, "%.2f", m->wal_per_commit);
+	double r = m->wal_per_commit >= 0 ? ratio(m->wal_per_commit, p->wal_per_commit) : 0;
+	char rs[16] = "-";
+	if (r > 0)
+		snprintf(rs, sizeof rs, "%.2f", r);
+	printf("  %-14s %16s %16s %8s%s\n", "WAL per commit", pw, mw, rs,
+	       off(r) ? "  off by more than 25 %" : "");
+	printf("    (the server's log; measured: pg_stat_wal.wal_sync / "
+	       "pg_stat_database.xact_commit)\n");
 }
 
 /* The load average over the last minute; < 0 when unknown. */
@@ -357,6 +473,7 @@ int drv_compare(const struct drv_prediction *p, const struct drv_run *m, const c
 	       off(ratio(r->throughput_per_s, p->throughput_per_s)) ? "  off by more than 25 %" : "");
 	row("latency p50", p->p50_ms, r->latency_ms.p50);
 	row("latency p99", p->p99_ms, r->latency_ms.p99);
+	wal_row(p, m);
 	if (off(ratio(r->throughput_per_s, p->throughput_per_s)) ||
 	    off(ratio(r->latency_ms.p50, p->p50_ms)) || off(ratio(r->latency_ms.p99, p->p99_ms)))
 		explain(p, m, unit);

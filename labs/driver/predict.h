@@ -83,6 +83,10 @@ struct drv_run {
 	struct kit_load_result r;
 	int64_t started_ns;        /* when it began */
 	double hold_ms;            /* the mean hold under load; 0 without a span */
+	double wal_per_commit;     /* PostgreSQL: the server's WAL flushes per commit
+	                              over the run (pg_stat_wal.wal_sync delta /
+	                              pg_stat_database.xact_commit delta); < 0 not
+	                              measured */
 };
 
 /* The CPUs this machine has online (at least 1). */
@@ -98,20 +102,33 @@ void drv_inputs_init(struct drv_inputs *in, enum sim_strategy s, int threads,
  * the config (*out is then all zero). */
 int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const char *cmd);
 
+/* PostgreSQL's shared log, before the run: one flush of the server's WAL
+ * probed with one client alone (drv_probe_flush, on a scratch table of its
+ * own, once per process) into in->wal_flush_ms, so the engine predicts
+ * WAL flushes per commit. Set in->strategy first: a buffered fix's flush
+ * hold is probed whole, its commit included, so it gets none. On SQLite
+ * nothing: WAL with synchronous = NORMAL does not flush at commit.
+ * Returns 0, or -1 after one line on stderr (drv_fail: "CMD: the
+ * database went away: ..." when it did): the driver then stops. */
+int drv_inputs_wal(struct drv_inputs *in, const char *url, const char *cmd);
+
 /* The `hotrow sim` arguments that run exactly p's config, except
  * --clients (so another client count can be asked of the same parts),
  * into buf; always NUL-terminated. */
 void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len);
 
-/* kit_load_run(c, op, arg, &out->r), noting when it began and, with a
+/* kit_load_run(c, op, arg, &out->r), noting when it began, on PostgreSQL
+ * the WAL flushes per commit over it (a connection of its own reads the
+ * counts before and after) and, with a
  * span, timing every thread's holds into it (from empty). c's own
  * thread_init and thread_done still run; th->local stays yours. Returns
  * what kit_load_run returns. */
 int drv_run_load(const struct kit_load_config *c, struct drv_span *hold, kit_load_op_fn *op,
                  void *arg, struct drv_run *out);
 
-/* Print the prediction beside the measurement on stdout: throughput and
- * p50/p99, each predicted, measured and measured / predicted; when one
+/* Print the prediction beside the measurement on stdout: throughput,
+ * p50/p99 and (PostgreSQL) WAL flushes per commit, each predicted,
+ * measured and measured / predicted; when one
  * is off by more than 25 %, the measured parts that explain it; then the
  * Little's-law line, labelled as a check. `unit` names a request
  * ("likes"). Returns 0, or -1 (and prints only the refusal) when p was

@@ -122,6 +122,16 @@ done:
 	return rc;
 }
 
+int drv_wal_count(struct kit_db *db, int64_t *syncs, int64_t *commits)
+{
+	if (db == NULL || kit_db_engine(db) != KIT_DB_POSTGRES ||
+	    kit_db_query_int(db, "SELECT wal_sync FROM pg_stat_wal", 0, NULL, syncs) != 0 ||
+	    kit_db_query_int(db, "SELECT xact_commit FROM pg_stat_database "
+	                     "WHERE datname = current_database()", 0, NULL, commits) != 0)
+		return -1;
+	return 0;
+}
+
 /* ---- the wakes ---- */
 
 struct wake_run {

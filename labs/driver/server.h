@@ -20,7 +20,8 @@
  *   struct drv_wake w;
  *   drv_wake_default(&w);  w.url = url;  w.op = like_row_1;  w.arg = arg;
  *   drv_probe_wake(&w);    then w.wake_us, w.cpu_ms[0..1]; w.error on failure
- * Neither may use the run it is for; call them before it.
+ *   drv_wal_count(admin, &syncs, &commits);   before and after a run
+ * Neither probe may use the run it is for; call them before it.
  */
 #ifndef HOTROW_DRIVER_SERVER_H
 #define HOTROW_DRIVER_SERVER_H
@@ -53,6 +54,12 @@ struct drv_wake {
 };
 
 void drv_wake_default(struct drv_wake *w);
+
+/* The server's WAL flushes so far (pg_stat_wal.wal_sync) and the commits
+ * of db's database (pg_stat_database.xact_commit), as db last saw them: a
+ * backend reports its counts when idle (at most once a second) and when
+ * its connection ends. Returns 0, or -1 (not PostgreSQL, or unreadable). */
+int drv_wal_count(struct kit_db *db, int64_t *syncs, int64_t *commits);
 
 /* Run op with each client count and fill the outs. Returns 0; or -1 with
  * w->error set (a connection, a request, or a server this machine cannot

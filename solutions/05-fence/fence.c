@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The upsert for n videos: "INSERT ... VALUES ($1, $2), ($3, $4), ..." */
-static char *upsert_sql(int n)
+/* The upsert for n videos: "INSERT ... VALUES ($1, $2), ($3, $4), ..."
+ * and what to do with a video that has a row already, in the words of the
+ * engine: ON CONFLICT on SQLite and PostgreSQL, ON DUPLICATE KEY UPDATE on
+ * MariaDB (README §4). */
+static char *upsert_sql(enum kit_db_engine engine, int n)
 {
 	size_t cap = 160 + (size_t)n * 24;
 	char *sql = malloc(cap);
@@ -23,8 +26,9 @@ static char *upsert_sql(int n)
 	for (int i = 0; i < n; i++)
 		len += (size_t)snprintf(sql + len, cap - len, "%s($%d, $%d)",
 		                        i ? ", " : "", 2 * i + 1, 2 * i + 2);
-	snprintf(sql + len, cap - len,
-	         " ON CONFLICT (video_id) DO UPDATE SET views = video_views.views + excluded.views");
+	snprintf(sql + len, cap - len, "%s", engine == KIT_DB_MYSQL
+	         ? " ON DUPLICATE KEY UPDATE views = views + VALUES(views)"
+	         : " ON CONFLICT (video_id) DO UPDATE SET views = video_views.views + excluded.views");
 	return sql;
 }
 
@@ -33,7 +37,7 @@ static int add_totals(struct kit_db *db, const struct fence_batch *b)
 {
 	char (*text)[24] = malloc((size_t)b->n * 2 * sizeof *text);
 	const char **params = malloc((size_t)b->n * 2 * sizeof *params);
-	char *sql = upsert_sql(b->n);
+	char *sql = upsert_sql(kit_db_engine(db), b->n);
 	int rc = KIT_DB_ERR;
 	if (text && params && sql) {
 		for (int i = 0; i < b->n; i++) {

@@ -1,10 +1,14 @@
 #!/bin/sh
-# tests/class/class.sh: `hotrow class` on a real PostgreSQL: two students
-# cannot see, read, write or list each other's tables, cannot create in
-# public, cannot pass their connection limit, get cancelled at their
-# statement timeout; init twice changes nothing; the runner records a check
-# where `class status` and `grade` find it; drop leaves the server's roles,
-# schemas and privileges as they were before init. Prints cmocka-style
+# tests/class/class.sh: `hotrow class` on a real PostgreSQL: roster names
+# that fold to the same student are refused; two students cannot see,
+# read, write or list each other's tables, cannot create in public,
+# cannot pass their connection limit, get cancelled at their statement
+# timeout; init twice changes nothing, and warns when the room's limits
+# pass max_connections; the runner records a check where `class status`
+# and `grade` find it, as self-reported, with every lab of the kit at its
+# maximum; status --frames calls the stuck students stuck; a student whose
+# schema is gone does not stop the room's status or grade; drop leaves the
+# server's roles, schemas and privileges as they were before init. Prints cmocka-style
 # summary lines. Needs HOTROW_PG_URL as a superuser (scripts/pg's server
 # is one): skipped without it, failed without it under HOTROW_REQUIRE_PG=1.
 #
@@ -16,29 +20,28 @@ bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)
 . "$(dirname "$0")/../harness/check.sh"
 
-admin=${HOTROW_PG_URL:-}
-if [ -z "$admin" ] || ! psql "$admin" -Atqc 'select 1' >/dev/null 2>&1; then
-	if [ "${HOTROW_REQUIRE_PG:-}" = 1 ]; then
-		bad class__server "HOTROW_PG_URL is unset or unreachable (HOTROW_REQUIRE_PG=1)"
-	else
-		skip class__server "HOTROW_PG_URL is unset (make pg-up prints one)"
-	fi
-	summary
-fi
-q()  { psql "$admin" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-as() { psql "$1" -XAtq -v ON_ERROR_STOP=1 -c "$2" 2>&1; }   # as URL SQL
-url_of() { awk -v n="$1" '$1 == n { print $2 }' "$tmp/urls"; }
+. "$(dirname "$0")/server.sh" class
+
+# The roles this suite makes: other suites, in other databases of the
+# same server at the same time, make roles of their own (roles belong to
+# the whole server), so what is counted and compared is ours and the
+# server's own.
+ours="'hr_alice','hr_bob','hr_carol','hr_dave','hr_ada','hr_mary_ann'"
 
 # What drop must give back: roles with their limits and settings, schemas
 # with their privileges, the databases' privileges. (Schemas the lab
 # tests make and remove on their own, lt_*, are left out. A NULL ACL means
 # the defaults: a grant and its revoke leave the same defaults spelled out.)
 snapshot() {
-	q "select rolname, rolcanlogin, rolconnlimit, rolconfig from pg_roles order by 1;
+	q "select rolname, rolcanlogin, rolconnlimit, rolconfig from pg_roles
+	    where rolname !~ '^hr_' or rolname in ($ours) order by 1;
 	   select nspname, nspowner::regrole, coalesce(nspacl, acldefault('n', nspowner)) from pg_namespace
 	    where nspname !~ '^(pg_temp|pg_toast_temp|lt_)' order by 1;
-	   select datname, coalesce(datacl, acldefault('d', datdba)) from pg_database order by 1;
-	   select setdatabase, setrole, setconfig from pg_db_role_setting order by 1, 2;"
+	   select datname, coalesce(datacl, acldefault('d', datdba)) from pg_database
+	    where datname = current_database();
+	   select setdatabase, setrole, setconfig from pg_db_role_setting
+	    where setrole not in (select oid from pg_roles where rolname ~ '^hr_' and rolname not in ($ours))
+	    order by 1, 2;"
 }
 trap 'rm -rf "$tmp"; "$bin" class drop --db "$admin" --yes >/dev/null 2>&1;
       [ -n "${opened:-}" ] && q "revoke create on schema public from public" 2>/dev/null' EXIT
@@ -52,9 +55,20 @@ if [ "$(q "select count(*) from pg_namespace n, aclexplode(coalesce(n.nspacl, ac
 fi
 snapshot >"$tmp/before"
 
+# class__roster_collision: names that fold to the same student are
+# refused with both line numbers, and nobody is made.
+printf 'Ada\nbob\nada\nmary-ann\nMary Ann\n' >"$tmp/clash"
+"$bin" class init --db "$admin" --roster "$tmp/clash" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q "clash:3: 'ada' and line 1's 'Ada'" "$tmp/err" &&
+   grep -q "clash:5: 'Mary Ann' and line 4's 'mary-ann'" "$tmp/err" &&
+   [ "$(q "select count(*) from pg_roles where rolname in ($ours)")" = 0 ]
+then ok class__roster_collision
+else bad class__roster_collision "exit $rc: $(cat "$tmp/err")"; fi
+
 # class__init: one line per student, the file only the instructor reads;
 # the screen (perhaps the room's projector) shows the passwords as ***.
-printf 'Alice\nbob  # the second\n\nalice\n' >"$tmp/roster"
+printf 'Alice\nbob  # the second\n\n' >"$tmp/roster"
 "$bin" class init --db "$admin" --roster "$tmp/roster" --out "$tmp/urls" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 mode=$(stat -c %a "$tmp/urls" 2>/dev/null)
@@ -72,6 +86,23 @@ state >"$tmp/s1"
 state >"$tmp/s2"
 if cmp -s "$tmp/s1" "$tmp/s2" && cmp -s "$tmp/urls" "$tmp/urls2"; then ok class__init_twice
 else bad class__init_twice "the second init changed: $(diff "$tmp/s1" "$tmp/s2" | head -5)"; fi
+
+# class__roster_respelled: a later roster naming Alice as alice is
+# refused: the same student only if spelled the same way.
+echo alice >"$tmp/respelled"
+"$bin" class init --db "$admin" --roster "$tmp/respelled" >/dev/null 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q "made earlier as 'Alice'" "$tmp/err"; then ok class__roster_respelled
+else bad class__roster_respelled "exit $rc: $(cat "$tmp/err")"; fi
+
+# class__conn_limit_warning: a room whose limits add up past
+# max_connections is told so.
+echo dave >"$tmp/dave"
+"$bin" class init --db "$admin" --roster "$tmp/dave" --conn-limit 100000 >/dev/null 2>"$tmp/err"
+"$bin" class drop --db "$admin" --roster "$tmp/dave" --yes >/dev/null 2>&1
+if grep -q "warning: 3 student(s) may open 100040 connections in all, more than the server's" "$tmp/err"
+then ok class__conn_limit_warning
+else bad class__conn_limit_warning "$(cat "$tmp/err")"; fi
 
 # class__password: the role has a password (SCRAM) and can log in.
 if [ "$(q "select count(*) from pg_authid where rolname = 'hr_alice' and rolcanlogin
@@ -129,7 +160,7 @@ else bad class__init_adds "the file lists $(wc -l <"$tmp/urls") students, not 3"
 # class__record: the runner's check, as alice, lands in her schema, and
 # status and grade show it.
 HOTROW_PG_URL=$A "$bin" lab check 01 --db "$A" >"$tmp/check" 2>&1
-got=$(q "select lab || ' ' || total from hr_alice.hotrow_results")
+got=$(q "select lab || ' ' || total from hotrow_class.results where student = 'alice'")
 case "$got" in "01-hot-row "[1-9]*) ok class__record ;;
 *) bad class__record "nothing recorded for alice: $got; $(tail -3 "$tmp/check")" ;; esac
 
@@ -140,7 +171,7 @@ if [ -n "$pw" ] && ! grep -qF "$pw" "$tmp/check" && grep -q "hr_alice:\*\*\*@" "
 then ok class__check_hides_password
 else bad class__check_hides_password "$(grep -i postgres "$tmp/check" | head -3)"; fi
 "$bin" class status --db "$admin" >"$tmp/status" 2>&1
-if grep -q '^alice .* [0-9]*/[1-9][0-9]* .*ago' "$tmp/status" && grep -q '^bob .* - .*never' "$tmp/status"
+if grep -q '^alice .* [0-9]*/[1-9][0-9]* .*ago' "$tmp/status" && grep -q '^bob  *- .*never' "$tmp/status"
 then ok class__status
 else bad class__status "$(cat "$tmp/status")"; fi
 "$bin" class grade --db "$admin" --out "$tmp/grade" >/dev/null 2>&1
@@ -148,16 +179,88 @@ if grep -q '"name": "alice: 01-hot-row"' "$tmp/grade/results.json" &&
    grep -q '"max_score": [1-9]' "$tmp/grade/results.json"; then ok class__grade
 else bad class__grade "$(cat "$tmp/grade/results.json" 2>&1 | head -5)"; fi
 
+# class__grade_every_lab: every lab of the kit for every student; a lab
+# never graded is 0 of its checks, never 0 of 0.
+nlabs=$(ls -d labs/[0-9][0-9]-*/ | wc -l)
+n=$(grep -c '"name": "bob: ' "$tmp/grade/results.json")
+zero=$(grep '"name": "bob: ' "$tmp/grade/results.json" | grep -c '"score": 0, "max_score": [1-9]')
+if [ "$n" = "$nlabs" ] && [ "$zero" = "$nlabs" ]; then ok class__grade_every_lab
+else bad class__grade_every_lab "$n of $nlabs labs for bob, $zero of them 0 of a maximum"; fi
+
+# class__self_report_not_score: alice's check is reported, not scored.
+if grep -q '"name": "alice: 01-hot-row", "score": 0, "max_score": [1-9][0-9]*, "output": "not graded.*self-reported (not scored)' "$tmp/grade/results.json"
+then ok class__self_report_not_score
+else bad class__self_report_not_score "$(grep 'alice: 01' "$tmp/grade/results.json")"; fi
+
+# class__watch_stuck: --frames prints the table that many times; alice,
+# no new check passing for 20 minutes, and carol, the same failing result
+# three runs in a row, are called stuck; bob, who ran nothing, is not.
+q "update hotrow_class.results set progress_at = now() - interval '20 min' where student = 'alice'"
+for i in 1 2 3; do as "$C" "select hotrow_class.record('02-sharded', 0, 1)" >/dev/null; done
+"$bin" class status --db "$admin" --frames 2 --interval 1 >"$tmp/watch" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && [ "$(grep -c '^student ' "$tmp/watch")" = 2 ] &&
+   grep -q '^alice .*stuck: no new check passing in 01-hot-row for 20 min' "$tmp/watch" &&
+   grep -q '^carol .*stuck: 3 runs of 02-sharded in a row at 0/1' "$tmp/watch" &&
+   ! grep -q '^bob .*stuck' "$tmp/watch"
+then ok class__watch_stuck
+else bad class__watch_stuck "exit $rc: $(head -6 "$tmp/watch")"; fi
+"$bin" class status --db "$admin" --watch </dev/null >/dev/null 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q "needs a terminal" "$tmp/err"; then ok class__watch_needs_terminal
+else bad class__watch_needs_terminal "exit $rc: $(cat "$tmp/err")"; fi
+
+# class__watch_restores_terminal: the live table in a terminal (tmux),
+# left with q and with SIGTERM; each time the terminal is back in line
+# mode with echo, and SIGTERM's exit is 143.
+if command -v tmux >/dev/null 2>&1; then
+	fails=
+	for how in q TERM; do
+		tm() { tmux -L "hotrow-class-$$-$how" "$@"; }
+		tm new-session -d -s w -x 160 -y 20 -c "$PWD" "'$bin' class status --db '$admin' --watch \
+			--interval 1; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -x -e icanon -e echo | tr '\n' ' ';
+			echo; echo DONE; sleep 30"
+		i=0
+		until tm capture-pane -p -t w | grep -q "q quits" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+		if [ "$how" = q ]; then tm send-keys -t w q
+		else kill -TERM "$(pgrep -P "$(tm list-panes -t w -F '#{pane_pid}')")"; fi
+		i=0
+		until tm capture-pane -p -t w | grep -q "^DONE" || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+		want=0; [ "$how" = TERM ] && want=143
+		tm capture-pane -p -t w >"$tmp/pane"
+		grep -q "^EXIT=$want" "$tmp/pane" && grep -q "^icanon echo" "$tmp/pane" ||
+			fails="$fails [$how: $(grep -v '^$' "$tmp/pane" | tail -3 | tr '\n' ' ')]"
+		tm kill-server 2>/dev/null
+	done
+	if [ -z "$fails" ]; then ok class__watch_restores_terminal
+	else bad class__watch_restores_terminal "$fails"; fi
+else
+	skip class__watch_restores_terminal "tmux is not installed"
+fi
+
+# class__broken_student: bob's schema removed by hand; the room is still
+# shown and graded, bob named as the one whose place is broken.
+q "drop schema hr_bob cascade" >/dev/null
+"$bin" class status --db "$admin" >"$tmp/status2" 2>&1
+rc=$?
+"$bin" class grade --db "$admin" --out "$tmp/grade2" >/dev/null 2>&1
+rc2=$?
+if [ "$rc" = 0 ] && [ "$rc2" = 0 ] && grep -q '^alice .*/' "$tmp/status2" &&
+   grep -q '^bob .*cannot be graded: its schema hr_bob is missing' "$tmp/status2" &&
+   grep -q '"name": "alice: 01-hot-row"' "$tmp/grade2/results.json"
+then ok class__broken_student
+else bad class__broken_student "exit $rc/$rc2: $(cat "$tmp/status2")"; fi
+
 # class__drop_asks: without --yes nothing goes.
 "$bin" class drop --db "$admin" >/dev/null 2>&1
 rc=$?
-if [ "$rc" = 1 ] && [ "$(q "select count(*) from pg_roles where rolname like 'hr\_%'")" = 3 ]
-then ok class__drop_asks; else bad class__drop_asks "exit $rc, roles left: $(q "select count(*) from pg_roles where rolname like 'hr\_%'")"; fi
+if [ "$rc" = 1 ] && [ "$(q "select count(*) from pg_roles where rolname in ($ours)")" = 3 ]
+then ok class__drop_asks; else bad class__drop_asks "exit $rc, roles left: $(q "select count(*) from pg_roles where rolname in ($ours)")"; fi
 
 # class__drop_roster: only the named students go.
 "$bin" class drop --db "$admin" --roster "$tmp/roster2" --yes >/dev/null 2>&1
-if [ "$(q "select string_agg(rolname, ' ' order by rolname) from pg_roles where rolname like 'hr\_%'")" = "hr_alice hr_bob" ]
-then ok class__drop_roster; else bad class__drop_roster "$(q "select string_agg(rolname, ' ') from pg_roles where rolname like 'hr\_%'")"; fi
+if [ "$(q "select string_agg(rolname, ' ' order by rolname) from pg_roles where rolname in ($ours)")" = "hr_alice hr_bob" ]
+then ok class__drop_roster; else bad class__drop_roster "$(q "select string_agg(rolname, ' ') from pg_roles where rolname in ($ours)")"; fi
 
 # class__drop_restores: with alice still connected, everything goes and
 # the server is as it was.

@@ -11,6 +11,8 @@
 #     and bench/*.c names no measurement of a loaded run (a throughput, a
 #     latency, a kit_load_result, a drv_run);
 #   - every drv_inputs_init() is given parts from a probe;
+#   - the engine's WAL flushes per commit come from the flush probe, and
+#     neither the prediction nor its inputs read pg_stat_wal's counts;
 #   - kit/ does not depend on the engine (the drivers' support moved out).
 # Prints cmocka-style lines for scripts/run-tests.
 set -u
@@ -72,6 +74,30 @@ inputs__parts_come_from_a_probe() {
 	return $fail
 }
 
+wal__prediction_reads_no_count() {
+	# The WAL line: the engine's flushes per commit come from the flush
+	# probe (one client, before the run) through drv_inputs_wal; the
+	# server's counts (pg_stat_wal, drv_wal_count) are read only around the
+	# loaded run, in drv_run_load, and go into a drv_run.
+	f=labs/driver/predict.c
+	counts='pg_stat|wal_sync|xact_commit|drv_wal_count|wal_after|drv_run\b|kit_load_result'
+	for fn in to_config drv_predict drv_inputs_wal; do
+		body=$(sed -n "/^[a-z].* $fn(/,/^}/p" "$f")
+		[ -n "$body" ] || { echo "$fn not found in $f"; return 1; }
+		if printf '%s\n' "$body" | grep -nE "$counts"; then
+			echo "$fn reads the server's counts of a run"; return 1
+		fi
+	done
+	if sed -n '/^struct drv_inputs {/,/^};/p' labs/driver/predict.h | sed 's|/\*.*||' |
+	   grep -nE 'per_commit|sync'; then
+		echo "struct drv_inputs has a field a measured flush count could go into"; return 1
+	fi
+	grep -q 'wal_per_commit = sum\.wal\.flushes_per_commit' "$f" ||
+		{ echo "the predicted WAL per commit is not the engine's"; return 1; }
+	bad=$(grep -nE '\bin(\.|->)wal_flush_ms *=[^=]' $SOURCES | grep -vE '= *(flush_ms|f->flush_ms);')
+	[ -z "$bad" ] || { printf 'the flush is not the probe'"'"'s:\n%s\n' "$bad"; return 1; }
+}
+
 kit__does_not_depend_on_the_engine() {
 	if grep -n 'engine/\|sim\.h' kit/*.c kit/*.h; then
 		echo "kit/ includes the engine"; return 1
@@ -84,6 +110,7 @@ kit__does_not_depend_on_the_engine() {
 check inputs__hold_no_measured_rate
 check inputs__assigned_from_inputs_only
 check inputs__parts_come_from_a_probe
+check wal__prediction_reads_no_count
 check kit__does_not_depend_on_the_engine
 echo "[==========] $((passed + failed)) test(s) run."
 echo "[  PASSED  ] $passed test(s)."

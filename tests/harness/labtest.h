@@ -10,8 +10,10 @@
  * Without HOTROW_PG_URL, PostgreSQL tests are skipped and one line starting
  * "NOTICE" says how to enable them; with HOTROW_REQUIRE_PG=1 a missing
  * server fails them instead, and a URL that is set but does not answer
- * always fails them (a typo must not pass as "skipped"). HOTROW_LAB_ONLY=sqlite or
- * HOTROW_LAB_ONLY=postgres runs one engine's tests and skips the others
+ * always fails them (a typo must not pass as "skipped"). MariaDB is the
+ * same with HOTROW_MYSQL_URL and HOTROW_REQUIRE_MYSQL: a database of the
+ * test's own on that server, dropped at teardown (labtest_mysql.c).
+ * HOTROW_LAB_ONLY=sqlite, =postgres or =mysql runs one engine's tests and skips the others
  * quietly (`hotrow lab check NN --db URL` uses it). HOTROW_LAB_CHECKS="f g"
  * runs only the checks of functions f and g and skips the rest quietly
  * (make test runs each mutant's Caught-By checks first). Under `hotrow lab`,
@@ -69,6 +71,7 @@ struct labtest {
 /* setup/teardown for one engine; used by LABTEST_BOTH. */
 int labtest_setup_sqlite(void **state);
 int labtest_setup_pg(void **state);
+int labtest_setup_mysql(void **state);
 int labtest_teardown(void **state);
 
 /* SQLite as above, with a real Redis as the store: HOTROW_REDIS_URL under
@@ -101,6 +104,10 @@ int64_t labtest_int(struct labtest *t, const char *sql);
 #define LABTEST_BOTH(f) \
 	{ #f "/sqlite", f, labtest_setup_sqlite, labtest_teardown, NULL }, \
 	{ #f "/postgres", f, labtest_setup_pg, labtest_teardown, NULL }
+#define LABTEST_MYSQL(f)  { #f "/mysql", f, labtest_setup_mysql, labtest_teardown, NULL }
+/* Three entries: "f" on SQLite, PostgreSQL and MariaDB; the test reads
+ * t->engine (or kit_db_engine()) where the SQL differs. */
+#define LABTEST_ALL(f) LABTEST_BOTH(f), LABTEST_MYSQL(f)
 
 /* cmocka's skip(), remembered so the report says "skip", not "fail". */
 void labtest_skip(const char *file, int line);

@@ -19,6 +19,7 @@
 #include "kit/url.h"
 #include "runner/check.h"
 #include "runner/hint.h"
+#include "runner/parts.h"
 #include "runner/text.h"
 #include "runner/tree.h"
 
@@ -468,6 +469,60 @@ static void runner_result_optional_skips__only_mariadb(void **state)
 	assert_int_equal(runner_result_optional_skips(&r), 0);
 }
 
+#define SEC "\xc2\xa7"   /* the section sign, in UTF-8 */
+
+/* Writes labs/02-sharded/parts, reads it, and takes it away again. */
+static void put_parts(const char *text)
+{
+	char p[160];
+	snprintf(p, sizeof p, "%s/labs/02-sharded/parts", tmpdir);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void runner_parts_load__functions_helpers_and_checks(void **state)
+{
+	(void)state;
+	struct runner_tree t;
+	struct runner_parts ps;
+	assert_int_equal(runner_tree_open(&t), 0);
+	assert_int_equal(runner_parts_load(&t, &t.labs[0], &ps), 0);   /* no file: one implicit part */
+	runner_parts_free(&ps);
+
+	put_parts("# comment\n\nincrement  shard_read +fold_row @acc  " SEC "3  46  # trailing\n"
+		  "resize shard_resize " SEC "5 76\n");
+	assert_int_equal(runner_parts_load(&t, &t.labs[1], &ps), 2);
+	const struct runner_part *inc = runner_part_find(&ps, "increment");
+	assert_non_null(inc);
+	assert_string_equal(inc->section, "3");
+	assert_int_equal(inc->minutes, 46);
+	assert_null(runner_part_find(&ps, "incr"));
+	assert_true(runner_part_has(inc, "shard_read__sums_every_slot/sqlite"));
+	assert_true(runner_part_has(inc, "acc__flushes"));                 /* @acc */
+	assert_false(runner_part_has(inc, "fold_row__x"));                 /* a helper has no checks */
+	assert_false(runner_part_has(inc, "shard_read_all__x"));           /* the whole name, not a prefix */
+	assert_false(runner_part_has(inc, "shard_resize__grow_keeps_total"));
+	assert_false(runner_part_has(inc, "shard_read"));                  /* not a check's name */
+	assert_true(runner_part_has(runner_part_find(&ps, "resize"), "shard_resize__grow_keeps_total"));
+	runner_parts_free(&ps);
+
+	put_parts("increment shard_read 46\n");   /* no section */
+	assert_int_equal(runner_parts_load(&t, &t.labs[1], &ps), -1);
+	assert_non_null(strstr(ps.error, "labs/02-sharded/parts:1: "));
+	runner_parts_free(&ps);
+	put_parts("a f " SEC "1 5\na g " SEC "2 6\n");   /* a name twice */
+	assert_int_equal(runner_parts_load(&t, &t.labs[1], &ps), -1);
+	assert_non_null(strstr(ps.error, ":2: part a twice"));
+	runner_parts_free(&ps);
+
+	char p[160];
+	snprintf(p, sizeof p, "%s/labs/02-sharded/parts", tmpdir);
+	unlink(p);
+	runner_tree_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest parse[] = {
@@ -488,6 +543,7 @@ int main(void)
 		cmocka_unit_test(runner_tree_find__accepts_every_spelling),
 		cmocka_unit_test(runner_progress_put__round_trips_per_lab),
 		cmocka_unit_test(runner_exercise_files__sources_only),
+		cmocka_unit_test(runner_parts_load__functions_helpers_and_checks),
 	};
 	int failed = cmocka_run_group_tests_name("lab_output", parse, NULL, NULL);
 	failed += cmocka_run_group_tests_name("runner_tree", tree, make_tree, remove_tree);

@@ -7,3 +7,4 @@ $(BUILD)/tests/top/%: $(BUILD)/obj/tests/top/%.o $(BUILD)/obj/tests/harness/labt
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(NCURSES_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 SCRIPT_TESTS += tests/top/cli.sh
+SCRIPT_TESTS += tests/top/restart.sh

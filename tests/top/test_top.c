@@ -44,15 +44,22 @@ static void sleep_ms(int ms)
 	util_sleep_ns((int64_t)ms * 1000000);
 }
 
-/* This test's lanes: the sampler reads the test's own schema, so its
- * table prints as plain "hot" and other suites' tables (the server may be
- * shared) print with their schema. */
-static const struct top_lane *lane_of_hot(const struct top_sample *s, int *nlanes)
+/* This test's lanes: the sampler's search_path is pinned to pg_catalog,
+ * so every table prints with its schema, this test's "lt_....hot" (the
+ * server may be shared: other suites' tables are other lanes). */
+static const char *hot_name(const struct labtest *t)
+{
+	static char name[300];
+	snprintf(name, sizeof name, "%s.hot", t->place);
+	return name;
+}
+
+static const struct top_lane *lane_of_hot(const struct top_sample *s, const char *hot, int *nlanes)
 {
 	const struct top_lane *found = NULL;
 	*nlanes = 0;
 	for (int i = 0; i < s->nlanes; i++)
-		if (!strcmp(s->lanes[i].relation, "hot")) {
+		if (!strcmp(s->lanes[i].relation, hot)) {
 			found = &s->lanes[i];
 			(*nlanes)++;
 		}
@@ -61,13 +68,13 @@ static const struct top_lane *lane_of_hot(const struct top_sample *s, int *nlane
 
 /* Sample until row 1 has `want` waiters (each waiter queues in its own
  * time), at most 10 s. */
-static int sample_until(struct top_sampler *ts, struct top_sample *s, int want)
+static int sample_until(struct top_sampler *ts, struct top_sample *s, const char *hot, int want)
 {
 	for (int i = 0; i < 100; i++) {
 		int n;
 		if (top_sampler_take(ts, s) != 0)
 			return -1;
-		const struct top_lane *l = lane_of_hot(s, &n);
+		const struct top_lane *l = lane_of_hot(s, hot, &n);
 		if (l && l->nwaiting >= want)
 			return 0;
 		sleep_ms(100);
@@ -97,7 +104,7 @@ static void sampler__one_holder_k_waiters(void **state)
 	for (int i = 0; i < K; i++) {
 		w[i].url = t->url;
 		pthread_create(&w[i].th, NULL, queue_up, &w[i]);
-		lt_expect(sample_until(ts, s, i + 1) == 0, NULL, "expected %d waiting for row 1 within "
+		lt_expect(sample_until(ts, s, hot_name(t), i + 1) == 0, NULL, "expected %d waiting for row 1 within "
 		          "10 s, got fewer (%s)", i + 1, top_sampler_error(ts));
 	}
 	/* the other row is free: an update of it does not wait */
@@ -112,7 +119,7 @@ static void sampler__one_holder_k_waiters(void **state)
 
 	/* verify: the sample */
 	int nlanes;
-	const struct top_lane *l = lane_of_hot(s, &nlanes);
+	const struct top_lane *l = lane_of_hot(s, hot_name(t), &nlanes);
 	lt_expect_int(nlanes, 1, "lanes of table hot (rows with waiters); row 2 is free");
 	lt_expect(!strcmp(l->key, "id=1"), NULL, "expected the key id=1, got \"%s\"", l->key);
 	lt_expect_int(l->holder_pid, holder_pid, "the holder's pid");
@@ -151,13 +158,44 @@ static void sampler__one_holder_k_waiters(void **state)
 		lt_expect_int(w[i].rc, 0, "a queued update, once the holder committed");
 	}
 	assert_int_equal(top_sampler_take(ts, s), 0);
-	lane_of_hot(s, &nlanes);
+	lane_of_hot(s, hot_name(t), &nlanes);
 	lt_expect_int(nlanes, 0, "lanes of table hot once the holder committed");
 	lt_expect_int(labtest_int(t, "SELECT n FROM hot WHERE id = 1"), K + 1, "row 1's count");
 
 	tui_screen_free(scr);
 	top_sampler_close(ts);
 	kit_db_close(holder);
+	free(s);
+}
+
+/* The sampler's connection killed (as a restart would): the next sample
+ * says the server is gone, and one a second later is a sample again. */
+static void sampler__says_gone_and_comes_back(void **state)
+{
+	struct labtest *t = *state;
+	struct top_sample *s = calloc(1, sizeof *s);
+	struct top_sampler *ts;
+	char err[512];
+	assert_non_null(s);
+	lt_expect(top_sampler_open(&ts, t->url, err, sizeof err) == 0, NULL, "open: %s", err);
+	assert_int_equal(top_sampler_take(ts, s), 0);
+	char sql[100];
+	snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", top_sampler_pid(ts));
+	labtest_exec(t, sql);
+	sleep_ms(100);
+
+	lt_expect(top_sampler_take(ts, s) != 0 && s->gone_s >= 0, NULL,
+	          "expected the sample after the kill to fail and say the server is gone");
+	lt_expect(strstr(top_sampler_error(ts), "the server is gone") != NULL, NULL,
+	          "expected \"the server is gone\", got \"%s\"", top_sampler_error(ts));
+	sleep_ms(1100);
+	int rc = top_sampler_take(ts, s);
+	if (rc != 0)     /* the retry is at most once a second: one more */
+		sleep_ms(1100), rc = top_sampler_take(ts, s);
+	lt_expect(rc == 0 && s->gone_s < 0 && s->reconnects == 1, NULL, "expected a sample again "
+	          "after a second, got rc %d, gone %.1f s, %d reconnects: %s", rc, s->gone_s,
+	          s->reconnects, top_sampler_error(ts));
+	top_sampler_close(ts);
 	free(s);
 }
 
@@ -227,6 +265,7 @@ int main(void)
 		cmocka_unit_test(draw__lane_names_holder_and_split),
 		cmocka_unit_test(sampler__refuses_sqlite_and_says_what_to_do),
 		LABTEST_PG(sampler__one_holder_k_waiters),
+		LABTEST_PG(sampler__says_gone_and_comes_back),
 	};
 	return labtest_main("top", tests);
 }

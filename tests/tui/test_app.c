@@ -134,6 +134,33 @@ static void tui_app_key__retry_storm_fixes(void **state)
 	tui_app_free(a);
 }
 
+/* A key restarts the simulation only when the engine says its change
+ * needs one (sim_config_restarts): more slots do, the slot key at the
+ * top of its ladder changes nothing and the run goes on. */
+static void tui_app_key__restarts_only_what_the_engine_cannot_take_live(void **state)
+{
+	(void)state;
+	struct tui_app *a = viral();
+	struct tui_screen *s = tui_screen_new(120, 40);
+
+	assert_true(tui_app_key(a, 's'));             /* naive -> sharded, 16 slots */
+	tui_app_play(a, 1);
+	assert_true(tui_app_key(a, ']'));             /* 32 slots: rebuilt */
+	tui_app_render(a, s);
+	assert_int_equal(tui_app_snapshot(a)->nrows, 32);
+	assert_true(tui_app_now(a) == 0.0);
+	assert_true(tui_app_key(a, ']'));             /* 64, the top */
+	tui_app_play(a, 1);
+	assert_true(tui_app_key(a, ']'));             /* still 64: nothing to rebuild */
+	tui_app_render(a, s);
+	assert_int_equal(tui_app_snapshot(a)->nrows, 64);
+	assert_true(tui_app_now(a) == 1.0);
+	assert_true(tui_app_key(a, KEY_UP));          /* a rate is live */
+	assert_true(tui_app_now(a) == 1.0);
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
 /* Settings the engine refuses keep the simulation as it runs and say
  * why: 4 callers that never wait on a coalescing path. */
 static void tui_app_key__refused_settings_keep_the_simulation(void **state)
@@ -556,6 +583,7 @@ int main(void)
 		cmocka_unit_test(tui_app_render__lanes_and_pool_match_the_snapshot),
 		cmocka_unit_test(tui_app_key__controls_change_the_simulation),
 		cmocka_unit_test(tui_app_key__retry_storm_fixes),
+		cmocka_unit_test(tui_app_key__restarts_only_what_the_engine_cannot_take_live),
 		cmocka_unit_test(tui_app_key__refused_settings_keep_the_simulation),
 		cmocka_unit_test(tui_app_reach__title_says_the_real_factor),
 		cmocka_unit_test(tui_app_key__scenario_picker),

@@ -3,6 +3,7 @@
  * applying a step's settings.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -337,6 +338,53 @@ static void tui_tour_parse__a_question_without_its_key(void **state)
 	assert_null(tui_tour_parse("step V\nask Q?\nA) a\nB) b\nwhy w\nrun 1\n", err, sizeof err));
 }
 
+/* The default a help line states, "(2000)" or "(4; ...)" at its end,
+ * into word; false when the line states none. */
+static bool stated_default(const char *help, char *word, size_t len)
+{
+	size_t n = help ? strlen(help) : 0;
+	const char *open = help ? strrchr(help, '(') : NULL;
+	if (n == 0 || help[n - 1] != ')' || open == NULL)
+		return false;
+	size_t w = strcspn(open + 1, ";)");
+	if (w == 0 || w >= len)
+		return false;
+	memcpy(word, open + 1, w);
+	word[w] = '\0';
+	return true;
+}
+
+/* Every engine option but the structural words (a scenario, a schedule,
+ * faults, planted bugs) and flags states its default at the end of its
+ * help, and setting that word on the engine's default config changes
+ * nothing: --help, tours and sweeps say what sim_config_default does. */
+static void simopt__help_states_the_engines_defaults(void **state)
+{
+	(void)state;
+	struct sim_config def, c;
+	struct simopt_given g;
+	char err[200], word[64];
+	int stated = 0;
+
+	sim_config_default(&def);
+	struct opt_table t = simopt_table(&c, &g, NULL);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct opt *o = &t.rows[i];
+		if (o->early || o->kind == OPT_FLAG || o->kind == OPT_CUSTOM)
+			continue;
+		if (!stated_default(o->help, word, sizeof word))
+			fail_msg("--%s: its help states no default: %s", o->name, o->help);
+		memcpy(&c, &def, sizeof c);
+		if (simopt_set(&c, &g, o->name, word, err, sizeof err) != 0)
+			fail_msg("--%s: its stated default '%s' is refused: %s", o->name, word, err);
+		if (memcmp(&c, &def, sizeof c) != 0)
+			fail_msg("--%s: help says the default is '%s'; the engine's differs",
+			         o->name, word);
+		stated++;
+	}
+	assert_true(stated >= 30);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +398,7 @@ int main(void)
 		cmocka_unit_test(tui_tour_base__endless_with_or_without_a_scenario),
 		cmocka_unit_test(tui_tour_load__refuses_huge_and_binary_files),
 		cmocka_unit_test(tui_tour_set__storm_keys_take_the_engine_limits),
+		cmocka_unit_test(simopt__help_states_the_engines_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

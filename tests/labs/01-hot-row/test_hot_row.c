@@ -1,13 +1,13 @@
 /*
- * test_hot_row.c: Lab 01's checks, on SQLite and PostgreSQL.
+ * test_hot_row.c: Lab 01's checks, on SQLite, PostgreSQL and MariaDB.
  *
  * Counts are exact. The "short hold" checks read the order of events the
  * db hook reports (statements, BEGIN, COMMIT) together with the moments the
  * app's check starts and ends, so they do not depend on how busy the
  * machine is; the one time figure compared is the fastest of several
  * counter-to-commit spans against the fastest bare UPDATE + COMMIT timed
- * in the same run. On PostgreSQL a second connection also looks for the
- * counter's row lock while the like is inserted.
+ * in the same run. On PostgreSQL and MariaDB a second connection also
+ * looks for the counter's row lock while the like is inserted.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -369,19 +369,19 @@ static int teardown_probe(void **state)
 	return labtest_teardown(state);
 }
 
-/* LABTEST_BOTH with the teardown above. */
-#define BOTH(f) \
-	{ #f "/sqlite", f, labtest_setup_sqlite, teardown_probe, NULL }, \
-	{ #f "/postgres", f, labtest_setup_pg, teardown_probe, NULL }
-/* A check that needs PostgreSQL: its entry says so (the runner reads it). */
-#define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown_probe, NULL }
+/* A check that needs a server's row lock, PostgreSQL's or MariaDB's: its
+ * entries say so (the runner reads them), with the teardown above. */
+#define SERVERS_ONLY(f) \
+	{ #f "/postgres", f, labtest_setup_pg, teardown_probe, NULL }, \
+	{ #f "/mysql", f, labtest_setup_mysql, teardown_probe, NULL }
 
 /* While the like's INSERT starts, a second connection tries to lock the
  * counter row with NOWAIT: it must get it (nobody holds it yet). Right
  * after the counter's UPDATE the same try must fail, which shows the
  * probe sees the lock when it is there. */
-/* On PostgreSQL only: on SQLite BEGIN IMMEDIATE locks the whole file for
- * the whole transaction, so there is no row lock to look for. */
+/* On PostgreSQL and MariaDB only: on SQLite BEGIN IMMEDIATE locks the
+ * whole file for the whole transaction, so there is no row lock to look
+ * for. */
 static void like_post__counter_unlocked_during_insert(void **state)
 {
 	struct labtest *t = *state;
@@ -413,14 +413,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		/* In the order a student meets them: the lesson first (§3, §4),
 		 * then the error cases (§5), then the crowd. */
-		LABTEST_BOTH(like_post__counts_one_like),
-		LABTEST_BOTH(like_post__counter_held_briefly),
-		LABTEST_BOTH(like_post__like_written_before_counter),
-		PG_ONLY(like_post__counter_unlocked_during_insert),
-		LABTEST_BOTH(like_post__duplicate_changes_nothing),
-		LABTEST_BOTH(like_post__unknown_post_changes_nothing),
-		LABTEST_BOTH(like_post__refused_by_app_writes_nothing),
-		LABTEST_BOTH(like_post__exact_under_threads),
+		LABTEST_ALL(like_post__counts_one_like),
+		LABTEST_ALL(like_post__counter_held_briefly),
+		LABTEST_ALL(like_post__like_written_before_counter),
+		SERVERS_ONLY(like_post__counter_unlocked_during_insert),
+		LABTEST_ALL(like_post__duplicate_changes_nothing),
+		LABTEST_ALL(like_post__unknown_post_changes_nothing),
+		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
+		LABTEST_ALL(like_post__exact_under_threads),
 	};
 	return labtest_main("01-hot-row", tests);
 }

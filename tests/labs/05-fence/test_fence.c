@@ -1,9 +1,9 @@
 /*
- * test_fence.c: Lab 05's checks, on SQLite and PostgreSQL.
+ * test_fence.c: Lab 05's checks, on SQLite, PostgreSQL and MariaDB.
  *
  * The first checks call the four functions directly, one property each,
  * deterministically. The last two run real consumer processes over real
- * log files and kill them at failpoints (crashes.c): 60 seeded schedules
+ * log files and kill them at failpoints (crashes.c): 60 seeded schedules (20 on MariaDB)
  * of 6,000 events and 6 to 12 consumer fates each, then 100,000 events
  * under a few schedules. They run once every direct check passes (and are
  * skipped, not failed, otherwise: the direct check already names the bug). A
@@ -11,6 +11,7 @@
  *   HOTROW_SEED=0x... [HOTROW_EVENTS=N] build/labs/05-fence/test-solution
  * replays that one schedule, printing the plan and each consumer's fate.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "util/clock.h"
 
 #define SCHEDULES 60           /* each with 6 to 12 consumer fates */
+#define MYSQL_SCHEDULES 20     /* the first 20 of them on MariaDB, the third engine */
 #define SCHEDULE_EVENTS 6000
 #define BIG_SCHEDULES 3
 #define BIG_EVENTS 100000
@@ -39,24 +41,28 @@ static const char *self = "build/labs/05-fence/test-solution";
  * all of them pass (they take a while, and a bug the direct checks already
  * name is easier to fix from their message). A replay always runs. */
 #define DIRECT_CHECKS 11
-static int direct_passed[2];
+static int direct_passed[3];       /* by enum kit_db_engine */
+
+static const char *engine_name(const struct labtest *t)
+{
+	return t->engine == KIT_DB_SQLITE ? "sqlite" : t->engine == KIT_DB_MYSQL ? "mysql" : "postgres";
+}
 
 static void passed(struct labtest *t)
 {
-	direct_passed[t->engine == KIT_DB_SQLITE ? 0 : 1]++;
+	direct_passed[t->engine]++;
 }
 
 static int gate(struct labtest *t)
 {
-	int n = direct_passed[t->engine == KIT_DB_SQLITE ? 0 : 1];
+	int n = direct_passed[t->engine];
 	const char *only = getenv("HOTROW_LAB_CHECKS");
 	/* A replay always runs; so does a run of named checks only (make test
 	 * on a mutant) in which no direct check ran at all. */
 	if (getenv("HOTROW_SEED") || n == DIRECT_CHECKS || (only && *only && n == 0))
 		return 1;
 	printf("NOTICE: crash schedules on %s not run: %d of the %d direct checks above pass; "
-	       "fix those first\n", t->engine == KIT_DB_SQLITE ? "sqlite" : "postgres",
-	       direct_passed[t->engine == KIT_DB_SQLITE ? 0 : 1], DIRECT_CHECKS);
+	       "fix those first\n", engine_name(t), direct_passed[t->engine], DIRECT_CHECKS);
 	return 0;
 }
 
@@ -408,10 +414,12 @@ struct view_with_id {
 };
 
 /* Partition 0's records, each a struct view_with_id: count each event id
- * once (INSERT ... ON CONFLICT DO NOTHING; changes() says whether it was
- * new), all in one transaction. Returns the views counted, < 0 on error. */
+ * once (INSERT ... ON CONFLICT DO NOTHING, INSERT IGNORE on MariaDB;
+ * changes() says whether it was new), all in one transaction. Returns the
+ * views counted, < 0 on error. */
 static int64_t apply_with_ids(struct kit_db *db, const struct kit_log_record *recs, int n)
 {
+	bool my = kit_db_engine(db) == KIT_DB_MYSQL;
 	int64_t counted = 0;
 	int rc = kit_db_begin(db);
 	for (int i = 0; rc == 0 && i < n; i++) {
@@ -420,12 +428,15 @@ static int64_t apply_with_ids(struct kit_db *db, const struct kit_log_record *re
 		memcpy(&v, recs[i].data, sizeof v);
 		snprintf(id, sizeof id, "%lld", (long long)v.event_id);
 		snprintf(video, sizeof video, "%lld", (long long)v.video_id);
-		rc = kit_db_exec(db, "INSERT INTO seen_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING",
+		rc = kit_db_exec(db, my ? "INSERT IGNORE INTO seen_events (event_id) VALUES ($1)"
+		                        : "INSERT INTO seen_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING",
 		                 1, (const char *[]){ id });
 		if (rc == 0 && kit_db_changes(db) == 1) {
 			counted++;
-			rc = kit_db_exec(db, "INSERT INTO video_views (video_id, views) VALUES ($1, 1) "
-			                 "ON CONFLICT (video_id) DO UPDATE SET views = video_views.views + 1",
+			rc = kit_db_exec(db, my ? "INSERT INTO video_views (video_id, views) VALUES ($1, 1) "
+			                          "ON DUPLICATE KEY UPDATE views = views + 1"
+			                        : "INSERT INTO video_views (video_id, views) VALUES ($1, 1) "
+			                          "ON CONFLICT (video_id) DO UPDATE SET views = video_views.views + 1",
 			                 1, (const char *[]){ video });
 		}
 	}
@@ -600,7 +611,7 @@ static int run_schedules(struct labtest *t, int n, int events, int bmin, int bma
 {
 	const char *env = getenv("HOTROW_SEED");
 	const char *env_events = getenv("HOTROW_EVENTS");
-	const char *engine = t->engine == KIT_DB_SQLITE ? "sqlite" : "postgres";
+	const char *engine = engine_name(t);
 	if (env_events && atoi(env_events) > 0)
 		events = atoi(env_events);
 	int failing = 0, k;
@@ -643,7 +654,8 @@ static void fence_consume__exact_under_crash_schedules(void **state)
 	if (!gate(t))
 		lt_skip("crash schedules not run: the direct checks must pass first");
 	prepare(t);
-	int failing = run_schedules(t, SCHEDULES, SCHEDULE_EVENTS, 20, 300, 0);
+	int failing = run_schedules(t, t->engine == KIT_DB_MYSQL ? MYSQL_SCHEDULES : SCHEDULES,
+	                            SCHEDULE_EVENTS, 20, 300, 0);
 	lt_expect_int_hint(failing, 0, "crash schedules ending with a wrong count (each printed "
 	                   "above with its seed)", "crash");
 }
@@ -667,21 +679,21 @@ int main(int argc, char **argv)
 	if (argv[0] && strchr(argv[0], '/'))
 		self = argv[0];
 	const struct CMUnitTest tests[] = {
-		LABTEST_BOTH(fence_apply__new_batch_is_applied),
-		LABTEST_BOTH(fence_apply__redelivered_batch_counts_once),
-		LABTEST_BOTH(fence_apply__older_batch_is_refused),
-		LABTEST_BOTH(fence_apply__overlapping_batch_is_refused),
-		LABTEST_BOTH(fence_apply__batch_after_a_gap_is_refused),
-		LABTEST_BOTH(fence_apply__failure_changes_nothing),
-		LABTEST_BOTH(fence_apply__one_upsert_per_batch),
-		LABTEST_BOTH(fence_position__is_stored_offset_plus_one),
-		LABTEST_BOTH(fence_on_assign__seeks_from_the_database_not_the_hint),
-		LABTEST_BOTH(fence_handle__adds_up_a_batch_per_video),
-		LABTEST_BOTH(fence_handle__failed_batch_is_delivered_again),
-		LABTEST_BOTH(fence_handle__retried_append_counts_twice),
-		LABTEST_BOTH(fence_consume__zombie_wakes_after_a_rebalance),
-		LABTEST_BOTH(fence_consume__exact_under_crash_schedules),
-		LABTEST_BOTH(fence_consume__100k_events_exact),
+		LABTEST_ALL(fence_apply__new_batch_is_applied),
+		LABTEST_ALL(fence_apply__redelivered_batch_counts_once),
+		LABTEST_ALL(fence_apply__older_batch_is_refused),
+		LABTEST_ALL(fence_apply__overlapping_batch_is_refused),
+		LABTEST_ALL(fence_apply__batch_after_a_gap_is_refused),
+		LABTEST_ALL(fence_apply__failure_changes_nothing),
+		LABTEST_ALL(fence_apply__one_upsert_per_batch),
+		LABTEST_ALL(fence_position__is_stored_offset_plus_one),
+		LABTEST_ALL(fence_on_assign__seeks_from_the_database_not_the_hint),
+		LABTEST_ALL(fence_handle__adds_up_a_batch_per_video),
+		LABTEST_ALL(fence_handle__failed_batch_is_delivered_again),
+		LABTEST_ALL(fence_handle__retried_append_counts_twice),
+		LABTEST_ALL(fence_consume__zombie_wakes_after_a_rebalance),
+		LABTEST_ALL(fence_consume__exact_under_crash_schedules),
+		LABTEST_ALL(fence_consume__100k_events_exact),
 	};
 	return labtest_main("05-fence", tests);
 }
