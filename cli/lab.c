@@ -69,13 +69,16 @@ struct args {
 /* Every option of every command, once; a command lists the ones it takes.
  * The destinations are fields of struct args (the table's base). */
 static const struct opt opt_db = {
-	"db", 0, "URL", OPT_STRING, A(db), .accepts = "sqlite, a postgres:// URL or a conninfo",
+	"db", 0, "URL", OPT_STRING, A(db),
+	.accepts = "sqlite, a postgres:// URL, a conninfo or a mysql:// URL",
 	.help = "one database only: `sqlite` (the SQLite checks, each in\n"
 	        "a file of its own), or a postgres:// URL or libpq\n"
 	        "conninfo (the PostgreSQL checks, on that server; one\n"
-	        "that cannot be used fails them). Without it the SQLite\n"
-	        "checks run, and the PostgreSQL ones when HOTROW_PG_URL is\n"
-	        "set (`make pg-up` starts a server and prints it)" };
+	        "that cannot be used fails them), or a mysql:// URL (the\n"
+	        "MariaDB checks, likewise). Without it the SQLite\n"
+	        "checks run, the PostgreSQL ones when HOTROW_PG_URL is\n"
+	        "set (`make pg-up` starts a server and prints it), and\n"
+	        "the optional MariaDB ones when HOTROW_MYSQL_URL is set" };
 static const struct opt opt_run_db = {
 	"db", 0, "URL", OPT_STRING, A(db), .accepts = "sqlite:PATH, a postgres:// URL or a conninfo",
 	.help = "the database (default: sqlite:.hotrow/labNN.db); on\n"
@@ -240,11 +243,17 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			"`--db sqlite` runs only them (a file is for `hotrow lab run`)\n", s->name, a->db);
 		return 2;
 	}
-	if (a->db && strcmp(a->db, "sqlite") && strncmp(a->db, "sqlite:", 7) &&
+	char shown[512];
+	if (a->db && runner_is_mysql_url(a->db) && !strcmp(s->name, "run")) {
+		fprintf(stderr, "hotrow lab run: --db %s: the drivers run on SQLite or PostgreSQL; "
+			"MariaDB is for `hotrow lab check NN --db URL`\n", kit_url_redact(a->db, shown, sizeof shown));
+		return 2;
+	}
+	if (a->db && strcmp(a->db, "sqlite") && strncmp(a->db, "sqlite:", 7) && !runner_is_mysql_url(a->db) &&
 	    strncmp(a->db, "postgres://", 11) && strncmp(a->db, "postgresql://", 13) && !strchr(a->db, '=')) {
-		char shown[512];
-		fprintf(stderr, "hotrow lab %s: --db takes sqlite, sqlite:PATH (run), postgres://... "
-			"or a conninfo, not '%s'\n", s->name, kit_url_redact(a->db, shown, sizeof shown));
+		fprintf(stderr, "hotrow lab %s: --db takes sqlite, sqlite:PATH (run), postgres://..., "
+			"a conninfo or mysql://... (not run), not '%s'\n", s->name,
+			kit_url_redact(a->db, shown, sizeof shown));
 		return 2;
 	}
 	return 0;

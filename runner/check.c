@@ -59,6 +59,11 @@ static void str_line(char **s, const char *line)
 	*s = b.s;
 }
 
+int runner_is_mysql_url(const char *url)
+{
+	return !strncmp(url, "mysql://", 8) || !strncmp(url, "mariadb://", 10);
+}
+
 static int is_pg_url(const char *url)
 {
 	return !strncmp(url, "postgres://", 11) || !strncmp(url, "postgresql://", 13) ||
@@ -71,6 +76,7 @@ int runner_db_env(const char *url, struct runner_opts *o)
 	o->db = url;
 	o->db_from = NULL;
 	o->only_sqlite = 0;
+	o->only_mysql = 0;
 	if (!url) {
 		if (env && *env && !getenv("HOTROW_LAB_ONLY"))
 			o->db_from = "HOTROW_PG_URL";
@@ -79,6 +85,14 @@ int runner_db_env(const char *url, struct runner_opts *o)
 	if (!strcmp(url, "sqlite") || !strcmp(url, "sqlite:") || !strncmp(url, "sqlite:", 7)) {
 		setenv("HOTROW_LAB_ONLY", "sqlite", 1);
 		o->only_sqlite = 1;
+		return 0;
+	}
+	/* Before the conninfo test: "?socket=/x" has an '=' too. */
+	if (runner_is_mysql_url(url)) {
+		setenv("HOTROW_LAB_ONLY", "mysql", 1);
+		setenv("HOTROW_MYSQL_URL", url, 1);
+		setenv("HOTROW_REQUIRE_MYSQL", "1", 1);   /* as for PostgreSQL: unreachable fails */
+		o->only_mysql = 1;
 		return 0;
 	}
 	if (is_pg_url(url)) {
@@ -98,29 +112,60 @@ static int env_set(const char *name)
 	return v && *v;
 }
 
+static int env_is(const char *name, const char *value)
+{
+	const char *v = getenv(name);
+	return v && !strcmp(v, value);
+}
+
 unsigned runner_engines_available(void)
 {
-	const char *only = getenv("HOTROW_LAB_ONLY");
-	int only_pg = only && (!strcmp(only, "postgres") || !strcmp(only, "postgresql"));
-	int only_sqlite = only && !strcmp(only, "sqlite");
-	const char *req = getenv("HOTROW_REQUIRE_PG"), *rreq = getenv("HOTROW_REQUIRE_REDIS");
+	int only_pg = env_is("HOTROW_LAB_ONLY", "postgres") || env_is("HOTROW_LAB_ONLY", "postgresql");
+	int only_sqlite = env_is("HOTROW_LAB_ONLY", "sqlite");
+	int only_my = env_is("HOTROW_LAB_ONLY", "mysql") || env_is("HOTROW_LAB_ONLY", "mariadb");
 	unsigned e = 0;
-	if (!only_pg)
+	if (!only_pg && !only_my)
 		e |= RUNNER_ENGINE_SQLITE;
-	if (!only_sqlite && (env_set("HOTROW_PG_URL") || (req && !strcmp(req, "1"))))
+	if (!only_sqlite && !only_my && (env_set("HOTROW_PG_URL") || env_is("HOTROW_REQUIRE_PG", "1")))
 		e |= RUNNER_ENGINE_PG;
-	if (!only_pg && (env_set("HOTROW_REDIS_URL") || (rreq && !strcmp(rreq, "1"))))
+	if (!only_pg && !only_my && (env_set("HOTROW_REDIS_URL") || env_is("HOTROW_REQUIRE_REDIS", "1")))
 		e |= RUNNER_ENGINE_REDIS;
+	if (!only_sqlite && !only_pg && (env_set("HOTROW_MYSQL_URL") || env_is("HOTROW_REQUIRE_MYSQL", "1")))
+		e |= RUNNER_ENGINE_MYSQL;
 	return e;
 }
 
 const char *runner_engines_str(unsigned engines)
 {
-	static const char *const words[8] = {
-		"no engine", "SQLite", "PostgreSQL", "SQLite and PostgreSQL", "Redis", "SQLite and Redis",
-		"PostgreSQL and Redis", "SQLite, PostgreSQL and Redis",
-	};
-	return words[engines & 7];
+	static const char *const names[] = {"SQLite", "PostgreSQL", "Redis", "MariaDB"};
+	static char words[RUNNER_ENGINE_ALL + 1][48];
+	unsigned m = engines & RUNNER_ENGINE_ALL;
+	char *w = words[m];
+	if (!m)
+		return "no engine";
+	if (!w[0]) {   /* "A", "A and B", "A, B and C": made once per mask */
+		int left = 0;
+		size_t len = 0;
+		for (unsigned b = m; b; b &= b - 1)
+			left++;
+		for (unsigned i = 0; i < 4; i++) {
+			if (!(m & (1u << i)))
+				continue;
+			left--;
+			len += (size_t)snprintf(w + len, sizeof words[m] - len, "%s%s", names[i],
+						left > 1 ? ", " : left == 1 ? " and " : "");
+		}
+	}
+	return w;
+}
+
+int runner_result_optional_skips(const struct runner_result *r)
+{
+	int n = 0;
+	for (size_t i = 0; i < r->n; i++)
+		n += r->checks[i].verdict == RUNNER_SKIPPED &&
+		     (r->checks[i].engines & RUNNER_ENGINES_OPTIONAL & ~r->available);
+	return n;
 }
 
 static void collect(void *arg, int fd, const char *bytes, size_t n)
@@ -208,6 +253,7 @@ static unsigned engine_word(const char *p, size_t k)
 		{"labtest_setup_sqlite", RUNNER_ENGINE_SQLITE},
 		{"labtest_setup_pg", RUNNER_ENGINE_PG},
 		{"labtest_setup_redis", RUNNER_ENGINE_SQLITE | RUNNER_ENGINE_REDIS},
+		{"labtest_setup_mysql", RUNNER_ENGINE_MYSQL},
 	};
 	for (size_t i = 0; i < sizeof setups / sizeof setups[0]; i++)
 		if (strlen(setups[i].setup) == k && !strncmp(p, setups[i].setup, k))

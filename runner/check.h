@@ -58,6 +58,7 @@ struct runner_opts {
 	const char *db;       /* --db URL, or NULL */
 	const char *db_from;  /* where the PostgreSQL URL came from ("--db", "HOTROW_PG_URL") */
 	int only_sqlite;      /* --db sqlite: the PostgreSQL checks are not wanted */
+	int only_mysql;       /* --db mysql://...: only the MariaDB checks are wanted */
 	const struct runner_part *part;   /* --part: only its checks are expected and run */
 	/* `lab watch`: descriptors to answer while building and checking
 	 * (see runner_child); watched() returning non-zero stops the check. */
@@ -73,6 +74,11 @@ enum runner_verdict { RUNNER_PASSED, RUNNER_FAILED, RUNNER_SKIPPED };
 #define RUNNER_ENGINE_SQLITE 1u
 #define RUNNER_ENGINE_PG     2u
 #define RUNNER_ENGINE_REDIS  4u
+#define RUNNER_ENGINE_MYSQL  8u   /* MariaDB (labtest_setup_mysql: "/mysql" checks) */
+#define RUNNER_ENGINE_ALL    15u
+/* Engines a student may leave out: a check skipped only for want of one
+ * neither blocks "done" nor counts in the maximum of `lab grade`. */
+#define RUNNER_ENGINES_OPTIONAL RUNNER_ENGINE_MYSQL
 
 struct runner_check {
 	char name[160];            /* "like_post__exact_under_threads/sqlite" */
@@ -111,10 +117,15 @@ struct runner_result {
  * runs only the PostgreSQL checks against it, and a server it cannot
  * reach fails them instead of skipping them (HOTROW_LAB_ONLY,
  * HOTROW_PG_URL, HOTROW_PG_FROM and HOTROW_REQUIRE_PG are set in this
- * process's environment, which the test binaries inherit). NULL changes nothing. Fills o->db, o->db_from and
- * o->only_sqlite. Returns 0, or -1 when url is not a database URL (nothing
- * set). */
+ * process's environment, which the test binaries inherit); a mysql:// or
+ * mariadb:// URL does the same for the MariaDB checks (HOTROW_LAB_ONLY=mysql,
+ * HOTROW_MYSQL_URL, HOTROW_REQUIRE_MYSQL). NULL changes nothing. Fills
+ * o->db, o->db_from, o->only_sqlite and o->only_mysql. Returns 0, or -1
+ * when url is not a database URL (nothing set). */
 int runner_db_env(const char *url, struct runner_opts *o);
+
+/* Whether url names a MariaDB server (mysql:// or mariadb://). */
+int runner_is_mysql_url(const char *url);
 
 /* Run `make -s TARGETS` (relative to the kit root; targets space
  * separated) within timeout_s (0: none), answering o's watched
@@ -141,14 +152,21 @@ void runner_build_log_print(FILE *out, const char *log);
 int runner_checks_parse(const char *source, char ***names, unsigned **engines);
 
 /* The engines the checks get in this process's environment (see
- * runner_db_env): SQLite unless only PostgreSQL was asked for;
+ * runner_db_env): SQLite unless only another engine was asked for;
  * PostgreSQL when a URL is set or required; Redis beside SQLite when
- * HOTROW_REDIS_URL is set or required. A check skipped although every
- * engine it needs was given did not pass: it fails. */
+ * HOTROW_REDIS_URL is set or required; MariaDB when HOTROW_MYSQL_URL is
+ * set or HOTROW_REQUIRE_MYSQL=1. HOTROW_LAB_ONLY=sqlite, postgres or mysql
+ * keeps one. A check skipped although every engine it needs was given
+ * did not pass: it fails. */
 unsigned runner_engines_available(void);
 
-/* "PostgreSQL", "Redis", "PostgreSQL and Redis" for a RUNNER_ENGINE_* mask. */
+/* "PostgreSQL", "SQLite and Redis", "SQLite, PostgreSQL and MariaDB" for
+ * a RUNNER_ENGINE_* mask; "no engine" for 0. */
 const char *runner_engines_str(unsigned engines);
+
+/* How many of r's checks were skipped only for want of an optional engine
+ * (RUNNER_ENGINES_OPTIONAL) the runner did not give: MariaDB. */
+int runner_result_optional_skips(const struct runner_result *r);
 
 /* Build and run one lab's tests. Returns 0 when the suite ran (r holds the
  * verdicts; r->built == 0 when it did not compile), -1 when the test binary

@@ -160,16 +160,24 @@ static void json_test(FILE *f, int *first, const char *lab, const char *check, i
 	*first = 0;
 }
 
+/* Left out of the maximum: a skip on purpose (--db) or for want of an
+ * optional engine (MariaDB) the runner did not give. */
+static int left_out(const struct runner_result *r, const struct runner_check *c)
+{
+	return c->verdict == RUNNER_SKIPPED &&
+	       (getenv("HOTROW_LAB_ONLY") || (c->engines & RUNNER_ENGINES_OPTIONAL & ~r->available));
+}
+
 static int write_json(const char *path, const struct runner_tree *t, const struct graded *g, size_t n,
-                      int score, int max, int skipped)
+                      int score, int max, int skipped, unsigned ran_on)
 {
 	struct util_file_out out;   /* in place of path only once whole */
 	char why[PATH_MAX + 64];
 	if (util_file_begin(&out, path, 0666, why, sizeof why) != 0)
 		return -1;
 	FILE *f = out.f;
-	char summary[256];
-	snprintf(summary, sizeof summary, "%d of %d checks pass.%s", score, max,
+	char summary[320];
+	snprintf(summary, sizeof summary, "%d of %d checks pass, on %s.%s", score, max, runner_engines_str(ran_on),
 		 skipped ? " Some checks did not run for want of their engine (PostgreSQL ones need "
 			   "HOTROW_PG_URL) and earn nothing." : "");
 	fprintf(f, "{\n  \"score\": %d,\n  \"max_score\": %d,\n  \"output\": ", score, max);
@@ -182,8 +190,8 @@ static int write_json(const char *path, const struct runner_tree *t, const struc
 			json_test(f, &first, g[i].lab->name, "build", 0, 1, r->build_log ? r->build_log : "");
 		for (size_t k = 0; k < r->n; k++) {
 			const struct runner_check *c = &r->checks[k];
-			if (c->verdict == RUNNER_SKIPPED && getenv("HOTROW_LAB_ONLY"))
-				continue;   /* left out on purpose: not in the maximum */
+			if (left_out(r, c))
+				continue;   /* not in the maximum */
 			char *text = c->verdict == RUNNER_FAILED ? failure_text(t, g[i].lab, c) : NULL;
 			json_test(f, &first, g[i].lab->name, c->name, c->verdict == RUNNER_PASSED, 1,
 				  text ? text : c->verdict == RUNNER_SKIPPED ?
@@ -210,7 +218,8 @@ static void print_lab(const struct graded *g)
 	for (size_t k = 0; k < r->n; k++) {
 		const struct runner_check *c = &r->checks[k];
 		if (c->verdict == RUNNER_SKIPPED)
-			printf("  %-52s %sskipped%s\n", c->name, runner_c_dim(), runner_c_off());
+			printf("  %-52s %sskipped%s%s\n", c->name, runner_c_dim(),
+			       left_out(r, c) ? ", not counted" : "", runner_c_off());
 		else
 			printf("  %-52s %s%-4s%s  %d/1  (%.1fs)\n", c->name,
 			       c->verdict == RUNNER_PASSED ? runner_c_ok() : runner_c_bad(),
@@ -240,7 +249,8 @@ int runner_grade(const struct runner_tree *t, const struct runner_lab *only, con
 	printf("Grading %s/ of %s: one point per check.\n\n", o->solutions ? "solutions" : "exercises",
 	       only ? only->name : "every lab");
 	fflush(stdout);
-	int score = 0, max = 0, skipped = 0, broken = 0;
+	int score = 0, max = 0, skipped = 0, optional = 0, broken = 0;
+	unsigned ran_on = 0;
 	int chosen = getenv("HOTROW_LAB_ONLY") != NULL;   /* --db: one engine on purpose */
 	struct runner_opts quiet = *o;
 	quiet.live = 0;
@@ -263,13 +273,17 @@ int runner_grade(const struct runner_tree *t, const struct runner_lab *only, con
 		/* Every expected check counts, whether it ran or the process died
 		 * first: the maximum is fixed before anything runs. A check
 		 * skipped for an engine that was not set up is a point not
-		 * earned; only one left out on purpose (--db) is out of it. A
-		 * skip of a check whose engines were there already failed. */
+		 * earned; only one left out on purpose (--db) or for want of an
+		 * optional engine (MariaDB) is out of it. A skip of a check whose
+		 * engines were there already failed. */
+		int opt = chosen ? 0 : runner_result_optional_skips(r);
 		g[i].score = r->passed;
-		g[i].max = r->n ? (int)r->n - (chosen ? r->skipped : 0) : 1;
+		g[i].max = r->n ? (int)r->n - (chosen ? r->skipped : opt) : 1;
 		score += g[i].score;
 		max += g[i].max;
-		skipped += r->skipped;
+		skipped += r->skipped - opt;
+		optional += opt;
+		ran_on |= r->available;
 		print_lab(&g[i]);
 		if (!o->solutions && r->built)
 			runner_check_record(t, g[i].lab, r);
@@ -280,13 +294,17 @@ int runner_grade(const struct runner_tree *t, const struct runner_lab *only, con
 	else if (skipped)
 		printf("  (%d not run, 0 points: PostgreSQL checks need HOTROW_PG_URL, `make pg-up` "
 		       "prints it; Redis ones HOTROW_REDIS_URL, `make redis-up`)", skipped);
+	printf("\nRan on %s.", runner_engines_str(ran_on));
+	if (optional)
+		printf(" %d MariaDB check%s did not run: optional, not in the maximum "
+		       "(HOTROW_MYSQL_URL, `make mysql-up`, runs them).", optional, optional == 1 ? "" : "s");
 	printf("\n");
 
 	char junit[PATH_MAX + 16], json[PATH_MAX + 16];
 	snprintf(junit, sizeof junit, "%s/junit.xml", dir);
 	snprintf(json, sizeof json, "%s/results.json", dir);
 	int rc = score == max && max > 0 && !broken ? 0 : 1;
-	if (write_junit(junit, t, g, n) != 0 || write_json(json, t, g, n, score, max, skipped) != 0) {
+	if (write_junit(junit, t, g, n) != 0 || write_json(json, t, g, n, score, max, skipped, ran_on) != 0) {
 		fprintf(stderr, "hotrow lab grade: cannot write the reports in %s: %s\n", dir, strerror(errno));
 		rc = 1;
 	} else {

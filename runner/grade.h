@@ -5,7 +5,9 @@
  * an early exit fails the rest and never lowers the maximum). Checks
  * skipped for a missing engine (PostgreSQL without a server) count for
  * nothing; a check skipped for a reason of its own ("the direct checks
- * must pass first") counts as not earned. A lab that does not compile
+ * must pass first") counts as not earned. MariaDB is optional: its checks
+ * skipped for want of a server are out of the maximum, and the table and
+ * results.json's output say which engines ran. A lab that does not compile
  * scores 0 of its checks (0 of 1 when even their list is missing). Prints an xv6-style table, then writes
  *   DIR/junit.xml     JUnit XML: a testsuite per lab, a testcase per check
  *   DIR/results.json  Gradescope's format: {"score", "max_score", "output",

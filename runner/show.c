@@ -136,7 +136,9 @@ static void print_first_hint(const struct runner_tree *t, const struct runner_la
 }
 
 /* Which engines' progress a check counts in: those its entry declares
- * (a Redis check runs on SQLite); a check of plain C counts in both. */
+ * (a Redis check runs on SQLite); a check of plain C counts in both, and
+ * so does a MariaDB check that ran (a failure there is one of the lab's;
+ * skipped for want of a server it counts in neither: MariaDB is optional). */
 static int engine_of(const struct runner_check *c)
 {
 	int e = (c->engines & (RUNNER_ENGINE_SQLITE | RUNNER_ENGINE_PG)) ? 0 : 3;
@@ -223,6 +225,10 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	if (o->db_from)
 		printf("%sPostgreSQL: %s (from %s)%s\n", runner_c_dim(),
 		       kit_url_redact(getenv("HOTROW_PG_URL"), shown, sizeof shown), o->db_from, runner_c_off());
+	if (runner_engines_available() & RUNNER_ENGINE_MYSQL)
+		printf("%sMariaDB: %s (from %s)%s\n", runner_c_dim(),
+		       kit_url_redact(getenv("HOTROW_MYSQL_URL"), shown, sizeof shown),
+		       o->only_mysql ? "--db" : "HOTROW_MYSQL_URL", runner_c_off());
 	fflush(stdout);
 	struct runner_opts live = *o;
 	live.live = 1;
@@ -301,7 +307,8 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	printf(".\n");
 	if (!o->solutions && !o->part)   /* a part's count is not the lab's */
 		runner_check_record(t, l, &r);
-	int pg_skipped = 0, redis_skipped = 0;
+	int pg_skipped = 0, redis_skipped = 0, optional = runner_result_optional_skips(&r);
+	int chosen = o->only_sqlite || o->only_mysql;   /* --db: one engine on purpose */
 	for (size_t i = 0; i < r.n; i++) {
 		pg_skipped += r.checks[i].verdict == RUNNER_SKIPPED && (r.checks[i].engines & RUNNER_ENGINE_PG);
 		redis_skipped += r.checks[i].verdict == RUNNER_SKIPPED &&
@@ -337,24 +344,35 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 		printf("No check ran%s.\n", r.skipped ? ": every one was skipped" : "");
 		if (r.notices)
 			printf("%s", r.notices);
-		if (o->db)
+		int my_checks = 0;
+		for (size_t i = 0; i < r.n; i++)
+			my_checks += (r.checks[i].engines & RUNNER_ENGINE_MYSQL) != 0;
+		if (o->only_mysql && !my_checks)
+			printf("Lab %s has no MariaDB checks; without --db it checks SQLite and PostgreSQL.\n", l->num);
+		else if (o->db)
 			printf("The database named by --db could not be used.\n");
-	} else if ((pg_skipped && !o->only_sqlite) || redis_skipped) {
+	} else if ((pg_skipped && !chosen) || redis_skipped) {
 		/* Never "done" while a check waits for an engine the lab needs. */
-		print_pg_missing(t, l, o->only_sqlite ? 0 : pg_skipped);
+		print_pg_missing(t, l, chosen ? 0 : pg_skipped);
 		print_redis_missing(l, redis_skipped);
 		if (pg_skipped && o->only_sqlite)
 			printf("The PostgreSQL checks were not asked for (--db sqlite).\n");
 	} else if (o->part) {
 		printf("\npart %s done%s (the lab is done when `%s lab check %s` passes every part).\n",
-		       o->part->name, r.skipped ? " where its engines were given" : "", runner_self(), l->num);
-	} else if (pg_skipped) {
+		       o->part->name, r.skipped > optional ? " where its engines were given" : "", runner_self(),
+		       l->num);
+	} else if (pg_skipped && o->only_sqlite) {
 		printf("\nEvery SQLite check passes; the PostgreSQL ones were not asked for (--db).\n");
-	} else if (r.skipped) {
+	} else if (r.skipped > optional) {
 		printf("\nEvery check that ran passes; %d did not run (their engine was not asked for).\n",
 		       r.skipped);
-	} else if (!o->solutions) {
-		printf("\nLab %s done. `%s lab` shows what is next.\n", l->num, runner_self());
+	} else {
+		/* Done: the checks skipped for want of MariaDB are optional ones. */
+		if (!o->solutions)
+			printf("\nLab %s done. `%s lab` shows what is next.\n", l->num, runner_self());
+		if (optional)
+			printf("%d MariaDB check%s did not run (optional; to run them too: "
+			       "export HOTROW_MYSQL_URL=$(make -s mysql-up)).\n", optional, optional == 1 ? "" : "s");
 	}
 	rc = r.failed || ran == 0 ? 1 : 0;
 	runner_result_free(&r);

@@ -732,6 +732,66 @@ elif ! cmp -s "$kit/exercises/$tiny/tiny.c" "$tmp/tiny-skeleton.c"; then bad "th
 else ok; fi
 tiny_c exercises 'return 42;'
 
+# ---- MariaDB is optional: a lab 98 with a "/mysql" check, no server ----
+# A check of plain C, one on SQLite and one on MariaDB (LABTEST_MYSQL).
+opt=98-optional
+mkdir -p "$kit/labs/$opt" "$kit/exercises/$opt" "$kit/solutions/$opt" "$kit/tests/labs/$opt"
+printf '# Lab 98 \342\200\224 Optional\n\n## 1. The answer\n' >"$kit/labs/$opt/README.md"
+printf '# Hints \342\200\224 Lab 98\n\n## Hint 1: Ask [answer]\nIt is 42.\n' >"$kit/labs/$opt/hints.md"
+printf 'int opt_answer(void);\n' >"$kit/labs/$opt/opt.h"
+for side in exercises solutions; do
+	printf '#include "labs/%s/opt.h"\nint opt_answer(void) { return 42; }\n' "$opt" >"$kit/$side/$opt/opt.c"
+done
+cat >"$kit/tests/labs/$opt/test_opt.c" <<OPT
+#include "tests/harness/labtest.h"
+#include "labs/$opt/opt.h"
+static void opt_answer__is_42(void **state)
+{
+	(void)state;
+	lt_expect_int(opt_answer(), 42, "the answer");
+}
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(opt_answer__is_42),
+		{ "opt_answer__is_42/sqlite", opt_answer__is_42, labtest_setup_sqlite, labtest_teardown, NULL },
+		LABTEST_MYSQL(opt_answer__is_42),
+	};
+	return labtest_main("$opt", tests);
+}
+OPT
+hl98() { (cd "$kit" && env -u HOTROW_LAB_ONLY -u HOTROW_MYSQL_URL -u HOTROW_REQUIRE_MYSQL \
+	"$bin" lab "$@") >"$out" 2>"$err" </dev/null; }
+
+t runner__mariadb_skipped_lab_still_done
+hl98 check 98; rc=$?
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif ! has "2 of 2 checks passing (1 skipped)"; then bad "want 2 of 2 passing, the MariaDB one skipped"
+elif ! has "^Lab 98 done"; then bad "a skip for want of MariaDB kept the lab from done"
+elif ! has "^1 MariaDB check did not run (optional"; then bad "the optional skip is not said"
+else ok; fi
+
+t runner__mariadb_skipped_grade_full_marks
+hl98 grade 98 --out "$tmp/grade-opt"; rc=$?
+s=$("$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))
+names=[x["name"] for x in d["tests"]]
+assert not [n for n in names if n.endswith("/mysql")], names
+assert "on SQLite." in d["output"], d["output"]
+print(d["score"], d["max_score"])' "$tmp/grade-opt/results.json" 2>"$tmp/jerr")
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0 (full marks on the engines required)"
+elif ! has "^Score: 2/2"; then bad "want Score: 2/2"
+elif [ "$s" != "2 2" ]; then bad "results.json: '$s', want '2 2': $(cat "$tmp/jerr")"
+elif ! has "^Ran on SQLite\. 1 MariaDB check did not run: optional"; then bad "the grade does not say which engines ran"
+elif ! has "opt_answer__is_42/mysql .*skipped, not counted"; then bad "the table does not mark the MariaDB check as not counted"
+else ok; fi
+
+t runner__mariadb_url_password_hidden
+hl98 check 98 --db 'mysql://student:s3cretpw@127.0.0.1:1/hotrow'
+if grep -q s3cretpw "$out" "$err"; then bad "the password was printed"
+elif ! has "^MariaDB: mysql://student:\*\*\*@127.0.0.1:1/hotrow (from --db)"; then bad "the MariaDB URL is not shown"
+else ok; fi
+rm -rf "$kit/labs/$opt" "$kit/exercises/$opt" "$kit/solutions/$opt" "$kit/tests/labs/$opt" "$kit/build/labs/$opt"
+
 t runner__student_kit_leaves_out_answers
 (cd "$kit" && scripts/student-kit "$tmp/skbuild") >"$out" 2>"$err"; rc=$?
 tgz=$tmp/skbuild/hotrow-student-kit.tar.gz

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kit/url.h"
 #include "runner/check.h"
 #include "runner/hint.h"
 #include "runner/parts.h"
@@ -376,11 +377,96 @@ static void runner_db_env__picks_the_engine(void **state)
 	assert_string_equal(o.db_from, "--db");
 	assert_int_equal(runner_db_env("host=/tmp dbname=x", &o), 0);
 	assert_string_equal(getenv("HOTROW_PG_URL"), "host=/tmp dbname=x");
-	assert_int_equal(runner_db_env("mysql://x", &o), -1);
+	assert_int_equal(runner_db_env("oracle://x", &o), -1);
 	unsetenv("HOTROW_LAB_ONLY");
 	assert_int_equal(runner_db_env(NULL, &o), 0);
 	assert_string_equal(o.db_from, "HOTROW_PG_URL");
 	unsetenv("HOTROW_PG_URL");
+}
+
+/* The table as LABTEST_ALL writes it (preprocessed): the MariaDB entry's
+ * engine from its setup, and the runner's idea of which engines it gives. */
+static void runner_engines__mariadb_beside_the_others(void **state)
+{
+	(void)state;
+	const char *src = "const struct CMUnitTest tests[] = {\n"
+		"{ \"f\" \"/sqlite\", f, labtest_setup_sqlite, labtest_teardown, ((void *)0) },\n"
+		"{ \"f\" \"/postgres\", f, labtest_setup_pg, labtest_teardown, ((void *)0) },\n"
+		"{ \"f\" \"/mysql\", f, labtest_setup_mysql, labtest_teardown, ((void *)0) },\n};\n";
+	char **names;
+	unsigned *engines;
+	assert_int_equal(runner_checks_parse(src, &names, &engines), 3);
+	assert_string_equal(names[2], "f/mysql");
+	assert_int_equal(engines[0], RUNNER_ENGINE_SQLITE);
+	assert_int_equal(engines[1], RUNNER_ENGINE_PG);
+	assert_int_equal(engines[2], RUNNER_ENGINE_MYSQL);
+	for (int i = 0; i < 3; i++)
+		free(names[i]);
+	free(names);
+	free(engines);
+
+	assert_string_equal(runner_engines_str(0), "no engine");
+	assert_string_equal(runner_engines_str(RUNNER_ENGINE_MYSQL), "MariaDB");
+	assert_string_equal(runner_engines_str(RUNNER_ENGINE_SQLITE | RUNNER_ENGINE_PG), "SQLite and PostgreSQL");
+	assert_string_equal(runner_engines_str(RUNNER_ENGINE_SQLITE | RUNNER_ENGINE_PG | RUNNER_ENGINE_REDIS),
+			    "SQLite, PostgreSQL and Redis");
+	assert_string_equal(runner_engines_str(RUNNER_ENGINE_ALL), "SQLite, PostgreSQL, Redis and MariaDB");
+	assert_string_equal(runner_engines_str(RUNNER_ENGINE_PG | RUNNER_ENGINE_MYSQL), "PostgreSQL and MariaDB");
+
+	const char *vars[] = {"HOTROW_LAB_ONLY", "HOTROW_PG_URL", "HOTROW_REQUIRE_PG", "HOTROW_REDIS_URL",
+			      "HOTROW_REQUIRE_REDIS", "HOTROW_MYSQL_URL", "HOTROW_REQUIRE_MYSQL"};
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+		unsetenv(vars[i]);
+	assert_int_equal(runner_engines_available(), RUNNER_ENGINE_SQLITE);
+	setenv("HOTROW_REQUIRE_MYSQL", "1", 1);
+	assert_int_equal(runner_engines_available(), RUNNER_ENGINE_SQLITE | RUNNER_ENGINE_MYSQL);
+	unsetenv("HOTROW_REQUIRE_MYSQL");
+	setenv("HOTROW_MYSQL_URL", "mysql://u@localhost/x", 1);
+	setenv("HOTROW_PG_URL", "postgresql:///x", 1);
+	assert_int_equal(runner_engines_available(), RUNNER_ENGINE_SQLITE | RUNNER_ENGINE_PG | RUNNER_ENGINE_MYSQL);
+	setenv("HOTROW_LAB_ONLY", "postgres", 1);
+	assert_int_equal(runner_engines_available(), RUNNER_ENGINE_PG);
+	setenv("HOTROW_LAB_ONLY", "sqlite", 1);
+	assert_int_equal(runner_engines_available(), RUNNER_ENGINE_SQLITE);
+	unsetenv("HOTROW_PG_URL");
+	unsetenv("HOTROW_MYSQL_URL");
+	unsetenv("HOTROW_LAB_ONLY");
+
+	/* --db mysql://: only the MariaDB checks, the server required. */
+	struct runner_opts o = {0};
+	assert_int_equal(runner_db_env("mysql://root:s3cret@localhost/hotrow?socket=/x", &o), 0);
+	assert_string_equal(getenv("HOTROW_LAB_ONLY"), "mysql");
+	assert_string_equal(getenv("HOTROW_MYSQL_URL"), "mysql://root:s3cret@localhost/hotrow?socket=/x");
+	assert_string_equal(getenv("HOTROW_REQUIRE_MYSQL"), "1");
+	assert_true(o.only_mysql);
+	assert_false(o.only_sqlite);
+	assert_null(o.db_from);   /* no PostgreSQL URL to speak of */
+	assert_int_equal(runner_engines_available(), RUNNER_ENGINE_MYSQL);
+	char shown[128];
+	assert_string_equal(kit_url_redact(getenv("HOTROW_MYSQL_URL"), shown, sizeof shown),
+			    "mysql://root:***@localhost/hotrow?socket=/x");
+	assert_int_equal(runner_db_env("mariadb://u:pw@h/d", &o), 0);
+	assert_string_equal(kit_url_redact(getenv("HOTROW_MYSQL_URL"), shown, sizeof shown), "mariadb://u:***@h/d");
+	assert_int_equal(runner_db_env("sqlite", &o), 0);
+	assert_false(o.only_mysql);
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+		unsetenv(vars[i]);
+}
+
+/* A lab whose MariaDB checks were skipped for want of a server: those
+ * skips are optional ones; a PostgreSQL one is not. */
+static void runner_result_optional_skips__only_mariadb(void **state)
+{
+	(void)state;
+	struct runner_check c[3] = {
+		{.name = "f/sqlite", .verdict = RUNNER_PASSED, .engines = RUNNER_ENGINE_SQLITE},
+		{.name = "f/postgres", .verdict = RUNNER_SKIPPED, .engines = RUNNER_ENGINE_PG},
+		{.name = "f/mysql", .verdict = RUNNER_SKIPPED, .engines = RUNNER_ENGINE_MYSQL},
+	};
+	struct runner_result r = {.built = 1, .checks = c, .n = 3, .available = RUNNER_ENGINE_SQLITE};
+	assert_int_equal(runner_result_optional_skips(&r), 1);
+	r.available |= RUNNER_ENGINE_MYSQL;   /* given, yet skipped: not optional (it failed anyway) */
+	assert_int_equal(runner_result_optional_skips(&r), 0);
 }
 
 #define SEC "\xc2\xa7"   /* the section sign, in UTF-8 */
@@ -448,6 +534,8 @@ int main(void)
 		cmocka_unit_test(runner_text__cuts_between_characters),
 		cmocka_unit_test(runner_hints_specific__latest_but_never_the_last),
 		cmocka_unit_test(runner_db_env__picks_the_engine),
+		cmocka_unit_test(runner_engines__mariadb_beside_the_others),
+		cmocka_unit_test(runner_result_optional_skips__only_mariadb),
 	};
 	const struct CMUnitTest tree[] = {
 		cmocka_unit_test(runner_hints_load__titles_tags_bodies),
