@@ -18,7 +18,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; "$bin" class drop --db "$admin" --yes >/dev/null 2>&1' EXIT
 
 printf 'rita\nsam\n' >"$tmp/roster"
-"$bin" class init --db "$admin" --roster "$tmp/roster" --out "$tmp/urls" >/dev/null 2>&1
+if ! "$bin" class init --db "$admin" --roster "$tmp/roster" --out "$tmp/urls" >"$tmp/init" 2>&1; then
+	bad class__rebuild_init "class init failed: $(head -c 600 "$tmp/init")"
+	summary
+fi
 A=$(url_of rita) B=$(url_of sam)
 max=$(q "select max_score from hotrow_class.labs where name = '01-hot-row'")
 

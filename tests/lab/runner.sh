@@ -760,7 +760,7 @@ int main(void)
 	return labtest_main("$opt", tests);
 }
 OPT
-hl98() { (cd "$kit" && env -u HOTROW_LAB_ONLY -u HOTROW_MYSQL_URL -u HOTROW_REQUIRE_MYSQL \
+hl98() { (cd "$kit" && env -u HOTROW_LAB_ONLY -u HOTROW_MYSQL_URL -u HOTROW_REQUIRE_MYSQL -u HOTROW_REDIS_URL -u HOTROW_REQUIRE_REDIS \
 	"$bin" lab "$@") >"$out" 2>"$err" </dev/null; }
 
 t runner__mariadb_skipped_lab_still_done
