@@ -487,6 +487,7 @@ struct jitter_worker {
 	double ms[JITTER_WAITS];
 	int n, rc, attempts;
 	pthread_t th;
+	pthread_barrier_t *go;       /* a thread's: connected, then wait here */
 };
 
 /* One worker's call on its own row, on db (closed here), its waits
@@ -505,11 +506,15 @@ static void jitter_call(struct jitter_worker *w, struct kit_db *db)
 	memcpy(w->ms, wt.ms, (size_t)w->n * sizeof w->ms[0]);
 }
 
+/* A thread worker: it connects first, then waits at the barrier with the
+ * forked workers' go, so its first draw falls early in the same
+ * wall-clock second as theirs, however long connecting took. */
 static void *jitter_thread(void *arg)
 {
 	struct jitter_worker *w = arg;
 	struct kit_db *db;
 	w->rc = kit_db_open(&db, w->url);
+	pthread_barrier_wait(w->go);
 	jitter_call(w, db);
 	return NULL;
 }
@@ -592,8 +597,10 @@ static void isolation__backoff_has_jitter(void **state)
 	int parent_rc = inside_count_retrying(labtest_db(t), 10, "SERIALIZABLE", &once, NULL);
 	lt_expect(parent_rc == INSIDE_GAVE_UP, "limit", "expected INSIDE_GAVE_UP from 2 attempts "
 	          "on a row that fails 12 times, got %d", parent_rc);
+	pthread_barrier_t go;
+	assert_int_equal(pthread_barrier_init(&go, NULL, 3), 0);
 	for (int i = 0; i < 4; i++)
-		w[i] = (struct jitter_worker){ .url = t->url, .row = 11 + i, .rc = -99 };
+		w[i] = (struct jitter_worker){ .url = t->url, .row = 11 + i, .rc = -99, .go = &go };
 
 	/* Connected first, then let go together early in a wall-clock
 	 * second: a seed taken from time() is then the same in both children,
@@ -602,6 +609,8 @@ static void isolation__backoff_has_jitter(void **state)
 	char byte = 1;
 	for (int i = 0; i < 2; i++)
 		jitter_fork(&child[i], &w[i]);
+	for (int i = 2; i < 4; i++)
+		pthread_create(&w[i].th, NULL, jitter_thread, &w[i]);
 	for (int i = 0; i < 2; i++)
 		lt_expect(read(child[i].ready, &byte, 1) == 1, NULL, "a forked worker died before "
 		          "it connected");
@@ -612,10 +621,10 @@ static void isolation__backoff_has_jitter(void **state)
 	for (int i = 0; i < 2; i++)
 		lt_expect(write(child[i].go, &byte, 1) == 1, NULL, "a forked worker died before it "
 		          "started");
-	for (int i = 2; i < 4; i++)
-		pthread_create(&w[i].th, NULL, jitter_thread, &w[i]);
+	pthread_barrier_wait(&go);
 	for (int i = 2; i < 4; i++)
 		pthread_join(w[i].th, NULL);
+	pthread_barrier_destroy(&go);
 	for (int i = 0; i < 2; i++) {
 		struct jitter_worker got;
 		ssize_t r = read(child[i].out, &got, sizeof got);
