@@ -42,7 +42,7 @@ static const char usage_all[] =
 	"                               show each check; the hint for the first failure\n"
 	"  hotrow lab check NN --part P only the checks of part P (a slot's worth)\n"
 	"  hotrow lab parts NN          the lab's parts, their functions and minutes\n"
-	"  hotrow lab hint NN           reveal the next hint\n"
+	"  hotrow lab hint NN           reveal the next hint (--part P: of part P)\n"
 	"  hotrow lab watch [NN]        check again whenever you save (q quits)\n"
 	"  hotrow lab run NN            drive your code under load: throughput and\n"
 	"                               latency next to the engine's prediction\n"
@@ -118,9 +118,9 @@ static const struct opt opt_top = {
 	        "the driver's output is printed when it ends)" };
 static const struct opt opt_part = {
 	"part", 0, "NAME", OPT_STRING, A(part), .accepts = "a part named in labs/NN-name/parts",
-	.help = "only the checks of that part's functions (labs/NN-name/parts;\n"
-	        "`--part` alone or `hotrow lab parts NN` lists them); its\n"
-	        "passing does not mark the lab done" };
+	.help = "only that part (labs/NN-name/parts; `--part` alone or\n"
+	        "`hotrow lab parts NN` lists them): its checks, or its hints;\n"
+	        "a part passing does not mark the lab done" };
 static const struct opt opt_yes = {
 	"yes", 'y', NULL, OPT_FLAG, A(yes), .help = "do not ask" };
 
@@ -148,9 +148,10 @@ static const struct sub {
 	 "The parts of a lab a room codes one slot at a time: each part's\n"
 	 "functions, its minutes (measured from the solution's size) and its\n"
 	 "handout section. A lab without labs/NN-name/parts is one part.\n"},
-	{"hint", "NN", { NULL }, 2,
+	{"hint", "NN [--part NAME]", { &opt_part, NULL }, 2,
 	 "Reveal the next hint from labs/NN-name/hints.md. Early hints point the\n"
-	 "way; the last one is close to the answer.\n"},
+	 "way; the last one is close to the answer. With --part, the next of that\n"
+	 "part's hints (the ones for the functions a slot's part asks for).\n"},
 	{"watch", "[NN] [--part NAME] [--db URL] [--timeout S]",
 	 { &opt_part, &opt_db, &opt_timeout, &opt_solutions, NULL }, 1,
 	 "Check NN (default: the first lab not done), then again each time a file\n"
@@ -356,7 +357,8 @@ int cmd_lab(int argc, char **argv)
 	}
 	/* `--part` last, without a name: list the parts instead. */
 	int list_parts = !strcmp(s->name, "parts");
-	if ((!strcmp(s->name, "check") || !strcmp(s->name, "watch")) && argc - shift >= 2 &&
+	if ((!strcmp(s->name, "check") || !strcmp(s->name, "watch") || !strcmp(s->name, "hint")) &&
+	    argc - shift >= 2 &&
 	    !strcmp(argv[argc - 1], "--part")) {
 		list_parts = 1;
 		argc--;
@@ -410,7 +412,7 @@ int cmd_lab(int argc, char **argv)
 	else if (!strcmp(s->name, "check"))
 		rc = runner_check_cmd(&t, l, &o);
 	else if (!strcmp(s->name, "hint"))
-		rc = runner_hint_cmd(&t, l);
+		rc = runner_hint_cmd(&t, l, a.part);
 	else if (!strcmp(s->name, "watch")) {
 		if (!l && !(l = runner_next_lab(&t)))
 			l = t.nlabs ? &t.labs[0] : NULL;

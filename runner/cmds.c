@@ -68,7 +68,18 @@ int runner_list(const struct runner_tree *t)
 	return 0;
 }
 
-int runner_hint_cmd(const struct runner_tree *t, const struct runner_lab *l)
+/* Whether hint k is one of part's: it carries the tag "part:NAME", or no
+ * "part:" tag at all (a hint for the whole lab). */
+static int in_part(const struct runner_hint *hint, const char *part)
+{
+	char key[64];
+	if (!part || !strstr(hint->tags, " part:"))
+		return 1;
+	snprintf(key, sizeof key, " part:%s ", part);
+	return strstr(hint->tags, key) != NULL;
+}
+
+int runner_hint_cmd(const struct runner_tree *t, const struct runner_lab *l, const char *part)
 {
 	char path[PATH_MAX];
 	struct runner_hints h;
@@ -84,22 +95,46 @@ int runner_hint_cmd(const struct runner_tree *t, const struct runner_lab *l)
 	}
 	struct runner_progress p;
 	runner_progress_get(t, l, &p);
-	size_t k = p.hints < 0 ? 0 : (size_t)p.hints;
-	if (k >= h.n)
-		k = h.n - 1;
+	/* A progress file from before the set was kept: the first p.hints. */
+	for (int i = 0; i < p.hints && i < 64; i++)
+		p.seen |= 1ULL << i;
+	/* Without a part the lab's order: the first not shown yet. With one,
+	 * the first of the part's not shown yet; once all are, its last. */
+	size_t k = h.n, last = h.n, mine = 0;
+	for (size_t i = 0; i < h.n; i++) {
+		if (!in_part(&h.v[i], part))
+			continue;
+		mine++;
+		last = i;
+		if (k == h.n && (i >= 64 || !(p.seen & (1ULL << i))))
+			k = i;
+	}
+	if (k == h.n)
+		k = last;
+	if (part)
+		printf("Part %s of Lab %s: %zu of the lab's %zu hints.\n\n", part, l->num, mine, h.n);
 	for (size_t i = 0; i < k; i++)
-		printf("%sHint %zu of %zu: %s (shown before)%s\n", runner_c_dim(), i + 1, h.n,
-		       h.v[i].title, runner_c_off());
+		if (in_part(&h.v[i], part) && i < 64 && (p.seen & (1ULL << i)))
+			printf("%sHint %zu of %zu: %s (shown before)%s\n", runner_c_dim(), i + 1, h.n,
+			       h.v[i].title, runner_c_off());
 	runner_hint_print(stdout, &h, k, "");
-	if (k + 1 < h.n)
-		printf("\n`%s lab hint %s` again reveals hint %zu.\n", runner_self(), l->num, k + 2);
+	size_t next = h.n;
+	for (size_t i = k + 1; i < h.n && next == h.n; i++)
+		if (in_part(&h.v[i], part) && (i >= 64 || !(p.seen & (1ULL << i))))
+			next = i;
+	if (next < h.n)
+		printf("\n`%s lab hint %s%s%s` again reveals hint %zu.\n", runner_self(), l->num,
+		       part ? " --part " : "", part ? part : "", next + 1);
+	else if (part)
+		printf("\nThat was the last hint of part %s; labs/%s/README.md has the rest.\n", part, l->name);
 	else
 		printf("\nThat was the last hint; the handout labs/%s/README.md has the rest.\n", l->name);
-	if ((int)k + 1 > p.hints) {
+	if (k < 64)
+		p.seen |= 1ULL << k;
+	if (!part && (int)k + 1 > p.hints)
 		p.hints = (int)k + 1;
-		if (runner_progress_put(t, l, &p) != 0)
-			fprintf(stderr, "hotrow lab hint: cannot record progress in .hotrow/: %s\n", strerror(errno));
-	}
+	if (runner_progress_put(t, l, &p) != 0)
+		fprintf(stderr, "hotrow lab hint: cannot record progress in .hotrow/: %s\n", strerror(errno));
 	runner_hints_free(&h);
 	return 0;
 }

@@ -6,6 +6,8 @@
  * ("## Hint 2: Count what you changed [lost-update]"; several tags in one
  * bracket are separated by commas), followed by its text
  * up to the next level-2 heading. A failing check prints "HINT: <tag>";
+ * a tag "part:NAME" puts the hint in that part of labs/NN-name/parts
+ * (`hotrow lab hint NN --part NAME`; a hint with none is the whole lab's).
  * runner_hints_tagged() finds the first hint carrying that tag.
  *
  * Interface:

@@ -106,13 +106,14 @@ void runner_show_check(const struct runner_check *c)
  * never the last hint, the shape of the answer, which only `hotrow lab
  * hint` reveals. */
 static void print_first_hint(const struct runner_tree *t, const struct runner_lab *l,
-                             const struct runner_result *r)
+                             const struct runner_result *r, const struct runner_part *part)
 {
 	char path[PATH_MAX];
 	struct runner_hints h;
 	if (runner_path(t, path, sizeof path, "labs/%s/hints.md", l->name) != 0 ||
 	    runner_hints_load(path, &h) != 0) {
-		printf("\nStuck? `%s lab hint %s` reveals the next hint.\n", runner_self(), l->num);
+		printf("\nStuck? `%s lab hint %s%s%s` reveals the next hint.\n", runner_self(), l->num,
+		       part ? " --part " : "", part ? part->name : "");
 		return;
 	}
 	const struct runner_check *first = NULL;
@@ -130,7 +131,8 @@ static void print_first_hint(const struct runner_tree *t, const struct runner_la
 		printf("\nHint for %s [%s]:\n", first->name, tag);
 		runner_hint_print(stdout, &h, (size_t)k, "  ");
 	} else {
-		printf("\nStuck? `%s lab hint %s` reveals the next hint.\n", runner_self(), l->num);
+		printf("\nStuck? `%s lab hint %s%s%s` reveals the next hint.\n", runner_self(), l->num,
+		       part ? " --part " : "", part ? part->name : "");
 	}
 	runner_hints_free(&h);
 }
@@ -315,7 +317,7 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 				 (r.checks[i].engines & RUNNER_ENGINE_REDIS);
 	}
 	if (r.failed) {
-		print_first_hint(t, l, &r);
+		print_first_hint(t, l, &r, o->part);
 		if (!o->solutions) {
 			char files[256];
 			runner_exercise_files(t, l, files, sizeof files);

@@ -263,6 +263,8 @@ static int parse_line(const char *line, const char *name, struct runner_progress
 			p->total = v;
 		else if (sscanf(s, "hints=%d", &v) == 1)
 			p->hints = v;
+		else if (!strncmp(s, "seen=", 5))
+			p->seen = strtoull(s + 5, NULL, 16);
 		else if (!strncmp(s, "sqlite=", 7))
 			sscanf(s, "sqlite=%d/%d", &p->eng_passed[0], &p->eng_total[0]);
 		else if (!strncmp(s, "postgres=", 9))
@@ -297,8 +299,9 @@ int runner_progress_put(const struct runner_tree *t, const struct runner_lab *l,
 	FILE *out = fopen(tmp, "w");
 	if (!out)
 		return -1;
-	fprintf(out, "%s passed=%d total=%d hints=%d sqlite=%d/%d postgres=%d/%d\n", l->name, p->passed,
-		p->total, p->hints, p->eng_passed[0], p->eng_total[0], p->eng_passed[1], p->eng_total[1]);
+	fprintf(out, "%s passed=%d total=%d hints=%d seen=%llx sqlite=%d/%d postgres=%d/%d\n", l->name,
+		p->passed, p->total, p->hints, p->seen, p->eng_passed[0], p->eng_total[0], p->eng_passed[1],
+		p->eng_total[1]);
 	FILE *in = fopen(path, "r");
 	if (in) {
 		struct runner_progress ignored;

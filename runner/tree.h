@@ -42,7 +42,9 @@ struct runner_tree {
 struct runner_progress {
 	int passed;   /* checks passing at the last `hotrow lab check` */
 	int total;    /* checks that ran then (skipped ones not counted) */
-	int hints;    /* hints revealed so far */
+	int hints;    /* hints revealed so far (the lab's order) */
+	unsigned long long seen;   /* bit k: hint k+1 was shown (with or
+	                              without --part); 0 in an old file */
 	int eng_passed[2], eng_total[2];   /* [0] SQLite, [1] PostgreSQL: last seen */
 };
 

@@ -4,6 +4,8 @@
 # solution's part passes and says so without marking the lab done, only
 # that part's checks run, the skeleton's part fails, a part that does not
 # exist is a usage error naming the parts, and `--part` alone lists them.
+# `lab hint 02 --part P` walks only P's hints, and the lab's order goes on
+# from what was seen; every lab with a parts file lists its parts.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}
@@ -87,4 +89,48 @@ hl check 01 --part increment; rc=$?
 if [ $rc -ne 2 ] || ! grep -q "no parts" "$err"; then bad "exit $rc, want 2 saying Lab 01 has no parts"
 else ok; fi
 
+t parts__hint_walks_the_part_s_hints
+# The part's hints are the ones tagged [part:resize], in the file's order.
+part_hints() { awk -v p="[part:$1]" '/^## Hint/ && index($0, p) { sub(/:.*/, "", $3); print $3 }' \
+	"$root/labs/02-sharded/hints.md"; }
+first=$(part_hints resize | sed -n 1p) second=$(part_hints resize | sed -n 2p)
+other=$(part_hints increment | sed -n 1p)
+rm -f "$kit/.hotrow/progress"
+hl hint 02 --part resize; rc1=$?
+cp "$out" "$tmp/hint1"
+hl hint 02 --part resize; rc2=$?
+if [ -z "$first" ] || [ -z "$second" ] || [ -z "$other" ]; then bad "labs/02-sharded/hints.md has no [part:] tags"
+elif [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then bad "exit $rc1 / $rc2, want 0"
+elif ! grep -q "^Hint $first of [0-9]*: " "$tmp/hint1"; then bad "the first call did not reveal hint $first: $(grep '^Hint' "$tmp/hint1")"
+elif ! grep -q "again reveals hint $second" "$tmp/hint1" || ! grep -q -- "--part resize" "$tmp/hint1"; then bad "it does not point at the part's next hint ($second)"
+elif ! has "^Hint $first of .*(shown before)" || ! has "^Hint $second of [0-9]*: "; then bad "the second call did not show $first as before and reveal $second"
+elif grep -q "^Hint $other of" "$tmp/hint1" "$out"; then bad "hint $other, of part increment, was shown for part resize"
+else ok; fi
+
+t parts__hint_without_part_keeps_the_lab_s_order
+# Hints seen through a part stay seen; the lab's order reveals the first
+# one not seen yet, and the set survives in .hotrow/progress.
+hl hint 02; rc=$?
+if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+elif ! has "^Hint $other of [0-9]*: "; then bad "did not reveal hint $other: $(grep '^Hint' "$out")"
+elif has "^Hint $first of [0-9]*: [^(]*$"; then bad "revealed hint $first again"
+elif ! grep -q "^02-sharded .* seen=[0-9a-f]" "$kit/.hotrow/progress"; then bad "no seen= set in .hotrow/progress"
+else ok; fi
+
+t parts__hint_of_an_unknown_part_is_usage_error
+hl hint 02 --part nope; rc=$?
+if [ $rc -ne 2 ] || ! grep -q "no part 'nope'" "$err"; then bad "exit $rc, want 2 naming the parts"
+else ok; fi
+
+t parts__every_split_lab_lists_its_parts
+# Each lab with a parts file: `lab parts` lists each line's part.
+why=
+for f in "$root"/labs/[0-9][0-9]-*/parts; do
+	lab=$(basename "$(dirname "$f")")
+	hl parts "${lab%%-*}" || { why="lab parts ${lab%%-*}: exit $?"; break; }
+	for p in $(awk '!/^#/ && NF { print $1 }' "$f"); do
+		has "^  $p  *[0-9]* min" || { why="lab parts ${lab%%-*} does not list $p"; break 2; }
+	done
+done
+if [ -n "$why" ]; then bad "$why"; else ok; fi
 summary
