@@ -10,13 +10,11 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$root" || exit 1
-build=$(dirname "${HOTROW_BIN:-build/hotrow}")
-driver=$build/labs/01-hot-row/run-solution
 tmp=$(mktemp -d)
 chmod 755 "$tmp"       # the server's user (scripts/pg, as root) must reach it
 
 . "$root/tests/harness/check.sh"
-
+. "$root/tests/harness/kit.sh"
 
 mkdir -p "$tmp/scripts"
 cp scripts/pg "$tmp/scripts/pg"
@@ -24,14 +22,7 @@ pg() { "$tmp/scripts/pg" "$@"; }
 trap 'pg down >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 
 name=driver__stops_when_the_database_goes_away
-if [ ! -x "$driver" ] && [ ! -d solutions/01-hot-row ]; then
-	skip "$name" "no reference solution to drive here (a student kit)"
-	summary
-fi
-if [ ! -x "$driver" ]; then
-	bad "$name" "$driver is not built"
-	summary
-fi
+lab01_driver "$name"
 if ! url=$(pg up 2>"$tmp/pg.err"); then
 	if grep -q 'cannot find pg_ctl' "$tmp/pg.err"; then
 		skip "$name" "PostgreSQL is not installed"

@@ -11,17 +11,11 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$root" || exit 1
-build=$(dirname "${HOTROW_BIN:-build/hotrow}")
-driver=$build/labs/01-hot-row/run-solution
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$root/tests/harness/check.sh"
-
-if [ ! -x "$driver" ] && [ ! -d solutions/01-hot-row ]; then
-	skip wal__line "no reference solution to drive here (a student kit)"
-	summary
-fi
-[ -x "$driver" ] || { bad wal__line "$driver is not built"; summary; }
+. "$root/tests/harness/kit.sh"
+lab01_driver wal__line
 
 num='[0-9][0-9]*\.[0-9][0-9]'
 name=wal__predicted_beside_pg_stat_wal

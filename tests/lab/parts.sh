@@ -10,6 +10,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}
 . "$root/tests/harness/check.sh"
+. "$root/tests/harness/kit.sh"
 if [ ! -x "$bin" ]; then
 	check_bad parts__binary "$bin is missing; run make first"
 	summary
@@ -21,10 +22,7 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hotrow-parts-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 kit=$tmp/kit
-mkdir -p "$kit"
-(cd "$root" && tar --exclude=./build/labs --exclude=./build/mutants --exclude="./build/san-*" \
-	--exclude=./build/student-kit --exclude=./build/tests --exclude=./build/bench \
-	--exclude=./.git --exclude=./.hotrow -cf - .) | (cd "$kit" && tar xf -)
+kit_copy "$kit"
 export HOTROW_ROOT="$kit" HOTROW_LAB_ONLY=sqlite NO_COLOR=1
 unset HOTROW_LAB_CHECKS
 out=$tmp/out err=$tmp/err

@@ -23,6 +23,7 @@ lab=${LAB:-01}
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 . "$root/tests/harness/check.sh"
+. "$root/tests/harness/kit.sh"
 
 if [ ! -x "$bin" ]; then
 	check_bad runner__binary "$bin is missing; run make first"
@@ -47,10 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 kit=$tmp/kit
-mkdir -p "$kit"
-(cd "$root" && tar --exclude=./build/labs --exclude=./build/mutants --exclude="./build/san-*" \
-	--exclude=./build/student-kit --exclude=./build/tests --exclude=./build/bench \
-	--exclude=./.git --exclude=./.hotrow -cf - .) | (cd "$kit" && tar xf -)
+kit_copy "$kit"
 
 # Only the lab under test, plus a tiny lab 99 so "every lab" means two:
 # quicker to build, and immune to other labs being half-written.
