@@ -293,7 +293,6 @@ struct sim {
 	uint64_t offered, completed, failed, abandoned, retried;
 	uint64_t orphaned, orphans_run, lock_timeouts, retries_denied;
 	uint64_t statement_timeouts, wakes;
-	struct sim_follow follow;  /* one like followed (sim_trace.c) */
 	int64_t orphans_live;      /* orphaned attempts still in a queue or holding:
 	                              not in inflight, but they hold memory */
 	struct sim_like *likes;    /* [0] unused: like 0 means "no record" */
@@ -356,6 +355,9 @@ struct sim {
 		int ncur, nnext;
 		uint64_t flushes, commits;
 	} wal;
+
+	/* one like followed (sim_trace.c): last, away from the hot fields */
+	struct sim_follow follow;
 };
 
 /* Schedule an event. The busiest streams (arrivals, the pool's sweep)

@@ -181,6 +181,8 @@ void sim_trace_note(struct sim *s, enum sim_trace_kind kind, enum sim_trace_wher
 	/* The wait that just ended, when the entry tells it. */
 	if (kind == SIM_TR_CONNECTED)
 		arg = t->where == SIM_AT_POOL ? s->now - t->since_us : 0;
+	if (kind == SIM_TR_RETRY)
+		t->tries = (int)arg;
 	record(s, kind, row, arg);
 	move(s, where, row);
 	if (kind == SIM_TR_POOL_QUEUE || kind == SIM_TR_LOCK_QUEUE) {
