@@ -326,7 +326,8 @@ struct found {
 	struct sim_req *r;
 	enum sim_trace_where where;
 	int row;
-	int64_t since;        /* in where since */
+	int64_t since;        /* in where since (a holder: in the lock queue since) */
+	int64_t locked;       /* a holder: when it got the lock; -1 */
 	size_t index;         /* in its queue */
 };
 
@@ -340,6 +341,7 @@ static void consider_queue(struct sim *s, struct sim_ring *q, enum sim_trace_whe
 		f->where = where;
 		f->row = row;
 		f->since = f->r->enq_us;
+		f->locked = -1;
 		f->index = i;
 	}
 	(void)s;
@@ -347,7 +349,7 @@ static void consider_queue(struct sim *s, struct sim_ring *q, enum sim_trace_whe
 
 int sim_follow_slowest(struct sim *s)
 {
-	struct found f = { NULL, SIM_AT_BEFORE, -1, 0, 0 };
+	struct found f = { NULL, SIM_AT_BEFORE, -1, 0, -1, 0 };
 	int64_t first = INT64_MAX;
 	bool *free_slot;
 
@@ -365,7 +367,8 @@ int sim_follow_slowest(struct sim *s)
 			f.r = &row->req;
 			f.where = row->holder == HOLD_WAKING ? SIM_AT_LOCK_WAIT : SIM_AT_HOLD;
 			f.row = i;
-			f.since = row->holder == HOLD_WAKING ? row->req.enq_us : row->got_us;
+			f.since = row->req.enq_us;   /* its lock wait began then */
+			f.locked = row->holder == HOLD_REQ ? row->got_us : -1;
 		}
 	}
 	/* The slab's slots in use: work outside the lock, a backoff, an insert. */
@@ -380,6 +383,7 @@ int sim_follow_slowest(struct sim *s)
 			f.where = SIM_AT_BEFORE;   /* which of them, the slab does not say */
 			f.row = -1;
 			f.since = r->first_us;
+			f.locked = -1;
 		}
 	}
 	free(free_slot);
@@ -392,10 +396,16 @@ int sim_follow_slowest(struct sim *s)
 	s->follow.t.tries = f.r->tries;
 	record(s, SIM_TR_ARRIVED, -1, 0);
 	s->follow.t.ev[0].t_us = f.r->first_us;
-	s->follow.t.where = SIM_AT_BEFORE;
-	move(s, f.where, f.row);
-	s->follow.t.since_us = f.since;
+	/* Its time up to f.since is before; then where it is now, or for a
+	 * holder its lock wait, then its hold. */
 	s->follow.t.spent_us[SIM_AT_BEFORE] = f.since - f.r->first_us;
+	s->follow.t.where = f.where;
+	s->follow.t.row = f.row;
+	s->follow.t.since_us = f.since;
+	if (f.locked >= 0) {
+		s->follow.t.spent_us[SIM_AT_LOCK_WAIT] = f.locked - f.since;
+		s->follow.t.since_us = f.locked;
+	}
 	s->follow.hint = f.index;
 	record(s, SIM_TR_PICKED, f.row, position(s));
 	s->follow.milestone = position(s) / 2;
