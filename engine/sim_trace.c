@@ -44,7 +44,8 @@ static bool ending(enum sim_trace_kind k)
 	}
 }
 
-static void record(struct sim *s, enum sim_trace_kind kind, int row, int64_t arg)
+static void record_at(struct sim *s, int64_t when, enum sim_trace_kind kind, int row,
+                      int64_t arg)
 {
 	struct sim_trace *t = &s->follow.t;
 	int room = SIM_TRACE_EVENTS - (ending(kind) ? 0 : ENDING_ROOM);
@@ -53,11 +54,16 @@ static void record(struct sim *s, enum sim_trace_kind kind, int row, int64_t arg
 		t->dropped++;
 		return;
 	}
-	t->ev[t->nevents].t_us = s->now;
+	t->ev[t->nevents].t_us = when;
 	t->ev[t->nevents].arg = arg;
 	t->ev[t->nevents].row = row;
 	t->ev[t->nevents].kind = (uint8_t)kind;
 	t->nevents++;
+}
+
+static void record(struct sim *s, enum sim_trace_kind kind, int row, int64_t arg)
+{
+	record_at(s, s->now, kind, row, arg);
 }
 
 /* Close the time spent at the current place; from now on it is where. */
@@ -347,6 +353,38 @@ static void consider_queue(struct sim *s, struct sim_ring *q, enum sim_trace_whe
 	(void)s;
 }
 
+/* What a like picked in flight went through before, as far as its
+ * record tells: up to f->since its time is SIM_AT_BEFORE, unless it is
+ * in (or holds) a lock, where its attempt began at attempt_us, took a
+ * connection after its pool wait, spent exactly outside_us outside the
+ * lock (true unless CPUs stretch it) and joined the queue at f->since. */
+static void past(struct sim *s, const struct found *f)
+{
+	struct sim_trace *t = &s->follow.t;
+	int64_t att = f->r->attempt_us, pool = f->since - att - s->outside_us;
+	bool exact = s->c.cores == 0 || s->cpu_client_us == 0;
+
+	t->spent_us[SIM_AT_BEFORE] = f->since - f->r->first_us;
+	if (f->where != SIM_AT_LOCK_WAIT && f->where != SIM_AT_HOLD)
+		return;
+	if (exact && pool >= 0) {
+		t->spent_us[SIM_AT_BEFORE] = att - f->r->first_us;   /* earlier attempts */
+		if (f->r->tries > 1)
+			record_at(s, att, SIM_TR_RETRY, -1, f->r->tries);
+		t->spent_us[SIM_AT_POOL] = pool;
+		record_at(s, att + pool, SIM_TR_CONNECTED, -1, pool);
+		if (s->outside_us > 0) {
+			t->spent_us[SIM_AT_OUTSIDE] = s->outside_us;
+			record_at(s, att + pool, SIM_TR_OUTSIDE, -1, 0);
+		}
+	}
+	record_at(s, f->since, SIM_TR_LOCK_QUEUE, f->row, 0);   /* position: not known */
+	if (f->locked >= 0) {
+		t->spent_us[SIM_AT_LOCK_WAIT] = f->locked - f->since;
+		record_at(s, f->locked, SIM_TR_LOCKED, f->row, f->locked - f->since);
+	}
+}
+
 int sim_follow_slowest(struct sim *s)
 {
 	struct found f = { NULL, SIM_AT_BEFORE, -1, 0, -1, 0 };
@@ -394,18 +432,13 @@ int sim_follow_slowest(struct sim *s)
 	s->follow.like = f.r->like;
 	start(s, 0, f.r->first_us);
 	s->follow.t.tries = f.r->tries;
-	record(s, SIM_TR_ARRIVED, -1, 0);
-	s->follow.t.ev[0].t_us = f.r->first_us;
-	/* Its time up to f.since is before; then where it is now, or for a
-	 * holder its lock wait, then its hold. */
-	s->follow.t.spent_us[SIM_AT_BEFORE] = f.since - f.r->first_us;
+	record_at(s, f.r->first_us, SIM_TR_ARRIVED, -1, 0);
+	past(s, &f);
 	s->follow.t.where = f.where;
 	s->follow.t.row = f.row;
 	s->follow.t.since_us = f.since;
-	if (f.locked >= 0) {
-		s->follow.t.spent_us[SIM_AT_LOCK_WAIT] = f.locked - f.since;
+	if (f.locked >= 0)
 		s->follow.t.since_us = f.locked;
-	}
 	s->follow.hint = f.index;
 	record(s, SIM_TR_PICKED, f.row, position(s));
 	s->follow.milestone = position(s) / 2;
@@ -480,8 +513,8 @@ void sim_trace_line(const struct sim_trace *t, int i, char *buf, size_t len)
 		break;
 	case SIM_TR_PICKED:
 		if (e->arg > 0)
-			snprintf(buf, len, "followed from here: %s, position %" PRId64,
-			         sim_trace_where_name((enum sim_trace_where)t->where), e->arg);
+			snprintf(buf, len, "followed from here (the oldest in flight), "
+			         "position %" PRId64, e->arg);
 		else
 			snprintf(buf, len, "followed from here (the oldest in flight)");
 		break;
@@ -498,7 +531,10 @@ void sim_trace_line(const struct sim_trace *t, int i, char *buf, size_t len)
 		snprintf(buf, len, "works outside the lock (round trips, app)");
 		break;
 	case SIM_TR_LOCK_QUEUE:
-		snprintf(buf, len, "joined %s's lock queue at position %" PRId64, rw, e->arg);
+		if (e->arg > 0)
+			snprintf(buf, len, "joined %s's lock queue at position %" PRId64, rw, e->arg);
+		else
+			snprintf(buf, len, "joined %s's lock queue", rw);
 		break;
 	case SIM_TR_POSITION:
 		if (e->row >= 0)

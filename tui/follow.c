@@ -97,7 +97,7 @@ int tui_follow_card_height(const struct sim_snapshot *snap)
 static void status(const struct sim_snapshot *snap, char *buf, size_t len)
 {
 	const struct sim_trace *t = &snap->trace;
-	char a[32], num[24];
+	char a[32], num[24], of[24];
 	int n = 0;
 
 	if (t->state != SIM_TRACE_LIVE) {
@@ -107,12 +107,13 @@ static void status(const struct sim_snapshot *snap, char *buf, size_t len)
 	}
 	n = snprintf(buf, len, "%s", place[t->where].word);
 	if (t->position > 0 && t->where == SIM_AT_POOL)
-		n += snprintf(buf + n, len - (size_t)n, ", position %s of %d",
-		              tui_fmt_int(num, sizeof num, t->position), snap->pool_waiters);
-	else if (t->position > 0 && t->row >= 0 && t->row < snap->nlanes)
-		n += snprintf(buf + n, len - (size_t)n, ", position %s of %d",
+		n += snprintf(buf + n, len - (size_t)n, ", position %s of %s",
 		              tui_fmt_int(num, sizeof num, t->position),
-		              snap->lanes[t->row].queue_len);
+		              tui_fmt_int(of, sizeof of, snap->pool_waiters));
+	else if (t->position > 0 && t->row >= 0 && t->row < snap->nlanes)
+		n += snprintf(buf + n, len - (size_t)n, ", position %s of %s",
+		              tui_fmt_int(num, sizeof num, t->position),
+		              tui_fmt_int(of, sizeof of, snap->lanes[t->row].queue_len));
 	else if (t->where == SIM_AT_LOCK_WAIT)
 		n += snprintf(buf + n, len - (size_t)n, ", drawn: waking up");
 	if (t->wakes > 0 && n < (int)len)
@@ -235,9 +236,9 @@ int tui_follow_card_draw(struct tui_screen *s, struct tui_rect r,
 		n = room;
 	for (int i = t->nevents - n; i < t->nevents && y < r.y + r.h; i++, y++) {
 		sim_trace_line(t, i, line, sizeof line);
-		tui_fmt_s(when, sizeof when, (double)t->ev[i].t_us / 1e6);
-		tui_screen_textf(s, r.x + 1, y, r.w - 1, TUI_DIM, "%9s", when);
-		tui_screen_text(s, r.x + 12, y, r.w - 12, entry_style(t, i), line);
+		snprintf(when, sizeof when, "%9.3f s", (double)t->ev[i].t_us / 1e6);
+		tui_screen_text(s, r.x, y, r.w, TUI_DIM, when);
+		tui_screen_text(s, r.x + 13, y, r.w - 13, entry_style(t, i), line);
 	}
 	if (y + 2 > r.y + r.h)
 		return y - r.y;

@@ -316,33 +316,47 @@ static void slowest__search_then_follow(void **state)
 	free(t);
 }
 
-/* trace-4.2: picked while in flight: the oldest one, its earlier time
- * shown as before, still adding up. */
+/* trace-4.2: picked while in flight: the oldest one, its past read back
+ * from its record (its pool wait, its lock wait) as a run that followed
+ * it from its arrival saw it. */
 static void slowest__oldest_in_flight(void **state)
 {
 	struct sim_config c;
 	struct sim *s;
 	struct sim_snapshot *snap = malloc(sizeof *snap);
-	struct sim_trace t;
+	struct sim_trace t, *whole;
+	uint64_t n;
 
 	(void)state;
 	overload_config(&c);
 	c.pool = 50;
 	s = sim_new(&c);
-	sim_advance(s, 500000);
+	sim_advance(s, 900000);               /* the pool full since ~0.5 s */
 	assert_int_equal(sim_follow_slowest(s), 0);
 	sim_snapshot(s, snap);
 	assert_int_equal(snap->trace.state, SIM_TRACE_LIVE);
 	/* nobody waiting in the lock queue has waited longer than it lived */
 	for (int k = 0; k < snap->lanes[0].nwaiters; k++)
 		assert_true(snap->lanes[0].waiter_age_us[k] <= snap->now_us - snap->trace.first_us);
-	assert_int_equal(snap->trace.ev[1].kind, SIM_TR_PICKED);
+	assert_int_equal(snap->trace.ev[snap->trace.nevents - 1].kind, SIM_TR_PICKED);
+	assert_int_equal(snap->trace.ev[snap->trace.nevents - 1].t_us, 900000);
 	sim_run(s);
 	sim_trace_get(s, &t);
 	assert_int_equal(t.state, SIM_TRACE_COMPLETED);
 	assert_whole(&t);
+	assert_int_equal(t.spent_us[SIM_AT_BEFORE], 0);
+	assert_true(t.spent_us[SIM_AT_POOL] > 0 && t.spent_us[SIM_AT_LOCK_WAIT] > 0);
 	sim_free(s);
 	free(snap);
+
+	/* the same like, followed from its arrival (constant arrivals: the
+	 * k-th comes at k / 600 s) */
+	n = (uint64_t)((double)t.first_us * 600 / 1e6 + 0.5) + 1;
+	whole = trace_run(&c, n);
+	assert_int_equal(whole->first_us, t.first_us);
+	assert_int_equal(whole->end_us, t.end_us);
+	assert_memory_equal(whole->spent_us, t.spent_us, sizeof t.spent_us);
+	free(whole);
 }
 
 /* trace-4.3: following a like changes nothing in the run, and one
