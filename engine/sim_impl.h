@@ -8,7 +8,8 @@
  * sim_cpu.c the CPUs; sim_out.c turns the state into summaries, snapshots,
  * JSON and CSV; sim_theory.c the formulas and Mean Value Analysis;
  * sim_chain.c round trips inside the lock, reads and the version chain;
- * sim_config.c defaults, checks, names and scenarios.
+ * sim_trace.c following one like; sim_config.c defaults, checks, names
+ * and scenarios.
  *
  * Interface (inside the engine only): sim_push() schedules an event;
  * s->path (struct sim_path) says what the strategy's like and flush do;

@@ -62,6 +62,19 @@ int tui_follow_lane_x(const struct sim_snapshot *snap, int lane, int holder_x,
 	return t->position <= shown ? queue_x + (int)t->position - 1 : queue_x + shown;
 }
 
+void tui_follow_pool_mark(struct tui_screen *s, int x, int y, int w,
+                          const struct sim_snapshot *snap, bool ascii)
+{
+	const struct sim_trace *t = &snap->trace;
+	char num[24];
+
+	if (t->state != SIM_TRACE_LIVE || t->where != SIM_AT_POOL || t->position <= 0 || w < 6)
+		return;
+	tui_screen_put(s, x, y, tui_follow_glyph(ascii), TUI_KEY);
+	tui_screen_textf(s, x + 2, y, w - 2, TUI_BOLD, "#%s in line",
+	                 tui_fmt_int(num, sizeof num, t->position));
+}
+
 /* ---- the card ---- */
 
 /* Each place's shape in the bar and its style. */

@@ -52,6 +52,10 @@ int tui_follow_card_draw(struct tui_screen *s, struct tui_rect r,
  * among the shown waiters, queue_x + shown past them; -1 elsewhere. */
 int tui_follow_lane_x(const struct sim_snapshot *snap, int lane, int holder_x,
                       int queue_x, int shown);
+/* While it waits for a connection: its mark and place in that line,
+ * from (x, y), at most w columns. */
+void tui_follow_pool_mark(struct tui_screen *s, int x, int y, int w,
+                          const struct sim_snapshot *snap, bool ascii);
 /* The mark's shape. */
 uint32_t tui_follow_glyph(bool ascii);
 

@@ -150,7 +150,39 @@ static void follow__key_cycles(void **state)
 	tui_app_free(a);
 }
 
-/* follow-1.4: in ASCII the mark is @ and the bar's places are letters. */
+/* follow-1.4: waiting for a connection, the pool's line says its place
+ * in that line, the card the same. */
+static void follow__pool_mark(void **state)
+{
+	struct sim_config c;
+	struct tui_app *a;
+	struct tui_screen *s = tui_screen_new(120, 40);
+	const struct sim_snapshot *snap;
+	char want[96], num[24];
+
+	(void)state;
+	sim_config_default(&c);
+	assert_int_equal(sim_scenario("viral-post", &c), 0);
+	c.seconds = 0;
+	a = tui_app_new(&c, NULL, false);
+	tui_app_play(a, 2.9);
+	tui_app_key(a, 'f');
+	tui_app_play(a, 0.3);
+	tui_app_render(a, s);
+	snap = tui_app_snapshot(a);
+	assert_int_equal(snap->trace.where, SIM_AT_POOL);
+	assert_true(snap->trace.position > 1000);
+	tui_fmt_int(num, sizeof num, snap->trace.position);
+	snprintf(want, sizeof want, "waiting for a connection  \u25C9 #%s in line", num);
+	assert_true(fx_find(s, want) > 0);
+	snprintf(want, sizeof want, "pool wait, position %s of ", num);
+	assert_true(fx_find(s, want) > 0);
+	assert_true(fx_find(s, "no free connection: waits in the pool at position") > 0);
+	tui_screen_free(s);
+	tui_app_free(a);
+}
+
+/* follow-1.5: in ASCII the mark is @ and the bar's places are letters. */
 static void follow__ascii(void **state)
 {
 	struct tui_app *a = slow_overload(true);
@@ -177,7 +209,7 @@ static void follow__ascii(void **state)
 	tui_app_free(a);
 }
 
-/* follow-1.5: a tour step's `follow slowest` picks one as it starts; a
+/* follow-1.6: a tour step's `follow slowest` picks one as it starts; a
  * word it does not know is refused with the line. */
 static void follow__tour_step(void **state)
 {
@@ -212,6 +244,7 @@ int main(void)
 		cmocka_unit_test(follow__mark_at_its_position),
 		cmocka_unit_test(follow__ends_with_its_bar),
 		cmocka_unit_test(follow__key_cycles),
+		cmocka_unit_test(follow__pool_mark),
 		cmocka_unit_test(follow__ascii),
 		cmocka_unit_test(follow__tour_step),
 	};
