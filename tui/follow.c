@@ -31,7 +31,7 @@ enum tui_follow_mode tui_follow_set(struct sim *s, enum tui_follow_mode mode,
 enum tui_follow_mode tui_follow_cycle(struct sim *s, enum tui_follow_mode mode,
                                       char *note, size_t len)
 {
-	static struct sim_trace now;    /* large: not on the stack */
+	struct sim_trace now;
 
 	sim_trace_get(s, &now);
 	if (now.state == SIM_TRACE_NONE)

@@ -2,7 +2,8 @@
 # tests/engine/trace.sh: `hotrow sim --trace N|slowest` through the binary:
 # the timeline after the table, the same under "trace" in JSON, the slowest
 # found and followed, and bad usage (exit 2, one line naming --trace).
-# Prints cmocka-style summary lines. HOTROW_BIN overrides the binary.
+# `hotrow tui --dump --follow` frames too. Prints cmocka-style summary
+# lines. HOTROW_BIN overrides the binary.
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)
@@ -77,6 +78,25 @@ case "$o" in *"Request #402, failed after 7.500 ms"*"lock_timeout: the server ca
 o=$("$bin" sim $over --client-timeout-ms 10 --retries 1 --trace 450)
 case "$o" in *"Request #450, abandoned"*"client timeout"*"retries: attempt 2"*"no retry left after 2 attempts"*) ok trace__client_timeout ;;
 *) bad trace__client_timeout "$(printf '%s' "$o" | sed -n '/^Request/,$p' | tr '\n' '|')" ;; esac
+
+# trace__tui_dump: hotrow tui --dump --follow: the frame shows the card,
+# and the pool's line its place while it waits for a connection; the same
+# frame twice; a bad --follow is one line and exit 2.
+f=$("$bin" tui --dump --at 3.2 --follow next@2.9 --size 120x40)
+pos=$(printf '%s\n' "$f" | sed -n 's/.*pool wait, position \([0-9,]*\) of.*/\1/p')
+if printf '%s\n' "$f" | grep -q "FOLLOWING like #" && [ -n "$pos" ] && printf '%s\n' "$f" | grep -q "waiting for a connection  ◉ #$pos in line" &&
+   [ "$f" = "$("$bin" tui --dump --at 3.2 --follow next@2.9 --size 120x40)" ]
+then ok trace__tui_dump
+else bad trace__tui_dump "position '$pos' not on the pool's line, or frames differ"; fi
+f=$("$bin" tui --dump --ascii --at 3.2 --follow slowest@3 --size 120x40)
+case "$f" in
+*"@ FOLLOWING the oldest in flight"*"p pool wait"*) ok trace__tui_dump_slowest_ascii ;;
+*) bad trace__tui_dump_slowest_ascii "$(printf '%s' "$f" | grep -n -A3 FOLLOW)" ;;
+esac
+"$bin" tui --dump --follow fast >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "--follow" "$tmp/err" && [ ! -s "$tmp/out" ]
+then ok trace__tui_bad_follow
+else bad trace__tui_bad_follow "exit $rc: $(cat "$tmp/err")"; fi
 
 # trace__bad_usage: exit 2, one line on stderr naming --trace, nothing on stdout.
 usage() { # usage NAME WORD ARGS...
