@@ -6,6 +6,9 @@
  * runs once per value and prints one table line each; --json prints one
  * object (an array for --sweep); --csv FILE writes the time series.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,32 @@ static int sweep_opt(void *dest, const char *v, void *ctx, char *why, size_t len
 		return -1;
 	strcpy(buf, v);
 	*name = buf;
+	return 0;
+}
+
+/* --trace N or --trace slowest: *dest is N, or TRACE_SLOWEST. */
+#define TRACE_SLOWEST UINT64_MAX
+
+static int trace_opt(void *dest, const char *v, void *ctx, char *why, size_t len)
+{
+	uint64_t *n = dest;
+	char *end;
+	unsigned long long x;
+
+	(void)ctx;
+	(void)why;
+	(void)len;
+	if (!strcmp(v, "slowest")) {
+		*n = TRACE_SLOWEST;
+		return 0;
+	}
+	if (v[0] < '0' || v[0] > '9')
+		return -1;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (*end || errno || x == 0 || x >= TRACE_SLOWEST)
+		return -1;
+	*n = x;
 	return 0;
 }
 
@@ -614,6 +643,65 @@ static void sweep_line(const char *value, const struct sim_summary *o, bool ledg
 	       (unsigned long long)(o->failed + o->abandoned));
 }
 
+/* ---- one request followed ---- */
+
+/* "12.345 ms" or "1.234 s" */
+static const char *span(char *buf, size_t len, int64_t us)
+{
+	if (us >= 10000000)
+		snprintf(buf, len, "%.3f s", (double)us / 1e6);
+	else
+		snprintf(buf, len, "%.3f ms", (double)us / 1000.0);
+	return buf;
+}
+
+/* The followed like's timeline, then where its time went. */
+static void print_trace(const struct sim_trace *t, int64_t slowest_us)
+{
+	char line[160], a[32];
+	int64_t total = t->end_us >= 0 ? t->end_us - t->first_us : 0;
+
+	printf("\nRequest #%" PRIu64 "%s, %s", t->n,
+	       slowest_us >= 0 ? " (the slowest that completed)" : "",
+	       sim_trace_state_name((enum sim_trace_state)t->state));
+	if (t->end_us >= 0)
+		printf(" after %s", span(a, sizeof a, total));
+	printf(":\n");
+	for (int i = 0; i < t->nevents; i++) {
+		sim_trace_line(t, i, line, sizeof line);
+		printf("  %12.3f ms  %s\n", (double)t->ev[i].t_us / 1000.0, line);
+		if (i + 1 < t->nevents && t->ev[i + 1].kind == SIM_TR_LOCKED && t->wakes > 0)
+			printf("  %15s  (woken %" PRIu64 " time%s by other commits)\n", "",
+			       t->wakes, t->wakes == 1 ? "" : "s");
+	}
+	if (t->dropped)
+		printf("  (%u more steps not kept)\n", t->dropped);
+	if (total <= 0)
+		return;
+	printf("  where its time went:\n");
+	for (int w = 0; w < SIM_AT_N; w++) {
+		double pc = 100.0 * (double)t->spent_us[w] / (double)total;
+		if (t->spent_us[w] > 0)
+			printf("  %14s  %-16s %s%.0f%%\n", span(a, sizeof a, t->spent_us[w]),
+			       sim_trace_where_name((enum sim_trace_where)w),
+			       pc < 0.5 ? "<" : "", pc < 0.5 ? 1.0 : pc);
+	}
+}
+
+/* Run c once to find the slowest like that completed: its ordinal, 0 if
+ * none completed. */
+static uint64_t find_slowest(const struct sim_config *c, int64_t *lat_us)
+{
+	struct sim *s = sim_new(c);
+	uint64_t n;
+
+	sim_follow_search(s);
+	sim_run(s);
+	n = sim_follow_found(s, lat_us);
+	sim_free(s);
+	return n;
+}
+
 /* ---- main ---- */
 
 int cmd_sim(int argc, char **argv)
@@ -623,6 +711,8 @@ int cmd_sim(int argc, char **argv)
 	char err[200], *values[MAX_SWEEP], sweep_buf[SWEEP_BUF], *sweep_name = NULL;
 	const char *csv = NULL, *svg = NULL;
 	bool json = false, list = false;
+	uint64_t trace = 0;
+	int64_t slowest_us = -1;
 	int nruns = 1, rc = 0;
 	struct sim_summary sums[MAX_SWEEP];
 
@@ -638,6 +728,12 @@ int cmd_sim(int argc, char **argv)
 		  .accepts = "NAME=V1,V2,... such as rows=1,4,16",
 		  .help = "one run per value of an engine option,\n"
 		          "e.g. rows=1,4,16 or rps=400,450,500" },
+		{ .name = "trace", .arg = "N|slowest", .kind = OPT_CUSTOM, .dest = &trace,
+		  .fn = trace_opt, .accepts = "a request number from 1, or slowest",
+		  .help = "follow one like: the N-th to arrive, or the\n"
+		          "slowest that completed (the run twice); its\n"
+		          "timeline and where its time went follow the\n"
+		          "table (JSON: under trace)" },
 		{ .name = "list-scenarios", .kind = OPT_FLAG, .dest = &list,
 		  .help = "the named scenarios, one a line" },
 		{ .name = "svg", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &svg,
@@ -686,6 +782,8 @@ int cmd_sim(int argc, char **argv)
 		}
 		if (csv)
 			return usage_error("--csv: one run only, not with --sweep");
+		if (trace)
+			return usage_error("--trace: one run only, not with --sweep");
 	} else {
 		runs[0] = base;
 	}
@@ -714,8 +812,28 @@ int cmd_sim(int argc, char **argv)
 			sim_config_check(&runs[k], err, sizeof err);
 			return usage_error(err);
 		}
+		if (trace == TRACE_SLOWEST) {
+			trace = find_slowest(&runs[k], &slowest_us);
+			if (!trace) {
+				sim_free(s);
+				return usage_error("--trace slowest: no like completed in this run");
+			}
+		}
+		if (trace)
+			sim_follow_nth(s, trace);
 		sim_run(s);
 		sim_summary(s, &o);
+		if (trace) {
+			struct sim_trace t;
+			sim_trace_get(s, &t);
+			if (t.state == SIM_TRACE_WAITING) {
+				snprintf(err, sizeof err, "--trace %" PRIu64 ": request %" PRIu64
+				         " never arrived (the run offered %" PRIu64 "); give 1 to %"
+				         PRIu64, trace, trace, o.offered, o.offered);
+				sim_free(s);
+				return usage_error(err);
+			}
+		}
 		if (json) {
 			if (k)
 				putchar(',');
@@ -724,6 +842,11 @@ int cmd_sim(int argc, char **argv)
 			sweep_line(values[k], &o, runs[0].strategy == SIM_LEDGER);
 		} else {
 			report(&runs[k], &o, offered_per_s(s, &runs[k], &o));
+			if (trace) {
+				struct sim_trace t;
+				sim_trace_get(s, &t);
+				print_trace(&t, slowest_us);
+			}
 		}
 		sums[k] = o;
 		if (svg && !sweep_name)

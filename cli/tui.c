@@ -36,6 +36,9 @@ struct opts {
 	bool loop;                 /* demo --loop */
 	const char *tour;
 	bool list;
+	struct { int presses; double at_s; } follow;  /* --follow: f pressed
+	                              presses times (1 the next like, 2 the
+	                              slowest), at_s into the run with --dump */
 };
 
 static const char tui_header[] =
@@ -53,6 +56,30 @@ static const char demo_header[] =
 	"TOUR is a built-in name (default viral-post) or a .tour file\n"
 	"(the format is in tui/tours/README.md).\n"
 	"\n";
+
+/* --follow next|slowest[@SECONDS] */
+static int follow_opt(void *dest, const char *v, void *ctx, char *why, size_t len)
+{
+	struct { int presses; double at_s; } *f = dest;
+	const char *at = strchr(v, '@');
+	size_t n = at ? (size_t)(at - v) : strlen(v);
+	char *end;
+
+	(void)ctx, (void)why, (void)len;
+	if (n == 4 && !strncmp(v, "next", 4))
+		f->presses = 1;
+	else if (n == 7 && !strncmp(v, "slowest", 7))
+		f->presses = 2;
+	else
+		return -1;
+	f->at_s = 0;
+	if (at) {
+		f->at_s = strtod(at + 1, &end);
+		if (end == at + 1 || *end || !(f->at_s >= 0 && f->at_s <= 36000))
+			return -1;
+	}
+	return 0;
+}
 
 static const struct opt_choice latencies[] = {
 	{ "both", TUI_LAT_BOTH }, { "p99", TUI_LAT_P99 }, { "p50", TUI_LAT_P50 },
@@ -136,6 +163,12 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 		{ .name = "at", .arg = "SECONDS", .kind = OPT_DOUBLE, .dest = &o->at_s, .min = 0,
 		  .max = 36000, .accepts = "simulated seconds from 0 to 36000",
 		  .help = "with --dump: the simulated time of the frame (5)" },
+		{ .name = "follow", .arg = "next|slowest[@S]", .kind = OPT_CUSTOM,
+		  .dest = &o->follow, .fn = follow_opt,
+		  .accepts = "next or slowest, then @SECONDS if you like (slowest@2)",
+		  .help = "follow one like as the f key does: the next to\n"
+		          "arrive or the slowest in flight, chosen S simulated\n"
+		          "seconds in with --dump (0), from the start live" },
 	};
 	const struct opt screen_rows[] = {
 		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &o->size, .fn = cli_size_opt,
@@ -228,7 +261,12 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 			if (!v->asking || o->answer)
 				tui_app_tour_finish_step(app);
 		} else if (!demo) {
-			tui_app_play(app, o->at_s);
+			double first = o->follow.presses && o->follow.at_s < o->at_s
+			               ? o->follow.at_s : o->at_s;
+			tui_app_play(app, first);
+			for (int k = 0; k < o->follow.presses; k++)
+				tui_app_key(app, 'f');
+			tui_app_play(app, o->at_s - first);
 		}
 		v->help = o->help_overlay;
 		struct tui_screen *scr = tui_screen_new(o->size.w, o->size.h);
@@ -236,6 +274,8 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 		tui_screen_dump(scr, stdout);
 		tui_screen_free(scr);
 	} else {
+		for (int k = 0; k < o->follow.presses; k++)
+			tui_app_key(app, 'f');
 		rc = tui_app_run(app, o->colour);
 		if (rc) {
 			fprintf(stderr, "hotrow %s: cannot draw on this terminal (TERM=%s); use "

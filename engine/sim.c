@@ -101,7 +101,7 @@ static void inflight_add(struct sim *s, int d)
 
 /* ---- likes whose outcome is unclear ---- */
 
-static uint32_t like_new(struct sim *s)
+uint32_t sim_like_new(struct sim *s)
 {
 	uint32_t i;
 
@@ -150,6 +150,10 @@ static void complete(struct sim *s, const struct sim_req *r)
 {
 	int64_t lat = s->now - r->first_us;
 
+	if (sim_followed(s, r))
+		sim_trace_end(s, SIM_TRACE_COMPLETED);
+	else if (s->follow.search && r->like)
+		sim_trace_found(s, r, lat);
 	s->completed++;
 	s->acc.completed++;
 	util_hist_add(&s->lat, lat);
@@ -190,6 +194,8 @@ static void fail(struct sim *s, struct sim_req *r, bool abandoned)
 		s->unrel_inflight--;
 		return;
 	}
+	if (sim_followed(s, r))
+		sim_trace_fail(s, r, abandoned);
 	if ((int)r->tries <= s->c.retries) {
 		int64_t pause;
 		if (s->c.retry_budget > 0) {
@@ -202,6 +208,9 @@ static void fail(struct sim *s, struct sim_req *r, bool abandoned)
 		pause = backoff(s, r->tries);
 		r->tries++;
 		s->retried++;
+		if (sim_followed(s, r))
+			sim_trace_note(s, SIM_TR_RETRY, pause > 0 ? SIM_AT_BACKOFF : SIM_AT_OTHER,
+			               -1, r->tries);
 		if (pause > 0)
 			sim_push(s, s->now + pause, EV_RETRY, slab_put(s, r));
 		else
@@ -209,6 +218,8 @@ static void fail(struct sim *s, struct sim_req *r, bool abandoned)
 		return;
 	}
 give_up:
+	if (sim_followed(s, r))
+		sim_trace_end(s, abandoned ? SIM_TRACE_ABANDONED : SIM_TRACE_FAILED);
 	if (abandoned)
 		s->abandoned++;
 	else
@@ -288,6 +299,8 @@ static void refuse(struct sim *s, enum sim_req_kind kind)
 	s->failed++;
 	s->acc.failed++;
 	s->refused++;
+	if (s->offered == s->follow.want)
+		sim_trace_refused(s);
 }
 
 static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
@@ -317,6 +330,8 @@ static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
 		s->offered++;
 		s->acc.offered++;
 		inflight_add(s, +1);
+		if (s->offered == s->follow.want)
+			sim_trace_arrive(s, &r);
 		if (s->c.retry_budget > 0 && s->retry_tokens < 10)
 			s->retry_tokens += s->c.retry_budget;   /* up to 10 saved */
 	}
@@ -507,6 +522,8 @@ static void pool_acquire(struct sim *s, struct sim_req *r)
 	}
 	r->enq_us = s->now;
 	sim_ring_push(&p->waiters, r);
+	if (sim_followed(s, r))
+		sim_trace_note(s, SIM_TR_POOL_QUEUE, SIM_AT_POOL, -1, (int64_t)p->waiters.n);
 	pool_note_wait(s, p);
 	pool_arm_sweep(s, p);
 }
@@ -591,6 +608,8 @@ static void lock_grant(struct sim *s, int i, const struct sim_req *r)
 		s->worst_wait = wait;
 	s->sum_wait += (double)wait;
 	s->nwaits++;
+	if (sim_followed(s, r))
+		sim_trace_note(s, SIM_TR_LOCKED, SIM_AT_HOLD, i, wait);
 	row->holder = HOLD_REQ;
 	row->req = *r;
 	row->got_us = s->now;
@@ -677,6 +696,8 @@ static void lock_acquire(struct sim *s, int i, struct sim_req *r)
 		return;
 	}
 	sim_ring_push(&row->q, r);
+	if (sim_followed(s, r))
+		sim_trace_note(s, SIM_TR_LOCK_QUEUE, SIM_AT_LOCK_WAIT, i, (int64_t)row->q.n);
 	s->conn_wait++;
 	lock_arm_sweep(s, i);
 }
@@ -705,7 +726,7 @@ static void client_gives_up(struct sim *s, struct sim_req *w)
 	struct sim_req copy;
 
 	if (!w->like)
-		w->like = like_new(s);
+		w->like = sim_like_new(s);
 	s->likes[w->like].orphans++;
 	s->orphaned++;
 	s->orphans_live++;
@@ -843,6 +864,8 @@ static void herd_wake(struct sim *s, int i)
 	for (size_t j = 0; j < row->q.n && j + 1 < w; j++)
 		sim_ring_at_mut(&row->q, j)->slept_us = s->now + s->wake_us;
 	s->wakes += w;
+	if (s->follow.like)
+		sim_trace_herd(s, i, w);
 	if (!cpu) {
 		sim_push(s, s->now + s->wake_us, EV_WAKE, (uint32_t)i);
 		return;
@@ -896,10 +919,13 @@ static void release(struct sim *s, int i)
  * without one the flush was part of the hold. */
 static void hold_end(struct sim *s, int i)
 {
-	if (s->wal_flush_us > 0)
+	if (s->wal_flush_us > 0) {
+		if (s->rows[i].holder == HOLD_REQ && sim_followed(s, &s->rows[i].req))
+			sim_trace_note(s, SIM_TR_FLUSH_WAIT, SIM_AT_FLUSH, i, 0);
 		sim_wal_commit(s, i);
-	else
+	} else {
 		release(s, i);
+	}
 }
 
 /* ---- the request path ---- */
@@ -939,6 +965,8 @@ static void outside(struct sim *s, struct sim_req *r)
 
 	if (s->path->needs_conn)
 		s->conn_outside++;
+	if (sim_followed(s, r))
+		sim_trace_note(s, SIM_TR_OUTSIDE, SIM_AT_OUTSIDE, -1, 0);
 	if (s->c.cores > 0 && s->cpu_client_us > 0)
 		sim_cpu_add(s, s->cpu_client_us, CPU_OUTSIDE, slot);
 	else
@@ -994,10 +1022,13 @@ static void got_conn(struct sim *s, struct sim_req *r)
 	} else if (r->kind == SIM_REQ_READ) {
 		s->conn_unrel++;          /* shown with the other calls */
 		sim_push(s, s->now + sim_read_start(s), EV_CONN_DONE, slab_put(s, r));
-	} else if (has_outside(s)) {
-		outside(s, r);
 	} else {
-		db_step(s, r);
+		if (sim_followed(s, r))
+			sim_trace_note(s, SIM_TR_CONNECTED, SIM_AT_OTHER, -1, 0);
+		if (has_outside(s))
+			outside(s, r);
+		else
+			db_step(s, r);
 	}
 }
 
@@ -1027,6 +1058,8 @@ static void tick(struct sim *s)
 	if (secs <= 0)
 		return;
 	pools_settle(s);          /* a deadline at the tick counts in it */
+	if (s->follow.like)
+		sim_trace_tick(s);
 	t->t_s = (double)s->now / 1e6;
 	t->offered_per_s = (double)s->acc.offered / secs;
 	t->completed_per_s = (double)s->acc.completed / secs;

@@ -514,6 +514,125 @@ void sim_json(FILE *out, const struct sim *s);
  * of merged ticks once a run passes SIM_SERIES_MAX ticks (sim_series.h). */
 void sim_csv(FILE *out, const struct sim *s);
 
+/* ---- following one request (engine/sim_trace.c) ----
+ *
+ * One like at a time can be followed: the N-th to arrive, the next to
+ * arrive, or the one in flight longest now. Its timeline is recorded as
+ * it happens and where its time went is added up, place by place, so the
+ * parts add up to its latency. Nothing is recorded, and the engine runs
+ * as fast as before, while nothing is followed.
+ *
+ *   sim_follow_nth(s, 500); sim_run(s); sim_trace_get(s, &t);
+ *   for (int i = 0; i < t.nevents; i++) sim_trace_line(&t, i, buf, sizeof buf);
+ *
+ * A headless "slowest" is two runs of the same config: the first with
+ * sim_follow_search() finds the slowest completed like's ordinal
+ * (sim_follow_found), the second follows that ordinal.
+ */
+
+#define SIM_TRACE_EVENTS 48   /* timeline entries kept; later ones are counted */
+
+enum sim_trace_kind {
+	SIM_TR_ARRIVED,        /* the like arrived (t = its first try) */
+	SIM_TR_PICKED,         /* followed from here on (picked while in flight) */
+	SIM_TR_POOL_QUEUE,     /* waits for a connection; arg: position (1 = next) */
+	SIM_TR_CONNECTED,      /* got a connection; arg: us it waited for it */
+	SIM_TR_OUTSIDE,        /* work outside the lock (round trips, app) */
+	SIM_TR_LOCK_QUEUE,     /* joined row's lock queue; arg: position */
+	SIM_TR_POSITION,       /* still waiting; arg: position now */
+	SIM_TR_WOKEN,          /* a commit woke it (herd); arg: wakes so far */
+	SIM_TR_WON,            /* woken, and drawn to be the next holder */
+	SIM_TR_LOCKED,         /* got the row lock; arg: us it waited for it */
+	SIM_TR_FLUSH_WAIT,     /* its commit waits for the shared log's flush */
+	SIM_TR_COMMITTED,      /* committed: done */
+	SIM_TR_ACKED,          /* done without the row lock (a fix's cheap step,
+	                          an insert, money refused) */
+	SIM_TR_POOL_TIMEOUT,   /* no connection within pool_timeout_ms */
+	SIM_TR_CLIENT_TIMEOUT, /* its client gave up (client_timeout_ms) */
+	SIM_TR_LOCK_TIMEOUT,   /* cancelled by lock_timeout */
+	SIM_TR_STMT_TIMEOUT,   /* cancelled by statement_timeout */
+	SIM_TR_ERROR,          /* another error ended the attempt */
+	SIM_TR_RETRY,          /* tries again; arg: the attempt's number */
+	SIM_TR_GAVE_UP,        /* no retry left: it ends failed or abandoned */
+	SIM_TR_REFUSED,        /* turned away at arrival (too many in flight) */
+	SIM_TR_NKINDS
+};
+
+/* Where a followed like's time goes. */
+enum sim_trace_where {
+	SIM_AT_BEFORE,         /* before it was picked up (place not known) */
+	SIM_AT_POOL,           /* waiting for a connection */
+	SIM_AT_OUTSIDE,        /* on its connection, outside the lock */
+	SIM_AT_LOCK_WAIT,      /* in a row's lock queue (herd wakes included) */
+	SIM_AT_HOLD,           /* holding the row lock (its CPU part included) */
+	SIM_AT_FLUSH,          /* holding it, its commit waiting for the log */
+	SIM_AT_BACKOFF,        /* the pause before a retry */
+	SIM_AT_OTHER,          /* the write path's own step (a fix), or between */
+	SIM_AT_N
+};
+
+enum sim_trace_state {
+	SIM_TRACE_NONE,        /* nothing followed */
+	SIM_TRACE_WAITING,     /* the like to follow has not arrived yet */
+	SIM_TRACE_LIVE,        /* in flight */
+	SIM_TRACE_COMPLETED,
+	SIM_TRACE_FAILED,      /* an error: a server or pool timeout, refused */
+	SIM_TRACE_ABANDONED    /* its client gave up */
+};
+
+struct sim_trace_event {
+	int64_t t_us;
+	int64_t arg;           /* see enum sim_trace_kind */
+	int32_t row;           /* the row, where it concerns one; -1 */
+	uint8_t kind;          /* enum sim_trace_kind */
+};
+
+struct sim_trace {
+	int state;                 /* enum sim_trace_state */
+	uint64_t n;                /* its ordinal among the likes; 0: unknown */
+	int where;                 /* enum sim_trace_where, while live */
+	int row;                   /* its row while it waits for, holds or
+	                              flushes a lock; -1 */
+	int64_t position;          /* in the queue it waits in (1 = next), 0 */
+	int64_t first_us, end_us;  /* arrival; the end (-1 while live) */
+	int64_t since_us;          /* in where since */
+	int64_t spent_us[SIM_AT_N];  /* by place, up to now or the end: they
+	                                add up to now (or end) - first_us */
+	int tries;                 /* attempts so far */
+	uint64_t wakes;            /* herd wakes, in every lock queue it was in */
+	int nevents;
+	uint32_t dropped;          /* entries past SIM_TRACE_EVENTS, not kept */
+	struct sim_trace_event ev[SIM_TRACE_EVENTS];
+};
+
+/* Follow the n-th like to arrive (n >= 1, counting from the start; n
+ * past those offered so far, or it is never seen). -1 when n <= the likes
+ * offered so far, following nothing then. */
+int sim_follow_nth(struct sim *s, uint64_t n);
+/* Follow the next like to arrive. */
+void sim_follow_next(struct sim *s);
+/* Follow the like in flight longest now (its earlier places show as
+ * SIM_AT_BEFORE). -1 when no like is in flight (nothing followed). */
+int sim_follow_slowest(struct sim *s);
+void sim_follow_off(struct sim *s);
+/* Before a run: note each like's ordinal to find the slowest completed.
+ * Costs a small record per like in flight; no trace is kept. */
+void sim_follow_search(struct sim *s);
+/* After such a run: the ordinal of the like that completed slowest (its
+ * latency in *lat_us), 0 when none completed. */
+uint64_t sim_follow_found(const struct sim *s, int64_t *lat_us);
+
+/* The followed like's trace, its position and spent_us brought up to
+ * now. state SIM_TRACE_NONE when nothing is followed. */
+void sim_trace_get(const struct sim *s, struct sim_trace *out);
+/* Entry i of t's timeline in words ("joined row 3's lock queue at
+ * position 12"), without its time; always NUL-terminated. */
+void sim_trace_line(const struct sim_trace *t, int i, char *buf, size_t len);
+const char *sim_trace_where_name(enum sim_trace_where w);   /* "lock wait" */
+const char *sim_trace_state_name(enum sim_trace_state st);  /* "completed" */
+/* The trace as one JSON object (no newline); null when none. */
+void sim_trace_json(FILE *f, const struct sim_trace *t);
+
 /* ---- the snapshot the TUI draws ---- */
 
 #define SIM_SNAP_ROWS     64    /* lanes shown; more rows are summarised */
@@ -564,6 +683,7 @@ struct sim_snapshot {
 	int nseries;                      /* oldest first */
 	struct sim_tick series[SIM_SNAP_SERIES];
 	struct sim_summary summary;       /* as sim_summary() now */
+	struct sim_trace trace;           /* the request followed, as sim_trace_get() */
 };
 
 /* Fill *out (a large struct: allocate it, don't put it on a small stack). */

@@ -8,7 +8,8 @@
  * sim_cpu.c the CPUs; sim_out.c turns the state into summaries, snapshots,
  * JSON and CSV; sim_theory.c the formulas and Mean Value Analysis;
  * sim_chain.c round trips inside the lock, reads and the version chain;
- * sim_config.c defaults, checks, names and scenarios.
+ * sim_trace.c following one like; sim_config.c defaults, checks, names
+ * and scenarios.
  *
  * Interface (inside the engine only): sim_push() schedules an event;
  * s->path (struct sim_path) says what the strategy's like and flush do;
@@ -163,6 +164,8 @@ struct sim_like {
 	int32_t credited;         /* what the first of them added */
 	bool ended;               /* the client is done with it */
 	uint32_t next_free;       /* free list */
+	uint64_t n;               /* its ordinal, while a search for the
+	                             slowest gives every like a record */
 };
 
 /* A pool of connections with its FIFO of waiting requests. */
@@ -183,6 +186,21 @@ struct sim_pool {
 struct sim_tickacc {
 	uint64_t offered, completed, failed, unrel_failed;
 	struct util_hist lat;
+};
+
+/* Following one like (sim_trace.c). Plain data, no pointers: a copy of
+ * struct sim copies it whole. The like followed is the one whose record
+ * (struct sim_like) is like, on its attempt that is not an orphan. */
+struct sim_follow {
+	uint64_t want;            /* follow the like with this ordinal when it
+	                             arrives; 0: none */
+	uint32_t like;            /* the followed like's record; 0: none */
+	bool search;              /* every like gets a record and its ordinal */
+	uint64_t best_n;          /* the search: slowest completed so far */
+	int64_t best_lat;
+	size_t hint;              /* its index in its queue is at most this */
+	int64_t milestone;        /* a position entry is due at this position */
+	struct sim_trace t;
 };
 
 struct sim;
@@ -338,6 +356,9 @@ struct sim {
 		int ncur, nnext;
 		uint64_t flushes, commits;
 	} wal;
+
+	/* one like followed (sim_trace.c): last, away from the hot fields */
+	struct sim_follow follow;
 };
 
 /* Schedule an event. The busiest streams (arrivals, the pool's sweep)
@@ -362,6 +383,7 @@ static inline void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t
 }
 
 /* sim.c */
+uint32_t sim_like_new(struct sim *s);   /* a record for a like (struct sim_like) */
 int sim_pools_in_use(const struct sim *s);
 int sim_pools_waiting(const struct sim *s);
 
@@ -396,6 +418,26 @@ void sim_wal_init(struct sim *s);                      /* in sim_new */
 void sim_wal_free(struct sim *s);
 void sim_wal_commit(struct sim *s, int row);           /* row's holder commits */
 void sim_wal_done(struct sim *s);                      /* EV_WAL_DONE */
+
+/* sim_trace.c: following one like. sim.c calls these only where
+ * sim_followed() says the request is the one followed (or, for the
+ * arrival, where its ordinal is follow.want): nothing is done, and no
+ * time spent, while nothing is followed. */
+static inline bool sim_followed(const struct sim *s, const struct sim_req *r)
+{
+	return s->follow.like != 0 && r->like == s->follow.like && !r->orphan;
+}
+void sim_trace_arrive(struct sim *s, struct sim_req *r);   /* offered == want */
+void sim_trace_refused(struct sim *s);                     /* offered == want */
+/* An entry of kind, and from now on its time goes to where (row: -1 or
+ * the row it concerns, arg as enum sim_trace_kind says). */
+void sim_trace_note(struct sim *s, enum sim_trace_kind kind, enum sim_trace_where where,
+                    int row, int64_t arg);
+void sim_trace_fail(struct sim *s, const struct sim_req *r, bool abandoned);
+void sim_trace_end(struct sim *s, enum sim_trace_state how);
+void sim_trace_herd(struct sim *s, int row, size_t woken);  /* after the draw */
+void sim_trace_tick(struct sim *s);
+void sim_trace_found(struct sim *s, const struct sim_req *r, int64_t lat_us);
 
 /* sim_theory.c */
 void sim_theory(const struct sim *s, double rps, struct sim_summary *out);

@@ -137,6 +137,7 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 	out->npool = cells;
 	out->nseries = sim_series_recent(&s->series, out->series, SIM_SNAP_SERIES);
 	sim_summary(s, &out->summary);
+	sim_trace_get(s, &out->trace);
 }
 
 /* ---- JSON ---- */
@@ -488,6 +489,12 @@ void sim_json(FILE *f, const struct sim *s)
 	config_json(f, &given);
 	fputs(",\"summary\":", f);
 	summary_json(f, &o);
+	if (s->follow.t.state != SIM_TRACE_NONE) {
+		struct sim_trace t;
+		sim_trace_get(s, &t);
+		fputs(",\"trace\":", f);
+		sim_trace_json(f, &t);
+	}
 	fputc('}', f);
 }
 

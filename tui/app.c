@@ -11,6 +11,7 @@
 
 #include "engine/xmalloc.h"
 #include "tui/app.h"
+#include "tui/follow.h"
 #include "tui/help.h"
 #include "tui/term.h"
 #include "util/clock.h"
@@ -216,6 +217,9 @@ static void apply_step(struct tui_app *a)
 	else
 		push(a);
 	a->fault_i = 0;
+	if (st->follow >= 0)
+		a->view.follow = (int)tui_follow_set(a->sim, (enum tui_follow_mode)st->follow,
+		                                     a->msg, sizeof a->msg);
 	step_play(a, 0);         /* the faults due on entry */
 	sim_summary(a->sim, &a->ask_from);
 }
@@ -588,6 +592,11 @@ static void act(struct tui_app *a, enum tui_action ac)
 		break;
 	case TUI_A_LATENCY:
 		a->view.latency = (enum tui_latency)((a->view.latency + 1) % 3);
+		break;
+	case TUI_A_FOLLOW:
+		a->view.follow = (int)tui_follow_cycle(a->sim, (enum tui_follow_mode)a->view.follow,
+		                                       a->msg, sizeof a->msg);
+		a->msg_left_s = 3;
 		break;
 	case TUI_A_LOCK_TIMEOUT:
 		a->cfg.lock_timeout_ms = a->cfg.lock_timeout_ms > 0 ? 0 : 300;

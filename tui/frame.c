@@ -7,6 +7,7 @@
 #include "tui/chart.h"
 #include "tui/explain.h"
 #include "tui/fmt.h"
+#include "tui/follow.h"
 #include "tui/frame.h"
 #include "tui/help.h"
 #include "tui/lanes.h"
@@ -214,8 +215,13 @@ static void pane_wide(struct tui_screen *s, struct tui_rect r,
 	int ex_min = 4;
 	int top = lanes_and_pool(s, (struct tui_rect){r.x, r.y, lw, r.h - ex_min - 1}, snap, g);
 
-	/* The words first; the totals take what room is left at the bottom. */
+	/* The followed like's card, then the words; the totals take what
+	 * room is left at the bottom. */
 	int ey = r.y + top + 1;
+	int card = tui_follow_card_height(snap);
+	if (card > 0 && card <= r.y + r.h - ey - ex_min)
+		ey += tui_follow_card_draw(s, (struct tui_rect){r.x, ey, lw, card}, snap,
+		                           v->ascii) + 1;
 	int room = r.y + r.h - ey;
 	int tot = room >= 12 + TUI_TOTALS_H ? TUI_TOTALS_H + 1 : 0;
 	int used = tui_explain_draw(s, (struct tui_rect){r.x, ey, lw, room - tot},

@@ -38,6 +38,7 @@ struct tui_view {
 	                              speed: the factor it reaches; else 0 */
 	enum tui_latency latency;
 	const char *message;       /* a short note in the title bar, or NULL */
+	int follow;                /* enum tui_follow_mode, the f key's last choice */
 
 	/* a tour, when one plays (tour_title NULL otherwise) */
 	const char *tour_title;

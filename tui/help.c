@@ -37,6 +37,7 @@ static const struct tui_binding table[] = {
 	{'o', 0, "o", "scenario picker: Up/Down, Enter to load, Esc to close", "scenarios", "o", TUI_A_PICKER, false},
 	{'c', 0, "c", "compare: naive beside the chosen fix, same arrivals", "compare", "c", TUI_A_COMPARE, false},
 	{'l', 0, "l", "latency chart: p50 and p99, p99 only, p50 only", NULL, NULL, TUI_A_LATENCY, false},
+	{'f', 0, "f", "follow a like: the next to arrive, then the slowest, then off", "follow", "f", TUI_A_FOLLOW, false},
 	{'\r', KEY_NPAGE, "Enter/PgDn", "tour: next step", "next", "Enter", TUI_A_TOUR_NEXT, true},
 	{'b', KEY_PPAGE, "b/PgUp", "tour: previous step", "back", "b", TUI_A_TOUR_BACK, true},
 	{'a', 'd', "a-d", "tour: answer the question (a, b, c, d or A-D while it waits)", NULL, NULL, TUI_A_ANSWER, true},

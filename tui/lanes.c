@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tui/fmt.h"
+#include "tui/follow.h"
 #include "tui/lanes.h"
 
 #define LABEL_W 8     /* "slot 63 " */
@@ -110,6 +111,9 @@ static void lane_line(struct tui_screen *s, struct tui_rect r, int y, int i,
 	}
 	if (l->queue_len > shown && qw > 0)
 		tui_screen_put(s, qx + shown, y, g->more, TUI_WAIT3);
+	int fx = tui_follow_lane_x(snap, i, r.x + LABEL_W, qx, shown);
+	if (fx >= 0)                  /* the like followed (tui/follow.c) */
+		tui_screen_put(s, fx, y, tui_follow_glyph(g->ascii), TUI_KEY);
 
 	snprintf(depth, sizeof depth, "%s waiting",
 	         tui_fmt_int(num, sizeof num, l->queue_len));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tui/fmt.h"
+#include "tui/follow.h"
 #include "tui/pool.h"
 
 static const enum tui_style conn_style[] = {
@@ -118,21 +119,23 @@ static void legend(struct tui_screen *s, struct tui_rect r, int y,
 }
 
 static void waiters(struct tui_screen *s, struct tui_rect r, int y,
-                    const struct sim_snapshot *snap)
+                    const struct sim_snapshot *snap, const struct tui_glyphs *g)
 {
 	char a[24], b[24];
+	int n;
 	if (snap->counter_pool_size > 0) {
 		int shared = snap->pool_waiters - snap->counter_waiters;
-		tui_screen_textf(s, r.x, y, r.w, shared > 0 ? TUI_WARN : TUI_DIM,
+		n = tui_screen_textf(s, r.x, y, r.w, shared > 0 ? TUI_WARN : TUI_DIM,
 			"%s likes waiting for their own pool, %s requests for the shared one",
 			tui_fmt_int(a, sizeof a, snap->counter_waiters),
 			tui_fmt_int(b, sizeof b, shared));
-		return;
+	} else {
+		n = tui_screen_textf(s, r.x, y, r.w, snap->pool_waiters > 0 ? TUI_WARN : TUI_DIM,
+			"%s request%s waiting for a connection",
+			tui_fmt_int(a, sizeof a, snap->pool_waiters),
+			snap->pool_waiters == 1 ? "" : "s");
 	}
-	tui_screen_textf(s, r.x, y, r.w, snap->pool_waiters > 0 ? TUI_WARN : TUI_DIM,
-		"%s request%s waiting for a connection",
-		tui_fmt_int(a, sizeof a, snap->pool_waiters),
-		snap->pool_waiters == 1 ? "" : "s");
+	tui_follow_pool_mark(s, r.x + n + 2, y, r.w - n - 2, snap, g->ascii);
 }
 
 /* The login page's line: OK, STALLED (queued behind the hot row's
@@ -201,7 +204,7 @@ int tui_pool_draw(struct tui_screen *s, struct tui_rect r,
 	if (n_leg)
 		legend(s, r, y++, g);
 	if (n_wait)
-		waiters(s, r, y++, snap);
+		waiters(s, r, y++, snap, g);
 	if (n_end)
 		endpoint(s, r, y++, snap, g);
 	return y - r.y;

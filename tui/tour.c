@@ -240,6 +240,7 @@ static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
 		st = *cur = &t->steps[t->nsteps++];
 		memset(st, 0, sizeof *st);
 		st->compare = -1;
+		st->follow = -1;
 		st->answer = -1;
 		snprintf(st->title, sizeof st->title, "%s", rest);
 	} else if (!st) {
@@ -276,6 +277,14 @@ static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
 		if (onoff(rest, &on) < 0)
 			return snprintf(err, errlen, "compare takes on or off, not '%.40s'", rest), -1;
 		st->compare = on;
+	} else if (!strcmp(word, "follow")) {
+		static const char *const modes[] = { "off", "next", "slowest" };
+		st->follow = -1;
+		for (int k = 0; k < 3; k++)
+			if (!strcmp(rest, modes[k]))
+				st->follow = k;
+		if (st->follow < 0)
+			return snprintf(err, errlen, "follow takes slowest, next or off, not '%.40s'", rest), -1;
 	} else if (!strcmp(word, "crash")) {
 		/* "crash KIND", "crash KIND at SECONDS" or "crash KIND@SECONDS" */
 		struct tui_tour_fault f = {0};
@@ -317,8 +326,8 @@ static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
 			kv = next;
 		}
 	} else {
-		return snprintf(err, errlen, "unknown word '%.40s' (title, scenario, step, "
-		                "set, say, run, pause, speed, compare, crash, ask, A) to D), "
+		return snprintf(err, errlen, "unknown word '%.32s' (title, scenario, step, "
+		                "set, say, run, pause, speed, compare, follow, crash, ask, A) to D), "
 		                "answer, why)", word), -1;
 	}
 	return 0;

@@ -38,6 +38,8 @@ struct tui_tour_step {
 	double run_s;              /* simulated seconds to play */
 	bool pause;                /* then wait for the presenter */
 	int compare;               /* -1 unchanged, 0 off, 1 on */
+	int follow;                /* `follow`: -1 unchanged, else an enum
+	                              tui_follow_mode (tui/follow.h) */
 	double speed;              /* 0: unchanged */
 	int nsets;
 	struct tui_tour_set sets[TUI_TOUR_SETS];

@@ -16,50 +16,10 @@ bin=${HOTROW_BIN:-$root/build/hotrow}
 sock=hotrow-e2e-$$
 tmp=$(mktemp -d)
 . "$root/tests/harness/check.sh"
-
-t() { tmux -L "$sock" "$@"; }
-cleanup() { t kill-server 2>/dev/null; rm -rf "$tmp"; }
+. "$root/tests/harness/tmux.sh"
 trap cleanup EXIT INT TERM
+need_tmux e2e
 
-if ! command -v tmux >/dev/null 2>&1; then
-	skip e2e "tmux is not installed (scripts/deps installs it)"
-	summary
-fi
-if [ ! -x "$bin" ]; then
-	bad e2e "$bin is not built"
-	summary
-fi
-
-# wait_for TEXT [tenths]: poll the pane until it shows TEXT (10 s default:
-# generous for sanitizer builds on a busy machine; a pass costs no more).
-wait_for() {
-	n=${2:-100}
-	while [ "$n" -gt 0 ]; do
-		t capture-pane -p -t "$S" 2>/dev/null | grep -qF -- "$1" && return 0
-		n=$((n - 1))
-		sleep 0.1
-	done
-	return 1
-}
-# wait_gone TEXT: poll until the pane no longer shows TEXT.
-wait_gone() {
-	n=${2:-50}
-	while [ "$n" -gt 0 ]; do
-		t capture-pane -p -t "$S" 2>/dev/null | grep -qF -- "$1" || return 0
-		n=$((n - 1))
-		sleep 0.1
-	done
-	return 1
-}
-check() { # check NAME COMMAND...: one test; a failure shows the pane
-	name=$1; shift
-	if "$@"; then
-		ok "$name"
-	else
-		bad "$name" "$*"
-		echo "--- pane:"; t capture-pane -p -t "$S" 2>/dev/null | sed 's/^/    /'
-	fi
-}
 # start ENV [ARGS]: a shell that saves the tty settings, runs hotrow ARGS
 # (default: tui; its pid in $tmp/pid), saves them again and only then
 # reports the exit code, so a check that sees the exit code finds the

@@ -5,6 +5,7 @@
 TUI_TESTS := $(patsubst tests/tui/%.c,$(BUILD)/tests/tui/%,$(wildcard tests/tui/test_*.c))
 TESTS += $(TUI_TESTS)
 SCRIPT_TESTS += tests/tui/e2e.sh
+SCRIPT_TESTS += tests/tui/e2e_follow.sh
 $(BUILD)/tests/tui/%: $(BUILD)/obj/tests/tui/%.o $(TUI_LIB) $(ENGINE_LIB) $(UTIL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(NCURSES_LIBS) $(LDLIBS) -o $@
