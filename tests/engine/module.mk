@@ -7,3 +7,4 @@ $(BUILD)/tests/engine/%: $(BUILD)/obj/tests/engine/%.o $(ENGINE_LIB)
 # `hotrow sim` through the binary (HOTROW_BIN, set by make).
 SCRIPT_TESTS += tests/engine/cli.sh
 SCRIPT_TESTS += tests/engine/load.sh
+SCRIPT_TESTS += tests/engine/compare.sh
