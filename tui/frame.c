@@ -6,6 +6,7 @@
 
 #include "tui/chart.h"
 #include "tui/explain.h"
+#include "tui/fixparts.h"
 #include "tui/fmt.h"
 #include "tui/frame.h"
 #include "tui/help.h"
@@ -189,17 +190,31 @@ static void charts(struct tui_screen *s, struct tui_rect r, int n,
 	}
 }
 
+/* The write path's own picture: a fix's parts (the log, the store, the
+ * buffer, the append table), else the lock lanes. */
+static int path_height(const struct sim_snapshot *snap, int w)
+{
+	return tui_fixparts_has(snap) ? tui_fixparts_height(snap, w) : tui_lanes_height(snap, w);
+}
+
+static int path_draw(struct tui_screen *s, struct tui_rect r, const struct sim_snapshot *snap,
+                     const struct tui_glyphs *g)
+{
+	return tui_fixparts_has(snap) ? tui_fixparts_draw(s, r, snap, g)
+	                              : tui_lanes_draw(s, r, snap, g);
+}
+
 /* Lanes over pool in r; returns the lines used. */
 static int lanes_and_pool(struct tui_screen *s, struct tui_rect r,
                           const struct sim_snapshot *snap, const struct tui_glyphs *g)
 {
 	int pool_want = tui_pool_height(snap, r.w);
-	int lanes_want = tui_lanes_height(snap, r.w);
+	int lanes_want = path_height(snap, r.w);
 	int pool_h = pool_want < r.h - 3 ? pool_want : r.h - 3;
 	int lanes_h = lanes_want < r.h - pool_h - 1 ? lanes_want : r.h - pool_h - 1;
 	if (pool_h < 1)
 		pool_h = r.h - lanes_h;
-	int used = tui_lanes_draw(s, (struct tui_rect){r.x, r.y, r.w, lanes_h}, snap, g);
+	int used = path_draw(s, (struct tui_rect){r.x, r.y, r.w, lanes_h}, snap, g);
 	int py = r.y + (used > 0 ? used : lanes_h) + 1;
 	return py - r.y + tui_pool_draw(s, (struct tui_rect){r.x, py, r.w, r.y + r.h - py}, snap, g);
 }
@@ -231,7 +246,7 @@ static void pane_wide(struct tui_screen *s, struct tui_rect r,
 /* Lines lanes and pool want, one blank between. */
 static int top_want(const struct sim_snapshot *snap, int w)
 {
-	return tui_lanes_height(snap, w) + 1 + tui_pool_height(snap, w);
+	return path_height(snap, w) + 1 + tui_pool_height(snap, w);
 }
 
 /* The stacked layout, for one half of compare mode: lanes and pool in the

@@ -36,7 +36,7 @@ static const char *row_word(const struct sim_snapshot *snap)
 int tui_lanes_height(const struct sim_snapshot *snap, int w)
 {
 	int n = snap->nlanes > 0 ? snap->nlanes : 1;
-	int extra = snap->nrows > snap->nlanes ? 1 : 0;
+	int extra = (snap->nrows > snap->nlanes) + (snap->config.strategy == SIM_LEDGER);
 	(void)w;
 	return 1 + n + extra;
 }
@@ -180,5 +180,10 @@ int tui_lanes_draw(struct tui_screen *s, struct tui_rect r,
 	if (hidden > 0 && y < end)
 		tui_screen_textf(s, r.x, y++, r.w, TUI_DIM, "+ %s more %ss not shown",
 			tui_fmt_int(num, sizeof num, hidden), row_word(snap));
+	/* The fee account is its sub-accounts: its balance is their sum. */
+	if (snap->config.strategy == SIM_LEDGER && y < end)
+		tui_screen_textf(s, r.x, y++, r.w, TUI_DIM, "fee balance = the sum of %d "
+			"sub-account%s: %s sales credited", snap->nrows, snap->nrows == 1 ? "" : "s",
+			tui_fmt_int(num, sizeof num, snap->summary.count.visible));
 	return y - r.y;
 }
