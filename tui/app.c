@@ -276,8 +276,17 @@ static void apply_step(struct tui_app *a)
 		say(a, "%s", err);     /* cannot happen: the parser checked */
 	if (st->speed > 0)
 		tui_app_set_speed(a, st->speed);
-	if (st->compare >= 0 && (st->compare == 1) != (a->naive != NULL))
-		tui_app_compare(a, st->compare == 1), again = false;
+	if (st->compare == 2) {     /* two setups, after the step's settings */
+		if (tui_app_compare_setups(a, st->compare_with[0], st->compare_with[1],
+		                           err, sizeof err) < 0)
+			say(a, "compare: %s", err);
+		again = false;
+	} else {
+		if (st->compare == 1 && a->left_own)   /* back to naive beside the fix */
+			tui_app_compare(a, false);
+		if (st->compare >= 0 && (st->compare == 1) != (a->naive != NULL))
+			tui_app_compare(a, st->compare == 1), again = false;
+	}
 	if (again)
 		restart(a);
 	else

@@ -17,6 +17,7 @@
 #include "tui/app.h"
 #include "tui/compare.h"
 #include "tui/frame.h"
+#include "tui/tour.h"
 #include "tests/tui/fixture.h"
 
 struct fx {
@@ -239,6 +240,51 @@ static void tui_frame_draw__compare_in_ascii(void **state)
 	free(b);
 }
 
+/* A tour step can put any two setups side by side: `current` is the
+ * step's own settings; a later `compare on` is naive beside them again. */
+static void tui_tour__compare_two_setups(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_parse(
+		"title Two\n"
+		"step Queue beside the viral video\n"
+		"set strategy=queue\n"
+		"compare viral-video current\n"
+		"run 1\n"
+		"step Naive beside it\n"
+		"compare on\n"
+		"run 1\n", err, sizeof err);
+	assert_non_null(t);
+	assert_int_equal(t->steps[0].compare, 2);
+	assert_string_equal(t->steps[0].compare_with[0], "viral-video");
+	assert_string_equal(t->steps[0].compare_with[1], "current");
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *s = tui_screen_new(120, 40);
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	assert_string_equal(tui_app_snapshot_left(a)->config.scenario, "viral-video");
+	assert_int_equal(tui_app_snapshot(a)->config.strategy, SIM_QUEUE);
+	assert_true(tui_screen_has(s, "A viral-video: naive, one row"));
+	assert_true(tui_screen_has(s, "B current: queue"));
+	tui_app_key(a, '\r');
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, s);
+	assert_true(tui_screen_has(s, "BEFORE: naive, one row"));
+	assert_true(tui_screen_has(s, "AFTER: queue"));
+	tui_screen_free(s);
+	tui_app_free(a);
+
+	const char *bad[] = { "step x\ncompare viral-post nope\n",
+	                      "step x\ncompare current naive viral-post\n" };
+	const char *why[] = { "not 'nope'", "not three words" };
+	for (int i = 0; i < 2; i++) {
+		assert_null(tui_tour_parse(bad[i], err, sizeof err));
+		if (!strstr(err, why[i]))
+			fail_msg("'%s' does not say %s", err, why[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +298,7 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test(tui_frame_draw__both_sides_share_the_scale),
 		cmocka_unit_test(tui_frame_draw__compare_in_ascii),
+		cmocka_unit_test(tui_tour__compare_two_setups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
