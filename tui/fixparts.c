@@ -117,9 +117,12 @@ static int log_strip(struct tui_screen *s, int x, int y, int w, const struct sim
 	return at < 0 ? w - 1 : at;
 }
 
-/* The part's own lines; returns how many it drew. */
-static int part(struct tui_screen *s, struct tui_rect r, int y, const struct sim_snapshot *snap,
-                const struct kind *k, const struct tui_glyphs *g)
+/* The part's own lines, at most room (>= 1) of them: its second line
+ * (the log's marker, the server's queue) goes first. Returns how many it
+ * drew. */
+static int part(struct tui_screen *s, struct tui_rect r, int y, int room,
+                const struct sim_snapshot *snap, const struct kind *k,
+                const struct tui_glyphs *g)
 {
 	const struct sim_fix_view *f = &snap->fix;
 	char a[24], b[24], c[24], line[200];
@@ -132,6 +135,8 @@ static int part(struct tui_screen *s, struct tui_rect r, int y, const struct sim
 		int sw = w - tail > 4 ? w - tail : 4;
 		int at = log_strip(s, x, y, sw, f, g);
 		tui_screen_text(s, x + sw, y, tail, TUI_DIM, line);
+		if (room < 2)
+			return 1;
 		tui_screen_put(s, x + at, y + 1, '^', TUI_BOLD);
 		tui_fmt_int(a, sizeof a, f->consumer_offset);
 		tui_fmt_int(b, sizeof b, f->fence);
@@ -155,13 +160,15 @@ static int part(struct tui_screen *s, struct tui_rect r, int y, const struct sim
 		tui_screen_textf(s, x, y, w, f->store_count ? TUI_WAIT2 : TUI_GOOD,
 		                 "+%s dirty: counted in memory, not yet in the row",
 		                 tui_fmt_int(a, sizeof a, f->store_count));
+		if (room < 2)
+			return 1;
 		label(s, r.x, y + 1, "server");
 		{
-			int room = w - 24 > 0 ? w - 24 : 0;
-			int shown = f->store_queue < room ? f->store_queue : room;
+			int cells = w - 24 > 0 ? w - 24 : 0;
+			int shown = f->store_queue < cells ? f->store_queue : cells;
 			for (int i = 0; i < shown; i++)
 				tui_screen_put(s, x + i, y + 1, g->wait[0], TUI_WAIT1);
-			if (f->store_queue > shown && room > 0)
+			if (f->store_queue > shown && cells > 0)
 				tui_screen_put(s, x + shown - 1, y + 1, g->more, TUI_WAIT3);
 			tui_screen_textf(s, x + shown + (shown > 0), y + 1, w - shown - 1, TUI_DIM,
 			                 "%s INCR%s queued", tui_fmt_int(a, sizeof a, f->store_queue),
@@ -177,8 +184,8 @@ static int part(struct tui_screen *s, struct tui_rect r, int y, const struct sim
 		/* one cell a row up to the room, then the count */
 		int tail = snprintf(line, sizeof line, " %s not rolled up",
 		                    tui_fmt_int(a, sizeof a, f->buffer));
-		int room = w - tail > 0 ? w - tail : 0;
-		int shown = f->buffer < room ? (int)f->buffer : room;
+		int cells = w - tail > 0 ? w - tail : 0;
+		int shown = f->buffer < cells ? (int)f->buffer : cells;
 		for (int i = 0; i < shown; i++)
 			tui_screen_put(s, x + i, y, g->hold, TUI_WAIT2);
 		if (f->buffer > shown && shown > 0)
@@ -257,12 +264,18 @@ int tui_fixparts_draw(struct tui_screen *s, struct tui_rect r,
 
 	if (!k || r.h < 1 || r.w < LABEL_W + 20)
 		return 0;
+	/* What fits, in this order: the heading, the part, the flusher, the
+	 * row and its books. */
 	heading(s, r, snap, k);
 	y++;
-	if (y + k->lines + 3 > r.y + r.h)      /* no room for the rest: the heading */
-		return 1;
-	y += part(s, r, y, snap, k, g);
+	if (y >= r.y + r.h)
+		return y - r.y;
+	y += part(s, r, y, r.y + r.h - y, snap, k, g);
+	if (y + 1 > r.y + r.h)
+		return y - r.y;
 	flusher(s, r, y++, snap, k, g);
+	if (y + 2 > r.y + r.h)
+		return y - r.y;
 	row_and_books(s, r, y, snap, g);
 	return y + 2 - r.y;
 }

@@ -116,6 +116,28 @@ static void tui_fixparts_draw__append_and_coalesce_are_their_own(void **state)
 	free(snap);
 }
 
+/* A small split screen leaves two lines: the heading and the part's
+ * first line, not the heading alone. */
+static void tui_fixparts_draw__fits_what_it_can(void **state)
+{
+	(void)state;
+	struct sim_snapshot *snap = fix_snap(SIM_QUEUE);
+	snap->fix = (struct sim_fix_view){ .log_end = 50, .consumer_offset = 20, .fence = 20 };
+	struct tui_screen *s = tui_screen_new(60, 8);
+	assert_int_equal(tui_fixparts_draw(s, (struct tui_rect){0, 0, 60, 2}, snap,
+	                                   tui_glyphs(false)), 2);
+	assert_true(fx_find(s, "THE LOG") == 0);
+	assert_true(fx_find(s, "end 50") == 1);
+	assert_int_equal(fx_find(s, "offset"), -1);
+	tui_screen_clear(s);
+	assert_int_equal(tui_fixparts_draw(s, (struct tui_rect){0, 0, 60, 4}, snap,
+	                                   tui_glyphs(false)), 4);
+	assert_true(fx_find(s, "consumer") == 3);
+	assert_int_equal(tui_fixparts_height(snap, 60), 6);
+	tui_screen_free(s);
+	free(snap);
+}
+
 static void tui_fixparts_draw__ascii_is_pure_ascii(void **state)
 {
 	(void)state;
@@ -254,6 +276,7 @@ int main(void)
 		cmocka_unit_test(tui_fixparts_draw__queue_shows_the_log_offset_and_fence),
 		cmocka_unit_test(tui_fixparts_draw__redis_shows_the_dirty_count_and_its_queue),
 		cmocka_unit_test(tui_fixparts_draw__append_and_coalesce_are_their_own),
+		cmocka_unit_test(tui_fixparts_draw__fits_what_it_can),
 		cmocka_unit_test(tui_fixparts_draw__ascii_is_pure_ascii),
 		cmocka_unit_test(sim_fix_view__matches_the_books),
 		cmocka_unit_test(tui_frame_draw__the_fixes_look_different),
