@@ -437,3 +437,74 @@ int figure_run(const char *path, const struct sim *s, const struct sim_config *g
 	free(snap), free(t), free(off), free(done), free(use);
 	return close_svg(&out);
 }
+
+/* One side's time series, pulled from its snapshot. */
+struct side_series {
+	int n;
+	double *t, *done, *p99;
+	double top_done, top_p99, tmax;
+};
+
+static void side_pull(const struct sim *s, struct side_series *o)
+{
+	struct sim_snapshot *snap = xmalloc(sizeof *snap);
+	sim_snapshot(s, snap);
+	o->n = snap->nseries;
+	o->t = xmalloc((o->n + 1) * sizeof *o->t);
+	o->done = xmalloc((o->n + 1) * sizeof *o->done);
+	o->p99 = xmalloc((o->n + 1) * sizeof *o->p99);
+	o->top_done = o->top_p99 = o->tmax = 0;
+	for (int i = 0; i < o->n; i++) {
+		const struct sim_tick *k = &snap->series[i];
+		o->t[i] = k->t_s, o->done[i] = k->completed_per_s, o->p99[i] = k->p99_ms;
+		o->top_done = fmax(o->top_done, fmax(k->completed_per_s, k->offered_per_s));
+		o->top_p99 = fmax(o->top_p99, k->p99_ms);
+		o->tmax = fmax(o->tmax, k->t_s);
+	}
+	free(snap);
+}
+
+static void side_free(struct side_series *o)
+{
+	free(o->t), free(o->done), free(o->p99);
+}
+
+int figure_compare(const char *path, const struct sim *a, const struct sim *b,
+                   const char *name_a, const char *name_b)
+{
+	struct side_series sa, sb;
+	char sub[300], la[160], lb[160];
+	const char *dash_b = "7 4";    /* B dashed: apart without colour too */
+
+	side_pull(a, &sa);
+	side_pull(b, &sb);
+	struct util_file_out out;
+	FILE *f = open_svg(&out, path);
+	if (!f) {
+		side_free(&sa), side_free(&sb);
+		return 1;
+	}
+	snprintf(sub, sizeof sub, "A: %s (solid), B: %s (dashed), on one seed, %llu",
+	         name_a, name_b, (unsigned long long)sim_config(a)->seed);
+	begin(f, TOP + 2 * PANEL_H + GAP + 60, "Two setups on one seed, one scale", sub);
+	double tmax = nice_max(fmax(sa.tmax, sb.tmax), 6);
+	struct panel p = { LEFT, TOP + 4, W - LEFT - RIGHT, PANEL_H, 0, tmax, 0,
+	                   nice_max(fmax(fmax(sa.top_done, sb.top_done), 1) * 1.12, 5), 0 };
+	axes(f, &p, "simulated time (s)", "likes completed per second", 1);
+	line(f, &p, sa.t, sa.done, sa.n, C_MEAN, "", 2);
+	line(f, &p, sb.t, sb.done, sb.n, C_P99, dash_b, 2);
+	snprintf(la, sizeof la, "A: %s", name_a);
+	snprintf(lb, sizeof lb, "B: %s", name_b);
+	legend(f, &p, C_MEAN, "", la);
+	legend(f, &p, C_P99, dash_b, lb);
+
+	struct panel q = { LEFT, p.y0 + PANEL_H + GAP, W - LEFT - RIGHT, PANEL_H, 0, tmax, 0,
+	                   nice_max(fmax(fmax(sa.top_p99, sb.top_p99), 1) * 1.12, 5), 0 };
+	axes(f, &q, "simulated time (s)", "p99 latency of the tick (ms)", 1);
+	line(f, &q, sa.t, sa.p99, sa.n, C_MEAN, "", 2);
+	line(f, &q, sb.t, sb.p99, sb.n, C_P99, dash_b, 2);
+	legend(f, &q, C_MEAN, "", la);
+	legend(f, &q, C_P99, dash_b, lb);
+	side_free(&sa), side_free(&sb);
+	return close_svg(&out);
+}

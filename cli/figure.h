@@ -14,7 +14,9 @@
  *   one run:          offered and completed per second over time with the
  *                     ceiling, and below it the pool filling (connections in
  *                     use, the pool's size, and when theory says it fills,
- *                     P / (lambda - mu)).
+ *                     P / (lambda - mu));
+ *   two runs (--compare): the completed per second and each tick's p99 of
+ *                     both on one pair of axes, A solid, B dashed.
  * Same engine, same options: the same bytes (make figures relies on it).
  * Each returns 0, or 1 when the file cannot be written (said on stderr).
  */
@@ -28,5 +30,10 @@ int figure_sweep(const char *path, const char *name, char *const *values,
 /* given: the run's config as it was given (the engine's own copy moves
  * on through the rate schedule). */
 int figure_run(const char *path, const struct sim *s, const struct sim_config *given);
+
+/* Two runs of the same seed on one figure; name_a and name_b label them
+ * (the setup files' names). */
+int figure_compare(const char *path, const struct sim *a, const struct sim *b,
+                   const char *name_a, const char *name_b);
 
 #endif

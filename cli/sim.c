@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/compare.h"
+#include "cli/simconf.h"
 #include "cli/simopt.h"
 #include "cli/figure.h"
 #include "engine/sim.h"
@@ -41,6 +43,20 @@ static const char help_footer[] =
 	"An old snapshot open for 5 s under 2,000 updates/s (Lab 08: 56 buffers a read):\n"
 	"  hotrow sim --rps 2000 --hold-ms 0.4 --seconds 8 --read-rps 10 \\\n"
 	"             --snapshot-at 0 --snapshot-for 5\n"
+	"Two setups on one seed, side by side with B/A (and both on one --svg):\n"
+	"  hotrow sim --compare naive.conf sharded.conf --svg both.svg\n"
+	"\n"
+	"A setup file (.conf) holds one engine option a line, NAME = VALUE, the\n"
+	"names above without their dashes; # starts a comment; a flag takes on or\n"
+	"off; scenario = NAME is applied first, wherever it stands; what the file\n"
+	"leaves out keeps the default in parentheses. For example:\n"
+	"  # the viral post on 16 slots\n"
+	"  scenario = viral-post\n"
+	"  strategy = sharded\n"
+	"  rows     = 16\n"
+	"A bad line is refused with the file and the line: \"b.conf:3: rows accepts a\n"
+	"whole number from 1 to 65536, not 'x'\". With --compare only --seed and\n"
+	"--seconds may be given beside the files: they apply to both sides.\n"
 	"Exit status: 0 done, 1 a file could not be written, 2 bad usage.\n";
 
 /* --sweep NAME=V1,V2,...: one sweep a run, kept in the buffer ctx. */
@@ -704,12 +720,64 @@ static uint64_t find_slowest(const struct sim_config *c, int64_t *lat_us)
 
 /* ---- main ---- */
 
+/* A word that is not an option: the second setup file of --compare. */
+static int setup_word(const char *w, void *ctx, char *err, size_t len)
+{
+	const char **b = ctx;
+	char why[PATH_MAX + 64];
+	if (*b) {
+		snprintf(err, len, "unexpected argument '%s' (--compare takes two setup files)", w);
+		return -1;
+	}
+	if (util_file_check_in(w, SIMCONF_MAX_BYTES, why, sizeof why) != 0) {
+		snprintf(err, len, "--compare %s: %s", w, why);
+		return -1;
+	}
+	*b = w;
+	return 0;
+}
+
+/* --compare A.conf B.conf: the files hold each side whole; only --seed
+ * and --seconds may be set beside them, for both. */
+static int compare(const char *a, const char *b, const struct sim_config *base,
+                   const struct simopt_given *given, bool json, const char *svg,
+                   const char *csv, const char *sweep)
+{
+	char err[PATH_MAX + 100];
+
+	if (!a) {
+		snprintf(err, sizeof err, "unexpected argument '%s' (words are for --compare "
+		         "A.conf B.conf only)", b);
+		return usage_error(err);
+	}
+	if (!b)
+		return usage_error("--compare needs two setup files: --compare A.conf B.conf");
+	if (sweep || csv)
+		return usage_error(sweep ? "--sweep: not with --compare (each side is one run)"
+		                         : "--csv: not with --compare (use --json or --svg)");
+	/* Any engine option given but --seed and --seconds, one row at a time. */
+	for (size_t i = 0; i < SIMOPT_MAX_ROWS; i++) {
+		struct simopt_given one = { .row = { false } };
+		one.row[i] = given->row[i];
+		if (one.row[i] && !simopt_was_given(&one, "seed") &&
+		    !simopt_was_given(&one, "seconds"))
+			return usage_error("--compare: engine options go in the setup files; "
+			                   "only --seed and --seconds apply to both sides");
+	}
+	const struct compare_opts o = {
+		.a = a, .b = b, .json = json, .svg = svg,
+		.seed_given = simopt_was_given(given, "seed"), .seed = base->seed,
+		.seconds_given = simopt_was_given(given, "seconds"), .seconds = base->seconds,
+	};
+	return compare_main(&o);
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	struct sim_config base, runs[MAX_SWEEP];
 	struct simopt_given given;
 	char err[200], *values[MAX_SWEEP], sweep_buf[SWEEP_BUF], *sweep_name = NULL;
-	const char *csv = NULL, *svg = NULL;
+	const char *csv = NULL, *svg = NULL, *cmp_a = NULL, *cmp_b = NULL;
 	bool json = false, list = false;
 	uint64_t trace = 0;
 	int64_t slowest_us = -1;
@@ -734,6 +802,10 @@ int cmd_sim(int argc, char **argv)
 		          "slowest that completed (the run twice); its\n"
 		          "timeline and where its time went follow the\n"
 		          "table (JSON: under trace)" },
+		{ .name = "compare", .arg = "A.conf B.conf", .kind = OPT_FILE_IN, .dest = &cmp_a,
+		  .max = SIMCONF_MAX_BYTES,
+		  .help = "two setup files (below) on one seed, side by side\n"
+		          "with B/A; --svg draws both on one figure" },
 		{ .name = "list-scenarios", .kind = OPT_FLAG, .dest = &list,
 		  .help = "the named scenarios, one a line" },
 		{ .name = "svg", .arg = "FILE", .kind = OPT_FILE_OUT, .dest = &svg,
@@ -748,7 +820,8 @@ int cmd_sim(int argc, char **argv)
 	};
 	const struct opt_cmd cmd = { .name = "hotrow sim", .usage = "[options]",
 	                             .header = help_header, .footer = help_footer,
-	                             .tables = tables, .ntables = 2 };
+	                             .tables = tables, .ntables = 2,
+	                             .positional = setup_word, .ctx = &cmp_b };
 	int parsed = opt_parse(&cmd, argc, argv, NULL);
 	if (parsed != OPT_OK)
 		return parsed == OPT_HELP ? 0 : 2;
@@ -757,6 +830,8 @@ int cmd_sim(int argc, char **argv)
 		list_scenarios();
 		return 0;
 	}
+	if (cmp_a || cmp_b)
+		return compare(cmp_a, cmp_b, &base, &given, json, svg, csv, sweep_name);
 	/* Build every run's config first, so a bad value stops before any run;
 	 * the swept option counts as given. */
 	struct simopt_given swept = given;

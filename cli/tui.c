@@ -15,9 +15,11 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/simconf.h"
 #include "cli/simopt.h"
 #include "engine/sim.h"
 #include "tui/app.h"
+#include "tui/compare.h"
 #include "tui/screen.h"
 #include "tui/term.h"
 #include "tui/tour.h"
@@ -39,6 +41,9 @@ struct opts {
 	struct { int presses; double at_s; } follow;  /* --follow: f pressed
 	                              presses times (1 the next like, 2 the
 	                              slowest), at_s into the run with --dump */
+	const char *setups[TUI_CMP_MAX_FILES];   /* --setup FILE, for the compare picker */
+	int nsetups;
+	const char *left, *right;  /* --left, --right: compare these two setups */
 };
 
 static const char tui_header[] =
@@ -97,6 +102,33 @@ static int answer_opt(void *dest, const char *v, void *ctx, char *why, size_t le
 	return 0;
 }
 
+/* --setup FILE, repeatable: kept for the compare picker (and read once
+ * the options are parsed, so a bad line is said with its file and line). */
+static int setup_opt(void *dest, const char *v, void *ctx, char *why, size_t len)
+{
+	struct opts *o = ctx;
+	(void)dest;
+	if (o->nsetups == TUI_CMP_MAX_FILES) {
+		snprintf(why, len, "at most %d setup files", TUI_CMP_MAX_FILES);
+		return -1;
+	}
+	o->setups[o->nsetups++] = v;
+	return 0;
+}
+
+/* Every --setup file reads as a setup: 0, or -1 with err. */
+static int setups_read(const struct opts *o, char *err, size_t len)
+{
+	struct sim_config c;
+	char why[SIMCONF_ERR];
+	for (int i = 0; i < o->nsetups; i++)
+		if (simconf_load(o->setups[i], &c, why, sizeof why) < 0) {
+			snprintf(err, len, "--setup %s", why);
+			return -1;
+		}
+	return 0;
+}
+
 /* A word that is not an option: a demo's TOUR, once. */
 static int tour_word(const char *w, void *ctx, char *err, size_t len)
 {
@@ -125,7 +157,7 @@ static int tour_word(const char *w, void *ctx, char *err, size_t len)
  * engine itself, so demo takes only the screen's options. */
 static int parse(int argc, char **argv, bool demo, struct opts *o)
 {
-	char cmd_name[16], err[200];
+	char cmd_name[16], err[SIMCONF_ERR + 16];
 	bool no_colour = false;
 	struct simopt_given given;
 
@@ -177,6 +209,15 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 		CLI_SCREEN_ROWS(&o->ascii, &no_colour),
 		{ .name = "compare", .kind = OPT_FLAG, .dest = &o->compare,
 		  .help = "split screen: naive beside the chosen fix, same seed" },
+		{ .name = "setup", .arg = "FILE", .kind = OPT_CUSTOM, .fn = setup_opt, .ctx = o,
+		  .accepts = "a setup file (hotrow sim --help: NAME = VALUE lines)",
+		  .help = "a setup file the c key's picker offers beside the\n"
+		          "scenarios (repeatable; the format: hotrow sim --help)" },
+		{ .name = "left", .arg = "SETUP", .kind = OPT_STRING, .dest = &o->left,
+		  .help = "compare from the start: SETUP on the left, one of\n"
+		          "current, naive, a scenario, a --setup file" },
+		{ .name = "right", .arg = "SETUP", .kind = OPT_STRING, .dest = &o->right,
+		  .help = "... and on the right (both: current unless given)" },
 		{ .name = "speed", .arg = "X", .kind = OPT_DOUBLE, .dest = &o->speed, .min = 0.01,
 		  .max = 100, .accepts = "a factor from 0.01 to 100",
 		  .help = "simulated seconds per real second (0.01 to 100; 1);\n"
@@ -204,6 +245,8 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 	if (rc != OPT_OK)
 		return rc == OPT_HELP ? 0 : 2;
 	o->colour = cli_colour(no_colour);
+	if (setups_read(o, err, sizeof err) < 0)
+		goto usage_error;
 	if (demo)
 		return -1;
 	/* The screen's defaults where the command line is silent: random
@@ -242,8 +285,19 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 	}
 	v = tui_app_view(app);
 
+	tui_app_setup_files(app, o->setups, o->nsetups);
 	if (o->compare)
 		tui_app_compare(app, true);
+	if (o->left || o->right) {
+		char err[SIMCONF_ERR + 64];
+		if (tui_app_compare_setups(app, o->left ? o->left : "current",
+		                           o->right ? o->right : "current", err, sizeof err) < 0) {
+			fprintf(stderr, "hotrow %s: --%s: %s\n", demo ? "demo" : "tui",
+			        o->left ? "left" : "right", err);
+			tui_app_free(app);
+			return 2;
+		}
+	}
 	if (demo && (o->autoplay_s > 0 || o->loop))
 		tui_app_autoplay(app, o->autoplay_s > 0 ? o->autoplay_s : 8, o->loop);
 	v->paused = o->paused;

@@ -668,6 +668,40 @@ struct sim_tick {                         /* one tick of the time series */
 	int64_t true_count, visible;
 };
 
+/* What the flusher of a fix is doing (engine/sim_fix.c). */
+enum sim_flusher {
+	SIM_FLUSHER_IDLE,        /* waiting for its next interval */
+	SIM_FLUSHER_DRAINING,    /* redis GET-then-DEL: has its GET, DEL on its way */
+	SIM_FLUSHER_CONN_WAIT,   /* has its batch, waits for a pooled connection */
+	SIM_FLUSHER_APPLYING     /* holds the counter row, applying +k (and
+	                            committing: a shared log's flush included) */
+};
+
+/* The parts of a fix besides the counter row, as the engine models them:
+ * one log (one partition) and its consumer, one in-memory counter on one
+ * single-threaded server, the app's buffer, the append table, and the
+ * flusher that drains each into the row. All zero on the direct paths
+ * (naive, sharded, ledger), whose rows are the lanes. */
+struct sim_fix_view {
+	int64_t pending;             /* acknowledged, not yet in the row */
+	/* queue */
+	int64_t log_end;             /* events appended to the log */
+	int64_t consumer_offset;     /* the consumer's committed offset */
+	int64_t fence;               /* the last offset applied, committed in the
+	                                row's own transaction (0 with no fence) */
+	bool crash_armed;            /* the consumer dies after its next commit */
+	/* redis */
+	int64_t store_count;         /* the in-memory count, not yet drained */
+	int store_queue;             /* INCRs waiting for the server's one thread */
+	/* coalesce: the app's buffer; append: rows not yet rolled up */
+	int64_t buffer;
+	/* the flusher (the consumer, the drain, the rollup) */
+	enum sim_flusher flusher;
+	int64_t flush_k;             /* the batch it carries */
+	bool flush_aborted;          /* its app died: the batch rolls back */
+	int64_t row_value;           /* the counter row's count in the database */
+};
+
 struct sim_snapshot {
 	int64_t now_us;
 	struct sim_config config;
@@ -684,6 +718,7 @@ struct sim_snapshot {
 	struct sim_tick series[SIM_SNAP_SERIES];
 	struct sim_summary summary;       /* as sim_summary() now */
 	struct sim_trace trace;           /* the request followed, as sim_trace_get() */
+	struct sim_fix_view fix;          /* the fix's own parts */
 };
 
 /* Fill *out (a large struct: allocate it, don't put it on a small stack). */

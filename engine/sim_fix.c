@@ -55,6 +55,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <string.h>
 
 #include "engine/sim_impl.h"
 
@@ -398,4 +399,39 @@ void sim_fix_fault(struct sim *s, enum sim_fault f)
 int64_t sim_fix_buffered(const struct sim *s)
 {
 	return s->path->pending(s);
+}
+
+/* ---- what the snapshot shows of a fix ---- */
+
+static enum sim_flusher flusher_state(const struct sim *s)
+{
+	if (!s->flush_busy)
+		return SIM_FLUSHER_IDLE;
+	if (s->counter_pool->flusher_waiting)
+		return SIM_FLUSHER_CONN_WAIT;
+	if (s->rows[0].holder == HOLD_FLUSH)
+		return SIM_FLUSHER_APPLYING;
+	/* Busy, neither waiting for a connection nor holding the row (which
+	 * it keeps through a shared log's flush): the one round trip between
+	 * a GET and its DEL, before it asks for a connection. */
+	return SIM_FLUSHER_DRAINING;
+}
+
+void sim_fix_view(const struct sim *s, struct sim_fix_view *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!s->path->flushes)
+		return;
+	out->pending = s->path->pending(s);
+	out->log_end = s->log_end;
+	out->consumer_offset = s->kafka_off;
+	out->fence = s->db_fence;
+	out->crash_armed = s->consumer_crash;
+	out->store_count = s->redis_val;
+	out->store_queue = (int)s->redis_q.n;
+	out->buffer = s->buffer;
+	out->flusher = flusher_state(s);
+	out->flush_k = s->flush_busy ? s->flush_k : 0;
+	out->flush_aborted = s->flush_busy && s->flush_aborted;
+	out->row_value = s->rows[0].value;
 }

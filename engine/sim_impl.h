@@ -396,6 +396,7 @@ void sim_fix_redis_del(struct sim *s);
 void sim_fix_insert_done(struct sim *s, struct sim_req *r);  /* append */
 void sim_fix_fault(struct sim *s, enum sim_fault f);
 int64_t sim_fix_buffered(const struct sim *s);
+void sim_fix_view(const struct sim *s, struct sim_fix_view *out);   /* for the snapshot */
 
 /* sim_cpu.c */
 void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg);

@@ -138,6 +138,7 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 	out->nseries = sim_series_recent(&s->series, out->series, SIM_SNAP_SERIES);
 	sim_summary(s, &out->summary);
 	sim_trace_get(s, &out->trace);
+	sim_fix_view(s, &out->fix);
 }
 
 /* ---- JSON ---- */

@@ -12,8 +12,10 @@
 #include "engine/xmalloc.h"
 #include "tui/app.h"
 #include "tui/follow.h"
+#include "tui/compare.h"
 #include "tui/help.h"
 #include "tui/term.h"
+#include "cli/simconf.h"
 #include "util/clock.h"
 
 #define FPS 30
@@ -22,6 +24,11 @@ struct tui_app {
 	struct sim_config cfg;        /* the chosen setup (the right side) */
 	struct sim *sim;
 	struct sim *naive;            /* compare mode's left side, else NULL */
+	struct sim_config left;       /* its own setup, when left_own */
+	bool left_own;                /* the left is a setup picked for it (else the
+	                                 naive row of cfg, following its settings) */
+	char label[2][52];            /* the panes' names, left and right */
+	struct tui_compare picker;    /* the compare picker (c) */
 	struct sim_snapshot *snap, *snap2;
 	int64_t t_us;                 /* simulated time both sims reached */
 	struct tui_view view;
@@ -95,6 +102,10 @@ static void restart(struct tui_app *a)
 		struct sim_config nc = a->cfg;
 		nc.strategy = SIM_NAIVE;
 		nc.rows = 1;
+		if (a->left_own) {        /* its own setup, on the right's seed */
+			nc = a->left;
+			nc.seed = a->cfg.seed;
+		}
 		if (!(n = sim_new(&nc))) {
 			sim_free(s);
 			if (a->sim)
@@ -118,8 +129,8 @@ static void push(struct tui_app *a)
 	sim_set(a->sim, &a->cfg);
 	/* Every live setting reaches the naive side too (lock_timeout, the
 	 * retry budget, idempotent likes ...): sim_set leaves its write path,
-	 * which is what differs. */
-	if (a->naive)
+	 * which is what differs. A left side with a setup of its own keeps it. */
+	if (a->naive && !a->left_own)
 		sim_set(a->naive, &a->cfg);
 }
 
@@ -156,6 +167,8 @@ void tui_app_compare(struct tui_app *a, bool on)
 {
 	if (on == (a->naive != NULL))
 		return;
+	a->left_own = false;
+	a->view.label[0] = a->view.label[1] = NULL;     /* BEFORE and AFTER */
 	if (on) {
 		if (a->cfg.strategy == SIM_NAIVE) {
 			a->cfg.strategy = SIM_SHARDED;
@@ -167,6 +180,60 @@ void tui_app_compare(struct tui_app *a, bool on)
 		a->naive = NULL;
 	}
 	restart(a);
+}
+
+void tui_app_setup_files(struct tui_app *a, const char *const *files, int n)
+{
+	tui_compare_init(&a->picker, files, n);
+}
+
+int tui_app_compare_setups(struct tui_app *a, const char *left, const char *right,
+                           char *err, size_t errlen)
+{
+	int k[2] = { tui_compare_find(&a->picker, left), tui_compare_find(&a->picker, right) };
+
+	for (int i = 0; i < 2; i++)
+		if (k[i] < 0) {
+			snprintf(err, errlen, "'%s' is not a setup (current, naive, a scenario, "
+			         "or a file given with --setup)", i ? right : left);
+			return -1;
+		}
+	return tui_app_compare_picks(a, k[0], k[1], err, errlen);
+}
+
+int tui_app_compare_picks(struct tui_app *a, int left, int right, char *err, size_t errlen)
+{
+	struct sim_config c[2];
+	char label[2][48];
+	const int k[2] = { left, right };
+
+	for (int i = 0; i < 2; i++)
+		if (tui_compare_setup(&a->picker, k[i], &a->cfg, &c[i], label[i], sizeof label[i],
+		                      err, errlen) < 0)
+			return -1;
+	if (left == TUI_CMP_NAIVE && right == TUI_CMP_CURRENT) {
+		tui_app_compare(a, false);       /* the classic: naive beside the fix */
+		tui_app_compare(a, true);
+		return 0;
+	}
+	tui_app_compare(a, false);
+	struct sim *before = a->sim;
+	a->cfg = c[1];
+	a->left = c[0];
+	a->left_own = true;
+	a->naive = sim_new(&a->left);   /* a stand-in: restart() builds both */
+	restart(a);
+	if (a->sim == before) {         /* refused: the screen goes on as it was */
+		snprintf(err, errlen, "%s", a->refused[0] ? a->refused : "refused by the engine");
+		a->refused[0] = '\0';
+		tui_app_compare(a, false);
+		return -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(a->label[i], sizeof a->label[i], "%c %s", 'A' + i, label[i]);
+		a->view.label[i] = a->label[i];
+	}
+	return 0;
 }
 
 void tui_app_set_speed(struct tui_app *a, double x)
@@ -210,8 +277,17 @@ static void apply_step(struct tui_app *a)
 		say(a, "%s", err);     /* cannot happen: the parser checked */
 	if (st->speed > 0)
 		tui_app_set_speed(a, st->speed);
-	if (st->compare >= 0 && (st->compare == 1) != (a->naive != NULL))
-		tui_app_compare(a, st->compare == 1), again = false;
+	if (st->compare == 2) {     /* two setups, after the step's settings */
+		if (tui_app_compare_setups(a, st->compare_with[0], st->compare_with[1],
+		                           err, sizeof err) < 0)
+			say(a, "compare: %s", err);
+		again = false;
+	} else {
+		if (st->compare == 1 && a->left_own)   /* back to naive beside the fix */
+			tui_app_compare(a, false);
+		if (st->compare >= 0 && (st->compare == 1) != (a->naive != NULL))
+			tui_app_compare(a, st->compare == 1), again = false;
+	}
 	if (again)
 		restart(a);
 	else
@@ -296,6 +372,8 @@ void tui_app_tour_goto(struct tui_app *a, int k)
 		sim_free(a->naive);
 		a->naive = NULL;
 	}
+	a->left_own = false;
+	a->view.label[0] = a->view.label[1] = NULL;
 	tui_app_set_speed(a, 1);
 	restart(a);
 	for (int i = 0; i < k; i++) {
@@ -328,6 +406,7 @@ struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
 		a->cfg = *c;
 	a->snap = xmalloc(sizeof *a->snap);
 	a->snap2 = xmalloc(sizeof *a->snap2);
+	tui_compare_init(&a->picker, NULL, 0);
 	tui_app_set_speed(a, 1);
 	a->view.ascii = ascii;
 	a->tour = tour;
@@ -368,6 +447,11 @@ void tui_app_free(struct tui_app *a)
 const struct sim_snapshot *tui_app_snapshot(const struct tui_app *a)
 {
 	return a->snap;
+}
+
+const struct sim_snapshot *tui_app_snapshot_left(const struct tui_app *a)
+{
+	return a->naive ? a->snap2 : NULL;
 }
 
 double tui_app_now(const struct tui_app *a)
@@ -480,10 +564,12 @@ static void load_scenario(struct tui_app *a, int i)
 	sim_scenario(names[a->scenario_i], &a->cfg);
 	a->cfg.seconds = 0;
 	a->cfg.arrivals = SIM_ARRIVE_POISSON;   /* as `hotrow tui` starts */
-	if (a->naive && a->cfg.strategy == SIM_NAIVE) {   /* compare needs a fix */
+	if (a->naive && !a->left_own && a->cfg.strategy == SIM_NAIVE) {   /* compare needs a fix */
 		a->cfg.strategy = SIM_SHARDED;
 		a->cfg.rows = 16;
 	}
+	if (a->left_own)              /* the right side is this scenario now */
+		snprintf(a->label[1], sizeof a->label[1], "B %s", names[a->scenario_i]);
 	restart(a);
 	const char *blurb = sim_scenario_blurb(names[a->scenario_i]);
 	say(a, "scenario %s%s%s", names[a->scenario_i], blurb ? ": " : "", blurb ? blurb : "");
@@ -492,7 +578,7 @@ static void load_scenario(struct tui_app *a, int i)
 static void strategy(struct tui_app *a, int dir)
 {
 	int s = ((int)a->cfg.strategy + dir + SIM_NSTRATEGIES) % SIM_NSTRATEGIES;
-	if (a->naive && s == SIM_NAIVE)   /* compare shows naive on the left already */
+	if (a->naive && !a->left_own && s == SIM_NAIVE)   /* naive is on the left already */
 		s = (s + dir + SIM_NSTRATEGIES) % SIM_NSTRATEGIES;
 	a->cfg.strategy = (enum sim_strategy)s;
 	if (a->cfg.strategy == SIM_SHARDED && a->cfg.rows < 2)
@@ -586,9 +672,16 @@ static void act(struct tui_app *a, enum tui_action ac)
 		a->view.picker = 1 + a->scenario_i;
 		break;
 	case TUI_A_COMPARE:
-		tui_app_compare(a, a->naive == NULL);
-		say(a, a->naive ? "compare: naive (left) vs %s (right), same arrivals"
-		               : "compare off", sim_strategy_name(a->cfg.strategy));
+		if (a->naive) {
+			tui_app_compare(a, false);
+			say(a, "compare off");
+		} else if (a->tour) {     /* a tour's setups are its own: naive beside them */
+			tui_app_compare(a, true);
+			say(a, "compare: naive (left) vs %s (right), same arrivals",
+			    sim_strategy_name(a->cfg.strategy));
+		} else {
+			tui_compare_open(&a->picker);
+		}
 		break;
 	case TUI_A_LATENCY:
 		a->view.latency = (enum tui_latency)((a->view.latency + 1) % 3);
@@ -674,6 +767,21 @@ static void picker_key(struct tui_app *a, int key)
 	}
 }
 
+/* Keys while the compare picker is open. */
+static void compare_key(struct tui_app *a, int key)
+{
+	char err[SIMCONF_ERR];
+
+	if (tui_compare_key(&a->picker, key) != TUI_CMP_GO)
+		return;
+	if (tui_app_compare_picks(a, a->picker.pick[0], a->picker.pick[1], err, sizeof err) < 0)
+		say(a, "compare: %s", err);
+	else
+		say(a, "compare: %s vs %s on one seed; keys change B",
+		    tui_compare_name(&a->picker, a->picker.pick[0]),
+		    tui_compare_name(&a->picker, a->picker.pick[1]));
+}
+
 bool tui_app_key(struct tui_app *a, int key)
 {
 	if (a->view.help) {     /* any key closes the overlay */
@@ -682,6 +790,10 @@ bool tui_app_key(struct tui_app *a, int key)
 	}
 	if (a->view.picker) {
 		picker_key(a, key);
+		return true;
+	}
+	if (a->picker.open) {
+		compare_key(a, key);
 		return true;
 	}
 	a->idle_s = 0;                /* someone is at the keys: autoplay waits */
@@ -695,6 +807,7 @@ void tui_app_render(struct tui_app *a, struct tui_screen *scr)
 {
 	sim_snapshot(a->sim, a->snap);
 	a->view.message = a->msg[0] ? a->msg : NULL;
+	a->view.compare = a->picker.open ? &a->picker : NULL;
 	if (a->naive) {
 		sim_snapshot(a->naive, a->snap2);
 		tui_frame_draw(scr, &a->view, a->snap2, a->snap);
@@ -722,7 +835,7 @@ struct keyq {
 
 static bool quits(const struct tui_app *a, int key)
 {
-	return !a->view.help && !a->view.picker &&
+	return !a->view.help && !a->view.picker && !a->picker.open &&
 	       tui_help_action(key, a->tour != NULL) == TUI_A_QUIT;
 }
 

@@ -20,6 +20,7 @@
 #define HOTROW_TUI_APP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "engine/sim.h"
 #include "tui/frame.h"
@@ -55,8 +56,24 @@ void tui_app_set_speed(struct tui_app *a, double x);
  * that falls short of the speed asked for, the title says the factor
  * reached (tui_view.speed_reached), else it says nothing more. */
 void tui_app_reach(struct tui_view *v, double wall_s, double sim_s);
-/* Start compare mode (or stop it). */
+/* Start compare mode (or stop it): the current setup on the naive row
+ * (left, following the keys' settings) beside the current setup. */
 void tui_app_compare(struct tui_app *a, bool on);
+/* The setup files (cli/simconf.h) the compare picker offers besides the
+ * current setup and the scenarios; the strings must outlive the app. */
+void tui_app_setup_files(struct tui_app *a, const char *const *files, int n);
+/* Compare any two setups, each named by a word: "current", "naive", a
+ * scenario, or a setup file given to tui_app_setup_files. Both sides are
+ * built whole (a file by the command line's parser) and run from t = 0
+ * on one seed, the right side's (evenly spaced arrivals come alike on
+ * both; random ones follow one law, not the same instants); the keys
+ * then change the right side, the left keeps its setup. 0, or -1
+ * with err (an unknown word, a file that does not read: its file and
+ * line) and the screen as it was. */
+int tui_app_compare_setups(struct tui_app *a, const char *left, const char *right,
+                           char *err, size_t errlen);
+/* The same by the picker's choices (tui/compare.h). */
+int tui_app_compare_picks(struct tui_app *a, int left, int right, char *err, size_t errlen);
 /* Play the tour unattended: a step that waits (its time is up, or its
  * question is asked) goes on after seconds of real time as if Enter were
  * pressed, a question closing unanswered; with loop the last step leads
@@ -73,6 +90,8 @@ void tui_app_tour_finish_step(struct tui_app *a);
 bool tui_app_tour_answer(struct tui_app *a, int letter);
 /* The snapshot the last tui_app_render drew (the fix, in compare mode). */
 const struct sim_snapshot *tui_app_snapshot(const struct tui_app *a);
+/* In compare mode, the left side's from the last render; else NULL. */
+const struct sim_snapshot *tui_app_snapshot_left(const struct tui_app *a);
 /* Simulated seconds since the simulation(s) started. */
 double tui_app_now(const struct tui_app *a);
 /* The view, for options such as the latency mode or the help overlay. */

@@ -48,6 +48,9 @@ static void range(const struct tui_chart *c, int first, double *lo, double *hi)
 {
 	double mx = c->ref > 0 ? c->ref * 1.15 : 0;
 
+	if (c->cover > mx)
+		mx = c->cover;
+
 	for (int k = 0; k < 2; k++)
 		for (int i = first; c->y[k] && i < c->n; i++)
 			if (c->y[k][i] > mx)

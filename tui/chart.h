@@ -34,6 +34,10 @@ struct tui_chart {
 	double ref;                /* reference line value; <= 0: none */
 	const char *ref_name;      /* its label */
 	char *(*fmt)(char *buf, size_t len, double v);  /* axis labels; NULL: counts */
+	double cover;              /* the y axis reaches this value too (0: none):
+	                              two charts of one quantity side by side
+	                              both cover the larger's top, so they share
+	                              one scale */
 };
 
 /* Draw c into r (heading line, plot, x axis). Needs r.h >= 4, r.w >= 20;

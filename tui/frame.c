@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "tui/chart.h"
+#include "tui/compare.h"
 #include "tui/explain.h"
+#include "tui/fixparts.h"
 #include "tui/fmt.h"
 #include "tui/follow.h"
 #include "tui/frame.h"
@@ -155,9 +157,44 @@ static int tour_box(struct tui_screen *s, const struct tui_view *v, int y)
 	return y + 1;
 }
 
+/* The y each of the three charts must reach, for a split screen: the
+ * larger of both sides' tops (their whole series, ceilings included), so
+ * both draw one quantity on one scale. */
+struct covers {
+	double rate, latency, waiting;
+};
+
+static double top(const double *y, int n)
+{
+	double m = 0;
+	for (int i = 0; i < n; i++)
+		if (y[i] > m)
+			m = y[i];
+	return m;
+}
+
+static void cover(const struct sim_snapshot *snap, const struct series *d, struct covers *c)
+{
+	double ref = sim_strategy_direct(snap->config.strategy)
+	             ? snap->summary.theory.ceiling_per_s * 1.15 : 0;
+	double r = top(d->offered, d->n), q = top(d->p99, d->n);
+
+	if (top(d->completed, d->n) > r)
+		r = top(d->completed, d->n);
+	if (ref > r)
+		r = ref;
+	if (top(d->p50, d->n) > q)
+		q = top(d->p50, d->n);
+	c->rate = r > c->rate ? r : c->rate;
+	c->latency = q > c->latency ? q : c->latency;
+	r = top(d->queue, d->n) > top(d->waiters, d->n) ? top(d->queue, d->n)
+	                                                : top(d->waiters, d->n);
+	c->waiting = r > c->waiting ? r : c->waiting;
+}
+
 static void charts(struct tui_screen *s, struct tui_rect r, int n,
                    const struct sim_snapshot *snap, const struct tui_view *v,
-                   const struct series *d)
+                   const struct series *d, const struct covers *cv)
 {
 	const struct tui_glyphs *g = tui_glyphs(v->ascii);
 	char ceil[48], num[24];
@@ -169,18 +206,18 @@ static void charts(struct tui_screen *s, struct tui_rect r, int n,
 		.title = "PER SECOND", .name = {"offered", "done"},
 		.y = {d->offered, d->completed}, .n = d->n, .dt_s = d->dt_s,
 		.ref = sim_strategy_direct(snap->config.strategy) ? snap->summary.theory.ceiling_per_s : 0,
-		.ref_name = ceil,
+		.ref_name = ceil, .cover = cv->rate,
 	};
 	const double *lat[3][2] = {{d->p99, d->p50}, {d->p99, NULL}, {d->p50, NULL}};
 	const char *lat_name[3][2] = {{"p99", "p50"}, {"p99", NULL}, {"p50", NULL}};
 	struct tui_chart lc = {
 		.title = "LATENCY (log)", .name = {lat_name[v->latency][0], lat_name[v->latency][1]},
 		.y = {lat[v->latency][0], lat[v->latency][1]}, .n = d->n, .dt_s = d->dt_s,
-		.log = true, .floor = 0.1, .fmt = tui_fmt_ms,
+		.log = true, .floor = 0.1, .fmt = tui_fmt_ms, .cover = cv->latency,
 	};
 	struct tui_chart qc = {
 		.title = "WAITING", .name = {"for the row lock", "for a connection"},
-		.y = {d->queue, d->waiters}, .n = d->n, .dt_s = d->dt_s,
+		.y = {d->queue, d->waiters}, .n = d->n, .dt_s = d->dt_s, .cover = cv->waiting,
 	};
 	const struct tui_chart *all[3] = {&tp, &lc, &qc};
 	for (int i = 0; i < n; i++) {
@@ -190,17 +227,31 @@ static void charts(struct tui_screen *s, struct tui_rect r, int n,
 	}
 }
 
+/* The write path's own picture: a fix's parts (the log, the store, the
+ * buffer, the append table), else the lock lanes. */
+static int path_height(const struct sim_snapshot *snap, int w)
+{
+	return tui_fixparts_has(snap) ? tui_fixparts_height(snap, w) : tui_lanes_height(snap, w);
+}
+
+static int path_draw(struct tui_screen *s, struct tui_rect r, const struct sim_snapshot *snap,
+                     const struct tui_glyphs *g)
+{
+	return tui_fixparts_has(snap) ? tui_fixparts_draw(s, r, snap, g)
+	                              : tui_lanes_draw(s, r, snap, g);
+}
+
 /* Lanes over pool in r; returns the lines used. */
 static int lanes_and_pool(struct tui_screen *s, struct tui_rect r,
                           const struct sim_snapshot *snap, const struct tui_glyphs *g)
 {
 	int pool_want = tui_pool_height(snap, r.w);
-	int lanes_want = tui_lanes_height(snap, r.w);
+	int lanes_want = path_height(snap, r.w);
 	int pool_h = pool_want < r.h - 3 ? pool_want : r.h - 3;
 	int lanes_h = lanes_want < r.h - pool_h - 1 ? lanes_want : r.h - pool_h - 1;
 	if (pool_h < 1)
 		pool_h = r.h - lanes_h;
-	int used = tui_lanes_draw(s, (struct tui_rect){r.x, r.y, r.w, lanes_h}, snap, g);
+	int used = path_draw(s, (struct tui_rect){r.x, r.y, r.w, lanes_h}, snap, g);
 	int py = r.y + (used > 0 ? used : lanes_h) + 1;
 	return py - r.y + tui_pool_draw(s, (struct tui_rect){r.x, py, r.w, r.y + r.h - py}, snap, g);
 }
@@ -229,15 +280,16 @@ static void pane_wide(struct tui_screen *s, struct tui_rect r,
 	if (tot && room - used - 1 >= TUI_TOTALS_H)
 		tui_totals_draw(s, (struct tui_rect){r.x, r.y + r.h - TUI_TOTALS_H, lw,
 		                                     TUI_TOTALS_H}, snap);
+	static const struct covers none;
 	pull(snap, d);
 	charts(s, (struct tui_rect){r.x + lw + 2, r.y, rw, r.h},
-	       r.h >= 24 ? 3 : r.h >= 10 ? 2 : 1, snap, v, d);
+	       r.h >= 24 ? 3 : r.h >= 10 ? 2 : 1, snap, v, d, &none);
 }
 
 /* Lines lanes and pool want, one blank between. */
 static int top_want(const struct sim_snapshot *snap, int w)
 {
-	return tui_lanes_height(snap, w) + 1 + tui_pool_height(snap, w);
+	return path_height(snap, w) + 1 + tui_pool_height(snap, w);
 }
 
 /* The stacked layout, for one half of compare mode: lanes and pool in the
@@ -245,7 +297,8 @@ static int top_want(const struct sim_snapshot *snap, int w)
  * chart and the words. */
 static void pane_stacked(struct tui_screen *s, struct tui_rect r, int top_h,
                          const char *label, const struct sim_snapshot *snap,
-                         const struct tui_view *v, struct series *d)
+                         const struct tui_view *v, const struct series *d,
+                         const struct covers *cv)
 {
 	const struct tui_glyphs *g = tui_glyphs(v->ascii);
 	char st[64];
@@ -259,8 +312,7 @@ static void pane_stacked(struct tui_screen *s, struct tui_rect r, int top_h,
 	int left = r.y + r.h - y;
 	int ex_h = left - 8 < 8 ? left - 8 : 8;
 	int chart_h = left - ex_h;
-	pull(snap, d);
-	charts(s, (struct tui_rect){r.x, y, r.w, chart_h}, 1, snap, v, d);
+	charts(s, (struct tui_rect){r.x, y, r.w, chart_h}, 1, snap, v, d, cv);
 	y += chart_h;
 	tui_explain_draw(s, (struct tui_rect){r.x, y, r.w, r.y + r.h - y}, snap, v->ascii);
 }
@@ -331,7 +383,7 @@ static void picker(struct tui_screen *s, const struct tui_view *v)
 void tui_frame_draw(struct tui_screen *scr, const struct tui_view *v,
                     const struct sim_snapshot *a, const struct sim_snapshot *b)
 {
-	static struct series d;    /* large; one frame is drawn at a time */
+	static struct series d, d2;    /* large; one frame is drawn at a time */
 	int mw, mh;
 
 	tui_screen_clear(scr);
@@ -346,21 +398,28 @@ void tui_frame_draw(struct tui_screen *scr, const struct tui_view *v,
 	if (!b) {
 		pane_wide(scr, body, a, v, &d);
 	} else {
+		struct covers cv = {0};
+		pull(a, &d);
+		pull(b, &d2);
+		cover(a, &d, &cv);
+		cover(b, &d2, &cv);
 		int half = (body.w - 3) / 2;
 		int top_h = top_want(a, half) > top_want(b, half) ? top_want(a, half) : top_want(b, half);
 		if (top_h > body.h - 15)
 			top_h = body.h - 15;
 		pane_stacked(scr, (struct tui_rect){body.x, body.y, half, body.h}, top_h,
-		             "BEFORE", a, v, &d);
+		             v->label[0] ? v->label[0] : "BEFORE", a, v, &d, &cv);
 		for (int i = 0; i < body.h; i++)
 			tui_screen_put(scr, body.x + half + 1, body.y + i,
 			               tui_glyphs(v->ascii)->vline, TUI_DIM);
 		pane_stacked(scr, (struct tui_rect){body.x + half + 3, body.y, body.w - half - 3, body.h},
-		             top_h, "AFTER", b, v, &d);
+		             top_h, v->label[1] ? v->label[1] : "AFTER", b, v, &d2, &cv);
 	}
 	tui_help_hints(scr, 1, scr->h - 1, scr->w - 2, v->tour_title != NULL);
 	if (v->picker)
 		picker(scr, v);
+	if (v->compare)
+		tui_compare_draw(scr, v->compare, tui_glyphs(v->ascii));
 	if (v->help)
 		tui_help_draw(scr, tui_glyphs(v->ascii), v->tour_title != NULL);
 }

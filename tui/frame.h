@@ -21,6 +21,8 @@
 #include "engine/sim.h"
 #include "tui/screen.h"
 
+struct tui_compare;
+
 #define TUI_MIN_W 80
 #define TUI_MIN_H 24
 #define TUI_MIN_COMPARE_W 100
@@ -39,6 +41,9 @@ struct tui_view {
 	enum tui_latency latency;
 	const char *message;       /* a short note in the title bar, or NULL */
 	int follow;                /* enum tui_follow_mode, the f key's last choice */
+	const char *label[2];      /* compare mode's panes: "A viral-post", ...;
+	                              NULL: BEFORE and AFTER */
+	const struct tui_compare *compare;   /* the compare picker, when open */
 
 	/* a tour, when one plays (tour_title NULL otherwise) */
 	const char *tour_title;

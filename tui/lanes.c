@@ -37,7 +37,7 @@ static const char *row_word(const struct sim_snapshot *snap)
 int tui_lanes_height(const struct sim_snapshot *snap, int w)
 {
 	int n = snap->nlanes > 0 ? snap->nlanes : 1;
-	int extra = snap->nrows > snap->nlanes ? 1 : 0;
+	int extra = (snap->nrows > snap->nlanes) + (snap->config.strategy == SIM_LEDGER);
 	(void)w;
 	return 1 + n + extra;
 }
@@ -57,11 +57,26 @@ static void heading(struct tui_screen *s, struct tui_rect r,
 	int x = r.x + tui_screen_text(s, r.x, r.y, r.w, TUI_HEAD, "LOCK LANES");
 	int n;
 	if (snap->config.strategy == SIM_LEDGER) {
-		/* in sales applied: B to a transaction, one hold each */
+		/* In transactions a second, the unit the chart's offered and
+		 * done lines count in, and the very figure its ceiling line
+		 * shows: only those with a transfer applied lock a fee row,
+		 * and each carries B sales. */
 		int b = sim_config_batch(&snap->config);
-		tui_fmt_rate(ceil, sizeof ceil, hold_ms > 0 ? rows * b * 1000.0 / hold_ms : 0);
-		n = snprintf(line, sizeof line, "  ceiling %s sales = %d fee row%s x %d / %s hold",
-		             ceil, rows, rows == 1 ? "" : "s", b, hold);
+		double visits = sim_lock_visits(&snap->config);
+		char more[64], sales[32];
+		int room = r.x + r.w - x;
+		tui_fmt_rate(ceil, sizeof ceil, snap->summary.theory.ceiling_per_s);
+		n = snprintf(line, sizeof line, "  ceiling %s = %d fee row%s / %s hold", ceil,
+		             rows, rows == 1 ? "" : "s", hold);
+		/* What fits of the rest: the sales it carries, then the share
+		 * that locks. */
+		snprintf(more, sizeof more, " (%s sales)",
+		         tui_fmt_rate(sales, sizeof sales, snap->summary.theory.ceiling_per_s * b));
+		if (b > 1 && n + (int)strlen(more) <= room)
+			n += snprintf(line + n, sizeof line - (size_t)n, "%s", more);
+		snprintf(more, sizeof more, ", %.0f%% lock", 100 * visits);
+		if (visits < 0.9995 && n + (int)strlen(more) <= room)
+			n += snprintf(line + n, sizeof line - (size_t)n, "%s", more);
 	} else {
 		tui_fmt_rate(ceil, sizeof ceil, hold_ms > 0 ? rows * 1000.0 / hold_ms : 0);
 		n = snprintf(line, sizeof line, "  ceiling %s = %d %s%s / %s hold", ceil,
@@ -169,5 +184,10 @@ int tui_lanes_draw(struct tui_screen *s, struct tui_rect r,
 	if (hidden > 0 && y < end)
 		tui_screen_textf(s, r.x, y++, r.w, TUI_DIM, "+ %s more %ss not shown",
 			tui_fmt_int(num, sizeof num, hidden), row_word(snap));
+	/* The fee account is its sub-accounts: its balance is their sum. */
+	if (snap->config.strategy == SIM_LEDGER && y < end)
+		tui_screen_textf(s, r.x, y++, r.w, TUI_DIM, "fee balance = the sum of %d "
+			"sub-account%s: %s sales credited", snap->nrows, snap->nrows == 1 ? "" : "s",
+			tui_fmt_int(num, sizeof num, snap->summary.count.visible));
 	return y - r.y;
 }

@@ -15,7 +15,7 @@ $(TUI_TOURS_O): $(TUI_TOURS_C)
 
 # A tour's `set` lines go through the command line's own option table
 # (cli/simopt.c over util/opt.c), so both are in the library.
-$(TUI_LIB): $(TUI_SRC:%.c=$(BUILD)/obj/%.o) $(TUI_TOURS_O) $(BUILD)/obj/cli/simopt.o \
+$(TUI_LIB): $(TUI_SRC:%.c=$(BUILD)/obj/%.o) $(TUI_TOURS_O) $(BUILD)/obj/cli/simopt.o $(BUILD)/obj/cli/simconf.o \
 		$(BUILD)/obj/util/opt.o
 	@mkdir -p $(dir $@)
 	rm -f $@

@@ -274,9 +274,27 @@ static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
 			return snprintf(err, errlen, "speed takes a factor such as 0.1 or 10, not '%.40s'", rest), -1;
 	} else if (!strcmp(word, "compare")) {
 		bool on;
-		if (onoff(rest, &on) < 0)
-			return snprintf(err, errlen, "compare takes on or off, not '%.40s'", rest), -1;
-		st->compare = on;
+		char *right = split(rest);
+		if (*split(right))
+			return snprintf(err, errlen, "compare takes on, off or two setups, "
+			                "not three words"), -1;
+		if (*right) {         /* two setups: LEFT RIGHT */
+			const char *w[2] = { rest, right };
+			struct sim_config probe;
+			for (int i = 0; i < 2; i++) {
+				if (strcmp(w[i], "current") && strcmp(w[i], "naive") &&
+				    sim_scenario(w[i], &probe) < 0)
+					return snprintf(err, errlen, "compare takes on, off or two setups "
+					                "(current, naive or a scenario), not '%.40s'", w[i]), -1;
+				snprintf(st->compare_with[i], sizeof st->compare_with[i], "%s", w[i]);
+			}
+			st->compare = 2;
+		} else if (onoff(rest, &on) < 0) {
+			return snprintf(err, errlen, "compare takes on or off, or two setups, "
+			                "not '%.40s'", rest), -1;
+		} else {
+			st->compare = on;
+		}
 	} else if (!strcmp(word, "follow")) {
 		static const char *const modes[] = { "off", "next", "slowest" };
 		st->follow = -1;

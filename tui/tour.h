@@ -37,7 +37,10 @@ struct tui_tour_step {
 	char say[640];             /* narration, the step's `say` lines joined */
 	double run_s;              /* simulated seconds to play */
 	bool pause;                /* then wait for the presenter */
-	int compare;               /* -1 unchanged, 0 off, 1 on */
+	int compare;               /* -1 unchanged, 0 off, 1 on, 2 the two setups
+	                              named in compare_with */
+	char compare_with[2][32];  /* left and right: current, naive or a
+	                              scenario (tui/compare.h) */
 	int follow;                /* `follow`: -1 unchanged, else an enum
 	                              tui_follow_mode (tui/follow.h) */
 	double speed;              /* 0: unchanged */

@@ -8,3 +8,4 @@ $(BUILD)/tests/engine/%: $(BUILD)/obj/tests/engine/%.o $(ENGINE_LIB)
 SCRIPT_TESTS += tests/engine/cli.sh
 SCRIPT_TESTS += tests/engine/load.sh
 SCRIPT_TESTS += tests/engine/trace.sh
+SCRIPT_TESTS += tests/engine/compare.sh

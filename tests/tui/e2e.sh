@@ -81,12 +81,39 @@ check "tui__grows_back" wait_for "LOCK LANES"
 
 t send-keys -t "$S" '?'
 check "tui__help_overlay_opens" wait_for "KEYS  (any key closes this)"
-check "tui__help_lists_the_keys" wait_for "compare: naive beside the chosen fix"
+check "tui__help_lists_the_keys" wait_for "compare any two setups on one seed"
 t send-keys -t "$S" x
 check "tui__help_closes_on_any_key" wait_gone "KEYS  (any key closes this)"
 
 t send-keys -t "$S" q
 check "tui__q_quits_and_restores_the_terminal" restored 0
+
+# c: the compare picker; B goes up past the top to the last choice, the
+# --setup file, and Enter puts the current setup beside it; c again: off
+printf '# sixteen slots\nscenario = viral-post\nstrategy = sharded\nrows = 16\n' >"$tmp/b.conf"
+start "TERM=screen" "tui --setup $tmp/b.conf"
+wait_for "LOCK LANES" 300
+t send-keys -t "$S" c
+check "tui__c_opens_the_compare_picker" wait_for "COMPARE  (Left/Right: side, Up/Down: setup"
+t send-keys -t "$S" Up Up Enter
+both_sides() { wait_for "A current: naive, one row" && wait_for "B b.conf: sharded x16"; }
+check "tui__c_compares_the_current_setup_with_a_file" both_sides
+t send-keys -t "$S" c
+check "tui__c_again_ends_the_comparison" wait_gone "B b.conf: sharded x16"
+t send-keys -t "$S" q
+check "tui__q_quits_after_a_comparison" restored 0
+
+# the same split screen in plain ASCII without colour (LANG=C, NO_COLOR):
+# both sides' charts keep their two shapes, * and o, and no colour shows
+start "TERM=screen LANG=C LC_ALL=C NO_COLOR=1" "tui --left naive --right viral-post-sharded"
+plain_split() {
+	wait_for "A naive: naive, one row" 300 && wait_for "B viral-post-sharded: sharded x16" &&
+	t capture-pane -p -t "$S" | grep -q "PER SECOND  \* offered  o done.*PER SECOND  \* offered  o done" &&
+	! t capture-pane -e -p -t "$S" | grep -q "$(printf '\033')\[[0-9;]*3[1-7]m"
+}
+check "tui__compare_in_ascii_without_colour" plain_split
+t send-keys -t "$S" q
+check "tui__q_quits_the_plain_split" restored 0 "A naive"
 
 # SIGTERM restores the terminal too, then dies of it (128 + 15)
 start "TERM=screen"

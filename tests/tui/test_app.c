@@ -426,6 +426,32 @@ static void payday_books(const struct sim_snapshot *snap)
 	}
 }
 
+/* The lane header and the chart's ceiling line give one figure: the
+ * number after "LOCK LANES  ceiling " is the one after "ceiling " in the
+ * PER SECOND legend. Returns it, for the caller's own check. */
+static double ceilings_agree(const struct tui_screen *s)
+{
+	char buf[4096], lane[32] = "", chart[32] = "";
+	for (int y = 0; y < s->h; y++) {
+		const char *row = tui_screen_row(s, y, buf, sizeof buf);
+		const char *l = strstr(row, "LOCK LANES  ceiling ");
+		const char *c = strstr(row, "\u2508 ceiling ");
+		if (l)
+			sscanf(l + strlen("LOCK LANES  ceiling "), "%31[0-9,.k]", lane);
+		if (c)
+			sscanf(c + strlen("\u2508 ceiling "), "%31[0-9,.k]", chart);
+	}
+	if (!lane[0] || !chart[0])
+		fail_msg("no ceiling: lanes '%s', chart '%s'", lane, chart);
+	if (strcmp(lane, chart))
+		fail_msg("the lanes say a ceiling of %s/s, the chart %s/s", lane, chart);
+	double v = 0;
+	for (const char *p = lane; *p; p++)
+		if (*p >= '0' && *p <= '9')
+			v = v * 10 + (*p - '0');
+	return v;
+}
+
 static void near(double got, double want, double rel)
 {
 	if (got < want * (1 - rel) || got > want * (1 + rel))
@@ -456,7 +482,8 @@ static void tui_app_tour__payday_does_what_the_narration_says(void **state)
 	assert_int_equal(snap->pool_in_use, 20);                        /* the pool fills */
 	assert_true(snap->summary.failed > 0);                          /* and sales fail */
 	payday_books(snap);
-	assert_true(tui_screen_has(s, "ceiling 500/s sales = 1 fee row x 1 / 2 ms hold"));
+	assert_true(tui_screen_has(s, "ceiling 625/s = 1 fee row / 2 ms hold, 80% lock"));
+	near(ceilings_agree(s), 625, 0);        /* 500 locking a second: 80% of 625 */
 
 	tui_app_key(a, '\r');                         /* eight sub-accounts */
 	tui_app_tour_finish_step(a);
@@ -471,6 +498,7 @@ static void tui_app_tour__payday_does_what_the_narration_says(void **state)
 		assert_true(snap->lanes[i].queue_len < 10);
 	payday_books(snap);
 	assert_true(tui_screen_has(s, "fee 7"));
+	near(ceilings_agree(s), 5000, 0);
 
 	tui_app_key(a, '\r');                         /* batches of 100 */
 	tui_app_tour_finish_step(a);
@@ -482,6 +510,7 @@ static void tui_app_tour__payday_does_what_the_narration_says(void **state)
 	near(snap->config.rps * 100, 2000, 0);                          /* the same sales */
 	near(100 * 1000 / snap->config.hold_ms, 20000, 0);              /* 100 / 5 ms */
 	near(snap->summary.ledger.ceiling_transfers_per_s, 20000, 1e-6);
+	near(ceilings_agree(s), 200, 0);         /* batches a second: 20,000 sales */
 	near((double)snap->summary.ledger.transfers / secs, 2000, 0.25);   /* Poisson: ~80 batches */
 	near((double)snap->lanes[0].completed * snap->config.hold_ms / 1000 / secs, 0.10, 0.25);
 	assert_int_equal(snap->summary.failed + snap->summary.abandoned, 0);
