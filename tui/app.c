@@ -12,6 +12,7 @@
 #include "engine/xmalloc.h"
 #include "tui/app.h"
 #include "tui/help.h"
+#include "tui/rewind.h"
 #include "tui/term.h"
 #include "util/clock.h"
 
@@ -23,6 +24,7 @@ struct tui_app {
 	struct sim *naive;            /* compare mode's left side, else NULL */
 	struct sim_snapshot *snap, *snap2;
 	int64_t t_us;                 /* simulated time both sims reached */
+	struct tui_rewind *rw, *rw2;  /* their pasts (tui/rewind.h) */
 	struct tui_view view;
 	int speed_i;
 	char msg[96];
@@ -107,6 +109,10 @@ static void restart(struct tui_app *a)
 	sim_free(a->sim);
 	a->sim = s;
 	a->t_us = 0;
+	tui_rewind_free(a->rw);
+	tui_rewind_free(a->rw2);
+	a->rw = tui_rewind_new(s);
+	a->rw2 = a->naive ? tui_rewind_new(a->naive) : NULL;
 }
 
 /* Push live settings (rate, hold, pool...) into the running sims. */
@@ -114,12 +120,19 @@ static void push(struct tui_app *a)
 {
 	if (!settle(a))
 		return;
-	sim_set(a->sim, &a->cfg);
+	tui_rewind_set(a->rw, a->sim, &a->cfg);
 	/* Every live setting reaches the naive side too (lock_timeout, the
 	 * retry budget, idempotent likes ...): sim_set leaves its write path,
 	 * which is what differs. */
 	if (a->naive)
-		sim_set(a->naive, &a->cfg);
+		tui_rewind_set(a->rw2, a->naive, &a->cfg);
+}
+
+/* A fault now, kept in the record so that a replay injects it again. */
+static void inject(struct tui_app *a, enum sim_fault f)
+{
+	tui_rewind_inject(a->rw, a->sim, f);
+	say(a, "injected: %s crash", sim_fault_name(f));
 }
 
 /* A key's change to a->cfg: pushed into the running sims when the engine
@@ -146,9 +159,9 @@ static void play_raw(struct tui_app *a, double sim_s)
 	if (sim_s <= 0)
 		return;
 	a->t_us += (int64_t)(sim_s * 1e6 + 0.5);
-	sim_advance(a->sim, a->t_us);
+	tui_rewind_play(a->rw, a->sim, a->t_us);
 	if (a->naive)
-		sim_advance(a->naive, a->t_us);
+		tui_rewind_play(a->rw2, a->naive, a->t_us);
 }
 
 void tui_app_compare(struct tui_app *a, bool on)
@@ -189,8 +202,7 @@ static void step_play(struct tui_app *a, double d)
 			play_raw(a, f->at_s - a->step_t);
 			a->step_t = f->at_s;
 		}
-		sim_inject(a->sim, f->kind);
-		say(a, "injected: %s crash", sim_fault_name(f->kind));
+		inject(a, f->kind);
 	}
 	play_raw(a, end - a->step_t);
 	a->step_t = end;
@@ -355,6 +367,8 @@ void tui_app_free(struct tui_app *a)
 		return;
 	sim_free(a->sim);
 	sim_free(a->naive);
+	tui_rewind_free(a->rw);
+	tui_rewind_free(a->rw2);
 	free(a->snap);
 	free(a->snap2);
 	tui_tour_free(a->tour);
@@ -557,8 +571,7 @@ static void act(struct tui_app *a, enum tui_action ac)
 	case TUI_A_CRASH_APP: case TUI_A_CRASH_CONSUMER: case TUI_A_CRASH_REDIS: {
 		enum sim_fault f = ac == TUI_A_CRASH_APP ? SIM_FAULT_APP
 		                 : ac == TUI_A_CRASH_CONSUMER ? SIM_FAULT_CONSUMER : SIM_FAULT_REDIS;
-		sim_inject(a->sim, f);
-		say(a, "injected: %s crash", sim_fault_name(f));
+		inject(a, f);
 		break;
 	}
 	case TUI_A_FASTER: case TUI_A_SLOWER:
@@ -566,6 +579,15 @@ static void act(struct tui_app *a, enum tui_action ac)
 		a->speed_i = a->speed_i < 0 ? 0 : a->speed_i >= NSPEEDS ? NSPEEDS - 1 : a->speed_i;
 		a->view.speed = speeds[a->speed_i];
 		say(a, "speed %gx", a->view.speed);
+		break;
+	case TUI_A_BACK: case TUI_A_FORWARD:
+		tui_app_seek(a, tui_app_now(a) + (ac == TUI_A_BACK ? -1 : 1));
+		break;
+	case TUI_A_HOME:
+		tui_app_seek(a, 0);
+		break;
+	case TUI_A_END:
+		tui_app_seek(a, (double)tui_rewind_end(a->rw) / 1e6);
 		break;
 	case TUI_A_RESET:
 		if (a->tour)
@@ -682,8 +704,60 @@ bool tui_app_key(struct tui_app *a, int key)
 	return !a->quit;
 }
 
+/* Back (or on) to sim_s: the run as it was then, rebuilt from the record
+ * and paused there. A tour stays in its step: not before the step began. */
+void tui_app_seek(struct tui_app *a, double sim_s)
+{
+	int64_t t = (int64_t)(sim_s * 1e6 + 0.5), lo = 0;
+
+	if (a->tour)
+		lo = a->t_us - (int64_t)(a->step_t * 1e6 + 0.5);
+	if (t < lo)
+		t = lo;
+	a->view.paused = true;
+	if (t >= a->t_us) {
+		tui_app_play(a, (double)(t - a->t_us) / 1e6);
+		return;
+	}
+	struct sim *s = tui_rewind_to(a->rw, t);
+	sim_free(a->sim);
+	a->sim = s;
+	if (a->naive) {
+		s = tui_rewind_to(a->rw2, t);
+		sim_free(a->naive);
+		a->naive = s;
+	}
+	if (a->tour) {            /* the step's clock and faults go back too */
+		const struct tui_tour_step *st = &a->tour->steps[a->step];
+		a->step_t = (double)(t - lo) / 1e6;
+		for (a->fault_i = 0; a->fault_i < st->nfaults &&
+		     st->faults[a->fault_i].at_s <= a->step_t; a->fault_i++)
+			;
+		a->view.step_done = false;
+	}
+	a->t_us = t;
+	a->cfg = a->good = *tui_rewind_settings(a->rw);   /* the keys change from these */
+	a->msg[0] = '\0';      /* notes from another moment */
+}
+
+double tui_app_end(const struct tui_app *a)
+{
+	return (double)tui_rewind_end(a->rw) / 1e6;
+}
+
+void tui_app_rewind_use(const struct tui_app *a, int *checkpoints, size_t *bytes)
+{
+	*checkpoints = tui_rewind_count(a->rw) + (a->rw2 ? tui_rewind_count(a->rw2) : 0);
+	*bytes = tui_rewind_bytes(a->rw) + (a->rw2 ? tui_rewind_bytes(a->rw2) : 0);
+}
+
 void tui_app_render(struct tui_app *a, struct tui_screen *scr)
 {
+	int64_t end = tui_rewind_end(a->rw);
+
+	a->view.scrubbing = a->t_us < end;
+	a->view.scrub_s = (double)a->t_us / 1e6;
+	a->view.scrub_end_s = (double)end / 1e6;
 	sim_snapshot(a->sim, a->snap);
 	a->view.message = a->msg[0] ? a->msg : NULL;
 	if (a->naive) {
