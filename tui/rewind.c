@@ -199,21 +199,22 @@ size_t tui_rewind_bytes(const struct tui_rewind *r)
 
 void tui_rewind_bar(struct tui_screen *scr, int x, int y, int w, const struct tui_view *v)
 {
+	static const char keys[] = "< > step  Home End  Space plays on";
 	const struct tui_glyphs *g = tui_glyphs(v->ascii);
 	char label[64];
-	int lw, bw, at;
+	int x0 = x, lw, bw, at;
 
 	tui_screen_fill(scr, (struct tui_rect){x, y, w, 1}, ' ', TUI_NORMAL);
 	lw = snprintf(label, sizeof label, " %.1f / %.1f s ", v->scrub_s, v->scrub_end_s);
 	x += tui_screen_text(scr, x, y, w, TUI_KEY, "REWIND");
 	x += tui_screen_text(scr, x, y, w, TUI_BOLD, label);
-	bw = w - 6 - lw - 34;
+	bw = w - 6 - lw - (int)strlen(keys) - 2;
 	if (bw >= 10) {
 		at = v->scrub_end_s > 0 ? (int)((bw - 1) * v->scrub_s / v->scrub_end_s + 0.5) : bw - 1;
 		for (int i = 0; i < bw; i++)
-			tui_screen_put(scr, x + i, y, i == at ? g->more : g->hline,
+			tui_screen_put(scr, x + i, y, i == at ? g->hold : g->hline,
 			               i <= at ? TUI_BOLD : TUI_DIM);
 		x += bw + 1;
 	}
-	tui_screen_text(scr, x, y, w, TUI_DIM, "< > step  Home End  Space plays on");
+	tui_screen_text(scr, x, y, w - (x - x0), TUI_DIM, keys);
 }
