@@ -25,6 +25,8 @@ struct tui_app {
 	struct sim_snapshot *snap, *snap2;
 	int64_t t_us;                 /* simulated time both sims reached */
 	struct tui_rewind *rw, *rw2;  /* their pasts (tui/rewind.h) */
+	int64_t *step_at;             /* a tour: when each step began in this
+	                                 run (a restart forgets), -1 unknown */
 	struct tui_view view;
 	int speed_i;
 	char msg[96];
@@ -111,6 +113,8 @@ static void restart(struct tui_app *a)
 	a->t_us = 0;
 	tui_rewind_free(a->rw);
 	tui_rewind_free(a->rw2);
+	for (int i = 0; a->tour && i < a->tour->nsteps; i++)
+		a->step_at[i] = -1;
 	a->rw = tui_rewind_new(s);
 	a->rw2 = a->naive ? tui_rewind_new(a->naive) : NULL;
 }
@@ -162,6 +166,22 @@ static void play_raw(struct tui_app *a, double sim_s)
 	tui_rewind_play(a->rw, a->sim, a->t_us);
 	if (a->naive)
 		tui_rewind_play(a->rw2, a->naive, a->t_us);
+}
+
+/* The simulation(s) as they were at t (<= a->t_us), from the record. */
+static void go(struct tui_app *a, int64_t t)
+{
+	struct sim *s = tui_rewind_to(a->rw, t);
+	sim_free(a->sim);
+	a->sim = s;
+	if (a->naive) {
+		s = tui_rewind_to(a->rw2, t);
+		sim_free(a->naive);
+		a->naive = s;
+	}
+	a->t_us = t;
+	a->cfg = a->good = *tui_rewind_settings(a->rw);   /* the keys change from these */
+	a->msg[0] = '\0';      /* notes from another moment */
 }
 
 void tui_app_compare(struct tui_app *a, bool on)
@@ -237,7 +257,7 @@ static void apply_step(struct tui_app *a)
  * (apply_step from the answer, or from Enter): until then the panels show
  * the engine as the last step left it, so they cannot give the answer
  * away ("ceiling 16,000/s" while the room guesses the ceiling). */
-static void enter_step(struct tui_app *a, int k)
+static void show_step(struct tui_app *a, int k)
 {
 	const struct tui_tour_step *st = &a->tour->steps[k];
 
@@ -257,10 +277,37 @@ static void enter_step(struct tui_app *a, int k)
 	a->view.choices = a->choices;
 	a->view.reveal = NULL;
 	a->fault_i = 0;
-	if (st->nchoices > 0)
+}
+
+static void enter_step(struct tui_app *a, int k)
+{
+	show_step(a, k);
+	if (a->tour->steps[k].nchoices > 0) {
 		a->unapplied = true;
-	else
-		apply_step(a);
+		return;
+	}
+	apply_step(a);
+	a->step_at[k] = a->t_us;   /* after apply_step: it may have restarted */
+}
+
+/* Back to the moment tour step k began, through the run's record
+ * (tui/rewind.h), keeping what the user changed before it: false when
+ * the record does not reach it (the run restarted since, or the step
+ * asks a question, whose settings must wait for the vote again). */
+static bool tour_back(struct tui_app *a, int k)
+{
+	const struct tui_tour_step *st = &a->tour->steps[k];
+
+	if (a->step_at[k] < 0)
+		return false;
+	go(a, a->step_at[k]);
+	show_step(a, k);
+	a->unapplied = false;
+	while (a->fault_i < st->nfaults && st->faults[a->fault_i].at_s <= 0)
+		a->fault_i++;             /* injected on entry: in the record */
+	if (st->speed > 0)
+		tui_app_set_speed(a, st->speed);
+	return true;
 }
 
 /* The step's time is up: wait, and reveal its question's answer. */
@@ -339,6 +386,8 @@ struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
 	tui_app_set_speed(a, 1);
 	a->view.ascii = ascii;
 	a->tour = tour;
+	if (tour)
+		a->step_at = xcalloc((size_t)tour->nsteps, sizeof *a->step_at);
 	for (int i = 0; sim_scenario_names()[i]; i++)
 		if (!strcmp(sim_scenario_names()[i], a->cfg.scenario))
 			a->scenario_i = i;
@@ -369,6 +418,7 @@ void tui_app_free(struct tui_app *a)
 	sim_free(a->naive);
 	tui_rewind_free(a->rw);
 	tui_rewind_free(a->rw2);
+	free(a->step_at);
 	free(a->snap);
 	free(a->snap2);
 	tui_tour_free(a->tour);
@@ -652,9 +702,13 @@ static void act(struct tui_app *a, enum tui_action ac)
 	case TUI_A_ANSWER:      /* letters answer only while a question waits */
 		say(a, "no question waits for an answer");
 		break;
-	case TUI_A_TOUR_BACK:
-		tui_app_tour_goto(a, a->view.step_done ? a->step : a->step - 1);
+	case TUI_A_TOUR_BACK: {
+		int k = a->view.step_done ? a->step : a->step - 1;
+		if (!tour_back(a, k < 0 ? 0 : k))
+			tui_app_tour_goto(a, k);
+		a->msg[0] = '\0';
 		break;
+	}
 	default:
 		break;
 	}
@@ -719,14 +773,7 @@ void tui_app_seek(struct tui_app *a, double sim_s)
 		tui_app_play(a, (double)(t - a->t_us) / 1e6);
 		return;
 	}
-	struct sim *s = tui_rewind_to(a->rw, t);
-	sim_free(a->sim);
-	a->sim = s;
-	if (a->naive) {
-		s = tui_rewind_to(a->rw2, t);
-		sim_free(a->naive);
-		a->naive = s;
-	}
+	go(a, t);
 	if (a->tour) {            /* the step's clock and faults go back too */
 		const struct tui_tour_step *st = &a->tour->steps[a->step];
 		a->step_t = (double)(t - lo) / 1e6;
@@ -735,9 +782,6 @@ void tui_app_seek(struct tui_app *a, double sim_s)
 			;
 		a->view.step_done = false;
 	}
-	a->t_us = t;
-	a->cfg = a->good = *tui_rewind_settings(a->rw);   /* the keys change from these */
-	a->msg[0] = '\0';      /* notes from another moment */
 }
 
 double tui_app_end(const struct tui_app *a)

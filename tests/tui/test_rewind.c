@@ -5,7 +5,7 @@
  * t, cell for cell, in several scenarios; the changes made on the way (a
  * new rate, a fault) are replayed at their times; a change made in the
  * past drops the old future; playing on from the past is the straight
- * run; the checkpoints stay within their bounds on a long run.
+ * run; a tour's b goes back through the record; the checkpoints stay within their bounds on a long run.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +20,7 @@
 #include "engine/sim_clone.h"
 #include "tui/app.h"
 #include "tui/rewind.h"
+#include "tui/tour.h"
 #include "tests/tui/fixture.h"
 
 #define W 120
@@ -188,6 +189,39 @@ static void rewind__keys_step_and_jump(void **state)
 	tui_app_free(a);
 }
 
+static struct tui_app *tour(void)
+{
+	char err[160];
+	struct tui_tour *t = tui_tour_load("viral-post", err, sizeof err);
+
+	assert_non_null(t);
+	return tui_app_new(NULL, t, false);
+}
+
+/* A tour's b goes back in time through the record: the step begins again
+ * as it began the first time, the same frame as replaying the tour to it
+ * from t = 0, and it plays on the same. */
+static void rewind__tour_back_goes_back_in_time(void **state)
+{
+	struct tui_app *a = tour(), *b = tour();
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {     /* to step 4, which asks a question */
+		tui_app_tour_finish_step(a);
+		tui_app_key(a, '\r');
+	}
+	tui_app_key(a, KEY_PPAGE);        /* back to step 3 (b would answer) */
+	assert_int_equal(tui_app_view(a)->step, 2);
+	assert_true(tui_app_end(a) > tui_app_now(a));   /* the record, not a restart */
+	tui_app_tour_goto(b, 2);
+	assert_same_frame(a, b, "tour back");
+	tui_app_tour_finish_step(a);
+	tui_app_tour_finish_step(b);
+	assert_same_frame(a, b, "tour back, played on");
+	tui_app_free(a);
+	tui_app_free(b);
+}
+
 /* An hour at a low rate: the checkpoints never pass their bounds, and a
  * moment rebuilt from them is the moment the run went through. */
 static void rewind__bounded_on_a_long_run(void **state)
@@ -229,6 +263,7 @@ int main(void)
 		cmocka_unit_test(rewind__replays_changes_at_their_times),
 		cmocka_unit_test(rewind__change_in_the_past_drops_the_old_future),
 		cmocka_unit_test(rewind__keys_step_and_jump),
+		cmocka_unit_test(rewind__tour_back_goes_back_in_time),
 		cmocka_unit_test(rewind__bounded_on_a_long_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
