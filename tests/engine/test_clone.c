@@ -123,23 +123,26 @@ static void sim_clone__every_part_ends_alike(void **state)
 
 	(void)state;
 	base(&c, "retry-storm");
-	c.rps = 1500;             /* three times the row: timeouts, orphans */
+	c.rps = 1500;             /* three times the row, 10 ms holds: the */
+	c.hold_ms = 10;           /* client gives up in the lock queue */
 	c.counter_pool = 10;
 	c.pool = 20;
 	c.client_timeout_ms = 50;
 	c.retries = 3;
 	c.backoff = SIM_BACKOFF_EXP_JITTER;
 	c.backoff_ms = 5;
-	c.lock_timeout_ms = 30;
+	c.lock_timeout_ms = 200;  /* after the client's 50 ms: orphans queue */
 	check_copies(&c, "bulkhead and retries");
 
 	base(&c, "viral-post-sharded");
+	c.rows = 2;               /* 1,000/s for 2,000/s: queues to wake */
 	c.cores = 2;
 	c.cpu_db_ms = 0.5;
 	c.outside_ms = 1;
 	c.cpu_client_ms = 0.2;
 	c.handoff = SIM_HANDOFF_HERD;
 	c.wake_us = 20;
+	c.lock_timeout_ms = 5;    /* counted from the latest wake */
 	c.wal_flush_ms = 1;
 	c.read_rps = 200;
 	c.read_ms = 1;
