@@ -43,6 +43,7 @@ struct sim_ckpt {
  * packed into q); from a checkpoint, its rings are read back from q. */
 struct how {
 	bool compact;
+	bool history;             /* the series' long history too (for --csv) */
 	size_t bytes;             /* allocated so far */
 	uint8_t *q;               /* packed requests */
 	size_t n, cap;            /* written, room */
@@ -226,7 +227,14 @@ static struct sim *copy(const struct sim *s, struct how *h)
 	d->series.recent = dup(s->series.recent, SIM_SNAP_SERIES, SIM_SNAP_SERIES,
 	                       sizeof *s->series.recent, bytes);
 	cap = compact ? s->series.nhist : SIM_SERIES_MAX;
-	d->series.hist = dup(s->series.hist, s->series.nhist, cap, sizeof *s->series.hist, bytes);
+	if (!h->history) {        /* the history starts over from here */
+		cap = compact ? 0 : SIM_SERIES_MAX;
+		d->series.nhist = 0;
+		d->series.stride = 1;
+		d->series.npend = 0;
+		memset(&d->series.pend, 0, sizeof d->series.pend);
+	}
+	d->series.hist = dup(s->series.hist, d->series.nhist, cap, sizeof *s->series.hist, bytes);
 
 	d->versions = dup(s->versions, nrows, nrows, sizeof *s->versions, bytes);
 	d->pages_hi = dup(s->pages_hi, nrows, nrows, sizeof *s->pages_hi, bytes);
@@ -239,15 +247,15 @@ static struct sim *copy(const struct sim *s, struct how *h)
 
 struct sim *sim_clone(const struct sim *s)
 {
-	struct how h = { .compact = false };
+	struct how h = { .compact = false, .history = true };
 
 	return copy(s, &h);
 }
 
-struct sim_ckpt *sim_ckpt_take(const struct sim *s)
+struct sim_ckpt *sim_ckpt_take(const struct sim *s, bool history)
 {
 	struct sim_ckpt *k = xmalloc(sizeof *k);
-	struct how h = { .compact = true };
+	struct how h = { .compact = true, .history = history };
 
 	k->s = copy(s, &h);
 	k->q = h.n ? xrealloc(h.q, h.n) : NULL;   /* no spare room kept */
@@ -259,7 +267,7 @@ struct sim_ckpt *sim_ckpt_take(const struct sim *s)
 
 struct sim *sim_ckpt_resume(const struct sim_ckpt *k)
 {
-	struct how h = { .compact = false, .q = k->q };
+	struct how h = { .compact = false, .history = true, .q = k->q };
 
 	return copy(k->s, &h);
 }

@@ -769,7 +769,9 @@ void tui_app_seek(struct tui_app *a, double sim_s)
 	if (t < lo)
 		t = lo;
 	a->view.paused = true;
-	if (t >= a->t_us) {
+	/* On: from now, unless a checkpoint on the way is nearer (End after
+	 * Home); a tour plays its steps' faults on the way. */
+	if (t >= a->t_us && (a->tour || tui_rewind_before(a->rw, t) <= a->t_us)) {
 		tui_app_play(a, (double)(t - a->t_us) / 1e6);
 		return;
 	}

@@ -65,7 +65,7 @@ static void take(struct tui_rewind *r, const struct sim *s)
 {
 	while (r->n > 1 && (r->n == TUI_REWIND_MAX || r->bytes > TUI_REWIND_BYTES))
 		thin(r);
-	r->m[r->n].k = sim_ckpt_take(s);
+	r->m[r->n].k = sim_ckpt_take(s, false);   /* a screen prints no CSV */
 	r->m[r->n].applied = r->applied;
 	r->bytes += sim_ckpt_bytes(r->m[r->n].k);
 	r->n++;
@@ -161,13 +161,26 @@ void tui_rewind_inject(struct tui_rewind *r, struct sim *s, enum sim_fault f)
 	apply(s, ch);
 }
 
-struct sim *tui_rewind_to(struct tui_rewind *r, int64_t t_us)
+/* The newest checkpoint at or before t_us. */
+static int before(const struct tui_rewind *r, int64_t t_us)
 {
 	int i = r->n - 1;
-	struct sim *s;
 
 	while (i > 0 && mark_t(&r->m[i]) > t_us)
 		i--;
+	return i;
+}
+
+int64_t tui_rewind_before(const struct tui_rewind *r, int64_t t_us)
+{
+	return mark_t(&r->m[before(r, t_us)]);
+}
+
+struct sim *tui_rewind_to(struct tui_rewind *r, int64_t t_us)
+{
+	int i = before(r, t_us);
+	struct sim *s;
+
 	s = sim_ckpt_resume(r->m[i].k);
 	r->applied = r->m[i].applied;
 	tui_rewind_play(r, s, t_us);

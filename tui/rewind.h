@@ -70,6 +70,9 @@ struct sim *tui_rewind_to(struct tui_rewind *r, int64_t t_us);
  * moment, or those the run was built with: what a screen that went back
  * shows and changes from. Valid until the next call. */
 const struct sim_config *tui_rewind_settings(const struct tui_rewind *r);
+/* The time of the checkpoint tui_rewind_to(r, t_us) would start from:
+ * a moment ahead is reached sooner from there when it is after now. */
+int64_t tui_rewind_before(const struct tui_rewind *r, int64_t t_us);
 /* The furthest simulated time the run has been played to, in us. */
 int64_t tui_rewind_end(const struct tui_rewind *r);
 /* Checkpoints kept, and the bytes they hold. */

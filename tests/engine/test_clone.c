@@ -17,58 +17,75 @@
 #include "engine/sim_clone.h"
 #include "tests/engine/simtest.h"
 
-/* What a run prints: its JSON, then its time series as CSV. */
-static char *json_of(struct sim *s)
+static char *print(struct sim *s, void (*out)(FILE *, const struct sim *))
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	sim_json(f, s);
-	sim_csv(f, s);
+	out(f, s);
 	fclose(f);
 	return buf;
 }
 
-/* Run s to its end, take its JSON and free it. */
-static char *finish(struct sim *s)
+/* Run s to its end; return its JSON, and its CSV in *csv when csv is not
+ * NULL, and the recent ticks a screen draws in *snap when not NULL (the
+ * caller frees the strings); free s. */
+static char *finish(struct sim *s, char **csv, struct sim_snapshot *snap)
 {
 	char *j;
 
 	sim_run(s);
-	j = json_of(s);
+	j = print(s, sim_json);
+	if (csv)
+		*csv = print(s, sim_csv);
+	if (snap)
+		sim_snapshot(s, snap);
 	sim_free(s);
 	return j;
 }
 
-/* Copy c's run at half its time, three ways (a clone, a checkpoint
- * resumed twice), play the original on first, and check that all four
- * end alike. A fault injected just before (as the TUI's key would) is
- * part of the state copied. */
+/* Copy c's run at half its time, four ways (a clone, a checkpoint
+ * resumed twice, one without the CSV history), play the original on
+ * first, and check that all end alike: the same JSON and CSV, and for the
+ * one without history the same JSON and the same recent ticks. A fault
+ * injected just before (as the TUI's key would) is part of the state. */
 static void check_copies(const struct sim_config *c, const char *what)
 {
-	char *straight, *j;
-	struct sim *s = sim_new(c), *cl, *r1, *r2;
-	struct sim_ckpt *k;
+	static struct sim_snapshot want, got;
+	char *straight, *straight_csv, *j, *csv;
+	struct sim *s = sim_new(c), *cl, *r1, *r2, *r3;
+	struct sim_ckpt *k, *k3;
 	int64_t half = (int64_t)(c->seconds * 5e5);
 
 	assert_non_null(s);
 	sim_advance(s, half);
 	sim_inject(s, SIM_FAULT_APP);
 	cl = sim_clone(s);
-	k = sim_ckpt_take(s);
+	k = sim_ckpt_take(s, true);
+	k3 = sim_ckpt_take(s, false);
 	assert_int_equal(sim_ckpt_time(k), half);
-	straight = finish(s);               /* the original goes on first */
+	straight = finish(s, &straight_csv, &want);   /* the original goes on first */
 	r1 = sim_ckpt_resume(k);
 	r2 = sim_ckpt_resume(k);
+	r3 = sim_ckpt_resume(k3);
 	sim_ckpt_free(k);                   /* the resumed ones are on their own */
+	sim_ckpt_free(k3);
 	struct sim *copies[3] = { cl, r1, r2 };
 	for (int i = 0; i < 3; i++) {
-		j = finish(copies[i]);
-		if (strcmp(j, straight))
+		j = finish(copies[i], &csv, NULL);
+		if (strcmp(j, straight) || strcmp(csv, straight_csv))
 			fail_msg("%s: copy %d ends differently from the original", what, i);
 		free(j);
+		free(csv);
 	}
+	j = finish(r3, NULL, &got);
+	if (strcmp(j, straight))
+		fail_msg("%s: the copy without history ends differently", what);
+	assert_int_equal(got.nseries, want.nseries);
+	assert_memory_equal(got.series, want.series, (size_t)want.nseries * sizeof *want.series);
+	free(j);
+	free(straight_csv);
 	free(straight);
 }
 
@@ -194,7 +211,7 @@ static void sim_ckpt__smaller_than_a_clone(void **state)
 	base(&c, "viral-post");
 	s = sim_new(&c);
 	sim_advance(s, 500000);
-	k = sim_ckpt_take(s);
+	k = sim_ckpt_take(s, true);
 	assert_true(sim_ckpt_bytes(k) < 512 * 1024);
 	assert_true(sim_ckpt_bytes(k) > sizeof(struct sim_config));
 	sim_ckpt_free(k);
