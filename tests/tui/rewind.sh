@@ -104,6 +104,11 @@ pane | sed '$d' | sed -n '1,39p' > "$tmp/scrubbed"
 same() { diff "$tmp/straight" "$tmp/scrubbed" > "$tmp/diff" || { cat "$tmp/diff"; return 1; }; }
 check "rewind__scrubbed_frame_is_the_straight_frame" same
 
+# --rewind-to goes back: a time after --at is a usage error, in one line
+late() { out=$("$bin" tui --dump --at 3 --rewind-to 5 2>&1); rc=$?
+	[ $rc = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q -- '--rewind-to 5 is after --at 3'; }
+check "rewind__rewind_to_after_at_is_a_usage_error" late
+
 t send-keys -t "$S" Space
 plays() { wait_for "running" && n=50 && while [ $n -gt 0 ]; do
 	[ "$(echo "$(time_shown) > 3" | bc)" = 1 ] && return 0; n=$((n-1)); sleep 0.1; done; return 1; }
