@@ -189,6 +189,26 @@ static void rewind__keys_step_and_jump(void **state)
 	tui_app_free(a);
 }
 
+/* Compare mode goes back with both sides. */
+static void rewind__compare_goes_back_with_both_sides(void **state)
+{
+	struct tui_app *a = app("viral-post"), *b = app("viral-post");
+	struct tui_screen *sa = tui_screen_new(W, H);
+
+	(void)state;
+	tui_app_compare(a, true);
+	tui_app_compare(b, true);
+	play_frames(a, 12);
+	tui_app_seek(a, 5.5);
+	play_frames(b, 5.5);
+	assert_same_frame(a, b, "compare");
+	tui_app_render(a, sa);
+	assert_true(tui_screen_has(sa, "BEFORE") && tui_screen_has(sa, "AFTER"));
+	tui_screen_free(sa);
+	tui_app_free(a);
+	tui_app_free(b);
+}
+
 static struct tui_app *tour(void)
 {
 	char err[160];
@@ -218,6 +238,31 @@ static void rewind__tour_back_goes_back_in_time(void **state)
 	tui_app_tour_finish_step(a);
 	tui_app_tour_finish_step(b);
 	assert_same_frame(a, b, "tour back, played on");
+	tui_app_free(a);
+	tui_app_free(b);
+}
+
+/* In a tour, < goes back within the step, never before it began. */
+static void rewind__tour_scrubs_within_its_step(void **state)
+{
+	struct tui_app *a = tour(), *b = tour();
+	double begun;
+
+	(void)state;
+	tui_app_tour_finish_step(a);
+	tui_app_key(a, '\r');             /* step 2 asks: close it unanswered */
+	tui_app_tour_finish_step(a);
+	tui_app_key(a, '\r');             /* step 3, from its first moment */
+	begun = tui_app_now(a);
+	tui_app_play(a, 2.5);
+	tui_app_key(a, '<');
+	assert_true(tui_app_now(a) == begun + 1.5);
+	for (int i = 0; i < 3; i++)
+		tui_app_key(a, '<');
+	assert_true(tui_app_now(a) == begun);
+	assert_int_equal(tui_app_view(a)->step, 2);
+	tui_app_tour_goto(b, 2);
+	assert_same_frame(a, b, "the step's start");
 	tui_app_free(a);
 	tui_app_free(b);
 }
@@ -263,7 +308,9 @@ int main(void)
 		cmocka_unit_test(rewind__replays_changes_at_their_times),
 		cmocka_unit_test(rewind__change_in_the_past_drops_the_old_future),
 		cmocka_unit_test(rewind__keys_step_and_jump),
+		cmocka_unit_test(rewind__compare_goes_back_with_both_sides),
 		cmocka_unit_test(rewind__tour_back_goes_back_in_time),
+		cmocka_unit_test(rewind__tour_scrubs_within_its_step),
 		cmocka_unit_test(rewind__bounded_on_a_long_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
