@@ -759,13 +759,18 @@ bool tui_app_key(struct tui_app *a, int key)
 }
 
 /* Back (or on) to sim_s: the run as it was then, rebuilt from the record
- * and paused there. A tour stays in its step: not before the step began. */
+ * and paused there. A tour stays in its step: not before the step began,
+ * not past its time. */
 void tui_app_seek(struct tui_app *a, double sim_s)
 {
 	int64_t t = (int64_t)(sim_s * 1e6 + 0.5), lo = 0;
 
-	if (a->tour)
+	if (a->tour) {
 		lo = a->t_us - (int64_t)(a->step_t * 1e6 + 0.5);
+		int64_t hi = lo + (int64_t)(a->tour->steps[a->step].run_s * 1e6 + 0.5);
+		if (t > hi)
+			t = hi > a->t_us ? hi : a->t_us;
+	}
 	if (t < lo)
 		t = lo;
 	a->view.paused = true;

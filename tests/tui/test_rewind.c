@@ -242,7 +242,7 @@ static void rewind__tour_back_goes_back_in_time(void **state)
 	tui_app_free(b);
 }
 
-/* In a tour, < goes back within the step, never before it began. */
+/* In a tour, < and > move within the step, never out of it. */
 static void rewind__tour_scrubs_within_its_step(void **state)
 {
 	struct tui_app *a = tour(), *b = tour();
@@ -263,6 +263,10 @@ static void rewind__tour_scrubs_within_its_step(void **state)
 	assert_int_equal(tui_app_view(a)->step, 2);
 	tui_app_tour_goto(b, 2);
 	assert_same_frame(a, b, "the step's start");
+	for (int i = 0; i < 20; i++)      /* and > stops at the step's end */
+		tui_app_key(a, '>');
+	tui_app_tour_finish_step(b);
+	assert_true(tui_app_now(a) == tui_app_now(b));
 	tui_app_free(a);
 	tui_app_free(b);
 }
