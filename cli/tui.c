@@ -30,6 +30,7 @@ struct opts {
 	bool dump, ascii, colour, compare, paused, help_overlay;
 	struct cli_size size;       /* --dump: the frame's */
 	double at_s;
+	double rewind_s;            /* --rewind-to: back to this second; -1 not given */
 	double speed;
 	int latency;               /* enum tui_latency */
 	int step;                  /* demo --dump: the tour step, 1-based; 0 none */
@@ -163,7 +164,7 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->size = (struct cli_size){ 120, 40, 1, 1 };
-	o->at_s = 5, o->speed = 1;
+	o->at_s = 5, o->speed = 1, o->rewind_s = -1;
 	sim_config_default(&o->cfg);
 	sim_scenario("viral-post", &o->cfg);
 	snprintf(cmd_name, sizeof cmd_name, "hotrow %s", demo ? "demo" : "tui");
@@ -201,6 +202,10 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 		  .help = "follow one like as the f key does: the next to\n"
 		          "arrive or the slowest in flight, chosen S simulated\n"
 		          "seconds in with --dump (0), from the start live" },
+		{ .name = "rewind-to", .arg = "SECONDS", .kind = OPT_DOUBLE, .dest = &o->rewind_s,
+		  .min = 0, .max = 36000, .accepts = "simulated seconds from 0 to 36000",
+		  .help = "with --dump: play to --at, then go back in time to\n"
+		          "this second (as < and Home do) and show that frame" },
 	};
 	const struct opt screen_rows[] = {
 		{ .name = "size", .arg = "WxH", .kind = OPT_CUSTOM, .dest = &o->size, .fn = cli_size_opt,
@@ -263,6 +268,11 @@ static int parse(int argc, char **argv, bool demo, struct opts *o)
 	o->cfg.seconds = 0;     /* the screen runs until you quit */
 	if (sim_config_check(&o->cfg, err, sizeof err) < 0)
 		goto usage_error;
+	if (o->rewind_s > o->at_s) {
+		snprintf(err, sizeof err, "--rewind-to %g is after --at %g: rewind goes back, "
+		         "give a time at or before --at", o->rewind_s, o->at_s);
+		goto usage_error;
+	}
 	return -1;
 
 usage_error:
@@ -321,6 +331,8 @@ static int run(struct opts *o, struct tui_tour *tour, bool demo)
 			for (int k = 0; k < o->follow.presses; k++)
 				tui_app_key(app, 'f');
 			tui_app_play(app, o->at_s - first);
+			if (o->rewind_s >= 0)
+				tui_app_seek(app, o->rewind_s);
 		}
 		v->help = o->help_overlay;
 		struct tui_screen *scr = tui_screen_new(o->size.w, o->size.h);

@@ -14,6 +14,7 @@
 #include "tui/follow.h"
 #include "tui/compare.h"
 #include "tui/help.h"
+#include "tui/rewind.h"
 #include "tui/term.h"
 #include "cli/simconf.h"
 #include "util/clock.h"
@@ -31,6 +32,9 @@ struct tui_app {
 	struct tui_compare picker;    /* the compare picker (c) */
 	struct sim_snapshot *snap, *snap2;
 	int64_t t_us;                 /* simulated time both sims reached */
+	struct tui_rewind *rw, *rw2;  /* their pasts (tui/rewind.h) */
+	int64_t *step_at;             /* a tour: when each step began in this
+	                                 run (a restart forgets), -1 unknown */
 	struct tui_view view;
 	int speed_i;
 	char msg[96];
@@ -119,6 +123,12 @@ static void restart(struct tui_app *a)
 	sim_free(a->sim);
 	a->sim = s;
 	a->t_us = 0;
+	tui_rewind_free(a->rw);
+	tui_rewind_free(a->rw2);
+	for (int i = 0; a->tour && i < a->tour->nsteps; i++)
+		a->step_at[i] = -1;
+	a->rw = tui_rewind_new(s);
+	a->rw2 = a->naive ? tui_rewind_new(a->naive) : NULL;
 }
 
 /* Push live settings (rate, hold, pool...) into the running sims. */
@@ -126,12 +136,19 @@ static void push(struct tui_app *a)
 {
 	if (!settle(a))
 		return;
-	sim_set(a->sim, &a->cfg);
+	tui_rewind_set(a->rw, a->sim, &a->cfg);
 	/* Every live setting reaches the naive side too (lock_timeout, the
 	 * retry budget, idempotent likes ...): sim_set leaves its write path,
 	 * which is what differs. A left side with a setup of its own keeps it. */
 	if (a->naive && !a->left_own)
-		sim_set(a->naive, &a->cfg);
+		tui_rewind_set(a->rw2, a->naive, &a->cfg);
+}
+
+/* A fault now, kept in the record so that a replay injects it again. */
+static void inject(struct tui_app *a, enum sim_fault f)
+{
+	tui_rewind_inject(a->rw, a->sim, f);
+	say(a, "injected: %s crash", sim_fault_name(f));
 }
 
 /* A key's change to a->cfg: pushed into the running sims when the engine
@@ -158,9 +175,25 @@ static void play_raw(struct tui_app *a, double sim_s)
 	if (sim_s <= 0)
 		return;
 	a->t_us += (int64_t)(sim_s * 1e6 + 0.5);
-	sim_advance(a->sim, a->t_us);
+	tui_rewind_play(a->rw, a->sim, a->t_us);
 	if (a->naive)
-		sim_advance(a->naive, a->t_us);
+		tui_rewind_play(a->rw2, a->naive, a->t_us);
+}
+
+/* The simulation(s) as they were at t (<= a->t_us), from the record. */
+static void go(struct tui_app *a, int64_t t)
+{
+	struct sim *s = tui_rewind_to(a->rw, t);
+	sim_free(a->sim);
+	a->sim = s;
+	if (a->naive) {
+		s = tui_rewind_to(a->rw2, t);
+		sim_free(a->naive);
+		a->naive = s;
+	}
+	a->t_us = t;
+	a->cfg = a->good = *tui_rewind_settings(a->rw);   /* the keys change from these */
+	a->msg[0] = '\0';      /* notes from another moment */
 }
 
 void tui_app_compare(struct tui_app *a, bool on)
@@ -257,8 +290,7 @@ static void step_play(struct tui_app *a, double d)
 			play_raw(a, f->at_s - a->step_t);
 			a->step_t = f->at_s;
 		}
-		sim_inject(a->sim, f->kind);
-		say(a, "injected: %s crash", sim_fault_name(f->kind));
+		inject(a, f->kind);
 	}
 	play_raw(a, end - a->step_t);
 	a->step_t = end;
@@ -305,7 +337,7 @@ static void apply_step(struct tui_app *a)
  * (apply_step from the answer, or from Enter): until then the panels show
  * the engine as the last step left it, so they cannot give the answer
  * away ("ceiling 16,000/s" while the room guesses the ceiling). */
-static void enter_step(struct tui_app *a, int k)
+static void show_step(struct tui_app *a, int k)
 {
 	const struct tui_tour_step *st = &a->tour->steps[k];
 
@@ -325,10 +357,37 @@ static void enter_step(struct tui_app *a, int k)
 	a->view.choices = a->choices;
 	a->view.reveal = NULL;
 	a->fault_i = 0;
-	if (st->nchoices > 0)
+}
+
+static void enter_step(struct tui_app *a, int k)
+{
+	show_step(a, k);
+	if (a->tour->steps[k].nchoices > 0) {
 		a->unapplied = true;
-	else
-		apply_step(a);
+		return;
+	}
+	apply_step(a);
+	a->step_at[k] = a->t_us;   /* after apply_step: it may have restarted */
+}
+
+/* Back to the moment tour step k began, through the run's record
+ * (tui/rewind.h), keeping what the user changed before it: false when
+ * the record does not reach it (the run restarted since, or the step
+ * asks a question, whose settings must wait for the vote again). */
+static bool tour_back(struct tui_app *a, int k)
+{
+	const struct tui_tour_step *st = &a->tour->steps[k];
+
+	if (a->step_at[k] < 0)
+		return false;
+	go(a, a->step_at[k]);
+	show_step(a, k);
+	a->unapplied = false;
+	while (a->fault_i < st->nfaults && st->faults[a->fault_i].at_s <= 0)
+		a->fault_i++;             /* injected on entry: in the record */
+	if (st->speed > 0)
+		tui_app_set_speed(a, st->speed);
+	return true;
 }
 
 /* The step's time is up: wait, and reveal its question's answer. */
@@ -410,6 +469,8 @@ struct tui_app *tui_app_new(const struct sim_config *c, struct tui_tour *tour,
 	tui_app_set_speed(a, 1);
 	a->view.ascii = ascii;
 	a->tour = tour;
+	if (tour)
+		a->step_at = xcalloc((size_t)tour->nsteps, sizeof *a->step_at);
 	for (int i = 0; sim_scenario_names()[i]; i++)
 		if (!strcmp(sim_scenario_names()[i], a->cfg.scenario))
 			a->scenario_i = i;
@@ -438,6 +499,9 @@ void tui_app_free(struct tui_app *a)
 		return;
 	sim_free(a->sim);
 	sim_free(a->naive);
+	tui_rewind_free(a->rw);
+	tui_rewind_free(a->rw2);
+	free(a->step_at);
 	free(a->snap);
 	free(a->snap2);
 	tui_tour_free(a->tour);
@@ -647,8 +711,7 @@ static void act(struct tui_app *a, enum tui_action ac)
 	case TUI_A_CRASH_APP: case TUI_A_CRASH_CONSUMER: case TUI_A_CRASH_REDIS: {
 		enum sim_fault f = ac == TUI_A_CRASH_APP ? SIM_FAULT_APP
 		                 : ac == TUI_A_CRASH_CONSUMER ? SIM_FAULT_CONSUMER : SIM_FAULT_REDIS;
-		sim_inject(a->sim, f);
-		say(a, "injected: %s crash", sim_fault_name(f));
+		inject(a, f);
 		break;
 	}
 	case TUI_A_FASTER: case TUI_A_SLOWER:
@@ -656,6 +719,15 @@ static void act(struct tui_app *a, enum tui_action ac)
 		a->speed_i = a->speed_i < 0 ? 0 : a->speed_i >= NSPEEDS ? NSPEEDS - 1 : a->speed_i;
 		a->view.speed = speeds[a->speed_i];
 		say(a, "speed %gx", a->view.speed);
+		break;
+	case TUI_A_BACK: case TUI_A_FORWARD:
+		tui_app_seek(a, tui_app_now(a) + (ac == TUI_A_BACK ? -1 : 1));
+		break;
+	case TUI_A_HOME:
+		tui_app_seek(a, 0);
+		break;
+	case TUI_A_END:
+		tui_app_seek(a, (double)tui_rewind_end(a->rw) / 1e6);
 		break;
 	case TUI_A_RESET:
 		if (a->tour)
@@ -732,9 +804,13 @@ static void act(struct tui_app *a, enum tui_action ac)
 	case TUI_A_ANSWER:      /* letters answer only while a question waits */
 		say(a, "no question waits for an answer");
 		break;
-	case TUI_A_TOUR_BACK:
-		tui_app_tour_goto(a, a->view.step_done ? a->step : a->step - 1);
+	case TUI_A_TOUR_BACK: {
+		int k = a->view.step_done ? a->step : a->step - 1;
+		if (!tour_back(a, k < 0 ? 0 : k))
+			tui_app_tour_goto(a, k);
+		a->msg[0] = '\0';
 		break;
+	}
 	default:
 		break;
 	}
@@ -803,8 +879,57 @@ bool tui_app_key(struct tui_app *a, int key)
 	return !a->quit;
 }
 
+/* Back (or on) to sim_s: the run as it was then, rebuilt from the record
+ * and paused there. A tour stays in its step: not before the step began,
+ * not past its time. */
+void tui_app_seek(struct tui_app *a, double sim_s)
+{
+	int64_t t = (int64_t)(sim_s * 1e6 + 0.5), lo = 0;
+
+	if (a->tour) {
+		lo = a->t_us - (int64_t)(a->step_t * 1e6 + 0.5);
+		int64_t hi = lo + (int64_t)(a->tour->steps[a->step].run_s * 1e6 + 0.5);
+		if (t > hi)
+			t = hi > a->t_us ? hi : a->t_us;
+	}
+	if (t < lo)
+		t = lo;
+	a->view.paused = true;
+	/* On: from now, unless a checkpoint on the way is nearer (End after
+	 * Home); a tour plays its steps' faults on the way. */
+	if (t >= a->t_us && (a->tour || tui_rewind_before(a->rw, t) <= a->t_us)) {
+		tui_app_play(a, (double)(t - a->t_us) / 1e6);
+		return;
+	}
+	go(a, t);
+	if (a->tour) {            /* the step's clock and faults go back too */
+		const struct tui_tour_step *st = &a->tour->steps[a->step];
+		a->step_t = (double)(t - lo) / 1e6;
+		for (a->fault_i = 0; a->fault_i < st->nfaults &&
+		     st->faults[a->fault_i].at_s <= a->step_t; a->fault_i++)
+			;
+		a->view.step_done = false;
+	}
+}
+
+double tui_app_end(const struct tui_app *a)
+{
+	return (double)tui_rewind_end(a->rw) / 1e6;
+}
+
+void tui_app_rewind_use(const struct tui_app *a, int *checkpoints, size_t *bytes)
+{
+	*checkpoints = tui_rewind_count(a->rw) + (a->rw2 ? tui_rewind_count(a->rw2) : 0);
+	*bytes = tui_rewind_bytes(a->rw) + (a->rw2 ? tui_rewind_bytes(a->rw2) : 0);
+}
+
 void tui_app_render(struct tui_app *a, struct tui_screen *scr)
 {
+	int64_t end = tui_rewind_end(a->rw);
+
+	a->view.scrubbing = a->t_us < end;
+	a->view.scrub_s = (double)a->t_us / 1e6;
+	a->view.scrub_end_s = (double)end / 1e6;
 	sim_snapshot(a->sim, a->snap);
 	a->view.message = a->msg[0] ? a->msg : NULL;
 	a->view.compare = a->picker.open ? &a->picker : NULL;

@@ -11,6 +11,7 @@
  * Interface:
  *   struct tui_app *a = tui_app_new(&config, tour_or_NULL, ascii);  takes the tour
  *   tui_app_play(a, seconds);             simulated seconds (dumps, tests)
+ *   tui_app_seek(a, seconds);             back (or on) to a moment, paused
  *   tui_app_key(a, key);                  false once the user quits
  *   tui_app_render(a, scr);
  *   int rc = tui_app_run(a, colour);      the live loop; 0, or 1 on failure
@@ -45,6 +46,15 @@ void tui_app_advance(struct tui_app *a, double real_s);
 /* Play sim_s simulated seconds regardless of pause and speed (and, in a
  * tour, of its steps). */
 void tui_app_play(struct tui_app *a, double sim_s);
+/* Go back (or on) to simulated second sim_s of the run: the screen as it
+ * was then, rebuilt from checkpoints (tui/rewind.h), paused there; playing
+ * on replays the changes made on the way. In a tour, not before the
+ * current step began. */
+void tui_app_seek(struct tui_app *a, double sim_s);
+/* The furthest simulated second the run has been played to. */
+double tui_app_end(const struct tui_app *a);
+/* The checkpoints the rewind keeps, and their bytes. */
+void tui_app_rewind_use(const struct tui_app *a, int *checkpoints, size_t *bytes);
 /* Handle one key; returns false when it asks to quit. */
 bool tui_app_key(struct tui_app *a, int key);
 /* Snapshot the simulation(s) and draw the whole frame into scr. */

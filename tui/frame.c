@@ -14,6 +14,7 @@
 #include "tui/help.h"
 #include "tui/lanes.h"
 #include "tui/pool.h"
+#include "tui/rewind.h"
 #include "tui/totals.h"
 
 /* The chart inputs, pulled out of one snapshot's series. */
@@ -415,7 +416,10 @@ void tui_frame_draw(struct tui_screen *scr, const struct tui_view *v,
 		pane_stacked(scr, (struct tui_rect){body.x + half + 3, body.y, body.w - half - 3, body.h},
 		             top_h, v->label[1] ? v->label[1] : "AFTER", b, v, &d2, &cv);
 	}
-	tui_help_hints(scr, 1, scr->h - 1, scr->w - 2, v->tour_title != NULL);
+	if (v->scrubbing)
+		tui_rewind_bar(scr, 1, scr->h - 1, scr->w - 2, v);
+	else
+		tui_help_hints(scr, 1, scr->h - 1, scr->w - 2, v->tour_title != NULL);
 	if (v->picker)
 		picker(scr, v);
 	if (v->compare)

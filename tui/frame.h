@@ -59,6 +59,11 @@ struct tui_view {
 	int right;                 /* the engine's answer */
 	bool asking;               /* waiting for a letter before it plays */
 	const char *reveal;        /* the engine's answer and why, once revealed */
+
+	/* rewound into the past (tui/rewind.h): the moment shown and the
+	 * furthest the run has gone, in simulated seconds */
+	bool scrubbing;
+	double scrub_s, scrub_end_s;
 };
 
 /* The smallest screen for one snapshot or for compare mode. */

@@ -30,8 +30,10 @@ static const struct tui_binding table[] = {
 	{'B', 0, "B", "retry budget on/off: retries at most 10% of requests", NULL, NULL, TUI_A_RETRY_BUDGET, false},
 	{'K', 0, "K", "bulkhead on/off: likes get a pool of their own, 80% as big", NULL, NULL, TUI_A_BULKHEAD, false},
 	{'I', 0, "I", "idempotent likes on/off: a retry cannot count twice", NULL, NULL, TUI_A_IDEMPOTENT, false},
-	{'>', '.', ">/.", "faster (up to 100x real time)", "speed", "< >", TUI_A_FASTER, false},
-	{'<', ',', "</,", "slower (down to 0.01x, slow motion)", NULL, NULL, TUI_A_SLOWER, false},
+	/* a pair on one line: the second key does the opposite (pair()) */
+	{'.', ',', ". ,", "faster or slower (0.01x slow motion to 100x)", "speed", ". ,", TUI_A_FASTER, false},
+	{'<', '>', "< >", "back or on one second in time, paused (Space plays on)", "rewind", "< >", TUI_A_BACK, false},
+	{KEY_HOME, KEY_END, "Home End", "to t = 0, or to the furthest moment played", NULL, NULL, TUI_A_HOME, false},
 	{'r', 0, "r", "reset: start again from t = 0", NULL, NULL, TUI_A_RESET, false},
 	{'\t', 0, "Tab", "next scenario (its summary shows in the title bar)", NULL, NULL, TUI_A_SCENARIO, false},
 	{'o', 0, "o", "scenario picker: Up/Down, Enter to load, Esc to close", "scenarios", "o", TUI_A_PICKER, false},
@@ -49,6 +51,18 @@ const struct tui_binding *tui_help_table(void)
 	return table;
 }
 
+/* A line that binds a pair of opposites gives its second key the
+ * opposite action; on any other line both keys do the same. */
+static enum tui_action pair(enum tui_action a)
+{
+	switch (a) {
+	case TUI_A_FASTER: return TUI_A_SLOWER;
+	case TUI_A_BACK:   return TUI_A_FORWARD;
+	case TUI_A_HOME:   return TUI_A_END;
+	default:           return a;
+	}
+}
+
 enum tui_action tui_help_action(int key, bool in_tour)
 {
 	if (key == '\n' || key == KEY_ENTER)
@@ -56,8 +70,10 @@ enum tui_action tui_help_action(int key, bool in_tour)
 	for (const struct tui_binding *b = table; b->action != TUI_A_NONE; b++) {
 		if (b->tour_only && !in_tour)
 			continue;
-		if (key == b->key || (b->alt && key == b->alt))
+		if (key == b->key)
 			return b->action;
+		if (b->alt && key == b->alt)
+			return pair(b->action);
 	}
 	return TUI_A_NONE;
 }

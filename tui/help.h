@@ -28,6 +28,7 @@ enum tui_action {
 	TUI_A_CRASH_APP, TUI_A_CRASH_CONSUMER, TUI_A_CRASH_REDIS,
 	TUI_A_PAUSE, TUI_A_STEP,
 	TUI_A_FASTER, TUI_A_SLOWER,
+	TUI_A_BACK, TUI_A_FORWARD, TUI_A_HOME, TUI_A_END,   /* rewind */
 	TUI_A_RESET, TUI_A_SCENARIO, TUI_A_PICKER,
 	TUI_A_COMPARE, TUI_A_LATENCY,
 	TUI_A_TOUR_NEXT, TUI_A_TOUR_BACK, TUI_A_ANSWER,
@@ -37,7 +38,8 @@ enum tui_action {
 };
 
 struct tui_binding {
-	int key, alt;             /* alt: a second key, or 0 */
+	int key, alt;             /* alt: a second key, or 0; on the speed and
+	                             rewind lines, the opposite of key */
 	const char *keys;         /* as shown, e.g. "Up/+" */
 	const char *what;         /* what it does, for the overlay */
 	const char *hint;         /* short form for the hint bar, or NULL */

@@ -11,6 +11,10 @@
  * These are printed figures, not assertions: run it on a quiet machine.
  * `tui_bench --quick` runs 1 second instead of 10.
  *
+ * `tui_bench --rewind` plays a 20-minute viral video as the screen would
+ * at 100x and prints the memory the rewind's checkpoints hold along the
+ * way, then what a jump back costs.
+ *
  * `tui_bench --speed [X [WALL_S]]` plays every built-in scenario as
  * `hotrow tui --scenario NAME --speed X` would (X = 100, WALL_S = 5 s of
  * wall time each; frames at 30 a second at most, each playing at most
@@ -105,6 +109,43 @@ static int speeds(double x, double wall_s)
 	return 0;
 }
 
+/* --rewind: the memory the checkpoints take over a 20-minute viral video
+ * played as the screen plays it at 100x (frames of 100/30 simulated
+ * seconds), and what going back to a moment costs. */
+static int rewind_memory(void)
+{
+	struct sim_config c;
+	struct rusage ru;
+	int n;
+	size_t bytes;
+
+	sim_scenario("viral-video", &c);
+	c.seconds = 0;
+	c.arrivals = SIM_ARRIVE_POISSON;
+	struct tui_app *app = tui_app_new(&c, NULL, false);
+	printf("hotrow bench-tui --rewind: viral-video for 1200 simulated s at 100x\n");
+	printf("  %8s %12s %14s %12s\n", "t (s)", "checkpoints", "their memory", "cpu so far");
+	for (int k = 1; k <= 4; k++) {
+		while (tui_app_now(app) < 300.0 * k - 1e-9)
+			tui_app_play(app, 100.0 / FPS);
+		tui_app_rewind_use(app, &n, &bytes);
+		printf("  %8.0f %12d %11.1f MB %10.1f s\n", tui_app_now(app), n,
+		       (double)bytes / (1 << 20), cpu_s());
+		fflush(stdout);
+	}
+	static const double to[] = { 600, 5, 1195, 1200 };
+	for (size_t i = 0; i < sizeof to / sizeof to[0]; i++) {
+		double c0 = cpu_s();
+		tui_app_seek(app, to[i]);
+		printf("  back to %6.0f s: %.2f s of CPU (replayed from the checkpoint before)\n",
+		       to[i], cpu_s() - c0);
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	printf("  peak resident memory of the whole process: %.1f MB\n", ru.ru_maxrss / 1024.0);
+	tui_app_free(app);
+	return 0;
+}
+
 /* --speed's X and WALL_S, the words that follow it. */
 struct speed_args {
 	bool on;
@@ -128,8 +169,11 @@ static int speed_word(const char *w, void *ctx, char *err, size_t len)
 int main(int argc, char **argv)
 {
 	struct speed_args sp = { .v = { 100, 5 } };
-	bool quick = false;
+	bool quick = false, rew = false;
 	const struct opt rows[] = {
+		{ .name = "rewind", .kind = OPT_FLAG, .dest = &rew,
+		  .help = "the rewind's checkpoints over a 20-minute viral video:\n"
+		          "their memory, and the CPU a jump back costs" },
 		{ .name = "quick", .kind = OPT_FLAG, .dest = &quick,
 		  .help = "1 second of frames instead of 10" },
 		{ .name = "speed", .kind = OPT_FLAG, .dest = &sp.on,
@@ -137,12 +181,14 @@ int main(int argc, char **argv)
 		          "the factor each reaches" },
 	};
 	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
-	const struct opt_cmd cmd = { .name = "tui_bench", .usage = "[--quick] | --speed [X [WALL_S]]",
+	const struct opt_cmd cmd = { .name = "tui_bench", .usage = "[--quick] | --speed [X [WALL_S]] | --rewind",
 	                             .tables = &table, .ntables = 1, .positional = speed_word,
 	                             .ctx = &sp };
 	int parsed = opt_parse(&cmd, argc, argv, NULL);
 	if (parsed != OPT_OK)
 		return parsed == OPT_HELP ? 0 : 2;
+	if (rew)
+		return rewind_memory();
 	bool speed_mode = sp.on;
 	double seconds = quick ? 1 : 10;
 	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");

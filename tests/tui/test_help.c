@@ -22,6 +22,8 @@ static void tui_help_table__every_action_has_a_key_and_no_key_two(void **state)
 
 	for (int i = 0; t[i].action != TUI_A_NONE; i++) {
 		bound[t[i].action] = true;
+		if (t[i].alt)             /* the second key of a pair does the opposite */
+			bound[tui_help_action(t[i].alt, true)] = true;
 		for (int j = 0; j < i; j++) {
 			int a[2] = {t[i].key, t[i].alt}, b[2] = {t[j].key, t[j].alt};
 			for (int x = 0; x < 2; x++)
@@ -46,6 +48,13 @@ static void tui_help_action__looks_keys_up_in_the_table(void **state)
 	assert_int_equal(tui_help_action('s', false), TUI_A_STRATEGY_NEXT);
 	assert_int_equal(tui_help_action(']', false), TUI_A_SLOTS_UP);
 	assert_int_equal(tui_help_action('Z', false), TUI_A_NONE);
+	/* pairs: the second key does the opposite */
+	assert_int_equal(tui_help_action('.', false), TUI_A_FASTER);
+	assert_int_equal(tui_help_action(',', false), TUI_A_SLOWER);
+	assert_int_equal(tui_help_action('<', false), TUI_A_BACK);
+	assert_int_equal(tui_help_action('>', false), TUI_A_FORWARD);
+	assert_int_equal(tui_help_action(KEY_HOME, false), TUI_A_HOME);
+	assert_int_equal(tui_help_action(KEY_END, false), TUI_A_END);
 	/* tour keys only while a tour plays */
 	assert_int_equal(tui_help_action('\n', false), TUI_A_NONE);
 	assert_int_equal(tui_help_action('\n', true), TUI_A_TOUR_NEXT);

@@ -1,0 +1,292 @@
+/*
+ * sim_clone.c: deep copies of struct sim (see sim_clone.h).
+ *
+ * One function, copy(), walks every member of struct sim: the plain ones
+ * come with the struct assignment, every pointer gets a buffer of its own
+ * here, and the one pointer into the struct itself (counter_pool) is aimed
+ * at the copy's pool. A compact copy (a checkpoint) gives each growable
+ * buffer only the room its contents take; growth later starts from there,
+ * which changes no outcome: the heaps keep their order, the rings their
+ * FIFO order, the slab its indices and free list.
+ *
+ * A checkpoint packs its queues, which can hold a hundred thousand
+ * waiters (the viral video's pool): each request takes a flag byte and
+ * the varint gap from the one before it, a few bytes instead of 40,
+ * since most fields of a waiting request equal its arrival time or their
+ * first value. Resuming unpacks them in the same order.
+ *
+ * Whoever adds a member to struct sim must handle it in copy(): the
+ * assertion below on the size of struct sim fails the build until they
+ * have looked (then update the size beside it).
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sim_clone.h"
+#include "engine/sim_impl.h"
+#include "engine/xmalloc.h"
+
+#if defined(__x86_64__) && defined(__LP64__)
+_Static_assert(sizeof(struct sim) == 182232,
+               "struct sim changed: copy the new member in copy() of "
+               "engine/sim_clone.c, then update this size");
+#endif
+
+struct sim_ckpt {
+	struct sim *s;            /* compact, its rings packed: never advanced */
+	uint8_t *q;               /* the packed requests */
+	size_t bytes;
+};
+
+/* How copy() goes: a runnable copy, or a checkpoint (compact, its rings
+ * packed into q); from a checkpoint, its rings are read back from q. */
+struct how {
+	bool compact;
+	bool history;             /* the series' long history too (for --csv) */
+	size_t bytes;             /* allocated so far */
+	uint8_t *q;               /* packed requests */
+	size_t n, cap;            /* written, room */
+	size_t rd;                /* read so far */
+};
+
+static void put(struct how *h, uint8_t b)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 4096;
+		h->q = xrealloc(h->q, h->cap);
+	}
+	h->q[h->n++] = b;
+}
+
+/* v as LEB128: 7 bits a byte, the high bit set on all but the last. */
+static void put_var(struct how *h, uint64_t v)
+{
+	while (v >= 0x80) {
+		put(h, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	put(h, (uint8_t)v);
+}
+
+static uint64_t get_var(struct how *h)
+{
+	uint64_t v = 0;
+
+	for (int sh = 0;; sh += 7) {
+		uint8_t b = h->q[h->rd++];
+		v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
+/* Signed gaps, small either way: 0, -1, 1, -2 ... -> 0, 1, 2, 3 ... */
+static uint64_t zig(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t zag(uint64_t u)
+{
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+enum { P_ATTEMPT = 1, P_ENQ = 2, P_SLEPT = 4, P_LIKE = 8, P_TRIES = 16, P_ORPHAN = 32 };
+
+/* One request: a flag byte saying which fields differ from their usual
+ * value (the field before it, like 0, tries 1, not orphaned) and its
+ * kind, then the arrival's gap from the previous request's, then the
+ * fields that differ. */
+static void pack(struct how *h, const struct sim_req *r, int64_t *prev)
+{
+	unsigned f = (r->attempt_us != r->first_us ? P_ATTEMPT : 0) |
+	             (r->enq_us != r->attempt_us ? P_ENQ : 0) |
+	             (r->slept_us != r->enq_us ? P_SLEPT : 0) |
+	             (r->like ? P_LIKE : 0) | (r->tries != 1 ? P_TRIES : 0) |
+	             (r->orphan ? P_ORPHAN : 0);
+
+	assert(r->kind < 4);
+	put(h, (uint8_t)(f | (unsigned)r->kind << 6));
+	put_var(h, zig(r->first_us - *prev));
+	*prev = r->first_us;
+	if (f & P_ATTEMPT)
+		put_var(h, zig(r->attempt_us - r->first_us));
+	if (f & P_ENQ)
+		put_var(h, zig(r->enq_us - r->attempt_us));
+	if (f & P_SLEPT)
+		put_var(h, zig(r->slept_us - r->enq_us));
+	if (f & P_LIKE)
+		put_var(h, r->like);
+	if (f & P_TRIES)
+		put_var(h, r->tries);
+	if (f & P_ORPHAN)
+		put_var(h, r->orphan);
+}
+
+static void unpack(struct how *h, struct sim_req *r, int64_t *prev)
+{
+	unsigned f = h->q[h->rd++];
+
+	r->kind = (uint8_t)(f >> 6);
+	r->first_us = *prev = *prev + zag(get_var(h));
+	r->attempt_us = f & P_ATTEMPT ? r->first_us + zag(get_var(h)) : r->first_us;
+	r->enq_us = f & P_ENQ ? r->attempt_us + zag(get_var(h)) : r->attempt_us;
+	r->slept_us = f & P_SLEPT ? r->enq_us + zag(get_var(h)) : r->enq_us;
+	r->like = f & P_LIKE ? (uint32_t)get_var(h) : 0;
+	r->tries = f & P_TRIES ? (uint16_t)get_var(h) : 1;
+	r->orphan = f & P_ORPHAN ? (uint8_t)get_var(h) : 0;
+}
+
+/* n of cap elements of size each from src into a new buffer of cap
+ * (NULL when cap is 0); adds the bytes to *bytes. */
+static void *dup(const void *src, size_t n, size_t cap, size_t size, size_t *bytes)
+{
+	void *d;
+
+	if (cap == 0)
+		return NULL;
+	d = xmalloc(cap * size);
+	if (n)
+		memcpy(d, src, n * size);
+	*bytes += cap * size;
+	return d;
+}
+
+static size_t pow2_at_least(size_t n)
+{
+	size_t c = 16;
+
+	while (c < n)
+		c *= 2;
+	return c;
+}
+
+/* The ring's requests, oldest at index 0; packed into h->q for a
+ * checkpoint, unpacked from it when q is a checkpoint's (r NULL, n > 0). */
+static void ring_copy(struct sim_ring *d, const struct sim_ring *q, struct how *h)
+{
+	int64_t prev = 0;
+	size_t cap;
+
+	d->head = 0;
+	d->n = q->n;
+	if (h->compact) {
+		for (size_t i = 0; i < q->n; i++)
+			pack(h, sim_ring_at(q, i), &prev);
+		d->r = NULL;
+		d->cap = 0;
+		return;
+	}
+	cap = q->r ? q->cap : q->n ? pow2_at_least(q->n) : 0;
+	d->r = cap ? xmalloc(cap * sizeof *d->r) : NULL;
+	d->cap = cap;
+	h->bytes += cap * sizeof *d->r;
+	for (size_t i = 0; i < q->n; i++)
+		if (q->r)
+			d->r[i] = *sim_ring_at(q, i);
+		else
+			unpack(h, &d->r[i], &prev);
+}
+
+static struct sim *copy(const struct sim *s, struct how *h)
+{
+	struct sim *d = xmalloc(sizeof *d);
+	size_t nrows = (size_t)s->nrows, cap, *bytes = &h->bytes;
+	bool compact = h->compact;
+
+	*d = *s;     /* every plain member: config, clocks, counters, rng, hists */
+	*bytes += sizeof *d;
+
+	cap = compact ? s->heap.n : s->heap.cap;
+	d->heap.ev = dup(s->heap.ev, s->heap.n, cap, sizeof *s->heap.ev, bytes);
+	d->heap.cap = cap;
+
+	cap = compact ? s->cpu.n : s->cpu.cap;
+	d->cpu.jobs = dup(s->cpu.jobs, s->cpu.n, cap, sizeof *s->cpu.jobs, bytes);
+	d->cpu.cap = cap;
+
+	d->rows = dup(s->rows, nrows, nrows, sizeof *s->rows, bytes);
+	for (size_t i = 0; i < nrows; i++)
+		ring_copy(&d->rows[i].q, &s->rows[i].q, h);
+	for (int i = 0; i < 2; i++)
+		ring_copy(&d->pool[i].waiters, &s->pool[i].waiters, h);
+	d->counter_pool = &d->pool[s->counter_pool - s->pool];
+	ring_copy(&d->redis_q, &s->redis_q, h);
+
+	/* The slab keeps its size: its free list holds indices into it. */
+	d->slab = dup(s->slab, s->slab_cap, s->slab_cap, sizeof *s->slab, bytes);
+	d->slab_free = dup(s->slab_free, s->slab_nfree, s->slab_cap, sizeof *s->slab_free, bytes);
+
+	cap = compact ? s->likes_n : s->likes_cap;
+	d->likes = dup(s->likes, s->likes_n, cap, sizeof *s->likes, bytes);
+	d->likes_cap = (uint32_t)cap;
+
+	/* The series adds without allocating: a runnable copy gets its full
+	 * history buffer back. */
+	d->series.recent = dup(s->series.recent, SIM_SNAP_SERIES, SIM_SNAP_SERIES,
+	                       sizeof *s->series.recent, bytes);
+	cap = compact ? s->series.nhist : SIM_SERIES_MAX;
+	if (!h->history) {        /* the history starts over from here */
+		cap = compact ? 0 : SIM_SERIES_MAX;
+		d->series.nhist = 0;
+		d->series.stride = 1;
+		d->series.npend = 0;
+		memset(&d->series.pend, 0, sizeof d->series.pend);
+	}
+	d->series.hist = dup(s->series.hist, d->series.nhist, cap, sizeof *s->series.hist, bytes);
+
+	d->versions = dup(s->versions, nrows, nrows, sizeof *s->versions, bytes);
+	d->pages_hi = dup(s->pages_hi, nrows, nrows, sizeof *s->pages_hi, bytes);
+	d->wal.cur = dup(s->wal.cur, nrows, nrows, sizeof *s->wal.cur, bytes);
+	d->wal.next = dup(s->wal.next, nrows, nrows, sizeof *s->wal.next, bytes);
+
+	/* path and host point at the engine's constant tables: shared. */
+	return d;
+}
+
+struct sim *sim_clone(const struct sim *s)
+{
+	struct how h = { .compact = false, .history = true };
+
+	return copy(s, &h);
+}
+
+struct sim_ckpt *sim_ckpt_take(const struct sim *s, bool history)
+{
+	struct sim_ckpt *k = xmalloc(sizeof *k);
+	struct how h = { .compact = true, .history = history };
+
+	k->s = copy(s, &h);
+	k->q = h.n ? xrealloc(h.q, h.n) : NULL;   /* no spare room kept */
+	if (!h.n)
+		free(h.q);
+	k->bytes = sizeof *k + h.bytes + h.n;
+	return k;
+}
+
+struct sim *sim_ckpt_resume(const struct sim_ckpt *k)
+{
+	struct how h = { .compact = false, .history = true, .q = k->q };
+
+	return copy(k->s, &h);
+}
+
+int64_t sim_ckpt_time(const struct sim_ckpt *k)
+{
+	return k->s->now;
+}
+
+size_t sim_ckpt_bytes(const struct sim_ckpt *k)
+{
+	return k->bytes;
+}
+
+void sim_ckpt_free(struct sim_ckpt *k)
+{
+	if (!k)
+		return;
+	sim_free(k->s);
+	free(k->q);
+	free(k);
+}
