@@ -85,6 +85,7 @@ struct shape_result {
 	struct drv_parts alone;
 	struct cell cells[NCELLS];
 	char sim_args[512];      /* what the engine ran, less --clients */
+	double wal_cpu_ms;       /* the flush's CPU part the probe's CPU leaves */
 };
 
 struct fid {
@@ -331,6 +332,7 @@ static int run_cell(struct fid *f, int s, struct shape_result *res, struct cell 
 	c->pred_wal = p.wal_per_commit;
 	c->pred_tail = p.p50_ms > 0 ? p.p99_ms / p.p50_ms : -1;
 	drv_sim_args(&p, res->sim_args, sizeof res->sim_args);
+	res->wal_cpu_ms = p.config.wal_cpu_ms;
 
 	/* kit/load and pgbench take turns, each in two halves, so that a
 	 * change in what else the machine runs falls on both alike. */
@@ -461,6 +463,8 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 		printf(",\"requests\":%lld},\"server\":{\"handoff\":\"%s\",\"wal_flush_ms\":",
 		       (long long)a->requests, f->postgres ? "herd" : "fifo");
 		json_num(f->postgres ? f->flush_ms : -1, 4);
+		fputs(",\"wal_cpu_ms\":", stdout);
+		json_num(f->postgres ? res[s].wal_cpu_ms : -1, 4);
 		fputs(",\"wake_us\":", stdout);
 		json_num(f->postgres ? f->wake.wake_us : -1, 2);
 		if (f->postgres)
@@ -540,9 +544,11 @@ static void print_table(const struct fid *f, const struct shape_result *res, dou
 		       a->outside_median_ms, a->hold_p99_ms);
 		if (f->postgres)
 			printf("\n  the server, before the cells: one log flush %.3f ms (in the hold "
-			       "above); CPU per commit %.3f ms at %d clients, %.3f ms at %d: %.1f us a "
-			       "waiter woken", f->flush_ms, f->wake.cpu_ms[0], f->wake.clients[0],
-			       f->wake.cpu_ms[1], f->wake.clients[1], f->wake.wake_us);
+			       "above; %.3f ms of it CPU: the CPU the hold before it and the time "
+			       "outside cannot hold); CPU per commit %.3f ms at %d clients, %.3f ms at "
+			       "%d: %.1f us a waiter woken", f->flush_ms, res[s].wal_cpu_ms,
+			       f->wake.cpu_ms[0], f->wake.clients[0], f->wake.cpu_ms[1],
+			       f->wake.clients[1], f->wake.wake_us);
 		printf("\n  engine: hotrow sim %s --clients N", res[s].sim_args);
 		printf("\n  %7s %9s %9s %9s %9s %9s %12s %12s %11s %11s %5s\n", "clients", "predicted",
 		       "MVA", "kit/load", "pgbench", "pred/kit", "pred/pgbench", "kit/pgbench",
