@@ -247,8 +247,9 @@ static double loadavg(void);
 
 /* One tool's turns in a cell, added up. */
 struct turn {
-	int64_t done;            /* transactions */
+	int64_t done;            /* transactions in the turns' timed seconds */
 	double seconds;
+	int64_t all;             /* kit/load: every call, the last ones too */
 	int64_t syncs;           /* WAL flushes during kit/load's turns; < 0 unknown */
 	double tail;             /* sum of each kit/load turn's p99 / p50 */
 	int turns;
@@ -277,8 +278,9 @@ static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
 		util_sleep_ns(200000000);
 		w1 = wal_syncs(f);
 	}
-	t->done += m.r.ok;
-	t->seconds += m.r.seconds;
+	t->done += m.r.ok_timed;
+	t->seconds += m.r.timed_s;
+	t->all += m.r.ok;
 	if (m.r.latency_ms.p50 > 0) {
 		t->tail += m.r.latency_ms.p99 / m.r.latency_ms.p50;
 		t->turns++;
@@ -350,7 +352,7 @@ static int run_cell(struct fid *f, int s, struct shape_result *res, struct cell 
 			return -1;
 	}
 	c->kit = kit.seconds > 0 ? (double)kit.done / kit.seconds : 0;
-	c->wal_per_tx = kit.syncs >= 0 && kit.done > 0 ? (double)kit.syncs / (double)kit.done : -1;
+	c->wal_per_tx = kit.syncs >= 0 && kit.all > 0 ? (double)kit.syncs / (double)kit.all : -1;
 	c->pgbench = f->pgbench && pgb.seconds > 0 ? (double)pgb.done / pgb.seconds : -1;
 	c->kit_tail = kit.turns ? kit.tail / kit.turns : -1;
 	c->load = loadavg();
