@@ -458,8 +458,11 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 		fputs(s ? ",{\"shape\":" : "{\"shape\":", stdout);
 		util_json_str(stdout, shapes[s].name);
 		printf(",\"rows\":%d,\"one_client\":{\"hold_ms\":%.4f,"
-		       "\"outside_ms\":%.4f,\"cpu_ms\":%.4f,\"cpu_client_ms\":%.4f,\"cpu_db_ms\":",
-		       shapes[s].rows, a->hold_ms, a->outside_ms,
+		       "\"outside_ms\":%.4f,\"request_ms\":%.4f,\"hold_median_ms\":%.4f,"
+		       "\"outside_median_ms\":%.4f,\"hold_p99_ms\":%.4f,\"cpu_ms\":%.4f,"
+		       "\"cpu_client_ms\":%.4f,\"cpu_db_ms\":",
+		       shapes[s].rows, a->hold_ms, a->outside_ms, a->request_ms,
+		       a->hold_median_ms, a->outside_median_ms, a->hold_p99_ms,
 		       cpu_ms(a), a->cpu_client_ms);
 		json_num(a->cpu_db_ms, 4);
 		printf(",\"requests\":%lld},\"server\":{\"handoff\":\"%s\",\"wal_flush_ms\":",
