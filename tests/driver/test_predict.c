@@ -208,6 +208,17 @@ static void drv_predict__herd_and_shared_log_from_the_server_parts(void **state)
 	assert_null(strstr(args, "--clients"));
 }
 
+/* 4 clients on 16 rows, 2 cores, a shared log whose flush takes 1.5 ms. */
+static void shared_log_inputs(struct drv_inputs *in, const struct drv_parts *a)
+{
+	drv_inputs_init(in, SIM_SHARDED, 4, a);
+	in->rows = 16;
+	in->cores = 2;
+	in->handoff = SIM_HANDOFF_HERD;
+	in->wal_flush_ms = 1.5;
+	in->seconds = 1;
+}
+
 /* The probe's CPU (0.3 ms here + 1.2 in the server) fills the hold before
  * the flush (0.5 ms) and the time outside (0.5): the 0.5 ms left over was
  * spent in the flush, the one part of a request the engine did not count
@@ -223,12 +234,7 @@ static void drv_predict__cpu_the_hold_and_outside_cannot_hold_is_the_flushs(void
 	struct drv_prediction p;
 	char args[512];
 
-	drv_inputs_init(&in, SIM_SHARDED, 4, &a);
-	in.rows = 16;
-	in.cores = 2;
-	in.handoff = SIM_HANDOFF_HERD;
-	in.wal_flush_ms = 1.5;
-	in.seconds = 1;
+	shared_log_inputs(&in, &a);
 	assert_int_equal(drv_predict(&in, &p, "test"), 0);
 	assert_float_equal(p.config.cpu_db_ms, 0.5, 1e-9);
 	assert_float_equal(p.config.cpu_client_ms, 0.5, 1e-9);
@@ -236,11 +242,7 @@ static void drv_predict__cpu_the_hold_and_outside_cannot_hold_is_the_flushs(void
 	drv_sim_args(&p, args, sizeof args);
 	assert_non_null(strstr(args, "--wal-flush-ms 1.500 --wal-cpu-ms 0.500"));
 	a.cpu_db_ms = 3.0;
-	drv_inputs_init(&in, SIM_SHARDED, 4, &a);
-	in.rows = 16;
-	in.cores = 2;
-	in.wal_flush_ms = 1.5;
-	in.seconds = 1;
+	shared_log_inputs(&in, &a);
 	assert_int_equal(drv_predict(&in, &p, "test"), 0);
 	assert_float_equal(p.config.wal_cpu_ms, 1.5, 1e-9);
 	/* without a shared log there is no flush to put it in */
