@@ -434,6 +434,37 @@ static double cpu_ms(const struct drv_parts *a)
 	return a->cpu_client_ms + (a->cpu_db_ms > 0 ? a->cpu_db_ms : 0);
 }
 
+/* The targets over the whole run: cells from 4 clients up whose
+ * prediction is within 25 % of pgbench, cells where kit/load reaches
+ * 0.95 x pgbench, and on one row at 16 clients kit/load's p99/p50 over the
+ * engine's (target: within a factor of 1.5 either way). */
+struct verdicts {
+	int pred_ok, pred_cells, kit_ok, kit_cells;
+	double tail_ratio;       /* < 0: not measured */
+};
+
+static void tally(const struct shape_result *res, struct verdicts *v)
+{
+	memset(v, 0, sizeof *v);
+	v->tail_ratio = -1;
+	for (int s = 0; s < NSHAPES; s++)
+		for (int k = 0; k < NCELLS; k++) {
+			const struct cell *c = &res[s].cells[k];
+			if (c->pgbench <= 0)
+				continue;
+			double rp = c->predicted / c->pgbench;
+			if (c->clients >= 4) {
+				v->pred_cells++;
+				v->pred_ok += rp >= 0.75 && rp <= 1.25;
+			}
+			v->kit_cells++;
+			v->kit_ok += c->kit / c->pgbench >= 0.95;
+			if (shapes[s].rows == 1 && c->clients == 16 && c->kit_tail > 0 &&
+			    c->pred_tail > 0)
+				v->tail_ratio = c->kit_tail / c->pred_tail;
+		}
+}
+
 static void json_num(double v, int digits)
 {
 	if (v < 0 || !isfinite(v))
@@ -452,7 +483,13 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 	json_num(load0, 2);
 	putchar(',');
 	json_num(load1, 2);
-	printf("],\"pgbench\":%s,\"shapes\":[", f->pgbench ? "true" : "false");
+	struct verdicts v;
+	tally(res, &v);
+	printf("],\"pgbench\":%s,\"targets\":{\"predicted_within_25pct\":%d,\"of\":%d,"
+	       "\"kit_at_least_095\":%d,\"kit_of\":%d,\"one_row_16_p99_p50_kit_over_engine\":",
+	       f->pgbench ? "true" : "false", v.pred_ok, v.pred_cells, v.kit_ok, v.kit_cells);
+	json_num(v.tail_ratio, 2);
+	printf("},\"shapes\":[");
 	for (int s = 0; s < NSHAPES; s++) {
 		const struct drv_parts *a = &res[s].alone;
 		fputs(s ? ",{\"shape\":" : "{\"shape\":", stdout);
@@ -575,6 +612,15 @@ static void print_table(const struct fid *f, const struct shape_result *res, dou
 			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, tail, c->load);
 		}
 	}
+	struct verdicts v;
+	tally(res, &v);
+	if (v.pred_cells)
+		printf("\ntargets: predicted within 25 %% of pgbench in %d of %d cells from 4 clients "
+		       "up; kit/load at least 0.95 x pgbench in %d of %d; one row, 16 clients: "
+		       "p99/p50 kit/load over the engine %.2f (within 1.5 either way: %s)\n",
+		       v.pred_ok, v.pred_cells, v.kit_ok, v.kit_cells, v.tail_ratio,
+		       v.tail_ratio > 0 && v.tail_ratio <= 1.5 && v.tail_ratio >= 1 / 1.5 ? "ok"
+		                                                                      : "MISS");
 	printf("\npredicted: the engine, a closed loop fed only the parts measured before the "
 	       "cells (MVA: the same\nnetwork solved, where it applies: not with a herd or a "
 	       "shared log); pred/kit and pred/pgbench:\npredicted / measured. Targets: "
