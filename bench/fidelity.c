@@ -12,12 +12,15 @@
  * one flush of its log (a COMMIT less a SELECT 1, one client) and the CPU
  * a commit costs per waiter it wakes (the slope of the backends' CPU per
  * commit between 2 and 8 clients on one row); the engine then runs with
- * a herd hand-off and one shared log. From those parts only, the
+ * a herd hand-off and one shared log, whose flush has a CPU part: the
+ * probe's CPU that the hold before the flush and the time outside cannot
+ * hold (labs/driver/predict.c). From those parts only, the
  * engine predicts the throughput of 1, 4, 16 and 32 clients (a closed
  * loop, this machine's cores). SQLite as the kit opens it (WAL,
  * synchronous = NORMAL) flushes nothing at commit and locks the file: one
  * lock that wakes one waiter, no shared log. Then each cell is measured twice: through
- * kit/load (one connection per thread) and through pgbench with the same
+ * kit/load (one connection per thread, the calls that returned by the
+ * deadline, as pgbench -T counts) and through pgbench with the same
  * statement (-M extended, a random slot from \set), taking turns in two
  * halves so that a change in the machine's other work falls on both. The ratios say how
  * far the engine is from the database (target: within 25 % of pgbench
