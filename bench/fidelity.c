@@ -12,12 +12,15 @@
  * one flush of its log (a COMMIT less a SELECT 1, one client) and the CPU
  * a commit costs per waiter it wakes (the slope of the backends' CPU per
  * commit between 2 and 8 clients on one row); the engine then runs with
- * a herd hand-off and one shared log. From those parts only, the
+ * a herd hand-off and one shared log, whose flush has a CPU part: the
+ * probe's CPU that the hold before the flush and the time outside cannot
+ * hold (labs/driver/predict.c). From those parts only, the
  * engine predicts the throughput of 1, 4, 16 and 32 clients (a closed
  * loop, this machine's cores). SQLite as the kit opens it (WAL,
  * synchronous = NORMAL) flushes nothing at commit and locks the file: one
  * lock that wakes one waiter, no shared log. Then each cell is measured twice: through
- * kit/load (one connection per thread) and through pgbench with the same
+ * kit/load (one connection per thread, the calls that returned by the
+ * deadline, as pgbench -T counts) and through pgbench with the same
  * statement (-M extended, a random slot from \set), taking turns in two
  * halves so that a change in the machine's other work falls on both. The ratios say how
  * far the engine is from the database (target: within 25 % of pgbench
@@ -85,6 +88,7 @@ struct shape_result {
 	struct drv_parts alone;
 	struct cell cells[NCELLS];
 	char sim_args[512];      /* what the engine ran, less --clients */
+	double wal_cpu_ms;       /* the flush's CPU part the probe's CPU leaves */
 };
 
 struct fid {
@@ -246,8 +250,9 @@ static double loadavg(void);
 
 /* One tool's turns in a cell, added up. */
 struct turn {
-	int64_t done;            /* transactions */
+	int64_t done;            /* transactions in the turns' timed seconds */
 	double seconds;
+	int64_t all;             /* kit/load: every call, the last ones too */
 	int64_t syncs;           /* WAL flushes during kit/load's turns; < 0 unknown */
 	double tail;             /* sum of each kit/load turn's p99 / p50 */
 	int turns;
@@ -276,8 +281,9 @@ static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
 		util_sleep_ns(200000000);
 		w1 = wal_syncs(f);
 	}
-	t->done += m.r.ok;
-	t->seconds += m.r.seconds;
+	t->done += m.r.ok_timed;
+	t->seconds += m.r.timed_s;
+	t->all += m.r.ok;
 	if (m.r.latency_ms.p50 > 0) {
 		t->tail += m.r.latency_ms.p99 / m.r.latency_ms.p50;
 		t->turns++;
@@ -331,6 +337,7 @@ static int run_cell(struct fid *f, int s, struct shape_result *res, struct cell 
 	c->pred_wal = p.wal_per_commit;
 	c->pred_tail = p.p50_ms > 0 ? p.p99_ms / p.p50_ms : -1;
 	drv_sim_args(&p, res->sim_args, sizeof res->sim_args);
+	res->wal_cpu_ms = p.config.wal_cpu_ms;
 
 	/* kit/load and pgbench take turns, each in two halves, so that a
 	 * change in what else the machine runs falls on both alike. */
@@ -348,7 +355,7 @@ static int run_cell(struct fid *f, int s, struct shape_result *res, struct cell 
 			return -1;
 	}
 	c->kit = kit.seconds > 0 ? (double)kit.done / kit.seconds : 0;
-	c->wal_per_tx = kit.syncs >= 0 && kit.done > 0 ? (double)kit.syncs / (double)kit.done : -1;
+	c->wal_per_tx = kit.syncs >= 0 && kit.all > 0 ? (double)kit.syncs / (double)kit.all : -1;
 	c->pgbench = f->pgbench && pgb.seconds > 0 ? (double)pgb.done / pgb.seconds : -1;
 	c->kit_tail = kit.turns ? kit.tail / kit.turns : -1;
 	c->load = loadavg();
@@ -430,6 +437,37 @@ static double cpu_ms(const struct drv_parts *a)
 	return a->cpu_client_ms + (a->cpu_db_ms > 0 ? a->cpu_db_ms : 0);
 }
 
+/* The targets over the whole run: cells from 4 clients up whose
+ * prediction is within 25 % of pgbench, cells where kit/load reaches
+ * 0.95 x pgbench, and on one row at 16 clients kit/load's p99/p50 over the
+ * engine's (target: within a factor of 1.5 either way). */
+struct verdicts {
+	int pred_ok, pred_cells, kit_ok, kit_cells;
+	double tail_ratio;       /* < 0: not measured */
+};
+
+static void tally(const struct shape_result *res, struct verdicts *v)
+{
+	memset(v, 0, sizeof *v);
+	v->tail_ratio = -1;
+	for (int s = 0; s < NSHAPES; s++)
+		for (int k = 0; k < NCELLS; k++) {
+			const struct cell *c = &res[s].cells[k];
+			if (c->pgbench <= 0)
+				continue;
+			double rp = c->predicted / c->pgbench;
+			if (c->clients >= 4) {
+				v->pred_cells++;
+				v->pred_ok += rp >= 0.75 && rp <= 1.25;
+			}
+			v->kit_cells++;
+			v->kit_ok += c->kit / c->pgbench >= 0.95;
+			if (shapes[s].rows == 1 && c->clients == 16 && c->kit_tail > 0 &&
+			    c->pred_tail > 0)
+				v->tail_ratio = c->kit_tail / c->pred_tail;
+		}
+}
+
 static void json_num(double v, int digits)
 {
 	if (v < 0 || !isfinite(v))
@@ -448,19 +486,30 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 	json_num(load0, 2);
 	putchar(',');
 	json_num(load1, 2);
-	printf("],\"pgbench\":%s,\"shapes\":[", f->pgbench ? "true" : "false");
+	struct verdicts v;
+	tally(res, &v);
+	printf("],\"pgbench\":%s,\"targets\":{\"predicted_within_25pct\":%d,\"of\":%d,"
+	       "\"kit_at_least_095\":%d,\"kit_of\":%d,\"one_row_16_p99_p50_kit_over_engine\":",
+	       f->pgbench ? "true" : "false", v.pred_ok, v.pred_cells, v.kit_ok, v.kit_cells);
+	json_num(v.tail_ratio, 2);
+	printf("},\"shapes\":[");
 	for (int s = 0; s < NSHAPES; s++) {
 		const struct drv_parts *a = &res[s].alone;
 		fputs(s ? ",{\"shape\":" : "{\"shape\":", stdout);
 		util_json_str(stdout, shapes[s].name);
 		printf(",\"rows\":%d,\"one_client\":{\"hold_ms\":%.4f,"
-		       "\"outside_ms\":%.4f,\"cpu_ms\":%.4f,\"cpu_client_ms\":%.4f,\"cpu_db_ms\":",
-		       shapes[s].rows, a->hold_ms, a->outside_ms,
+		       "\"outside_ms\":%.4f,\"request_ms\":%.4f,\"hold_median_ms\":%.4f,"
+		       "\"outside_median_ms\":%.4f,\"hold_p99_ms\":%.4f,\"cpu_ms\":%.4f,"
+		       "\"cpu_client_ms\":%.4f,\"cpu_db_ms\":",
+		       shapes[s].rows, a->hold_ms, a->outside_ms, a->request_ms,
+		       a->hold_median_ms, a->outside_median_ms, a->hold_p99_ms,
 		       cpu_ms(a), a->cpu_client_ms);
 		json_num(a->cpu_db_ms, 4);
 		printf(",\"requests\":%lld},\"server\":{\"handoff\":\"%s\",\"wal_flush_ms\":",
 		       (long long)a->requests, f->postgres ? "herd" : "fifo");
 		json_num(f->postgres ? f->flush_ms : -1, 4);
+		fputs(",\"wal_cpu_ms\":", stdout);
+		json_num(f->postgres ? res[s].wal_cpu_ms : -1, 4);
 		fputs(",\"wake_us\":", stdout);
 		json_num(f->postgres ? f->wake.wake_us : -1, 2);
 		if (f->postgres)
@@ -540,9 +589,11 @@ static void print_table(const struct fid *f, const struct shape_result *res, dou
 		       a->outside_median_ms, a->hold_p99_ms);
 		if (f->postgres)
 			printf("\n  the server, before the cells: one log flush %.3f ms (in the hold "
-			       "above); CPU per commit %.3f ms at %d clients, %.3f ms at %d: %.1f us a "
-			       "waiter woken", f->flush_ms, f->wake.cpu_ms[0], f->wake.clients[0],
-			       f->wake.cpu_ms[1], f->wake.clients[1], f->wake.wake_us);
+			       "above; %.3f ms of it CPU: the CPU the hold before it and the time "
+			       "outside cannot hold); CPU per commit %.3f ms at %d clients, %.3f ms at "
+			       "%d: %.1f us a waiter woken", f->flush_ms, res[s].wal_cpu_ms,
+			       f->wake.cpu_ms[0], f->wake.clients[0], f->wake.cpu_ms[1],
+			       f->wake.clients[1], f->wake.wake_us);
 		printf("\n  engine: hotrow sim %s --clients N", res[s].sim_args);
 		printf("\n  %7s %9s %9s %9s %9s %9s %12s %12s %11s %11s %5s\n", "clients", "predicted",
 		       "MVA", "kit/load", "pgbench", "pred/kit", "pred/pgbench", "kit/pgbench",
@@ -564,6 +615,15 @@ static void print_table(const struct fid *f, const struct shape_result *res, dou
 			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, tail, c->load);
 		}
 	}
+	struct verdicts v;
+	tally(res, &v);
+	if (v.pred_cells)
+		printf("\ntargets: predicted within 25 %% of pgbench in %d of %d cells from 4 clients "
+		       "up; kit/load at least 0.95 x pgbench in %d of %d; one row, 16 clients: "
+		       "p99/p50 kit/load over the engine %.2f (within 1.5 either way: %s)\n",
+		       v.pred_ok, v.pred_cells, v.kit_ok, v.kit_cells, v.tail_ratio,
+		       v.tail_ratio > 0 && v.tail_ratio <= 1.5 && v.tail_ratio >= 1 / 1.5 ? "ok"
+		                                                                      : "MISS");
 	printf("\npredicted: the engine, a closed loop fed only the parts measured before the "
 	       "cells (MVA: the same\nnetwork solved, where it applies: not with a herd or a "
 	       "shared log); pred/kit and pred/pgbench:\npredicted / measured. Targets: "

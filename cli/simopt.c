@@ -249,6 +249,9 @@ static const struct opt rows[] = {
 	  .help = "one shared log flush, one at a time, taking every commit\n"
 	          "waiting (group commit); --hold-ms is then the hold before it;\n"
 	          "0 = the flush is in --hold-ms (0)" },
+	{ "wal-cpu-ms", 0, "MS", DBL(wal_cpu_ms, 0, 1e6),
+	  .help = "the CPU part of one flush, its start, on --cores; the rest\n"
+	          "is the device's (0)" },
 	{ "wal-order", 0, "HOW", CHOICE(wal_order, wal_orders),
 	  .help = "flush, then release the row, as PostgreSQL (flush-release)" },
 	{ "walk-us", 0, "US", DBL(walk_us, 0, 1e6),

@@ -993,6 +993,9 @@ static void cpu_done(struct sim *s, enum sim_cpu_what what, uint32_t arg)
 		break;
 	case CPU_WAKE_LOST:
 		break;                    /* it sleeps again: only its CPU counted */
+	case CPU_WAL:
+		sim_wal_event(s, arg);
+		break;
 	}
 }
 
@@ -1093,6 +1096,9 @@ static void set_times(struct sim *s)
 	s->statement_timeout_us = ms_us(s->c.statement_timeout_ms);
 	s->wake_us = round_us(s->c.wake_us);
 	s->wal_flush_us = ms_us(s->c.wal_flush_ms);
+	s->wal_cpu_us = ms_us(s->c.wal_cpu_ms);
+	if (s->wal_cpu_us > s->wal_flush_us)
+		s->wal_cpu_us = s->wal_flush_us;
 	s->backoff_us = ms_us(s->c.backoff_ms);
 	s->outside_us = ms_us(s->c.outside_ms);
 	s->cpu_client_us = ms_us(s->c.cpu_client_ms);
@@ -1206,8 +1212,8 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 	case EV_WAKE:
 		wake_done(s, (int)e->arg);
 		break;
-	case EV_WAL_DONE:
-		sim_wal_done(s);
+	case EV_WAL:
+		sim_wal_event(s, e->arg);
 		break;
 	case EV_LOCK_SWEEP:
 		lock_sweep(s, (int)e->arg);

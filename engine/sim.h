@@ -229,6 +229,11 @@ struct sim_config {
 	                                it starts (group commit); hold_ms is then
 	                                the hold before the commit's flush.
 	                                0 = no shared log: the flush is in hold_ms */
+	double wal_cpu_ms;           /* the CPU part of one flush, from its start
+	                                (the leader writing the log and calling
+	                                fdatasync), on the cores when c.cores is
+	                                set; the rest of wal_flush_ms is the
+	                                device's; 0 = all the device's */
 	enum sim_wal_order wal_order;
 	double statement_timeout_ms; /* the server cancels a statement still
 	                                waiting for the lock this long after it
@@ -495,6 +500,7 @@ struct sim_summary {
 	uint64_t statement_timeouts;          /* statements cancelled by statement_timeout */
 	struct {                              /* the shared log (c.wal_flush_ms > 0) */
 		uint64_t flushes, commits;    /* flushes done; commits they carried */
+		uint64_t wakes;               /* herd: commits woken on the log */
 		double flushes_per_commit;    /* < 0 without a shared log or commits */
 	} wal;
 	uint64_t wakes;                       /* herd: waiters woken at hand-offs */

@@ -114,6 +114,7 @@ void sim_config_default(struct sim_config *c)
 	c->handoff = SIM_HANDOFF_FIFO;
 	c->wake_us = 20;           /* PostgreSQL 15 here: 19-24 us a waiter a commit */
 	c->wal_flush_ms = 0;
+	c->wal_cpu_ms = 0;
 	c->wal_order = SIM_WAL_FLUSH_RELEASE;
 }
 
@@ -302,7 +303,7 @@ void sim_config_round(struct sim_config *c)
 		&c->pool_timeout_ms, &c->client_timeout_ms, &c->lock_timeout_ms,
 		&c->backoff_ms, &c->tick_ms, &c->think_ms, &c->outside_ms,
 		&c->cpu_db_ms, &c->cpu_client_ms, &c->rtt_ms, &c->read_ms,
-		&c->statement_timeout_ms, &c->wal_flush_ms,
+		&c->statement_timeout_ms, &c->wal_flush_ms, &c->wal_cpu_ms,
 	};
 	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
 		whole_us(ms[i]);
@@ -410,6 +411,8 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK(isfinite(c->wal_flush_ms) && (c->wal_flush_ms == 0 ||
 	      (c->wal_flush_ms >= 0.001 && c->wal_flush_ms <= 1e6)),
 	      "--wal-flush-ms: expected 0 (no shared log) or milliseconds from 0.001 to 1000000");
+	CHECK(isfinite(c->wal_cpu_ms) && c->wal_cpu_ms >= 0 && c->wal_cpu_ms <= c->wal_flush_ms,
+	      "--wal-cpu-ms: expected milliseconds from 0 to --wal-flush-ms (the flush's CPU part)");
 	CHECK(c->wal_order == SIM_WAL_FLUSH_RELEASE, "--wal-order: expected flush-release");
 	CHECK(timeout_ok(c->statement_timeout_ms),
 	      "--statement-timeout-ms: expected 0 (never) or milliseconds from 0.001 to 1000000000");

@@ -82,7 +82,7 @@ enum sim_ev {
 	EV_POOL2_SWEEP,   /* timeouts at the head of the counter pool's queue */
 	EV_READ,          /* the next read of the count arrives */
 	EV_WAKE,          /* arg: row; a herd's winner is awake (no CPUs modelled) */
-	EV_WAL_DONE       /* the shared log's flush is on disk (sim_wal.c) */
+	EV_WAL            /* the shared log (sim_wal.c): a flush on disk, a wake */
 };
 
 /* The busiest events skip the heap. Each of these streams has at most one
@@ -134,7 +134,8 @@ enum sim_cpu_what {
 	CPU_HOLD,                 /* a holder's CPU part (arg: the row) */
 	CPU_OUTSIDE,              /* the CPU part outside the lock (arg: slab slot) */
 	CPU_WAKE,                 /* a herd's winner waking (arg: the row) */
-	CPU_WAKE_LOST             /* a herd's loser waking to sleep again: CPU only */
+	CPU_WAKE_LOST,            /* a herd's loser waking to sleep again: CPU only */
+	CPU_WAL                   /* the shared log's flush or wake (arg: sim_wal.c's) */
 };
 
 struct sim_cpu_job {
@@ -267,7 +268,7 @@ struct sim {
 	uint32_t rr_next;         /* round-robin slot */
 	int64_t think_us, outside_us, cpu_client_us;  /* closed loop and outside */
 	int64_t lock_timeout_us, backoff_us;          /* 0 = none */
-	int64_t statement_timeout_us, wake_us, wal_flush_us;
+	int64_t statement_timeout_us, wake_us, wal_flush_us, wal_cpu_us;
 	double retry_tokens;      /* the budget: + retry_budget per like, - 1 a retry */
 	struct sim_cpu cpu;
 	double mva_x, mva_r;      /* sim_mva of c, -1 when it does not apply */
@@ -354,7 +355,7 @@ struct sim {
 		bool busy;
 		int *cur, *next;
 		int ncur, nnext;
-		uint64_t flushes, commits;
+		uint64_t flushes, commits, wakes;
 	} wal;
 
 	/* one like followed (sim_trace.c): last, away from the hot fields */
@@ -418,7 +419,7 @@ void sim_chain_summary(const struct sim *s, struct sim_summary *o);
 void sim_wal_init(struct sim *s);                      /* in sim_new */
 void sim_wal_free(struct sim *s);
 void sim_wal_commit(struct sim *s, int row);           /* row's holder commits */
-void sim_wal_done(struct sim *s);                      /* EV_WAL_DONE */
+void sim_wal_event(struct sim *s, uint32_t what);      /* EV_WAL, CPU_WAL */
 
 /* sim_trace.c: following one like. sim.c calls these only where
  * sim_followed() says the request is the one followed (or, for the

@@ -56,6 +56,7 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->lock_timeouts = s->lock_timeouts;
 	o->statement_timeouts = s->statement_timeouts;
 	o->wakes = s->wakes;
+	o->wal.wakes = s->wal.wakes;
 	o->wal.flushes = s->wal.flushes;
 	o->wal.commits = s->wal.commits;
 	o->wal.flushes_per_commit = s->wal.commits ? (double)s->wal.flushes / (double)s->wal.commits : -1;
@@ -246,6 +247,7 @@ static const struct config_field config_fields[] = {
 	NAMED("handoff", handoff, handoff_names),
 	FIELD("wake_us", F_DOUBLE, wake_us),
 	FIELD("wal_flush_ms", F_DOUBLE, wal_flush_ms),
+	FIELD("wal_cpu_ms", F_DOUBLE, wal_cpu_ms),
 	NAMED("wal_order", wal_order, wal_order_names),
 	FIELD("statement_timeout_ms", F_DOUBLE, statement_timeout_ms),
 	FIELD("walk_us", F_DOUBLE, walk_us),
@@ -471,9 +473,9 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	        (long long)o->reads.buffers, (long long)o->reads.buffers_max,
 	        (long long)o->reads.heap_pages, o->reads.snapshot_open ? "true" : "false");
 	fprintf(f, ",\"statement_timeouts\":%llu,\"wakes\":%llu,\"wal\":{\"flushes\":%llu,"
-	        "\"commits\":%llu,", (unsigned long long)o->statement_timeouts,
+	        "\"commits\":%llu,\"wakes\":%llu,", (unsigned long long)o->statement_timeouts,
 	        (unsigned long long)o->wakes, (unsigned long long)o->wal.flushes,
-	        (unsigned long long)o->wal.commits);
+	        (unsigned long long)o->wal.commits, (unsigned long long)o->wal.wakes);
 	num_or_null(f, "flushes_per_commit", o->wal.flushes_per_commit);
 	fputs("}}", f);
 }

@@ -8,6 +8,12 @@
  * workers time each call into a histogram of their own, merged after join,
  * so the hot path shares nothing but a few relaxed counters.
  *
+ * A timed run's rate counts as pgbench -T does: the calls that returned
+ * by the deadline, over the set time. The calls still running at the
+ * deadline finish (and count in ok), but the slowest of them would
+ * otherwise set the time base: on a hot row whose waiters are served in
+ * no order, the last one can take many times the mean.
+ *
  * Latencies go into the kit's one histogram (util/hist.h, the engine's
  * too), in nanoseconds: exact below 128 ns, then 128 buckets per power of
  * two, so a percentile is within 1 % of the true value.
@@ -34,6 +40,7 @@ struct worker {
 	struct util_hist hist;            /* this worker's call times, ns */
 	/* read by the progress line while the worker runs */
 	atomic_llong ok, failed, busy, constraint;
+	int64_t ok_in_time;               /* ok calls that returned by the deadline */
 	int init_rc;                      /* 0, or why this worker could not start */
 	int64_t end_ns;                   /* when its last call returned */
 };
@@ -48,6 +55,7 @@ struct run {
 	atomic_bool lost;                 /* a connection broke: stop, say so */
 	atomic_int running;               /* workers not yet finished */
 	int64_t t0_ns;                    /* set by main before go */
+	int64_t deadline_ns;              /* t0 + seconds; INT64_MAX for iterations */
 	int64_t interval_ns;              /* open loop: per-thread gap between calls */
 	pthread_mutex_t err_lock;         /* guards error */
 	char error[512];
@@ -119,6 +127,10 @@ static void call_loop(struct worker *w)
 		if (c->iterations > 0 && w->th.iter >= c->iterations)
 			break;
 		int64_t start = kit_load_now_ns();
+		/* The deadline by each worker's own clock: a main thread
+		 * late to wake on a loaded machine lets no call start after. */
+		if (start >= r->deadline_ns || (r->interval_ns && next >= r->deadline_ns))
+			break;
 		if (r->interval_ns) {        /* open loop: wait for the slot, count from it */
 			if (!wait_until(r, next))
 				break;
@@ -126,9 +138,11 @@ static void call_loop(struct worker *w)
 			next += r->interval_ns;
 		}
 		int rc = r->op(r->arg, &w->th);
-		util_hist_add(&w->hist, kit_load_now_ns() - start);
+		int64_t end = kit_load_now_ns();
+		util_hist_add(&w->hist, end - start);
 		if (rc == 0) {
 			atomic_fetch_add_explicit(&w->ok, 1, memory_order_relaxed);
+			w->ok_in_time += end <= r->deadline_ns;
 			continue;
 		}
 		atomic_fetch_add_explicit(&w->failed, 1, memory_order_relaxed);
@@ -224,7 +238,7 @@ static void watch(struct run *r)
 {
 	const struct kit_load_config *c = r->c;
 	bool tty = c->progress && isatty(STDERR_FILENO);
-	int64_t end = c->iterations > 0 ? INT64_MAX : r->t0_ns + (int64_t)(c->seconds * 1e9);
+	int64_t end = r->deadline_ns;
 	int64_t next_line = r->t0_ns + 250000000LL;
 
 	while (atomic_load(&r->running) > 0) {
@@ -235,10 +249,15 @@ static void watch(struct run *r)
 			progress(r, now);
 			next_line = now + 250000000LL;
 		}
-		int64_t nap = 2000000;                /* 2 ms: short runs end promptly */
-		if (end - now < nap)
-			nap = end - now > 100000 ? end - now : 100000;
-		util_sleep_ns(nap);
+		/* Until the deadline, sleep up to it (50 ms at most, so a run
+		 * that failed early ends soon): the loaded machine's cores are
+		 * for the calls. After it, or counting iterations, 2 ms. */
+		int64_t nap = 2000000;
+		if (now < end && end != INT64_MAX)
+			nap = end - now < 50000000 ? end - now : 50000000;
+		if (tty && next_line - now < nap)
+			nap = next_line - now;
+		util_sleep_ns(nap > 100000 ? nap : 100000);
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -318,11 +337,12 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 	if (rc != 0)
 		atomic_store(&r->stop, true);
 	r->t0_ns = kit_load_now_ns();
+	r->deadline_ns = c->iterations > 0 ? INT64_MAX : r->t0_ns + (int64_t)(c->seconds * 1e9);
 	atomic_store(&r->go, true);
 
 	watch(r);
 
-	int64_t t_end = r->t0_ns;
+	int64_t t_end = r->t0_ns, in_time = 0;
 	struct util_hist *all = malloc(sizeof *all);
 	if (all)
 		util_hist_init(all);
@@ -331,6 +351,7 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 		if (w[i].end_ns > t_end)
 			t_end = w[i].end_ns;
 		out->ok += atomic_load(&w[i].ok);
+		in_time += w[i].ok_in_time;
 		out->failed += atomic_load(&w[i].failed);
 		out->busy += atomic_load(&w[i].busy);
 		out->constraint += atomic_load(&w[i].constraint);
@@ -338,7 +359,9 @@ int kit_load_run(const struct kit_load_config *c, kit_load_op_fn *op, void *arg,
 			util_hist_merge(all, &w[i].hist);
 	}
 	out->seconds = (double)(t_end - r->t0_ns) / 1e9;
-	out->throughput_per_s = out->seconds > 0 ? (double)out->ok / out->seconds : 0;
+	out->ok_timed = c->iterations > 0 ? out->ok : in_time;
+	out->timed_s = c->iterations > 0 || out->seconds < c->seconds ? out->seconds : c->seconds;
+	out->throughput_per_s = out->timed_s > 0 ? (double)out->ok_timed / out->timed_s : 0;
 	if (all && all->count > 0) {
 		out->latency_ms.mean = util_hist_mean(all) / 1e6;
 		out->latency_ms.p50 = util_hist_quantile(all, 0.50) / 1e6;

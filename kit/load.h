@@ -94,7 +94,12 @@ struct kit_load_result {
 	int64_t busy;           /* ... of which KIT_DB_BUSY */
 	int64_t constraint;     /* ... of which KIT_DB_CONSTRAINT */
 	double seconds;         /* wall time from the first call to the last */
-	double throughput_per_s;           /* ok / seconds */
+	int64_t ok_timed;       /* a timed run: the ok calls that returned by
+	                           the deadline (as pgbench -T counts); with
+	                           iterations, ok */
+	double timed_s;         /* the time they took: the config's seconds
+	                           (seconds, if the run stopped sooner) */
+	double throughput_per_s;           /* ok_timed / timed_s */
 	struct kit_load_latency latency_ms;   /* over every call, ok or not */
 	char error[512];        /* the first failure's message, "" if none */
 	bool db_lost;           /* a thread's connection broke: the run stopped

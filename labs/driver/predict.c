@@ -101,6 +101,12 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	if (in->handoff == SIM_HANDOFF_HERD)
 		c->wake_us = in->wake_us;
 	c->wal_flush_ms = in->wal_flush_ms;
+	/* What the probe's CPU leaves over, once the hold before the flush
+	 * and the time outside are all CPU, was spent in the only other part
+	 * of a request: the flush (writing the log, entering fdatasync). */
+	if (c->wal_flush_ms > 0)
+		c->wal_cpu_ms = fmin(c->wal_flush_ms, fmax(0, a->cpu_client_ms +
+		                     fmax(a->cpu_db_ms, 0) - c->cpu_client_ms - c->cpu_db_ms));
 }
 
 int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const char *cmd)
@@ -222,8 +228,9 @@ void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
 	             (unsigned long long)c->seed);
 	if (n < 0 || (size_t)n >= len)
 		return;
-	snprintf(buf + n, len - (size_t)n, " --handoff %s --wake-us %.0f --wal-flush-ms %.3f",
-	         sim_handoff_name(c->handoff), c->wake_us, c->wal_flush_ms);
+	snprintf(buf + n, len - (size_t)n, " --handoff %s --wake-us %.0f --wal-flush-ms %.3f "
+	         "--wal-cpu-ms %.3f", sim_handoff_name(c->handoff), c->wake_us, c->wal_flush_ms,
+	         c->wal_cpu_ms);
 }
 
 /* ---- the loaded run ---- */

@@ -203,8 +203,52 @@ static void drv_predict__herd_and_shared_log_from_the_server_parts(void **state)
 	assert_true(p.mva_per_s < 0);
 	drv_sim_args(&p, args, sizeof args);
 	assert_non_null(strstr(args, "--hold-ms 0.500 "));
-	assert_non_null(strstr(args, "--handoff herd --wake-us 30 --wal-flush-ms 1.500"));
+	assert_non_null(strstr(args, "--handoff herd --wake-us 30 --wal-flush-ms 1.500 "
+	                              "--wal-cpu-ms 0.000"));
 	assert_null(strstr(args, "--clients"));
+}
+
+/* 4 clients on 16 rows, 2 cores, a shared log whose flush takes 1.5 ms. */
+static void shared_log_inputs(struct drv_inputs *in, const struct drv_parts *a)
+{
+	drv_inputs_init(in, SIM_SHARDED, 4, a);
+	in->rows = 16;
+	in->cores = 2;
+	in->handoff = SIM_HANDOFF_HERD;
+	in->wal_flush_ms = 1.5;
+	in->seconds = 1;
+}
+
+/* The probe's CPU (0.3 ms here + 1.2 in the server) fills the hold before
+ * the flush (0.5 ms) and the time outside (0.5): the 0.5 ms left over was
+ * spent in the flush, the one part of a request the engine did not count
+ * as CPU. More than the flush is left: the flush is all CPU. */
+static void drv_predict__cpu_the_hold_and_outside_cannot_hold_is_the_flushs(void **state)
+{
+	(void)state;
+	struct drv_parts a;
+	known_parts(&a, 2.0, 0.5);
+	a.cpu_client_ms = 0.3;
+	a.cpu_db_ms = 1.2;
+	struct drv_inputs in;
+	struct drv_prediction p;
+	char args[512];
+
+	shared_log_inputs(&in, &a);
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_float_equal(p.config.cpu_db_ms, 0.5, 1e-9);
+	assert_float_equal(p.config.cpu_client_ms, 0.5, 1e-9);
+	assert_float_equal(p.config.wal_cpu_ms, 0.5, 1e-9);
+	drv_sim_args(&p, args, sizeof args);
+	assert_non_null(strstr(args, "--wal-flush-ms 1.500 --wal-cpu-ms 0.500"));
+	a.cpu_db_ms = 3.0;
+	shared_log_inputs(&in, &a);
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_float_equal(p.config.wal_cpu_ms, 1.5, 1e-9);
+	/* without a shared log there is no flush to put it in */
+	in.wal_flush_ms = 0;
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_float_equal(p.config.wal_cpu_ms, 0, 1e-9);
 }
 
 static void drv_compare__refuses_a_prediction_made_after_its_run_began(void **state)
@@ -235,6 +279,7 @@ int main(void)
 		cmocka_unit_test(drv_predict__refuses_parts_no_probe_measured),
 		cmocka_unit_test(drv_predict__closed_loop_from_the_parts),
 		cmocka_unit_test(drv_predict__herd_and_shared_log_from_the_server_parts),
+		cmocka_unit_test(drv_predict__cpu_the_hold_and_outside_cannot_hold_is_the_flushs),
 		cmocka_unit_test(drv_compare__refuses_a_prediction_made_after_its_run_began),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

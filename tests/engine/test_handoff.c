@@ -9,7 +9,10 @@
  *   wal-1.x      one hot row gets a flush per commit; N callers on many
  *                rows whose hold is shorter than a flush split into two
  *                halves that take turns: N / 2 commits a flush, N / (2 F)
- *                a second.
+ *                a second. A flush's CPU part c shares one core with the
+ *                half outside (o each): a turn takes N o / 2 + F. With a
+ *                herd the log wakes its waiters (w each): a turn takes
+ *                F + w, and a commit costs 2 - 2 / N wakes.
  *   timeout-1.x  lock_timeout timed per acquisition: with a herd a waiter
  *                times out once per T of a single hold, (N - 1) q / (1 - q)
  *                timeouts a hold for exponential holds (q = e^(-T/h)), and
@@ -161,6 +164,60 @@ static void wal__group_commit_halves_take_turns(void **state)
 	assert_near(o.throughput_per_s, n / 1.1 * 1000, 0.01);
 }
 
+/* wal-1.3: the flush's first 0.5 ms is CPU, on one core beside the four
+ * callers a flush released, each 0.4 ms of CPU outside the lock: the
+ * five share the core until 2.0 ms, the flush's CPU ends at 2.1 and its
+ * device part at 2.6; meanwhile the four came back (0.1 ms hold, no CPU)
+ * for the next. Four commits every N o / 2 + F = 2.6 ms. Alone on the
+ * core the CPU part costs no time: F, as without it. */
+static void wal__cpu_part_shares_the_cores(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+	const int n = 8;
+
+	(void)state;
+	wal_config(&c, n, 65536);
+	c.cores = 1;
+	c.wal_cpu_ms = 0.5;
+	c.outside_ms = c.cpu_client_ms = 0.4;
+	simtest_run(&c, &o);
+	assert_near(o.wal.flushes_per_commit, 2.0 / n, 0.01);
+	assert_near(o.throughput_per_s, n / 2 / (n / 2 * 0.4 + 1.0) * 1000, 0.01);
+	c.outside_ms = c.cpu_client_ms = 0;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, n / (2 * 1.0) * 1000, 0.01);
+}
+
+/* wal-1.4: with a herd the log's sleepers wake as PostgreSQL's
+ * WALWriteLock wakes them: at a flush's end the three it carried behind
+ * its leader wake to release their rows, and the four waiting wake to
+ * race for the next (one leads it, one wake late). A turn is F + w; each
+ * follower wakes twice: (N / 2 - 1 + N / 2) / (N / 2) = 2 - 2 / N a
+ * commit. FIFO's log wakes nobody. */
+static void wal__herd_wakes_the_log_waiters(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+	const int n = 8;
+	const double w = 0.1;
+
+	(void)state;
+	wal_config(&c, n, 65536);
+	c.hold_ms = 0.2;
+	c.cores = 64;
+	c.handoff = SIM_HANDOFF_HERD;
+	c.wake_us = w * 1000;
+	simtest_run(&c, &o);
+	assert_near(o.wal.flushes_per_commit, 2.0 / n, 0.01);
+	assert_near(o.throughput_per_s, n / 2 / (1.0 + w) * 1000, 0.01);
+	assert_near((double)o.wal.wakes / (double)o.wal.commits, 2 - 2.0 / n, 0.01);
+	c.handoff = SIM_HANDOFF_FIFO;
+	simtest_run(&c, &o);
+	assert_int_equal(o.wal.wakes, 0);
+	assert_near(o.throughput_per_s, n / 2 / 1.0 * 1000, 0.01);
+}
+
 /* N callers on one row with exponential holds of mean h, nothing outside
  * the lock, no retries: a timed-out caller sends again at once. */
 static void timeout_config(struct sim_config *c, int n, enum sim_handoff h)
@@ -262,6 +319,8 @@ int main(void)
 		cmocka_unit_test(wal__group_commit_halves_take_turns),
 		cmocka_unit_test(lock_timeout__per_acquisition_rate_under_a_herd),
 		cmocka_unit_test(lock_timeout__restarts_at_each_herd_handoff),
+		cmocka_unit_test(wal__cpu_part_shares_the_cores),
+		cmocka_unit_test(wal__herd_wakes_the_log_waiters),
 		cmocka_unit_test(herd_wal_timeouts__same_seed_same_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,6 +145,37 @@ static void load_run__seconds_runs_until_deadline(void **state)
 	          "a 1 ms nap takes at least about 1 ms: p50 %.3f", r.latency_ms.p50);
 }
 
+/* Thread 1's first call takes 0.4 s, past the 0.2 s deadline. */
+static int one_straggler(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	util_sleep_ns(th->index == 1 && th->iter == 0 ? 400000000 : 1000000);
+	return 0;
+}
+
+/* A timed run's rate is the calls that returned by the deadline over
+ * the set seconds, as pgbench -T counts: the straggler finishes and is
+ * in ok, but neither its call nor its late end enters the rate. */
+static void load_run__rate_counts_calls_by_the_deadline(void **state)
+{
+	(void)state;
+	struct kit_load_config c;
+	struct kit_load_result r;
+	quiet(&c);
+	c.threads = 2;
+	c.seconds = 0.2;
+
+	assert_int_equal(kit_load_run(&c, one_straggler, NULL, &r), 0);
+	lt_expect(r.seconds >= 0.4, NULL, "the straggler ran to %.3f s", r.seconds);
+	/* (thread 0's last 1 ms call may cross the deadline too) */
+	lt_expect(r.ok - r.ok_timed == 1 || r.ok - r.ok_timed == 2, NULL,
+	          "ok %lld: the %lld timed calls, the straggler and at most one more",
+	          (long long)r.ok, (long long)r.ok_timed);
+	lt_expect(r.timed_s == 0.2, NULL, "timed over %.6f s, not 0.2", r.timed_s);
+	lt_expect(r.throughput_per_s == (double)r.ok_timed / 0.2, NULL,
+	          "rate %.3f/s is %lld calls / 0.2 s", r.throughput_per_s, (long long)r.ok_timed);
+}
+
 static void load_run__open_loop_keeps_to_the_rate(void **state)
 {
 	(void)state;
@@ -264,6 +295,7 @@ int main(void)
 		cmocka_unit_test(load_run__stop_on_error),
 		cmocka_unit_test(load_run__bad_config_says_why),
 		cmocka_unit_test(load_run__seconds_runs_until_deadline),
+		cmocka_unit_test(load_run__rate_counts_calls_by_the_deadline),
 		cmocka_unit_test(load_run__open_loop_keeps_to_the_rate),
 		cmocka_unit_test(load_run__thread_init_failure_stops_run),
 		cmocka_unit_test(load_run__bad_url_names_connection),
