@@ -180,6 +180,18 @@ static void play_raw(struct tui_app *a, double sim_s)
 		tui_rewind_play(a->rw2, a->naive, a->t_us);
 }
 
+/* Whom to follow is the screen's, not in the record: back at the moment
+ * tour step k began, a step that says `follow` picks again, at the same
+ * moment, so the same like (and says so, as it did then). */
+static void refollow(struct tui_app *a, int k)
+{
+	if (!a->tour || k < 0 || k >= a->tour->nsteps || a->step_at[k] != a->t_us ||
+	    a->tour->steps[k].follow < 0)
+		return;
+	a->view.follow = (int)tui_follow_set(a->sim, (enum tui_follow_mode)a->tour->steps[k].follow,
+	                                     a->msg, sizeof a->msg);
+}
+
 /* The simulation(s) as they were at t (<= a->t_us), from the record. */
 static void go(struct tui_app *a, int64_t t)
 {
@@ -194,6 +206,7 @@ static void go(struct tui_app *a, int64_t t)
 	a->t_us = t;
 	a->cfg = a->good = *tui_rewind_settings(a->rw);   /* the keys change from these */
 	a->msg[0] = '\0';      /* notes from another moment */
+	refollow(a, a->step);
 }
 
 void tui_app_compare(struct tui_app *a, bool on)
@@ -387,6 +400,7 @@ static bool tour_back(struct tui_app *a, int k)
 		a->fault_i++;             /* injected on entry: in the record */
 	if (st->speed > 0)
 		tui_app_set_speed(a, st->speed);
+	refollow(a, k);
 	return true;
 }
 
@@ -806,9 +820,10 @@ static void act(struct tui_app *a, enum tui_action ac)
 		break;
 	case TUI_A_TOUR_BACK: {
 		int k = a->view.step_done ? a->step : a->step - 1;
-		if (!tour_back(a, k < 0 ? 0 : k))
+		if (!tour_back(a, k < 0 ? 0 : k)) {
 			tui_app_tour_goto(a, k);
-		a->msg[0] = '\0';
+			a->msg[0] = '\0';
+		}
 		break;
 	}
 	default:

@@ -83,9 +83,11 @@ void tui_help_draw(struct tui_screen *s, const struct tui_glyphs *g, bool in_tou
 	int n = 0;
 	for (const struct tui_binding *b = table; b->action != TUI_A_NONE; b++)
 		n += !b->tour_only || in_tour;
-	/* One column where it fits; on a short screen two, so that every key
-	 * is listed (the longer words cut at the column's edge). */
-	int cols = n + 4 <= s->h ? 1 : 2;
+	/* One column where it fits below the title bar and a tour's words (8
+	 * lines), or where two would not have room for their words; else two,
+	 * so that every key is listed and the step's words stay readable (on
+	 * a short screen the longer words cut at the column's edge). */
+	int cols = n + 4 <= s->h && (n + 4 <= s->h - 8 || s->w < 120) ? 1 : 2;
 	int rows = (n + cols - 1) / cols;
 	int w = 78 < s->w - 2 ? 78 : s->w - 2;
 	if (cols == 2 && s->w - 2 > w)
