@@ -369,6 +369,10 @@ size_t sim_change_sets(const struct sim *s);
  * sim_set) runs the same events: a call's effect depends only on the
  * state, the time and the config. */
 const struct sim_config *sim_change_config(const struct sim *s, int set, int64_t *at_us);
+/* The latest call's changes in one line, "at 42.0 s: strategy naive ->
+ * sharded, rows 1 -> 16. The 2480 likes in flight then ..."; "" before
+ * any. Always NUL-terminated. */
+void sim_change_text(const struct sim *s, char *buf, size_t len);
 /* Inject a fault now. */
 void sim_inject(struct sim *s, enum sim_fault f);
 const struct sim_config *sim_config(const struct sim *s);
@@ -590,6 +594,7 @@ struct sim_snapshot {
 	int nseries;                      /* oldest first */
 	struct sim_tick series[SIM_SNAP_SERIES];
 	struct sim_summary summary;       /* as sim_summary() now */
+	char change[240];                 /* sim_change_text: the latest live change */
 };
 
 /* Fill *out (a large struct: allocate it, don't put it on a small stack). */

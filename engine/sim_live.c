@@ -17,6 +17,7 @@
  * simulated times runs the same events, since a call's effect depends
  * only on the state, the time and the config.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@
 
 struct sim_live_set {
 	int64_t at_us;
+	int64_t inflight;          /* likes in flight when it came */
 	struct sim_config c;
 };
 
@@ -60,6 +62,7 @@ static void record(struct sim *s, const struct sim_config *old,
 		s->sets = xrealloc(s->sets, s->sets_cap * sizeof *s->sets);
 	}
 	s->sets[s->nsets].at_us = s->now;
+	s->sets[s->nsets].inflight = s->inflight;
 	s->sets[s->nsets].c = *asked;
 	for (size_t i = 0; i < n; i++) {
 		struct sim_change *ch;
@@ -132,4 +135,27 @@ const struct sim_config *sim_change_config(const struct sim *s, int set, int64_t
 size_t sim_change_sets(const struct sim *s)
 {
 	return s->nsets;
+}
+
+void sim_change_text(const struct sim *s, char *buf, size_t len)
+{
+	const struct sim_change *ch = s->changes;
+	size_t i, first, n = 0;
+	bool path = false;
+
+	buf[0] = '\0';
+	if (!s->nchanges || len < 2)
+		return;
+	for (first = s->nchanges - 1; first > 0 && ch[first - 1].set == ch[first].set; first--)
+		;
+	n = (size_t)snprintf(buf, len, "at %.1f s:", (double)ch[first].at_us / 1e6);
+	for (i = first; i < s->nchanges && n < len; i++) {
+		path |= !strcmp(ch[i].field, "strategy");
+		n += (size_t)snprintf(buf + n, len - n, "%s %s %s -> %s", i > first ? "," : "",
+		                      ch[i].option, ch[i].from, ch[i].to);
+	}
+	if (path && n < len)
+		snprintf(buf + n, len - n, ". The %lld likes in flight then finish the way "
+		         "they started; new ones take the new path",
+		         (long long)s->sets[ch[first].set].inflight);
 }

@@ -138,6 +138,7 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 	out->npool = cells;
 	out->nseries = sim_series_recent(&s->series, out->series, SIM_SNAP_SERIES);
 	sim_summary(s, &out->summary);
+	sim_change_text(s, out->change, sizeof out->change);
 }
 
 /* ---- JSON ---- */

@@ -77,6 +77,17 @@ static bool settle(struct tui_app *a)
 	return false;
 }
 
+/* Compare mode's left side: every field of the chosen setup but its
+ * write path, which is naive on one row. */
+static struct sim_config left_side(const struct tui_app *a)
+{
+	struct sim_config nc = a->cfg;
+
+	nc.strategy = SIM_NAIVE;
+	nc.rows = 1;
+	return nc;
+}
+
 /* Rebuild the simulation(s) from a->cfg at t = 0. Settings the engine
  * refuses leave the running simulation as it is. */
 static void restart(struct tui_app *a)
@@ -91,9 +102,7 @@ static void restart(struct tui_app *a)
 		return;
 	}
 	if (a->naive) {
-		struct sim_config nc = a->cfg;
-		nc.strategy = SIM_NAIVE;
-		nc.rows = 1;
+		struct sim_config nc = left_side(a);
 		if (!(n = sim_new(&nc))) {
 			sim_free(s);
 			if (a->sim)
@@ -109,17 +118,20 @@ static void restart(struct tui_app *a)
 	a->t_us = 0;
 }
 
-/* Push live settings (rate, hold, pool...) into the running sims. */
+/* Push live settings (rate, hold, pool, strategy, rows...) into the
+ * running sims: what is in flight stays, new arrivals follow them. */
 static void push(struct tui_app *a)
 {
 	if (!settle(a))
 		return;
 	sim_set(a->sim, &a->cfg);
 	/* Every live setting reaches the naive side too (lock_timeout, the
-	 * retry budget, idempotent likes ...): sim_set leaves its write path,
-	 * which is what differs. */
-	if (a->naive)
-		sim_set(a->naive, &a->cfg);
+	 * retry budget, idempotent likes ...) but the write path, which is
+	 * what differs. */
+	if (a->naive) {
+		struct sim_config nc = left_side(a);
+		sim_set(a->naive, &nc);
+	}
 }
 
 /* A key's change to a->cfg: pushed into the running sims when the engine
@@ -490,10 +502,11 @@ static void strategy(struct tui_app *a, int dir)
 	int s = ((int)a->cfg.strategy + dir + SIM_NSTRATEGIES) % SIM_NSTRATEGIES;
 	if (a->naive && s == SIM_NAIVE)   /* compare shows naive on the left already */
 		s = (s + dir + SIM_NSTRATEGIES) % SIM_NSTRATEGIES;
+	const struct sim_strategy_info *info = sim_strategy_info((enum sim_strategy)s);
 	a->cfg.strategy = (enum sim_strategy)s;
-	if (a->cfg.strategy == SIM_SHARDED && a->cfg.rows < 2)
+	if (info->spread && a->cfg.rows < 2)
 		a->cfg.rows = 16;
-	if (a->cfg.strategy != SIM_SHARDED && a->cfg.strategy != SIM_LEDGER)
+	if (!info->uses_rows)
 		a->cfg.rows = 1;
 	if (a->cfg.flush_ms <= 0)
 		a->cfg.flush_ms = 100;
@@ -535,9 +548,8 @@ static void act(struct tui_app *a, enum tui_action ac)
 	case TUI_A_STRATEGY_PREV: strategy(a, -1); break;
 	case TUI_A_SLOTS_UP: case TUI_A_SLOTS_DOWN: {
 		a->cfg.rows = (int)ladder(slots, 7, a->cfg.rows, ac == TUI_A_SLOTS_UP ? 1 : -1);
-		if (a->cfg.rows > 1 && a->cfg.strategy != SIM_SHARDED &&
-		    a->cfg.strategy != SIM_LEDGER)     /* the ledger splits its fee account */
-			a->cfg.strategy = SIM_SHARDED;
+		if (a->cfg.rows > 1 && !sim_strategy_info(a->cfg.strategy)->uses_rows)
+			a->cfg.strategy = SIM_SHARDED;  /* the ledger keeps its fee rows */
 		bool r = apply(a);
 		say(a, "%d slot%s%s", a->cfg.rows, a->cfg.rows > 1 ? "s" : "", restarted(r));
 		break;

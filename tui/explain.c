@@ -125,6 +125,8 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 	double rho = sum->theory.rho;
 
 	intro(c, p, &n, max);
+	if (snap->change[0])      /* a fix applied while it ran: what, and when */
+		add(p, &n, max, TUI_BOLD, 0, "Changed %s.", snap->change);
 
 	/* The ceiling against the arrivals. */
 	if (batched(c->strategy)) {

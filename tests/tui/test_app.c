@@ -137,26 +137,38 @@ static void tui_app_key__retry_storm_fixes(void **state)
 /* A key restarts the simulation only when the engine says its change
  * needs one (sim_config_restarts): more slots do, the slot key at the
  * top of its ladder changes nothing and the run goes on. */
+/* Whether any row of the screen holds text. */
+static bool on_screen(struct tui_screen *scr, const char *text)
+{
+	for (int y = 0; y < scr->h; y++)
+		if (strstr(fx_row(scr, y), text))
+			return true;
+	return false;
+}
+
 static void tui_app_key__restarts_only_what_the_engine_cannot_take_live(void **state)
 {
 	(void)state;
 	struct tui_app *a = viral();
-	struct tui_screen *s = tui_screen_new(120, 40);
+	struct tui_screen *s = tui_screen_new(200, 50);
 
-	assert_true(tui_app_key(a, 's'));             /* naive -> sharded, 16 slots */
+	tui_app_play(a, 3);
+	assert_true(tui_app_key(a, 's'));             /* naive -> sharded, 16 slots: live */
+	tui_app_render(a, s);
+	assert_true(tui_app_now(a) == 3.0);
+	assert_int_equal(tui_app_snapshot(a)->nrows, 16);
+	assert_true(on_screen(s, "Changed at 3.0 s: strategy naive -> sharded, rows 1 -> 16."));
+	assert_true(tui_app_snapshot(a)->lanes[0].queue_len > 0);   /* the backlog stays */
 	tui_app_play(a, 1);
-	assert_true(tui_app_key(a, ']'));             /* 32 slots: rebuilt */
+	assert_true(tui_app_key(a, ']'));             /* 32 slots: live too */
 	tui_app_render(a, s);
 	assert_int_equal(tui_app_snapshot(a)->nrows, 32);
-	assert_true(tui_app_now(a) == 0.0);
-	assert_true(tui_app_key(a, ']'));             /* 64, the top */
-	tui_app_play(a, 1);
-	assert_true(tui_app_key(a, ']'));             /* still 64: nothing to rebuild */
-	tui_app_render(a, s);
-	assert_int_equal(tui_app_snapshot(a)->nrows, 64);
-	assert_true(tui_app_now(a) == 1.0);
+	assert_true(tui_app_now(a) == 4.0);
+	assert_true(on_screen(s, "Changed at 4.0 s: rows 16 -> 32."));
 	assert_true(tui_app_key(a, KEY_UP));          /* a rate is live */
-	assert_true(tui_app_now(a) == 1.0);
+	assert_true(tui_app_now(a) == 4.0);
+	assert_true(tui_app_key(a, 'K'));             /* a bulkhead is built in: t = 0 */
+	assert_true(tui_app_now(a) == 0.0);
 	tui_screen_free(s);
 	tui_app_free(a);
 }
