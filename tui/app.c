@@ -378,6 +378,11 @@ const struct sim_snapshot *tui_app_snapshot(const struct tui_app *a)
 	return a->snap;
 }
 
+const struct sim_snapshot *tui_app_snapshot_left(const struct tui_app *a)
+{
+	return a->naive ? a->snap2 : NULL;
+}
+
 double tui_app_now(const struct tui_app *a)
 {
 	return (double)a->t_us / 1e6;
