@@ -290,6 +290,12 @@ struct sim_strategy_info {
 	bool flushes;             /* something runs every c.flush_ms: the
 	                             buffered paths' flush, append's roll-up */
 	const char *blurb;        /* one line: what it does */
+	bool batches;             /* a request is a transaction of c.batch
+	                             transfers (sales), some refused: counts
+	                             and ceilings are in sales (ledger) */
+	bool instant;             /* a like is acknowledged without waiting for
+	                             anything: a caller of it never waits
+	                             (coalesce, queue) */
 };
 /* The descriptor of s; NULL for a value out of range. */
 const struct sim_strategy_info *sim_strategy_info(enum sim_strategy s);

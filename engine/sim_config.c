@@ -20,15 +20,15 @@ static const struct sim_strategy_info strategies[SIM_NSTRATEGIES] = {
 	[SIM_SHARDED] = { "sharded", true, true, "slot", false, false,
 	                  "N slot rows, one picked per like; a read sums them" },
 	[SIM_COALESCE] = { "coalesce", false, false, "row", true, true,
-	                   "the app buffers likes, one UPDATE +k every flush" },
+	                   "the app buffers likes, one UPDATE +k every flush", false, true },
 	[SIM_QUEUE] = { "queue", false, false, "row", true, true,
-	                "likes go to a log; a consumer applies batches behind a fence" },
+	                "likes go to a log; a consumer applies batches behind a fence", false, true },
 	[SIM_REDIS] = { "redis", false, false, "row", true, true,
 	                "INCR in memory, drained into the row every flush" },
 	[SIM_APPEND] = { "append", false, false, "row", false, true,
 	                 "an inserted row per like, rolled up every flush" },
 	[SIM_LEDGER] = { "ledger", true, false, "fee row", false, false,
-	                 "money: transfers that credit a fee account of N sub-accounts" },
+	                 "money: transfers that credit a fee account of N sub-accounts", true, false },
 };
 
 const struct sim_strategy_info *sim_strategy_info(enum sim_strategy s)
@@ -385,7 +385,7 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK(isfinite(c->cpu_client_ms) && c->cpu_client_ms >= 0 && c->cpu_client_ms <= c->outside_ms,
 	      "--cpu-ms: expected DB[,CLIENT] with CLIENT from 0 to the outside time (--outside-ms)");
 	CHECK(c->clients == 0 || c->think_ms > 0 || c->outside_ms > 0 ||
-	      (c->strategy != SIM_COALESCE && c->strategy != SIM_QUEUE),
+	      !sim_strategy_info(c->strategy)->instant,
 	      "--clients: a caller of the %s path would never wait; give --think-ms or --outside-ms",
 	      sim_strategy_name(c->strategy));
 	CHECK((unsigned)c->arrivals <= SIM_ARRIVE_BURSTY,

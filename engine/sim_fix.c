@@ -264,12 +264,12 @@ int sim_config_rows(const struct sim_config *c)
 
 int sim_config_batch(const struct sim_config *c)
 {
-	return c->strategy == SIM_LEDGER && c->batch > 1 ? c->batch : 1;
+	return sim_strategy_info(c->strategy)->batches && c->batch > 1 ? c->batch : 1;
 }
 
 double sim_lock_visits(const struct sim_config *c)
 {
-	if (c->strategy != SIM_LEDGER || c->refuse_frac <= 0)
+	if (!sim_strategy_info(c->strategy)->batches || c->refuse_frac <= 0)
 		return 1;
 	return 1 - pow(c->refuse_frac, sim_config_batch(c));
 }

@@ -80,7 +80,7 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->events = s->events;
 	memcpy(o->faults, s->faults, sizeof o->faults);
 	sim_chain_summary(s, o);
-	if (s->c.strategy == SIM_LEDGER) {
+	if (sim_strategy_info(s->c.strategy)->batches) {
 		o->ledger.transfers = s->transfers;
 		o->ledger.refused = s->ledger_refused;
 		o->ledger.transfers_per_s = t > 0 ? (double)s->transfers / t : 0;

@@ -55,7 +55,7 @@ static void heading(struct tui_screen *s, struct tui_rect r,
 	char line[128];
 	int x = r.x + tui_screen_text(s, r.x, r.y, r.w, TUI_HEAD, "LOCK LANES");
 	int n;
-	if (snap->config.strategy == SIM_LEDGER) {
+	if (sim_strategy_info(snap->config.strategy)->batches) {
 		/* in sales applied: B to a transaction, one hold each */
 		int b = sim_config_batch(&snap->config);
 		tui_fmt_rate(ceil, sizeof ceil, hold_ms > 0 ? rows * b * 1000.0 / hold_ms : 0);
