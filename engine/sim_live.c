@@ -137,6 +137,20 @@ size_t sim_change_sets(const struct sim *s)
 	return s->nsets;
 }
 
+/* n with thousands separators: 10010 -> "10,010". */
+static void grouped(char *out, size_t len, int64_t n)
+{
+	char d[24];
+	int k = snprintf(d, sizeof d, "%lld", (long long)n), j = 0;
+
+	for (int i = 0; i < k && (size_t)j + 2 < len; i++) {
+		if (i > 0 && (k - i) % 3 == 0)
+			out[j++] = ',';
+		out[j++] = d[i];
+	}
+	out[j] = '\0';
+}
+
 void sim_change_text(const struct sim *s, char *buf, size_t len)
 {
 	const struct sim_change *ch = s->changes;
@@ -154,8 +168,10 @@ void sim_change_text(const struct sim *s, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%s %s %s -> %s", i > first ? "," : "",
 		                      ch[i].option, ch[i].from, ch[i].to);
 	}
-	if (path && n < len)
-		snprintf(buf + n, len - n, ". The %lld likes in flight then finish the way "
-		         "they started; new ones take the new path",
-		         (long long)s->sets[ch[first].set].inflight);
+	if (path && n < len) {
+		char k[32];
+		grouped(k, sizeof k, s->sets[ch[first].set].inflight);
+		snprintf(buf + n, len - n, ". The %s likes in flight then finish the way "
+		         "they started; new ones take the new path", k);
+	}
 }

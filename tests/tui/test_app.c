@@ -576,6 +576,36 @@ static void tui_app_tour__fix_applies_live(void **state)
 	}
 }
 
+/* The viral post's first fix is deployed live, 16 s in: the backlog of
+ * naive likes drains through row 0 first, then the slots take the line,
+ * and by the step's end (26 s) it is gone; the words name the change. */
+static void tui_app_tour__viral_post_fix_drains_the_backlog(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_load("viral-post", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *scr = tui_screen_new(200, 50);
+
+	tui_app_tour_goto(a, 4);
+	assert_non_null(strstr(tui_app_view(a)->step_title, "deployed live"));
+	tui_app_render(a, scr);
+	assert_true(tui_app_now(a) == 16.0);
+	assert_true(tui_app_snapshot(a)->pool_waiters > 9000);    /* the outage's line */
+	assert_true(on_screen(scr, "Changed at 16.0 s: strategy naive -> sharded, rows 1 -> 16"));
+	tui_app_play(a, 2);
+	tui_app_render(a, scr);
+	assert_true(tui_app_snapshot(a)->pool_waiters > 9000);    /* still the old line */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, scr);
+	assert_true(tui_app_now(a) == 26.0);
+	assert_int_equal(tui_app_snapshot(a)->pool_waiters, 0);
+	assert_true(tui_app_snapshot(a)->summary.in_flight < 50);
+	tui_screen_free(scr);
+	tui_app_free(a);
+}
+
 /* Unattended (`hotrow demo --loop`): a waiting step goes on after the
  * autoplay time, a question closes unanswered and then plays with its
  * settings, and after the last step the tour starts again. */
@@ -680,6 +710,7 @@ int main(void)
 		cmocka_unit_test(tui_app_tour__autoplay_and_loop),
 		cmocka_unit_test(tui_app_compare__both_sides_take_every_field),
 		cmocka_unit_test(tui_app_tour__fix_applies_live),
+		cmocka_unit_test(tui_app_tour__viral_post_fix_drains_the_backlog),
 		cmocka_unit_test(tui_app_tour__bulkhead_panels_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
