@@ -248,6 +248,56 @@ static void sim_set__fewer_rows_drain_their_queues(void **state)
 	sim_free(s);
 }
 
+/* Every write path to every other, at random times, with faults among
+ * them: the books hold at every step, and once arrivals stop everything
+ * drains: nothing in flight, and a second later (the flusher goes on
+ * after the run) nothing buffered in any store. */
+static void sim_set__any_path_to_any_path(void **state)
+{
+	struct sim_config c, n;
+	uint64_t x = 12345;
+
+	(void)state;
+	for (int run = 0; run < 12; run++) {
+		base(&c);
+		c.seconds = 6;
+		c.rps = 800;
+		c.flush_ms = 50;
+		c.arrivals = SIM_ARRIVE_POISSON;
+		c.seed = (uint64_t)run + 1;
+		c.retries = run % 3;
+		c.client_timeout_ms = run % 2 ? 400 : 0;
+		c.handoff = run % 4 == 3 ? SIM_HANDOFF_HERD : SIM_HANDOFF_FIFO;
+		struct sim *s = sim_new(&c);
+		n = c;
+		for (int64_t t = 200000; t < 6000000; t += 200000) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			if ((x >> 33) % 3 == 0) {
+				n.strategy = (enum sim_strategy)((x >> 40) % SIM_NSTRATEGIES);
+				n.rows = sim_strategy_info(n.strategy)->uses_rows ? 1 + (int)((x >> 50) % 8) : 1;
+				sim_set(s, &n);
+			}
+			if ((x >> 36) % 7 == 0)
+				sim_inject(s, (enum sim_fault)((x >> 45) % SIM_NFAULTS));
+			sim_advance(s, t);
+			sim_snapshot(s, &snap);
+			const struct sim_summary *o = &snap.summary;
+			assert_true(o->count.visible + o->count.buffered + o->count.lost -
+			            o->count.doubled - o->count.unacked == o->count.true_count);
+		}
+		sim_run(s);
+		sim_advance(s, sim_now(s) + 1000000);   /* the flushes after the end */
+		sim_snapshot(s, &snap);
+		const struct sim_summary *o = &snap.summary;
+		assert_true(o->in_flight == 0);
+		assert_true(o->count.buffered == 0);
+		assert_true(o->offered == o->completed + o->failed + o->abandoned);
+		assert_true(o->count.visible + o->count.lost - o->count.doubled -
+		            o->count.unacked == o->count.true_count);
+		sim_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +305,7 @@ int main(void)
 		cmocka_unit_test(sim_set__to_a_buffered_path_and_back),
 		cmocka_unit_test(sim_changes__replayed_give_the_same_run),
 		cmocka_unit_test(sim_set__fewer_rows_drain_their_queues),
+		cmocka_unit_test(sim_set__any_path_to_any_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
