@@ -187,6 +187,15 @@ struct sim_tickacc {
 	struct util_hist lat;
 };
 
+/* One call of sim_set (sim_live.c): when, what it was given, and the
+ * likes in flight then. A copy of struct sim copies these arrays too
+ * (changes[0..nchanges), sets[0..nsets)). */
+struct sim_live_set {
+	int64_t at_us;
+	int64_t inflight;
+	struct sim_config c;
+};
+
 struct sim;
 
 /*

@@ -25,12 +25,6 @@
 #include "engine/sim_impl.h"
 #include "engine/xmalloc.h"
 
-struct sim_live_set {
-	int64_t at_us;
-	int64_t inflight;          /* likes in flight when it came */
-	struct sim_config c;
-};
-
 /* More rows for new arrivals to pick from: the rows, and the per-row
  * arrays of the chain (sim_chain.c) and of the shared log (sim_wal.c). */
 static void grow(struct sim *s, int n)
