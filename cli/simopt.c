@@ -144,10 +144,10 @@ static int schedule(void *dest, const char *v, void *ctx, char *why, size_t len)
 	return 0;
 }
 
-/* A row whose kind, member, range and words come from the engine's
+/* A row whose kind, member, range, words and help come from the engine's
  * field table (engine/sim_field.c), by the row's name: built() fills them
  * in. OPT_USAGE is never an engine row's own kind. */
-#define TABLE .kind = OPT_USAGE
+#define TABLE 0, NULL, .kind = OPT_USAGE
 #define CUSTOM(f) .kind = OPT_CUSTOM, .fn = (f)
 
 static const struct opt spec[] = {
@@ -157,93 +157,61 @@ static const struct opt spec[] = {
 	{ "strategy", 0, "NAME", CUSTOM(strategy),
 	  .accepts = "naive, sharded, coalesce, queue, redis, append or ledger",
 	  .help = "naive|sharded|coalesce|queue|redis|append|ledger" },
-	{ "rows", 0, "N", TABLE,
-	  .help = "counter slots for sharded, fee rows for ledger; N > 1 alone\n"
-	          "picks sharded (1)" },
-	{ "slot", 0, "HOW", TABLE, .help = "random|round-robin (random)" },
-	{ "rps", 0, "R", TABLE, .help = "likes per second (2000)" },
-	{ "arrivals", 0, "HOW", TABLE, .help = "constant|poisson|bursty (constant)" },
-	{ "burst", 0, "K", TABLE, .help = "bursty arrivals come in clumps of K (8)" },
+	{ "rows", TABLE },
+	{ "slot", TABLE },
+	{ "rps", TABLE },
+	{ "arrivals", TABLE },
+	{ "burst", TABLE },
 	{ "schedule", 0, "R@S,...", CUSTOM(schedule),
 	  .accepts = "RATE@SECONDS steps such as 200@0,2000@10",
 	  .help = "rate R from second S, e.g. 200@0,2000@10" },
-	{ "seconds", 0, "S", TABLE,
-	  .help = "arrivals stop at S s, then queues drain (10)" },
-	{ "hold-ms", 0, "MS", TABLE, .help = "lock hold per update, commit included (2)" },
-	{ "hold-dist", 0, "D", TABLE, .help = "const|exp hold times (const)" },
-	{ "work-ms", 0, "MS", TABLE, .help = "app work inside the transaction (0)" },
-	{ "pool", 0, "P", TABLE, .help = "pooled connections, 0 = unbounded (20)" },
-	{ "pool-timeout-ms", 0, "MS", TABLE,
-	  .help = "connection acquire timeout, 0 = forever (1000)" },
-	{ "client-timeout-ms", 0, "MS", TABLE,
-	  .help = "client gives up (the server runs on), 0 = never (0)" },
-	{ "retries", 0, "N", TABLE, .help = "retries after a timeout or error (0)" },
-	{ "lock-timeout-ms", 0, "MS", TABLE,
-	  .help = "server cancels a wait this long for one acquisition; a herd\n"
-	          "wake starts it again, 0 = never (0)" },
-	{ "statement-timeout-ms", 0, "MS", TABLE,
-	  .help = "server cancels a statement waiting this long in all, 0 = never (0)" },
-	{ "idempotent", 0, NULL, TABLE,
-	  .help = "a retried like is applied once, not twice" },
-	{ "backoff", 0, "HOW", TABLE,
-	  .help = "none|exp|exp-jitter pause before a retry (none)" },
-	{ "backoff-ms", 0, "MS", TABLE,
-	  .help = "the first retry's pause, doubling after (100)" },
-	{ "retry-budget", 0, "F", TABLE,
-	  .help = "retries at most F of requests, 0 = no budget (0)" },
-	{ "counter-pool", 0, "P2", TABLE,
-	  .help = "bulkhead: the counter's own pool, 0 = share (0)" },
-	{ "batch", 0, "B", TABLE,
-	  .help = "ledger: transfers per transaction, one hold each (1)" },
-	{ "refuse-frac", 0, "F", TABLE,
-	  .help = "ledger: the fraction refused, insufficient funds (0)" },
-	{ "unrelated-rps", 0, "R", TABLE,
-	  .help = "other endpoints' calls/s needing a connection (0)" },
-	{ "unrelated-ms", 0, "MS", TABLE, .help = "how long they hold it (5)" },
-	{ "flush-ms", 0, "MS", TABLE,
-	  .help = "flush/consume/drain/rollup interval (1000)" },
+	{ "seconds", TABLE },
+	{ "hold-ms", TABLE },
+	{ "hold-dist", TABLE },
+	{ "work-ms", TABLE },
+	{ "pool", TABLE },
+	{ "pool-timeout-ms", TABLE },
+	{ "client-timeout-ms", TABLE },
+	{ "retries", TABLE },
+	{ "lock-timeout-ms", TABLE },
+	{ "statement-timeout-ms", TABLE },
+	{ "idempotent", TABLE },
+	{ "backoff", TABLE },
+	{ "backoff-ms", TABLE },
+	{ "retry-budget", TABLE },
+	{ "counter-pool", TABLE },
+	{ "batch", TABLE },
+	{ "refuse-frac", TABLE },
+	{ "unrelated-rps", TABLE },
+	{ "unrelated-ms", TABLE },
+	{ "flush-ms", TABLE },
 	{ "crash", 0, "KIND@S", CUSTOM(crash),
 	  .accepts = "KIND@SECONDS with KIND app, consumer or redis",
 	  .help = "inject app|consumer|redis at second S (repeatable)" },
 	{ "bug", 0, "NAME", CUSTOM(bug), .accepts = "no-fence or get-then-del",
 	  .help = "no-fence|get-then-del: plant a bug (repeatable)" },
-	{ "clients", 0, "N", TABLE,
-	  .help = "closed loop: N callers, each waits, thinks, sends (0)" },
-	{ "think-ms", 0, "MS", TABLE, .help = "a caller's think time between requests (0)" },
-	{ "think-dist", 0, "D", TABLE, .help = "const|exp think times (const)" },
-	{ "outside-ms", 0, "MS", TABLE,
-	  .help = "on the connection, outside the lock: round trips (0)" },
-	{ "cores", 0, "C", TABLE, .help = "CPUs shared by holds and outside work, 0 = no limit (0)" },
+	{ "clients", TABLE },
+	{ "think-ms", TABLE },
+	{ "think-dist", TABLE },
+	{ "outside-ms", TABLE },
+	{ "cores", TABLE },
 	{ "cpu-ms", 0, "DB[,CLIENT]", CUSTOM(cpu),
 	  .accepts = "DB[,CLIENT] milliseconds such as 0.2,0.1",
 	  .help = "CPU per request: DB in the hold, CLIENT outside (0,0)" },
-	{ "redis-op-us", 0, "US", TABLE,
-	  .help = "redis: one command on the server, us (4; lab run 04 --store measures it)" },
-	{ "rtt-ms", 0, "MS", TABLE, .help = "one app-database round trip (0)" },
-	{ "trips-in-lock", 0, "K", TABLE,
-	  .help = "round trips while the lock is held: 0 one statement (0)" },
-	{ "read-rps", 0, "R", TABLE, .help = "reads of the count/s, no row lock (0)" },
-	{ "read-ms", 0, "MS", TABLE,
-	  .help = "a read touching 2 buffers; ms/2 a buffer (0.1)" },
-	{ "snapshot-at", 0, "S", TABLE, .help = "an old snapshot opens at second S (0)" },
-	{ "snapshot-for", 0, "D", TABLE,
-	  .help = "and stays open D s: versions pile up, 0 = none (0)" },
-	{ "handoff", 0, "HOW", TABLE,
-	  .help = "fifo: the oldest waiter gets the row; herd: a commit wakes\n"
-	          "every waiter and one at random wins, as PostgreSQL (fifo)" },
-	{ "wake-us", 0, "US", TABLE,
-	  .help = "herd: CPU per waiter woken, us, on --cores (20)" },
-	{ "wal-flush-ms", 0, "MS", TABLE,
-	  .help = "one shared log flush, one at a time, taking every commit\n"
-	          "waiting (group commit); --hold-ms is then the hold before it;\n"
-	          "0 = the flush is in --hold-ms (0)" },
-	{ "wal-order", 0, "HOW", TABLE,
-	  .help = "flush, then release the row, as PostgreSQL (flush-release)" },
-	{ "walk-us", 0, "US", TABLE,
-	  .help = "an update walks the chain an old snapshot keeps: US a heap\n"
-	          "page past the first, 0 = it does not (0; PostgreSQL ~16)" },
-	{ "seed", 0, "N", TABLE, .help = "same seed, same output (1)" },
-	{ "tick-ms", 0, "MS", TABLE, .help = "time-series resolution (100)" },
+	{ "redis-op-us", TABLE },
+	{ "rtt-ms", TABLE },
+	{ "trips-in-lock", TABLE },
+	{ "read-rps", TABLE },
+	{ "read-ms", TABLE },
+	{ "snapshot-at", TABLE },
+	{ "snapshot-for", TABLE },
+	{ "handoff", TABLE },
+	{ "wake-us", TABLE },
+	{ "wal-flush-ms", TABLE },
+	{ "wal-order", TABLE },
+	{ "walk-us", TABLE },
+	{ "seed", TABLE },
+	{ "tick-ms", TABLE },
 };
 #define NROWS (sizeof spec / sizeof spec[0])
 _Static_assert(NROWS <= SIMOPT_MAX_ROWS, "struct simopt_given holds a bool a row");
@@ -252,14 +220,27 @@ _Static_assert(NROWS <= SIMOPT_MAX_ROWS, "struct simopt_given holds a bool a row
 static struct opt rows[NROWS];
 #define MAX_WORDS 8
 static struct opt_choice words[NROWS][MAX_WORDS + 1];
+static char helps[NROWS][320];
 
-/* A table row's kind, member and range from the engine's field table. */
-static void fill(struct opt *o, struct opt_choice *w)
+/* A table row's kind, member, range and help from the engine's field
+ * table; the help ends with the default, "(2000)", from
+ * sim_config_default. */
+static void fill(struct opt *o, struct opt_choice *w, char *help, size_t len)
 {
 	const struct sim_field *f = sim_field_find(o->name);
+	struct sim_config d;
+	char v[64];
 	int n = 0;
 
-	assert(f && !strcmp(f->option, o->name));
+	assert(f && !strcmp(f->option, o->name) && f->help);
+	sim_config_default(&d);
+	sim_field_text(f, &d, v, sizeof v);
+	if (f->note)
+		snprintf(help, len, "%s (%s%s)", f->help, v, f->note);
+	else
+		snprintf(help, len, "%s", f->help);
+	o->help = help;
+	o->arg = f->arg;
 	o->off = f->off;
 	o->min = f->min;
 	o->max = f->max;
@@ -299,7 +280,7 @@ static const struct opt *built(void)
 		for (size_t i = 0; i < NROWS; i++) {
 			rows[i] = spec[i];
 			if (spec[i].kind == OPT_USAGE)
-				fill(&rows[i], words[i]);
+				fill(&rows[i], words[i], helps[i], sizeof helps[i]);
 		}
 		done = true;
 	}

@@ -4,12 +4,14 @@
  * A row per field of struct sim_config that a front end can set or show:
  * its JSON key, the command-line option that sets it, where it lives,
  * its kind and range, and whether a running simulation takes a change of
- * it (sim_set). The option parser (cli/simopt.c) takes each option's
- * kind, member and range from here, sim_json writes "config" from here,
+ * it (sim_set), and its help line. The option parser (cli/simopt.c)
+ * takes each option's kind, member, range and help from here (its
+ * default from sim_config_default), sim_json writes "config" from here,
  * sim_set and sim_config_restarts ask it what is live, and the list of
  * live changes (sim_changes) writes values through it. A new field is a
- * member in sim.h, a row here, and its option's help in cli/simopt.c;
- * tests/engine/test_field.c holds the three together.
+ * member in sim.h, its default and check in sim_config.c, a row here,
+ * and its place in --help (cli/simopt.c); tests/tui/test_fields.c holds
+ * the faces together.
  *
  * Interface:
  *   size_t n; const struct sim_field *f = sim_fields(&n);
@@ -47,6 +49,12 @@ struct sim_field {
 	const char *const *words; /* ENUM: the words by value, NULL-ended */
 	bool live;                /* sim_set applies a change while it runs;
 	                             false: a change needs sim_new */
+	/* For --help (cli/simopt.c), where the option is this field's own: */
+	const char *arg;          /* the value's word: "MS"; NULL for a switch */
+	const char *help;         /* what it does; '\n' starts a new line */
+	const char *note;         /* said after the default, which --help adds
+	                             from sim_config_default: "(2" note ")";
+	                             NULL: no default shown */
 };
 
 /* The table, in the order sim_json writes "config". */
