@@ -122,7 +122,7 @@ static void describe(const struct sim_config *c)
 	if (sim_strategy_info(c->strategy)->spread)
 		printf(", %d rows (%s slot)", c->rows,
 		       c->slot == SIM_SLOT_RANDOM ? "random" : "round-robin");
-	if (c->strategy == SIM_LEDGER)
+	if (sim_strategy_info(c->strategy)->batches)
 		printf(", the fee account as %d sub-account%s, %d transfer%s a transaction, "
 		       "%g refused", c->rows, c->rows == 1 ? "" : "s", sim_config_batch(c),
 		       sim_config_batch(c) == 1 ? "" : "s", c->refuse_frac);
@@ -481,7 +481,7 @@ static void report(const struct sim_config *c, const struct sim_summary *o, doub
 		printf("  %-30s %14llu   of %llu\n", "other endpoints failed",
 		       (unsigned long long)o->unrelated.failed,
 		       (unsigned long long)o->unrelated.offered);
-	if (c->strategy == SIM_LEDGER) {
+	if (sim_strategy_info(c->strategy)->batches) {
 		snprintf(p, sizeof p, "%.1f  (ceiling: %d x %d / (%g ms x %.4f))",
 		         o->ledger.ceiling_transfers_per_s, n, sim_config_batch(c), s_ms,
 		         sim_lock_visits(c));
@@ -880,7 +880,7 @@ int cmd_sim(int argc, char **argv)
 	if (json && sweep_name)
 		putchar('[');
 	else if (sweep_name)
-		sweep_header(sweep_name, runs[0].strategy == SIM_LEDGER);
+		sweep_header(sweep_name, sim_strategy_info(runs[0].strategy)->batches);
 	for (int k = 0; k < nruns; k++) {
 		struct sim *s = sim_new(&runs[k]);
 		struct sim_summary o;
@@ -915,7 +915,7 @@ int cmd_sim(int argc, char **argv)
 				putchar(',');
 			sim_json(stdout, s);
 		} else if (sweep_name) {
-			sweep_line(values[k], &o, runs[0].strategy == SIM_LEDGER);
+			sweep_line(values[k], &o, sim_strategy_info(runs[0].strategy)->batches);
 		} else {
 			report(&runs[k], &o, offered_per_s(s, &runs[k], &o));
 			if (trace) {

@@ -1,29 +1,17 @@
 /*
  * simopt.c: one table of engine options (util/opt rows over a struct
- * sim_config); parsing, range checks and help all come from it.
+ * sim_config); parsing, range checks and help all come from it. Each
+ * option's kind, member and range come from the engine's field table
+ * (engine/sim_field.h); this file adds the words of --help and the
+ * options with their own syntax (--scenario, --schedule, --crash, ...).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/simopt.h"
-
-/* The words of the engine's choices; an enum is stored as an int. */
-_Static_assert(sizeof(enum sim_slot) == sizeof(int), "OPT_CHOICE stores an int");
-static const struct opt_choice slots[] = {
-	{ "random", SIM_SLOT_RANDOM }, { "round-robin", SIM_SLOT_ROUND_ROBIN }, { NULL, 0 } };
-static const struct opt_choice arrivals[] = {
-	{ "constant", SIM_ARRIVE_CONSTANT }, { "poisson", SIM_ARRIVE_POISSON },
-	{ "bursty", SIM_ARRIVE_BURSTY }, { NULL, 0 } };
-static const struct opt_choice dists[] = {
-	{ "const", SIM_DIST_CONST }, { "exp", SIM_DIST_EXP }, { NULL, 0 } };
-static const struct opt_choice backoffs[] = {
-	{ "none", SIM_BACKOFF_NONE }, { "exp", SIM_BACKOFF_EXP },
-	{ "exp-jitter", SIM_BACKOFF_EXP_JITTER }, { NULL, 0 } };
-static const struct opt_choice handoffs[] = {
-	{ "fifo", SIM_HANDOFF_FIFO }, { "herd", SIM_HANDOFF_HERD }, { NULL, 0 } };
-static const struct opt_choice wal_orders[] = {
-	{ "flush-release", SIM_WAL_FLUSH_RELEASE }, { NULL, 0 } };
+#include "engine/sim_field.h"
 
 /* A number in [min, max], the whole word. */
 static int number(const char *v, double min, double max, double *out)
@@ -156,122 +144,160 @@ static int schedule(void *dest, const char *v, void *ctx, char *why, size_t len)
 	return 0;
 }
 
-#define F(field) .off = offsetof(struct sim_config, field)
-#define INT(field, lo, hi) .kind = OPT_INT, F(field), .min = (lo), .max = (hi)
-#define DBL(field, lo, hi) .kind = OPT_DOUBLE, F(field), .min = (lo), .max = (hi)
-#define CHOICE(field, words) .kind = OPT_CHOICE, F(field), .choices = (words)
+/* A row whose kind, member, range, words and help come from the engine's
+ * field table (engine/sim_field.c), by the row's name: built() fills them
+ * in. OPT_USAGE is never an engine row's own kind. */
+#define TABLE 0, NULL, .kind = OPT_USAGE
 #define CUSTOM(f) .kind = OPT_CUSTOM, .fn = (f)
 
-static const struct opt rows[] = {
+static const struct opt spec[] = {
 	{ "scenario", 0, "NAME", CUSTOM(scenario), .early = true,
 	  .accepts = "a scenario name (hotrow sim --list-scenarios)",
 	  .help = "start from a named scenario (--list-scenarios)" },
 	{ "strategy", 0, "NAME", CUSTOM(strategy),
 	  .accepts = "naive, sharded, coalesce, queue, redis, append or ledger",
 	  .help = "naive|sharded|coalesce|queue|redis|append|ledger" },
-	{ "rows", 0, "N", INT(rows, 1, 65536),
-	  .help = "counter slots for sharded, fee rows for ledger; N > 1 alone\n"
-	          "picks sharded (1)" },
-	{ "slot", 0, "HOW", CHOICE(slot, slots), .help = "random|round-robin (random)" },
-	{ "rps", 0, "R", DBL(rps, 0, 1e7), .help = "likes per second (2000)" },
-	{ "arrivals", 0, "HOW", CHOICE(arrivals, arrivals), .help = "constant|poisson|bursty (constant)" },
-	{ "burst", 0, "K", INT(burst, 1, 100000), .help = "bursty arrivals come in clumps of K (8)" },
+	{ "rows", TABLE },
+	{ "slot", TABLE },
+	{ "rps", TABLE },
+	{ "arrivals", TABLE },
+	{ "burst", TABLE },
 	{ "schedule", 0, "R@S,...", CUSTOM(schedule),
 	  .accepts = "RATE@SECONDS steps such as 200@0,2000@10",
 	  .help = "rate R from second S, e.g. 200@0,2000@10" },
-	{ "seconds", 0, "S", DBL(seconds, 0.000001, 1e7),
-	  .help = "arrivals stop at S s, then queues drain (10)" },
-	{ "hold-ms", 0, "MS", DBL(hold_ms, 0.001, 1e6), .help = "lock hold per update, commit included (2)" },
-	{ "hold-dist", 0, "D", CHOICE(hold_dist, dists), .help = "const|exp hold times (const)" },
-	{ "work-ms", 0, "MS", DBL(work_ms, 0, 1e6), .help = "app work inside the transaction (0)" },
-	{ "pool", 0, "P", INT(pool, 0, 1000000), .help = "pooled connections, 0 = unbounded (20)" },
-	{ "pool-timeout-ms", 0, "MS", DBL(pool_timeout_ms, 0, 1e9),
-	  .help = "connection acquire timeout, 0 = forever (1000)" },
-	{ "client-timeout-ms", 0, "MS", DBL(client_timeout_ms, 0, 1e9),
-	  .help = "client gives up (the server runs on), 0 = never (0)" },
-	{ "retries", 0, "N", INT(retries, 0, 100), .help = "retries after a timeout or error (0)" },
-	{ "lock-timeout-ms", 0, "MS", DBL(lock_timeout_ms, 0, 1e9),
-	  .help = "server cancels a wait this long for one acquisition; a herd\n"
-	          "wake starts it again, 0 = never (0)" },
-	{ "statement-timeout-ms", 0, "MS", DBL(statement_timeout_ms, 0, 1e9),
-	  .help = "server cancels a statement waiting this long in all, 0 = never (0)" },
-	{ "idempotent", 0, NULL, .kind = OPT_FLAG, F(idempotent),
-	  .help = "a retried like is applied once, not twice" },
-	{ "backoff", 0, "HOW", CHOICE(backoff, backoffs),
-	  .help = "none|exp|exp-jitter pause before a retry (none)" },
-	{ "backoff-ms", 0, "MS", DBL(backoff_ms, 0, 1e7),
-	  .help = "the first retry's pause, doubling after (100)" },
-	{ "retry-budget", 0, "F", DBL(retry_budget, 0, 1),
-	  .help = "retries at most F of requests, 0 = no budget (0)" },
-	{ "counter-pool", 0, "P2", INT(counter_pool, 0, 1000000),
-	  .help = "bulkhead: the counter's own pool, 0 = share (0)" },
-	{ "batch", 0, "B", INT(batch, 1, 10000),
-	  .help = "ledger: transfers per transaction, one hold each (1)" },
-	{ "refuse-frac", 0, "F", DBL(refuse_frac, 0, 0.9999),
-	  .help = "ledger: the fraction refused, insufficient funds (0)" },
-	{ "unrelated-rps", 0, "R", DBL(unrelated_rps, 0, 1e7),
-	  .help = "other endpoints' calls/s needing a connection (0)" },
-	{ "unrelated-ms", 0, "MS", DBL(unrelated_ms, 0.001, 1e6), .help = "how long they hold it (5)" },
-	{ "flush-ms", 0, "MS", DBL(flush_ms, 0.001, 1e9),
-	  .help = "flush/consume/drain/rollup interval (1000)" },
+	{ "seconds", TABLE },
+	{ "hold-ms", TABLE },
+	{ "hold-dist", TABLE },
+	{ "work-ms", TABLE },
+	{ "pool", TABLE },
+	{ "pool-timeout-ms", TABLE },
+	{ "client-timeout-ms", TABLE },
+	{ "retries", TABLE },
+	{ "lock-timeout-ms", TABLE },
+	{ "statement-timeout-ms", TABLE },
+	{ "idempotent", TABLE },
+	{ "backoff", TABLE },
+	{ "backoff-ms", TABLE },
+	{ "retry-budget", TABLE },
+	{ "counter-pool", TABLE },
+	{ "batch", TABLE },
+	{ "refuse-frac", TABLE },
+	{ "unrelated-rps", TABLE },
+	{ "unrelated-ms", TABLE },
+	{ "flush-ms", TABLE },
 	{ "crash", 0, "KIND@S", CUSTOM(crash),
 	  .accepts = "KIND@SECONDS with KIND app, consumer or redis",
 	  .help = "inject app|consumer|redis at second S (repeatable)" },
 	{ "bug", 0, "NAME", CUSTOM(bug), .accepts = "no-fence or get-then-del",
 	  .help = "no-fence|get-then-del: plant a bug (repeatable)" },
-	{ "clients", 0, "N", INT(clients, 0, SIM_MAX_CLIENTS),
-	  .help = "closed loop: N callers, each waits, thinks, sends (0)" },
-	{ "think-ms", 0, "MS", DBL(think_ms, 0, 1e6), .help = "a caller's think time between requests (0)" },
-	{ "think-dist", 0, "D", CHOICE(think_dist, dists), .help = "const|exp think times (const)" },
-	{ "outside-ms", 0, "MS", DBL(outside_ms, 0, 1e6),
-	  .help = "on the connection, outside the lock: round trips (0)" },
-	{ "cores", 0, "C", INT(cores, 0, 4096), .help = "CPUs shared by holds and outside work, 0 = no limit (0)" },
+	{ "clients", TABLE },
+	{ "think-ms", TABLE },
+	{ "think-dist", TABLE },
+	{ "outside-ms", TABLE },
+	{ "cores", TABLE },
 	{ "cpu-ms", 0, "DB[,CLIENT]", CUSTOM(cpu),
 	  .accepts = "DB[,CLIENT] milliseconds such as 0.2,0.1",
 	  .help = "CPU per request: DB in the hold, CLIENT outside (0,0)" },
-	{ "redis-op-us", 0, "US", DBL(redis_op_us, 0.01, 1e6),
-	  .help = "redis: one command on the server, us (4; lab run 04 --store measures it)" },
-	{ "rtt-ms", 0, "MS", DBL(rtt_ms, 0, 1e6), .help = "one app-database round trip (0)" },
-	{ "trips-in-lock", 0, "K", INT(trips_in_lock, 0, 100),
-	  .help = "round trips while the lock is held: 0 one statement (0)" },
-	{ "read-rps", 0, "R", DBL(read_rps, 0, 1e7), .help = "reads of the count/s, no row lock (0)" },
-	{ "read-ms", 0, "MS", DBL(read_ms, 0.001, 1e6),
-	  .help = "a read touching 2 buffers; ms/2 a buffer (0.1)" },
-	{ "snapshot-at", 0, "S", DBL(snapshot_at_s, 0, 1e7), .help = "an old snapshot opens at second S (0)" },
-	{ "snapshot-for", 0, "D", DBL(snapshot_for_s, 0, 1e7),
-	  .help = "and stays open D s: versions pile up, 0 = none (0)" },
-	{ "handoff", 0, "HOW", CHOICE(handoff, handoffs),
-	  .help = "fifo: the oldest waiter gets the row; herd: a commit wakes\n"
-	          "every waiter and one at random wins, as PostgreSQL (fifo)" },
-	{ "wake-us", 0, "US", DBL(wake_us, 0, 1e6),
-	  .help = "herd: CPU per waiter woken, us, on --cores (20)" },
-	{ "wal-flush-ms", 0, "MS", DBL(wal_flush_ms, 0, 1e6),
-	  .help = "one shared log flush, one at a time, taking every commit\n"
-	          "waiting (group commit); --hold-ms is then the hold before it;\n"
-	          "0 = the flush is in --hold-ms (0)" },
-	{ "wal-cpu-ms", 0, "MS", DBL(wal_cpu_ms, 0, 1e6),
-	  .help = "the CPU part of one flush, its start, on --cores; the rest\n"
-	          "is the device's (0)" },
-	{ "wal-order", 0, "HOW", CHOICE(wal_order, wal_orders),
-	  .help = "flush, then release the row, as PostgreSQL (flush-release)" },
-	{ "walk-us", 0, "US", DBL(walk_us, 0, 1e6),
-	  .help = "an update walks the chain an old snapshot keeps: US a heap\n"
-	          "page past the first, 0 = it does not (0; PostgreSQL ~16)" },
-	{ "seed", 0, "N", .kind = OPT_U64, F(seed), .help = "same seed, same output (1)" },
-	{ "tick-ms", 0, "MS", DBL(tick_ms, 1, 1e6), .help = "time-series resolution (100)" },
+	{ "redis-op-us", TABLE },
+	{ "rtt-ms", TABLE },
+	{ "trips-in-lock", TABLE },
+	{ "read-rps", TABLE },
+	{ "read-ms", TABLE },
+	{ "snapshot-at", TABLE },
+	{ "snapshot-for", TABLE },
+	{ "handoff", TABLE },
+	{ "wake-us", TABLE },
+	{ "wal-flush-ms", TABLE },
+	{ "wal-cpu-ms", TABLE },
+	{ "wal-order", TABLE },
+	{ "walk-us", TABLE },
+	{ "seed", TABLE },
+	{ "tick-ms", TABLE },
 };
-#define NROWS (sizeof rows / sizeof rows[0])
+#define NROWS (sizeof spec / sizeof spec[0])
 _Static_assert(NROWS <= SIMOPT_MAX_ROWS, "struct simopt_given holds a bool a row");
+
+/* The rows as parsed: spec with the table's rows filled in. */
+static struct opt rows[NROWS];
+#define MAX_WORDS 8
+static struct opt_choice words[NROWS][MAX_WORDS + 1];
+static char helps[NROWS][320];
+
+/* A table row's kind, member, range and help from the engine's field
+ * table; the help ends with the default, "(2000)", from
+ * sim_config_default. */
+static void fill(struct opt *o, struct opt_choice *w, char *help, size_t len)
+{
+	const struct sim_field *f = sim_field_find(o->name);
+	struct sim_config d;
+	char v[64];
+	int n = 0;
+
+	assert(f && !strcmp(f->option, o->name) && f->help);
+	sim_config_default(&d);
+	sim_field_text(f, &d, v, sizeof v);
+	if (f->note)
+		snprintf(help, len, "%s (%s%s)", f->help, v, f->note);
+	else
+		snprintf(help, len, "%s", f->help);
+	o->help = help;
+	o->arg = f->arg;
+	o->off = f->off;
+	o->min = f->min;
+	o->max = f->max;
+	switch (f->kind) {
+	case SIM_FIELD_INT:
+	case SIM_FIELD_BATCH:
+		o->kind = OPT_INT;
+		break;
+	case SIM_FIELD_DOUBLE:
+		o->kind = OPT_DOUBLE;
+		break;
+	case SIM_FIELD_BOOL:
+		o->kind = OPT_FLAG;
+		break;
+	case SIM_FIELD_U64:
+		o->kind = OPT_U64;
+		break;
+	case SIM_FIELD_ENUM:
+		for (; f->words[n]; n++) {
+			assert(n < MAX_WORDS);
+			w[n] = (struct opt_choice){ f->words[n], n };
+		}
+		w[n] = (struct opt_choice){ NULL, 0 };
+		o->kind = OPT_CHOICE;
+		o->choices = w;
+		break;
+	default:
+		assert(!"a table row of a kind with no option of its own");
+	}
+}
+
+static const struct opt *built(void)
+{
+	static bool done;
+
+	if (!done) {
+		for (size_t i = 0; i < NROWS; i++) {
+			rows[i] = spec[i];
+			if (spec[i].kind == OPT_USAGE)
+				fill(&rows[i], words[i], helps[i], sizeof helps[i]);
+		}
+		done = true;
+	}
+	return rows;
+}
 
 struct opt_table simopt_table(struct sim_config *c, struct simopt_given *g, const char *heading)
 {
 	memset(g, 0, sizeof *g);
-	return (struct opt_table){ .heading = heading, .rows = rows, .n = NROWS, .base = c,
+	return (struct opt_table){ .heading = heading, .rows = built(), .n = NROWS, .base = c,
 	                           .seen = g->row };
 }
 
 bool simopt_knows(const char *name)
 {
+	built();
 	for (size_t i = 0; i < NROWS; i++)
 		if (!strcmp(rows[i].name, name) && !rows[i].early)
 			return true;
@@ -280,6 +306,7 @@ bool simopt_knows(const char *name)
 
 bool simopt_was_given(const struct simopt_given *g, const char *name)
 {
+	built();
 	for (size_t i = 0; i < NROWS; i++)
 		if (!strcmp(rows[i].name, name))
 			return g->row[i];
@@ -289,6 +316,7 @@ bool simopt_was_given(const struct simopt_given *g, const char *name)
 int simopt_set(struct sim_config *c, struct simopt_given *g, const char *name,
                const char *value, char *err, size_t errlen)
 {
+	built();
 	for (size_t i = 0; i < NROWS; i++) {
 		if (strcmp(rows[i].name, name) || rows[i].early)
 			continue;

@@ -306,7 +306,8 @@ static void refuse(struct sim *s, enum sim_req_kind kind)
 static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
                    enum sim_req_kind kind)
 {
-	struct sim_req r = { s->now, s->now, s->now, s->now, 0, 1, kind, 0 };
+	struct sim_req r = { s->now, s->now, s->now, s->now, 0, 1, kind, 0,
+	                     (uint8_t)s->c.strategy };
 
 	if (src) {
 		src->last = s->now;
@@ -768,16 +769,28 @@ static void lock_sweep(struct sim *s, int i)
 	lock_arm_sweep(s, i);
 }
 
-static void flusher_lock(struct sim *s)
+/* The flusher, connected, takes the counter row's lock. */
+static void flusher_hold(struct sim *s)
 {
 	struct sim_row *row = &s->rows[0];
 
-	/* Only the flusher locks the counter row in the fixes' write paths. */
-	assert(row->holder == HOLD_NONE);
-	s->conn_flush++;
 	row->holder = HOLD_FLUSH;
 	row->got_us = s->now;
 	sim_push(s, s->now + hold_sample(s) + sim_chain_walk_us(s, 0), EV_RELEASE, 0);
+}
+
+/* In a fix's write path only the flusher locks the counter row; after a
+ * live change from a direct path, requests may still hold it and queue
+ * for it. The flusher then waits for the holder's release and goes next,
+ * ahead of the queue (one flush, one hold, before the backlog). */
+static void flusher_lock(struct sim *s)
+{
+	s->conn_flush++;
+	if (s->rows[0].holder != HOLD_NONE) {
+		s->flusher_lockwait = true;
+		return;
+	}
+	flusher_hold(s);
 }
 
 /*
@@ -794,7 +807,8 @@ static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
 {
 	struct sim_like *l;
 	bool applied;
-	int64_t n = s->path->credits ? s->path->credits(s) : 1;
+	const struct sim_path *path = sim_req_path(r);
+	int64_t n = path->credits ? path->credits(s) : 1;
 
 	if (!r->like) {
 		row->value += n;
@@ -904,7 +918,10 @@ static void release(struct sim *s, int i)
 	}
 	/* Hand the lock on before the connection goes back: a request the
 	 * pool admits now must queue behind the ones already waiting. */
-	if (row->q.n && s->c.handoff == SIM_HANDOFF_HERD) {
+	if (i == 0 && s->flusher_lockwait) {
+		s->flusher_lockwait = false;
+		flusher_hold(s);
+	} else if (row->q.n && s->c.handoff == SIM_HANDOFF_HERD) {
 		herd_wake(s, i);
 	} else if (row->q.n) {
 		struct sim_req r = lock_pop(row);
@@ -930,29 +947,36 @@ static void hold_end(struct sim *s, int i)
 
 /* ---- the request path ---- */
 
-static int pick_row(struct sim *s)
+/* The row a request locks: one of the config's rows on a sharded path
+ * (a request left over from one keeps picking among the rows there are
+ * now), row 0 otherwise. */
+static int pick_row(struct sim *s, const struct sim_req *r)
 {
-	if (s->nrows == 1)
+	int n = s->c.rows < s->nrows ? s->c.rows : s->nrows;
+
+	if (!sim_req_path(r)->sharded || n <= 1)
 		return 0;
 	if (s->c.slot == SIM_SLOT_ROUND_ROBIN)
-		return (int)(s->rr_next++ % (uint32_t)s->nrows);
-	return (int)sim_rng_below(&s->rng, (uint64_t)s->nrows);
+		return (int)(s->rr_next++ % (uint32_t)n);
+	return (int)sim_rng_below(&s->rng, (uint64_t)n);
 }
 
 /* The like's database step, once its work outside the lock is done. */
 static void db_step(struct sim *s, struct sim_req *r)
 {
-	if (s->path->refused && s->path->refused(s)) {
+	const struct sim_path *path = sim_req_path(r);
+
+	if (path->refused && path->refused(s)) {
 		/* Refused before the shared row: an answer, and nothing written. */
 		complete(s, r);
 		counter_release(s);
-	} else if (!s->path->row_lock) {
+	} else if (!path->row_lock) {
 		/* An insert of its own new row: no shared lock to wait for. */
 		s->conn_hold++;
 		sim_push(s, s->now + s->work_us + hold_sample(s), EV_CONN_DONE,
 		         slab_put(s, r));
 	} else {
-		lock_acquire(s, pick_row(s), r);
+		lock_acquire(s, pick_row(s, r), r);
 	}
 }
 
@@ -963,7 +987,7 @@ static void outside(struct sim *s, struct sim_req *r)
 {
 	uint32_t slot = slab_put(s, r);
 
-	if (s->path->needs_conn)
+	if (sim_req_path(r)->needs_conn)
 		s->conn_outside++;
 	if (sim_followed(s, r))
 		sim_trace_note(s, SIM_TR_OUTSIDE, SIM_AT_OUTSIDE, -1, 0);
@@ -1004,7 +1028,7 @@ static void outside_done(struct sim *s, uint32_t slot)
 	struct sim_req r = s->slab[slot];
 
 	s->slab_free[s->slab_nfree++] = slot;
-	if (!s->path->needs_conn) {
+	if (!sim_req_path(&r)->needs_conn) {
 		sim_fix_like(s, &r);
 		return;
 	}
@@ -1041,7 +1065,7 @@ static void start_attempt(struct sim *s, struct sim_req *r)
 	 * just before the request is copied into a queue stalls the copy. */
 	if (r->attempt_us != s->now)
 		r->attempt_us = s->now;
-	if (r->kind == SIM_REQ_COUNTER && !s->path->needs_conn) {
+	if (r->kind == SIM_REQ_COUNTER && !sim_req_path(r)->needs_conn) {
 		if (has_outside(s))
 			outside(s, r);
 		else
@@ -1161,8 +1185,11 @@ struct sim *sim_new(const struct sim_config *c)
 	source_rate(s, &s->unrel, c->unrelated_rps, EV_UNREL_ARRIVE);
 	for (int i = 0; i < c->ncrashes; i++)
 		sim_push(s, c->crashes[i].at_us, EV_CRASH, (uint32_t)c->crashes[i].kind);
-	if (s->path->flushes)
+	s->paths_used = 1u << c->strategy;
+	if (s->path->flushes) {
 		sim_push(s, s->flush_us, EV_FLUSH, 0);
+		s->flush_armed = true;
+	}
 	sim_push(s, s->tick_us, EV_TICK, 0);
 	for (int i = 0; i < c->clients; i++)
 		sim_push(s, 0, EV_SEND, 0);     /* every caller sends at once */
@@ -1190,6 +1217,7 @@ void sim_free(struct sim *s)
 	free(s->likes);
 	sim_chain_free(s);
 	sim_wal_free(s);
+	sim_live_free(s);
 	free(s);
 }
 
@@ -1359,7 +1387,7 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	bool unrel = c->unrelated_rps != s->c.unrelated_rps;
 
 	bool reads = c->read_rps != s->c.read_rps;
-	struct sim_config n = *c;
+	struct sim_config n = *c, old = s->c;
 
 	/* Every setting applies but the structure (sim_config_keep) and the
 	 * rate, which moves only when asked to. */
@@ -1372,6 +1400,7 @@ void sim_set(struct sim *s, const struct sim_config *c)
 		sim_chain_rate(s);
 	set_times(s);
 	sim_mva(&s->c, &s->mva_x, &s->mva_r);
+	sim_live_apply(s, &old, c);
 	s->pool[POOL_MAIN].size = c->pool;
 	if (s->counter_pool != &s->pool[POOL_MAIN] && c->counter_pool > 0)
 		s->pool[POOL_COUNTER].size = c->counter_pool;

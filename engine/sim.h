@@ -295,6 +295,12 @@ struct sim_strategy_info {
 	bool flushes;             /* something runs every c.flush_ms: the
 	                             buffered paths' flush, append's roll-up */
 	const char *blurb;        /* one line: what it does */
+	bool batches;             /* a request is a transaction of c.batch
+	                             transfers (sales), some refused: counts
+	                             and ceilings are in sales (ledger) */
+	bool instant;             /* a like is acknowledged without waiting for
+	                             anything: a caller of it never waits
+	                             (coalesce, queue) */
 };
 /* The descriptor of s; NULL for a value out of range. */
 const struct sim_strategy_info *sim_strategy_info(enum sim_strategy s);
@@ -338,16 +344,46 @@ int64_t sim_now(const struct sim *s);
 /* Live changes, for the TUI and tours: every field of c applies from now
  * on (the old snapshot's times are simulated seconds since t = 0; the
  * rate only when it differs from the rate last set), except the structure
- * the simulation was built on, which sim_set keeps: strategy, rows, slot,
- * arrivals, burst, the schedule, seconds, faults, seed, tick_ms, clients,
- * cores, counter_pool (its size changes live where it exists), redis_op_us,
- * batch, refuse_frac. A change there needs a new sim (sim_free, sim_new);
- * sim_config_restarts() says whether c asks for one. */
+ * the simulation was built on, which sim_set keeps: the fields the table
+ * marks not live (engine/sim_field.c: arrivals, burst, the schedule,
+ * seconds, faults, seed, tick_ms, clients, cores, counter_pool (its size
+ * changes live where it exists), redis_op_us, batch, refuse_frac). A
+ * change there needs a new sim (sim_free, sim_new); sim_config_restarts()
+ * says whether c asks for one.
+ * A fix applies live: a new strategy, rows, pool or timeouts leave what
+ * is in flight where it is. Requests already waiting for a connection or
+ * a row drain by the write path they arrived under, new arrivals take the
+ * new one; rows no longer picked keep their queues until drained; a fix's
+ * store goes on being flushed until empty (engine/sim_live.c). */
 void sim_set(struct sim *s, const struct sim_config *c);
 /* Whether c differs from old in the structure sim_set keeps. */
 bool sim_config_restarts(const struct sim_config *old, const struct sim_config *c);
 /* Copy that structure from old into c. */
 void sim_config_keep(struct sim_config *c, const struct sim_config *old);
+
+/* One field a call of sim_set changed. */
+struct sim_change {
+	int64_t at_us;            /* the simulated time of the call */
+	int set;                  /* which call, from 0: sim_change_config */
+	const char *field;        /* its key in sim_json's "config": "pool_timeout_ms" */
+	const char *option;       /* the option that sets it: "pool-timeout-ms" */
+	char from[32], to[32];    /* the values, as the option writes them */
+};
+/* What sim_set changed so far, oldest first (*n entries; the pointer
+ * holds until the next sim_set). */
+const struct sim_change *sim_changes(const struct sim *s, size_t *n);
+/* Calls of sim_set so far, a call that changed nothing included. */
+size_t sim_change_sets(const struct sim *s);
+/* The config call number set was given, and its time in *at_us (if not
+ * NULL); NULL past the last. A new sim of the same config that makes the
+ * same calls at the same simulated times (sim_advance to at_us, then
+ * sim_set) runs the same events: a call's effect depends only on the
+ * state, the time and the config. */
+const struct sim_config *sim_change_config(const struct sim *s, int set, int64_t *at_us);
+/* The latest call's changes in one line, "at 42.0 s: strategy naive ->
+ * sharded, rows 1 -> 16. The 2480 likes in flight then ..."; "" before
+ * any. Always NUL-terminated. */
+void sim_change_text(const struct sim *s, char *buf, size_t len);
 /* Inject a fault now. */
 void sim_inject(struct sim *s, enum sim_fault f);
 const struct sim_config *sim_config(const struct sim *s);
@@ -725,6 +761,7 @@ struct sim_snapshot {
 	struct sim_summary summary;       /* as sim_summary() now */
 	struct sim_trace trace;           /* the request followed, as sim_trace_get() */
 	struct sim_fix_view fix;          /* the fix's own parts */
+	char change[240];                 /* sim_change_text: the latest live change */
 };
 
 /* Fill *out (a large struct: allocate it, don't put it on a small stack). */

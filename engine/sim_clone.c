@@ -10,10 +10,10 @@
  * FIFO order, the slab its indices and free list.
  *
  * A checkpoint packs its queues, which can hold a hundred thousand
- * waiters (the viral video's pool): each request takes a flag byte and
- * the varint gap from the one before it, a few bytes instead of 40,
- * since most fields of a waiting request equal its arrival time or their
- * first value. Resuming unpacks them in the same order.
+ * waiters (the viral video's pool): each request takes a flag byte, its
+ * write path's byte and the varint gap from the one before it, a few
+ * bytes instead of 40, since most fields of a waiting request equal its
+ * arrival time or their first value. Resuming unpacks them in the same order.
  *
  * Whoever adds a member to struct sim must handle it in copy(): the
  * assertion below on the size of struct sim fails the build until they
@@ -28,7 +28,7 @@
 #include "engine/xmalloc.h"
 
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sim) == 182256,
+_Static_assert(sizeof(struct sim) == 182328,
                "struct sim changed: copy the new member in copy() of "
                "engine/sim_clone.c, then update this size");
 #endif
@@ -108,6 +108,7 @@ static void pack(struct how *h, const struct sim_req *r, int64_t *prev)
 
 	assert(r->kind < 4);
 	put(h, (uint8_t)(f | (unsigned)r->kind << 6));
+	put(h, r->path);          /* the write path it arrived under */
 	put_var(h, zig(r->first_us - *prev));
 	*prev = r->first_us;
 	if (f & P_ATTEMPT)
@@ -129,12 +130,13 @@ static void unpack(struct how *h, struct sim_req *r, int64_t *prev)
 	unsigned f = h->q[h->rd++];
 
 	r->kind = (uint8_t)(f >> 6);
+	r->path = h->q[h->rd++];
 	r->first_us = *prev = *prev + zag(get_var(h));
 	r->attempt_us = f & P_ATTEMPT ? r->first_us + zag(get_var(h)) : r->first_us;
 	r->enq_us = f & P_ENQ ? r->attempt_us + zag(get_var(h)) : r->attempt_us;
 	r->slept_us = f & P_SLEPT ? r->enq_us + zag(get_var(h)) : r->enq_us;
 	r->like = f & P_LIKE ? (uint32_t)get_var(h) : 0;
-	r->tries = f & P_TRIES ? (uint16_t)get_var(h) : 1;
+	r->tries = f & P_TRIES ? (uint8_t)get_var(h) : 1;
 	r->orphan = f & P_ORPHAN ? (uint8_t)get_var(h) : 0;
 }
 
@@ -241,7 +243,17 @@ static struct sim *copy(const struct sim *s, struct how *h)
 	d->wal.cur = dup(s->wal.cur, nrows, nrows, sizeof *s->wal.cur, bytes);
 	d->wal.next = dup(s->wal.next, nrows, nrows, sizeof *s->wal.next, bytes);
 
-	/* path and host point at the engine's constant tables: shared. */
+	/* What sim_set was given and what it changed: a replay from here
+	 * goes on recording after them. */
+	cap = compact ? s->nsets : s->sets_cap;
+	d->sets = dup(s->sets, s->nsets, cap, sizeof *s->sets, bytes);
+	d->sets_cap = cap;
+	cap = compact ? s->nchanges : s->changes_cap;
+	d->changes = dup(s->changes, s->nchanges, cap, sizeof *s->changes, bytes);
+	d->changes_cap = cap;
+
+	/* path and host point at the engine's constant tables: shared, as
+	 * are the changes' field and option names. */
 	return d;
 }
 

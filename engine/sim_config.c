@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/sim.h"
+#include "engine/sim_field.h"
 
 static const struct sim_strategy_info strategies[SIM_NSTRATEGIES] = {
 	[SIM_NAIVE] = { "naive", false, false, "row", false, false,
@@ -19,15 +20,15 @@ static const struct sim_strategy_info strategies[SIM_NSTRATEGIES] = {
 	[SIM_SHARDED] = { "sharded", true, true, "slot", false, false,
 	                  "N slot rows, one picked per like; a read sums them" },
 	[SIM_COALESCE] = { "coalesce", false, false, "row", true, true,
-	                   "the app buffers likes, one UPDATE +k every flush" },
+	                   "the app buffers likes, one UPDATE +k every flush", false, true },
 	[SIM_QUEUE] = { "queue", false, false, "row", true, true,
-	                "likes go to a log; a consumer applies batches behind a fence" },
+	                "likes go to a log; a consumer applies batches behind a fence", false, true },
 	[SIM_REDIS] = { "redis", false, false, "row", true, true,
 	                "INCR in memory, drained into the row every flush" },
 	[SIM_APPEND] = { "append", false, false, "row", false, true,
 	                 "an inserted row per like, rolled up every flush" },
 	[SIM_LEDGER] = { "ledger", true, false, "fee row", false, false,
-	                 "money: transfers that credit a fee account of N sub-accounts" },
+	                 "money: transfers that credit a fee account of N sub-accounts", true, false },
 };
 
 const struct sim_strategy_info *sim_strategy_info(enum sim_strategy s)
@@ -118,30 +119,54 @@ void sim_config_default(struct sim_config *c)
 	c->wal_order = SIM_WAL_FLUSH_RELEASE;
 }
 
-/* The fields a running simulation is built on: sim_set keeps them, and a
- * change of one needs sim_new. One list for both questions. */
-#define SIM_STRUCTURE(X) \
-	X(strategy) X(rows) X(slot) X(arrivals) X(burst) X(nphases) X(seconds) \
-	X(ncrashes) X(seed) X(tick_ms) X(clients) X(cores) X(counter_pool) \
-	X(redis_op_us) X(batch) X(refuse_frac)
-
+/* The fields a running simulation is built on are the table's rows that
+ * are not live (sim_field.c): sim_set keeps them, and a change of one
+ * needs sim_new. One list for both questions. */
 void sim_config_keep(struct sim_config *c, const struct sim_config *old)
 {
-#define KEEP(f) c->f = old->f;
-	SIM_STRUCTURE(KEEP)
-#undef KEEP
-	memcpy(c->phases, old->phases, sizeof c->phases);
-	memcpy(c->crashes, old->crashes, sizeof c->crashes);
-	memcpy(c->scenario, old->scenario, sizeof c->scenario);
+	size_t n;
+	const struct sim_field *f = sim_fields(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].live)
+			continue;
+		switch (f[i].kind) {
+		case SIM_FIELD_SCHEDULE:
+			c->nphases = old->nphases;
+			memcpy(c->phases, old->phases, sizeof c->phases);
+			break;
+		case SIM_FIELD_CRASHES:
+			c->ncrashes = old->ncrashes;
+			memcpy(c->crashes, old->crashes, sizeof c->crashes);
+			break;
+		case SIM_FIELD_SCENARIO:
+			memcpy(c->scenario, old->scenario, sizeof c->scenario);
+			break;
+		case SIM_FIELD_DOUBLE:
+			*(double *)((char *)c + f[i].off) = *(const double *)((const char *)old + f[i].off);
+			break;
+		case SIM_FIELD_U64:
+			*(uint64_t *)((char *)c + f[i].off) = *(const uint64_t *)((const char *)old + f[i].off);
+			break;
+		case SIM_FIELD_BOOL:
+			*(bool *)((char *)c + f[i].off) = *(const bool *)((const char *)old + f[i].off);
+			break;
+		default:
+			memcpy((char *)c + f[i].off, (const char *)old + f[i].off, sizeof(int));
+			break;
+		}
+	}
 }
 
 bool sim_config_restarts(const struct sim_config *old, const struct sim_config *c)
 {
-#define DIFFERS(f) || c->f != old->f
-	return false SIM_STRUCTURE(DIFFERS) ||
-	       memcmp(c->phases, old->phases, (size_t)c->nphases * sizeof c->phases[0]) ||
-	       memcmp(c->crashes, old->crashes, (size_t)c->ncrashes * sizeof c->crashes[0]);
-#undef DIFFERS
+	size_t n;
+	const struct sim_field *f = sim_fields(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (!f[i].live && !sim_field_equal(&f[i], old, c))
+			return true;
+	return false;
 }
 
 /* ---- scenarios ----
@@ -361,7 +386,7 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	CHECK(isfinite(c->cpu_client_ms) && c->cpu_client_ms >= 0 && c->cpu_client_ms <= c->outside_ms,
 	      "--cpu-ms: expected DB[,CLIENT] with CLIENT from 0 to the outside time (--outside-ms)");
 	CHECK(c->clients == 0 || c->think_ms > 0 || c->outside_ms > 0 ||
-	      (c->strategy != SIM_COALESCE && c->strategy != SIM_QUEUE),
+	      !sim_strategy_info(c->strategy)->instant,
 	      "--clients: a caller of the %s path would never wait; give --think-ms or --outside-ms",
 	      sim_strategy_name(c->strategy));
 	CHECK((unsigned)c->arrivals <= SIM_ARRIVE_BURSTY,

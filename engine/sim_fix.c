@@ -106,7 +106,7 @@ void sim_fix_redis_done(struct sim *s, uint32_t epoch)
 
 void sim_fix_insert_done(struct sim *s, struct sim_req *r)
 {
-	s->buffer++;                      /* a likes row the rollup has not seen */
+	s->appended++;                    /* a likes row the rollup has not seen */
 	note_ack(s);
 	s->host->complete(s, r);
 }
@@ -118,6 +118,14 @@ static int64_t buffer_drain(struct sim *s)
 	int64_t k = s->buffer;
 
 	s->buffer = 0;
+	return k;
+}
+
+static int64_t append_drain(struct sim *s)
+{
+	int64_t k = s->appended;
+
+	s->appended = 0;
 	return k;
 }
 
@@ -163,37 +171,28 @@ static void queue_applied(struct sim *s)
 		s->kafka_off = to;
 }
 
-/* ---- what is acknowledged and not yet visible ---- */
+/* ---- what is acknowledged and not yet visible ----
+ *
+ * Every store at once: a path never used keeps its store at 0, and after
+ * a live change of strategy the old path's store drains beside the new
+ * one's. The queue's part of a flush in flight is still in the log
+ * (log_end - applied_hi); the rest of the flush is counted apart. */
 
-static int64_t in_flush(const struct sim *s)
+int64_t sim_fix_buffered(const struct sim *s)
 {
-	return s->flush_busy && !s->flush_aborted ? s->flush_k : 0;
-}
+	int64_t flying = s->flush_busy && !s->flush_aborted ? s->flush_k - s->flush_kq : 0;
 
-static int64_t buffer_pending(const struct sim *s)
-{
-	return s->buffer + in_flush(s);
-}
-
-static int64_t redis_pending(const struct sim *s)
-{
-	return s->redis_val + in_flush(s);
-}
-
-static int64_t queue_pending(const struct sim *s)
-{
-	return s->log_end - s->applied_hi;
-}
-
-static int64_t nothing_pending(const struct sim *s)
-{
-	(void)s;
-	return 0;
+	return s->buffer + s->appended + s->redis_val + (s->log_end - s->applied_hi) + flying;
 }
 
 /* ---- the ledger ---- */
 
 /* How many of n transfers are refused, each with probability f. */
+static int ledger_batch(const struct sim *s)
+{
+	return s->c.batch > 1 ? s->c.batch : 1;
+}
+
 static int64_t refused_of(struct sim *s, int64_t n, double f)
 {
 	int64_t k = 0;
@@ -208,7 +207,7 @@ static int64_t refused_of(struct sim *s, int64_t n, double f)
 /* Before the fee row: are all of this request's transfers refused? */
 static bool ledger_refused(struct sim *s)
 {
-	int64_t b = sim_config_batch(&s->c);
+	int64_t b = ledger_batch(s);
 
 	if (refused_of(s, b, s->c.refuse_frac) < b)
 		return false;
@@ -220,7 +219,7 @@ static bool ledger_refused(struct sim *s)
 /* At the commit: the transfers applied, given that not all were refused. */
 static int64_t ledger_credits(struct sim *s)
 {
-	int64_t b = sim_config_batch(&s->c), k = 0;
+	int64_t b = ledger_batch(s), k = 0;
 
 	if (b > 1)
 		while ((k = refused_of(s, b, s->c.refuse_frac)) == b)
@@ -235,20 +234,17 @@ static int64_t ledger_credits(struct sim *s)
 #define FAULT(f) (1u << (f))
 
 static const struct sim_path paths[SIM_NSTRATEGIES] = {
-	[SIM_NAIVE]    = { false, true,  true,  false, NULL, NULL, NULL,
-	                   nothing_pending, 0 },
-	[SIM_SHARDED]  = { true,  true,  true,  false, NULL, NULL, NULL,
-	                   nothing_pending, 0 },
-	[SIM_COALESCE] = { false, false, false, true, coalesce_like, buffer_drain, NULL,
-	                   buffer_pending, FAULT(SIM_FAULT_APP) },
-	[SIM_QUEUE]    = { false, false, false, true, queue_like, queue_drain, queue_applied,
-	                   queue_pending, FAULT(SIM_FAULT_CONSUMER) },
-	[SIM_REDIS]    = { false, false, false, true, redis_like, redis_drain, NULL,
-	                   redis_pending, FAULT(SIM_FAULT_REDIS) },
-	[SIM_APPEND]   = { false, false, true,  true, NULL, buffer_drain, NULL,
-	                   buffer_pending, 0 },
-	[SIM_LEDGER]   = { true,  true,  true,  false, NULL, NULL, NULL,
-	                   nothing_pending, 0, ledger_refused, ledger_credits },
+	[SIM_NAIVE]    = { false, true,  true,  false, NULL, NULL, 0 },
+	[SIM_SHARDED]  = { true,  true,  true,  false, NULL, NULL, 0 },
+	[SIM_COALESCE] = { false, false, false, true, coalesce_like, buffer_drain,
+	                   FAULT(SIM_FAULT_APP) },
+	[SIM_QUEUE]    = { false, false, false, true, queue_like, queue_drain,
+	                   FAULT(SIM_FAULT_CONSUMER) },
+	[SIM_REDIS]    = { false, false, false, true, redis_like, redis_drain,
+	                   FAULT(SIM_FAULT_REDIS) },
+	[SIM_APPEND]   = { false, false, true,  true, NULL, append_drain, 0 },
+	[SIM_LEDGER]   = { true,  true,  true,  false, NULL, NULL, 0,
+	                   ledger_refused, ledger_credits },
 };
 
 const struct sim_path *sim_path_of(enum sim_strategy st)
@@ -269,12 +265,12 @@ int sim_config_rows(const struct sim_config *c)
 
 int sim_config_batch(const struct sim_config *c)
 {
-	return c->strategy == SIM_LEDGER && c->batch > 1 ? c->batch : 1;
+	return sim_strategy_info(c->strategy)->batches && c->batch > 1 ? c->batch : 1;
 }
 
 double sim_lock_visits(const struct sim_config *c)
 {
-	if (c->strategy != SIM_LEDGER || c->refuse_frac <= 0)
+	if (!sim_strategy_info(c->strategy)->batches || c->refuse_frac <= 0)
 		return 1;
 	return 1 - pow(c->refuse_frac, sim_config_batch(c));
 }
@@ -299,15 +295,45 @@ static void take(struct sim *s, int64_t k)
 	s->buf_oldest = -1;
 }
 
+/* The paths in use whose stores a flush drains (1 << strategy). */
+static unsigned drained(const struct sim *s)
+{
+	unsigned m = 0;
+
+	for (int i = 0; i < SIM_NSTRATEGIES; i++)
+		if ((s->paths_used & (1u << i)) && paths[i].drain)
+			m |= 1u << i;
+	return m;
+}
+
+/* Take every store in use: one flush carries them all, as +k on the
+ * counter row. Only the queue has something to do after the commit. */
+static int64_t drain_all(struct sim *s)
+{
+	unsigned m = drained(s);
+	int64_t k = 0;
+
+	s->flush_kq = 0;
+	for (int i = 0; i < SIM_NSTRATEGIES; i++) {
+		if (!(m & (1u << i)))
+			continue;
+		int64_t d = paths[i].drain(s);
+		if (i == SIM_QUEUE)
+			s->flush_kq = d;
+		k += d;
+	}
+	return k;
+}
+
 void sim_fix_flush(struct sim *s)
 {
 	int64_t k;
 
 	if (s->flush_us > 0)
 		sim_push(s, s->now + s->flush_us, EV_FLUSH, 0);
-	if (s->flush_busy || !s->path->drain)
+	if (s->flush_busy || !drained(s))
 		return;                   /* flushes never overlap */
-	if (s->path == &paths[SIM_REDIS] && s->c.bug_get_then_del) {
+	if (drained(s) == 1u << SIM_REDIS && s->c.bug_get_then_del) {
 		/* GET now; DEL arrives one round trip later. */
 		k = s->redis_val;
 		if (!k)
@@ -317,7 +343,7 @@ void sim_fix_flush(struct sim *s)
 		sim_push(s, s->now + SIM_REDIS_RTT_US, EV_REDIS_DEL, 0);
 		return;
 	}
-	k = s->path->drain(s);
+	k = drain_all(s);
 	if (!k)
 		return;
 	take(s, k);
@@ -337,8 +363,8 @@ void sim_fix_commit(struct sim *s)
 	int64_t k = s->flush_aborted ? 0 : s->flush_k;
 
 	assert(s->flush_busy);
-	if (s->path->applied)
-		s->path->applied(s);
+	if (s->flush_kq > 0)
+		queue_applied(s);
 	s->visible += k;
 	s->rows[0].value += k;
 	if (k > 0 && s->flush_oldest >= 0 && s->now - s->flush_oldest > s->max_lag)
@@ -346,20 +372,28 @@ void sim_fix_commit(struct sim *s)
 	s->flush_busy = false;
 	s->flush_aborted = false;
 	s->flush_k = 0;
+	s->flush_kq = 0;
 }
 
 void sim_fix_like(struct sim *s, struct sim_req *r)
 {
-	assert(s->path->like);
-	s->path->like(s, r);
+	const struct sim_path *path = sim_req_path(r);
+
+	assert(path->like);
+	path->like(s, r);
 }
 
 /* ---- faults ---- */
 
 void sim_fix_fault(struct sim *s, enum sim_fault f)
 {
+	unsigned hit = 0;
+
+	for (int i = 0; i < SIM_NSTRATEGIES; i++)
+		if (s->paths_used & (1u << i))
+			hit |= paths[i].faults;
 	s->faults[f]++;
-	if (!(s->path->faults & FAULT(f)))
+	if (!(hit & FAULT(f)))
 		return;                   /* nothing of it lives where this fault hits */
 	switch (f) {
 	case SIM_FAULT_APP:
@@ -367,7 +401,10 @@ void sim_fix_fault(struct sim *s, enum sim_fault f)
 		s->buffer = 0;
 		s->buf_oldest = -1;
 		if (s->flush_busy && !s->flush_aborted) {
-			s->lost += s->flush_k;    /* its transaction rolls back */
+			/* its transaction rolls back: the queue's part is
+			 * delivered again, the rest is gone */
+			s->lost += s->flush_k - s->flush_kq;
+			s->flush_kq = 0;
 			s->flush_aborted = true;
 		}
 		break;
@@ -396,11 +433,6 @@ void sim_fix_fault(struct sim *s, enum sim_fault f)
 	}
 }
 
-int64_t sim_fix_buffered(const struct sim *s)
-{
-	return s->path->pending(s);
-}
-
 /* ---- what the snapshot shows of a fix ---- */
 
 static enum sim_flusher flusher_state(const struct sim *s)
@@ -422,7 +454,7 @@ void sim_fix_view(const struct sim *s, struct sim_fix_view *out)
 	memset(out, 0, sizeof *out);
 	if (!s->path->flushes)
 		return;
-	out->pending = s->path->pending(s);
+	out->pending = sim_fix_buffered(s);
 	out->log_end = s->log_end;
 	out->consumer_offset = s->kafka_off;
 	out->fence = s->db_fence;

@@ -47,9 +47,11 @@ struct sim_req {
 	int64_t slept_us;    /* in a lock queue: when its current sleep began,
 	                        lock_timeout's base (a herd wake moves it) */
 	uint32_t like;       /* its record once an attempt was orphaned, 0 before */
-	uint16_t tries;      /* attempts so far, 1 on the first */
+	uint8_t tries;       /* attempts so far, 1 on the first (retries <= 100) */
 	uint8_t kind;        /* enum sim_req_kind */
 	uint8_t orphan;      /* its client gave up; the server still runs it */
+	uint8_t path;        /* the strategy it arrived under: it keeps that
+	                        write path when sim_set changes the strategy */
 };
 #define SIM_REQ_DEFINED
 
@@ -204,6 +206,15 @@ struct sim_follow {
 	struct sim_trace t;
 };
 
+/* One call of sim_set (sim_live.c): when, what it was given, and the
+ * likes in flight then. A copy of struct sim copies these arrays too
+ * (changes[0..nchanges), sets[0..nsets)). */
+struct sim_live_set {
+	int64_t at_us;
+	int64_t inflight;
+	struct sim_config c;
+};
+
 struct sim;
 
 /*
@@ -218,12 +229,8 @@ struct sim_path {
 	bool flushes;             /* a periodic flusher applies what accumulates */
 	/* the cheap step that acknowledges a like; NULL: a database step */
 	void (*like)(struct sim *s, struct sim_req *r);
-	/* a flush takes its batch: the increments, 0 for nothing to do */
+	/* a flush takes its store's batch: the increments, 0 for nothing */
 	int64_t (*drain)(struct sim *s);
-	/* after the flush commits (the queue's offsets); may be NULL */
-	void (*applied)(struct sim *s);
-	/* acknowledged, not yet visible */
-	int64_t (*pending)(const struct sim *s);
 	unsigned faults;          /* 1 << enum sim_fault: the faults that cost it */
 	/* the request ends before the row lock (money refused); NULL: never */
 	bool (*refused)(struct sim *s);
@@ -337,6 +344,18 @@ struct sim {
 	struct sim_series series;
 	int64_t last_tick;
 
+	/* live changes (sim_live.c): the write paths ever in use, whose
+	 * stores the flusher drains; the list of changes */
+	unsigned paths_used;       /* 1 << enum sim_strategy */
+	bool flush_armed;          /* an EV_FLUSH is on its way (it re-arms) */
+	bool flusher_lockwait;     /* the flusher, connected, waits for row 0 */
+	int64_t appended;          /* append: inserted rows not rolled up yet */
+	int64_t flush_kq;          /* of flush_k, the queue's part */
+	struct sim_change *changes;
+	size_t nchanges, changes_cap;
+	struct sim_live_set *sets;
+	size_t nsets, sets_cap;
+
 	/* round trips in the lock; reads and the version chain (sim_chain.c) */
 	int64_t trips_us;          /* c.trips_in_lock round trips of c.rtt_ms */
 	struct sim_rng read_rng;   /* reads' own stream: they leave the likes' alone */
@@ -440,6 +459,22 @@ void sim_trace_end(struct sim *s, enum sim_trace_state how);
 void sim_trace_herd(struct sim *s, int row, size_t woken);  /* after the draw */
 void sim_trace_tick(struct sim *s);
 void sim_trace_found(struct sim *s, const struct sim_req *r, int64_t lat_us);
+
+/* sim_live.c: changes of strategy and rows while the simulation runs */
+/* The write path a request takes: the one it arrived under. */
+static inline const struct sim_path *sim_req_path(const struct sim_req *r)
+{
+	return sim_path_of((enum sim_strategy)r->path);
+}
+/* In sim_set, once s->c is the new config and its times are set: old is
+ * the config before, asked the one sim_set was given. Switch the write
+ * path, grow the rows, and record the call and what changed at s->now. */
+void sim_live_apply(struct sim *s, const struct sim_config *old,
+                    const struct sim_config *asked);
+void sim_live_free(struct sim *s);
+/* Rows the snapshot lists: the config's, and any beyond that still hold
+ * or queue requests from before a change. */
+int sim_live_rows(const struct sim *s);
 
 /* sim_theory.c */
 void sim_theory(const struct sim *s, double rps, struct sim_summary *out);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/sim_field.h"
 #include "engine/sim_impl.h"
 #include "util/json.h"
 
@@ -80,7 +81,7 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->events = s->events;
 	memcpy(o->faults, s->faults, sizeof o->faults);
 	sim_chain_summary(s, o);
-	if (s->c.strategy == SIM_LEDGER) {
+	if (sim_strategy_info(s->c.strategy)->batches) {
 		o->ledger.transfers = s->transfers;
 		o->ledger.refused = s->ledger_refused;
 		o->ledger.transfers_per_s = t > 0 ? (double)s->transfers / t : 0;
@@ -96,8 +97,8 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 
 	out->now_us = s->now;
 	out->config = s->c;
-	out->nrows = s->nrows;
-	out->nlanes = s->nrows < SIM_SNAP_ROWS ? s->nrows : SIM_SNAP_ROWS;
+	out->nrows = sim_live_rows(s);
+	out->nlanes = out->nrows < SIM_SNAP_ROWS ? out->nrows : SIM_SNAP_ROWS;
 	for (int i = 0; i < out->nlanes; i++) {
 		const struct sim_row *row = &s->rows[i];
 		struct sim_lane *l = &out->lanes[i];
@@ -140,6 +141,7 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 	sim_summary(s, &out->summary);
 	sim_trace_get(s, &out->trace);
 	sim_fix_view(s, &out->fix);
+	sim_change_text(s, out->change, sizeof out->change);
 }
 
 /* ---- JSON ---- */
@@ -168,133 +170,35 @@ static void str(FILE *f, const char *key, const char *v)
 	util_json_str(f, v);
 }
 
-/* The config's fields in the order "config" prints them, one row each:
- * a new option is one more row. */
-enum field_kind {
-	F_INT, F_DOUBLE, F_BOOL, F_U64,
-	F_NAME,         /* an enum, printed as names[value] */
-	F_STRATEGY,     /* the strategy, by sim_strategy_name */
-	F_SCENARIO,     /* the scenario's name, null when "" */
-	F_SCHEDULE,     /* phases[] as [{"at_s":..,"rps":..},...] */
-	F_CRASHES,      /* crashes[] as [{"kind":..,"at_s":..},...] */
-	F_BATCH,        /* the batch in effect (sim_config_batch) */
-};
-
-struct config_field {
-	const char *name;
-	enum field_kind kind;
-	size_t off;                   /* offsetof(struct sim_config, ...) */
-	const char *const *names;     /* F_NAME: the enum's names, by value */
-};
-
-static const char *const arrivals_names[] = { "constant", "poisson", "bursty" };
-static const char *const dist_names[] = { "const", "exp" };
-static const char *const slot_names[] = { "random", "round-robin" };
-static const char *const backoff_names[] = { "none", "exp", "exp-jitter" };
-static const char *const handoff_names[] = { "fifo", "herd" };
-static const char *const wal_order_names[] = { "flush-release" };
-
-#define FIELD(name, kind, member) { name, kind, offsetof(struct sim_config, member), NULL }
-#define NAMED(name, member, names) { name, F_NAME, offsetof(struct sim_config, member), names }
-
-static const struct config_field config_fields[] = {
-	FIELD("scenario", F_SCENARIO, scenario),
-	FIELD("strategy", F_STRATEGY, strategy),
-	FIELD("rows", F_INT, rows),
-	NAMED("slot", slot, slot_names),
-	FIELD("rps", F_DOUBLE, rps),
-	NAMED("arrivals", arrivals, arrivals_names),
-	FIELD("schedule", F_SCHEDULE, phases),
-	FIELD("seconds", F_DOUBLE, seconds),
-	FIELD("hold_ms", F_DOUBLE, hold_ms),
-	NAMED("hold_dist", hold_dist, dist_names),
-	FIELD("work_ms", F_DOUBLE, work_ms),
-	FIELD("pool", F_INT, pool),
-	FIELD("pool_timeout_ms", F_DOUBLE, pool_timeout_ms),
-	FIELD("client_timeout_ms", F_DOUBLE, client_timeout_ms),
-	FIELD("retries", F_INT, retries),
-	FIELD("unrelated_rps", F_DOUBLE, unrelated_rps),
-	FIELD("unrelated_ms", F_DOUBLE, unrelated_ms),
-	FIELD("flush_ms", F_DOUBLE, flush_ms),
-	FIELD("crashes", F_CRASHES, crashes),
-	FIELD("bug_no_fence", F_BOOL, bug_no_fence),
-	FIELD("bug_get_then_del", F_BOOL, bug_get_then_del),
-	FIELD("seed", F_U64, seed),
-	FIELD("tick_ms", F_DOUBLE, tick_ms),
-	FIELD("clients", F_INT, clients),
-	FIELD("think_ms", F_DOUBLE, think_ms),
-	NAMED("think_dist", think_dist, dist_names),
-	FIELD("outside_ms", F_DOUBLE, outside_ms),
-	FIELD("cores", F_INT, cores),
-	FIELD("cpu_db_ms", F_DOUBLE, cpu_db_ms),
-	FIELD("cpu_client_ms", F_DOUBLE, cpu_client_ms),
-	FIELD("burst", F_INT, burst),
-	FIELD("lock_timeout_ms", F_DOUBLE, lock_timeout_ms),
-	FIELD("idempotent", F_BOOL, idempotent),
-	NAMED("backoff", backoff, backoff_names),
-	FIELD("backoff_ms", F_DOUBLE, backoff_ms),
-	FIELD("retry_budget", F_DOUBLE, retry_budget),
-	FIELD("counter_pool", F_INT, counter_pool),
-	FIELD("rtt_ms", F_DOUBLE, rtt_ms),
-	FIELD("redis_op_us", F_DOUBLE, redis_op_us),
-	FIELD("trips_in_lock", F_INT, trips_in_lock),
-	FIELD("read_rps", F_DOUBLE, read_rps),
-	FIELD("read_ms", F_DOUBLE, read_ms),
-	FIELD("snapshot_at_s", F_DOUBLE, snapshot_at_s),
-	FIELD("snapshot_for_s", F_DOUBLE, snapshot_for_s),
-	FIELD("batch", F_BATCH, batch),
-	FIELD("refuse_frac", F_DOUBLE, refuse_frac),
-	NAMED("handoff", handoff, handoff_names),
-	FIELD("wake_us", F_DOUBLE, wake_us),
-	FIELD("wal_flush_ms", F_DOUBLE, wal_flush_ms),
-	FIELD("wal_cpu_ms", F_DOUBLE, wal_cpu_ms),
-	NAMED("wal_order", wal_order, wal_order_names),
-	FIELD("statement_timeout_ms", F_DOUBLE, statement_timeout_ms),
-	FIELD("walk_us", F_DOUBLE, walk_us),
-};
-
-/* The enums the table names are int-sized; read one as an int. */
-_Static_assert(sizeof(enum sim_slot) == sizeof(int) && sizeof(enum sim_arrivals) == sizeof(int) &&
-               sizeof(enum sim_dist) == sizeof(int) && sizeof(enum sim_backoff) == sizeof(int) &&
-               sizeof(enum sim_strategy) == sizeof(int) && sizeof(enum sim_handoff) == sizeof(int) &&
-               sizeof(enum sim_wal_order) == sizeof(int), "config_fields reads enums as int");
-
-static int enum_at(const void *p)
-{
-	int v;
-
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
-static void config_field_json(FILE *f, const struct sim_config *c, const struct config_field *fd)
+/* One field of "config", as the field table (sim_field.c) has it. */
+static void config_field_json(FILE *f, const struct sim_config *c, const struct sim_field *fd)
 {
 	const void *p = (const char *)c + fd->off;
+	char text[64];
 
 	switch (fd->kind) {
-	case F_INT:
-		fprintf(f, "\"%s\":%d", fd->name, *(const int *)p);
+	case SIM_FIELD_INT:
+		fprintf(f, "\"%s\":%d", fd->json, *(const int *)p);
 		break;
-	case F_DOUBLE:
-		num(f, fd->name, *(const double *)p);
+	case SIM_FIELD_DOUBLE:
+		num(f, fd->json, *(const double *)p);
 		break;
-	case F_BOOL:
-		fprintf(f, "\"%s\":%s", fd->name, *(const bool *)p ? "true" : "false");
+	case SIM_FIELD_BOOL:
+		fprintf(f, "\"%s\":%s", fd->json, *(const bool *)p ? "true" : "false");
 		break;
-	case F_U64:
-		fprintf(f, "\"%s\":%llu", fd->name, (unsigned long long)*(const uint64_t *)p);
+	case SIM_FIELD_U64:
+		fprintf(f, "\"%s\":%llu", fd->json, (unsigned long long)*(const uint64_t *)p);
 		break;
-	case F_NAME:
-		str(f, fd->name, fd->names[enum_at(p)]);
+	case SIM_FIELD_ENUM:
+	case SIM_FIELD_STRATEGY:
+		sim_field_text(fd, c, text, sizeof text);
+		str(f, fd->json, text);
 		break;
-	case F_STRATEGY:
-		str(f, fd->name, sim_strategy_name((enum sim_strategy)enum_at(p)));
+	case SIM_FIELD_SCENARIO:
+		str(f, fd->json, c->scenario[0] ? c->scenario : NULL);
 		break;
-	case F_SCENARIO:
-		str(f, fd->name, c->scenario[0] ? c->scenario : NULL);
-		break;
-	case F_SCHEDULE:
-		fprintf(f, "\"%s\":[", fd->name);
+	case SIM_FIELD_SCHEDULE:
+		fprintf(f, "\"%s\":[", fd->json);
 		for (int i = 0; i < c->nphases; i++) {
 			fputs(i ? ",{" : "{", f);
 			num(f, "at_s", (double)c->phases[i].at_us / 1e6);
@@ -304,8 +208,8 @@ static void config_field_json(FILE *f, const struct sim_config *c, const struct 
 		}
 		fputc(']', f);
 		break;
-	case F_CRASHES:
-		fprintf(f, "\"%s\":[", fd->name);
+	case SIM_FIELD_CRASHES:
+		fprintf(f, "\"%s\":[", fd->json);
 		for (int i = 0; i < c->ncrashes; i++) {
 			fputs(i ? ",{" : "{", f);
 			str(f, "kind", sim_fault_name(c->crashes[i].kind));
@@ -315,19 +219,22 @@ static void config_field_json(FILE *f, const struct sim_config *c, const struct 
 		}
 		fputc(']', f);
 		break;
-	case F_BATCH:
-		fprintf(f, "\"%s\":%d", fd->name, sim_config_batch(c));
+	case SIM_FIELD_BATCH:
+		fprintf(f, "\"%s\":%d", fd->json, sim_config_batch(c));
 		break;
 	}
 }
 
 static void config_json(FILE *f, const struct sim_config *c)
 {
+	size_t n;
+	const struct sim_field *fields = sim_fields(&n);
+
 	fputc('{', f);
-	for (size_t i = 0; i < sizeof config_fields / sizeof config_fields[0]; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(',', f);
-		config_field_json(f, c, &config_fields[i]);
+		config_field_json(f, c, &fields[i]);
 	}
 	fputc('}', f);
 }

@@ -56,6 +56,7 @@ static inline void sim_ring_push(struct sim_ring *q, const struct sim_req *req)
 	d->tries = req->tries;
 	d->kind = req->kind;
 	d->orphan = req->orphan;
+	d->path = req->path;
 }
 
 static inline struct sim_req sim_ring_pop(struct sim_ring *q)   /* q->n > 0 */

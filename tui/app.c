@@ -89,6 +89,23 @@ static bool settle(struct tui_app *a)
 	return false;
 }
 
+/* Compare mode's left side: every field of the chosen setup but its
+ * write path, which is naive on one row; or, when the two sides were
+ * picked (c), the left's own setup on the right's seed. */
+static struct sim_config left_side(const struct tui_app *a)
+{
+	struct sim_config nc = a->cfg;
+
+	if (a->left_own) {        /* a setup of its own, on the right's seed */
+		nc = a->left;
+		nc.seed = a->cfg.seed;
+		return nc;
+	}
+	nc.strategy = SIM_NAIVE;
+	nc.rows = 1;
+	return nc;
+}
+
 /* Rebuild the simulation(s) from a->cfg at t = 0. Settings the engine
  * refuses leave the running simulation as it is. */
 static void restart(struct tui_app *a)
@@ -103,13 +120,7 @@ static void restart(struct tui_app *a)
 		return;
 	}
 	if (a->naive) {
-		struct sim_config nc = a->cfg;
-		nc.strategy = SIM_NAIVE;
-		nc.rows = 1;
-		if (a->left_own) {        /* its own setup, on the right's seed */
-			nc = a->left;
-			nc.seed = a->cfg.seed;
-		}
+		struct sim_config nc = left_side(a);
 		if (!(n = sim_new(&nc))) {
 			sim_free(s);
 			if (a->sim)
@@ -131,17 +142,20 @@ static void restart(struct tui_app *a)
 	a->rw2 = a->naive ? tui_rewind_new(a->naive) : NULL;
 }
 
-/* Push live settings (rate, hold, pool...) into the running sims. */
+/* Push live settings (rate, hold, pool, strategy, rows...) into the
+ * running sims: what is in flight stays, new arrivals follow them. */
 static void push(struct tui_app *a)
 {
 	if (!settle(a))
 		return;
 	tui_rewind_set(a->rw, a->sim, &a->cfg);
 	/* Every live setting reaches the naive side too (lock_timeout, the
-	 * retry budget, idempotent likes ...): sim_set leaves its write path,
-	 * which is what differs. A left side with a setup of its own keeps it. */
-	if (a->naive && !a->left_own)
-		tui_rewind_set(a->rw2, a->naive, &a->cfg);
+	 * retry budget, idempotent likes ...) but the write path, which is
+	 * what differs. A left side with a setup of its own keeps it. */
+	if (a->naive && !a->left_own) {
+		struct sim_config nc = left_side(a);
+		tui_rewind_set(a->rw2, a->naive, &nc);
+	}
 }
 
 /* A fault now, kept in the record so that a replay injects it again. */
@@ -658,10 +672,11 @@ static void strategy(struct tui_app *a, int dir)
 	int s = ((int)a->cfg.strategy + dir + SIM_NSTRATEGIES) % SIM_NSTRATEGIES;
 	if (a->naive && !a->left_own && s == SIM_NAIVE)   /* naive is on the left already */
 		s = (s + dir + SIM_NSTRATEGIES) % SIM_NSTRATEGIES;
+	const struct sim_strategy_info *info = sim_strategy_info((enum sim_strategy)s);
 	a->cfg.strategy = (enum sim_strategy)s;
-	if (a->cfg.strategy == SIM_SHARDED && a->cfg.rows < 2)
+	if (info->spread && a->cfg.rows < 2)
 		a->cfg.rows = 16;
-	if (a->cfg.strategy != SIM_SHARDED && a->cfg.strategy != SIM_LEDGER)
+	if (!info->uses_rows)
 		a->cfg.rows = 1;
 	if (a->cfg.flush_ms <= 0)
 		a->cfg.flush_ms = 100;
@@ -703,9 +718,8 @@ static void act(struct tui_app *a, enum tui_action ac)
 	case TUI_A_STRATEGY_PREV: strategy(a, -1); break;
 	case TUI_A_SLOTS_UP: case TUI_A_SLOTS_DOWN: {
 		a->cfg.rows = (int)ladder(slots, 7, a->cfg.rows, ac == TUI_A_SLOTS_UP ? 1 : -1);
-		if (a->cfg.rows > 1 && a->cfg.strategy != SIM_SHARDED &&
-		    a->cfg.strategy != SIM_LEDGER)     /* the ledger splits its fee account */
-			a->cfg.strategy = SIM_SHARDED;
+		if (a->cfg.rows > 1 && !sim_strategy_info(a->cfg.strategy)->uses_rows)
+			a->cfg.strategy = SIM_SHARDED;  /* the ledger keeps its fee rows */
 		bool r = apply(a);
 		say(a, "%d slot%s%s", a->cfg.rows, a->cfg.rows > 1 ? "s" : "", restarted(r));
 		break;

@@ -100,7 +100,8 @@ void tui_app_tour_finish_step(struct tui_app *a);
 bool tui_app_tour_answer(struct tui_app *a, int letter);
 /* The snapshot the last tui_app_render drew (the fix, in compare mode). */
 const struct sim_snapshot *tui_app_snapshot(const struct tui_app *a);
-/* In compare mode, the left side's from the last render; else NULL. */
+/* Compare mode's left side as the last tui_app_render drew it; NULL
+ * outside compare mode. */
 const struct sim_snapshot *tui_app_snapshot_left(const struct tui_app *a);
 /* Simulated seconds since the simulation(s) started. */
 double tui_app_now(const struct tui_app *a);

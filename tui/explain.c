@@ -125,6 +125,8 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 	double rho = sum->theory.rho;
 
 	intro(c, p, &n, max);
+	if (snap->change[0])      /* a fix applied while it ran: what, and when */
+		add(p, &n, max, TUI_BOLD, 0, "Changed %s.", snap->change);
 
 	/* The ceiling against the arrivals. */
 	if (batched(c->strategy)) {
@@ -157,7 +159,7 @@ int tui_explain(const struct sim_snapshot *snap, bool ascii,
 			    rho == 1 ? ", at the ceiling" : "");
 		/* The ledger counts in sales: B to a transaction, and the
 		 * transactions wholly refused never reach the fee row. */
-		if (c->strategy == SIM_LEDGER)
+		if (sim_strategy_info(c->strategy)->batches)
 			add(p, &n, max, TUI_NORMAL, 0, "In sales: the fee row%s appl%s at most "
 			    "%s (%d × %d / %s); %s%% of the transactions reach %s, so %s "
 			    "sales can be answered. So far %s applied, %s refused.",

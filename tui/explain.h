@@ -11,7 +11,8 @@
  * wasted work; Little's law with the measured L, lambda and W once there
  * is a steady state; the collateral damage on other endpoints; and the
  * counts: for the fixes their lag and lost or double counts, for blind
- * retries the likes counted twice.
+ * retries the likes counted twice. A fix applied while the run goes on
+ * is said first, with the second it came at (sim_change_text).
  *
  * With ascii set, ρ, λ and × are spelt rho, lambda and x.
  *
@@ -29,7 +30,7 @@
 #include "engine/sim.h"
 #include "tui/screen.h"
 
-#define TUI_EXPLAIN_MAX 8
+#define TUI_EXPLAIN_MAX 9
 
 struct tui_para {
 	char text[320];           /* UTF-8, one paragraph */

@@ -56,7 +56,7 @@ static void heading(struct tui_screen *s, struct tui_rect r,
 	char line[128];
 	int x = r.x + tui_screen_text(s, r.x, r.y, r.w, TUI_HEAD, "LOCK LANES");
 	int n;
-	if (snap->config.strategy == SIM_LEDGER) {
+	if (sim_strategy_info(snap->config.strategy)->batches) {
 		/* In transactions a second, the unit the chart's offered and
 		 * done lines count in, and the very figure its ceiling line
 		 * shows: only those with a transfer applied lock a fee row,

@@ -21,7 +21,7 @@ int tui_totals_draw(struct tui_screen *s, struct tui_rect r,
 		return 0;
 	tui_screen_text(s, r.x, y++, r.w, TUI_HEAD, "SINCE t = 0");
 
-	if (snap->config.strategy == SIM_LEDGER)    /* in sales, B to a transaction */
+	if (sim_strategy_info(snap->config.strategy)->batches)    /* in sales, B to a transaction */
 		snprintf(line[0], sizeof line[0], "sales   %s applied, %s refused, %s failed",
 		         tui_fmt_int(a, sizeof a, m->count.visible),
 		         tui_fmt_int(b, sizeof b, (int64_t)m->ledger.refused),

@@ -45,8 +45,8 @@ static int onoff(const char *v, bool *out)
  * planted bug off again (the command line only plants them, with --bug).
  * On a bad value *c is left as it was.
  */
-int tui_tour_set(struct sim_config *c, const char *key, const char *v,
-                 bool *restart, char *err, size_t errlen)
+static int set_one(struct sim_config *c, const char *key, const char *v, bool live,
+                   bool *restart, char *err, size_t errlen)
 {
 	struct sim_config t = *c;
 	struct simopt_given given;
@@ -76,15 +76,24 @@ int tui_tour_set(struct sim_config *c, const char *key, const char *v,
 	sim_config_round(&t);
 	if (sim_config_restarts(c, &t))      /* sim_set would keep it */
 		*restart = true;
+	if (!live && (t.strategy != c->strategy || t.rows != c->rows))
+		*restart = true;                 /* `set`: a new setup from t = 0 */
 	*c = t;
 	return 0;
+}
+
+int tui_tour_set(struct sim_config *c, const char *key, const char *v,
+                 bool *restart, char *err, size_t errlen)
+{
+	return set_one(c, key, v, false, restart, err, errlen);
 }
 
 int tui_tour_apply(const struct tui_tour_step *st, struct sim_config *c,
                    bool *restart, char *err, size_t errlen)
 {
 	for (int i = 0; i < st->nsets; i++)
-		if (tui_tour_set(c, st->sets[i].key, st->sets[i].value, restart, err, errlen) < 0)
+		if (set_one(c, st->sets[i].key, st->sets[i].value, st->sets[i].live,
+		            restart, err, errlen) < 0)
 			return -1;
 	return 0;
 }
@@ -328,7 +337,7 @@ static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
 			i--;
 		}
 		st->faults[i] = f;
-	} else if (!strcmp(word, "set")) {
+	} else if (!strcmp(word, "set") || !strcmp(word, "fix")) {
 		for (char *kv = rest; *kv;) {
 			char *next = split(kv), *eq = strchr(kv, '=');
 			if (!eq)
@@ -340,12 +349,13 @@ static int line_(struct tui_tour *t, struct tui_tour_step **cur, char *word,
 				return -1;
 			snprintf(st->sets[st->nsets].key, sizeof st->sets[0].key, "%s", kv);
 			snprintf(st->sets[st->nsets].value, sizeof st->sets[0].value, "%s", eq + 1);
+			st->sets[st->nsets].live = word[0] == 'f';
 			st->nsets++;
 			kv = next;
 		}
 	} else {
 		return snprintf(err, errlen, "unknown word '%.32s' (title, scenario, step, "
-		                "set, say, run, pause, speed, compare, follow, crash, ask, A) to D), "
+		                "set, fix, say, run, pause, speed, compare, follow, crash, ask, A) to D), "
 		                "answer, why)", word), -1;
 	}
 	return 0;

@@ -30,6 +30,8 @@
 struct tui_tour_set {
 	char key[24];
 	char value[40];
+	bool live;                 /* a `fix` line: applied to the running
+	                              simulation, never from t = 0 */
 };
 
 struct tui_tour_step {
@@ -82,7 +84,10 @@ const char *const *tui_tour_names(void);
  * way (seconds 0), since a tour plays for as long as its steps say. */
 void tui_tour_base(const struct tui_tour *t, struct sim_config *c);
 /* Apply a step's settings to c. *restart is set when they change something
- * a running simulation cannot (strategy, rows, slot choice, arrivals, seed).
+ * a running simulation cannot (arrivals, seed: sim_config_restarts), and
+ * when a `set` line changes the write path (strategy, rows): a tour's
+ * `set` starts a new setup from t = 0, as its narration was written for,
+ * while a `fix` line applies the same words live (the backlog drains).
  * Returns 0, or -1 with err filled when a value does not parse (the tour
  * parser already checks them, so a loaded tour always applies). */
 int tui_tour_apply(const struct tui_tour_step *st, struct sim_config *c,

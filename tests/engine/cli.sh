@@ -341,6 +341,17 @@ m=$(sed 's/^hotrow sim: --//' "$tmp/cli.err")
 if [ -n "$m" ] && grep -qF -- "line 3: $m (not '0.0004')" "$tmp/tour.err"
 then ok demo__tour_limits_are_the_cli_limits
 else bad demo__tour_limits_are_the_cli_limits "cli: $(cat "$tmp/cli.err") tour: $(cat "$tmp/tour.err")"; fi
+# demo__a_fix_applies_live_headless: a tour's fix line changes the running
+# simulation; the frame at the step's end names the second it came and the
+# clock has run on from there; the same words with set start from t = 0.
+printf 'title live\nscenario viral-post\nstep outage\nrun 3\nstep fix\n%s strategy=sharded rows=16\nrun 2\n' fix >"$tmp/fix.tour"
+printf 'title live\nscenario viral-post\nstep outage\nrun 3\nstep fix\n%s strategy=sharded rows=16\nrun 2\n' set >"$tmp/set.tour"
+"$bin" demo --dump --size 160x50 --step 2 "$tmp/fix.tour" >"$tmp/fix.out" 2>&1
+"$bin" demo --dump --size 160x50 --step 2 "$tmp/set.tour" >"$tmp/set.out" 2>&1
+if grep -q "t = 5 s" "$tmp/fix.out" && grep -q "Changed at 3.0 s: strategy naive -> sharded" "$tmp/fix.out" &&
+	grep -q "t = 2 s" "$tmp/set.out" && ! grep -q "Changed at" "$tmp/set.out"
+then ok demo__a_fix_applies_live_headless
+else bad demo__a_fix_applies_live_headless "$(head -c 400 "$tmp/fix.out")"; fi
 usage_cmd demo__bad_usage_step_past   2 "the tour has"   demo --dump --step 99
 usage_cmd demo__bad_usage_dev_zero    2 "is a device"    demo --dump /dev/zero
 usage_cmd demo__bad_usage_answer_e     2 "A to D"         demo --dump --step 2 --answer E

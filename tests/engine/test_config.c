@@ -146,11 +146,16 @@ static void sim_config_restarts__the_structure_and_only_it(void **state)
 	b.handoff = SIM_HANDOFF_HERD;
 	b.wal_flush_ms = 1;
 	assert_false(sim_config_restarts(&a, &b));
+	b.strategy = SIM_SHARDED;       /* a fix applies live */
 	b.rows = 4;
+	b.pool = 50;
+	assert_false(sim_config_restarts(&a, &b));
+	b.cores = 4;
 	assert_true(sim_config_restarts(&a, &b));
 	sim_config_keep(&b, &a);
 	assert_false(sim_config_restarts(&a, &b));
-	assert_int_equal(b.rows, 1);
+	assert_int_equal(b.cores, 0);
+	assert_int_equal(b.rows, 4);
 	assert_true(b.hold_ms == 5 && b.handoff == SIM_HANDOFF_HERD);
 }
 

@@ -13,7 +13,7 @@
 
 static struct sim_req req(int64_t t)
 {
-	struct sim_req r = { t, t, t, t, 0, 1, SIM_REQ_COUNTER, 0 };
+	struct sim_req r = { t, t, t, t, 0, 1, SIM_REQ_COUNTER, 0, SIM_NAIVE };
 	return r;
 }
 

@@ -60,8 +60,18 @@ panels() { wait_for "LOCK LANES" && wait_for "CONNECTION POOL" &&
 check "tui__shows_lanes_pool_charts_words_keys" panels
 check "tui__pool_fills_and_login_page_stalls" wait_for "login page ◔ STALLED"
 
+# A fix applies live: paused, the clock stands still, so the words can
+# name the second; the run goes on from there, not from t = 0.
+wait_for "t = 1." 100
+t send-keys -t "$S" Space
+wait_for "PAUSED"
+t0=$(time_shown)
 t send-keys -t "$S" s
 check "tui__s_switches_to_sharded_16" wait_for "sharded x16"
+check "tui__s_applies_the_fix_live" wait_for "t = $t0 s"
+check "tui__the_words_say_what_changed_when" wait_for "Changed at $(printf '%.1f' "$t0") s"
+t send-keys -t "$S" Space
+wait_gone "PAUSED"
 check "tui__sharded_has_16_lanes" wait_for "ceiling 8,000/s = 16 slots / 2 ms hold"
 
 t send-keys -t "$S" Space

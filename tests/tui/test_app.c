@@ -12,6 +12,7 @@
 
 #include <ncurses.h>
 
+#include "engine/sim_field.h"
 #include "tui/app.h"
 #include "tui/fmt.h"
 #include "tests/tui/fixture.h"
@@ -137,26 +138,38 @@ static void tui_app_key__retry_storm_fixes(void **state)
 /* A key restarts the simulation only when the engine says its change
  * needs one (sim_config_restarts): more slots do, the slot key at the
  * top of its ladder changes nothing and the run goes on. */
+/* Whether any row of the screen holds text. */
+static bool on_screen(struct tui_screen *scr, const char *text)
+{
+	for (int y = 0; y < scr->h; y++)
+		if (strstr(fx_row(scr, y), text))
+			return true;
+	return false;
+}
+
 static void tui_app_key__restarts_only_what_the_engine_cannot_take_live(void **state)
 {
 	(void)state;
 	struct tui_app *a = viral();
-	struct tui_screen *s = tui_screen_new(120, 40);
+	struct tui_screen *s = tui_screen_new(200, 50);
 
-	assert_true(tui_app_key(a, 's'));             /* naive -> sharded, 16 slots */
+	tui_app_play(a, 3);
+	assert_true(tui_app_key(a, 's'));             /* naive -> sharded, 16 slots: live */
+	tui_app_render(a, s);
+	assert_true(tui_app_now(a) == 3.0);
+	assert_int_equal(tui_app_snapshot(a)->nrows, 16);
+	assert_true(on_screen(s, "Changed at 3.0 s: strategy naive -> sharded, rows 1 -> 16."));
+	assert_true(tui_app_snapshot(a)->lanes[0].queue_len > 0);   /* the backlog stays */
 	tui_app_play(a, 1);
-	assert_true(tui_app_key(a, ']'));             /* 32 slots: rebuilt */
+	assert_true(tui_app_key(a, ']'));             /* 32 slots: live too */
 	tui_app_render(a, s);
 	assert_int_equal(tui_app_snapshot(a)->nrows, 32);
-	assert_true(tui_app_now(a) == 0.0);
-	assert_true(tui_app_key(a, ']'));             /* 64, the top */
-	tui_app_play(a, 1);
-	assert_true(tui_app_key(a, ']'));             /* still 64: nothing to rebuild */
-	tui_app_render(a, s);
-	assert_int_equal(tui_app_snapshot(a)->nrows, 64);
-	assert_true(tui_app_now(a) == 1.0);
+	assert_true(tui_app_now(a) == 4.0);
+	assert_true(on_screen(s, "Changed at 4.0 s: rows 16 -> 32."));
 	assert_true(tui_app_key(a, KEY_UP));          /* a rate is live */
-	assert_true(tui_app_now(a) == 1.0);
+	assert_true(tui_app_now(a) == 4.0);
+	assert_true(tui_app_key(a, 'K'));             /* a bulkhead is built in: t = 0 */
+	assert_true(tui_app_now(a) == 0.0);
 	tui_screen_free(s);
 	tui_app_free(a);
 }
@@ -520,6 +533,108 @@ static void tui_app_tour__payday_does_what_the_narration_says(void **state)
 }
 
 
+/* Compare mode: each key reaches both sides, and the two differ in the
+ * write path alone, live changes and rebuilds alike. */
+static void tui_app_compare__both_sides_take_every_field(void **state)
+{
+	(void)state;
+	static const int keys[] = { 'T', 'B', 'I', KEY_UP, '+', '}', 'w', ']', 's', 'K' };
+	struct tui_app *a = viral();
+	struct tui_screen *scr = tui_screen_new(160, 50);
+	size_t n;
+	const struct sim_field *f = sim_fields(&n);
+
+	tui_app_compare(a, true);
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		tui_app_play(a, 0.5);
+		assert_true(tui_app_key(a, keys[k]));
+		tui_app_render(a, scr);
+		const struct sim_snapshot *l = tui_app_snapshot_left(a), *r = tui_app_snapshot(a);
+		assert_non_null(l);
+		assert_int_equal(l->config.strategy, SIM_NAIVE);
+		assert_int_equal(l->config.rows, 1);
+		assert_true(l->now_us == r->now_us);
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(f[i].json, "strategy") && strcmp(f[i].json, "rows") &&
+			    !sim_field_equal(&f[i], &l->config, &r->config))
+				fail_msg("key %d: %s differs between the sides", keys[k], f[i].json);
+	}
+	assert_true(tui_app_snapshot(a)->config.lock_timeout_ms > 0);
+	assert_true(tui_app_snapshot(a)->config.idempotent);
+	tui_app_compare(a, false);
+	tui_app_render(a, scr);
+	assert_null(tui_app_snapshot_left(a));
+	tui_screen_free(scr);
+	tui_app_free(a);
+}
+
+/* A tour's `fix` applies live: the frame after it says what changed and
+ * when, and the clock runs on; `set` with the same words starts the new
+ * path from t = 0. */
+static void tui_app_tour__fix_applies_live(void **state)
+{
+	(void)state;
+	static const char *const words[] = { "fix", "set" };
+	char err[200], text[300];
+
+	for (int w = 0; w < 2; w++) {
+		snprintf(text, sizeof text, "title T\nscenario viral-post\nstep one\nrun 3\n"
+		         "step two\n%s strategy=sharded rows=16 pool-timeout-ms=800\nrun 1\n",
+		         words[w]);
+		struct tui_tour *t = tui_tour_parse(text, err, sizeof err);
+		assert_non_null(t);
+		struct tui_app *a = tui_app_new(NULL, t, false);
+		struct tui_screen *scr = tui_screen_new(200, 50);
+		tui_app_tour_finish_step(a);
+		tui_app_tour_goto(a, 1);
+		tui_app_tour_finish_step(a);
+		tui_app_render(a, scr);
+		if (w == 0) {
+			assert_true(tui_app_now(a) == 4.0);
+			assert_true(on_screen(scr, "Changed at 3.0 s: strategy naive -> sharded, "
+			                      "rows 1 -> 16, pool-timeout-ms 5000 -> 800."));
+			assert_true(tui_app_snapshot(a)->lanes[0].completed >
+			            tui_app_snapshot(a)->lanes[1].completed);
+		} else {
+			assert_true(tui_app_now(a) == 1.0);
+			assert_false(on_screen(scr, "Changed at"));
+		}
+		assert_int_equal(tui_app_snapshot(a)->nrows, 16);
+		tui_screen_free(scr);
+		tui_app_free(a);
+	}
+}
+
+/* The viral post's first fix is deployed live, 16 s in: the backlog of
+ * naive likes drains through row 0 first, then the slots take the line,
+ * and by the step's end (26 s) it is gone; the words name the change. */
+static void tui_app_tour__viral_post_fix_drains_the_backlog(void **state)
+{
+	(void)state;
+	char err[200];
+	struct tui_tour *t = tui_tour_load("viral-post", err, sizeof err);
+	assert_non_null(t);
+	struct tui_app *a = tui_app_new(NULL, t, false);
+	struct tui_screen *scr = tui_screen_new(200, 50);
+
+	tui_app_tour_goto(a, 4);
+	assert_non_null(strstr(tui_app_view(a)->step_title, "deployed live"));
+	tui_app_render(a, scr);
+	assert_true(tui_app_now(a) == 16.0);
+	assert_true(tui_app_snapshot(a)->pool_waiters > 9000);    /* the outage's line */
+	assert_true(on_screen(scr, "Changed at 16.0 s: strategy naive -> sharded, rows 1 -> 16"));
+	tui_app_play(a, 2);
+	tui_app_render(a, scr);
+	assert_true(tui_app_snapshot(a)->pool_waiters > 9000);    /* still the old line */
+	tui_app_tour_finish_step(a);
+	tui_app_render(a, scr);
+	assert_true(tui_app_now(a) == 26.0);
+	assert_int_equal(tui_app_snapshot(a)->pool_waiters, 0);
+	assert_true(tui_app_snapshot(a)->summary.in_flight < 50);
+	tui_screen_free(scr);
+	tui_app_free(a);
+}
+
 /* Unattended (`hotrow demo --loop`): a waiting step goes on after the
  * autoplay time, a question closes unanswered and then plays with its
  * settings, and after the last step the tour starts again. */
@@ -622,6 +737,9 @@ int main(void)
 		cmocka_unit_test(tui_app_tour__payday_does_what_the_narration_says),
 		cmocka_unit_test(tui_app_tour__a_letter_answers_and_the_end_reveals),
 		cmocka_unit_test(tui_app_tour__autoplay_and_loop),
+		cmocka_unit_test(tui_app_compare__both_sides_take_every_field),
+		cmocka_unit_test(tui_app_tour__fix_applies_live),
+		cmocka_unit_test(tui_app_tour__viral_post_fix_drains_the_backlog),
 		cmocka_unit_test(tui_app_tour__bulkhead_panels_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,279 @@
+/*
+ * sim_field.c: the table of config fields (sim_field.h).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/sim_field.h"
+
+static const char *const arrivals_words[] = { "constant", "poisson", "bursty", NULL };
+static const char *const dist_words[] = { "const", "exp", NULL };
+static const char *const slot_words[] = { "random", "round-robin", NULL };
+static const char *const backoff_words[] = { "none", "exp", "exp-jitter", NULL };
+static const char *const handoff_words[] = { "fifo", "herd", NULL };
+static const char *const wal_order_words[] = { "flush-release", NULL };
+
+/* The enums the table names are int-sized; it reads them as int. */
+_Static_assert(sizeof(enum sim_slot) == sizeof(int) && sizeof(enum sim_arrivals) == sizeof(int) &&
+               sizeof(enum sim_dist) == sizeof(int) && sizeof(enum sim_backoff) == sizeof(int) &&
+               sizeof(enum sim_strategy) == sizeof(int) && sizeof(enum sim_handoff) == sizeof(int) &&
+               sizeof(enum sim_wal_order) == sizeof(int), "the field table reads enums as int");
+
+#define AT(m) offsetof(struct sim_config, m)
+/* json, option, member, range, live, then for --help: the value's word,
+ * the note after the default (NULL: no default shown) and the text */
+#define INT(j, o, m, lo, hi, l, a, n, h)  { j, o, SIM_FIELD_INT, AT(m), lo, hi, NULL, l, a, h, n }
+#define DBL(j, o, m, lo, hi, l, a, n, h)  { j, o, SIM_FIELD_DOUBLE, AT(m), lo, hi, NULL, l, a, h, n }
+#define BOOL(j, o, m, l, a, n, h)         { j, o, SIM_FIELD_BOOL, AT(m), 0, 1, NULL, l, a, h, n }
+#define ENUM(j, o, m, w, l, a, n, h)      { j, o, SIM_FIELD_ENUM, AT(m), 0, 0, w, l, a, h, n }
+#define KIND(j, o, k, m, l, a, n, h)      { j, o, k, AT(m), 0, 0, NULL, l, a, h, n }
+
+static const struct sim_field fields[] = {
+	KIND("scenario", "scenario", SIM_FIELD_SCENARIO, scenario, true, NULL, NULL, NULL),
+	KIND("strategy", "strategy", SIM_FIELD_STRATEGY, strategy, true, NULL, NULL, NULL),
+	INT("rows", "rows", rows, 1, 65536, true,
+	    "N", "",
+	    "counter slots for sharded, fee rows for ledger; N > 1 alone\n"
+	    "picks sharded"),
+	ENUM("slot", "slot", slot, slot_words, true,
+	    "HOW", "",
+	    "random|round-robin"),
+	DBL("rps", "rps", rps, 0, 1e7, true,
+	    "R", "",
+	    "likes per second"),
+	ENUM("arrivals", "arrivals", arrivals, arrivals_words, false,
+	    "HOW", "",
+	    "constant|poisson|bursty"),
+	KIND("schedule", "schedule", SIM_FIELD_SCHEDULE, phases, false, NULL, NULL, NULL),
+	DBL("seconds", "seconds", seconds, 0.000001, 1e7, false,
+	    "S", "",
+	    "arrivals stop at S s, then queues drain"),
+	DBL("hold_ms", "hold-ms", hold_ms, 0.001, 1e6, true,
+	    "MS", "",
+	    "lock hold per update, commit included"),
+	ENUM("hold_dist", "hold-dist", hold_dist, dist_words, true,
+	    "D", "",
+	    "const|exp hold times"),
+	DBL("work_ms", "work-ms", work_ms, 0, 1e6, true,
+	    "MS", "",
+	    "app work inside the transaction"),
+	INT("pool", "pool", pool, 0, 1000000, true,
+	    "P", "",
+	    "pooled connections, 0 = unbounded"),
+	DBL("pool_timeout_ms", "pool-timeout-ms", pool_timeout_ms, 0, 1e9, true,
+	    "MS", "",
+	    "connection acquire timeout, 0 = forever"),
+	DBL("client_timeout_ms", "client-timeout-ms", client_timeout_ms, 0, 1e9, true,
+	    "MS", "",
+	    "client gives up (the server runs on), 0 = never"),
+	INT("retries", "retries", retries, 0, 100, true,
+	    "N", "",
+	    "retries after a timeout or error"),
+	DBL("unrelated_rps", "unrelated-rps", unrelated_rps, 0, 1e7, true,
+	    "R", "",
+	    "other endpoints' calls/s needing a connection"),
+	DBL("unrelated_ms", "unrelated-ms", unrelated_ms, 0.001, 1e6, true,
+	    "MS", "",
+	    "how long they hold it"),
+	DBL("flush_ms", "flush-ms", flush_ms, 0.001, 1e9, true,
+	    "MS", "",
+	    "flush/consume/drain/rollup interval"),
+	KIND("crashes", "crash", SIM_FIELD_CRASHES, crashes, false, NULL, NULL, NULL),
+	BOOL("bug_no_fence", "bug", bug_no_fence, true, NULL, NULL, NULL),
+	BOOL("bug_get_then_del", "bug", bug_get_then_del, true, NULL, NULL, NULL),
+	{ "seed", "seed", SIM_FIELD_U64, AT(seed), 0, 0, NULL, false,
+	  "N", "same seed, same output", "" },
+	DBL("tick_ms", "tick-ms", tick_ms, 1, 1e6, false,
+	    "MS", "",
+	    "time-series resolution"),
+	INT("clients", "clients", clients, 0, SIM_MAX_CLIENTS, false,
+	    "N", "",
+	    "closed loop: N callers, each waits, thinks, sends"),
+	DBL("think_ms", "think-ms", think_ms, 0, 1e6, true,
+	    "MS", "",
+	    "a caller's think time between requests"),
+	ENUM("think_dist", "think-dist", think_dist, dist_words, true,
+	    "D", "",
+	    "const|exp think times"),
+	DBL("outside_ms", "outside-ms", outside_ms, 0, 1e6, true,
+	    "MS", "",
+	    "on the connection, outside the lock: round trips"),
+	INT("cores", "cores", cores, 0, 4096, false,
+	    "C", "",
+	    "CPUs shared by holds and outside work, 0 = no limit"),
+	DBL("cpu_db_ms", "cpu-ms", cpu_db_ms, 0, 1e6, true, NULL, NULL, NULL),
+	DBL("cpu_client_ms", "cpu-ms", cpu_client_ms, 0, 1e6, true, NULL, NULL, NULL),
+	INT("burst", "burst", burst, 1, 100000, false,
+	    "K", "",
+	    "bursty arrivals come in clumps of K"),
+	DBL("lock_timeout_ms", "lock-timeout-ms", lock_timeout_ms, 0, 1e9, true,
+	    "MS", "",
+	    "server cancels a wait this long for one acquisition; a herd\n"
+	    "wake starts it again, 0 = never"),
+	BOOL("idempotent", "idempotent", idempotent, true,
+	    NULL, NULL,
+	    "a retried like is applied once, not twice"),
+	ENUM("backoff", "backoff", backoff, backoff_words, true,
+	    "HOW", "",
+	    "none|exp|exp-jitter pause before a retry"),
+	DBL("backoff_ms", "backoff-ms", backoff_ms, 0, 1e7, true,
+	    "MS", "",
+	    "the first retry's pause, doubling after"),
+	DBL("retry_budget", "retry-budget", retry_budget, 0, 1, true,
+	    "F", "",
+	    "retries at most F of requests, 0 = no budget"),
+	INT("counter_pool", "counter-pool", counter_pool, 0, 1000000, false,
+	    "P2", "",
+	    "bulkhead: the counter's own pool, 0 = share"),
+	DBL("rtt_ms", "rtt-ms", rtt_ms, 0, 1e6, true,
+	    "MS", "",
+	    "one app-database round trip"),
+	DBL("redis_op_us", "redis-op-us", redis_op_us, 0.01, 1e6, false,
+	    "US", "; lab run 04 --store measures it",
+	    "redis: one command on the server, us"),
+	INT("trips_in_lock", "trips-in-lock", trips_in_lock, 0, 100, true,
+	    "K", "",
+	    "round trips while the lock is held: 0 one statement"),
+	DBL("read_rps", "read-rps", read_rps, 0, 1e7, true,
+	    "R", "",
+	    "reads of the count/s, no row lock"),
+	DBL("read_ms", "read-ms", read_ms, 0.001, 1e6, true,
+	    "MS", "",
+	    "a read touching 2 buffers; ms/2 a buffer"),
+	DBL("snapshot_at_s", "snapshot-at", snapshot_at_s, 0, 1e7, true,
+	    "S", "",
+	    "an old snapshot opens at second S"),
+	DBL("snapshot_for_s", "snapshot-for", snapshot_for_s, 0, 1e7, true,
+	    "D", "",
+	    "and stays open D s: versions pile up, 0 = none"),
+	{ "batch", "batch", SIM_FIELD_BATCH, AT(batch), 1, 10000, NULL, false,
+	  "B", "ledger: transfers per transaction, one hold each", "" },
+	DBL("refuse_frac", "refuse-frac", refuse_frac, 0, 0.9999, false,
+	    "F", "",
+	    "ledger: the fraction refused, insufficient funds"),
+	ENUM("handoff", "handoff", handoff, handoff_words, true,
+	    "HOW", "",
+	    "fifo: the oldest waiter gets the row; herd: a commit wakes\n"
+	    "every waiter and one at random wins, as PostgreSQL"),
+	DBL("wake_us", "wake-us", wake_us, 0, 1e6, true,
+	    "US", "",
+	    "herd: CPU per waiter woken, us, on --cores"),
+	DBL("wal_flush_ms", "wal-flush-ms", wal_flush_ms, 0, 1e6, true,
+	    "MS", "",
+	    "one shared log flush, one at a time, taking every commit\n"
+	    "waiting (group commit); --hold-ms is then the hold before it;\n"
+	    "0 = the flush is in --hold-ms"),
+	DBL("wal_cpu_ms", "wal-cpu-ms", wal_cpu_ms, 0, 1e6, true,
+	    "MS", "",
+	    "the CPU part of one flush, its start, on --cores; the rest\n"
+	    "is the device's"),
+	ENUM("wal_order", "wal-order", wal_order, wal_order_words, true,
+	    "HOW", "",
+	    "flush, then release the row, as PostgreSQL"),
+	DBL("statement_timeout_ms", "statement-timeout-ms", statement_timeout_ms, 0, 1e9, true,
+	    "MS", "",
+	    "server cancels a statement waiting this long in all, 0 = never"),
+	DBL("walk_us", "walk-us", walk_us, 0, 1e6, true,
+	    "US", "; PostgreSQL ~16",
+	    "an update walks the chain an old snapshot keeps: US a heap\n"
+	    "page past the first, 0 = it does not"),
+};
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+const struct sim_field *sim_fields(size_t *n)
+{
+	*n = NFIELDS;
+	return fields;
+}
+
+const struct sim_field *sim_field_find(const char *name)
+{
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (!strcmp(fields[i].option, name) || !strcmp(fields[i].json, name))
+			return &fields[i];
+	return NULL;
+}
+
+static const void *at(const struct sim_field *f, const struct sim_config *c)
+{
+	return (const char *)c + f->off;
+}
+
+static int int_at(const struct sim_field *f, const struct sim_config *c)
+{
+	int v;
+
+	memcpy(&v, at(f, c), sizeof v);
+	return v;
+}
+
+bool sim_field_equal(const struct sim_field *f, const struct sim_config *a,
+                     const struct sim_config *b)
+{
+	switch (f->kind) {
+	case SIM_FIELD_DOUBLE:
+		return *(const double *)at(f, a) == *(const double *)at(f, b);
+	case SIM_FIELD_BOOL:
+		return *(const bool *)at(f, a) == *(const bool *)at(f, b);
+	case SIM_FIELD_U64:
+		return *(const uint64_t *)at(f, a) == *(const uint64_t *)at(f, b);
+	case SIM_FIELD_SCENARIO:
+		return !strcmp(a->scenario, b->scenario);
+	case SIM_FIELD_SCHEDULE:
+		return a->nphases == b->nphases &&
+		       !memcmp(a->phases, b->phases, (size_t)a->nphases * sizeof a->phases[0]);
+	case SIM_FIELD_CRASHES:
+		return a->ncrashes == b->ncrashes &&
+		       !memcmp(a->crashes, b->crashes, (size_t)a->ncrashes * sizeof a->crashes[0]);
+	default:
+		return int_at(f, a) == int_at(f, b);
+	}
+}
+
+void sim_field_text(const struct sim_field *f, const struct sim_config *c,
+                    char *buf, size_t len)
+{
+	size_t n = 0;
+	int v;
+
+	buf[0] = '\0';
+	switch (f->kind) {
+	case SIM_FIELD_INT:
+	case SIM_FIELD_BATCH:
+		snprintf(buf, len, "%d", int_at(f, c));
+		break;
+	case SIM_FIELD_DOUBLE:
+		snprintf(buf, len, "%.10g", *(const double *)at(f, c));
+		break;
+	case SIM_FIELD_BOOL:
+		snprintf(buf, len, "%s", *(const bool *)at(f, c) ? "on" : "off");
+		break;
+	case SIM_FIELD_U64:
+		snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)at(f, c));
+		break;
+	case SIM_FIELD_ENUM:
+		v = int_at(f, c);
+		for (int i = 0; f->words[i]; i++)
+			if (i == v)
+				snprintf(buf, len, "%s", f->words[i]);
+		break;
+	case SIM_FIELD_STRATEGY:
+		snprintf(buf, len, "%s", sim_strategy_name(c->strategy));
+		break;
+	case SIM_FIELD_SCENARIO:
+		snprintf(buf, len, "%s", c->scenario);
+		break;
+	case SIM_FIELD_SCHEDULE:
+		for (int i = 0; i < c->nphases && n < len; i++)
+			n += (size_t)snprintf(buf + n, len - n, "%s%g@%g", i ? "," : "",
+			                      c->phases[i].rps, (double)c->phases[i].at_us / 1e6);
+		break;
+	case SIM_FIELD_CRASHES:
+		for (int i = 0; i < c->ncrashes && n < len; i++)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s@%g", i ? "," : "",
+			                      sim_fault_name(c->crashes[i].kind),
+			                      (double)c->crashes[i].at_us / 1e6);
+		break;
+	}
+}
