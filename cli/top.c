@@ -1,5 +1,5 @@
 /*
- * cli/top.c: `hotrow top`, a real PostgreSQL's lock queues, live.
+ * cli/top.c: `hotrow top`, a real PostgreSQL's or MariaDB's lock queues, live.
  *
  * Samples the server every --interval-ms (top/sample.h) and draws each
  * sample in the TUI's look (top/draw.h). --dump samples for --after
@@ -49,6 +49,13 @@ static const char help_header[] =
 	"connects again once a second. Its own queries run in one read-only\n"
 	"transaction, so they do not count as commits. Run it as a role with\n"
 	"pg_monitor, not as a superuser: it never needs more.\n"
+	"\n"
+	"On MariaDB (--db mysql://...) the lanes come from InnoDB's own tables,\n"
+	"information_schema.INNODB_TRX, INNODB_LOCKS and INNODB_LOCK_WAITS, read\n"
+	"as the URL's user (it needs the PROCESS privilege), a row named by its\n"
+	"index and key; the rates are Handler_commit and Handler_rollback, and\n"
+	"there is no statement list. InnoDB renews those tables at most every\n"
+	"0.1 s, so sampling faster than that shows the same picture again.\n"
 	"\n";
 
 static int bad(const char *opt, const char *accepts)
@@ -68,9 +75,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	bool no_colour = false;
 	const struct opt rows[] = {
 		{ .name = "db", .arg = "URL", .kind = OPT_STRING, .dest = &o->url,
-		  .accepts = "a PostgreSQL URL, e.g. \"$(scripts/pg up)\"",
+		  .accepts = "a PostgreSQL or MariaDB URL, e.g. \"$(scripts/pg up)\"",
 		  .help = "the server (default: $HOTROW_PG_URL); a libpq URL\n"
-		          "or conninfo, e.g. \"$(scripts/pg up)\"" },
+		          "or conninfo, e.g. \"$(scripts/pg up)\", or a mysql://\n"
+		          "URL, e.g. \"$(scripts/mysql up)\"" },
 		{ .name = "interval-ms", .arg = "N", .kind = OPT_INT, .dest = &o->interval_ms,
 		  .min = 20, .max = 10000, .accepts = "milliseconds from 20 to 10000",
 		  .help = "sample every N ms, 20 to 10000 (200)" },
@@ -94,9 +102,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		return rc == OPT_HELP ? 0 : 2;
 	o->colour = cli_colour(no_colour);
 	if (o->url && !strncmp(o->url, "sqlite:", 7))
-		return bad("--db", "a PostgreSQL URL: SQLite has no lock queues to watch");
+		return bad("--db", "a PostgreSQL or MariaDB URL: SQLite has no lock queues to watch");
 	if (o->url == NULL || !*o->url)
-		return bad("--db", "a PostgreSQL URL; none given and HOTROW_PG_URL is not set "
+		return bad("--db", "a PostgreSQL or MariaDB URL; none given and HOTROW_PG_URL is not set "
 		           "(try: export HOTROW_PG_URL=$(scripts/pg up))");
 	return -1;
 }

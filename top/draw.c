@@ -59,7 +59,7 @@ static void lane_label(char *buf, size_t len, const struct top_lane *l, int fit)
 
 /* Two lines: the queue, then who holds it and how the line is made. */
 static int lane(struct tui_screen *scr, int y, int w, const struct top_lane *l,
-                const struct tui_glyphs *g)
+                const struct top_sample *s, const struct tui_glyphs *g)
 {
 	char label[160], a[32], b[32];
 	int qx = 1 + LABEL_W + 2, qw = w - qx - DEPTH_W - 1;
@@ -86,7 +86,12 @@ static int lane(struct tui_screen *scr, int y, int w, const struct top_lane *l,
 	for (int k = 0; k < l->nwaiters; k++)
 		xid += l->waiters[k].on_xid;
 	int next = l->nwaiters > 0 ? l->waiters[0].pid : 0;
-	if (l->holder_pid)
+	if (s->innodb)
+		tui_screen_textf(scr, 3, y + 1, w - 4, TUI_DIM,
+			"held by connection %d (%s, %s); %d wait on the record lock itself; longest: %d",
+			l->holder_pid, l->holder_state[0] ? l->holder_state : "?",
+			tui_fmt_ms(b, sizeof b, l->holder_age_ms), l->nwaiting, next);
+	else if (l->holder_pid)
 		tui_screen_textf(scr, 3, y + 1, w - 4, TUI_DIM,
 			"held by pid %d (%s, %s); %d waits on its transactionid, %d on a tuple "
 			"lock; next: pid %d", l->holder_pid,
@@ -117,7 +122,7 @@ static int lanes(struct tui_screen *scr, int y, int maxy, const struct top_sampl
 		s->waiting_now, s->waiting_now == 1 ? "" : "s", tui_fmt_ms(a, sizeof a, oldest));
 	int used = 1, drawn = 0;
 	for (; drawn < s->nlanes && y + used + 2 <= maxy; drawn++)
-		used += lane(scr, y + used, scr->w, &s->lanes[drawn], g);
+		used += lane(scr, y + used, scr->w, &s->lanes[drawn], s, g);
 	if (s->nlanes_total > drawn && y + used < maxy)
 		tui_screen_textf(scr, 1, y + used++, -1, TUI_DIM, "+ %d more rows not shown",
 			s->nlanes_total - drawn);
@@ -175,6 +180,11 @@ static int statements(struct tui_screen *scr, int y, int maxy, const struct top_
 {
 	char t[32], m[32], n[32];
 	int x = 1 + tui_screen_text(scr, 1, y, -1, TUI_HEAD, "TOP STATEMENTS");
+	if (s->innodb) {
+		tui_screen_text(scr, x, y, -1, TUI_DIM, "  not on MariaDB (performance_schema is off "
+			"on the kit's server)");
+		return 1;
+	}
 	if (!s->have_statements) {
 		tui_screen_text(scr, x, y, -1, TUI_DIM, "  pg_stat_statements is not installed in this "
 			"database (CREATE EXTENSION pg_stat_statements; it needs shared_preload_libraries)");
@@ -199,6 +209,8 @@ static void cost(struct tui_screen *scr, int y, const struct top_view *v, const 
 	if (s->server_ms_per_s >= 0)
 		snprintf(srv, sizeof srv, "server %.2f ms/s (%.2f%% of a core)",
 		         s->server_ms_per_s, s->server_ms_per_s / 10);
+	else if (s->innodb)
+		snprintf(srv, sizeof srv, "reads of information_schema only");
 	else if (s->have_statements)
 		snprintf(srv, sizeof srv, "server time: after a second");
 	else

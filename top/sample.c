@@ -73,6 +73,50 @@
  * running it. pg_stat_statements counts each EXECUTE under the text of its
  * PREPARE, so the sampler's own statements are those tagged or prepared
  * under a hotrow_ name. */
+/* MariaDB (InnoDB): the same picture from information_schema, read as the
+ * URL's user (it needs the PROCESS privilege, as SHOW ENGINE INNODB STATUS
+ * does). Every waiting transaction requests one record lock of
+ * INNODB_LOCKS, which names the record (table, page, heap number) and its
+ * key (lock_data); INNODB_LOCK_WAITS says what is in its way: the holder
+ * and the waiters queued ahead, so the front of a line is found by
+ * following blockers as on PostgreSQL. A wait's age is its statement's
+ * (PROCESSLIST.TIME_MS: trx_wait_started has whole seconds only). InnoDB
+ * fills these tables from a cache it renews only when the last read is
+ * over 0.1 s old, so a sample is up to 0.1 s stale at the default 200 ms.
+ * Columns as WAITS_SQL's, and a tenth: the record's index and key. */
+#define MY_WAITS_SQL TAG \
+	"SELECT r.trx_mysql_thread_id, 'record', TRIM(BOTH '`' FROM SUBSTRING_INDEX(l.lock_table, '.', -1))," \
+	" l.lock_page, l.lock_rec, 0, coalesce(p.TIME_MS, 0), UNIX_TIMESTAMP(r.trx_wait_started)," \
+	" (SELECT GROUP_CONCAT(b.trx_mysql_thread_id ORDER BY b.trx_started, b.trx_id)" \
+	"  FROM information_schema.INNODB_LOCK_WAITS w" \
+	"  JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id" \
+	"  WHERE w.requesting_trx_id = r.trx_id)," \
+	" CONCAT(l.lock_index, '=', coalesce(l.lock_data, '?'))" \
+	" FROM information_schema.INNODB_TRX r" \
+	" JOIN information_schema.INNODB_LOCKS l ON l.lock_id = r.trx_requested_lock_id" \
+	" LEFT JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
+
+/* Every client session but the sampler's, as BACKENDS_SQL's columns: a
+ * session in Sleep with a transaction open is "idle in transaction". */
+#define MY_BACKENDS_SQL TAG \
+	"SELECT p.ID, CASE WHEN p.COMMAND = 'Sleep' AND t.trx_id IS NOT NULL THEN 'idle in transaction'" \
+	"  WHEN p.COMMAND = 'Sleep' THEN 'idle' ELSE 'active' END," \
+	" CASE WHEN t.trx_state = 'LOCK WAIT' THEN 'Lock' END," \
+	" TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) / 1000, LEFT(p.INFO, 120)," \
+	" CASE WHEN p.DB <=> DATABASE() THEN 't' ELSE 'f' END" \
+	" FROM information_schema.PROCESSLIST p" \
+	" LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID" \
+	" WHERE p.ID <> CONNECTION_ID() AND p.COMMAND NOT IN ('Daemon', 'Binlog Dump')" \
+	" AND p.USER <> 'system user' ORDER BY p.ID"
+
+/* InnoDB's ends of transactions: Handler_commit counts every statement
+ * on an InnoDB table that committed by itself too, reads included. */
+#define MY_COUNTERS_SQL TAG \
+	"SELECT sum(CASE WHEN VARIABLE_NAME = 'HANDLER_COMMIT' THEN VARIABLE_VALUE END)," \
+	" sum(CASE WHEN VARIABLE_NAME = 'HANDLER_ROLLBACK' THEN VARIABLE_VALUE END)" \
+	" FROM information_schema.GLOBAL_STATUS" \
+	" WHERE VARIABLE_NAME IN ('HANDLER_COMMIT', 'HANDLER_ROLLBACK')"
+
 #define PREPARE_SQL \
 	"PREPARE hotrow_waits AS " WAITS_SQL ";" \
 	"PREPARE hotrow_backends AS " BACKENDS_SQL ";" \
@@ -86,6 +130,7 @@ struct wait {
 	int64_t page, tuple, xid;
 	double wait_ms, start;       /* start: epoch seconds, identifies the wait */
 	int blockers[8], nblockers;
+	char key[64];                /* MariaDB: the record's "index=key", else "" */
 };
 
 struct backend {
@@ -104,6 +149,7 @@ struct key_entry { char relation[64]; int64_t page, tuple; char key[64]; bool us
 
 struct top_sampler {
 	struct kit_db *db;           /* NULL while the server is gone */
+	bool my;                     /* MariaDB: information_schema, no transaction */
 	char url[1024];              /* to connect again */
 	char shown[512];             /* url with its password hidden */
 	double gone_t;               /* when it went (now_s), < 0: here */
@@ -241,7 +287,22 @@ static int connect_db(struct top_sampler *ts)
 	}
 	char pid[64] = "", ext[64] = "";
 	double ms = 0;
-	if (kit_db_exec(ts->db, SESSION_SQL, 0, NULL) != 0 ||
+	ts->my = kit_db_engine(ts->db) == KIT_DB_MYSQL;
+	if (ts->my) {
+		/* Each sample is three statements in autocommit: they read only
+		 * information_schema, which takes no row lock and counts in no
+		 * Handler_commit. */
+		if (query(ts, TAG "SELECT CONNECTION_ID()", 0, NULL, take_text, pid, &ms) != 0 ||
+		    query(ts, TAG "SELECT CONCAT('MariaDB ', VERSION())", 0, NULL, take_text,
+		          ts->server, &ms) != 0) {
+			char why[400];
+			snprintf(why, sizeof why, "%s", kit_db_errmsg(ts->db));
+			snprintf(ts->err, sizeof ts->err, "%s: %s", ts->shown, why);
+			kit_db_close(ts->db);
+			ts->db = NULL;
+			return -1;
+		}
+	} else if (kit_db_exec(ts->db, SESSION_SQL, 0, NULL) != 0 ||
 	    kit_db_exec(ts->db, TAG "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY", 0, NULL) != 0 ||
 	    query(ts, TAG "SELECT pg_catalog.pg_backend_pid()", 0, NULL, take_text, pid, &ms) != 0 ||
 	    query(ts, TAG "SELECT 'PostgreSQL ' || pg_catalog.current_setting('server_version')", 0, NULL,
@@ -275,8 +336,8 @@ int top_sampler_open(struct top_sampler **out, const char *url, char *err, size_
 {
 	*out = NULL;
 	if (url == NULL || !strncmp(url, "sqlite:", 7)) {
-		snprintf(err, errlen, "a PostgreSQL server is needed: give postgresql://... "
-		         "(or export HOTROW_PG_URL=$(scripts/pg up))");
+		snprintf(err, errlen, "a PostgreSQL or MariaDB server is needed: give postgresql://... "
+		         "or mysql://... (or export HOTROW_PG_URL=$(scripts/pg up))");
 		return -1;
 	}
 	struct top_sampler *ts = calloc(1, sizeof *ts);
@@ -307,7 +368,7 @@ void top_sampler_close(struct top_sampler *ts)
 {
 	if (ts == NULL)
 		return;
-	if (ts->db && kit_db_connected(ts->db))
+	if (ts->db && kit_db_connected(ts->db) && !ts->my)
 		kit_db_exec(ts->db, TAG "ROLLBACK", 0, NULL);
 	kit_db_close(ts->db);
 	explicit_bzero(ts->url, sizeof ts->url);
@@ -351,6 +412,7 @@ static int take_wait(void *arg, int ncols, const char *const *v)
 	w->pid = atoi(v[0]);
 	w->on_xid = v[1] && !strcmp(v[1], "transactionid");
 	copy(w->relation, sizeof w->relation, v[2]);
+	copy(w->key, sizeof w->key, ncols > 9 ? v[9] : NULL);
 	w->page = v[3] ? atoll(v[3]) : -1;
 	w->tuple = v[4] ? atoll(v[4]) : -1;
 	w->xid = v[5] ? atoll(v[5]) : 0;
@@ -490,6 +552,7 @@ static void build_lanes(struct top_sampler *ts, struct top_sample *s,
 		if (w->tuple >= 0 && w->relation[0] && (l->tuple < 0 || head)) {
 			copy(l->relation, sizeof l->relation, w->relation);
 			l->page = w->page, l->tuple = w->tuple;
+			copy(l->key, sizeof l->key, w->key);
 		}
 		if (w->on_xid && (head || !l->xid))
 			l->xid = w->xid;
@@ -716,6 +779,49 @@ static int reach(struct top_sampler *ts, struct top_sample *s)
 }
 
 static int take(struct top_sampler *ts, struct top_sample *s);
+static int take_mysql(struct top_sampler *ts, struct top_sample *s);
+
+/* What the lanes, the cells and the rates make of this sample's waits,
+ * backends and counters, on either server. */
+static void digest(struct top_sampler *ts, struct top_sample *s, const double counters[2],
+                   double *ms)
+{
+	drop_other_databases(ts);
+	build_lanes(ts, s, ts->lanes, MAX_ROWS);
+	for (int i = 0; i < s->nlanes; i++)
+		if (s->lanes[i].tuple >= 0 && !s->lanes[i].key[0] && !ts->my)
+			look_up_key(ts, &s->lanes[i], ms);
+	forget_unused_keys(ts);
+	s->waiting_now = ts->nwaits;
+	for (int i = 0; i < ts->nbackends; i++) {
+		s->backend_state[i] = (uint8_t)ts->backends[i].state;
+		s->nstate[ts->backends[i].state]++;
+		s->lock_waits_now += ts->backends[i].lock_wait;
+	}
+	s->nbackends = ts->nbackends;
+	ts->new_waits_total += count_new_waits(ts);
+	rates(ts, s, (struct point){ s->t_s, counters[0], counters[1], ts->new_waits_total });
+}
+
+/* A sample of MariaDB: three reads of information_schema; its key comes
+ * with the lock (lock_data), and there is no pg_stat_statements. */
+static int take_mysql(struct top_sampler *ts, struct top_sample *s)
+{
+	double ms = 0, counters[2] = {0, 0};
+	int rc = 0;
+	if (query(ts, MY_WAITS_SQL, 0, NULL, take_wait, ts, &ms) != 0 ||
+	    query(ts, MY_BACKENDS_SQL, 0, NULL, take_backend, ts, &ms) != 0 ||
+	    query(ts, MY_COUNTERS_SQL, 0, NULL, take_two, counters, &ms) != 0)
+		rc = -1;
+	digest(ts, s, counters, &ms);
+	if (!kit_db_connected(ts->db)) {
+		reach(ts, s);
+		rc = -1;
+	}
+	s->server_ms_per_s = -1;
+	s->query_ms = ms;
+	return rc;
+}
 
 int top_sampler_take(struct top_sampler *ts, struct top_sample *s)
 {
@@ -740,6 +846,9 @@ static int take(struct top_sampler *ts, struct top_sample *s)
 		return -1;
 	s->reconnects = ts->reconnects;
 	copy(s->server, sizeof s->server, ts->server);
+	s->innodb = ts->my;
+	if (ts->my)
+		return take_mysql(ts, s);
 	if (kit_db_exec(ts->db, TAG "SAVEPOINT hotrow_sample; " TAG "SELECT pg_catalog.pg_stat_clear_snapshot()",
 	                0, NULL) != 0) {
 		snprintf(ts->err, sizeof ts->err, "%s", kit_db_errmsg(ts->db));
@@ -754,23 +863,7 @@ static int take(struct top_sampler *ts, struct top_sample *s)
 	    query(ts, TAG "EXECUTE hotrow_backends", 0, NULL, take_backend, ts, &ms) != 0 ||
 	    query(ts, TAG "EXECUTE hotrow_counters", 0, NULL, take_two, counters, &ms) != 0)
 		rc = -1;
-	drop_other_databases(ts);
-
-	build_lanes(ts, s, ts->lanes, MAX_ROWS);
-	for (int i = 0; i < s->nlanes; i++)
-		if (s->lanes[i].tuple >= 0)
-			look_up_key(ts, &s->lanes[i], &ms);
-	forget_unused_keys(ts);
-	s->waiting_now = ts->nwaits;
-	for (int i = 0; i < ts->nbackends; i++) {
-		s->backend_state[i] = (uint8_t)ts->backends[i].state;
-		s->nstate[ts->backends[i].state]++;
-		s->lock_waits_now += ts->backends[i].lock_wait;
-	}
-	s->nbackends = ts->nbackends;
-
-	ts->new_waits_total += count_new_waits(ts);
-	rates(ts, s, (struct point){ s->t_s, counters[0], counters[1], ts->new_waits_total });
+	digest(ts, s, counters, &ms);
 	if (rc == 0 && statements(ts, s->t_s, &ms) != 0)
 		rc = -1;
 	/* every lock the sample took goes with the savepoint */

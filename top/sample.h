@@ -97,7 +97,9 @@ struct top_sample {
 	                                   (then nothing else is filled), or -1 */
 	int reconnects;                 /* times the sampler connected again */
 	double t_s;                     /* seconds since the sampler opened */
-	char server[64];                /* "PostgreSQL 15.x" */
+	char server[64];                /* "PostgreSQL 15.x", "MariaDB 10.11.x" */
+	bool innodb;                    /* MariaDB: lanes from INNODB_LOCKS, every
+	                                   waiter on the record lock itself */
 
 	/* the lanes, most waiters first */
 	int nlanes, nlanes_total;       /* shown, and every contended row */

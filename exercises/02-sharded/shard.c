@@ -37,7 +37,9 @@ int shard_increment(struct kit_db *db, int64_t post_id, shard_rand_fn *rnd, void
 	 * (an upsert). Take N from like_slot_config (SHARD_DEFAULT_SLOTS when
 	 * the post has no row there), in the database, not from a copy you
 	 * keep in C: §5 says why. Parameters are text: format the numbers
-	 * with snprintf. */
+	 * with snprintf. The engine decides how the upsert is written: ask
+	 * kit_db_engine(db); KIT_DB_MYSQL (MariaDB) says ON DUPLICATE KEY
+	 * UPDATE and CAST(... AS SIGNED) instead (§3). */
 	(void)db;
 	(void)post_id;
 	(void)rnd;
@@ -77,7 +79,8 @@ int shard_resize(struct kit_db *db, int64_t post_id, int nslots)
 	 * the post at slot >= nslots and add what each removed row held to
 	 * slot (its slot % nslots). Add exactly what you removed, even if
 	 * another thread changed a row a moment ago: kit_db_query() can run
-	 * a statement that both removes rows and hands them back to you. */
+	 * a statement that both removes rows and hands them back to you.
+	 * Your upserts here follow kit_db_engine(db) as in shard_increment. */
 	(void)db;
 	(void)post_id;
 	(void)nslots;

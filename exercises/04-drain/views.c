@@ -72,7 +72,9 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max)
 {
 	/* TODO(§5): drain up to max videos; if there are any, add their deltas
 	 * to video_counts with ONE multi-row INSERT ... ON CONFLICT statement
-	 * ($1, $2, ... parameters); if the database refuses, give every delta
+	 * ($1, $2, ... parameters; kit_db_engine(db) decides how the upsert is
+	 * worded: KIT_DB_MYSQL says ON DUPLICATE KEY UPDATE, §5); if the
+	 * database refuses, give every delta
 	 * back to the store and return the database's error. On success
 	 * return the number of views written.
 	 * TODO(§5b): make it exact: recover_flushes first when anything is

@@ -29,7 +29,7 @@ static struct num num(int64_t v)
 
 int money_setup(struct kit_db *db)
 {
-	return kit_db_exec(db,
+	int rc = kit_db_exec(db,
 		"CREATE TABLE IF NOT EXISTS accounts ("
 		"  id BIGINT NOT NULL, sub INT NOT NULL, balance BIGINT NOT NULL,"
 		"  PRIMARY KEY (id, sub));"
@@ -40,9 +40,16 @@ int money_setup(struct kit_db *db)
 		"  transfer_id BIGINT NOT NULL, account_id BIGINT NOT NULL, sub INT NOT NULL,"
 		"  amount BIGINT NOT NULL);"
 		"CREATE INDEX IF NOT EXISTS entries_by_transfer ON entries (transfer_id);"
-		"CREATE INDEX IF NOT EXISTS entries_by_account ON entries (account_id, sub);"
-		"INSERT INTO accounts (id, sub, balance) VALUES (0, 0, 0) ON CONFLICT DO NOTHING",
+		"CREATE INDEX IF NOT EXISTS entries_by_account ON entries (account_id, sub)",
 		0, NULL);
+	/* The outside world's row, once: MariaDB says "insert unless the key
+	 * is there" as INSERT IGNORE (README §5). */
+	if (rc == 0)
+		rc = kit_db_exec(db, kit_db_engine(db) == KIT_DB_MYSQL
+			? "INSERT IGNORE INTO accounts (id, sub, balance) VALUES (0, 0, 0)"
+			: "INSERT INTO accounts (id, sub, balance) VALUES (0, 0, 0) ON CONFLICT DO NOTHING",
+			0, NULL);
+	return rc;
 }
 
 /* Add delta to balance row (account, sub); MONEY_NO_ACCOUNT if none. */
@@ -99,7 +106,9 @@ int money_transfer(struct kit_db *db, const struct money_fees *fees,
 	 * same moment: MONEY_INSUFFICIENT (and MONEY_NO_ACCOUNT when the buyer
 	 * does not exist).
 	 * TODO(§5): a transfer id that was applied before returns
-	 * MONEY_ALREADY and changes nothing. */
+	 * MONEY_ALREADY and changes nothing. The engine decides how "insert
+	 * unless the id is there" is written: ask kit_db_engine(db);
+	 * KIT_DB_MYSQL (MariaDB) says INSERT IGNORE (§5). */
 	(void)db;
 	(void)fees;
 	(void)t;

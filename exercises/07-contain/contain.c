@@ -25,7 +25,9 @@ int hot_rows_now(struct kit_db *db, struct hot_row_now *out, int max, int *n)
 	 * database) for the lock waits on rows, group them into lines, one
 	 * per transaction at the front, and fill out[] with kit_db_query().
 	 * Remember every kind of wait a line is made of, and that once the
-	 * row changes hands no lock may name it. */
+	 * row changes hands no lock may name it. kit_db_engine(db) decides
+	 * where to look: on KIT_DB_MYSQL (MariaDB) the same lines are in
+	 * information_schema.INNODB_TRX and INNODB_LOCKS (§2). */
 	(void)db;
 	(void)out;
 	(void)max;

@@ -83,6 +83,7 @@ static inline int tally_by_post(const void *a, const void *b)
 /* Add every sum in t to post_likes: one multi-row upsert
  *   INSERT INTO post_likes (post_id, n) VALUES ($1, $2), ($3, $4), ...
  *   ON CONFLICT (post_id) DO UPDATE SET n = post_likes.n + excluded.n
+ * (on MariaDB: ON DUPLICATE KEY UPDATE n = n + VALUES(n))
  * per BATCH_FLUSH_ROWS entries (none when t is empty). Run it inside a
  * transaction if t may hold more than BATCH_FLUSH_ROWS posts. Sorts t by
  * post first, so two writers always lock counter rows in the same order
@@ -107,7 +108,9 @@ static inline int tally_write(struct kit_db *db, struct tally *t)
 				params[2 * i] = num[2 * i];
 				params[2 * i + 1] = num[2 * i + 1];
 			}
-			strcpy(sql + len, " ON CONFLICT (post_id) DO UPDATE SET n = post_likes.n + excluded.n");
+			strcpy(sql + len, kit_db_engine(db) == KIT_DB_MYSQL
+			       ? " ON DUPLICATE KEY UPDATE n = n + VALUES(n)"
+			       : " ON CONFLICT (post_id) DO UPDATE SET n = post_likes.n + excluded.n");
 			rc = kit_db_exec(db, sql, (int)(2 * rows), params);
 		}
 		free(sql);

@@ -51,7 +51,9 @@ struct hot_row_now {
 /* Fill out[0 .. *n-1] with the rows of the current database that have at
  * least one waiter, one entry per line (per transaction at its front), the
  * most waiters first (then the oldest wait), at most max of them. Returns 0, or a KIT_DB_* code (*n is then 0). PostgreSQL
- * only: on SQLite it returns KIT_DB_ERR. */
+ * and MariaDB (there relation is the table's name, page and tuple the
+ * record's page and heap number, holder_pid the holder's CONNECTION_ID());
+ * on SQLite it returns KIT_DB_ERR. */
 int hot_rows_now(struct kit_db *db, struct hot_row_now *out, int max, int *n);
 
 /* ---- §4: the keys that come up most, from the app's side ---- */

@@ -14,6 +14,7 @@
 #include "labs/02-sharded/shard.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -42,7 +43,16 @@ int shard_increment(struct kit_db *db, int64_t post_id, shard_rand_fn *rnd, void
 	snprintf(r, sizeof r, "%lu", (unsigned long)rnd(rnd_arg));
 	const char *params[] = { post, r };
 
-	/* "WHERE true" keeps SQLite from reading ON CONFLICT as a join's ON. */
+	/* "WHERE true" keeps SQLite from reading ON CONFLICT as a join's ON.
+	 * MariaDB says the upsert its own way, and casts to SIGNED, not bigint
+	 * (README §3). */
+	if (kit_db_engine(db) == KIT_DB_MYSQL)
+		return kit_db_exec(db,
+			"INSERT INTO like_slots (post_id, slot, n) "
+			"SELECT CAST($1 AS SIGNED), CAST($2 AS SIGNED) % coalesce("
+			"    (SELECT nslots FROM like_slot_config WHERE post_id = $1), " DEFAULT_N "), 1 "
+			"ON DUPLICATE KEY UPDATE n = n + VALUES(n)",
+			2, params);
 	return kit_db_exec(db,
 		"INSERT INTO like_slots (post_id, slot, n) "
 		"SELECT CAST($1 AS bigint), CAST($2 AS bigint) % coalesce("
@@ -101,9 +111,12 @@ static int resize_in_tx(struct kit_db *db, const char *post, int nslots)
 
 	/* First the new N, so increments that start after we commit use it;
 	 * on PostgreSQL this also makes a second resize of the post wait. */
-	int rc = kit_db_exec(db,
-		"INSERT INTO like_slot_config (post_id, nslots) VALUES ($1, $2) "
-		"ON CONFLICT (post_id) DO UPDATE SET nslots = excluded.nslots",
+	bool my = kit_db_engine(db) == KIT_DB_MYSQL;
+	int rc = kit_db_exec(db, my
+		? "INSERT INTO like_slot_config (post_id, nslots) VALUES ($1, $2) "
+		  "ON DUPLICATE KEY UPDATE nslots = VALUES(nslots)"
+		: "INSERT INTO like_slot_config (post_id, nslots) VALUES ($1, $2) "
+		  "ON CONFLICT (post_id) DO UPDATE SET nslots = excluded.nslots",
 		2, params);
 	if (rc != 0)
 		return rc;
@@ -121,9 +134,11 @@ static int resize_in_tx(struct kit_db *db, const char *post, int nslots)
 		snprintf(slot, sizeof slot, "%d", s);
 		snprintf(add, sizeof add, "%lld", (long long)f.add[s]);
 		const char *p[] = { post, slot, add };
-		rc = kit_db_exec(db,
-			"INSERT INTO like_slots (post_id, slot, n) VALUES ($1, $2, $3) "
-			"ON CONFLICT (post_id, slot) DO UPDATE SET n = like_slots.n + excluded.n",
+		rc = kit_db_exec(db, my
+			? "INSERT INTO like_slots (post_id, slot, n) VALUES ($1, $2, $3) "
+			  "ON DUPLICATE KEY UPDATE n = n + VALUES(n)"
+			: "INSERT INTO like_slots (post_id, slot, n) VALUES ($1, $2, $3) "
+			  "ON CONFLICT (post_id, slot) DO UPDATE SET n = like_slots.n + excluded.n",
 			3, p);
 	}
 	free(f.add);

@@ -152,8 +152,10 @@ static int upsert(struct kit_db *db, struct view_delta *rows, int n)
 			params[2 * i] = text[2 * i];
 			params[2 * i + 1] = text[2 * i + 1];
 		}
-		snprintf(sql + len, cap - len, " ON CONFLICT (video_id) DO UPDATE"
-		         " SET views = video_counts.views + excluded.views");
+		/* MariaDB words the upsert its own way (README §5). */
+		snprintf(sql + len, cap - len, "%s", kit_db_engine(db) == KIT_DB_MYSQL
+		         ? " ON DUPLICATE KEY UPDATE views = views + VALUES(views)"
+		         : " ON CONFLICT (video_id) DO UPDATE SET views = video_counts.views + excluded.views");
 		rc = kit_db_exec(db, sql, 2 * n, params);
 	}
 	free(params);

@@ -29,7 +29,7 @@ static struct num num(int64_t v)
 
 int money_setup(struct kit_db *db)
 {
-	return kit_db_exec(db,
+	int rc = kit_db_exec(db,
 		"CREATE TABLE IF NOT EXISTS accounts ("
 		"  id BIGINT NOT NULL, sub INT NOT NULL, balance BIGINT NOT NULL,"
 		"  PRIMARY KEY (id, sub));"
@@ -40,9 +40,16 @@ int money_setup(struct kit_db *db)
 		"  transfer_id BIGINT NOT NULL, account_id BIGINT NOT NULL, sub INT NOT NULL,"
 		"  amount BIGINT NOT NULL);"
 		"CREATE INDEX IF NOT EXISTS entries_by_transfer ON entries (transfer_id);"
-		"CREATE INDEX IF NOT EXISTS entries_by_account ON entries (account_id, sub);"
-		"INSERT INTO accounts (id, sub, balance) VALUES (0, 0, 0) ON CONFLICT DO NOTHING",
+		"CREATE INDEX IF NOT EXISTS entries_by_account ON entries (account_id, sub)",
 		0, NULL);
+	/* The outside world's row, once: MariaDB says "insert unless the key
+	 * is there" as INSERT IGNORE (README §5). */
+	if (rc == 0)
+		rc = kit_db_exec(db, kit_db_engine(db) == KIT_DB_MYSQL
+			? "INSERT IGNORE INTO accounts (id, sub, balance) VALUES (0, 0, 0)"
+			: "INSERT INTO accounts (id, sub, balance) VALUES (0, 0, 0) ON CONFLICT DO NOTHING",
+			0, NULL);
+	return rc;
 }
 
 /* Add delta to balance row (account, sub); MONEY_NO_ACCOUNT if none. */
@@ -105,8 +112,10 @@ static int apply(struct kit_db *db, const struct money_fees *fees,
 	           fa = num(fees->account), fs = num(sub);
 
 	const char *tr[] = { id.s, from.s, to.s, amount.s, fee.s };
-	int rc = kit_db_exec(db, "INSERT INTO transfers (id, debit, credit, amount, fee) "
-	                         "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING", 5, tr);
+	int rc = kit_db_exec(db, kit_db_engine(db) == KIT_DB_MYSQL
+		? "INSERT IGNORE INTO transfers (id, debit, credit, amount, fee) VALUES ($1, $2, $3, $4, $5)"
+		: "INSERT INTO transfers (id, debit, credit, amount, fee) "
+		  "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING", 5, tr);
 	if (rc != 0)
 		return rc;
 	if (kit_db_changes(db) == 0)
@@ -201,8 +210,10 @@ int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
 	if (rc != 0)
 		return rc;
 	const char *tr[] = { tid.s, fa.s, dst.s, amt.s };
-	rc = kit_db_exec(db, "INSERT INTO transfers (id, debit, credit, amount, fee) "
-	                     "VALUES ($1, $2, $3, $4, 0) ON CONFLICT (id) DO NOTHING", 4, tr);
+	rc = kit_db_exec(db, kit_db_engine(db) == KIT_DB_MYSQL
+		? "INSERT IGNORE INTO transfers (id, debit, credit, amount, fee) VALUES ($1, $2, $3, $4, 0)"
+		: "INSERT INTO transfers (id, debit, credit, amount, fee) "
+		  "VALUES ($1, $2, $3, $4, 0) ON CONFLICT (id) DO NOTHING", 4, tr);
 	if (rc == 0 && kit_db_changes(db) == 0)
 		rc = MONEY_ALREADY;
 

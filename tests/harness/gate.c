@@ -25,7 +25,7 @@ struct party {
 	struct lt_gate *g;
 	int who;
 	struct kit_db *db;
-	char pid[24];                   /* PostgreSQL backend pid, "" on SQLite */
+	char pid[24];                   /* PostgreSQL backend pid, MariaDB CONNECTION_ID(), "" on SQLite */
 	pthread_t thread;
 	/* Guarded by g->mu. */
 	int stop;                       /* stop before this statement, 1-based */
@@ -33,6 +33,8 @@ struct party {
 	bool held;                      /* reached its stop */
 	bool done;                      /* its call returned */
 	bool lock_wait;                 /* SQLite: in a busy wait */
+	int64_t asked_ns;               /* MariaDB: when INNODB_TRX was last read */
+	bool innodb_wait;               /* ... and whether it was in LOCK WAIT */
 	int rc;
 };
 
@@ -40,7 +42,8 @@ struct lt_gate {
 	struct labtest *t;
 	int n;
 	struct party p[LT_GATE_MAX];
-	struct kit_db *monitor;         /* PostgreSQL: reads pg_stat_activity */
+	struct kit_db *monitor;         /* PostgreSQL: reads pg_stat_activity;
+	                                   MariaDB: INNODB_TRX */
 	lt_gate_call *call;
 	void *arg;
 	const char *match;
@@ -64,14 +67,32 @@ static bool matches(const char *match, const char *sql)
 	return strncasecmp(sql, match, strlen(match)) == 0;
 }
 
-/* PostgreSQL: is party q's backend waiting for a lock? Caller holds mu,
- * which also keeps the monitor connection to one thread. */
-static bool pg_lock_waiting(struct lt_gate *g, const struct party *q)
+/* MariaDB: is party q's session in LOCK WAIT? InnoDB renews INNODB_TRX
+ * only when it was last read over 0.1 s ago, so a closer look would read
+ * the same picture again: the answer is kept that long. Caller holds mu. */
+static bool innodb_lock_waiting(struct lt_gate *g, struct party *q)
+{
+	int64_t now = util_now_ns(), n = 0;
+	const char *params[] = { q->pid };
+	if (now - q->asked_ns < 120 * 1000000LL)
+		return q->innodb_wait;
+	q->asked_ns = now;
+	q->innodb_wait = kit_db_query_int(g->monitor, "SELECT count(*) FROM information_schema.INNODB_TRX"
+	                                  " WHERE trx_mysql_thread_id = $1 AND trx_state = 'LOCK WAIT'",
+	                                  1, params, &n) == 0 && n > 0;
+	return q->innodb_wait;
+}
+
+/* PostgreSQL (or MariaDB): is party q's backend waiting for a lock? Caller
+ * holds mu, which also keeps the monitor connection to one thread. */
+static bool pg_lock_waiting(struct lt_gate *g, struct party *q)
 {
 	int64_t n = 0;
 	const char *params[] = { q->pid };
 	if (g->monitor == NULL || q->pid[0] == '\0')
 		return false;
+	if (g->t->engine == KIT_DB_MYSQL)
+		return innodb_lock_waiting(g, q);
 	if (kit_db_query_int(g->monitor,
 	                     "SELECT count(*) FROM pg_stat_activity"
 	                     " WHERE pid = $1 AND wait_event_type = 'Lock'", 1, params, &n) != 0)
@@ -81,7 +102,7 @@ static bool pg_lock_waiting(struct lt_gate *g, const struct party *q)
 
 /* Party q cannot move until someone else does: it finished, or it waits
  * for a lock. Caller holds mu. */
-static bool stuck(struct lt_gate *g, const struct party *q)
+static bool stuck(struct lt_gate *g, struct party *q)
 {
 	return q->done || q->lock_wait || pg_lock_waiting(g, q);
 }
@@ -91,7 +112,7 @@ static bool stuck(struct lt_gate *g, const struct party *q)
 static bool all_there(struct lt_gate *g, const struct party *p)
 {
 	for (int i = 0; i < g->n; i++) {
-		const struct party *q = &g->p[i];
+		struct party *q = &g->p[i];
 		if (q != p && !q->held && !stuck(g, q))
 			return false;
 	}
@@ -193,11 +214,12 @@ struct lt_gate *lt_gate_open(struct labtest *t, int n)
 		p->who = i;
 		p->db = labtest_connect(t);
 		int64_t pid = 0;
-		if (t->engine == KIT_DB_POSTGRES &&
-		    kit_db_query_int(p->db, "SELECT pg_backend_pid()", 0, NULL, &pid) == 0)
+		if (t->engine != KIT_DB_SQLITE &&
+		    kit_db_query_int(p->db, t->engine == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+		                     : "SELECT pg_backend_pid()", 0, NULL, &pid) == 0)
 			snprintf(p->pid, sizeof p->pid, "%lld", (long long)pid);
 	}
-	if (t->engine == KIT_DB_POSTGRES)
+	if (t->engine != KIT_DB_SQLITE)
 		g->monitor = labtest_connect(t);
 	return g;
 }

@@ -9,8 +9,9 @@
  * kit/db.h's hook) and stops before its k-th, or before its k-th that
  * starts with a given word ("UPDATE", "COMMIT"), until every other
  * connection of the gate is at its own stop, has finished its call, or is
- * waiting for a lock (PostgreSQL: pg_stat_activity says so; SQLite: its
- * busy wait began). Then the gate opens, once, for all. Sweeping k over
+ * waiting for a lock (PostgreSQL: pg_stat_activity says so; MariaDB:
+ * INNODB_TRX says LOCK WAIT, looked at no more than every 0.12 s, as
+ * InnoDB renews it; SQLite: its busy wait began). Then the gate opens, once, for all. Sweeping k over
  * every statement of the call forces each interleaving in turn; giving two
  * connections different stops forces "A has run two statements, B none";
  * a stop past the end of a call means "after the whole call", and

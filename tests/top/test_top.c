@@ -1,5 +1,6 @@
 /*
- * test_top.c: `hotrow top`'s sampler and frame against a real PostgreSQL.
+ * test_top.c: `hotrow top`'s sampler and frame against a real PostgreSQL
+ * (and the same line on MariaDB).
  *
  * The contention is built by hand and known exactly: one session holds
  * row 1 of a table of two rows, K sessions queue behind it, row 2 stays
@@ -199,6 +200,73 @@ static void sampler__says_gone_and_comes_back(void **state)
 	free(s);
 }
 
+/* The same line on MariaDB: InnoDB's waiters all wait on the record lock
+ * itself, the row is named by its table, index and key (lock_data), the
+ * holder by its CONNECTION_ID(). */
+static void sampler__innodb_one_holder_k_waiters(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *holder = labtest_connect(t);
+	struct waiter w[K];
+	struct top_sample *s = calloc(1, sizeof *s);
+	struct top_sampler *ts;
+	char err[512];
+	int64_t holder_id;
+	assert_non_null(s);
+	labtest_exec(t, "CREATE TABLE hot (id bigint PRIMARY KEY, n bigint NOT NULL DEFAULT 0);"
+	                "INSERT INTO hot (id) VALUES (1), (2)");
+	lt_expect(top_sampler_open(&ts, t->url, err, sizeof err) == 0, NULL, "open: %s", err);
+
+	assert_int_equal(kit_db_query_int(holder, "SELECT CONNECTION_ID()", 0, NULL, &holder_id), 0);
+	assert_int_equal(kit_db_begin(holder), 0);
+	assert_int_equal(kit_db_exec(holder, "UPDATE hot SET n = n + 1 WHERE id = 1", 0, NULL), 0);
+	for (int i = 0; i < K; i++) {
+		w[i].url = t->url;
+		pthread_create(&w[i].th, NULL, queue_up, &w[i]);
+		lt_expect(sample_until(ts, s, "hot", i + 1) == 0, NULL, "expected %d waiting for row 1 "
+		          "within 10 s, got fewer (%s)", i + 1, top_sampler_error(ts));
+	}
+	labtest_exec(t, "UPDATE hot SET n = n + 1 WHERE id = 2");
+
+	assert_int_equal(top_sampler_take(ts, s), 0);
+	struct tui_screen *scr = tui_screen_new(120, 40);
+	struct top_view v = { .interval_ms = 200 };
+	top_draw(scr, &v, s);
+	tui_screen_dump(scr, stdout);
+
+	int nlanes;
+	const struct top_lane *l = lane_of_hot(s, "hot", &nlanes);
+	lt_expect(s->innodb, NULL, "expected the sample to say it is InnoDB's");
+	lt_expect_int(nlanes, 1, "lanes of table hot (rows with waiters); row 2 is free");
+	lt_expect(!strcmp(l->key, "PRIMARY=1"), NULL, "expected the key PRIMARY=1, got \"%s\"", l->key);
+	lt_expect_int(l->holder_pid, holder_id, "the holder's CONNECTION_ID()");
+	lt_expect_int(l->nwaiting, K, "waiters on row 1");
+	lt_expect(s->nstate[TOP_LOCK_WAIT] >= K && s->nstate[TOP_HOLDER] >= 1, NULL, "expected %d "
+	          "lock-wait cells and a holder, got %d and %d", K, s->nstate[TOP_LOCK_WAIT],
+	          s->nstate[TOP_HOLDER]);
+	char want[64];
+	snprintf(want, sizeof want, "held by connection %lld", (long long)holder_id);
+	lt_expect(tui_screen_has(scr, want), NULL, "expected \"%s\" in the frame", want);
+	lt_expect(tui_screen_has(scr, "3 waiting") && tui_screen_has(scr, "3 wait on the record lock"),
+	          NULL, "expected 3 waiting, on the record lock itself, in the frame");
+	lt_expect(!tui_screen_has(scr, "PRIMARY=2"), NULL, "expected no lane for the free row 2");
+
+	assert_int_equal(kit_db_commit(holder), 0);
+	for (int i = 0; i < K; i++) {
+		pthread_join(w[i].th, NULL);
+		lt_expect_int(w[i].rc, 0, "a queued update, once the holder committed");
+	}
+	sleep_ms(150);                 /* InnoDB renews its tables at most every 0.1 s */
+	assert_int_equal(top_sampler_take(ts, s), 0);
+	lane_of_hot(s, "hot", &nlanes);
+	lt_expect_int(nlanes, 0, "lanes of table hot once the holder committed");
+
+	tui_screen_free(scr);
+	top_sampler_close(ts);
+	kit_db_close(holder);
+	free(s);
+}
+
 static void sampler__refuses_sqlite_and_says_what_to_do(void **state)
 {
 	struct top_sampler *ts;
@@ -266,6 +334,7 @@ int main(void)
 		cmocka_unit_test(sampler__refuses_sqlite_and_says_what_to_do),
 		LABTEST_PG(sampler__one_holder_k_waiters),
 		LABTEST_PG(sampler__says_gone_and_comes_back),
+		LABTEST_MYSQL(sampler__innodb_one_holder_k_waiters),
 	};
 	return labtest_main("top", tests);
 }

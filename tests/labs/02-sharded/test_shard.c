@@ -1,7 +1,7 @@
 /*
  * test_shard.c: the checks for Lab 02 (labs/02-sharded/shard.h).
  *
- * Every check that touches a database runs on SQLite and on PostgreSQL.
+ * Every check that touches a database runs on SQLite, PostgreSQL and MariaDB.
  * Randomness is the test's: a counting source (0, 1, 2, ...) shows exactly
  * where likes land, and per-thread xorshift sources seeded by the thread
  * number keep the threaded checks repeatable in what they ask.
@@ -39,12 +39,17 @@ static int teardown(void **state)
 	return labtest_teardown(state);
 }
 
-/* LABTEST_BOTH with the teardown above. */
+/* LABTEST_ALL with the teardown above: every engine, MariaDB included
+ * (the name is older than the third engine). */
 #define BOTH(f) \
 	{ #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }, \
-	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }
-/* A check that needs PostgreSQL: its entry says so (the runner reads it). */
-#define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }, \
+	{ #f "/mysql", f, labtest_setup_mysql, teardown, NULL }
+/* A check for the server engines, whose row locks let a like commit in the
+ * middle of a shrink: PostgreSQL and MariaDB. */
+#define SERVERS(f) \
+	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }, \
+	{ #f "/mysql", f, labtest_setup_mysql, teardown, NULL }
 
 /* ---- random sources ---- */
 
@@ -468,8 +473,29 @@ static void *resizer_main(void *arg)
 	return NULL;
 }
 
-/* On PostgreSQL only: on SQLite a shrink holds the only write lock, so no
- * like can commit in the middle of it. */
+/* The server's id of db's session, and the query that counts the sessions
+ * it waits behind: pg_blocking_pids on PostgreSQL, INNODB_TRX's LOCK WAIT
+ * on MariaDB (on its own database: the server runs other checks too). */
+static int64_t session_of(struct kit_db *db)
+{
+	int64_t id = 0;
+	const char *sql = kit_db_engine(db) == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+	                                                    : "SELECT pg_backend_pid()";
+	lt_expect(kit_db_query_int(db, sql, 0, NULL, &id) == 0, NULL, "%s: %s", sql, labtest_why(db));
+	return id;
+}
+
+static void waiting_sql(char *sql, size_t len, const struct kit_db *db, int64_t id)
+{
+	if (kit_db_engine(db) == KIT_DB_MYSQL)
+		snprintf(sql, len, "SELECT count(*) FROM information_schema.INNODB_TRX"
+		         " WHERE trx_mysql_thread_id = %lld AND trx_state = 'LOCK WAIT'", (long long)id);
+	else
+		snprintf(sql, len, "SELECT cardinality(pg_blocking_pids(%lld))", (long long)id);
+}
+
+/* On the server engines only: on SQLite a shrink holds the only write
+ * lock, so no like can commit in the middle of it. */
 static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 {
 	struct labtest *t = *state;
@@ -483,8 +509,7 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 		uint32_t value = s;
 		like_n(db, POST, 1, counting, &value);
 	}
-	lt_expect(kit_db_query_int(r.db, "SELECT pg_backend_pid()", 0, NULL, &pid) == 0, NULL,
-	          "pg_backend_pid: %s", labtest_why(r.db));
+	pid = session_of(r.db);
 	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
 	uint32_t five = 5;
 	like_n(a, POST, 1, counting, &five);            /* slot 5, not committed */
@@ -495,8 +520,8 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 	}
 	/* Wait until the shrink is stuck behind a's row lock (or has finished
 	 * without touching it), then let a commit. */
-	char sql[96];
-	snprintf(sql, sizeof sql, "SELECT cardinality(pg_blocking_pids(%lld))", (long long)pid);
+	char sql[160];
+	waiting_sql(sql, sizeof sql, db, pid);
 	for (int i = 0; i < 4000 && blocked == 0 && !atomic_load(&r.done); i++) {
 		if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
 			break;
@@ -809,7 +834,7 @@ int main(void)
 		BOTH(shard_increment__follows_a_resize_by_another_process),
 		BOTH(shard_resize__others_never_see_a_partial_shrink),
 		BOTH(shard_resize__exact_under_concurrent_increments),
-		PG_ONLY(shard_resize__folds_a_like_committed_during_the_shrink),
+		SERVERS(shard_resize__folds_a_like_committed_during_the_shrink),
 		BOTH(shard_increment__values_and_ids_past_2_31),
 		BOTH(shard_resize__edges_of_n),
 		BOTH(shard_increment__n_is_per_post),

@@ -45,11 +45,16 @@ static int teardown(void **state)
 	return labtest_teardown(state);
 }
 
-/* LABTEST_BOTH with the teardown above. */
+/* LABTEST_ALL with the teardown above: every engine, MariaDB included
+ * (the name is older than the third engine). */
 #define BOTH(f) \
 	{ #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }, \
-	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }
-/* A check that needs PostgreSQL: its entry says so (the runner reads it). */
+	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }, \
+	{ #f "/mysql", f, labtest_setup_mysql, teardown, NULL }
+/* A check that needs PostgreSQL: its entry says so (the runner reads it).
+ * The late like is one: on MariaDB the rollup's DELETE is a locking read
+ * and waits for the open like instead of passing over it, so the moment
+ * the check sets up cannot happen there (README §4 shows it). */
 #define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown, NULL }
 
 /* The same, on SQLite only. */

@@ -1017,10 +1017,10 @@ static int setup_pg_redis(void **state)
 	return 0;
 }
 
-/* The crash checks: in-process on both databases, killed for real with
- * a real Redis on both. */
+/* The crash checks: in-process on every database, killed for real with
+ * a real Redis on SQLite and PostgreSQL. */
 #define CRASH_ALL(f) \
-	LABTEST_BOTH(f), STORE_REDIS(f), \
+	LABTEST_ALL(f), STORE_REDIS(f), \
 	{ #f "/postgres+redis", f, setup_pg_redis, labtest_teardown, NULL }
 
 /* ---- the mistake classes: every step failing, edges, a long stop ---- */
@@ -1175,27 +1175,27 @@ int main(void)
 		cmocka_unit_test(park__no_view_lost_between_read_and_reset),
 		cmocka_unit_test(park__store_failure_strands_nothing),
 		STORE_REDIS(drain__get_then_del_loses_between_real_clients),
-		LABTEST_BOTH(flush__one_upsert_adds_the_deltas),
+		LABTEST_ALL(flush__one_upsert_adds_the_deltas),
 		STORE_REDIS(flush__one_upsert_adds_the_deltas),
-		LABTEST_BOTH(flush__refused_views_go_back),
+		LABTEST_ALL(flush__refused_views_go_back),
 		STORE_REDIS(flush__refused_views_go_back),
-		LABTEST_BOTH(flush__exact_under_threads_with_refusals),
+		LABTEST_ALL(flush__exact_under_threads_with_refusals),
 		STORE_REDIS(flush__exact_under_threads_with_refusals),
-		LABTEST_BOTH(restart__loses_only_the_unflushed),
+		LABTEST_ALL(restart__loses_only_the_unflushed),
 		STORE_REDIS(restart__loses_only_the_unflushed),
-		LABTEST_BOTH(flusher__flushes_on_its_own),
+		LABTEST_ALL(flusher__flushes_on_its_own),
 		STORE_REDIS(flusher__flushes_on_its_own),
-		LABTEST_BOTH(flusher__stop_flushes_the_rest),
-		LABTEST_BOTH(flusher__stop_is_prompt),
-		LABTEST_BOTH(flusher__retries_after_a_refusal),
+		LABTEST_ALL(flusher__stop_flushes_the_rest),
+		LABTEST_ALL(flusher__stop_is_prompt),
+		LABTEST_ALL(flusher__retries_after_a_refusal),
 		STORE_REDIS(flusher__retries_after_a_refusal),
-		LABTEST_BOTH(token__recorded_with_the_upsert),
+		LABTEST_ALL(token__recorded_with_the_upsert),
 		STORE_REDIS(token__recorded_with_the_upsert),
-		LABTEST_BOTH(token__commit_reply_lost),
+		LABTEST_ALL(token__commit_reply_lost),
 		LABTEST_STORES(drain__returns_exactly_the_dirty_deltas),
-		LABTEST_BOTH(flush__every_step_can_fail),
-		LABTEST_BOTH(flush__ids_and_tokens_past_2_31),
-		LABTEST_BOTH(flusher__stop_takes_more_than_one_batch),
+		LABTEST_ALL(flush__every_step_can_fail),
+		LABTEST_ALL(flush__ids_and_tokens_past_2_31),
+		LABTEST_ALL(flusher__stop_takes_more_than_one_batch),
 		STORE_REDIS(token__commit_reply_lost),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),

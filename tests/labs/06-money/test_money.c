@@ -43,11 +43,16 @@ static int teardown(void **state)
 	return labtest_teardown(state);
 }
 
+/* Every engine, MariaDB included (the name is older than the third). */
 #define BOTH(f) \
 	{ #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }, \
-	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }
-/* A row lock is PostgreSQL's; SQLite locks the whole file (§4). */
-#define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }, \
+	{ #f "/mysql", f, labtest_setup_mysql, teardown, NULL }
+/* A row lock is PostgreSQL's and InnoDB's; SQLite locks the whole file
+ * (§4). The name is older than MariaDB, which runs these checks too. */
+#define PG_ONLY(f) \
+	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }, \
+	{ #f "/mysql", f, labtest_setup_mysql, teardown, NULL }
 
 /* ---- helpers ---- */
 

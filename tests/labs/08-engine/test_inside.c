@@ -905,6 +905,11 @@ static void append__spread_rows_exact(void **state)
 	              "rows after 8 threads x 250 appends");
 }
 
+/* MariaDB runs §7's appends only: the other sections are PostgreSQL's own
+ * machinery (heap versions and HOT, MultiXacts and a DEFERRABLE key,
+ * SERIALIZABLE's retries, SET LOCAL synchronous_commit, an INSERT inside
+ * a WITH), which InnoDB does not have or does another way; the handout
+ * measures InnoDB's counterparts (its commit order, the history list). */
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -928,7 +933,7 @@ int main(void)
 		LABTEST_BOTH(one_trip__exact_under_threads),
 		cmocka_unit_test(spread_key__distinct),
 		cmocka_unit_test(spread_key__scatters),
-		LABTEST_BOTH(append__spread_rows_exact),
+		LABTEST_ALL(append__spread_rows_exact),
 	};
 	return labtest_main("08-engine", tests);
 }
