@@ -1162,6 +1162,341 @@ static void flusher__stop_takes_more_than_one_batch(void **state)
 	kit_store_free(st);
 }
 
+/* ---- more of the mistake classes: the store failing, recovery, the loop ---- */
+
+/* The store refuses its k-th command (a dropped connection), or runs it
+ * and loses its reply, from the moment the hook is armed. */
+struct store_step {
+	int k, seen;
+	bool lose;
+};
+
+static void store_step_hook(void *arg, struct kit_store *st, const char *cmd, const char *key, int rc)
+{
+	struct store_step *s = arg;
+	(void)cmd, (void)key, (void)rc;
+	if (++s->seen == s->k - 1) {
+		if (s->lose)
+			kit_store_lose_replies(st, 1);
+		else
+			kit_store_refuse(st, 1);
+	}
+}
+
+static void store_step_arm(struct kit_store *st, struct store_step *s)
+{
+	s->seen = 0;
+	if (s->k == 1) {
+		if (s->lose)
+			kit_store_lose_replies(st, 1);
+		else
+			kit_store_refuse(st, 1);
+	}
+	kit_store_set_hook(st, store_step_hook, s);
+}
+
+/* Disarm; true when the k-th command was reached (it failed). */
+static bool store_step_disarm(struct kit_store *st, struct store_step *s)
+{
+	kit_store_set_hook(st, NULL, NULL);
+	kit_store_refuse(st, 0);
+	kit_store_lose_replies(st, 0);
+	return s->seen >= s->k;
+}
+
+/* Parks a batch as a flusher that crashed right after its drain leaves
+ * it: parked under a token, nothing in the database. */
+static void crash_after_drain(struct kit_store *st, struct kit_db *db)
+{
+	kit_fp_clear();
+	kit_fp_set("flush-after-drain", KIT_FP_ERROR, 1);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	long hits = kit_fp_count("flush-after-drain");
+	kit_fp_clear();
+	lt_expect(r < 0 && hits == 1, "token", "flush_views with \"flush-after-drain\" armed returned "
+	          "%" PRId64 " and hit it %ld times (expected an error, once)", r, hits);
+}
+
+static int64_t parked_count(struct kit_store *st)
+{
+	int64_t n = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_PARKED, &n), 0);
+	return n;
+}
+
+/* A flush whose store fails at each of its commands in turn (refused,
+ * or run with the reply lost), with a batch parked by a crashed flush
+ * before it. When it says it succeeded, it moved every view that was
+ * waiting (the parked 7 and the 8 dirty), no fewer: a store error it
+ * swallowed would leave some behind while it says all is well. When it
+ * failed, the flushes after it put everything in the database: nothing
+ * lost, nothing doubled, nothing left parked or dirty. */
+static void flush__store_failure_at_every_step(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	schema(t);
+
+	for (int lose = 0; lose <= 1; lose++) {
+		for (int k = 1; k <= 40; k++) {
+			struct kit_store *st = kit_store_new();
+			assert_non_null(st);
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+			record(st, 4, 7);
+			crash_after_drain(st, db);
+			record(st, 1, 3);
+			record(st, 2, 5);
+			struct store_step s = { k, 0, lose };
+			store_step_arm(st, &s);
+			int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+			bool fired = store_step_disarm(st, &s);
+			int64_t moved = db_total(t);
+			lt_expect(r < 0 || (r == 15 && moved == 15), "put-back", "the store %s its command "
+			          "%d of a flush (7 views parked, 8 dirty): flush_views returned %" PRId64
+			          " with %" PRId64 " views in the database; a flush that succeeds says 15 and "
+			          "moved 15, one whose store failed returns the error",
+			          lose ? "ran, and lost the reply of," : "refused", k, r, moved);
+			flush_all(st, db);
+			lt_expect(db_views(t, 1) == 3 && db_views(t, 2) == 5 && db_views(t, 4) == 7, "put-back",
+			          "the store %s its command %d of a flush, then flushes until nothing was "
+			          "left: videos 1, 2, 4 have %" PRId64 ", %" PRId64 ", %" PRId64 " views, "
+			          "not 3, 5, 7 (%s)", lose ? "lost the reply of" : "refused", k,
+			          db_views(t, 1), db_views(t, 2), db_views(t, 4),
+			          db_total(t) > 15 ? "some counted twice" : "some lost");
+			lt_expect(parked_count(st) == 0 && store_total(st, 1, 4) == 0, "put-back",
+			          "after those flushes the store still has %" PRId64 " parked batches and %"
+			          PRId64 " views", parked_count(st), store_total(st, 1, 4));
+			kit_store_free(st);
+			if (!fired)
+				break;
+		}
+	}
+}
+
+/* A drain or a park that the store refuses takes nothing and says so:
+ * an error, *n = 0 (views.h), and every view still there for the next. */
+static void drain__refused_takes_nothing(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	record(st, 3, 4);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	int n = 77;
+	int64_t token = 77;
+
+	kit_store_refuse(st, 1);
+	int rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	kit_store_refuse(st, 0);
+	lt_expect(rc < 0 && n == 0, "drain", "drain_views on a store that refused it returned %d with "
+	          "*n = %d; expected an error and *n = 0", rc, n);
+
+	n = 77;
+	kit_store_refuse(st, 1);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	kit_store_refuse(st, 0);
+	lt_expect(rc < 0 && n == 0, "token", "park_views on a store that refused it returned %d with "
+	          "*n = %d; expected an error and *n = 0", rc, n);
+	lt_expect_int_hint(drain_all(st), 4, "views drained after the refused drain and park", "drain");
+	kit_store_free(st);
+}
+
+/* Recovery with tokens past 2^32 and a count past 2^32: a batch parked
+ * under token 2^32 + 1 by a crashed flush is applied by the next flush,
+ * under that very token, and counted in what that flush returns (the
+ * recovered views and its own); its park is gone afterwards. A store
+ * that restarted goes on after the largest token past 2^32 the database
+ * has. */
+static void recovery__tokens_and_counts_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	const int64_t big = LT_PAST_UINT32 + 2;   /* 2^32 + 3 */
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, LT_PAST_UINT32 - 1), 0);   /* 2^32 */
+	planted_views(st, 9, big);
+	crash_after_drain(st, db);
+	record(st, 1, 2);
+
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+
+	lt_expect(r == big + 2, "token", "flush_views after a crash that left 2^32 + 3 views parked, "
+	          "with 2 more dirty, returned %" PRId64 ", expected 2^32 + 5 = %" PRId64 ": the views "
+	          "a flush recovers count in what it returns", r, big + 2);
+	lt_expect_int_hint(db_views(t, 9), big, "views of video 9 (2^32 + 3 parked)", "token");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 4294967297"),
+	                   1, "rows in applied_flushes for token 2^32 + 1, the parked batch's (is a "
+	                   "token read back from the store kept in an int?)", "token");
+	int64_t gone = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_PARK_PREFIX "4294967297", &gone), 0);
+	lt_expect(gone == 0 && parked_count(st) == 0, "token", "after the recovery the park of token "
+	          "2^32 + 1 holds %" PRId64 " entries and %" PRId64 " tokens are listed as parked; a resolved park is deleted",
+	          gone, parked_count(st));
+
+	kit_store_restart(st);   /* the store forgets its token counter */
+	record(st, 2, 1);
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect_int_hint(r, 1, "views written by the first flush after the store restarted", "token");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token > 4294967298"),
+	                   1, "tokens above 2^32 + 2 (the largest applied) after a restart's flush: "
+	                   "the new token goes on after the database's largest (in an int it "
+	                   "starts over, below it)", "token");
+	kit_store_free(st);
+}
+
+/* start_flusher's domain (views.h): interval_ms >= 1, max 1 ..
+ * VIEWS_MAX_BATCH. Both edges of each are taken; one step past them is
+ * refused with an error and *out = NULL. */
+static void flusher__takes_every_edge_of_its_domain(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	const struct { int interval, max; bool ok; } cases[] = {
+		{ 1, 1, true }, { 60000, VIEWS_MAX_BATCH, true }, { 0, 100, false }, { -5, 100, false },
+		{ 100, 0, false }, { 100, VIEWS_MAX_BATCH + 1, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct flusher *f = (struct flusher *)&cases[i];   /* must be overwritten */
+		record(st, 1, 1);
+		int rc = start_flusher(&f, st, own, cases[i].interval, cases[i].max);
+		if (cases[i].ok) {
+			lt_expect(rc == 0 && f && f != (struct flusher *)&cases[i], "flush-loop",
+			          "start_flusher(interval %d ms, max %d) returned %d; both are in its domain",
+			          cases[i].interval, cases[i].max, rc);
+			lt_expect_int_hint(stop_flusher(f), 0, "stop_flusher's result", "stop");
+		} else {
+			lt_expect(rc < 0 && f == NULL, "flush-loop", "start_flusher(interval %d ms, max %d) "
+			          "returned %d with *out %s; expected an error and *out = NULL",
+			          cases[i].interval, cases[i].max, rc, f ? "not NULL" : "NULL");
+			if (rc == 0 && f && f != (struct flusher *)&cases[i])
+				stop_flusher(f);
+		}
+	}
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* views.h: "once every interval_ms (the first after one interval)". A
+ * flusher with a 1.5 s interval has not flushed 0.2 s after it started
+ * (a thread that does not wait, or waits on a deadline it never moved,
+ * flushes at once); its stats then count each view it wrote, past 2^32
+ * too, and no flush that found nothing as failed. */
+static void flusher__first_flush_after_one_interval(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	struct flusher_stats fs = { -1, -1, -1 };
+	const int64_t big = LT_PAST_UINT32 + 2;
+	schema(t);
+	planted_views(st, 9, big);
+	int rc = start_flusher(&f, st, own, 1500, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	util_sleep_ns(200 * 1000000LL);
+	flusher_stats(f, &fs);
+	int64_t early = db_total(t);
+	rc = stop_flusher(f);
+	lt_expect(fs.flushes == 0 && early == 0, "flush-loop", "0.2 s after start_flusher with a "
+	          "1500 ms interval: %" PRId64 " flushes, %" PRId64 " views in the database; the first "
+	          "flush comes after one interval", fs.flushes, early);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+
+	planted_views(st, 9, big);
+	record(st, 1, 1);
+	rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	for (int i = 0; i < 1000; i++) {
+		flusher_stats(f, &fs);
+		if (fs.flushes >= 3)
+			break;
+		util_sleep_ns(2000000);
+	}
+	rc = stop_flusher(f);
+	lt_expect(fs.flushes >= 3 && fs.views == big + 1 && fs.failed == 0, "flush-loop",
+	          "flusher_stats after %" PRId64 " flushes of 2^32 + 4 views: views %" PRId64 ", failed %"
+	          PRId64 "; expected 2^32 + 4 = %" PRId64 " and 0 (a flush with nothing dirty returns 0 "
+	          "and has not failed; a count kept in an int loses its high bits)", fs.flushes,
+	          fs.views, fs.failed, big + 1);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 2 * big + 1, "views in the database", "flush-loop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* stop_flusher's last flush meets a refusing database: it returns the
+ * error, and the views are still in the store (views.h), for a flush
+ * once the table is back. */
+static void flusher__stop_returns_the_last_flush_error(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	schema(t);
+	record(st, 6, 5);
+	int rc = start_flusher(&f, st, own, 60000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	table_away(t);
+
+	rc = stop_flusher(f);
+
+	table_back(t);
+	lt_expect(rc < 0, "stop", "stop_flusher returned %d although its last flush met a database "
+	          "without video_counts; return that flush's error", rc);
+	lt_expect_int_hint(store_total(st, 6, 6), 5, "views of video 6 still in the store", "put-back");
+	lt_expect_int_hint(flush_all(st, own), 5, "views written once the table was back", "put-back");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* The position of video's row in the order the rows were inserted:
+ * SQLite's rowid (video_id is no INTEGER PRIMARY KEY, so rowid counts
+ * insertions) and PostgreSQL's ctid (a fresh table's rows lie in the heap
+ * in the order they came). */
+static int64_t insert_rank(struct labtest *t, int64_t video)
+{
+	const char *col = t->engine == KIT_DB_SQLITE ? "rowid" : "ctid";
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM video_counts WHERE %s < "
+	         "(SELECT %s FROM video_counts WHERE video_id = %" PRId64 ")", col, col, video);
+	return labtest_int(t, sql);
+}
+
+/* §5: the rows sorted by id before the upsert ("two batches that lock the
+ * same rows in the same order cannot deadlock each other"). Eight videos,
+ * ids past 2^31 and 2^32 among them, recorded out of order: one flush
+ * writes their rows in ascending 64-bit id, whatever order the store
+ * hands them over in. (The in-process store only: Redis keeps a small set
+ * of integers sorted and hands it over in that order, so an unsorted
+ * upsert would pass there by luck.) */
+static void flush__rows_in_video_id_order(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	const int64_t ids[] = { 5, LT_PAST_UINT32, 7, LT_PAST_INT32 + 2, 3, LT_PAST_UINT32 + 8,
+	                        LT_PAST_INT32 - 1, 4 };
+	const int64_t sorted[] = { 3, 4, 5, 7, LT_PAST_INT32 - 1, LT_PAST_INT32 + 2, LT_PAST_UINT32,
+	                           LT_PAST_UINT32 + 8 };
+	schema(t);
+	for (int i = 0; i < 8; i++)
+		record(st, ids[i], i + 1);
+
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+
+	lt_expect_int_hint(r, 36, "views written by one flush of 8 videos (1 + 2 + ... + 8)", "flush");
+	for (int i = 0; i < 8; i++)
+		lt_expect(insert_rank(t, sorted[i]) == i, "upsert", "the upsert wrote video %" PRId64
+		          "'s row as number %" PRId64 " of 8, expected number %d: sort the rows by "
+		          "video_id (a 64-bit comparison) before the upsert (§5)", sorted[i],
+		          insert_rank(t, sorted[i]) + 1, i + 1);
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1197,6 +1532,14 @@ int main(void)
 		LABTEST_BOTH(flush__ids_and_tokens_past_2_31),
 		LABTEST_BOTH(flusher__stop_takes_more_than_one_batch),
 		STORE_REDIS(token__commit_reply_lost),
+		LABTEST_BOTH(flush__store_failure_at_every_step),
+		LABTEST_STORES(drain__refused_takes_nothing),
+		LABTEST_BOTH(recovery__tokens_and_counts_past_2_31),
+		STORE_REDIS(recovery__tokens_and_counts_past_2_31),
+		LABTEST_BOTH(flusher__takes_every_edge_of_its_domain),
+		LABTEST_BOTH(flusher__first_flush_after_one_interval),
+		LABTEST_BOTH(flusher__stop_returns_the_last_flush_error),
+		LABTEST_BOTH(flush__rows_in_video_id_order),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),
