@@ -1497,6 +1497,39 @@ static void flush__rows_in_video_id_order(void **state)
 	kit_store_free(st);
 }
 
+/* views.h's failpoints leave what they say: "flush-after-commit" returns
+ * the error with the batch committed and its park not yet deleted, and
+ * the flush after it only deletes that park (the token is applied), so
+ * the batch counts once and that flush returns 0. */
+static void token__after_commit_failpoint_leaves_the_park(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 8, 6);
+	kit_fp_clear();
+	kit_fp_set("flush-after-commit", KIT_FP_ERROR, 1);
+
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+
+	long hits = kit_fp_count("flush-after-commit");
+	kit_fp_clear();
+	lt_expect(r < 0 && hits == 1, "token", "flush_views with \"flush-after-commit\" armed returned %"
+	          PRId64 " and hit it %ld times (expected an error, once)", r, hits);
+	lt_expect(db_views(t, 8) == 6 && parked_count(st) == 1, "token", "at \"flush-after-commit\" the "
+	          "database has %" PRId64 " of video 8's 6 views and %" PRId64 " batches are parked; "
+	          "views.h: committed, the park not deleted (expected 6 and 1)", db_views(t, 8),
+	          parked_count(st));
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect(r == 0 && db_views(t, 8) == 6 && parked_count(st) == 0, "token", "the flush after it "
+	          "returned %" PRId64 " with %" PRId64 " views of video 8 in the database and %" PRId64
+	          " batches parked; expected 0, 6 and 0 (an applied token's park is only deleted)", r,
+	          db_views(t, 8), parked_count(st));
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1540,6 +1573,8 @@ int main(void)
 		LABTEST_BOTH(flusher__first_flush_after_one_interval),
 		LABTEST_BOTH(flusher__stop_returns_the_last_flush_error),
 		LABTEST_BOTH(flush__rows_in_video_id_order),
+		LABTEST_BOTH(token__after_commit_failpoint_leaves_the_park),
+		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),
