@@ -1530,6 +1530,25 @@ static void token__after_commit_failpoint_leaves_the_park(void **state)
 	kit_store_free(st);
 }
 
+/* Student code is not the only thing that can be wrong: a delta key that
+ * holds a set (another program's key, a typo in a prefix) makes the
+ * INCRBY fail. record_view returns that error and marks nothing, on both
+ * stores: the step stops at its first failing command. */
+static void record_view__failing_step_is_an_error(void **state)
+{
+	struct kit_store *st = new_store(state);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DELTA_PREFIX "12", "x", NULL), 0);
+
+	int rc = record_view(st, 12);
+
+	lt_expect(rc < 0, "record", "record_view of video 12, whose delta key holds a set, returned %d; "
+	          "the INCRBY failed, so return its error", rc);
+	lt_expect_int_hint(dirty(st, 12), 0, "dirty mark of video 12 after its INCRBY failed", "record");
+	record(st, 13, 2);
+	lt_expect_int_hint(delta(st, 13), 2, "delta of video 13 recorded after the failure", "record");
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1575,6 +1594,7 @@ int main(void)
 		LABTEST_BOTH(flush__rows_in_video_id_order),
 		LABTEST_BOTH(token__after_commit_failpoint_leaves_the_park),
 		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
+		LABTEST_STORES(record_view__failing_step_is_an_error),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),
