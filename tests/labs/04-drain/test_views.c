@@ -1549,6 +1549,83 @@ static void record_view__failing_step_is_an_error(void **state)
 	kit_store_free(st);
 }
 
+/* Each failpoint of views.h, armed with "error", makes flush_views return
+ * KIT_DB_ERR there at once (a crash, in-process), and the flushes after
+ * it, on a fresh connection as after a restart, count every view once.
+ * "flush-mid-putback" is reached only when the database refuses. */
+static void token__every_failpoint_returns_an_error(void **state)
+{
+	struct labtest *t = *state;
+	const char *fps[] = { "flush-after-drain", "flush-before-commit", "flush-after-commit",
+	                      "flush-mid-putback" };
+	schema(t);
+	for (int i = 0; i < 4; i++) {
+		struct kit_store *st = kit_store_new();
+		assert_non_null(st);
+		struct kit_db *dying = labtest_connect(t);
+		labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+		assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+		record(st, 1, 4);
+		record(st, 2, 3);
+		bool refuse = !strcmp(fps[i], "flush-mid-putback");
+		if (refuse)
+			table_away(t);
+		kit_fp_clear();
+		kit_fp_set(fps[i], KIT_FP_ERROR, 1);
+
+		int64_t r = flush_views(st, dying, VIEWS_MAX_BATCH);
+
+		long hits = kit_fp_count(fps[i]);
+		kit_fp_clear();
+		kit_db_close(dying);   /* the crashed flusher's session ends */
+		if (refuse)
+			table_back(t);
+		lt_expect(r == KIT_DB_ERR && hits == 1, "token", "flush_views with \"%s\" armed returned %"
+		          PRId64 " and hit it %ld times; views.h: it returns KIT_DB_ERR there at once",
+		          fps[i], r, hits);
+		flush_all(st, labtest_db(t));
+		lt_expect(db_views(t, 1) == 4 && db_views(t, 2) == 3, "token", "after a flush stopped at "
+		          "\"%s\" and the flushes after it, videos 1 and 2 have %" PRId64 " and %" PRId64
+		          " views, not 4 and 3", fps[i], db_views(t, 1), db_views(t, 2));
+		kit_store_free(st);
+	}
+}
+
+/* stop_flusher's last flushes move a count past 2^31 (still a success:
+ * 0), and pass dirty videos whose delta is 0 (a flush that moves nothing
+ * while some are still dirty is no reason to stop, nor to loop). */
+static void flusher__stop_past_2_31_and_zero_deltas(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	const int64_t big = LT_PAST_INT32 + 4;
+	schema(t);
+	planted_views(st, 3, big);
+	int rc = start_flusher(&f, st, own, 60000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	rc = stop_flusher(f);
+	lt_expect(rc == 0 && db_views(t, 3) == big, "stop", "stop_flusher with 2^31 + 4 views of video "
+	          "3 left returned %d and the database has %" PRId64 " of them; expected 0 and all (a "
+	          "count cut to an int turns negative)", rc, db_views(t, 3));
+
+	for (int v = 20; v < 23; v++)
+		planted_views(st, v, 0);
+	record(st, 24, 4);
+	rc = start_flusher(&f, st, own, 60000, 1);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	rc = stop_flusher(f);
+	int64_t left = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	lt_expect(rc == 0 && db_views(t, 24) == 4 && left == 0, "stop", "stop_flusher (one video per "
+	          "flush) with video 24's 4 views and three dirty videos at 0 returned %d, wrote %"
+	          PRId64 " views of video 24 and left %" PRId64 " videos dirty; expected 0, 4 and 0",
+	          rc, db_views(t, 24), left);
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1595,6 +1672,8 @@ int main(void)
 		LABTEST_BOTH(token__after_commit_failpoint_leaves_the_park),
 		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
 		LABTEST_STORES(record_view__failing_step_is_an_error),
+		LABTEST_BOTH(token__every_failpoint_returns_an_error),
+		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),
