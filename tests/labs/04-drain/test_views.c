@@ -1626,6 +1626,77 @@ static void flusher__stop_past_2_31_and_zero_deltas(void **state)
 	kit_store_free(st);
 }
 
+/* views.h, park_views: "*token is that token, or 0 when nothing was
+ * dirty (then nothing is parked and no token is used)" - also right after
+ * a park that used one, and on a store with no token counter yet, where
+ * only "something dirty" asks for VIEWS_NO_TOKEN. */
+static void park__nothing_dirty_takes_no_token(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 77;
+	int64_t token = 77;
+
+	int rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc == 0 && token == 0 && n == 0, "token", "park_views on a new store with nothing "
+	          "dirty returned %d, token %" PRId64 ", %d videos; expected 0, 0, 0 (VIEWS_NO_TOKEN "
+	          "is only for a store with something dirty)", rc, token, n);
+
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 5), 0);
+	record(st, 1, 2);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc == 0 && token == 6 && n == 1, "token", "park_views of one dirty video after token "
+	          "5 returned %d, token %" PRId64 ", %d videos; expected 0, 6, 1", rc, token, n);
+	n = 77;
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	int64_t counter = -1;
+	assert_int_equal(kit_store_get(st, VIEWS_TOKEN, &counter), 0);
+	lt_expect(rc == 0 && token == 0 && n == 0 && counter == 6, "token", "park_views with nothing "
+	          "dirty, right after a park: %d, token %" PRId64 ", %d videos, counter %" PRId64
+	          "; expected 0, 0, 0 and the counter still 6", rc, token, n, counter);
+	kit_store_free(st);
+}
+
+/* A flush with a batch parked by a crash before it fails at each of its
+ * database statements in turn (recovery's and its own): refused before
+ * it runs, or run with its answer lost. Each time it returns an error
+ * (views.h: "the database's code is returned"), and the flushes after it
+ * count every view once, with nothing left parked. */
+static void recovery__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	schema(t);
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= 30; k++) {
+			struct kit_store *st = kit_store_new();
+			assert_non_null(st);
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+			record(st, 4, 7);
+			crash_after_drain(st, db);
+			record(st, 1, 3);
+			record(st, 2, 5);
+			lt_step_arm(how, k);
+			int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+			bool fired = lt_step_disarm();
+			lt_expect(!fired || r < 0, "put-back", "statement %d of a flush that first recovers a "
+			          "parked batch %s, yet flush_views returned %" PRId64 " (an error was expected)",
+			          k, lt_step_what(how), r);
+			flush_all(st, db);
+			lt_expect(db_views(t, 1) == 3 && db_views(t, 2) == 5 && db_views(t, 4) == 7 &&
+			          parked_count(st) == 0, "put-back", "statement %d of a recovering flush %s, "
+			          "then flushes until nothing was left: videos 1, 2, 4 have %" PRId64 ", %" PRId64
+			          ", %" PRId64 " views (not 3, 5, 7), %" PRId64 " batches parked", k,
+			          lt_step_what(how), db_views(t, 1), db_views(t, 2), db_views(t, 4),
+			          parked_count(st));
+			kit_store_free(st);
+			if (!fired)
+				break;
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1674,6 +1745,8 @@ int main(void)
 		LABTEST_STORES(record_view__failing_step_is_an_error),
 		LABTEST_BOTH(token__every_failpoint_returns_an_error),
 		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
+		LABTEST_STORES(park__nothing_dirty_takes_no_token),
+		LABTEST_BOTH(recovery__every_step_can_fail),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),
