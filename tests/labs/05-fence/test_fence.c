@@ -600,36 +600,40 @@ static int64_t insert_rank(struct labtest *t, int64_t video)
 	return labtest_int(t, sql);
 }
 
-/* §4: "Sort the totals by video_id". One batch of views of four videos,
- * first seen in the order 5, 2^32 + 1, 7, 2^31 + 2 (ids an int cuts):
- * the upsert must bring their rows in ascending id order, which the
- * fresh table keeps as its insertion order. */
+/* §4: "Sort the totals by video_id". One batch (offsets 10..16) of views
+ * of five videos, first seen in the order 5, 16, 2^32 + 1, 7, 2^31 + 2
+ * (ids an int cuts; 16 is also the batch's last offset, which a search
+ * that starts before totals[0] reads as an id): every total exact, and
+ * the upsert brings their rows in ascending id order, which the fresh
+ * table keeps as its insertion order. */
 static void fence_handle__totals_in_video_id_order(void **state)
 {
 	struct labtest *t = *state;
 	prepare(t);
-	const int64_t ids[] = { 5, LT_PAST_UINT32, 7, LT_PAST_INT32 + 2, 5, LT_PAST_UINT32 };
-	const int64_t sorted[] = { 5, 7, LT_PAST_INT32 + 2, LT_PAST_UINT32 };
-	const int64_t views[] = { 2, 1, 1, 2 };
-	struct fence_event ev[6];
-	struct kit_log_record recs[6];
-	for (int i = 0; i < 6; i++) {
+	const int64_t ids[] = { 5, 16, LT_PAST_UINT32, 7, LT_PAST_INT32 + 2, 5, LT_PAST_UINT32 };
+	const int64_t sorted[] = { 5, 7, 16, LT_PAST_INT32 + 2, LT_PAST_UINT32 };
+	const int64_t views[] = { 2, 1, 1, 1, 2 };
+	struct fence_event ev[7];
+	struct kit_log_record recs[7];
+	for (int i = 0; i < 7; i++) {
 		ev[i].video_id = ids[i];
 		recs[i] = (struct kit_log_record){ 10 + i, sizeof ev[i], &ev[i] };
 	}
 	labtest_exec(t, "UPDATE log_progress SET last_offset = 9 WHERE part = 1");
 
-	int rc = fence_handle(labtest_db(t), 1, recs, 6);
+	int rc = fence_handle(labtest_db(t), 1, recs, 7);
 
-	lt_expect(rc == 0, "totals", "fence_handle of a 6-event batch returned %d: %s", rc,
+	lt_expect(rc == 0, "totals", "fence_handle of a 7-event batch returned %d: %s", rc,
 	          labtest_why(labtest_db(t)));
-	for (int i = 0; i < 4; i++) {
+	lt_expect_int_hint(stored_last(t, 1), 16, "partition 1's last_offset after its batch 10..16",
+	                   "totals");
+	for (int i = 0; i < 5; i++) {
 		lt_expect(views_of_id(t, sorted[i]) == views[i], "totals", "video %lld has %lld views "
 		          "after the batch, expected %lld (is a video id kept in an int?)",
 		          (long long)sorted[i], (long long)views_of_id(t, sorted[i]), (long long)views[i]);
 		lt_expect(insert_rank(t, sorted[i]) == i, "sorted", "the upsert wrote video %lld's row "
-		          "as number %lld of 4, expected number %d: the totals must reach it in ascending "
-		          "video_id (5, 7, 2^31 + 2, 2^32 + 1; §4), compared as 64-bit ids",
+		          "as number %lld of 5, expected number %d: the totals must reach it in ascending "
+		          "video_id (5, 7, 16, 2^31 + 2, 2^32 + 1; §4), compared as 64-bit ids",
 		          (long long)sorted[i], (long long)insert_rank(t, sorted[i]) + 1, i + 1);
 	}
 }
