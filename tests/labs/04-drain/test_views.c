@@ -1654,6 +1654,46 @@ static void park__nothing_dirty_takes_no_token(void **state)
 	lt_expect(rc == 0 && token == 0 && n == 0 && counter == 6, "token", "park_views with nothing "
 	          "dirty, right after a park: %d, token %" PRId64 ", %d videos, counter %" PRId64
 	          "; expected 0, 0, 0 and the counter still 6", rc, token, n, counter);
+
+	planted_views(st, 30, 0);   /* dirty, nothing to take: left out, as by drain_views */
+	record(st, 31, 2);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc == 0 && token == 7 && n == 1 && out[0].video_id == 31 && out[0].n == 2, "token",
+	          "park_views of video 31 (2 views) and video 30 (dirty at 0): %d, token %" PRId64
+	          ", %d videos, the first %" PRId64 " with %" PRId64 "; expected 0, 7, and only "
+	          "video 31 with 2", rc, token, n, n > 0 ? out[0].video_id : 0, n > 0 ? out[0].n : 0);
+	kit_store_free(st);
+}
+
+/* A crash inside a recovery (the failpoint "flush-before-commit" hit while
+ * re-applying a parked batch) is an error of that flush, not a success:
+ * views.h, "each makes flush_views return KIT_DB_ERR there at once". */
+static void recovery__crash_inside_a_recovery_is_an_error(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_store *st = new_store(state);
+	struct kit_db *dying = labtest_connect(t);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 4, 7);
+	crash_after_drain(st, dying);
+	record(st, 1, 3);
+	kit_fp_clear();
+	kit_fp_set("flush-before-commit", KIT_FP_ERROR, 1);
+
+	int64_t r = flush_views(st, dying, VIEWS_MAX_BATCH);
+
+	long hits = kit_fp_count("flush-before-commit");
+	kit_fp_clear();
+	kit_db_close(dying);
+	lt_expect(r == KIT_DB_ERR && hits == 1, "token", "a flush that stopped at \"flush-before-commit\" "
+	          "while re-applying a parked batch returned %" PRId64 " (hit %ld times); expected "
+	          "KIT_DB_ERR", r, hits);
+	flush_all(st, labtest_db(t));
+	lt_expect(db_views(t, 4) == 7 && db_views(t, 1) == 3 && parked_count(st) == 0, "token",
+	          "after that flush and the ones that followed: videos 4 and 1 have %" PRId64 " and %"
+	          PRId64 " views (not 7 and 3), %" PRId64 " batches parked", db_views(t, 4),
+	          db_views(t, 1), parked_count(st));
 	kit_store_free(st);
 }
 
@@ -1747,6 +1787,7 @@ int main(void)
 		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
 		LABTEST_STORES(park__nothing_dirty_takes_no_token),
 		LABTEST_BOTH(recovery__every_step_can_fail),
+		LABTEST_BOTH(recovery__crash_inside_a_recovery_is_an_error),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),
