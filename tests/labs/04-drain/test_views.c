@@ -1476,6 +1476,8 @@ static int64_t insert_rank(struct labtest *t, int64_t video)
 static void flush__rows_in_video_id_order(void **state)
 {
 	struct labtest *t = *state;
+	if (t->engine == KIT_DB_MYSQL)   /* InnoDB stores rows in key order: no insertion order to read */
+		lt_skip("the insertion order of rows is not visible on MariaDB");
 	struct kit_db *db = labtest_db(t);
 	struct kit_store *st = new_store(state);
 	const int64_t ids[] = { 5, LT_PAST_UINT32, 7, LT_PAST_INT32 + 2, 3, LT_PAST_UINT32 + 8,

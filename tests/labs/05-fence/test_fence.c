@@ -609,6 +609,8 @@ static int64_t insert_rank(struct labtest *t, int64_t video)
 static void fence_handle__totals_in_video_id_order(void **state)
 {
 	struct labtest *t = *state;
+	if (t->engine == KIT_DB_MYSQL)   /* InnoDB stores rows in key order: no insertion order to read */
+		lt_skip("the insertion order of rows is not visible on MariaDB");
 	prepare(t);
 	const int64_t ids[] = { 5, 16, LT_PAST_UINT32, 7, LT_PAST_INT32 + 2, 5, LT_PAST_UINT32 };
 	const int64_t sorted[] = { 5, 7, 16, LT_PAST_INT32 + 2, LT_PAST_UINT32 };
