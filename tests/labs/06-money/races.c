@@ -18,11 +18,11 @@
 #include <string.h>
 
 #include "labs/06-money/money.h"
+#include "tests/labs/06-money/books.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
 
-#define FEE_ACCOUNT 99
 #define SWEEP_MAX 40            /* more statements than any call here runs */
 
 static const struct money_fees one_sub = { FEE_ACCOUNT, 1 };
@@ -58,19 +58,6 @@ static void fresh_books(struct labtest *t, int64_t fee_opening)
 	labtest_exec(t, "CREATE TABLE kept_accounts AS SELECT * FROM accounts;"
 	                " CREATE TABLE kept_transfers AS SELECT * FROM transfers;"
 	                " CREATE TABLE kept_entries AS SELECT * FROM entries");
-}
-
-static int64_t sql_int(struct labtest *t, const char *fmt, long long a)
-{
-	char sql[300];
-	snprintf(sql, sizeof sql, fmt, a);
-	return labtest_int(t, sql);
-}
-
-static int64_t balance(struct labtest *t, int64_t account)
-{
-	return sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",
-	               (long long)account);
 }
 
 /* The books as the test audits them: every transfer's entries sum to
