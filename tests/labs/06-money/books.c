@@ -54,3 +54,21 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id)
 	               " (SELECT count(*) FROM entries WHERE transfer_id = %lld)",
 	               (long long)transfer_id, (long long)transfer_id);
 }
+
+/* The books as the test audits them: every transfer's entries sum to
+ * zero, every balance row is the sum of its entries, none below zero but
+ * the outside's. Returns a description of the first fault, or NULL. */
+const char *books_fault(struct labtest *t)
+{
+	if (labtest_int(t, "SELECT count(*) FROM (SELECT t.id FROM transfers t LEFT JOIN entries e"
+	                   " ON e.transfer_id = t.id GROUP BY t.id"
+	                   " HAVING count(e.transfer_id) = 0 OR SUM(e.amount) <> 0) AS x") != 0)
+		return "a transfer whose entries do not sum to zero (or that has none)";
+	if (labtest_int(t, "SELECT count(*) FROM accounts a WHERE a.balance <>"
+	                   " (SELECT COALESCE(SUM(e.amount), 0) FROM entries e"
+	                   " WHERE e.account_id = a.id AND e.sub = a.sub)") != 0)
+		return "a balance row that differs from the sum of its entries";
+	if (labtest_int(t, "SELECT count(*) FROM accounts WHERE balance < 0 AND id <> 0") != 0)
+		return "a balance row below zero";
+	return NULL;
+}

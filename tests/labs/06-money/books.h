@@ -10,6 +10,7 @@
  *   balance(t, 1);                                 the sum of account 1's rows, by SQL
  *   rows_of(t, 7);                                 transfer 7's transfers row and entries
  *   sql_int(t, "SELECT ... %lld", (long long)x);  one integer a printf-built query returns
+ *   const char *bad = books_fault(t);             NULL when the books balance
  */
 #ifndef HOTROW_TEST_LAB06_BOOKS_H
 #define HOTROW_TEST_LAB06_BOOKS_H
@@ -31,5 +32,10 @@ int64_t sql_int(struct labtest *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int64_t balance(struct labtest *t, int64_t account);
 int64_t rows_of(struct labtest *t, int64_t transfer_id);
+
+/* The books audited with the test's own SQL: the first fault found
+ * (entries that do not sum to zero, a balance row that is not the sum of
+ * its entries, one below zero but the outside's), or NULL. */
+const char *books_fault(struct labtest *t);
 
 #endif

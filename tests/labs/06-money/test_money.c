@@ -22,6 +22,7 @@
 #include "kit/load.h"
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/books.h"
+#include "tests/labs/06-money/contracts.h"
 #include "tests/labs/06-money/crashes.h"
 #include "tests/labs/06-money/edges.h"
 #include "tests/labs/06-money/races.h"
@@ -579,9 +580,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		/* In the order of the handout. */
+		BOTH(open__domain_edges),
+		BOTH(open__every_step_can_fail),
 		BOTH(transfer__moves_money_as_entries),
 		BOTH(transfer__refused_leaves_nothing),
 		BOTH(transfer__domain_edges),
+		BOTH(transfer__buyer_pays_from_sub_0),
 		BOTH(transfer__values_past_2_31),
 		BOTH(transfer__retry_applies_once),
 		BOTH(transfer__two_at_once_cannot_overdraw),
@@ -592,14 +596,19 @@ int main(void)
 		BOTH(payout__never_below_zero_per_sub),
 		BOTH(payout__two_at_once_from_one_sub),
 		BOTH(payout__every_step_can_fail),
+		BOTH(payout__domain_edges),
+		BOTH(payout__out_of_one_sub_only),
 		BOTH(batch__bad_transfer_does_not_sink_batch),
 		BOTH(batch__one_transaction),
 		BOTH(batch__size_edges),
 		BOTH(batch__same_batch_twice_at_once),
+		BOTH(batch__invalid_one_in_the_middle),
+		BOTH(batch__every_step_can_fail),
 		{ "batch__exactly_max/sqlite", batch__exactly_max, labtest_setup_sqlite, teardown, NULL },
 		BOTH(batch__fee_sums_past_2_24),
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__rows_with_no_entries),
+		BOTH(reconcile__every_step_can_fail),
 		BOTH(transfer__no_overdraft_under_threads),
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),
