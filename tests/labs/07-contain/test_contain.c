@@ -460,6 +460,9 @@ static int teardown_elsewhere(void **state)
 	return labtest_teardown(state);
 }
 
+/* LABTEST_PG with the teardown above. */
+#define PG_ELSEWHERE(f) { #f, f, labtest_setup_pg, teardown_elsewhere, NULL }
+
 /* Two lines in this database, row 1 with three waiters and row 2 with
  * one, and a longer line (four waiters) in another database of the same
  * server: hot_rows_now() returns the two lines of this database, the
@@ -949,8 +952,7 @@ int main(void)
 		LABTEST_PG(hot_rows_now__sees_the_whole_line),
 		LABTEST_PG(hot_rows_now__follows_the_line_past_a_commit),
 		LABTEST_PG(hot_rows_now__quiet_when_nobody_waits),
-		{ "hot_rows_now__worst_first_this_database_only", hot_rows_now__worst_first_this_database_only,
-		  labtest_setup_pg, teardown_elsewhere, NULL },
+		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		LABTEST_PG(hot_rows_now__two_lines_beside_other_locks),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		LABTEST_PG(hot_rows_now__query_fails),

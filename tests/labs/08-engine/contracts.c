@@ -43,12 +43,12 @@ void one_trip__likes_only_its_post(void **state)
 	labtest_exec(t, INSIDE_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2), (3)");
 	int rc = inside_like_one_statement(db, 1, 7);
+	lt_expect(likes_of(t, 1) == 1 && likes_of(t, 2) == 0 && likes_of(t, 3) == 0, "one-statement",
+	          "after one like of post 1 (it returned %d), posts 1, 2 and 3 count %lld, %lld and "
+	          "%lld likes, expected 1, 0 and 0: the counter's UPDATE must name the liked post",
+	          rc, (long long)likes_of(t, 1), (long long)likes_of(t, 2), (long long)likes_of(t, 3));
 	lt_expect(rc == 0, "one-statement", "a like of post 1 by user 7 as one statement returned %d "
 	          "(%s)", rc, labtest_why(db));
-	lt_expect(likes_of(t, 1) == 1 && likes_of(t, 2) == 0 && likes_of(t, 3) == 0, "one-statement",
-	          "after one like of post 1, posts 1, 2 and 3 count %lld, %lld and %lld likes, "
-	          "expected 1, 0 and 0: the counter's UPDATE must name the liked post",
-	          (long long)likes_of(t, 1), (long long)likes_of(t, 2), (long long)likes_of(t, 3));
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND "
 	                               "user_id = 7"), 1, "likes rows of (1, 7)", "one-statement");
 }
