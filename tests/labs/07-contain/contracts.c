@@ -116,6 +116,8 @@ void hot_rows_now__two_lines_beside_other_locks(void **state)
 	/* run */
 	struct hot_row_now rows[8];
 	memset(rows, 0, sizeof rows);
+	for (int i = 0; i < 8; i++)
+		rows[i].page = rows[i].tuple = -7;       /* neither a place nor "unnamed" */
 	int n = -1;
 	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
 
@@ -237,6 +239,50 @@ void contain__endpoints_say_what_happened(void **state)
 	lt_expect(login_starved == KIT_POOL_TIMEOUT, "bulkhead", "contain_login() while the login "
 	          "page's one connection was taken returned %d, expected KIT_POOL_TIMEOUT (%d)",
 	          login_starved, KIT_POOL_TIMEOUT);
+}
+
+/* A like whose k-th statement is refused (the pool's reset, BEGIN, SET
+ * LOCAL, the UPDATE, COMMIT), or runs with its answer lost, for every k:
+ * a KIT_DB_* code, never 0, the like counted at most once (once only when
+ * the COMMIT's answer was lost), and the next like works. A SET LOCAL
+ * sent after a refused BEGIN runs outside any transaction (PostgreSQL
+ * warns and goes on), and so would the UPDATE. */
+void contain_like__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 200, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512];
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	int runs = 0;
+	char bad[300] = "";
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST && !bad[0]; how++) {
+		for (int k = 1; k <= 10 && !bad[0]; k++, runs++) {
+			int64_t before = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+			lt_step_arm(how, k);
+			int rc = contain_like(&app, 1);
+			if (!lt_step_disarm())
+				break;
+			int64_t added = labtest_int(t, "SELECT likes FROM posts WHERE id = 1") - before;
+			int again = contain_like(&app, 1);
+			if (rc >= 0 || added < 0 || added > (how == LT_STEP_REPLY_LOST))
+				snprintf(bad, sizeof bad, "statement %d of a like %s: it returned %d and "
+				         "the count changed by %lld, expected a KIT_DB_* code and no change "
+				         "(is an error of BEGIN or SET LOCAL passed over?)", k,
+				         lt_step_what(how), rc, (long long)added);
+			else if (again != 0)
+				snprintf(bad, sizeof bad, "statement %d of a like %s, then the next like "
+				         "returned %d: is a transaction left open on the pooled connection?",
+				         k, lt_step_what(how), again);
+		}
+	}
+	contain_close(&app);
+	lt_expect(!bad[0], "rollback", "%s", bad);
+	lt_expect(runs > 0, "rollback", "contain_like() ran no statement");
 }
 
 /* Backends connected with application_name name, once the count has

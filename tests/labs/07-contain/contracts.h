@@ -10,6 +10,8 @@
  *                                   pool: KIT_POOL_TIMEOUT, nothing counted
  *   contain_open__leaves_nothing_open      a failed open and contain_close() leave no
  *                                   connection behind
+ *   contain_like__every_step_can_fail      each statement of a like refused or its answer
+ *                                   lost: an error, counted at most once, the next like works
  */
 #ifndef HOTROW_TEST_LAB07_CONTRACTS_H
 #define HOTROW_TEST_LAB07_CONTRACTS_H
@@ -19,5 +21,6 @@ void hot_rows_now__refused_on_sqlite(void **state);
 void hot_rows_now__query_fails(void **state);
 void contain__endpoints_say_what_happened(void **state);
 void contain_open__leaves_nothing_open(void **state);
+void contain_like__every_step_can_fail(void **state);
 
 #endif

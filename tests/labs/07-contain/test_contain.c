@@ -959,6 +959,7 @@ int main(void)
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_open__leaves_nothing_open),
 		LABTEST_PG(contain__endpoints_say_what_happened),
+		LABTEST_PG(contain_like__every_step_can_fail),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain__login_survives_a_hot_row),
