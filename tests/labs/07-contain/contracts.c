@@ -85,7 +85,10 @@ void hot_rows_now__two_lines_beside_other_locks(void **state)
 {
 	struct labtest *t = *state;
 	labtest_exec(t, CONTAIN_SCHEMA);
-	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2), (3)");
+	/* 300 rows first, so rows 1 and 2 are on page 1 or later: a page or
+	 * a tuple number read from another column (0 from "posts") shows. */
+	labtest_exec(t, "INSERT INTO posts (id) SELECT 100 + g FROM generate_series(1, 300) g;"
+	                "INSERT INTO posts (id) VALUES (1), (2), (3)");
 	int64_t page[3], tuple[3];
 	for (int id = 1; id <= 2; id++) {
 		char sql[200];
