@@ -151,11 +151,12 @@ static void versions__old_snapshot_keeps_versions(void **state)
 
 /* The same check with another session beside it, as on a server a class
  * shares: a REPEATABLE READ snapshot and a write (a transaction id) held
- * open for 1.5 s in another schema of the same database while the check
- * takes its baseline. The check measures again until the horizon is
- * free, so its verdict must not change. */
+ * open in another schema of the same database, for hold_s seconds or
+ * until released. */
 struct neighbour {
-	const char *url;
+	char url[1100];
+	double hold_s;
+	atomic_bool release;
 	int rc;
 	pthread_t th;
 };
@@ -169,45 +170,7 @@ static void *hold_horizon(void *arg)
 		n->rc = kit_db_exec(db, "BEGIN ISOLATION LEVEL REPEATABLE READ;"
 		                        " CREATE TEMP TABLE neighbour (x int); INSERT INTO neighbour VALUES (1)",
 		                    0, NULL);
-	util_sleep(1.5);
-	if (n->rc == 0)
-		n->rc = kit_db_rollback(db);
-	kit_db_close(db);
-	return NULL;
-}
-
-static void versions__old_snapshot_keeps_versions_beside_a_neighbour(void **state)
-{
-	struct labtest *t = *state;
-	struct neighbour n = { .url = t->url, .rc = -99 };
-	pthread_create(&n.th, NULL, hold_horizon, &n);
-	util_sleep(0.2);
-	versions__old_snapshot_keeps_versions(state);
-	pthread_join(n.th, NULL);
-	lt_expect_int(n.rc, 0, "the neighbour session's transaction");
-}
-
-/* The same again with a neighbour that holds its snapshot and write for
- * the whole check, longer than the check's retries wait: the verdict on
- * the solution must still be a pass. The neighbour lets go when told, or
- * after 20 s if the check ended early. */
-struct long_neighbour {
-	char url[1100];
-	atomic_bool release;
-	int rc;
-	pthread_t th;
-};
-
-static void *hold_horizon_long(void *arg)
-{
-	struct long_neighbour *n = arg;
-	struct kit_db *db;
-	n->rc = kit_db_open(&db, n->url);
-	if (n->rc == 0)
-		n->rc = kit_db_exec(db, "BEGIN ISOLATION LEVEL REPEATABLE READ;"
-		                        " CREATE TEMP TABLE neighbour (x int); INSERT INTO neighbour VALUES (1)",
-		                    0, NULL);
-	for (int i = 0; i < 400 && !atomic_load(&n->release); i++)
+	for (double waited = 0; waited < n->hold_s && !atomic_load(&n->release); waited += 0.05)
 		util_sleep(0.05);
 	if (n->rc == 0)
 		n->rc = kit_db_rollback(db);
@@ -215,20 +178,41 @@ static void *hold_horizon_long(void *arg)
 	return NULL;
 }
 
-static void versions__old_snapshot_keeps_versions_beside_a_long_neighbour(void **state)
+/* Runs the check with a neighbour beside it; the neighbour is static, so
+ * it outlives a check that fails half-way (it then lets go by itself). */
+static void beside_a_neighbour(void **state, double hold_s, bool until_done)
 {
 	struct labtest *t = *state;
-	static struct long_neighbour n;      /* outlives a check that fails half-way */
+	static struct neighbour n;
 	snprintf(n.url, sizeof n.url, "%s", t->url);
+	n.hold_s = hold_s;
 	n.rc = -99;
 	atomic_store(&n.release, false);
-	pthread_create(&n.th, NULL, hold_horizon_long, &n);
+	pthread_create(&n.th, NULL, hold_horizon, &n);
 	for (int i = 0; i < 100 && !horizon_held_elsewhere(t); i++)
 		util_sleep(0.02);
 	versions__old_snapshot_keeps_versions(state);
-	atomic_store(&n.release, true);
+	if (until_done)
+		atomic_store(&n.release, true);
 	pthread_join(n.th, NULL);
 	lt_expect_int(n.rc, 0, "the neighbour session's transaction");
+}
+
+/* A neighbour for 1.5 s while the check takes its baseline: the check
+ * measures again until the horizon is free, so its verdict must not
+ * change. */
+static void versions__old_snapshot_keeps_versions_beside_a_neighbour(void **state)
+{
+	beside_a_neighbour(state, 1.5, false);
+}
+
+/* A neighbour for the whole check, longer than the check's retries wait
+ * (it lets go when the check is done, or after two minutes, which a check
+ * that failed half-way leaves it): the verdict on the solution must still
+ * be a pass. */
+static void versions__old_snapshot_keeps_versions_beside_a_long_neighbour(void **state)
+{
+	beside_a_neighbour(state, 120, true);
 }
 
 static void versions__indexed_counter_not_hot(void **state)
