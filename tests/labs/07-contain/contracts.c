@@ -85,9 +85,10 @@ void hot_rows_now__two_lines_beside_other_locks(void **state)
 {
 	struct labtest *t = *state;
 	labtest_exec(t, CONTAIN_SCHEMA);
-	/* 300 rows first, so rows 1 and 2 are on page 1 or later: a page or
-	 * a tuple number read from another column (0 from "posts") shows. */
-	labtest_exec(t, "INSERT INTO posts (id) SELECT 100 + g FROM generate_series(1, 300) g;"
+	/* 2,000 rows first, so rows 1 and 2 are on page 10 or later, with
+	 * tuple numbers of two digits or more: a page or tuple read from
+	 * another column (0 from "posts"), or in another base, shows. */
+	labtest_exec(t, "INSERT INTO posts (id) SELECT 10000 + g FROM generate_series(1, 2000) g;"
 	                "INSERT INTO posts (id) VALUES (1), (2), (3)");
 	int64_t page[3], tuple[3];
 	for (int id = 1; id <= 2; id++) {
