@@ -17,7 +17,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kit/load.h"
 #include "labs/08-engine/inside.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
