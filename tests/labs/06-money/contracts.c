@@ -133,6 +133,16 @@ void payout__domain_edges(void **state)
 	                   "reservation");
 	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 0, "fee account after paying out all it held",
 	                   "reservation");
+
+	/* One sub-account, the lower edge: a fee account of one row pays out. */
+	open_account(db, 98, 1, 0);
+	struct money_fees one = { 98, 1 };
+	struct money_transfer sale = { 300, 1, 2, 50, 30 };
+	lt_expect_int(money_transfer(db, &one, &sale), 0, "money_transfer to fee account 98");
+	rc = money_payout(db, &one, 301, 3, 30);
+	lt_expect(rc == 0, "invalid", "money_payout of 30 out of a fee account of 1 sub-account "
+	          "holding 30 returned %d, expected 0 (1 sub-account is inside the domain)", rc);
+	lt_expect_int_hint(balance(t, 98), 0, "fee account 98 after paying out its 30", "reservation");
 }
 
 /* A payout comes out of one sub-account, whichever it is: the first one
