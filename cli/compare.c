@@ -86,7 +86,7 @@ static void table(const struct compare_opts *o, const struct sim_config *ca,
 
 	words(ca, wa, sizeof wa);
 	words(cb, wb, sizeof wb);
-	printf("hotrow sim --compare: two setups on one seed (%llu)\n"
+	printf("hotrow sim --compare: two setups, the same seed (%llu), so the same arrivals\n"
 	       "  A  %s: %s\n  B  %s: %s\n\n", (unsigned long long)ca->seed, o->a, wa, o->b, wb);
 	printf("  %-30s %14s %14s %8s\n", "", "A", "B", "B/A");
 	row("likes offered", (double)a->offered, (double)b->offered, 0);
@@ -114,10 +114,9 @@ static void table(const struct compare_opts *o, const struct sim_config *ca,
 	row("count: counted twice", (double)a->count.doubled, (double)b->count.doubled, 0);
 	row("visible lags true by, s", a->count.max_lag_s, b->count.max_lag_s, 3);
 	row("events simulated", (double)a->events, (double)b->events, 0);
-	printf("\n  B/A is B's figure over A's (- where A's is 0). Both ran on one seed:\n"
-	       "  evenly spaced arrivals come at the same instants on both sides; random\n"
-	       "  ones follow the same law but not the same instants, as the engine draws\n"
-	       "  them from one generator with the holds and the slots.\n");
+	printf("\n  B/A is B's figure over A's (- where A's is 0). Both ran on one seed, and\n"
+	       "  arrivals draw from a stream of their own: at one rate they come at the\n"
+	       "  same instants on both sides, so what differs is what the setups differ in.\n");
 }
 
 /* A side from its file, with the command line's --seed and --seconds. */
@@ -145,9 +144,9 @@ int compare_main(const struct compare_opts *o)
 
 	if (side(o->a, o, &ca) < 0 || side(o->b, o, &cb) < 0)
 		return 2;
-	if (cb.seed != ca.seed)      /* one seed, so the draws start alike */
+	if (cb.seed != ca.seed)      /* the same arrivals need the same draws */
 		fprintf(stderr, "hotrow sim: --compare: %s names seed %llu; both sides run on "
-		        "%llu, A's, so that both draw from one seed\n", o->b,
+		        "%llu, A's, so that they see the same arrivals\n", o->b,
 		        (unsigned long long)cb.seed, (unsigned long long)ca.seed);
 	cb.seed = ca.seed;
 	a = sim_new(&ca);

@@ -4,11 +4,9 @@
  *
  * Each side's configuration comes whole from its setup file
  * (cli/simconf.h); the command line may set --seed and --seconds for
- * both. B runs on A's seed (or the command line's); a different seed in
- * B's file is said and not used. Evenly spaced arrivals then come at the
- * same instants on both sides; random ones follow the same law, not the
- * same instants (the engine draws them from the generator that also
- * draws holds and slots, so the two streams part once the setups do).
+ * both. B runs on A's seed (or the command line's), so both see the
+ * same arrival stream; a different seed in B's file is said and not
+ * used.
  *
  * Interface:
  *   struct compare_opts o = { .a = "a.conf", .b = "b.conf", .json = false };

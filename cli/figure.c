@@ -484,9 +484,9 @@ int figure_compare(const char *path, const struct sim *a, const struct sim *b,
 		side_free(&sa), side_free(&sb);
 		return 1;
 	}
-	snprintf(sub, sizeof sub, "A: %s (solid), B: %s (dashed), on one seed, %llu",
+	snprintf(sub, sizeof sub, "A: %s (solid), B: %s (dashed); the same seed, %llu",
 	         name_a, name_b, (unsigned long long)sim_config(a)->seed);
-	begin(f, TOP + 2 * PANEL_H + GAP + 60, "Two setups on one seed, one scale", sub);
+	begin(f, TOP + 2 * PANEL_H + GAP + 60, "Two setups, the same arrivals, one scale", sub);
 	double tmax = nice_max(fmax(sa.tmax, sb.tmax), 6);
 	struct panel p = { LEFT, TOP + 4, W - LEFT - RIGHT, PANEL_H, 0, tmax, 0,
 	                   nice_max(fmax(fmax(sa.top_done, sb.top_done), 1) * 1.12, 5), 0 };

@@ -43,7 +43,7 @@ static const char help_footer[] =
 	"An old snapshot open for 5 s under 2,000 updates/s (Lab 08: 56 buffers a read):\n"
 	"  hotrow sim --rps 2000 --hold-ms 0.4 --seconds 8 --read-rps 10 \\\n"
 	"             --snapshot-at 0 --snapshot-for 5\n"
-	"Two setups on one seed, side by side with B/A (and both on one --svg):\n"
+	"Two setups on the same seed, side by side with B/A (and both on one --svg):\n"
 	"  hotrow sim --compare naive.conf sharded.conf --svg both.svg\n"
 	"\n"
 	"A setup file (.conf) holds one engine option a line, NAME = VALUE, the\n"

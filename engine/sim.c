@@ -248,10 +248,11 @@ static void source_arm(struct sim *s, struct sim_source *src, enum sim_ev type)
 			t = s->now;
 		} else {
 			src->left = k - 1;
-			t = s->now + round_us(sim_rng_exp(&s->rng, src->period_us * k));
+			t = s->now + round_us(sim_rng_exp(&s->like_rng, src->period_us * k));
 		}
 	} else {
-		t = s->now + round_us(sim_rng_exp(&s->rng, src->period_us));
+		t = s->now + round_us(sim_rng_exp(src == &s->like ? &s->like_rng : &s->unrel_rng,
+		                                   src->period_us));
 	}
 	if (t < s->now)
 		t = s->now;
@@ -1194,6 +1195,8 @@ struct sim *sim_new(const struct sim_config *c)
 	s->c = *c;
 	s->set_rps = c->rps;
 	sim_rng_seed(&s->rng, c->seed);
+	sim_rng_seed(&s->like_rng, c->seed ^ 0x6a09e667f3bcc908ULL);
+	sim_rng_seed(&s->unrel_rng, c->seed ^ 0xbb67ae8584caa73bULL);
 	sim_heap_init(&s->heap);
 	set_times(s);
 	s->tick_us = ms_us(c->tick_ms > 0 ? c->tick_ms : 100);

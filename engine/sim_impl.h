@@ -285,6 +285,8 @@ struct sim {
 
 	/* load */
 	struct sim_source like, unrel;
+	struct sim_rng like_rng, unrel_rng;   /* the arrivals' own streams: two setups
+	                             on one seed and one rate see the same arrivals */
 	double set_rps;           /* the rate the caller last set (sim_new, sim_set) */
 	int64_t hold_us, work_us, unrel_us, flush_us, tick_us;
 	int64_t pool_timeout_us, client_timeout_us;   /* 0 = none */

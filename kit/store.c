@@ -533,6 +533,19 @@ static int take_members(struct kit_store *s, const char *key, int count, char **
 	return 0;
 }
 
+/* finish() for a command that hands over copies of members: when its
+ * answer is lost (or it failed), the caller gets none of them, as a client
+ * whose connection dropped gets none, and nothing is left allocated. */
+static int finish_members(struct call *c, const char *cmd, const char *key, int rc,
+                          char **out, int *n)
+{
+	rc = finish(c, cmd, key, rc);
+	if (rc != 0)
+		while (*n > 0)
+			free(out[--*n]);
+	return rc;
+}
+
 int kit_store_spop(struct kit_store *s, const char *key, int count, char **out, int *n)
 {
 	struct call c;
@@ -543,7 +556,7 @@ int kit_store_spop(struct kit_store *s, const char *key, int count, char **out, 
 		   : kit_store_redis_members(s->redis, key, count, out, n, 1, R(c));
 	else if (rc == 0)
 		rc = take_members(s, key, count, out, n, true);
-	return finish(&c, "SPOP", key, rc);
+	return finish_members(&c, "SPOP", key, rc, out, n);
 }
 
 int kit_store_smembers(struct kit_store *s, const char *key, int count, char **out, int *n)
@@ -556,7 +569,7 @@ int kit_store_smembers(struct kit_store *s, const char *key, int count, char **o
 		   : kit_store_redis_members(s->redis, key, count, out, n, 0, R(c));
 	else if (rc == 0)
 		rc = take_members(s, key, count, out, n, false);
-	return finish(&c, "SMEMBERS", key, rc);
+	return finish_members(&c, "SMEMBERS", key, rc, out, n);
 }
 
 int kit_store_sismember(struct kit_store *s, const char *key, const char *member, int *out)

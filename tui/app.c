@@ -882,7 +882,7 @@ static void compare_key(struct tui_app *a, int key)
 	if (tui_app_compare_picks(a, a->picker.pick[0], a->picker.pick[1], err, sizeof err) < 0)
 		say(a, "compare: %s", err);
 	else
-		say(a, "compare: %s vs %s on one seed; keys change B",
+		say(a, "compare: %s vs %s, the same arrivals; keys change B",
 		    tui_compare_name(&a->picker, a->picker.pick[0]),
 		    tui_compare_name(&a->picker, a->picker.pick[1]));
 }

@@ -75,9 +75,8 @@ void tui_app_setup_files(struct tui_app *a, const char *const *files, int n);
 /* Compare any two setups, each named by a word: "current", "naive", a
  * scenario, or a setup file given to tui_app_setup_files. Both sides are
  * built whole (a file by the command line's parser) and run from t = 0
- * on one seed, the right side's (evenly spaced arrivals come alike on
- * both; random ones follow one law, not the same instants); the keys
- * then change the right side, the left keeps its setup. 0, or -1
+ * on one seed, the right side's, so they see the same arrivals; the
+ * keys then change the right side, the left keeps its setup. 0, or -1
  * with err (an unknown word, a file that does not read: its file and
  * line) and the screen as it was. */
 int tui_app_compare_setups(struct tui_app *a, const char *left, const char *right,

@@ -188,6 +188,6 @@ void tui_compare_draw(struct tui_screen *s, const struct tui_compare *p,
 		}
 	}
 	tui_screen_text(s, r.x + 2, r.y + h - 2, w - 4, TUI_DIM,
-	                "Both sides run from t = 0 on one seed and share each chart's scale; "
-	                "the keys then change B.");
+	                "Both sides run on one seed (the same arrivals) and share each chart's "
+	                "scale; the keys then change B.");
 }

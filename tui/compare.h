@@ -7,9 +7,8 @@
  * it: endless, random arrivals), or a setup file (cli/simconf.h, the
  * format `hotrow sim --compare` reads; given with `hotrow tui --setup`).
  * tui_compare_setup builds a side's whole config with the same parser
- * the command line uses; the app then gives both sides one seed (evenly
- * spaced arrivals come alike; random ones follow one law), and the frame
- * one scale per quantity.
+ * the command line uses; the app then gives both sides one seed, so they
+ * see the same arrivals, and the frame one scale per quantity.
  *
  * The picker is an overlay with two columns, A (left) and B (right),
  * each listing every setup; Left/Right choose the column, Up/Down the

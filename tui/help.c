@@ -37,7 +37,7 @@ static const struct tui_binding table[] = {
 	{'r', 0, "r", "reset: start again from t = 0", NULL, NULL, TUI_A_RESET, false},
 	{'\t', 0, "Tab", "next scenario (its summary shows in the title bar)", NULL, NULL, TUI_A_SCENARIO, false},
 	{'o', 0, "o", "scenario picker: Up/Down, Enter to load, Esc to close", "scenarios", "o", TUI_A_PICKER, false},
-	{'c', 0, "c", "compare any two setups on one seed (c again: off)", "compare", "c", TUI_A_COMPARE, false},
+	{'c', 0, "c", "compare any two setups, same arrivals (c again: off)", "compare", "c", TUI_A_COMPARE, false},
 	{'l', 0, "l", "latency chart: p50 and p99, p99 only, p50 only", NULL, NULL, TUI_A_LATENCY, false},
 	{'f', 0, "f", "follow a like: the next to arrive, then the slowest, then off", "follow", "f", TUI_A_FOLLOW, false},
 	{'\r', KEY_NPAGE, "Enter/PgDn", "tour: next step", "next", "Enter", TUI_A_TOUR_NEXT, true},

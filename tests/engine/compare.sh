@@ -129,7 +129,7 @@ refused compare__stray_word "unexpected argument '$tmp/a.conf'" "$tmp/a.conf"
 
 # compare__seed_and_seconds_apply_to_both
 "$bin" sim --compare "$tmp/a.conf" "$tmp/b.conf" --seed 5 --seconds 1 >"$tmp/out" 2>&1
-if grep -q "two setups on one seed (5)" "$tmp/out" && [ "$(grep -c 'for 1 s' "$tmp/out")" = 2 ]; then
+if grep -q "the same seed (5)" "$tmp/out" && [ "$(grep -c 'for 1 s' "$tmp/out")" = 2 ]; then
 	ok compare__seed_and_seconds_apply_to_both
 else
 	bad compare__seed_and_seconds_apply_to_both "$(head -3 "$tmp/out")"

@@ -576,6 +576,28 @@ static void lose_replies__the_command_ran(void **state)
 	assert_int_equal(get(s, "k"), 2);   /* one view, counted twice */
 }
 
+/* A lost answer to SPOP or SMEMBERS hands over no member (the command
+ * ran: SPOP's members are gone from the set) and leaves nothing allocated. */
+static void lose_replies__members_not_handed_over(void **state)
+{
+	struct kit_store *s = *state;
+	char *out[4] = { NULL };
+	int n = -1;
+	assert_int_equal(kit_store_sadd(s, "set", "a", NULL), 0);
+	assert_int_equal(kit_store_sadd(s, "set", "b", NULL), 0);
+
+	kit_store_lose_replies(s, 1);
+	assert_int_equal(kit_store_smembers(s, "set", 4, out, &n), KIT_STORE_UNKNOWN);
+	assert_int_equal(n, 0);
+	kit_store_lose_replies(s, 1);
+	assert_int_equal(kit_store_spop(s, "set", 4, out, &n), KIT_STORE_UNKNOWN);
+	assert_int_equal(n, 0);
+
+	int64_t left = -1;
+	assert_int_equal(kit_store_scard(s, "set", &left), 0);
+	assert_int_equal(left, 0);   /* the SPOP ran */
+}
+
 /* ---- a real Redis only ---- */
 
 static void redis__script_reloaded_after_the_server_forgot_it(void **state)
@@ -724,6 +746,7 @@ int main(void)
 		T(eval__runs_the_script_and_answers),
 		T(eval__reply_longer_than_room_is_an_error),
 		T(lose_replies__the_command_ran),
+		T(lose_replies__members_not_handed_over),
 		R(incrby__starts_at_zero_and_adds),
 		R(incrby__overflow_refused_unchanged),
 		R(get__missing_reads_zero),
@@ -738,6 +761,7 @@ int main(void)
 		R(spop__takes_at_most_count_and_removes),
 		R(spop__every_member_comes_out_once),
 		R(smembers__copies_without_removing),
+		R(lose_replies__members_not_handed_over),
 		R(refuse__next_n_commands_change_nothing),
 		R(refuse__forever_until_cleared),
 		R(restart__loses_everything),

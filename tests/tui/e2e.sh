@@ -91,7 +91,7 @@ check "tui__grows_back" wait_for "LOCK LANES"
 
 t send-keys -t "$S" '?'
 check "tui__help_overlay_opens" wait_for "KEYS  (any key closes this)"
-check "tui__help_lists_the_keys" wait_for "compare any two setups on one seed"
+check "tui__help_lists_the_keys" wait_for "compare any two setups, same arrivals"
 t send-keys -t "$S" x
 check "tui__help_closes_on_any_key" wait_gone "KEYS  (any key closes this)"
 

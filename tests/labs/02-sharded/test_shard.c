@@ -819,6 +819,53 @@ static void shard_resize__two_shrinks_at_once(void **state)
 	lt_gate_close(g);
 }
 
+/* A refused N is refused in C, as shard.h says: KIT_DB_ERR, and not one
+ * statement sent (a db hook counts them). An N of 0 let through to the
+ * database is refused by the table's CHECK instead, with another code,
+ * after a BEGIN and a write were sent. */
+static void count_statements(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql;
+	(void)t_ns;
+	if (ev == KIT_DB_STMT_START)
+		++*(int *)arg;
+}
+
+static void shard_resize__refuses_bad_n_before_the_database(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	static const int bad[] = { 0, -1, SHARD_MAX_SLOTS + 1 };
+	for (int i = 0; i < 3; i++) {
+		int sent = 0;
+		kit_db_set_hook(db, count_statements, &sent);
+		int rc = shard_resize(db, POST, bad[i]);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(rc == KIT_DB_ERR && sent == 0, "bad-n", "shard_resize(%d) returned %d "
+		          "(statements sent: %d), expected KIT_DB_ERR (%d) before touching the database",
+		          bad[i], rc, sent, KIT_DB_ERR);
+	}
+}
+
+/* The table guards N as well as shard_resize() does: a config row of 0
+ * slots written straight into like_slot_config (by hand, by another
+ * program) is refused by its CHECK, and likes go on working. With 0 in
+ * it, every increment of that post would divide by zero. */
+static void shard_setup__refuses_zero_slots(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	int rc = kit_db_exec(db, "INSERT INTO like_slot_config (post_id, nslots) VALUES (42, 0)",
+	                     0, NULL);
+	lt_expect(rc == KIT_DB_CONSTRAINT, "bad-n", "a like_slot_config row with nslots = 0, "
+	          "inserted with SQL, was accepted (%d): the table's CHECK must refuse N < 1", rc);
+	uint32_t next = 0;
+	rc = shard_increment(db, POST, counting, &next);
+	lt_expect(rc == 0, "bad-n", "a like after the refused config row: %d, %s", rc,
+	          labtest_why(db));
+	lt_expect_int(total(db, POST), 1, "count after one like");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -843,6 +890,8 @@ int main(void)
 		BOTH(shard_read__failure_leaves_total_untouched),
 		BOTH(shard_resize__a_like_at_every_statement_of_a_shrink),
 		BOTH(shard_resize__two_shrinks_at_once),
+		BOTH(shard_setup__refuses_zero_slots),
+		BOTH(shard_resize__refuses_bad_n_before_the_database),
 		cmocka_unit_test(shard_choose_n__formula),
 	};
 	return labtest_main("02-sharded", tests);

@@ -1001,6 +1001,39 @@ static void batch_acc__empty_flush_touches_nothing(void **state)
 	          ran ? "ran a statement" : "ran none");
 }
 
+/* What a flush wrote leaves the accumulator: the flush after it, with
+ * nothing added meanwhile, runs no statement, and once a post is added
+ * again only that post is written (a post settled at 0 and kept in the
+ * pending sums would be written again as "+0", bringing back a row that
+ * was deleted since). */
+static void batch_acc__settled_posts_leave_the_accumulator(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	lt_expect(batch_acc_add(acc, POST, 3) == 0 && batch_acc_add(acc, POST + 1, 2) == 0, "acc",
+	          "batch_acc_add failed");
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the first flush failed: %s", labtest_why(db));
+
+	lt_step_arm(LT_STEP_FAILS, 1);
+	int rc = batch_acc_flush(acc, db);
+	bool ran = lt_step_disarm();
+	lt_expect(rc == 0 && !ran, "acc", "a flush right after a successful one returned %d and %s; "
+	          "expected 0 and no statement: what the first flush wrote must leave the "
+	          "accumulator, not stay in it at 0", rc, ran ? "ran a statement" : "ran none");
+
+	char sql[96];
+	snprintf(sql, sizeof sql, "DELETE FROM post_likes WHERE post_id = %d", POST + 1);
+	labtest_exec(t, sql);
+	lt_expect(batch_acc_add(acc, POST, 4) == 0, "acc", "batch_acc_add failed");
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the third flush failed: %s", labtest_why(db));
+	lt_expect_int_hint(count(db, POST), 7, "count of the post added 3, flushed, then 4, flushed", "acc");
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM post_likes WHERE post_id = %d", POST + 1);
+	lt_expect_int_hint(labtest_int(t, sql), 0, "rows of a post whose row was deleted after its "
+	                   "likes were flushed, after a flush that had nothing new for it", "acc");
+	lt_expect_int(batch_acc_pending(acc), 0, "pending after the flushes");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1024,6 +1057,7 @@ int main(void)
 		BOTH(batch_acc__a_1007_post_flush_fails_at_every_step),
 		BOTH(batch_acc__sums_past_2_31),
 		BOTH(batch_acc__empty_flush_touches_nothing),
+		BOTH(batch_acc__settled_posts_leave_the_accumulator),
 	};
 	return labtest_main("03-batching", tests);
 }

@@ -1162,6 +1162,583 @@ static void flusher__stop_takes_more_than_one_batch(void **state)
 	kit_store_free(st);
 }
 
+/* ---- more of the mistake classes: the store failing, recovery, the loop ---- */
+
+/* The store refuses its k-th command (a dropped connection), or runs it
+ * and loses its reply, from the moment the hook is armed. */
+struct store_step {
+	int k, seen;
+	bool lose;
+};
+
+static void store_step_hook(void *arg, struct kit_store *st, const char *cmd, const char *key, int rc)
+{
+	struct store_step *s = arg;
+	(void)cmd, (void)key, (void)rc;
+	if (++s->seen == s->k - 1) {
+		if (s->lose)
+			kit_store_lose_replies(st, 1);
+		else
+			kit_store_refuse(st, 1);
+	}
+}
+
+static void store_step_arm(struct kit_store *st, struct store_step *s)
+{
+	s->seen = 0;
+	if (s->k == 1) {
+		if (s->lose)
+			kit_store_lose_replies(st, 1);
+		else
+			kit_store_refuse(st, 1);
+	}
+	kit_store_set_hook(st, store_step_hook, s);
+}
+
+/* Disarm; true when the k-th command was reached (it failed). */
+static bool store_step_disarm(struct kit_store *st, struct store_step *s)
+{
+	kit_store_set_hook(st, NULL, NULL);
+	kit_store_refuse(st, 0);
+	kit_store_lose_replies(st, 0);
+	return s->seen >= s->k;
+}
+
+/* Parks a batch as a flusher that crashed right after its drain leaves
+ * it: parked under a token, nothing in the database. */
+static void crash_after_drain(struct kit_store *st, struct kit_db *db)
+{
+	kit_fp_clear();
+	kit_fp_set("flush-after-drain", KIT_FP_ERROR, 1);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	long hits = kit_fp_count("flush-after-drain");
+	kit_fp_clear();
+	lt_expect(r < 0 && hits == 1, "token", "flush_views with \"flush-after-drain\" armed returned "
+	          "%" PRId64 " and hit it %ld times (expected an error, once)", r, hits);
+}
+
+static int64_t parked_count(struct kit_store *st)
+{
+	int64_t n = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_PARKED, &n), 0);
+	return n;
+}
+
+/* A flush whose store fails at each of its commands in turn (refused,
+ * or run with the reply lost), with a batch parked by a crashed flush
+ * before it. When it says it succeeded, it moved every view that was
+ * waiting (the parked 7 and the 8 dirty), no fewer: a store error it
+ * swallowed would leave some behind while it says all is well. When it
+ * failed, the flushes after it put everything in the database: nothing
+ * lost, nothing doubled, nothing left parked or dirty. */
+static void flush__store_failure_at_every_step(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	schema(t);
+
+	for (int lose = 0; lose <= 1; lose++) {
+		for (int k = 1; k <= 40; k++) {
+			struct kit_store *st = kit_store_new();
+			assert_non_null(st);
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+			record(st, 4, 7);
+			crash_after_drain(st, db);
+			record(st, 1, 3);
+			record(st, 2, 5);
+			struct store_step s = { k, 0, lose };
+			store_step_arm(st, &s);
+			int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+			bool fired = store_step_disarm(st, &s);
+			int64_t moved = db_total(t);
+			lt_expect(r < 0 || (r == 15 && moved == 15), "put-back", "the store %s its command "
+			          "%d of a flush (7 views parked, 8 dirty): flush_views returned %" PRId64
+			          " with %" PRId64 " views in the database; a flush that succeeds says 15 and "
+			          "moved 15, one whose store failed returns the error",
+			          lose ? "ran, and lost the reply of," : "refused", k, r, moved);
+			flush_all(st, db);
+			lt_expect(db_views(t, 1) == 3 && db_views(t, 2) == 5 && db_views(t, 4) == 7, "put-back",
+			          "the store %s its command %d of a flush, then flushes until nothing was "
+			          "left: videos 1, 2, 4 have %" PRId64 ", %" PRId64 ", %" PRId64 " views, "
+			          "not 3, 5, 7 (%s)", lose ? "lost the reply of" : "refused", k,
+			          db_views(t, 1), db_views(t, 2), db_views(t, 4),
+			          db_total(t) > 15 ? "some counted twice" : "some lost");
+			lt_expect(parked_count(st) == 0 && store_total(st, 1, 4) == 0, "put-back",
+			          "after those flushes the store still has %" PRId64 " parked batches and %"
+			          PRId64 " views", parked_count(st), store_total(st, 1, 4));
+			kit_store_free(st);
+			if (!fired)
+				break;
+		}
+	}
+}
+
+/* A drain or a park that the store refuses takes nothing and says so:
+ * an error, *n = 0 (views.h), and every view still there for the next. */
+static void drain__refused_takes_nothing(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	record(st, 3, 4);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	int n = 77;
+	int64_t token = 77;
+
+	kit_store_refuse(st, 1);
+	int rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	kit_store_refuse(st, 0);
+	lt_expect(rc < 0 && n == 0, "drain", "drain_views on a store that refused it returned %d with "
+	          "*n = %d; expected an error and *n = 0", rc, n);
+
+	n = 77;
+	kit_store_refuse(st, 1);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	kit_store_refuse(st, 0);
+	lt_expect(rc < 0 && n == 0, "token", "park_views on a store that refused it returned %d with "
+	          "*n = %d; expected an error and *n = 0", rc, n);
+	lt_expect_int_hint(drain_all(st), 4, "views drained after the refused drain and park", "drain");
+	kit_store_free(st);
+}
+
+/* Recovery with tokens past 2^32 and a count past 2^32: a batch parked
+ * under token 2^32 + 1 by a crashed flush is applied by the next flush,
+ * under that very token, and counted in what that flush returns (the
+ * recovered views and its own); its park is gone afterwards. A store
+ * that restarted goes on after the largest token past 2^32 the database
+ * has. */
+static void recovery__tokens_and_counts_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	const int64_t big = LT_PAST_UINT32 + 2;   /* 2^32 + 3 */
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, LT_PAST_UINT32 - 1), 0);   /* 2^32 */
+	planted_views(st, 19, big);   /* two digits: an id read in another base moves */
+	crash_after_drain(st, db);
+	record(st, 1, 2);
+
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+
+	lt_expect(r == big + 2, "token", "flush_views after a crash that left 2^32 + 3 views parked, "
+	          "with 2 more dirty, returned %" PRId64 ", expected 2^32 + 5 = %" PRId64 ": the views "
+	          "a flush recovers count in what it returns", r, big + 2);
+	lt_expect_int_hint(db_views(t, 19), big, "views of video 19 (2^32 + 3 parked)", "token");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 4294967297"),
+	                   1, "rows in applied_flushes for token 2^32 + 1, the parked batch's (is a "
+	                   "token read back from the store kept in an int?)", "token");
+	int64_t gone = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_PARK_PREFIX "4294967297", &gone), 0);
+	lt_expect(gone == 0 && parked_count(st) == 0, "token", "after the recovery the park of token "
+	          "2^32 + 1 holds %" PRId64 " entries and %" PRId64 " tokens are listed as parked; a resolved park is deleted",
+	          gone, parked_count(st));
+
+	kit_store_restart(st);   /* the store forgets its token counter */
+	record(st, 2, 1);
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect_int_hint(r, 1, "views written by the first flush after the store restarted", "token");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token > 4294967298"),
+	                   1, "tokens above 2^32 + 2 (the largest applied) after a restart's flush: "
+	                   "the new token goes on after the database's largest (in an int it "
+	                   "starts over, below it)", "token");
+	kit_store_free(st);
+}
+
+/* start_flusher's domain (views.h): interval_ms >= 1, max 1 ..
+ * VIEWS_MAX_BATCH. Both edges of each are taken; one step past them is
+ * refused with an error and *out = NULL. */
+static void flusher__takes_every_edge_of_its_domain(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	const struct { int interval, max; bool ok; } cases[] = {
+		{ 1, 1, true }, { 60000, VIEWS_MAX_BATCH, true }, { 0, 100, false }, { -5, 100, false },
+		{ 100, 0, false }, { 100, VIEWS_MAX_BATCH + 1, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct flusher *f = (struct flusher *)&cases[i];   /* must be overwritten */
+		record(st, 1, 1);
+		int rc = start_flusher(&f, st, own, cases[i].interval, cases[i].max);
+		if (cases[i].ok) {
+			lt_expect(rc == 0 && f && f != (struct flusher *)&cases[i], "flush-loop",
+			          "start_flusher(interval %d ms, max %d) returned %d; both are in its domain",
+			          cases[i].interval, cases[i].max, rc);
+			lt_expect_int_hint(stop_flusher(f), 0, "stop_flusher's result", "stop");
+		} else {
+			lt_expect(rc < 0 && f == NULL, "flush-loop", "start_flusher(interval %d ms, max %d) "
+			          "returned %d with *out %s; expected an error and *out = NULL",
+			          cases[i].interval, cases[i].max, rc, f ? "not NULL" : "NULL");
+			if (rc == 0 && f && f != (struct flusher *)&cases[i])
+				stop_flusher(f);
+		}
+	}
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* views.h: "once every interval_ms (the first after one interval)". A
+ * flusher with a 1.5 s interval has not flushed 0.2 s after it started
+ * (a thread that does not wait, or waits on a deadline it never moved,
+ * flushes at once); its stats then count each view it wrote, past 2^32
+ * too, and no flush that found nothing as failed. */
+static void flusher__first_flush_after_one_interval(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	struct flusher_stats fs = { -1, -1, -1 };
+	const int64_t big = LT_PAST_UINT32 + 2;
+	schema(t);
+	planted_views(st, 9, big);
+	int rc = start_flusher(&f, st, own, 1500, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	util_sleep_ns(200 * 1000000LL);
+	flusher_stats(f, &fs);
+	int64_t early = db_total(t);
+	rc = stop_flusher(f);
+	lt_expect(fs.flushes == 0 && early == 0, "flush-loop", "0.2 s after start_flusher with a "
+	          "1500 ms interval: %" PRId64 " flushes, %" PRId64 " views in the database; the first "
+	          "flush comes after one interval", fs.flushes, early);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+
+	planted_views(st, 9, big);
+	record(st, 1, 1);
+	rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	for (int i = 0; i < 5000; i++) {   /* at most 10 s; a few ms when the machine is quiet */
+		flusher_stats(f, &fs);
+		if (fs.flushes >= 3)
+			break;
+		util_sleep_ns(2000000);
+	}
+	rc = stop_flusher(f);
+	lt_expect(fs.flushes >= 3 && fs.views == big + 1 && fs.failed == 0, "flush-loop",
+	          "flusher_stats after %" PRId64 " flushes of 2^32 + 4 views: views %" PRId64 ", failed %"
+	          PRId64 "; expected 2^32 + 4 = %" PRId64 " and 0 (a flush with nothing dirty returns 0 "
+	          "and has not failed; a count kept in an int loses its high bits)", fs.flushes,
+	          fs.views, fs.failed, big + 1);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 2 * big + 1, "views in the database", "flush-loop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* stop_flusher's last flush meets a refusing database: it returns the
+ * error, and the views are still in the store (views.h), for a flush
+ * once the table is back. */
+static void flusher__stop_returns_the_last_flush_error(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	schema(t);
+	record(st, 6, 5);
+	int rc = start_flusher(&f, st, own, 60000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	table_away(t);
+
+	rc = stop_flusher(f);
+
+	table_back(t);
+	lt_expect(rc < 0, "stop", "stop_flusher returned %d although its last flush met a database "
+	          "without video_counts; return that flush's error", rc);
+	lt_expect_int_hint(store_total(st, 6, 6), 5, "views of video 6 still in the store", "put-back");
+	lt_expect_int_hint(flush_all(st, own), 5, "views written once the table was back", "put-back");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* The position of video's row in the order the rows were inserted:
+ * SQLite's rowid (video_id is no INTEGER PRIMARY KEY, so rowid counts
+ * insertions) and PostgreSQL's ctid (a fresh table's rows lie in the heap
+ * in the order they came). */
+static int64_t insert_rank(struct labtest *t, int64_t video)
+{
+	const char *col = t->engine == KIT_DB_SQLITE ? "rowid" : "ctid";
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM video_counts WHERE %s < "
+	         "(SELECT %s FROM video_counts WHERE video_id = %" PRId64 ")", col, col, video);
+	return labtest_int(t, sql);
+}
+
+/* §5: the rows sorted by id before the upsert ("two batches that lock the
+ * same rows in the same order cannot deadlock each other"). Eight videos,
+ * ids past 2^31 and 2^32 among them, recorded out of order: one flush
+ * writes their rows in ascending 64-bit id, whatever order the store
+ * hands them over in. (The in-process store only: Redis keeps a small set
+ * of integers sorted and hands it over in that order, so an unsorted
+ * upsert would pass there by luck.) */
+static void flush__rows_in_video_id_order(void **state)
+{
+	struct labtest *t = *state;
+	if (t->engine == KIT_DB_MYSQL)   /* InnoDB stores rows in key order: no insertion order to read */
+		lt_skip("the insertion order of rows is not visible on MariaDB");
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	const int64_t ids[] = { 5, LT_PAST_UINT32, 7, LT_PAST_INT32 + 2, 3, LT_PAST_UINT32 + 8,
+	                        LT_PAST_INT32 - 1, 4 };
+	const int64_t sorted[] = { 3, 4, 5, 7, LT_PAST_INT32 - 1, LT_PAST_INT32 + 2, LT_PAST_UINT32,
+	                           LT_PAST_UINT32 + 8 };
+	schema(t);
+	for (int i = 0; i < 8; i++)
+		record(st, ids[i], i + 1);
+
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+
+	lt_expect_int_hint(r, 36, "views written by one flush of 8 videos (1 + 2 + ... + 8)", "flush");
+	for (int i = 0; i < 8; i++)
+		lt_expect(insert_rank(t, sorted[i]) == i, "upsert", "the upsert wrote video %" PRId64
+		          "'s row as number %" PRId64 " of 8, expected number %d: sort the rows by "
+		          "video_id (a 64-bit comparison) before the upsert (§5)", sorted[i],
+		          insert_rank(t, sorted[i]) + 1, i + 1);
+	kit_store_free(st);
+}
+
+/* views.h's failpoints leave what they say: "flush-after-commit" returns
+ * the error with the batch committed and its park not yet deleted, and
+ * the flush after it only deletes that park (the token is applied), so
+ * the batch counts once and that flush returns 0. */
+static void token__after_commit_failpoint_leaves_the_park(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 8, 6);
+	kit_fp_clear();
+	kit_fp_set("flush-after-commit", KIT_FP_ERROR, 1);
+
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+
+	long hits = kit_fp_count("flush-after-commit");
+	kit_fp_clear();
+	lt_expect(r < 0 && hits == 1, "token", "flush_views with \"flush-after-commit\" armed returned %"
+	          PRId64 " and hit it %ld times (expected an error, once)", r, hits);
+	lt_expect(db_views(t, 8) == 6 && parked_count(st) == 1, "token", "at \"flush-after-commit\" the "
+	          "database has %" PRId64 " of video 8's 6 views and %" PRId64 " batches are parked; "
+	          "views.h: committed, the park not deleted (expected 6 and 1)", db_views(t, 8),
+	          parked_count(st));
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect(r == 0 && db_views(t, 8) == 6 && parked_count(st) == 0, "token", "the flush after it "
+	          "returned %" PRId64 " with %" PRId64 " views of video 8 in the database and %" PRId64
+	          " batches parked; expected 0, 6 and 0 (an applied token's park is only deleted)", r,
+	          db_views(t, 8), parked_count(st));
+	kit_store_free(st);
+}
+
+/* Student code is not the only thing that can be wrong: a delta key that
+ * holds a set (another program's key, a typo in a prefix) makes the
+ * INCRBY fail. record_view returns that error and marks nothing, on both
+ * stores: the step stops at its first failing command. */
+static void record_view__failing_step_is_an_error(void **state)
+{
+	struct kit_store *st = new_store(state);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DELTA_PREFIX "12", "x", NULL), 0);
+
+	int rc = record_view(st, 12);
+
+	lt_expect(rc < 0, "record", "record_view of video 12, whose delta key holds a set, returned %d; "
+	          "the INCRBY failed, so return its error", rc);
+	lt_expect_int_hint(dirty(st, 12), 0, "dirty mark of video 12 after its INCRBY failed", "record");
+	record(st, 13, 2);
+	lt_expect_int_hint(delta(st, 13), 2, "delta of video 13 recorded after the failure", "record");
+	kit_store_free(st);
+}
+
+/* Each failpoint of views.h, armed with "error", makes flush_views return
+ * KIT_DB_ERR there at once (a crash, in-process), and the flushes after
+ * it, on a fresh connection as after a restart, count every view once.
+ * "flush-mid-putback" is reached only when the database refuses. */
+static void token__every_failpoint_returns_an_error(void **state)
+{
+	struct labtest *t = *state;
+	const char *fps[] = { "flush-after-drain", "flush-before-commit", "flush-after-commit",
+	                      "flush-mid-putback" };
+	schema(t);
+	for (int i = 0; i < 4; i++) {
+		struct kit_store *st = kit_store_new();
+		assert_non_null(st);
+		struct kit_db *dying = labtest_connect(t);
+		labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+		assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+		record(st, 1, 4);
+		record(st, 2, 3);
+		bool refuse = !strcmp(fps[i], "flush-mid-putback");
+		if (refuse)
+			table_away(t);
+		kit_fp_clear();
+		kit_fp_set(fps[i], KIT_FP_ERROR, 1);
+
+		int64_t r = flush_views(st, dying, VIEWS_MAX_BATCH);
+
+		long hits = kit_fp_count(fps[i]);
+		kit_fp_clear();
+		kit_db_close(dying);   /* the crashed flusher's session ends */
+		if (refuse)
+			table_back(t);
+		lt_expect(r == KIT_DB_ERR && hits == 1, "token", "flush_views with \"%s\" armed returned %"
+		          PRId64 " and hit it %ld times; views.h: it returns KIT_DB_ERR there at once",
+		          fps[i], r, hits);
+		flush_all(st, labtest_db(t));
+		lt_expect(db_views(t, 1) == 4 && db_views(t, 2) == 3, "token", "after a flush stopped at "
+		          "\"%s\" and the flushes after it, videos 1 and 2 have %" PRId64 " and %" PRId64
+		          " views, not 4 and 3", fps[i], db_views(t, 1), db_views(t, 2));
+		kit_store_free(st);
+	}
+}
+
+/* stop_flusher's last flushes move a count past 2^31 (still a success:
+ * 0), and pass dirty videos whose delta is 0 (a flush that moves nothing
+ * while some are still dirty is no reason to stop, nor to loop). */
+static void flusher__stop_past_2_31_and_zero_deltas(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	const int64_t big = LT_PAST_INT32 + 4;
+	schema(t);
+	planted_views(st, 3, big);
+	int rc = start_flusher(&f, st, own, 60000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	rc = stop_flusher(f);
+	lt_expect(rc == 0 && db_views(t, 3) == big, "stop", "stop_flusher with 2^31 + 4 views of video "
+	          "3 left returned %d and the database has %" PRId64 " of them; expected 0 and all (a "
+	          "count cut to an int turns negative)", rc, db_views(t, 3));
+
+	for (int v = 20; v < 23; v++)
+		planted_views(st, v, 0);
+	record(st, 24, 4);
+	rc = start_flusher(&f, st, own, 60000, 1);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	rc = stop_flusher(f);
+	int64_t left = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	lt_expect(rc == 0 && db_views(t, 24) == 4 && left == 0, "stop", "stop_flusher (one video per "
+	          "flush) with video 24's 4 views and three dirty videos at 0 returned %d, wrote %"
+	          PRId64 " views of video 24 and left %" PRId64 " videos dirty; expected 0, 4 and 0",
+	          rc, db_views(t, 24), left);
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* views.h, park_views: "*token is that token, or 0 when nothing was
+ * dirty (then nothing is parked and no token is used)" - also right after
+ * a park that used one, and on a store with no token counter yet, where
+ * only "something dirty" asks for VIEWS_NO_TOKEN. */
+static void park__nothing_dirty_takes_no_token(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 77;
+	int64_t token = 77;
+
+	int rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc == 0 && token == 0 && n == 0, "token", "park_views on a new store with nothing "
+	          "dirty returned %d, token %" PRId64 ", %d videos; expected 0, 0, 0 (VIEWS_NO_TOKEN "
+	          "is only for a store with something dirty)", rc, token, n);
+
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 5), 0);
+	record(st, 1, 2);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc == 0 && token == 6 && n == 1, "token", "park_views of one dirty video after token "
+	          "5 returned %d, token %" PRId64 ", %d videos; expected 0, 6, 1", rc, token, n);
+	n = 77;
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	int64_t counter = -1;
+	assert_int_equal(kit_store_get(st, VIEWS_TOKEN, &counter), 0);
+	lt_expect(rc == 0 && token == 0 && n == 0 && counter == 6, "token", "park_views with nothing "
+	          "dirty, right after a park: %d, token %" PRId64 ", %d videos, counter %" PRId64
+	          "; expected 0, 0, 0 and the counter still 6", rc, token, n, counter);
+
+	planted_views(st, 30, 0);   /* dirty, nothing to take: left out, as by drain_views */
+	record(st, 31, 2);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc == 0 && token == 7 && n == 1 && out[0].video_id == 31 && out[0].n == 2, "token",
+	          "park_views of video 31 (2 views) and video 30 (dirty at 0): %d, token %" PRId64
+	          ", %d videos, the first %" PRId64 " with %" PRId64 "; expected 0, 7, and only "
+	          "video 31 with 2", rc, token, n, n > 0 ? out[0].video_id : 0, n > 0 ? out[0].n : 0);
+	kit_store_free(st);
+}
+
+/* A crash inside a recovery (the failpoint "flush-before-commit" hit while
+ * re-applying a parked batch) is an error of that flush, not a success:
+ * views.h, "each makes flush_views return KIT_DB_ERR there at once". */
+static void recovery__crash_inside_a_recovery_is_an_error(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_store *st = new_store(state);
+	struct kit_db *dying = labtest_connect(t);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 4, 7);
+	crash_after_drain(st, dying);
+	record(st, 1, 3);
+	kit_fp_clear();
+	kit_fp_set("flush-before-commit", KIT_FP_ERROR, 1);
+
+	int64_t r = flush_views(st, dying, VIEWS_MAX_BATCH);
+
+	long hits = kit_fp_count("flush-before-commit");
+	kit_fp_clear();
+	kit_db_close(dying);
+	lt_expect(r == KIT_DB_ERR && hits == 1, "token", "a flush that stopped at \"flush-before-commit\" "
+	          "while re-applying a parked batch returned %" PRId64 " (hit %ld times); expected "
+	          "KIT_DB_ERR", r, hits);
+	flush_all(st, labtest_db(t));
+	lt_expect(db_views(t, 4) == 7 && db_views(t, 1) == 3 && parked_count(st) == 0, "token",
+	          "after that flush and the ones that followed: videos 4 and 1 have %" PRId64 " and %"
+	          PRId64 " views (not 7 and 3), %" PRId64 " batches parked", db_views(t, 4),
+	          db_views(t, 1), parked_count(st));
+	kit_store_free(st);
+}
+
+/* A flush with a batch parked by a crash before it fails at each of its
+ * database statements in turn (recovery's and its own): refused before
+ * it runs, or run with its answer lost. Each time it returns an error
+ * (views.h: "the database's code is returned"), and the flushes after it
+ * count every view once, with nothing left parked. */
+static void recovery__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	schema(t);
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= 30; k++) {
+			struct kit_store *st = kit_store_new();
+			assert_non_null(st);
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+			record(st, 4, 7);
+			crash_after_drain(st, db);
+			record(st, 1, 3);
+			record(st, 2, 5);
+			lt_step_arm(how, k);
+			int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+			bool fired = lt_step_disarm();
+			lt_expect(!fired || r < 0, "put-back", "statement %d of a flush that first recovers a "
+			          "parked batch %s, yet flush_views returned %" PRId64 " (an error was expected)",
+			          k, lt_step_what(how), r);
+			flush_all(st, db);
+			lt_expect(db_views(t, 1) == 3 && db_views(t, 2) == 5 && db_views(t, 4) == 7 &&
+			          parked_count(st) == 0, "put-back", "statement %d of a recovering flush %s, "
+			          "then flushes until nothing was left: videos 1, 2, 4 have %" PRId64 ", %" PRId64
+			          ", %" PRId64 " views (not 3, 5, 7), %" PRId64 " batches parked", k,
+			          lt_step_what(how), db_views(t, 1), db_views(t, 2), db_views(t, 4),
+			          parked_count(st));
+			kit_store_free(st);
+			if (!fired)
+				break;
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1197,6 +1774,22 @@ int main(void)
 		LABTEST_ALL(flush__ids_and_tokens_past_2_31),
 		LABTEST_ALL(flusher__stop_takes_more_than_one_batch),
 		STORE_REDIS(token__commit_reply_lost),
+		LABTEST_BOTH(flush__store_failure_at_every_step),
+		LABTEST_STORES(drain__refused_takes_nothing),
+		LABTEST_BOTH(recovery__tokens_and_counts_past_2_31),
+		STORE_REDIS(recovery__tokens_and_counts_past_2_31),
+		LABTEST_BOTH(flusher__takes_every_edge_of_its_domain),
+		LABTEST_BOTH(flusher__first_flush_after_one_interval),
+		LABTEST_BOTH(flusher__stop_returns_the_last_flush_error),
+		LABTEST_BOTH(flush__rows_in_video_id_order),
+		LABTEST_BOTH(token__after_commit_failpoint_leaves_the_park),
+		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
+		LABTEST_STORES(record_view__failing_step_is_an_error),
+		LABTEST_BOTH(token__every_failpoint_returns_an_error),
+		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
+		LABTEST_STORES(park__nothing_dirty_takes_no_token),
+		LABTEST_BOTH(recovery__every_step_can_fail),
+		LABTEST_BOTH(recovery__crash_inside_a_recovery_is_an_error),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),

@@ -21,8 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
 #include "tests/labs/05-fence/crashes.h"
 #include "kit/failpoint.h"
 #include "kit/log.h"
@@ -527,6 +529,219 @@ static void fence_handle__retried_append_counts_twice(void **state)
 	lt_expect_int(views_of(t, 7), 1, "views of video 7 with event ids");
 }
 
+/* ---- the mistake classes: every step failing, edges, order ---- */
+
+static int64_t views_of_id(struct labtest *t, int64_t video)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(views), 0) FROM video_views WHERE video_id = %lld",
+	         (long long)video);
+	return labtest_int(t, sql);
+}
+
+/* fence_apply fails at each of its statements in turn: refused before it
+ * runs, or run with its answer lost (the COMMIT's too). Every time it
+ * returns an error; a refused statement leaves the database as it was;
+ * and the same batch delivered again then counts exactly once (applied
+ * now, or found applied when it was the COMMIT's answer that was lost),
+ * on the same connection: no transaction is left open behind the error. */
+static void fence_apply__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= 20; k++) {
+			labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
+			labtest_exec(t, "INSERT INTO video_views (video_id, views) VALUES (1, 100)");
+			struct fence_batch b = *batch(2, 0, 9, 3, 4);
+			lt_step_arm(how, k);
+			int rc = fence_apply(db, &b);
+			if (!lt_step_disarm()) {
+				lt_expect_int_hint(rc, 1, "fence_apply's result with nothing failing", "fence");
+				break;
+			}
+			lt_expect(rc < 0, "one-transaction", "statement %d of fence_apply %s, yet it returned %d "
+			          "(%s)", k, lt_step_what(how), rc, rc == 1 ? "1, applied: is COMMIT's result "
+			          "checked, and checked before the answer is decided?" : rc == 0 ? "0, refused "
+			          "by the fence: a failed statement is an error, not a refusal" : "?");
+			if (how == LT_STEP_FAILS) {
+				lt_expect(stored_last(t, 2) == -1 && views_of(t, 1) == 100 && views_of(t, 2) == 0,
+				          "one-transaction", "statement %d of fence_apply refused: partition 2's "
+				          "last_offset is %lld and videos 1 and 2 have %lld and %lld views, not -1, "
+				          "100 and 0 as before the call", k, (long long)stored_last(t, 2),
+				          (long long)views_of(t, 1), (long long)views_of(t, 2));
+			}
+			int again = fence_apply(db, &b);
+			lt_expect(again == 0 || again == 1, "one-transaction", "statement %d of fence_apply %s, "
+			          "then the same batch again on the same connection: %d (%s)", k,
+			          lt_step_what(how), again, labtest_why(db));
+			lt_expect(stored_last(t, 2) == 9 && views_of(t, 1) == 104 && views_of(t, 2) == 4 &&
+			          views_of(t, 3) == 4, "one-transaction", "statement %d of fence_apply %s, then "
+			          "the batch delivered again: last_offset %lld, views %lld, %lld, %lld of "
+			          "videos 1..3; expected 9, and 104, 4, 4 (4 views each, once)", k,
+			          lt_step_what(how), (long long)stored_last(t, 2), (long long)views_of(t, 1),
+			          (long long)views_of(t, 2), (long long)views_of(t, 3));
+		}
+	}
+}
+
+/* The position of video's row in the order the rows were inserted:
+ * SQLite's rowid (video_id is no INTEGER PRIMARY KEY, so rowid counts
+ * insertions) and PostgreSQL's ctid (a fresh table's rows lie in the heap
+ * in the order they came). */
+static int64_t insert_rank(struct labtest *t, int64_t video)
+{
+	const char *col = t->engine == KIT_DB_SQLITE ? "rowid" : "ctid";
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM video_views WHERE %s < "
+	         "(SELECT %s FROM video_views WHERE video_id = %lld)", col, col, (long long)video);
+	return labtest_int(t, sql);
+}
+
+/* §4: "Sort the totals by video_id". One batch (offsets 10..16) of views
+ * of five videos, first seen in the order 5, 16, 2^32 + 1, 7, 2^31 + 2
+ * (ids an int cuts; 16 is also the batch's last offset, which a search
+ * that starts before totals[0] reads as an id): every total exact, and
+ * the upsert brings their rows in ascending id order, which the fresh
+ * table keeps as its insertion order. */
+static void fence_handle__totals_in_video_id_order(void **state)
+{
+	struct labtest *t = *state;
+	if (t->engine == KIT_DB_MYSQL)   /* InnoDB stores rows in key order: no insertion order to read */
+		lt_skip("the insertion order of rows is not visible on MariaDB");
+	prepare(t);
+	const int64_t ids[] = { 5, 16, LT_PAST_UINT32, 7, LT_PAST_INT32 + 2, 5, LT_PAST_UINT32 };
+	const int64_t sorted[] = { 5, 7, 16, LT_PAST_INT32 + 2, LT_PAST_UINT32 };
+	const int64_t views[] = { 2, 1, 1, 1, 2 };
+	struct fence_event ev[7];
+	struct kit_log_record recs[7];
+	for (int i = 0; i < 7; i++) {
+		ev[i].video_id = ids[i];
+		recs[i] = (struct kit_log_record){ 10 + i, sizeof ev[i], &ev[i] };
+	}
+	labtest_exec(t, "UPDATE log_progress SET last_offset = 9 WHERE part = 1");
+
+	int rc = fence_handle(labtest_db(t), 1, recs, 7);
+
+	lt_expect(rc == 0, "totals", "fence_handle of a 7-event batch returned %d: %s", rc,
+	          labtest_why(labtest_db(t)));
+	lt_expect_int_hint(stored_last(t, 1), 16, "partition 1's last_offset after its batch 10..16",
+	                   "totals");
+	for (int i = 0; i < 5; i++) {
+		lt_expect(views_of_id(t, sorted[i]) == views[i], "totals", "video %lld has %lld views "
+		          "after the batch, expected %lld (is a video id kept in an int?)",
+		          (long long)sorted[i], (long long)views_of_id(t, sorted[i]), (long long)views[i]);
+		lt_expect(insert_rank(t, sorted[i]) == i, "sorted", "the upsert wrote video %lld's row "
+		          "as number %lld of 5, expected number %d: the totals must reach it in ascending "
+		          "video_id (5, 7, 16, 2^31 + 2, 2^32 + 1; §4), compared as 64-bit ids",
+		          (long long)sorted[i], (long long)insert_rank(t, sorted[i]) + 1, i + 1);
+	}
+}
+
+/* fence_handle's domain: every record a struct fence_event, at most
+ * FENCE_MAX_VIDEOS distinct videos in one batch. A batch outside it is
+ * refused whole (an error, nothing applied, the offset unchanged); one at
+ * the edge, exactly FENCE_MAX_VIDEOS videos, is applied whole. */
+static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	enum { N = FENCE_MAX_VIDEOS + 40 };
+	static struct fence_event ev[N];
+	static struct kit_log_record recs[N];
+	for (int i = 0; i < N; i++) {
+		ev[i].video_id = 1000 + i;
+		recs[i] = (struct kit_log_record){ i, sizeof ev[i], &ev[i] };
+	}
+
+	/* one record too short, in a buffer of its own length (an 8-byte
+	 * read from it is an overflow that make SAN=address reports) */
+	char *half = malloc(sizeof ev[3] - 4);
+	assert_non_null(half);
+	memcpy(half, &ev[3], sizeof ev[3] - 4);
+	recs[3] = (struct kit_log_record){ 3, sizeof ev[3] - 4, half };
+	int rc = fence_handle(db, 0, recs, 6);
+	recs[3] = (struct kit_log_record){ 3, sizeof ev[3], &ev[3] };
+	free(half);
+	lt_expect(rc < 0, "totals", "fence_handle of 6 records, the 4th only %zu bytes long, "
+	          "returned %d: a record that is not a struct fence_event is an error", sizeof ev[3] - 4, rc);
+	lt_expect(stored_last(t, 0) == -1 && labtest_int(t, "SELECT count(*) FROM video_views") == 0,
+	          "totals", "a batch with a short record was refused, yet partition 0's last_offset is "
+	          "%lld and video_views has %lld rows (expected -1 and none: refused whole)",
+	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"));
+
+	rc = fence_handle(db, 0, recs, FENCE_MAX_VIDEOS + 1);
+	lt_expect(rc < 0, "totals", "fence_handle of a batch of %d distinct videos (the most is %d) "
+	          "returned %d, expected an error", FENCE_MAX_VIDEOS + 1, FENCE_MAX_VIDEOS, rc);
+	lt_expect(stored_last(t, 0) == -1 && labtest_int(t, "SELECT count(*) FROM video_views") == 0,
+	          "totals", "a batch of %d distinct videos was refused, yet partition 0's last_offset "
+	          "is %lld and video_views has %lld rows (expected -1 and none: refused whole, or "
+	          "the views past the %d-th are lost)", FENCE_MAX_VIDEOS + 1,
+	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"),
+	          FENCE_MAX_VIDEOS);
+
+	int64_t want1003 = 1;
+	for (int i = FENCE_MAX_VIDEOS; i < N; i++) {   /* the last 40 repeat the first ones */
+		ev[i].video_id = 1000 + i % 7;
+		want1003 += ev[i].video_id == 1003;
+	}
+	rc = fence_handle(db, 0, recs, N);
+	lt_expect(rc == 0, "totals", "fence_handle of %d events of exactly %d distinct videos "
+	          "returned %d (%s)", N, FENCE_MAX_VIDEOS, rc, labtest_why(db));
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM video_views"), FENCE_MAX_VIDEOS,
+	                   "rows in video_views after a batch of exactly FENCE_MAX_VIDEOS videos", "totals");
+	lt_expect_int_hint(labtest_int(t, "SELECT SUM(views) FROM video_views"), N,
+	                   "views in video_views after that batch", "totals");
+	lt_expect_int_hint(views_of(t, 1003), want1003,
+	                   "views of video 1003 (seen once, then again among the last 40)", "totals");
+	lt_expect_int_hint(stored_last(t, 0), N - 1, "partition 0's last_offset", "totals");
+}
+
+/* Offsets past 2^31 and 2^32 (a long-lived log): the position is the
+ * stored offset + 1, exactly, and the consumer seeks there. */
+static void fence_position__offsets_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	char sql[128];
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 1",
+	         (long long)LT_PAST_INT32 + 6);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 2",
+	         (long long)LT_PAST_UINT32 + 6);
+	labtest_exec(t, sql);
+	int64_t next1 = -7, next2 = -7;
+	int rc1 = fence_position(db, 1, &next1), rc2 = fence_position(db, 2, &next2);
+	lt_expect(rc1 == 0 && rc2 == 0, "seek-from-db", "fence_position failed: %s", labtest_why(db));
+	lt_expect(next1 == LT_PAST_INT32 + 7 && next2 == LT_PAST_UINT32 + 7, "seek-from-db",
+	          "fence_position with last_offset 2^31 + 6 and 2^32 + 7 stored: %lld and %lld, "
+	          "expected 2^31 + 7 = %lld and 2^32 + 8 = %lld (is an offset kept in an int?)",
+	          (long long)next1, (long long)next2, (long long)LT_PAST_INT32 + 7,
+	          (long long)LT_PAST_UINT32 + 7);
+
+	char dir[512];
+	struct kit_log *log = make_log(dir, sizeof dir, 3);
+	struct kit_log_consumer *c;
+	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = db };
+	kit_log_join(&c, log, FENCE_GROUP, "solo", &cb);
+	int rc = kit_log_rebalance(c);
+	int64_t p1 = -1, p2 = -1;
+	kit_log_position(c, 1, &p1);
+	kit_log_position(c, 2, &p2);
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+	lt_expect(rc == 0, "seek-from-db", "the assignment failed: fence_on_assign returned %d", rc);
+	lt_expect(p1 == LT_PAST_INT32 + 7 && p2 == LT_PAST_UINT32 + 7, "seek-from-db",
+	          "fence_on_assign sought partitions 1 and 2 to %lld and %lld, expected %lld and %lld "
+	          "(is the position kept in an int?)", (long long)p1, (long long)p2,
+	          (long long)LT_PAST_INT32 + 7, (long long)LT_PAST_UINT32 + 7);
+}
+
 /* ---- a zombie consumer ---- */
 
 #define ZOMBIE_EVENTS 3000
@@ -730,6 +945,10 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_handle__adds_up_a_batch_per_video),
 		LABTEST_ALL(fence_handle__failed_batch_is_delivered_again),
 		LABTEST_ALL(fence_handle__retried_append_counts_twice),
+		LABTEST_ALL(fence_apply__every_step_can_fail),
+		LABTEST_BOTH(fence_handle__totals_in_video_id_order),
+		LABTEST_ALL(fence_handle__refuses_a_batch_it_cannot_hold),
+		LABTEST_ALL(fence_position__offsets_past_2_31),
 		LABTEST_ALL(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_ALL(fence_consume__exact_under_crash_schedules),
 		LABTEST_ALL(fence_consume__100k_events_exact),

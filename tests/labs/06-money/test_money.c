@@ -21,12 +21,12 @@
 
 #include "kit/load.h"
 #include "labs/06-money/money.h"
+#include "tests/labs/06-money/books.h"
+#include "tests/labs/06-money/contracts.h"
 #include "tests/labs/06-money/crashes.h"
 #include "tests/labs/06-money/edges.h"
 #include "tests/labs/06-money/races.h"
 #include "tests/harness/labtest.h"
-
-#define FEE_ACCOUNT 99
 
 /* ---- fixture ---- */
 
@@ -56,42 +56,6 @@ static int teardown(void **state)
 
 /* ---- helpers ---- */
 
-static struct kit_db *books(struct labtest *t)
-{
-	struct kit_db *db = labtest_db(t);
-	int rc = money_setup(db);
-	lt_expect(rc == 0, NULL, "money_setup failed (%d): %s", rc, labtest_why(db));
-	return db;
-}
-
-static void open_account(struct kit_db *db, int64_t id, int subs, int64_t opening)
-{
-	int rc = money_open(db, id, subs, opening);
-	lt_expect(rc == 0, NULL, "money_open(%lld, %d, %lld) failed (%d): %s", (long long)id, subs,
-	          (long long)opening, rc, labtest_why(db));
-}
-
-static int64_t sql_int(struct labtest *t, const char *fmt, long long a)
-{
-	char sql[300];
-	snprintf(sql, sizeof sql, fmt, a);
-	return labtest_int(t, sql);
-}
-
-/* The balance as the test reads it: the sum of the account's rows. */
-static int64_t balance(struct labtest *t, int64_t account)
-{
-	return sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",
-	               (long long)account);
-}
-
-static int64_t rows_of(struct labtest *t, int64_t transfer)
-{
-	return sql_int(t, "SELECT (SELECT count(*) FROM transfers WHERE id = %1$lld) +"
-	               " (SELECT count(*) FROM entries WHERE transfer_id = %1$lld)",
-	               (long long)transfer);
-}
-
 /* The books, audited by the test's own SQL: every transfer's entries sum
  * to zero, every balance row is the sum of its entries, none is below
  * zero but the outside's, and all of them add up to nothing. */
@@ -117,14 +81,6 @@ static void books_balance(struct labtest *t, const char *when)
 	lt_expect_int_hint(total, 0, what, "entries");
 }
 
-static int transfer(struct kit_db *db, int64_t id, int64_t from, int64_t to, int64_t amount,
-                    int64_t fee, int subs)
-{
-	struct money_fees f = { FEE_ACCOUNT, subs };
-	struct money_transfer t = { id, from, to, amount, fee };
-	return money_transfer(db, &f, &t);
-}
-
 /* ---- one transfer ---- */
 
 static void transfer__moves_money_as_entries(void **state)
@@ -141,12 +97,12 @@ static void transfer__moves_money_as_entries(void **state)
 	lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after paying 100 of 500", "balance");
 	lt_expect_int_hint(balance(t, 2), 95, "seller's balance after a sale of 100, fee 5", "balance");
 	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 5, "fee account after one fee of 5", "balance");
-	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM transfers WHERE id = %lld", 7), 1,
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM transfers WHERE id = 7"), 1,
 	                   "transfer rows with id 7", "entries");
-	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = %lld", 7), 3,
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = 7"), 3,
 	                   "entries of transfer 7 (buyer, seller, fee)", "entries");
 	lt_expect_int_hint(sql_int(t, "SELECT amount FROM entries WHERE transfer_id = 7 AND "
-	                           "account_id = %lld", 1), -100, "the buyer's entry", "entries");
+	                           "account_id = 1"), -100, "the buyer's entry", "entries");
 	int64_t got = -1;
 	rc = money_balance(db, 1, &got);
 	lt_expect(rc == 0, "balance", "money_balance(1) failed (%d): %s", rc, labtest_why(db));
@@ -217,7 +173,7 @@ static void transfer__fee_spread_over_subs(void **state)
 	for (int k = 0; k < 4; k++) {
 		char what[100];
 		snprintf(what, sizeof what, "fee sub-account %d after ids 1..8 (two each: id %% 4)", k);
-		lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = %lld", k),
+		lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = %d", k),
 		                   6, what, "fee-subs");
 	}
 	int64_t got = -1;
@@ -629,9 +585,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		/* In the order of the handout. */
+		BOTH(open__domain_edges),
+		BOTH(open__every_step_can_fail),
 		BOTH(transfer__moves_money_as_entries),
 		BOTH(transfer__refused_leaves_nothing),
 		BOTH(transfer__domain_edges),
+		BOTH(transfer__buyer_pays_from_sub_0),
 		BOTH(transfer__values_past_2_31),
 		BOTH(transfer__retry_applies_once),
 		BOTH(transfer__two_at_once_cannot_overdraw),
@@ -642,14 +601,19 @@ int main(void)
 		BOTH(payout__never_below_zero_per_sub),
 		BOTH(payout__two_at_once_from_one_sub),
 		BOTH(payout__every_step_can_fail),
+		BOTH(payout__domain_edges),
+		BOTH(payout__out_of_one_sub_only),
 		BOTH(batch__bad_transfer_does_not_sink_batch),
 		BOTH(batch__one_transaction),
 		BOTH(batch__size_edges),
 		BOTH(batch__same_batch_twice_at_once),
+		BOTH(batch__invalid_one_in_the_middle),
+		BOTH(batch__every_step_can_fail),
 		{ "batch__exactly_max/sqlite", batch__exactly_max, labtest_setup_sqlite, teardown, NULL },
 		BOTH(batch__fee_sums_past_2_24),
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__rows_with_no_entries),
+		BOTH(reconcile__every_step_can_fail),
 		BOTH(transfer__no_overdraft_under_threads),
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),

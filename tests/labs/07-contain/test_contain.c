@@ -20,6 +20,7 @@
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
 #include "tests/harness/labtest.h"
+#include "tests/labs/07-contain/contracts.h"
 #include "util/clock.h"
 
 /* ---- Zipf streams with a known truth ---- */
@@ -439,18 +440,48 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 }
 
 /* Another database on the same server, for waits that are not this
- * database's (created once and kept: a server the class shares may run
- * several of these checks at once). */
-#define ELSEWHERE "hotrow_lab07_elsewhere"
+ * database's: one per check run, named after the check's place (a server
+ * the class shares may run several of these checks at once), and dropped
+ * when the check is done. */
+#define ELSEWHERE "hotrow_lab07_elsewhere_"
 
-static void elsewhere_url(struct labtest *t, char *out, size_t len)
+static void elsewhere_name(const struct labtest *t, char *name, size_t nlen)
 {
-	int64_t n = labtest_int(t, "SELECT count(*) FROM pg_database WHERE datname = '" ELSEWHERE "'");
-	if (n == 0)
-		kit_db_exec(labtest_db(t), "CREATE DATABASE " ELSEWHERE, 0, NULL);  /* may race: fine */
-	snprintf(out, len, "%s%s", t->url, strchr(t->url, '?') ? "&dbname=" ELSEWHERE
-	                                                         : " dbname=" ELSEWHERE);
+	size_t pl = strlen(t->place);
+	snprintf(name, nlen, ELSEWHERE "%s", t->place + (pl > 36 ? pl - 36 : 0));
 }
+
+static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len)
+{
+	elsewhere_name(t, name, nlen);
+	char sql[200];
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+	kit_db_exec(labtest_db(t), sql, 0, NULL);    /* the connect below says if it failed */
+	snprintf(out, len, "%s%sdbname=%s", t->url, strchr(t->url, '?') ? "&" : " ", name);
+}
+
+static void elsewhere_drop(struct labtest *t, const char *name)
+{
+	char sql[200];
+	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+	kit_db_exec(labtest_db(t), sql, 0, NULL);
+}
+
+/* The check's teardown: the other database goes even when the check
+ * failed half-way. */
+static int teardown_elsewhere(void **state)
+{
+	struct labtest *t = *state;
+	if (t != NULL) {
+		char name[100];
+		elsewhere_name(t, name, sizeof name);
+		elsewhere_drop(t, name);
+	}
+	return labtest_teardown(state);
+}
+
+/* LABTEST_PG with the teardown above. */
+#define PG_ELSEWHERE(f) { #f, f, labtest_setup_pg, teardown_elsewhere, NULL }
 
 /* Two lines in this database, row 1 with three waiters and row 2 with
  * one, and a longer line (four waiters) in another database of the same
@@ -466,17 +497,20 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	struct hot_row_now rows[4], one[2];
 	int64_t pid1, pid2, pid3;
 	int n = -1, n1 = -1, nw = 0;
-	char other[1200], table[300], sql[800];
+	char other[1200], table[300], sql[800], elsewhere[100];
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
-	elsewhere_url(t, other, sizeof other);
+	elsewhere_url(t, elsewhere, sizeof elsewhere, other, sizeof other);
 	struct kit_db *o = NULL;
-	lt_expect(kit_db_open(&o, other) == 0, NULL, "connecting to a second database on the same "
-	          "server (" ELSEWHERE "): %s", kit_db_errmsg(o));
+	if (kit_db_open(&o, other) != 0) {
+		elsewhere_drop(t, elsewhere);
+		lt_fail(__FILE__, __LINE__, NULL, "connecting to a second database on the same server "
+		        "(%s): %s", elsewhere, kit_db_errmsg(o));
+	}
 	snprintf(table, sizeof table, "public.posts_%s", t->place);
 	snprintf(sql, sizeof sql, "CREATE TABLE %s (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL"
 	         " DEFAULT 0); INSERT INTO %s (id) VALUES (1)", table, table);
-	lt_expect(kit_db_exec(o, sql, 0, NULL) == 0, NULL, "a table in " ELSEWHERE ": %s",
+	lt_expect(kit_db_exec(o, sql, 0, NULL) == 0, NULL, "a table in %s: %s", elsewhere,
 	          kit_db_errmsg(o));
 
 	/* configure: row 1 held with 3 waiters, row 2 with 1, and elsewhere
@@ -516,9 +550,8 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	kit_db_close(h1);
 	kit_db_close(h2);
 	kit_db_close(h3);
-	snprintf(sql, sizeof sql, "DROP TABLE %s", table);
-	kit_db_exec(o, sql, 0, NULL);
 	kit_db_close(o);
+	elsewhere_drop(t, elsewhere);
 	lt_expect(rc == 0 && rc1 == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
 	lt_expect_int_hint(n, 2, "lines in this database (row 1 with 3 waiters, row 2 with 1; "
 	                   "another database's line of 4 is not this database's)", "signature");
@@ -942,8 +975,14 @@ int main(void)
 		LABTEST_SERVERS(hot_rows_now__sees_the_whole_line),
 		LABTEST_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		LABTEST_SERVERS(hot_rows_now__quiet_when_nobody_waits),
-		LABTEST_PG(hot_rows_now__worst_first_this_database_only),
+		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
+		LABTEST_PG(hot_rows_now__two_lines_beside_other_locks),
+		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
+		LABTEST_PG(hot_rows_now__query_fails),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
+		LABTEST_PG(contain_open__leaves_nothing_open),
+		LABTEST_PG(contain__endpoints_say_what_happened),
+		LABTEST_PG(contain_like__every_step_can_fail),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain__login_survives_a_hot_row),

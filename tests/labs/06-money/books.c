@@ -1,0 +1,74 @@
+/*
+ * books.c: the fixture Lab 06's check files share (books.h).
+ */
+#include "tests/labs/06-money/books.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "labs/06-money/money.h"
+
+struct kit_db *books(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	int rc = money_setup(db);
+	lt_expect(rc == 0, NULL, "money_setup failed (%d): %s", rc, labtest_why(db));
+	return db;
+}
+
+void open_account(struct kit_db *db, int64_t id, int subs, int64_t opening)
+{
+	int rc = money_open(db, id, subs, opening);
+	lt_expect(rc == 0, NULL, "money_open(%lld, %d, %lld) failed (%d): %s", (long long)id, subs,
+	          (long long)opening, rc, labtest_why(db));
+}
+
+int transfer(struct kit_db *db, int64_t id, int64_t from, int64_t to, int64_t amount,
+             int64_t fee, int subs)
+{
+	struct money_fees f = { FEE_ACCOUNT, subs };
+	struct money_transfer t = { id, from, to, amount, fee };
+	return money_transfer(db, &f, &t);
+}
+
+int64_t sql_int(struct labtest *t, const char *fmt, ...)
+{
+	char sql[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof sql, fmt, ap);
+	va_end(ap);
+	return labtest_int(t, sql);
+}
+
+/* The balance as the test reads it: the sum of the account's rows. */
+int64_t balance(struct labtest *t, int64_t account)
+{
+	return sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",
+	               (long long)account);
+}
+
+int64_t rows_of(struct labtest *t, int64_t transfer_id)
+{
+	return sql_int(t, "SELECT (SELECT count(*) FROM transfers WHERE id = %lld) +"
+	               " (SELECT count(*) FROM entries WHERE transfer_id = %lld)",
+	               (long long)transfer_id, (long long)transfer_id);
+}
+
+/* The books as the test audits them: every transfer's entries sum to
+ * zero, every balance row is the sum of its entries, none below zero but
+ * the outside's. Returns a description of the first fault, or NULL. */
+const char *books_fault(struct labtest *t)
+{
+	if (labtest_int(t, "SELECT count(*) FROM (SELECT t.id FROM transfers t LEFT JOIN entries e"
+	                   " ON e.transfer_id = t.id GROUP BY t.id"
+	                   " HAVING count(e.transfer_id) = 0 OR SUM(e.amount) <> 0) AS x") != 0)
+		return "a transfer whose entries do not sum to zero (or that has none)";
+	if (labtest_int(t, "SELECT count(*) FROM accounts a WHERE a.balance <>"
+	                   " (SELECT COALESCE(SUM(e.amount), 0) FROM entries e"
+	                   " WHERE e.account_id = a.id AND e.sub = a.sub)") != 0)
+		return "a balance row that differs from the sum of its entries";
+	if (labtest_int(t, "SELECT count(*) FROM accounts WHERE balance < 0 AND id <> 0") != 0)
+		return "a balance row below zero";
+	return NULL;
+}

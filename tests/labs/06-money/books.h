@@ -1,0 +1,41 @@
+/*
+ * books.h: the fixture Lab 06's check files share (books.c): books set
+ * up through the student's functions, and the balances and rows read
+ * back with the test's own SQL.
+ *
+ * Interface:
+ *   struct kit_db *db = books(t);                 money_setup() on the check's database
+ *   open_account(db, 1, 1, 500);                  money_open(), the check fails if it does
+ *   int rc = transfer(db, 7, 1, 2, 100, 5, 1);    money_transfer() to fee account 99 with 1 sub
+ *   balance(t, 1);                                 the sum of account 1's rows, by SQL
+ *   rows_of(t, 7);                                 transfer 7's transfers row and entries
+ *   sql_int(t, "SELECT ... %lld", (long long)x);  one integer a printf-built query returns
+ *   const char *bad = books_fault(t);             NULL when the books balance
+ */
+#ifndef HOTROW_TEST_LAB06_BOOKS_H
+#define HOTROW_TEST_LAB06_BOOKS_H
+
+#include <stdint.h>
+
+#include "kit/db.h"
+#include "tests/harness/labtest.h"
+
+#define FEE_ACCOUNT 99          /* the platform's fee account in every check */
+
+struct kit_db *books(struct labtest *t);
+void open_account(struct kit_db *db, int64_t id, int subs, int64_t opening);
+int transfer(struct kit_db *db, int64_t id, int64_t from, int64_t to, int64_t amount,
+             int64_t fee, int subs);
+
+/* The integer the query fmt (printf arguments after it) returns. */
+int64_t sql_int(struct labtest *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int64_t balance(struct labtest *t, int64_t account);
+int64_t rows_of(struct labtest *t, int64_t transfer_id);
+
+/* The books audited with the test's own SQL: the first fault found
+ * (entries that do not sum to zero, a balance row that is not the sum of
+ * its entries, one below zero but the outside's), or NULL. */
+const char *books_fault(struct labtest *t);
+
+#endif

@@ -1,0 +1,391 @@
+/*
+ * contracts.c: Lab 06's checks of what money.h promises that the other
+ * files do not reach: the domain of money_open(), money_payout() and
+ * money_batch() at each edge, a buyer debited on sub-account 0 only, a
+ * payout of exactly what one sub-account holds and out of one
+ * sub-account only, an invalid transfer in the middle of a batch, and
+ * money_open(), money_batch() and money_reconcile() with each of their
+ * statements refused, or run with the answer lost, in turn.
+ */
+#include "tests/labs/06-money/contracts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "labs/06-money/money.h"
+#include "tests/harness/bounds.h"
+#include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
+#include "tests/labs/06-money/books.h"
+
+#define SWEEP_MAX 60            /* more statements than any call here runs */
+
+/* Every row an account left: its balance rows and its opening transfer. */
+static int64_t account_rows(struct labtest *t, int64_t id)
+{
+	return sql_int(t, "SELECT (SELECT count(*) FROM accounts WHERE id = %lld) +"
+	               " (SELECT count(*) FROM transfers WHERE id = -(%lld))",
+	               (long long)id, (long long)id);
+}
+
+/* money_setup() twice on one database, then money_open()'s domain:
+ * account > 0, subs in 1..MONEY_MAX_SUBS, opening >= 0. Each edge outside
+ * is MONEY_INVALID and writes nothing; each edge inside is opened. An
+ * account id past 2^31 gets its opening on its own row. */
+void open__domain_edges(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	int rc = money_setup(db);
+	lt_expect(rc == 0, "rollback", "money_setup a second time on the same database returned %d "
+	          "(%s): it creates what does not exist yet and leaves the rest", rc,
+	          labtest_why(db));
+
+	static const struct {
+		int64_t account;
+		int subs;
+		int64_t opening;
+		const char *what;
+	} refused[] = {
+		{ 0, 1, 10, "account 0 (MONEY_OUTSIDE itself)" },
+		{ -5, 1, 10, "account -5" },
+		{ 5, 0, 10, "0 sub-accounts" },
+		{ 6, MONEY_MAX_SUBS + 1, 10, "MONEY_MAX_SUBS + 1 (65) sub-accounts" },
+		{ 7, 1, -1, "an opening balance of -1" },
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		char what[160];
+		snprintf(what, sizeof what, "money_open with %s (MONEY_INVALID)", refused[i].what);
+		lt_expect_int_hint(money_open(db, refused[i].account, refused[i].subs,
+		                              refused[i].opening), MONEY_INVALID, what, "invalid");
+		snprintf(what, sizeof what, "rows left by the refused money_open with %s",
+		         refused[i].what);
+		/* MONEY_OUTSIDE's own row is there from money_setup(). */
+		lt_expect_int_hint(account_rows(t, refused[i].account), refused[i].account == 0, what,
+		                   "invalid");
+	}
+
+	open_account(db, 8, MONEY_MAX_SUBS, 0);
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM accounts WHERE id = 8"), MONEY_MAX_SUBS,
+	                   "balance rows of an account opened with MONEY_MAX_SUBS sub-accounts",
+	                   "invalid");
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM transfers WHERE id = -8"), 0,
+	                   "transfer rows of an account opened with 0 (none: nothing moved)",
+	                   "entries");
+
+	const int64_t big = LT_PAST_INT32 + 5;
+	open_account(db, big, 1, 7);
+	lt_expect_int_hint(sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",
+	                           (long long)big), 7,
+	                   "balance of account 2^31 + 5 opened with 7 (an id cut to an int is "
+	                   "another account)", "balance");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "entries", "after the refused and the accepted money_open calls: %s",
+	          bad);
+}
+
+/* money_payout()'s domain: id > 0, amount > 0, to is not the fee account,
+ * fees->subs in 1..MONEY_MAX_SUBS; outside it MONEY_INVALID, nothing
+ * written. Inside: MONEY_MAX_SUBS sub-accounts, and a payout of exactly
+ * what one sub-account holds. */
+void payout__domain_edges(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, MONEY_MAX_SUBS, 0);
+	/* Sale 64 puts a fee of 100 on sub-account 0 of 64. */
+	lt_expect_int(transfer(db, MONEY_MAX_SUBS, 1, 2, 200, 100, MONEY_MAX_SUBS), 0,
+	              "money_transfer with 64 fee sub-accounts");
+
+	struct money_fees max = { FEE_ACCOUNT, MONEY_MAX_SUBS }, none = { FEE_ACCOUNT, 0 },
+	                  over = { FEE_ACCOUNT, MONEY_MAX_SUBS + 1 };
+	static const char *const whats[] = {
+		"id 0", "an amount of 0", "an amount of -5", "the fee account as the payee",
+		"0 fee sub-accounts", "MONEY_MAX_SUBS + 1 (65) fee sub-accounts",
+	};
+	int got[] = {
+		money_payout(db, &max, 0, 3, 10),
+		money_payout(db, &max, 501, 3, 0),
+		money_payout(db, &max, 502, 3, -5),
+		money_payout(db, &max, 503, FEE_ACCOUNT, 10),
+		money_payout(db, &none, 504, 3, 10),
+		money_payout(db, &over, 505, 3, 10),
+	};
+	for (size_t i = 0; i < sizeof got / sizeof got[0]; i++) {
+		char what[160];
+		snprintf(what, sizeof what, "money_payout with %s (MONEY_INVALID)", whats[i]);
+		lt_expect_int_hint(got[i], MONEY_INVALID, what, "invalid");
+	}
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM transfers WHERE id = 0 OR id > 500"), 0,
+	                   "transfer rows left by the six refused payouts", "invalid");
+	lt_expect_int_hint(balance(t, 3), 0, "the payee's balance after six refused payouts",
+	                   "invalid");
+
+	/* Payout 128 starts at sub-account 128 % 64 = 0, which holds exactly 100. */
+	int rc = money_payout(db, &max, 2 * MONEY_MAX_SUBS, 3, 100);
+	lt_expect(rc == 0, "reservation", "money_payout of 100 out of 64 sub-accounts, sub-account 0 "
+	          "holding exactly 100, returned %d, expected 0 (a debit that asks balance > amount "
+	          "refuses exactly the balance) (%s)", rc, labtest_why(db));
+	lt_expect_int_hint(balance(t, 3), 100, "paid out of a sub-account holding exactly 100",
+	                   "reservation");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 0, "fee account after paying out all it held",
+	                   "reservation");
+
+	/* One sub-account, the lower edge: a fee account of one row pays out. */
+	open_account(db, 98, 1, 0);
+	struct money_fees one = { 98, 1 };
+	struct money_transfer sale = { 300, 1, 2, 50, 30 };
+	lt_expect_int(money_transfer(db, &one, &sale), 0, "money_transfer to fee account 98");
+	rc = money_payout(db, &one, 301, 3, 30);
+	lt_expect(rc == 0, "invalid", "money_payout of 30 out of a fee account of 1 sub-account "
+	          "holding 30 returned %d, expected 0 (1 sub-account is inside the domain)", rc);
+	lt_expect_int_hint(balance(t, 98), 0, "fee account 98 after paying out its 30", "reservation");
+}
+
+/* A payout comes out of one sub-account, whichever it is: the first one
+ * tried (here sub-account 0) included. Two sub-accounts of 100 each, a
+ * payout of 60 starting at sub-account 0: 40 and 100 are left, and the
+ * payout's entry is on sub-account 0. */
+void payout__out_of_one_sub_only(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	lt_expect_int(transfer(db, 1, 1, 2, 200, 100, 2), 0, "money_transfer (fee to sub 1)");
+	lt_expect_int(transfer(db, 2, 1, 2, 200, 100, 2), 0, "money_transfer (fee to sub 0)");
+
+	struct money_fees two = { FEE_ACCOUNT, 2 };
+	int rc = money_payout(db, &two, 10, 3, 60);
+	lt_expect(rc == 0, "reservation", "money_payout of 60 out of two sub-accounts of 100 "
+	          "returned %d (%s)", rc, labtest_why(db));
+	int64_t s0 = sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 0");
+	int64_t s1 = sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 1");
+	lt_expect(s0 == 40 && s1 == 100, "reservation", "a payout of 60 with id 10 (it starts at "
+	          "sub-account 10 %% 2 = 0, which holds 100) left sub-accounts 0 and 1 at %lld and "
+	          "%lld, expected 40 and 100: the whole payout out of one sub-account, once",
+	          (long long)s0, (long long)s1);
+	lt_expect_int_hint(balance(t, 3), 60, "paid out by a payout of 60", "reservation");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "entries", "after a payout out of sub-account 0: %s", bad);
+}
+
+/* The buyer pays from sub-account 0 only, whatever its other rows hold:
+ * here the buyer is the fee account, whose sub-accounts 0 and 1 hold 50
+ * each. A missing buyer is MONEY_NO_ACCOUNT (not MONEY_INSUFFICIENT), a
+ * sale of 0 is MONEY_INVALID even with no fee, and MONEY_MAX_SUBS fee
+ * sub-accounts are accepted. */
+void transfer__buyer_pays_from_sub_0(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	lt_expect_int(transfer(db, 1, 1, 2, 100, 50, 2), 0, "money_transfer (fee 50 to sub 1)");
+	lt_expect_int(transfer(db, 2, 1, 2, 100, 50, 2), 0, "money_transfer (fee 50 to sub 0)");
+
+	int rc = transfer(db, 3, FEE_ACCOUNT, 2, 40, 0, 2);
+	lt_expect(rc == 0, "conditional-debit", "a sale of 40 by account 99, whose sub-accounts 0 "
+	          "and 1 hold 50 each, returned %d, expected 0%s", rc, rc == MONEY_INSUFFICIENT ?
+	          " (MONEY_INSUFFICIENT: did the debit change more rows than sub-account 0's, its "
+	          "WHERE not naming the sub-account?)" : "");
+	int64_t s0 = sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 0");
+	int64_t s1 = sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 1");
+	lt_expect(s0 == 10 && s1 == 50, "conditional-debit", "after account 99 paid 40, its "
+	          "sub-accounts 0 and 1 hold %lld and %lld, expected 10 and 50: a buyer pays from "
+	          "sub-account 0 only (does the debit's WHERE name the sub-account?)",
+	          (long long)s0, (long long)s1);
+
+	lt_expect_int_hint(transfer(db, 4, 77, 2, 10, 1, 2), MONEY_NO_ACCOUNT,
+	                   "a sale by account 77, which does not exist (MONEY_NO_ACCOUNT, not "
+	                   "MONEY_INSUFFICIENT)", "no-account");
+	lt_expect_int_hint(rows_of(t, 4), 0, "rows left by the sale of a missing buyer", "rollback");
+	lt_expect_int_hint(transfer(db, 5, 1, 2, 0, 0, 2), MONEY_INVALID,
+	                   "a sale of 0 with a fee of 0 (MONEY_INVALID: amount > 0)", "invalid");
+	lt_expect_int_hint(rows_of(t, 5), 0, "rows left by the sale of 0", "invalid");
+
+	open_account(db, 98, MONEY_MAX_SUBS, 0);
+	struct money_fees max = { 98, MONEY_MAX_SUBS };
+	struct money_transfer s = { 6, 1, 2, 10, 3 };
+	lt_expect_int_hint(money_transfer(db, &max, &s), 0, "money_transfer with MONEY_MAX_SUBS "
+	                   "(64) fee sub-accounts", "invalid");
+	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 98 AND sub = 6"), 3,
+	                   "fee sub-account 6 of 64 after sale 6's fee of 3", "fee-subs");
+}
+
+/* An invalid transfer in the middle of a batch gets MONEY_INVALID in its
+ * results[] slot, writes nothing, and the others are applied; the fee
+ * account's sub-accounts may be MONEY_MAX_SUBS, one more is
+ * MONEY_INVALID for the whole batch. */
+void batch__invalid_one_in_the_middle(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, MONEY_MAX_SUBS, 0);
+
+	struct money_fees max = { FEE_ACCOUNT, MONEY_MAX_SUBS },
+	                  over = { FEE_ACCOUNT, MONEY_MAX_SUBS + 1 };
+	struct money_transfer list[] = {
+		{ 1, 1, 2, 100, 10 },
+		{ 2, 1, 2, 100, 150 },          /* a fee above the amount */
+		{ 63, 1, 2, 100, 20 },          /* fee to the last sub-account, 63 */
+	};
+	int results[3] = { 42, 42, 42 };
+	lt_expect_int_hint(money_batch(db, &over, list, 3, results), MONEY_INVALID,
+	                   "money_batch with MONEY_MAX_SUBS + 1 (65) fee sub-accounts", "invalid");
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM transfers WHERE id > 0"), 0,
+	                   "transfer rows left by the refused batch", "invalid");
+
+	int rc = money_batch(db, &max, list, 3, results);
+	lt_expect(rc == 0, "savepoint", "money_batch of 3 with 64 fee sub-accounts, the second "
+	          "with a fee above its amount, returned %d, expected 0 (%s)", rc, labtest_why(db));
+	lt_expect(results[0] == 0 && results[1] == MONEY_INVALID && results[2] == 0, "invalid",
+	          "results of a batch whose second transfer has a fee of 150 on 100: expected 0, "
+	          "MONEY_INVALID (%d), 0, got %d, %d, %d", MONEY_INVALID, results[0], results[1],
+	          results[2]);
+	lt_expect_int_hint(rows_of(t, 2), 0, "rows of the invalid transfer in the batch", "invalid");
+	lt_expect_int_hint(balance(t, 1), 800, "buyer's balance after the batch (two sales of 100)",
+	                   "savepoint");
+	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 63"), 20,
+	                   "fee sub-account 63, the last of 64, after sale 63's fee of 20",
+	                   "fee-subs");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 30, "fee account after fees of 10 and 20",
+	                   "savepoint");
+}
+
+/* money_open() with its k-th statement refused, or run with the answer
+ * lost, for every k: an error, nothing of the account left (or, when the
+ * COMMIT's answer was lost, all of it), the books whole; opened again it
+ * is there once. */
+void open__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= SWEEP_MAX; k++) {
+			int64_t id = 100 * (how + 1) + k;
+			lt_step_arm(how, k);
+			int rc = money_open(db, id, 3, 70);
+			if (!lt_step_disarm())
+				break;
+			int64_t rows = account_rows(t, id);
+			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of money_open "
+			          "refused: it returned %d, expected a negative code", k, rc);
+			lt_expect(rows == 0 || rows == 4, "rollback", "statement %d of money_open %s: it "
+			          "returned %d and left %lld of the account's 4 rows (3 sub-accounts and "
+			          "the opening transfer): is the transaction rolled back?", k,
+			          lt_step_what(how), rc, (long long)rows);
+			const char *bad = books_fault(t);
+			lt_expect(bad == NULL, "rollback", "statement %d of money_open %s: %s", k,
+			          lt_step_what(how), bad);
+			int again = money_open(db, id, 3, 70);
+			int want = rows ? KIT_DB_CONSTRAINT : 0;
+			lt_expect(again == want, "rollback", "statement %d of money_open %s, then the same "
+			          "account opened again on the same connection: expected %d, got %d (%s)",
+			          k, lt_step_what(how), want, again, labtest_why(db));
+			lt_expect_int_hint(balance(t, id), 70, "balance of the account opened again",
+			                   "rollback");
+		}
+	}
+}
+
+/* A batch of three (the second over the buyer's balance, so its savepoint
+ * is rolled back to) with its k-th statement refused, or run with the
+ * answer lost, for every k. Either the batch fails (a negative code, and
+ * nothing of it applied, unless the COMMIT's answer was lost: all of it)
+ * or it commits and results[] says what each sale did: the buyer paid
+ * exactly the sales that got 0, a sale whose own statement failed left no
+ * row. The books are whole; sent again, the buyer ends at 10 either way. */
+void batch__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	struct money_fees two = { FEE_ACCOUNT, 2 };
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	int runs = 0;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= SWEEP_MAX; k++, runs++) {
+			int64_t buyer = 1000 + 100 * how + k, base = 10 * buyer;
+			open_account(db, buyer, 1, 150);
+			struct money_transfer list[] = {
+				{ base + 1, buyer, 2, 100, 7 },
+				{ base + 2, buyer, 2, 100, 7 },      /* 50 left: MONEY_INSUFFICIENT */
+				{ base + 3, buyer, 2, 40, 4 },
+			};
+			int results[3] = { 42, 42, 42 };
+			lt_step_arm(how, k);
+			int rc = money_batch(db, &two, list, 3, results);
+			if (!lt_step_disarm())
+				break;
+			int64_t paid = 150 - balance(t, buyer), told = 0;
+			for (int i = 0; i < 3; i++)
+				told += results[i] == 0 ? list[i].amount : 0;
+			if (rc != 0) {
+				lt_expect(rc < 0, "rollback", "statement %d of a batch %s: money_batch() "
+				          "returned %d, expected 0 or a negative code", k, lt_step_what(how), rc);
+				lt_expect(paid == 0 || (paid == 140 && how == LT_STEP_REPLY_LOST), "rollback",
+				          "statement %d of a batch %s: it returned %d and yet the buyer paid "
+				          "%lld (a failed batch applies nothing)", k, lt_step_what(how), rc,
+				          (long long)paid);
+			} else {
+				lt_expect(paid == told, "rollback", "statement %d of a batch %s: it returned "
+				          "0 with results %d, %d, %d, which make %lld paid, but the buyer paid "
+				          "%lld", k, lt_step_what(how), results[0], results[1], results[2],
+				          (long long)told, (long long)paid);
+				for (int i = 0; i < 3; i++)
+					lt_expect(results[i] == 0 || rows_of(t, list[i].id) == 0, "savepoint",
+					          "statement %d of a batch %s: sale %d got %d and yet left %lld "
+					          "rows (is the savepoint rolled back to?)", k, lt_step_what(how),
+					          i + 1, results[i], (long long)rows_of(t, list[i].id));
+			}
+			const char *bad = books_fault(t);
+			lt_expect(bad == NULL, "rollback", "statement %d of a batch %s: %s", k,
+			          lt_step_what(how), bad);
+			rc = money_batch(db, &two, list, 3, results);
+			lt_expect(rc == 0, "rollback", "statement %d of a batch %s, then the same batch "
+			          "sent again on the same connection: returned %d (%s)", k,
+			          lt_step_what(how), rc, labtest_why(db));
+			lt_expect_int_hint(balance(t, buyer), 10, "buyer's balance after the batch was "
+			                   "sent again (150 - 100 - 40)", "idempotency");
+			bad = books_fault(t);
+			lt_expect(bad == NULL, "idempotency", "statement %d of a batch %s, then the batch "
+			          "again: %s", k, lt_step_what(how), bad);
+		}
+	}
+	lt_expect(runs > 0, "savepoint", "money_batch ran no statement: a batch is one "
+	          "transaction around each transfer's statements");
+}
+
+/* money_reconcile() with its k-th statement refused, for every k: an
+ * error, never 0 with half-filled counts. */
+void reconcile__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	lt_expect_int(transfer(db, 1, 1, 2, 50, 5, 1), 0, "money_transfer");
+	int k;
+	for (k = 1; k <= SWEEP_MAX; k++) {
+		struct money_audit a;
+		memset(&a, 0, sizeof a);
+		lt_step_arm(LT_STEP_FAILS, k);
+		int rc = money_reconcile(db, &a);
+		if (!lt_step_disarm())
+			break;
+		lt_expect(rc < 0, "reconcile", "statement %d of money_reconcile refused: it returned "
+		          "%d, expected a negative code (an audit that failed must not say the books "
+		          "balance)", k, rc);
+	}
+	lt_expect(k > 1, "reconcile", "money_reconcile ran no statement at all");
+}

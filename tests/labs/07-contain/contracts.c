@@ -1,0 +1,350 @@
+/*
+ * contracts.c: Lab 07's checks of what contain.h promises beyond the
+ * lines test_contain.c stages: two full lines at once beside waits on
+ * other kinds of lock (an advisory lock, a table lock), each line naming
+ * its own row by its ctid; KIT_DB_ERR with *n = 0 on SQLite and when the
+ * query fails; the endpoints' codes (a missing post or user, an exhausted
+ * pool) and the pools' connections, which a failed contain_open() and
+ * contain_close() leave none of.
+ */
+#include "tests/labs/07-contain/contracts.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "labs/07-contain/contain.h"
+#include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
+#include "util/clock.h"
+
+/* A backend that runs one statement and waits in it: for a row, an
+ * advisory lock, a table. */
+struct blocked {
+	char url[1100];
+	char sql[700];
+	int rc;
+	pthread_t th;
+};
+
+static void *run_blocked(void *arg)
+{
+	struct blocked *b = arg;
+	struct kit_db *db = NULL;
+	b->rc = kit_db_open(&db, b->url);
+	if (b->rc == 0)
+		b->rc = kit_db_exec(db, b->sql, 0, NULL);
+	kit_db_close(db);
+	return NULL;
+}
+
+/* Backends of this check (their statement carries its place) waiting for
+ * a lock of any kind; waits until there are n, for at most ten seconds. */
+static void await_blocked(struct labtest *t, int n)
+{
+	char sql[600];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+	         "'Lock' AND query LIKE '%%/* %s */%%'", t->place);
+	int64_t got = 0;
+	for (int i = 0; i < 1000 && (got = labtest_int(t, sql)) < n; i++)
+		util_sleep_ns(10 * 1000000LL);
+	lt_expect_int(got, n, "backends of this check waiting for a lock while the lines form");
+}
+
+static void start_blocked(struct labtest *t, struct blocked *b, int *nb, const char *fmt,
+                          long long a)
+{
+	struct blocked *w = &b[*nb];
+	snprintf(w->url, sizeof w->url, "%s", t->url);
+	char what[300];
+	snprintf(what, sizeof what, fmt, a);
+	snprintf(w->sql, sizeof w->sql, "%s /* %s */", what, t->place);
+	lt_expect(pthread_create(&w->th, NULL, run_blocked, w) == 0, NULL, "pthread_create");
+	++*nb;
+	await_blocked(t, *nb);
+}
+
+/* A connection of the check's own in an open transaction that ran sql. */
+static struct kit_db *holding(struct labtest *t, const char *sql, int64_t *pid)
+{
+	struct kit_db *db = labtest_connect(t);
+	assert_int_equal(kit_db_query_int(db, "SELECT pg_backend_pid()", 0, NULL, pid), 0);
+	assert_int_equal(kit_db_begin(db), 0);
+	assert_int_equal(kit_db_exec(db, sql, 0, NULL), 0);
+	return db;
+}
+
+/* Two lines at once, each long enough to have tuple waiters (row 1: three
+ * waiters, row 2: two), beside a backend waiting for an advisory lock and
+ * one waiting for a table lock (LOCK TABLE users): exactly two lines,
+ * each with its own count, holder, and row (page and tuple as the row's
+ * ctid before it was locked). Counting waits of every lock type adds a
+ * line; matching a tuple waiter to the wrong transactionid wait moves
+ * waiters from one line to the other. */
+void hot_rows_now__two_lines_beside_other_locks(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	/* 2,000 rows first, so rows 1 and 2 are on page 10 or later, with
+	 * tuple numbers of two digits or more: a page or tuple read from
+	 * another column (0 from "posts"), or in another base, shows. */
+	labtest_exec(t, "INSERT INTO posts (id) SELECT 10000 + g FROM generate_series(1, 2000) g;"
+	                "INSERT INTO posts (id) VALUES (1), (2), (3)");
+	int64_t page[3], tuple[3];
+	for (int id = 1; id <= 2; id++) {
+		char sql[200];
+		snprintf(sql, sizeof sql, "SELECT (ctid::text::point)[0]::bigint FROM posts WHERE id = %d",
+		         id);
+		page[id] = labtest_int(t, sql);
+		snprintf(sql, sizeof sql, "SELECT (ctid::text::point)[1]::bigint FROM posts WHERE id = %d",
+		         id);
+		tuple[id] = labtest_int(t, sql);
+	}
+
+	/* configure */
+	int64_t pid1, pid2, pid_adv, pid_tab;
+	struct kit_db *h1 = holding(t, "UPDATE posts SET likes = likes + 1 WHERE id = 1", &pid1);
+	struct kit_db *h2 = holding(t, "UPDATE posts SET likes = likes + 1 WHERE id = 2", &pid2);
+	struct kit_db *ha = holding(t, "SELECT pg_advisory_xact_lock(pg_backend_pid())", &pid_adv);
+	struct kit_db *ht = holding(t, "LOCK TABLE users IN ACCESS EXCLUSIVE MODE", &pid_tab);
+	struct blocked b[7];
+	int nb = 0;
+	static const int line[] = { 1, 1, 1, 2, 2 };
+	for (int i = 0; i < 5; i++)
+		start_blocked(t, b, &nb, "UPDATE posts SET likes = likes + 1 WHERE id = %lld",
+		              line[i]);
+	start_blocked(t, b, &nb, "SELECT pg_advisory_xact_lock(%lld)", (long long)pid_adv);
+	start_blocked(t, b, &nb, "SELECT count(*) FROM users WHERE id > %lld", 0);
+	util_sleep_ns(20 * 1000000LL);
+
+	/* run */
+	struct hot_row_now rows[8];
+	memset(rows, 0, sizeof rows);
+	for (int i = 0; i < 8; i++)
+		rows[i].page = rows[i].tuple = -7;       /* neither a place nor "unnamed" */
+	int n = -1;
+	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+
+	/* verify, after letting every line go */
+	kit_db_commit(h1);
+	kit_db_commit(h2);
+	kit_db_commit(ha);
+	kit_db_commit(ht);
+	for (int i = 0; i < nb; i++)
+		pthread_join(b[i].th, NULL);
+	kit_db_close(h1);
+	kit_db_close(h2);
+	kit_db_close(ha);
+	kit_db_close(ht);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 2, "lines while row 1 has 3 waiters, row 2 has 2, one backend waits "
+	                   "for an advisory lock and one for LOCK TABLE (only row waits are hot rows: "
+	                   "tuple and transactionid locks)", "signature");
+	static const struct { int id, waiting; } want[] = { { 1, 3 }, { 2, 2 } };
+	int64_t holders[3] = { 0, pid1, pid2 };
+	for (int i = 0; i < 2 && i < n; i++) {
+		int id = want[i].id;
+		lt_expect(rows[i].waiting == want[i].waiting && rows[i].holder_pid == holders[id],
+		          "signature", "line %d: expected row %d's line, %d waiting behind pid %lld, got "
+		          "%d waiting behind pid %d (with two lines at once, a tuple waiter belongs to "
+		          "the line of the transactionid wait on the same row)", i + 1, id,
+		          want[i].waiting, (long long)holders[id], rows[i].waiting, rows[i].holder_pid);
+		lt_expect(!strcmp(rows[i].relation, "posts") && rows[i].page == page[id] &&
+		          rows[i].tuple == tuple[id], "signature", "line %d: expected row %d as posts, "
+		          "page %lld, tuple %lld (its ctid), got \"%s\", page %lld, tuple %lld", i + 1,
+		          id, (long long)page[id], (long long)tuple[id], rows[i].relation,
+		          (long long)rows[i].page, (long long)rows[i].tuple);
+	}
+}
+
+/* hot_rows_now() is PostgreSQL's: on SQLite KIT_DB_ERR, and *n is 0. */
+void hot_rows_now__refused_on_sqlite(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[2];
+	int n = -1;
+	int rc = hot_rows_now(labtest_db(t), rows, 2, &n);
+	lt_expect(rc == KIT_DB_ERR, "signature", "hot_rows_now() on SQLite returned %d, expected "
+	          "KIT_DB_ERR (%d): there is no pg_locks to read", rc, KIT_DB_ERR);
+	lt_expect_int_hint(n, 0, "*n after hot_rows_now() was refused", "signature");
+}
+
+/* The detector's statement refused, or its answer lost: a KIT_DB_* code,
+ * never 0, and *n is 0. */
+void hot_rows_now__query_fails(void **state)
+{
+	struct labtest *t = *state;
+	int failed = 0;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= 5; k++, failed++) {
+			struct hot_row_now rows[2];
+			int n = -1;
+			lt_step_arm(how, k);
+			int rc = hot_rows_now(labtest_db(t), rows, 2, &n);
+			if (!lt_step_disarm())
+				break;
+			lt_expect(rc < 0 && n == 0, "signature", "statement %d of hot_rows_now() %s: "
+			          "returned %d with *n = %d, expected a KIT_DB_* code and 0", k,
+			          lt_step_what(how), rc, n);
+		}
+	}
+	lt_expect(failed > 0, "signature", "hot_rows_now() ran no statement: it reads the waits "
+	          "from pg_locks");
+}
+
+/* The endpoints' codes: a like of a post that does not exist is
+ * KIT_DB_NOROW; a like while every connection of the likes' pool is taken
+ * is KIT_POOL_TIMEOUT, and counts nothing; the login page finds a user
+ * (0), not a missing one (KIT_DB_NOROW), and times out when its own pool
+ * is taken. */
+void contain__endpoints_say_what_happened(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1); INSERT INTO users VALUES (7, 'ann')");
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 50, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512];
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+
+	int like_missing = contain_like(&app, 2);
+	int login_ok = contain_login(&app, 7);
+	int login_missing = contain_login(&app, 8);
+	struct kit_db *taken = NULL;
+	int like_starved = KIT_DB_ERR, login_starved = KIT_DB_ERR;
+	if (kit_pool_get(app.likes, &taken) == 0) {
+		like_starved = contain_like(&app, 1);
+		kit_pool_put(app.likes, taken);
+	}
+	if (kit_pool_get(app.login, &taken) == 0) {
+		login_starved = contain_login(&app, 7);
+		kit_pool_put(app.login, taken);
+	}
+	int like_ok = contain_like(&app, 1);
+	contain_close(&app);
+
+	lt_expect(like_missing == KIT_DB_NOROW, "bulkhead", "contain_like() of post 2, which does "
+	          "not exist, returned %d, expected KIT_DB_NOROW (%d): check how many rows the "
+	          "UPDATE changed", like_missing, KIT_DB_NOROW);
+	lt_expect(like_starved == KIT_POOL_TIMEOUT, "bulkhead", "contain_like() while the likes' "
+	          "one connection was taken returned %d, expected KIT_POOL_TIMEOUT (%d): the pool's "
+	          "answer is the like's answer", like_starved, KIT_POOL_TIMEOUT);
+	lt_expect(like_ok == 0, "bulkhead", "contain_like() of post 1 returned %d", like_ok);
+	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1,
+	                   "post 1's likes after one like and one that found no connection",
+	                   "bulkhead");
+	lt_expect(login_ok == 0, "bulkhead", "contain_login() of user 7 returned %d, expected 0",
+	          login_ok);
+	lt_expect(login_missing == KIT_DB_NOROW, "bulkhead", "contain_login() of user 8, who does "
+	          "not exist, returned %d, expected KIT_DB_NOROW (%d): the login page reads the "
+	          "user's row", login_missing, KIT_DB_NOROW);
+	lt_expect(login_starved == KIT_POOL_TIMEOUT, "bulkhead", "contain_login() while the login "
+	          "page's one connection was taken returned %d, expected KIT_POOL_TIMEOUT (%d)",
+	          login_starved, KIT_POOL_TIMEOUT);
+}
+
+/* A like whose k-th statement is refused (the pool's reset, BEGIN, SET
+ * LOCAL, the UPDATE, COMMIT), or runs with its answer lost, for every k:
+ * a KIT_DB_* code, never 0, the like counted at most once (once only when
+ * the COMMIT's answer was lost), and the next like works. A SET LOCAL
+ * sent after a refused BEGIN runs outside any transaction (PostgreSQL
+ * warns and goes on), and so would the UPDATE. */
+void contain_like__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 200, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512];
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	int runs = 0;
+	char bad[300] = "";
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST && !bad[0]; how++) {
+		for (int k = 1; k <= 10 && !bad[0]; k++, runs++) {
+			int64_t before = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+			lt_step_arm(how, k);
+			int rc = contain_like(&app, 1);
+			if (!lt_step_disarm())
+				break;
+			int64_t added = labtest_int(t, "SELECT likes FROM posts WHERE id = 1") - before;
+			int again = contain_like(&app, 1);
+			if (rc >= 0 || added < 0 || added > (how == LT_STEP_REPLY_LOST))
+				snprintf(bad, sizeof bad, "statement %d of a like %s: it returned %d and "
+				         "the count changed by %lld, expected a KIT_DB_* code and no change "
+				         "(is an error of BEGIN or SET LOCAL passed over?)", k,
+				         lt_step_what(how), rc, (long long)added);
+			else if (again != 0)
+				snprintf(bad, sizeof bad, "statement %d of a like %s, then the next like "
+				         "returned %d: is a transaction left open on the pooled connection?",
+				         k, lt_step_what(how), again);
+		}
+	}
+	contain_close(&app);
+	lt_expect(!bad[0], "rollback", "%s", bad);
+	lt_expect(runs > 0, "rollback", "contain_like() ran no statement");
+}
+
+/* Backends connected with application_name name, once the count has
+ * settled (a closed connection's backend ends a moment later). */
+static int64_t backends(struct labtest *t, const char *name, int64_t want)
+{
+	char sql[300];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+	         "'%s'", name);
+	int64_t got = labtest_int(t, sql);
+	for (int i = 0; i < 300 && got != want; i++) {
+		util_sleep_ns(10 * 1000000LL);
+		got = labtest_int(t, sql);
+	}
+	return got;
+}
+
+/* contain_open() that fails leaves nothing open: an unreachable server is
+ * KIT_DB_ERR, and when the likes' pool cannot be opened (0 connections),
+ * the login pool it already opened is closed again. contain_close() ends
+ * every connection of both pools. Connections are counted by an
+ * application_name of the check's own. */
+void contain_open__leaves_nothing_open(void **state)
+{
+	struct labtest *t = *state;
+	char url[1200], name[64];
+	snprintf(name, sizeof name, "h07_%s", t->place + (strlen(t->place) > 40 ?
+	                                                   strlen(t->place) - 40 : 0));
+	snprintf(url, sizeof url, "%s%sapplication_name=%s", t->url,
+	         strchr(t->url, '?') ? "&" : "?", name);
+	struct contain_app app;
+	struct contain_config cfg = { .url = "postgresql:///postgres?host=/nonexistent/hotrow",
+	                              .pool_size = 2, .counter_pool_size = 2,
+	                              .acquire_timeout_ms = 50, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512] = "";
+	int unreachable = contain_open(&app, &cfg, err, sizeof err);
+	lt_expect(unreachable == KIT_DB_ERR, "bulkhead", "contain_open() of a server that is not "
+	          "there returned %d, expected KIT_DB_ERR (%d)", unreachable, KIT_DB_ERR);
+	if (unreachable == 0)
+		contain_close(&app);
+
+	cfg.url = url;
+	cfg.counter_pool_size = 0;
+	int half = contain_open(&app, &cfg, err, sizeof err);
+	if (half == 0)
+		contain_close(&app);
+	lt_expect(half == KIT_DB_ERR, "bulkhead", "contain_open() with a likes' pool of 0 "
+	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
+	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open by a contain_open() "
+	                   "whose second pool failed (close the first before returning)", "bulkhead");
+
+	cfg.counter_pool_size = 2;
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	int64_t open_now = backends(t, name, 4);
+	contain_close(&app);
+	lt_expect_int_hint(open_now, 4, "connections of a contained app with pools of 2 and 2",
+	                   "bulkhead");
+	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open after contain_close()",
+	                   "bulkhead");
+}

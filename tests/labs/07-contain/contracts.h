@@ -1,0 +1,26 @@
+/*
+ * contracts.h: Lab 07's checks of contain.h's promises beyond the staged
+ * lines of test_contain.c (contracts.c), for its list.
+ *   hot_rows_now__two_lines_beside_other_locks   two lines of 3 and 2 waiters, an
+ *                                   advisory and a table lock waited for: two lines,
+ *                                   each with its count, holder and ctid
+ *   hot_rows_now__refused_on_sqlite  KIT_DB_ERR and *n = 0
+ *   hot_rows_now__query_fails        its statement refused or its answer lost: an error, *n = 0
+ *   contain__endpoints_say_what_happened   a missing post or user: KIT_DB_NOROW; a taken
+ *                                   pool: KIT_POOL_TIMEOUT, nothing counted
+ *   contain_open__leaves_nothing_open      a failed open and contain_close() leave no
+ *                                   connection behind
+ *   contain_like__every_step_can_fail      each statement of a like refused or its answer
+ *                                   lost: an error, counted at most once, the next like works
+ */
+#ifndef HOTROW_TEST_LAB07_CONTRACTS_H
+#define HOTROW_TEST_LAB07_CONTRACTS_H
+
+void hot_rows_now__two_lines_beside_other_locks(void **state);
+void hot_rows_now__refused_on_sqlite(void **state);
+void hot_rows_now__query_fails(void **state);
+void contain__endpoints_say_what_happened(void **state);
+void contain_open__leaves_nothing_open(void **state);
+void contain_like__every_step_can_fail(void **state);
+
+#endif

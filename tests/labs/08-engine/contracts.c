@@ -1,0 +1,344 @@
+/*
+ * contracts.c: Lab 08's checks of what inside.h promises beyond
+ * test_inside.c's measurements: the one-statement like changes its own
+ * post and no other, a like or a count of a row that is not there is
+ * INSIDE_NO_ROW, every function with each of its statements refused (or
+ * its answer lost) returns the error and leaves a connection that works,
+ * inside_versions() fills *out as promised on both engines, and the
+ * backoff neither waits after the last attempt nor ends a wait early
+ * when a signal interrupts it.
+ */
+#include "tests/labs/08-engine/contracts.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "labs/08-engine/inside.h"
+#include "tests/harness/labtest.h"
+#include "tests/harness/steps.h"
+#include "util/clock.h"
+
+#define SWEEP_MAX 20            /* more statements than any call here runs */
+
+static int64_t likes_of(struct labtest *t, int post)
+{
+	char sql[100];
+	snprintf(sql, sizeof sql, "SELECT likes FROM posts WHERE id = %d", post);
+	return labtest_int(t, sql);
+}
+
+/* Two posts: a like of post 1, as one statement, adds one to post 1 and
+ * nothing to post 2. An UPDATE that lost its WHERE adds one to every post
+ * (and, its change count being 2, may even report failure after the
+ * statement committed). */
+void one_trip__likes_only_its_post(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, INSIDE_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2), (3)");
+	int rc = inside_like_one_statement(db, 1, 7);
+	lt_expect(likes_of(t, 1) == 1 && likes_of(t, 2) == 0 && likes_of(t, 3) == 0, "one-statement",
+	          "after one like of post 1 (it returned %d), posts 1, 2 and 3 count %lld, %lld and "
+	          "%lld likes, expected 1, 0 and 0: the counter's UPDATE must name the liked post",
+	          rc, (long long)likes_of(t, 1), (long long)likes_of(t, 2), (long long)likes_of(t, 3));
+	lt_expect(rc == 0, "one-statement", "a like of post 1 by user 7 as one statement returned %d "
+	          "(%s)", rc, labtest_why(db));
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND "
+	                               "user_id = 7"), 1, "likes rows of (1, 7)", "one-statement");
+}
+
+/* A row that is not there: without a foreign key to refuse the like
+ * first, inside_like() of a missing post is INSIDE_NO_ROW and leaves no
+ * like; inside_count_async() of a missing counter is INSIDE_NO_ROW. */
+void keys__missing_row_is_no_row(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, "CREATE TABLE posts (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL DEFAULT 0);"
+	                "CREATE TABLE likes (post_id BIGINT NOT NULL, user_id BIGINT NOT NULL,"
+	                " PRIMARY KEY (post_id, user_id));"
+	                "CREATE TABLE counters (id BIGINT PRIMARY KEY, n BIGINT NOT NULL DEFAULT 0)");
+	int rc = inside_like(db, 5, 1);
+	lt_expect(rc == INSIDE_NO_ROW, "guarantee", "inside_like() of post 5, which does not exist "
+	          "(and no foreign key refuses the like first), returned %d, expected INSIDE_NO_ROW "
+	          "(%d): the UPDATE matched no row", rc, INSIDE_NO_ROW);
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes"), 0,
+	                   "likes left by the like of a missing post (rolled back?)", "guarantee");
+	rc = inside_count_async(db, 5);
+	lt_expect(rc == INSIDE_NO_ROW, "async", "inside_count_async() of counter 5, which does not "
+	          "exist, returned %d, expected INSIDE_NO_ROW (%d)", rc, INSIDE_NO_ROW);
+	if (kit_db_engine(db) == KIT_DB_POSTGRES) {
+		rc = inside_like_one_statement(db, 5, 1);
+		lt_expect(rc == INSIDE_NO_ROW, "one-statement", "inside_like_one_statement() of post 5, "
+		          "which does not exist, returned %d, expected INSIDE_NO_ROW (%d): the UPDATE "
+		          "matched no row", rc, INSIDE_NO_ROW);
+	}
+}
+
+/* One of the four writers, by number, on row or post 1 (user `user`). */
+static int write_one(int which, struct kit_db *db, int user, int *attempts)
+{
+	static const struct inside_retry policy = { 3, 1, 2 };
+	switch (which) {
+	case 0: return inside_like(db, 1, user);
+	case 1: return inside_like_one_statement(db, 1, user);
+	case 2: return inside_count_async(db, 1);
+	default: return inside_count_retrying(db, 1, "REPEATABLE READ", &policy, attempts);
+	}
+}
+
+static const char *const writer_name[] = {
+	"inside_like()", "inside_like_one_statement()", "inside_count_async()",
+	"inside_count_retrying()",
+};
+
+/* What the writer added: likes of post 1 (and its like rows) or counter 1. */
+static int64_t written(struct labtest *t, int which)
+{
+	return which < 2 ? labtest_int(t, "SELECT likes FROM posts WHERE id = 1")
+	                 : labtest_int(t, "SELECT n FROM counters WHERE id = 1");
+}
+
+/* Each writer with its k-th statement refused, or run with its answer
+ * lost, for every k: a negative code; the row unchanged (or, when the
+ * COMMIT's answer was lost, changed once); the likes rows and the counter
+ * agree; and the same connection's next call works. A retry loop that
+ * fails to BEGIN has made an attempt, and says so in *attempts. */
+void every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int rc0 = inside_keys_setup(db);
+	lt_expect(rc0 == 0, NULL, "inside_keys_setup(): %d, %s", rc0, labtest_why(db));
+	labtest_exec(t, "CREATE TABLE counters (id BIGINT PRIMARY KEY, n BIGINT NOT NULL DEFAULT 0);"
+	                "INSERT INTO counters (id) VALUES (1); INSERT INTO posts (id) VALUES (1)");
+	int user = 0;
+	for (int which = 0; which < 4; which++) {
+		if (which == 3 && kit_db_engine(db) != KIT_DB_POSTGRES)
+			break;                  /* inside_count_retrying() is PostgreSQL's */
+		for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+			for (int k = 1; k <= SWEEP_MAX; k++) {
+				int64_t before = written(t, which);
+				int attempts = -1;
+				lt_step_arm(how, k);
+				int rc = write_one(which, db, ++user, &attempts);
+				if (!lt_step_disarm())
+					break;
+				int64_t added = written(t, which) - before;
+				lt_expect(rc < 0, "rollback", "statement %d of %s %s: returned %d, expected "
+				          "a negative code", k, writer_name[which], lt_step_what(how), rc);
+				lt_expect(added == 0 || (added == 1 && how == LT_STEP_REPLY_LOST), "rollback",
+				          "statement %d of %s %s: it returned %d and the row changed by %lld",
+				          k, writer_name[which], lt_step_what(how), rc, (long long)added);
+				if (which < 2)
+					lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes") -
+					                   labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 0,
+					                   "like rows minus post 1's counter after a failed like",
+					                   "rollback");
+				if (which == 3 && how == LT_STEP_FAILS && k == 1)
+					lt_expect_int_hint(attempts, 1, "*attempts after the first BEGIN was "
+					                   "refused (that attempt was made)", "retry");
+				before = written(t, which);
+				rc = write_one(which, db, ++user, &attempts);
+				lt_expect(rc == 0, "rollback", "statement %d of %s %s, then the next call on "
+				          "the same connection returned %d (%s): is a transaction left open?",
+				          k, writer_name[which], lt_step_what(how), rc, labtest_why(db));
+				lt_expect_int_hint(written(t, which) - before, 1, "added by the next call",
+				                   "rollback");
+			}
+		}
+	}
+}
+
+/* *out on failure is all zero, and on SQLite the PostgreSQL fields are 0
+ * (and on PostgreSQL the SQLite ones): *out starts filled with garbage
+ * each time. With updates behind a reader, SQLite's wal_frames counts at
+ * least the frames that stay pinned, and at least one per commit. */
+void versions__fills_out_as_promised(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, INSIDE_SCHEMA);
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (1)");
+	bool sqlite = kit_db_engine(db) == KIT_DB_SQLITE;
+	struct kit_db *reader = NULL;
+	if (sqlite) {
+		int64_t n;
+		reader = labtest_connect(t);
+		if (kit_db_exec(reader, "BEGIN", 0, NULL) != 0 ||
+		    kit_db_query_int(reader, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0)
+			fail_msg("the reader: %s", kit_db_errmsg(reader));
+	}
+	for (int i = 0; i < 50; i++)
+		labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 1");
+
+	struct inside_versions v;
+	memset(&v, 0x5a, sizeof v);
+	int rc = inside_versions(db, 1, &v);
+	if (reader) {
+		kit_db_rollback(reader);
+		kit_db_close(reader);
+	}
+	lt_expect(rc == 0, "versions", "inside_versions(): %d, %s", rc, labtest_why(db));
+	if (sqlite) {
+		lt_expect(v.updates == 0 && v.hot_updates == 0 && v.dead == 0 && v.heap_pages == 0 &&
+		          v.buffers == 0, "versions", "on SQLite the PostgreSQL fields are 0, got "
+		          "updates %lld, hot_updates %lld, dead %lld, heap_pages %lld, buffers %lld",
+		          (long long)v.updates, (long long)v.hot_updates, (long long)v.dead,
+		          (long long)v.heap_pages, (long long)v.buffers);
+		lt_expect(v.wal_frames >= 50 && v.wal_frames >= v.wal_pinned && v.wal_pinned >= 1,
+		          "wal", "after 50 commits behind an open reader expected wal_frames >= 50 "
+		          "(the WAL's frames) and >= wal_pinned >= 1, got wal_frames %lld, wal_pinned "
+		          "%lld", (long long)v.wal_frames, (long long)v.wal_pinned);
+	} else {
+		lt_expect(v.wal_frames == 0 && v.wal_pinned == 0, "versions", "on PostgreSQL the "
+		          "SQLite fields are 0, got wal_frames %lld, wal_pinned %lld",
+		          (long long)v.wal_frames, (long long)v.wal_pinned);
+	}
+
+	static const struct inside_versions zero;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= SWEEP_MAX; k++) {
+			memset(&v, 0x5a, sizeof v);
+			lt_step_arm(how, k);
+			rc = inside_versions(db, 1, &v);
+			if (!lt_step_disarm())
+				break;
+			lt_expect(rc < 0, "versions", "statement %d of inside_versions() %s: returned %d, "
+			          "expected a negative code", k, lt_step_what(how), rc);
+			lt_expect(memcmp(&v, &zero, sizeof v) == 0, "versions", "statement %d of "
+			          "inside_versions() %s: *out is not all zero (on failure it must be)", k,
+			          lt_step_what(how));
+		}
+	}
+}
+
+/* ---- the backoff's waits ---- */
+
+/* When the last statement of an attempt ended (the hook's clock). */
+static void note_end(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql;
+	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK)
+		*(int64_t *)arg = t_ns;
+}
+
+static void plant(struct labtest *t, int fail)
+{
+	char sql[600];
+	labtest_exec(t, INSIDE_SCHEMA);
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (1); CREATE SEQUENCE tries");
+	snprintf(sql, sizeof sql,
+	         "CREATE FUNCTION flaky() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	         " IF nextval('tries') <= %d THEN RAISE EXCEPTION"
+	         " 'could not serialize access (planted by the check)'"
+	         " USING ERRCODE = 'serialization_failure'; END IF; RETURN NEW; END $$", fail);
+	labtest_exec(t, sql);
+	labtest_exec(t, "CREATE TRIGGER flaky BEFORE UPDATE ON counters"
+	                " FOR EACH ROW EXECUTE FUNCTION flaky()");
+}
+
+/* max_attempts 1 and every attempt failing: INSIDE_GAVE_UP right after the
+ * one attempt, with no wait after it (base and cap 1,000 ms: a wait would
+ * be 500 ms or more; the check allows 250 ms between the attempt's last
+ * statement and the return, for a machine under load). */
+void isolation__no_wait_after_the_last_attempt(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	plant(t, 1000);
+	int64_t end = 0;
+	kit_db_set_hook(db, note_end, &end);
+	struct inside_retry policy = { 1, 1000, 1000 };
+	int attempts = -1;
+	int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
+	int64_t back = util_now_ns();
+	kit_db_set_hook(db, NULL, NULL);
+	double ms = end ? (double)(back - end) / 1e6 : -1;
+	lt_expect(rc == INSIDE_GAVE_UP && attempts == 1, "limit", "max_attempts 1, the attempt "
+	          "failing to serialize: expected INSIDE_GAVE_UP (%d) after 1 attempt, got %d after "
+	          "%d", INSIDE_GAVE_UP, rc, attempts);
+	lt_expect(ms >= 0 && ms < 250, "limit", "max_attempts 1: %.0f ms passed between the "
+	          "attempt's last statement and the return, expected no wait (a wait after the "
+	          "last attempt delays the answer and buys nothing)", ms);
+}
+
+/* A signal that interrupts the backoff's sleep must not shorten it: one
+ * planted failure, base and cap 400 ms, so the one wait is 200 to 400 ms,
+ * while another thread sends this one SIGUSR1 every 5 ms (a handler that
+ * does nothing, no SA_RESTART). A sleep that gives up on EINTR waits
+ * about 5 ms. */
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct pinger {
+	pthread_t target, th;
+	atomic_bool stop;
+};
+
+static void *ping(void *arg)
+{
+	struct pinger *p = arg;
+	for (int i = 0; i < 600 && !atomic_load(&p->stop); i++) {
+		pthread_kill(p->target, SIGUSR1);
+		util_sleep_ns(5 * 1000000LL);
+	}
+	return NULL;
+}
+
+struct gap {
+	int64_t last_end;
+	double ms;
+	int begins;
+};
+
+static void time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct gap *g = arg;
+	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
+		g->last_end = t_ns;
+		return;
+	}
+	if (ev != KIT_DB_STMT_START || sql == NULL || strncasecmp(sql, "BEGIN", 5) != 0)
+		return;
+	if (g->begins++ == 1)
+		g->ms = (double)(t_ns - g->last_end) / 1e6;
+}
+
+void isolation__wait_survives_signals(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	plant(t, 1);
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+	static struct pinger p;
+	p.target = pthread_self();
+	atomic_store(&p.stop, false);
+	struct gap g = { 0, -1, 0 };
+	kit_db_set_hook(db, time_gap, &g);
+	pthread_create(&p.th, NULL, ping, &p);
+	struct inside_retry policy = { 3, 400, 400 };
+	int attempts = -1;
+	int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
+	atomic_store(&p.stop, true);
+	pthread_join(p.th, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	lt_expect(rc == 0 && attempts == 2, "backoff", "one planted failure, then a commit: "
+	          "expected 0 after 2 attempts, got %d after %d (%s)", rc, attempts,
+	          labtest_why(db));
+	lt_expect(g.ms >= 195, "backoff", "the wait after the first failure (base and cap 400 ms: "
+	          "200 to 400 ms) took %.0f ms while a signal arrived every 5 ms: a sleep "
+	          "interrupted by a signal (EINTR) must go on for the time that remains", g.ms);
+}

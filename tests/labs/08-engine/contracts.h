@@ -1,0 +1,24 @@
+/*
+ * contracts.h: Lab 08's checks of inside.h's promises (contracts.c), for
+ * test_inside.c's list.
+ *   one_trip__likes_only_its_post        a like of post 1 leaves posts 2 and 3 alone
+ *   keys__missing_row_is_no_row          a missing post or counter: INSIDE_NO_ROW, no like left
+ *   every_step_can_fail                  each statement of each writer refused or its
+ *                                        answer lost: an error, nothing half-done, the
+ *                                        connection's next call works
+ *   versions__fills_out_as_promised      the other engine's fields 0, wal_frames >= pinned,
+ *                                        *out all zero on failure
+ *   isolation__no_wait_after_the_last_attempt   INSIDE_GAVE_UP with no wait after it
+ *   isolation__wait_survives_signals     a backoff wait interrupted by signals is not shortened
+ */
+#ifndef HOTROW_TEST_LAB08_CONTRACTS_H
+#define HOTROW_TEST_LAB08_CONTRACTS_H
+
+void one_trip__likes_only_its_post(void **state);
+void keys__missing_row_is_no_row(void **state);
+void every_step_can_fail(void **state);
+void versions__fills_out_as_promised(void **state);
+void isolation__no_wait_after_the_last_attempt(void **state);
+void isolation__wait_survives_signals(void **state);
+
+#endif
