@@ -161,8 +161,8 @@ static void describe(const struct sim_config *c)
 	if (c->handoff == SIM_HANDOFF_HERD)
 		printf(", a commit wakes every waiter (%g us of CPU each)", c->wake_us);
 	if (c->wal_flush_ms > 0)
-		printf(", one shared log flushing in %g ms after the hold (%g ms of it CPU)",
-		       c->wal_flush_ms, c->wal_cpu_ms);
+		printf(", one shared log flushing in %g ms after the hold (%g ms of it CPU, %s)",
+		       c->wal_flush_ms, c->wal_cpu_ms, sim_wal_order_name(c->wal_order));
 	if (c->pool)
 		printf(", pool %d", c->pool);
 	else

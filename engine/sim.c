@@ -900,6 +900,25 @@ static void wake_done(struct sim *s, int i)
 	lock_grant(s, i, &r);
 }
 
+/* Row i's lock goes to whoever is next: the flusher waiting for it, a
+ * herd's winner, or the oldest waiter. */
+static void hand_on(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+
+	if (i == 0 && s->flusher_lockwait) {
+		s->flusher_lockwait = false;
+		flusher_hold(s);
+	} else if (row->q.n && s->c.handoff == SIM_HANDOFF_HERD) {
+		herd_wake(s, i);
+	} else if (row->q.n) {
+		struct sim_req r = lock_pop(row);
+		s->conn_wait--;
+		lock_grant(s, i, &r);
+	}
+}
+
+/* Row i's holder commits and lets go of the row, its commit durable. */
 static void release(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
@@ -919,31 +938,58 @@ static void release(struct sim *s, int i)
 	}
 	/* Hand the lock on before the connection goes back: a request the
 	 * pool admits now must queue behind the ones already waiting. */
-	if (i == 0 && s->flusher_lockwait) {
-		s->flusher_lockwait = false;
-		flusher_hold(s);
-	} else if (row->q.n && s->c.handoff == SIM_HANDOFF_HERD) {
-		herd_wake(s, i);
-	} else if (row->q.n) {
-		struct sim_req r = lock_pop(row);
-		s->conn_wait--;
-		lock_grant(s, i, &r);
+	hand_on(s, i);
+	counter_release(s);
+}
+
+/* Release-flush: row i's holder lets go of the row now and joins the
+ * log's next flush; it keeps its connection, and its client waits, until
+ * durable() (sim_wal.c calls it when that flush is done). */
+static void release_early(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+	struct sim_wal_entry e = { .row = i, .kind = SIM_WAL_FLUSHER };
+
+	row->completed++;
+	sim_chain_update(s, i);
+	if (row->holder == HOLD_REQ) {
+		e.kind = SIM_WAL_REQ;
+		e.r = row->req;
+	}
+	row->holder = HOLD_NONE;
+	sim_wal_commit(s, &e);
+	hand_on(s, i);
+}
+
+static void durable(struct sim *s, const struct sim_wal_entry *e)
+{
+	if (e->kind == SIM_WAL_FLUSHER) {
+		s->conn_flush--;
+		sim_fix_commit(s);
+	} else {
+		s->conn_hold--;
+		commit(s, &s->rows[e->row], &e->r);
 	}
 	counter_release(s);
 }
 
 /* A holder's hold before its commit's flush is over: with a shared log
- * the commit joins it (the lock is released when its flush is done),
- * without one the flush was part of the hold. */
+ * the commit joins it (the lock is released when its flush is done, or
+ * now under release-flush), without one the flush was part of the hold. */
 static void hold_end(struct sim *s, int i)
 {
-	if (s->wal_flush_us > 0) {
-		if (s->rows[i].holder == HOLD_REQ && sim_followed(s, &s->rows[i].req))
-			sim_trace_note(s, SIM_TR_FLUSH_WAIT, SIM_AT_FLUSH, i, 0);
-		sim_wal_commit(s, i);
-	} else {
+	struct sim_wal_entry e = { .row = i, .kind = SIM_WAL_HELD };
+
+	if (s->wal_flush_us == 0) {
 		release(s, i);
+		return;
 	}
+	if (s->rows[i].holder == HOLD_REQ && sim_followed(s, &s->rows[i].req))
+		sim_trace_note(s, SIM_TR_FLUSH_WAIT, SIM_AT_FLUSH, i, 0);
+	if (s->c.wal_order == SIM_WAL_RELEASE_FLUSH)
+		release_early(s, i);
+	else
+		sim_wal_commit(s, &e);
 }
 
 /* ---- the request path ---- */
@@ -1134,7 +1180,7 @@ static void set_times(struct sim *s)
 
 /* What the fixes may ask of this file (sim_impl.h, struct sim_host). */
 static const struct sim_host host = {
-	complete, fail, flusher_take, flusher_wait, flusher_lock, release, cpu_done
+	complete, fail, flusher_take, flusher_wait, flusher_lock, release, durable, cpu_done
 };
 
 struct sim *sim_new(const struct sim_config *c)

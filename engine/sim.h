@@ -88,10 +88,13 @@ enum sim_handoff {
 };
 
 /* When a commit that goes through the shared log (c.wal_flush_ms > 0)
- * lets go of its row lock. Only PostgreSQL's order is modelled; InnoDB's
- * (release at commit, then flush) would be a second value. */
+ * lets go of its row lock. */
 enum sim_wal_order {
-	SIM_WAL_FLUSH_RELEASE  /* flush the log, then release the row lock */
+	SIM_WAL_FLUSH_RELEASE, /* flush the log, then release the row lock:
+	                          PostgreSQL */
+	SIM_WAL_RELEASE_FLUSH  /* release the row lock when the commit's CPU
+	                          part is done, then its client waits for the
+	                          flush: InnoDB with the binary log off */
 };
 
 enum sim_fault {
@@ -244,8 +247,9 @@ struct sim_config {
 /* How long a like's update holds its row lock, in ms: the server's work
  * (hold_ms, commit included), the app's work inside the transaction
  * (work_ms), the round trips made while the lock is held and, with a
- * shared log, one flush (the least it adds: a commit may also wait for
- * the flush before its own). */
+ * shared log under flush-release, one flush (the least it adds: a commit
+ * may also wait for the flush before its own). Under release-flush the
+ * flush comes after the lock. */
 double sim_lock_ms(const struct sim_config *c);
 
 /* Fill *c with the defaults (naive, 1 row, 2000/s constant, 2 ms holds...). */

@@ -54,7 +54,9 @@
 
 double sim_lock_ms(const struct sim_config *c)
 {
-	return c->hold_ms + c->work_ms + c->trips_in_lock * c->rtt_ms + c->wal_flush_ms;
+	double flush = c->wal_order == SIM_WAL_FLUSH_RELEASE ? c->wal_flush_ms : 0;
+
+	return c->hold_ms + c->work_ms + c->trips_in_lock * c->rtt_ms + flush;
 }
 
 static int64_t pages(int64_t versions)

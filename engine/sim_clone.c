@@ -240,8 +240,11 @@ static struct sim *copy(const struct sim *s, struct how *h)
 
 	d->versions = dup(s->versions, nrows, nrows, sizeof *s->versions, bytes);
 	d->pages_hi = dup(s->pages_hi, nrows, nrows, sizeof *s->pages_hi, bytes);
-	d->wal.cur = dup(s->wal.cur, nrows, nrows, sizeof *s->wal.cur, bytes);
-	d->wal.next = dup(s->wal.next, nrows, nrows, sizeof *s->wal.next, bytes);
+	/* The log's two lists share one room: a checkpoint's has the longer. */
+	cap = !compact ? (size_t)s->wal.cap : (size_t)(s->wal.ncur > s->wal.nnext ? s->wal.ncur : s->wal.nnext);
+	d->wal.cur = dup(s->wal.cur, (size_t)s->wal.ncur, cap, sizeof *s->wal.cur, bytes);
+	d->wal.next = dup(s->wal.next, (size_t)s->wal.nnext, cap, sizeof *s->wal.next, bytes);
+	d->wal.cap = (int)cap;
 
 	/* What sim_set was given and what it changed: a replay from here
 	 * goes on recording after them. */

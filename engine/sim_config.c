@@ -49,7 +49,8 @@ const char *sim_handoff_name(enum sim_handoff h)
 
 const char *sim_wal_order_name(enum sim_wal_order o)
 {
-	return o == SIM_WAL_FLUSH_RELEASE ? "flush-release" : "?";
+	return o == SIM_WAL_FLUSH_RELEASE ? "flush-release" :
+	       o == SIM_WAL_RELEASE_FLUSH ? "release-flush" : "?";
 }
 
 /* The index of name in names[0..n-1], or -1. */
@@ -438,7 +439,8 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 	      "--wal-flush-ms: expected 0 (no shared log) or milliseconds from 0.001 to 1000000");
 	CHECK(isfinite(c->wal_cpu_ms) && c->wal_cpu_ms >= 0 && c->wal_cpu_ms <= c->wal_flush_ms,
 	      "--wal-cpu-ms: expected milliseconds from 0 to --wal-flush-ms (the flush's CPU part)");
-	CHECK(c->wal_order == SIM_WAL_FLUSH_RELEASE, "--wal-order: expected flush-release");
+	CHECK(c->wal_order == SIM_WAL_FLUSH_RELEASE || c->wal_order == SIM_WAL_RELEASE_FLUSH,
+	      "--wal-order: expected flush-release or release-flush");
 	CHECK(timeout_ok(c->statement_timeout_ms),
 	      "--statement-timeout-ms: expected 0 (never) or milliseconds from 0.001 to 1000000000");
 	return 0;

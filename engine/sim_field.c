@@ -12,7 +12,7 @@ static const char *const dist_words[] = { "const", "exp", NULL };
 static const char *const slot_words[] = { "random", "round-robin", NULL };
 static const char *const backoff_words[] = { "none", "exp", "exp-jitter", NULL };
 static const char *const handoff_words[] = { "fifo", "herd", NULL };
-static const char *const wal_order_words[] = { "flush-release", NULL };
+static const char *const wal_order_words[] = { "flush-release", "release-flush", NULL };
 
 /* The enums the table names are int-sized; it reads them as int. */
 _Static_assert(sizeof(enum sim_slot) == sizeof(int) && sizeof(enum sim_arrivals) == sizeof(int) &&
@@ -170,7 +170,9 @@ static const struct sim_field fields[] = {
 	    "is the device's"),
 	ENUM("wal_order", "wal-order", wal_order, wal_order_words, true,
 	    "HOW", "",
-	    "flush, then release the row, as PostgreSQL"),
+	    "flush-release: flush, then release the row, as PostgreSQL;\n"
+	    "release-flush: release, then the client waits for the flush,\n"
+	    "as InnoDB with the binary log off"),
 	DBL("statement_timeout_ms", "statement-timeout-ms", statement_timeout_ms, 0, 1e9, true,
 	    "MS", "",
 	    "server cancels a statement waiting this long in all, 0 = never"),

@@ -57,6 +57,18 @@ struct sim_req {
 
 #include "engine/sim_ring.h"
 
+/* One commit waiting for the shared log (sim_wal.c), by value. */
+enum sim_wal_kind {
+	SIM_WAL_HELD,        /* its holder keeps row's lock until the flush */
+	SIM_WAL_REQ,         /* r let go of row's lock; it waits for the flush */
+	SIM_WAL_FLUSHER      /* the fix's flusher let go of row 0's lock */
+};
+struct sim_wal_entry {
+	int row;
+	int kind;            /* enum sim_wal_kind */
+	struct sim_req r;    /* SIM_WAL_REQ's request */
+};
+
 /* How long the GET-then-DEL drain leaves between its two commands: one
  * round trip from the flusher to Redis. */
 #define SIM_REDIS_RTT_US 1000
@@ -251,8 +263,12 @@ struct sim_host {
 	bool (*take_conn)(struct sim *s);   /* a connection for the flusher, if free */
 	void (*wait_conn)(struct sim *s);   /* queue the flusher for one */
 	void (*lock_row)(struct sim *s);    /* the flusher, connected, locks row 0 */
-	/* for sim_wal.c: the flush carrying row i's commit is done */
+	/* for sim_wal.c: the flush carrying row i's commit is done, the
+	 * holder releases the row (flush-release) */
 	void (*release)(struct sim *s, int i);
+	/* for sim_wal.c: the flush carrying a commit that let go of its row
+	 * before it (release-flush) is done: its client has the answer */
+	void (*durable)(struct sim *s, const struct sim_wal_entry *e);
 	/* for sim_cpu.c: a job's CPU part is over (the row, or the slab slot) */
 	void (*cpu_done)(struct sim *s, enum sim_cpu_what what, uint32_t arg);
 };
@@ -369,12 +385,14 @@ struct sim {
 	int64_t versions_max, buffers_max;
 	uint32_t read_gen;         /* the pending EV_READ's arg; older ones are stale */
 
-	/* the shared log (sim_wal.c): one flush at a time; the rows whose
-	 * commits it carries, and those waiting for the next one, in the
-	 * order they came (each row at most once: it holds its lock) */
+	/* the shared log (sim_wal.c): one flush at a time; the commits it
+	 * carries, and those waiting for the next one, in the order they
+	 * came (a row once under flush-release, as often as it commits
+	 * under release-flush); both lists have room for cap */
 	struct {
 		bool busy;
-		int *cur, *next;
+		int cap;
+		struct sim_wal_entry *cur, *next;
 		int ncur, nnext;
 		uint64_t flushes, commits, wakes;
 	} wal;
@@ -439,7 +457,7 @@ void sim_chain_summary(const struct sim *s, struct sim_summary *o);
 /* sim_wal.c: the shared log */
 void sim_wal_init(struct sim *s);                      /* in sim_new */
 void sim_wal_free(struct sim *s);
-void sim_wal_commit(struct sim *s, int row);           /* row's holder commits */
+void sim_wal_commit(struct sim *s, const struct sim_wal_entry *e);  /* a commit joins */
 void sim_wal_event(struct sim *s, uint32_t what);      /* EV_WAL, CPU_WAL */
 
 /* sim_trace.c: following one like. sim.c calls these only where

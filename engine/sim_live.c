@@ -26,7 +26,7 @@
 #include "engine/xmalloc.h"
 
 /* More rows for new arrivals to pick from: the rows, and the per-row
- * arrays of the chain (sim_chain.c) and of the shared log (sim_wal.c). */
+ * arrays of the chain (sim_chain.c). */
 static void grow(struct sim *s, int n)
 {
 	int old = s->nrows;
@@ -35,8 +35,6 @@ static void grow(struct sim *s, int n)
 	memset(&s->rows[old], 0, (size_t)(n - old) * sizeof *s->rows);
 	s->versions = xrealloc(s->versions, (size_t)n * sizeof *s->versions);
 	s->pages_hi = xrealloc(s->pages_hi, (size_t)n * sizeof *s->pages_hi);
-	s->wal.cur = xrealloc(s->wal.cur, (size_t)n * sizeof *s->wal.cur);
-	s->wal.next = xrealloc(s->wal.next, (size_t)n * sizeof *s->wal.next);
 	for (int i = old; i < n; i++) {
 		sim_ring_init(&s->rows[i].q);
 		s->rows[i].sweep_at = -1;

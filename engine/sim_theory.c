@@ -179,6 +179,13 @@ static double arrival_cv2(const struct sim_config *c, int n)
 	return c2 / n + 1 - 1.0 / n;
 }
 
+/* Release-flush: the least a request waits for the log after it let go
+ * of its row, on its connection; 0 under flush-release (in the lock). */
+static double flush_after_ms(const struct sim_config *c)
+{
+	return c->wal_order == SIM_WAL_RELEASE_FLUSH ? c->wal_flush_ms : 0;
+}
+
 /* The ceilings in turn, the lowest binding. */
 static void ceilings(const struct sim *s, struct sim_summary *out)
 {
@@ -187,7 +194,7 @@ static void ceilings(const struct sim *s, struct sim_summary *out)
 	int n = sim_config_rows(c);
 	/* the lock's demand per request: a refused transfer never takes it */
 	double s_ms = sim_lock_ms(c) * sim_lock_visits(c);
-	double conn_ms = s_ms + c->outside_ms;     /* a request's time on a connection */
+	double conn_ms = s_ms + flush_after_ms(c) + c->outside_ms;  /* a request's time on a connection */
 	double cpu_ms = c->cpu_db_ms * sim_lock_visits(c) +
 	                (c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms : c->outside_ms);
 
@@ -418,6 +425,11 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
 	int n = sim_config_rows(c);
 	double s_ms = sim_lock_ms(c);
 	double cpu_cl = c->cpu_client_ms < c->outside_ms ? c->cpu_client_ms : c->outside_ms;
+	double out_ms = flush_after_ms(c) + c->outside_ms;   /* on the connection, unlocked */
+	char flush[48] = "";
+
+	if (flush_after_ms(c) > 0)
+		snprintf(flush, sizeof flush, " + %g flush after it", flush_after_ms(c));
 
 	switch (o->theory.binding) {
 	case SIM_CEIL_ROWS:
@@ -431,7 +443,7 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
 		break;
 	case SIM_CEIL_POOL:
 		s_ms *= sim_lock_visits(c);      /* the lock's demand per request */
-		if (o->theory.pool_ceiling_per_s * (s_ms + c->outside_ms) < c->pool * 1000.0 - 1e-6)
+		if (o->theory.pool_ceiling_per_s * (s_ms + out_ms) < c->pool * 1000.0 - 1e-6)
 			snprintf(buf, len, "the pool: %d connections land on %.1f distinct "
 			         "rows of %d (%s slots), %.1f / %g ms = %.0f/s",
 			         c->pool, o->theory.distinct_rows, n,
@@ -439,8 +451,8 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
 			         o->theory.distinct_rows, s_ms, o->theory.pool_ceiling_per_s);
 		else
 			snprintf(buf, len, "the pool: %d connections / %g ms a request "
-			         "(%g in the lock + %g outside) = %.0f/s", c->pool,
-			         s_ms + c->outside_ms, s_ms, c->outside_ms,
+			         "(%g in the lock%s + %g outside) = %.0f/s", c->pool,
+			         s_ms + out_ms, s_ms, flush, c->outside_ms,
 			         o->theory.pool_ceiling_per_s);
 		break;
 	case SIM_CEIL_CPU:
@@ -449,9 +461,9 @@ void sim_binding_text(const struct sim_config *c, const struct sim_summary *o,
 		         o->theory.cpu_ceiling_per_s);
 		break;
 	case SIM_CEIL_CALLERS:
-		snprintf(buf, len, "the callers: %d / %g ms a cycle (%g lock + %g outside "
-		         "+ %g think) = %.0f/s", c->clients, s_ms + c->outside_ms + c->think_ms,
-		         s_ms, c->outside_ms, c->think_ms, o->theory.callers_ceiling_per_s);
+		snprintf(buf, len, "the callers: %d / %g ms a cycle (%g lock%s + %g outside "
+		         "+ %g think) = %.0f/s", c->clients, s_ms + out_ms + c->think_ms,
+		         s_ms, flush, c->outside_ms, c->think_ms, o->theory.callers_ceiling_per_s);
 		break;
 	case SIM_CEIL_FLUSH:
 		snprintf(buf, len, "no lock on the request path: the row takes one +k "

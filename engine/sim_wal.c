@@ -7,12 +7,21 @@
  * flush is running waits for it to end, then for the next one, which it
  * shares with whoever else came meanwhile. So a row's hold is its CPU
  * part, then the wait for the flush in progress, then the flush itself
- * (c.wal_flush_ms), and only then (PostgreSQL's order) the release.
+ * (c.wal_flush_ms), and only then (PostgreSQL's order, flush-release)
+ * the release.
  *
- * One hot row never has two commits waiting at once: every commit gets a
- * flush of its own (1.00 flushes per commit). Many rows under many
- * clients share them, and the log, not the row locks, becomes what each
- * commit waits for: that is why 16 rows give less than 16 times one.
+ * Under flush-release one hot row never has two commits waiting at once:
+ * every commit gets a flush of its own (1.00 flushes per commit). Many
+ * rows under many clients share them, and the log, not the row locks,
+ * becomes what each commit waits for: that is why 16 rows give less than
+ * 16 times one.
+ *
+ * InnoDB with the binary log off (c.wal_order release-flush) lets go of
+ * the row when the commit's CPU part is done, and only then does its
+ * client wait for the flush. The next holder's hold overlaps that flush,
+ * so one row's commits pile up behind a flush and share the next one:
+ * fewer flushes than commits, and one row can pass 1 / (hold + flush),
+ * up to 1 / hold with enough clients.
  *
  * The flush is not all the device's. Its first c.wal_cpu_ms is CPU (the
  * leader writing the log pages and entering fdatasync), a job on the CPU
@@ -29,10 +38,15 @@
  * carried row is released one wake after its flush. A commit that finds
  * the log idle flushes at once and wakes nobody.
  *
+ * The herd's wakes are PostgreSQL's log lock: under release-flush the
+ * log wakes nobody.
+ *
  * Interface (engine only): with c.wal_flush_ms > 0, sim.c calls
- * sim_wal_commit() where a holder's hold before the flush ends; when the
- * flush carrying it is done, the log calls s->host->release() for that
- * row. sim_wal_event() is EV_WAL and the CPU_WAL jobs. Only row-lock
+ * sim_wal_commit() where a holder's hold before the flush ends, with the
+ * commit by value. When the flush carrying it is done, the log calls
+ * s->host->release() for the row of a SIM_WAL_HELD one (it still holds
+ * the lock) and s->host->durable() for the others (they let go of it
+ * before). sim_wal_event() is EV_WAL and the CPU_WAL jobs. Only row-lock
  * commits go through here; the inserts of the append path commit inside
  * their own time.
  */
@@ -51,10 +65,9 @@ enum {
 
 void sim_wal_init(struct sim *s)
 {
-	/* A row is in at most one of the two lists: it holds its lock until
-	 * its flush is done, so it cannot commit again before. */
-	s->wal.cur = xcalloc((size_t)s->nrows, sizeof *s->wal.cur);
-	s->wal.next = xcalloc((size_t)s->nrows, sizeof *s->wal.next);
+	/* The lists grow at the first commit. */
+	s->wal.cur = s->wal.next = NULL;
+	s->wal.cap = 0;
 }
 
 void sim_wal_free(struct sim *s)
@@ -75,7 +88,7 @@ static void spend(struct sim *s, int64_t w, uint32_t what)
 /* Start a flush with every commit waiting for one. */
 static void start(struct sim *s)
 {
-	int *t = s->wal.cur;
+	struct sim_wal_entry *t = s->wal.cur;
 
 	s->wal.cur = s->wal.next;
 	s->wal.ncur = s->wal.nnext;
@@ -89,31 +102,42 @@ static void start(struct sim *s)
 		sim_push(s, s->now + s->wal_flush_us, EV_WAL, WAL_FLUSHED);
 }
 
-void sim_wal_commit(struct sim *s, int row)
+void sim_wal_commit(struct sim *s, const struct sim_wal_entry *e)
 {
+	if (s->wal.nnext == s->wal.cap) {
+		/* Both lists trade places at each flush: they grow together. */
+		s->wal.cap = s->wal.cap ? 2 * s->wal.cap : 16;
+		s->wal.cur = xrealloc(s->wal.cur, (size_t)s->wal.cap * sizeof *s->wal.cur);
+		s->wal.next = xrealloc(s->wal.next, (size_t)s->wal.cap * sizeof *s->wal.next);
+	}
 	s->wal.commits++;
-	s->wal.next[s->wal.nnext++] = row;
+	s->wal.next[s->wal.nnext++] = *e;
 	if (!s->wal.busy)
 		start(s);
 }
 
-/* PostgreSQL's wakes on the log: with a herd and a cost to wake. */
+/* PostgreSQL's wakes on the log: its order, a herd and a cost to wake. */
 static bool wakes(const struct sim *s)
 {
-	return s->c.handoff == SIM_HANDOFF_HERD && s->wake_us > 0;
+	return s->c.handoff == SIM_HANDOFF_HERD && s->wake_us > 0 &&
+	       s->c.wal_order == SIM_WAL_FLUSH_RELEASE;
 }
 
 static void flushed(struct sim *s)
 {
-	/* The releases may start new holds, but none of them commits before
-	 * a later event: the next flush starts after all of these are out.
-	 * The leader (the first carried) returns from its own fdatasync. */
+	/* The releases and answers may start new holds, but none of them
+	 * commits before a later event: the next flush starts after all of
+	 * these are out. The leader (the first carried) returns from its own
+	 * fdatasync. An entry is read by value: nothing is added to cur. */
 	for (int k = 0; k < s->wal.ncur; k++) {
-		if (k > 0 && wakes(s)) {
+		struct sim_wal_entry e = s->wal.cur[k];
+		if (e.kind != SIM_WAL_HELD) {
+			s->host->durable(s, &e);
+		} else if (k > 0 && wakes(s)) {
 			s->wal.wakes++;
-			spend(s, s->wake_us, WAL_ROW + (uint32_t)s->wal.cur[k]);
+			spend(s, s->wake_us, WAL_ROW + (uint32_t)e.row);
 		} else {
-			s->host->release(s, s->wal.cur[k]);
+			s->host->release(s, e.row);
 		}
 	}
 	s->wal.ncur = 0;

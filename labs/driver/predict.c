@@ -101,6 +101,7 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	if (in->handoff == SIM_HANDOFF_HERD)
 		c->wake_us = in->wake_us;
 	c->wal_flush_ms = in->wal_flush_ms;
+	c->wal_order = in->wal_order;
 	/* What the probe's CPU leaves over, once the hold before the flush
 	 * and the time outside are all CPU, was spent in the only other part
 	 * of a request: the flush (writing the log, entering fdatasync). */
@@ -151,8 +152,9 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 	out->p99_ms = sum.latency_ms.p99;
 	out->mva_per_s = mva ? x : -1;
 	out->mva_mean_ms = mva ? r : -1;
-	/* a row is held for its flush of the shared log too */
-	double held = c.hold_ms + c.work_ms + c.wal_flush_ms;
+	/* a row is held for its flush of the shared log too (flush-release) */
+	double held = c.hold_ms + c.work_ms +
+	              (c.wal_order == SIM_WAL_FLUSH_RELEASE ? c.wal_flush_ms : 0);
 	out->ceiling_per_s = held > 0 ? in->rows * 1000.0 / held : 0;
 	out->clients_per_s = a->request_ms + in->think_ms > 0
 	                     ? in->threads * 1000.0 / (a->request_ms + in->think_ms) : 0;
@@ -229,8 +231,8 @@ void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return;
 	snprintf(buf + n, len - (size_t)n, " --handoff %s --wake-us %.0f --wal-flush-ms %.3f "
-	         "--wal-cpu-ms %.3f", sim_handoff_name(c->handoff), c->wake_us, c->wal_flush_ms,
-	         c->wal_cpu_ms);
+	         "--wal-cpu-ms %.3f --wal-order %s", sim_handoff_name(c->handoff), c->wake_us,
+	         c->wal_flush_ms, c->wal_cpu_ms, sim_wal_order_name(c->wal_order));
 }
 
 /* ---- the loaded run ---- */

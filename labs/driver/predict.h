@@ -61,6 +61,9 @@ struct drv_inputs {
 	double wake_us;            /* herd: server CPU per waiter woken */
 	double wal_flush_ms;       /* one flush of the shared log, taken out
 	                              of alone.hold_ms */
+	enum sim_wal_order wal_order;   /* when the row goes: PostgreSQL's
+	                              flush-release (zero), or InnoDB's
+	                              release-flush with the binary log off */
 };
 
 struct drv_prediction {

@@ -169,6 +169,17 @@ static void sim_clone__every_part_ends_alike(void **state)
 	check_copies(&c, "CPUs, herd, shared log and reads");
 
 	base(&c, "viral-post");
+	c.wal_flush_ms = 2;       /* one row's commits pile up behind a flush */
+	c.wal_cpu_ms = 0.5;
+	c.cores = 2;
+	c.cpu_db_ms = 0.5;
+	c.wal_order = SIM_WAL_RELEASE_FLUSH;
+	check_copies(&c, "release-flush: commits wait for the log unlocked");
+	c.strategy = SIM_COALESCE;
+	c.flush_ms = 50;          /* the flusher lets go of the row first too */
+	check_copies(&c, "release-flush with the flusher's commits");
+
+	base(&c, "viral-post");
 	c.strategy = SIM_APPEND;
 	c.flush_ms = 200;
 	c.unrelated_rps = 300;

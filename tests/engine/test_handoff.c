@@ -13,6 +13,11 @@
  *                half outside (o each): a turn takes N o / 2 + F. With a
  *                herd the log wakes its waiters (w each): a turn takes
  *                F + w, and a commit costs 2 - 2 / N wakes.
+ *   wal-2.x      release-flush (InnoDB): one row's holder lets go before
+ *                its flush, so N callers on it share flushes: X stays at
+ *                most min(1 / H, N / (H + F + o)) and reaches 1 / H as N
+ *                grows, where flush-release stays at 1 / (H + F); the
+ *                order may change while commits wait for the log.
  *   timeout-1.x  lock_timeout timed per acquisition: with a herd a waiter
  *                times out once per T of a single hold, (N - 1) q / (1 - q)
  *                timeouts a hold for exponential holds (q = e^(-T/h)), and
@@ -218,6 +223,105 @@ static void wal__herd_wakes_the_log_waiters(void **state)
 	assert_near(o.throughput_per_s, n / 2 / 1.0 * 1000, 0.01);
 }
 
+/* N callers on one row, holds of H = 0.1 ms, flushes of F = 1 ms, o ms
+ * outside the lock, a pool as large as they need, in the given order. */
+static void order_run(int n, double o, enum sim_wal_order order, struct sim_summary *out)
+{
+	struct sim_config c;
+
+	wal_config(&c, n, 1);
+	c.pool = 0;
+	c.outside_ms = o;
+	c.wal_order = order;
+	simtest_run(&c, out);
+}
+
+/* wal-2.1: one caller alone waits out hold and flush either way:
+ * 1 / (H + F). */
+static void release_flush__one_caller_waits_hold_and_flush(void **state)
+{
+	struct sim_summary o;
+
+	(void)state;
+	order_run(1, 0, SIM_WAL_RELEASE_FLUSH, &o);
+	assert_near(o.throughput_per_s, 1000 / 1.1, 0.01);
+	assert_near(o.wal.flushes_per_commit, 1.0, 1e-9);
+}
+
+/* wal-2.2: more callers on the one row share flushes: a turn of F
+ * carries the N / 2 who held the row during the flush before (N / 2 x H
+ * is less than F), so X = N / (2 F), under the bound N / (H + F + o) and
+ * under 1 / H; 2 / N flushes a commit. Flush-release keeps the row
+ * through every flush: 1 / (H + F) and one flush a commit, whatever N. */
+static void release_flush__callers_share_flushes(void **state)
+{
+	struct sim_summary o;
+	const int n = 8;
+
+	(void)state;
+	order_run(n, 0, SIM_WAL_RELEASE_FLUSH, &o);
+	assert_near(o.throughput_per_s, n / (2 * 1.0) * 1000, 0.01);
+	assert_true(o.throughput_per_s <= n / 1.1 * 1000);
+	assert_near(o.wal.flushes_per_commit, 2.0 / n, 0.01);
+	assert_true(o.wal.flushes_per_commit < 1);
+	order_run(n, 0, SIM_WAL_FLUSH_RELEASE, &o);
+	assert_near(o.throughput_per_s, 1000 / 1.1, 0.01);
+	assert_near(o.wal.flushes_per_commit, 1.0, 1e-9);
+}
+
+/* wal-2.3: as callers grow the row alone binds: X reaches 1 / H = 10,000
+ * a second (within 1 %), with or without 0.5 ms outside the lock, while
+ * flush-release stays at 1 / (H + F), 9.1 times less. Few callers with
+ * time outside stay under N / (H + F + o). */
+static void release_flush__many_callers_reach_one_over_hold(void **state)
+{
+	struct sim_summary o;
+
+	(void)state;
+	order_run(64, 0, SIM_WAL_RELEASE_FLUSH, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.1, 0.01);
+	assert_true(o.throughput_per_s <= 1000 / 0.1 * 1.0001);
+	order_run(64, 0.5, SIM_WAL_RELEASE_FLUSH, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.1, 0.01);
+	order_run(4, 0.5, SIM_WAL_RELEASE_FLUSH, &o);
+	assert_true(o.throughput_per_s <= 4 / (0.1 + 1 + 0.5) * 1000 * 1.0001);
+	assert_true(o.throughput_per_s > 1000 / 1.1 * 1.5);
+	order_run(64, 0, SIM_WAL_FLUSH_RELEASE, &o);
+	assert_near(o.throughput_per_s, 1000 / 1.1, 0.01);
+}
+
+/* wal-2.4: the order changes every 0.5 s while commits wait for the log
+ * (a change lands mid-flush): each commit keeps the order it joined the
+ * log under, held rows are released and released ones answered at their
+ * flush, and every like is answered and counted once. The run is half
+ * flush-release (909/s) and half release-flush (4,000/s). */
+static void release_flush__order_changes_mid_flush(void **state)
+{
+	struct sim_config c, other;
+	struct sim_summary o;
+	struct sim *s;
+
+	(void)state;
+	wal_config(&c, 8, 1);
+	c.pool = 0;
+	c.seconds = 4;
+	other = c;
+	other.wal_order = SIM_WAL_RELEASE_FLUSH;
+	s = sim_new(&c);
+	for (int k = 1; k < 8; k++) {
+		sim_advance(s, k * 500000 + 370);
+		sim_set(s, k % 2 ? &other : &c);
+	}
+	sim_run(s);
+	sim_summary(s, &o);
+	sim_free(s);
+	assert_int_equal(o.completed, o.offered);
+	assert_int_equal(o.wal.commits, o.completed);
+	assert_int_equal(o.count.true_count, (int64_t)o.completed);
+	assert_int_equal(o.count.visible, o.count.true_count);
+	assert_near(o.throughput_per_s, (1000 / 1.1 + 8 / 2.0 * 1000) / 2, 0.02);
+}
+
 /* N callers on one row with exponential holds of mean h, nothing outside
  * the lock, no retries: a timed-out caller sends again at once. */
 static void timeout_config(struct sim_config *c, int n, enum sim_handoff h)
@@ -321,6 +425,10 @@ int main(void)
 		cmocka_unit_test(lock_timeout__restarts_at_each_herd_handoff),
 		cmocka_unit_test(wal__cpu_part_shares_the_cores),
 		cmocka_unit_test(wal__herd_wakes_the_log_waiters),
+		cmocka_unit_test(release_flush__one_caller_waits_hold_and_flush),
+		cmocka_unit_test(release_flush__callers_share_flushes),
+		cmocka_unit_test(release_flush__many_callers_reach_one_over_hold),
+		cmocka_unit_test(release_flush__order_changes_mid_flush),
 		cmocka_unit_test(herd_wal_timeouts__same_seed_same_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
