@@ -110,6 +110,9 @@ int64_t labtest_int(struct labtest *t, const char *sql);
  * labtest_db() says why). It asserts nothing: the caller lets its sessions
  * go before it says what was missing. */
 int64_t labtest_innodb_waiters(struct labtest *t, int64_t n);
+/* After labtest_innodb_waiters() gave up: a line saying what the server
+ * counted live meanwhile ("" when it did not give up). */
+const char *labtest_innodb_note(void);
 
 #define LABTEST_SQLITE(f) cmocka_unit_test_setup_teardown(f, labtest_setup_sqlite, labtest_teardown)
 #define LABTEST_PG(f)     cmocka_unit_test_setup_teardown(f, labtest_setup_pg, labtest_teardown)

@@ -254,7 +254,8 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 		rc_after = top_sampler_take(ts, after);
 
 	/* verify */
-	lt_expect_int(lined, K, "sessions waiting for row 1, as INNODB_TRX shows them");
+	lt_expect(lined == K, NULL, "expected %d, got %lld: sessions waiting for row 1, as "
+	          "INNODB_TRX shows them; %s", K, (long long)lined, labtest_innodb_note());
 	lt_expect(rc == 0, NULL, "a sample of the line: %s", top_sampler_error(ts));
 	int nlanes;
 	const struct top_lane *l = lane_of_hot(s, "hot", &nlanes);
@@ -274,8 +275,8 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 	lt_expect(!tui_screen_has(scr, "PRIMARY=2"), NULL, "expected no lane for the free row 2");
 	for (int i = 0; i < K; i++)
 		lt_expect_int(w[i].rc, 0, "a queued update, once the holder committed");
-	lt_expect_int(drained, 0, "sessions waiting, as INNODB_TRX shows them, once the holder "
-	              "committed");
+	lt_expect(drained == 0, NULL, "expected 0, got %lld: sessions waiting, as INNODB_TRX shows "
+	          "them, once the holder committed; %s", (long long)drained, labtest_innodb_note());
 	lt_expect(rc_after == 0, NULL, "a sample after the commit: %s", top_sampler_error(ts));
 	lane_of_hot(after, "hot", &nlanes);
 	lt_expect_int(nlanes, 0, "lanes of table hot once the holder committed");
