@@ -98,6 +98,22 @@ const char *labtest_why(struct kit_db *db);
 void labtest_exec(struct labtest *t, const char *sql);
 int64_t labtest_int(struct labtest *t, const char *sql);
 
+/* MariaDB: wait until information_schema.INNODB_TRX shows exactly n
+ * transactions in LOCK WAIT whose session is in the test's database, at
+ * most 15 s; returns the last count read (n once it came). InnoDB renews
+ * INNODB_TRX, INNODB_LOCKS and INNODB_LOCK_WAITS together, and only when
+ * nobody on the server read them in the last 0.1 s: the reads here are 150
+ * to 400 ms apart, at random, so that they neither keep the picture stale
+ * themselves nor fall in step with another client polling the same way.
+ * Once the count came, a read of those tables (the code under test's)
+ * sees the line as it is. -1 if the query failed (labtest_why() of
+ * labtest_db() says why). It asserts nothing: the caller lets its sessions
+ * go before it says what was missing. */
+int64_t labtest_innodb_waiters(struct labtest *t, int64_t n);
+/* After labtest_innodb_waiters() gave up: a line saying what the server
+ * counted live meanwhile ("" when it did not give up). */
+const char *labtest_innodb_note(void);
+
 #define LABTEST_SQLITE(f) cmocka_unit_test_setup_teardown(f, labtest_setup_sqlite, labtest_teardown)
 #define LABTEST_PG(f)     cmocka_unit_test_setup_teardown(f, labtest_setup_pg, labtest_teardown)
 /* Two entries: "f" on SQLite and "f" on PostgreSQL (names get a suffix). */

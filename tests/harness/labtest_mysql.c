@@ -14,7 +14,14 @@
  * a URL that does not answer) they fail.
  */
 
+#include "util/clock.h"
+
 static const char *my_url;          /* HOTROW_MYSQL_URL, when usable */
+
+struct my_ids {
+	int64_t id[64];
+	int n;
+};
 
 /* base with its database (the path after host/) replaced by name. */
 static bool my_with_database(char *out, size_t len, const char *base, const char *name)
@@ -101,12 +108,40 @@ int labtest_setup_mysql(void **state)
 	return 0;
 }
 
+static int my_add_id(void *arg, int ncols, const char *const *values)
+{
+	struct my_ids *ids = arg;
+	(void)ncols;
+	if (values[0] && ids->n < (int)(sizeof ids->id / sizeof ids->id[0]))
+		ids->id[ids->n++] = strtoll(values[0], NULL, 10);
+	return 0;
+}
+
+/* End every session still in the test's database (a check that failed
+ * half way, or a student's leaked connection, may hold a row or a table):
+ * otherwise DROP DATABASE would wait for their locks. The database's name
+ * is the test's own, so they are all the test's. */
+static void my_kill_leftovers(struct kit_db *admin, const char *place)
+{
+	struct my_ids ids = { 0 };
+	const char *params[] = { place };
+	char sql[64];
+	kit_db_query(admin, "SELECT ID FROM information_schema.PROCESSLIST"
+	             " WHERE DB = $1 AND ID <> CONNECTION_ID()", 1, params, my_add_id, &ids);
+	for (int i = 0; i < ids.n; i++) {
+		snprintf(sql, sizeof sql, "KILL %lld", (long long)ids.id[i]);
+		kit_db_exec(admin, sql, 0, NULL);          /* gone already: fine */
+	}
+}
+
 /* Drop the test's database; -1 (said) if that fails. */
 static int my_teardown(struct labtest *t)
 {
 	struct kit_db *admin = my_admin();
 	char sql[300];
 	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS `%s`", t->place);
+	if (admin)
+		my_kill_leftovers(admin, t->place);
 	if (admin == NULL || kit_db_exec(admin, sql, 0, NULL) != 0) {
 		if (admin)
 			print_error("teardown: %s\n", kit_db_errmsg(admin));
@@ -115,6 +150,48 @@ static int my_teardown(struct labtest *t)
 	}
 	kit_db_close(admin);
 	return 0;
+}
+
+static char my_note[300];
+
+/* Why INNODB_TRX did not come to n: the server's own count of row-lock
+ * waits now (every client's, read live) beside the table's. */
+static void my_note_stale(struct labtest *t, int64_t seen, int64_t n)
+{
+	int64_t live = -1;
+	kit_db_query_int(labtest_db(t), "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+	                 " WHERE VARIABLE_NAME = 'INNODB_ROW_LOCK_CURRENT_WAITS'", 0, NULL, &live);
+	snprintf(my_note, sizeof my_note, "INNODB_TRX showed %lld of this test's sessions in LOCK "
+	         "WAIT for 15 s, not %lld; the server counts %lld row-lock waits now, every client's "
+	         "(Innodb_row_lock_current_waits): InnoDB renews INNODB_TRX only when nobody read it "
+	         "in the last 0.1 s", (long long)seen, (long long)n, (long long)live);
+}
+
+const char *labtest_innodb_note(void)
+{
+	return my_note;
+}
+
+int64_t labtest_innodb_waiters(struct labtest *t, int64_t n)
+{
+	const char *sql = "SELECT count(*) FROM information_schema.INNODB_TRX r"
+		" JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
+		" WHERE r.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()";
+	int64_t seen, deadline = util_now_ns() + 15 * 1000000000LL;
+	unsigned jitter = (unsigned)getpid() ^ (unsigned)util_now_ns();
+	my_note[0] = '\0';
+	for (;;) {
+		if (kit_db_query_int(labtest_db(t), sql, 0, NULL, &seen) != 0)
+			return -1;
+		if (seen == n)
+			return seen;
+		if (util_now_ns() > deadline) {
+			my_note_stale(t, seen, n);
+			return seen;
+		}
+		jitter = jitter * 1103515245u + 12345u;
+		util_sleep_ns((150 + (int64_t)(jitter >> 16) % 250) * 1000000);
+	}
 }
 
 /* At the start of a run: is the server there? Says so once; true when the

@@ -202,38 +202,61 @@ static void sampler__says_gone_and_comes_back(void **state)
 
 /* The same line on MariaDB: InnoDB's waiters all wait on the record lock
  * itself, the row is named by its table, index and key (lock_data), the
- * holder by its CONNECTION_ID(). */
+ * holder by its CONNECTION_ID(). The sampler reads INNODB_TRX and
+ * INNODB_LOCK_WAITS, which InnoDB renews only when nobody on the server
+ * read them in the last 0.1 s: each sample is taken once INNODB_TRX shows
+ * the line as it should be (labtest_innodb_waiters()), and every session is
+ * let go before anything is asserted. */
 static void sampler__innodb_one_holder_k_waiters(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *holder = labtest_connect(t);
 	struct waiter w[K];
-	struct top_sample *s = calloc(1, sizeof *s);
+	struct top_sample *s = calloc(1, sizeof *s), *after = calloc(1, sizeof *after);
 	struct top_sampler *ts;
 	char err[512];
-	int64_t holder_id;
+	int64_t holder_id, lined = 0, drained = -1;
+	int queued = 0, rc = -1, rc_after = -1;
 	assert_non_null(s);
+	assert_non_null(after);
 	labtest_exec(t, "CREATE TABLE hot (id bigint PRIMARY KEY, n bigint NOT NULL DEFAULT 0);"
 	                "INSERT INTO hot (id) VALUES (1), (2)");
 	lt_expect(top_sampler_open(&ts, t->url, err, sizeof err) == 0, NULL, "open: %s", err);
 
+	/* configure: the holder, then K sessions behind it, each one waiting
+	 * (as the server shows it) before the next comes */
 	assert_int_equal(kit_db_query_int(holder, "SELECT CONNECTION_ID()", 0, NULL, &holder_id), 0);
 	assert_int_equal(kit_db_begin(holder), 0);
 	assert_int_equal(kit_db_exec(holder, "UPDATE hot SET n = n + 1 WHERE id = 1", 0, NULL), 0);
-	for (int i = 0; i < K; i++) {
-		w[i].url = t->url;
-		pthread_create(&w[i].th, NULL, queue_up, &w[i]);
-		lt_expect(sample_until(ts, s, "hot", i + 1) == 0, NULL, "expected %d waiting for row 1 "
-		          "within 10 s, got fewer (%s)", i + 1, top_sampler_error(ts));
+	while (queued < K && lined == queued) {
+		w[queued].url = t->url;
+		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
+		lined = labtest_innodb_waiters(t, ++queued);
 	}
 	labtest_exec(t, "UPDATE hot SET n = n + 1 WHERE id = 2");
 
-	assert_int_equal(top_sampler_take(ts, s), 0);
+	/* run: a sample of the whole line, and its frame */
 	struct tui_screen *scr = tui_screen_new(120, 40);
 	struct top_view v = { .interval_ms = 200 };
-	top_draw(scr, &v, s);
-	tui_screen_dump(scr, stdout);
+	if (lined == K) {
+		rc = top_sampler_take(ts, s);
+		top_draw(scr, &v, s);
+		tui_screen_dump(scr, stdout);
+	}
 
+	/* the holder commits, the line drains; a sample once INNODB_TRX shows
+	 * nobody waiting */
+	kit_db_commit(holder);
+	kit_db_close(holder);
+	for (int i = 0; i < queued; i++)
+		pthread_join(w[i].th, NULL);
+	if (rc == 0 && (drained = labtest_innodb_waiters(t, 0)) == 0)
+		rc_after = top_sampler_take(ts, after);
+
+	/* verify */
+	lt_expect(lined == K, NULL, "expected %d, got %lld: sessions waiting for row 1, as "
+	          "INNODB_TRX shows them; %s", K, (long long)lined, labtest_innodb_note());
+	lt_expect(rc == 0, NULL, "a sample of the line: %s", top_sampler_error(ts));
 	int nlanes;
 	const struct top_lane *l = lane_of_hot(s, "hot", &nlanes);
 	lt_expect(s->innodb, NULL, "expected the sample to say it is InnoDB's");
@@ -250,21 +273,19 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 	lt_expect(tui_screen_has(scr, "3 waiting") && tui_screen_has(scr, "3 wait on the record lock"),
 	          NULL, "expected 3 waiting, on the record lock itself, in the frame");
 	lt_expect(!tui_screen_has(scr, "PRIMARY=2"), NULL, "expected no lane for the free row 2");
-
-	assert_int_equal(kit_db_commit(holder), 0);
-	for (int i = 0; i < K; i++) {
-		pthread_join(w[i].th, NULL);
+	for (int i = 0; i < K; i++)
 		lt_expect_int(w[i].rc, 0, "a queued update, once the holder committed");
-	}
-	sleep_ms(150);                 /* InnoDB renews its tables at most every 0.1 s */
-	assert_int_equal(top_sampler_take(ts, s), 0);
-	lane_of_hot(s, "hot", &nlanes);
+	lt_expect(drained == 0, NULL, "expected 0, got %lld: sessions waiting, as INNODB_TRX shows "
+	          "them, once the holder committed; %s", (long long)drained, labtest_innodb_note());
+	lt_expect(rc_after == 0, NULL, "a sample after the commit: %s", top_sampler_error(ts));
+	lane_of_hot(after, "hot", &nlanes);
 	lt_expect_int(nlanes, 0, "lanes of table hot once the holder committed");
+	lt_expect_int(labtest_int(t, "SELECT n FROM hot WHERE id = 1"), K + 1, "row 1's count");
 
 	tui_screen_free(scr);
 	top_sampler_close(ts);
-	kit_db_close(holder);
 	free(s);
+	free(after);
 }
 
 static void sampler__refuses_sqlite_and_says_what_to_do(void **state)

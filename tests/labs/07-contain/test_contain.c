@@ -265,15 +265,10 @@ static void sleep_ms(int ms)
 }
 
 /* This test's backends waiting for a lock, as pg_stat_activity says
- * (other suites may share the server); on MariaDB, the transactions in
- * LOCK WAIT whose session is in this test's own database. */
+ * (other suites may share the server). */
 static int64_t lock_waiters(struct labtest *t)
 {
 	char sql[600];
-	if (t->engine == KIT_DB_MYSQL)
-		return labtest_int(t, "SELECT count(*) FROM information_schema.INNODB_TRX r"
-		                   " JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
-		                   " WHERE r.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()");
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
 	         "'Lock' AND query LIKE '%%/* %s */%%'", t->place);
 	return labtest_int(t, sql);
@@ -290,16 +285,30 @@ static int session_id(struct kit_db *db, int64_t *id)
  * MariaDB (InnoDB's lock queues, read from information_schema). */
 #define LABTEST_SERVERS(f) LABTEST_PG(f), LABTEST_MYSQL(f)
 
-/* MariaDB fills INNODB_TRX and INNODB_LOCKS from a cache that it renews
- * only when the last read is over 0.1 s old: a tighter poll than that
- * would read the same stale picture for ever. */
-static void wait_for_waiters(struct labtest *t, int n)
+/* Wait, at most 10 s (15 s on MariaDB), until the server shows n of this
+ * test's sessions waiting for a lock; the count seen last. It asserts
+ * nothing, so that the caller lets its sessions go first. On MariaDB the
+ * count is INNODB_TRX's, the very picture hot_rows_now() reads, renewed
+ * only when nobody read it in the last 0.1 s (labtest_innodb_waiters()). */
+static int64_t wait_for_waiters(struct labtest *t, int n)
 {
-	int pause_ms = t->engine == KIT_DB_MYSQL ? 150 : 10;
-	for (int i = 0; i < 10000 / pause_ms && lock_waiters(t) != n; i++)
-		sleep_ms(pause_ms);
-	lt_expect_int(lock_waiters(t), n, "backends waiting for a lock while the line forms");
+	if (t->engine == KIT_DB_MYSQL)
+		return labtest_innodb_waiters(t, n);
+	int64_t seen = lock_waiters(t);
+	for (int i = 0; i < 1000 && seen != n; i++) {
+		sleep_ms(10);
+		seen = lock_waiters(t);
+	}
+	return seen;
 }
+
+#define LINE_FORMS "backends waiting for a lock while the line forms (as the server shows them)"
+
+/* A line's waiters, as the server showed them, against the wanted count. */
+#define expect_line(seen, want, what) \
+	lt_expect((seen) == (want), NULL, "expected %lld, got %lld: %s%s%s", (long long)(want), \
+	          (long long)(seen), what, t->engine == KIT_DB_MYSQL && (seen) != (want) ? \
+	          "; " : "", t->engine == KIT_DB_MYSQL ? labtest_innodb_note() : "")
 
 static struct kit_db *hold(struct labtest *t, int64_t post, int64_t *pid)
 {
@@ -317,30 +326,33 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	struct labtest *t = *state;
 	struct waiter w[K_WAITERS];
 	struct hot_row_now rows[8];
-	int64_t pid1, pid2;
-	int n = -1;
+	int64_t pid1, pid2, lined = 0;
+	int n = -1, queued = 0, rc = -1;
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
 
 	/* configure: row 1 held with K waiters behind it, row 2 held alone */
 	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
-	for (int i = 0; i < K_WAITERS; i++) {
-		w[i] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1 };
-		pthread_create(&w[i].th, NULL, queue_up, &w[i]);
-		wait_for_waiters(t, i + 1);
+	while (queued < K_WAITERS && lined == queued) {
+		w[queued] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1 };
+		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
+		lined = wait_for_waiters(t, ++queued);
 	}
-	sleep_ms(50);
 
-	/* run */
-	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+	/* run, once the server shows the whole line */
+	if (lined == K_WAITERS) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+	}
 
 	/* verify, after letting the line go */
 	kit_db_commit(h1);
 	kit_db_commit(h2);
-	for (int i = 0; i < K_WAITERS; i++)
+	for (int i = 0; i < queued; i++)
 		pthread_join(w[i].th, NULL);
 	kit_db_close(h1);
 	kit_db_close(h2);
+	expect_line(lined, queued, LINE_FORMS);
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
 	lt_expect_int_hint(n, 1, "rows with waiters (row 2 is held, but nobody waits for it)",
 	                   "signature");
@@ -392,8 +404,8 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 	struct labtest *t = *state;
 	struct keeper k[K_WAITERS];
 	struct hot_row_now rows[8];
-	int64_t pid;
-	int n = -1;
+	int64_t pid, lined = 0, behind = -1;
+	int n = -1, queued = 0, rc = -1, first = -1;
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 
@@ -401,34 +413,41 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 	 * then the holder commits, the first waiter takes the row, and the
 	 * other K - 1 now wait for it */
 	struct kit_db *h = hold(t, 1, &pid);
-	for (int i = 0; i < K_WAITERS; i++) {
-		k[i] = (struct keeper){ .url = t->url, .tag = t->place };
-		atomic_init(&k[i].got, false);
-		atomic_init(&k[i].release, false);
-		pthread_create(&k[i].th, NULL, keep_row, &k[i]);
-		wait_for_waiters(t, i + 1);
+	while (queued < K_WAITERS && lined == queued) {
+		k[queued] = (struct keeper){ .url = t->url, .tag = t->place };
+		atomic_init(&k[queued].got, false);
+		atomic_init(&k[queued].release, false);
+		pthread_create(&k[queued].th, NULL, keep_row, &k[queued]);
+		lined = wait_for_waiters(t, ++queued);
 	}
 	kit_db_commit(h);
 	kit_db_close(h);
-	int first = -1;
-	for (int w = 0; w < 400 && first < 0; w++) {
+	for (int w = 0; w < 1000 && first < 0 && lined == K_WAITERS; w++) {
 		for (int i = 0; i < K_WAITERS; i++)
 			if (atomic_load(&k[i].got))
 				first = i;
 		sleep_ms(10);
 	}
-	wait_for_waiters(t, K_WAITERS - 1);
-	sleep_ms(50);
 
-	/* run */
-	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+	/* run, once the server shows the rest waiting for the new holder */
+	if (first >= 0)
+		behind = wait_for_waiters(t, K_WAITERS - 1);
+	if (behind == K_WAITERS - 1) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+	}
 
 	/* verify, after letting everyone commit */
-	for (int i = 0; i < K_WAITERS; i++)
+	for (int i = 0; i < queued; i++)
 		atomic_store(&k[i].release, true);
-	for (int i = 0; i < K_WAITERS; i++)
+	for (int i = 0; i < queued; i++)
 		pthread_join(k[i].th, NULL);
+	expect_line(lined, queued, LINE_FORMS);
 	lt_expect(first >= 0, NULL, "expected a waiter to get the row once the holder committed");
+	lt_expect(first < 0 || behind == K_WAITERS - 1, NULL, "expected %d, got %lld: backends "
+	          "waiting for the new holder (as the server shows them)%s%s", K_WAITERS - 1,
+	          (long long)behind, t->engine == KIT_DB_MYSQL ? "; " : "",
+	          t->engine == KIT_DB_MYSQL ? labtest_innodb_note() : "");
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
 	lt_expect_int_hint(n, 1, "lines once the row changed hands (the waiters now wait on the new "
 	                   "holder's transactionid, and no tuple lock names the row)", "churn");
@@ -523,23 +542,25 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	assert_int_equal(kit_db_begin(h3), 0);
 	assert_int_equal(kit_db_exec(h3, sql, 0, NULL), 0);
 	static const int posts[] = { 1, 1, 1, 2 };
-	for (int i = 0; i < 4; i++, nw++) {
-		w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = posts[i] };
+	int64_t lined = 0;
+	while (nw < 8 && lined == nw) {
+		if (nw < 4)
+			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = posts[nw] };
+		else
+			w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
-		wait_for_waiters(t, nw + 1);
+		lined = wait_for_waiters(t, ++nw);
 	}
-	for (int i = 0; i < 4; i++, nw++) {
-		w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table };
-		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
-		wait_for_waiters(t, nw + 1);
-	}
-	sleep_ms(50);
 	memset(one, 0x5a, sizeof one);
 	struct hot_row_now canary = one[1];
 
-	/* run */
-	int rc = hot_rows_now(labtest_db(t), rows, 4, &n);
-	int rc1 = hot_rows_now(labtest_db(t), one, 1, &n1);
+	/* run, once the server shows every line */
+	int rc = -1, rc1 = -1;
+	if (lined == 8) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+		rc1 = hot_rows_now(labtest_db(t), one, 1, &n1);
+	}
 
 	/* verify, after letting the lines go */
 	kit_db_commit(h1);
@@ -552,6 +573,7 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	kit_db_close(h3);
 	kit_db_close(o);
 	elsewhere_drop(t, elsewhere);
+	expect_line(lined, nw, LINE_FORMS);
 	lt_expect(rc == 0 && rc1 == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
 	lt_expect_int_hint(n, 2, "lines in this database (row 1 with 3 waiters, row 2 with 1; "
 	                   "another database's line of 4 is not this database's)", "signature");
