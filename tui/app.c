@@ -290,7 +290,7 @@ int tui_app_compare_picks(struct tui_app *a, int left, int right, char *err, siz
 		return -1;
 	}
 	for (int i = 0; i < 2; i++) {
-		snprintf(a->label[i], sizeof a->label[i], "%c %s", 'A' + i, label[i]);
+		snprintf(a->label[i], sizeof a->label[i], "%c %.47s", 'A' + i, label[i]);
 		a->view.label[i] = a->label[i];
 	}
 	return 0;
