@@ -304,19 +304,6 @@ int sim_scenario(const char *name, struct sim_config *c)
 
 /* ---- validation ---- */
 
-/* A rate is 0 (off) or one whose interval fits the microsecond clock. */
-static bool rate_ok(double r)
-{
-	return isfinite(r) && (r == 0 || (r >= SIM_MIN_RATE && r <= 1e7));
-}
-
-/* A timeout is 0 (none) or at least one microsecond: anything shorter
- * would round to 0 and silently mean "never". */
-static bool timeout_ok(double ms)
-{
-	return isfinite(ms) && (ms == 0 || (ms >= 0.001 && ms <= 1e9));
-}
-
 static void whole_us(double *ms)
 {
 	*ms = floor(*ms * 1000.0 + 0.5) / 1000.0;
@@ -338,110 +325,45 @@ void sim_config_round(struct sim_config *c)
 
 #define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)
 
+/* Each field's own range comes from the field table (sim_field_check);
+ * here are the rules a row cannot hold: a schedule's and a crash list's
+ * syntax, and the ties between fields. */
 int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 {
-	CHECK((unsigned)c->strategy < SIM_NSTRATEGIES,
-	      "--strategy: expected naive, sharded, coalesce, queue, redis, append or ledger");
-	CHECK(c->rows >= 1 && c->rows <= 65536, "--rows: expected an integer from 1 to 65536");
-	CHECK(rate_ok(c->rps), "--rps: expected 0 or a rate from %g to 10000000 per second",
-	      SIM_MIN_RATE);
-	CHECK(isfinite(c->seconds) && c->seconds >= 0 && c->seconds <= 1e7,
-	      "--seconds: expected from 0 (endless) to 10000000");
-	CHECK(isfinite(c->hold_ms) && c->hold_ms >= 0.001 && c->hold_ms <= 1e6,
-	      "--hold-ms: expected milliseconds from 0.001 to 1000000");
-	CHECK(isfinite(c->work_ms) && c->work_ms >= 0 && c->work_ms <= 1e6,
-	      "--work-ms: expected milliseconds from 0 to 1000000");
-	CHECK(c->pool >= 0 && c->pool <= 1000000, "--pool: expected 0 (unbounded) to 1000000 connections");
-	CHECK(timeout_ok(c->pool_timeout_ms),
-	      "--pool-timeout-ms: expected 0 (wait forever) or milliseconds from 0.001 to 1000000000");
-	CHECK(timeout_ok(c->client_timeout_ms),
-	      "--client-timeout-ms: expected 0 (never) or milliseconds from 0.001 to 1000000000");
-	CHECK(c->retries >= 0 && c->retries <= 100, "--retries: expected an integer from 0 to 100");
-	CHECK(rate_ok(c->unrelated_rps),
-	      "--unrelated-rps: expected 0 or a rate from %g to 10000000 per second", SIM_MIN_RATE);
-	CHECK(isfinite(c->unrelated_ms) && c->unrelated_ms >= 0.001 && c->unrelated_ms <= 1e6,
-	      "--unrelated-ms: expected milliseconds from 0.001 to 1000000");
-	CHECK(isfinite(c->flush_ms) && c->flush_ms >= 0.001 && c->flush_ms <= 1e9,
-	      "--flush-ms: expected milliseconds from 0.001");
-	CHECK(isfinite(c->tick_ms) && c->tick_ms >= 1 && c->tick_ms <= 1e6,
-	      "--tick-ms: expected milliseconds from 1 to 1000000");
+	size_t n;
+	const struct sim_field *f = sim_fields(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (sim_field_check(&f[i], c, err, errlen) < 0)
+			return -1;
 	CHECK(c->nphases >= 0 && c->nphases <= SIM_MAX_PHASES,
 	      "--schedule: expected at most %d steps", SIM_MAX_PHASES);
 	for (int i = 0; i < c->nphases; i++) {
-		CHECK(c->phases[i].at_us >= 0 && rate_ok(c->phases[i].rps),
+		double r = c->phases[i].rps;
+		CHECK(c->phases[i].at_us >= 0 && isfinite(r) &&
+		      (r == 0 || (r >= SIM_MIN_RATE && r <= 1e7)),
 		      "--schedule: expected RATE@SECONDS steps with rates 0 or from %g to 10000000",
 		      SIM_MIN_RATE);
 		CHECK(i == 0 || c->phases[i].at_us > c->phases[i - 1].at_us,
 		      "--schedule: expected steps in increasing time order");
 	}
-	CHECK(c->clients >= 0 && c->clients <= SIM_MAX_CLIENTS,
-	      "--clients: expected an integer from 0 (open loop) to %d", SIM_MAX_CLIENTS);
-	CHECK(isfinite(c->think_ms) && c->think_ms >= 0 && c->think_ms <= 1e6,
-	      "--think-ms: expected milliseconds from 0 to 1000000");
-	CHECK((unsigned)c->think_dist <= SIM_DIST_EXP, "--think-dist: expected const or exp");
-	CHECK(isfinite(c->outside_ms) && c->outside_ms >= 0 && c->outside_ms <= 1e6,
-	      "--outside-ms: expected milliseconds from 0 to 1000000");
-	CHECK(c->cores >= 0 && c->cores <= 4096, "--cores: expected an integer from 0 (no limit) to 4096");
-	CHECK(isfinite(c->cpu_db_ms) && c->cpu_db_ms >= 0 && c->cpu_db_ms <= c->hold_ms,
-	      "--cpu-ms: expected DB[,CLIENT] with DB from 0 to the hold (--hold-ms)");
-	CHECK(isfinite(c->cpu_client_ms) && c->cpu_client_ms >= 0 && c->cpu_client_ms <= c->outside_ms,
-	      "--cpu-ms: expected DB[,CLIENT] with CLIENT from 0 to the outside time (--outside-ms)");
-	CHECK(c->clients == 0 || c->think_ms > 0 || c->outside_ms > 0 ||
-	      !sim_strategy_info(c->strategy)->instant,
-	      "--clients: a caller of the %s path would never wait; give --think-ms or --outside-ms",
-	      sim_strategy_name(c->strategy));
-	CHECK((unsigned)c->arrivals <= SIM_ARRIVE_BURSTY,
-	      "--arrivals: expected constant, poisson or bursty");
-	CHECK(c->burst >= 1 && c->burst <= 100000, "--burst: expected an integer from 1 to 100000");
-	/* Under 1 us it would round to 0, which means never. */
-	CHECK(isfinite(c->lock_timeout_ms) && (c->lock_timeout_ms == 0 ||
-	      (c->lock_timeout_ms >= 0.001 && c->lock_timeout_ms <= 1e9)),
-	      "--lock-timeout-ms: expected 0 (never) or milliseconds from 0.001 to 1000000000");
-	CHECK((unsigned)c->backoff <= SIM_BACKOFF_EXP_JITTER,
-	      "--backoff: expected none, exp or exp-jitter");
-	CHECK(isfinite(c->backoff_ms) && c->backoff_ms >= 0 && c->backoff_ms <= 1e7,
-	      "--backoff-ms: expected milliseconds from 0 to 10000000");
-	CHECK(isfinite(c->retry_budget) && c->retry_budget >= 0 && c->retry_budget <= 1,
-	      "--retry-budget: expected a fraction from 0 (no budget) to 1");
-	CHECK(c->counter_pool >= 0 && c->counter_pool <= 1000000,
-	      "--counter-pool: expected 0 (share --pool) to 1000000 connections");
-	CHECK(c->batch >= 0 && c->batch <= 10000,
-	      "--batch: expected transfers per transaction from 1 to 10000");
-	CHECK(isfinite(c->refuse_frac) && c->refuse_frac >= 0 && c->refuse_frac < 1,
-	      "--refuse-frac: expected a fraction from 0 to below 1");
 	CHECK(c->ncrashes >= 0 && c->ncrashes <= SIM_MAX_CRASHES,
 	      "--crash: expected at most %d faults", SIM_MAX_CRASHES);
 	for (int i = 0; i < c->ncrashes; i++)
 		CHECK((unsigned)c->crashes[i].kind < SIM_NFAULTS && c->crashes[i].at_us >= 0,
 		      "--crash: expected KIND@SECONDS with KIND app, consumer or redis");
-	CHECK(isfinite(c->rtt_ms) && c->rtt_ms >= 0 && c->rtt_ms <= 1e6,
-	      "--rtt-ms: expected milliseconds from 0 to 1000000");
-	CHECK(c->trips_in_lock >= 0 && c->trips_in_lock <= 100,
-	      "--trips-in-lock: expected an integer from 0 (one statement) to 100");
-	CHECK(rate_ok(c->read_rps),
-	      "--read-rps: expected 0 or a rate from %g to 10000000 per second", SIM_MIN_RATE);
-	CHECK(isfinite(c->read_ms) && c->read_ms >= 0.001 && c->read_ms <= 1e6,
-	      "--read-ms: expected milliseconds from 0.001 to 1000000");
-	CHECK(isfinite(c->snapshot_at_s) && c->snapshot_at_s >= 0 && c->snapshot_at_s <= 1e7,
-	      "--snapshot-at: expected seconds from 0 to 10000000");
-	CHECK(isfinite(c->snapshot_for_s) && c->snapshot_for_s >= 0 && c->snapshot_for_s <= 1e7,
-	      "--snapshot-for: expected seconds from 0 (no old snapshot) to 10000000");
-	CHECK(isfinite(c->redis_op_us) && (c->redis_op_us == 0 ||
-	      (c->redis_op_us >= 0.01 && c->redis_op_us <= 1e6)),
-	      "--redis-op-us: expected microseconds from 0.01 to 1000000");
-	CHECK(isfinite(c->walk_us) && c->walk_us >= 0 && c->walk_us <= 1e6,
-	      "--walk-us: expected microseconds from 0 to 1000000");
-	CHECK((unsigned)c->handoff <= SIM_HANDOFF_HERD, "--handoff: expected fifo or herd");
-	CHECK(isfinite(c->wake_us) && c->wake_us >= 0 && c->wake_us <= 1e6,
-	      "--wake-us: expected microseconds from 0 to 1000000");
-	CHECK(isfinite(c->wal_flush_ms) && (c->wal_flush_ms == 0 ||
-	      (c->wal_flush_ms >= 0.001 && c->wal_flush_ms <= 1e6)),
-	      "--wal-flush-ms: expected 0 (no shared log) or milliseconds from 0.001 to 1000000");
-	CHECK(isfinite(c->wal_cpu_ms) && c->wal_cpu_ms >= 0 && c->wal_cpu_ms <= c->wal_flush_ms,
-	      "--wal-cpu-ms: expected milliseconds from 0 to --wal-flush-ms (the flush's CPU part)");
-	CHECK(c->wal_order == SIM_WAL_FLUSH_RELEASE || c->wal_order == SIM_WAL_RELEASE_FLUSH,
-	      "--wal-order: expected flush-release or release-flush");
-	CHECK(timeout_ok(c->statement_timeout_ms),
-	      "--statement-timeout-ms: expected 0 (never) or milliseconds from 0.001 to 1000000000");
+	CHECK(c->cpu_db_ms <= c->hold_ms,
+	      "--cpu-ms: the server's CPU (%g ms) is part of the hold: give at most --hold-ms (%g)",
+	      c->cpu_db_ms, c->hold_ms);
+	CHECK(c->cpu_client_ms <= c->outside_ms,
+	      "--cpu-ms: the client's CPU (%g ms) is part of the time outside: give at most "
+	      "--outside-ms (%g)", c->cpu_client_ms, c->outside_ms);
+	CHECK(c->clients == 0 || c->think_ms > 0 || c->outside_ms > 0 ||
+	      !sim_strategy_info(c->strategy)->instant,
+	      "--clients: a caller of the %s path would never wait; give --think-ms or --outside-ms",
+	      sim_strategy_name(c->strategy));
+	CHECK(c->wal_cpu_ms <= c->wal_flush_ms,
+	      "--wal-cpu-ms: the flush's CPU (%g ms) is part of the flush: give at most "
+	      "--wal-flush-ms (%g)", c->wal_cpu_ms, c->wal_flush_ms);
 	return 0;
 }

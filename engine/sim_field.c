@@ -1,6 +1,7 @@
 /*
  * sim_field.c: the table of config fields (sim_field.h).
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,11 +24,21 @@ _Static_assert(sizeof(enum sim_slot) == sizeof(int) && sizeof(enum sim_arrivals)
 #define AT(m) offsetof(struct sim_config, m)
 /* json, option, member, range, live, then for --help: the value's word,
  * the note after the default (NULL: no default shown) and the text */
-#define INT(j, o, m, lo, hi, l, a, n, h)  { j, o, SIM_FIELD_INT, AT(m), lo, hi, NULL, l, a, h, n }
-#define DBL(j, o, m, lo, hi, l, a, n, h)  { j, o, SIM_FIELD_DOUBLE, AT(m), lo, hi, NULL, l, a, h, n }
-#define BOOL(j, o, m, l, a, n, h)         { j, o, SIM_FIELD_BOOL, AT(m), 0, 1, NULL, l, a, h, n }
-#define ENUM(j, o, m, w, l, a, n, h)      { j, o, SIM_FIELD_ENUM, AT(m), 0, 0, w, l, a, h, n }
-#define KIND(j, o, k, m, l, a, n, h)      { j, o, k, AT(m), 0, 0, NULL, l, a, h, n }
+#define INT(j, o, m, lo, hi, l, a, n, h) \
+	{ j, o, SIM_FIELD_INT, AT(m), lo, hi, NULL, l, a, h, n, NULL, 0 }
+#define DBL(j, o, m, lo, hi, l, a, n, h) \
+	{ j, o, SIM_FIELD_DOUBLE, AT(m), lo, hi, NULL, l, a, h, n, NULL, 0 }
+/* ... and with what 0 means (z), and for a double where values above 0
+ * start (least) */
+#define INTZ(j, o, m, lo, hi, z, l, a, n, h) \
+	{ j, o, SIM_FIELD_INT, AT(m), lo, hi, NULL, l, a, h, n, z, 0 }
+#define DBLZ(j, o, m, lo, hi, z, least, l, a, n, h) \
+	{ j, o, SIM_FIELD_DOUBLE, AT(m), lo, hi, NULL, l, a, h, n, z, least }
+#define BOOL(j, o, m, l, a, n, h) \
+	{ j, o, SIM_FIELD_BOOL, AT(m), 0, 1, NULL, l, a, h, n, NULL, 0 }
+#define ENUM(j, o, m, w, l, a, n, h) \
+	{ j, o, SIM_FIELD_ENUM, AT(m), 0, 0, w, l, a, h, n, NULL, 0 }
+#define KIND(j, o, k, m, l, a, n, h)      { j, o, k, AT(m), 0, 0, NULL, l, a, h, n, NULL, 0 }
 
 static const struct sim_field fields[] = {
 	KIND("scenario", "scenario", SIM_FIELD_SCENARIO, scenario, true, NULL, NULL, NULL),
@@ -39,14 +50,15 @@ static const struct sim_field fields[] = {
 	ENUM("slot", "slot", slot, slot_words, true,
 	    "HOW", "",
 	    "random|round-robin"),
-	DBL("rps", "rps", rps, 0, 1e7, true,
+	DBLZ("rps", "rps", rps, 0, 1e7, "off", SIM_MIN_RATE, true,
 	    "R", "",
 	    "likes per second"),
 	ENUM("arrivals", "arrivals", arrivals, arrivals_words, false,
 	    "HOW", "",
 	    "constant|poisson|bursty"),
 	KIND("schedule", "schedule", SIM_FIELD_SCHEDULE, phases, false, NULL, NULL, NULL),
-	DBL("seconds", "seconds", seconds, 0.000001, 1e7, false,
+	/* 0, endless, is for the screens: the command line refuses it */
+	DBLZ("seconds", "seconds", seconds, 0.000001, 1e7, "endless", 0, false,
 	    "S", "",
 	    "arrivals stop at S s, then queues drain"),
 	DBL("hold_ms", "hold-ms", hold_ms, 0.001, 1e6, true,
@@ -58,19 +70,21 @@ static const struct sim_field fields[] = {
 	DBL("work_ms", "work-ms", work_ms, 0, 1e6, true,
 	    "MS", "",
 	    "app work inside the transaction"),
-	INT("pool", "pool", pool, 0, 1000000, true,
+	INTZ("pool", "pool", pool, 0, 1000000, "unbounded", true,
 	    "P", "",
 	    "pooled connections, 0 = unbounded"),
-	DBL("pool_timeout_ms", "pool-timeout-ms", pool_timeout_ms, 0, 1e9, true,
+	DBLZ("pool_timeout_ms", "pool-timeout-ms", pool_timeout_ms, 0, 1e9, "wait forever", 0.001,
+	     true,
 	    "MS", "",
 	    "connection acquire timeout, 0 = forever"),
-	DBL("client_timeout_ms", "client-timeout-ms", client_timeout_ms, 0, 1e9, true,
+	DBLZ("client_timeout_ms", "client-timeout-ms", client_timeout_ms, 0, 1e9, "never", 0.001,
+	     true,
 	    "MS", "",
 	    "client gives up (the server runs on), 0 = never"),
 	INT("retries", "retries", retries, 0, 100, true,
 	    "N", "",
 	    "retries after a timeout or error"),
-	DBL("unrelated_rps", "unrelated-rps", unrelated_rps, 0, 1e7, true,
+	DBLZ("unrelated_rps", "unrelated-rps", unrelated_rps, 0, 1e7, "off", SIM_MIN_RATE, true,
 	    "R", "",
 	    "other endpoints' calls/s needing a connection"),
 	DBL("unrelated_ms", "unrelated-ms", unrelated_ms, 0.001, 1e6, true,
@@ -83,11 +97,11 @@ static const struct sim_field fields[] = {
 	BOOL("bug_no_fence", "bug", bug_no_fence, true, NULL, NULL, NULL),
 	BOOL("bug_get_then_del", "bug", bug_get_then_del, true, NULL, NULL, NULL),
 	{ "seed", "seed", SIM_FIELD_U64, AT(seed), 0, 0, NULL, false,
-	  "N", "same seed, same output", "" },
+	  "N", "same seed, same output", "", NULL, 0 },
 	DBL("tick_ms", "tick-ms", tick_ms, 1, 1e6, false,
 	    "MS", "",
 	    "time-series resolution"),
-	INT("clients", "clients", clients, 0, SIM_MAX_CLIENTS, false,
+	INTZ("clients", "clients", clients, 0, SIM_MAX_CLIENTS, "open loop", false,
 	    "N", "",
 	    "closed loop: N callers, each waits, thinks, sends"),
 	DBL("think_ms", "think-ms", think_ms, 0, 1e6, true,
@@ -99,7 +113,7 @@ static const struct sim_field fields[] = {
 	DBL("outside_ms", "outside-ms", outside_ms, 0, 1e6, true,
 	    "MS", "",
 	    "on the connection, outside the lock: round trips"),
-	INT("cores", "cores", cores, 0, 4096, false,
+	INTZ("cores", "cores", cores, 0, 4096, "no limit", false,
 	    "C", "",
 	    "CPUs shared by holds and outside work, 0 = no limit"),
 	DBL("cpu_db_ms", "cpu-ms", cpu_db_ms, 0, 1e6, true, NULL, NULL, NULL),
@@ -107,7 +121,7 @@ static const struct sim_field fields[] = {
 	INT("burst", "burst", burst, 1, 100000, false,
 	    "K", "",
 	    "bursty arrivals come in clumps of K"),
-	DBL("lock_timeout_ms", "lock-timeout-ms", lock_timeout_ms, 0, 1e9, true,
+	DBLZ("lock_timeout_ms", "lock-timeout-ms", lock_timeout_ms, 0, 1e9, "never", 0.001, true,
 	    "MS", "",
 	    "server cancels a wait this long for one acquisition; a herd\n"
 	    "wake starts it again, 0 = never"),
@@ -120,10 +134,10 @@ static const struct sim_field fields[] = {
 	DBL("backoff_ms", "backoff-ms", backoff_ms, 0, 1e7, true,
 	    "MS", "",
 	    "the first retry's pause, doubling after"),
-	DBL("retry_budget", "retry-budget", retry_budget, 0, 1, true,
+	DBLZ("retry_budget", "retry-budget", retry_budget, 0, 1, "no budget", 0, true,
 	    "F", "",
 	    "retries at most F of requests, 0 = no budget"),
-	INT("counter_pool", "counter-pool", counter_pool, 0, 1000000, false,
+	INTZ("counter_pool", "counter-pool", counter_pool, 0, 1000000, "share --pool", false,
 	    "P2", "",
 	    "bulkhead: the counter's own pool, 0 = share"),
 	DBL("rtt_ms", "rtt-ms", rtt_ms, 0, 1e6, true,
@@ -132,10 +146,10 @@ static const struct sim_field fields[] = {
 	DBL("redis_op_us", "redis-op-us", redis_op_us, 0.01, 1e6, false,
 	    "US", "; lab run 04 --store measures it",
 	    "redis: one command on the server, us"),
-	INT("trips_in_lock", "trips-in-lock", trips_in_lock, 0, 100, true,
+	INTZ("trips_in_lock", "trips-in-lock", trips_in_lock, 0, 100, "one statement", true,
 	    "K", "",
 	    "round trips while the lock is held: 0 one statement"),
-	DBL("read_rps", "read-rps", read_rps, 0, 1e7, true,
+	DBLZ("read_rps", "read-rps", read_rps, 0, 1e7, "off", SIM_MIN_RATE, true,
 	    "R", "",
 	    "reads of the count/s, no row lock"),
 	DBL("read_ms", "read-ms", read_ms, 0.001, 1e6, true,
@@ -144,11 +158,11 @@ static const struct sim_field fields[] = {
 	DBL("snapshot_at_s", "snapshot-at", snapshot_at_s, 0, 1e7, true,
 	    "S", "",
 	    "an old snapshot opens at second S"),
-	DBL("snapshot_for_s", "snapshot-for", snapshot_for_s, 0, 1e7, true,
+	DBLZ("snapshot_for_s", "snapshot-for", snapshot_for_s, 0, 1e7, "no old snapshot", 0, true,
 	    "D", "",
 	    "and stays open D s: versions pile up, 0 = none"),
 	{ "batch", "batch", SIM_FIELD_BATCH, AT(batch), 1, 10000, NULL, false,
-	  "B", "ledger: transfers per transaction, one hold each", "" },
+	  "B", "ledger: transfers per transaction, one hold each", "", NULL, 0 },
 	DBL("refuse_frac", "refuse-frac", refuse_frac, 0, 0.9999, false,
 	    "F", "",
 	    "ledger: the fraction refused, insufficient funds"),
@@ -159,7 +173,7 @@ static const struct sim_field fields[] = {
 	DBL("wake_us", "wake-us", wake_us, 0, 1e6, true,
 	    "US", "",
 	    "herd: CPU per waiter woken, us, on --cores"),
-	DBL("wal_flush_ms", "wal-flush-ms", wal_flush_ms, 0, 1e6, true,
+	DBLZ("wal_flush_ms", "wal-flush-ms", wal_flush_ms, 0, 1e6, "no shared log", 0.001, true,
 	    "MS", "",
 	    "one shared log flush, one at a time, taking every commit\n"
 	    "waiting (group commit); --hold-ms is then the hold before it;\n"
@@ -173,7 +187,8 @@ static const struct sim_field fields[] = {
 	    "flush-release: flush, then release the row, as PostgreSQL;\n"
 	    "release-flush: release, then the client waits for the flush,\n"
 	    "as InnoDB with the binary log off"),
-	DBL("statement_timeout_ms", "statement-timeout-ms", statement_timeout_ms, 0, 1e9, true,
+	DBLZ("statement_timeout_ms", "statement-timeout-ms", statement_timeout_ms, 0, 1e9, "never",
+	     0.001, true,
 	    "MS", "",
 	    "server cancels a statement waiting this long in all, 0 = never"),
 	DBL("walk_us", "walk-us", walk_us, 0, 1e6, true,
@@ -208,6 +223,106 @@ static int int_at(const struct sim_field *f, const struct sim_config *c)
 
 	memcpy(&v, at(f, c), sizeof v);
 	return v;
+}
+
+/* A bound as people write it: "1000000", "0.001", "0.9999", never "1e+06". */
+static const char *bound(double v, char *buf, size_t len)
+{
+	if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(buf, len, "%.0f", v);
+		return buf;
+	}
+	snprintf(buf, len, "%.6f", v);
+	for (size_t n = strlen(buf); n > 0 && buf[n - 1] == '0'; n--)
+		buf[n - 1] = '\0';
+	return buf;
+}
+
+/* "fifo or herd", "a, b or c": the words of an ENUM or the strategies. */
+static void word_list(const struct sim_field *f, char *buf, size_t len)
+{
+	const char *w[SIM_NSTRATEGIES + 8];
+	int n = 0;
+
+	if (f->kind == SIM_FIELD_STRATEGY)
+		for (; n < SIM_NSTRATEGIES; n++)
+			w[n] = sim_strategy_name((enum sim_strategy)n);
+	else
+		for (; f->words[n] && n < (int)(sizeof w / sizeof w[0]); n++)
+			w[n] = f->words[n];
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+		                         i == 0 ? "" : i == n - 1 ? " or " : ", ", w[i]);
+}
+
+/* The value's unit, from the word --help gives it ("MS": milliseconds);
+ * after is what follows the range ("per second"). */
+static const char *unit(const struct sim_field *f, const char **after)
+{
+	static const struct { const char *arg, *unit, *after; } units[] = {
+		{ "MS", "milliseconds", "" }, { "US", "microseconds", "" },
+		{ "S", "seconds", "" }, { "D", "seconds", "" },
+		{ "R", "a rate", " per second" }, { "F", "a fraction", "" },
+	};
+
+	*after = "";
+	if (f->kind != SIM_FIELD_DOUBLE)
+		return "an integer";
+	for (size_t i = 0; f->arg && i < sizeof units / sizeof units[0]; i++)
+		if (!strcmp(f->arg, units[i].arg)) {
+			*after = units[i].after;
+			return units[i].unit;
+		}
+	return "a number";
+}
+
+int sim_field_check(const struct sim_field *f, const struct sim_config *c, char *err,
+                    size_t len)
+{
+	double v, lo = f->least > f->min ? f->least : f->min;
+	int nwords = 0;
+	char a[32], b[32], words[160];
+	const char *after, *u;
+
+	switch (f->kind) {
+	case SIM_FIELD_INT:
+	case SIM_FIELD_BATCH:
+		v = int_at(f, c);
+		break;
+	case SIM_FIELD_DOUBLE:
+		v = *(const double *)at(f, c);
+		break;
+	case SIM_FIELD_ENUM:
+	case SIM_FIELD_STRATEGY:
+		if (f->kind == SIM_FIELD_STRATEGY)
+			nwords = SIM_NSTRATEGIES;
+		else
+			while (f->words[nwords])
+				nwords++;
+		if ((unsigned)int_at(f, c) < (unsigned)nwords)
+			return 0;
+		word_list(f, words, sizeof words);
+		snprintf(err, len, "--%s: expected %s", f->option, words);
+		return -1;
+	default:
+		return 0;
+	}
+	if (isfinite(v) && ((v == 0 && (f->zero || f->min <= 0)) || (v >= lo && v <= f->max)))
+		return 0;
+	u = unit(f, &after);
+	bound(lo, a, sizeof a);
+	bound(f->max, b, sizeof b);
+	if (f->zero && lo > 0)
+		snprintf(err, len, "--%s: expected 0 (%s) or %s from %s to %s%s", f->option, f->zero, u,
+		         a, b, after);
+	else if (f->zero)
+		snprintf(err, len, "--%s: expected %s from 0 (%s) to %s%s", f->option, u, f->zero, b,
+		         after);
+	else
+		snprintf(err, len, "--%s: expected %s from %s to %s%s", f->option, u, a, b, after);
+	return -1;
 }
 
 bool sim_field_equal(const struct sim_field *f, const struct sim_config *a,

@@ -8,10 +8,12 @@
  * takes each option's kind, member, range and help from here (its
  * default from sim_config_default), sim_json writes "config" from here,
  * sim_set and sim_config_restarts ask it what is live, and the list of
- * live changes (sim_changes) writes values through it. A new field is a
- * member in sim.h, its default and check in sim_config.c, a row here,
- * and its place in --help (cli/simopt.c); tests/tui/test_fields.c holds
- * the faces together.
+ * live changes (sim_changes) writes values through it, and
+ * sim_config_check takes each field's range and its message from it
+ * (sim_field_check). A new field is a member in sim.h, its default in
+ * sim_config.c (and there a rule that ties it to another field), a row
+ * here, and its place in --help (cli/simopt.c); tests/tui/test_fields.c
+ * holds the faces together.
  *
  * Interface:
  *   size_t n; const struct sim_field *f = sim_fields(&n);
@@ -55,6 +57,12 @@ struct sim_field {
 	const char *note;         /* said after the default, which --help adds
 	                             from sim_config_default: "(2" note ")";
 	                             NULL: no default shown */
+	/* The engine's own range (sim_config_check), where it is more than
+	 * [min, max]: */
+	const char *zero;         /* 0 is taken too, and means this: "never";
+	                             NULL: 0 only when min is 0 */
+	double least;             /* values above 0 start here (a rate's or a
+	                             timeout's microsecond); 0: at min */
 };
 
 /* The table, in the order sim_json writes "config". */
@@ -62,6 +70,13 @@ const struct sim_field *sim_fields(size_t *n);
 /* The row whose option or JSON key is name, the first if several share
  * the option; NULL for none. */
 const struct sim_field *sim_field_find(const char *name);
+/* 0 when f's value in c is in the field's range (an ENUM or STRATEGY:
+ * one of its words); else -1 and one line in err: "--rps: expected 0
+ * (off) or a rate from 0.001 to 10000000 per second". Fields with a
+ * syntax of their own (SCHEDULE, CRASHES) and BOOL, U64 and SCENARIO
+ * always pass: sim_config_check has their rules. */
+int sim_field_check(const struct sim_field *f, const struct sim_config *c, char *err,
+                    size_t len);
 /* Whether a and b hold the same value in f. */
 bool sim_field_equal(const struct sim_field *f, const struct sim_config *a,
                      const struct sim_config *b);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "engine/sim_field.h"
 #include "engine/sim_impl.h"     /* the write paths' table, to agree with */
 
 static void sim_config_default__passes_check(void **state)
@@ -91,6 +92,99 @@ static void sim_config_check__names_the_field(void **state)
 	assert_non_null(strstr(err, "--schedule"));
 }
 
+/* Set field f of c to v (an INT or BATCH as int, a DOUBLE as double). */
+static void put(const struct sim_field *f, struct sim_config *c, double v)
+{
+	if (f->kind == SIM_FIELD_DOUBLE) {
+		*(double *)((char *)c + f->off) = v;
+	} else {
+		int i = (int)v;
+		memcpy((char *)c + f->off, &i, sizeof i);
+	}
+}
+
+/* What sim_config_check says of one field at v, from a config where no
+ * other rule is near its edge; 0 when it takes it. */
+static int check_at(const struct sim_field *f, double v, char *err, size_t len)
+{
+	struct sim_config c;
+
+	sim_config_default(&c);
+	c.hold_ms = c.outside_ms = c.wal_flush_ms = 1e6;   /* room for the CPU parts */
+	c.think_ms = 1;
+	put(f, &c, v);
+	err[0] = '\0';
+	return sim_config_check(&c, err, len);
+}
+
+/* Every field's range and its message come from the field table: the
+ * bounds pass, a step outside either fails naming the option on one line,
+ * 0 passes where the table says what it means, and between 0 and a
+ * field's least it fails (a rate or a timeout that would round to 0). */
+static void sim_config_check__every_range_is_the_tables(void **state)
+{
+	size_t n;
+	const struct sim_field *f = sim_fields(&n);
+	char err[200], opt[40];
+	int tried = 0;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(opt, sizeof opt, "--%s:", f[i].option);
+		if (f[i].kind == SIM_FIELD_ENUM || f[i].kind == SIM_FIELD_STRATEGY) {
+			struct sim_config c;
+			int bad = 99;
+			sim_config_default(&c);
+			memcpy((char *)&c + f[i].off, &bad, sizeof bad);
+			assert_int_equal(sim_config_check(&c, err, sizeof err), -1);
+			assert_non_null(strstr(err, opt));
+			assert_non_null(strstr(err, " or "));
+			tried++;
+			continue;
+		}
+		if (f[i].kind != SIM_FIELD_INT && f[i].kind != SIM_FIELD_BATCH &&
+		    f[i].kind != SIM_FIELD_DOUBLE)
+			continue;
+		double lo = f[i].least > f[i].min ? f[i].least : f[i].min;
+		double step = f[i].kind == SIM_FIELD_DOUBLE ? lo / 2 : 1;
+		if (check_at(&f[i], lo, err, sizeof err) != 0 ||
+		    check_at(&f[i], f[i].max, err, sizeof err) != 0)
+			fail_msg("%s: a bound of its own range refused: %s", f[i].option, err);
+		double outside[] = { f[i].max + (f[i].kind == SIM_FIELD_DOUBLE ? f[i].max : 1),
+		                     lo - step, -1 };
+		for (size_t k = 0; k < sizeof outside / sizeof outside[0]; k++) {
+			if (outside[k] == 0 || (outside[k] == lo - step && step == 0))
+				continue;
+			if (check_at(&f[i], outside[k], err, sizeof err) != -1)
+				fail_msg("%s = %g taken, outside %g..%g", f[i].option, outside[k], lo,
+				         f[i].max);
+			if (!strstr(err, opt) || strchr(err, '\n'))
+				fail_msg("%s = %g: the message is not one line naming it: %s",
+				         f[i].option, outside[k], err);
+			tried++;
+		}
+		assert_int_equal(check_at(&f[i], 0, err, sizeof err) == 0,
+		                 f[i].zero != NULL || f[i].min <= 0);
+		if (f[i].zero) {   /* the message says what 0 means */
+			char z[64];
+			snprintf(z, sizeof z, "0 (%s)", f[i].zero);
+			check_at(&f[i], -1, err, sizeof err);
+			if (!strstr(err, z))
+				fail_msg("%s: the message does not say %s: %s", f[i].option, z, err);
+		}
+	}
+	assert_true(tried > 80);
+	/* the message says what 0 means and the range, in plain numbers */
+	const struct sim_field *lt = sim_field_find("lock-timeout-ms");
+	check_at(lt, 0.0004, err, sizeof err);
+	assert_string_equal(err, "--lock-timeout-ms: expected 0 (never) or milliseconds from 0.001 "
+	                         "to 1000000000");
+	check_at(sim_field_find("pool"), -1, err, sizeof err);
+	assert_string_equal(err, "--pool: expected an integer from 0 (unbounded) to 1000000");
+	check_at(sim_field_find("handoff"), 0, err, sizeof err);
+	assert_string_equal(err, "");
+}
+
 static void sim_strategy_parse__round_trip(void **state)
 {
 	enum sim_strategy st;
@@ -167,6 +261,7 @@ int main(void)
 		cmocka_unit_test(sim_scenario__numbers_from_the_texts),
 		cmocka_unit_test(sim_scenario__unknown_leaves_config),
 		cmocka_unit_test(sim_config_check__names_the_field),
+		cmocka_unit_test(sim_config_check__every_range_is_the_tables),
 		cmocka_unit_test(sim_strategy_parse__round_trip),
 		cmocka_unit_test(sim_strategy_info__agrees_with_the_write_paths),
 		cmocka_unit_test(sim_config_restarts__the_structure_and_only_it),

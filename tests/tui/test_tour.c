@@ -111,7 +111,7 @@ static void tui_tour_parse__errors_name_the_line(void **state)
 	(void)state;
 	static const struct { const char *text, *want; } cases[] = {
 		{"step a\nset rps=fast\n", "line 2: rps accepts a number from 0 to 1e+07, not 'fast'"},
-		{"step a\nset rps=1e-13\n", "line 2: rps: expected 0 or a rate from 0.001"},
+		{"step a\nset rps=1e-13\n", "line 2: rps: expected 0 (off) or a rate from 0.001"},
 		{"step a\nset client-timeout-ms=0.0001\n", "line 2: client-timeout-ms: expected 0 (never)"},
 		{"step a\nset rows=70000\n", "line 2: rows accepts a whole number from 1 to 65536, not '70000'"},
 		{"step a\nset rows=2.5\n", "line 2: rows accepts a whole number from 1 to 65536, not '2.5'"},
