@@ -82,7 +82,9 @@ static void table(const struct compare_opts *o, const struct sim_config *ca,
                   const struct sim_summary *b)
 {
 	char wa[200], wb[200];
-	bool ledger = ca->strategy == SIM_LEDGER || cb->strategy == SIM_LEDGER;
+	/* a request of a batching path (ledger) is a transaction of transfers */
+	bool batches = sim_strategy_info(ca->strategy)->batches ||
+	               sim_strategy_info(cb->strategy)->batches;
 
 	words(ca, wa, sizeof wa);
 	words(cb, wb, sizeof wb);
@@ -94,7 +96,7 @@ static void table(const struct compare_opts *o, const struct sim_config *ca,
 	row("failed (errors)", (double)a->failed, (double)b->failed, 0);
 	row("abandoned (client gave up)", (double)a->abandoned, (double)b->abandoned, 0);
 	row("throughput, per s", a->throughput_per_s, b->throughput_per_s, 1);
-	if (ledger)
+	if (batches)
 		row("transfers answered, per s", a->ledger.transfers_per_s,
 		    b->ledger.transfers_per_s, 1);
 	row("mean latency, ms", a->latency_ms.mean, b->latency_ms.mean, 3);
