@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -95,6 +96,10 @@ struct cell {
 	double pgbench;          /* < 0: not run */
 	double wal_per_tx;       /* < 0: not measured */
 	double load;             /* the load average when the cell ended */
+	/* CPU per transaction of the client process, user + system, µs:
+	 * what each tool spends beside the server (on SQLite, the database's
+	 * work too: it runs in kit/load's process); < 0: not measured */
+	double kit_cpu_us, pgbench_cpu_us;
 };
 
 struct shape_result {
@@ -282,7 +287,20 @@ struct turn {
 	int64_t syncs;           /* WAL flushes during kit/load's turns; < 0 unknown */
 	double tail;             /* sum of each kit/load turn's p99 / p50 */
 	int turns;
+	double cpu_s;            /* the client process's CPU over the turns */
+	int64_t cpu_tx;          /* ... and the transactions it ran */
 };
+
+/* CPU seconds, user + system, of this process (RUSAGE_SELF) or of its
+ * children that have been waited for (RUSAGE_CHILDREN). */
+static double cpu_s(int who)
+{
+	struct rusage u;
+	if (getrusage(who, &u) != 0)
+		return 0;
+	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+	       (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
                     struct turn *t)
@@ -296,7 +314,11 @@ static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
 	lc.progress = false;
 	struct drv_run m;
 	int64_t w0 = wal_syncs(f);
-	if (drv_run_load(&lc, NULL, like, f, &m) != 0 || m.r.failed > 0) {
+	double c0 = cpu_s(RUSAGE_SELF);
+	int rc = drv_run_load(&lc, NULL, like, f, &m);
+	t->cpu_s += cpu_s(RUSAGE_SELF) - c0;
+	t->cpu_tx += m.r.ok;
+	if (rc != 0 || m.r.failed > 0) {
 		fprintf(stderr, "\n" CMD ": %s: %s\n", label, m.r.error);
 		return -1;
 	}
@@ -326,11 +348,14 @@ static int pgbench_turn(struct fid *f, int s, int clients, int seconds, const ch
 	snprintf(script, sizeof script,
 		 "\\set slot random(1, %d)\nUPDATE %s SET n = n + 1 WHERE id = :slot;\n",
 		 shapes[s].rows, f->table);
+	double c0 = cpu_s(RUSAGE_CHILDREN);   /* pgbench's, Debian's wrapper script too */
 	if (bench_pgbench_run(f->o.url, script, "extended", clients, seconds, &pb, log,
 	                      sizeof log) != 0) {
 		fprintf(stderr, "\n" CMD ": %s: pgbench failed:\n%s", label, log);
 		return -1;
 	}
+	t->cpu_s += cpu_s(RUSAGE_CHILDREN) - c0;
+	t->cpu_tx += pb.transactions;
 	t->done += pb.transactions;
 	t->seconds += pb.tps > 0 ? (double)pb.transactions / pb.tps : 0;
 	return 0;
@@ -396,6 +421,8 @@ static int run_cell(struct fid *f, int s, struct shape_result *res, struct cell 
 	c->wal_per_tx = kit.syncs >= 0 && kit.all > 0 ? (double)kit.syncs / (double)kit.all : -1;
 	c->pgbench = f->pgbench && pgb.seconds > 0 ? (double)pgb.done / pgb.seconds : -1;
 	c->kit_tail = kit.turns ? kit.tail / kit.turns : -1;
+	c->kit_cpu_us = kit.cpu_tx > 0 ? kit.cpu_s * 1e6 / (double)kit.cpu_tx : -1;
+	c->pgbench_cpu_us = pgb.cpu_tx > 0 ? pgb.cpu_s * 1e6 / (double)pgb.cpu_tx : -1;
 	c->load = loadavg();
 	return 0;
 }
@@ -615,6 +642,11 @@ static void print_json(const struct fid *f, const struct shape_result *res, doub
 			json_num(c->pred_tail, 2);
 			printf(",\"kit_p99_over_p50\":");
 			json_num(c->kit_tail, 2);
+			printf(",\"client_cpu_us_per_tx\":{\"kit\":");
+			json_num(c->kit_cpu_us, 1);
+			printf(",\"pgbench\":");
+			json_num(c->pgbench_cpu_us, 1);
+			putchar('}');
 			printf(",\"loadavg\":");
 			json_num(c->load, 2);
 			putchar('}');

@@ -45,6 +45,9 @@ struct worker {
 	int64_t ok_in_time;               /* ok calls that returned by the deadline */
 	int init_rc;                      /* 0, or why this worker could not start */
 	int64_t end_ns;                   /* when its last call returned */
+	/* The counters above are written on every call, and so are the next
+	 * worker's th.iter and th.rng: keep them on separate cache lines. */
+	char pad[64];
 };
 
 struct run {
