@@ -338,12 +338,12 @@ int sim_config_check(const struct sim_config *c, char *err, size_t errlen)
 			return -1;
 	CHECK(c->nphases >= 0 && c->nphases <= SIM_MAX_PHASES,
 	      "--schedule: expected at most %d steps", SIM_MAX_PHASES);
+	/* a step's rate is an --rps */
+	const struct sim_field *rps = sim_field_find("rps");
 	for (int i = 0; i < c->nphases; i++) {
-		double r = c->phases[i].rps;
-		CHECK(c->phases[i].at_us >= 0 && isfinite(r) &&
-		      (r == 0 || (r >= SIM_MIN_RATE && r <= 1e7)),
-		      "--schedule: expected RATE@SECONDS steps with rates 0 or from %g to 10000000",
-		      SIM_MIN_RATE);
+		CHECK(c->phases[i].at_us >= 0 && sim_field_takes(rps, c->phases[i].rps),
+		      "--schedule: expected RATE@SECONDS steps with rates 0 or from %g to %.0f",
+		      rps->least, rps->max);
 		CHECK(i == 0 || c->phases[i].at_us > c->phases[i - 1].at_us,
 		      "--schedule: expected steps in increasing time order");
 	}

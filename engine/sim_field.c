@@ -278,6 +278,13 @@ static const char *unit(const struct sim_field *f, const char **after)
 	return "a number";
 }
 
+bool sim_field_takes(const struct sim_field *f, double v)
+{
+	double lo = f->least > f->min ? f->least : f->min;
+
+	return isfinite(v) && ((v == 0 && (f->zero || f->min <= 0)) || (v >= lo && v <= f->max));
+}
+
 int sim_field_check(const struct sim_field *f, const struct sim_config *c, char *err,
                     size_t len)
 {
@@ -309,7 +316,7 @@ int sim_field_check(const struct sim_field *f, const struct sim_config *c, char 
 	default:
 		return 0;
 	}
-	if (isfinite(v) && ((v == 0 && (f->zero || f->min <= 0)) || (v >= lo && v <= f->max)))
+	if (sim_field_takes(f, v))
 		return 0;
 	u = unit(f, &after);
 	bound(lo, a, sizeof a);

@@ -70,6 +70,9 @@ const struct sim_field *sim_fields(size_t *n);
 /* The row whose option or JSON key is name, the first if several share
  * the option; NULL for none. */
 const struct sim_field *sim_field_find(const char *name);
+/* Whether v is in an INT, BATCH or DOUBLE field's range: [min, max], or
+ * above 0 from least, and 0 where zero says what it means. */
+bool sim_field_takes(const struct sim_field *f, double v);
 /* 0 when f's value in c is in the field's range (an ENUM or STRATEGY:
  * one of its words); else -1 and one line in err: "--rps: expected 0
  * (off) or a rate from 0.001 to 10000000 per second". Fields with a
