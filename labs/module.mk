@@ -17,8 +17,14 @@
 
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
 LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/gate.o \
-	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o
-LAB_LINK = $(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
+	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o \
+	$(BUILD)/obj/tests/harness/alloc.o
+# The allocation calls of everything linked into a test binary go through
+# tests/harness/alloc.c (counted, and failed on demand); those inside the
+# shared libraries (libpq, libsqlite3, libc) do not.
+LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray,--wrap=free \
+	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf
+LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 
 define lab_rules
 $(1)_TEST_OBJ := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard tests/labs/$(1)/*.c))
@@ -38,7 +44,7 @@ $$(BUILD)/labs/$(1)/test-mutant-%: tests/mutants/$(1)/%.patch $$(wildcard soluti
 		$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB)
 	@scripts/build-mutant $(1) $$< $$(BUILD)/mutants/$(1)/$$* $$@ \
 		"$$(CC) $$(CPPFLAGS) $$(CFLAGS)" \
-		"$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
+		"$$(LABTEST_WRAP) $$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
 
 # The checks the suite holds, known before any student code runs: the
 # test sources preprocessed, whose CMUnitTest array the runner reads
@@ -98,7 +104,7 @@ mutate-flags:
 	@echo 'CPPFLAGS=$(CPPFLAGS)'
 	@echo 'CFLAGS=$(CFLAGS)'
 	@echo 'LDFLAGS=$(LDFLAGS)'
-	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$($(l)_TEST_OBJ) $(LABTEST_OBJ) $(KIT_LIB) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
+	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$(LABTEST_WRAP) $($(l)_TEST_OBJ) $(LABTEST_OBJ) $(KIT_LIB) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
 
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:
@@ -111,4 +117,4 @@ HARNESS_TESTS := $(patsubst tests/harness/%.c,$(BUILD)/tests/harness/%,$(wildcar
 TESTS += $(HARNESS_TESTS)
 $(BUILD)/tests/harness/%: $(BUILD)/obj/tests/harness/%.o $(LABTEST_OBJ) $(KIT_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
