@@ -278,10 +278,11 @@ int lt_alloc_each(const struct lt_alloc_case *c)
 		size_t left = lt_alloc_live();
 		if (left != base)
 			lt_fail(__FILE__, __LINE__, NULL,
-			        "%s%s%d: %zd block(s) of %zd byte(s) left allocated after the call and its free "
-			        "(a path that returns without free(), or a free function that misses a part)",
-			        c->what, failed ? " with the allocation refused at " : " (no failure) after round ",
-			        k, (ssize_t)(left - base), (ssize_t)(lt_alloc_live_bytes() - base_bytes));
+			        "%s, round %d (%s): %zd block(s) of %zd byte(s) still allocated after the call, "
+			        "the check's retry and the free: a path that returns without free(), "
+			        "or a free function that misses a part",
+			        c->what, k, failed ? "that allocation refused" : "none refused",
+			        (ssize_t)(left - base), (ssize_t)(lt_alloc_live_bytes() - base_bytes));
 		if (!failed)
 			return (int)n;
 	}
