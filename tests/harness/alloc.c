@@ -4,6 +4,9 @@
  * The linker sends each call of malloc, calloc, ... in the binary's own
  * code to __wrap_NAME here, and __real_NAME to the allocator that would
  * have been called (glibc's, or the sanitizer's, which intercepts it).
+ * The kit's calls come as lt_kit_NAME (the archive the tests link has
+ * them renamed: tests/harness/alloc.syms): counted the same, refused only
+ * when lt_alloc_arm_any() armed the failpoint.
  * Every block handed out is kept in a table of its own, guarded by one
  * mutex: free() of a block the wrappers never saw (one that libc or a
  * shared library allocated) passes straight through and changes no count.
@@ -35,10 +38,20 @@ char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
 int __wrap_vasprintf(char **out, const char *fmt, va_list ap);
 int __wrap_asprintf(char **out, const char *fmt, ...);
+void *lt_kit_malloc(size_t n);
+void *lt_kit_calloc(size_t n, size_t size);
+void *lt_kit_realloc(void *p, size_t n);
+void *lt_kit_reallocarray(void *p, size_t n, size_t size);
+void lt_kit_free(void *p);
+char *lt_kit_strdup(const char *s);
+char *lt_kit_strndup(const char *s, size_t n);
+int lt_kit_vasprintf(char **out, const char *fmt, va_list ap);
+int lt_kit_asprintf(char **out, const char *fmt, ...);
 
 static atomic_size_t live, live_bytes, made;
 static atomic_long countdown;   /* > 0: the allocation that takes it to 0 fails */
 static atomic_bool fired;
+static atomic_bool any;         /* the kit's allocations may fail too */
 
 /* The table of live blocks: open addressing, linear probing. A slot holds
  * 0 (never used), GONE (freed) or a block's address. */
@@ -132,11 +145,13 @@ __attribute__((constructor)) static void alloc_init(void)
 	pthread_atfork(before_fork, after_fork, after_fork);
 }
 
-/* Every allocation asks first: false when it is the one to fail. */
-static bool may_allocate(void)
+/* Every allocation asks first: false when it is the one to fail. The
+ * kit's are counted among the armed ones only when lt_alloc_arm_any()
+ * armed the failpoint. */
+static bool may_allocate(bool kit)
 {
 	atomic_fetch_add(&made, 1);
-	if (atomic_load(&countdown) <= 0)
+	if (atomic_load(&countdown) <= 0 || (kit && !atomic_load(&any)))
 		return true;
 	if (atomic_fetch_sub(&countdown, 1) != 1)
 		return true;
@@ -145,33 +160,35 @@ static bool may_allocate(void)
 	return false;
 }
 
-void *__wrap_malloc(size_t n)
+static void free_as(void *p);
+
+static void *malloc_as(bool kit, size_t n)
 {
-	if (!may_allocate())
+	if (!may_allocate(kit))
 		return NULL;
 	void *p = __real_malloc(n);
 	remember(p, n);
 	return p;
 }
 
-void *__wrap_calloc(size_t n, size_t size)
+static void *calloc_as(bool kit, size_t n, size_t size)
 {
-	if (!may_allocate())
+	if (!may_allocate(kit))
 		return NULL;
 	void *p = __real_calloc(n, size);
 	remember(p, n * size);
 	return p;
 }
 
-void *__wrap_realloc(void *p, size_t n)
+static void *realloc_as(bool kit, void *p, size_t n)
 {
 	if (p == NULL)
-		return __wrap_malloc(n);
+		return malloc_as(kit, n);
 	if (n == 0) {            /* glibc frees and returns NULL */
-		__wrap_free(p);
+		free_as(p);
 		return NULL;
 	}
-	if (!may_allocate())
+	if (!may_allocate(kit))
 		return NULL;         /* p stays as it was */
 	size_t old = 0;
 	bool ours = forget(p, &old);
@@ -185,16 +202,16 @@ void *__wrap_realloc(void *p, size_t n)
 	return q;
 }
 
-void *__wrap_reallocarray(void *p, size_t n, size_t size)
+static void *reallocarray_as(bool kit, void *p, size_t n, size_t size)
 {
 	if (size != 0 && n > SIZE_MAX / size) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return __wrap_realloc(p, n * size);
+	return realloc_as(kit, p, n * size);
 }
 
-void __wrap_free(void *p)
+static void free_as(void *p)
 {
 	size_t n;
 	if (p != NULL)
@@ -202,19 +219,19 @@ void __wrap_free(void *p)
 	__real_free(p);
 }
 
-char *__wrap_strdup(const char *s)
+static char *strdup_as(bool kit, const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *d = __wrap_malloc(n);
+	char *d = malloc_as(kit, n);
 	if (d != NULL)
 		memcpy(d, s, n);
 	return d;
 }
 
-char *__wrap_strndup(const char *s, size_t n)
+static char *strndup_as(bool kit, const char *s, size_t n)
 {
 	size_t len = strnlen(s, n);
-	char *d = __wrap_malloc(len + 1);
+	char *d = malloc_as(kit, len + 1);
 	if (d != NULL) {
 		memcpy(d, s, len);
 		d[len] = '\0';
@@ -222,12 +239,12 @@ char *__wrap_strndup(const char *s, size_t n)
 	return d;
 }
 
-int __wrap_vasprintf(char **out, const char *fmt, va_list ap)
+static int vasprintf_as(bool kit, char **out, const char *fmt, va_list ap)
 {
 	va_list again;
 	va_copy(again, ap);
 	int len = vsnprintf(NULL, 0, fmt, ap);
-	char *s = len < 0 ? NULL : __wrap_malloc((size_t)len + 1);
+	char *s = len < 0 ? NULL : malloc_as(kit, (size_t)len + 1);
 	if (s != NULL)
 		vsnprintf(s, (size_t)len + 1, fmt, again);
 	va_end(again);
@@ -235,11 +252,36 @@ int __wrap_vasprintf(char **out, const char *fmt, va_list ap)
 	return s != NULL ? len : -1;
 }
 
+/* The code under test's calls (-Wl,--wrap) and the kit's (renamed to
+ * lt_kit_* in the archive the tests link: tests/harness/alloc.syms). */
+#define BOTH_NAMES(ret, name, params, ...) \
+	ret __wrap_##name params { return name##_as(false, __VA_ARGS__); } \
+	ret lt_kit_##name params { return name##_as(true, __VA_ARGS__); }
+BOTH_NAMES(void *, malloc, (size_t n), n)
+BOTH_NAMES(void *, calloc, (size_t n, size_t size), n, size)
+BOTH_NAMES(void *, realloc, (void *p, size_t n), p, n)
+BOTH_NAMES(void *, reallocarray, (void *p, size_t n, size_t size), p, n, size)
+BOTH_NAMES(char *, strdup, (const char *s), s)
+BOTH_NAMES(char *, strndup, (const char *s, size_t n), s, n)
+BOTH_NAMES(int, vasprintf, (char **out, const char *fmt, va_list ap), out, fmt, ap)
+
+void __wrap_free(void *p) { free_as(p); }
+void lt_kit_free(void *p) { free_as(p); }
+
 int __wrap_asprintf(char **out, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int len = __wrap_vasprintf(out, fmt, ap);
+	int len = vasprintf_as(false, out, fmt, ap);
+	va_end(ap);
+	return len;
+}
+
+int lt_kit_asprintf(char **out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vasprintf_as(true, out, fmt, ap);
 	va_end(ap);
 	return len;
 }
@@ -252,7 +294,14 @@ void lt_alloc_arm(int k)
 {
 	lt_alloc_disarm();
 	atomic_store(&fired, false);
+	atomic_store(&any, false);
 	atomic_store(&countdown, k > 0 ? k : 1);
+}
+
+void lt_alloc_arm_any(int k)
+{
+	lt_alloc_arm(k);
+	atomic_store(&any, true);
 }
 
 bool lt_alloc_disarm(void)

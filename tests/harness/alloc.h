@@ -5,8 +5,14 @@
  * A lab's test binary is linked with -Wl,--wrap for malloc, calloc,
  * realloc, reallocarray, free, strdup, strndup, asprintf and vasprintf
  * (LABTEST_WRAP in labs/module.mk): every such call made by code linked
- * into the binary (the student's, the kit's, the harness's) goes through
- * alloc.c, which keeps a table of the blocks it handed out. Calls made
+ * into the binary (the student's, the harness's) goes through alloc.c,
+ * which keeps a table of the blocks it handed out. The kit's calls go
+ * there too, under other names (its archive is linked with them renamed,
+ * tests/harness/alloc.syms): they are counted, so a block the kit hands
+ * over (an id from kit_store_spop) and the student never frees is seen,
+ * but they are refused only by lt_alloc_arm_any(): the kit's own failure
+ * paths are tests/kit's to check, and a lab check fails what the student
+ * wrote. Calls made
  * inside shared libraries (libpq, libsqlite3, libc itself) are not seen:
  * the database's own memory is not the student's to free. Under ASan or
  * TSan the wrappers hand every call on to the sanitizer's allocator, so
@@ -45,8 +51,11 @@ size_t lt_alloc_live_bytes(void);
  * ones included): the difference around a call is how many it made. */
 size_t lt_alloc_made(void);
 
-/* Fail the k-th allocation (k >= 1) from now, once. */
+/* Fail the k-th allocation (k >= 1) from now, once, counting those made
+ * by the code under test (not the kit's). */
 void lt_alloc_arm(int k);
+/* The same, counting the kit's allocations too. */
+void lt_alloc_arm_any(int k);
 
 /* Disarm; true when the armed allocation was reached (it failed), false
  * when fewer than k were made. */

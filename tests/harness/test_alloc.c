@@ -5,8 +5,9 @@
  * only it, fails with ENOMEM; blocks from libc's own allocations pass
  * through free() uncounted; the counts hold with four threads allocating
  * at once (run under make SAN=thread); the kit's queries fail cleanly
- * when one of their allocations does, on SQLite and PostgreSQL, and the
- * database libraries' own allocations are not counted.
+ * when one of their allocations does (armed with lt_alloc_arm_any, and
+ * only then), on SQLite and PostgreSQL, and the database libraries' own
+ * allocations are not counted.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -224,9 +225,13 @@ static void alloc__kit_queries_fail_cleanly(void **state)
 	size_t n = lt_alloc_made() - made;
 	lt_expect(n >= 1 && n <= 4, NULL, "the kit's query made %zu allocation(s) seen here: "
 	          "the database library's own should not be seen", n);
+	lt_alloc_arm(1);
+	lt_expect_int(kit_db_query_int(db, "SELECT v + 1 FROM c WHERE id = 1", 0, NULL, &v), 0,
+	              "the query with the failpoint armed for the code under test only");
+	lt_expect(!lt_alloc_disarm(), NULL, "lt_alloc_arm refused an allocation of the kit's");
 	int k;
 	for (k = 1; ; k++) {
-		lt_alloc_arm(k);
+		lt_alloc_arm_any(k);
 		int rc = kit_db_query_int(db, "SELECT v + 1 FROM c WHERE id = 1", 0, NULL, &v);
 		if (!lt_alloc_disarm())
 			break;
