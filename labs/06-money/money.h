@@ -32,9 +32,10 @@
  * for a database failure; on any failure nothing was written and the
  * connection is ready for the next call. An allocation that fails (malloc
  * or calloc returning NULL, if your code allocates) is such a failure:
- * KIT_DB_ERR, nothing written. No call leaves a block allocated. A connection is used by one
- * thread at a time; many threads, each with its own connection, may move
- * money between the same accounts at the same time.
+ * KIT_DB_ERR, nothing written. No call leaves a block allocated. A
+ * connection is used by one thread at a time; many threads, each with its
+ * own connection, may move money between the same accounts at the same
+ * time.
  */
 #ifndef HOTROW_LAB06_MONEY_H
 #define HOTROW_LAB06_MONEY_H
