@@ -43,6 +43,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Blocks allocated through the wrappers and not freed yet, and their bytes. */
 size_t lt_alloc_live(void);
@@ -50,6 +51,15 @@ size_t lt_alloc_live_bytes(void);
 /* Allocations made through the wrappers since the process started (failed
  * ones included): the difference around a call is how many it made. */
 size_t lt_alloc_made(void);
+
+/* Fail the running check when more blocks are live than base, the count
+ * taken before: "N block(s) left allocated after WHAT" (hint tag alloc). */
+#define lt_alloc_expect_none_left(base, what) do { \
+	size_t live_ = lt_alloc_live(), base_ = (base); \
+	if (live_ != base_) \
+		lt_fail(__FILE__, __LINE__, "alloc", "%zd block(s) left allocated after %s", \
+		        (ssize_t)(live_ - base_), what); \
+} while (0)
 
 /* Fail the k-th allocation (k >= 1) from now, once, counting those made
  * by the code under test (not the kit's). */

@@ -92,23 +92,17 @@ void shard_resize__every_allocation_can_fail(void **state)
 	lt_alloc_each(&c);
 }
 
-static void expect_none_left(size_t base, const char *after)
-{
-	lt_expect(lt_alloc_live() == base, "alloc", "%zd block(s) left allocated after %s",
-	          (ssize_t)(lt_alloc_live() - base), after);
-}
-
 void shard_resize__nothing_left_allocated(void **state)
 {
 	struct kit_db *db = fresh(*state);
 	size_t base = lt_alloc_live();
 	lt_expect(shard_resize(db, POST, 3) == 0, "fold", "shard_resize to 3: %s", labtest_why(db));
-	expect_none_left(base, "a shrink from 16 slots to 3");
+	lt_alloc_expect_none_left(base, "a shrink from 16 slots to 3");
 	lt_expect(shard_resize(db, POST, SHARD_MAX_SLOTS) == 0, "fold", "shard_resize to the most: %s",
 	          labtest_why(db));
-	expect_none_left(base, "a growth to SHARD_MAX_SLOTS");
+	lt_alloc_expect_none_left(base, "a growth to SHARD_MAX_SLOTS");
 	lt_expect(shard_resize(db, POST, 0) < 0, "bad-n", "shard_resize to 0 was not refused");
-	expect_none_left(base, "a refused shard_resize to 0");
+	lt_alloc_expect_none_left(base, "a refused shard_resize to 0");
 	lt_expect_int_hint(total(db), LIKES, "the count after the resizes", "fold");
 }
 
@@ -121,9 +115,9 @@ void shard_increment__nothing_left_allocated(void **state)
 	uint32_t next = 7;
 	lt_expect(shard_increment(db, POST, counting, &next) == 0, "upsert", "shard_increment: %s",
 	          labtest_why(db));
-	expect_none_left(base, "shard_increment");
+	lt_alloc_expect_none_left(base, "shard_increment");
 	lt_expect_int_hint(total(db), 1, "the count after one like", "never-liked");
-	expect_none_left(base, "shard_read");
+	lt_alloc_expect_none_left(base, "shard_read");
 	lt_expect_int_hint(slots(db), SHARD_DEFAULT_SLOTS, "N of a post never resized", "live-n");
-	expect_none_left(base, "shard_slots");
+	lt_alloc_expect_none_left(base, "shard_slots");
 }

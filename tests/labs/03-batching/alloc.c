@@ -228,12 +228,6 @@ void batch_rollup__every_allocation_can_fail(void **state)
 
 /* ---- nothing left ---- */
 
-static void expect_none_left(size_t base, const char *after)
-{
-	lt_expect(lt_alloc_live() == base, "alloc", "%zd block(s) left allocated after %s",
-	          (ssize_t)(lt_alloc_live() - base), after);
-}
-
 void batch_rollup__nothing_left_allocated(void **state)
 {
 	struct labtest *t = *state;
@@ -241,14 +235,14 @@ void batch_rollup__nothing_left_allocated(void **state)
 	size_t base = lt_alloc_live();
 
 	lt_expect(batch_like(db, 1, 1) == 0, "one-per-user", "batch_like: %s", labtest_why(db));
-	expect_none_left(base, "batch_like");
+	lt_alloc_expect_none_left(base, "batch_like");
 	lt_expect(batch_like(db, 1, 1) == KIT_DB_CONSTRAINT, "one-per-user", "a repeat like was not refused");
-	expect_none_left(base, "a refused repeat like");
+	lt_alloc_expect_none_left(base, "a refused repeat like");
 	int64_t moved = 0, n = 0;
 	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup: %s", labtest_why(db));
-	expect_none_left(base, "batch_rollup");
+	lt_alloc_expect_none_left(base, "batch_rollup");
 	lt_expect(batch_count(db, 1, &n) == 0 && n == 1, "rollup", "batch_count: %s", labtest_why(db));
-	expect_none_left(base, "batch_count");
+	lt_alloc_expect_none_left(base, "batch_count");
 }
 
 void batch_acc__nothing_left_allocated(void **state)
@@ -261,7 +255,7 @@ void batch_acc__nothing_left_allocated(void **state)
 	lt_expect(held != NULL, "acc", "batch_acc_new returned NULL");
 	batch_acc_free(held);
 	held = NULL;
-	expect_none_left(base, "batch_acc_new and batch_acc_free of an empty accumulator");
+	lt_alloc_expect_none_left(base, "batch_acc_new and batch_acc_free of an empty accumulator");
 
 	/* 1,007 posts: three upserts, and a pending table that grew six times. */
 	held = batch_acc_new();
@@ -271,5 +265,5 @@ void batch_acc__nothing_left_allocated(void **state)
 	batch_acc_add(held, 3, 2);
 	batch_acc_free(held);    /* one post still pending: freed with it */
 	held = NULL;
-	expect_none_left(base, "an accumulator of 1,007 posts was flushed and freed with one post pending");
+	lt_alloc_expect_none_left(base, "an accumulator of 1,007 posts was flushed and freed with one post pending");
 }

@@ -92,12 +92,6 @@ static int64_t record_all(struct kit_store *st)
 	return all;
 }
 
-static void expect_none_left(size_t base, const char *after)
-{
-	lt_expect(lt_alloc_live() == base, "alloc", "%zd block(s) left allocated after %s",
-	          (ssize_t)(lt_alloc_live() - base), after);
-}
-
 /* ---- record_view ---- */
 
 struct record_case {
@@ -293,7 +287,7 @@ void drain__nothing_left_allocated(void **state)
 	lt_expect_int_hint(n, VIDEOS - 10, "videos parked", "park");
 	kit_store_free(held);
 	held = NULL;
-	expect_none_left(base, "record_view, drain_views, park_views and freeing the store");
+	lt_alloc_expect_none_left(base, "record_view, drain_views, park_views and freeing the store");
 }
 
 void flush__nothing_left_allocated(void **state)
@@ -329,6 +323,6 @@ void flush__nothing_left_allocated(void **state)
 	lt_expect_int_hint(in_db(t), 2 * all, "views in the database at the end", "flush");
 	kit_store_free(held);
 	held = NULL;
-	expect_none_left(base, "a recovery, a refused flush, a flusher started and stopped, and "
+	lt_alloc_expect_none_left(base, "a recovery, a refused flush, a flusher started and stopped, and "
 	                 "freeing the store");
 }

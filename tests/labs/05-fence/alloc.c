@@ -119,12 +119,6 @@ void fence_handle__every_allocation_can_fail(void **state)
 	every_allocation(*state, true);
 }
 
-static void expect_none_left(size_t base, const char *after)
-{
-	lt_expect(lt_alloc_live() == base, "alloc", "%zd block(s) left allocated after %s",
-	          (ssize_t)(lt_alloc_live() - base), after);
-}
-
 /* Each call, on each of its ways out: applied, refused by the fence, a
  * record it cannot read, and a position read. */
 void fence_handle__nothing_left_allocated(void **state)
@@ -139,22 +133,22 @@ void fence_handle__nothing_left_allocated(void **state)
 
 	next_batch(&r);
 	lt_expect_int(fence_apply(r.db, &r.b), 1, "fence_apply of the next batch");
-	expect_none_left(base, "fence_apply of a batch it applied");
+	lt_alloc_expect_none_left(base, "fence_apply of a batch it applied");
 	lt_expect_int(fence_apply(r.db, &r.b), 0, "fence_apply of the same batch again");
-	expect_none_left(base, "fence_apply of a batch the fence refused");
+	lt_alloc_expect_none_left(base, "fence_apply of a batch the fence refused");
 
 	next_batch(&r);
 	lt_expect_int(fence_handle(r.db, 0, r.recs, EVENTS), 0, "fence_handle of the next batch");
-	expect_none_left(base, "fence_handle of a batch it applied");
+	lt_alloc_expect_none_left(base, "fence_handle of a batch it applied");
 	lt_expect_int(fence_handle(r.db, 0, r.recs, EVENTS), 0, "fence_handle of the same batch again");
-	expect_none_left(base, "fence_handle of a batch applied before");
+	lt_alloc_expect_none_left(base, "fence_handle of a batch applied before");
 	next_batch(&r);
 	r.recs[EVENTS / 2].len = 4;      /* a record of the wrong length */
 	lt_expect(fence_handle(r.db, 0, r.recs, EVENTS) < 0, "totals",
 	          "fence_handle of a batch with a record it cannot read returned 0");
-	expect_none_left(base, "fence_handle of a batch with a record it cannot read");
+	lt_alloc_expect_none_left(base, "fence_handle of a batch with a record it cannot read");
 
 	int64_t next = -1;
 	lt_expect_int(fence_position(r.db, 0, &next), 0, "fence_position");
-	expect_none_left(base, "fence_position");
+	lt_alloc_expect_none_left(base, "fence_position");
 }

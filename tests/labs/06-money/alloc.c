@@ -95,12 +95,6 @@ void batch__every_allocation_can_fail(void **state)
 	every_allocation(*state, true);
 }
 
-static void expect_none_left(size_t base, const char *after)
-{
-	lt_expect(lt_alloc_live() == base, "alloc", "%zd block(s) left allocated after %s",
-	          (ssize_t)(lt_alloc_live() - base), after);
-}
-
 /* Every function on each of its ways out. */
 void money__nothing_left_allocated(void **state)
 {
@@ -111,7 +105,7 @@ void money__nothing_left_allocated(void **state)
 	lt_expect_int(money_open(db, 2, 1, 0), 0, "money_open of the seller");
 	lt_expect_int(money_open(db, FEE_ACCOUNT, SUBS, 0), 0, "money_open of the fee account");
 	lt_expect(money_open(db, 2, 1, 0) < 0, NULL, "money_open of an account that exists succeeded");
-	expect_none_left(base, "money_open (new accounts and one that exists)");
+	lt_alloc_expect_none_left(base, "money_open (new accounts and one that exists)");
 
 	const struct money_fees fees = { FEE_ACCOUNT, SUBS };
 	struct money_transfer sale = { 7, 1, 2, 100, 5 };
@@ -120,18 +114,18 @@ void money__nothing_left_allocated(void **state)
 	struct money_transfer broke = { 8, 1, 2, 100000, 5 }, bad = { 9, 1, 1, 10, 1 };
 	lt_expect_int(money_transfer(db, &fees, &broke), MONEY_INSUFFICIENT, "a transfer the buyer cannot pay");
 	lt_expect_int(money_transfer(db, &fees, &bad), MONEY_INVALID, "a transfer to oneself");
-	expect_none_left(base, "money_transfer (applied, already, insufficient, invalid)");
+	lt_alloc_expect_none_left(base, "money_transfer (applied, already, insufficient, invalid)");
 
 	struct money_transfer list[3] = { { 10, 1, 2, 10, 1 }, { 11, 1, 2, 100000, 1 }, { 12, 1, 2, 10, 0 } };
 	int results[3];
 	lt_expect_int(money_batch(db, &fees, list, 3, results), 0, "money_batch of 3, one refused");
-	expect_none_left(base, "money_batch");
+	lt_alloc_expect_none_left(base, "money_batch");
 	lt_expect_int(money_payout(db, &fees, 13, 2, 3), 0, "money_payout of 3");
 	lt_expect_int(money_payout(db, &fees, 14, 2, 1000), MONEY_INSUFFICIENT, "a payout above the fees");
-	expect_none_left(base, "money_payout (paid, refused)");
+	lt_alloc_expect_none_left(base, "money_payout (paid, refused)");
 	int64_t bal = 0;
 	lt_expect_int(money_balance(db, 1, &bal), 0, "money_balance");
 	struct money_audit a;
 	lt_expect_int(money_reconcile(db, &a), 0, "money_reconcile");
-	expect_none_left(base, "money_balance and money_reconcile");
+	lt_alloc_expect_none_left(base, "money_balance and money_reconcile");
 }
