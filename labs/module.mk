@@ -119,8 +119,8 @@ student-kit:
 	@scripts/student-kit $(BUILD)
 
 
-# tests/harness/: the gate, the step failpoints and the bounds the labs'
-# checks use, tested on both engines like a lab.
+# tests/harness/: the gate, the step failpoints, the bounds and the
+# allocation counter the labs' checks use, tested on both engines like a lab.
 HARNESS_TESTS := $(patsubst tests/harness/%.c,$(BUILD)/tests/harness/%,$(wildcard tests/harness/test_*.c))
 TESTS += $(HARNESS_TESTS)
 $(BUILD)/tests/harness/%: $(BUILD)/obj/tests/harness/%.o $(LABTEST_OBJ) $(LABTEST_KIT)
