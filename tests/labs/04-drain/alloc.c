@@ -23,6 +23,9 @@
 #include "tests/labs/04-drain/alloc.h"
 
 enum { VIDEOS = 30 };
+/* The flushers here never reach their first tick (stop_flusher does not
+ * wait it out): no allocation of theirs lands between arm and disarm. */
+enum { FOREVER_MS = 60000 };
 
 static struct kit_store *held;    /* freed at teardown when a check failed */
 
@@ -234,7 +237,7 @@ static int flusher_call(void *arg)
 {
 	struct flusher_case *c = arg;
 	c->f = (struct flusher *)&c->f;     /* start_flusher must set it */
-	return start_flusher(&c->f, c->st, c->db, 1000, 100);
+	return start_flusher(&c->f, c->st, c->db, FOREVER_MS, 100);
 }
 
 static void flusher_check(void *arg, int k, bool failed, int rc)
@@ -244,7 +247,7 @@ static void flusher_check(void *arg, int k, bool failed, int rc)
 		lt_expect(rc < 0, "alloc", "start_flusher with allocation %d refused returned %d", k, rc);
 		lt_expect(c->f == NULL, "alloc", "start_flusher failed and left *out set (views.h: *out = NULL)");
 		c->f = NULL;
-		rc = start_flusher(&c->f, c->st, c->db, 1000, 100);
+		rc = start_flusher(&c->f, c->st, c->db, FOREVER_MS, 100);
 		lt_expect_int_hint(rc, 0, "start_flusher again, nothing refused", "alloc");
 	}
 	lt_expect(rc == 0 && c->f != NULL, "flush-loop", "start_flusher returned %d", rc);
@@ -318,7 +321,7 @@ void flush__nothing_left_allocated(void **state)
 
 	/* The flusher takes them. */
 	struct flusher *f = NULL;
-	lt_expect_int_hint(start_flusher(&f, held, db, 1000, 100), 0, "start_flusher", "flush-loop");
+	lt_expect_int_hint(start_flusher(&f, held, db, FOREVER_MS, 100), 0, "start_flusher", "flush-loop");
 	lt_expect_int_hint(stop_flusher(f), 0, "stop_flusher", "stop");
 	lt_expect_int_hint(in_db(t), 2 * all, "views in the database at the end", "flush");
 	kit_store_free(held);
