@@ -23,7 +23,8 @@ LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/g
 # tests/harness/alloc.c (counted, and failed on demand); those inside the
 # shared libraries (libpq, libsqlite3, libc) do not.
 LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray,--wrap=free \
-	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf
+	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf \
+	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 # The kit as the test binaries link it: its allocation calls renamed to
 # lt_kit_* (tests/harness/alloc.syms), which alloc.c counts but does not

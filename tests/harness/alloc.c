@@ -28,6 +28,8 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
 void __real_free(void *p);
+void *__real_aligned_alloc(size_t align, size_t n);
+int __real_posix_memalign(void **out, size_t align, size_t n);
 
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t size);
@@ -38,6 +40,8 @@ char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
 int __wrap_vasprintf(char **out, const char *fmt, va_list ap);
 int __wrap_asprintf(char **out, const char *fmt, ...);
+void *__wrap_aligned_alloc(size_t align, size_t n);
+int __wrap_posix_memalign(void **out, size_t align, size_t n);
 void *lt_kit_malloc(size_t n);
 void *lt_kit_calloc(size_t n, size_t size);
 void *lt_kit_realloc(void *p, size_t n);
@@ -47,6 +51,8 @@ char *lt_kit_strdup(const char *s);
 char *lt_kit_strndup(const char *s, size_t n);
 int lt_kit_vasprintf(char **out, const char *fmt, va_list ap);
 int lt_kit_asprintf(char **out, const char *fmt, ...);
+void *lt_kit_aligned_alloc(size_t align, size_t n);
+int lt_kit_posix_memalign(void **out, size_t align, size_t n);
 
 static atomic_size_t live, live_bytes, made;
 static atomic_long countdown;   /* > 0: the allocation that takes it to 0 fails */
@@ -225,6 +231,26 @@ static void free_as(void *p)
 	__real_free(p);
 }
 
+static void *aligned_alloc_as(bool kit, size_t align, size_t n)
+{
+	if (!may_allocate(kit))
+		return NULL;
+	void *p = __real_aligned_alloc(align, n);
+	remember(p, n);
+	return p;
+}
+
+/* Like the others, an error code and nothing in *out when refused. */
+static int posix_memalign_as(bool kit, void **out, size_t align, size_t n)
+{
+	if (!may_allocate(kit))
+		return ENOMEM;
+	int rc = __real_posix_memalign(out, align, n);
+	if (rc == 0)
+		remember(*out, n);
+	return rc;
+}
+
 static char *strdup_as(bool kit, const char *s)
 {
 	size_t n = strlen(s) + 1;
@@ -270,6 +296,8 @@ BOTH_NAMES(void *, reallocarray, (void *p, size_t n, size_t size), p, n, size)
 BOTH_NAMES(char *, strdup, (const char *s), s)
 BOTH_NAMES(char *, strndup, (const char *s, size_t n), s, n)
 BOTH_NAMES(int, vasprintf, (char **out, const char *fmt, va_list ap), out, fmt, ap)
+BOTH_NAMES(void *, aligned_alloc, (size_t align, size_t n), align, n)
+BOTH_NAMES(int, posix_memalign, (void **out, size_t align, size_t n), out, align, n)
 
 void __wrap_free(void *p) { free_as(p); }
 void lt_kit_free(void *p) { free_as(p); }

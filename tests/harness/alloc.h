@@ -3,7 +3,8 @@
  * allocation, for every k.
  *
  * A lab's test binary is linked with -Wl,--wrap for malloc, calloc,
- * realloc, reallocarray, free, strdup, strndup, asprintf and vasprintf
+ * realloc, reallocarray, aligned_alloc, posix_memalign, free, strdup,
+ * strndup, asprintf and vasprintf
  * (LABTEST_WRAP in labs/module.mk): every such call made by code linked
  * into the binary (the student's, the harness's) goes through alloc.c,
  * which keeps a table of the blocks it handed out. The kit's calls go

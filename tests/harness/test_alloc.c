@@ -33,7 +33,12 @@ static void alloc__counts_every_wrapped_call(void **state)
 	char *a = NULL;
 	int len = asprintf(&a, "%d likes", 1000);
 	long *r = reallocarray(NULL, 2, sizeof *r);
-	lt_expect(m && c && s && sn && a && r, NULL, "an allocation failed with nothing armed");
+	void *al = aligned_alloc(64, 128), *pm = NULL;
+	lt_expect_int(posix_memalign(&pm, 64, 64), 0, "posix_memalign");
+	lt_expect(m && c && s && sn && a && r && al && pm, NULL, "an allocation failed with nothing armed");
+	lt_expect_int(lt_alloc_live() - base, 8, "blocks live after eight allocations");
+	free(al);
+	free(pm);
 	lt_expect_int(len, 10, "asprintf's length");
 	assert_string_equal(a, "1000 likes");
 	assert_string_equal(sn, "hot");
@@ -53,7 +58,7 @@ static void alloc__counts_every_wrapped_call(void **state)
 	lt_expect(r == NULL, NULL, "realloc(p, 0) should free p and return NULL");
 	lt_expect_int(lt_alloc_live(), base, "blocks live after every one was freed");
 	lt_expect_int(lt_alloc_live_bytes(), bytes, "bytes live after every one was freed");
-	lt_expect_int(lt_alloc_made() - made, 7, "allocations made (realloc counts, realloc to 0 does not)");
+	lt_expect_int(lt_alloc_made() - made, 9, "allocations made (realloc counts, realloc to 0 does not)");
 	free(NULL);
 	lt_expect_int(lt_alloc_live(), base, "free(NULL) changes nothing");
 }
@@ -75,6 +80,11 @@ static void alloc__fails_the_armed_one_only(void **state)
 			lt_expect_int(errno, ENOMEM, "errno of the refused allocation");
 	}
 	lt_expect(lt_alloc_disarm(), NULL, "the third allocation was armed and made");
+	void *al = NULL;
+	lt_alloc_arm(1);
+	int pm = posix_memalign(&al, 64, 64);
+	lt_expect(lt_alloc_disarm() && pm == ENOMEM && al == NULL, NULL,
+	          "an armed posix_memalign should return ENOMEM and leave *out alone");
 	for (int i = 0; i < 5; i++)
 		lt_expect((p[i] == NULL) == (i == 2), NULL, "allocation %d: %s", i + 1,
 		          p[i] ? "made" : "refused");
