@@ -4,21 +4,20 @@
  *
  * A lab's test binary is linked with -Wl,--wrap for malloc, calloc,
  * realloc, reallocarray, aligned_alloc, posix_memalign, free, strdup,
- * strndup, asprintf and vasprintf
- * (LABTEST_WRAP in labs/module.mk): every such call made by code linked
- * into the binary (the student's, the harness's) goes through alloc.c,
- * which keeps a table of the blocks it handed out. The kit's calls go
- * there too, under other names (its archive is linked with them renamed,
- * tests/harness/alloc.syms): they are counted, so a block the kit hands
- * over (an id from kit_store_spop) and the student never frees is seen,
- * but they are refused only by lt_alloc_arm_any(): the kit's own failure
- * paths are tests/kit's to check, and a lab check fails what the student
- * wrote. Calls made
- * inside shared libraries (libpq, libsqlite3, libc itself) are not seen:
- * the database's own memory is not the student's to free. Under ASan or
- * TSan the wrappers hand every call on to the sanitizer's allocator, so
- * its checks still see each block.
- *
+ * strndup, asprintf and vasprintf (LABTEST_WRAP in labs/module.mk): every
+ * such call made by code linked into the binary (the student's, the
+ * harness's) goes through alloc.c, which keeps a table of the blocks it
+ * handed out. The kit's calls go there too, under other names (its archive
+ * is linked with them renamed, tests/harness/alloc.syms): they are
+ * counted, so a block the kit hands over (an id from kit_store_spop) that
+ * the student never frees is seen, but they are refused only by
+ * lt_alloc_arm_any(): the kit's own failure paths are tests/kit's to
+ * check, and a lab's check fails what the student wrote. Calls made inside
+ * shared libraries (libpq, libsqlite3, libc itself) are not seen: the
+ * database's own memory is not the student's to free. Under ASan or TSan
+ * the wrappers hand every call on to the sanitizer's allocator, so its
+ * checks still see each block (and LeakSanitizer each leak).
+
  * Like the step failpoints (steps.h), a check arms the failpoint for the
  * k-th allocation from now, makes the call, and disarms; the armed
  * allocation returns NULL with errno ENOMEM, once. It repeats for k = 1,
@@ -29,7 +28,7 @@
  *   for (int k = 1; ; k++) {
  *       ...put the state back...
  *       lt_alloc_arm(k);
- *       int rc = views_flush(db, ...);
+ *       int64_t r = flush_views(st, db, 100);
  *       if (!lt_alloc_disarm())
  *           break;                     // the call made fewer than k allocations
  *       ...the error returned, nothing lost, nothing doubled, a retry works...
