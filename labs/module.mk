@@ -17,8 +17,23 @@
 
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
 LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/gate.o \
-	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o
-LAB_LINK = $(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
+	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o \
+	$(BUILD)/obj/tests/harness/alloc.o
+# The allocation calls of everything linked into a test binary go through
+# tests/harness/alloc.c (counted, and failed on demand); those inside the
+# shared libraries (libpq, libsqlite3, libc) do not.
+LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray,--wrap=free \
+	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf \
+	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign
+LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
+# The kit as the test binaries link it: its allocation calls renamed to
+# lt_kit_* (tests/harness/alloc.syms), which alloc.c counts but does not
+# refuse unless asked: a lab's check fails the student's allocations, not
+# the kit's (whose own failures tests/kit checks).
+LABTEST_KIT := $(BUILD)/labs/libhotrow-kit-counted.a
+$(LABTEST_KIT): $(KIT_LIB) tests/harness/alloc.syms
+	@mkdir -p $(dir $@)
+	objcopy --redefine-syms=tests/harness/alloc.syms $< $@
 
 define lab_rules
 $(1)_TEST_OBJ := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard tests/labs/$(1)/*.c))
@@ -26,19 +41,19 @@ $(1)_SOL_OBJ  := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard solutions/$(1)/*.
 $(1)_EX_OBJ   := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard exercises/$(1)/*.c))
 $(1)_MUTANTS  := $$(basename $$(notdir $$(wildcard tests/mutants/$(1)/*.patch)))
 
-$$(BUILD)/labs/$(1)/test-solution: $$($(1)_TEST_OBJ) $$($(1)_SOL_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB)
+$$(BUILD)/labs/$(1)/test-solution: $$($(1)_TEST_OBJ) $$($(1)_SOL_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT)
 	@mkdir -p $$(dir $$@)
 	$$(LAB_LINK)
 
-$$(BUILD)/labs/$(1)/test-exercise: $$($(1)_TEST_OBJ) $$($(1)_EX_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB)
+$$(BUILD)/labs/$(1)/test-exercise: $$($(1)_TEST_OBJ) $$($(1)_EX_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT)
 	@mkdir -p $$(dir $$@)
 	$$(LAB_LINK)
 
 $$(BUILD)/labs/$(1)/test-mutant-%: tests/mutants/$(1)/%.patch $$(wildcard solutions/$(1)/*) \
-		$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB)
+		$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT)
 	@scripts/build-mutant $(1) $$< $$(BUILD)/mutants/$(1)/$$* $$@ \
 		"$$(CC) $$(CPPFLAGS) $$(CFLAGS)" \
-		"$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(KIT_LIB) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
+		"$$(LABTEST_WRAP) $$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
 
 # The checks the suite holds, known before any student code runs: the
 # test sources preprocessed, whose CMUnitTest array the runner reads
@@ -98,17 +113,17 @@ mutate-flags:
 	@echo 'CPPFLAGS=$(CPPFLAGS)'
 	@echo 'CFLAGS=$(CFLAGS)'
 	@echo 'LDFLAGS=$(LDFLAGS)'
-	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$($(l)_TEST_OBJ) $(LABTEST_OBJ) $(KIT_LIB) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
+	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$(LABTEST_WRAP) $($(l)_TEST_OBJ) $(LABTEST_OBJ) $(LABTEST_KIT) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
 
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:
 	@scripts/student-kit $(BUILD)
 
 
-# tests/harness/: the gate, the step failpoints and the bounds the labs'
-# checks use, tested on both engines like a lab.
+# tests/harness/: the gate, the step failpoints, the bounds and the
+# allocation counter the labs' checks use, tested on both engines like a lab.
 HARNESS_TESTS := $(patsubst tests/harness/%.c,$(BUILD)/tests/harness/%,$(wildcard tests/harness/test_*.c))
 TESTS += $(HARNESS_TESTS)
-$(BUILD)/tests/harness/%: $(BUILD)/obj/tests/harness/%.o $(LABTEST_OBJ) $(KIT_LIB)
+$(BUILD)/tests/harness/%: $(BUILD)/obj/tests/harness/%.o $(LABTEST_OBJ) $(LABTEST_KIT)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@

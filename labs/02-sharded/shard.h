@@ -18,7 +18,10 @@
  *   shard_resize(db, post, 4);                    fewer slots, same total
  *   int n = shard_choose_n(2000, 2.0, 1.5);       how many slots to have
  * Every function returns 0 on success or a negative KIT_DB_* code, with
- * kit_db_errmsg(db) saying why; on failure the database is unchanged.
+ * kit_db_errmsg(db) saying why; on failure the database is unchanged. An
+ * allocation that fails (malloc or calloc returning NULL) is such a
+ * failure: KIT_DB_ERR, the transaction rolled back. No call leaves a block
+ * allocated.
  * A connection is used by one thread at a time; different threads use
  * different connections and may call any of these at the same time.
  */

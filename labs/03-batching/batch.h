@@ -23,7 +23,11 @@
  *   batch_acc_free(acc);
  * Functions that take a db return 0 or a negative KIT_DB_* code with
  * kit_db_errmsg(db) saying why. A connection is used by one thread at a
- * time.
+ * time. An allocation that fails (malloc, calloc or realloc returning
+ * NULL, here or in the kit) is a failure like a refused statement: the
+ * call returns KIT_DB_ERR or the kit's code, changes nothing, and works
+ * when tried again; no call leaves a block allocated that the next
+ * batch_acc_free() does not free.
  */
 #ifndef HOTROW_LAB03_BATCH_H
 #define HOTROW_LAB03_BATCH_H
@@ -54,7 +58,8 @@ int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
 
 /* Move up to BATCH_ROLLUP_MAX committed likes that no rollup has moved yet
  * into post_likes, in one transaction; *moved (may be NULL) gets how many,
- * and is left alone when the rollup fails (then nothing moved).
+ * and is left alone when the rollup fails (then nothing moved,
+ * whichever statement or allocation failed).
  * Safe to run again at any time, from several connections at once, and
  * safe to die half-way: every committed like is added exactly once over
  * all the rollups that finish, including one whose transaction committed
@@ -87,7 +92,8 @@ int64_t batch_acc_pending(struct batch_acc *acc);
 /* Add what is pending into post_likes: one multi-row upsert for up to
  * BATCH_FLUSH_ROWS posts (more posts: one per BATCH_FLUSH_ROWS, all in one
  * transaction). Only what the database accepted leaves the accumulator:
- * on failure everything stays pending for the next flush, and likes added
+ * on failure (a statement refused, or an allocation: KIT_DB_ERR)
+ * everything stays pending for the next flush, and likes added
  * while the flush runs are kept for the next one. Thread-safe; flushes of
  * one acc run one at a time. Returns 0 (also when nothing was pending: then it runs
  * no statement at all). */

@@ -29,7 +29,12 @@
  *   start_flusher(&f, st, db, 100, 500);       ... one flush every 100 ms
  *   stop_flusher(f);                           last flush, then stop
  * Every function returns 0 (or a count) on success and a negative
- * KIT_STORE_* or KIT_DB_* code on failure.
+ * KIT_STORE_* or KIT_DB_* code on failure. An allocation that fails
+ * (malloc or calloc returning NULL) is a failure like a refused statement:
+ * KIT_STORE_NOMEM or KIT_DB_ERR, every view still in the store or the
+ * database exactly once, a retry that works. The strings the store hands
+ * over (kit_store_spop's ids, kit_store_smembers' members) are yours to
+ * free; no call leaves a block allocated.
  */
 #ifndef HOTROW_LAB04_VIEWS_H
 #define HOTROW_LAB04_VIEWS_H

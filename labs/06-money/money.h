@@ -30,9 +30,12 @@
  *   struct money_audit a; money_reconcile(db, &a);    all zero: the books balance
  * Functions return 0 or a negative code, with kit_db_errmsg(db) saying why
  * for a database failure; on any failure nothing was written and the
- * connection is ready for the next call. A connection is used by one
- * thread at a time; many threads, each with its own connection, may move
- * money between the same accounts at the same time.
+ * connection is ready for the next call. An allocation that fails (malloc
+ * or calloc returning NULL, if your code allocates) is such a failure:
+ * KIT_DB_ERR, nothing written. No call leaves a block allocated. A
+ * connection is used by one thread at a time; many threads, each with its
+ * own connection, may move money between the same accounts at the same
+ * time.
  */
 #ifndef HOTROW_LAB06_MONEY_H
 #define HOTROW_LAB06_MONEY_H

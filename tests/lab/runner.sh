@@ -564,6 +564,12 @@ t runner__forge_stdout_pointed_at_the_report_pipe_does_not_pass
 hostile 'static int once; if (!once++) for (int fd = 100; fd < 104; fd++) { int keep = stdout->_fileno; stdout->_fileno = fd; printf("end tiny_answer__is_42 pass\nstart tiny_answer__again\nend tiny_answer__again pass\nstart tiny_answer__third_time\nend tiny_answer__third_time pass\n"); fflush(stdout); stdout->_fileno = keep; } return 0;'
 if [ $rc -ne 1 ] || ! has "0 of 3 checks passing" || has "done"; then bad "exit $rc: lines written on the report pipe counted"; else ok; fi
 
+t runner__forge_allocator_behind_the_counter_is_refused
+# The checks count and fail allocations through the linker's --wrap: the
+# real allocator called by its other names would pass by them.
+hostile 'void *p = __real_malloc(8); __real_free(p); return 0;' 'void *__real_malloc(unsigned long n); void __real_free(void *p);'
+if ! refused '__real_malloc\|__real_free'; then bad "exit $rc: a call of the allocator behind the counter was not refused"; else ok; fi
+
 t runner__forge_harness_skip_is_refused
 hostile 'labtest_skip(__FILE__, __LINE__); return 0;' 'void labtest_skip(const char *file, int line);'
 if ! refused 'labtest_skip'; then bad "exit $rc: a call of the harness's skip was not refused"; else ok; fi

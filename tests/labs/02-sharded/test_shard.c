@@ -21,6 +21,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
+#include "tests/labs/02-sharded/alloc.h"
 #include "util/clock.h"
 
 #define POST 42
@@ -893,6 +894,9 @@ int main(void)
 		BOTH(shard_setup__refuses_zero_slots),
 		BOTH(shard_resize__refuses_bad_n_before_the_database),
 		cmocka_unit_test(shard_choose_n__formula),
+		BOTH(shard_resize__every_allocation_can_fail),
+		BOTH(shard_resize__nothing_left_allocated),
+		BOTH(shard_increment__nothing_left_allocated),
 	};
 	return labtest_main("02-sharded", tests);
 }

@@ -23,6 +23,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
+#include "tests/labs/03-batching/alloc.h"
 #include "util/clock.h"
 
 #define POST 42
@@ -1058,6 +1059,10 @@ int main(void)
 		BOTH(batch_acc__sums_past_2_31),
 		BOTH(batch_acc__empty_flush_touches_nothing),
 		BOTH(batch_acc__settled_posts_leave_the_accumulator),
+		ALLOC_ALL(batch_acc__every_allocation_can_fail),
+		ALLOC_ALL(batch_rollup__every_allocation_can_fail),
+		ALLOC_ALL(batch_rollup__nothing_left_allocated),
+		ALLOC_ALL(batch_acc__nothing_left_allocated),
 	};
 	return labtest_main("03-batching", tests);
 }

@@ -28,6 +28,7 @@
 #include "tests/harness/bounds.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
+#include "tests/labs/04-drain/alloc.h"
 #include "labs/04-drain/views.h"
 #include "util/clock.h"
 
@@ -1790,6 +1791,12 @@ int main(void)
 		LABTEST_STORES(park__nothing_dirty_takes_no_token),
 		LABTEST_BOTH(recovery__every_step_can_fail),
 		LABTEST_BOTH(recovery__crash_inside_a_recovery_is_an_error),
+		ALLOC_STORES(record_view__every_allocation_can_fail),
+		ALLOC_ALL(flush__every_allocation_can_fail),
+		ALLOC_ALL(recovery__every_allocation_can_fail),
+		ALLOC_ALL(flusher__every_allocation_can_fail),
+		ALLOC_STORES(drain__nothing_left_allocated),
+		ALLOC_ALL(flush__nothing_left_allocated),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),

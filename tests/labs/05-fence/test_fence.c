@@ -25,6 +25,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
+#include "tests/labs/05-fence/alloc.h"
 #include "tests/labs/05-fence/crashes.h"
 #include "kit/failpoint.h"
 #include "kit/log.h"
@@ -949,6 +950,9 @@ int main(int argc, char **argv)
 		LABTEST_BOTH(fence_handle__totals_in_video_id_order),
 		LABTEST_ALL(fence_handle__refuses_a_batch_it_cannot_hold),
 		LABTEST_ALL(fence_position__offsets_past_2_31),
+		LABTEST_ALL(fence_apply__every_allocation_can_fail),
+		LABTEST_ALL(fence_handle__every_allocation_can_fail),
+		LABTEST_ALL(fence_handle__nothing_left_allocated),
 		LABTEST_ALL(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_ALL(fence_consume__exact_under_crash_schedules),
 		LABTEST_ALL(fence_consume__100k_events_exact),

@@ -21,6 +21,7 @@
 
 #include "kit/load.h"
 #include "labs/06-money/money.h"
+#include "tests/labs/06-money/alloc.h"
 #include "tests/labs/06-money/books.h"
 #include "tests/labs/06-money/contracts.h"
 #include "tests/labs/06-money/crashes.h"
@@ -618,6 +619,9 @@ int main(void)
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),
 		BOTH(crash__mid_batch),
+		BOTH(transfer__every_allocation_can_fail),
+		BOTH(batch__every_allocation_can_fail),
+		BOTH(money__nothing_left_allocated),
 	};
 	return labtest_main("06-money", tests);
 }

@@ -20,6 +20,7 @@
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
 #include "tests/harness/labtest.h"
+#include "tests/labs/07-contain/alloc.h"
 #include "tests/labs/07-contain/contracts.h"
 #include "util/clock.h"
 
@@ -999,6 +1000,8 @@ int main(void)
 		cmocka_unit_test(hot_keys__never_underestimates),
 		cmocka_unit_test(hot_keys__memory_stays_within_k),
 		cmocka_unit_test(hot_keys__topk_counts_past_2_31),
+		cmocka_unit_test(hot_keys__counting_allocates_nothing),
+		cmocka_unit_test(hot_keys__topk_every_allocation_can_fail),
 		/* §2, §5, §6: PostgreSQL; the detector's first three on MariaDB
 		 * too. The fourth needs a second database of the server, and
 		 * the containment is written in PostgreSQL's SET LOCAL

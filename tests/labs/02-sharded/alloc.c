@@ -1,0 +1,123 @@
+/*
+ * alloc.c: Lab 02's allocation checks (alloc.h).
+ *
+ * The test binary counts every block allocated by the code linked into it
+ * and can refuse the k-th one the student's code makes
+ * (tests/harness/alloc.h). A shrink runs once per k: a refused allocation
+ * must come back as an error with the shrink rolled back (the post's N
+ * and its count as before), and the same shrink must then work. After
+ * every call, nothing the code allocated may still be allocated.
+ */
+#include <stdio.h>
+
+#include "labs/02-sharded/shard.h"
+#include "tests/harness/alloc.h"
+#include "tests/harness/labtest.h"
+#include "tests/labs/02-sharded/alloc.h"
+
+#define POST 42
+#define LIKES 40
+
+static uint32_t counting(void *arg)        /* 0, 1, 2, ... */
+{
+	uint32_t *next = arg;
+	return (*next)++;
+}
+
+static struct kit_db *fresh(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	lt_expect(shard_setup(db) == 0, NULL, "shard_setup: %s", labtest_why(db));
+	uint32_t next = 0;
+	for (int i = 0; i < LIKES; i++)
+		lt_expect(shard_increment(db, POST, counting, &next) == 0, "upsert", "shard_increment: %s",
+		          labtest_why(db));
+	return db;
+}
+
+static int64_t total(struct kit_db *db)
+{
+	int64_t n = -1;
+	lt_expect(shard_read(db, POST, &n) == 0, "sum-all-slots", "shard_read: %s", labtest_why(db));
+	return n;
+}
+
+static int slots(struct kit_db *db)
+{
+	int n = -1;
+	lt_expect(shard_slots(db, POST, &n) == 0, "live-n", "shard_slots: %s", labtest_why(db));
+	return n;
+}
+
+struct shrink {
+	struct kit_db *db;
+};
+
+/* Every round starts from 16 slots, all holding likes. */
+static void back_to_16(void *arg)
+{
+	struct shrink *s = arg;
+	lt_expect(shard_resize(s->db, POST, 16) == 0, "fold", "shard_resize to 16: %s", labtest_why(s->db));
+}
+
+static int shrink_call(void *arg)
+{
+	struct shrink *s = arg;
+	return shard_resize(s->db, POST, 4);
+}
+
+static void shrink_check(void *arg, int k, bool failed, int rc)
+{
+	struct shrink *s = arg;
+	if (failed) {
+		lt_expect(rc < 0, "alloc", "shard_resize to 4 with allocation %d refused returned %d: "
+		          "a shrink that did not happen must be an error", k, rc);
+		lt_expect_int_hint(slots(s->db), 16, "N after a shrink whose allocation was refused "
+		                   "(it must roll back)", "alloc");
+		lt_expect_int_hint(total(s->db), LIKES, "the count after a refused shrink", "alloc");
+		rc = shard_resize(s->db, POST, 4);
+		lt_expect(rc == 0, "alloc", "the same shrink again, nothing refused: %s", labtest_why(s->db));
+	} else {
+		lt_expect(rc == 0, "fold", "shard_resize to 4: %s", labtest_why(s->db));
+	}
+	lt_expect_int_hint(slots(s->db), 4, "N after the shrink", "fold");
+	lt_expect_int_hint(total(s->db), LIKES, "the count after the shrink", "fold");
+}
+
+void shard_resize__every_allocation_can_fail(void **state)
+{
+	struct shrink s = { fresh(*state) };
+	struct lt_alloc_case c = { .arg = &s, .setup = back_to_16, .call = shrink_call,
+	                           .check = shrink_check, .what = "shard_resize" };
+	lt_alloc_each(&c);
+}
+
+void shard_resize__nothing_left_allocated(void **state)
+{
+	struct kit_db *db = fresh(*state);
+	size_t base = lt_alloc_live();
+	lt_expect(shard_resize(db, POST, 3) == 0, "fold", "shard_resize to 3: %s", labtest_why(db));
+	lt_alloc_expect_none_left(base, "a shrink from 16 slots to 3");
+	lt_expect(shard_resize(db, POST, SHARD_MAX_SLOTS) == 0, "fold", "shard_resize to the most: %s",
+	          labtest_why(db));
+	lt_alloc_expect_none_left(base, "a growth to SHARD_MAX_SLOTS");
+	lt_expect(shard_resize(db, POST, 0) < 0, "bad-n", "shard_resize to 0 was not refused");
+	lt_alloc_expect_none_left(base, "a refused shard_resize to 0");
+	lt_expect_int_hint(total(db), LIKES, "the count after the resizes", "fold");
+}
+
+void shard_increment__nothing_left_allocated(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	lt_expect(shard_setup(db) == 0, NULL, "shard_setup: %s", labtest_why(db));
+	size_t base = lt_alloc_live();
+	uint32_t next = 7;
+	lt_expect(shard_increment(db, POST, counting, &next) == 0, "upsert", "shard_increment: %s",
+	          labtest_why(db));
+	lt_alloc_expect_none_left(base, "shard_increment");
+	lt_expect_int_hint(total(db), 1, "the count after one like", "never-liked");
+	lt_alloc_expect_none_left(base, "shard_read");
+	lt_expect_int_hint(slots(db), SHARD_DEFAULT_SLOTS, "N of a post never resized", "live-n");
+	lt_alloc_expect_none_left(base, "shard_slots");
+}

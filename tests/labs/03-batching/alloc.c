@@ -1,0 +1,269 @@
+/*
+ * alloc.c: Lab 03's allocation checks (alloc.h).
+ *
+ * The test binary counts every block allocated by the code linked into it
+ * (the student's, the kit's) and can refuse the k-th one
+ * (tests/harness/alloc.h). Each operation that allocates runs once per k:
+ * a refused allocation must come back as an error, with every like still
+ * where it was (pending in the accumulator, or in the inbox for the next
+ * rollup), a retry must then work, and after the accumulator is freed no
+ * block may be left. Allocations inside libsqlite3 and libpq are not seen.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "labs/03-batching/batch.h"
+#include "tests/harness/alloc.h"
+#include "tests/labs/03-batching/alloc.h"
+
+static struct batch_acc *held;   /* freed at teardown when a check failed */
+
+int batch_alloc_teardown(void **state)
+{
+	batch_acc_free(held);
+	held = NULL;
+	return labtest_teardown(state);
+}
+
+static struct kit_db *fresh(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", labtest_why(db));
+	return db;
+}
+
+static int64_t counted(struct labtest *t)
+{
+	return labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes");
+}
+
+/* ---- the accumulator ---- */
+
+struct acc_case {
+	struct labtest *t;
+	struct kit_db *db;
+	int posts;              /* distinct posts pending before the call */
+	enum { NEW, ADD, FLUSH, EMPTY_FLUSH } op;
+	int64_t before;         /* counted in post_likes before the call */
+	struct batch_acc *made; /* batch_acc_new's result */
+};
+
+static void acc_setup(void *arg)
+{
+	struct acc_case *c = arg;
+	if (c->op == NEW)
+		return;
+	held = batch_acc_new();
+	lt_expect(held != NULL, "acc", "batch_acc_new returned NULL with nothing refused");
+	for (int i = 0; i < c->posts; i++)
+		lt_expect_int_hint(batch_acc_add(held, 1000 + i, 1 + i % 3), 0,
+		                   "batch_acc_add with nothing refused", "acc");
+	c->before = counted(c->t);
+}
+
+static int64_t pending_of(int posts)
+{
+	int64_t n = 0;
+	for (int i = 0; i < posts; i++)
+		n += 1 + i % 3;
+	return n;
+}
+
+static int acc_call(void *arg)
+{
+	struct acc_case *c = arg;
+	switch (c->op) {
+	case NEW:
+		c->made = batch_acc_new();
+		return c->made ? 0 : -1;
+	case ADD:
+		return batch_acc_add(held, 5000, 7);    /* a post not pending yet */
+	case FLUSH:
+	case EMPTY_FLUSH:
+		return batch_acc_flush(held, c->db);
+	}
+	return 0;
+}
+
+static void acc_check(void *arg, int k, bool failed, int rc)
+{
+	struct acc_case *c = arg;
+	int64_t pending = pending_of(c->posts);
+	switch (c->op) {
+	case NEW:
+		if (failed)
+			lt_expect(c->made == NULL, "alloc", "batch_acc_new returned an accumulator "
+			          "although its allocation %d was refused", k);
+		else
+			lt_expect(c->made != NULL, "acc", "batch_acc_new returned NULL with no allocation refused");
+		return;
+	case ADD:
+		if (failed) {
+			lt_expect_int_hint(rc, KIT_DB_ERR, "batch_acc_add with its allocation refused "
+			                   "(batch.h: KIT_DB_ERR when out of memory)", "alloc");
+			lt_expect_int_hint(batch_acc_pending(held), pending,
+			                   "pending after a refused add (nothing may be counted)", "alloc");
+			lt_expect_int_hint(batch_acc_add(held, 5000, 7), 0, "the same add again", "alloc");
+		} else {
+			lt_expect_int_hint(rc, 0, "batch_acc_add", "acc");
+		}
+		lt_expect_int_hint(batch_acc_pending(held), pending + 7, "pending after the add", "alloc");
+		return;
+	case EMPTY_FLUSH:
+		lt_expect_int_hint(rc, 0, "a flush with nothing pending returns 0 (batch.h); "
+		                   "with an allocation refused it must not have tried one", "alloc");
+		return;
+	case FLUSH:
+		break;
+	}
+	if (failed) {
+		lt_expect(rc < 0, "alloc", "allocation %d of the flush refused, yet it returned %d: "
+		          "a NULL from malloc is a failure to report", k, rc);
+		lt_expect_int_hint(batch_acc_pending(held), pending,
+		                   "pending after a flush whose allocation was refused (all must stay)", "alloc");
+		lt_expect_int_hint(counted(c->t), c->before,
+		                   "likes in post_likes after a flush that failed (none may be written)", "alloc");
+		lt_expect(batch_acc_flush(held, c->db) == 0, "alloc", "the flush again, nothing refused: %s",
+		          labtest_why(c->db));
+	} else {
+		lt_expect(rc == 0, "acc", "batch_acc_flush: %s", labtest_why(c->db));
+	}
+	lt_expect_int_hint(batch_acc_pending(held), 0, "pending after a flush that worked", "alloc");
+	lt_expect_int_hint(counted(c->t), c->before + pending, "likes in post_likes after the flush", "alloc");
+}
+
+static void acc_teardown(void *arg)
+{
+	struct acc_case *c = arg;
+	batch_acc_free(c->op == NEW ? c->made : held);
+	c->made = NULL;
+	if (c->op != NEW)
+		held = NULL;
+}
+
+void batch_acc__every_allocation_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct acc_case c = { .t = t, .db = fresh(t) };
+	struct lt_alloc_case ac = { .arg = &c, .setup = acc_setup, .call = acc_call,
+	                            .check = acc_check, .teardown = acc_teardown };
+	ac.what = "batch_acc_new";
+	c.op = NEW;
+	lt_alloc_each(&ac);
+	/* The first post of an empty accumulator, and the 17th, 33rd (where a
+	 * doubling table grows). */
+	ac.what = "batch_acc_add";
+	c.op = ADD;
+	for (int posts = 0; posts <= 32; posts += 16) {
+		c.posts = posts;
+		lt_alloc_each(&ac);
+	}
+	ac.what = "batch_acc_flush";
+	c.op = FLUSH;
+	c.posts = 20;
+	lt_alloc_each(&ac);
+	ac.what = "batch_acc_flush of nothing";
+	c.op = EMPTY_FLUSH;
+	c.posts = 0;
+	lt_alloc_each(&ac);
+}
+
+/* ---- the rollup ---- */
+
+struct rollup_case {
+	struct labtest *t;
+	struct kit_db *db;
+	int64_t round, before, moved;
+};
+
+enum { ROLLUP_POSTS = 20 };   /* more than a table of 16 holds */
+
+static void rollup_setup(void *arg)
+{
+	struct rollup_case *c = arg;
+	c->round++;
+	lt_expect(kit_db_begin(c->db) == 0, NULL, "BEGIN: %s", labtest_why(c->db));
+	for (int p = 0; p < ROLLUP_POSTS; p++) {
+		int rc = batch_record_like(c->db, 100 + p, c->round);
+		lt_expect(rc == 0, "one-per-user", "batch_record_like(%d, %lld): %s", 100 + p,
+		          (long long)c->round, labtest_why(c->db));
+	}
+	lt_expect(kit_db_commit(c->db) == 0, NULL, "COMMIT: %s", labtest_why(c->db));
+	c->before = counted(c->t);
+	c->moved = -1;
+}
+
+static int rollup_call(void *arg)
+{
+	struct rollup_case *c = arg;
+	return batch_rollup(c->db, &c->moved);
+}
+
+static void rollup_check(void *arg, int k, bool failed, int rc)
+{
+	struct rollup_case *c = arg;
+	if (failed) {
+		lt_expect(rc < 0, "alloc", "allocation %d of the rollup refused, yet it returned %d", k, rc);
+		lt_expect_int_hint(c->moved, -1, "*moved after a failed rollup (batch.h: left alone)", "alloc");
+		lt_expect_int_hint(counted(c->t), c->before,
+		                   "likes in post_likes after a rollup that failed (it must roll back)", "alloc");
+		c->moved = -1;
+		rc = batch_rollup(c->db, &c->moved);
+		lt_expect(rc == 0, "alloc", "the rollup again, nothing refused: %s", labtest_why(c->db));
+	} else {
+		lt_expect(rc == 0, "rollup", "batch_rollup: %s", labtest_why(c->db));
+	}
+	lt_expect_int_hint(c->moved, ROLLUP_POSTS, "likes moved by the rollup that worked", "alloc");
+	lt_expect_int_hint(counted(c->t), c->before + ROLLUP_POSTS, "likes in post_likes after it", "alloc");
+}
+
+void batch_rollup__every_allocation_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct rollup_case c = { .t = t, .db = fresh(t) };
+	struct lt_alloc_case ac = { .arg = &c, .setup = rollup_setup, .call = rollup_call,
+	                            .check = rollup_check, .what = "batch_rollup" };
+	lt_alloc_each(&ac);
+}
+
+/* ---- nothing left ---- */
+
+void batch_rollup__nothing_left_allocated(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	size_t base = lt_alloc_live();
+
+	lt_expect(batch_like(db, 1, 1) == 0, "one-per-user", "batch_like: %s", labtest_why(db));
+	lt_alloc_expect_none_left(base, "batch_like");
+	lt_expect(batch_like(db, 1, 1) == KIT_DB_CONSTRAINT, "one-per-user", "a repeat like was not refused");
+	lt_alloc_expect_none_left(base, "a refused repeat like");
+	int64_t moved = 0, n = 0;
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "batch_rollup: %s", labtest_why(db));
+	lt_alloc_expect_none_left(base, "batch_rollup");
+	lt_expect(batch_count(db, 1, &n) == 0 && n == 1, "rollup", "batch_count: %s", labtest_why(db));
+	lt_alloc_expect_none_left(base, "batch_count");
+}
+
+void batch_acc__nothing_left_allocated(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	size_t base = lt_alloc_live();
+
+	held = batch_acc_new();
+	lt_expect(held != NULL, "acc", "batch_acc_new returned NULL");
+	batch_acc_free(held);
+	held = NULL;
+	lt_alloc_expect_none_left(base, "batch_acc_new and batch_acc_free of an empty accumulator");
+
+	/* 1,007 posts: three upserts, and a pending table that grew six times. */
+	held = batch_acc_new();
+	for (int p = 0; p < 1007; p++)
+		lt_expect_int_hint(batch_acc_add(held, 10 + p, 1), 0, "batch_acc_add", "acc");
+	lt_expect(batch_acc_flush(held, db) == 0, "acc", "batch_acc_flush: %s", labtest_why(db));
+	batch_acc_add(held, 3, 2);
+	batch_acc_free(held);    /* one post still pending: freed with it */
+	held = NULL;
+	lt_alloc_expect_none_left(base, "an accumulator of 1,007 posts was flushed and freed with one post pending");
+}

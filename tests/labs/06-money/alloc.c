@@ -1,0 +1,131 @@
+/*
+ * alloc.c: Lab 06's allocation checks (alloc.h).
+ *
+ * The test binary counts every block allocated by the code linked into it
+ * and can refuse the k-th one the student's code makes
+ * (tests/harness/alloc.h). The reference solution allocates nothing; a
+ * solution that does (the fee sub-accounts' sums on the heap, a sorted
+ * copy of a batch, SQL built in a buffer) must treat a NULL as it treats
+ * a refused statement: roll back, write nothing, return a negative code,
+ * and free what it took on every path. money_transfer and money_batch run
+ * once per allocation they make, refusing that one; then the same call
+ * must work. After every call of every function, no block may be left.
+ */
+#include <stdio.h>
+
+#include "labs/06-money/money.h"
+#include "tests/harness/alloc.h"
+#include "tests/harness/labtest.h"
+#include "tests/labs/06-money/alloc.h"
+#include "tests/labs/06-money/books.h"
+
+enum { BATCH = 20, SUBS = 4 };
+
+struct sale {
+	struct labtest *t;
+	struct kit_db *db;
+	bool batch;
+	int64_t next_id, buyer_before;
+	struct money_transfer list[BATCH];
+	int results[BATCH];
+};
+
+static void next_sales(void *arg)
+{
+	struct sale *s = arg;
+	for (int i = 0; i < BATCH; i++) {
+		s->list[i] = (struct money_transfer){ s->next_id++, 1, 2, 10, 1 + i % 3 };
+		s->results[i] = -99;
+	}
+	s->buyer_before = balance(s->t, 1);
+}
+
+static int sale_call(void *arg)
+{
+	struct sale *s = arg;
+	const struct money_fees fees = { FEE_ACCOUNT, SUBS };
+	return s->batch ? money_batch(s->db, &fees, s->list, BATCH, s->results)
+	                : money_transfer(s->db, &fees, &s->list[0]);
+}
+
+static void sale_check(void *arg, int k, bool failed, int rc)
+{
+	struct sale *s = arg;
+	const char *what = s->batch ? "money_batch of 20" : "money_transfer";
+	int sales = s->batch ? BATCH : 1;
+	if (failed) {
+		lt_expect(rc < 0, "alloc", "%s with allocation %d refused returned %d: a call that wrote "
+		          "nothing must say so", what, k, rc);
+		lt_expect_int_hint(balance(s->t, 1), s->buyer_before,
+		                   "the buyer's balance after a call whose allocation was refused", "alloc");
+		lt_expect_int_hint(rows_of(s->t, s->list[0].id), 0,
+		                   "rows of the first sale after a call whose allocation was refused", "alloc");
+		rc = sale_call(s);
+		lt_expect(rc == 0, "alloc", "%s again, nothing refused, returned %d: %s", what, rc,
+		          labtest_why(s->db));
+	} else {
+		lt_expect(rc == 0, NULL, "%s returned %d: %s", what, rc, labtest_why(s->db));
+	}
+	for (int i = 0; s->batch && i < BATCH; i++)
+		lt_expect_int_hint(s->results[i], 0, "a sale's result in a batch that committed", "alloc");
+	lt_expect_int_hint(balance(s->t, 1), s->buyer_before - 10 * sales,
+	                   "the buyer's balance once the call worked", "alloc");
+	const char *bad = books_fault(s->t);
+	lt_expect(bad == NULL, "alloc", "the books after %s: %s", what, bad ? bad : "");
+}
+
+static void every_allocation(struct labtest *t, bool batch)
+{
+	struct sale s = { .t = t, .db = books(t), .batch = batch, .next_id = 1 };
+	open_account(s.db, 1, 1, 100000);
+	open_account(s.db, 2, 1, 0);
+	open_account(s.db, FEE_ACCOUNT, SUBS, 0);
+	struct lt_alloc_case c = { .arg = &s, .setup = next_sales, .call = sale_call, .check = sale_check,
+	                           .what = batch ? "money_batch" : "money_transfer" };
+	lt_alloc_each(&c);
+}
+
+void transfer__every_allocation_can_fail(void **state)
+{
+	every_allocation(*state, false);
+}
+
+void batch__every_allocation_can_fail(void **state)
+{
+	every_allocation(*state, true);
+}
+
+/* Every function on each of its ways out. */
+void money__nothing_left_allocated(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	size_t base = lt_alloc_live();
+	lt_expect_int(money_open(db, 1, 1, 500), 0, "money_open of the buyer");
+	lt_expect_int(money_open(db, 2, 1, 0), 0, "money_open of the seller");
+	lt_expect_int(money_open(db, FEE_ACCOUNT, SUBS, 0), 0, "money_open of the fee account");
+	lt_expect(money_open(db, 2, 1, 0) < 0, NULL, "money_open of an account that exists succeeded");
+	lt_alloc_expect_none_left(base, "money_open (new accounts and one that exists)");
+
+	const struct money_fees fees = { FEE_ACCOUNT, SUBS };
+	struct money_transfer sale = { 7, 1, 2, 100, 5 };
+	lt_expect_int(money_transfer(db, &fees, &sale), 0, "money_transfer");
+	lt_expect_int(money_transfer(db, &fees, &sale), MONEY_ALREADY, "the same transfer again");
+	struct money_transfer broke = { 8, 1, 2, 100000, 5 }, bad = { 9, 1, 1, 10, 1 };
+	lt_expect_int(money_transfer(db, &fees, &broke), MONEY_INSUFFICIENT, "a transfer the buyer cannot pay");
+	lt_expect_int(money_transfer(db, &fees, &bad), MONEY_INVALID, "a transfer to oneself");
+	lt_alloc_expect_none_left(base, "money_transfer (applied, already, insufficient, invalid)");
+
+	struct money_transfer list[3] = { { 10, 1, 2, 10, 1 }, { 11, 1, 2, 100000, 1 }, { 12, 1, 2, 10, 0 } };
+	int results[3];
+	lt_expect_int(money_batch(db, &fees, list, 3, results), 0, "money_batch of 3, one refused");
+	lt_alloc_expect_none_left(base, "money_batch");
+	lt_expect_int(money_payout(db, &fees, 13, 2, 3), 0, "money_payout of 3");
+	lt_expect_int(money_payout(db, &fees, 14, 2, 1000), MONEY_INSUFFICIENT, "a payout above the fees");
+	lt_alloc_expect_none_left(base, "money_payout (paid, refused)");
+	int64_t bal = 0;
+	lt_expect_int(money_balance(db, 1, &bal), 0, "money_balance");
+	struct money_audit a;
+	lt_expect_int(money_reconcile(db, &a), 0, "money_reconcile");
+	lt_alloc_expect_none_left(base, "money_balance and money_reconcile");
+}
