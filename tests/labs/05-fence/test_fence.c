@@ -742,6 +742,97 @@ static void fence_position__offsets_past_2_31(void **state)
 	          (long long)LT_PAST_INT32 + 7, (long long)LT_PAST_UINT32 + 7);
 }
 
+/* The fence's own offsets past 2^31 and 2^32, not only the position: the
+ * batch that starts right after a stored 2^31 + 6 is applied and stores
+ * its last offset exactly; so is one past 2^32; and a batch whose offsets
+ * agree with the stored one only in their low 32 bits is refused. An
+ * offset passed through an int (a "%d", an int variable) fails the first
+ * two: the condition then compares a wrapped number and refuses the very
+ * batch that is next. */
+static void fence_apply__offsets_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	char sql[128];
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 1",
+	         (long long)LT_PAST_INT32 + 6);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 2",
+	         (long long)LT_PAST_UINT32 + 6);
+	labtest_exec(t, sql);
+
+	int rc1 = apply(t, batch(1, LT_PAST_INT32 + 7, LT_PAST_INT32 + 106, 2, 3));
+	int rc2 = apply(t, batch(2, LT_PAST_UINT32 + 7, LT_PAST_UINT32 + 56, 2, 4));
+	lt_expect(rc1 == 1 && rc2 == 1, "fence-contiguous", "fence_apply of the batch that is next "
+	          "returned %d (after 2^31 + 6) and %d (after 2^32 + 7), expected 1 and 1: an "
+	          "offset past 2^31 compared as an int (kept in an int, or printed with %%d) "
+	          "refuses the next batch", rc1, rc2);
+	lt_expect(stored_last(t, 1) == LT_PAST_INT32 + 106 && stored_last(t, 2) == LT_PAST_UINT32 + 56,
+	          "fence-contiguous", "last_offset after those batches: %lld and %lld, expected "
+	          "2^31 + 106 = %lld and 2^32 + 57 = %lld (is the batch's last offset cut to an int?)",
+	          (long long)stored_last(t, 1), (long long)stored_last(t, 2),
+	          (long long)LT_PAST_INT32 + 106, (long long)LT_PAST_UINT32 + 56);
+	lt_expect_int_hint(views_of(t, 1), 7, "views of video 1 after the batches past 2^31 and 2^32",
+	                   "fence-contiguous");
+
+	/* 57 .. 99 agrees with 2^32 + 57 .. 2^32 + 99 in the low 32 bits only. */
+	int low = apply(t, batch(2, LT_PAST_UINT32 + 57 - ((int64_t)1 << 32),
+	                         LT_PAST_UINT32 + 99 - ((int64_t)1 << 32), 1, 5));
+	lt_expect_int_hint(low, 0, "fence_apply's result for batch 58..100 after 2^32 + 57 was stored "
+	                   "(the same low 32 bits, not the next batch)", "fence-contiguous");
+	lt_expect_int_hint(stored_last(t, 2), LT_PAST_UINT32 + 56,
+	                   "partition 2's last_offset after a batch that is next only in its low 32 bits",
+	                   "fence-contiguous");
+	lt_expect_int_hint(views_of(t, 1), 7, "views of video 1 after that batch was refused",
+	                   "fence-contiguous");
+}
+
+/* fence_handle answers 0 for a batch that is in the database, applied now
+ * or BEFORE (fence.h): a batch delivered again after a crash (the log's
+ * hint lags the database) is done, and the log must move past it. A
+ * handler that answers an error for the fence's refusal makes the log
+ * deliver that batch again, forever: the partition stops at it. Here
+ * through kit_log_poll, as a consumer runs: the second poll, sought back to
+ * offset 0, must move on past the batch it already has. */
+static void fence_handle__batch_applied_before_answers_0(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	char dir[512];
+	struct kit_log *log = make_log(dir, sizeof dir, 20);   /* videos 1, 2, 3, 1, 2, 3, ... */
+	struct kit_log_consumer *c;
+	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = db };
+	kit_log_join(&c, log, FENCE_GROUP, "solo", &cb);
+	int first = 0, n;
+	while ((n = kit_log_poll(c, 10, fence_handle, db)) > 0)
+		first += n;
+
+	/* the consumer is sent back to the start of every partition: a crash
+	 * that lost the log's hint, a restore of the log */
+	int again = 0, sought = 0;
+	for (int p = 0; p < CRASH_PARTITIONS; p++)
+		sought |= kit_log_seek(c, p, 0);
+	while ((n = kit_log_poll(c, 10, fence_handle, db)) > 0)
+		again += n;
+	int last_poll = n;
+	int64_t p0 = -1;
+	kit_log_position(c, 0, &p0);
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+
+	lt_expect(sought == 0, "handle-error", "kit_log_seek back to 0 failed (%d)", sought);
+	lt_expect_int_hint(first, 80, "events handled on the first pass (4 partitions of 20)", "totals");
+	lt_expect(last_poll == 0 && again == 80, "handle-error", "the same 80 events delivered again: "
+	          "kit_log_poll answered %d after handling %d of them (expected 0 after 80); fence_handle "
+	          "must answer 0 for a batch the fence refuses as applied before, or the log delivers "
+	          "it again forever and the partition stops there", last_poll, again);
+	lt_expect_int_hint(p0, 20, "partition 0's position after the second pass", "handle-error");
+	lt_expect_int_hint(views_of(t, 1) + views_of(t, 2) + views_of(t, 3), 80,
+	                   "views in the database after every batch was delivered twice", "fence");
+}
+
 /* ---- a zombie consumer ---- */
 
 #define ZOMBIE_EVENTS 3000
@@ -949,6 +1040,8 @@ int main(int argc, char **argv)
 		LABTEST_BOTH(fence_handle__totals_in_video_id_order),
 		LABTEST_ALL(fence_handle__refuses_a_batch_it_cannot_hold),
 		LABTEST_ALL(fence_position__offsets_past_2_31),
+		LABTEST_ALL(fence_apply__offsets_past_2_31),
+		LABTEST_ALL(fence_handle__batch_applied_before_answers_0),
 		LABTEST_ALL(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_ALL(fence_consume__exact_under_crash_schedules),
 		LABTEST_ALL(fence_consume__100k_events_exact),
