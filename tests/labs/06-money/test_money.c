@@ -25,6 +25,7 @@
 #include "tests/labs/06-money/contracts.h"
 #include "tests/labs/06-money/crashes.h"
 #include "tests/labs/06-money/edges.h"
+#include "tests/labs/06-money/promises.h"
 #include "tests/labs/06-money/races.h"
 #include "tests/harness/labtest.h"
 
@@ -611,9 +612,11 @@ int main(void)
 		BOTH(batch__every_step_can_fail),
 		{ "batch__exactly_max/sqlite", batch__exactly_max, labtest_setup_sqlite, teardown, NULL },
 		BOTH(batch__fee_sums_past_2_24),
+		BOTH(batch__fee_sums_past_2_31),
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__rows_with_no_entries),
 		BOTH(reconcile__every_step_can_fail),
+		BOTH(every_call__leaves_the_connection_as_it_found_it),
 		BOTH(transfer__no_overdraft_under_threads),
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),

@@ -1,0 +1,177 @@
+/*
+ * promises.c: Lab 06's checks of what money.h promises where the other
+ * check files stop short: a batch's fee sums past 2^31 (each fee fits an
+ * int, their sum does not), and every call, whatever it answers, leaving
+ * its connection as it found it: no transaction open, no session setting
+ * changed ("the connection is ready for the next call").
+ */
+#include "tests/labs/06-money/promises.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "labs/06-money/money.h"
+#include "tests/labs/06-money/books.h"
+#include "tests/harness/bounds.h"
+#include "tests/harness/labtest.h"
+
+/* Three fees of 1,000,000,001 in one batch: each fits an int, their sum,
+ * 3,000,000,003, does not. A sum kept in an int wraps to a negative
+ * number and the fee sub-account is debited instead of credited. */
+void batch__fee_sums_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	enum { N = 3 };
+	const int64_t amount = 1500000000, fee = 1000000001;
+	open_account(db, 1, 1, N * amount);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+
+	struct money_fees f = { FEE_ACCOUNT, 1 };
+	struct money_transfer list[N];
+	int results[N];
+	for (int i = 0; i < N; i++)
+		list[i] = (struct money_transfer){ 1 + i, 1, 2, amount, fee };
+	int rc = money_batch(db, &f, list, N, results);
+	lt_expect(rc == 0, "savepoint", "money_batch of 3 sales returned %d (%s)", rc,
+	          labtest_why(db));
+	int64_t got = balance(t, FEE_ACCOUNT);
+	lt_expect(got == N * fee, "balance", "fee account after a batch of 3 fees of 1,000,000,001: "
+	          "expected %lld (past 2^31 = %lld), got %lld%s", (long long)(N * fee),
+	          (long long)LT_PAST_INT32, (long long)got, got != N * fee && got < LT_PAST_INT32 ?
+	          ": the batch's fee sum was kept in an int (or a 32-bit type) and wrapped; keep "
+	          "sums of money in int64_t" : "");
+	lt_expect_int_hint(balance(t, 2), N * (amount - fee), "seller's balance after the batch",
+	                   "balance");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after a batch of fees past 2^31: %s", bad);
+}
+
+/* The server's id of db's session (pg_backend_pid(), CONNECTION_ID()). */
+static int64_t session_of(struct kit_db *db)
+{
+	int64_t id = -1;
+	if (kit_db_engine(db) != KIT_DB_SQLITE)
+		kit_db_query_int(db, kit_db_engine(db) == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+		                 : "SELECT pg_backend_pid()", 0, NULL, &id);
+	return id;
+}
+
+/* 1 when the session `id` (of db) has a transaction open, as the server
+ * shows it to another connection (obs): pg_stat_activity's "idle in
+ * transaction", INNODB_TRX's row for the thread; on SQLite a write lock
+ * another connection cannot take (kit_db_begin is BEGIN IMMEDIATE). */
+static int open_transaction(struct labtest *t, struct kit_db *obs, int64_t id)
+{
+	char sql[200];
+	if (t->engine == KIT_DB_SQLITE) {
+		kit_db_exec(obs, "PRAGMA busy_timeout = 0", 0, NULL);
+		int rc = kit_db_exec(obs, "BEGIN IMMEDIATE", 0, NULL);
+		if (rc == 0)
+			kit_db_exec(obs, "ROLLBACK", 0, NULL);
+		return rc != 0;
+	}
+	snprintf(sql, sizeof sql, t->engine == KIT_DB_MYSQL
+	         ? "SELECT count(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = %lld"
+	         : "SELECT count(*) FROM pg_stat_activity WHERE pid = %lld"
+	           " AND state LIKE 'idle in transaction%%'", (long long)id);
+	int64_t n = 0;
+	kit_db_query_int(obs, sql, 0, NULL, &n);
+	return n > 0;
+}
+
+/* The session's own settings (SET without LOCAL, set_config(.., false)):
+ * PostgreSQL's pg_settings with source 'session', as one line. */
+static int settings_row(void *arg, int ncols, const char *const *v)
+{
+	char *out = arg;
+	if (ncols > 0 && v[0])
+		snprintf(out, 600, "%s", v[0]);
+	return 0;
+}
+
+static void session_settings(struct kit_db *db, char out[600])
+{
+	out[0] = 0;
+	if (kit_db_engine(db) == KIT_DB_POSTGRES)
+		kit_db_query(db, "SELECT string_agg(name || ' = ' || setting, ', ' ORDER BY name)"
+		             " FROM pg_settings WHERE source = 'session'", 0, NULL, settings_row, out);
+}
+
+/* Every function, on each of its answers (applied, MONEY_ALREADY,
+ * MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT for a buyer and for a seller,
+ * MONEY_INVALID, a payout's and a batch's, money_open's
+ * KIT_DB_CONSTRAINT), leaves its connection with no transaction open
+ * and, on PostgreSQL, with no session setting changed: money.h promises
+ * the connection is ready for the next call. A path that returns before
+ * its COMMIT or ROLLBACK leaves the transaction open (on PostgreSQL the
+ * next BEGIN only warns, and the next call's work joins it); a SET
+ * without LOCAL (a lock_timeout, a synchronous_commit) outlives the call
+ * and changes every later transaction of that connection. */
+void every_call__leaves_the_connection_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	books(t);
+	struct kit_db *db = labtest_connect(t), *obs = labtest_db(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	int64_t id = session_of(db);
+	char before[600], after[600];
+	session_settings(db, before);
+
+	struct money_fees f = { FEE_ACCOUNT, 2 };
+	struct money_transfer ok = { 1, 1, 2, 100, 10 }, batch2[2] = { { 2, 1, 2, 10, 1 },
+	                                                                 { 3, 1, 2, 10, 1 } };
+	int results[2];
+	char fault[1500] = "";
+	static const char *const what[] = {
+		"a transfer applied (0)", "the same transfer again (MONEY_ALREADY)",
+		"a transfer the balance does not cover (MONEY_INSUFFICIENT)",
+		"a transfer from a buyer that does not exist (MONEY_NO_ACCOUNT)",
+		"a transfer to a seller that does not exist (MONEY_NO_ACCOUNT)",
+		"a transfer with a fee above the amount (MONEY_INVALID)", "a batch of 2 (0)",
+		"a payout (0)", "the same payout again (MONEY_ALREADY)",
+		"a payout the fee account does not cover (MONEY_INSUFFICIENT)",
+		"money_open of an account that exists (KIT_DB_CONSTRAINT)",
+	};
+	static const int want[] = { 0, MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT,
+	                            MONEY_NO_ACCOUNT, MONEY_INVALID, 0, 0, MONEY_ALREADY,
+	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT };
+	for (int step = 0; step < (int)(sizeof what / sizeof what[0]); step++) {
+		int rc = 0;
+		struct money_transfer x = ok;
+		switch (step) {
+		case 0: case 1: rc = money_transfer(db, &f, &ok); break;
+		case 2: x.id = 10; x.amount = 100000; rc = money_transfer(db, &f, &x); break;
+		case 3: x.id = 11; x.from = 77; rc = money_transfer(db, &f, &x); break;
+		case 4: x.id = 12; x.to = 78; rc = money_transfer(db, &f, &x); break;
+		case 5: x.id = 13; x.fee = 101; rc = money_transfer(db, &f, &x); break;
+		case 6: rc = money_batch(db, &f, batch2, 2, results); break;
+		case 7: case 8: rc = money_payout(db, &f, 20, 2, 5); break;
+		case 9: rc = money_payout(db, &f, 21, 2, 100000); break;
+		case 10: rc = money_open(db, 2, 1, 0); break;
+		}
+		int open = open_transaction(t, obs, id);
+		session_settings(db, after);
+		if (rc != want[step] && !fault[0])
+			snprintf(fault, sizeof fault, "%s returned %d, expected %d (%s)", what[step], rc,
+			         want[step], labtest_why(db));
+		if (open && !fault[0])
+			snprintf(fault, sizeof fault, "after %s (it returned %d), its connection still "
+			         "has a transaction open: that path returns before its COMMIT or ROLLBACK "
+			         "(on PostgreSQL the next BEGIN only warns, and the next call's writes "
+			         "join the open transaction)", what[step], rc);
+		if (strcmp(before, after) != 0 && !fault[0])
+			snprintf(fault, sizeof fault, "after %s (it returned %d), its session's settings "
+			         "changed from [%s] to [%s]: a SET without LOCAL outlives the call; use "
+			         "SET LOCAL inside the transaction", what[step], rc, before, after);
+	}
+	/* closed before the verdict: a transaction left open would hold its
+	 * locks through the teardown */
+	kit_db_close(db);
+	lt_expect(!fault[0], "rollback", "%s", fault);
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after every kind of answer: %s", bad);
+}

@@ -1,0 +1,15 @@
+/*
+ * promises.h: Lab 06's checks of money.h's promises that the other files
+ * walk past (promises.c), for test_money.c's list.
+ *   batch__fee_sums_past_2_31     a batch's fee sum exact past 2^31
+ *   every_call__leaves_the_connection_as_it_found_it
+ *                                 no transaction open, no session setting
+ *                                 changed, after every kind of answer
+ */
+#ifndef HOTROW_TEST_LAB06_PROMISES_H
+#define HOTROW_TEST_LAB06_PROMISES_H
+
+void batch__fee_sums_past_2_31(void **state);
+void every_call__leaves_the_connection_as_it_found_it(void **state);
+
+#endif
