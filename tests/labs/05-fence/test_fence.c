@@ -833,6 +833,55 @@ static void fence_handle__batch_applied_before_answers_0(void **state)
 	                   "views in the database after every batch was delivered twice", "fence");
 }
 
+/* The session's own settings (a SET without LOCAL, set_config(..., false)),
+ * as PostgreSQL lists them: name = value, by name, in one line. */
+static int one_text(void *arg, int ncols, const char *const *v)
+{
+	snprintf(arg, 600, "%s", ncols > 0 && v[0] ? v[0] : "");
+	return 0;
+}
+
+static void own_settings(struct kit_db *db, char out[600])
+{
+	out[0] = 0;
+	kit_db_query(db, "SELECT string_agg(name || ' = ' || setting, ', ' ORDER BY name)"
+	             " FROM pg_settings WHERE source = 'session'", 0, NULL, one_text, out);
+}
+
+/* fence_apply leaves its session as it found it, on each of its answers
+ * (applied, refused, failed): a consumer that turns off synchronous_commit
+ * (or sets a lock_timeout) with a plain SET changes every later
+ * transaction of that connection, including ones that are not its own to
+ * make asynchronous. SET LOCAL, inside the batch's transaction, ends with
+ * it. The session starts at synchronous_commit = remote_write, which a
+ * reset to "on" would not restore either. */
+static void fence_apply__leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	labtest_exec(t, "SET synchronous_commit = remote_write");
+	char before[600], after[600], fault[1500] = "";
+	own_settings(db, before);
+	static const char *const what[] = { "a batch applied (1)", "the same batch again (0)",
+	                                    "a batch whose upsert failed (an error)" };
+	for (int step = 0; step < 3; step++) {
+		if (step == 2)
+			labtest_exec(t, "ALTER TABLE video_views RENAME TO video_views_away");
+		int rc = fence_apply(db, batch(1, step == 2 ? 100 : 0, step == 2 ? 199 : 99, 2, 3));
+		if (step == 2)
+			labtest_exec(t, "ALTER TABLE video_views_away RENAME TO video_views");
+		own_settings(db, after);
+		if (strcmp(before, after) != 0 && !fault[0])
+			snprintf(fault, sizeof fault, "after %s (it returned %d), the session's own "
+			         "settings went from [%s] to [%s]: a SET without LOCAL outlives the batch "
+			         "and changes the connection's later transactions; use SET LOCAL inside "
+			         "the transaction", what[step], rc, before, after);
+	}
+	lt_expect(!fault[0], "one-transaction", "%s", fault);
+	lt_expect_int_hint(views_of(t, 2), 3, "views of video 2 after the three batches", "fence");
+}
+
 /* ---- a zombie consumer ---- */
 
 #define ZOMBIE_EVENTS 3000
@@ -1042,6 +1091,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_position__offsets_past_2_31),
 		LABTEST_ALL(fence_apply__offsets_past_2_31),
 		LABTEST_ALL(fence_handle__batch_applied_before_answers_0),
+		LABTEST_PG(fence_apply__leaves_the_session_as_it_found_it),
 		LABTEST_ALL(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_ALL(fence_consume__exact_under_crash_schedules),
 		LABTEST_ALL(fence_consume__100k_events_exact),
