@@ -1,7 +1,8 @@
 /*
  * promises.c: Lab 06's checks of what money.h promises where the other
  * check files stop short: a batch's fee sums past 2^31 (each fee fits an
- * int, their sum does not), and every call, whatever it answers, leaving
+ * int, their sum does not), a batch's transfers at the edges of
+ * money_transfer's domain, and every call, whatever it answers, leaving
  * its connection as it found it: no transaction open, no session setting
  * changed ("the connection is ready for the next call").
  */
@@ -174,4 +175,59 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	lt_expect(!fault[0], "rollback", "%s", fault);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after every kind of answer: %s", bad);
+}
+
+/* money_batch's transfers walk the same domain as money_transfer's, each
+ * edge outside it in the middle of a batch: a fee below zero, a fee above
+ * the amount, an amount of 0 and below, an id of 0 and below, a sale to
+ * oneself. Each gets MONEY_INVALID and leaves no row; the valid ones
+ * around them are applied. A batch that checks its transfers with a test
+ * of its own instead of money_transfer's (forgetting one edge) lets a
+ * negative fee through: the fee account pays the seller. */
+void batch__domain_edges(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 50);
+
+	static const struct money_transfer list[] = {
+		{ 1, 1, 2, 100, 10 },
+		{ 2, 1, 2, 100, -1 },           /* the fee account would pay the sale */
+		{ 3, 1, 2, 100, 101 },          /* the seller would get -1 */
+		{ 4, 1, 2, 0, 0 },
+		{ 5, 1, 2, -100, 0 },           /* the seller would pay the buyer */
+		{ 0, 1, 2, 100, 5 },
+		{ -6, 1, 2, 100, 5 },           /* money_open's ids are negative */
+		{ 7, 1, 1, 100, 5 },            /* a sale to oneself */
+		{ 8, 1, 2, 100, 100 },          /* a fee of exactly the amount: valid */
+	};
+	enum { N = sizeof list / sizeof list[0] };
+	static const char *const what[N] = { "a valid sale", "a fee of -1", "a fee of 101 on 100",
+		"an amount of 0", "an amount of -100", "transfer id 0", "transfer id -6",
+		"a sale from account 1 to itself", "a fee of exactly the amount" };
+	int results[N];
+	struct money_fees f = { FEE_ACCOUNT, 1 };
+	int rc = money_batch(db, &f, list, N, results);
+	lt_expect(rc == 0, "savepoint", "money_batch of %d with seven invalid transfers in the "
+	          "middle returned %d, expected 0 (%s)", N, rc, labtest_why(db));
+	for (int i = 0; i < N; i++) {
+		int want = i == 0 || i == N - 1 ? 0 : MONEY_INVALID;
+		lt_expect(results[i] == want, "invalid", "money_batch's result for transfer %d (%s): "
+		          "expected %d, got %d%s", i + 1, what[i], want, results[i],
+		          want == MONEY_INVALID ? ": a batch checks each transfer as money_transfer "
+		          "does (id > 0, amount > 0, fee in 0..amount, from != to)" : "");
+		if (want == MONEY_INVALID)
+			lt_expect(rows_of(t, list[i].id) == 0, "invalid", "rows left by the invalid transfer in the batch (%s): %lld",
+			          what[i], (long long)rows_of(t, list[i].id));
+	}
+	lt_expect_int_hint(balance(t, 1), 800, "buyer's balance after the batch (two sales of 100)",
+	                   "invalid");
+	lt_expect_int_hint(balance(t, 2), 90, "seller's balance after the batch (90 and 0)",
+	                   "invalid");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 160, "fee account after the batch (50 to open "
+	                   "it, fees of 10 and 100)", "invalid");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after a batch with invalid transfers: %s", bad);
 }

@@ -5,11 +5,14 @@
  *   every_call__leaves_the_connection_as_it_found_it
  *                                 no transaction open, no session setting
  *                                 changed, after every kind of answer
+ *   batch__domain_edges           each edge outside money_transfer's domain,
+ *                                 in a batch: MONEY_INVALID, no row
  */
 #ifndef HOTROW_TEST_LAB06_PROMISES_H
 #define HOTROW_TEST_LAB06_PROMISES_H
 
 void batch__fee_sums_past_2_31(void **state);
 void every_call__leaves_the_connection_as_it_found_it(void **state);
+void batch__domain_edges(void **state);
 
 #endif

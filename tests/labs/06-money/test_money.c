@@ -609,6 +609,7 @@ int main(void)
 		BOTH(batch__size_edges),
 		BOTH(batch__same_batch_twice_at_once),
 		BOTH(batch__invalid_one_in_the_middle),
+		BOTH(batch__domain_edges),
 		BOTH(batch__every_step_can_fail),
 		{ "batch__exactly_max/sqlite", batch__exactly_max, labtest_setup_sqlite, teardown, NULL },
 		BOTH(batch__fee_sums_past_2_24),
