@@ -1,12 +1,20 @@
 /*
- * doubling.c: where inside_count_retrying()'s doubling starts. The
+ * promises.c: Lab 08's checks of what inside.h promises where the other
+ * check files stop short.
+ *
+ * Where inside_count_retrying()'s doubling starts. The
  * contract: after the k-th failure wait between d/2 and d, d =
  * min(cap_ms, base_ms * 2^(k-1)); so after the FIRST failure, between
  * base/2 and base. A doubling counted from k instead of k - 1 waits
  * between base and 2 base there, which the other checks (lower bounds on
  * the waits, the cap) do not see.
+ *
+ * The tables inside_keys_setup() makes: the other checks of likes run on
+ * INSIDE_SCHEMA, which has the key (post_id, user_id); the student's own
+ * tables must keep it too (inside_like's contract: KIT_DB_CONSTRAINT for
+ * a duplicate).
  */
-#include "tests/labs/08-engine/doubling.h"
+#include "tests/labs/08-engine/promises.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -95,4 +103,31 @@ void isolation__first_wait_is_at_most_base(void **state)
 	          "waits were %s ms, none under %.0f ms: the contract's d after failure k is "
 	          "base * 2^(k-1), so the first wait is between base/2 and base; a doubling counted "
 	          "from k (base * 2^k) waits between base and 2 base", BASE, list, 0.95 * BASE);
+}
+
+/* With the tables of inside_keys_setup(), a user likes a post once: the
+ * second like of the same (post, user), by inside_like() and by
+ * inside_like_one_statement(), is KIT_DB_CONSTRAINT and changes nothing.
+ * Tables made without likes' primary key (post_id, user_id) count every
+ * repeat. */
+void keys__one_like_per_user(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int rc = inside_keys_setup(db);
+	lt_expect(rc == 0, "guarantee", "inside_keys_setup failed (%d): %s", rc, labtest_why(db));
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect_int_hint(inside_like(db, 1, 7), 0, "user 7's first like of post 1", "guarantee");
+	int again = inside_like(db, 1, 7);
+	int one = inside_like_one_statement(db, 1, 7);
+	int64_t likes = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 7");
+	int64_t count = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+	lt_expect(again == KIT_DB_CONSTRAINT && one == KIT_DB_CONSTRAINT, "guarantee", "user 7 "
+	          "liked post 1 again (inside_like, then inside_like_one_statement): expected "
+	          "KIT_DB_CONSTRAINT (%d) twice, got %d and %d%s", KIT_DB_CONSTRAINT, again, one,
+	          again == 0 ? ": the likes table inside_keys_setup makes has no primary key "
+	          "(post_id, user_id), so a like can be repeated" : "");
+	lt_expect(likes == 1 && count == 1, "guarantee", "after user 7 liked post 1 three times: %lld "
+	          "likes rows and a counter of %lld, expected 1 and 1", (long long)likes,
+	          (long long)count);
 }
