@@ -8,12 +8,14 @@
  */
 #include "tests/labs/06-money/promises.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/books.h"
 #include "tests/harness/bounds.h"
+#include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 
 /* Three fees of 1,000,000,001 in one batch: each fits an int, their sum,
@@ -230,4 +232,83 @@ void batch__domain_edges(void **state)
 	                   "it, fees of 10 and 100)", "invalid");
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a batch with invalid transfers: %s", bad);
+}
+
+/* ---- two payouts that no one sub-account covers ---- */
+
+static const struct money_fees two_subs = { FEE_ACCOUNT, 2 };
+
+/* Books again from nothing: buyer 1 with 500, seller 2, payee 3, and the
+ * fee account's two sub-accounts holding 50 each (the fees of sales 2
+ * and 3, on sub-accounts 2 % 2 and 3 % 2). */
+static void two_subs_of_50(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, "DELETE FROM entries; DELETE FROM transfers; DELETE FROM accounts");
+	int rc = money_setup(db);
+	for (int a = 1; a <= 3 && rc == 0; a++)
+		rc = money_open(db, a, 1, a == 1 ? 500 : 0);
+	if (rc == 0)
+		rc = money_open(db, FEE_ACCOUNT, 2, 0);
+	for (int id = 2; id <= 3 && rc == 0; id++) {
+		struct money_transfer sale = { id, 1, 2, 50, 50 };
+		rc = money_transfer(db, &two_subs, &sale);
+	}
+	lt_expect(rc == 0, NULL, "setting up the books failed (%d): %s", rc, labtest_why(db));
+}
+
+static int pay_60_of_two(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	return money_payout(db, &two_subs, 1001 + who, 3, 60);
+}
+
+/* Two payouts of 60 at once from a fee account of two sub-accounts of 50:
+ * no sub-account holds 60, and the two together hold less than 120.
+ * Whether a payout may gather its amount from several sub-accounts or
+ * must find one that holds it, money.h's promise holds for every
+ * interleaving (each held before its k-th statement, for every k): no
+ * sub-account below zero, each answer 0 or MONEY_INSUFFICIENT (or
+ * KIT_DB_BUSY: on MariaDB two payouts that try the sub-accounts in
+ * opposite orders deadlock, since InnoDB locks the rows a conditional
+ * UPDATE examines even when the condition fails), the fee account down
+ * by 60 per payout made, the books whole. A payout that reads each
+ * sub-account's balance and then takes what it read without a condition
+ * lets both take the same 50, and both are paid. */
+void payout__two_at_once_from_two_subs(void **state)
+{
+	struct labtest *t = *state;
+	books(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= 40; k++) {
+		two_subs_of_50(t);
+		lt_gate_run(g, NULL, (int[]){ k, k }, pay_60_of_two, NULL);
+		if (!lt_gate_reached(g))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		int paid = (a == 0) + (b == 0);
+		int64_t below = sql_int(t, "SELECT count(*) FROM accounts WHERE id = %d AND balance < 0",
+		                        FEE_ACCOUNT);
+		int64_t fees = balance(t, FEE_ACCOUNT);
+		const char *bad = books_fault(t);
+		bool ok_a = a == 0 || a == MONEY_INSUFFICIENT || a == KIT_DB_BUSY;
+		bool ok_b = b == 0 || b == MONEY_INSUFFICIENT || b == KIT_DB_BUSY;
+		lt_expect(ok_a && ok_b, "reservation", "two payouts of 60 from two sub-accounts of "
+		          "50, both held before their statement %d: expected 0, MONEY_INSUFFICIENT (%d) "
+		          "or KIT_DB_BUSY (%d) from each, got %d and %d", k, MONEY_INSUFFICIENT,
+		          KIT_DB_BUSY, a, b);
+		lt_expect(below == 0 && paid <= 1 && fees == 100 - 60 * paid, "reservation", "two "
+		          "payouts of 60 from two sub-accounts of 50, both held before their statement "
+		          "%d, answered %d and %d: %lld sub-account(s) below zero and the fee account at "
+		          "%lld (expected none below zero, at most one paid, and the fee account at 100 "
+		          "less 60 per payout)%s", k, a, b, (long long)below, (long long)fees, below > 0 ? ": a sub-account's balance "
+		          "was read and then taken without a condition, so both payouts took the "
+		          "same money; take with UPDATE ... WHERE balance >= the amount taken" : "");
+		lt_expect(bad == NULL, "reservation", "after two payouts at once (held before "
+		          "statement %d): %s", k, bad);
+	}
+	lt_expect(k > 1, "reservation", "two payouts from a fee account of two sub-accounts ran no "
+	          "statement: got %d and %d", lt_gate_rc(g, 0), lt_gate_rc(g, 1));
+	lt_gate_close(g);
 }

@@ -7,6 +7,8 @@
  *                                 changed, after every kind of answer
  *   batch__domain_edges           each edge outside money_transfer's domain,
  *                                 in a batch: MONEY_INVALID, no row
+ *   payout__two_at_once_from_two_subs  two payouts of 80 at once, no
+ *                                 sub-account holding 80: none below zero
  */
 #ifndef HOTROW_TEST_LAB06_PROMISES_H
 #define HOTROW_TEST_LAB06_PROMISES_H
@@ -14,5 +16,6 @@
 void batch__fee_sums_past_2_31(void **state);
 void every_call__leaves_the_connection_as_it_found_it(void **state);
 void batch__domain_edges(void **state);
+void payout__two_at_once_from_two_subs(void **state);
 
 #endif

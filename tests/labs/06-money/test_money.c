@@ -601,6 +601,7 @@ int main(void)
 		PG_ONLY(transfer__fee_row_locked_last),
 		BOTH(payout__never_below_zero_per_sub),
 		BOTH(payout__two_at_once_from_one_sub),
+		BOTH(payout__two_at_once_from_two_subs),
 		BOTH(payout__every_step_can_fail),
 		BOTH(payout__domain_edges),
 		BOTH(payout__out_of_one_sub_only),
