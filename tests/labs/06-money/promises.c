@@ -312,3 +312,38 @@ void payout__two_at_once_from_two_subs(void **state)
 	          "statement: got %d and %d", lt_gate_rc(g, 0), lt_gate_rc(g, 1));
 	lt_gate_close(g);
 }
+
+/* "A zero fee writes no fee entry" (money.h): a sale with fee 0, alone and
+ * in a batch, has two entries (the buyer's and the seller's) and none on
+ * the fee account, whose balance stays where it was. An entry of 0 adds
+ * nothing to a sum, so the audit cannot see it: it is a row for every
+ * fee-less sale in the ledger, and a write to the hot fee row that moves
+ * nothing. */
+void transfer__zero_fee_writes_no_fee_entry(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	lt_expect_int_hint(transfer(db, 5, 1, 2, 100, 0, 2), 0, "a sale of 100 with fee 0", "entries");
+	struct money_fees f = { FEE_ACCOUNT, 2 };
+	struct money_transfer list[2] = { { 6, 1, 2, 50, 0 }, { 7, 1, 2, 50, 5 } };
+	int results[2];
+	int rc = money_batch(db, &f, list, 2, results);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0, "savepoint", "a batch of a sale "
+	          "with fee 0 and one with fee 5: returned %d, results %d and %d (%s)", rc,
+	          results[0], results[1], labtest_why(db));
+	for (int id = 5; id <= 7; id++) {
+		int64_t entries = sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = %d", id);
+		int64_t fee_entries = sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = %d"
+		                              " AND account_id = %d", id, FEE_ACCOUNT);
+		int want = id == 7 ? 3 : 2;
+		lt_expect(entries == want && fee_entries == (id == 7), "entries", "sale %d (fee %d%s): "
+		          "%lld entries, %lld of them on the fee account; expected %d and %d (a zero fee "
+		          "writes no fee entry)", id, id == 7 ? 5 : 0, id == 5 ? ", alone" : ", in a batch",
+		          (long long)entries, (long long)fee_entries, want, id == 7);
+	}
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 5, "fee account after fees of 0, 0 and 5",
+	                   "balance");
+}

@@ -598,6 +598,7 @@ int main(void)
 		BOTH(transfer__same_id_in_flight),
 		BOTH(transfer__every_step_can_fail),
 		BOTH(transfer__fee_spread_over_subs),
+		BOTH(transfer__zero_fee_writes_no_fee_entry),
 		PG_ONLY(transfer__fee_row_locked_last),
 		BOTH(payout__never_below_zero_per_sub),
 		BOTH(payout__two_at_once_from_one_sub),
