@@ -281,9 +281,72 @@ static int session_id(struct kit_db *db, int64_t *id)
 	                        : "SELECT pg_backend_pid()", 0, NULL, id);
 }
 
-/* The detector's checks that need no second database: PostgreSQL and
- * MariaDB (InnoDB's lock queues, read from information_schema). */
-#define LABTEST_SERVERS(f) LABTEST_PG(f), LABTEST_MYSQL(f)
+/* A check of hot_rows_now() that counts lines must see only its own
+ * waits, but a database's waits are everyone's: a server a class shares,
+ * or another lab's suite running at the same time, puts its own lines in
+ * the same database (the tests' places are schemas of one database). So
+ * on PostgreSQL these checks run in a database of their own, made by
+ * contain_own_db() with the check's schema in it (so its URL, search_path and
+ * all, works unchanged), and dropped at teardown. Where the server refuses CREATE
+ * DATABASE (a class server's students), the check runs in the shared
+ * database as before. */
+#define OWN_DB "hotrow_lab07_own_"
+
+static void own_db_name(const struct labtest *t, char *name, size_t nlen)
+{
+	size_t pl = strlen(t->place);
+	snprintf(name, nlen, OWN_DB "%s", t->place + (pl > 40 ? pl - 40 : 0));
+}
+
+/* Called first thing by such a check: on PostgreSQL, move the check's
+ * URL (and so labtest_db(), labtest_connect() and every session the check
+ * starts from t->url) into a database of its own. */
+void contain_own_db(struct labtest *t)
+{
+	if (t->engine != KIT_DB_POSTGRES)
+		return;
+	char name[100], sql[400], url[sizeof t->url];
+	own_db_name(t, name, sizeof name);
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+	struct kit_db *own = NULL;
+	int n = snprintf(url, sizeof url, "%s%sdbname=%s", t->url, strchr(t->url, '?') ? "&" : " ",
+	                 name);
+	if (n > 0 && (size_t)n < sizeof url && kit_db_exec(labtest_db(t), sql, 0, NULL) == 0) {
+		snprintf(sql, sizeof sql, "CREATE SCHEMA %s", t->place);
+		if (kit_db_open(&own, url) == 0 && kit_db_exec(own, sql, 0, NULL) == 0) {
+			kit_db_close(t->db);
+			t->db = NULL;
+			snprintf(t->url, sizeof t->url, "%s", url);
+		}
+	}
+	kit_db_close(own);
+}
+
+static int teardown_own_db(void **state)
+{
+	struct labtest *t = *state;
+	if (t != NULL) {
+		char name[100], sql[200];
+		own_db_name(t, name, sizeof name);
+		char *own = strstr(t->url, "dbname=" OWN_DB);
+		if (own != NULL && own > t->url) {
+			kit_db_close(t->db);
+			t->db = NULL;
+			own[-1] = 0;                     /* the shared database's URL again */
+			struct kit_db *admin = NULL;
+			snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+			if (kit_db_open(&admin, t->url) == 0)
+				kit_db_exec(admin, sql, 0, NULL);
+			kit_db_close(admin);
+		}
+	}
+	return labtest_teardown(state);
+}
+
+/* PostgreSQL, whose check calls contain_own_db() and drops that database at
+ * teardown, and MariaDB as before. */
+#define OWN_DB_PG(f) { #f, f, labtest_setup_pg, teardown_own_db, NULL }
+#define OWN_DB_SERVERS(f) OWN_DB_PG(f), LABTEST_MYSQL(f)
 
 /* Wait, at most 10 s (15 s on MariaDB), until the server shows n of this
  * test's sessions waiting for a lock; the count seen last. It asserts
@@ -328,6 +391,7 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	struct hot_row_now rows[8];
 	int64_t pid1, pid2, lined = 0;
 	int n = -1, queued = 0, rc = -1;
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
 
@@ -406,6 +470,7 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 	struct hot_row_now rows[8];
 	int64_t pid, lined = 0, behind = -1;
 	int n = -1, queued = 0, rc = -1, first = -1;
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 
@@ -681,6 +746,7 @@ static void hot_rows_now__quiet_when_nobody_waits(void **state)
 	struct hot_row_now rows[8];
 	int64_t pid;
 	int n = -1;
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 	struct kit_db *h = hold(t, 1, &pid);
@@ -1137,12 +1203,12 @@ int main(void)
 		 * too. The fourth needs a second database of the server, and
 		 * the containment is written in PostgreSQL's SET LOCAL
 		 * lock_timeout and DISCARD ALL (CONTAIN_RESET): PostgreSQL only. */
-		LABTEST_SERVERS(hot_rows_now__sees_the_whole_line),
-		LABTEST_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
-		LABTEST_SERVERS(hot_rows_now__quiet_when_nobody_waits),
+		OWN_DB_SERVERS(hot_rows_now__sees_the_whole_line),
+		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
+		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
-		LABTEST_PG(hot_rows_now__two_lines_beside_other_locks),
+		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		LABTEST_PG(hot_rows_now__query_fails),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
