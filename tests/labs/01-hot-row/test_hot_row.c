@@ -522,6 +522,33 @@ static void like_post__ids_past_2_31(void **state)
 	lt_expect_int_hint(labtest_int(t, sql), 2, "rows in likes with exactly those ids", "int64");
 }
 
+/* The other edges of int64_t: ids are any int64_t values (hot_row.h), so
+ * negative ones too, down to INT64_MIN, and INT64_MAX. An id printed as
+ * unsigned (%llu, PRIu64) turns -5 into 18446744073709551611, which no
+ * BIGINT holds. */
+static void like_post__ids_at_the_ends_of_int64(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, HOT_ROW_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (-5), (9223372036854775807)");
+
+	int a = like_post(db, -5, -7, NULL);
+	int b = like_post(db, INT64_MAX, INT64_MIN, NULL);
+	int c = like_post(db, -5, INT64_MAX, NULL);
+	lt_expect(a == 0 && b == 0 && c == 0, "int64", "likes of post -5 by user -7, of post "
+	          "INT64_MAX by user INT64_MIN and of post -5 by user INT64_MAX: expected 0, 0, 0, "
+	          "got %d, %d, %d (%s)%s", a, b, c, labtest_why(db), a != 0 ? ": a negative id is "
+	          "an int64_t too; print it with PRId64, not as unsigned" : "");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = -5"), 2, "posts.likes of post -5");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 9223372036854775807"), 1,
+	              "posts.likes of post INT64_MAX");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes WHERE (post_id = -5 AND user_id"
+	                   " IN (-7, 9223372036854775807)) OR (post_id = 9223372036854775807 AND"
+	                   " user_id = -9223372036854775807 - 1)"), 3,
+	                   "rows in likes with exactly those ids", "int64");
+}
+
 /* The session settings a like could be tempted to change (a COMMIT that
  * does not wait for the disk is faster), as one string. */
 static int take_text(void *arg, int ncols, const char *const *values)
@@ -622,6 +649,7 @@ int main(void)
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
 		LABTEST_BOTH(like_post__every_step_can_fail),
 		LABTEST_BOTH(like_post__ids_past_2_31),
+		LABTEST_BOTH(like_post__ids_at_the_ends_of_int64),
 		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
 		LABTEST_BOTH(like_post__app_without_check_lets_through),
 		LABTEST_BOTH(like_post__leaves_the_session_as_it_found_it),
