@@ -24,21 +24,9 @@
 void batch__fee_sums_past_2_31(void **state)
 {
 	struct labtest *t = *state;
-	struct kit_db *db = books(t);
 	enum { N = 3 };
 	const int64_t amount = 1500000000, fee = 1000000001;
-	open_account(db, 1, 1, N * amount);
-	open_account(db, 2, 1, 0);
-	open_account(db, FEE_ACCOUNT, 1, 0);
-
-	struct money_fees f = { FEE_ACCOUNT, 1 };
-	struct money_transfer list[N];
-	int results[N];
-	for (int i = 0; i < N; i++)
-		list[i] = (struct money_transfer){ 1 + i, 1, 2, amount, fee };
-	int rc = money_batch(db, &f, list, N, results);
-	lt_expect(rc == 0, "savepoint", "money_batch of 3 sales returned %d (%s)", rc,
-	          labtest_why(db));
+	same_fees_batch(t, N, amount, fee);
 	int64_t got = balance(t, FEE_ACCOUNT);
 	lt_expect(got == N * fee, "balance", "fee account after a batch of 3 fees of 1,000,000,001: "
 	          "expected %lld (past 2^31 = %lld), got %lld%s", (long long)(N * fee),
