@@ -460,6 +460,52 @@ swept:
 	lt_gate_close(g);
 }
 
+/* Caller 0 likes post 1 as user 7; caller 1 takes post 1 away (its id
+ * becomes 2: gone for like_post as a DELETE would make it, but its
+ * counter can still be read). */
+static int like_or_move(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	if (who == 0)
+		return like_post(db, 1, 7, NULL);
+	return kit_db_exec(db, "UPDATE posts SET id = 2 WHERE id = 1", 0, NULL);
+}
+
+/* The post goes away while a like of it is under way: held before each of
+ * its statements in turn, the like lets another connection move post 1
+ * (to id 2) first, then goes on. Whenever that lands, the like and the
+ * counter still move together: a like of post 1 is written exactly when
+ * the counter that post 1 had went up (it now reads as post 2's), and 0
+ * is returned exactly then; otherwise HOT_ROW_NO_POST and nothing. The
+ * post's existence looked up with a SELECT first, and the UPDATE's row
+ * count then not checked, writes a like whose counter never moved. */
+static void like_post__post_gone_while_liking(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= 12; k++) {
+		labtest_exec(t, "DELETE FROM likes; DELETE FROM posts; INSERT INTO posts (id) VALUES (1)");
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, like_or_move, NULL);
+		if (!lt_gate_held(g, 0))
+			break;
+		int rc = lt_gate_rc(g, 0);
+		int64_t liked = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1");
+		int64_t counted = labtest_int(t, "SELECT COALESCE(SUM(likes), 0) FROM posts");
+		lt_expect((rc == 0 && liked == 1 && counted == 1) ||
+		          (rc == HOT_ROW_NO_POST && liked == 0 && counted == 0), "no-post",
+		          "post 1 moved away while its like was held before statement %d: like_post "
+		          "returned %d, %lld like(s) of post 1 written, counter at %lld (expected 0 with "
+		          "1 and 1, or HOT_ROW_NO_POST (%d) with 0 and 0)%s", k, rc, (long long)liked,
+		          (long long)counted, HOT_ROW_NO_POST, liked == 1 && counted == 0 ? ": the like "
+		          "was written but no counter went up; ask the UPDATE how many rows it changed "
+		          "(kit_db_changes), not an earlier SELECT" : "");
+	}
+	lt_expect(k > 1, "no-post", "a like of post 1 ran no statement: got %d", lt_gate_rc(g, 0));
+	lt_gate_close(g);
+}
+
 /* The like fails at each of its statements in turn: refused before it
  * runs, or run with its answer lost. The like and the counter move
  * together or not at all; a refused statement returns an error and leaves
@@ -647,6 +693,7 @@ int main(void)
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
+		LABTEST_BOTH(like_post__post_gone_while_liking),
 		LABTEST_BOTH(like_post__every_step_can_fail),
 		LABTEST_BOTH(like_post__ids_past_2_31),
 		LABTEST_BOTH(like_post__ids_at_the_ends_of_int64),
