@@ -460,6 +460,44 @@ swept:
 	lt_gate_close(g);
 }
 
+static int like_as_user_7_or_8(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	return like_post(db, 1, 7 + who, NULL);
+}
+
+/* Users 7 and 8 like post 1 at once, both held before each statement in
+ * turn (and one held until the other has run k - 1): both likes count,
+ * whatever the interleaving. A counter computed from what a statement
+ * reads (SELECT count(*) FROM likes, or the count read first) instead of
+ * added to in place can miss the other's like when both read before
+ * either commits. */
+static void like_post__two_users_at_once(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	for (int k = 1; k <= 12; k++) {
+		for (int late = 0; late < 2; late++) {
+			int stops[2] = { k, late ? 1 : k };
+			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+			lt_gate_run(g, NULL, stops, like_as_user_7_or_8, NULL);
+			if (!lt_gate_held(g, 0))
+				goto swept;
+			int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+			int64_t n = counter(t);
+			lt_expect(a == 0 && b == 0 && n == 2, "lost-update", "users 7 and 8 liked post 1 at "
+			          "once (one held before its statement %d, the other before its %d): "
+			          "expected 0 and 0 and posts.likes 2, got %d and %d and %lld%s", stops[0],
+			          stops[1], a, b, (long long)n, a == 0 && b == 0 && n == 1 ? ": one like was "
+			          "lost; the counter must be added to in place (likes = likes + 1), not "
+			          "set from something read before the other's like committed" : "");
+		}
+	}
+swept:
+	lt_gate_close(g);
+}
+
 /* Caller 0 likes post 1 as user 7; caller 1 takes post 1 away (its id
  * becomes 2: gone for like_post as a DELETE would make it, but its
  * counter can still be read). */
@@ -694,6 +732,7 @@ int main(void)
 		LABTEST_ALL(like_post__exact_under_threads),
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
 		LABTEST_BOTH(like_post__post_gone_while_liking),
+		LABTEST_BOTH(like_post__two_users_at_once),
 		LABTEST_BOTH(like_post__every_step_can_fail),
 		LABTEST_BOTH(like_post__ids_past_2_31),
 		LABTEST_BOTH(like_post__ids_at_the_ends_of_int64),
