@@ -460,6 +460,90 @@ swept:
 	lt_gate_close(g);
 }
 
+static int like_as_user_7_or_8(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	return like_post(db, 1, 7 + who, NULL);
+}
+
+/* Users 7 and 8 like post 1 at once, both held before each statement in
+ * turn (and one held until the other has run k - 1): both likes count,
+ * whatever the interleaving. A counter computed from what a statement
+ * reads (SELECT count(*) FROM likes, or the count read first) instead of
+ * added to in place can miss the other's like when both read before
+ * either commits. */
+static void like_post__two_users_at_once(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	for (int k = 1; k <= 12; k++) {
+		for (int late = 0; late < 2; late++) {
+			int stops[2] = { k, late ? 1 : k };
+			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+			lt_gate_run(g, NULL, stops, like_as_user_7_or_8, NULL);
+			if (!lt_gate_held(g, 0))
+				goto swept;
+			int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+			int64_t n = counter(t);
+			lt_expect(a == 0 && b == 0 && n == 2, "lost-update", "users 7 and 8 liked post 1 at "
+			          "once (one held before its statement %d, the other before its %d): "
+			          "expected 0 and 0 and posts.likes 2, got %d and %d and %lld%s", stops[0],
+			          stops[1], a, b, (long long)n, a == 0 && b == 0 && n == 1 ? ": one like was "
+			          "lost; the counter must be added to in place (likes = likes + 1), not "
+			          "set from something read before the other's like committed" : "");
+		}
+	}
+swept:
+	lt_gate_close(g);
+}
+
+/* Caller 0 likes post 1 as user 7; caller 1 takes post 1 away (its id
+ * becomes 2: gone for like_post as a DELETE would make it, but its
+ * counter can still be read). */
+static int like_or_move(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	if (who == 0)
+		return like_post(db, 1, 7, NULL);
+	return kit_db_exec(db, "UPDATE posts SET id = 2 WHERE id = 1", 0, NULL);
+}
+
+/* The post goes away while a like of it is under way: held before each of
+ * its statements in turn, the like lets another connection move post 1
+ * (to id 2) first, then goes on. Whenever that lands, the like and the
+ * counter still move together: a like of post 1 is written exactly when
+ * the counter that post 1 had went up (it now reads as post 2's), and 0
+ * is returned exactly then; otherwise HOT_ROW_NO_POST and nothing. The
+ * post's existence looked up with a SELECT first, and the UPDATE's row
+ * count then not checked, writes a like whose counter never moved. */
+static void like_post__post_gone_while_liking(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= 12; k++) {
+		labtest_exec(t, "DELETE FROM likes; DELETE FROM posts; INSERT INTO posts (id) VALUES (1)");
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, like_or_move, NULL);
+		if (!lt_gate_held(g, 0))
+			break;
+		int rc = lt_gate_rc(g, 0);
+		int64_t liked = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1");
+		int64_t counted = labtest_int(t, "SELECT COALESCE(SUM(likes), 0) FROM posts");
+		lt_expect((rc == 0 && liked == 1 && counted == 1) ||
+		          (rc == HOT_ROW_NO_POST && liked == 0 && counted == 0), "no-post",
+		          "post 1 moved away while its like was held before statement %d: like_post "
+		          "returned %d, %lld like(s) of post 1 written, counter at %lld (expected 0 with "
+		          "1 and 1, or HOT_ROW_NO_POST (%d) with 0 and 0)%s", k, rc, (long long)liked,
+		          (long long)counted, HOT_ROW_NO_POST, liked == 1 && counted == 0 ? ": the like "
+		          "was written but no counter went up; ask the UPDATE how many rows it changed "
+		          "(kit_db_changes), not an earlier SELECT" : "");
+	}
+	lt_expect(k > 1, "no-post", "a like of post 1 ran no statement: got %d", lt_gate_rc(g, 0));
+	lt_gate_close(g);
+}
+
 /* The like fails at each of its statements in turn: refused before it
  * runs, or run with its answer lost. The like and the counter move
  * together or not at all; a refused statement returns an error and leaves
@@ -520,6 +604,33 @@ static void like_post__ids_past_2_31(void **state)
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM likes WHERE post_id = %lld AND user_id IN (%lld, %lld)",
 	         (long long)post, (long long)user, (long long)twin);
 	lt_expect_int_hint(labtest_int(t, sql), 2, "rows in likes with exactly those ids", "int64");
+}
+
+/* The other edges of int64_t: ids are any int64_t values (hot_row.h), so
+ * negative ones too, down to INT64_MIN, and INT64_MAX. An id printed as
+ * unsigned (%llu, PRIu64) turns -5 into 18446744073709551611, which no
+ * BIGINT holds. */
+static void like_post__ids_at_the_ends_of_int64(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, HOT_ROW_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (-5), (9223372036854775807)");
+
+	int a = like_post(db, -5, -7, NULL);
+	int b = like_post(db, INT64_MAX, INT64_MIN, NULL);
+	int c = like_post(db, -5, INT64_MAX, NULL);
+	lt_expect(a == 0 && b == 0 && c == 0, "int64", "likes of post -5 by user -7, of post "
+	          "INT64_MAX by user INT64_MIN and of post -5 by user INT64_MAX: expected 0, 0, 0, "
+	          "got %d, %d, %d (%s)%s", a, b, c, labtest_why(db), a != 0 ? ": a negative id is "
+	          "an int64_t too; print it with PRId64, not as unsigned" : "");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = -5"), 2, "posts.likes of post -5");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 9223372036854775807"), 1,
+	              "posts.likes of post INT64_MAX");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes WHERE (post_id = -5 AND user_id"
+	                   " IN (-7, 9223372036854775807)) OR (post_id = 9223372036854775807 AND"
+	                   " user_id = -9223372036854775807 - 1)"), 3,
+	                   "rows in likes with exactly those ids", "int64");
 }
 
 /* The session settings a like could be tempted to change (a COMMIT that
@@ -620,8 +731,11 @@ int main(void)
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
+		LABTEST_BOTH(like_post__post_gone_while_liking),
+		LABTEST_BOTH(like_post__two_users_at_once),
 		LABTEST_BOTH(like_post__every_step_can_fail),
 		LABTEST_BOTH(like_post__ids_past_2_31),
+		LABTEST_BOTH(like_post__ids_at_the_ends_of_int64),
 		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
 		LABTEST_BOTH(like_post__app_without_check_lets_through),
 		LABTEST_BOTH(like_post__leaves_the_session_as_it_found_it),

@@ -743,6 +743,146 @@ static void fence_position__offsets_past_2_31(void **state)
 	          (long long)LT_PAST_INT32 + 7, (long long)LT_PAST_UINT32 + 7);
 }
 
+/* The fence's own offsets past 2^31 and 2^32, not only the position: the
+ * batch that starts right after a stored 2^31 + 6 is applied and stores
+ * its last offset exactly; so is one past 2^32; and a batch whose offsets
+ * agree with the stored one only in their low 32 bits is refused. An
+ * offset passed through an int (a "%d", an int variable) fails the first
+ * two: the condition then compares a wrapped number and refuses the very
+ * batch that is next. */
+static void fence_apply__offsets_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	char sql[128];
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 1",
+	         (long long)LT_PAST_INT32 + 6);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 2",
+	         (long long)LT_PAST_UINT32 + 6);
+	labtest_exec(t, sql);
+
+	int rc1 = apply(t, batch(1, LT_PAST_INT32 + 7, LT_PAST_INT32 + 106, 2, 3));
+	int rc2 = apply(t, batch(2, LT_PAST_UINT32 + 7, LT_PAST_UINT32 + 56, 2, 4));
+	lt_expect(rc1 == 1 && rc2 == 1, "fence-contiguous", "fence_apply of the batch that is next "
+	          "returned %d (after 2^31 + 6) and %d (after 2^32 + 7), expected 1 and 1: an "
+	          "offset past 2^31 compared as an int (kept in an int, or printed with %%d) "
+	          "refuses the next batch", rc1, rc2);
+	lt_expect(stored_last(t, 1) == LT_PAST_INT32 + 106 && stored_last(t, 2) == LT_PAST_UINT32 + 56,
+	          "fence-contiguous", "last_offset after those batches: %lld and %lld, expected "
+	          "2^31 + 106 = %lld and 2^32 + 57 = %lld (is the batch's last offset cut to an int?)",
+	          (long long)stored_last(t, 1), (long long)stored_last(t, 2),
+	          (long long)LT_PAST_INT32 + 106, (long long)LT_PAST_UINT32 + 56);
+	lt_expect_int_hint(views_of(t, 1), 7, "views of video 1 after the batches past 2^31 and 2^32",
+	                   "fence-contiguous");
+
+	/* 57 .. 99 agrees with 2^32 + 57 .. 2^32 + 99 in the low 32 bits only. */
+	int low = apply(t, batch(2, LT_PAST_UINT32 + 57 - ((int64_t)1 << 32),
+	                         LT_PAST_UINT32 + 99 - ((int64_t)1 << 32), 1, 5));
+	lt_expect_int_hint(low, 0, "fence_apply's result for batch 58..100 after 2^32 + 57 was stored "
+	                   "(the same low 32 bits, not the next batch)", "fence-contiguous");
+	lt_expect_int_hint(stored_last(t, 2), LT_PAST_UINT32 + 56,
+	                   "partition 2's last_offset after a batch that is next only in its low 32 bits",
+	                   "fence-contiguous");
+	lt_expect_int_hint(views_of(t, 1), 7, "views of video 1 after that batch was refused",
+	                   "fence-contiguous");
+}
+
+/* fence_handle answers 0 for a batch that is in the database, applied now
+ * or BEFORE (fence.h): a batch delivered again after a crash (the log's
+ * hint lags the database) is done, and the log must move past it. A
+ * handler that answers an error for the fence's refusal makes the log
+ * deliver that batch again, forever: the partition stops at it. Here
+ * through kit_log_poll, as a consumer runs: the second poll, sought back to
+ * offset 0, must move on past the batch it already has. */
+static void fence_handle__batch_applied_before_answers_0(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	char dir[512];
+	struct kit_log *log = make_log(dir, sizeof dir, 20);   /* videos 1, 2, 3, 1, 2, 3, ... */
+	struct kit_log_consumer *c;
+	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = db };
+	kit_log_join(&c, log, FENCE_GROUP, "solo", &cb);
+	int first = 0, n;
+	while ((n = kit_log_poll(c, 10, fence_handle, db)) > 0)
+		first += n;
+
+	/* the consumer is sent back to the start of every partition: a crash
+	 * that lost the log's hint, a restore of the log */
+	int again = 0, sought = 0;
+	for (int p = 0; p < CRASH_PARTITIONS; p++)
+		sought |= kit_log_seek(c, p, 0);
+	while ((n = kit_log_poll(c, 10, fence_handle, db)) > 0)
+		again += n;
+	int last_poll = n;
+	int64_t p0 = -1;
+	kit_log_position(c, 0, &p0);
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+
+	lt_expect(sought == 0, "handle-error", "kit_log_seek back to 0 failed (%d)", sought);
+	lt_expect_int_hint(first, 80, "events handled on the first pass (4 partitions of 20)", "totals");
+	lt_expect(last_poll == 0 && again == 80, "handle-error", "the same 80 events delivered again: "
+	          "kit_log_poll answered %d after handling %d of them (expected 0 after 80); fence_handle "
+	          "must answer 0 for a batch the fence refuses as applied before, or the log delivers "
+	          "it again forever and the partition stops there", last_poll, again);
+	lt_expect_int_hint(p0, 20, "partition 0's position after the second pass", "handle-error");
+	lt_expect_int_hint(views_of(t, 1) + views_of(t, 2) + views_of(t, 3), 80,
+	                   "views in the database after every batch was delivered twice", "fence");
+}
+
+/* The session's own settings (a SET without LOCAL, set_config(..., false)),
+ * as PostgreSQL lists them: name = value, by name, in one line. */
+static int one_text(void *arg, int ncols, const char *const *v)
+{
+	snprintf(arg, 600, "%s", ncols > 0 && v[0] ? v[0] : "");
+	return 0;
+}
+
+static void own_settings(struct kit_db *db, char out[600])
+{
+	out[0] = 0;
+	kit_db_query(db, "SELECT string_agg(name || ' = ' || setting, ', ' ORDER BY name)"
+	             " FROM pg_settings WHERE source = 'session'", 0, NULL, one_text, out);
+}
+
+/* fence_apply leaves its session as it found it, on each of its answers
+ * (applied, refused, failed): a consumer that turns off synchronous_commit
+ * (or sets a lock_timeout) with a plain SET changes every later
+ * transaction of that connection, including ones that are not its own to
+ * make asynchronous. SET LOCAL, inside the batch's transaction, ends with
+ * it. The session starts at synchronous_commit = remote_write, which a
+ * reset to "on" would not restore either. */
+static void fence_apply__leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	labtest_exec(t, "SET synchronous_commit = remote_write");
+	char before[600], after[600], fault[1500] = "";
+	own_settings(db, before);
+	static const char *const what[] = { "a batch applied (1)", "the same batch again (0)",
+	                                    "a batch whose upsert failed (an error)" };
+	for (int step = 0; step < 3; step++) {
+		if (step == 2)
+			labtest_exec(t, "ALTER TABLE video_views RENAME TO video_views_away");
+		int rc = fence_apply(db, batch(1, step == 2 ? 100 : 0, step == 2 ? 199 : 99, 2, 3));
+		if (step == 2)
+			labtest_exec(t, "ALTER TABLE video_views_away RENAME TO video_views");
+		own_settings(db, after);
+		if (strcmp(before, after) != 0 && !fault[0])
+			snprintf(fault, sizeof fault, "after %s (it returned %d), the session's own "
+			         "settings went from [%s] to [%s]: a SET without LOCAL outlives the batch "
+			         "and changes the connection's later transactions; use SET LOCAL inside "
+			         "the transaction", what[step], rc, before, after);
+	}
+	lt_expect(!fault[0], "one-transaction", "%s", fault);
+	lt_expect_int_hint(views_of(t, 2), 3, "views of video 2 after the three batches", "fence");
+}
+
 /* ---- a zombie consumer ---- */
 
 #define ZOMBIE_EVENTS 3000
@@ -953,6 +1093,9 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_apply__every_allocation_can_fail),
 		LABTEST_ALL(fence_handle__every_allocation_can_fail),
 		LABTEST_ALL(fence_handle__nothing_left_allocated),
+		LABTEST_ALL(fence_apply__offsets_past_2_31),
+		LABTEST_ALL(fence_handle__batch_applied_before_answers_0),
+		LABTEST_PG(fence_apply__leaves_the_session_as_it_found_it),
 		LABTEST_ALL(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_ALL(fence_consume__exact_under_crash_schedules),
 		LABTEST_ALL(fence_consume__100k_events_exact),

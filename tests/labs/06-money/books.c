@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "labs/06-money/money.h"
 
@@ -29,6 +30,28 @@ int transfer(struct kit_db *db, int64_t id, int64_t from, int64_t to, int64_t am
 	struct money_fees f = { FEE_ACCOUNT, subs };
 	struct money_transfer t = { id, from, to, amount, fee };
 	return money_transfer(db, &f, &t);
+}
+
+int same_fees_batch(struct labtest *t, int n, int64_t amount, int64_t fee)
+{
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, n * amount);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	struct money_fees f = { FEE_ACCOUNT, 1 };
+	struct money_transfer *list = calloc((size_t)n, sizeof *list);
+	int *results = calloc((size_t)n, sizeof *results);
+	int rc = KIT_DB_ERR;
+	if (list && results) {
+		for (int i = 0; i < n; i++)
+			list[i] = (struct money_transfer){ 1 + i, 1, 2, amount, fee };
+		rc = money_batch(db, &f, list, n, results);
+	}
+	free(list);
+	free(results);
+	lt_expect(rc == 0, "savepoint", "money_batch of %d sales returned %d (%s)", n, rc,
+	          labtest_why(db));
+	return rc;
 }
 
 int64_t sql_int(struct labtest *t, const char *fmt, ...)

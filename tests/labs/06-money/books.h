@@ -7,6 +7,8 @@
  *   struct kit_db *db = books(t);                 money_setup() on the check's database
  *   open_account(db, 1, 1, 500);                  money_open(), the check fails if it does
  *   int rc = transfer(db, 7, 1, 2, 100, 5, 1);    money_transfer() to fee account 99 with 1 sub
+ *   same_fees_batch(t, 17, 2000000, 1000001);     books(), buyer 1 with enough, seller 2, fee
+ *                                                 account 99, then one batch of 17 such sales
  *   balance(t, 1);                                 the sum of account 1's rows, by SQL
  *   rows_of(t, 7);                                 transfer 7's transfers row and entries
  *   sql_int(t, "SELECT ... %lld", (long long)x);  one integer a printf-built query returns
@@ -26,6 +28,8 @@ struct kit_db *books(struct labtest *t);
 void open_account(struct kit_db *db, int64_t id, int subs, int64_t opening);
 int transfer(struct kit_db *db, int64_t id, int64_t from, int64_t to, int64_t amount,
              int64_t fee, int subs);
+
+int same_fees_batch(struct labtest *t, int n, int64_t amount, int64_t fee);
 
 /* The integer the query fmt (printf arguments after it) returns. */
 int64_t sql_int(struct labtest *t, const char *fmt, ...)

@@ -186,21 +186,9 @@ void batch__exactly_max(void **state)
 void batch__fee_sums_past_2_24(void **state)
 {
 	struct labtest *t = *state;
-	struct kit_db *db = books(t);
 	enum { N = 17 };
 	const int64_t amount = 2000000, fee = 1000001;
-	open_account(db, 1, 1, N * amount);
-	open_account(db, 2, 1, 0);
-	open_account(db, FEE_ACCOUNT, 1, 0);
-
-	struct money_fees f = { FEE_ACCOUNT, 1 };
-	struct money_transfer list[N];
-	int results[N];
-	for (int i = 0; i < N; i++)
-		list[i] = (struct money_transfer){ 1 + i, 1, 2, amount, fee };
-	int rc = money_batch(db, &f, list, N, results);
-	lt_expect(rc == 0, "savepoint", "money_batch of 17 sales returned %d (%s)", rc,
-	          labtest_why(db));
+	same_fees_batch(t, N, amount, fee);
 	lt_expect_int_hint(balance(t, FEE_ACCOUNT), N * fee, "fee account after a batch of 17 fees "
 	                   "of 1,000,001 (the sum, 17,000,017, is past 2^24: kept in a float it "
 	                   "rounds to an even number)", "balance");

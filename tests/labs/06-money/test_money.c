@@ -26,6 +26,7 @@
 #include "tests/labs/06-money/contracts.h"
 #include "tests/labs/06-money/crashes.h"
 #include "tests/labs/06-money/edges.h"
+#include "tests/labs/06-money/promises.h"
 #include "tests/labs/06-money/races.h"
 #include "tests/harness/labtest.h"
 
@@ -598,9 +599,11 @@ int main(void)
 		BOTH(transfer__same_id_in_flight),
 		BOTH(transfer__every_step_can_fail),
 		BOTH(transfer__fee_spread_over_subs),
+		BOTH(transfer__zero_fee_writes_no_fee_entry),
 		PG_ONLY(transfer__fee_row_locked_last),
 		BOTH(payout__never_below_zero_per_sub),
 		BOTH(payout__two_at_once_from_one_sub),
+		BOTH(payout__two_at_once_from_two_subs),
 		BOTH(payout__every_step_can_fail),
 		BOTH(payout__domain_edges),
 		BOTH(payout__out_of_one_sub_only),
@@ -609,12 +612,15 @@ int main(void)
 		BOTH(batch__size_edges),
 		BOTH(batch__same_batch_twice_at_once),
 		BOTH(batch__invalid_one_in_the_middle),
+		BOTH(batch__domain_edges),
 		BOTH(batch__every_step_can_fail),
 		{ "batch__exactly_max/sqlite", batch__exactly_max, labtest_setup_sqlite, teardown, NULL },
 		BOTH(batch__fee_sums_past_2_24),
+		BOTH(batch__fee_sums_past_2_31),
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__rows_with_no_entries),
 		BOTH(reconcile__every_step_can_fail),
+		BOTH(every_call__leaves_the_connection_as_it_found_it),
 		BOTH(transfer__no_overdraft_under_threads),
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),

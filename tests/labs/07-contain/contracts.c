@@ -84,6 +84,7 @@ static struct kit_db *holding(struct labtest *t, const char *sql, int64_t *pid)
 void hot_rows_now__two_lines_beside_other_locks(void **state)
 {
 	struct labtest *t = *state;
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	/* 2,000 rows first, so rows 1 and 2 are on page 10 or later, with
 	 * tuple numbers of two digits or more: a page or tuple read from

@@ -12,6 +12,9 @@
  *                                   connection behind
  *   contain_like__every_step_can_fail      each statement of a like refused or its answer
  *                                   lost: an error, counted at most once, the next like works
+ * And from test_contain.c, for the detector's checks here too:
+ *   contain_own_db(t)                on PostgreSQL, the check's URL moved into a
+ *                                   database of its own (no other suite's waits)
  */
 #ifndef HOTROW_TEST_LAB07_CONTRACTS_H
 #define HOTROW_TEST_LAB07_CONTRACTS_H
@@ -22,5 +25,8 @@ void hot_rows_now__query_fails(void **state);
 void contain__endpoints_say_what_happened(void **state);
 void contain_open__leaves_nothing_open(void **state);
 void contain_like__every_step_can_fail(void **state);
+
+struct labtest;
+void contain_own_db(struct labtest *t);
 
 #endif

@@ -282,9 +282,72 @@ static int session_id(struct kit_db *db, int64_t *id)
 	                        : "SELECT pg_backend_pid()", 0, NULL, id);
 }
 
-/* The detector's checks that need no second database: PostgreSQL and
- * MariaDB (InnoDB's lock queues, read from information_schema). */
-#define LABTEST_SERVERS(f) LABTEST_PG(f), LABTEST_MYSQL(f)
+/* A check of hot_rows_now() that counts lines must see only its own
+ * waits, but a database's waits are everyone's: a server a class shares,
+ * or another lab's suite running at the same time, puts its own lines in
+ * the same database (the tests' places are schemas of one database). So
+ * on PostgreSQL these checks run in a database of their own, made by
+ * contain_own_db() with the check's schema in it (so its URL, search_path and
+ * all, works unchanged), and dropped at teardown. Where the server refuses CREATE
+ * DATABASE (a class server's students), the check runs in the shared
+ * database as before. */
+#define OWN_DB "hotrow_lab07_own_"
+
+static void own_db_name(const struct labtest *t, char *name, size_t nlen)
+{
+	size_t pl = strlen(t->place);
+	snprintf(name, nlen, OWN_DB "%s", t->place + (pl > 40 ? pl - 40 : 0));
+}
+
+/* Called first thing by such a check: on PostgreSQL, move the check's
+ * URL (and so labtest_db(), labtest_connect() and every session the check
+ * starts from t->url) into a database of its own. */
+void contain_own_db(struct labtest *t)
+{
+	if (t->engine != KIT_DB_POSTGRES)
+		return;
+	char name[100], sql[400], url[sizeof t->url];
+	own_db_name(t, name, sizeof name);
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+	struct kit_db *own = NULL;
+	int n = snprintf(url, sizeof url, "%s%sdbname=%s", t->url, strchr(t->url, '?') ? "&" : " ",
+	                 name);
+	if (n > 0 && (size_t)n < sizeof url && kit_db_exec(labtest_db(t), sql, 0, NULL) == 0) {
+		snprintf(sql, sizeof sql, "CREATE SCHEMA %s", t->place);
+		if (kit_db_open(&own, url) == 0 && kit_db_exec(own, sql, 0, NULL) == 0) {
+			kit_db_close(t->db);
+			t->db = NULL;
+			snprintf(t->url, sizeof t->url, "%s", url);
+		}
+	}
+	kit_db_close(own);
+}
+
+static int teardown_own_db(void **state)
+{
+	struct labtest *t = *state;
+	if (t != NULL) {
+		char name[100], sql[200];
+		own_db_name(t, name, sizeof name);
+		char *own = strstr(t->url, "dbname=" OWN_DB);
+		if (own != NULL && own > t->url) {
+			kit_db_close(t->db);
+			t->db = NULL;
+			own[-1] = 0;                     /* the shared database's URL again */
+			struct kit_db *admin = NULL;
+			snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+			if (kit_db_open(&admin, t->url) == 0)
+				kit_db_exec(admin, sql, 0, NULL);
+			kit_db_close(admin);
+		}
+	}
+	return labtest_teardown(state);
+}
+
+/* PostgreSQL, whose check calls contain_own_db() and drops that database at
+ * teardown, and MariaDB as before. */
+#define OWN_DB_PG(f) { #f, f, labtest_setup_pg, teardown_own_db, NULL }
+#define OWN_DB_SERVERS(f) OWN_DB_PG(f), LABTEST_MYSQL(f)
 
 /* Wait, at most 10 s (15 s on MariaDB), until the server shows n of this
  * test's sessions waiting for a lock; the count seen last. It asserts
@@ -329,6 +392,7 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	struct hot_row_now rows[8];
 	int64_t pid1, pid2, lined = 0;
 	int n = -1, queued = 0, rc = -1;
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
 
@@ -407,6 +471,7 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 	struct hot_row_now rows[8];
 	int64_t pid, lined = 0, behind = -1;
 	int n = -1, queued = 0, rc = -1, first = -1;
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 
@@ -594,12 +659,95 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	          "past out[0] with max 1, got out[1] changed");
 }
 
+/* The order's two keys, in a database of the check's own (so that no
+ * other suite's waits on a shared server add lines): row 2's line of two
+ * forms first and has the oldest wait, row 1's line of three forms after
+ * it; then rows 3 and 4 get one waiter each, row 4's first. Most waiters
+ * first: row 1, row 2; between the two lines of one waiter, the older
+ * wait first: row 4, row 3. A detector that orders by the oldest wait
+ * first puts row 2 first; one that ignores the wait puts 3 and 4 in
+ * either order. */
+static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct waiter w[7];
+	struct hot_row_now rows[8];
+	char own[1200], name[100];
+	int n = -1, nw = 0;
+	elsewhere_url(t, name, sizeof name, own, sizeof own);
+	struct kit_db *db = NULL;
+	if (kit_db_open(&db, own) != 0) {
+		elsewhere_drop(t, name);
+		lt_fail(__FILE__, __LINE__, NULL, "connecting to a database of this check's own "
+		        "(%s): %s", name, kit_db_errmsg(db));
+	}
+	lt_expect(kit_db_exec(db, "CREATE TABLE public.posts (id BIGINT PRIMARY KEY, likes BIGINT "
+	          "NOT NULL DEFAULT 0); INSERT INTO public.posts (id) VALUES (1), (2), (3), (4)",
+	          0, NULL) == 0, NULL, "posts in %s: %s", name, kit_db_errmsg(db));
+
+	/* configure: the four rows held, then the lines in the order above */
+	struct kit_db *h[5] = { NULL };
+	int64_t pid[5] = { 0 };
+	for (int r = 1; r <= 4; r++) {
+		char sql[96];
+		snprintf(sql, sizeof sql, "UPDATE public.posts SET likes = likes + 1 WHERE id = %d", r);
+		kit_db_open(&h[r], own);
+		assert_int_equal(session_id(h[r], &pid[r]), 0);
+		assert_int_equal(kit_db_begin(h[r]), 0);
+		assert_int_equal(kit_db_exec(h[r], sql, 0, NULL), 0);
+	}
+	static const int posts[] = { 2, 2, 1, 1, 1, 4, 3 };
+	int64_t lined = 0;
+	while (nw < 7 && lined == nw) {
+		w[nw] = (struct waiter){ .url = own, .tag = t->place, .post = posts[nw],
+		                         .table = "public.posts" };
+		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
+		lined = wait_for_waiters(t, ++nw);
+		if (nw == 2 || nw == 6)
+			sleep_ms(30);             /* the waits that come next are younger, clearly */
+	}
+	int rc = -1;
+	if (lined == 7) {
+		sleep_ms(50);
+		rc = hot_rows_now(db, rows, 8, &n);
+	}
+
+	/* verify, after letting the lines go */
+	for (int r = 1; r <= 4; r++)
+		kit_db_commit(h[r]);
+	for (int i = 0; i < nw; i++)
+		pthread_join(w[i].th, NULL);
+	for (int r = 1; r <= 4; r++)
+		kit_db_close(h[r]);
+	char why[300];
+	snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
+	kit_db_close(db);
+	elsewhere_drop(t, name);
+	expect_line(lined, nw, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 4, "lines: row 1 with 3 waiters, row 2 with 2, rows 3 and 4 with 1 "
+	                   "each", "signature");
+	static const int want[] = { 1, 2, 4, 3 }, waiting[] = { 3, 2, 1, 1 };
+	for (int i = 0; i < 4 && i < n; i++) {
+		int r = want[i];
+		const char *why_order = rows[i].holder_pid == pid[2] && i == 0 ? ": row 2's line has "
+			"the oldest wait but fewer waiters; order by waiters first, then by the oldest "
+			"wait" : (i >= 2 && rows[i].holder_pid == pid[3]) ? ": of two lines of one "
+			"waiter each, row 4's waited longer and comes first" : "";
+		lt_expect(rows[i].holder_pid == pid[r] && rows[i].waiting == waiting[i], "order",
+		          "line %d: expected row %d's (%d waiting behind pid %lld), got %d waiting "
+		          "behind pid %d%s", i + 1, r, waiting[i], (long long)pid[r], rows[i].waiting,
+		          rows[i].holder_pid, why_order);
+	}
+}
+
 static void hot_rows_now__quiet_when_nobody_waits(void **state)
 {
 	struct labtest *t = *state;
 	struct hot_row_now rows[8];
 	int64_t pid;
 	int n = -1;
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 	struct kit_db *h = hold(t, 1, &pid);
@@ -742,6 +890,58 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	lt_expect(brc != 0 || left_busy == 0, "lock-timeout", "after a like gave up on a held row, "
 	          "its connection still has lock_timeout set on the session: it was put back on "
 	          "the success path only (SET LOCAL ends with the transaction on every path)");
+}
+
+/* Counts the like's UPDATE statements on a connection of the likes' pool. */
+static void count_updates(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)t_ns;
+	if (ev == KIT_DB_STMT_START && sql && strstr(sql, "UPDATE") && strstr(sql, "posts"))
+		++*(int *)arg;
+}
+
+/* A contained like of a held row gives up after ONE wait of the lock
+ * timeout, with KIT_DB_BUSY: it sends its UPDATE once. A like that tries
+ * again on KIT_DB_BUSY holds its connection for several lock timeouts,
+ * which is what the timeout was there to stop (the likes' pool is empty
+ * meanwhile, and the caller, not the endpoint, decides about a retry).
+ * The statements are counted on the pool's one connection. */
+static void contain_like__gives_up_after_one_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 50,
+	                              .contain = true };
+	char err[512];
+	int64_t pid;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct kit_db *db = NULL;
+	assert_int_equal(kit_pool_get(app.likes, &db), 0);
+	int updates = 0;
+	kit_db_set_hook(db, count_updates, &updates);
+	kit_pool_put(app.likes, db);
+	struct kit_db *h = hold(t, 1, &pid);
+
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	for (int i = 0; i < 60 && !atomic_load(&c.done); i++)
+		sleep_ms(50);
+	if (!atomic_load(&c.done))
+		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
+	pthread_join(c.th, NULL);
+	kit_db_commit(h);
+	kit_db_close(h);
+	kit_db_set_hook(db, NULL, NULL);
+	contain_close(&app);
+	lt_expect_int_hint(c.rc, KIT_DB_BUSY, "a like of a held row (lock timeout 50 ms)",
+	                   "lock-timeout");
+	lt_expect(updates == 1, "lock-timeout", "a like that gave up on a held row sent its UPDATE "
+	          "%d times (in %.0f ms, lock timeout 50 ms): expected once; a contained like answers "
+	          "KIT_DB_BUSY after one wait and does not try again itself", updates, c.ms);
 }
 
 static void contain_open__gives_likes_their_own_pool(void **state)
@@ -1006,11 +1206,12 @@ int main(void)
 		 * too. The fourth needs a second database of the server, and
 		 * the containment is written in PostgreSQL's SET LOCAL
 		 * lock_timeout and DISCARD ALL (CONTAIN_RESET): PostgreSQL only. */
-		LABTEST_SERVERS(hot_rows_now__sees_the_whole_line),
-		LABTEST_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
-		LABTEST_SERVERS(hot_rows_now__quiet_when_nobody_waits),
+		OWN_DB_SERVERS(hot_rows_now__sees_the_whole_line),
+		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
+		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
-		LABTEST_PG(hot_rows_now__two_lines_beside_other_locks),
+		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
+		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		LABTEST_PG(hot_rows_now__query_fails),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
@@ -1019,6 +1220,7 @@ int main(void)
 		LABTEST_PG(contain_like__every_step_can_fail),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
+		LABTEST_PG(contain_like__gives_up_after_one_wait),
 		LABTEST_PG(contain__login_survives_a_hot_row),
 	};
 	return labtest_main("07-contain", tests);

@@ -25,6 +25,7 @@
 #include "labs/08-engine/inside.h"
 #include "tests/harness/labtest.h"
 #include "tests/labs/08-engine/contracts.h"
+#include "tests/labs/08-engine/promises.h"
 #include "util/clock.h"
 
 #define THREADS 8
@@ -982,8 +983,10 @@ int main(void)
 		LABTEST_BOTH(keys__like_needs_post),
 		LABTEST_PG(keys__no_multixacts_from_likes),
 		LABTEST_BOTH(keys__missing_row_is_no_row),
+		LABTEST_BOTH(keys__one_like_per_user),
 		LABTEST_PG(isolation__gives_up_after_limit),
 		LABTEST_PG(isolation__backs_off),
+		LABTEST_PG(isolation__first_wait_is_at_most_base),
 		LABTEST_PG(isolation__other_errors_not_retried),
 		LABTEST_PG(isolation__long_retry_keeps_its_cap),
 		LABTEST_PG(isolation__no_wait_after_the_last_attempt),

@@ -1,0 +1,337 @@
+/*
+ * promises.c: Lab 06's checks of what money.h promises where the other
+ * check files stop short: a batch's fee sums past 2^31 (each fee fits an
+ * int, their sum does not), a batch's transfers at the edges of
+ * money_transfer's domain, and every call, whatever it answers, leaving
+ * its connection as it found it: no transaction open, no session setting
+ * changed ("the connection is ready for the next call").
+ */
+#include "tests/labs/06-money/promises.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "labs/06-money/money.h"
+#include "tests/labs/06-money/books.h"
+#include "tests/harness/bounds.h"
+#include "tests/harness/gate.h"
+#include "tests/harness/labtest.h"
+
+/* Three fees of 1,000,000,001 in one batch: each fits an int, their sum,
+ * 3,000,000,003, does not. A sum kept in an int wraps to a negative
+ * number and the fee sub-account is debited instead of credited. */
+void batch__fee_sums_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	enum { N = 3 };
+	const int64_t amount = 1500000000, fee = 1000000001;
+	same_fees_batch(t, N, amount, fee);
+	int64_t got = balance(t, FEE_ACCOUNT);
+	lt_expect(got == N * fee, "balance", "fee account after a batch of 3 fees of 1,000,000,001: "
+	          "expected %lld (past 2^31 = %lld), got %lld%s", (long long)(N * fee),
+	          (long long)LT_PAST_INT32, (long long)got, got != N * fee && got < LT_PAST_INT32 ?
+	          ": the batch's fee sum was kept in an int (or a 32-bit type) and wrapped; keep "
+	          "sums of money in int64_t" : "");
+	lt_expect_int_hint(balance(t, 2), N * (amount - fee), "seller's balance after the batch",
+	                   "balance");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after a batch of fees past 2^31: %s", bad);
+}
+
+/* The server's id of db's session (pg_backend_pid(), CONNECTION_ID()). */
+static int64_t session_of(struct kit_db *db)
+{
+	int64_t id = -1;
+	if (kit_db_engine(db) != KIT_DB_SQLITE)
+		kit_db_query_int(db, kit_db_engine(db) == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+		                 : "SELECT pg_backend_pid()", 0, NULL, &id);
+	return id;
+}
+
+/* 1 when the session `id` (of db) has a transaction open, as the server
+ * shows it to another connection (obs): pg_stat_activity's "idle in
+ * transaction", INNODB_TRX's row for the thread; on SQLite a write lock
+ * another connection cannot take (kit_db_begin is BEGIN IMMEDIATE). */
+static int open_transaction(struct labtest *t, struct kit_db *obs, int64_t id)
+{
+	char sql[200];
+	if (t->engine == KIT_DB_SQLITE) {
+		kit_db_exec(obs, "PRAGMA busy_timeout = 0", 0, NULL);
+		int rc = kit_db_exec(obs, "BEGIN IMMEDIATE", 0, NULL);
+		if (rc == 0)
+			kit_db_exec(obs, "ROLLBACK", 0, NULL);
+		return rc != 0;
+	}
+	snprintf(sql, sizeof sql, t->engine == KIT_DB_MYSQL
+	         ? "SELECT count(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = %lld"
+	         : "SELECT count(*) FROM pg_stat_activity WHERE pid = %lld"
+	           " AND state LIKE 'idle in transaction%%'", (long long)id);
+	int64_t n = 0;
+	kit_db_query_int(obs, sql, 0, NULL, &n);
+	return n > 0;
+}
+
+/* The session's own settings (SET without LOCAL, set_config(.., false)):
+ * PostgreSQL's pg_settings with source 'session', as one line. */
+static int settings_row(void *arg, int ncols, const char *const *v)
+{
+	char *out = arg;
+	if (ncols > 0 && v[0])
+		snprintf(out, 600, "%s", v[0]);
+	return 0;
+}
+
+static void session_settings(struct kit_db *db, char out[600])
+{
+	out[0] = 0;
+	if (kit_db_engine(db) == KIT_DB_POSTGRES)
+		kit_db_query(db, "SELECT string_agg(name || ' = ' || setting, ', ' ORDER BY name)"
+		             " FROM pg_settings WHERE source = 'session'", 0, NULL, settings_row, out);
+}
+
+/* Every function, on each of its answers (applied, MONEY_ALREADY,
+ * MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT for a buyer and for a seller,
+ * MONEY_INVALID, a payout's and a batch's, money_open's
+ * KIT_DB_CONSTRAINT), leaves its connection with no transaction open
+ * and, on PostgreSQL, with no session setting changed: money.h promises
+ * the connection is ready for the next call. A path that returns before
+ * its COMMIT or ROLLBACK leaves the transaction open (on PostgreSQL the
+ * next BEGIN only warns, and the next call's work joins it); a SET
+ * without LOCAL (a lock_timeout, a synchronous_commit) outlives the call
+ * and changes every later transaction of that connection. */
+void every_call__leaves_the_connection_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	books(t);
+	struct kit_db *db = labtest_connect(t), *obs = labtest_db(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	int64_t id = session_of(db);
+	char before[600], after[600];
+	session_settings(db, before);
+
+	struct money_fees f = { FEE_ACCOUNT, 2 };
+	struct money_transfer ok = { 1, 1, 2, 100, 10 }, batch2[2] = { { 2, 1, 2, 10, 1 },
+	                                                                 { 3, 1, 2, 10, 1 } };
+	int results[2];
+	char fault[1500] = "";
+	static const char *const what[] = {
+		"a transfer applied (0)", "the same transfer again (MONEY_ALREADY)",
+		"a transfer the balance does not cover (MONEY_INSUFFICIENT)",
+		"a transfer from a buyer that does not exist (MONEY_NO_ACCOUNT)",
+		"a transfer to a seller that does not exist (MONEY_NO_ACCOUNT)",
+		"a transfer with a fee above the amount (MONEY_INVALID)", "a batch of 2 (0)",
+		"a payout (0)", "the same payout again (MONEY_ALREADY)",
+		"a payout the fee account does not cover (MONEY_INSUFFICIENT)",
+		"money_open of an account that exists (KIT_DB_CONSTRAINT)",
+	};
+	static const int want[] = { 0, MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT,
+	                            MONEY_NO_ACCOUNT, MONEY_INVALID, 0, 0, MONEY_ALREADY,
+	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT };
+	for (int step = 0; step < (int)(sizeof what / sizeof what[0]); step++) {
+		int rc = 0;
+		struct money_transfer x = ok;
+		switch (step) {
+		case 0: case 1: rc = money_transfer(db, &f, &ok); break;
+		case 2: x.id = 10; x.amount = 100000; rc = money_transfer(db, &f, &x); break;
+		case 3: x.id = 11; x.from = 77; rc = money_transfer(db, &f, &x); break;
+		case 4: x.id = 12; x.to = 78; rc = money_transfer(db, &f, &x); break;
+		case 5: x.id = 13; x.fee = 101; rc = money_transfer(db, &f, &x); break;
+		case 6: rc = money_batch(db, &f, batch2, 2, results); break;
+		case 7: case 8: rc = money_payout(db, &f, 20, 2, 5); break;
+		case 9: rc = money_payout(db, &f, 21, 2, 100000); break;
+		case 10: rc = money_open(db, 2, 1, 0); break;
+		}
+		int open = open_transaction(t, obs, id);
+		session_settings(db, after);
+		if (rc != want[step] && !fault[0])
+			snprintf(fault, sizeof fault, "%s returned %d, expected %d (%s)", what[step], rc,
+			         want[step], labtest_why(db));
+		if (open && !fault[0])
+			snprintf(fault, sizeof fault, "after %s (it returned %d), its connection still "
+			         "has a transaction open: that path returns before its COMMIT or ROLLBACK "
+			         "(on PostgreSQL the next BEGIN only warns, and the next call's writes "
+			         "join the open transaction)", what[step], rc);
+		if (strcmp(before, after) != 0 && !fault[0])
+			snprintf(fault, sizeof fault, "after %s (it returned %d), its session's settings "
+			         "changed from [%s] to [%s]: a SET without LOCAL outlives the call; use "
+			         "SET LOCAL inside the transaction", what[step], rc, before, after);
+	}
+	/* closed before the verdict: a transaction left open would hold its
+	 * locks through the teardown */
+	kit_db_close(db);
+	lt_expect(!fault[0], "rollback", "%s", fault);
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after every kind of answer: %s", bad);
+}
+
+/* money_batch's transfers walk the same domain as money_transfer's, each
+ * edge outside it in the middle of a batch: a fee below zero, a fee above
+ * the amount, an amount of 0 and below, an id of 0 and below, a sale to
+ * oneself. Each gets MONEY_INVALID and leaves no row; the valid ones
+ * around them are applied. A batch that checks its transfers with a test
+ * of its own instead of money_transfer's (forgetting one edge) lets a
+ * negative fee through: the fee account pays the seller. */
+void batch__domain_edges(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 50);
+
+	static const struct money_transfer list[] = {
+		{ 1, 1, 2, 100, 10 },
+		{ 2, 1, 2, 100, -1 },           /* the fee account would pay the sale */
+		{ 3, 1, 2, 100, 101 },          /* the seller would get -1 */
+		{ 4, 1, 2, 0, 0 },
+		{ 5, 1, 2, -100, 0 },           /* the seller would pay the buyer */
+		{ 0, 1, 2, 100, 5 },
+		{ -6, 1, 2, 100, 5 },           /* money_open's ids are negative */
+		{ 7, 1, 1, 100, 5 },            /* a sale to oneself */
+		{ 8, 1, 2, 100, 100 },          /* a fee of exactly the amount: valid */
+	};
+	enum { N = sizeof list / sizeof list[0] };
+	static const char *const what[N] = { "a valid sale", "a fee of -1", "a fee of 101 on 100",
+		"an amount of 0", "an amount of -100", "transfer id 0", "transfer id -6",
+		"a sale from account 1 to itself", "a fee of exactly the amount" };
+	int results[N];
+	struct money_fees f = { FEE_ACCOUNT, 1 };
+	int rc = money_batch(db, &f, list, N, results);
+	lt_expect(rc == 0, "savepoint", "money_batch of %d with seven invalid transfers in the "
+	          "middle returned %d, expected 0 (%s)", N, rc, labtest_why(db));
+	for (int i = 0; i < N; i++) {
+		int want = i == 0 || i == N - 1 ? 0 : MONEY_INVALID;
+		lt_expect(results[i] == want, "invalid", "money_batch's result for transfer %d (%s): "
+		          "expected %d, got %d%s", i + 1, what[i], want, results[i],
+		          want == MONEY_INVALID ? ": a batch checks each transfer as money_transfer "
+		          "does (id > 0, amount > 0, fee in 0..amount, from != to)" : "");
+		if (want == MONEY_INVALID)
+			lt_expect(rows_of(t, list[i].id) == 0, "invalid", "rows left by the invalid transfer in the batch (%s): %lld",
+			          what[i], (long long)rows_of(t, list[i].id));
+	}
+	lt_expect_int_hint(balance(t, 1), 800, "buyer's balance after the batch (two sales of 100)",
+	                   "invalid");
+	lt_expect_int_hint(balance(t, 2), 90, "seller's balance after the batch (90 and 0)",
+	                   "invalid");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 160, "fee account after the batch (50 to open "
+	                   "it, fees of 10 and 100)", "invalid");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after a batch with invalid transfers: %s", bad);
+}
+
+/* ---- two payouts that no one sub-account covers ---- */
+
+static const struct money_fees two_subs = { FEE_ACCOUNT, 2 };
+
+/* Books again from nothing: buyer 1 with 500, seller 2, payee 3, and the
+ * fee account's two sub-accounts holding 50 each (the fees of sales 2
+ * and 3, on sub-accounts 2 % 2 and 3 % 2). */
+static void two_subs_of_50(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, "DELETE FROM entries; DELETE FROM transfers; DELETE FROM accounts");
+	int rc = money_setup(db);
+	for (int a = 1; a <= 3 && rc == 0; a++)
+		rc = money_open(db, a, 1, a == 1 ? 500 : 0);
+	if (rc == 0)
+		rc = money_open(db, FEE_ACCOUNT, 2, 0);
+	for (int id = 2; id <= 3 && rc == 0; id++) {
+		struct money_transfer sale = { id, 1, 2, 50, 50 };
+		rc = money_transfer(db, &two_subs, &sale);
+	}
+	lt_expect(rc == 0, NULL, "setting up the books failed (%d): %s", rc, labtest_why(db));
+}
+
+static int pay_60_of_two(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	return money_payout(db, &two_subs, 1001 + who, 3, 60);
+}
+
+/* Two payouts of 60 at once from a fee account of two sub-accounts of 50:
+ * no sub-account holds 60, and the two together hold less than 120.
+ * Whether a payout may gather its amount from several sub-accounts or
+ * must find one that holds it, money.h's promise holds for every
+ * interleaving (each held before its k-th statement, for every k): no
+ * sub-account below zero, each answer 0 or MONEY_INSUFFICIENT (or
+ * KIT_DB_BUSY: on MariaDB two payouts that try the sub-accounts in
+ * opposite orders deadlock, since InnoDB locks the rows a conditional
+ * UPDATE examines even when the condition fails), the fee account down
+ * by 60 per payout made, the books whole. A payout that reads each
+ * sub-account's balance and then takes what it read without a condition
+ * lets both take the same 50, and both are paid. */
+void payout__two_at_once_from_two_subs(void **state)
+{
+	struct labtest *t = *state;
+	books(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= 40; k++) {
+		two_subs_of_50(t);
+		lt_gate_run(g, NULL, (int[]){ k, k }, pay_60_of_two, NULL);
+		if (!lt_gate_reached(g))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		int paid = (a == 0) + (b == 0);
+		int64_t below = sql_int(t, "SELECT count(*) FROM accounts WHERE id = %d AND balance < 0",
+		                        FEE_ACCOUNT);
+		int64_t fees = balance(t, FEE_ACCOUNT);
+		const char *bad = books_fault(t);
+		bool ok_a = a == 0 || a == MONEY_INSUFFICIENT || a == KIT_DB_BUSY;
+		bool ok_b = b == 0 || b == MONEY_INSUFFICIENT || b == KIT_DB_BUSY;
+		lt_expect(ok_a && ok_b, "reservation", "two payouts of 60 from two sub-accounts of "
+		          "50, both held before their statement %d: expected 0, MONEY_INSUFFICIENT (%d) "
+		          "or KIT_DB_BUSY (%d) from each, got %d and %d", k, MONEY_INSUFFICIENT,
+		          KIT_DB_BUSY, a, b);
+		lt_expect(below == 0 && paid <= 1 && fees == 100 - 60 * paid, "reservation", "two "
+		          "payouts of 60 from two sub-accounts of 50, both held before their statement "
+		          "%d, answered %d and %d: %lld sub-account(s) below zero and the fee account at "
+		          "%lld (expected none below zero, at most one paid, and the fee account at 100 "
+		          "less 60 per payout)%s", k, a, b, (long long)below, (long long)fees, below > 0 ? ": a sub-account's balance "
+		          "was read and then taken without a condition, so both payouts took the "
+		          "same money; take with UPDATE ... WHERE balance >= the amount taken" : "");
+		lt_expect(bad == NULL, "reservation", "after two payouts at once (held before "
+		          "statement %d): %s", k, bad);
+	}
+	lt_expect(k > 1, "reservation", "two payouts from a fee account of two sub-accounts ran no "
+	          "statement: got %d and %d", lt_gate_rc(g, 0), lt_gate_rc(g, 1));
+	lt_gate_close(g);
+}
+
+/* "A zero fee writes no fee entry" (money.h): a sale with fee 0, alone and
+ * in a batch, has two entries (the buyer's and the seller's) and none on
+ * the fee account, whose balance stays where it was. An entry of 0 adds
+ * nothing to a sum, so the audit cannot see it: it is a row for every
+ * fee-less sale in the ledger, and a write to the hot fee row that moves
+ * nothing. */
+void transfer__zero_fee_writes_no_fee_entry(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	lt_expect_int_hint(transfer(db, 5, 1, 2, 100, 0, 2), 0, "a sale of 100 with fee 0", "entries");
+	struct money_fees f = { FEE_ACCOUNT, 2 };
+	struct money_transfer list[2] = { { 6, 1, 2, 50, 0 }, { 7, 1, 2, 50, 5 } };
+	int results[2];
+	int rc = money_batch(db, &f, list, 2, results);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0, "savepoint", "a batch of a sale "
+	          "with fee 0 and one with fee 5: returned %d, results %d and %d (%s)", rc,
+	          results[0], results[1], labtest_why(db));
+	for (int id = 5; id <= 7; id++) {
+		int64_t entries = sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = %d", id);
+		int64_t fee_entries = sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = %d"
+		                              " AND account_id = %d", id, FEE_ACCOUNT);
+		int want = id == 7 ? 3 : 2;
+		lt_expect(entries == want && fee_entries == (id == 7), "entries", "sale %d (fee %d%s): "
+		          "%lld entries, %lld of them on the fee account; expected %d and %d (a zero fee "
+		          "writes no fee entry)", id, id == 7 ? 5 : 0, id == 5 ? ", alone" : ", in a batch",
+		          (long long)entries, (long long)fee_entries, want, id == 7);
+	}
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 5, "fee account after fees of 0, 0 and 5",
+	                   "balance");
+}

@@ -1,0 +1,24 @@
+/*
+ * promises.h: Lab 06's checks of money.h's promises that the other files
+ * walk past (promises.c), for test_money.c's list.
+ *   batch__fee_sums_past_2_31     a batch's fee sum exact past 2^31
+ *   every_call__leaves_the_connection_as_it_found_it
+ *                                 no transaction open, no session setting
+ *                                 changed, after every kind of answer
+ *   batch__domain_edges           each edge outside money_transfer's domain,
+ *                                 in a batch: MONEY_INVALID, no row
+ *   payout__two_at_once_from_two_subs  two payouts of 60 at once, no
+ *                                 sub-account holding 60: none below zero
+ *   transfer__zero_fee_writes_no_fee_entry  fee 0, alone and in a batch:
+ *                                 two entries, none on the fee account
+ */
+#ifndef HOTROW_TEST_LAB06_PROMISES_H
+#define HOTROW_TEST_LAB06_PROMISES_H
+
+void batch__fee_sums_past_2_31(void **state);
+void every_call__leaves_the_connection_as_it_found_it(void **state);
+void batch__domain_edges(void **state);
+void payout__two_at_once_from_two_subs(void **state);
+void transfer__zero_fee_writes_no_fee_entry(void **state);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * promises.c: Lab 08's checks of what inside.h promises where the other
+ * check files stop short.
+ *
+ * Where inside_count_retrying()'s doubling starts. The
+ * contract: after the k-th failure wait between d/2 and d, d =
+ * min(cap_ms, base_ms * 2^(k-1)); so after the FIRST failure, between
+ * base/2 and base. A doubling counted from k instead of k - 1 waits
+ * between base and 2 base there, which the other checks (lower bounds on
+ * the waits, the cap) do not see.
+ *
+ * The tables inside_keys_setup() makes: the other checks of likes run on
+ * INSIDE_SCHEMA, which has the key (post_id, user_id); the student's own
+ * tables must keep it too (inside_like's contract: KIT_DB_CONSTRAINT for
+ * a duplicate).
+ */
+#include "tests/labs/08-engine/promises.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "labs/08-engine/inside.h"
+#include "tests/harness/labtest.h"
+
+/* The gap from the end of the first attempt's last statement (or its
+ * rollback) to the start of the second BEGIN: the one wait of a call. */
+struct first_gap {
+	int64_t last_end;
+	int begins;
+	double ms;
+};
+
+static void time_first_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct first_gap *g = arg;
+	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
+		g->last_end = t_ns;
+		return;
+	}
+	if (ev != KIT_DB_STMT_START || sql == NULL)
+		return;
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	if (strncasecmp(sql, "BEGIN", 5) != 0 && strncasecmp(sql, "START TRANSACTION", 17) != 0)
+		return;
+	if (++g->begins == 2)
+		g->ms = (double)(t_ns - g->last_end) / 1e6;
+}
+
+/* Ten calls, each of whose first attempt fails to serialize (a trigger
+ * raises 40001 while a sequence, restarted before each call, is at 1),
+ * base 60 ms and a cap far above: each call's one wait is between 30 and
+ * 60 ms, by the contract. A load can only lengthen a sleep, so the
+ * verdict rests on the shortest of the ten: a doubling that starts at
+ * 2 base never waits under 60 ms, and a correct one waits under 57 ms at
+ * least once unless all ten uniform draws land in the top 10 % of the
+ * range (10^-10) or a busy machine stretches every one of them. */
+void isolation__first_wait_is_at_most_base(void **state)
+{
+	enum { CALLS = 10, BASE = 60 };
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, INSIDE_SCHEMA);
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (1); CREATE SEQUENCE first_failure");
+	labtest_exec(t, "CREATE FUNCTION fail_first() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	                " IF nextval('first_failure') = 1 THEN RAISE EXCEPTION"
+	                " 'could not serialize access (planted by the check)'"
+	                " USING ERRCODE = 'serialization_failure'; END IF; RETURN NEW; END $$");
+	labtest_exec(t, "CREATE TRIGGER fail_first BEFORE UPDATE ON counters"
+	                " FOR EACH ROW EXECUTE FUNCTION fail_first()");
+
+	struct inside_retry policy = { 5, BASE, 100 * BASE };
+	double shortest = 1e9, waits[CALLS];
+	int bad_rc = 0, bad_attempts = 0, n = 0;
+	for (int i = 0; i < CALLS; i++) {
+		labtest_exec(t, "ALTER SEQUENCE first_failure RESTART");
+		struct first_gap g = { 0, 0, -1 };
+		int attempts = -1;
+		kit_db_set_hook(db, time_first_gap, &g);
+		int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
+		kit_db_set_hook(db, NULL, NULL);
+		if (rc != 0 && !bad_rc)
+			bad_rc = rc;
+		if (attempts != 2 && !bad_attempts)
+			bad_attempts = attempts;
+		if (g.ms >= 0) {
+			waits[n++] = g.ms;
+			if (g.ms < shortest)
+				shortest = g.ms;
+		}
+	}
+	lt_expect(bad_rc == 0 && bad_attempts == 0, "backoff", "a call whose first attempt fails "
+	          "to serialize and whose second can commit: expected 0 after 2 attempts, got %d "
+	          "after %d", bad_rc, bad_attempts ? bad_attempts : 2);
+	lt_expect_int_hint(n, CALLS, "calls whose one wait the check saw (a BEGIN after the "
+	                   "first attempt)", "backoff");
+	char list[CALLS * 12] = "";
+	for (int i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%.0f", i ? " " : "", waits[i]);
+	lt_expect(shortest < 0.95 * BASE, "backoff", "after the first failure (base %d ms) the "
+	          "waits were %s ms, none under %.0f ms: the contract's d after failure k is "
+	          "base * 2^(k-1), so the first wait is between base/2 and base; a doubling counted "
+	          "from k (base * 2^k) waits between base and 2 base", BASE, list, 0.95 * BASE);
+}
+
+/* With the tables of inside_keys_setup(), a user likes a post once: the
+ * second like of the same (post, user), by inside_like() and by
+ * inside_like_one_statement(), is KIT_DB_CONSTRAINT and changes nothing.
+ * Tables made without likes' primary key (post_id, user_id) count every
+ * repeat. */
+void keys__one_like_per_user(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int rc = inside_keys_setup(db);
+	lt_expect(rc == 0, "guarantee", "inside_keys_setup failed (%d): %s", rc, labtest_why(db));
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect_int_hint(inside_like(db, 1, 7), 0, "user 7's first like of post 1", "guarantee");
+	int again = inside_like(db, 1, 7);
+	int one = inside_like_one_statement(db, 1, 7);
+	int64_t likes = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 7");
+	int64_t count = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+	lt_expect(again == KIT_DB_CONSTRAINT && one == KIT_DB_CONSTRAINT, "guarantee", "user 7 "
+	          "liked post 1 again (inside_like, then inside_like_one_statement): expected "
+	          "KIT_DB_CONSTRAINT (%d) twice, got %d and %d%s", KIT_DB_CONSTRAINT, again, one,
+	          again == 0 ? ": the likes table inside_keys_setup makes has no primary key "
+	          "(post_id, user_id), so a like can be repeated" : "");
+	lt_expect(likes == 1 && count == 1, "guarantee", "after user 7 liked post 1 three times: %lld "
+	          "likes rows and a counter of %lld, expected 1 and 1", (long long)likes,
+	          (long long)count);
+}
