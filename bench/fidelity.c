@@ -111,6 +111,7 @@ struct cell {
 	int clients;
 	double think_ms;         /* each client's pause between its requests */
 	char sim_args[512];      /* what the engine ran, less --clients */
+	bool lost;               /* a tool's turn failed twice: nothing measured */
 	double predicted, mva;   /* per second; mva < 0: n/a */
 	double other;            /* the engine under the other commit order;
 	                            < 0: not run (only on MariaDB) */
@@ -455,6 +456,27 @@ static int pgbench_turn(struct fid *f, int clients, int seconds, const char *lab
 	return 0;
 }
 
+/* One turn of kit/load (or pgbench), and once more a second later when it
+ * fails: on a loaded machine 64 connections opened at once may time out.
+ * 0, or -1 when both failed (each said why on stderr). */
+static int turn_twice(struct fid *f, const struct cell *c, int secs, const char *label,
+                      struct turn *t, bool pgbench)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (attempt)
+			util_sleep_ns(1000000000);
+		int rc = pgbench ? pgbench_turn(f, c->clients, secs, label, t)
+		                 : kit_turn(f, c->clients, secs, label, t);
+		if (rc == 0)
+			return 0;
+		if (!kit_db_connected(f->admin))
+			return -1;
+		fprintf(stderr, CMD ": %s: %s\n", label, attempt ? "lost: the cell is left out"
+		                                                  : "once more in a second");
+	}
+	return -1;
+}
+
 /* Predict and measure one cell of a shape; the engine's arguments go to
  * c->sim_args (the same for every cell of a shape but --clients and
  * --think-ms). */
@@ -508,23 +530,27 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	 * change in what else the machine runs falls on both alike. */
 	int halves = f->o.seconds >= 2 ? 2 : 1;
 	struct turn kit = { 0 }, pgb = { 0 };
-	for (int h = 0; h < halves; h++) {
+	c->lost = false;
+	for (int h = 0; h < halves && !c->lost; h++) {
 		int secs = h == 0 ? f->o.seconds / halves : f->o.seconds - f->o.seconds / halves;
 		progress(f, name, c->clients, "kit/load");
-		if (kit_turn(f, c->clients, secs, label, &kit) != 0)
-			return -1;
-		if (!f->pgbench)
+		c->lost = turn_twice(f, c, secs, label, &kit, false) != 0;
+		if (!f->pgbench || c->lost)
 			continue;
 		progress(f, name, c->clients, "pgbench");
-		if (pgbench_turn(f, c->clients, secs, label, &pgb) != 0)
-			return -1;
+		c->lost = turn_twice(f, c, secs, label, &pgb, true) != 0;
+	}
+	c->load = loadavg();
+	f->think_ns = 0;
+	if (c->lost) {
+		c->kit = c->pgbench = c->wal_per_tx = c->kit_tail = -1;
+		/* a server that went away stops the bench; a busy one loses a cell */
+		return kit_db_connected(f->admin) ? 0 : -1;
 	}
 	c->kit = kit.seconds > 0 ? (double)kit.done / kit.seconds : 0;
 	c->wal_per_tx = kit.syncs >= 0 && kit.all > 0 ? (double)kit.syncs / (double)kit.all : -1;
 	c->pgbench = f->pgbench && pgb.seconds > 0 ? (double)pgb.done / pgb.seconds : -1;
 	c->kit_tail = kit.turns ? kit.tail / kit.turns : -1;
-	c->load = loadavg();
-	f->think_ns = 0;
 	return 0;
 }
 
@@ -751,7 +777,9 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 			json_num(c->mva, 1);
 			printf(",\"other_order_tps\":");
 			json_num(c->other, 1);
-			printf(",\"kit_tps\":%.1f,\"pgbench_tps\":", c->kit);
+			printf(",\"lost\":%s,\"kit_tps\":", c->lost ? "true" : "false");
+			json_num(c->kit, 1);
+			fputs(",\"pgbench_tps\":", stdout);
 			json_num(c->pgbench, 1);
 			printf(",\"wal_syncs_per_tx\":");
 			json_num(c->wal_per_tx, 3);
@@ -837,6 +865,8 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 		for (int k = 0; k < res[s].ncells; k++) {
 			const struct cell *c = &res[s].cells[k];
 			char v1[24], v2[24], v3[24], mva[16], pg[16], wal[24], tail[24], oth[16];
+			char kit[16];
+			snprintf(kit, sizeof kit, c->lost ? "lost" : "%.0f", c->kit);
 			snprintf(mva, sizeof mva, c->mva >= 0 ? "%.0f" : "-", c->mva);
 			snprintf(oth, sizeof oth, c->other >= 0 ? "%.0f" : "-", c->other);
 			snprintf(pg, sizeof pg, c->pgbench >= 0 ? "%.0f" : "-", c->pgbench);
@@ -851,8 +881,8 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 			snprintf(v3, sizeof v3, "%.2f", rkit);
 			if (f->mysql && c->clients >= 2)
 				verdict(rkit, 0.75, 1.25, v3, sizeof v3);
-			printf("  %7d %6g %9.0f %9s %9s %9.0f %9s %9s %12s %12s %11s %11s %5.1f\n",
-			       c->clients, c->think_ms, c->predicted, oth, mva, c->kit, pg, v3,
+			printf("  %7d %6g %9.0f %9s %9s %9s %9s %9s %12s %12s %11s %11s %5.1f\n",
+			       c->clients, c->think_ms, c->predicted, oth, mva, kit, pg, v3,
 			       c->clients < 2 ? (rp > 0 ? v1 : "-") : verdict(rp, 0.75, 1.25, v1, sizeof v1),
 			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, tail, c->load);
 		}
