@@ -110,6 +110,8 @@ struct fid_opts {
 struct cell {
 	int clients;
 	double think_ms;         /* each client's pause between its requests */
+	double pause_ms;         /* what one such pause takes here, probed before
+	                            the cell (a sleep ends late): the engine's */
 	char sim_args[512];      /* what the engine ran, less --clients */
 	bool lost;               /* a tool's turn failed twice: nothing measured */
 	double predicted, mva;   /* per second; mva < 0: n/a */
@@ -456,6 +458,21 @@ static int pgbench_turn(struct fid *f, int clients, int seconds, const char *lab
 	return 0;
 }
 
+#define PAUSE_PROBES 100
+
+/* How long a thread's sleep of think_ms really lasts on this machine now,
+ * the mean of PAUSE_PROBES: the timer's slack and the wait for a core
+ * make it longer than asked. Taken before a cell, it is an input. */
+static double probe_pause(double think_ms)
+{
+	if (think_ms <= 0)
+		return 0;
+	int64_t ns = (int64_t)llround(think_ms * 1e6), t0 = util_now_ns();
+	for (int i = 0; i < PAUSE_PROBES; i++)
+		util_sleep_ns(ns);
+	return (double)(util_now_ns() - t0) / 1e6 / PAUSE_PROBES;
+}
+
 /* One turn of kit/load (or pgbench), and once more a second later when it
  * fails: on a loaded machine 64 connections opened at once may time out.
  * 0, or -1 when both failed (each said why on stderr). */
@@ -497,7 +514,9 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	drv_inputs_init(&in, rows > 1 ? SIM_SHARDED : SIM_NAIVE, c->clients, alone);
 	in.rows = rows;
 	in.seconds = f->o.seconds;
-	in.think_ms = c->think_ms;
+	progress(f, name, c->clients, "one pause");
+	c->pause_ms = probe_pause(c->think_ms);
+	in.think_ms = c->pause_ms;
 	if (f->postgres) {
 		in.handoff = SIM_HANDOFF_HERD;
 		in.wake_us = f->wake.wake_us;
@@ -770,8 +789,8 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 		fputs(",\"cells\":[", stdout);
 		for (int k = 0; k < res[s].ncells; k++) {
 			const struct cell *c = &res[s].cells[k];
-			printf("%s{\"clients\":%d,\"think_ms\":%.3f,\"sim_args\":", k ? "," : "",
-			       c->clients, c->think_ms);
+			printf("%s{\"clients\":%d,\"think_ms\":%.3f,\"pause_ms\":%.4f,"
+			       "\"sim_args\":", k ? "," : "", c->clients, c->think_ms, c->pause_ms);
 			util_json_str(stdout, c->sim_args);
 			printf(",\"predicted_tps\":%.1f,\"mva_tps\":", c->predicted);
 			json_num(c->mva, 1);
@@ -859,8 +878,8 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 		printf("\n  engine: hotrow sim %s --clients N", res[s].sim_args);
 		if (f->o.think_ms.n > 1)
 			printf(" (its --think-ms the cell's)");
-		printf("\n  %7s %6s %9s %9s %9s %9s %9s %9s %12s %12s %11s %11s %5s\n", "clients",
-		       "think", "predicted", "other", "MVA", "kit/load", "pgbench", "pred/kit", "pred/pgbench",
+		printf("\n  %7s %6s %6s %9s %9s %9s %9s %9s %9s %12s %12s %11s %11s %5s\n", "clients",
+		       "think", "pause", "predicted", "other", "MVA", "kit/load", "pgbench", "pred/kit", "pred/pgbench",
 		       "kit/pgbench", "WAL/tx", "p99/p50", "load");
 		for (int k = 0; k < res[s].ncells; k++) {
 			const struct cell *c = &res[s].cells[k];
@@ -881,8 +900,8 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 			snprintf(v3, sizeof v3, "%.2f", rkit);
 			if (f->mysql && c->clients >= 2)
 				verdict(rkit, 0.75, 1.25, v3, sizeof v3);
-			printf("  %7d %6g %9.0f %9s %9s %9s %9s %9s %12s %12s %11s %11s %5.1f\n",
-			       c->clients, c->think_ms, c->predicted, oth, mva, kit, pg, v3,
+			printf("  %7d %6g %6.3f %9.0f %9s %9s %9s %9s %9s %12s %12s %11s %11s %5.1f\n",
+			       c->clients, c->think_ms, c->pause_ms, c->predicted, oth, mva, kit, pg, v3,
 			       c->clients < 2 ? (rp > 0 ? v1 : "-") : verdict(rp, 0.75, 1.25, v1, sizeof v1),
 			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, tail, c->load);
 		}
@@ -908,8 +927,10 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 	       "of pgbench\n(kit/load on MariaDB) from 2 clients up; kit/load at least 0.95 x "
 	       "pgbench. WAL/tx: log\nflushes per transaction, kit/load's run (pg_stat_wal; "
 	       "MariaDB: Innodb_data_fsyncs) / the\nengine's (below 1, commits shared a flush). "
-	       "p99/p50: latency, kit/load / the engine. load:\nthe load average when the cell "
-	       "ended (more than the cores: other work shared them).\n");
+	       "p99/p50: latency, kit/load / the engine (the think\ntime taken out). think: "
+	       "the pause asked before each request, ms; pause: what a sleep of\nit took here, "
+	       "probed before the cell: the engine's think time. load: the load average\nwhen "
+	       "the cell ended (more than the cores: other work shared them).\n");
 }
 
 int bench_fidelity_main(int argc, char **argv)
