@@ -123,6 +123,9 @@ struct cell {
 	double kit;
 	double pgbench;          /* < 0: not run */
 	double wal_per_tx;       /* < 0: not measured */
+	double server_cpu_ms;    /* the backends' CPU per commit in kit/load's
+	                            turns (PostgreSQL); < 0: not measured */
+	double pred_cpu_ms;      /* the engine's; < 0: none */
 	double load;             /* the load average when the cell ended */
 };
 
@@ -143,6 +146,7 @@ struct fid {
 	struct kit_db *admin;
 	int rows;                /* the shape being run */
 	int64_t think_ns;        /* the cell being run: each request's pause first */
+	struct drv_backends backends;   /* kit/load's, in a turn (PostgreSQL) */
 	char sql[128];
 	/* the server's parts, measured before every cell (PostgreSQL) */
 	double flush_ms;         /* one flush of the log */
@@ -393,10 +397,31 @@ struct turn {
 	double seconds;
 	int64_t all;             /* kit/load: every call, the last ones too */
 	int64_t syncs;           /* WAL flushes during kit/load's turns; < 0 unknown */
+	double server_cpu_s;     /* the backends' CPU over kit/load's turns; < 0
+	                            unknown */
 	double tail;             /* sum of each kit/load turn's p99 / p50, the
 	                            think time taken out of both */
 	int turns;
 };
+
+/* A kit/load thread's backend, and its CPU before and after the calls. */
+static int backend_init(void *arg, struct kit_load_thread *th)
+{
+	struct fid *f = arg;
+	if (!f->postgres) {
+		f->backends.cpu0[th->index] = -1;
+		return 0;
+	}
+	return drv_backends_start(&f->backends, th);
+}
+
+static int backend_done(void *arg, struct kit_load_thread *th)
+{
+	struct fid *f = arg;
+	if (f->postgres)
+		drv_backends_stop(&f->backends, th);
+	return 0;
+}
 
 static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
                     struct turn *t)
@@ -408,6 +433,8 @@ static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
 	lc.seconds = seconds;
 	lc.label = label;
 	lc.progress = false;
+	lc.thread_init = backend_init;
+	lc.thread_done = backend_done;
 	struct drv_run m;
 	int64_t w0 = wal_syncs(f);
 	if (drv_run_load(&lc, NULL, like, f, &m) != 0 || m.r.failed > 0) {
@@ -421,6 +448,8 @@ static int kit_turn(struct fid *f, int clients, int seconds, const char *label,
 		util_sleep_ns(200000000);
 		w1 = wal_syncs(f);
 	}
+	double cpu = f->postgres ? drv_backends_cpu_s(&f->backends, clients) : -1;
+	t->server_cpu_s = cpu >= 0 && t->server_cpu_s >= 0 ? t->server_cpu_s + cpu : -1;
 	t->done += m.r.ok_timed;
 	t->seconds += m.r.timed_s;
 	t->all += m.r.ok;
@@ -541,6 +570,7 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	c->predicted = p.throughput_per_s;
 	c->mva = p.mva_per_s;
 	c->pred_wal = p.wal_per_commit;
+	c->pred_cpu_ms = f->postgres ? p.server_cpu_ms : -1;
 	c->pred_tail = p.p50_ms > 0 ? p.p99_ms / p.p50_ms : -1;
 	drv_sim_args(&p, c->sim_args, sizeof c->sim_args);
 	res->wal_cpu_ms = p.config.wal_cpu_ms;
@@ -549,6 +579,7 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	 * change in what else the machine runs falls on both alike. */
 	int halves = f->o.seconds >= 2 ? 2 : 1;
 	struct turn kit = { 0 }, pgb = { 0 };
+	kit.server_cpu_s = f->postgres ? 0 : -1;
 	c->lost = false;
 	for (int h = 0; h < halves && !c->lost; h++) {
 		int secs = h == 0 ? f->o.seconds / halves : f->o.seconds - f->o.seconds / halves;
@@ -562,7 +593,7 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	c->load = loadavg();
 	f->think_ns = 0;
 	if (c->lost) {
-		c->kit = c->pgbench = c->wal_per_tx = c->kit_tail = -1;
+		c->kit = c->pgbench = c->wal_per_tx = c->kit_tail = c->server_cpu_ms = -1;
 		/* a server that went away stops the bench; a busy one loses a cell */
 		return kit_db_connected(f->admin) ? 0 : -1;
 	}
@@ -570,6 +601,8 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	c->wal_per_tx = kit.syncs >= 0 && kit.all > 0 ? (double)kit.syncs / (double)kit.all : -1;
 	c->pgbench = f->pgbench && pgb.seconds > 0 ? (double)pgb.done / pgb.seconds : -1;
 	c->kit_tail = kit.turns ? kit.tail / kit.turns : -1;
+	c->server_cpu_ms = kit.server_cpu_s >= 0 && kit.all > 0
+	                   ? kit.server_cpu_s * 1000 / (double)kit.all : -1;
 	return 0;
 }
 
@@ -804,6 +837,10 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 			json_num(c->wal_per_tx, 3);
 			printf(",\"predicted_wal_per_commit\":");
 			json_num(c->pred_wal, 3);
+			printf(",\"server_cpu_ms_per_commit\":");
+			json_num(c->server_cpu_ms, 4);
+			printf(",\"predicted_server_cpu_ms_per_commit\":");
+			json_num(c->pred_cpu_ms, 4);
 			printf(",\"predicted_p99_over_p50\":");
 			json_num(c->pred_tail, 2);
 			printf(",\"kit_p99_over_p50\":");
@@ -878,19 +915,21 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 		printf("\n  engine: hotrow sim %s --clients N", res[s].sim_args);
 		if (f->o.think_ms.n > 1)
 			printf(" (its --think-ms the cell's)");
-		printf("\n  %7s %6s %6s %9s %9s %9s %9s %9s %9s %12s %12s %11s %11s %5s\n", "clients",
-		       "think", "pause", "predicted", "other", "MVA", "kit/load", "pgbench", "pred/kit", "pred/pgbench",
-		       "kit/pgbench", "WAL/tx", "p99/p50", "load");
+		printf("\n  %7s %6s %6s %9s %9s %9s %9s %9s %9s %12s %12s %11s %11s %11s %5s\n",
+		       "clients", "think", "pause", "predicted", "other", "MVA", "kit/load", "pgbench",
+		       "pred/kit", "pred/pgbench", "kit/pgbench", "WAL/tx", "CPU/commit", "p99/p50",
+		       "load");
 		for (int k = 0; k < res[s].ncells; k++) {
 			const struct cell *c = &res[s].cells[k];
 			char v1[24], v2[24], v3[24], mva[16], pg[16], wal[24], tail[24], oth[16];
-			char kit[16];
+			char kit[16], cpu[24];
 			snprintf(kit, sizeof kit, c->lost ? "lost" : "%.0f", c->kit);
 			snprintf(mva, sizeof mva, c->mva >= 0 ? "%.0f" : "-", c->mva);
 			snprintf(oth, sizeof oth, c->other >= 0 ? "%.0f" : "-", c->other);
 			snprintf(pg, sizeof pg, c->pgbench >= 0 ? "%.0f" : "-", c->pgbench);
 			pair(wal, sizeof wal, c->wal_per_tx, c->pred_wal);
 			pair(tail, sizeof tail, c->kit_tail, c->pred_tail);
+			pair(cpu, sizeof cpu, c->server_cpu_ms, c->pred_cpu_ms);
 			double rp = c->pgbench > 0 ? c->predicted / c->pgbench : -1;
 			double rk = c->pgbench > 0 ? c->kit / c->pgbench : -1;
 			double rkit = c->kit > 0 ? c->predicted / c->kit : 0;
@@ -900,10 +939,10 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 			snprintf(v3, sizeof v3, "%.2f", rkit);
 			if (f->mysql && c->clients >= 2)
 				verdict(rkit, 0.75, 1.25, v3, sizeof v3);
-			printf("  %7d %6g %6.3f %9.0f %9s %9s %9s %9s %9s %12s %12s %11s %11s %5.1f\n",
+			printf("  %7d %6g %6.3f %9.0f %9s %9s %9s %9s %9s %12s %12s %11s %11s %11s %5.1f\n",
 			       c->clients, c->think_ms, c->pause_ms, c->predicted, oth, mva, kit, pg, v3,
 			       c->clients < 2 ? (rp > 0 ? v1 : "-") : verdict(rp, 0.75, 1.25, v1, sizeof v1),
-			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, tail, c->load);
+			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, cpu, tail, c->load);
 		}
 	}
 	struct verdicts v;
@@ -929,7 +968,9 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 	       "MariaDB: Innodb_data_fsyncs) / the\nengine's (below 1, commits shared a flush). "
 	       "p99/p50: latency, kit/load / the engine (the think\ntime taken out). think: "
 	       "the pause asked before each request, ms; pause: what a sleep of\nit took here, "
-	       "probed before the cell: the engine's think time. load: the load average\nwhen "
+	       "probed before the cell: the engine's think time. CPU/commit: the server's\nCPU per "
+	       "commit, ms, kit/load's backends (/proc/PID/schedstat) / the engine's (the hold's\n"
+	       "CPU, its share of the log's, its herd wakes). load: the load average\nwhen "
 	       "the cell ended (more than the cores: other work shared them).\n");
 }
 
