@@ -162,6 +162,12 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 	out->cpu_per_s = a->cpu_db_ms >= 0 && cpu > 0 ? in->cores * 1000.0 / cpu : -1;
 	out->max_lag_s = sum.count.max_lag_s;
 	out->wal_per_commit = sum.wal.flushes_per_commit;
+	double commits = sum.wal.commits > 0 ? (double)sum.wal.commits : (double)sum.completed;
+	out->server_cpu_ms = commits > 0
+		? c.cpu_db_ms + (sum.wal.flushes_per_commit > 0 ? sum.wal.flushes_per_commit *
+		                 c.wal_cpu_ms : 0) +
+		  (double)(sum.wakes + sum.wal.wakes) / commits * c.wake_us / 1000
+		: -1;
 	out->made_ns = kit_load_now_ns();
 	return 0;
 }

@@ -134,30 +134,55 @@ int drv_wal_count(struct kit_db *db, int64_t *syncs, int64_t *commits)
 
 /* ---- the wakes ---- */
 
+int drv_backends_start(struct drv_backends *b, struct kit_load_thread *th)
+{
+	int64_t pid = -1;
+
+	b->pid[th->index] = -1;
+	b->cpu0[th->index] = b->cpu1[th->index] = -1;
+	if (kit_db_query_int(th->db, "SELECT pg_backend_pid()", 0, NULL, &pid) != 0)
+		return -1;
+	b->pid[th->index] = (long)pid;
+	b->cpu0[th->index] = drv_server_cpu_s((long)pid);
+	return 0;
+}
+
+void drv_backends_stop(struct drv_backends *b, const struct kit_load_thread *th)
+{
+	if (b->pid[th->index] > 0)
+		b->cpu1[th->index] = drv_server_cpu_s(b->pid[th->index]);
+}
+
+double drv_backends_cpu_s(const struct drv_backends *b, int n)
+{
+	double sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (b->cpu0[i] < 0 || b->cpu1[i] < 0)
+			return -1;
+		sum += b->cpu1[i] - b->cpu0[i];
+	}
+	return sum;
+}
+
 struct wake_run {
 	kit_load_op_fn *op;
 	void *arg;
-	long pid[KIT_LOAD_MAX_THREADS];
-	double cpu0[KIT_LOAD_MAX_THREADS], cpu1[KIT_LOAD_MAX_THREADS];
+	struct drv_backends b;
 };
 
 static int wake_init(void *arg, struct kit_load_thread *th)
 {
 	struct wake_run *w = arg;
-	int64_t pid = -1;
 
-	if (kit_db_query_int(th->db, "SELECT pg_backend_pid()", 0, NULL, &pid) != 0)
-		return -1;
-	w->pid[th->index] = (long)pid;
-	w->cpu0[th->index] = drv_server_cpu_s((long)pid);
-	return 0;
+	return drv_backends_start(&w->b, th);
 }
 
 static int wake_done(void *arg, struct kit_load_thread *th)
 {
 	struct wake_run *w = arg;
 
-	w->cpu1[th->index] = drv_server_cpu_s(w->pid[th->index]);
+	drv_backends_stop(&w->b, th);
 	return 0;
 }
 
@@ -189,7 +214,7 @@ int drv_probe_wake(struct drv_wake *w)
 	for (int k = 0; k < 2; k++) {
 		struct kit_load_config c;
 		struct kit_load_result r;
-		double cpu = 0;
+		double cpu;
 
 		kit_load_config_default(&c);
 		c.url = w->url;
@@ -205,14 +230,12 @@ int drv_probe_wake(struct drv_wake *w)
 			free(run);
 			return -1;
 		}
-		for (int i = 0; i < w->clients[k]; i++) {
-			if (run->cpu0[i] < 0 || run->cpu1[i] < 0) {
-				snprintf(w->error, sizeof w->error, "the wake probe: the server's "
-				         "processes are not on this machine, so their CPU is unknown");
-				free(run);
-				return -1;
-			}
-			cpu += run->cpu1[i] - run->cpu0[i];
+		cpu = drv_backends_cpu_s(&run->b, w->clients[k]);
+		if (cpu < 0) {
+			snprintf(w->error, sizeof w->error, "the wake probe: the server's "
+			         "processes are not on this machine, so their CPU is unknown");
+			free(run);
+			return -1;
 		}
 		w->commits[k] = r.ok;
 		w->cpu_ms[k] = cpu * 1000 / (double)r.ok;

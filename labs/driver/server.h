@@ -32,6 +32,23 @@
  * machine; < 0 when it cannot be read or is something else. */
 double drv_server_cpu_s(long pid);
 
+/* The backends serving a kit/load run's threads, and the CPU each spent
+ * over the run: drv_backends_start() from a thread_init (it asks the
+ * server for the thread's pg_backend_pid), drv_backends_stop() from a
+ * thread_done, then drv_backends_cpu_s() for the sum. */
+struct drv_backends {
+	long pid[KIT_LOAD_MAX_THREADS];
+	double cpu0[KIT_LOAD_MAX_THREADS], cpu1[KIT_LOAD_MAX_THREADS];
+};
+
+/* 0, or -1 when the server does not answer (the thread then fails). */
+int drv_backends_start(struct drv_backends *b, struct kit_load_thread *th);
+void drv_backends_stop(struct drv_backends *b, const struct kit_load_thread *th);
+
+/* CPU seconds the first n threads' backends spent between start and
+ * stop; < 0 when one is unknown (a server on another machine). */
+double drv_backends_cpu_s(const struct drv_backends *b, int n);
+
 /* One commit's flush, in ms: the median COMMIT of `n` transactions each
  * running update_sql (a statement that writes), less the median bare
  * SELECT 1, on one connection to url. Returns 0, or -1 with err set (the
