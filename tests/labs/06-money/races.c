@@ -194,13 +194,18 @@ void transfer__every_step_can_fail(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	struct money_transfer s = { 7, 1, 2, 100, 5 };
+	int runs = 0, first_rc = 0;
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++) {
 			fresh_books(t, 0);
 			lt_step_arm(how, k);
 			int rc = money_transfer(db, &one_sub, &s);
-			if (!lt_step_disarm())
+			if (!lt_step_disarm()) {
+				if (runs == 0)
+					first_rc = rc;
 				break;
+			}
+			runs++;
 			int64_t paid = 500 - balance(t, 1);
 			const char *bad = books_fault(t);
 			lt_expect(bad == NULL, "rollback", "statement %d of a sale %s: %s", k,
@@ -223,6 +228,11 @@ void transfer__every_step_can_fail(void **state)
 			                   "again", "idempotency");
 		}
 	}
+	/* A sale that sends no statement has no step to fail: without this
+	 * the sweep would end at once and pass on an empty money_transfer(). */
+	lt_expect(runs > 0, "entries", "money_transfer() ran no statement and returned %d: a sale "
+	          "is not implemented yet (is it still a TODO?), so no step of it can be failed",
+	          first_rc);
 }
 
 /* The same for a payout out of the fee account. */
