@@ -581,6 +581,63 @@ static void reconcile__finds_what_is_wrong(void **state)
 	             "a transfer that does not exist");
 }
 
+/* ---- the smallest values of each domain ---- */
+
+/* An opening of 1, the smallest there is, is moved like any other: the
+ * account holds 1 and the books balance. */
+static void open__opening_of_one(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1);
+	lt_expect_int_hint(balance(t, 1), 1, "balance of an account opened with 1", "entries");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "entries", "after an opening of 1: %s", bad);
+}
+
+/* A fee account of no sub-accounts, or of more than MONEY_MAX_SUBS, is
+ * outside struct money_fees' domain: a sale is MONEY_INVALID and writes
+ * nothing (a fee sub-account id % 0 would divide by zero). */
+static void transfer__no_sub_accounts_refused(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	const int subs[] = { 0, MONEY_MAX_SUBS + 1 };
+	for (int i = 0; i < 2; i++) {
+		struct money_fees fees = { FEE_ACCOUNT, subs[i] };
+		struct money_transfer s = { 7 + i, 1, 2, 100, 5 };
+		int rc = money_transfer(db, &fees, &s);
+		lt_expect(rc == MONEY_INVALID, "entries", "a sale with a fee account of %d "
+		          "sub-accounts (1..%d allowed): expected MONEY_INVALID (%d), got %d", subs[i],
+		          MONEY_MAX_SUBS, MONEY_INVALID, rc);
+		lt_expect_int_hint(rows_of(t, 7 + i), 0, "rows a refused sale wrote", "entries");
+	}
+	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after two refused sales", "entries");
+}
+
+/* A payout with id 1 and amount 1, the smallest valid ones, is paid. */
+static void payout__smallest_id_and_amount(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	lt_expect(transfer(db, 7, 1, 2, 100, 5, 1) == 0, "entries", "a sale of 100 with a fee of "
+	          "5 failed: %s", labtest_why(db));
+	struct money_fees fees = { FEE_ACCOUNT, 1 };
+	int rc = money_payout(db, &fees, 1, 3, 1);
+	lt_expect(rc == 0, "reservation", "a payout of 1 with id 1 from a fee account holding 5: "
+	          "expected 0, got %d (both are the smallest valid values: id > 0, amount > 0)", rc);
+	lt_expect_int_hint(balance(t, 3), 1, "paid out by a payout of 1", "reservation");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "reservation", "after a payout of 1: %s", bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -618,6 +675,9 @@ int main(void)
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),
 		BOTH(crash__mid_batch),
+		BOTH(open__opening_of_one),
+		BOTH(transfer__no_sub_accounts_refused),
+		BOTH(payout__smallest_id_and_amount),
 	};
 	return labtest_main("06-money", tests);
 }
