@@ -239,6 +239,56 @@ static void versions__old_snapshot_keeps_versions_beside_a_long_neighbour(void *
 	beside_a_neighbour(state, 120, true, 2000);
 }
 
+/* The buffers figure is EXPLAIN's own number, read in base 10: with an
+ * old snapshot holding 1,500 versions of the row (so nothing is pruned
+ * between two reads), inside_versions() and the test's own EXPLAIN of
+ * the same query give the same count, ten or more. */
+static int explained_buffers(void *arg, int ncols, const char *const *values)
+{
+	int64_t *b = arg;
+	const char *at = ncols > 0 && values[0] ? strstr(values[0], "Buffers:") : NULL;
+	if (*b >= 0 || at == NULL)
+		return 0;
+	long long hit = 0, read = 0;
+	const char *h = strstr(at, "hit="), *r = strstr(at, "read=");
+	if (h)
+		sscanf(h + 4, "%lld", &hit);
+	if (r)
+		sscanf(r + 5, "%lld", &read);
+	*b = hit + read;
+	return 0;
+}
+
+static void versions__buffers_as_explain_counts_them(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct inside_versions v;
+	make_counter(t);
+	struct kit_db *old = labtest_connect(t);
+	int64_t seen;
+	if (kit_db_exec(old, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, NULL) != 0 ||
+	    kit_db_query_int(old, "SELECT n FROM counters WHERE id = 1", 0, NULL, &seen) != 0)
+		fail_msg("the old snapshot: %s", kit_db_errmsg(old));
+	bump(db, 1500);
+	/* asserted only once the snapshot is let go */
+	int got = inside_versions(db, 1, &v);
+	char why[200];
+	snprintf(why, sizeof why, "%s", labtest_why(db));
+	int64_t own = -1;
+	int rc = kit_db_query(db, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
+	                      " SELECT n FROM counters WHERE id = 1", 0, NULL, explained_buffers, &own);
+	kit_db_rollback(old);
+	kit_db_close(old);
+	lt_expect(got == 0, "versions", "expected inside_versions() to return 0 with 1,500 "
+	          "versions kept, got %d: %s", got, why);
+	lt_expect(rc == 0 && own >= 10, NULL, "the test's own EXPLAIN: %d, %" PRId64 " buffers "
+	          "(%s)", rc, own, labtest_why(db));
+	lt_expect(v.buffers == own, "buffers", "expected the buffers EXPLAIN counts for reading "
+	          "the row (%" PRId64 ", shared hit plus read on its first Buffers: line), got %"
+	          PRId64 ": is the number read in base 10, from the right line?", own, v.buffers);
+}
+
 static void versions__indexed_counter_not_hot(void **state)
 {
 	struct labtest *t = *state;
@@ -1095,6 +1145,7 @@ int main(void)
 		LABTEST_PG(versions__old_snapshot_keeps_versions_beside_a_neighbour),
 		LABTEST_PG(versions__old_snapshot_keeps_versions_beside_a_long_neighbour),
 		LABTEST_PG(versions__indexed_counter_not_hot),
+		LABTEST_PG(versions__buffers_as_explain_counts_them),
 		LABTEST_SQLITE(versions__reader_pins_wal),
 		LABTEST_BOTH(versions__fills_out_as_promised),
 		LABTEST_BOTH(keys__like_needs_post),
