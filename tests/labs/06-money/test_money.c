@@ -638,6 +638,50 @@ static void payout__smallest_id_and_amount(void **state)
 	lt_expect(bad == NULL, "reservation", "after a payout of 1: %s", bad);
 }
 
+/* Each transfers row says who paid whom, how much, and what fee: the
+ * opening of account 1 (id -1, from MONEY_OUTSIDE, fee 0), a sale (7,
+ * buyer 1 to seller 2, fee 5) and a payout (8, from the fee account to
+ * 3, fee 0 as money.h says). Rows are read with the test's own SQL;
+ * a transfers row with a wrong payer or fee balances the books all the
+ * same, so only its contents show it. */
+static void transfer__rows_say_who_paid_whom(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	lt_expect(transfer(db, 7, 1, 2, 100, 5, 1) == 0, "entries", "a sale of 100 with a fee of "
+	          "5 failed: %s", labtest_why(db));
+	struct money_fees fees = { FEE_ACCOUNT, 1 };
+	lt_expect(money_payout(db, &fees, 8, 3, 4) == 0, "reservation", "a payout of 4 from a fee "
+	          "account holding 5 failed: %s", labtest_why(db));
+	static const struct { int64_t id, debit, credit, amount, fee; const char *what; } want[] = {
+		{ -1, MONEY_OUTSIDE, 1, 500, 0, "the opening of account 1 with 500" },
+		{ 7, 1, 2, 100, 5, "sale 7: 100 from buyer 1 to seller 2, fee 5" },
+		{ 8, FEE_ACCOUNT, 3, 4, 0, "payout 8: 4 from the fee account to account 3" },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		int64_t match = sql_int(t, "SELECT count(*) FROM transfers WHERE id = %lld AND debit = "
+		                        "%lld AND credit = %lld AND amount = %lld AND fee = %lld",
+		                        (long long)want[i].id, (long long)want[i].debit,
+		                        (long long)want[i].credit, (long long)want[i].amount,
+		                        (long long)want[i].fee);
+		int64_t got[4];
+		static const char *const col[4] = { "debit", "credit", "amount", "fee" };
+		for (int c = 0; c < 4; c++)
+			got[c] = sql_int(t, "SELECT COALESCE(MIN(%s), -99) FROM transfers WHERE id = %lld",
+			                 col[c], (long long)want[i].id);
+		lt_expect(match == 1, "entries", "expected the transfers row (id %lld, debit %lld, "
+		          "credit %lld, amount %lld, fee %lld) for %s; its row reads debit %lld, "
+		          "credit %lld, amount %lld, fee %lld (-99: no row)", (long long)want[i].id,
+		          (long long)want[i].debit, (long long)want[i].credit,
+		          (long long)want[i].amount, (long long)want[i].fee, want[i].what,
+		          (long long)got[0], (long long)got[1], (long long)got[2], (long long)got[3]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +722,7 @@ int main(void)
 		BOTH(open__opening_of_one),
 		BOTH(transfer__no_sub_accounts_refused),
 		BOTH(payout__smallest_id_and_amount),
+		BOTH(transfer__rows_say_who_paid_whom),
 	};
 	return labtest_main("06-money", tests);
 }
