@@ -682,6 +682,28 @@ static void transfer__rows_say_who_paid_whom(void **state)
 	}
 }
 
+/* Accounts nobody paid yet: sub-accounts with no entry and a balance of
+ * 0 are in order (0 is the sum of no entries, and 0 is not below zero),
+ * so books of such accounts and one sale reconcile to all zeros. */
+static void reconcile__untouched_accounts_are_in_order(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 3, 0);
+	open_account(db, FEE_ACCOUNT, 4, 0);
+	lt_expect_int(transfer(db, 1, 1, 2, 50, 4, 4), 0, "money_transfer");
+	struct money_audit a = { -1, -1, -1, -1 };
+	int rc = money_reconcile(db, &a);
+	lt_expect(rc == 0, "reconcile", "money_reconcile failed (%d): %s", rc, labtest_why(db));
+	lt_expect(a.unbalanced == 0 && a.drifted == 0 && a.negative == 0 && a.total == 0,
+	          "reconcile", "expected all zeros, got unbalanced %lld, drifted %lld, negative "
+	          "%lld, total %lld: books with five sub-accounts at 0 that no entry touched (a "
+	          "balance of 0 with no entries is in order; only one below 0 is negative)",
+	          (long long)a.unbalanced, (long long)a.drifted, (long long)a.negative,
+	          (long long)a.total);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -723,6 +745,7 @@ int main(void)
 		BOTH(transfer__no_sub_accounts_refused),
 		BOTH(payout__smallest_id_and_amount),
 		BOTH(transfer__rows_say_who_paid_whom),
+		BOTH(reconcile__untouched_accounts_are_in_order),
 	};
 	return labtest_main("06-money", tests);
 }
