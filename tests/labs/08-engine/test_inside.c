@@ -618,6 +618,47 @@ static void isolation__long_retry_keeps_its_cap(void **state)
 	          shortest_ms, shortest);
 }
 
+/* Each wait as the contract draws it: after the k-th failure a time
+ * between d/2 and d, d = min(cap_ms, base_ms x 2^(k-1)). With base 2 ms,
+ * cap 40 ms and 7 planted failures the d are 2, 4, 8, 16, 32, 40, 40.
+ * Judged on what the code asked to sleep (sleeps.h), so load cannot
+ * blur it: a doubling that starts one step late or early, or a cap
+ * applied to the wrong number, asks for a wait outside its range. A
+ * sleep this program does not see (select(), poll()) leaves only the
+ * timed gaps, and then only their lower ends d/2 are judged. */
+static void isolation__waits_follow_the_doubling(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	plant_failures(t, 7);
+
+	struct waits w = { 0 };
+	struct inside_retry policy = { 8, 2, 40 };
+	struct lt_sleeps asked;
+	int attempts = -1;
+	kit_db_set_hook(db, time_waits, &w);
+	lt_sleeps_watch(&asked, 10 * policy.cap_ms, 2000);
+	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	lt_sleeps_unwatch();
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && attempts == 8 && w.n == 7, "backoff", "expected 0 after 8 attempts "
+	          "with 7 waits (7 planted failures), got %d after %d attempts, %d waits", rc,
+	          attempts, w.n);
+	bool exact = true;
+	for (int k = 0; k < w.n; k++)
+		exact = exact && w.asked[k] > 0;
+	for (int k = 0; k < w.n; k++) {
+		double d = policy.base_ms * (double)(1 << k);
+		d = d > policy.cap_ms ? policy.cap_ms : d;
+		double v = exact ? w.asked[k] : w.ms[k];
+		lt_expect(v >= d / 2 - 0.001 && (!exact || v <= d + 0.001), "backoff", "the wait "
+		          "after failure %d %s %.3f ms; expected %.0f to %.0f ms (d = min(cap 40, "
+		          "2 x 2^%d) = %.0f): does the doubling start at base_ms, and is the cap "
+		          "applied to d?", k + 1, exact ? "asked for" : "took", v, d / 2, d, k, d);
+	}
+}
+
 /* Jitter, in the processes and threads of a real deployment: workers
  * started at the same moment, some forked from one parent that has
  * already retried once itself (its generator seeded, and copied into
@@ -643,6 +684,9 @@ static void isolation__long_retry_keeps_its_cap(void **state)
  *   - no wait below 0.48 d or at d or above     never
  *   - at least 5 of the 48 below 0.7 d          P(false failure) = 9.9e-7
  *     (a uniform wait is there 40% of the time; a narrow jitter never)
+ *   - at least 1 of the 48 above 0.85 d         P(false failure) = 3.6e-8
+ *     (0.7^48: a jitter that never reaches the top of the range, such
+ *     as d/2 + u x d/4, never)
  *   - in each pair (the two processes, the two threads), fewer than 5
  *     of the 12 k-th waits alike (within 1 us)  P = 2.5e-19 per pair
  *     (two independent waits are alike with p = 2 x 0.001 / 40 = 5e-5)
@@ -869,13 +913,14 @@ static void isolation__backoff_has_jitter(void **state)
 		       "which a loaded machine blurs");
 
 	double all[4 * JITTER_WAITS];
-	int n = 0, below_half = 0, below_07 = 0, over_d = 0;
+	int n = 0, below_half = 0, below_07 = 0, over_d = 0, above_085 = 0;
 	for (int i = 0; i < 4; i++)
 		for (int k = 0; k < JITTER_WAITS; k++) {
 			double v = exact ? w[i].asked[k] : w[i].ms[k];
 			all[n++] = v;
 			below_half += v < 0.48 * JITTER_D;
 			below_07 += v < 0.7 * JITTER_D;
+			above_085 += v > 0.85 * JITTER_D;
 			over_d += exact && v >= JITTER_D + 0.001;
 		}
 	qsort(all, (size_t)n, sizeof all[0], by_ms);
@@ -888,6 +933,9 @@ static void isolation__backoff_has_jitter(void **state)
 	          "0.7 d (a uniform wait is there 40%% of the time), got %d: the waits are not "
 	          "spread over d/2 .. d (the shortest %.1f ms, the median %.1f ms, %s)", below_07,
 	          all[0], median, seen);
+	lt_expect(above_085 >= 1, "backoff", "expected at least 1 of the 48 waits between 0.85 d "
+	          "and d (a uniform wait is there 15%% of the time), got none: the waits stop short "
+	          "of d (the longest %.1f ms, %s)", all[n - 1], seen);
 	lt_expect(over_d == 0 && median < JITTER_D, "backoff", "expected every wait below d = "
 	          "80 ms, got %d of 48 asked at d or over and a median of %.1f ms (%s): the waits "
 	          "are longer than the contract's d", over_d, median, seen);
@@ -1155,6 +1203,7 @@ int main(void)
 		LABTEST_PG(isolation__backs_off),
 		LABTEST_PG(isolation__other_errors_not_retried),
 		LABTEST_PG(isolation__long_retry_keeps_its_cap),
+		LABTEST_PG(isolation__waits_follow_the_doubling),
 		LABTEST_PG(isolation__no_wait_after_the_last_attempt),
 		LABTEST_PG(isolation__wait_survives_signals),
 		LABTEST_PG(isolation__backoff_has_jitter),
