@@ -618,10 +618,10 @@ static void transfer__no_sub_accounts_refused(void **state)
 	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after two refused sales", "entries");
 }
 
-/* A payout with id 1 and amount 1, the smallest valid ones, is paid. */
-static void payout__smallest_id_and_amount(void **state)
+/* Buyer 1 opened with 500, seller 2 and account 3 with nothing, the fee
+ * account with one sub-account, and sale 7 (100, fee 5) applied. */
+static struct kit_db *books_after_a_sale(struct labtest *t)
 {
-	struct labtest *t = *state;
 	struct kit_db *db = books(t);
 	open_account(db, 1, 1, 500);
 	open_account(db, 2, 1, 0);
@@ -629,6 +629,14 @@ static void payout__smallest_id_and_amount(void **state)
 	open_account(db, FEE_ACCOUNT, 1, 0);
 	lt_expect(transfer(db, 7, 1, 2, 100, 5, 1) == 0, "entries", "a sale of 100 with a fee of "
 	          "5 failed: %s", labtest_why(db));
+	return db;
+}
+
+/* A payout with id 1 and amount 1, the smallest valid ones, is paid. */
+static void payout__smallest_id_and_amount(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books_after_a_sale(t);
 	struct money_fees fees = { FEE_ACCOUNT, 1 };
 	int rc = money_payout(db, &fees, 1, 3, 1);
 	lt_expect(rc == 0, "reservation", "a payout of 1 with id 1 from a fee account holding 5: "
@@ -647,13 +655,7 @@ static void payout__smallest_id_and_amount(void **state)
 static void transfer__rows_say_who_paid_whom(void **state)
 {
 	struct labtest *t = *state;
-	struct kit_db *db = books(t);
-	open_account(db, 1, 1, 500);
-	open_account(db, 2, 1, 0);
-	open_account(db, 3, 1, 0);
-	open_account(db, FEE_ACCOUNT, 1, 0);
-	lt_expect(transfer(db, 7, 1, 2, 100, 5, 1) == 0, "entries", "a sale of 100 with a fee of "
-	          "5 failed: %s", labtest_why(db));
+	struct kit_db *db = books_after_a_sale(t);
 	struct money_fees fees = { FEE_ACCOUNT, 1 };
 	lt_expect(money_payout(db, &fees, 8, 3, 4) == 0, "reservation", "a payout of 4 from a fee "
 	          "account holding 5 failed: %s", labtest_why(db));
