@@ -418,11 +418,11 @@ static void hot_rows_now__lines_in_order_with_their_waits(void **state)
 {
 	struct labtest *t = *state;
 	struct waiter w[4];
-	struct hot_row_now rows[8];
+	struct hot_row_now rows[8], two[2];
 	struct kit_db *h[3];
 	int64_t pid[3], lined = 0;
 	int64_t set_off[3], shown[3];   /* per line: its first waiter, ns */
-	int n = -1, queued = 0, rc = -1;
+	int n = -1, queued = 0, rc = -1, n2 = -1, rc2 = -1;
 	const int64_t line_of[4] = { 2, 3, 1, 1 };   /* the rows, in the order their waiters come */
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2), (3)");
@@ -457,6 +457,7 @@ static void hot_rows_now__lines_in_order_with_their_waits(void **state)
 		before = util_now_ns();
 		rc = hot_rows_now(labtest_db(t), rows, 8, &n);
 		after = util_now_ns();
+		rc2 = hot_rows_now(labtest_db(t), two, 2, &n2);   /* fewer places than lines */
 	}
 
 	/* verify, after letting the lines go */
@@ -469,6 +470,11 @@ static void hot_rows_now__lines_in_order_with_their_waits(void **state)
 	expect_line(lined, queued, LINE_FORMS);
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
 	lt_expect_int_hint(n, 3, "lines: rows 1, 2 and 3 each held with waiters", "signature");
+	lt_expect(rc2 == 0 && n2 == 2 && two[0].holder_pid == pid[0] && two[1].holder_pid == pid[1],
+	          "order", "with room for 2 of the 3 lines: expected 0 and the first two lines "
+	          "(held by %lld and %lld), got %d, %d lines, held by %d and %d", (long long)pid[0],
+	          (long long)pid[1], rc2, n2, n2 > 0 ? two[0].holder_pid : 0,
+	          n2 > 1 ? two[1].holder_pid : 0);
 	const char *name[3] = { "row 1 (2 waiters)", "row 2 (1 waiter, the oldest wait)",
 	                        "row 3 (1 waiter)" };
 	for (int i = 0; i < 3 && n == 3; i++) {
