@@ -242,7 +242,10 @@ static void versions__old_snapshot_keeps_versions_beside_a_long_neighbour(void *
 /* The buffers figure is EXPLAIN's own number, read in base 10: with an
  * old snapshot holding 1,500 versions of the row (so nothing is pruned
  * between two reads), inside_versions() and the test's own EXPLAIN of
- * the same query give the same count, ten or more. */
+ * the same query give the same count, ten or more. The three counters
+ * are pg_stat_user_tables' own, each from its own column: a row
+ * inserted and deleted first makes the dead versions one more than the
+ * updates, and so more than the HOT ones, so no two columns agree. */
 static int explained_buffers(void *arg, int ncols, const char *const *values)
 {
 	int64_t *b = arg;
@@ -265,6 +268,7 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	struct kit_db *db = labtest_db(t);
 	struct inside_versions v;
 	make_counter(t);
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (5); DELETE FROM counters WHERE id = 5");
 	struct kit_db *old = labtest_connect(t);
 	int64_t seen;
 	if (kit_db_exec(old, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, NULL) != 0 ||
@@ -278,12 +282,25 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	int64_t own = -1;
 	int rc = kit_db_query(db, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
 	                      " SELECT n FROM counters WHERE id = 1", 0, NULL, explained_buffers, &own);
+	int64_t stat[3];
+	static const char *const column[3] = { "n_tup_upd", "n_tup_hot_upd", "n_dead_tup" };
+	for (int i = 0; i < 3; i++) {
+		char sql[120];
+		snprintf(sql, sizeof sql, "SELECT %s FROM pg_stat_user_tables"
+		         " WHERE relid = 'counters'::regclass", column[i]);
+		stat[i] = labtest_int(t, sql);
+	}
 	kit_db_rollback(old);
 	kit_db_close(old);
 	lt_expect(got == 0, "versions", "expected inside_versions() to return 0 with 1,500 "
 	          "versions kept, got %d: %s", got, why);
 	lt_expect(rc == 0 && own >= 10, NULL, "the test's own EXPLAIN: %d, %" PRId64 " buffers "
 	          "(%s)", rc, own, labtest_why(db));
+	lt_expect(v.updates == stat[0] && v.hot_updates == stat[1] && v.dead == stat[2],
+	          "versions", "expected updates %" PRId64 ", HOT %" PRId64
+	          ", dead %" PRId64 " (pg_stat_user_tables' n_tup_upd, n_tup_hot_upd, n_dead_tup), "
+	          "got %" PRId64 ", %" PRId64 ", %" PRId64 ": is each read from its own column?",
+	          stat[0], stat[1], stat[2], v.updates, v.hot_updates, v.dead);
 	lt_expect(v.buffers == own, "buffers", "expected the buffers EXPLAIN counts for reading "
 	          "the row (%" PRId64 ", shared hit plus read on its first Buffers: line), got %"
 	          PRId64 ": is the number read in base 10, from the right line?", own, v.buffers);
