@@ -96,6 +96,8 @@ static int kernel_sleep(clockid_t clock, int flags, const struct timespec *req,
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
                     struct timespec *rem)
 {
+	if (req == NULL)            /* the kernel says EFAULT, as the C library's would */
+		return kernel_sleep(clock, flags, req, rem);
 	double ms = ms_of(req);
 	if (flags & TIMER_ABSTIME)
 		ms -= now_ms(clock);
@@ -108,7 +110,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
 
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	if (cut(ms_of(req))) {
+	if (req != NULL && cut(ms_of(req))) {
 		errno = 0;
 		return 0;
 	}
