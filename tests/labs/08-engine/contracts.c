@@ -337,6 +337,7 @@ void isolation__wait_survives_signals(void **state)
 	 * ever: past 1.5 s asleep in all, every sleep returns at once. */
 	struct lt_sleeps asked;
 	lt_sleeps_watch(&asked, policy.cap_ms, 1500);
+	lt_sleeps_deadline(30, "isolation__wait_survives_signals");
 	int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
 	lt_sleeps_unwatch();
 	atomic_store(&p.stop, true);

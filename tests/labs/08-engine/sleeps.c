@@ -6,6 +6,8 @@
 #include "tests/labs/08-engine/sleeps.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -22,9 +24,60 @@ void lt_sleeps_watch(struct lt_sleeps *s, double max_ms, double budget_ms)
 	watch = s;
 }
 
+/* The watchdog of one watched call at a time (lt_sleeps_deadline). */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t done;
+	pthread_t th;
+	bool armed, over;
+	double seconds;
+	const char *what;
+	const struct lt_sleeps *s;
+} dog = { .mu = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
+
+static void *bark(void *arg)
+{
+	(void)arg;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)dog.seconds;
+	pthread_mutex_lock(&dog.mu);
+	while (!dog.over)
+		if (pthread_cond_timedwait(&dog.done, &dog.mu, &until) == ETIMEDOUT && !dog.over) {
+			const struct lt_sleeps *s = dog.s;
+			fprintf(stderr, "%s: the call has not returned after %.0f s: %d attempts began, "
+			        "and it made %d sleep calls this program sees (the longest asked %.1f "
+			        "ms); a wait it cannot see or cut (select(), poll(), a busy loop) never "
+			        "ended: is the wait capped? The checks stop here.\n", dog.what,
+			        dog.seconds, s->attempts, s->calls, s->longest_ms);
+			_exit(1);
+		}
+	pthread_mutex_unlock(&dog.mu);
+	return NULL;
+}
+
+void lt_sleeps_deadline(double seconds, const char *what)
+{
+	if (!watch || dog.armed)
+		return;
+	dog.over = false;
+	dog.seconds = seconds;
+	dog.what = what;
+	dog.s = watch;
+	dog.armed = pthread_create(&dog.th, NULL, bark, NULL) == 0;
+}
+
 void lt_sleeps_unwatch(void)
 {
 	watch = NULL;
+	if (!dog.armed)
+		return;
+	pthread_mutex_lock(&dog.mu);
+	dog.over = true;
+	pthread_cond_signal(&dog.done);
+	pthread_mutex_unlock(&dog.mu);
+	pthread_join(dog.th, NULL);
+	dog.armed = false;
 }
 
 void lt_sleeps_note_attempt(void)

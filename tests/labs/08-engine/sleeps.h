@@ -15,6 +15,7 @@
  *
  *   struct lt_sleeps s;
  *   lt_sleeps_watch(&s, 4, 3000);        // no sleep over 4 ms, 3 s asleep at most
+ *   lt_sleeps_deadline(30, "isolation__...");   // and back within 30 s, or exit
  *   rc = inside_count_retrying(...);
  *   lt_sleeps_unwatch();
  *   if (s.cut) ... s.first_cut_ms, s.first_cut_after, s.asleep_ms ...
@@ -47,7 +48,12 @@ struct lt_sleeps {
 
 /* Arms a watch on the calling thread (s is zeroed first). */
 void lt_sleeps_watch(struct lt_sleeps *s, double max_ms, double budget_ms);
-/* Disarms the calling thread's watch. */
+/* A last resort for a wait the test program cannot see: if the watched
+ * call has not returned (lt_sleeps_unwatch) within seconds, the process
+ * says so, naming what (the check), and what it saw, and exits. One
+ * watched call at a time; the calling thread must hold a watch. */
+void lt_sleeps_deadline(double seconds, const char *what);
+/* Disarms the calling thread's watch (and its deadline). */
 void lt_sleeps_unwatch(void);
 /* For a hook: one more attempt began on this thread's watch (if any). */
 void lt_sleeps_note_attempt(void);

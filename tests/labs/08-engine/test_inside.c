@@ -608,6 +608,7 @@ static void isolation__long_retry_keeps_its_cap(void **state)
 	struct lt_sleeps asked;
 	kit_db_set_hook(db, time_waits, &w);
 	lt_sleeps_watch(&asked, policy.cap_ms, 2000);
+	lt_sleeps_deadline(30, "isolation__long_retry_keeps_its_cap");
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
 	lt_sleeps_unwatch();
 	kit_db_set_hook(db, NULL, NULL);
@@ -656,6 +657,7 @@ static void isolation__waits_follow_the_doubling(void **state)
 	int attempts = -1;
 	kit_db_set_hook(db, time_waits, &w);
 	lt_sleeps_watch(&asked, 10 * policy.cap_ms, 2000);
+	lt_sleeps_deadline(30, "isolation__waits_follow_the_doubling");
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
 	lt_sleeps_unwatch();
 	kit_db_set_hook(db, NULL, NULL);
