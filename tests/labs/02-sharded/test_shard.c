@@ -632,6 +632,62 @@ static void shard_increment__values_and_ids_past_2_31(void **state)
 	}
 }
 
+/* A real random source, as a deployment passes: every value drawn is
+ * kept, and each like must land in the slot value % N that its own value
+ * names. 150 likes of a post resized to N = 7 before its first like
+ * (7 divides no power of two, so a mapping that keeps only some bits of
+ * the value shows), checked like by like: the verdict has no chance in
+ * it for a correct solution (the expected slot is computed from the
+ * value the call drew, never from a distribution). A wrong mapping that
+ * puts a fraction q of all 32-bit values elsewhere (the low bits only, a
+ * value scaled as if it stopped at RAND_MAX, a signed or float copy)
+ * passes with probability (1 - q)^150: 8e-46 for q = 1/2 (a signed
+ * copy), 1.4e-7 for q = 0.1, 4.6e-4 for q = 0.05. The seed changes every
+ * run and a failure prints it. */
+#define RANDOM_LIKES 150
+
+struct drawn {
+	uint32_t x;      /* xorshift32 state */
+	uint32_t last;   /* the value the latest call drew */
+	int calls;
+};
+
+static uint32_t draw(void *arg)
+{
+	struct drawn *d = arg;
+	d->calls++;
+	d->last = xorshift(&d->x);
+	return d->last;
+}
+
+static void shard_increment__random_values_land_where_drawn(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint32_t seed = (uint32_t)now.tv_nsec ^ (uint32_t)now.tv_sec ^ (uint32_t)getpid() << 16;
+	struct drawn d = { seed ? seed : 1, 0, 0 };
+	const int n = 7;
+	int64_t held_n[7] = { 0 };
+	lt_expect(shard_resize(db, POST, n) == 0, NULL, "shard_resize(7): %s", labtest_why(db));
+	for (int i = 0; i < RANDOM_LIKES; i++) {
+		int calls = d.calls;
+		like_n(db, POST, 1, draw, &d);
+		lt_expect(d.calls == calls + 1, "one-slot", "a like called the random source %d "
+		          "times, expected once", d.calls - calls);
+		int slot = (int)(d.last % (uint32_t)n);
+		int64_t got = slot_n(t, POST, slot);
+		lt_expect(got == held_n[slot] + 1, "uint32", "like %d with N = %d drew %u, which "
+		          "belongs in slot %d (value %% N): that slot holds %lld, expected %lld "
+		          "(seed %u; is the value cut to fewer bits, scaled, or kept signed?)",
+		          i + 1, n, d.last, slot, (long long)got, (long long)(held_n[slot] + 1), seed);
+		held_n[slot] = got;
+	}
+	lt_expect_int_hint(total(db, POST), RANDOM_LIKES, "count after 150 likes with random "
+	                   "values", "sum-all-slots");
+}
+
 /* N is per post: post 42 shrunk to 2 leaves post 43 at 16 slots. */
 static void shard_increment__n_is_per_post(void **state)
 {
@@ -884,6 +940,7 @@ int main(void)
 		BOTH(shard_resize__exact_under_concurrent_increments),
 		SERVERS(shard_resize__folds_a_like_committed_during_the_shrink),
 		BOTH(shard_increment__values_and_ids_past_2_31),
+		BOTH(shard_increment__random_values_land_where_drawn),
 		BOTH(shard_resize__edges_of_n),
 		BOTH(shard_increment__n_is_per_post),
 		BOTH(shard_resize__folds_counts_past_2_31),

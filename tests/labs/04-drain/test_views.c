@@ -1740,6 +1740,119 @@ static void recovery__every_step_can_fail(void **state)
 	}
 }
 
+/* A park of exactly VIEWS_MAX_BATCH videos, and of one more: the edge of
+ * park_views' domain and of every buffer sized by it (the script's reply
+ * of 2 x max + 1 numbers, a park read back or put back whole). For
+ * n = max and max + 1 dirty videos, each with a count of its own: one
+ * park takes exactly max of them (and leaves the one more dirty), holds
+ * each with its exact count, survives a crash and a refused recovery,
+ * and the flushes after it put every view in the database once; then
+ * the same n again, refused, come back into the store whole. */
+/* Flushes of VIEWS_MAX_BATCH until nothing is dirty (at most three). */
+static void flush_until_clean(struct kit_store *st, struct kit_db *db)
+{
+	int64_t left = 1;
+	for (int round = 0; round < 3 && left > 0; round++) {
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		lt_expect(r >= 0, "flush", "flush_views failed on a healthy database: %s",
+		          kit_db_errmsg(db));
+		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	}
+}
+
+static void park__exactly_max_and_one_more(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	schema(t);
+	for (int extra = 0; extra <= 1; extra++) {
+		int n = VIEWS_MAX_BATCH + extra;
+		int64_t first = 100000 * (extra + 1), last = first + n - 1, want = 0;
+		for (int64_t v = first; v <= last; v++) {
+			planted_views(st, v, v - first + 1);
+			want += v - first + 1;
+		}
+		char sql[200];
+		snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(views), 0) FROM video_counts"
+		         " WHERE video_id BETWEEN %" PRId64 " AND %" PRId64, first, last);
+
+		/* parked as by a flush that crashed after it: nothing in the database */
+		int64_t token = 0;
+		int got = -1, wrong = 0;
+		int rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &got);
+		if (rc == VIEWS_NO_TOKEN) {
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+			rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &got);
+		}
+		for (int i = 0; i < got; i++)
+			wrong += out[i].video_id < first || out[i].video_id > last ||
+			         out[i].n != out[i].video_id - first + 1;
+		lt_expect(rc == 0, "park", "park_views(max %d) with %d videos dirty returned %d (%s)",
+		          VIEWS_MAX_BATCH, n, rc, rc == KIT_STORE_ERR ? "KIT_STORE_ERR: what the "
+		          "skeleton returns until park_views is written (§5b), or a reply one short at "
+		          "exactly max" : kit_store_strerror(rc));
+		lt_expect(got == VIEWS_MAX_BATCH && wrong == 0, "drain-limit", "park_views(max %d) with "
+		          "%d videos dirty took %d videos, %d of them not a dirty video with its count; "
+		          "expected exactly %d", VIEWS_MAX_BATCH, n, got, wrong, VIEWS_MAX_BATCH);
+		char *tokens[2] = { NULL, NULL };
+		int ntok = 0;
+		int64_t in_park = -1, dirty = -1;
+		assert_int_equal(kit_store_smembers(st, VIEWS_PARKED, 2, tokens, &ntok), 0);
+		if (ntok == 1) {
+			char park[64];
+			snprintf(park, sizeof park, VIEWS_PARK_PREFIX "%s", tokens[0]);
+			assert_int_equal(kit_store_scard(st, park, &in_park), 0);
+		}
+		for (int i = 0; i < ntok; i++)
+			free(tokens[i]);
+		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &dirty), 0);
+		lt_expect(ntok == 1 && in_park == VIEWS_MAX_BATCH && dirty == extra, "drain-limit",
+		          "%d dirty videos, %d of them parked: expected one park of %d videos and %d "
+		          "still dirty, got %d parks, the first of %" PRId64
+		          " videos, %" PRId64 " dirty (is the reply, or a buffer, one short at "
+		          "exactly max?)", n, VIEWS_MAX_BATCH, VIEWS_MAX_BATCH, extra, ntok, in_park,
+		          dirty);
+
+		table_away(t);
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		table_back(t);
+		lt_expect(r < 0 && parked_count(st) == 1, "token", "a park of %d videos whose "
+		          "recovery the database refused: expected an error and the park kept, got %"
+		          PRId64 " and %" PRId64 " parks", VIEWS_MAX_BATCH, r, parked_count(st));
+		r = flush_views(st, db, VIEWS_MAX_BATCH);
+		lt_expect(r >= 0, "token", "the flush after a refused recovery of %d videos: %" PRId64
+		          " (%s)", VIEWS_MAX_BATCH, r, kit_db_errmsg(db));
+		flush_until_clean(st, db);
+		char what[200];
+		snprintf(what, sizeof what, "views of the %d videos in the database after a park of "
+		         "%d, a crash, a refused recovery and the flushes after it", n, VIEWS_MAX_BATCH);
+		lt_expect_int_hint(labtest_int(t, sql), want, what, "token");
+		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &dirty), 0);
+		lt_expect_int_hint(parked_count(st) + dirty, 0, "parks and dirty videos left in the "
+		                   "store", "token");
+
+		/* the same n again: refused, the park of max goes back whole */
+		for (int64_t v = first; v <= last; v++)
+			planted_views(st, v, v - first + 1);
+		table_away(t);
+		r = flush_views(st, db, VIEWS_MAX_BATCH);
+		table_back(t);
+		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &dirty), 0);
+		snprintf(what, sizeof what, "views back in the store after a refused flush of %d of "
+		         "%d videos", VIEWS_MAX_BATCH, n);
+		lt_expect(r < 0, "put-back", "a flush of %d videos the database refused returned %"
+		          PRId64 ", expected an error", n, r);
+		lt_expect_int_hint(store_total(st, first, last), want, what, "put-back");
+		lt_expect_int_hint(dirty, n, "videos dirty again after the refused flush", "put-back");
+		flush_until_clean(st, db);
+		lt_expect_int_hint(labtest_int(t, sql), 2 * want, "views of those videos in the "
+		                   "database after both rounds", "put-back");
+	}
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1797,6 +1910,7 @@ int main(void)
 		ALLOC_ALL(flusher__every_allocation_can_fail),
 		ALLOC_STORES(drain__nothing_left_allocated),
 		ALLOC_ALL(flush__nothing_left_allocated),
+		LABTEST_STORES(park__exactly_max_and_one_more),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),

@@ -42,8 +42,9 @@ static void fresh_books(struct labtest *t, int64_t fee_opening)
 		                " INSERT INTO entries SELECT * FROM kept_entries");
 		return;
 	}
+	const char *step = "money_setup()";
 	int rc = money_setup(db);
-	if (rc == 0)
+	if (rc == 0 && (step = "money_open()"))
 		rc = money_open(db, 1, 1, 500 + fee_opening);
 	if (rc == 0)
 		rc = money_open(db, 2, 1, 0);
@@ -52,9 +53,14 @@ static void fresh_books(struct labtest *t, int64_t fee_opening)
 	if (rc == 0)
 		rc = money_open(db, FEE_ACCOUNT, 1, 0);
 	struct money_transfer sale = { 900, 1, 2, fee_opening, fee_opening };
-	if (rc == 0 && fee_opening > 0)
+	if (rc == 0 && fee_opening > 0 && (step = "money_transfer() of the sale that pays the fee "
+	                                          "account its opening"))
 		rc = money_transfer(db, &one_sub, &sale);
-	lt_expect(rc == 0, NULL, "setting up the books failed (%d): %s", rc, labtest_why(db));
+	/* The probe of kept_accounts above leaves its own error behind, so
+	 * the database's message is shown only for a code that comes from it. */
+	lt_expect(rc == 0, "entries", "setting up the books: %s returned %d (%s)", step, rc,
+	          rc == KIT_DB_ERR ? "KIT_DB_ERR: what the skeleton returns until it is written, "
+	          "or a failure it did not report" : labtest_why(db));
 	labtest_exec(t, "CREATE TABLE kept_accounts AS SELECT * FROM accounts;"
 	                " CREATE TABLE kept_transfers AS SELECT * FROM transfers;"
 	                " CREATE TABLE kept_entries AS SELECT * FROM entries");
@@ -194,13 +200,18 @@ void transfer__every_step_can_fail(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	struct money_transfer s = { 7, 1, 2, 100, 5 };
+	int runs = 0, first_rc = 0;
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++) {
 			fresh_books(t, 0);
 			lt_step_arm(how, k);
 			int rc = money_transfer(db, &one_sub, &s);
-			if (!lt_step_disarm())
+			if (!lt_step_disarm()) {
+				if (runs == 0)
+					first_rc = rc;
 				break;
+			}
+			runs++;
 			int64_t paid = 500 - balance(t, 1);
 			const char *bad = books_fault(t);
 			lt_expect(bad == NULL, "rollback", "statement %d of a sale %s: %s", k,
@@ -223,6 +234,11 @@ void transfer__every_step_can_fail(void **state)
 			                   "again", "idempotency");
 		}
 	}
+	/* A sale that sends no statement has no step to fail: without this
+	 * the sweep would end at once and pass on an empty money_transfer(). */
+	lt_expect(runs > 0, "entries", "money_transfer() ran no statement and returned %d: a sale "
+	          "is not implemented yet (is it still a TODO?), so no step of it can be failed",
+	          first_rc);
 }
 
 /* The same for a payout out of the fee account. */

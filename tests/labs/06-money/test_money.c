@@ -583,6 +583,131 @@ static void reconcile__finds_what_is_wrong(void **state)
 	             "a transfer that does not exist");
 }
 
+/* ---- the smallest values of each domain ---- */
+
+/* An opening of 1, the smallest there is, is moved like any other: the
+ * account holds 1 and the books balance. */
+static void open__opening_of_one(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1);
+	lt_expect_int_hint(balance(t, 1), 1, "balance of an account opened with 1", "entries");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "entries", "after an opening of 1: %s", bad);
+}
+
+/* A fee account of no sub-accounts, or of more than MONEY_MAX_SUBS, is
+ * outside struct money_fees' domain: a sale is MONEY_INVALID and writes
+ * nothing (a fee sub-account id % 0 would divide by zero). */
+static void transfer__no_sub_accounts_refused(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	const int subs[] = { 0, MONEY_MAX_SUBS + 1 };
+	for (int i = 0; i < 2; i++) {
+		struct money_fees fees = { FEE_ACCOUNT, subs[i] };
+		struct money_transfer s = { 7 + i, 1, 2, 100, 5 };
+		int rc = money_transfer(db, &fees, &s);
+		lt_expect(rc == MONEY_INVALID, "entries", "a sale with a fee account of %d "
+		          "sub-accounts (1..%d allowed): expected MONEY_INVALID (%d), got %d", subs[i],
+		          MONEY_MAX_SUBS, MONEY_INVALID, rc);
+		lt_expect_int_hint(rows_of(t, 7 + i), 0, "rows a refused sale wrote", "entries");
+	}
+	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after two refused sales", "entries");
+}
+
+/* Buyer 1 opened with 500, seller 2 and account 3 with nothing, the fee
+ * account with one sub-account, and sale 7 (100, fee 5) applied. */
+static struct kit_db *books_after_a_sale(struct labtest *t)
+{
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	lt_expect(transfer(db, 7, 1, 2, 100, 5, 1) == 0, "entries", "a sale of 100 with a fee of "
+	          "5 failed: %s", labtest_why(db));
+	return db;
+}
+
+/* A payout with id 1 and amount 1, the smallest valid ones, is paid. */
+static void payout__smallest_id_and_amount(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books_after_a_sale(t);
+	struct money_fees fees = { FEE_ACCOUNT, 1 };
+	int rc = money_payout(db, &fees, 1, 3, 1);
+	lt_expect(rc == 0, "reservation", "a payout of 1 with id 1 from a fee account holding 5: "
+	          "expected 0, got %d (both are the smallest valid values: id > 0, amount > 0)", rc);
+	lt_expect_int_hint(balance(t, 3), 1, "paid out by a payout of 1", "reservation");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "reservation", "after a payout of 1: %s", bad);
+}
+
+/* Each transfers row says who paid whom, how much, and what fee: the
+ * opening of account 1 (id -1, from MONEY_OUTSIDE, fee 0), a sale (7,
+ * buyer 1 to seller 2, fee 5) and a payout (8, from the fee account to
+ * 3, fee 0 as money.h says). Rows are read with the test's own SQL;
+ * a transfers row with a wrong payer or fee balances the books all the
+ * same, so only its contents show it. */
+static void transfer__rows_say_who_paid_whom(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books_after_a_sale(t);
+	struct money_fees fees = { FEE_ACCOUNT, 1 };
+	lt_expect(money_payout(db, &fees, 8, 3, 4) == 0, "reservation", "a payout of 4 from a fee "
+	          "account holding 5 failed: %s", labtest_why(db));
+	static const struct { int64_t id, debit, credit, amount, fee; const char *what; } want[] = {
+		{ -1, MONEY_OUTSIDE, 1, 500, 0, "the opening of account 1 with 500" },
+		{ 7, 1, 2, 100, 5, "sale 7: 100 from buyer 1 to seller 2, fee 5" },
+		{ 8, FEE_ACCOUNT, 3, 4, 0, "payout 8: 4 from the fee account to account 3" },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		int64_t match = sql_int(t, "SELECT count(*) FROM transfers WHERE id = %lld AND debit = "
+		                        "%lld AND credit = %lld AND amount = %lld AND fee = %lld",
+		                        (long long)want[i].id, (long long)want[i].debit,
+		                        (long long)want[i].credit, (long long)want[i].amount,
+		                        (long long)want[i].fee);
+		int64_t got[4];
+		static const char *const col[4] = { "debit", "credit", "amount", "fee" };
+		for (int c = 0; c < 4; c++)
+			got[c] = sql_int(t, "SELECT COALESCE(MIN(%s), -99) FROM transfers WHERE id = %lld",
+			                 col[c], (long long)want[i].id);
+		lt_expect(match == 1, "entries", "expected the transfers row (id %lld, debit %lld, "
+		          "credit %lld, amount %lld, fee %lld) for %s; its row reads debit %lld, "
+		          "credit %lld, amount %lld, fee %lld (-99: no row)", (long long)want[i].id,
+		          (long long)want[i].debit, (long long)want[i].credit,
+		          (long long)want[i].amount, (long long)want[i].fee, want[i].what,
+		          (long long)got[0], (long long)got[1], (long long)got[2], (long long)got[3]);
+	}
+}
+
+/* Accounts nobody paid yet: sub-accounts with no entry and a balance of
+ * 0 are in order (0 is the sum of no entries, and 0 is not below zero),
+ * so books of such accounts and one sale reconcile to all zeros. */
+static void reconcile__untouched_accounts_are_in_order(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 3, 0);
+	open_account(db, FEE_ACCOUNT, 4, 0);
+	lt_expect_int(transfer(db, 1, 1, 2, 50, 4, 4), 0, "money_transfer");
+	struct money_audit a = { -1, -1, -1, -1 };
+	int rc = money_reconcile(db, &a);
+	lt_expect(rc == 0, "reconcile", "money_reconcile failed (%d): %s", rc, labtest_why(db));
+	lt_expect(a.unbalanced == 0 && a.drifted == 0 && a.negative == 0 && a.total == 0,
+	          "reconcile", "expected all zeros, got unbalanced %lld, drifted %lld, negative "
+	          "%lld, total %lld: books with five sub-accounts at 0 that no entry touched (a "
+	          "balance of 0 with no entries is in order; only one below 0 is negative)",
+	          (long long)a.unbalanced, (long long)a.drifted, (long long)a.negative,
+	          (long long)a.total);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -628,6 +753,11 @@ int main(void)
 		BOTH(transfer__every_allocation_can_fail),
 		BOTH(batch__every_allocation_can_fail),
 		BOTH(money__nothing_left_allocated),
+		BOTH(open__opening_of_one),
+		BOTH(transfer__no_sub_accounts_refused),
+		BOTH(payout__smallest_id_and_amount),
+		BOTH(transfer__rows_say_who_paid_whom),
+		BOTH(reconcile__untouched_accounts_are_in_order),
 	};
 	return labtest_main("06-money", tests);
 }

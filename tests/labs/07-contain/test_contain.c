@@ -129,6 +129,43 @@ static void hot_keys__reports_every_key_above_n_over_k(void **state)
 	}
 }
 
+/* The newcomer takes the smallest counter wherever it sits: four
+ * counters, the one at position p holding 1 and the others 3 each, then
+ * a fifth key. For every p, the newcomer must inherit that counter (count
+ * 2, error 1) and the three keys seen 3 times out of 10, above n/k = 2.5,
+ * must still be reported. A search for the smallest that starts past a
+ * position, or stops before the last, replaces a key seen 3 times. */
+static void hot_keys__newcomer_takes_the_smallest_wherever_it_sits(void **state)
+{
+	(void)state;
+	enum { K = 4 };
+	for (int p = 0; p < K; p++) {
+		struct hot_key c[K], top[K];
+		struct hot_keys hk;
+		hot_keys_init(&hk, c, K);
+		for (int i = 0; i < K; i++)
+			for (int r = 0; r < (i == p ? 1 : 3); r++)
+				hot_keys_add(&hk, 100 + (uint64_t)i);
+		hot_keys_add(&hk, 999);
+		int m = hot_keys_topk(&hk, top, K);
+		bool newcomer = false;
+		for (int i = 0; i < m; i++)
+			newcomer = newcomer || (top[i].key == 999 && top[i].count == 2 && top[i].error == 1);
+		lt_expect(newcomer, "underestimate", "keys 100..103 seen 3 times each but key %d seen "
+		          "once (counter %d of 4), then key 999: expected 999 to take key %d's counter "
+		          "(count 2, error 1)", 100 + p, p, 100 + p);
+		for (int i = 0; i < K; i++) {
+			bool found = i == p;
+			for (int j = 0; j < m && !found; j++)
+				found = top[j].key == 100 + (uint64_t)i && top[j].count == 3;
+			lt_expect(found, "guarantee", "key %d, seen 3 times out of 10 (above n/k = 2.5), "
+			          "is missing or miscounted after key 999 arrived with key %d the "
+			          "smallest, at counter %d of 4: was the smallest counter searched for "
+			          "among all k?", 100 + i, 100 + p, p);
+		}
+	}
+}
+
 static void hot_keys__never_underestimates(void **state)
 {
 	(void)state;
@@ -433,6 +470,96 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	              "row 1's likes after the line drained");
 }
 
+/* Three lines, told apart by their holders: row 1 with two waiters, rows
+ * 2 and 3 with one each, row 2's waiter there first, then row 3's, row
+ * 1's two last. The contract's order (the most waiters first, then the
+ * oldest wait) is row 1, row 2, row 3; an order by the oldest wait alone
+ * gives 2, 3, 1, by the row's place 3, 2, 1, and a tie broken by the
+ * holder's id puts 3 first (row 2's holder has the smaller id). Each
+ * line's oldest wait lies between the time the server showed its first
+ * waiter waiting and the time its first waiter set off, as this test's
+ * clock measures them around the call. */
+static void hot_rows_now__lines_in_order_with_their_waits(void **state)
+{
+	struct labtest *t = *state;
+	struct waiter w[4];
+	struct hot_row_now rows[8], two[2];
+	struct kit_db *h[3];
+	int64_t pid[3], lined = 0;
+	int64_t set_off[3], shown[3];   /* per line: its first waiter, ns */
+	int n = -1, queued = 0, rc = -1, n2 = -1, rc2 = -1;
+	const int64_t line_of[4] = { 2, 3, 1, 1 };   /* the rows, in the order their waiters come */
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2), (3)");
+
+	/* configure: three holders; the one with the smaller id takes row 2 */
+	h[0] = hold(t, 1, &pid[0]);
+	h[1] = hold(t, 2, &pid[1]);
+	h[2] = hold(t, 3, &pid[2]);
+	if (pid[1] > pid[2]) {          /* swap the holders of rows 2 and 3 */
+		kit_db_rollback(h[1]);
+		kit_db_rollback(h[2]);
+		kit_db_close(h[1]);
+		kit_db_close(h[2]);
+		struct kit_db *x = hold(t, 3, &pid[2]), *y = hold(t, 2, &pid[1]);
+		h[1] = y;
+		h[2] = x;
+	}
+	while (queued < 4 && lined == queued) {
+		int line = (int)line_of[queued] - 1;
+		int64_t t0 = util_now_ns();
+		w[queued] = (struct waiter){ .url = t->url, .tag = t->place, .post = line_of[queued] };
+		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
+		lined = wait_for_waiters(t, ++queued);
+		if (queued == 1 || line_of[queued - 1] != line_of[queued - 2]) {
+			set_off[line] = t0;
+			shown[line] = util_now_ns();
+		}
+		sleep_ms(60);               /* the next line's waits are younger */
+	}
+	int64_t before = 0, after = 0;
+	if (lined == 4) {
+		before = util_now_ns();
+		rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+		after = util_now_ns();
+		rc2 = hot_rows_now(labtest_db(t), two, 2, &n2);   /* fewer places than lines */
+	}
+
+	/* verify, after letting the lines go */
+	for (int i = 0; i < 3; i++)
+		kit_db_commit(h[i]);
+	for (int i = 0; i < queued; i++)
+		pthread_join(w[i].th, NULL);
+	for (int i = 0; i < 3; i++)
+		kit_db_close(h[i]);
+	expect_line(lined, queued, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 3, "lines: rows 1, 2 and 3 each held with waiters", "signature");
+	lt_expect(rc2 == 0 && n2 == 2 && two[0].holder_pid == pid[0] && two[1].holder_pid == pid[1],
+	          "order", "with room for 2 of the 3 lines: expected 0 and the first two lines "
+	          "(held by %lld and %lld), got %d, %d lines, held by %d and %d", (long long)pid[0],
+	          (long long)pid[1], rc2, n2, n2 > 0 ? two[0].holder_pid : 0,
+	          n2 > 1 ? two[1].holder_pid : 0);
+	const char *name[3] = { "row 1 (2 waiters)", "row 2 (1 waiter, the oldest wait)",
+	                        "row 3 (1 waiter)" };
+	for (int i = 0; i < 3 && n == 3; i++) {
+		int is = -1;
+		for (int j = 0; j < 3; j++)
+			if (rows[i].holder_pid == pid[j])
+				is = j;
+		lt_expect(is == i, "order", "line %d of 3: expected %s, held by %lld, got the line "
+		          "held by %d (%s): the most waiters first, then the oldest wait", i + 1,
+		          name[i], (long long)pid[i], rows[i].holder_pid, is < 0 ? "no holder of "
+		          "these rows" : name[is]);
+		double lo = (double)(before - shown[i]) / 1e6, hi = (double)(after - set_off[i]) / 1e6;
+		lt_expect(rows[i].oldest_wait_ms >= lo - 1 && rows[i].oldest_wait_ms <= hi + 1, "oldest",
+		          "%s: its oldest wait must lie between %.0f ms (the server showed it waiting "
+		          "that long before the call) and %.0f ms (its waiter set off that long before "
+		          "the call returned), got %.1f ms: is it read from the right column, in ms?",
+		          name[i], lo, hi, rows[i].oldest_wait_ms);
+	}
+}
+
 /* A waiter that keeps the row once it gets it, until told to commit. */
 struct keeper {
 	const char *url, *tag;
@@ -520,6 +647,12 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 	lt_expect_int_hint(rows[0].waiting, K_WAITERS - 1, "backends still waiting for the row",
 	                   "churn");
 	lt_expect_int_hint(rows[0].holder_pid, k[first].pid, "the new holder's pid", "holder");
+	/* On PostgreSQL no lock names the row now: the line is unnamed, as
+	 * contain.h says (InnoDB's lock still names the record). */
+	lt_expect(t->engine != KIT_DB_POSTGRES || n != 1 || (!strcmp(rows[0].relation, "") &&
+	          rows[0].page == -1 && rows[0].tuple == -1), "churn", "a line no lock names: "
+	          "expected relation \"\", page -1, tuple -1, got \"%s\", %lld, %lld",
+	          rows[0].relation, (long long)rows[0].page, (long long)rows[0].tuple);
 	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1 + K_WAITERS,
 	              "row 1's likes after everyone committed");
 }
@@ -1197,6 +1330,7 @@ int main(void)
 		/* §4, pure C: runs anywhere */
 		cmocka_unit_test(hot_keys__exact_while_keys_fit),
 		cmocka_unit_test(hot_keys__reports_every_key_above_n_over_k),
+		cmocka_unit_test(hot_keys__newcomer_takes_the_smallest_wherever_it_sits),
 		cmocka_unit_test(hot_keys__never_underestimates),
 		cmocka_unit_test(hot_keys__memory_stays_within_k),
 		cmocka_unit_test(hot_keys__topk_counts_past_2_31),
@@ -1207,6 +1341,7 @@ int main(void)
 		 * the containment is written in PostgreSQL's SET LOCAL
 		 * lock_timeout and DISCARD ALL (CONTAIN_RESET): PostgreSQL only. */
 		OWN_DB_SERVERS(hot_rows_now__sees_the_whole_line),
+		OWN_DB_SERVERS(hot_rows_now__lines_in_order_with_their_waits),
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),

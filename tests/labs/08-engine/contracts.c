@@ -20,6 +20,7 @@
 #include "labs/08-engine/inside.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
+#include "tests/labs/08-engine/sleeps.h"
 #include "util/clock.h"
 
 #define SWEEP_MAX 20            /* more statements than any call here runs */
@@ -308,6 +309,7 @@ static void time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t
 	}
 	if (ev != KIT_DB_STMT_START || sql == NULL || strncasecmp(sql, "BEGIN", 5) != 0)
 		return;
+	lt_sleeps_note_attempt();
 	if (g->begins++ == 1)
 		g->ms = (double)(t_ns - g->last_end) / 1e6;
 }
@@ -330,11 +332,26 @@ void isolation__wait_survives_signals(void **state)
 	pthread_create(&p.th, NULL, ping, &p);
 	struct inside_retry policy = { 3, 400, 400 };
 	int attempts = -1;
+	/* A loop around nanosleep() that never ends (`|| errno == EINTR`
+	 * keeps going once a signal has set errno) would hold the check for
+	 * ever: past 1.5 s asleep in all, every sleep returns at once. */
+	struct lt_sleeps asked;
+	lt_sleeps_watch(&asked, policy.cap_ms, 1500);
+	lt_sleeps_deadline(30, "isolation__wait_survives_signals");
 	int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
+	lt_sleeps_unwatch();
 	atomic_store(&p.stop, true);
 	pthread_join(p.th, NULL);
 	kit_db_set_hook(db, NULL, NULL);
 	sigaction(SIGUSR1, &old, NULL);
+	lt_expect(!asked.cut || !asked.over_budget, "backoff", "one wait of 200 to 400 ms, and "
+	          "the call was still asleep after %.1f s, in %d sleep calls: the loop around "
+	          "nanosleep() goes on after the sleep is done (its condition must be `!= 0 && "
+	          "errno == EINTR`; with `||`, an errno left at EINTR by a signal never lets it "
+	          "end)", asked.asleep_ms / 1e3, asked.calls);
+	lt_expect(!asked.cut, "backoff", "base and cap 400 ms, and after %d attempts the backoff "
+	          "asked to sleep %.0f ms: no wait is longer than the cap", asked.first_cut_after,
+	          asked.first_cut_ms);
 	lt_expect(rc == 0 && attempts == 2, "backoff", "one planted failure, then a commit: "
 	          "expected 0 after 2 attempts, got %d after %d (%s)", rc, attempts,
 	          labtest_why(db));

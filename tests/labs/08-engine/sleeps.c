@@ -1,0 +1,189 @@
+/*
+ * sleeps.c: the sleep calls of Lab 08's test program, noted and bounded
+ * on a watched thread (sleeps.h). Each sleeps through the kernel's
+ * clock_nanosleep directly, as the C library does.
+ */
+#include "tests/labs/08-engine/sleeps.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static _Thread_local struct lt_sleeps *watch;
+
+void lt_sleeps_watch(struct lt_sleeps *s, double max_ms, double budget_ms)
+{
+	memset(s, 0, sizeof *s);
+	s->max_ms = max_ms;
+	s->budget_ms = budget_ms;
+	s->first_sec = -1;
+	watch = s;
+}
+
+/* The watchdog of one watched call at a time (lt_sleeps_deadline). */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t done;
+	pthread_t th;
+	bool armed, over;
+	double seconds;
+	const char *what;
+	const struct lt_sleeps *s;
+} dog = { .mu = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
+
+static void *bark(void *arg)
+{
+	(void)arg;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)dog.seconds;
+	pthread_mutex_lock(&dog.mu);
+	while (!dog.over)
+		if (pthread_cond_timedwait(&dog.done, &dog.mu, &until) == ETIMEDOUT && !dog.over) {
+			const struct lt_sleeps *s = dog.s;
+			fprintf(stderr, "%s: the call has not returned after %.0f s: %d attempts began, "
+			        "and it made %d sleep calls this program sees (the longest asked %.1f "
+			        "ms); a wait it cannot see or cut (select(), poll(), a busy loop) never "
+			        "ended: is the wait capped? The checks stop here.\n", dog.what,
+			        dog.seconds, s->attempts, s->calls, s->longest_ms);
+			_exit(1);
+		}
+	pthread_mutex_unlock(&dog.mu);
+	return NULL;
+}
+
+void lt_sleeps_deadline(double seconds, const char *what)
+{
+	if (!watch || dog.armed)
+		return;
+	dog.over = false;
+	dog.seconds = seconds;
+	dog.what = what;
+	dog.s = watch;
+	dog.armed = pthread_create(&dog.th, NULL, bark, NULL) == 0;
+}
+
+void lt_sleeps_unwatch(void)
+{
+	watch = NULL;
+	if (!dog.armed)
+		return;
+	pthread_mutex_lock(&dog.mu);
+	dog.over = true;
+	pthread_cond_signal(&dog.done);
+	pthread_mutex_unlock(&dog.mu);
+	pthread_join(dog.th, NULL);
+	dog.armed = false;
+}
+
+void lt_sleeps_note_attempt(void)
+{
+	if (watch)
+		watch->attempts++;
+}
+
+double lt_sleeps_take(void)
+{
+	if (!watch)
+		return 0;
+	double ms = watch->pending_ms;
+	watch->pending_ms = 0;
+	return ms;
+}
+
+static double ms_of(const struct timespec *ts)
+{
+	return (double)ts->tv_sec * 1e3 + (double)ts->tv_nsec / 1e6;
+}
+
+static double now_ms(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return ms_of(&ts);
+}
+
+/* Notes a request of ms on the watched thread; true when it is cut. */
+static bool cut(double ms)
+{
+	struct lt_sleeps *s = watch;
+	if (!s)
+		return false;
+	s->calls++;
+	s->pending_ms += ms;
+	if (s->first_sec < 0)
+		s->first_sec = (int64_t)time(NULL);
+	if (ms > s->longest_ms) {
+		s->longest_ms = ms;
+		s->longest_after = s->attempts;
+	}
+	bool too_long = ms > s->max_ms + 1e-6, spent = s->asleep_ms >= s->budget_ms;
+	if (!too_long && !spent)
+		return false;
+	if (!s->cut) {
+		s->first_cut_ms = ms;
+		s->first_cut_after = s->attempts;
+		s->over_budget = !too_long;
+	}
+	s->cut = true;
+	return true;
+}
+
+/* The kernel's sleep, its time asleep added to the watch. Returns 0 or
+ * an error number. */
+static int kernel_sleep(clockid_t clock, int flags, const struct timespec *req,
+                        struct timespec *rem)
+{
+	double t0 = watch ? now_ms(CLOCK_MONOTONIC) : 0;
+	long r = syscall(SYS_clock_nanosleep, clock, flags, req, rem);
+	int err = r == 0 ? 0 : errno;
+	if (watch)
+		watch->asleep_ms += now_ms(CLOCK_MONOTONIC) - t0;
+	return err;
+}
+
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
+                    struct timespec *rem)
+{
+	if (req == NULL)            /* the kernel says EFAULT, as the C library's would */
+		return kernel_sleep(clock, flags, req, rem);
+	double ms = ms_of(req);
+	if (flags & TIMER_ABSTIME)
+		ms -= now_ms(clock);
+	if (cut(ms > 0 ? ms : 0)) {
+		errno = 0;
+		return 0;
+	}
+	return kernel_sleep(clock, flags, req, rem);
+}
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	if (req != NULL && cut(ms_of(req))) {
+		errno = 0;
+		return 0;
+	}
+	int err = kernel_sleep(CLOCK_REALTIME, 0, req, rem);
+	if (err == 0)
+		return 0;
+	errno = err;
+	return -1;
+}
+
+int usleep(useconds_t us)
+{
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+	return nanosleep(&ts, NULL);
+}
+
+unsigned int sleep(unsigned int s)
+{
+	struct timespec ts = { (time_t)s, 0 }, rem = { 0, 0 };
+	if (nanosleep(&ts, &rem) == 0)
+		return 0;
+	return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
+}

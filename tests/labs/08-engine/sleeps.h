@@ -1,0 +1,64 @@
+/*
+ * sleeps.h: what the code under test asks to sleep, seen by Lab 08's
+ * checks, and a bound on it.
+ *
+ * The test program defines nanosleep(), clock_nanosleep(), usleep() and
+ * sleep() itself (sleeps.c), so every call the student's code makes to
+ * them passes here first. On a thread with no watch armed they sleep as
+ * the C library's do. On a thread with a watch armed each request is
+ * noted (how long it asked, in the gap since the last attempt) and
+ * bounded: a single request longer than max_ms, or any request once the
+ * thread has spent budget_ms asleep in all, returns at once (0, errno 0)
+ * and is counted as cut. A check then fails saying what was asked
+ * instead of hanging on an uncapped backoff or a loop around nanosleep()
+ * that never ends.
+ *
+ *   struct lt_sleeps s;
+ *   lt_sleeps_watch(&s, 4, 3000);        // no sleep over 4 ms, 3 s asleep at most
+ *   lt_sleeps_deadline(30, "isolation__...");   // and back within 30 s, or exit
+ *   rc = inside_count_retrying(...);
+ *   lt_sleeps_unwatch();
+ *   if (s.cut) ... s.first_cut_ms, s.first_cut_after, s.asleep_ms ...
+ *
+ * Attempts are counted by lt_sleeps_note_attempt(), which a connection
+ * hook calls at each BEGIN; lt_sleeps_take() hands the hook what was
+ * asked since the previous attempt.
+ */
+#ifndef HOTROW_TESTS_LAB08_SLEEPS_H
+#define HOTROW_TESTS_LAB08_SLEEPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct lt_sleeps {
+	double max_ms;          /* one request longer than this is cut */
+	double budget_ms;       /* time asleep, in all, before every request is cut */
+	int calls;              /* sleep calls made while watched */
+	int attempts;           /* BEGINs seen (lt_sleeps_note_attempt) */
+	double asleep_ms;       /* time really spent inside the sleep calls */
+	double pending_ms;      /* asked since the last lt_sleeps_take() */
+	double longest_ms;      /* the longest single request */
+	int longest_after;      /* attempts before it */
+	int64_t first_sec;      /* wall-clock second of the first request, -1 before */
+	bool cut;               /* a request was cut (too long, or past the budget) */
+	double first_cut_ms;    /* what the first cut request asked */
+	int first_cut_after;    /* attempts before it */
+	bool over_budget;       /* a cut was for the budget, not the size */
+};
+
+/* Arms a watch on the calling thread (s is zeroed first). */
+void lt_sleeps_watch(struct lt_sleeps *s, double max_ms, double budget_ms);
+/* A last resort for a wait the test program cannot see: if the watched
+ * call has not returned (lt_sleeps_unwatch) within seconds, the process
+ * says so, naming what (the check), and what it saw, and exits. One
+ * watched call at a time; the calling thread must hold a watch. */
+void lt_sleeps_deadline(double seconds, const char *what);
+/* Disarms the calling thread's watch (and its deadline). */
+void lt_sleeps_unwatch(void);
+/* For a hook: one more attempt began on this thread's watch (if any). */
+void lt_sleeps_note_attempt(void);
+/* What this thread's watch saw asked since the last call, in ms (0 with
+ * no watch), and starts the next gap. */
+double lt_sleeps_take(void);
+
+#endif
