@@ -48,11 +48,15 @@ struct sim_req {
 	                        lock_timeout's base (a herd wake moves it) */
 	uint32_t like;       /* its record once an attempt was orphaned, 0 before */
 	uint8_t tries;       /* attempts so far, 1 on the first (retries <= 100) */
-	uint8_t kind;        /* enum sim_req_kind */
-	uint8_t orphan;      /* its client gave up; the server still runs it */
-	uint8_t path;        /* the strategy it arrived under: it keeps that
+	uint8_t kind : 2;    /* enum sim_req_kind */
+	uint8_t orphan : 1;  /* its client gave up; the server still runs it */
+	uint8_t path : 5;    /* the strategy it arrived under: it keeps that
 	                        write path when sim_set changes the strategy */
+	uint16_t gen;        /* the timeouts its attempt started under, an
+	                        index into s->tmo: it keeps them when sim_set
+	                        changes them (sim_live.c) */
 };
+_Static_assert(SIM_NSTRATEGIES <= 32, "struct sim_req's path has 5 bits");
 #define SIM_REQ_DEFINED
 
 #include "engine/sim_ring.h"
@@ -131,7 +135,7 @@ struct sim_row {
 	int holder;               /* enum sim_holder */
 	struct sim_req req;       /* the holder, when HOLD_REQ */
 	int64_t got_us;           /* when the holder got the lock */
-	struct sim_ring q;        /* FIFO of requests waiting for the lock */
+	struct sim_queue q;       /* FIFO of requests waiting for the lock */
 	int64_t sweep_at;         /* pending EV_LOCK_SWEEP time, -1 if none */
 	int64_t rest_us;          /* the holder's hold left after its CPU part */
 	size_t live_from;         /* q[0..live_from) are orphans: their clients
@@ -189,7 +193,7 @@ enum { POOL_MAIN, POOL_COUNTER };
 struct sim_pool {
 	int size;                 /* connections; 0 = unbounded */
 	int in_use;
-	struct sim_ring waiters;  /* FIFO for a connection */
+	struct sim_queue waiters; /* FIFO for a connection */
 	int64_t sweep_at;         /* pending sweep event, -1 if none */
 	bool flusher_waiting;     /* the flusher waits beside the FIFO */
 	int64_t flusher_enq;
@@ -217,6 +221,14 @@ struct sim_follow {
 	int64_t milestone;        /* a position entry is due at this position */
 	struct sim_trace t;
 };
+
+/* The timeouts an attempt started under (struct sim_req's gen indexes
+ * s->tmo): a change by sim_set applies to attempts that start after it,
+ * those waiting keep theirs. 0 = none. */
+struct sim_timeouts {
+	int64_t pool_us, lock_us, stmt_us;
+};
+#define SIM_MAX_GENS 65535    /* struct sim_req's gen has 16 bits */
 
 /* One call of sim_set (sim_live.c): when, what it was given, and the
  * likes in flight then. A copy of struct sim copies these arrays too
@@ -373,6 +385,9 @@ struct sim {
 	size_t nchanges, changes_cap;
 	struct sim_live_set *sets;
 	size_t nsets, sets_cap;
+	struct sim_timeouts *tmo;  /* by generation; tmo[ntmo - 1] is the current */
+	size_t ntmo, tmo_cap;
+	bool tmo_lock;             /* some generation has a lock or statement timeout */
 
 	/* round trips in the lock; reads and the version chain (sim_chain.c) */
 	int64_t trips_us;          /* c.trips_in_lock round trips of c.rtt_ms */
@@ -492,6 +507,9 @@ static inline const struct sim_path *sim_req_path(const struct sim_req *r)
 void sim_live_apply(struct sim *s, const struct sim_config *old,
                     const struct sim_config *asked);
 void sim_live_free(struct sim *s);
+/* The first generation of timeouts (sim_new), or a new one when sim_set
+ * changed them: from now on attempts start under s's current ones. */
+void sim_live_timeouts(struct sim *s);
 /* Rows the snapshot lists: the config's, and any beyond that still hold
  * or queue requests from before a change. */
 int sim_live_rows(const struct sim *s);

@@ -11,6 +11,16 @@
  * in-memory count, the inserted rows) keeps being flushed after the
  * strategy moves on, until it is empty.
  *
+ * Timeouts too: each attempt keeps the pool timeout, lock_timeout and
+ * statement_timeout it started under (struct sim_req's gen, an index
+ * into s->tmo, which gets a new generation when a call changes them), so
+ * a shorter timeout fails only the new arrivals, however far back in the
+ * line, and a longer one spares only them. A queue keeps a run per
+ * generation (sim_ring.h), so the first deadline is found among the runs'
+ * heads. A pool's new size applies as connections come back: a smaller
+ * pool takes none from the requests holding one, a bigger one admits
+ * waiters at once.
+ *
  * Every call of sim_set is recorded (its time and the config it was
  * given), with a line per field that changed: the TUI says what changed
  * at which second, and a replay that makes the same calls at the same
@@ -36,7 +46,7 @@ static void grow(struct sim *s, int n)
 	s->versions = xrealloc(s->versions, (size_t)n * sizeof *s->versions);
 	s->pages_hi = xrealloc(s->pages_hi, (size_t)n * sizeof *s->pages_hi);
 	for (int i = old; i < n; i++) {
-		sim_ring_init(&s->rows[i].q);
+		sim_queue_init(&s->rows[i].q);
 		s->rows[i].sweep_at = -1;
 		s->versions[i] = s->pages_hi[i] = 1;
 	}
@@ -90,13 +100,35 @@ void sim_live_apply(struct sim *s, const struct sim_config *old,
 			s->flush_armed = true;
 		}
 	}
+	sim_live_timeouts(s);
 	record(s, old, asked);
+}
+
+void sim_live_timeouts(struct sim *s)
+{
+	struct sim_timeouts t = { s->pool_timeout_us, s->lock_timeout_us, s->statement_timeout_us };
+
+	if (s->ntmo && !memcmp(&s->tmo[s->ntmo - 1], &t, sizeof t))
+		return;
+	s->tmo_lock |= t.lock_us > 0 || t.stmt_us > 0;
+	if (s->ntmo == SIM_MAX_GENS) {
+		/* No generation left: the newest take these (their runs'
+		 * deadlines all move alike, so each run stays in order). */
+		s->tmo[s->ntmo - 1] = t;
+		return;
+	}
+	if (s->ntmo == s->tmo_cap) {
+		s->tmo_cap = s->tmo_cap ? 2 * s->tmo_cap : 4;
+		s->tmo = xrealloc(s->tmo, s->tmo_cap * sizeof *s->tmo);
+	}
+	s->tmo[s->ntmo++] = t;
 }
 
 void sim_live_free(struct sim *s)
 {
 	free(s->changes);
 	free(s->sets);
+	free(s->tmo);
 }
 
 int sim_live_rows(const struct sim *s)
