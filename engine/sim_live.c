@@ -179,7 +179,7 @@ void sim_change_text(const struct sim *s, char *buf, size_t len)
 {
 	const struct sim_change *ch = s->changes;
 	size_t i, first, n = 0;
-	bool path = false;
+	bool path = false, timeouts = false;
 
 	buf[0] = '\0';
 	if (!s->nchanges || len < 2)
@@ -189,13 +189,19 @@ void sim_change_text(const struct sim *s, char *buf, size_t len)
 	n = (size_t)snprintf(buf, len, "at %.1f s:", (double)ch[first].at_us / 1e6);
 	for (i = first; i < s->nchanges && n < len; i++) {
 		path |= !strcmp(ch[i].field, "strategy");
+		timeouts |= !strcmp(ch[i].field, "pool_timeout_ms") ||
+		            !strcmp(ch[i].field, "lock_timeout_ms") ||
+		            !strcmp(ch[i].field, "statement_timeout_ms");
 		n += (size_t)snprintf(buf + n, len - n, "%s %s %s -> %s", i > first ? "," : "",
 		                      ch[i].option, ch[i].from, ch[i].to);
 	}
 	if (path && n < len) {
 		char k[32];
 		grouped(k, sizeof k, s->sets[ch[first].set].inflight);
-		snprintf(buf + n, len - n, ". The %s likes in flight then finish the way "
-		         "they started; new ones take the new path", k);
+		n += (size_t)snprintf(buf + n, len - n, ". The %s likes in flight then finish "
+		                      "the way they started; new ones take the new path", k);
 	}
+	if (timeouts && n < len)
+		snprintf(buf + n, len - n, ". Those waiting then keep the timeouts they "
+		         "started with; new ones get the new");
 }

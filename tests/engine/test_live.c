@@ -396,13 +396,14 @@ static void sim_set__a_longer_pool_timeout_keeps_the_old_one_for_the_backlog(voi
 /* lock_timeout set to 200 ms (none before) at 5 s, with 2,500 likes in
  * the row's queue (an unbounded pool): they wait on and commit, however
  * long; each arriving after the change is cancelled 200 ms after it
- * joined, though the queue's head is an old one. */
+ * joined, though the queue's head is an old one. The change says so. */
 static void sim_set__a_lock_timeout_spares_the_lock_queue(void **state)
 {
 	struct sim_config c, fix;
 	struct sim_summary sum;
 	struct sim *s;
 	struct sim_trace *t;
+	char text[512];
 
 	(void)state;
 	base(&c);
@@ -411,6 +412,9 @@ static void sim_set__a_lock_timeout_spares_the_lock_queue(void **state)
 	fix.lock_timeout_ms = 200;
 	s = sim_new(&c);
 	set_at(s, 5000000, &fix);
+	sim_change_text(s, text, sizeof text);
+	assert_non_null(strstr(text, "at 5.0 s: lock-timeout-ms 0 -> 200"));
+	assert_non_null(strstr(text, "Those waiting then keep the timeouts they started with"));
 	sim_advance(s, 9000000);
 	sim_summary(s, &sum);
 	assert_true(sum.lock_timeouts >= 3790 && sum.lock_timeouts <= 3810);  /* 5.0-8.8 s */
