@@ -1521,5 +1521,6 @@ void sim_set(struct sim *s, const struct sim_config *c)
 
 void sim_inject(struct sim *s, enum sim_fault f)
 {
+	sim_live_call(s, SIM_CALL_FAULT, f);
 	sim_fix_fault(s, f);
 }

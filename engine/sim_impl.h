@@ -230,13 +230,23 @@ struct sim_timeouts {
 };
 #define SIM_MAX_GENS 65535    /* struct sim_req's gen has 16 bits */
 
-/* One call of sim_set (sim_live.c): when, what it was given, and the
- * likes in flight then. A copy of struct sim copies these arrays too
- * (changes[0..nchanges), sets[0..nsets)). */
+/* One call recorded (sim_live.c): sim_set, sim_inject or a sim_follow_*
+ * call; when, what it was given, and the likes in flight then. A copy of
+ * struct sim copies these arrays too (changes[0..nchanges),
+ * sets[0..nsets)). */
+enum sim_call {
+	SIM_CALL_SET,             /* sim_set(c) */
+	SIM_CALL_FAULT,           /* sim_inject(arg) */
+	SIM_CALL_FOLLOW_NTH,      /* sim_follow_nth(arg) */
+	SIM_CALL_FOLLOW_SLOWEST,  /* sim_follow_slowest() */
+	SIM_CALL_FOLLOW_OFF       /* sim_follow_off() */
+};
 struct sim_live_set {
 	int64_t at_us;
 	int64_t inflight;
-	struct sim_config c;
+	int what;                 /* enum sim_call */
+	int64_t arg;
+	struct sim_config c;      /* SIM_CALL_SET's */
 };
 
 struct sim;
@@ -383,7 +393,7 @@ struct sim {
 	int64_t flush_kq;          /* of flush_k, the queue's part */
 	struct sim_change *changes;
 	size_t nchanges, changes_cap;
-	struct sim_live_set *sets;
+	struct sim_live_set *sets; /* every call recorded, in order */
 	size_t nsets, sets_cap;
 	struct sim_timeouts *tmo;  /* by generation; tmo[ntmo - 1] is the current */
 	size_t ntmo, tmo_cap;
@@ -507,6 +517,8 @@ static inline const struct sim_path *sim_req_path(const struct sim_req *r)
 void sim_live_apply(struct sim *s, const struct sim_config *old,
                     const struct sim_config *asked);
 void sim_live_free(struct sim *s);
+/* Record a call other than sim_set (what, arg) at s->now. */
+void sim_live_call(struct sim *s, enum sim_call what, int64_t arg);
 /* The first generation of timeouts (sim_new), or a new one when sim_set
  * changed them: from now on attempts start under s's current ones. */
 void sim_live_timeouts(struct sim *s);

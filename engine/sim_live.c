@@ -23,10 +23,13 @@
  *
  * Every call of sim_set is recorded (its time and the config it was
  * given), with a line per field that changed: the TUI says what changed
- * at which second, and a replay that makes the same calls at the same
- * simulated times runs the same events, since a call's effect depends
- * only on the state, the time and the config.
+ * at which second. So is every fault injected and every choice of whom
+ * to follow: the record of the run (struct sim_record), which a replay
+ * makes again at the same simulated times and so runs the same events,
+ * since a call's effect depends only on the state, the time and what it
+ * was given. The TUI's rewind replays from it.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,19 +56,47 @@ static void grow(struct sim *s, int n)
 	s->nrows = n;
 }
 
-static void record(struct sim *s, const struct sim_config *old,
-                   const struct sim_config *asked)
+/* A new entry at the end of the record, at s->now. */
+static struct sim_live_set *append(struct sim *s, enum sim_call what, int64_t arg)
 {
-	size_t n;
-	const struct sim_field *f = sim_fields(&n);
+	struct sim_live_set *e;
 
 	if (s->nsets == s->sets_cap) {
 		s->sets_cap = s->sets_cap ? 2 * s->sets_cap : 8;
 		s->sets = xrealloc(s->sets, s->sets_cap * sizeof *s->sets);
 	}
-	s->sets[s->nsets].at_us = s->now;
-	s->sets[s->nsets].inflight = s->inflight;
-	s->sets[s->nsets].c = *asked;
+	e = &s->sets[s->nsets++];
+	memset(e, 0, sizeof *e);
+	e->at_us = s->now;
+	e->inflight = s->inflight;
+	e->what = what;
+	e->arg = arg;
+	return e;
+}
+
+void sim_live_call(struct sim *s, enum sim_call what, int64_t arg)
+{
+	append(s, what, arg);
+}
+
+/* The number of SIM_CALL_SET entries among the first n. */
+static int sets_before(const struct sim *s, size_t n)
+{
+	int k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += s->sets[i].what == SIM_CALL_SET;
+	return k;
+}
+
+static void record(struct sim *s, const struct sim_config *old,
+                   const struct sim_config *asked)
+{
+	size_t n;
+	const struct sim_field *f = sim_fields(&n);
+	int set = sets_before(s, s->nsets);
+
+	append(s, SIM_CALL_SET, 0)->c = *asked;
 	for (size_t i = 0; i < n; i++) {
 		struct sim_change *ch;
 		if (sim_field_equal(&f[i], old, &s->c))
@@ -76,13 +107,12 @@ static void record(struct sim *s, const struct sim_config *old,
 		}
 		ch = &s->changes[s->nchanges++];
 		ch->at_us = s->now;
-		ch->set = (int)s->nsets;
+		ch->set = set;
 		ch->field = f[i].json;
 		ch->option = f[i].option;
 		sim_field_text(&f[i], old, ch->from, sizeof ch->from);
 		sim_field_text(&f[i], &s->c, ch->to, sizeof ch->to);
 	}
-	s->nsets++;
 }
 
 void sim_live_apply(struct sim *s, const struct sim_config *old,
@@ -147,18 +177,102 @@ const struct sim_change *sim_changes(const struct sim *s, size_t *n)
 	return s->changes;
 }
 
+/* The entry of the set-th call of sim_set, NULL past the last. */
+static const struct sim_live_set *nth_set(const struct sim *s, int set)
+{
+	for (size_t i = 0; i < s->nsets && set >= 0; i++)
+		if (s->sets[i].what == SIM_CALL_SET && set-- == 0)
+			return &s->sets[i];
+	return NULL;
+}
+
 const struct sim_config *sim_change_config(const struct sim *s, int set, int64_t *at_us)
 {
-	if (set < 0 || (size_t)set >= s->nsets)
+	const struct sim_live_set *e = nth_set(s, set);
+
+	if (!e)
 		return NULL;
 	if (at_us)
-		*at_us = s->sets[set].at_us;
-	return &s->sets[set].c;
+		*at_us = e->at_us;
+	return &e->c;
 }
 
 size_t sim_change_sets(const struct sim *s)
 {
+	return (size_t)sets_before(s, s->nsets);
+}
+
+/* ---- the record, replayed ---- */
+
+struct sim_record {
+	struct sim_live_set *call;
+	size_t n;
+};
+
+struct sim_record *sim_record_take(const struct sim *s)
+{
+	struct sim_record *r = xmalloc(sizeof *r);
+
+	r->n = s->nsets;
+	r->call = r->n ? xmalloc(r->n * sizeof *r->call) : NULL;
+	if (r->n)
+		memcpy(r->call, s->sets, r->n * sizeof *r->call);
+	return r;
+}
+
+void sim_record_free(struct sim_record *r)
+{
+	if (!r)
+		return;
+	free(r->call);
+	free(r);
+}
+
+size_t sim_record_len(const struct sim_record *r)
+{
+	return r ? r->n : 0;
+}
+
+int64_t sim_record_at(const struct sim_record *r, size_t i)
+{
+	assert(i < r->n);
+	return r->call[i].at_us;
+}
+
+void sim_record_apply(struct sim *s, const struct sim_record *r, size_t i)
+{
+	const struct sim_live_set *e = &r->call[i];
+
+	assert(i < r->n);
+	switch ((enum sim_call)e->what) {
+	case SIM_CALL_SET:            sim_set(s, &e->c); break;
+	case SIM_CALL_FAULT:          sim_inject(s, (enum sim_fault)e->arg); break;
+	case SIM_CALL_FOLLOW_NTH:     sim_follow_nth(s, (uint64_t)e->arg); break;
+	case SIM_CALL_FOLLOW_SLOWEST: sim_follow_slowest(s); break;
+	case SIM_CALL_FOLLOW_OFF:     sim_follow_off(s); break;
+	}
+}
+
+size_t sim_record_calls(const struct sim *s)
+{
 	return s->nsets;
+}
+
+const struct sim_config *sim_record_settings(const struct sim *s)
+{
+	for (size_t i = s->nsets; i > 0; i--)
+		if (s->sets[i - 1].what == SIM_CALL_SET)
+			return &s->sets[i - 1].c;
+	return NULL;
+}
+
+int sim_record_follow(const struct sim *s)
+{
+	for (size_t i = s->nsets; i > 0; i--)
+		if (s->sets[i - 1].what != SIM_CALL_SET && s->sets[i - 1].what != SIM_CALL_FAULT)
+			return s->sets[i - 1].what == SIM_CALL_FOLLOW_NTH ? 0
+			     : s->sets[i - 1].what == SIM_CALL_FOLLOW_SLOWEST ? 1 : -1;
+	return -1;
 }
 
 /* n with thousands separators: 10010 -> "10,010". */
@@ -197,7 +311,7 @@ void sim_change_text(const struct sim *s, char *buf, size_t len)
 	}
 	if (path && n < len) {
 		char k[32];
-		grouped(k, sizeof k, s->sets[ch[first].set].inflight);
+		grouped(k, sizeof k, nth_set(s, ch[first].set)->inflight);
 		n += (size_t)snprintf(buf + n, len - n, ". The %s likes in flight then finish "
 		                      "the way they started; new ones take the new path", k);
 	}

@@ -272,9 +272,19 @@ void sim_trace_found(struct sim *s, const struct sim_req *r, int64_t lat_us)
 
 /* ---- what front ends call ---- */
 
+/* Follow nobody, not recorded: the public calls record themselves. */
+static void follow_clear(struct sim *s)
+{
+	s->follow.want = 0;
+	s->follow.like = 0;
+	s->follow.search = false;
+	memset(&s->follow.t, 0, sizeof s->follow.t);
+}
+
 int sim_follow_nth(struct sim *s, uint64_t n)
 {
-	sim_follow_off(s);
+	follow_clear(s);
+	sim_live_call(s, SIM_CALL_FOLLOW_NTH, (int64_t)n);
 	if (n <= s->offered)
 		return -1;
 	s->follow.want = n;
@@ -290,15 +300,13 @@ void sim_follow_next(struct sim *s)
 
 void sim_follow_off(struct sim *s)
 {
-	s->follow.want = 0;
-	s->follow.like = 0;
-	s->follow.search = false;
-	memset(&s->follow.t, 0, sizeof s->follow.t);
+	follow_clear(s);
+	sim_live_call(s, SIM_CALL_FOLLOW_OFF, 0);
 }
 
 void sim_follow_search(struct sim *s)
 {
-	sim_follow_off(s);
+	follow_clear(s);
 	s->follow.search = true;
 	s->follow.best_n = 0;
 	s->follow.best_lat = -1;
@@ -391,7 +399,8 @@ int sim_follow_slowest(struct sim *s)
 	int64_t first = INT64_MAX;
 	bool *free_slot;
 
-	sim_follow_off(s);
+	follow_clear(s);
+	sim_live_call(s, SIM_CALL_FOLLOW_SLOWEST, 0);
 	consider_queue(s, &s->pool[POOL_MAIN].waiters, SIM_AT_POOL, -1, &first, &f);
 	if (s->counter_pool != &s->pool[POOL_MAIN])
 		consider_queue(s, &s->pool[POOL_COUNTER].waiters, SIM_AT_POOL, -1, &first, &f);

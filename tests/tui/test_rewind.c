@@ -347,6 +347,32 @@ static void rewind__a_new_timeout_spares_the_backlog_on_screen(void **state)
 	tui_app_free(b);
 }
 
+/* f at 3.1 s follows the next like to arrive; scrubbed back to 3.5 s
+ * (from the checkpoint at 2 s, before the choice) the card and the mark
+ * are there as in the straight run: whom to follow is in the run's
+ * record, replayed with the rest. */
+static void rewind__the_followed_like_comes_back(void **state)
+{
+	struct tui_app *a = app("viral-post"), *b = app("viral-post");
+	struct tui_screen *scr = tui_screen_new(W, H);
+
+	(void)state;
+	play_frames(a, 3.1);
+	tui_app_key(a, 'f');
+	play_frames(a, 12);
+	tui_app_seek(a, 3.5);
+	tui_app_render(a, scr);
+	assert_true(fx_find(scr, "FOLLOWING") >= 0);
+
+	play_frames(b, 3.1);
+	tui_app_key(b, 'f');
+	play_frames(b, 3.5);
+	assert_same_frame(a, b, "followed like");
+	tui_screen_free(scr);
+	tui_app_free(a);
+	tui_app_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +385,7 @@ int main(void)
 		cmocka_unit_test(rewind__tour_scrubs_within_its_step),
 		cmocka_unit_test(rewind__bounded_on_a_long_run),
 		cmocka_unit_test(rewind__a_new_timeout_spares_the_backlog_on_screen),
+		cmocka_unit_test(rewind__the_followed_like_comes_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
