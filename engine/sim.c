@@ -438,21 +438,21 @@ static bool pool_lazy(const struct sim *s)
 static void pool_expire(struct sim *s, struct sim_pool *p, int64_t t)
 {
 	int64_t now = s->now;
+	size_t k;
 
-	while (p->waiters.n) {
-		size_t k;
-		int64_t d = pool_first(s, p, &k);
+	while (p->waiters.n && (p->first_at = pool_first(s, p, &k)) <= t) {
+		int64_t d = p->first_at;
 		struct sim_req r;
 		bool abandoned;
 
-		if (d > t)
-			break;
 		r = sim_queue_pop_run(&p->waiters, k);
 		abandoned = s->client_timeout_us > 0 &&
 		            r.attempt_us + s->client_timeout_us <= d;
 		s->now = d;               /* it ended then, not now */
 		fail(s, &r, abandoned);
 	}
+	if (!p->waiters.n)
+		p->first_at = INT64_MAX;
 	s->now = now;
 	pool_arm_sweep(s, p);
 }
@@ -469,7 +469,9 @@ static void pools_expire(struct sim *s, int64_t t)
  * both modes. */
 static void pool_settle(struct sim *s, struct sim_pool *p)
 {
-	if (p->waiters.n)
+	/* first_at is never later than the earliest deadline (a push lowers
+	 * it, only pool_expire raises it), so nothing is due before it. */
+	if (p->first_at <= s->now)
 		pool_expire(s, p, s->now);
 }
 
@@ -484,8 +486,8 @@ static void pool_arm_sweep(struct sim *s, struct sim_pool *p)
 {
 	int64_t d;
 
-	if (p->sweep_at >= 0 || !p->waiters.n)
-		return;
+	if (p->sweep_at >= 0 || !p->waiters.n || (pool_lazy(s) && s->end_us == 0))
+		return;                   /* settled by pool_settle */
 	d = pool_first(s, p, &(size_t){0});
 	if (d == INT64_MAX)
 		return;
@@ -538,6 +540,7 @@ static void pool_note_wait(struct sim *s, struct sim_pool *p)
 static void pool_acquire(struct sim *s, struct sim_req *r)
 {
 	struct sim_pool *p = pool_of(s, r->kind);
+	int64_t d;
 
 	if (pool_take(s, p)) {
 		got_conn(s, r);
@@ -545,6 +548,9 @@ static void pool_acquire(struct sim *s, struct sim_req *r)
 	}
 	r->enq_us = s->now;
 	sim_queue_push(&p->waiters, r);
+	d = pool_deadline(s, r);
+	if (d < p->first_at)
+		p->first_at = d;
 	if (sim_followed(s, r))
 		sim_trace_note(s, SIM_TR_POOL_QUEUE, SIM_AT_POOL, -1, (int64_t)p->waiters.n);
 	pool_note_wait(s, p);
@@ -1269,6 +1275,7 @@ struct sim *sim_new(const struct sim_config *c)
 		sim_queue_init(&s->pool[i].waiters);
 		s->pool[i].sweep_at = -1;
 		s->pool[i].exhausted_at = -1;
+		s->pool[i].first_at = INT64_MAX;
 	}
 	s->pool[POOL_MAIN].size = c->pool;
 	s->pool[POOL_COUNTER].size = c->counter_pool;
@@ -1509,6 +1516,9 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	s->pool[POOL_MAIN].size = c->pool;
 	if (s->counter_pool != &s->pool[POOL_MAIN] && c->counter_pool > 0)
 		s->pool[POOL_COUNTER].size = c->counter_pool;
+	/* The client timeout, the same for every waiter, may have moved their
+	 * deadlines earlier: each pool looks again. */
+	s->pool[POOL_MAIN].first_at = s->pool[POOL_COUNTER].first_at = INT64_MIN;
 	pools_expire(s, s->now); /* timeouts may have changed, and the mode */
 	if (rate)
 		source_rate(s, &s->like, c->rps, EV_ARRIVE);

@@ -194,6 +194,8 @@ struct sim_pool {
 	int size;                 /* connections; 0 = unbounded */
 	int in_use;
 	struct sim_queue waiters; /* FIFO for a connection */
+	int64_t first_at;         /* at most the waiters' earliest deadline
+	                             (INT64_MAX: none due): a look is due then */
 	int64_t sweep_at;         /* pending sweep event, -1 if none */
 	bool flusher_waiting;     /* the flusher waits beside the FIFO */
 	int64_t flusher_enq;
