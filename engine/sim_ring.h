@@ -42,65 +42,6 @@
 
 #ifndef SIM_REQ_DEFINED
 #error "include engine/sim_impl.h, which defines struct sim_req, not sim_ring.h alone"
-struct sim_run {
-	struct sim_ring r;
-	uint16_t gen;          /* its requests' gen */
-};
-
-struct sim_queue {
-	size_t n;              /* requests in all runs */
-	struct sim_run *run;   /* oldest first; none empty but a sole one */
-	size_t nrun, cap;
-};
-
-void sim_queue_init(struct sim_queue *q);
-void sim_queue_free(struct sim_queue *q);
-/* Start a run for gen after the last (or relabel an empty sole run). */
-void sim_queue_open(struct sim_queue *q, uint16_t gen);
-/* Drop run k, which is empty, unless it is the only one. */
-void sim_queue_close(struct sim_queue *q, size_t k);
-/* The i-th oldest (i < q->n) when the runs are more than one. */
-struct sim_req *sim_queue_find(const struct sim_queue *q, size_t i);
-/* Take the i-th oldest out (i < q->n), keeping the order of the rest. */
-struct sim_req sim_queue_remove(struct sim_queue *q, size_t i);
-
-static inline void sim_queue_push(struct sim_queue *q, const struct sim_req *req)
-{
-	if (q->nrun == 0 || q->run[q->nrun - 1].gen != req->gen)
-		sim_queue_open(q, req->gen);
-	sim_ring_push(&q->run[q->nrun - 1].r, req);
-	q->n++;
-}
-
-/* The head of run k (k < q->nrun, the run not empty). */
-static inline struct sim_req sim_queue_pop_run(struct sim_queue *q, size_t k)
-{
-	struct sim_req req = sim_ring_pop(&q->run[k].r);
-
-	q->n--;
-	if (q->run[k].r.n == 0 && q->nrun > 1)
-		sim_queue_close(q, k);
-	return req;
-}
-
-static inline struct sim_req sim_queue_pop(struct sim_queue *q)   /* q->n > 0 */
-{
-	return sim_queue_pop_run(q, 0);
-}
-
-static inline const struct sim_req *sim_queue_at(const struct sim_queue *q, size_t i)
-{
-	assert(i < q->n);
-	return q->nrun == 1 ? sim_ring_at(&q->run[0].r, i) : sim_queue_find(q, i);
-}
-
-/* The same, writable: valid until the next push or pop. */
-static inline struct sim_req *sim_queue_at_mut(struct sim_queue *q, size_t i)
-{
-	assert(i < q->n);
-	return q->nrun == 1 ? sim_ring_at_mut(&q->run[0].r, i) : sim_queue_find(q, i);
-}
-
 #endif
 
 struct sim_ring {
