@@ -308,7 +308,7 @@ static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
                    enum sim_req_kind kind)
 {
 	struct sim_req r = { s->now, s->now, s->now, s->now, 0, 1, kind, 0,
-	                     (uint8_t)s->c.strategy };
+	                     (uint8_t)s->c.strategy, (uint16_t)(s->ntmo - 1) };
 
 	if (src) {
 		src->last = s->now;
@@ -382,14 +382,35 @@ static bool flusher_take(struct sim *s)
 	return pool_take(s, s->counter_pool);
 }
 
+/* A waiter's pool timeout is the one its attempt started under. */
 static int64_t pool_deadline(const struct sim *s, const struct sim_req *r)
 {
-	int64_t d = INT64_MAX;
+	int64_t d = INT64_MAX, pt = s->tmo[r->gen].pool_us;
 
 	if (s->client_timeout_us > 0)
 		d = r->attempt_us + s->client_timeout_us;
-	if (s->pool_timeout_us > 0 && r->enq_us + s->pool_timeout_us < d)
-		d = r->enq_us + s->pool_timeout_us;
+	if (pt > 0 && r->enq_us + pt < d)
+		d = r->enq_us + pt;
+	return d;
+}
+
+/* The earliest deadline of p's waiters, INT64_MAX if none: the earliest
+ * of its runs' heads (sim_ring.h), *run set to that run. */
+static int64_t pool_first(const struct sim *s, const struct sim_pool *p, size_t *run)
+{
+	int64_t d = INT64_MAX;
+
+	*run = 0;
+	for (size_t k = 0; k < p->waiters.nrun; k++) {
+		int64_t dk;
+		if (!p->waiters.run[k].r.n)
+			continue;
+		dk = pool_deadline(s, sim_ring_at(&p->waiters.run[k].r, 0));
+		if (dk < d) {
+			d = dk;
+			*run = k;
+		}
+	}
 	return d;
 }
 
@@ -417,21 +438,21 @@ static bool pool_lazy(const struct sim *s)
 static void pool_expire(struct sim *s, struct sim_pool *p, int64_t t)
 {
 	int64_t now = s->now;
+	size_t k;
 
-	while (p->waiters.n) {
-		const struct sim_req *h = sim_ring_at(&p->waiters, 0);
-		int64_t d = pool_deadline(s, h);
+	while (p->waiters.n && (p->first_at = pool_first(s, p, &k)) <= t) {
+		int64_t d = p->first_at;
 		struct sim_req r;
 		bool abandoned;
 
-		if (d > t)
-			break;
-		r = sim_ring_pop(&p->waiters);
+		r = sim_queue_pop_run(&p->waiters, k);
 		abandoned = s->client_timeout_us > 0 &&
 		            r.attempt_us + s->client_timeout_us <= d;
 		s->now = d;               /* it ended then, not now */
 		fail(s, &r, abandoned);
 	}
+	if (!p->waiters.n)
+		p->first_at = INT64_MAX;
 	s->now = now;
 	pool_arm_sweep(s, p);
 }
@@ -448,7 +469,9 @@ static void pools_expire(struct sim *s, int64_t t)
  * both modes. */
 static void pool_settle(struct sim *s, struct sim_pool *p)
 {
-	if (p->waiters.n)
+	/* first_at is never later than the earliest deadline (a push lowers
+	 * it, only pool_expire raises it), so nothing is due before it. */
+	if (p->first_at <= s->now)
 		pool_expire(s, p, s->now);
 }
 
@@ -463,9 +486,9 @@ static void pool_arm_sweep(struct sim *s, struct sim_pool *p)
 {
 	int64_t d;
 
-	if (p->sweep_at >= 0 || !p->waiters.n)
-		return;
-	d = pool_deadline(s, sim_ring_at(&p->waiters, 0));
+	if (p->sweep_at >= 0 || !p->waiters.n || (pool_lazy(s) && s->end_us == 0))
+		return;                   /* settled by pool_settle */
+	d = pool_first(s, p, &(size_t){0});
 	if (d == INT64_MAX)
 		return;
 	if (pool_lazy(s) && (s->end_us == 0 || d < s->end_us))
@@ -480,11 +503,11 @@ static void pool_grant(struct sim *s, struct sim_pool *p)
 	while (pool_free(p) && (p->waiters.n || p->flusher_waiting)) {
 		pool_use(p);
 		if (p->flusher_waiting &&
-		    (!p->waiters.n || p->flusher_enq <= sim_ring_at(&p->waiters, 0)->enq_us)) {
+		    (!p->waiters.n || p->flusher_enq <= sim_queue_at(&p->waiters, 0)->enq_us)) {
 			p->flusher_waiting = false;
 			flusher_lock(s);
 		} else {
-			struct sim_req r = sim_ring_pop(&p->waiters);
+			struct sim_req r = sim_queue_pop(&p->waiters);
 			got_conn(s, &r);
 		}
 	}
@@ -517,13 +540,17 @@ static void pool_note_wait(struct sim *s, struct sim_pool *p)
 static void pool_acquire(struct sim *s, struct sim_req *r)
 {
 	struct sim_pool *p = pool_of(s, r->kind);
+	int64_t d;
 
 	if (pool_take(s, p)) {
 		got_conn(s, r);
 		return;
 	}
 	r->enq_us = s->now;
-	sim_ring_push(&p->waiters, r);
+	sim_queue_push(&p->waiters, r);
+	d = pool_deadline(s, r);
+	if (d < p->first_at)
+		p->first_at = d;
 	if (sim_followed(s, r))
 		sim_trace_note(s, SIM_TR_POOL_QUEUE, SIM_AT_POOL, -1, (int64_t)p->waiters.n);
 	pool_note_wait(s, p);
@@ -636,36 +663,65 @@ static void hold_cpu_done(struct sim *s, int i)
 	sim_push(s, s->now + s->rows[i].rest_us, EV_RELEASE, (uint32_t)i);
 }
 
-/* When the head of a row's queue is cancelled by the server: lock_timeout
- * from its current sleep, statement_timeout from when it first asked;
- * INT64_MAX if neither is set. Along the queue both only grow (a herd
- * wake sets every sleeper's to the same time), so the head's is the
- * queue's earliest. */
+/* When waiter h is cancelled by the server: lock_timeout from its
+ * current sleep, statement_timeout from when it first asked, each the one
+ * its attempt started under; INT64_MAX if neither is set. Along a run of
+ * the queue (sim_ring.h) both only grow (a herd wake sets every sleeper's
+ * to the same time), so the run's head has the run's earliest. */
 static int64_t cancel_at(const struct sim *s, const struct sim_req *h, bool *by_lock)
 {
+	const struct sim_timeouts *t = &s->tmo[h->gen];
 	int64_t d = INT64_MAX;
 
 	*by_lock = false;
-	if (s->statement_timeout_us > 0)
-		d = h->enq_us + s->statement_timeout_us;
-	if (s->lock_timeout_us > 0 && h->slept_us + s->lock_timeout_us < d) {
-		d = h->slept_us + s->lock_timeout_us;
+	if (t->stmt_us > 0)
+		d = h->enq_us + t->stmt_us;
+	if (t->lock_us > 0 && h->slept_us + t->lock_us < d) {
+		d = h->slept_us + t->lock_us;
 		*by_lock = true;
 	}
 	return d;
 }
 
+/* The first cancellation in a row's queue, INT64_MAX if none: the
+ * earliest of its runs' heads; *run, *at (its index in the queue) and
+ * *by_lock say whose and why. */
+static int64_t cancel_first(const struct sim *s, const struct sim_row *row, size_t *run,
+                            size_t *at, bool *by_lock)
+{
+	int64_t d = INT64_MAX;
+	size_t i = 0;
+
+	*run = *at = 0;
+	*by_lock = false;
+	for (size_t k = 0; k < row->q.nrun; i += row->q.run[k++].r.n) {
+		bool bl;
+		int64_t dk;
+		if (!row->q.run[k].r.n)
+			continue;
+		dk = cancel_at(s, sim_ring_at(&row->q.run[k].r, 0), &bl);
+		if (dk < d) {
+			d = dk;
+			*run = k;
+			*at = i;
+			*by_lock = bl;
+		}
+	}
+	return d;
+}
+
 /* The next deadline in a row's queue: the first live waiter's client
- * timeout, or the head's cancellation; INT64_MAX if neither. */
+ * timeout, or the first cancellation; INT64_MAX if neither. */
 static int64_t lock_deadline(const struct sim *s, const struct sim_row *row)
 {
 	int64_t d = INT64_MAX;
+	size_t run, at;
 	bool by_lock;
 
 	if (s->client_timeout_us > 0 && row->live_from < row->q.n)
-		d = sim_ring_at(&row->q, row->live_from)->attempt_us + s->client_timeout_us;
+		d = sim_queue_at(&row->q, row->live_from)->attempt_us + s->client_timeout_us;
 	if (row->q.n) {
-		int64_t l = cancel_at(s, sim_ring_at(&row->q, 0), &by_lock);
+		int64_t l = cancel_first(s, row, &run, &at, &by_lock);
 		if (l < d)
 			d = l;
 	}
@@ -678,7 +734,7 @@ static void lock_arm_sweep(struct sim *s, int i)
 	int64_t d;
 
 	if (row->sweep_at >= 0 || !row->q.n ||
-	    (s->client_timeout_us | s->lock_timeout_us | s->statement_timeout_us) == 0)
+	    (s->client_timeout_us == 0 && !s->tmo_lock))
 		return;
 	d = lock_deadline(s, row);
 	if (d == INT64_MAX)
@@ -697,7 +753,7 @@ static void lock_acquire(struct sim *s, int i, struct sim_req *r)
 		lock_grant(s, i, r);
 		return;
 	}
-	sim_ring_push(&row->q, r);
+	sim_queue_push(&row->q, r);
 	if (sim_followed(s, r))
 		sim_trace_note(s, SIM_TR_LOCK_QUEUE, SIM_AT_LOCK_WAIT, i, (int64_t)row->q.n);
 	s->conn_wait++;
@@ -709,7 +765,7 @@ static struct sim_req lock_pop(struct sim_row *row)
 {
 	if (row->live_from > 0)
 		row->live_from--;
-	return sim_ring_pop(&row->q);
+	return sim_queue_pop(&row->q);
 }
 
 /* An orphaned attempt is over in the server: committed or cancelled. */
@@ -741,14 +797,17 @@ static void lock_sweep(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
 	int64_t ct = s->client_timeout_us;
+	size_t run, at;
 	bool by_lock;
 
 	row->sweep_at = -1;
 	/* lock_timeout or statement_timeout: the server cancels the
 	 * statement; the client (if it is still there) gets a clear error, so
-	 * a retry cannot double. */
-	while (row->q.n && cancel_at(s, sim_ring_at(&row->q, 0), &by_lock) <= s->now) {
-		struct sim_req r = lock_pop(row);
+	 * a retry cannot double. The first due may head a later run. */
+	while (row->q.n && cancel_first(s, row, &run, &at, &by_lock) <= s->now) {
+		struct sim_req r = sim_queue_pop_run(&row->q, run);
+		if (at < row->live_from)
+			row->live_from--;
 		s->conn_wait--;
 		if (by_lock)
 			s->lock_timeouts++;
@@ -762,8 +821,8 @@ static void lock_sweep(struct sim *s, int i)
 	}
 	/* Client timeouts: the client gives up, the statement waits on. */
 	while (ct > 0 && row->live_from < row->q.n &&
-	       sim_ring_at(&row->q, row->live_from)->attempt_us + ct <= s->now) {
-		struct sim_req *w = sim_ring_at_mut(&row->q, row->live_from);
+	       sim_queue_at(&row->q, row->live_from)->attempt_us + ct <= s->now) {
+		struct sim_req *w = sim_queue_at_mut(&row->q, row->live_from);
 		row->live_from++;
 		client_gives_up(s, w);
 	}
@@ -868,7 +927,7 @@ static void herd_wake(struct sim *s, int i)
 	size_t k = (size_t)sim_rng_below(&s->rng, (uint64_t)w);
 	bool cpu = s->c.cores > 0 && s->wake_us > 0;
 
-	row->req = sim_ring_remove(&row->q, k);
+	row->req = sim_queue_remove(&row->q, k);
 	if (k < row->live_from)
 		row->live_from--;
 	row->holder = HOLD_WAKING;
@@ -877,7 +936,7 @@ static void herd_wake(struct sim *s, int i)
 	 * before the head's; the sweep, which looks at the head, then
 	 * cancels them late, never early.) */
 	for (size_t j = 0; j < row->q.n && j + 1 < w; j++)
-		sim_ring_at_mut(&row->q, j)->slept_us = s->now + s->wake_us;
+		sim_queue_at_mut(&row->q, j)->slept_us = s->now + s->wake_us;
 	s->wakes += w;
 	if (s->follow.like)
 		sim_trace_herd(s, i, w);
@@ -1112,6 +1171,8 @@ static void start_attempt(struct sim *s, struct sim_req *r)
 	 * just before the request is copied into a queue stalls the copy. */
 	if (r->attempt_us != s->now)
 		r->attempt_us = s->now;
+	if (r->gen != s->ntmo - 1)           /* a retry: today's timeouts */
+		r->gen = (uint16_t)(s->ntmo - 1);
 	if (r->kind == SIM_REQ_COUNTER && !sim_req_path(r)->needs_conn) {
 		if (has_outside(s))
 			outside(s, r);
@@ -1199,6 +1260,7 @@ struct sim *sim_new(const struct sim_config *c)
 	sim_rng_seed(&s->unrel_rng, c->seed ^ 0xbb67ae8584caa73bULL);
 	sim_heap_init(&s->heap);
 	set_times(s);
+	sim_live_timeouts(s);
 	s->tick_us = ms_us(c->tick_ms > 0 ? c->tick_ms : 100);
 	s->end_us = c->seconds > 0 ? llround(c->seconds * 1e6) : 0;
 	s->path = sim_path_of(c->strategy);
@@ -1206,13 +1268,14 @@ struct sim *sim_new(const struct sim_config *c)
 	s->nrows = sim_config_rows(c);
 	s->rows = xcalloc((size_t)s->nrows, sizeof *s->rows);
 	for (int i = 0; i < s->nrows; i++) {
-		sim_ring_init(&s->rows[i].q);
+		sim_queue_init(&s->rows[i].q);
 		s->rows[i].sweep_at = -1;
 	}
 	for (int i = 0; i < 2; i++) {
-		sim_ring_init(&s->pool[i].waiters);
+		sim_queue_init(&s->pool[i].waiters);
 		s->pool[i].sweep_at = -1;
 		s->pool[i].exhausted_at = -1;
+		s->pool[i].first_at = INT64_MAX;
 	}
 	s->pool[POOL_MAIN].size = c->pool;
 	s->pool[POOL_COUNTER].size = c->counter_pool;
@@ -1253,10 +1316,10 @@ void sim_free(struct sim *s)
 	if (!s)
 		return;
 	for (int i = 0; i < s->nrows; i++)
-		sim_ring_free(&s->rows[i].q);
+		sim_queue_free(&s->rows[i].q);
 	free(s->rows);
-	sim_ring_free(&s->pool[POOL_MAIN].waiters);
-	sim_ring_free(&s->pool[POOL_COUNTER].waiters);
+	sim_queue_free(&s->pool[POOL_MAIN].waiters);
+	sim_queue_free(&s->pool[POOL_COUNTER].waiters);
 	sim_ring_free(&s->redis_q);
 	sim_heap_free(&s->heap);
 	sim_cpu_free(s);
@@ -1453,6 +1516,9 @@ void sim_set(struct sim *s, const struct sim_config *c)
 	s->pool[POOL_MAIN].size = c->pool;
 	if (s->counter_pool != &s->pool[POOL_MAIN] && c->counter_pool > 0)
 		s->pool[POOL_COUNTER].size = c->counter_pool;
+	/* The client timeout, the same for every waiter, may have moved their
+	 * deadlines earlier: each pool looks again. */
+	s->pool[POOL_MAIN].first_at = s->pool[POOL_COUNTER].first_at = INT64_MIN;
 	pools_expire(s, s->now); /* timeouts may have changed, and the mode */
 	if (rate)
 		source_rate(s, &s->like, c->rps, EV_ARRIVE);
@@ -1465,5 +1531,6 @@ void sim_set(struct sim *s, const struct sim_config *c)
 
 void sim_inject(struct sim *s, enum sim_fault f)
 {
+	sim_live_call(s, SIM_CALL_FAULT, f);
 	sim_fix_fault(s, f);
 }

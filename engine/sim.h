@@ -388,8 +388,35 @@ const struct sim_config *sim_change_config(const struct sim *s, int set, int64_t
  * sharded, rows 1 -> 16. The 2480 likes in flight then ..."; "" before
  * any. Always NUL-terminated. */
 void sim_change_text(const struct sim *s, char *buf, size_t len);
-/* Inject a fault now. */
+/* Inject a fault now (recorded). */
 void sim_inject(struct sim *s, enum sim_fault f);
+
+/* The record of a run: every call of sim_set, sim_inject and sim_follow_*
+ * (but sim_follow_search) with its simulated time, in order. A sim that
+ * resumes a checkpoint (engine/sim_clone.h) has the record up to it; a
+ * record taken from the same run further on makes the rest of its calls
+ * again at their times:
+ *   struct sim_record *r = sim_record_take(s);       a copy of s's record
+ *   for (i = sim_record_calls(p); i < sim_record_len(r) &&
+ *        sim_record_at(r, i) <= t; i++)
+ *           { sim_advance(p, sim_record_at(r, i)); sim_record_apply(p, r, i); }
+ *   sim_record_free(r);
+ * Each applied call is recorded again in p, so sim_record_calls(p) counts
+ * on with it. */
+struct sim_record;
+struct sim_record *sim_record_take(const struct sim *s);
+void sim_record_free(struct sim_record *r);
+size_t sim_record_len(const struct sim_record *r);      /* 0 for NULL */
+int64_t sim_record_at(const struct sim_record *r, size_t i);
+/* Make call i of r on s, now. */
+void sim_record_apply(struct sim *s, const struct sim_record *r, size_t i);
+/* Calls recorded in s so far. */
+size_t sim_record_calls(const struct sim *s);
+/* The config the latest sim_set in s's record was given; NULL if none. */
+const struct sim_config *sim_record_settings(const struct sim *s);
+/* Whom the latest sim_follow_* in s's record asked for: 0 a like by its
+ * ordinal (the next to arrive), 1 the slowest in flight, -1 nobody. */
+int sim_record_follow(const struct sim *s);
 const struct sim_config *sim_config(const struct sim *s);
 
 /* ---- what comes out ---- */

@@ -13,7 +13,9 @@
  * waiters (the viral video's pool): each request takes a flag byte, its
  * write path's byte and the varint gap from the one before it, a few
  * bytes instead of 40, since most fields of a waiting request equal its
- * arrival time or their first value. Resuming unpacks them in the same order.
+ * arrival time or their first value; its generation (the timeouts it
+ * started under) follows only where it differs from the one before.
+ * Resuming unpacks them in the same order, into runs as they were.
  *
  * Whoever adds a member to struct sim must handle it in copy(): the
  * assertion below on the size of struct sim fails the build until they
@@ -28,7 +30,7 @@
 #include "engine/xmalloc.h"
 
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sim) == 182392,
+_Static_assert(sizeof(struct sim) == 182440,
                "struct sim changed: copy the new member in copy() of "
                "engine/sim_clone.c, then update this size");
 #endif
@@ -98,7 +100,7 @@ enum { P_ATTEMPT = 1, P_ENQ = 2, P_SLEPT = 4, P_LIKE = 8, P_TRIES = 16, P_ORPHAN
  * value (the field before it, like 0, tries 1, not orphaned) and its
  * kind, then the arrival's gap from the previous request's, then the
  * fields that differ. */
-static void pack(struct how *h, const struct sim_req *r, int64_t *prev)
+static void pack(struct how *h, const struct sim_req *r, int64_t *prev, unsigned *gen)
 {
 	unsigned f = (r->attempt_us != r->first_us ? P_ATTEMPT : 0) |
 	             (r->enq_us != r->attempt_us ? P_ENQ : 0) |
@@ -108,7 +110,10 @@ static void pack(struct how *h, const struct sim_req *r, int64_t *prev)
 
 	assert(r->kind < 4);
 	put(h, (uint8_t)(f | (unsigned)r->kind << 6));
-	put(h, r->path);          /* the write path it arrived under */
+	/* the write path it arrived under; the high bit: a new generation */
+	put(h, (uint8_t)(r->path | (r->gen != *gen ? 0x80 : 0)));
+	if (r->gen != *gen)
+		put_var(h, *gen = r->gen);
 	put_var(h, zig(r->first_us - *prev));
 	*prev = r->first_us;
 	if (f & P_ATTEMPT)
@@ -125,19 +130,22 @@ static void pack(struct how *h, const struct sim_req *r, int64_t *prev)
 		put_var(h, r->orphan);
 }
 
-static void unpack(struct how *h, struct sim_req *r, int64_t *prev)
+static void unpack(struct how *h, struct sim_req *r, int64_t *prev, unsigned *gen)
 {
-	unsigned f = h->q[h->rd++];
+	unsigned f = h->q[h->rd++], p = h->q[h->rd++];
 
-	r->kind = (uint8_t)(f >> 6);
-	r->path = h->q[h->rd++];
+	r->kind = (uint8_t)(f >> 6) & 3;
+	r->path = p & 0x1f;
+	if (p & 0x80)
+		*gen = (unsigned)get_var(h);
+	r->gen = (uint16_t)*gen;
 	r->first_us = *prev = *prev + zag(get_var(h));
 	r->attempt_us = f & P_ATTEMPT ? r->first_us + zag(get_var(h)) : r->first_us;
 	r->enq_us = f & P_ENQ ? r->attempt_us + zag(get_var(h)) : r->attempt_us;
 	r->slept_us = f & P_SLEPT ? r->enq_us + zag(get_var(h)) : r->enq_us;
 	r->like = f & P_LIKE ? (uint32_t)get_var(h) : 0;
 	r->tries = f & P_TRIES ? (uint8_t)get_var(h) : 1;
-	r->orphan = f & P_ORPHAN ? (uint8_t)get_var(h) : 0;
+	r->orphan = f & P_ORPHAN ? (uint8_t)get_var(h) & 1 : 0;
 }
 
 /* n of cap elements of size each from src into a new buffer of cap
@@ -155,40 +163,79 @@ static void *dup(const void *src, size_t n, size_t cap, size_t size, size_t *byt
 	return d;
 }
 
-static size_t pow2_at_least(size_t n)
+/* A runnable copy of ring q, oldest at index 0, with q's room. */
+static void ring_dup(struct sim_ring *d, const struct sim_ring *q, size_t *bytes)
 {
-	size_t c = 16;
-
-	while (c < n)
-		c *= 2;
-	return c;
-}
-
-/* The ring's requests, oldest at index 0; packed into h->q for a
- * checkpoint, unpacked from it when q is a checkpoint's (r NULL, n > 0). */
-static void ring_copy(struct sim_ring *d, const struct sim_ring *q, struct how *h)
-{
-	int64_t prev = 0;
-	size_t cap;
-
 	d->head = 0;
 	d->n = q->n;
+	d->cap = q->cap;
+	d->r = q->cap ? xmalloc(q->cap * sizeof *d->r) : NULL;
+	*bytes += q->cap * sizeof *d->r;
+	for (size_t i = 0; i < q->n; i++)
+		d->r[i] = *sim_ring_at(q, i);
+}
+
+/* The in-memory store's INCRs in flight, a plain ring: packed for a
+ * checkpoint (d->r NULL, n kept), unpacked from one, copied otherwise. */
+static void redis_copy(struct sim_ring *d, const struct sim_ring *q, struct how *h)
+{
+	int64_t prev = 0;
+	unsigned gen = 0;
+
 	if (h->compact) {
 		for (size_t i = 0; i < q->n; i++)
-			pack(h, sim_ring_at(q, i), &prev);
+			pack(h, sim_ring_at(q, i), &prev, &gen);
 		d->r = NULL;
-		d->cap = 0;
+		d->head = d->cap = 0;
+		d->n = q->n;
 		return;
 	}
-	cap = q->r ? q->cap : q->n ? pow2_at_least(q->n) : 0;
-	d->r = cap ? xmalloc(cap * sizeof *d->r) : NULL;
-	d->cap = cap;
-	h->bytes += cap * sizeof *d->r;
-	for (size_t i = 0; i < q->n; i++)
-		if (q->r)
-			d->r[i] = *sim_ring_at(q, i);
-		else
-			unpack(h, &d->r[i], &prev);
+	if (q->r || !q->n) {
+		ring_dup(d, q, &h->bytes);
+		return;
+	}
+	sim_ring_init(d);
+	for (size_t i = 0; i < q->n; i++) {
+		struct sim_req r;
+		unpack(h, &r, &prev, &gen);
+		sim_ring_push(d, &r);
+	}
+	h->bytes += d->cap * sizeof *d->r;
+}
+
+/* The queue's requests in order: packed into h->q for a checkpoint (its
+ * runs left out), unpacked from it when q is a checkpoint's (no runs,
+ * n > 0), copied run by run otherwise. */
+static void queue_copy(struct sim_queue *d, const struct sim_queue *q, struct how *h)
+{
+	int64_t prev = 0;
+	unsigned gen = 0;
+
+	sim_queue_init(d);
+	if (h->compact) {
+		for (size_t k = 0; k < q->nrun; k++)
+			for (size_t i = 0; i < q->run[k].r.n; i++)
+				pack(h, sim_ring_at(&q->run[k].r, i), &prev, &gen);
+		d->n = q->n;
+		return;
+	}
+	if (!q->nrun) {
+		for (size_t i = 0; i < q->n; i++) {
+			struct sim_req r;
+			unpack(h, &r, &prev, &gen);
+			sim_queue_push(d, &r);
+		}
+		for (size_t k = 0; k < d->nrun; k++)
+			h->bytes += d->run[k].r.cap * sizeof(struct sim_req);
+		h->bytes += d->cap * sizeof *d->run;
+		return;
+	}
+	d->run = dup(q->run, q->nrun, q->cap, sizeof *q->run, &h->bytes);
+	d->nrun = q->nrun;
+	d->cap = q->cap;
+	d->n = q->n;
+	for (size_t k = 0; k < q->nrun; k++)
+		ring_dup(&d->run[k].r, &q->run[k].r, &h->bytes);
 }
 
 static struct sim *copy(const struct sim *s, struct how *h)
@@ -210,11 +257,11 @@ static struct sim *copy(const struct sim *s, struct how *h)
 
 	d->rows = dup(s->rows, nrows, nrows, sizeof *s->rows, bytes);
 	for (size_t i = 0; i < nrows; i++)
-		ring_copy(&d->rows[i].q, &s->rows[i].q, h);
+		queue_copy(&d->rows[i].q, &s->rows[i].q, h);
 	for (int i = 0; i < 2; i++)
-		ring_copy(&d->pool[i].waiters, &s->pool[i].waiters, h);
+		queue_copy(&d->pool[i].waiters, &s->pool[i].waiters, h);
 	d->counter_pool = &d->pool[s->counter_pool - s->pool];
-	ring_copy(&d->redis_q, &s->redis_q, h);
+	redis_copy(&d->redis_q, &s->redis_q, h);
 
 	/* The slab keeps its size: its free list holds indices into it. */
 	d->slab = dup(s->slab, s->slab_cap, s->slab_cap, sizeof *s->slab, bytes);
@@ -254,6 +301,9 @@ static struct sim *copy(const struct sim *s, struct how *h)
 	cap = compact ? s->nchanges : s->changes_cap;
 	d->changes = dup(s->changes, s->nchanges, cap, sizeof *s->changes, bytes);
 	d->changes_cap = cap;
+	cap = compact ? s->ntmo : s->tmo_cap;
+	d->tmo = dup(s->tmo, s->ntmo, cap, sizeof *s->tmo, bytes);
+	d->tmo_cap = cap;
 
 	/* path and host point at the engine's constant tables: shared, as
 	 * are the changes' field and option names. */

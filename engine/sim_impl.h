@@ -48,11 +48,15 @@ struct sim_req {
 	                        lock_timeout's base (a herd wake moves it) */
 	uint32_t like;       /* its record once an attempt was orphaned, 0 before */
 	uint8_t tries;       /* attempts so far, 1 on the first (retries <= 100) */
-	uint8_t kind;        /* enum sim_req_kind */
-	uint8_t orphan;      /* its client gave up; the server still runs it */
-	uint8_t path;        /* the strategy it arrived under: it keeps that
+	uint8_t kind : 2;    /* enum sim_req_kind */
+	uint8_t orphan : 1;  /* its client gave up; the server still runs it */
+	uint8_t path : 5;    /* the strategy it arrived under: it keeps that
 	                        write path when sim_set changes the strategy */
+	uint16_t gen;        /* the timeouts its attempt started under, an
+	                        index into s->tmo: it keeps them when sim_set
+	                        changes them (sim_live.c) */
 };
+_Static_assert(SIM_NSTRATEGIES <= 32, "struct sim_req's path has 5 bits");
 #define SIM_REQ_DEFINED
 
 #include "engine/sim_ring.h"
@@ -131,7 +135,7 @@ struct sim_row {
 	int holder;               /* enum sim_holder */
 	struct sim_req req;       /* the holder, when HOLD_REQ */
 	int64_t got_us;           /* when the holder got the lock */
-	struct sim_ring q;        /* FIFO of requests waiting for the lock */
+	struct sim_queue q;       /* FIFO of requests waiting for the lock */
 	int64_t sweep_at;         /* pending EV_LOCK_SWEEP time, -1 if none */
 	int64_t rest_us;          /* the holder's hold left after its CPU part */
 	size_t live_from;         /* q[0..live_from) are orphans: their clients
@@ -189,7 +193,9 @@ enum { POOL_MAIN, POOL_COUNTER };
 struct sim_pool {
 	int size;                 /* connections; 0 = unbounded */
 	int in_use;
-	struct sim_ring waiters;  /* FIFO for a connection */
+	struct sim_queue waiters; /* FIFO for a connection */
+	int64_t first_at;         /* at most the waiters' earliest deadline
+	                             (INT64_MAX: none due): a look is due then */
 	int64_t sweep_at;         /* pending sweep event, -1 if none */
 	bool flusher_waiting;     /* the flusher waits beside the FIFO */
 	int64_t flusher_enq;
@@ -218,13 +224,31 @@ struct sim_follow {
 	struct sim_trace t;
 };
 
-/* One call of sim_set (sim_live.c): when, what it was given, and the
- * likes in flight then. A copy of struct sim copies these arrays too
- * (changes[0..nchanges), sets[0..nsets)). */
+/* The timeouts an attempt started under (struct sim_req's gen indexes
+ * s->tmo): a change by sim_set applies to attempts that start after it,
+ * those waiting keep theirs. 0 = none. */
+struct sim_timeouts {
+	int64_t pool_us, lock_us, stmt_us;
+};
+#define SIM_MAX_GENS 65535    /* struct sim_req's gen has 16 bits */
+
+/* One call recorded (sim_live.c): sim_set, sim_inject or a sim_follow_*
+ * call; when, what it was given, and the likes in flight then. A copy of
+ * struct sim copies these arrays too (changes[0..nchanges),
+ * sets[0..nsets)). */
+enum sim_call {
+	SIM_CALL_SET,             /* sim_set(c) */
+	SIM_CALL_FAULT,           /* sim_inject(arg) */
+	SIM_CALL_FOLLOW_NTH,      /* sim_follow_nth(arg) */
+	SIM_CALL_FOLLOW_SLOWEST,  /* sim_follow_slowest() */
+	SIM_CALL_FOLLOW_OFF       /* sim_follow_off() */
+};
 struct sim_live_set {
 	int64_t at_us;
 	int64_t inflight;
-	struct sim_config c;
+	int what;                 /* enum sim_call */
+	int64_t arg;
+	struct sim_config c;      /* SIM_CALL_SET's */
 };
 
 struct sim;
@@ -371,8 +395,11 @@ struct sim {
 	int64_t flush_kq;          /* of flush_k, the queue's part */
 	struct sim_change *changes;
 	size_t nchanges, changes_cap;
-	struct sim_live_set *sets;
+	struct sim_live_set *sets; /* every call recorded, in order */
 	size_t nsets, sets_cap;
+	struct sim_timeouts *tmo;  /* by generation; tmo[ntmo - 1] is the current */
+	size_t ntmo, tmo_cap;
+	bool tmo_lock;             /* some generation has a lock or statement timeout */
 
 	/* round trips in the lock; reads and the version chain (sim_chain.c) */
 	int64_t trips_us;          /* c.trips_in_lock round trips of c.rtt_ms */
@@ -492,6 +519,11 @@ static inline const struct sim_path *sim_req_path(const struct sim_req *r)
 void sim_live_apply(struct sim *s, const struct sim_config *old,
                     const struct sim_config *asked);
 void sim_live_free(struct sim *s);
+/* Record a call other than sim_set (what, arg) at s->now. */
+void sim_live_call(struct sim *s, enum sim_call what, int64_t arg);
+/* The first generation of timeouts (sim_new), or a new one when sim_set
+ * changed them: from now on attempts start under s's current ones. */
+void sim_live_timeouts(struct sim *s);
 /* Rows the snapshot lists: the config's, and any beyond that still hold
  * or queue requests from before a change. */
 int sim_live_rows(const struct sim *s);

@@ -107,7 +107,7 @@ void sim_snapshot(const struct sim *s, struct sim_snapshot *out)
 		l->queue_len = (int)row->q.n;
 		l->nwaiters = row->q.n < SIM_SNAP_WAITERS ? (int)row->q.n : SIM_SNAP_WAITERS;
 		for (int k = 0; k < l->nwaiters; k++)
-			l->waiter_age_us[k] = s->now - sim_ring_at(&row->q, (size_t)k)->enq_us;
+			l->waiter_age_us[k] = s->now - sim_queue_at(&row->q, (size_t)k)->enq_us;
 		l->completed = row->completed;
 	}
 	/* With a bulkhead the cells show both pools together. */

@@ -1,4 +1,5 @@
-/* sim_ring.c: a power-of-two ring of struct sim_req, doubled when full. */
+/* sim_ring.c: a power-of-two ring of struct sim_req, doubled when full,
+ * and queues of such rings, one per generation (see sim_ring.h). */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,5 +78,73 @@ struct sim_req sim_ring_remove(struct sim_ring *q, size_t i)
 			q->r[(q->head + j) & mask] = q->r[(q->head + j + 1) & mask];
 	}
 	q->n--;
+	return out;
+}
+
+void sim_queue_init(struct sim_queue *q)
+{
+	q->n = 0;
+	q->run = NULL;
+	q->nrun = q->cap = 0;
+}
+
+void sim_queue_free(struct sim_queue *q)
+{
+	for (size_t k = 0; k < q->nrun; k++)
+		sim_ring_free(&q->run[k].r);
+	free(q->run);
+	sim_queue_init(q);
+}
+
+void sim_queue_open(struct sim_queue *q, uint16_t gen)
+{
+	if (q->nrun == 1 && q->run[0].r.n == 0) {
+		q->run[0].gen = gen;      /* its room is reused */
+		return;
+	}
+	if (q->nrun == q->cap) {
+		q->cap = q->cap ? 2 * q->cap : 1;
+		q->run = xrealloc(q->run, q->cap * sizeof *q->run);
+	}
+	sim_ring_init(&q->run[q->nrun].r);
+	q->run[q->nrun++].gen = gen;
+}
+
+void sim_queue_close(struct sim_queue *q, size_t k)
+{
+	assert(q->run[k].r.n == 0);
+	if (q->nrun == 1)
+		return;
+	sim_ring_free(&q->run[k].r);
+	memmove(&q->run[k], &q->run[k + 1], (q->nrun - k - 1) * sizeof *q->run);
+	q->nrun--;
+}
+
+struct sim_req *sim_queue_find(const struct sim_queue *q, size_t i)
+{
+	size_t k = 0;
+
+	assert(i < q->n);
+	const struct sim_ring *r;
+
+	assert(i < q->n);
+	while (i >= q->run[k].r.n)
+		i -= q->run[k++].r.n;
+	r = &q->run[k].r;
+	return &r->r[(r->head + i) & (r->cap - 1)];
+}
+
+struct sim_req sim_queue_remove(struct sim_queue *q, size_t i)
+{
+	size_t k = 0;
+	struct sim_req out;
+
+	assert(i < q->n);
+	while (i >= q->run[k].r.n)
+		i -= q->run[k++].r.n;
+	out = sim_ring_remove(&q->run[k].r, i);
+	q->n--;
+	if (q->run[k].r.n == 0)
+		sim_queue_close(q, k);
 	return out;
 }

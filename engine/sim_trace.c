@@ -96,7 +96,7 @@ static void start(struct sim *s, uint64_t n, int64_t first_us)
 }
 
 /* The queue the followed like waits in, or NULL. */
-static const struct sim_ring *queue_of(const struct sim *s)
+static const struct sim_queue *queue_of(const struct sim *s)
 {
 	const struct sim_trace *t = &s->follow.t;
 
@@ -112,12 +112,12 @@ static const struct sim_ring *queue_of(const struct sim *s)
 }
 
 /* Its index in q, searched down from hint; q->n when it is not there. */
-static size_t index_in(const struct sim *s, const struct sim_ring *q, size_t hint)
+static size_t index_in(const struct sim *s, const struct sim_queue *q, size_t hint)
 {
 	size_t i = hint < q->n ? hint + 1 : q->n;
 
 	while (i-- > 0)
-		if (sim_followed(s, sim_ring_at(q, i)))
+		if (sim_followed(s, sim_queue_at(q, i)))
 			return i;
 	return q->n;
 }
@@ -125,7 +125,7 @@ static size_t index_in(const struct sim *s, const struct sim_ring *q, size_t hin
 /* Its position now (1 = next), 0 outside a queue; the hint follows it. */
 static int64_t position(struct sim *s)
 {
-	const struct sim_ring *q = queue_of(s);
+	const struct sim_queue *q = queue_of(s);
 	size_t i;
 
 	if (!q)
@@ -210,9 +210,9 @@ void sim_trace_fail(struct sim *s, const struct sim_req *r, bool abandoned)
 	} else if (t->where == SIM_AT_LOCK_WAIT) {
 		/* as cancel_at in sim.c decided: the earlier deadline,
 		 * statement_timeout on a tie */
-		int64_t st = s->statement_timeout_us > 0 ? r->enq_us + s->statement_timeout_us
-		                                         : INT64_MAX;
-		bool by_lock = s->lock_timeout_us > 0 && r->slept_us + s->lock_timeout_us < st;
+		const struct sim_timeouts *to = &s->tmo[r->gen];
+		int64_t st = to->stmt_us > 0 ? r->enq_us + to->stmt_us : INT64_MAX;
+		bool by_lock = to->lock_us > 0 && r->slept_us + to->lock_us < st;
 		k = by_lock ? SIM_TR_LOCK_TIMEOUT : SIM_TR_STMT_TIMEOUT;
 	}
 	/* Its client gave up in the lock queue: the statement stays there. */
@@ -272,9 +272,19 @@ void sim_trace_found(struct sim *s, const struct sim_req *r, int64_t lat_us)
 
 /* ---- what front ends call ---- */
 
+/* Follow nobody, not recorded: the public calls record themselves. */
+static void follow_clear(struct sim *s)
+{
+	s->follow.want = 0;
+	s->follow.like = 0;
+	s->follow.search = false;
+	memset(&s->follow.t, 0, sizeof s->follow.t);
+}
+
 int sim_follow_nth(struct sim *s, uint64_t n)
 {
-	sim_follow_off(s);
+	follow_clear(s);
+	sim_live_call(s, SIM_CALL_FOLLOW_NTH, (int64_t)n);
 	if (n <= s->offered)
 		return -1;
 	s->follow.want = n;
@@ -290,15 +300,13 @@ void sim_follow_next(struct sim *s)
 
 void sim_follow_off(struct sim *s)
 {
-	s->follow.want = 0;
-	s->follow.like = 0;
-	s->follow.search = false;
-	memset(&s->follow.t, 0, sizeof s->follow.t);
+	follow_clear(s);
+	sim_live_call(s, SIM_CALL_FOLLOW_OFF, 0);
 }
 
 void sim_follow_search(struct sim *s)
 {
-	sim_follow_off(s);
+	follow_clear(s);
 	s->follow.search = true;
 	s->follow.best_n = 0;
 	s->follow.best_lat = -1;
@@ -313,12 +321,12 @@ uint64_t sim_follow_found(const struct sim *s, int64_t *lat_us)
 }
 
 /* The oldest of q's likes that is not an orphan: its index, or q->n. */
-static size_t oldest_in(const struct sim_ring *q, int64_t *first)
+static size_t oldest_in(const struct sim_queue *q, int64_t *first)
 {
 	size_t best = q->n;
 
 	for (size_t i = 0; i < q->n; i++) {
-		const struct sim_req *r = sim_ring_at(q, i);
+		const struct sim_req *r = sim_queue_at(q, i);
 		if (r->kind == SIM_REQ_COUNTER && !r->orphan && r->first_us < *first) {
 			*first = r->first_us;
 			best = i;
@@ -337,13 +345,13 @@ struct found {
 	size_t index;         /* in its queue */
 };
 
-static void consider_queue(struct sim *s, struct sim_ring *q, enum sim_trace_where where,
+static void consider_queue(struct sim *s, struct sim_queue *q, enum sim_trace_where where,
                            int row, int64_t *first, struct found *f)
 {
 	size_t i = oldest_in(q, first);
 
 	if (i < q->n) {
-		f->r = sim_ring_at_mut(q, i);
+		f->r = sim_queue_at_mut(q, i);
 		f->where = where;
 		f->row = row;
 		f->since = f->r->enq_us;
@@ -391,11 +399,15 @@ int sim_follow_slowest(struct sim *s)
 	int64_t first = INT64_MAX;
 	bool *free_slot;
 
-	sim_follow_off(s);
+	follow_clear(s);
+	sim_live_call(s, SIM_CALL_FOLLOW_SLOWEST, 0);
 	consider_queue(s, &s->pool[POOL_MAIN].waiters, SIM_AT_POOL, -1, &first, &f);
 	if (s->counter_pool != &s->pool[POOL_MAIN])
 		consider_queue(s, &s->pool[POOL_COUNTER].waiters, SIM_AT_POOL, -1, &first, &f);
-	consider_queue(s, &s->redis_q, SIM_AT_OTHER, -1, &first, &f);
+	/* the INCRs in flight, a plain ring: seen as a queue of one run */
+	struct sim_run incrs = { s->redis_q, 0 };
+	consider_queue(s, &(struct sim_queue){ s->redis_q.n, &incrs, 1, 1 }, SIM_AT_OTHER, -1,
+	               &first, &f);
 	for (int i = 0; i < s->nrows; i++) {
 		struct sim_row *row = &s->rows[i];
 		consider_queue(s, &row->q, SIM_AT_LOCK_WAIT, i, &first, &f);
@@ -447,7 +459,7 @@ int sim_follow_slowest(struct sim *s)
 
 void sim_trace_get(const struct sim *s, struct sim_trace *out)
 {
-	const struct sim_ring *q;
+	const struct sim_queue *q;
 
 	*out = s->follow.t;
 	if (out->state != SIM_TRACE_LIVE)

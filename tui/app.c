@@ -194,19 +194,16 @@ static void play_raw(struct tui_app *a, double sim_s)
 		tui_rewind_play(a->rw2, a->naive, a->t_us);
 }
 
-/* Whom to follow is the screen's, not in the record: back at the moment
- * tour step k began, a step that says `follow` picks again, at the same
- * moment, so the same like (and says so, as it did then). */
-static void refollow(struct tui_app *a, int k)
+/* Follow as mode says (the f key, a tour step), in the run's record. */
+static void follow(struct tui_app *a, enum tui_follow_mode mode, bool cycle)
 {
-	if (!a->tour || k < 0 || k >= a->tour->nsteps || a->step_at[k] != a->t_us ||
-	    a->tour->steps[k].follow < 0)
-		return;
-	a->view.follow = (int)tui_follow_set(a->sim, (enum tui_follow_mode)a->tour->steps[k].follow,
-	                                     a->msg, sizeof a->msg);
+	a->view.follow = (int)(cycle ? tui_follow_cycle : tui_follow_set)(a->sim, mode, a->msg,
+	                                                                  sizeof a->msg);
+	tui_rewind_mark(a->rw, a->sim);
 }
 
-/* The simulation(s) as they were at t (<= a->t_us), from the record. */
+/* The simulation(s) as they were at t (<= a->t_us), from the record:
+ * the settings, faults and whom to follow included. */
 static void go(struct tui_app *a, int64_t t)
 {
 	struct sim *s = tui_rewind_to(a->rw, t);
@@ -218,9 +215,18 @@ static void go(struct tui_app *a, int64_t t)
 		a->naive = s;
 	}
 	a->t_us = t;
-	a->cfg = a->good = *tui_rewind_settings(a->rw);   /* the keys change from these */
+	a->cfg = a->good = *tui_rewind_settings(a->rw, a->sim);   /* the keys change from these */
 	a->msg[0] = '\0';      /* notes from another moment */
-	refollow(a, a->step);
+	switch (sim_record_follow(a->sim)) {
+	case 0:  a->view.follow = TUI_FOLLOW_NEXT; break;
+	case 1:  a->view.follow = TUI_FOLLOW_SLOWEST; break;
+	default: a->view.follow = TUI_FOLLOW_OFF; break;
+	}
+	/* A tour step that follows says so for as long as it runs: back at
+	 * its start, its note too. */
+	if (a->tour && a->step_at[a->step] == t && a->tour->steps[a->step].follow >= 0)
+		tui_follow_say((enum tui_follow_mode)a->tour->steps[a->step].follow,
+		               (enum tui_follow_mode)a->view.follow, a->msg, sizeof a->msg);
 }
 
 void tui_app_compare(struct tui_app *a, bool on)
@@ -353,8 +359,7 @@ static void apply_step(struct tui_app *a)
 		push(a);
 	a->fault_i = 0;
 	if (st->follow >= 0)
-		a->view.follow = (int)tui_follow_set(a->sim, (enum tui_follow_mode)st->follow,
-		                                     a->msg, sizeof a->msg);
+		follow(a, (enum tui_follow_mode)st->follow, false);
 	step_play(a, 0);         /* the faults due on entry */
 	sim_summary(a->sim, &a->ask_from);
 }
@@ -407,14 +412,13 @@ static bool tour_back(struct tui_app *a, int k)
 
 	if (a->step_at[k] < 0)
 		return false;
-	go(a, a->step_at[k]);
 	show_step(a, k);
+	go(a, a->step_at[k]);
 	a->unapplied = false;
 	while (a->fault_i < st->nfaults && st->faults[a->fault_i].at_s <= 0)
 		a->fault_i++;             /* injected on entry: in the record */
 	if (st->speed > 0)
 		tui_app_set_speed(a, st->speed);
-	refollow(a, k);
 	return true;
 }
 
@@ -787,8 +791,7 @@ static void act(struct tui_app *a, enum tui_action ac)
 		a->view.latency = (enum tui_latency)((a->view.latency + 1) % 3);
 		break;
 	case TUI_A_FOLLOW:
-		a->view.follow = (int)tui_follow_cycle(a->sim, (enum tui_follow_mode)a->view.follow,
-		                                       a->msg, sizeof a->msg);
+		follow(a, (enum tui_follow_mode)a->view.follow, true);
 		a->msg_left_s = 3;
 		break;
 	case TUI_A_LOCK_TIMEOUT:

@@ -9,23 +9,31 @@
 
 #define CARD_LINES 6     /* timeline entries shown: the newest */
 
+void tui_follow_say(enum tui_follow_mode asked, enum tui_follow_mode got, char *note, size_t len)
+{
+	if (got == TUI_FOLLOW_SLOWEST)
+		snprintf(note, len, "following the like in flight longest (f: stop)");
+	else if (got == TUI_FOLLOW_OFF)
+		snprintf(note, len, "following nobody");
+	else
+		snprintf(note, len, asked == TUI_FOLLOW_SLOWEST
+		         ? "no like in flight: following the next to arrive"
+		         : "following the next like to arrive (f again: the slowest)");
+}
+
 enum tui_follow_mode tui_follow_set(struct sim *s, enum tui_follow_mode mode,
                                     char *note, size_t len)
 {
-	if (mode == TUI_FOLLOW_SLOWEST && sim_follow_slowest(s) == 0) {
-		snprintf(note, len, "following the like in flight longest (f: stop)");
-		return mode;
-	}
+	enum tui_follow_mode got = mode;
+
 	if (mode == TUI_FOLLOW_OFF) {
 		sim_follow_off(s);
-		snprintf(note, len, "following nobody");
-		return mode;
+	} else if (mode != TUI_FOLLOW_SLOWEST || sim_follow_slowest(s) != 0) {
+		sim_follow_next(s);
+		got = TUI_FOLLOW_NEXT;
 	}
-	sim_follow_next(s);
-	snprintf(note, len, mode == TUI_FOLLOW_SLOWEST
-	         ? "no like in flight: following the next to arrive"
-	         : "following the next like to arrive (f again: the slowest)");
-	return TUI_FOLLOW_NEXT;
+	tui_follow_say(mode, got, note, len);
+	return got;
 }
 
 enum tui_follow_mode tui_follow_cycle(struct sim *s, enum tui_follow_mode mode,

@@ -31,6 +31,9 @@ enum tui_follow_mode {
 	TUI_FOLLOW_SLOWEST        /* the like in flight longest when picked */
 };
 
+/* What tui_follow_set says in note when asked for one mode and it got
+ * another (the slowest with nothing in flight: the next) or the same. */
+void tui_follow_say(enum tui_follow_mode asked, enum tui_follow_mode got, char *note, size_t len);
 /* Follow as mode says in s, and say what was done in note. The slowest
  * with nothing in flight falls back to the next arrival. Returns the mode
  * now in force. */

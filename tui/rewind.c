@@ -1,5 +1,5 @@
 /*
- * rewind.c: checkpoints and the change log of one run (see rewind.h).
+ * rewind.c: checkpoints of one run and its record (see rewind.h).
  */
 #include <assert.h>
 #include <stdio.h>
@@ -11,17 +11,8 @@
 #include "tui/glyph.h"
 #include "tui/rewind.h"
 
-/* What the user changed at t_us: new settings, or a fault. */
-struct change {
-	int64_t t_us;
-	bool fault;
-	enum sim_fault kind;
-	struct sim_config c;
-};
-
 struct mark {
-	struct sim_ckpt *k;
-	size_t applied;           /* changes already in k */
+	struct sim_ckpt *k;       /* its record is the run's up to it */
 };
 
 struct tui_rewind {
@@ -29,9 +20,8 @@ struct tui_rewind {
 	int n;
 	size_t bytes;             /* held by m[] */
 	int64_t every_us;         /* spacing of new checkpoints */
-	struct change *log;       /* in time order */
-	size_t nlog, cap;
-	size_t applied;           /* log[0..applied) are in the current sim */
+	struct sim_record *rec;   /* the engine's record as of the latest
+	                             call: the whole run's, its future too */
 	int64_t end_us;
 	struct sim_config first;  /* the settings the run was built with */
 };
@@ -66,7 +56,6 @@ static void take(struct tui_rewind *r, const struct sim *s)
 	while (r->n > 1 && (r->n == TUI_REWIND_MAX || r->bytes > TUI_REWIND_BYTES))
 		thin(r);
 	r->m[r->n].k = sim_ckpt_take(s, false);   /* a screen prints no CSV */
-	r->m[r->n].applied = r->applied;
 	r->bytes += sim_ckpt_bytes(r->m[r->n].k);
 	r->n++;
 }
@@ -88,30 +77,24 @@ void tui_rewind_free(struct tui_rewind *r)
 		return;
 	for (int i = 0; i < r->n; i++)
 		drop(r, i);
-	free(r->log);
+	sim_record_free(r->rec);
 	free(r);
-}
-
-static void apply(struct sim *s, const struct change *ch)
-{
-	if (ch->fault)
-		sim_inject(s, ch->kind);
-	else
-		sim_set(s, &ch->c);
 }
 
 void tui_rewind_play(struct tui_rewind *r, struct sim *s, int64_t t_us)
 {
 	for (;;) {
-		/* The changes made at this moment, in the order they were made. */
-		while (r->applied < r->nlog && r->log[r->applied].t_us <= sim_now(s))
-			apply(s, &r->log[r->applied++]);
+		/* The calls of the record s has not made yet (it counts those
+		 * it has), due at this moment, in the order they were made. */
+		size_t i = sim_record_calls(s), len = sim_record_len(r->rec);
+		while (i < len && sim_record_at(r->rec, i) <= sim_now(s))
+			sim_record_apply(s, r->rec, i++);
 		if (sim_now(s) >= t_us)
 			break;
 		int64_t next = t_us;
 		int64_t due = mark_t(&r->m[r->n - 1]) + r->every_us;
-		if (r->applied < r->nlog && r->log[r->applied].t_us < next)
-			next = r->log[r->applied].t_us;
+		if (i < len && sim_record_at(r->rec, i) < next)
+			next = sim_record_at(r->rec, i);
 		if (due > sim_now(s) && due < next)
 			next = due;
 		sim_advance(s, next);
@@ -124,41 +107,28 @@ void tui_rewind_play(struct tui_rewind *r, struct sim *s, int64_t t_us)
 		r->end_us = t_us;
 }
 
-/* A change at now: what was recorded after now is another future. */
-static struct change *record(struct tui_rewind *r, const struct sim *s)
+void tui_rewind_mark(struct tui_rewind *r, const struct sim *s)
 {
 	int64_t now = sim_now(s);
 
+	/* What was kept after now belongs to another future. */
 	while (r->n > 1 && mark_t(&r->m[r->n - 1]) > now)
 		drop(r, --r->n);
-	r->nlog = r->applied;
 	r->end_us = now;
-	if (r->nlog == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 16;
-		r->log = xrealloc(r->log, r->cap * sizeof *r->log);
-	}
-	struct change *ch = &r->log[r->nlog++];
-	memset(ch, 0, sizeof *ch);
-	ch->t_us = now;
-	r->applied = r->nlog;
-	return ch;
+	sim_record_free(r->rec);
+	r->rec = sim_record_take(s);
 }
 
 void tui_rewind_set(struct tui_rewind *r, struct sim *s, const struct sim_config *c)
 {
-	struct change *ch = record(r, s);
-
-	ch->c = *c;
-	apply(s, ch);
+	sim_set(s, c);
+	tui_rewind_mark(r, s);
 }
 
 void tui_rewind_inject(struct tui_rewind *r, struct sim *s, enum sim_fault f)
 {
-	struct change *ch = record(r, s);
-
-	ch->fault = true;
-	ch->kind = f;
-	apply(s, ch);
+	sim_inject(s, f);
+	tui_rewind_mark(r, s);
 }
 
 /* The newest checkpoint at or before t_us. */
@@ -182,17 +152,15 @@ struct sim *tui_rewind_to(struct tui_rewind *r, int64_t t_us)
 	struct sim *s;
 
 	s = sim_ckpt_resume(r->m[i].k);
-	r->applied = r->m[i].applied;
 	tui_rewind_play(r, s, t_us);
 	return s;
 }
 
-const struct sim_config *tui_rewind_settings(const struct tui_rewind *r)
+const struct sim_config *tui_rewind_settings(const struct tui_rewind *r, const struct sim *s)
 {
-	for (size_t i = r->applied; i > 0; i--)
-		if (!r->log[i - 1].fault)
-			return &r->log[i - 1].c;
-	return &r->first;
+	const struct sim_config *c = sim_record_settings(s);
+
+	return c ? c : &r->first;
 }
 
 int64_t tui_rewind_end(const struct tui_rewind *r)

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -229,6 +230,65 @@ static void sim_ckpt__smaller_than_a_clone(void **state)
 	sim_free(s);
 }
 
+/* The record of a run: a set at 1 s, the slowest to follow at 1.5 s,
+ * an app crash at 2 s, the next like to follow at 2.5 s. A checkpoint taken at 0.5 s,
+ * before all of them, made to replay the record taken at 3 s, gives the
+ * same run to its end, the same trace of the like followed included;
+ * the replay records the calls again, and a record taken earlier replays
+ * only what it holds. */
+static void sim_record__a_resumed_checkpoint_replays_the_calls(void **state)
+{
+	struct sim_config c, fix;
+	struct sim_trace ta, tb;
+	struct sim_record *rec;
+	struct sim_ckpt *k;
+	struct sim *a, *b;
+	char *ja, *jb;
+
+	(void)state;
+	base(&c, "viral-post-coalesce");
+	c.seconds = 4;
+	fix = c;
+	fix.rps = 3000;
+	a = sim_new(&c);
+	sim_advance(a, 500000);
+	k = sim_ckpt_take(a, true);
+	sim_advance(a, 1000000);
+	sim_set(a, &fix);
+	sim_advance(a, 1500000);
+	sim_follow_slowest(a);     /* none in flight on this path: nobody */
+	sim_advance(a, 2000000);
+	sim_inject(a, SIM_FAULT_APP);
+	sim_advance(a, 2500000);
+	sim_follow_next(a);
+	sim_advance(a, 3000000);
+	rec = sim_record_take(a);
+	assert_int_equal(sim_record_len(rec), 4);
+	assert_int_equal(sim_record_follow(a), 0);
+	assert_true(sim_record_settings(a)->rps == 3000);
+
+	b = sim_ckpt_resume(k);
+	assert_int_equal(sim_record_calls(b), 0);
+	for (size_t i = sim_record_calls(b); i < sim_record_len(rec); i++) {
+		sim_advance(b, sim_record_at(rec, i));
+		sim_record_apply(b, rec, i);
+	}
+	assert_int_equal(sim_record_calls(b), 4);
+	sim_advance(b, 3000000);
+	sim_trace_get(a, &ta);
+	sim_trace_get(b, &tb);
+	assert_true(ta.state == SIM_TRACE_LIVE || ta.state == SIM_TRACE_COMPLETED);
+	assert_memory_equal(&ta, &tb, sizeof ta);
+	ja = finish(a, NULL, NULL);
+	jb = finish(b, NULL, NULL);
+	assert_string_equal(ja, jb);
+	assert_non_null(strstr(ja, "\"lost\""));
+	free(ja);
+	free(jb);
+	sim_record_free(rec);
+	sim_ckpt_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +297,7 @@ int main(void)
 		cmocka_unit_test(sim_clone__every_part_ends_alike),
 		cmocka_unit_test(sim_clone__shares_nothing),
 		cmocka_unit_test(sim_ckpt__smaller_than_a_clone),
+		cmocka_unit_test(sim_record__a_resumed_checkpoint_replays_the_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,6 +298,176 @@ static void sim_set__any_path_to_any_path(void **state)
 	}
 }
 
+/* ---- timeouts changed with a backlog: each attempt keeps its own ---- */
+
+/* The likes failed so far. */
+static uint64_t failed_at(struct sim *s, int64_t t)
+{
+	struct sim_summary sum;
+
+	sim_advance(s, t);
+	sim_summary(s, &sum);
+	return sum.failed;
+}
+
+/* Whether t's timeline has an entry of kind k. */
+static bool has_entry(const struct sim_trace *t, enum sim_trace_kind k)
+{
+	for (int i = 0; i < t->nevents; i++)
+		if (t->ev[i].kind == k)
+			return true;
+	return false;
+}
+
+/* The like with ordinal n on c, timeouts changed to fix at 5 s: how it
+ * ended, and when. */
+static struct sim_trace *traced(const struct sim_config *c, const struct sim_config *fix,
+                                uint64_t n)
+{
+	static struct sim_trace t;
+	struct sim *s = sim_new(c);
+
+	assert_int_equal(sim_follow_nth(s, n), 0);
+	set_at(s, 5000000, fix);
+	sim_advance(s, 20000000);
+	sim_trace_get(s, &t);
+	sim_free(s);
+	return &t;
+}
+
+/* A pool timeout cut from 5 s to 0.5 s at 5 s. The 2,500 waiting then
+ * (arrived from 2.5 s on; the pool's line moves at 500/s, so each waits
+ * half its arrival time) keep their 5 s and none of them fails; those
+ * arriving after the change, behind them, fail 0.5 s after they came,
+ * from 5.5 s on, however far back in the line. */
+static void sim_set__a_shorter_pool_timeout_spares_the_backlog(void **state)
+{
+	struct sim_config c, fix;
+	struct sim *s;
+	struct sim_trace *t;
+
+	(void)state;
+	base(&c);
+	c.pool_timeout_ms = 5000;
+	fix = c;
+	fix.pool_timeout_ms = 500;
+	s = sim_new(&c);
+	set_at(s, 5000000, &fix);
+	assert_int_equal(failed_at(s, 5000000), 0);          /* nobody at the change */
+	assert_int_equal(failed_at(s, 5490000), 0);
+	uint64_t f6 = failed_at(s, 6000000);
+	assert_true(f6 >= 490 && f6 <= 510);                 /* those of 5.0 to 5.5 s */
+	uint64_t f9 = failed_at(s, 9000000);
+	assert_true(f9 >= 3490 && f9 <= 3510);               /* all since 5 s, to 8.5 */
+	sim_free(s);
+
+	t = traced(&c, &fix, 4500);                          /* old: waits 4.5 s */
+	assert_int_equal(t->state, SIM_TRACE_COMPLETED);
+	assert_true(t->end_us > 8900000 && t->end_us < 9100000);
+	t = traced(&c, &fix, 5600);                          /* new: 0.5 s, far back */
+	assert_int_equal(t->state, SIM_TRACE_FAILED);
+	assert_true(has_entry(t, SIM_TR_POOL_TIMEOUT));
+	assert_true(t->end_us == t->first_us + 500000);
+}
+
+/* A pool timeout raised from 1 s to 10 s at 5 s: the second's worth of
+ * likes waiting then still fail at 1 s (half of them: the line takes the
+ * other half in time), and nobody who came after the change fails before
+ * the new 10 s (the first of them could from 15 s on). */
+static void sim_set__a_longer_pool_timeout_keeps_the_old_one_for_the_backlog(void **state)
+{
+	struct sim_config c, fix;
+	struct sim *s;
+
+	(void)state;
+	base(&c);
+	c.pool_timeout_ms = 1000;
+	fix = c;
+	fix.pool_timeout_ms = 10000;
+	s = sim_new(&c);
+	uint64_t f5 = failed_at(s, 5000000);
+	sim_set(s, &fix);
+	uint64_t f6 = failed_at(s, 6000000);
+	assert_true(f6 - f5 >= 400 && f6 - f5 <= 600);
+	assert_int_equal(failed_at(s, 14900000), f6);
+	sim_free(s);
+}
+
+/* lock_timeout set to 200 ms (none before) at 5 s, with 2,500 likes in
+ * the row's queue (an unbounded pool): they wait on and commit, however
+ * long; each arriving after the change is cancelled 200 ms after it
+ * joined, though the queue's head is an old one. The change says so. */
+static void sim_set__a_lock_timeout_spares_the_lock_queue(void **state)
+{
+	struct sim_config c, fix;
+	struct sim_summary sum;
+	struct sim *s;
+	struct sim_trace *t;
+	char text[512];
+
+	(void)state;
+	base(&c);
+	c.pool = 0;
+	fix = c;
+	fix.lock_timeout_ms = 200;
+	s = sim_new(&c);
+	set_at(s, 5000000, &fix);
+	sim_change_text(s, text, sizeof text);
+	assert_non_null(strstr(text, "at 5.0 s: lock-timeout-ms 0 -> 200"));
+	assert_non_null(strstr(text, "Those waiting then keep the timeouts they started with"));
+	sim_advance(s, 9000000);
+	sim_summary(s, &sum);
+	assert_true(sum.lock_timeouts >= 3790 && sum.lock_timeouts <= 3810);  /* 5.0-8.8 s */
+	assert_true(sum.completed >= 4490 && sum.completed <= 4510);          /* the old ones */
+	sim_free(s);
+
+	t = traced(&c, &fix, 4500);
+	assert_int_equal(t->state, SIM_TRACE_COMPLETED);
+	t = traced(&c, &fix, 5600);
+	assert_int_equal(t->state, SIM_TRACE_FAILED);
+	assert_true(has_entry(t, SIM_TR_LOCK_TIMEOUT));
+	assert_true(t->end_us == t->first_us + 200000);
+}
+
+/* The pool cut from 20 to 5 at 5 s: the 20 connections in use stay in
+ * use (nothing in flight is failed), and only as they come back does the
+ * pool shrink; raised to 40 later, the waiters get the 35 more at once. */
+static void sim_set__a_pool_resize_follows_the_connections(void **state)
+{
+	struct sim_config c, fix;
+	struct sim_summary sum;
+	struct sim *s;
+	int waiting;
+
+	(void)state;
+	base(&c);
+	fix = c;
+	fix.pool = 5;
+	s = sim_new(&c);
+	sim_advance(s, 5000000);
+	sim_snapshot(s, &snap);
+	waiting = snap.pool_waiters;
+	sim_set(s, &fix);
+	sim_snapshot(s, &snap);
+	sim_summary(s, &sum);
+	assert_int_equal(snap.pool_size, 5);
+	assert_int_equal(snap.pool_in_use, 20);
+	assert_int_equal(snap.pool_waiters, waiting);
+	assert_int_equal(sum.failed, 0);
+	sim_advance(s, 5010000);                 /* 5 holds of 2 ms: 5 came back */
+	sim_snapshot(s, &snap);
+	assert_int_equal(snap.pool_in_use, 15);
+	sim_advance(s, 6000000);
+	sim_snapshot(s, &snap);
+	assert_int_equal(snap.pool_in_use, 5);
+
+	fix.pool = 40;
+	sim_set(s, &fix);
+	sim_snapshot(s, &snap);
+	assert_int_equal(snap.pool_in_use, 40);
+	sim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +476,10 @@ int main(void)
 		cmocka_unit_test(sim_changes__replayed_give_the_same_run),
 		cmocka_unit_test(sim_set__fewer_rows_drain_their_queues),
 		cmocka_unit_test(sim_set__any_path_to_any_path),
+		cmocka_unit_test(sim_set__a_shorter_pool_timeout_spares_the_backlog),
+		cmocka_unit_test(sim_set__a_longer_pool_timeout_keeps_the_old_one_for_the_backlog),
+		cmocka_unit_test(sim_set__a_lock_timeout_spares_the_lock_queue),
+		cmocka_unit_test(sim_set__a_pool_resize_follows_the_connections),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,16 @@
 #   check NAME CMD...    one test: ok, or bad with the pane printed
 #   need_tmux            skip everything (and exit) when tmux is missing,
 #                        fail when $bin is not built
+#   start ENV [ARGS]     hotrow ARGS (default: tui) under env ENV in a fresh
+#                        120x40 session named $prefix1, $prefix2 ... ($prefix
+#                        set by the caller); its pid in $tmp/pid, the tty
+#                        settings saved before and after; the pane then says
+#                        "hotrow exited RC" and stays for inspection
+#   restored RC [TEXT]   hotrow exited with RC, the tty settings came back,
+#                        the alternate screen is gone (TEXT, LOCK LANES by
+#                        default, no longer shows), the cursor is visible
+#   sig NAME             send signal NAME to hotrow, once it is up
+#   time_shown           the simulated time on the title bar ("t = 1.2 s")
 # Every wait polls the pane; nothing sleeps blindly.
 
 t() { tmux -L "$sock" "$@"; }
@@ -58,3 +68,29 @@ check() {
 		echo "--- pane:"; t capture-pane -p -t "$S" 2>/dev/null | sed 's/^/    /'
 	fi
 }
+
+# start's shell saves the tty settings, runs hotrow and only then reports
+# the exit code, so a check that sees the exit code finds the settings
+# written. It traps SIGQUIT (Ctrl-\ reaches the whole foreground group)
+# so that it lives to report; hotrow gets the default back at exec. No
+# core files. Each start makes its new session before the old one is
+# killed, so the server never exits in between.
+S= runs=0
+start() {
+	old=$S runs=$((runs + 1)) S=$prefix$runs
+	rm -f "$tmp/before" "$tmp/after" "$tmp/pid"
+	t -f /dev/null new-session -d -s "$S" -x 120 -y 40 \
+		"trap true QUIT; ulimit -c 0; stty -g > $tmp/before; sh -c 'echo \$\$ > $tmp/pid; exec env $1 $bin ${2:-tui}'; rc=\$?; stty -g > $tmp/after; echo \"hotrow exited \$rc\"; exec sleep 600"
+	[ -n "$old" ] && t kill-session -t "$old" 2>/dev/null
+	return 0
+}
+
+restored() {
+	wait_for "hotrow exited $1" && [ -s "$tmp/after" ] &&
+		cmp -s "$tmp/before" "$tmp/after" && wait_gone "${2:-LOCK LANES}" 5 &&
+		[ "$(t display -p -t "$S" '#{alternate_on}')" = 0 ] &&
+		[ "$(t display -p -t "$S" '#{cursor_flag}')" = 1 ]
+}
+
+sig() { [ -s "$tmp/pid" ] && kill -"$1" "$(cat "$tmp/pid")"; }
+time_shown() { t capture-pane -p -t "$S" | sed -n '1s/.* t = \([0-9.]*\) s.*/\1/p'; }

@@ -20,35 +20,7 @@ tmp=$(mktemp -d)
 trap cleanup EXIT INT TERM
 need_tmux e2e
 
-# start ENV [ARGS]: a shell that saves the tty settings, runs hotrow ARGS
-# (default: tui; its pid in $tmp/pid), saves them again and only then
-# reports the exit code, so a check that sees the exit code finds the
-# settings written; the pane stays for inspection. The shell traps SIGQUIT
-# (Ctrl-\ reaches the whole foreground group) so that it lives to report;
-# hotrow gets the default back at exec. No core files. Each start gets a
-# fresh session (e2e1, e2e2, ...), made before the old one is killed so the
-# server never exits in between.
-S= runs=0
-start() {
-	old=$S runs=$((runs + 1)) S=e2e$runs
-	rm -f "$tmp/before" "$tmp/after" "$tmp/pid"
-	t -f /dev/null new-session -d -s "$S" -x 120 -y 40 \
-		"trap true QUIT; ulimit -c 0; stty -g > $tmp/before; sh -c 'echo \$\$ > $tmp/pid; exec env $1 $bin ${2:-tui}'; rc=\$?; stty -g > $tmp/after; echo \"hotrow exited \$rc\"; exec sleep 600"
-	[ -n "$old" ] && t kill-session -t "$old" 2>/dev/null
-	return 0
-}
-# restored RC [TEXT]: hotrow exited with RC, the tty settings are as before
-# (echo, icanon...), the alternate screen is gone (TEXT, LOCK LANES by
-# default, no longer shows) and the cursor is visible again.
-restored() {
-	wait_for "hotrow exited $1" && [ -s "$tmp/after" ] &&
-		cmp -s "$tmp/before" "$tmp/after" && wait_gone "${2:-LOCK LANES}" 5 &&
-		[ "$(t display -p -t "$S" '#{alternate_on}')" = 0 ] &&
-		[ "$(t display -p -t "$S" '#{cursor_flag}')" = 1 ]
-}
-# sig NAME: the pid's signal, once the screen is up.
-sig() { [ -s "$tmp/pid" ] && kill -"$1" "$(cat "$tmp/pid")"; }
-time_shown() { t capture-pane -p -t "$S" | sed -n '1s/.* t = \([0-9.]*\) s.*/\1/p'; }
+prefix=e2e
 
 echo "[==========] Running hotrow tui in tmux ($sock)"
 

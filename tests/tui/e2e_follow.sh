@@ -16,21 +16,7 @@ tmp=$(mktemp -d)
 trap cleanup EXIT INT TERM
 need_tmux e2e_follow
 
-# start ENV ARGS: hotrow ARGS in a fresh 120x40 session, the tty settings
-# saved before and after, the exit code reported in the pane.
-S= runs=0
-start() {
-	old=$S runs=$((runs + 1)) S=follow$runs
-	rm -f "$tmp/before" "$tmp/after"
-	t -f /dev/null new-session -d -s "$S" -x 120 -y 40 \
-		"ulimit -c 0; stty -g > $tmp/before; env $1 $bin $2; rc=\$?; stty -g > $tmp/after; echo \"hotrow exited \$rc\"; exec sleep 600"
-	[ -n "$old" ] && t kill-session -t "$old" 2>/dev/null
-	return 0
-}
-restored() {
-	wait_for "hotrow exited 0" && [ -s "$tmp/after" ] && cmp -s "$tmp/before" "$tmp/after" &&
-		[ "$(t display -p -t "$S" '#{alternate_on}')" = 0 ]
-}
+prefix=follow
 pane_has() { t capture-pane -p -t "$S" | grep -q -- "$1"; }
 
 echo "[==========] Running hotrow tui's follow in tmux ($sock)"
@@ -63,7 +49,7 @@ t send-keys -t "$S" '?'
 check "follow__help_lists_f" wait_for "follow a like: the next to arrive"
 t send-keys -t "$S" x
 t send-keys -t "$S" q
-check "follow__q_restores_the_terminal" restored
+check "follow__q_restores_the_terminal" restored 0
 
 # ASCII and no colour: the mark is @, the bar's places are letters.
 start "TERM=screen LANG=C LC_ALL=C NO_COLOR=1" "tui $over --paused"
@@ -77,7 +63,7 @@ check "follow__ascii_card" wait_for "@ FOLLOWING like #"
 check "follow__ascii_bar" wait_for "L lock wait"
 check "follow__no_colour" sh -c "! tmux -L $sock capture-pane -e -p -t $S | grep -q \"$(printf '\033')\[[0-9;]*3[1-7]m\""
 t send-keys -t "$S" q
-check "follow__ascii_q_restores_the_terminal" restored
+check "follow__ascii_q_restores_the_terminal" restored 0
 
 # The viral-post tour follows the slowest as the pool runs dry (step 3).
 start "TERM=screen" "demo viral-post"
@@ -90,6 +76,6 @@ done
 check "follow__tour_step_follows_the_slowest" wait_for "FOLLOWING the oldest in flight" 150
 check "follow__tour_bar_pool_wait" wait_for "░ pool wait" 150
 t send-keys -t "$S" q
-check "follow__tour_q_restores_the_terminal" restored
+check "follow__tour_q_restores_the_terminal" restored 0
 
 summary

@@ -5,51 +5,21 @@
 # furthest moment), then, from t = 0, > three times: that frame must be,
 # line for line, the frame `hotrow tui --dump --at 3` prints for a run
 # played straight to 3 s, the bottom line (scrub bar or key hints) aside.
-# Space plays on; q quits. Every wait polls the pane. Prints cmocka-style
-# lines (tests/harness/check.sh).
+# Space plays on; q quits and restores the terminal. Every wait polls the
+# pane. Prints cmocka-style lines (tests/harness/check.sh).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}
 sock=hotrow-rewind-$$
 tmp=$(mktemp -d)
-S=rewind
 . "$root/tests/harness/check.sh"
-
-t() { tmux -L "$sock" "$@"; }
-cleanup() { t kill-server 2>/dev/null; rm -rf "$tmp"; }
+. "$root/tests/harness/tmux.sh"
 trap cleanup EXIT INT TERM
-
-if ! command -v tmux >/dev/null 2>&1; then
-	skip rewind "tmux is not installed (scripts/deps installs it)"
-	summary
-fi
-if [ ! -x "$bin" ]; then
-	bad rewind "$bin is not built"
-	summary
-fi
+need_tmux rewind
+prefix=rewind
 
 pane() { t capture-pane -p -t "$S" 2>/dev/null; }
-# wait_for TEXT: poll the pane until it shows TEXT (10 s at most).
-wait_for() {
-	n=100
-	while [ "$n" -gt 0 ]; do
-		pane | grep -qF -- "$1" && return 0
-		n=$((n - 1))
-		sleep 0.1
-	done
-	return 1
-}
-check() { # check NAME COMMAND...: one test; a failure shows the pane
-	name=$1; shift
-	if "$@"; then
-		ok "$name"
-	else
-		bad "$name" "$*"
-		echo "--- pane:"; pane | sed 's/^/    /'
-	fi
-}
-# the simulated time in the title bar, and the run's end on the scrub bar
-time_shown() { pane | sed -n '1s/.* t = \([0-9.]*\) s.*/\1/p'; }
+# the run's end on the scrub bar
 end_shown() { pane | sed -n 's/.*REWIND [0-9.]* \/ \([0-9.]*\) s.*/\1/p'; }
 # at T: the title bar says t = T s (to its precision), the scrub bar T too
 at() {
@@ -63,12 +33,10 @@ at() {
 	done
 	return 1
 }
-gone() { n=50; while [ $n -gt 0 ]; do pane | grep -qF "REWIND" || return 0; n=$((n-1)); sleep 0.1; done; return 1; }
 
 echo "[==========] Running hotrow tui's rewind in tmux ($sock)"
 
-t -f /dev/null new-session -d -s "$S" -x 120 -y 40 \
-	"ulimit -c 0; TERM=screen $bin tui --speed 10 --seed 7; echo \"hotrow exited \$?\"; exec sleep 600"
+start "TERM=screen" "tui --speed 10 --seed 7"
 wait_for "LOCK LANES"
 # let five simulated seconds pass, then pause there
 n=100; while [ $n -gt 0 ]; do
@@ -90,7 +58,7 @@ check "rewind__greater_than_goes_on_a_second" at "$back"
 t send-keys -t "$S" Home
 check "rewind__home_goes_to_t_0" at 0
 t send-keys -t "$S" End
-end_back() { wait_for "t = $t1 s" && gone; }
+end_back() { wait_for "t = $t1 s" && wait_gone "REWIND"; }
 check "rewind__end_comes_back_to_the_furthest_moment" end_back
 
 # Same seed, same picture: t = 0, then on three seconds, against a run
@@ -114,5 +82,5 @@ plays() { wait_for "running" && n=50 && while [ $n -gt 0 ]; do
 	[ "$(echo "$(time_shown) > 3" | bc)" = 1 ] && return 0; n=$((n-1)); sleep 0.1; done; return 1; }
 check "rewind__space_plays_on_from_the_past" plays
 t send-keys -t "$S" q
-check "rewind__q_quits" wait_for "hotrow exited 0"
+check "rewind__q_quits_and_restores_the_terminal" restored 0
 summary

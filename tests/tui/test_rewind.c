@@ -5,7 +5,9 @@
  * t, cell for cell, in several scenarios; the changes made on the way (a
  * new rate, a fault) are replayed at their times; a change made in the
  * past drops the old future; playing on from the past is the straight
- * run; a tour's b goes back through the record; the checkpoints stay within their bounds on a long run.
+ * run; a tour's b goes back through the record; the checkpoints stay
+ * within their bounds on a long run; a new timeout leaves the backlog in
+ * place, and the rewind keeps it so.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -305,6 +307,72 @@ static void rewind__bounded_on_a_long_run(void **state)
 	sim_free(s);
 }
 
+/* T (lock_timeout 300 ms) at 5 s on the viral post with a pool that
+ * never runs dry, so the row's queue holds the backlog: the ~7,500 likes
+ * waiting then wait on and keep their place (the lane still shows them
+ * a second later), those arriving after are cancelled 300 ms after they
+ * queued; scrubbed back to 7.3 s (rebuilt from a checkpoint after the
+ * change, the queue's old and new likes packed in it) the frame is the
+ * straight run's. */
+static void rewind__a_new_timeout_spares_the_backlog_on_screen(void **state)
+{
+	struct sim_config c;
+	struct tui_app *a, *b;
+	const struct sim_snapshot *snap;
+
+	(void)state;
+	assert_int_equal(sim_scenario("viral-post", &c), 0);
+	c.seconds = 0;
+	c.pool = 0;
+	a = tui_app_new(&c, NULL, false);
+	b = tui_app_new(&c, NULL, false);
+	play_frames(a, 5);
+	tui_app_key(a, 'T');
+	play_frames(a, 6);
+	struct tui_screen *scr = tui_screen_new(W, H);
+	tui_app_render(a, scr);                                /* the snapshot of 6 s */
+	tui_screen_free(scr);
+	snap = tui_app_snapshot(a);
+	assert_int_equal(snap->config.lock_timeout_ms, 300);
+	assert_true(snap->lanes[0].queue_len > 6500);        /* the backlog waits on */
+	assert_true(snap->summary.lock_timeouts > 1300 && snap->summary.lock_timeouts < 1500);
+	play_frames(a, 12);
+	tui_app_seek(a, 7.3);
+
+	play_frames(b, 5);
+	tui_app_key(b, 'T');
+	play_frames(b, 7.3);
+	assert_same_frame(a, b, "lock_timeout with a backlog");
+	tui_app_free(a);
+	tui_app_free(b);
+}
+
+/* f at 3.1 s follows the next like to arrive; scrubbed back to 3.5 s
+ * (from the checkpoint at 2 s, before the choice) the card and the mark
+ * are there as in the straight run: whom to follow is in the run's
+ * record, replayed with the rest. */
+static void rewind__the_followed_like_comes_back(void **state)
+{
+	struct tui_app *a = app("viral-post"), *b = app("viral-post");
+	struct tui_screen *scr = tui_screen_new(W, H);
+
+	(void)state;
+	play_frames(a, 3.1);
+	tui_app_key(a, 'f');
+	play_frames(a, 12);
+	tui_app_seek(a, 3.5);
+	tui_app_render(a, scr);
+	assert_true(fx_find(scr, "FOLLOWING") >= 0);
+
+	play_frames(b, 3.1);
+	tui_app_key(b, 'f');
+	play_frames(b, 3.5);
+	assert_same_frame(a, b, "followed like");
+	tui_screen_free(scr);
+	tui_app_free(a);
+	tui_app_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +384,8 @@ int main(void)
 		cmocka_unit_test(rewind__tour_back_goes_back_in_time),
 		cmocka_unit_test(rewind__tour_scrubs_within_its_step),
 		cmocka_unit_test(rewind__bounded_on_a_long_run),
+		cmocka_unit_test(rewind__a_new_timeout_spares_the_backlog_on_screen),
+		cmocka_unit_test(rewind__the_followed_like_comes_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
