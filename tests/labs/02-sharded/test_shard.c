@@ -977,6 +977,35 @@ static void shard_resize__leaves_other_posts_alone(void **state)
 	          (long long)slot_n(t, POST + 1, 12));
 }
 
+/* A like whose statement fails (refused, or run with its answer lost)
+ * says so: shard.h's functions return a negative code on failure. A
+ * refused like counts nothing; a like whose answer was lost may have
+ * counted, but the caller must hear an error either way. */
+static void shard_increment__failure_is_an_error(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+	like_n(db, POST, 3, counting, &next);
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= 10; k++) {
+			int64_t before = total(db, POST);
+			lt_step_arm(how, k);
+			int rc = shard_increment(db, POST, counting, &next);
+			if (!lt_step_disarm())
+				break;
+			int64_t after = total(db, POST);
+			lt_expect(rc < 0, "upsert", "statement %d of shard_increment %s, yet it returned %d "
+			          "(is kit_db_exec's result dropped? return it)", k, lt_step_what(how), rc);
+			lt_expect(how != LT_STEP_FAILS || after == before, "upsert", "statement %d of "
+			          "shard_increment refused: the count went from %lld to %lld",
+			          k, (long long)before, (long long)after);
+		}
+	}
+	like_n(db, POST, 1, counting, &next);
+}
+
 /* The table guards N as well as shard_resize() does: a config row of 0
  * slots written straight into like_slot_config (by hand, by another
  * program) is refused by its CHECK, and likes go on working. With 0 in
@@ -1025,6 +1054,7 @@ int main(void)
 		BOTH(shard_increment__busy_slot_draws_once),
 		BOTH(shard_increment__reads_n_in_the_statement_that_adds),
 		BOTH(shard_resize__leaves_other_posts_alone),
+		BOTH(shard_increment__failure_is_an_error),
 		cmocka_unit_test(shard_choose_n__formula),
 		cmocka_unit_test(shard_choose_n__large_rates),
 	};

@@ -1034,6 +1034,202 @@ static void batch_acc__settled_posts_leave_the_accumulator(void **state)
 	lt_expect_int(batch_acc_pending(acc), 0, "pending after the flushes");
 }
 
+/* ---- races, contents, state left behind ---- */
+
+static int same_like(void *arg, int who, struct kit_db *db)
+{
+	(void)who;
+	return batch_like(db, POST, *(int64_t *)arg);
+}
+
+/* The same user likes the same post from two connections at once, held
+ * together before each statement in turn: exactly one like gets in, the
+ * other is refused with KIT_DB_CONSTRAINT, and the post counts 1. A like
+ * that first looks for the row and then inserts (or inserts with ON
+ * CONFLICT DO NOTHING and writes the inbox anyway) lets both through when
+ * both look before either inserts; only the unique constraint, hit by a
+ * plain INSERT, decides it. */
+static void batch_like__same_user_twice_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int64_t done = 0;
+
+	for (int k = 1; k <= 10; k++) {
+		int64_t user = 500 + k;
+		lt_gate_run(g, NULL, (int[]){ k, k }, same_like, &user);
+		bool reached = lt_gate_reached(g);
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		lt_expect((a == 0 && b == KIT_DB_CONSTRAINT) || (a == KIT_DB_CONSTRAINT && b == 0),
+		          "one-per-user", "user %lld liked post %d from two connections at once, held "
+		          "before statement %d: they returned %d and %d, expected one 0 and one "
+		          "KIT_DB_CONSTRAINT (%d) (%s)", (long long)user, POST, k, a, b, KIT_DB_CONSTRAINT,
+		          labtest_why(lt_gate_db(g, a ? 0 : 1)));
+		rollup_all(db);
+		done++;
+		lt_expect(count(db, POST) == done, "one-per-user", "after user %lld liked post %d twice "
+		          "at once (held before statement %d) the post counts %lld, expected %lld: both "
+		          "likes were counted (does the like look itself up before inserting? let the "
+		          "unique constraint refuse the second, and pass KIT_DB_CONSTRAINT on)",
+		          (long long)user, POST, k, (long long)count(db, POST), (long long)done);
+		if (!reached)
+			break;
+	}
+	lt_gate_close(g);
+}
+
+/* The likes table holds who liked what: post 7 liked by user 100 and
+ * post 100 liked by user 7 are two different likes, stored as such. */
+static void batch_like__stores_who_liked_what(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+
+	like(db, 7, 100);
+	int rc = batch_like(db, 100, 7);
+	lt_expect(rc == 0, "one-per-user", "user 7 liking post 100 after user 100 liked post 7 "
+	          "returned %d (%s): they are different likes (are post and user swapped?)", rc,
+	          labtest_why(db));
+	like(db, 8, LT_PAST_UINT32);
+	int64_t right = labtest_int(t, "SELECT count(*) FROM likes WHERE (post_id = 7 AND user_id = 100)"
+	                            " OR (post_id = 100 AND user_id = 7)"
+	                            " OR (post_id = 8 AND user_id = 4294967297)");
+	int64_t all = labtest_int(t, "SELECT count(*) FROM likes");
+	lt_expect(right == 3 && all == 3, "one-per-user", "likes holds %lld rows, %lld of them the "
+	          "(post, user) pairs liked: (7, 100), (100, 7), (8, 2^32 + 1) (is VALUES in the "
+	          "order of the column list?)", (long long)all, (long long)right);
+	rollup_all(db);
+	lt_expect(count(db, 7) == 1 && count(db, 100) == 1 && count(db, 8) == 1, "rollup",
+	          "counts of posts 7, 100 and 8: %lld, %lld, %lld; expected 1 each",
+	          (long long)count(db, 7), (long long)count(db, 100), (long long)count(db, 8));
+}
+
+/* The session settings a lab could be tempted to change, as one line of
+ * text: SQLite's pragmas; PostgreSQL's settings given by the client or
+ * set in the session, with where each came from (the harness's URL
+ * already turns synchronous_commit off, so a SET of it to off changes
+ * only its source); a list of MariaDB's session variables. */
+struct text {
+	char s[2048];
+};
+
+static int text_row(void *arg, int ncols, const char *const *values)
+{
+	struct text *x = arg;
+	size_t len = strlen(x->s);
+	snprintf(x->s + len, sizeof x->s - len, "%s;", ncols > 0 && values[0] ? values[0] : "NULL");
+	return 0;
+}
+
+static void session_settings(struct labtest *t, struct kit_db *db, struct text *x)
+{
+	static const char *const sql[] = {
+		[KIT_DB_SQLITE] =
+			"SELECT 'synchronous=' || synchronous FROM pragma_synchronous"
+			" UNION ALL SELECT 'journal_mode=' || journal_mode FROM pragma_journal_mode"
+			" UNION ALL SELECT 'foreign_keys=' || foreign_keys FROM pragma_foreign_keys"
+			" UNION ALL SELECT 'busy_timeout=' || timeout FROM pragma_busy_timeout"
+			" UNION ALL SELECT 'temp_store=' || temp_store FROM pragma_temp_store"
+			" UNION ALL SELECT 'locking_mode=' || locking_mode FROM pragma_locking_mode"
+			" UNION ALL SELECT 'read_uncommitted=' || read_uncommitted FROM pragma_read_uncommitted"
+			" UNION ALL SELECT 'query_only=' || query_only FROM pragma_query_only"
+			" UNION ALL SELECT 'cache_size=' || cache_size FROM pragma_cache_size",
+		[KIT_DB_POSTGRES] =
+			"SELECT name || '=' || setting || ' (' || source || ')' FROM pg_settings"
+			" WHERE source IN ('session', 'client') ORDER BY name",
+		[KIT_DB_MYSQL] =
+			"SELECT CONCAT_WS(',', @@session.autocommit, @@session.tx_isolation,"
+			" @@session.innodb_lock_wait_timeout, @@session.lock_wait_timeout, @@session.sql_mode,"
+			" @@session.foreign_key_checks, @@session.unique_checks, @@session.max_statement_time)",
+	};
+	x->s[0] = '\0';
+	int rc = kit_db_query(db, sql[t->engine], 0, NULL, text_row, x);
+	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
+}
+
+/* 1 when db has a transaction open. */
+static int64_t in_transaction(struct labtest *t, struct kit_db *db)
+{
+	int64_t open = -1;
+	if (t->engine == KIT_DB_SQLITE) {
+		int rc = kit_db_exec(db, "BEGIN", 0, NULL);   /* refused inside a transaction */
+		if (rc == 0)
+			kit_db_exec(db, "ROLLBACK", 0, NULL);
+		return rc != 0;
+	}
+	kit_db_query_int(db, t->engine == KIT_DB_MYSQL ? "SELECT @@in_transaction"
+	                 : "SELECT CASE WHEN now() = statement_timestamp() THEN 0 ELSE 1 END",
+	                 0, NULL, &open);
+	return open;
+}
+
+/* Every call of batch.h, on its success and its error paths, leaves the
+ * connection as it found it: no transaction open, no setting changed
+ * (a PRAGMA synchronous = OFF or a SET synchronous_commit = off "for
+ * speed" outlives the call and silently trades away every later
+ * commit's durability on that connection). */
+static void batch__leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct text before, after;
+	session_settings(t, db, &before);
+	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", labtest_why(db));
+
+	static const char *const step[] = {
+		"batch_setup", "a like", "a repeat like (refused)", "a rollup", "batch_count",
+		"a flush", "a refused flush (post_likes renamed away)",
+	};
+	struct batch_acc *acc = new_acc();
+	for (int i = 0; i < 7; i++) {
+		switch (i) {
+		case 1: like(db, POST, 1); break;
+		case 2: lt_expect(batch_like(db, POST, 1) == KIT_DB_CONSTRAINT, "one-per-user",
+		                  "a repeat like was not refused: %s", labtest_why(db)); break;
+		case 3: rollup_all(db); break;
+		case 4: count(db, POST); break;
+		case 5:
+			batch_acc_add(acc, POST, 2);
+			lt_expect(batch_acc_flush(acc, db) == 0, "flush-failure", "batch_acc_flush: %s",
+			          labtest_why(db));
+			break;
+		case 6:
+			labtest_exec(t, "ALTER TABLE post_likes RENAME TO post_likes_away");
+			batch_acc_add(acc, POST, 3);
+			lt_expect(batch_acc_flush(acc, db) != 0, "flush-failure",
+			          "a flush with post_likes gone returned 0");
+			break;
+		}
+		int64_t open = in_transaction(t, db);
+		if (i == 6)
+			labtest_exec(t, "ALTER TABLE post_likes_away RENAME TO post_likes");
+		lt_expect(open == 0, "one-transaction", "after %s the connection still has a transaction "
+		          "open: every path out of a call, the error paths too, ends with COMMIT or "
+		          "ROLLBACK", step[i]);
+		session_settings(t, db, &after);
+		lt_expect(strcmp(before.s, after.s) == 0, "one-transaction", "after %s the session's "
+		          "settings changed from %s to %s: a PRAGMA or SET that outlives the call "
+		          "(for a setting of one transaction use SET LOCAL)", step[i], before.s, after.s);
+	}
+	lt_expect(batch_acc_flush(acc, db) == 0 && count(db, POST) == 6, "flush-failure",
+	          "count after the refused flush was retried: %lld, expected 6",
+	          (long long)count(db, POST));
+}
+
+/* batch.h: "*moved (may be NULL)". A rollup told not to report what it
+ * moved still moves it. */
+static void batch_rollup__moved_may_be_null(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	like(db, POST, 1);
+	like(db, POST, 2);
+	int rc = batch_rollup(db, NULL);
+	lt_expect(rc == 0, "rollup", "batch_rollup(db, NULL) returned %d (%s)", rc, labtest_why(db));
+	lt_expect_int_hint(count(db, POST), 2, "count after batch_rollup(db, NULL)", "rollup");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1058,6 +1254,10 @@ int main(void)
 		BOTH(batch_acc__sums_past_2_31),
 		BOTH(batch_acc__empty_flush_touches_nothing),
 		BOTH(batch_acc__settled_posts_leave_the_accumulator),
+		BOTH(batch_like__same_user_twice_at_once),
+		BOTH(batch_like__stores_who_liked_what),
+		BOTH(batch__leaves_the_session_as_it_found_it),
+		BOTH(batch_rollup__moved_may_be_null),
 	};
 	return labtest_main("03-batching", tests);
 }
