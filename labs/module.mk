@@ -17,7 +17,8 @@
 
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
 LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/gate.o \
-	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o
+	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o \
+	$(BUILD)/obj/tests/harness/session.o
 LAB_LINK = $(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 
 define lab_rules
@@ -105,7 +106,7 @@ student-kit:
 	@scripts/student-kit $(BUILD)
 
 
-# tests/harness/: the gate, the step failpoints and the bounds the labs'
+# tests/harness/: the gate, the step failpoints, the bounds and the session reader the labs'
 # checks use, tested on both engines like a lab.
 HARNESS_TESTS := $(patsubst tests/harness/%.c,$(BUILD)/tests/harness/%,$(wildcard tests/harness/test_*.c))
 TESTS += $(HARNESS_TESTS)

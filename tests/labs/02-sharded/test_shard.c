@@ -20,6 +20,7 @@
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
 
@@ -1006,6 +1007,51 @@ static void shard_increment__failure_is_an_error(void **state)
 	like_n(db, POST, 1, counting, &next);
 }
 
+/* Every call of shard.h, on its success and its error paths, leaves the
+ * connection as it found it: no transaction open, no setting changed (a
+ * lock timeout set "so a shrink never waits long", a PRAGMA or a SET
+ * for speed, outlives the call and changes every later statement on
+ * that connection). */
+static void shard__leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	char before[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	static const char *const step[] = {
+		"shard_setup", "a like", "shard_read", "shard_slots", "a shrink to 4",
+		"a grow to 8", "a refused shard_resize(0)", "a shrink refused by the database",
+	};
+	uint32_t next = 0;
+	int64_t n64 = 0;
+	int n = 0;
+	lt_session(t, db, before, sizeof before);
+	for (int i = 0; i < 8; i++) {
+		int rc = 0;
+		switch (i) {
+		case 0: rc = shard_setup(db); break;
+		case 1: rc = shard_increment(db, POST, counting, &next); break;
+		case 2: rc = shard_read(db, POST, &n64); break;
+		case 3: rc = shard_slots(db, POST, &n); break;
+		case 4: rc = shard_resize(db, POST, 4); break;
+		case 5: rc = shard_resize(db, POST, 8); break;
+		case 6: rc = shard_resize(db, POST, 0) == 0; break;
+		case 7:
+			lt_step_arm(LT_STEP_FAILS, 3);
+			rc = shard_resize(db, POST, 2) == 0;
+			lt_step_disarm();
+			break;
+		}
+		lt_expect(rc == 0, NULL, "%s: unexpected result (%s)", step[i], labtest_why(db));
+		lt_expect(lt_in_transaction(t, db) == 0, "commit-result", "after %s the connection "
+		          "still has a transaction open: every path out of a call, the error paths "
+		          "too, ends with COMMIT or ROLLBACK", step[i]);
+		lt_session(t, db, after, sizeof after);
+		lt_expect(strcmp(before, after) == 0, "commit-result", "after %s the session's settings "
+		          "changed from %s to %s: a PRAGMA, SET or kit_db_set_lock_timeout that outlives "
+		          "the call (for one transaction use SET LOCAL)", step[i], before, after);
+	}
+}
+
 /* The table guards N as well as shard_resize() does: a config row of 0
  * slots written straight into like_slot_config (by hand, by another
  * program) is refused by its CHECK, and likes go on working. With 0 in
@@ -1055,6 +1101,7 @@ int main(void)
 		BOTH(shard_increment__reads_n_in_the_statement_that_adds),
 		BOTH(shard_resize__leaves_other_posts_alone),
 		BOTH(shard_increment__failure_is_an_error),
+		BOTH(shard__leaves_the_session_as_it_found_it),
 		cmocka_unit_test(shard_choose_n__formula),
 		cmocka_unit_test(shard_choose_n__large_rates),
 	};

@@ -22,6 +22,7 @@
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
 
@@ -1105,65 +1106,6 @@ static void batch_like__stores_who_liked_what(void **state)
 	          (long long)count(db, 7), (long long)count(db, 100), (long long)count(db, 8));
 }
 
-/* The session settings a lab could be tempted to change, as one line of
- * text: SQLite's pragmas; PostgreSQL's settings given by the client or
- * set in the session, with where each came from (the harness's URL
- * already turns synchronous_commit off, so a SET of it to off changes
- * only its source); a list of MariaDB's session variables. */
-struct text {
-	char s[2048];
-};
-
-static int text_row(void *arg, int ncols, const char *const *values)
-{
-	struct text *x = arg;
-	size_t len = strlen(x->s);
-	snprintf(x->s + len, sizeof x->s - len, "%s;", ncols > 0 && values[0] ? values[0] : "NULL");
-	return 0;
-}
-
-static void session_settings(struct labtest *t, struct kit_db *db, struct text *x)
-{
-	static const char *const sql[] = {
-		[KIT_DB_SQLITE] =
-			"SELECT 'synchronous=' || synchronous FROM pragma_synchronous"
-			" UNION ALL SELECT 'journal_mode=' || journal_mode FROM pragma_journal_mode"
-			" UNION ALL SELECT 'foreign_keys=' || foreign_keys FROM pragma_foreign_keys"
-			" UNION ALL SELECT 'busy_timeout=' || timeout FROM pragma_busy_timeout"
-			" UNION ALL SELECT 'temp_store=' || temp_store FROM pragma_temp_store"
-			" UNION ALL SELECT 'locking_mode=' || locking_mode FROM pragma_locking_mode"
-			" UNION ALL SELECT 'read_uncommitted=' || read_uncommitted FROM pragma_read_uncommitted"
-			" UNION ALL SELECT 'query_only=' || query_only FROM pragma_query_only"
-			" UNION ALL SELECT 'cache_size=' || cache_size FROM pragma_cache_size",
-		[KIT_DB_POSTGRES] =
-			"SELECT name || '=' || setting || ' (' || source || ')' FROM pg_settings"
-			" WHERE source IN ('session', 'client') ORDER BY name",
-		[KIT_DB_MYSQL] =
-			"SELECT CONCAT_WS(',', @@session.autocommit, @@session.tx_isolation,"
-			" @@session.innodb_lock_wait_timeout, @@session.lock_wait_timeout, @@session.sql_mode,"
-			" @@session.foreign_key_checks, @@session.unique_checks, @@session.max_statement_time)",
-	};
-	x->s[0] = '\0';
-	int rc = kit_db_query(db, sql[t->engine], 0, NULL, text_row, x);
-	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
-}
-
-/* 1 when db has a transaction open. */
-static int64_t in_transaction(struct labtest *t, struct kit_db *db)
-{
-	int64_t open = -1;
-	if (t->engine == KIT_DB_SQLITE) {
-		int rc = kit_db_exec(db, "BEGIN", 0, NULL);   /* refused inside a transaction */
-		if (rc == 0)
-			kit_db_exec(db, "ROLLBACK", 0, NULL);
-		return rc != 0;
-	}
-	kit_db_query_int(db, t->engine == KIT_DB_MYSQL ? "SELECT @@in_transaction"
-	                 : "SELECT CASE WHEN now() = statement_timestamp() THEN 0 ELSE 1 END",
-	                 0, NULL, &open);
-	return open;
-}
-
 /* Every call of batch.h, on its success and its error paths, leaves the
  * connection as it found it: no transaction open, no setting changed
  * (a PRAGMA synchronous = OFF or a SET synchronous_commit = off "for
@@ -1173,8 +1115,8 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	struct text before, after;
-	session_settings(t, db, &before);
+	char before[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
 	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", labtest_why(db));
 
 	static const char *const step[] = {
@@ -1201,16 +1143,16 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 			          "a flush with post_likes gone returned 0");
 			break;
 		}
-		int64_t open = in_transaction(t, db);
+		int64_t open = lt_in_transaction(t, db);
 		if (i == 6)
 			labtest_exec(t, "ALTER TABLE post_likes_away RENAME TO post_likes");
 		lt_expect(open == 0, "one-transaction", "after %s the connection still has a transaction "
 		          "open: every path out of a call, the error paths too, ends with COMMIT or "
 		          "ROLLBACK", step[i]);
-		session_settings(t, db, &after);
-		lt_expect(strcmp(before.s, after.s) == 0, "one-transaction", "after %s the session's "
+		lt_session(t, db, after, sizeof after);
+		lt_expect(strcmp(before, after) == 0, "one-transaction", "after %s the session's "
 		          "settings changed from %s to %s: a PRAGMA or SET that outlives the call "
-		          "(for a setting of one transaction use SET LOCAL)", step[i], before.s, after.s);
+		          "(for a setting of one transaction use SET LOCAL)", step[i], before, after);
 	}
 	lt_expect(batch_acc_flush(acc, db) == 0 && count(db, POST) == 6, "flush-failure",
 	          "count after the refused flush was retried: %lld, expected 6",
