@@ -27,6 +27,7 @@
 #include "kit/failpoint.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "labs/04-drain/views.h"
 #include "util/clock.h"
@@ -1984,6 +1985,42 @@ static void park__zero_deltas_take_no_token(void **state)
 	kit_store_free(st);
 }
 
+/* A flush leaves its connection as it found it, on success and when the
+ * database refuses: no transaction open, no setting changed (a lock
+ * timeout or a SET for speed left on the flusher's connection changes
+ * every later flush). */
+static void flush__leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	char before[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	static const char *const step[] = { "a flush", "a flush refused (video_counts away)",
+	                                    "a flush with nothing dirty" };
+	schema(t);
+	lt_session(t, db, before, sizeof before);
+	for (int i = 0; i < 3; i++) {
+		if (i < 2)
+			record(st, 3, 2);
+		if (i == 1)
+			table_away(t);
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		int64_t open = lt_in_transaction(t, db);
+		if (i == 1)
+			table_back(t);
+		lt_expect(i == 1 ? r < 0 : r >= 0, "flush", "%s returned %" PRId64, step[i], r);
+		lt_expect(open == 0, "flush", "after %s the connection still has a transaction open: "
+		          "every path out of flush_views but a crash ends with COMMIT or ROLLBACK", step[i]);
+		lt_session(t, db, after, sizeof after);
+		lt_expect(strcmp(before, after) == 0, "flush", "after %s the session's settings changed "
+		          "from %s to %s: a SET or kit_db_set_lock_timeout that outlives the flush (for "
+		          "one transaction use SET LOCAL)", step[i], before, after);
+	}
+	flush_all(st, db);
+	lt_expect_int_hint(db_total(t), 4, "views in the database", "flush");
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2049,6 +2086,7 @@ int main(void)
 		LABTEST_BOTH(recovery__resolves_every_parked_batch),
 		LABTEST_BOTH(park__zero_deltas_take_no_token),
 		STORE_REDIS(park__zero_deltas_take_no_token),
+		LABTEST_ALL(flush__leaves_the_session_as_it_found_it),
 	};
 	return labtest_main("04-drain", tests);
 }
