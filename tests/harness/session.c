@@ -63,3 +63,16 @@ int64_t lt_in_transaction(struct labtest *t, struct kit_db *db)
 		return -1;
 	return open;
 }
+
+void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *before,
+                          const char *what, const char *hint)
+{
+	char after[LT_SESSION_LEN];
+	lt_expect(lt_in_transaction(t, db) == 0, hint, "after %s the connection still has a "
+	          "transaction open: every path out of a call, the error paths too, ends with "
+	          "COMMIT or ROLLBACK", what);
+	lt_session(t, db, after, sizeof after);
+	lt_expect(strcmp(before, after) == 0, hint, "after %s the session's settings changed from "
+	          "%s to %s: a PRAGMA, SET or kit_db_set_lock_timeout that outlives the call (for "
+	          "one transaction use SET LOCAL)", what, before, after);
+}

@@ -9,12 +9,10 @@
  * calls and after each one, and compares.
  *
  * Interface:
- *   char before[LT_SESSION_LEN], after[LT_SESSION_LEN];
+ *   char before[LT_SESSION_LEN];
  *   lt_session(t, db, before, sizeof before);
  *   ...a call...
- *   lt_session(t, db, after, sizeof after);
- *   lt_expect(!strcmp(before, after), "hint", "settings: %s, now %s", before, after);
- *   lt_expect(lt_in_transaction(t, db) == 0, "hint", "a transaction is still open");
+ *   lt_session_unchanged(t, db, before, "a refused flush", "flush");
  */
 #ifndef HOTROW_TESTS_SESSION_H
 #define HOTROW_TESTS_SESSION_H
@@ -38,5 +36,11 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len);
  * On SQLite it tries a BEGIN (refused inside a transaction) and rolls it
  * back. */
 int64_t lt_in_transaction(struct labtest *t, struct kit_db *db);
+
+/* Fail the check (with hint) when, after what (the call just made, for
+ * the message), db has a transaction open or its settings differ from
+ * before (a line lt_session() read earlier). */
+void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *before,
+                          const char *what, const char *hint);
 
 #endif
