@@ -1046,6 +1046,30 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 	}
 }
 
+/* shard.h: "Post ids are any int64_t". The ends of that domain and -1:
+ * each post's likes stay its own through likes, a read and a shrink (an
+ * id printed as unsigned, or cut to 32 bits, lands elsewhere or is
+ * refused by the database). */
+static void shard__post_ids_at_the_ends_of_int64(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	const int64_t posts[] = { INT64_MIN, -1, INT64_MAX };
+	for (int i = 0; i < 3; i++) {
+		uint32_t next = 5;
+		like_n(db, posts[i], i + 2, counting, &next);
+	}
+	for (int i = 0; i < 3; i++) {
+		lt_expect(shard_resize(db, posts[i], 2) == 0, "uint32", "shard_resize(post %lld, 2): %s",
+		          (long long)posts[i], labtest_why(db));
+		lt_expect(total(db, posts[i]) == i + 2, "uint32", "post %lld after %d likes and a shrink "
+		          "reads %lld (is the post id printed as unsigned, or kept in an int?)",
+		          (long long)posts[i], i + 2, (long long)total(db, posts[i]));
+	}
+	lt_expect_int_hint(labtest_int(t, "SELECT count(DISTINCT post_id) FROM like_slots"), 3,
+	                   "posts with slot rows", "uint32");
+}
+
 /* The table guards N as well as shard_resize() does: a config row of 0
  * slots written straight into like_slot_config (by hand, by another
  * program) is refused by its CHECK, and likes go on working. With 0 in
@@ -1096,6 +1120,7 @@ int main(void)
 		BOTH(shard_resize__leaves_other_posts_alone),
 		BOTH(shard_increment__failure_is_an_error),
 		BOTH(shard__leaves_the_session_as_it_found_it),
+		BOTH(shard__post_ids_at_the_ends_of_int64),
 		cmocka_unit_test(shard_choose_n__formula),
 		cmocka_unit_test(shard_choose_n__large_rates),
 	};

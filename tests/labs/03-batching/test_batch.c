@@ -1208,6 +1208,29 @@ static void batch_acc__pending_read_while_adding(void **state)
 	batch_acc_free(acc);
 }
 
+/* batch.h: "Post and user ids are any int64_t". The ends of that domain
+ * and -1, as posts and as users, through a like, a rollup and a flush. */
+static void batch__ids_at_the_ends_of_int64(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	const int64_t ids[] = { INT64_MIN, -1, INT64_MAX };
+	for (int p = 0; p < 3; p++)
+		for (int u = 0; u < 3; u++)
+			like(db, ids[p], ids[u]);
+	rollup_all(db);
+	struct batch_acc *acc = new_acc();
+	for (int p = 0; p < 3; p++)
+		lt_expect(batch_acc_add(acc, ids[p], 10) == 0, "acc", "batch_acc_add(post %lld)",
+		          (long long)ids[p]);
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", labtest_why(db));
+	for (int p = 0; p < 3; p++)
+		lt_expect(count(db, ids[p]) == 13, "one-per-user", "post %lld after likes by users "
+		          "INT64_MIN, -1 and INT64_MAX and 10 added in memory counts %lld, expected 13 "
+		          "(is an id printed as unsigned, or kept in an int?)", (long long)ids[p],
+		          (long long)count(db, ids[p]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1237,6 +1260,7 @@ int main(void)
 		BOTH(batch__leaves_the_session_as_it_found_it),
 		BOTH(batch_rollup__moved_may_be_null),
 		cmocka_unit_test(batch_acc__pending_read_while_adding),
+		BOTH(batch__ids_at_the_ends_of_int64),
 	};
 	return labtest_main("03-batching", tests);
 }
