@@ -18,7 +18,8 @@
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
 LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/gate.o \
 	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o \
-	$(BUILD)/obj/tests/harness/alloc.o
+	$(BUILD)/obj/tests/harness/alloc.o \
+	$(BUILD)/obj/tests/harness/session.o
 # The allocation calls of everything linked into a test binary go through
 # tests/harness/alloc.c (counted, and failed on demand); those inside the
 # shared libraries (libpq, libsqlite3, libc) do not.
@@ -120,8 +121,9 @@ student-kit:
 	@scripts/student-kit $(BUILD)
 
 
-# tests/harness/: the gate, the step failpoints, the bounds and the
-# allocation counter the labs' checks use, tested on both engines like a lab.
+# tests/harness/: the gate, the step failpoints, the bounds, the session
+# reader and the allocation counter the labs' checks use, tested on both
+# engines like a lab.
 HARNESS_TESTS := $(patsubst tests/harness/%.c,$(BUILD)/tests/harness/%,$(wildcard tests/harness/test_*.c))
 TESTS += $(HARNESS_TESTS)
 $(BUILD)/tests/harness/%: $(BUILD)/obj/tests/harness/%.o $(LABTEST_OBJ) $(LABTEST_KIT)

@@ -168,7 +168,10 @@ static int upsert(struct kit_db *db, struct view_delta *rows, int n)
 
 /* The drain of drain_step, parking what it takes: under a new token
  * (INCR KEYS[5]) marked in the set KEYS[4], each "id=n" in the set
- * KEYS[3] .. token. Answers token, id, n, id, n, ... or nothing. */
+ * KEYS[3] .. token. Answers token, id, n, id, n, ... or nothing. In Lua
+ * the member is built from GETDEL's text: Lua writes a number with 14
+ * significant digits, so 123456789012345 would be parked as
+ * "1.2345678901234e+14". */
 static int park_step(struct kit_store *st, struct kit_store_call *c)
 {
 	char *ids[VIEWS_MAX_BATCH];
@@ -217,7 +220,8 @@ static const struct kit_store_script park_script = {
 	"local out = {}\n"
 	"local park\n"
 	"for _, id in ipairs(redis.call('SPOP', KEYS[1], ARGV[1])) do\n"
-	"  local n = tonumber(redis.call('GETDEL', KEYS[2] .. id) or 0)\n"
+	"  local v = redis.call('GETDEL', KEYS[2] .. id)\n"
+	"  local n = tonumber(v or 0)\n"
 	"  if n ~= 0 then\n"
 	"    if not park then\n"
 	"      local token = redis.call('INCR', KEYS[5])\n"
@@ -225,7 +229,7 @@ static const struct kit_store_script park_script = {
 	"      park = KEYS[3] .. token\n"
 	"      out[1] = token\n"
 	"    end\n"
-	"    redis.call('SADD', park, id .. '=' .. n)\n"
+	"    redis.call('SADD', park, id .. '=' .. v)\n"
 	"    out[#out + 1] = tonumber(id)\n"
 	"    out[#out + 1] = n\n"
 	"  end\n"

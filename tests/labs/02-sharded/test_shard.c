@@ -20,6 +20,7 @@
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/02-sharded/alloc.h"
 #include "util/clock.h"
@@ -569,6 +570,31 @@ static void shard_choose_n__formula(void **state)
 	lt_expect_int_hint(shard_choose_n(1000, 1.0, NAN), -1, "N for a headroom that is not a number", "choose-n");
 }
 
+/* The top of shard_choose_n's domain: N past SHARD_MAX_SLOTS comes back as
+ * computed (shard.h: the caller decides), N past what an int holds comes
+ * back as INT_MAX, and products a float cannot hold (2^24 + 1 rows, or
+ * 100,000.001 rows) still round up exactly: the formula is worked in
+ * double. No database. */
+static void shard_choose_n__large_rates(void **state)
+{
+	(void)state;
+	lt_expect_int_hint(shard_choose_n(2000000, 1.0, 1.0), 2000,
+	                   "N for 2,000,000/s, 1 ms: above SHARD_MAX_SLOTS, and shard.h says such an N "
+	                   "is returned as computed (is it capped at SHARD_MAX_SLOTS?)", "choose-n");
+	lt_expect_int_hint(shard_choose_n((double)LT_PAST_FLOAT, 1000.0, 1.0), LT_PAST_FLOAT,
+	                   "N for 2^24 + 1 rows (16,777,217/s, 1 s holds): a float cannot hold 2^24 + 1 "
+	                   "(is the product worked in float?)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(100000001, 1.0, 1.0), 100001,
+	                   "N for 100,000,001/s, 1 ms (100,000.001 rows; in float it is 100,000 "
+	                   "exactly, so is the product worked in float?)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1e13, 1.0, 1.0), INT32_MAX,
+	                   "N for 10^13/s, 1 ms (10^10 rows, more than an int holds): shard.h says "
+	                   "INT_MAX (is the double cast to int without a bound?)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(INFINITY, 1.0, 1.0), INT32_MAX,
+	                   "N for an infinite rate: INT_MAX (is the double cast to int without a bound?)",
+	                   "choose-n");
+}
+
 /* ---- the mistake classes: edges of the domain, failing steps, races ---- */
 
 #define LIKES_TOP 40
@@ -904,6 +930,203 @@ static void shard_resize__refuses_bad_n_before_the_database(void **state)
 	}
 }
 
+/* A like that finds its slot locked by another transaction fails with
+ * KIT_DB_BUSY once its lock timeout (100 ms here) runs out, having asked
+ * the random source once: shard.h promises exactly one call per like,
+ * and a retry loop that draws again breaks it (and, with a slot of its
+ * own choosing each time, is a different like). The holder lets go after
+ * at most 2 s, so a like that waits it out still ends. */
+struct busy_like {
+	struct kit_db *db;
+	uint32_t next;                 /* the counting source: calls = next - 9 */
+	int rc;
+	atomic_int done;
+};
+
+static void *busy_like_main(void *arg)
+{
+	struct busy_like *b = arg;
+	b->rc = shard_increment(b->db, POST, counting, &b->next);
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+static void shard_increment__busy_slot_draws_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 9, 1)");
+	held[0] = labtest_connect(t);
+	lt_expect(kit_db_set_lock_timeout(held[0], 100) == 0, NULL, "lock timeout: %s", labtest_why(held[0]));
+
+	/* slot 9 locked (SQLite: the whole database) by an open transaction */
+	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+	labtest_exec(t, "UPDATE like_slots SET n = n + 1 WHERE post_id = 42 AND slot = 9");
+	struct busy_like b = { held[0], 9, 0, 0 };
+	pthread_t tid;
+	if (pthread_create(&tid, NULL, busy_like_main, &b) != 0) {
+		kit_db_rollback(db);
+		fail_msg("pthread_create failed");
+	}
+	for (int i = 0; i < 200 && !atomic_load(&b.done); i++)
+		usleep(10000);
+	kit_db_rollback(db);
+	pthread_join(tid, NULL);
+
+	uint32_t calls = b.next - 9;
+	lt_expect(calls == 1, "one-slot", "a like whose slot was locked by another transaction called "
+	          "the random source %u times and returned %d: shard.h asks for exactly one call per "
+	          "like (does it retry a KIT_DB_BUSY with a new random number? return the error "
+	          "instead)", calls, b.rc);
+	int64_t want = b.rc == 0 ? 2 : 1;
+	lt_expect(total(db, POST) == want, "upsert", "after a like that returned %d against a locked "
+	          "slot the count is %lld, expected %lld", b.rc, (long long)total(db, POST),
+	          (long long)want);
+}
+
+/* A like whose statements a shrink could separate (N read in one
+ * statement, the upsert in another) writes to a slot the shrink has
+ * just removed. The gate holds the like before each of its statements in
+ * turn while a shrink to 4 runs whole: every like must land below slot 4,
+ * which only a like that reads N in the statement that adds it can
+ * promise (README section 5, point 1). */
+static void shard_increment__reads_n_in_the_statement_that_adds(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct race r = { { 0, 4 } };
+	struct lt_gate *g = lt_gate_open(t, 2);
+
+	for (int k = 1; k <= 10; k++) {
+		staircase_rows(t);
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, resize_or_like, &r);
+		if (!lt_gate_held(g, 0))
+			break;
+		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
+		          "a like held before its statement %d while a shrink to 4 ran: they returned %d "
+		          "and %d (%s)", k, lt_gate_rc(g, 0), lt_gate_rc(g, 1), labtest_why(lt_gate_db(g, 0)));
+		lt_expect_int_hint(total(db, POST), 137, "count after a like and a shrink", "fold");
+		lt_expect(rows_from(t, POST, 4) == 0, "live-n",
+		          "a shrink to 4 ran whole while a like was held before its statement %d; the like "
+		          "then wrote a row at slot >= 4 (slot 9): it used the N it had read before the "
+		          "shrink. Read N inside the upsert (a scalar subquery), not in a statement of "
+		          "its own", k);
+	}
+	lt_gate_close(g);
+}
+
+/* A shrink moves only its own post's rows: post 43's rows at slot >= 4
+ * stay where they are, and post 42 gets exactly its own 136. */
+static void shard_resize__leaves_other_posts_alone(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	staircase_rows(t);
+	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (43, 1, 100), (43, 7, 1000), "
+	             "(43, 12, 10000)");
+	lt_expect(shard_resize(db, POST, 4) == 0, "fold", "shard_resize(42, 4): %s", labtest_why(db));
+	lt_expect(total(db, POST) == 136 && total(db, POST + 1) == 11100, "fold",
+	          "after post 42 shrank to 4, post 42 reads %lld (expected 136) and post 43 %lld "
+	          "(expected 11100): does the shrink's DELETE name the post (WHERE post_id = ...)?",
+	          (long long)total(db, POST), (long long)total(db, POST + 1));
+	lt_expect(slot_n(t, POST + 1, 7) == 1000 && slot_n(t, POST + 1, 12) == 10000, "fold",
+	          "post 43's rows at slots 7 and 12 hold %lld and %lld after post 42 shrank, "
+	          "expected 1000 and 10000 untouched", (long long)slot_n(t, POST + 1, 7),
+	          (long long)slot_n(t, POST + 1, 12));
+}
+
+/* A like whose statement fails (refused, or run with its answer lost)
+ * says so: shard.h's functions return a negative code on failure. A
+ * refused like counts nothing; a like whose answer was lost may have
+ * counted, but the caller must hear an error either way. */
+static void shard_increment__failure_is_an_error(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+	like_n(db, POST, 3, counting, &next);
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= 10; k++) {
+			int64_t before = total(db, POST);
+			lt_step_arm(how, k);
+			int rc = shard_increment(db, POST, counting, &next);
+			if (!lt_step_disarm())
+				break;
+			int64_t after = total(db, POST);
+			lt_expect(rc < 0, "upsert", "statement %d of shard_increment %s, yet it returned %d "
+			          "(is kit_db_exec's result dropped? return it)", k, lt_step_what(how), rc);
+			lt_expect(how != LT_STEP_FAILS || after == before, "upsert", "statement %d of "
+			          "shard_increment refused: the count went from %lld to %lld",
+			          k, (long long)before, (long long)after);
+		}
+	}
+	like_n(db, POST, 1, counting, &next);
+}
+
+/* Every call of shard.h, on its success and its error paths, leaves the
+ * connection as it found it: no transaction open, no setting changed (a
+ * lock timeout set "so a shrink never waits long", a PRAGMA or a SET
+ * for speed, outlives the call and changes every later statement on
+ * that connection). */
+static void shard__leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	char before[LT_SESSION_LEN];
+	static const char *const step[] = {
+		"shard_setup", "a like", "shard_read", "shard_slots", "a shrink to 4",
+		"a grow to 8", "a refused shard_resize(0)", "a shrink refused by the database",
+	};
+	uint32_t next = 0;
+	int64_t n64 = 0;
+	int n = 0;
+	lt_session(t, db, before, sizeof before);
+	for (int i = 0; i < 8; i++) {
+		int rc = 0;
+		switch (i) {
+		case 0: rc = shard_setup(db); break;
+		case 1: rc = shard_increment(db, POST, counting, &next); break;
+		case 2: rc = shard_read(db, POST, &n64); break;
+		case 3: rc = shard_slots(db, POST, &n); break;
+		case 4: rc = shard_resize(db, POST, 4); break;
+		case 5: rc = shard_resize(db, POST, 8); break;
+		case 6: rc = shard_resize(db, POST, 0) == 0; break;
+		case 7:
+			lt_step_arm(LT_STEP_FAILS, 3);
+			rc = shard_resize(db, POST, 2) == 0;
+			lt_step_disarm();
+			break;
+		}
+		lt_expect(rc == 0, NULL, "%s: unexpected result (%s)", step[i], labtest_why(db));
+		lt_session_unchanged(t, db, before, step[i], "commit-result");
+	}
+}
+
+/* shard.h: "Post ids are any int64_t". The ends of that domain and -1:
+ * each post's likes stay its own through likes, a read and a shrink (an
+ * id printed as unsigned, or cut to 32 bits, lands elsewhere or is
+ * refused by the database). */
+static void shard__post_ids_at_the_ends_of_int64(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	const int64_t posts[] = { INT64_MIN, -1, INT64_MAX };
+	for (int i = 0; i < 3; i++) {
+		uint32_t next = 5;
+		like_n(db, posts[i], i + 2, counting, &next);
+	}
+	for (int i = 0; i < 3; i++) {
+		lt_expect(shard_resize(db, posts[i], 2) == 0, "uint32", "shard_resize(post %lld, 2): %s",
+		          (long long)posts[i], labtest_why(db));
+		lt_expect(total(db, posts[i]) == i + 2, "uint32", "post %lld after %d likes and a shrink "
+		          "reads %lld (is the post id printed as unsigned, or kept in an int?)",
+		          (long long)posts[i], i + 2, (long long)total(db, posts[i]));
+	}
+	lt_expect_int_hint(labtest_int(t, "SELECT count(DISTINCT post_id) FROM like_slots"), 3,
+	                   "posts with slot rows", "uint32");
+}
+
 /* The table guards N as well as shard_resize() does: a config row of 0
  * slots written straight into like_slot_config (by hand, by another
  * program) is refused by its CHECK, and likes go on working. With 0 in
@@ -950,10 +1173,17 @@ int main(void)
 		BOTH(shard_resize__two_shrinks_at_once),
 		BOTH(shard_setup__refuses_zero_slots),
 		BOTH(shard_resize__refuses_bad_n_before_the_database),
+		BOTH(shard_increment__busy_slot_draws_once),
+		BOTH(shard_increment__reads_n_in_the_statement_that_adds),
+		BOTH(shard_resize__leaves_other_posts_alone),
+		BOTH(shard_increment__failure_is_an_error),
+		BOTH(shard__leaves_the_session_as_it_found_it),
+		BOTH(shard__post_ids_at_the_ends_of_int64),
 		cmocka_unit_test(shard_choose_n__formula),
 		BOTH(shard_resize__every_allocation_can_fail),
 		BOTH(shard_resize__nothing_left_allocated),
 		BOTH(shard_increment__nothing_left_allocated),
+		cmocka_unit_test(shard_choose_n__large_rates),
 	};
 	return labtest_main("02-sharded", tests);
 }

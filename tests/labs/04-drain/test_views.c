@@ -27,6 +27,7 @@
 #include "kit/failpoint.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/04-drain/alloc.h"
 #include "labs/04-drain/views.h"
@@ -770,21 +771,30 @@ static void flusher__stop_is_prompt(void **state)
 	kit_store_free(st);
 }
 
-static void flusher__retries_after_a_refusal(void **state)
+/* 50 views of video 5 and a 2 ms flusher started while video_counts is
+ * away; returns once it has been refused twice (or flushed three times)
+ * and the table is back. */
+static struct flusher *refused_flusher(struct labtest *t, struct kit_store *st, struct kit_db *own)
 {
-	struct labtest *t = *state;
-	struct kit_db *own = labtest_connect(t);
-	struct kit_store *st = new_store(state);
 	struct flusher *f = NULL;
-	struct flusher_stats fs = { 0 };
 	schema(t);
 	record(st, 5, 50);
 	table_away(t);
 	int rc = start_flusher(&f, st, own, 2, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
-
 	eventually(&(struct watch){ t, f, st }, two_refused);
 	table_back(t);
+	return f;
+}
+
+static void flusher__retries_after_a_refusal(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher_stats fs = { 0 };
+	struct flusher *f = refused_flusher(t, st, own);
+	int rc;
 	eventually(&(struct watch){ t, f, st }, fifty_in_or_store_empty);
 	flusher_stats(f, &fs);
 	rc = stop_flusher(f);
@@ -1853,6 +1863,278 @@ static void park__exactly_max_and_one_more(void **state)
 	kit_store_free(st);
 }
 
+/* ---- more edges: max per flush, long intervals, counts past 10^14 ---- */
+
+/* flush_views(st, db, max) takes at most max videos (views.h: "park up
+ * to max videos"); the rest stay dirty, in the store, for the next
+ * flush. Ten videos, video v with v views, max 3: one flush writes three
+ * rows and the views it returns; seven videos stay dirty with their
+ * deltas. */
+static void flush__takes_at_most_max(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	for (int v = 1; v <= 10; v++)
+		record(st, v, v);
+
+	int64_t r = flush_views(st, db, 3);
+	int64_t rows = labtest_int(t, "SELECT count(*) FROM video_counts"), left = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	lt_expect(rows == 3 && left == 7, "flush", "flush_views(max = 3) with 10 dirty videos wrote "
+	          "%" PRId64 " rows and left %" PRId64 " videos dirty; expected 3 and 7 (is max passed "
+	          "on to the drain, or a batch size of your own used instead?)", rows, left);
+	lt_expect(r == db_total(t), "flush", "flush_views(max = 3) returned %" PRId64 " while the "
+	          "database holds %" PRId64 " views", r, db_total(t));
+	lt_expect_int_hint(db_total(t) + store_total(st, 1, 10), 55, "views in the database and the "
+	                   "store after one flush of 3", "flush");
+	flush_all(st, db);
+	lt_expect_int_hint(db_total(t), 55, "views in the database after flushing the rest", "flush");
+	kit_store_free(st);
+}
+
+/* Intervals past 2,147 ms are past 2^31 nanoseconds: a deadline worked
+ * out in int wraps negative, pthread_cond_timedwait refuses it at once
+ * (EINVAL) and the flusher flushes without ever waiting. 2,148 ms and
+ * INT_MAX ms (24 days) are both in start_flusher's domain (views.h:
+ * interval_ms >= 1): after 0.15 s neither has flushed, and each stops at
+ * once and writes the views. */
+static void flusher__long_intervals_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	const int intervals[] = { 2148, INT32_MAX };
+	schema(t);
+	for (int i = 0; i < 2; i++) {
+		struct flusher *f = NULL;
+		struct flusher_stats fs = { -1, -1, -1 };
+		record(st, 5, 2);
+		int rc = start_flusher(&f, st, own, intervals[i], 100);
+		lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval %d ms) returned %d",
+		          intervals[i], rc);
+		util_sleep_ns(150 * 1000000LL);
+		flusher_stats(f, &fs);
+		int64_t t0 = util_now_ns();
+		rc = stop_flusher(f);
+		double took = (double)(util_now_ns() - t0) / 1e9;
+		lt_expect(fs.flushes == 0, "flush-loop", "0.15 s after start_flusher with a %d ms interval "
+		          "it had flushed %" PRId64 " times: past 2,147 ms the interval is past 2^31 ns (is "
+		          "the deadline worked out in int? a negative or oversized tv_nsec makes "
+		          "pthread_cond_timedwait return EINVAL at once)", intervals[i], fs.flushes);
+		lt_expect(rc == 0 && took < 1.0, "stop", "stop_flusher of the %d ms flusher returned %d "
+		          "after %.2f s", intervals[i], rc, took);
+		lt_expect_int_hint(db_views(t, 5), 2 * (i + 1), "views of video 5 after the stop", "stop");
+	}
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* Counts of 15 and 16 digits (below 2^53, views.h's limit) survive a
+ * park: on Redis, Lua turns a number into text with 14 significant
+ * digits ("1.2345678901234e+14"), so a park member built from the
+ * number, not from the text GETDEL returned, reads back as 1 after a
+ * crash. A crashed flush parks them; the next flush must apply them
+ * exactly. */
+static void recovery__counts_past_10_14(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	const int64_t a = 123456789012345, b = ((int64_t)1 << 53) - 1;
+	schema(t);
+	planted_views(st, 3, a);
+	planted_views(st, 4, b);
+	crash_after_drain(st, db);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect(db_views(t, 3) == a && db_views(t, 4) == b, "token", "a parked batch of %" PRId64
+	          " and %" PRId64 " views was applied as %" PRId64 " and %" PRId64 " (flush returned "
+	          "%" PRId64 "): how is the park's <id>=<n> written? In Lua, build it from the string "
+	          "GETDEL returned, not from tonumber() of it (Lua prints a number with 14 digits)",
+	          a, b, db_views(t, 3), db_views(t, 4), r);
+	kit_store_free(st);
+}
+
+/* A batch of exactly VIEWS_MAX_BATCH videos, ids past 2^32 (so the
+ * upsert's text is long): 1,001 dirty videos, a flush with max =
+ * VIEWS_MAX_BATCH writes 1,000 rows and leaves one dirty; then the same
+ * again with the flusher crashing after its drain, so that recovery
+ * reads a park of 1,000 members back. Buffers sized for a smaller
+ * batch (the SQL text, the ids a drain pops, the members read back)
+ * lose videos here or crash. */
+static void flush__a_full_batch(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	const int64_t base = LT_PAST_UINT32 + 1000000;
+	schema(t);
+	for (int round = 0; round < 2; round++) {
+		for (int v = 0; v <= VIEWS_MAX_BATCH; v++)
+			record(st, base + v, 1);
+		if (round == 1)
+			crash_after_drain(st, db);
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH), left = -1;
+		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+		/* after the crash: the park's 1,000 recovered, then the last one taken */
+		int64_t want = round == 0 ? VIEWS_MAX_BATCH : VIEWS_MAX_BATCH + 1, want_left = 1 - round;
+		lt_expect(r == want && left == want_left, "flush", "1,001 dirty videos%s, then "
+		          "flush_views(max = VIEWS_MAX_BATCH) returned %" PRId64 " and left %" PRId64
+		          " dirty; expected %" PRId64 " and %" PRId64 " (is a buffer sized for fewer than "
+		          "VIEWS_MAX_BATCH videos?)", round ? ", 1,000 of them parked by a crashed flush" : "",
+		          r, left, want, want_left);
+		flush_all(st, db);
+		lt_expect_int_hint(db_total(t), (int64_t)(round + 1) * (VIEWS_MAX_BATCH + 1),
+		                   "views in the database after the rest was flushed", "flush");
+	}
+	kit_store_free(st);
+}
+
+/* The flusher's stats count what reached the database: a refused flush
+ * is a failed one and adds no views (its error code is not a count).
+ * The table is away for two refused flushes, then back: views equals
+ * what the database holds. */
+static bool stats_at_fifty(const struct watch *w)
+{
+	struct flusher_stats st;
+	flusher_stats(w->f, &st);
+	return st.views >= 50 && db_total(w->t) >= 50;
+}
+
+static void flusher__stats_count_only_what_was_written(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher_stats fs = { 0 };
+	struct flusher *f = refused_flusher(t, st, own);
+	int rc;
+	/* at most 2 s: what a flusher that counts right reaches in a few ms */
+	for (int i = 0; i < 1000 && !stats_at_fifty(&(struct watch){ t, f, st }); i++)
+		util_sleep_ns(2000000);
+	flusher_stats(f, &fs);
+	int64_t in_db = db_total(t);
+	rc = stop_flusher(f);
+	lt_expect(fs.views == in_db && fs.failed >= 2, "flush-loop", "after %" PRId64 " refused "
+	          "flushes and the ones that wrote the %" PRId64 " views, flusher_stats says views %"
+	          PRId64 ": a failed flush adds nothing to views (is its error code added?)",
+	          fs.failed, in_db, fs.views);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "flush-loop");
+	lt_expect_int_hint(db_total(t), 50, "views in the database", "put-back");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* More parked batches than one read of views:parked brings back: 20
+ * batches parked (as 20 flushes that crashed after their drain leave
+ * them, with no flush in between to recover them); the next
+ * flush resolves every one of them (views.h: "Resolve every parked
+ * batch"), then writes its own. */
+static void recovery__resolves_every_parked_batch(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 0;
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	for (int i = 0; i < 20; i++) {   /* park_views alone: a flush would recover the last one */
+		record(st, 100 + i, i + 1);
+		lt_expect(take(st, true, out, &n) == 0 && n == 1, "park", "park_views of one dirty "
+		          "video: %d videos", n);
+	}
+	record(st, 7, 1);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect(r == 211 && parked_count(st) == 0, "recover", "20 batches parked by crashed "
+	          "flushes (210 views) and 1 view dirty: the next flush returned %" PRId64 " and left "
+	          "%" PRId64 " batches parked; expected 211 and 0 (does recovery stop after the "
+	          "first SMEMBERS of views:parked? read it again until it is empty)", r,
+	          parked_count(st));
+	lt_expect_int_hint(db_total(t), 211, "views in the database after that flush", "token");
+	kit_store_free(st);
+}
+
+/* Dirty videos whose deltas are all 0 take no token and park nothing
+ * (views.h: *token is 0 when nothing was taken): a flush of them
+ * returns 0 and leaves views:parked empty, so the flush after it, with
+ * nothing dirty, runs no statement at all (README section 5). An empty
+ * park left behind would send that flush to the database to recover it. */
+static void count_any(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql;
+	(void)t_ns;
+	if (ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START)
+		++*(int *)arg;
+}
+
+static void park__zero_deltas_take_no_token(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 77;
+	int64_t token = 77, counter = -1;
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 5), 0);
+	planted_views(st, 30, 0);
+	planted_views(st, 31, 0);
+	int rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	assert_int_equal(kit_store_get(st, VIEWS_TOKEN, &counter), 0);
+	lt_expect(rc == 0 && token == 0 && n == 0 && counter == 5 && parked_count(st) == 0, "token",
+	          "park_views of two dirty videos at 0: %d, token %" PRId64 ", %d videos, counter %"
+	          PRId64 ", %" PRId64 " batches parked; expected 0, 0, 0, the counter still 5 and "
+	          "nothing parked (take the token when the first non-zero delta comes out, not "
+	          "before the loop)", rc, token, n, counter, parked_count(st));
+
+	planted_views(st, 30, 0);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	int started = 0;
+	kit_db_set_hook(db, count_any, &started);
+	int64_t again = flush_views(st, db, VIEWS_MAX_BATCH);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(r == 0 && again == 0 && parked_count(st) == 0 && started == 0, "token",
+	          "a flush of a dirty video at 0 returned %" PRId64 ", the next one %" PRId64 " after "
+	          "%d statements, with %" PRId64 " batches parked; expected 0, 0, no statement and "
+	          "nothing parked", r, again, started, parked_count(st));
+	kit_store_free(st);
+}
+
+/* A flush leaves its connection as it found it, on success and when the
+ * database refuses: no transaction open, no setting changed (a lock
+ * timeout or a SET for speed left on the flusher's connection changes
+ * every later flush). */
+static void flush__leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	char before[LT_SESSION_LEN];
+	static const char *const step[] = { "a flush", "a flush refused (video_counts away)",
+	                                    "a flush with nothing dirty" };
+	schema(t);
+	lt_session(t, db, before, sizeof before);
+	for (int i = 0; i < 3; i++) {
+		if (i < 2)
+			record(st, 3, 2);
+		if (i == 1)
+			table_away(t);
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		if (i == 1) {
+			lt_expect(lt_in_transaction(t, db) == 0, "flush", "after %s the connection still "
+			          "has a transaction open: a refused flush ends with ROLLBACK", step[i]);
+			table_back(t);
+		}
+		lt_expect(i == 1 ? r < 0 : r >= 0, "flush", "%s returned %" PRId64, step[i], r);
+		lt_session_unchanged(t, db, before, step[i], "flush");
+	}
+	flush_all(st, db);
+	lt_expect_int_hint(db_total(t), 4, "views in the database", "flush");
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1915,6 +2197,17 @@ int main(void)
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),
 		CRASH_ALL(token__crash_mid_putback),
+		LABTEST_ALL(flush__takes_at_most_max),
+		STORE_REDIS(flush__takes_at_most_max),
+		LABTEST_BOTH(flusher__long_intervals_wait),
+		LABTEST_BOTH(recovery__counts_past_10_14),
+		STORE_REDIS(recovery__counts_past_10_14),
+		LABTEST_BOTH(flush__a_full_batch),
+		LABTEST_BOTH(flusher__stats_count_only_what_was_written),
+		LABTEST_BOTH(recovery__resolves_every_parked_batch),
+		LABTEST_BOTH(park__zero_deltas_take_no_token),
+		STORE_REDIS(park__zero_deltas_take_no_token),
+		LABTEST_ALL(flush__leaves_the_session_as_it_found_it),
 	};
 	return labtest_main("04-drain", tests);
 }

@@ -1,0 +1,78 @@
+/*
+ * session.c: what a call left behind on its connection (session.h).
+ */
+#include "tests/harness/session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct line {
+	char *s;
+	size_t len;
+};
+
+static int add_row(void *arg, int ncols, const char *const *values)
+{
+	struct line *x = arg;
+	size_t used = strlen(x->s);
+	snprintf(x->s + used, x->len - used, "%s;", ncols > 0 && values[0] ? values[0] : "NULL");
+	return 0;
+}
+
+void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
+{
+	static const char *const sql[] = {
+		[KIT_DB_SQLITE] =
+			"SELECT 'synchronous=' || synchronous FROM pragma_synchronous"
+			" UNION ALL SELECT 'journal_mode=' || journal_mode FROM pragma_journal_mode"
+			" UNION ALL SELECT 'foreign_keys=' || foreign_keys FROM pragma_foreign_keys"
+			" UNION ALL SELECT 'busy_timeout=' || timeout FROM pragma_busy_timeout"
+			" UNION ALL SELECT 'temp_store=' || temp_store FROM pragma_temp_store"
+			" UNION ALL SELECT 'locking_mode=' || locking_mode FROM pragma_locking_mode"
+			" UNION ALL SELECT 'read_uncommitted=' || read_uncommitted FROM pragma_read_uncommitted"
+			" UNION ALL SELECT 'query_only=' || query_only FROM pragma_query_only"
+			" UNION ALL SELECT 'cache_size=' || cache_size FROM pragma_cache_size",
+		[KIT_DB_POSTGRES] =
+			"SELECT name || '=' || setting || ' (' || source || ')' FROM pg_settings"
+			" WHERE source IN ('session', 'client') ORDER BY name",
+		[KIT_DB_MYSQL] =
+			"SELECT CONCAT_WS(',', @@session.autocommit, @@session.tx_isolation,"
+			" @@session.innodb_lock_wait_timeout, @@session.lock_wait_timeout, @@session.sql_mode,"
+			" @@session.foreign_key_checks, @@session.unique_checks, @@session.max_statement_time)",
+	};
+	struct line x = { out, len };
+	out[0] = '\0';
+	int rc = kit_db_query(db, sql[t->engine], 0, NULL, add_row, &x);
+	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
+}
+
+int64_t lt_in_transaction(struct labtest *t, struct kit_db *db)
+{
+	int64_t open = -1;
+	if (t->engine == KIT_DB_SQLITE) {
+		int rc = kit_db_exec(db, "BEGIN", 0, NULL);
+		if (rc == 0)
+			kit_db_exec(db, "ROLLBACK", 0, NULL);
+		return rc != 0;
+	}
+	/* PostgreSQL: in a transaction begun earlier, now() is its start,
+	 * not this statement's */
+	if (kit_db_query_int(db, t->engine == KIT_DB_MYSQL ? "SELECT @@in_transaction"
+	                     : "SELECT CASE WHEN now() = statement_timestamp() THEN 0 ELSE 1 END",
+	                     0, NULL, &open) != 0)
+		return -1;
+	return open;
+}
+
+void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *before,
+                          const char *what, const char *hint)
+{
+	char after[LT_SESSION_LEN];
+	lt_expect(lt_in_transaction(t, db) == 0, hint, "after %s the connection still has a "
+	          "transaction open: every path out of a call, the error paths too, ends with "
+	          "COMMIT or ROLLBACK", what);
+	lt_session(t, db, after, sizeof after);
+	lt_expect(strcmp(before, after) == 0, hint, "after %s the session's settings changed from "
+	          "%s to %s: a PRAGMA, SET or kit_db_set_lock_timeout that outlives the call (for "
+	          "one transaction use SET LOCAL)", what, before, after);
+}

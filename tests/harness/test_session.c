@@ -1,0 +1,57 @@
+/*
+ * test_session.c: tests/harness/session.h on every engine: the line it
+ * reads changes when a setting is changed in the session and comes back
+ * when it is reset; lt_in_transaction sees a transaction begun and ended.
+ */
+#include <string.h>
+
+#include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
+
+static void session__sees_a_setting_changed_and_reset(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	static const char *const change[] = {
+		[KIT_DB_SQLITE] = "PRAGMA synchronous = OFF",
+		[KIT_DB_POSTGRES] = "SET synchronous_commit = off",
+		[KIT_DB_MYSQL] = "SET SESSION innodb_lock_wait_timeout = 7",
+	};
+	static const char *const reset[] = {
+		[KIT_DB_SQLITE] = "PRAGMA synchronous = NORMAL",
+		[KIT_DB_POSTGRES] = "RESET synchronous_commit",
+		[KIT_DB_MYSQL] = "SET SESSION innodb_lock_wait_timeout = DEFAULT",
+	};
+	char before[LT_SESSION_LEN], changed[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
+	labtest_exec(t, change[t->engine]);
+	lt_session(t, db, changed, sizeof changed);
+	labtest_exec(t, reset[t->engine]);
+	lt_session(t, db, after, sizeof after);
+	lt_expect(strcmp(before, changed) != 0, NULL, "\"%s\" left the session line as it was: %s",
+	          change[t->engine], changed);
+	lt_expect(strcmp(before, after) == 0, NULL, "after \"%s\" the line is %s, not %s",
+	          reset[t->engine], after, before);
+}
+
+static void session__sees_a_transaction_left_open(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, "CREATE TABLE s (v INTEGER)");
+	lt_expect_int(lt_in_transaction(t, db), 0, "a transaction open before BEGIN");
+	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+	labtest_exec(t, "INSERT INTO s VALUES (1)");
+	lt_expect_int(lt_in_transaction(t, db), 1, "a transaction open after BEGIN and an INSERT");
+	lt_expect(kit_db_commit(db) == 0, NULL, "COMMIT: %s", labtest_why(db));
+	lt_expect_int(lt_in_transaction(t, db), 0, "a transaction open after COMMIT");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		LABTEST_ALL(session__sees_a_setting_changed_and_reset),
+		LABTEST_ALL(session__sees_a_transaction_left_open),
+	};
+	return labtest_main("harness-session", tests);
+}
