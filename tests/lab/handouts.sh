@@ -158,6 +158,21 @@ worker_db() {
 
 jobs=${HOTROW_HANDOUT_JOBS:-4}
 case $jobs in ''|*[!0-9]*|0) jobs=1 ;; esac
+# What the handouts' commands build shares the kit's libraries and the
+# checks' harness: bring it all up to date once, before the workers, so
+# that two makes never write one file at once. The commands still build
+# (and say so) themselves; a target that does not build here fails there.
+if [ "$jobs" -gt 1 ]; then
+	targets=
+	for d in labs/[0-9][0-9]-*/; do
+		l=$(basename "$d")
+		targets="$targets build/labs/$l/test-exercise"
+		[ -f "$d/run.c" ] && targets="$targets build/labs/$l/run-exercise"
+		[ -f "$d/run.c" ] && [ -d "solutions/$l" ] && targets="$targets build/labs/$l/run-solution"
+	done
+	# shellcheck disable=SC2086
+	make -s -k --no-print-directory SAN= $targets >/dev/null 2>&1
+fi
 : >"$tmp/dbs"
 if [ "$jobs" -gt 1 ] && [ -n "${HOTROW_PG_URL:-}" ]; then
 	k=1
