@@ -16,6 +16,16 @@
 # Each gets HOTROW_HANDOUT_TIMEOUT seconds (default 300). Prints
 # cmocka-style summary lines. HOTROW_BIN overrides the binary (default
 # build/hotrow).
+#
+# Most of the time goes to drivers that run for the seconds they are
+# told, not to the CPU, so one handout's commands run in order while
+# other handouts' run beside them: HOTROW_HANDOUT_JOBS workers (default
+# 4; 1: one after another) take the next handout left, the longest
+# first. A handout's commands stay together and in order (they build
+# the same targets and may rely on each other). Every worker but the
+# first gets a PostgreSQL database of its own on the same server, so a
+# lab's checks that read pg_locks or pg_stat_activity of their database
+# never see another lab's driver; when one cannot be made, one worker.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$root" || exit 1
@@ -59,49 +69,147 @@ def commands(path):
         i += 1
     return out
 
-for path in sys.argv[1:]:
-    for n, text in commands(path):
+# A handout's weight, to start the longest first: its drivers and checks
+# (a run of the solutions twice: it gets through every phase), the
+# seconds a command waits on purpose (--after N), one for anything else.
+def weight(text):
+    w = 1
+    if re.search(r' lab (run|check) ', text):
+        w = 10 if '--solutions' in text else 5
+    m = re.search(r'--after (\d+)', text)
+    return w + (int(m.group(1)) if m else 0)
+
+found = [(path, commands(path)) for path in sys.argv[1:]]
+found.sort(key=lambda f: -sum(weight(t) for _, t in f[1]))
+for path, cmds in found:
+    for n, text in cmds:
         print('%s:%d\t%s' % (path, n, text))
 EOF
 if [ ! -s "$tmp/commands" ]; then
 	bad handouts__found "no command found in labs/*/README.md"
 fi
 
-while IFS='	' read -r where cmd; do
-	name="handout:$where"
-	comment=
-	case "$cmd" in *'#'*) comment=${cmd#*#} ;; esac
-	want=0
-	case " $comment " in
-	*" long "*|*" long,"*|*" long;"*|*" long:"*) skip "$name" "marked long: $cmd"; continue ;;
-	*" live "*|*" live,"*|*" live;"*|*" live:"*) skip "$name" "marked live: $cmd"; continue ;;
-	*"exits 1"*) want=1 ;;
-	esac
-	case "$cmd" in
-	*HOTROW_PG_URL*|*scripts/pg*)
-		if [ -z "${HOTROW_PG_URL:-}" ]; then
-			skip "$name" "HOTROW_PG_URL is not set: $cmd"; continue
-		fi ;;
-	esac
-	case "$cmd" in
-	*HOTROW_REDIS_URL*|*scripts/redis*)
-		if [ -z "${HOTROW_REDIS_URL:-}" ]; then
-			skip "$name" "HOTROW_REDIS_URL is not set: $cmd"; continue
-		fi ;;
-	esac
-	echo "[ RUN      ] $name: $cmd"
-	PATH="$tmp/path:$PATH" timeout -k 10 "$limit" sh -c "$cmd" </dev/null >"$tmp/out" 2>&1
-	rc=$?
-	if [ "$rc" -eq "$want" ]; then
-		ok "$name"
-	else
-		tail -n 15 "$tmp/out" | sed 's/^/    | /'
-		if [ "$rc" -eq 124 ]; then
-			bad "$name" "still running after $limit s (mark it # long, or shorten it)"
+# try WORKER: run the commands in $tmp/todo.WORKER, one after another.
+try() {
+	w=$1
+	while IFS='	' read -r where cmd; do
+		name="handout:$where"
+		comment=
+		case "$cmd" in *'#'*) comment=${cmd#*#} ;; esac
+		want=0
+		case " $comment " in
+		*" long "*|*" long,"*|*" long;"*|*" long:"*) skip "$name" "marked long: $cmd"; continue ;;
+		*" live "*|*" live,"*|*" live;"*|*" live:"*) skip "$name" "marked live: $cmd"; continue ;;
+		*"exits 1"*) want=1 ;;
+		esac
+		case "$cmd" in
+		*HOTROW_PG_URL*|*scripts/pg*)
+			if [ -z "${HOTROW_PG_URL:-}" ]; then
+				skip "$name" "HOTROW_PG_URL is not set: $cmd"; continue
+			fi ;;
+		esac
+		case "$cmd" in
+		*HOTROW_REDIS_URL*|*scripts/redis*)
+			if [ -z "${HOTROW_REDIS_URL:-}" ]; then
+				skip "$name" "HOTROW_REDIS_URL is not set: $cmd"; continue
+			fi ;;
+		esac
+		echo "[ RUN      ] $name: $cmd"
+		PATH="$tmp/path:$PATH" timeout -k 10 "$limit" sh -c "$cmd" </dev/null >"$tmp/out.$w" 2>&1
+		rc=$?
+		if [ "$rc" -eq "$want" ]; then
+			ok "$name"
 		else
-			bad "$name" "exited $rc, the handout promises $want"
+			tail -n 15 "$tmp/out.$w" | sed 's/^/    | /'
+			if [ "$rc" -eq 124 ]; then
+				bad "$name" "still running after $limit s (mark it # long, or shorten it)"
+			else
+				bad "$name" "exited $rc, the handout promises $want"
+			fi
 		fi
+	done <"$tmp/todo.$w"
+}
+
+# worker N: take the handouts left (a directory made first claims one) and
+# run them; the counts go to $tmp/counts.N.
+worker() {
+	w=$1
+	for f in $(cut -d: -f1 "$tmp/commands" | uniq); do
+		mkdir "$tmp/claim.$(echo "$f" | tr / _)" 2>/dev/null || continue
+		grep "^$f:" "$tmp/commands" >"$tmp/todo.$w"
+		try "$w"
+	done
+	echo "$check_pass $check_fail $check_skip $check_failed" >"$tmp/counts.$w"
+}
+
+# worker_db N: a database of worker N's own on HOTROW_PG_URL's server; its
+# URL on stdout, nothing when it cannot be made.
+worker_db() {
+	db=hotrow_handout_$$_$1
+	psql "$HOTROW_PG_URL" -qAtX -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" \
+		>/dev/null 2>&1 || return 0
+	echo "$db" >>"$tmp/dbs"
+	case $HOTROW_PG_URL in
+	postgres://*\?*|postgresql://*\?*) echo "$HOTROW_PG_URL&dbname=$db" ;;
+	postgres://*|postgresql://*) echo "$HOTROW_PG_URL?dbname=$db" ;;
+	*) echo "$HOTROW_PG_URL dbname=$db" ;;
+	esac
+}
+
+jobs=${HOTROW_HANDOUT_JOBS:-4}
+case $jobs in ''|*[!0-9]*|0) jobs=1 ;; esac
+# What the handouts' commands build shares the kit's libraries and the
+# checks' harness: bring it all up to date once, before the workers, so
+# that two makes never write one file at once. The commands still build
+# (and say so) themselves; a target that does not build here fails there.
+if [ "$jobs" -gt 1 ]; then
+	targets=
+	for d in labs/[0-9][0-9]-*/; do
+		l=$(basename "$d")
+		targets="$targets build/labs/$l/test-exercise"
+		[ -f "$d/run.c" ] && targets="$targets build/labs/$l/run-exercise"
+		[ -f "$d/run.c" ] && [ -d "solutions/$l" ] && targets="$targets build/labs/$l/run-solution"
+	done
+	# shellcheck disable=SC2086
+	make -s -k --no-print-directory SAN= $targets >/dev/null 2>&1
+fi
+: >"$tmp/dbs"
+if [ "$jobs" -gt 1 ] && [ -n "${HOTROW_PG_URL:-}" ]; then
+	k=1
+	while [ "$k" -lt "$jobs" ]; do
+		url=$(command -v psql >/dev/null && worker_db "$k")
+		if [ -z "$url" ]; then
+			echo "NOTICE: handouts: no PostgreSQL database of its own for a second worker; one worker"
+			jobs=1
+			break
+		fi
+		eval "workerurl_$k=\$url"
+		k=$((k + 1))
+	done
+fi
+k=0
+while [ "$k" -lt "$jobs" ]; do
+	(
+		eval "url=\${workerurl_$k:-}"
+		[ -z "$url" ] || export HOTROW_PG_URL="$url"
+		worker "$k" >"$tmp/log.$k" 2>&1
+	) &
+	k=$((k + 1))
+done
+wait
+k=0
+while [ "$k" -lt "$jobs" ]; do
+	cat "$tmp/log.$k"
+	if read -r p f s names <"$tmp/counts.$k"; then
+		check_pass=$((check_pass + p)) check_fail=$((check_fail + f)) check_skip=$((check_skip + s))
+		check_failed="$check_failed $names"
+	else
+		bad "handouts__worker_$k" "a worker ended without its counts"
 	fi
-done <"$tmp/commands"
+	k=$((k + 1))
+done
+while read -r db; do
+	psql "$HOTROW_PG_URL" -qAtX -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
+done <"$tmp/dbs"
 
 summary

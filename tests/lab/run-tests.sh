@@ -4,7 +4,8 @@
 # Fake suites (shell scripts printing cmocka's TAP) in a scratch tree: a
 # solution, and mutants caught by the named check, by another check only
 # ("caught for the wrong reason"), by nothing, without a header, only by
-# PostgreSQL checks that did not run, and one that dies half-way.
+# PostgreSQL checks that did not run, and one that dies half-way; and
+# five scripts on three lanes, each run once.
 # Prints cmocka-style lines and summary, as scripts/run-tests reads them.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,6 +44,8 @@ suite test-mutant-wrong f p p;  patch_for wrong b "sqlite postgres"
 suite test-mutant-missed p p p; patch_for missed b "sqlite postgres"
 suite test-mutant-bare p f p;   printf -- '--- a/x\n+++ b/x\n' >tests/mutants/99-x/bare.patch
 suite test-mutant-died p die;   patch_for died b "sqlite postgres"
+# The fake suites need no server: without one, the lanes make no databases.
+unset HOTROW_PG_URL
 out=$("$root/scripts/run-tests" pass:build/labs/99-x/test-solution \
 	mutant:build/labs/99-x/test-mutant-right mutant:build/labs/99-x/test-mutant-wrong \
 	mutant:build/labs/99-x/test-mutant-missed mutant:build/labs/99-x/test-mutant-bare \
@@ -54,6 +57,16 @@ suite test-mutant-pgonly p p s; patch_for pgonly c postgres
 out2=$("$root/scripts/run-tests" pass:build/labs/99-x/test-solution \
 	mutant:build/labs/99-x/test-mutant-pgonly 2>&1)
 rc2=$?
+# Five scripts on three lanes: each lane takes the next one left, so every
+# one runs, and only once (each appends its name to a file).
+for i in 1 2 3 4 5; do
+	printf '#!/bin/sh\necho %s >>"%s/ran"\necho "[  PASSED  ] 1 test(s)."\n' "$i" "$tmp" >"s$i.sh"
+	chmod +x "s$i.sh"
+done
+out3=$(HOTROW_TEST_JOBS=3 "$root/scripts/run-tests" script:./s1.sh script:./s2.sh script:./s3.sh \
+	script:./s4.sh script:./s5.sh 2>&1)
+rc3=$?
+ran=$(sort "$tmp/ran" 2>/dev/null | tr '\n' ' ')
 
 . "$root/tests/harness/check.sh"
 # t NAME: start a check; ok / bad REASON end it (bad shows both runs).
@@ -78,5 +91,9 @@ if [ $rc -ne 1 ] || ! printf '%s\n' "$out" | tail -n 1 | grep -q "^5 passed, 3 f
 else ok; fi
 t run_tests__postgres_only_mutant_skipped_without_postgres
 if [ $rc2 -ne 0 ] || ! printf '%s\n' "$out2" | grep -q "^skipped .*pgonly"; then bad "exit $rc2"; else ok; fi
+t run_tests__lanes_run_every_suite_once
+if [ $rc3 -ne 0 ] || [ "$ran" != "1 2 3 4 5 " ]; then
+	printf '%s\n' "$out3" | sed 's/^/    /'; check_bad "$current" "exit $rc3, ran '$ran', want '1 2 3 4 5 '"
+else ok; fi
 
 summary

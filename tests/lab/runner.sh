@@ -325,6 +325,10 @@ if [ $rc -ne 2 ] || ! grep -q -- "--threads" "$err"; then bad "exit $rc, want 2 
 leftovers() { # processes still running from a check's private copy
 	pgrep -f "$kit/.hotrow/run/" 2>/dev/null | wc -l
 }
+settle() { # settle N: wait until no leftovers, at most N tenths of a second
+	n=0
+	while [ "$n" -lt "$1" ] && [ "$(leftovers)" -ne 0 ]; do sleep 0.1; n=$((n + 1)); done
+}
 compilers() { # compilers working in this test's kit (not another run's)
 	for p in $(pgrep cc1 2>/dev/null); do
 		case $(readlink "/proc/$p/cwd" 2>/dev/null) in "$tmp"/*) echo "$p" ;; esac
@@ -372,7 +376,7 @@ else ok; fi
 
 t runner__hostile_50_forked_sleepers_are_killed
 at_run 'for (int i = 0; i < 50; i++) if (fork() == 0) { sleep(600); _exit(0); }'
-sleep 1
+settle 10
 if [ $rc -ne 0 ] || [ $secs -gt 30 ]; then bad "exit $rc after $secs s, want 0 (the answer is right) at once"
 elif [ "$(leftovers)" -ne 0 ]; then bad "$(leftovers) forked children left running"
 else ok; fi
@@ -427,7 +431,7 @@ rpid=$!
 i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
 kill -TERM "$rpid"
 s0=$(date +%s); wait "$rpid"; rc=$?; secs=$(( $(date +%s) - s0 ))
-sleep 0.5
+settle 5
 if [ $secs -gt 10 ]; then bad "the runner took $secs s to stop"
 elif [ "$(leftovers)" -ne 0 ]; then bad "test processes outlived the runner"
 elif [ $rc -eq 0 ]; then bad "exit 0 after SIGTERM"
@@ -443,7 +447,7 @@ rpid=$!
 i=0; while [ $i -lt 100 ] && [ "$(leftovers)" -eq 0 ]; do sleep 0.1; i=$((i + 1)); done
 kill -INT "$rpid"
 s0=$(date +%s); wait "$rpid"; rc=$?; secs=$(( $(date +%s) - s0 ))
-sleep 0.5
+settle 5
 if [ $rc -ne 130 ]; then bad "exit $rc after Ctrl-C, want 130"
 elif [ $secs -gt 10 ] || [ "$(leftovers)" -ne 0 ]; then bad "took $secs s, or test processes outlived it"
 elif ! grep "^$tiny " "$kit/.hotrow/progress" | cmp -s - "$tmp/progress-before"; then
@@ -595,7 +599,7 @@ t runner__escaped_descendants_are_killed
 # The same, in the checks' own code: a grandchild in a session of its own
 # that ignores SIGTERM does not outlive the check.
 at_run 'if (fork() == 0) { setsid(); if (fork() == 0) { signal(SIGTERM, SIG_IGN); sleep(600); _exit(0); } _exit(0); } usleep(200000);'
-sleep 1
+settle 10
 if [ $rc -ne 0 ]; then bad "exit $rc, want 0 (the answer is right)"
 elif [ "$(leftovers)" -ne 0 ]; then bad "$(leftovers) escaped processes outlived the check"
 else ok; fi

@@ -26,7 +26,11 @@
 #include "util/clock.h"
 
 #define THREADS 8
-#define LIKES   1000               /* per thread */
+/* Likes per thread. Eight threads on one row contend at every like, so a
+ * count read and written back loses most of them (in our runs 1,166 to
+ * 1,800 of 8,000 were left at 1,000 a thread, 290 to 452 of 2,000 at 250):
+ * 2,000 likes tell the same in a quarter of the time. */
+#define LIKES   250
 #define WORK_MS 20                 /* the slow app check in the hold checks */
 
 static void make_post(struct labtest *t)
@@ -178,9 +182,9 @@ static void like_post__exact_under_threads(void **state)
 	         r.error[0] ? r.error : "none");
 	lt_expect_int(r.ok, THREADS * LIKES, what);
 	lt_expect_int_hint(counter(t), THREADS * LIKES,
-	                   "posts.likes after 8 threads x 1000 likes", "lost-update");
+	                   "posts.likes after 8 threads x 250 likes", "lost-update");
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), THREADS * LIKES,
-	              "rows in likes after 8 threads x 1000 likes");
+	              "rows in likes after 8 threads x 250 likes");
 }
 
 static void like_post__duplicate_changes_nothing(void **state)
