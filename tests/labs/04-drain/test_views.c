@@ -2023,7 +2023,7 @@ static void flusher__stats_count_only_what_was_written(void **state)
 	struct flusher *f = refused_flusher(t, st, own);
 	int rc;
 	/* at most 2 s: what a flusher that counts right reaches in a few ms */
-	for (int i = 0; i < 1000 && !stats_at_fifty(&(struct watch){ t, f, st }); i++)
+	for (int i = 0; i < 1000 && !stats_at_fifty(&(struct watch){ .t = t, .f = f, .st = st }); i++)
 		util_sleep_ns(2000000);
 	flusher_stats(f, &fs);
 	int64_t in_db = db_total(t);
