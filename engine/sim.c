@@ -48,9 +48,9 @@ static int64_t ms_us(double ms)
 	return round_us(ms * 1000.0);
 }
 
-/* The earliest pending event, timers and heap together: its time in *t
- * and where it is (a timer id, or SIM_NTIMERS for the heap's top);
- * -1 when nothing is pending. */
+/* The earliest pending event, timers, heap and FIFOs together: its time
+ * in *t and where it is (a timer id, SIM_NTIMERS for the heap's top, or
+ * SIM_NTIMERS + 1 + a FIFO id); -1 when nothing is pending. */
 static int next_event(const struct sim *s, int64_t *t)
 {
 	int best = -1;
@@ -69,6 +69,17 @@ static int next_event(const struct sim *s, int64_t *t)
 			best = i;
 			bt = tm->t;
 			bseq = tm->seq;
+		}
+	}
+	for (int i = 0; i < SIM_NFIFOS; i++) {
+		const struct sim_event *e;
+		if (!s->fifos[i].n)
+			continue;
+		e = sim_fifo_head(&s->fifos[i]);
+		if (best < 0 || e->t < bt || (e->t == bt && e->seq < bseq)) {
+			best = SIM_NTIMERS + 1 + i;
+			bt = e->t;
+			bseq = e->seq;
 		}
 	}
 	*t = bt;
@@ -1151,10 +1162,11 @@ static void got_conn(struct sim *s, struct sim_req *r)
 {
 	if (r->kind == SIM_REQ_UNRELATED) {
 		s->conn_unrel++;
-		sim_push(s, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
+		sim_push_fifo(s, FF_CALL_DONE, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
 	} else if (r->kind == SIM_REQ_READ) {
 		s->conn_unrel++;          /* shown with the other calls */
-		sim_push(s, s->now + sim_read_start(s), EV_CONN_DONE, slab_put(s, r));
+		sim_push_fifo(s, FF_CALL_DONE, s->now + sim_read_start(s), EV_CONN_DONE,
+		              slab_put(s, r));
 	} else {
 		if (sim_followed(s, r))
 			sim_trace_note(s, SIM_TR_CONNECTED, SIM_AT_OTHER, -1, 0);
@@ -1322,6 +1334,8 @@ void sim_free(struct sim *s)
 	sim_queue_free(&s->pool[POOL_COUNTER].waiters);
 	sim_ring_free(&s->redis_q);
 	sim_heap_free(&s->heap);
+	for (int i = 0; i < SIM_NFIFOS; i++)
+		free(s->fifos[i].ev);
 	sim_cpu_free(s);
 	free(s->slab);
 	free(s->slab_free);
@@ -1422,6 +1436,8 @@ static void step(struct sim *s, int where)
 
 	if (where == SIM_NTIMERS) {
 		e = sim_heap_pop(&s->heap);
+	} else if (where > SIM_NTIMERS) {
+		e = sim_fifo_pop(&s->fifos[where - SIM_NTIMERS - 1]);
 	} else {
 		e.t = s->timers[where].t;
 		e.seq = s->timers[where].seq;
