@@ -48,42 +48,51 @@ static int64_t ms_us(double ms)
 	return round_us(ms * 1000.0);
 }
 
+/* The earliest so far in next_event(): (*bt, *bseq) at *best. */
+struct earliest {
+	int best;
+	int64_t t;
+	uint64_t seq;
+};
+
+static inline void consider(struct earliest *b, bool on, int64_t t, uint64_t seq, int where)
+{
+	if (on && (t < b->t || (t == b->t && seq < b->seq))) {
+		b->best = where;
+		b->t = t;
+		b->seq = seq;
+	}
+}
+
+static inline void consider_fifo(struct earliest *b, const struct sim *s, int i)
+{
+	const struct sim_fifo *f = &s->fifos[i];
+
+	if (f->n)
+		consider(b, true, f->ev[f->head].t, f->ev[f->head].seq, SIM_NTIMERS + 1 + i);
+}
+
 /* The earliest pending event, timers, heap and FIFOs together: its time
  * in *t and where it is (a timer id, SIM_NTIMERS for the heap's top, or
- * SIM_NTIMERS + 1 + a FIFO id); -1 when nothing is pending. */
+ * SIM_NTIMERS + 1 + a FIFO id); -1 when nothing is pending. Each source
+ * is looked at by name, not in a loop: this runs once an event. */
 static int next_event(const struct sim *s, int64_t *t)
 {
-	int best = -1;
-	int64_t bt = 0;
-	uint64_t bseq = 0;
+	/* Later than any event: no test for "none yet". */
+	struct earliest b = { -1, INT64_MAX, UINT64_MAX };
 
-	if (s->heap.n) {
-		const struct sim_event *e = sim_heap_top(&s->heap);
-		best = SIM_NTIMERS;
-		bt = e->t;
-		bseq = e->seq;
-	}
-	for (int i = 0; i < SIM_NTIMERS; i++) {
-		const struct sim_timer *tm = &s->timers[i];
-		if (tm->on && (best < 0 || tm->t < bt || (tm->t == bt && tm->seq < bseq))) {
-			best = i;
-			bt = tm->t;
-			bseq = tm->seq;
-		}
-	}
-	for (int i = 0; i < SIM_NFIFOS; i++) {
-		const struct sim_event *e;
-		if (!s->fifos[i].n)
-			continue;
-		e = sim_fifo_head(&s->fifos[i]);
-		if (best < 0 || e->t < bt || (e->t == bt && e->seq < bseq)) {
-			best = SIM_NTIMERS + 1 + i;
-			bt = e->t;
-			bseq = e->seq;
-		}
-	}
-	*t = bt;
-	return best;
+	_Static_assert(SIM_NTIMERS == 3 && SIM_NFIFOS == 4, "next_event names every source");
+	if (s->heap.n)
+		consider(&b, true, s->heap.ev[0].t, s->heap.ev[0].seq, SIM_NTIMERS);
+	consider(&b, s->timers[0].on, s->timers[0].t, s->timers[0].seq, 0);
+	consider(&b, s->timers[1].on, s->timers[1].t, s->timers[1].seq, 1);
+	consider(&b, s->timers[2].on, s->timers[2].t, s->timers[2].seq, 2);
+	consider_fifo(&b, s, 0);
+	consider_fifo(&b, s, 1);
+	consider_fifo(&b, s, 2);
+	consider_fifo(&b, s, 3);
+	*t = b.best < 0 ? 0 : b.t;
+	return b.best;
 }
 
 static int64_t hold_sample(struct sim *s)

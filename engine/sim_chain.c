@@ -66,10 +66,13 @@ static int64_t pages(int64_t versions)
 
 static bool snapshot_open(const struct sim *s, int64_t t)
 {
-	int64_t at = llround(s->c.snapshot_at_s * 1e6);
-	int64_t end = at + llround(s->c.snapshot_for_s * 1e6);
+	int64_t at, end;
 
-	return s->c.snapshot_for_s > 0 && t >= at && t < end;
+	if (!(s->c.snapshot_for_s > 0))
+		return false;             /* asked at every commit: no rounding */
+	at = llround(s->c.snapshot_at_s * 1e6);
+	end = at + llround(s->c.snapshot_for_s * 1e6);
+	return t >= at && t < end;
 }
 
 /* Buffers one read of the count touches now: the index page, then each
@@ -141,7 +144,13 @@ void sim_chain_update(struct sim *s, int i)
  * on average): 0.42 ms / 26.5, about 16 us a page. */
 int64_t sim_chain_walk_us(const struct sim *s, int i)
 {
-	return llround(s->c.walk_us * (double)(pages(s->versions[i]) - 1));
+	int64_t past = pages(s->versions[i]) - 1;
+
+	/* walk_us is finite (0 to 1e6): nothing past the first page, or no
+	 * cost a page, walks in no time. */
+	if (past == 0 || s->c.walk_us == 0)
+		return 0;
+	return llround(s->c.walk_us * (double)past);
 }
 
 bool sim_read_next(struct sim *s, uint32_t gen)

@@ -286,7 +286,12 @@ struct sim_path {
 	int64_t (*credits)(struct sim *s);
 };
 
-const struct sim_path *sim_path_of(enum sim_strategy st);
+extern const struct sim_path sim_paths[SIM_NSTRATEGIES];   /* sim_fix.c */
+static inline const struct sim_path *sim_path_of(enum sim_strategy st)
+{
+	assert((unsigned)st < SIM_NSTRATEGIES);
+	return &sim_paths[st];
+}
 
 /*
  * What the fixes (sim_fix.c) and the CPUs (sim_cpu.c) may ask of the rest
