@@ -378,7 +378,7 @@ static bool pool_free(const struct sim_pool *p)
 }
 
 static void pool_settle(struct sim *s, struct sim_pool *p);
-static void pool_arm_sweep(struct sim *s, struct sim_pool *p);
+static inline void pool_arm_sweep(struct sim *s, struct sim_pool *p);
 
 static void pool_use(struct sim_pool *p)
 {
@@ -502,12 +502,21 @@ static void pools_settle(struct sim *s)
 		pool_settle(s, s->counter_pool);
 }
 
-static void pool_arm_sweep(struct sim *s, struct sim_pool *p)
+static void pool_arm_sweep_now(struct sim *s, struct sim_pool *p);
+
+/* Called at every acquire and grant: the common "nothing to arm" is
+ * decided inline, the rest out of line. */
+static inline void pool_arm_sweep(struct sim *s, struct sim_pool *p)
+{
+	if (p->sweep_at >= 0 || !p->waiters.n || (s->end_us == 0 && pool_lazy(s)))
+		return;                   /* settled by pool_settle */
+	pool_arm_sweep_now(s, p);
+}
+
+static void pool_arm_sweep_now(struct sim *s, struct sim_pool *p)
 {
 	int64_t d;
 
-	if (p->sweep_at >= 0 || !p->waiters.n || (pool_lazy(s) && s->end_us == 0))
-		return;                   /* settled by pool_settle */
 	d = pool_first(s, p, &(size_t){0});
 	if (d == INT64_MAX)
 		return;
