@@ -1222,6 +1222,7 @@ static void tick(struct sim *s)
 
 	if (secs <= 0)
 		return;
+	memset(t, 0, sizeof *t);  /* its padding too: copies compare equal */
 	pools_settle(s);          /* a deadline at the tick counts in it */
 	if (s->follow.like)
 		sim_trace_tick(s);
