@@ -757,14 +757,24 @@ static int64_t lock_deadline(const struct sim *s, const struct sim_row *row)
 	return d;
 }
 
-static void lock_arm_sweep(struct sim *s, int i)
+static void lock_arm_sweep_now(struct sim *s, int i);
+
+/* Called whenever a request queues for a row: without timeouts, no call. */
+static inline void lock_arm_sweep(struct sim *s, int i)
 {
-	struct sim_row *row = &s->rows[i];
-	int64_t d;
+	const struct sim_row *row = &s->rows[i];
 
 	if (row->sweep_at >= 0 || !row->q.n ||
 	    (s->client_timeout_us == 0 && !s->tmo_lock))
 		return;
+	lock_arm_sweep_now(s, i);
+}
+
+static void lock_arm_sweep_now(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+	int64_t d;
+
 	d = lock_deadline(s, row);
 	if (d == INT64_MAX)
 		return;

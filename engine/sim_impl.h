@@ -508,8 +508,19 @@ void sim_cpu_free(struct sim *s);
 /* sim_chain.c: reads of the count, the chain an old snapshot keeps */
 void sim_chain_init(struct sim *s);                    /* in sim_new */
 void sim_chain_free(struct sim *s);
-void sim_chain_update(struct sim *s, int row);         /* an update committed */
-int64_t sim_chain_walk_us(const struct sim *s, int row);  /* an update's walk, us */
+void sim_chain_grow(struct sim *s, int row);           /* sim_chain_update's work */
+int64_t sim_chain_walk(const struct sim *s, int row);  /* sim_chain_walk_us's */
+/* An update committed; and the walk it makes, us. Both run at every
+ * commit: without a snapshot or a cost a page they cost no call. */
+static inline void sim_chain_update(struct sim *s, int row)
+{
+	if (s->c.snapshot_for_s > 0)
+		sim_chain_grow(s, row);
+}
+static inline int64_t sim_chain_walk_us(const struct sim *s, int row)
+{
+	return s->c.walk_us == 0 ? 0 : sim_chain_walk(s, row);
+}
 bool sim_read_next(struct sim *s, uint32_t gen);       /* EV_READ: false if stale */
 void sim_chain_rate(struct sim *s);                    /* c.read_rps changed */
 int64_t sim_read_start(struct sim *s);                 /* connected: its time, us */
