@@ -48,31 +48,51 @@ static int64_t ms_us(double ms)
 	return round_us(ms * 1000.0);
 }
 
-/* The earliest pending event, timers and heap together: its time in *t
- * and where it is (a timer id, or SIM_NTIMERS for the heap's top);
- * -1 when nothing is pending. */
+/* The earliest so far in next_event(): (*bt, *bseq) at *best. */
+struct earliest {
+	int best;
+	int64_t t;
+	uint64_t seq;
+};
+
+static inline void consider(struct earliest *b, bool on, int64_t t, uint64_t seq, int where)
+{
+	if (on && (t < b->t || (t == b->t && seq < b->seq))) {
+		b->best = where;
+		b->t = t;
+		b->seq = seq;
+	}
+}
+
+static inline void consider_fifo(struct earliest *b, const struct sim *s, int i)
+{
+	const struct sim_fifo *f = &s->fifos[i];
+
+	if (f->n)
+		consider(b, true, f->ev[f->head].t, f->ev[f->head].seq, SIM_NTIMERS + 1 + i);
+}
+
+/* The earliest pending event, timers, heap and FIFOs together: its time
+ * in *t and where it is (a timer id, SIM_NTIMERS for the heap's top, or
+ * SIM_NTIMERS + 1 + a FIFO id); -1 when nothing is pending. Each source
+ * is looked at by name, not in a loop: this runs once an event. */
 static int next_event(const struct sim *s, int64_t *t)
 {
-	int best = -1;
-	int64_t bt = 0;
-	uint64_t bseq = 0;
+	/* Later than any event: no test for "none yet". */
+	struct earliest b = { -1, INT64_MAX, UINT64_MAX };
 
-	if (s->heap.n) {
-		const struct sim_event *e = sim_heap_top(&s->heap);
-		best = SIM_NTIMERS;
-		bt = e->t;
-		bseq = e->seq;
-	}
-	for (int i = 0; i < SIM_NTIMERS; i++) {
-		const struct sim_timer *tm = &s->timers[i];
-		if (tm->on && (best < 0 || tm->t < bt || (tm->t == bt && tm->seq < bseq))) {
-			best = i;
-			bt = tm->t;
-			bseq = tm->seq;
-		}
-	}
-	*t = bt;
-	return best;
+	_Static_assert(SIM_NTIMERS == 3 && SIM_NFIFOS == 4, "next_event names every source");
+	if (s->heap.n)
+		consider(&b, true, s->heap.ev[0].t, s->heap.ev[0].seq, SIM_NTIMERS);
+	consider(&b, s->timers[0].on, s->timers[0].t, s->timers[0].seq, 0);
+	consider(&b, s->timers[1].on, s->timers[1].t, s->timers[1].seq, 1);
+	consider(&b, s->timers[2].on, s->timers[2].t, s->timers[2].seq, 2);
+	consider_fifo(&b, s, 0);
+	consider_fifo(&b, s, 1);
+	consider_fifo(&b, s, 2);
+	consider_fifo(&b, s, 3);
+	*t = b.best < 0 ? 0 : b.t;
+	return b.best;
 }
 
 static int64_t hold_sample(struct sim *s)
@@ -358,7 +378,7 @@ static bool pool_free(const struct sim_pool *p)
 }
 
 static void pool_settle(struct sim *s, struct sim_pool *p);
-static void pool_arm_sweep(struct sim *s, struct sim_pool *p);
+static inline void pool_arm_sweep(struct sim *s, struct sim_pool *p);
 
 static void pool_use(struct sim_pool *p)
 {
@@ -482,12 +502,21 @@ static void pools_settle(struct sim *s)
 		pool_settle(s, s->counter_pool);
 }
 
-static void pool_arm_sweep(struct sim *s, struct sim_pool *p)
+static void pool_arm_sweep_now(struct sim *s, struct sim_pool *p);
+
+/* Called at every acquire and grant: the common "nothing to arm" is
+ * decided inline, the rest out of line. */
+static inline void pool_arm_sweep(struct sim *s, struct sim_pool *p)
+{
+	if (p->sweep_at >= 0 || !p->waiters.n || (s->end_us == 0 && pool_lazy(s)))
+		return;                   /* settled by pool_settle */
+	pool_arm_sweep_now(s, p);
+}
+
+static void pool_arm_sweep_now(struct sim *s, struct sim_pool *p)
 {
 	int64_t d;
 
-	if (p->sweep_at >= 0 || !p->waiters.n || (pool_lazy(s) && s->end_us == 0))
-		return;                   /* settled by pool_settle */
 	d = pool_first(s, p, &(size_t){0});
 	if (d == INT64_MAX)
 		return;
@@ -728,14 +757,24 @@ static int64_t lock_deadline(const struct sim *s, const struct sim_row *row)
 	return d;
 }
 
-static void lock_arm_sweep(struct sim *s, int i)
+static void lock_arm_sweep_now(struct sim *s, int i);
+
+/* Called whenever a request queues for a row: without timeouts, no call. */
+static inline void lock_arm_sweep(struct sim *s, int i)
 {
-	struct sim_row *row = &s->rows[i];
-	int64_t d;
+	const struct sim_row *row = &s->rows[i];
 
 	if (row->sweep_at >= 0 || !row->q.n ||
 	    (s->client_timeout_us == 0 && !s->tmo_lock))
 		return;
+	lock_arm_sweep_now(s, i);
+}
+
+static void lock_arm_sweep_now(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+	int64_t d;
+
 	d = lock_deadline(s, row);
 	if (d == INT64_MAX)
 		return;
@@ -1151,10 +1190,11 @@ static void got_conn(struct sim *s, struct sim_req *r)
 {
 	if (r->kind == SIM_REQ_UNRELATED) {
 		s->conn_unrel++;
-		sim_push(s, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
+		sim_push_fifo(s, FF_CALL_DONE, s->now + s->unrel_us, EV_CONN_DONE, slab_put(s, r));
 	} else if (r->kind == SIM_REQ_READ) {
 		s->conn_unrel++;          /* shown with the other calls */
-		sim_push(s, s->now + sim_read_start(s), EV_CONN_DONE, slab_put(s, r));
+		sim_push_fifo(s, FF_CALL_DONE, s->now + sim_read_start(s), EV_CONN_DONE,
+		              slab_put(s, r));
 	} else {
 		if (sim_followed(s, r))
 			sim_trace_note(s, SIM_TR_CONNECTED, SIM_AT_OTHER, -1, 0);
@@ -1192,6 +1232,7 @@ static void tick(struct sim *s)
 
 	if (secs <= 0)
 		return;
+	memset(t, 0, sizeof *t);  /* its padding too: copies compare equal */
 	pools_settle(s);          /* a deadline at the tick counts in it */
 	if (s->follow.like)
 		sim_trace_tick(s);
@@ -1322,6 +1363,8 @@ void sim_free(struct sim *s)
 	sim_queue_free(&s->pool[POOL_COUNTER].waiters);
 	sim_ring_free(&s->redis_q);
 	sim_heap_free(&s->heap);
+	for (int i = 0; i < SIM_NFIFOS; i++)
+		free(s->fifos[i].ev);
 	sim_cpu_free(s);
 	free(s->slab);
 	free(s->slab_free);
@@ -1422,6 +1465,8 @@ static void step(struct sim *s, int where)
 
 	if (where == SIM_NTIMERS) {
 		e = sim_heap_pop(&s->heap);
+	} else if (where > SIM_NTIMERS) {
+		e = sim_fifo_pop(&s->fifos[where - SIM_NTIMERS - 1]);
 	} else {
 		e.t = s->timers[where].t;
 		e.seq = s->timers[where].seq;

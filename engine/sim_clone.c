@@ -30,7 +30,7 @@
 #include "engine/xmalloc.h"
 
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sim) == 182440,
+_Static_assert(sizeof(struct sim) == 182536,
                "struct sim changed: copy the new member in copy() of "
                "engine/sim_clone.c, then update this size");
 #endif
@@ -175,6 +175,21 @@ static void ring_dup(struct sim_ring *d, const struct sim_ring *q, size_t *bytes
 		d->r[i] = *sim_ring_at(q, i);
 }
 
+/* A copy of FIFO l, oldest first; a compact one has no spare room. */
+static void fifo_dup(struct sim_fifo *d, const struct sim_fifo *l, bool compact, size_t *bytes)
+{
+	d->head = 0;
+	d->n = l->n;
+	d->cap = compact ? l->n : l->cap;
+	d->ev = d->cap ? xmalloc(d->cap * sizeof *d->ev) : NULL;
+	*bytes += d->cap * sizeof *d->ev;
+	for (uint32_t k = 0, i = l->head; k < l->n; k++) {
+		d->ev[k] = l->ev[i];
+		if (++i == l->cap)
+			i = 0;
+	}
+}
+
 /* The in-memory store's INCRs in flight, a plain ring: packed for a
  * checkpoint (d->r NULL, n kept), unpacked from one, copied otherwise. */
 static void redis_copy(struct sim_ring *d, const struct sim_ring *q, struct how *h)
@@ -250,6 +265,8 @@ static struct sim *copy(const struct sim *s, struct how *h)
 	cap = compact ? s->heap.n : s->heap.cap;
 	d->heap.ev = dup(s->heap.ev, s->heap.n, cap, sizeof *s->heap.ev, bytes);
 	d->heap.cap = cap;
+	for (int i = 0; i < SIM_NFIFOS; i++)
+		fifo_dup(&d->fifos[i], &s->fifos[i], compact, bytes);
 
 	cap = compact ? s->cpu.n : s->cpu.cap;
 	d->cpu.jobs = dup(s->cpu.jobs, s->cpu.n, cap, sizeof *s->cpu.jobs, bytes);

@@ -233,7 +233,7 @@ static int64_t ledger_credits(struct sim *s)
 
 #define FAULT(f) (1u << (f))
 
-static const struct sim_path paths[SIM_NSTRATEGIES] = {
+const struct sim_path sim_paths[SIM_NSTRATEGIES] = {
 	[SIM_NAIVE]    = { false, true,  true,  false, NULL, NULL, 0 },
 	[SIM_SHARDED]  = { true,  true,  true,  false, NULL, NULL, 0 },
 	[SIM_COALESCE] = { false, false, false, true, coalesce_like, buffer_drain,
@@ -247,20 +247,14 @@ static const struct sim_path paths[SIM_NSTRATEGIES] = {
 	                   ledger_refused, ledger_credits },
 };
 
-const struct sim_path *sim_path_of(enum sim_strategy st)
-{
-	assert((unsigned)st < SIM_NSTRATEGIES);
-	return &paths[st];
-}
-
 bool sim_strategy_direct(enum sim_strategy st)
 {
-	return (unsigned)st < SIM_NSTRATEGIES && paths[st].row_lock;
+	return (unsigned)st < SIM_NSTRATEGIES && sim_paths[st].row_lock;
 }
 
 int sim_config_rows(const struct sim_config *c)
 {
-	return (unsigned)c->strategy < SIM_NSTRATEGIES && paths[c->strategy].sharded ? c->rows : 1;
+	return (unsigned)c->strategy < SIM_NSTRATEGIES && sim_paths[c->strategy].sharded ? c->rows : 1;
 }
 
 int sim_config_batch(const struct sim_config *c)
@@ -301,7 +295,7 @@ static unsigned drained(const struct sim *s)
 	unsigned m = 0;
 
 	for (int i = 0; i < SIM_NSTRATEGIES; i++)
-		if ((s->paths_used & (1u << i)) && paths[i].drain)
+		if ((s->paths_used & (1u << i)) && sim_paths[i].drain)
 			m |= 1u << i;
 	return m;
 }
@@ -317,7 +311,7 @@ static int64_t drain_all(struct sim *s)
 	for (int i = 0; i < SIM_NSTRATEGIES; i++) {
 		if (!(m & (1u << i)))
 			continue;
-		int64_t d = paths[i].drain(s);
+		int64_t d = sim_paths[i].drain(s);
 		if (i == SIM_QUEUE)
 			s->flush_kq = d;
 		k += d;
@@ -391,7 +385,7 @@ void sim_fix_fault(struct sim *s, enum sim_fault f)
 
 	for (int i = 0; i < SIM_NSTRATEGIES; i++)
 		if (s->paths_used & (1u << i))
-			hit |= paths[i].faults;
+			hit |= sim_paths[i].faults;
 	s->faults[f]++;
 	if (!(hit & FAULT(f)))
 		return;                   /* nothing of it lives where this fault hits */

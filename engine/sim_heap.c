@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "engine/sim_heap.h"
+#include "engine/sim_fifo.h"
 #include "engine/xmalloc.h"
 
 static int before(const struct sim_event *a, const struct sim_event *b)
@@ -71,4 +72,20 @@ struct sim_event sim_heap_pop(struct sim_heap *h)
 	if (n > 0)
 		h->ev[i] = last;
 	return top;
+}
+
+void sim_fifo_grow(struct sim_fifo *l)
+{
+	uint32_t cap = l->cap ? 2 * l->cap : 64;
+	struct sim_event *ev = xmalloc(cap * sizeof *ev);
+
+	for (uint32_t k = 0, i = l->head; k < l->n; k++) {
+		ev[k] = l->ev[i];
+		if (++i == l->cap)
+			i = 0;
+	}
+	free(l->ev);
+	l->ev = ev;
+	l->head = 0;
+	l->cap = cap;
 }

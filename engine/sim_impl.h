@@ -27,6 +27,7 @@
 
 #include "engine/sim.h"
 #include "engine/sim_heap.h"
+#include "engine/sim_fifo.h"
 #include "engine/sim_rng.h"
 #include "engine/sim_series.h"
 #include "util/hist.h"
@@ -107,6 +108,17 @@ enum sim_ev {
  * pending event, kept in a fixed slot that takes its sequence number from
  * the heap's counter, so ties still break in push order. */
 enum sim_timer_id { TM_ARRIVE, TM_UNREL_ARRIVE, TM_POOL_SWEEP, SIM_NTIMERS };
+
+/* The events that come a fixed delay after their push (a constant hold,
+ * an insert, another endpoint's call, the time outside the lock) go to a
+ * FIFO of their own, in time order (sim_fifo.h); one that would come
+ * before its FIFO's last goes to the heap. */
+enum sim_fifo_id {
+	FF_RELEASE, FF_CONN_DONE, FF_OUTSIDE_DONE,
+	FF_CALL_DONE,     /* EV_CONN_DONE of another endpoint's call: its own
+	                     delay, which would break FF_CONN_DONE's order */
+	SIM_NFIFOS
+};
 
 struct sim_timer {
 	int64_t t;
@@ -274,7 +286,12 @@ struct sim_path {
 	int64_t (*credits)(struct sim *s);
 };
 
-const struct sim_path *sim_path_of(enum sim_strategy st);
+extern const struct sim_path sim_paths[SIM_NSTRATEGIES];   /* sim_fix.c */
+static inline const struct sim_path *sim_path_of(enum sim_strategy st)
+{
+	assert((unsigned)st < SIM_NSTRATEGIES);
+	return &sim_paths[st];
+}
 
 /*
  * What the fixes (sim_fix.c) and the CPUs (sim_cpu.c) may ask of the rest
@@ -304,6 +321,7 @@ struct sim {
 	struct sim_rng rng;
 	struct sim_heap heap;
 	struct sim_timer timers[SIM_NTIMERS];
+	struct sim_fifo fifos[SIM_NFIFOS];
 	int64_t now, end_us;      /* arrivals stop at end_us (0: never) */
 	uint64_t events;
 
@@ -428,10 +446,20 @@ struct sim {
 	struct sim_follow follow;
 };
 
+/* Schedule an event in FIFO f (enum sim_fifo_id), or in the heap if it
+ * would come before the FIFO's last. */
+static inline void sim_push_fifo(struct sim *s, int f, int64_t t, enum sim_ev type, uint32_t arg)
+{
+	if (sim_fifo_push(&s->fifos[f], t, s->heap.seq, (uint32_t)type, arg))
+		s->heap.seq++;
+	else
+		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
+}
+
 /* Schedule an event. The busiest streams (arrivals, the pool's sweep)
- * have one pending event each, kept in a timer slot; the rest go to
- * the heap. Both share the heap's sequence numbers, so ties keep push
- * order. */
+ * have one pending event each, kept in a timer slot; the fixed-delay
+ * events go to their FIFO while they come in order; the rest go to the
+ * heap. All share the heap's sequence numbers, so ties keep push order. */
 static inline void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t arg)
 {
 	int id;
@@ -440,8 +468,15 @@ static inline void sim_push(struct sim *s, int64_t t, enum sim_ev type, uint32_t
 	case EV_ARRIVE:       id = TM_ARRIVE; break;
 	case EV_UNREL_ARRIVE: id = TM_UNREL_ARRIVE; break;
 	case EV_POOL_SWEEP:   id = TM_POOL_SWEEP; break;
+	case EV_RELEASE:      id = SIM_NTIMERS + FF_RELEASE; break;
+	case EV_CONN_DONE:    id = SIM_NTIMERS + FF_CONN_DONE; break;
+	case EV_OUTSIDE_DONE: id = SIM_NTIMERS + FF_OUTSIDE_DONE; break;
 	default:
 		sim_heap_push(&s->heap, t, (uint32_t)type, arg);
+		return;
+	}
+	if (id >= SIM_NTIMERS) {
+		sim_push_fifo(s, id - SIM_NTIMERS, t, type, arg);
 		return;
 	}
 	s->timers[id].t = t;
@@ -473,8 +508,19 @@ void sim_cpu_free(struct sim *s);
 /* sim_chain.c: reads of the count, the chain an old snapshot keeps */
 void sim_chain_init(struct sim *s);                    /* in sim_new */
 void sim_chain_free(struct sim *s);
-void sim_chain_update(struct sim *s, int row);         /* an update committed */
-int64_t sim_chain_walk_us(const struct sim *s, int row);  /* an update's walk, us */
+void sim_chain_grow(struct sim *s, int row);           /* sim_chain_update's work */
+int64_t sim_chain_walk(const struct sim *s, int row);  /* sim_chain_walk_us's */
+/* An update committed; and the walk it makes, us. Both run at every
+ * commit: without a snapshot or a cost a page they cost no call. */
+static inline void sim_chain_update(struct sim *s, int row)
+{
+	if (s->c.snapshot_for_s > 0)
+		sim_chain_grow(s, row);
+}
+static inline int64_t sim_chain_walk_us(const struct sim *s, int row)
+{
+	return s->c.walk_us == 0 ? 0 : sim_chain_walk(s, row);
+}
 bool sim_read_next(struct sim *s, uint32_t gen);       /* EV_READ: false if stale */
 void sim_chain_rate(struct sim *s);                    /* c.read_rps changed */
 int64_t sim_read_start(struct sim *s);                 /* connected: its time, us */
