@@ -22,6 +22,21 @@ tmp=$(mktemp -d)
 
 . "$(dirname "$0")/server.sh" class
 
+# A database of this suite's own: the schemas and privileges compared
+# before init and after drop are then this suite's and the server's only.
+# In a database other suites share, a schema one of them made meanwhile
+# (a lab driver's labNN) would count as something drop left behind.
+own=hotrow_class_$$ shared=$admin
+if q "DROP DATABASE IF EXISTS $own" 2>/dev/null && q "CREATE DATABASE $own"; then
+	case $admin in
+	postgres://*\?*|postgresql://*\?*) admin="$admin&dbname=$own" ;;
+	postgres://*|postgresql://*) admin="$admin?dbname=$own" ;;
+	*) admin="$admin dbname=$own" ;;
+	esac
+else
+	own=
+fi
+
 # The roles this suite makes: other suites, in other databases of the
 # same server at the same time, make roles of their own (roles belong to
 # the whole server), so what is counted and compared is ours and the
@@ -44,7 +59,8 @@ snapshot() {
 	    order by 1, 2;"
 }
 trap 'rm -rf "$tmp"; "$bin" class drop --db "$admin" --yes >/dev/null 2>&1;
-      [ -n "${opened:-}" ] && q "revoke create on schema public from public" 2>/dev/null' EXIT
+      [ -n "${opened:-}" ] && q "revoke create on schema public from public" 2>/dev/null
+      [ -n "$own" ] && psql "$shared" -XAtq -c "DROP DATABASE IF EXISTS $own WITH (FORCE)" >/dev/null 2>&1' EXIT
 
 # Be a server older than PostgreSQL 15, where PUBLIC may create in public:
 # init must take that away, and drop must give it back.
