@@ -15,7 +15,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "labs/08-engine/inside.h"
 #include "tests/harness/labtest.h"
@@ -294,26 +293,6 @@ static void *ping(void *arg)
 	return NULL;
 }
 
-struct gap {
-	int64_t last_end;
-	double ms;
-	int begins;
-};
-
-static void time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct gap *g = arg;
-	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
-		g->last_end = t_ns;
-		return;
-	}
-	if (ev != KIT_DB_STMT_START || sql == NULL || strncasecmp(sql, "BEGIN", 5) != 0)
-		return;
-	lt_sleeps_note_attempt();
-	if (g->begins++ == 1)
-		g->ms = (double)(t_ns - g->last_end) / 1e6;
-}
-
 void isolation__wait_survives_signals(void **state)
 {
 	struct labtest *t = *state;
@@ -327,8 +306,8 @@ void isolation__wait_survives_signals(void **state)
 	static struct pinger p;
 	p.target = pthread_self();
 	atomic_store(&p.stop, false);
-	struct gap g = { 0, -1, 0 };
-	kit_db_set_hook(db, time_gap, &g);
+	struct lt_gap g = LT_GAP_INIT;
+	kit_db_set_hook(db, lt_time_gap, &g);
 	pthread_create(&p.th, NULL, ping, &p);
 	struct inside_retry policy = { 3, 400, 400 };
 	int attempts = -1;

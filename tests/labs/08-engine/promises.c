@@ -19,35 +19,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "labs/08-engine/inside.h"
 #include "tests/harness/labtest.h"
-
-/* The gap from the end of the first attempt's last statement (or its
- * rollback) to the start of the second BEGIN: the one wait of a call. */
-struct first_gap {
-	int64_t last_end;
-	int begins;
-	double ms;
-};
-
-static void time_first_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct first_gap *g = arg;
-	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
-		g->last_end = t_ns;
-		return;
-	}
-	if (ev != KIT_DB_STMT_START || sql == NULL)
-		return;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
-	if (strncasecmp(sql, "BEGIN", 5) != 0 && strncasecmp(sql, "START TRANSACTION", 17) != 0)
-		return;
-	if (++g->begins == 2)
-		g->ms = (double)(t_ns - g->last_end) / 1e6;
-}
+#include "tests/labs/08-engine/sleeps.h"
 
 /* Ten calls, each of whose first attempt fails to serialize (a trigger
  * raises 40001 while a sequence, restarted before each call, is at 1),
@@ -76,9 +51,9 @@ void isolation__first_wait_is_at_most_base(void **state)
 	int bad_rc = 0, bad_attempts = 0, n = 0;
 	for (int i = 0; i < CALLS; i++) {
 		labtest_exec(t, "ALTER SEQUENCE first_failure RESTART");
-		struct first_gap g = { 0, 0, -1 };
+		struct lt_gap g = LT_GAP_INIT;
 		int attempts = -1;
-		kit_db_set_hook(db, time_first_gap, &g);
+		kit_db_set_hook(db, lt_time_gap, &g);
 		int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
 		kit_db_set_hook(db, NULL, NULL);
 		if (rc != 0 && !bad_rc)

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,4 +187,27 @@ unsigned int sleep(unsigned int s)
 	if (nanosleep(&ts, &rem) == 0)
 		return 0;
 	return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
+}
+
+bool lt_sql_begins(const char *sql)
+{
+	if (sql == NULL)
+		return false;
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	return strncasecmp(sql, "BEGIN", 5) == 0 || strncasecmp(sql, "START TRANSACTION", 17) == 0;
+}
+
+void lt_time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct lt_gap *g = arg;
+	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
+		g->last_end = t_ns;
+		return;
+	}
+	if (ev != KIT_DB_STMT_START || !lt_sql_begins(sql))
+		return;
+	lt_sleeps_note_attempt();
+	if (++g->begins == 2)
+		g->ms = (double)(t_ns - g->last_end) / 1e6;
 }

@@ -30,6 +30,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kit/db.h"
+
 struct lt_sleeps {
 	double max_ms;          /* one request longer than this is cut */
 	double budget_ms;       /* time asleep, in all, before every request is cut */
@@ -60,5 +62,22 @@ void lt_sleeps_note_attempt(void);
 /* What this thread's watch saw asked since the last call, in ms (0 with
  * no watch), and starts the next gap. */
 double lt_sleeps_take(void);
+
+/* Whether sql starts a transaction (BEGIN or START TRANSACTION, any case,
+ * after blanks): where an attempt of a retrying call begins. */
+bool lt_sql_begins(const char *sql);
+
+/* A connection hook (kit_db_set_hook(db, lt_time_gap, &g)) that times a
+ * call's first wait: from the end of the first attempt's last statement
+ * (or its rollback) to the second attempt's BEGIN, in ms; -1 until then.
+ * Each BEGIN is also an attempt for the thread's watch, if one is armed
+ * (lt_sleeps_note_attempt). */
+struct lt_gap {
+	int64_t last_end;
+	int begins;
+	double ms;
+};
+#define LT_GAP_INIT { 0, 0, -1 }
+void lt_time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
 
 #endif

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -556,11 +555,7 @@ static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t
 		w->last_end = t_ns;
 		return;
 	}
-	if (ev != KIT_DB_STMT_START || sql == NULL)
-		return;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
-	if (strncasecmp(sql, "BEGIN", 5) != 0 && strncasecmp(sql, "START TRANSACTION", 17) != 0)
+	if (ev != KIT_DB_STMT_START || !lt_sql_begins(sql))
 		return;
 	double asked = lt_sleeps_take();
 	lt_sleeps_note_attempt();
