@@ -18,23 +18,25 @@
 LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
 LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/gate.o \
 	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o \
-	$(BUILD)/obj/tests/harness/alloc.o \
+	$(BUILD)/obj/tests/harness/alloc.o $(BUILD)/obj/tests/harness/threads.o \
 	$(BUILD)/obj/tests/harness/session.o
 # The allocation calls of everything linked into a test binary go through
-# tests/harness/alloc.c (counted, and failed on demand); those inside the
+# tests/harness/alloc.c (counted, and failed on demand), and its thread
+# starts through tests/harness/threads.c (the same); those inside the
 # shared libraries (libpq, libsqlite3, libc) do not.
 LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray,--wrap=free \
 	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf \
-	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign
+	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=pthread_create
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 # The kit as the test binaries link it: its allocation calls renamed to
 # lt_kit_* (tests/harness/alloc.syms), which alloc.c counts but does not
 # refuse unless asked: a lab's check fails the student's allocations, not
-# the kit's (whose own failures tests/kit checks).
+# the kit's (whose own failures tests/kit checks). Its pthread_create is
+# renamed too (tests/harness/threads.syms), and never refused.
 LABTEST_KIT := $(BUILD)/labs/libhotrow-kit-counted.a
-$(LABTEST_KIT): $(KIT_LIB) tests/harness/alloc.syms
+$(LABTEST_KIT): $(KIT_LIB) tests/harness/alloc.syms tests/harness/threads.syms
 	@mkdir -p $(dir $@)
-	objcopy --redefine-syms=tests/harness/alloc.syms $< $@
+	objcopy --redefine-syms=tests/harness/alloc.syms --redefine-syms=tests/harness/threads.syms $< $@
 
 define lab_rules
 $(1)_TEST_OBJ := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard tests/labs/$(1)/*.c))

@@ -1,0 +1,105 @@
+/*
+ * test_threads.c: the pthread_create wrapper and failpoint of
+ * tests/harness (threads.h).
+ *
+ * Each start is counted and runs its thread; the armed start, and only
+ * it, starts nothing and returns EAGAIN; a failpoint armed past the last
+ * start is not reached; the kit's starts (its load generator's threads)
+ * are never refused.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "kit/load.h"
+#include "tests/harness/labtest.h"
+#include "tests/harness/threads.h"
+
+static atomic_int ran;
+
+static void *run(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&ran, 1);
+	return NULL;
+}
+
+static void threads__counts_and_runs_every_start(void **state)
+{
+	(void)state;
+	atomic_store(&ran, 0);
+	long before = lt_thread_starts();
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++)
+		lt_expect_int(pthread_create(&th[i], NULL, run, NULL), 0, "pthread_create, nothing armed");
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	lt_expect_int(lt_thread_starts() - before, 3, "starts counted");
+	lt_expect_int(atomic_load(&ran), 3, "threads that ran");
+}
+
+static void threads__refuses_the_armed_one_only(void **state)
+{
+	(void)state;
+	atomic_store(&ran, 0);
+	pthread_t th[3];
+	int rc[3];
+	lt_thread_arm(2);
+	for (int i = 0; i < 3; i++)
+		rc[i] = pthread_create(&th[i], NULL, run, NULL);
+	bool fired = lt_thread_disarm();
+	lt_expect(fired, NULL, "the armed start was not reached");
+	lt_expect_int(rc[0], 0, "the first start");
+	lt_expect_int(rc[1], EAGAIN, "the second (armed) start");
+	lt_expect_int(rc[2], 0, "the third start");
+	pthread_join(th[0], NULL);
+	pthread_join(th[2], NULL);
+	lt_expect_int(atomic_load(&ran), 2, "threads that ran (the refused one did not)");
+	lt_expect(!lt_thread_disarm(), NULL, "a second disarm says the failpoint fired again");
+
+	lt_thread_arm(2);
+	rc[0] = pthread_create(&th[0], NULL, run, NULL);
+	lt_expect(!lt_thread_disarm(), NULL, "a failpoint armed for the second start fired at the first");
+	lt_expect_int(rc[0], 0, "the one start before the armed one");
+	pthread_join(th[0], NULL);
+	rc[0] = pthread_create(&th[0], NULL, run, NULL);
+	lt_expect_int(rc[0], 0, "a start once disarmed");
+	pthread_join(th[0], NULL);
+}
+
+static int nothing(void *arg, struct kit_load_thread *th)
+{
+	(void)arg;
+	(void)th;
+	return 0;
+}
+
+static void threads__kit_starts_never_refused(void **state)
+{
+	(void)state;
+	struct kit_load_config c;
+	kit_load_config_default(&c);
+	c.url = NULL;
+	c.threads = 2;
+	c.iterations = 3;
+	c.progress = false;
+	struct kit_load_result r;
+	long before = lt_thread_starts();
+	lt_thread_arm(1);
+	int rc = kit_load_run(&c, nothing, NULL, &r);
+	bool fired = lt_thread_disarm();
+	lt_expect_int(rc, 0, "kit_load_run with the failpoint armed");
+	lt_expect(!fired, NULL, "the kit's thread start was refused");
+	lt_expect_int(r.ok, 6, "calls the kit's two threads made");
+	lt_expect_int(lt_thread_starts() - before, 0, "the kit's starts counted as the code under test's");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		LABTEST_SQLITE(threads__counts_and_runs_every_start),
+		LABTEST_SQLITE(threads__refuses_the_armed_one_only),
+		LABTEST_SQLITE(threads__kit_starts_never_refused),
+	};
+	return labtest_main("harness", tests);
+}
