@@ -207,7 +207,10 @@ void lt_time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 	}
 	if (ev != KIT_DB_STMT_START || !lt_sql_begins(sql))
 		return;
+	double asked = lt_sleeps_take();
 	lt_sleeps_note_attempt();
-	if (++g->begins == 2)
+	if (++g->begins == 2) {
 		g->ms = (double)(t_ns - g->last_end) / 1e6;
+		g->asked = asked;
+	}
 }

@@ -70,14 +70,17 @@ bool lt_sql_begins(const char *sql);
 /* A connection hook (kit_db_set_hook(db, lt_time_gap, &g)) that times a
  * call's first wait: from the end of the first attempt's last statement
  * (or its rollback) to the second attempt's BEGIN, in ms; -1 until then.
- * Each BEGIN is also an attempt for the thread's watch, if one is armed
- * (lt_sleeps_note_attempt). */
+ * With a watch armed on the thread it also takes what the code asked to
+ * sleep in that gap (lt_sleeps_take at each BEGIN): the wait as the code
+ * drew it, which no load changes. Each BEGIN is also an attempt for the
+ * watch (lt_sleeps_note_attempt). */
 struct lt_gap {
 	int64_t last_end;
 	int begins;
-	double ms;
+	double ms;              /* the first wait as timed */
+	double asked;           /* ... as asked of the sleep calls (0: none seen) */
 };
-#define LT_GAP_INIT { 0, 0, -1 }
+#define LT_GAP_INIT { 0, 0, -1, -1 }
 void lt_time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
 
 #endif
