@@ -10,6 +10,10 @@
  * a retry then works. The blocks the kit hands over (the ids of a SPOP,
  * the members of an SMEMBERS) are the caller's to free: after each call,
  * and once the store is freed, no block may be left.
+ *
+ * A thread that cannot start is the same kind of failure: start_flusher
+ * runs with its pthread_create refused (tests/harness/threads.h), and
+ * must return an error with nothing allocated and nothing changed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +24,7 @@
 #include "labs/04-drain/views.h"
 #include "tests/harness/alloc.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/threads.h"
 #include "tests/labs/04-drain/alloc.h"
 
 enum { VIDEOS = 30 };
@@ -265,6 +270,69 @@ void flusher__every_allocation_can_fail(void **state)
 	struct lt_alloc_case ac = { .arg = &c, .call = flusher_call, .check = flusher_check,
 	                            .what = "start_flusher and stop_flusher" };
 	lt_alloc_each(&ac);
+	kit_store_free(held);
+	held = NULL;
+}
+
+/* start_flusher with the k-th pthread_create it makes refused (EAGAIN,
+ * as when the system is out of threads), for k = 1, 2, ... until it makes
+ * fewer: views.h's failure, a negative code with *out = NULL, and nothing
+ * left allocated (the flusher freed on that path too). A start that tried
+ * again and got its thread is fine; 0 with no thread running is not: no
+ * flush would ever come, and stop_flusher would join a thread that does
+ * not exist. Then the store still holds every view, and a flusher started
+ * later writes them all. */
+void flusher__thread_that_cannot_start(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, VIEWS_SCHEMA);
+	labtest_exec(t, VIEWS_TOKENS_SCHEMA);
+	struct kit_db *db = labtest_db(t);
+	held = labtest_store(t);
+	int64_t all = record_all(held);
+	int k = 1;
+	for (;; k++) {
+		size_t base = lt_alloc_live();
+		long before = lt_thread_starts();
+		struct flusher *f = (struct flusher *)&f;     /* start_flusher must set it */
+		lt_thread_arm(k);
+		int rc = start_flusher(&f, held, db, FOREVER_MS, 100);
+		bool refused = lt_thread_disarm();
+		long starts = lt_thread_starts() - before;
+		if (!refused) {
+			lt_expect(starts > 0, "thread", "start_flusher returned %d and never called "
+			          "pthread_create: the flusher is a thread of its own (views.h)", rc);
+			lt_expect(rc == 0 && f != NULL, "flush-loop", "start_flusher returned %d", rc);
+			lt_expect_int_hint(stop_flusher(f), 0, "stop_flusher", "stop");
+			break;
+		}
+		lt_expect(rc < 0 || starts > k, "thread", "start_flusher returned %d when its "
+		          "pthread_create number %d was refused (EAGAIN) and it tried no other: no "
+		          "thread runs, so no flush would ever come and stop_flusher would join "
+		          "nothing; views.h: a negative code with *out = NULL", rc, k);
+		if (rc == 0) {                 /* it tried again, and that thread started */
+			lt_expect_int_hint(stop_flusher(f), 0, "stop_flusher", "stop");
+			continue;
+		}
+		lt_expect(f == NULL, "thread", "start_flusher failed (%d) with pthread_create refused "
+		          "and left *out set (views.h: *out = NULL)", rc);
+		size_t live = lt_alloc_live();
+		lt_expect(live == base, "thread", "%zd block(s) left allocated after start_flusher "
+		          "failed because pthread_create did: free the flusher on that path too "
+		          "(after destroying its mutex and condition variable)", (ssize_t)(live - base));
+	}
+	lt_expect_int_hint(in_store(held) + in_db(t), all, "views in the store and the database "
+	                   "after the starts that failed", "thread");
+
+	/* Nothing refused now: a flusher starts and, stopped, writes them all. */
+	lt_expect_int_hint(record_view(held, 1), 0, "record_view after the starts that failed", "thread");
+	struct flusher *f = NULL;
+	int rc = start_flusher(&f, held, db, FOREVER_MS, 100);
+	lt_expect(rc == 0 && f != NULL, "thread", "start_flusher after %d refused start(s), nothing "
+	          "refused now, returned %d", k - 1, rc);
+	lt_expect_int_hint(stop_flusher(f), 0, "stop_flusher", "stop");
+	lt_expect_int_hint(in_db(t), all + 1, "views in the database once a later flusher stopped",
+	                   "thread");
 	kit_store_free(held);
 	held = NULL;
 }

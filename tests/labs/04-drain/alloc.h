@@ -6,7 +6,8 @@
  * (tests/harness/alloc.h): the call must say so, keep every view in the
  * store or the database exactly once, and work when retried; and no block
  * the code allocated, or took from the kit, may be left once the store is
- * freed.
+ * freed. A pthread_create refused in start_flusher is a failure like a
+ * refused allocation (tests/harness/threads.h).
  */
 #ifndef HOTROW_TEST_LAB04_ALLOC_H
 #define HOTROW_TEST_LAB04_ALLOC_H
@@ -17,6 +18,7 @@ void record_view__every_allocation_can_fail(void **state);
 void flush__every_allocation_can_fail(void **state);
 void recovery__every_allocation_can_fail(void **state);
 void flusher__every_allocation_can_fail(void **state);
+void flusher__thread_that_cannot_start(void **state);
 void drain__nothing_left_allocated(void **state);
 void flush__nothing_left_allocated(void **state);
 int drain_alloc_teardown(void **state);

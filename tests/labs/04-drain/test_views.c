@@ -2202,6 +2202,7 @@ int main(void)
 		ALLOC_ALL(flush__every_allocation_can_fail),
 		ALLOC_ALL(recovery__every_allocation_can_fail),
 		ALLOC_ALL(flusher__every_allocation_can_fail),
+		ALLOC_STORES(flusher__thread_that_cannot_start),
 		ALLOC_STORES(drain__nothing_left_allocated),
 		ALLOC_ALL(flush__nothing_left_allocated),
 		LABTEST_STORES(park__exactly_max_and_one_more),
