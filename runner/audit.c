@@ -193,6 +193,9 @@ static const struct deny {
 	{"kit_fp_set", SWITCHES}, {"kit_fp_clear", SWITCHES}, {"kit_fp_parse", SWITCHES},
 	{"kit_fp_count", SWITCHES}, {"kit_db_set_hook", SWITCHES}, {"kit_store_set_hook", SWITCHES},
 	{"kit_store_lose_replies", SWITCHES}, {"kit_store_refuse", SWITCHES},
+#define THREADS "an exercise starts threads with pthread_create, which the checks count and can refuse"
+	{"__real_pthread_create", THREADS}, {"__wrap_pthread_create", THREADS},
+	{"__pthread_create*", THREADS},
 #define ALLOCATOR "an exercise allocates with malloc, calloc, realloc and free, which the checks count"
 	{"__real_*", ALLOCATOR}, {"__wrap_*", ALLOCATOR}, {"__libc_malloc", ALLOCATOR},
 	{"__libc_calloc", ALLOCATOR}, {"__libc_realloc", ALLOCATOR}, {"__libc_free", ALLOCATOR},

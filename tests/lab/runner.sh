@@ -574,6 +574,13 @@ t runner__forge_allocator_behind_the_counter_is_refused
 hostile 'void *p = __real_malloc(8); __real_free(p); return 0;' 'void *__real_malloc(unsigned long n); void __real_free(void *p);'
 if ! refused '__real_malloc\|__real_free'; then bad "exit $rc: a call of the allocator behind the counter was not refused"; else ok; fi
 
+t runner__forge_thread_start_behind_the_counter_is_refused
+# The same for threads: a check refuses a pthread_create through --wrap,
+# so the C library's, called by its other name, would pass by it.
+hostile 'pthread_t th; if (__real_pthread_create(&th, 0, 0, 0) == 0) return 0; return 42;' '#include <pthread.h>
+int __real_pthread_create(pthread_t *th, const pthread_attr_t *a, void *(*fn)(void *), void *arg);'
+if ! refused '__real_pthread_create.*pthread_create'; then bad "exit $rc: a call of pthread_create behind the counter was not refused"; else ok; fi
+
 t runner__forge_harness_skip_is_refused
 hostile 'labtest_skip(__FILE__, __LINE__); return 0;' 'void labtest_skip(const char *file, int line);'
 if ! refused 'labtest_skip'; then bad "exit $rc: a call of the harness's skip was not refused"; else ok; fi
