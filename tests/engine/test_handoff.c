@@ -15,7 +15,9 @@
  *                a second. A flush's CPU part c shares one core with the
  *                half outside (o each): a turn takes N o / 2 + F. With a
  *                herd the log wakes its waiters (w each): a turn takes
- *                F + w, and a commit costs 2 - 2 / N wakes.
+ *                F + w, and a commit costs 2 - 2 / N wakes; the
+ *                leader's own wake at a flush's end takes w of a core,
+ *                which shows when the cores are busy: C / (o + w).
  *   wal-2.x      release-flush (InnoDB): one row's holder lets go before
  *                its flush, so N callers on it share flushes: X stays at
  *                most min(1 / H, N / (H + F + o)) and reaches 1 / H as N
@@ -252,6 +254,29 @@ static void wal__herd_wakes_the_log_waiters(void **state)
 	assert_near(o.throughput_per_s, n / 2 / 1.0 * 1000, 0.01);
 }
 
+/* wal-1.5: the leader sleeps in its sync and needs a core back before
+ * the flush is over. Two callers, one core, 2 ms of CPU outside the lock
+ * each, holds of 0.1 ms and flushes of 1 ms that never meet: the core
+ * is never idle, and every flush takes w of it for its leader's wake, so
+ * X = C / (o + w) = 1 / 2.1 ms (without it, 1 / 2 ms: the core would
+ * serve the outside parts alone). With idle cores the wake is inside F:
+ * a turn is still F + w, as in wal-1.4. */
+static void wal__the_leader_wakes_on_the_cores(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	wal_config(&c, 2, 65536);
+	c.cores = 1;
+	c.outside_ms = c.cpu_client_ms = 2.0;
+	c.handoff = SIM_HANDOFF_HERD;
+	c.wake_us = 100;
+	simtest_run(&c, &o);
+	assert_near(o.wal.flushes_per_commit, 1.0, 0.001);
+	assert_near(o.throughput_per_s, 1000 / (2.0 + 0.1), 0.01);
+}
+
 /* N callers on one row, holds of H = 0.1 ms, flushes of F = 1 ms, o ms
  * outside the lock, a pool as large as they need, in the given order. */
 static void order_run(int n, double o, enum sim_wal_order order, struct sim_summary *out)
@@ -455,6 +480,7 @@ int main(void)
 		cmocka_unit_test(lock_timeout__restarts_at_each_herd_handoff),
 		cmocka_unit_test(wal__cpu_part_shares_the_cores),
 		cmocka_unit_test(wal__herd_wakes_the_log_waiters),
+		cmocka_unit_test(wal__the_leader_wakes_on_the_cores),
 		cmocka_unit_test(release_flush__one_caller_waits_hold_and_flush),
 		cmocka_unit_test(release_flush__callers_share_flushes),
 		cmocka_unit_test(release_flush__many_callers_reach_one_over_hold),
