@@ -958,12 +958,37 @@ static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
  * the end of its wake; the others sleep again on it, their lock_timeout
  * clocks starting afresh when they do. They keep their place in the
  * queue, which no longer means an order: the draw ignores it.
+ *
+ * On the cores, woken processes wait in the scheduler's run queue and
+ * take a core each as one frees, so the race goes to the first to run:
+ * the winner's wake starts at once, and the losers take theirs from the
+ * row's run queue, at most c.cores at a time, beside the winner's hold.
+ * A loser still in that queue when the next commit comes is not woken
+ * again: when it runs it reads the newest version and sleeps on the new
+ * holder, one wake for every commit it slept through. So a commit wakes
+ * every waiter while their wakes fit in a hold, and fewer past that,
+ * about 1 + C (hold + wake) / wake, as PostgreSQL's backends do under
+ * many clients (voluntary context switches per commit).
  */
+static void wake_next(struct sim *s, int i)
+{
+	struct sim_row *row = &s->rows[i];
+
+	if (row->wake_q > row->q.n)
+		row->wake_q = (uint32_t)row->q.n;   /* some left the queue meanwhile */
+	while (row->wake_q > 0 && row->waking < (uint32_t)s->c.cores) {
+		row->wake_q--;
+		row->waking++;
+		sim_cpu_add(s, s->wake_us, CPU_WAKE_QUEUED, (uint32_t)i);
+	}
+}
+
 static void herd_wake(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
 	size_t w = row->q.n < HERD_MAX ? row->q.n : HERD_MAX;
 	size_t k = (size_t)sim_rng_below(&s->rng, (uint64_t)w);
+	size_t awake = (size_t)row->wake_q + row->waking, asleep;
 	bool cpu = s->c.cores > 0 && s->wake_us > 0;
 
 	row->req = sim_queue_remove(&row->q, k);
@@ -976,15 +1001,25 @@ static void herd_wake(struct sim *s, int i)
 	 * cancels them late, never early.) */
 	for (size_t j = 0; j < row->q.n && j + 1 < w; j++)
 		sim_queue_at_mut(&row->q, j)->slept_us = s->now + s->wake_us;
-	s->wakes += w;
 	if (s->follow.like)
 		sim_trace_herd(s, i, w);
 	if (!cpu) {
+		s->wakes += w;
 		sim_push(s, s->now + s->wake_us, EV_WAKE, (uint32_t)i);
 		return;
 	}
-	for (size_t j = 0; j < w; j++)
-		sim_cpu_add(s, s->wake_us, j == k ? CPU_WAKE : CPU_WAKE_LOST, (uint32_t)i);
+	asleep = w - 1 > awake ? w - 1 - awake : 0;
+	s->wakes += 1 + asleep;
+	sim_cpu_add(s, s->wake_us, CPU_WAKE, (uint32_t)i);
+	row->wake_q += (uint32_t)asleep;
+	wake_next(s, i);
+}
+
+/* A loser's wake is done: it sleeps again, and the next takes a core. */
+static void wake_lost(struct sim *s, int i)
+{
+	s->rows[i].waking--;
+	wake_next(s, i);
 }
 
 /* A herd's winner is awake: its hold begins. */
@@ -1162,6 +1197,9 @@ static void cpu_done(struct sim *s, enum sim_cpu_what what, uint32_t arg)
 		break;
 	case CPU_WAKE_LOST:
 		break;                    /* it sleeps again: only its CPU counted */
+	case CPU_WAKE_QUEUED:
+		wake_lost(s, (int)arg);
+		break;
 	case CPU_WAL:
 		sim_wal_event(s, arg);
 		break;

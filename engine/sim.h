@@ -84,7 +84,9 @@ enum sim_handoff {
 	SIM_HANDOFF_HERD       /* every waiter wakes (c.wake_us of CPU each), one
 	                          drawn at random wins and the rest sleep again on
 	                          it: PostgreSQL's commit waking all who wait on
-	                          the holder's transactionid */
+	                          the holder's transactionid; on c.cores the
+	                          losers wake from a run queue, c.cores at a
+	                          time, and one still in it is not woken again */
 };
 
 /* When a commit that goes through the shared log (c.wal_flush_ms > 0)

@@ -154,6 +154,9 @@ struct sim_row {
 	                             gave up (deadlines grow along the queue) */
 	uint64_t completed;       /* updates applied */
 	int64_t value;            /* the row's count */
+	/* A herd's losers on the cores (c.cores set): woken, not yet run. */
+	uint32_t wake_q;          /* waiting for a core to take their wake */
+	uint32_t waking;          /* taking it now, at most c.cores at once */
 };
 
 /* The CPU station (sim_cpu.c): processor sharing over c.cores CPUs.
@@ -164,7 +167,8 @@ enum sim_cpu_what {
 	CPU_HOLD,                 /* a holder's CPU part (arg: the row) */
 	CPU_OUTSIDE,              /* the CPU part outside the lock (arg: slab slot) */
 	CPU_WAKE,                 /* a herd's winner waking (arg: the row) */
-	CPU_WAKE_LOST,            /* a herd's loser waking to sleep again: CPU only */
+	CPU_WAKE_LOST,            /* a log sleeper waking to sleep again: CPU only */
+	CPU_WAKE_QUEUED,          /* a herd's loser from its row's run queue (arg: the row) */
 	CPU_WAL                   /* the shared log's flush or wake (arg: sim_wal.c's) */
 };
 

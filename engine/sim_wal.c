@@ -38,6 +38,15 @@
  * carried row is released one wake after its flush. A commit that finds
  * the log idle flushes at once and wakes nobody.
  *
+ * The leader, too, sleeps in its fdatasync and must get a core back
+ * before it can let go of the lock: its flush ends with a wake of its
+ * own (c.wake_us of the flush's time, on the cores). With idle cores the
+ * flush takes c.wal_flush_ms as before; on busy ones the leader waits its
+ * turn, the flush lasts longer and the next one carries more commits.
+ * PostgreSQL's pg_stat_wal shows it (wal_sync_time over wal_sync, with
+ * track_wal_io_timing): 0.15 to 0.22 ms a sync with one client on this
+ * kit's 2-core machine, 0.39 to 0.47 ms with 16 clients on 128 rows.
+ *
  * The herd's wakes are PostgreSQL's log lock: under release-flush the
  * log wakes nobody.
  *
@@ -59,6 +68,7 @@
 enum {
 	WAL_FLUSHED,        /* the device has the flush on disk */
 	WAL_DEVICE,         /* the flush's CPU part is done: the device's begins */
+	WAL_SYNCED,         /* the device is done: the leader wakes from its sync */
 	WAL_LEADER_AWAKE,   /* the next flush's leader is awake */
 	WAL_ROW             /* + row: a carried follower is awake, it releases */
 };
@@ -85,6 +95,24 @@ static void spend(struct sim *s, int64_t w, uint32_t what)
 		sim_push(s, s->now + w, EV_WAL, what);
 }
 
+/* PostgreSQL's wakes on the log: its order, a herd and a cost to wake. */
+static bool wakes(const struct sim *s)
+{
+	return s->c.handoff == SIM_HANDOFF_HERD && s->wake_us > 0 &&
+	       s->c.wal_order == SIM_WAL_FLUSH_RELEASE;
+}
+
+/* The device's part of a flush: what its CPU part and, with wakes, the
+ * leader's own wake leave of it. */
+static int64_t device_us(const struct sim *s)
+{
+	int64_t d = s->wal_flush_us - s->wal_cpu_us;
+
+	if (wakes(s))
+		d -= d < s->wake_us ? d : s->wake_us;
+	return d;
+}
+
 /* Start a flush with every commit waiting for one. */
 static void start(struct sim *s)
 {
@@ -99,7 +127,7 @@ static void start(struct sim *s)
 	if (s->wal_cpu_us > 0)
 		spend(s, s->wal_cpu_us, WAL_DEVICE);
 	else
-		sim_push(s, s->now + s->wal_flush_us, EV_WAL, WAL_FLUSHED);
+		sim_wal_event(s, WAL_DEVICE);
 }
 
 void sim_wal_commit(struct sim *s, const struct sim_wal_entry *e)
@@ -114,13 +142,6 @@ void sim_wal_commit(struct sim *s, const struct sim_wal_entry *e)
 	s->wal.next[s->wal.nnext++] = *e;
 	if (!s->wal.busy)
 		start(s);
-}
-
-/* PostgreSQL's wakes on the log: its order, a herd and a cost to wake. */
-static bool wakes(const struct sim *s)
-{
-	return s->c.handoff == SIM_HANDOFF_HERD && s->wake_us > 0 &&
-	       s->c.wal_order == SIM_WAL_FLUSH_RELEASE;
 }
 
 static void flushed(struct sim *s)
@@ -165,7 +186,10 @@ void sim_wal_event(struct sim *s, uint32_t what)
 		flushed(s);
 		break;
 	case WAL_DEVICE:
-		sim_push(s, s->now + s->wal_flush_us - s->wal_cpu_us, EV_WAL, WAL_FLUSHED);
+		sim_push(s, s->now + device_us(s), EV_WAL, wakes(s) ? WAL_SYNCED : WAL_FLUSHED);
+		break;
+	case WAL_SYNCED:
+		spend(s, s->wal_flush_us - s->wal_cpu_us - device_us(s), WAL_FLUSHED);
 		break;
 	case WAL_LEADER_AWAKE:
 		start(s);

@@ -47,6 +47,14 @@ static bool buffered(enum sim_strategy s)
 }
 
 /* The engine's config for *in: a closed loop of in->threads clients. */
+/* The CPU a flush's leader spends waking from its sync, in ms: the
+ * engine runs one on PostgreSQL's log (a herd, flush-release). */
+static double leader_wake_ms(const struct sim_config *c)
+{
+	return c->handoff == SIM_HANDOFF_HERD && c->wal_order == SIM_WAL_FLUSH_RELEASE &&
+	       c->wal_flush_ms > 0 ? c->wake_us / 1000 : 0;
+}
+
 static void to_config(const struct drv_inputs *in, struct sim_config *c)
 {
 	const struct drv_parts *a = &in->alone;
@@ -104,10 +112,13 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	c->wal_order = in->wal_order;
 	/* What the probe's CPU leaves over, once the hold before the flush
 	 * and the time outside are all CPU, was spent in the only other part
-	 * of a request: the flush (writing the log, entering fdatasync). */
+	 * of a request: the flush (writing the log, entering fdatasync, and
+	 * on PostgreSQL's log the leader's wake from it, which the engine
+	 * runs as a wake of its own: sim_wal.c). */
 	if (c->wal_flush_ms > 0)
 		c->wal_cpu_ms = fmin(c->wal_flush_ms, fmax(0, a->cpu_client_ms +
-		                     fmax(a->cpu_db_ms, 0) - c->cpu_client_ms - c->cpu_db_ms));
+		                     fmax(a->cpu_db_ms, 0) - c->cpu_client_ms - c->cpu_db_ms -
+		                     leader_wake_ms(c)));
 }
 
 int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const char *cmd)
@@ -166,7 +177,9 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 	out->server_cpu_ms = commits > 0
 		? c.cpu_db_ms + (sum.wal.flushes_per_commit > 0 ? sum.wal.flushes_per_commit *
 		                 c.wal_cpu_ms : 0) +
-		  (double)(sum.wakes + sum.wal.wakes) / commits * c.wake_us / 1000
+		  (double)(sum.wakes + sum.wal.wakes) / commits * c.wake_us / 1000 +
+		  (sum.wal.flushes_per_commit > 0 ? sum.wal.flushes_per_commit *
+		                                    leader_wake_ms(&c) : 0)
 		: -1;
 	out->made_ns = kit_load_now_ns();
 	return 0;

@@ -245,6 +245,13 @@ static void drv_predict__cpu_the_hold_and_outside_cannot_hold_is_the_flushs(void
 	shared_log_inputs(&in, &a);
 	assert_int_equal(drv_predict(&in, &p, "test"), 0);
 	assert_float_equal(p.config.wal_cpu_ms, 1.5, 1e-9);
+	/* on PostgreSQL's log the leader's wake from its sync (100 us) is a
+	 * wake of its own in the engine: the flush keeps the rest */
+	a.cpu_db_ms = 1.2;
+	shared_log_inputs(&in, &a);
+	in.wake_us = 100;
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_float_equal(p.config.wal_cpu_ms, 0.4, 1e-9);
 	/* without a shared log there is no flush to put it in */
 	in.wal_flush_ms = 0;
 	assert_int_equal(drv_predict(&in, &p, "test"), 0);

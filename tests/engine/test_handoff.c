@@ -4,15 +4,20 @@
  *
  *   handoff-1.x  a herd serves waiters in random order: on M/D/1 its mean
  *                wait is FIFO's, rho S / (2 (1 - rho)), its tail longer;
- *                every commit wakes every waiter, and on C cores their
- *                wakes stretch each hand-off by (N - 1) wake / C.
+ *                every commit wakes every waiter while the cores can
+ *                wake them in a hold; the losers' wakes wait in a run
+ *                queue, C at a time, beside the winner's wake and hold,
+ *                so past that a commit wakes 1 + C (H + w) / w and takes
+ *                (w + H) (C + 1) / C.
  *   wal-1.x      one hot row gets a flush per commit; N callers on many
  *                rows whose hold is shorter than a flush split into two
  *                halves that take turns: N / 2 commits a flush, N / (2 F)
  *                a second. A flush's CPU part c shares one core with the
  *                half outside (o each): a turn takes N o / 2 + F. With a
  *                herd the log wakes its waiters (w each): a turn takes
- *                F + w, and a commit costs 2 - 2 / N wakes.
+ *                F + w, and a commit costs 2 - 2 / N wakes; the
+ *                leader's own wake at a flush's end takes w of a core,
+ *                which shows when the cores are busy: C / (o + w).
  *   wal-2.x      release-flush (InnoDB): one row's holder lets go before
  *                its flush, so N callers on it share flushes: X stays at
  *                most min(1 / H, N / (H + F + o)) and reaches 1 / H as N
@@ -99,9 +104,12 @@ static void herd__every_commit_wakes_every_waiter(void **state)
 	assert_near((double)o.wakes / (double)o.completed, 7, 0.001);
 }
 
-/* handoff-1.3: a hold all CPU on 2 cores. At a hand-off 7 wakes share the
- * 2 cores (the winner's ends after 7 x 20 / 2 = 70 us), then the hold
- * runs alone: one commit every 0.2 + 0.07 ms. FIFO wakes nobody: 0.2. */
+/* handoff-1.3: a hold all CPU on 2 cores. At a hand-off the winner's
+ * wake and the first two losers' share the 2 cores (3 jobs: 30 us each);
+ * the other four losers take two turns of 30 us beside the hold, which
+ * gets 2/3 of a core (40 of its 200 us); then it runs alone (160 us): one
+ * commit every 250 us, and every waiter was asleep again before it. FIFO
+ * wakes nobody: 0.2 ms. */
 static void herd__wakes_on_the_cores_stretch_each_handoff(void **state)
 {
 	struct sim_config c;
@@ -113,10 +121,33 @@ static void herd__wakes_on_the_cores_stretch_each_handoff(void **state)
 	c.cpu_db_ms = c.hold_ms;
 	c.wake_us = 20;
 	simtest_run(&c, &herd);
-	assert_near(herd.throughput_per_s, 1000 / (0.2 + 7 * 0.020 / 2), 0.01);
+	assert_near(herd.throughput_per_s, 1000 / 0.250, 0.01);
+	assert_near((double)herd.wakes / (double)herd.completed, 7, 0.001);
 	c.handoff = SIM_HANDOFF_FIFO;
 	simtest_run(&c, &fifo);
 	assert_near(fifo.throughput_per_s, 1000 / 0.2, 0.01);
+}
+
+/* handoff-1.4: more losers than the cores can wake in a hand-off. Their
+ * run queue never drains: C of them always run beside the winner's wake
+ * and then its hold, each job at C / (C + 1) of a core, so a hand-off
+ * takes (w + H) (C + 1) / C and wakes the winner and the C (w + H) / w
+ * losers who got a core; the rest were still awake from an earlier
+ * commit and are not woken again. H = 200 us, w = 20, C = 2, 32 callers:
+ * 330 us a commit, 1 + 22 = 23 wakes where 31 wait. */
+static void herd__a_run_queue_longer_than_a_hold_wakes_fewer(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	herd_closed(&c, 32);
+	c.cores = 2;
+	c.cpu_db_ms = c.hold_ms;
+	c.wake_us = 20;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.330, 0.01);
+	assert_near((double)o.wakes / (double)o.completed, 23, 0.01);
 }
 
 /* N callers on 65,536 rows (they almost never meet), holds of 0.1 ms, a
@@ -221,6 +252,29 @@ static void wal__herd_wakes_the_log_waiters(void **state)
 	simtest_run(&c, &o);
 	assert_int_equal(o.wal.wakes, 0);
 	assert_near(o.throughput_per_s, n / 2 / 1.0 * 1000, 0.01);
+}
+
+/* wal-1.5: the leader sleeps in its sync and needs a core back before
+ * the flush is over. Two callers, one core, 2 ms of CPU outside the lock
+ * each, holds of 0.1 ms and flushes of 1 ms that never meet: the core
+ * is never idle, and every flush takes w of it for its leader's wake, so
+ * X = C / (o + w) = 1 / 2.1 ms (without it, 1 / 2 ms: the core would
+ * serve the outside parts alone). With idle cores the wake is inside F:
+ * a turn is still F + w, as in wal-1.4. */
+static void wal__the_leader_wakes_on_the_cores(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	wal_config(&c, 2, 65536);
+	c.cores = 1;
+	c.outside_ms = c.cpu_client_ms = 2.0;
+	c.handoff = SIM_HANDOFF_HERD;
+	c.wake_us = 100;
+	simtest_run(&c, &o);
+	assert_near(o.wal.flushes_per_commit, 1.0, 0.001);
+	assert_near(o.throughput_per_s, 1000 / (2.0 + 0.1), 0.01);
 }
 
 /* N callers on one row, holds of H = 0.1 ms, flushes of F = 1 ms, o ms
@@ -419,12 +473,14 @@ int main(void)
 		cmocka_unit_test(herd__md1_mean_wait_as_fifo_tail_longer),
 		cmocka_unit_test(herd__every_commit_wakes_every_waiter),
 		cmocka_unit_test(herd__wakes_on_the_cores_stretch_each_handoff),
+		cmocka_unit_test(herd__a_run_queue_longer_than_a_hold_wakes_fewer),
 		cmocka_unit_test(wal__one_row_one_flush_per_commit),
 		cmocka_unit_test(wal__group_commit_halves_take_turns),
 		cmocka_unit_test(lock_timeout__per_acquisition_rate_under_a_herd),
 		cmocka_unit_test(lock_timeout__restarts_at_each_herd_handoff),
 		cmocka_unit_test(wal__cpu_part_shares_the_cores),
 		cmocka_unit_test(wal__herd_wakes_the_log_waiters),
+		cmocka_unit_test(wal__the_leader_wakes_on_the_cores),
 		cmocka_unit_test(release_flush__one_caller_waits_hold_and_flush),
 		cmocka_unit_test(release_flush__callers_share_flushes),
 		cmocka_unit_test(release_flush__many_callers_reach_one_over_hold),
