@@ -76,23 +76,36 @@ static inline void consider_fifo(struct earliest *b, const struct sim *s, int i)
  * in *t and where it is (a timer id, SIM_NTIMERS for the heap's top, or
  * SIM_NTIMERS + 1 + a FIFO id); -1 when nothing is pending. Each source
  * is looked at by name, not in a loop: this runs once an event. */
-static int next_event(const struct sim *s, int64_t *t)
+/* The earliest pending event but the likes' arrival (timer 0). */
+static inline struct earliest next_other(const struct sim *s)
 {
 	/* Later than any event: no test for "none yet". */
 	struct earliest b = { -1, INT64_MAX, UINT64_MAX };
 
 	_Static_assert(SIM_NTIMERS == 3 && SIM_NFIFOS == 4, "next_event names every source");
+	_Static_assert(TM_ARRIVE == 0, "next_other leaves out timer 0, the likes' arrivals");
 	if (s->heap.n)
 		consider(&b, true, s->heap.ev[0].t, s->heap.ev[0].seq, SIM_NTIMERS);
-	consider(&b, s->timers[0].on, s->timers[0].t, s->timers[0].seq, 0);
 	consider(&b, s->timers[1].on, s->timers[1].t, s->timers[1].seq, 1);
 	consider(&b, s->timers[2].on, s->timers[2].t, s->timers[2].seq, 2);
 	consider_fifo(&b, s, 0);
 	consider_fifo(&b, s, 1);
 	consider_fifo(&b, s, 2);
 	consider_fifo(&b, s, 3);
-	*t = b.best < 0 ? 0 : b.t;
-	return b.best;
+	return b;
+}
+
+/* The earliest of o (next_other's) and the likes' arrival. */
+static inline int next_of(const struct sim *s, struct earliest o, int64_t *t)
+{
+	consider(&o, s->timers[0].on, s->timers[0].t, s->timers[0].seq, 0);
+	*t = o.best < 0 ? 0 : o.t;
+	return o.best;
+}
+
+static int next_event(const struct sim *s, int64_t *t)
+{
+	return next_of(s, next_other(s), t);
 }
 
 static int64_t hold_sample(struct sim *s)
@@ -1225,11 +1238,21 @@ static void start_attempt(struct sim *s, struct sim_req *r)
 
 /* ---- the time series ---- */
 
+/* Every connection in use is doing one thing: checked at each tick (a
+ * count gone wrong stays wrong) rather than at each event. */
+static bool conns_add_up(const struct sim *s)
+{
+	/* pool[POOL_COUNTER] stays empty without a bulkhead */
+	return s->pool[POOL_MAIN].in_use + s->pool[POOL_COUNTER].in_use ==
+	       s->conn_wait + s->conn_hold + s->conn_unrel + s->conn_flush + s->conn_outside;
+}
+
 static void tick(struct sim *s)
 {
 	struct sim_tick tk, *t = &tk;
 	double secs = (double)(s->now - s->last_tick) / 1e6;
 
+	assert(conns_add_up(s));
 	if (secs <= 0)
 		return;
 	memset(t, 0, sizeof *t);  /* its padding too: copies compare equal */
@@ -1456,7 +1479,8 @@ static bool idle(const struct sim *s)
 	return s->inflight == 0 && s->unrel_inflight == 0 && !s->flush_busy;
 }
 
-static void step(struct sim *s, int where)
+/* Inline in both loops (sim_advance, sim_step): it runs once an event. */
+static inline __attribute__((always_inline)) void step(struct sim *s, int where)
 {
 	static const enum sim_ev timer_ev[SIM_NTIMERS] = {
 		EV_ARRIVE, EV_UNREL_ARRIVE, EV_POOL_SWEEP
@@ -1478,9 +1502,6 @@ static void step(struct sim *s, int where)
 	s->now = e.t;
 	s->events++;
 	dispatch(s, &e);
-	/* pool[POOL_COUNTER] stays empty without a bulkhead */
-	assert(s->pool[POOL_MAIN].in_use + s->pool[POOL_COUNTER].in_use ==
-	       s->conn_wait + s->conn_hold + s->conn_unrel + s->conn_flush + s->conn_outside);
 }
 
 bool sim_step(struct sim *s)
@@ -1513,13 +1534,27 @@ void sim_run(struct sim *s)
 	tick(s);                 /* the last, partial tick */
 }
 
+/*
+ * Most events are likes arriving, and an arrival that finds the pool full
+ * only joins its queue and draws the next arrival: it changes no other
+ * event source. So the earliest of the others is kept across arrivals and
+ * looked for again only when something else was pushed or popped: every
+ * push takes a sequence number, and an arrival takes one, for the next.
+ */
 void sim_advance(struct sim *s, int64_t t_us)
 {
+	struct earliest o = next_other(s);
 	int64_t t;
 	int where;
 
-	while ((where = next_event(s, &t)) >= 0 && t <= t_us)
+	while ((where = next_of(s, o, &t)) >= 0 && t <= t_us) {
+		uint64_t seq = s->heap.seq;
+
 		step(s, where);
+		if (where != TM_ARRIVE ||
+		    s->heap.seq - seq != (s->timers[TM_ARRIVE].on && s->timers[TM_ARRIVE].seq == seq))
+			o = next_other(s);
+	}
 	if (t_us > s->now)
 		s->now = t_us;
 	pools_settle(s);
