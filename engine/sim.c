@@ -189,8 +189,7 @@ static void complete(struct sim *s, const struct sim_req *r)
 		sim_trace_found(s, r, lat);
 	s->completed++;
 	s->acc.completed++;
-	util_hist_add(&s->lat, lat);
-	util_hist_add(&s->acc.lat, lat);
+	util_hist_add(&s->acc.lat, lat);     /* into s->lat at the tick */
 	ended(s, r);
 }
 
@@ -1273,6 +1272,7 @@ static void tick(struct sim *s)
 	t->visible = s->visible;
 	sim_series_add(&s->series, t);
 	s->acc.offered = s->acc.completed = s->acc.failed = s->acc.unrel_failed = 0;
+	util_hist_merge(&s->lat, &s->acc.lat);
 	util_hist_reset(&s->acc.lat);
 	s->last_tick = s->now;
 }

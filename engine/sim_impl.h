@@ -369,7 +369,10 @@ struct sim {
 	int64_t inflight;          /* likes offered and not yet ended */
 	int unrel_inflight;
 	uint64_t unrel_offered, unrel_failed, unrel_completed;
-	struct util_hist lat;      /* latency of completed likes, from first try */
+	struct util_hist lat;      /* latency of completed likes, from first try,
+	                              up to the last tick: the tick's own are in
+	                              acc.lat, merged at its end (sim_out.c adds
+	                              them for a summary between ticks) */
 	uint64_t refused;          /* likes turned away at SIM_MAX_INFLIGHT */
 	int64_t worst_wait, nwaits;
 	double sum_wait;
