@@ -34,6 +34,16 @@
 #include "engine/sim_impl.h"
 #include "engine/xmalloc.h"
 
+/*
+ * The steps of a like, from its arrival to its commit, run once or twice
+ * per request at up to 100,000 requests a simulated second, and each is
+ * a few instructions: SIM_HOT inlines them into the event loop, where a
+ * call's own cost (and a constant argument not seen through it) would be
+ * a good part of theirs. The viral video's engine runs 1.2 times fewer
+ * instructions so (bench/README.md, "make bench-tui").
+ */
+#define SIM_HOT static inline __attribute__((always_inline))
+
 static void got_conn(struct sim *s, struct sim_req *r);
 static void flusher_lock(struct sim *s);
 
@@ -166,7 +176,7 @@ static void like_settle(struct sim *s, uint32_t i)
 
 /* A like ended (any way): in a closed loop its caller thinks, then sends
  * the next one. */
-static void ended(struct sim *s, const struct sim_req *r)
+SIM_HOT void ended(struct sim *s, const struct sim_req *r)
 {
 	if (r->like) {
 		s->likes[r->like].ended = true;
@@ -179,7 +189,7 @@ static void ended(struct sim *s, const struct sim_req *r)
 		sim_push(s, s->now + think_sample(s), EV_SEND, 0);
 }
 
-static void complete(struct sim *s, const struct sim_req *r)
+SIM_HOT void complete(struct sim *s, const struct sim_req *r)
 {
 	int64_t lat = s->now - r->first_us;
 
@@ -262,7 +272,7 @@ give_up:
 
 /* ---- arrivals ---- */
 
-static void source_arm(struct sim *s, struct sim_source *src, enum sim_ev type)
+SIM_HOT void source_arm(struct sim *s, struct sim_source *src, enum sim_ev type)
 {
 	int64_t t;
 
@@ -336,7 +346,7 @@ static void refuse(struct sim *s, enum sim_req_kind kind)
 		sim_trace_refused(s);
 }
 
-static void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
+SIM_HOT void arrive(struct sim *s, struct sim_source *src, enum sim_ev type,
                    enum sim_req_kind kind)
 {
 	struct sim_req r = { s->now, s->now, s->now, s->now, 0, 1, kind, 0,
@@ -538,7 +548,7 @@ static void pool_arm_sweep_now(struct sim *s, struct sim_pool *p)
 	sim_push(s, p->sweep_at, p == &s->pool[POOL_MAIN] ? EV_POOL_SWEEP : EV_POOL2_SWEEP, 0);
 }
 
-static void pool_grant(struct sim *s, struct sim_pool *p)
+SIM_HOT void pool_grant(struct sim *s, struct sim_pool *p)
 {
 	pool_settle(s, p);
 	while (pool_free(p) && (p->waiters.n || p->flusher_waiting)) {
@@ -578,7 +588,7 @@ static void pool_note_wait(struct sim *s, struct sim_pool *p)
 		p->exhausted_at = s->now;
 }
 
-static void pool_acquire(struct sim *s, struct sim_req *r)
+SIM_HOT void pool_acquire(struct sim *s, struct sim_req *r)
 {
 	struct sim_pool *p = pool_of(s, r->kind);
 	int64_t d;
@@ -669,7 +679,7 @@ static void conn_done(struct sim *s, uint32_t i)
 
 /* ---- row locks ---- */
 
-static void lock_grant(struct sim *s, int i, const struct sim_req *r)
+SIM_HOT void lock_grant(struct sim *s, int i, const struct sim_req *r)
 {
 	struct sim_row *row = &s->rows[i];
 	int64_t wait = s->now - r->enq_us;
@@ -914,7 +924,7 @@ static void flusher_lock(struct sim *s)
  * nothing. When the client finally gets its success after an orphan had
  * already applied the like, that like moves from unacked to acknowledged.
  */
-static void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
+SIM_HOT void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
 {
 	struct sim_like *l;
 	bool applied;
@@ -1012,7 +1022,7 @@ static void wake_done(struct sim *s, int i)
 
 /* Row i's lock goes to whoever is next: the flusher waiting for it, a
  * herd's winner, or the oldest waiter. */
-static void hand_on(struct sim *s, int i)
+SIM_HOT void hand_on(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
 
@@ -1029,7 +1039,7 @@ static void hand_on(struct sim *s, int i)
 }
 
 /* Row i's holder commits and lets go of the row, its commit durable. */
-static void release(struct sim *s, int i)
+SIM_HOT void release(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
 
@@ -1086,7 +1096,7 @@ static void durable(struct sim *s, const struct sim_wal_entry *e)
 /* A holder's hold before its commit's flush is over: with a shared log
  * the commit joins it (the lock is released when its flush is done, or
  * now under release-flush), without one the flush was part of the hold. */
-static void hold_end(struct sim *s, int i)
+SIM_HOT void hold_end(struct sim *s, int i)
 {
 	struct sim_wal_entry e = { .row = i, .kind = SIM_WAL_HELD };
 
@@ -1119,7 +1129,7 @@ static int pick_row(struct sim *s, const struct sim_req *r)
 }
 
 /* The like's database step, once its work outside the lock is done. */
-static void db_step(struct sim *s, struct sim_req *r)
+SIM_HOT void db_step(struct sim *s, struct sim_req *r)
 {
 	const struct sim_path *path = sim_req_path(r);
 
@@ -1198,7 +1208,7 @@ static bool has_outside(const struct sim *s)
 	return s->outside_us > 0;
 }
 
-static void got_conn(struct sim *s, struct sim_req *r)
+SIM_HOT void got_conn(struct sim *s, struct sim_req *r)
 {
 	if (r->kind == SIM_REQ_UNRELATED) {
 		s->conn_unrel++;
@@ -1217,7 +1227,7 @@ static void got_conn(struct sim *s, struct sim_req *r)
 	}
 }
 
-static void start_attempt(struct sim *s, struct sim_req *r)
+SIM_HOT void start_attempt(struct sim *s, struct sim_req *r)
 {
 	/* Store only on a retry: a fresh request already has it, and a store
 	 * just before the request is copied into a queue stalls the copy. */
@@ -1399,7 +1409,7 @@ void sim_free(struct sim *s)
 	free(s);
 }
 
-static void dispatch(struct sim *s, const struct sim_event *e)
+SIM_HOT void dispatch(struct sim *s, const struct sim_event *e)
 {
 	switch ((enum sim_ev)e->type) {
 	case EV_ARRIVE:
@@ -1480,7 +1490,7 @@ static bool idle(const struct sim *s)
 }
 
 /* Inline in both loops (sim_advance, sim_step): it runs once an event. */
-static inline __attribute__((always_inline)) void step(struct sim *s, int where)
+SIM_HOT void step(struct sim *s, int where)
 {
 	static const enum sim_ev timer_ev[SIM_NTIMERS] = {
 		EV_ARRIVE, EV_UNREL_ARRIVE, EV_POOL_SWEEP
