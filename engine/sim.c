@@ -134,7 +134,7 @@ static int64_t think_sample(struct sim *s)
 
 /* ---- outcomes ---- */
 
-static void inflight_add(struct sim *s, int d)
+SIM_HOT void inflight_add(struct sim *s, int d)
 {
 	s->area += (double)s->inflight * (double)(s->now - s->area_t);
 	s->area_t = s->now;
@@ -640,7 +640,7 @@ int sim_pools_waiting(const struct sim *s)
 
 /* ---- requests that hold a connection for a while (inserts, other calls) ---- */
 
-static uint32_t slab_put(struct sim *s, const struct sim_req *r)
+SIM_HOT uint32_t slab_put(struct sim *s, const struct sim_req *r)
 {
 	uint32_t i;
 
@@ -657,7 +657,7 @@ static uint32_t slab_put(struct sim *s, const struct sim_req *r)
 	return i;
 }
 
-static void conn_done(struct sim *s, uint32_t i)
+SIM_HOT void conn_done(struct sim *s, uint32_t i)
 {
 	struct sim_req r = s->slab[i];
 
@@ -804,7 +804,7 @@ static void lock_arm_sweep_now(struct sim *s, int i)
 	sim_push(s, row->sweep_at, EV_LOCK_SWEEP, (uint32_t)i);
 }
 
-static void lock_acquire(struct sim *s, int i, struct sim_req *r)
+SIM_HOT void lock_acquire(struct sim *s, int i, struct sim_req *r)
 {
 	struct sim_row *row = &s->rows[i];
 
@@ -1117,7 +1117,7 @@ SIM_HOT void hold_end(struct sim *s, int i)
 /* The row a request locks: one of the config's rows on a sharded path
  * (a request left over from one keeps picking among the rows there are
  * now), row 0 otherwise. */
-static int pick_row(struct sim *s, const struct sim_req *r)
+SIM_HOT int pick_row(struct sim *s, const struct sim_req *r)
 {
 	int n = s->c.rows < s->nrows ? s->c.rows : s->nrows;
 
