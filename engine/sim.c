@@ -410,7 +410,7 @@ static void pool_use(struct sim_pool *p)
 }
 
 /* Take a connection if one is free and nobody is ahead in line. */
-static bool pool_take(struct sim *s, struct sim_pool *p)
+SIM_HOT bool pool_take(struct sim *s, struct sim_pool *p)
 {
 	pool_settle(s, p);
 	if (!pool_free(p) || p->waiters.n || p->flusher_waiting)

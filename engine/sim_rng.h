@@ -55,10 +55,12 @@ static inline double sim_rng_unit(struct sim_rng *r)
 static inline uint64_t sim_rng_below(struct sim_rng *r, uint64_t n)
 {
 	/* Reject the top sliver that would make low values more likely. */
-	uint64_t limit = (uint64_t)-1 - ((uint64_t)-1 % n + 1) % n;
-	uint64_t x;
+	uint64_t limit, x;
 
 	assert(n > 0);
+	if ((n & (n - 1)) == 0)       /* a power of two: no sliver, no division */
+		return sim_rng_next(r) & (n - 1);
+	limit = (uint64_t)-1 - ((uint64_t)-1 % n + 1) % n;
 	do
 		x = sim_rng_next(r);
 	while (x > limit);
