@@ -266,13 +266,12 @@ const struct sim_config *sim_record_settings(const struct sim *s)
 	return NULL;
 }
 
-int sim_record_follow(const struct sim *s)
+enum sim_call sim_record_follow(const struct sim *s)
 {
 	for (size_t i = s->nsets; i > 0; i--)
 		if (s->sets[i - 1].what != SIM_CALL_SET && s->sets[i - 1].what != SIM_CALL_FAULT)
-			return s->sets[i - 1].what == SIM_CALL_FOLLOW_NTH ? 0
-			     : s->sets[i - 1].what == SIM_CALL_FOLLOW_SLOWEST ? 1 : -1;
-	return -1;
+			return (enum sim_call)s->sets[i - 1].what;
+	return SIM_CALL_FOLLOW_OFF;
 }
 
 /* n with thousands separators: 10010 -> "10,010". */
