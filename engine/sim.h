@@ -372,6 +372,8 @@ struct sim_change {
 	const char *field;        /* its key in sim_json's "config": "pool_timeout_ms" */
 	const char *option;       /* the option that sets it: "pool-timeout-ms" */
 	char from[32], to[32];    /* the values, as the option writes them */
+	bool per_attempt;         /* a timeout: requests already waiting keep
+	                             from, new attempts get to */
 };
 /* What sim_set changed so far, oldest first (*n entries; the pointer
  * holds until the next sim_set). */
