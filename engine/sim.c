@@ -39,7 +39,7 @@
  * per request at up to 100,000 requests a simulated second, and each is
  * a few instructions: SIM_HOT inlines them into the event loop, where a
  * call's own cost (and a constant argument not seen through it) would be
- * a good part of theirs: the sharded viral video's events take 1.3 times
+ * a good part of theirs: the sharded viral video's events take 1.26 times
  * fewer instructions so (bench/README.md, "make bench-tui"). Functions
  * that call each other in a cycle (pool_release, counter_release) stay
  * calls: a cycle cannot be inlined.
