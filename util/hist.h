@@ -60,16 +60,16 @@ int64_t util_hist_bucket_low(int b);
  * inlined calls share this. */
 static inline int util_hist_bucket(int64_t v)
 {
-	enum { SUB = 1 << UTIL_HIST_SUB_BITS };
+	const uint64_t sub = (uint64_t)1 << UTIL_HIST_SUB_BITS;
 	uint64_t u = v < 0 ? 0 : (uint64_t)v;
 	int e;
 
-	if (u < SUB)
+	if (u < sub)
 		return (int)u;
 	e = 63 - __builtin_clzll(u);                  /* u in [2^e, 2^(e+1)) */
-	/* Group g = e - SUB_BITS + 1 >= 1 holds SUB buckets of width 2^(g-1). */
+	/* Group g = e - SUB_BITS + 1 >= 1 holds sub buckets of width 2^(g-1). */
 	return ((e - UTIL_HIST_SUB_BITS + 1) << UTIL_HIST_SUB_BITS) +
-	       (int)((u >> (e - UTIL_HIST_SUB_BITS)) - SUB);
+	       (int)((u >> (e - UTIL_HIST_SUB_BITS)) - sub);
 }
 
 static inline void util_hist_add(struct util_hist *h, int64_t v)   /* negative counts as 0 */
