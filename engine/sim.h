@@ -374,6 +374,8 @@ struct sim_change {
 	const char *field;        /* its key in sim_json's "config": "pool_timeout_ms" */
 	const char *option;       /* the option that sets it: "pool-timeout-ms" */
 	char from[32], to[32];    /* the values, as the option writes them */
+	bool per_attempt;         /* a timeout: requests already waiting keep
+	                             from, new attempts get to */
 };
 /* What sim_set changed so far, oldest first (*n entries; the pointer
  * holds until the next sim_set). */
@@ -416,9 +418,19 @@ void sim_record_apply(struct sim *s, const struct sim_record *r, size_t i);
 size_t sim_record_calls(const struct sim *s);
 /* The config the latest sim_set in s's record was given; NULL if none. */
 const struct sim_config *sim_record_settings(const struct sim *s);
-/* Whom the latest sim_follow_* in s's record asked for: 0 a like by its
- * ordinal (the next to arrive), 1 the slowest in flight, -1 nobody. */
-int sim_record_follow(const struct sim *s);
+/* The calls a record keeps. */
+enum sim_call {
+	SIM_CALL_SET,             /* sim_set(c) */
+	SIM_CALL_FAULT,           /* sim_inject(arg) */
+	SIM_CALL_FOLLOW_NTH,      /* sim_follow_nth(arg) */
+	SIM_CALL_FOLLOW_SLOWEST,  /* sim_follow_slowest() */
+	SIM_CALL_FOLLOW_OFF       /* sim_follow_off() */
+};
+/* Whom the latest sim_follow_* in s's record asked for:
+ * SIM_CALL_FOLLOW_NTH a like by its ordinal (the next to arrive),
+ * SIM_CALL_FOLLOW_SLOWEST the slowest in flight, SIM_CALL_FOLLOW_OFF
+ * nobody (also when the record has no sim_follow_* call). */
+enum sim_call sim_record_follow(const struct sim *s);
 const struct sim_config *sim_config(const struct sim *s);
 
 /* ---- what comes out ---- */

@@ -25,20 +25,23 @@ _Static_assert(sizeof(enum sim_slot) == sizeof(int) && sizeof(enum sim_arrivals)
 /* json, option, member, range, live, then for --help: the value's word,
  * the note after the default (NULL: no default shown) and the text */
 #define INT(j, o, m, lo, hi, l, a, n, h) \
-	{ j, o, SIM_FIELD_INT, AT(m), lo, hi, NULL, l, a, h, n, NULL, 0 }
+	{ j, o, SIM_FIELD_INT, AT(m), lo, hi, NULL, l, a, h, n, NULL, 0, false }
 #define DBL(j, o, m, lo, hi, l, a, n, h) \
-	{ j, o, SIM_FIELD_DOUBLE, AT(m), lo, hi, NULL, l, a, h, n, NULL, 0 }
+	{ j, o, SIM_FIELD_DOUBLE, AT(m), lo, hi, NULL, l, a, h, n, NULL, 0, false }
 /* ... and with what 0 means (z), and for a double where values above 0
  * start (least) */
 #define INTZ(j, o, m, lo, hi, z, l, a, n, h) \
-	{ j, o, SIM_FIELD_INT, AT(m), lo, hi, NULL, l, a, h, n, z, 0 }
+	{ j, o, SIM_FIELD_INT, AT(m), lo, hi, NULL, l, a, h, n, z, 0, false }
 #define DBLZ(j, o, m, lo, hi, z, least, l, a, n, h) \
-	{ j, o, SIM_FIELD_DOUBLE, AT(m), lo, hi, NULL, l, a, h, n, z, least }
+	{ j, o, SIM_FIELD_DOUBLE, AT(m), lo, hi, NULL, l, a, h, n, z, least, false }
+/* ... and a timeout an attempt keeps from its start (per_attempt) */
+#define TMO(j, o, m, z, a, n, h) \
+	{ j, o, SIM_FIELD_DOUBLE, AT(m), 0, 1e9, NULL, true, a, h, n, z, 0.001, true }
 #define BOOL(j, o, m, l, a, n, h) \
-	{ j, o, SIM_FIELD_BOOL, AT(m), 0, 1, NULL, l, a, h, n, NULL, 0 }
+	{ j, o, SIM_FIELD_BOOL, AT(m), 0, 1, NULL, l, a, h, n, NULL, 0, false }
 #define ENUM(j, o, m, w, l, a, n, h) \
-	{ j, o, SIM_FIELD_ENUM, AT(m), 0, 0, w, l, a, h, n, NULL, 0 }
-#define KIND(j, o, k, m, l, a, n, h)      { j, o, k, AT(m), 0, 0, NULL, l, a, h, n, NULL, 0 }
+	{ j, o, SIM_FIELD_ENUM, AT(m), 0, 0, w, l, a, h, n, NULL, 0, false }
+#define KIND(j, o, k, m, l, a, n, h)      { j, o, k, AT(m), 0, 0, NULL, l, a, h, n, NULL, 0, false }
 
 static const struct sim_field fields[] = {
 	KIND("scenario", "scenario", SIM_FIELD_SCENARIO, scenario, true, NULL, NULL, NULL),
@@ -73,8 +76,7 @@ static const struct sim_field fields[] = {
 	INTZ("pool", "pool", pool, 0, 1000000, "unbounded", true,
 	    "P", "",
 	    "pooled connections, 0 = unbounded"),
-	DBLZ("pool_timeout_ms", "pool-timeout-ms", pool_timeout_ms, 0, 1e9, "wait forever", 0.001,
-	     true,
+	TMO("pool_timeout_ms", "pool-timeout-ms", pool_timeout_ms, "wait forever",
 	    "MS", "",
 	    "connection acquire timeout, 0 = forever"),
 	DBLZ("client_timeout_ms", "client-timeout-ms", client_timeout_ms, 0, 1e9, "never", 0.001,
@@ -97,7 +99,7 @@ static const struct sim_field fields[] = {
 	BOOL("bug_no_fence", "bug", bug_no_fence, true, NULL, NULL, NULL),
 	BOOL("bug_get_then_del", "bug", bug_get_then_del, true, NULL, NULL, NULL),
 	{ "seed", "seed", SIM_FIELD_U64, AT(seed), 0, 0, NULL, false,
-	  "N", "same seed, same output", "", NULL, 0 },
+	  "N", "same seed, same output", "", NULL, 0, false },
 	DBL("tick_ms", "tick-ms", tick_ms, 1, 1e6, false,
 	    "MS", "",
 	    "time-series resolution"),
@@ -121,7 +123,7 @@ static const struct sim_field fields[] = {
 	INT("burst", "burst", burst, 1, 100000, false,
 	    "K", "",
 	    "bursty arrivals come in clumps of K"),
-	DBLZ("lock_timeout_ms", "lock-timeout-ms", lock_timeout_ms, 0, 1e9, "never", 0.001, true,
+	TMO("lock_timeout_ms", "lock-timeout-ms", lock_timeout_ms, "never",
 	    "MS", "",
 	    "server cancels a wait this long for one acquisition; a herd\n"
 	    "wake starts it again, 0 = never"),
@@ -162,7 +164,7 @@ static const struct sim_field fields[] = {
 	    "D", "",
 	    "and stays open D s: versions pile up, 0 = none"),
 	{ "batch", "batch", SIM_FIELD_BATCH, AT(batch), 1, 10000, NULL, false,
-	  "B", "ledger: transfers per transaction, one hold each", "", NULL, 0 },
+	  "B", "ledger: transfers per transaction, one hold each", "", NULL, 0, false },
 	DBL("refuse_frac", "refuse-frac", refuse_frac, 0, 0.9999, false,
 	    "F", "",
 	    "ledger: the fraction refused, insufficient funds"),
@@ -187,8 +189,7 @@ static const struct sim_field fields[] = {
 	    "flush-release: flush, then release the row, as PostgreSQL;\n"
 	    "release-flush: release, then the client waits for the flush,\n"
 	    "as InnoDB with the binary log off"),
-	DBLZ("statement_timeout_ms", "statement-timeout-ms", statement_timeout_ms, 0, 1e9, "never",
-	     0.001, true,
+	TMO("statement_timeout_ms", "statement-timeout-ms", statement_timeout_ms, "never",
 	    "MS", "",
 	    "server cancels a statement waiting this long in all, 0 = never"),
 	DBL("walk_us", "walk-us", walk_us, 0, 1e6, true,

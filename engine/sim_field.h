@@ -63,6 +63,9 @@ struct sim_field {
 	                             NULL: 0 only when min is 0 */
 	double least;             /* values above 0 start here (a rate's or a
 	                             timeout's microsecond); 0: at min */
+	bool per_attempt;         /* a timeout each attempt keeps from its
+	                             start (s->tmo): a live change reaches the
+	                             attempts that start after it only */
 };
 
 /* The table, in the order sim_json writes "config". */

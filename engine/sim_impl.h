@@ -249,16 +249,9 @@ struct sim_timeouts {
 #define SIM_MAX_GENS 65535    /* struct sim_req's gen has 16 bits */
 
 /* One call recorded (sim_live.c): sim_set, sim_inject or a sim_follow_*
- * call; when, what it was given, and the likes in flight then. A copy of
- * struct sim copies these arrays too (changes[0..nchanges),
- * sets[0..nsets)). */
-enum sim_call {
-	SIM_CALL_SET,             /* sim_set(c) */
-	SIM_CALL_FAULT,           /* sim_inject(arg) */
-	SIM_CALL_FOLLOW_NTH,      /* sim_follow_nth(arg) */
-	SIM_CALL_FOLLOW_SLOWEST,  /* sim_follow_slowest() */
-	SIM_CALL_FOLLOW_OFF       /* sim_follow_off() */
-};
+ * call (enum sim_call, sim.h); when, what it was given, and the likes in
+ * flight then. A copy of struct sim copies these arrays too
+ * (changes[0..nchanges), sets[0..nsets)). */
 struct sim_live_set {
 	int64_t at_us;
 	int64_t inflight;
@@ -373,7 +366,10 @@ struct sim {
 	int64_t inflight;          /* likes offered and not yet ended */
 	int unrel_inflight;
 	uint64_t unrel_offered, unrel_failed, unrel_completed;
-	struct util_hist lat;      /* latency of completed likes, from first try */
+	struct util_hist lat;      /* latency of completed likes, from first try,
+	                              up to the last tick: the tick's own are in
+	                              acc.lat, merged at its end (sim_out.c adds
+	                              them for a summary between ticks) */
 	uint64_t refused;          /* likes turned away at SIM_MAX_INFLIGHT */
 	int64_t worst_wait, nwaits;
 	double sum_wait;

@@ -110,6 +110,7 @@ static void record(struct sim *s, const struct sim_config *old,
 		ch->set = set;
 		ch->field = f[i].json;
 		ch->option = f[i].option;
+		ch->per_attempt = f[i].per_attempt;
 		sim_field_text(&f[i], old, ch->from, sizeof ch->from);
 		sim_field_text(&f[i], &s->c, ch->to, sizeof ch->to);
 	}
@@ -266,13 +267,12 @@ const struct sim_config *sim_record_settings(const struct sim *s)
 	return NULL;
 }
 
-int sim_record_follow(const struct sim *s)
+enum sim_call sim_record_follow(const struct sim *s)
 {
 	for (size_t i = s->nsets; i > 0; i--)
 		if (s->sets[i - 1].what != SIM_CALL_SET && s->sets[i - 1].what != SIM_CALL_FAULT)
-			return s->sets[i - 1].what == SIM_CALL_FOLLOW_NTH ? 0
-			     : s->sets[i - 1].what == SIM_CALL_FOLLOW_SLOWEST ? 1 : -1;
-	return -1;
+			return (enum sim_call)s->sets[i - 1].what;
+	return SIM_CALL_FOLLOW_OFF;
 }
 
 /* n with thousands separators: 10010 -> "10,010". */
@@ -303,9 +303,7 @@ void sim_change_text(const struct sim *s, char *buf, size_t len)
 	n = (size_t)snprintf(buf, len, "at %.1f s:", (double)ch[first].at_us / 1e6);
 	for (i = first; i < s->nchanges && n < len; i++) {
 		path |= !strcmp(ch[i].field, "strategy");
-		timeouts |= !strcmp(ch[i].field, "pool_timeout_ms") ||
-		            !strcmp(ch[i].field, "lock_timeout_ms") ||
-		            !strcmp(ch[i].field, "statement_timeout_ms");
+		timeouts |= ch[i].per_attempt;
 		n += (size_t)snprintf(buf + n, len - n, "%s %s %s -> %s", i > first ? "," : "",
 		                      ch[i].option, ch[i].from, ch[i].to);
 	}

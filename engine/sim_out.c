@@ -7,10 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/sim_field.h"
 #include "engine/sim_impl.h"
+#include "engine/xmalloc.h"
 #include "util/json.h"
 
 static double now_s(const struct sim *s)
@@ -35,11 +37,22 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->throughput_per_s = t > 0 ? (double)s->completed / t : 0;
 	o->worst_wait_ms = (double)s->worst_wait / 1000.0;
 	o->mean_wait_ms = s->nwaits ? s->sum_wait / (double)s->nwaits / 1000.0 : 0;
-	o->latency_ms.mean = util_hist_mean(&s->lat) / 1000.0;
-	o->latency_ms.p50 = util_hist_quantile(&s->lat, 0.50) / 1000.0;
-	o->latency_ms.p95 = util_hist_quantile(&s->lat, 0.95) / 1000.0;
-	o->latency_ms.p99 = util_hist_quantile(&s->lat, 0.99) / 1000.0;
-	o->latency_ms.max = (double)s->lat.max / 1000.0;
+	/* The run's latencies: up to the last tick, and the tick's so far.
+	 * (The sums are of whole microseconds: merged, they stay exact.) */
+	const struct util_hist *lat = &s->lat;
+	struct util_hist *all = NULL;
+	if (s->acc.lat.count) {
+		all = xmalloc(sizeof *all);
+		*all = s->lat;
+		util_hist_merge(all, &s->acc.lat);
+		lat = all;
+	}
+	o->latency_ms.mean = util_hist_mean(lat) / 1000.0;
+	o->latency_ms.p50 = util_hist_quantile(lat, 0.50) / 1000.0;
+	o->latency_ms.p95 = util_hist_quantile(lat, 0.95) / 1000.0;
+	o->latency_ms.p99 = util_hist_quantile(lat, 0.99) / 1000.0;
+	o->latency_ms.max = (double)lat->max / 1000.0;
+	free(all);
 	o->pool.max_in_use = s->pool[POOL_MAIN].max_in_use;
 	o->pool.max_waiters = s->pool[POOL_MAIN].max_waiters;
 	o->pool.exhausted_at_s = s->pool[POOL_MAIN].exhausted_at >= 0

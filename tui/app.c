@@ -218,9 +218,9 @@ static void go(struct tui_app *a, int64_t t)
 	a->cfg = a->good = *tui_rewind_settings(a->rw, a->sim);   /* the keys change from these */
 	a->msg[0] = '\0';      /* notes from another moment */
 	switch (sim_record_follow(a->sim)) {
-	case 0:  a->view.follow = TUI_FOLLOW_NEXT; break;
-	case 1:  a->view.follow = TUI_FOLLOW_SLOWEST; break;
-	default: a->view.follow = TUI_FOLLOW_OFF; break;
+	case SIM_CALL_FOLLOW_NTH:     a->view.follow = TUI_FOLLOW_NEXT; break;
+	case SIM_CALL_FOLLOW_SLOWEST: a->view.follow = TUI_FOLLOW_SLOWEST; break;
+	default:                      a->view.follow = TUI_FOLLOW_OFF; break;
 	}
 	/* A tour step that follows says so for as long as it runs: back at
 	 * its start, its note too. */

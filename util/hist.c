@@ -33,19 +33,6 @@ void util_hist_reset(struct util_hist *h)
 	h->hi = -1;
 }
 
-int util_hist_bucket(int64_t v)
-{
-	uint64_t u = v < 0 ? 0 : (uint64_t)v;
-	int e;
-
-	if (u < SUB)
-		return (int)u;
-	e = 63 - __builtin_clzll(u);                  /* u in [2^e, 2^(e+1)) */
-	/* Group g = e - SUB_BITS + 1 >= 1 holds SUB buckets of width 2^(g-1). */
-	return ((e - UTIL_HIST_SUB_BITS + 1) << UTIL_HIST_SUB_BITS) +
-	       (int)((u >> (e - UTIL_HIST_SUB_BITS)) - SUB);
-}
-
 int64_t util_hist_bucket_low(int b)
 {
 	int g = b >> UTIL_HIST_SUB_BITS, k = b & (SUB - 1);
@@ -60,28 +47,6 @@ static int64_t bucket_width(int b)
 	int g = b >> UTIL_HIST_SUB_BITS;
 
 	return g == 0 ? 1 : (int64_t)1 << (g - 1);
-}
-
-void util_hist_add(struct util_hist *h, int64_t v)
-{
-	int b;
-
-	if (v < 0)
-		v = 0;
-	b = util_hist_bucket(v);
-	h->b[b]++;
-	h->count++;
-	if (h->count <= UTIL_HIST_FEW)
-		h->few[h->count - 1] = (uint16_t)b;
-	h->sum += (double)v;
-	if (v > h->max)
-		h->max = v;
-	if (v < h->min || h->count == 1)
-		h->min = v;
-	if (b < h->lo)
-		h->lo = b;
-	if (b > h->hi)
-		h->hi = b;
 }
 
 void util_hist_merge(struct util_hist *into, const struct util_hist *h)

@@ -20,6 +20,16 @@
  * wall time each; frames at 30 a second at most, each playing at most
  * 0.25 s of wall time, as the real loop does) and prints the factor each
  * reaches: where it is under X, the title bar says "(only Nx reached)".
+ *
+ * `tui_bench --play NAME SIM_S` plays SIM_S simulated seconds of scenario
+ * NAME as `--speed 100` does (30 frames of 100/30 simulated seconds each
+ * per wall second, each frame drawn), without a clock, and prints the last
+ * frame; `--play-engine NAME SIM_S` runs the engine alone the same way
+ * (sim_advance in 0.1 s steps) and prints its JSON. Neither depends on the
+ * machine: run them under `valgrind --tool=callgrind` or
+ * `perf stat -e instructions:u` to count what a simulated second costs on
+ * a busy machine, and compare their output to check a change kept every
+ * byte.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -53,17 +63,26 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The scenario as the screen plays it: no end, Poisson arrivals, a spread
+ * over 16 rows at least. */
+static int screen_config(const char *name, struct sim_config *c)
+{
+	if (sim_scenario(name, c) != 0)
+		return -1;
+	c->seconds = 0;
+	c->arrivals = SIM_ARRIVE_POISSON;
+	if (sim_strategy_info(c->strategy)->spread && c->rows < 2)
+		c->rows = 16;
+	return 0;
+}
+
 /* The frame loop of tui_app_run without a terminal to wait on. */
 static double reach(const char *name, double x, double wall_s, double *first_s)
 {
 	struct sim_config c;
 	struct tui_screen *scr = tui_screen_new(W, H);
 
-	sim_scenario(name, &c);
-	c.seconds = 0;
-	c.arrivals = SIM_ARRIVE_POISSON;
-	if (sim_strategy_info(c.strategy)->spread && c.rows < 2)
-		c.rows = 16;
+	screen_config(name, &c);
 	struct tui_app *app = tui_app_new(&c, NULL, false);
 	if (!app) {
 		tui_screen_free(scr);
@@ -146,6 +165,42 @@ static int rewind_memory(void)
 	return 0;
 }
 
+/* --play and --play-engine: a fixed simulated span, no clock. */
+static int play(const char *name, double sim_s, bool engine_only)
+{
+	struct sim_config c;
+
+	if (screen_config(name, &c) != 0) {
+		fprintf(stderr, "tui_bench: no scenario '%s'\n", name);
+		return 2;
+	}
+	if (engine_only) {
+		struct sim *s = sim_new(&c);
+		if (!s)
+			return 1;
+		for (int64_t t = 100000; t <= (int64_t)(sim_s * 1e6 + 0.5); t += 100000)
+			sim_advance(s, t);
+		sim_json(stdout, s);
+		sim_free(s);
+		return 0;
+	}
+	struct tui_screen *scr = tui_screen_new(W, H);
+	struct tui_app *app = tui_app_new(&c, NULL, false);
+	if (!app) {
+		tui_screen_free(scr);
+		return 1;
+	}
+	tui_app_set_speed(app, 100);
+	while (tui_app_now(app) < sim_s - 1e-9) {
+		tui_app_advance(app, 1.0 / FPS);
+		tui_app_render(app, scr);
+	}
+	tui_screen_dump(scr, stdout);
+	tui_app_free(app);
+	tui_screen_free(scr);
+	return 0;
+}
+
 /* --speed's X and WALL_S, the words that follow it. */
 struct speed_args {
 	bool on;
@@ -170,7 +225,18 @@ int main(int argc, char **argv)
 {
 	struct speed_args sp = { .v = { 100, 5 } };
 	bool quick = false, rew = false;
+	const char *play_name = NULL, *engine_name = NULL;
+	double play_s = 6.7;
 	const struct opt rows[] = {
+		{ .name = "play", .arg = "NAME", .kind = OPT_STRING, .dest = &play_name,
+		  .help = "play scenario NAME as --speed 100 does, for --sim-s\n"
+		          "simulated seconds without a clock; print the last frame" },
+		{ .name = "play-engine", .arg = "NAME", .kind = OPT_STRING, .dest = &engine_name,
+		  .help = "the same with the engine alone (sim_advance in 0.1 s\n"
+		          "steps); print its JSON" },
+		{ .name = "sim-s", .arg = "S", .kind = OPT_DOUBLE, .dest = &play_s,
+		  .min = 0, .max = 100000, .above_min = true,
+		  .help = "the simulated span of --play and --play-engine (6.7)" },
 		{ .name = "rewind", .kind = OPT_FLAG, .dest = &rew,
 		  .help = "the rewind's checkpoints over a 20-minute viral video:\n"
 		          "their memory, and the CPU a jump back costs" },
@@ -181,7 +247,8 @@ int main(int argc, char **argv)
 		          "the factor each reaches" },
 	};
 	const struct opt_table table = { .rows = rows, .n = sizeof rows / sizeof rows[0] };
-	const struct opt_cmd cmd = { .name = "tui_bench", .usage = "[--quick] | --speed [X [WALL_S]] | --rewind",
+	const struct opt_cmd cmd = { .name = "tui_bench", .usage = "[--quick] | --speed [X [WALL_S]] | --rewind\n"
+	                                      "       | --play NAME | --play-engine NAME [--sim-s S]",
 	                             .tables = &table, .ntables = 1, .positional = speed_word,
 	                             .ctx = &sp };
 	int parsed = opt_parse(&cmd, argc, argv, NULL);
@@ -189,6 +256,8 @@ int main(int argc, char **argv)
 		return parsed == OPT_HELP ? 0 : 2;
 	if (rew)
 		return rewind_memory();
+	if (play_name || engine_name)
+		return play(engine_name ? engine_name : play_name, play_s, engine_name != NULL);
 	bool speed_mode = sp.on;
 	double seconds = quick ? 1 : 10;
 	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");

@@ -264,7 +264,7 @@ static void sim_record__a_resumed_checkpoint_replays_the_calls(void **state)
 	sim_advance(a, 3000000);
 	rec = sim_record_take(a);
 	assert_int_equal(sim_record_len(rec), 4);
-	assert_int_equal(sim_record_follow(a), 0);
+	assert_int_equal(sim_record_follow(a), SIM_CALL_FOLLOW_NTH);
 	assert_true(sim_record_settings(a)->rps == 3000);
 
 	b = sim_ckpt_resume(k);
