@@ -178,8 +178,10 @@ int inside_count_retrying(struct kit_db *db, int64_t id, const char *level,
 		rc = INSIDE_GAVE_UP;
 		if (k < policy->max_attempts) {
 			/* Doubling spreads the losers out; the random half keeps
-			 * them from coming back all at the same moment. */
-			double d = (double)policy->base_ms * (double)(1LL << (k - 1 < 30 ? k - 1 : 30));
+			 * them from coming back all at the same moment. From
+			 * 2^31 on, base_ms (>= 1) x 2^(k-1) is past any int
+			 * cap_ms: the shift stops there, and never overflows. */
+			double d = (double)policy->base_ms * (double)(1LL << (k - 1 < 31 ? k - 1 : 31));
 			if (d > policy->cap_ms)
 				d = policy->cap_ms;
 			sleep_ms(d / 2 + uniform() * d / 2);

@@ -134,6 +134,21 @@ static bool cut(double ms)
 	return true;
 }
 
+/* Notes a request the kernel refuses (EINVAL: no sleep at all) on the
+ * watched thread; true when req is one. */
+static bool malformed(const struct timespec *req)
+{
+	struct lt_sleeps *s = watch;
+	if (!s || (req->tv_nsec >= 0 && req->tv_nsec < 1000000000L && req->tv_sec >= 0))
+		return false;
+	if (s->malformed++ == 0) {
+		s->first_malformed_sec = (long long)req->tv_sec;
+		s->first_malformed_nsec = (long long)req->tv_nsec;
+	}
+	s->calls++;
+	return true;
+}
+
 /* The kernel's sleep, its time asleep added to the watch. Returns 0 or
  * an error number. */
 static int kernel_sleep(clockid_t clock, int flags, const struct timespec *req,
@@ -152,6 +167,8 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
 {
 	if (req == NULL)            /* the kernel says EFAULT, as the C library's would */
 		return kernel_sleep(clock, flags, req, rem);
+	if (malformed(req))
+		return EINVAL;
 	double ms = ms_of(req);
 	if (flags & TIMER_ABSTIME)
 		ms -= now_ms(clock);
@@ -164,6 +181,10 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
 
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
+	if (req != NULL && malformed(req)) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (req != NULL && cut(ms_of(req))) {
 		errno = 0;
 		return 0;

@@ -11,7 +11,9 @@
  * thread has spent budget_ms asleep in all, returns at once (0, errno 0)
  * and is counted as cut. A check then fails saying what was asked
  * instead of hanging on an uncapped backoff or a loop around nanosleep()
- * that never ends.
+ * that never ends. A request the kernel would refuse (tv_nsec outside
+ * 0..999999999, a negative tv_sec) is counted as malformed and refused
+ * the same way (EINVAL), with no sleep.
  *
  *   struct lt_sleeps s;
  *   lt_sleeps_watch(&s, 4, 3000);        // no sleep over 4 ms, 3 s asleep at most
@@ -46,6 +48,10 @@ struct lt_sleeps {
 	double first_cut_ms;    /* what the first cut request asked */
 	int first_cut_after;    /* attempts before it */
 	bool over_budget;       /* a cut was for the budget, not the size */
+	int malformed;          /* requests the kernel refuses with EINVAL (tv_nsec
+	                           outside 0..999999999, or tv_sec below 0): they
+	                           sleep not at all */
+	long long first_malformed_sec, first_malformed_nsec;   /* the first one */
 };
 
 /* Arms a watch on the calling thread (s is zeroed first). */

@@ -10,6 +10,7 @@
  * read.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -242,7 +243,10 @@ static void versions__old_snapshot_keeps_versions_beside_a_long_neighbour(void *
 /* The buffers figure is EXPLAIN's own number, read in base 10: with an
  * old snapshot holding 1,500 versions of the row (so nothing is pruned
  * between two reads), inside_versions() and the test's own EXPLAIN of
- * the same query give the same count, ten or more. The three counters
+ * the same query give the same count, ten or more. The table is
+ * rewritten first (VACUUM FULL), so inside_versions()'s read finds some
+ * pages on disk (read=) and the test's, after it, all in memory (hit=):
+ * the two agree only when both numbers are added. The three counters
  * are pg_stat_user_tables' own, each from its own column: a row
  * inserted and deleted first makes the dead versions one more than the
  * updates, and so more than the HOT ones, so no two columns agree. */
@@ -272,9 +276,22 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	struct kit_db *old = labtest_connect(t);
 	int64_t seen;
 	if (kit_db_exec(old, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, NULL) != 0 ||
-	    kit_db_query_int(old, "SELECT n FROM counters WHERE id = 1", 0, NULL, &seen) != 0)
+	    kit_db_query_int(old, "SELECT 1", 0, NULL, &seen) != 0)
 		fail_msg("the old snapshot: %s", kit_db_errmsg(old));
 	bump(db, 1500);
+	/* Rewritten with its versions (the snapshot keeps them), its index
+	 * built straight to disk: the first read of a key reads pages the
+	 * shared buffers do not hold. Row 99, which is not there, first:
+	 * only index pages, all from disk, "Buffers: shared read=2" with no
+	 * hit= at all; then row 1, "Buffers: shared hit=11 read=1". (The old
+	 * snapshot read no table, so it holds no lock VACUUM FULL waits for.) */
+	labtest_exec(t, "VACUUM FULL counters");
+	struct inside_versions gone;
+	int got_gone = inside_versions(db, 99, &gone);
+	int64_t own_gone = -1;
+	int rc_gone = kit_db_query(db, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
+	                           " SELECT n FROM counters WHERE id = 99", 0, NULL,
+	                           explained_buffers, &own_gone);
 	/* asserted only once the snapshot is let go */
 	int got = inside_versions(db, 1, &v);
 	char why[200];
@@ -301,9 +318,21 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	          ", dead %" PRId64 " (pg_stat_user_tables' n_tup_upd, n_tup_hot_upd, n_dead_tup), "
 	          "got %" PRId64 ", %" PRId64 ", %" PRId64 ": is each read from its own column?",
 	          stat[0], stat[1], stat[2], v.updates, v.hot_updates, v.dead);
+	lt_expect(rc_gone == 0 && own_gone >= 1, NULL, "the test's own EXPLAIN of row 99: %d, %"
+	          PRId64 " buffers (%s)", rc_gone, own_gone, labtest_why(db));
+	/* A missing row may be an error (the contract does not say): judged
+	 * only when it was read. */
+	lt_expect(got_gone != 0 || gone.buffers == own_gone, "buffers", "expected the buffers "
+	          "EXPLAIN counts for reading row 99, which is not there, right after the table "
+	          "was rewritten (%" PRId64 ": its index pages all read from disk, a Buffers: "
+	          "line with read= and no hit=), got %" PRId64 ": are the pages read from disk "
+	          "(read=) added, and a count the line does not show taken as 0?", own_gone,
+	          gone.buffers);
 	lt_expect(v.buffers == own, "buffers", "expected the buffers EXPLAIN counts for reading "
 	          "the row (%" PRId64 ", shared hit plus read on its first Buffers: line), got %"
-	          PRId64 ": is the number read in base 10, from the right line?", own, v.buffers);
+	          PRId64 ": is the number read in base 10, from the right line, and are the pages read "
+	          "from disk (read=, as on the first read after a rewrite) added to those found in "
+	          "memory (hit=)?", own, v.buffers);
 }
 
 static void versions__indexed_counter_not_hot(void **state)
@@ -674,6 +703,57 @@ static void isolation__waits_follow_the_doubling(void **state)
 	}
 }
 
+/* Waits of a second to weeks, asked for and never slept: base 1 ms, cap
+ * INT_MAX ms (24.8 days), 32 planted failures, so the d are 2^(k-1) ms
+ * for k = 1..31 (1 ms to 12.4 days) and then the cap. Every request is
+ * cut at once (sleeps.h, no sleep over 0 ms), so the check takes no
+ * time; it judges what each gap asked: between d/2 and d, as a timespec
+ * the kernel takes (tv_nsec in 0..999999999; any other is refused with
+ * EINVAL and the wait is none). A wait kept in 32-bit ints (ms x 10^6
+ * past 2.1 s), a doubling whose exponent stops short of where base x
+ * 2^(k-1) passes every int cap, or one that turns a step early or late,
+ * asks for something else. A correct solution never fails it: no draw
+ * leaves [d/2, d]. */
+static void isolation__waits_of_seconds_to_weeks(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	plant_failures(t, 32);
+
+	struct waits w = { 0 };
+	struct inside_retry policy = { 33, 1, INT_MAX };
+	struct lt_sleeps asked;
+	int attempts = -1;
+	kit_db_set_hook(db, time_waits, &w);
+	lt_sleeps_watch(&asked, 0, 0);
+	lt_sleeps_deadline(60, "isolation__waits_of_seconds_to_weeks");
+	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	lt_sleeps_unwatch();
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && attempts == 33 && w.n == 32, "limit", "expected 0 after 33 "
+	          "attempts with 32 waits (32 planted failures, max_attempts 33), got %d after %d "
+	          "attempts, %d waits", rc, attempts, w.n);
+	lt_expect(asked.malformed == 0, "backoff", "%d of the waits asked nanosleep() for a "
+	          "timespec the kernel refuses (EINVAL, no wait at all), the first { %lld s, %lld "
+	          "ns }: tv_nsec must be 0 to 999999999; is ms x 10^6 computed in an int (it "
+	          "overflows past 2.1 s), or the whole wait put in tv_nsec?", asked.malformed,
+	          asked.first_malformed_sec, asked.first_malformed_nsec);
+	for (int k = 0; k < w.n; k++) {
+		double d = ldexp(1.0, k);           /* base 1 ms x 2^(k-1), k counted from 1 */
+		d = d > policy.cap_ms ? policy.cap_ms : d;
+		double v = w.asked[k];
+		if (v >= d / 2 - 0.001 && v <= d + 0.001)
+			continue;
+		lt_expect(false, "backoff", "the wait after failure %d asked for %.3f ms (%.3g days); "
+		          "expected %.0f to %.0f ms (d = min(cap %d, 1 x 2^%d) = %.0f): is the "
+		          "doubling kept in a type that holds it (2^%d), and does it stop only once "
+		          "base x 2^(k-1) is past the cap?", k + 1, v, v / 86400e3, d / 2, d,
+		          policy.cap_ms, k, d, k);
+		break;
+	}
+}
+
 /* Jitter, in the processes and threads of a real deployment: workers
  * started at the same moment, some forked from one parent that has
  * already retried once itself (its generator seeded, and copied into
@@ -830,6 +910,31 @@ static int alike(const struct jitter_worker *a, const struct jitter_worker *b, b
 	return n;
 }
 
+/* Whether a run of 4 consecutive asked waits of one worker comes again
+ * later in the same worker (*at and *again: where). Independent draws do
+ * that almost never: even drawn in whole milliseconds (41 values from 40
+ * to 80) each of the 36 pairs of runs in a worker matches with p = 41^-4,
+ * so a correct solution fails with P <= 4 x 36 / 41^4 = 5.1e-5, and
+ * drawn to the microsecond or finer, never in practice. A generator that
+ * comes round after 8 draws (xorshift without its left shift) repeats
+ * waits 1-4 as 9-12, and one seeded again on every call from the clock's
+ * second asks the same wait 12 times: both fail every time. */
+static bool repeats_itself(const struct jitter_worker *w, int *at, int *again)
+{
+	for (int i = 0; i + 3 < JITTER_WAITS; i++)
+		for (int j = i + 1; j + 3 < JITTER_WAITS; j++) {
+			int same = 0;
+			for (int k = 0; k < 4; k++)
+				same += fabs(w->asked[i + k] - w->asked[j + k]) <= 1e-6;
+			if (same == 4) {
+				*at = i;
+				*again = j;
+				return true;
+			}
+		}
+	return false;
+}
+
 static int by_ms(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -964,6 +1069,18 @@ static void isolation__backoff_has_jitter(void **state)
 	          "to differ, got %d of their 12 waits alike (%s): both drew the same random "
 	          "numbers (a seed from the clock or the process id alone is the same in every "
 	          "thread)", threads, exact ? "asked to the microsecond" : "timed within 0.5 ms");
+	int worker = -1, at = -1, again = -1;
+	for (int i = 0; exact && i < 4 && worker < 0; i++)
+		if (repeats_itself(&w[i], &at, &again))
+			worker = i;
+	lt_expect(worker < 0, "jitter-seed", "expected each worker's 12 waits to be drawn "
+	          "independently, got the %s's waits %d to %d asked again as waits %d to %d "
+	          "(%.3f, %.3f, %.3f, %.3f ms): its numbers come round again, so the generator "
+	          "repeats itself after a few draws (a step of xorshift left out), or is seeded "
+	          "again on every call from something that has not changed (the clock's second)",
+	          worker < 2 ? "forked worker" : "thread", at + 1, at + 4, again + 1, again + 4,
+	          worker < 0 ? 0 : w[worker].asked[at], worker < 0 ? 0 : w[worker].asked[at + 1],
+	          worker < 0 ? 0 : w[worker].asked[at + 2], worker < 0 ? 0 : w[worker].asked[at + 3]);
 }
 
 /* ---- §5 Commits ---- */
@@ -1221,6 +1338,7 @@ int main(void)
 		LABTEST_PG(isolation__other_errors_not_retried),
 		LABTEST_PG(isolation__long_retry_keeps_its_cap),
 		LABTEST_PG(isolation__waits_follow_the_doubling),
+		LABTEST_PG(isolation__waits_of_seconds_to_weeks),
 		LABTEST_PG(isolation__no_wait_after_the_last_attempt),
 		LABTEST_PG(isolation__wait_survives_signals),
 		LABTEST_PG(isolation__backoff_has_jitter),
