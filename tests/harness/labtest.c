@@ -275,13 +275,14 @@ static bool named_in(const char *list, const char *name)
 
 /* The order the entries run in, as indexes into tests: first those each
  * word of order names (word by word; a word's own entries in suite order),
- * then the rest in suite order. Words that name no entry are said in a
+ * then the rest in suite order. Words that name no entry are said in one
  * notice. Returns NULL when out of memory. */
 static size_t *run_order(const char *order, const struct CMUnitTest *tests, size_t n)
 {
 	size_t *perm = calloc(n ? n : 1, sizeof *perm);
 	bool *placed = calloc(n ? n : 1, sizeof *placed);
-	size_t k = 0;
+	size_t k = 0, unknown = 0, first_len = 0;
+	const char *first_unknown = NULL;
 	if (perm == NULL || placed == NULL) {
 		free(perm);
 		free(placed);
@@ -302,10 +303,18 @@ static size_t *run_order(const char *order, const struct CMUnitTest *tests, size
 				}
 			}
 		}
-		if (!found)
-			notice("HOTROW_LAB_ORDER names %.*s, which is no check of this suite", (int)len, p);
+		if (!found && unknown++ == 0) {
+			first_unknown = p;
+			first_len = len;
+		}
 		p += len;
 	}
+	if (unknown == 1)
+		notice("HOTROW_LAB_ORDER names %.*s, which is no check of this suite",
+		       (int)first_len, first_unknown);
+	else if (unknown > 1)
+		notice("HOTROW_LAB_ORDER names %.*s and %zu more words that are no checks of this suite",
+		       (int)first_len, first_unknown, unknown - 1);
 	for (size_t i = 0; i < n; i++)
 		if (!placed[i])
 			perm[k++] = i;
