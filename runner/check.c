@@ -801,8 +801,10 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
                      const struct runner_opts *o, struct runner_result *r)
 {
 	memset(r, 0, sizeof *r);
-	/* A mutant run's list of checks is make test's, never a grade's. */
+	/* A mutant run's list of checks (and a sweep's order) is make test's
+	 * and scripts/mutate's, never a grade's. */
 	unsetenv("HOTROW_LAB_CHECKS");
+	unsetenv("HOTROW_LAB_ORDER");
 	r->available = runner_engines_available();
 	char bin[PATH_MAX];
 	int b = build_private(t, l, o, r, bin, sizeof bin);

@@ -248,6 +248,80 @@ static bool env_is(const char *name, const char *value)
 	return v != NULL && strcmp(v, value) == 0;
 }
 
+/* Does the word w (len characters) name the entry name? A word names a
+ * check function ("f": every entry of f, whatever its engine) or one
+ * entry ("f/postgres"). */
+static bool word_names(const char *w, size_t len, const char *name)
+{
+	size_t base = strcspn(name, "/");
+	return (len == base || len == strlen(name)) && strncmp(w, name, len) == 0;
+}
+
+#define WORD_GAP " \t\n,"          /* what may separate the words of a list */
+
+/* Does a word of list name the entry name? The list is read in place, so
+ * it may be as long as the environment allows. */
+static bool named_in(const char *list, const char *name)
+{
+	for (const char *p = list ? list : ""; *p; ) {
+		p += strspn(p, WORD_GAP);
+		size_t n = strcspn(p, WORD_GAP);
+		if (n > 0 && word_names(p, n, name))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* The order the entries run in, as indexes into tests: first those each
+ * word of order names (word by word; a word's own entries in suite order),
+ * then the rest in suite order. Words that name no entry are said in one
+ * notice. Returns NULL when out of memory. */
+static size_t *run_order(const char *order, const struct CMUnitTest *tests, size_t n)
+{
+	size_t *perm = calloc(n ? n : 1, sizeof *perm);
+	bool *placed = calloc(n ? n : 1, sizeof *placed);
+	size_t k = 0, unknown = 0, first_len = 0;
+	const char *first_unknown = NULL;
+	if (perm == NULL || placed == NULL) {
+		free(perm);
+		free(placed);
+		return NULL;
+	}
+	for (const char *p = order ? order : ""; *p; ) {
+		p += strspn(p, WORD_GAP);
+		size_t len = strcspn(p, WORD_GAP);
+		if (len == 0)
+			break;
+		bool found = false;
+		for (size_t i = 0; i < n; i++) {
+			if (word_names(p, len, tests[i].name)) {
+				found = true;
+				if (!placed[i]) {
+					placed[i] = true;
+					perm[k++] = i;
+				}
+			}
+		}
+		if (!found && unknown++ == 0) {
+			first_unknown = p;
+			first_len = len;
+		}
+		p += len;
+	}
+	if (unknown == 1)
+		notice("HOTROW_LAB_ORDER names %.*s, which is no check of this suite",
+		       (int)first_len, first_unknown);
+	else if (unknown > 1)
+		notice("HOTROW_LAB_ORDER names %.*s and %zu more words that are no checks of this suite",
+		       (int)first_len, first_unknown, unknown - 1);
+	for (size_t i = 0; i < n; i++)
+		if (!placed[i])
+			perm[k++] = i;
+	free(placed);
+	return perm;
+}
+
 /* Is name one of the lines of list? */
 static bool listed_in(const char *list, const char *name)
 {
@@ -613,23 +687,29 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 		fflush(stdout);
 	}
 
+	/* HOTROW_LAB_ORDER="f g": the checks of those functions run first, in
+	 * that order, then the rest in suite order (scripts/mutate puts the
+	 * checks likeliest to fail a mutant first). Each entry keeps its own
+	 * setup and teardown, so they still pair up. */
 	struct CMUnitTest *run = calloc(n ? n : 1, sizeof *run);
 	struct wrap *wraps = calloc(n ? n : 1, sizeof *wraps);
-	if (run == NULL || wraps == NULL)
+	size_t *order = run_order(getenv("HOTROW_LAB_ORDER"), tests, n);
+	if (run == NULL || wraps == NULL || order == NULL) {
+		free(run);
+		free(wraps);
+		free(order);
 		return 1;
+	}
 	/* HOTROW_LAB_CHECKS="f g": only the checks of those functions run
 	 * (make test runs a mutant's named checks only); the others skip. */
 	const char *only = getenv("HOTROW_LAB_CHECKS");
 	/* Under `hotrow lab`, HOTROW_LAB_SKIP lists (one a line) the checks
 	 * whose engines the runner did not give, and only those skip. */
 	const char *runner_skips = getenv("HOTROW_LAB_SKIP");
-	char listed[1024];
-	snprintf(listed, sizeof listed, " %s ", only ? only : "");
-	for (size_t i = 0; i < n; i++) {
-		run[i] = tests[i];
-		char base[200];
-		snprintf(base, sizeof base, " %.*s ", (int)strcspn(tests[i].name, "/"), tests[i].name);
-		bool unlisted = only && *only && !strstr(listed, base);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = order[k];
+		run[k] = tests[i];
+		bool unlisted = only && *only && !named_in(only, tests[i].name);
 		bool is_pg = tests[i].setup_func == labtest_setup_pg;
 		bool is_lite = tests[i].setup_func == labtest_setup_sqlite;
 		bool is_redis = tests[i].setup_func == labtest_setup_redis;
@@ -643,11 +723,12 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 		if (runner_skips)   /* the runner decided, from each check's entry */
 			off = listed_in(runner_skips, tests[i].name);
 		if (off) {
-			run[i].test_func = test_skipped;
-			run[i].setup_func = NULL;
-			run[i].teardown_func = NULL;
+			run[k].test_func = test_skipped;
+			run[k].setup_func = NULL;
+			run[k].teardown_func = NULL;
 		}
 	}
+	free(order);
 	for (size_t i = 0; report_fd >= 0 && i < n; i++) {
 		wraps[i].orig = run[i];
 		run[i].test_func = wrap_test;

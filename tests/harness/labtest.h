@@ -16,7 +16,11 @@
  * HOTROW_LAB_ONLY=sqlite, =postgres or =mysql runs one engine's tests and skips the others
  * quietly (`hotrow lab check NN --db URL` uses it). HOTROW_LAB_CHECKS="f g"
  * runs only the checks of functions f and g and skips the rest quietly
- * (make test runs each mutant's Caught-By checks first). Under `hotrow lab`,
+ * (make test runs each mutant's Caught-By checks first). HOTROW_LAB_ORDER="f g"
+ * runs the checks of f and g first, in that order, then the rest in suite
+ * order (scripts/mutate puts the likeliest killers first). In both lists a
+ * word is a check function's name or one entry's ("f/postgres"), separated
+ * by blanks or commas. Under `hotrow lab`,
  * HOTROW_LAB_SKIP (check names, one a line) says instead which checks
  * skip: those whose engines the runner did not give; every other one runs.
  *

@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 kit=$tmp/kit
 kit_copy "$kit"
 export HOTROW_ROOT="$kit" HOTROW_LAB_ONLY=sqlite NO_COLOR=1
-unset HOTROW_LAB_CHECKS
+unset HOTROW_LAB_CHECKS HOTROW_LAB_ORDER
 out=$tmp/out err=$tmp/err
 hl() { (cd "$kit" && "$bin" lab "$@") >"$out" 2>"$err" </dev/null; }
 t() { current=$1; echo "[ RUN      ] $1"; }
