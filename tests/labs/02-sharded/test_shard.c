@@ -598,14 +598,17 @@ static void shard_choose_n__large_rates(void **state)
 /* "Taken on the exact product" (shard.h), at every size. A product that
  * is a whole number of rows gives that many, although the double holding
  * it may come out a hair above: the crumb grows with the product (a double
- * keeps 53 bits, so it is about 2^-52 of it: 7e-15 at 55 rows, 2.3e-10 at
- * 1,540,000), so an allowance sized for 55 rows still adds a row there. A
+ * keeps 53 bits, so it is a few parts in 10^16 of it: 7e-15 at 55 rows,
+ * 2.3e-10 at 1,540,000), so an allowance sized for 55 rows still adds a
+ * row there. A
  * product that is a real fraction above a whole number gives one row more,
- * however small the fraction: 2e-9 of a row is still 10^6 times a
- * double's crumb at 4 rows, so an allowance that large swallows a row
- * somebody needs. The values are each computed as shard.h writes the
- * formula and in the other orders of its three factors: every order
- * leaves a crumb under 1e-9 (hint 6's allowance). No database. */
+ * however small the fraction: 8e-9 of a row is still 10^7 times a
+ * double's crumb at 1 to 4 rows, so an allowance of 1e-8 swallows a row
+ * somebody needs (an allowance of 1e-9, absolute as hint 6 says or
+ * relative to the product, keeps it). In every order of the formula's
+ * three factors the whole-number products come out at most 1e-9 above,
+ * so hint 6's allowance holds whichever order a solution multiplies in.
+ * No database. */
 static void shard_choose_n__crumbs_and_fractions_at_every_size(void **state)
 {
 	(void)state;
@@ -618,9 +621,9 @@ static void shard_choose_n__crumbs_and_fractions_at_every_size(void **state)
 		{ 700000000, 2.0, 1.1, 1540000, "1,540,000 rows exactly (a crumb of 2.3e-10)" },
 		{ 1000000000, 1.5, 1.1, 1650000, "1,650,000 rows exactly (a crumb of 2.3e-10)" },
 		{ 900000000, 1.5, 2.2, 2970000, "2,970,000 rows exactly (a crumb of 4.7e-10)" },
-		{ 2000.000005, 1.0, 1.0, 3, "2.000000005 rows" },
-		{ 4000.000002, 1.0, 1.0, 5, "4.000000002 rows" },
-		{ 55000.000003, 1.0, 1.0, 56, "55.000000003 rows" },
+		{ 1000.000008, 1.0, 1.0, 2, "1.000000008 rows" },
+		{ 2000.000008, 1.0, 1.0, 3, "2.000000008 rows" },
+		{ 4000.000008, 1.0, 1.0, 5, "4.000000008 rows" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char what[320];
