@@ -595,6 +595,49 @@ static void shard_choose_n__large_rates(void **state)
 	                   "choose-n");
 }
 
+/* "Taken on the exact product" (shard.h), at every size. A product that
+ * is a whole number of rows gives that many, although the double holding
+ * it may come out a hair above: the crumb grows with the product (a double
+ * keeps 53 bits, so it is a few parts in 10^16 of it: 7e-15 at 55 rows,
+ * 2.3e-10 at 1,540,000), so an allowance sized for 55 rows still adds a
+ * row there. A
+ * product that is a real fraction above a whole number gives one row more,
+ * however small the fraction: 8e-9 of a row is still 10^7 times a
+ * double's crumb at 1 to 4 rows, so an allowance of 1e-8 swallows a row
+ * somebody needs (an allowance of 1e-9, absolute as hint 6 says or
+ * relative to the product, keeps it). In every order of the formula's
+ * three factors the whole-number products come out at most 1e-9 above,
+ * so hint 6's allowance holds whichever order a solution multiplies in.
+ * No database. */
+static void shard_choose_n__crumbs_and_fractions_at_every_size(void **state)
+{
+	(void)state;
+	static const struct {
+		double peak_per_s, hold_ms, headroom;
+		int n;
+		const char *what;
+	} cases[] = {
+		{ 50000, 1.0, 1.1, 55, "55 rows exactly (a crumb of 7e-15 in a double)" },
+		{ 700000000, 2.0, 1.1, 1540000, "1,540,000 rows exactly (a crumb of 2.3e-10)" },
+		{ 1000000000, 1.5, 1.1, 1650000, "1,650,000 rows exactly (a crumb of 2.3e-10)" },
+		{ 900000000, 1.5, 2.2, 2970000, "2,970,000 rows exactly (a crumb of 4.7e-10)" },
+		{ 1000.000008, 1.0, 1.0, 2, "1.000000008 rows" },
+		{ 2000.000008, 1.0, 1.0, 3, "2.000000008 rows" },
+		{ 4000.000008, 1.0, 1.0, 5, "4.000000008 rows" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char what[320];
+		snprintf(what, sizeof what, "N for %.11g/s, %g ms, headroom %g: %s (%s)",
+		         cases[i].peak_per_s, cases[i].hold_ms, cases[i].headroom, cases[i].what,
+		         i < 4 ? "a crumb that grows with the product is not a row: is the allowance "
+		                 "taken off before ceil too small for large products?"
+		               : "a real fraction, however small, is a row: is the allowance taken off "
+		                 "before ceil so large it swallows one?");
+		lt_expect_int_hint(shard_choose_n(cases[i].peak_per_s, cases[i].hold_ms, cases[i].headroom),
+		                   cases[i].n, what, "choose-n");
+	}
+}
+
 /* ---- the mistake classes: edges of the domain, failing steps, races ---- */
 
 #define LIKES_TOP 40
@@ -1035,6 +1078,48 @@ static void shard_resize__leaves_other_posts_alone(void **state)
 	          (long long)slot_n(t, POST + 1, 12));
 }
 
+/* A resize writes only the rows its fold fills: shard.h says growing only
+ * records the new N, and a shrink moves each removed row's count into its
+ * slot % N (hint 7: upsert each nonzero sum). Rows are created by likes
+ * (README section 2): a post never liked still has none after a shrink to
+ * 4 and a grow to 1024; a post with likes at slots 1, 7 and 12 keeps
+ * exactly those three rows through a grow to 1024, and a shrink to 4
+ * leaves rows at slots 0, 1 and 3 and none at slot 2. A fold that writes
+ * every remaining slot, adding 0 where nothing moved, creates empty rows
+ * (1024 of them for a grow) and, on the servers, holds a lock on every
+ * slot of the post until it commits: every like of the post waits. */
+static void shard_resize__writes_only_the_slots_it_fills(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	const int64_t liked = POST + 1;
+
+	lt_expect(shard_resize(db, POST, 4) == 0, "fold", "shard_resize(42, 4) of a post never liked: %s",
+	          labtest_why(db));
+	lt_expect_int_hint(rows_from(t, POST, 0), 0, "rows of a post never liked, after a shrink to 4 "
+	                   "(does the fold upsert every slot below N, even those that receive 0?)", "fold");
+	lt_expect(shard_resize(db, POST, SHARD_MAX_SLOTS) == 0, "fold",
+	          "shard_resize(42, 1024) of a post never liked: %s", labtest_why(db));
+	lt_expect_int_hint(rows_from(t, POST, 0), 0, "rows of a post never liked, after a grow to 1024 "
+	                   "(growing only records the new N)", "fold");
+
+	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (43, 1, 1), (43, 7, 20), (43, 12, 300)");
+	lt_expect(shard_resize(db, liked, SHARD_MAX_SLOTS) == 0, "fold", "shard_resize(43, 1024): %s",
+	          labtest_why(db));
+	lt_expect_int_hint(rows_from(t, liked, 0), 3, "rows of post 43 (slots 1, 7 and 12) after a grow "
+	                   "to 1024 (growing only records the new N)", "fold");
+	lt_expect(shard_resize(db, liked, 4) == 0, "fold", "shard_resize(43, 4): %s", labtest_why(db));
+	lt_expect(rows_from(t, liked, 0) == 3 && slot_n(t, liked, 0) == 300 && slot_n(t, liked, 1) == 1 &&
+	          slot_n(t, liked, 2) == -1 && slot_n(t, liked, 3) == 20, "fold",
+	          "post 43 with rows at slots 1, 7 and 12 (1, 20 and 300 likes) shrunk to 4 has %lld rows, "
+	          "slots 0..3 holding %lld, %lld, %lld and %lld (-1: no row); expected 3 rows: 300, 1, "
+	          "no row, 20 (does the fold write slots that receive nothing?)",
+	          (long long)rows_from(t, liked, 0), (long long)slot_n(t, liked, 0),
+	          (long long)slot_n(t, liked, 1), (long long)slot_n(t, liked, 2),
+	          (long long)slot_n(t, liked, 3));
+	lt_expect_int(total(db, liked), 321, "count of post 43 after the grow and the shrink");
+}
+
 /* A like whose statement fails (refused, or run with its answer lost)
  * says so: shard.h's functions return a negative code on failure. A
  * refused like counts nothing; a like whose answer was lost may have
@@ -1176,6 +1261,7 @@ int main(void)
 		BOTH(shard_increment__busy_slot_draws_once),
 		BOTH(shard_increment__reads_n_in_the_statement_that_adds),
 		BOTH(shard_resize__leaves_other_posts_alone),
+		BOTH(shard_resize__writes_only_the_slots_it_fills),
 		BOTH(shard_increment__failure_is_an_error),
 		BOTH(shard__leaves_the_session_as_it_found_it),
 		BOTH(shard__post_ids_at_the_ends_of_int64),
@@ -1184,6 +1270,7 @@ int main(void)
 		BOTH(shard_resize__nothing_left_allocated),
 		BOTH(shard_increment__nothing_left_allocated),
 		cmocka_unit_test(shard_choose_n__large_rates),
+		cmocka_unit_test(shard_choose_n__crumbs_and_fractions_at_every_size),
 	};
 	return labtest_main("02-sharded", tests);
 }
