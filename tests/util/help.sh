@@ -118,7 +118,7 @@ cmds=$("$bin" --help | commands)
 "$bin" -x 2>"$tmp/err" >/dev/null
 missing=
 for c in $cmds; do
-	grep -q "[ ,]$c[,;]" "$tmp/err" || missing="$missing $c"
+	grep -q "[ ,]${c}[,;]" "$tmp/err" || missing="$missing $c"
 done
 if [ -z "$cmds" ]; then bad help__hotrow_unknown_lists_commands "hotrow --help lists no commands:"
 elif [ -n "$missing" ]; then bad help__hotrow_unknown_lists_commands "hotrow -x does not name:$missing"
