@@ -57,7 +57,8 @@ int cmd_bench(int argc, char **argv)
 	for (size_t i = 0; i < NBENCHES; i++)
 		if (!strcmp(argv[1], benches[i].name))
 			return benches[i].main(argc - 1, argv + 1);
-	fprintf(stderr, "hotrow bench: unknown subcommand '%s' (accepts engine, db or fidelity)\n",
+	fprintf(stderr, "hotrow bench: unknown subcommand '%s' (accepts engine, db or fidelity; "
+		"hotrow bench --help says what each does)\n",
 		argv[1]);
 	return 2;
 }

@@ -89,7 +89,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "hotrow: unknown command '%s' (try: sim, tui, demo, lab, slides, bench, top; "
-		"hotrow --help lists them)\n", argv[1]);
+	fprintf(stderr, "hotrow: unknown command '%s' (try:", argv[1]);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(stderr, "%s %s", i > 0 ? "," : "", commands[i].name);
+	fprintf(stderr, "; hotrow --help lists them)\n");
 	return 2;
 }

@@ -7,3 +7,6 @@ $(BUILD)/tests/util/%: $(BUILD)/obj/tests/util/%.o $(UTIL_LIB)
 	$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(LDLIBS) -o $@
 # Every file argument of build/hotrow (HOTROW_BIN, set by make) refused at once.
 SCRIPT_TESTS += tests/util/files.sh
+# Every script and command answers --help and -h, and refuses an unknown
+# option, without acting on either (tests/util/help.sh, about 10 s).
+SCRIPT_TESTS += tests/util/help.sh
