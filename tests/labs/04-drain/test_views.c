@@ -1574,6 +1574,77 @@ static void record_view__failing_step_is_an_error(void **state)
 	kit_store_free(st);
 }
 
+/* A command that fails inside the drain's or the park's one step (a key
+ * of the wrong type: another program's key, a typo in a prefix) is that
+ * call's error, on both stores, with *n = 0 (views.h: "On failure *n is 0
+ * and nothing was taken"): not a success that hands over nothing, or less
+ * than the step took. Two places a step can fail: a dirty video whose
+ * delta key holds a set (the GETDEL), and a dirty set that holds an
+ * integer (the SCARD, the SPOP). First of all a park on a store with no
+ * token counter: VIEWS_NO_TOKEN with *token and *n 0; a park refused
+ * right after it is the refusal, and one whose reply is lost is
+ * KIT_STORE_UNKNOWN, not VIEWS_NO_TOKEN again (what a reply read before
+ * its error code, or a step's own code passed on, would say). */
+static void drain__failing_step_is_an_error(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 77;
+	int64_t token = 77;
+
+	planted_views(st, 41, 2);
+	int rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc == VIEWS_NO_TOKEN && token == 0 && n == 0, "token", "park_views of a dirty video "
+	          "on a store with no \"" VIEWS_TOKEN "\" returned %d, token %" PRId64 ", %d videos; "
+	          "expected VIEWS_NO_TOKEN, token 0 and no videos (it takes nothing)", rc, token, n);
+	n = 77;
+	kit_store_refuse(st, 1);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	kit_store_refuse(st, 0);
+	lt_expect(rc < 0 && n == 0, "token", "park_views on a store that refused it, right after a "
+	          "VIEWS_NO_TOKEN, returned %d with *n = %d; expected the store's error and *n = 0 "
+	          "(is the reply read before its error code?)", rc, n);
+	n = 77;
+	kit_store_lose_replies(st, 1);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	kit_store_lose_replies(st, 0);
+	lt_expect(rc < 0 && n == 0, "token", "park_views whose reply was lost, on a store with no "
+	          "token counter, returned %d with *n = %d; expected an error (KIT_STORE_UNKNOWN: it "
+	          "cannot know what its step did) and *n = 0", rc, n);
+
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DELTA_PREFIX "40", "x", NULL), 0);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DIRTY, "40", NULL), 0);
+	n = 77;
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc < 0 && n == 0, "token", "park_views with video 40 dirty and its delta key "
+	          "holding a set returned %d with *n = %d; the GETDEL failed, so return its error "
+	          "with *n = 0", rc, n);
+
+	planted_views(st, 41, 2);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DIRTY, "40", NULL), 0);
+	n = 77;
+	rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	lt_expect(rc < 0 && n == 0, "drain", "drain_views with video 40 dirty and its delta key "
+	          "holding a set returned %d with *n = %d; the GETDEL failed, so return its error "
+	          "with *n = 0", rc, n);
+
+	assert_int_equal(kit_store_del(st, VIEWS_DIRTY, NULL), 0);
+	assert_int_equal(kit_store_set(st, VIEWS_DIRTY, 5), 0);
+	n = 77;
+	token = 77;
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc < 0 && n == 0 && token == 0, "token", "park_views with \"" VIEWS_DIRTY "\" "
+	          "holding an integer returned %d, token %" PRId64 ", %d videos; the SCARD failed, so "
+	          "return its error, token 0 and no videos", rc, token, n);
+	n = 77;
+	rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	lt_expect(rc < 0 && n == 0, "drain", "drain_views with \"" VIEWS_DIRTY "\" holding an "
+	          "integer returned %d with *n = %d; the SPOP failed, so return its error with *n = 0",
+	          rc, n);
+	kit_store_free(st);
+}
+
 /* Each failpoint of views.h, armed with "error", makes flush_views return
  * KIT_DB_ERR there at once (a crash, in-process), and the flushes after
  * it, on a fresh connection as after a restart, count every view once.
@@ -2193,6 +2264,7 @@ int main(void)
 		LABTEST_BOTH(token__after_commit_failpoint_leaves_the_park),
 		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
 		LABTEST_STORES(record_view__failing_step_is_an_error),
+		LABTEST_STORES(drain__failing_step_is_an_error),
 		LABTEST_BOTH(token__every_failpoint_returns_an_error),
 		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
 		LABTEST_STORES(park__nothing_dirty_takes_no_token),
