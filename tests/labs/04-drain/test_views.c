@@ -1645,6 +1645,54 @@ static void drain__failing_step_is_an_error(void **state)
 	kit_store_free(st);
 }
 
+/* Counts the store's commands; past its limit the store refuses every
+ * one, so a call that goes round and round ends (with an error). */
+struct command_limit {
+	int seen, limit;
+};
+
+static void command_limit_hook(void *arg, struct kit_store *st, const char *cmd, const char *key,
+                               int rc)
+{
+	struct command_limit *l = arg;
+	(void)cmd, (void)key, (void)rc;
+	if (++l->seen == l->limit)
+		kit_store_refuse(st, -1);
+}
+
+/* A parked batch whose park cannot be read (its key holds an integer:
+ * another program's key) and whose token the database has: recovery
+ * deletes it or fails, in a few commands. A delete step that goes on past
+ * its failing SMEMBERS and answers 0 leaves the token listed, and
+ * recover_flushes reads the same token again, for ever (here: until the
+ * check's store refuses, after 200 commands). */
+static void recovery__unreadable_park_ends(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	labtest_exec(t, "INSERT INTO applied_flushes (token) VALUES (5)");
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 5), 0);
+	assert_int_equal(kit_store_sadd(st, VIEWS_PARKED, "5", NULL), 0);
+	assert_int_equal(kit_store_set(st, VIEWS_PARK_PREFIX "5", 9), 0);
+	record(st, 1, 2);
+
+	struct command_limit l = { 0, 200 };
+	kit_store_set_hook(st, command_limit_hook, &l);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	kit_store_set_hook(st, NULL, NULL);
+	kit_store_refuse(st, 0);
+	lt_expect(l.seen < l.limit, "recover", "flush_views with token 5 parked (and applied) and its "
+	          "park holding an integer made %d store commands and returned %" PRId64 "; expected "
+	          "a few: does the step that deletes a park answer 0 when its command failed, so the "
+	          "token stays listed and recovery reads it again?", l.seen, r);
+	lt_expect(r < 0 || parked_count(st) == 0, "recover", "flush_views with token 5 parked (and "
+	          "applied) and its park holding an integer returned %" PRId64 " with %" PRId64
+	          " batches still parked; expected an error, or the park resolved", r, parked_count(st));
+	kit_store_free(st);
+}
+
 /* Each failpoint of views.h, armed with "error", makes flush_views return
  * KIT_DB_ERR there at once (a crash, in-process), and the flushes after
  * it, on a fresh connection as after a restart, count every view once.
@@ -2265,6 +2313,7 @@ int main(void)
 		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
 		LABTEST_STORES(record_view__failing_step_is_an_error),
 		LABTEST_STORES(drain__failing_step_is_an_error),
+		LABTEST_STORES(recovery__unreadable_park_ends),
 		LABTEST_BOTH(token__every_failpoint_returns_an_error),
 		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
 		LABTEST_STORES(park__nothing_dirty_takes_no_token),
