@@ -1365,6 +1365,12 @@ static void recovery__tokens_and_counts_past_2_31(void **state)
 	                   1, "tokens above 2^32 + 2 (the largest applied) after a restart's flush: "
 	                   "the new token goes on after the database's largest (in an int it "
 	                   "starts over, below it)", "token");
+	/* views.h: "views:token" set to the largest token in applied_flushes
+	 * + 1 (2^32 + 3), then the park's INCR hands out 2^32 + 4 */
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 4294967300"),
+	                   1, "rows in applied_flushes for token 2^32 + 4 after a restart's flush: "
+	                   "views.h sets \"" VIEWS_TOKEN "\" to the largest applied (2^32 + 2) + 1, "
+	                   "and the park's INCR takes the next", "token");
 	kit_store_free(st);
 }
 
