@@ -981,6 +981,12 @@ static void token__recorded_with_the_upsert(void **state)
 	lt_expect_int_hint(r, 5, "views flush_views says it wrote", "token");
 	lt_expect_int_hint(labtest_int(t, "SELECT COUNT(*) FROM applied_flushes"), 1,
 	                   "rows in applied_flushes after one flush", "token");
+	/* views.h: a new store's "views:token" is set to the largest applied
+	 * token + 1, and with none applied that is 0 + 1; the park's INCR then
+	 * hands out 2 */
+	lt_expect_int_hint(labtest_int(t, "SELECT COUNT(*) FROM applied_flushes WHERE token = 2"), 1,
+	                   "rows for token 2 after the first flush of a new store and database "
+	                   "(\"" VIEWS_TOKEN "\" set to 0 + 1, no token applied yet, then INCR)", "token");
 	lt_expect_int_hint(parked_total(NULL, st, &batches) + batches, 0,
 	                   "parked views + batches after a flush that committed", "park");
 	kit_store_free(st);
