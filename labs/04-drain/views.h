@@ -83,9 +83,9 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
  * *token is that token, or 0 when nothing was dirty (then nothing is
  * parked and no token is used). When something is dirty but
  * "views:token" is missing (a new store, or one that restarted) it takes
- * nothing and returns VIEWS_NO_TOKEN: the flusher then sets "views:token"
- * to the largest token in applied_flushes + 1, so that no token is ever
- * used twice. */
+ * nothing (*n and *token are 0) and returns VIEWS_NO_TOKEN: the flusher
+ * then sets "views:token" to the largest token in applied_flushes + 1, so
+ * that no token is ever used twice. */
 #define VIEWS_NO_TOKEN 1
 int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta *out, int *n);
 

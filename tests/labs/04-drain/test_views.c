@@ -981,6 +981,12 @@ static void token__recorded_with_the_upsert(void **state)
 	lt_expect_int_hint(r, 5, "views flush_views says it wrote", "token");
 	lt_expect_int_hint(labtest_int(t, "SELECT COUNT(*) FROM applied_flushes"), 1,
 	                   "rows in applied_flushes after one flush", "token");
+	/* views.h: a new store's "views:token" is set to the largest applied
+	 * token + 1, and with none applied that is 0 + 1; the park's INCR then
+	 * hands out 2 */
+	lt_expect_int_hint(labtest_int(t, "SELECT COUNT(*) FROM applied_flushes WHERE token = 2"), 1,
+	                   "rows for token 2 after the first flush of a new store and database "
+	                   "(\"" VIEWS_TOKEN "\" set to 0 + 1, no token applied yet, then INCR)", "token");
 	lt_expect_int_hint(parked_total(NULL, st, &batches) + batches, 0,
 	                   "parked views + batches after a flush that committed", "park");
 	kit_store_free(st);
@@ -1365,6 +1371,12 @@ static void recovery__tokens_and_counts_past_2_31(void **state)
 	                   1, "tokens above 2^32 + 2 (the largest applied) after a restart's flush: "
 	                   "the new token goes on after the database's largest (in an int it "
 	                   "starts over, below it)", "token");
+	/* views.h: "views:token" set to the largest token in applied_flushes
+	 * + 1 (2^32 + 3), then the park's INCR hands out 2^32 + 4 */
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 4294967300"),
+	                   1, "rows in applied_flushes for token 2^32 + 4 after a restart's flush: "
+	                   "views.h sets \"" VIEWS_TOKEN "\" to the largest applied (2^32 + 2) + 1, "
+	                   "and the park's INCR takes the next", "token");
 	kit_store_free(st);
 }
 
@@ -1398,6 +1410,8 @@ static void flusher__takes_every_edge_of_its_domain(void **state)
 				stop_flusher(f);
 		}
 	}
+	/* views.h: "NULL is fine": nothing to stop, nothing flushed, no error */
+	lt_expect_int_hint(stop_flusher(NULL), 0, "stop_flusher(NULL)'s result", "stop");
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -1571,6 +1585,125 @@ static void record_view__failing_step_is_an_error(void **state)
 	lt_expect_int_hint(dirty(st, 12), 0, "dirty mark of video 12 after its INCRBY failed", "record");
 	record(st, 13, 2);
 	lt_expect_int_hint(delta(st, 13), 2, "delta of video 13 recorded after the failure", "record");
+	kit_store_free(st);
+}
+
+/* A command that fails inside the drain's or the park's one step (a key
+ * of the wrong type: another program's key, a typo in a prefix) is that
+ * call's error, on both stores, with *n = 0 (views.h: "On failure *n is 0
+ * and nothing was taken"): not a success that hands over nothing, or less
+ * than the step took. Two places a step can fail: a dirty video whose
+ * delta key holds a set (the GETDEL), and a dirty set that holds an
+ * integer (the SCARD, the SPOP). First of all a park on a store with no
+ * token counter: VIEWS_NO_TOKEN with *token and *n 0; a park refused
+ * right after it is the refusal, and one whose reply is lost is
+ * KIT_STORE_UNKNOWN, not VIEWS_NO_TOKEN again (what a reply read before
+ * its error code, or a step's own code passed on, would say). */
+static void drain__failing_step_is_an_error(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int n = 77;
+	int64_t token = 77;
+
+	planted_views(st, 41, 2);
+	int rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc == VIEWS_NO_TOKEN && token == 0 && n == 0, "token", "park_views of a dirty video "
+	          "on a store with no \"" VIEWS_TOKEN "\" returned %d, token %" PRId64 ", %d videos; "
+	          "expected VIEWS_NO_TOKEN, token 0 and no videos (it takes nothing)", rc, token, n);
+	n = 77;
+	kit_store_refuse(st, 1);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	kit_store_refuse(st, 0);
+	lt_expect(rc < 0 && n == 0, "token", "park_views on a store that refused it, right after a "
+	          "VIEWS_NO_TOKEN, returned %d with *n = %d; expected the store's error and *n = 0 "
+	          "(is the reply read before its error code?)", rc, n);
+	n = 77;
+	kit_store_lose_replies(st, 1);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	kit_store_lose_replies(st, 0);
+	lt_expect(rc < 0 && n == 0, "token", "park_views whose reply was lost, on a store with no "
+	          "token counter, returned %d with *n = %d; expected an error (KIT_STORE_UNKNOWN: it "
+	          "cannot know what its step did) and *n = 0", rc, n);
+
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DELTA_PREFIX "40", "x", NULL), 0);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DIRTY, "40", NULL), 0);
+	n = 77;
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc < 0 && n == 0, "token", "park_views with video 40 dirty and its delta key "
+	          "holding a set returned %d with *n = %d; the GETDEL failed, so return its error "
+	          "with *n = 0", rc, n);
+
+	planted_views(st, 41, 2);
+	assert_int_equal(kit_store_sadd(st, VIEWS_DIRTY, "40", NULL), 0);
+	n = 77;
+	rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	lt_expect(rc < 0 && n == 0, "drain", "drain_views with video 40 dirty and its delta key "
+	          "holding a set returned %d with *n = %d; the GETDEL failed, so return its error "
+	          "with *n = 0", rc, n);
+
+	assert_int_equal(kit_store_del(st, VIEWS_DIRTY, NULL), 0);
+	assert_int_equal(kit_store_set(st, VIEWS_DIRTY, 5), 0);
+	n = 77;
+	token = 77;
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc < 0 && n == 0 && token == 0, "token", "park_views with \"" VIEWS_DIRTY "\" "
+	          "holding an integer returned %d, token %" PRId64 ", %d videos; the SCARD failed, so "
+	          "return its error, token 0 and no videos", rc, token, n);
+	n = 77;
+	rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	lt_expect(rc < 0 && n == 0, "drain", "drain_views with \"" VIEWS_DIRTY "\" holding an "
+	          "integer returned %d with *n = %d; the SPOP failed, so return its error with *n = 0",
+	          rc, n);
+	kit_store_free(st);
+}
+
+/* Counts the store's commands; past its limit the store refuses every
+ * one, so a call that goes round and round ends (with an error). */
+struct command_limit {
+	int seen, limit;
+};
+
+static void command_limit_hook(void *arg, struct kit_store *st, const char *cmd, const char *key,
+                               int rc)
+{
+	struct command_limit *l = arg;
+	(void)cmd, (void)key, (void)rc;
+	if (++l->seen == l->limit)
+		kit_store_refuse(st, -1);
+}
+
+/* A parked batch whose park cannot be read (its key holds an integer:
+ * another program's key) and whose token the database has: recovery
+ * deletes it or fails, in a few commands. A delete step that goes on past
+ * its failing SMEMBERS and answers 0 leaves the token listed, and
+ * recover_flushes reads the same token again, for ever (here: until the
+ * check's store refuses, after 200 commands). */
+static void recovery__unreadable_park_ends(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	labtest_exec(t, "INSERT INTO applied_flushes (token) VALUES (5)");
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 5), 0);
+	assert_int_equal(kit_store_sadd(st, VIEWS_PARKED, "5", NULL), 0);
+	assert_int_equal(kit_store_set(st, VIEWS_PARK_PREFIX "5", 9), 0);
+	record(st, 1, 2);
+
+	struct command_limit l = { 0, 200 };
+	kit_store_set_hook(st, command_limit_hook, &l);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	kit_store_set_hook(st, NULL, NULL);
+	kit_store_refuse(st, 0);
+	lt_expect(l.seen < l.limit, "recover", "flush_views with token 5 parked (and applied) and its "
+	          "park holding an integer made %d store commands and returned %" PRId64 "; expected "
+	          "a few: does the step that deletes a park answer 0 when its command failed, so the "
+	          "token stays listed and recovery reads it again?", l.seen, r);
+	lt_expect(r < 0 || parked_count(st) == 0, "recover", "flush_views with token 5 parked (and "
+	          "applied) and its park holding an integer returned %" PRId64 " with %" PRId64
+	          " batches still parked; expected an error, or the park resolved", r, parked_count(st));
 	kit_store_free(st);
 }
 
@@ -2193,6 +2326,8 @@ int main(void)
 		LABTEST_BOTH(token__after_commit_failpoint_leaves_the_park),
 		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
 		LABTEST_STORES(record_view__failing_step_is_an_error),
+		LABTEST_STORES(drain__failing_step_is_an_error),
+		LABTEST_STORES(recovery__unreadable_park_ends),
 		LABTEST_BOTH(token__every_failpoint_returns_an_error),
 		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
 		LABTEST_STORES(park__nothing_dirty_takes_no_token),
