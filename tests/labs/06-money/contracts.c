@@ -40,6 +40,23 @@ void open__domain_edges(void **state)
 	lt_expect(rc == 0, "rollback", "money_setup a second time on the same database returned %d "
 	          "(%s): it creates what does not exist yet and leaves the rest", rc,
 	          labtest_why(db));
+	/* Its failure paths too: each of its statements refused, or run with
+	 * the answer lost, is an error the caller hears (a kit that carries
+	 * on after a setup that failed works on tables that are not there). */
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+		for (int k = 1; k <= SWEEP_MAX; k++) {
+			lt_step_arm(how, k);
+			rc = money_setup(db);
+			if (!lt_step_disarm())
+				break;
+			lt_expect(rc < 0, "rollback", "statement %d of money_setup %s: it returned %d, "
+			          "expected a negative code (is an error dropped on the way out?)", k,
+			          lt_step_what(how), rc);
+		}
+	}
+	rc = money_setup(db);
+	lt_expect(rc == 0, "rollback", "money_setup again after its failures returned %d (%s)", rc,
+	          labtest_why(db));
 
 	static const struct {
 		int64_t account;
