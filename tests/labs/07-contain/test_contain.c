@@ -409,9 +409,11 @@ static int64_t wait_for_waiters(struct labtest *t, int n)
  * n waits on holder_pid's transactionid in pg_locks: while the row
  * changes hands, the other waiters still wait on the old tuple lock (and
  * pg_stat_activity counts them as waiting all along) until each one runs,
- * finds the row updated and waits on the new holder instead, which on a
- * busy machine takes well over 50 ms. MariaDB's waiters wait on the same
- * record lock throughout: INNODB_TRX's count is the state. */
+ * finds the row updated and waits on the new holder instead: a few ms on
+ * an idle server, as long as the scheduler leaves them unrun on a busy
+ * one. MariaDB's waiters wait on the same record lock throughout, behind
+ * the new holder as soon as it has the row: INNODB_TRX's count is the
+ * state. */
 static int64_t wait_behind(struct labtest *t, int64_t holder_pid, int n)
 {
 	if (t->engine == KIT_DB_MYSQL)
