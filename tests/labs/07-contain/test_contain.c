@@ -406,7 +406,8 @@ static int64_t wait_for_waiters(struct labtest *t, int n)
 /* Wait, at most 10 s, until the server shows n of this test's sessions
  * waiting for the row that holder_pid's session now holds; the count seen
  * last, asserting nothing (as wait_for_waiters()). On PostgreSQL that is
- * n waits on holder_pid's transactionid in pg_locks: while the row
+ * n waits on holder_pid's transactionid in pg_locks, or on the tuple
+ * lock of a session that waits on it (tuple_locked()): while the row
  * changes hands, the other waiters still wait on the old tuple lock (and
  * pg_stat_activity counts them as waiting all along) until each one runs,
  * finds the row updated and waits on the new holder instead: a few ms on
@@ -418,12 +419,16 @@ static int64_t wait_behind(struct labtest *t, int64_t holder_pid, int n)
 {
 	if (t->engine == KIT_DB_MYSQL)
 		return labtest_innodb_waiters(t, n);
-	char sql[800];
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_locks w JOIN pg_stat_activity a ON "
-	         "a.pid = w.pid AND a.query LIKE '%%/* %s */%%' JOIN pg_locks h ON h.locktype = "
-	         "'transactionid' AND h.granted AND h.transactionid = w.transactionid AND h.pid = "
-	         "%lld WHERE w.locktype = 'transactionid' AND NOT w.granted", t->place,
-	         (long long)holder_pid);
+	char sql[1400];
+	snprintf(sql, sizeof sql, "WITH x AS (SELECT transactionid FROM pg_locks WHERE locktype = "
+	         "'transactionid' AND granted AND pid = %lld) SELECT count(*) FROM pg_locks w JOIN "
+	         "pg_stat_activity a ON a.pid = w.pid AND a.query LIKE '%%/* %s */%%' WHERE NOT "
+	         "w.granted AND (w.locktype = 'transactionid' AND w.transactionid IN (SELECT * FROM "
+	         "x) OR w.locktype = 'tuple' AND EXISTS (SELECT 1 FROM pg_locks g JOIN pg_locks q ON "
+	         "q.pid = g.pid AND q.locktype = 'transactionid' AND NOT q.granted AND "
+	         "q.transactionid IN (SELECT * FROM x) WHERE g.locktype = 'tuple' AND g.granted AND "
+	         "(g.database, g.relation, g.page, g.tuple) = (w.database, w.relation, w.page, "
+	         "w.tuple)))", (long long)holder_pid, t->place);
 	int64_t seen = labtest_int(t, sql);
 	for (int i = 0; i < 1000 && seen != n; i++) {
 		sleep_ms(10);
