@@ -622,6 +622,117 @@ struct keeper {
 	pthread_t th;
 };
 
+/* A reader in the line: SELECT ... FOR SHARE (LOCK IN SHARE MODE on
+ * MariaDB) waits for the row like an UPDATE does. */
+struct reader {
+	struct waiter w;
+	int engine;
+};
+
+static void *read_shared(void *arg)
+{
+	struct reader *r = arg;
+	struct kit_db *db;
+	char id[24], sql[400];
+	int64_t likes;
+	snprintf(id, sizeof id, "%lld", (long long)r->w.post);
+	snprintf(sql, sizeof sql, "SELECT likes FROM posts WHERE id = %s %s /* %s */",
+	         r->engine == KIT_DB_MYSQL ? "?" : "$1",
+	         r->engine == KIT_DB_MYSQL ? "LOCK IN SHARE MODE" : "FOR SHARE", r->w.tag);
+	const char *p[] = { id };
+	r->w.rc = kit_db_open(&db, r->w.url);
+	if (r->w.rc == 0)
+		r->w.rc = kit_db_begin(db);
+	if (r->w.rc == 0)
+		r->w.rc = kit_db_query_int(db, sql, 1, p, &likes);
+	if (r->w.rc == 0)
+		r->w.rc = kit_db_commit(db);
+	kit_db_close(db);
+	return NULL;
+}
+
+/* Readers share a row's lock, so a line can have two backends in front
+ * of a writer rather than one: on PostgreSQL two FOR SHARE readers
+ * waiting behind the holder both hold the row's tuple lock (its shared
+ * mode) and the writer behind them waits on that tuple lock; on MariaDB
+ * two readers that already hold the record in share mode are both its
+ * holders. A detector that takes "the" tuple lock's holder, or "the"
+ * granted lock on the record, as one row (a scalar subquery with no
+ * LIMIT 1, a join that counts the line twice) fails here: the contract
+ * is still one line, every waiter in it, and a holder that holds the row. */
+static void hot_rows_now__readers_share_the_line(void **state)
+{
+	struct labtest *t = *state;
+	struct reader r[2];
+	struct waiter w;
+	struct hot_row_now rows[8];
+	int64_t pid1, pid2 = -1, lined = 0;
+	int n = -1, queued = 0, rc = -1;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	const char *share = t->engine == KIT_DB_MYSQL ? "SELECT likes FROM posts WHERE id = 1 "
+	                    "LOCK IN SHARE MODE" : "SELECT likes FROM posts WHERE id = 1 FOR SHARE";
+
+	/* configure: PostgreSQL, a writer holds row 1, two readers and a
+	 * writer queue behind it; MariaDB, two readers hold row 1 and a
+	 * writer queues behind them */
+	struct kit_db *h1, *h2 = NULL;
+	int64_t likes;
+	if (t->engine == KIT_DB_MYSQL) {
+		h1 = labtest_connect(t);
+		h2 = labtest_connect(t);
+		assert_int_equal(session_id(h1, &pid1), 0);
+		assert_int_equal(session_id(h2, &pid2), 0);
+		assert_int_equal(kit_db_begin(h1), 0);
+		assert_int_equal(kit_db_begin(h2), 0);
+		assert_int_equal(kit_db_query_int(h1, share, 0, NULL, &likes), 0);
+		assert_int_equal(kit_db_query_int(h2, share, 0, NULL, &likes), 0);
+	} else {
+		h1 = hold(t, 1, &pid1);
+		for (; queued < 2 && lined == queued; queued++) {
+			r[queued] = (struct reader){ { .url = t->url, .tag = t->place, .post = 1 },
+			                             t->engine };
+			pthread_create(&r[queued].w.th, NULL, read_shared, &r[queued]);
+			lined = wait_for_waiters(t, queued + 1);
+		}
+	}
+	int want = queued + 1;
+	w = (struct waiter){ .url = t->url, .tag = t->place, .post = 1 };
+	pthread_create(&w.th, NULL, queue_up, &w);
+	lined = wait_for_waiters(t, want);
+
+	/* run, once the server shows the whole line */
+	if (lined == want) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+	}
+
+	/* verify, after letting the line go */
+	kit_db_commit(h1);
+	if (h2 != NULL)
+		kit_db_commit(h2);
+	pthread_join(w.th, NULL);
+	for (int i = 0; i < queued; i++)
+		pthread_join(r[i].w.th, NULL);
+	kit_db_close(h1);
+	kit_db_close(h2);
+	expect_line(lined, want, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now() with readers in the line: %s (a subquery that "
+	          "expects one holder of the row's lock, where readers share it?)",
+	          labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 1, "lines on row 1 (one holder's line, readers and writer in it)",
+	                   "signature");
+	if (n >= 1) {
+		lt_expect_int_hint(rows[0].waiting, want, "backends waiting for row 1, readers and "
+		                   "writer alike", "signature");
+		lt_expect(rows[0].holder_pid == pid1 || rows[0].holder_pid == pid2, "holder",
+		          "expected the holder's id %lld%s, got %d", (long long)pid1,
+		          h2 != NULL ? " or the other reader's" : "", rows[0].holder_pid);
+	}
+	lt_expect(w.rc == 0, NULL, "the writer in the line: %d", w.rc);
+}
+
 static void *keep_row(void *arg)
 {
 	struct keeper *k = arg;
@@ -1405,6 +1516,7 @@ int main(void)
 		OWN_DB_SERVERS(hot_rows_now__lines_in_order_with_their_waits),
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
+		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
 		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
