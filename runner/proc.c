@@ -187,6 +187,42 @@ static int pump(int *fd, int which, struct lines *rl, const struct runner_child 
 	return 1;
 }
 
+/* Hand on the output the child has already written, before report
+ * lines read just now: a report read can hold lines the child wrote after
+ * that output (cmocka's crash line on stderr, then the check's end and the
+ * next one's start), and the output belongs to the check that printed it.
+ * A bounded number of reads, so a flood cannot hold up the report. */
+static void drain_output(int *out, int *err, struct lines *rl, const struct runner_child *c)
+{
+	for (int round = 0; round < 16; round++) {
+		struct pollfd p[2] = { {.fd = *out, .events = POLLIN}, {.fd = *err, .events = POLLIN} };
+		if (poll(p, 2, 0) <= 0)
+			return;
+		if (p[0].revents)
+			pump(out, 1, rl, c);
+		if (p[1].revents)
+			pump(err, 2, rl, c);
+	}
+}
+
+/* Read the report channel, the output written before it first. */
+static int pump_report(int *rep, int *out, int *err, struct lines *rl, const struct runner_child *c)
+{
+	char b[65536];
+	ssize_t k = read(*rep, b, sizeof b);
+	if (k < 0 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	drain_output(out, err, rl, c);
+	if (k <= 0) {
+		close(*rep);
+		*rep = -1;
+		feed_lines(rl, "", 0, c, 1);
+		return 0;
+	}
+	feed_lines(rl, b, (size_t)k, c, 0);
+	return 1;
+}
+
 /* Wait until no process of the killed group pid is left (at most
  * GONE_S): a process killed while it holds gigabytes (a compiler reading
  * /dev/zero) takes a while to exit, and the next check must not start
@@ -295,7 +331,7 @@ int runner_proc_run(const struct runner_child *c, struct runner_exit *e)
 			if (p[1].revents)
 				pump(&err[0], 2, &rl, c);
 			if (p[2].revents)
-				pump(&rep[0], REPORT_FD, &rl, c);
+				pump_report(&rep[0], &out[0], &err[0], &rl, c);
 			for (int k = 4; k < 6 && !reaped; k++)
 				if (p[k].fd >= 0 && p[k].revents && c->watched(c->watch_arg, p[k].fd)) {
 					e->cancelled = 1;
