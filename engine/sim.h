@@ -238,7 +238,9 @@ struct sim_config {
 	                                (the leader writing the log and calling
 	                                fdatasync), on the cores when c.cores is
 	                                set; the rest of wal_flush_ms is the
-	                                device's; 0 = all the device's */
+	                                device's; 0 = all the device's. With
+	                                a herd every commit the flush
+	                                carried pays it too, at its wake */
 	enum sim_wal_order wal_order;
 	double statement_timeout_ms; /* the server cancels a statement still
 	                                waiting for the lock this long after it

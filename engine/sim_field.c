@@ -183,7 +183,8 @@ static const struct sim_field fields[] = {
 	DBL("wal_cpu_ms", "wal-cpu-ms", wal_cpu_ms, 0, 1e6, true,
 	    "MS", "",
 	    "the CPU part of one flush, its start, on --cores; the rest\n"
-	    "is the device's"),
+	    "is the device's; with --handoff herd each commit the flush\n"
+	    "carried pays it too, at its wake"),
 	ENUM("wal_order", "wal-order", wal_order, wal_order_words, true,
 	    "HOW", "",
 	    "flush-release: flush, then release the row, as PostgreSQL;\n"

@@ -46,7 +46,6 @@ static bool buffered(enum sim_strategy s)
 	return sim_strategy_info(s)->buffered;
 }
 
-/* The engine's config for *in: a closed loop of in->threads clients. */
 /* The CPU a flush's leader spends waking from its sync, in ms: the
  * engine runs one on PostgreSQL's log (a herd, flush-release). */
 static double leader_wake_ms(const struct sim_config *c)
@@ -55,6 +54,15 @@ static double leader_wake_ms(const struct sim_config *c)
 	       c->wal_flush_ms > 0 ? c->wake_us / 1000 : 0;
 }
 
+/* What a follower's wake costs beyond a wake, in ms: on PostgreSQL's log
+ * a commit a flush carried pays the flush's CPU as its leader did
+ * (sim_wal.c). */
+static double follow_extra_ms(const struct sim_config *c)
+{
+	return leader_wake_ms(c) > 0 ? fmax(0, c->wal_cpu_ms - c->wake_us / 1000) : 0;
+}
+
+/* The engine's config for *in: a closed loop of in->threads clients. */
 static void to_config(const struct drv_inputs *in, struct sim_config *c)
 {
 	const struct drv_parts *a = &in->alone;
@@ -179,7 +187,9 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 		                 c.wal_cpu_ms : 0) +
 		  (double)(sum.wakes + sum.wal.wakes) / commits * c.wake_us / 1000 +
 		  (sum.wal.flushes_per_commit > 0 ? sum.wal.flushes_per_commit *
-		                                    leader_wake_ms(&c) : 0)
+		                                    leader_wake_ms(&c) +
+		                                    (1 - sum.wal.flushes_per_commit) *
+		                                    follow_extra_ms(&c) : 0)
 		: -1;
 	out->made_ns = kit_load_now_ns();
 	return 0;

@@ -79,9 +79,10 @@ struct drv_prediction {
 	double max_lag_s;          /* the buffered fixes: how far the visible count lags */
 	double wal_per_commit;     /* flushes of the shared log per commit; < 0 none */
 	double server_cpu_ms;      /* the server's CPU per commit in the engine: the
-	                              hold's CPU, the log's CPU a commit's share of
-	                              a flush, and its herd wakes (on the rows and
-	                              on the log) at wake_us each */
+	                              hold's CPU, the log's CPU (a leader's flush;
+	                              on PostgreSQL's log a follower pays as much
+	                              at its wake), and its herd wakes (on the
+	                              rows and on the log) at wake_us each */
 	int64_t made_ns;           /* when (kit_load_now_ns) */
 };
 

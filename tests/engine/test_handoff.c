@@ -277,6 +277,33 @@ static void wal__the_leader_wakes_on_the_cores(void **state)
 	assert_near(o.throughput_per_s, 1000 / (2.0 + 0.1), 0.01);
 }
 
+/* wal-1.6: a follower pays the flush's CPU part as its leader does.
+ * Eight callers, one core, 2 ms of CPU outside the lock each, flushes of
+ * 1 ms whose first 0.5 ms is CPU, wakes of 1 us: the core never idles,
+ * so X = C / (o + 0.5) = 1 / 2.5 ms however many commits a flush carries
+ * (sharing the CPU part among them would give more). FIFO's log wakes
+ * nobody: its followers ride for free, above 1 / 2.5 ms. */
+static void wal__a_follower_pays_the_flush_cpu(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	wal_config(&c, 8, 65536);
+	c.cores = 1;
+	c.outside_ms = c.cpu_client_ms = 2.0;
+	c.wal_cpu_ms = 0.5;
+	c.handoff = SIM_HANDOFF_HERD;
+	c.wake_us = 1;
+	simtest_run(&c, &o);
+	assert_true(o.wal.flushes_per_commit < 0.9);
+	assert_near(o.throughput_per_s, 1000 / 2.5, 0.01);
+	c.handoff = SIM_HANDOFF_FIFO;
+	simtest_run(&c, &o);
+	assert_true(o.wal.flushes_per_commit < 0.9);
+	assert_true(o.throughput_per_s > 1000 / 2.5 * 1.05);
+}
+
 /* N callers on one row, holds of H = 0.1 ms, flushes of F = 1 ms, o ms
  * outside the lock, a pool as large as they need, in the given order. */
 static void order_run(int n, double o, enum sim_wal_order order, struct sim_summary *out)
@@ -481,6 +508,7 @@ int main(void)
 		cmocka_unit_test(wal__cpu_part_shares_the_cores),
 		cmocka_unit_test(wal__herd_wakes_the_log_waiters),
 		cmocka_unit_test(wal__the_leader_wakes_on_the_cores),
+		cmocka_unit_test(wal__a_follower_pays_the_flush_cpu),
 		cmocka_unit_test(release_flush__one_caller_waits_hold_and_flush),
 		cmocka_unit_test(release_flush__callers_share_flushes),
 		cmocka_unit_test(release_flush__many_callers_reach_one_over_hold),
