@@ -156,6 +156,7 @@ struct fid {
 	/* the server's parts, measured before every cell (PostgreSQL) */
 	double flush_ms;         /* one flush of the log */
 	struct drv_wake wake;    /* CPU per waiter a commit wakes */
+	double wake_lat_us;      /* this machine: a wake across cores, us */
 	/* MariaDB's settings, read before the cells */
 	int64_t log_bin, flush_at_commit;
 	enum sim_wal_order order;
@@ -574,6 +575,7 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	if (f->postgres) {
 		in.handoff = SIM_HANDOFF_HERD;
 		in.wake_us = f->wake.wake_us;
+		in.wake_lat_us = f->wake_lat_us;
 		in.wal_flush_ms = f->flush_ms;
 	}
 	struct drv_prediction p;
@@ -702,6 +704,12 @@ static int probe_server(struct fid *f)
 	progress(f, "the server", f->wake.clients[1], "CPU per waiter woken");
 	if (drv_probe_wake(&f->wake) != 0) {
 		fprintf(stderr, "\n" CMD ": %s\n", f->wake.error);
+		return -1;
+	}
+	progress(f, "the machine", 2, "a wake across cores");
+	if (drv_probe_wake_lat(f->o.quick ? 500 : 4000, &f->wake_lat_us) != 0) {
+		fprintf(stderr, "\n" CMD ": the wake probe could not start two threads and "
+		        "their pipes (out of threads or file descriptors?)\n");
 		return -1;
 	}
 	return 0;
@@ -840,6 +848,8 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 			       f->log_bin ? "true" : "false", (long long)f->flush_at_commit);
 		fputs(",\"wake_us\":", stdout);
 		json_num(f->postgres ? f->wake.wake_us : -1, 2);
+		fputs(",\"wake_lat_us\":", stdout);
+		json_num(f->postgres ? f->wake_lat_us : -1, 2);
 		if (f->postgres)
 			printf(",\"wake_probe\":{\"clients\":[%d,%d],\"cpu_ms_per_commit\":[%.4f,%.4f],"
 			       "\"commits\":[%lld,%lld]}", f->wake.clients[0], f->wake.clients[1],
@@ -939,9 +949,10 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 			printf("\n  the server, before the cells: one log flush %.3f ms (in the hold "
 			       "above; %.3f ms of it CPU: the CPU the hold before it and the time "
 			       "outside cannot hold); CPU per commit %.3f ms at %d clients, %.3f ms at "
-			       "%d: %.1f us a waiter woken", f->flush_ms, res[s].wal_cpu_ms,
+			       "%d: %.1f us a waiter woken; a wake across cores reaches its "
+			       "core in %.1f us", f->flush_ms, res[s].wal_cpu_ms,
 			       f->wake.cpu_ms[0], f->wake.clients[0], f->wake.cpu_ms[1],
-			       f->wake.clients[1], f->wake.wake_us);
+			       f->wake.clients[1], f->wake.wake_us, f->wake_lat_us);
 		if (f->mysql && f->flush_ms > 0)
 			printf("\n  the server, before the cells: one redo log flush %.3f ms (in the "
 			       "hold above; %.3f ms of it CPU)", f->flush_ms, res[s].wal_cpu_ms);

@@ -158,7 +158,10 @@ static void describe(const struct sim_config *c)
 	if (c->cores > 0)
 		printf(", %d cores (CPU %g ms in the hold, %g ms outside)", c->cores,
 		       c->cpu_db_ms, c->cpu_client_ms);
-	if (c->handoff == SIM_HANDOFF_HERD)
+	if (c->handoff == SIM_HANDOFF_HERD && c->wake_lat_us > 0)
+		printf(", a commit wakes every waiter (%g us of CPU each, the winner "
+		       "reaching a core %g us after its wake)", c->wake_us, c->wake_lat_us);
+	else if (c->handoff == SIM_HANDOFF_HERD)
 		printf(", a commit wakes every waiter (%g us of CPU each)", c->wake_us);
 	if (c->wal_flush_ms > 0)
 		printf(", one shared log flushing in %g ms after the hold (%g ms of it CPU, %s)",

@@ -207,6 +207,7 @@ static const struct opt spec[] = {
 	{ "snapshot-for", TABLE },
 	{ "handoff", TABLE },
 	{ "wake-us", TABLE },
+	{ "wake-lat-us", TABLE },
 	{ "wal-flush-ms", TABLE },
 	{ "wal-cpu-ms", TABLE },
 	{ "wal-order", TABLE },

@@ -985,8 +985,11 @@ SIM_HOT void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
  *
  * On the cores, woken processes wait in the scheduler's run queue and
  * take a core each as one frees, so the race goes to the first to run:
- * the winner's wake starts at once, and the losers take theirs from the
- * row's run queue, at most c.cores at a time, beside the winner's hold.
+ * the winner's wake starts as soon as it reaches a core (c.wake_lat_us
+ * after the commit: the scheduler bringing another core out of idle for
+ * it, which the releasing process keeps busy), and the losers take theirs
+ * from the row's run queue, at most c.cores at a time, beside the
+ * winner's hold.
  * A loser still in that queue when the next commit comes is not woken
  * again: when it runs it reads the newest version and sleeps on the new
  * holder, one wake for every commit it slept through. So a commit wakes
@@ -1029,12 +1032,15 @@ static void herd_wake(struct sim *s, int i)
 		sim_trace_herd(s, i, w);
 	if (!cpu) {
 		s->wakes += w;
-		sim_push(s, s->now + s->wake_us, EV_WAKE, (uint32_t)i);
+		sim_push(s, s->now + s->wake_lat_us + s->wake_us, EV_WAKE, (uint32_t)i);
 		return;
 	}
 	asleep = w - 1 > awake ? w - 1 - awake : 0;
 	s->wakes += 1 + asleep;
-	sim_cpu_add(s, s->wake_us, CPU_WAKE, (uint32_t)i);
+	if (s->wake_lat_us > 0)
+		sim_push(s, s->now + s->wake_lat_us, EV_WAKE_RUN, (uint32_t)i);
+	else
+		sim_cpu_add(s, s->wake_us, CPU_WAKE, (uint32_t)i);
 	row->wake_q += (uint32_t)asleep;
 	wake_next(s, i);
 }
@@ -1341,6 +1347,7 @@ static void set_times(struct sim *s)
 	s->lock_timeout_us = ms_us(s->c.lock_timeout_ms);
 	s->statement_timeout_us = ms_us(s->c.statement_timeout_ms);
 	s->wake_us = round_us(s->c.wake_us);
+	s->wake_lat_us = round_us(s->c.wake_lat_us);
 	s->wal_flush_us = ms_us(s->c.wal_flush_ms);
 	s->wal_cpu_us = ms_us(s->c.wal_cpu_ms);
 	if (s->wal_cpu_us > s->wal_flush_us)
@@ -1467,6 +1474,9 @@ SIM_HOT void dispatch(struct sim *s, const struct sim_event *e)
 		break;
 	case EV_WAKE:
 		wake_done(s, (int)e->arg);
+		break;
+	case EV_WAKE_RUN:
+		sim_cpu_add(s, s->wake_us, CPU_WAKE, e->arg);
 		break;
 	case EV_WAL:
 		sim_wal_event(s, e->arg);

@@ -228,6 +228,12 @@ struct sim_config {
 	enum sim_handoff handoff;    /* FIFO (the default) or HERD */
 	double wake_us;              /* herd: CPU one woken waiter spends, in us
 	                                (on the CPU station when c.cores is set) */
+	double wake_lat_us;          /* herd: how long a woken process takes to
+	                                reach a core, in us, before its wake's
+	                                CPU (the scheduler bringing another core
+	                                out of idle for it): the hand-off's
+	                                winner and the log's next leader; 0 = at
+	                                once */
 	double wal_flush_ms;         /* one flush of the write-ahead log, which
 	                                every row's commit shares: one flush at a
 	                                time, each taking every commit waiting when

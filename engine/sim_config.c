@@ -321,6 +321,7 @@ void sim_config_round(struct sim_config *c)
 	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
 		whole_us(ms[i]);
 	c->wake_us = floor(c->wake_us + 0.5);
+	c->wake_lat_us = floor(c->wake_lat_us + 0.5);
 }
 
 #define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)

@@ -175,6 +175,11 @@ static const struct sim_field fields[] = {
 	DBL("wake_us", "wake-us", wake_us, 0, 1e6, true,
 	    "US", "",
 	    "herd: CPU per waiter woken, us, on --cores"),
+	DBL("wake_lat_us", "wake-lat-us", wake_lat_us, 0, 1e6, true,
+	    "US", "",
+	    "herd: the time a woken process takes to reach a core, us,\n"
+	    "before its wake's CPU: the hand-off's winner and the log's\n"
+	    "next leader"),
 	DBLZ("wal_flush_ms", "wal-flush-ms", wal_flush_ms, 0, 1e6, "no shared log", 0.001, true,
 	    "MS", "",
 	    "one shared log flush, one at a time, taking every commit\n"

@@ -101,6 +101,8 @@ enum sim_ev {
 	EV_POOL2_SWEEP,   /* timeouts at the head of the counter pool's queue */
 	EV_READ,          /* the next read of the count arrives */
 	EV_WAKE,          /* arg: row; a herd's winner is awake (no CPUs modelled) */
+	EV_WAKE_RUN,      /* arg: row; a herd's winner reached a core: its wake's
+	                     CPU begins (c.wake_lat_us) */
 	EV_WAL            /* the shared log (sim_wal.c): a flush on disk, a wake */
 };
 
@@ -333,6 +335,7 @@ struct sim {
 	int64_t think_us, outside_us, cpu_client_us;  /* closed loop and outside */
 	int64_t lock_timeout_us, backoff_us;          /* 0 = none */
 	int64_t statement_timeout_us, wake_us, wal_flush_us, wal_cpu_us;
+	int64_t wake_lat_us;
 	double retry_tokens;      /* the budget: + retry_budget per like, - 1 a retry */
 	struct sim_cpu cpu;
 	double mva_x, mva_r;      /* sim_mva of c, -1 when it does not apply */

@@ -114,8 +114,10 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	c->cpu_client_ms = fmin(client, c->outside_ms);
 	c->cpu_db_ms = fmin(db, c->hold_ms);
 	c->handoff = in->handoff;
-	if (in->handoff == SIM_HANDOFF_HERD)
+	if (in->handoff == SIM_HANDOFF_HERD) {
 		c->wake_us = in->wake_us;
+		c->wake_lat_us = in->wake_lat_us;
+	}
 	c->wal_flush_ms = in->wal_flush_ms;
 	c->wal_order = in->wal_order;
 	/* What the probe's CPU leaves over, once the hold before the flush
@@ -259,9 +261,10 @@ void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
 	             (unsigned long long)c->seed);
 	if (n < 0 || (size_t)n >= len)
 		return;
-	snprintf(buf + n, len - (size_t)n, " --handoff %s --wake-us %.0f --wal-flush-ms %.3f "
-	         "--wal-cpu-ms %.3f --wal-order %s", sim_handoff_name(c->handoff), c->wake_us,
-	         c->wal_flush_ms, c->wal_cpu_ms, sim_wal_order_name(c->wal_order));
+	snprintf(buf + n, len - (size_t)n, " --handoff %s --wake-us %.0f --wake-lat-us %.0f "
+	         "--wal-flush-ms %.3f --wal-cpu-ms %.3f --wal-order %s",
+	         sim_handoff_name(c->handoff), c->wake_us, c->wake_lat_us, c->wal_flush_ms,
+	         c->wal_cpu_ms, sim_wal_order_name(c->wal_order));
 }
 
 /* ---- the loaded run ---- */

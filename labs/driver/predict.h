@@ -59,6 +59,8 @@ struct drv_inputs {
 	 * inside its hold */
 	enum sim_handoff handoff;
 	double wake_us;            /* herd: server CPU per waiter woken */
+	double wake_lat_us;        /* herd: this machine's wake across cores
+	                              (server.h: drv_probe_wake_lat) */
 	double wal_flush_ms;       /* one flush of the shared log, taken out
 	                              of alone.hold_ms */
 	enum sim_wal_order wal_order;   /* when the row goes: PostgreSQL's

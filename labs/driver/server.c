@@ -9,6 +9,7 @@
  * first request and after its last, so only the run's work is counted.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,4 +246,81 @@ int drv_probe_wake(struct drv_wake *w)
 	double slope = (w->cpu_ms[1] - w->cpu_ms[0]) * 1000 / (w->clients[1] - w->clients[0]);
 	w->wake_us = slope > 0 ? slope : 0;
 	return 0;
+}
+
+/* ---- a wake's latency across cores ---- */
+
+struct pingpong {
+	int to[2], back[2];      /* pipes: main -> partner, partner -> main */
+	int n;
+};
+
+static bool pin(pthread_t t, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(t, sizeof set, &set) == 0;
+}
+
+static void *partner(void *arg)
+{
+	struct pingpong *p = arg;
+	char c;
+
+	for (int i = 0; i < p->n; i++)
+		if (read(p->to[0], &c, 1) != 1 || write(p->back[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+int drv_probe_wake_lat(int n, double *lat_us)
+{
+	static struct util_hist trips;               /* large: not on the stack */
+	static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
+	struct pingpong p = { { -1, -1 }, { -1, -1 }, n + n / 10 };
+	cpu_set_t mine;
+	int cpus[2], k = 0, rc = -1;
+	pthread_t t;
+	char c = 'w';
+
+	*lat_us = 0;
+	if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+		return -1;
+	for (int i = 0; i < CPU_SETSIZE && k < 2; i++)
+		if (CPU_ISSET(i, &mine))
+			cpus[k++] = i;
+	if (k < 2)
+		return 0;                            /* one core: nothing to cross */
+	pthread_mutex_lock(&busy);
+	if (pipe(p.to) != 0 || pipe(p.back) != 0)
+		goto done;
+	if (pthread_create(&t, NULL, partner, &p) != 0)
+		goto done;
+	bool pinned = pin(t, cpus[1]) && pin(pthread_self(), cpus[0]);
+	util_hist_init(&trips);
+	for (int i = 0; i < p.n; i++) {              /* the first tenth warms up */
+		int64_t t0 = kit_load_now_ns();
+		if (write(p.to[1], &c, 1) != 1 || read(p.back[0], &c, 1) != 1)
+			break;
+		if (i >= n / 10)
+			util_hist_add(&trips, kit_load_now_ns() - t0);
+	}
+	close(p.to[1]);                              /* the partner stops at EOF */
+	p.to[1] = -1;
+	pthread_join(t, NULL);
+	pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+	if (pinned && trips.count > 0)
+		*lat_us = util_hist_quantile(&trips, 0.5) / 2 / 1000;
+	rc = 0;
+done:
+	for (int i = 0; i < 2; i++) {
+		if (p.to[i] >= 0)
+			close(p.to[i]);
+		if (p.back[i] >= 0)
+			close(p.back[i]);
+	}
+	pthread_mutex_unlock(&busy);
+	return rc;
 }

@@ -13,6 +13,10 @@
  * row, n - 1 wait at each commit. drv_probe_flush() times, on one
  * connection alone, the COMMIT of a transaction that updated a row
  * against a bare SELECT 1: the difference is the commit's own flush.
+ * drv_probe_wake_lat() measures this machine, not the server: how long a
+ * process woken from another core takes to run (two threads on two cores
+ * wake each other through pipes; half the median round trip), the time
+ * a hand-off's winner and the log's next leader lose before their wake.
  *
  * Interface:
  *   double f;  char err[256];
@@ -20,6 +24,7 @@
  *   struct drv_wake w;
  *   drv_wake_default(&w);  w.url = url;  w.op = like_row_1;  w.arg = arg;
  *   drv_probe_wake(&w);    then w.wake_us, w.cpu_ms[0..1]; w.error on failure
+ *   double lat;  drv_probe_wake_lat(2000, &lat);
  *   drv_wal_count(admin, &syncs, &commits);   before and after a run
  * Neither probe may use the run it is for; call them before it.
  */
@@ -71,6 +76,13 @@ struct drv_wake {
 };
 
 void drv_wake_default(struct drv_wake *w);
+
+/* Half the median round trip of n wakes between two threads pinned to
+ * two cores, in us, into *lat_us: a wake's latency across cores. With one
+ * core (or pinning refused) *lat_us is 0: a woken process then waits for
+ * the core, which the engine's CPU station models. Returns 0, or -1 when
+ * the threads or pipes cannot be made (*lat_us 0). */
+int drv_probe_wake_lat(int n, double *lat_us);
 
 /* The server's WAL flushes so far (pg_stat_wal.wal_sync) and the commits
  * of db's database (pg_stat_database.xact_commit), as db last saw them: a

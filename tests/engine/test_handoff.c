@@ -150,6 +150,32 @@ static void herd__a_run_queue_longer_than_a_hold_wakes_fewer(void **state)
 	assert_near((double)o.wakes / (double)o.completed, 23, 0.01);
 }
 
+/* handoff-1.5: the winner reaches a core L after the commit, then wakes:
+ * one commit every hold + L + w, with the wake off the cores (none
+ * modelled) or on cores enough for every loser beside it. */
+static void herd__the_winner_reaches_a_core_late(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	herd_closed(&c, 8);
+	c.wake_us = 20;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.220, 0.01);
+	c.wake_lat_us = 50;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.270, 0.01);
+	c.cores = 64;
+	c.cpu_db_ms = c.hold_ms;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.270, 0.01);
+	assert_near((double)o.wakes / (double)o.completed, 7, 0.001);
+	c.handoff = SIM_HANDOFF_FIFO;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.2, 0.01);
+}
+
 /* N callers on 65,536 rows (they almost never meet), holds of 0.1 ms, a
  * log whose flush takes F = 1 ms, nothing outside the lock. */
 static void wal_config(struct sim_config *c, int n, int rows)
@@ -251,6 +277,34 @@ static void wal__herd_wakes_the_log_waiters(void **state)
 	c.handoff = SIM_HANDOFF_FIFO;
 	simtest_run(&c, &o);
 	assert_int_equal(o.wal.wakes, 0);
+	assert_near(o.throughput_per_s, n / 2 / 1.0 * 1000, 0.01);
+}
+
+/* wal-1.7: the next flush's leader reaches a core L after the last
+ * flush ends, then wakes: a turn of wal-1.4 is F + L + w (the last
+ * leader, back after its 0.2 ms hold, and the followers, back after a
+ * wake and a hold, still come after the next flush began). The rows' own
+ * hand-offs are not herds here (they never meet), and FIFO's log wakes
+ * nobody, late or not. */
+static void wal__the_next_leader_reaches_a_core_late(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+	const int n = 8;
+	const double w = 0.1, lat = 0.05;
+
+	(void)state;
+	wal_config(&c, n, 65536);
+	c.hold_ms = 0.2;
+	c.cores = 64;
+	c.handoff = SIM_HANDOFF_HERD;
+	c.wake_us = w * 1000;
+	c.wake_lat_us = lat * 1000;
+	simtest_run(&c, &o);
+	assert_near(o.wal.flushes_per_commit, 2.0 / n, 0.01);
+	assert_near(o.throughput_per_s, n / 2 / (1.0 + w + lat) * 1000, 0.01);
+	c.handoff = SIM_HANDOFF_FIFO;
+	simtest_run(&c, &o);
 	assert_near(o.throughput_per_s, n / 2 / 1.0 * 1000, 0.01);
 }
 
@@ -501,6 +555,7 @@ int main(void)
 		cmocka_unit_test(herd__every_commit_wakes_every_waiter),
 		cmocka_unit_test(herd__wakes_on_the_cores_stretch_each_handoff),
 		cmocka_unit_test(herd__a_run_queue_longer_than_a_hold_wakes_fewer),
+		cmocka_unit_test(herd__the_winner_reaches_a_core_late),
 		cmocka_unit_test(wal__one_row_one_flush_per_commit),
 		cmocka_unit_test(wal__group_commit_halves_take_turns),
 		cmocka_unit_test(lock_timeout__per_acquisition_rate_under_a_herd),
@@ -509,6 +564,7 @@ int main(void)
 		cmocka_unit_test(wal__herd_wakes_the_log_waiters),
 		cmocka_unit_test(wal__the_leader_wakes_on_the_cores),
 		cmocka_unit_test(wal__a_follower_pays_the_flush_cpu),
+		cmocka_unit_test(wal__the_next_leader_reaches_a_core_late),
 		cmocka_unit_test(release_flush__one_caller_waits_hold_and_flush),
 		cmocka_unit_test(release_flush__callers_share_flushes),
 		cmocka_unit_test(release_flush__many_callers_reach_one_over_hold),
