@@ -11,7 +11,9 @@
  * parts of the server are measured before any cell (labs/driver/server.h):
  * one flush of its log (a COMMIT less a SELECT 1, one client) and the CPU
  * a commit costs per waiter it wakes (the slope of the backends' CPU per
- * commit between 2 and 8 clients on one row); the engine then runs with
+ * commit between 2 and 8 clients on one row), and one part of this
+ * machine: how long a process woken from another core takes to run (two
+ * threads waking each other across two cores). The engine then runs with
  * a herd hand-off and one shared log, whose flush has a CPU part: the
  * probe's CPU that the hold before the flush and the time outside cannot
  * hold (labs/driver/predict.c). From those parts only, the
@@ -172,8 +174,10 @@ static const char help_header[] =
 	"How close is the engine to a real database? For 1 row, 16 slots and 128\n"
 	"slots, one client alone measures the parts of an autocommit\n"
 	"  UPDATE counter SET n = n + 1 WHERE id = $1   (a random slot)\n"
-	"(the lock hold, the time outside it, the CPU per request); from those\n"
-	"parts only the engine predicts 1, 4, 16 and 32 clients; then kit/load and\n"
+	"(the lock hold, the time outside it, the CPU per request); on PostgreSQL\n"
+	"also one log flush, the CPU a commit spends per waiter it wakes, and how\n"
+	"long a process woken from another core takes to run. From those parts\n"
+	"only the engine predicts 1, 4, 16 and 32 clients; then kit/load and\n"
 	"pgbench (PostgreSQL only) run each cell. Prints predicted, kit/load,\n"
 	"pgbench and the ratios (targets: engine within 25 % of pgbench from 2\n"
 	"clients up, kit/load at least 0.95 x pgbench), with the load average.\n"
