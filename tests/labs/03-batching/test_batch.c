@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "labs/03-batching/batch.h"
+#include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
@@ -446,10 +447,85 @@ static void *adder_main(void *arg)
 	return NULL;
 }
 
+/* The forced half of batch_acc__exact_under_threads: thread A adds new
+ * posts until one of its adds allocates (the tally grows for it), and is
+ * held inside that allocation (tests/harness/alloc.h), in the middle of
+ * the sums; thread B then adds to a post already counted. With the mutex
+ * around the sums, B waits until A is let go; without it, B's add goes
+ * through while A is half done, on every run, whatever the scheduler does
+ * (two adds interleaved like that are what loses likes). */
+struct forced_add {
+	struct batch_acc *acc;
+	int added;                     /* A: the new posts it added */
+	atomic_bool done;
+};
+
+static void *add_until_held(void *arg)
+{
+	struct forced_add *a = arg;
+	lt_alloc_hold_next();
+	for (int p = 100; p < 100 + 4096 && !lt_alloc_hold_taken(); p++) {
+		batch_acc_add(a->acc, p, 1);
+		a->added++;
+	}
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+static void *add_to_post_1(void *arg)
+{
+	struct forced_add *b = arg;
+	batch_acc_add(b->acc, 1, 1);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+static void add_while_another_is_inside(void)
+{
+	struct batch_acc *acc = batch_acc_new();
+	lt_expect(acc != NULL, "acc", "batch_acc_new returned NULL");
+	for (int p = 1; p <= 5; p++)
+		batch_acc_add(acc, p, 1);
+	struct forced_add a = { .acc = acc }, b = { .acc = acc };
+	pthread_t ta, tb;
+	bool a_held = false, b_started = false, b_went_through = false;
+	if (pthread_create(&ta, NULL, add_until_held, &a) != 0) {
+		batch_acc_free(acc);
+		fail_msg("pthread_create failed for the held adder");
+	}
+	a_held = lt_alloc_held(5000);
+	if (a_held && pthread_create(&tb, NULL, add_to_post_1, &b) == 0) {
+		b_started = true;
+		for (int i = 0; i < 300 && !atomic_load(&b.done); i++)
+			util_sleep_ns(1000000);
+		b_went_through = atomic_load(&b.done);
+	}
+	lt_alloc_release();
+	pthread_join(ta, NULL);
+	if (b_started)
+		pthread_join(tb, NULL);
+	int64_t pending = batch_acc_pending(acc);
+	batch_acc_free(acc);
+
+	/* An add that never allocates cannot be held: only the threads below
+	 * can tell then. */
+	if (!a_held)
+		return;
+	lt_expect(b_started, NULL, "pthread_create failed for the second adder");
+	lt_expect(!b_went_through, "acc-lock",
+	          "an add to post 1 returned while another thread's add (of post %d, a new one) was "
+	          "held inside the accumulator, in the allocation the tally made for it: the adds "
+	          "do not hold the accumulator's mutex around the sums, and two adds at once lose likes",
+	          100 + a.added - 1);
+	lt_expect_int_hint(pending, 5 + a.added + 1, "pending after the held add and the add to post 1",
+	                   "acc-lock");
+}
+
 static void batch_acc__exact_under_threads(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
+	add_while_another_is_inside();
 	/* Enough adds that threads on different cores overlap: an add
 	 * without the mutex then loses some (a thread that ran 1,000 adds
 	 * could finish inside one time slice, alone). */
