@@ -22,11 +22,13 @@ LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/g
 	$(BUILD)/obj/tests/harness/session.o
 # The allocation calls of everything linked into a test binary go through
 # tests/harness/alloc.c (counted, and failed on demand), and its thread
-# starts through tests/harness/threads.c (the same); those inside the
+# starts, joins and detaches through tests/harness/threads.c (starts
+# counted and failed on demand, threads not yet reaped known); those inside the
 # shared libraries (libpq, libsqlite3, libc) do not.
 LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray,--wrap=free \
 	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf \
-	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=pthread_create
+	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=pthread_create \
+	-Wl,--wrap=pthread_join,--wrap=pthread_detach
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 # The kit as the test binaries link it: its allocation calls renamed to
 # lt_kit_* (tests/harness/alloc.syms), which alloc.c counts but does not

@@ -73,6 +73,9 @@ int shard_resize(struct kit_db *db, int64_t post_id, int nslots);
  * taken on the exact product: 2000/s with 2 ms holds needs 4 rows, 8
  * with headroom 2, and 50000/s with 1 ms and headroom 1.1 needs 55 (the
  * floating-point product is a hair above 55; that crumb is not a row).
+ * A crumb grows with the product but stays a few parts in 10^16 of it
+ * (9e9/s, 1.5 ms and headroom 2.2 need 29,700,000 rows, not 29,700,001);
+ * a fraction of a row that is 10^-10 of the product or more is a row.
  * Returns N,
  * or -1 if peak_per_s < 0, hold_ms <= 0 or headroom < 1, or any of them
  * is not a number (NaN). An N above

@@ -168,7 +168,10 @@ int shard_choose_n(double peak_per_s, double hold_ms, double headroom)
 	if (!(peak_per_s >= 0) || !(hold_ms > 0) || !(headroom >= 1))
 		return -1;
 	double rows = peak_per_s * hold_ms / 1000.0 * headroom;
-	/* 2000 * 2 / 1000 must give 4, not 5 from a rounding crumb. */
-	double n = ceil(rows - 1e-9);
+	/* A rounding crumb is a few parts in 10^16 of the product, whatever
+	 * its size: 50000 * 1 / 1000 * 1.1 must give 55, and 9e9 * 1.5 / 1000
+	 * * 2.2 29,700,000, not one row more. The allowance is a part in 10^12
+	 * of the product (an infinite product stays infinite). */
+	double n = ceil(rows * (1 - 1e-12));
 	return n < 1 ? 1 : n > INT32_MAX ? INT32_MAX : (int)n;
 }

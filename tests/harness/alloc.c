@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/harness/labtest.h"
 
@@ -157,11 +158,38 @@ __attribute__((constructor)) static void alloc_init(void)
 	pthread_atfork(before_fork, after_fork, after_fork);
 }
 
+/* The hold of lt_alloc_hold_next(): the next allocation of the code under
+ * test (not the kit's) waits in hold_here() until lt_alloc_release(). Its
+ * own mutex, not the table's: the held thread owns nothing of ours. */
+static pthread_mutex_t hold_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static atomic_bool hold_armed;
+static bool holding, released;
+
+static void hold_here(bool kit)
+{
+	if (kit || !atomic_load(&hold_armed))
+		return;
+	pthread_mutex_lock(&hold_m);
+	if (!atomic_exchange(&hold_armed, false)) {   /* another thread took it */
+		pthread_mutex_unlock(&hold_m);
+		return;
+	}
+	holding = true;
+	pthread_cond_broadcast(&hold_cv);
+	while (!released)
+		pthread_cond_wait(&hold_cv, &hold_m);
+	holding = false;
+	pthread_cond_broadcast(&hold_cv);
+	pthread_mutex_unlock(&hold_m);
+}
+
 /* Every allocation asks first: false when it is the one to fail. The
  * kit's are counted among the armed ones only when lt_alloc_arm_any()
  * armed the failpoint. */
 static bool may_allocate(bool kit)
 {
+	hold_here(kit);
 	atomic_fetch_add(&made, 1);
 	if (atomic_load(&countdown) <= 0 || (kit && !atomic_load(&any)))
 		return true;
@@ -342,6 +370,48 @@ bool lt_alloc_disarm(void)
 {
 	atomic_store(&countdown, 0);
 	return atomic_exchange(&fired, false);
+}
+
+void lt_alloc_hold_next(void)
+{
+	pthread_mutex_lock(&hold_m);
+	released = false;
+	atomic_store(&hold_armed, true);
+	pthread_mutex_unlock(&hold_m);
+}
+
+bool lt_alloc_held(int ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&hold_m);
+	while (!holding && pthread_cond_timedwait(&hold_cv, &hold_m, &until) == 0)
+		;
+	bool h = holding;
+	pthread_mutex_unlock(&hold_m);
+	return h;
+}
+
+bool lt_alloc_hold_taken(void)
+{
+	return !atomic_load(&hold_armed);
+}
+
+void lt_alloc_release(void)
+{
+	pthread_mutex_lock(&hold_m);
+	atomic_store(&hold_armed, false);
+	released = true;
+	pthread_cond_broadcast(&hold_cv);
+	while (holding)
+		pthread_cond_wait(&hold_cv, &hold_m);
+	pthread_mutex_unlock(&hold_m);
 }
 
 int lt_alloc_each(const struct lt_alloc_case *c)

@@ -71,6 +71,24 @@ void lt_alloc_arm_any(int k);
  * when fewer than k were made. */
 bool lt_alloc_disarm(void);
 
+/* Hold the next allocation the code under test makes (not the kit's),
+ * in whichever thread makes it, inside the wrapper (before it allocates)
+ * until lt_alloc_release(): a thread stopped in the middle of the code
+ * that allocates, with whatever locks that code holds at that point, so
+ * a check can see what another thread can or cannot do meanwhile.
+ *   lt_alloc_hold_next();                 // then, in thread A: an add that allocates
+ *   if (lt_alloc_held(2000)) {            // A is inside its allocation now
+ *       ...thread B's add must not finish while A is held...
+ *   }
+ *   lt_alloc_release();                   // lets A go on (or disarms)
+ * lt_alloc_held(ms) waits up to ms milliseconds for a thread to be held;
+ * lt_alloc_hold_taken() is true once an allocation has taken the hold (or
+ * it was released). Allocate nothing else between hold and release. */
+void lt_alloc_hold_next(void);
+bool lt_alloc_held(int ms);
+bool lt_alloc_hold_taken(void);
+void lt_alloc_release(void);
+
 /* One operation run once for every k by lt_alloc_each(). */
 struct lt_alloc_case {
 	void *arg;

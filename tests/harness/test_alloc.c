@@ -11,12 +11,14 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/harness/alloc.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -287,6 +289,66 @@ static void alloc__leaksanitizer_still_sees_leaks(void **state)
 #endif
 }
 
+struct holder {
+	pthread_mutex_t *m;         /* held around the allocation, when not NULL */
+	void *p;
+	atomic_bool done;
+};
+
+static void *allocate_once(void *arg)
+{
+	struct holder *h = arg;
+	if (h->m)
+		pthread_mutex_lock(h->m);
+	h->p = malloc(32);
+	if (h->m)
+		pthread_mutex_unlock(h->m);
+	atomic_store(&h->done, true);
+	return NULL;
+}
+
+/* The held allocation waits, with the lock its caller holds, until the
+ * release; an allocation made while nothing is armed never waits; a
+ * release with nothing held only disarms. */
+static void alloc__hold_stops_the_next_allocation(void **state)
+{
+	(void)state;
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct holder a = { .m = &m }, b = { .m = &m };
+	pthread_t ta, tb;
+	lt_alloc_hold_next();
+	lt_expect(!lt_alloc_hold_taken(), NULL, "the hold taken before anything allocated");
+	lt_expect_int(pthread_create(&ta, NULL, allocate_once, &a), 0, "pthread_create a");
+	lt_expect(lt_alloc_held(5000), NULL, "no allocation was held");
+	lt_expect(lt_alloc_hold_taken(), NULL, "the hold not taken by the held allocation");
+	lt_expect_int(pthread_create(&tb, NULL, allocate_once, &b), 0, "pthread_create b");
+	util_sleep_ns(100 * 1000000LL);
+	lt_expect(!atomic_load(&a.done), NULL, "the held allocation returned before the release");
+	lt_expect(!atomic_load(&b.done), NULL, "b got the mutex a holds around its held allocation");
+	lt_alloc_release();
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	lt_expect(a.p != NULL && b.p != NULL, NULL, "an allocation failed after the release");
+	free(a.p);
+	free(b.p);
+
+	/* nothing armed: no wait */
+	struct holder c = { .m = NULL };
+	lt_expect(!lt_alloc_held(10), NULL, "held with nothing armed");
+	allocate_once(&c);
+	lt_expect(atomic_load(&c.done) && c.p != NULL, NULL, "an unarmed allocation");
+	free(c.p);
+
+	/* armed, then released before any allocation: disarmed */
+	lt_alloc_hold_next();
+	lt_alloc_release();
+	lt_expect(lt_alloc_hold_taken(), NULL, "the hold still armed after a release");
+	c.p = NULL;
+	allocate_once(&c);
+	lt_expect(c.p != NULL, NULL, "an allocation after the release");
+	free(c.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +358,7 @@ int main(void)
 		LABTEST_SQLITE(alloc__each_runs_every_k_until_none_fails),
 		LABTEST_SQLITE(alloc__a_block_kept_is_counted_live),
 		LABTEST_SQLITE(alloc__threads_keep_the_counts),
+		LABTEST_SQLITE(alloc__hold_stops_the_next_allocation),
 		LABTEST_SQLITE(alloc__leaksanitizer_still_sees_leaks),
 		LABTEST_BOTH(alloc__kit_queries_fail_cleanly),
 	};

@@ -14,6 +14,7 @@
 #include "kit/load.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/threads.h"
+#include "util/clock.h"
 
 static atomic_int ran;
 
@@ -94,12 +95,99 @@ static void threads__kit_starts_never_refused(void **state)
 	lt_expect_int(lt_thread_starts() - before, 0, "the kit's starts counted as the code under test's");
 }
 
+static pthread_mutex_t held_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t held_cv = PTHREAD_COND_INITIALIZER;
+static bool let_go;
+
+static void *wait_to_go(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&held_m);
+	while (!let_go)
+		pthread_cond_wait(&held_cv, &held_m);
+	pthread_mutex_unlock(&held_m);
+	return NULL;
+}
+
+static void *exits(void *arg)
+{
+	(void)arg;
+	pthread_exit(NULL);
+}
+
+static void go(bool v)
+{
+	pthread_mutex_lock(&held_m);
+	let_go = v;
+	pthread_cond_broadcast(&held_cv);
+	pthread_mutex_unlock(&held_m);
+}
+
+/* Joined threads are reaped; a finished thread nobody joined is not, for
+ * as long as one waits; a running one is running. */
+static void threads__unreaped_until_joined(void **state)
+{
+	(void)state;
+	int base = lt_thread_unreaped(), base_running = lt_thread_running();
+	pthread_t a, b;
+	go(false);
+	lt_expect_int(pthread_create(&a, NULL, wait_to_go, NULL), 0, "pthread_create a");
+	lt_expect_int(pthread_create(&b, NULL, run, NULL), 0, "pthread_create b");
+	lt_expect_int(lt_thread_unreaped() - base, 2, "unreaped: a running, b not joined");
+	util_sleep_ns(50 * 1000000LL);   /* b has returned by now, unjoined */
+	lt_expect_int(lt_thread_settle(100) - base, 2, "unreaped after b returned, unjoined");
+	lt_expect_int(lt_thread_running() - base_running, 1, "running: a only");
+	pthread_join(b, NULL);
+	lt_expect_int(lt_thread_unreaped() - base, 1, "unreaped once b is joined");
+	go(true);
+	pthread_join(a, NULL);
+	lt_expect_int(lt_thread_unreaped() - base, 0, "unreaped once both are joined");
+	lt_expect_int(lt_thread_running() - base_running, 0, "running once both are joined");
+
+	/* pthread_exit ends the start function too */
+	lt_expect_int(pthread_create(&a, NULL, exits, NULL), 0, "pthread_create (pthread_exit)");
+	util_sleep_ns(50 * 1000000LL);
+	lt_expect_int(lt_thread_running() - base_running, 0, "running after pthread_exit");
+	lt_expect_int(lt_thread_unreaped() - base, 1, "unreaped after pthread_exit, unjoined");
+	pthread_join(a, NULL);
+	lt_expect_int(lt_thread_unreaped() - base, 0, "unreaped once joined");
+}
+
+/* A detached thread is reaped when it returns, whether it was detached
+ * by pthread_detach or started detached; lt_thread_settle waits for it. */
+static void threads__detached_reaped_when_done(void **state)
+{
+	(void)state;
+	int base = lt_thread_unreaped();
+	pthread_t a, b;
+	go(false);
+	lt_expect_int(pthread_create(&a, NULL, wait_to_go, NULL), 0, "pthread_create a");
+	lt_expect_int(pthread_detach(a), 0, "pthread_detach a");
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	lt_expect_int(pthread_create(&b, &attr, wait_to_go, NULL), 0, "pthread_create b, detached");
+	pthread_attr_destroy(&attr);
+	lt_expect_int(lt_thread_settle(50) - base, 2, "unreaped: two detached threads still waiting");
+	go(true);
+	lt_expect_int(lt_thread_settle(5000) - base, 0, "unreaped once both detached threads returned");
+
+	/* detached after it returned */
+	lt_expect_int(pthread_create(&a, NULL, run, NULL), 0, "pthread_create c");
+	util_sleep_ns(50 * 1000000LL);
+	lt_expect_int(lt_thread_unreaped() - base, 1, "unreaped: c returned, not yet detached");
+	lt_expect_int(pthread_detach(a), 0, "pthread_detach c");
+	lt_expect_int(lt_thread_unreaped() - base, 0, "unreaped once c is detached");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		LABTEST_SQLITE(threads__counts_and_runs_every_start),
 		LABTEST_SQLITE(threads__refuses_the_armed_one_only),
 		LABTEST_SQLITE(threads__kit_starts_never_refused),
+		LABTEST_SQLITE(threads__unreaped_until_joined),
+		LABTEST_SQLITE(threads__detached_reaped_when_done),
 	};
 	return labtest_main("harness", tests);
 }

@@ -1,25 +1,88 @@
 /*
- * threads.c: the pthread_create wrapper and failpoint of threads.h.
+ * threads.c: the pthread_create wrapper and failpoint of threads.h, and
+ * the record of which started threads are not reaped yet.
  *
- * The linker sends each pthread_create in the binary's own code to
- * __wrap_pthread_create here, and __real_pthread_create to the C
- * library's (or the sanitizer's, which intercepts it). The kit's come
- * as lt_kit_pthread_create (tests/harness/threads.syms) and are handed on
- * uncounted.
+ * The linker sends each pthread_create, pthread_join and pthread_detach
+ * in the binary's own code to __wrap_pthread_... here, and
+ * __real_pthread_... to the C library's (or the sanitizer's, which
+ * intercepts them). The kit's pthread_create comes as
+ * lt_kit_pthread_create (tests/harness/threads.syms) and is handed on
+ * uncounted and untracked; a join or detach of a thread this file does not
+ * track is simply handed on.
+ *
+ * A tracked thread runs trampoline(), which calls the real start function
+ * and notes its end (also through pthread_exit or a cancel: a cleanup
+ * handler). Its slot is freed when it is joined, or when it is both
+ * detached and finished. The table is static (no allocation: the
+ * allocation counter of alloc.c must not see the harness's own); a start
+ * past LT_THREAD_SLOTS runs untracked and is counted in overflow.
  */
 #include "tests/harness/threads.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 int __real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int lt_kit_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+int __real_pthread_join(pthread_t th, void **ret);
+int __wrap_pthread_join(pthread_t th, void **ret);
+int __real_pthread_detach(pthread_t th);
+int __wrap_pthread_detach(pthread_t th);
 
 static atomic_long starts;
 static atomic_long countdown;   /* > 0: the start that takes it to 0 is refused */
 static atomic_bool fired;
+
+#define LT_THREAD_SLOTS 256
+
+struct tracked {
+	bool used;                  /* the slot is taken */
+	bool known;                 /* th is set (pthread_create has returned) */
+	bool finished;              /* the start function has returned */
+	bool detached;
+	pthread_t th;
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tchange = PTHREAD_COND_INITIALIZER;
+static struct tracked slots[LT_THREAD_SLOTS];
+static atomic_long overflow;
+
+/* Under tlock: free s once nothing can refer to it any more. */
+static void maybe_free(struct tracked *s)
+{
+	if (s->known && s->finished && s->detached)
+		s->used = false;
+}
+
+static void finished(void *arg)
+{
+	struct tracked *s = arg;
+	pthread_mutex_lock(&tlock);
+	s->finished = true;
+	maybe_free(s);
+	pthread_cond_broadcast(&tchange);
+	pthread_mutex_unlock(&tlock);
+}
+
+static void *trampoline(void *arg)
+{
+	struct tracked *s = arg;
+	pthread_mutex_lock(&tlock);
+	void *(*fn)(void *) = s->fn;
+	void *fn_arg = s->arg;
+	pthread_mutex_unlock(&tlock);
+	void *r;
+	pthread_cleanup_push(finished, s);
+	r = fn(fn_arg);
+	pthread_cleanup_pop(1);
+	return r;
+}
 
 int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
@@ -28,12 +91,81 @@ int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 		atomic_store(&fired, true);
 		return EAGAIN;       /* *th untouched, no thread: as glibc leaves it */
 	}
-	return __real_pthread_create(th, attr, fn, arg);
+	int detached = PTHREAD_CREATE_JOINABLE;
+	if (attr != NULL)
+		pthread_attr_getdetachstate(attr, &detached);
+
+	struct tracked *s = NULL;
+	pthread_mutex_lock(&tlock);
+	for (int i = 0; i < LT_THREAD_SLOTS && s == NULL; i++)
+		if (!slots[i].used)
+			s = &slots[i];
+	if (s != NULL)
+		*s = (struct tracked){ .used = true, .detached = detached == PTHREAD_CREATE_DETACHED,
+		                       .fn = fn, .arg = arg };
+	pthread_mutex_unlock(&tlock);
+	if (s == NULL) {
+		atomic_fetch_add(&overflow, 1);
+		return __real_pthread_create(th, attr, fn, arg);
+	}
+
+	int rc = __real_pthread_create(th, attr, trampoline, s);
+	pthread_mutex_lock(&tlock);
+	if (rc != 0) {
+		s->used = false;
+	} else {
+		s->th = *th;
+		s->known = true;
+		maybe_free(s);
+	}
+	pthread_cond_broadcast(&tchange);
+	pthread_mutex_unlock(&tlock);
+	return rc;
 }
 
 int lt_kit_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	return __real_pthread_create(th, attr, fn, arg);
+}
+
+/* Under tlock: the slot of a started, unreaped thread th, or NULL. */
+static struct tracked *find(pthread_t th)
+{
+	for (int i = 0; i < LT_THREAD_SLOTS; i++)
+		if (slots[i].used && slots[i].known && pthread_equal(slots[i].th, th))
+			return &slots[i];
+	return NULL;
+}
+
+int __wrap_pthread_join(pthread_t th, void **ret)
+{
+	/* The slot is looked up before the join: once joined, th may name a
+	 * new thread at once. Nothing else frees a joinable thread's slot. */
+	pthread_mutex_lock(&tlock);
+	struct tracked *s = find(th);
+	pthread_mutex_unlock(&tlock);
+	int rc = __real_pthread_join(th, ret);
+	if (rc == 0 && s != NULL) {
+		pthread_mutex_lock(&tlock);
+		s->used = false;
+		pthread_cond_broadcast(&tchange);
+		pthread_mutex_unlock(&tlock);
+	}
+	return rc;
+}
+
+int __wrap_pthread_detach(pthread_t th)
+{
+	pthread_mutex_lock(&tlock);
+	struct tracked *s = find(th);
+	int rc = __real_pthread_detach(th);
+	if (rc == 0 && s != NULL) {
+		s->detached = true;
+		maybe_free(s);
+		pthread_cond_broadcast(&tchange);
+	}
+	pthread_mutex_unlock(&tlock);
+	return rc;
 }
 
 long lt_thread_starts(void) { return atomic_load(&starts); }
@@ -49,4 +181,50 @@ bool lt_thread_disarm(void)
 {
 	atomic_store(&countdown, 0);
 	return atomic_exchange(&fired, false);
+}
+
+/* Under tlock. */
+static int count(bool only_running, bool only_detached)
+{
+	int n = 0;
+	for (int i = 0; i < LT_THREAD_SLOTS; i++) {
+		const struct tracked *s = &slots[i];
+		if (s->used && (!only_running || !s->finished) && (!only_detached || s->detached))
+			n++;
+	}
+	return n;
+}
+
+int lt_thread_unreaped(void)
+{
+	pthread_mutex_lock(&tlock);
+	int n = count(false, false) + (int)atomic_load(&overflow);
+	pthread_mutex_unlock(&tlock);
+	return n;
+}
+
+int lt_thread_running(void)
+{
+	pthread_mutex_lock(&tlock);
+	int n = count(true, false) + (int)atomic_load(&overflow);
+	pthread_mutex_unlock(&tlock);
+	return n;
+}
+
+int lt_thread_settle(int ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&tlock);
+	while (count(true, true) > 0 && pthread_cond_timedwait(&tchange, &tlock, &until) == 0)
+		;
+	int n = count(false, false) + (int)atomic_load(&overflow);
+	pthread_mutex_unlock(&tlock);
+	return n;
 }

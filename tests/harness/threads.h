@@ -25,6 +25,18 @@
  *   ...rc < 0, f == NULL, lt_alloc_live() == blocks, a later start works...
  * Arm just before the call and disarm just after; start nothing else in
  * between.
+ *
+ * The wrapper also keeps track of every thread it started (pthread_join
+ * and pthread_detach are wrapped too) until it is reaped: joined, or
+ * detached and returned from its start function (or pthread_exit). A
+ * check takes lt_thread_unreaped() before a call that starts threads and
+ * after the call that should end them (stop_flusher): a thread neither
+ * joined nor detached-and-finished by then is still running, or will be
+ * a zombie for the life of the process, whatever the timing.
+ *   int before = lt_thread_unreaped();
+ *   start_flusher(&f, st, db, 100, 500);
+ *   stop_flusher(f);
+ *   ...lt_thread_settle(1000) == before...   // every thread it started is gone
  */
 #ifndef HOTROW_TESTS_THREADS_H
 #define HOTROW_TESTS_THREADS_H
@@ -42,5 +54,17 @@ void lt_thread_arm(int k);
 /* Disarm; true when the armed start was reached (it was refused), false
  * when fewer than k were made. */
 bool lt_thread_disarm(void);
+
+/* Threads started through the wrapper and not reaped yet (neither joined
+ * nor detached-and-finished), and those of them still in their start
+ * function. A start beyond the table (256 at once) counts as both. */
+int lt_thread_unreaped(void);
+int lt_thread_running(void);
+
+/* Wait up to ms milliseconds for every detached thread to return (one
+ * that was told to stop may still be on its way out), then return
+ * lt_thread_unreaped(). A joinable thread nobody joins is never waited
+ * for: it stays unreaped. */
+int lt_thread_settle(int ms);
 
 #endif

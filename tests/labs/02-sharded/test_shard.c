@@ -587,6 +587,11 @@ static void shard_choose_n__large_rates(void **state)
 	lt_expect_int_hint(shard_choose_n(100000001, 1.0, 1.0), 100001,
 	                   "N for 100,000,001/s, 1 ms (100,000.001 rows; in float it is 100,000 "
 	                   "exactly, so is the product worked in float?)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(2147483647, 1000.0, 1.0), INT32_MAX,
+	                   "N for 2^31 - 1 rows (2,147,483,647/s, 1 s holds): INT_MAX itself", "choose-n");
+	lt_expect_int_hint(shard_choose_n(2147483648.0, 1000.0, 1.0), INT32_MAX,
+	                   "N for 2^31 rows (2,147,483,648/s, 1 s holds), one more than an int holds: "
+	                   "shard.h says INT_MAX (is the double cast to int without a bound?)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(1e13, 1.0, 1.0), INT32_MAX,
 	                   "N for 10^13/s, 1 ms (10^10 rows, more than an int holds): shard.h says "
 	                   "INT_MAX (is the double cast to int without a bound?)", "choose-n");
@@ -599,16 +604,17 @@ static void shard_choose_n__large_rates(void **state)
  * is a whole number of rows gives that many, although the double holding
  * it may come out a hair above: the crumb grows with the product (a double
  * keeps 53 bits, so it is a few parts in 10^16 of it: 7e-15 at 55 rows,
- * 2.3e-10 at 1,540,000), so an allowance sized for 55 rows still adds a
- * row there. A
- * product that is a real fraction above a whole number gives one row more,
- * however small the fraction: 8e-9 of a row is still 10^7 times a
+ * 2.3e-10 at 1,540,000, 3.7e-9 at 29,700,000, 2.4e-7 at 2^31 - 2), so an
+ * allowance of a fixed size (1e-12, or 1e-9) still adds a row somewhere.
+ * A product that is a real fraction above a whole number gives one row
+ * more, however small the fraction: 8e-9 of a row is still 10^7 times a
  * double's crumb at 1 to 4 rows, so an allowance of 1e-8 swallows a row
- * somebody needs (an allowance of 1e-9, absolute as hint 6 says or
- * relative to the product, keeps it). In every order of the formula's
- * three factors the whole-number products come out at most 1e-9 above,
- * so hint 6's allowance holds whichever order a solution multiplies in.
- * No database. */
+ * somebody needs, and a quarter of a row at 2^31 - 2 is 10^-10 of the
+ * product, so an allowance of 10^-9 of the product swallows it (one of
+ * 10^-12 of the product, as hint 6 says, keeps both). In every order of
+ * the formula's three factors the whole-number products come out at most
+ * 2 parts in 10^16 above, so the allowance holds whichever order a
+ * solution multiplies in. No database. */
 static void shard_choose_n__crumbs_and_fractions_at_every_size(void **state)
 {
 	(void)state;
@@ -621,20 +627,27 @@ static void shard_choose_n__crumbs_and_fractions_at_every_size(void **state)
 		{ 700000000, 2.0, 1.1, 1540000, "1,540,000 rows exactly (a crumb of 2.3e-10)" },
 		{ 1000000000, 1.5, 1.1, 1650000, "1,650,000 rows exactly (a crumb of 2.3e-10)" },
 		{ 900000000, 1.5, 2.2, 2970000, "2,970,000 rows exactly (a crumb of 4.7e-10)" },
+		{ 9e9, 1.5, 2.2, 29700000, "29,700,000 rows exactly (a crumb of 3.7e-9)" },
+		{ 1301505240000, 1.5, 1.1, 2147483646,
+		  "2^31 - 2 rows exactly, at a rate near 2^40 (a crumb of 2.4e-7)" },
 		{ 1000.000008, 1.0, 1.0, 2, "1.000000008 rows" },
 		{ 2000.000008, 1.0, 1.0, 3, "2.000000008 rows" },
 		{ 4000.000008, 1.0, 1.0, 5, "4.000000008 rows" },
+		{ 2147483646250, 1.0, 1.0, INT32_MAX, "2^31 - 2 rows and a quarter" },
+		{ 1099511627776, 1.0, 1.0, 1099511628, "2^40 / 1000 rows: 1,099,511,627.776" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char what[320];
-		snprintf(what, sizeof what, "N for %.11g/s, %g ms, headroom %g: %s (%s)",
+		int got = shard_choose_n(cases[i].peak_per_s, cases[i].hold_ms, cases[i].headroom);
+		snprintf(what, sizeof what, "N for %.13g/s, %g ms, headroom %g: %s (%s)",
 		         cases[i].peak_per_s, cases[i].hold_ms, cases[i].headroom, cases[i].what,
-		         i < 4 ? "a crumb that grows with the product is not a row: is the allowance "
-		                 "taken off before ceil too small for large products?"
-		               : "a real fraction, however small, is a row: is the allowance taken off "
-		                 "before ceil so large it swallows one?");
-		lt_expect_int_hint(shard_choose_n(cases[i].peak_per_s, cases[i].hold_ms, cases[i].headroom),
-		                   cases[i].n, what, "choose-n");
+		         got > cases[i].n
+		                 ? "a crumb that grows with the product is not a row: is the allowance "
+		                   "taken off before ceil too small for large products (a fixed amount, "
+		                   "not a part of the product)?"
+		                 : "a real fraction, however small, is a row, and a whole row more so: is "
+		                   "the allowance taken off before ceil so large it swallows one?");
+		lt_expect_int_hint(got, cases[i].n, what, "choose-n");
 	}
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "labs/03-batching/batch.h"
+#include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
@@ -446,10 +447,119 @@ static void *adder_main(void *arg)
 	return NULL;
 }
 
+/* The forced half of batch_acc__exact_under_threads: thread A adds new
+ * posts until one of its adds allocates (the tally grows for it), and is
+ * held inside that allocation (tests/harness/alloc.h), in the middle of
+ * the sums, with the mutex if the add takes it. Meanwhile a thread reads
+ * batch_acc_pending, another flushes, and thread B adds to a post already
+ * counted. B must not get through while A is held, on every run, whatever
+ * the scheduler does: not when the add takes no mutex, and not when the
+ * read or the flush unlocks a mutex it never locked (A's). Then all go on,
+ * and every like is in the database once the rest is flushed. Posts 901 to
+ * 905 and 1000 up, apart from the posts the threads below count. */
+struct forced_add {
+	struct batch_acc *acc;
+	struct kit_db *db;             /* the flusher's */
+	int added;                     /* A: the new posts it added */
+	int rc;
+	atomic_bool done;
+};
+
+static void *add_until_held(void *arg)
+{
+	struct forced_add *a = arg;
+	lt_alloc_hold_next();
+	for (int p = 1000; p < 1000 + 4096 && !lt_alloc_hold_taken(); p++) {
+		a->rc |= batch_acc_add(a->acc, p, 1);
+		a->added++;
+	}
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+static void *add_to_post_901(void *arg)
+{
+	struct forced_add *b = arg;
+	b->rc = batch_acc_add(b->acc, 901, 1);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+static void *read_pending(void *arg)
+{
+	struct forced_add *c = arg;
+	c->rc = batch_acc_pending(c->acc) < 0;
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+static void *flush_meanwhile(void *arg)
+{
+	struct forced_add *d = arg;
+	d->rc = batch_acc_flush(d->acc, d->db);
+	atomic_store(&d->done, true);
+	return NULL;
+}
+
+static void add_while_another_is_inside(struct kit_db *db)
+{
+	struct batch_acc *acc = batch_acc_new();
+	lt_expect(acc != NULL, "acc", "batch_acc_new returned NULL");
+	for (int p = 901; p <= 905; p++)
+		batch_acc_add(acc, p, 1);
+	struct forced_add a = { .acc = acc }, others[3] = { { .acc = acc }, { .acc = acc, .db = db }, { .acc = acc } };
+	void *(*other_main[3])(void *) = { read_pending, flush_meanwhile, add_to_post_901 };
+	struct forced_add *b = &others[2];
+	pthread_t ta, to[3];
+	bool started[3] = { false, false, false }, a_held, b_went_through = false;
+	if (pthread_create(&ta, NULL, add_until_held, &a) != 0) {
+		batch_acc_free(acc);
+		fail_msg("pthread_create failed for the held adder");
+	}
+	a_held = lt_alloc_held(5000);
+	for (int i = 0; i < 3 && a_held; i++)
+		started[i] = pthread_create(&to[i], NULL, other_main[i], &others[i]) == 0;
+	if (a_held && started[2]) {
+		for (int i = 0; i < 300 && !atomic_load(&b->done); i++)
+			util_sleep_ns(1000000);
+		b_went_through = atomic_load(&b->done);
+	}
+	lt_alloc_release();
+	pthread_join(ta, NULL);
+	for (int i = 0; i < 3; i++)
+		if (started[i])
+			pthread_join(to[i], NULL);
+	int rest = batch_acc_flush(acc, db);
+	batch_acc_free(acc);
+
+	/* An add that never allocates cannot be held: only the threads of
+	 * the caller can tell then. */
+	if (!a_held)
+		return;
+	lt_expect(started[0] && started[1] && started[2], NULL, "pthread_create failed for a thread");
+	lt_expect(!b_went_through, "acc-lock",
+	          "an add to post 901 returned while another thread's add (of post %d, a new one) was "
+	          "held inside the accumulator, in the allocation the tally made for it: the adds "
+	          "do not hold the accumulator's mutex around the sums (or batch_acc_pending or "
+	          "batch_acc_flush, running at the same time, unlocks a mutex it never locked), and "
+	          "two adds at once lose likes", 1000 + a.added - 1);
+	lt_expect_int(a.rc | b->rc | others[0].rc, 0, "failed adds or pending reads");
+	lt_expect_int(others[1].rc, 0, "the flush made while an add was held");
+	lt_expect_int(rest, 0, "the flush of the rest");
+	int64_t sum = 0;
+	for (int p = 901; p <= 905; p++)
+		sum += count(db, p);
+	for (int p = 1000; p < 1000 + a.added; p++)
+		sum += count(db, p);
+	lt_expect_int_hint(sum, 5 + a.added + 1, "likes in the database for posts 901 to 905 and 1000 up "
+	                   "after the held add, the add to post 901 and the flushes", "acc-lock");
+}
+
 static void batch_acc__exact_under_threads(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
+	add_while_another_is_inside(db);
 	/* Enough adds that threads on different cores overlap: an add
 	 * without the mutex then loses some (a thread that ran 1,000 adds
 	 * could finish inside one time slice, alone). */

@@ -29,6 +29,7 @@
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
 #include "tests/harness/steps.h"
+#include "tests/harness/threads.h"
 #include "tests/labs/04-drain/alloc.h"
 #include "labs/04-drain/views.h"
 #include "util/clock.h"
@@ -677,6 +678,13 @@ static bool all_written(const struct watch *w)
 	return s.views >= flusher_views(w->st);
 }
 
+static bool ten_written(const struct watch *w)
+{
+	struct flusher_stats s;
+	flusher_stats(w->f, &s);
+	return s.views >= 10;
+}
+
 /* Two flushes refused, or three flushes made (while the table is away,
  * every flush that still has views to write is refused). */
 static bool two_refused(const struct watch *w)
@@ -752,6 +760,44 @@ static void flusher__stop_flushes_the_rest(void **state)
 
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
 	lt_expect_int_hint(db_total(t), 100, "views in the database after stop_flusher (100 recorded)", "stop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* stop_flusher ends the thread start_flusher started: joined (or detached
+ * and returned) before it returns, so nothing of the flusher runs on, or
+ * lingers as a thread nobody reaps, once stop_flusher has freed it. The
+ * harness sees every pthread_create, pthread_join and pthread_detach of
+ * the code under test (tests/harness/threads.h), so this holds whatever
+ * the timing: a stop right after the start (the thread may not have run
+ * yet), and a stop after the thread has flushed. */
+static void flusher__stop_joins_the_thread(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	int base = lt_thread_unreaped();
+	for (int round = 0; round < 2; round++) {
+		struct flusher *f = NULL;
+		record(st, 1, 10);
+		int rc = start_flusher(&f, st, own, round == 0 ? 1000 : 2, 100);
+		lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+		if (round == 1)
+			eventually(&(struct watch){ .t = t, .f = f, .st = st }, ten_written);
+		rc = stop_flusher(f);
+		lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+		int left = lt_thread_settle(1000) - base;
+		lt_expect(left == 0, "stop",
+		          "%s, stop_flusher returned with %d thread(s) the code started neither joined nor "
+		          "detached-and-finished: the flusher's thread is still running or was never "
+		          "reaped (does stop_flusher pthread_join it?)",
+		          round == 0 ? "stopped at once after start_flusher" : "stopped after the thread flushed",
+		          left);
+		if (left != 0)
+			break;
+	}
+	lt_expect_int_hint(db_total(t), 20, "views in the database after both stops (20 recorded)", "stop");
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -2304,6 +2350,7 @@ int main(void)
 		LABTEST_ALL(flusher__flushes_on_its_own),
 		STORE_REDIS(flusher__flushes_on_its_own),
 		LABTEST_ALL(flusher__stop_flushes_the_rest),
+		LABTEST_ALL(flusher__stop_joins_the_thread),
 		LABTEST_ALL(flusher__stop_is_prompt),
 		LABTEST_ALL(flusher__retries_after_a_refusal),
 		STORE_REDIS(flusher__retries_after_a_refusal),
