@@ -13,6 +13,10 @@
 #
 #   labs/06-money/isolation.sh "$HOTROW_PG_URL"
 set -eu
+case ${1-} in
+-h|--help) sed -n '2s/^# /usage: /p; 3,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+-?*) echo "labs/06-money/isolation.sh: unknown option '$1' (labs/06-money/isolation.sh --help shows the usage)" >&2; exit 2 ;;
+esac
 url=${1:?usage: labs/06-money/isolation.sh URL (a PostgreSQL URL, e.g. \$HOTROW_PG_URL)}
 s=lab06_isolation
 tmp=$(mktemp -d)

@@ -4,9 +4,15 @@ failure. Connection A opens a read transaction (BEGIN, then a SELECT: its
 snapshot), connection B commits an update, then A tries to write on top of
 its old snapshot. SQLite refuses with SQLITE_BUSY_SNAPSHOT (code 517); the
 only way out is to roll back and start again. Uses a throwaway file."""
+import argparse
 import os
 import sqlite3
 import tempfile
+
+argparse.ArgumentParser(
+    prog="labs/08-engine/busy_snapshot.py",
+    description=__doc__.split(": ", 1)[1],
+    formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
 
 path = os.path.join(tempfile.mkdtemp(), "lab08.db")
 a = sqlite3.connect(path, isolation_level=None, timeout=0.5)

@@ -10,6 +10,10 @@
 # lock_timeout = 1s: it either finishes at once or says it timed out.
 # Then the first connection commits. The schema is dropped at the end.
 set -eu
+case ${1-} in
+-h|--help) sed -n '2s/^# /usage: /p; 3,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+-?*) echo "labs/08-engine/keys.sh: unknown option '$1' (labs/08-engine/keys.sh --help shows the usage)" >&2; exit 2 ;;
+esac
 url=${1:?usage: labs/08-engine/keys.sh POSTGRES_URL}
 schema=lab08_keys_$$
 q() { PGOPTIONS="-c client_min_messages=warning" psql "$url" -X -q -v ON_ERROR_STOP=1 "$@"; }

@@ -23,6 +23,7 @@
 # of a function a student owns (the count is shown to work first, on a
 # call made on purpose). Prints cmocka-style summary lines; needs
 # HOTROW_PG_URL as a superuser, like class.sh.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 [ -n "${TRACE:-}" ] && set -x
 bin=${HOTROW_BIN:-build/hotrow}

@@ -15,6 +15,7 @@
 # The throwaway server trusts local connections, so these tests connect as
 # the students' roles without their passwords; a room's server asks for
 # them (password or scram-sha-256 in pg_hba.conf): see slides/INSTRUCTOR.md.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)

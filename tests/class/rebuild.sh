@@ -9,6 +9,7 @@
 # and Rita 0 of it, her claim shown as self-reported. Submissions past
 # the caps, and files that are not .c or .h, are refused whole. Prints
 # cmocka-style summary lines; needs HOTROW_PG_URL as a superuser.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)

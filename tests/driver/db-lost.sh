@@ -7,6 +7,7 @@
 # checkout starts one there (initdb, its own socket), so the server of
 # HOTROW_PG_URL is never touched. Skipped when PostgreSQL is not installed.
 # Prints cmocka-style summary lines.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$root" || exit 1

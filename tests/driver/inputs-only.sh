@@ -15,6 +15,7 @@
 #     neither the prediction nor its inputs read pg_stat_wal's counts;
 #   - kit/ does not depend on the engine (the drivers' support moved out).
 # Prints cmocka-style lines for scripts/run-tests.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 cd "$(dirname "$0")/../.."
 passed=0 failed=0

@@ -8,6 +8,7 @@
 # HOTROW_PG_URL (skipped without it, failed with HOTROW_REQUIRE_PG=1).
 # That the prediction never reads the count is inputs-only.sh's check.
 # Prints cmocka-style summary lines.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$root" || exit 1

@@ -3,6 +3,7 @@
 # JSON and CSV output, determinism, and bad usage (exit 2, one line on
 # stderr naming the option). Prints cmocka-style summary lines.
 # HOTROW_BIN overrides the binary (default build/hotrow).
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)

@@ -5,6 +5,7 @@
 # A, both sides share A's seed, --svg draws both on one figure, and a bad
 # setup file or usage is refused with its file and line, exit 2, nothing
 # on stdout. Prints cmocka-style lines. HOTROW_BIN overrides the binary.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)

@@ -4,6 +4,7 @@
 # and the row's utilisation (the lock's busy share, at most 1) on a line
 # of its own: past the ceiling the two part (4.000 against 1.000).
 # Prints cmocka-style summary lines. HOTROW_BIN overrides the binary.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 bin=${HOTROW_BIN:-$root/build/hotrow}

@@ -4,6 +4,7 @@
 # found and followed, and bad usage (exit 2, one line naming --trace).
 # `hotrow tui --dump --follow` frames too. Prints cmocka-style summary
 # lines. HOTROW_BIN overrides the binary.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)

@@ -4,6 +4,7 @@
 # directory and each must match byte for byte. When this fails after a
 # change to the engine, run `make figures`, look at them, and commit.
 # Prints cmocka-style summary lines.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

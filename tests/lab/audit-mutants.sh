@@ -10,6 +10,7 @@
 # Prints cmocka-style lines and the summary scripts/run-tests adds up.
 #
 #   tests/lab/audit-mutants.sh        uses $HOTROW_BIN, else build/hotrow
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}

@@ -26,6 +26,7 @@
 # first gets a PostgreSQL database of its own on the same server, so a
 # lab's checks that read pg_locks or pg_stat_activity of their database
 # never see another lab's driver; when one cannot be made, one worker.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$root" || exit 1

@@ -7,6 +7,7 @@
 # as they are pass; a changed line in a given function, struct or #define
 # of the skeleton fails, naming it; a change inside a TODO function does
 # not. Prints cmocka-style lines and summary, as scripts/run-tests reads them.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hotrow-lint-given-XXXXXX")

@@ -4,6 +4,7 @@
 # a mutant of its solution (a stale entry would hide nothing, or the wrong
 # thing). Lists only: nothing is built or run, so it is quick.
 # Prints cmocka-style lines and summary, as scripts/run-tests reads them.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hotrow-mutate-test-XXXXXX")

@@ -6,6 +6,7 @@
 # exist is a usage error naming the parts, and `--part` alone lists them.
 # `lab hint 02 --part P` walks only P's hints, and the lab's order goes on
 # from what was seen; every lab with a parts file lists its parts.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}

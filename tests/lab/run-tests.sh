@@ -7,6 +7,7 @@
 # PostgreSQL checks that did not run, and one that dies half-way; and
 # five scripts on three lanes, each run once.
 # Prints cmocka-style lines and summary, as scripts/run-tests reads them.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hotrow-run-tests-XXXXXX")

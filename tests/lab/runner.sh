@@ -16,6 +16,7 @@
 #   tests/lab/runner.sh                 uses $HOTROW_BIN (make sets it to
 #                                       the build's binary), else build/hotrow
 #   HOTROW_BIN=... LAB=02 tests/lab/runner.sh
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}

@@ -12,6 +12,7 @@
 # one-thread probes of 2 s each are part of every run of the driver, and
 # the kill lands 0.3 s into a run of 2 s.
 # Prints cmocka-style summary lines. HOTROW_BIN overrides the binary.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$root" || exit 1

@@ -11,6 +11,7 @@
 #     no server, and go through scripts/needs-pg for PostgreSQL; the
 #     title slide shows no authoring notes.
 # The deck's commands say build/hotrow: this runs from the kit's root.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1

@@ -17,6 +17,7 @@
 # The deck's commands say build/hotrow, so this runs from the kit's root
 # and needs the plain build; HOTROW_BIN (a sanitizer build) drives the
 # presenter part. Prints cmocka-style summary lines.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 deck=slides/hot-rows.md

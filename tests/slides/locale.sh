@@ -9,6 +9,7 @@
 # chart, and the presenter's view in a second window must show slide
 # 18's notes (a rho among them) as they are. Then the same with LANG=C up to slide 9 (the Greek letters, the
 # times sign, the embed): plain ASCII, the Greek letters spelled out. Prints cmocka-style lines (tests/harness/check.sh).
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-build/hotrow}

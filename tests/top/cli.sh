@@ -3,6 +3,7 @@
 # (exit 2, one line naming the option), an unreachable server (exit 1, one
 # line saying what to do), and, with HOTROW_PG_URL, one --dump frame.
 # Prints cmocka-style summary lines. HOTROW_BIN overrides the binary.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 tmp=$(mktemp -d)

@@ -8,6 +8,7 @@
 # server, 40 samples must add no commit to pg_stat_database (they run in
 # one read-only transaction; before, each query was one). Prints
 # cmocka-style summary lines; skipped without PostgreSQL's binaries.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 bin=${HOTROW_BIN:-build/hotrow}
 here=$(cd "$(dirname "$0")/../.." && pwd)

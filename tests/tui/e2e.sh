@@ -10,6 +10,7 @@
 # TERM=dumb, a 20x5 window and NO_COLOR get the same treatment, and so do
 # `hotrow demo` and `hotrow slides`. Every wait polls the pane; nothing
 # sleeps blindly. Prints cmocka-style lines (tests/harness/check.sh).
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}

@@ -6,6 +6,7 @@
 # nobody; the same in ASCII without colour (LANG=C, NO_COLOR); the
 # viral-post tour follows the slowest at its third step; q restores the
 # terminal. Every wait polls the pane. Prints cmocka-style lines.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}

@@ -7,6 +7,7 @@
 # played straight to 3 s, the bottom line (scrub bar or key hints) aside.
 # Space plays on; q quits and restores the terminal. Every wait polls the
 # pane. Prints cmocka-style lines (tests/harness/check.sh).
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HOTROW_BIN:-$root/build/hotrow}

@@ -5,6 +5,7 @@
 # for ever, /dev/zero never ends, `sim --csv DIR` used to fail only after
 # the run). A file the run writes replaces the old one only when whole.
 # Prints cmocka-style summary lines. HOTROW_BIN overrides the binary.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$root" || exit 1

@@ -13,6 +13,7 @@
 # stderr naming the option and where the usage is (--help). scripts/deps is
 # only asked for its help. Prints cmocka-style lines and summary.
 # HOTROW_BIN overrides the binary.
+. "$(dirname "$0")/../harness/usage.sh"
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd -P)
 bin=${HOTROW_BIN:-$root/build/hotrow}
