@@ -1520,6 +1520,7 @@ int main(void)
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
 		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
+		OWN_DB_PG(hot_rows_now__one_line_whoever_queues_first),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		LABTEST_PG(hot_rows_now__query_fails),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
