@@ -2,7 +2,8 @@
  * contracts.c: Lab 07's checks of what contain.h promises beyond the
  * lines test_contain.c stages: two full lines at once beside waits on
  * other kinds of lock (an advisory lock, a table lock), each line naming
- * its own row by its ctid; KIT_DB_ERR with *n = 0 on SQLite and when the
+ * its own row by its ctid; one line whose first waiter sits in the middle
+ * of the order the server lists its sessions in; KIT_DB_ERR with *n = 0 on SQLite and when the
  * query fails; the endpoints' codes (a missing post or user, an exhausted
  * pool) and the pools' connections, which a failed contain_open() and
  * contain_close() leave none of.
