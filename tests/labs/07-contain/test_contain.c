@@ -636,8 +636,9 @@ static void hot_rows_now__lines_in_order_with_their_waits(void **state)
  * things that name them: row 1 of posts and row 1 of shares (on MariaDB
  * both the first record of their table's page 3, heap number 2, in two
  * tablespaces), and rows 1 and 2 of profiles, whose 7,000-character bios
- * let InnoDB keep two rows at most to a 16 KB page: ids 1 and 2, inserted
- * first, end up first on pages of their own, heap number 2 on both. Each
+ * let InnoDB keep two rows at most to a 16 KB page: of six inserted in
+ * order, ids 1 and 2 end up on two pages, each the first record there
+ * (heap number 2; INNODB_LOCKS shows pages 4 and 5 on MariaDB 10.11). Each
  * row held by a session of its own. Four lines, each naming its record,
  * behind that record's holder. A holder found by heap number and page
  * without the tablespace, or by tablespace and heap number without the
@@ -651,7 +652,7 @@ static void hot_rows_now__each_line_behind_its_own_holder(void **state)
 	struct waiter w[RECS];
 	struct kit_db *h[RECS];
 	struct hot_row_now rows[8];
-	int64_t pid[RECS], page[RECS], heap[RECS], lined = 0;
+	int64_t pid[RECS], page[RECS] = { 0 }, heap[RECS] = { 0 }, lined = 0;
 	int n = -1, queued = 0, rc = -1;
 	char sql[400];
 	contain_own_db(t);
