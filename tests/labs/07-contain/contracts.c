@@ -2,7 +2,8 @@
  * contracts.c: Lab 07's checks of what contain.h promises beyond the
  * lines test_contain.c stages: two full lines at once beside waits on
  * other kinds of lock (an advisory lock, a table lock), each line naming
- * its own row by its ctid; KIT_DB_ERR with *n = 0 on SQLite and when the
+ * its own row by its ctid; one line whose first waiter sits in the middle
+ * of the order the server lists its sessions in; KIT_DB_ERR with *n = 0 on SQLite and when the
  * query fails; the endpoints' codes (a missing post or user, an exhausted
  * pool) and the pools' connections, which a failed contain_open() and
  * contain_close() leave none of.
@@ -10,6 +11,7 @@
 #include "tests/labs/07-contain/contracts.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,15 +25,18 @@
 struct blocked {
 	char url[1100];
 	char sql[700];
+	struct kit_db *db;           /* opened by the caller, or NULL: one from url */
 	int rc;
 	pthread_t th;
 };
 
+/* Runs b->sql on b->db (or a connection of its own from b->url), then
+ * closes that connection. */
 static void *run_blocked(void *arg)
 {
 	struct blocked *b = arg;
-	struct kit_db *db = NULL;
-	b->rc = kit_db_open(&db, b->url);
+	struct kit_db *db = b->db;
+	b->rc = db != NULL ? 0 : kit_db_open(&db, b->url);
 	if (b->rc == 0)
 		b->rc = kit_db_exec(db, b->sql, 0, NULL);
 	kit_db_close(db);
@@ -56,6 +61,7 @@ static void start_blocked(struct labtest *t, struct blocked *b, int *nb, const c
 {
 	struct blocked *w = &b[*nb];
 	snprintf(w->url, sizeof w->url, "%s", t->url);
+	w->db = NULL;
 	char what[300];
 	snprintf(what, sizeof what, fmt, a);
 	snprintf(w->sql, sizeof w->sql, "%s /* %s */", what, t->place);
@@ -156,6 +162,95 @@ void hot_rows_now__two_lines_beside_other_locks(void **state)
 		          id, (long long)page[id], (long long)tuple[id], rows[i].relation,
 		          (long long)rows[i].page, (long long)rows[i].tuple);
 	}
+}
+
+/* Where pg_stat_activity lists a session: the place of its backend's
+ * slot, the order the detector's join with pg_locks reads its waits in. */
+static int64_t listed_at(struct labtest *t, int64_t pid)
+{
+	char sql[200];
+	snprintf(sql, sizeof sql, "SELECT ordinality FROM pg_stat_get_activity(NULL) WITH "
+	         "ORDINALITY s WHERE pid = %lld", (long long)pid);
+	return labtest_int(t, sql);
+}
+
+#define LINE_OF 5
+
+/* One line of five on row 1, whose first waiter (on the holder's
+ * transactionid, holding the row's tuple lock) is the session that
+ * pg_stat_activity lists third of the five: the others, which wait on the
+ * tuple lock, come before it and after it in the order the server reads
+ * the waits in, whichever way it reads them. One line, five waiting, the
+ * holder's pid. A tuple waiter matched to any wait on the same row (not
+ * only a transactionid wait) takes the first the server lists, here
+ * another tuple waiter, whose transaction is none: its line splits in two,
+ * one of them without a holder. It went unseen where the first waiter was
+ * also the first session opened, as in every other line the checks stage. */
+void hot_rows_now__one_line_whoever_queues_first(void **state)
+{
+	struct labtest *t = *state;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+
+	/* configure: the holder; five sessions, in the order the server
+	 * lists them; the middle one queues first, then the others */
+	int64_t pid, wpid[LINE_OF], at[LINE_OF];
+	struct kit_db *h = holding(t, "UPDATE posts SET likes = likes + 1 WHERE id = 1", &pid);
+	struct blocked b[LINE_OF];
+	int order[LINE_OF];
+	for (int i = 0; i < LINE_OF; i++) {
+		b[i] = (struct blocked){ .db = labtest_connect(t) };
+		snprintf(b[i].sql, sizeof b[i].sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 "
+		         "/* %s */", t->place);
+		assert_int_equal(kit_db_query_int(b[i].db, "SELECT pg_backend_pid()", 0, NULL,
+		                                  &wpid[i]), 0);
+		at[i] = listed_at(t, wpid[i]);
+		int k = i;                      /* insertion sort by the place listed */
+		for (; k > 0 && at[order[k - 1]] > at[i]; k--)
+			order[k] = order[k - 1];
+		order[k] = i;
+	}
+	int first = order[LINE_OF / 2];
+	lt_expect(pthread_create(&b[first].th, NULL, run_blocked, &b[first]) == 0, NULL,
+	          "pthread_create");
+	await_blocked(t, 1);
+	int nb = 1;
+	for (int i = 0; i < LINE_OF; i++)
+		if (i != first) {
+			lt_expect(pthread_create(&b[i].th, NULL, run_blocked, &b[i]) == 0, NULL,
+			          "pthread_create");
+			await_blocked(t, ++nb);
+		}
+	char sql[300];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_locks WHERE pid = %lld AND locktype = "
+	         "'transactionid' AND NOT granted", (long long)wpid[first]);
+	int64_t on_xid = labtest_int(t, sql);
+	util_sleep_ns(20 * 1000000LL);
+
+	/* run */
+	struct hot_row_now rows[8];
+	int n = -1;
+	int rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+
+	/* verify, after letting the line go */
+	kit_db_commit(h);
+	for (int i = 0; i < LINE_OF; i++)
+		pthread_join(b[i].th, NULL);
+	kit_db_close(h);
+	lt_expect_int(on_xid, 1, "waits on the holder's transactionid of the session that queued "
+	              "first (as pg_locks shows them)");
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	bool one = n == 1 && rows[0].waiting == LINE_OF && rows[0].holder_pid == pid;
+	for (int i = 0; !one && i < n && i < 8; i++)
+		lt_say("line %d of %d: %d waiting behind pid %d", i + 1, n, rows[i].waiting,
+		       rows[i].holder_pid);
+	lt_expect(one, "signature", "expected one line, %d waiting behind pid %lld, got %d "
+	          "line%s (the first waiter is the third of the %d sessions as pg_stat_activity "
+	          "lists them): a tuple waiter is behind the transactionid wait whose backend "
+	          "holds that tuple lock (locktype 'transactionid'), not behind whichever wait on "
+	          "the row the server lists first", LINE_OF, (long long)pid, n, n == 1 ? "" : "s",
+	          LINE_OF);
 }
 
 /* hot_rows_now() is PostgreSQL's: on SQLite KIT_DB_ERR, and *n is 0. */

@@ -4,6 +4,8 @@
  *   hot_rows_now__two_lines_beside_other_locks   two lines of 3 and 2 waiters, an
  *                                   advisory and a table lock waited for: two lines,
  *                                   each with its count, holder and ctid
+ *   hot_rows_now__one_line_whoever_queues_first  a line of 5 whose first waiter is the
+ *                                   third session pg_stat_activity lists: one line
  *   hot_rows_now__refused_on_sqlite  KIT_DB_ERR and *n = 0
  *   hot_rows_now__query_fails        its statement refused or its answer lost: an error, *n = 0
  *   contain__endpoints_say_what_happened   a missing post or user: KIT_DB_NOROW; a taken
@@ -20,6 +22,7 @@
 #define HOTROW_TEST_LAB07_CONTRACTS_H
 
 void hot_rows_now__two_lines_beside_other_locks(void **state);
+void hot_rows_now__one_line_whoever_queues_first(void **state);
 void hot_rows_now__refused_on_sqlite(void **state);
 void hot_rows_now__query_fails(void **state);
 void contain__endpoints_say_what_happened(void **state);

@@ -360,17 +360,27 @@ void contain_own_db(struct labtest *t)
 	kit_db_close(own);
 }
 
+/* The shared database's URL: t->url without the part contain_own_db()
+ * added, if it added one. */
+static void shared_url(const struct labtest *t, char *out, size_t len)
+{
+	snprintf(out, len, "%s", t->url);
+	char *own = strstr(out, "dbname=" OWN_DB);
+	if (own != NULL && own > out)
+		own[-1] = 0;
+}
+
 static int teardown_own_db(void **state)
 {
 	struct labtest *t = *state;
-	if (t != NULL) {
-		char name[100], sql[200];
+	if (t != NULL && strstr(t->url, "dbname=" OWN_DB) != NULL) {
+		char name[100], sql[200], shared[sizeof t->url];
 		own_db_name(t, name, sizeof name);
-		char *own = strstr(t->url, "dbname=" OWN_DB);
-		if (own != NULL && own > t->url) {
+		shared_url(t, shared, sizeof shared);
+		if (strcmp(shared, t->url) != 0) {
 			kit_db_close(t->db);
 			t->db = NULL;
-			own[-1] = 0;                     /* the shared database's URL again */
+			snprintf(t->url, sizeof t->url, "%s", shared);
 			struct kit_db *admin = NULL;
 			snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
 			if (kit_db_open(&admin, t->url) == 0)
@@ -464,15 +474,23 @@ static void tuple_locked(struct labtest *t, int64_t *page, int64_t *tuple)
 	          (long long)(seen), what, t->engine == KIT_DB_MYSQL && (seen) != (want) ? \
 	          "; " : "", t->engine == KIT_DB_MYSQL ? labtest_innodb_note() : "")
 
-static struct kit_db *hold(struct labtest *t, int64_t post, int64_t *pid)
+/* A connection of the check's own in an open transaction that updated
+ * row id of table; its session's id in *pid. */
+static struct kit_db *hold_row(struct labtest *t, const char *table, int64_t id, int64_t *pid)
 {
 	struct kit_db *db = labtest_connect(t);
-	char sql[96];
-	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = %lld", (long long)post);
+	char sql[160];
+	snprintf(sql, sizeof sql, "UPDATE %s SET likes = likes + 1 WHERE id = %lld", table,
+	         (long long)id);
 	assert_int_equal(session_id(db, pid), 0);
 	assert_int_equal(kit_db_begin(db), 0);
 	assert_int_equal(kit_db_exec(db, sql, 0, NULL), 0);
 	return db;
+}
+
+static struct kit_db *hold(struct labtest *t, int64_t post, int64_t *pid)
+{
+	return hold_row(t, "posts", post, pid);
 }
 
 static void hot_rows_now__sees_the_whole_line(void **state)
@@ -542,6 +560,7 @@ static void hot_rows_now__lines_in_order_with_their_waits(void **state)
 	int64_t set_off[3], shown[3];   /* per line: its first waiter, ns */
 	int n = -1, queued = 0, rc = -1, n2 = -1, rc2 = -1;
 	const int64_t line_of[4] = { 2, 3, 1, 1 };   /* the rows, in the order their waiters come */
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2), (3)");
 
@@ -610,6 +629,122 @@ static void hot_rows_now__lines_in_order_with_their_waits(void **state)
 		          "that long before the call) and %.0f ms (its waiter set off that long before "
 		          "the call returned), got %.1f ms: is it read from the right column, in ms?",
 		          name[i], lo, hi, rows[i].oldest_wait_ms);
+	}
+}
+
+/* Four lines of one waiter each, on records alike in all but one of the
+ * things that name them: row 1 of posts and row 1 of shares (on MariaDB
+ * both the first record of their table's page 3, heap number 2, in two
+ * tablespaces), and rows 1 and 2 of profiles, whose 7,000-character bios
+ * let InnoDB keep two rows at most to a 16 KB page: of six inserted in
+ * order, ids 1 and 2 end up on two pages, each the first record there
+ * (heap number 2; INNODB_LOCKS shows pages 4 and 5 on MariaDB 10.11). Each
+ * row held by a session of its own. Four lines, each naming its record,
+ * behind that record's holder. A holder found by heap number and page
+ * without the tablespace, or by tablespace and heap number without the
+ * page, is one transaction for two of these lines. */
+static void hot_rows_now__each_line_behind_its_own_holder(void **state)
+{
+	struct labtest *t = *state;
+	static const struct { const char *table; int64_t id; } rec[] = {
+		{ "posts", 1 }, { "shares", 1 }, { "profiles", 1 }, { "profiles", 2 } };
+	enum { RECS = sizeof rec / sizeof rec[0] };
+	struct waiter w[RECS];
+	struct kit_db *h[RECS];
+	struct hot_row_now rows[8];
+	int64_t pid[RECS], page[RECS] = { 0 }, heap[RECS] = { 0 }, lined = 0;
+	int n = -1, queued = 0, rc = -1;
+	char sql[400];
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "CREATE TABLE shares (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL DEFAULT 0);"
+	             "CREATE TABLE profiles (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL DEFAULT 0,"
+	             " bio VARCHAR(7000) NOT NULL);"
+	             "INSERT INTO posts (id) VALUES (1); INSERT INTO shares (id) VALUES (1)");
+	for (int id = 1; id <= 6; id++) {
+		snprintf(sql, sizeof sql, "INSERT INTO profiles (id, bio) VALUES (%d, repeat('x', 7000))",
+		         id);
+		labtest_exec(t, sql);
+	}
+	for (int i = 0; i < RECS && t->engine == KIT_DB_POSTGRES; i++) {
+		const char *part[2] = { "0", "1" };
+		int64_t *out[2] = { &page[i], &heap[i] };
+		for (int k = 0; k < 2; k++) {
+			snprintf(sql, sizeof sql, "SELECT (ctid::text::point)[%s]::bigint FROM %s WHERE "
+			         "id = %lld", part[k], rec[i].table, (long long)rec[i].id);
+			*out[k] = labtest_int(t, sql);
+		}
+	}
+
+	/* configure: each record held, then one waiter behind each */
+	for (int i = 0; i < RECS; i++)
+		h[i] = hold_row(t, rec[i].table, rec[i].id, &pid[i]);
+	while (queued < RECS && lined == queued) {
+		w[queued] = (struct waiter){ .url = t->url, .tag = t->place, .table = rec[queued].table,
+		                             .post = rec[queued].id };
+		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
+		lined = wait_for_waiters(t, ++queued);
+	}
+
+	/* run, once the server shows every line; on MariaDB, where each
+	 * record is, as INNODB_LOCKS names it */
+	if (lined == RECS) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 8, &n);
+	}
+	for (int i = 0; i < RECS && lined == RECS && t->engine == KIT_DB_MYSQL; i++) {
+		const char *col[2] = { "lock_page", "lock_rec" };
+		int64_t *out[2] = { &page[i], &heap[i] };
+		for (int k = 0; k < 2; k++) {
+			snprintf(sql, sizeof sql, "SELECT min(%s) FROM information_schema.INNODB_LOCKS "
+			         "WHERE lock_table = CONCAT('`', DATABASE(), '`.`%s`') AND lock_data = "
+			         "'%lld'", col[k], rec[i].table, (long long)rec[i].id);
+			*out[k] = labtest_int(t, sql);
+		}
+	}
+
+	/* verify, after letting the lines go */
+	for (int i = 0; i < RECS; i++)
+		kit_db_commit(h[i]);
+	for (int i = 0; i < queued; i++)
+		pthread_join(w[i].th, NULL);
+	for (int i = 0; i < RECS; i++)
+		kit_db_close(h[i]);
+	expect_line(lined, queued, LINE_FORMS);
+	lt_expect(t->engine != KIT_DB_MYSQL || (page[0] == page[1] && heap[0] == heap[1] &&
+	          page[2] != page[3] && heap[2] == heap[3]), NULL, "this check needs posts' and "
+	          "shares' rows on the same page and heap number, and profiles' rows 1 and 2 on two "
+	          "pages with one heap number; INNODB_LOCKS shows page %lld heap %lld, %lld/%lld, "
+	          "%lld/%lld, %lld/%lld", (long long)page[0], (long long)heap[0],
+	          (long long)page[1], (long long)heap[1], (long long)page[2], (long long)heap[2],
+	          (long long)page[3], (long long)heap[3]);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, RECS, "lines: posts' row 1, shares' row 1, profiles' rows 1 and 2, "
+	                   "each held with one waiter", "signature");
+	for (int i = 0; i < RECS; i++) {
+		int at = -1, other = -1;
+		for (int j = 0; j < n && j < 8; j++)
+			if (!strcmp(rows[j].relation, rec[i].table) && rows[j].page == page[i] &&
+			    rows[j].tuple == heap[i])
+				at = j;
+		for (int k = 0; at >= 0 && k < RECS; k++)
+			if (rows[at].holder_pid == pid[k])
+				other = k;
+		const char *place = t->engine == KIT_DB_MYSQL ? "heap number" : "tuple";
+		lt_expect(at >= 0, "signature", "expected a line naming row %lld of %s (page %lld, "
+		          "%s %lld), got none", (long long)rec[i].id, rec[i].table, (long long)page[i],
+		          place, (long long)heap[i]);
+		char alike[200] = "";
+		if (other >= 0 && other != i)
+			snprintf(alike, sizeof alike, ", the holder of row %lld of %s (page %lld, %s "
+			         "%lld): the holder's lock must be on the same record, so the same "
+			         "table(space), page and %s", (long long)rec[other].id, rec[other].table,
+			         (long long)page[other], place, (long long)heap[other], place);
+		lt_expect(rows[at].holder_pid == pid[i] && rows[at].waiting == 1, "holder", "the line "
+		          "of row %lld of %s (page %lld, %s %lld): expected 1 waiting behind its "
+		          "holder, pid %lld, got %d waiting behind pid %d%s", (long long)rec[i].id,
+		          rec[i].table, (long long)page[i], place, (long long)heap[i],
+		          (long long)pid[i], rows[at].waiting, rows[at].holder_pid, alike);
 	}
 }
 
@@ -844,10 +979,11 @@ static void elsewhere_name(const struct labtest *t, char *name, size_t nlen)
 static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len)
 {
 	elsewhere_name(t, name, nlen);
-	char sql[200];
+	char sql[200], shared[sizeof t->url];
 	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
 	kit_db_exec(labtest_db(t), sql, 0, NULL);    /* the connect below says if it failed */
-	snprintf(out, len, "%s%sdbname=%s", t->url, strchr(t->url, '?') ? "&" : " ", name);
+	shared_url(t, shared, sizeof shared);
+	snprintf(out, len, "%s%sdbname=%s", shared, strchr(shared, '?') ? "&" : " ", name);
 }
 
 static void elsewhere_drop(struct labtest *t, const char *name)
@@ -858,7 +994,7 @@ static void elsewhere_drop(struct labtest *t, const char *name)
 }
 
 /* The check's teardown: the other database goes even when the check
- * failed half-way. */
+ * failed half-way, and so does the check's own, if it made one. */
 static int teardown_elsewhere(void **state)
 {
 	struct labtest *t = *state;
@@ -867,7 +1003,7 @@ static int teardown_elsewhere(void **state)
 		elsewhere_name(t, name, sizeof name);
 		elsewhere_drop(t, name);
 	}
-	return labtest_teardown(state);
+	return teardown_own_db(state);
 }
 
 /* LABTEST_PG with the teardown above. */
@@ -888,6 +1024,7 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	int64_t pid1, pid2, pid3;
 	int n = -1, n1 = -1, nw = 0;
 	char other[1200], table[300], sql[800], elsewhere[100];
+	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
 	elsewhere_url(t, elsewhere, sizeof elsewhere, other, sizeof other);
@@ -1508,18 +1645,21 @@ int main(void)
 		cmocka_unit_test(hot_keys__topk_counts_past_2_31),
 		cmocka_unit_test(hot_keys__counting_allocates_nothing),
 		cmocka_unit_test(hot_keys__topk_every_allocation_can_fail),
-		/* §2, §5, §6: PostgreSQL; the detector's first three on MariaDB
-		 * too. The fourth needs a second database of the server, and
-		 * the containment is written in PostgreSQL's SET LOCAL
+		/* §2, §5, §6: PostgreSQL; the detector's first six on MariaDB
+		 * too. The others need a second database of the server or
+		 * stage PostgreSQL's own kinds of lock and its order of
+		 * sessions, and the containment is written in PostgreSQL's SET LOCAL
 		 * lock_timeout and DISCARD ALL (CONTAIN_RESET): PostgreSQL only. */
 		OWN_DB_SERVERS(hot_rows_now__sees_the_whole_line),
 		OWN_DB_SERVERS(hot_rows_now__lines_in_order_with_their_waits),
+		OWN_DB_SERVERS(hot_rows_now__each_line_behind_its_own_holder),
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
 		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
+		OWN_DB_PG(hot_rows_now__one_line_whoever_queues_first),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		LABTEST_PG(hot_rows_now__query_fails),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
