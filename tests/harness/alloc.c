@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/harness/deadline.h"
 #include "tests/harness/labtest.h"
 
 void *__real_malloc(size_t n);
@@ -382,14 +383,7 @@ void lt_alloc_hold_next(void)
 
 bool lt_alloc_held(int ms)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = lt_deadline_ms(ms);
 	pthread_mutex_lock(&hold_m);
 	while (!holding && pthread_cond_timedwait(&hold_cv, &hold_m, &until) == 0)
 		;

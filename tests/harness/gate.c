@@ -17,9 +17,10 @@
 #include <strings.h>
 #include <ctype.h>
 
+#include "tests/harness/deadline.h"
 #include "util/clock.h"
 
-#define NAP_NS 1000000             /* how often a held connection looks again */
+#define NAP_MS 1                   /* how often a held connection looks again */
 
 struct party {
 	struct lt_gate *g;
@@ -149,13 +150,7 @@ static void wait_at_stop(struct lt_gate *g, struct party *p)
 			g->stalls++;
 			break;
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += NAP_NS;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = lt_deadline_ms(NAP_MS);
 		pthread_cond_timedwait(&g->cv, &g->mu, &ts);
 	}
 	pthread_cond_broadcast(&g->cv);

@@ -24,6 +24,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "tests/harness/deadline.h"
+
 int __real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int lt_kit_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
@@ -213,14 +215,7 @@ int lt_thread_running(void)
 
 int lt_thread_settle(int ms)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = lt_deadline_ms(ms);
 	pthread_mutex_lock(&tlock);
 	while (count(true, true) > 0 && pthread_cond_timedwait(&tchange, &tlock, &until) == 0)
 		;

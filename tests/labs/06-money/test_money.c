@@ -21,6 +21,7 @@
 
 #include "kit/load.h"
 #include "labs/06-money/money.h"
+#include "tests/harness/deadline.h"
 #include "tests/labs/06-money/alloc.h"
 #include "tests/labs/06-money/books.h"
 #include "tests/labs/06-money/contracts.h"
@@ -250,14 +251,7 @@ struct racer {
 
 static void gate_wait(struct gate *g, int limit_ms)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += limit_ms / 1000;
-	until.tv_nsec += (long)(limit_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = lt_deadline_ms(limit_ms);
 	pthread_mutex_lock(&g->mu);
 	g->arrived++;
 	pthread_cond_broadcast(&g->cv);
