@@ -40,8 +40,8 @@
  * started its next fdatasync 46 to 52 us after the last one ended at 2
  * to 8 clients (pg_stat_wal: a second over the syncs in it, less the
  * time in them), where one wake's CPU is 10 us and two processes
- * waking each other across this machine's two cores take 27 us a wake. A commit that finds
- * the log idle flushes at once and wakes nobody.
+ * waking each other across this machine's two cores take 27 us a wake.
+ * A commit that finds the log idle flushes at once and wakes nobody.
  *
  * A follower does not ride for free. Sleeping on the log's lock and
  * waking from it costs a backend about what writing and syncing cost the

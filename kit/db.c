@@ -256,8 +256,18 @@ static int lite_open(struct kit_db *db, const char *path)
 	const char *setup = strcmp(path, ":memory:") == 0
 		? "PRAGMA foreign_keys = ON"
 		: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON";
+	/* Connections opening a new file together race to switch it to WAL,
+	 * and the loser may be told SQLITE_BUSY without its busy handler being
+	 * asked: try again, within the same time a lock may take. */
 	char *msg = NULL;
-	if (sqlite3_exec(db->lite, setup, NULL, NULL, &msg) != SQLITE_OK) {
+	int64_t t0 = util_now_ns();
+	while ((rc = sqlite3_exec(db->lite, setup, NULL, NULL, &msg)) == SQLITE_BUSY &&
+	       util_now_ns() - t0 < db->busy_timeout_ns) {
+		sqlite3_free(msg);
+		msg = NULL;
+		util_sleep_ns(1000000);
+	}
+	if (rc != SQLITE_OK) {
 		set_err(db, setup, "%s", msg ? msg : "failed");
 		sqlite3_free(msg);
 		return lite_code(db);

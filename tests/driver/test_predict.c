@@ -137,6 +137,8 @@ static void drv_run_load__times_every_threads_holds(void **state)
 	long long spans = drv_span_count(&hold);
 	drv_span_destroy(&hold);
 	unlink(path);
+	if (rc != 0)
+		print_message("drv_run_load: %s\n", m.r.error);
 	assert_int_equal(rc, 0);
 	assert_true(m.r.ok > 0);
 	assert_int_equal(m.r.failed, 0);
