@@ -21,6 +21,7 @@
 #include "labs/03-batching/batch.h"
 #include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
+#include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
@@ -631,14 +632,7 @@ static void gate_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t 
 /* Wait up to ms for *flag (guarded by g->m) to become true. */
 static bool gate_wait(struct gate *g, const bool *flag, long ms)
 {
-	struct timespec limit;
-	clock_gettime(CLOCK_REALTIME, &limit);
-	limit.tv_sec += ms / 1000;
-	limit.tv_nsec += (ms % 1000) * 1000000L;
-	if (limit.tv_nsec >= 1000000000L) {
-		limit.tv_sec++;
-		limit.tv_nsec -= 1000000000L;
-	}
+	struct timespec limit = lt_deadline_ms(ms);
 	pthread_mutex_lock(&g->m);
 	while (!*flag && pthread_cond_timedwait(&g->cv, &g->m, &limit) == 0)
 		;
