@@ -49,6 +49,18 @@ wait_for() {
 	return 1
 }
 
+# Like wait_for, with a basic regular expression (grep's), for a mark
+# that must sit on a given line: the screen may not have drawn the key yet.
+wait_match() {
+	n=${2:-100}
+	while [ "$n" -gt 0 ]; do
+		t capture-pane -p -t "$S" 2>/dev/null | grep -q -- "$1" && return 0
+		n=$((n - 1))
+		sleep 0.1
+	done
+	return 1
+}
+
 wait_gone() {
 	n=${2:-50}
 	while [ "$n" -gt 0 ]; do

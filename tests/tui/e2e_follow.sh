@@ -35,7 +35,7 @@ check "follow__f_follows_the_next_arrival" wait_for "following the next like to 
 check "follow__not_arrived_yet" wait_for "not arrived yet"
 t send-keys -t "$S" n
 check "follow__card_shows_its_place" wait_for "lock wait, position"
-check "follow__mark_in_the_lane" sh -c "tmux -L $sock capture-pane -p -t $S | grep -q '^ row .*│.*◉'"
+check "follow__mark_in_the_lane" wait_match '^ row .*│.*◉'
 check "follow__joined_at_its_position" wait_for "joined row 0's lock queue at position"
 t send-keys -t "$S" Space
 check "follow__card_says_how_it_ended" wait_for "completed after"
@@ -58,7 +58,7 @@ wait_for "PAUSED" 300
 for k in 1 2 3 4 5 6; do t send-keys -t "$S" n; done
 wait_for "t = 0.6 s"
 t send-keys -t "$S" f n
-check "follow__ascii_mark_in_the_lane" sh -c "tmux -L $sock capture-pane -p -t $S | grep -q '^ row .*|.*@'"
+check "follow__ascii_mark_in_the_lane" wait_match '^ row .*|.*@'
 t send-keys -t "$S" Space
 check "follow__ascii_card" wait_for "@ FOLLOWING like #"
 check "follow__ascii_bar" wait_for "L lock wait"
