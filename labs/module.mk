@@ -19,16 +19,23 @@ LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
 LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/gate.o \
 	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o \
 	$(BUILD)/obj/tests/harness/alloc.o $(BUILD)/obj/tests/harness/threads.o \
-	$(BUILD)/obj/tests/harness/session.o
+	$(BUILD)/obj/tests/harness/session.o $(BUILD)/obj/tests/harness/locks.o
 # The allocation calls of everything linked into a test binary go through
 # tests/harness/alloc.c (counted, and failed on demand), and its thread
 # starts, joins and detaches through tests/harness/threads.c (starts
-# counted and failed on demand, threads not yet reaped known); those inside the
-# shared libraries (libpq, libsqlite3, libc) do not.
+# counted and failed on demand, threads not yet reaped known), and its mutex
+# and condition variable calls through tests/harness/locks.c (stray unlocks,
+# uninitialised attributes, the started threads' timed waits); those inside
+# the shared libraries (libpq, libsqlite3, libc) do not.
 LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray,--wrap=free \
 	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf \
 	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=pthread_create \
-	-Wl,--wrap=pthread_join,--wrap=pthread_detach
+	-Wl,--wrap=pthread_join,--wrap=pthread_detach \
+	-Wl,--wrap=pthread_mutex_lock,--wrap=pthread_mutex_trylock,--wrap=pthread_mutex_timedlock \
+	-Wl,--wrap=pthread_mutex_unlock,--wrap=pthread_cond_wait,--wrap=pthread_cond_timedwait \
+	-Wl,--wrap=pthread_cond_clockwait \
+	-Wl,--wrap=pthread_condattr_init,--wrap=pthread_condattr_destroy \
+	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 # The kit as the test binaries link it: its allocation calls renamed to
 # lt_kit_* (tests/harness/alloc.syms), which alloc.c counts but does not

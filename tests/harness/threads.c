@@ -72,9 +72,19 @@ static void finished(void *arg)
 	pthread_mutex_unlock(&tlock);
 }
 
+/* Set in the threads started through the wrapper (locks.c asks). */
+static _Thread_local bool started_here;
+
+bool lt_thread_is_started(void);
+bool lt_thread_is_started(void)
+{
+	return started_here;
+}
+
 static void *trampoline(void *arg)
 {
 	struct tracked *s = arg;
+	started_here = true;
 	pthread_mutex_lock(&tlock);
 	void *(*fn)(void *) = s->fn;
 	void *fn_arg = s->arg;

@@ -11,6 +11,7 @@
  * often. The database "refuses" a flush because the test renames
  * video_counts away for that flush.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +28,7 @@
 #include "kit/failpoint.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/locks.h"
 #include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "tests/harness/threads.h"
@@ -2326,6 +2328,180 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 	kit_store_free(st);
 }
 
+/* The flusher's thread and the test's (flusher_stats, stop_flusher)
+ * share the flusher's mutex: each unlock by the thread that locked it.
+ * An unlock whose pthread_mutex_lock was left out lets go of a lock the
+ * flusher's thread may hold at that moment, or of none; the harness knows
+ * which thread holds each mutex (tests/harness/locks.h), so the missing
+ * lock is seen whatever the timing, with no sanitizer. The same for a
+ * condition attribute pthread_condattr_init never set up. */
+static void flusher__locks_by_the_rules(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	struct flusher_stats fs = { 0 };
+	schema(t);
+	long stray = lt_lock_stray_unlocks(), in_thread = lt_lock_stray_unlocks_in_started();
+	long attrs = lt_lock_uninit_condattrs();
+	record(st, 3, 10);
+	int rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	bool in = eventually(&(struct watch){ .t = t, .f = f, .st = st }, ten_written);
+	flusher_stats(f, &fs);
+	rc = stop_flusher(f);
+
+	long bad = lt_lock_stray_unlocks() - stray, bad_thread = lt_lock_stray_unlocks_in_started() - in_thread;
+	lt_expect(bad == 0, "flush-loop", "%ld pthread_mutex_unlock call(s) let go of a mutex the calling "
+	          "thread did not hold (%ld in the flusher's thread, %ld in the test's, i.e. in "
+	          "flusher_stats or stop_flusher): an unlock whose pthread_mutex_lock is missing releases "
+	          "the lock the other thread may be holding, and the stats or the stop flag are read and "
+	          "written with no lock at all", bad, bad_thread, bad - bad_thread);
+	lt_expect(lt_lock_uninit_condattrs() == attrs, "flush-loop", "pthread_condattr_setclock or "
+	          "pthread_cond_init was given a condition attribute that pthread_condattr_init never "
+	          "set up: its contents are whatever the stack held (call pthread_condattr_init first)");
+	lt_expect(in, "flush-loop", "the flusher's stats never reached 10 views written (database has %"
+	          PRId64 ")", db_total(t));
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "flush-loop");
+	lt_expect_int_hint(db_total(t), 10, "views in the database", "flush-loop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* Nanoseconds from b to a. */
+static int64_t ts_diff(struct timespec a, struct timespec b)
+{
+	return ((int64_t)a.tv_sec - (int64_t)b.tv_sec) * 1000000000LL + (a.tv_nsec - b.tv_nsec);
+}
+
+/* The clock a recorded wait's deadline is on: its own when it says, else
+ * the one of the two read as it began that the deadline is nearer to
+ * (they are some 50 years apart). */
+static bool wait_on_monotonic(const struct lt_wait *w)
+{
+	if (w->clock == CLOCK_MONOTONIC || w->clock == CLOCK_REALTIME)
+		return w->clock == CLOCK_MONOTONIC;
+	int64_t m = ts_diff(w->deadline, w->began_mono), r = ts_diff(w->deadline, w->began_real);
+	return (m < 0 ? -m : m) < (r < 0 ? -r : r);
+}
+
+/* Poll until the flusher's thread has begun more than n timed waits, for
+ * at most 10 s. */
+static bool waits_past(long n)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (lt_lock_waits() > n)
+			return true;
+		util_sleep_ns(2000000);
+	}
+	return false;
+}
+
+/* Each wait of the flusher ends one interval after where it started: the
+ * first one interval after a clock reading made after start_flusher was
+ * called and before the wait began (to 0.1 ms), each later one at least
+ * one interval after the deadline of a wait that timed out. The harness
+ * records every pthread_cond_timedwait of the flusher's thread
+ * (tests/harness/locks.h), so an interval worked out wrong by a
+ * millisecond over 24 days (INT_MAX ms), or a deadline not moved on
+ * after a tick, is seen without waiting for either. */
+static void flusher__deadline_is_one_interval_away(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	const int intervals[] = { INT32_MAX, 2148, 1001 };
+	const int64_t slack = 100000;   /* 0.1 ms, for a clock read in microseconds */
+	schema(t);
+	for (int i = 0; i < 3; i++) {
+		struct flusher *f = NULL;
+		struct timespec mono0, real0;
+		struct lt_wait w;
+		long n = lt_lock_waits();
+		clock_gettime(CLOCK_MONOTONIC, &mono0);
+		clock_gettime(CLOCK_REALTIME, &real0);
+		int rc = start_flusher(&f, st, own, intervals[i], 100);
+		lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval %d ms) returned %d",
+		          intervals[i], rc);
+		bool waited = waits_past(n) && lt_lock_wait(n, &w);
+		stop_flusher(f);
+		lt_expect(waited, "flush-loop", "the flusher with a %d ms interval never called "
+		          "pthread_cond_timedwait within 10 s of its start (a stop must be able to wake "
+		          "it: wait on a condition variable with a deadline, §6)", intervals[i]);
+		bool mono = wait_on_monotonic(&w);
+		int64_t from = ts_diff(w.deadline, mono ? mono0 : real0) - intervals[i] * 1000000LL;
+		int64_t span = ts_diff(mono ? w.began_mono : w.began_real, mono ? mono0 : real0);
+		lt_expect(from >= -slack && from <= span + slack, "flush-loop", "with a %d ms interval the "
+		          "flusher's first pthread_cond_timedwait deadline was %+.6f s past start_flusher's "
+		          "call plus one interval, when it must lie between 0 and %.6f s (the wait began "
+		          "then): is the interval's nanosecond count (ms x 1,000,000) or the carry into "
+		          "seconds (nanoseconds / 1,000,000,000, the rest %% 1,000,000,000) off?",
+		          intervals[i], (double)from / 1e9, (double)span / 1e9);
+	}
+
+	/* a 20 ms flusher: the deadline moves on by an interval each tick */
+	struct flusher *f = NULL;
+	long n = lt_lock_waits();
+	int rc = start_flusher(&f, st, own, 20, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval 20 ms) returned %d", rc);
+	bool ticked = waits_past(n + 3);
+	stop_flusher(f);
+	lt_expect(ticked, "flush-loop", "a 20 ms flusher began %ld timed waits in 10 s (4 expected)",
+	          lt_lock_waits() - n);
+	for (long k = n; k < n + 3; k++) {
+		struct lt_wait a, b;
+		if (!lt_lock_wait(k, &a) || !lt_lock_wait(k + 1, &b) || a.rc != ETIMEDOUT)
+			continue;
+		int64_t step = ts_diff(b.deadline, a.deadline);
+		lt_expect(step >= 20 * 1000000LL, "flush-loop", "after a wait that timed out at its deadline, "
+		          "the 20 ms flusher's next wait had a deadline %.3f ms later: each tick's deadline "
+		          "is one interval after the last (a deadline left where it was has passed, and the "
+		          "flusher flushes back to back without waiting)", (double)step / 1e6);
+	}
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
+/* POSIX lets any condition wait return 0 with nobody signalling. The
+ * flusher's first timed wait is made to (tests/harness/locks.h): it must
+ * go on waiting and flushing, the stopping flag alone meaning stop. */
+static void flusher__spurious_wakeup_is_not_a_stop(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	schema(t);
+	record(st, 6, 10);
+	int running = lt_thread_running();
+	long n = lt_lock_waits();
+	lt_lock_spurious(1);
+	int rc = start_flusher(&f, st, own, 20, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	/* the thread waits again (a later wait begins), or ends */
+	bool on = false;
+	for (int i = 0; i < 5000; i++) {
+		if (lt_lock_waits() > n + 1 || (lt_lock_waits() > n && lt_thread_running() <= running))
+			break;
+		util_sleep_ns(2000000);
+	}
+	on = lt_lock_waits() > n + 1 || lt_thread_running() > running;
+	bool in = on && eventually(&(struct watch){ .t = t, .f = f, .st = st }, ten_written);
+	lt_lock_spurious(0);
+	int64_t before_stop = db_total(t);
+	rc = stop_flusher(f);
+	lt_expect(on, "flush-loop", "the flusher's thread ended after its first pthread_cond_timedwait "
+	          "woke spuriously (returned 0, nobody signalled, as POSIX allows): only the stopping flag "
+	          "may end the loop; a wake-up without it means wait on to the deadline");
+	lt_expect(in, "flush-loop", "after a spurious wake-up the flusher never flushed the 10 views on "
+	          "its own (database %" PRId64 " before stop_flusher)", before_stop);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 10, "views in the database after stop_flusher", "stop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2403,6 +2579,9 @@ int main(void)
 		LABTEST_BOTH(park__zero_deltas_take_no_token),
 		STORE_REDIS(park__zero_deltas_take_no_token),
 		LABTEST_ALL(flush__leaves_the_session_as_it_found_it),
+		LABTEST_BOTH(flusher__locks_by_the_rules),
+		LABTEST_BOTH(flusher__deadline_is_one_interval_away),
+		LABTEST_BOTH(flusher__spurious_wakeup_is_not_a_stop),
 	};
 	return labtest_main("04-drain", tests);
 }

@@ -1,0 +1,347 @@
+/*
+ * locks.c: the mutex and condition variable wrappers of locks.h.
+ *
+ * Each mutex the wrapped calls see gets a slot in a fixed table (no
+ * allocation: alloc.c must not count the harness's own), found by its
+ * address, holding the thread that holds it. A slot is taken at the
+ * first lock; when the table is full, a mutex is simply not tracked
+ * (nothing is reported for it). A lock that succeeds makes the caller
+ * the holder; an unlock by any other thread is stray. A condition wait
+ * lets the mutex go for its duration and takes it back on return.
+ * Slots are guarded by a spin flag each: the critical sections are a
+ * few loads and stores, and the real lock calls happen outside them.
+ */
+#include "tests/harness/locks.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+int __real_pthread_mutex_lock(pthread_mutex_t *m);
+int __real_pthread_mutex_trylock(pthread_mutex_t *m);
+int __real_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t);
+int __real_pthread_mutex_unlock(pthread_mutex_t *m);
+int __real_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
+int __real_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t);
+int __real_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                  const struct timespec *t);
+int __real_pthread_condattr_init(pthread_condattr_t *a);
+int __real_pthread_condattr_destroy(pthread_condattr_t *a);
+int __real_pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clock);
+int __real_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
+
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_trylock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t);
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
+int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
+int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t);
+int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                  const struct timespec *t);
+int __wrap_pthread_condattr_init(pthread_condattr_t *a);
+int __wrap_pthread_condattr_destroy(pthread_condattr_t *a);
+int __wrap_pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clock);
+int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
+
+/* The kit's calls, renamed (threads.syms): handed on untracked. */
+int lt_kit_pthread_mutex_lock(pthread_mutex_t *m);
+int lt_kit_pthread_mutex_unlock(pthread_mutex_t *m);
+int lt_kit_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
+int lt_kit_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t);
+int lt_kit_pthread_condattr_init(pthread_condattr_t *a);
+int lt_kit_pthread_condattr_destroy(pthread_condattr_t *a);
+int lt_kit_pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clock);
+int lt_kit_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
+
+/* threads.c: whether the calling thread is one the code under test
+ * started through the pthread_create wrapper. */
+bool lt_thread_is_started(void);
+
+#define SLOTS 4096
+
+struct slot {
+	atomic_flag busy;
+	const void *m;           /* the mutex, or NULL: free */
+	pthread_t holder;
+	int depth;               /* > 0: held by holder (more than 1: recursive) */
+};
+
+static struct slot slots[SLOTS];
+static atomic_long stray, stray_started, uninit_attrs;
+
+static void grab(struct slot *s)
+{
+	while (atomic_flag_test_and_set_explicit(&s->busy, memory_order_acquire))
+		;
+}
+
+static void let_go(struct slot *s)
+{
+	atomic_flag_clear_explicit(&s->busy, memory_order_release);
+}
+
+/* The slot of m, taken if it has none, grabbed; NULL when m has none and
+ * none near its place is free. */
+static struct slot *find(const void *m)
+{
+	uintptr_t h = ((uintptr_t)m >> 4) * 2654435761u;
+	for (int probe = 0; probe < 16; probe++) {
+		struct slot *s = &slots[(h + (uintptr_t)probe) % SLOTS];
+		grab(s);
+		if (s->m == m)
+			return s;
+		if (s->m == NULL) {
+			s->m = m;
+			s->depth = 0;
+			return s;
+		}
+		let_go(s);
+	}
+	return NULL;
+}
+
+static void took(pthread_mutex_t *m)
+{
+	struct slot *s = find(m);
+	if (!s)
+		return;
+	if (s->depth > 0 && pthread_equal(s->holder, pthread_self())) {
+		s->depth++;
+	} else {
+		s->holder = pthread_self();
+		s->depth = 1;
+	}
+	let_go(s);
+}
+
+/* Before an unlock or a wait: m leaves the caller; a stray unlock if the
+ * caller did not hold it. */
+static void gives_up(pthread_mutex_t *m)
+{
+	struct slot *s = find(m);
+	if (!s)
+		return;
+	bool held = s->depth > 0 && pthread_equal(s->holder, pthread_self());
+	if (held)
+		s->depth--;
+	let_go(s);
+	if (!held) {
+		atomic_fetch_add(&stray, 1);
+		if (lt_thread_is_started())
+			atomic_fetch_add(&stray_started, 1);
+	}
+}
+
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int rc = __real_pthread_mutex_lock(m);
+	if (rc == 0)
+		took(m);
+	return rc;
+}
+
+int __wrap_pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	int rc = __real_pthread_mutex_trylock(m);
+	if (rc == 0)
+		took(m);
+	return rc;
+}
+
+int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
+{
+	int rc = __real_pthread_mutex_timedlock(m, t);
+	if (rc == 0)
+		took(m);
+	return rc;
+}
+
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	gives_up(m);
+	return __real_pthread_mutex_unlock(m);
+}
+
+int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	gives_up(m);
+	int rc = __real_pthread_cond_wait(c, m);
+	took(m);
+	return rc;
+}
+
+/* ---- the timed waits of started threads ---- */
+
+#define WAITS 256
+
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static struct lt_wait waits[WAITS];
+static long nwaits;
+static atomic_int spurious_left;
+
+/* A timed wait: clock is the one deadline t is on (-1: the condition
+ * variable's own, pthread_cond_timedwait). */
+static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *t)
+{
+	long i = -1;
+	bool spurious = false;
+	if (lt_thread_is_started()) {
+		struct lt_wait w = { .deadline = *t, .clock = clock, .rc = -1 };
+		clock_gettime(CLOCK_MONOTONIC, &w.began_mono);
+		clock_gettime(CLOCK_REALTIME, &w.began_real);
+		int left = atomic_load(&spurious_left);
+		while (left > 0 && !atomic_compare_exchange_weak(&spurious_left, &left, left - 1))
+			;
+		spurious = w.spurious = left > 0;
+		__real_pthread_mutex_lock(&wlock);
+		i = nwaits++;
+		waits[i % WAITS] = w;
+		__real_pthread_mutex_unlock(&wlock);
+	}
+	int rc;
+	if (spurious) {
+		rc = 0;   /* woken at once, the mutex never let go */
+	} else {
+		gives_up(m);
+		rc = clock == (clockid_t)-1 ? __real_pthread_cond_timedwait(c, m, t)
+		                            : __real_pthread_cond_clockwait(c, m, clock, t);
+		took(m);
+	}
+	if (i >= 0) {
+		__real_pthread_mutex_lock(&wlock);
+		if (nwaits - i <= WAITS)
+			waits[i % WAITS].rc = rc;
+		__real_pthread_mutex_unlock(&wlock);
+	}
+	return rc;
+}
+
+int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
+{
+	return timed_wait(c, m, (clockid_t)-1, t);
+}
+
+int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                  const struct timespec *t)
+{
+	return timed_wait(c, m, clock, t);
+}
+
+long lt_lock_waits(void)
+{
+	__real_pthread_mutex_lock(&wlock);
+	long n = nwaits;
+	__real_pthread_mutex_unlock(&wlock);
+	return n;
+}
+
+bool lt_lock_wait(long i, struct lt_wait *out)
+{
+	__real_pthread_mutex_lock(&wlock);
+	bool kept = i >= 0 && i < nwaits && nwaits - i <= WAITS;
+	if (kept)
+		*out = waits[i % WAITS];
+	__real_pthread_mutex_unlock(&wlock);
+	return kept;
+}
+
+void lt_lock_spurious(int n)
+{
+	atomic_store(&spurious_left, n > 0 ? n : 0);
+}
+
+/* ---- condition attributes ---- */
+
+#define ATTRS 64
+
+static pthread_mutex_t alock = PTHREAD_MUTEX_INITIALIZER;
+static const void *attrs[ATTRS];   /* set up by pthread_condattr_init */
+
+static bool attr_known(const void *a)
+{
+	for (int i = 0; i < ATTRS; i++)
+		if (attrs[i] == a)
+			return true;
+	return false;
+}
+
+static void attr_set(const void *a, bool on)
+{
+	__real_pthread_mutex_lock(&alock);
+	for (int i = 0; i < ATTRS; i++)
+		if (attrs[i] == a)
+			attrs[i] = NULL;
+	for (int i = 0; on && i < ATTRS; i++)
+		if (attrs[i] == NULL) {
+			attrs[i] = a;
+			break;
+		}
+	__real_pthread_mutex_unlock(&alock);
+}
+
+static void attr_check(const void *a)
+{
+	__real_pthread_mutex_lock(&alock);
+	bool known = attr_known(a);
+	__real_pthread_mutex_unlock(&alock);
+	if (!known)
+		atomic_fetch_add(&uninit_attrs, 1);
+}
+
+int __wrap_pthread_condattr_init(pthread_condattr_t *a)
+{
+	int rc = __real_pthread_condattr_init(a);
+	if (rc == 0)
+		attr_set(a, true);
+	return rc;
+}
+
+int __wrap_pthread_condattr_destroy(pthread_condattr_t *a)
+{
+	attr_set(a, false);
+	return __real_pthread_condattr_destroy(a);
+}
+
+int __wrap_pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clock)
+{
+	attr_check(a);
+	return __real_pthread_condattr_setclock(a, clock);
+}
+
+int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+	if (a != NULL)
+		attr_check(a);
+	return __real_pthread_cond_init(c, a);
+}
+
+long lt_lock_stray_unlocks(void) { return atomic_load(&stray); }
+long lt_lock_stray_unlocks_in_started(void) { return atomic_load(&stray_started); }
+long lt_lock_uninit_condattrs(void) { return atomic_load(&uninit_attrs); }
+
+/* ---- the kit's calls ---- */
+
+int lt_kit_pthread_mutex_lock(pthread_mutex_t *m) { return __real_pthread_mutex_lock(m); }
+int lt_kit_pthread_mutex_unlock(pthread_mutex_t *m) { return __real_pthread_mutex_unlock(m); }
+int lt_kit_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	return __real_pthread_cond_wait(c, m);
+}
+int lt_kit_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
+{
+	return __real_pthread_cond_timedwait(c, m, t);
+}
+int lt_kit_pthread_condattr_init(pthread_condattr_t *a) { return __real_pthread_condattr_init(a); }
+int lt_kit_pthread_condattr_destroy(pthread_condattr_t *a)
+{
+	return __real_pthread_condattr_destroy(a);
+}
+int lt_kit_pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clock)
+{
+	return __real_pthread_condattr_setclock(a, clock);
+}
+int lt_kit_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+	return __real_pthread_cond_init(c, a);
+}

@@ -1,0 +1,76 @@
+/*
+ * locks.h: watch how the code under test uses its mutexes and condition
+ * variables, whatever the timing.
+ *
+ * A lab's test binary is linked with -Wl,--wrap for pthread_mutex_lock,
+ * _trylock, _timedlock, _unlock, pthread_cond_wait, _timedwait,
+ * pthread_condattr_init, _destroy and pthread_cond_init (LABTEST_WRAP in
+ * labs/module.mk): those calls made by the student's code and the
+ * harness's go through locks.c first; the kit's go straight to the C
+ * library under other names (tests/harness/threads.syms), untracked.
+ *
+ * Three things are recorded:
+ *
+ * - Stray unlocks: a pthread_mutex_unlock by a thread that does not hold
+ *   the mutex (it never locked it, or another thread holds it). A
+ *   function that forgot its pthread_mutex_lock but kept the unlock is
+ *   seen at once, whether or not another thread held the mutex at that
+ *   moment: the wrapper knows which thread locked each mutex last
+ *   (a condition wait lets it go and takes it back).
+ * - Condition attributes used before pthread_condattr_init: a
+ *   pthread_condattr_setclock or pthread_cond_init given an attribute
+ *   no pthread_condattr_init (since its last destroy) set up.
+ * - The timed waits of the threads the code under test started
+ *   (threads.h): each pthread_cond_timedwait's (or _clockwait's) deadline, what the clocks
+ *   said as it began, and what it returned. A check can also make the
+ *   next n of those waits wake at once, spuriously (return 0 without
+ *   waiting), as POSIX allows any wait to.
+ *
+ * Interface:
+ *   long stray = lt_lock_stray_unlocks();
+ *   ...start_flusher, flusher_stats, stop_flusher...
+ *   lt_lock_stray_unlocks() == stray                       // none new
+ *   long w = lt_lock_waits();
+ *   ...wait until lt_lock_waits() > w...
+ *   struct lt_wait got;
+ *   lt_lock_wait(w, &got);                                 // the first since
+ */
+#ifndef HOTROW_TESTS_LOCKS_H
+#define HOTROW_TESTS_LOCKS_H
+
+#include <stdbool.h>
+#include <time.h>
+
+/* Unlocks of a mutex the calling thread did not hold, since the process
+ * started; and of those, how many a thread the code under test started
+ * (threads.h) made: the rest came from the test's own thread, i.e. from
+ * a function the check called. */
+long lt_lock_stray_unlocks(void);
+long lt_lock_stray_unlocks_in_started(void);
+
+/* pthread_condattr_setclock / pthread_cond_init calls given a condition
+ * attribute that pthread_condattr_init had not set up. */
+long lt_lock_uninit_condattrs(void);
+
+/* One pthread_cond_timedwait of a started thread. */
+struct lt_wait {
+	struct timespec deadline;      /* the absolute time it was given */
+	clockid_t clock;               /* its clock (pthread_cond_clockwait), or -1:
+	                                  the condition variable's (timedwait) */
+	struct timespec began_mono;    /* CLOCK_MONOTONIC as it began */
+	struct timespec began_real;    /* CLOCK_REALTIME as it began */
+	int rc;                        /* what it returned (-1: not yet) */
+	bool spurious;                 /* made to wake at once (lt_lock_spurious) */
+};
+
+/* Timed waits started threads have begun since the process started; the
+ * i-th of them (0-based), false when it has left the record (the last
+ * 256 are kept) or has not begun. */
+long lt_lock_waits(void);
+bool lt_lock_wait(long i, struct lt_wait *out);
+
+/* The next n timed waits of started threads return 0 at once, without
+ * waiting (a spurious wake-up); 0 cancels what is left. */
+void lt_lock_spurious(int n);
+
+#endif
