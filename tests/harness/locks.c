@@ -57,6 +57,7 @@ int lt_kit_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
 /* threads.c: whether the calling thread is one the code under test
  * started through the pthread_create wrapper. */
 bool lt_thread_is_started(void);
+long lt_thread_start_no(void);
 
 #define SLOTS 4096
 
@@ -187,7 +188,8 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
 	long i = -1;
 	bool spurious = false;
 	if (lt_thread_is_started()) {
-		struct lt_wait w = { .deadline = *t, .clock = clock, .rc = -1 };
+		struct lt_wait w = { .deadline = *t, .clock = clock, .rc = -1,
+		                    .thread = lt_thread_start_no() };
 		clock_gettime(CLOCK_MONOTONIC, &w.began_mono);
 		clock_gettime(CLOCK_REALTIME, &w.began_real);
 		int left = atomic_load(&spurious_left);

@@ -59,6 +59,8 @@ struct lt_wait {
 	                                  the condition variable's (timedwait) */
 	struct timespec began_mono;    /* CLOCK_MONOTONIC as it began */
 	struct timespec began_real;    /* CLOCK_REALTIME as it began */
+	long thread;                   /* the waiting thread's start number
+	                                  (lt_thread_start_no, threads.h) */
 	int rc;                        /* what it returned (-1: not yet) */
 	bool spurious;                 /* made to wake at once (lt_lock_spurious) */
 };

@@ -45,6 +45,7 @@ struct tracked {
 	bool known;                 /* th is set (pthread_create has returned) */
 	bool finished;              /* the start function has returned */
 	bool detached;
+	long no;                    /* its start's number: lt_thread_starts() before it */
 	pthread_t th;
 	void *(*fn)(void *);
 	void *arg;
@@ -72,20 +73,26 @@ static void finished(void *arg)
 	pthread_mutex_unlock(&tlock);
 }
 
-/* Set in the threads started through the wrapper (locks.c asks). */
-static _Thread_local bool started_here;
+/* In the threads started through the wrapper: their start's number
+ * (locks.c asks); -1 in every other thread. */
+static _Thread_local long started_no = -1;
 
 bool lt_thread_is_started(void);
 bool lt_thread_is_started(void)
 {
-	return started_here;
+	return started_no >= 0;
+}
+
+long lt_thread_start_no(void)
+{
+	return started_no;
 }
 
 static void *trampoline(void *arg)
 {
 	struct tracked *s = arg;
-	started_here = true;
 	pthread_mutex_lock(&tlock);
+	started_no = s->no;
 	void *(*fn)(void *) = s->fn;
 	void *fn_arg = s->arg;
 	pthread_mutex_unlock(&tlock);
@@ -98,7 +105,7 @@ static void *trampoline(void *arg)
 
 int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	atomic_fetch_add(&starts, 1);
+	long no = atomic_fetch_add(&starts, 1);
 	if (atomic_load(&countdown) > 0 && atomic_fetch_sub(&countdown, 1) == 1) {
 		atomic_store(&fired, true);
 		return EAGAIN;       /* *th untouched, no thread: as glibc leaves it */
@@ -114,7 +121,7 @@ int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 			s = &slots[i];
 	if (s != NULL)
 		*s = (struct tracked){ .used = true, .detached = detached == PTHREAD_CREATE_DETACHED,
-		                       .fn = fn, .arg = arg };
+		                       .no = no, .fn = fn, .arg = arg };
 	pthread_mutex_unlock(&tlock);
 	if (s == NULL) {
 		atomic_fetch_add(&overflow, 1);

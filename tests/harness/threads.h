@@ -48,6 +48,11 @@
  * many threads it tried to start. */
 long lt_thread_starts(void);
 
+/* In a thread started through the wrapper, its start's number (what
+ * lt_thread_starts() said just before its pthread_create); -1 in any
+ * other thread. */
+long lt_thread_start_no(void);
+
 /* Refuse the k-th pthread_create (k >= 1) from now, once, with EAGAIN. */
 void lt_thread_arm(int k);
 
