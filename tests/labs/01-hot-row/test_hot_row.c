@@ -10,6 +10,7 @@
  * looks for the counter's row lock while the like is inserted.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "kit/failpoint.h"
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
 #include "tests/harness/bounds.h"
@@ -51,6 +53,7 @@ struct app {
 	int answer;                    /* what check returns */
 	int work_ms;                   /* how long it takes */
 	struct trace *trace;           /* where to note start and end, or NULL */
+	int64_t post, user;            /* what the last call was given */
 };
 
 /* ---- a trace of what happened, in order ---- */
@@ -108,8 +111,8 @@ static void hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 static int check(void *arg, int64_t post_id, int64_t user_id)
 {
 	struct app *a = arg;
-	(void)post_id;
-	(void)user_id;
+	a->post = post_id;
+	a->user = user_id;
 	atomic_fetch_add(&a->calls, 1);
 	if (a->trace)
 		note(a->trace, WORK_START_, kit_load_now_ns());
@@ -143,6 +146,9 @@ static void like_post__counts_one_like(void **state)
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 42"), 1,
 	              "rows in likes for (post 1, user 42)");
 	lt_expect_int_hint(atomic_load(&a.calls), 1, "calls of the app's check per like", "app-check");
+	lt_expect(a.post == 1 && a.user == 42, "app-check", "the app's check of a like of post 1 by "
+	          "user 42 was given post %" PRId64 " and user %" PRId64 ": check(arg, post_id, "
+	          "user_id), in that order, with app->arg", a.post, a.user);
 }
 
 static int like_as_many(void *arg, struct kit_load_thread *th)
@@ -343,6 +349,7 @@ struct probe {
 	struct kit_db *other;          /* a second connection that tries the row */
 	int inserts, locked_at_insert; /* INSERTs seen, and how many found the row locked */
 	int updates, locked_after_update;
+	int locked_at_update;          /* UPDATEs that found the row locked as they started */
 	char error[300];
 };
 
@@ -366,6 +373,8 @@ static void probe_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t
 	if (ev == KIT_DB_STMT_START && classify(sql) == INSERT_) {
 		p->inserts++;
 		p->locked_at_insert += row_locked(p) == 1;
+	} else if (ev == KIT_DB_STMT_START && classify(sql) == UPDATE_) {
+		p->locked_at_update += row_locked(p) == 1;
 	} else if (ev == KIT_DB_STMT_END && classify(sql) == UPDATE_) {
 		p->updates++;
 		p->locked_after_update += row_locked(p) == 1;
@@ -418,6 +427,10 @@ static void like_post__counter_unlocked_during_insert(void **state)
 	          "expected the counter row free while the like is inserted, got it locked when "
 	          "%d of %d INSERTs started: something before the INSERT (a SELECT ... FOR UPDATE?) "
 	          "took the counter's lock", p.locked_at_insert, p.inserts);
+	lt_expect(p.locked_at_update == 0, "lock-late",
+	          "expected the counter row free until its UPDATE, got it locked when %d of %d "
+	          "UPDATEs started: a statement between the INSERT and the UPDATE (a SELECT ... FOR "
+	          "UPDATE of the count?) locked it a round trip early", p.locked_at_update, p.updates);
 }
 
 /* ---- the mistake classes: races, failing steps, edges of the domain ---- */
@@ -578,6 +591,12 @@ static void like_post__every_step_can_fail(void **state)
 			          "statement %d of the like refused: like_post() returned %d and yet the like "
 			          "was written (did writes go on outside a transaction after BEGIN failed, or "
 			          "commit after a failed statement?)", k, rc);
+			lt_expect(rc != HOT_ROW_DUPLICATE && rc != HOT_ROW_NO_POST && rc != HOT_ROW_REFUSED,
+			          "rollback", "statement %d of a new like of an existing post %s: like_post() "
+			          "returned %d (%s), which says something about the like that is not so; "
+			          "return the failed call's own code", k, lt_step_what(how), rc,
+			          rc == HOT_ROW_DUPLICATE ? "HOT_ROW_DUPLICATE" : rc == HOT_ROW_NO_POST
+			          ? "HOT_ROW_NO_POST" : "HOT_ROW_REFUSED");
 			int again = like_post(db, 1, 7, NULL);
 			lt_expect(again == (likes ? HOT_ROW_DUPLICATE : 0), "rollback",
 			          "statement %d of the like %s, then the same like again on the same "
@@ -619,8 +638,12 @@ static void like_post__ids_at_the_ends_of_int64(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	labtest_exec(t, HOT_ROW_SCHEMA);
-	labtest_exec(t, "INSERT INTO posts (id) VALUES (-5), (9223372036854775807)");
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (-5), (9223372036854775807), (0)");
 
+	int zero = like_post(db, 0, 0, NULL);
+	lt_expect(zero == 0 && labtest_int(t, "SELECT likes FROM posts WHERE id = 0") == 1, "int64",
+	          "a like of post 0 by user 0 returned %d, post 0's counter at %lld: 0 is an id like "
+	          "any other", zero, (long long)labtest_int(t, "SELECT likes FROM posts WHERE id = 0"));
 	int a = like_post(db, -5, -7, NULL);
 	int b = like_post(db, INT64_MAX, INT64_MIN, NULL);
 	int c = like_post(db, -5, INT64_MAX, NULL);
@@ -639,21 +662,38 @@ static void like_post__ids_at_the_ends_of_int64(void **state)
 
 /* The session settings a like could be tempted to change (a COMMIT that
  * does not wait for the disk is faster), as one string. */
+#define SETTINGS_LEN 2048
+
 static int take_text(void *arg, int ncols, const char *const *values)
 {
-	snprintf(arg, 400, "%s", ncols > 0 && values[0] ? values[0] : "(null)");
+	snprintf(arg, SETTINGS_LEN, "%s", ncols > 0 && values[0] ? values[0] : "(null)");
 	return 0;
 }
 
 static void settings(struct kit_db *db, char *out)
 {
+	/* SQLite: the pragmas a connection keeps; PostgreSQL: every setting a
+	 * SET of this session changed, whatever its name; MariaDB: the
+	 * session variables a like could be tempted to change. */
 	const char *sql = kit_db_engine(db) == KIT_DB_SQLITE
 		? "SELECT (SELECT synchronous FROM pragma_synchronous) || ' ' ||"
 		  " (SELECT journal_mode FROM pragma_journal_mode) || ' ' ||"
-		  " (SELECT foreign_keys FROM pragma_foreign_keys)"
+		  " (SELECT foreign_keys FROM pragma_foreign_keys) || ' busy_timeout=' ||"
+		  " (SELECT timeout FROM pragma_busy_timeout) || ' cache_size=' ||"
+		  " (SELECT cache_size FROM pragma_cache_size) || ' temp_store=' ||"
+		  " (SELECT temp_store FROM pragma_temp_store) || ' locking_mode=' ||"
+		  " (SELECT locking_mode FROM pragma_locking_mode) || ' recursive_triggers=' ||"
+		  " (SELECT recursive_triggers FROM pragma_recursive_triggers)"
+		: kit_db_engine(db) == KIT_DB_MYSQL
+		? "SELECT CONCAT_WS(' ', @@session.autocommit, @@session.tx_isolation,"
+		  " @@session.innodb_lock_wait_timeout, @@session.lock_wait_timeout,"
+		  " @@session.max_statement_time, @@session.sql_mode, @@session.foreign_key_checks,"
+		  " @@session.unique_checks, @@session.wait_timeout)"
 		: "SELECT current_setting('synchronous_commit') || ' ' || current_setting('search_path')"
 		  " || ' ' || current_setting('lock_timeout') || ' ' || current_setting('statement_timeout')"
-		  " || ' ' || current_setting('default_transaction_isolation')";
+		  " || ' ' || current_setting('default_transaction_isolation') || ' ' ||"
+		  " COALESCE((SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings"
+		  " WHERE source = 'session'), '')";
 	out[0] = '\0';
 	lt_expect(kit_db_query(db, sql, 0, NULL, take_text, out) == 0, NULL, "reading the session "
 	          "settings: %s", kit_db_errmsg(db));
@@ -669,13 +709,14 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 	struct kit_db *db = labtest_db(t);
 	struct app a = { .answer = 1 };
 	struct hot_row_app no = { check, &a };
-	char before[400], after[400];
+	char before[SETTINGS_LEN], after[SETTINGS_LEN];
 	make_post(t);
 
 	for (int start = 0; start < 2; start++) {
 		if (start == 1)
 			labtest_exec(t, t->engine == KIT_DB_SQLITE ? "PRAGMA synchronous = FULL"
-			                                           : "SET synchronous_commit = remote_write");
+			                : t->engine == KIT_DB_MYSQL ? "SET SESSION innodb_lock_wait_timeout = 17"
+			                                            : "SET synchronous_commit = remote_write");
 		settings(db, before);
 		int rc[4] = { like_post(db, 1, 10 + start, NULL), like_post(db, 1, 10 + start, NULL),
 		              like_post(db, 999, 1, NULL), like_post(db, 1, 20 + start, &no) };
@@ -696,17 +737,18 @@ static void like_post__any_nonzero_answer_refuses(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	int answers[] = { -1, 2, -10 };
+	int answers[] = { -1, 2, -10, 256, INT_MIN };
 	make_post(t);
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5; i++) {
 		struct app a = { .answer = answers[i] };
 		struct hot_row_app app = { check, &a };
 		lt_expect(like_post(db, 1, 5, &app) == HOT_ROW_REFUSED, "app-check",
 		          "the app's check answered %d, which refuses the like: expected HOT_ROW_REFUSED",
 		          answers[i]);
 	}
-	lt_expect_int_hint(counter(t), 0, "posts.likes after three refused likes", "app-check");
+	lt_expect_int_hint(counter(t), 0, "posts.likes after five refused likes (is the answer kept in "
+	                   "something narrower than int? 256 and INT_MIN are 0 in a char)", "app-check");
 }
 
 /* "unless app or app->check is NULL": an app with no check lets it through. */
@@ -718,6 +760,47 @@ static void like_post__app_without_check_lets_through(void **state)
 	make_post(t);
 
 	lt_expect_int_hint(like_post(db, 1, 5, &app), 0, "a like with an app whose check is NULL", "app-check");
+	lt_expect_int(counter(t), 1, "posts.likes");
+}
+
+/* Every statement refused from the like's first on (the database is
+ * away for good): like_post returns an error after a few statements. A
+ * retry without bound goes round for ever; here the refusals stop after
+ * 200 statements (the hook ends them), and the count shows the loop. */
+struct refusals {
+	int stmts;
+};
+
+static void refusal_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct refusals *r = arg;
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
+		kit_fp_clear();
+}
+
+static void like_post__refused_for_good_ends(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct refusals r = { 0 };
+	make_post(t);
+
+	kit_db_set_hook(db, refusal_hook, &r);
+	kit_fp_clear();
+	kit_fp_set("db-stmt-fails", KIT_FP_ERROR, 1);
+	int rc = like_post(db, 1, 7, NULL);
+	kit_fp_clear();
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(r.stmts < 200, "rollback", "with every statement refused, like_post() ran %d of them "
+	          "(the check stopped refusing after 200) and returned %d: a retry without a bound never "
+	          "ends while the database is away; give up after a few tries and return the error",
+	          r.stmts, rc);
+	lt_expect(rc < 0 && rc != HOT_ROW_DUPLICATE && rc != HOT_ROW_NO_POST && rc != HOT_ROW_REFUSED,
+	          "rollback", "with every statement refused like_post() returned %d, not the "
+	          "database's error", rc);
+	lt_expect_int_hint(like_post(db, 1, 7, NULL), 0, "the same like once the database is back",
+	                   "rollback");
 	lt_expect_int(counter(t), 1, "posts.likes");
 }
 
@@ -742,7 +825,8 @@ int main(void)
 		LABTEST_BOTH(like_post__ids_at_the_ends_of_int64),
 		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
 		LABTEST_BOTH(like_post__app_without_check_lets_through),
-		LABTEST_BOTH(like_post__leaves_the_session_as_it_found_it),
+		LABTEST_ALL(like_post__leaves_the_session_as_it_found_it),
+		LABTEST_BOTH(like_post__refused_for_good_ends),
 	};
 	return labtest_main("01-hot-row", tests);
 }
