@@ -1,0 +1,151 @@
+/*
+ * test_locks.c: the mutex and condition variable wrappers of
+ * tests/harness (locks.h).
+ *
+ * A lock and its unlock by one thread, and a condition wait between
+ * them, are no stray unlock; an unlock by a thread that does not hold
+ * the mutex is one, counted apart when a started thread makes it; a
+ * condition attribute used before pthread_condattr_init is counted; a
+ * started thread's timed waits are recorded with their deadline, what
+ * they returned and the thread's start number, and the armed ones wake
+ * at once.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "tests/harness/labtest.h"
+#include "tests/harness/locks.h"
+#include "tests/harness/threads.h"
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+
+/* Lock, wait 1 ms on the condition variable (realtime), unlock. */
+static void *wait_a_little(void *arg)
+{
+	(void)arg;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&mu);
+	while (pthread_cond_timedwait(&cv, &mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+static void locks__a_wait_between_lock_and_unlock_is_no_stray(void **state)
+{
+	(void)state;
+	long stray = lt_lock_stray_unlocks(), n = lt_lock_waits(), s0 = lt_thread_starts();
+	pthread_t th;
+	lt_expect_int(pthread_create(&th, NULL, wait_a_little, NULL), 0, "pthread_create");
+	pthread_join(th, NULL);
+	pthread_mutex_lock(&mu);
+	pthread_mutex_unlock(&mu);
+	lt_expect_int(lt_lock_stray_unlocks() - stray, 0, "stray unlocks");
+	struct lt_wait w;
+	lt_expect(lt_lock_waits() > n && lt_lock_wait(n, &w), NULL, "the started thread's wait was "
+	          "not recorded");
+	lt_expect_int(w.rc, ETIMEDOUT, "what the recorded wait returned");
+	lt_expect_int(w.thread, s0, "the recorded wait's thread (its start number)");
+	lt_expect(w.clock == (clockid_t)-1 && !w.spurious, NULL, "a plain timed wait recorded as "
+	          "clock %d, spurious %d", (int)w.clock, w.spurious);
+}
+
+static void *unlock_without_lock(void *arg)
+{
+	(void)arg;
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+/* The real unlock runs too (the wrapper only watches): under TSan that
+ * is a report of its own, so the stray unlocks are made only without. */
+static void locks__stray_unlocks_counted(void **state)
+{
+	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	skip();
+#else
+	pthread_mutexattr_t a;
+	pthread_mutex_t checked;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&checked, &a);
+	pthread_mutexattr_destroy(&a);
+	long stray = lt_lock_stray_unlocks(), started = lt_lock_stray_unlocks_in_started();
+	lt_expect_int(pthread_mutex_unlock(&checked), EPERM, "unlock of a mutex nobody holds");
+	lt_expect_int(lt_lock_stray_unlocks() - stray, 1, "stray unlocks after one");
+	lt_expect_int(lt_lock_stray_unlocks_in_started() - started, 0, "of them by a started thread");
+	pthread_mutex_destroy(&checked);
+
+	pthread_t th;
+	lt_expect_int(pthread_create(&th, NULL, unlock_without_lock, NULL), 0, "pthread_create");
+	pthread_join(th, NULL);
+	lt_expect_int(lt_lock_stray_unlocks() - stray, 2, "stray unlocks after a started thread's");
+	lt_expect_int(lt_lock_stray_unlocks_in_started() - started, 1, "of them by a started thread");
+#endif
+}
+
+static void locks__condattr_used_before_init_counted(void **state)
+{
+	(void)state;
+	long before = lt_lock_uninit_condattrs();
+	pthread_condattr_t a;
+	pthread_cond_t c;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&c, &a);
+	pthread_condattr_destroy(&a);
+	pthread_cond_destroy(&c);
+	lt_expect_int(lt_lock_uninit_condattrs() - before, 0, "after init, setclock, cond_init");
+	memset(&a, 0, sizeof a);   /* destroyed: no longer set up */
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	lt_expect_int(lt_lock_uninit_condattrs() - before, 1, "after setclock without init");
+}
+
+static void *wait_a_while(void *arg)
+{
+	int *rc = arg;
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 3600;
+	pthread_mutex_lock(&mu);
+	*rc = pthread_cond_clockwait(&cv, &mu, CLOCK_MONOTONIC, &until);
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+static void locks__armed_wait_wakes_at_once(void **state)
+{
+	(void)state;
+	int rc = -1;
+	long n = lt_lock_waits();
+	lt_lock_spurious(1);
+	pthread_t th;
+	lt_expect_int(pthread_create(&th, NULL, wait_a_while, &rc), 0, "pthread_create");
+	pthread_join(th, NULL);
+	lt_lock_spurious(0);
+	lt_expect_int(rc, 0, "an hour's wait armed to wake at once returned");
+	struct lt_wait w;
+	lt_expect(lt_lock_wait(n, &w) && w.spurious && w.clock == CLOCK_MONOTONIC && w.rc == 0, NULL,
+	          "the armed wait was not recorded as a spurious CLOCK_MONOTONIC wait returning 0");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		LABTEST_SQLITE(locks__a_wait_between_lock_and_unlock_is_no_stray),
+		LABTEST_SQLITE(locks__stray_unlocks_counted),
+		LABTEST_SQLITE(locks__condattr_used_before_init_counted),
+		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
+	};
+	return labtest_main("harness", tests);
+}
