@@ -27,6 +27,9 @@ int __real_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const s
 int __real_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                                   const struct timespec *t);
 int __real_pthread_condattr_init(pthread_condattr_t *a);
+int __real_clock_gettime(clockid_t clock, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t clock, struct timespec *ts);
+int lt_kit_clock_gettime(clockid_t clock, struct timespec *ts);
 int __real_pthread_condattr_destroy(pthread_condattr_t *a);
 int __real_pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clock);
 int __real_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
@@ -190,8 +193,8 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
 	if (lt_thread_is_started()) {
 		struct lt_wait w = { .deadline = *t, .clock = clock, .rc = -1,
 		                    .thread = lt_thread_start_no() };
-		clock_gettime(CLOCK_MONOTONIC, &w.began_mono);
-		clock_gettime(CLOCK_REALTIME, &w.began_real);
+		__real_clock_gettime(CLOCK_MONOTONIC, &w.began_mono);
+		__real_clock_gettime(CLOCK_REALTIME, &w.began_real);
 		int left = atomic_load(&spurious_left);
 		while (left > 0 && !atomic_compare_exchange_weak(&spurious_left, &left, left - 1))
 			;
@@ -317,6 +320,55 @@ int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 		attr_check(a);
 	return __real_pthread_cond_init(c, a);
 }
+
+/* ---- the clock a started thread reads ---- */
+
+static atomic_int fakes_left;
+static atomic_long fake_nsec;
+static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct timespec faked;
+static clockid_t faked_clock;
+static bool faked_any;
+
+int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	int rc = __real_clock_gettime(clock, ts);
+	if (rc != 0 || !lt_thread_is_started())
+		return rc;
+	int left = atomic_load(&fakes_left);
+	while (left > 0 && !atomic_compare_exchange_weak(&fakes_left, &left, left - 1))
+		;
+	if (left > 0) {
+		ts->tv_nsec = atomic_load(&fake_nsec);
+		__real_pthread_mutex_lock(&clock_lock);
+		faked = *ts;
+		faked_clock = clock;
+		faked_any = true;
+		__real_pthread_mutex_unlock(&clock_lock);
+	}
+	return rc;
+}
+
+void lt_lock_fake_clock(long nsec, int n)
+{
+	__real_pthread_mutex_lock(&clock_lock);
+	faked_any = false;
+	__real_pthread_mutex_unlock(&clock_lock);
+	atomic_store(&fake_nsec, nsec);
+	atomic_store(&fakes_left, n > 0 ? n : 0);
+}
+
+bool lt_lock_faked(struct timespec *ts, clockid_t *clock)
+{
+	__real_pthread_mutex_lock(&clock_lock);
+	bool any = faked_any;
+	*ts = faked;
+	*clock = faked_clock;
+	__real_pthread_mutex_unlock(&clock_lock);
+	return any;
+}
+
+int lt_kit_clock_gettime(clockid_t clock, struct timespec *ts) { return __real_clock_gettime(clock, ts); }
 
 long lt_lock_stray_unlocks(void) { return atomic_load(&stray); }
 long lt_lock_stray_unlocks_in_started(void) { return atomic_load(&stray_started); }

@@ -75,4 +75,14 @@ bool lt_lock_wait(long i, struct lt_wait *out);
  * waiting (a spurious wake-up); 0 cancels what is left. */
 void lt_lock_spurious(int n);
 
+/* The next n clock_gettime calls of started threads (clock_gettime is
+ * wrapped too; the kit's calls are not) return the time with its
+ * nanoseconds replaced by nsec: a reading less than a second off, at a
+ * chosen place in its second, where a deadline's carry into seconds can
+ * be seen to go wrong. 0 cancels what is left. lt_lock_faked gives the
+ * last reading so made and its clock; false when none was made since
+ * lt_lock_fake_clock. */
+void lt_lock_fake_clock(long nsec, int n);
+bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
+
 #endif

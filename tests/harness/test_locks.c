@@ -8,7 +8,8 @@
  * condition attribute used before pthread_condattr_init is counted; a
  * started thread's timed waits are recorded with their deadline, what
  * they returned and the thread's start number, and the armed ones wake
- * at once.
+ * at once; an armed clock reading of a started thread gets the chosen
+ * nanoseconds, the test thread's never.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -139,6 +140,34 @@ static void locks__armed_wait_wakes_at_once(void **state)
 	          "the armed wait was not recorded as a spurious CLOCK_MONOTONIC wait returning 0");
 }
 
+static void *read_clock(void *arg)
+{
+	clock_gettime(CLOCK_MONOTONIC, arg);
+	return NULL;
+}
+
+static void locks__armed_clock_reading_faked_in_started_threads(void **state)
+{
+	(void)state;
+	struct timespec mine, theirs, faked;
+	clockid_t clock = -1;
+	pthread_t th;
+	lt_lock_fake_clock(123456789, 1);
+	clock_gettime(CLOCK_MONOTONIC, &mine);   /* the test's own thread: real */
+	lt_expect(!lt_lock_faked(&faked, &clock), NULL, "the test thread's reading was faked");
+	lt_expect_int(pthread_create(&th, NULL, read_clock, &theirs), 0, "pthread_create");
+	pthread_join(th, NULL);
+	lt_expect_int(theirs.tv_nsec, 123456789, "the started thread's reading's nanoseconds");
+	lt_expect(lt_lock_faked(&faked, &clock) && clock == CLOCK_MONOTONIC &&
+	          faked.tv_sec == theirs.tv_sec && faked.tv_nsec == theirs.tv_nsec, NULL,
+	          "the faked reading was not recorded");
+	lt_expect(theirs.tv_sec - mine.tv_sec <= 1 && theirs.tv_sec - mine.tv_sec >= -1, NULL,
+	          "the faked reading is more than a second off");
+	lt_expect_int(pthread_create(&th, NULL, read_clock, &theirs), 0, "pthread_create");
+	pthread_join(th, NULL);
+	lt_lock_fake_clock(0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +175,7 @@ int main(void)
 		LABTEST_SQLITE(locks__stray_unlocks_counted),
 		LABTEST_SQLITE(locks__condattr_used_before_init_counted),
 		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
+		LABTEST_SQLITE(locks__armed_clock_reading_faked_in_started_threads),
 	};
 	return labtest_main("harness", tests);
 }

@@ -2596,6 +2596,36 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          intervals[i], (double)from / 1e9, (double)span / 1e9);
 	}
 
+	/* INT_MAX ms is 2,147,483.647 s: with the flusher's clock reading at
+	 * 0.352999999 s into its second the deadline's nanoseconds carry
+	 * 2,147,484 s exactly... less 1 ns, at 0.353 s exactly; a carry worked
+	 * out with 10^9 - 1 or 10^9 + 1 is a second off there (the reading
+	 * is made so by the harness, tests/harness/locks.h) */
+	const long at[] = { 352999999L, 353000000L };
+	for (int i = 0; i < 2; i++) {
+		struct flusher *f = NULL;
+		struct lt_wait w;
+		struct timespec read;
+		clockid_t clock;
+		long n = lt_lock_waits(), s0 = lt_thread_starts();
+		lt_lock_fake_clock(at[i], 1);
+		int rc = start_flusher(&f, st, own, INT32_MAX, 100);
+		lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval INT_MAX ms) returned %d", rc);
+		bool waited = waits_past(n, s0, 1) && flusher_waits(n, s0, &w, 1) == 1;
+		stop_flusher(f);
+		bool faked = lt_lock_faked(&read, &clock);
+		lt_lock_fake_clock(0, 0);
+		if (!waited || !faked || (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME) ||
+		    wait_on_monotonic(&w) != (clock == CLOCK_MONOTONIC))
+			continue;   /* the deadline did not come from this reading */
+		int64_t off = ts_diff(w.deadline, read) - INT32_MAX * 1000000LL;
+		lt_expect(off >= -slack && off <= slack, "flush-loop", "with an INT_MAX ms interval and "
+		          "the flusher's clock read at %ld.%09ld s, its first deadline was %+.6f s from "
+		          "that reading plus one interval: the carry of the nanoseconds into seconds is "
+		          "off (tv_sec += ns / 1,000,000,000; tv_nsec = ns %% 1,000,000,000)",
+		          (long)read.tv_sec, (long)read.tv_nsec, (double)off / 1e9);
+	}
+
 	/* a 20 ms flusher: the deadline moves on by an interval each tick */
 	struct flusher *f = NULL;
 	struct lt_wait w[4];
