@@ -293,6 +293,8 @@ void open__every_step_can_fail(void **state)
 			int rc = money_open(db, id, 3, 70);
 			if (!lt_step_disarm())
 				break;
+			if (how == LT_STEP_FAILS)
+				closed_after_refusal(t, db, "money_open", k, rc);
 			int64_t rows = account_rows(t, id);
 			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of money_open "
 			          "refused: it returned %d, expected a negative code", k, rc);
@@ -343,6 +345,8 @@ void batch__every_step_can_fail(void **state)
 			int rc = money_batch(db, &two, list, 3, results);
 			if (!lt_step_disarm())
 				break;
+			if (how == LT_STEP_FAILS)
+				closed_after_refusal(t, db, "a batch", k, rc);
 			int64_t paid = 150 - balance(t, buyer), told = 0;
 			for (int i = 0; i < 3; i++)
 				told += results[i] == 0 ? list[i].amount : 0;
@@ -383,7 +387,9 @@ void batch__every_step_can_fail(void **state)
 }
 
 /* money_reconcile() with its k-th statement refused, for every k: an
- * error, never 0 with half-filled counts. */
+ * error, never 0 with half-filled counts, and no transaction left open
+ * (an audit that reads inside one, for a single snapshot, must end it on
+ * its error paths too). */
 void reconcile__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -400,6 +406,7 @@ void reconcile__every_step_can_fail(void **state)
 		int rc = money_reconcile(db, &a);
 		if (!lt_step_disarm())
 			break;
+		closed_after_refusal(t, db, "money_reconcile", k, rc);
 		lt_expect(rc < 0, "reconcile", "statement %d of money_reconcile refused: it returned "
 		          "%d, expected a negative code (an audit that failed must not say the books "
 		          "balance)", k, rc);
