@@ -90,6 +90,20 @@ void open__domain_edges(void **state)
 	                   "transfer rows of an account opened with 0 (none: nothing moved)",
 	                   "entries");
 
+	/* money_balance()'s two answers: an account opened with nothing has
+	 * balance 0; one never opened is MONEY_NO_ACCOUNT, not a balance of 0
+	 * (a payout screen would show an empty account that is not there). */
+	int64_t bal = -1;
+	lt_expect_int_hint(money_balance(db, 8, &bal), 0,
+	                   "money_balance of account 8, opened with 0", "balance");
+	lt_expect_int_hint(bal, 0, "the balance of account 8, opened with 0", "balance");
+	bal = 12345;
+	rc = money_balance(db, 9, &bal);
+	lt_expect(rc == MONEY_NO_ACCOUNT, "balance", "money_balance of account 9, never opened, "
+	          "returned %d with balance %lld: expected MONEY_NO_ACCOUNT (%d). A sum over no "
+	          "rows is no account, not a balance of 0 (is a NULL sum read as 0, or a "
+	          "COALESCE hiding the missing row?)", rc, (long long)bal, MONEY_NO_ACCOUNT);
+
 	const int64_t big = LT_PAST_INT32 + 5;
 	open_account(db, big, 1, 7);
 	lt_expect_int_hint(sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",
