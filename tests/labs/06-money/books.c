@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "labs/06-money/money.h"
+#include "tests/harness/session.h"
 
 struct kit_db *books(struct labtest *t)
 {
@@ -94,4 +95,14 @@ const char *books_fault(struct labtest *t)
 	if (labtest_int(t, "SELECT count(*) FROM accounts WHERE balance < 0 AND id <> 0") != 0)
 		return "a balance row below zero";
 	return NULL;
+}
+
+void closed_after_refusal(struct labtest *t, struct kit_db *db, const char *call, int k, int rc)
+{
+	int64_t open = lt_in_transaction(t, db);
+	lt_expect(open == 0, "rollback", "statement %d of %s refused: it returned %d and left its "
+	          "connection %s: the way out after that failure skips the ROLLBACK (on "
+	          "PostgreSQL and MariaDB the next BEGIN does not fail, and the next call's "
+	          "writes join the open transaction)", k, call, rc,
+	          open > 0 ? "inside a transaction" : "in a transaction it cannot leave");
 }

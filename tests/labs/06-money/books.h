@@ -13,6 +13,7 @@
  *   rows_of(t, 7);                                 transfer 7's transfers row and entries
  *   sql_int(t, "SELECT ... %lld", (long long)x);  one integer a printf-built query returns
  *   const char *bad = books_fault(t);             NULL when the books balance
+ *   closed_after_refusal(t, db, "money_open", k, rc);   fails if a transaction is left open
  */
 #ifndef HOTROW_TEST_LAB06_BOOKS_H
 #define HOTROW_TEST_LAB06_BOOKS_H
@@ -41,5 +42,12 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id);
  * (entries that do not sum to zero, a balance row that is not the sum of
  * its entries, one below zero but the outside's), or NULL. */
 const char *books_fault(struct labtest *t);
+
+/* Fail the check when db still has a transaction open after call's k-th
+ * statement was refused (it returned rc): the path out after that failure
+ * skipped its ROLLBACK. Only for a refused statement: one that ran and
+ * lost its answer may be the BEGIN, which leaves a transaction the code
+ * never heard of. */
+void closed_after_refusal(struct labtest *t, struct kit_db *db, const char *call, int k, int rc);
 
 #endif

@@ -90,6 +90,20 @@ void open__domain_edges(void **state)
 	                   "transfer rows of an account opened with 0 (none: nothing moved)",
 	                   "entries");
 
+	/* money_balance()'s two answers: an account opened with nothing has
+	 * balance 0; one never opened is MONEY_NO_ACCOUNT, not a balance of 0
+	 * (a payout screen would show an empty account that is not there). */
+	int64_t bal = -1;
+	lt_expect_int_hint(money_balance(db, 8, &bal), 0,
+	                   "money_balance of account 8, opened with 0", "balance");
+	lt_expect_int_hint(bal, 0, "the balance of account 8, opened with 0", "balance");
+	bal = 12345;
+	rc = money_balance(db, 9, &bal);
+	lt_expect(rc == MONEY_NO_ACCOUNT, "balance", "money_balance of account 9, never opened, "
+	          "returned %d with balance %lld: expected MONEY_NO_ACCOUNT (%d). A sum over no "
+	          "rows is no account, not a balance of 0 (is a NULL sum read as 0, or a "
+	          "COALESCE hiding the missing row?)", rc, (long long)bal, MONEY_NO_ACCOUNT);
+
 	const int64_t big = LT_PAST_INT32 + 5;
 	open_account(db, big, 1, 7);
 	lt_expect_int_hint(sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",
@@ -293,6 +307,8 @@ void open__every_step_can_fail(void **state)
 			int rc = money_open(db, id, 3, 70);
 			if (!lt_step_disarm())
 				break;
+			if (how == LT_STEP_FAILS)
+				closed_after_refusal(t, db, "money_open", k, rc);
 			int64_t rows = account_rows(t, id);
 			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of money_open "
 			          "refused: it returned %d, expected a negative code", k, rc);
@@ -343,6 +359,8 @@ void batch__every_step_can_fail(void **state)
 			int rc = money_batch(db, &two, list, 3, results);
 			if (!lt_step_disarm())
 				break;
+			if (how == LT_STEP_FAILS)
+				closed_after_refusal(t, db, "a batch", k, rc);
 			int64_t paid = 150 - balance(t, buyer), told = 0;
 			for (int i = 0; i < 3; i++)
 				told += results[i] == 0 ? list[i].amount : 0;
@@ -383,7 +401,9 @@ void batch__every_step_can_fail(void **state)
 }
 
 /* money_reconcile() with its k-th statement refused, for every k: an
- * error, never 0 with half-filled counts. */
+ * error, never 0 with half-filled counts, and no transaction left open
+ * (an audit that reads inside one, for a single snapshot, must end it on
+ * its error paths too). */
 void reconcile__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -400,6 +420,7 @@ void reconcile__every_step_can_fail(void **state)
 		int rc = money_reconcile(db, &a);
 		if (!lt_step_disarm())
 			break;
+		closed_after_refusal(t, db, "money_reconcile", k, rc);
 		lt_expect(rc < 0, "reconcile", "statement %d of money_reconcile refused: it returned "
 		          "%d, expected a negative code (an audit that failed must not say the books "
 		          "balance)", k, rc);

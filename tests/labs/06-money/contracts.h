@@ -2,7 +2,8 @@
  * contracts.h: Lab 06's checks of money.h's promises at their edges
  * (contracts.c), for test_money.c's list.
  *   open__domain_edges                money_setup twice; account <= 0, subs 0 and 65,
- *                                     opening -1 refused; 64 subs and an id past 2^31 opened
+ *                                     opening -1 refused; 64 subs and an id past 2^31 opened;
+ *                                     money_balance of an empty and of a missing account
  *   open__every_step_can_fail         each statement of money_open refused or its answer lost
  *   transfer__buyer_pays_from_sub_0   a buyer debited on sub-account 0 only; a missing
  *                                     buyer, a sale of 0, 64 fee sub-accounts

@@ -106,6 +106,71 @@ void transfer__values_past_2_31(void **state)
 	lt_expect(rc == 0, "balance", "money_balance(99) failed (%d): %s", rc, labtest_why(db));
 	lt_expect_int_hint(got, fee - 2200000000LL, "money_balance of the fee account after the "
 	                   "payout", "balance");
+
+	/* A seller's share past 2^31 although amount and fee are apart:
+	 * amount - fee worked out in an int wraps (3,000,000,000 - 2,500,000,001
+	 * above fits again after the wrap; 3,000,000,000 - 7 does not). */
+	rc = transfer(db, big_id + 8, 1, 3, amount, 7, 4);
+	lt_expect(rc == 0, "balance", "money_transfer of 3,000,000,000 with a fee of 7 returned %d "
+	          "(%s)", rc, labtest_why(db));
+	lt_expect_int_hint(balance(t, 3), 2200000000LL + amount - 7, "seller 3's balance after a "
+	                   "payout of 2,200,000,000 and a sale of 3,000,000,000 with a fee of 7 (the "
+	                   "seller's share, 2,999,999,993, kept in an int wraps)", "balance");
+
+	/* The batch's own path: ids 2^31 + 5 and 2^31 + 6 land on fee
+	 * sub-accounts 1 and 2 of 4; cut to an int they are -3 and -2 mod 4,
+	 * outside the array of the batch's sums. */
+	struct money_transfer list[] = { { big_id + 4, 1, 2, 10, 3 },
+	                                 { big_id + 5, 1, 2, 10, 4 } };
+	int results[2] = { 42, 42 };
+	int64_t sub1 = sql_int(t, "SELECT balance FROM accounts WHERE id = %lld AND sub = 1",
+	                       (long long)FEE_ACCOUNT);
+	int64_t sub2 = sql_int(t, "SELECT balance FROM accounts WHERE id = %lld AND sub = 2",
+	                       (long long)FEE_ACCOUNT);
+	rc = money_batch(db, &f, list, 2, results);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0, "fee-subs", "money_batch of ids "
+	          "2^31 + 5 and 2^31 + 6 returned %d, results %d and %d, expected 0, 0, 0 (%s)", rc,
+	          results[0], results[1], labtest_why(db));
+	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = %lld AND sub = 1",
+	                           (long long)FEE_ACCOUNT) - sub1, 3,
+	                   "fee sub-account 1 after a batch sale with id 2^31 + 5 and a fee of 3 (an "
+	                   "id cut to an int is -3 mod 4)", "fee-subs");
+	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = %lld AND sub = 2",
+	                           (long long)FEE_ACCOUNT) - sub2, 4,
+	                   "fee sub-account 2 after a batch sale with id 2^31 + 6 and a fee of 4",
+	                   "fee-subs");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after sales and a batch past 2^31: %s", bad);
+}
+
+/* Amounts past 2^53, where a double stops counting by ones: an amount
+ * that passes through a double on its way to SQL (strtod, "%.0f", a
+ * double in a struct) loses the last cent. 2^53 + 3 opens the buyer;
+ * a sale of 2^53 + 1 with a fee of 1 leaves the buyer 2 and the seller
+ * 2^53. BIGINT holds them exactly on every engine. */
+void transfer__values_past_2_53(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	const int64_t p53 = 9007199254740992LL;       /* 2^53 */
+	open_account(db, 1, 1, p53 + 3);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	lt_expect_int_hint(balance(t, 1), p53 + 3, "buyer's balance opened with 2^53 + 3 "
+	                   "(9,007,199,254,740,995): a double cannot hold it and makes it "
+	                   "9,007,199,254,740,996", "balance");
+	int rc = transfer(db, 5, 1, 2, p53 + 1, 1, 2);
+	lt_expect(rc == 0, "balance", "money_transfer of 2^53 + 1 with a fee of 1 returned %d, "
+	          "expected 0 (%s)", rc, labtest_why(db));
+	lt_expect_int_hint(balance(t, 1), 2, "buyer's balance: 2^53 + 3 minus a sale of 2^53 + 1 "
+	                   "(an amount that went through a double is 2^53: 3 left)", "balance");
+	lt_expect_int_hint(balance(t, 2), p53, "seller's balance after a sale of 2^53 + 1 with a "
+	                   "fee of 1", "balance");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 1, "fee account after a fee of 1", "balance");
+	lt_expect_int_hint(sql_int(t, "SELECT amount FROM transfers WHERE id = 5"), p53 + 1,
+	                   "the transfers row's amount of a sale of 2^53 + 1", "entries");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after a sale past 2^53: %s", bad);
 }
 
 /* money_batch() takes 1..MONEY_MAX_BATCH transfers: 0 and

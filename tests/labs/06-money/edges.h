@@ -4,7 +4,9 @@
  *   transfer__domain_edges            fee = amount and 0 applied; fee above
  *                                     the amount or below 0, amount < 0,
  *                                     id <= 0, from == to: MONEY_INVALID
- *   transfer__values_past_2_31        id, amount, fee and payout past 2^31
+ *   transfer__values_past_2_31        id, amount, fee, seller's share, payout and a batch's
+ *                                     ids past 2^31
+ *   transfer__values_past_2_53        amounts a double cannot hold
  *   batch__size_edges                 0 and MONEY_MAX_BATCH + 1: MONEY_INVALID
  *   batch__exactly_max                MONEY_MAX_BATCH transfers, all applied
  *   batch__fee_sums_past_2_24         a batch's fee sum exact past 2^24
@@ -15,6 +17,7 @@
 
 void transfer__domain_edges(void **state);
 void transfer__values_past_2_31(void **state);
+void transfer__values_past_2_53(void **state);
 void batch__size_edges(void **state);
 void batch__exactly_max(void **state);
 void batch__fee_sums_past_2_24(void **state);

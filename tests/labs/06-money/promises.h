@@ -11,6 +11,7 @@
  *                                 sub-account holding 60: none below zero
  *   transfer__zero_fee_writes_no_fee_entry  fee 0, alone and in a batch:
  *                                 two entries, none on the fee account
+ *   batch__same_id_twice_in_one_batch  the second MONEY_ALREADY, paid once
  */
 #ifndef HOTROW_TEST_LAB06_PROMISES_H
 #define HOTROW_TEST_LAB06_PROMISES_H
@@ -20,5 +21,6 @@ void every_call__leaves_the_connection_as_it_found_it(void **state);
 void batch__domain_edges(void **state);
 void payout__two_at_once_from_two_subs(void **state);
 void transfer__zero_fee_writes_no_fee_entry(void **state);
+void batch__same_id_twice_in_one_batch(void **state);
 
 #endif

@@ -211,6 +211,8 @@ void transfer__every_step_can_fail(void **state)
 					first_rc = rc;
 				break;
 			}
+			if (how == LT_STEP_FAILS)
+				closed_after_refusal(t, db, "a sale", k, rc);
 			runs++;
 			int64_t paid = 500 - balance(t, 1);
 			const char *bad = books_fault(t);
@@ -253,6 +255,8 @@ void payout__every_step_can_fail(void **state)
 			int rc = money_payout(db, &one_sub, 1001, 3, 80);
 			if (!lt_step_disarm())
 				break;
+			if (how == LT_STEP_FAILS)
+				closed_after_refusal(t, db, "a payout", k, rc);
 			int64_t paid = balance(t, 3);
 			const char *bad = books_fault(t);
 			lt_expect(bad == NULL, "rollback", "statement %d of a payout %s: %s", k,

@@ -160,6 +160,27 @@ static void transfer__retry_applies_once(void **state)
 	lt_expect_int_hint(balance(t, 2), 90, "seller's balance after one sale sent three times",
 	                   "idempotency");
 	lt_expect_int_hint(rows_of(t, 5), 4, "transfer and entry rows of id 5", "idempotency");
+
+	/* A retry after the money is gone: the client never heard the answer
+	 * to a sale that emptied the buyer (or a payout that emptied the fee
+	 * account), and sends it again. The id answers first: MONEY_ALREADY.
+	 * A code that takes the money before it asks the id answers
+	 * MONEY_INSUFFICIENT, and the client believes an applied sale failed. */
+	lt_expect_int(transfer(db, 6, 1, 2, 400, 0, 1), 0, "money_transfer of the buyer's last 400");
+	int rc = transfer(db, 6, 1, 2, 400, 0, 1);
+	lt_expect(rc == MONEY_ALREADY, "idempotency", "the sale of the buyer's last 400, id 6, sent "
+	          "again returned %d, expected MONEY_ALREADY (%d)%s", rc, MONEY_ALREADY,
+	          rc == MONEY_INSUFFICIENT ? ": the retry was refused for lack of money, so its id "
+	          "was asked after the debit; the client now believes the applied sale failed. Make "
+	          "the transfers row the first write" : "");
+	struct money_fees f = { FEE_ACCOUNT, 1 };
+	lt_expect_int(money_payout(db, &f, 7, 2, 10), 0, "money_payout of the fee account's 10");
+	rc = money_payout(db, &f, 7, 2, 10);
+	lt_expect(rc == MONEY_ALREADY, "idempotency", "the payout of the fee account's last 10, id 7, "
+	          "sent again returned %d, expected MONEY_ALREADY (%d)%s", rc, MONEY_ALREADY,
+	          rc == MONEY_INSUFFICIENT ? ": its id was asked after the debit" : "");
+	lt_expect_int_hint(balance(t, 2), 500, "seller's balance after 90, 400 and a payout of 10, "
+	                   "each sent twice", "idempotency");
 	books_balance(t, "after a transfer sent three times");
 }
 
@@ -572,6 +593,15 @@ static void reconcile__finds_what_is_wrong(void **state)
 		lt_expect_int(transfer(db, id, 1, 2, 50, 5, 2), 0, "money_transfer");
 
 	expect_audit(db, 0, 0, 0, 0, "of correct books");
+	/* Each balance row answers for itself: 3 moved from one fee
+	 * sub-account to another with no entry leaves the account's sum right
+	 * and two rows wrong (an audit per account, not per row, sees none). */
+	labtest_exec(t, "UPDATE accounts SET balance = balance - 3 WHERE id = 99 AND sub = 0;"
+	                "UPDATE accounts SET balance = balance + 3 WHERE id = 99 AND sub = 1");
+	expect_audit(db, 0, 2, 0, 0, "after 3 moved from fee sub-account 0 to 1 with no entry "
+	             "(each row differs from its own entries; compare per (account, sub))");
+	labtest_exec(t, "UPDATE accounts SET balance = balance + 3 WHERE id = 99 AND sub = 0;"
+	                "UPDATE accounts SET balance = balance - 3 WHERE id = 99 AND sub = 1");
 	labtest_exec(t, "UPDATE accounts SET balance = balance + 7 WHERE id = 2");
 	expect_audit(db, 0, 1, 0, 7, "after 7 was added to a balance with no entry");
 	labtest_exec(t, "UPDATE accounts SET balance = balance - 7 WHERE id = 2;"
@@ -720,6 +750,7 @@ int main(void)
 		BOTH(transfer__domain_edges),
 		BOTH(transfer__buyer_pays_from_sub_0),
 		BOTH(transfer__values_past_2_31),
+		BOTH(transfer__values_past_2_53),
 		BOTH(transfer__retry_applies_once),
 		BOTH(transfer__two_at_once_cannot_overdraw),
 		BOTH(transfer__same_id_in_flight),
@@ -739,6 +770,7 @@ int main(void)
 		BOTH(batch__same_batch_twice_at_once),
 		BOTH(batch__invalid_one_in_the_middle),
 		BOTH(batch__domain_edges),
+		BOTH(batch__same_id_twice_in_one_batch),
 		BOTH(batch__every_step_can_fail),
 		{ "batch__exactly_max/sqlite", batch__exactly_max, labtest_setup_sqlite, teardown, NULL },
 		BOTH(batch__fee_sums_past_2_24),
