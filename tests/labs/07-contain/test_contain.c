@@ -967,30 +967,85 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 /* Another database on the same server, for waits that are not this
  * database's: one per check run, named after the check's place (a server
  * the class shares may run several of these checks at once), and dropped
- * when the check is done. */
+ * when the check is done. On MariaDB a database is what the test's own
+ * place already is (labtest_mysql.c): the other one is that name with
+ * "_e" after it, on the same server and URL. */
 #define ELSEWHERE "hotrow_lab07_elsewhere_"
 
 static void elsewhere_name(const struct labtest *t, char *name, size_t nlen)
 {
 	size_t pl = strlen(t->place);
-	snprintf(name, nlen, ELSEWHERE "%s", t->place + (pl > 36 ? pl - 36 : 0));
+	if (t->engine == KIT_DB_MYSQL)
+		snprintf(name, nlen, "%.60s_e", t->place);
+	else
+		snprintf(name, nlen, ELSEWHERE "%s", t->place + (pl > 36 ? pl - 36 : 0));
 }
 
 static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len)
 {
 	elsewhere_name(t, name, nlen);
 	char sql[200], shared[sizeof t->url];
-	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+	snprintf(sql, sizeof sql, t->engine == KIT_DB_MYSQL ? "CREATE DATABASE `%s`" :
+	         "CREATE DATABASE %s", name);
 	kit_db_exec(labtest_db(t), sql, 0, NULL);    /* the connect below says if it failed */
+	if (t->engine == KIT_DB_MYSQL) {
+		/* t->url is the server's URL with the place as its database */
+		const char *at = strstr(t->url, t->place);
+		int pre = at ? (int)(at - t->url) : 0;
+		snprintf(out, len, "%.*s%s%s", pre, t->url, name,
+		         at ? at + strlen(t->place) : "");
+		return;
+	}
 	shared_url(t, shared, sizeof shared);
 	snprintf(out, len, "%s%sdbname=%s", shared, strchr(shared, '?') ? "&" : " ", name);
+}
+
+static int add_session(void *arg, int ncols, const char *const *v)
+{
+	int64_t *ids = arg;
+	if (ncols > 0 && v[0] != NULL && ids[0] < 16)
+		ids[1 + ids[0]++] = strtoll(v[0], NULL, 10);
+	return 0;
 }
 
 static void elsewhere_drop(struct labtest *t, const char *name)
 {
 	char sql[200];
-	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+	if (t->engine == KIT_DB_MYSQL) {
+		/* a check that stopped half-way may leave sessions there, whose
+		 * locks DROP DATABASE would wait for */
+		int64_t ids[17] = { 0 };
+		const char *params[] = { name };
+		kit_db_query(labtest_db(t), "SELECT ID FROM information_schema.PROCESSLIST"
+		             " WHERE DB = $1 AND ID <> CONNECTION_ID()", 1, params, add_session, ids);
+		for (int i = 0; i < ids[0]; i++) {
+			snprintf(sql, sizeof sql, "KILL %lld", (long long)ids[1 + i]);
+			kit_db_exec(labtest_db(t), sql, 0, NULL);
+		}
+		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS `%s`", name);
+	} else {
+		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+	}
 	kit_db_exec(labtest_db(t), sql, 0, NULL);
+}
+
+/* MariaDB: wait, as labtest_innodb_waiters() does (at most 15 s, reading
+ * INNODB_TRX at most every 150 ms or so, since InnoDB renews it only when
+ * nobody read it in the last 0.1 s), until n sessions of database name
+ * are in LOCK WAIT; the count seen last. */
+static int64_t innodb_waiters_in(struct labtest *t, const char *name, int64_t n)
+{
+	const char *params[] = { name };
+	int64_t seen = -1;
+	for (int i = 0; i < 60; i++) {
+		if (kit_db_query_int(labtest_db(t), "SELECT count(*) FROM information_schema.INNODB_TRX r"
+		                     " JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
+		                     " WHERE r.trx_state = 'LOCK WAIT' AND p.DB = $1", 1, params,
+		                     &seen) != 0 || seen == n)
+			return seen;
+		sleep_ms(250);
+	}
+	return seen;
 }
 
 /* The check's teardown: the other database goes even when the check
@@ -1008,6 +1063,7 @@ static int teardown_elsewhere(void **state)
 
 /* LABTEST_PG with the teardown above. */
 #define PG_ELSEWHERE(f) { #f, f, labtest_setup_pg, teardown_elsewhere, NULL }
+#define MY_ELSEWHERE(f) { #f "/mysql", f, labtest_setup_mysql, teardown_elsewhere, NULL }
 
 /* Two lines in this database, row 1 with three waiters and row 2 with
  * one, and a longer line (four waiters) in another database of the same
@@ -1015,7 +1071,9 @@ static int teardown_elsewhere(void **state)
  * longest first, and with max 1 only the longest, writing nothing past
  * out[0]. A detector that reads every database's waits reports the
  * other's line first; one that sorts the wrong way round reports row 2
- * first. */
+ * first. On MariaDB the other database's table is called posts too, as
+ * the same app's would be on a shared server: only the schema tells the
+ * lines apart (a query without its DATABASE() filter reports three). */
 static void hot_rows_now__worst_first_this_database_only(void **state)
 {
 	struct labtest *t = *state;
@@ -1034,10 +1092,16 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 		lt_fail(__FILE__, __LINE__, NULL, "connecting to a second database on the same server "
 		        "(%s): %s", elsewhere, kit_db_errmsg(o));
 	}
-	snprintf(table, sizeof table, "public.posts_%s", t->place);
+	if (t->engine == KIT_DB_MYSQL)
+		snprintf(table, sizeof table, "posts");
+	else
+		snprintf(table, sizeof table, "public.posts_%s", t->place);
 	snprintf(sql, sizeof sql, "CREATE TABLE %s (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL"
-	         " DEFAULT 0); INSERT INTO %s (id) VALUES (1)", table, table);
+	         " DEFAULT 0)", table);
 	lt_expect(kit_db_exec(o, sql, 0, NULL) == 0, NULL, "a table in %s: %s", elsewhere,
+	          kit_db_errmsg(o));
+	snprintf(sql, sizeof sql, "INSERT INTO %s (id) VALUES (1)", table);
+	lt_expect(kit_db_exec(o, sql, 0, NULL) == 0, NULL, "a row in %s: %s", elsewhere,
 	          kit_db_errmsg(o));
 
 	/* configure: row 1 held with 3 waiters, row 2 with 1, and elsewhere
@@ -1046,7 +1110,7 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	struct kit_db *h3 = NULL;
 	kit_db_open(&h3, other);
 	snprintf(sql, sizeof sql, "UPDATE %s SET likes = likes + 1 WHERE id = 1", table);
-	assert_int_equal(kit_db_query_int(h3, "SELECT pg_backend_pid()", 0, NULL, &pid3), 0);
+	assert_int_equal(session_id(h3, &pid3), 0);
 	assert_int_equal(kit_db_begin(h3), 0);
 	assert_int_equal(kit_db_exec(h3, sql, 0, NULL), 0);
 	static const int posts[] = { 1, 1, 1, 2 };
@@ -1057,7 +1121,12 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 		else
 			w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
-		lined = wait_for_waiters(t, ++nw);
+		++nw;
+		/* pg_stat_activity is the server's; MariaDB's count is per database */
+		if (t->engine == KIT_DB_MYSQL && nw > 4)
+			lined = 4 + innodb_waiters_in(t, elsewhere, nw - 4);
+		else
+			lined = wait_for_waiters(t, nw);
 	}
 	memset(one, 0x5a, sizeof one);
 	struct hot_row_now canary = one[1];
@@ -1089,7 +1158,8 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	          "line first (3 waiting, holder pid %lld), got %d waiting behind pid %lld%s",
 	          (long long)pid1, rows[0].waiting, (long long)rows[0].holder_pid,
 	          rows[0].holder_pid == pid3 ? ": that line is in another database (keep "
-	          "pg_stat_activity's datname = current_database())" : rows[0].holder_pid == pid2 ?
+	          "pg_stat_activity's datname = current_database(); on MariaDB, the lock's table in "
+	          "DATABASE())" : rows[0].holder_pid == pid2 ?
 	          ": the shortest line came first (most waiters first)" : "");
 	lt_expect(n < 2 || (rows[1].holder_pid == pid2 && rows[1].waiting == 1), "order",
 	          "expected row 2's line second (1 waiting, holder pid %lld), got %d waiting behind "
@@ -1645,9 +1715,9 @@ int main(void)
 		cmocka_unit_test(hot_keys__topk_counts_past_2_31),
 		cmocka_unit_test(hot_keys__counting_allocates_nothing),
 		cmocka_unit_test(hot_keys__topk_every_allocation_can_fail),
-		/* §2, §5, §6: PostgreSQL; the detector's first six on MariaDB
-		 * too. The others need a second database of the server or
-		 * stage PostgreSQL's own kinds of lock and its order of
+		/* §2, §5, §6: PostgreSQL; the detector's first six and the
+		 * this-database-only check on MariaDB too. The others stage
+		 * PostgreSQL's own kinds of lock and its order of
 		 * sessions, and the containment is written in PostgreSQL's SET LOCAL
 		 * lock_timeout and DISCARD ALL (CONTAIN_RESET): PostgreSQL only. */
 		OWN_DB_SERVERS(hot_rows_now__sees_the_whole_line),
@@ -1657,6 +1727,7 @@ int main(void)
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
+		MY_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
 		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
 		OWN_DB_PG(hot_rows_now__one_line_whoever_queues_first),
