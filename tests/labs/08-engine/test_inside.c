@@ -299,6 +299,17 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	 * old snapshot read no table, so it holds no lock VACUUM FULL waits
 	 * for.) */
 	labtest_exec(t, "VACUUM FULL counters");
+	/* Another schema's counters table, as another student's on a class
+	 * server: pg_stat_user_tables then has two rows named counters, and
+	 * only 'counters'::regclass (the search path) says which is this
+	 * one. Made after the rewrite, so that a lookup by name alone meets
+	 * it last. */
+	char decoy[80], sql_decoy[600];
+	snprintf(decoy, sizeof decoy, "\"%.56s_d\"", t->place);
+	snprintf(sql_decoy, sizeof sql_decoy, "CREATE SCHEMA %s; CREATE TABLE %s.counters (id BIGINT"
+	         " PRIMARY KEY, n BIGINT NOT NULL DEFAULT 0); INSERT INTO %s.counters VALUES (1, 0)",
+	         decoy, decoy, decoy);
+	labtest_exec(t, sql_decoy);
 	struct inside_versions gone;
 	int got_gone = inside_versions(db, 99, &gone);
 	int64_t own_gone = -1;
@@ -312,6 +323,12 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	int64_t own = -1;
 	int rc = kit_db_query(db, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
 	                      " SELECT n FROM counters WHERE id = 1", 0, NULL, explained_buffers, &own);
+	/* Read again, every page now in memory: a Buffers: line with hit=
+	 * and no read= (nothing pruned meanwhile: the snapshot holds). */
+	struct inside_versions again;
+	int got_again = inside_versions(db, 1, &again);
+	int64_t pages = labtest_int(t, "SELECT pg_relation_size('counters')"
+	                            " / current_setting('block_size')::bigint");
 	int64_t stat[3];
 	static const char *const column[3] = { "n_tup_upd", "n_tup_hot_upd", "n_dead_tup" };
 	for (int i = 0; i < 3; i++) {
@@ -320,6 +337,15 @@ static void versions__buffers_as_explain_counts_them(void **state)
 		         " WHERE relid = 'counters'::regclass", column[i]);
 		stat[i] = labtest_int(t, sql);
 	}
+	/* the heap once VACUUM has given it its free space map (and what it
+	 * measures then), beside the index and the rest */
+	labtest_exec(t, "VACUUM counters");
+	struct inside_versions vacuumed;
+	int got_vacuumed = inside_versions(db, 1, &vacuumed);
+	int64_t pages_vacuumed = labtest_int(t, "SELECT pg_relation_size('counters')"
+	                                     " / current_setting('block_size')::bigint");
+	snprintf(sql_decoy, sizeof sql_decoy, "DROP SCHEMA %s CASCADE", decoy);
+	labtest_exec(t, sql_decoy);
 	kit_db_rollback(old);
 	kit_db_close(old);
 	lt_expect(got == 0, "versions", "expected inside_versions() to return 0 with 21,500 "
@@ -329,7 +355,8 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	lt_expect(v.updates == stat[0] && v.hot_updates == stat[1] && v.dead == stat[2],
 	          "versions", "expected updates %" PRId64 ", HOT %" PRId64
 	          ", dead %" PRId64 " (pg_stat_user_tables' n_tup_upd, n_tup_hot_upd, n_dead_tup), "
-	          "got %" PRId64 ", %" PRId64 ", %" PRId64 ": is each read from its own column?",
+	          "got %" PRId64 ", %" PRId64 ", %" PRId64 ": is each read from its own column, of this schema's counters (another schema's "
+	          "is there too: look it up by 'counters'::regclass, not by its name)?",
 	          stat[0], stat[1], stat[2], v.updates, v.hot_updates, v.dead);
 	lt_expect(rc_gone == 0 && own_gone >= 1, NULL, "the test's own EXPLAIN of row 99: %d, %"
 	          PRId64 " buffers (%s)", rc_gone, own_gone, labtest_why(db));
@@ -346,6 +373,17 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	          PRId64 ": is the number read in base 10, from the right line, and are the pages read "
 	          "from disk (read=, as on the first read after a rewrite) added to those found in "
 	          "memory (hit=)?", own, v.buffers);
+	lt_expect(got_again == 0 && again.buffers == own, "buffers", "expected the buffers of a "
+	          "second read, every page in memory (%" PRId64 ": a Buffers: line with hit= and no "
+	          "read=), got %" PRId64 " (%d): is a count the line does not show taken as 0?",
+	          own, again.buffers, got_again);
+	lt_expect(got_vacuumed == 0 && v.heap_pages == pages && vacuumed.heap_pages ==
+	          pages_vacuumed, "versions", "expected heap_pages to be the table's own size in "
+	          "pages, pg_relation_size('counters') / block_size: %" PRId64 " after the rewrite "
+	          "and %" PRId64 " once VACUUM made its free space map, got %" PRId64 " and %"
+	          PRId64 ": is it the heap alone (not pg_table_size(), pg_total_relation_size() or "
+	          "pg_class.relpages, which only VACUUM and ANALYZE update)?", pages,
+	          pages_vacuumed, v.heap_pages, vacuumed.heap_pages);
 }
 
 static void versions__indexed_counter_not_hot(void **state)
