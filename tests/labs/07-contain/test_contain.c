@@ -1348,15 +1348,36 @@ static void contain_like__gives_up_on_a_held_row(void **state)
  * but a transaction-mode pooler runs no reset, and the next client's
  * transaction on that server connection inherits it. So the connection
  * the like used is read here directly, behind the pool's back (no
- * checkout, no reset): its lock_timeout must be the default again. */
+ * checkout, no reset): its lock_timeout must be what the session had
+ * again. The app's URL gives its sessions a lock_timeout of 7 s, as a
+ * role's or a database's default would (ALTER ROLE ... SET lock_timeout):
+ * the pool's reset goes back to it, and so must the like; a like that
+ * puts back 0 (or RESET's idea of a default) rather than ending its own
+ * setting with its transaction leaves the session with another. */
+#define SESSION_LOCK_TIMEOUT "7s"
+
 static void contain_like__timeout_ends_with_the_like(void **state)
 {
 	struct labtest *t = *state;
 	struct contain_app app;
-	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	char url[sizeof t->url + 64];
+	size_t ul = strlen(t->url);
+	const char *had = SESSION_LOCK_TIMEOUT;
+	if (ul > 6 && strcmp(t->url + ul - 6, "%3Doff") == 0)        /* options=... last */
+		snprintf(url, sizeof url, "%s%%20-clock_timeout%%3D" SESSION_LOCK_TIMEOUT, t->url);
+	else if (ul > 1 && t->url[ul - 1] == '\'' && strstr(t->url, "options='") != NULL)
+		snprintf(url, sizeof url, "%.*s -clock_timeout=" SESSION_LOCK_TIMEOUT "'",
+		         (int)(ul - 1), t->url);
+	else {
+		snprintf(url, sizeof url, "%s", t->url);
+		had = "0";
+	}
+	struct contain_config cfg = { .url = url, .pool_size = 2, .counter_pool_size = 1,
 	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 100,
 	                              .contain = true };
-	char err[512];
+	char err[512], differs[120];
+	snprintf(differs, sizeof differs, "SELECT (current_setting('lock_timeout') <> '%s')::int",
+	         had);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
@@ -1364,10 +1385,11 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	struct kit_db *db = NULL;
 	assert_int_equal(kit_pool_get(app.likes, &db), 0);
 	kit_pool_put(app.likes, db);
+	int64_t before = -1;
+	kit_db_query_int(db, differs, 0, NULL, &before);
 	int rc = contain_like(&app, 1);
 	int64_t left = -1;
-	int qrc = kit_db_query_int(db, "SELECT (current_setting('lock_timeout') <> '0')::int",
-	                           0, NULL, &left);
+	int qrc = kit_db_query_int(db, differs, 0, NULL, &left);
 	/* The error path too: a like that gives up on a held row. */
 	int64_t pid, left_busy = -1;
 	struct kit_db *h = hold(t, 1, &pid);
@@ -1380,8 +1402,7 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
 	pthread_join(c.th, NULL);
 	int busy = c.rc;
-	int brc = kit_db_query_int(db, "SELECT (current_setting('lock_timeout') <> '0')::int",
-	                           0, NULL, &left_busy);
+	int brc = kit_db_query_int(db, differs, 0, NULL, &left_busy);
 	char why[300];
 	snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
 	kit_db_commit(h);
@@ -1389,19 +1410,65 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	contain_close(&app);
 	lt_expect_int(rc, 0, "a like of a free row");
 	lt_expect_int(qrc, 0, "reading lock_timeout on the like's connection");
-	lt_expect(left == 0, "lock-timeout", "after the like committed, its connection still has "
-	          "lock_timeout set on the session: it was set with SET (or "
-	          "kit_db_set_lock_timeout()), not SET LOCAL, so it outlived the like's "
-	          "transaction and the next transaction on that connection inherits it "
-	          "wherever no reset runs (a transaction-mode pooler)");
+	lt_expect_int(before, 0, "a session of the app's URL with another lock_timeout than "
+	              "the one its options give");
+	lt_expect(left == 0, "lock-timeout", "after the like committed, its connection's "
+	          "lock_timeout is no longer the session's own %s: it was set with SET (or "
+	          "kit_db_set_lock_timeout()), not SET LOCAL, and then left or put back to a value "
+	          "of the like's choosing, so the next transaction on that connection inherits "
+	          "it wherever no reset runs (a transaction-mode pooler)", had);
 	lt_expect_int_hint(busy, KIT_DB_BUSY, "a like of a held row (lock timeout 100 ms)",
 	                   "lock-timeout");
 	lt_expect(brc == 0, "rollback", "after a like gave up on a held row, its connection could "
 	          "not run a query (%s): the like returned with its failed transaction still "
 	          "open; roll it back before the connection goes back to the pool", why);
 	lt_expect(brc != 0 || left_busy == 0, "lock-timeout", "after a like gave up on a held row, "
-	          "its connection still has lock_timeout set on the session: it was put back on "
-	          "the success path only (SET LOCAL ends with the transaction on every path)");
+	          "its connection's lock_timeout is no longer the session's own %s: it was put "
+	          "back on the success path only (SET LOCAL ends with the transaction on every "
+	          "path)", had);
+}
+
+/* The naive app (contain false) is the baseline the bulkhead is measured
+ * against: one pool and no lock timeout (contain.h), so its like waits
+ * for a held row as long as it is held. Judged on the server's clock: the
+ * row is let go once the server shows the like waiting for ten times the
+ * configured lock timeout (or the like has returned), so a like that gave
+ * up after 50 ms has returned long before. */
+static void contain_like__naive_waits_for_the_row(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 50,
+	                              .contain = false };
+	char err[512], sql[400];
+	int64_t pid, waited = 0;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct kit_db *h = hold(t, 1, &pid);
+	snprintf(sql, sizeof sql, "SELECT coalesce(max(extract(epoch FROM clock_timestamp() - "
+	         "l.waitstart) * 1000), 0)::bigint FROM pg_locks l WHERE NOT l.granted AND l.pid IN "
+	         "(SELECT a.pid FROM pg_stat_activity a WHERE %lld = ANY(pg_blocking_pids(a.pid)))",
+	         (long long)pid);
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	for (int i = 0; i < 1000 && !atomic_load(&c.done) && waited < 10 * cfg.lock_timeout_ms; i++) {
+		sleep_ms(10);
+		waited = labtest_int(t, sql);
+	}
+	kit_db_commit(h);
+	pthread_join(c.th, NULL);
+	kit_db_close(h);
+	contain_close(&app);
+	lt_expect(c.rc == 0, "lock-timeout", "expected the naive app's like (contain false, "
+	          "lock_timeout_ms %d) of a row held until the server showed it waiting %d ms to "
+	          "wait and then succeed, got %d%s", cfg.lock_timeout_ms, 10 * cfg.lock_timeout_ms,
+	          c.rc, c.rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: it gave up on the lock timeout; the "
+	          "naive app has none, set it only when cfg.contain is true)" : "");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 2,
+	              "likes: the holder's and the naive like's");
 }
 
 /* Counts the like's UPDATE statements on a connection of the likes' pool. */
@@ -1740,6 +1807,7 @@ int main(void)
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain_like__gives_up_after_one_wait),
+		LABTEST_PG(contain_like__naive_waits_for_the_row),
 		LABTEST_PG(contain__login_survives_a_hot_row),
 	};
 	return labtest_main("07-contain", tests);
