@@ -1253,6 +1253,115 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 	}
 }
 
+/* A session of its own running one statement; its CONNECTION_ID() is
+ * published before the statement starts. */
+struct statement_call {
+	const char *url, *sql;
+	_Atomic int64_t id;
+	int rc;
+	pthread_t th;
+};
+
+static void *run_statement(void *arg)
+{
+	struct statement_call *c = arg;
+	struct kit_db *db = NULL;
+	int64_t id = -1;
+	c->rc = kit_db_open(&db, c->url);
+	if (c->rc == 0)
+		c->rc = session_id(db, &id);
+	atomic_store(&c->id, c->rc == 0 ? id : -1);
+	if (c->rc == 0)
+		c->rc = kit_db_exec(db, c->sql, 0, NULL);
+	kit_db_close(db);
+	return NULL;
+}
+
+/* MariaDB: InnoDB's lock tables list table locks too. An INSERT ...
+ * SELECT takes the table's AUTO_INC lock for the whole statement
+ * (innodb_autoinc_lock_mode 0 or 1; MariaDB's default is 1), and a
+ * second one waits for it: a wait in INNODB_TRX whose lock in
+ * INNODB_LOCKS has lock_type TABLE and no page nor record. Beside it, row
+ * 1 held with two waiters: one line, row 1's. A query that keeps every
+ * waited-for lock reports a second line, the table's, with page and
+ * record -1 and no holder (its holder subquery matches records only). */
+static void hot_rows_now__rows_only_beside_a_table_lock(void **state)
+{
+	struct labtest *t = *state;
+	struct waiter w[2];
+	struct hot_row_now rows[4];
+	int64_t pid, mode = -1, lined = 0, sleeping = 0;
+	int n = -1, rc = -1;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	labtest_exec(t, "CREATE TABLE seqs (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)");
+	assert_int_equal(kit_db_query_int(labtest_db(t), "SELECT @@innodb_autoinc_lock_mode", 0,
+	                                  NULL, &mode), 0);
+	if (mode == 2)
+		fail_msg("innodb_autoinc_lock_mode is 2 on this server: no INSERT holds the table's "
+		         "AUTO_INC lock, so this check cannot stage a table lock wait (MariaDB's "
+		         "default is 1)");
+
+	/* configure: the AUTO_INC lock held by an INSERT ... SELECT whose second
+	 * row sleeps, an INSERT ... SELECT waiting for it, row 1 held with two
+	 * waiters */
+	struct statement_call lock = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT "
+	                               "IF(seq = 2, SLEEP(30), 0) FROM seq_1_to_2" };
+	struct statement_call queued = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT 1 "
+	                                 "FROM seq_1_to_2" };
+	atomic_init(&lock.id, 0);
+	atomic_init(&queued.id, 0);
+	pthread_create(&lock.th, NULL, run_statement, &lock);
+	char sql[200];
+	for (int i = 0; i < 1000 && atomic_load(&lock.id) == 0; i++)
+		sleep_ms(10);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM information_schema.PROCESSLIST WHERE ID = "
+	         "%lld AND STATE = 'User sleep'", (long long)atomic_load(&lock.id));
+	for (int i = 0; i < 1000 && sleeping == 0 && atomic_load(&lock.id) > 0; i++) {
+		sleeping = labtest_int(t, sql);
+		if (sleeping == 0)
+			sleep_ms(10);
+	}
+	pthread_create(&queued.th, NULL, run_statement, &queued);
+	struct kit_db *h = hold(t, 1, &pid);
+	int nw = 0;
+	while (nw < 2) {
+		w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1 };
+		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
+		nw++;
+	}
+	if (sleeping == 1)
+		lined = wait_for_waiters(t, 3);
+
+	/* run, once the server shows the three waits */
+	if (lined == 3)
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+
+	/* verify, after letting them all go */
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(h);
+	snprintf(sql, sizeof sql, "KILL QUERY %lld", (long long)atomic_load(&lock.id));
+	if (atomic_load(&lock.id) > 0)
+		kit_db_exec(labtest_db(t), sql, 0, NULL);
+	pthread_join(lock.th, NULL);
+	pthread_join(queued.th, NULL);
+	for (int i = 0; i < nw; i++)
+		pthread_join(w[i].th, NULL);
+	kit_db_close(h);
+	lt_expect(sleeping == 1, NULL, "expected the INSERT ... SELECT that holds the AUTO_INC "
+	          "lock to be seen in its SLEEP, got %lld sessions (%d)", (long long)sleeping,
+	          lock.rc);
+	expect_line(lined, 3, "sessions waiting: two for row 1, one for the table's AUTO_INC lock");
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines: row 1's (a wait for the table's AUTO_INC lock is not a "
+	                   "row's line: keep INNODB_LOCKS' lock_type = 'RECORD')", "signature");
+	lt_expect(rows[0].waiting == 2 && rows[0].holder_pid == pid && rows[0].page >= 0,
+	          "signature", "expected row 1's line first (2 waiting behind %lld, a page), got %d "
+	          "waiting behind %d, page %lld", (long long)pid, rows[0].waiting,
+	          rows[0].holder_pid, (long long)rows[0].page);
+}
+
 static void hot_rows_now__quiet_when_nobody_waits(void **state)
 {
 	struct labtest *t = *state;
@@ -1800,6 +1909,7 @@ int main(void)
 		OWN_DB_PG(hot_rows_now__one_line_whoever_queues_first),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		LABTEST_PG(hot_rows_now__query_fails),
+		LABTEST_MYSQL(hot_rows_now__rows_only_beside_a_table_lock),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_open__leaves_nothing_open),
 		LABTEST_PG(contain__endpoints_say_what_happened),
