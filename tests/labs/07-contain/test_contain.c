@@ -541,6 +541,81 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	              "row 1's likes after the line drained");
 }
 
+/* An UPDATE of row id of posts on a connection opened beforehand. */
+struct queued_on {
+	struct kit_db *db;
+	const char *tag;
+	int rc;
+	pthread_t th;
+};
+
+static void *update_on(void *arg)
+{
+	struct queued_on *q = arg;
+	char sql[300];
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", q->tag);
+	q->rc = kit_db_exec(q->db, sql, 0, NULL);
+	return NULL;
+}
+
+/* The holder is whichever session the server happens to number: here the
+ * one with the highest id of four opened beforehand, the other three
+ * queueing behind it in turn. Servers hand out ids (pids, CONNECTION_ID())
+ * mostly in the order sessions start, so a holder that began first also
+ * has the smallest id, and a detector that takes the smallest (or the
+ * first) pid pg_blocking_pids() names over the line passes the checks
+ * that open the holder first; it names the first waiter here, whom the
+ * tuple waiters are blocked by. */
+static void hot_rows_now__holder_whatever_its_id(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *c[4];
+	int64_t id[4], lined = 0;
+	struct queued_on q[3];
+	struct hot_row_now rows[4];
+	int top = 0, n = -1, rc = -1, nq = 0;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	for (int i = 0; i < 4; i++) {
+		c[i] = labtest_connect(t);
+		assert_int_equal(session_id(c[i], &id[i]), 0);
+		if (id[i] > id[top])
+			top = i;
+	}
+	assert_int_equal(kit_db_begin(c[top]), 0);
+	assert_int_equal(kit_db_exec(c[top], "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0,
+	                             NULL), 0);
+	for (int i = 0; i < 4 && lined == nq; i++) {
+		if (i == top)
+			continue;
+		q[nq] = (struct queued_on){ .db = c[i], .tag = t->place };
+		pthread_create(&q[nq].th, NULL, update_on, &q[nq]);
+		lined = wait_for_waiters(t, ++nq);
+	}
+	if (lined == 3) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	}
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(c[top]);
+	for (int i = 0; i < nq; i++)
+		pthread_join(q[i].th, NULL);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(c[i]);
+	expect_line(lined, nq, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with 3 waiters)", "signature");
+	lt_expect(rows[0].holder_pid == id[top] && rows[0].waiting == 3, "holder", "expected 3 "
+	          "waiting behind the holder, session %lld (the highest id of the four), got %d "
+	          "behind %d%s", (long long)id[top], rows[0].waiting, rows[0].holder_pid,
+	          rows[0].holder_pid < id[top] && rows[0].holder_pid > 0 ? ": a waiter, with a "
+	          "smaller id than the holder's; is the holder the smallest (or first) pid "
+	          "blocking someone, rather than the session holding the transaction at the front?"
+	          : "");
+}
+
 /* Three lines, told apart by their holders: row 1 with two waiters, rows
  * 2 and 3 with one each, row 2's waiter there first, then row 3's, row
  * 1's two last. The contract's order (the most waiters first, then the
@@ -1902,6 +1977,7 @@ int main(void)
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
+		OWN_DB_SERVERS(hot_rows_now__holder_whatever_its_id),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		MY_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
