@@ -616,6 +616,76 @@ static void hot_rows_now__holder_whatever_its_id(void **state)
 	          : "");
 }
 
+struct late_update {
+	struct kit_db *db;
+	const char *tag;
+	_Atomic int64_t set_off;     /* ns, just before the UPDATE was sent */
+	int rc;
+	pthread_t th;
+};
+
+static void *update_late(void *arg)
+{
+	struct late_update *u = arg;
+	char sql[300];
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", u->tag);
+	atomic_store(&u->set_off, kit_load_now_ns());
+	u->rc = kit_db_exec(u->db, sql, 0, NULL);
+	return NULL;
+}
+
+/* A wait is as old as the wait, not as the waiter's transaction: the
+ * waiter here began its transaction (and read the row) two seconds
+ * before its UPDATE queued behind the holder. The oldest wait reported
+ * can be no longer than the time since that UPDATE set off, as this
+ * test's clock measures it when the call returns; a detector that
+ * measures from the transaction's start (pg_stat_activity.xact_start,
+ * INNODB_TRX.trx_started) reports two seconds more. */
+static void hot_rows_now__wait_counts_from_the_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[4];
+	int64_t pid, lined = 0, begun, read;
+	int n = -1, rc = -1;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	struct kit_db *h = hold(t, 1, &pid);
+	struct late_update u = { .db = labtest_connect(t), .tag = t->place };
+	atomic_init(&u.set_off, 0);
+	assert_int_equal(kit_db_begin(u.db), 0);
+	assert_int_equal(kit_db_query_int(u.db, "SELECT likes FROM posts WHERE id = 1", 0, NULL,
+	                                  &read), 0);
+	begun = kit_load_now_ns();
+	while (kit_load_now_ns() - begun < 2000000000LL)    /* staging, not a verdict */
+		sleep_ms(50);
+	pthread_create(&u.th, NULL, update_late, &u);
+	lined = wait_for_waiters(t, 1);
+	int64_t returned = 0;
+	if (lined == 1) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+		returned = kit_load_now_ns();
+	}
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(h);
+	pthread_join(u.th, NULL);
+	kit_db_commit(u.db);
+	kit_db_close(u.db);
+	kit_db_close(h);
+	double bound = (double)(returned - atomic_load(&u.set_off)) / 1e6;
+	expect_line(lined, 1, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with its one waiter)", "signature");
+	lt_expect(rows[0].oldest_wait_ms <= bound + 1, "oldest", "expected the oldest wait at "
+	          "most %.0f ms (its UPDATE set off that long before the call returned), got %.0f "
+	          "ms%s", bound, rows[0].oldest_wait_ms, rows[0].oldest_wait_ms >= bound + 1500 ?
+	          ": about the age of the waiter's transaction, which began 2 s before it queued; "
+	          "measure the wait from when it began (pg_locks.waitstart; on MariaDB "
+	          "PROCESSLIST.TIME_MS), not from xact_start or trx_started" : "");
+}
+
 /* Three lines, told apart by their holders: row 1 with two waiters, rows
  * 2 and 3 with one each, row 2's waiter there first, then row 3's, row
  * 1's two last. The contract's order (the most waiters first, then the
@@ -1978,6 +2048,7 @@ int main(void)
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
 		OWN_DB_SERVERS(hot_rows_now__holder_whatever_its_id),
+		OWN_DB_SERVERS(hot_rows_now__wait_counts_from_the_wait),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		MY_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
