@@ -631,11 +631,12 @@ struct waits {
 static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct waits *w = arg;
-	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
+	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
 		w->last_end = t_ns;
 		return;
 	}
-	if (ev != KIT_DB_STMT_START || !lt_sql_begins(sql))
+	/* kit_db_exec("BEGIN ...") or kit_db_begin() (a TX_ statement) */
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || !lt_sql_begins(sql))
 		return;
 	double asked = lt_sleeps_take();
 	lt_sleeps_note_attempt();
@@ -644,6 +645,49 @@ static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t
 		w->ms[w->n++] = (double)(t_ns - w->last_end) / 1e6;
 	}
 	w->began = true;
+}
+
+/* The level is the call's transaction's, not the connection's: a session
+ * whose own default is REPEATABLE READ keeps it after a call at
+ * SERIALIZABLE, one that commits and one that fails (a missing row), and
+ * its next transaction runs at that default. SET SESSION CHARACTERISTICS
+ * or SET default_transaction_isolation before BEGIN changes it for every
+ * later transaction of the connection (a pooled one serves others);
+ * BEGIN ISOLATION LEVEL or SET TRANSACTION ISOLATION LEVEL after BEGIN
+ * end with the transaction. */
+static void isolation__level_ends_with_the_call(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	static const char own[] = "SELECT (current_setting('default_transaction_isolation') = "
+		"'repeatable read')::int";
+	make_counter(t);
+	labtest_exec(t, "SET default_transaction_isolation = 'repeatable read'");
+	struct inside_retry policy = { 3, 1, 2 };
+	int attempts = -1, attempts_gone = -1;
+	int64_t after = -1, after_gone = -1, next = -1;
+	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	kit_db_query_int(db, own, 0, NULL, &after);
+	int rc_gone = inside_count_retrying(db, 2, "SERIALIZABLE", &policy, &attempts_gone);
+	kit_db_query_int(db, own, 0, NULL, &after_gone);
+	int brc = kit_db_begin(db);
+	if (brc == 0)
+		brc = kit_db_query_int(db, "SELECT (current_setting('transaction_isolation') = "
+		                       "'repeatable read')::int", 0, NULL, &next);
+	kit_db_rollback(db);
+	labtest_exec(t, "RESET default_transaction_isolation");
+	lt_expect_int(rc, 0, "a call at SERIALIZABLE on counter row 1");
+	lt_expect_int(rc_gone, INSIDE_NO_ROW, "a call at SERIALIZABLE on counter row 2, which does "
+	              "not exist");
+	lt_expect(after == 1 && after_gone == 1, "isolation", "expected the session's "
+	          "default_transaction_isolation still 'repeatable read' (its own) after a call at "
+	          "SERIALIZABLE that committed and after one that failed, got it %s and %s: the "
+	          "level was set for the session (SET SESSION CHARACTERISTICS, SET "
+	          "default_transaction_isolation), not for the call's transaction (BEGIN "
+	          "ISOLATION LEVEL ...)", after == 1 ? "kept" : "changed",
+	          after_gone == 1 ? "kept" : "changed");
+	lt_expect(brc == 0 && next == 1, "isolation", "expected the connection's next "
+	          "transaction at the session's own 'repeatable read', got another level (%d)", brc);
 }
 
 /* Only a failure to serialize is retried: a missing row is an answer. */
@@ -1387,6 +1431,7 @@ int main(void)
 		LABTEST_PG(isolation__backs_off),
 		LABTEST_PG(isolation__first_wait_is_at_most_base),
 		LABTEST_PG(isolation__other_errors_not_retried),
+		LABTEST_PG(isolation__level_ends_with_the_call),
 		LABTEST_PG(isolation__long_retry_keeps_its_cap),
 		LABTEST_PG(isolation__waits_follow_the_doubling),
 		LABTEST_PG(isolation__waits_of_seconds_to_weeks),
