@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "kit/load.h"
@@ -1725,6 +1726,86 @@ static void contain_like__naive_waits_for_the_row(void **state)
 	              "likes: the holder's and the naive like's");
 }
 
+/* Whether the connection is back in the pool when its ROLLBACK starts:
+ * the hook tries to take it from the pool (whose acquire timeout is 0).
+ * While the like still has it, that says KIT_POOL_TIMEOUT at once; once
+ * it was put back, the pool hands it out (or fails its reset, the
+ * transaction still failed), and another request would have had it. */
+struct put_probe {
+	struct kit_pool *pool;
+	bool inside;
+	int rollbacks, in_pool;
+};
+
+static void probe_rollback(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct put_probe *p = arg;
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL || p->inside ||
+	    strncasecmp(sql, "ROLLBACK", 8) != 0)
+		return;
+	p->inside = true;
+	p->rollbacks++;
+	struct kit_db *x = NULL;
+	int rc = kit_pool_get(p->pool, &x);
+	if (rc == 0)
+		kit_pool_put(p->pool, x);
+	if (rc != KIT_POOL_TIMEOUT)
+		p->in_pool++;
+	p->inside = false;
+}
+
+/* A like that gave up rolls back before it gives its connection back:
+ * once kit_pool_put() returns, the connection is another request's, and
+ * a ROLLBACK sent on it then races that request's statements on one
+ * session (and takes a pooled connection with a failed transaction to
+ * whoever comes next). Caught as it happens: the likes' pool has one
+ * connection, and a hook on it asks the pool for it as each ROLLBACK
+ * starts. */
+static void contain_like__rolled_back_before_put_back(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 0, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512];
+	int64_t pid;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct put_probe probe = { .pool = app.likes };
+	struct kit_db *db = NULL;
+	assert_int_equal(kit_pool_get(app.likes, &db), 0);
+	kit_db_set_hook(db, probe_rollback, &probe);
+	kit_pool_put(app.likes, db);
+	struct kit_db *h = hold(t, 1, &pid);
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	for (int w = 0; w < 60 && !atomic_load(&c.done); w++)
+		sleep_ms(50);
+	if (!atomic_load(&c.done))
+		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
+	pthread_join(c.th, NULL);
+	kit_db_commit(h);
+	kit_db_close(h);
+	struct kit_db *again = NULL;
+	if (kit_pool_get(app.likes, &again) == 0) {
+		kit_db_set_hook(again, NULL, NULL);
+		kit_pool_put(app.likes, again);
+	}
+	contain_close(&app);
+	lt_expect_int_hint(c.rc, KIT_DB_BUSY, "a like of a held row (lock timeout 100 ms)",
+	                   "lock-timeout");
+	lt_expect(probe.rollbacks >= 1, "rollback", "expected the like that gave up to roll "
+	          "back on its connection, saw no ROLLBACK");
+	lt_expect(probe.in_pool == 0, "rollback", "the like's ROLLBACK started after its "
+	          "connection was back in the pool (the pool handed it out from there): call "
+	          "kit_db_rollback() before kit_pool_put(); once put back, the connection is the "
+	          "next request's");
+}
+
 /* Counts the like's UPDATE statements on a connection of the likes' pool. */
 static void count_updates(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
@@ -2065,6 +2146,7 @@ int main(void)
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain_like__gives_up_after_one_wait),
 		LABTEST_PG(contain_like__naive_waits_for_the_row),
+		LABTEST_PG(contain_like__rolled_back_before_put_back),
 		LABTEST_PG(contain__login_survives_a_hot_row),
 	};
 	return labtest_main("07-contain", tests);
