@@ -1320,15 +1320,17 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 /* The order's two keys, in a database of the check's own (so that no
  * other suite's waits on a shared server add lines): row 2's line of two
  * forms first and has the oldest wait, row 1's line of three forms after
- * it; then rows 3 and 4 get one waiter each, row 4's first. Most waiters
- * first: row 1, row 2; between the two lines of one waiter, the older
- * wait first: row 4, row 3. A detector that orders by the oldest wait
- * first puts row 2 first; one that ignores the wait puts 3 and 4 in
- * either order. */
+ * it; then rows 3 to 6 get one waiter each, in the order 4, 6, 3, 5.
+ * Most waiters first: row 1, row 2; between the four lines of one
+ * waiter, the older wait first: rows 4, 6, 3, 5, an order that follows
+ * neither the rows, nor their holders' pids or transaction ids (the
+ * holders took rows 1 to 6 in turn). A detector that orders by the
+ * oldest wait first puts row 2 first; one that breaks no tie returns the
+ * four in whatever order its GROUP BY left them, right once in 24. */
 static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 {
 	struct labtest *t = *state;
-	struct waiter w[7];
+	struct waiter w[9];
 	struct hot_row_now rows[8];
 	char own[1200], name[100];
 	int n = -1, nw = 0;
@@ -1340,13 +1342,13 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 		        "(%s): %s", name, kit_db_errmsg(db));
 	}
 	lt_expect(kit_db_exec(db, "CREATE TABLE public.posts (id BIGINT PRIMARY KEY, likes BIGINT "
-	          "NOT NULL DEFAULT 0); INSERT INTO public.posts (id) VALUES (1), (2), (3), (4)",
+	          "NOT NULL DEFAULT 0); INSERT INTO public.posts (id) VALUES (1), (2), (3), (4), (5), (6)",
 	          0, NULL) == 0, NULL, "posts in %s: %s", name, kit_db_errmsg(db));
 
 	/* configure: the four rows held, then the lines in the order above */
-	struct kit_db *h[5] = { NULL };
-	int64_t pid[5] = { 0 };
-	for (int r = 1; r <= 4; r++) {
+	struct kit_db *h[7] = { NULL };
+	int64_t pid[7] = { 0 };
+	for (int r = 1; r <= 6; r++) {
 		char sql[96];
 		snprintf(sql, sizeof sql, "UPDATE public.posts SET likes = likes + 1 WHERE id = %d", r);
 		kit_db_open(&h[r], own);
@@ -1354,28 +1356,28 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 		assert_int_equal(kit_db_begin(h[r]), 0);
 		assert_int_equal(kit_db_exec(h[r], sql, 0, NULL), 0);
 	}
-	static const int posts[] = { 2, 2, 1, 1, 1, 4, 3 };
+	static const int posts[] = { 2, 2, 1, 1, 1, 4, 6, 3, 5 };
 	int64_t lined = 0;
-	while (nw < 7 && lined == nw) {
+	while (nw < 9 && lined == nw) {
 		w[nw] = (struct waiter){ .url = own, .tag = t->place, .post = posts[nw],
 		                         .table = "public.posts" };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
 		lined = wait_for_waiters(t, ++nw);
-		if (nw == 2 || nw == 6)
+		if (nw == 2 || nw >= 6)
 			sleep_ms(30);             /* the waits that come next are younger, clearly */
 	}
 	int rc = -1;
-	if (lined == 7) {
+	if (lined == 9) {
 		sleep_ms(50);
 		rc = hot_rows_now(db, rows, 8, &n);
 	}
 
 	/* verify, after letting the lines go */
-	for (int r = 1; r <= 4; r++)
+	for (int r = 1; r <= 6; r++)
 		kit_db_commit(h[r]);
 	for (int i = 0; i < nw; i++)
 		pthread_join(w[i].th, NULL);
-	for (int r = 1; r <= 4; r++)
+	for (int r = 1; r <= 6; r++)
 		kit_db_close(h[r]);
 	char why[300];
 	snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
@@ -1383,15 +1385,15 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 	elsewhere_drop(t, name);
 	expect_line(lined, nw, LINE_FORMS);
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
-	lt_expect_int_hint(n, 4, "lines: row 1 with 3 waiters, row 2 with 2, rows 3 and 4 with 1 "
+	lt_expect_int_hint(n, 6, "lines: row 1 with 3 waiters, row 2 with 2, rows 3 to 6 with 1 "
 	                   "each", "signature");
-	static const int want[] = { 1, 2, 4, 3 }, waiting[] = { 3, 2, 1, 1 };
-	for (int i = 0; i < 4 && i < n; i++) {
+	static const int want[] = { 1, 2, 4, 6, 3, 5 }, waiting[] = { 3, 2, 1, 1, 1, 1 };
+	for (int i = 0; i < 6 && i < n; i++) {
 		int r = want[i];
 		const char *why_order = rows[i].holder_pid == pid[2] && i == 0 ? ": row 2's line has "
 			"the oldest wait but fewer waiters; order by waiters first, then by the oldest "
-			"wait" : (i >= 2 && rows[i].holder_pid == pid[3]) ? ": of two lines of one "
-			"waiter each, row 4's waited longer and comes first" : "";
+			"wait" : (i >= 2 && rows[i].waiting == 1) ? ": of the lines of one waiter "
+			"each, the one whose waiter waited longest comes first (rows 4, 6, 3, 5)" : "";
 		lt_expect(rows[i].holder_pid == pid[r] && rows[i].waiting == waiting[i], "order",
 		          "line %d: expected row %d's (%d waiting behind pid %lld), got %d waiting "
 		          "behind pid %d%s", i + 1, r, waiting[i], (long long)pid[r], rows[i].waiting,
