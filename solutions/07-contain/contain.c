@@ -54,7 +54,10 @@ static const char HOT_ROWS_SQL[] =
  * record, its front the transaction whose lock on that record is not the
  * one it requests (granted), and the wait is the statement's age in
  * PROCESSLIST (INNODB_TRX's trx_wait_started has whole seconds only).
- * The schema's name is this connection's DATABASE(). */
+ * The schema's name is this connection's DATABASE(). Only record locks
+ * are rows: a wait for a table lock (an INSERT ... SELECT queued for the
+ * table's AUTO_INC lock) has no page nor record, and no holder the
+ * subquery could match. */
 static const char HOT_ROWS_SQL_MYSQL[] =
 	"SELECT TRIM(BOTH '`' FROM SUBSTRING_INDEX(l.lock_table, '.', -1)), l.lock_page, l.lock_rec,"
 	" count(*), coalesce(max(p.TIME_MS), 0),"
@@ -67,6 +70,7 @@ static const char HOT_ROWS_SQL_MYSQL[] =
 	" JOIN information_schema.INNODB_LOCKS l ON l.lock_id = r.trx_requested_lock_id"
 	" LEFT JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
 	" WHERE SUBSTRING_INDEX(l.lock_table, '.', 1) = CONCAT('`', DATABASE(), '`')"
+	" AND l.lock_type = 'RECORD'"
 	" GROUP BY l.lock_table, l.lock_space, l.lock_page, l.lock_rec"
 	" ORDER BY 4 DESC, 5 DESC";
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "kit/load.h"
@@ -541,6 +542,151 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	              "row 1's likes after the line drained");
 }
 
+/* An UPDATE of row id of posts on a connection opened beforehand. */
+struct queued_on {
+	struct kit_db *db;
+	const char *tag;
+	int rc;
+	pthread_t th;
+};
+
+static void *update_on(void *arg)
+{
+	struct queued_on *q = arg;
+	char sql[300];
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", q->tag);
+	q->rc = kit_db_exec(q->db, sql, 0, NULL);
+	return NULL;
+}
+
+/* The holder is whichever session the server happens to number: here the
+ * one with the highest id of four opened beforehand, the other three
+ * queueing behind it in turn. Servers hand out ids (pids, CONNECTION_ID())
+ * mostly in the order sessions start, so a holder that began first also
+ * has the smallest id, and a detector that takes the smallest (or the
+ * first) pid pg_blocking_pids() names over the line passes the checks
+ * that open the holder first; it names the first waiter here, whom the
+ * tuple waiters are blocked by. */
+static void hot_rows_now__holder_whatever_its_id(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *c[4];
+	int64_t id[4], lined = 0;
+	struct queued_on q[3];
+	struct hot_row_now rows[4];
+	int top = 0, n = -1, rc = -1, nq = 0;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	for (int i = 0; i < 4; i++) {
+		c[i] = labtest_connect(t);
+		assert_int_equal(session_id(c[i], &id[i]), 0);
+		if (id[i] > id[top])
+			top = i;
+	}
+	assert_int_equal(kit_db_begin(c[top]), 0);
+	assert_int_equal(kit_db_exec(c[top], "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0,
+	                             NULL), 0);
+	for (int i = 0; i < 4 && lined == nq; i++) {
+		if (i == top)
+			continue;
+		q[nq] = (struct queued_on){ .db = c[i], .tag = t->place };
+		pthread_create(&q[nq].th, NULL, update_on, &q[nq]);
+		lined = wait_for_waiters(t, ++nq);
+	}
+	if (lined == 3) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	}
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(c[top]);
+	for (int i = 0; i < nq; i++)
+		pthread_join(q[i].th, NULL);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(c[i]);
+	expect_line(lined, nq, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with 3 waiters)", "signature");
+	lt_expect(rows[0].holder_pid == id[top] && rows[0].waiting == 3, "holder", "expected 3 "
+	          "waiting behind the holder, session %lld (the highest id of the four), got %d "
+	          "behind %d%s", (long long)id[top], rows[0].waiting, rows[0].holder_pid,
+	          rows[0].holder_pid < id[top] && rows[0].holder_pid > 0 ? ": a waiter, with a "
+	          "smaller id than the holder's; is the holder the smallest (or first) pid "
+	          "blocking someone, rather than the session holding the transaction at the front?"
+	          : "");
+}
+
+struct late_update {
+	struct kit_db *db;
+	const char *tag;
+	_Atomic int64_t set_off;     /* ns, just before the UPDATE was sent */
+	int rc;
+	pthread_t th;
+};
+
+static void *update_late(void *arg)
+{
+	struct late_update *u = arg;
+	char sql[300];
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", u->tag);
+	atomic_store(&u->set_off, kit_load_now_ns());
+	u->rc = kit_db_exec(u->db, sql, 0, NULL);
+	return NULL;
+}
+
+/* A wait is as old as the wait, not as the waiter's transaction: the
+ * waiter here began its transaction (and read the row) two seconds
+ * before its UPDATE queued behind the holder. The oldest wait reported
+ * can be no longer than the time since that UPDATE set off, as this
+ * test's clock measures it when the call returns; a detector that
+ * measures from the transaction's start (pg_stat_activity.xact_start,
+ * INNODB_TRX.trx_started) reports two seconds more. */
+static void hot_rows_now__wait_counts_from_the_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[4];
+	int64_t pid, lined = 0, begun, read;
+	int n = -1, rc = -1;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	struct kit_db *h = hold(t, 1, &pid);
+	struct late_update u = { .db = labtest_connect(t), .tag = t->place };
+	atomic_init(&u.set_off, 0);
+	assert_int_equal(kit_db_begin(u.db), 0);
+	assert_int_equal(kit_db_query_int(u.db, "SELECT likes FROM posts WHERE id = 1", 0, NULL,
+	                                  &read), 0);
+	begun = kit_load_now_ns();
+	while (kit_load_now_ns() - begun < 2000000000LL)    /* staging, not a verdict */
+		sleep_ms(50);
+	pthread_create(&u.th, NULL, update_late, &u);
+	lined = wait_for_waiters(t, 1);
+	int64_t returned = 0;
+	if (lined == 1) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+		returned = kit_load_now_ns();
+	}
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(h);
+	pthread_join(u.th, NULL);
+	kit_db_commit(u.db);
+	kit_db_close(u.db);
+	kit_db_close(h);
+	double bound = (double)(returned - atomic_load(&u.set_off)) / 1e6;
+	expect_line(lined, 1, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with its one waiter)", "signature");
+	lt_expect(rows[0].oldest_wait_ms <= bound + 1, "oldest", "expected the oldest wait at "
+	          "most %.0f ms (its UPDATE set off that long before the call returned), got %.0f "
+	          "ms%s", bound, rows[0].oldest_wait_ms, rows[0].oldest_wait_ms >= bound + 1500 ?
+	          ": about the age of the waiter's transaction, which began 2 s before it queued; "
+	          "measure the wait from when it began (pg_locks.waitstart; on MariaDB "
+	          "PROCESSLIST.TIME_MS), not from xact_start or trx_started" : "");
+}
+
 /* Three lines, told apart by their holders: row 1 with two waiters, rows
  * 2 and 3 with one each, row 2's waiter there first, then row 3's, row
  * 1's two last. The contract's order (the most waiters first, then the
@@ -967,30 +1113,85 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
 /* Another database on the same server, for waits that are not this
  * database's: one per check run, named after the check's place (a server
  * the class shares may run several of these checks at once), and dropped
- * when the check is done. */
+ * when the check is done. On MariaDB a database is what the test's own
+ * place already is (labtest_mysql.c): the other one is that name with
+ * "_e" after it, on the same server and URL. */
 #define ELSEWHERE "hotrow_lab07_elsewhere_"
 
 static void elsewhere_name(const struct labtest *t, char *name, size_t nlen)
 {
 	size_t pl = strlen(t->place);
-	snprintf(name, nlen, ELSEWHERE "%s", t->place + (pl > 36 ? pl - 36 : 0));
+	if (t->engine == KIT_DB_MYSQL)
+		snprintf(name, nlen, "%.60s_e", t->place);
+	else
+		snprintf(name, nlen, ELSEWHERE "%s", t->place + (pl > 36 ? pl - 36 : 0));
 }
 
 static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len)
 {
 	elsewhere_name(t, name, nlen);
 	char sql[200], shared[sizeof t->url];
-	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+	snprintf(sql, sizeof sql, t->engine == KIT_DB_MYSQL ? "CREATE DATABASE `%s`" :
+	         "CREATE DATABASE %s", name);
 	kit_db_exec(labtest_db(t), sql, 0, NULL);    /* the connect below says if it failed */
+	if (t->engine == KIT_DB_MYSQL) {
+		/* t->url is the server's URL with the place as its database */
+		const char *at = strstr(t->url, t->place);
+		int pre = at ? (int)(at - t->url) : 0;
+		snprintf(out, len, "%.*s%s%s", pre, t->url, name,
+		         at ? at + strlen(t->place) : "");
+		return;
+	}
 	shared_url(t, shared, sizeof shared);
 	snprintf(out, len, "%s%sdbname=%s", shared, strchr(shared, '?') ? "&" : " ", name);
+}
+
+static int add_session(void *arg, int ncols, const char *const *v)
+{
+	int64_t *ids = arg;
+	if (ncols > 0 && v[0] != NULL && ids[0] < 16)
+		ids[1 + ids[0]++] = strtoll(v[0], NULL, 10);
+	return 0;
 }
 
 static void elsewhere_drop(struct labtest *t, const char *name)
 {
 	char sql[200];
-	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+	if (t->engine == KIT_DB_MYSQL) {
+		/* a check that stopped half-way may leave sessions there, whose
+		 * locks DROP DATABASE would wait for */
+		int64_t ids[17] = { 0 };
+		const char *params[] = { name };
+		kit_db_query(labtest_db(t), "SELECT ID FROM information_schema.PROCESSLIST"
+		             " WHERE DB = $1 AND ID <> CONNECTION_ID()", 1, params, add_session, ids);
+		for (int i = 0; i < ids[0]; i++) {
+			snprintf(sql, sizeof sql, "KILL %lld", (long long)ids[1 + i]);
+			kit_db_exec(labtest_db(t), sql, 0, NULL);
+		}
+		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS `%s`", name);
+	} else {
+		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+	}
 	kit_db_exec(labtest_db(t), sql, 0, NULL);
+}
+
+/* MariaDB: wait, as labtest_innodb_waiters() does (at most 15 s, reading
+ * INNODB_TRX at most every 150 ms or so, since InnoDB renews it only when
+ * nobody read it in the last 0.1 s), until n sessions of database name
+ * are in LOCK WAIT; the count seen last. */
+static int64_t innodb_waiters_in(struct labtest *t, const char *name, int64_t n)
+{
+	const char *params[] = { name };
+	int64_t seen = -1;
+	for (int i = 0; i < 60; i++) {
+		if (kit_db_query_int(labtest_db(t), "SELECT count(*) FROM information_schema.INNODB_TRX r"
+		                     " JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
+		                     " WHERE r.trx_state = 'LOCK WAIT' AND p.DB = $1", 1, params,
+		                     &seen) != 0 || seen == n)
+			return seen;
+		sleep_ms(250);
+	}
+	return seen;
 }
 
 /* The check's teardown: the other database goes even when the check
@@ -1008,6 +1209,7 @@ static int teardown_elsewhere(void **state)
 
 /* LABTEST_PG with the teardown above. */
 #define PG_ELSEWHERE(f) { #f, f, labtest_setup_pg, teardown_elsewhere, NULL }
+#define MY_ELSEWHERE(f) { #f "/mysql", f, labtest_setup_mysql, teardown_elsewhere, NULL }
 
 /* Two lines in this database, row 1 with three waiters and row 2 with
  * one, and a longer line (four waiters) in another database of the same
@@ -1015,7 +1217,9 @@ static int teardown_elsewhere(void **state)
  * longest first, and with max 1 only the longest, writing nothing past
  * out[0]. A detector that reads every database's waits reports the
  * other's line first; one that sorts the wrong way round reports row 2
- * first. */
+ * first. On MariaDB the other database's table is called posts too, as
+ * the same app's would be on a shared server: only the schema tells the
+ * lines apart (a query without its DATABASE() filter reports three). */
 static void hot_rows_now__worst_first_this_database_only(void **state)
 {
 	struct labtest *t = *state;
@@ -1034,10 +1238,16 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 		lt_fail(__FILE__, __LINE__, NULL, "connecting to a second database on the same server "
 		        "(%s): %s", elsewhere, kit_db_errmsg(o));
 	}
-	snprintf(table, sizeof table, "public.posts_%s", t->place);
+	if (t->engine == KIT_DB_MYSQL)
+		snprintf(table, sizeof table, "posts");
+	else
+		snprintf(table, sizeof table, "public.posts_%s", t->place);
 	snprintf(sql, sizeof sql, "CREATE TABLE %s (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL"
-	         " DEFAULT 0); INSERT INTO %s (id) VALUES (1)", table, table);
+	         " DEFAULT 0)", table);
 	lt_expect(kit_db_exec(o, sql, 0, NULL) == 0, NULL, "a table in %s: %s", elsewhere,
+	          kit_db_errmsg(o));
+	snprintf(sql, sizeof sql, "INSERT INTO %s (id) VALUES (1)", table);
+	lt_expect(kit_db_exec(o, sql, 0, NULL) == 0, NULL, "a row in %s: %s", elsewhere,
 	          kit_db_errmsg(o));
 
 	/* configure: row 1 held with 3 waiters, row 2 with 1, and elsewhere
@@ -1046,7 +1256,7 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	struct kit_db *h3 = NULL;
 	kit_db_open(&h3, other);
 	snprintf(sql, sizeof sql, "UPDATE %s SET likes = likes + 1 WHERE id = 1", table);
-	assert_int_equal(kit_db_query_int(h3, "SELECT pg_backend_pid()", 0, NULL, &pid3), 0);
+	assert_int_equal(session_id(h3, &pid3), 0);
 	assert_int_equal(kit_db_begin(h3), 0);
 	assert_int_equal(kit_db_exec(h3, sql, 0, NULL), 0);
 	static const int posts[] = { 1, 1, 1, 2 };
@@ -1057,7 +1267,12 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 		else
 			w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
-		lined = wait_for_waiters(t, ++nw);
+		++nw;
+		/* pg_stat_activity is the server's; MariaDB's count is per database */
+		if (t->engine == KIT_DB_MYSQL && nw > 4)
+			lined = 4 + innodb_waiters_in(t, elsewhere, nw - 4);
+		else
+			lined = wait_for_waiters(t, nw);
 	}
 	memset(one, 0x5a, sizeof one);
 	struct hot_row_now canary = one[1];
@@ -1089,7 +1304,8 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	          "line first (3 waiting, holder pid %lld), got %d waiting behind pid %lld%s",
 	          (long long)pid1, rows[0].waiting, (long long)rows[0].holder_pid,
 	          rows[0].holder_pid == pid3 ? ": that line is in another database (keep "
-	          "pg_stat_activity's datname = current_database())" : rows[0].holder_pid == pid2 ?
+	          "pg_stat_activity's datname = current_database(); on MariaDB, the lock's table in "
+	          "DATABASE())" : rows[0].holder_pid == pid2 ?
 	          ": the shortest line came first (most waiters first)" : "");
 	lt_expect(n < 2 || (rows[1].holder_pid == pid2 && rows[1].waiting == 1), "order",
 	          "expected row 2's line second (1 waiting, holder pid %lld), got %d waiting behind "
@@ -1104,15 +1320,17 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 /* The order's two keys, in a database of the check's own (so that no
  * other suite's waits on a shared server add lines): row 2's line of two
  * forms first and has the oldest wait, row 1's line of three forms after
- * it; then rows 3 and 4 get one waiter each, row 4's first. Most waiters
- * first: row 1, row 2; between the two lines of one waiter, the older
- * wait first: row 4, row 3. A detector that orders by the oldest wait
- * first puts row 2 first; one that ignores the wait puts 3 and 4 in
- * either order. */
+ * it; then rows 3 to 6 get one waiter each, in the order 4, 6, 3, 5.
+ * Most waiters first: row 1, row 2; between the four lines of one
+ * waiter, the older wait first: rows 4, 6, 3, 5, an order that follows
+ * neither the rows, nor their holders' pids or transaction ids (the
+ * holders took rows 1 to 6 in turn). A detector that orders by the
+ * oldest wait first puts row 2 first; one that breaks no tie returns the
+ * four in whatever order its GROUP BY left them, right once in 24. */
 static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 {
 	struct labtest *t = *state;
-	struct waiter w[7];
+	struct waiter w[9];
 	struct hot_row_now rows[8];
 	char own[1200], name[100];
 	int n = -1, nw = 0;
@@ -1124,13 +1342,13 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 		        "(%s): %s", name, kit_db_errmsg(db));
 	}
 	lt_expect(kit_db_exec(db, "CREATE TABLE public.posts (id BIGINT PRIMARY KEY, likes BIGINT "
-	          "NOT NULL DEFAULT 0); INSERT INTO public.posts (id) VALUES (1), (2), (3), (4)",
+	          "NOT NULL DEFAULT 0); INSERT INTO public.posts (id) VALUES (1), (2), (3), (4), (5), (6)",
 	          0, NULL) == 0, NULL, "posts in %s: %s", name, kit_db_errmsg(db));
 
 	/* configure: the four rows held, then the lines in the order above */
-	struct kit_db *h[5] = { NULL };
-	int64_t pid[5] = { 0 };
-	for (int r = 1; r <= 4; r++) {
+	struct kit_db *h[7] = { NULL };
+	int64_t pid[7] = { 0 };
+	for (int r = 1; r <= 6; r++) {
 		char sql[96];
 		snprintf(sql, sizeof sql, "UPDATE public.posts SET likes = likes + 1 WHERE id = %d", r);
 		kit_db_open(&h[r], own);
@@ -1138,28 +1356,28 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 		assert_int_equal(kit_db_begin(h[r]), 0);
 		assert_int_equal(kit_db_exec(h[r], sql, 0, NULL), 0);
 	}
-	static const int posts[] = { 2, 2, 1, 1, 1, 4, 3 };
+	static const int posts[] = { 2, 2, 1, 1, 1, 4, 6, 3, 5 };
 	int64_t lined = 0;
-	while (nw < 7 && lined == nw) {
+	while (nw < 9 && lined == nw) {
 		w[nw] = (struct waiter){ .url = own, .tag = t->place, .post = posts[nw],
 		                         .table = "public.posts" };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
 		lined = wait_for_waiters(t, ++nw);
-		if (nw == 2 || nw == 6)
+		if (nw == 2 || nw >= 6)
 			sleep_ms(30);             /* the waits that come next are younger, clearly */
 	}
 	int rc = -1;
-	if (lined == 7) {
+	if (lined == 9) {
 		sleep_ms(50);
 		rc = hot_rows_now(db, rows, 8, &n);
 	}
 
 	/* verify, after letting the lines go */
-	for (int r = 1; r <= 4; r++)
+	for (int r = 1; r <= 6; r++)
 		kit_db_commit(h[r]);
 	for (int i = 0; i < nw; i++)
 		pthread_join(w[i].th, NULL);
-	for (int r = 1; r <= 4; r++)
+	for (int r = 1; r <= 6; r++)
 		kit_db_close(h[r]);
 	char why[300];
 	snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
@@ -1167,20 +1385,129 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 	elsewhere_drop(t, name);
 	expect_line(lined, nw, LINE_FORMS);
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
-	lt_expect_int_hint(n, 4, "lines: row 1 with 3 waiters, row 2 with 2, rows 3 and 4 with 1 "
+	lt_expect_int_hint(n, 6, "lines: row 1 with 3 waiters, row 2 with 2, rows 3 to 6 with 1 "
 	                   "each", "signature");
-	static const int want[] = { 1, 2, 4, 3 }, waiting[] = { 3, 2, 1, 1 };
-	for (int i = 0; i < 4 && i < n; i++) {
+	static const int want[] = { 1, 2, 4, 6, 3, 5 }, waiting[] = { 3, 2, 1, 1, 1, 1 };
+	for (int i = 0; i < 6 && i < n; i++) {
 		int r = want[i];
 		const char *why_order = rows[i].holder_pid == pid[2] && i == 0 ? ": row 2's line has "
 			"the oldest wait but fewer waiters; order by waiters first, then by the oldest "
-			"wait" : (i >= 2 && rows[i].holder_pid == pid[3]) ? ": of two lines of one "
-			"waiter each, row 4's waited longer and comes first" : "";
+			"wait" : (i >= 2 && rows[i].waiting == 1) ? ": of the lines of one waiter "
+			"each, the one whose waiter waited longest comes first (rows 4, 6, 3, 5)" : "";
 		lt_expect(rows[i].holder_pid == pid[r] && rows[i].waiting == waiting[i], "order",
 		          "line %d: expected row %d's (%d waiting behind pid %lld), got %d waiting "
 		          "behind pid %d%s", i + 1, r, waiting[i], (long long)pid[r], rows[i].waiting,
 		          rows[i].holder_pid, why_order);
 	}
+}
+
+/* A session of its own running one statement; its CONNECTION_ID() is
+ * published before the statement starts. */
+struct statement_call {
+	const char *url, *sql;
+	_Atomic int64_t id;
+	int rc;
+	pthread_t th;
+};
+
+static void *run_statement(void *arg)
+{
+	struct statement_call *c = arg;
+	struct kit_db *db = NULL;
+	int64_t id = -1;
+	c->rc = kit_db_open(&db, c->url);
+	if (c->rc == 0)
+		c->rc = session_id(db, &id);
+	atomic_store(&c->id, c->rc == 0 ? id : -1);
+	if (c->rc == 0)
+		c->rc = kit_db_exec(db, c->sql, 0, NULL);
+	kit_db_close(db);
+	return NULL;
+}
+
+/* MariaDB: InnoDB's lock tables list table locks too. An INSERT ...
+ * SELECT takes the table's AUTO_INC lock for the whole statement
+ * (innodb_autoinc_lock_mode 0 or 1; MariaDB's default is 1), and a
+ * second one waits for it: a wait in INNODB_TRX whose lock in
+ * INNODB_LOCKS has lock_type TABLE and no page nor record. Beside it, row
+ * 1 held with two waiters: one line, row 1's. A query that keeps every
+ * waited-for lock reports a second line, the table's, with page and
+ * record -1 and no holder (its holder subquery matches records only). */
+static void hot_rows_now__rows_only_beside_a_table_lock(void **state)
+{
+	struct labtest *t = *state;
+	struct waiter w[2];
+	struct hot_row_now rows[4];
+	int64_t pid, mode = -1, lined = 0, sleeping = 0;
+	int n = -1, rc = -1;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	labtest_exec(t, "CREATE TABLE seqs (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)");
+	assert_int_equal(kit_db_query_int(labtest_db(t), "SELECT @@innodb_autoinc_lock_mode", 0,
+	                                  NULL, &mode), 0);
+	if (mode == 2)
+		fail_msg("innodb_autoinc_lock_mode is 2 on this server: no INSERT holds the table's "
+		         "AUTO_INC lock, so this check cannot stage a table lock wait (MariaDB's "
+		         "default is 1)");
+
+	/* configure: the AUTO_INC lock held by an INSERT ... SELECT whose second
+	 * row sleeps, an INSERT ... SELECT waiting for it, row 1 held with two
+	 * waiters */
+	struct statement_call lock = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT "
+	                               "IF(seq = 2, SLEEP(30), 0) FROM seq_1_to_2" };
+	struct statement_call queued = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT 1 "
+	                                 "FROM seq_1_to_2" };
+	atomic_init(&lock.id, 0);
+	atomic_init(&queued.id, 0);
+	pthread_create(&lock.th, NULL, run_statement, &lock);
+	char sql[200];
+	for (int i = 0; i < 1000 && atomic_load(&lock.id) == 0; i++)
+		sleep_ms(10);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM information_schema.PROCESSLIST WHERE ID = "
+	         "%lld AND STATE = 'User sleep'", (long long)atomic_load(&lock.id));
+	for (int i = 0; i < 1000 && sleeping == 0 && atomic_load(&lock.id) > 0; i++) {
+		sleeping = labtest_int(t, sql);
+		if (sleeping == 0)
+			sleep_ms(10);
+	}
+	pthread_create(&queued.th, NULL, run_statement, &queued);
+	struct kit_db *h = hold(t, 1, &pid);
+	int nw = 0;
+	while (nw < 2) {
+		w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1 };
+		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
+		nw++;
+	}
+	if (sleeping == 1)
+		lined = wait_for_waiters(t, 3);
+
+	/* run, once the server shows the three waits */
+	if (lined == 3)
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+
+	/* verify, after letting them all go */
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(h);
+	snprintf(sql, sizeof sql, "KILL QUERY %lld", (long long)atomic_load(&lock.id));
+	if (atomic_load(&lock.id) > 0)
+		kit_db_exec(labtest_db(t), sql, 0, NULL);
+	pthread_join(lock.th, NULL);
+	pthread_join(queued.th, NULL);
+	for (int i = 0; i < nw; i++)
+		pthread_join(w[i].th, NULL);
+	kit_db_close(h);
+	lt_expect(sleeping == 1, NULL, "expected the INSERT ... SELECT that holds the AUTO_INC "
+	          "lock to be seen in its SLEEP, got %lld sessions (%d)", (long long)sleeping,
+	          lock.rc);
+	expect_line(lined, 3, "sessions waiting: two for row 1, one for the table's AUTO_INC lock");
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines: row 1's (a wait for the table's AUTO_INC lock is not a "
+	                   "row's line: keep INNODB_LOCKS' lock_type = 'RECORD')", "signature");
+	lt_expect(rows[0].waiting == 2 && rows[0].holder_pid == pid && rows[0].page >= 0,
+	          "signature", "expected row 1's line first (2 waiting behind %lld, a page), got %d "
+	          "waiting behind %d, page %lld", (long long)pid, rows[0].waiting,
+	          rows[0].holder_pid, (long long)rows[0].page);
 }
 
 static void hot_rows_now__quiet_when_nobody_waits(void **state)
@@ -1278,15 +1605,36 @@ static void contain_like__gives_up_on_a_held_row(void **state)
  * but a transaction-mode pooler runs no reset, and the next client's
  * transaction on that server connection inherits it. So the connection
  * the like used is read here directly, behind the pool's back (no
- * checkout, no reset): its lock_timeout must be the default again. */
+ * checkout, no reset): its lock_timeout must be what the session had
+ * again. The app's URL gives its sessions a lock_timeout of 7 s, as a
+ * role's or a database's default would (ALTER ROLE ... SET lock_timeout):
+ * the pool's reset goes back to it, and so must the like; a like that
+ * puts back 0 (or RESET's idea of a default) rather than ending its own
+ * setting with its transaction leaves the session with another. */
+#define SESSION_LOCK_TIMEOUT "7s"
+
 static void contain_like__timeout_ends_with_the_like(void **state)
 {
 	struct labtest *t = *state;
 	struct contain_app app;
-	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	char url[sizeof t->url + 64];
+	size_t ul = strlen(t->url);
+	const char *had = SESSION_LOCK_TIMEOUT;
+	if (ul > 6 && strcmp(t->url + ul - 6, "%3Doff") == 0)        /* options=... last */
+		snprintf(url, sizeof url, "%s%%20-clock_timeout%%3D" SESSION_LOCK_TIMEOUT, t->url);
+	else if (ul > 1 && t->url[ul - 1] == '\'' && strstr(t->url, "options='") != NULL)
+		snprintf(url, sizeof url, "%.*s -clock_timeout=" SESSION_LOCK_TIMEOUT "'",
+		         (int)(ul - 1), t->url);
+	else {
+		snprintf(url, sizeof url, "%s", t->url);
+		had = "0";
+	}
+	struct contain_config cfg = { .url = url, .pool_size = 2, .counter_pool_size = 1,
 	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 100,
 	                              .contain = true };
-	char err[512];
+	char err[512], differs[120];
+	snprintf(differs, sizeof differs, "SELECT (current_setting('lock_timeout') <> '%s')::int",
+	         had);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
@@ -1294,10 +1642,11 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	struct kit_db *db = NULL;
 	assert_int_equal(kit_pool_get(app.likes, &db), 0);
 	kit_pool_put(app.likes, db);
+	int64_t before = -1;
+	kit_db_query_int(db, differs, 0, NULL, &before);
 	int rc = contain_like(&app, 1);
 	int64_t left = -1;
-	int qrc = kit_db_query_int(db, "SELECT (current_setting('lock_timeout') <> '0')::int",
-	                           0, NULL, &left);
+	int qrc = kit_db_query_int(db, differs, 0, NULL, &left);
 	/* The error path too: a like that gives up on a held row. */
 	int64_t pid, left_busy = -1;
 	struct kit_db *h = hold(t, 1, &pid);
@@ -1310,8 +1659,7 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
 	pthread_join(c.th, NULL);
 	int busy = c.rc;
-	int brc = kit_db_query_int(db, "SELECT (current_setting('lock_timeout') <> '0')::int",
-	                           0, NULL, &left_busy);
+	int brc = kit_db_query_int(db, differs, 0, NULL, &left_busy);
 	char why[300];
 	snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
 	kit_db_commit(h);
@@ -1319,19 +1667,145 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	contain_close(&app);
 	lt_expect_int(rc, 0, "a like of a free row");
 	lt_expect_int(qrc, 0, "reading lock_timeout on the like's connection");
-	lt_expect(left == 0, "lock-timeout", "after the like committed, its connection still has "
-	          "lock_timeout set on the session: it was set with SET (or "
-	          "kit_db_set_lock_timeout()), not SET LOCAL, so it outlived the like's "
-	          "transaction and the next transaction on that connection inherits it "
-	          "wherever no reset runs (a transaction-mode pooler)");
+	lt_expect_int(before, 0, "a session of the app's URL with another lock_timeout than "
+	              "the one its options give");
+	lt_expect(left == 0, "lock-timeout", "after the like committed, its connection's "
+	          "lock_timeout is no longer the session's own %s: it was set with SET (or "
+	          "kit_db_set_lock_timeout()), not SET LOCAL, and then left or put back to a value "
+	          "of the like's choosing, so the next transaction on that connection inherits "
+	          "it wherever no reset runs (a transaction-mode pooler)", had);
 	lt_expect_int_hint(busy, KIT_DB_BUSY, "a like of a held row (lock timeout 100 ms)",
 	                   "lock-timeout");
 	lt_expect(brc == 0, "rollback", "after a like gave up on a held row, its connection could "
 	          "not run a query (%s): the like returned with its failed transaction still "
 	          "open; roll it back before the connection goes back to the pool", why);
 	lt_expect(brc != 0 || left_busy == 0, "lock-timeout", "after a like gave up on a held row, "
-	          "its connection still has lock_timeout set on the session: it was put back on "
-	          "the success path only (SET LOCAL ends with the transaction on every path)");
+	          "its connection's lock_timeout is no longer the session's own %s: it was put "
+	          "back on the success path only (SET LOCAL ends with the transaction on every "
+	          "path)", had);
+}
+
+/* The naive app (contain false) is the baseline the bulkhead is measured
+ * against: one pool and no lock timeout (contain.h), so its like waits
+ * for a held row as long as it is held. Judged on the server's clock: the
+ * row is let go once the server shows the like waiting for ten times the
+ * configured lock timeout (or the like has returned), so a like that gave
+ * up after 50 ms has returned long before. */
+static void contain_like__naive_waits_for_the_row(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 50,
+	                              .contain = false };
+	char err[512], sql[400];
+	int64_t pid, waited = 0;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct kit_db *h = hold(t, 1, &pid);
+	snprintf(sql, sizeof sql, "SELECT coalesce(max(extract(epoch FROM clock_timestamp() - "
+	         "l.waitstart) * 1000), 0)::bigint FROM pg_locks l WHERE NOT l.granted AND l.pid IN "
+	         "(SELECT a.pid FROM pg_stat_activity a WHERE %lld = ANY(pg_blocking_pids(a.pid)))",
+	         (long long)pid);
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	for (int i = 0; i < 1000 && !atomic_load(&c.done) && waited < 10 * cfg.lock_timeout_ms; i++) {
+		sleep_ms(10);
+		waited = labtest_int(t, sql);
+	}
+	kit_db_commit(h);
+	pthread_join(c.th, NULL);
+	kit_db_close(h);
+	contain_close(&app);
+	lt_expect(c.rc == 0, "lock-timeout", "expected the naive app's like (contain false, "
+	          "lock_timeout_ms %d) of a row held until the server showed it waiting %d ms to "
+	          "wait and then succeed, got %d%s", cfg.lock_timeout_ms, 10 * cfg.lock_timeout_ms,
+	          c.rc, c.rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: it gave up on the lock timeout; the "
+	          "naive app has none, set it only when cfg.contain is true)" : "");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 2,
+	              "likes: the holder's and the naive like's");
+}
+
+/* Whether the connection is back in the pool when its ROLLBACK starts:
+ * the hook tries to take it from the pool (whose acquire timeout is 0).
+ * While the like still has it, that says KIT_POOL_TIMEOUT at once; once
+ * it was put back, the pool hands it out (or fails its reset, the
+ * transaction still failed), and another request would have had it. */
+struct put_probe {
+	struct kit_pool *pool;
+	bool inside;
+	int rollbacks, in_pool;
+};
+
+static void probe_rollback(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct put_probe *p = arg;
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL || p->inside ||
+	    strncasecmp(sql, "ROLLBACK", 8) != 0)
+		return;
+	p->inside = true;
+	p->rollbacks++;
+	struct kit_db *x = NULL;
+	int rc = kit_pool_get(p->pool, &x);
+	if (rc == 0)
+		kit_pool_put(p->pool, x);
+	if (rc != KIT_POOL_TIMEOUT)
+		p->in_pool++;
+	p->inside = false;
+}
+
+/* A like that gave up rolls back before it gives its connection back:
+ * once kit_pool_put() returns, the connection is another request's, and
+ * a ROLLBACK sent on it then races that request's statements on one
+ * session (and takes a pooled connection with a failed transaction to
+ * whoever comes next). Caught as it happens: the likes' pool has one
+ * connection, and a hook on it asks the pool for it as each ROLLBACK
+ * starts. */
+static void contain_like__rolled_back_before_put_back(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 0, .lock_timeout_ms = 100,
+	                              .contain = true };
+	char err[512];
+	int64_t pid;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct put_probe probe = { .pool = app.likes };
+	struct kit_db *db = NULL;
+	assert_int_equal(kit_pool_get(app.likes, &db), 0);
+	kit_db_set_hook(db, probe_rollback, &probe);
+	kit_pool_put(app.likes, db);
+	struct kit_db *h = hold(t, 1, &pid);
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	for (int w = 0; w < 60 && !atomic_load(&c.done); w++)
+		sleep_ms(50);
+	if (!atomic_load(&c.done))
+		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
+	pthread_join(c.th, NULL);
+	kit_db_commit(h);
+	kit_db_close(h);
+	struct kit_db *again = NULL;
+	if (kit_pool_get(app.likes, &again) == 0) {
+		kit_db_set_hook(again, NULL, NULL);
+		kit_pool_put(app.likes, again);
+	}
+	contain_close(&app);
+	lt_expect_int_hint(c.rc, KIT_DB_BUSY, "a like of a held row (lock timeout 100 ms)",
+	                   "lock-timeout");
+	lt_expect(probe.rollbacks >= 1, "rollback", "expected the like that gave up to roll "
+	          "back on its connection, saw no ROLLBACK");
+	lt_expect(probe.in_pool == 0, "rollback", "the like's ROLLBACK started after its "
+	          "connection was back in the pool (the pool handed it out from there): call "
+	          "kit_db_rollback() before kit_pool_put(); once put back, the connection is the "
+	          "next request's");
 }
 
 /* Counts the like's UPDATE statements on a connection of the likes' pool. */
@@ -1645,9 +2119,9 @@ int main(void)
 		cmocka_unit_test(hot_keys__topk_counts_past_2_31),
 		cmocka_unit_test(hot_keys__counting_allocates_nothing),
 		cmocka_unit_test(hot_keys__topk_every_allocation_can_fail),
-		/* §2, §5, §6: PostgreSQL; the detector's first six on MariaDB
-		 * too. The others need a second database of the server or
-		 * stage PostgreSQL's own kinds of lock and its order of
+		/* §2, §5, §6: PostgreSQL; the detector's first six and the
+		 * this-database-only check on MariaDB too. The others stage
+		 * PostgreSQL's own kinds of lock and its order of
 		 * sessions, and the containment is written in PostgreSQL's SET LOCAL
 		 * lock_timeout and DISCARD ALL (CONTAIN_RESET): PostgreSQL only. */
 		OWN_DB_SERVERS(hot_rows_now__sees_the_whole_line),
@@ -1656,12 +2130,16 @@ int main(void)
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
+		OWN_DB_SERVERS(hot_rows_now__holder_whatever_its_id),
+		OWN_DB_SERVERS(hot_rows_now__wait_counts_from_the_wait),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
+		MY_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
 		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
 		OWN_DB_PG(hot_rows_now__one_line_whoever_queues_first),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		LABTEST_PG(hot_rows_now__query_fails),
+		LABTEST_MYSQL(hot_rows_now__rows_only_beside_a_table_lock),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_open__leaves_nothing_open),
 		LABTEST_PG(contain__endpoints_say_what_happened),
@@ -1669,6 +2147,8 @@ int main(void)
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain_like__gives_up_after_one_wait),
+		LABTEST_PG(contain_like__naive_waits_for_the_row),
+		LABTEST_PG(contain_like__rolled_back_before_put_back),
 		LABTEST_PG(contain__login_survives_a_hot_row),
 	};
 	return labtest_main("07-contain", tests);

@@ -222,11 +222,12 @@ bool lt_sql_begins(const char *sql)
 void lt_time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct lt_gap *g = arg;
-	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
+	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
 		g->last_end = t_ns;
 		return;
 	}
-	if (ev != KIT_DB_STMT_START || !lt_sql_begins(sql))
+	/* kit_db_exec("BEGIN ...") or kit_db_begin() (a TX_ statement) */
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || !lt_sql_begins(sql))
 		return;
 	double asked = lt_sleeps_take();
 	lt_sleeps_note_attempt();

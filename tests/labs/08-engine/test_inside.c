@@ -299,6 +299,17 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	 * old snapshot read no table, so it holds no lock VACUUM FULL waits
 	 * for.) */
 	labtest_exec(t, "VACUUM FULL counters");
+	/* Another schema's counters table, as another student's on a class
+	 * server: pg_stat_user_tables then has two rows named counters, and
+	 * only 'counters'::regclass (the search path) says which is this
+	 * one. Made after the rewrite, so that a lookup by name alone meets
+	 * it last. */
+	char decoy[80], sql_decoy[600];
+	snprintf(decoy, sizeof decoy, "\"%.56s_d\"", t->place);
+	snprintf(sql_decoy, sizeof sql_decoy, "CREATE SCHEMA %s; CREATE TABLE %s.counters (id BIGINT"
+	         " PRIMARY KEY, n BIGINT NOT NULL DEFAULT 0); INSERT INTO %s.counters VALUES (1, 0)",
+	         decoy, decoy, decoy);
+	labtest_exec(t, sql_decoy);
 	struct inside_versions gone;
 	int got_gone = inside_versions(db, 99, &gone);
 	int64_t own_gone = -1;
@@ -312,6 +323,12 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	int64_t own = -1;
 	int rc = kit_db_query(db, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
 	                      " SELECT n FROM counters WHERE id = 1", 0, NULL, explained_buffers, &own);
+	/* Read again, every page now in memory: a Buffers: line with hit=
+	 * and no read= (nothing pruned meanwhile: the snapshot holds). */
+	struct inside_versions again;
+	int got_again = inside_versions(db, 1, &again);
+	int64_t pages = labtest_int(t, "SELECT pg_relation_size('counters')"
+	                            " / current_setting('block_size')::bigint");
 	int64_t stat[3];
 	static const char *const column[3] = { "n_tup_upd", "n_tup_hot_upd", "n_dead_tup" };
 	for (int i = 0; i < 3; i++) {
@@ -320,6 +337,15 @@ static void versions__buffers_as_explain_counts_them(void **state)
 		         " WHERE relid = 'counters'::regclass", column[i]);
 		stat[i] = labtest_int(t, sql);
 	}
+	/* the heap once VACUUM has given it its free space map (and what it
+	 * measures then), beside the index and the rest */
+	labtest_exec(t, "VACUUM counters");
+	struct inside_versions vacuumed;
+	int got_vacuumed = inside_versions(db, 1, &vacuumed);
+	int64_t pages_vacuumed = labtest_int(t, "SELECT pg_relation_size('counters')"
+	                                     " / current_setting('block_size')::bigint");
+	snprintf(sql_decoy, sizeof sql_decoy, "DROP SCHEMA %s CASCADE", decoy);
+	labtest_exec(t, sql_decoy);
 	kit_db_rollback(old);
 	kit_db_close(old);
 	lt_expect(got == 0, "versions", "expected inside_versions() to return 0 with 21,500 "
@@ -329,7 +355,8 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	lt_expect(v.updates == stat[0] && v.hot_updates == stat[1] && v.dead == stat[2],
 	          "versions", "expected updates %" PRId64 ", HOT %" PRId64
 	          ", dead %" PRId64 " (pg_stat_user_tables' n_tup_upd, n_tup_hot_upd, n_dead_tup), "
-	          "got %" PRId64 ", %" PRId64 ", %" PRId64 ": is each read from its own column?",
+	          "got %" PRId64 ", %" PRId64 ", %" PRId64 ": is each read from its own column, of this schema's counters (another schema's "
+	          "is there too: look it up by 'counters'::regclass, not by its name)?",
 	          stat[0], stat[1], stat[2], v.updates, v.hot_updates, v.dead);
 	lt_expect(rc_gone == 0 && own_gone >= 1, NULL, "the test's own EXPLAIN of row 99: %d, %"
 	          PRId64 " buffers (%s)", rc_gone, own_gone, labtest_why(db));
@@ -346,6 +373,17 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	          PRId64 ": is the number read in base 10, from the right line, and are the pages read "
 	          "from disk (read=, as on the first read after a rewrite) added to those found in "
 	          "memory (hit=)?", own, v.buffers);
+	lt_expect(got_again == 0 && again.buffers == own, "buffers", "expected the buffers of a "
+	          "second read, every page in memory (%" PRId64 ": a Buffers: line with hit= and no "
+	          "read=), got %" PRId64 " (%d): is a count the line does not show taken as 0?",
+	          own, again.buffers, got_again);
+	lt_expect(got_vacuumed == 0 && v.heap_pages == pages && vacuumed.heap_pages ==
+	          pages_vacuumed, "versions", "expected heap_pages to be the table's own size in "
+	          "pages, pg_relation_size('counters') / block_size: %" PRId64 " after the rewrite "
+	          "and %" PRId64 " once VACUUM made its free space map, got %" PRId64 " and %"
+	          PRId64 ": is it the heap alone (not pg_table_size(), pg_total_relation_size() or "
+	          "pg_class.relpages, which only VACUUM and ANALYZE update)?", pages,
+	          pages_vacuumed, v.heap_pages, vacuumed.heap_pages);
 }
 
 static void versions__indexed_counter_not_hot(void **state)
@@ -593,11 +631,12 @@ struct waits {
 static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct waits *w = arg;
-	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
+	if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_STMT_END || ev == KIT_DB_TX_ROLLBACK) {
 		w->last_end = t_ns;
 		return;
 	}
-	if (ev != KIT_DB_STMT_START || !lt_sql_begins(sql))
+	/* kit_db_exec("BEGIN ...") or kit_db_begin() (a TX_ statement) */
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || !lt_sql_begins(sql))
 		return;
 	double asked = lt_sleeps_take();
 	lt_sleeps_note_attempt();
@@ -606,6 +645,49 @@ static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t
 		w->ms[w->n++] = (double)(t_ns - w->last_end) / 1e6;
 	}
 	w->began = true;
+}
+
+/* The level is the call's transaction's, not the connection's: a session
+ * whose own default is REPEATABLE READ keeps it after a call at
+ * SERIALIZABLE, one that commits and one that fails (a missing row), and
+ * its next transaction runs at that default. SET SESSION CHARACTERISTICS
+ * or SET default_transaction_isolation before BEGIN changes it for every
+ * later transaction of the connection (a pooled one serves others);
+ * BEGIN ISOLATION LEVEL or SET TRANSACTION ISOLATION LEVEL after BEGIN
+ * end with the transaction. */
+static void isolation__level_ends_with_the_call(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	static const char own[] = "SELECT (current_setting('default_transaction_isolation') = "
+		"'repeatable read')::int";
+	make_counter(t);
+	labtest_exec(t, "SET default_transaction_isolation = 'repeatable read'");
+	struct inside_retry policy = { 3, 1, 2 };
+	int attempts = -1, attempts_gone = -1;
+	int64_t after = -1, after_gone = -1, next = -1;
+	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	kit_db_query_int(db, own, 0, NULL, &after);
+	int rc_gone = inside_count_retrying(db, 2, "SERIALIZABLE", &policy, &attempts_gone);
+	kit_db_query_int(db, own, 0, NULL, &after_gone);
+	int brc = kit_db_begin(db);
+	if (brc == 0)
+		brc = kit_db_query_int(db, "SELECT (current_setting('transaction_isolation') = "
+		                       "'repeatable read')::int", 0, NULL, &next);
+	kit_db_rollback(db);
+	labtest_exec(t, "RESET default_transaction_isolation");
+	lt_expect_int(rc, 0, "a call at SERIALIZABLE on counter row 1");
+	lt_expect_int(rc_gone, INSIDE_NO_ROW, "a call at SERIALIZABLE on counter row 2, which does "
+	              "not exist");
+	lt_expect(after == 1 && after_gone == 1, "isolation", "expected the session's "
+	          "default_transaction_isolation still 'repeatable read' (its own) after a call at "
+	          "SERIALIZABLE that committed and after one that failed, got it %s and %s: the "
+	          "level was set for the session (SET SESSION CHARACTERISTICS, SET "
+	          "default_transaction_isolation), not for the call's transaction (BEGIN "
+	          "ISOLATION LEVEL ...)", after == 1 ? "kept" : "changed",
+	          after_gone == 1 ? "kept" : "changed");
+	lt_expect(brc == 0 && next == 1, "isolation", "expected the connection's next "
+	          "transaction at the session's own 'repeatable read', got another level (%d)", brc);
 }
 
 /* Only a failure to serialize is retried: a missing row is an answer. */
@@ -1349,6 +1431,7 @@ int main(void)
 		LABTEST_PG(isolation__backs_off),
 		LABTEST_PG(isolation__first_wait_is_at_most_base),
 		LABTEST_PG(isolation__other_errors_not_retried),
+		LABTEST_PG(isolation__level_ends_with_the_call),
 		LABTEST_PG(isolation__long_retry_keeps_its_cap),
 		LABTEST_PG(isolation__waits_follow_the_doubling),
 		LABTEST_PG(isolation__waits_of_seconds_to_weeks),
