@@ -83,7 +83,10 @@
  * (PROCESSLIST.TIME_MS: trx_wait_started has whole seconds only). InnoDB
  * fills these tables from a cache it renews only when the last read is
  * over 0.1 s old, so a sample is up to 0.1 s stale at the default 200 ms.
- * Columns as WAITS_SQL's, and a tenth: the record's index and key. */
+ * Only record locks are rows: a wait for a table's lock (an INSERT ...
+ * SELECT queued for the table's AUTO_INC lock) has no page nor record,
+ * as pg_locks' relation waits are left out on PostgreSQL. Columns as
+ * WAITS_SQL's, and a tenth: the record's index and key. */
 #define MY_WAITS_SQL TAG \
 	"SELECT r.trx_mysql_thread_id, 'record', TRIM(BOTH '`' FROM SUBSTRING_INDEX(l.lock_table, '.', -1))," \
 	" l.lock_page, l.lock_rec, 0, coalesce(p.TIME_MS, 0), UNIX_TIMESTAMP(r.trx_wait_started)," \
@@ -94,7 +97,8 @@
 	" CONCAT(l.lock_index, '=', coalesce(l.lock_data, '?'))" \
 	" FROM information_schema.INNODB_TRX r" \
 	" JOIN information_schema.INNODB_LOCKS l ON l.lock_id = r.trx_requested_lock_id" \
-	" LEFT JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
+	" LEFT JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id" \
+	" WHERE l.lock_type = 'RECORD'"
 
 /* Every client session but the sampler's, as BACKENDS_SQL's columns: a
  * session in Sleep with a transaction open is "idle in transaction". */

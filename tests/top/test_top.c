@@ -10,6 +10,7 @@
  * draw a sample made by hand.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +289,105 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 	free(after);
 }
 
+struct statement {
+	const char *url, *sql;
+	_Atomic int64_t id;          /* its CONNECTION_ID(), once connected; -1 if it could not */
+	int rc;
+	pthread_t th;
+};
+
+static void *run_statement(void *arg)
+{
+	struct statement *c = arg;
+	struct kit_db *db = NULL;
+	int64_t id = -1;
+	c->rc = kit_db_open(&db, c->url);
+	if (c->rc == 0)
+		c->rc = kit_db_query_int(db, "SELECT CONNECTION_ID()", 0, NULL, &id);
+	atomic_store(&c->id, c->rc == 0 ? id : -1);
+	if (c->rc == 0)
+		c->rc = kit_db_exec(db, c->sql, 0, NULL);
+	kit_db_close(db);
+	return NULL;
+}
+
+/* A wait for a table's lock is not a row's lane. An INSERT ... SELECT
+ * holds the table's AUTO_INC lock for the whole statement (with
+ * innodb_autoinc_lock_mode 0 or 1; MariaDB's default is 1), so a second
+ * one waits for it: INNODB_LOCKS lists that wait with lock_type TABLE and
+ * no page nor record. The sample must show no lane for that table. */
+static void sampler__innodb_table_lock_is_no_lane(void **state)
+{
+	struct labtest *t = *state;
+	struct top_sample *s = calloc(1, sizeof *s);
+	struct top_sampler *ts;
+	char err[512], sql[200];
+	int64_t mode = -1, sleeping = 0, lined = 0;
+	int rc = -1;
+	assert_non_null(s);
+	labtest_exec(t, "CREATE TABLE seqs (id bigint AUTO_INCREMENT PRIMARY KEY, v int)");
+	assert_int_equal(kit_db_query_int(labtest_db(t), "SELECT @@innodb_autoinc_lock_mode", 0,
+	                                  NULL, &mode), 0);
+	if (mode == 2) {
+		free(s);
+		lt_skip("innodb_autoinc_lock_mode is 2 on this server: no INSERT holds the table's "
+		        "AUTO_INC lock, so no table lock wait can be staged");
+	}
+	lt_expect(top_sampler_open(&ts, t->url, err, sizeof err) == 0, NULL, "open: %s", err);
+
+	/* configure: the AUTO_INC lock held by an INSERT ... SELECT asleep in
+	 * its second row, then a second INSERT ... SELECT waiting for it */
+	struct statement lock = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT "
+	                          "IF(seq = 2, SLEEP(30), 0) FROM seq_1_to_2" };
+	struct statement queued = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT 1 "
+	                            "FROM seq_1_to_2" };
+	atomic_init(&lock.id, 0);
+	atomic_init(&queued.id, 0);
+	pthread_create(&lock.th, NULL, run_statement, &lock);
+	for (int i = 0; i < 1000 && atomic_load(&lock.id) == 0; i++)
+		sleep_ms(10);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM information_schema.PROCESSLIST WHERE ID = "
+	         "%lld AND STATE = 'User sleep'", (long long)atomic_load(&lock.id));
+	for (int i = 0; i < 1000 && sleeping == 0 && atomic_load(&lock.id) > 0; i++) {
+		sleeping = labtest_int(t, sql);
+		if (sleeping == 0)
+			sleep_ms(10);
+	}
+	pthread_create(&queued.th, NULL, run_statement, &queued);
+	if (sleeping == 1)
+		lined = labtest_innodb_waiters(t, 1);
+
+	/* run */
+	if (lined == 1)
+		rc = top_sampler_take(ts, s);
+
+	/* verify, after letting both go */
+	snprintf(sql, sizeof sql, "KILL QUERY %lld", (long long)atomic_load(&lock.id));
+	if (atomic_load(&lock.id) > 0)
+		kit_db_exec(labtest_db(t), sql, 0, NULL);
+	pthread_join(lock.th, NULL);
+	pthread_join(queued.th, NULL);
+	lt_expect(sleeping == 1, NULL, "expected the INSERT ... SELECT that holds the AUTO_INC lock "
+	          "to be seen in its SLEEP, got %lld sessions (%d)", (long long)sleeping, lock.rc);
+	lt_expect(lined == 1, NULL, "expected 1, got %lld: sessions waiting for the table's "
+	          "AUTO_INC lock, as INNODB_TRX shows them; %s", (long long)lined,
+	          labtest_innodb_note());
+	lt_expect(rc == 0, NULL, "a sample beside the table lock wait: %s", top_sampler_error(ts));
+	/* the server may be shared: other suites' lanes are not this one's */
+	int nlanes = 0;
+	for (int i = 0; i < s->nlanes; i++) {
+		const struct top_lane *l = &s->lanes[i];
+		bool ours = l->holder_pid == atomic_load(&lock.id) || !strcmp(l->relation, "seqs");
+		for (int k = 0; k < l->nwaiters; k++)
+			ours = ours || l->waiters[k].pid == atomic_load(&queued.id);
+		nlanes += ours;
+	}
+	lt_expect_int(nlanes, 0, "lanes for the wait on table seqs' AUTO_INC lock (a table lock, "
+	              "not a row: only INNODB_LOCKS' RECORD locks are rows)");
+	top_sampler_close(ts);
+	free(s);
+}
+
 static void sampler__refuses_sqlite_and_says_what_to_do(void **state)
 {
 	struct top_sampler *ts;
@@ -356,6 +456,7 @@ int main(void)
 		LABTEST_PG(sampler__one_holder_k_waiters),
 		LABTEST_PG(sampler__says_gone_and_comes_back),
 		LABTEST_MYSQL(sampler__innodb_one_holder_k_waiters),
+		LABTEST_MYSQL(sampler__innodb_table_lock_is_no_lane),
 	};
 	return labtest_main("top", tests);
 }

@@ -1446,9 +1446,9 @@ static void hot_rows_now__rows_only_beside_a_table_lock(void **state)
 	assert_int_equal(kit_db_query_int(labtest_db(t), "SELECT @@innodb_autoinc_lock_mode", 0,
 	                                  NULL, &mode), 0);
 	if (mode == 2)
-		fail_msg("innodb_autoinc_lock_mode is 2 on this server: no INSERT holds the table's "
-		         "AUTO_INC lock, so this check cannot stage a table lock wait (MariaDB's "
-		         "default is 1)");
+		lt_skip("innodb_autoinc_lock_mode is 2 on this server: no INSERT holds the table's "
+		        "AUTO_INC lock, so this check cannot stage a table lock wait (MariaDB's "
+		        "default is 1)");
 
 	/* configure: the AUTO_INC lock held by an INSERT ... SELECT whose second
 	 * row sleeps, an INSERT ... SELECT waiting for it, row 1 held with two
