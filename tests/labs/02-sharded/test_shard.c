@@ -1313,7 +1313,7 @@ static void shard__threads_keep_their_own_arguments(void **state)
 		int64_t t42 = total(db, POST), t43 = total(db, POST + 1);
 		lt_expect(r.read[0] == 11 && r.read[1] == 101 && t42 == 11 && t43 == 101 && n42 == 4 &&
 		          n43 == 4 && slot_n(t, POST, 3) == 1 && rows_from(t, POST, 4) == 0,
-		          "uint32", "two threads liked, read and shrank posts 42 and 43 (10 and 100 likes "
+		          "own-buffers", "two threads liked, read and shrank posts 42 and 43 (10 and 100 likes "
 		          "before, one like each, values 3 and 5), post 42's calls held before their "
 		          "statement %d while post 43's ran whole: post 42 read %lld and holds %lld with "
 		          "N = %d, post 43 read %lld and holds %lld with N = %d, expected 11, 11, 4 and "

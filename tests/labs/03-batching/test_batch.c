@@ -1518,7 +1518,7 @@ static void batch__threads_keep_their_own_arguments(void **state)
 		rollup_all(db);
 		int64_t c42 = count(db, POST), c43 = count(db, POST + 1);
 		lt_expect(r.read[0] == 10 && r.read[1] == 100 && pairs == 2 && all == 2 && c42 == 11 &&
-		          c43 == 101, "one-per-user", "user 7 liked post 42 and user 8 post 43 from "
+		          c43 == 101, "own-buffers", "user 7 liked post 42 and user 8 post 43 from "
 		          "two threads (the posts counted 10 and 100), post 42's like and count held "
 		          "before their statement %d while post 43's ran whole: the counts read were "
 		          "%lld and %lld (expected 10 and 100), likes holds %lld rows of which %lld are "
