@@ -1223,6 +1223,18 @@ static void shard__post_ids_at_the_ends_of_int64(void **state)
 	}
 	lt_expect_int_hint(labtest_int(t, "SELECT count(DISTINCT post_id) FROM like_slots"), 3,
 	                   "posts with slot rows", "uint32");
+	/* Each like stored under exactly its post: a buffer too short for
+	 * "-9223372036854775808" (20 characters and the NUL) cuts the id, and
+	 * every call cuts it the same way, so the reads above agree. */
+	for (int i = 0; i < 3; i++) {
+		char sql[120];
+		snprintf(sql, sizeof sql, "SELECT coalesce(sum(n), 0) FROM like_slots WHERE post_id = %lld",
+		         (long long)posts[i]);
+		lt_expect(labtest_int(t, sql) == i + 2, "uint32", "like_slots holds %lld likes under post "
+		          "%lld, which was liked %d times: the id was written as another number (is the "
+		          "buffer it is printed into big enough for 20 characters and the NUL?)",
+		          (long long)labtest_int(t, sql), (long long)posts[i], i + 2);
+	}
 }
 
 /* The table guards N as well as shard_resize() does: a config row of 0
@@ -1242,6 +1254,77 @@ static void shard_setup__refuses_zero_slots(void **state)
 	lt_expect(rc == 0, "bad-n", "a like after the refused config row: %d, %s", rc,
 	          labtest_why(db));
 	lt_expect_int(total(db, POST), 1, "count after one like");
+}
+
+/* Two threads, each on its own connection and post, call the functions
+ * at the same time: a like, a read and a shrink to 4 each. One is held
+ * before each of its statements in turn (the gate) while the other runs
+ * its calls whole. Each call must act on its own arguments: text built in
+ * a buffer that every thread shares (a static char array) is rewritten by
+ * the other thread between the snprintf and the statement, and the like,
+ * the read or the shrink lands on the other post. Posts 42 and 43 hold 10
+ * and 100 likes at slot 9; the likes draw 3 and 5. */
+struct two_posts {
+	int64_t post[2];
+	uint32_t value[2];
+	int64_t read[2];
+};
+
+static uint32_t fixed_value(void *arg)
+{
+	return *(const uint32_t *)arg;
+}
+
+static int like_read_shrink(void *arg, int who, struct kit_db *db)
+{
+	struct two_posts *r = arg;
+	uint32_t v = r->value[who];
+	int rc = shard_increment(db, r->post[who], fixed_value, &v);
+	if (rc == 0)
+		rc = shard_read(db, r->post[who], &r->read[who]);
+	if (rc == 0)
+		rc = shard_resize(db, r->post[who], 4);
+	return rc;
+}
+
+static void shard__threads_keep_their_own_arguments(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	struct two_posts r = { { POST, POST + 1 }, { 3, 5 }, { -1, -1 } };
+
+	int rounds = 0;
+	for (int k = 1; k <= 20; k++) {
+		labtest_exec(t, "DELETE FROM like_slots; DELETE FROM like_slot_config;"
+		             "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 9, 10), (43, 9, 100)");
+		r.read[0] = r.read[1] = -1;
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, like_read_shrink, &r);
+		if (!lt_gate_held(g, 0))
+			break;
+		rounds++;
+		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
+		          "post 42's like, read and shrink held before statement %d while post 43's ran: "
+		          "they returned %d and %d (%s)", k, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
+		          labtest_why(lt_gate_db(g, lt_gate_rc(g, 0) ? 0 : 1)));
+		int n42 = 0, n43 = 0;
+		lt_expect(shard_slots(db, POST, &n42) == 0 && shard_slots(db, POST + 1, &n43) == 0, NULL,
+		          "shard_slots: %s", labtest_why(db));
+		int64_t t42 = total(db, POST), t43 = total(db, POST + 1);
+		lt_expect(r.read[0] == 11 && r.read[1] == 101 && t42 == 11 && t43 == 101 && n42 == 4 &&
+		          n43 == 4 && slot_n(t, POST, 3) == 1 && rows_from(t, POST, 4) == 0,
+		          "own-buffers", "two threads liked, read and shrank posts 42 and 43 (10 and 100 likes "
+		          "before, one like each, values 3 and 5), post 42's calls held before their "
+		          "statement %d while post 43's ran whole: post 42 read %lld and holds %lld with "
+		          "N = %d, post 43 read %lld and holds %lld with N = %d, expected 11, 11, 4 and "
+		          "101, 101, 4 (and post 42's like at slot 3). A call acted on the other "
+		          "thread's post or value: is the text of a parameter built in a buffer that "
+		          "every thread shares (a static array)? Keep it on the stack of the call",
+		          k, (long long)r.read[0], (long long)t42, n42, (long long)r.read[1],
+		          (long long)t43, n43);
+	}
+	lt_gate_close(g);
+	lt_expect(rounds > 0, NULL, "the like, read and shrink of one thread never reached a statement");
 }
 
 int main(void)
@@ -1278,6 +1361,7 @@ int main(void)
 		BOTH(shard_increment__failure_is_an_error),
 		BOTH(shard__leaves_the_session_as_it_found_it),
 		BOTH(shard__post_ids_at_the_ends_of_int64),
+		BOTH(shard__threads_keep_their_own_arguments),
 		cmocka_unit_test(shard_choose_n__formula),
 		BOTH(shard_resize__every_allocation_can_fail),
 		BOTH(shard_resize__nothing_left_allocated),
