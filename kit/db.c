@@ -38,6 +38,7 @@
 /* The step failpoints (kit/failpoint.h) every statement passes. */
 #define FP_STMT_FAILS "db-stmt-fails"
 #define FP_REPLY_LOST "db-reply-lost"
+#define FP_STMT_BUSY  "db-stmt-busy"
 
 struct kit_db {
 	enum kit_db_engine engine;
@@ -595,8 +596,12 @@ static int stmt_start(struct kit_db *db, const char *sql, bool tx)
 {
 	emit(db, tx ? KIT_DB_TX_STMT_START : KIT_DB_STMT_START, sql);
 	db->stmt = sql;
-	if (kit_fp_hit(FP_STMT_FAILS) == 0)
-		return 0;
+	bool busy = false;
+	if (kit_fp_hit(FP_STMT_FAILS) == 0) {
+		if (kit_fp_hit(FP_STMT_BUSY) == 0)
+			return 0;
+		busy = true;
+	}
 	enum kit_db_event ev = KIT_DB_TX_BEGIN;
 	if (tx_event(sql, &ev) && ev != KIT_DB_TX_BEGIN)
 		drop_tx(db);
@@ -604,10 +609,14 @@ static int stmt_start(struct kit_db *db, const char *sql, bool tx)
 		PQclear(PQexec(db->pg, "DO $$BEGIN RAISE EXCEPTION 'failpoint'; END$$"));
 	else if (db->engine == KIT_DB_MYSQL && in_tx(db))
 		kit_my_fail_tx(db->my);
-	set_err(db, sql, "refused before it ran (failpoint " FP_STMT_FAILS ")");
+	if (busy)
+		set_err(db, sql, "refused before it ran, as if a lock timed out (failpoint "
+		        FP_STMT_BUSY ")");
+	else
+		set_err(db, sql, "refused before it ran (failpoint " FP_STMT_FAILS ")");
 	db->stmt = NULL;
 	emit(db, tx ? KIT_DB_TX_STMT_END : KIT_DB_STMT_END, sql);
-	return KIT_DB_ERR;
+	return busy ? KIT_DB_BUSY : KIT_DB_ERR;
 }
 
 /* Every statement that ran ends here with its result rc: the hook sees

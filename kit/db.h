@@ -111,6 +111,8 @@ int kit_db_set_lock_timeout(struct kit_db *db, int ms);
  *                    a refused COMMIT or ROLLBACK ends the transaction,
  *                    and on PostgreSQL a refused statement inside a
  *                    transaction leaves it failed, as a server error does.
+ *   "db-stmt-busy"   the same, answered KIT_DB_BUSY, as a lock wait that
+ *                    timed out is (a loop that retries BUSY for ever shows).
  *   "db-reply-lost"  the statement runs, then its answer is lost: the
  *                    caller hears KIT_DB_ERR, what was committed stays
  *                    committed, an open transaction is rolled back.

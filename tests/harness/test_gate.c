@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kit/failpoint.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
@@ -173,6 +174,29 @@ static void steps__every_refused_statement_leaves_nothing(void **state)
 	kit_db_close(db);
 }
 
+/* kit/db's "db-stmt-busy": each statement refused as KIT_DB_BUSY (a lock
+ * wait that timed out), and refused like db-stmt-fails otherwise: nothing
+ * written, the connection usable once it is disarmed. */
+static void steps__busy_refusal_says_busy(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct kit_db *db = labtest_connect(t);
+	kit_fp_clear();
+	kit_fp_set("db-stmt-busy", KIT_FP_ERROR, 1);
+	int rc = locked_add(NULL, 0, db);
+	int again = kit_db_exec(db, "SELECT 1", 0, NULL);
+	kit_fp_clear();
+	lt_expect_int(rc, KIT_DB_BUSY, "the call with every statement refused as busy");
+	lt_expect_int(again, KIT_DB_BUSY, "a statement outside a transaction, refused as busy");
+	lt_expect(strstr(kit_db_errmsg(db), "db-stmt-busy") != NULL, NULL, "expected the failpoint "
+	          "named in the error, got \"%s\"", kit_db_errmsg(db));
+	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 0, "counter after busy refusals");
+	lt_expect_int(locked_add(NULL, 0, db), 0, "the same call again, with nothing armed");
+	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 1, "counter after the call went through");
+	kit_db_close(db);
+}
+
 static void steps__a_lost_answer_keeps_what_was_committed(void **state)
 {
 	struct labtest *t = *state;
@@ -225,6 +249,7 @@ int main(void)
 		LABTEST_BOTH(gate__match_counts_only_statements_that_start_with_it),
 		LABTEST_BOTH(steps__every_refused_statement_leaves_nothing),
 		LABTEST_BOTH(steps__a_lost_answer_keeps_what_was_committed),
+		LABTEST_BOTH(steps__busy_refusal_says_busy),
 		LABTEST_SQLITE(bounds__values_and_chance),
 	};
 	return labtest_main("harness", tests);
