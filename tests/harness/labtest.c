@@ -431,6 +431,22 @@ int labtest_setup_pg(void **state)
 /* MariaDB: labtest_setup_mysql and its helpers. */
 #include "tests/harness/labtest_mysql.c"
 
+void *lt_run_statement(void *arg)
+{
+	struct lt_statement *c = arg;
+	struct kit_db *db = NULL;
+	int64_t id = 0;
+	c->rc = kit_db_open(&db, c->url);
+	if (c->rc == 0 && kit_db_engine(db) != KIT_DB_SQLITE)
+		c->rc = kit_db_query_int(db, kit_db_engine(db) == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+		                         : "SELECT pg_backend_pid()", 0, NULL, &id);
+	atomic_store(&c->id, c->rc == 0 ? id : -1);
+	if (c->rc == 0)
+		c->rc = kit_db_exec(db, c->sql, 0, NULL);
+	kit_db_close(db);
+	return NULL;
+}
+
 static void remove_sqlite(const char *path)
 {
 	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };

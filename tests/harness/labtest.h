@@ -55,7 +55,9 @@
 #ifndef HOTROW_LABTEST_H
 #define HOTROW_LABTEST_H
 
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -117,6 +119,24 @@ int64_t labtest_innodb_waiters(struct labtest *t, int64_t n);
 /* After labtest_innodb_waiters() gave up: a line saying what the server
  * counted live meanwhile ("" when it did not give up). */
 const char *labtest_innodb_note(void);
+
+/* One statement on a connection of its own, in a thread, to stage a
+ * session that holds or waits while the check looks:
+ *   struct lt_statement s = { .url = t->url, .sql = "INSERT ..." };
+ *   atomic_init(&s.id, 0);
+ *   pthread_create(&s.th, NULL, lt_run_statement, &s);
+ *   ... atomic_load(&s.id) > 0: its session is connected ...
+ *   pthread_join(s.th, NULL);         s.rc: the statement's result
+ * On a server only: id is the session's pg_backend_pid() or
+ * CONNECTION_ID(), -1 if it could not connect (SQLite has no session id:
+ * it stays 0). */
+struct lt_statement {
+	const char *url, *sql;
+	_Atomic int64_t id;
+	int rc;
+	pthread_t th;
+};
+void *lt_run_statement(void *arg);
 
 #define LABTEST_SQLITE(f) cmocka_unit_test_setup_teardown(f, labtest_setup_sqlite, labtest_teardown)
 #define LABTEST_PG(f)     cmocka_unit_test_setup_teardown(f, labtest_setup_pg, labtest_teardown)

@@ -39,37 +39,29 @@ need_tmux() {
 	fi
 }
 
-wait_for() {
-	n=${2:-100}
+# Poll the pane every 0.1 s, at most $1 times, until `grep -q $2 -- $3`
+# finds the text ($4 = gone: until it does not).
+poll_pane() {
+	n=$1
 	while [ "$n" -gt 0 ]; do
-		t capture-pane -p -t "$S" 2>/dev/null | grep -qF -- "$1" && return 0
+		if t capture-pane -p -t "$S" 2>/dev/null | grep -q $2 -- "$3"; then
+			[ "${4:-}" != gone ] && return 0
+		else
+			[ "${4:-}" = gone ] && return 0
+		fi
 		n=$((n - 1))
 		sleep 0.1
 	done
 	return 1
 }
+
+wait_for() { poll_pane "${2:-100}" -F "$1"; }
 
 # Like wait_for, with a basic regular expression (grep's), for a mark
 # that must sit on a given line: the screen may not have drawn the key yet.
-wait_match() {
-	n=${2:-100}
-	while [ "$n" -gt 0 ]; do
-		t capture-pane -p -t "$S" 2>/dev/null | grep -q -- "$1" && return 0
-		n=$((n - 1))
-		sleep 0.1
-	done
-	return 1
-}
+wait_match() { poll_pane "${2:-100}" -G "$1"; }
 
-wait_gone() {
-	n=${2:-50}
-	while [ "$n" -gt 0 ]; do
-		t capture-pane -p -t "$S" 2>/dev/null | grep -qF -- "$1" || return 0
-		n=$((n - 1))
-		sleep 0.1
-	done
-	return 1
-}
+wait_gone() { poll_pane "${2:-50}" -F "$1" gone; }
 
 check() {
 	name=$1; shift

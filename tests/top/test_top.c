@@ -10,7 +10,6 @@
  * draw a sample made by hand.
  */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,28 +288,6 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 	free(after);
 }
 
-struct statement {
-	const char *url, *sql;
-	_Atomic int64_t id;          /* its CONNECTION_ID(), once connected; -1 if it could not */
-	int rc;
-	pthread_t th;
-};
-
-static void *run_statement(void *arg)
-{
-	struct statement *c = arg;
-	struct kit_db *db = NULL;
-	int64_t id = -1;
-	c->rc = kit_db_open(&db, c->url);
-	if (c->rc == 0)
-		c->rc = kit_db_query_int(db, "SELECT CONNECTION_ID()", 0, NULL, &id);
-	atomic_store(&c->id, c->rc == 0 ? id : -1);
-	if (c->rc == 0)
-		c->rc = kit_db_exec(db, c->sql, 0, NULL);
-	kit_db_close(db);
-	return NULL;
-}
-
 /* A wait for a table's lock is not a row's lane. An INSERT ... SELECT
  * holds the table's AUTO_INC lock for the whole statement (with
  * innodb_autoinc_lock_mode 0 or 1; MariaDB's default is 1), so a second
@@ -337,13 +314,13 @@ static void sampler__innodb_table_lock_is_no_lane(void **state)
 
 	/* configure: the AUTO_INC lock held by an INSERT ... SELECT asleep in
 	 * its second row, then a second INSERT ... SELECT waiting for it */
-	struct statement lock = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT "
+	struct lt_statement lock = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT "
 	                          "IF(seq = 2, SLEEP(30), 0) FROM seq_1_to_2" };
-	struct statement queued = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT 1 "
+	struct lt_statement queued = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT 1 "
 	                            "FROM seq_1_to_2" };
 	atomic_init(&lock.id, 0);
 	atomic_init(&queued.id, 0);
-	pthread_create(&lock.th, NULL, run_statement, &lock);
+	pthread_create(&lock.th, NULL, lt_run_statement, &lock);
 	for (int i = 0; i < 1000 && atomic_load(&lock.id) == 0; i++)
 		sleep_ms(10);
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM information_schema.PROCESSLIST WHERE ID = "
@@ -353,7 +330,7 @@ static void sampler__innodb_table_lock_is_no_lane(void **state)
 		if (sleeping == 0)
 			sleep_ms(10);
 	}
-	pthread_create(&queued.th, NULL, run_statement, &queued);
+	pthread_create(&queued.th, NULL, lt_run_statement, &queued);
 	if (sleeping == 1)
 		lined = labtest_innodb_waiters(t, 1);
 

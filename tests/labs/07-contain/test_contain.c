@@ -1403,28 +1403,6 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 
 /* A session of its own running one statement; its CONNECTION_ID() is
  * published before the statement starts. */
-struct statement_call {
-	const char *url, *sql;
-	_Atomic int64_t id;
-	int rc;
-	pthread_t th;
-};
-
-static void *run_statement(void *arg)
-{
-	struct statement_call *c = arg;
-	struct kit_db *db = NULL;
-	int64_t id = -1;
-	c->rc = kit_db_open(&db, c->url);
-	if (c->rc == 0)
-		c->rc = session_id(db, &id);
-	atomic_store(&c->id, c->rc == 0 ? id : -1);
-	if (c->rc == 0)
-		c->rc = kit_db_exec(db, c->sql, 0, NULL);
-	kit_db_close(db);
-	return NULL;
-}
-
 /* MariaDB: InnoDB's lock tables list table locks too. An INSERT ...
  * SELECT takes the table's AUTO_INC lock for the whole statement
  * (innodb_autoinc_lock_mode 0 or 1; MariaDB's default is 1), and a
@@ -1453,13 +1431,13 @@ static void hot_rows_now__rows_only_beside_a_table_lock(void **state)
 	/* configure: the AUTO_INC lock held by an INSERT ... SELECT whose second
 	 * row sleeps, an INSERT ... SELECT waiting for it, row 1 held with two
 	 * waiters */
-	struct statement_call lock = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT "
+	struct lt_statement lock = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT "
 	                               "IF(seq = 2, SLEEP(30), 0) FROM seq_1_to_2" };
-	struct statement_call queued = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT 1 "
+	struct lt_statement queued = { .url = t->url, .sql = "INSERT INTO seqs (v) SELECT 1 "
 	                                 "FROM seq_1_to_2" };
 	atomic_init(&lock.id, 0);
 	atomic_init(&queued.id, 0);
-	pthread_create(&lock.th, NULL, run_statement, &lock);
+	pthread_create(&lock.th, NULL, lt_run_statement, &lock);
 	char sql[200];
 	for (int i = 0; i < 1000 && atomic_load(&lock.id) == 0; i++)
 		sleep_ms(10);
@@ -1470,7 +1448,7 @@ static void hot_rows_now__rows_only_beside_a_table_lock(void **state)
 		if (sleeping == 0)
 			sleep_ms(10);
 	}
-	pthread_create(&queued.th, NULL, run_statement, &queued);
+	pthread_create(&queued.th, NULL, lt_run_statement, &queued);
 	struct kit_db *h = hold(t, 1, &pid);
 	int nw = 0;
 	while (nw < 2) {
@@ -1547,6 +1525,20 @@ static void *like_once(void *arg)
 	c->ms = (double)(kit_load_now_ns() - t0) / 1e6;
 	atomic_store(&c->done, true);
 	return NULL;
+}
+
+/* c's like of row 1, in its own thread, while h holds the row: it has
+ * 3 s to end by itself (a lock timeout gives up); one that waits for good
+ * is let go then, by committing h. */
+static void like_beside_holder(struct like_call *c, struct kit_db *h)
+{
+	atomic_init(&c->done, false);
+	pthread_create(&c->th, NULL, like_once, c);
+	for (int w = 0; w < 60 && !atomic_load(&c->done); w++)
+		sleep_ms(50);
+	if (!atomic_load(&c->done))
+		kit_db_commit(h);
+	pthread_join(c->th, NULL);
 }
 
 static void contain_like__gives_up_on_a_held_row(void **state)
@@ -1651,13 +1643,7 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	int64_t pid, left_busy = -1;
 	struct kit_db *h = hold(t, 1, &pid);
 	struct like_call c = { .app = &app };
-	atomic_init(&c.done, false);
-	pthread_create(&c.th, NULL, like_once, &c);
-	for (int w = 0; w < 60 && !atomic_load(&c.done); w++)
-		sleep_ms(50);
-	if (!atomic_load(&c.done))
-		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
-	pthread_join(c.th, NULL);
+	like_beside_holder(&c, h);
 	int busy = c.rc;
 	int brc = kit_db_query_int(db, differs, 0, NULL, &left_busy);
 	char why[300];
@@ -1783,13 +1769,7 @@ static void contain_like__rolled_back_before_put_back(void **state)
 	kit_pool_put(app.likes, db);
 	struct kit_db *h = hold(t, 1, &pid);
 	struct like_call c = { .app = &app };
-	atomic_init(&c.done, false);
-	pthread_create(&c.th, NULL, like_once, &c);
-	for (int w = 0; w < 60 && !atomic_load(&c.done); w++)
-		sleep_ms(50);
-	if (!atomic_load(&c.done))
-		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
-	pthread_join(c.th, NULL);
+	like_beside_holder(&c, h);
 	kit_db_commit(h);
 	kit_db_close(h);
 	struct kit_db *again = NULL;
@@ -1842,13 +1822,7 @@ static void contain_like__gives_up_after_one_wait(void **state)
 	struct kit_db *h = hold(t, 1, &pid);
 
 	struct like_call c = { .app = &app };
-	atomic_init(&c.done, false);
-	pthread_create(&c.th, NULL, like_once, &c);
-	for (int i = 0; i < 60 && !atomic_load(&c.done); i++)
-		sleep_ms(50);
-	if (!atomic_load(&c.done))
-		kit_db_commit(h);          /* a like that waits for good: let it go after 3 s */
-	pthread_join(c.th, NULL);
+	like_beside_holder(&c, h);
 	kit_db_commit(h);
 	kit_db_close(h);
 	kit_db_set_hook(db, NULL, NULL);
