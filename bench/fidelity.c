@@ -159,6 +159,9 @@ struct fid {
 	double flush_ms;         /* one flush of the log */
 	struct drv_wake wake;    /* CPU per waiter a commit wakes */
 	double wake_lat_us;      /* this machine: a wake across cores, us */
+	struct drv_burst burst;  /* two bursts on one row, measured */
+	double burst_engine_ms[2];   /* the engine's mean for each, lockmgr 0 */
+	double lockmgr_us;       /* what each co-woken waiter adds to a hand-off */
 	/* MariaDB's settings, read before the cells */
 	int64_t log_bin, flush_at_commit;
 	enum sim_wal_order order;
@@ -175,8 +178,10 @@ static const char help_header[] =
 	"slots, one client alone measures the parts of an autocommit\n"
 	"  UPDATE counter SET n = n + 1 WHERE id = $1   (a random slot)\n"
 	"(the lock hold, the time outside it, the CPU per request); on PostgreSQL\n"
-	"also one log flush, the CPU a commit spends per waiter it wakes, and how\n"
-	"long a process woken from another core takes to run. From those parts\n"
+	"also one log flush, the CPU a commit spends per waiter it wakes, how\n"
+	"long a process woken from another core takes to run, and, from two\n"
+	"bursts on one row (every caller sending once, at once) beside the\n"
+	"engine's, what each co-woken waiter adds to a hand-off. From those parts\n"
 	"only the engine predicts 1, 4, 16 and 32 clients; then kit/load and\n"
 	"pgbench (PostgreSQL only) run each cell. Prints predicted, kit/load,\n"
 	"pgbench and the ratios (targets: engine within 25 % of pgbench from 2\n"
@@ -580,6 +585,7 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 		in.handoff = SIM_HANDOFF_HERD;
 		in.wake_us = f->wake.wake_us;
 		in.wake_lat_us = f->wake_lat_us;
+		in.lockmgr_us = f->lockmgr_us;
 		in.wal_flush_ms = f->flush_ms;
 	}
 	struct drv_prediction p;
@@ -689,6 +695,69 @@ static int like_one(void *arg, struct kit_load_thread *th)
 	return kit_db_exec(th->db, f->sql, 1, p);
 }
 
+/*
+ * What each co-woken waiter adds to a hand-off, beyond the parts the
+ * other probes give: two bursts on row 1 (every caller sends once, at
+ * once; bench/README.md, "Past 32 waiters"), each beside the engine's
+ * own burst from row 1's parts alone with nothing added. On one row a
+ * burst of n callers drains n - 1 sleepers, and a hand-off with w
+ * waiting delays its winner by lockmgr_us (w - 1), which adds
+ * lockmgr_us m (m - 1) / 3 to the burst's mean latency (m = n - 1;
+ * tests/engine/test_handoff.c, handoff-1.6). What the engine misses
+ * grows between the two sizes by that much: the slope is lockmgr_us.
+ */
+static int probe_lockmgr(struct fid *f, const char *sql)
+{
+	struct drv_probe p;
+	struct drv_parts alone;
+
+	f->lockmgr_us = 0;
+	drv_burst_default(&f->burst);
+	f->burst.url = f->o.url;
+	f->burst.sql = sql;
+	if (f->o.quick)
+		f->burst.reps = 3;
+	progress(f, "the server", 1, "one row's parts for the bursts");
+	drv_probe_default(&p);
+	p.url = f->o.url;
+	p.bare_sql = "SELECT 1";
+	p.label = "the burst probe";
+	if (f->o.quick) {
+		p.warmup_seconds = 0.1;
+		p.min_seconds = 0.3;
+		p.min_requests = 50;
+	}
+	if (drv_probe_run(&p, like_one, f, &alone) != 0) {
+		fprintf(stderr, "\n" CMD ": %s\n", alone.error);
+		return -1;
+	}
+	progress(f, "the server", f->burst.callers[1], "bursts on one row");
+	if (drv_probe_burst(&f->burst) != 0) {
+		fprintf(stderr, "\n" CMD ": %s\n", f->burst.error);
+		return -1;
+	}
+	for (int k = 0; k < 2; k++) {
+		struct drv_inputs in;
+		struct drv_prediction pr;
+		drv_inputs_init(&in, SIM_NAIVE, f->burst.callers[k], &alone);
+		in.think_ms = 1e5;           /* each caller sends once in the run */
+		in.seconds = 10;
+		in.handoff = SIM_HANDOFF_HERD;
+		in.wake_us = f->wake.wake_us;
+		in.wake_lat_us = f->wake_lat_us;
+		in.wal_flush_ms = f->flush_ms;
+		if (drv_predict(&in, &pr, CMD) != 0)
+			return -1;
+		f->burst_engine_ms[k] = pr.mean_ms;
+	}
+	double m0 = f->burst.callers[0] - 1, m1 = f->burst.callers[1] - 1;
+	double missed = (f->burst.mean_ms[1] - f->burst_engine_ms[1]) -
+	                (f->burst.mean_ms[0] - f->burst_engine_ms[0]);
+	double per = missed * 1000 / ((m1 * (m1 - 1) - m0 * (m0 - 1)) / 3);
+	f->lockmgr_us = per > 0 ? per : 0;
+	return 0;
+}
+
 /* PostgreSQL's log flush and its wakes, before any cell runs. */
 static int probe_server(struct fid *f)
 {
@@ -716,7 +785,7 @@ static int probe_server(struct fid *f)
 		        "their pipes (out of threads or file descriptors?)\n");
 		return -1;
 	}
-	return 0;
+	return probe_lockmgr(f, sql);
 }
 
 /* MariaDB: the binary log and innodb_flush_log_at_trx_commit decide when
@@ -854,6 +923,13 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 		json_num(f->postgres ? f->wake.wake_us : -1, 2);
 		fputs(",\"wake_lat_us\":", stdout);
 		json_num(f->postgres ? f->wake_lat_us : -1, 2);
+		fputs(",\"lockmgr_us\":", stdout);
+		json_num(f->postgres ? f->lockmgr_us : -1, 2);
+		if (f->postgres)
+			printf(",\"burst_probe\":{\"callers\":[%d,%d],\"mean_ms\":[%.4f,%.4f],"
+			       "\"engine_mean_ms\":[%.4f,%.4f]}", f->burst.callers[0],
+			       f->burst.callers[1], f->burst.mean_ms[0], f->burst.mean_ms[1],
+			       f->burst_engine_ms[0], f->burst_engine_ms[1]);
 		if (f->postgres)
 			printf(",\"wake_probe\":{\"clients\":[%d,%d],\"cpu_ms_per_commit\":[%.4f,%.4f],"
 			       "\"commits\":[%lld,%lld]}", f->wake.clients[0], f->wake.clients[1],
@@ -954,9 +1030,14 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 			       "above; %.3f ms of it CPU: the CPU the hold before it and the time "
 			       "outside cannot hold); CPU per commit %.3f ms at %d clients, %.3f ms at "
 			       "%d: %.1f us a waiter woken; a wake across cores reaches its "
-			       "core in %.1f us", f->flush_ms, res[s].wal_cpu_ms,
+			       "core in %.1f us; bursts on one row of %d and %d callers: mean "
+			       "%.3f and %.3f ms, the engine %.3f and %.3f: %.1f us a hand-off "
+			       "for each co-woken waiter", f->flush_ms, res[s].wal_cpu_ms,
 			       f->wake.cpu_ms[0], f->wake.clients[0], f->wake.cpu_ms[1],
-			       f->wake.clients[1], f->wake.wake_us, f->wake_lat_us);
+			       f->wake.clients[1], f->wake.wake_us, f->wake_lat_us,
+			       f->burst.callers[0], f->burst.callers[1], f->burst.mean_ms[0],
+			       f->burst.mean_ms[1], f->burst_engine_ms[0], f->burst_engine_ms[1],
+			       f->lockmgr_us);
 		if (f->mysql && f->flush_ms > 0)
 			printf("\n  the server, before the cells: one redo log flush %.3f ms (in the "
 			       "hold above; %.3f ms of it CPU)", f->flush_ms, res[s].wal_cpu_ms);

@@ -163,6 +163,8 @@ static void describe(const struct sim_config *c)
 		       "reaching a core %g us after its wake)", c->wake_us, c->wake_lat_us);
 	else if (c->handoff == SIM_HANDOFF_HERD)
 		printf(", a commit wakes every waiter (%g us of CPU each)", c->wake_us);
+	if (c->handoff == SIM_HANDOFF_HERD && c->lockmgr_us > 0)
+		printf(", its winner waiting %g us for each other one woken", c->lockmgr_us);
 	if (c->wal_flush_ms > 0)
 		printf(", one shared log flushing in %g ms after the hold (%g ms of it CPU, %s)",
 		       c->wal_flush_ms, c->wal_cpu_ms, sim_wal_order_name(c->wal_order));

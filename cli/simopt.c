@@ -208,6 +208,7 @@ static const struct opt spec[] = {
 	{ "handoff", TABLE },
 	{ "wake-us", TABLE },
 	{ "wake-lat-us", TABLE },
+	{ "lockmgr-us", TABLE },
 	{ "wal-flush-ms", TABLE },
 	{ "wal-cpu-ms", TABLE },
 	{ "wal-order", TABLE },

@@ -996,6 +996,12 @@ SIM_HOT void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
  * every waiter while their wakes fit in a hold, and fewer past that,
  * about 1 + C (hold + wake) / wake, as PostgreSQL's backends do under
  * many clients (voluntary context switches per commit).
+ *
+ * Every process woken takes the lock manager's partition lock in turn,
+ * to let go of the lock it was granted and to queue on the new holder,
+ * and the winner waits its turn among them: its wake starts
+ * c.lockmgr_us later for each of the w - 1 others (bench/README.md,
+ * "Past 32 waiters").
  */
 static void wake_next(struct sim *s, int i)
 {
@@ -1017,6 +1023,8 @@ static void herd_wake(struct sim *s, int i)
 	size_t k = (size_t)sim_rng_below(&s->rng, (uint64_t)w);
 	size_t awake = (size_t)row->wake_q + row->waking, asleep;
 	bool cpu = s->c.cores > 0 && s->wake_us > 0;
+	/* the lock manager: the winner waits its turn among the w - 1 others */
+	int64_t queue_us = llround(s->c.lockmgr_us * (double)(w - 1));
 
 	row->req = sim_queue_remove(&row->q, k);
 	if (k < row->live_from)
@@ -1032,13 +1040,14 @@ static void herd_wake(struct sim *s, int i)
 		sim_trace_herd(s, i, w);
 	if (!cpu) {
 		s->wakes += w;
-		sim_push(s, s->now + s->wake_lat_us + s->wake_us, EV_WAKE, (uint32_t)i);
+		sim_push(s, s->now + s->wake_lat_us + queue_us + s->wake_us, EV_WAKE,
+		         (uint32_t)i);
 		return;
 	}
 	asleep = w - 1 > awake ? w - 1 - awake : 0;
 	s->wakes += 1 + asleep;
-	if (s->wake_lat_us > 0)
-		sim_push(s, s->now + s->wake_lat_us, EV_WAKE_RUN, (uint32_t)i);
+	if (s->wake_lat_us + queue_us > 0)
+		sim_push(s, s->now + s->wake_lat_us + queue_us, EV_WAKE_RUN, (uint32_t)i);
 	else
 		sim_cpu_add(s, s->wake_us, CPU_WAKE, (uint32_t)i);
 	row->wake_q += (uint32_t)asleep;

@@ -234,6 +234,14 @@ struct sim_config {
 	                                out of idle for it): the hand-off's
 	                                winner and the log's next leader; 0 = at
 	                                once */
+	double lockmgr_us;           /* herd: how much later the winner's wake
+	                                starts for each other waiter woken with
+	                                it, in us: PostgreSQL's woken backends
+	                                take the lock manager's partition lock
+	                                one at a time, to let go of the lock
+	                                they were granted and to queue on the
+	                                new holder, and the winner takes its
+	                                turn among them; 0 = none */
 	double wal_flush_ms;         /* one flush of the write-ahead log, which
 	                                every row's commit shares: one flush at a
 	                                time, each taking every commit waiting when

@@ -322,6 +322,7 @@ void sim_config_round(struct sim_config *c)
 		whole_us(ms[i]);
 	c->wake_us = floor(c->wake_us + 0.5);
 	c->wake_lat_us = floor(c->wake_lat_us + 0.5);
+	c->lockmgr_us = floor(c->lockmgr_us * 10 + 0.5) / 10;
 }
 
 #define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)

@@ -180,6 +180,11 @@ static const struct sim_field fields[] = {
 	    "herd: the time a woken process takes to reach a core, us,\n"
 	    "before its wake's CPU: the hand-off's winner and the log's\n"
 	    "next leader"),
+	DBL("lockmgr_us", "lockmgr-us", lockmgr_us, 0, 1e4, true,
+	    "US", "",
+	    "herd: the winner's wake starts US later for each other\n"
+	    "waiter woken with it (the lock manager's partition lock,\n"
+	    "which every woken waiter takes in turn)"),
 	DBLZ("wal_flush_ms", "wal-flush-ms", wal_flush_ms, 0, 1e6, "no shared log", 0.001, true,
 	    "MS", "",
 	    "one shared log flush, one at a time, taking every commit\n"

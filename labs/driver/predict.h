@@ -61,6 +61,9 @@ struct drv_inputs {
 	double wake_us;            /* herd: server CPU per waiter woken */
 	double wake_lat_us;        /* herd: this machine's wake across cores
 	                              (server.h: drv_probe_wake_lat) */
+	double lockmgr_us;         /* herd: what each co-woken waiter adds to
+	                              a hand-off (server.h: drv_probe_burst,
+	                              beside the engine's own burst) */
 	double wal_flush_ms;       /* one flush of the shared log, taken out
 	                              of alone.hold_ms */
 	enum sim_wal_order wal_order;   /* when the row goes: PostgreSQL's

@@ -9,12 +9,14 @@
  * first request and after its last, so only the run's work is counted.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kit/db.h"
 #include "labs/driver/server.h"
 #include "util/hist.h"
 
@@ -322,5 +324,142 @@ done:
 			close(p.back[i]);
 	}
 	pthread_mutex_unlock(&busy);
+	return rc;
+}
+
+/* ---- a burst on one row ---- */
+
+#define BURST_MAX 64
+
+struct burst {
+	struct kit_db *db[BURST_MAX];
+	const char *sql;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool go, abort;           /* under mu: send now; or do not send at all */
+	double ms[BURST_MAX];
+	bool failed[BURST_MAX];
+};
+
+struct burst_caller {
+	struct burst *b;
+	int i;
+};
+
+static void *burst_send(void *arg)
+{
+	struct burst_caller *c = arg;
+	struct burst *b = c->b;
+	bool abort;
+
+	pthread_mutex_lock(&b->mu);
+	while (!b->go)
+		pthread_cond_wait(&b->cv, &b->mu);
+	abort = b->abort;
+	pthread_mutex_unlock(&b->mu);
+	if (abort)
+		return NULL;
+	int64_t t0 = kit_load_now_ns();
+	b->failed[c->i] = kit_db_exec(b->db[c->i], b->sql, 0, NULL) != 0;
+	b->ms[c->i] = (double)(kit_load_now_ns() - t0) / 1e6;
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One burst of n callers, all let go at once: its mean latency into
+ * *mean_ms. */
+static int burst_once(struct burst *b, int n, double *mean_ms, char *err, size_t len)
+{
+	pthread_t t[BURST_MAX];
+	struct burst_caller c[BURST_MAX];
+	int started = 0;
+
+	b->go = b->abort = false;
+	for (; started < n; started++) {
+		c[started].b = b;
+		c[started].i = started;
+		b->failed[started] = false;
+		if (pthread_create(&t[started], NULL, burst_send, &c[started]) != 0)
+			break;
+	}
+	pthread_mutex_lock(&b->mu);
+	b->go = true;
+	b->abort = started < n;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	for (int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	if (started < n) {
+		snprintf(err, len, "the burst probe: could not start %d threads", n);
+		return -1;
+	}
+	double sum = 0;
+	for (int i = 0; i < n; i++) {
+		if (b->failed[i]) {
+			snprintf(err, len, "the burst probe: %.400s", kit_db_errmsg(b->db[i]));
+			return -1;
+		}
+		sum += b->ms[i];
+	}
+	*mean_ms = sum / n;
+	return 0;
+}
+
+void drv_burst_default(struct drv_burst *b)
+{
+	memset(b, 0, sizeof *b);
+	b->callers[0] = 9;
+	b->callers[1] = 41;
+	b->reps = 15;
+}
+
+int drv_probe_burst(struct drv_burst *b)
+{
+	struct burst *run = calloc(1, sizeof *run);
+	int most = b->callers[0] > b->callers[1] ? b->callers[0] : b->callers[1];
+	int rc = -1;
+
+	b->error[0] = '\0';
+	if (run == NULL) {
+		snprintf(b->error, sizeof b->error, "the burst probe: out of memory");
+		return -1;
+	}
+	if (most < 1 || most > BURST_MAX || b->reps < 1) {
+		snprintf(b->error, sizeof b->error, "the burst probe: 1 to %d callers, "
+		         "at least one burst", BURST_MAX);
+		free(run);
+		return -1;
+	}
+	run->sql = b->sql;
+	pthread_mutex_init(&run->mu, NULL);
+	pthread_cond_init(&run->cv, NULL);
+	for (int i = 0; i < most; i++)
+		if (kit_db_open(&run->db[i], b->url) != 0) {
+			snprintf(b->error, sizeof b->error, "the burst probe, connection %d: %.400s",
+			         i + 1, kit_db_errmsg(run->db[i]));
+			goto done;
+		}
+	for (int k = 0; k < 2; k++) {
+		double means[64];
+		int reps = b->reps < 64 ? b->reps : 64;
+		for (int r = 0; r < reps; r++)
+			if (burst_once(run, b->callers[k], &means[r], b->error, sizeof b->error) != 0)
+				goto done;
+		qsort(means, (size_t)reps, sizeof means[0], cmp_double);
+		b->mean_ms[k] = means[reps / 2];
+	}
+	rc = 0;
+done:
+	for (int i = 0; i < most; i++)
+		kit_db_close(run->db[i]);
+	pthread_cond_destroy(&run->cv);
+	pthread_mutex_destroy(&run->mu);
+	free(run);
 	return rc;
 }

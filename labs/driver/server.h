@@ -17,6 +17,12 @@
  * process woken from another core takes to run (two threads on two cores
  * wake each other through pipes; half the median round trip), the time
  * a hand-off's winner and the log's next leader lose before their wake.
+ * drv_probe_burst() sends one statement on one hot row from n callers at
+ * once and times each until its answer, with no caller sending again:
+ * the row drains a queue of n - 1 sleepers, each commit waking all that
+ * are left. At two sizes, its mean latency set beside the engine's for
+ * the same burst gives what each co-woken waiter adds to a hand-off that
+ * the other parts do not (bench/fidelity.c).
  *
  * Interface:
  *   double f;  char err[256];
@@ -25,6 +31,9 @@
  *   drv_wake_default(&w);  w.url = url;  w.op = like_row_1;  w.arg = arg;
  *   drv_probe_wake(&w);    then w.wake_us, w.cpu_ms[0..1]; w.error on failure
  *   double lat;  drv_probe_wake_lat(2000, &lat);
+ *   struct drv_burst b;
+ *   drv_burst_default(&b);  b.url = url;  b.sql = "UPDATE t SET n = n + 1 WHERE id = 1";
+ *   drv_probe_burst(&b);   then b.mean_ms[0..1]; b.error on failure
  *   drv_wal_count(admin, &syncs, &commits);   before and after a run
  * Neither probe may use the run it is for; call them before it.
  */
@@ -94,5 +103,24 @@ int drv_wal_count(struct kit_db *db, int64_t *syncs, int64_t *commits);
  * w->error set (a connection, a request, or a server this machine cannot
  * see: then the CPU is unknown). */
 int drv_probe_wake(struct drv_wake *w);
+
+/* A burst on one row: callers[k] connections each send sql once, all
+ * at once (a barrier), and each is timed from its send to its answer;
+ * the burst's mean latency, median over `reps` bursts, goes to
+ * mean_ms[k]. */
+struct drv_burst {
+	const char *url;
+	const char *sql;          /* one statement on the hot row, autocommit */
+	int callers[2];           /* the two burst sizes (default 9 and 41) */
+	int reps;                 /* bursts of each size (default 15) */
+	double mean_ms[2];        /* out */
+	char error[512];          /* why, when the probe fails */
+};
+
+void drv_burst_default(struct drv_burst *b);
+
+/* Returns 0, or -1 with b->error set (a connection refused, a statement
+ * failed, out of threads). */
+int drv_probe_burst(struct drv_burst *b);
 
 #endif

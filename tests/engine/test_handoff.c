@@ -8,7 +8,11 @@
  *                wake them in a hold; the losers' wakes wait in a run
  *                queue, C at a time, beside the winner's wake and hold,
  *                so past that a commit wakes 1 + C (H + w) / w and takes
- *                (w + H) (C + 1) / C.
+ *                (w + H) (C + 1) / C. With --lockmgr-us K a hand-off to
+ *                W waiters starts its winner K (W - 1) later: N callers
+ *                commit once every H + w + K (N - 2); a burst of N
+ *                callers at once (m = N - 1 sleepers) has its mean
+ *                latency raised by K m (m - 1) / 3.
  *   wal-1.x      one hot row gets a flush per commit; N callers on many
  *                rows whose hold is shorter than a flush split into two
  *                halves that take turns: N / 2 commits a flush, N / (2 F)
@@ -174,6 +178,62 @@ static void herd__the_winner_reaches_a_core_late(void **state)
 	c.handoff = SIM_HANDOFF_FIFO;
 	simtest_run(&c, &o);
 	assert_near(o.throughput_per_s, 1000 / 0.2, 0.01);
+}
+
+/* handoff-1.6: the lock manager. 8 callers: each hand-off wakes 7, and
+ * the winner waits K for each of the 6 others, off the cores or on
+ * cores enough for all; a FIFO hand-off wakes one and waits for none. */
+static void herd__the_winner_waits_for_the_co_woken(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	herd_closed(&c, 8);
+	c.wake_us = 20;
+	c.lockmgr_us = 10;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.280, 0.01);
+	c.wake_lat_us = 50;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.330, 0.01);
+	c.cores = 64;
+	c.cpu_db_ms = c.hold_ms;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.330, 0.01);
+	c.lockmgr_us = 2.5;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.285, 0.01);
+	c.handoff = SIM_HANDOFF_FIFO;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.2, 0.01);
+}
+
+/* handoff-1.6, a burst: N callers send once, at the same instant (a
+ * think time longer than the run). The i-th hand-off has N - i waiting,
+ * so the k-th request ends K (sum of N - i - 1, i = 1..k) later than
+ * without: over all N, K m (m - 1) / 3 later on average (m = N - 1),
+ * what bench/fidelity.c's burst probe divides by. */
+static void herd__a_burst_drains_later_by_the_closed_form(void **state)
+{
+	struct sim_config c;
+	struct sim_summary base, o;
+
+	(void)state;
+	for (int n = 9; n <= 41; n += 32) {
+		herd_closed(&c, n);
+		c.wake_us = 20;
+		c.think_ms = 100000;
+		c.seconds = 10;
+		simtest_run(&c, &base);
+		assert_int_equal(base.completed, n);
+		c.lockmgr_us = 3;
+		simtest_run(&c, &o);
+		assert_int_equal(o.completed, n);
+		double m = n - 1;
+		assert_near(o.latency_ms.mean - base.latency_ms.mean, 0.003 * m * (m - 1) / 3,
+		            0.001);
+	}
 }
 
 /* N callers on 65,536 rows (they almost never meet), holds of 0.1 ms, a
@@ -556,6 +616,8 @@ int main(void)
 		cmocka_unit_test(herd__wakes_on_the_cores_stretch_each_handoff),
 		cmocka_unit_test(herd__a_run_queue_longer_than_a_hold_wakes_fewer),
 		cmocka_unit_test(herd__the_winner_reaches_a_core_late),
+		cmocka_unit_test(herd__the_winner_waits_for_the_co_woken),
+		cmocka_unit_test(herd__a_burst_drains_later_by_the_closed_form),
 		cmocka_unit_test(wal__one_row_one_flush_per_commit),
 		cmocka_unit_test(wal__group_commit_halves_take_turns),
 		cmocka_unit_test(lock_timeout__per_acquisition_rate_under_a_herd),
