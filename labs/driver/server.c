@@ -415,8 +415,8 @@ void drv_burst_default(struct drv_burst *b)
 {
 	memset(b, 0, sizeof *b);
 	b->callers[0] = 9;
-	b->callers[1] = 41;
-	b->reps = 15;
+	b->callers[1] = 63;
+	b->reps = 25;
 }
 
 int drv_probe_burst(struct drv_burst *b)

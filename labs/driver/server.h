@@ -111,8 +111,8 @@ int drv_probe_wake(struct drv_wake *w);
 struct drv_burst {
 	const char *url;
 	const char *sql;          /* one statement on the hot row, autocommit */
-	int callers[2];           /* the two burst sizes (default 9 and 41) */
-	int reps;                 /* bursts of each size (default 15) */
+	int callers[2];           /* the two burst sizes (default 9 and 63) */
+	int reps;                 /* bursts of each size (default 25) */
 	double mean_ms[2];        /* out */
 	char error[512];          /* why, when the probe fails */
 };
