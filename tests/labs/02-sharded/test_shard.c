@@ -636,6 +636,8 @@ static void shard_choose_n__crumbs_and_fractions_at_every_size(void **state)
 		{ 1000000000, 1.5, 1.1, 1650000, "1,650,000 rows exactly (a crumb of 2.3e-10)" },
 		{ 900000000, 1.5, 2.2, 2970000, "2,970,000 rows exactly (a crumb of 4.7e-10)" },
 		{ 9e9, 1.5, 2.2, 29700000, "29,700,000 rows exactly (a crumb of 3.7e-9)" },
+		{ 3750000, 1.11, 2.64, 10989, "10,989 rows exactly (a crumb of 3.6e-12: 3.3 parts in "
+		  "10^16 of the product, more than one DBL_EPSILON, 2.2 parts in 10^16)" },
 		{ 1301505240000, 1.5, 1.1, 2147483646,
 		  "2^31 - 2 rows exactly, at a rate near 2^40 (a crumb of 2.4e-7)" },
 		{ 1000.000008, 1.0, 1.0, 2, "1.000000008 rows" },
