@@ -19,14 +19,16 @@ LAB_NAMES := $(patsubst labs/%/,%,$(wildcard labs/[0-9][0-9]-*/))
 LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/gate.o \
 	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o \
 	$(BUILD)/obj/tests/harness/alloc.o $(BUILD)/obj/tests/harness/threads.o \
-	$(BUILD)/obj/tests/harness/session.o $(BUILD)/obj/tests/harness/locks.o
+	$(BUILD)/obj/tests/harness/session.o $(BUILD)/obj/tests/harness/locks.o \
+	$(BUILD)/obj/tests/harness/sort.o
 # The allocation calls of everything linked into a test binary go through
 # tests/harness/alloc.c (counted, and failed on demand), and its thread
 # starts, joins and detaches through tests/harness/threads.c (starts
 # counted and failed on demand, threads not yet reaped known), and its mutex
 # and condition variable calls through tests/harness/locks.c (stray unlocks,
 # uninitialised attributes, the started threads' timed waits); those inside
-# the shared libraries (libpq, libsqlite3, libc) do not.
+# the shared libraries (libpq, libsqlite3, libc) do not. Its qsort calls
+# go through tests/harness/sort.c, which checks each comparator's answers.
 LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray,--wrap=free \
 	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf \
 	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=pthread_create \
@@ -35,7 +37,8 @@ LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarr
 	-Wl,--wrap=pthread_mutex_unlock,--wrap=pthread_cond_wait,--wrap=pthread_cond_timedwait \
 	-Wl,--wrap=pthread_cond_clockwait \
 	-Wl,--wrap=pthread_condattr_init,--wrap=pthread_condattr_destroy \
-	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init,--wrap=clock_gettime
+	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init,--wrap=clock_gettime \
+	-Wl,--wrap=qsort
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 # The kit as the test binaries link it: its allocation calls renamed to
 # lt_kit_* (tests/harness/alloc.syms), which alloc.c counts but does not

@@ -26,6 +26,9 @@
  * a refused statement: fence_apply() rolls back and returns KIT_DB_ERR,
  * and fence_handle() returns it, so the log delivers the batch again. No
  * call leaves a block allocated, on any of its ways out.
+ * A connection is used by one thread at a time; consumers in different
+ * threads, each with its own connection, may call any of these at the
+ * same time (`hotrow lab run 05` runs its consumers as threads).
  */
 #ifndef HOTROW_LAB05_FENCE_H
 #define HOTROW_LAB05_FENCE_H

@@ -9,12 +9,14 @@
  * the gate.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kit/failpoint.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/sort.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
 
@@ -219,6 +221,61 @@ static void steps__a_lost_answer_keeps_what_was_committed(void **state)
 	kit_db_close(db);
 }
 
+/* LT_STEP_BUSY refuses the k-th statement as KIT_DB_BUSY, once. */
+static void steps__step_busy_refuses_one_statement_as_busy(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct kit_db *db = labtest_connect(t);
+	lt_step_arm(LT_STEP_BUSY, 2);
+	int first = kit_db_exec(db, "SELECT 1", 0, NULL);
+	int second = kit_db_exec(db, "SELECT 1", 0, NULL);
+	int third = kit_db_exec(db, "SELECT 1", 0, NULL);
+	bool fired = lt_step_disarm();
+	kit_db_close(db);
+	lt_expect(fired, NULL, "LT_STEP_BUSY at statement 2 never fired");
+	lt_expect(first == 0 && second == KIT_DB_BUSY && third == 0, NULL, "statements 1, 2 and 3 "
+	          "with statement 2 refused as busy returned %d, %d and %d (expected 0, %d and 0)",
+	          first, second, third, KIT_DB_BUSY);
+}
+
+static int by_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+static int greater_only(const void *a, const void *b)   /* never negative */
+{
+	return *(const int *)a > *(const int *)b;
+}
+
+static int by_difference(const void *a, const void *b)   /* overflows far apart */
+{
+	unsigned x = (unsigned)*(const int *)a, y = (unsigned)*(const int *)b;
+	return (int)(x - y);
+}
+
+/* sort.h: qsort is wrapped; a sound comparator is never counted, one that
+ * answers only 0 and 1, or one that subtracts (tried on the two ends), is. */
+static void sort__an_inconsistent_comparator_is_counted(void **state)
+{
+	(void)state;
+	int v[] = { 9, -4, 2147483647, 0, -2147483647, 5 };
+	lt_sort_reset();
+	qsort(v, 6, sizeof v[0], by_int);
+	lt_expect(lt_sort_inconsistent() == 0 && v[0] == -2147483647 && v[5] == 2147483647, NULL,
+	          "a sound comparator was counted %d times, or did not sort", lt_sort_inconsistent());
+	lt_sort_reset();
+	qsort(v, 6, sizeof v[0], greater_only);
+	lt_expect(lt_sort_inconsistent() > 0, NULL, "a comparator returning x > y was not counted");
+	lt_sort_reset();
+	qsort(v, 6, sizeof v[0], by_difference);
+	lt_expect(lt_sort_inconsistent() > 0, NULL, "a comparator returning x - y, which overflows "
+	          "between -2147483647 and 2147483647, was not counted");
+	lt_sort_reset();
+}
+
 static void bounds__values_and_chance(void **state)
 {
 	(void)state;
@@ -251,6 +308,8 @@ int main(void)
 		LABTEST_BOTH(steps__a_lost_answer_keeps_what_was_committed),
 		LABTEST_BOTH(steps__busy_refusal_says_busy),
 		LABTEST_SQLITE(bounds__values_and_chance),
+		LABTEST_BOTH(steps__step_busy_refuses_one_statement_as_busy),
+		LABTEST_SQLITE(sort__an_inconsistent_comparator_is_counted),
 	};
 	return labtest_main("harness", tests);
 }

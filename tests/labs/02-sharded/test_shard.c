@@ -568,6 +568,14 @@ static void shard_choose_n__formula(void **state)
 	lt_expect_int_hint(shard_choose_n(NAN, 1.0, 1.0), -1, "N for a rate that is not a number", "choose-n");
 	lt_expect_int_hint(shard_choose_n(1000, NAN, 1.0), -1, "N for a hold that is not a number", "choose-n");
 	lt_expect_int_hint(shard_choose_n(1000, 1.0, NAN), -1, "N for a headroom that is not a number", "choose-n");
+	/* the bounds are exact: a tolerance on them lets bad input through */
+	lt_expect_int_hint(shard_choose_n(1000, 1.0, nextafter(1.0, 0.0)), -1,
+	                   "N for a headroom a hair below 1 (1 - 2^-53, still below 1: invalid; is the "
+	                   "bound compared with a tolerance?)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(-1e-300, 1.0, 1.0), -1,
+	                   "N for a rate a hair below 0 (-1e-300: invalid)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1000, 1e-300, 1.0), 1,
+	                   "N for a hold a hair above 0 (1e-300 ms: valid, under one row)", "choose-n");
 }
 
 /* The top of shard_choose_n's domain: N past SHARD_MAX_SLOTS comes back as
@@ -628,6 +636,8 @@ static void shard_choose_n__crumbs_and_fractions_at_every_size(void **state)
 		{ 1000000000, 1.5, 1.1, 1650000, "1,650,000 rows exactly (a crumb of 2.3e-10)" },
 		{ 900000000, 1.5, 2.2, 2970000, "2,970,000 rows exactly (a crumb of 4.7e-10)" },
 		{ 9e9, 1.5, 2.2, 29700000, "29,700,000 rows exactly (a crumb of 3.7e-9)" },
+		{ 3750000, 1.11, 2.64, 10989, "10,989 rows exactly (a crumb of 3.6e-12: 3.3 parts in "
+		  "10^16 of the product, more than one DBL_EPSILON, 2.2 parts in 10^16)" },
 		{ 1301505240000, 1.5, 1.1, 2147483646,
 		  "2^31 - 2 rows exactly, at a rate near 2^40 (a crumb of 2.4e-7)" },
 		{ 1000.000008, 1.0, 1.0, 2, "1.000000008 rows" },
@@ -808,21 +818,30 @@ static void shard_resize__edges_of_n(void **state)
 	}
 }
 
-/* Slot counts past 2^31 and 2^32 fold without being cut to an int. */
+/* Slot counts past 2^31, 2^32 and 2^53 are read and fold without being cut
+ * to an int, rounded to a double or cut short in their text. */
+#define COUNT_2_62 ((int64_t)1 << 62)
 static void shard_resize__folds_counts_past_2_31(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 	char sql[200];
 	snprintf(sql, sizeof sql, "INSERT INTO like_slots (post_id, slot, n) VALUES "
-	         "(42, 0, 1), (42, 4, %lld), (42, 8, %lld)", (long long)LT_PAST_INT32, (long long)LT_PAST_UINT32);
+	         "(42, 0, 1), (42, 4, %lld), (42, 8, %lld), (42, 12, %lld)", (long long)LT_PAST_INT32,
+	         (long long)LT_PAST_UINT32, (long long)COUNT_2_62);
 	labtest_exec(t, sql);
+	const int64_t all = 1 + LT_PAST_INT32 + LT_PAST_UINT32 + COUNT_2_62;
 
+	/* 19 digits, and not a whole number of a double's steps there (1,024) */
+	lt_expect_int_hint(total(db, POST), all, "count before the fold, slots holding 1, 2^31, "
+	                   "2^32 + 1 and 2^62 (is the sum worked in a double, such as SQLite's total()? "
+	                   "past 2^53 a double skips integers)", "uint32");
 	lt_expect(shard_resize(db, POST, 4) == 0, "fold", "shard_resize(4): %s", labtest_why(db));
-	lt_expect_int_hint(slot_n(t, POST, 0), 1 + LT_PAST_INT32 + LT_PAST_UINT32,
-	                   "slot 0 after folding slots 4 (2^31) and 8 (2^32 + 1) into it "
-	                   "(is a count kept in an int or read with atoi?)", "uint32");
-	lt_expect_int(total(db, POST), 1 + LT_PAST_INT32 + LT_PAST_UINT32, "count after the fold");
+	lt_expect_int_hint(slot_n(t, POST, 0), all,
+	                   "slot 0 after folding slots 4 (2^31), 8 (2^32 + 1) and 12 (2^62) into it "
+	                   "(is a count kept in an int, read with atoi, or printed into a buffer too "
+	                   "short for 19 digits?)", "uint32");
+	lt_expect_int(total(db, POST), all, "count after the fold");
 }
 
 /* A shrink fails at each of its statements in turn (refused, or run with
@@ -1162,6 +1181,84 @@ static void shard_increment__failure_is_an_error(void **state)
 	like_n(db, POST, 1, counting, &next);
 }
 
+/* A statement refused as KIT_DB_BUSY, as a lock wait that timed out is,
+ * makes the call answer KIT_DB_BUSY, not another error: a caller retries
+ * a busy like or shrink and gives up on a broken one (shard.h: the
+ * negative KIT_DB_* code; hint 11: each failure ends in its own code).
+ * Each statement of a like, a read and a shrink in turn. */
+static void shard__busy_is_answered_busy(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+	like_n(db, POST, 3, counting, &next);
+
+	for (int k = 1; k <= 10; k++) {
+		int64_t before = total(db, POST);
+		lt_step_arm(LT_STEP_BUSY, k);
+		int rc = shard_increment(db, POST, counting, &next);
+		if (!lt_step_disarm())
+			break;
+		lt_expect(rc == KIT_DB_BUSY, "busy", "statement %d of shard_increment %s: it returned %d, "
+		          "not KIT_DB_BUSY (%d) (is every failure turned into KIT_DB_ERR? return the "
+		          "code kit_db gave)", k, lt_step_what(LT_STEP_BUSY), rc, KIT_DB_BUSY);
+		lt_expect_int_hint(total(db, POST), before, "count after a like refused as busy", "upsert");
+	}
+	for (int k = 1; k <= 10; k++) {
+		int64_t got = -7;
+		lt_step_arm(LT_STEP_BUSY, k);
+		int rc = shard_read(db, POST, &got);
+		if (!lt_step_disarm())
+			break;
+		lt_expect(rc == KIT_DB_BUSY && got == -7, "busy", "statement %d of shard_read %s: it "
+		          "returned %d (not KIT_DB_BUSY, %d?) and left the total at %lld (was -7)", k,
+		          lt_step_what(LT_STEP_BUSY), rc, KIT_DB_BUSY, (long long)got);
+	}
+	for (int k = 1; ; k++) {
+		staircase_rows(t);
+		lt_step_arm(LT_STEP_BUSY, k);
+		int rc = shard_resize(db, POST, 4);
+		if (!lt_step_disarm())
+			break;
+		int64_t nrec = labtest_int(t, "SELECT coalesce((SELECT nslots FROM like_slot_config "
+		                              "WHERE post_id = 42), 16)");
+		lt_expect(rc == KIT_DB_BUSY, "busy", "statement %d of shard_resize(4) %s: it returned %d, "
+		          "not KIT_DB_BUSY (%d) (does the shrink answer KIT_DB_ERR for every failure? "
+		          "roll back and return the failing call's code)", k, lt_step_what(LT_STEP_BUSY),
+		          rc, KIT_DB_BUSY);
+		lt_expect(nrec == 16 && rows_from(t, POST, 4) == 12 && total(db, POST) == 136, "fold",
+		          "statement %d of shard_resize(4) %s: N is %lld, %lld rows at slot >= 4, count "
+		          "%lld (expected 16, 12 and 136: a failed resize changes nothing)", k,
+		          lt_step_what(LT_STEP_BUSY), (long long)nrec, (long long)rows_from(t, POST, 4),
+		          (long long)total(db, POST));
+	}
+}
+
+/* shard_read is the exact count (shard.h): a like that another app server
+ * committed a moment ago is in it. A cache in front of the read, however
+ * short, is the caller's choice (README section 3), not shard_read's: its
+ * memory never hears of another process's likes. */
+static void shard_read__sees_a_like_made_elsewhere_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+	like_n(db, POST, 10, counting, &next);
+	lt_expect_int_hint(total(db, POST), 10, "count after 10 likes", "sum-all-slots");
+
+	held[0] = labtest_connect(t);   /* another app server's connection */
+	for (int i = 1; i <= 3; i++) {
+		int rc = kit_db_exec(held[0], "UPDATE like_slots SET n = n + 1 WHERE post_id = 42 AND slot = 3",
+		                     0, NULL);
+		lt_expect(rc == 0, NULL, "another connection's like: %s", labtest_why(held[0]));
+		int64_t got = total(db, POST);
+		lt_expect(got == 10 + i, "exact-read", "shard_read right after like %d made on another "
+		          "connection (committed): expected %d, got %lld (does shard_read answer from "
+		          "memory of this process, a cache or a static? another app server's likes never "
+		          "reach it: ask the database every time)", i, 10 + i, (long long)got);
+	}
+}
+
 /* Every call of shard.h, on its success and its error paths, leaves the
  * connection as it found it: no transaction open, no setting changed (a
  * lock timeout set "so a shrink never waits long", a PRAGMA or a SET
@@ -1362,6 +1459,8 @@ int main(void)
 		BOTH(shard__leaves_the_session_as_it_found_it),
 		BOTH(shard__post_ids_at_the_ends_of_int64),
 		BOTH(shard__threads_keep_their_own_arguments),
+		BOTH(shard__busy_is_answered_busy),
+		BOTH(shard_read__sees_a_like_made_elsewhere_at_once),
 		cmocka_unit_test(shard_choose_n__formula),
 		BOTH(shard_resize__every_allocation_can_fail),
 		BOTH(shard_resize__nothing_left_allocated),

@@ -25,6 +25,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
+#include "tests/harness/sort.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/05-fence/alloc.h"
 #include "tests/labs/05-fence/crashes.h"
@@ -249,11 +250,19 @@ static void fence_apply__overlapping_batch_is_refused(void **state)
 }
 
 /* A batch that skips events (a position that ran ahead of the database)
- * would lose the events in the gap: refused too. */
+ * would lose the events in the gap: refused too, the first batch of a
+ * partition with nothing applied included (it starts at 0). */
 static void fence_apply__batch_after_a_gap_is_refused(void **state)
 {
 	struct labtest *t = *state;
 	prepare(t);
+	/* nothing applied yet (-1): the first batch too must start at 0 */
+	int first = apply(t, batch(1, 100, 199, 1, 10));
+	lt_expect(first == 0 && stored_last(t, 1) == -1 && views_of(t, 1) == 0, "fence-contiguous",
+	          "batch 100..199 on a partition with nothing applied (last_offset -1) returned %d; "
+	          "last_offset is now %lld, video 1 has %lld views (expected 0, -1 and 0: events "
+	          "0..99 would be lost; is last_offset = -1 taken as \"any batch may come first\"?)",
+	          first, (long long)stored_last(t, 1), (long long)views_of(t, 1));
 	apply(t, batch(1, 0, 99, 1, 10));
 
 	int rc = apply(t, batch(1, 200, 299, 1, 10));
@@ -298,12 +307,18 @@ static void fence_apply__one_upsert_per_batch(void **state)
 
 	apply(t, batch(0, 0, 9, 5, 2));
 	apply(t, batch(0, 0, 9, 5, 2));
-	kit_db_set_hook(db, NULL, NULL);
-
 	lt_expect_int_hint(w.totals, 1, "statements writing video_views for a batch of 5 videos "
 	                   "applied, then delivered again (the copy must meet the fence before it "
 	                   "writes anything)", "one-upsert");
-	lt_expect_int_hint(views_of(t, 5), 2, "views of video 5", "upsert");
+	w.totals = 0;
+	apply(t, batch(0, 10, 10 + FENCE_MAX_VIDEOS - 1, FENCE_MAX_VIDEOS, 1));
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect_int_hint(w.totals, 1, "statements writing video_views for one batch of "
+	                   "FENCE_MAX_VIDEOS (256) videos (is the upsert cut into chunks? one "
+	                   "statement carries the whole batch)", "one-upsert");
+	lt_expect_int_hint(views_of(t, FENCE_MAX_VIDEOS), 1, "views of video 256", "upsert");
+	lt_expect_int_hint(views_of(t, 5), 3, "views of video 5 (2 in the first batch, 1 in the "
+	                   "batch of 256)", "upsert");
 	passed(t);
 }
 
@@ -653,42 +668,59 @@ static int64_t insert_rank(struct labtest *t, int64_t video)
 	return labtest_int(t, sql);
 }
 
-/* §4: "Sort the totals by video_id". One batch (offsets 10..16) of views
- * of five videos, first seen in the order 5, 16, 2^32 + 1, 7, 2^31 + 2
- * (ids an int cuts; 16 is also the batch's last offset, which a search
- * that starts before totals[0] reads as an id): every total exact, and
- * the upsert brings their rows in ascending id order, which the fresh
- * table keeps as its insertion order. */
+/* §4: "Sort the totals by video_id". One batch (offsets 8..16) of views
+ * of seven videos, first seen in the order 5, 16, 2^32 + 1, 7, INT64_MAX,
+ * 2^31 + 2, -3 (ids an int cuts; INT64_MAX, 19 digits, that a short
+ * buffer cuts and that a comparator taking x - y overflows against -3;
+ * 16 is also the batch's last offset, which a search that starts before
+ * totals[0] reads as an id): every total exact, and the upsert brings
+ * their rows in ascending id order, which the fresh table keeps as its
+ * insertion order. The records lie at odd addresses, as nothing in
+ * kit/log.h promises a struct fence_event's alignment: read through a
+ * cast pointer, make SAN=undefined reports them. */
 static void fence_handle__totals_in_video_id_order(void **state)
 {
 	struct labtest *t = *state;
 	if (t->engine == KIT_DB_MYSQL)   /* InnoDB stores rows in key order: no insertion order to read */
 		lt_skip("the insertion order of rows is not visible on MariaDB");
 	prepare(t);
-	const int64_t ids[] = { 5, 16, LT_PAST_UINT32, 7, LT_PAST_INT32 + 2, 5, LT_PAST_UINT32 };
-	const int64_t sorted[] = { 5, 7, 16, LT_PAST_INT32 + 2, LT_PAST_UINT32 };
-	const int64_t views[] = { 2, 1, 1, 1, 2 };
-	struct fence_event ev[7];
-	struct kit_log_record recs[7];
-	for (int i = 0; i < 7; i++) {
-		ev[i].video_id = ids[i];
-		recs[i] = (struct kit_log_record){ 10 + i, sizeof ev[i], &ev[i] };
+	enum { EVENTS = 9, VIDEOS = 7 };
+	const int64_t ids[EVENTS] = { 5, 16, LT_PAST_UINT32, 7, INT64_MAX, LT_PAST_INT32 + 2, -3, 5,
+	                              LT_PAST_UINT32 };
+	const int64_t sorted[VIDEOS] = { -3, 5, 7, 16, LT_PAST_INT32 + 2, LT_PAST_UINT32, INT64_MAX };
+	const int64_t views[VIDEOS] = { 1, 2, 1, 1, 1, 2, 1 };
+	static unsigned char raw[1 + EVENTS * sizeof(struct fence_event)];
+	struct kit_log_record recs[EVENTS];
+	for (int i = 0; i < EVENTS; i++) {
+		unsigned char *at = raw + 1 + i * sizeof(struct fence_event);   /* odd address */
+		memcpy(at, &(struct fence_event){ ids[i] }, sizeof(struct fence_event));
+		recs[i] = (struct kit_log_record){ 8 + i, sizeof(struct fence_event), at };
 	}
-	labtest_exec(t, "UPDATE log_progress SET last_offset = 9 WHERE part = 1");
+	labtest_exec(t, "UPDATE log_progress SET last_offset = 7 WHERE part = 1");
 
-	int rc = fence_handle(labtest_db(t), 1, recs, 7);
+	lt_sort_reset();
+	int rc = fence_handle(labtest_db(t), 1, recs, EVENTS);
+	int inconsistent = lt_sort_inconsistent();
 
-	lt_expect(rc == 0, "totals", "fence_handle of a 7-event batch returned %d: %s", rc,
+	lt_expect(rc == 0, "totals", "fence_handle of a 9-event batch returned %d: %s", rc,
 	          labtest_why(labtest_db(t)));
-	lt_expect_int_hint(stored_last(t, 1), 16, "partition 1's last_offset after its batch 10..16",
+	lt_expect_int_hint(stored_last(t, 1), 16, "partition 1's last_offset after its batch 8..16",
 	                   "totals");
-	for (int i = 0; i < 5; i++) {
+	lt_expect(inconsistent == 0, "sorted", "the comparator given to qsort answered %d pairs of "
+	          "the sorted totals (neighbours, and -3 against INT64_MAX) inconsistently: cmp(a, b) "
+	          "and cmp(b, a) must have opposite signs (or both be 0), and a sorted before b must "
+	          "not compare above it. One that returns only 0 and 1 (return x > y;) sorts right "
+	          "under glibc 2.36's merge sort and wrong under a quicksort; one that takes the sign "
+	          "of x - y overflows on ids far apart. Return (x > y) - (x < y)", inconsistent);
+	for (int i = 0; i < VIDEOS; i++) {
 		lt_expect(views_of_id(t, sorted[i]) == views[i], "totals", "video %lld has %lld views "
-		          "after the batch, expected %lld (is a video id kept in an int?)",
+		          "after the batch, expected %lld (is a video id kept in an int, or printed "
+		          "into a buffer too short for 19 digits?)",
 		          (long long)sorted[i], (long long)views_of_id(t, sorted[i]), (long long)views[i]);
 		lt_expect(insert_rank(t, sorted[i]) == i, "sorted", "the upsert wrote video %lld's row "
-		          "as number %lld of 5, expected number %d: the totals must reach it in ascending "
-		          "video_id (5, 7, 16, 2^31 + 2, 2^32 + 1; §4), compared as 64-bit ids",
+		          "as number %lld of 7, expected number %d: the totals must reach it in ascending "
+		          "video_id (-3, 5, 7, 16, 2^31 + 2, 2^32 + 1, INT64_MAX; §4), compared as 64-bit "
+		          "ids with < and > (x - y overflows when the ids are far apart)",
 		          (long long)sorted[i], (long long)insert_rank(t, sorted[i]) + 1, i + 1);
 	}
 }
@@ -696,7 +728,14 @@ static void fence_handle__totals_in_video_id_order(void **state)
 /* fence_handle's domain: every record a struct fence_event, at most
  * FENCE_MAX_VIDEOS distinct videos in one batch. A batch outside it is
  * refused whole (an error, nothing applied, the offset unchanged); one at
- * the edge, exactly FENCE_MAX_VIDEOS videos, is applied whole. */
+ * the edge, exactly FENCE_MAX_VIDEOS videos, is applied whole. The ids
+ * are 4,096 apart (and one is INT64_MAX): a table that finds a video by
+ * its id modulo a small size puts them all in one place. */
+static int64_t cannot_hold_id(int i)
+{
+	return i == 5 ? INT64_MAX : 1000 + (int64_t)i * 4096;
+}
+
 static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 {
 	struct labtest *t = *state;
@@ -706,7 +745,7 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	static struct fence_event ev[N];
 	static struct kit_log_record recs[N];
 	for (int i = 0; i < N; i++) {
-		ev[i].video_id = 1000 + i;
+		ev[i].video_id = cannot_hold_id(i);
 		recs[i] = (struct kit_log_record){ i, sizeof ev[i], &ev[i] };
 	}
 
@@ -726,6 +765,20 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	          "%lld and video_views has %lld rows (expected -1 and none: refused whole)",
 	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"));
 
+	/* one record too long: 16 bytes are not a struct fence_event either
+	 * (whose 8 bytes would be a guess) */
+	int64_t longer[2] = { ev[3].video_id, 77 };
+	recs[3] = (struct kit_log_record){ 3, sizeof longer, longer };
+	rc = fence_handle(db, 0, recs, 6);
+	recs[3] = (struct kit_log_record){ 3, sizeof ev[3], &ev[3] };
+	lt_expect(rc < 0, "totals", "fence_handle of 6 records, the 4th %zu bytes long, returned %d: "
+	          "a record that is not a struct fence_event (%zu bytes) is an error, longer ones too",
+	          sizeof longer, rc, sizeof(struct fence_event));
+	lt_expect(stored_last(t, 0) == -1 && labtest_int(t, "SELECT count(*) FROM video_views") == 0,
+	          "totals", "a batch with a long record was refused, yet partition 0's last_offset is "
+	          "%lld and video_views has %lld rows (expected -1 and none: refused whole)",
+	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"));
+
 	rc = fence_handle(db, 0, recs, FENCE_MAX_VIDEOS + 1);
 	lt_expect(rc < 0, "totals", "fence_handle of a batch of %d distinct videos (the most is %d) "
 	          "returned %d, expected an error", FENCE_MAX_VIDEOS + 1, FENCE_MAX_VIDEOS, rc);
@@ -736,21 +789,88 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"),
 	          FENCE_MAX_VIDEOS);
 
-	int64_t want1003 = 1;
+	int64_t want3 = 1, want5 = 1;
 	for (int i = FENCE_MAX_VIDEOS; i < N; i++) {   /* the last 40 repeat the first ones */
-		ev[i].video_id = 1000 + i % 7;
-		want1003 += ev[i].video_id == 1003;
+		ev[i].video_id = cannot_hold_id(i % 7);
+		want3 += ev[i].video_id == cannot_hold_id(3);
+		want5 += ev[i].video_id == cannot_hold_id(5);
 	}
 	rc = fence_handle(db, 0, recs, N);
 	lt_expect(rc == 0, "totals", "fence_handle of %d events of exactly %d distinct videos "
-	          "returned %d (%s)", N, FENCE_MAX_VIDEOS, rc, labtest_why(db));
+	          "(ids 1000 + 4096 i, and INT64_MAX) returned %d (%s) (does it find a video by its id "
+	          "modulo a table size, without going on past a slot another video holds?)", N,
+	          FENCE_MAX_VIDEOS, rc, labtest_why(db));
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM video_views"), FENCE_MAX_VIDEOS,
 	                   "rows in video_views after a batch of exactly FENCE_MAX_VIDEOS videos", "totals");
 	lt_expect_int_hint(labtest_int(t, "SELECT SUM(views) FROM video_views"), N,
 	                   "views in video_views after that batch", "totals");
-	lt_expect_int_hint(views_of(t, 1003), want1003,
-	                   "views of video 1003 (seen once, then again among the last 40)", "totals");
+	lt_expect_int_hint(views_of_id(t, cannot_hold_id(3)), want3,
+	                   "views of video 13288 (seen once, then again among the last 40)", "totals");
+	lt_expect_int_hint(views_of_id(t, INT64_MAX), want5,
+	                   "views of video INT64_MAX (seen once, then again among the last 40; is its "
+	                   "id printed into a buffer too short for 19 digits?)", "totals");
 	lt_expect_int_hint(stored_last(t, 0), N - 1, "partition 0's last_offset", "totals");
+}
+
+/* Two consumers in one process (hotrow lab run 05 runs them as threads),
+ * each on its own connection: consumer 0 handles 4 views of videos 100 and
+ * 101 from partition 0 while consumer 1 handles 10 views of video 200
+ * from partition 1. The gate holds consumer 0 before each of its
+ * statements in turn while consumer 1 runs whole: each batch must still be
+ * its own. A batch built in memory every thread shares (a static struct
+ * fence_batch, to spare an allocation) is refilled by the other consumer
+ * in between. */
+struct two_batches {
+	struct fence_event ev[2][10];
+	struct kit_log_record recs[2][10];
+	int n[2];
+};
+
+static int handle_own_batch(void *arg, int who, struct kit_db *db)
+{
+	struct two_batches *b = arg;
+	return fence_handle(db, who, b->recs[who], b->n[who]);
+}
+
+static void fence_handle__threads_keep_their_own_batches(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	static struct two_batches b;
+	b.n[0] = 4;
+	b.n[1] = 10;
+	for (int who = 0; who < 2; who++)
+		for (int i = 0; i < b.n[who]; i++) {
+			b.ev[who][i].video_id = who == 0 ? 100 + i % 2 : 200;
+			b.recs[who][i] = (struct kit_log_record){ i, sizeof b.ev[who][i], &b.ev[who][i] };
+		}
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int rounds = 0;
+	for (int k = 1; k <= 10; k++) {
+		labtest_exec(t, "DELETE FROM video_views");
+		labtest_exec(t, "UPDATE log_progress SET last_offset = -1");
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, handle_own_batch, &b);
+		if (!lt_gate_held(g, 0))
+			break;
+		rounds++;
+		int64_t v100 = views_of(t, 100), v101 = views_of(t, 101), v200 = views_of(t, 200);
+		int64_t rows = labtest_int(t, "SELECT count(*) FROM video_views");
+		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, "own-batch", "consumer 0 held "
+		          "before its statement %d while consumer 1 ran whole: fence_handle returned %d and "
+		          "%d (%s)", k, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
+		          labtest_why(lt_gate_db(g, lt_gate_rc(g, 0) ? 0 : 1)));
+		lt_expect(v100 == 2 && v101 == 2 && v200 == 10 && rows == 3 && stored_last(t, 0) == 3 &&
+		          stored_last(t, 1) == 9, "own-batch", "consumer 0 (4 views of videos 100 and 101, "
+		          "partition 0) held before its statement %d while consumer 1 (10 views of video "
+		          "200, partition 1) ran whole: videos 100, 101 and 200 have %lld, %lld and %lld "
+		          "views in %lld rows, partitions 0 and 1 stand at %lld and %lld (expected 2, 2, 10, "
+		          "3 rows, 3 and 9). One consumer applied the other's batch: is the batch built in "
+		          "memory that every thread shares, a static? Allocate it in each call",
+		          k, (long long)v100, (long long)v101, (long long)v200, (long long)rows,
+		          (long long)stored_last(t, 0), (long long)stored_last(t, 1));
+	}
+	lt_gate_close(g);
+	lt_expect(rounds > 0, NULL, "consumer 0's fence_handle never reached a statement");
 }
 
 /* Offsets past 2^31 and 2^32 (a long-lived log): the position is the
@@ -1131,6 +1251,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_apply__every_step_can_fail),
 		LABTEST_BOTH(fence_handle__totals_in_video_id_order),
 		LABTEST_ALL(fence_handle__refuses_a_batch_it_cannot_hold),
+		LABTEST_ALL(fence_handle__threads_keep_their_own_batches),
 		LABTEST_ALL(fence_position__offsets_past_2_31),
 		LABTEST_ALL(fence_apply__every_allocation_can_fail),
 		LABTEST_ALL(fence_handle__every_allocation_can_fail),
