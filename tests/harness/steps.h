@@ -12,7 +12,7 @@
  * Interface:
  *   for (int k = 1; ; k++) {
  *       ...put the tables in their starting state...
- *       lt_step_arm(LT_STEP_FAILS, k);          // or LT_STEP_REPLY_LOST
+ *       lt_step_arm(LT_STEP_FAILS, k);          // or LT_STEP_REPLY_LOST, LT_STEP_BUSY
  *       int rc = flush(db, ...);
  *       if (!lt_step_disarm())
  *           break;                            // flush ran fewer than k statements
@@ -29,6 +29,9 @@
 enum lt_step {
 	LT_STEP_FAILS,        /* the statement is refused before it runs */
 	LT_STEP_REPLY_LOST,   /* the statement runs; its answer is lost */
+	LT_STEP_BUSY,         /* refused before it runs, answered KIT_DB_BUSY (a
+	                         lock wait that timed out): for code that treats
+	                         BUSY apart, e.g. retries it */
 };
 
 /* Arm how for the k-th statement (k >= 1) from now, once. */
@@ -38,7 +41,8 @@ void lt_step_arm(enum lt_step how, int k);
  * happened), false when the call ran fewer than k statements. */
 bool lt_step_disarm(void);
 
-/* "refused" or "ran but its answer was lost", for check messages. */
+/* "refused", "ran but its answer was lost" or "refused as busy", for check
+ * messages. */
 const char *lt_step_what(enum lt_step how);
 
 #endif
