@@ -155,7 +155,26 @@ void every_step_can_fail(void **state)
 	}
 }
 
-/* *out on failure is all zero, and on SQLite the PostgreSQL fields are 0
+/* Whether the connection is inside a transaction ("leaves no transaction
+ * open behind it", inside.h): on PostgreSQL the session's transaction
+ * began before this statement (or has failed, so that no statement
+ * runs); on SQLite a BEGIN is refused. */
+static bool tx_open(struct kit_db *db)
+{
+	if (kit_db_engine(db) == KIT_DB_SQLITE) {
+		if (kit_db_exec(db, "BEGIN", 0, NULL) != 0)
+			return true;
+		kit_db_rollback(db);
+		return false;
+	}
+	int64_t open = 0;
+	return kit_db_query_int(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = "
+	                            "pg_backend_pid() AND xact_start < query_start", 0, NULL,
+	                        &open) != 0 || open != 0;
+}
+
+/* *out on failure is all zero, no transaction is left open and the next
+ * call works, and on SQLite the PostgreSQL fields are 0
  * (and on PostgreSQL the SQLite ones): *out starts filled with garbage
  * each time. With updates behind a reader, SQLite's wal_frames counts at
  * least the frames that stay pinned, and at least one per commit. */
@@ -214,6 +233,14 @@ void versions__fills_out_as_promised(void **state)
 			lt_expect(memcmp(&v, &zero, sizeof v) == 0, "versions", "statement %d of "
 			          "inside_versions() %s: *out is not all zero (on failure it must be)", k,
 			          lt_step_what(how));
+			lt_expect(!tx_open(db), "versions", "statement %d of inside_versions() %s: it "
+			          "returned %d and left a transaction open on the connection (is a BEGIN "
+			          "around the reads not ended on the error path?)", k, lt_step_what(how), rc);
+			struct inside_versions next;
+			rc = inside_versions(db, 1, &next);
+			lt_expect(rc == 0, "versions", "statement %d of inside_versions() %s, then the "
+			          "next call on the same connection returned %d (%s)", k,
+			          lt_step_what(how), rc, labtest_why(db));
 		}
 	}
 }
@@ -336,5 +363,8 @@ void isolation__wait_survives_signals(void **state)
 	          labtest_why(db));
 	lt_expect(g.ms >= 195, "backoff", "the wait after the first failure (base and cap 400 ms: "
 	          "200 to 400 ms) took %.0f ms while a signal arrived every 5 ms: a sleep "
-	          "interrupted by a signal (EINTR) must go on for the time that remains", g.ms);
+	          "interrupted by a signal (EINTR) must go on for the time that remains%s", g.ms,
+	          asked.clock_calls ? "; clock_nanosleep() was asked, and unlike nanosleep() it "
+	          "returns the error number (EINTR) and leaves errno alone: loop while its result "
+	          "is EINTR" : "");
 }

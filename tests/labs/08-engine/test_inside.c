@@ -401,6 +401,14 @@ static void versions__indexed_counter_not_hot(void **state)
 	          "got %" PRId64 " updates, %" PRId64 " HOT", v.updates, v.hot_updates);
 }
 
+/* SQLite's busy waits of a connection (the hook's LOCK_WAIT). */
+static void count_lock_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql, (void)t_ns;
+	if (ev == KIT_DB_LOCK_WAIT)
+		++*(int *)arg;
+}
+
 static void versions__reader_pins_wal(void **state)
 {
 	struct labtest *t = *state;
@@ -416,7 +424,10 @@ static void versions__reader_pins_wal(void **state)
 	    kit_db_query_int(reader, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0)
 		fail_msg("the reader: %s", kit_db_errmsg(reader));
 	bump(db, 2000);
+	int waits = 0;
+	kit_db_set_hook(db, count_lock_waits, &waits);
 	versions(db, &held, "with a reader open");
+	kit_db_set_hook(db, NULL, NULL);
 	kit_db_rollback(reader);
 	kit_db_close(reader);
 	versions(db, &after, "after the reader ended");
@@ -430,6 +441,10 @@ static void versions__reader_pins_wal(void **state)
 	lt_expect(after.wal_pinned <= 10, "wal",
 	          "expected the checkpoint to copy back every frame once the reader ended, got %"
 	          PRId64 " left", after.wal_pinned);
+	lt_expect(waits == 0, "wal",
+	          "inside_versions() waited for another connection's lock (%d busy waits) while a "
+	          "reader was open: a checkpoint other than PASSIVE (FULL, RESTART, TRUNCATE) waits "
+	          "for the readers, and blocks the writers while it does; PASSIVE never waits", waits);
 }
 
 /* ---- §3 Keys ---- */
@@ -451,6 +466,16 @@ static void keys__like_needs_post(void **state)
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes l WHERE NOT EXISTS"
 	                                  " (SELECT 1 FROM posts p WHERE p.id = l.post_id)"), 0,
 	                   "likes of a post that is gone, after DELETE of a liked post", "guarantee");
+	/* "no post deleted under its likes" (README §3): the DELETE is
+	 * refused, not carried out on the likes too (ON DELETE CASCADE), nor
+	 * on the likes' key (SET NULL, SET DEFAULT). */
+	int64_t posts = labtest_int(t, "SELECT count(*) FROM posts WHERE id = 1");
+	int64_t likes = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 1");
+	lt_expect(rc < 0 && posts == 1 && likes == 1, "guarantee",
+	          "DELETE of post 1, which has a like, returned %d and left %" PRId64 " post and %"
+	          PRId64 " like: expected the key to refuse it and both to stay. Does the key "
+	          "delete the likes with their post (ON DELETE CASCADE) instead of refusing?",
+	          rc, posts, likes);
 }
 
 static int like_many(void *arg, struct kit_load_thread *th)
@@ -590,6 +615,35 @@ static void isolation__gives_up_after_limit(void **state)
 	                   "attempts the database saw, max_attempts 4", "limit");
 	lt_expect_int_hint(attempts, 4, "*attempts reported", "limit");
 	lt_expect_int(counter(t), 0, "counter after giving up");
+}
+
+/* A serialization failure can come at COMMIT too (SERIALIZABLE checks
+ * its read/write dependencies there; a deferred constraint trigger runs
+ * there): it is the same KIT_DB_BUSY, and the attempt is retried like
+ * one whose UPDATE failed. Planted: a deferred constraint trigger that
+ * raises it at the first two COMMITs. */
+static void isolation__commit_refusal_retried(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	labtest_exec(t, "CREATE SEQUENCE commits");
+	labtest_exec(t, "CREATE FUNCTION flaky_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	                " IF nextval('commits') <= 2 THEN RAISE EXCEPTION"
+	                " 'could not serialize access (planted at COMMIT by the check)'"
+	                " USING ERRCODE = 'serialization_failure'; END IF; RETURN NULL; END $$");
+	labtest_exec(t, "CREATE CONSTRAINT TRIGGER flaky_commit AFTER UPDATE ON counters"
+	                " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flaky_commit()");
+
+	struct inside_retry policy = { 5, 1, 2 };
+	int attempts = -1;
+	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	lt_expect(rc == 0, "retry", "the first two COMMITs failed to serialize (KIT_DB_BUSY), "
+	          "max_attempts 5: expected 0 from the third attempt, got %d%s", rc,
+	          rc == KIT_DB_BUSY || rc == KIT_DB_ERR ? ": a COMMIT's serialization failure is "
+	          "one too, retry the attempt as when the UPDATE fails" : "");
+	lt_expect_int_hint(attempts, 3, "*attempts with the first two COMMITs refused", "retry");
+	lt_expect_int(counter(t), 1, "counter");
 }
 
 static void isolation__backs_off(void **state)
@@ -1222,6 +1276,31 @@ static void commits__async_only_for_counter(void **state)
 	          "expected no transaction left open by a call that failed: %s", labtest_why(db));
 }
 
+/* SQLite's counterpart of the check above: its commits already do not
+ * wait for the disk (WAL, synchronous = NORMAL), so the call is a plain
+ * UPDATE; a PRAGMA synchronous = OFF "to match" outlives the call and
+ * makes every later commit of the connection give up the WAL's own
+ * sync at checkpoints too. */
+static void commits__async_leaves_sqlite_sync(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	labtest_exec(t, "PRAGMA synchronous = FULL");
+	int64_t before = labtest_int(t, "PRAGMA synchronous");
+
+	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
+	lt_expect_int(inside_count_async(db, 2), INSIDE_NO_ROW, "inside_count_async() of a missing row");
+	int64_t after = labtest_int(t, "PRAGMA synchronous");
+	lt_expect(after == before, "local",
+	          "the connection's PRAGMA synchronous was %" PRId64 " (FULL) before two calls of "
+	          "inside_count_async() and %" PRId64 " after: a PRAGMA outlives the call, for every "
+	          "later commit of the connection; on SQLite in WAL mode with synchronous = NORMAL "
+	          "the commit already does not wait, so the call is a plain UPDATE", before, after);
+	lt_expect(kit_db_exec(db, "BEGIN", 0, NULL) == 0 && kit_db_rollback(db) == 0, "local",
+	          "expected no transaction left open by the calls: %s", labtest_why(db));
+}
+
 static int64_t wal_syncs(struct labtest *t)
 {
 	labtest_exec(t, "SELECT pg_stat_force_next_flush()");
@@ -1436,6 +1515,7 @@ int main(void)
 		LABTEST_BOTH(keys__missing_row_is_no_row),
 		LABTEST_BOTH(keys__one_like_per_user),
 		LABTEST_PG(isolation__gives_up_after_limit),
+		LABTEST_PG(isolation__commit_refusal_retried),
 		LABTEST_PG(isolation__backs_off),
 		LABTEST_PG(isolation__first_wait_is_at_most_base),
 		LABTEST_PG(isolation__other_errors_not_retried),
@@ -1448,6 +1528,7 @@ int main(void)
 		LABTEST_PG(isolation__backoff_has_jitter),
 		LABTEST_PG(isolation__exact_with_retries),
 		LABTEST_PG(commits__async_only_for_counter),
+		LABTEST_SQLITE(commits__async_leaves_sqlite_sync),
 		LABTEST_PG(commits__async_skips_flush),
 		LABTEST_BOTH(commits__counts),
 		LABTEST_PG(one_trip__one_statement),
