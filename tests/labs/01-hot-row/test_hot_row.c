@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -810,6 +811,102 @@ static void like_post__app_without_check_lets_through(void **state)
 	lt_expect_int(counter(t), 1, "posts.likes");
 }
 
+/* A like that finds the counter's row held by another transaction waits
+ * for it, as long as its connection's own limit allows (the caller's,
+ * kit_db_set_lock_timeout: SQLite's busy wait, 5 s; PostgreSQL's
+ * lock_timeout, none; MariaDB's innodb_lock_wait_timeout, 50 s): a limit
+ * of the like's own ("fail fast": SET LOCAL lock_timeout = '50ms')
+ * turns the queue of a hot row into errors. Another transaction holds
+ * the row (on SQLite, the write lock) until the like is seen waiting
+ * (the server's view of its session; SQLite's busy wait through the
+ * hook), then 1 s more, then commits: the like must then count. */
+struct held_like {
+	struct kit_db *db;
+	atomic_int waiting;            /* SQLite: the hook saw a busy wait */
+	atomic_int done;
+	int rc;
+	int64_t start_ns, end_ns;
+};
+
+static void busy_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql, (void)t_ns;
+	if (ev == KIT_DB_LOCK_WAIT)
+		atomic_store(&((struct held_like *)arg)->waiting, 1);
+}
+
+static void *like_behind_holder(void *arg)
+{
+	struct held_like *h = arg;
+	h->start_ns = kit_load_now_ns();
+	h->rc = like_post(h->db, 1, 7, NULL);
+	h->end_ns = kit_load_now_ns();
+	atomic_store(&h->done, 1);
+	return NULL;
+}
+
+/* Whether the liker's session (id: PostgreSQL's pid, MariaDB's
+ * connection id) is seen waiting for a lock. */
+static bool liker_waits(struct labtest *t, struct held_like *h, int64_t id)
+{
+	char sql[200];
+	if (t->engine == KIT_DB_SQLITE)
+		return atomic_load(&h->waiting) != 0;
+	if (t->engine == KIT_DB_MYSQL)
+		return labtest_innodb_waiters(t, 1) == 1;
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE pid = %lld"
+	         " AND wait_event_type = 'Lock'", (long long)id);
+	return labtest_int(t, sql) > 0;
+}
+
+static void like_post__waits_for_a_held_counter(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct kit_db *holder = labtest_connect(t);
+	struct held_like h = { .db = labtest_connect(t) };
+	atomic_init(&h.waiting, 0);
+	atomic_init(&h.done, 0);
+	int64_t id = 0;
+	if (t->engine != KIT_DB_SQLITE &&
+	    kit_db_query_int(h.db, t->engine == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+	                     : "SELECT pg_backend_pid()", 0, NULL, &id) != 0)
+		fail_msg("the liker's session id: %s", kit_db_errmsg(h.db));
+	if (kit_db_begin(holder) != 0 ||
+	    kit_db_exec(holder, "UPDATE posts SET likes = likes WHERE id = 1", 0, NULL) != 0)
+		fail_msg("the holder: %s", kit_db_errmsg(holder));
+	kit_db_set_hook(h.db, busy_seen, &h);
+	pthread_t th;
+	if (pthread_create(&th, NULL, like_behind_holder, &h) != 0)
+		fail_msg("pthread_create");
+
+	/* At most 30 s to be seen waiting (or to have given up already). */
+	bool seen = false;
+	for (int i = 0; i < 3000 && !atomic_load(&h.done) && !(seen = liker_waits(t, &h, id)); i++)
+		util_sleep_ns(10000000);
+	int64_t seen_ns = kit_load_now_ns();
+	/* Held 1 s more; the like may not end meanwhile. */
+	while (seen && !atomic_load(&h.done) && kit_load_now_ns() - seen_ns < 1000000000LL)
+		util_sleep_ns(10000000);
+	bool ended_while_held = atomic_load(&h.done) != 0;
+	kit_db_commit(holder);
+	pthread_join(th, NULL);
+	kit_db_set_hook(h.db, NULL, NULL);
+	kit_db_close(h.db);
+	kit_db_close(holder);
+
+	lt_expect(h.rc == 0 && !ended_while_held, "lock-wait",
+	          "another transaction held the counter's row (on SQLite the write lock) while a "
+	          "like ran: the like %s after %.0f ms and returned %d, while the row was %s. A like "
+	          "waits for a held row as long as its connection's own limit allows (the caller "
+	          "sets it: kit_db_set_lock_timeout); does like_post set a shorter one of its own "
+	          "(SET LOCAL lock_timeout, innodb_lock_wait_timeout, PRAGMA busy_timeout), or give "
+	          "up on KIT_DB_BUSY?", ended_while_held ? "ended" : "was let go", 
+	          (double)(h.end_ns - h.start_ns) / 1e6, h.rc,
+	          ended_while_held ? "still held" : "released (after it was seen waiting and 1 s more)");
+	lt_expect_int(counter(t), 1, "posts.likes after the like that waited");
+}
+
 /* Every statement refused from the like's first on (the database is
  * away for good): like_post returns an error after a few statements. A
  * retry without bound goes round for ever; here the refusals stop after
@@ -871,6 +968,7 @@ int main(void)
 		LABTEST_ALL(like_post__unknown_post_changes_nothing),
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
+		LABTEST_ALL(like_post__waits_for_a_held_counter),
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
 		LABTEST_BOTH(like_post__post_gone_while_liking),
 		LABTEST_BOTH(like_post__two_users_at_once),
