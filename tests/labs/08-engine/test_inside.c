@@ -23,6 +23,7 @@
 
 #include "kit/load.h"
 #include "labs/08-engine/inside.h"
+#include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/labs/08-engine/contracts.h"
 #include "tests/labs/08-engine/promises.h"
@@ -40,6 +41,13 @@ static void make_counter(struct labtest *t)
 static int64_t counter(struct labtest *t)
 {
 	return labtest_int(t, "SELECT n FROM counters WHERE id = 1");
+}
+
+/* A text column's value, for kit_db_query. */
+static int show_level(void *arg, int ncols, const char *const *values)
+{
+	snprintf(arg, 40, "%s", ncols > 0 && values[0] ? values[0] : "");
+	return 0;
 }
 
 /* n autocommit increments of counter 1 from db, then its statistics flushed. */
@@ -699,6 +707,50 @@ static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t
 		w->ms[w->n++] = (double)(t_ns - w->last_end) / 1e6;
 	}
 	w->began = true;
+}
+
+/* Two calls at once, each at its own level: one at REPEATABLE READ held
+ * before its BEGIN while the other, at SERIALIZABLE, runs whole. Each
+ * transaction must run at its own caller's level (a trigger notes
+ * transaction_isolation at each UPDATE). A BEGIN text kept in a buffer
+ * every call shares ("built once": a static) is overwritten by the
+ * second call before the first sends it. */
+static int count_at_level(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	static const struct inside_retry policy = { 3, 1, 2 };
+	return inside_count_retrying(db, 1, who == 0 ? "REPEATABLE READ" : "SERIALIZABLE",
+	                             &policy, NULL);
+}
+
+static void isolation__each_call_at_its_level(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	labtest_exec(t, "CREATE TABLE levels (who serial, level text)");
+	labtest_exec(t, "CREATE FUNCTION note_level() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	                " INSERT INTO levels (level) VALUES (current_setting('transaction_isolation'));"
+	                " RETURN NEW; END $$");
+	labtest_exec(t, "CREATE TRIGGER note_level BEFORE UPDATE ON counters"
+	                " FOR EACH ROW EXECUTE FUNCTION note_level()");
+
+	struct lt_gate *g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, count_at_level, NULL);
+	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	char first[40] = "", second[40] = "";
+	kit_db_query(labtest_db(t), "SELECT level FROM levels ORDER BY who LIMIT 1", 0, NULL,
+	             show_level, second);
+	kit_db_query(labtest_db(t), "SELECT level FROM levels ORDER BY who DESC LIMIT 1", 0, NULL,
+	             show_level, first);
+	lt_expect(rc0 == 0 && rc1 == 0, "isolation", "two calls at once returned %d and %d (%s)",
+	          rc0, rc1, labtest_why(labtest_db(t)));
+	lt_expect(strcmp(second, "serializable") == 0 && strcmp(first, "repeatable read") == 0,
+	          "isolation", "a call at REPEATABLE READ was held before its BEGIN while another, "
+	          "at SERIALIZABLE, ran whole: the first ran at \"%s\", the second at \"%s\". Is "
+	          "the BEGIN text (or the level) kept in a buffer every call shares, a static, "
+	          "which the other call overwrote before this one sent it?", first, second);
+	lt_expect_int(counter(t), 2, "counter after the two calls");
 }
 
 /* The level is the call's transaction's, not the connection's: a session
@@ -1520,6 +1572,7 @@ int main(void)
 		LABTEST_PG(isolation__first_wait_is_at_most_base),
 		LABTEST_PG(isolation__other_errors_not_retried),
 		LABTEST_PG(isolation__level_ends_with_the_call),
+		LABTEST_PG(isolation__each_call_at_its_level),
 		LABTEST_PG(isolation__long_retry_keeps_its_cap),
 		LABTEST_PG(isolation__waits_follow_the_doubling),
 		LABTEST_PG(isolation__waits_of_seconds_to_weeks),
