@@ -54,7 +54,8 @@ void one_trip__likes_only_its_post(void **state)
 
 /* A row that is not there: without a foreign key to refuse the like
  * first, inside_like() of a missing post is INSIDE_NO_ROW and leaves no
- * like; inside_count_async() of a missing counter is INSIDE_NO_ROW. */
+ * like, and so does inside_like_one_statement() on PostgreSQL;
+ * inside_count_async() of a missing counter is INSIDE_NO_ROW. */
 void keys__missing_row_is_no_row(void **state)
 {
 	struct labtest *t = *state;
@@ -77,6 +78,12 @@ void keys__missing_row_is_no_row(void **state)
 		lt_expect(rc == INSIDE_NO_ROW, "one-statement", "inside_like_one_statement() of post 5, "
 		          "which does not exist, returned %d, expected INSIDE_NO_ROW (%d): the UPDATE "
 		          "matched no row", rc, INSIDE_NO_ROW);
+		/* "nothing of that call stays": one statement commits what it
+		 * wrote, so the like must not be written at all; a change count
+		 * seen after it returned comes too late to undo it. */
+		lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes"), 0, "likes left by "
+		                   "the one-statement like of a missing post (no key refused it: does "
+		                   "the INSERT run whether or not the post is there?)", "one-statement");
 	}
 }
 
