@@ -484,6 +484,16 @@ static void keys__like_needs_post(void **state)
 	          PRId64 " like: expected the key to refuse it and both to stay. Does the key "
 	          "delete the likes with their post (ON DELETE CASCADE) instead of refusing?",
 	          rc, posts, likes);
+	/* The columns of INSIDE_SCHEMA are BIGINT: ids past 2^31 and a counter
+	 * past 2^31 - 1 fit (an INT column on PostgreSQL refuses them). */
+	labtest_exec(t, "INSERT INTO posts (id, likes) VALUES (1099511627776, 2147483647)");
+	rc = inside_like(db, 1099511627776LL, 1099511627777LL);
+	int64_t big = labtest_int(t, "SELECT likes FROM posts WHERE id = 1099511627776");
+	lt_expect(rc == 0 && big == 2147483648LL, "guarantee",
+	          "a like by user 2^40 + 1 of post 2^40, whose counter stood at 2^31 - 1, returned %d "
+	          "(%s) and left the counter at %" PRId64 ", expected 0 and 2^31: are the columns of "
+	          "inside_keys_setup() narrower than INSIDE_SCHEMA's BIGINT (INT)?", rc,
+	          labtest_why(db), big);
 }
 
 static int like_many(void *arg, struct kit_load_thread *th)
