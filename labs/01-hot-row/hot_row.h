@@ -62,7 +62,10 @@ struct hot_row_app {
  *
  * Many threads may call it for the same post at once: every like that
  * returned 0 is counted exactly once. The counter row is locked from its
- * UPDATE to the COMMIT, so that stretch must be as short as it can be. */
+ * UPDATE to the COMMIT, so that stretch must be as short as it can be.
+ * A like that finds the row held by another waits for it as long as the
+ * connection's own limit allows (the caller's: kit_db_set_lock_timeout),
+ * and sets no shorter one of its own. */
 int like_post(struct kit_db *db, int64_t post_id, int64_t user_id,
               const struct hot_row_app *app);
 

@@ -69,8 +69,9 @@ int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out);
 /* ---- §3 Keys ---- */
 
 /* Create posts and likes (the columns of INSIDE_SCHEMA) so that a like
- * can never name a post that does not exist, nor outlive its post, and so
- * that likes of one post running at once add no MultiXacts on
+ * can never name a post that does not exist, nor outlive its post (the
+ * DELETE of a liked post is refused, not carried out on its likes too),
+ * and so that likes of one post running at once add no MultiXacts on
  * PostgreSQL. */
 int inside_keys_setup(struct kit_db *db);
 

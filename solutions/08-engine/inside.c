@@ -232,9 +232,12 @@ int inside_like_one_statement(struct kit_db *db, int64_t post_id, int64_t user_i
 	snprintf(user, sizeof user, "%" PRId64, user_id);
 	const char *params[] = { post, user };
 	/* One statement is one transaction: the like and the counter commit
-	 * together or not at all, and the row lock never waits on the network. */
+	 * together or not at all, and the row lock never waits on the network.
+	 * The like is inserted from the post's row, so a like of a post that
+	 * is not there inserts nothing (even where no key would refuse it). */
 	int rc = kit_db_exec(db,
-		"WITH liked AS (INSERT INTO likes (post_id, user_id) VALUES ($1, $2) RETURNING post_id)"
+		"WITH liked AS (INSERT INTO likes (post_id, user_id) SELECT id, $2 FROM posts"
+		" WHERE id = $1 RETURNING post_id)"
 		" UPDATE posts SET likes = likes + 1 WHERE id IN (SELECT post_id FROM liked)", 2, params);
 	if (rc == 0 && kit_db_changes(db) != 1)
 		rc = INSIDE_NO_ROW;

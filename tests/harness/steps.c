@@ -35,7 +35,11 @@ bool lt_step_disarm(void)
 
 const char *lt_step_what(enum lt_step how)
 {
-	return how == LT_STEP_FAILS ? "refused"
-	     : how == LT_STEP_BUSY ? "refused as busy (a lock wait that timed out)"
-	     : "ran but its answer was lost";
+	return how == LT_STEP_FAILS ? "refused" : how == LT_STEP_BUSY ? "refused as busy (KIT_DB_BUSY)"
+	       : "ran but its answer was lost";
+}
+
+bool lt_step_refused(enum lt_step how)
+{
+	return how != LT_STEP_REPLY_LOST;
 }

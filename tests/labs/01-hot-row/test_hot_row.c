@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +225,16 @@ static void like_post__unknown_post_changes_nothing(void **state)
 	                   "a like of post 1 on the same connection, afterwards", "rollback");
 }
 
+/* A check with no state of its own (its arg is NULL) that says no. */
+static atomic_int stateless_calls;
+
+static int stateless_no(void *arg, int64_t post_id, int64_t user_id)
+{
+	(void)arg, (void)post_id, (void)user_id;
+	atomic_fetch_add(&stateless_calls, 1);
+	return 1;
+}
+
 static void like_post__refused_by_app_writes_nothing(void **state)
 {
 	struct labtest *t = *state;
@@ -238,6 +249,19 @@ static void like_post__refused_by_app_writes_nothing(void **state)
 	lt_expect_int_hint(counter(t), 0, "posts.likes after a refused like", "app-check");
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes"), 0,
 	                   "rows in likes after a refused like", "app-check");
+
+	/* A check that needs no state has a NULL arg: it is a check all the
+	 * same ("unless app or app->check is NULL"). */
+	atomic_store(&stateless_calls, 0);
+	struct hot_row_app bare = { stateless_no, NULL };
+	int rc = like_post(db, 1, 6, &bare);
+	lt_expect(rc == HOT_ROW_REFUSED && atomic_load(&stateless_calls) == 1, "app-check",
+	          "an app whose check is set and whose arg is NULL, answering no: like_post() "
+	          "returned %d and called the check %d times (expected HOT_ROW_REFUSED, once): "
+	          "is the check skipped when app->arg is NULL? Only a NULL app or app->check "
+	          "means no check", rc, atomic_load(&stateless_calls));
+	lt_expect_int_hint(counter(t), 0, "posts.likes after a like refused by a check with a NULL "
+	                   "arg", "app-check");
 }
 
 static void like_post__like_written_before_counter(void **state)
@@ -562,17 +586,21 @@ static void like_post__post_gone_while_liking(void **state)
 }
 
 /* The like fails at each of its statements in turn: refused before it
- * runs, or run with its answer lost. The like and the counter move
- * together or not at all; a refused statement returns an error and leaves
- * nothing; 0 is returned only for a like that is there; and the same like
- * tried again on the same connection then works. */
+ * runs (with an error, or as busy: a lock wait that timed out), or run
+ * with its answer lost. The like and the counter move together or not at
+ * all; a refused statement returns an error and leaves nothing; 0 is
+ * returned only for a like that is there; and the same like tried again
+ * on the same connection then works. A COMMIT refused as busy has ended
+ * the transaction (kit/db.h): a COMMIT sent again finds none, and on
+ * PostgreSQL it only warns, so code that retries it returns 0 for a like
+ * that is not there. */
 static void like_post__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	make_post(t);
 
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
 			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
 			lt_step_arm(how, k);
@@ -586,8 +614,10 @@ static void like_post__every_step_can_fail(void **state)
 			          lt_step_what(how), (long long)likes, (long long)rows);
 			lt_expect(rc != 0 || likes == 1, "commit-result",
 			          "statement %d of the like %s: like_post() returned 0, but nothing was "
-			          "written (is the result of COMMIT, or of BEGIN, ignored?)", k, lt_step_what(how));
-			lt_expect(how != LT_STEP_FAILS || rc == 0 || likes == 0, "transaction",
+			          "written (is the result of COMMIT, or of BEGIN, ignored%s?)", k,
+			          lt_step_what(how), how == LT_STEP_BUSY ? ", or a refused COMMIT sent again: "
+			          "a failed COMMIT has already ended the transaction" : "");
+			lt_expect(how == LT_STEP_REPLY_LOST || rc == 0 || likes == 0, "transaction",
 			          "statement %d of the like refused: like_post() returned %d and yet the like "
 			          "was written (did writes go on outside a transaction after BEGIN failed, or "
 			          "commit after a failed statement?)", k, rc);
@@ -607,9 +637,20 @@ static void like_post__every_step_can_fail(void **state)
 	}
 }
 
+/* The app's check is asked about the like's own post and user, all 64
+ * bits of them: ids kept in an int on their way to the check name another
+ * post and user past 2^31. */
+static void expect_check_given(const struct app *a, int64_t post, int64_t user)
+{
+	lt_expect(a->post == post && a->user == user, "int64", "the app's check of a like of post "
+	          "%" PRId64 " by user %" PRId64 " was given post %" PRId64 " and user %" PRId64
+	          ": are the ids passed to it through an int (or another type narrower than "
+	          "int64_t)?", post, user, a->post, a->user);
+}
+
 /* Ids are 64-bit: a post and users past 2^32 (so past what an int and an
  * unsigned hold). Two users whose ids agree in their low 32 bits are two
- * users. */
+ * users, and the app's check is asked about exactly those ids. */
 static void like_post__ids_past_2_31(void **state)
 {
 	struct labtest *t = *state;
@@ -618,10 +659,14 @@ static void like_post__ids_past_2_31(void **state)
 	labtest_exec(t, HOT_ROW_SCHEMA);
 	kit_db_exec(db, "INSERT INTO posts (id) VALUES ($1)", 1, (const char *[]){ LT_I64(post) });
 
-	lt_expect_int_hint(like_post(db, post, user, NULL), 0,
+	struct app a = { 0 };
+	struct hot_row_app app = { check, &a };
+	lt_expect_int_hint(like_post(db, post, user, &app), 0,
 	                   "a like of post 2^32 + 5 by user 2^32 + 1 (are ids kept in an int?)", "int64");
-	lt_expect_int_hint(like_post(db, post, twin, NULL), 0,
+	expect_check_given(&a, post, user);
+	lt_expect_int_hint(like_post(db, post, twin, &app), 0,
 	                   "a like by user 2^33 + 1, who is not user 2^32 + 1", "int64");
+	expect_check_given(&a, post, twin);
 	lt_expect_int(labtest_int(t, "SELECT likes FROM posts"), 2, "posts.likes of post 2^32 + 5");
 	char sql[160];
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM likes WHERE post_id = %lld AND user_id IN (%lld, %lld)",
@@ -644,8 +689,11 @@ static void like_post__ids_at_the_ends_of_int64(void **state)
 	lt_expect(zero == 0 && labtest_int(t, "SELECT likes FROM posts WHERE id = 0") == 1, "int64",
 	          "a like of post 0 by user 0 returned %d, post 0's counter at %lld: 0 is an id like "
 	          "any other", zero, (long long)labtest_int(t, "SELECT likes FROM posts WHERE id = 0"));
+	struct app seen = { 0 };
+	struct hot_row_app app = { check, &seen };
 	int a = like_post(db, -5, -7, NULL);
-	int b = like_post(db, INT64_MAX, INT64_MIN, NULL);
+	int b = like_post(db, INT64_MAX, INT64_MIN, &app);
+	expect_check_given(&seen, INT64_MAX, INT64_MIN);
 	int c = like_post(db, -5, INT64_MAX, NULL);
 	lt_expect(a == 0 && b == 0 && c == 0, "int64", "likes of post -5 by user -7, of post "
 	          "INT64_MAX by user INT64_MIN and of post -5 by user INT64_MAX: expected 0, 0, 0, "
@@ -763,6 +811,102 @@ static void like_post__app_without_check_lets_through(void **state)
 	lt_expect_int(counter(t), 1, "posts.likes");
 }
 
+/* A like that finds the counter's row held by another transaction waits
+ * for it, as long as its connection's own limit allows (the caller's,
+ * kit_db_set_lock_timeout: SQLite's busy wait, 5 s; PostgreSQL's
+ * lock_timeout, none; MariaDB's innodb_lock_wait_timeout, 50 s): a limit
+ * of the like's own ("fail fast": SET LOCAL lock_timeout = '50ms')
+ * turns the queue of a hot row into errors. Another transaction holds
+ * the row (on SQLite, the write lock) until the like is seen waiting
+ * (the server's view of its session; SQLite's busy wait through the
+ * hook), then 1 s more, then commits: the like must then count. */
+struct held_like {
+	struct kit_db *db;
+	atomic_int waiting;            /* SQLite: the hook saw a busy wait */
+	atomic_int done;
+	int rc;
+	int64_t start_ns, end_ns;
+};
+
+static void busy_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql, (void)t_ns;
+	if (ev == KIT_DB_LOCK_WAIT)
+		atomic_store(&((struct held_like *)arg)->waiting, 1);
+}
+
+static void *like_behind_holder(void *arg)
+{
+	struct held_like *h = arg;
+	h->start_ns = kit_load_now_ns();
+	h->rc = like_post(h->db, 1, 7, NULL);
+	h->end_ns = kit_load_now_ns();
+	atomic_store(&h->done, 1);
+	return NULL;
+}
+
+/* Whether the liker's session (id: PostgreSQL's pid, MariaDB's
+ * connection id) is seen waiting for a lock. */
+static bool liker_waits(struct labtest *t, struct held_like *h, int64_t id)
+{
+	char sql[200];
+	if (t->engine == KIT_DB_SQLITE)
+		return atomic_load(&h->waiting) != 0;
+	if (t->engine == KIT_DB_MYSQL)
+		return labtest_innodb_waiters(t, 1) == 1;
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE pid = %lld"
+	         " AND wait_event_type = 'Lock'", (long long)id);
+	return labtest_int(t, sql) > 0;
+}
+
+static void like_post__waits_for_a_held_counter(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct kit_db *holder = labtest_connect(t);
+	struct held_like h = { .db = labtest_connect(t) };
+	atomic_init(&h.waiting, 0);
+	atomic_init(&h.done, 0);
+	int64_t id = 0;
+	if (t->engine != KIT_DB_SQLITE &&
+	    kit_db_query_int(h.db, t->engine == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+	                     : "SELECT pg_backend_pid()", 0, NULL, &id) != 0)
+		fail_msg("the liker's session id: %s", kit_db_errmsg(h.db));
+	if (kit_db_begin(holder) != 0 ||
+	    kit_db_exec(holder, "UPDATE posts SET likes = likes WHERE id = 1", 0, NULL) != 0)
+		fail_msg("the holder: %s", kit_db_errmsg(holder));
+	kit_db_set_hook(h.db, busy_seen, &h);
+	pthread_t th;
+	if (pthread_create(&th, NULL, like_behind_holder, &h) != 0)
+		fail_msg("pthread_create");
+
+	/* At most 30 s to be seen waiting (or to have given up already). */
+	bool seen = false;
+	for (int i = 0; i < 3000 && !atomic_load(&h.done) && !(seen = liker_waits(t, &h, id)); i++)
+		util_sleep_ns(10000000);
+	int64_t seen_ns = kit_load_now_ns();
+	/* Held 1 s more; the like may not end meanwhile. */
+	while (seen && !atomic_load(&h.done) && kit_load_now_ns() - seen_ns < 1000000000LL)
+		util_sleep_ns(10000000);
+	bool ended_while_held = atomic_load(&h.done) != 0;
+	kit_db_commit(holder);
+	pthread_join(th, NULL);
+	kit_db_set_hook(h.db, NULL, NULL);
+	kit_db_close(h.db);
+	kit_db_close(holder);
+
+	lt_expect(h.rc == 0 && !ended_while_held, "lock-wait",
+	          "another transaction held the counter's row (on SQLite the write lock) while a "
+	          "like ran: the like %s after %.0f ms and returned %d, while the row was %s. A like "
+	          "waits for a held row as long as its connection's own limit allows (the caller "
+	          "sets it: kit_db_set_lock_timeout); does like_post set a shorter one of its own "
+	          "(SET LOCAL lock_timeout, innodb_lock_wait_timeout, PRAGMA busy_timeout), or give "
+	          "up on KIT_DB_BUSY?", ended_while_held ? "ended" : "was let go", 
+	          (double)(h.end_ns - h.start_ns) / 1e6, h.rc,
+	          ended_while_held ? "still held" : "released (after it was seen waiting and 1 s more)");
+	lt_expect_int(counter(t), 1, "posts.likes after the like that waited");
+}
+
 /* Every statement refused from the like's first on (the database is
  * away for good): like_post returns an error after a few statements. A
  * retry without bound goes round for ever; here the refusals stop after
@@ -824,6 +968,7 @@ int main(void)
 		LABTEST_ALL(like_post__unknown_post_changes_nothing),
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
+		LABTEST_ALL(like_post__waits_for_a_held_counter),
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
 		LABTEST_BOTH(like_post__post_gone_while_liking),
 		LABTEST_BOTH(like_post__two_users_at_once),

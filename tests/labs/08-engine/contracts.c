@@ -54,7 +54,8 @@ void one_trip__likes_only_its_post(void **state)
 
 /* A row that is not there: without a foreign key to refuse the like
  * first, inside_like() of a missing post is INSIDE_NO_ROW and leaves no
- * like; inside_count_async() of a missing counter is INSIDE_NO_ROW. */
+ * like, and so does inside_like_one_statement() on PostgreSQL;
+ * inside_count_async() of a missing counter is INSIDE_NO_ROW. */
 void keys__missing_row_is_no_row(void **state)
 {
 	struct labtest *t = *state;
@@ -77,6 +78,12 @@ void keys__missing_row_is_no_row(void **state)
 		lt_expect(rc == INSIDE_NO_ROW, "one-statement", "inside_like_one_statement() of post 5, "
 		          "which does not exist, returned %d, expected INSIDE_NO_ROW (%d): the UPDATE "
 		          "matched no row", rc, INSIDE_NO_ROW);
+		/* "nothing of that call stays": one statement commits what it
+		 * wrote, so the like must not be written at all; a change count
+		 * seen after it returned comes too late to undo it. */
+		lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes"), 0, "likes left by "
+		                   "the one-statement like of a missing post (no key refused it: does "
+		                   "the INSERT run whether or not the post is there?)", "one-statement");
 	}
 }
 
@@ -155,7 +162,26 @@ void every_step_can_fail(void **state)
 	}
 }
 
-/* *out on failure is all zero, and on SQLite the PostgreSQL fields are 0
+/* Whether the connection is inside a transaction ("leaves no transaction
+ * open behind it", inside.h): on PostgreSQL the session's transaction
+ * began before this statement (or has failed, so that no statement
+ * runs); on SQLite a BEGIN is refused. */
+static bool tx_open(struct kit_db *db)
+{
+	if (kit_db_engine(db) == KIT_DB_SQLITE) {
+		if (kit_db_exec(db, "BEGIN", 0, NULL) != 0)
+			return true;
+		kit_db_rollback(db);
+		return false;
+	}
+	int64_t open = 0;
+	return kit_db_query_int(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = "
+	                            "pg_backend_pid() AND xact_start < query_start", 0, NULL,
+	                        &open) != 0 || open != 0;
+}
+
+/* *out on failure is all zero, no transaction is left open and the next
+ * call works, and on SQLite the PostgreSQL fields are 0
  * (and on PostgreSQL the SQLite ones): *out starts filled with garbage
  * each time. With updates behind a reader, SQLite's wal_frames counts at
  * least the frames that stay pinned, and at least one per commit. */
@@ -214,6 +240,14 @@ void versions__fills_out_as_promised(void **state)
 			lt_expect(memcmp(&v, &zero, sizeof v) == 0, "versions", "statement %d of "
 			          "inside_versions() %s: *out is not all zero (on failure it must be)", k,
 			          lt_step_what(how));
+			lt_expect(!tx_open(db), "versions", "statement %d of inside_versions() %s: it "
+			          "returned %d and left a transaction open on the connection (is a BEGIN "
+			          "around the reads not ended on the error path?)", k, lt_step_what(how), rc);
+			struct inside_versions next;
+			rc = inside_versions(db, 1, &next);
+			lt_expect(rc == 0, "versions", "statement %d of inside_versions() %s, then the "
+			          "next call on the same connection returned %d (%s)", k,
+			          lt_step_what(how), rc, labtest_why(db));
 		}
 	}
 }
@@ -336,5 +370,8 @@ void isolation__wait_survives_signals(void **state)
 	          labtest_why(db));
 	lt_expect(g.ms >= 195, "backoff", "the wait after the first failure (base and cap 400 ms: "
 	          "200 to 400 ms) took %.0f ms while a signal arrived every 5 ms: a sleep "
-	          "interrupted by a signal (EINTR) must go on for the time that remains", g.ms);
+	          "interrupted by a signal (EINTR) must go on for the time that remains%s", g.ms,
+	          asked.clock_calls ? "; clock_nanosleep() was asked, and unlike nanosleep() it "
+	          "returns the error number (EINTR) and leaves errno alone: loop while its result "
+	          "is EINTR" : "");
 }

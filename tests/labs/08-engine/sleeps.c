@@ -162,21 +162,30 @@ static int kernel_sleep(clockid_t clock, int flags, const struct timespec *req,
 	return err;
 }
 
+/* As the C library's: the error number is returned and errno is left as
+ * it was (POSIX; glibc makes the system call without touching errno).
+ * The raw syscall() below sets errno to EINTR when a signal ends the
+ * sleep, so it is put back: code that loops on errno == EINTR after
+ * clock_nanosleep (as after nanosleep) must see what the C library
+ * would leave it, not a value this stand-in made up. */
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
                     struct timespec *rem)
 {
+	int saved = errno, err;
+	if (watch)
+		watch->clock_calls++;
 	if (req == NULL)            /* the kernel says EFAULT, as the C library's would */
-		return kernel_sleep(clock, flags, req, rem);
-	if (malformed(req))
-		return EINVAL;
-	double ms = ms_of(req);
-	if (flags & TIMER_ABSTIME)
-		ms -= now_ms(clock);
-	if (cut(ms > 0 ? ms : 0)) {
-		errno = 0;
-		return 0;
+		err = kernel_sleep(clock, flags, req, rem);
+	else if (malformed(req))
+		err = EINVAL;
+	else {
+		double ms = ms_of(req);
+		if (flags & TIMER_ABSTIME)
+			ms -= now_ms(clock);
+		err = cut(ms > 0 ? ms : 0) ? 0 : kernel_sleep(clock, flags, req, rem);
 	}
-	return kernel_sleep(clock, flags, req, rem);
+	errno = saved;
+	return err;
 }
 
 int nanosleep(const struct timespec *req, struct timespec *rem)

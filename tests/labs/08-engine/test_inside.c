@@ -23,6 +23,7 @@
 
 #include "kit/load.h"
 #include "labs/08-engine/inside.h"
+#include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/labs/08-engine/contracts.h"
 #include "tests/labs/08-engine/promises.h"
@@ -40,6 +41,13 @@ static void make_counter(struct labtest *t)
 static int64_t counter(struct labtest *t)
 {
 	return labtest_int(t, "SELECT n FROM counters WHERE id = 1");
+}
+
+/* A text column's value, for kit_db_query. */
+static int show_level(void *arg, int ncols, const char *const *values)
+{
+	snprintf(arg, 40, "%s", ncols > 0 && values[0] ? values[0] : "");
+	return 0;
 }
 
 /* n autocommit increments of counter 1 from db, then its statistics flushed. */
@@ -401,6 +409,14 @@ static void versions__indexed_counter_not_hot(void **state)
 	          "got %" PRId64 " updates, %" PRId64 " HOT", v.updates, v.hot_updates);
 }
 
+/* SQLite's busy waits of a connection (the hook's LOCK_WAIT). */
+static void count_lock_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql, (void)t_ns;
+	if (ev == KIT_DB_LOCK_WAIT)
+		++*(int *)arg;
+}
+
 static void versions__reader_pins_wal(void **state)
 {
 	struct labtest *t = *state;
@@ -416,7 +432,10 @@ static void versions__reader_pins_wal(void **state)
 	    kit_db_query_int(reader, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0)
 		fail_msg("the reader: %s", kit_db_errmsg(reader));
 	bump(db, 2000);
+	int waits = 0;
+	kit_db_set_hook(db, count_lock_waits, &waits);
 	versions(db, &held, "with a reader open");
+	kit_db_set_hook(db, NULL, NULL);
 	kit_db_rollback(reader);
 	kit_db_close(reader);
 	versions(db, &after, "after the reader ended");
@@ -430,6 +449,10 @@ static void versions__reader_pins_wal(void **state)
 	lt_expect(after.wal_pinned <= 10, "wal",
 	          "expected the checkpoint to copy back every frame once the reader ended, got %"
 	          PRId64 " left", after.wal_pinned);
+	lt_expect(waits == 0, "wal",
+	          "inside_versions() waited for another connection's lock (%d busy waits) while a "
+	          "reader was open: a checkpoint other than PASSIVE (FULL, RESTART, TRUNCATE) waits "
+	          "for the readers, and blocks the writers while it does; PASSIVE never waits", waits);
 }
 
 /* ---- §3 Keys ---- */
@@ -451,6 +474,26 @@ static void keys__like_needs_post(void **state)
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes l WHERE NOT EXISTS"
 	                                  " (SELECT 1 FROM posts p WHERE p.id = l.post_id)"), 0,
 	                   "likes of a post that is gone, after DELETE of a liked post", "guarantee");
+	/* "no post deleted under its likes" (README §3): the DELETE is
+	 * refused, not carried out on the likes too (ON DELETE CASCADE), nor
+	 * on the likes' key (SET NULL, SET DEFAULT). */
+	int64_t posts = labtest_int(t, "SELECT count(*) FROM posts WHERE id = 1");
+	int64_t likes = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 1");
+	lt_expect(rc < 0 && posts == 1 && likes == 1, "guarantee",
+	          "DELETE of post 1, which has a like, returned %d and left %" PRId64 " post and %"
+	          PRId64 " like: expected the key to refuse it and both to stay. Does the key "
+	          "delete the likes with their post (ON DELETE CASCADE) instead of refusing?",
+	          rc, posts, likes);
+	/* The columns of INSIDE_SCHEMA are BIGINT: ids past 2^31 and a counter
+	 * past 2^31 - 1 fit (an INT column on PostgreSQL refuses them). */
+	labtest_exec(t, "INSERT INTO posts (id, likes) VALUES (1099511627776, 2147483647)");
+	rc = inside_like(db, 1099511627776LL, 1099511627777LL);
+	int64_t big = labtest_int(t, "SELECT likes FROM posts WHERE id = 1099511627776");
+	lt_expect(rc == 0 && big == 2147483648LL, "guarantee",
+	          "a like by user 2^40 + 1 of post 2^40, whose counter stood at 2^31 - 1, returned %d "
+	          "(%s) and left the counter at %" PRId64 ", expected 0 and 2^31: are the columns of "
+	          "inside_keys_setup() narrower than INSIDE_SCHEMA's BIGINT (INT)?", rc,
+	          labtest_why(db), big);
 }
 
 static int like_many(void *arg, struct kit_load_thread *th)
@@ -592,6 +635,35 @@ static void isolation__gives_up_after_limit(void **state)
 	lt_expect_int(counter(t), 0, "counter after giving up");
 }
 
+/* A serialization failure can come at COMMIT too (SERIALIZABLE checks
+ * its read/write dependencies there; a deferred constraint trigger runs
+ * there): it is the same KIT_DB_BUSY, and the attempt is retried like
+ * one whose UPDATE failed. Planted: a deferred constraint trigger that
+ * raises it at the first two COMMITs. */
+static void isolation__commit_refusal_retried(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	labtest_exec(t, "CREATE SEQUENCE commits");
+	labtest_exec(t, "CREATE FUNCTION flaky_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	                " IF nextval('commits') <= 2 THEN RAISE EXCEPTION"
+	                " 'could not serialize access (planted at COMMIT by the check)'"
+	                " USING ERRCODE = 'serialization_failure'; END IF; RETURN NULL; END $$");
+	labtest_exec(t, "CREATE CONSTRAINT TRIGGER flaky_commit AFTER UPDATE ON counters"
+	                " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flaky_commit()");
+
+	struct inside_retry policy = { 5, 1, 2 };
+	int attempts = -1;
+	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	lt_expect(rc == 0, "retry", "the first two COMMITs failed to serialize (KIT_DB_BUSY), "
+	          "max_attempts 5: expected 0 from the third attempt, got %d%s", rc,
+	          rc == KIT_DB_BUSY || rc == KIT_DB_ERR ? ": a COMMIT's serialization failure is "
+	          "one too, retry the attempt as when the UPDATE fails" : "");
+	lt_expect_int_hint(attempts, 3, "*attempts with the first two COMMITs refused", "retry");
+	lt_expect_int(counter(t), 1, "counter");
+}
+
 static void isolation__backs_off(void **state)
 {
 	struct labtest *t = *state;
@@ -645,6 +717,50 @@ static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t
 		w->ms[w->n++] = (double)(t_ns - w->last_end) / 1e6;
 	}
 	w->began = true;
+}
+
+/* Two calls at once, each at its own level: one at REPEATABLE READ held
+ * before its BEGIN while the other, at SERIALIZABLE, runs whole. Each
+ * transaction must run at its own caller's level (a trigger notes
+ * transaction_isolation at each UPDATE). A BEGIN text kept in a buffer
+ * every call shares ("built once": a static) is overwritten by the
+ * second call before the first sends it. */
+static int count_at_level(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	static const struct inside_retry policy = { 3, 1, 2 };
+	return inside_count_retrying(db, 1, who == 0 ? "REPEATABLE READ" : "SERIALIZABLE",
+	                             &policy, NULL);
+}
+
+static void isolation__each_call_at_its_level(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	labtest_exec(t, "CREATE TABLE levels (who serial, level text)");
+	labtest_exec(t, "CREATE FUNCTION note_level() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	                " INSERT INTO levels (level) VALUES (current_setting('transaction_isolation'));"
+	                " RETURN NEW; END $$");
+	labtest_exec(t, "CREATE TRIGGER note_level BEFORE UPDATE ON counters"
+	                " FOR EACH ROW EXECUTE FUNCTION note_level()");
+
+	struct lt_gate *g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, count_at_level, NULL);
+	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	char first[40] = "", second[40] = "";
+	kit_db_query(labtest_db(t), "SELECT level FROM levels ORDER BY who LIMIT 1", 0, NULL,
+	             show_level, second);
+	kit_db_query(labtest_db(t), "SELECT level FROM levels ORDER BY who DESC LIMIT 1", 0, NULL,
+	             show_level, first);
+	lt_expect(rc0 == 0 && rc1 == 0, "isolation", "two calls at once returned %d and %d (%s)",
+	          rc0, rc1, labtest_why(labtest_db(t)));
+	lt_expect(strcmp(second, "serializable") == 0 && strcmp(first, "repeatable read") == 0,
+	          "isolation", "a call at REPEATABLE READ was held before its BEGIN while another, "
+	          "at SERIALIZABLE, ran whole: the first ran at \"%s\", the second at \"%s\". Is "
+	          "the BEGIN text (or the level) kept in a buffer every call shares, a static, "
+	          "which the other call overwrote before this one sent it?", first, second);
+	lt_expect_int(counter(t), 2, "counter after the two calls");
 }
 
 /* The level is the call's transaction's, not the connection's: a session
@@ -1222,6 +1338,31 @@ static void commits__async_only_for_counter(void **state)
 	          "expected no transaction left open by a call that failed: %s", labtest_why(db));
 }
 
+/* SQLite's counterpart of the check above: its commits already do not
+ * wait for the disk (WAL, synchronous = NORMAL), so the call is a plain
+ * UPDATE; a PRAGMA synchronous = OFF "to match" outlives the call and
+ * makes every later commit of the connection give up the WAL's own
+ * sync at checkpoints too. */
+static void commits__async_leaves_sqlite_sync(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	labtest_exec(t, "PRAGMA synchronous = FULL");
+	int64_t before = labtest_int(t, "PRAGMA synchronous");
+
+	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
+	lt_expect_int(inside_count_async(db, 2), INSIDE_NO_ROW, "inside_count_async() of a missing row");
+	int64_t after = labtest_int(t, "PRAGMA synchronous");
+	lt_expect(after == before, "local",
+	          "the connection's PRAGMA synchronous was %" PRId64 " (FULL) before two calls of "
+	          "inside_count_async() and %" PRId64 " after: a PRAGMA outlives the call, for every "
+	          "later commit of the connection; on SQLite in WAL mode with synchronous = NORMAL "
+	          "the commit already does not wait, so the call is a plain UPDATE", before, after);
+	lt_expect(kit_db_exec(db, "BEGIN", 0, NULL) == 0 && kit_db_rollback(db) == 0, "local",
+	          "expected no transaction left open by the calls: %s", labtest_why(db));
+}
+
 static int64_t wal_syncs(struct labtest *t)
 {
 	labtest_exec(t, "SELECT pg_stat_force_next_flush()");
@@ -1436,10 +1577,12 @@ int main(void)
 		LABTEST_BOTH(keys__missing_row_is_no_row),
 		LABTEST_BOTH(keys__one_like_per_user),
 		LABTEST_PG(isolation__gives_up_after_limit),
+		LABTEST_PG(isolation__commit_refusal_retried),
 		LABTEST_PG(isolation__backs_off),
 		LABTEST_PG(isolation__first_wait_is_at_most_base),
 		LABTEST_PG(isolation__other_errors_not_retried),
 		LABTEST_PG(isolation__level_ends_with_the_call),
+		LABTEST_PG(isolation__each_call_at_its_level),
 		LABTEST_PG(isolation__long_retry_keeps_its_cap),
 		LABTEST_PG(isolation__waits_follow_the_doubling),
 		LABTEST_PG(isolation__waits_of_seconds_to_weeks),
@@ -1448,6 +1591,7 @@ int main(void)
 		LABTEST_PG(isolation__backoff_has_jitter),
 		LABTEST_PG(isolation__exact_with_retries),
 		LABTEST_PG(commits__async_only_for_counter),
+		LABTEST_SQLITE(commits__async_leaves_sqlite_sync),
 		LABTEST_PG(commits__async_skips_flush),
 		LABTEST_BOTH(commits__counts),
 		LABTEST_PG(one_trip__one_statement),
