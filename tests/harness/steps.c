@@ -10,7 +10,7 @@
 
 #include "kit/failpoint.h"
 
-static const char *const names[] = { "db-stmt-fails", "db-reply-lost" };
+static const char *const names[] = { "db-stmt-fails", "db-reply-lost", "db-stmt-busy" };
 static int armed = -1;   /* which of names, or -1 */
 static int armed_k;
 
@@ -35,5 +35,11 @@ bool lt_step_disarm(void)
 
 const char *lt_step_what(enum lt_step how)
 {
-	return how == LT_STEP_FAILS ? "refused" : "ran but its answer was lost";
+	return how == LT_STEP_FAILS ? "refused" : how == LT_STEP_BUSY ? "refused as busy (KIT_DB_BUSY)"
+	       : "ran but its answer was lost";
+}
+
+bool lt_step_refused(enum lt_step how)
+{
+	return how != LT_STEP_REPLY_LOST;
 }

@@ -18,6 +18,8 @@
  *           break;                            // flush ran fewer than k statements
  *       ...the error returned, nothing lost, nothing doubled, a retry works...
  *   }
+ * A loop over every kind: for (how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++);
+ * lt_step_refused(how) is true for the two that refuse the statement.
  * Statements are counted over the whole process: arm just before the call,
  * disarm just after, and run nothing else in between (no other thread).
  */
@@ -29,6 +31,9 @@
 enum lt_step {
 	LT_STEP_FAILS,        /* the statement is refused before it runs */
 	LT_STEP_REPLY_LOST,   /* the statement runs; its answer is lost */
+	LT_STEP_BUSY,         /* refused before it runs, as KIT_DB_BUSY (a lock
+	                         wait that timed out): code that takes BUSY for
+	                         "nothing to do" or retries it shows */
 };
 
 /* Arm how for the k-th statement (k >= 1) from now, once. */
@@ -38,7 +43,11 @@ void lt_step_arm(enum lt_step how, int k);
  * happened), false when the call ran fewer than k statements. */
 bool lt_step_disarm(void);
 
-/* "refused" or "ran but its answer was lost", for check messages. */
+/* "refused", "ran but its answer was lost" or "refused as busy
+ * (KIT_DB_BUSY)", for check messages. */
 const char *lt_step_what(enum lt_step how);
+
+/* The statement did not run (LT_STEP_FAILS, LT_STEP_BUSY). */
+bool lt_step_refused(enum lt_step how);
 
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kit/failpoint.h"
 #include "labs/03-batching/batch.h"
 #include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
@@ -1021,7 +1022,7 @@ static void batch_like__every_step_can_fail(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
 			int64_t user = 100 * how + k;
 			lt_step_arm(how, k);
@@ -1033,9 +1034,15 @@ static void batch_like__every_step_can_fail(void **state)
 			lt_expect(rc != 0 || rows == 1, "one-transaction",
 			          "statement %d of batch_like %s: it returned 0, but the like is not there "
 			          "(is the result of BEGIN or COMMIT ignored?)", k, lt_step_what(how));
-			lt_expect(how != LT_STEP_FAILS || rc == 0 || rows == 0, "one-transaction",
-			          "statement %d of batch_like refused: it returned %d, yet the like was written "
-			          "(did it go on without the transaction BEGIN failed to open?)", k, rc);
+			lt_expect(!lt_step_refused((enum lt_step)how) || rc == 0 || rows == 0, "one-transaction",
+			          "statement %d of batch_like %s: it returned %d, yet the like was written "
+			          "(did it go on without the transaction BEGIN failed to open?)", k,
+			          lt_step_what(how), rc);
+			lt_expect(rows != 0 || rc != KIT_DB_CONSTRAINT, "one-per-user",
+			          "statement %d of batch_like %s: it returned KIT_DB_CONSTRAINT (a repeat like), "
+			          "but user %lld had not liked the post before and the like is not there: is "
+			          "every failure of the INSERT reported as a repeat? Pass on what kit_db_exec "
+			          "returned", k, lt_step_what(how), (long long)user);
 			int again = batch_like(db, POST, user);
 			lt_expect(again == (rows ? KIT_DB_CONSTRAINT : 0), "one-per-user",
 			          "statement %d of batch_like %s, then the same like again: expected %d, got %d (%s)",
@@ -1057,7 +1064,7 @@ static void batch_rollup__every_step_can_fail(void **state)
 	struct kit_db *db = fresh(t);
 	int64_t done = 0;
 
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
 			for (int u = 0; u < 3; u++)
 				like(db, POST, 1000 * how + 10 * k + u);
@@ -1073,18 +1080,85 @@ static void batch_rollup__every_step_can_fail(void **state)
 			int64_t n = count(db, POST);
 			lt_expect(rc != 0 || (n == done + 3 && moved == 3), "one-transaction",
 			          "statement %d of batch_rollup %s: it returned 0 with *moved = %lld, but the "
-			          "count went from %lld to %lld, not by 3 (is the result of COMMIT ignored?)",
-			          k, lt_step_what(how), (long long)moved, (long long)done, (long long)n);
-			lt_expect(how != LT_STEP_FAILS || rc == 0 || (n == done && moved == -7), "one-transaction",
-			          "statement %d of batch_rollup refused: it returned %d, set *moved to %lld and "
+			          "count went from %lld to %lld, not by 3 (%s)",
+			          k, lt_step_what(how), (long long)moved, (long long)done, (long long)n,
+			          how == LT_STEP_BUSY
+			          ? "is KIT_DB_BUSY taken for \"another rollup has it, nothing to do\"? The "
+			            "likes are still in the inbox: return the error, the caller tries again"
+			          : "is the result of COMMIT ignored?");
+			lt_expect(!lt_step_refused((enum lt_step)how) || rc == 0 || (n == done && moved == -7),
+			          "one-transaction",
+			          "statement %d of batch_rollup %s: it returned %d, set *moved to %lld and "
 			          "the count went from %lld to %lld; a failed rollup changes nothing and says "
-			          "it moved nothing", k, rc, (long long)moved, (long long)done, (long long)n);
+			          "it moved nothing", k, lt_step_what(how), rc, (long long)moved, (long long)done,
+			          (long long)n);
 			rollup_all(db);
 			done += 3;
 			lt_expect_int_hint(count(db, POST), done, "count after the rollups that followed",
 			                   "one-transaction");
 		}
 	}
+}
+
+/* Every statement refused, for as long as the call keeps sending them (up
+ * to 200): with an error, then as busy. A like, a rollup and a flush each
+ * give up and return the error; a loop that retries KIT_DB_BUSY (a lock
+ * wait that timed out) until it goes away never ends while a lock stays
+ * held. Once the database answers again, each works. */
+struct refusals {
+	int stmts;
+};
+
+static void refusal_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct refusals *r = arg;
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
+		kit_fp_clear();
+}
+
+static void batch__refused_for_good_ends(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	static const char *const fps[] = { "db-stmt-fails", "db-stmt-busy" };
+	static const char *const calls[] = { "batch_like", "batch_rollup", "batch_acc_flush" };
+
+	like(db, POST, 1);
+	batch_acc_add(acc, POST, 5);
+	for (int i = 0; i < 2; i++) {
+		for (int c = 0; c < 3; c++) {
+			struct refusals r = { 0 };
+			int64_t moved = -7;
+			kit_db_set_hook(db, refusal_hook, &r);
+			kit_fp_clear();
+			kit_fp_set(fps[i], KIT_FP_ERROR, 1);
+			int rc = c == 0 ? batch_like(db, POST, 2)
+			       : c == 1 ? batch_rollup(db, &moved) : batch_acc_flush(acc, db);
+			kit_fp_clear();
+			kit_db_set_hook(db, NULL, NULL);
+			lt_expect(r.stmts < 200, "rollback", "with every statement refused%s, %s ran %d of "
+			          "them (the check stopped refusing after 200) and returned %d: a retry "
+			          "without a bound never ends while the database is away or a lock stays "
+			          "held; give up after a few tries and return the error", i ? " as busy "
+			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
+			lt_expect(rc < 0 && rc != KIT_DB_CONSTRAINT, "rollback", "with every statement "
+			          "refused%s, %s returned %d, not the database's error%s", i ? " as busy" : "",
+			          calls[c], rc, rc == 0 ? " (it said it was done when nothing was written)" : "");
+			lt_expect(c != 1 || moved == -7, "rollup", "with every statement refused%s, "
+			          "batch_rollup set *moved to %lld (a failed rollup leaves it alone)",
+			          i ? " as busy" : "", (long long)moved);
+		}
+	}
+	lt_expect_int_hint(count(db, POST), 0, "count after every rollup was refused", "rollup");
+	lt_expect_int_hint(batch_acc_pending(acc), 5, "pending after every flush was refused",
+	                   "flush-failure");
+	like(db, POST, 2);
+	lt_expect_int_hint(rollup_all(db), 2, "likes moved once the database answers again", "rollup");
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "a flush once the database answers again: %s",
+	          labtest_why(db));
+	lt_expect_int_hint(count(db, POST), 7, "count after the rollup and the flush", "acc");
 }
 
 static int rollup_call(void *arg, int who, struct kit_db *db)
@@ -1180,29 +1254,37 @@ static void batch_acc__a_1007_post_flush_fails_at_every_step(void **state)
 	const int posts = 2 * BATCH_FLUSH_ROWS + 7;
 	int64_t want = (int64_t)posts * (posts + 1) / 2;
 
-	for (int k = 1; ; k++) {
-		labtest_exec(t, "DELETE FROM post_likes");
-		for (int p = 1; p <= posts; p++)
-			batch_acc_add(acc, p, p);
-		lt_step_arm(LT_STEP_FAILS, k);
-		int rc = batch_acc_flush(acc, db);
-		if (!lt_step_disarm()) {
-			lt_expect(rc == 0, "acc", "a flush with nothing armed: %s", labtest_why(db));
-			break;
+	/* refused with an error, then as busy (KIT_DB_BUSY: a lock wait that
+	 * timed out, which a flush must not report as done either) */
+	static const enum lt_step refusals[] = { LT_STEP_FAILS, LT_STEP_BUSY };
+	for (size_t r = 0; r < sizeof refusals / sizeof refusals[0]; r++) {
+		enum lt_step how = refusals[r];
+		for (int k = 1; ; k++) {
+			labtest_exec(t, "DELETE FROM post_likes");
+			for (int p = 1; p <= posts; p++)
+				batch_acc_add(acc, p, p);
+			lt_step_arm(how, k);
+			int rc = batch_acc_flush(acc, db);
+			if (!lt_step_disarm()) {
+				lt_expect(rc == 0, "acc", "a flush with nothing armed: %s", labtest_why(db));
+				break;
+			}
+			int64_t written = labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes");
+			lt_expect(rc != 0 && written == 0, "flush-failure",
+			          "1,007 posts, statement %d of the flush %s: it returned %d and %lld likes "
+			          "reached post_likes (expected an error and none: %s)", k, lt_step_what(how), rc,
+			          (long long)written, rc == 0 && written == 0
+			          ? "a flush that wrote nothing said it was done; return the error, even KIT_DB_BUSY"
+			          : "are the three upserts in one transaction?");
+			lt_expect_int_hint(batch_acc_pending(acc), want, "likes pending after the refused flush",
+			                   "flush-failure");
+			lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the next flush: %s", labtest_why(db));
+			lt_expect_int_hint(labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes"), want,
+			                   "likes in post_likes after the next flush", "flush-failure");
+			lt_expect_int_hint(sql_int(t, "SELECT n FROM post_likes WHERE post_id = %d", posts),
+			                   posts, "the last post's sum", "flush-failure");
+			lt_expect_int(batch_acc_pending(acc), 0, "pending after the next flush");
 		}
-		int64_t written = labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes");
-		lt_expect(rc != 0 && written == 0, "flush-failure",
-		          "1,007 posts, statement %d of the flush refused: it returned %d and %lld likes "
-		          "reached post_likes (expected an error and none: are the three upserts in one "
-		          "transaction?)", k, rc, (long long)written);
-		lt_expect_int_hint(batch_acc_pending(acc), want, "likes pending after the refused flush",
-		                   "flush-failure");
-		lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the next flush: %s", labtest_why(db));
-		lt_expect_int_hint(labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes"), want,
-		                   "likes in post_likes after the next flush", "flush-failure");
-		lt_expect_int_hint(sql_int(t, "SELECT n FROM post_likes WHERE post_id = %d", posts),
-		                   posts, "the last post's sum", "flush-failure");
-		lt_expect_int(batch_acc_pending(acc), 0, "pending after the next flush");
 	}
 }
 
@@ -1555,6 +1637,7 @@ int main(void)
 		BOTH(batch_acc__crash_loses_at_most_one_interval),
 		BOTH(batch_like__every_step_can_fail),
 		BOTH(batch_rollup__every_step_can_fail),
+		BOTH(batch__refused_for_good_ends),
 		BOTH(batch_rollup__two_at_once),
 		BOTH(batch_like__ids_past_2_31),
 		BOTH(batch_rollup__moves_at_most_the_max),
