@@ -1186,12 +1186,12 @@ static void batch__refused_for_good_ends(void **state)
 			       : c == 1 ? batch_rollup(db, &moved) : batch_acc_flush(acc, db);
 			kit_fp_clear();
 			kit_db_set_hook(db, NULL, NULL);
-			lt_expect(r.stmts < 200, "rollback", "with every statement refused%s, %s ran %d of "
+			lt_expect(r.stmts < 200, "one-transaction", "with every statement refused%s, %s ran %d of "
 			          "them (the check stopped refusing after 200) and returned %d: a retry "
 			          "without a bound never ends while the database is away or a lock stays "
 			          "held; give up after a few tries and return the error", i ? " as busy "
 			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
-			lt_expect(rc < 0 && rc != KIT_DB_CONSTRAINT, "rollback", "with every statement "
+			lt_expect(rc < 0 && rc != KIT_DB_CONSTRAINT, "one-transaction", "with every statement "
 			          "refused%s, %s returned %d, not the database's error%s", i ? " as busy" : "",
 			          calls[c], rc, rc == 0 ? " (it said it was done when nothing was written)" : "");
 			lt_expect(c != 1 || moved == -7, "rollup", "with every statement refused%s, "
