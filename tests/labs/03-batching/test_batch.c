@@ -327,13 +327,35 @@ struct late_rollup {
 	struct kit_db *db;
 	int64_t moved;
 	int rc;
+	atomic_bool done;
 };
 
 static void *late_rollup_run(void *arg)
 {
 	struct late_rollup *r = arg;
 	r->rc = batch_rollup(r->db, &r->moved);
+	atomic_store(&r->done, true);
 	return NULL;
+}
+
+/* MariaDB: 1 once a session of the test's database waits for a lock
+ * (INNODB_TRX, read 200 ms apart: InnoDB renews it only when nobody read
+ * it in the last 0.1 s), 0 once the rollup returned first, at most 15 s. */
+static int64_t rollup_waits(struct labtest *t, struct late_rollup *r)
+{
+	const char *sql = "SELECT count(*) FROM information_schema.INNODB_TRX x"
+		" JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id"
+		" WHERE x.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()";
+	int64_t deadline = util_now_ns() + 15 * 1000000000LL;
+	for (;;) {
+		int64_t n = -1;
+		if (atomic_load(&r->done))
+			return 0;
+		if (kit_db_query_int(labtest_db(t), sql, 0, NULL, &n) != 0 || n > 0 ||
+		    util_now_ns() > deadline)
+			return n;
+		nap_ms(200);
+	}
 }
 
 /* MariaDB: the rollup runs in a thread while like 1 is open. The inbox's
@@ -344,17 +366,18 @@ static void *late_rollup_run(void *arg)
 static void late_like_on_mysql(struct labtest *t, struct kit_db *db, struct kit_db *a,
                                struct kit_db *b)
 {
-	struct late_rollup r = { b, -1, -1 };
+	struct late_rollup r = { .db = b, .moved = -1, .rc = -1 };
+	atomic_init(&r.done, false);
 	pthread_t th;
 	lt_expect(pthread_create(&th, NULL, late_rollup_run, &r) == 0, NULL, "pthread_create");
-	int64_t waiting = labtest_innodb_waiters(t, 1);
+	int64_t waiting = rollup_waits(t, &r);
 	lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", labtest_why(a));
 	pthread_join(th, NULL);
 	lt_expect(r.rc == 0, "rollup", "a rollup while like 1 was open (%s): %s",
-	          waiting == 1 ? "it waited for like 1's lock" : "it did not wait for like 1",
+	          waiting > 0 ? "it waited for like 1's lock" : "it did not wait for like 1",
 	          labtest_why(b));
 	rollup_all(db);
-	lt_expect_int_hint(count(db, POST), 2, waiting == 1
+	lt_expect_int_hint(count(db, POST), 2, waiting > 0
 	                   ? "count after like 1 committed while a rollup waited for it"
 	                   : "count after like 1 committed after a rollup that passed over it and "
 	                     "counted like 2 (a mark moved past a like still uncommitted: InnoDB hands "
@@ -388,6 +411,66 @@ static void batch_rollup__counts_a_like_that_commits_late(void **state)
 	lt_expect_int_hint(count(db, POST), 2,
 	                   "count after like 1 committed after a rollup that saw like 2",
 	                   "out-of-order");
+}
+
+/* PostgreSQL: a like (with an id between two committed ones) commits
+ * just before the rollup's k-th statement, for every k. Each statement
+ * of a rollup at READ COMMITTED sees what had committed when it began, so
+ * a rollup that reads the inbox in one statement and deletes in another
+ * (a range from the smallest to the largest id it read, say) deletes a
+ * like that committed in between without having counted it. A rollup
+ * that counts exactly the rows its DELETE returned cannot. (On MariaDB
+ * the inbox's DELETE waits for the open like, so the like cannot be let
+ * go from inside the rollup there; SQLite has one writer.) */
+struct commit_at {
+	struct kit_db *like;   /* the open like, committed at statement k */
+	int k, seen;
+};
+
+static void commit_at_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct commit_at *c = arg;
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++c->seen == c->k) {
+		c->seen += 1000;   /* the COMMIT below must not count again */
+		(void)kit_db_commit(c->like);
+	}
+}
+
+static void batch_rollup__a_like_commits_between_its_statements(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct kit_db *a = held.conn[0] = labtest_connect(t);
+	struct kit_db *b = held.conn[1] = labtest_connect(t);
+	int64_t made = 0;
+
+	for (int k = 1; k <= 30; k++) {
+		like(b, POST, 1000 + 3 * k);
+		lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+		lt_expect(batch_record_like(a, POST, 1001 + 3 * k) == 0, "one-per-user",
+		          "batch_record_like on a: %s", labtest_why(a));
+		like(b, POST, 1002 + 3 * k);
+		made += 3;
+		struct commit_at c = { a, k, 0 };
+		int64_t moved = -1;
+		kit_db_set_hook(db, commit_at_hook, &c);
+		int rc = batch_rollup(db, &moved);
+		kit_db_set_hook(db, NULL, NULL);
+		bool reached = c.seen > 1000;
+		if (!reached)
+			lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+		lt_expect(rc == 0, "rollup", "a rollup while a like committed before its statement %d: "
+		          "%s", k, labtest_why(db));
+		rollup_all(db);
+		lt_expect(count(db, POST) == made, "out-of-order", "a like (between two committed "
+		          "ones) committed just before statement %d of a rollup: after every rollup "
+		          "the count is %lld, expected %lld (did a statement delete inbox rows that an "
+		          "earlier statement had not read, such as a range of ids? Count the rows "
+		          "the DELETE itself returns)", k, (long long)count(db, POST), (long long)made);
+		if (!reached)
+			break;
+	}
 }
 
 /* ---- coalescing ---- */
@@ -1676,6 +1759,7 @@ int main(void)
 		BOTH(batch_rollup__exact_under_concurrent_likes),
 		PG_ONLY(batch_rollup__counts_a_like_that_commits_late),
 		MYSQL_ONLY(batch_rollup__counts_a_like_that_commits_late),
+		PG_ONLY(batch_rollup__a_like_commits_between_its_statements),
 		BOTH(batch_acc__counts_in_memory_until_flushed),
 		BOTH(batch_acc__flush_is_one_statement),
 		BOTH(batch_acc__exact_under_threads),
