@@ -394,10 +394,14 @@ static void batch_rollup__counts_a_like_that_commits_late(void **state)
 	struct kit_db *b = held.conn[1] = labtest_connect(t);
 	int64_t moved = -1;
 
-	/* a takes the smaller id and stays open; b takes the next and commits */
+	/* a takes the smaller id and stays open; b takes the next and commits
+	 * (a like that waits for a like of the same post fails after 5 s
+	 * instead of hanging: batch_like__likes_of_one_post_do_not_wait) */
+	kit_db_set_lock_timeout(b, 5000);
 	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
 	lt_expect(batch_record_like(a, POST, 1) == 0, "one-per-user", "batch_record_like on a: %s", labtest_why(a));
 	like(b, POST, 2);
+	kit_db_set_lock_timeout(b, 0);
 	if (t->engine == KIT_DB_MYSQL) {
 		late_like_on_mysql(t, db, a, b);
 		return;
@@ -411,6 +415,37 @@ static void batch_rollup__counts_a_like_that_commits_late(void **state)
 	lt_expect_int_hint(count(db, POST), 2,
 	                   "count after like 1 committed after a rollup that saw like 2",
 	                   "out-of-order");
+}
+
+/* On the servers: while one like of a post is open, another user's like
+ * of the same post goes through without waiting. A like is a new row of
+ * its own (section 1); a like that also updates a row every like of the
+ * post shares (a per-post count in the inbox, a counter) waits for each
+ * open like of that post: the hot row again, one post at a time. The
+ * second like gets a 5 s lock timeout, which a like that takes no shared
+ * row lock never meets, however loaded the machine. */
+static void batch_like__likes_of_one_post_do_not_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct kit_db *a = held.conn[0] = labtest_connect(t);
+	struct kit_db *b = held.conn[1] = labtest_connect(t);
+
+	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+	lt_expect(batch_record_like(a, POST, 1) == 0, "one-per-user", "batch_record_like on a: %s",
+	          labtest_why(a));
+	kit_db_set_lock_timeout(b, 5000);
+	int rc = batch_like(b, POST, 2);
+	kit_db_set_lock_timeout(b, 0);
+	lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+	lt_expect(rc == 0, "rollup", "user 2's like of post %d while user 1's like of it was still "
+	          "open returned %d (%s)%s", POST, rc, labtest_why(b), rc == KIT_DB_BUSY
+	          ? ": it waited for user 1's like and timed out. Does a like update a row that "
+	            "every like of the post shares (a count per post)? That is the hot row again; "
+	            "give each like a row of its own"
+	          : "");
+	rollup_all(db);
+	lt_expect_int_hint(count(db, POST), rc == 0 ? 2 : 1, "count after both likes", "rollup");
 }
 
 /* PostgreSQL: a like (with an id between two committed ones) commits
@@ -445,6 +480,7 @@ static void batch_rollup__a_like_commits_between_its_statements(void **state)
 	struct kit_db *b = held.conn[1] = labtest_connect(t);
 	int64_t made = 0;
 
+	kit_db_set_lock_timeout(b, 5000);   /* see the late-commit check */
 	for (int k = 1; k <= 30; k++) {
 		like(b, POST, 1000 + 3 * k);
 		lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
@@ -1757,6 +1793,8 @@ int main(void)
 		BOTH(batch_rollup__moves_each_like_once),
 		BOTH(batch_rollup__exact_after_a_crash_at_every_step),
 		BOTH(batch_rollup__exact_under_concurrent_likes),
+		PG_ONLY(batch_like__likes_of_one_post_do_not_wait),
+		MYSQL_ONLY(batch_like__likes_of_one_post_do_not_wait),
 		PG_ONLY(batch_rollup__counts_a_like_that_commits_late),
 		MYSQL_ONLY(batch_rollup__counts_a_like_that_commits_late),
 		PG_ONLY(batch_rollup__a_like_commits_between_its_statements),
