@@ -26,6 +26,7 @@
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/locks.h"
 #include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/03-batching/alloc.h"
@@ -958,6 +959,89 @@ static void batch_acc__one_flush_at_a_time(void **state)
 	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after both flushes", "acc-lock");
 }
 
+/* A flush lets the next one start only once it has taken back what it
+ * wrote. The first flush (10 likes) is held at its first statement; 5
+ * more are added and a second flush, to a database of its own, is
+ * started; the first is let go and then stopped again at its first mutex
+ * unlock after its COMMIT (tests/harness/locks.h), whatever that mutex
+ * is. A flush that lets the one-flush-at-a-time mutex go there, before
+ * its settle, lets the second copy sums that still hold the 10 it wrote,
+ * and write them again: 25 between the two databases. One that unlocks
+ * after settling (a mutex held for the whole flush, or a busy flag and a
+ * condition variable) keeps it at 15, whether or not the second ran
+ * meanwhile. The mutex is in C, so the engine does not matter: SQLite
+ * only. */
+struct settle_watch {
+	struct gate g;
+	bool armed;   /* touched by the first flush's thread only */
+};
+
+static void settle_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct settle_watch *w = arg;
+	if (w->armed)
+		return;   /* after the COMMIT: no mutex of the test's own, see below */
+	if (ev == KIT_DB_TX_COMMIT ||
+	    (ev == KIT_DB_TX_STMT_START && sql != NULL && strncmp(sql, "COMMIT", 6) == 0)) {
+		w->armed = true;
+		lt_lock_hold_next_unlock();
+		return;
+	}
+	gate_hook(&w->g, ev, sql, t_ns);
+}
+
+static void batch_acc__next_flush_waits_for_the_settle(void **state)
+{
+	struct labtest *t = *state;
+	fresh(t);
+	struct batch_acc *acc = new_acc();
+	struct settle_watch w = { GATE_INIT(true), false };
+	struct gate second = GATE_INIT(false);
+	struct flusher f1 = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
+	struct flusher f2 = { .acc = acc };
+	pthread_t tid1, tid2;
+
+	lt_expect(kit_db_open(&held.conn[1], "sqlite::memory:") == 0, NULL,
+	          "open sqlite::memory:: %s", kit_db_errmsg(held.conn[1]));
+	f2.db = held.conn[1];
+	lt_expect(batch_setup(f2.db) == 0, NULL, "batch_setup in memory: %s", labtest_why(f2.db));
+	batch_acc_add(acc, POST, 10);
+	kit_db_set_hook(f1.db, settle_watch_hook, &w);
+	kit_db_set_hook(f2.db, gate_hook, &second);
+
+	lt_expect(pthread_create(&tid1, NULL, flusher_main, &f1) == 0, NULL, "pthread_create failed");
+	bool inside = gate_wait(&w.g, &w.g.entered, 10000);
+	bool started2 = false, stopped = false, second_ran = false;
+	if (inside) {
+		batch_acc_add(acc, POST, 5);
+		started2 = pthread_create(&tid2, NULL, flusher_main, &f2) == 0;
+	}
+	gate_open(&w.g);
+	if (started2) {
+		stopped = lt_lock_unlock_held(10000);
+		second_ran = stopped && gate_wait(&second, &second.entered, ADD_WAIT_MS);
+	}
+	lt_lock_unlock_release();
+	if (started2)
+		pthread_join(tid2, NULL);
+	pthread_join(tid1, NULL);
+	kit_db_set_hook(f1.db, NULL, NULL);
+	kit_db_set_hook(f2.db, NULL, NULL);
+
+	lt_expect(inside, "acc", "the flush of 10 pending likes never used its connection");
+	lt_expect(f1.rc == 0 && f2.rc == 0, "acc", "batch_acc_flush: %s", f1.rc ? f1.error : f2.error);
+	int64_t first = count(f1.db, POST), other = count(f2.db, POST);
+	lt_expect(first + other == 15, "acc-lock", "a flush of 10, stopped at its first mutex unlock "
+	          "after its COMMIT%s, and a second flush called after 5 more were added wrote %lld "
+	          "and %lld likes, expected 15 between them%s", stopped ? "" : " (never reached)",
+	          (long long)first, (long long)other, first + other > 15 && second_ran
+	          ? ": the second flush ran while the first had not yet taken back what it wrote, "
+	            "and wrote it again (is the one-flush-at-a-time mutex let go before the settle? "
+	            "Let it go last)"
+	          : "");
+	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after both flushes", "acc-lock");
+}
+
 /* A flush, like an add, works on the sums only under the accumulator's
  * mutex: when it copies them and when it takes back what it wrote. Thread
  * A is held inside an add (in the allocation the tally makes for a new
@@ -1804,6 +1888,7 @@ int main(void)
 		BOTH(batch_acc__adds_during_a_flush_do_not_wait),
 		BOTH(batch_acc__one_flush_at_a_time),
 		SQLITE_ONLY(batch_acc__flush_touches_the_sums_under_the_mutex),
+		SQLITE_ONLY(batch_acc__next_flush_waits_for_the_settle),
 		BOTH(batch_acc__failed_flush_keeps_counts),
 		BOTH(batch_acc__crash_loses_at_most_one_interval),
 		BOTH(batch_like__every_step_can_fail),
