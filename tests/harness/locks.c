@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 int __real_pthread_mutex_lock(pthread_mutex_t *m);
 int __real_pthread_mutex_trylock(pthread_mutex_t *m);
@@ -161,10 +162,45 @@ int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
 	return rc;
 }
 
+/* lt_lock_hold_next_unlock(): 0 off, 1 armed for unlock_thread, 2 that
+ * thread is held just after its unlock, 3 let go. */
+static atomic_int unlock_hold;
+static pthread_t unlock_thread;
+
+static void nap_1ms(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	nanosleep(&ms, NULL);
+}
+
+void lt_lock_hold_next_unlock(void)
+{
+	unlock_thread = pthread_self();
+	atomic_store(&unlock_hold, 1);
+}
+
+bool lt_lock_unlock_held(int ms)
+{
+	for (int i = 0; i < ms && atomic_load(&unlock_hold) != 2; i++)
+		nap_1ms();
+	return atomic_load(&unlock_hold) == 2;
+}
+
+void lt_lock_unlock_release(void)
+{
+	atomic_store(&unlock_hold, 3);
+}
+
 int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	gives_up(m);
-	return __real_pthread_mutex_unlock(m);
+	int rc = __real_pthread_mutex_unlock(m);
+	int armed = 1;
+	if (atomic_load(&unlock_hold) == 1 && pthread_equal(unlock_thread, pthread_self()) &&
+	    atomic_compare_exchange_strong(&unlock_hold, &armed, 2))
+		while (atomic_load(&unlock_hold) == 2)
+			nap_1ms();
+	return rc;
 }
 
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)

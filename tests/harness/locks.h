@@ -85,4 +85,15 @@ void lt_lock_spurious(int n);
 void lt_lock_fake_clock(long nsec, int n);
 bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
 
+/* Hold the calling thread at its next pthread_mutex_unlock, just after
+ * the mutex was let go, until lt_lock_unlock_release(): called from a db
+ * hook at a COMMIT, it stops the code under test at the first unlock
+ * after the commit, with whatever it still holds then (a condition
+ * wait's release does not count). lt_lock_unlock_held(ms) waits up to ms
+ * milliseconds for the hold to be taken. One hold at a time; release it
+ * whether or not it was taken. */
+void lt_lock_hold_next_unlock(void);
+bool lt_lock_unlock_held(int ms);
+void lt_lock_unlock_release(void);
+
 #endif

@@ -199,6 +199,26 @@ static void steps__busy_refusal_says_busy(void **state)
 	kit_db_close(db);
 }
 
+/* lt_step_arm(LT_STEP_BUSY, k): the k-th statement from now, and only it,
+ * is refused as KIT_DB_BUSY; lt_step_disarm() says it was reached. */
+static void steps__arm_busy_refuses_the_kth_as_busy(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct kit_db *db = labtest_connect(t);
+	lt_step_arm(LT_STEP_BUSY, 2);
+	int first = kit_db_exec(db, "SELECT 1", 0, NULL);
+	int second = kit_db_exec(db, "SELECT 1", 0, NULL);
+	int third = kit_db_exec(db, "SELECT 1", 0, NULL);
+	bool reached = lt_step_disarm();
+	lt_expect_int(first, 0, "statement 1 with statement 2 armed as busy");
+	lt_expect_int(second, KIT_DB_BUSY, "statement 2, armed as busy");
+	lt_expect_int(third, 0, "statement 3, after the one armed");
+	lt_expect(reached && lt_step_refused(LT_STEP_BUSY) && !lt_step_refused(LT_STEP_REPLY_LOST),
+	          NULL, "lt_step_disarm() said %s", reached ? "reached" : "not reached");
+	kit_db_close(db);
+}
+
 static void steps__a_lost_answer_keeps_what_was_committed(void **state)
 {
 	struct labtest *t = *state;
@@ -307,6 +327,7 @@ int main(void)
 		LABTEST_BOTH(steps__every_refused_statement_leaves_nothing),
 		LABTEST_BOTH(steps__a_lost_answer_keeps_what_was_committed),
 		LABTEST_BOTH(steps__busy_refusal_says_busy),
+		LABTEST_BOTH(steps__arm_busy_refuses_the_kth_as_busy),
 		LABTEST_SQLITE(bounds__values_and_chance),
 		LABTEST_BOTH(steps__step_busy_refuses_one_statement_as_busy),
 		LABTEST_SQLITE(sort__an_inconsistent_comparator_is_counted),

@@ -1,8 +1,9 @@
 /*
  * test_batch.c: the checks for Lab 03 (labs/03-batching/batch.h).
  *
- * Every check runs on SQLite and on PostgreSQL, except the late-commit
- * one, which needs two writers at once and so only PostgreSQL can show.
+ * Every check runs on SQLite, PostgreSQL and MariaDB, except the
+ * late-commit one, which needs two writers at once and so runs on the
+ * servers only.
  * Crashes are real: a forked child runs the code and dies (_exit at a
  * chosen statement, or SIGKILL), then the parent looks at the database.
  */
@@ -18,12 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kit/failpoint.h"
 #include "labs/03-batching/batch.h"
 #include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/locks.h"
 #include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/03-batching/alloc.h"
@@ -58,8 +61,12 @@ static int teardown(void **state)
 /* A check that needs PostgreSQL: its entry says so (the runner reads it).
  * The late like is one: on MariaDB the rollup's DELETE is a locking read
  * and waits for the open like instead of passing over it, so the moment
- * the check sets up cannot happen there (README §4 shows it). */
+ * the check sets up cannot happen there (README §5 shows it); there it
+ * runs the rollup in a thread instead (late_like_on_mysql). */
 #define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown, NULL }
+
+/* The same, on MariaDB only. */
+#define MYSQL_ONLY(f) { #f "/mysql", f, labtest_setup_mysql, teardown, NULL }
 
 /* The same, on SQLite only. */
 #define SQLITE_ONLY(f) { #f "/sqlite", f, labtest_setup_sqlite, teardown, NULL }
@@ -316,8 +323,70 @@ static void batch_rollup__exact_under_concurrent_likes(void **state)
 	}
 }
 
-/* On PostgreSQL only: SQLite lets one transaction write at a time, so a
- * like cannot stay open across a rollup there. */
+/* A rollup on a connection of its own, in a thread. */
+struct late_rollup {
+	struct kit_db *db;
+	int64_t moved;
+	int rc;
+	atomic_bool done;
+};
+
+static void *late_rollup_run(void *arg)
+{
+	struct late_rollup *r = arg;
+	r->rc = batch_rollup(r->db, &r->moved);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* MariaDB: 1 once a session of the test's database waits for a lock
+ * (INNODB_TRX, read 200 ms apart: InnoDB renews it only when nobody read
+ * it in the last 0.1 s), 0 once the rollup returned first, at most 15 s. */
+static int64_t rollup_waits(struct labtest *t, struct late_rollup *r)
+{
+	const char *sql = "SELECT count(*) FROM information_schema.INNODB_TRX x"
+		" JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id"
+		" WHERE x.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()";
+	int64_t deadline = util_now_ns() + 15 * 1000000000LL;
+	for (;;) {
+		int64_t n = -1;
+		if (atomic_load(&r->done))
+			return 0;
+		if (kit_db_query_int(labtest_db(t), sql, 0, NULL, &n) != 0 || n > 0 ||
+		    util_now_ns() > deadline)
+			return n;
+		nap_ms(200);
+	}
+}
+
+/* MariaDB: the rollup runs in a thread while like 1 is open. The inbox's
+ * DELETE is a locking read and waits for like 1 (seen in INNODB_TRX);
+ * a rollup that reads without locking (a high-water mark read from a
+ * snapshot) returns at once, past like 2, and never sees like 1. Either
+ * way like 1 commits next, and must be counted in the end. */
+static void late_like_on_mysql(struct labtest *t, struct kit_db *db, struct kit_db *a,
+                               struct kit_db *b)
+{
+	struct late_rollup r = { .db = b, .moved = -1, .rc = -1 };
+	atomic_init(&r.done, false);
+	pthread_t th;
+	lt_expect(pthread_create(&th, NULL, late_rollup_run, &r) == 0, NULL, "pthread_create");
+	int64_t waiting = rollup_waits(t, &r);
+	lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+	pthread_join(th, NULL);
+	lt_expect(r.rc == 0, "rollup", "a rollup while like 1 was open (%s): %s",
+	          waiting > 0 ? "it waited for like 1's lock" : "it did not wait for like 1",
+	          labtest_why(b));
+	rollup_all(db);
+	lt_expect_int_hint(count(db, POST), 2, waiting > 0
+	                   ? "count after like 1 committed while a rollup waited for it"
+	                   : "count after like 1 committed after a rollup that passed over it and "
+	                     "counted like 2 (a mark moved past a like still uncommitted: InnoDB hands "
+	                     "out ids at insert too)", "out-of-order");
+}
+
+/* On PostgreSQL, and on MariaDB as above: SQLite lets one transaction
+ * write at a time, so a like cannot stay open across a rollup there. */
 static void batch_rollup__counts_a_like_that_commits_late(void **state)
 {
 	struct labtest *t = *state;
@@ -326,10 +395,18 @@ static void batch_rollup__counts_a_like_that_commits_late(void **state)
 	struct kit_db *b = held.conn[1] = labtest_connect(t);
 	int64_t moved = -1;
 
-	/* a takes the smaller id and stays open; b takes the next and commits */
+	/* a takes the smaller id and stays open; b takes the next and commits
+	 * (a like that waits for a like of the same post fails after 5 s
+	 * instead of hanging: batch_like__likes_of_one_post_do_not_wait) */
+	kit_db_set_lock_timeout(b, 5000);
 	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
 	lt_expect(batch_record_like(a, POST, 1) == 0, "one-per-user", "batch_record_like on a: %s", labtest_why(a));
 	like(b, POST, 2);
+	kit_db_set_lock_timeout(b, 0);
+	if (t->engine == KIT_DB_MYSQL) {
+		late_like_on_mysql(t, db, a, b);
+		return;
+	}
 	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "rollup while a is open: %s", labtest_why(db));
 	lt_expect_int_hint(moved, 1, "likes moved while the earlier like is still uncommitted",
 	                   "out-of-order");
@@ -339,6 +416,98 @@ static void batch_rollup__counts_a_like_that_commits_late(void **state)
 	lt_expect_int_hint(count(db, POST), 2,
 	                   "count after like 1 committed after a rollup that saw like 2",
 	                   "out-of-order");
+}
+
+/* On the servers: while one like of a post is open, another user's like
+ * of the same post goes through without waiting. A like is a new row of
+ * its own (section 1); a like that also updates a row every like of the
+ * post shares (a per-post count in the inbox, a counter) waits for each
+ * open like of that post: the hot row again, one post at a time. The
+ * second like gets a 5 s lock timeout, which a like that takes no shared
+ * row lock never meets, however loaded the machine. */
+static void batch_like__likes_of_one_post_do_not_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct kit_db *a = held.conn[0] = labtest_connect(t);
+	struct kit_db *b = held.conn[1] = labtest_connect(t);
+
+	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+	lt_expect(batch_record_like(a, POST, 1) == 0, "one-per-user", "batch_record_like on a: %s",
+	          labtest_why(a));
+	kit_db_set_lock_timeout(b, 5000);
+	int rc = batch_like(b, POST, 2);
+	kit_db_set_lock_timeout(b, 0);
+	lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+	lt_expect(rc == 0, "rollup", "user 2's like of post %d while user 1's like of it was still "
+	          "open returned %d (%s)%s", POST, rc, labtest_why(b), rc == KIT_DB_BUSY
+	          ? ": it waited for user 1's like and timed out. Does a like update a row that "
+	            "every like of the post shares (a count per post)? That is the hot row again; "
+	            "give each like a row of its own"
+	          : "");
+	rollup_all(db);
+	lt_expect_int_hint(count(db, POST), rc == 0 ? 2 : 1, "count after both likes", "rollup");
+}
+
+/* PostgreSQL: a like (with an id between two committed ones) commits
+ * just before the rollup's k-th statement, for every k. Each statement
+ * of a rollup at READ COMMITTED sees what had committed when it began, so
+ * a rollup that reads the inbox in one statement and deletes in another
+ * (a range from the smallest to the largest id it read, say) deletes a
+ * like that committed in between without having counted it. A rollup
+ * that counts exactly the rows its DELETE returned cannot. (On MariaDB
+ * the inbox's DELETE waits for the open like, so the like cannot be let
+ * go from inside the rollup there; SQLite has one writer.) */
+struct commit_at {
+	struct kit_db *like;   /* the open like, committed at statement k */
+	int k, seen;
+};
+
+static void commit_at_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct commit_at *c = arg;
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++c->seen == c->k) {
+		c->seen += 1000;   /* the COMMIT below must not count again */
+		(void)kit_db_commit(c->like);
+	}
+}
+
+static void batch_rollup__a_like_commits_between_its_statements(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct kit_db *a = held.conn[0] = labtest_connect(t);
+	struct kit_db *b = held.conn[1] = labtest_connect(t);
+	int64_t made = 0;
+
+	kit_db_set_lock_timeout(b, 5000);   /* see the late-commit check */
+	for (int k = 1; k <= 30; k++) {
+		like(b, POST, 1000 + 3 * k);
+		lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+		lt_expect(batch_record_like(a, POST, 1001 + 3 * k) == 0, "one-per-user",
+		          "batch_record_like on a: %s", labtest_why(a));
+		like(b, POST, 1002 + 3 * k);
+		made += 3;
+		struct commit_at c = { a, k, 0 };
+		int64_t moved = -1;
+		kit_db_set_hook(db, commit_at_hook, &c);
+		int rc = batch_rollup(db, &moved);
+		kit_db_set_hook(db, NULL, NULL);
+		bool reached = c.seen > 1000;
+		if (!reached)
+			lt_expect(kit_db_commit(a) == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+		lt_expect(rc == 0, "rollup", "a rollup while a like committed before its statement %d: "
+		          "%s", k, labtest_why(db));
+		rollup_all(db);
+		lt_expect(count(db, POST) == made, "out-of-order", "a like (between two committed "
+		          "ones) committed just before statement %d of a rollup: after every rollup "
+		          "the count is %lld, expected %lld (did a statement delete inbox rows that an "
+		          "earlier statement had not read, such as a range of ids? Count the rows "
+		          "the DELETE itself returns)", k, (long long)count(db, POST), (long long)made);
+		if (!reached)
+			break;
+	}
 }
 
 /* ---- coalescing ---- */
@@ -790,6 +959,89 @@ static void batch_acc__one_flush_at_a_time(void **state)
 	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after both flushes", "acc-lock");
 }
 
+/* A flush lets the next one start only once it has taken back what it
+ * wrote. The first flush (10 likes) is held at its first statement; 5
+ * more are added and a second flush, to a database of its own, is
+ * started; the first is let go and then stopped again at its first mutex
+ * unlock after its COMMIT (tests/harness/locks.h), whatever that mutex
+ * is. A flush that lets the one-flush-at-a-time mutex go there, before
+ * its settle, lets the second copy sums that still hold the 10 it wrote,
+ * and write them again: 25 between the two databases. One that unlocks
+ * after settling (a mutex held for the whole flush, or a busy flag and a
+ * condition variable) keeps it at 15, whether or not the second ran
+ * meanwhile. The mutex is in C, so the engine does not matter: SQLite
+ * only. */
+struct settle_watch {
+	struct gate g;
+	bool armed;   /* touched by the first flush's thread only */
+};
+
+static void settle_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct settle_watch *w = arg;
+	if (w->armed)
+		return;   /* after the COMMIT: no mutex of the test's own, see below */
+	if (ev == KIT_DB_TX_COMMIT ||
+	    (ev == KIT_DB_TX_STMT_START && sql != NULL && strncmp(sql, "COMMIT", 6) == 0)) {
+		w->armed = true;
+		lt_lock_hold_next_unlock();
+		return;
+	}
+	gate_hook(&w->g, ev, sql, t_ns);
+}
+
+static void batch_acc__next_flush_waits_for_the_settle(void **state)
+{
+	struct labtest *t = *state;
+	fresh(t);
+	struct batch_acc *acc = new_acc();
+	struct settle_watch w = { GATE_INIT(true), false };
+	struct gate second = GATE_INIT(false);
+	struct flusher f1 = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
+	struct flusher f2 = { .acc = acc };
+	pthread_t tid1, tid2;
+
+	lt_expect(kit_db_open(&held.conn[1], "sqlite::memory:") == 0, NULL,
+	          "open sqlite::memory:: %s", kit_db_errmsg(held.conn[1]));
+	f2.db = held.conn[1];
+	lt_expect(batch_setup(f2.db) == 0, NULL, "batch_setup in memory: %s", labtest_why(f2.db));
+	batch_acc_add(acc, POST, 10);
+	kit_db_set_hook(f1.db, settle_watch_hook, &w);
+	kit_db_set_hook(f2.db, gate_hook, &second);
+
+	lt_expect(pthread_create(&tid1, NULL, flusher_main, &f1) == 0, NULL, "pthread_create failed");
+	bool inside = gate_wait(&w.g, &w.g.entered, 10000);
+	bool started2 = false, stopped = false, second_ran = false;
+	if (inside) {
+		batch_acc_add(acc, POST, 5);
+		started2 = pthread_create(&tid2, NULL, flusher_main, &f2) == 0;
+	}
+	gate_open(&w.g);
+	if (started2) {
+		stopped = lt_lock_unlock_held(10000);
+		second_ran = stopped && gate_wait(&second, &second.entered, ADD_WAIT_MS);
+	}
+	lt_lock_unlock_release();
+	if (started2)
+		pthread_join(tid2, NULL);
+	pthread_join(tid1, NULL);
+	kit_db_set_hook(f1.db, NULL, NULL);
+	kit_db_set_hook(f2.db, NULL, NULL);
+
+	lt_expect(inside, "acc", "the flush of 10 pending likes never used its connection");
+	lt_expect(f1.rc == 0 && f2.rc == 0, "acc", "batch_acc_flush: %s", f1.rc ? f1.error : f2.error);
+	int64_t first = count(f1.db, POST), other = count(f2.db, POST);
+	lt_expect(first + other == 15, "acc-lock", "a flush of 10, stopped at its first mutex unlock "
+	          "after its COMMIT%s, and a second flush called after 5 more were added wrote %lld "
+	          "and %lld likes, expected 15 between them%s", stopped ? "" : " (never reached)",
+	          (long long)first, (long long)other, first + other > 15 && second_ran
+	          ? ": the second flush ran while the first had not yet taken back what it wrote, "
+	            "and wrote it again (is the one-flush-at-a-time mutex let go before the settle? "
+	            "Let it go last)"
+	          : "");
+	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after both flushes", "acc-lock");
+}
+
 /* A flush, like an add, works on the sums only under the accumulator's
  * mutex: when it copies them and when it takes back what it wrote. Thread
  * A is held inside an add (in the allocation the tally makes for a new
@@ -1021,7 +1273,7 @@ static void batch_like__every_step_can_fail(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
 			int64_t user = 100 * how + k;
 			lt_step_arm(how, k);
@@ -1033,9 +1285,15 @@ static void batch_like__every_step_can_fail(void **state)
 			lt_expect(rc != 0 || rows == 1, "one-transaction",
 			          "statement %d of batch_like %s: it returned 0, but the like is not there "
 			          "(is the result of BEGIN or COMMIT ignored?)", k, lt_step_what(how));
-			lt_expect(how != LT_STEP_FAILS || rc == 0 || rows == 0, "one-transaction",
-			          "statement %d of batch_like refused: it returned %d, yet the like was written "
-			          "(did it go on without the transaction BEGIN failed to open?)", k, rc);
+			lt_expect(!lt_step_refused((enum lt_step)how) || rc == 0 || rows == 0, "one-transaction",
+			          "statement %d of batch_like %s: it returned %d, yet the like was written "
+			          "(did it go on without the transaction BEGIN failed to open?)", k,
+			          lt_step_what(how), rc);
+			lt_expect(rows != 0 || rc != KIT_DB_CONSTRAINT, "one-per-user",
+			          "statement %d of batch_like %s: it returned KIT_DB_CONSTRAINT (a repeat like), "
+			          "but user %lld had not liked the post before and the like is not there: is "
+			          "every failure of the INSERT reported as a repeat? Pass on what kit_db_exec "
+			          "returned", k, lt_step_what(how), (long long)user);
 			int again = batch_like(db, POST, user);
 			lt_expect(again == (rows ? KIT_DB_CONSTRAINT : 0), "one-per-user",
 			          "statement %d of batch_like %s, then the same like again: expected %d, got %d (%s)",
@@ -1057,7 +1315,7 @@ static void batch_rollup__every_step_can_fail(void **state)
 	struct kit_db *db = fresh(t);
 	int64_t done = 0;
 
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
 			for (int u = 0; u < 3; u++)
 				like(db, POST, 1000 * how + 10 * k + u);
@@ -1073,18 +1331,85 @@ static void batch_rollup__every_step_can_fail(void **state)
 			int64_t n = count(db, POST);
 			lt_expect(rc != 0 || (n == done + 3 && moved == 3), "one-transaction",
 			          "statement %d of batch_rollup %s: it returned 0 with *moved = %lld, but the "
-			          "count went from %lld to %lld, not by 3 (is the result of COMMIT ignored?)",
-			          k, lt_step_what(how), (long long)moved, (long long)done, (long long)n);
-			lt_expect(how != LT_STEP_FAILS || rc == 0 || (n == done && moved == -7), "one-transaction",
-			          "statement %d of batch_rollup refused: it returned %d, set *moved to %lld and "
+			          "count went from %lld to %lld, not by 3 (%s)",
+			          k, lt_step_what(how), (long long)moved, (long long)done, (long long)n,
+			          how == LT_STEP_BUSY
+			          ? "is KIT_DB_BUSY taken for \"another rollup has it, nothing to do\"? The "
+			            "likes are still in the inbox: return the error, the caller tries again"
+			          : "is the result of COMMIT ignored?");
+			lt_expect(!lt_step_refused((enum lt_step)how) || rc == 0 || (n == done && moved == -7),
+			          "one-transaction",
+			          "statement %d of batch_rollup %s: it returned %d, set *moved to %lld and "
 			          "the count went from %lld to %lld; a failed rollup changes nothing and says "
-			          "it moved nothing", k, rc, (long long)moved, (long long)done, (long long)n);
+			          "it moved nothing", k, lt_step_what(how), rc, (long long)moved, (long long)done,
+			          (long long)n);
 			rollup_all(db);
 			done += 3;
 			lt_expect_int_hint(count(db, POST), done, "count after the rollups that followed",
 			                   "one-transaction");
 		}
 	}
+}
+
+/* Every statement refused, for as long as the call keeps sending them (up
+ * to 200): with an error, then as busy. A like, a rollup and a flush each
+ * give up and return the error; a loop that retries KIT_DB_BUSY (a lock
+ * wait that timed out) until it goes away never ends while a lock stays
+ * held. Once the database answers again, each works. */
+struct refusals {
+	int stmts;
+};
+
+static void refusal_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct refusals *r = arg;
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
+		kit_fp_clear();
+}
+
+static void batch__refused_for_good_ends(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	static const char *const fps[] = { "db-stmt-fails", "db-stmt-busy" };
+	static const char *const calls[] = { "batch_like", "batch_rollup", "batch_acc_flush" };
+
+	like(db, POST, 1);
+	batch_acc_add(acc, POST, 5);
+	for (int i = 0; i < 2; i++) {
+		for (int c = 0; c < 3; c++) {
+			struct refusals r = { 0 };
+			int64_t moved = -7;
+			kit_db_set_hook(db, refusal_hook, &r);
+			kit_fp_clear();
+			kit_fp_set(fps[i], KIT_FP_ERROR, 1);
+			int rc = c == 0 ? batch_like(db, POST, 2)
+			       : c == 1 ? batch_rollup(db, &moved) : batch_acc_flush(acc, db);
+			kit_fp_clear();
+			kit_db_set_hook(db, NULL, NULL);
+			lt_expect(r.stmts < 200, "one-transaction", "with every statement refused%s, %s ran %d of "
+			          "them (the check stopped refusing after 200) and returned %d: a retry "
+			          "without a bound never ends while the database is away or a lock stays "
+			          "held; give up after a few tries and return the error", i ? " as busy "
+			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
+			lt_expect(rc < 0 && rc != KIT_DB_CONSTRAINT, "one-transaction", "with every statement "
+			          "refused%s, %s returned %d, not the database's error%s", i ? " as busy" : "",
+			          calls[c], rc, rc == 0 ? " (it said it was done when nothing was written)" : "");
+			lt_expect(c != 1 || moved == -7, "rollup", "with every statement refused%s, "
+			          "batch_rollup set *moved to %lld (a failed rollup leaves it alone)",
+			          i ? " as busy" : "", (long long)moved);
+		}
+	}
+	lt_expect_int_hint(count(db, POST), 0, "count after every rollup was refused", "rollup");
+	lt_expect_int_hint(batch_acc_pending(acc), 5, "pending after every flush was refused",
+	                   "flush-failure");
+	like(db, POST, 2);
+	lt_expect_int_hint(rollup_all(db), 2, "likes moved once the database answers again", "rollup");
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "a flush once the database answers again: %s",
+	          labtest_why(db));
+	lt_expect_int_hint(count(db, POST), 7, "count after the rollup and the flush", "acc");
 }
 
 static int rollup_call(void *arg, int who, struct kit_db *db)
@@ -1180,29 +1505,37 @@ static void batch_acc__a_1007_post_flush_fails_at_every_step(void **state)
 	const int posts = 2 * BATCH_FLUSH_ROWS + 7;
 	int64_t want = (int64_t)posts * (posts + 1) / 2;
 
-	for (int k = 1; ; k++) {
-		labtest_exec(t, "DELETE FROM post_likes");
-		for (int p = 1; p <= posts; p++)
-			batch_acc_add(acc, p, p);
-		lt_step_arm(LT_STEP_FAILS, k);
-		int rc = batch_acc_flush(acc, db);
-		if (!lt_step_disarm()) {
-			lt_expect(rc == 0, "acc", "a flush with nothing armed: %s", labtest_why(db));
-			break;
+	/* refused with an error, then as busy (KIT_DB_BUSY: a lock wait that
+	 * timed out, which a flush must not report as done either) */
+	static const enum lt_step refusals[] = { LT_STEP_FAILS, LT_STEP_BUSY };
+	for (size_t r = 0; r < sizeof refusals / sizeof refusals[0]; r++) {
+		enum lt_step how = refusals[r];
+		for (int k = 1; ; k++) {
+			labtest_exec(t, "DELETE FROM post_likes");
+			for (int p = 1; p <= posts; p++)
+				batch_acc_add(acc, p, p);
+			lt_step_arm(how, k);
+			int rc = batch_acc_flush(acc, db);
+			if (!lt_step_disarm()) {
+				lt_expect(rc == 0, "acc", "a flush with nothing armed: %s", labtest_why(db));
+				break;
+			}
+			int64_t written = labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes");
+			lt_expect(rc != 0 && written == 0, "flush-failure",
+			          "1,007 posts, statement %d of the flush %s: it returned %d and %lld likes "
+			          "reached post_likes (expected an error and none: %s)", k, lt_step_what(how), rc,
+			          (long long)written, rc == 0 && written == 0
+			          ? "a flush that wrote nothing said it was done; return the error, even KIT_DB_BUSY"
+			          : "are the three upserts in one transaction?");
+			lt_expect_int_hint(batch_acc_pending(acc), want, "likes pending after the refused flush",
+			                   "flush-failure");
+			lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the next flush: %s", labtest_why(db));
+			lt_expect_int_hint(labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes"), want,
+			                   "likes in post_likes after the next flush", "flush-failure");
+			lt_expect_int_hint(sql_int(t, "SELECT n FROM post_likes WHERE post_id = %d", posts),
+			                   posts, "the last post's sum", "flush-failure");
+			lt_expect_int(batch_acc_pending(acc), 0, "pending after the next flush");
 		}
-		int64_t written = labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes");
-		lt_expect(rc != 0 && written == 0, "flush-failure",
-		          "1,007 posts, statement %d of the flush refused: it returned %d and %lld likes "
-		          "reached post_likes (expected an error and none: are the three upserts in one "
-		          "transaction?)", k, rc, (long long)written);
-		lt_expect_int_hint(batch_acc_pending(acc), want, "likes pending after the refused flush",
-		                   "flush-failure");
-		lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the next flush: %s", labtest_why(db));
-		lt_expect_int_hint(labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes"), want,
-		                   "likes in post_likes after the next flush", "flush-failure");
-		lt_expect_int_hint(sql_int(t, "SELECT n FROM post_likes WHERE post_id = %d", posts),
-		                   posts, "the last post's sum", "flush-failure");
-		lt_expect_int(batch_acc_pending(acc), 0, "pending after the next flush");
 	}
 }
 
@@ -1544,17 +1877,23 @@ int main(void)
 		BOTH(batch_rollup__moves_each_like_once),
 		BOTH(batch_rollup__exact_after_a_crash_at_every_step),
 		BOTH(batch_rollup__exact_under_concurrent_likes),
+		PG_ONLY(batch_like__likes_of_one_post_do_not_wait),
+		MYSQL_ONLY(batch_like__likes_of_one_post_do_not_wait),
 		PG_ONLY(batch_rollup__counts_a_like_that_commits_late),
+		MYSQL_ONLY(batch_rollup__counts_a_like_that_commits_late),
+		PG_ONLY(batch_rollup__a_like_commits_between_its_statements),
 		BOTH(batch_acc__counts_in_memory_until_flushed),
 		BOTH(batch_acc__flush_is_one_statement),
 		BOTH(batch_acc__exact_under_threads),
 		BOTH(batch_acc__adds_during_a_flush_do_not_wait),
 		BOTH(batch_acc__one_flush_at_a_time),
 		SQLITE_ONLY(batch_acc__flush_touches_the_sums_under_the_mutex),
+		SQLITE_ONLY(batch_acc__next_flush_waits_for_the_settle),
 		BOTH(batch_acc__failed_flush_keeps_counts),
 		BOTH(batch_acc__crash_loses_at_most_one_interval),
 		BOTH(batch_like__every_step_can_fail),
 		BOTH(batch_rollup__every_step_can_fail),
+		BOTH(batch__refused_for_good_ends),
 		BOTH(batch_rollup__two_at_once),
 		BOTH(batch_like__ids_past_2_31),
 		BOTH(batch_rollup__moves_at_most_the_max),

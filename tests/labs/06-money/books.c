@@ -81,7 +81,8 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id)
 
 /* The books as the test audits them: every transfer's entries sum to
  * zero, every balance row is the sum of its entries, none below zero but
- * the outside's. Returns a description of the first fault, or NULL. */
+ * the outside's, every entry on a row that exists, and the balances sum to
+ * zero. Returns a description of the first fault, or NULL. */
 const char *books_fault(struct labtest *t)
 {
 	if (labtest_int(t, "SELECT count(*) FROM (SELECT t.id FROM transfers t LEFT JOIN entries e"
@@ -94,6 +95,12 @@ const char *books_fault(struct labtest *t)
 		return "a balance row that differs from the sum of its entries";
 	if (labtest_int(t, "SELECT count(*) FROM accounts WHERE balance < 0 AND id <> 0") != 0)
 		return "a balance row below zero";
+	if (labtest_int(t, "SELECT count(*) FROM entries e WHERE NOT EXISTS (SELECT 1 FROM accounts a"
+	                   " WHERE a.id = e.account_id AND a.sub = e.sub)") != 0)
+		return "an entry on a sub-account that has no balance row (money moved to a row that "
+		       "is not there: was a credit's row count not asked?)";
+	if (labtest_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts") != 0)
+		return "balances that do not sum to zero (money made or lost)";
 	return NULL;
 }
 

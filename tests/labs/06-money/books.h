@@ -40,7 +40,8 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id);
 
 /* The books audited with the test's own SQL: the first fault found
  * (entries that do not sum to zero, a balance row that is not the sum of
- * its entries, one below zero but the outside's), or NULL. */
+ * its entries, one below zero but the outside's, an entry on a row that
+ * does not exist, balances that do not sum to zero), or NULL. */
 const char *books_fault(struct labtest *t);
 
 /* Fail the check when db still has a transaction open after call's k-th

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kit/failpoint.h"
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/books.h"
 #include "tests/harness/bounds.h"
@@ -362,4 +363,185 @@ void batch__same_id_twice_in_one_batch(void **state)
 	                   "twice in the batch)", "idempotency");
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "idempotency", "the books after a batch with one id twice: %s", bad);
+}
+
+/* Books again from nothing: buyer 1 with 500, seller 2, payee 3, and the
+ * fee account's two sub-accounts holding 100 and 80 (the fees of sales 2
+ * and 3, on sub-accounts 2 % 2 and 3 % 2). */
+static void two_subs_of_100_and_80(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, "DELETE FROM entries; DELETE FROM transfers; DELETE FROM accounts");
+	int rc = money_setup(db);
+	for (int a = 1; a <= 3 && rc == 0; a++)
+		rc = money_open(db, a, 1, a == 1 ? 500 : 0);
+	if (rc == 0)
+		rc = money_open(db, FEE_ACCOUNT, 2, 0);
+	for (int id = 2; id <= 3 && rc == 0; id++) {
+		struct money_transfer sale = { id, 1, 2, id == 2 ? 100 : 80, id == 2 ? 100 : 80 };
+		rc = money_transfer(db, &two_subs, &sale);
+	}
+	lt_expect(rc == 0, NULL, "setting up the books failed (%d): %s", rc, labtest_why(db));
+}
+
+static int pay_60_of_180(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	return money_payout(db, &two_subs, 1002 + 2 * who, 3, 60);
+}
+
+/* Two payouts of 60 at once (ids 1002 and 1004) from sub-accounts of 100
+ * and 80: each is covered by a sub-account whatever the other did first
+ * (100 - 60 = 40 is short, but 80 is there), so both are paid, for every
+ * interleaving (each held before its k-th statement, for every k). A
+ * payout that picks its sub-account by a read (the richest, say) and gives
+ * up when the conditional debit then finds it short refuses a payout the
+ * fee account covers whenever another payout took that row first. */
+void payout__two_at_once_both_covered(void **state)
+{
+	struct labtest *t = *state;
+	books(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= 40; k++) {
+		two_subs_of_100_and_80(t);
+		lt_gate_run(g, NULL, (int[]){ k, k }, pay_60_of_180, NULL);
+		if (!lt_gate_reached(g))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		int64_t below = sql_int(t, "SELECT count(*) FROM accounts WHERE id = %d AND balance < 0",
+		                        FEE_ACCOUNT);
+		int64_t fees = balance(t, FEE_ACCOUNT);
+		const char *bad = books_fault(t);
+		lt_expect(a == 0 && b == 0, "reservation", "two payouts of 60 from sub-accounts of 100 "
+		          "and 80, both held before their statement %d: expected 0 from each, got %d and "
+		          "%d%s", k, a, b, a == MONEY_INSUFFICIENT || b == MONEY_INSUFFICIENT
+		          ? ": a payout was refused while a sub-account held 60 (was one sub-account "
+		            "chosen by a read, and the payout given up when the other payout had taken "
+		            "it first? Try the next sub-account when the conditional debit changes no row)"
+		          : "");
+		lt_expect(below == 0 && fees == 180 - 60 * ((a == 0) + (b == 0)), "reservation",
+		          "two payouts of 60 from sub-accounts of 100 and 80, held before their statement "
+		          "%d, answered %d and %d: %lld sub-account(s) below zero and the fee account at "
+		          "%lld (expected none below zero and 180 less 60 per payout made)", k, a, b,
+		          (long long)below, (long long)fees);
+		lt_expect(bad == NULL, "reservation", "after two payouts at once (held before "
+		          "statement %d): %s", k, bad);
+	}
+	lt_expect(k > 1, "reservation", "two payouts from a fee account of two sub-accounts ran no "
+	          "statement: got %d and %d", lt_gate_rc(g, 0), lt_gate_rc(g, 1));
+	lt_gate_close(g);
+}
+
+/* The fee sub-account a sale credits is a row like any other: with the
+ * fee account opened with 2 sub-accounts and a sale sent with 4, sale 3's
+ * fee goes to sub-account 3, which is not there. The sale cannot be
+ * applied as money.h says (the fee to sub-account id % subs): an error,
+ * nothing written. A credit whose row count is not asked commits the
+ * sale, and its fee goes nowhere: the entries say the fee account got it,
+ * the balances sum to less than zero. The same in a batch: either the
+ * batch fails whole, or that sale fails alone and the other is applied. */
+void transfer__fee_sub_account_missing(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+
+	int rc = transfer(db, 3, 1, 2, 100, 5, 4);
+	lt_expect(rc < 0, "no-account", "a sale whose fee goes to sub-account 3 of a fee account "
+	          "opened with 2 (sent with 4): it returned %d; expected an error, since the row "
+	          "the fee is credited to is not there (is the fee credit's row count asked?)", rc);
+	lt_expect_int_hint(rows_of(t, 3), 0, "rows of the sale whose fee sub-account is missing",
+	                   "rollback");
+	lt_expect_int_hint(balance(t, 1), 500, "buyer after a sale whose fee sub-account is missing",
+	                   "rollback");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "no-account", "after a sale whose fee sub-account is missing: %s", bad);
+
+	struct money_fees f = { FEE_ACCOUNT, 4 };
+	struct money_transfer list[2] = { { 6, 1, 2, 50, 5 }, { 5, 1, 2, 40, 4 } };
+	int results[2] = { 42, 42 };
+	rc = money_batch(db, &f, list, 2, results);
+	int64_t rows6 = rows_of(t, 6), rows5 = rows_of(t, 5);
+	lt_expect(rc < 0 ? rows6 == 0 && rows5 == 0
+	          : results[0] < 0 && rows6 == 0 && results[1] == 0 && rows5 == 4, "no-account",
+	          "a batch of sale 6 (its fee to sub-account 2, which is not there) and sale 5 (to "
+	          "sub-account 1): returned %d, results %d and %d, %lld and %lld rows; expected "
+	          "the batch to fail with nothing applied, or sale 6 to fail alone and sale 5 to be "
+	          "applied (is the fee credit's row count asked?)", rc, results[0], results[1],
+	          (long long)rows6, (long long)rows5);
+	bad = books_fault(t);
+	lt_expect(bad == NULL, "no-account", "after a batch with a sale whose fee sub-account is "
+	          "missing: %s", bad);
+	lt_expect_int_hint(transfer(db, 3, 1, 2, 100, 5, 2), 0, "sale 3 sent again with the fee "
+	                   "account's 2 sub-accounts", "fee-subs");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 5 + (rc < 0 ? 0 : 4), "fee account after sale 3 "
+	                   "(and sale 5, if the batch applied it)", "fee-subs");
+}
+
+/* Every statement refused, for as long as the call sends them (the check
+ * stops refusing at 200), with an error and then as busy (KIT_DB_BUSY, a
+ * lock wait that timed out): a sale, a batch and a payout each give up and
+ * return the error, writing nothing. A loop that retries BUSY until it
+ * goes away never ends while the database is away or a row stays held. */
+struct refusals {
+	int stmts;
+};
+
+static void refusal_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct refusals *r = arg;
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
+		kit_fp_clear();
+}
+
+void money__refused_for_good_ends(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	static const char *const fps[] = { "db-stmt-fails", "db-stmt-busy" };
+	static const char *const calls[] = { "money_transfer", "money_batch", "money_payout" };
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	lt_expect_int(transfer(db, 1, 1, 2, 100, 50, 2), 0, "a sale that gives the fee account 50");
+	struct money_fees f = { FEE_ACCOUNT, 2 };
+	struct money_transfer sale = { 7, 1, 2, 40, 4 }, list[1] = { { 8, 1, 2, 30, 3 } };
+	for (int i = 0; i < 2; i++) {
+		for (int c = 0; c < 3; c++) {
+			struct refusals r = { 0 };
+			int results[1] = { 42 };
+			kit_db_set_hook(db, refusal_hook, &r);
+			kit_fp_clear();
+			kit_fp_set(fps[i], KIT_FP_ERROR, 1);
+			int rc = c == 0 ? money_transfer(db, &f, &sale)
+			       : c == 1 ? money_batch(db, &f, list, 1, results)
+			       : money_payout(db, &f, 9, 2, 20);
+			kit_fp_clear();
+			kit_db_set_hook(db, NULL, NULL);
+			lt_expect(r.stmts < 200, "rollback", "with every statement refused%s, %s ran %d of "
+			          "them (the check stopped refusing after 200) and returned %d: a retry "
+			          "without a bound never ends while the database is away or a row stays "
+			          "held; give up after a few tries and return the error", i ? " as busy "
+			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
+			lt_expect(rc < 0 && rc != MONEY_INSUFFICIENT && rc != MONEY_NO_ACCOUNT, "rollback",
+			          "with every statement refused%s, %s returned %d, not the database's "
+			          "error", i ? " as busy" : "", calls[c], rc);
+		}
+	}
+	lt_expect(rows_of(t, 7) + rows_of(t, 8) + rows_of(t, 9) == 0, "rollback", "rows of a sale, "
+	          "a batch and a payout whose every statement was refused: %lld",
+	          (long long)(rows_of(t, 7) + rows_of(t, 8) + rows_of(t, 9)));
+	lt_expect_int_hint(money_transfer(db, &f, &sale), 0, "the sale once the database answers",
+	                   "rollback");
+	int results[1] = { 42 };
+	lt_expect(money_batch(db, &f, list, 1, results) == 0 && results[0] == 0, "rollback",
+	          "the batch once the database answers: %d (%s)", results[0], labtest_why(db));
+	lt_expect_int_hint(money_payout(db, &f, 9, 2, 20), 0, "the payout once the database answers",
+	                   "rollback");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "rollback", "after the calls refused for good, then applied: %s", bad);
 }

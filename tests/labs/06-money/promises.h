@@ -12,6 +12,12 @@
  *   transfer__zero_fee_writes_no_fee_entry  fee 0, alone and in a batch:
  *                                 two entries, none on the fee account
  *   batch__same_id_twice_in_one_batch  the second MONEY_ALREADY, paid once
+ *   payout__two_at_once_both_covered  two payouts of 60 at once from
+ *                                 sub-accounts of 100 and 80: both paid
+ *   transfer__fee_sub_account_missing  a fee to a sub-account with no row:
+ *                                 an error, nothing written, alone or in a batch
+ *   money__refused_for_good_ends  every statement refused, with an error
+ *                                 and as busy: each call gives up
  */
 #ifndef HOTROW_TEST_LAB06_PROMISES_H
 #define HOTROW_TEST_LAB06_PROMISES_H
@@ -22,5 +28,8 @@ void batch__domain_edges(void **state);
 void payout__two_at_once_from_two_subs(void **state);
 void transfer__zero_fee_writes_no_fee_entry(void **state);
 void batch__same_id_twice_in_one_batch(void **state);
+void payout__two_at_once_both_covered(void **state);
+void transfer__fee_sub_account_missing(void **state);
+void money__refused_for_good_ends(void **state);
 
 #endif

@@ -614,6 +614,53 @@ static void reconcile__finds_what_is_wrong(void **state)
 	             "a transfer that does not exist");
 }
 
+/* The audit's figures count rows, all of them: the outside world's row
+ * drifts like any other (money_open writes its entries), two sub-accounts
+ * of one account below zero are two negative rows, two entries of one
+ * missing transfer are two entries of no transfer, an opening is a
+ * transfer like a sale, and a total past 2^31 is exact. Each error is
+ * planted alone on correct books and taken back. */
+static void reconcile__counts_each_row(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	open_account(db, 50, 2, 0);
+	for (int id = 1; id <= 2; id++)
+		lt_expect_int(transfer(db, id, 1, 2, 50, 5, 2), 0, "money_transfer");
+	expect_audit(db, 0, 0, 0, 0, "of correct books");
+
+	labtest_exec(t, "UPDATE accounts SET balance = balance + 4 WHERE id = 0");
+	expect_audit(db, 0, 1, 0, 4, "after 4 was added to MONEY_OUTSIDE's row with no entry (its "
+	             "row is the sum of its entries too: only negative leaves it out)");
+	labtest_exec(t, "UPDATE accounts SET balance = balance - 4 WHERE id = 0");
+
+	labtest_exec(t, "INSERT INTO entries (transfer_id, account_id, sub, amount)"
+	                " VALUES (77, 50, 0, -15), (77, 50, 1, -20);"
+	                "UPDATE accounts SET balance = -15 WHERE id = 50 AND sub = 0;"
+	                "UPDATE accounts SET balance = -20 WHERE id = 50 AND sub = 1");
+	expect_audit(db, 2, 0, 2, -35, "after both sub-accounts of account 50 went below zero "
+	             "through two entries of transfer 77, which does not exist (negative counts "
+	             "balance rows, not accounts; unbalanced counts entries of no transfer, not "
+	             "their transfer ids)");
+	labtest_exec(t, "DELETE FROM entries WHERE transfer_id = 77;"
+	                "UPDATE accounts SET balance = 0 WHERE id = 50");
+
+	labtest_exec(t, "DELETE FROM entries WHERE transfer_id = -1 AND account_id = 0");
+	expect_audit(db, 1, 1, 0, 0, "after the outside's entry of account 1's opening (transfer "
+	             "-1) was deleted (an opening is a transfer like a sale)");
+	labtest_exec(t, "INSERT INTO entries (transfer_id, account_id, sub, amount)"
+	                " VALUES (-1, 0, 0, -500)");
+
+	labtest_exec(t, "UPDATE accounts SET balance = balance + 3000000000 WHERE id = 2");
+	expect_audit(db, 0, 1, 0, 3000000000LL, "after 3,000,000,000 was added to a balance with "
+	             "no entry (is a figure read through an int?)");
+	labtest_exec(t, "UPDATE accounts SET balance = balance - 3000000000 WHERE id = 2");
+	expect_audit(db, 0, 0, 0, 0, "of the books put right again");
+}
+
 /* ---- the smallest values of each domain ---- */
 
 /* An opening of 1, the smallest there is, is moved like any other: the
@@ -757,10 +804,12 @@ int main(void)
 		BOTH(transfer__every_step_can_fail),
 		BOTH(transfer__fee_spread_over_subs),
 		BOTH(transfer__zero_fee_writes_no_fee_entry),
+		BOTH(transfer__fee_sub_account_missing),
 		PG_ONLY(transfer__fee_row_locked_last),
 		BOTH(payout__never_below_zero_per_sub),
 		BOTH(payout__two_at_once_from_one_sub),
 		BOTH(payout__two_at_once_from_two_subs),
+		BOTH(payout__two_at_once_both_covered),
 		BOTH(payout__every_step_can_fail),
 		BOTH(payout__domain_edges),
 		BOTH(payout__out_of_one_sub_only),
@@ -776,9 +825,11 @@ int main(void)
 		BOTH(batch__fee_sums_past_2_24),
 		BOTH(batch__fee_sums_past_2_31),
 		BOTH(reconcile__finds_what_is_wrong),
+		BOTH(reconcile__counts_each_row),
 		BOTH(reconcile__rows_with_no_entries),
 		BOTH(reconcile__every_step_can_fail),
 		BOTH(every_call__leaves_the_connection_as_it_found_it),
+		BOTH(money__refused_for_good_ends),
 		BOTH(transfer__no_overdraft_under_threads),
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),
