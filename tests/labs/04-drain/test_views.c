@@ -2393,6 +2393,31 @@ static void park__zero_deltas_take_no_token(void **state)
  * database refuses: no transaction open, no setting changed (a lock
  * timeout or a SET for speed left on the flusher's connection changes
  * every later flush). */
+/* The first statement a flush sent that turns a durability setting down
+ * or names one (SET LOCAL synchronous_commit, PRAGMA synchronous or
+ * journal_mode, innodb_flush_log_at_trx_commit, sync_binlog, fsync): a
+ * LOCAL one ends with the transaction, so the session looks untouched
+ * afterwards, yet the COMMIT it weakened answered before its batch was
+ * safe, and the park was deleted on that answer. */
+struct durability {
+	char first[200];
+};
+
+static void durability_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct durability *d = arg;
+	static const char *const knobs[] = { "synchronous", "journal_mode", "flush_log_at_trx_commit",
+	                                     "sync_binlog", "fsync" };
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || d->first[0] || sql == NULL)
+		return;
+	for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
+		if (strcasestr(sql, knobs[i]) != NULL) {
+			snprintf(d->first, sizeof d->first, "%s", sql);
+			return;
+		}
+}
+
 static void flush__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -2408,7 +2433,14 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 			record(st, 3, 2);
 		if (i == 1)
 			table_away(t);
+		struct durability d = { "" };
+		kit_db_set_hook(db, durability_hook, &d);
 		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(!d.first[0], "flush", "%s sent \"%s\": a flush leaves durability as the "
+		          "server has it (a commit that answers before its batch is on disk loses the "
+		          "batch in a crash, and the park is deleted on that answer; a SET LOCAL leaves "
+		          "no trace in the session afterwards)", step[i], d.first);
 		if (i == 1) {
 			lt_expect(lt_in_transaction(t, db) == 0, "flush", "after %s the connection still "
 			          "has a transaction open: a refused flush ends with ROLLBACK", step[i]);
