@@ -123,7 +123,8 @@ struct flusher;
 int start_flusher(struct flusher **out, struct kit_store *st, struct kit_db *db,
                   int interval_ms, int max);
 
-/* What a flusher has done so far. */
+/* What a flusher has done so far. It answers at once, in the middle of a
+ * flush too: it never waits for the database. */
 struct flusher_stats {
 	int64_t flushes;   /* flush_views calls */
 	int64_t failed;    /* ... that returned an error */

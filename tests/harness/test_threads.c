@@ -153,6 +153,26 @@ static void threads__unreaped_until_joined(void **state)
 	lt_expect_int(lt_thread_unreaped() - base, 0, "unreaped once joined");
 }
 
+/* lt_thread_join_begun names the thread whose join has begun, by its
+ * start's number, and no other. */
+static void threads__join_begun_by_number(void **state)
+{
+	(void)state;
+	pthread_t a, b;
+	long na = lt_thread_starts();
+	lt_expect_int(pthread_create(&a, NULL, run, NULL), 0, "pthread_create a");
+	long nb = lt_thread_starts();
+	lt_expect_int(pthread_create(&b, NULL, run, NULL), 0, "pthread_create b");
+	lt_expect(!lt_thread_join_begun(na) && !lt_thread_join_begun(nb), NULL,
+	          "a join reported begun before any pthread_join");
+	pthread_join(a, NULL);
+	lt_expect(lt_thread_join_begun(na) && !lt_thread_join_begun(nb), NULL,
+	          "after joining a only: a begun %d, b begun %d (expected 1 and 0)",
+	          lt_thread_join_begun(na), lt_thread_join_begun(nb));
+	pthread_join(b, NULL);
+	lt_expect(lt_thread_join_begun(nb), NULL, "b's join not reported once b was joined");
+}
+
 /* A detached thread is reaped when it returns, whether it was detached
  * by pthread_detach or started detached; lt_thread_settle waits for it. */
 static void threads__detached_reaped_when_done(void **state)
@@ -188,6 +208,7 @@ int main(void)
 		LABTEST_SQLITE(threads__kit_starts_never_refused),
 		LABTEST_SQLITE(threads__unreaped_until_joined),
 		LABTEST_SQLITE(threads__detached_reaped_when_done),
+		LABTEST_SQLITE(threads__join_begun_by_number),
 	};
 	return labtest_main("harness", tests);
 }

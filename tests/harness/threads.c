@@ -156,12 +156,29 @@ static struct tracked *find(pthread_t th)
 	return NULL;
 }
 
+/* The start numbers of the threads whose join has begun, the last
+ * LT_THREAD_SLOTS of them. */
+static long join_begun[LT_THREAD_SLOTS];
+static long njoin_begun;
+
+bool lt_thread_join_begun(long no)
+{
+	bool seen = false;
+	pthread_mutex_lock(&tlock);
+	for (long i = 0; i < njoin_begun && i < LT_THREAD_SLOTS && !seen; i++)
+		seen = join_begun[i] == no;
+	pthread_mutex_unlock(&tlock);
+	return seen;
+}
+
 int __wrap_pthread_join(pthread_t th, void **ret)
 {
 	/* The slot is looked up before the join: once joined, th may name a
 	 * new thread at once. Nothing else frees a joinable thread's slot. */
 	pthread_mutex_lock(&tlock);
 	struct tracked *s = find(th);
+	if (s != NULL)
+		join_begun[njoin_begun++ % LT_THREAD_SLOTS] = s->no;
 	pthread_mutex_unlock(&tlock);
 	int rc = __real_pthread_join(th, ret);
 	if (rc == 0 && s != NULL) {

@@ -71,5 +71,9 @@ int lt_thread_running(void);
  * lt_thread_unreaped(). A joinable thread nobody joins is never waited
  * for: it stays unreaped. */
 int lt_thread_settle(int ms);
+/* Whether a pthread_join of the started thread whose start's number is no
+ * (lt_thread_start_no in it) has begun: a check can tell a call that is
+ * waiting for a thread to end from one that goes on beside it. */
+bool lt_thread_join_begun(long no);
 
 #endif

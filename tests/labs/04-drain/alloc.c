@@ -397,3 +397,52 @@ void flush__nothing_left_allocated(void **state)
 	lt_alloc_expect_none_left(base, "a recovery, a refused flush, a flusher started and stopped, and "
 	                 "freeing the store");
 }
+
+/* The same when a step fails half-way: a drain and a park whose GETDEL
+ * meets a delta key holding a set, among 20 dirty videos (the failing one
+ * wherever SPOP puts it, five times over), and a recovery of three listed
+ * tokens whose parks all hold an integer. Each call returns an error; the
+ * ids SPOP handed over and the tokens SMEMBERS handed over before and
+ * after the failing one are the caller's to free all the same. */
+void drain__nothing_left_after_a_failing_step(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, VIEWS_SCHEMA);
+	labtest_exec(t, VIEWS_TOKENS_SCHEMA);
+	size_t base = lt_alloc_live();
+	held = labtest_store(t);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	lt_expect_int_hint(kit_store_set(held, VIEWS_TOKEN, 1), 0, "SET views:token", "park");
+	int planted = kit_store_sadd(held, VIEWS_DELTA_PREFIX "40", "x", NULL);
+	lt_expect_int(planted, 0, "SADD " VIEWS_DELTA_PREFIX "40 (a delta key that holds a set)");
+	int failed = 0;
+	for (int round = 0; round < 10; round++) {
+		for (int64_t v = 1; v <= 20; v++)
+			lt_expect_int_hint(record_view(held, v), 0, "record_view", "record");
+		lt_expect(kit_store_sadd(held, VIEWS_DIRTY, "40", NULL) == 0, NULL, "SADD views:dirty 40");
+		int n = 0;
+		int64_t token = 0;
+		int rc = round % 2 ? park_views(held, VIEWS_MAX_BATCH, &token, out, &n)
+		                   : drain_views(held, VIEWS_MAX_BATCH, out, &n);
+		failed += rc < 0;
+	}
+	lt_expect(failed == 10, "drain", "%d of 10 drains and parks with video 40's delta key holding a "
+	          "set returned an error; expected all 10 (its GETDEL fails)", failed);
+
+	struct kit_db *db = labtest_db(t);
+	static const char *const tokens[] = { "5", "6", "7" };
+	for (int i = 0; i < 3; i++) {
+		char park[64];
+		snprintf(park, sizeof park, VIEWS_PARK_PREFIX "%s", tokens[i]);
+		lt_expect(kit_store_sadd(held, VIEWS_PARKED, tokens[i], NULL) == 0 &&
+		          kit_store_set(held, park, 9) == 0, NULL, "staging token %s", tokens[i]);
+	}
+	int64_t r = recover_flushes(held, db);
+	lt_expect(r < 0, "recover", "recover_flushes of three tokens whose parks hold an integer "
+	          "returned %" PRId64 "; expected an error", r);
+	kit_store_free(held);
+	held = NULL;
+	lt_alloc_expect_none_left(base, "drains and parks that met a failing GETDEL, a recovery that "
+	                          "met unreadable parks, and freeing the store (are the ids or tokens "
+	                          "after the failing one freed when the loop stops early?)");
+}

@@ -21,6 +21,7 @@ void flusher__every_allocation_can_fail(void **state);
 void flusher__thread_that_cannot_start(void **state);
 void drain__nothing_left_allocated(void **state);
 void flush__nothing_left_allocated(void **state);
+void drain__nothing_left_after_a_failing_step(void **state);
 int drain_alloc_teardown(void **state);
 
 /* On the in-process store and on a real Redis (both with SQLite). */

@@ -1620,6 +1620,76 @@ static void token__after_commit_failpoint_leaves_the_park(void **state)
 	kit_store_free(st);
 }
 
+/* Keys of the lab's layout that carry an expiry on a real Redis (TTL >= 0):
+ * the script's C step answers 0, since the in-process store has none. */
+static int no_expiry_step(struct kit_store *st, struct kit_store_call *c)
+{
+	(void)st;
+	c->out[c->nout++] = 0;
+	c->out[c->nout++] = -1;
+	return 0;
+}
+
+static const struct kit_store_script expiring_script = {
+	"expiring",
+	"local ns = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])\n"
+	"local n, least = 0, -1\n"
+	"for _, k in ipairs(redis.call('KEYS', ns .. 'views:*')) do\n"
+	"  local ttl = redis.call('TTL', k)\n"
+	"  if ttl >= 0 then\n"
+	"    n = n + 1\n"
+	"    if least < 0 or ttl < least then least = ttl end\n"
+	"  end\n"
+	"end\n"
+	"return {n, least}\n",
+	no_expiry_step,
+};
+
+/* Nothing the lab keeps in Redis may expire: a delta, the dirty set, a
+ * park or the token counter that vanishes after a TTL loses its views (or
+ * reuses tokens) whenever the flusher is down for longer, silently. On a
+ * real Redis: views recorded, a batch parked by a crashed flush, a flush
+ * the database refused (its views put back) and more views recorded;
+ * then no key under views: may have a TTL. */
+static void restart__no_view_key_expires(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = labtest_store(t);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 1, 4);
+	record(st, 2, 3);
+	kit_fp_clear();
+	kit_fp_set("flush-after-drain", KIT_FP_ERROR, 1);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	kit_fp_clear();
+	lt_expect(r < 0 && parked_count(st) == 1, "token", "a flush that died at \"flush-after-drain\" "
+	          "returned %" PRId64 " with %" PRId64 " batches parked (expected an error and 1)", r,
+	          parked_count(st));
+	record(st, 3, 5);
+	table_away(t);
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	table_back(t);
+	lt_expect(r < 0, "report-failure", "flush_views returned %" PRId64 " with its table gone", r);
+	record(st, 4, 2);
+
+	int64_t got[2] = { 0, -1 };
+	struct kit_store_call c = { 1, (const char *[]){ VIEWS_DIRTY }, 1,
+	                            (const char *[]){ VIEWS_DIRTY }, got, 2, 0 };
+	int rc = kit_store_eval(st, &expiring_script, &c);
+	lt_expect(rc == 0 && c.nout == 2, NULL, "the check's own script returned %d: %s", rc,
+	          kit_store_errmsg(st));
+	lt_expect(got[0] == 0, "park", "%" PRId64 " of the lab's keys (views:...) on Redis have an "
+	          "expiry, the nearest in %" PRId64 " s: a delta or a park that expires takes its views "
+	          "with it when the flusher is down longer than that, and nothing reports the loss. "
+	          "Is an EXPIRE set in a script? Nothing of the layout may expire", got[0], got[1]);
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect(r >= 0 && db_total(t) == 14, "flush", "the flush after it returned %" PRId64
+	          " with %" PRId64 " views in the database (expected all 14)", r, db_total(t));
+	kit_store_free(st);
+}
+
 /* Student code is not the only thing that can be wrong: a delta key that
  * holds a set (another program's key, a typo in a prefix) makes the
  * INCRBY fail. record_view returns that error and marks nothing, on both
@@ -2323,6 +2393,31 @@ static void park__zero_deltas_take_no_token(void **state)
  * database refuses: no transaction open, no setting changed (a lock
  * timeout or a SET for speed left on the flusher's connection changes
  * every later flush). */
+/* The first statement a flush sent that turns a durability setting down
+ * or names one (SET LOCAL synchronous_commit, PRAGMA synchronous or
+ * journal_mode, innodb_flush_log_at_trx_commit, sync_binlog, fsync): a
+ * LOCAL one ends with the transaction, so the session looks untouched
+ * afterwards, yet the COMMIT it weakened answered before its batch was
+ * safe, and the park was deleted on that answer. */
+struct durability {
+	char first[200];
+};
+
+static void durability_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct durability *d = arg;
+	static const char *const knobs[] = { "synchronous", "journal_mode", "flush_log_at_trx_commit",
+	                                     "sync_binlog", "fsync" };
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || d->first[0] || sql == NULL)
+		return;
+	for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
+		if (strcasestr(sql, knobs[i]) != NULL) {
+			snprintf(d->first, sizeof d->first, "%s", sql);
+			return;
+		}
+}
+
 static void flush__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -2338,7 +2433,14 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 			record(st, 3, 2);
 		if (i == 1)
 			table_away(t);
+		struct durability d = { "" };
+		kit_db_set_hook(db, durability_hook, &d);
 		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(!d.first[0], "flush", "%s sent \"%s\": a flush leaves durability as the "
+		          "server has it (a commit that answers before its batch is on disk loses the "
+		          "batch in a crash, and the park is deleted on that answer; a SET LOCAL leaves "
+		          "no trace in the session afterwards)", step[i], d.first);
 		if (i == 1) {
 			lt_expect(lt_in_transaction(t, db) == 0, "flush", "after %s the connection still "
 			          "has a transaction open: a refused flush ends with ROLLBACK", step[i]);
@@ -2586,6 +2688,12 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          "pthread_cond_timedwait within 10 s of its start (a stop must be able to wake "
 		          "it: wait on a condition variable with a deadline, §6)", intervals[i]);
 		bool mono = wait_on_monotonic(&w);
+		lt_expect(mono, "flush-loop", "with a %d ms interval the flusher's first "
+		          "pthread_cond_timedwait deadline is on CLOCK_REALTIME, the wall clock: a step of "
+		          "it (NTP, an administrator's date -s, a VM restored) moves every deadline by as "
+		          "much, so the flusher stops flushing for that long or flushes back to back. "
+		          "Create the condition variable with pthread_condattr_setclock(&attr, "
+		          "CLOCK_MONOTONIC) and read that clock (hint 7)", intervals[i]);
 		int64_t from = ts_diff(w.deadline, mono ? mono0 : real0) - intervals[i] * 1000000LL;
 		int64_t span = ts_diff(mono ? w.began_mono : w.began_real, mono ? mono0 : real0);
 		lt_expect(from >= -slack && from <= span + slack, "flush-loop", "with a %d ms interval the "
@@ -2618,6 +2726,12 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		if (!waited || !faked || (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME) ||
 		    wait_on_monotonic(&w) != (clock == CLOCK_MONOTONIC))
 			continue;   /* the deadline did not come from this reading */
+		lt_expect(w.deadline.tv_nsec >= 0 && w.deadline.tv_nsec < 1000000000L, "flush-loop",
+		          "with an INT_MAX ms interval and the flusher's clock read at %ld.%09ld s, its "
+		          "first deadline had tv_nsec = %ld, which pthread_cond_timedwait refuses with "
+		          "EINVAL at once (it returned %d), so the flusher does not wait: carry into "
+		          "seconds when the nanoseconds reach 1,000,000,000 (>=, not >)",
+		          (long)read.tv_sec, (long)read.tv_nsec, (long)w.deadline.tv_nsec, w.rc);
 		int64_t off = ts_diff(w.deadline, read) - INT32_MAX * 1000000LL;
 		lt_expect(off >= -slack && off <= slack, "flush-loop", "with an INT_MAX ms interval and "
 		          "the flusher's clock read at %ld.%09ld s, its first deadline was %+.6f s from "
@@ -2649,6 +2763,154 @@ static void flusher__deadline_is_one_interval_away(void **state)
 	kit_store_free(st);
 }
 
+/* Holds the flusher thread's first statement on its connection (the
+ * flush under way) until released; counts the statements other threads
+ * begin on that connection meanwhile, and keeps them waiting until the
+ * held flush's transaction has ended, so two never share the connection. */
+struct held_flush {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	long flusher_no;        /* the flusher thread's start number */
+	bool held, release, flusher_done;
+	int others;             /* statements begun beside the held flush */
+};
+
+static void hold_flush_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct held_flush *h = arg;
+	(void)sql;
+	(void)t_ns;
+	bool mine = lt_thread_start_no() == h->flusher_no;
+	pthread_mutex_lock(&h->mu);
+	if (mine && h->release && (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK)) {
+		h->flusher_done = true;
+		pthread_cond_broadcast(&h->cv);
+	}
+	if (ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) {
+		if (mine && !h->held) {
+			h->held = true;
+			pthread_cond_broadcast(&h->cv);
+			while (!h->release)
+				pthread_cond_wait(&h->cv, &h->mu);
+		} else if (!mine && h->held && !h->flusher_done) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += 10;
+			if (!h->release)
+				h->others++;
+			while (!h->flusher_done &&
+			       pthread_cond_timedwait(&h->cv, &h->mu, &until) == 0)
+				;
+		}
+	}
+	pthread_mutex_unlock(&h->mu);
+}
+
+struct beside {
+	struct flusher *f;
+	struct flusher_stats stats;
+	int rc;
+	atomic_bool done;
+};
+
+static void *stats_beside(void *arg)
+{
+	struct beside *b = arg;
+	flusher_stats(b->f, &b->stats);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+static void *stop_beside(void *arg)
+{
+	struct beside *b = arg;
+	b->rc = stop_flusher(b->f);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+/* While the flusher's thread is in the middle of a flush (held at its
+ * first statement, tests/harness: the connection's hook), flusher_stats
+ * answers without waiting for that flush, and stop_flusher waits for the
+ * thread (its pthread_join begins) before it flushes anything itself:
+ * never two flushes at once (§6), not even at the stop. Each is given 10
+ * s, which only a call that waits for the held flush uses up. */
+static void flusher__stats_and_stop_beside_a_flush(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct held_flush h = { .flusher_no = -1 };
+	pthread_mutex_init(&h.mu, NULL);
+	pthread_cond_init(&h.cv, NULL);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 1, 5);
+	kit_db_set_hook(own, hold_flush_hook, &h);
+	struct flusher *f = NULL;
+	h.flusher_no = lt_thread_starts();
+	int rc = start_flusher(&f, st, own, 20, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+
+	bool held = false;
+	for (int i = 0; i < 5000 && !held && rc == 0 && f; i++) {
+		pthread_mutex_lock(&h.mu);
+		held = h.held;
+		pthread_mutex_unlock(&h.mu);
+		if (!held)
+			util_sleep_ns(2000000);
+	}
+	struct beside stats = { .f = f }, stop = { .f = f };
+	pthread_t ts, tp;
+	bool stats_quick = false, joined_first = false;
+	int others = 0;
+	if (held) {
+		pthread_create(&ts, NULL, stats_beside, &stats);
+		for (int i = 0; i < 5000 && !(stats_quick = atomic_load(&stats.done)); i++)
+			util_sleep_ns(2000000);
+		record(st, 2, 3);
+		pthread_create(&tp, NULL, stop_beside, &stop);
+		for (int i = 0; i < 5000 && stats_quick; i++) {
+			pthread_mutex_lock(&h.mu);
+			others = h.others;
+			pthread_mutex_unlock(&h.mu);
+			joined_first = lt_thread_join_begun(h.flusher_no);
+			if (others > 0 || joined_first)
+				break;
+			util_sleep_ns(2000000);
+		}
+	}
+	pthread_mutex_lock(&h.mu);
+	h.release = true;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	if (held) {
+		pthread_join(ts, NULL);
+		pthread_join(tp, NULL);
+	} else if (rc == 0 && f) {
+		stop.rc = stop_flusher(f);
+	}
+	kit_db_set_hook(own, NULL, NULL);
+	lt_expect(held, "flush-loop", "the 20 ms flusher ran no statement within 10 s with 5 views dirty");
+	lt_expect(!held || stats_quick, "flush-loop", "flusher_stats did not return within 10 s while the "
+	          "flusher's thread was in the middle of a flush: is the flusher's mutex held through "
+	          "flush_views? Unlock it around the flush, and take it again only to count (hint 7): "
+	          "a stats reader must not wait for a database that may be waiting for a lock");
+	lt_expect(!held || others == 0, "flush-loop", "stop_flusher began %d statement(s) on the "
+	          "flusher's connection while the thread's own flush was still under way: two flushes "
+	          "at once, on one connection. Join the thread first, then flush what is left (§6)",
+	          others);
+	lt_expect(!held || !stats_quick || others > 0 || joined_first, "flush-loop", "stop_flusher, called while the "
+	          "thread was in the middle of a flush, neither joined the thread nor flushed within "
+	          "10 s");
+	lt_expect_int_hint(stop.rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 8, "views in the database after stop_flusher", "stop");
+	pthread_cond_destroy(&h.cv);
+	pthread_mutex_destroy(&h.mu);
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 /* POSIX lets any condition wait return 0 with nobody signalling. The
  * flusher's first timed wait is made to (tests/harness/locks.h): it must
  * go on waiting and flushing, the stopping flag alone meaning stop. */
@@ -2673,7 +2935,13 @@ static void flusher__spurious_wakeup_is_not_a_stop(void **state)
 			break;
 		util_sleep_ns(2000000);
 	}
-	bool on = flusher_waits(n, s0, w, 2) >= 2 || lt_thread_running() > running;
+	int got = flusher_waits(n, s0, w, 2);
+	bool on = got >= 2 || lt_thread_running() > running;
+	lt_expect(got < 2 || !w[0].spurious || ts_diff(w[1].deadline, w[0].deadline) == 0, "flush-loop",
+	          "after its first pthread_cond_timedwait woke spuriously, the flusher's next wait had a "
+	          "deadline %+.3f ms from the one it woke early from: a wake-up that is not a stop waits "
+	          "on to the same deadline (moving it on restarts the interval, so each spurious "
+	          "wake-up delays the flush)", (double)ts_diff(w[1].deadline, w[0].deadline) / 1e6);
 	bool in = on && eventually(&(struct watch){ .t = t, .f = f, .st = st }, ten_written);
 	lt_lock_spurious(0);
 	int64_t before_stop = db_total(t);
@@ -2702,6 +2970,7 @@ int main(void)
 		cmocka_unit_test(park__no_view_lost_between_read_and_reset),
 		cmocka_unit_test(park__store_failure_strands_nothing),
 		STORE_REDIS(drain__get_then_del_loses_between_real_clients),
+		STORE_REDIS(restart__no_view_key_expires),
 		LABTEST_ALL(flush__one_upsert_adds_the_deltas),
 		STORE_REDIS(flush__one_upsert_adds_the_deltas),
 		LABTEST_ALL(flush__refused_views_go_back),
@@ -2750,6 +3019,7 @@ int main(void)
 		ALLOC_STORES(flusher__thread_that_cannot_start),
 		ALLOC_STORES(drain__nothing_left_allocated),
 		ALLOC_ALL(flush__nothing_left_allocated),
+		ALLOC_STORES(drain__nothing_left_after_a_failing_step),
 		LABTEST_STORES(park__exactly_max_and_one_more),
 		CRASH_ALL(token__crash_after_drain),
 		CRASH_ALL(token__crash_before_commit),
@@ -2769,6 +3039,7 @@ int main(void)
 		LABTEST_BOTH(flusher__locks_by_the_rules),
 		LABTEST_BOTH(flusher__deadline_is_one_interval_away),
 		LABTEST_BOTH(flusher__spurious_wakeup_is_not_a_stop),
+		LABTEST_BOTH(flusher__stats_and_stop_beside_a_flush),
 		LABTEST_BOTH(flush__ids_at_the_ends_of_the_domain),
 		STORE_REDIS(flush__ids_at_the_ends_of_the_domain),
 		LABTEST_BOTH(flush__store_failure_while_refused),

@@ -266,10 +266,21 @@ void hot_rows_now__refused_on_sqlite(void **state)
 }
 
 /* The detector's statement refused, or its answer lost: a KIT_DB_* code,
- * never 0, and *n is 0. */
+ * never 0, and *n is 0. A line is staged first (row 1 held, one waiter),
+ * so a statement whose answer is lost has already handed its row over:
+ * *n counted while the rows came in and left there says a line was
+ * found by a call that failed. */
 void hot_rows_now__query_fails(void **state)
 {
 	struct labtest *t = *state;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	int64_t pid;
+	struct kit_db *h = holding(t, "UPDATE posts SET likes = likes + 1 WHERE id = 1", &pid);
+	struct blocked b[1];
+	int nb = 0;
+	start_blocked(t, b, &nb, "UPDATE posts SET likes = likes + 1 WHERE id = %lld", 1);
 	int failed = 0;
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
 		for (int k = 1; k <= 5; k++, failed++) {
@@ -279,20 +290,92 @@ void hot_rows_now__query_fails(void **state)
 			int rc = hot_rows_now(labtest_db(t), rows, 2, &n);
 			if (!lt_step_disarm())
 				break;
-			lt_expect(rc < 0 && n == 0, "signature", "statement %d of hot_rows_now() %s: "
-			          "returned %d with *n = %d, expected a KIT_DB_* code and 0", k,
-			          lt_step_what(how), rc, n);
+			lt_expect(rc < 0 && n == 0, "signature", "statement %d of hot_rows_now() %s, "
+			          "with one line on row 1: returned %d with *n = %d, expected a KIT_DB_* "
+			          "code and 0 (is *n set from the rows counted even when the query then "
+			          "failed?)", k, lt_step_what(how), rc, n);
 		}
 	}
+	kit_db_commit(h);
+	pthread_join(b[0].th, NULL);
+	kit_db_close(h);
 	lt_expect(failed > 0, "signature", "hot_rows_now() ran no statement: it reads the waits "
 	          "from pg_locks");
+}
+
+/* A line on a table outside the detector's search_path, in a schema and
+ * under a name long enough that ::regclass::text prints 80-odd
+ * characters: relation is that text as the server prints it (schema and
+ * all: two tables of one name in two schemas are two rows), cut to the
+ * 63 characters that fit, and always ends with a NUL inside its 64
+ * bytes. */
+static int take_text(void *arg, int ncols, const char *const *v)
+{
+	if (ncols >= 1 && v[0])
+		snprintf(arg, 200, "%s", v[0]);
+	return 0;
+}
+
+void hot_rows_now__names_a_table_beyond_the_search_path(void **state)
+{
+	struct labtest *t = *state;
+	contain_own_db(t);
+	char schema[100], table[200], sql[700], want[200] = "";
+	snprintf(schema, sizeof schema, "%.40s_away", t->place);
+	snprintf(table, sizeof table, "%s.posts_counted_in_a_table_with_a_long_name", schema);
+	snprintf(sql, sizeof sql, "CREATE SCHEMA %s; CREATE TABLE %s (id BIGINT PRIMARY KEY, likes "
+	         "BIGINT NOT NULL DEFAULT 0); INSERT INTO %s (id) VALUES (1)", schema, table, table);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, "SELECT '%s'::regclass::text", table);
+	lt_expect(kit_db_query(labtest_db(t), sql, 0, NULL, take_text, want) == 0 && want[0], NULL,
+	          "%s: %s", sql, labtest_why(labtest_db(t)));
+
+	int64_t pid;
+	snprintf(sql, sizeof sql, "UPDATE %s SET likes = likes + 1 WHERE id = 1", table);
+	struct kit_db *h = holding(t, sql, &pid);
+	struct blocked b[2];
+	int nb = 0;
+	snprintf(sql, sizeof sql, "UPDATE %s SET likes = likes + 1 WHERE id = %%lld", table);
+	start_blocked(t, b, &nb, sql, 1);
+	start_blocked(t, b, &nb, sql, 1);
+
+	struct hot_row_now rows[2];
+	memset(rows, 'x', sizeof rows);
+	int n = -1;
+	int rc = hot_rows_now(labtest_db(t), rows, 2, &n);
+	kit_db_commit(h);
+	for (int i = 0; i < nb; i++)
+		pthread_join(b[i].th, NULL);
+	kit_db_close(h);
+
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+	lt_expect_int_hint(n, 1, "lines while row 1 of a table outside the search_path has 2 waiters",
+	                   "signature");
+	if (rc != 0 || n != 1)
+		return;
+	bool ended = memchr(rows[0].relation, 0, sizeof rows[0].relation) != NULL;
+	lt_expect(ended, "signature", "the relation of the line fills all %zu bytes of relation[] "
+	          "with no NUL (its name as the server prints it is %zu characters): copied with "
+	          "strncpy or memcpy, which stop at the buffer's end without one?",
+	          sizeof rows[0].relation, strlen(want));
+	if (!ended)
+		return;
+	size_t fit = sizeof rows[0].relation - 1;
+	lt_expect(strlen(rows[0].relation) == (strlen(want) < fit ? strlen(want) : fit) &&
+	          strncmp(rows[0].relation, want, fit) == 0, "signature", "expected the relation "
+	          "as ::regclass::text prints it from the detector's session, cut to %zu characters: "
+	          "\"%.*s\", got \"%s\" (a table outside the search_path is printed with its "
+	          "schema; pg_class.relname alone leaves it out)", fit, (int)fit, want,
+	          rows[0].relation);
 }
 
 /* The endpoints' codes: a like of a post that does not exist is
  * KIT_DB_NOROW; a like while every connection of the likes' pool is taken
  * is KIT_POOL_TIMEOUT, and counts nothing; the login page finds a user
  * (0), not a missing one (KIT_DB_NOROW), and times out when its own pool
- * is taken. */
+ * is taken. Each pool waits its acquire timeout (300 ms here, the lock
+ * timeout 20 ms) before it says KIT_POOL_TIMEOUT: only the lower bound is
+ * judged, which a loaded machine can only lengthen. */
 void contain__endpoints_say_what_happened(void **state)
 {
 	struct labtest *t = *state;
@@ -300,22 +383,27 @@ void contain__endpoints_say_what_happened(void **state)
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1); INSERT INTO users VALUES (7, 'ann')");
 	struct contain_app app;
 	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
-	                              .acquire_timeout_ms = 50, .lock_timeout_ms = 100,
+	                              .acquire_timeout_ms = 300, .lock_timeout_ms = 20,
 	                              .contain = true };
 	char err[512];
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
 
+	int64_t like_wait = -1, login_wait = -1;
 	int like_missing = contain_like(&app, 2);
 	int login_ok = contain_login(&app, 7);
 	int login_missing = contain_login(&app, 8);
 	struct kit_db *taken = NULL;
 	int like_starved = KIT_DB_ERR, login_starved = KIT_DB_ERR;
 	if (kit_pool_get(app.likes, &taken) == 0) {
+		int64_t t0 = util_now_ns();
 		like_starved = contain_like(&app, 1);
+		like_wait = util_now_ns() - t0;
 		kit_pool_put(app.likes, taken);
 	}
 	if (kit_pool_get(app.login, &taken) == 0) {
+		int64_t t0 = util_now_ns();
 		login_starved = contain_login(&app, 7);
+		login_wait = util_now_ns() - t0;
 		kit_pool_put(app.login, taken);
 	}
 	int like_ok = contain_like(&app, 1);
@@ -327,6 +415,11 @@ void contain__endpoints_say_what_happened(void **state)
 	lt_expect(like_starved == KIT_POOL_TIMEOUT, "bulkhead", "contain_like() while the likes' "
 	          "one connection was taken returned %d, expected KIT_POOL_TIMEOUT (%d): the pool's "
 	          "answer is the like's answer", like_starved, KIT_POOL_TIMEOUT);
+	lt_expect(like_starved != KIT_POOL_TIMEOUT || like_wait >= 300 * 1000000LL, "bulkhead",
+	          "contain_like() with the likes' one connection taken gave up after %.1f ms, expected "
+	          "the acquire timeout of 300 ms (the lock timeout is 20 ms): is the likes' pool "
+	          "opened with lock_timeout_ms, or another number, as its acquire timeout?",
+	          (double)like_wait / 1e6);
 	lt_expect(like_ok == 0, "bulkhead", "contain_like() of post 1 returned %d", like_ok);
 	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1,
 	                   "post 1's likes after one like and one that found no connection",
@@ -339,11 +432,16 @@ void contain__endpoints_say_what_happened(void **state)
 	lt_expect(login_starved == KIT_POOL_TIMEOUT, "bulkhead", "contain_login() while the login "
 	          "page's one connection was taken returned %d, expected KIT_POOL_TIMEOUT (%d)",
 	          login_starved, KIT_POOL_TIMEOUT);
+	lt_expect(login_starved != KIT_POOL_TIMEOUT || login_wait >= 300 * 1000000LL, "bulkhead",
+	          "contain_login() with the login page's one connection taken gave up after %.1f ms, "
+	          "expected the acquire timeout of 300 ms (the lock timeout is 20 ms): is the login "
+	          "pool opened with another number as its acquire timeout?", (double)login_wait / 1e6);
 }
 
 /* A like whose k-th statement is refused (the pool's reset, BEGIN, SET
  * LOCAL, the UPDATE, COMMIT), or runs with its answer lost, for every k:
- * a KIT_DB_* code, never 0, the like counted at most once (once only when
+ * a KIT_DB_* code, never 0 and never one that says something else
+ * happened (KIT_DB_BUSY, KIT_DB_NOROW, KIT_POOL_TIMEOUT), the like counted at most once (once only when
  * the COMMIT's answer was lost), and the next like works. A SET LOCAL
  * sent after a refused BEGIN runs outside any transaction (PostgreSQL
  * warns and goes on), and so would the UPDATE. */
@@ -369,7 +467,16 @@ void contain_like__every_step_can_fail(void **state)
 				break;
 			int64_t added = labtest_int(t, "SELECT likes FROM posts WHERE id = 1") - before;
 			int again = contain_like(&app, 1);
-			if (rc >= 0 || added < 0 || added > (how == LT_STEP_REPLY_LOST))
+			if (rc == KIT_DB_BUSY || rc == KIT_DB_NOROW || rc == KIT_POOL_TIMEOUT)
+				snprintf(bad, sizeof bad, "statement %d of a like %s: it returned %d (%s), "
+				         "which tells the caller something else happened: the post is "
+				         "there, its row was not held and a connection was had; is "
+				         "every failure mapped to one code? Pass the statement's own "
+				         "code on", k, lt_step_what(how), rc,
+				         rc == KIT_DB_BUSY ? "KIT_DB_BUSY, the lock timeout" :
+				         rc == KIT_DB_NOROW ? "KIT_DB_NOROW, no such post" :
+				         "KIT_POOL_TIMEOUT, no connection");
+			else if (rc >= 0 || added < 0 || added > (how == LT_STEP_REPLY_LOST))
 				snprintf(bad, sizeof bad, "statement %d of a like %s: it returned %d and "
 				         "the count changed by %lld, expected a KIT_DB_* code and no change "
 				         "(is an error of BEGIN or SET LOCAL passed over?)", k,

@@ -6,6 +6,9 @@
  *                                   each with its count, holder and ctid
  *   hot_rows_now__one_line_whoever_queues_first  a line of 5 whose first waiter is the
  *                                   third session pg_stat_activity lists: one line
+ *   hot_rows_now__names_a_table_beyond_the_search_path  a line on a table of another
+ *                                   schema, its name 80-odd characters: relation as
+ *                                   ::regclass::text prints it, cut to 63, NUL-ended
  *   hot_rows_now__refused_on_sqlite  KIT_DB_ERR and *n = 0
  *   hot_rows_now__query_fails        its statement refused or its answer lost: an error, *n = 0
  *   contain__endpoints_say_what_happened   a missing post or user: KIT_DB_NOROW; a taken
@@ -23,6 +26,7 @@
 
 void hot_rows_now__two_lines_beside_other_locks(void **state);
 void hot_rows_now__one_line_whoever_queues_first(void **state);
+void hot_rows_now__names_a_table_beyond_the_search_path(void **state);
 void hot_rows_now__refused_on_sqlite(void **state);
 void hot_rows_now__query_fails(void **state);
 void contain__endpoints_say_what_happened(void **state);

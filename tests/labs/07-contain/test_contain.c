@@ -165,6 +165,36 @@ static void hot_keys__newcomer_takes_the_smallest_wherever_it_sits(void **state)
 			          "among all k?", 100 + i, 100 + p, p);
 		}
 	}
+
+	/* The same with counts a long stream leaves (set as in
+	 * hot_keys__topk_counts_past_2_31): the smallest 2^32 + 10, the others
+	 * 2^33 + 5. Compared as 32-bit numbers the others look smaller (5
+	 * against 10); a search that starts from a sentinel such as
+	 * UINT32_MAX finds nothing below it and keeps counter 0. */
+	const uint64_t small = (1ULL << 32) + 10, big = (1ULL << 33) + 5;
+	for (int p = 0; p < K; p++) {
+		struct hot_key c[K], top[K];
+		struct hot_keys hk;
+		hot_keys_init(&hk, c, K);
+		for (int i = 0; i < K; i++)
+			hot_keys_add(&hk, 100 + (uint64_t)i);
+		for (int i = 0; i < K; i++)
+			c[i].count = i == p ? small : big;
+		hot_keys_add(&hk, 999);
+		int m = hot_keys_topk(&hk, top, K);
+		bool newcomer = false, kept = true;
+		for (int i = 0; i < m; i++) {
+			newcomer = newcomer || (top[i].key == 999 && top[i].count == small + 1 &&
+			                        top[i].error == small);
+			kept = kept && (top[i].key == 999 || top[i].key == 100 + (uint64_t)p ||
+			                top[i].count == big);
+		}
+		lt_expect(newcomer && kept, "underestimate", "counters of 2^33 + 5 and, at counter %d "
+		          "of 4, one of 2^32 + 10: key 999 must take that one (count 2^32 + 11, error "
+		          "2^32 + 10), and it took %s: is the smallest count kept in a variable narrower "
+		          "than uint64_t, or looked for below a sentinel smaller than any count?", p,
+		          newcomer ? "it but another counter changed too" : "another counter");
+	}
 }
 
 static void hot_keys__never_underestimates(void **state)
@@ -210,7 +240,12 @@ static void hot_keys__exact_while_keys_fit(void **state)
 	for (uint64_t key = 1; key <= 5; key++)
 		for (uint64_t i = 0; i < key * 10; i++)
 			hot_keys_add(&hk, key);
+	struct hot_key before[5];
+	memcpy(before, c, sizeof before);
 	int m = hot_keys_topk(&hk, top, K);
+	lt_expect(memcmp(before, c, sizeof before) == 0 && hk.used == 5 && hk.c == c, "order",
+	          "hot_keys_topk() changed the caller's counters (keys 1..5, in the order they came): "
+	          "it must sort a copy, not the counters hot_keys_add() goes on using (hk is const)");
 	lt_expect_int_hint(m, 5, "keys reported after 5 distinct keys", "guarantee");
 	for (int i = 0; i < m; i++) {
 		lt_expect_int_hint(top[i].key, 5 - i, "key, highest count first", "order");
@@ -1834,6 +1869,29 @@ static void contain_like__gives_up_after_one_wait(void **state)
 	          "KIT_DB_BUSY after one wait and does not try again itself", updates, c.ms);
 }
 
+/* A session setting one checkout of p leaves behind is gone at the next
+ * (the pool's CONTAIN_RESET): every connection gets statement_timeout
+ * 4321 ms and goes back, then each is taken again and asked. Returns how
+ * many still had it. */
+static int settings_left(struct kit_pool *p)
+{
+	struct kit_db *db[8];
+	int n = kit_pool_size(p), left = 0, got = 0;
+	for (; got < n && got < 8 && kit_pool_get(p, &db[got]) == 0; got++)
+		kit_db_exec(db[got], "SET statement_timeout = 4321", 0, NULL);
+	for (int i = 0; i < got; i++)
+		kit_pool_put(p, db[i]);
+	for (got = 0; got < n && got < 8 && kit_pool_get(p, &db[got]) == 0; got++) {
+		int64_t ms = 0;
+		kit_db_query_int(db[got], "SELECT setting::bigint FROM pg_settings WHERE name = "
+		                 "'statement_timeout'", 0, NULL, &ms);
+		left += ms == 4321;
+	}
+	for (int i = 0; i < got; i++)
+		kit_pool_put(p, db[i]);
+	return left;
+}
+
 static void contain_open__gives_likes_their_own_pool(void **state)
 {
 	struct labtest *t = *state;
@@ -1846,17 +1904,27 @@ static void contain_open__gives_likes_their_own_pool(void **state)
 	bool apart = app.likes && app.login && app.likes != app.login;
 	int nlikes = app.likes ? kit_pool_size(app.likes) : 0;
 	int nlogin = app.login ? kit_pool_size(app.login) : 0;
+	int left_likes = app.likes ? settings_left(app.likes) : 0;
+	int left_login = app.login ? settings_left(app.login) : 0;
 	contain_close(&app);
 	lt_expect(apart, "bulkhead", "expected the like endpoint and the login page on two pools, "
 	          "got one shared pool");
 	lt_expect_int_hint(nlikes, 2, "connections in the likes' pool (counter_pool_size)", "bulkhead");
 	lt_expect_int_hint(nlogin, 4, "connections in the login page's pool (pool_size)", "bulkhead");
+	lt_expect(left_likes == 0 && left_login == 0, "bulkhead", "a statement_timeout set on a "
+	          "checked-out connection was still there at its next checkout on %d of the likes' "
+	          "and %d of the login page's connections: each pool resets with CONTAIN_RESET "
+	          "(contain.h), or one request's settings reach the next", left_likes, left_login);
 
 	cfg.contain = false;
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
 	apart = app.likes != app.login;
+	int left_shared = app.login ? settings_left(app.login) : 0;
 	contain_close(&app);
 	lt_expect(!apart, NULL, "expected the naive app (contain false) on one shared pool");
+	lt_expect(left_shared == 0, "bulkhead", "a statement_timeout set on a checked-out connection "
+	          "was still there at its next checkout on %d of the naive app's connections: its "
+	          "pool resets with CONTAIN_RESET too", left_shared);
 }
 
 /* ---- the overload, measured ---- */
@@ -2112,7 +2180,8 @@ int main(void)
 		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
 		OWN_DB_PG(hot_rows_now__one_line_whoever_queues_first),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
-		LABTEST_PG(hot_rows_now__query_fails),
+		OWN_DB_PG(hot_rows_now__query_fails),
+		OWN_DB_PG(hot_rows_now__names_a_table_beyond_the_search_path),
 		LABTEST_MYSQL(hot_rows_now__rows_only_beside_a_table_lock),
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_open__leaves_nothing_open),
