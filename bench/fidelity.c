@@ -740,7 +740,7 @@ static int probe_lockmgr(struct fid *f, const char *sql)
 		struct drv_inputs in;
 		struct drv_prediction pr;
 		drv_inputs_init(&in, SIM_NAIVE, f->burst.callers[k], &alone);
-		in.think_ms = 1e5;           /* each caller sends once in the run */
+		in.think_ms = 1e5;           /* past the 10 s simulated: one request each */
 		in.seconds = 10;
 		in.handoff = SIM_HANDOFF_HERD;
 		in.wake_us = f->wake.wake_us;
