@@ -43,3 +43,12 @@ bool lt_step_refused(enum lt_step how)
 {
 	return how != LT_STEP_REPLY_LOST;
 }
+
+void lt_refusals_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct lt_refusals *r = arg;
+
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
+		kit_fp_clear();
+}

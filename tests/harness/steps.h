@@ -27,6 +27,9 @@
 #define HOTROW_TESTS_STEPS_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "kit/db.h"
 
 enum lt_step {
 	LT_STEP_FAILS,        /* the statement is refused before it runs */
@@ -49,5 +52,15 @@ const char *lt_step_what(enum lt_step how);
 
 /* The statement did not run (LT_STEP_FAILS, LT_STEP_BUSY). */
 bool lt_step_refused(enum lt_step how);
+
+/* Refusals that end. With a kit failpoint armed to refuse every statement
+ * ("db-stmt-fails", "db-stmt-busy"), kit_db_set_hook(db, lt_refusals_hook,
+ * &r) clears it at the 200th statement the call sends: a call that retries
+ * for ever then ends, and r.stmts shows how far it went. */
+struct lt_refusals {
+	int stmts;
+};
+
+void lt_refusals_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
 
 #endif

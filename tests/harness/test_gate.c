@@ -241,24 +241,6 @@ static void steps__a_lost_answer_keeps_what_was_committed(void **state)
 	kit_db_close(db);
 }
 
-/* LT_STEP_BUSY refuses the k-th statement as KIT_DB_BUSY, once. */
-static void steps__step_busy_refuses_one_statement_as_busy(void **state)
-{
-	struct labtest *t = *state;
-	make_counter(t);
-	struct kit_db *db = labtest_connect(t);
-	lt_step_arm(LT_STEP_BUSY, 2);
-	int first = kit_db_exec(db, "SELECT 1", 0, NULL);
-	int second = kit_db_exec(db, "SELECT 1", 0, NULL);
-	int third = kit_db_exec(db, "SELECT 1", 0, NULL);
-	bool fired = lt_step_disarm();
-	kit_db_close(db);
-	lt_expect(fired, NULL, "LT_STEP_BUSY at statement 2 never fired");
-	lt_expect(first == 0 && second == KIT_DB_BUSY && third == 0, NULL, "statements 1, 2 and 3 "
-	          "with statement 2 refused as busy returned %d, %d and %d (expected 0, %d and 0)",
-	          first, second, third, KIT_DB_BUSY);
-}
-
 static int by_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -329,7 +311,6 @@ int main(void)
 		LABTEST_BOTH(steps__busy_refusal_says_busy),
 		LABTEST_BOTH(steps__arm_busy_refuses_the_kth_as_busy),
 		LABTEST_SQLITE(bounds__values_and_chance),
-		LABTEST_BOTH(steps__step_busy_refuses_one_statement_as_busy),
 		LABTEST_SQLITE(sort__an_inconsistent_comparator_is_counted),
 	};
 	return labtest_main("harness", tests);

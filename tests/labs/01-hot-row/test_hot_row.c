@@ -911,23 +911,11 @@ static void like_post__waits_for_a_held_counter(void **state)
  * away for good): like_post returns an error after a few statements. A
  * retry without bound goes round for ever; here the refusals stop after
  * 200 statements (the hook ends them), and the count shows the loop. */
-struct refusals {
-	int stmts;
-};
-
-static void refusal_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct refusals *r = arg;
-	(void)sql, (void)t_ns;
-	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
-		kit_fp_clear();
-}
-
 static void like_post__refused_for_good_ends(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	struct refusals r = { 0 };
+	struct lt_refusals r = { 0 };
 	make_post(t);
 
 	/* refused with an error, then with KIT_DB_BUSY (a lock wait that timed
@@ -935,7 +923,7 @@ static void like_post__refused_for_good_ends(void **state)
 	static const char *const fps[] = { "db-stmt-fails", "db-stmt-busy" };
 	for (int i = 0; i < 2; i++) {
 		r.stmts = 0;
-		kit_db_set_hook(db, refusal_hook, &r);
+		kit_db_set_hook(db, lt_refusals_hook, &r);
 		kit_fp_clear();
 		kit_fp_set(fps[i], KIT_FP_ERROR, 1);
 		int rc = like_post(db, 1, 7, NULL);

@@ -1356,18 +1356,6 @@ static void batch_rollup__every_step_can_fail(void **state)
  * give up and return the error; a loop that retries KIT_DB_BUSY (a lock
  * wait that timed out) until it goes away never ends while a lock stays
  * held. Once the database answers again, each works. */
-struct refusals {
-	int stmts;
-};
-
-static void refusal_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct refusals *r = arg;
-	(void)sql, (void)t_ns;
-	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
-		kit_fp_clear();
-}
-
 static void batch__refused_for_good_ends(void **state)
 {
 	struct labtest *t = *state;
@@ -1380,9 +1368,9 @@ static void batch__refused_for_good_ends(void **state)
 	batch_acc_add(acc, POST, 5);
 	for (int i = 0; i < 2; i++) {
 		for (int c = 0; c < 3; c++) {
-			struct refusals r = { 0 };
+			struct lt_refusals r = { 0 };
 			int64_t moved = -7;
-			kit_db_set_hook(db, refusal_hook, &r);
+			kit_db_set_hook(db, lt_refusals_hook, &r);
 			kit_fp_clear();
 			kit_fp_set(fps[i], KIT_FP_ERROR, 1);
 			int rc = c == 0 ? batch_like(db, POST, 2)

@@ -19,6 +19,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
+#include "tests/harness/steps.h"
 
 /* Three fees of 1,000,000,001 in one batch: each fits an int, their sum,
  * 3,000,000,003, does not. A sum kept in an int wraps to a negative
@@ -486,18 +487,6 @@ void transfer__fee_sub_account_missing(void **state)
  * lock wait that timed out): a sale, a batch and a payout each give up and
  * return the error, writing nothing. A loop that retries BUSY until it
  * goes away never ends while the database is away or a row stays held. */
-struct refusals {
-	int stmts;
-};
-
-static void refusal_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct refusals *r = arg;
-	(void)sql, (void)t_ns;
-	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
-		kit_fp_clear();
-}
-
 void money__refused_for_good_ends(void **state)
 {
 	struct labtest *t = *state;
@@ -512,9 +501,9 @@ void money__refused_for_good_ends(void **state)
 	struct money_transfer sale = { 7, 1, 2, 40, 4 }, list[1] = { { 8, 1, 2, 30, 3 } };
 	for (int i = 0; i < 2; i++) {
 		for (int c = 0; c < 3; c++) {
-			struct refusals r = { 0 };
+			struct lt_refusals r = { 0 };
 			int results[1] = { 42 };
-			kit_db_set_hook(db, refusal_hook, &r);
+			kit_db_set_hook(db, lt_refusals_hook, &r);
 			kit_fp_clear();
 			kit_fp_set(fps[i], KIT_FP_ERROR, 1);
 			int rc = c == 0 ? money_transfer(db, &f, &sale)
