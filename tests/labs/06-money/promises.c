@@ -227,9 +227,9 @@ void batch__domain_edges(void **state)
 static const struct money_fees two_subs = { FEE_ACCOUNT, 2 };
 
 /* Books again from nothing: buyer 1 with 500, seller 2, payee 3, and the
- * fee account's two sub-accounts holding 50 each (the fees of sales 2
- * and 3, on sub-accounts 2 % 2 and 3 % 2). */
-static void two_subs_of_50(struct labtest *t)
+ * fee account's two sub-accounts holding fee2 and fee3 (the fees of
+ * sales 2 and 3, each all fee, on sub-accounts 2 % 2 and 3 % 2). */
+static void two_subs_holding(struct labtest *t, int64_t fee2, int64_t fee3)
 {
 	struct kit_db *db = labtest_db(t);
 	labtest_exec(t, "DELETE FROM entries; DELETE FROM transfers; DELETE FROM accounts");
@@ -239,7 +239,8 @@ static void two_subs_of_50(struct labtest *t)
 	if (rc == 0)
 		rc = money_open(db, FEE_ACCOUNT, 2, 0);
 	for (int id = 2; id <= 3 && rc == 0; id++) {
-		struct money_transfer sale = { id, 1, 2, 50, 50 };
+		int64_t fee = id == 2 ? fee2 : fee3;
+		struct money_transfer sale = { id, 1, 2, fee, fee };
 		rc = money_transfer(db, &two_subs, &sale);
 	}
 	lt_expect(rc == 0, NULL, "setting up the books failed (%d): %s", rc, labtest_why(db));
@@ -270,7 +271,7 @@ void payout__two_at_once_from_two_subs(void **state)
 	struct lt_gate *g = lt_gate_open(t, 2);
 	int k;
 	for (k = 1; k <= 40; k++) {
-		two_subs_of_50(t);
+		two_subs_holding(t, 50, 50);
 		lt_gate_run(g, NULL, (int[]){ k, k }, pay_60_of_two, NULL);
 		if (!lt_gate_reached(g))
 			break;
@@ -366,25 +367,6 @@ void batch__same_id_twice_in_one_batch(void **state)
 	lt_expect(bad == NULL, "idempotency", "the books after a batch with one id twice: %s", bad);
 }
 
-/* Books again from nothing: buyer 1 with 500, seller 2, payee 3, and the
- * fee account's two sub-accounts holding 100 and 80 (the fees of sales 2
- * and 3, on sub-accounts 2 % 2 and 3 % 2). */
-static void two_subs_of_100_and_80(struct labtest *t)
-{
-	struct kit_db *db = labtest_db(t);
-	labtest_exec(t, "DELETE FROM entries; DELETE FROM transfers; DELETE FROM accounts");
-	int rc = money_setup(db);
-	for (int a = 1; a <= 3 && rc == 0; a++)
-		rc = money_open(db, a, 1, a == 1 ? 500 : 0);
-	if (rc == 0)
-		rc = money_open(db, FEE_ACCOUNT, 2, 0);
-	for (int id = 2; id <= 3 && rc == 0; id++) {
-		struct money_transfer sale = { id, 1, 2, id == 2 ? 100 : 80, id == 2 ? 100 : 80 };
-		rc = money_transfer(db, &two_subs, &sale);
-	}
-	lt_expect(rc == 0, NULL, "setting up the books failed (%d): %s", rc, labtest_why(db));
-}
-
 static int pay_60_of_180(void *arg, int who, struct kit_db *db)
 {
 	(void)arg;
@@ -405,7 +387,7 @@ void payout__two_at_once_both_covered(void **state)
 	struct lt_gate *g = lt_gate_open(t, 2);
 	int k;
 	for (k = 1; k <= 40; k++) {
-		two_subs_of_100_and_80(t);
+		two_subs_holding(t, 100, 80);
 		lt_gate_run(g, NULL, (int[]){ k, k }, pay_60_of_180, NULL);
 		if (!lt_gate_reached(g))
 			break;
