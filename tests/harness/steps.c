@@ -44,11 +44,27 @@ bool lt_step_refused(enum lt_step how)
 	return how != LT_STEP_REPLY_LOST;
 }
 
-void lt_refusals_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+static void refusals_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct lt_refusals *r = arg;
 
 	(void)sql, (void)t_ns;
 	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
 		kit_fp_clear();
+}
+
+void lt_refusals_arm(struct kit_db *db, struct lt_refusals *r, int kind)
+{
+	static const char *const fps[LT_REFUSAL_KINDS] = { "db-stmt-fails", "db-stmt-busy" };
+
+	r->stmts = 0;
+	kit_db_set_hook(db, refusals_hook, r);
+	kit_fp_clear();
+	kit_fp_set(fps[kind], KIT_FP_ERROR, 1);
+}
+
+void lt_refusals_disarm(struct kit_db *db)
+{
+	kit_fp_clear();
+	kit_db_set_hook(db, NULL, NULL);
 }

@@ -53,14 +53,24 @@ const char *lt_step_what(enum lt_step how);
 /* The statement did not run (LT_STEP_FAILS, LT_STEP_BUSY). */
 bool lt_step_refused(enum lt_step how);
 
-/* Refusals that end. With a kit failpoint armed to refuse every statement
- * ("db-stmt-fails", "db-stmt-busy"), kit_db_set_hook(db, lt_refusals_hook,
- * &r) clears it at the 200th statement the call sends: a call that retries
- * for ever then ends, and r.stmts shows how far it went. */
+/* Refusals that end: every statement db sends refused, with an error
+ * (kind 0, "db-stmt-fails") or as KIT_DB_BUSY (kind 1, "db-stmt-busy"),
+ * until the 200th, where the refusals stop: a call that retries for ever
+ * then ends, and r.stmts shows how far it went.
+ *   struct lt_refusals r;
+ *   for (int kind = 0; kind < LT_REFUSAL_KINDS; kind++) {
+ *       lt_refusals_arm(db, &r, kind);
+ *       int rc = call(db, ...);
+ *       lt_refusals_disarm(db);
+ *       ...r.stmts < 200, rc the database's error...
+ *   } */
+#define LT_REFUSAL_KINDS 2
+
 struct lt_refusals {
 	int stmts;
 };
 
-void lt_refusals_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
+void lt_refusals_arm(struct kit_db *db, struct lt_refusals *r, int kind);
+void lt_refusals_disarm(struct kit_db *db);
 
 #endif

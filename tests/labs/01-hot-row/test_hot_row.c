@@ -19,7 +19,6 @@
 #include <strings.h>
 #include <time.h>
 
-#include "kit/failpoint.h"
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
 #include "tests/harness/bounds.h"
@@ -915,20 +914,15 @@ static void like_post__refused_for_good_ends(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	struct lt_refusals r = { 0 };
+	struct lt_refusals r;
 	make_post(t);
 
 	/* refused with an error, then with KIT_DB_BUSY (a lock wait that timed
 	 * out, for ever: a loop that retries only BUSY never ends either) */
-	static const char *const fps[] = { "db-stmt-fails", "db-stmt-busy" };
-	for (int i = 0; i < 2; i++) {
-		r.stmts = 0;
-		kit_db_set_hook(db, lt_refusals_hook, &r);
-		kit_fp_clear();
-		kit_fp_set(fps[i], KIT_FP_ERROR, 1);
+	for (int i = 0; i < LT_REFUSAL_KINDS; i++) {
+		lt_refusals_arm(db, &r, i);
 		int rc = like_post(db, 1, 7, NULL);
-		kit_fp_clear();
-		kit_db_set_hook(db, NULL, NULL);
+		lt_refusals_disarm(db);
 		lt_expect(r.stmts < 200, "rollback", "with every statement refused%s, like_post() ran "
 		          "%d of them (the check stopped refusing after 200) and returned %d: a retry "
 		          "without a bound never ends while the database is away or the row stays held; "

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kit/failpoint.h"
 #include "labs/03-batching/batch.h"
 #include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
@@ -1361,22 +1360,18 @@ static void batch__refused_for_good_ends(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 	struct batch_acc *acc = new_acc();
-	static const char *const fps[] = { "db-stmt-fails", "db-stmt-busy" };
 	static const char *const calls[] = { "batch_like", "batch_rollup", "batch_acc_flush" };
 
 	like(db, POST, 1);
 	batch_acc_add(acc, POST, 5);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < LT_REFUSAL_KINDS; i++) {
 		for (int c = 0; c < 3; c++) {
-			struct lt_refusals r = { 0 };
+			struct lt_refusals r;
 			int64_t moved = -7;
-			kit_db_set_hook(db, lt_refusals_hook, &r);
-			kit_fp_clear();
-			kit_fp_set(fps[i], KIT_FP_ERROR, 1);
+			lt_refusals_arm(db, &r, i);
 			int rc = c == 0 ? batch_like(db, POST, 2)
 			       : c == 1 ? batch_rollup(db, &moved) : batch_acc_flush(acc, db);
-			kit_fp_clear();
-			kit_db_set_hook(db, NULL, NULL);
+			lt_refusals_disarm(db);
 			lt_expect(r.stmts < 200, "one-transaction", "with every statement refused%s, %s ran %d of "
 			          "them (the check stopped refusing after 200) and returned %d: a retry "
 			          "without a bound never ends while the database is away or a lock stays "

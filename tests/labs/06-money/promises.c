@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kit/failpoint.h"
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/books.h"
 #include "tests/harness/bounds.h"
@@ -473,7 +472,6 @@ void money__refused_for_good_ends(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = books(t);
-	static const char *const fps[] = { "db-stmt-fails", "db-stmt-busy" };
 	static const char *const calls[] = { "money_transfer", "money_batch", "money_payout" };
 	open_account(db, 1, 1, 500);
 	open_account(db, 2, 1, 0);
@@ -481,18 +479,15 @@ void money__refused_for_good_ends(void **state)
 	lt_expect_int(transfer(db, 1, 1, 2, 100, 50, 2), 0, "a sale that gives the fee account 50");
 	struct money_fees f = { FEE_ACCOUNT, 2 };
 	struct money_transfer sale = { 7, 1, 2, 40, 4 }, list[1] = { { 8, 1, 2, 30, 3 } };
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < LT_REFUSAL_KINDS; i++) {
 		for (int c = 0; c < 3; c++) {
-			struct lt_refusals r = { 0 };
+			struct lt_refusals r;
 			int results[1] = { 42 };
-			kit_db_set_hook(db, lt_refusals_hook, &r);
-			kit_fp_clear();
-			kit_fp_set(fps[i], KIT_FP_ERROR, 1);
+			lt_refusals_arm(db, &r, i);
 			int rc = c == 0 ? money_transfer(db, &f, &sale)
 			       : c == 1 ? money_batch(db, &f, list, 1, results)
 			       : money_payout(db, &f, 9, 2, 20);
-			kit_fp_clear();
-			kit_db_set_hook(db, NULL, NULL);
+			lt_refusals_disarm(db);
 			lt_expect(r.stmts < 200, "rollback", "with every statement refused%s, %s ran %d of "
 			          "them (the check stopped refusing after 200) and returned %d: a retry "
 			          "without a bound never ends while the database is away or a row stays "
