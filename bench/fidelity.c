@@ -558,6 +558,40 @@ static int turn_twice(struct fid *f, const struct cell *c, int secs, const char 
 	return -1;
 }
 
+/* One client alone running op, the parts every prediction starts from;
+ * -1 after one line on stderr. */
+static int probe_alone(struct fid *f, const char *label, kit_load_op_fn *op,
+                       struct drv_parts *out)
+{
+	struct drv_probe p;
+
+	drv_probe_default(&p);
+	p.url = f->o.url;
+	p.bare_sql = "SELECT 1";
+	p.label = label;
+	if (f->o.quick) {
+		p.warmup_seconds = 0.1;
+		p.min_seconds = 0.3;
+		p.min_requests = 50;
+	}
+	if (drv_probe_run(&p, op, f, out) != 0) {
+		fprintf(stderr, "\n" CMD ": %s\n", out->error);
+		return -1;
+	}
+	return 0;
+}
+
+/* PostgreSQL's hand-off and log, as the probes before the cells gave
+ * them (the lock manager's share is 0 until probe_lockmgr has it). */
+static void server_parts(const struct fid *f, struct drv_inputs *in)
+{
+	in->handoff = SIM_HANDOFF_HERD;
+	in->wake_us = f->wake.wake_us;
+	in->wake_lat_us = f->wake_lat_us;
+	in->lockmgr_us = f->lockmgr_us;
+	in->wal_flush_ms = f->flush_ms;
+}
+
 /* Predict and measure one cell of a shape; the engine's arguments go to
  * c->sim_args (the same for every cell of a shape but --clients and
  * --think-ms). */
@@ -581,13 +615,8 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	progress(f, name, c->clients, "one pause");
 	c->pause_ms = probe_pause(c->think_ms);
 	in.think_ms = c->pause_ms;
-	if (f->postgres) {
-		in.handoff = SIM_HANDOFF_HERD;
-		in.wake_us = f->wake.wake_us;
-		in.wake_lat_us = f->wake_lat_us;
-		in.lockmgr_us = f->lockmgr_us;
-		in.wal_flush_ms = f->flush_ms;
-	}
+	if (f->postgres)
+		server_parts(f, &in);
 	struct drv_prediction p;
 	c->other = -1;
 	if (f->mysql && f->flush_ms > 0) {
@@ -660,20 +689,8 @@ static int run_shape(struct fid *f, struct shape_result *res)
 	f->rows = res->shape.rows;
 	f->think_ns = 0;
 	progress(f, name, 1, "one client alone");
-	struct drv_probe p;
-	drv_probe_default(&p);
-	p.url = f->o.url;
-	p.bare_sql = "SELECT 1";
-	p.label = name;
-	if (f->o.quick) {
-		p.warmup_seconds = 0.1;
-		p.min_seconds = 0.3;
-		p.min_requests = 50;
-	}
-	if (drv_probe_run(&p, like, f, &res->alone) != 0) {
-		fprintf(stderr, "\n" CMD ": %s\n", res->alone.error);
+	if (probe_alone(f, name, like, &res->alone) != 0)
 		return -1;
-	}
 	res->ncells = 0;
 	for (int t = 0; t < f->o.think_ms.n; t++)
 		for (int k = 0; k < f->o.clients.n; k++) {
@@ -708,7 +725,6 @@ static int like_one(void *arg, struct kit_load_thread *th)
  */
 static int probe_lockmgr(struct fid *f, const char *sql)
 {
-	struct drv_probe p;
 	struct drv_parts alone;
 
 	f->lockmgr_us = 0;
@@ -718,19 +734,8 @@ static int probe_lockmgr(struct fid *f, const char *sql)
 	if (f->o.quick)
 		f->burst.reps = 3;
 	progress(f, "the server", 1, "one row's parts for the bursts");
-	drv_probe_default(&p);
-	p.url = f->o.url;
-	p.bare_sql = "SELECT 1";
-	p.label = "the burst probe";
-	if (f->o.quick) {
-		p.warmup_seconds = 0.1;
-		p.min_seconds = 0.3;
-		p.min_requests = 50;
-	}
-	if (drv_probe_run(&p, like_one, f, &alone) != 0) {
-		fprintf(stderr, "\n" CMD ": %s\n", alone.error);
+	if (probe_alone(f, "the burst probe", like_one, &alone) != 0)
 		return -1;
-	}
 	progress(f, "the server", f->burst.callers[1], "bursts on one row");
 	if (drv_probe_burst(&f->burst) != 0) {
 		fprintf(stderr, "\n" CMD ": %s\n", f->burst.error);
@@ -742,10 +747,7 @@ static int probe_lockmgr(struct fid *f, const char *sql)
 		drv_inputs_init(&in, SIM_NAIVE, f->burst.callers[k], &alone);
 		in.think_ms = 1e5;           /* past the 10 s simulated: one request each */
 		in.seconds = 10;
-		in.handoff = SIM_HANDOFF_HERD;
-		in.wake_us = f->wake.wake_us;
-		in.wake_lat_us = f->wake_lat_us;
-		in.wal_flush_ms = f->flush_ms;
+		server_parts(f, &in);        /* lockmgr_us still 0 */
 		if (drv_predict(&in, &pr, CMD) != 0)
 			return -1;
 		f->burst_engine_ms[k] = pr.mean_ms;
