@@ -30,6 +30,11 @@ BUILD := build/san-$(subst $(comma),-,$(SAN))
 endif
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+# Always errors, in a student's build too (GCC 14 refuses them by default):
+# an int given where the kit asks for an int64_t *, a pointer used as an
+# integer, a call to an undeclared function.
+WARN += -Werror=incompatible-pointer-types -Werror=int-conversion \
+        -Werror=implicit-function-declaration
 ifneq ($(WERROR),)
 WARN += -Werror
 endif
