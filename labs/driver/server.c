@@ -250,6 +250,14 @@ int drv_probe_wake(struct drv_wake *w)
 	return 0;
 }
 
+double drv_contend_us(const struct drv_wake *w, double alone_cpu_ms)
+{
+	if (alone_cpu_ms < 0 || w->commits[0] <= 0)
+		return 0;
+	double us = (w->cpu_ms[0] - alone_cpu_ms) * 1000 - w->wake_us * (w->clients[0] - 1);
+	return us > 0 ? us : 0;
+}
+
 /* ---- a wake's latency across cores ---- */
 
 struct pingpong {
