@@ -162,6 +162,8 @@ struct fid {
 	struct drv_burst burst;  /* two bursts on one row, measured */
 	double burst_engine_ms[2];   /* the engine's mean for each, lockmgr 0 */
 	double lockmgr_us;       /* what each co-woken waiter adds to a hand-off */
+	double contend_us;       /* CPU a request spends once on a locked row */
+	double contend_alone_ms; /* the one-client CPU per request it is taken from */
 	/* MariaDB's settings, read before the cells */
 	int64_t log_bin, flush_at_commit;
 	enum sim_wal_order order;
@@ -589,6 +591,7 @@ static void server_parts(const struct fid *f, struct drv_inputs *in)
 	in->wake_us = f->wake.wake_us;
 	in->wake_lat_us = f->wake_lat_us;
 	in->lockmgr_us = f->lockmgr_us;
+	in->contend_us = f->contend_us;
 	in->wal_flush_ms = f->flush_ms;
 }
 
@@ -736,6 +739,10 @@ static int probe_lockmgr(struct fid *f, const char *sql)
 	progress(f, "the server", 1, "one row's parts for the bursts");
 	if (probe_alone(f, "the burst probe", like_one, &alone) != 0)
 		return -1;
+	/* one row alone, the operation the wake probe ran: what a request
+	 * that waits costs over one that does not (server.h) */
+	f->contend_alone_ms = alone.cpu_db_ms;
+	f->contend_us = drv_contend_us(&f->wake, alone.cpu_db_ms);
 	progress(f, "the server", f->burst.callers[1], "bursts on one row");
 	if (drv_probe_burst(&f->burst) != 0) {
 		fprintf(stderr, "\n" CMD ": %s\n", f->burst.error);
@@ -927,6 +934,10 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 		json_num(f->postgres ? f->wake_lat_us : -1, 2);
 		fputs(",\"lockmgr_us\":", stdout);
 		json_num(f->postgres ? f->lockmgr_us : -1, 2);
+		fputs(",\"contend_us\":", stdout);
+		json_num(f->postgres ? f->contend_us : -1, 1);
+		fputs(",\"contend_alone_cpu_ms\":", stdout);
+		json_num(f->postgres ? f->contend_alone_ms : -1, 4);
 		if (f->postgres)
 			printf(",\"burst_probe\":{\"callers\":[%d,%d],\"mean_ms\":[%.4f,%.4f],"
 			       "\"engine_mean_ms\":[%.4f,%.4f]}", f->burst.callers[0],
@@ -1034,12 +1045,14 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 			       "%d: %.1f us a waiter woken; a wake across cores reaches its "
 			       "core in %.1f us; bursts on one row of %d and %d callers: mean "
 			       "%.3f and %.3f ms, the engine %.3f and %.3f: %.1f us a hand-off "
-			       "for each co-woken waiter", f->flush_ms, res[s].wal_cpu_ms,
+			       "for each co-woken waiter; one client alone %.3f ms of CPU a "
+			       "request: %.0f us more for each request that waits",
+			       f->flush_ms, res[s].wal_cpu_ms,
 			       f->wake.cpu_ms[0], f->wake.clients[0], f->wake.cpu_ms[1],
 			       f->wake.clients[1], f->wake.wake_us, f->wake_lat_us,
 			       f->burst.callers[0], f->burst.callers[1], f->burst.mean_ms[0],
 			       f->burst.mean_ms[1], f->burst_engine_ms[0], f->burst_engine_ms[1],
-			       f->lockmgr_us);
+			       f->lockmgr_us, f->contend_alone_ms, f->contend_us);
 		if (f->mysql && f->flush_ms > 0)
 			printf("\n  the server, before the cells: one redo log flush %.3f ms (in the "
 			       "hold above; %.3f ms of it CPU)", f->flush_ms, res[s].wal_cpu_ms);

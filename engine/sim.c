@@ -820,6 +820,11 @@ SIM_HOT void lock_acquire(struct sim *s, int i, struct sim_req *r)
 	if (sim_followed(s, r))
 		sim_trace_note(s, SIM_TR_LOCK_QUEUE, SIM_AT_LOCK_WAIT, i, (int64_t)row->q.n);
 	s->conn_wait++;
+	/* Going to sleep on the lock costs the waiter CPU of its own, spent
+	 * while the holder holds: on the cores, beside the hold. */
+	s->contended++;
+	if (s->contend_us > 0 && s->c.cores > 0)
+		sim_cpu_add(s, s->contend_us, CPU_CONTEND, (uint32_t)i);
 	lock_arm_sweep(s, i);
 }
 
@@ -1236,6 +1241,8 @@ static void cpu_done(struct sim *s, enum sim_cpu_what what, uint32_t arg)
 		break;
 	case CPU_WAKE_LOST:
 		break;                    /* it sleeps again: only its CPU counted */
+	case CPU_CONTEND:
+		break;                    /* it sleeps on: only its CPU counted */
 	case CPU_WAKE_QUEUED:
 		wake_lost(s, (int)arg);
 		break;
@@ -1357,6 +1364,7 @@ static void set_times(struct sim *s)
 	s->statement_timeout_us = ms_us(s->c.statement_timeout_ms);
 	s->wake_us = round_us(s->c.wake_us);
 	s->wake_lat_us = round_us(s->c.wake_lat_us);
+	s->contend_us = round_us(s->c.contend_us);
 	s->wal_flush_us = ms_us(s->c.wal_flush_ms);
 	s->wal_cpu_us = ms_us(s->c.wal_cpu_ms);
 	if (s->wal_cpu_us > s->wal_flush_us)

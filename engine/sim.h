@@ -242,6 +242,13 @@ struct sim_config {
 	                                they were granted and to queue on the
 	                                new holder, and the winner takes its
 	                                turn among them; 0 = none */
+	double contend_us;           /* CPU, in us, that a request spends
+	                                because its row was locked when it came
+	                                (PostgreSQL: the lock table's entries,
+	                                going to sleep and the timers around
+	                                it), once per request that waits: a job
+	                                on the CPU station beside the holder's
+	                                hold, not in it; 0 = none */
 	double wal_flush_ms;         /* one flush of the write-ahead log, which
 	                                every row's commit shares: one flush at a
 	                                time, each taking every commit waiting when
@@ -601,6 +608,8 @@ struct sim_summary {
 		double flushes_per_commit;    /* < 0 without a shared log or commits */
 	} wal;
 	uint64_t wakes;                       /* herd: waiters woken at hand-offs */
+	uint64_t contended;                   /* requests that found their row
+	                                         locked (c.contend_us each) */
 };
 
 void sim_summary(const struct sim *s, struct sim_summary *out);

@@ -323,6 +323,7 @@ void sim_config_round(struct sim_config *c)
 	c->wake_us = floor(c->wake_us + 0.5);
 	c->wake_lat_us = floor(c->wake_lat_us + 0.5);
 	c->lockmgr_us = floor(c->lockmgr_us * 10 + 0.5) / 10;
+	c->contend_us = floor(c->contend_us + 0.5);
 }
 
 #define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)

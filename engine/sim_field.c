@@ -185,6 +185,11 @@ static const struct sim_field fields[] = {
 	    "herd: the winner's wake starts US later for each other\n"
 	    "waiter woken with it (the lock manager's partition lock,\n"
 	    "which every woken waiter takes in turn)"),
+	DBL("contend_us", "contend-us", contend_us, 0, 1e5, true,
+	    "US", "",
+	    "CPU a request spends once when its row is locked as it\n"
+	    "comes (going to sleep on the lock), us, on --cores beside\n"
+	    "the holder"),
 	DBLZ("wal_flush_ms", "wal-flush-ms", wal_flush_ms, 0, 1e6, "no shared log", 0.001, true,
 	    "MS", "",
 	    "one shared log flush, one at a time, taking every commit\n"

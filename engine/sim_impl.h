@@ -170,6 +170,7 @@ enum sim_cpu_what {
 	CPU_OUTSIDE,              /* the CPU part outside the lock (arg: slab slot) */
 	CPU_WAKE,                 /* a herd's winner waking (arg: the row) */
 	CPU_WAKE_LOST,            /* a log sleeper waking to sleep again: CPU only */
+	CPU_CONTEND,              /* a request going to sleep on a locked row: CPU only */
 	CPU_WAKE_QUEUED,          /* a herd's loser from its row's run queue (arg: the row) */
 	CPU_WAL                   /* the shared log's flush or wake (arg: sim_wal.c's) */
 };
@@ -335,7 +336,7 @@ struct sim {
 	int64_t think_us, outside_us, cpu_client_us;  /* closed loop and outside */
 	int64_t lock_timeout_us, backoff_us;          /* 0 = none */
 	int64_t statement_timeout_us, wake_us, wal_flush_us, wal_cpu_us;
-	int64_t wake_lat_us;
+	int64_t wake_lat_us, contend_us;
 	double retry_tokens;      /* the budget: + retry_budget per like, - 1 a retry */
 	struct sim_cpu cpu;
 	double mva_x, mva_r;      /* sim_mva of c, -1 when it does not apply */
@@ -361,7 +362,7 @@ struct sim {
 	/* outcomes of likes */
 	uint64_t offered, completed, failed, abandoned, retried;
 	uint64_t orphaned, orphans_run, lock_timeouts, retries_denied;
-	uint64_t statement_timeouts, wakes;
+	uint64_t statement_timeouts, wakes, contended;
 	int64_t orphans_live;      /* orphaned attempts still in a queue or holding:
 	                              not in inflight, but they hold memory */
 	struct sim_like *likes;    /* [0] unused: like 0 means "no record" */

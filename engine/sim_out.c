@@ -70,6 +70,7 @@ void sim_summary(const struct sim *s, struct sim_summary *o)
 	o->lock_timeouts = s->lock_timeouts;
 	o->statement_timeouts = s->statement_timeouts;
 	o->wakes = s->wakes;
+	o->contended = s->contended;
 	o->wal.wakes = s->wal.wakes;
 	o->wal.flushes = s->wal.flushes;
 	o->wal.commits = s->wal.commits;
@@ -392,9 +393,11 @@ static void summary_json(FILE *f, const struct sim_summary *o)
 	        (long long)o->reads.versions, (long long)o->reads.versions_max,
 	        (long long)o->reads.buffers, (long long)o->reads.buffers_max,
 	        (long long)o->reads.heap_pages, o->reads.snapshot_open ? "true" : "false");
-	fprintf(f, ",\"statement_timeouts\":%llu,\"wakes\":%llu,\"wal\":{\"flushes\":%llu,"
+	fprintf(f, ",\"statement_timeouts\":%llu,\"wakes\":%llu,\"contended\":%llu,"
+	        "\"wal\":{\"flushes\":%llu,"
 	        "\"commits\":%llu,\"wakes\":%llu,", (unsigned long long)o->statement_timeouts,
-	        (unsigned long long)o->wakes, (unsigned long long)o->wal.flushes,
+	        (unsigned long long)o->wakes, (unsigned long long)o->contended,
+	        (unsigned long long)o->wal.flushes,
 	        (unsigned long long)o->wal.commits, (unsigned long long)o->wal.wakes);
 	num_or_null(f, "flushes_per_commit", o->wal.flushes_per_commit);
 	fputs("}}", f);

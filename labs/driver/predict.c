@@ -119,6 +119,7 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 		c->wake_lat_us = in->wake_lat_us;
 		c->lockmgr_us = in->lockmgr_us;
 	}
+	c->contend_us = in->contend_us;
 	c->wal_flush_ms = in->wal_flush_ms;
 	c->wal_order = in->wal_order;
 	/* What the probe's CPU leaves over, once the hold before the flush
@@ -189,6 +190,7 @@ int drv_predict(const struct drv_inputs *in, struct drv_prediction *out, const c
 		? c.cpu_db_ms + (sum.wal.flushes_per_commit > 0 ? sum.wal.flushes_per_commit *
 		                 c.wal_cpu_ms : 0) +
 		  (double)(sum.wakes + sum.wal.wakes) / commits * c.wake_us / 1000 +
+		  (double)sum.contended / commits * c.contend_us / 1000 +
 		  (sum.wal.flushes_per_commit > 0 ? sum.wal.flushes_per_commit *
 		                                    leader_wake_ms(&c) +
 		                                    (1 - sum.wal.flushes_per_commit) *
@@ -263,8 +265,10 @@ void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return;
 	snprintf(buf + n, len - (size_t)n, " --handoff %s --wake-us %.0f --wake-lat-us %.0f "
-	         "--lockmgr-us %.1f --wal-flush-ms %.3f --wal-cpu-ms %.3f --wal-order %s",
+	         "--lockmgr-us %.1f --contend-us %.0f --wal-flush-ms %.3f --wal-cpu-ms %.3f "
+	         "--wal-order %s",
 	         sim_handoff_name(c->handoff), c->wake_us, c->wake_lat_us, c->lockmgr_us,
+	         c->contend_us,
 	         c->wal_flush_ms, c->wal_cpu_ms, sim_wal_order_name(c->wal_order));
 }
 

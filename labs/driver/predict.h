@@ -64,6 +64,10 @@ struct drv_inputs {
 	double lockmgr_us;         /* herd: what each co-woken waiter adds to
 	                              a hand-off (server.h: drv_probe_burst,
 	                              beside the engine's own burst) */
+	double contend_us;         /* server CPU a request spends once when it
+	                              finds its row locked (server.h:
+	                              drv_contend_us, from the wake probe's
+	                              fewer clients and one client alone) */
 	double wal_flush_ms;       /* one flush of the shared log, taken out
 	                              of alone.hold_ms */
 	enum sim_wal_order wal_order;   /* when the row goes: PostgreSQL's

@@ -95,13 +95,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The median of the first n values of v (sorted in place), in ms. */
-static double median_ms(double *v, int n)
+double drv_median(double *v, int n)
 {
-	if (n == 0)
+	if (n <= 0)
 		return 0;
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) / 1e6;
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median of the first n values of v (sorted in place), ns in, ms out. */
+static double median_ms(double *v, int n)
+{
+	return drv_median(v, n) / 1e6;
 }
 
 /* Call op until the time and the count are both reached (or max_seconds);

@@ -85,6 +85,10 @@ struct drv_parts {
 
 void drv_probe_default(struct drv_probe *p);
 
+/* The median of v[0..n) (sorted in place; the mean of the two middle
+ * values when n is even); 0 when n is 0. */
+double drv_median(double *v, int n);
+
 /* Run op on one thread as *p says and fill *out. Returns 0; or KIT_DB_ERR
  * when the connection, thread_init or a call failed (out->error says which
  * and the database's message; no parts are set). */

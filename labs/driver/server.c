@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kit/db.h"
+#include "labs/driver/probe.h"
 #include "labs/driver/server.h"
 #include "util/hist.h"
 
@@ -250,6 +251,14 @@ int drv_probe_wake(struct drv_wake *w)
 	return 0;
 }
 
+double drv_contend_us(const struct drv_wake *w, double alone_cpu_ms)
+{
+	if (alone_cpu_ms < 0 || w->commits[0] <= 0)
+		return 0;
+	double us = (w->cpu_ms[0] - alone_cpu_ms) * 1000 - w->wake_us * (w->clients[0] - 1);
+	return us > 0 ? us : 0;
+}
+
 /* ---- a wake's latency across cores ---- */
 
 struct pingpong {
@@ -365,13 +374,6 @@ static void *burst_send(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* One burst of n callers, all let go at once: its mean latency into
  * *mean_ms. */
 static int burst_once(struct burst *b, int n, double *mean_ms, char *err, size_t len)
@@ -451,8 +453,7 @@ int drv_probe_burst(struct drv_burst *b)
 		for (int r = 0; r < reps; r++)
 			if (burst_once(run, b->callers[k], &means[r], b->error, sizeof b->error) != 0)
 				goto done;
-		qsort(means, (size_t)reps, sizeof means[0], cmp_double);
-		b->mean_ms[k] = means[reps / 2];
+		b->mean_ms[k] = drv_median(means, reps);
 	}
 	rc = 0;
 done:

@@ -30,6 +30,7 @@
  *   struct drv_wake w;
  *   drv_wake_default(&w);  w.url = url;  w.op = like_row_1;  w.arg = arg;
  *   drv_probe_wake(&w);    then w.wake_us, w.cpu_ms[0..1]; w.error on failure
+ *   double c = drv_contend_us(&w, alone.cpu_db_ms);
  *   double lat;  drv_probe_wake_lat(2000, &lat);
  *   struct drv_burst b;
  *   drv_burst_default(&b);  b.url = url;  b.sql = "UPDATE t SET n = n + 1 WHERE id = 1";
@@ -103,6 +104,15 @@ int drv_wal_count(struct kit_db *db, int64_t *syncs, int64_t *commits);
  * w->error set (a connection, a request, or a server this machine cannot
  * see: then the CPU is unknown). */
 int drv_probe_wake(struct drv_wake *w);
+
+/* What a request costs the server, in us of CPU, because it found its row
+ * locked: at n clients on one row every request waits, once, and each
+ * commit wakes the n - 1 waiting; so the wake probe's CPU per commit at
+ * its fewer clients, less its n - 1 wakes, less a request's CPU with one
+ * client alone (alone_cpu_ms, the same operation), is that once-a-request
+ * part (the lock table's entries, going to sleep, the timers around it).
+ * At least 0; 0 when alone_cpu_ms is unknown (< 0). */
+double drv_contend_us(const struct drv_wake *w, double alone_cpu_ms);
 
 /* A burst on one row: callers[k] connections each send sql once, all
  * at once (a barrier), and each is timed from its send to its answer;

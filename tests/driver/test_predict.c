@@ -184,8 +184,9 @@ static void drv_predict__closed_loop_from_the_parts(void **state)
  * one hot row then gets one flush per commit: 16 clients take 1 / (0.5 +
  * 1.5) ms at most, and the herd's wakes (here without cores) add 30 us a
  * hand-off, after the 20 us its winner takes to reach a core and 2.5 us
- * for each of the 14 others woken with it (35 us). sim_args
- * names all of it, and no --clients. */
+ * for each of the 14 others woken with it (35 us). Every request waits
+ * once, which costs the server 40 us of CPU more (no cores here, so no
+ * time). sim_args names all of it, and no --clients. */
 static void drv_predict__herd_and_shared_log_from_the_server_parts(void **state)
 {
 	(void)state;
@@ -207,10 +208,16 @@ static void drv_predict__herd_and_shared_log_from_the_server_parts(void **state)
 	assert_float_equal(p.wal_per_commit, 1.0, 1e-9);
 	assert_float_equal(p.throughput_per_s, 1000 / (2.0 + 0.085), 1000 / 2.085 * 0.005);
 	assert_true(p.mva_per_s < 0);
+	double cpu = p.server_cpu_ms;
+	in.contend_us = 40;
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_float_equal(p.throughput_per_s, 1000 / (2.0 + 0.085), 1000 / 2.085 * 0.005);
+	assert_float_equal(p.server_cpu_ms - cpu, 0.040, 0.0005);
 	drv_sim_args(&p, args, sizeof args);
 	assert_non_null(strstr(args, "--hold-ms 0.500 "));
 	assert_non_null(strstr(args, "--handoff herd --wake-us 30 --wake-lat-us 20 "
-	                              "--lockmgr-us 2.5 --wal-flush-ms 1.500 --wal-cpu-ms 0.000"));
+	                              "--lockmgr-us 2.5 --contend-us 40 --wal-flush-ms 1.500 "
+	                              "--wal-cpu-ms 0.000"));
 	assert_null(strstr(args, "--clients"));
 }
 

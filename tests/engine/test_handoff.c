@@ -12,7 +12,11 @@
  *                W waiters starts its winner K (W - 1) later: N callers
  *                commit once every H + w + K (N - 2); a burst of N
  *                callers at once (m = N - 1 sleepers) has its mean
- *                latency raised by K m (m - 1) / 3.
+ *                latency raised by K m (m - 1) / 3. With --contend-us C
+ *                each request that finds its row locked runs C of CPU
+ *                beside the hold: two callers on one row and one core
+ *                (a hold all CPU, H) commit every H + C; on two cores
+ *                every H, and the count is one a commit either way.
  *   wal-1.x      one hot row gets a flush per commit; N callers on many
  *                rows whose hold is shorter than a flush split into two
  *                halves that take turns: N / 2 commits a flush, N / (2 F)
@@ -233,6 +237,43 @@ static void herd__a_burst_drains_later_by_the_closed_form(void **state)
 		double m = n - 1;
 		assert_near(o.latency_ms.mean - base.latency_ms.mean, 0.003 * m * (m - 1) / 3,
 		            0.001);
+	}
+}
+
+/* handoff-1.7: going to sleep on a locked row. Two callers, one row,
+ * nothing outside the lock, a hold all CPU (H = 200 us): each request
+ * comes as the other's hold begins and runs its C = 50 us beside it. On
+ * one core they share it until C is done (100 us), then the hold runs
+ * alone (150 us): one commit every H + C. On two cores, or with no cores
+ * modelled, the hold keeps its own: every H. Either way, one request in
+ * each commit waited, whichever hand-off. */
+static void contend__a_waiter_goes_to_sleep_beside_the_hold(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	for (int h = 0; h < 2; h++) {
+		herd_closed(&c, 2);
+		c.handoff = h ? SIM_HANDOFF_HERD : SIM_HANDOFF_FIFO;
+		c.wake_us = 0;
+		c.cores = 1;
+		c.cpu_db_ms = c.hold_ms;
+		c.contend_us = 50;
+		simtest_run(&c, &o);
+		assert_near(o.throughput_per_s, 1000 / 0.250, 0.01);
+		assert_near((double)o.contended / (double)o.completed, 1, 0.001);
+		c.cores = 2;
+		simtest_run(&c, &o);
+		assert_near(o.throughput_per_s, 1000 / 0.200, 0.01);
+		assert_near((double)o.contended / (double)o.completed, 1, 0.001);
+		c.cores = 0;
+		simtest_run(&c, &o);
+		assert_near(o.throughput_per_s, 1000 / 0.200, 0.01);
+		c.contend_us = 0;
+		c.cores = 1;
+		simtest_run(&c, &o);
+		assert_near(o.throughput_per_s, 1000 / 0.200, 0.01);
 	}
 }
 
@@ -618,6 +659,7 @@ int main(void)
 		cmocka_unit_test(herd__the_winner_reaches_a_core_late),
 		cmocka_unit_test(herd__the_winner_waits_for_the_co_woken),
 		cmocka_unit_test(herd__a_burst_drains_later_by_the_closed_form),
+		cmocka_unit_test(contend__a_waiter_goes_to_sleep_beside_the_hold),
 		cmocka_unit_test(wal__one_row_one_flush_per_commit),
 		cmocka_unit_test(wal__group_commit_halves_take_turns),
 		cmocka_unit_test(lock_timeout__per_acquisition_rate_under_a_herd),
