@@ -211,10 +211,20 @@ void batch__size_edges(void **state)
 	                   "savepoint");
 }
 
+/* Counts the transactions begun and committed (int[2]). */
+static void count_begins_commits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	int *tx = arg;
+	(void)sql, (void)t_ns;
+	tx[0] += ev == KIT_DB_TX_BEGIN;
+	tx[1] += ev == KIT_DB_TX_COMMIT;
+}
+
 /* A batch of exactly MONEY_MAX_BATCH is applied, all of it. SQLite only:
  * 10,000 transfers are 50,000 statements, a quarter of a second in a
  * file and several seconds through a socket; the limit is the same code
- * on both engines. */
+ * on both engines. However long, it is one transaction: one BEGIN, one
+ * COMMIT. */
 void batch__exactly_max(void **state)
 {
 	struct labtest *t = *state;
@@ -230,7 +240,10 @@ void batch__exactly_max(void **state)
 	assert_non_null(results);
 	for (int i = 0; i < MONEY_MAX_BATCH; i++)
 		list[i] = (struct money_transfer){ 1 + i, 1, 2, 3, 1 };
+	int tx[2] = { 0, 0 };            /* BEGINs, COMMITs */
+	kit_db_set_hook(db, count_begins_commits, tx);
 	int rc = money_batch(db, &f, list, MONEY_MAX_BATCH, results);
+	kit_db_set_hook(db, NULL, NULL);
 	int not_zero = 0;
 	for (int i = 0; i < MONEY_MAX_BATCH; i++)
 		not_zero += results[i] != 0;
@@ -239,6 +252,11 @@ void batch__exactly_max(void **state)
 
 	lt_expect(rc == 0, "savepoint", "money_batch of exactly MONEY_MAX_BATCH (10,000) transfers "
 	          "returned %d, expected 0 (%s)", rc, labtest_why(db));
+	lt_expect(tx[0] == 1 && tx[1] == 1, "one-transaction", "a batch of exactly MONEY_MAX_BATCH "
+	          "(10,000) ran %d BEGIN(s) and %d COMMIT(s), not one of each: however long, a batch "
+	          "is one transaction (money.h: an error means nothing of it was applied); one that "
+	          "commits every so many sales leaves its first part applied when a later part fails",
+	          tx[0], tx[1]);
 	lt_expect_int_hint(not_zero, 0, "results of the batch of 10,000 that are not 0", "savepoint");
 	lt_expect_int_hint(balance(t, 2), 2 * MONEY_MAX_BATCH, "seller's balance after 10,000 sales "
 	                   "of 3, fee 1", "savepoint");
