@@ -169,6 +169,14 @@ void transfer__values_past_2_53(void **state)
 	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 1, "fee account after a fee of 1", "balance");
 	lt_expect_int_hint(sql_int(t, "SELECT amount FROM transfers WHERE id = 5"), p53 + 1,
 	                   "the transfers row's amount of a sale of 2^53 + 1", "entries");
+	/* and money_balance reads them as they are: no sum kept in an int */
+	int64_t got[2] = { -1, -1 };
+	int brc[2] = { money_balance(db, 2, &got[0]), money_balance(db, 1, &got[1]) };
+	lt_expect(brc[0] == 0 && got[0] == p53 && brc[1] == 0 && got[1] == 2, "balance",
+	          "money_balance of the seller holding 2^53 and of the buyer holding 2 returned %d "
+	          "with %lld and %d with %lld: is the balance added up or kept in something "
+	          "narrower than int64_t (an int, a double) on its way out?", brc[0],
+	          (long long)got[0], brc[1], (long long)got[1]);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a sale past 2^53: %s", bad);
 }
