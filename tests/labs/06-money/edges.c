@@ -62,6 +62,16 @@ void transfer__domain_edges(void **state)
 	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = 22"
 	                           " AND amount <> 0"), 2,
 	                   "entries of a sale with fee 0 (buyer and seller only)", "entries");
+
+	/* The whole amount as fee leaves the seller 0, and the seller must
+	 * still exist: a seller's credit of 0 skipped as "nothing to add"
+	 * asks no row whether it is there. */
+	int rc = transfer(db, 23, 1, 77, 100, 100, 1);
+	lt_expect(rc == MONEY_NO_ACCOUNT && rows_of(t, 23) == 0, "no-account",
+	          "a sale of 100 with a fee of 100 to seller 77, who does not exist, returned %d and "
+	          "left %lld row(s) (expected MONEY_NO_ACCOUNT, %d, and none): is the seller's credit "
+	          "skipped when it is 0? The credit is also what says the seller is there",
+	          rc, (long long)rows_of(t, 23), MONEY_NO_ACCOUNT);
 }
 
 /* Ids, amounts and fees past 2^31: a 32-bit int anywhere on the way
