@@ -187,6 +187,15 @@ void transfer__values_past_2_53(void **state)
 	          "with %lld and %d with %lld: is the balance added up or kept in something "
 	          "narrower than int64_t (an int, a double) on its way out?", brc[0],
 	          (long long)got[0], brc[1], (long long)got[1]);
+	/* and the audit adds them up exactly: the books balance */
+	struct money_audit au = { -1, -1, -1, -1 };
+	int arc = money_reconcile(db, &au);
+	lt_expect(arc == 0 && au.unbalanced == 0 && au.drifted == 0 && au.negative == 0 &&
+	          au.total == 0, "reconcile", "money_reconcile of books holding 2^53 + 3 (the outside "
+	          "at -(2^53 + 3)) returned %d with unbalanced %lld, drifted %lld, negative %lld, total "
+	          "%lld (expected all 0): is a sum of money added up in C, or through a double?", arc,
+	          (long long)au.unbalanced, (long long)au.drifted, (long long)au.negative,
+	          (long long)au.total);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a sale past 2^53: %s", bad);
 }
