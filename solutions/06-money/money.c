@@ -221,7 +221,7 @@ int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
 	 * it, checked and taken in one statement. */
 	int sub = -1;
 	for (int j = 0; j < fees->subs && rc == 0 && sub < 0; j++) {
-		int k = (int)((id + j) % fees->subs);
+		int k = (int)((id % fees->subs + j) % fees->subs);
 		struct num s = num(k);
 		const char *p[] = { fa.s, s.s, amt.s };
 		rc = kit_db_exec(db, "UPDATE accounts SET balance = balance - $3 "

@@ -22,6 +22,7 @@
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
 #include "tests/harness/bounds.h"
+#include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
@@ -197,11 +198,25 @@ static void like_post__duplicate_changes_nothing(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
+	struct app a = { 0 };
+	struct hot_row_app app = { check, &a };
 	make_post(t);
 
-	lt_expect_int(like_post(db, 1, 7, NULL), 0, "first like by user 7");
-	lt_expect_int_hint(like_post(db, 1, 7, NULL), HOT_ROW_DUPLICATE,
+	lt_expect_int(like_post(db, 1, 7, &app), 0, "first like by user 7");
+	lt_expect_int_hint(like_post(db, 1, 7, &app), HOT_ROW_DUPLICATE,
 	                   "second like by user 7 (HOT_ROW_DUPLICATE)", "duplicate");
+	/* "Calls app->check exactly once": for a like that turns out to be
+	 * a duplicate too, and its no comes first. */
+	lt_expect(atomic_load(&a.calls) == 2, "app-check", "two likes by user 7 (the second a "
+	          "duplicate) called the app's check %d times, not once each: is the check skipped "
+	          "for a like that is already there (looked up first)? like_post calls it exactly "
+	          "once, before anything else", atomic_load(&a.calls));
+	a.answer = 1;
+	int rc = like_post(db, 1, 7, &app);
+	lt_expect(rc == HOT_ROW_REFUSED, "app-check", "a third like by user 7, which the app's check "
+	          "refuses, returned %d (expected HOT_ROW_REFUSED, %d): the check comes first, before "
+	          "anything looks at the database, so its no is the answer even for a like that is "
+	          "already there", rc, HOT_ROW_REFUSED);
 	lt_expect_int_hint(counter(t), 1, "posts.likes after a duplicate second like", "duplicate");
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 1, "rows in likes");
 	lt_expect_int_hint(like_post(db, 1, 8, NULL), 0,
@@ -222,6 +237,26 @@ static void like_post__unknown_post_changes_nothing(void **state)
 	                   "rows in likes after liking a missing post", "no-post");
 	lt_expect_int_hint(like_post(db, 1, 1, NULL), 0,
 	                   "a like of post 1 on the same connection, afterwards", "rollback");
+
+	/* What was there can go, and what was missing can appear: every like
+	 * asks the database, not what an earlier call on this connection
+	 * found. */
+	labtest_exec(t, "DELETE FROM posts WHERE id = 1");
+	int rc = like_post(db, 1, 2, NULL);
+	int64_t orphans = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 2");
+	lt_expect(rc == HOT_ROW_NO_POST && orphans == 0, "no-post",
+	          "post 1 was deleted right after a like of it had counted; a like of it by user 2 on "
+	          "the same connection then returned %d and wrote %lld like row(s) (expected "
+	          "HOT_ROW_NO_POST, %d, and none): is a post seen once taken to exist for good, its "
+	          "UPDATE's row count (kit_db_changes) no longer asked?", rc, (long long)orphans,
+	          HOT_ROW_NO_POST);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (999)");
+	rc = like_post(db, 999, 1, NULL);
+	lt_expect(rc == 0 && labtest_int(t, "SELECT likes FROM posts WHERE id = 999") == 1, "no-post",
+	          "post 999 was created after a like of it had found it missing; the same like on the "
+	          "same connection then returned %d and the counter reads %lld (expected 0 and 1): "
+	          "is a missing post remembered between calls?", rc,
+	          (long long)labtest_int(t, "SELECT likes FROM posts WHERE id = 999"));
 }
 
 /* A check with no state of its own (its arg is NULL) that says no. */
@@ -746,17 +781,38 @@ static void settings(struct kit_db *db, char *out)
 	          "settings: %s", kit_db_errmsg(db));
 }
 
+/* The first statement of a like's own that sets something (SET, SET
+ * LOCAL, MariaDB's SET STATEMENT ... FOR, PRAGMA), kept by the hook. */
+static void setting_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	char *seen = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || seen[0] || sql == NULL)
+		return;
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t' || *sql == '(')
+		sql++;
+	if ((strncasecmp(sql, "SET", 3) == 0 && (sql[3] == ' ' || sql[3] == '\n' || sql[3] == '\t')) ||
+	    strncasecmp(sql, "PRAGMA", 6) == 0)
+		snprintf(seen, SETTINGS_LEN, "%.200s", sql);
+}
+
 /* A like leaves its connection's settings as it found them, on every
  * path (a like, a duplicate, a missing post, a refusal), also when the
  * session did not start from the defaults (synchronous_commit =
- * remote_write on PostgreSQL, synchronous = FULL on SQLite). */
+ * remote_write on PostgreSQL, synchronous = FULL and a 60 s busy wait on
+ * SQLite). And it sets nothing for its own transaction either: a SET
+ * LOCAL synchronous_commit = off makes its COMMIT return before the like
+ * is on disk, a SET LOCAL lock_timeout (or MariaDB's SET STATEMENT
+ * innodb_lock_wait_timeout = ... FOR) overrules the caller's lock wait;
+ * both end with the transaction, so no setting read afterwards shows
+ * them, and a like needs no setting of its own at all. */
 static void like_post__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	struct app a = { .answer = 1 };
 	struct hot_row_app no = { check, &a };
-	char before[SETTINGS_LEN], after[SETTINGS_LEN];
+	char before[SETTINGS_LEN], after[SETTINGS_LEN], set[SETTINGS_LEN] = "";
 	make_post(t);
 
 	for (int start = 0; start < 2; start++) {
@@ -764,9 +820,18 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 			labtest_exec(t, t->engine == KIT_DB_SQLITE ? "PRAGMA synchronous = FULL"
 			                : t->engine == KIT_DB_MYSQL ? "SET SESSION innodb_lock_wait_timeout = 17"
 			                                            : "SET synchronous_commit = remote_write");
+		if (start == 1 && t->engine == KIT_DB_SQLITE)
+			lt_expect(kit_db_set_lock_timeout(db, 60000) == 0, NULL, "the test's own busy "
+			          "wait of 60 s: %s", kit_db_errmsg(db));
 		settings(db, before);
+		kit_db_set_hook(db, setting_seen, set);
 		int rc[4] = { like_post(db, 1, 10 + start, NULL), like_post(db, 1, 10 + start, NULL),
 		              like_post(db, 999, 1, NULL), like_post(db, 1, 20 + start, &no) };
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(set[0] == '\0', "session", "like_post sent \"%s\": a like needs no setting of "
+		          "its own, not even for its own transaction (SET LOCAL synchronous_commit = off "
+		          "makes COMMIT return before the like is on disk; a lock wait of its own "
+		          "overrules the caller's, whose connection it is)", set);
 		lt_expect(rc[0] == 0 && rc[1] == HOT_ROW_DUPLICATE && rc[2] == HOT_ROW_NO_POST &&
 		          rc[3] == HOT_ROW_REFUSED, NULL, "a like, a duplicate, a missing post, a refusal "
 		          "returned %d, %d, %d, %d", rc[0], rc[1], rc[2], rc[3]);
@@ -906,6 +971,157 @@ static void like_post__waits_for_a_held_counter(void **state)
 	lt_expect_int(counter(t), 1, "posts.likes after the like that waited");
 }
 
+/* ---- two likes at once, of two posts, on two connections ---- */
+
+#define MEET_MS 5000               /* how long one like waits for the other to come */
+
+/* A meeting point: each comes and waits for the others, MEET_MS at most. */
+struct meet {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int arrived, need;
+	atomic_int met;                /* how many found all the others there */
+};
+
+static void meet(struct meet *m)
+{
+	struct timespec until = lt_deadline_ms(MEET_MS);
+	pthread_mutex_lock(&m->mu);
+	m->arrived++;
+	pthread_cond_broadcast(&m->cv);
+	while (m->arrived < m->need && pthread_cond_timedwait(&m->cv, &m->mu, &until) == 0)
+		;
+	if (m->arrived >= m->need)
+		atomic_fetch_add(&m->met, 1);
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* An app check that waits, inside, for the other like's check. */
+static int check_meets(void *arg, int64_t post_id, int64_t user_id)
+{
+	(void)post_id, (void)user_id;
+	meet(arg);
+	return 0;
+}
+
+/* A hook that waits, at the like's COMMIT, for the other like's. */
+struct at_commit {
+	struct meet *m;
+	bool came;
+};
+
+static void commit_meets(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct at_commit *c = arg;
+	(void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && sql != NULL && !c->came &&
+	    strncasecmp(sql, "COMMIT", 6) == 0) {
+		c->came = true;
+		meet(c->m);
+	}
+}
+
+struct side_like {
+	struct kit_db *db;
+	int64_t post;
+	const struct hot_row_app *app;
+	int rc;
+};
+
+static void *like_side(void *arg)
+{
+	struct side_like *l = arg;
+	l->rc = like_post(l->db, l->post, 7, l->app);
+	return NULL;
+}
+
+static void init_meet(struct meet *m)
+{
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->cv, NULL);
+	m->arrived = 0;
+	m->need = 2;
+	atomic_init(&m->met, 0);
+}
+
+/* Runs likes of posts 1 and 2 by user 7, one per connection, at once. */
+static void two_likes(struct kit_db *const dbs[2], const struct hot_row_app *app, int rc[2])
+{
+	struct side_like l[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		l[i] = (struct side_like){ .db = dbs[i], .post = i + 1, .app = app, .rc = -999 };
+		if (pthread_create(&th[i], NULL, like_side, &l[i]) != 0)
+			fail_msg("pthread_create");
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		rc[i] = l[i].rc;
+	}
+}
+
+/* Many threads, each with its own connection, like at once (hot_row.h):
+ * nothing in like_post makes one wait for another but the counter's row
+ * lock. Two likes of two different posts on two connections: their app
+ * checks run at the same time (each check waits, inside, for the other;
+ * the header lets it be called from several threads at once), and, on
+ * PostgreSQL and MariaDB, both likes are at their COMMIT at the same time
+ * (each waits there for the other): two posts' counters are two rows,
+ * and neither like's UPDATE may touch, or wait for, the other's row. A
+ * mutex of the process around the check or the transaction, or an
+ * UPDATE no index serves (WHERE id + 0 = ...: on MariaDB it locks every
+ * row it reads), makes one like wait for the other: it then waits at its
+ * meeting point for 5 s in vain. (SQLite: one writer at a time, the
+ * file's lock, so only the checks can meet.) */
+static void like_post__two_likes_side_by_side(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
+	struct kit_db *dbs[2] = { labtest_connect(t), labtest_connect(t) };
+	struct meet m;
+	int rc[2];
+
+	init_meet(&m);
+	struct hot_row_app app = { check_meets, &m };
+	two_likes(dbs, &app, rc);
+	int met_checks = atomic_load(&m.met);
+
+	int met_commits = 2, rc2[2] = { 0, 0 };
+	if (t->engine != KIT_DB_SQLITE) {
+		labtest_exec(t, "DELETE FROM likes");
+		init_meet(&m);
+		struct at_commit c[2] = { { &m, false }, { &m, false } };
+		for (int i = 0; i < 2; i++)
+			kit_db_set_hook(dbs[i], commit_meets, &c[i]);
+		two_likes(dbs, NULL, rc2);
+		for (int i = 0; i < 2; i++)
+			kit_db_set_hook(dbs[i], NULL, NULL);
+		met_commits = atomic_load(&m.met);
+	}
+	kit_db_close(dbs[0]);
+	kit_db_close(dbs[1]);
+
+	lt_expect(rc[0] == 0 && rc[1] == 0 && rc2[0] == 0 && rc2[1] == 0, NULL, "likes of posts 1 "
+	          "and 2 by user 7 on two connections at once returned %d and %d (then %d and %d)",
+	          rc[0], rc[1], rc2[0], rc2[1]);
+	lt_expect(met_checks == 2, "app-check", "two likes on two connections at once: the app's "
+	          "check of one never ran while the other's was running (%d of the two checks waited "
+	          "%d s inside for the other, in vain): is the check called under a lock of the process? The "
+	          "header lets it run in several threads at once, and with a slow check a lock "
+	          "around it makes every like of every post wait in one line",
+	          2 - met_checks, MEET_MS / 1000);
+	lt_expect(met_commits == 2, "lock-late", "likes of posts 1 and 2 on two connections at once: "
+	          "they were never both at their COMMIT at the same time (%d of the two waited %d s "
+	          "there for the other, in vain), so one like waited for the other although they "
+	          "share no row: a mutex of the process around the transaction, or an UPDATE of the "
+	          "counter that no index serves (WHERE id + 0 = $1, a cast of id: %s)",
+	          2 - met_commits, MEET_MS / 1000, t->engine == KIT_DB_MYSQL ? "MariaDB locks every "
+	          "row such an UPDATE reads, the other post's too" : "it reads every post");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 2"),
+	              t->engine == KIT_DB_SQLITE ? 1 : 2, "posts.likes of post 2");
+}
+
 /* Every statement refused from the like's first on (the database is
  * away for good): like_post returns an error after a few statements. A
  * retry without bound goes round for ever; here the refusals stop after
@@ -960,6 +1176,7 @@ int main(void)
 		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
 		LABTEST_BOTH(like_post__app_without_check_lets_through),
 		LABTEST_ALL(like_post__leaves_the_session_as_it_found_it),
+		LABTEST_ALL(like_post__two_likes_side_by_side),
 		LABTEST_BOTH(like_post__refused_for_good_ends),
 	};
 	return labtest_main("01-hot-row", tests);

@@ -174,6 +174,23 @@ void payout__domain_edges(void **state)
 	lt_expect(rc == 0, "invalid", "money_payout of 30 out of a fee account of 1 sub-account "
 	          "holding 30 returned %d, expected 0 (1 sub-account is inside the domain)", rc);
 	lt_expect_int_hint(balance(t, 98), 0, "fee account 98 after paying out its 30", "reservation");
+
+	/* The largest id, the upper edge: payout INT64_MAX out of 3
+	 * sub-accounts starts at INT64_MAX % 3 = 1 and has to go round past
+	 * sub-account 2 to 0, the one that holds the money, without its
+	 * arithmetic leaving int64_t (id + 1 does). */
+	open_account(db, 97, 3, 0);
+	struct money_fees three = { 97, 3 };
+	struct money_transfer to0 = { 303, 1, 2, 50, 30 };      /* 303 % 3 = 0 */
+	lt_expect_int(money_transfer(db, &three, &to0), 0, "money_transfer to fee account 97");
+	rc = money_payout(db, &three, INT64_MAX, 3, 30);
+	lt_expect(rc == 0, "reservation", "money_payout with id INT64_MAX of 30 out of 3 "
+	          "sub-accounts, only sub-account 0 holding it, returned %d, expected 0: the "
+	          "sub-accounts after the first one tried are id + 1, id + 2, ... modulo 3, and id + 1 "
+	          "is past INT64_MAX; take id %% subs first, then add (%s)", rc, labtest_why(db));
+	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 97 AND sub = 0"), 0,
+	                   "sub-account 0 of fee account 97 after payout INT64_MAX took its 30",
+	                   "reservation");
 }
 
 /* A payout comes out of one sub-account, whichever it is: the first one

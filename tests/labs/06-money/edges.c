@@ -62,6 +62,16 @@ void transfer__domain_edges(void **state)
 	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = 22"
 	                           " AND amount <> 0"), 2,
 	                   "entries of a sale with fee 0 (buyer and seller only)", "entries");
+
+	/* The whole amount as fee leaves the seller 0, and the seller must
+	 * still exist: a seller's credit of 0 skipped as "nothing to add"
+	 * asks no row whether it is there. */
+	int rc = transfer(db, 23, 1, 77, 100, 100, 1);
+	lt_expect(rc == MONEY_NO_ACCOUNT && rows_of(t, 23) == 0, "no-account",
+	          "a sale of 100 with a fee of 100 to seller 77, who does not exist, returned %d and "
+	          "left %lld row(s) (expected MONEY_NO_ACCOUNT, %d, and none): is the seller's credit "
+	          "skipped when it is 0? The credit is also what says the seller is there",
+	          rc, (long long)rows_of(t, 23), MONEY_NO_ACCOUNT);
 }
 
 /* Ids, amounts and fees past 2^31: a 32-bit int anywhere on the way
@@ -169,6 +179,23 @@ void transfer__values_past_2_53(void **state)
 	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 1, "fee account after a fee of 1", "balance");
 	lt_expect_int_hint(sql_int(t, "SELECT amount FROM transfers WHERE id = 5"), p53 + 1,
 	                   "the transfers row's amount of a sale of 2^53 + 1", "entries");
+	/* and money_balance reads them as they are: no sum kept in an int */
+	int64_t got[2] = { -1, -1 };
+	int brc[2] = { money_balance(db, 2, &got[0]), money_balance(db, 1, &got[1]) };
+	lt_expect(brc[0] == 0 && got[0] == p53 && brc[1] == 0 && got[1] == 2, "balance",
+	          "money_balance of the seller holding 2^53 and of the buyer holding 2 returned %d "
+	          "with %lld and %d with %lld: is the balance added up or kept in something "
+	          "narrower than int64_t (an int, a double) on its way out?", brc[0],
+	          (long long)got[0], brc[1], (long long)got[1]);
+	/* and the audit adds them up exactly: the books balance */
+	struct money_audit au = { -1, -1, -1, -1 };
+	int arc = money_reconcile(db, &au);
+	lt_expect(arc == 0 && au.unbalanced == 0 && au.drifted == 0 && au.negative == 0 &&
+	          au.total == 0, "reconcile", "money_reconcile of books holding 2^53 + 3 (the outside "
+	          "at -(2^53 + 3)) returned %d with unbalanced %lld, drifted %lld, negative %lld, total "
+	          "%lld (expected all 0): is a sum of money added up in C, or through a double?", arc,
+	          (long long)au.unbalanced, (long long)au.drifted, (long long)au.negative,
+	          (long long)au.total);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a sale past 2^53: %s", bad);
 }
@@ -211,10 +238,20 @@ void batch__size_edges(void **state)
 	                   "savepoint");
 }
 
+/* Counts the transactions begun and committed (int[2]). */
+static void count_begins_commits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	int *tx = arg;
+	(void)sql, (void)t_ns;
+	tx[0] += ev == KIT_DB_TX_BEGIN;
+	tx[1] += ev == KIT_DB_TX_COMMIT;
+}
+
 /* A batch of exactly MONEY_MAX_BATCH is applied, all of it. SQLite only:
  * 10,000 transfers are 50,000 statements, a quarter of a second in a
  * file and several seconds through a socket; the limit is the same code
- * on both engines. */
+ * on both engines. However long, it is one transaction: one BEGIN, one
+ * COMMIT. */
 void batch__exactly_max(void **state)
 {
 	struct labtest *t = *state;
@@ -230,7 +267,10 @@ void batch__exactly_max(void **state)
 	assert_non_null(results);
 	for (int i = 0; i < MONEY_MAX_BATCH; i++)
 		list[i] = (struct money_transfer){ 1 + i, 1, 2, 3, 1 };
+	int tx[2] = { 0, 0 };            /* BEGINs, COMMITs */
+	kit_db_set_hook(db, count_begins_commits, tx);
 	int rc = money_batch(db, &f, list, MONEY_MAX_BATCH, results);
+	kit_db_set_hook(db, NULL, NULL);
 	int not_zero = 0;
 	for (int i = 0; i < MONEY_MAX_BATCH; i++)
 		not_zero += results[i] != 0;
@@ -239,6 +279,11 @@ void batch__exactly_max(void **state)
 
 	lt_expect(rc == 0, "savepoint", "money_batch of exactly MONEY_MAX_BATCH (10,000) transfers "
 	          "returned %d, expected 0 (%s)", rc, labtest_why(db));
+	lt_expect(tx[0] == 1 && tx[1] == 1, "one-transaction", "a batch of exactly MONEY_MAX_BATCH "
+	          "(10,000) ran %d BEGIN(s) and %d COMMIT(s), not one of each: however long, a batch "
+	          "is one transaction (money.h: an error means nothing of it was applied); one that "
+	          "commits every so many sales leaves its first part applied when a later part fails",
+	          tx[0], tx[1]);
 	lt_expect_int_hint(not_zero, 0, "results of the batch of 10,000 that are not 0", "savepoint");
 	lt_expect_int_hint(balance(t, 2), 2 * MONEY_MAX_BATCH, "seller's balance after 10,000 sales "
 	                   "of 3, fee 1", "savepoint");

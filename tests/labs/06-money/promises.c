@@ -19,6 +19,7 @@
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
 #include "tests/harness/steps.h"
+#include "util/clock.h"
 
 /* Three fees of 1,000,000,001 in one batch: each fits an int, their sum,
  * 3,000,000,003, does not. A sum kept in an int wraps to a negative
@@ -71,6 +72,19 @@ static int open_transaction(struct labtest *t, struct kit_db *obs, int64_t id)
 	           " AND state LIKE 'idle in transaction%%'", (long long)id);
 	int64_t n = 0;
 	kit_db_query_int(obs, sql, 0, NULL, &n);
+	/* InnoDB serves INNODB_TRX from a copy it renews only when nobody
+	 * read it in the last 0.1 s: a copy another client's read took while
+	 * the call's transaction was still running can name it after its
+	 * COMMIT. A transaction really left open is still there in a copy
+	 * taken later: look again 0.25 s on, when the copy has been renewed
+	 * (it is kept only while reads come less than 0.1 s apart, and the
+	 * harness's own looks never do); the wait is paid only when the first
+	 * look saw one. */
+	if (n > 0 && t->engine == KIT_DB_MYSQL) {
+		util_sleep_ns(250000000);
+		n = 0;
+		kit_db_query_int(obs, sql, 0, NULL, &n);
+	}
 	return n > 0;
 }
 

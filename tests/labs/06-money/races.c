@@ -188,6 +188,67 @@ void batch__same_batch_twice_at_once(void **state)
 	lt_gate_close(g);
 }
 
+/* Two batches with no buyer or seller in common, run at once: batch 0
+ * sells ids 10k + 1 and 10k + 2 (fee sub-accounts 1, then 0), batch 1
+ * ids 10k + 4 and 10k + 3 (sub-accounts 0, then 1). */
+static int crossing_batch(void *arg, int who, struct kit_db *db)
+{
+	int (*results)[BATCH_N] = arg;
+	static const struct money_fees two_subs = { FEE_ACCOUNT, 2 };
+	int64_t base = 10 * (int64_t)results[who][0];
+	struct money_transfer list[BATCH_N] = {
+		{ base + (who ? 4 : 1), who ? 3 : 1, who ? 4 : 2, 2, 1 },
+		{ base + (who ? 3 : 2), who ? 3 : 1, who ? 4 : 2, 2, 1 },
+	};
+	return money_batch(db, &two_subs, list, BATCH_N, results[who]);
+}
+
+/* Two batches at once that share no buyer and no seller, only the fee
+ * account, whose sales meet its two sub-accounts in opposite orders,
+ * held together before their k-th statement, for every k: both commit.
+ * money.h promises a deadlock only to batches that touch the same buyers
+ * or sellers in opposite orders; the fee sub-accounts are every batch's,
+ * so the batch credits them once each at its end in sub-account order
+ * (README §7). Credited per sale, or in the order the sales met them,
+ * one batch holds sub-account 1 and waits for 0 while the other holds 0
+ * and waits for 1: PostgreSQL and MariaDB end one with a deadlock
+ * (KIT_DB_BUSY). (SQLite: one writer at a time, nothing to cross.) */
+void batch__two_batches_cross_the_fee_subs(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 500);
+	open_account(db, 4, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int results[2][BATCH_N];
+	int k;
+	for (k = 1; k <= SWEEP_MAX; k++) {
+		results[0][0] = results[1][0] = k;      /* the ids of this round: 10k + 1 .. 10k + 4 */
+		lt_gate_run(g, NULL, (int[]){ k, k }, crossing_batch, results);
+		if (!lt_gate_reached(g))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		lt_expect(a == 0 && b == 0 && results[0][0] == 0 && results[0][1] == 0 &&
+		          results[1][0] == 0 && results[1][1] == 0, "fee-last",
+		          "two batches at once with no buyer or seller in common, one meeting fee "
+		          "sub-accounts 1 then 0 and the other 0 then 1, both held before statement %d: "
+		          "they returned %d and %d (results %d %d and %d %d; KIT_DB_BUSY is %d, a "
+		          "deadlock): the fee sub-accounts are every batch's rows, so a batch credits "
+		          "each once, at its end, in sub-account order (README §7), and two batches "
+		          "never wait for each other in a cycle", k, a, b, results[0][0], results[0][1],
+		          results[1][0], results[1][1], KIT_DB_BUSY);
+		const char *bad = books_fault(t);
+		lt_expect(bad == NULL, "fee-last", "after two crossing batches (held before statement "
+		          "%d): %s", k, bad);
+	}
+	lt_expect(k > 1, "savepoint", "two batches of two sales each ran no statement: money_batch "
+	          "returned %d and %d", lt_gate_rc(g, 0), lt_gate_rc(g, 1));
+	lt_gate_close(g);
+}
+
 /* ---- every step failing ---- */
 
 /* A sale whose k-th statement is refused (or runs and loses its answer),

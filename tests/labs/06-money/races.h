@@ -4,6 +4,7 @@
  *   payout__two_at_once_from_one_sub   two payouts of 80 from 100, every interleaving
  *   transfer__same_id_in_flight        one sale sent twice at once
  *   batch__same_batch_twice_at_once    one batch applied twice at once
+ *   batch__two_batches_cross_the_fee_subs  two batches meeting the fee sub-accounts in opposite orders
  *   transfer__every_step_can_fail      each statement of a sale refused, or its answer lost
  *   payout__every_step_can_fail        the same for a payout
  */
@@ -13,6 +14,7 @@
 void payout__two_at_once_from_one_sub(void **state);
 void transfer__same_id_in_flight(void **state);
 void batch__same_batch_twice_at_once(void **state);
+void batch__two_batches_cross_the_fee_subs(void **state);
 void transfer__every_step_can_fail(void **state);
 void payout__every_step_can_fail(void **state);
 
