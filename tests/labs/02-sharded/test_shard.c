@@ -970,16 +970,28 @@ static void shard_resize__a_like_at_every_statement_of_a_shrink(void **state)
 	struct race r = { { 4, 0 } };
 	struct lt_gate *g = lt_gate_open(t, 2);
 
-	for (int k = 1; k <= 40; k++) {
-		staircase_rows(t);
-		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, resize_or_like, &r);
-		if (!lt_gate_held(g, 0))
-			break;
-		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
-		          "a shrink and a like at its statement %d: they returned %d and %d (%s)",
-		          k, lt_gate_rc(g, 0), lt_gate_rc(g, 1), labtest_why(lt_gate_db(g, 0)));
-		lt_expect_int_hint(total(db, POST), 137, "count after a like that landed during a shrink",
-		                   "fold");
+	/* Twice: the like's slot 9 holds a row (the like waits for any lock
+	 * the shrink took on it), then has none (the like inserts a row no
+	 * lock covers: a shrink that locked the rows it read with SELECT ...
+	 * FOR UPDATE and deletes in a second statement deletes that one
+	 * uncounted). */
+	for (int gap = 0; gap <= 1; gap++) {
+		for (int k = 1; k <= 40; k++) {
+			staircase_rows(t);
+			if (gap)
+				labtest_exec(t, "DELETE FROM like_slots WHERE post_id = 42 AND slot = 9");
+			lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, resize_or_like, &r);
+			if (!lt_gate_held(g, 0))
+				break;
+			lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
+			          "a shrink and a like at its statement %d: they returned %d and %d (%s)",
+			          k, lt_gate_rc(g, 0), lt_gate_rc(g, 1), labtest_why(lt_gate_db(g, 0)));
+			lt_expect_int_hint(total(db, POST), gap ? 127 : 137, gap ? "count after a like "
+			                   "that made a new row (slot 9 had none) during a shrink: is it "
+			                   "deleted uncounted, by a DELETE after the statement that read "
+			                   "the rows to fold? Fold what the DELETE returns" :
+			                   "count after a like that landed during a shrink", "fold");
+		}
 	}
 	lt_gate_close(g);
 }
