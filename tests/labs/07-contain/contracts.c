@@ -380,7 +380,8 @@ void contain__endpoints_say_what_happened(void **state)
 {
 	struct labtest *t = *state;
 	labtest_exec(t, CONTAIN_SCHEMA);
-	labtest_exec(t, "INSERT INTO posts (id) VALUES (1); INSERT INTO users VALUES (7, 'ann')");
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (4294967298); "
+	             "INSERT INTO users VALUES (7, 'ann'), (4294967304, 'bob')");
 	struct contain_app app;
 	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
 	                              .acquire_timeout_ms = 300, .lock_timeout_ms = 20,
@@ -392,6 +393,10 @@ void contain__endpoints_say_what_happened(void **state)
 	int like_missing = contain_like(&app, 2);
 	int login_ok = contain_login(&app, 7);
 	int login_missing = contain_login(&app, 8);
+	/* ids past 2^32: post 2^32 + 2 and user 2^32 + 8 exist, post 2 and
+	 * user 8 do not */
+	int like_big = contain_like(&app, 4294967298LL);
+	int login_big = contain_login(&app, 4294967304LL);
 	struct kit_db *taken = NULL;
 	int like_starved = KIT_DB_ERR, login_starved = KIT_DB_ERR;
 	if (kit_pool_get(app.likes, &taken) == 0) {
@@ -426,6 +431,16 @@ void contain__endpoints_say_what_happened(void **state)
 	                   "bulkhead");
 	lt_expect(login_ok == 0, "bulkhead", "contain_login() of user 7 returned %d, expected 0",
 	          login_ok);
+	lt_expect(like_big == 0, "bulkhead", "contain_like() of post 2^32 + 2 (4294967298, which "
+	          "exists; post 2 does not) returned %d, expected 0%s", like_big,
+	          like_big == KIT_DB_NOROW ? ": KIT_DB_NOROW, the answer for post 2; is the id "
+	          "printed through an int (%d)? It is an int64_t: PRId64" : "");
+	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 4294967298"), 1,
+	                   "post 2^32 + 2's likes after its one like", "bulkhead");
+	lt_expect(login_big == 0, "bulkhead", "contain_login() of user 2^32 + 8 (4294967304, who "
+	          "exists; user 8 does not) returned %d, expected 0%s", login_big,
+	          login_big == KIT_DB_NOROW ? ": KIT_DB_NOROW, the answer for user 8; is the id "
+	          "printed through an int (%d)? It is an int64_t: PRId64" : "");
 	lt_expect(login_missing == KIT_DB_NOROW, "bulkhead", "contain_login() of user 8, who does "
 	          "not exist, returned %d, expected KIT_DB_NOROW (%d): the login page reads the "
 	          "user's row", login_missing, KIT_DB_NOROW);
@@ -541,6 +556,19 @@ void contain_open__leaves_nothing_open(void **state)
 	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
 	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open by a contain_open() "
 	                   "whose second pool failed (close the first before returning)", "bulkhead");
+	/* the login pool of 0 this time: whichever pool a contain_open()
+	 * opens first, the other one failing closes it */
+	cfg.pool_size = 0;
+	cfg.counter_pool_size = 2;
+	half = contain_open(&app, &cfg, err, sizeof err);
+	if (half == 0)
+		contain_close(&app);
+	lt_expect(half == KIT_DB_ERR, "bulkhead", "contain_open() with a login pool of 0 "
+	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
+	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open by a contain_open() "
+	                   "whose login pool (0 connections) failed: close the pool already open "
+	                   "before returning, whichever it is", "bulkhead");
+	cfg.pool_size = 2;
 
 	cfg.counter_pool_size = 2;
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);

@@ -9,14 +9,17 @@
  * driven at 4x the ceiling measured from one thread, with the login page
  * beside it, once as the naive app and once contained.
  */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
@@ -720,6 +723,253 @@ static void hot_rows_now__wait_counts_from_the_wait(void **state)
 	          ": about the age of the waiter's transaction, which began 2 s before it queued; "
 	          "measure the wait from when it began (pg_locks.waitstart; on MariaDB "
 	          "PROCESSLIST.TIME_MS), not from xact_start or trx_started" : "");
+}
+
+/* ---- a wait past a minute ---- */
+
+/* A wait of more than a minute, as a hot row's first waiter reaches on a
+ * bad day: a detector that reads the wait with extract(milliseconds FROM
+ * interval) or extract(second FROM ...) keeps the seconds field only and
+ * reads 61.5 s as 1.5 s, which every shorter wait cannot show. The line
+ * (one holder, one waiter, in a database of its own so that no check
+ * counting lines in its database sees it) is begun as the suite starts,
+ * when the check is to run, and the other checks run while it ages; the
+ * check then waits only for what is left of the minute, or for all of it
+ * when it runs alone or the line could not be begun early. */
+#define LONG_WAIT_S 61
+#define LONG_DB "hotrow_lab07_long_"
+#define LONG_CHECK "hot_rows_now__a_wait_past_a_minute"
+
+static struct long_line {
+	bool begun;
+	char url[1200];              /* the line's database (or the check's place) */
+	char admin_url[1100];        /* where to drop that database from; "" if none */
+	char name[64];               /* that database */
+	char tag[64];                /* in the waiter's statement */
+	struct kit_db *holder;
+	int64_t holder_pid;
+	struct waiter w;
+} long_line;
+
+/* The long line's waiter: queue_up(), on a session whose own timeouts
+ * (a role's or a class server's defaults) cannot end the wait early. */
+static void *wait_long(void *arg)
+{
+	struct waiter *w = arg;
+	struct kit_db *db;
+	char id[24], sql[300];
+	snprintf(id, sizeof id, "%lld", (long long)w->post);
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = $1 /* %s */", w->tag);
+	const char *p[] = { id };
+	w->rc = kit_db_open(&db, w->url);
+	if (w->rc == 0)
+		w->rc = kit_db_exec(db, "SET statement_timeout = 0; SET lock_timeout = 0", 0, NULL);
+	if (w->rc == 0)
+		w->rc = kit_db_exec(db, sql, 1, p);
+	kit_db_close(db);
+	return NULL;
+}
+
+/* This host, in the long line's database name: a sweep drops only the
+ * databases of this host's processes that are gone. */
+static unsigned long_host(void)
+{
+	char host[256] = "";
+	unsigned h = 2166136261u;
+	gethostname(host, sizeof host - 1);
+	for (const char *c = host; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	return h;
+}
+
+static int stale_long_db(void *arg, int ncols, const char *const *v)
+{
+	unsigned tag;
+	long pid;
+	if (ncols > 0 && v[0] && sscanf(v[0], LONG_DB "%x_%ld_", &tag, &pid) == 2 &&
+	    tag == long_host() && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		snprintf((char *)arg, 64, "%.63s", v[0]);
+	return 0;
+}
+
+/* Drop the long lines' databases that a test process which died (a
+ * crash, a kill) left behind; a few at a time. */
+static void long_line_sweep(struct kit_db *admin)
+{
+	for (int i = 0; i < 5; i++) {
+		char name[64] = "", sql[200];
+		kit_db_query(admin, "SELECT datname FROM pg_database WHERE datname LIKE "
+		             "'hotrow\\_lab07\\_long\\_%'", 0, NULL, stale_long_db, name);
+		if (name[0] == 0)
+			return;
+		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %.63s WITH (FORCE)", name);
+		if (kit_db_exec(admin, sql, 0, NULL) != 0)
+			return;
+	}
+}
+
+/* Begin the line in a database of its own made from url (the shared
+ * database), or, when the server refuses CREATE DATABASE and place_url is
+ * given, in that (the check's own place). */
+static bool long_line_begin(const char *url, const char *place_url)
+{
+	struct long_line *l = &long_line;
+	if (l->begun)
+		return true;
+	struct kit_db *admin = NULL;
+	char sql[200];
+	snprintf(l->name, sizeof l->name, LONG_DB "%x_%ld_%ld", long_host(), (long)getpid(),
+	         (long)time(NULL));
+	snprintf(l->tag, sizeof l->tag, "%.63s", l->name);
+	snprintf(sql, sizeof sql, "CREATE DATABASE %.63s", l->name);
+	int n = snprintf(l->url, sizeof l->url, "%s%sdbname=%s", url, strchr(url, '?') ? "&" : " ",
+	                 l->name);
+	l->admin_url[0] = 0;
+	if (n > 0 && (size_t)n < sizeof l->url && kit_db_open(&admin, url) == 0) {
+		long_line_sweep(admin);
+		if (kit_db_exec(admin, sql, 0, NULL) == 0)
+			snprintf(l->admin_url, sizeof l->admin_url, "%s", url);
+	}
+	kit_db_close(admin);
+	if (l->admin_url[0] == 0) {
+		if (place_url == NULL)
+			return false;
+		snprintf(l->url, sizeof l->url, "%s", place_url);
+	}
+	if (kit_db_open(&l->holder, l->url) != 0 ||
+	    kit_db_exec(l->holder, "CREATE TABLE posts (id bigint PRIMARY KEY, likes bigint NOT NULL "
+	                "DEFAULT 0); INSERT INTO posts (id) VALUES (1)", 0, NULL) != 0 ||
+	    session_id(l->holder, &l->holder_pid) != 0 ||
+	    kit_db_exec(l->holder, "SET idle_in_transaction_session_timeout = 0", 0, NULL) != 0 ||
+	    kit_db_begin(l->holder) != 0 ||
+	    kit_db_exec(l->holder, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL) != 0) {
+		kit_db_close(l->holder);
+		l->holder = NULL;
+		return false;
+	}
+	l->w = (struct waiter){ .url = l->url, .tag = l->tag, .post = 1 };
+	pthread_create(&l->w.th, NULL, wait_long, &l->w);
+	l->begun = true;
+	return true;
+}
+
+/* Let the line go and drop its database. */
+static void long_line_end(void)
+{
+	struct long_line *l = &long_line;
+	if (!l->begun)
+		return;
+	kit_db_rollback(l->holder);
+	pthread_join(l->w.th, NULL);
+	kit_db_close(l->holder);
+	l->holder = NULL;
+	l->begun = false;
+	if (l->admin_url[0]) {
+		struct kit_db *admin = NULL;
+		char sql[200];
+		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %.63s WITH (FORCE)", l->name);
+		if (kit_db_open(&admin, l->admin_url) == 0)
+			kit_db_exec(admin, sql, 0, NULL);
+		kit_db_close(admin);
+	}
+}
+
+/* Does the list (words apart by spaces, commas or lines) name the check? */
+static bool names_check(const char *list, const char *check)
+{
+	size_t k = strlen(check);
+	for (const char *p = list; p && *p; ) {
+		p += strspn(p, " \t\n,");
+		size_t n = strcspn(p, " \t\n,");
+		if (n >= k && strncmp(p, check, k) == 0 && (n == k || p[k] == '/'))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* As the suite starts: begin the line if the check is to run on
+ * PostgreSQL (what labtest_run() decides from the same variables; a
+ * line begun for nothing is let go at exit, and a check whose line was
+ * not begun here begins it itself). */
+static void long_line_early(void)
+{
+	const char *url = getenv("HOTROW_PG_URL"), *only = getenv("HOTROW_LAB_ONLY");
+	const char *checks = getenv("HOTROW_LAB_CHECKS"), *skip = getenv("HOTROW_LAB_SKIP");
+	/* under `hotrow lab`, its list of skipped checks decides alone */
+	bool off = skip ? names_check(skip, LONG_CHECK)
+	                : checks && *checks && !names_check(checks, LONG_CHECK);
+	if (url == NULL || *url == 0 || (only && *only && strncmp(only, "postgres", 8) != 0) || off)
+		return;
+	if (long_line_begin(url, NULL))
+		atexit(long_line_end);
+}
+
+/* The server's age of the long line's wait, in seconds (-1 while nothing
+ * waits); read on db, a connection to the line's database. */
+static double long_wait_s(struct kit_db *db)
+{
+	char sql[500];
+	int64_t ms = -1;
+	snprintf(sql, sizeof sql, "SELECT coalesce(max(floor(extract(epoch FROM clock_timestamp() - "
+	         "l.waitstart) * 1000))::bigint, -1) FROM pg_locks l JOIN pg_stat_activity a ON "
+	         "a.pid = l.pid AND a.query LIKE '%%/* %s */%%' WHERE NOT l.granted", long_line.tag);
+	if (kit_db_query_int(db, sql, 0, NULL, &ms) != 0)
+		return -1;
+	return ms < 0 ? -1 : (double)ms / 1000;
+}
+
+static void hot_rows_now__a_wait_past_a_minute(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[4];
+	int n = -1, rc = -1;
+	memset(rows, 0, sizeof rows);
+	const char *shared = getenv("HOTROW_PG_URL");
+	if (!long_line.begun && !long_line_begin(shared && *shared ? shared : t->url, t->url))
+		fail_msg("could not stage the line: %s", labtest_why(labtest_db(t)));
+	/* The detector runs in a transaction of the caller's, begun before the
+	 * wait was a minute old: "so far" is the server's clock now, not when
+	 * that transaction began (now(), statement_timestamp()). */
+	struct kit_db *db = NULL;
+	assert_int_equal(kit_db_open(&db, long_line.url), 0);
+	assert_int_equal(kit_db_begin(db), 0);
+	/* The server's own clock says when the wait is past the minute; the
+	 * deadline only ends a line that never formed. */
+	double before = long_wait_s(db), after = -1;
+	int64_t start = kit_load_now_ns();
+	while (before < LONG_WAIT_S && kit_load_now_ns() - start < (LONG_WAIT_S + 60) * 1000000000LL) {
+		sleep_ms(before < 0 || before > LONG_WAIT_S - 2 ? 50 : 500);
+		before = long_wait_s(db);
+	}
+	char why[300] = "";
+	if (before >= LONG_WAIT_S) {
+		rc = hot_rows_now(db, rows, 4, &n);
+		snprintf(why, sizeof why, "%s", labtest_why(db));
+		after = long_wait_s(db);
+	}
+	int64_t holder = long_line.holder_pid;
+	kit_db_rollback(db);
+	kit_db_close(db);
+	long_line_end();
+	lt_expect(before >= LONG_WAIT_S, NULL, "expected the server to show the staged waiter "
+	          "waiting %d s, it showed %.1f s (-1: not waiting)", LONG_WAIT_S, before);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with its one waiter)", "signature");
+	lt_expect_int_hint(rows[0].waiting, 1, "waiting", "signature");
+	lt_expect_int_hint(rows[0].holder_pid, holder, "holder pid", "holder");
+	lt_expect(rows[0].oldest_wait_ms >= before * 1000 - 1 &&
+	          rows[0].oldest_wait_ms <= after * 1000 + 1, "oldest", "expected the oldest wait "
+	          "between %.0f and %.0f ms (the server's clock_timestamp() - pg_locks.waitstart "
+	          "just before and after the call), got %.0f ms%s", before * 1000, after * 1000,
+	          rows[0].oldest_wait_ms, rows[0].oldest_wait_ms < 60000 &&
+	          rows[0].oldest_wait_ms >= before * 1000 - 60000 - 1 ? ": the wait less its whole "
+	          "minutes, what extract(milliseconds FROM interval) or extract(second FROM "
+	          "interval) keep (the seconds field only); take extract(epoch FROM interval) * "
+	          "1000" : rows[0].oldest_wait_ms < before * 1000 ? ": less than the server's own "
+	          "count; the call ran in a transaction begun while the wait was younger: is the "
+	          "wait measured to now() or statement_timestamp() (when that transaction or "
+	          "statement began), not clock_timestamp()?" : "");
 }
 
 /* Three lines, told apart by their holders: row 1 with two waiters, rows
@@ -1712,13 +1962,19 @@ static void contain_like__timeout_ends_with_the_like(void **state)
  * row is let go once the server shows the like waiting for ten times the
  * configured lock timeout (or the like has returned), so a like that gave
  * up after 50 ms has returned long before. */
-static void contain_like__naive_waits_for_the_row(void **state)
+/* A like of a row held until the server shows it has waited 1.5 s (as
+ * pg_locks.waitstart counts), then let go: the naive app (no lock
+ * timeout) and a contained one whose lock timeout is a minute both wait
+ * and then count their like. A like that gives up at once (NOWAIT, a
+ * lock timeout of its own, or the config's read in the wrong unit) has
+ * answered KIT_DB_BUSY before. */
+static void like_waits_for_the_row(struct labtest *t, bool contain)
 {
-	struct labtest *t = *state;
 	struct contain_app app;
 	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
-	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 50,
-	                              .contain = false };
+	                              .acquire_timeout_ms = 5000,
+	                              .lock_timeout_ms = contain ? 60000 : 50, .contain = contain };
+	const int wait_ms = 1500;
 	char err[512], sql[400];
 	int64_t pid, waited = 0;
 	labtest_exec(t, CONTAIN_SCHEMA);
@@ -1732,7 +1988,7 @@ static void contain_like__naive_waits_for_the_row(void **state)
 	struct like_call c = { .app = &app };
 	atomic_init(&c.done, false);
 	pthread_create(&c.th, NULL, like_once, &c);
-	for (int i = 0; i < 1000 && !atomic_load(&c.done) && waited < 10 * cfg.lock_timeout_ms; i++) {
+	for (int i = 0; i < 3000 && !atomic_load(&c.done) && waited < wait_ms; i++) {
 		sleep_ms(10);
 		waited = labtest_int(t, sql);
 	}
@@ -1740,13 +1996,31 @@ static void contain_like__naive_waits_for_the_row(void **state)
 	pthread_join(c.th, NULL);
 	kit_db_close(h);
 	contain_close(&app);
-	lt_expect(c.rc == 0, "lock-timeout", "expected the naive app's like (contain false, "
-	          "lock_timeout_ms %d) of a row held until the server showed it waiting %d ms to "
-	          "wait and then succeed, got %d%s", cfg.lock_timeout_ms, 10 * cfg.lock_timeout_ms,
-	          c.rc, c.rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: it gave up on the lock timeout; the "
-	          "naive app has none, set it only when cfg.contain is true)" : "");
+	if (contain)
+		lt_expect(c.rc == 0, "lock-timeout", "expected a contained like with a lock timeout "
+		          "of %d ms, of a row held until the server showed it waiting %d ms, to wait "
+		          "and then succeed, got %d after %.0f ms%s", cfg.lock_timeout_ms, wait_ms,
+		          c.rc, c.ms, c.rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: it gave up long before its "
+		          "lock timeout; is the row locked with NOWAIT, or is lock_timeout set from "
+		          "something other than cfg.lock_timeout_ms, in milliseconds?)" : "");
+	else
+		lt_expect(c.rc == 0, "lock-timeout", "expected the naive app's like (contain false, "
+		          "lock_timeout_ms %d) of a row held until the server showed it waiting %d ms "
+		          "to wait and then succeed, got %d%s", cfg.lock_timeout_ms, wait_ms, c.rc,
+		          c.rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: it gave up on the lock timeout; the "
+		          "naive app has none, set it only when cfg.contain is true)" : "");
 	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 2,
-	              "likes: the holder's and the naive like's");
+	              "likes: the holder's and the like's");
+}
+
+static void contain_like__naive_waits_for_the_row(void **state)
+{
+	like_waits_for_the_row(*state, false);
+}
+
+static void contain_like__waits_out_its_lock_timeout(void **state)
+{
+	like_waits_for_the_row(*state, true);
 }
 
 /* Whether the connection is back in the pool when its ROLLBACK starts:
@@ -2191,8 +2465,13 @@ int main(void)
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain_like__gives_up_after_one_wait),
 		LABTEST_PG(contain_like__naive_waits_for_the_row),
+		LABTEST_PG(contain_like__waits_out_its_lock_timeout),
 		LABTEST_PG(contain_like__rolled_back_before_put_back),
 		LABTEST_PG(contain__login_survives_a_hot_row),
+		/* last, so that the line it reads, begun as the suite starts,
+		 * has aged past a minute while the others ran */
+		LABTEST_PG(hot_rows_now__a_wait_past_a_minute),
 	};
+	long_line_early();
 	return labtest_main("07-contain", tests);
 }
