@@ -10,6 +10,13 @@
  * Every block handed out is kept in a table of its own, guarded by one
  * mutex: free() of a block the wrappers never saw (one that libc or a
  * shared library allocated) passes straight through and changes no count.
+ *
+ * Without a sanitizer each block also gets GUARD bytes past its end, set
+ * to a pattern: a write past the end of what was asked for (a string's
+ * terminator one byte too far, an array indexed one past its last) changes
+ * them, and is seen when the block is freed or reallocated, or when the
+ * check ends (lt_alloc_overrun). Under ASan the sanitizer sees every such
+ * write itself, and reads too.
  */
 #include "tests/harness/alloc.h"
 
@@ -56,6 +63,13 @@ int lt_kit_asprintf(char **out, const char *fmt, ...);
 void *lt_kit_aligned_alloc(size_t align, size_t n);
 int lt_kit_posix_memalign(void **out, size_t align, size_t n);
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GUARD 0
+#else
+#define GUARD 32
+#endif
+#define GUARD_BYTE 0xa5
+
 static atomic_size_t live, live_bytes, made;
 static atomic_long countdown;   /* > 0: the allocation that takes it to 0 fails */
 static atomic_bool fired;
@@ -75,6 +89,34 @@ struct slot {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *table;
 static size_t cap, used;        /* used counts blocks and GONE slots */
+
+/* The first block found written past its end since lt_alloc_overrun_reset
+ * (under lock): its size, the first changed byte past it, and where. */
+static bool overran;
+static size_t overran_n, overran_at;
+static const char *overran_when;
+
+static void guard_set(void *p, size_t n)
+{
+	if (GUARD > 0 && p != NULL)
+		memset((unsigned char *)p + n, GUARD_BYTE, GUARD);
+}
+
+/* Under lock: note p's guard when a byte of it changed. */
+static void guard_look(const void *p, size_t n, const char *when)
+{
+	if (GUARD == 0 || overran)
+		return;
+	const unsigned char *g = (const unsigned char *)p + n;
+	for (size_t i = 0; i < GUARD; i++)
+		if (g[i] != GUARD_BYTE) {
+			overran = true;
+			overran_n = n;
+			overran_at = i;
+			overran_when = when;
+			return;
+		}
+}
 
 static size_t hash(uintptr_t p)
 {
@@ -114,20 +156,34 @@ static void remember(void *p, size_t n)
 	pthread_mutex_lock(&lock);
 	if ((used + 1) * 2 <= cap || grow()) {
 		uintptr_t key = (uintptr_t)p ^ HIDE;
-		size_t j = hash(key) & (cap - 1);
-		while (table[j].p > GONE)
-			j = (j + 1) & (cap - 1);
-		if (table[j].p == 0)
+		size_t j = hash(key) & (cap - 1), free_j = SIZE_MAX;
+		/* The address may be in the table already, when the block it was
+		 * went back to the allocator by a way the wrappers do not see (a
+		 * library's own realloc or free): that entry is this block now. */
+		for (; table[j].p != 0; j = (j + 1) & (cap - 1)) {
+			if (table[j].p == key) {
+				atomic_fetch_sub(&live, 1);
+				atomic_fetch_sub(&live_bytes, table[j].n);
+				free_j = j;
+				break;
+			}
+			if (table[j].p == GONE && free_j == SIZE_MAX)
+				free_j = j;
+		}
+		if (free_j == SIZE_MAX) {
+			free_j = j;
 			used++;
-		table[j] = (struct slot){ key, n };
+		}
+		table[free_j] = (struct slot){ key, n };
 		atomic_fetch_add(&live, 1);
 		atomic_fetch_add(&live_bytes, n);
 	}
 	pthread_mutex_unlock(&lock);
 }
 
-/* Forget p; true when it was one of ours (*n gets its size). */
-static bool forget(void *p, size_t *n)
+/* Forget p; true when it was one of ours (*n gets its size). Its guard
+ * is looked at first, when what is "freed" or "reallocated". */
+static bool forget(void *p, size_t *n, const char *when)
 {
 	bool ours = false;
 	pthread_mutex_lock(&lock);
@@ -137,6 +193,7 @@ static bool forget(void *p, size_t *n)
 		while (table[j].p != 0) {
 			if (table[j].p == key) {
 				*n = table[j].n;
+				guard_look(p, *n, when);
 				table[j].p = GONE;
 				atomic_fetch_sub(&live, 1);
 				atomic_fetch_sub(&live_bytes, *n);
@@ -203,20 +260,41 @@ static bool may_allocate(bool kit)
 
 static void free_as(void *p);
 
+/* n bytes and the guard past them: false when that does not fit a size_t */
+static bool with_guard(size_t n, size_t *total)
+{
+	if (n > SIZE_MAX - GUARD) {
+		errno = ENOMEM;
+		return false;
+	}
+	*total = n + GUARD;
+	return true;
+}
+
 static void *malloc_as(bool kit, size_t n)
 {
-	if (!may_allocate(kit))
+	size_t total;
+	if (!may_allocate(kit) || !with_guard(n, &total))
 		return NULL;
-	void *p = __real_malloc(n);
+	void *p = __real_malloc(total);
+	guard_set(p, n);
 	remember(p, n);
 	return p;
 }
 
 static void *calloc_as(bool kit, size_t n, size_t size)
 {
+	size_t total;
 	if (!may_allocate(kit))
 		return NULL;
-	void *p = __real_calloc(n, size);
+	if (size != 0 && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!with_guard(n * size, &total))
+		return NULL;
+	void *p = __real_calloc(1, total);
+	guard_set(p, n * size);
 	remember(p, n * size);
 	return p;
 }
@@ -229,16 +307,18 @@ static void *realloc_as(bool kit, void *p, size_t n)
 		free_as(p);
 		return NULL;
 	}
-	if (!may_allocate(kit))
+	size_t total;
+	if (!may_allocate(kit) || !with_guard(n, &total))
 		return NULL;         /* p stays as it was */
 	size_t old = 0;
-	bool ours = forget(p, &old);
-	void *q = __real_realloc(p, n);
+	bool ours = forget(p, &old, "reallocated");
+	void *q = __real_realloc(p, total);
 	if (q == NULL) {
 		if (ours)
 			remember(p, old);
 		return NULL;
 	}
+	guard_set(q, n);
 	remember(q, n);
 	return q;
 }
@@ -256,15 +336,17 @@ static void free_as(void *p)
 {
 	size_t n;
 	if (p != NULL)
-		(void)forget(p, &n);
+		(void)forget(p, &n, "freed");
 	__real_free(p);
 }
 
 static void *aligned_alloc_as(bool kit, size_t align, size_t n)
 {
-	if (!may_allocate(kit))
+	size_t total;
+	if (!may_allocate(kit) || !with_guard(n, &total))
 		return NULL;
-	void *p = __real_aligned_alloc(align, n);
+	void *p = __real_aligned_alloc(align, total);
+	guard_set(p, n);
 	remember(p, n);
 	return p;
 }
@@ -272,11 +354,14 @@ static void *aligned_alloc_as(bool kit, size_t align, size_t n)
 /* Like the others, an error code and nothing in *out when refused. */
 static int posix_memalign_as(bool kit, void **out, size_t align, size_t n)
 {
-	if (!may_allocate(kit))
+	size_t total;
+	if (!may_allocate(kit) || !with_guard(n, &total))
 		return ENOMEM;
-	int rc = __real_posix_memalign(out, align, n);
-	if (rc == 0)
+	int rc = __real_posix_memalign(out, align, total);
+	if (rc == 0) {
+		guard_set(*out, n);
 		remember(*out, n);
+	}
 	return rc;
 }
 
@@ -347,6 +432,29 @@ int lt_kit_asprintf(char **out, const char *fmt, ...)
 	int len = vasprintf_as(true, out, fmt, ap);
 	va_end(ap);
 	return len;
+}
+
+bool lt_alloc_overrun(char *why, size_t len)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < cap && !overran; i++)
+		if (table[i].p > GONE)
+			guard_look((const void *)(table[i].p ^ HIDE), table[i].n, "still allocated");
+	bool o = overran;
+	if (o && why != NULL && len > 0)
+		snprintf(why, len, "a block of %zu byte(s) was written past its end (byte %zu "
+		         "after it changed; seen when it was %s): a buffer smaller than what was put "
+		         "in it (a string's terminating NUL counts), or an index one past the last",
+		         overran_n, overran_at + 1, overran_when);
+	pthread_mutex_unlock(&lock);
+	return o;
+}
+
+void lt_alloc_overrun_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	overran = false;
+	pthread_mutex_unlock(&lock);
 }
 
 size_t lt_alloc_live(void) { return atomic_load(&live); }

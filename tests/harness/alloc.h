@@ -45,6 +45,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* Whether a block handed out by the wrappers was written past its end
+ * since the last reset (its guard bytes changed: seen when it was freed
+ * or reallocated, or now, among those still allocated); why gets a line
+ * that says so. Without a sanitizer only: under ASan the write itself
+ * stops the process. Every check ends with this look (labtest.c). */
+bool lt_alloc_overrun(char *why, size_t len);
+void lt_alloc_overrun_reset(void);
+
 /* Blocks allocated through the wrappers and not freed yet, and their bytes. */
 size_t lt_alloc_live(void);
 size_t lt_alloc_live_bytes(void);

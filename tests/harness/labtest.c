@@ -21,6 +21,12 @@
 #include <fcntl.h>
 
 #include "util/hash.h"
+#include "tests/harness/alloc.h"
+
+/* alloc.o is in a lab's test binary, not in every binary that uses the
+ * harness (tests/kit, tests/driver): without it these stay NULL. */
+#pragma weak lt_alloc_overrun
+#pragma weak lt_alloc_overrun_reset
 
 static const char *pg_url;          /* HOTROW_PG_URL, when usable */
 static int place_seq;               /* numbers this process's places */
@@ -98,6 +104,8 @@ static int wrap_setup(void **state)
 	struct wrap *w = *state;
 	flush_end();
 	current = w;
+	if (lt_alloc_overrun_reset)
+		lt_alloc_overrun_reset();    /* what an earlier check's teardown wrote */
 	report("start", w->orig.name);
 	*state = (void *)w->orig.initial_state;
 	int rc = w->orig.setup_func ? w->orig.setup_func(state) : 0;
@@ -112,6 +120,10 @@ static void wrap_test(void **state)
 {
 	struct wrap *w = current;
 	w->orig.test_func(state);
+	/* a block written past its end, in the check or by a thread it left */
+	char why[400];
+	if (lt_alloc_overrun && lt_alloc_overrun(why, sizeof why))
+		lt_fail(__FILE__, __LINE__, NULL, "%s", why);
 	w->returned = 1;
 }
 
@@ -745,7 +757,10 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 		}
 	}
 	free(order);
-	for (size_t i = 0; report_fd >= 0 && i < n; i++) {
+	/* Wrapped with or without the runner's channel (report() writes only
+	 * with one): every check ends with the look for a block written past
+	 * its end (wrap_test). */
+	for (size_t i = 0; i < n; i++) {
 		wraps[i].orig = run[i];
 		run[i].test_func = wrap_test;
 		run[i].setup_func = wrap_setup;

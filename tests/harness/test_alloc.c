@@ -289,6 +289,57 @@ static void alloc__leaksanitizer_still_sees_leaks(void **state)
 #endif
 }
 
+/* Without a sanitizer, a write one byte past a block is seen: when the
+ * block is freed, when it is reallocated, or while it is still allocated
+ * (the look every check ends with); writes inside it never are. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+static __attribute__((noinline)) void put(char *p, size_t i, char c)
+{
+	p[i] = c;      /* out of the compiler's sight: the index is the test's */
+}
+#endif
+
+static void alloc__a_write_past_the_end_is_seen(void **state)
+{
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	lt_skip("the guard bytes are there only without a sanitizer (ASan sees the write itself)");
+#else
+	char why[400];
+	lt_alloc_overrun_reset();
+	char *a = malloc(10), *c = calloc(3, 4), *r = realloc(NULL, 5), *s = strdup("hot");
+	lt_expect(a && c && r && s, NULL, "an allocation failed with nothing armed");
+	for (size_t i = 0; i < 10; i++)
+		put(a, i, 'x');
+	for (size_t i = 0; i < 12; i++)
+		lt_expect_int(c[i], 0, "calloc's bytes are zero");
+	r = realloc(r, 40);
+	put(r, 39, 'x');
+	lt_expect(!lt_alloc_overrun(why, sizeof why), NULL, "writes inside the blocks were taken "
+	          "for a write past one: %s", why);
+	put(s, 4, '\0');                          /* "hot" has 4 bytes: one too far */
+	lt_expect(lt_alloc_overrun(why, sizeof why), NULL,
+	          "a NUL one past a strdup'd string, still allocated, was not seen");
+	lt_expect(strstr(why, "block of 4 byte(s)") && strstr(why, "byte 1 after") &&
+	          strstr(why, "still allocated"), NULL, "the message: %s", why);
+	free(s);
+	lt_alloc_overrun_reset();
+	put(a, 11, 'x');                          /* byte 2 past its end */
+	free(a);
+	lt_expect(lt_alloc_overrun(why, sizeof why) && strstr(why, "byte 2 after") &&
+	          strstr(why, "freed"), NULL, "a write past a block, freed: %s", why);
+	lt_alloc_overrun_reset();
+	put(c, 12, 'x');
+	c = realloc(c, 100);
+	lt_expect(lt_alloc_overrun(why, sizeof why) && strstr(why, "reallocated"), NULL,
+	          "a write past a block, reallocated: %s", why);
+	lt_alloc_overrun_reset();
+	free(c);
+	free(r);
+	lt_expect(!lt_alloc_overrun(why, sizeof why), NULL, "after the reset: %s", why);
+#endif
+}
+
 struct holder {
 	pthread_mutex_t *m;         /* held around the allocation, when not NULL */
 	void *p;
@@ -360,6 +411,7 @@ int main(void)
 		LABTEST_SQLITE(alloc__threads_keep_the_counts),
 		LABTEST_SQLITE(alloc__hold_stops_the_next_allocation),
 		LABTEST_SQLITE(alloc__leaksanitizer_still_sees_leaks),
+		LABTEST_SQLITE(alloc__a_write_past_the_end_is_seen),
 		LABTEST_BOTH(alloc__kit_queries_fail_cleanly),
 	};
 	return labtest_main("harness", tests);
