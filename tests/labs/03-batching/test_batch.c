@@ -39,7 +39,7 @@
  * releases it even when the check fails half-way. */
 static struct {
 	struct kit_db *conn[2];
-	struct batch_acc *acc;
+	struct batch_acc *acc, *acc2;
 } held;
 
 static int teardown(void **state)
@@ -47,6 +47,7 @@ static int teardown(void **state)
 	kit_db_close(held.conn[0]);
 	kit_db_close(held.conn[1]);
 	batch_acc_free(held.acc);
+	batch_acc_free(held.acc2);
 	memset(&held, 0, sizeof held);
 	return labtest_teardown(state);
 }
@@ -139,6 +140,117 @@ static void join_started(pthread_t *tid, int n)
 {
 	for (int i = 0; i < n; i++)
 		pthread_join(tid[i], NULL);
+}
+
+
+/* ---- the tables ---- */
+
+static int note_name(void *arg, int ncols, const char *const *values)
+{
+	char (*names)[64] = arg;
+	for (int i = 0; i < 16; i++)
+		if (names[i][0] == 0) {
+			snprintf(names[i], sizeof names[i], "%s", ncols > 0 && values[0] ? values[0] : "");
+			break;
+		}
+	return 0;
+}
+
+/* batch_setup() runs at every start of an app server (batch.h: "Create
+ * the tables if they do not exist"): run again, it returns 0 and keeps
+ * every like, counted or still waiting for a rollup. And what it makes
+ * keeps a committed like through a crash of the server: no PostgreSQL
+ * UNLOGGED table (a crash empties it) or TEMP one, no MariaDB table
+ * outside InnoDB (MEMORY keeps nothing through a restart and, like
+ * MyISAM, ignores ROLLBACK). */
+static void batch_setup__again_keeps_every_like(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	like(db, POST, 1);
+	like(db, POST, 2);
+	rollup_all(db);
+	like(db, POST, 3);
+	like(db, POST + 1, 3);
+	int rc = batch_setup(db);
+	lt_expect(rc == 0, "rollup", "batch_setup run a second time (an app server restarting) "
+	          "returned %d (%s): it creates its tables only if they do not exist yet "
+	          "(CREATE TABLE IF NOT EXISTS)", rc, labtest_why(db));
+	int64_t moved = rollup_all(db);
+	int64_t n42 = count(db, POST), n43 = count(db, POST + 1);
+	lt_expect(moved == 2 && n42 == 3 && n43 == 1, "rollup",
+	          "2 likes rolled up, 2 more made, then batch_setup run again: the next rollups moved "
+	          "%lld (expected 2) and the posts count %lld and %lld (expected 3 and 1). Does "
+	          "batch_setup drop or empty a table (the likes not yet rolled up are lost)?",
+	          (long long)moved, (long long)n42, (long long)n43);
+
+	char names[16][64];
+	memset(names, 0, sizeof names);
+	enum kit_db_engine engine = kit_db_engine(db);
+	if (engine == KIT_DB_POSTGRES)
+		rc = kit_db_query(db, "SELECT relname || CASE relpersistence WHEN 'u' THEN ' (UNLOGGED)'"
+		                      " ELSE ' (TEMP)' END FROM pg_class WHERE relkind IN ('r', 'p')"
+		                      " AND relpersistence <> 'p' AND (relnamespace ="
+		                      " current_schema()::regnamespace OR relpersistence = 't')"
+		                      " ORDER BY relname", 0, NULL, note_name, names);
+	else if (engine == KIT_DB_MYSQL)
+		rc = kit_db_query(db, "SELECT concat(table_name, ' (', engine, ')')"
+		                      " FROM information_schema.tables WHERE table_schema = database()"
+		                      " AND table_type = 'BASE TABLE' AND engine <> 'InnoDB'"
+		                      " ORDER BY table_name", 0, NULL, note_name, names);
+	lt_expect(rc == 0, NULL, "reading the tables' kinds: %s", labtest_why(db));
+	lt_expect(names[0][0] == 0, "one-transaction",
+	          "batch_setup made %s%s%s: a committed like there does not survive a crash or a "
+	          "restart of the server (%s), so the likes it holds are never counted; make every "
+	          "table a plain one", names[0], names[1][0] ? ", " : "", names[1],
+	          engine == KIT_DB_MYSQL ? "only InnoDB tables are transactional and crash-safe: "
+	          "MEMORY empties at a restart, MEMORY and MyISAM ignore ROLLBACK"
+	          : "PostgreSQL empties an UNLOGGED table after a crash; a TEMP table is the "
+	          "connection's own and goes with it");
+}
+
+/* The rows' own ids grow by one with every like, for ever, and are never
+ * reused: past 2^31 likes (some weeks of a busy site), an id column of 32
+ * bits (PostgreSQL's serial, MariaDB's INT AUTO_INCREMENT) refuses every
+ * like. Every id generator of the tables batch_setup made is moved to
+ * 2^31 - 1 first; two likes, a rollup and the counts still work. */
+static void batch_like__row_ids_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	char names[16][64];
+	memset(names, 0, sizeof names);
+	enum kit_db_engine engine = kit_db_engine(db);
+	int rc = 0;
+	if (engine == KIT_DB_POSTGRES) {
+		labtest_exec(t, "SELECT setval(c.oid, 2147483646) FROM pg_class c WHERE c.relkind = 'S'"
+		                " AND c.relnamespace = current_schema()::regnamespace");
+	} else if (engine == KIT_DB_MYSQL) {
+		rc = kit_db_query(db, "SELECT table_name FROM information_schema.tables WHERE"
+		                      " table_schema = database() AND auto_increment IS NOT NULL",
+		                      0, NULL, note_name, names);
+		for (int i = 0; i < 16 && names[i][0] && rc == 0; i++) {
+			char sql[160];
+			snprintf(sql, sizeof sql, "ALTER TABLE `%.64s` AUTO_INCREMENT = 2147483647", names[i]);
+			rc = kit_db_exec(db, sql, 0, NULL);
+		}
+	} else {
+		labtest_exec(t, "INSERT INTO likes (post_id, user_id) VALUES (-7, -7);"
+		                " DELETE FROM likes WHERE post_id = -7");
+		labtest_exec(t, "UPDATE sqlite_sequence SET seq = 2147483646");
+	}
+	lt_expect(rc == 0, NULL, "moving the ids on: %s", labtest_why(db));
+	int r1 = batch_like(db, POST, 1);
+	int r2 = batch_like(db, POST, 2);
+	int r3 = batch_like(db, POST, 3);
+	int64_t moved = r1 == 0 ? rollup_all(db) : 0;
+	int64_t n = count(db, POST);
+	lt_expect(r1 == 0 && r2 == 0 && r3 == 0 && moved == 3 && n == 3, "one-per-user",
+	          "with the tables' ids at 2^31 - 1, three likes returned %d, %d and %d (%s), the "
+	          "rollups moved %lld and the post counts %lld (expected 0, 0, 0, 3 and 3): is an "
+	          "id column 32 bits wide (serial, int AUTO_INCREMENT)? Ids are never reused: "
+	          "make it bigint, as likes.id is", r1, r2, r3, labtest_why(db),
+	          (long long)moved, (long long)n);
 }
 
 /* ---- append + rollup ---- */
@@ -539,6 +651,30 @@ static void batch_acc__counts_in_memory_until_flushed(void **state)
 	batch_acc_add(acc, POST, 5);
 	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "second flush: %s", labtest_why(db));
 	lt_expect_int_hint(count(db, POST), 8, "count after 5 more and a second flush", "acc");
+
+	/* Two accumulators (two pools of workers, or a test and the app)
+	 * count apart: an add to one is not pending in the other, a flush of
+	 * one writes only its own sums, freeing one keeps the other's. */
+	struct batch_acc *other = held.acc2 = batch_acc_new();
+	lt_expect(other != NULL, "acc", "a second batch_acc_new returned NULL");
+	batch_acc_add(acc, POST, 1);
+	batch_acc_add(other, POST, 100);
+	int64_t mine = batch_acc_pending(acc), theirs = batch_acc_pending(other);
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush: %s", labtest_why(db));
+	int64_t after_flush = batch_acc_pending(other), written = count(db, POST);
+	batch_acc_add(acc, POST, 2);
+	held.acc2 = NULL;
+	batch_acc_free(other);
+	int64_t after_free = batch_acc_pending(acc);
+	lt_expect(mine == 1 && theirs == 100 && written == 9 && after_flush == 100 && after_free == 2,
+	          "acc", "two accumulators, 1 added to the first and 100 to the second: pending read "
+	          "%lld and %lld (expected 1 and 100); the first's flush left the post at %lld "
+	          "(expected 8 + 1 = 9) and the second's pending at %lld (expected 100); after 2 "
+	          "more were added to the first and the second was freed, the first's pending read "
+	          "%lld (expected 2). Do the sums live in a static or global, shared by every "
+	          "accumulator, instead of in struct batch_acc?", (long long)mine,
+	          (long long)theirs, (long long)written, (long long)after_flush,
+	          (long long)after_free);
 }
 
 static void count_statements(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
@@ -1895,6 +2031,8 @@ int main(void)
 		cmocka_unit_test(batch_acc__pending_read_while_adding),
 		BOTH(batch__ids_at_the_ends_of_int64),
 		BOTH(batch__threads_keep_their_own_arguments),
+		BOTH(batch_setup__again_keeps_every_like),
+		BOTH(batch_like__row_ids_past_2_31),
 	};
 	return labtest_main("03-batching", tests);
 }
