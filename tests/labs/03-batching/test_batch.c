@@ -978,6 +978,48 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
+/* After the test let the first of two flushes of one accumulator go:
+ * wait up to 20 s for both to return (f2 only if started2), then join
+ * them. A flush takes milliseconds once let go; 20 s without an end is
+ * two flushes waiting for each other. They are then left where they
+ * are, with the accumulator and connections they hold (taken from the
+ * teardown, which must not free what they wait on), and the check fails
+ * saying so instead of hanging the suite; *deadlocked makes the later
+ * checks of two flushes fail at once. */
+static void end_two_flushes(struct gate *fin, struct flusher *f1, pthread_t tid1,
+                            struct flusher *f2, pthread_t tid2, bool started2, bool *deadlocked)
+{
+	struct timespec until = lt_deadline_ms(20000);
+	pthread_mutex_lock(&fin->m);
+	while (!(f1->done && (f2->done || !started2)) &&
+	       pthread_cond_timedwait(&fin->cv, &fin->m, &until) == 0)
+		;
+	bool end1 = f1->done, end2 = f2->done || !started2;
+	pthread_mutex_unlock(&fin->m);
+	if (!end1 || !end2) {
+		*deadlocked = true;
+		pthread_detach(tid1);
+		if (started2)
+			pthread_detach(tid2);
+		held.acc = NULL;
+		held.conn[0] = held.conn[1] = NULL;
+		lt_expect(false, "acc-lock", "two flushes of one accumulator, the second called while "
+		          "the first wrote: 20 s after the first was let go, the first %s and the second "
+		          "%s: they wait for each other. Does the flush take the sums mutex and then the "
+		          "one-flush-at-a-time mutex, while a flush that holds the latter needs the former "
+		          "to take back what it wrote? Take them in one order: the flushing mutex first, "
+		          "the sums mutex only inside it", end1 ? "returned" : "had not returned",
+		          end2 ? "returned" : "had not returned");
+	}
+	pthread_join(tid1, NULL);
+	if (started2)
+		pthread_join(tid2, NULL);
+}
+
+/* Two flushes that waited for each other in one check do so in the
+ * others: said at once, so that the suite goes on. */
+static bool flushes_deadlocked;
+
 struct late_add {
 	struct batch_acc *acc;
 	struct gate *g;                /* its m guards done */
@@ -1055,11 +1097,8 @@ static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
  * for: the last flush before a shutdown would lose those likes. */
 static void batch_acc__one_flush_at_a_time(void **state)
 {
-	/* Two flushes that waited for each other on one engine do so on the
-	 * next: said at once, so that the suite goes on. */
-	static bool deadlocked;
-	lt_expect(!deadlocked, "acc-lock", "two flushes of one accumulator waited for each other "
-	          "on the engine before (see there); not run again");
+	lt_expect(!flushes_deadlocked, "acc-lock", "two flushes of one accumulator waited for each "
+	          "other in an earlier check (see there); not run again");
 	struct labtest *t = *state;
 	fresh(t);
 	struct batch_acc *acc = new_acc();
@@ -1097,36 +1136,7 @@ static void batch_acc__one_flush_at_a_time(void **state)
 		overlapped = gate_wait(second, &second->entered, ADD_WAIT_MS);
 	}
 	gate_open(g);
-	/* A flush takes milliseconds once let go; 20 s without an end is two
-	 * flushes waiting for each other. They are left where they are, with
-	 * the accumulator, connections and memory they hold (the teardown
-	 * must not free what they wait on), and the check fails saying so
-	 * instead of hanging the suite. */
-	struct timespec until = lt_deadline_ms(20000);
-	pthread_mutex_lock(&two->fin.m);
-	while (!(f1->done && (f2->done || !started2)) &&
-	       pthread_cond_timedwait(&two->fin.cv, &two->fin.m, &until) == 0)
-		;
-	bool end1 = f1->done, end2 = f2->done || !started2;
-	pthread_mutex_unlock(&two->fin.m);
-	if (!end1 || !end2) {
-		deadlocked = true;
-		pthread_detach(tid1);
-		if (started2)
-			pthread_detach(tid2);
-		held.acc = NULL;
-		held.conn[0] = held.conn[1] = NULL;
-		lt_expect(false, "acc-lock", "two flushes of one accumulator, the second called while the first wrote: "
-		         "20 s after the first was let go from its database, the first %s and the "
-		         "second %s: they wait for each other. Does the flush take the sums mutex "
-		         "and then the one-flush-at-a-time mutex, while a flush that holds the latter "
-		         "needs the former to take back what it wrote? Take them in one order: the "
-		         "flushing mutex first, the sums mutex only inside it (HINT: acc-lock)",
-		         end1 ? "returned" : "had not returned", end2 ? "returned" : "had not returned");
-	}
-	pthread_join(tid1, NULL);
-	if (started2)
-		pthread_join(tid2, NULL);
+	end_two_flushes(&two->fin, f1, tid1, f2, tid2, started2, &flushes_deadlocked);
 	kit_db_set_hook(f1->db, NULL, NULL);
 	kit_db_set_hook(f2->db, NULL, NULL);
 	struct flusher r1 = *f1, r2 = *f2;
@@ -1184,13 +1194,15 @@ static void settle_watch_hook(void *arg, enum kit_db_event ev, const char *sql, 
 
 static void batch_acc__next_flush_waits_for_the_settle(void **state)
 {
+	lt_expect(!flushes_deadlocked, "acc-lock", "two flushes of one accumulator waited for each "
+	          "other in an earlier check (see there); not run again");
 	struct labtest *t = *state;
 	fresh(t);
 	struct batch_acc *acc = new_acc();
 	struct settle_watch w = { GATE_INIT(true), false };
-	struct gate second = GATE_INIT(false);
-	struct flusher f1 = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
-	struct flusher f2 = { .acc = acc };
+	struct gate second = GATE_INIT(false), fin = GATE_INIT(false);
+	struct flusher f1 = { .acc = acc, .db = held.conn[0] = labtest_connect(t), .fin = &fin };
+	struct flusher f2 = { .acc = acc, .fin = &fin };
 	pthread_t tid1, tid2;
 
 	lt_expect(kit_db_open(&held.conn[1], "sqlite::memory:") == 0, NULL,
@@ -1214,9 +1226,7 @@ static void batch_acc__next_flush_waits_for_the_settle(void **state)
 		second_ran = stopped && gate_wait(&second, &second.entered, ADD_WAIT_MS);
 	}
 	lt_lock_unlock_release();
-	if (started2)
-		pthread_join(tid2, NULL);
-	pthread_join(tid1, NULL);
+	end_two_flushes(&fin, &f1, tid1, &f2, tid2, started2, &flushes_deadlocked);
 	kit_db_set_hook(f1.db, NULL, NULL);
 	kit_db_set_hook(f2.db, NULL, NULL);
 
