@@ -63,7 +63,10 @@ struct inside_versions {
  * asynchronously: they include the work of other connections only once
  * those have flushed theirs (pg_stat_force_next_flush(), or about a
  * second of being idle). On SQLite it runs a passive checkpoint (which
- * never waits for anyone). On failure *out is all zero. */
+ * never waits for anyone) and changes no setting of the connection; if
+ * another connection is checkpointing at that moment, the passive one
+ * cannot run (SQLite answers busy, with no counts): return KIT_DB_BUSY
+ * at once. On failure *out is all zero. */
 int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out);
 
 /* ---- §3 Keys ---- */

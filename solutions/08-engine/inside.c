@@ -47,8 +47,12 @@ int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out)
 	int rc;
 
 	if (kit_db_engine(db) == KIT_DB_SQLITE) {
-		/* busy, frames in the WAL, frames copied back to the database */
+		/* busy, frames in the WAL, frames copied back to the database.
+		 * Busy: another connection is checkpointing, so this one could
+		 * not run (both counts -1); it never waits for that one. */
 		rc = kit_db_query(db, "PRAGMA wal_checkpoint(PASSIVE)", 0, NULL, three_ints, v);
+		if (rc == 0 && v[0] != 0)
+			return KIT_DB_BUSY;
 		if (rc == 0) {
 			out->wal_frames = v[1];
 			out->wal_pinned = v[1] - v[2];

@@ -8,6 +8,8 @@
  * or a schema), the test fills it, teardown removes it.
  */
 #include "tests/harness/labtest.h"
+#include "kit/failpoint.h"
+#include "tests/harness/locks.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -532,6 +534,10 @@ int labtest_teardown(void **state)
 
 	if (t == NULL)
 		return 0;
+	/* A check that failed between arming a failpoint and disarming it
+	 * (lt_refusals_arm, lt_step_arm...) must not leave it to the next
+	 * checks, nor to this teardown's own statements. */
+	kit_fp_clear();
 	if (t->store_url[0] && strncmp(t->store_url, "mem:", 4) != 0)
 		rc = drop_redis_ns(t);
 	kit_db_close(t->db);
@@ -591,6 +597,15 @@ int64_t labtest_int(struct labtest *t, const char *sql)
 	if (kit_db_query_int(db, sql, 0, NULL, &v) != 0)
 		fail_msg("%s", kit_db_errmsg(db));
 	return v;
+}
+
+/* locks.h: the test's thread locks a mutex it holds already. */
+void lt_lock_relocked(const void *m)
+{
+	lt_fail(__FILE__, __LINE__, NULL, "pthread_mutex_lock of a mutex (%p) that this thread "
+	        "already holds: it would never return (the thread waits for itself). Did an "
+	        "earlier call return, on an error path, with the mutex still locked? Every "
+	        "return after pthread_mutex_lock unlocks it first", m);
 }
 
 void lt_fail(const char *file, int line, const char *hint, const char *fmt, ...)

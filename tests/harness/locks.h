@@ -92,6 +92,13 @@ bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
  * wait's release does not count). lt_lock_unlock_held(ms) waits up to ms
  * milliseconds for the hold to be taken. One hold at a time; release it
  * whether or not it was taken. */
+/* Called (when some file of the test program defines it: labtest.c
+ * does, failing the check) when the test's own thread, not one the code
+ * under test started, calls pthread_mutex_lock on a non-recursive mutex
+ * it already holds: a lock that would never return, typically because an
+ * earlier call returned on an error path without unlocking. */
+void lt_lock_relocked(const void *m) __attribute__((weak));
+
 void lt_lock_hold_next_unlock(void);
 bool lt_lock_unlock_held(int ms);
 void lt_lock_unlock_release(void);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -39,7 +40,7 @@
  * releases it even when the check fails half-way. */
 static struct {
 	struct kit_db *conn[2];
-	struct batch_acc *acc;
+	struct batch_acc *acc, *acc2;
 } held;
 
 static int teardown(void **state)
@@ -47,6 +48,7 @@ static int teardown(void **state)
 	kit_db_close(held.conn[0]);
 	kit_db_close(held.conn[1]);
 	batch_acc_free(held.acc);
+	batch_acc_free(held.acc2);
 	memset(&held, 0, sizeof held);
 	return labtest_teardown(state);
 }
@@ -139,6 +141,117 @@ static void join_started(pthread_t *tid, int n)
 {
 	for (int i = 0; i < n; i++)
 		pthread_join(tid[i], NULL);
+}
+
+
+/* ---- the tables ---- */
+
+static int note_name(void *arg, int ncols, const char *const *values)
+{
+	char (*names)[64] = arg;
+	for (int i = 0; i < 16; i++)
+		if (names[i][0] == 0) {
+			snprintf(names[i], sizeof names[i], "%s", ncols > 0 && values[0] ? values[0] : "");
+			break;
+		}
+	return 0;
+}
+
+/* batch_setup() runs at every start of an app server (batch.h: "Create
+ * the tables if they do not exist"): run again, it returns 0 and keeps
+ * every like, counted or still waiting for a rollup. And what it makes
+ * keeps a committed like through a crash of the server: no PostgreSQL
+ * UNLOGGED table (a crash empties it) or TEMP one, no MariaDB table
+ * outside InnoDB (MEMORY keeps nothing through a restart and, like
+ * MyISAM, ignores ROLLBACK). */
+static void batch_setup__again_keeps_every_like(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	like(db, POST, 1);
+	like(db, POST, 2);
+	rollup_all(db);
+	like(db, POST, 3);
+	like(db, POST + 1, 3);
+	int rc = batch_setup(db);
+	lt_expect(rc == 0, "rollup", "batch_setup run a second time (an app server restarting) "
+	          "returned %d (%s): it creates its tables only if they do not exist yet "
+	          "(CREATE TABLE IF NOT EXISTS)", rc, labtest_why(db));
+	int64_t moved = rollup_all(db);
+	int64_t n42 = count(db, POST), n43 = count(db, POST + 1);
+	lt_expect(moved == 2 && n42 == 3 && n43 == 1, "rollup",
+	          "2 likes rolled up, 2 more made, then batch_setup run again: the next rollups moved "
+	          "%lld (expected 2) and the posts count %lld and %lld (expected 3 and 1). Does "
+	          "batch_setup drop or empty a table (the likes not yet rolled up are lost)?",
+	          (long long)moved, (long long)n42, (long long)n43);
+
+	char names[16][64];
+	memset(names, 0, sizeof names);
+	enum kit_db_engine engine = kit_db_engine(db);
+	if (engine == KIT_DB_POSTGRES)
+		rc = kit_db_query(db, "SELECT relname || CASE relpersistence WHEN 'u' THEN ' (UNLOGGED)'"
+		                      " ELSE ' (TEMP)' END FROM pg_class WHERE relkind IN ('r', 'p')"
+		                      " AND relpersistence <> 'p' AND (relnamespace ="
+		                      " current_schema()::regnamespace OR relpersistence = 't')"
+		                      " ORDER BY relname", 0, NULL, note_name, names);
+	else if (engine == KIT_DB_MYSQL)
+		rc = kit_db_query(db, "SELECT concat(table_name, ' (', engine, ')')"
+		                      " FROM information_schema.tables WHERE table_schema = database()"
+		                      " AND table_type = 'BASE TABLE' AND engine <> 'InnoDB'"
+		                      " ORDER BY table_name", 0, NULL, note_name, names);
+	lt_expect(rc == 0, NULL, "reading the tables' kinds: %s", labtest_why(db));
+	lt_expect(names[0][0] == 0, "one-transaction",
+	          "batch_setup made %s%s%s: a committed like there does not survive a crash or a "
+	          "restart of the server (%s), so the likes it holds are never counted; make every "
+	          "table a plain one", names[0], names[1][0] ? ", " : "", names[1],
+	          engine == KIT_DB_MYSQL ? "only InnoDB tables are transactional and crash-safe: "
+	          "MEMORY empties at a restart, MEMORY and MyISAM ignore ROLLBACK"
+	          : "PostgreSQL empties an UNLOGGED table after a crash; a TEMP table is the "
+	          "connection's own and goes with it");
+}
+
+/* The rows' own ids grow by one with every like, for ever, and are never
+ * reused: past 2^31 likes (some weeks of a busy site), an id column of 32
+ * bits (PostgreSQL's serial, MariaDB's INT AUTO_INCREMENT) refuses every
+ * like. Every id generator of the tables batch_setup made is moved to
+ * 2^31 - 1 first; two likes, a rollup and the counts still work. */
+static void batch_like__row_ids_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	char names[16][64];
+	memset(names, 0, sizeof names);
+	enum kit_db_engine engine = kit_db_engine(db);
+	int rc = 0;
+	if (engine == KIT_DB_POSTGRES) {
+		labtest_exec(t, "SELECT setval(c.oid, 2147483646) FROM pg_class c WHERE c.relkind = 'S'"
+		                " AND c.relnamespace = current_schema()::regnamespace");
+	} else if (engine == KIT_DB_MYSQL) {
+		rc = kit_db_query(db, "SELECT table_name FROM information_schema.tables WHERE"
+		                      " table_schema = database() AND auto_increment IS NOT NULL",
+		                      0, NULL, note_name, names);
+		for (int i = 0; i < 16 && names[i][0] && rc == 0; i++) {
+			char sql[160];
+			snprintf(sql, sizeof sql, "ALTER TABLE `%.64s` AUTO_INCREMENT = 2147483647", names[i]);
+			rc = kit_db_exec(db, sql, 0, NULL);
+		}
+	} else {
+		labtest_exec(t, "INSERT INTO likes (post_id, user_id) VALUES (-7, -7);"
+		                " DELETE FROM likes WHERE post_id = -7");
+		labtest_exec(t, "UPDATE sqlite_sequence SET seq = 2147483646");
+	}
+	lt_expect(rc == 0, NULL, "moving the ids on: %s", labtest_why(db));
+	int r1 = batch_like(db, POST, 1);
+	int r2 = batch_like(db, POST, 2);
+	int r3 = batch_like(db, POST, 3);
+	int64_t moved = r1 == 0 ? rollup_all(db) : 0;
+	int64_t n = count(db, POST);
+	lt_expect(r1 == 0 && r2 == 0 && r3 == 0 && moved == 3 && n == 3, "one-per-user",
+	          "with the tables' ids at 2^31 - 1, three likes returned %d, %d and %d (%s), the "
+	          "rollups moved %lld and the post counts %lld (expected 0, 0, 0, 3 and 3): is an "
+	          "id column 32 bits wide (serial, int AUTO_INCREMENT)? Ids are never reused: "
+	          "make it bigint, as likes.id is", r1, r2, r3, labtest_why(db),
+	          (long long)moved, (long long)n);
 }
 
 /* ---- append + rollup ---- */
@@ -539,6 +652,30 @@ static void batch_acc__counts_in_memory_until_flushed(void **state)
 	batch_acc_add(acc, POST, 5);
 	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "second flush: %s", labtest_why(db));
 	lt_expect_int_hint(count(db, POST), 8, "count after 5 more and a second flush", "acc");
+
+	/* Two accumulators (two pools of workers, or a test and the app)
+	 * count apart: an add to one is not pending in the other, a flush of
+	 * one writes only its own sums, freeing one keeps the other's. */
+	struct batch_acc *other = held.acc2 = batch_acc_new();
+	lt_expect(other != NULL, "acc", "a second batch_acc_new returned NULL");
+	batch_acc_add(acc, POST, 1);
+	batch_acc_add(other, POST, 100);
+	int64_t mine = batch_acc_pending(acc), theirs = batch_acc_pending(other);
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush: %s", labtest_why(db));
+	int64_t after_flush = batch_acc_pending(other), written = count(db, POST);
+	batch_acc_add(acc, POST, 2);
+	held.acc2 = NULL;
+	batch_acc_free(other);
+	int64_t after_free = batch_acc_pending(acc);
+	lt_expect(mine == 1 && theirs == 100 && written == 9 && after_flush == 100 && after_free == 2,
+	          "acc", "two accumulators, 1 added to the first and 100 to the second: pending read "
+	          "%lld and %lld (expected 1 and 100); the first's flush left the post at %lld "
+	          "(expected 8 + 1 = 9) and the second's pending at %lld (expected 100); after 2 "
+	          "more were added to the first and the second was freed, the first's pending read "
+	          "%lld (expected 2). Do the sums live in a static or global, shared by every "
+	          "accumulator, instead of in struct batch_acc?", (long long)mine,
+	          (long long)theirs, (long long)written, (long long)after_flush,
+	          (long long)after_free);
 }
 
 static void count_statements(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
@@ -822,6 +959,8 @@ struct flusher {
 	struct kit_db *db;
 	int rc;
 	char error[300];
+	struct gate *fin;              /* when set: done is noted under fin->m */
+	bool done;
 };
 
 static void *flusher_main(void *arg)
@@ -830,8 +969,56 @@ static void *flusher_main(void *arg)
 	f->rc = batch_acc_flush(f->acc, f->db);
 	if (f->rc != 0)
 		snprintf(f->error, sizeof f->error, "%s", labtest_why(f->db));
+	if (f->fin) {
+		pthread_mutex_lock(&f->fin->m);
+		f->done = true;
+		pthread_cond_broadcast(&f->fin->cv);
+		pthread_mutex_unlock(&f->fin->m);
+	}
 	return NULL;
 }
+
+/* After the test let the first of two flushes of one accumulator go:
+ * wait up to 20 s for both to return (f2 only if started2), then join
+ * them. A flush takes milliseconds once let go; 20 s without an end is
+ * two flushes waiting for each other. They are then left where they
+ * are, with the accumulator and connections they hold (taken from the
+ * teardown, which must not free what they wait on), and the check fails
+ * saying so instead of hanging the suite; *deadlocked makes the later
+ * checks of two flushes fail at once. */
+static void end_two_flushes(struct gate *fin, struct flusher *f1, pthread_t tid1,
+                            struct flusher *f2, pthread_t tid2, bool started2, bool *deadlocked)
+{
+	struct timespec until = lt_deadline_ms(20000);
+	pthread_mutex_lock(&fin->m);
+	while (!(f1->done && (f2->done || !started2)) &&
+	       pthread_cond_timedwait(&fin->cv, &fin->m, &until) == 0)
+		;
+	bool end1 = f1->done, end2 = f2->done || !started2;
+	pthread_mutex_unlock(&fin->m);
+	if (!end1 || !end2) {
+		*deadlocked = true;
+		pthread_detach(tid1);
+		if (started2)
+			pthread_detach(tid2);
+		held.acc = NULL;
+		held.conn[0] = held.conn[1] = NULL;
+		lt_expect(false, "acc-lock", "two flushes of one accumulator, the second called while "
+		          "the first wrote: 20 s after the first was let go, the first %s and the second "
+		          "%s: they wait for each other. Does the flush take the sums mutex and then the "
+		          "one-flush-at-a-time mutex, while a flush that holds the latter needs the former "
+		          "to take back what it wrote? Take them in one order: the flushing mutex first, "
+		          "the sums mutex only inside it", end1 ? "returned" : "had not returned",
+		          end2 ? "returned" : "had not returned");
+	}
+	pthread_join(tid1, NULL);
+	if (started2)
+		pthread_join(tid2, NULL);
+}
+
+/* Two flushes that waited for each other in one check do so in the
+ * others: said at once, so that the suite goes on. */
+static bool flushes_deadlocked;
 
 struct late_add {
 	struct batch_acc *acc;
@@ -910,40 +1097,56 @@ static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
  * for: the last flush before a shutdown would lose those likes. */
 static void batch_acc__one_flush_at_a_time(void **state)
 {
+	lt_expect(!flushes_deadlocked, "acc-lock", "two flushes of one accumulator waited for each "
+	          "other in an earlier check (see there); not run again");
 	struct labtest *t = *state;
 	fresh(t);
 	struct batch_acc *acc = new_acc();
-	struct gate g = GATE_INIT(true), second = GATE_INIT(false);
-	struct flusher f1 = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
-	struct flusher f2 = { .acc = acc };
+	/* On the heap: two flushes that wait for each other never return,
+	 * and are left behind with what they use (see below). */
+	struct two_flushes {
+		struct gate g, second, fin;
+		struct flusher f1, f2;
+	} *two = calloc(1, sizeof *two);
+	lt_expect(two != NULL, NULL, "calloc failed");
+	*two = (struct two_flushes){ .g = GATE_INIT(true), .second = GATE_INIT(false),
+	                             .fin = GATE_INIT(false) };
+	struct gate *g = &two->g, *second = &two->second;
+	struct flusher *f1 = &two->f1, *f2 = &two->f2;
+	f1->acc = f2->acc = acc;
+	f1->fin = f2->fin = &two->fin;
+	f1->db = held.conn[0] = labtest_connect(t);
 	pthread_t tid1, tid2;
 
 	lt_expect(kit_db_open(&held.conn[1], "sqlite::memory:") == 0, NULL,
 	          "open sqlite::memory:: %s", kit_db_errmsg(held.conn[1]));
-	f2.db = held.conn[1];
-	lt_expect(batch_setup(f2.db) == 0, NULL, "batch_setup in memory: %s", labtest_why(f2.db));
+	f2->db = held.conn[1];
+	lt_expect(batch_setup(f2->db) == 0, NULL, "batch_setup in memory: %s", labtest_why(f2->db));
 	batch_acc_add(acc, POST, 10);
-	kit_db_set_hook(f1.db, gate_hook, &g);
-	kit_db_set_hook(f2.db, gate_hook, &second);
+	kit_db_set_hook(f1->db, gate_hook, g);
+	kit_db_set_hook(f2->db, gate_hook, second);
 
-	lt_expect(pthread_create(&tid1, NULL, flusher_main, &f1) == 0, NULL, "pthread_create failed");
-	bool inside = gate_wait(&g, &g.entered, 10000);
-	bool overlapped = false;
+	lt_expect(pthread_create(&tid1, NULL, flusher_main, f1) == 0, NULL, "pthread_create failed");
+	bool inside = gate_wait(g, &g->entered, 10000);
+	bool overlapped = false, started2 = false;
 	if (inside)
 		batch_acc_add(acc, POST, 5);
-	if (inside && pthread_create(&tid2, NULL, flusher_main, &f2) == 0) {
-		overlapped = gate_wait(&second, &second.entered, ADD_WAIT_MS);
-		gate_open(&g);
-		pthread_join(tid2, NULL);
+	if (inside && pthread_create(&tid2, NULL, flusher_main, f2) == 0) {
+		started2 = true;
+		overlapped = gate_wait(second, &second->entered, ADD_WAIT_MS);
 	}
-	gate_open(&g);
-	pthread_join(tid1, NULL);
-	kit_db_set_hook(f1.db, NULL, NULL);
-	kit_db_set_hook(f2.db, NULL, NULL);
+	gate_open(g);
+	end_two_flushes(&two->fin, f1, tid1, f2, tid2, started2, &flushes_deadlocked);
+	kit_db_set_hook(f1->db, NULL, NULL);
+	kit_db_set_hook(f2->db, NULL, NULL);
+	struct flusher r1 = *f1, r2 = *f2;
+	free(two);
+	f1 = &r1;
+	f2 = &r2;
 
 	lt_expect(inside, "acc", "the flush of 10 pending likes never used its connection");
-	lt_expect(f1.rc == 0 && f2.rc == 0, "acc", "batch_acc_flush: %s", f1.rc ? f1.error : f2.error);
-	int64_t first = count(f1.db, POST), other = count(f2.db, POST);
+	lt_expect(f1->rc == 0 && f2->rc == 0, "acc", "batch_acc_flush: %s", f1->rc ? f1->error : f2->error);
+	int64_t first = count(f1->db, POST), other = count(f2->db, POST);
 	lt_expect(!overlapped, "acc-lock",
 	          "expected a second flush to wait for the first, but it reached its database while "
 	          "the first was still writing (the databases got %lld and %lld of 10 likes)",
@@ -991,13 +1194,15 @@ static void settle_watch_hook(void *arg, enum kit_db_event ev, const char *sql, 
 
 static void batch_acc__next_flush_waits_for_the_settle(void **state)
 {
+	lt_expect(!flushes_deadlocked, "acc-lock", "two flushes of one accumulator waited for each "
+	          "other in an earlier check (see there); not run again");
 	struct labtest *t = *state;
 	fresh(t);
 	struct batch_acc *acc = new_acc();
 	struct settle_watch w = { GATE_INIT(true), false };
-	struct gate second = GATE_INIT(false);
-	struct flusher f1 = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
-	struct flusher f2 = { .acc = acc };
+	struct gate second = GATE_INIT(false), fin = GATE_INIT(false);
+	struct flusher f1 = { .acc = acc, .db = held.conn[0] = labtest_connect(t), .fin = &fin };
+	struct flusher f2 = { .acc = acc, .fin = &fin };
 	pthread_t tid1, tid2;
 
 	lt_expect(kit_db_open(&held.conn[1], "sqlite::memory:") == 0, NULL,
@@ -1021,9 +1226,7 @@ static void batch_acc__next_flush_waits_for_the_settle(void **state)
 		second_ran = stopped && gate_wait(&second, &second.entered, ADD_WAIT_MS);
 	}
 	lt_lock_unlock_release();
-	if (started2)
-		pthread_join(tid2, NULL);
-	pthread_join(tid1, NULL);
+	end_two_flushes(&fin, &f1, tid1, &f2, tid2, started2, &flushes_deadlocked);
 	kit_db_set_hook(f1.db, NULL, NULL);
 	kit_db_set_hook(f2.db, NULL, NULL);
 
@@ -1895,6 +2098,8 @@ int main(void)
 		cmocka_unit_test(batch_acc__pending_read_while_adding),
 		BOTH(batch__ids_at_the_ends_of_int64),
 		BOTH(batch__threads_keep_their_own_arguments),
+		BOTH(batch_setup__again_keeps_every_like),
+		BOTH(batch_like__row_ids_past_2_31),
 	};
 	return labtest_main("03-batching", tests);
 }

@@ -18,6 +18,7 @@
 
 #include "labs/08-engine/inside.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/08-engine/sleeps.h"
 #include "util/clock.h"
@@ -204,12 +205,17 @@ void versions__fills_out_as_promised(void **state)
 		labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 1");
 
 	struct inside_versions v;
+	char session[LT_SESSION_LEN];
+	lt_session(t, db, session, sizeof session);
 	memset(&v, 0x5a, sizeof v);
 	int rc = inside_versions(db, 1, &v);
 	if (reader) {
 		kit_db_rollback(reader);
 		kit_db_close(reader);
 	}
+	/* A setting changed "for the read" (enable_seqscan, a PRAGMA)
+	 * stays for every later statement of the connection. */
+	lt_session_unchanged(t, db, session, "inside_versions()", "versions");
 	lt_expect(rc == 0, "versions", "inside_versions(): %d, %s", rc, labtest_why(db));
 	if (sqlite) {
 		lt_expect(v.updates == 0 && v.hot_updates == 0 && v.dead == 0 && v.heap_pages == 0 &&

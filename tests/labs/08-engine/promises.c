@@ -50,10 +50,21 @@ void isolation__first_wait_is_at_most_base(void **state)
 	                " FOR EACH ROW EXECUTE FUNCTION fail_first()");
 
 	struct inside_retry policy = { 5, BASE, 100 * BASE };
+	/* Every second call follows one that gave up at once (one attempt,
+	 * failed): the doubling is counted within a call, so the next call's
+	 * first wait is again base/2 to base. */
+	const struct inside_retry once = { 1, BASE, 100 * BASE };
+	int bad_once = 0;
 	double asked[CALLS], took[CALLS];
 	int bad_rc = 0, bad_attempts = 0, n = 0;
 	bool exact = true;
 	for (int i = 0; i < CALLS; i++) {
+		if (i % 2) {
+			labtest_exec(t, "ALTER SEQUENCE first_failure RESTART");
+			int gave_up = inside_count_retrying(db, 1, "REPEATABLE READ", &once, NULL);
+			if (gave_up != INSIDE_GAVE_UP && !bad_once)
+				bad_once = gave_up ? gave_up : 1;
+		}
 		labtest_exec(t, "ALTER SEQUENCE first_failure RESTART");
 		struct lt_gap g = LT_GAP_INIT;
 		struct lt_sleeps watch;
@@ -88,11 +99,40 @@ void isolation__first_wait_is_at_most_base(void **state)
 		if (v < BASE / 2.0 - 0.001 || (exact && v > BASE + 0.001))
 			outside++;
 	}
+	lt_expect(bad_once == 0, "limit", "a call with max_attempts 1 whose attempt failed to "
+	          "serialize returned %d, expected INSIDE_GAVE_UP (%d)", bad_once, INSIDE_GAVE_UP);
 	lt_expect(outside == 0, "backoff", "after the first failure (base %d ms) the waits %s %s "
-	          "ms, %d of them outside %d to %d ms: the contract's d after failure k is "
-	          "base * 2^(k-1), so the first wait is between base/2 and base; a doubling counted "
-	          "from k (base * 2^k) waits between base and 2 base", BASE,
+	          "ms, %d of them outside %d to %d ms (calls 2, 4, ... each came after a call "
+	          "that gave up): the contract's d after failure k is base * 2^(k-1), k counted "
+	          "within the call, so the first wait is between base/2 and base; a doubling "
+	          "counted from k (base * 2^k), or over the calls of a thread, waits longer", BASE,
 	          exact ? "asked for were" : "took", list, outside, BASE / 2, BASE);
+
+	/* A cap below base: d = min(cap, base), the cap holds from the first
+	 * wait on (a d that starts at base and is capped only once doubled
+	 * is not). */
+	enum { CAP = 20 };
+	const struct inside_retry low = { 5, BASE, CAP };
+	double over = 0;
+	for (int i = 0; i < 3; i++) {
+		labtest_exec(t, "ALTER SEQUENCE first_failure RESTART");
+		struct lt_gap g = LT_GAP_INIT;
+		struct lt_sleeps watch;
+		kit_db_set_hook(db, lt_time_gap, &g);
+		lt_sleeps_watch(&watch, 4.0 * BASE, 16.0 * BASE);
+		lt_sleeps_deadline(30, "isolation__first_wait_is_at_most_base");
+		int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &low, NULL);
+		lt_sleeps_unwatch();
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(rc == 0, "backoff", "base %d ms, cap %d ms, the first attempt failing: "
+		          "returned %d, expected 0", BASE, CAP, rc);
+		if (watch.longest_ms > over)
+			over = watch.longest_ms;
+	}
+	lt_expect(over <= CAP + 0.001, "backoff", "base %d ms and cap %d ms (a cap below base): "
+	          "the first wait asked for %.2f ms, expected at most the cap: d = min(cap_ms, "
+	          "base_ms * 2^(k-1)) from the first failure on; a d that starts at base_ms and "
+	          "is capped only after it doubles waits past the cap once", BASE, CAP, over);
 }
 
 /* With the tables of inside_keys_setup(), a user likes a post once: the
@@ -107,7 +147,13 @@ void keys__one_like_per_user(void **state)
 	int rc = inside_keys_setup(db);
 	lt_expect(rc == 0, "guarantee", "inside_keys_setup failed (%d): %s", rc, labtest_why(db));
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
 	lt_expect_int_hint(inside_like(db, 1, 7), 0, "user 7's first like of post 1", "guarantee");
+	/* One like per user per post, not per user: user 7 likes post 2 too. */
+	int other = inside_like(db, 2, 7);
+	lt_expect(other == 0, "guarantee", "user 7, who liked post 1, then liked post 2: expected "
+	          "0, got %d (%s): the key of likes is (post_id, user_id), one like per user and "
+	          "post, not one per user", other, labtest_why(db));
 	int again = inside_like(db, 1, 7);
 	int one = inside_like_one_statement(db, 1, 7);
 	int64_t likes = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 7");

@@ -23,8 +23,10 @@
 
 #include "kit/load.h"
 #include "labs/08-engine/inside.h"
+#include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/labs/08-engine/contracts.h"
 #include "tests/labs/08-engine/promises.h"
 #include "tests/labs/08-engine/sleeps.h"
@@ -424,8 +426,12 @@ static void versions__reader_pins_wal(void **state)
 	struct inside_versions free_, held, after;
 	make_counter(t);
 
+	char session[LT_SESSION_LEN];
+	lt_session(t, db, session, sizeof session);
+	int64_t autockpt = labtest_int(t, "PRAGMA wal_autocheckpoint");
 	bump(db, 500);
 	versions(db, &free_, "after 500 updates, no reader");
+	lt_session_unchanged(t, db, session, "inside_versions()", "wal");
 	struct kit_db *reader = labtest_connect(t);
 	int64_t n;
 	if (kit_db_exec(reader, "BEGIN", 0, NULL) != 0 ||
@@ -453,6 +459,163 @@ static void versions__reader_pins_wal(void **state)
 	          "inside_versions() waited for another connection's lock (%d busy waits) while a "
 	          "reader was open: a checkpoint other than PASSIVE (FULL, RESTART, TRUNCATE) waits "
 	          "for the readers, and blocks the writers while it does; PASSIVE never waits", waits);
+
+	/* A reader that began where the WAL ends pins nothing: PASSIVE
+	 * copies every frame back, and still waits for nobody. A RESTART or
+	 * TRUNCATE after it ("the WAL is all copied, shrink it") waits for
+	 * that reader to end, on the busy handler, blocking the writers. */
+	bump(db, 50);
+	reader = labtest_connect(t);
+	if (kit_db_exec(reader, "BEGIN", 0, NULL) != 0 ||
+	    kit_db_query_int(reader, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0)
+		fail_msg("the reader: %s", kit_db_errmsg(reader));
+	struct inside_versions late;
+	waits = 0;
+	kit_db_set_hook(db, count_lock_waits, &waits);
+	versions(db, &late, "with a reader open since the last update");
+	kit_db_set_hook(db, NULL, NULL);
+	kit_db_rollback(reader);
+	kit_db_close(reader);
+	lt_expect(late.wal_pinned <= 10 && waits == 0, "wal",
+	          "with a reader open since the last of 50 updates (it pins no frame), "
+	          "inside_versions() reported %" PRId64 " of %" PRId64 " frames pinned and waited "
+	          "for another connection's lock %d times (busy waits), expected (nearly) none and "
+	          "no wait: a RESTART or TRUNCATE checkpoint, even one run only once PASSIVE copied "
+	          "everything back, waits for every reader of the WAL to end",
+	          late.wal_pinned, late.wal_frames, waits);
+	lt_session_unchanged(t, db, session, "inside_versions()", "wal");
+	int64_t autockpt_after = labtest_int(t, "PRAGMA wal_autocheckpoint");
+	lt_expect(autockpt_after == autockpt, "wal",
+	          "the connection's PRAGMA wal_autocheckpoint was %" PRId64 " before the calls of "
+	          "inside_versions() and %" PRId64 " after: a PRAGMA outlives the call, and with "
+	          "automatic checkpoints off the connection's WAL grows until someone checkpoints "
+	          "by hand; the PASSIVE checkpoint needs nothing set", autockpt, autockpt_after);
+}
+
+/* Another connection's checkpoint, held in the middle: a FULL checkpoint
+ * takes SQLite's one checkpoint lock first, then waits (on its busy
+ * handler) for a reader still on an old snapshot. For as long as it
+ * waits, any other checkpoint, PASSIVE too, cannot take that lock:
+ * SQLite answers at once, without calling a busy handler ("If any other
+ * process is running a checkpoint operation at the same time, the lock
+ * cannot be obtained and SQLITE_BUSY is returned", sqlite.org/c3ref/
+ * wal_checkpoint_v2.html), and PRAGMA wal_checkpoint's row is busy = 1
+ * with both counts -1. The holder runs on a thread of the test, on a
+ * connection of its own, and lets go when the reader ends (or after its
+ * 20 s lock timeout). */
+struct ckpt_holder {
+	struct kit_db *db;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool waiting;           /* inside its busy handler, the lock taken */
+	bool done;              /* its checkpoint returned */
+	int rc;
+	int64_t res[3];         /* busy, frames, checkpointed */
+};
+
+static void holder_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct ckpt_holder *h = arg;
+	(void)sql, (void)t_ns;
+	if (ev != KIT_DB_LOCK_WAIT)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->waiting = true;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static int three_values(void *arg, int ncols, const char *const *values)
+{
+	int64_t *v = arg;
+	for (int i = 0; i < ncols && i < 3; i++)
+		v[i] = values[i] ? strtoll(values[i], NULL, 10) : 0;
+	return 0;
+}
+
+static void *hold_checkpoint(void *arg)
+{
+	struct ckpt_holder *h = arg;
+	int rc = kit_db_query(h->db, "PRAGMA wal_checkpoint(FULL)", 0, NULL, three_values, h->res);
+	pthread_mutex_lock(&h->mu);
+	h->rc = rc;
+	h->done = true;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* inside_versions() while another connection is checkpointing: its
+ * PASSIVE checkpoint cannot run, and it says so (KIT_DB_BUSY, *out all
+ * zero) at once. Counting every frame as pinned because the checkpoint
+ * "copied nothing", or returning SQLite's -1 counts as numbers, reports
+ * what was not measured; running the checkpoint again until it is not
+ * busy waits for the other connection. */
+static void versions__busy_while_another_checkpoints(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	bump(db, 100);
+	struct kit_db *reader = labtest_connect(t);
+	int64_t n;
+	if (kit_db_exec(reader, "BEGIN", 0, NULL) != 0 ||
+	    kit_db_query_int(reader, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0)
+		fail_msg("the reader: %s", kit_db_errmsg(reader));
+	bump(db, 200);
+
+	struct ckpt_holder h = { .db = labtest_connect(t), .mu = PTHREAD_MUTEX_INITIALIZER,
+	                         .cv = PTHREAD_COND_INITIALIZER };
+	kit_db_set_lock_timeout(h.db, 20000);
+	kit_db_set_hook(h.db, holder_waits, &h);
+	pthread_t th;
+	if (pthread_create(&th, NULL, hold_checkpoint, &h) != 0)
+		fail_msg("pthread_create failed");
+	struct timespec until = lt_deadline_ms(60000);
+	pthread_mutex_lock(&h.mu);
+	while (!h.waiting && !h.done && pthread_cond_timedwait(&h.cv, &h.mu, &until) == 0)
+		;
+	bool holding = h.waiting && !h.done;
+	pthread_mutex_unlock(&h.mu);
+
+	struct inside_versions v;
+	int rc = 0, waits = 0;
+	bool outlasted = false;
+	if (holding) {
+		memset(&v, 0x5a, sizeof v);
+		kit_db_set_hook(db, count_lock_waits, &waits);
+		rc = inside_versions(db, 1, &v);
+		kit_db_set_hook(db, NULL, NULL);
+		pthread_mutex_lock(&h.mu);
+		outlasted = h.done;
+		pthread_mutex_unlock(&h.mu);
+	}
+	kit_db_rollback(reader);
+	kit_db_close(reader);
+	pthread_join(th, NULL);
+	kit_db_set_hook(h.db, NULL, NULL);
+	kit_db_close(h.db);
+	if (!holding)
+		fail_msg("the check's own FULL checkpoint did not stay waiting for the open reader "
+		         "(returned %d, busy %" PRId64 "): the check could not be staged", h.rc, h.res[0]);
+
+	static const struct inside_versions zero;
+	lt_expect(!outlasted && waits == 0, "wal",
+	          "inside_versions() returned only after another connection's checkpoint had ended "
+	          "(20 s later%s): while one runs, a PASSIVE checkpoint answers busy at once; "
+	          "running it again until it is not busy (or a FULL, RESTART or TRUNCATE one) waits "
+	          "for the other connection", waits ? ", on its busy handler" : "");
+	lt_expect(rc == KIT_DB_BUSY && memcmp(&v, &zero, sizeof v) == 0, "wal",
+	          "while another connection was checkpointing, inside_versions() returned %d with "
+	          "wal_frames %lld and wal_pinned %lld: expected KIT_DB_BUSY (%d) and *out all zero. "
+	          "PRAGMA wal_checkpoint(PASSIVE) then answers busy = 1 and -1 for both counts (it "
+	          "could not run): nothing was measured, neither frames nor pinned ones",
+	          rc, (long long)v.wal_frames, (long long)v.wal_pinned, KIT_DB_BUSY);
+	rc = inside_versions(db, 1, &v);
+	lt_expect(rc == 0 && v.wal_pinned <= 10, "wal",
+	          "once the other checkpoint and the reader had ended, inside_versions() returned %d "
+	          "with %lld frames pinned, expected 0 and (nearly) none: %s",
+	          rc, (long long)v.wal_pinned, labtest_why(db));
 }
 
 /* ---- §3 Keys ---- */
@@ -474,6 +637,17 @@ static void keys__like_needs_post(void **state)
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes l WHERE NOT EXISTS"
 	                                  " (SELECT 1 FROM posts p WHERE p.id = l.post_id)"), 0,
 	                   "likes of a post that is gone, after DELETE of a liked post", "guarantee");
+	/* A like with no post at all: a NULL passes every foreign key, and
+	 * SQLite lets NULL into a (non-INTEGER) primary key of a rowid
+	 * table, so only NOT NULL on post_id refuses it there. */
+	int null_rc = kit_db_exec(db, "INSERT INTO likes (post_id, user_id) VALUES (NULL, 5)", 0, NULL);
+	int64_t nulls = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id IS NULL");
+	lt_expect(null_rc < 0 && nulls == 0, "guarantee",
+	          "INSERT INTO likes (post_id, user_id) VALUES (NULL, 5) returned %d and left %"
+	          PRId64 " like with no post: expected it refused. Is likes.post_id without NOT "
+	          "NULL (SQLite lets NULL into a primary key)?", null_rc, nulls);
+	if (null_rc == 0)
+		labtest_exec(t, "DELETE FROM likes WHERE post_id IS NULL");
 	/* "no post deleted under its likes" (README §3): the DELETE is
 	 * refused, not carried out on the likes too (ON DELETE CASCADE), nor
 	 * on the likes' key (SET NULL, SET DEFAULT). */
@@ -1513,15 +1687,28 @@ static void spread_key__distinct(void **state)
 static void spread_key__scatters(void **state)
 {
 	(void)state;
-	int up = 0, bucket[16] = { 0 };
+	int up = 0, bucket[16] = { 0 }, up_from[16] = { 0 };
 	for (int64_t i = 1; i <= KEYS; i++) {
 		int64_t k = inside_spread_key(i);
-		up += inside_spread_key(i + 1) > k;
+		int rises = inside_spread_key(i + 1) > k;
+		up += rises;
+		up_from[i % 16] += rises;
 		bucket[(uint64_t)k >> 60]++;
 	}
 	lt_expect(up > KEYS * 4 / 10 && up < KEYS * 6 / 10, "scatter",
 	          "expected about half of consecutive seqs to get increasing keys (no order left), "
 	          "got %d of %d", up, KEYS);
+	/* No order left between neighbours wherever they are: the step from
+	 * an even seq up as often as from an odd one. A key that only moves
+	 * seq's bits around (reversed, rotated) keeps half in all, but each
+	 * step the same way for every seq with the same low bits (reversed:
+	 * from every even seq down, from every odd one up). */
+	for (int r = 0; r < 16; r++)
+		lt_expect(up_from[r] > KEYS / 16 * 4 / 10 && up_from[r] < KEYS / 16 * 6 / 10, "scatter",
+		          "expected about half of the steps from a seq that is %d mod 16 to the next "
+		          "to give an increasing key, got %d of %d: the key keeps an order between "
+		          "neighbours set by seq's low bits (a reversal or rotation of its bits?)",
+		          r, up_from[r], KEYS / 16);
 	for (int b = 0; b < 16; b++)
 		lt_expect(bucket[b] > KEYS / 16 * 8 / 10 && bucket[b] < KEYS / 16 * 12 / 10, "scatter",
 		          "expected each sixteenth of the key space to get about %d keys, "
@@ -1571,6 +1758,7 @@ int main(void)
 		LABTEST_PG(versions__indexed_counter_not_hot),
 		LABTEST_PG(versions__buffers_as_explain_counts_them),
 		LABTEST_SQLITE(versions__reader_pins_wal),
+		LABTEST_SQLITE(versions__busy_while_another_checkpoints),
 		LABTEST_BOTH(versions__fills_out_as_promised),
 		LABTEST_BOTH(keys__like_needs_post),
 		LABTEST_PG(keys__no_multixacts_from_likes),
