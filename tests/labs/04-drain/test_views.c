@@ -3164,6 +3164,48 @@ static void flusher__spurious_wakeup_is_not_a_stop(void **state)
 	kit_store_free(st);
 }
 
+/* stop_flusher sets the stopping flag under the mutex, then signals: the
+ * thread that wakes finds it set. Signalled first, the thread may wake,
+ * take the mutex before stop_flusher does, find no stop and wait out its
+ * interval: a lost wake-up, so the stop is late now and then. The test
+ * binary makes the thread win that race every time: the test thread's
+ * lock of the mutex the flusher waits with lets a woken waiter go first
+ * (tests/harness/locks.h: lt_lock_yield_to_waiter). A stop that locks
+ * before it signals pays 0.5 s for it here. */
+static void flusher__stop_wakes_a_thread_that_sees_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	schema(t);
+	record(st, 4, 6);
+	long n = lt_lock_waits(), s0 = lt_thread_starts();
+	int rc = start_flusher(&f, st, own, 3000, 100);
+	lt_expect(rc == 0 && f, "stop", "start_flusher returned %d", rc);
+	bool waiting = waits_past(n, s0, 1);
+	lt_lock_yield_to_waiter(500);
+	rc = stop_flusher(f);
+	lt_lock_yield_to_waiter(0);
+	struct lt_wait w[4];
+	int got = flusher_waits(n, s0, w, 4), again = -1;
+	for (int k = 0; k + 1 < got && again < 0; k++)
+		if (w[k].rc == 0 && !w[k].spurious && w[k + 1].thread == w[k].thread)
+			again = k + 1;
+	lt_expect(waiting, "flush-loop", "the 3 s flusher began no timed wait within 10 s of its start");
+	lt_expect(again < 0, "stop", "woken by stop_flusher (its wait returned 0), the flusher's thread "
+	          "waited again, to a deadline %.3f s after that wait began: it found no stop. Set the "
+	          "stopping flag under the mutex before pthread_cond_signal; signalled first, a thread "
+	          "that takes the mutex before stop_flusher does sees nothing and sleeps out its "
+	          "interval, and the stop waits for it", again < 0 ? 0.0 :
+	          (double)ts_diff(w[again].deadline, wait_on_monotonic(&w[again]) ? w[again].began_mono
+	                                                                          : w[again].began_real) / 1e9);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 6, "views in the database after stop_flusher (6 recorded)", "stop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3191,6 +3233,7 @@ int main(void)
 		LABTEST_ALL(flusher__stop_flushes_the_rest),
 		LABTEST_ALL(flusher__stop_joins_the_thread),
 		LABTEST_ALL(flusher__stop_is_prompt),
+		LABTEST_BOTH(flusher__stop_wakes_a_thread_that_sees_it),
 		LABTEST_ALL(flusher__retries_after_a_refusal),
 		STORE_REDIS(flusher__retries_after_a_refusal),
 		LABTEST_ALL(token__recorded_with_the_upsert),
