@@ -1277,7 +1277,7 @@ static void flush__every_step_can_fail(void **state)
 	schema(t);
 	const int64_t big = LT_PAST_UINT32 + 2;
 
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
 			struct kit_store *st = new_store(state);
 			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
@@ -1291,6 +1291,12 @@ static void flush__every_step_can_fail(void **state)
 				lt_expect(r < 0, "put-back",
 				          "statement %d of the flush %s, yet flush_views returned %" PRId64
 				          " (an error was expected)", k, lt_step_what(how), r);
+			if (fired && how == LT_STEP_BUSY)
+				lt_expect(r == KIT_DB_BUSY, "report-failure", "statement %d of the flush was "
+				          "refused as a lock wait (KIT_DB_BUSY), yet flush_views returned %" PRId64
+				          ": a refused flush returns the database's own code (views.h), so that "
+				          "its caller can tell a lock wait, worth retrying soon, from a failure",
+				          k, r);
 			flush_all(st, db);
 			lt_expect(db_views(t, 1) == 3 && db_views(t, 2) == 5 && db_views(t, 9) == big,
 			          "put-back",
@@ -2541,6 +2547,11 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 	static const char *const step[] = { "a flush", "a flush refused (video_counts away)",
 	                                    "a flush with nothing dirty" };
 	schema(t);
+	/* a lock timeout of the session's own, not the default: a flush that
+	 * sets one and then "restores the default" changes it (PostgreSQL's
+	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
+	 * kit's own busy wait, which no pragma shows) */
+	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
 	lt_session(t, db, before, sizeof before);
 	for (int i = 0; i < 3; i++) {
 		if (i < 2)
@@ -2671,7 +2682,8 @@ static void flush__store_failure_while_refused(void **state)
  * on its own connection (tests/harness/gate.h). Each must write its own
  * store's views: nothing a flush keeps between its park and its upsert
  * may be shared between calls (a static array of rows, of parameters, a
- * static SQL buffer). Their tokens are set far apart: both write the one
+ * static SQL buffer). Each is held before its first BEGIN, its batch
+ * parked by then. Their tokens are set far apart: both write the one
  * applied_flushes table here. */
 static int flush_own_store(void *arg, int who, struct kit_db *db)
 {
@@ -2691,7 +2703,7 @@ static void flush__two_stores_at_once(void **state)
 	record(st[0], 12, 2);
 	record(st[1], 21, 3);
 	struct lt_gate *g = lt_gate_open(t, 2);
-	lt_gate_run_first(g, NULL, (int[]){ 1, 1 }, 1, flush_own_store, st);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, flush_own_store, st);
 	bool held = lt_gate_held(g, 0);
 	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
 	lt_gate_close(g);
@@ -2701,7 +2713,7 @@ static void flush__two_stores_at_once(void **state)
 	lt_expect(held, "flush", "store 0's flush_views, with 7 views dirty, ran no statement");
 	lt_expect(rc0 == 7 && rc1 == 3 && v11 == 5 && v12 == 2 && v21 == 3, "flush",
 	          "two flushes of two stores, in two threads (store 1's run whole while store 0's was "
-	          "held before its first statement, both batches parked): they returned %d and %d "
+	          "held before its first BEGIN, both batches parked): they returned %d and %d "
 	          "(7 and 3 expected) and the database has %" PRId64 ", %" PRId64 " and %" PRId64
 	          " views of videos 11, 12 (store 0: 5, 2) and 21 (store 1: 3). One call wrote the "
 	          "other's rows: is the array of drained rows, or the statement's text or parameters, "
@@ -2714,8 +2726,8 @@ static void flush__two_stores_at_once(void **state)
  * token. When the stalled one goes on, its transaction must fail on the
  * token (applied_flushes' primary key), not add the batch a second time:
  * "a token can be applied once only" (§5b). The gate holds the stalled
- * flush before its first statement; the recovery waits for the park,
- * then runs whole. */
+ * flush before its first BEGIN (its batch parked by then); the recovery
+ * waits for the park, asks the database, and runs whole. */
 static int stalled_or_recovery(void *arg, int who, struct kit_db *db)
 {
 	struct kit_store *st = arg;
@@ -2737,7 +2749,7 @@ static void token__a_stalled_flush_counts_once(void **state)
 	record(st, 31, 5);
 	record(st, 32, 2);
 	struct lt_gate *g = lt_gate_open(t, 2);
-	lt_gate_run_first(g, NULL, (int[]){ 1, 1 }, 1, stalled_or_recovery, st);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, stalled_or_recovery, st);
 	bool held = lt_gate_held(g, 0) && lt_gate_held(g, 1);
 	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
 	lt_gate_close(g);
