@@ -150,8 +150,31 @@ static bool held_here(const void *m)
 	return mine;
 }
 
+/* lt_lock_yield_to_waiter(): the armed thread, its patience in ms (0:
+ * none armed); the mutex of a started thread's timed wait under way, and
+ * how many such waits have returned. */
+static atomic_int yield_ms;
+static pthread_t yield_thread;
+static _Atomic(pthread_mutex_t *) waited_on;
+static atomic_long wait_returns;
+
+static void nap_1ms(void);
+
+void lt_lock_yield_to_waiter(int ms)
+{
+	yield_thread = pthread_self();
+	atomic_store(&yield_ms, ms);
+}
+
 int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
 {
+	int ms = atomic_load(&yield_ms);
+	if (ms > 0 && pthread_equal(yield_thread, pthread_self()) && atomic_load(&waited_on) == m &&
+	    atomic_compare_exchange_strong(&yield_ms, &ms, 0)) {
+		long r0 = atomic_load(&wait_returns);
+		for (int i = 0; i < ms && atomic_load(&wait_returns) == r0; i++)
+			nap_1ms();
+	}
 	/* The test's own thread locking a mutex it holds already: unless the
 	 * mutex is recursive (then trylock takes it), that lock never
 	 * returns. Said at once (lt_lock_relocked), not after the suite's
@@ -270,8 +293,14 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
 		rc = 0;   /* woken at once, the mutex never let go */
 	} else {
 		gives_up(m);
+		if (i >= 0)
+			atomic_store(&waited_on, m);
 		rc = clock == (clockid_t)-1 ? __real_pthread_cond_timedwait(c, m, t)
 		                            : __real_pthread_cond_clockwait(c, m, clock, t);
+		if (i >= 0) {
+			atomic_store(&waited_on, NULL);
+			atomic_fetch_add(&wait_returns, 1);
+		}
 		took(m);
 	}
 	if (i >= 0) {

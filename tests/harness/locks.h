@@ -100,6 +100,16 @@ bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
 void lt_lock_relocked(const void *m) __attribute__((weak));
 
 void lt_lock_hold_next_unlock(void);
+/* The calling thread's next pthread_mutex_lock of the mutex a started
+ * thread is waiting with in a timed wait first lets that waiter go
+ * ahead: it waits up to ms milliseconds for the wait to return (the
+ * waiter then holds the mutex, and the lock waits on for it). So a
+ * pthread_cond_signal sent before the lock that sets what the waiter
+ * looks at (stop_flusher's "stopping") reaches a waiter that finds
+ * nothing set yet, every time, where it would otherwise lose the race
+ * to the lock only now and then. A lock before any signal costs the ms.
+ * Used once; 0 cancels. */
+void lt_lock_yield_to_waiter(int ms);
 bool lt_lock_unlock_held(int ms);
 void lt_lock_unlock_release(void);
 

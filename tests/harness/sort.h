@@ -11,7 +11,10 @@
  * sorts with the real qsort, then asks the comparator about each
  * neighbouring pair, and about the first and the last element, both ways,
  * and counts the pairs where the two answers disagree (or say the first
- * is the larger). The ends are the pair furthest apart: a comparator that
+ * is the larger); and it asks about the first element against itself,
+ * which must be 0 (a comparator that never answers 0, "the keys are
+ * distinct anyway", tells a qsort that compares its pivot with itself
+ * that the pivot is larger than itself). The ends are the pair furthest apart: a comparator that
  * takes the sign of x - y overflows there (make SAN=undefined reports it).
  *
  * Interface:
@@ -25,7 +28,8 @@
 void lt_sort_reset(void);
 /* Pairs (neighbours, and the two ends), since the last reset, whose comparator answers
  * disagreed (cmp(a, b) and cmp(b, a) not of opposite signs, or both 0
- * one way only) or put them out of order. */
+ * one way only) or put them out of order; and sorts whose first element
+ * did not compare equal to itself. */
 int lt_sort_inconsistent(void);
 
 #endif

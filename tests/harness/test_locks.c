@@ -8,11 +8,12 @@
  * condition attribute used before pthread_condattr_init is counted; a
  * started thread's timed waits are recorded with their deadline, what
  * they returned and the thread's start number, and the armed ones wake
- * at once; an armed clock reading of a started thread gets the chosen
+ * at once; a lock armed to yield lets a signalled waiter look first; an armed clock reading of a started thread gets the chosen
  * nanoseconds, the test thread's never.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
@@ -170,6 +171,53 @@ static void locks__armed_clock_reading_faked_in_started_threads(void **state)
 	lt_lock_fake_clock(0, 0);
 }
 
+/* Waits (5 s at most) until flag is set, waiting again after any wake-up
+ * that finds it unset. */
+static pthread_mutex_t fmu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fcv = PTHREAD_COND_INITIALIZER;
+static bool flag;
+
+static void *wait_for_flag(void *arg)
+{
+	(void)arg;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	pthread_mutex_lock(&fmu);
+	while (!flag && pthread_cond_timedwait(&fcv, &fmu, &until) == 0)
+		;
+	pthread_mutex_unlock(&fmu);
+	return NULL;
+}
+
+/* A signal sent before the lock that sets the flag: with the test
+ * thread's lock yielding to the waiter, the waiter wakes to an unset flag
+ * and waits again, every time. */
+static void locks__yield_lets_a_signalled_waiter_look_first(void **state)
+{
+	(void)state;
+	long n = lt_lock_waits(), s0 = lt_thread_starts();
+	pthread_t th;
+	flag = false;
+	lt_expect_int(pthread_create(&th, NULL, wait_for_flag, NULL), 0, "pthread_create");
+	for (int i = 0; i < 5000 && lt_lock_waits() == n; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	lt_lock_yield_to_waiter(3000);
+	pthread_cond_signal(&fcv);
+	pthread_mutex_lock(&fmu);
+	flag = true;
+	pthread_cond_signal(&fcv);
+	pthread_mutex_unlock(&fmu);
+	pthread_join(th, NULL);
+	struct lt_wait w[2];
+	bool two = lt_lock_wait(n, &w[0]) && lt_lock_wait(n + 1, &w[1]);
+	lt_expect(two && w[0].thread == s0 && w[1].thread == s0 && w[0].rc == 0, NULL, "the waiter, "
+	          "signalled before the flag was set, did not wake (rc %d) and wait again (%ld waits)",
+	          w[0].rc, lt_lock_waits() - n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +226,7 @@ int main(void)
 		LABTEST_SQLITE(locks__condattr_used_before_init_counted),
 		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
 		LABTEST_SQLITE(locks__armed_clock_reading_faked_in_started_threads),
+		LABTEST_SQLITE(locks__yield_lets_a_signalled_waiter_look_first),
 	};
 	return labtest_main("harness", tests);
 }

@@ -34,7 +34,98 @@
 #include "tests/harness/threads.h"
 #include "tests/labs/04-drain/alloc.h"
 #include "labs/04-drain/views.h"
+#include "tests/harness/gate.h"
 #include "util/clock.h"
+
+/* ---- flushers a failing check leaves behind ---- */
+
+/* A check that fails returns at once (cmocka), before its own
+ * stop_flusher: its flusher's thread would go on flushing, on a
+ * connection and a store nobody else uses any more, into the checks
+ * after it (and take a wake-up or a clock reading a later check arms for
+ * its own flusher). Every flusher a check starts is listed here until it
+ * is stopped; the checks' teardown stops what is left, so a failure
+ * names its own check only. */
+#define LIVE_MAX 8
+static struct live_flusher {
+	struct flusher *f;
+	struct kit_db *db;
+	struct kit_store *st;
+} live[LIVE_MAX];
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int start_listed(struct flusher **out, struct kit_store *st, struct kit_db *db,
+                        int interval_ms, int max)
+{
+	int rc = start_flusher(out, st, db, interval_ms, max);
+	pthread_mutex_lock(&live_mu);
+	for (int i = 0; rc == 0 && *out && i < LIVE_MAX; i++)
+		if (!live[i].f) {
+			live[i] = (struct live_flusher){ *out, db, st };
+			break;
+		}
+	pthread_mutex_unlock(&live_mu);
+	return rc;
+}
+
+static int stop_listed(struct flusher *f)
+{
+	pthread_mutex_lock(&live_mu);
+	for (int i = 0; f && i < LIVE_MAX; i++)
+		if (live[i].f == f)
+			live[i].f = NULL;
+	pthread_mutex_unlock(&live_mu);
+	return stop_flusher(f);
+}
+
+struct stopper {
+	struct flusher *f;
+	atomic_bool done;
+};
+
+static void *stop_left(void *arg)
+{
+	struct stopper *s = arg;
+	stop_flusher(s->f);
+	atomic_store(&s->done, true);
+	return NULL;
+}
+
+/* labtest_teardown, after stopping the flushers the check left running
+ * (their hooks taken off first: they point into the failed check's
+ * frame). A stop that does not return within 10 s is left behind. */
+static int views_teardown(void **state)
+{
+	lt_lock_spurious(0);
+	lt_lock_fake_clock(0, 0);
+	for (int i = 0; i < LIVE_MAX; i++) {
+		pthread_mutex_lock(&live_mu);
+		struct live_flusher l = live[i];
+		live[i].f = NULL;
+		pthread_mutex_unlock(&live_mu);
+		if (!l.f)
+			continue;
+		kit_db_set_hook(l.db, NULL, NULL);
+		kit_store_set_hook(l.st, NULL, NULL);
+		static struct stopper s[LIVE_MAX];   /* outlives a stop left behind */
+		s[i].f = l.f;
+		atomic_store(&s[i].done, false);
+		pthread_t th;
+		if (pthread_create(&th, NULL, stop_left, &s[i]) != 0)
+			continue;
+		for (int k = 0; k < 5000 && !atomic_load(&s[i].done); k++)
+			util_sleep_ns(2000000);
+		if (atomic_load(&s[i].done))
+			pthread_join(th, NULL);
+		else
+			pthread_detach(th);
+	}
+	return labtest_teardown(state);
+}
+
+#define start_flusher start_listed
+#define stop_flusher stop_listed
+#define labtest_teardown views_teardown
 
 /* ---- helpers ---- */
 
@@ -848,12 +939,16 @@ static struct flusher *refused_flusher(struct labtest *t, struct kit_store *st, 
 	return f;
 }
 
+static int64_t ts_diff(struct timespec a, struct timespec b);
+static bool wait_on_monotonic(const struct lt_wait *w);
+
 static void flusher__retries_after_a_refusal(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *own = labtest_connect(t);
 	struct kit_store *st = new_store(state);
 	struct flusher_stats fs = { 0 };
+	long n = lt_lock_waits(), s0 = lt_thread_starts();
 	struct flusher *f = refused_flusher(t, st, own, NULL);
 	int rc;
 	struct watch back = { .t = t, .f = f, .st = st };
@@ -861,6 +956,25 @@ static void flusher__retries_after_a_refusal(void **state)
 	eventually(&back, fifty_in_or_store_empty);
 	flusher_stats(f, &fs);
 	rc = stop_flusher(f);
+
+	/* every wait of the 2 ms flusher, through the refusals and after
+	 * them, ends at most one interval after it began (the last 256 are
+	 * kept: tests/harness/locks.h) */
+	int64_t longest = 0;
+	for (long i = n; i < lt_lock_waits(); i++) {
+		struct lt_wait w;
+		if (!lt_lock_wait(i, &w) || w.thread < s0 || w.spurious)
+			continue;
+		int64_t ahead = ts_diff(w.deadline, wait_on_monotonic(&w) ? w.began_mono : w.began_real);
+		if (ahead > longest)
+			longest = ahead;
+	}
+	lt_expect(longest <= 2000000 + 100000, "flush-loop", "a pthread_cond_timedwait of the 2 ms "
+	          "flusher, which saw its flushes refused, was given a deadline %.3f ms after it began: "
+	          "a refused flush is retried at the next tick (§6), one interval on, not after a longer "
+	          "pause (a back-off that doubles the wait leaves the views in the store longer at every "
+	          "refusal, and one never brought back keeps the flusher slow once the database is back)",
+	          (double)longest / 1e6);
 
 	lt_expect_int_hint(db_total(t), 50, "views in the database once the table came back and the flusher stopped",
 	                   "put-back");
@@ -1163,7 +1277,7 @@ static void flush__every_step_can_fail(void **state)
 	schema(t);
 	const int64_t big = LT_PAST_UINT32 + 2;
 
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
 			struct kit_store *st = new_store(state);
 			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
@@ -1177,6 +1291,12 @@ static void flush__every_step_can_fail(void **state)
 				lt_expect(r < 0, "put-back",
 				          "statement %d of the flush %s, yet flush_views returned %" PRId64
 				          " (an error was expected)", k, lt_step_what(how), r);
+			if (fired && how == LT_STEP_BUSY)
+				lt_expect(r == KIT_DB_BUSY, "report-failure", "statement %d of the flush was "
+				          "refused as a lock wait (KIT_DB_BUSY), yet flush_views returned %" PRId64
+				          ": a refused flush returns the database's own code (views.h), so that "
+				          "its caller can tell a lock wait, worth retrying soon, from a failure",
+				          k, r);
 			flush_all(st, db);
 			lt_expect(db_views(t, 1) == 3 && db_views(t, 2) == 5 && db_views(t, 9) == big,
 			          "put-back",
@@ -2427,6 +2547,11 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 	static const char *const step[] = { "a flush", "a flush refused (video_counts away)",
 	                                    "a flush with nothing dirty" };
 	schema(t);
+	/* a lock timeout of the session's own, not the default: a flush that
+	 * sets one and then "restores the default" changes it (PostgreSQL's
+	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
+	 * kit's own busy wait, which no pragma shows) */
+	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
 	lt_session(t, db, before, sizeof before);
 	for (int i = 0; i < 3; i++) {
 		if (i < 2)
@@ -2551,6 +2676,100 @@ static void flush__store_failure_while_refused(void **state)
 
 /* A batch left parked (a flush that crashed after its drain) and nothing
  * dirty: stop_flusher's last flush resolves it ("flush what is left"). */
+/* Two stores in one process, each with its own flusher (two tenants, two
+ * services in one binary): store 0's flush is held before its first
+ * statement, its batch parked, while store 1's flush parks and runs whole
+ * on its own connection (tests/harness/gate.h). Each must write its own
+ * store's views: nothing a flush keeps between its park and its upsert
+ * may be shared between calls (a static array of rows, of parameters, a
+ * static SQL buffer). Each is held before its first BEGIN, its batch
+ * parked by then. Their tokens are set far apart: both write the one
+ * applied_flushes table here. */
+static int flush_own_store(void *arg, int who, struct kit_db *db)
+{
+	struct kit_store **st = arg;
+	return (int)flush_views(st[who], db, 100);
+}
+
+static void flush__two_stores_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_store *st[2] = { new_store(state), kit_store_new() };
+	assert_non_null(st[1]);
+	schema(t);
+	assert_int_equal(kit_store_set(st[0], VIEWS_TOKEN, 1), 0);
+	assert_int_equal(kit_store_set(st[1], VIEWS_TOKEN, 1000000), 0);
+	record(st[0], 11, 5);
+	record(st[0], 12, 2);
+	record(st[1], 21, 3);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, flush_own_store, st);
+	bool held = lt_gate_held(g, 0);
+	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	int64_t v11 = db_views(t, 11), v12 = db_views(t, 12), v21 = db_views(t, 21);
+	kit_store_free(st[1]);
+	kit_store_free(st[0]);
+	lt_expect(held, "flush", "store 0's flush_views, with 7 views dirty, ran no statement");
+	lt_expect(rc0 == 7 && rc1 == 3 && v11 == 5 && v12 == 2 && v21 == 3, "flush",
+	          "two flushes of two stores, in two threads (store 1's run whole while store 0's was "
+	          "held before its first BEGIN, both batches parked): they returned %d and %d "
+	          "(7 and 3 expected) and the database has %" PRId64 ", %" PRId64 " and %" PRId64
+	          " views of videos 11, 12 (store 0: 5, 2) and 21 (store 1: 3). One call wrote the "
+	          "other's rows: is the array of drained rows, or the statement's text or parameters, "
+	          "static? Each call needs its own (on the stack, or allocated)", rc0, rc1, v11, v12, v21);
+}
+
+/* A flusher that stalls between its park and its transaction (the
+ * process paused, swapped out, stopped in a debugger) is taken for dead,
+ * and another flusher's recovery applies the parked batch under its
+ * token. When the stalled one goes on, its transaction must fail on the
+ * token (applied_flushes' primary key), not add the batch a second time:
+ * "a token can be applied once only" (§5b). The gate holds the stalled
+ * flush before its first BEGIN (its batch parked by then); the recovery
+ * waits for the park, asks the database, and runs whole. */
+static int stalled_or_recovery(void *arg, int who, struct kit_db *db)
+{
+	struct kit_store *st = arg;
+	if (who == 0)
+		return (int)flush_views(st, db, 100);
+	int64_t parked = 0;
+	for (int i = 0; i < 5000 && parked == 0; i++)
+		if (kit_store_scard(st, VIEWS_PARKED, &parked) != 0 || parked == 0)
+			util_sleep_ns(2000000);
+	return (int)recover_flushes(st, db);
+}
+
+static void token__a_stalled_flush_counts_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_store *st = new_store(state);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 31, 5);
+	record(st, 32, 2);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, stalled_or_recovery, st);
+	bool held = lt_gate_held(g, 0) && lt_gate_held(g, 1);
+	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	int64_t total = db_total(t), tokens = labtest_int(t, "SELECT COUNT(*) FROM applied_flushes");
+	int64_t left = store_total(st, 31, 32);
+	kit_store_free(st);
+	lt_expect(held, "token", "the flush (7 views dirty) or the recovery of its parked batch ran no "
+	          "statement");
+	lt_expect(total == 7 && rc1 == 7, "token", "a flush stalled before its transaction while "
+	          "recover_flushes, on another connection, applied its parked batch (returned %d, 7 "
+	          "expected); then the stalled flush went on and returned %d: the database has %" PRId64
+	          " views (7 recorded) and %" PRId64 " token(s). The token must go in with a plain INSERT, "
+	          "so that a second application of the batch fails on applied_flushes' primary key and "
+	          "rolls back: an INSERT that ignores the conflict (ON CONFLICT DO NOTHING, INSERT "
+	          "IGNORE) lets the batch's upsert add its views again (§5b)", rc1, rc0, total, tokens);
+	lt_expect(rc0 < 0, "token", "the stalled flush, whose token the recovery had applied, returned "
+	          "%d: its transaction must fail (the token is in applied_flushes) and report it", rc0);
+	lt_expect_int_hint(left, 0, "views left in the store's deltas after both", "token");
+}
+
 static void flusher__stop_resolves_a_parked_batch(void **state)
 {
 	struct labtest *t = *state;
@@ -2957,6 +3176,48 @@ static void flusher__spurious_wakeup_is_not_a_stop(void **state)
 	kit_store_free(st);
 }
 
+/* stop_flusher sets the stopping flag under the mutex, then signals: the
+ * thread that wakes finds it set. Signalled first, the thread may wake,
+ * take the mutex before stop_flusher does, find no stop and wait out its
+ * interval: a lost wake-up, so the stop is late now and then. The test
+ * binary makes the thread win that race every time: the test thread's
+ * lock of the mutex the flusher waits with lets a woken waiter go first
+ * (tests/harness/locks.h: lt_lock_yield_to_waiter). A stop that locks
+ * before it signals pays 0.5 s for it here. */
+static void flusher__stop_wakes_a_thread_that_sees_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	schema(t);
+	record(st, 4, 6);
+	long n = lt_lock_waits(), s0 = lt_thread_starts();
+	int rc = start_flusher(&f, st, own, 3000, 100);
+	lt_expect(rc == 0 && f, "stop", "start_flusher returned %d", rc);
+	bool waiting = waits_past(n, s0, 1);
+	lt_lock_yield_to_waiter(500);
+	rc = stop_flusher(f);
+	lt_lock_yield_to_waiter(0);
+	struct lt_wait w[4];
+	int got = flusher_waits(n, s0, w, 4), again = -1;
+	for (int k = 0; k + 1 < got && again < 0; k++)
+		if (w[k].rc == 0 && !w[k].spurious && w[k + 1].thread == w[k].thread)
+			again = k + 1;
+	lt_expect(waiting, "flush-loop", "the 3 s flusher began no timed wait within 10 s of its start");
+	lt_expect(again < 0, "stop", "woken by stop_flusher (its wait returned 0), the flusher's thread "
+	          "waited again, to a deadline %.3f s after that wait began: it found no stop. Set the "
+	          "stopping flag under the mutex before pthread_cond_signal; signalled first, a thread "
+	          "that takes the mutex before stop_flusher does sees nothing and sleeps out its "
+	          "interval, and the stop waits for it", again < 0 ? 0.0 :
+	          (double)ts_diff(w[again].deadline, wait_on_monotonic(&w[again]) ? w[again].began_mono
+	                                                                          : w[again].began_real) / 1e9);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 6, "views in the database after stop_flusher (6 recorded)", "stop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2984,6 +3245,7 @@ int main(void)
 		LABTEST_ALL(flusher__stop_flushes_the_rest),
 		LABTEST_ALL(flusher__stop_joins_the_thread),
 		LABTEST_ALL(flusher__stop_is_prompt),
+		LABTEST_BOTH(flusher__stop_wakes_a_thread_that_sees_it),
 		LABTEST_ALL(flusher__retries_after_a_refusal),
 		STORE_REDIS(flusher__retries_after_a_refusal),
 		LABTEST_ALL(token__recorded_with_the_upsert),
@@ -3044,6 +3306,10 @@ int main(void)
 		STORE_REDIS(flush__ids_at_the_ends_of_the_domain),
 		LABTEST_BOTH(flush__store_failure_while_refused),
 		LABTEST_BOTH(flusher__stop_resolves_a_parked_batch),
+		LABTEST_ALL(flush__two_stores_at_once),
+		STORE_REDIS(flush__two_stores_at_once),
+		LABTEST_ALL(token__a_stalled_flush_counts_once),
+		STORE_REDIS(token__a_stalled_flush_counts_once),
 	};
 	return labtest_main("04-drain", tests);
 }

@@ -273,6 +273,21 @@ static void fence_apply__batch_after_a_gap_is_refused(void **state)
 	                   "fence-contiguous");
 	lt_expect_int_hint(apply(t, batch(1, 100, 199, 1, 10)), 1,
 	                   "fence_apply's result for 100..199, the batch that is next", "fence-contiguous");
+
+	/* a partition with no log_progress row was never set up: nothing is
+	 * known to be next there, so no batch is (FENCE_SCHEMA, fence.h) */
+	const int64_t had = views_of(t, 1);
+	for (int64_t from = 0; from <= 500; from += 500) {
+		int none = fence_apply(labtest_db(t), batch(9, from, from + 99, 1, 10));
+		int64_t rows = labtest_int(t, "SELECT COUNT(*) FROM log_progress WHERE part = 9");
+		lt_expect(none <= 0 && rows == 0 && views_of(t, 1) == had, "fence-contiguous", "batch %lld..%lld "
+		          "of partition 9, which has no log_progress row, returned %d; partition 9 now has "
+		          "%lld progress row(s) and video 1 %lld views (expected 0 or an error, no row, %lld "
+		          "views: the fence is an UPDATE of the row that exists. One that creates the row "
+		          "(an upsert of log_progress) takes any first batch from any offset, and the events "
+		          "before it are never counted)", (long long)from, (long long)from + 99, none,
+		          (long long)rows, (long long)views_of(t, 1), (long long)had);
+	}
 	passed(t);
 }
 
@@ -430,6 +445,24 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	          rc);
 	lt_expect_int_hint(p1, 60, "position of partition 1 once log_progress was back "
 	                   "(database: 59 applied; log's hint: 10)", "seek-from-db");
+
+	/* partition 2's row is missing: fence_position says KIT_DB_NOROW, and
+	 * the assignment fails; it must not make up a row (at -1, every event
+	 * of the partition would be counted again) */
+	labtest_exec(t, "DELETE FROM log_progress WHERE part = 2");
+	log = make_log(dir, sizeof dir, 100);
+	kit_log_join(&c, log, FENCE_GROUP, "solo2", &cb);
+	failed = kit_log_rebalance(c);
+	owned = kit_log_owns(c, 2);
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+	int64_t rows = labtest_int(t, "SELECT COUNT(*) FROM log_progress WHERE part = 2");
+	lt_expect(failed < 0 && !owned && rows == 0, "seek-from-db", "with partition 2's log_progress "
+	          "row missing, the assignment returned %d, the consumer %s partition 2, and it has %lld "
+	          "progress row(s) now: fence_on_assign must fail with fence_position's KIT_DB_NOROW and "
+	          "change nothing (a row made up at -1 counts again every event that partition's "
+	          "totals already hold)", failed, owned ? "owns" : "does not own", (long long)rows);
 	passed(t);
 }
 
@@ -619,7 +652,7 @@ static void fence_apply__every_step_can_fail(void **state)
 	struct kit_db *db = labtest_db(t);
 	prepare(t);
 
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= 20; k++) {
 			labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
 			labtest_exec(t, "INSERT INTO video_views (video_id, views) VALUES (1, 100)");
@@ -633,8 +666,10 @@ static void fence_apply__every_step_can_fail(void **state)
 			lt_expect(rc < 0, "one-transaction", "statement %d of fence_apply %s, yet it returned %d "
 			          "(%s)", k, lt_step_what(how), rc, rc == 1 ? "1, applied: is COMMIT's result "
 			          "checked, and checked before the answer is decided?" : rc == 0 ? "0, refused "
-			          "by the fence: a failed statement is an error, not a refusal" : "?");
-			if (how == LT_STEP_FAILS) {
+			          "by the fence: a failed statement is an error, not a refusal (a lock wait "
+			          "that gave up, KIT_DB_BUSY, too: the batch is not in the database, and 0 "
+			          "tells the log to move past it)" : "?");
+			if (lt_step_refused(how)) {
 				lt_expect(stored_last(t, 2) == -1 && views_of(t, 1) == 100 && views_of(t, 2) == 0,
 				          "one-transaction", "statement %d of fence_apply refused: partition 2's "
 				          "last_offset is %lld and videos 1 and 2 have %lld and %lld views, not -1, "
@@ -707,9 +742,9 @@ static void fence_handle__totals_in_video_id_order(void **state)
 	lt_expect_int_hint(stored_last(t, 1), 16, "partition 1's last_offset after its batch 8..16",
 	                   "totals");
 	lt_expect(inconsistent == 0, "sorted", "the comparator given to qsort answered %d pairs of "
-	          "the sorted totals (neighbours, and -3 against INT64_MAX) inconsistently: cmp(a, b) "
-	          "and cmp(b, a) must have opposite signs (or both be 0), and a sorted before b must "
-	          "not compare above it. One that returns only 0 and 1 (return x > y;) sorts right "
+	          "the sorted totals (neighbours, -3 against INT64_MAX, the first against itself) "
+	          "inconsistently: cmp(a, b) and cmp(b, a) must have opposite signs (or both be 0), a "
+	          "sorted before b must not compare above it, and a against itself is 0. One that returns only 0 and 1 (return x > y;) sorts right "
 	          "under glibc 2.36's merge sort and wrong under a quicksort; one that takes the sign "
 	          "of x - y overflows on ids far apart. Return (x > y) - (x < y)", inconsistent);
 	for (int i = 0; i < VIDEOS; i++) {
@@ -729,11 +764,11 @@ static void fence_handle__totals_in_video_id_order(void **state)
  * FENCE_MAX_VIDEOS distinct videos in one batch. A batch outside it is
  * refused whole (an error, nothing applied, the offset unchanged); one at
  * the edge, exactly FENCE_MAX_VIDEOS videos, is applied whole. The ids
- * are 4,096 apart (and one is INT64_MAX): a table that finds a video by
+ * are 4,096 apart (and one is INT64_MAX, one INT64_MIN): a table that finds a video by
  * its id modulo a small size puts them all in one place. */
 static int64_t cannot_hold_id(int i)
 {
-	return i == 5 ? INT64_MAX : 1000 + (int64_t)i * 4096;
+	return i == 5 ? INT64_MAX : i == 6 ? INT64_MIN : 1000 + (int64_t)i * 4096;
 }
 
 static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
@@ -789,15 +824,16 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"),
 	          FENCE_MAX_VIDEOS);
 
-	int64_t want3 = 1, want5 = 1;
+	int64_t want3 = 1, want5 = 1, want6 = 1;
 	for (int i = FENCE_MAX_VIDEOS; i < N; i++) {   /* the last 40 repeat the first ones */
 		ev[i].video_id = cannot_hold_id(i % 7);
 		want3 += ev[i].video_id == cannot_hold_id(3);
 		want5 += ev[i].video_id == cannot_hold_id(5);
+		want6 += ev[i].video_id == cannot_hold_id(6);
 	}
 	rc = fence_handle(db, 0, recs, N);
 	lt_expect(rc == 0, "totals", "fence_handle of %d events of exactly %d distinct videos "
-	          "(ids 1000 + 4096 i, and INT64_MAX) returned %d (%s) (does it find a video by its id "
+	          "(ids 1000 + 4096 i, INT64_MAX and INT64_MIN) returned %d (%s) (does it find a video by its id "
 	          "modulo a table size, without going on past a slot another video holds?)", N,
 	          FENCE_MAX_VIDEOS, rc, labtest_why(db));
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM video_views"), FENCE_MAX_VIDEOS,
@@ -809,6 +845,10 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	lt_expect_int_hint(views_of_id(t, INT64_MAX), want5,
 	                   "views of video INT64_MAX (seen once, then again among the last 40; is its "
 	                   "id printed into a buffer too short for 19 digits?)", "totals");
+	lt_expect_int_hint(views_of_id(t, INT64_MIN), want6,
+	                   "views of video INT64_MIN (seen once, then again among the last 40; its "
+	                   "text, -9223372036854775808, is 20 characters and a NUL: is it printed into "
+	                   "a buffer too short for them, and cut to another id?)", "totals");
 	lt_expect_int_hint(stored_last(t, 0), N - 1, "partition 0's last_offset", "totals");
 }
 
@@ -958,6 +998,20 @@ static void fence_apply__offsets_past_2_31(void **state)
 	                   "fence-contiguous");
 	lt_expect_int_hint(views_of(t, 1), 7, "views of video 1 after that batch was refused",
 	                   "fence-contiguous");
+
+	/* a partition number is an int too: INT_MAX's row, beside the row of
+	 * 214, what its first three digits name */
+	labtest_exec(t, "INSERT INTO log_progress (part, last_offset) VALUES (2147483647, -1), (214, -1)");
+	int top = fence_apply(labtest_db(t), batch(INT32_MAX, 0, 9, 1, 2));
+	int64_t next = -1;
+	int prc = fence_position(labtest_db(t), INT32_MAX, &next);
+	lt_expect(top == 1 && stored_last(t, INT32_MAX) == 9 && stored_last(t, 214) == -1 && prc == 0 &&
+	          next == 10, "fence", "batch 0..9 of partition INT_MAX (2147483647) returned %d; "
+	          "last_offset of partitions 2147483647 and 214 is then %lld and %lld, and "
+	          "fence_position(INT_MAX) answered %d with %lld (expected 1, 9 and -1, 0 with 10): is "
+	          "the partition number printed into a buffer too short for its 10 digits, and cut "
+	          "to another partition's?", top, (long long)stored_last(t, INT32_MAX),
+	          (long long)stored_last(t, 214), prc, (long long)next);
 }
 
 /* fence_handle answers 0 for a batch that is in the database, applied now
@@ -1025,6 +1079,11 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	prepare(t);
 	if (t->engine == KIT_DB_POSTGRES)
 		labtest_exec(t, "SET synchronous_commit = remote_write");
+	/* a lock timeout of the session's own, not the default: a batch that
+	 * sets one and then "restores the default" changes it (PostgreSQL's
+	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
+	 * kit's own busy wait, which no pragma shows) */
+	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
 	char before[LT_SESSION_LEN];
 	lt_session(t, db, before, sizeof before);
 	static const char *const what[] = { "a batch applied (1)", "the same batch again (0)",
