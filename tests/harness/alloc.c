@@ -94,18 +94,19 @@ static size_t cap, used;        /* used counts blocks and GONE slots */
  * (under lock): its size, the first changed byte past it, and where. */
 static bool overran;
 static size_t overran_n, overran_at;
-static const char *overran_when;
+static const char *overran_when = "";
 
+#if GUARD > 0
 static void guard_set(void *p, size_t n)
 {
-	if (GUARD > 0 && p != NULL)
+	if (p != NULL)
 		memset((unsigned char *)p + n, GUARD_BYTE, GUARD);
 }
 
 /* Under lock: note p's guard when a byte of it changed. */
 static void guard_look(const void *p, size_t n, const char *when)
 {
-	if (GUARD == 0 || overran)
+	if (overran)
 		return;
 	const unsigned char *g = (const unsigned char *)p + n;
 	for (size_t i = 0; i < GUARD; i++)
@@ -117,6 +118,15 @@ static void guard_look(const void *p, size_t n, const char *when)
 			return;
 		}
 }
+#else
+static void guard_set(void *p, size_t n) { (void)p; (void)n; }
+static void guard_look(const void *p, size_t n, const char *when)
+{
+	(void)p;
+	(void)n;
+	(void)when;
+}
+#endif
 
 static size_t hash(uintptr_t p)
 {
@@ -263,7 +273,7 @@ static void free_as(void *p);
 /* n bytes and the guard past them: false when that does not fit a size_t */
 static bool with_guard(size_t n, size_t *total)
 {
-	if (n > SIZE_MAX - GUARD) {
+	if (GUARD > 0 && n > SIZE_MAX - GUARD) {
 		errno = ENOMEM;
 		return false;
 	}
