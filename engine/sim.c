@@ -824,7 +824,7 @@ SIM_HOT void lock_acquire(struct sim *s, int i, struct sim_req *r)
 	 * while the holder holds: on the cores, beside the hold. */
 	s->contended++;
 	if (s->contend_us > 0 && s->c.cores > 0)
-		sim_cpu_add(s, s->contend_us, CPU_CONTEND, (uint32_t)i);
+		sim_cpu_add(s, s->contend_us, CPU_ONLY, (uint32_t)i);
 	lock_arm_sweep(s, i);
 }
 
@@ -1239,10 +1239,8 @@ static void cpu_done(struct sim *s, enum sim_cpu_what what, uint32_t arg)
 	case CPU_WAKE:
 		wake_done(s, (int)arg);
 		break;
-	case CPU_WAKE_LOST:
-		break;                    /* it sleeps again: only its CPU counted */
-	case CPU_CONTEND:
-		break;                    /* it sleeps on: only its CPU counted */
+	case CPU_ONLY:
+		break;                    /* it sleeps (again): only its CPU counted */
 	case CPU_WAKE_QUEUED:
 		wake_lost(s, (int)arg);
 		break;

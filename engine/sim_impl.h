@@ -169,8 +169,9 @@ enum sim_cpu_what {
 	CPU_HOLD,                 /* a holder's CPU part (arg: the row) */
 	CPU_OUTSIDE,              /* the CPU part outside the lock (arg: slab slot) */
 	CPU_WAKE,                 /* a herd's winner waking (arg: the row) */
-	CPU_WAKE_LOST,            /* a log sleeper waking to sleep again: CPU only */
-	CPU_CONTEND,              /* a request going to sleep on a locked row: CPU only */
+	CPU_ONLY,                 /* CPU with nothing to do at its end: a log sleeper
+	                             waking to sleep again, a request going to sleep
+	                             on a locked row */
 	CPU_WAKE_QUEUED,          /* a herd's loser from its row's run queue (arg: the row) */
 	CPU_WAL                   /* the shared log's flush or wake (arg: sim_wal.c's) */
 };

@@ -203,7 +203,7 @@ static void flushed(struct sim *s)
 		spend(s, s->wake_us, WAL_LEADER_AWAKE);
 	if (s->c.cores > 0)
 		for (int k = 1; k < s->wal.nnext; k++)
-			sim_cpu_add(s, s->wake_us, CPU_WAKE_LOST, 0);
+			sim_cpu_add(s, s->wake_us, CPU_ONLY, 0);
 }
 
 void sim_wal_event(struct sim *s, uint32_t what)
