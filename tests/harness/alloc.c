@@ -99,8 +99,7 @@ static const char *overran_when = "";
 #if GUARD > 0
 static void guard_set(void *p, size_t n)
 {
-	if (p != NULL)
-		memset((unsigned char *)p + n, GUARD_BYTE, GUARD);
+	memset((unsigned char *)p + n, GUARD_BYTE, GUARD);
 }
 
 /* Under lock: note p's guard when a byte of it changed. */
@@ -159,10 +158,12 @@ static bool grow(void)
 	return true;
 }
 
+/* Keep p, a block of n bytes handed out, and set its guard. */
 static void remember(void *p, size_t n)
 {
 	if (p == NULL)
 		return;
+	guard_set(p, n);
 	pthread_mutex_lock(&lock);
 	if ((used + 1) * 2 <= cap || grow()) {
 		uintptr_t key = (uintptr_t)p ^ HIDE;
@@ -270,6 +271,17 @@ static bool may_allocate(bool kit)
 
 static void free_as(void *p);
 
+/* n * size into *total: false (errno ENOMEM) when it does not fit a size_t */
+static bool product(size_t n, size_t size, size_t *total)
+{
+	if (size != 0 && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return false;
+	}
+	*total = n * size;
+	return true;
+}
+
 /* n bytes and the guard past them: false when that does not fit a size_t */
 static bool with_guard(size_t n, size_t *total)
 {
@@ -287,25 +299,17 @@ static void *malloc_as(bool kit, size_t n)
 	if (!may_allocate(kit) || !with_guard(n, &total))
 		return NULL;
 	void *p = __real_malloc(total);
-	guard_set(p, n);
 	remember(p, n);
 	return p;
 }
 
 static void *calloc_as(bool kit, size_t n, size_t size)
 {
-	size_t total;
-	if (!may_allocate(kit))
-		return NULL;
-	if (size != 0 && n > SIZE_MAX / size) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (!with_guard(n * size, &total))
+	size_t bytes, total;
+	if (!may_allocate(kit) || !product(n, size, &bytes) || !with_guard(bytes, &total))
 		return NULL;
 	void *p = __real_calloc(1, total);
-	guard_set(p, n * size);
-	remember(p, n * size);
+	remember(p, bytes);
 	return p;
 }
 
@@ -328,18 +332,14 @@ static void *realloc_as(bool kit, void *p, size_t n)
 			remember(p, old);
 		return NULL;
 	}
-	guard_set(q, n);
 	remember(q, n);
 	return q;
 }
 
 static void *reallocarray_as(bool kit, void *p, size_t n, size_t size)
 {
-	if (size != 0 && n > SIZE_MAX / size) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return realloc_as(kit, p, n * size);
+	size_t bytes;
+	return product(n, size, &bytes) ? realloc_as(kit, p, bytes) : NULL;
 }
 
 static void free_as(void *p)
@@ -356,7 +356,6 @@ static void *aligned_alloc_as(bool kit, size_t align, size_t n)
 	if (!may_allocate(kit) || !with_guard(n, &total))
 		return NULL;
 	void *p = __real_aligned_alloc(align, total);
-	guard_set(p, n);
 	remember(p, n);
 	return p;
 }
@@ -368,10 +367,8 @@ static int posix_memalign_as(bool kit, void **out, size_t align, size_t n)
 	if (!may_allocate(kit) || !with_guard(n, &total))
 		return ENOMEM;
 	int rc = __real_posix_memalign(out, align, total);
-	if (rc == 0) {
-		guard_set(*out, n);
+	if (rc == 0)
 		remember(*out, n);
-	}
 	return rc;
 }
 
