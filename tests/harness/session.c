@@ -43,6 +43,14 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 	struct line x = { out, len };
 	out[0] = '\0';
 	int rc = kit_db_query(db, sql[t->engine], 0, NULL, add_row, &x);
+	/* SQLite's wal_autocheckpoint has no pragma_ table to join above:
+	 * read on its own (0 turns automatic checkpoints off) */
+	int64_t autockpt = 0;
+	if (rc == 0 && t->engine == KIT_DB_SQLITE &&
+	    (rc = kit_db_query_int(db, "PRAGMA wal_autocheckpoint", 0, NULL, &autockpt)) == 0) {
+		size_t used = strlen(out);
+		snprintf(out + used, len - used, "wal_autocheckpoint=%lld;", (long long)autockpt);
+	}
 	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
 }
 

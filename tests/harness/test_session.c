@@ -3,6 +3,7 @@
  * reads changes when a setting is changed in the session and comes back
  * when it is reset; lt_in_transaction sees a transaction begun and ended.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "tests/harness/labtest.h"
@@ -32,6 +33,20 @@ static void session__sees_a_setting_changed_and_reset(void **state)
 	          change[t->engine], changed);
 	lt_expect(strcmp(before, after) == 0, NULL, "after \"%s\" the line is %s, not %s",
 	          reset[t->engine], after, before);
+	if (t->engine != KIT_DB_SQLITE)
+		return;
+	/* a PRAGMA no pragma_ table reads: asked on its own */
+	int64_t autockpt = labtest_int(t, "PRAGMA wal_autocheckpoint");
+	labtest_exec(t, "PRAGMA wal_autocheckpoint = 0");
+	lt_session(t, db, changed, sizeof changed);
+	char restore[64];
+	snprintf(restore, sizeof restore, "PRAGMA wal_autocheckpoint = %lld", (long long)autockpt);
+	labtest_exec(t, restore);
+	lt_session(t, db, after, sizeof after);
+	lt_expect(strcmp(before, changed) != 0, NULL, "automatic checkpoints turned off left the "
+	          "session line as it was: %s", changed);
+	lt_expect(strcmp(before, after) == 0, NULL, "after \"%s\" the line is %s, not %s",
+	          restore, after, before);
 }
 
 static void session__sees_a_transaction_left_open(void **state)
