@@ -447,6 +447,18 @@ struct sim {
 		uint64_t flushes, commits, wakes;
 	} wal;
 
+	/* The herd's losers waiting for a core, all rows together (sim.c):
+	 * the log's leader back from its sync runs once those queued before
+	 * it have started. */
+	struct {
+		uint64_t queued;           /* the rows' wake_q, summed */
+		uint64_t started;          /* losers' wakes started so far */
+		uint64_t sync_at;          /* the leader's turn: started reaching it */
+		int64_t sync_us;           /* the leader's wake, us of CPU */
+		uint32_t sync_what;        /* its CPU_WAL job's arg */
+		bool sync_wait;
+	} runq;
+
 	/* one like followed (sim_trace.c): last, away from the hot fields */
 	struct sim_follow follow;
 };
@@ -537,6 +549,10 @@ void sim_wal_init(struct sim *s);                      /* in sim_new */
 void sim_wal_free(struct sim *s);
 void sim_wal_commit(struct sim *s, const struct sim_wal_entry *e);  /* a commit joins */
 void sim_wal_event(struct sim *s, uint32_t what);      /* EV_WAL, CPU_WAL */
+/* sim.c: the log's leader wakes from its fdatasync with work_us of CPU;
+ * false if no loser is queued ahead of it (then it runs now), true if it
+ * waits its turn: a CPU_WAL job of what when it runs. */
+bool sim_wake_behind(struct sim *s, int64_t work_us, uint32_t what);
 
 /* sim_trace.c: following one like. sim.c calls these only where
  * sim_followed() says the request is the one followed (or, for the

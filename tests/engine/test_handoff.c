@@ -432,6 +432,39 @@ static void wal__the_leader_wakes_on_the_cores(void **state)
 	assert_near(o.throughput_per_s, 1000 / (2.0 + 0.1), 0.01);
 }
 
+/* wal-1.8: the leader's fdatasync returns into the run queue behind the
+ * herd's losers. One core, wakes W = 50 us, a hold of 0.1 ms off the
+ * cores, a flush of 0.5 ms that is the device's but for the leader's
+ * wake. 20 callers: a commit wakes the 19 waiters; the winner and the
+ * first loser share the core (both awake at 2W), the other 17 losers
+ * follow one at a time (the last starts at 18W = 900 us). The sync
+ * returns at 2W + 0.1 + (0.5 - W) = 650 us, behind the 8 losers not yet
+ * started: the leader runs beside the last, both done at 20W = 1 ms. One
+ * commit a millisecond, every loser asleep again before it (19 wakes a
+ * commit); running at once, the leader was done at 650 + 2W = 750 us.
+ * With 4 callers the losers are done at 3W = 150 us and the leader runs
+ * alone: 650 + W = 700 us. */
+static void wal__the_leader_waits_behind_the_losers(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	wal_config(&c, 20, 1);
+	c.pool = 0;
+	c.cores = 1;
+	c.handoff = SIM_HANDOFF_HERD;
+	c.wake_us = 50;
+	c.wal_flush_ms = 0.5;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 1.0, 0.01);
+	assert_near((double)o.wakes / (double)o.completed, 19, 0.01);
+	assert_near(o.wal.flushes_per_commit, 1.0, 0.001);
+	c.clients = 4;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.7, 0.01);
+}
+
 /* wal-1.6: a follower pays the flush's CPU part as its leader does.
  * Eight callers, one core, 2 ms of CPU outside the lock each, flushes of
  * 1 ms whose first 0.5 ms is CPU, wakes of 1 us: the core never idles,
@@ -669,6 +702,7 @@ int main(void)
 		cmocka_unit_test(wal__the_leader_wakes_on_the_cores),
 		cmocka_unit_test(wal__a_follower_pays_the_flush_cpu),
 		cmocka_unit_test(wal__the_next_leader_reaches_a_core_late),
+		cmocka_unit_test(wal__the_leader_waits_behind_the_losers),
 		cmocka_unit_test(release_flush__one_caller_waits_hold_and_flush),
 		cmocka_unit_test(release_flush__callers_share_flushes),
 		cmocka_unit_test(release_flush__many_callers_reach_one_over_hold),
