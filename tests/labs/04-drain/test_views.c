@@ -2801,6 +2801,65 @@ static void token__a_stalled_flush_counts_once(void **state)
 	lt_expect_int_hint(left, 0, "views left in the store's deltas after both", "token");
 }
 
+/* A flush parks its batch; before its transaction another flusher's
+ * recovery, on its own connection, applies that batch (a store hook runs
+ * it right after the park). The flush's transaction then meets its token
+ * in applied_flushes: with the token's INSERT first, it fails there,
+ * before it has written a single count. With the upsert first, it takes
+ * the hot rows' locks and writes every count of a batch that is not
+ * wanted, and only then learns it (the rollback still keeps the count
+ * right: what this costs is lock time on the busiest rows). */
+struct recover_beside {
+	struct kit_db *db;
+	int64_t applied;
+	bool ran;
+};
+
+static void recover_after_park(void *arg, struct kit_store *st, const char *cmd, const char *key,
+                               int rc)
+{
+	struct recover_beside *r = arg;
+	int64_t parked = 0;
+	(void)cmd, (void)key, (void)rc;
+	if (r->ran || kit_store_scard(st, VIEWS_PARKED, &parked) != 0 || parked == 0)
+		return;
+	r->ran = true;
+	r->applied = recover_flushes(st, r->db);
+}
+
+static void token__a_batch_applied_before_writes_no_count(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_db *other = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 41, 5);
+	record(st, 42, 2);
+	struct recover_beside r = { other, 0, false };
+	struct stmts s = { 0 };
+	kit_db_set_hook(db, count_stmts, &s);
+	kit_store_set_hook(st, recover_after_park, &r);
+	int64_t rc = flush_views(st, db, 100);
+	kit_store_set_hook(st, NULL, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	int64_t total = db_total(t);
+	kit_db_close(other);
+	kit_store_free(st);
+	lt_expect(r.ran && r.applied == 7, "token", "recover_flushes, run on another connection right "
+	          "after the flush parked its 7 views, %s %" PRId64, r.ran ? "returned" : "never ran: "
+	          "nothing was parked; views", r.applied);
+	lt_expect(rc < 0 && total == 7, "token", "a flush whose parked batch another flusher's "
+	          "recovery applied before its transaction returned %" PRId64 " and the database has %"
+	          PRId64 " views (7 recorded): its transaction must fail on the token and roll back",
+	          rc, total);
+	lt_expect(s.writes == 0, "token", "that flush, whose token was already in applied_flushes, "
+	          "wrote video_counts %d time(s) before it learnt so: record the token first (§5b: "
+	          "INSERT INTO applied_flushes, then the upsert, then COMMIT), so that a batch applied "
+	          "before fails at once, before it locks and writes the hot rows", (int)s.writes);
+}
+
 static void flusher__stop_resolves_a_parked_batch(void **state)
 {
 	struct labtest *t = *state;
@@ -3340,6 +3399,7 @@ int main(void)
 		LABTEST_ALL(flush__two_stores_at_once),
 		STORE_REDIS(flush__two_stores_at_once),
 		LABTEST_ALL(token__a_stalled_flush_counts_once),
+		LABTEST_ALL(token__a_batch_applied_before_writes_no_count),
 		STORE_REDIS(token__a_stalled_flush_counts_once),
 	};
 	return labtest_main("04-drain", tests);
