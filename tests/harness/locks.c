@@ -194,8 +194,19 @@ int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
 	return rc;
 }
 
+static _Thread_local int busy_trylocks;   /* lt_lock_busy_trylocks, this thread's */
+
+void lt_lock_busy_trylocks(int n)
+{
+	busy_trylocks = n > 0 ? n : 0;
+}
+
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m)
 {
+	if (busy_trylocks > 0) {
+		busy_trylocks--;
+		return EBUSY;
+	}
 	int rc = __real_pthread_mutex_trylock(m);
 	if (rc == 0)
 		took(m);

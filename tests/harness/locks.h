@@ -100,6 +100,12 @@ bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
 void lt_lock_relocked(const void *m) __attribute__((weak));
 
 void lt_lock_hold_next_unlock(void);
+/* The calling thread's next n pthread_mutex_trylock calls answer EBUSY
+ * without trying, as they may whenever another thread holds the mutex
+ * (a started thread between its wake-up and its unlock): a function that
+ * "never waits" and takes a busy mutex for "nothing to report" shows.
+ * Other threads' calls are not touched; 0 cancels what is left. */
+void lt_lock_busy_trylocks(int n);
 /* The calling thread's next pthread_mutex_lock of the mutex a started
  * thread is waiting with in a timed wait first lets that waiter go
  * ahead: it waits up to ms milliseconds for the wait to return (the

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -127,6 +128,38 @@ static void *wait_a_while(void *arg)
 	return NULL;
 }
 
+/* The calling thread's armed trylocks answer EBUSY on a free mutex, once
+ * each; then trylock takes it again. Another thread's trylock is not
+ * touched by them. */
+static void *try_free(void *arg)
+{
+	pthread_mutex_t *m = arg;
+	int rc = pthread_mutex_trylock(m);
+	if (rc == 0)
+		pthread_mutex_unlock(m);
+	return (void *)(intptr_t)rc;
+}
+
+static void locks__armed_trylock_is_busy(void **state)
+{
+	(void)state;
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	lt_lock_busy_trylocks(1);
+	pthread_t th;
+	void *other = NULL;
+	lt_expect_int(pthread_create(&th, NULL, try_free, &m), 0, "pthread_create");
+	pthread_join(th, &other);
+	lt_expect_int((int)(intptr_t)other, 0, "another thread's trylock of a free mutex, "
+	              "with this thread's armed");
+	lt_expect_int(pthread_mutex_trylock(&m), EBUSY, "an armed trylock of a free mutex");
+	lt_expect_int(pthread_mutex_trylock(&m), 0, "the trylock after the armed one");
+	pthread_mutex_unlock(&m);
+	lt_lock_busy_trylocks(2);
+	lt_lock_busy_trylocks(0);
+	lt_expect_int(pthread_mutex_trylock(&m), 0, "a trylock after the arming was cancelled");
+	pthread_mutex_unlock(&m);
+}
+
 static void locks__armed_wait_wakes_at_once(void **state)
 {
 	(void)state;
@@ -225,6 +258,7 @@ int main(void)
 		LABTEST_SQLITE(locks__stray_unlocks_counted),
 		LABTEST_SQLITE(locks__condattr_used_before_init_counted),
 		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
+		LABTEST_SQLITE(locks__armed_trylock_is_busy),
 		LABTEST_SQLITE(locks__armed_clock_reading_faked_in_started_threads),
 		LABTEST_SQLITE(locks__yield_lets_a_signalled_waiter_look_first),
 	};

@@ -824,11 +824,24 @@ static void flusher__flushes_on_its_own(void **state)
 	record(st, 2, (int)(want * 3 / 5));
 	bool in = eventually(&(struct watch){ .t = t, .f = f, .st = st }, all_written);
 	flusher_stats(f, &fs);
+	/* the flusher's thread may hold its mutex at any moment (woken, not yet
+	 * unlocked): a trylock then answers EBUSY. The stats never go back. */
+	struct flusher_stats busy = { -1, -1, -1 };
+	lt_lock_busy_trylocks(1);
+	flusher_stats(f, &busy);
+	lt_lock_busy_trylocks(0);
 	rc = stop_flusher(f);
 
 	lt_expect(in, "flush-loop", "the flusher's stats never reached %" PRId64 " views written "
 	          "(database has %" PRId64 ")", want, db_total(t));
 	lt_expect(fs.flushes >= 1, "flush-loop", "flusher_stats counts %" PRId64 " flushes", fs.flushes);
+	lt_expect(busy.flushes >= fs.flushes && busy.views >= fs.views && busy.failed >= fs.failed,
+	          "flush-loop", "flusher_stats said %" PRId64 " flushes and %" PRId64 " views, then, "
+	          "asked while a pthread_mutex_trylock of it would find the mutex busy, %" PRId64
+	          " flushes and %" PRId64 " views: what the flusher has done never goes back. "
+	          "\"Answers at once\" means it never waits for the database (the flush runs outside "
+	          "the mutex), not that it may give up on a mutex held for a moment", fs.flushes,
+	          fs.views, busy.flushes, busy.views);
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "flush-loop");
 	lt_expect_int_hint(s.max_in_flight, 1, "statements the flusher ran at the same moment (most)",
 	                   "one-at-a-time");
@@ -1349,12 +1362,18 @@ static void flusher__stop_takes_more_than_one_batch(void **state)
 	schema(t);
 	for (int v = 1; v <= 10; v++)
 		record(st, v, 2);
+	struct stmts s = { 0 };
+	kit_db_set_hook(own, count_stmts, &s);
 	int rc = start_flusher(&f, st, own, 60000, 3);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
 
 	rc = stop_flusher(f);   /* 10 videos, 3 per flush: four flushes */
+	kit_db_set_hook(own, NULL, NULL);
 
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect(s.writes == 4, "stop", "stop_flusher of a flusher started with max = 3 wrote 10 dirty "
+	          "videos in %d upsert(s); 4 expected (3 + 3 + 3 + 1): does the flusher pass its own max "
+	          "to flush_views, or a batch size of its own?", (int)s.writes);
 	lt_expect_int_hint(db_total(t), 20, "views in the database after stop_flusher: 10 videos, "
 	                   "3 taken per flush (one last flush is not enough)", "stop");
 	lt_expect_int_hint(store_total(st, 1, 10), 0, "views left in the store", "stop");
@@ -1457,6 +1476,13 @@ static void flush__store_failure_at_every_step(void **state)
 			          " with %" PRId64 " views in the database; a flush that succeeds says 15 and "
 			          "moved 15, one whose store failed returns the error",
 			          lose ? "ran, and lost the reply of," : "refused", k, r, moved);
+			lt_expect(moved < 15 || r == 15, "put-back", "the store %s its command %d of a flush "
+			          "(7 views parked, 8 dirty): both batches committed (15 views in the database) "
+			          "but flush_views returned %" PRId64 ". Once COMMIT has returned, the views are "
+			          "written: a park that cannot be deleted then is left for the next flush's "
+			          "recovery, and the flush returns the views it wrote (flusher_stats counts what "
+			          "it returns), not the store's error", lose ? "ran, and lost the reply of," :
+			          "refused", k, r);
 			flush_all(st, db);
 			lt_expect(db_views(t, 1) == 3 && db_views(t, 2) == 5 && db_views(t, 4) == 7, "put-back",
 			          "the store %s its command %d of a flush, then flushes until nothing was "
@@ -2349,6 +2375,7 @@ static void recovery__counts_past_10_14(void **state)
 	schema(t);
 	planted_views(st, 3, a);
 	planted_views(st, 4, b);
+	planted_views(st, -b, b);   /* the longest <id>=<n> a Lua number can carry: 34 characters */
 	crash_after_drain(st, db);
 	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
 	lt_expect(db_views(t, 3) == a && db_views(t, 4) == b, "token", "a parked batch of %" PRId64
@@ -2356,6 +2383,10 @@ static void recovery__counts_past_10_14(void **state)
 	          "%" PRId64 "): how is the park's <id>=<n> written? In Lua, build it from the string "
 	          "GETDEL returned, not from tonumber() of it (Lua prints a number with 14 digits)",
 	          a, b, db_views(t, 3), db_views(t, 4), r);
+	lt_expect(db_views(t, -b) == b, "token", "a parked batch with %" PRId64 " views of video %"
+	          PRId64 " was applied as %" PRId64 " (flush returned %" PRId64 "): its park member "
+	          "\"%" PRId64 "=%" PRId64 "\" is 34 characters long; is the buffer it is written into "
+	          "(or read back from) shorter, cutting the count off?", b, -b, db_views(t, -b), r, -b, b);
 	kit_store_free(st);
 }
 
@@ -2768,6 +2799,65 @@ static void token__a_stalled_flush_counts_once(void **state)
 	lt_expect(rc0 < 0, "token", "the stalled flush, whose token the recovery had applied, returned "
 	          "%d: its transaction must fail (the token is in applied_flushes) and report it", rc0);
 	lt_expect_int_hint(left, 0, "views left in the store's deltas after both", "token");
+}
+
+/* A flush parks its batch; before its transaction another flusher's
+ * recovery, on its own connection, applies that batch (a store hook runs
+ * it right after the park). The flush's transaction then meets its token
+ * in applied_flushes: with the token's INSERT first, it fails there,
+ * before it has written a single count. With the upsert first, it takes
+ * the hot rows' locks and writes every count of a batch that is not
+ * wanted, and only then learns it (the rollback still keeps the count
+ * right: what this costs is lock time on the busiest rows). */
+struct recover_beside {
+	struct kit_db *db;
+	int64_t applied;
+	bool ran;
+};
+
+static void recover_after_park(void *arg, struct kit_store *st, const char *cmd, const char *key,
+                               int rc)
+{
+	struct recover_beside *r = arg;
+	int64_t parked = 0;
+	(void)cmd, (void)key, (void)rc;
+	if (r->ran || kit_store_scard(st, VIEWS_PARKED, &parked) != 0 || parked == 0)
+		return;
+	r->ran = true;
+	r->applied = recover_flushes(st, r->db);
+}
+
+static void token__a_batch_applied_before_writes_no_count(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_db *other = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	record(st, 41, 5);
+	record(st, 42, 2);
+	struct recover_beside r = { other, 0, false };
+	struct stmts s = { 0 };
+	kit_db_set_hook(db, count_stmts, &s);
+	kit_store_set_hook(st, recover_after_park, &r);
+	int64_t rc = flush_views(st, db, 100);
+	kit_store_set_hook(st, NULL, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	int64_t total = db_total(t);
+	kit_db_close(other);
+	kit_store_free(st);
+	lt_expect(r.ran && r.applied == 7, "token", "recover_flushes, run on another connection right "
+	          "after the flush parked its 7 views, %s %" PRId64, r.ran ? "returned" : "never ran: "
+	          "nothing was parked; views", r.applied);
+	lt_expect(rc < 0 && total == 7, "token", "a flush whose parked batch another flusher's "
+	          "recovery applied before its transaction returned %" PRId64 " and the database has %"
+	          PRId64 " views (7 recorded): its transaction must fail on the token and roll back",
+	          rc, total);
+	lt_expect(s.writes == 0, "token", "that flush, whose token was already in applied_flushes, "
+	          "wrote video_counts %d time(s) before it learnt so: record the token first (§5b: "
+	          "INSERT INTO applied_flushes, then the upsert, then COMMIT), so that a batch applied "
+	          "before fails at once, before it locks and writes the hot rows", (int)s.writes);
 }
 
 static void flusher__stop_resolves_a_parked_batch(void **state)
@@ -3309,6 +3399,7 @@ int main(void)
 		LABTEST_ALL(flush__two_stores_at_once),
 		STORE_REDIS(flush__two_stores_at_once),
 		LABTEST_ALL(token__a_stalled_flush_counts_once),
+		LABTEST_ALL(token__a_batch_applied_before_writes_no_count),
 		STORE_REDIS(token__a_stalled_flush_counts_once),
 	};
 	return labtest_main("04-drain", tests);

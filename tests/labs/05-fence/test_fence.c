@@ -353,8 +353,12 @@ static void fence_position__is_stored_offset_plus_one(void **state)
 	          kit_db_errmsg(labtest_db(t)));
 	lt_expect_int_hint(next, 42, "position of partition 2 (last_offset 41 stored)", "seek-from-db");
 	lt_expect_int_hint(fresh, 0, "position of partition 0 (nothing applied yet)", "seek-from-db");
-	lt_expect(fence_position(labtest_db(t), 9, &next) < 0, "seek-from-db",
-	          "fence_position of a partition without a progress row must fail");
+	int norow = fence_position(labtest_db(t), 9, &next);
+	lt_expect(norow == KIT_DB_NOROW, "seek-from-db", "fence_position of a partition without a "
+	          "progress row returned %d (%s); fence.h: KIT_DB_NOROW (%d), kit_db_query_int's own "
+	          "answer for a query that found no row: a caller tells \"no such partition\" from \"the "
+	          "database failed\" by it", norow, norow == 0 ? "success" : norow == KIT_DB_ERR ?
+	          "KIT_DB_ERR: every failure turned into one code?" : "another code", KIT_DB_NOROW);
 	passed(t);
 }
 
@@ -463,6 +467,25 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	          "progress row(s) now: fence_on_assign must fail with fence_position's KIT_DB_NOROW and "
 	          "change nothing (a row made up at -1 counts again every event that partition's "
 	          "totals already hold)", failed, owned ? "owns" : "does not own", (long long)rows);
+
+	/* partition 3's row says -3: next would be -2, which the log refuses
+	 * to seek to; the assignment fails with kit_log_seek's error, and the
+	 * consumer does not read partition 3 from the hint */
+	labtest_exec(t, "INSERT INTO log_progress (part, last_offset) VALUES (2, -1)");
+	labtest_exec(t, "UPDATE log_progress SET last_offset = -3 WHERE part = 3");
+	log = make_log(dir, sizeof dir, 100);
+	kit_log_commit(log, FENCE_GROUP, 3, 10);
+	kit_log_join(&c, log, FENCE_GROUP, "solo3", &cb);
+	failed = kit_log_rebalance(c);
+	owned = kit_log_owns(c, 3);
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+	lt_expect(failed < 0 && !owned, "seek-from-db", "with partition 3's last_offset at -3 (a "
+	          "position of -2, which kit_log_seek refuses), the assignment returned %d and the "
+	          "consumer %s partition 3: fence_on_assign must return kit_log_seek's error too, or "
+	          "the consumer reads on from the log's hint (10), not from where the database says",
+	          failed, owned ? "owns" : "does not own");
 	passed(t);
 }
 
@@ -669,6 +692,11 @@ static void fence_apply__every_step_can_fail(void **state)
 			          "by the fence: a failed statement is an error, not a refusal (a lock wait "
 			          "that gave up, KIT_DB_BUSY, too: the batch is not in the database, and 0 "
 			          "tells the log to move past it)" : "?");
+			lt_expect(how != LT_STEP_BUSY || rc >= 0 || rc == KIT_DB_BUSY, "one-transaction",
+			          "statement %d of fence_apply refused as KIT_DB_BUSY (%d: a lock wait that gave "
+			          "up), and fence_apply returned %d: return the database's own code, so the "
+			          "caller can tell a lock wait worth retrying soon from a hard failure", k,
+			          KIT_DB_BUSY, rc);
 			if (lt_step_refused(how)) {
 				lt_expect(stored_last(t, 2) == -1 && views_of(t, 1) == 100 && views_of(t, 2) == 0,
 				          "one-transaction", "statement %d of fence_apply refused: partition 2's "
@@ -764,11 +792,12 @@ static void fence_handle__totals_in_video_id_order(void **state)
  * FENCE_MAX_VIDEOS distinct videos in one batch. A batch outside it is
  * refused whole (an error, nothing applied, the offset unchanged); one at
  * the edge, exactly FENCE_MAX_VIDEOS videos, is applied whole. The ids
- * are 4,096 apart (and one is INT64_MAX, one INT64_MIN): a table that finds a video by
- * its id modulo a small size puts them all in one place. */
+ * are 4,096 apart (and one is INT64_MAX, one INT64_MIN, one 0): a table that finds a video by
+ * its id modulo a small size puts them all in one place, and one that takes a slot whose id
+ * is 0 for a free one adds the next new video's views to video 0. */
 static int64_t cannot_hold_id(int i)
 {
-	return i == 5 ? INT64_MAX : i == 6 ? INT64_MIN : 1000 + (int64_t)i * 4096;
+	return i == 4 ? 0 : i == 5 ? INT64_MAX : i == 6 ? INT64_MIN : 1000 + (int64_t)i * 4096;
 }
 
 static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
@@ -816,7 +845,11 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 
 	rc = fence_handle(db, 0, recs, FENCE_MAX_VIDEOS + 1);
 	lt_expect(rc < 0, "totals", "fence_handle of a batch of %d distinct videos (the most is %d) "
-	          "returned %d, expected an error", FENCE_MAX_VIDEOS + 1, FENCE_MAX_VIDEOS, rc);
+	          "returned %d, expected an error (%s)", FENCE_MAX_VIDEOS + 1, FENCE_MAX_VIDEOS, rc,
+	          rc == 0 && labtest_int(t, "SELECT count(*) FROM video_views") < FENCE_MAX_VIDEOS + 1 ?
+	          "fewer rows than videos came out: were two videos added up in one total? A slot "
+	          "whose id is 0 taken for a free one does that to video 0 and the next new video" :
+	          "is the limit checked?");
 	lt_expect(stored_last(t, 0) == -1 && labtest_int(t, "SELECT count(*) FROM video_views") == 0,
 	          "totals", "a batch of %d distinct videos was refused, yet partition 0's last_offset "
 	          "is %lld and video_views has %lld rows (expected -1 and none: refused whole, or "
@@ -824,22 +857,27 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"),
 	          FENCE_MAX_VIDEOS);
 
-	int64_t want3 = 1, want5 = 1, want6 = 1;
+	int64_t want0 = 1, want3 = 1, want5 = 1, want6 = 1;
 	for (int i = FENCE_MAX_VIDEOS; i < N; i++) {   /* the last 40 repeat the first ones */
 		ev[i].video_id = cannot_hold_id(i % 7);
+		want0 += ev[i].video_id == 0;
 		want3 += ev[i].video_id == cannot_hold_id(3);
 		want5 += ev[i].video_id == cannot_hold_id(5);
 		want6 += ev[i].video_id == cannot_hold_id(6);
 	}
 	rc = fence_handle(db, 0, recs, N);
 	lt_expect(rc == 0, "totals", "fence_handle of %d events of exactly %d distinct videos "
-	          "(ids 1000 + 4096 i, INT64_MAX and INT64_MIN) returned %d (%s) (does it find a video by its id "
+	          "(ids 1000 + 4096 i, 0, INT64_MAX and INT64_MIN) returned %d (%s) (does it find a video by its id "
 	          "modulo a table size, without going on past a slot another video holds?)", N,
 	          FENCE_MAX_VIDEOS, rc, labtest_why(db));
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM video_views"), FENCE_MAX_VIDEOS,
 	                   "rows in video_views after a batch of exactly FENCE_MAX_VIDEOS videos", "totals");
 	lt_expect_int_hint(labtest_int(t, "SELECT SUM(views) FROM video_views"), N,
 	                   "views in video_views after that batch", "totals");
+	lt_expect_int_hint(views_of_id(t, 0), want0,
+	                   "views of video 0 (seen once, then again among the last 40; a slot whose "
+	                   "id is 0 taken for a free one gives video 0 the views of the next new video)",
+	                   "totals");
 	lt_expect_int_hint(views_of_id(t, cannot_hold_id(3)), want3,
 	                   "views of video 13288 (seen once, then again among the last 40)", "totals");
 	lt_expect_int_hint(views_of_id(t, INT64_MAX), want5,
