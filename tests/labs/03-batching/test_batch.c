@@ -1357,7 +1357,7 @@ static void batch_acc__total_moves_with_the_sums(void **state)
 	struct signalled_flush f = { .acc = acc, .db = fdb, .g = &g };
 	pthread_t ta, tf;
 	bool a_started = pthread_create(&ta, NULL, add_held_at_its_unlock, &h) == 0;
-	bool a_held = a_started && lt_lock_unlock_held(5000);
+	bool a_held = a_started && lt_lock_unlock_held(20000);
 	bool flush_started = false, flushed = false;
 	int64_t mid = 0, written = 0;
 	if (a_held) {
@@ -1366,7 +1366,7 @@ static void batch_acc__total_moves_with_the_sums(void **state)
 		/* the held add holds no mutex of the accumulator's any more (it
 		 * just let one go), unless it takes two: then the flush waits
 		 * for it, and this check does not judge */
-		flushed = flush_started && gate_wait(&g, &f.done, 5000);
+		flushed = flush_started && gate_wait(&g, &f.done, 20000);
 		if (flushed) {
 			mid = batch_acc_pending(acc);
 			written = count(db, POST);
