@@ -826,6 +826,11 @@ int kit_db_set_lock_timeout(struct kit_db *db, int ms)
 	return stmt_end(db, sql, true, rc);
 }
 
+int kit_db_lock_timeout(const struct kit_db *db)
+{
+	return db->engine == KIT_DB_SQLITE ? (int)(db->busy_timeout_ns / 1000000) : -1;
+}
+
 void kit_db_set_hook(struct kit_db *db, kit_db_hook_fn *hook, void *arg)
 {
 	db->hook = hook;

@@ -90,6 +90,11 @@ int kit_db_rollback(struct kit_db *db);
  * innodb_lock_wait_timeout (whole seconds, rounded up; 50 s by default).
  * ms == 0 means the default. */
 int kit_db_set_lock_timeout(struct kit_db *db, int ms);
+/* SQLite's busy wait as the kit applies it, in ms (5000 until
+ * kit_db_set_lock_timeout changes it): no PRAGMA shows it, since the kit
+ * waits in its own busy handler. -1 on the servers, whose lock timeout is
+ * a session setting (read it there). */
+int kit_db_lock_timeout(const struct kit_db *db);
 
 /* Instrumentation: when set, hook(arg, ev, sql, t_ns) is called at the
  * start and end of each statement and transaction, t_ns from

@@ -49,7 +49,10 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 	if (rc == 0 && t->engine == KIT_DB_SQLITE &&
 	    (rc = kit_db_query_int(db, "PRAGMA wal_autocheckpoint", 0, NULL, &autockpt)) == 0) {
 		size_t used = strlen(out);
-		snprintf(out + used, len - used, "wal_autocheckpoint=%lld;", (long long)autockpt);
+		/* and the kit's busy wait, which no PRAGMA shows (the kit waits
+		 * in a busy handler of its own): kit_db_set_lock_timeout */
+		snprintf(out + used, len - used, "wal_autocheckpoint=%lld;kit_busy_timeout_ms=%d;",
+		         (long long)autockpt, kit_db_lock_timeout(db));
 	}
 	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
 }

@@ -25,7 +25,8 @@
 #define LT_SESSION_LEN 2048
 
 /* The session's settings as one line: SQLite's pragmas (synchronous,
- * journal_mode, foreign_keys, busy_timeout, ...); PostgreSQL's settings
+ * journal_mode, foreign_keys, busy_timeout, ...) and the kit's own busy
+ * wait (kit_db_lock_timeout); PostgreSQL's settings
  * that the client or the session set, each with its source (the harness's
  * URL sets synchronous_commit = off already, so a SET of it to off
  * changes only the source); a list of MariaDB's session variables. Fails

@@ -47,6 +47,15 @@ static void session__sees_a_setting_changed_and_reset(void **state)
 	          "session line as it was: %s", changed);
 	lt_expect(strcmp(before, after) == 0, NULL, "after \"%s\" the line is %s, not %s",
 	          restore, after, before);
+	/* the kit's own busy wait, which no pragma shows */
+	lt_expect(kit_db_set_lock_timeout(db, 200) == 0, NULL, "kit_db_set_lock_timeout(200)");
+	lt_session(t, db, changed, sizeof changed);
+	lt_expect(kit_db_set_lock_timeout(db, 0) == 0, NULL, "kit_db_set_lock_timeout(0)");
+	lt_session(t, db, after, sizeof after);
+	lt_expect(strcmp(before, changed) != 0, NULL, "a busy wait of 200 ms set with "
+	          "kit_db_set_lock_timeout left the session line as it was: %s", changed);
+	lt_expect(strcmp(before, after) == 0, NULL, "after the busy wait went back to the "
+	          "default the line is %s, not %s", after, before);
 }
 
 static void session__sees_a_transaction_left_open(void **state)

@@ -6,6 +6,7 @@
  * the end, on a real server: placeholders, rows found, a row lock's wait
  * and timeout, a deadlock.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,10 @@ static void tx__second_writer_gets_busy(void **state)
 	struct kit_db *a = labtest_db(t), *b = labtest_connect(t);
 	make_posts(t);
 
+	bool lite = kit_db_engine(b) == KIT_DB_SQLITE;
+	lt_expect_int(kit_db_lock_timeout(b), lite ? 5000 : -1, "the lock timeout the kit applies at first");
 	assert_int_equal(kit_db_set_lock_timeout(b, 50), 0);
+	lt_expect_int(kit_db_lock_timeout(b), lite ? 50 : -1, "the lock timeout the kit applies once set to 50 ms");
 	assert_int_equal(kit_db_begin(a), 0);
 	assert_int_equal(kit_db_exec(a, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL), 0);
 	/* SQLite: BEGIN IMMEDIATE wants the write lock now; PostgreSQL: the row. */

@@ -401,6 +401,42 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	          pages_vacuumed, v.heap_pages, vacuumed.heap_pages);
 }
 
+/* The first read of a row after its updates have committed and a
+ * checkpoint has written its page sets the versions' hint bits: the page
+ * becomes dirty, and EXPLAIN's line says "Buffers: shared hit=2
+ * dirtied=1". The buffers the read touched are still hit plus read:
+ * dirtied (and written) count some of those same buffers again. The
+ * test's own EXPLAIN right after reads the same pages, with nothing left
+ * to dirty. The row's id is past 2^32 (counters.id is BIGINT): an id
+ * printed after a cast to int reads row 99, which is not there. */
+static void versions__buffers_of_a_read_that_sets_hints(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (4294967395)");
+	labtest_exec(t, "DO $$ BEGIN FOR i IN 1..40 LOOP"
+	             " UPDATE counters SET n = n + 1 WHERE id = 4294967395; COMMIT; END LOOP; END $$");
+	labtest_exec(t, "CHECKPOINT");
+	struct inside_versions v;
+	int got = inside_versions(db, 4294967395LL, &v);
+	char why[200];
+	snprintf(why, sizeof why, "%s", labtest_why(db));
+	int64_t own = -1;
+	int rc = kit_db_query(db, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
+	                      " SELECT n FROM counters WHERE id = 4294967395", 0, NULL,
+	                      explained_buffers, &own);
+	lt_expect(got == 0, "versions", "inside_versions(): %d, %s", got, why);
+	lt_expect(rc == 0 && own >= 1, NULL, "the test's own EXPLAIN: %d, %" PRId64 " buffers (%s)",
+	          rc, own, labtest_why(db));
+	lt_expect(v.buffers == own, "buffers", "expected the buffers of reading row 2^32 + 99 (%"
+	          PRId64 ", hit plus read), got %" PRId64 ". Is the id printed whole (PRId64, "
+	          "not after a cast to int, which reads row 99)? And this read was the first since "
+	          "a checkpoint wrote the page: it set hint bits, and its line said dirtied= too; "
+	          "are dirtied= or written= added? They count buffers already counted in hit= or "
+	          "read=", own, v.buffers);
+}
+
 static void versions__indexed_counter_not_hot(void **state)
 {
 	struct labtest *t = *state;
@@ -827,6 +863,15 @@ static void isolation__commit_refusal_retried(void **state)
 	                " USING ERRCODE = 'serialization_failure'; END IF; RETURN NULL; END $$");
 	labtest_exec(t, "CREATE CONSTRAINT TRIGGER flaky_commit AFTER UPDATE ON counters"
 	                " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flaky_commit()");
+	/* each attempt's level, counted by a sequence (a rolled-back attempt
+	 * keeps what nextval did): a retry that begins with a plain BEGIN
+	 * ("the level is set already") runs at READ COMMITTED */
+	labtest_exec(t, "CREATE SEQUENCE off_level");
+	labtest_exec(t, "CREATE FUNCTION watch_level() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	                " IF current_setting('transaction_isolation') <> 'serializable' THEN"
+	                " PERFORM nextval('off_level'); END IF; RETURN NEW; END $$");
+	labtest_exec(t, "CREATE TRIGGER watch_level BEFORE UPDATE ON counters"
+	                " FOR EACH ROW EXECUTE FUNCTION watch_level()");
 
 	struct inside_retry policy = { 5, 1, 2 };
 	int attempts = -1;
@@ -837,6 +882,12 @@ static void isolation__commit_refusal_retried(void **state)
 	          "one too, retry the attempt as when the UPDATE fails" : "");
 	lt_expect_int_hint(attempts, 3, "*attempts with the first two COMMITs refused", "retry");
 	lt_expect_int(counter(t), 1, "counter");
+	int64_t off = labtest_int(t, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END"
+	                             " FROM off_level");
+	lt_expect(off == 0, "isolation", "%" PRId64 " of the 3 attempts of a call at SERIALIZABLE "
+	          "ran at another level (a trigger read transaction_isolation at each UPDATE): does "
+	          "a retry begin with a plain BEGIN? Each attempt is a transaction of its own, "
+	          "begun at the level asked (BEGIN ISOLATION LEVEL ...)", off);
 }
 
 static void isolation__backs_off(void **state)
@@ -1495,6 +1546,8 @@ static void commits__async_only_for_counter(void **state)
 	char setting[32] = "";
 	make_counter(t);
 	labtest_exec(t, "SET synchronous_commit = remote_write");
+	char session[LT_SESSION_LEN];
+	lt_session(t, db, session, sizeof session);
 
 	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
 	lt_expect_int(counter(t), 1, "counter after one inside_count_async()");
@@ -1511,6 +1564,12 @@ static void commits__async_only_for_counter(void **state)
 	          "missing row), got %s: the setting is restored on the success path only", setting);
 	lt_expect(kit_db_exec(db, "BEGIN", 0, NULL) == 0 && kit_db_rollback(db) == 0, "local",
 	          "expected no transaction left open by a call that failed: %s", labtest_why(db));
+	/* and nothing else of the session changed either: a lock_timeout
+	 * "so a like does not queue long behind the hot row", set with a
+	 * plain SET (kit_db_set_lock_timeout sends one), stays for every later
+	 * transaction of the pooled connection */
+	lt_session_unchanged(t, db, session, "inside_count_async() of a row and of a missing row",
+	                     "local");
 }
 
 /* SQLite's counterpart of the check above: its commits already do not
@@ -1525,6 +1584,8 @@ static void commits__async_leaves_sqlite_sync(void **state)
 	make_counter(t);
 	labtest_exec(t, "PRAGMA synchronous = FULL");
 	int64_t before = labtest_int(t, "PRAGMA synchronous");
+	char session[LT_SESSION_LEN];
+	lt_session(t, db, session, sizeof session);
 
 	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
 	lt_expect_int(inside_count_async(db, 2), INSIDE_NO_ROW, "inside_count_async() of a missing row");
@@ -1536,6 +1597,9 @@ static void commits__async_leaves_sqlite_sync(void **state)
 	          "the commit already does not wait, so the call is a plain UPDATE", before, after);
 	lt_expect(kit_db_exec(db, "BEGIN", 0, NULL) == 0 && kit_db_rollback(db) == 0, "local",
 	          "expected no transaction left open by the calls: %s", labtest_why(db));
+	/* nor any other setting: the kit's busy wait too (kit_db_set_lock_timeout) */
+	lt_session_unchanged(t, db, session, "inside_count_async() of a row and of a missing row",
+	                     "local");
 }
 
 static int64_t wal_syncs(struct labtest *t)
@@ -1634,6 +1698,17 @@ static void one_trip__duplicate_changes_nothing(void **state)
 	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1,
 	                   "posts.likes after a refused second like", "one-statement");
 	lt_expect_int(inside_like_one_statement(db, 1, 8), 0, "a like by user 8 afterwards");
+	/* the ids are BIGINT (INSIDE_SCHEMA): a user and a post past 2^31 */
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1099511627776)");
+	int rc = inside_like_one_statement(db, 1099511627776LL, 1099511627777LL);
+	int64_t big = labtest_int(t, "SELECT likes FROM posts WHERE id = 1099511627776");
+	int64_t stored = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1099511627776"
+	                                " AND user_id = 1099511627777");
+	lt_expect(rc == 0 && big == 1 && stored == 1, "one-statement",
+	          "a like by user 2^40 + 1 of post 2^40 returned %d (%s), the post counts %" PRId64
+	          " and likes holds %" PRId64 " such row, expected 0, 1 and 1: is a parameter cast "
+	          "to a 32-bit type ($1::int)? The columns are BIGINT", rc, labtest_why(db), big,
+	          stored);
 }
 
 static int like_one_many(void *arg, struct kit_load_thread *th)
@@ -1683,6 +1758,28 @@ static void spread_key__distinct(void **state)
 		same += k[i] == k[i - 1];
 	free(k);
 	lt_expect_int_hint(same, 0, "keys shared by two seqs among seqs 1..200,000", "bijection");
+	/* A step that is not invertible makes pairs of seqs share a key that
+	 * no small range of seqs shows: a multiply by an even number (2^64 /
+	 * phi rounded to the nearest integer, 0x9E3779B97F4A7C16, is one)
+	 * drops its input's top bit, so after SplitMix64's first step, x ^=
+	 * x >> 30, the seqs x and x ^ (2^63 + 2^33 + 2^3) share one. Seqs
+	 * that differ in 1, 2 or 3 of their 64 bits, around a few seqs: a
+	 * bijection never gives two of them one key. */
+	static const uint64_t base[] = { 0, 1, 0x5555555555555555ULL, 0xfedcba9876543210ULL };
+	for (size_t b = 0; b < sizeof base / sizeof base[0]; b++) {
+		int64_t k0 = inside_spread_key((int64_t)base[b]);
+		for (int i = 0; i < 64; i++)
+			for (int j = i; j < 64; j++)
+				for (int l = j; l < 64; l++) {
+					uint64_t flip = (1ULL << i) | (1ULL << j) | (1ULL << l);
+					int64_t k1 = inside_spread_key((int64_t)(base[b] ^ flip));
+					lt_expect(k1 != k0, "bijection", "seqs %#llx and %#llx share the key "
+					          "%#llx: a step of the mix is not invertible (a multiply by an even "
+					          "number drops its input's top bit; multiply by an odd one)",
+					          (unsigned long long)base[b], (unsigned long long)(base[b] ^ flip),
+					          (unsigned long long)k0);
+				}
+	}
 }
 
 static void spread_key__scatters(void **state)
@@ -1758,6 +1855,7 @@ int main(void)
 		LABTEST_PG(versions__old_snapshot_keeps_versions_beside_a_long_neighbour),
 		LABTEST_PG(versions__indexed_counter_not_hot),
 		LABTEST_PG(versions__buffers_as_explain_counts_them),
+		LABTEST_PG(versions__buffers_of_a_read_that_sets_hints),
 		LABTEST_SQLITE(versions__reader_pins_wal),
 		LABTEST_SQLITE(versions__busy_while_another_checkpoints),
 		LABTEST_BOTH(versions__fills_out_as_promised),
