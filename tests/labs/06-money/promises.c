@@ -118,7 +118,9 @@ static void durability_set(void *arg, enum kit_db_event ev, const char *sql, int
 /* Every function, on each of its answers (applied, MONEY_ALREADY,
  * MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT for a buyer, a seller and a
  * payout's payee, MONEY_INVALID, a payout's and a batch's, money_open's
- * KIT_DB_CONSTRAINT), leaves its connection with no transaction open
+ * KIT_DB_CONSTRAINT; an audit and a balance read, which only read: a
+ * snapshot kept open "since nothing was written" holds its locks and
+ * joins the next call's work), leaves its connection with no transaction open
  * and no session setting changed (lt_session: SQLite's pragmas,
  * PostgreSQL's settings, MariaDB's session variables): money.h promises
  * the connection is ready for the next call. A path that returns before
@@ -157,10 +159,11 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 		"a payout the fee account does not cover (MONEY_INSUFFICIENT)",
 		"money_open of an account that exists (KIT_DB_CONSTRAINT)",
 		"a payout to an account that does not exist (MONEY_NO_ACCOUNT)",
+		"an audit (money_reconcile, 0)", "a balance read (money_balance, 0)",
 	};
 	static const int want[] = { 0, MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT,
 	                            MONEY_NO_ACCOUNT, MONEY_INVALID, 0, 0, MONEY_ALREADY,
-	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT };
+	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0 };
 	for (int step = 0; step < (int)(sizeof what / sizeof what[0]); step++) {
 		int rc = 0;
 		struct money_transfer x = ok;
@@ -176,6 +179,8 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 		case 9: rc = money_payout(db, &f, 21, 2, 100000); break;
 		case 10: rc = money_open(db, 2, 1, 0); break;
 		case 11: rc = money_payout(db, &f, 22, 79, 5); break;
+		case 12: { struct money_audit a; rc = money_reconcile(db, &a); break; }
+		case 13: { int64_t b = 0; rc = money_balance(db, 1, &b); break; }
 		}
 		kit_db_set_hook(db, NULL, NULL);
 		if (durability[0] && !fault[0])

@@ -751,16 +751,18 @@ static void transfer__no_sub_accounts_refused(void **state)
 	open_account(db, 2, 1, 0);
 	open_account(db, FEE_ACCOUNT, 1, 0);
 	const int subs[] = { 0, MONEY_MAX_SUBS + 1 };
-	for (int i = 0; i < 2; i++) {
-		struct money_fees fees = { FEE_ACCOUNT, subs[i] };
-		struct money_transfer s = { 7 + i, 1, 2, 100, 5 };
+	/* with a fee and without one: fees->subs is part of every call's
+	 * domain, not only of the calls that credit a sub-account */
+	for (int i = 0; i < 4; i++) {
+		struct money_fees fees = { FEE_ACCOUNT, subs[i % 2] };
+		struct money_transfer s = { 7 + i, 1, 2, 100, i < 2 ? 5 : 0 };
 		int rc = money_transfer(db, &fees, &s);
-		lt_expect(rc == MONEY_INVALID, "entries", "a sale with a fee account of %d "
-		          "sub-accounts (1..%d allowed): expected MONEY_INVALID (%d), got %d", subs[i],
-		          MONEY_MAX_SUBS, MONEY_INVALID, rc);
+		lt_expect(rc == MONEY_INVALID, "entries", "a sale with a fee of %d and a fee account of "
+		          "%d sub-accounts (1..%d allowed): expected MONEY_INVALID (%d), got %d",
+		          i < 2 ? 5 : 0, subs[i % 2], MONEY_MAX_SUBS, MONEY_INVALID, rc);
 		lt_expect_int_hint(rows_of(t, 7 + i), 0, "rows a refused sale wrote", "entries");
 	}
-	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after two refused sales", "entries");
+	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after four refused sales", "entries");
 }
 
 /* Buyer 1 opened with 500, seller 2 and account 3 with nothing, the fee
