@@ -223,6 +223,17 @@ void transfer__values_past_2_53(void **state)
 	          (long long)au.total);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a sale past 2^53: %s", bad);
+
+	/* Any amount > 0 the buyer holds is a sale: 2^62 + 5 too (a cap
+	 * "so that nothing can overflow" refuses money.h's own domain). */
+	const int64_t p62 = (int64_t)1 << 62;
+	open_account(db, 3, 1, p62 + 5);
+	rc = transfer(db, 6, 3, 2, p62 + 5, 5, 2);
+	lt_expect(rc == 0 && balance(t, 3) == 0, "invalid", "a sale of 2^62 + 5 by a buyer holding "
+	          "exactly that returned %d, the buyer then at %lld (expected 0 and 0): an amount is "
+	          "valid when it is > 0, however large", rc, (long long)balance(t, 3));
+	bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after a sale of 2^62 + 5: %s", bad);
 }
 
 /* money_batch() takes 1..MONEY_MAX_BATCH transfers: 0 and
