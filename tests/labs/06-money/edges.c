@@ -228,10 +228,16 @@ void transfer__values_past_2_53(void **state)
 	 * "so that nothing can overflow" refuses money.h's own domain). */
 	const int64_t p62 = (int64_t)1 << 62;
 	open_account(db, 3, 1, p62 + 5);
-	rc = transfer(db, 6, 3, 2, p62 + 5, 5, 2);
-	lt_expect(rc == 0 && balance(t, 3) == 0, "invalid", "a sale of 2^62 + 5 by a buyer holding "
-	          "exactly that returned %d, the buyer then at %lld (expected 0 and 0): an amount is "
-	          "valid when it is > 0, however large", rc, (long long)balance(t, 3));
+	rc = transfer(db, 6, 3, 2, p62 + 5, p62 + 1, 2);
+	lt_expect(rc == 0 && balance(t, 3) == 0, "invalid", "a sale of 2^62 + 5 (a fee of 2^62 + 1) "
+	          "by a buyer holding exactly that returned %d, the buyer then at %lld (expected 0 "
+	          "and 0): an amount is valid when it is > 0, however large", rc,
+	          (long long)balance(t, 3));
+	struct money_fees two = { FEE_ACCOUNT, 2 };
+	rc = money_payout(db, &two, 7, 2, p62 + 1);
+	lt_expect(rc == 0, "invalid", "a payout of 2^62 + 1 out of a fee sub-account holding it "
+	          "returned %d, expected 0: a payout's amount is valid when it is > 0 (%s)", rc,
+	          labtest_why(db));
 	bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a sale of 2^62 + 5: %s", bad);
 }
