@@ -53,8 +53,10 @@ struct hot_row_app {
  * 0, negative ones included). Otherwise writes
  * the like and the counter in one transaction, so that either both happen
  * or neither does: HOT_ROW_DUPLICATE if the user already liked the post,
- * HOT_ROW_NO_POST if the post does not exist, another negative KIT_DB_* code
- * if the database failed; in every one of those cases nothing changes and
+ * HOT_ROW_NO_POST if the post does not exist, the failed call's own
+ * negative KIT_DB_* code if the database failed (KIT_DB_BUSY for a lock
+ * wait that timed out, which the caller may retry: app->check is still
+ * called once per like_post() call); in every one of those cases nothing changes and
  * the connection is ready for the next call. (One exception no code can
  * avoid: when COMMIT ran but its answer was lost, the like is there and an
  * error is returned; the same like tried again says HOT_ROW_DUPLICATE.)

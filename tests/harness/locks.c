@@ -431,9 +431,31 @@ static struct timespec faked;
 static clockid_t faked_clock;
 static bool faked_any;
 
+static _Thread_local int64_t fast_factor, fast_since_ns;
+
+static int64_t real_mono_ns(void)
+{
+	struct timespec now;
+	__real_clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+void lt_clock_fast_this_thread(int64_t factor)
+{
+	fast_factor = factor > 1 ? factor : 0;
+	fast_since_ns = real_mono_ns();
+}
+
 int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	int rc = __real_clock_gettime(clock, ts);
+	if (rc == 0 && fast_factor > 1 && clock != CLOCK_PROCESS_CPUTIME_ID &&
+	    clock != CLOCK_THREAD_CPUTIME_ID) {
+		int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec +
+		             (real_mono_ns() - fast_since_ns) * (fast_factor - 1);
+		ts->tv_sec = ns / 1000000000;
+		ts->tv_nsec = ns % 1000000000;
+	}
 	if (rc != 0 || !lt_thread_is_started())
 		return rc;
 	int left = atomic_load(&fakes_left);

@@ -39,6 +39,7 @@
 #define HOTROW_TESTS_LOCKS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 
 /* Unlocks of a mutex the calling thread did not hold, since the process
@@ -83,6 +84,14 @@ void lt_lock_spurious(int n);
  * last reading so made and its clock; false when none was made since
  * lt_lock_fake_clock. */
 void lt_lock_fake_clock(long nsec, int n);
+
+/* From now on, this thread's own clock_gettime calls (the code under
+ * test's; the kit's are not wrapped) read a clock that runs factor times
+ * fast: each real nanosecond since this call adds factor. A time limit the
+ * code keeps in C ("give up after 2 s") is met within a real
+ * limit / factor, so a check that holds a row for a second sees a limit of
+ * an hour. factor 1 (or less) puts the real clock back. */
+void lt_clock_fast_this_thread(int64_t factor);
 bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
 
 /* Hold the calling thread at its next pthread_mutex_unlock, just after

@@ -9,7 +9,9 @@
  * started thread's timed waits are recorded with their deadline, what
  * they returned and the thread's start number, and the armed ones wake
  * at once; a lock armed to yield lets a signalled waiter look first; an armed clock reading of a started thread gets the chosen
- * nanoseconds, the test thread's never.
+ * nanoseconds, the test thread's never; a thread whose clock was made
+ * fast reads it running that many times fast, other threads the real one,
+ * and itself the real one again once it is put back.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -204,6 +206,42 @@ static void locks__armed_clock_reading_faked_in_started_threads(void **state)
 	lt_lock_fake_clock(0, 0);
 }
 
+static void *read_clock_fast(void *arg)
+{
+	struct timespec *ts = arg;
+	lt_clock_fast_this_thread(1000);
+	clock_gettime(CLOCK_MONOTONIC, &ts[0]);
+	struct timespec nap = { 0, 20000000 };
+	nanosleep(&nap, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts[1]);
+	lt_clock_fast_this_thread(1);
+	clock_gettime(CLOCK_MONOTONIC, &ts[2]);
+	return NULL;
+}
+
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static void locks__fast_clock_in_its_thread_only(void **state)
+{
+	(void)state;
+	struct timespec ts[3], before, after;
+	pthread_t th;
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	lt_expect_int(pthread_create(&th, NULL, read_clock_fast, ts), 0, "pthread_create");
+	pthread_join(th, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	/* 20 ms slept read as at least 20 s */
+	lt_expect(ns_of(&ts[1]) - ns_of(&ts[0]) >= 20000000000LL, NULL, "a 20 ms nap on a clock "
+	          "1,000 times fast read as %lld ns", (long long)(ns_of(&ts[1]) - ns_of(&ts[0])));
+	lt_expect(ns_of(&ts[2]) <= ns_of(&after) && ns_of(&ts[2]) >= ns_of(&before), NULL,
+	          "the clock put back did not read the real time");
+	lt_expect(ns_of(&after) - ns_of(&before) < 20000000000LL, NULL,
+	          "the test's own thread read the fast clock");
+}
+
 /* Waits (5 s at most) until flag is set, waiting again after any wake-up
  * that finds it unset. */
 static pthread_mutex_t fmu = PTHREAD_MUTEX_INITIALIZER;
@@ -261,6 +299,7 @@ int main(void)
 		LABTEST_SQLITE(locks__armed_trylock_is_busy),
 		LABTEST_SQLITE(locks__armed_clock_reading_faked_in_started_threads),
 		LABTEST_SQLITE(locks__yield_lets_a_signalled_waiter_look_first),
+		LABTEST_SQLITE(locks__fast_clock_in_its_thread_only),
 	};
 	return labtest_main("harness", tests);
 }

@@ -191,6 +191,26 @@ void payout__domain_edges(void **state)
 	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 97 AND sub = 0"), 0,
 	                   "sub-account 0 of fee account 97 after payout INT64_MAX took its 30",
 	                   "reservation");
+
+	/* Every sub-account is tried, the farthest too: payout 65 of 64
+	 * sub-accounts starts at sub-account 1, and only sub-account 0, the
+	 * last it comes to, holds the money (sale 192's fee). */
+	lt_expect_int(transfer(db, 3 * MONEY_MAX_SUBS, 1, 2, 100, 40, MONEY_MAX_SUBS), 0,
+	              "money_transfer 192 with 64 fee sub-accounts");
+	rc = money_payout(db, &max, MONEY_MAX_SUBS + 1, 3, 40);
+	lt_expect(rc == 0, "reservation", "money_payout 65 of 40 out of 64 sub-accounts, only "
+	          "sub-account 0 holding it, returned %d, expected 0: it starts at sub-account 1 "
+	          "and must try all 64 before it refuses (does it give up after a few?) (%s)", rc,
+	          labtest_why(db));
+
+	/* A payout to MONEY_OUTSIDE (the platform cashing out) is inside the
+	 * domain: to is any account but the fee account. */
+	lt_expect_int(transfer(db, 4 * MONEY_MAX_SUBS, 1, 2, 100, 10, MONEY_MAX_SUBS), 0,
+	              "money_transfer 256 with 64 fee sub-accounts");
+	rc = money_payout(db, &max, 66, MONEY_OUTSIDE, 10);
+	lt_expect(rc == 0, "invalid", "money_payout of 10 to MONEY_OUTSIDE (money leaving the books) "
+	          "returned %d, expected 0: only a payout to the fee account itself is invalid (%s)",
+	          rc, labtest_why(db));
 }
 
 /* A payout comes out of one sub-account, whichever it is: the first one

@@ -62,6 +62,10 @@ void transfer__domain_edges(void **state)
 	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = 22"
 	                           " AND amount <> 0"), 2,
 	                   "entries of a sale with fee 0 (buyer and seller only)", "entries");
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM entries WHERE transfer_id = 21"), 3,
+	                   "entries of a sale of 100 with a fee of 100: three, the seller's of 0 "
+	                   "too (money.h: only a zero fee writes no entry; the seller's entry says "
+	                   "the sale was theirs)", "entries");
 
 	/* The whole amount as fee leaves the seller 0, and the seller must
 	 * still exist: a seller's credit of 0 skipped as "nothing to add"
@@ -72,6 +76,27 @@ void transfer__domain_edges(void **state)
 	          "left %lld row(s) (expected MONEY_NO_ACCOUNT, %d, and none): is the seller's credit "
 	          "skipped when it is 0? The credit is also what says the seller is there",
 	          rc, (long long)rows_of(t, 23), MONEY_NO_ACCOUNT);
+
+	/* money.h's list of what is invalid is the whole list: the platform
+	 * selling to itself, money leaving the books to MONEY_OUTSIDE, and
+	 * MONEY_OUTSIDE buying (refused as short: it is below zero) are not
+	 * on it. */
+	rc = transfer(db, 24, 1, FEE_ACCOUNT, 50, 5, 1);
+	lt_expect(rc == 0 && balance(t, FEE_ACCOUNT) == 150, "invalid",
+	          "a sale of 50 with a fee of 5 whose seller is the fee account itself returned %d, "
+	          "the fee account then at %lld (expected 0 and 150): MONEY_INVALID is for an id or "
+	          "an amount <= 0, a fee outside 0..amount, or from == to, nothing else",
+	          rc, (long long)balance(t, FEE_ACCOUNT));
+	rc = transfer(db, 25, 1, MONEY_OUTSIDE, 10, 1, 1);
+	lt_expect(rc == 0 && rows_of(t, 25) > 0, "invalid",
+	          "a sale of 10 to MONEY_OUTSIDE (money leaving the books) returned %d (expected 0): "
+	          "money.h does not call it invalid", rc);
+	rc = transfer(db, 26, MONEY_OUTSIDE, 2, 10, 0, 1);
+	lt_expect(rc == MONEY_INSUFFICIENT && rows_of(t, 26) == 0, "conditional-debit",
+	          "a sale of 10 bought by MONEY_OUTSIDE, whose balance is below zero, returned %d and "
+	          "left %lld row(s) (expected MONEY_INSUFFICIENT, %d, and none): its balance does not "
+	          "cover the amount, like any buyer's; money.h does not call it invalid", rc,
+	          (long long)rows_of(t, 26), MONEY_INSUFFICIENT);
 }
 
 /* Ids, amounts and fees past 2^31: a 32-bit int anywhere on the way
@@ -198,6 +223,23 @@ void transfer__values_past_2_53(void **state)
 	          (long long)au.total);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a sale past 2^53: %s", bad);
+
+	/* Any amount > 0 the buyer holds is a sale: 2^62 + 5 too (a cap
+	 * "so that nothing can overflow" refuses money.h's own domain). */
+	const int64_t p62 = (int64_t)1 << 62;
+	open_account(db, 3, 1, p62 + 5);
+	rc = transfer(db, 6, 3, 2, p62 + 5, p62 + 1, 2);
+	lt_expect(rc == 0 && balance(t, 3) == 0, "invalid", "a sale of 2^62 + 5 (a fee of 2^62 + 1) "
+	          "by a buyer holding exactly that returned %d, the buyer then at %lld (expected 0 "
+	          "and 0): an amount is valid when it is > 0, however large", rc,
+	          (long long)balance(t, 3));
+	struct money_fees two = { FEE_ACCOUNT, 2 };
+	rc = money_payout(db, &two, 7, 2, p62 + 1);
+	lt_expect(rc == 0, "invalid", "a payout of 2^62 + 1 out of a fee sub-account holding it "
+	          "returned %d, expected 0: a payout's amount is valid when it is > 0 (%s)", rc,
+	          labtest_why(db));
+	bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after a sale of 2^62 + 5: %s", bad);
 }
 
 /* money_batch() takes 1..MONEY_MAX_BATCH transfers: 0 and

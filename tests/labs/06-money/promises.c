@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/books.h"
@@ -88,10 +89,38 @@ static int open_transaction(struct labtest *t, struct kit_db *obs, int64_t id)
 	return n > 0;
 }
 
+/* The first statement of a call that turns the wait for the disk at
+ * COMMIT down or off: a SET (LOCAL, SESSION, GLOBAL or STATEMENT ... FOR)
+ * of synchronous_commit, InnoDB's innodb_flush_log_at_trx_commit or
+ * sync_binlog, or a PRAGMA synchronous that assigns. Kept by the hook. */
+#define DURABILITY_LEN 220
+
+static void durability_set(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	char *seen = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || seen[0] || sql == NULL)
+		return;
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t' || *sql == '(')
+		sql++;
+	bool set = strncasecmp(sql, "SET", 3) == 0 && (sql[3] == ' ' || sql[3] == '\n' ||
+	                                                sql[3] == '\t');
+	const char *name = strcasestr(sql, "synchronous");
+	if (strncasecmp(sql, "PRAGMA", 6) == 0) {
+		if (name && strpbrk(name, "=("))
+			snprintf(seen, DURABILITY_LEN, "%.200s", sql);
+	} else if (set && (name || strcasestr(sql, "innodb_flush_log") ||
+	                   strcasestr(sql, "sync_binlog"))) {
+		snprintf(seen, DURABILITY_LEN, "%.200s", sql);
+	}
+}
+
 /* Every function, on each of its answers (applied, MONEY_ALREADY,
  * MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT for a buyer, a seller and a
  * payout's payee, MONEY_INVALID, a payout's and a batch's, money_open's
- * KIT_DB_CONSTRAINT), leaves its connection with no transaction open
+ * KIT_DB_CONSTRAINT; an audit and a balance read, which only read: a
+ * snapshot kept open "since nothing was written" holds its locks and
+ * joins the next call's work), leaves its connection with no transaction open
  * and no session setting changed (lt_session: SQLite's pragmas,
  * PostgreSQL's settings, MariaDB's session variables): money.h promises
  * the connection is ready for the next call. A path that returns before
@@ -119,7 +148,7 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	struct money_transfer ok = { 1, 1, 2, 100, 10 }, batch2[2] = { { 2, 1, 2, 10, 1 },
 	                                                                 { 3, 1, 2, 10, 1 } };
 	int results[2];
-	char fault[5000] = "";
+	char fault[5000] = "", durability[DURABILITY_LEN] = "";
 	static const char *const what[] = {
 		"a transfer applied (0)", "the same transfer again (MONEY_ALREADY)",
 		"a transfer the balance does not cover (MONEY_INSUFFICIENT)",
@@ -130,13 +159,15 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 		"a payout the fee account does not cover (MONEY_INSUFFICIENT)",
 		"money_open of an account that exists (KIT_DB_CONSTRAINT)",
 		"a payout to an account that does not exist (MONEY_NO_ACCOUNT)",
+		"an audit (money_reconcile, 0)", "a balance read (money_balance, 0)",
 	};
 	static const int want[] = { 0, MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT,
 	                            MONEY_NO_ACCOUNT, MONEY_INVALID, 0, 0, MONEY_ALREADY,
-	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT };
+	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0 };
 	for (int step = 0; step < (int)(sizeof what / sizeof what[0]); step++) {
 		int rc = 0;
 		struct money_transfer x = ok;
+		kit_db_set_hook(db, durability_set, durability);
 		switch (step) {
 		case 0: case 1: rc = money_transfer(db, &f, &ok); break;
 		case 2: x.id = 10; x.amount = 100000; rc = money_transfer(db, &f, &x); break;
@@ -148,7 +179,16 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 		case 9: rc = money_payout(db, &f, 21, 2, 100000); break;
 		case 10: rc = money_open(db, 2, 1, 0); break;
 		case 11: rc = money_payout(db, &f, 22, 79, 5); break;
+		case 12: { struct money_audit a; rc = money_reconcile(db, &a); break; }
+		case 13: { int64_t b = 0; rc = money_balance(db, 1, &b); break; }
 		}
+		kit_db_set_hook(db, NULL, NULL);
+		if (durability[0] && !fault[0])
+			snprintf(fault, sizeof fault, "%s sent \"%s\": a payment confirmed by a COMMIT "
+			         "that did not wait for the disk is lost when the server or the machine "
+			         "stops (money.h: never lose a payment that was confirmed). Not even for "
+			         "one transaction (SET LOCAL), and not put back afterwards: nothing a "
+			         "setting read after the call shows", what[step], durability);
 		/* and as the session itself says: InnoDB refreshes INNODB_TRX at most
 		 * every 0.1 s, so a transaction left open by a call made right after
 		 * the previous look can be missing from it */
@@ -169,8 +209,8 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 		if (strcmp(before, after) != 0 && !fault[0])
 			snprintf(fault, sizeof fault, "after %s (it returned %d), its session's settings "
 			         "changed from [%s] to [%s]: a PRAGMA or a SET without LOCAL outlives the "
-			         "call; on PostgreSQL use SET LOCAL inside the transaction, on SQLite and "
-			         "MariaDB set nothing", what[step], rc, before, after);
+			         "call; on PostgreSQL use SET LOCAL inside the transaction (never of "
+			         "synchronous_commit), on SQLite and MariaDB set nothing", what[step], rc, before, after);
 	}
 	/* closed before the verdict: a transaction left open would hold its
 	 * locks through the teardown */
@@ -378,6 +418,26 @@ void batch__same_id_twice_in_one_batch(void **state)
 	                   "twice in the batch)", "idempotency");
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "idempotency", "the books after a batch with one id twice: %s", bad);
+
+	/* In order, each as money_transfer() would: account 3 holds nothing
+	 * until the batch's first sale pays it 50, and its second spends 40
+	 * of that. A batch that reorders its sales (by buyer, "to lock them
+	 * in one order") refuses a sale the order it was given pays. */
+	open_account(db, 3, 1, 0);
+	open_account(db, 5, 1, 100);
+	struct money_transfer chain[] = { { 10, 5, 3, 50, 0 }, { 11, 3, 2, 40, 4 } };
+	int r2[2] = { 42, 42 };
+	rc = money_batch(db, &f, chain, 2, r2);
+	lt_expect(rc == 0 && r2[0] == 0 && r2[1] == 0, "savepoint",
+	          "a batch whose first sale pays account 3 50 and whose second has account 3 pay "
+	          "40: returned %d, results %d, %d (expected 0, 0, 0): the sales of a batch are "
+	          "applied in the order given, each seeing the ones before it; are they reordered "
+	          "(sorted by buyer)?", rc, r2[0], r2[1]);
+	lt_expect_int_hint(balance(t, 3), 10, "account 3 after receiving 50 and paying 40 in one "
+	                   "batch", "savepoint");
+	bad = books_fault(t);
+	lt_expect(bad == NULL, "savepoint", "the books after a batch of two sales in a chain: %s",
+	          bad);
 }
 
 static int pay_60_of_180(void *arg, int who, struct kit_db *db)
@@ -510,6 +570,11 @@ void money__refused_for_good_ends(void **state)
 			lt_expect(rc < 0 && rc != MONEY_INSUFFICIENT && rc != MONEY_NO_ACCOUNT, "rollback",
 			          "with every statement refused%s, %s returned %d, not the database's "
 			          "error", i ? " as busy" : "", calls[c], rc);
+			lt_expect(i == 0 || rc == KIT_DB_BUSY, "rollback", "with every statement refused "
+			          "as busy (KIT_DB_BUSY, a lock wait that timed out), %s returned %d, not "
+			          "KIT_DB_BUSY: money.h says a batch that meets a deadlock answers "
+			          "KIT_DB_BUSY and may be retried; a caller cannot tell that from a failure "
+			          "once every error is KIT_DB_ERR", calls[c], rc);
 		}
 	}
 	lt_expect(rows_of(t, 7) + rows_of(t, 8) + rows_of(t, 9) == 0, "rollback", "rows of a sale, "

@@ -234,11 +234,14 @@ static void transfer__fee_spread_over_subs(void **state)
 }
 
 /* After each statement of a transfer, a second connection asks whether
- * the fee row is locked (FOR UPDATE NOWAIT fails at once if it is). */
+ * the fee account's rows are locked (FOR UPDATE NOWAIT fails at once if
+ * one of them is). */
 struct probe {
 	struct kit_db *other;
-	int locked_after;            /* statements that ended with the fee row locked */
+	int locked_after;            /* statements that ended with a fee row locked */
 	int statements;
+	int64_t account;             /* the fee account probed; 0: FEE_ACCOUNT */
+	int first_locked;            /* the first statement that ended with it locked */
 };
 
 static void probe_fee_row(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
@@ -250,9 +253,11 @@ static void probe_fee_row(void *arg, enum kit_db_event ev, const char *sql, int6
 		return;
 	p->statements++;
 	int64_t n = 0;
-	if (kit_db_query_int(p->other, "SELECT count(*) FROM (SELECT 1 FROM accounts WHERE id = 99"
-	                     " AND sub = 0 FOR UPDATE NOWAIT) AS x", 0, NULL, &n) != 0)
-		p->locked_after++;
+	char q[160];
+	snprintf(q, sizeof q, "SELECT count(*) FROM (SELECT 1 FROM accounts WHERE id = %lld"
+	         " FOR UPDATE NOWAIT) AS x", (long long)(p->account ? p->account : FEE_ACCOUNT));
+	if (kit_db_query_int(p->other, q, 0, NULL, &n) != 0 && p->locked_after++ == 0)
+		p->first_locked = p->statements;
 }
 
 static void transfer__fee_row_locked_last(void **state)
@@ -263,7 +268,7 @@ static void transfer__fee_row_locked_last(void **state)
 	open_account(db, 2, 1, 0);
 	open_account(db, FEE_ACCOUNT, 1, 0);
 
-	struct probe p = { labtest_connect(t), 0, 0 };
+	struct probe p = { .other = labtest_connect(t) };
 	held[0] = p.other;
 	kit_db_set_hook(db, probe_fee_row, &p);
 	int rc = transfer(db, 1, 1, 2, 100, 5, 1);
@@ -273,6 +278,44 @@ static void transfer__fee_row_locked_last(void **state)
 	          "expected the fee row locked by the last statement before COMMIT only, got it "
 	          "locked at the end of %d of the transfer's %d statements", p.locked_after,
 	          p.statements);
+
+	/* Split in 4, the fee account is still the hot spot: each sub-account
+	 * is one row every fourth sale credits. Last, all the same. */
+	open_account(db, 98, 4, 0);
+	struct money_fees four = { 98, 4 };
+	struct probe q = { .other = p.other, .account = 98 };
+	struct money_transfer sale = { 7, 1, 2, 100, 5 };
+	kit_db_set_hook(db, probe_fee_row, &q);
+	rc = money_transfer(db, &four, &sale);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0, "entries", "money_transfer to fee account 98 (4 sub-accounts) failed "
+	          "(%d): %s", rc, labtest_why(db));
+	lt_expect(q.locked_after == 1, "fee-last",
+	          "with the fee account split in 4, expected its sub-account 3 locked by the last "
+	          "statement before COMMIT only, got it locked at the end of %d of the transfer's "
+	          "%d statements, from statement %d on: a sub-account is one row shared by every "
+	          "fourth sale, as hot as the one row was, so it is credited last too",
+	          q.locked_after, q.statements, q.first_locked);
+
+	/* A batch: the fee sub-accounts are credited once each at its end
+	 * (§7), so they are locked by those statements only, not from the
+	 * first sale on. */
+	struct money_transfer list[] = { { 8, 1, 2, 40, 4 }, { 9, 1, 2, 30, 3 },
+	                                 { 10, 1, 2, 20, 2 } };
+	int results[3] = { 42, 42, 42 };
+	struct probe b = { .other = p.other, .account = 98 };
+	kit_db_set_hook(db, probe_fee_row, &b);
+	rc = money_batch(db, &four, list, 3, results);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0 && results[2] == 0, "entries",
+	          "money_batch of ids 8, 9, 10: returned %d, results %d, %d, %d (%s)", rc,
+	          results[0], results[1], results[2], labtest_why(db));
+	lt_expect(b.locked_after <= 3 && b.first_locked > b.statements - 3, "fee-last",
+	          "a batch of three sales, fees due to three sub-accounts: expected the fee rows "
+	          "locked by the three credits at the batch's end only, got them locked at the end "
+	          "of %d of its %d statements, from statement %d on: are the fees credited before "
+	          "the sales (up front, or per sale)? Sum them per sub-account and credit each "
+	          "once, last, before COMMIT", b.locked_after, b.statements, b.first_locked);
 }
 
 /* ---- two at once ---- */
@@ -708,16 +751,18 @@ static void transfer__no_sub_accounts_refused(void **state)
 	open_account(db, 2, 1, 0);
 	open_account(db, FEE_ACCOUNT, 1, 0);
 	const int subs[] = { 0, MONEY_MAX_SUBS + 1 };
-	for (int i = 0; i < 2; i++) {
-		struct money_fees fees = { FEE_ACCOUNT, subs[i] };
-		struct money_transfer s = { 7 + i, 1, 2, 100, 5 };
+	/* with a fee and without one: fees->subs is part of every call's
+	 * domain, not only of the calls that credit a sub-account */
+	for (int i = 0; i < 4; i++) {
+		struct money_fees fees = { FEE_ACCOUNT, subs[i % 2] };
+		struct money_transfer s = { 7 + i, 1, 2, 100, i < 2 ? 5 : 0 };
 		int rc = money_transfer(db, &fees, &s);
-		lt_expect(rc == MONEY_INVALID, "entries", "a sale with a fee account of %d "
-		          "sub-accounts (1..%d allowed): expected MONEY_INVALID (%d), got %d", subs[i],
-		          MONEY_MAX_SUBS, MONEY_INVALID, rc);
+		lt_expect(rc == MONEY_INVALID, "entries", "a sale with a fee of %d and a fee account of "
+		          "%d sub-accounts (1..%d allowed): expected MONEY_INVALID (%d), got %d",
+		          i < 2 ? 5 : 0, subs[i % 2], MONEY_MAX_SUBS, MONEY_INVALID, rc);
 		lt_expect_int_hint(rows_of(t, 7 + i), 0, "rows a refused sale wrote", "entries");
 	}
-	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after two refused sales", "entries");
+	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after four refused sales", "entries");
 }
 
 /* Buyer 1 opened with 500, seller 2 and account 3 with nothing, the fee
