@@ -312,7 +312,7 @@ static int lite_query(struct kit_db *db, const char *sql, int nparams,
 	if (rc != 0)
 		return rc;
 	int ncols = sqlite3_column_count(st);
-	const char **vals = calloc(ncols > 0 ? (size_t)ncols : 1, sizeof *vals);
+	const char **vals = calloc((size_t)(ncols > 0 ? ncols : 0) + 1, sizeof *vals);  /* NULL after */
 	if (vals == NULL) {
 		sqlite3_finalize(st);
 		set_err(db, sql, "out of memory");
@@ -425,7 +425,7 @@ static int pg_query(struct kit_db *db, const char *sql, int nparams,
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 		return pg_fail(db, sql, res);
 	int ncols = PQnfields(res), nrows = PQntuples(res);
-	const char **vals = calloc(ncols > 0 ? (size_t)ncols : 1, sizeof *vals);
+	const char **vals = calloc((size_t)(ncols > 0 ? ncols : 0) + 1, sizeof *vals);  /* NULL after */
 	if (vals == NULL) {
 		PQclear(res);
 		set_err(db, sql, "out of memory");

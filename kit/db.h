@@ -61,8 +61,9 @@ int kit_db_query_int(struct kit_db *db, const char *sql, int nparams,
                      const char *const *params, int64_t *out);
 
 /* Run a query and call row(arg, ncols, values) for each row; values are
- * text (NULL for SQL NULL) valid only during the call. A nonzero return from
- * row stops the walk and is returned. */
+ * text (NULL for SQL NULL) valid only during the call, and values[ncols]
+ * is NULL, as argv ends. A nonzero return from row stops the walk and is
+ * returned. */
 typedef int kit_db_row_fn(void *arg, int ncols, const char *const *values);
 int kit_db_query(struct kit_db *db, const char *sql, int nparams,
                  const char *const *params, kit_db_row_fn *row, void *arg);

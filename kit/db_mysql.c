@@ -519,14 +519,23 @@ out:
 }
 
 /* Walk a text-protocol result (row NULL: just drain it). */
-static int text_rows(MYSQL_RES *res, kit_db_row_fn *row, void *arg)
+static int text_rows(MYSQL_RES *res, kit_db_row_fn *row, void *arg, char *err, size_t errlen)
 {
 	unsigned ncols = mysql_num_fields(res);
 	MYSQL_ROW r;
 	int rc = 0;
+	/* The row's values with a NULL after them (kit/db.h), as the others. */
+	const char **vals = row ? calloc(ncols + 1, sizeof *vals) : NULL;
+	if (row && vals == NULL) {
+		cause(err, errlen, "out of memory");
+		rc = KIT_DB_ERR;
+	}
 	while ((r = mysql_fetch_row(res)) != NULL)
-		if (row && rc == 0)
-			rc = row(arg, (int)ncols, (const char *const *)r);
+		if (row && rc == 0) {
+			memcpy(vals, r, ncols * sizeof *vals);
+			rc = row(arg, (int)ncols, vals);
+		}
+	free(vals);
 	return rc;
 }
 
@@ -543,9 +552,9 @@ static int text_run(struct kit_my *my, const char *sql, kit_db_row_fn *row, void
 		MYSQL_RES *res = mysql_store_result(my->conn);
 		if (res) {
 			if (stop == 0)
-				stop = text_rows(res, row, arg);
+				stop = text_rows(res, row, arg, err, errlen);
 			else
-				text_rows(res, NULL, NULL);
+				text_rows(res, NULL, NULL, err, errlen);
 			mysql_free_result(res);
 		} else if (mysql_field_count(my->conn) != 0) {
 			return conn_fail(my, was_in_tx, err, errlen);

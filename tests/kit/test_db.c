@@ -99,12 +99,13 @@ static void query_int__norow_and_null(void **state)
 	lt_expect_int(v, 2, "LIMIT takes a parameter");
 }
 
-struct rows { int n; int nulls; char first[32]; };
+struct rows { int n; int nulls; int ended; char first[32]; };
 
 static int collect(void *arg, int ncols, const char *const *values)
 {
 	struct rows *r = arg;
 	assert_int_equal(ncols, 2);
+	r->ended += values[ncols] == NULL;      /* as argv: a column past the last reads NULL */
 	if (r->n == 0)
 		snprintf(r->first, sizeof r->first, "%s", values[1] ? values[1] : "(null)");
 	r->nulls += values[1] == NULL;
@@ -123,14 +124,20 @@ static void query__walks_rows(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	struct rows r = { 0, 0, "" };
+	struct rows r = { 0, 0, 0, "" }, p = { 0, 0, 0, "" };
+	const char *from[] = { "0" };
 	int seen = 0;
 	make_posts(t);
 
 	assert_int_equal(kit_db_query(db, "SELECT id, title FROM posts ORDER BY id", 0, NULL, collect, &r), 0);
 	lt_expect_int(r.n, 3, "rows walked");
 	lt_expect_int(r.nulls, 1, "NULL values seen as NULL");
+	lt_expect_int(r.ended, 3, "rows whose values end with a NULL");
 	assert_string_equal(r.first, "one");
+	assert_int_equal(kit_db_query(db, "SELECT id, title FROM posts WHERE id > $1 ORDER BY id",
+	                              1, from, collect, &p), 0);
+	lt_expect_int(p.n, 3, "rows walked, with a parameter");
+	lt_expect_int(p.ended, 3, "rows whose values end with a NULL, with a parameter");
 	lt_expect_int(kit_db_query(db, "SELECT id, title FROM posts", 0, NULL, stop_at_two, &seen), 7,
 	              "the row callback's stop value is returned");
 	lt_expect_int(seen, 2, "rows walked before the stop");
