@@ -24,6 +24,7 @@
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/sort.h"
 #include "tests/labs/07-contain/alloc.h"
 #include "tests/labs/07-contain/contracts.h"
 #include "util/clock.h"
@@ -245,7 +246,13 @@ static void hot_keys__exact_while_keys_fit(void **state)
 			hot_keys_add(&hk, key);
 	struct hot_key before[5];
 	memcpy(before, c, sizeof before);
+	lt_sort_reset();
 	int m = hot_keys_topk(&hk, top, K);
+	lt_expect(lt_sort_inconsistent() == 0, "order", "hot_keys_topk()'s comparator answered %d "
+	          "pair(s) of counters inconsistently (cmp(a, b) and cmp(b, a) must have opposite signs, "
+	          "0 both ways for equal counts): one that returns only 0 or 1, such as "
+	          "x->count < y->count, sorts right under this libc's merge sort and wrong under a "
+	          "quicksort", lt_sort_inconsistent());
 	lt_expect(memcmp(before, c, sizeof before) == 0 && hk.used == 5 && hk.c == c, "order",
 	          "hot_keys_topk() changed the caller's counters (keys 1..5, in the order they came): "
 	          "it must sort a copy, not the counters hot_keys_add() goes on using (hk is const)");
@@ -257,7 +264,45 @@ static void hot_keys__exact_while_keys_fit(void **state)
 		lt_expect_int_hint(top[i].error, 0, "error of a key that never lost its counter",
 		                   "error-bound");
 	}
+	/* Fewer places than counters: the two highest, wherever their counters
+	 * sit (keys 5 and 4 came last), not the first two counters sorted. */
 	lt_expect_int_hint(hot_keys_topk(&hk, top, 2), 2, "hot_keys_topk() with max 2", "order");
+	lt_expect(top[0].key == 5 && top[1].key == 4, "order", "hot_keys_topk() with max 2 of 5 keys "
+	          "(counts 10, 20, ..., 50, key 5 highest, in the last counter used): expected keys 5 "
+	          "and 4, got %llu and %llu (are the first max counters copied and sorted, instead of "
+	          "all of them sorted and the first max copied?)", (unsigned long long)top[0].key,
+	          (unsigned long long)top[1].key);
+
+	/* Key 0 is a key like any other: a counter holding key 0 is not free,
+	 * and a free counter is not key 0's. */
+	hot_keys_init(&hk, c, K);
+	for (int i = 0; i < 3; i++)
+		hot_keys_add(&hk, 0);
+	hot_keys_add(&hk, 7);
+	m = hot_keys_topk(&hk, top, K);
+	lt_expect(m == 2 && top[0].key == 0 && top[0].count == 3 && top[1].key == 7 &&
+	          top[1].count == 1, "guarantee", "key 0 three times, then key 7: expected key 0 "
+	          "(count 3) and key 7 (count 1), got %d key(s)%s (is a counter whose key is 0 taken "
+	          "as free, or key 0 looked up among the counters not in use?)", m,
+	          m >= 1 && top[0].key != 0 ? ", key 0 not first" : "");
+
+	/* Many counters: 5,000, the two highest in the last two. topk ranks
+	 * every counter in use (a scratch array of a fixed size ranks the
+	 * first few thousand only). */
+	enum { BIG = 5000 };
+	static struct hot_key big[BIG];
+	hot_keys_init(&hk, big, BIG);
+	for (uint64_t key = 1; key <= BIG; key++)
+		hot_keys_add(&hk, key);
+	for (int i = 0; i < 10; i++)
+		hot_keys_add(&hk, BIG);
+	for (int i = 0; i < 5; i++)
+		hot_keys_add(&hk, BIG - 1);
+	m = hot_keys_topk(&hk, top, 2);
+	lt_expect(m == 2 && top[0].key == BIG && top[1].key == BIG - 1, "order", "5,000 counters, "
+	          "keys %d (count 11) and %d (count 6) the highest, in the last two: got %d key(s), "
+	          "the first %llu (does hot_keys_topk sort a scratch array of a fixed size, not one of "
+	          "hk->used counters?)", BIG, BIG - 1, m, m ? (unsigned long long)top[0].key : 0ULL);
 }
 
 /* hot_keys_topk() on counts past 2^31 (a long stream, or a counter
@@ -663,11 +708,18 @@ struct late_update {
 	pthread_t th;
 };
 
+#define PRE_WAIT_S "1.5"
+#define PRE_WAIT_MS 1500
+
 static void *update_late(void *arg)
 {
 	struct late_update *u = arg;
 	char sql[300];
-	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", u->tag);
+	/* On PostgreSQL the UPDATE first sleeps 1.5 s (an initplan, run before
+	 * it reaches the row), so its wait begins 1.5 s after the statement. */
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1%s /* %s */",
+	         kit_db_engine(u->db) == KIT_DB_POSTGRES
+	         ? " AND (SELECT 1 FROM pg_sleep(" PRE_WAIT_S ")) = 1" : "", u->tag);
 	atomic_store(&u->set_off, kit_load_now_ns());
 	u->rc = kit_db_exec(u->db, sql, 0, NULL);
 	return NULL;
@@ -679,7 +731,10 @@ static void *update_late(void *arg)
  * can be no longer than the time since that UPDATE set off, as this
  * test's clock measures it when the call returns; a detector that
  * measures from the transaction's start (pg_stat_activity.xact_start,
- * INNODB_TRX.trx_started) reports two seconds more. */
+ * INNODB_TRX.trx_started) reports two seconds more. On PostgreSQL the
+ * UPDATE also spends 1.5 s before it reaches the row, so its wait began
+ * 1.5 s after the statement did: a detector that measures from
+ * pg_stat_activity.query_start reports 1.5 s more. */
 static void hot_rows_now__wait_counts_from_the_wait(void **state)
 {
 	struct labtest *t = *state;
@@ -714,15 +769,22 @@ static void hot_rows_now__wait_counts_from_the_wait(void **state)
 	kit_db_close(u.db);
 	kit_db_close(h);
 	double bound = (double)(returned - atomic_load(&u.set_off)) / 1e6;
+	bool pg = kit_db_engine(labtest_db(t)) == KIT_DB_POSTGRES;
+	if (pg)
+		bound -= PRE_WAIT_MS;
 	expect_line(lined, 1, LINE_FORMS);
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
 	lt_expect_int_hint(n, 1, "lines (row 1 with its one waiter)", "signature");
 	lt_expect(rows[0].oldest_wait_ms <= bound + 1, "oldest", "expected the oldest wait at "
-	          "most %.0f ms (its UPDATE set off that long before the call returned), got %.0f "
-	          "ms%s", bound, rows[0].oldest_wait_ms, rows[0].oldest_wait_ms >= bound + 1500 ?
+	          "most %.0f ms (its UPDATE set off that long before the call returned%s), got %.0f "
+	          "ms%s", bound, pg ? ", less the 1.5 s it slept before reaching the row" : "",
+	          rows[0].oldest_wait_ms, rows[0].oldest_wait_ms >= bound + (pg ? 3000 : 1500) ?
 	          ": about the age of the waiter's transaction, which began 2 s before it queued; "
 	          "measure the wait from when it began (pg_locks.waitstart; on MariaDB "
-	          "PROCESSLIST.TIME_MS), not from xact_start or trx_started" : "");
+	          "PROCESSLIST.TIME_MS), not from xact_start or trx_started" :
+	          pg && rows[0].oldest_wait_ms >= bound + 1000 ? ": about the age of the waiting "
+	          "statement, which slept 1.5 s before it queued; measure the wait from "
+	          "pg_locks.waitstart, not from pg_stat_activity.query_start" : "");
 }
 
 /* ---- a wait past a minute ---- */
@@ -1964,16 +2026,18 @@ static void contain_like__timeout_ends_with_the_like(void **state)
  * up after 50 ms has returned long before. */
 /* A like of a row held until the server shows it has waited 1.5 s (as
  * pg_locks.waitstart counts), then let go: the naive app (no lock
- * timeout) and a contained one whose lock timeout is a minute both wait
- * and then count their like. A like that gives up at once (NOWAIT, a
+ * timeout) and a contained one whose lock timeout is ten seconds both
+ * wait and then count their like. A like that gives up at once (NOWAIT, a
  * lock timeout of its own, or the config's read in the wrong unit) has
- * answered KIT_DB_BUSY before. */
+ * answered KIT_DB_BUSY before. 10,000 is the smallest timeout of five
+ * digits: a SET LOCAL printed into a buffer with room for four sends
+ * 1000, a second, and gives up before 1.5 s. */
 static void like_waits_for_the_row(struct labtest *t, bool contain)
 {
 	struct contain_app app;
 	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
 	                              .acquire_timeout_ms = 5000,
-	                              .lock_timeout_ms = contain ? 60000 : 50, .contain = contain };
+	                              .lock_timeout_ms = contain ? 10000 : 50, .contain = contain };
 	const int wait_ms = 1500;
 	char err[512], sql[400];
 	int64_t pid, waited = 0;
@@ -2001,8 +2065,9 @@ static void like_waits_for_the_row(struct labtest *t, bool contain)
 		          "of %d ms, of a row held until the server showed it waiting %d ms, to wait "
 		          "and then succeed, got %d after %.0f ms%s", cfg.lock_timeout_ms, wait_ms,
 		          c.rc, c.ms, c.rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: it gave up long before its "
-		          "lock timeout; is the row locked with NOWAIT, or is lock_timeout set from "
-		          "something other than cfg.lock_timeout_ms, in milliseconds?)" : "");
+		          "lock timeout; is the row locked with NOWAIT, is lock_timeout set from "
+		          "something other than cfg.lock_timeout_ms, in milliseconds, or is the SET "
+		          "LOCAL printed into a buffer too short for five digits?)" : "");
 	else
 		lt_expect(c.rc == 0, "lock-timeout", "expected the naive app's like (contain false, "
 		          "lock_timeout_ms %d) of a row held until the server showed it waiting %d ms "
