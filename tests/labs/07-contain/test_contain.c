@@ -2208,6 +2208,76 @@ static void contain_like__gives_up_after_one_wait(void **state)
 	          "KIT_DB_BUSY after one wait and does not try again itself", updates, c.ms);
 }
 
+/* Holds the first UPDATE of posts on a connection until released: its
+ * call has formatted its parameters and not yet sent them. */
+struct update_stop {
+	atomic_int arrived, released;
+};
+
+static void stop_first_update(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct update_stop *s = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || !sql || !strstr(sql, "UPDATE") || !strstr(sql, "posts"))
+		return;
+	int no = 0;
+	if (!atomic_compare_exchange_strong(&s->arrived, &no, 1))
+		return;
+	int64_t until = kit_load_now_ns() + 60000000000LL;   /* only so a broken run ends */
+	while (!atomic_load(&s->released) && kit_load_now_ns() < until)
+		sleep_ms(1);
+}
+
+/* The endpoints are called from any threads (contain.h): a like's post id
+ * is its own. Post 1's like is held just before its UPDATE is sent, on
+ * the likes' pool's one connection; meanwhile another app's like of post
+ * 2 runs whole in this thread; then post 1's goes on. Each post has one
+ * like. A like whose id text lives in a buffer every thread shares (a
+ * static array) sends post 2's id for post 1. */
+static void contain_like__threads_keep_their_own_post(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app, app2;
+	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 5000,
+	                              .contain = true };
+	char err[512];
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	lt_expect(contain_open(&app2, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct update_stop stop;
+	atomic_init(&stop.arrived, 0);
+	atomic_init(&stop.released, 0);
+	struct kit_db *db = NULL;
+	assert_int_equal(kit_pool_get(app.likes, &db), 0);
+	kit_db_set_hook(db, stop_first_update, &stop);
+	kit_pool_put(app.likes, db);
+
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	int64_t until = kit_load_now_ns() + 60000000000LL;    /* only so a broken run ends */
+	while (!atomic_load(&stop.arrived) && !atomic_load(&c.done) && kit_load_now_ns() < until)
+		sleep_ms(1);
+	bool held = atomic_load(&stop.arrived);
+	int rc2 = held ? contain_like(&app2, 2) : 0;
+	atomic_store(&stop.released, 1);
+	pthread_join(c.th, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	contain_close(&app2);
+	contain_close(&app);
+	lt_expect(held, NULL, "post 1's like never sent an UPDATE of posts (it returned %d)", c.rc);
+	lt_expect(c.rc == 0 && rc2 == 0, NULL, "the likes of posts 1 and 2 returned %d and %d",
+	          c.rc, rc2);
+	int64_t n1 = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+	int64_t n2 = labtest_int(t, "SELECT likes FROM posts WHERE id = 2");
+	lt_expect(n1 == 1 && n2 == 1, NULL, "post 1's like held just before its UPDATE was "
+	          "sent while another thread liked post 2: post 1 has %lld likes and post 2 %lld, "
+	          "expected 1 and 1 (is the post id printed into a buffer every thread shares, a "
+	          "static array? keep it on the stack of the call)", (long long)n1, (long long)n2);
+}
+
 /* A session setting one checkout of p leaves behind is gone at the next
  * (the pool's CONTAIN_RESET): every connection gets statement_timeout
  * 4321 ms and goes back, then each is taken again and asked. Returns how
@@ -2525,6 +2595,7 @@ int main(void)
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_open__leaves_nothing_open),
 		LABTEST_PG(contain__endpoints_say_what_happened),
+		LABTEST_PG(contain_like__threads_keep_their_own_post),
 		LABTEST_PG(contain_like__every_step_can_fail),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
