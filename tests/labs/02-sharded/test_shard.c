@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "labs/02-sharded/shard.h"
+#include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
@@ -298,6 +299,28 @@ static void shard_resize__shrink_folds_removed_slots(void **state)
 	/* slot 3 gets slots 3, 7, ..., 1023: s + 1 = 4, 8, ..., 1024 */
 	lt_expect_int_hint(slot_n(t, 43, 3), 4 * 256 * 257 / 2, "slot 3 after folding slots 7, 11, "
 	                   "..., 1023 into it (4 + 8 + ... + 1,024)", "fold");
+
+	/* The same rows under post 44 shrink to 512: 512 rows fold into 512
+	 * different slots, far more targets than any shrink above (a fold
+	 * built as one statement in a fixed buffer, or summed in an array
+	 * sized for a few slots, is right only on the small shrinks). */
+	len = (size_t)snprintf(rows, sizeof rows, "INSERT INTO like_slots (post_id, slot, n) VALUES ");
+	for (int s = 0; s < SHARD_MAX_SLOTS && len < sizeof rows; s++)
+		len += (size_t)snprintf(rows + len, sizeof rows - len, "%s(44, %d, %d)", s ? ", " : "",
+		                        s, s + 1);
+	labtest_exec(t, rows);
+	lt_expect(shard_resize(db, 44, SHARD_MAX_SLOTS) == 0, "fold", "shard_resize(44, %d): %s",
+	          SHARD_MAX_SLOTS, labtest_why(db));
+	lt_expect(shard_resize(db, 44, 512) == 0, "fold", "shard_resize(44, 512), a post with a row "
+	          "at each of the 1,024 slots, so 512 slots each receive a fold: %s (is the fold one "
+	          "statement built in a buffer too small for 512 rows?)", labtest_why(db));
+	lt_expect_int_hint(rows_from(t, 44, 512), 0, "rows left at slot >= 512 after a post with rows "
+	                   "at all 1,024 slots shrank to 512", "fold");
+	lt_expect_int_hint(total(db, 44), 1024 * 1025 / 2, "count of the post with 1,024 rows after "
+	                   "the shrink to 512", "fold");
+	/* slot 511 gets slot 1023: 512 + 1,024 */
+	lt_expect_int_hint(slot_n(t, 44, 511), 512 + 1024, "slot 511 after folding slot 1023 into it "
+	                   "(512 + 1,024)", "fold");
 }
 
 static void shard_resize__grow_keeps_total(void **state)
@@ -896,10 +919,15 @@ static void shard_resize__every_step_can_fail(void **state)
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
 		for (int k = 1; ; k++) {
 			staircase_rows(t);
+			size_t blocks = lt_alloc_live();
 			lt_step_arm(how, k);
 			int rc = shard_resize(db, POST, 4);
 			if (!lt_step_disarm())
 				break;
+			char what[160];
+			snprintf(what, sizeof what, "shard_resize(4) whose statement %d %s (is a block freed "
+			         "only on the way out that worked? free it on every path)", k, lt_step_what(how));
+			lt_alloc_expect_none_left(blocks, what);
 			int64_t sum = labtest_int(t, "SELECT coalesce(sum(n), 0) FROM like_slots WHERE post_id = 42");
 			int64_t nrec = labtest_int(t, "SELECT coalesce((SELECT nslots FROM like_slot_config "
 			                              "WHERE post_id = 42), 16)");
@@ -938,6 +966,17 @@ static void shard_read__failure_leaves_total_untouched(void **state)
 	lt_expect(rc != 0 && sum == -7, "never-liked",
 	          "shard_read with its statement refused: returned %d and set *total to %lld; "
 	          "expected an error and *total untouched", rc, (long long)sum);
+	/* The read runs, its row comes in, then the answer is lost: an error,
+	 * and still nothing written (a row callback that stores straight into
+	 * *total has already written it). */
+	lt_step_arm(LT_STEP_REPLY_LOST, 1);
+	rc = shard_read(db, POST, &sum);
+	lt_step_disarm();
+	lt_expect(rc != 0 && sum == -7, "never-liked",
+	          "shard_read with its answer lost after the row came in: returned %d and set *total "
+	          "to %lld; expected an error and *total untouched (is *total written by the row "
+	          "callback, before the query has succeeded? keep the sum aside and store it once "
+	          "the call returned 0)", rc, (long long)sum);
 	lt_step_arm(LT_STEP_FAILS, 1);
 	rc = shard_slots(db, POST, &n);
 	lt_step_disarm();
@@ -1217,10 +1256,15 @@ static void shard_increment__failure_is_an_error(void **state)
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
 		for (int k = 1; k <= 10; k++) {
 			int64_t before = total(db, POST);
+			size_t blocks = lt_alloc_live();
 			lt_step_arm(how, k);
 			int rc = shard_increment(db, POST, counting, &next);
 			if (!lt_step_disarm())
 				break;
+			char what[160];
+			snprintf(what, sizeof what, "shard_increment whose statement %d %s (is a block freed "
+			         "only on the way out that worked? free it on every path)", k, lt_step_what(how));
+			lt_alloc_expect_none_left(blocks, what);
 			int64_t after = total(db, POST);
 			lt_expect(rc < 0, "upsert", "statement %d of shard_increment %s, yet it returned %d "
 			          "(is kit_db_exec's result dropped? return it)", k, lt_step_what(how), rc);

@@ -24,6 +24,7 @@
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/sort.h"
 #include "tests/labs/07-contain/alloc.h"
 #include "tests/labs/07-contain/contracts.h"
 #include "util/clock.h"
@@ -245,7 +246,13 @@ static void hot_keys__exact_while_keys_fit(void **state)
 			hot_keys_add(&hk, key);
 	struct hot_key before[5];
 	memcpy(before, c, sizeof before);
+	lt_sort_reset();
 	int m = hot_keys_topk(&hk, top, K);
+	lt_expect(lt_sort_inconsistent() == 0, "order", "hot_keys_topk()'s comparator answered %d "
+	          "pair(s) of counters inconsistently (cmp(a, b) and cmp(b, a) must have opposite signs, "
+	          "0 both ways for equal counts): one that returns only 0 or 1, such as "
+	          "x->count < y->count, sorts right under this libc's merge sort and wrong under a "
+	          "quicksort", lt_sort_inconsistent());
 	lt_expect(memcmp(before, c, sizeof before) == 0 && hk.used == 5 && hk.c == c, "order",
 	          "hot_keys_topk() changed the caller's counters (keys 1..5, in the order they came): "
 	          "it must sort a copy, not the counters hot_keys_add() goes on using (hk is const)");
@@ -257,7 +264,45 @@ static void hot_keys__exact_while_keys_fit(void **state)
 		lt_expect_int_hint(top[i].error, 0, "error of a key that never lost its counter",
 		                   "error-bound");
 	}
+	/* Fewer places than counters: the two highest, wherever their counters
+	 * sit (keys 5 and 4 came last), not the first two counters sorted. */
 	lt_expect_int_hint(hot_keys_topk(&hk, top, 2), 2, "hot_keys_topk() with max 2", "order");
+	lt_expect(top[0].key == 5 && top[1].key == 4, "order", "hot_keys_topk() with max 2 of 5 keys "
+	          "(counts 10, 20, ..., 50, key 5 highest, in the last counter used): expected keys 5 "
+	          "and 4, got %llu and %llu (are the first max counters copied and sorted, instead of "
+	          "all of them sorted and the first max copied?)", (unsigned long long)top[0].key,
+	          (unsigned long long)top[1].key);
+
+	/* Key 0 is a key like any other: a counter holding key 0 is not free,
+	 * and a free counter is not key 0's. */
+	hot_keys_init(&hk, c, K);
+	for (int i = 0; i < 3; i++)
+		hot_keys_add(&hk, 0);
+	hot_keys_add(&hk, 7);
+	m = hot_keys_topk(&hk, top, K);
+	lt_expect(m == 2 && top[0].key == 0 && top[0].count == 3 && top[1].key == 7 &&
+	          top[1].count == 1, "guarantee", "key 0 three times, then key 7: expected key 0 "
+	          "(count 3) and key 7 (count 1), got %d key(s)%s (is a counter whose key is 0 taken "
+	          "as free, or key 0 looked up among the counters not in use?)", m,
+	          m >= 1 && top[0].key != 0 ? ", key 0 not first" : "");
+
+	/* Many counters: 5,000, the two highest in the last two. topk ranks
+	 * every counter in use (a scratch array of a fixed size ranks the
+	 * first few thousand only). */
+	enum { BIG = 5000 };
+	static struct hot_key big[BIG];
+	hot_keys_init(&hk, big, BIG);
+	for (uint64_t key = 1; key <= BIG; key++)
+		hot_keys_add(&hk, key);
+	for (int i = 0; i < 10; i++)
+		hot_keys_add(&hk, BIG);
+	for (int i = 0; i < 5; i++)
+		hot_keys_add(&hk, BIG - 1);
+	m = hot_keys_topk(&hk, top, 2);
+	lt_expect(m == 2 && top[0].key == BIG && top[1].key == BIG - 1, "order", "5,000 counters, "
+	          "keys %d (count 11) and %d (count 6) the highest, in the last two: got %d key(s), "
+	          "the first %llu (does hot_keys_topk sort a scratch array of a fixed size, not one of "
+	          "hk->used counters?)", BIG, BIG - 1, m, m ? (unsigned long long)top[0].key : 0ULL);
 }
 
 /* hot_keys_topk() on counts past 2^31 (a long stream, or a counter
@@ -663,11 +708,18 @@ struct late_update {
 	pthread_t th;
 };
 
+#define PRE_WAIT_S "1.5"
+#define PRE_WAIT_MS 1500
+
 static void *update_late(void *arg)
 {
 	struct late_update *u = arg;
 	char sql[300];
-	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", u->tag);
+	/* On PostgreSQL the UPDATE first sleeps 1.5 s (an initplan, run before
+	 * it reaches the row), so its wait begins 1.5 s after the statement. */
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1%s /* %s */",
+	         kit_db_engine(u->db) == KIT_DB_POSTGRES
+	         ? " AND (SELECT 1 FROM pg_sleep(" PRE_WAIT_S ")) = 1" : "", u->tag);
 	atomic_store(&u->set_off, kit_load_now_ns());
 	u->rc = kit_db_exec(u->db, sql, 0, NULL);
 	return NULL;
@@ -679,7 +731,10 @@ static void *update_late(void *arg)
  * can be no longer than the time since that UPDATE set off, as this
  * test's clock measures it when the call returns; a detector that
  * measures from the transaction's start (pg_stat_activity.xact_start,
- * INNODB_TRX.trx_started) reports two seconds more. */
+ * INNODB_TRX.trx_started) reports two seconds more. On PostgreSQL the
+ * UPDATE also spends 1.5 s before it reaches the row, so its wait began
+ * 1.5 s after the statement did: a detector that measures from
+ * pg_stat_activity.query_start reports 1.5 s more. */
 static void hot_rows_now__wait_counts_from_the_wait(void **state)
 {
 	struct labtest *t = *state;
@@ -714,15 +769,22 @@ static void hot_rows_now__wait_counts_from_the_wait(void **state)
 	kit_db_close(u.db);
 	kit_db_close(h);
 	double bound = (double)(returned - atomic_load(&u.set_off)) / 1e6;
+	bool pg = kit_db_engine(labtest_db(t)) == KIT_DB_POSTGRES;
+	if (pg)
+		bound -= PRE_WAIT_MS;
 	expect_line(lined, 1, LINE_FORMS);
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
 	lt_expect_int_hint(n, 1, "lines (row 1 with its one waiter)", "signature");
 	lt_expect(rows[0].oldest_wait_ms <= bound + 1, "oldest", "expected the oldest wait at "
-	          "most %.0f ms (its UPDATE set off that long before the call returned), got %.0f "
-	          "ms%s", bound, rows[0].oldest_wait_ms, rows[0].oldest_wait_ms >= bound + 1500 ?
+	          "most %.0f ms (its UPDATE set off that long before the call returned%s), got %.0f "
+	          "ms%s", bound, pg ? ", less the 1.5 s it slept before reaching the row" : "",
+	          rows[0].oldest_wait_ms, rows[0].oldest_wait_ms >= bound + (pg ? 3000 : 1500) ?
 	          ": about the age of the waiter's transaction, which began 2 s before it queued; "
 	          "measure the wait from when it began (pg_locks.waitstart; on MariaDB "
-	          "PROCESSLIST.TIME_MS), not from xact_start or trx_started" : "");
+	          "PROCESSLIST.TIME_MS), not from xact_start or trx_started" :
+	          pg && rows[0].oldest_wait_ms >= bound + 1000 ? ": about the age of the waiting "
+	          "statement, which slept 1.5 s before it queued; measure the wait from "
+	          "pg_locks.waitstart, not from pg_stat_activity.query_start" : "");
 }
 
 /* ---- a wait past a minute ---- */
@@ -1400,15 +1462,25 @@ static void hot_rows_now__follows_the_line_past_a_commit(void **state)
  * the class shares may run several of these checks at once), and dropped
  * when the check is done. On MariaDB a database is what the test's own
  * place already is (labtest_mysql.c): the other one is that name with
- * "_e" after it, on the same server and URL. */
+ * its last '_' made an 'e', on the same server and URL, so a filter that
+ * matches this database's name with LIKE (where _ is any character)
+ * counts the other one's lines too. */
 #define ELSEWHERE "hotrow_lab07_elsewhere_"
 
 static void elsewhere_name(const struct labtest *t, char *name, size_t nlen)
 {
 	size_t pl = strlen(t->place);
-	if (t->engine == KIT_DB_MYSQL)
-		snprintf(name, nlen, "%.60s_e", t->place);
-	else
+	if (t->engine == KIT_DB_MYSQL) {
+		/* The place with its last '_' made an 'e': a name that differs
+		 * from this one only where a LIKE pattern's _ matches anything
+		 * (lt_..._3_41 and lt_..._3e41). */
+		snprintf(name, nlen, "%.63s", t->place);
+		char *u = strrchr(name, '_');
+		if (u)
+			*u = 'e';
+		else
+			snprintf(name, nlen, "%.60s_e", t->place);
+	} else
 		snprintf(name, nlen, ELSEWHERE "%s", t->place + (pl > 36 ? pl - 36 : 0));
 }
 
@@ -1964,16 +2036,18 @@ static void contain_like__timeout_ends_with_the_like(void **state)
  * up after 50 ms has returned long before. */
 /* A like of a row held until the server shows it has waited 1.5 s (as
  * pg_locks.waitstart counts), then let go: the naive app (no lock
- * timeout) and a contained one whose lock timeout is a minute both wait
- * and then count their like. A like that gives up at once (NOWAIT, a
+ * timeout) and a contained one whose lock timeout is ten seconds both
+ * wait and then count their like. A like that gives up at once (NOWAIT, a
  * lock timeout of its own, or the config's read in the wrong unit) has
- * answered KIT_DB_BUSY before. */
+ * answered KIT_DB_BUSY before. 10,000 is the smallest timeout of five
+ * digits: a SET LOCAL printed into a buffer with room for four sends
+ * 1000, a second, and gives up before 1.5 s. */
 static void like_waits_for_the_row(struct labtest *t, bool contain)
 {
 	struct contain_app app;
 	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
 	                              .acquire_timeout_ms = 5000,
-	                              .lock_timeout_ms = contain ? 60000 : 50, .contain = contain };
+	                              .lock_timeout_ms = contain ? 10000 : 50, .contain = contain };
 	const int wait_ms = 1500;
 	char err[512], sql[400];
 	int64_t pid, waited = 0;
@@ -2001,8 +2075,9 @@ static void like_waits_for_the_row(struct labtest *t, bool contain)
 		          "of %d ms, of a row held until the server showed it waiting %d ms, to wait "
 		          "and then succeed, got %d after %.0f ms%s", cfg.lock_timeout_ms, wait_ms,
 		          c.rc, c.ms, c.rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: it gave up long before its "
-		          "lock timeout; is the row locked with NOWAIT, or is lock_timeout set from "
-		          "something other than cfg.lock_timeout_ms, in milliseconds?)" : "");
+		          "lock timeout; is the row locked with NOWAIT, is lock_timeout set from "
+		          "something other than cfg.lock_timeout_ms, in milliseconds, or is the SET "
+		          "LOCAL printed into a buffer too short for five digits?)" : "");
 	else
 		lt_expect(c.rc == 0, "lock-timeout", "expected the naive app's like (contain false, "
 		          "lock_timeout_ms %d) of a row held until the server showed it waiting %d ms "
@@ -2141,6 +2216,76 @@ static void contain_like__gives_up_after_one_wait(void **state)
 	lt_expect(updates == 1, "lock-timeout", "a like that gave up on a held row sent its UPDATE "
 	          "%d times (in %.0f ms, lock timeout 50 ms): expected once; a contained like answers "
 	          "KIT_DB_BUSY after one wait and does not try again itself", updates, c.ms);
+}
+
+/* Holds the first UPDATE of posts on a connection until released: its
+ * call has formatted its parameters and not yet sent them. */
+struct update_stop {
+	atomic_int arrived, released;
+};
+
+static void stop_first_update(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct update_stop *s = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || !sql || !strstr(sql, "UPDATE") || !strstr(sql, "posts"))
+		return;
+	int no = 0;
+	if (!atomic_compare_exchange_strong(&s->arrived, &no, 1))
+		return;
+	int64_t until = kit_load_now_ns() + 60000000000LL;   /* only so a broken run ends */
+	while (!atomic_load(&s->released) && kit_load_now_ns() < until)
+		sleep_ms(1);
+}
+
+/* The endpoints are called from any threads (contain.h): a like's post id
+ * is its own. Post 1's like is held just before its UPDATE is sent, on
+ * the likes' pool's one connection; meanwhile another app's like of post
+ * 2 runs whole in this thread; then post 1's goes on. Each post has one
+ * like. A like whose id text lives in a buffer every thread shares (a
+ * static array) sends post 2's id for post 1. */
+static void contain_like__threads_keep_their_own_post(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app, app2;
+	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 5000,
+	                              .contain = true };
+	char err[512];
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	lt_expect(contain_open(&app2, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct update_stop stop;
+	atomic_init(&stop.arrived, 0);
+	atomic_init(&stop.released, 0);
+	struct kit_db *db = NULL;
+	assert_int_equal(kit_pool_get(app.likes, &db), 0);
+	kit_db_set_hook(db, stop_first_update, &stop);
+	kit_pool_put(app.likes, db);
+
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	int64_t until = kit_load_now_ns() + 60000000000LL;    /* only so a broken run ends */
+	while (!atomic_load(&stop.arrived) && !atomic_load(&c.done) && kit_load_now_ns() < until)
+		sleep_ms(1);
+	bool held = atomic_load(&stop.arrived);
+	int rc2 = held ? contain_like(&app2, 2) : 0;
+	atomic_store(&stop.released, 1);
+	pthread_join(c.th, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	contain_close(&app2);
+	contain_close(&app);
+	lt_expect(held, NULL, "post 1's like never sent an UPDATE of posts (it returned %d)", c.rc);
+	lt_expect(c.rc == 0 && rc2 == 0, NULL, "the likes of posts 1 and 2 returned %d and %d",
+	          c.rc, rc2);
+	int64_t n1 = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+	int64_t n2 = labtest_int(t, "SELECT likes FROM posts WHERE id = 2");
+	lt_expect(n1 == 1 && n2 == 1, NULL, "post 1's like held just before its UPDATE was "
+	          "sent while another thread liked post 2: post 1 has %lld likes and post 2 %lld, "
+	          "expected 1 and 1 (is the post id printed into a buffer every thread shares, a "
+	          "static array? keep it on the stack of the call)", (long long)n1, (long long)n2);
 }
 
 /* A session setting one checkout of p leaves behind is gone at the next
@@ -2460,6 +2605,7 @@ int main(void)
 		LABTEST_PG(contain_open__gives_likes_their_own_pool),
 		LABTEST_PG(contain_open__leaves_nothing_open),
 		LABTEST_PG(contain__endpoints_say_what_happened),
+		LABTEST_PG(contain_like__threads_keep_their_own_post),
 		LABTEST_PG(contain_like__every_step_can_fail),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
