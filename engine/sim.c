@@ -973,6 +973,16 @@ SIM_HOT void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
 	complete(s, r);
 }
 
+/* The log's leader waiting behind the queued losers: its turn? */
+static void sync_turn(struct sim *s)
+{
+	if (s->runq.sync_wait &&
+	    (s->runq.started >= s->runq.sync_at || s->runq.queued == 0)) {
+		s->runq.sync_wait = false;
+		sim_cpu_add(s, s->runq.sync_us, CPU_WAL, s->runq.sync_what);
+	}
+}
+
 /* The most waiters one hand-off wakes. A server has at most
  * max_connections backends (PostgreSQL's default is 100, and servers
  * rarely allow more than a few thousand); a longer queue models an
@@ -1008,16 +1018,6 @@ SIM_HOT void commit(struct sim *s, struct sim_row *row, const struct sim_req *r)
  * c.lockmgr_us later for each of the w - 1 others (bench/README.md,
  * "Past 32 waiters").
  */
-/* The log's leader waiting behind the queued losers: its turn? */
-static void sync_turn(struct sim *s)
-{
-	if (s->runq.sync_wait &&
-	    (s->runq.started >= s->runq.sync_at || s->runq.queued == 0)) {
-		s->runq.sync_wait = false;
-		sim_cpu_add(s, s->runq.sync_us, CPU_WAL, s->runq.sync_what);
-	}
-}
-
 static void wake_next(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
