@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <ctype.h>
 
 #include "tests/harness/deadline.h"
+#include "tests/harness/sql.h"
 #include "util/clock.h"
 
 #define NAP_MS 1                   /* how often a held connection looks again */
@@ -63,9 +63,7 @@ static bool matches(const char *match, const char *sql)
 		return true;
 	if (sql == NULL)
 		return false;
-	while (isspace((unsigned char)*sql))
-		sql++;
-	return strncasecmp(sql, match, strlen(match)) == 0;
+	return strncasecmp(lt_sql_verb(sql), match, strlen(match)) == 0;
 }
 
 /* MariaDB: is party q's session in LOCK WAIT? InnoDB renews INNODB_TRX

@@ -26,6 +26,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
+#include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
 
@@ -86,14 +87,12 @@ static void note(struct trace *tr, enum what w, int64_t t_ns)
 
 static enum what classify(const char *sql)
 {
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
-	if (strncasecmp(sql, "INSERT", 6) == 0)
+	if (lt_sql_is(sql, "INSERT"))
 		return INSERT_;
-	if (strncasecmp(sql, "UPDATE", 6) == 0)
+	if (lt_sql_is(sql, "UPDATE"))
 		return UPDATE_;
-	if (strncasecmp(sql, "BEGIN", 5) == 0 || strncasecmp(sql, "COMMIT", 6) == 0 ||
-	    strncasecmp(sql, "ROLLBACK", 8) == 0 || strncasecmp(sql, "END", 3) == 0)
+	if (lt_sql_is(sql, "BEGIN") || lt_sql_is(sql, "START TRANSACTION") ||
+	    lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "ROLLBACK") || lt_sql_is(sql, "END"))
 		return TX_STMT_;
 	return OTHER_;
 }
@@ -898,11 +897,8 @@ static void setting_seen(void *arg, enum kit_db_event ev, const char *sql, int64
 	(void)t_ns;
 	if (ev != KIT_DB_STMT_START || seen[0] || sql == NULL)
 		return;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t' || *sql == '(')
-		sql++;
-	if ((strncasecmp(sql, "SET", 3) == 0 && (sql[3] == ' ' || sql[3] == '\n' || sql[3] == '\t')) ||
-	    strncasecmp(sql, "PRAGMA", 6) == 0)
-		snprintf(seen, SETTINGS_LEN, "%.200s", sql);
+	if (lt_sql_is(sql, "SET") || lt_sql_is(sql, "PRAGMA"))
+		snprintf(seen, SETTINGS_LEN, "%.200s", lt_sql_verb(sql));
 }
 
 /* A like leaves its connection's settings as it found them, on every
@@ -1132,8 +1128,8 @@ static void commit_meets(void *arg, enum kit_db_event ev, const char *sql, int64
 {
 	struct at_commit *c = arg;
 	(void)t_ns;
-	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && sql != NULL && !c->came &&
-	    strncasecmp(sql, "COMMIT", 6) == 0) {
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && !c->came &&
+	    (lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END"))) {
 		c->came = true;
 		meet(c->m);
 	}

@@ -28,6 +28,7 @@
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
 #include "tests/harness/session.h"
+#include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/03-batching/alloc.h"
 #include "util/clock.h"
@@ -727,7 +728,8 @@ static void batch_acc__counts_in_memory_until_flushed(void **state)
 static void count_statements(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	(void)t_ns;
-	if (ev == KIT_DB_STMT_START && strncmp(sql, "BEGIN", 5) && strncmp(sql, "COMMIT", 6))
+	if (ev == KIT_DB_STMT_START && !lt_sql_is(sql, "BEGIN") &&
+	    !lt_sql_is(sql, "START TRANSACTION") && !lt_sql_is(sql, "COMMIT") && !lt_sql_is(sql, "END"))
 		++*(int *)arg;
 }
 
@@ -1230,7 +1232,7 @@ static void settle_watch_hook(void *arg, enum kit_db_event ev, const char *sql, 
 	if (w->armed)
 		return;   /* after the COMMIT: no mutex of the test's own, see below */
 	if (ev == KIT_DB_TX_COMMIT ||
-	    (ev == KIT_DB_TX_STMT_START && sql != NULL && strncmp(sql, "COMMIT", 6) == 0)) {
+	    (ev == KIT_DB_TX_STMT_START && lt_sql_is(sql, "COMMIT"))) {
 		w->armed = true;
 		lt_lock_hold_next_unlock();
 		return;

@@ -30,6 +30,7 @@
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
 #include "tests/harness/session.h"
+#include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "tests/harness/threads.h"
 #include "tests/labs/04-drain/alloc.h"
@@ -575,14 +576,12 @@ static void count_stmts(void *arg, enum kit_db_event ev, const char *sql, int64_
 {
 	struct stmts *s = arg;
 	(void)t_ns;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
 	if (ev == KIT_DB_STMT_START) {
 		int now = ++s->in_flight;
 		if (now > s->max_in_flight)
 			s->max_in_flight = now;
-		if ((strncasecmp(sql, "INSERT", 6) == 0 || strncasecmp(sql, "UPDATE", 6) == 0) &&
-		    strstr(sql, "video_counts"))
+		if ((lt_sql_is(sql, "INSERT") || lt_sql_is(sql, "UPDATE")) &&
+		    lt_sql_names(sql, "video_counts"))
 			s->writes++;
 	} else if (ev == KIT_DB_STMT_END) {
 		s->in_flight--;

@@ -30,6 +30,7 @@
 #include "kit/failpoint.h"
 #include "kit/log.h"
 #include "labs/05-fence/fence.h"
+#include "tests/harness/sql.h"
 #include "util/clock.h"
 #include "util/hash.h"
 
@@ -105,10 +106,7 @@ static void after_upsert_hook(void *arg, enum kit_db_event ev, const char *sql, 
 {
 	(void)arg;
 	(void)t_ns;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
-	if (ev == KIT_DB_STMT_END && strcasestr(sql, "video_views") &&
-	    strncasecmp(sql, "SELECT", 6) != 0)
+	if (ev == KIT_DB_STMT_END && lt_sql_names(sql, "video_views") && !lt_sql_is(sql, "SELECT"))
 		kit_fp_hit("after-upsert");
 	if (ev == KIT_DB_TX_COMMIT)
 		kit_fp_hit("after-db-commit");

@@ -26,6 +26,7 @@
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
 #include "tests/harness/sort.h"
+#include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/05-fence/alloc.h"
 #include "tests/labs/05-fence/crashes.h"
@@ -134,12 +135,10 @@ static void count_writes(void *arg, enum kit_db_event ev, const char *sql, int64
 {
 	(void)t_ns;
 	struct writes *w = arg;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
-	if (ev != KIT_DB_STMT_START || strncasecmp(sql, "SELECT", 6) == 0)
+	if (ev != KIT_DB_STMT_START || lt_sql_is(sql, "SELECT"))
 		return;
-	w->totals += strcasestr(sql, "video_views") != NULL;
-	w->progress += strcasestr(sql, "log_progress") != NULL;
+	w->totals += lt_sql_names(sql, "video_views");
+	w->progress += lt_sql_names(sql, "log_progress");
 }
 
 /* ---- two consumers at once ---- */

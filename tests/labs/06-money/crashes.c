@@ -22,6 +22,7 @@
 #include "kit/failpoint.h"
 #include "labs/06-money/money.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/sql.h"
 
 #define SALES    60
 #define BUYERS   4              /* accounts 1..4, OPENING each */
@@ -84,10 +85,8 @@ static void failpoints(void *arg, enum kit_db_event ev, const char *sql, int64_t
 {
 	(void)arg;
 	(void)t_ns;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
-	if (ev == KIT_DB_STMT_END && (strncasecmp(sql, "INSERT", 6) == 0 ||
-	    strncasecmp(sql, "UPDATE", 6) == 0 || strncasecmp(sql, "DELETE", 6) == 0)) {
+	if (ev == KIT_DB_STMT_END && (lt_sql_is(sql, "INSERT") || lt_sql_is(sql, "UPDATE") ||
+	                              lt_sql_is(sql, "DELETE"))) {
 		kit_fp_hit("money-before-commit");
 		kit_fp_hit("money-mid-batch");
 	}

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "labs/06-money/money.h"
+#include "tests/harness/sql.h"
 #include "tests/labs/06-money/books.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
@@ -101,12 +102,10 @@ static void durability_set(void *arg, enum kit_db_event ev, const char *sql, int
 	(void)t_ns;
 	if (ev != KIT_DB_STMT_START || seen[0] || sql == NULL)
 		return;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t' || *sql == '(')
-		sql++;
-	bool set = strncasecmp(sql, "SET", 3) == 0 && (sql[3] == ' ' || sql[3] == '\n' ||
-	                                                sql[3] == '\t');
+	sql = lt_sql_verb(sql);
+	bool set = lt_sql_is(sql, "SET");
 	const char *name = strcasestr(sql, "synchronous");
-	if (strncasecmp(sql, "PRAGMA", 6) == 0) {
+	if (lt_sql_is(sql, "PRAGMA")) {
 		if (name && strpbrk(name, "=("))
 			snprintf(seen, DURABILITY_LEN, "%.200s", sql);
 	} else if (set && (name || strcasestr(sql, "innodb_flush_log") ||

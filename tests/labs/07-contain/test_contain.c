@@ -25,6 +25,7 @@
 #include "labs/07-contain/contain.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/sort.h"
+#include "tests/harness/sql.h"
 #include "tests/labs/07-contain/alloc.h"
 #include "tests/labs/07-contain/contracts.h"
 #include "util/clock.h"
@@ -2113,8 +2114,8 @@ static void probe_rollback(void *arg, enum kit_db_event ev, const char *sql, int
 {
 	struct put_probe *p = arg;
 	(void)t_ns;
-	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL || p->inside ||
-	    strncasecmp(sql, "ROLLBACK", 8) != 0)
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || p->inside ||
+	    !lt_sql_is(sql, "ROLLBACK"))
 		return;
 	p->inside = true;
 	p->rollbacks++;
@@ -2176,7 +2177,7 @@ static void contain_like__rolled_back_before_put_back(void **state)
 static void count_updates(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	(void)t_ns;
-	if (ev == KIT_DB_STMT_START && sql && strstr(sql, "UPDATE") && strstr(sql, "posts"))
+	if (ev == KIT_DB_STMT_START && lt_sql_is(sql, "UPDATE") && lt_sql_names(sql, "posts"))
 		++*(int *)arg;
 }
 
@@ -2228,7 +2229,7 @@ static void stop_first_update(void *arg, enum kit_db_event ev, const char *sql, 
 {
 	struct update_stop *s = arg;
 	(void)t_ns;
-	if (ev != KIT_DB_STMT_START || !sql || !strstr(sql, "UPDATE") || !strstr(sql, "posts"))
+	if (ev != KIT_DB_STMT_START || !lt_sql_is(sql, "UPDATE") || !lt_sql_names(sql, "posts"))
 		return;
 	int no = 0;
 	if (!atomic_compare_exchange_strong(&s->arrived, &no, 1))

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/harness/sql.h"
+
 static _Thread_local struct lt_sleeps *watch;
 
 void lt_sleeps_watch(struct lt_sleeps *s, double max_ms, double budget_ms)
@@ -221,11 +223,7 @@ unsigned int sleep(unsigned int s)
 
 bool lt_sql_begins(const char *sql)
 {
-	if (sql == NULL)
-		return false;
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
-	return strncasecmp(sql, "BEGIN", 5) == 0 || strncasecmp(sql, "START TRANSACTION", 17) == 0;
+	return lt_sql_is(sql, "BEGIN") || lt_sql_is(sql, "START TRANSACTION");
 }
 
 void lt_time_gap(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)

@@ -1,0 +1,129 @@
+/*
+ * test_sql.c: tests/harness/sql.h reads a statement as the server does:
+ * past blanks, comments and parentheses, in any case, by whole words;
+ * and each statement it calls an UPDATE is one the server runs as one
+ * (a parenthesised SELECT on PostgreSQL and MariaDB; SQLite refuses it).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/harness/labtest.h"
+#include "tests/harness/sql.h"
+
+static void sql__the_first_word_past_blanks_comments_and_parentheses(void **state)
+{
+	(void)state;
+	static const struct { const char *sql, *verb; } cases[] = {
+		{ "UPDATE posts", "UPDATE posts" },
+		{ "  \n\tupdate posts", "update posts" },
+		{ "-- a like\nUPDATE posts", "UPDATE posts" },
+		{ "/* a like */ UPDATE posts", "UPDATE posts" },
+		{ "/* one */ -- two\n /* three */(( SELECT 1))", "SELECT 1))" },
+		{ "( /* inside */ SELECT 1)", "SELECT 1)" },
+		{ "-- only a comment", "" },
+		{ "/* never closed UPDATE posts", "" },
+		{ "", "" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		lt_expect(strcmp(lt_sql_verb(cases[i].sql), cases[i].verb) == 0, NULL,
+		          "lt_sql_verb(\"%s\") is \"%s\", expected \"%s\"", cases[i].sql,
+		          lt_sql_verb(cases[i].sql), cases[i].verb);
+	lt_expect(strcmp(lt_sql_verb(NULL), "") == 0, NULL, "lt_sql_verb(NULL) is not \"\"");
+}
+
+static void sql__whole_words_in_any_case(void **state)
+{
+	(void)state;
+	static const struct { const char *sql, *words; bool is; } cases[] = {
+		{ "UPDATE posts SET likes = likes + 1", "UPDATE", true },
+		{ "update posts", "UPDATE", true },
+		{ "Update\nposts", "UPDATE", true },
+		{ "UPDATEX", "UPDATE", false },
+		{ "UPDATE_posts", "UPDATE", false },
+		{ "SET lock_timeout = 10", "SET", true },
+		{ "SETTINGS", "SET", false },
+		{ "SET", "SET", true },
+		{ "SET;", "SET", true },
+		{ "SELECT likes FROM posts FOR UPDATE", "UPDATE", false },
+		{ "END", "END", true },
+		{ "ENDING", "END", false },
+		{ "start  transaction isolation level serializable", "START TRANSACTION", true },
+		{ "START /* now */ TRANSACTION", "START TRANSACTION", true },
+		{ "STARTTRANSACTION", "START TRANSACTION", false },
+		{ "START", "START TRANSACTION", false },
+		{ "START WITH", "START TRANSACTION", false },
+		{ "BEGIN IMMEDIATE", "BEGIN", true },
+		{ "(SELECT 1)", "SELECT", true },
+		{ "-- BEGIN\nCOMMIT", "BEGIN", false },
+		{ "-- BEGIN\nCOMMIT", "COMMIT", true },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		lt_expect(lt_sql_is(cases[i].sql, cases[i].words) == cases[i].is, NULL,
+		          "lt_sql_is(\"%s\", \"%s\") is %s", cases[i].sql, cases[i].words,
+		          cases[i].is ? "false" : "true");
+	lt_expect(!lt_sql_is(NULL, "UPDATE"), NULL, "lt_sql_is(NULL, \"UPDATE\") is true");
+}
+
+static void sql__names_as_whole_words(void **state)
+{
+	(void)state;
+	static const struct { const char *sql, *name; bool has; } cases[] = {
+		{ "UPDATE posts SET likes = likes + 1", "posts", true },
+		{ "UPDATE Posts SET", "posts", true },
+		{ "UPDATE public.posts SET", "posts", true },
+		{ "UPDATE \"posts\" SET", "posts", true },
+		{ "UPDATE posts", "posts", true },
+		{ "UPDATE reposts SET", "posts", false },
+		{ "UPDATE posts_archive SET", "posts", false },
+		{ "UPDATE reposts SET n = 1 FROM posts", "posts", true },
+		{ "UPDATE posts2 SET", "posts", false },
+		{ "", "posts", false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		lt_expect(lt_sql_names(cases[i].sql, cases[i].name) == cases[i].has, NULL,
+		          "lt_sql_names(\"%s\", \"%s\") is %s", cases[i].sql, cases[i].name,
+		          cases[i].has ? "false" : "true");
+	lt_expect(!lt_sql_names(NULL, "posts"), NULL, "lt_sql_names(NULL, ...) is true");
+	lt_expect(!lt_sql_names("UPDATE posts", ""), NULL, "an empty name is found");
+}
+
+/* What lt_sql_verb skips, the server skips too: each of these runs on
+ * the engine as the statement it is read as, and an UPDATE changes a row. */
+static void sql__the_server_reads_them_alike(void **state)
+{
+	struct labtest *t = *state;
+	static const char *const updates[] = {
+		"update lt_sql_rows set n = n + 1 where id = 1",
+		"  \n\tUPDATE lt_sql_rows SET n = n + 1 WHERE id = 1",
+		"-- a comment\nUPDATE lt_sql_rows SET n = n + 1 WHERE id = 1",
+		"/* a comment */ UPDATE lt_sql_rows SET n = n + 1 WHERE id = 1",
+	};
+	labtest_exec(t, "CREATE TABLE lt_sql_rows (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)");
+	labtest_exec(t, "INSERT INTO lt_sql_rows (id, n) VALUES (1, 0)");
+	for (size_t i = 0; i < sizeof updates / sizeof updates[0]; i++) {
+		lt_expect(lt_sql_is(updates[i], "UPDATE"), NULL, "\"%s\" is not read as an UPDATE",
+		          updates[i]);
+		labtest_exec(t, updates[i]);
+	}
+	int64_t n = labtest_int(t, "SELECT n FROM lt_sql_rows WHERE id = 1");
+	lt_expect(n == (int64_t)(sizeof updates / sizeof updates[0]), NULL,
+	          "%lld of the %zu UPDATEs changed the row", (long long)n,
+	          sizeof updates / sizeof updates[0]);
+	if (t->engine == KIT_DB_SQLITE)
+		return;     /* SQLite refuses a statement that opens with a parenthesis */
+	lt_expect(lt_sql_is("(SELECT n FROM lt_sql_rows)", "SELECT"), NULL,
+	          "a parenthesised SELECT is not read as a SELECT");
+	lt_expect(labtest_int(t, "(SELECT n FROM lt_sql_rows WHERE id = 1)") == n, NULL,
+	          "the parenthesised SELECT did not read the row");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sql__the_first_word_past_blanks_comments_and_parentheses),
+		cmocka_unit_test(sql__whole_words_in_any_case),
+		cmocka_unit_test(sql__names_as_whole_words),
+		LABTEST_ALL(sql__the_server_reads_them_alike),
+	};
+	return labtest_main("harness-sql", tests);
+}
