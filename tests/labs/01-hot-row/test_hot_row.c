@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
@@ -74,13 +76,27 @@ struct trace {
 	int n;
 	enum what what[64];
 	int64_t t_ns[64];
+	bool out_on;                       /* stdout and stderr are captured (struct capture) */
+	int64_t out[64];                   /* ... and had this many bytes written at each event */
 };
+
+/* Bytes written to stdout and stderr while both are captured in files. */
+static int64_t out_bytes(void)
+{
+	struct stat st;
+	int64_t n = 0;
+	for (int fd = 1; fd <= 2; fd++)
+		if (fstat(fd, &st) == 0)
+			n += (int64_t)st.st_size;
+	return n;
+}
 
 static void note(struct trace *tr, enum what w, int64_t t_ns)
 {
 	if (tr->n < 64) {
 		tr->what[tr->n] = w;
 		tr->t_ns[tr->n] = t_ns;
+		tr->out[tr->n] = tr->out_on ? out_bytes() : 0;
 		tr->n++;
 	}
 }
@@ -386,24 +402,33 @@ static int64_t bare_hold(struct kit_db *db)
 #define HOLD_ROUNDS    20          /* most likes timed; stops early once one is fast */
 #define OWN_MARGIN_US  500         /* half of a 1 ms pause: the like's own time under the lock */
 
-/* The like's own time while it holds the lock: from the moment the lock
- * is taken (SQLite: BEGIN IMMEDIATE has the file; the servers: the
- * counter's UPDATE has the row) to the moment COMMIT starts, less the time
- * spent inside statements. What is left is the C code between them: a few
+/* While a like holds the lock: from the event where the lock is taken
+ * (SQLite: BEGIN IMMEDIATE has the file; the servers: the counter's
+ * UPDATE has the row) to the one where COMMIT starts. False when the
+ * trace has no such stretch. */
+static bool locked_span(const struct trace *tr, enum kit_db_engine engine, int begin, int upd,
+                        int commit, int *from, int *to)
+{
+	*from = begin;
+	if (engine != KIT_DB_SQLITE)
+		*from = find(tr, STMT_END_, upd);
+	*to = -1;
+	for (int i = commit - 1; i > upd && *to < 0; i--)
+		if (tr->what[i] == KIT_TX_ || tr->what[i] == TX_STMT_)
+			*to = i;
+	return *from >= 0 && *to >= 0 && *from <= *to;
+}
+
+/* The like's own time while it holds the lock, less the time spent inside
+ * statements. What is left is the C code between them: a few
  * microseconds for kit_db_changes() and an if, and all of any sleep,
  * log call or pause, however short, that the UPDATE-to-COMMIT margin of
  * 5 ms lets through. -1 when the trace has no such stretch. */
 static int64_t own_time_locked(const struct trace *tr, enum kit_db_engine engine, int begin,
                                int upd, int commit)
 {
-	int from = begin;
-	if (engine != KIT_DB_SQLITE)
-		from = find(tr, STMT_END_, upd);
-	int to = -1;
-	for (int i = commit - 1; i > upd && to < 0; i--)
-		if (tr->what[i] == KIT_TX_ || tr->what[i] == TX_STMT_)
-			to = i;
-	if (from < 0 || to < 0 || from > to)
+	int from, to;
+	if (!locked_span(tr, engine, begin, upd, commit, &from, &to))
 		return -1;
 	int64_t own = 0;
 	bool inside = false;
@@ -419,6 +444,65 @@ static int64_t own_time_locked(const struct trace *tr, enum kit_db_engine engine
 	return own;
 }
 
+/* stdout and stderr, each in a file of its own while a like runs, so
+ * the trace sees how much was written at each event. A write to a
+ * terminal, a pipe or a log shipper waits whenever its reader does; to a
+ * file it does not wait, and is seen all the same. What was captured is
+ * passed on to the real stdout and stderr afterwards. Output that stdio
+ * still buffers (a printf with no newline flushed) is not seen. */
+struct capture {
+	int saved[2], file[2];
+};
+
+static int scratch_fd(void)
+{
+	FILE *f = tmpfile();
+	int fd = f ? dup(fileno(f)) : -1;
+	if (f)
+		fclose(f);
+	return fd;
+}
+
+static bool capture_start(struct capture *c)
+{
+	fflush(stdout);
+	fflush(stderr);
+	for (int i = 0; i < 2; i++) {
+		c->file[i] = scratch_fd();
+		c->saved[i] = c->file[i] < 0 ? -1 : dup(i + 1);
+		if (c->saved[i] < 0 || dup2(c->file[i], i + 1) < 0) {
+			if (c->saved[i] >= 0)
+				close(c->saved[i]);
+			if (c->file[i] >= 0)
+				close(c->file[i]);
+			for (int j = 0; j < i; j++) {
+				dup2(c->saved[j], j + 1);
+				close(c->saved[j]);
+				close(c->file[j]);
+			}
+			return false;
+		}
+	}
+	return true;
+}
+
+static void capture_stop(struct capture *c)
+{
+	fflush(stdout);
+	fflush(stderr);
+	for (int i = 0; i < 2; i++) {
+		dup2(c->saved[i], i + 1);
+		close(c->saved[i]);
+		char buf[4096];
+		ssize_t n;
+		if (lseek(c->file[i], 0, SEEK_SET) == 0)
+			while ((n = read(c->file[i], buf, sizeof buf)) > 0)
+				if (write(i + 1, buf, (size_t)n) != n)
+					break;
+		close(c->file[i]);
+	}
+}
+
 static void like_post__counter_held_briefly(void **state)
 {
 	struct labtest *t = *state;
@@ -426,7 +510,7 @@ static void like_post__counter_held_briefly(void **state)
 	struct trace tr;
 	struct app a = { .work_ms = WORK_MS, .trace = &tr };
 	struct hot_row_app app = { check, &a };
-	int64_t best_ns = INT64_MAX, base_ns = INT64_MAX, own_ns = INT64_MAX;
+	int64_t best_ns = INT64_MAX, base_ns = INT64_MAX, own_ns = INT64_MAX, wrote = 0;
 	int rounds = 0;
 	make_post(t);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
@@ -439,9 +523,13 @@ static void like_post__counter_held_briefly(void **state)
 			base_ns = base;
 
 		memset(&tr, 0, sizeof tr);
+		struct capture cap;
+		tr.out_on = capture_start(&cap);
 		kit_db_set_hook(db, hook, &tr);
 		int rc = like_post(db, 1, ++rounds, &app);
 		kit_db_set_hook(db, NULL, NULL);
+		if (tr.out_on)
+			capture_stop(&cap);
 		lt_expect_int(rc, 0, "like_post() with a 20 ms app check");
 
 		int begin = find(&tr, BEGIN_, 0), upd = find(&tr, UPDATE_, 0);
@@ -470,10 +558,21 @@ static void like_post__counter_held_briefly(void **state)
 		lt_expect(own >= 0, NULL, "the like's trace has no COMMIT after its UPDATE");
 		if (own < own_ns)
 			own_ns = own;
+		int from, to;
+		if (tr.out_on && locked_span(&tr, t->engine, begin, upd, commit, &from, &to))
+			wrote += tr.out[to] - tr.out[from];
 		if (rounds >= 5 && best_ns < base_ns + HOLD_MARGIN_MS * 1000000LL &&
 		    own_ns < OWN_MARGIN_US * 1000LL)
 			break;
 	}
+	/* Whatever it costs here, a write waits for its reader elsewhere. */
+	lt_expect(wrote == 0, "counter-last",
+	          "while a like held the lock (%s), it wrote %lld bytes to stdout or stderr in %d "
+	          "likes: a write waits whenever its reader does (a full pipe, a paused terminal, a "
+	          "slow log shipper), and every other like of the post waits with it. Log before "
+	          "BEGIN or after COMMIT", t->engine == KIT_DB_SQLITE ? "SQLite: from BEGIN "
+	          "IMMEDIATE to COMMIT" : "from the counter's UPDATE to COMMIT", (long long)wrote,
+	          rounds);
 	/* The fastest of up to 20: a busy machine that preempts the like
 	 * between two statements now and then does not fail it; a pause that
 	 * is in the code fails every try. */

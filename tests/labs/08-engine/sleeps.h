@@ -70,8 +70,9 @@ void lt_sleeps_note_attempt(void);
  * no watch), and starts the next gap. */
 double lt_sleeps_take(void);
 
-/* Whether sql starts a transaction (BEGIN or START TRANSACTION, any case,
- * after blanks): where an attempt of a retrying call begins. */
+/* Whether sql starts a transaction (BEGIN or START TRANSACTION, read as
+ * the server reads it: tests/harness/sql.h): where an attempt of a
+ * retrying call begins. */
 bool lt_sql_begins(const char *sql);
 
 /* A connection hook (kit_db_set_hook(db, lt_time_gap, &g)) that times a
