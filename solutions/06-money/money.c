@@ -185,6 +185,11 @@ int money_batch(struct kit_db *db, const struct money_fees *fees,
 		/* A refused transfer is undone alone; the batch goes on. */
 		if (results[i] != 0)
 			rc = kit_db_exec(db, "ROLLBACK TO SAVEPOINT one_transfer", 0, NULL);
+		/* Except after a busy error on MariaDB: InnoDB rolls a deadlock
+		 * victim back whole, so the savepoint is gone and the batch
+		 * fails with the sale's KIT_DB_BUSY, which its caller may retry. */
+		if (rc != 0 && results[i] == KIT_DB_BUSY)
+			rc = KIT_DB_BUSY;
 		if (rc == 0)
 			rc = kit_db_exec(db, "RELEASE SAVEPOINT one_transfer", 0, NULL);
 	}

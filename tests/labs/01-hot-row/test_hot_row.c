@@ -767,6 +767,51 @@ swept:
 	lt_gate_close(g);
 }
 
+/* Caller 0 likes post 1 as user 7, caller 1 post 2 as user 8. */
+static int like_1_or_2(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	return like_post(db, 1 + who, 7 + who, NULL);
+}
+
+/* A like of post 1 held before each of its statements in turn while a
+ * like of post 2 by another user runs whole on another connection: each
+ * like lands on its own post (counters 1 and 1, rows (1, 7) and (2, 8)).
+ * Anything a like keeps between calls in the process (the ids' text in
+ * a static buffer, formatted once "for a hot post") is overwritten by
+ * the other like while the first is under way, and the first then
+ * writes the other's post or user. */
+static void like_post__two_posts_interleaved(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= 12; k++) {
+		labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, like_1_or_2, NULL);
+		if (!lt_gate_held(g, 0))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		int64_t p1 = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+		int64_t p2 = labtest_int(t, "SELECT likes FROM posts WHERE id = 2");
+		int64_t right = labtest_int(t, "SELECT count(*) FROM likes WHERE (post_id = 1 AND "
+		                               "user_id = 7) OR (post_id = 2 AND user_id = 8)");
+		int64_t rows = labtest_int(t, "SELECT count(*) FROM likes");
+		lt_expect(a == 0 && b == 0 && p1 == 1 && p2 == 1 && right == 2 && rows == 2,
+		          "shared-state", "user 7 liked post 1 (held before its statement %d) while user 8 liked post 2 "
+		          "on another connection: returned %d and %d, counters %lld and %lld, %lld like "
+		          "row(s) of which %lld right (expected 0, 0, 1, 1, 2 rows, both right): does "
+		          "like_post keep something between calls, shared by every thread (an id's text "
+		          "in a static buffer), that the other like overwrote?", k, a, b, (long long)p1,
+		          (long long)p2, (long long)rows, (long long)right);
+	}
+	lt_expect(k > 1, "shared-state", "a like of post 1 ran no statement: got %d",
+	          lt_gate_rc(g, 0));
+	lt_gate_close(g);
+}
+
 /* Caller 0 likes post 1 as user 7; caller 1 takes post 1 away (its id
  * becomes 2: gone for like_post as a DELETE would make it, but its
  * counter can still be read). */
@@ -988,16 +1033,33 @@ static void settings(struct kit_db *db, char *out)
 	          "settings: %s", kit_db_errmsg(db));
 }
 
-/* The first statement of a like's own that sets something (SET, SET
- * LOCAL, MariaDB's SET STATEMENT ... FOR, PRAGMA), kept by the hook. */
+/* What the hook watches during the likes: the first statement of a
+ * like's own that sets something (SET, SET LOCAL, MariaDB's SET STATEMENT
+ * ... FOR, PRAGMA; sent with kit_db_exec or by the kit for it, as
+ * kit_db_set_lock_timeout sends SET lock_timeout on the servers), and the
+ * connection's lock wait (kit_db_lock_timeout: SQLite's busy wait, kept
+ * in C by the kit, which a like can change and put back without a
+ * statement) as each statement starts. */
+struct setting_watch {
+	struct kit_db *db;
+	int wait;                       /* the caller's lock wait, before the likes */
+	char set[SETTINGS_LEN];
+	char waited[200];
+};
+
 static void setting_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
-	char *seen = arg;
+	struct setting_watch *w = arg;
 	(void)t_ns;
-	if (ev != KIT_DB_STMT_START || seen[0] || sql == NULL)
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL)
+		return;
+	int wait = kit_db_lock_timeout(w->db);
+	if (!w->waited[0] && wait != w->wait)
+		snprintf(w->waited, sizeof w->waited, "%d ms at \"%.80s\"", wait, sql);
+	if (w->set[0])
 		return;
 	if (lt_sql_is(sql, "SET") || lt_sql_is(sql, "PRAGMA"))
-		snprintf(seen, SETTINGS_LEN, "%.200s", lt_sql_verb(sql));
+		snprintf(w->set, SETTINGS_LEN, "%.200s", lt_sql_verb(sql));
 }
 
 /* A like leaves its connection's settings as it found them, on every
@@ -1016,7 +1078,10 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 	struct kit_db *db = labtest_db(t);
 	struct app a = { .answer = 1 };
 	struct hot_row_app no = { check, &a };
-	char before[SETTINGS_LEN], after[SETTINGS_LEN], set[SETTINGS_LEN] = "";
+	char before[SETTINGS_LEN], after[SETTINGS_LEN];
+	static struct setting_watch w;
+	memset(&w, 0, sizeof w);
+	w.db = db;
 	make_post(t);
 
 	for (int start = 0; start < 2; start++) {
@@ -1028,14 +1093,20 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 			lt_expect(kit_db_set_lock_timeout(db, 60000) == 0, NULL, "the test's own busy "
 			          "wait of 60 s: %s", kit_db_errmsg(db));
 		settings(db, before);
-		kit_db_set_hook(db, setting_seen, set);
+		w.wait = kit_db_lock_timeout(db);
+		kit_db_set_hook(db, setting_seen, &w);
 		int rc[4] = { like_post(db, 1, 10 + start, NULL), like_post(db, 1, 10 + start, NULL),
 		              like_post(db, 999, 1, NULL), like_post(db, 1, 20 + start, &no) };
 		kit_db_set_hook(db, NULL, NULL);
-		lt_expect(set[0] == '\0', "session", "like_post sent \"%s\": a like needs no setting of "
-		          "its own, not even for its own transaction (SET LOCAL synchronous_commit = off "
-		          "makes COMMIT return before the like is on disk; a lock wait of its own "
-		          "overrules the caller's, whose connection it is)", set);
+		lt_expect(w.set[0] == '\0', "session", "like_post sent \"%s\": a like needs no setting "
+		          "of its own, not even for its own transaction (SET LOCAL synchronous_commit = "
+		          "off makes COMMIT return before the like is on disk; a lock wait of its own, "
+		          "kit_db_set_lock_timeout's too, overrules the caller's, whose connection it "
+		          "is)", w.set);
+		lt_expect(w.waited[0] == '\0', "session", "the connection's lock wait was %d ms before "
+		          "the likes and %s during one: like_post set a lock wait of its own "
+		          "(kit_db_set_lock_timeout), which overrules the caller's, whose connection it "
+		          "is, even when it puts the caller's back afterwards", w.wait, w.waited);
 		lt_expect(rc[0] == 0 && rc[1] == HOT_ROW_DUPLICATE && rc[2] == HOT_ROW_NO_POST &&
 		          rc[3] == HOT_ROW_REFUSED, NULL, "a like, a duplicate, a missing post, a refusal "
 		          "returned %d, %d, %d, %d", rc[0], rc[1], rc[2], rc[3]);
@@ -1257,13 +1328,19 @@ static void init_meet(struct meet *m)
 	atomic_init(&m->met, 0);
 }
 
-/* Runs likes of posts 1 and 2 by user 7, one per connection, at once. */
+/* The side-by-side likes' second post: its id agrees with 1 in its low
+ * 32 bits and modulo every number up to 16 and many more (100, 1,000,
+ * 64, ...): likes that share a lock chosen by id & mask or id % n share
+ * it here. */
+#define POST_B (1 + ((int64_t)1 << 32) * 1126125)
+
+/* Runs likes of posts 1 and POST_B by user 7, one per connection, at once. */
 static void two_likes(struct kit_db *const dbs[2], const struct hot_row_app *app, int rc[2])
 {
 	struct side_like l[2];
 	pthread_t th[2];
 	for (int i = 0; i < 2; i++) {
-		l[i] = (struct side_like){ .db = dbs[i], .post = i + 1, .app = app, .rc = -999 };
+		l[i] = (struct side_like){ .db = dbs[i], .post = i ? POST_B : 1, .app = app, .rc = -999 };
 		if (pthread_create(&th[i], NULL, like_side, &l[i]) != 0)
 			fail_msg("pthread_create");
 	}
@@ -1284,13 +1361,17 @@ static void two_likes(struct kit_db *const dbs[2], const struct hot_row_app *app
  * mutex of the process around the check or the transaction, or an
  * UPDATE no index serves (WHERE id + 0 = ...: on MariaDB it locks every
  * row it reads), makes one like wait for the other: it then waits at its
- * meeting point for 5 s in vain. (SQLite: one writer at a time, the
- * file's lock, so only the checks can meet.) */
+ * meeting point for 5 s in vain; so does one of a few mutexes chosen by
+ * the post's id (id % 16), which the second post's id, POST_B, shares
+ * with post 1. (SQLite: one writer at a time, the file's lock, so only
+ * the checks can meet.) */
 static void like_post__two_likes_side_by_side(void **state)
 {
 	struct labtest *t = *state;
 	make_post(t);
-	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
+	char sql[100];
+	snprintf(sql, sizeof sql, "INSERT INTO posts (id) VALUES (%lld)", (long long)POST_B);
+	labtest_exec(t, sql);
 	struct kit_db *dbs[2] = { labtest_connect(t), labtest_connect(t) };
 	struct meet m;
 	int rc[2];
@@ -1316,23 +1397,26 @@ static void like_post__two_likes_side_by_side(void **state)
 	kit_db_close(dbs[1]);
 
 	lt_expect(rc[0] == 0 && rc[1] == 0 && rc2[0] == 0 && rc2[1] == 0, NULL, "likes of posts 1 "
-	          "and 2 by user 7 on two connections at once returned %d and %d (then %d and %d)",
-	          rc[0], rc[1], rc2[0], rc2[1]);
+	          "and %lld by user 7 on two connections at once returned %d and %d (then %d and %d)",
+	          (long long)POST_B, rc[0], rc[1], rc2[0], rc2[1]);
 	lt_expect(met_checks == 2, "app-check", "two likes on two connections at once: the app's "
 	          "check of one never ran while the other's was running (%d of the two checks waited "
 	          "%d s inside for the other, in vain): is the check called under a lock of the process? The "
 	          "header lets it run in several threads at once, and with a slow check a lock "
 	          "around it makes every like of every post wait in one line",
 	          2 - met_checks, MEET_MS / 1000);
-	lt_expect(met_commits == 2, "lock-late", "likes of posts 1 and 2 on two connections at once: "
-	          "they were never both at their COMMIT at the same time (%d of the two waited %d s "
-	          "there for the other, in vain), so one like waited for the other although they "
-	          "share no row: a mutex of the process around the transaction, or an UPDATE of the "
-	          "counter that no index serves (WHERE id + 0 = $1, a cast of id: %s)",
-	          2 - met_commits, MEET_MS / 1000, t->engine == KIT_DB_MYSQL ? "MariaDB locks every "
-	          "row such an UPDATE reads, the other post's too" : "it reads every post");
-	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 2"),
-	              t->engine == KIT_DB_SQLITE ? 1 : 2, "posts.likes of post 2");
+	lt_expect(met_commits == 2, "lock-late", "likes of posts 1 and %lld on two connections at "
+	          "once: they were never both at their COMMIT at the same time (%d of the two waited "
+	          "%d s there for the other, in vain), so one like waited for the other although they "
+	          "share no row: a mutex of the process around the transaction (one per post, or one "
+	          "of a few chosen by the id: %lld %% 16 = 1 %% 16), or an UPDATE of the counter that "
+	          "no index serves (WHERE id + 0 = $1, a cast of id: %s)", (long long)POST_B,
+	          2 - met_commits, MEET_MS / 1000, (long long)POST_B, t->engine == KIT_DB_MYSQL ?
+	          "MariaDB locks every row such an UPDATE reads, the other post's too" :
+	          "it reads every post");
+	snprintf(sql, sizeof sql, "SELECT likes FROM posts WHERE id = %lld", (long long)POST_B);
+	lt_expect_int(labtest_int(t, sql), t->engine == KIT_DB_SQLITE ? 1 : 2,
+	              "posts.likes of the second post");
 }
 
 /* Every statement refused from the like's first on (the database is
@@ -1393,6 +1477,7 @@ int main(void)
 		LABTEST_ALL(like_post__waits_for_a_held_counter),
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
 		LABTEST_BOTH(like_post__post_gone_while_liking),
+		LABTEST_ALL(like_post__two_posts_interleaved),
 		LABTEST_BOTH(like_post__two_users_at_once),
 		LABTEST_BOTH(like_post__every_step_can_fail),
 		LABTEST_BOTH(like_post__ids_past_2_31),

@@ -368,12 +368,14 @@ void open__every_step_can_fail(void **state)
 }
 
 /* A batch of three (the second over the buyer's balance, so its savepoint
- * is rolled back to) with its k-th statement refused, or run with the
- * answer lost, for every k. Either the batch fails (a negative code, and
+ * is rolled back to) with its k-th statement refused, run with the
+ * answer lost, or refused as busy, for every k. Either the batch fails (a negative code, and
  * nothing of it applied, unless the COMMIT's answer was lost: all of it)
  * or it commits and results[] says what each sale did: the buyer paid
  * exactly the sales that got 0, a sale whose own statement failed left no
- * row. The books are whole; sent again, the buyer ends at 10 either way. */
+ * row, a sale refused as busy says KIT_DB_BUSY (or was retried and
+ * paid), and a sale answered MONEY_INSUFFICIENT was short at its turn. The
+ * books are whole; sent again, the buyer ends at 10 either way. */
 void batch__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -382,7 +384,7 @@ void batch__every_step_can_fail(void **state)
 	open_account(db, 2, 1, 0);
 	open_account(db, FEE_ACCOUNT, 2, 0);
 	int runs = 0;
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++, runs++) {
 			int64_t buyer = 1000 + 100 * how + k, base = 10 * buyer;
 			open_account(db, buyer, 1, 150);
@@ -396,7 +398,7 @@ void batch__every_step_can_fail(void **state)
 			int rc = money_batch(db, &two, list, 3, results);
 			if (!lt_step_disarm())
 				break;
-			if (how == LT_STEP_FAILS)
+			if (lt_step_refused(how))
 				closed_after_refusal(t, db, "a batch", k, rc);
 			int64_t paid = 150 - balance(t, buyer), told = 0;
 			for (int i = 0; i < 3; i++)
@@ -404,6 +406,10 @@ void batch__every_step_can_fail(void **state)
 			if (rc != 0) {
 				lt_expect(rc < 0, "rollback", "statement %d of a batch %s: money_batch() "
 				          "returned %d, expected 0 or a negative code", k, lt_step_what(how), rc);
+				lt_expect(how != LT_STEP_BUSY || rc == KIT_DB_BUSY, "rollback", "statement %d "
+				          "of a batch refused as busy: money_batch() returned %d, expected "
+				          "KIT_DB_BUSY (%d): money.h lets a caller retry a batch that met a "
+				          "lock wait or a deadlock", k, rc, KIT_DB_BUSY);
 				lt_expect(paid == 0 || (paid == 140 && how == LT_STEP_REPLY_LOST), "rollback",
 				          "statement %d of a batch %s: it returned %d and yet the buyer paid "
 				          "%lld (a failed batch applies nothing)", k, lt_step_what(how), rc,
@@ -418,6 +424,23 @@ void batch__every_step_can_fail(void **state)
 					          "statement %d of a batch %s: sale %d got %d and yet left %lld "
 					          "rows (is the savepoint rolled back to?)", k, lt_step_what(how),
 					          i + 1, results[i], (long long)rows_of(t, list[i].id));
+				/* In order: what the buyer held at each sale's turn. */
+				int64_t held = 150;
+				for (int i = 0; i < 3; i++) {
+					lt_expect(results[i] != MONEY_INSUFFICIENT || held < list[i].amount,
+					          "savepoint", "statement %d of a batch %s: sale %d (%lld) got "
+					          "MONEY_INSUFFICIENT while the buyer held %lld at its turn%s", k,
+					          lt_step_what(how), i + 1, (long long)list[i].amount,
+					          (long long)held, how == LT_STEP_BUSY ? " (a statement refused "
+					          "as busy is KIT_DB_BUSY, which the caller may retry, not a buyer "
+					          "who is short)" : "");
+					lt_expect(how != LT_STEP_BUSY || results[i] == 0 ||
+					          results[i] == KIT_DB_BUSY || results[i] == MONEY_INSUFFICIENT,
+					          "savepoint", "statement %d of a batch refused as busy: sale %d "
+					          "got %d, expected 0, KIT_DB_BUSY (%d) or MONEY_INSUFFICIENT", k,
+					          i + 1, results[i], KIT_DB_BUSY);
+					held -= results[i] == 0 ? list[i].amount : 0;
+				}
 			}
 			const char *bad = books_fault(t);
 			lt_expect(bad == NULL, "rollback", "statement %d of a batch %s: %s", k,

@@ -97,6 +97,16 @@ void transfer__domain_edges(void **state)
 	          "left %lld row(s) (expected MONEY_INSUFFICIENT, %d, and none): its balance does not "
 	          "cover the amount, like any buyer's; money.h does not call it invalid", rc,
 	          (long long)rows_of(t, 26), MONEY_INSUFFICIENT);
+	/* The largest amount: balance >= amount, compared as it is; balance -
+	 * amount >= 0 overflows a BIGINT for a balance below zero, and the
+	 * server answers an error where MONEY_INSUFFICIENT is due. */
+	rc = transfer(db, 27, MONEY_OUTSIDE, 2, INT64_MAX, 0, 1);
+	lt_expect(rc == MONEY_INSUFFICIENT && rows_of(t, 27) == 0, "conditional-debit",
+	          "a sale of INT64_MAX bought by MONEY_OUTSIDE (below zero) returned %d and left "
+	          "%lld row(s) (expected MONEY_INSUFFICIENT, %d, and none)%s", rc,
+	          (long long)rows_of(t, 27), MONEY_INSUFFICIENT, rc < 0 && rc != MONEY_INSUFFICIENT ?
+	          ": a database error; does the debit's condition compute balance - amount, which "
+	          "overflows a BIGINT for a balance below zero? Compare balance >= amount" : "");
 }
 
 /* Ids, amounts and fees past 2^31: a 32-bit int anywhere on the way
@@ -194,6 +204,11 @@ void transfer__values_past_2_53(void **state)
 	lt_expect_int_hint(balance(t, 1), p53 + 3, "buyer's balance opened with 2^53 + 3 "
 	                   "(9,007,199,254,740,995): a double cannot hold it and makes it "
 	                   "9,007,199,254,740,996", "balance");
+	int64_t opened = -1;
+	int orc = money_balance(db, 1, &opened);
+	lt_expect(orc == 0 && opened == p53 + 3, "balance", "money_balance of the buyer opened with "
+	          "2^53 + 3 returned %d with %lld: is the sum read through a double (strtod, atof), "
+	          "which makes it 2^53 + 4?", orc, (long long)opened);
 	int rc = transfer(db, 5, 1, 2, p53 + 1, 1, 2);
 	lt_expect(rc == 0, "balance", "money_transfer of 2^53 + 1 with a fee of 1 returned %d, "
 	          "expected 0 (%s)", rc, labtest_why(db));

@@ -437,6 +437,36 @@ void batch__same_id_twice_in_one_batch(void **state)
 	bad = books_fault(t);
 	lt_expect(bad == NULL, "savepoint", "the books after a batch of two sales in a chain: %s",
 	          bad);
+
+	/* An id whose first sale in the batch was refused is free again: its
+	 * second sale, after account 7 was paid, is applied (0), not
+	 * MONEY_ALREADY; and the refused first one stays refused, at its
+	 * turn (not tried again at the end of the batch). The same for an id
+	 * whose first sale was invalid. */
+	open_account(db, 7, 1, 0);
+	open_account(db, 8, 1, 100);
+	struct money_transfer again[] = { { 30, 7, 2, 40, 4 }, { 31, 8, 7, 50, 0 },
+	                                  { 30, 7, 2, 40, 4 }, { 32, 8, 2, 10, 11 },
+	                                  { 32, 8, 2, 10, 1 } };
+	int r3[5] = { 42, 42, 42, 42, 42 };
+	rc = money_batch(db, &f, again, 5, r3);
+	lt_expect(rc == 0 && r3[0] == MONEY_INSUFFICIENT && r3[1] == 0 && r3[2] == 0 &&
+	          r3[3] == MONEY_INVALID && r3[4] == 0, "idempotency",
+	          "a batch of id 30 (account 7, holding 0, pays 40), id 31 (account 7 is paid 50), "
+	          "id 30 again, id 32 with a fee above its amount and id 32 again, valid: returned "
+	          "%d, results %d, %d, %d, %d, %d (expected 0, then MONEY_INSUFFICIENT, 0, 0, "
+	          "MONEY_INVALID, 0): a sale that was refused left no row, so its id is free for "
+	          "the next sale that carries it%s", rc, r3[0], r3[1], r3[2], r3[3], r3[4],
+	          r3[2] == MONEY_ALREADY || r3[4] == MONEY_ALREADY ? " (MONEY_ALREADY for an id "
+	          "whose earlier sale in the batch was refused: is an id seen earlier in the batch "
+	          "answered without asking the database?)" : r3[0] != MONEY_INSUFFICIENT ? " (the "
+	          "first sale was not refused at its turn: are refused sales tried again later in "
+	          "the batch, out of order?)" : "");
+	lt_expect_int_hint(balance(t, 7), 10, "account 7 after being paid 50 and paying 40 once "
+	                   "(id 30, refused at first)", "idempotency");
+	bad = books_fault(t);
+	lt_expect(bad == NULL, "idempotency", "the books after a batch that sends refused ids "
+	          "again: %s", bad);
 }
 
 static int pay_60_of_180(void *arg, int who, struct kit_db *db)

@@ -143,6 +143,102 @@ void transfer__same_id_in_flight(void **state)
 	lt_gate_close(g);
 }
 
+static int pay_1001(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	(void)who;
+	return money_payout(db, &one_sub, 1001, 3, 80);
+}
+
+/* The same payout, id 1001, sent by two connections at once out of a fee
+ * account holding 200, enough for both: one 0, one MONEY_ALREADY, 80
+ * paid. A payout id looked up with a SELECT and then inserted either
+ * pays twice (the insert "unless the key is there" not asked how many
+ * rows it wrote) or fails the retry with KIT_DB_CONSTRAINT (a plain
+ * INSERT). On SQLite BEGIN IMMEDIATE serialises the two, so only the
+ * servers can tell. */
+void payout__same_id_in_flight(void **state)
+{
+	struct labtest *t = *state;
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= SWEEP_MAX; k++) {
+		fresh_books(t, 200);
+		lt_gate_run(g, NULL, (int[]){ k, k }, pay_1001, NULL);
+		if (!lt_gate_reached(g))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		const char *bad = books_fault(t);
+		lt_expect((a == 0 && b == MONEY_ALREADY) || (a == MONEY_ALREADY && b == 0),
+		          "idempotency", "payout 1001 sent twice at once, both held before their "
+		          "statement %d: expected one 0 and one MONEY_ALREADY (%d), got %d and %d%s", k,
+		          MONEY_ALREADY, a, b, a == KIT_DB_CONSTRAINT || b == KIT_DB_CONSTRAINT ?
+		          " (KIT_DB_CONSTRAINT: the id was looked up, found missing, and its INSERT then "
+		          "hit the other's)" : a == 0 && b == 0 ? " (both paid: the id was looked up "
+		          "before it was written, and the write's row count not asked)" : "");
+		lt_expect_int_hint(balance(t, 3), 80, "payee's balance after payout 1001 (80) sent "
+		                   "twice at once", "idempotency");
+		lt_expect(bad == NULL, "idempotency", "after payout 1001 sent twice at once (held "
+		          "before statement %d): %s", k, bad);
+	}
+	lt_expect(k > 1, "idempotency", "a payout ran no statement: got %d and %d",
+	          lt_gate_rc(g, 0), lt_gate_rc(g, 1));
+	lt_gate_close(g);
+}
+
+/* Connection 0: account 10k + 5, holding 30, buys for 40 (refused);
+ * connection 1: account 1 pays account 10k + 5 50 (a sale with no fee). */
+static int short_or_paying(void *arg, int who, struct kit_db *db)
+{
+	int64_t buyer = 10 * (int64_t)*(int *)arg + 5;
+	struct money_transfer s = who == 0 ? (struct money_transfer){ 10 * buyer + 1, buyer, 2, 40, 4 }
+	                                   : (struct money_transfer){ 10 * buyer + 2, 1, buyer, 50, 0 };
+	return money_transfer(db, &one_sub, &s);
+}
+
+/* A buyer holding 30 buys for 40 while another connection's sale pays
+ * it 50, that sale run whole before each statement of the first in turn
+ * (lt_gate_run_first): the first is applied (the 50 came in before its
+ * debit) or refused as MONEY_INSUFFICIENT, never MONEY_NO_ACCOUNT: the
+ * buyer is there all along. The query that tells "short" from "missing"
+ * after a debit that changed no row must ask whether the row exists; one
+ * that asks whether the balance is short reads the 50 that came in
+ * meanwhile (on PostgreSQL a debit that matched no row locks nothing)
+ * and calls a buyer that exists missing. */
+void transfer__refused_while_the_buyer_is_paid(void **state)
+{
+	struct labtest *t = *state;
+	fresh_books(t, 0);
+	struct kit_db *db = labtest_db(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= SWEEP_MAX; k++) {
+		int64_t buyer = 10 * (int64_t)k + 5;
+		open_account(db, buyer, 1, 30);
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, short_or_paying, &k);
+		if (!lt_gate_held(g, 0))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		lt_expect(b == 0, "no-account", "account 1 paying account %lld 50 (a sale run whole "
+		          "before statement %d of account %lld's purchase) returned %d, expected 0",
+		          (long long)buyer, k, (long long)buyer, b);
+		lt_expect(a == 0 || a == MONEY_INSUFFICIENT, "no-account", "account %lld, holding 30, "
+		          "buying for 40 while a sale paying it 50 ran whole before its statement %d: "
+		          "returned %d, expected 0 or MONEY_INSUFFICIENT (%d)%s", (long long)buyer, k, a,
+		          MONEY_INSUFFICIENT, a == MONEY_NO_ACCOUNT ? " (MONEY_NO_ACCOUNT for a buyer "
+		          "who exists: after the debit changed no row, does the query that tells short "
+		          "from missing ask whether the balance is short, and read the 50 that came in "
+		          "since? Ask whether the row is there)" : "");
+		lt_expect_int_hint(balance(t, buyer), a == 0 ? 40 : 80, "the buyer's balance after "
+		                   "its purchase of 40 (30 held, 50 paid in)", "no-account");
+		const char *bad = books_fault(t);
+		lt_expect(bad == NULL, "no-account", "after a purchase refused while the buyer was paid "
+		          "(statement %d): %s", k, bad);
+	}
+	lt_expect(k > 1, "no-account", "a sale ran no statement: got %d", lt_gate_rc(g, 0));
+	lt_gate_close(g);
+}
+
 #define BATCH_N 2
 
 static int batch_of_2(void *arg, int who, struct kit_db *db)
@@ -251,8 +347,11 @@ void batch__two_batches_cross_the_fee_subs(void **state)
 
 /* ---- every step failing ---- */
 
-/* A sale whose k-th statement is refused (or runs and loses its answer),
- * for every k: the call returns an error and leaves the books whole;
+/* A sale whose k-th statement is refused (or runs and loses its answer,
+ * or is refused as busy), for every k: the call returns an error (for a
+ * step refused as busy, KIT_DB_BUSY: the caller may retry it; a refusal
+ * it reports as MONEY_INSUFFICIENT stops a client whose buyer is not
+ * short) and leaves the books whole;
  * sent again with the same id on the same connection it is applied
  * (0), or, when the lost answer was the COMMIT's, it was applied already
  * (MONEY_ALREADY); either way the buyer paid once. */
@@ -262,7 +361,7 @@ void transfer__every_step_can_fail(void **state)
 	struct kit_db *db = labtest_db(t);
 	struct money_transfer s = { 7, 1, 2, 100, 5 };
 	int runs = 0, first_rc = 0;
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++) {
 			fresh_books(t, 0);
 			lt_step_arm(how, k);
@@ -272,7 +371,7 @@ void transfer__every_step_can_fail(void **state)
 					first_rc = rc;
 				break;
 			}
-			if (how == LT_STEP_FAILS)
+			if (lt_step_refused(how))
 				closed_after_refusal(t, db, "a sale", k, rc);
 			runs++;
 			int64_t paid = 500 - balance(t, 1);
@@ -285,6 +384,15 @@ void transfer__every_step_can_fail(void **state)
 			          (long long)paid);
 			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of a sale "
 			          "refused: money_transfer() returned %d, expected a negative code", k, rc);
+			lt_expect(how != LT_STEP_BUSY || rc == KIT_DB_BUSY || (rc == 0 && paid == 100),
+			          "rollback", "statement %d of a sale refused as busy (a lock wait that "
+			          "timed out): money_transfer() returned %d with the buyer charged %lld; "
+			          "expected KIT_DB_BUSY (%d), the database's own answer, which the caller "
+			          "may retry%s", k, rc, (long long)paid, KIT_DB_BUSY,
+			          rc == MONEY_INSUFFICIENT ? " (MONEY_INSUFFICIENT: is a busy debit taken "
+			          "for a buyer who is short?)" : rc == 0 ? " (0 with nothing charged: "
+			          "was a COMMIT refused as busy sent again? A failed COMMIT has ended the "
+			          "transaction, and a second COMMIT finds none and succeeds)" : "");
 			lt_expect(rc == 0 || paid == 0 || how == LT_STEP_REPLY_LOST, "rollback",
 			          "statement %d of a sale refused: it returned %d and yet the buyer paid %lld",
 			          k, rc, (long long)paid);
@@ -309,14 +417,14 @@ void payout__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++) {
 			fresh_books(t, 100);
 			lt_step_arm(how, k);
 			int rc = money_payout(db, &one_sub, 1001, 3, 80);
 			if (!lt_step_disarm())
 				break;
-			if (how == LT_STEP_FAILS)
+			if (lt_step_refused(how))
 				closed_after_refusal(t, db, "a payout", k, rc);
 			int64_t paid = balance(t, 3);
 			const char *bad = books_fault(t);
@@ -327,6 +435,16 @@ void payout__every_step_can_fail(void **state)
 			          (long long)paid);
 			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of a payout "
 			          "refused: money_payout() returned %d, expected a negative code", k, rc);
+			lt_expect(how != LT_STEP_BUSY || rc == KIT_DB_BUSY || (rc == 0 && paid == 80),
+			          "rollback", "statement %d of a payout refused as busy (a lock wait that "
+			          "timed out) out of a fee account holding 100: money_payout() returned %d "
+			          "with %lld paid; expected KIT_DB_BUSY (%d), which the caller may retry%s",
+			          k, rc, (long long)paid, KIT_DB_BUSY, rc == MONEY_INSUFFICIENT ? " "
+			          "(MONEY_INSUFFICIENT: is a sub-account whose debit was busy taken for one "
+			          "that is short, and skipped? On PostgreSQL that error has doomed the "
+			          "transaction, and the caller hears another answer than the database's)" :
+			          rc == 0 ? " (0 with nothing paid: was a COMMIT refused as busy sent "
+			          "again?)" : "");
 			int again = money_payout(db, &one_sub, 1001, 3, 80);
 			int want = paid ? MONEY_ALREADY : 0;
 			lt_expect(again == want, "idempotency", "statement %d of a payout %s, then the same "

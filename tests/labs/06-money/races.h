@@ -3,6 +3,8 @@
  * test_money.c's list.
  *   payout__two_at_once_from_one_sub   two payouts of 80 from 100, every interleaving
  *   transfer__same_id_in_flight        one sale sent twice at once
+ *   payout__same_id_in_flight          one payout sent twice at once
+ *   transfer__refused_while_the_buyer_is_paid  a short buyer paid by another sale meanwhile
  *   batch__same_batch_twice_at_once    one batch applied twice at once
  *   batch__two_batches_cross_the_fee_subs  two batches meeting the fee sub-accounts in opposite orders
  *   transfer__every_step_can_fail      each statement of a sale refused, or its answer lost
@@ -13,6 +15,8 @@
 
 void payout__two_at_once_from_one_sub(void **state);
 void transfer__same_id_in_flight(void **state);
+void payout__same_id_in_flight(void **state);
+void transfer__refused_while_the_buyer_is_paid(void **state);
 void batch__same_batch_twice_at_once(void **state);
 void batch__two_batches_cross_the_fee_subs(void **state);
 void transfer__every_step_can_fail(void **state);
