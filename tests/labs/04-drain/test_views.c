@@ -305,6 +305,20 @@ static void record_view__both_or_neither(void **state)
 	          "record_view returned %d but left delta %" PRId64 " and dirty mark %d: "
 	          "the count and the mark must change together or not at all",
 	          rc, d, mark);
+
+	/* the store refuses record_view's first command: nothing counted, and
+	 * the caller hears the store's own code, not one that means something
+	 * else (KIT_STORE_UNKNOWN would say "it may have been counted") */
+	kit_store_refuse(st, 1);
+	rc = record_view(st, 6);
+	kit_store_refuse(st, 0);
+	d = delta(st, 6);
+	mark = dirty(st, 6);
+	lt_expect(rc == KIT_STORE_DOWN && d == 0 && mark == 0, "record",
+	          "record_view with its first command refused by the store (%d, %s) returned %d (%s) "
+	          "and left delta %" PRId64 " and dirty mark %d (expected that code, 0 and 0): return "
+	          "the store's code as it came", KIT_STORE_DOWN, kit_store_strerror(KIT_STORE_DOWN),
+	          rc, kit_store_strerror(rc), d, mark);
 	kit_store_free(st);
 }
 
@@ -496,6 +510,11 @@ static void record_view__lost_reply_still_counted(void **state)
 	          "return the store's code (%d, %s), and do not send the view again: the "
 	          "store may have counted it already", KIT_STORE_UNKNOWN,
 	          kit_store_strerror(KIT_STORE_UNKNOWN));
+	lt_expect(rc == KIT_STORE_UNKNOWN, "record", "record_view returned %d (%s) for a view whose "
+	          "reply was lost; the store said %d (%s): the view may have been counted, and only "
+	          "that code tells the caller so (a code of your own, or KIT_STORE_ERR for every "
+	          "failure, says \"not counted\" where it may have been)", rc, kit_store_strerror(rc),
+	          KIT_STORE_UNKNOWN, kit_store_strerror(KIT_STORE_UNKNOWN));
 	lt_expect_int_hint(delta(st, 4) + dirty(st, 4), 2,
 	                   "delta + dirty mark of video 4 after a view whose reply was lost", "record");
 	kit_store_free(st);
@@ -1683,6 +1702,33 @@ static void flusher__stop_returns_the_last_flush_error(void **state)
 	          "without video_counts; return that flush's error", rc);
 	lt_expect_int_hint(store_total(st, 6, 6), 5, "views of video 6 still in the store", "put-back");
 	lt_expect_int_hint(flush_all(st, own), 5, "views written once the table was back", "put-back");
+
+	/* The last flush's error, as it was: a lock wait that timed out
+	 * (KIT_DB_BUSY: every statement refused so), then the store gone
+	 * (KIT_STORE_DOWN). A caller that hears KIT_DB_ERR for both cannot
+	 * tell "retry soon" from "the store is away". */
+	struct lt_refusals busy;
+	record(st, 6, 2);
+	rc = start_flusher(&f, st, own, 60000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	lt_refusals_arm(own, &busy, 1);
+	rc = stop_flusher(f);
+	lt_refusals_disarm(own);
+	lt_expect(rc == KIT_DB_BUSY, "stop", "stop_flusher returned %d after its last flush met a "
+	          "database that answered every statement KIT_DB_BUSY (%d, a lock wait that timed "
+	          "out): return that flush's error as it came, not a code of your own", rc,
+	          KIT_DB_BUSY);
+	record(st, 6, 1);
+	rc = start_flusher(&f, st, own, 60000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	kit_store_refuse(st, -1);
+	rc = stop_flusher(f);
+	kit_store_refuse(st, 0);
+	lt_expect(rc == KIT_STORE_DOWN, "stop", "stop_flusher returned %d after its last flush met a "
+	          "store that refused every command (KIT_STORE_DOWN, %d): return that flush's error "
+	          "as it came", rc, KIT_STORE_DOWN);
+	lt_expect_int_hint(flush_all(st, own), 3, "views written once the database and the store "
+	                   "answered again", "put-back");
 	kit_db_close(own);
 	kit_store_free(st);
 }
