@@ -1396,6 +1396,22 @@ static void flusher__stop_takes_more_than_one_batch(void **state)
 	lt_expect_int_hint(db_total(t), 20, "views in the database after stop_flusher: 10 videos, "
 	                   "3 taken per flush (one last flush is not enough)", "stop");
 	lt_expect_int_hint(store_total(st, 1, 10), 0, "views left in the store", "stop");
+
+	/* "until nothing is dirty", however many flushes that takes: 150
+	 * videos one per flush is 150 flushes (a stop that gives up after a
+	 * round number of them, so as never to spin, leaves the rest dirty) */
+	for (int v = 101; v <= 250; v++)
+		record(st, v, 1);
+	rc = start_flusher(&f, st, own, 60000, 1);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	rc = stop_flusher(f);
+	int64_t left = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	lt_expect(rc == 0 && left == 0 && db_total(t) == 170, "stop", "stop_flusher of a flusher "
+	          "started with max = 1, 150 videos dirty, returned %d and left %" PRId64 " video(s) "
+	          "dirty (the database has %" PRId64 " of the 170 views): it must flush until nothing "
+	          "is dirty or a flush fails (§6), not a fixed number of times", rc, left,
+	          db_total(t));
 	kit_db_close(own);
 	kit_store_free(st);
 }
