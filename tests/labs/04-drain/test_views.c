@@ -2811,6 +2811,41 @@ static void flush__two_stores_at_once(void **state)
 	          " views of videos 11, 12 (store 0: 5, 2) and 21 (store 1: 3). One call wrote the "
 	          "other's rows: is the array of drained rows, or the statement's text or parameters, "
 	          "static? Each call needs its own (on the stack, or allocated)", rc0, rc1, v11, v12, v21);
+
+	/* The same with recovery: each store has a batch parked by a crashed
+	 * flush, and store 0's recovery is held before its BEGIN (the park
+	 * read back by then) while store 1's flush recovers its own whole. */
+	st[0] = new_store(state);
+	st[1] = kit_store_new();
+	assert_non_null(st[1]);
+	labtest_exec(t, "DELETE FROM video_counts");
+	labtest_exec(t, "DELETE FROM applied_flushes");
+	assert_int_equal(kit_store_set(st[0], VIEWS_TOKEN, 1), 0);
+	assert_int_equal(kit_store_set(st[1], VIEWS_TOKEN, 1000000), 0);
+	record(st[0], 11, 5);
+	record(st[0], 12, 2);
+	record(st[1], 21, 3);
+	crash_after_drain(st[0], labtest_db(t));
+	crash_after_drain(st[1], labtest_db(t));
+	g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, flush_own_store, st);
+	held = lt_gate_held(g, 0);
+	rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	v11 = db_views(t, 11), v12 = db_views(t, 12), v21 = db_views(t, 21);
+	int64_t parked0 = parked_count(st[0]), parked1 = parked_count(st[1]);
+	kit_store_free(st[1]);
+	kit_store_free(st[0]);
+	lt_expect(held, "recover", "store 0's flush_views, with 7 views parked, ran no statement");
+	lt_expect(rc0 == 7 && rc1 == 3 && v11 == 5 && v12 == 2 && v21 == 3 && parked0 == 0 &&
+	          parked1 == 0, "recover",
+	          "two flushes of two stores, each recovering a batch a crashed flush had parked (store "
+	          "1's run whole while store 0's was held before its first BEGIN): they returned %d and "
+	          "%d (7 and 3 expected), the database has %" PRId64 ", %" PRId64 " and %" PRId64
+	          " views of videos 11, 12 (store 0: 5, 2) and 21 (store 1: 3), and %" PRId64 " and %"
+	          PRId64 " batches are left parked. One recovery applied the other's rows: is the array "
+	          "a parked batch is read back into static? Each call needs its own", rc0, rc1, v11,
+	          v12, v21, parked0, parked1);
 }
 
 /* A flusher that stalls between its park and its transaction (the
