@@ -869,6 +869,53 @@ static void flusher__flushes_on_its_own(void **state)
 	kit_store_free(st);
 }
 
+/* Two flushers in one process (two stores, two connections: two tenants,
+ * or two services in one binary): each flushes its own store, and
+ * stopping one leaves the other flushing. What a flusher keeps (its stop
+ * flag, its deadline, its stats) is its own, in its struct: a static one
+ * is every flusher's. */
+static bool b_in(const struct watch *w)
+{
+	struct flusher_stats s;
+	flusher_stats(w->f, &s);
+	return s.views >= 10;
+}
+
+static void flusher__two_flushers_each_its_own(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own[2] = { labtest_connect(t), labtest_connect(t) };
+	struct kit_store *st[2] = { kit_store_new(), kit_store_new() };
+	struct flusher *f[2] = { NULL, NULL };
+	assert_non_null(st[0]);
+	assert_non_null(st[1]);
+	schema(t);
+	assert_int_equal(kit_store_set(st[1], VIEWS_TOKEN, 1000000), 0);
+	for (int i = 0; i < 2; i++) {
+		int rc = start_flusher(&f[i], st[i], own[i], 5, 100);
+		lt_expect(rc == 0 && f[i], "flush-loop", "start_flusher returned %d", rc);
+	}
+	int rc = stop_flusher(f[0]);
+	lt_expect_int_hint(rc, 0, "stop_flusher of the first of two flushers", "stop");
+	record(st[1], 22, 10);
+	bool in = eventually(&(struct watch){ .t = t, .f = f[1], .st = st[1] }, b_in);
+	struct flusher_stats s1;
+	flusher_stats(f[1], &s1);
+	rc = stop_flusher(f[1]);
+	int64_t v22 = db_views(t, 22);
+	for (int i = 0; i < 2; i++) {
+		kit_db_close(own[i]);
+		kit_store_free(st[i]);
+	}
+	lt_expect(in, "flush-loop", "two flushers of two stores, the first stopped: the second's "
+	          "thread did not write the 10 views recorded after that within 10 s (its stats say "
+	          "%" PRId64 " flushes, %" PRId64 " views): stopping one flusher stopped the other. Is "
+	          "the stop flag (or what the thread waits on) a static, shared by every flusher? Keep "
+	          "it in struct flusher", s1.flushes, s1.views);
+	lt_expect_int_hint(rc, 0, "stop_flusher of the second flusher", "stop");
+	lt_expect_int_hint(v22, 10, "views of video 22 (the second store's) in the database", "stop");
+}
+
 static void flusher__stop_flushes_the_rest(void **state)
 {
 	struct labtest *t = *state;
@@ -3430,6 +3477,7 @@ int main(void)
 		LABTEST_ALL(flusher__flushes_on_its_own),
 		STORE_REDIS(flusher__flushes_on_its_own),
 		LABTEST_ALL(flusher__stop_flushes_the_rest),
+		LABTEST_BOTH(flusher__two_flushers_each_its_own),
 		LABTEST_ALL(flusher__stop_joins_the_thread),
 		LABTEST_ALL(flusher__stop_is_prompt),
 		LABTEST_BOTH(flusher__stop_wakes_a_thread_that_sees_it),
