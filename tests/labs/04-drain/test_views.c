@@ -2032,6 +2032,24 @@ static void drain__failing_step_is_an_error(void **state)
 	lt_expect(rc < 0 && n == 0, "drain", "drain_views with \"" VIEWS_DIRTY "\" holding an "
 	          "integer returned %d with *n = %d; the SPOP failed, so return its error with *n = 0",
 	          rc, n);
+
+	/* A park step that fails after it took its token: the park's key
+	 * (views:park:2) holds an integer, so the SADD of video 41's member
+	 * fails once INCR has made token 2. An error with *token and *n 0: a
+	 * caller must not be handed a token for a park that failed (what the
+	 * step did before it failed stays listed, for recovery to resolve). */
+	kit_store_restart(st);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	assert_int_equal(kit_store_set(st, VIEWS_PARK_PREFIX "2", 5), 0);
+	planted_views(st, 41, 2);
+	n = 77;
+	token = 77;
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc < 0 && n == 0 && token == 0, "token", "park_views whose step failed after it "
+	          "had taken token 2 (the SADD to \"" VIEWS_PARK_PREFIX "2\", which holds an integer) "
+	          "returned %d, token %" PRId64 ", %d videos; expected the error, token 0 and no "
+	          "videos (views.h: on failure *token and *n are 0, whatever the step answered before "
+	          "it failed)", rc, token, n);
 	kit_store_free(st);
 }
 
