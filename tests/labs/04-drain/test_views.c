@@ -3062,8 +3062,15 @@ static void flusher__locks_by_the_rules(void **state)
 	long stray = lt_lock_stray_unlocks(), in_thread = lt_lock_stray_unlocks_in_started();
 	long attrs = lt_lock_uninit_condattrs();
 	record(st, 3, 10);
+	long starts = lt_thread_starts();
 	int rc = start_flusher(&f, st, own, 2, 100);
+	long inited_at = lt_lock_cond_init_starts();
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	lt_expect(inited_at <= starts, "flush-loop", "start_flusher called pthread_cond_init after "
+	          "its pthread_create: the thread may lock the flusher's mutex and wait on its "
+	          "condition variable before they are set up (its wait then runs on the default "
+	          "clock, or on a variable being overwritten). Initialise the mutex and the condition "
+	          "variable, then start the thread");
 	bool in = eventually(&(struct watch){ .t = t, .f = f, .st = st }, ten_written);
 	flusher_stats(f, &fs);
 	rc = stop_flusher(f);
