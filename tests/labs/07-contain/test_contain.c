@@ -643,6 +643,18 @@ static void *update_on(void *arg)
 	return NULL;
 }
 
+/* The UPDATE of update_on(), then COMMIT: the waiter's own transaction,
+ * begun before the holder's, ends once it has had the row. */
+static void *update_then_commit(void *arg)
+{
+	struct queued_on *q = arg;
+	update_on(q);
+	int rc = kit_db_commit(q->db);
+	if (q->rc == 0)
+		q->rc = rc;
+	return NULL;
+}
+
 /* The holder is whichever session the server happens to number: here the
  * one with the highest id of four opened beforehand, the other three
  * queueing behind it in turn. Servers hand out ids (pids, CONNECTION_ID())
@@ -650,7 +662,11 @@ static void *update_on(void *arg)
  * has the smallest id, and a detector that takes the smallest (or the
  * first) pid pg_blocking_pids() names over the line passes the checks
  * that open the holder first; it names the first waiter here, whom the
- * tuple waiters are blocked by. */
+ * tuple waiters are blocked by. Then the same line once more, each waiter
+ * in a transaction that wrote another row before the holder began its
+ * own: the holder is then the youngest transaction of the line (the
+ * largest xid or trx_id, the latest xact_start), and a detector that
+ * takes the oldest transaction in the way for the holder names a waiter. */
 static void hot_rows_now__holder_whatever_its_id(void **state)
 {
 	struct labtest *t = *state;
@@ -699,6 +715,52 @@ static void hot_rows_now__holder_whatever_its_id(void **state)
 	          "smaller id than the holder's; is the holder the smallest (or first) pid "
 	          "blocking someone, rather than the session holding the transaction at the front?"
 	          : "");
+
+	/* the waiters' transactions older than the holder's */
+	labtest_exec(t, "DELETE FROM users");
+	for (int i = 0; i < 4; i++) {
+		c[i] = labtest_connect(t);
+		assert_int_equal(session_id(c[i], &id[i]), 0);
+	}
+	top = 3;
+	for (int i = 0; i < 3; i++) {
+		char sql[96];
+		snprintf(sql, sizeof sql, "INSERT INTO users VALUES (%d, 'early')", 100 + i);
+		assert_int_equal(kit_db_begin(c[i]), 0);
+		assert_int_equal(kit_db_exec(c[i], sql, 0, NULL), 0);
+	}
+	assert_int_equal(kit_db_begin(c[top]), 0);
+	assert_int_equal(kit_db_exec(c[top], "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0,
+	                             NULL), 0);
+	lined = 0, nq = 0, rc = -1, n = -1;
+	for (int i = 0; i < 3 && lined == nq; i++) {
+		q[nq] = (struct queued_on){ .db = c[i], .tag = t->place };
+		pthread_create(&q[nq].th, NULL, update_then_commit, &q[nq]);
+		lined = wait_for_waiters(t, ++nq);
+	}
+	if (lined == 3) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	}
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(c[top]);
+	for (int i = 0; i < nq; i++)
+		pthread_join(q[i].th, NULL);
+	for (int i = nq; i < 3; i++)
+		kit_db_rollback(c[i]);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(c[i]);
+	expect_line(lined, nq, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with 3 waiters, each in a transaction older than "
+	                   "the holder's)", "signature");
+	lt_expect(rows[0].holder_pid == id[top] && rows[0].waiting == 3, "holder", "each waiter in "
+	          "a transaction that wrote before the holder's began: expected 3 waiting behind the "
+	          "holder, session %lld, got %d behind %d%s", (long long)id[top], rows[0].waiting,
+	          rows[0].holder_pid, rows[0].holder_pid > 0 && rows[0].holder_pid != id[top] ?
+	          ": a waiter, whose transaction is older than the holder's; is the holder taken "
+	          "as the oldest transaction (smallest xid or trx_id, earliest xact_start) in the "
+	          "way, rather than the one holding the row?" : "");
 }
 
 struct late_update {
