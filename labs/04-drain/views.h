@@ -85,7 +85,9 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
  * "views:token" is missing (a new store, or one that restarted) it takes
  * nothing (*n and *token are 0) and returns VIEWS_NO_TOKEN: the flusher
  * then sets "views:token" to the largest token in applied_flushes + 1, so
- * that no token is ever used twice. */
+ * that no token is ever used twice. On failure *n and *token are 0, even
+ * when the step had taken a token before it failed (what it parked by
+ * then stays listed in "views:parked", for recover_flushes). */
 #define VIEWS_NO_TOKEN 1
 int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta *out, int *n);
 

@@ -63,6 +63,7 @@ int lt_kit_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
  * started through the pthread_create wrapper. */
 bool lt_thread_is_started(void);
 long lt_thread_start_no(void);
+long lt_thread_starts(void);
 
 #define SLOTS 4096
 
@@ -415,12 +416,18 @@ int __wrap_pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clock)
 	return __real_pthread_condattr_setclock(a, clock);
 }
 
+/* lt_thread_starts() as the last pthread_cond_init began (-1: none yet). */
+static atomic_long cond_init_starts = -1;
+
 int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
 	if (a != NULL)
 		attr_check(a);
+	atomic_store(&cond_init_starts, lt_thread_starts());
 	return __real_pthread_cond_init(c, a);
 }
+
+long lt_lock_cond_init_starts(void) { return atomic_load(&cond_init_starts); }
 
 /* ---- the clock a started thread reads ---- */
 

@@ -53,6 +53,14 @@ long lt_lock_stray_unlocks_in_started(void);
  * attribute that pthread_condattr_init had not set up. */
 long lt_lock_uninit_condattrs(void);
 
+/* What lt_thread_starts() (threads.h) said as the last pthread_cond_init
+ * began, -1 before the first: a check that takes lt_thread_starts()
+ * before a call that makes a condition variable and starts a thread that
+ * waits on it (start_flusher) sees the variable made after the thread
+ * started, when the thread may already be waiting on it, whatever the
+ * timing. */
+long lt_lock_cond_init_starts(void);
+
 /* One pthread_cond_timedwait of a started thread. */
 struct lt_wait {
 	struct timespec deadline;      /* the absolute time it was given */

@@ -118,6 +118,30 @@ static void locks__condattr_used_before_init_counted(void **state)
 	lt_expect_int(lt_lock_uninit_condattrs() - before, 1, "after setclock without init");
 }
 
+/* lt_lock_cond_init_starts says how many threads had been started when
+ * the last pthread_cond_init began: one made after a start shows. */
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+static void locks__cond_init_after_a_start_seen(void **state)
+{
+	(void)state;
+	pthread_cond_t c;
+	pthread_t th;
+	long s0 = lt_thread_starts();
+	pthread_cond_init(&c, NULL);
+	pthread_cond_destroy(&c);
+	lt_expect_int(lt_lock_cond_init_starts(), s0, "starts as the cond_init before the start began");
+	lt_expect(pthread_create(&th, NULL, nothing, NULL) == 0, NULL, "pthread_create failed");
+	pthread_join(th, NULL);
+	lt_expect_int(lt_lock_cond_init_starts(), s0, "the same after the start, no new cond_init");
+	pthread_cond_init(&c, NULL);
+	pthread_cond_destroy(&c);
+	lt_expect_int(lt_lock_cond_init_starts(), s0 + 1, "starts as the cond_init after the start began");
+}
+
 static void *wait_a_while(void *arg)
 {
 	int *rc = arg;
@@ -295,6 +319,7 @@ int main(void)
 		LABTEST_SQLITE(locks__a_wait_between_lock_and_unlock_is_no_stray),
 		LABTEST_SQLITE(locks__stray_unlocks_counted),
 		LABTEST_SQLITE(locks__condattr_used_before_init_counted),
+		LABTEST_SQLITE(locks__cond_init_after_a_start_seen),
 		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
 		LABTEST_SQLITE(locks__armed_trylock_is_busy),
 		LABTEST_SQLITE(locks__armed_clock_reading_faked_in_started_threads),

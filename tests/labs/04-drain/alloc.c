@@ -127,6 +127,10 @@ static void record_check(void *arg, int k, bool failed, int rc)
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "record_view with allocation %d refused returned %d: "
 		          "a view it did not count must be an error", k, rc);
+		lt_expect(rc == KIT_STORE_NOMEM, "alloc", "record_view with allocation %d refused "
+		          "returned %d (%s); views.h: an allocation that fails is KIT_STORE_NOMEM (%d), "
+		          "which tells the caller nothing reached the store", k, rc,
+		          kit_store_strerror(rc), KIT_STORE_NOMEM);
 		lt_expect_int_hint(delta(held, 7), c->before, "the delta after a refused record_view", "alloc");
 		rc = record_view(held, 7);
 		lt_expect_int_hint(rc, 0, "record_view again, nothing refused", "alloc");

@@ -306,6 +306,20 @@ static void record_view__both_or_neither(void **state)
 	          "record_view returned %d but left delta %" PRId64 " and dirty mark %d: "
 	          "the count and the mark must change together or not at all",
 	          rc, d, mark);
+
+	/* the store refuses record_view's first command: nothing counted, and
+	 * the caller hears the store's own code, not one that means something
+	 * else (KIT_STORE_UNKNOWN would say "it may have been counted") */
+	kit_store_refuse(st, 1);
+	rc = record_view(st, 6);
+	kit_store_refuse(st, 0);
+	d = delta(st, 6);
+	mark = dirty(st, 6);
+	lt_expect(rc == KIT_STORE_DOWN && d == 0 && mark == 0, "record",
+	          "record_view with its first command refused by the store (%d, %s) returned %d (%s) "
+	          "and left delta %" PRId64 " and dirty mark %d (expected that code, 0 and 0): return "
+	          "the store's code as it came", KIT_STORE_DOWN, kit_store_strerror(KIT_STORE_DOWN),
+	          rc, kit_store_strerror(rc), d, mark);
 	kit_store_free(st);
 }
 
@@ -497,6 +511,11 @@ static void record_view__lost_reply_still_counted(void **state)
 	          "return the store's code (%d, %s), and do not send the view again: the "
 	          "store may have counted it already", KIT_STORE_UNKNOWN,
 	          kit_store_strerror(KIT_STORE_UNKNOWN));
+	lt_expect(rc == KIT_STORE_UNKNOWN, "record", "record_view returned %d (%s) for a view whose "
+	          "reply was lost; the store said %d (%s): the view may have been counted, and only "
+	          "that code tells the caller so (a code of your own, or KIT_STORE_ERR for every "
+	          "failure, says \"not counted\" where it may have been)", rc, kit_store_strerror(rc),
+	          KIT_STORE_UNKNOWN, kit_store_strerror(KIT_STORE_UNKNOWN));
 	lt_expect_int_hint(delta(st, 4) + dirty(st, 4), 2,
 	                   "delta + dirty mark of video 4 after a view whose reply was lost", "record");
 	kit_store_free(st);
@@ -847,6 +866,60 @@ static void flusher__flushes_on_its_own(void **state)
 	lt_expect_int_hint(db_total(t), want, "views in the database", "flush-loop");
 	kit_db_close(own);
 	kit_store_free(st);
+}
+
+/* Two flushers in one process (two stores, two connections: two tenants,
+ * or two services in one binary): each flushes its own store, and
+ * stopping one leaves the other flushing. What a flusher keeps (its stop
+ * flag, its deadline, its stats) is its own, in its struct: a static one
+ * is every flusher's. */
+static int both_running;   /* started threads running with both flushers up */
+
+/* The 10 views are written, or the second flusher's thread has ended as
+ * well as the first's (then no wait will bring them). */
+static bool b_in(const struct watch *w)
+{
+	struct flusher_stats s;
+	flusher_stats(w->f, &s);
+	return s.views >= 10 || lt_thread_running() <= both_running - 2;
+}
+
+static void flusher__two_flushers_each_its_own(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own[2] = { labtest_connect(t), labtest_connect(t) };
+	struct kit_store *st[2] = { kit_store_new(), kit_store_new() };
+	struct flusher *f[2] = { NULL, NULL };
+	assert_non_null(st[0]);
+	assert_non_null(st[1]);
+	schema(t);
+	assert_int_equal(kit_store_set(st[1], VIEWS_TOKEN, 1000000), 0);
+	for (int i = 0; i < 2; i++) {
+		int rc = start_flusher(&f[i], st[i], own[i], 5, 100);
+		lt_expect(rc == 0 && f[i], "flush-loop", "start_flusher returned %d", rc);
+	}
+	both_running = lt_thread_running();
+	int rc = stop_flusher(f[0]);
+	lt_expect_int_hint(rc, 0, "stop_flusher of the first of two flushers", "stop");
+	record(st[1], 22, 10);
+	bool in = eventually(&(struct watch){ .t = t, .f = f[1], .st = st[1] }, b_in);
+	struct flusher_stats s1;
+	flusher_stats(f[1], &s1);
+	in = in && s1.views >= 10;
+	rc = stop_flusher(f[1]);
+	int64_t v22 = db_views(t, 22);
+	for (int i = 0; i < 2; i++) {
+		kit_db_close(own[i]);
+		kit_store_free(st[i]);
+	}
+	lt_expect(in, "flush-loop", "two flushers of two stores, the first stopped: the second's "
+	          "thread %s the 10 views recorded after that (its stats say %" PRId64 " flushes, %"
+	          PRId64 " views): stopping one flusher stopped the other. Is the stop flag (or what "
+	          "the thread waits on) a static, shared by every flusher? Keep it in struct flusher",
+	          lt_thread_running() <= both_running - 2 ? "ended as well, without writing" :
+	          "did not write within 10 s", s1.flushes, s1.views);
+	lt_expect_int_hint(rc, 0, "stop_flusher of the second flusher", "stop");
+	lt_expect_int_hint(v22, 10, "views of video 22 (the second store's) in the database", "stop");
 }
 
 static void flusher__stop_flushes_the_rest(void **state)
@@ -1376,6 +1449,22 @@ static void flusher__stop_takes_more_than_one_batch(void **state)
 	lt_expect_int_hint(db_total(t), 20, "views in the database after stop_flusher: 10 videos, "
 	                   "3 taken per flush (one last flush is not enough)", "stop");
 	lt_expect_int_hint(store_total(st, 1, 10), 0, "views left in the store", "stop");
+
+	/* "until nothing is dirty", however many flushes that takes: 150
+	 * videos one per flush is 150 flushes (a stop that gives up after a
+	 * round number of them, so as never to spin, leaves the rest dirty) */
+	for (int v = 101; v <= 250; v++)
+		record(st, v, 1);
+	rc = start_flusher(&f, st, own, 60000, 1);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	rc = stop_flusher(f);
+	int64_t left = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	lt_expect(rc == 0 && left == 0 && db_total(t) == 170, "stop", "stop_flusher of a flusher "
+	          "started with max = 1, 150 videos dirty, returned %d and left %" PRId64 " video(s) "
+	          "dirty (the database has %" PRId64 " of the 170 views): it must flush until nothing "
+	          "is dirty or a flush fails (§6), not a fixed number of times", rc, left,
+	          db_total(t));
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -1682,6 +1771,33 @@ static void flusher__stop_returns_the_last_flush_error(void **state)
 	          "without video_counts; return that flush's error", rc);
 	lt_expect_int_hint(store_total(st, 6, 6), 5, "views of video 6 still in the store", "put-back");
 	lt_expect_int_hint(flush_all(st, own), 5, "views written once the table was back", "put-back");
+
+	/* The last flush's error, as it was: a lock wait that timed out
+	 * (KIT_DB_BUSY: every statement refused so), then the store gone
+	 * (KIT_STORE_DOWN). A caller that hears KIT_DB_ERR for both cannot
+	 * tell "retry soon" from "the store is away". */
+	struct lt_refusals busy;
+	record(st, 6, 2);
+	rc = start_flusher(&f, st, own, 60000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	lt_refusals_arm(own, &busy, 1);
+	rc = stop_flusher(f);
+	lt_refusals_disarm(own);
+	lt_expect(rc == KIT_DB_BUSY, "stop", "stop_flusher returned %d after its last flush met a "
+	          "database that answered every statement KIT_DB_BUSY (%d, a lock wait that timed "
+	          "out): return that flush's error as it came, not a code of your own", rc,
+	          KIT_DB_BUSY);
+	record(st, 6, 1);
+	rc = start_flusher(&f, st, own, 60000, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	kit_store_refuse(st, -1);
+	rc = stop_flusher(f);
+	kit_store_refuse(st, 0);
+	lt_expect(rc == KIT_STORE_DOWN, "stop", "stop_flusher returned %d after its last flush met a "
+	          "store that refused every command (KIT_STORE_DOWN, %d): return that flush's error "
+	          "as it came", rc, KIT_STORE_DOWN);
+	lt_expect_int_hint(flush_all(st, own), 3, "views written once the database and the store "
+	                   "answered again", "put-back");
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -1922,6 +2038,24 @@ static void drain__failing_step_is_an_error(void **state)
 	lt_expect(rc < 0 && n == 0, "drain", "drain_views with \"" VIEWS_DIRTY "\" holding an "
 	          "integer returned %d with *n = %d; the SPOP failed, so return its error with *n = 0",
 	          rc, n);
+
+	/* A park step that fails after it took its token: the park's key
+	 * (views:park:2) holds an integer, so the SADD of video 41's member
+	 * fails once INCR has made token 2. An error with *token and *n 0: a
+	 * caller must not be handed a token for a park that failed (what the
+	 * step did before it failed stays listed, for recovery to resolve). */
+	kit_store_restart(st);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	assert_int_equal(kit_store_set(st, VIEWS_PARK_PREFIX "2", 5), 0);
+	planted_views(st, 41, 2);
+	n = 77;
+	token = 77;
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	lt_expect(rc < 0 && n == 0 && token == 0, "token", "park_views whose step failed after it "
+	          "had taken token 2 (the SADD to \"" VIEWS_PARK_PREFIX "2\", which holds an integer) "
+	          "returned %d, token %" PRId64 ", %d videos; expected the error, token 0 and no "
+	          "videos (views.h: on failure *token and *n are 0, whatever the step answered before "
+	          "it failed)", rc, token, n);
 	kit_store_free(st);
 }
 
@@ -2748,6 +2882,41 @@ static void flush__two_stores_at_once(void **state)
 	          " views of videos 11, 12 (store 0: 5, 2) and 21 (store 1: 3). One call wrote the "
 	          "other's rows: is the array of drained rows, or the statement's text or parameters, "
 	          "static? Each call needs its own (on the stack, or allocated)", rc0, rc1, v11, v12, v21);
+
+	/* The same with recovery: each store has a batch parked by a crashed
+	 * flush, and store 0's recovery is held before its BEGIN (the park
+	 * read back by then) while store 1's flush recovers its own whole. */
+	st[0] = new_store(state);
+	st[1] = kit_store_new();
+	assert_non_null(st[1]);
+	labtest_exec(t, "DELETE FROM video_counts");
+	labtest_exec(t, "DELETE FROM applied_flushes");
+	assert_int_equal(kit_store_set(st[0], VIEWS_TOKEN, 1), 0);
+	assert_int_equal(kit_store_set(st[1], VIEWS_TOKEN, 1000000), 0);
+	record(st[0], 11, 5);
+	record(st[0], 12, 2);
+	record(st[1], 21, 3);
+	crash_after_drain(st[0], labtest_db(t));
+	crash_after_drain(st[1], labtest_db(t));
+	g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, flush_own_store, st);
+	held = lt_gate_held(g, 0);
+	rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	v11 = db_views(t, 11), v12 = db_views(t, 12), v21 = db_views(t, 21);
+	int64_t parked0 = parked_count(st[0]), parked1 = parked_count(st[1]);
+	kit_store_free(st[1]);
+	kit_store_free(st[0]);
+	lt_expect(held, "recover", "store 0's flush_views, with 7 views parked, ran no statement");
+	lt_expect(rc0 == 7 && rc1 == 3 && v11 == 5 && v12 == 2 && v21 == 3 && parked0 == 0 &&
+	          parked1 == 0, "recover",
+	          "two flushes of two stores, each recovering a batch a crashed flush had parked (store "
+	          "1's run whole while store 0's was held before its first BEGIN): they returned %d and "
+	          "%d (7 and 3 expected), the database has %" PRId64 ", %" PRId64 " and %" PRId64
+	          " views of videos 11, 12 (store 0: 5, 2) and 21 (store 1: 3), and %" PRId64 " and %"
+	          PRId64 " batches are left parked. One recovery applied the other's rows: is the array "
+	          "a parked batch is read back into static? Each call needs its own", rc0, rc1, v11,
+	          v12, v21, parked0, parked1);
 }
 
 /* A flusher that stalls between its park and its transaction (the
@@ -2899,8 +3068,15 @@ static void flusher__locks_by_the_rules(void **state)
 	long stray = lt_lock_stray_unlocks(), in_thread = lt_lock_stray_unlocks_in_started();
 	long attrs = lt_lock_uninit_condattrs();
 	record(st, 3, 10);
+	long starts = lt_thread_starts();
 	int rc = start_flusher(&f, st, own, 2, 100);
+	long inited_at = lt_lock_cond_init_starts();
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	lt_expect(inited_at <= starts, "flush-loop", "start_flusher called pthread_cond_init after "
+	          "its pthread_create: the thread may lock the flusher's mutex and wait on its "
+	          "condition variable before they are set up (its wait then runs on the default "
+	          "clock, or on a variable being overwritten). Initialise the mutex and the condition "
+	          "variable, then start the thread");
 	bool in = eventually(&(struct watch){ .t = t, .f = f, .st = st }, ten_written);
 	flusher_stats(f, &fs);
 	rc = stop_flusher(f);
@@ -3332,6 +3508,7 @@ int main(void)
 		LABTEST_ALL(flusher__flushes_on_its_own),
 		STORE_REDIS(flusher__flushes_on_its_own),
 		LABTEST_ALL(flusher__stop_flushes_the_rest),
+		LABTEST_BOTH(flusher__two_flushers_each_its_own),
 		LABTEST_ALL(flusher__stop_joins_the_thread),
 		LABTEST_ALL(flusher__stop_is_prompt),
 		LABTEST_BOTH(flusher__stop_wakes_a_thread_that_sees_it),

@@ -380,8 +380,8 @@ void contain__endpoints_say_what_happened(void **state)
 {
 	struct labtest *t = *state;
 	labtest_exec(t, CONTAIN_SCHEMA);
-	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (4294967298); "
-	             "INSERT INTO users VALUES (7, 'ann'), (4294967304, 'bob')");
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (4294967298), (-5); "
+	             "INSERT INTO users VALUES (7, 'ann'), (4294967304, 'bob'), (-9, 'cy')");
 	struct contain_app app;
 	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
 	                              .acquire_timeout_ms = 300, .lock_timeout_ms = 20,
@@ -397,6 +397,9 @@ void contain__endpoints_say_what_happened(void **state)
 	 * user 8 do not */
 	int like_big = contain_like(&app, 4294967298LL);
 	int login_big = contain_login(&app, 4294967304LL);
+	/* ids are BIGINTs, negative ones too */
+	int like_neg = contain_like(&app, -5);
+	int login_neg = contain_login(&app, -9);
 	struct kit_db *taken = NULL;
 	int like_starved = KIT_DB_ERR, login_starved = KIT_DB_ERR;
 	if (kit_pool_get(app.likes, &taken) == 0) {
@@ -441,6 +444,13 @@ void contain__endpoints_say_what_happened(void **state)
 	          "exists; user 8 does not) returned %d, expected 0%s", login_big,
 	          login_big == KIT_DB_NOROW ? ": KIT_DB_NOROW, the answer for user 8; is the id "
 	          "printed through an int (%d)? It is an int64_t: PRId64" : "");
+	lt_expect(like_neg == 0, "bulkhead", "contain_like() of post -5 (which exists: ids are "
+	          "BIGINT, int64_t in contain.h) returned %d, expected 0: is the id printed unsigned "
+	          "(PRIu64, %%llu), which makes -5 a number past 2^63 that no BIGINT holds?", like_neg);
+	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = -5"), 1,
+	                   "post -5's likes after its one like", "bulkhead");
+	lt_expect(login_neg == 0, "bulkhead", "contain_login() of user -9 (who exists) returned %d, "
+	          "expected 0: is the id printed unsigned?", login_neg);
 	lt_expect(login_missing == KIT_DB_NOROW, "bulkhead", "contain_login() of user 8, who does "
 	          "not exist, returned %d, expected KIT_DB_NOROW (%d): the login page reads the "
 	          "user's row", login_missing, KIT_DB_NOROW);

@@ -24,6 +24,7 @@
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/sort.h"
 #include "tests/harness/sql.h"
 #include "tests/labs/07-contain/alloc.h"
@@ -643,6 +644,18 @@ static void *update_on(void *arg)
 	return NULL;
 }
 
+/* The UPDATE of update_on(), then COMMIT: the waiter's own transaction,
+ * begun before the holder's, ends once it has had the row. */
+static void *update_then_commit(void *arg)
+{
+	struct queued_on *q = arg;
+	update_on(q);
+	int rc = kit_db_commit(q->db);
+	if (q->rc == 0)
+		q->rc = rc;
+	return NULL;
+}
+
 /* The holder is whichever session the server happens to number: here the
  * one with the highest id of four opened beforehand, the other three
  * queueing behind it in turn. Servers hand out ids (pids, CONNECTION_ID())
@@ -650,7 +663,11 @@ static void *update_on(void *arg)
  * has the smallest id, and a detector that takes the smallest (or the
  * first) pid pg_blocking_pids() names over the line passes the checks
  * that open the holder first; it names the first waiter here, whom the
- * tuple waiters are blocked by. */
+ * tuple waiters are blocked by. Then the same line once more, each waiter
+ * in a transaction that wrote another row before the holder began its
+ * own: the holder is then the youngest transaction of the line (the
+ * largest xid or trx_id, the latest xact_start), and a detector that
+ * takes the oldest transaction in the way for the holder names a waiter. */
 static void hot_rows_now__holder_whatever_its_id(void **state)
 {
 	struct labtest *t = *state;
@@ -699,6 +716,52 @@ static void hot_rows_now__holder_whatever_its_id(void **state)
 	          "smaller id than the holder's; is the holder the smallest (or first) pid "
 	          "blocking someone, rather than the session holding the transaction at the front?"
 	          : "");
+
+	/* the waiters' transactions older than the holder's */
+	labtest_exec(t, "DELETE FROM users");
+	for (int i = 0; i < 4; i++) {
+		c[i] = labtest_connect(t);
+		assert_int_equal(session_id(c[i], &id[i]), 0);
+	}
+	top = 3;
+	for (int i = 0; i < 3; i++) {
+		char sql[96];
+		snprintf(sql, sizeof sql, "INSERT INTO users VALUES (%d, 'early')", 100 + i);
+		assert_int_equal(kit_db_begin(c[i]), 0);
+		assert_int_equal(kit_db_exec(c[i], sql, 0, NULL), 0);
+	}
+	assert_int_equal(kit_db_begin(c[top]), 0);
+	assert_int_equal(kit_db_exec(c[top], "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0,
+	                             NULL), 0);
+	lined = 0, nq = 0, rc = -1, n = -1;
+	for (int i = 0; i < 3 && lined == nq; i++) {
+		q[nq] = (struct queued_on){ .db = c[i], .tag = t->place };
+		pthread_create(&q[nq].th, NULL, update_then_commit, &q[nq]);
+		lined = wait_for_waiters(t, ++nq);
+	}
+	if (lined == 3) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	}
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(c[top]);
+	for (int i = 0; i < nq; i++)
+		pthread_join(q[i].th, NULL);
+	for (int i = nq; i < 3; i++)
+		kit_db_rollback(c[i]);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(c[i]);
+	expect_line(lined, nq, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with 3 waiters, each in a transaction older than "
+	                   "the holder's)", "signature");
+	lt_expect(rows[0].holder_pid == id[top] && rows[0].waiting == 3, "holder", "each waiter in "
+	          "a transaction that wrote before the holder's began: expected 3 waiting behind the "
+	          "holder, session %lld, got %d behind %d%s", (long long)id[top], rows[0].waiting,
+	          rows[0].holder_pid, rows[0].holder_pid > 0 && rows[0].holder_pid != id[top] ?
+	          ": a waiter, whose transaction is older than the holder's; is the holder taken "
+	          "as the oldest transaction (smallest xid or trx_id, earliest xact_start) in the "
+	          "way, rather than the one holding the row?" : "");
 }
 
 struct late_update {
@@ -1865,6 +1928,102 @@ static void hot_rows_now__quiet_when_nobody_waits(void **state)
 	lt_expect_int_hint(n, 0, "rows with waiters when a row is held but nobody waits", "signature");
 }
 
+/* Twelve lines at once, one waiter behind each of twelve held rows: with
+ * room for 16, all twelve come back, each behind its own holder; with
+ * room for 11, eleven. "At most max" is the caller's limit, not one of
+ * the detector's own (a LIMIT 10 "since nobody reads past the ten
+ * worst" drops the rest). */
+#define MANY_LINES 12
+
+static void hot_rows_now__every_line_up_to_max(void **state)
+{
+	struct labtest *t = *state;
+	struct waiter w[MANY_LINES];
+	struct hot_row_now rows[16];
+	struct kit_db *h[MANY_LINES];
+	int64_t pid[MANY_LINES], lined = 0;
+	int n = -1, n11 = -1, queued = 0, rc = -1, rc11 = -1;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	for (int r = 1; r <= MANY_LINES; r++) {
+		char sql[80];
+		snprintf(sql, sizeof sql, "INSERT INTO posts (id) VALUES (%d)", r);
+		labtest_exec(t, sql);
+	}
+	for (int r = 0; r < MANY_LINES; r++)
+		h[r] = hold(t, r + 1, &pid[r]);
+	while (queued < MANY_LINES && lined == queued) {
+		w[queued] = (struct waiter){ .url = t->url, .tag = t->place, .post = queued + 1 };
+		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
+		lined = wait_for_waiters(t, ++queued);
+	}
+	if (lined == MANY_LINES) {
+		rc = hot_rows_now(labtest_db(t), rows, 16, &n);
+		struct hot_row_now few[11];
+		rc11 = hot_rows_now(labtest_db(t), few, 11, &n11);
+	}
+	for (int r = 0; r < MANY_LINES; r++)
+		kit_db_commit(h[r]);
+	for (int i = 0; i < queued; i++)
+		pthread_join(w[i].th, NULL);
+	for (int r = 0; r < MANY_LINES; r++)
+		kit_db_close(h[r]);
+	expect_line(lined, queued, LINE_FORMS);
+	lt_expect(rc == 0 && rc11 == 0, NULL, "hot_rows_now(): %d and %d: %s", rc, rc11,
+	          labtest_why(labtest_db(t)));
+	lt_expect(n == MANY_LINES, "signature", "twelve held rows with one waiter each and room for "
+	          "16 lines: hot_rows_now() gave %d lines. Every line up to max: is there a LIMIT of "
+	          "the detector's own in the query, or a fixed array?", n);
+	int behind = 0;
+	for (int i = 0; i < n && i < 16; i++)
+		for (int r = 0; r < MANY_LINES; r++)
+			behind += rows[i].holder_pid == pid[r] && rows[i].waiting == 1;
+	lt_expect(n != MANY_LINES || behind == MANY_LINES, "holder", "of the twelve lines, %d have "
+	          "one waiter behind one of the twelve holders", behind);
+	lt_expect_int_hint(n11, 11, "lines with room for 11 of the twelve", "signature");
+}
+
+/* The detector is called on the caller's connection, maybe inside the
+ * caller's transaction (a monitoring job that reads several views in one
+ * snapshot): it leaves that transaction open, with what the caller wrote
+ * in it, and the session's settings as they were. A detector that runs
+ * BEGIN ... COMMIT of its own commits the caller's work (on MariaDB
+ * START TRANSACTION alone does); one that SETs a statement timeout "so
+ * it can never hang" leaves it on the caller's session. */
+static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[8];
+	char before[LT_SESSION_LEN];
+	int n = -1;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	struct kit_db *db = labtest_db(t);
+	lt_session(t, db, before, sizeof before);
+
+	int rc = hot_rows_now(db, rows, 8, &n);
+	lt_expect(rc == 0 && n == 0, NULL, "hot_rows_now() with nobody waiting: %d, %d lines: %s",
+	          rc, n, labtest_why(db));
+	lt_session_unchanged(t, db, before, "hot_rows_now()", "signature");
+
+	assert_int_equal(kit_db_begin(db), 0);
+	assert_int_equal(kit_db_exec(db, "INSERT INTO posts (id) VALUES (9)", 0, NULL), 0);
+	rc = hot_rows_now(db, rows, 8, &n);
+	int64_t open = lt_in_transaction(t, db);
+	kit_db_rollback(db);
+	int64_t nine = labtest_int(t, "SELECT count(*) FROM posts WHERE id = 9");
+	lt_expect(rc == 0, NULL, "hot_rows_now() inside the caller's transaction: %d: %s", rc,
+	          labtest_why(db));
+	lt_expect(open == 1 && nine == 0, "signature", "hot_rows_now(), called inside a transaction "
+	          "of the caller's that had inserted post 9, %s, and post 9 %s after the caller's "
+	          "ROLLBACK: the detector ended the caller's transaction (a BEGIN and COMMIT of its "
+	          "own commit the caller's work; on MariaDB a START TRANSACTION alone commits it). "
+	          "Run the query alone, in whatever transaction the caller has", open == 1 ?
+	          "left it open" : "left no transaction open", nine ? "was still there" : "was gone");
+	lt_session_unchanged(t, db, before, "hot_rows_now() inside the caller's transaction and its "
+	                     "ROLLBACK", "signature");
+}
+
 /* ---- the like endpoint gives up on a held row ---- */
 
 struct like_call {
@@ -2340,8 +2499,12 @@ static void contain_open__gives_likes_their_own_pool(void **state)
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
 	apart = app.likes != app.login;
 	int left_shared = app.login ? settings_left(app.login) : 0;
+	int nshared = app.login ? kit_pool_size(app.login) : 0;
 	contain_close(&app);
 	lt_expect(!apart, NULL, "expected the naive app (contain false) on one shared pool");
+	lt_expect_int_hint(nshared, 4, "connections in the naive app's one pool (pool_size: "
+	                   "contain.h, \"the app's pool: shared by both endpoints\"; counter_pool_size "
+	                   "is the contained likes' own)", "bulkhead");
 	lt_expect(left_shared == 0, "bulkhead", "a statement_timeout set on a checked-out connection "
 	          "was still there at its next checkout on %d of the naive app's connections: its "
 	          "pool resets with CONTAIN_RESET too", left_shared);
@@ -2594,6 +2757,8 @@ int main(void)
 		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
 		OWN_DB_SERVERS(hot_rows_now__holder_whatever_its_id),
 		OWN_DB_SERVERS(hot_rows_now__wait_counts_from_the_wait),
+		OWN_DB_SERVERS(hot_rows_now__every_line_up_to_max),
+		OWN_DB_SERVERS(hot_rows_now__leaves_the_caller_as_it_found_it),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		MY_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
