@@ -1257,7 +1257,10 @@ static void isolation__waits_follow_the_doubling(void **state)
  * doubling kept in 64 bits without a stop (1 << (k - 1) in an int64_t or
  * a uint64_t) turns negative at k = 64 and wraps back to 1 ms at k = 65
  * (a shift by 64 or more is undefined; x86 takes the count mod 64), so
- * one of the later waits asks for nothing or for a millisecond. Every request is
+ * one of the later waits asks for nothing or for a millisecond. Then
+ * base 2^30 ms and 40 failures: d is the cap from the 2nd on, and base
+ * x 2^(k-1) passes 2^63 at k = 34, so a 64-bit doubling whose exponent
+ * stops at 40 or 62 ("far past any cap") overflows all the same. Every request is
  * cut at once (sleeps.h, no sleep over 0 ms), so the check takes no
  * time; it judges what each gap asked: between d/2 and d, as a timespec
  * the kernel takes (tv_nsec in 0..999999999; any other is refused with
@@ -1266,15 +1269,15 @@ static void isolation__waits_follow_the_doubling(void **state)
  * 2^(k-1) passes every int cap, or one that turns a step early or late,
  * asks for something else. A correct solution never fails it: no draw
  * leaves [d/2, d]. */
-static void isolation__waits_of_seconds_to_weeks(void **state)
+/* One round: `fail` planted failures (the sequence set so that the next
+ * `fail` attempts fail), base_ms `base`, cap INT_MAX. */
+static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base)
 {
-	struct labtest *t = *state;
-	struct kit_db *db = labtest_db(t);
-	make_counter(t);
-	plant_failures(t, 70);
-
+	char sql[80];
+	snprintf(sql, sizeof sql, "SELECT setval('attempts', %d, false)", 71 - fail);
+	labtest_exec(t, sql);
 	struct waits w = { 0 };
-	struct inside_retry policy = { 71, 1, INT_MAX };
+	struct inside_retry policy = { fail + 1, base, INT_MAX };
 	struct lt_sleeps asked;
 	int attempts = -1;
 	kit_db_set_hook(db, time_waits, &w);
@@ -1283,29 +1286,44 @@ static void isolation__waits_of_seconds_to_weeks(void **state)
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
 	lt_sleeps_unwatch();
 	kit_db_set_hook(db, NULL, NULL);
-	lt_expect(rc == 0 && attempts == 71 && w.n == 70, "limit", "expected 0 after 71 "
-	          "attempts with 70 waits (70 planted failures, max_attempts 71), got %d after %d "
-	          "attempts, %d waits", rc, attempts, w.n);
-	lt_expect(asked.malformed == 0, "backoff", "%d of the waits asked nanosleep() for a "
-	          "timespec the kernel refuses (EINVAL, no wait at all), the first { %lld s, %lld "
-	          "ns }: tv_nsec must be 0 to 999999999; is ms x 10^6 computed in an int (it "
-	          "overflows past 2.1 s), or the whole wait put in tv_nsec?", asked.malformed,
+	lt_expect(rc == 0 && attempts == fail + 1 && w.n == fail, "limit", "expected 0 after %d "
+	          "attempts with %d waits (%d planted failures, max_attempts %d, base %d ms), got %d "
+	          "after %d attempts, %d waits", fail + 1, fail, fail, fail + 1, base, rc, attempts,
+	          w.n);
+	lt_expect(asked.malformed == 0, "backoff", "%d of the waits (base %d ms) asked nanosleep() "
+	          "for a timespec the kernel refuses (EINVAL, no wait at all), the first { %lld s, "
+	          "%lld ns }: tv_nsec must be 0 to 999999999, tv_sec not negative; is ms x 10^6 "
+	          "computed in an int (it overflows past 2.1 s), the whole wait put in tv_nsec, or "
+	          "the doubling overflowed to a negative number?", asked.malformed, base,
 	          asked.first_malformed_sec, asked.first_malformed_nsec);
 	for (int k = 0; k < w.n; k++) {
-		double d = ldexp(1.0, k);           /* base 1 ms x 2^(k-1), k counted from 1 */
+		double d = ldexp((double)base, k);  /* base x 2^(k-1), k counted from 1 */
 		d = d > policy.cap_ms ? policy.cap_ms : d;
 		double v = w.asked[k];
 		if (v >= d / 2 - 0.001 && v <= d + 0.001)
 			continue;
 		lt_expect(false, "backoff", "the wait after failure %d asked for %.3f ms (%.3g days); "
-		          "expected %.0f to %.0f ms (d = min(cap %d, 1 x 2^%d) = %.0f): is the "
-		          "doubling kept in a type that holds it (2^%d), and does it stop only once "
-		          "base x 2^(k-1) is past the cap?%s", k + 1, v, v / 86400e3, d / 2, d,
-		          policy.cap_ms, k, d, k, k >= 63 ? " From failure 64 on, a shift of 63 "
-		          "or more turns a 64-bit number negative or (past 63, undefined) back to "
-		          "1: stop the exponent once it is past every int cap" : "");
+		          "expected %.0f to %.0f ms (d = min(cap %d, %d x 2^%d) = %.0f): is the "
+		          "doubling kept in a type that holds it (%d x 2^%d), and does it stop only "
+		          "once base x 2^(k-1) is past the cap?%s", k + 1, v, v / 86400e3, d / 2, d,
+		          policy.cap_ms, base, k, d, base, k, k >= 33 ? " A shift of 63 or more, or "
+		          "base x 2^(k-1) past 2^63, turns a 64-bit number negative or (a shift past "
+		          "63 is undefined) back to base_ms: stop the exponent once the product is "
+		          "past every int cap" : "");
 		break;
 	}
+}
+
+static void isolation__waits_of_seconds_to_weeks(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	plant_failures(t, 70);
+	weeks_round(t, db, 70, 1);
+	/* base 2^30 ms (12.4 days): d is the cap from the 2nd failure on,
+	 * and base x 2^(k-1) passes 2^63 at k = 34 */
+	weeks_round(t, db, 40, 1 << 30);
 }
 
 /* Jitter, in the processes and threads of a real deployment: workers
