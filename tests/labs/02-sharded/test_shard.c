@@ -725,7 +725,7 @@ static void shard_resize__likes_beside_a_shrink_do_not_wait(void **state)
 	lt_expect(blocked == 0, "fold", "while a shrink of post 42 to 4 slots was before its COMMIT "
 	          "(it had folded slot 5 into slot 1), a like of %s waited for a lock the shrink "
 	          "held: does the shrink lock more than the rows it moves (LOCK TABLE like_slots, "
-	          "or SELECT ... FOR UPDATE of every row of the post)? Then every like waits for "
+	          "or SELECT ... FOR UPDATE / FOR SHARE of every row of the post)? Then every like waits for "
 	          "every shrink, the queue that sharding removes",
 	          stage == 1 ? "post 43 (another post)" : "post 42 at slot 2 (a row the shrink "
 	          "never touched)");
