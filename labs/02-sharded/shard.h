@@ -80,7 +80,9 @@ int shard_resize(struct kit_db *db, int64_t post_id, int nslots);
  * or -1 if peak_per_s < 0, hold_ms <= 0 or headroom < 1, or any of them
  * is not a number (NaN). An N above
  * SHARD_MAX_SLOTS is returned as computed (the caller decides); one
- * larger than an int holds (an infinite rate too) comes back as INT_MAX.
+ * larger than an int holds (an infinite rate, hold or headroom too) comes
+ * back as INT_MAX. A rate of 0 needs 1 row, even with an infinite hold
+ * or headroom (0 x infinity is no number).
  * The product is worked in double: a float holds no integer past 2^24. */
 int shard_choose_n(double peak_per_s, double hold_ms, double headroom);
 

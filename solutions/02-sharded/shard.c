@@ -173,5 +173,7 @@ int shard_choose_n(double peak_per_s, double hold_ms, double headroom)
 	 * * 2.2 29,700,000, not one row more. The allowance is a part in 10^12
 	 * of the product (an infinite product stays infinite). */
 	double n = ceil(rows * (1 - 1e-12));
-	return n < 1 ? 1 : n > INT32_MAX ? INT32_MAX : (int)n;
+	/* A rate of 0 with an infinite hold or headroom is 0 x infinity, not
+	 * a number (NaN fails every comparison): no like comes, one row. */
+	return !(n >= 1) ? 1 : n > INT32_MAX ? INT32_MAX : (int)n;
 }

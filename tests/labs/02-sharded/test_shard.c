@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "labs/02-sharded/shard.h"
 #include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
+#include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
@@ -599,6 +601,142 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 	                   0, "rows at slot >= 4 after the shrink", "fold-race");
 }
 
+/* A shrink held just before its COMMIT, by a hook on its connection: it
+ * has written all it writes and holds every lock it takes. */
+struct held_shrink {
+	struct kit_db *db;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool at_commit, go, done;
+	int rc;
+	char error[256];
+};
+
+static void hold_at_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct held_shrink *h = arg;
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL ||
+	    strncasecmp(sql, "COMMIT", 6) != 0)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->at_commit = true;
+	pthread_cond_broadcast(&h->cv);
+	while (!h->go)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void *held_shrink_main(void *arg)
+{
+	struct held_shrink *h = arg;
+	int rc = shard_resize(h->db, POST, 4);
+	pthread_mutex_lock(&h->mu);
+	h->rc = rc;
+	if (rc != 0)
+		snprintf(h->error, sizeof h->error, "%s", labtest_why(h->db));
+	h->done = true;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+struct beside {
+	struct kit_db *db;
+	bool same_post;            /* also like post 42 at slot 2 */
+	atomic_int stage;          /* 1: liking post 43, 2: liking post 42, 3: done */
+	int rc[2];
+};
+
+static void *beside_main(void *arg)
+{
+	struct beside *b = arg;
+	uint32_t five = 5, two = 2;
+	atomic_store(&b->stage, 1);
+	b->rc[0] = shard_increment(b->db, 43, counting, &five);
+	atomic_store(&b->stage, 2);
+	if (b->same_post)
+		b->rc[1] = shard_increment(b->db, POST, counting, &two);
+	atomic_store(&b->stage, 3);
+	return NULL;
+}
+
+/* The shrink locks what it moves and nothing more (README §5: "the
+ * design above needs no lock beyond the rows themselves"). A shrink of
+ * post 42 to 4 slots is held before its COMMIT, after folding slot 5
+ * into slot 1: a like of post 43 must not wait for it, and on
+ * PostgreSQL neither may a like of post 42 at slot 2, a row the shrink
+ * never touched. A shrink that locks the whole table (LOCK TABLE) or
+ * every row of the post (SELECT ... FOR UPDATE) "to be safe" makes
+ * every like wait for every shrink, the one queue this lab removes.
+ * Whether a like waits is read from the server (pg_blocking_pids,
+ * INNODB_TRX), not timed. On MariaDB a like of post 42 itself waits
+ * (its INSERT ... SELECT takes a shared lock on the config row the
+ * shrink wrote, README §5), so only the other post is asked there. On
+ * SQLite every writer waits for the one write lock: not run. */
+static void shard_resize__likes_beside_a_shrink_do_not_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	bool pg = kit_db_engine(db) == KIT_DB_POSTGRES;
+	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 0, 1), (42, 1, 1),"
+	             " (42, 2, 1), (42, 3, 1), (42, 5, 1), (43, 0, 1), (43, 5, 1), (43, 9, 1)");
+	struct held_shrink h = { .db = held[0] = labtest_connect(t),
+	                         .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	struct beside b = { .db = held[1] = labtest_connect(t), .same_post = pg };
+	int64_t liker = session_of(b.db), blocked = 0;
+	char sql[200];
+	waiting_sql(sql, sizeof sql, db, liker);
+
+	kit_db_set_hook(h.db, hold_at_commit, &h);
+	pthread_t shrinker, liking;
+	if (pthread_create(&shrinker, NULL, held_shrink_main, &h) != 0)
+		fail_msg("pthread_create failed");
+	struct timespec until = lt_deadline_ms(120000);
+	pthread_mutex_lock(&h.mu);
+	while (!h.at_commit && !h.done && pthread_cond_timedwait(&h.cv, &h.mu, &until) == 0)
+		;
+	bool at_commit = h.at_commit;
+	pthread_mutex_unlock(&h.mu);
+
+	int stage = 0;
+	bool liking_started = at_commit && pthread_create(&liking, NULL, beside_main, &b) == 0;
+	if (liking_started) {
+		/* until the likes are done, or one waits behind a lock */
+		while ((stage = atomic_load(&b.stage)) != 3 && blocked == 0) {
+			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+				break;
+			if (blocked == 0)
+				util_sleep_ns(2000000);
+		}
+		stage = atomic_load(&b.stage);
+	}
+	pthread_mutex_lock(&h.mu);
+	h.go = true;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	pthread_join(shrinker, NULL);
+	if (liking_started)
+		pthread_join(liking, NULL);
+	kit_db_set_hook(h.db, NULL, NULL);
+
+	lt_expect(at_commit, "fold", "the shrink to 4 never sent a COMMIT (it returned %d: %s)",
+	          h.rc, h.error);
+	lt_expect(blocked == 0, "fold", "while a shrink of post 42 to 4 slots was before its COMMIT "
+	          "(it had folded slot 5 into slot 1), a like of %s waited for a lock the shrink "
+	          "held: does the shrink lock more than the rows it moves (LOCK TABLE like_slots, "
+	          "or SELECT ... FOR UPDATE / FOR SHARE of every row of the post)? Then every like waits for "
+	          "every shrink, the queue that sharding removes",
+	          stage == 1 ? "post 43 (another post)" : "post 42 at slot 2 (a row the shrink "
+	          "never touched)");
+	lt_expect(h.rc == 0, "fold", "shard_resize(42, 4): %d, %s", h.rc, h.error);
+	lt_expect(b.rc[0] == 0 && b.rc[1] == 0, "upsert", "the likes beside the shrink returned "
+	          "%d and %d (%s)", b.rc[0], b.rc[1], labtest_why(b.db));
+	lt_expect_int_hint(total(db, POST), pg ? 6 : 5, "count of post 42 after the shrink and its "
+	                   "like", "fold");
+	lt_expect_int_hint(total(db, 43), 4, "count of post 43 after its like", "fold");
+}
+
 /* ---- shard_choose_n ---- */
 
 static void shard_choose_n__formula(void **state)
@@ -668,6 +806,25 @@ static void shard_choose_n__large_rates(void **state)
 	lt_expect_int_hint(shard_choose_n(INFINITY, 1.0, 1.0), INT32_MAX,
 	                   "N for an infinite rate: INT_MAX (is the double cast to int without a bound?)",
 	                   "choose-n");
+	/* An infinite hold or headroom is no bad input (shard.h refuses only
+	 * a negative rate, a hold of 0 or less, a headroom below 1 and NaN):
+	 * the product is infinite, INT_MAX rows. Times a rate of 0 it is 0 x
+	 * infinity, not a number: no like comes, and N is at least 1. */
+	lt_expect_int_hint(shard_choose_n(1.0, INFINITY, 1.0), INT32_MAX,
+	                   "N for 1/s with an infinite hold: the product is infinite, INT_MAX (is an "
+	                   "infinite hold refused as bad input? shard.h refuses only a hold of 0 or "
+	                   "less, and NaN)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1.0, 1.0, INFINITY), INT32_MAX,
+	                   "N for 1/s, 1 ms and an infinite headroom: INT_MAX (is an infinite "
+	                   "headroom refused as bad input? shard.h refuses only one below 1, and NaN)",
+	                   "choose-n");
+	lt_expect_int_hint(shard_choose_n(0.0, INFINITY, 1.0), 1,
+	                   "N for 0/s with an infinite hold: 0 x infinity is NaN, and a NaN cast to "
+	                   "int is undefined (INT_MIN on x86); no like comes, so at least 1 row",
+	                   "choose-n");
+	lt_expect_int_hint(shard_choose_n(0.0, 1.0, INFINITY), 1,
+	                   "N for 0/s with an infinite headroom: 0 x infinity is NaN (see above); at "
+	                   "least 1 row", "choose-n");
 }
 
 /* "Taken on the exact product" (shard.h), at every size. A product that
@@ -1315,6 +1472,18 @@ static void shard__busy_is_answered_busy(void **state)
 		int rc = shard_resize(db, POST, 4);
 		if (!lt_step_disarm())
 			break;
+		/* A lock wait that timed out ends no transaction (MariaDB undoes
+		 * the statement only; PostgreSQL leaves the transaction failed;
+		 * the kit refuses before the statement runs): a shrink that skips
+		 * its ROLLBACK for KIT_DB_BUSY leaves it open, and on SQLite the
+		 * next BEGIN is refused, so this sweep would end there unseen. */
+		int64_t open = lt_in_transaction(t, db);
+		if (open != 0)
+			kit_db_rollback(db);
+		lt_expect(open == 0, "busy", "statement %d of shard_resize(4) %s: it returned %d and "
+		          "left a transaction open on the connection (%lld): is the ROLLBACK skipped for "
+		          "KIT_DB_BUSY (\"the server rolled it back already\")? Roll back on every "
+		          "failure", k, lt_step_what(LT_STEP_BUSY), rc, (long long)open);
 		int64_t nrec = labtest_int(t, "SELECT coalesce((SELECT nslots FROM like_slot_config "
 		                              "WHERE post_id = 42), 16)");
 		lt_expect(rc == KIT_DB_BUSY, "busy", "statement %d of shard_resize(4) %s: it returned %d, "
@@ -1427,6 +1596,37 @@ static void shard__post_ids_at_the_ends_of_int64(void **state)
 		          "buffer it is printed into big enough for 20 characters and the NUL?)",
 		          (long long)labtest_int(t, sql), (long long)posts[i], i + 2);
 	}
+	/* The longest texts at once: post INT64_MIN (20 characters) with a
+	 * row at each of the 1,024 slots, slot s holding 10^15 + s (16
+	 * digits), shrinks from 1,024 to 512 slots: 512 slots each receive a
+	 * fold, 2 x 10^15 + 2s + 512. A statement text or a buffer sized for
+	 * short ids and small counts ("40 characters a row is plenty") is
+	 * cut short here, or overruns. */
+	static char rows[64 + 1024 * 48];
+	size_t cap = sizeof rows, len = 0;
+	len += (size_t)snprintf(rows + len, cap - len, "INSERT INTO like_slots (post_id, slot, n) VALUES ");
+	for (int s = 0; s < SHARD_MAX_SLOTS; s++)
+		len += (size_t)snprintf(rows + len, cap - len, "%s(%lld, %d, %lld)", s ? ", " : "",
+		                        (long long)INT64_MIN, s, 1000000000000000LL + s);
+	labtest_exec(t, "DELETE FROM like_slots WHERE post_id = -9223372036854775808;"
+	             "DELETE FROM like_slot_config WHERE post_id = -9223372036854775808;"
+	             "INSERT INTO like_slot_config (post_id, nslots) VALUES (-9223372036854775808, 1024)");
+	labtest_exec(t, rows);
+	const int64_t all = 1024 * 1000000000000000LL + 1023 * 1024 / 2;
+	int rc = shard_resize(db, INT64_MIN, 512);
+	lt_expect(rc == 0, "uint32", "post %lld, a row at each of the 1,024 slots holding 10^15 and "
+	          "more, shrunk to 512: returned %d (%s); is the fold's statement built in a buffer "
+	          "too small for 512 rows of a 20-character id and 16-digit counts?",
+	          (long long)INT64_MIN, rc, labtest_why(db));
+	lt_expect_int_hint(total(db, INT64_MIN), all, "count of post INT64_MIN after its shrink "
+	                   "from 1,024 slots to 512", "uint32");
+	lt_expect_int_hint(rows_from(t, INT64_MIN, 512), 0, "rows of post INT64_MIN left at slot "
+	                   ">= 512 after the shrink", "fold");
+	for (int s = 0; s < 512; s += 73)
+		lt_expect(slot_n(t, INT64_MIN, s) == 2000000000000000LL + 2 * s + 512, "uint32",
+		          "slot %d of post INT64_MIN after the shrink holds %lld, expected %lld "
+		          "(10^15 + %d and 10^15 + %d)", s, (long long)slot_n(t, INT64_MIN, s),
+		          2000000000000000LL + 2 * s + 512, s, s + 512);
 }
 
 /* The table guards N as well as shard_resize() does: a config row of 0
@@ -1535,6 +1735,7 @@ int main(void)
 		BOTH(shard_resize__others_never_see_a_partial_shrink),
 		BOTH(shard_resize__exact_under_concurrent_increments),
 		SERVERS(shard_resize__folds_a_like_committed_during_the_shrink),
+		SERVERS(shard_resize__likes_beside_a_shrink_do_not_wait),
 		BOTH(shard_increment__values_and_ids_past_2_31),
 		BOTH(shard_increment__random_values_land_where_drawn),
 		BOTH(shard_resize__edges_of_n),

@@ -2,6 +2,7 @@
  * contracts.h: Lab 08's checks of inside.h's promises (contracts.c), for
  * test_inside.c's list.
  *   one_trip__likes_only_its_post        a like of post 1 leaves posts 2 and 3 alone
+ *   one_trip__refused_count_leaves_no_like   the count refused: the like fails, no like row
  *   keys__missing_row_is_no_row          a missing post or counter: INSIDE_NO_ROW, no like left
  *   every_step_can_fail                  each statement of each writer refused or its
  *                                        answer lost: an error, nothing half-done, the
@@ -15,6 +16,7 @@
 #define HOTROW_TEST_LAB08_CONTRACTS_H
 
 void one_trip__likes_only_its_post(void **state);
+void one_trip__refused_count_leaves_no_like(void **state);
 void keys__missing_row_is_no_row(void **state);
 void every_step_can_fail(void **state);
 void versions__fills_out_as_promised(void **state);

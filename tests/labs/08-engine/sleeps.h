@@ -22,6 +22,10 @@
  *   lt_sleeps_unwatch();
  *   if (s.cut) ... s.first_cut_ms, s.first_cut_after, s.asleep_ms ...
  *
+ * On a watched thread clock_gettime() counts in microseconds (tv_nsec a
+ * multiple of 1,000, as many machines' clocks do), so a "random" number
+ * taken from the clock's last digits is the same every time.
+ *
  * Attempts are counted by lt_sleeps_note_attempt(), which a connection
  * hook calls at each BEGIN; lt_sleeps_take() hands the hook what was
  * asked since the previous attempt.

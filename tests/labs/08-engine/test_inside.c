@@ -437,6 +437,45 @@ static void versions__buffers_of_a_read_that_sets_hints(void **state)
 	          "read=", own, v.buffers);
 }
 
+/* Counter ids are any BIGINT, negative ones too: with 2,000 rows in
+ * counters, inside_versions() of the row INT64_MIN and of row -1 counts
+ * the buffers of reading that row by its key, as the test's own EXPLAIN
+ * right after does (3 or so). An id printed as unsigned is a number past
+ * INT64_MAX: PostgreSQL then compares every row as numeric, with no
+ * index, and the read walks the whole table (11 buffers and more). */
+static void versions__negative_row_ids(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	labtest_exec(t, "INSERT INTO counters (id) SELECT g FROM generate_series(2, 2000) g;"
+	             "INSERT INTO counters (id) VALUES (-9223372036854775808), (-1)");
+	static const int64_t ids[] = { INT64_MIN, -1 };
+	for (int i = 0; i < 2; i++) {
+		struct inside_versions v;
+		char why[200], sql[160];
+		int64_t own = -1;
+		snprintf(sql, sizeof sql, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
+		         " SELECT n FROM counters WHERE id = %" PRId64, ids[i]);
+		/* a first read of a row may touch a few more buffers than the
+		 * next (seen: 6, then 3): the test reads it first */
+		kit_db_query(db, sql, 0, NULL, explained_buffers, &own);
+		own = -1;
+		int got = inside_versions(db, ids[i], &v);
+		snprintf(why, sizeof why, "%s", labtest_why(db));
+		int rc = kit_db_query(db, sql, 0, NULL, explained_buffers, &own);
+		lt_expect(got == 0, "versions", "inside_versions() of row %" PRId64 ": %d, %s",
+		          ids[i], got, why);
+		lt_expect(rc == 0 && own >= 1, NULL, "the test's own EXPLAIN: %d, %" PRId64
+		          " buffers (%s)", rc, own, labtest_why(db));
+		lt_expect(v.buffers == own, "buffers", "expected the buffers of reading row %" PRId64
+		          " by its key (%" PRId64 ", as the test's own EXPLAIN counts them), got %"
+		          PRId64 ": is the id printed as unsigned (%%llu, PRIu64)? A number past "
+		          "INT64_MAX is compared with every row as numeric, without the index",
+		          ids[i], own, v.buffers);
+	}
+}
+
 static void versions__indexed_counter_not_hot(void **state)
 {
 	struct labtest *t = *state;
@@ -705,6 +744,31 @@ static void keys__like_needs_post(void **state)
 	          "(%s) and left the counter at %" PRId64 ", expected 0 and 2^31: are the columns of "
 	          "inside_keys_setup() narrower than INSIDE_SCHEMA's BIGINT (INT)?", rc,
 	          labtest_why(db), big);
+	/* The tables keep what was committed to them: a second
+	 * inside_keys_setup() on a database that has its posts and likes
+	 * (the app started again) may fail, "already exists", but leaves them
+	 * (one that drops the tables first "so it can run twice" empties
+	 * them), and on PostgreSQL they are ordinary tables, not UNLOGGED
+	 * ones, which a crash of the server empties and no standby sees.
+	 * Durability is given up only where §5 says: the counter's commit
+	 * in inside_count_async(). */
+	int64_t had_posts = labtest_int(t, "SELECT count(*) FROM posts");
+	int64_t had_likes = labtest_int(t, "SELECT count(*) FROM likes");
+	rc = inside_keys_setup(db);
+	int64_t now_posts = labtest_int(t, "SELECT count(*) FROM posts");
+	int64_t now_likes = labtest_int(t, "SELECT count(*) FROM likes");
+	lt_expect(now_posts == had_posts && now_likes == had_likes, "guarantee",
+	          "inside_keys_setup() run again on tables holding %" PRId64 " posts and %" PRId64
+	          " likes returned %d and left %" PRId64 " and %" PRId64 ": does it drop the tables "
+	          "first? Setup creates what is missing and never deletes what was committed",
+	          had_posts, had_likes, rc, now_posts, now_likes);
+	if (kit_db_engine(db) == KIT_DB_POSTGRES)
+		lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM pg_class WHERE oid IN"
+		                                  " ('posts'::regclass, 'likes'::regclass)"
+		                                  " AND relpersistence = 'p'"), 2,
+		                   "tables of posts and likes that survive a crash (is either UNLOGGED? "
+		                   "A crash empties those: every like and every count gone)",
+		                   "guarantee");
 }
 
 static int like_many(void *arg, struct kit_load_thread *th)
@@ -888,6 +952,19 @@ static void isolation__commit_refusal_retried(void **state)
 	          "ran at another level (a trigger read transaction_isolation at each UPDATE): does "
 	          "a retry begin with a plain BEGIN? Each attempt is a transaction of its own, "
 	          "begun at the level asked (BEGIN ISOLATION LEVEL ...)", off);
+
+	/* The same two COMMIT refusals with max_attempts 2: the call gives
+	 * up, whichever statement of the last attempt failed to serialize. */
+	labtest_exec(t, "ALTER SEQUENCE commits RESTART");
+	struct inside_retry two = { 2, 1, 2 };
+	attempts = -1;
+	rc = inside_count_retrying(db, 1, "SERIALIZABLE", &two, &attempts);
+	lt_expect(rc == INSIDE_GAVE_UP && attempts == 2, "limit", "both COMMITs failed to "
+	          "serialize, max_attempts 2: expected INSIDE_GAVE_UP (%d) after 2 attempts, got %d "
+	          "after %d%s", INSIDE_GAVE_UP, rc, attempts, rc == KIT_DB_BUSY ? " (KIT_DB_BUSY: "
+	          "the last COMMIT's refusal passed on; when the attempts are used up the answer "
+	          "is INSIDE_GAVE_UP, whether the UPDATE or the COMMIT failed)" : "");
+	lt_expect_int(counter(t), 1, "counter after a call that gave up");
 }
 
 static void isolation__backs_off(void **state)
@@ -922,8 +999,8 @@ struct waits {
 	int64_t last_end;
 	bool began;
 	int n;
-	double ms[40];
-	double asked[40];
+	double ms[80];
+	double asked[80];
 };
 
 static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
@@ -938,7 +1015,7 @@ static void time_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t
 		return;
 	double asked = lt_sleeps_take();
 	lt_sleeps_note_attempt();
-	if (w->began && w->n < 40) {
+	if (w->began && w->n < 80) {
 		w->asked[w->n] = asked;
 		w->ms[w->n++] = (double)(t_ns - w->last_end) / 1e6;
 	}
@@ -987,6 +1064,32 @@ static void isolation__each_call_at_its_level(void **state)
 	          "the BEGIN text (or the level) kept in a buffer every call shares, a static, "
 	          "which the other call overwrote before this one sent it?", first, second);
 	lt_expect_int(counter(t), 2, "counter after the two calls");
+
+	/* "level ... not copied": the caller's text is read during the call
+	 * only. One buffer of the caller's, holding REPEATABLE READ for a
+	 * call, then SERIALIZABLE for the next: a BEGIN text kept from the
+	 * last call and rebuilt only when `level` points elsewhere runs the
+	 * second call at the first call's level. */
+	labtest_exec(t, "DELETE FROM levels");
+	static const struct inside_retry policy = { 3, 1, 2 };
+	char level[32] = "REPEATABLE READ";
+	struct kit_db *db = labtest_db(t);
+	int rc_rr = inside_count_retrying(db, 1, level, &policy, NULL);
+	snprintf(level, sizeof level, "SERIALIZABLE");
+	int rc_ser = inside_count_retrying(db, 1, level, &policy, NULL);
+	first[0] = second[0] = 0;
+	kit_db_query(db, "SELECT level FROM levels ORDER BY who LIMIT 1", 0, NULL, show_level, first);
+	kit_db_query(db, "SELECT level FROM levels ORDER BY who DESC LIMIT 1", 0, NULL, show_level,
+	             second);
+	lt_expect(rc_rr == 0 && rc_ser == 0, "isolation", "two calls with the level in one "
+	          "buffer of the caller's returned %d and %d (%s)", rc_rr, rc_ser, labtest_why(db));
+	lt_expect(strcmp(first, "repeatable read") == 0 && strcmp(second, "serializable") == 0,
+	          "isolation", "one buffer of the caller's held \"REPEATABLE READ\" for a call, then "
+	          "\"SERIALIZABLE\" for the next: they ran at \"%s\" and \"%s\". Is the BEGIN "
+	          "text kept from an earlier call and rebuilt only when `level` points elsewhere? "
+	          "The text can change under the same pointer: build the BEGIN in each call", first,
+	          second);
+	lt_expect_int(counter(t), 4, "counter after two more calls");
 }
 
 /* The level is the call's transaction's, not the connection's: a session
@@ -1149,8 +1252,15 @@ static void isolation__waits_follow_the_doubling(void **state)
 }
 
 /* Waits of a second to weeks, asked for and never slept: base 1 ms, cap
- * INT_MAX ms (24.8 days), 32 planted failures, so the d are 2^(k-1) ms
- * for k = 1..31 (1 ms to 12.4 days) and then the cap. Every request is
+ * INT_MAX ms (24.8 days), 70 planted failures, so the d are 2^(k-1) ms
+ * for k = 1..31 (1 ms to 12.4 days) and then the cap, 39 times: a
+ * doubling kept in 64 bits without a stop (1 << (k - 1) in an int64_t or
+ * a uint64_t) turns negative at k = 64 and wraps back to 1 ms at k = 65
+ * (a shift by 64 or more is undefined; x86 takes the count mod 64), so
+ * one of the later waits asks for nothing or for a millisecond. Then
+ * base 2^30 ms and 40 failures: d is the cap from the 2nd on, and base
+ * x 2^(k-1) passes 2^63 at k = 34, so a 64-bit doubling whose exponent
+ * stops at 40 or 62 ("far past any cap") overflows all the same. Every request is
  * cut at once (sleeps.h, no sleep over 0 ms), so the check takes no
  * time; it judges what each gap asked: between d/2 and d, as a timespec
  * the kernel takes (tv_nsec in 0..999999999; any other is refused with
@@ -1159,15 +1269,15 @@ static void isolation__waits_follow_the_doubling(void **state)
  * 2^(k-1) passes every int cap, or one that turns a step early or late,
  * asks for something else. A correct solution never fails it: no draw
  * leaves [d/2, d]. */
-static void isolation__waits_of_seconds_to_weeks(void **state)
+/* One round: `fail` planted failures (the sequence set so that the next
+ * `fail` attempts fail), base_ms `base`, cap INT_MAX. */
+static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base)
 {
-	struct labtest *t = *state;
-	struct kit_db *db = labtest_db(t);
-	make_counter(t);
-	plant_failures(t, 32);
-
+	char sql[80];
+	snprintf(sql, sizeof sql, "SELECT setval('attempts', %d, false)", 71 - fail);
+	labtest_exec(t, sql);
 	struct waits w = { 0 };
-	struct inside_retry policy = { 33, 1, INT_MAX };
+	struct inside_retry policy = { fail + 1, base, INT_MAX };
 	struct lt_sleeps asked;
 	int attempts = -1;
 	kit_db_set_hook(db, time_waits, &w);
@@ -1176,27 +1286,44 @@ static void isolation__waits_of_seconds_to_weeks(void **state)
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
 	lt_sleeps_unwatch();
 	kit_db_set_hook(db, NULL, NULL);
-	lt_expect(rc == 0 && attempts == 33 && w.n == 32, "limit", "expected 0 after 33 "
-	          "attempts with 32 waits (32 planted failures, max_attempts 33), got %d after %d "
-	          "attempts, %d waits", rc, attempts, w.n);
-	lt_expect(asked.malformed == 0, "backoff", "%d of the waits asked nanosleep() for a "
-	          "timespec the kernel refuses (EINVAL, no wait at all), the first { %lld s, %lld "
-	          "ns }: tv_nsec must be 0 to 999999999; is ms x 10^6 computed in an int (it "
-	          "overflows past 2.1 s), or the whole wait put in tv_nsec?", asked.malformed,
+	lt_expect(rc == 0 && attempts == fail + 1 && w.n == fail, "limit", "expected 0 after %d "
+	          "attempts with %d waits (%d planted failures, max_attempts %d, base %d ms), got %d "
+	          "after %d attempts, %d waits", fail + 1, fail, fail, fail + 1, base, rc, attempts,
+	          w.n);
+	lt_expect(asked.malformed == 0, "backoff", "%d of the waits (base %d ms) asked nanosleep() "
+	          "for a timespec the kernel refuses (EINVAL, no wait at all), the first { %lld s, "
+	          "%lld ns }: tv_nsec must be 0 to 999999999, tv_sec not negative; is ms x 10^6 "
+	          "computed in an int (it overflows past 2.1 s), the whole wait put in tv_nsec, or "
+	          "the doubling overflowed to a negative number?", asked.malformed, base,
 	          asked.first_malformed_sec, asked.first_malformed_nsec);
 	for (int k = 0; k < w.n; k++) {
-		double d = ldexp(1.0, k);           /* base 1 ms x 2^(k-1), k counted from 1 */
+		double d = ldexp((double)base, k);  /* base x 2^(k-1), k counted from 1 */
 		d = d > policy.cap_ms ? policy.cap_ms : d;
 		double v = w.asked[k];
 		if (v >= d / 2 - 0.001 && v <= d + 0.001)
 			continue;
 		lt_expect(false, "backoff", "the wait after failure %d asked for %.3f ms (%.3g days); "
-		          "expected %.0f to %.0f ms (d = min(cap %d, 1 x 2^%d) = %.0f): is the "
-		          "doubling kept in a type that holds it (2^%d), and does it stop only once "
-		          "base x 2^(k-1) is past the cap?", k + 1, v, v / 86400e3, d / 2, d,
-		          policy.cap_ms, k, d, k);
+		          "expected %.0f to %.0f ms (d = min(cap %d, %d x 2^%d) = %.0f): is the "
+		          "doubling kept in a type that holds it (%d x 2^%d), and does it stop only "
+		          "once base x 2^(k-1) is past the cap?%s", k + 1, v, v / 86400e3, d / 2, d,
+		          policy.cap_ms, base, k, d, base, k, k >= 33 ? " A shift of 63 or more, or "
+		          "base x 2^(k-1) past 2^63, turns a 64-bit number negative or (a shift past "
+		          "63 is undefined) back to base_ms: stop the exponent once the product is "
+		          "past every int cap" : "");
 		break;
 	}
+}
+
+static void isolation__waits_of_seconds_to_weeks(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	plant_failures(t, 70);
+	weeks_round(t, db, 70, 1);
+	/* base 2^30 ms (12.4 days): d is the cap from the 2nd failure on,
+	 * and base x 2^(k-1) passes 2^63 at k = 34 */
+	weeks_round(t, db, 40, 1 << 30);
 }
 
 /* Jitter, in the processes and threads of a real deployment: workers
@@ -1653,6 +1780,39 @@ static void commits__counts(void **state)
 	}
 	lt_expect_int(counter(t), 50, "counter after 50 inside_count_async()");
 	lt_expect_int(inside_count_async(db, 2), INSIDE_NO_ROW, "inside_count_async() of a missing row");
+	/* Counter ids are any BIGINT: the smallest, -1 and the largest each
+	 * count their own row (an id printed as unsigned is a number past
+	 * INT64_MAX: PostgreSQL refuses it for a bigint, SQLite compares it
+	 * as a real number and finds no row). */
+	static const int64_t ends[] = { INT64_MIN, -1, INT64_MAX };
+	char sql[120];
+	for (int i = 0; i < 3; i++) {
+		snprintf(sql, sizeof sql, "INSERT INTO counters (id, n) VALUES (%" PRId64 ", 10)", ends[i]);
+		labtest_exec(t, sql);
+	}
+	for (int i = 0; i < 3; i++) {
+		int rc = inside_count_async(db, ends[i]);
+		snprintf(sql, sizeof sql, "SELECT n FROM counters WHERE id = %" PRId64, ends[i]);
+		int64_t n = labtest_int(t, sql);
+		lt_expect(rc == 0 && n == 11, "async", "inside_count_async() of counter %" PRId64
+		          " (standing at 10) returned %d (%s) and left it at %" PRId64 ", expected 0 "
+		          "and 11: is the id printed as unsigned (%%llu, PRIu64) or cut to a narrower "
+		          "type? Counter ids are BIGINT, negative ones too", ends[i], rc,
+		          labtest_why(db), n);
+	}
+	if (kit_db_engine(db) == KIT_DB_POSTGRES) {
+		static const struct inside_retry policy = { 3, 1, 2 };
+		for (int i = 0; i < 3; i++) {
+			int rc = inside_count_retrying(db, ends[i], "REPEATABLE READ", &policy, NULL);
+			snprintf(sql, sizeof sql, "SELECT n FROM counters WHERE id = %" PRId64, ends[i]);
+			int64_t n = labtest_int(t, sql);
+			lt_expect(rc == 0 && n == 12, "retry", "inside_count_retrying() of counter %"
+			          PRId64 " (standing at 11) returned %d (%s) and left it at %" PRId64
+			          ", expected 0 and 12: counter ids are BIGINT, negative ones too",
+			          ends[i], rc, labtest_why(db), n);
+		}
+	}
+	lt_expect_int(counter(t), 50, "counter 1 after the counts of the other rows");
 }
 
 /* ---- §6 One round trip ---- */
@@ -1856,6 +2016,7 @@ int main(void)
 		LABTEST_PG(versions__indexed_counter_not_hot),
 		LABTEST_PG(versions__buffers_as_explain_counts_them),
 		LABTEST_PG(versions__buffers_of_a_read_that_sets_hints),
+		LABTEST_PG(versions__negative_row_ids),
 		LABTEST_SQLITE(versions__reader_pins_wal),
 		LABTEST_SQLITE(versions__busy_while_another_checkpoints),
 		LABTEST_BOTH(versions__fills_out_as_promised),
@@ -1883,6 +2044,7 @@ int main(void)
 		LABTEST_BOTH(commits__counts),
 		LABTEST_PG(one_trip__one_statement),
 		LABTEST_PG(one_trip__likes_only_its_post),
+		LABTEST_BOTH(one_trip__refused_count_leaves_no_like),
 		LABTEST_BOTH(every_step_can_fail),
 		LABTEST_BOTH(one_trip__duplicate_changes_nothing),
 		LABTEST_BOTH(one_trip__exact_under_threads),
