@@ -83,7 +83,8 @@ struct batch_acc *batch_acc_new(void);
  * first). NULL is fine. No other thread may be using acc. */
 void batch_acc_free(struct batch_acc *acc);
 
-/* Count k more likes of post_id. Thread-safe; never touches a database.
+/* Count k more likes of post_id (k >= 0: this lab takes no like back).
+ * Thread-safe; never touches a database.
  * Sums are int64_t: past 2^31 (an int) and 2^24 (a float) they stay exact.
  * Returns 0, or KIT_DB_ERR when out of memory (nothing counted). */
 int batch_acc_add(struct batch_acc *acc, int64_t post_id, int64_t k);
