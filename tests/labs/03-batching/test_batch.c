@@ -144,6 +144,21 @@ static void join_started(pthread_t *tid, int n)
 }
 
 
+/* The code a statement refused how comes back with: batch.h wants the
+ * database's own (KIT_DB_BUSY stays KIT_DB_BUSY: the caller may try again
+ * soon; any other refusal is KIT_DB_ERR here). */
+static int refusal_code(enum lt_step how)
+{
+	return how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
+}
+
+static const char *code_name(int rc)
+{
+	return rc == 0 ? "0" : rc == KIT_DB_ERR ? "KIT_DB_ERR" : rc == KIT_DB_CONSTRAINT
+	       ? "KIT_DB_CONSTRAINT" : rc == KIT_DB_BUSY ? "KIT_DB_BUSY" : rc == KIT_DB_NOROW
+	       ? "KIT_DB_NOROW" : "another code";
+}
+
 /* ---- the tables ---- */
 
 static int note_name(void *arg, int ncols, const char *const *values)
@@ -234,6 +249,11 @@ static void batch_setup__every_step_can_fail(void **state)
 			          "statement %d of batch_setup %s: it returned 0, so its caller believes "
 			          "the tables are there; return the first failure (does it keep only the "
 			          "last statement's answer?)", k, lt_step_what(how));
+			lt_expect(rc == refusal_code(how), "one-transaction", "statement %d of batch_setup "
+			          "%s: it returned %d (%s), not %s, the code the database refused it with: "
+			          "is every failure answered as one code? batch.h wants the database's code "
+			          "passed on", k, lt_step_what(how), rc, code_name(rc),
+			          code_name(refusal_code(how)));
 			lt_expect(lt_in_transaction(t, db) == 0, "one-transaction", "statement %d of "
 			          "batch_setup %s: a transaction was left open", k, lt_step_what(how));
 		}
@@ -1603,21 +1623,6 @@ static int64_t sql_int(struct labtest *t, const char *fmt, ...)
 	vsnprintf(sql, sizeof sql, fmt, ap);
 	va_end(ap);
 	return labtest_int(t, sql);
-}
-
-/* The code a statement refused how comes back with: batch.h wants the
- * database's own (KIT_DB_BUSY stays KIT_DB_BUSY: the caller may try again
- * soon; any other refusal is KIT_DB_ERR here). */
-static int refusal_code(enum lt_step how)
-{
-	return how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
-}
-
-static const char *code_name(int rc)
-{
-	return rc == 0 ? "0" : rc == KIT_DB_ERR ? "KIT_DB_ERR" : rc == KIT_DB_CONSTRAINT
-	       ? "KIT_DB_CONSTRAINT" : rc == KIT_DB_BUSY ? "KIT_DB_BUSY" : rc == KIT_DB_NOROW
-	       ? "KIT_DB_NOROW" : "another code";
 }
 
 /* A like fails at each of its statements in turn (refused, or run with

@@ -364,8 +364,9 @@ static void fence_position__is_stored_offset_plus_one(void **state)
 
 /* Every statement refused, for as long as the call keeps sending them (the
  * check stops refusing at the 200th): with an error, then as busy.
- * fence_position and fence_apply each give up and return the database's
- * code, KIT_DB_ERR and then KIT_DB_BUSY: not KIT_DB_NOROW ("this partition
+ * fence_position, fence_apply and fence_handle each give up and return the
+ * database's code, KIT_DB_ERR and then KIT_DB_BUSY (passed on as it came:
+ * the log hands fence_handle's answer to whoever polls): not KIT_DB_NOROW ("this partition
  * has no progress row", a caller may make one) for a row that is there,
  * not a retry until the lock goes, which never ends while it stays held.
  * Nothing changes; once the database answers, both work. */
@@ -375,21 +376,27 @@ static void fence__refused_for_good_ends(void **state)
 	prepare(t);
 	labtest_exec(t, "UPDATE log_progress SET last_offset = 41 WHERE part = 2");
 	struct kit_db *db = labtest_db(t);
-	static const char *const calls[] = { "fence_position", "fence_apply" };
+	static const char *const calls[] = { "fence_position", "fence_apply", "fence_handle" };
+	struct fence_event evs[3] = { { 1 }, { 2 }, { 1 } };
+	struct kit_log_record recs[3];
+	for (int i = 0; i < 3; i++)
+		recs[i] = (struct kit_log_record){ 42 + i, sizeof evs[i], &evs[i] };
 	for (int i = 0; i < LT_REFUSAL_KINDS; i++) {
 		int code = i ? KIT_DB_BUSY : KIT_DB_ERR;
-		for (int c = 0; c < 2; c++) {
+		for (int c = 0; c < 3; c++) {
 			struct lt_refusals r;
 			int64_t next = -7;
 			lt_refusals_arm(db, &r, i);
-			int rc = c == 0 ? fence_position(db, 2, &next) : fence_apply(db, batch(2, 42, 51, 3, 2));
+			int rc = c == 0 ? fence_position(db, 2, &next)
+			       : c == 1 ? fence_apply(db, batch(2, 42, 51, 3, 2)) : fence_handle(db, 2, recs, 3);
 			lt_refusals_disarm(db);
-			lt_expect(r.stmts < 200, c ? "one-transaction" : "seek-from-db", "with every statement "
+			const char *hint = c == 0 ? "seek-from-db" : c == 1 ? "one-transaction" : "handle-error";
+			lt_expect(r.stmts < 200, hint, "with every statement "
 			          "refused%s, %s ran %d of them (the check stopped refusing after 200) and "
 			          "returned %d: a retry without a bound never ends while the database is away "
 			          "or a lock stays held; give up and return the error", i ? " as busy "
 			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
-			lt_expect(rc == code, c ? "one-transaction" : "seek-from-db", "with every statement "
+			lt_expect(rc == code, hint, "with every statement "
 			          "refused%s, %s returned %d, expected %d (%s), the database's own code%s",
 			          i ? " as busy" : "", calls[c], rc, code, i ? "KIT_DB_BUSY" : "KIT_DB_ERR",
 			          rc == KIT_DB_NOROW ? ": KIT_DB_NOROW says partition 2 has no progress row, "
@@ -515,6 +522,11 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	          "progress row(s) now: fence_on_assign must fail with fence_position's KIT_DB_NOROW and "
 	          "change nothing (a row made up at -1 counts again every event that partition's "
 	          "totals already hold)", failed, owned ? "owns" : "does not own", (long long)rows);
+	lt_expect(failed == KIT_DB_NOROW, "seek-from-db", "with partition 2's log_progress row "
+	          "missing, the assignment returned %d, not fence_position's KIT_DB_NOROW (%d): is "
+	          "every failure answered as one code? fence.h wants the code passed on as it came, "
+	          "so whoever reads it can tell a partition without a row from a database that failed",
+	          failed, KIT_DB_NOROW);
 
 	/* partition 3's row says -3: next would be -2, which the log refuses
 	 * to seek to; the assignment fails with kit_log_seek's error, and the
@@ -534,6 +546,10 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	          "consumer %s partition 3: fence_on_assign must return kit_log_seek's error too, or "
 	          "the consumer reads on from the log's hint (10), not from where the database says",
 	          failed, owned ? "owns" : "does not own");
+	lt_expect(failed == KIT_LOG_INVAL, "seek-from-db", "with partition 3's last_offset at -3, "
+	          "the assignment returned %d, not kit_log_seek's KIT_LOG_INVAL (%d): is every "
+	          "failure answered as one code? fence.h wants the code passed on as it came", failed,
+	          KIT_LOG_INVAL);
 	passed(t);
 }
 
