@@ -21,8 +21,11 @@
  *   batch_acc_add(acc, post, 1);                fast, no database
  *   batch_acc_flush(acc, db);                   every interval, e.g. 100 ms
  *   batch_acc_free(acc);
- * Functions that take a db return 0 or a negative KIT_DB_* code with
- * kit_db_errmsg(db) saying why. A connection is used by one thread at a
+ * Functions that take a db return 0 or the negative KIT_DB_* code the
+ * database answered, with kit_db_errmsg(db) saying why: KIT_DB_BUSY (a
+ * lock wait that gave up) stays KIT_DB_BUSY, so the caller knows a retry
+ * may work, and a failure is never reported as success (a count of 0, a
+ * flush done). A connection is used by one thread at a
  * time. An allocation that fails (malloc, calloc or realloc returning
  * NULL, here or in the kit) is a failure like a refused statement: the
  * call returns KIT_DB_ERR or the kit's code, changes nothing, and works
@@ -80,7 +83,8 @@ struct batch_acc *batch_acc_new(void);
  * first). NULL is fine. No other thread may be using acc. */
 void batch_acc_free(struct batch_acc *acc);
 
-/* Count k more likes of post_id. Thread-safe; never touches a database.
+/* Count k more likes of post_id (k >= 0: this lab takes no like back).
+ * Thread-safe; never touches a database.
  * Sums are int64_t: past 2^31 (an int) and 2^24 (a float) they stay exact.
  * Returns 0, or KIT_DB_ERR when out of memory (nothing counted). */
 int batch_acc_add(struct batch_acc *acc, int64_t post_id, int64_t k);

@@ -21,7 +21,9 @@
  *       kit_log_poll(c, 1000, fence_handle, db);   // commits the log's hint after each batch
  *
  * Every function returns 0 (or the count it documents) on success and a
- * negative KIT_DB_* / KIT_LOG_* code on failure. An allocation that fails
+ * negative KIT_DB_* / KIT_LOG_* code on failure: the one the database or
+ * the log answered (KIT_DB_BUSY, a lock wait that gave up, stays
+ * KIT_DB_BUSY; KIT_DB_NOROW only for a read that found no row). An allocation that fails
  * (malloc or calloc returning NULL, here or in the kit) is a failure like
  * a refused statement: fence_apply() rolls back and returns KIT_DB_ERR,
  * and fence_handle() returns it, so the log delivers the batch again. No

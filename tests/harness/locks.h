@@ -123,6 +123,13 @@ void lt_lock_hold_next_unlock(void);
  * "never waits" and takes a busy mutex for "nothing to report" shows.
  * Other threads' calls are not touched; 0 cancels what is left. */
 void lt_lock_busy_trylocks(int n);
+/* The calling thread's next n pthread_mutex_timedlock calls find their
+ * deadline already past, as a wait of a second does on a machine busy
+ * enough: a free mutex is taken, a held one answers ETIMEDOUT at once. A
+ * function that waits for its mutex "at most a second" and fails past
+ * that shows, on every run. Other threads' calls are not touched; 0
+ * cancels what is left. */
+void lt_lock_late_timedlocks(int n);
 /* The calling thread's next pthread_mutex_lock of the mutex a started
  * thread is waiting with in a timed wait first lets that waiter go
  * ahead: it waits up to ms milliseconds for the wait to return (the

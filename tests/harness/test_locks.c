@@ -8,7 +8,8 @@
  * condition attribute used before pthread_condattr_init is counted; a
  * started thread's timed waits are recorded with their deadline, what
  * they returned and the thread's start number, and the armed ones wake
- * at once; a lock armed to yield lets a signalled waiter look first; an armed clock reading of a started thread gets the chosen
+ * at once; an armed timedlock of a held mutex answers ETIMEDOUT at once
+ * and takes a free one; a lock armed to yield lets a signalled waiter look first; an armed clock reading of a started thread gets the chosen
  * nanoseconds, the test thread's never; a thread whose clock was made
  * fast reads it running that many times fast, other threads the real one,
  * and itself the real one again once it is put back.
@@ -26,6 +27,7 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static bool hold_done;
 
 /* Lock, wait 1 ms on the condition variable (realtime), unlock. */
 static void *wait_a_little(void *arg)
@@ -186,6 +188,73 @@ static void locks__armed_trylock_is_busy(void **state)
 	pthread_mutex_unlock(&m);
 }
 
+/* The calling thread's armed timedlocks find their deadline past: a held
+ * mutex answers ETIMEDOUT at once (the holder keeps it), a free one is
+ * taken; another thread's timedlock is not touched. */
+static void *hold_until_told(void *arg)
+{
+	pthread_mutex_t *m = arg;
+	pthread_mutex_lock(m);
+	pthread_mutex_lock(&mu);
+	while (!hold_done)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(m);
+	return NULL;
+}
+
+static void *timedlock_free(void *arg)
+{
+	pthread_mutex_t *m = arg;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	int rc = pthread_mutex_timedlock(m, &until);
+	if (rc == 0)
+		pthread_mutex_unlock(m);
+	return (void *)(intptr_t)rc;
+}
+
+static void locks__armed_timedlock_is_late(void **state)
+{
+	(void)state;
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	lt_lock_late_timedlocks(2);
+	void *other = NULL;
+	pthread_t th;
+	lt_expect_int(pthread_create(&th, NULL, timedlock_free, &m), 0, "pthread_create");
+	pthread_join(th, &other);
+	lt_expect_int((int)(intptr_t)other, 0, "another thread's timedlock of a free mutex, "
+	              "with this thread's armed");
+	lt_expect_int(pthread_mutex_timedlock(&m, &until), 0, "an armed timedlock of a free mutex");
+	pthread_mutex_unlock(&m);
+	hold_done = false;
+	lt_expect_int(pthread_create(&th, NULL, hold_until_told, &m), 0, "pthread_create");
+	while (pthread_mutex_trylock(&m) == 0) {
+		pthread_mutex_unlock(&m);
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	int rc = pthread_mutex_timedlock(&m, &until);
+	pthread_mutex_lock(&mu);
+	hold_done = true;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	if (rc == 0)
+		pthread_mutex_unlock(&m);
+	pthread_join(th, NULL);
+	lt_expect_int(rc, ETIMEDOUT, "an armed timedlock (60 s ahead) of a mutex another thread holds");
+	lt_expect_int(pthread_mutex_timedlock(&m, &until), 0, "the timedlock after the armed ones");
+	pthread_mutex_unlock(&m);
+	lt_lock_late_timedlocks(3);
+	lt_lock_late_timedlocks(0);
+	lt_expect_int(pthread_mutex_timedlock(&m, &until), 0, "a timedlock after the arming was cancelled");
+	pthread_mutex_unlock(&m);
+}
+
 static void locks__armed_wait_wakes_at_once(void **state)
 {
 	(void)state;
@@ -322,6 +391,7 @@ int main(void)
 		LABTEST_SQLITE(locks__cond_init_after_a_start_seen),
 		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
 		LABTEST_SQLITE(locks__armed_trylock_is_busy),
+		LABTEST_SQLITE(locks__armed_timedlock_is_late),
 		LABTEST_SQLITE(locks__armed_clock_reading_faked_in_started_threads),
 		LABTEST_SQLITE(locks__yield_lets_a_signalled_waiter_look_first),
 		LABTEST_SQLITE(locks__fast_clock_in_its_thread_only),

@@ -361,6 +361,61 @@ static void fence_position__is_stored_offset_plus_one(void **state)
 	passed(t);
 }
 
+/* Every statement refused, for as long as the call keeps sending them (the
+ * check stops refusing at the 200th): with an error, then as busy.
+ * fence_position, fence_apply and fence_handle each give up and return the
+ * database's code, KIT_DB_ERR and then KIT_DB_BUSY (passed on as it came:
+ * the log hands fence_handle's answer to whoever polls): not KIT_DB_NOROW ("this partition
+ * has no progress row", a caller may make one) for a row that is there,
+ * not a retry until the lock goes, which never ends while it stays held.
+ * Nothing changes; once the database answers, both work. */
+static void fence__refused_for_good_ends(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	labtest_exec(t, "UPDATE log_progress SET last_offset = 41 WHERE part = 2");
+	struct kit_db *db = labtest_db(t);
+	static const char *const calls[] = { "fence_position", "fence_apply", "fence_handle" };
+	struct fence_event evs[3] = { { 1 }, { 2 }, { 1 } };
+	struct kit_log_record recs[3];
+	for (int i = 0; i < 3; i++)
+		recs[i] = (struct kit_log_record){ 42 + i, sizeof evs[i], &evs[i] };
+	for (int i = 0; i < LT_REFUSAL_KINDS; i++) {
+		int code = i ? KIT_DB_BUSY : KIT_DB_ERR;
+		for (int c = 0; c < 3; c++) {
+			struct lt_refusals r;
+			int64_t next = -7;
+			lt_refusals_arm(db, &r, i);
+			int rc = c == 0 ? fence_position(db, 2, &next)
+			       : c == 1 ? fence_apply(db, batch(2, 42, 51, 3, 2)) : fence_handle(db, 2, recs, 3);
+			lt_refusals_disarm(db);
+			const char *hint = c == 0 ? "seek-from-db" : c == 1 ? "one-transaction" : "handle-error";
+			lt_expect(r.stmts < 200, hint, "with every statement "
+			          "refused%s, %s ran %d of them (the check stopped refusing after 200) and "
+			          "returned %d: a retry without a bound never ends while the database is away "
+			          "or a lock stays held; give up and return the error", i ? " as busy "
+			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
+			lt_expect(rc == code, hint, "with every statement "
+			          "refused%s, %s returned %d, expected %d (%s), the database's own code%s",
+			          i ? " as busy" : "", calls[c], rc, code, i ? "KIT_DB_BUSY" : "KIT_DB_ERR",
+			          rc == KIT_DB_NOROW ? ": KIT_DB_NOROW says partition 2 has no progress row, "
+			          "but it has one; only a read that found no row answers KIT_DB_NOROW, any "
+			          "other failure is passed on as it came" : rc >= 0 ? ": it reported success "
+			          "for a call the database refused" : ": is every failure answered as one code?");
+		}
+	}
+	lt_expect_int_hint(stored_last(t, 2), 41, "partition 2's last_offset after every call was "
+	                   "refused", "one-transaction");
+	lt_expect_int_hint(views_of(t, 1), 0, "views of video 1 after every call was refused",
+	                   "one-transaction");
+	int64_t next = -7;
+	int rc = fence_position(db, 2, &next);
+	lt_expect(rc == 0 && next == 42, "seek-from-db", "fence_position once the database answers "
+	          "again: returned %d, position %lld (expected 42)", rc, (long long)next);
+	lt_expect_int_hint(apply(t, batch(2, 42, 51, 3, 2)), 1, "fence_apply of 42..51 once the "
+	                   "database answers again", "fence");
+}
+
 /* A log in a fresh directory with 4 partitions and `each` events in each. */
 static struct kit_log *make_log(char *dir, size_t len, int each)
 {
@@ -466,6 +521,11 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	          "progress row(s) now: fence_on_assign must fail with fence_position's KIT_DB_NOROW and "
 	          "change nothing (a row made up at -1 counts again every event that partition's "
 	          "totals already hold)", failed, owned ? "owns" : "does not own", (long long)rows);
+	lt_expect(failed == KIT_DB_NOROW, "seek-from-db", "with partition 2's log_progress row "
+	          "missing, the assignment returned %d, not fence_position's KIT_DB_NOROW (%d): is "
+	          "every failure answered as one code? fence.h wants the code passed on as it came, "
+	          "so whoever reads it can tell a partition without a row from a database that failed",
+	          failed, KIT_DB_NOROW);
 
 	/* partition 3's row says -3: next would be -2, which the log refuses
 	 * to seek to; the assignment fails with kit_log_seek's error, and the
@@ -485,6 +545,10 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	          "consumer %s partition 3: fence_on_assign must return kit_log_seek's error too, or "
 	          "the consumer reads on from the log's hint (10), not from where the database says",
 	          failed, owned ? "owns" : "does not own");
+	lt_expect(failed == KIT_LOG_INVAL, "seek-from-db", "with partition 3's last_offset at -3, "
+	          "the assignment returned %d, not kit_log_seek's KIT_LOG_INVAL (%d): is every "
+	          "failure answered as one code? fence.h wants the code passed on as it came", failed,
+	          KIT_LOG_INVAL);
 	passed(t);
 }
 
@@ -505,6 +569,14 @@ static void fence_handle__adds_up_a_batch_per_video(void **state)
 	int handled = 0, n;
 	while ((n = kit_log_poll(c, 12, fence_handle, labtest_db(t))) > 0)
 		handled += n;
+	/* The smallest batch: one record (offset 30 of partition 2, a view
+	 * of video 7), first == last. */
+	int upserts = w.totals, single = 0;
+	int64_t last2 = stored_last(t, 2);
+	struct fence_event ev7 = { 7 };
+	if (n == 0 && kit_log_append(log, 2, &(struct kit_log_iov){ &ev7, sizeof ev7 }, 1, NULL) == 0)
+		while ((n = kit_log_poll(c, 12, fence_handle, labtest_db(t))) > 0)
+			single += n;
 	kit_db_set_hook(labtest_db(t), NULL, NULL);
 	kit_log_leave(c);
 	kit_log_close(log);
@@ -515,9 +587,16 @@ static void fence_handle__adds_up_a_batch_per_video(void **state)
 	lt_expect_int_hint(handled, 120, "events handled from 4 partitions of 30", "totals");
 	lt_expect_int_hint(views_of(t, 1), 40, "views of video 1", "totals");
 	lt_expect_int_hint(views_of(t, 3), 40, "views of video 3", "totals");
-	lt_expect_int_hint(stored_last(t, 2), 29, "partition 2's last_offset", "totals");
-	lt_expect_int_hint(w.totals, 12, "upserts for 12 batches (3 of up to 12 events per partition)",
+	lt_expect_int_hint(last2, 29, "partition 2's last_offset", "totals");
+	lt_expect_int_hint(upserts, 12, "upserts for 12 batches (3 of up to 12 events per partition)",
 	                   "one-upsert");
+	lt_expect_int_hint(single, 1, "events handled in a batch of one record, appended after", "totals");
+	lt_expect(stored_last(t, 2) == 30 && views_of(t, 7) == 1 && w.totals - upserts == 1, "totals",
+	          "a batch of one record (offset 30 of partition 2, one view of video 7): partition 2's "
+	          "last_offset is %lld (expected 30), video 7 has %lld views (expected 1), %d upserts "
+	          "ran (expected 1). A batch with first == last is a batch like any other: does a "
+	          "path for one record skip part of the work (its last offset, its total)?",
+	          (long long)stored_last(t, 2), (long long)views_of(t, 7), w.totals - upserts);
 	passed(t);
 }
 
@@ -664,7 +743,9 @@ static int64_t views_of_id(struct labtest *t, int64_t video)
 
 /* fence_apply fails at each of its statements in turn: refused before it
  * runs, or run with its answer lost (the COMMIT's too). Every time it
- * returns an error; a refused statement leaves the database as it was;
+ * returns an error, or 1 when its batch is in, once (a lost COMMIT answer
+ * read back, or a refusal tried again: true, and what the log needs to
+ * hear); a refused statement that it answered with an error leaves the database as it was;
  * and the same batch delivered again then counts exactly once (applied
  * now, or found applied when it was the COMMIT's answer that was lost),
  * on the same connection: no transaction is left open behind the error. */
@@ -685,8 +766,14 @@ static void fence_apply__every_step_can_fail(void **state)
 				lt_expect_int_hint(rc, 1, "fence_apply's result with nothing failing", "fence");
 				break;
 			}
-			lt_expect(rc < 0, "one-transaction", "statement %d of fence_apply %s, yet it returned %d "
-			          "(%s)", k, lt_step_what(how), rc, rc == 1 ? "1, applied: is COMMIT's result "
+			/* 1 is true when the batch is in, once: a COMMIT whose answer was
+			 * lost did commit, and a call that read back finds it so; a call
+			 * that tried again after a refusal (which rolled back) applied it
+			 * on its second try. Any other step's lost answer rolled back. */
+			bool in = stored_last(t, 2) == 9 && views_of(t, 1) == 104 && views_of(t, 2) == 4 &&
+			          views_of(t, 3) == 4;
+			lt_expect(rc < 0 || (rc == 1 && in), "one-transaction", "statement %d of fence_apply "
+			          "%s, yet it returned %d (%s)", k, lt_step_what(how), rc, rc == 1 ? "1, applied: is COMMIT's result "
 			          "checked, and checked before the answer is decided?" : rc == 0 ? "0, refused "
 			          "by the fence: a failed statement is an error, not a refusal (a lock wait "
 			          "that gave up, KIT_DB_BUSY, too: the batch is not in the database, and 0 "
@@ -696,7 +783,7 @@ static void fence_apply__every_step_can_fail(void **state)
 			          "up), and fence_apply returned %d: return the database's own code, so the "
 			          "caller can tell a lock wait worth retrying soon from a hard failure", k,
 			          KIT_DB_BUSY, rc);
-			if (lt_step_refused(how)) {
+			if (lt_step_refused(how) && rc < 0) {
 				lt_expect(stored_last(t, 2) == -1 && views_of(t, 1) == 100 && views_of(t, 2) == 0,
 				          "one-transaction", "statement %d of fence_apply refused: partition 2's "
 				          "last_offset is %lld and videos 1 and 2 have %lld and %lld views, not -1, "
@@ -785,6 +872,28 @@ static void fence_handle__totals_in_video_id_order(void **state)
 		          "ids with < and > (x - y overflows when the ids are far apart)",
 		          (long long)sorted[i], (long long)insert_rank(t, sorted[i]) + 1, i + 1);
 	}
+
+	/* The smallest batch that has an order: two videos, 9 seen before 3
+	 * (partition 2, offsets 0..2). Their rows come after the seven. */
+	const int64_t two[3] = { 9, 3, 9 };
+	struct kit_log_record recs2[3];
+	for (int i = 0; i < 3; i++) {
+		unsigned char *at = raw + 1 + i * sizeof(struct fence_event);
+		memcpy(at, &(struct fence_event){ two[i] }, sizeof(struct fence_event));
+		recs2[i] = (struct kit_log_record){ i, sizeof(struct fence_event), at };
+	}
+	rc = fence_handle(labtest_db(t), 2, recs2, 3);
+	lt_expect(rc == 0 && views_of_id(t, 3) == 1 && views_of_id(t, 9) == 2, "totals",
+	          "fence_handle of a 3-event batch of videos 9, 3, 9 returned %d (%s); videos 3 and 9 "
+	          "have %lld and %lld views (expected 1 and 2)", rc, labtest_why(labtest_db(t)),
+	          (long long)views_of_id(t, 3), (long long)views_of_id(t, 9));
+	lt_expect(insert_rank(t, 3) == VIDEOS && insert_rank(t, 9) == VIDEOS + 1, "sorted",
+	          "a batch of two videos, 9 seen before 3: the upsert wrote video 3's row as number "
+	          "%lld and video 9's as number %lld of 9, expected 8 and 9 (ascending video_id). Are "
+	          "the totals sorted only when there are more than two? Two rows are locked in an "
+	          "order too, and two batches that take 3 and 9 in opposite orders wait for each "
+	          "other: sort every batch", (long long)insert_rank(t, 3) + 1,
+	          (long long)insert_rank(t, 9) + 1);
 }
 
 /* fence_handle's domain: every record a struct fence_event, at most
@@ -1339,6 +1448,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_apply__one_upsert_per_batch),
 		LABTEST_BOTH(fence_apply__same_batch_twice_at_once),
 		LABTEST_ALL(fence_position__is_stored_offset_plus_one),
+		LABTEST_ALL(fence__refused_for_good_ends),
 		LABTEST_ALL(fence_on_assign__seeks_from_the_database_not_the_hint),
 		LABTEST_ALL(fence_on_assign__failed_read_is_an_error),
 		LABTEST_ALL(fence_handle__adds_up_a_batch_per_video),
