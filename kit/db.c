@@ -650,6 +650,12 @@ int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *con
 	rc = stmt_end(db, sql, false, rc);
 	if (rc == 0 && is_tx)
 		emit(db, tx, sql);
+	/* A COMMIT sent as SQL loses its answer as kit_db_commit's does. */
+	if (rc == 0 && is_tx && tx == KIT_DB_TX_COMMIT && kit_fp_hit("db-commit-reply-lost") != 0) {
+		set_err(db, sql, "the connection broke before COMMIT's answer arrived "
+		        "(failpoint db-commit-reply-lost): the transaction did commit");
+		return KIT_DB_ERR;
+	}
 	return rc;
 }
 

@@ -78,7 +78,8 @@ int kit_db_begin(struct kit_db *db);
  * PostgreSQL rolled it back instead; after a failed commit no transaction
  * is open, on either engine. The failpoint "db-commit-reply-lost"
  * (kit/failpoint.h), armed with error, makes a COMMIT that succeeded
- * answer KIT_DB_ERR, as when the connection breaks before the answer. */
+ * answer KIT_DB_ERR, as when the connection breaks before the answer; a
+ * COMMIT (or END) sent with kit_db_exec meets it too. */
 int kit_db_commit(struct kit_db *db);
 /* rollback with no transaction open succeeds and does nothing (PostgreSQL
  * warns, SQLite would refuse: the kit makes them agree), so an error path

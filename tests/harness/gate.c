@@ -56,13 +56,17 @@ struct lt_gate {
 	int stalls;
 };
 
-/* True when sql's first word is match (NULL matches everything). */
+/* True when sql's first word is match (NULL matches everything; "BEGIN"
+ * matches START TRANSACTION too). */
 static bool matches(const char *match, const char *sql)
 {
 	if (match == NULL)
 		return true;
 	if (sql == NULL)
 		return false;
+	/* START TRANSACTION begins a transaction as BEGIN does */
+	if (strcasecmp(match, "BEGIN") == 0 && lt_sql_is(sql, "START TRANSACTION"))
+		return true;
 	return strncasecmp(lt_sql_verb(sql), match, strlen(match)) == 0;
 }
 

@@ -73,7 +73,8 @@ struct kit_db *lt_gate_db(struct lt_gate *g, int who);
 
 /* Run call on every connection at once, connection i stopping before its
  * stops[i]-th statement (counting only the statements that start with
- * match, case-insensitively, when match is not NULL; stops[i] >= 1) until
+ * match, case-insensitively, when match is not NULL, "BEGIN" counting START
+ * TRANSACTION too; stops[i] >= 1) until
  * the gate opens. Returns when every call has returned. */
 void lt_gate_run(struct lt_gate *g, const char *match, const int *stops,
                  lt_gate_call *call, void *arg);

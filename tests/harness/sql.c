@@ -68,8 +68,17 @@ bool lt_sql_names(const char *sql, const char *name)
 	size_t n = strlen(name);
 	if (sql == NULL || n == 0)
 		return false;
-	for (const char *p = sql; (p = strcasestr(p, name)) != NULL; p++)
-		if ((p == sql || !word_char(p[-1])) && !word_char(p[n]))
+	char quote = 0;
+	for (const char *p = sql; *p; p++) {
+		/* a comment names nothing: past it, and the blanks after it */
+		if (quote == 0 && ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*'))) {
+			p = skip_space(p) - 1;
+			continue;
+		}
+		if (strncasecmp(p, name, n) == 0 && (p == sql || !word_char(p[-1])) && !word_char(p[n]))
 			return true;
+		if (*p == '\'' || *p == '"' || *p == '`')
+			quote = quote == 0 ? *p : quote == *p ? 0 : quote;
+	}
 	return false;
 }

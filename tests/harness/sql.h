@@ -27,8 +27,9 @@ const char *lt_sql_verb(const char *sql);
  * blanks and comments ("START TRANSACTION"). False for NULL. */
 bool lt_sql_is(const char *sql, const char *words);
 
-/* True when sql has name as a whole word anywhere, in any case: a table
- * or a column ("posts" in "UPDATE Posts SET", not in "reposts"). */
+/* True when sql has name as a whole word anywhere outside its comments,
+ * in any case: a table or a column ("posts" in "UPDATE Posts SET", not in
+ * "reposts" or in "-- then posts"; in a quoted name or string, yes). */
 bool lt_sql_names(const char *sql, const char *name);
 
 #endif

@@ -77,6 +77,10 @@ static void sql__names_as_whole_words(void **state)
 		{ "UPDATE posts_archive SET", "posts", false },
 		{ "UPDATE reposts SET n = 1 FROM posts", "posts", true },
 		{ "UPDATE posts2 SET", "posts", false },
+		{ "-- before the posts\nUPDATE log_progress SET", "posts", false },
+		{ "/* posts */ UPDATE log SET /* and posts */ n = 1", "posts", false },
+		{ "/* a note */UPDATE posts SET", "posts", true },
+		{ "UPDATE log SET note = '-- posts'", "posts", true },
 		{ "", "posts", false },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

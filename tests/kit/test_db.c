@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kit/db.h"
+#include "kit/failpoint.h"
 #include "tests/harness/labtest.h"
 
 static const char *engine_prefix(const struct labtest *t)
@@ -312,6 +313,25 @@ static void hook__exec_commit_counts_as_commit(void **state)
 	kit_db_set_hook(db, NULL, NULL);
 }
 
+/* db-commit-reply-lost takes the answer of a COMMIT sent as SQL too: the
+ * transaction did commit, the caller hears KIT_DB_ERR. */
+static void commit__exec_commit_reply_lost(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_posts(t);
+
+	kit_fp_clear();
+	assert_int_equal(kit_fp_set("db-commit-reply-lost", KIT_FP_ERROR, 1), 0);
+	assert_int_equal(kit_db_exec(db, "BEGIN", 0, NULL), 0);
+	assert_int_equal(kit_db_exec(db, "UPDATE posts SET likes = 7 WHERE id = 1", 0, NULL), 0);
+	int rc = kit_db_exec(db, "COMMIT", 0, NULL);
+	kit_fp_clear();
+	lt_expect_int(rc, KIT_DB_ERR, "COMMIT sent with kit_db_exec, its answer lost");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 7,
+	              "the update: it did commit");
+}
+
 static void open__bad_urls_say_why(void **state)
 {
 	(void)state;
@@ -349,6 +369,7 @@ int main(void)
 		LABTEST_ALL(commit__after_failed_statement_fails),
 		LABTEST_ALL(hook__sees_statements_and_transactions),
 		LABTEST_ALL(hook__exec_commit_counts_as_commit),
+		LABTEST_ALL(commit__exec_commit_reply_lost),
 		cmocka_unit_test(open__bad_urls_say_why),
 	};
 	return labtest_main("kit/db", tests);

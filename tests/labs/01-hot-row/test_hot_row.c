@@ -192,16 +192,16 @@ static void shape_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t
 {
 	struct shape *s = arg;
 	(void)t_ns;
-	if (ev == KIT_DB_STMT_START) {
+	if (ev == KIT_DB_STMT_START && classify(sql) != TX_STMT_) {
 		if (classify(sql) == UPDATE_ && !s->after_update) {
 			s->after_update = true;
 		} else if (s->after_update) {
 			if (s->between++ == 0)
 				snprintf(s->sql, sizeof s->sql, "%s", sql);
 		}
-	} else if (ev == KIT_DB_TX_STMT_START || ev == KIT_DB_TX_COMMIT ||
-	           ev == KIT_DB_TX_ROLLBACK) {
-		s->after_update = false;
+	} else if (ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START ||
+	           ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK) {
+		s->after_update = false;   /* a COMMIT or ROLLBACK, the kit's or sent as SQL */
 	}
 }
 

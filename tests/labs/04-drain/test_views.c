@@ -2687,6 +2687,31 @@ struct durability {
 	char first[200];
 };
 
+/* Whether sql names name outside its comments (-- to the end of the line,
+ * slash-star to star-slash; a quoted string is searched too, so
+ * set_config('synchronous_commit', ...) counts): a comment sets nothing. */
+static bool named_in_sql(const char *sql, const char *name)
+{
+	char quote = 0;
+	for (const char *p = sql; *p; p++) {
+		if (quote == 0 && p[0] == '-' && p[1] == '-') {
+			p += strcspn(p, "\n");
+			if (*p == 0)
+				break;
+		} else if (quote == 0 && p[0] == '/' && p[1] == '*') {
+			const char *end = strstr(p + 2, "*/");
+			if (end == NULL)
+				break;
+			p = end + 1;
+		} else if (strncasecmp(p, name, strlen(name)) == 0) {
+			return true;
+		} else if (*p == '\'' || *p == '"' || *p == '`') {
+			quote = quote == 0 ? *p : quote == *p ? 0 : quote;
+		}
+	}
+	return false;
+}
+
 static void durability_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct durability *d = arg;
@@ -2696,7 +2721,7 @@ static void durability_hook(void *arg, enum kit_db_event ev, const char *sql, in
 	if (ev != KIT_DB_STMT_START || d->first[0] || sql == NULL)
 		return;
 	for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
-		if (strcasestr(sql, knobs[i]) != NULL) {
+		if (named_in_sql(sql, knobs[i])) {
 			snprintf(d->first, sizeof d->first, "%s", sql);
 			return;
 		}
