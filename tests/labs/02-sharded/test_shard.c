@@ -24,6 +24,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
+#include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/02-sharded/alloc.h"
 #include "util/clock.h"
@@ -616,8 +617,8 @@ static void hold_at_commit(void *arg, enum kit_db_event ev, const char *sql, int
 {
 	struct held_shrink *h = arg;
 	(void)t_ns;
-	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL ||
-	    strncasecmp(sql, "COMMIT", 6) != 0)
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) ||
+	    !(lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END")))
 		return;
 	pthread_mutex_lock(&h->mu);
 	h->at_commit = true;
