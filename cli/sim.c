@@ -165,6 +165,8 @@ static void describe(const struct sim_config *c)
 		printf(", a commit wakes every waiter (%g us of CPU each)", c->wake_us);
 	if (c->handoff == SIM_HANDOFF_HERD && c->lockmgr_us > 0)
 		printf(", its winner waiting %g us for each other one woken", c->lockmgr_us);
+	if (c->handoff == SIM_HANDOFF_HERD && c->herd_bias > 0)
+		printf(", the draw favouring the waiters who queued last (bias %g)", c->herd_bias);
 	if (c->contend_us > 0)
 		printf(", %g us of CPU for each request that finds its row locked", c->contend_us);
 	if (c->wal_flush_ms > 0)

@@ -209,6 +209,7 @@ static const struct opt spec[] = {
 	{ "wake-us", TABLE },
 	{ "wake-lat-us", TABLE },
 	{ "lockmgr-us", TABLE },
+	{ "herd-bias", TABLE },
 	{ "contend-us", TABLE },
 	{ "wal-flush-ms", TABLE },
 	{ "wal-cpu-ms", TABLE },

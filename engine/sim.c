@@ -996,7 +996,11 @@ static void sync_turn(struct sim *s)
  * the next holder is drawn among them at random, and the lock is its from
  * the end of its wake; the others sleep again on it, their lock_timeout
  * clocks starting afresh when they do. They keep their place in the
- * queue, which no longer means an order: the draw ignores it.
+ * queue, which no longer means an order: a uniform draw ignores it, and
+ * c.herd_bias favours its newest end (sim_herd_pick), as PostgreSQL's
+ * draw does: there a backend that queued during the last hold wins
+ * about twice as often as one that has lost before (bench/README.md,
+ * "Who wins the draw").
  *
  * On the cores, woken processes wait in the scheduler's run queue and
  * take a core each as one frees, so the race goes to the first to run:
@@ -1066,7 +1070,8 @@ static void herd_wake(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
 	size_t w = row->q.n < HERD_MAX ? row->q.n : HERD_MAX;
-	size_t k = (size_t)sim_rng_below(&s->rng, (uint64_t)w);
+	size_t k = s->c.herd_bias > 0 ? sim_herd_pick(sim_rng_unit(&s->rng), w, s->c.herd_bias)
+	                              : (size_t)sim_rng_below(&s->rng, (uint64_t)w);
 	size_t awake = (size_t)row->wake_q + row->waking, asleep;
 	bool cpu = s->c.cores > 0 && s->wake_us > 0;
 	/* the lock manager: the winner waits its turn among the w - 1 others */

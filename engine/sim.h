@@ -242,6 +242,11 @@ struct sim_config {
 	                                they were granted and to queue on the
 	                                new holder, and the winner takes its
 	                                turn among them; 0 = none */
+	double herd_bias;            /* herd: how strongly the draw favours
+	                                the waiters who queued last: the one
+	                                at fraction x of the queue (0 the
+	                                oldest, 1 the newest) is drawn with
+	                                weight e^(bias x); 0 = uniform */
 	double contend_us;           /* CPU, in us, that a request spends
 	                                because its row was locked when it came
 	                                (PostgreSQL: the lock table's entries,

@@ -323,6 +323,7 @@ void sim_config_round(struct sim_config *c)
 	c->wake_us = floor(c->wake_us + 0.5);
 	c->wake_lat_us = floor(c->wake_lat_us + 0.5);
 	c->lockmgr_us = floor(c->lockmgr_us * 10 + 0.5) / 10;
+	c->herd_bias = floor(c->herd_bias * 100 + 0.5) / 100;
 	c->contend_us = floor(c->contend_us + 0.5);
 }
 

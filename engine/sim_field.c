@@ -185,6 +185,11 @@ static const struct sim_field fields[] = {
 	    "herd: the winner's wake starts US later for each other\n"
 	    "waiter woken with it (the lock manager's partition lock,\n"
 	    "which every woken waiter takes in turn)"),
+	DBL("herd_bias", "herd-bias", herd_bias, 0, 20, true,
+	    "B", "",
+	    "herd: the draw favours the waiters who queued last, the one\n"
+	    "at fraction x of the queue (0 oldest, 1 newest) with weight\n"
+	    "e^(B x); 0 draws uniformly (PostgreSQL 15 here: about 1.3)"),
 	DBL("contend_us", "contend-us", contend_us, 0, 1e5, true,
 	    "US", "",
 	    "CPU a request spends once when its row is locked as it\n"

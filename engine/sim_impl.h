@@ -571,6 +571,21 @@ void sim_trace_note(struct sim *s, enum sim_trace_kind kind, enum sim_trace_wher
 void sim_trace_fail(struct sim *s, const struct sim_req *r, bool abandoned);
 void sim_trace_end(struct sim *s, enum sim_trace_state how);
 void sim_trace_herd(struct sim *s, int row, size_t woken);  /* after the draw */
+
+/*
+ * The herd's draw: which of w waiters (0 the oldest in the queue, w - 1
+ * the newest) wins, from u uniform in [0, 1). With bias B the waiter at
+ * fraction x of the queue is drawn with density B e^(B x) / (e^B - 1):
+ * the inverse of its distribution function, x = ln(1 + u (e^B - 1)) / B,
+ * cut into w equal slices. So position j or later wins with probability
+ * (e^B - e^(B j / w)) / (e^B - 1), and B = 0 is uniform.
+ */
+static inline size_t sim_herd_pick(double u, size_t w, double bias)
+{
+	double x = bias > 0 ? log1p(u * expm1(bias)) / bias : u;
+	size_t k = (size_t)(x * (double)w);
+	return k < w ? k : w - 1;
+}
 void sim_trace_tick(struct sim *s);
 void sim_trace_found(struct sim *s, const struct sim_req *r, int64_t lat_us);
 

@@ -118,6 +118,7 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 		c->wake_us = in->wake_us;
 		c->wake_lat_us = in->wake_lat_us;
 		c->lockmgr_us = in->lockmgr_us;
+		c->herd_bias = in->herd_bias;
 	}
 	c->contend_us = in->contend_us;
 	c->wal_flush_ms = in->wal_flush_ms;
@@ -265,9 +266,10 @@ void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return;
 	snprintf(buf + n, len - (size_t)n, " --handoff %s --wake-us %.0f --wake-lat-us %.0f "
-	         "--lockmgr-us %.1f --contend-us %.0f --wal-flush-ms %.3f --wal-cpu-ms %.3f "
-	         "--wal-order %s",
+	         "--lockmgr-us %.1f --herd-bias %.2f --contend-us %.0f --wal-flush-ms %.3f "
+	         "--wal-cpu-ms %.3f --wal-order %s",
 	         sim_handoff_name(c->handoff), c->wake_us, c->wake_lat_us, c->lockmgr_us,
+	         c->herd_bias,
 	         c->contend_us,
 	         c->wal_flush_ms, c->wal_cpu_ms, sim_wal_order_name(c->wal_order));
 }

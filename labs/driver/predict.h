@@ -61,6 +61,8 @@ struct drv_inputs {
 	double wake_us;            /* herd: server CPU per waiter woken */
 	double wake_lat_us;        /* herd: this machine's wake across cores
 	                              (server.h: drv_probe_wake_lat) */
+	double herd_bias;          /* herd: how the draw favours the waiters
+	                              who queued last (engine/sim.h) */
 	double lockmgr_us;         /* herd: what each co-woken waiter adds to
 	                              a hand-off (server.h: drv_probe_burst,
 	                              beside the engine's own burst) */

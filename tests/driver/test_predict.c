@@ -202,6 +202,7 @@ static void drv_predict__herd_and_shared_log_from_the_server_parts(void **state)
 	in.wake_us = 30;
 	in.wake_lat_us = 20;
 	in.lockmgr_us = 2.5;
+	in.herd_bias = 1.3;
 	in.wal_flush_ms = 1.5;
 	assert_int_equal(drv_predict(&in, &p, "test"), 0);
 	assert_float_equal(p.config.hold_ms, 0.5, 1e-9);
@@ -216,7 +217,8 @@ static void drv_predict__herd_and_shared_log_from_the_server_parts(void **state)
 	drv_sim_args(&p, args, sizeof args);
 	assert_non_null(strstr(args, "--hold-ms 0.500 "));
 	assert_non_null(strstr(args, "--handoff herd --wake-us 30 --wake-lat-us 20 "
-	                              "--lockmgr-us 2.5 --contend-us 40 --wal-flush-ms 1.500 "
+	                              "--lockmgr-us 2.5 --herd-bias 1.30 --contend-us 40 "
+	                              "--wal-flush-ms 1.500 "
 	                              "--wal-cpu-ms 0.000"));
 	assert_null(strstr(args, "--clients"));
 }

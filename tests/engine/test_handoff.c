@@ -17,6 +17,12 @@
  *                beside the hold: two callers on one row and one core
  *                (a hold all CPU, H) commit every H + C; on two cores
  *                every H, and the count is one a commit either way.
+ *                With --herd-bias B the draw takes the waiter at
+ *                fraction x of the queue with density B e^(B x) /
+ *                (e^B - 1): position j of w or later wins with
+ *                probability (e^B - e^(B j / w)) / (e^B - 1); the mean
+ *                wait stays the same (Little: N / X in a closed loop),
+ *                the tail grows.
  *   wal-1.x      one hot row gets a flush per commit; N callers on many
  *                rows whose hold is shorter than a flush split into two
  *                halves that take turns: N / 2 commits a flush, N / (2 F)
@@ -47,6 +53,7 @@
 #include <cmocka.h>
 
 #include "engine/sim.h"
+#include "engine/sim_impl.h"
 #include "tests/engine/simtest.h"
 
 static void assert_near(double got, double want, double rel)
@@ -238,6 +245,68 @@ static void herd__a_burst_drains_later_by_the_closed_form(void **state)
 		assert_near(o.latency_ms.mean - base.latency_ms.mean, 0.003 * m * (m - 1) / 3,
 		            0.001);
 	}
+}
+
+/* handoff-1.8: the biased draw against its distribution function, at
+ * every position of queues of 1, 2, 3, 15 and 1,024 waiters: u on a
+ * grid of 2^18 points stands in for the uniform draw, so the fraction
+ * that lands at j or later is the closed form to within a grid step at
+ * each of the w - 1 cuts (and the last cut, u near 1, stays in range). */
+static void herd__biased_draw_by_its_closed_form(void **state)
+{
+	static const size_t ws[] = { 1, 2, 3, 15, 1024 };
+	static const double bs[] = { 0, 0.5, 1.3, 5 };
+	enum { GRID = 1 << 18 };
+
+	(void)state;
+	for (size_t a = 0; a < sizeof ws / sizeof ws[0]; a++) {
+		size_t w = ws[a];
+		for (size_t b = 0; b < sizeof bs / sizeof bs[0]; b++) {
+			double bias = bs[b];
+			static unsigned at[1024];
+			memset(at, 0, sizeof at);
+			for (unsigned i = 0; i < GRID; i++) {
+				size_t k = sim_herd_pick((i + 0.5) / GRID, w, bias);
+				assert_true(k < w);
+				at[k]++;
+			}
+			assert_true(sim_herd_pick(0.9999999999999999, w, bias) == w - 1);
+			assert_true(sim_herd_pick(0, w, bias) == 0);
+			double tail = 0;
+			for (size_t j = w; j-- > 1;) {
+				tail += at[j];
+				double want = bias > 0 ? (exp(bias) - exp(bias * (double)j / (double)w)) /
+				                         expm1(bias)
+				                       : 1 - (double)j / (double)w;
+				if (fabs(tail / GRID - want) > 2.0 / GRID + 1e-9)
+					fail_msg("w %zu bias %g: position %zu or later %.6f, want %.6f", w,
+					         bias, j, tail / GRID, want);
+			}
+		}
+	}
+}
+
+/* handoff-1.9: 16 callers on one row, nothing outside it: whoever wins,
+ * a commit every hold (X = 1 / H) and a mean latency of N / X; favouring
+ * the newest waiters leaves the older ones waiting longer: the p99 grows
+ * while the p50 falls. */
+static void herd__bias_keeps_the_mean_lengthens_the_tail(void **state)
+{
+	struct sim_config c;
+	struct sim_summary plain, biased;
+
+	(void)state;
+	herd_closed(&c, 16);
+	c.wake_us = 0;
+	simtest_run(&c, &plain);
+	c.herd_bias = 1.3;
+	simtest_run(&c, &biased);
+	assert_near(biased.throughput_per_s, 5000, 0.01);
+	assert_near(plain.throughput_per_s, 5000, 0.01);
+	assert_near(biased.latency_ms.mean, 16 * 0.2, 0.01);
+	assert_near(plain.latency_ms.mean, 16 * 0.2, 0.01);
+	assert_true(biased.latency_ms.p99 > 1.4 * plain.latency_ms.p99);
+	assert_true(biased.latency_ms.p50 < plain.latency_ms.p50);
 }
 
 /* handoff-1.7: going to sleep on a locked row. Two callers, one row,
@@ -692,6 +761,8 @@ int main(void)
 		cmocka_unit_test(herd__the_winner_reaches_a_core_late),
 		cmocka_unit_test(herd__the_winner_waits_for_the_co_woken),
 		cmocka_unit_test(herd__a_burst_drains_later_by_the_closed_form),
+		cmocka_unit_test(herd__biased_draw_by_its_closed_form),
+		cmocka_unit_test(herd__bias_keeps_the_mean_lengthens_the_tail),
 		cmocka_unit_test(contend__a_waiter_goes_to_sleep_beside_the_hold),
 		cmocka_unit_test(wal__one_row_one_flush_per_commit),
 		cmocka_unit_test(wal__group_commit_halves_take_turns),
