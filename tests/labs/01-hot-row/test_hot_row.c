@@ -923,6 +923,104 @@ static void like_post__every_step_can_fail(void **state)
 	}
 }
 
+/* ---- after its own COMMIT failed, another tap of the same user ---- */
+
+struct tap {
+	struct kit_db *other;          /* the second connection, user 7's other tap */
+	int commit_at;                 /* the like's statement that is its COMMIT */
+	int seen;                      /* statements the like has started */
+	int other_rc;                  /* what the other tap returned */
+	bool other_ran;
+};
+
+static void tap_count(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct tap *tp = arg;
+
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	tp->seen++;
+	if (tp->commit_at == 0 && sql && strncasecmp(sql, "COMMIT", 6) == 0)
+		tp->commit_at = tp->seen;
+}
+
+/* Once the like's COMMIT has failed (it holds no lock then: a refused
+ * COMMIT has ended the transaction, a lost answer came after it
+ * committed), the other tap runs whole before the like's next statement. */
+static void tap_after_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct tap *tp = arg;
+
+	(void)sql, (void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (++tp->seen > tp->commit_at && !tp->other_ran) {
+		tp->other_ran = true;
+		tp->other_rc = like_post(tp->other, 1, 7, NULL);
+	}
+}
+
+/* User 7 likes post 1, and that like's COMMIT is refused (with an error,
+ * as busy) or runs with its answer lost; before the like runs anything
+ * more, user 7's second tap likes post 1 on another connection. Then
+ * exactly one like row, the counter at 1, and at most one of the two
+ * calls answered 0: 0 says "this call's like is written", and one row
+ * cannot be two calls' likes. A like that, after its own COMMIT failed,
+ * looks the (post, user) row up and answers 0 when it is there (or
+ * tries again and takes HOT_ROW_DUPLICATE for "my first COMMIT went
+ * through after all") claims the other tap's like as its own whenever
+ * its COMMIT did not run. */
+static void like_post__other_tap_after_a_failed_commit(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_db *other = labtest_connect(t);
+	make_post(t);
+
+	/* Where is the like's COMMIT? A like that runs none fails elsewhere. */
+	struct tap tp = { .other = other };
+	kit_db_set_hook(db, tap_count, &tp);
+	int rc = like_post(db, 1, 8, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && tp.commit_at > 0, "commit-result", "a like of post 1 by user 8 "
+	          "returned %d after %d statements, %s", rc, tp.seen, tp.commit_at > 0
+	          ? "not 0" : "none of them a COMMIT (kit_db_commit)");
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+		labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+		tp = (struct tap){ .other = other, .commit_at = tp.commit_at };
+		kit_db_set_hook(db, tap_after_commit, &tp);
+		lt_step_arm(how, tp.commit_at);
+		rc = like_post(db, 1, 7, NULL);
+		bool failed = lt_step_disarm();
+		kit_db_set_hook(db, NULL, NULL);
+		if (!tp.other_ran) {
+			tp.other_ran = true;
+			tp.other_rc = like_post(other, 1, 7, NULL);
+		}
+		int64_t rows = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 7");
+		int64_t likes = counter(t);
+		int zeros = (rc == 0) + (tp.other_rc == 0);
+		lt_expect(failed, "commit-result", "the like's COMMIT (statement %d of a like, as a "
+		          "like of user 8 showed) was not reached by a like of user 7: it returned %d",
+		          tp.commit_at, rc);
+		lt_expect(rows == 1 && likes == 1 && zeros <= 1 &&
+		          (lt_step_refused(how) ? rc != 0 && tp.other_rc == 0 : true), "commit-result",
+		          "user 7's like of post 1 had its COMMIT %s, and user 7's other tap liked post 1 "
+		          "on another connection before that like's next statement: the like returned "
+		          "%d, the other tap %d, %lld like row(s), posts.likes %lld (expected one row, the "
+		          "counter at 1, and 0 from at most one of them%s)%s", lt_step_what(how), rc,
+		          tp.other_rc, (long long)rows, (long long)likes,
+		          lt_step_refused(how) ? ": the refused like is not there, the other tap's is" : "",
+		          zeros > rows ? ": two calls said 0 for one like; after its own COMMIT failed, "
+		          "the like took the row it found (the other tap's) for its own, by looking it "
+		          "up or by trying again and taking HOT_ROW_DUPLICATE as \"my first COMMIT went "
+		          "through\". Return the COMMIT's error" : "");
+	}
+	kit_db_close(other);
+}
+
 /* The app's check is asked about the like's own post and user, all 64
  * bits of them: ids kept in an int on their way to the check name another
  * post and user past 2^31. */
@@ -1480,6 +1578,7 @@ int main(void)
 		LABTEST_ALL(like_post__two_posts_interleaved),
 		LABTEST_BOTH(like_post__two_users_at_once),
 		LABTEST_BOTH(like_post__every_step_can_fail),
+		LABTEST_ALL(like_post__other_tap_after_a_failed_commit),
 		LABTEST_BOTH(like_post__ids_past_2_31),
 		LABTEST_BOTH(like_post__ids_at_the_ends_of_int64),
 		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
