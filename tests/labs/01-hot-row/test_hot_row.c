@@ -923,6 +923,37 @@ static void like_post__every_step_can_fail(void **state)
 	}
 }
 
+/* A post whose counter already stands at INT64_MAX is there all the same:
+ * a like of it is never HOT_ROW_NO_POST. PostgreSQL and MariaDB refuse
+ * the sum (bigint out of range: an error, nothing written); SQLite turns
+ * it into a REAL and the like counts. An UPDATE that adds 1 only "while
+ * likes < INT64_MAX", or any other condition in its WHERE besides the
+ * id, changes no row for a post that is there, and a change count of 0
+ * then names a missing post. */
+static void like_post__full_counter_is_no_missing_post(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, HOT_ROW_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id, likes) VALUES (1, 9223372036854775807)");
+
+	int rc = like_post(db, 1, 7, NULL);
+	int64_t rows = labtest_int(t, "SELECT count(*) FROM likes");
+	lt_expect(rc != HOT_ROW_NO_POST && rc != HOT_ROW_DUPLICATE && (rc == 0) == (rows == 1) &&
+	          (t->engine == KIT_DB_SQLITE || (rc < 0 && rows == 0)), "no-post",
+	          "a like of post 1, whose counter stands at INT64_MAX, returned %d (%s) and left %lld "
+	          "like row(s); expected %s%s", rc, rc == 0 ? "no error" : rc == HOT_ROW_NO_POST ? "HOT_ROW_NO_POST" : labtest_why(db),
+	          (long long)rows,
+	          t->engine == KIT_DB_SQLITE ? "0 and one row (SQLite makes the sum a REAL), or an "
+	          "error and none" : "the database's error (bigint out of range) and no row",
+	          rc == HOT_ROW_NO_POST ? ": the post is there; does the UPDATE's WHERE say more than "
+	          "id = $1 (likes < INT64_MAX, \"never overflow\")? Then 0 rows changed no longer "
+	          "means no such post" : "");
+	if (t->engine != KIT_DB_SQLITE)
+		lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), INT64_MAX,
+		              "posts.likes of post 1 after the refused like");
+}
+
 /* ---- after its own COMMIT failed, another tap of the same user ---- */
 
 struct tap {
@@ -1007,13 +1038,14 @@ static void like_post__other_tap_after_a_failed_commit(void **state)
 		          tp.commit_at, rc);
 		lt_expect(rows == 1 && likes == 1 && zeros <= 1 &&
 		          (lt_step_refused(how) ? rc != 0 && tp.other_rc == 0 : true), "commit-result",
-		          "user 7's like of post 1 had its COMMIT %s, and user 7's other tap liked post 1 "
-		          "on another connection before that like's next statement: the like returned "
+		          "user 7's like of post 1: its COMMIT %s, and user 7's other tap liked post 1 "
+		          "on another connection before that like's next statement; the like returned "
 		          "%d, the other tap %d, %lld like row(s), posts.likes %lld (expected one row, the "
 		          "counter at 1, and 0 from at most one of them%s)%s", lt_step_what(how), rc,
 		          tp.other_rc, (long long)rows, (long long)likes,
 		          lt_step_refused(how) ? ": the refused like is not there, the other tap's is" : "",
-		          zeros > rows ? ": two calls said 0 for one like; after its own COMMIT failed, "
+		          likes != rows ? ": the counter and the like rows disagree (was the other tap's "
+		          "duplicate counted?)" : zeros > rows ? ": two calls said 0 for one like; after its own COMMIT failed, "
 		          "the like took the row it found (the other tap's) for its own, by looking it "
 		          "up or by trying again and taking HOT_ROW_DUPLICATE as \"my first COMMIT went "
 		          "through\". Return the COMMIT's error" : "");
@@ -1581,6 +1613,7 @@ int main(void)
 		LABTEST_ALL(like_post__other_tap_after_a_failed_commit),
 		LABTEST_BOTH(like_post__ids_past_2_31),
 		LABTEST_BOTH(like_post__ids_at_the_ends_of_int64),
+		LABTEST_ALL(like_post__full_counter_is_no_missing_post),
 		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
 		LABTEST_BOTH(like_post__app_without_check_lets_through),
 		LABTEST_ALL(like_post__leaves_the_session_as_it_found_it),
