@@ -818,9 +818,11 @@ static int64_t insert_rank(struct labtest *t, int64_t video)
 }
 
 /* §4: "Sort the totals by video_id". One batch (offsets 8..16) of views
- * of seven videos, first seen in the order 5, 16, 2^32 + 1, 7, INT64_MAX,
- * 2^31 + 2, -3 (ids an int cuts; INT64_MAX, 19 digits, that a short
- * buffer cuts and that a comparator taking x - y overflows against -3;
+ * of eight videos, first seen in the order 5, 16, 2^32 + 1, 7, INT64_MAX,
+ * 2^31 + 2, -3, INT64_MAX - 1 (ids an int cuts; INT64_MAX, 19 digits, that
+ * a short buffer cuts and that a comparator taking x - y overflows against
+ * -3; INT64_MAX - 1, which a comparator through a double finds equal to
+ * INT64_MAX, both being 2^63 there, and so leaves after it;
  * 16 is also the batch's last offset, which a search that starts before
  * totals[0] reads as an id): every total exact, and the upsert brings
  * their rows in ascending id order, which the fresh table keeps as its
@@ -833,11 +835,12 @@ static void fence_handle__totals_in_video_id_order(void **state)
 	if (t->engine == KIT_DB_MYSQL)   /* InnoDB stores rows in key order: no insertion order to read */
 		lt_skip("the insertion order of rows is not visible on MariaDB");
 	prepare(t);
-	enum { EVENTS = 9, VIDEOS = 7 };
+	enum { EVENTS = 9, VIDEOS = 8 };
 	const int64_t ids[EVENTS] = { 5, 16, LT_PAST_UINT32, 7, INT64_MAX, LT_PAST_INT32 + 2, -3, 5,
-	                              LT_PAST_UINT32 };
-	const int64_t sorted[VIDEOS] = { -3, 5, 7, 16, LT_PAST_INT32 + 2, LT_PAST_UINT32, INT64_MAX };
-	const int64_t views[VIDEOS] = { 1, 2, 1, 1, 1, 2, 1 };
+	                              INT64_MAX - 1 };
+	const int64_t sorted[VIDEOS] = { -3, 5, 7, 16, LT_PAST_INT32 + 2, LT_PAST_UINT32,
+	                                 INT64_MAX - 1, INT64_MAX };
+	const int64_t views[VIDEOS] = { 1, 2, 1, 1, 1, 1, 1, 1 };
 	static unsigned char raw[1 + EVENTS * sizeof(struct fence_event)];
 	struct kit_log_record recs[EVENTS];
 	for (int i = 0; i < EVENTS; i++) {
@@ -867,14 +870,15 @@ static void fence_handle__totals_in_video_id_order(void **state)
 		          "into a buffer too short for 19 digits?)",
 		          (long long)sorted[i], (long long)views_of_id(t, sorted[i]), (long long)views[i]);
 		lt_expect(insert_rank(t, sorted[i]) == i, "sorted", "the upsert wrote video %lld's row "
-		          "as number %lld of 7, expected number %d: the totals must reach it in ascending "
-		          "video_id (-3, 5, 7, 16, 2^31 + 2, 2^32 + 1, INT64_MAX; §4), compared as 64-bit "
-		          "ids with < and > (x - y overflows when the ids are far apart)",
+		          "as number %lld of 8, expected number %d: the totals must reach it in ascending "
+		          "video_id (-3, 5, 7, 16, 2^31 + 2, 2^32 + 1, INT64_MAX - 1, INT64_MAX; §4), "
+		          "compared as 64-bit ids with < and > (x - y overflows when the ids are far "
+		          "apart; a double has 53 bits and finds INT64_MAX - 1 equal to INT64_MAX)",
 		          (long long)sorted[i], (long long)insert_rank(t, sorted[i]) + 1, i + 1);
 	}
 
 	/* The smallest batch that has an order: two videos, 9 seen before 3
-	 * (partition 2, offsets 0..2). Their rows come after the seven. */
+	 * (partition 2, offsets 0..2). Their rows come after the eight. */
 	const int64_t two[3] = { 9, 3, 9 };
 	struct kit_log_record recs2[3];
 	for (int i = 0; i < 3; i++) {
@@ -889,7 +893,7 @@ static void fence_handle__totals_in_video_id_order(void **state)
 	          (long long)views_of_id(t, 3), (long long)views_of_id(t, 9));
 	lt_expect(insert_rank(t, 3) == VIDEOS && insert_rank(t, 9) == VIDEOS + 1, "sorted",
 	          "a batch of two videos, 9 seen before 3: the upsert wrote video 3's row as number "
-	          "%lld and video 9's as number %lld of 9, expected 8 and 9 (ascending video_id). Are "
+	          "%lld and video 9's as number %lld of 10, expected 9 and 10 (ascending video_id). Are "
 	          "the totals sorted only when there are more than two? Two rows are locked in an "
 	          "order too, and two batches that take 3 and 9 in opposite orders wait for each "
 	          "other: sort every batch", (long long)insert_rank(t, 3) + 1,
@@ -1057,6 +1061,53 @@ static void fence_handle__threads_keep_their_own_batches(void **state)
 	}
 	lt_gate_close(g);
 	lt_expect(rounds > 0, NULL, "consumer 0's fence_handle never reached a statement");
+}
+
+/* Two consumers of one process are assigned partitions at the same
+ * moment (a rebalance hands out every partition at once), each on its own
+ * connection: consumer 0 asks where partition 0 resumes (41 applied: 42)
+ * and is held by the gate before each of its statements in turn while
+ * consumer 1 asks about partition 1 (99 applied: 100) whole. Each must
+ * get its own partition's position. A partition number formatted into a
+ * static buffer ("a few bytes, and assignments are rare") is overwritten
+ * by the other consumer in between, and the first then reads the other
+ * partition's offset and seeks there. */
+struct two_positions {
+	int64_t next[2];
+};
+
+static int position_own_part(void *arg, int who, struct kit_db *db)
+{
+	struct two_positions *p = arg;
+	return fence_position(db, who, &p->next[who]);
+}
+
+static void fence_position__threads_keep_their_own_partitions(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	labtest_exec(t, "UPDATE log_progress SET last_offset = 41 WHERE part = 0");
+	labtest_exec(t, "UPDATE log_progress SET last_offset = 99 WHERE part = 1");
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int rounds = 0;
+	for (int k = 1; k <= 6; k++) {
+		struct two_positions p = { { -7, -7 } };
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, position_own_part, &p);
+		if (!lt_gate_held(g, 0))
+			break;
+		rounds++;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		lt_expect(a == 0 && b == 0 && p.next[0] == 42 && p.next[1] == 100, "own-batch",
+		          "consumer 0 asked for partition 0's position (41 applied) and was held before "
+		          "its statement %d while consumer 1 asked for partition 1's (99 applied) on "
+		          "another connection: fence_position returned %d and %d, positions %lld and "
+		          "%lld (expected 0 and 0, 42 and 100)%s", k, a, b, (long long)p.next[0],
+		          (long long)p.next[1], p.next[0] == p.next[1] ? ": one consumer read the other partition"
+		          "'s offset; is the partition's text kept in a static buffer that every thread "
+		          "shares? Keep it on the call's stack" : "");
+	}
+	lt_gate_close(g);
+	lt_expect(rounds > 0, "seek-from-db", "fence_position of partition 0 ran no statement");
 }
 
 /* Offsets past 2^31 and 2^32 (a long-lived log): the position is the
@@ -1459,6 +1510,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_handle__refuses_a_batch_it_cannot_hold),
 		LABTEST_ALL(fence_handle__threads_keep_their_own_batches),
 		LABTEST_ALL(fence_position__offsets_past_2_31),
+		LABTEST_ALL(fence_position__threads_keep_their_own_partitions),
 		LABTEST_ALL(fence_apply__every_allocation_can_fail),
 		LABTEST_ALL(fence_handle__every_allocation_can_fail),
 		LABTEST_ALL(fence_handle__nothing_left_allocated),
