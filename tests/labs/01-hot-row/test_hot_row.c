@@ -292,10 +292,22 @@ static void like_post__unknown_post_changes_nothing(void **state)
 	struct kit_db *db = labtest_db(t);
 	make_post(t);
 
-	lt_expect_int_hint(like_post(db, 999, 1, NULL), HOT_ROW_NO_POST,
+	struct app a = { 0 };
+	struct hot_row_app app = { check, &a };
+	lt_expect_int_hint(like_post(db, 999, 1, &app), HOT_ROW_NO_POST,
 	                   "like of post 999, which does not exist (HOT_ROW_NO_POST)", "no-post");
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes"), 0,
 	                   "rows in likes after liking a missing post", "no-post");
+	lt_expect(atomic_load(&a.calls) == 1, "app-check", "a like of post 999, which does not "
+	          "exist, called the app's check %d times: it is called exactly once per like, "
+	          "before anything else, a like of a missing post too (is the post looked up "
+	          "first, to spare the check?)", atomic_load(&a.calls));
+	a.answer = 1;
+	int no = like_post(db, 998, 1, &app);
+	lt_expect(no == HOT_ROW_REFUSED, "app-check", "a like of post 998, which does not exist, "
+	          "that the app's check refuses: expected HOT_ROW_REFUSED (%d), got %d; the check "
+	          "comes first, and its no is the answer whatever the database holds",
+	          HOT_ROW_REFUSED, no);
 	lt_expect_int_hint(like_post(db, 1, 1, NULL), 0,
 	                   "a like of post 1 on the same connection, afterwards", "rollback");
 
