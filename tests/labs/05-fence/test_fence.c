@@ -753,6 +753,35 @@ static int64_t views_of_id(struct labtest *t, int64_t video)
  * and the same batch delivered again then counts exactly once (applied
  * now, or found applied when it was the COMMIT's answer that was lost),
  * on the same connection: no transaction is left open behind the error. */
+/* Writes fence_apply sends while its connection has no transaction open:
+ * the kit's TX_BEGIN opens one, TX_COMMIT and TX_ROLLBACK end it (also
+ * the ROLLBACK the connection makes itself when a statement's answer is
+ * lost). */
+struct tx_watch {
+	bool open;
+	int outside;                  /* INSERT/UPDATE/DELETE sent with none open */
+	char first[48];               /* the first of them */
+};
+
+static void tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct tx_watch *w = arg;
+
+	(void)t_ns;
+	if (ev == KIT_DB_TX_BEGIN)
+		w->open = true;
+	else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK)
+		w->open = false;
+	else if (ev == KIT_DB_STMT_START && !w->open && sql) {
+		const char *s = sql + strspn(sql, " \t\r\n(");
+		if (strncasecmp(s, "INSERT", 6) == 0 || strncasecmp(s, "UPDATE", 6) == 0 ||
+		    strncasecmp(s, "DELETE", 6) == 0) {
+			if (w->outside++ == 0)
+				snprintf(w->first, sizeof w->first, "%s", s);
+		}
+	}
+}
+
 static void fence_apply__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -764,12 +793,23 @@ static void fence_apply__every_step_can_fail(void **state)
 			labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
 			labtest_exec(t, "INSERT INTO video_views (video_id, views) VALUES (1, 100)");
 			struct fence_batch b = *batch(2, 0, 9, 3, 4);
+			struct tx_watch w = { 0 };
+			kit_db_set_hook(db, tx_watch_hook, &w);
 			lt_step_arm(how, k);
 			int rc = fence_apply(db, &b);
-			if (!lt_step_disarm()) {
+			bool reached = lt_step_disarm();
+			kit_db_set_hook(db, NULL, NULL);
+			if (!reached) {
 				lt_expect_int_hint(rc, 1, "fence_apply's result with nothing failing", "fence");
 				break;
 			}
+			lt_expect(w.outside == 0, "one-transaction", "statement %d of fence_apply %s: it "
+			          "then sent %d write(s) with no transaction open, the first \"%s...\" "
+			          "(returned %d): a statement whose answer was lost, or a refused COMMIT, "
+			          "has ended the transaction (the connection rolled it back), so a "
+			          "statement sent again after it commits on its own, the fence apart from "
+			          "the totals. Return the error, or start over from BEGIN", k,
+			          lt_step_what(how), w.outside, w.first, rc);
 			/* 1 is true when the batch is in, once: a COMMIT whose answer was
 			 * lost did commit, and a call that read back finds it so; a call
 			 * that tried again after a refusal (which rolled back) applied it
