@@ -292,10 +292,22 @@ static void like_post__unknown_post_changes_nothing(void **state)
 	struct kit_db *db = labtest_db(t);
 	make_post(t);
 
-	lt_expect_int_hint(like_post(db, 999, 1, NULL), HOT_ROW_NO_POST,
+	struct app a = { 0 };
+	struct hot_row_app app = { check, &a };
+	lt_expect_int_hint(like_post(db, 999, 1, &app), HOT_ROW_NO_POST,
 	                   "like of post 999, which does not exist (HOT_ROW_NO_POST)", "no-post");
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes"), 0,
 	                   "rows in likes after liking a missing post", "no-post");
+	lt_expect(atomic_load(&a.calls) == 1, "app-check", "a like of post 999, which does not "
+	          "exist, called the app's check %d times: it is called exactly once per like, "
+	          "before anything else, a like of a missing post too (is the post looked up "
+	          "first, to spare the check?)", atomic_load(&a.calls));
+	a.answer = 1;
+	int no = like_post(db, 998, 1, &app);
+	lt_expect(no == HOT_ROW_REFUSED, "app-check", "a like of post 998, which does not exist, "
+	          "that the app's check refuses: expected HOT_ROW_REFUSED (%d), got %d; the check "
+	          "comes first, and its no is the answer whatever the database holds",
+	          HOT_ROW_REFUSED, no);
 	lt_expect_int_hint(like_post(db, 1, 1, NULL), 0,
 	                   "a like of post 1 on the same connection, afterwards", "rollback");
 
@@ -858,6 +870,35 @@ static void like_post__post_gone_while_liking(void **state)
 	lt_gate_close(g);
 }
 
+/* Writes the like sends while its connection has no transaction open:
+ * the kit's TX_BEGIN opens one, TX_COMMIT and TX_ROLLBACK end it (a
+ * ROLLBACK the connection makes itself when a statement's answer is lost
+ * too). */
+struct tx_watch {
+	bool open;
+	int outside;                  /* INSERT/UPDATE/DELETE sent with none open */
+	char first[48];               /* the first of them */
+};
+
+static void tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct tx_watch *w = arg;
+
+	(void)t_ns;
+	if (ev == KIT_DB_TX_BEGIN)
+		w->open = true;
+	else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK)
+		w->open = false;
+	else if (ev == KIT_DB_STMT_START && !w->open && sql) {
+		const char *s = sql + strspn(sql, " \t\r\n(");
+		if (strncasecmp(s, "INSERT", 6) == 0 || strncasecmp(s, "UPDATE", 6) == 0 ||
+		    strncasecmp(s, "DELETE", 6) == 0) {
+			if (w->outside++ == 0)
+				snprintf(w->first, sizeof w->first, "%s", s);
+		}
+	}
+}
+
 /* The like fails at each of its statements in turn: refused before it
  * runs (with an error, or as busy: a lock wait that timed out), or run
  * with its answer lost. The like and the counter move together or not at
@@ -879,10 +920,21 @@ static void like_post__every_step_can_fail(void **state)
 		for (int k = 1; ; k++) {
 			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
 			atomic_store(&a.calls, 0);
+			struct tx_watch w = { 0 };
+			kit_db_set_hook(db, tx_watch_hook, &w);
 			lt_step_arm(how, k);
 			int rc = like_post(db, 1, 7, &app);
-			if (!lt_step_disarm())
+			bool reached = lt_step_disarm();
+			kit_db_set_hook(db, NULL, NULL);
+			if (!reached)
 				break;
+			lt_expect(w.outside == 0, "transaction", "statement %d of the like %s: the like "
+			          "then sent %d write(s) with no transaction open, the first \"%s...\" "
+			          "(returned %d): a statement whose answer was lost, or a refused COMMIT, "
+			          "has ended the transaction (the connection rolled it back), so a statement "
+			          "sent again after it runs on its own and commits at once, apart from the "
+			          "other write. Return the error, or start the like over from BEGIN", k,
+			          lt_step_what(how), w.outside, w.first, rc);
 			lt_expect(atomic_load(&a.calls) == 1, "app-check", "statement %d of the like %s: "
 			          "like_post() called the app's check %d times (returned %d); it is called "
 			          "exactly once per like, also when the like is tried again after a "
@@ -921,6 +973,136 @@ static void like_post__every_step_can_fail(void **state)
 			lt_expect_int(counter(t), 1, "posts.likes after the like was tried again");
 		}
 	}
+}
+
+/* A post whose counter already stands at INT64_MAX is there all the same:
+ * a like of it is never HOT_ROW_NO_POST. PostgreSQL and MariaDB refuse
+ * the sum (bigint out of range: an error, nothing written); SQLite turns
+ * it into a REAL and the like counts. An UPDATE that adds 1 only "while
+ * likes < INT64_MAX", or any other condition in its WHERE besides the
+ * id, changes no row for a post that is there, and a change count of 0
+ * then names a missing post. */
+static void like_post__full_counter_is_no_missing_post(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, HOT_ROW_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id, likes) VALUES (1, 9223372036854775807)");
+
+	int rc = like_post(db, 1, 7, NULL);
+	int64_t rows = labtest_int(t, "SELECT count(*) FROM likes");
+	lt_expect(rc != HOT_ROW_NO_POST && rc != HOT_ROW_DUPLICATE && (rc == 0) == (rows == 1) &&
+	          (t->engine == KIT_DB_SQLITE || (rc < 0 && rows == 0)), "no-post",
+	          "a like of post 1, whose counter stands at INT64_MAX, returned %d (%s) and left %lld "
+	          "like row(s); expected %s%s", rc, rc == 0 ? "no error" : rc == HOT_ROW_NO_POST ? "HOT_ROW_NO_POST" : labtest_why(db),
+	          (long long)rows,
+	          t->engine == KIT_DB_SQLITE ? "0 and one row (SQLite makes the sum a REAL), or an "
+	          "error and none" : "the database's error (bigint out of range) and no row",
+	          rc == HOT_ROW_NO_POST ? ": the post is there; does the UPDATE's WHERE say more than "
+	          "id = $1 (likes < INT64_MAX, \"never overflow\")? Then 0 rows changed no longer "
+	          "means no such post" : "");
+	if (t->engine != KIT_DB_SQLITE)
+		lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), INT64_MAX,
+		              "posts.likes of post 1 after the refused like");
+}
+
+/* ---- after its own COMMIT failed, another tap of the same user ---- */
+
+struct tap {
+	struct kit_db *other;          /* the second connection, user 7's other tap */
+	int commit_at;                 /* the like's statement that is its COMMIT */
+	int seen;                      /* statements the like has started */
+	int other_rc;                  /* what the other tap returned */
+	bool other_ran;
+};
+
+static void tap_count(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct tap *tp = arg;
+
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	tp->seen++;
+	if (tp->commit_at == 0 && sql && strncasecmp(sql, "COMMIT", 6) == 0)
+		tp->commit_at = tp->seen;
+}
+
+/* Once the like's COMMIT has failed (it holds no lock then: a refused
+ * COMMIT has ended the transaction, a lost answer came after it
+ * committed), the other tap runs whole before the like's next statement. */
+static void tap_after_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct tap *tp = arg;
+
+	(void)sql, (void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (++tp->seen > tp->commit_at && !tp->other_ran) {
+		tp->other_ran = true;
+		tp->other_rc = like_post(tp->other, 1, 7, NULL);
+	}
+}
+
+/* User 7 likes post 1, and that like's COMMIT is refused (with an error,
+ * as busy) or runs with its answer lost; before the like runs anything
+ * more, user 7's second tap likes post 1 on another connection. Then
+ * exactly one like row, the counter at 1, and at most one of the two
+ * calls answered 0: 0 says "this call's like is written", and one row
+ * cannot be two calls' likes. A like that, after its own COMMIT failed,
+ * looks the (post, user) row up and answers 0 when it is there (or
+ * tries again and takes HOT_ROW_DUPLICATE for "my first COMMIT went
+ * through after all") claims the other tap's like as its own whenever
+ * its COMMIT did not run. */
+static void like_post__other_tap_after_a_failed_commit(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_db *other = labtest_connect(t);
+	make_post(t);
+
+	/* Where is the like's COMMIT? A like that runs none fails elsewhere. */
+	struct tap tp = { .other = other };
+	kit_db_set_hook(db, tap_count, &tp);
+	int rc = like_post(db, 1, 8, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && tp.commit_at > 0, "commit-result", "a like of post 1 by user 8 "
+	          "returned %d after %d statements, %s", rc, tp.seen, tp.commit_at > 0
+	          ? "not 0" : "none of them a COMMIT (kit_db_commit)");
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+		labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+		tp = (struct tap){ .other = other, .commit_at = tp.commit_at };
+		kit_db_set_hook(db, tap_after_commit, &tp);
+		lt_step_arm(how, tp.commit_at);
+		rc = like_post(db, 1, 7, NULL);
+		bool failed = lt_step_disarm();
+		kit_db_set_hook(db, NULL, NULL);
+		if (!tp.other_ran) {
+			tp.other_ran = true;
+			tp.other_rc = like_post(other, 1, 7, NULL);
+		}
+		int64_t rows = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 7");
+		int64_t likes = counter(t);
+		int zeros = (rc == 0) + (tp.other_rc == 0);
+		lt_expect(failed, "commit-result", "the like's COMMIT (statement %d of a like, as a "
+		          "like of user 8 showed) was not reached by a like of user 7: it returned %d",
+		          tp.commit_at, rc);
+		lt_expect(rows == 1 && likes == 1 && zeros <= 1 &&
+		          (lt_step_refused(how) ? rc != 0 && tp.other_rc == 0 : true), "commit-result",
+		          "user 7's like of post 1: its COMMIT %s, and user 7's other tap liked post 1 "
+		          "on another connection before that like's next statement; the like returned "
+		          "%d, the other tap %d, %lld like row(s), posts.likes %lld (expected one row, the "
+		          "counter at 1, and 0 from at most one of them%s)%s", lt_step_what(how), rc,
+		          tp.other_rc, (long long)rows, (long long)likes,
+		          lt_step_refused(how) ? ": the refused like is not there, the other tap's is" : "",
+		          likes != rows ? ": the counter and the like rows disagree (was the other tap's "
+		          "duplicate counted?)" : zeros > rows ? ": two calls said 0 for one like; after its own COMMIT failed, "
+		          "the like took the row it found (the other tap's) for its own, by looking it "
+		          "up or by trying again and taking HOT_ROW_DUPLICATE as \"my first COMMIT went "
+		          "through\". Return the COMMIT's error" : "");
+	}
+	kit_db_close(other);
 }
 
 /* The app's check is asked about the like's own post and user, all 64
@@ -1480,8 +1662,10 @@ int main(void)
 		LABTEST_ALL(like_post__two_posts_interleaved),
 		LABTEST_BOTH(like_post__two_users_at_once),
 		LABTEST_BOTH(like_post__every_step_can_fail),
+		LABTEST_ALL(like_post__other_tap_after_a_failed_commit),
 		LABTEST_BOTH(like_post__ids_past_2_31),
 		LABTEST_BOTH(like_post__ids_at_the_ends_of_int64),
+		LABTEST_ALL(like_post__full_counter_is_no_missing_post),
 		LABTEST_BOTH(like_post__any_nonzero_answer_refuses),
 		LABTEST_BOTH(like_post__app_without_check_lets_through),
 		LABTEST_ALL(like_post__leaves_the_session_as_it_found_it),
