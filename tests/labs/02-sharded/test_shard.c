@@ -662,6 +662,97 @@ static void *beside_main(void *arg)
 	return NULL;
 }
 
+/* A like and a shrink wait for a row lock as long as their connection's
+ * lock timeout allows (shard.h; the kit's default: without end). One that
+ * sets a short timeout of its own for its transaction ("SET LOCAL
+ * lock_timeout", or MariaDB's "SET STATEMENT innodb_lock_wait_timeout
+ * ... FOR") leaves the session unchanged, yet gives up with KIT_DB_BUSY
+ * whenever a hot slot's lock is held a little longer, which is exactly
+ * when likes queue (README section 1). Another connection holds slot 9's
+ * row; once the server says the call waits behind it (pg_blocking_pids,
+ * INNODB_TRX), the holder keeps it 0.7 s more (1.5 s on MariaDB, whose
+ * shortest lock wait timeout is 1 s), then commits: the like,
+ * then a shrink to 4, must return 0. The hold only makes the wait longer:
+ * a slower machine cannot turn a right call into a wrong one. SQLite's
+ * waits are timed by the kit itself (kit/db.c): not run there. */
+#define HOLD_MS 700             /* PostgreSQL: lock_timeout is in ms */
+#define HOLD_MY_MS 1500         /* MariaDB: innodb_lock_wait_timeout, 1 s at least */
+
+static void staircase_rows(struct labtest *t);
+
+struct waiter {
+	struct kit_db *db;
+	int nslots;                    /* 0: a like on slot 9; else a shrink */
+	int rc;
+	char error[256];
+	atomic_bool done;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	uint32_t nine = 9;
+	w->rc = w->nslots ? shard_resize(w->db, POST, w->nslots)
+	                  : shard_increment(w->db, POST, counting, &nine);
+	if (w->rc != 0)
+		snprintf(w->error, sizeof w->error, "%s", labtest_why(w->db));
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+static void shard__waits_as_long_as_the_session_allows(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct kit_db *a = held[0] = labtest_connect(t);
+	struct kit_db *b = held[1] = labtest_connect(t);
+	int64_t pid = session_of(b);
+	char sql[200];
+	waiting_sql(sql, sizeof sql, db, pid);
+	staircase_rows(t);
+
+	for (int shrink = 0; shrink <= 1; shrink++) {
+		struct waiter w = { .db = b, .nslots = shrink ? 4 : 0 };
+		int64_t blocked = 0;
+		pthread_t tid;
+		lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+		lt_expect(kit_db_exec(a, "UPDATE like_slots SET n = n + 1 WHERE post_id = 42 AND slot = 9",
+		                      0, NULL) == 0, NULL, "UPDATE on a: %s", labtest_why(a));
+		if (pthread_create(&tid, NULL, waiter_main, &w) != 0) {
+			kit_db_rollback(a);
+			fail_msg("pthread_create failed");
+		}
+		/* MariaDB renews INNODB_TRX only when it was last read more than
+		 * 0.1 s ago: asked more often, it never shows the wait. */
+		int64_t poll_ns = kit_db_engine(db) == KIT_DB_MYSQL ? 120000000 : 2000000;
+		int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 500 : 20000;   /* 60 s, 40 s */
+		int hold_ms = kit_db_engine(db) == KIT_DB_MYSQL ? HOLD_MY_MS : HOLD_MS;
+		for (int i = 0; i < polls && blocked == 0 && !atomic_load(&w.done); i++) {
+			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+				break;
+			if (blocked == 0)
+				util_sleep_ns(poll_ns);
+		}
+		if (blocked)
+			util_sleep_ns(hold_ms * 1000000LL);
+		int committed = kit_db_commit(a);
+		pthread_join(tid, NULL);
+		lt_expect(committed == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+		lt_expect(blocked != 0, NULL, "%s never waited for slot 9's row, which another "
+		          "transaction held (it returned %d: %s)", shrink ? "the shrink to 4" : "the like",
+		          w.rc, w.rc ? w.error : "no error");
+		lt_expect(w.rc == 0, shrink ? "fold" : "upsert", "%s waited for slot 9's row, which "
+		          "another transaction held %d ms longer and then committed, and returned %d "
+		          "(%s): does it set a lock timeout of its own (SET LOCAL lock_timeout, SET "
+		          "STATEMENT innodb_lock_wait_timeout ... FOR)? shard.h: a call waits as long as "
+		          "its connection's lock timeout allows, and a hot slot's lock is held longer "
+		          "under load", shrink ? "a shrink to 4" : "a like on slot 9", hold_ms, w.rc,
+		          w.error);
+		lt_expect_int_hint(total(db, POST), shrink ? 139 : 138, shrink ? "count after the "
+		                   "shrink that waited" : "count after the like that waited", "upsert");
+	}
+}
+
 /* The shrink locks what it moves and nothing more (README §5: "the
  * design above needs no lock beyond the rows themselves"). A shrink of
  * post 42 to 4 slots is held before its COMMIT, after folding slot 5
@@ -1754,6 +1845,7 @@ int main(void)
 		BOTH(shard_resize__others_never_see_a_partial_shrink),
 		BOTH(shard_resize__exact_under_concurrent_increments),
 		SERVERS(shard_resize__folds_a_like_committed_during_the_shrink),
+		SERVERS(shard__waits_as_long_as_the_session_allows),
 		SERVERS(shard_resize__likes_beside_a_shrink_do_not_wait),
 		BOTH(shard_increment__values_and_ids_past_2_31),
 		BOTH(shard_increment__random_values_land_where_drawn),
