@@ -723,6 +723,24 @@ static void reconcile__counts_each_row(void **state)
 	labtest_exec(t, "INSERT INTO entries (transfer_id, account_id, sub, amount)"
 	                " VALUES (-1, 0, 0, -500)");
 
+	/* A row set to 0 behind the ledger's back is drifted like any other:
+	 * an audit that skips the rows at 0 ("an empty row has nothing to
+	 * explain") misses an account emptied with no entry. Seller 2 holds
+	 * 90 from its two sales. */
+	labtest_exec(t, "UPDATE accounts SET balance = 0 WHERE id = 2");
+	expect_audit(db, 0, 1, 0, -90, "after seller 2's row (90, from two sales) was set to 0 with "
+	             "no entry (a row at 0 must be audited too: its entries say 90)");
+	labtest_exec(t, "UPDATE accounts SET balance = 90 WHERE id = 2");
+
+	/* The entries of an opening whose transfers row is gone belong to no
+	 * transfer, like a sale's: an audit that trusts openings (transfer id
+	 * below 0, "written by money_open") misses them. */
+	labtest_exec(t, "DELETE FROM transfers WHERE id = -1");
+	expect_audit(db, 2, 0, 0, 0, "after the transfers row of account 1's opening (transfer -1) "
+	             "was deleted, its two entries left (entries of no transfer count whatever their "
+	             "transfer id: an opening is a transfer like a sale)");
+	labtest_exec(t, "INSERT INTO transfers (id, debit, credit, amount, fee) VALUES (-1, 0, 1, 500, 0)");
+
 	labtest_exec(t, "UPDATE accounts SET balance = balance + 3000000000 WHERE id = 2");
 	expect_audit(db, 0, 1, 0, 3000000000LL, "after 3,000,000,000 was added to a balance with "
 	             "no entry (is a figure read through an int?)");
@@ -767,6 +785,23 @@ static void transfer__no_sub_accounts_refused(void **state)
 		lt_expect_int_hint(rows_of(t, 7 + i), 0, "rows a refused sale wrote", "entries");
 	}
 	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after four refused sales", "entries");
+
+	/* The same struct, right for one sale and then made wrong: each call
+	 * checks the fees it is given (a check kept for the struct's address,
+	 * "the fee account does not change between sales", lets it through). */
+	struct money_fees fees = { FEE_ACCOUNT, 1 };
+	struct money_transfer ok = { 20, 1, 2, 100, 5 }, bad = { 21, 1, 2, 100, 5 };
+	lt_expect_int(money_transfer(db, &fees, &ok), 0, "a sale with a fee account of 1 sub-account");
+	for (int i = 1; i >= 0; i--) {     /* 65 first: 0 would divide by zero */
+		fees.subs = subs[i];
+		int rc = money_transfer(db, &fees, &bad);
+		lt_expect(rc == MONEY_INVALID, "entries", "the struct money_fees of an applied sale, its "
+		          "subs then set to %d: expected MONEY_INVALID (%d), got %d (is the check kept "
+		          "for the struct's address? every call checks what it is given)", subs[i],
+		          MONEY_INVALID, rc);
+		lt_expect_int_hint(rows_of(t, 21), 0, "rows a refused sale wrote", "entries");
+	}
+	lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after one sale of 100", "entries");
 }
 
 /* Buyer 1 opened with 500, seller 2 and account 3 with nothing, the fee
