@@ -908,6 +908,8 @@ int main(void)
 		BOTH(transfer__two_at_once_cannot_overdraw),
 		BOTH(transfer__same_id_in_flight),
 		BOTH(transfer__refused_while_the_buyer_is_paid),
+		BOTH(batch__debit_checked_where_it_is_taken),
+		BOTH(payout__waits_for_a_sale_crediting_its_sub),
 		BOTH(transfer__every_step_can_fail),
 		BOTH(transfer__fee_spread_over_subs),
 		BOTH(transfer__zero_fee_writes_no_fee_entry),
