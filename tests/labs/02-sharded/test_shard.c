@@ -547,6 +547,13 @@ static int64_t session_of(struct kit_db *db)
 	return id;
 }
 
+/* How often to ask: MariaDB renews INNODB_TRX only when it was last read
+ * more than 0.1 s ago, so asked every 2 ms it never shows a new wait. */
+static int64_t waiting_poll_ns(const struct kit_db *db)
+{
+	return kit_db_engine(db) == KIT_DB_MYSQL ? 120000000 : 2000000;
+}
+
 static void waiting_sql(char *sql, size_t len, const struct kit_db *db, int64_t id)
 {
 	if (kit_db_engine(db) == KIT_DB_MYSQL)
@@ -584,11 +591,12 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 	 * without touching it), then let a commit. */
 	char sql[160];
 	waiting_sql(sql, sizeof sql, db, pid);
-	for (int i = 0; i < 4000 && blocked == 0 && !atomic_load(&r.done); i++) {
+	int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 100 : 4000;     /* 12 s, 8 s */
+	for (int i = 0; i < polls && blocked == 0 && !atomic_load(&r.done); i++) {
 		if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
 			break;
 		if (blocked == 0)
-			util_sleep_ns(2000000);
+			util_sleep_ns(waiting_poll_ns(db));
 	}
 	int committed = kit_db_commit(a);
 	pthread_join(tid, NULL);
@@ -722,16 +730,13 @@ static void shard__waits_as_long_as_the_session_allows(void **state)
 			kit_db_rollback(a);
 			fail_msg("pthread_create failed");
 		}
-		/* MariaDB renews INNODB_TRX only when it was last read more than
-		 * 0.1 s ago: asked more often, it never shows the wait. */
-		int64_t poll_ns = kit_db_engine(db) == KIT_DB_MYSQL ? 120000000 : 2000000;
 		int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 500 : 20000;   /* 60 s, 40 s */
 		int hold_ms = kit_db_engine(db) == KIT_DB_MYSQL ? HOLD_MY_MS : HOLD_MS;
 		for (int i = 0; i < polls && blocked == 0 && !atomic_load(&w.done); i++) {
 			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
 				break;
 			if (blocked == 0)
-				util_sleep_ns(poll_ns);
+				util_sleep_ns(waiting_poll_ns(db));
 		}
 		if (blocked)
 			util_sleep_ns(hold_ms * 1000000LL);
@@ -799,7 +804,7 @@ static void shard_resize__likes_beside_a_shrink_do_not_wait(void **state)
 			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
 				break;
 			if (blocked == 0)
-				util_sleep_ns(2000000);
+				util_sleep_ns(waiting_poll_ns(db));
 		}
 		stage = atomic_load(&b.stage);
 	}
