@@ -24,6 +24,9 @@
  * allocated.
  * A connection is used by one thread at a time; different threads use
  * different connections and may call any of these at the same time.
+ * A call that meets a row lock waits as long as its connection's lock
+ * timeout allows (kit_db_set_lock_timeout; by default, without end): it
+ * sets no shorter timeout of its own, not even for its own transaction.
  */
 #ifndef HOTROW_LAB02_SHARD_H
 #define HOTROW_LAB02_SHARD_H

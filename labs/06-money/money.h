@@ -35,7 +35,9 @@
  * KIT_DB_ERR, nothing written. No call leaves a block allocated. A
  * connection is used by one thread at a time; many threads, each with its
  * own connection, may move money between the same accounts at the same
- * time.
+ * time. A call that meets a row lock waits as long as its connection's
+ * lock timeout allows (kit_db_set_lock_timeout; by default, without end):
+ * it sets no shorter timeout of its own, not even for its own transaction.
  */
 #ifndef HOTROW_LAB06_MONEY_H
 #define HOTROW_LAB06_MONEY_H

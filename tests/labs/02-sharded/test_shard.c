@@ -547,6 +547,13 @@ static int64_t session_of(struct kit_db *db)
 	return id;
 }
 
+/* How often to ask: MariaDB renews INNODB_TRX only when it was last read
+ * more than 0.1 s ago, so asked every 2 ms it never shows a new wait. */
+static int64_t waiting_poll_ns(const struct kit_db *db)
+{
+	return kit_db_engine(db) == KIT_DB_MYSQL ? 120000000 : 2000000;
+}
+
 static void waiting_sql(char *sql, size_t len, const struct kit_db *db, int64_t id)
 {
 	if (kit_db_engine(db) == KIT_DB_MYSQL)
@@ -584,11 +591,12 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 	 * without touching it), then let a commit. */
 	char sql[160];
 	waiting_sql(sql, sizeof sql, db, pid);
-	for (int i = 0; i < 4000 && blocked == 0 && !atomic_load(&r.done); i++) {
+	int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 100 : 4000;     /* 12 s, 8 s */
+	for (int i = 0; i < polls && blocked == 0 && !atomic_load(&r.done); i++) {
 		if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
 			break;
 		if (blocked == 0)
-			util_sleep_ns(2000000);
+			util_sleep_ns(waiting_poll_ns(db));
 	}
 	int committed = kit_db_commit(a);
 	pthread_join(tid, NULL);
@@ -662,6 +670,94 @@ static void *beside_main(void *arg)
 	return NULL;
 }
 
+/* A like and a shrink wait for a row lock as long as their connection's
+ * lock timeout allows (shard.h; the kit's default: without end). One that
+ * sets a short timeout of its own for its transaction ("SET LOCAL
+ * lock_timeout", or MariaDB's "SET STATEMENT innodb_lock_wait_timeout
+ * ... FOR") leaves the session unchanged, yet gives up with KIT_DB_BUSY
+ * whenever a hot slot's lock is held a little longer, which is exactly
+ * when likes queue (README section 1). Another connection holds slot 9's
+ * row; once the server says the call waits behind it (pg_blocking_pids,
+ * INNODB_TRX), the holder keeps it 0.7 s more (1.5 s on MariaDB, whose
+ * shortest lock wait timeout is 1 s), then commits: the like,
+ * then a shrink to 4, must return 0. The hold only makes the wait longer:
+ * a slower machine cannot turn a right call into a wrong one. SQLite's
+ * waits are timed by the kit itself (kit/db.c): not run there. */
+#define HOLD_MS 700             /* PostgreSQL: lock_timeout is in ms */
+#define HOLD_MY_MS 1500         /* MariaDB: innodb_lock_wait_timeout, 1 s at least */
+
+static void staircase_rows(struct labtest *t);
+
+struct waiter {
+	struct kit_db *db;
+	int nslots;                    /* 0: a like on slot 9; else a shrink */
+	int rc;
+	char error[256];
+	atomic_bool done;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	uint32_t nine = 9;
+	w->rc = w->nslots ? shard_resize(w->db, POST, w->nslots)
+	                  : shard_increment(w->db, POST, counting, &nine);
+	if (w->rc != 0)
+		snprintf(w->error, sizeof w->error, "%s", labtest_why(w->db));
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+static void shard__waits_as_long_as_the_session_allows(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct kit_db *a = held[0] = labtest_connect(t);
+	struct kit_db *b = held[1] = labtest_connect(t);
+	int64_t pid = session_of(b);
+	char sql[200];
+	waiting_sql(sql, sizeof sql, db, pid);
+	staircase_rows(t);
+
+	for (int shrink = 0; shrink <= 1; shrink++) {
+		struct waiter w = { .db = b, .nslots = shrink ? 4 : 0 };
+		int64_t blocked = 0;
+		pthread_t tid;
+		lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+		lt_expect(kit_db_exec(a, "UPDATE like_slots SET n = n + 1 WHERE post_id = 42 AND slot = 9",
+		                      0, NULL) == 0, NULL, "UPDATE on a: %s", labtest_why(a));
+		if (pthread_create(&tid, NULL, waiter_main, &w) != 0) {
+			kit_db_rollback(a);
+			fail_msg("pthread_create failed");
+		}
+		int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 500 : 20000;   /* 60 s, 40 s */
+		int hold_ms = kit_db_engine(db) == KIT_DB_MYSQL ? HOLD_MY_MS : HOLD_MS;
+		for (int i = 0; i < polls && blocked == 0 && !atomic_load(&w.done); i++) {
+			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+				break;
+			if (blocked == 0)
+				util_sleep_ns(waiting_poll_ns(db));
+		}
+		if (blocked)
+			util_sleep_ns(hold_ms * 1000000LL);
+		int committed = kit_db_commit(a);
+		pthread_join(tid, NULL);
+		lt_expect(committed == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+		lt_expect(blocked != 0, NULL, "%s never waited for slot 9's row, which another "
+		          "transaction held (it returned %d: %s)", shrink ? "the shrink to 4" : "the like",
+		          w.rc, w.rc ? w.error : "no error");
+		lt_expect(w.rc == 0, shrink ? "fold" : "upsert", "%s waited for slot 9's row, which "
+		          "another transaction held %d ms longer and then committed, and returned %d "
+		          "(%s): does it set a lock timeout of its own (SET LOCAL lock_timeout, SET "
+		          "STATEMENT innodb_lock_wait_timeout ... FOR)? shard.h: a call waits as long as "
+		          "its connection's lock timeout allows, and a hot slot's lock is held longer "
+		          "under load", shrink ? "a shrink to 4" : "a like on slot 9", hold_ms, w.rc,
+		          w.error);
+		lt_expect_int_hint(total(db, POST), shrink ? 139 : 138, shrink ? "count after the "
+		                   "shrink that waited" : "count after the like that waited", "upsert");
+	}
+}
+
 /* The shrink locks what it moves and nothing more (README §5: "the
  * design above needs no lock beyond the rows themselves"). A shrink of
  * post 42 to 4 slots is held before its COMMIT, after folding slot 5
@@ -708,7 +804,7 @@ static void shard_resize__likes_beside_a_shrink_do_not_wait(void **state)
 			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
 				break;
 			if (blocked == 0)
-				util_sleep_ns(2000000);
+				util_sleep_ns(waiting_poll_ns(db));
 		}
 		stage = atomic_load(&b.stage);
 	}
@@ -1145,14 +1241,15 @@ static void shard_read__failure_leaves_total_untouched(void **state)
 
 struct race {
 	int nslots[2];                 /* shrink targets, or 0 for an increment */
+	uint32_t value;                /* the increment's random value; 0 means 9 */
 };
 
 static int resize_or_like(void *arg, int who, struct kit_db *db)
 {
 	struct race *r = arg;
-	uint32_t nine = 9;
+	uint32_t value = r->value ? r->value : 9;
 	if (r->nslots[who] == 0)
-		return shard_increment(db, POST, counting, &nine);
+		return shard_increment(db, POST, counting, &value);
 	return shard_resize(db, POST, r->nslots[who]);
 }
 
@@ -1164,29 +1261,46 @@ static void shard_resize__a_like_at_every_statement_of_a_shrink(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	struct race r = { { 4, 0 } };
+	struct race r = { { 4, 0 }, 9 };
 	struct lt_gate *g = lt_gate_open(t, 2);
 
-	/* Twice: the like's slot 9 holds a row (the like waits for any lock
-	 * the shrink took on it), then has none (the like inserts a row no
-	 * lock covers: a shrink that locked the rows it read with SELECT ...
-	 * FOR UPDATE and deletes in a second statement deletes that one
-	 * uncounted). */
-	for (int gap = 0; gap <= 1; gap++) {
+	/* Three times: the like's slot 9 holds a row (the like waits for any
+	 * lock the shrink took on it), then has none (the like inserts a row
+	 * no lock covers: a shrink that locked the rows it read with SELECT
+	 * ... FOR UPDATE and deletes in a second statement deletes that one
+	 * uncounted); then the like's slot is 1, a slot the shrink folds
+	 * into, and it has no row (the like creates the fold's target row: a
+	 * fold that asks whether the row is there, with an UPDATE or a
+	 * SELECT, and then INSERTs it, fails on the like's new row; an
+	 * upsert adds to it). */
+	for (int gap = 0; gap <= 2; gap++) {
+		r.value = gap == 2 ? 1 : 9;
 		for (int k = 1; k <= 40; k++) {
 			staircase_rows(t);
 			if (gap)
-				labtest_exec(t, "DELETE FROM like_slots WHERE post_id = 42 AND slot = 9");
+				labtest_exec(t, gap == 1 ? "DELETE FROM like_slots WHERE post_id = 42 AND slot = 9"
+				                         : "DELETE FROM like_slots WHERE post_id = 42 AND slot = 1");
 			lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, resize_or_like, &r);
 			if (!lt_gate_held(g, 0))
 				break;
-			lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
-			          "a shrink and a like at its statement %d: they returned %d and %d (%s)",
-			          k, lt_gate_rc(g, 0), lt_gate_rc(g, 1), labtest_why(lt_gate_db(g, 0)));
-			lt_expect_int_hint(total(db, POST), gap ? 127 : 137, gap ? "count after a like "
-			                   "that made a new row (slot 9 had none) during a shrink: is it "
-			                   "deleted uncounted, by a DELETE after the statement that read "
-			                   "the rows to fold? Fold what the DELETE returns" :
+			if (gap == 2)
+				lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, "fold",
+				          "a shrink to 4, held before its statement %d while a like created the "
+				          "row of slot 1, a slot the shrink folds into (slot 1 had no row): they "
+				          "returned %d and %d (%s); a fold that asks whether the target row is "
+				          "there and then INSERTs it fails on the row the like made: add to the "
+				          "target with one upsert", k, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
+				          labtest_why(lt_gate_db(g, lt_gate_rc(g, 0) ? 0 : 1)));
+			else
+				lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
+				          "a shrink and a like at its statement %d: they returned %d and %d (%s)",
+				          k, lt_gate_rc(g, 0), lt_gate_rc(g, 1), labtest_why(lt_gate_db(g, 0)));
+			lt_expect_int_hint(total(db, POST), gap == 2 ? 135 : gap ? 127 : 137,
+			                   gap == 2 ? "count after a like that made the row of a fold's "
+			                   "target slot (slot 1 had none) during a shrink" : gap ? "count "
+			                   "after a like that made a new row (slot 9 had none) during a "
+			                   "shrink: is it deleted uncounted, by a DELETE after the statement "
+			                   "that read the rows to fold? Fold what the DELETE returns" :
 			                   "count after a like that landed during a shrink", "fold");
 		}
 	}
@@ -1200,7 +1314,7 @@ static void shard_resize__two_shrinks_at_once(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	struct race r = { { 4, 2 } };
+	struct race r = { { 4, 2 }, 9 };
 	struct lt_gate *g = lt_gate_open(t, 2);
 	int n = 0;
 
@@ -1317,7 +1431,7 @@ static void shard_increment__reads_n_in_the_statement_that_adds(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	struct race r = { { 0, 4 } };
+	struct race r = { { 0, 4 }, 9 };
 	struct lt_gate *g = lt_gate_open(t, 2);
 
 	for (int k = 1; k <= 10; k++) {
@@ -1736,6 +1850,7 @@ int main(void)
 		BOTH(shard_resize__others_never_see_a_partial_shrink),
 		BOTH(shard_resize__exact_under_concurrent_increments),
 		SERVERS(shard_resize__folds_a_like_committed_during_the_shrink),
+		SERVERS(shard__waits_as_long_as_the_session_allows),
 		SERVERS(shard_resize__likes_beside_a_shrink_do_not_wait),
 		BOTH(shard_increment__values_and_ids_past_2_31),
 		BOTH(shard_increment__random_values_land_where_drawn),

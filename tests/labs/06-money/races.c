@@ -239,6 +239,105 @@ void transfer__refused_while_the_buyer_is_paid(void **state)
 	lt_gate_close(g);
 }
 
+/* Connection 0: a batch of one sale, account 10k + 7 (holding 100) buys
+ * for 80; connection 1: the same buyer buys for 80 with money_transfer. */
+static int batch_or_sale(void *arg, int who, struct kit_db *db)
+{
+	int64_t buyer = 10 * (int64_t)*(int *)arg + 7;
+	struct money_transfer s = { 10 * buyer + 1 + who, buyer, 2, 80, 8 };
+	int result = 99;
+	if (who == 1)
+		return money_transfer(db, &one_sub, &s);
+	int rc = money_batch(db, &one_sub, &s, 1, &result);
+	return rc != 0 ? rc : result;
+}
+
+/* A batch's debit is checked in the statement that takes it, as a
+ * transfer's is (README §4): a buyer holding 100 buys for 80 in a batch
+ * while a sale of 80 by the same buyer runs whole before each statement
+ * of the batch in turn. One of them is paid, the other refused, 20 left.
+ * A batch that reads the balance with a SELECT and debits without a
+ * condition ("the batch is one transaction, so the read is safe": on
+ * SQLite, whose BEGIN IMMEDIATE locks the file, it is) pays both on
+ * PostgreSQL and MariaDB, and the buyer ends at -60. */
+void batch__debit_checked_where_it_is_taken(void **state)
+{
+	struct labtest *t = *state;
+	fresh_books(t, 0);
+	struct kit_db *db = labtest_db(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= SWEEP_MAX; k++) {
+		int64_t buyer = 10 * (int64_t)k + 7;
+		open_account(db, buyer, 1, 100);
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, batch_or_sale, &k);
+		if (!lt_gate_held(g, 0))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		lt_expect((a == 0 && b == MONEY_INSUFFICIENT) || (a == MONEY_INSUFFICIENT && b == 0),
+		          "conditional-debit", "account %lld, holding 100, buying for 80 in a batch (its "
+		          "result %d) while a sale of 80 by the same buyer ran whole before the batch's "
+		          "statement %d (it returned %d): expected one 0 and one MONEY_INSUFFICIENT "
+		          "(%d)%s", (long long)buyer, a, k, b, MONEY_INSUFFICIENT, a == 0 && b == 0 ?
+		          " (both paid: does the batch read the balance with a SELECT and debit "
+		          "without a condition? Check and take in one statement, as money_transfer "
+		          "does)" : "");
+		lt_expect_int_hint(balance(t, buyer), 20, "the buyer's balance after two purchases of "
+		                   "80 from 100, one in a batch", "conditional-debit");
+		const char *bad = books_fault(t);
+		lt_expect(bad == NULL, "conditional-debit", "after a batch and a sale by one buyer "
+		          "(statement %d): %s", k, bad);
+	}
+	lt_expect(k > 1, "conditional-debit", "a batch ran no statement: got %d", lt_gate_rc(g, 0));
+	lt_gate_close(g);
+}
+
+/* Connection 0: a sale with a fee of 5 to the fee account's one
+ * sub-account (id 2000 + k); connection 1: a payout of 60 from it to
+ * account 3 (id 3000 + k). */
+static int sale_or_payout(void *arg, int who, struct kit_db *db)
+{
+	int k = *(int *)arg;
+	if (who == 1)
+		return money_payout(db, &one_sub, 3000 + k, 3, 60);
+	struct money_transfer s = { 2000 + k, 1, 2, 50, 5 };
+	return money_transfer(db, &one_sub, &s);
+}
+
+/* A payout waits for a sub-account that a sale is crediting, as for any
+ * locked row: the fee account's one sub-account holds 100 while a sale
+ * that credits it a fee of 5 is held before each of its statements in
+ * turn, and a payout of 60 runs whole. Both are paid: the sub-account
+ * held 100 all along. A payout that skips the rows it finds locked
+ * (SELECT ... FOR UPDATE SKIP LOCKED, "never wait for a busy fee row")
+ * answers MONEY_INSUFFICIENT for a fee account that covers it. */
+void payout__waits_for_a_sale_crediting_its_sub(void **state)
+{
+	struct labtest *t = *state;
+	struct lt_gate *g = lt_gate_open(t, 2);
+	int k;
+	for (k = 1; k <= SWEEP_MAX; k++) {
+		fresh_books(t, 100);
+		lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, sale_or_payout, &k);
+		if (!lt_gate_held(g, 0))
+			break;
+		int a = lt_gate_rc(g, 0), b = lt_gate_rc(g, 1);
+		lt_expect(a == 0 && b == 0, "reservation", "a payout of 60 from a fee sub-account "
+		          "holding 100, run whole while a sale crediting that sub-account a fee of 5 was "
+		          "held before its statement %d: the payout returned %d, the sale %d; expected "
+		          "0 and 0%s", k, b, a, b == MONEY_INSUFFICIENT ? " (refused while the "
+		          "sub-account held 100: does the payout skip a row it finds locked, FOR UPDATE "
+		          "SKIP LOCKED? Wait for it, as the conditional debit does)" : "");
+		lt_expect_int_hint(balance(t, FEE_ACCOUNT), 45, "the fee account after a sale's fee "
+		                   "of 5 and a payout of 60 from 100", "reservation");
+		const char *bad = books_fault(t);
+		lt_expect(bad == NULL, "reservation", "after a payout beside a sale (statement %d): %s",
+		          k, bad);
+	}
+	lt_expect(k > 1, "reservation", "a sale ran no statement: got %d", lt_gate_rc(g, 0));
+	lt_gate_close(g);
+}
+
 #define BATCH_N 2
 
 static int batch_of_2(void *arg, int who, struct kit_db *db)

@@ -31,6 +31,7 @@
 #include "tests/labs/06-money/promises.h"
 #include "tests/labs/06-money/races.h"
 #include "tests/harness/labtest.h"
+#include "util/clock.h"
 
 /* ---- fixture ---- */
 
@@ -349,6 +350,112 @@ static void gate_wait(struct gate *g, int limit_ms)
 		if (pthread_cond_timedwait(&g->cv, &g->mu, &until) != 0)
 			break;
 	pthread_mutex_unlock(&g->mu);
+}
+
+
+/* A sale, a batch and a payout wait for a row lock as long as their
+ * connection's lock timeout allows (money.h; the kit's default: without
+ * end). One that sets a short timeout of its own for its transaction
+ * (SET LOCAL lock_timeout, MariaDB's SET STATEMENT
+ * innodb_lock_wait_timeout ... FOR) leaves the session as it was, yet
+ * fails every sale that queues a little longer for the fee row, which is
+ * the queue this lab is about (§1). Another connection holds the buyer's
+ * row (the fee sub-account's, for the payout); once the server says the
+ * call waits behind it (pg_blocking_pids, INNODB_TRX), the holder keeps it
+ * 0.5 s more (1.2 s on MariaDB, whose shortest timeout is 1 s), then lets
+ * go: each call must apply. The hold only makes the wait longer: a slower
+ * machine cannot turn a right call into a wrong one. */
+struct waiter {
+	struct kit_db *db;
+	int what;                      /* 0 a sale, 1 a batch of one, 2 a payout */
+	int rc;
+	char error[256];
+	atomic_bool done;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	struct money_fees fees = { FEE_ACCOUNT, 1 };
+	struct money_transfer s = { 4001 + w->what, 1, 2, 50, 5 };
+	int result = 99;
+	w->rc = w->what == 0 ? money_transfer(w->db, &fees, &s)
+	      : w->what == 1 ? money_batch(w->db, &fees, &s, 1, &result)
+	                     : money_payout(w->db, &fees, 4003, 3, 60);
+	if (w->what == 1 && w->rc == 0)
+		w->rc = result;
+	if (w->rc != 0)
+		snprintf(w->error, sizeof w->error, "%s", labtest_why(w->db));
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+static void money__waits_as_long_as_the_session_allows(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	bool my = kit_db_engine(db) == KIT_DB_MYSQL;
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	lt_expect_int(transfer(db, 4000, 1, 2, 100, 100, 1), 0, "money_transfer that pays the fee "
+	              "account 100");
+	struct kit_db *a = held[0] = labtest_connect(t);
+	struct kit_db *b = held[1] = labtest_connect(t);
+	int64_t pid = 0;
+	const char *me = my ? "SELECT CONNECTION_ID()" : "SELECT pg_backend_pid()";
+	lt_expect(kit_db_query_int(b, me, 0, NULL, &pid) == 0, NULL, "%s: %s", me, labtest_why(b));
+	char sql[200];
+	if (my)
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM information_schema.INNODB_TRX"
+		         " WHERE trx_mysql_thread_id = %lld AND trx_state = 'LOCK WAIT'", (long long)pid);
+	else
+		snprintf(sql, sizeof sql, "SELECT cardinality(pg_blocking_pids(%lld))", (long long)pid);
+	/* InnoDB renews INNODB_TRX only when it was last read 0.1 s ago or
+	 * more: asked more often, it never shows the wait. */
+	int64_t poll_ns = my ? 120000000 : 2000000;
+	int polls = my ? 500 : 20000, hold_ms = my ? 1200 : 500;
+	static const char *const what[] = { "a sale", "a batch of one sale", "a payout" };
+
+	for (int k = 0; k < 3; k++) {
+		struct waiter w = { .db = b, .what = k };
+		int64_t blocked = 0;
+		pthread_t tid;
+		lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+		lt_expect(kit_db_exec(a, k == 2 ? "UPDATE accounts SET balance = balance WHERE id = 99 AND sub = 0"
+		                                : "UPDATE accounts SET balance = balance WHERE id = 1 AND sub = 0",
+		                      0, NULL) == 0, NULL, "UPDATE on a: %s", labtest_why(a));
+		if (pthread_create(&tid, NULL, waiter_main, &w) != 0) {
+			kit_db_rollback(a);
+			fail_msg("pthread_create failed");
+		}
+		for (int i = 0; i < polls && blocked == 0 && !atomic_load(&w.done); i++) {
+			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+				break;
+			if (blocked == 0)
+				util_sleep_ns(poll_ns);
+		}
+		if (blocked)
+			util_sleep_ns(hold_ms * 1000000LL);
+		int committed = kit_db_commit(a);
+		pthread_join(tid, NULL);
+		lt_expect(committed == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+		lt_expect(blocked != 0, NULL, "%s never waited for the %s row, which another "
+		          "transaction held (it returned %d: %s)", what[k], k == 2 ? "fee sub-account's"
+		          : "buyer's", w.rc, w.rc ? w.error : "no error");
+		lt_expect(w.rc == 0, "rollback", "%s waited for the %s row, which another transaction "
+		          "held %d ms longer and then let go, and returned %d (%s): does it set a lock "
+		          "timeout of its own (SET LOCAL lock_timeout, SET STATEMENT "
+		          "innodb_lock_wait_timeout ... FOR)? money.h: a call waits as long as its "
+		          "connection's lock timeout allows, and the fee row's queue is longer under load",
+		          what[k], k == 2 ? "fee sub-account's" : "buyer's", hold_ms, w.rc, w.error);
+	}
+	lt_expect_int_hint(balance(t, 1), 300, "buyer's balance after 100, a sale and a batch of 50",
+	                   "rollback");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 50, "fee account after 100, two fees of 5 and a "
+	                   "payout of 60", "rollback");
+	books_balance(t, "after a sale, a batch and a payout that waited for a lock");
 }
 
 /* After the first statement on accounts ends, wait for the other racer. */
@@ -723,6 +830,24 @@ static void reconcile__counts_each_row(void **state)
 	labtest_exec(t, "INSERT INTO entries (transfer_id, account_id, sub, amount)"
 	                " VALUES (-1, 0, 0, -500)");
 
+	/* A row set to 0 behind the ledger's back is drifted like any other:
+	 * an audit that skips the rows at 0 ("an empty row has nothing to
+	 * explain") misses an account emptied with no entry. Seller 2 holds
+	 * 90 from its two sales. */
+	labtest_exec(t, "UPDATE accounts SET balance = 0 WHERE id = 2");
+	expect_audit(db, 0, 1, 0, -90, "after seller 2's row (90, from two sales) was set to 0 with "
+	             "no entry (a row at 0 must be audited too: its entries say 90)");
+	labtest_exec(t, "UPDATE accounts SET balance = 90 WHERE id = 2");
+
+	/* The entries of an opening whose transfers row is gone belong to no
+	 * transfer, like a sale's: an audit that trusts openings (transfer id
+	 * below 0, "written by money_open") misses them. */
+	labtest_exec(t, "DELETE FROM transfers WHERE id = -1");
+	expect_audit(db, 2, 0, 0, 0, "after the transfers row of account 1's opening (transfer -1) "
+	             "was deleted, its two entries left (entries of no transfer count whatever their "
+	             "transfer id: an opening is a transfer like a sale)");
+	labtest_exec(t, "INSERT INTO transfers (id, debit, credit, amount, fee) VALUES (-1, 0, 1, 500, 0)");
+
 	labtest_exec(t, "UPDATE accounts SET balance = balance + 3000000000 WHERE id = 2");
 	expect_audit(db, 0, 1, 0, 3000000000LL, "after 3,000,000,000 was added to a balance with "
 	             "no entry (is a figure read through an int?)");
@@ -767,6 +892,23 @@ static void transfer__no_sub_accounts_refused(void **state)
 		lt_expect_int_hint(rows_of(t, 7 + i), 0, "rows a refused sale wrote", "entries");
 	}
 	lt_expect_int_hint(balance(t, 1), 500, "buyer's balance after four refused sales", "entries");
+
+	/* The same struct, right for one sale and then made wrong: each call
+	 * checks the fees it is given (a check kept for the struct's address,
+	 * "the fee account does not change between sales", lets it through). */
+	struct money_fees fees = { FEE_ACCOUNT, 1 };
+	struct money_transfer ok = { 20, 1, 2, 100, 5 }, bad = { 21, 1, 2, 100, 5 };
+	lt_expect_int(money_transfer(db, &fees, &ok), 0, "a sale with a fee account of 1 sub-account");
+	for (int i = 1; i >= 0; i--) {     /* 65 first: 0 would divide by zero */
+		fees.subs = subs[i];
+		int rc = money_transfer(db, &fees, &bad);
+		lt_expect(rc == MONEY_INVALID, "entries", "the struct money_fees of an applied sale, its "
+		          "subs then set to %d: expected MONEY_INVALID (%d), got %d (is the check kept "
+		          "for the struct's address? every call checks what it is given)", subs[i],
+		          MONEY_INVALID, rc);
+		lt_expect_int_hint(rows_of(t, 21), 0, "rows a refused sale wrote", "entries");
+	}
+	lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after one sale of 100", "entries");
 }
 
 /* Buyer 1 opened with 500, seller 2 and account 3 with nothing, the fee
@@ -871,8 +1013,11 @@ int main(void)
 		BOTH(transfer__values_past_2_53),
 		BOTH(transfer__retry_applies_once),
 		BOTH(transfer__two_at_once_cannot_overdraw),
+		PG_ONLY(money__waits_as_long_as_the_session_allows),
 		BOTH(transfer__same_id_in_flight),
 		BOTH(transfer__refused_while_the_buyer_is_paid),
+		BOTH(batch__debit_checked_where_it_is_taken),
+		BOTH(payout__waits_for_a_sale_crediting_its_sub),
 		BOTH(transfer__every_step_can_fail),
 		BOTH(transfer__fee_spread_over_subs),
 		BOTH(transfer__zero_fee_writes_no_fee_entry),
