@@ -2143,6 +2143,94 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 	          (long long)count(db, POST));
 }
 
+/* How durable a COMMIT is on db right now: 0 when it returns before its
+ * changes are on disk (PostgreSQL's synchronous_commit = off, SQLite's
+ * PRAGMA synchronous = OFF), 1 when it waits for them; -1 when it cannot
+ * be read (a transaction that has already failed, say). */
+static int commit_durability(struct kit_db *db)
+{
+	int64_t level = -1;
+	int rc = kit_db_engine(db) == KIT_DB_POSTGRES
+		? kit_db_query_int(db, "SELECT CASE current_setting('synchronous_commit') "
+		                   "WHEN 'off' THEN 0 ELSE 1 END", 0, NULL, &level)
+		: kit_db_query_int(db, "PRAGMA synchronous", 0, NULL, &level);
+	return rc != 0 ? -1 : level > 0;
+}
+
+struct commit_probe {
+	struct kit_db *db;
+	bool inside;           /* the probe's own query is running */
+	int commits, lazy;     /* COMMITs seen; of them, run without waiting for the disk */
+};
+
+/* At the start of every COMMIT on the probed connection, read how durable
+ * it is about to be, on that very connection, inside the transaction (a
+ * setting made for the transaction alone is gone once it ends). */
+static void probe_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct commit_probe *p = arg;
+	(void)t_ns;
+	if (p->inside || (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) ||
+	    !(lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END")))
+		return;
+	p->inside = true;
+	p->commits++;
+	p->lazy += commit_durability(p->db) == 0;
+	p->inside = false;
+}
+
+/* A like is acknowledged, and a flush takes its likes out of the
+ * accumulator, once COMMIT has returned: from then on the database is the
+ * only copy, so that COMMIT must wait for the disk. Turned down for the
+ * one transaction (PostgreSQL's SET LOCAL synchronous_commit = off,
+ * "a like is not money"; SQLite's PRAGMA synchronous = OFF before BEGIN
+ * and put back after COMMIT) it leaves the session as it was, so the
+ * session check cannot see it, and a crash of the server loses likes
+ * the app has answered yes to. The check's session waits for the disk
+ * (the harness's PostgreSQL URL turns synchronous_commit off for speed:
+ * it is set back on here); the probe reads the setting on the call's own
+ * connection as each COMMIT starts. A rollup is not probed: one lost in a
+ * crash takes its inbox deletes with it, and the next rollup counts those
+ * likes. MariaDB has no such setting per session or transaction. */
+static void batch__commits_wait_for_the_disk(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	if (kit_db_engine(db) == KIT_DB_POSTGRES)
+		labtest_exec(t, "SET synchronous_commit = on");
+	lt_expect(commit_durability(db) == 1, NULL, "the check's session does not wait for the "
+	          "disk before the calls: %s", labtest_why(db));
+	struct batch_acc *acc = new_acc();
+	struct commit_probe p = { db, false, 0, 0 };
+	static const char *const step[] = { "batch_like", "batch_acc_flush" };
+	for (int i = 0; i < 2; i++) {
+		p.commits = p.lazy = 0;
+		kit_db_set_hook(db, probe_commit, &p);
+		int rc;
+		if (i == 0) {
+			rc = batch_like(db, POST, 1);
+		} else {
+			batch_acc_add(acc, POST, 2);
+			rc = batch_acc_flush(acc, db);
+		}
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(rc == 0, i ? "flush-failure" : "one-per-user", "%s returned %d: %s",
+		          step[i], rc, labtest_why(db));
+		lt_expect(p.commits > 0, "one-transaction", "%s returned 0 without a COMMIT on its "
+		          "connection", step[i]);
+		lt_expect(p.lazy == 0, "one-transaction",
+		          "%s committed without waiting for the disk (%s): the session waits for it, "
+		          "the call turned it down for its own transaction. Once COMMIT returns, the "
+		          "database is the only copy of those likes: a crash of the server would lose "
+		          "likes already answered with yes. Leave the durability as the session has it",
+		          step[i], kit_db_engine(db) == KIT_DB_POSTGRES
+		          ? "synchronous_commit was off at its COMMIT: SET LOCAL synchronous_commit?"
+		          : "PRAGMA synchronous was OFF at its COMMIT");
+	}
+	lt_expect_int(commit_durability(db), 1, "durability of the session after the calls");
+	lt_expect_int(count(db, POST), 2, "count of the post after the like and the flush");
+}
+
 /* batch.h: "*moved (may be NULL)". A rollup told not to report what it
  * moved still moves it. */
 static void batch_rollup__moved_may_be_null(void **state)
@@ -2372,6 +2460,8 @@ int main(void)
 		BOTH(batch_like__same_user_twice_at_once),
 		BOTH(batch_like__stores_who_liked_what),
 		BOTH(batch__leaves_the_session_as_it_found_it),
+		SQLITE_ONLY(batch__commits_wait_for_the_disk),
+		PG_ONLY(batch__commits_wait_for_the_disk),
 		BOTH(batch_rollup__moved_may_be_null),
 		cmocka_unit_test(batch_acc__pending_read_while_adding),
 		BOTH(batch__ids_at_the_ends_of_int64),
