@@ -375,7 +375,8 @@ void hot_rows_now__names_a_table_beyond_the_search_path(void **state)
  * (0), not a missing one (KIT_DB_NOROW), and times out when its own pool
  * is taken. Each pool waits its acquire timeout (300 ms here, the lock
  * timeout 20 ms) before it says KIT_POOL_TIMEOUT: only the lower bound is
- * judged, which a loaded machine can only lengthen. */
+ * judged, which a loaded machine can only lengthen; and the call waits it
+ * out once (the pool counts its timeouts), not again and again. */
 void contain__endpoints_say_what_happened(void **state)
 {
 	struct labtest *t = *state;
@@ -402,15 +403,20 @@ void contain__endpoints_say_what_happened(void **state)
 	int login_neg = contain_login(&app, -9);
 	struct kit_db *taken = NULL;
 	int like_starved = KIT_DB_ERR, login_starved = KIT_DB_ERR;
+	long like_asked = -1, login_asked = -1;   /* timeouts of the starved call's pool */
 	if (kit_pool_get(app.likes, &taken) == 0) {
 		int64_t t0 = util_now_ns();
+		long before = kit_pool_timeouts(app.likes);
 		like_starved = contain_like(&app, 1);
+		like_asked = kit_pool_timeouts(app.likes) - before;
 		like_wait = util_now_ns() - t0;
 		kit_pool_put(app.likes, taken);
 	}
 	if (kit_pool_get(app.login, &taken) == 0) {
 		int64_t t0 = util_now_ns();
+		long before = kit_pool_timeouts(app.login);
 		login_starved = contain_login(&app, 7);
+		login_asked = kit_pool_timeouts(app.login) - before;
 		login_wait = util_now_ns() - t0;
 		kit_pool_put(app.login, taken);
 	}
@@ -428,6 +434,17 @@ void contain__endpoints_say_what_happened(void **state)
 	          "the acquire timeout of 300 ms (the lock timeout is 20 ms): is the likes' pool "
 	          "opened with lock_timeout_ms, or another number, as its acquire timeout?",
 	          (double)like_wait / 1e6);
+	lt_expect(like_starved != KIT_POOL_TIMEOUT || like_asked == 1, "bulkhead",
+	          "contain_like() with the likes' one connection taken waited out the acquire "
+	          "timeout %ld times (%.1f ms in all, the acquire timeout is 300 ms): the pool's "
+	          "KIT_POOL_TIMEOUT is the like's answer; asking again multiplies the wait the "
+	          "config sets (acquire_timeout_ms) and keeps a request waiting that containment "
+	          "should fail fast", like_asked, (double)like_wait / 1e6);
+	lt_expect(login_starved != KIT_POOL_TIMEOUT || login_asked == 1, "bulkhead",
+	          "contain_login() with the login page's one connection taken waited out the "
+	          "acquire timeout %ld times (%.1f ms in all, the acquire timeout is 300 ms): the "
+	          "pool's KIT_POOL_TIMEOUT is the login's answer", login_asked,
+	          (double)login_wait / 1e6);
 	lt_expect(like_ok == 0, "bulkhead", "contain_like() of post 1 returned %d", like_ok);
 	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1,
 	                   "post 1's likes after one like and one that found no connection",
