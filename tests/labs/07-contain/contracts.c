@@ -499,7 +499,7 @@ void contain_like__every_step_can_fail(void **state)
 	char err[512];
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
 	int runs = 0;
-	char bad[300] = "";
+	char bad[600] = "";
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST && !bad[0]; how++) {
 		for (int k = 1; k <= 10 && !bad[0]; k++, runs++) {
 			int64_t before = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
@@ -529,9 +529,37 @@ void contain_like__every_step_can_fail(void **state)
 				         k, lt_step_what(how), again);
 		}
 	}
+	/* The login page likewise: its pool's reset or its SELECT refused, or
+	 * its answer lost, is a KIT_DB_* code, not KIT_POOL_TIMEOUT (a
+	 * connection was had), nor KIT_DB_NOROW (the user is there). */
+	labtest_exec(t, "INSERT INTO users VALUES (7, 'ann')");
+	int logins = 0;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST && !bad[0]; how++) {
+		for (int k = 1; k <= 10 && !bad[0]; k++, logins++) {
+			lt_step_arm(how, k);
+			int rc = contain_login(&app, 7);
+			if (!lt_step_disarm())
+				break;
+			int again = contain_login(&app, 7);
+			if (rc == KIT_DB_BUSY || rc == KIT_DB_NOROW || rc == KIT_POOL_TIMEOUT || rc >= 0)
+				snprintf(bad, sizeof bad, "statement %d of a login %s: it returned %d (%s), "
+				         "expected the statement's own KIT_DB_* code: user 7 is there, no "
+				         "lock was waited for and a connection was had (a failed reset "
+				         "comes back from kit_pool_get as the reset's code: is every "
+				         "failure of kit_pool_get reported as KIT_POOL_TIMEOUT?)", k,
+				         lt_step_what(how), rc,
+				         rc >= 0 ? "success" : rc == KIT_DB_BUSY ? "KIT_DB_BUSY" :
+				         rc == KIT_DB_NOROW ? "KIT_DB_NOROW, no such user" :
+				         "KIT_POOL_TIMEOUT, no connection");
+			else if (again != 0)
+				snprintf(bad, sizeof bad, "statement %d of a login %s, then the next login "
+				         "returned %d", k, lt_step_what(how), again);
+		}
+	}
 	contain_close(&app);
 	lt_expect(!bad[0], "rollback", "%s", bad);
 	lt_expect(runs > 0, "rollback", "contain_like() ran no statement");
+	lt_expect(logins > 0, "rollback", "contain_login() ran no statement");
 }
 
 /* Backends connected with application_name name, once the count has
