@@ -1596,25 +1596,6 @@ static void elsewhere_drop(struct labtest *t, const char *name)
 	kit_db_exec(labtest_db(t), sql, 0, NULL);
 }
 
-/* MariaDB: wait, as labtest_innodb_waiters() does (at most 15 s, reading
- * INNODB_TRX at most every 150 ms or so, since InnoDB renews it only when
- * nobody read it in the last 0.1 s), until n sessions of database name
- * are in LOCK WAIT; the count seen last. */
-static int64_t innodb_waiters_in(struct labtest *t, const char *name, int64_t n)
-{
-	const char *params[] = { name };
-	int64_t seen = -1;
-	for (int i = 0; i < 60; i++) {
-		if (kit_db_query_int(labtest_db(t), "SELECT count(*) FROM information_schema.INNODB_TRX r"
-		                     " JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
-		                     " WHERE r.trx_state = 'LOCK WAIT' AND p.DB = $1", 1, params,
-		                     &seen) != 0 || seen == n)
-			return seen;
-		sleep_ms(250);
-	}
-	return seen;
-}
-
 /* The check's teardown: the other database goes even when the check
  * failed half-way, and so does the check's own, if it made one. */
 static int teardown_elsewhere(void **state)
@@ -1640,7 +1621,9 @@ static int teardown_elsewhere(void **state)
  * other's line first; one that sorts the wrong way round reports row 2
  * first. On MariaDB the other database's table is called posts too, as
  * the same app's would be on a shared server: only the schema tells the
- * lines apart (a query without its DATABASE() filter reports three). */
+ * lines apart (a query without its DATABASE() filter reports three), and
+ * its waiters are sessions of this database that name that table in full
+ * (a filter on the waiting session's PROCESSLIST.DB reports three too). */
 static void hot_rows_now__worst_first_this_database_only(void **state)
 {
 	struct labtest *t = *state;
@@ -1680,20 +1663,26 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	assert_int_equal(session_id(h3, &pid3), 0);
 	assert_int_equal(kit_db_begin(h3), 0);
 	assert_int_equal(kit_db_exec(h3, sql, 0, NULL), 0);
+	/* On MariaDB the other database's waiters are sessions of this one
+	 * that name the other's table in full: the lock's table says whose
+	 * line it is, not the waiting session's database (PROCESSLIST.DB) */
 	static const int posts[] = { 1, 1, 1, 2 };
+	char qualified[420];
+	snprintf(qualified, sizeof qualified, "`%s`.%s", elsewhere, table);
 	int64_t lined = 0;
 	while (nw < 8 && lined == nw) {
 		if (nw < 4)
 			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = posts[nw] };
+		else if (t->engine == KIT_DB_MYSQL)
+			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
+			                         .table = qualified };
 		else
 			w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
 		++nw;
-		/* pg_stat_activity is the server's; MariaDB's count is per database */
-		if (t->engine == KIT_DB_MYSQL && nw > 4)
-			lined = 4 + innodb_waiters_in(t, elsewhere, nw - 4);
-		else
-			lined = wait_for_waiters(t, nw);
+		/* pg_stat_activity is the server's; MariaDB's count is of this
+		 * database's sessions, all eight here */
+		lined = wait_for_waiters(t, nw);
 	}
 	memset(one, 0x5a, sizeof one);
 	struct hot_row_now canary = one[1];
@@ -1726,7 +1715,8 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	          (long long)pid1, rows[0].waiting, (long long)rows[0].holder_pid,
 	          rows[0].holder_pid == pid3 ? ": that line is in another database (keep "
 	          "pg_stat_activity's datname = current_database(); on MariaDB, the lock's table in "
-	          "DATABASE())" : rows[0].holder_pid == pid2 ?
+	          "DATABASE(): its waiters are sessions of this database naming the other's table "
+	          "in full, so the session's PROCESSLIST.DB does not tell)" : rows[0].holder_pid == pid2 ?
 	          ": the shortest line came first (most waiters first)" : "");
 	lt_expect(n < 2 || (rows[1].holder_pid == pid2 && rows[1].waiting == 1), "order",
 	          "expected row 2's line second (1 waiting, holder pid %lld), got %d waiting behind "
