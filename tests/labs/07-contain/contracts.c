@@ -601,6 +601,15 @@ void contain_open__leaves_nothing_open(void **state)
 	          "there returned %d, expected KIT_DB_ERR (%d)", unreachable, KIT_DB_ERR);
 	if (unreachable == 0)
 		contain_close(&app);
+	/* contain.h: "KIT_DB_ERR with the reason in err": what kit_pool_open
+	 * said (here libpq's "connection to server on socket
+	 * \"/nonexistent/hotrow/..."), with words of the app's own around it if
+	 * it likes */
+	lt_expect(unreachable != KIT_DB_ERR || strstr(err, "/nonexistent/hotrow") != NULL, "bulkhead",
+	          "contain_open() of a server that is not there (its socket in /nonexistent/hotrow) "
+	          "put \"%s\" in err: the reason kit_pool_open gave, which names the server it could "
+	          "not reach, is gone. Pass err and errlen on to kit_pool_open (or keep its words "
+	          "in yours)", err);
 
 	cfg.url = url;
 	cfg.counter_pool_size = 0;
@@ -609,6 +618,9 @@ void contain_open__leaves_nothing_open(void **state)
 		contain_close(&app);
 	lt_expect(half == KIT_DB_ERR, "bulkhead", "contain_open() with a likes' pool of 0 "
 	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
+	lt_expect(half != KIT_DB_ERR || strstr(err, "pool of 0 connections") != NULL, "bulkhead",
+	          "contain_open() with a likes' pool of 0 connections put \"%s\" in err, not the "
+	          "reason kit_pool_open gave (\"pool of 0 connections, ...\")", err);
 	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open by a contain_open() "
 	                   "whose second pool failed (close the first before returning)", "bulkhead");
 	/* the login pool of 0 this time: whichever pool a contain_open()
@@ -620,6 +632,9 @@ void contain_open__leaves_nothing_open(void **state)
 		contain_close(&app);
 	lt_expect(half == KIT_DB_ERR, "bulkhead", "contain_open() with a login pool of 0 "
 	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
+	lt_expect(half != KIT_DB_ERR || strstr(err, "pool of 0 connections") != NULL, "bulkhead",
+	          "contain_open() with a login pool of 0 connections put \"%s\" in err, not the "
+	          "reason kit_pool_open gave (\"pool of 0 connections, ...\")", err);
 	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open by a contain_open() "
 	                   "whose login pool (0 connections) failed: close the pool already open "
 	                   "before returning, whichever it is", "bulkhead");
