@@ -1810,6 +1810,17 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 		          "behind pid %d%s", i + 1, r, waiting[i], (long long)pid[r], rows[i].waiting,
 		          rows[i].holder_pid, why_order);
 	}
+	/* The server gives a wait to the microsecond (waitstart), so its
+	 * milliseconds have a fraction: a whole number of them in each of six
+	 * lines (one chance in 10^18 by accident) is a reading cut to an int
+	 * (atoi, %d) where contain.h has a double. */
+	bool fraction = false;
+	for (int i = 0; i < 6 && i < n; i++)
+		fraction = fraction || rows[i].oldest_wait_ms != (double)(int64_t)rows[i].oldest_wait_ms;
+	lt_expect(n < 6 || fraction, "oldest", "the oldest waits of all six lines are whole "
+	          "milliseconds (%.3f, %.3f, ... ms), where the server gives microseconds: is the "
+	          "number read with atoi() or through an int? oldest_wait_ms is a double: strtod()",
+	          rows[0].oldest_wait_ms, rows[1].oldest_wait_ms);
 }
 
 /* A session of its own running one statement; its CONNECTION_ID() is
