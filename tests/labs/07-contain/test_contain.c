@@ -851,6 +851,100 @@ static void hot_rows_now__wait_counts_from_the_wait(void **state)
 	          "pg_locks.waitstart, not from pg_stat_activity.query_start" : "");
 }
 
+/* The server's count of this test's tagged waits: kind "tuple" or
+ * "transactionid" not granted, and the age in ms of the oldest wait of
+ * that kind (kind NULL: any kind), -1 when there is none. */
+static int64_t tagged_waits(struct labtest *t, const char *kind, bool age)
+{
+	char sql[700];
+	snprintf(sql, sizeof sql, "SELECT %s FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+	         "AND a.query LIKE '%%/* %s */%%' WHERE NOT l.granted%s%s%s",
+	         age ? "coalesce(max(floor(extract(epoch FROM clock_timestamp() - l.waitstart) * 1000))"
+	         "::bigint, -1)" : "count(*)", t->place, kind ? " AND l.locktype = '" : "",
+	         kind ? kind : "", kind ? "'" : "");
+	return labtest_int(t, sql);
+}
+
+/* The oldest wait of a line is the oldest of all its waits, whichever
+ * kind: the first waiter (on the holder's transactionid) is usually the
+ * oldest, but not once it gave up (a contained like's lock timeout, a
+ * cancelled request): the next takes the tuple lock and starts a new
+ * wait on the transactionid, behind waiters on the tuple lock who have
+ * waited longer. Staged: a holder, three waiters, the first cancelled
+ * 500 ms after the third queued. A detector that takes the oldest wait
+ * of the transactionid waits only ("the line's wait is its front's")
+ * reports about 500 ms too little. */
+static void hot_rows_now__oldest_wait_of_any_kind(void **state)
+{
+	struct labtest *t = *state;
+	struct waiter w[3];
+	struct hot_row_now rows[4];
+	int64_t pid, lined = 0, first = -1;
+	int n = -1, rc = -1, nw = 0;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	struct kit_db *h = hold(t, 1, &pid);
+	while (nw < 3 && lined == nw) {
+		w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1 };
+		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
+		lined = wait_for_waiters(t, ++nw);
+		if (nw == 1 && lined == 1 && tagged_waits(t, "transactionid", false) == 1) {
+			char sql[500];
+			snprintf(sql, sizeof sql, "SELECT coalesce(min(l.pid), -1) FROM pg_locks l JOIN "
+			         "pg_stat_activity a ON a.pid = l.pid AND a.query LIKE '%%/* %s */%%' "
+			         "WHERE l.locktype = 'transactionid' AND NOT l.granted", t->place);
+			first = labtest_int(t, sql);
+		}
+	}
+	double before = -1, after = -1, front = -1;
+	bool staged = false;
+	if (lined == 3 && first > 0) {
+		int64_t t0 = kit_load_now_ns();
+		while (kit_load_now_ns() - t0 < 500000000LL)    /* staging, not a verdict */
+			sleep_ms(50);
+		char sql[120];
+		snprintf(sql, sizeof sql, "SELECT pg_cancel_backend(%lld)::int", (long long)first);
+		labtest_int(t, sql);
+		/* the next waiter takes the tuple lock and waits on the holder's
+		 * transactionid anew; the last still waits on the tuple lock */
+		for (int i = 0; i < 500 && !staged; i++) {
+			staged = tagged_waits(t, "transactionid", false) == 1 &&
+			         tagged_waits(t, "tuple", false) == 1;
+			if (!staged)
+				sleep_ms(10);
+		}
+		if (staged) {
+			front = (double)tagged_waits(t, "transactionid", true);
+			before = (double)tagged_waits(t, NULL, true);
+			rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+			after = (double)tagged_waits(t, NULL, true);
+		}
+	}
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(h);
+	for (int i = 0; i < nw; i++)
+		pthread_join(w[i].th, NULL);
+	kit_db_close(h);
+	expect_line(lined, nw, LINE_FORMS);
+	lt_expect(first > 0, NULL, "the first waiter's pid could not be read");
+	lt_expect(staged, NULL, "after the first waiter was cancelled, expected the server to show "
+	          "one transactionid wait and one tuple wait of this test");
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1, two waiters left)", "signature");
+	lt_expect_int_hint(rows[0].waiting, 2, "waiting (the first waiter was cancelled)", "signature");
+	/* the server's readings are floored to whole ms */
+	lt_expect(rows[0].oldest_wait_ms >= before - 1 && rows[0].oldest_wait_ms <= after + 1,
+	          "oldest", "expected the oldest wait between %.0f and %.0f ms (the server's oldest "
+	          "wait of the line just before and after the call: the waiter on the tuple lock), "
+	          "got %.0f ms%s", before, after, rows[0].oldest_wait_ms,
+	          rows[0].oldest_wait_ms < before - 1 && rows[0].oldest_wait_ms <= front + 100 ?
+	          ": about the wait of the waiter on the transactionid, which began anew when the "
+	          "first waiter gave up; take the oldest over every wait of the line, tuple waits "
+	          "too" : "");
+}
+
 /* ---- a wait past a minute ---- */
 
 /* A wait of more than a minute, as a hot row's first waiter reaches on a
@@ -2791,6 +2885,7 @@ int main(void)
 		MY_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
 		PG_ELSEWHERE(hot_rows_now__most_waiters_then_oldest_wait),
 		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
+		OWN_DB_PG(hot_rows_now__oldest_wait_of_any_kind),
 		OWN_DB_PG(hot_rows_now__one_line_whoever_queues_first),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		OWN_DB_PG(hot_rows_now__query_fails),
