@@ -34,6 +34,7 @@ struct kit_pool {
 	struct kit_db **free;        /* free[0 .. nfree-1] */
 	int nfree;
 	struct waiter *head, *tail;  /* oldest first */
+	long timeouts;               /* kit_pool_get calls answered KIT_POOL_TIMEOUT */
 };
 
 int kit_pool_open(struct kit_pool **out, const char *url, int size, int acquire_timeout_ms,
@@ -90,6 +91,14 @@ int kit_pool_size(const struct kit_pool *p)
 	return p->size;
 }
 
+long kit_pool_timeouts(struct kit_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	long n = p->timeouts;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
 static struct timespec deadline(int ms)
 {
 	struct timespec t;
@@ -143,6 +152,8 @@ int kit_pool_get(struct kit_pool *p, struct kit_db **db)
 		c = p->free[--p->nfree];
 	else if (p->acquire_timeout_ms > 0)
 		c = wait_in_line(p);
+	if (c == NULL)
+		p->timeouts++;
 	pthread_mutex_unlock(&p->lock);
 	if (c == NULL)
 		return KIT_POOL_TIMEOUT;

@@ -47,5 +47,8 @@ int kit_pool_get(struct kit_pool *p, struct kit_db **db);
 void kit_pool_put(struct kit_pool *p, struct kit_db *db);
 
 int kit_pool_size(const struct kit_pool *p);
+/* How many kit_pool_get calls on p have answered KIT_POOL_TIMEOUT since it
+ * opened (for tests: a caller that asks again after a timeout shows). */
+long kit_pool_timeouts(struct kit_pool *p);
 
 #endif

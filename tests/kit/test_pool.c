@@ -25,6 +25,7 @@ static void pool__times_out_when_all_are_taken(void **state)
 	char err[256];
 	assert_int_equal(kit_pool_open(&p, t->url, 1, 50, NULL, err, sizeof err), 0);
 	assert_int_equal(kit_pool_get(p, &a), 0);
+	assert_int_equal(kit_pool_timeouts(p), 0);
 
 	int64_t t0 = kit_load_now_ns();
 	int rc = kit_pool_get(p, &b);
@@ -34,8 +35,10 @@ static void pool__times_out_when_all_are_taken(void **state)
 	assert_int_equal(rc, KIT_POOL_TIMEOUT);
 	assert_null(b);
 	assert_true(ms >= 45);
+	assert_int_equal(kit_pool_timeouts(p), 1);    /* each timeout counted once */
 	assert_int_equal(kit_pool_get(p, &b), 0);     /* free again once put back */
 	kit_pool_put(p, b);
+	assert_int_equal(kit_pool_timeouts(p), 1);
 	kit_pool_close(p);
 }
 

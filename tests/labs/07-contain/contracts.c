@@ -375,7 +375,8 @@ void hot_rows_now__names_a_table_beyond_the_search_path(void **state)
  * (0), not a missing one (KIT_DB_NOROW), and times out when its own pool
  * is taken. Each pool waits its acquire timeout (300 ms here, the lock
  * timeout 20 ms) before it says KIT_POOL_TIMEOUT: only the lower bound is
- * judged, which a loaded machine can only lengthen. */
+ * judged, which a loaded machine can only lengthen; and the call waits it
+ * out once (the pool counts its timeouts), not again and again. */
 void contain__endpoints_say_what_happened(void **state)
 {
 	struct labtest *t = *state;
@@ -402,15 +403,20 @@ void contain__endpoints_say_what_happened(void **state)
 	int login_neg = contain_login(&app, -9);
 	struct kit_db *taken = NULL;
 	int like_starved = KIT_DB_ERR, login_starved = KIT_DB_ERR;
+	long like_asked = -1, login_asked = -1;   /* timeouts of the starved call's pool */
 	if (kit_pool_get(app.likes, &taken) == 0) {
 		int64_t t0 = util_now_ns();
+		long before = kit_pool_timeouts(app.likes);
 		like_starved = contain_like(&app, 1);
+		like_asked = kit_pool_timeouts(app.likes) - before;
 		like_wait = util_now_ns() - t0;
 		kit_pool_put(app.likes, taken);
 	}
 	if (kit_pool_get(app.login, &taken) == 0) {
 		int64_t t0 = util_now_ns();
+		long before = kit_pool_timeouts(app.login);
 		login_starved = contain_login(&app, 7);
+		login_asked = kit_pool_timeouts(app.login) - before;
 		login_wait = util_now_ns() - t0;
 		kit_pool_put(app.login, taken);
 	}
@@ -428,6 +434,17 @@ void contain__endpoints_say_what_happened(void **state)
 	          "the acquire timeout of 300 ms (the lock timeout is 20 ms): is the likes' pool "
 	          "opened with lock_timeout_ms, or another number, as its acquire timeout?",
 	          (double)like_wait / 1e6);
+	lt_expect(like_starved != KIT_POOL_TIMEOUT || like_asked == 1, "bulkhead",
+	          "contain_like() with the likes' one connection taken waited out the acquire "
+	          "timeout %ld times (%.1f ms in all, the acquire timeout is 300 ms): the pool's "
+	          "KIT_POOL_TIMEOUT is the like's answer; asking again multiplies the wait the "
+	          "config sets (acquire_timeout_ms) and keeps a request waiting that containment "
+	          "should fail fast", like_asked, (double)like_wait / 1e6);
+	lt_expect(login_starved != KIT_POOL_TIMEOUT || login_asked == 1, "bulkhead",
+	          "contain_login() with the login page's one connection taken waited out the "
+	          "acquire timeout %ld times (%.1f ms in all, the acquire timeout is 300 ms): the "
+	          "pool's KIT_POOL_TIMEOUT is the login's answer", login_asked,
+	          (double)login_wait / 1e6);
 	lt_expect(like_ok == 0, "bulkhead", "contain_like() of post 1 returned %d", like_ok);
 	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1,
 	                   "post 1's likes after one like and one that found no connection",
@@ -482,7 +499,7 @@ void contain_like__every_step_can_fail(void **state)
 	char err[512];
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
 	int runs = 0;
-	char bad[300] = "";
+	char bad[600] = "";
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST && !bad[0]; how++) {
 		for (int k = 1; k <= 10 && !bad[0]; k++, runs++) {
 			int64_t before = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
@@ -512,9 +529,37 @@ void contain_like__every_step_can_fail(void **state)
 				         k, lt_step_what(how), again);
 		}
 	}
+	/* The login page likewise: its pool's reset or its SELECT refused, or
+	 * its answer lost, is a KIT_DB_* code, not KIT_POOL_TIMEOUT (a
+	 * connection was had), nor KIT_DB_NOROW (the user is there). */
+	labtest_exec(t, "INSERT INTO users VALUES (7, 'ann')");
+	int logins = 0;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST && !bad[0]; how++) {
+		for (int k = 1; k <= 10 && !bad[0]; k++, logins++) {
+			lt_step_arm(how, k);
+			int rc = contain_login(&app, 7);
+			if (!lt_step_disarm())
+				break;
+			int again = contain_login(&app, 7);
+			if (rc == KIT_DB_BUSY || rc == KIT_DB_NOROW || rc == KIT_POOL_TIMEOUT || rc >= 0)
+				snprintf(bad, sizeof bad, "statement %d of a login %s: it returned %d (%s), "
+				         "expected the statement's own KIT_DB_* code: user 7 is there, no "
+				         "lock was waited for and a connection was had (a failed reset "
+				         "comes back from kit_pool_get as the reset's code: is every "
+				         "failure of kit_pool_get reported as KIT_POOL_TIMEOUT?)", k,
+				         lt_step_what(how), rc,
+				         rc >= 0 ? "success" : rc == KIT_DB_BUSY ? "KIT_DB_BUSY" :
+				         rc == KIT_DB_NOROW ? "KIT_DB_NOROW, no such user" :
+				         "KIT_POOL_TIMEOUT, no connection");
+			else if (again != 0)
+				snprintf(bad, sizeof bad, "statement %d of a login %s, then the next login "
+				         "returned %d", k, lt_step_what(how), again);
+		}
+	}
 	contain_close(&app);
 	lt_expect(!bad[0], "rollback", "%s", bad);
 	lt_expect(runs > 0, "rollback", "contain_like() ran no statement");
+	lt_expect(logins > 0, "rollback", "contain_login() ran no statement");
 }
 
 /* Backends connected with application_name name, once the count has
@@ -556,6 +601,15 @@ void contain_open__leaves_nothing_open(void **state)
 	          "there returned %d, expected KIT_DB_ERR (%d)", unreachable, KIT_DB_ERR);
 	if (unreachable == 0)
 		contain_close(&app);
+	/* contain.h: "KIT_DB_ERR with the reason in err": what kit_pool_open
+	 * said (here libpq's "connection to server on socket
+	 * \"/nonexistent/hotrow/..."), with words of the app's own around it if
+	 * it likes */
+	lt_expect(unreachable != KIT_DB_ERR || strstr(err, "/nonexistent/hotrow") != NULL, "bulkhead",
+	          "contain_open() of a server that is not there (its socket in /nonexistent/hotrow) "
+	          "put \"%s\" in err: the reason kit_pool_open gave, which names the server it could "
+	          "not reach, is gone. Pass err and errlen on to kit_pool_open (or keep its words "
+	          "in yours)", err);
 
 	cfg.url = url;
 	cfg.counter_pool_size = 0;
@@ -564,6 +618,9 @@ void contain_open__leaves_nothing_open(void **state)
 		contain_close(&app);
 	lt_expect(half == KIT_DB_ERR, "bulkhead", "contain_open() with a likes' pool of 0 "
 	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
+	lt_expect(half != KIT_DB_ERR || strstr(err, "pool of 0 connections") != NULL, "bulkhead",
+	          "contain_open() with a likes' pool of 0 connections put \"%s\" in err, not the "
+	          "reason kit_pool_open gave (\"pool of 0 connections, ...\")", err);
 	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open by a contain_open() "
 	                   "whose second pool failed (close the first before returning)", "bulkhead");
 	/* the login pool of 0 this time: whichever pool a contain_open()
@@ -575,6 +632,9 @@ void contain_open__leaves_nothing_open(void **state)
 		contain_close(&app);
 	lt_expect(half == KIT_DB_ERR, "bulkhead", "contain_open() with a login pool of 0 "
 	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
+	lt_expect(half != KIT_DB_ERR || strstr(err, "pool of 0 connections") != NULL, "bulkhead",
+	          "contain_open() with a login pool of 0 connections put \"%s\" in err, not the "
+	          "reason kit_pool_open gave (\"pool of 0 connections, ...\")", err);
 	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open by a contain_open() "
 	                   "whose login pool (0 connections) failed: close the pool already open "
 	                   "before returning, whichever it is", "bulkhead");
