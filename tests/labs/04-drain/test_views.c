@@ -2570,8 +2570,21 @@ static void flush__a_full_batch(void **state)
 			record(st, base + v, 1);
 		if (round == 1)
 			crash_after_drain(st, db);
+		struct stmts s = { 0 };
+		kit_db_set_hook(db, count_stmts, &s);
 		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH), left = -1;
+		kit_db_set_hook(db, NULL, NULL);
 		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+		/* One multi-row upsert, whatever the batch's size: split into
+		 * chunks (SQLite's old limit of 999 parameters), the later chunks'
+		 * round trips run while the rows of the first ones stay locked.
+		 * After the crash: the recovered park's upsert, then the new one. */
+		lt_expect(s.writes == round + 1, "one-statement", "flush_views(max = VIEWS_MAX_BATCH) "
+		          "of 1,001 dirty videos%s sent %d INSERT/UPDATE statements on video_counts, "
+		          "expected %d: a batch is one multi-row upsert, whatever its size (is it split "
+		          "into chunks of a few hundred rows? Both engines take the 2,000 parameters of "
+		          "a full batch in one statement)", round ? " (a parked batch of 1,000 to "
+		          "recover first)" : "", s.writes, round + 1);
 		/* after the crash: the park's 1,000 recovered, then the last one taken */
 		int64_t want = round == 0 ? VIEWS_MAX_BATCH : VIEWS_MAX_BATCH + 1, want_left = 1 - round;
 		lt_expect(r == want && left == want_left, "flush", "1,001 dirty videos%s, then "
