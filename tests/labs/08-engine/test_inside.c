@@ -1271,13 +1271,13 @@ static void isolation__waits_follow_the_doubling(void **state)
  * leaves [d/2, d]. */
 /* One round: `fail` planted failures (the sequence set so that the next
  * `fail` attempts fail), base_ms `base`, cap INT_MAX. */
-static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base)
+static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base, int cap)
 {
 	char sql[80];
 	snprintf(sql, sizeof sql, "SELECT setval('attempts', %d, false)", 71 - fail);
 	labtest_exec(t, sql);
 	struct waits w = { 0 };
-	struct inside_retry policy = { fail + 1, base, INT_MAX };
+	struct inside_retry policy = { fail + 1, base, cap };
 	struct lt_sleeps asked;
 	int attempts = -1;
 	kit_db_set_hook(db, time_waits, &w);
@@ -1302,8 +1302,17 @@ static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base
 		double v = w.asked[k];
 		if (v >= d / 2 - 0.001 && v <= d + 0.001)
 			continue;
+		if (base == cap) {
+			lt_expect(false, "backoff", "the wait after failure %d asked for %.3f ms; expected "
+			          "%.1f to %.1f ms (base and cap %d ms: d = %d ms every time): is the wait "
+			          "drawn in whole milliseconds from d / 2 rounded down? For d = %d that "
+			          "goes below d / 2 about every other wait (for 1 ms a wait of 0: a retry "
+			          "at once); draw it as a real number (or in microseconds) between d / 2 "
+			          "and d", k + 1, v, d / 2, d, cap, cap, cap);
+			break;
+		}
 		lt_expect(false, "backoff", "the wait after failure %d asked for %.3f ms (%.3g days); "
-		          "expected %.0f to %.0f ms (d = min(cap %d, %d x 2^%d) = %.0f): is the "
+		          "expected %.1f to %.1f ms (d = min(cap %d, %d x 2^%d) = %.1f): is the "
 		          "doubling kept in a type that holds it (%d x 2^%d), and does it stop only "
 		          "once base x 2^(k-1) is past the cap?%s", k + 1, v, v / 86400e3, d / 2, d,
 		          policy.cap_ms, base, k, d, base, k, k >= 33 ? " A shift of 63 or more, or "
@@ -1320,10 +1329,16 @@ static void isolation__waits_of_seconds_to_weeks(void **state)
 	struct kit_db *db = labtest_db(t);
 	make_counter(t);
 	plant_failures(t, 70);
-	weeks_round(t, db, 70, 1);
+	weeks_round(t, db, 70, 1, INT_MAX);
 	/* base 2^30 ms (12.4 days): d is the cap from the 2nd failure on,
 	 * and base x 2^(k-1) passes 2^63 at k = 34 */
-	weeks_round(t, db, 40, 1 << 30);
+	weeks_round(t, db, 40, 1 << 30, INT_MAX);
+	/* d of 1 ms and of 3 ms, 40 waits each: an odd d's half is not a
+	 * whole number of ms, and a draw in whole ms that starts from d / 2
+	 * rounded down asks below it about every other wait (1 ms: a wait of
+	 * 0, a retry at once) */
+	weeks_round(t, db, 40, 1, 1);
+	weeks_round(t, db, 40, 3, 3);
 }
 
 /* Jitter, in the processes and threads of a real deployment: workers
@@ -1916,8 +1931,21 @@ static void spread_key__distinct(void **state)
 	int same = 0;
 	for (int i = 1; i < KEYS; i++)
 		same += k[i] == k[i - 1];
-	free(k);
 	lt_expect_int_hint(same, 0, "keys shared by two seqs among seqs 1..200,000", "bijection");
+	/* Seqs on both sides of 0. A step done on int64_t shifts a negative
+	 * seq's sign in (x >> 30 is arithmetic there): x ^ (x >> 30) of a
+	 * small negative x is ~x, so seq -5 takes the key of seq 4. */
+	for (int64_t i = 0; i < KEYS; i++)
+		k[i] = inside_spread_key(i - KEYS / 2);
+	qsort(k, KEYS, sizeof *k, cmp64);
+	same = 0;
+	for (int i = 1; i < KEYS; i++)
+		same += k[i] == k[i - 1];
+	free(k);
+	lt_expect(same == 0, "bijection", "%d keys shared by two seqs among seqs -100,000..99,999 "
+	          "(seq -5 and seq 4: %#llx and %#llx): is a shift done on int64_t, where it "
+	          "copies a negative seq's sign bit in? Do the mix on uint64_t", same,
+	          (unsigned long long)inside_spread_key(-5), (unsigned long long)inside_spread_key(4));
 	/* A step that is not invertible makes pairs of seqs share a key that
 	 * no small range of seqs shows: a multiply by an even number (2^64 /
 	 * phi rounded to the nearest integer, 0x9E3779B97F4A7C16, is one)
