@@ -1678,6 +1678,13 @@ static int show_text(void *arg, int ncols, const char *const *values)
 	return 0;
 }
 
+/* The same into 200 bytes. */
+static int show_long_text(void *arg, int ncols, const char *const *values)
+{
+	snprintf(arg, 200, "%s", ncols > 0 && values[0] ? values[0] : "");
+	return 0;
+}
+
 /* A session that did not start with the default: what the call changes
  * for its own transaction must be gone after it, on success and on the
  * error path (a missing row) alike, with no transaction left open. */
@@ -1688,11 +1695,38 @@ static void commits__async_only_for_counter(void **state)
 	char setting[32] = "";
 	make_counter(t);
 	labtest_exec(t, "SET synchronous_commit = remote_write");
+	/* What the counter's UPDATE runs under: a trigger copies every
+	 * setting as the UPDATE sees it, once for a plain UPDATE of row 3
+	 * (the session as it is) and once inside the call. */
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (3);"
+	             "CREATE TABLE seen_settings (k bigint, name text, setting text);"
+	             "CREATE SEQUENCE seen_k;"
+	             "CREATE FUNCTION see_settings() RETURNS trigger LANGUAGE plpgsql AS $$"
+	             " DECLARE k bigint := nextval('seen_k'); BEGIN"
+	             " INSERT INTO seen_settings SELECT k, name, setting FROM pg_settings;"
+	             " RETURN NEW; END $$;"
+	             "CREATE TRIGGER see_settings BEFORE UPDATE ON counters"
+	             " FOR EACH ROW EXECUTE FUNCTION see_settings()");
+	labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 3");
 	char session[LT_SESSION_LEN];
 	lt_session(t, db, session, sizeof session);
 
 	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
 	lt_expect_int(counter(t), 1, "counter after one inside_count_async()");
+	labtest_exec(t, "DROP TRIGGER see_settings ON counters");
+	char other[200] = "";
+	kit_db_query(db, "SELECT COALESCE(string_agg(a.name || ' ' || a.setting || ' -> ' || b.setting,"
+	             " ', ' ORDER BY a.name), '') FROM seen_settings a JOIN seen_settings b"
+	             " ON a.name = b.name AND a.k = 1 AND b.k = 2"
+	             " WHERE a.setting IS DISTINCT FROM b.setting AND a.name <> 'synchronous_commit'",
+	             0, NULL, show_long_text, other);
+	int64_t seen = labtest_int(t, "SELECT count(DISTINCT k) FROM seen_settings");
+	lt_expect(seen == 2 && other[0] == '\0', "local", "the counter's UPDATE inside "
+	          "inside_count_async() ran with other settings than the session's besides "
+	          "synchronous_commit: %s%s. The call gives up waiting for the disk, nothing else: "
+	          "a SET LOCAL lock_timeout or statement_timeout makes this one writer of the hot "
+	          "row give up (KIT_DB_BUSY) where every other one waits its turn", other,
+	          seen == 2 ? "" : " (the settings were not seen twice)");
 	kit_db_query(db, "SHOW synchronous_commit", 0, NULL, show_text, setting);
 	lt_expect(strcmp(setting, "remote_write") == 0, "local",
 	          "expected the connection's synchronous_commit still remote_write (as it was "
