@@ -635,18 +635,48 @@ static void count_stmts(void *arg, enum kit_db_event ev, const char *sql, int64_
 	}
 }
 
+/* count_stmts, and the statements that run inside a transaction after
+ * the upsert, before it ends: the batch's rows stay locked through each
+ * (the hook sees the kit's BEGIN/COMMIT/ROLLBACK as TX_ events; one sent
+ * as SQL is skipped). One thread only. */
+struct after_upsert {
+	struct stmts s;
+	bool in_tx, wrote;
+	int after;
+	char what[80];
+};
+
+static void note_after_upsert(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct after_upsert *u = arg;
+	count_stmts(&u->s, ev, sql, t_ns);
+	if (ev == KIT_DB_TX_BEGIN) {
+		u->in_tx = true;
+		u->wrote = false;
+	} else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK) {
+		u->in_tx = u->wrote = false;
+	} else if (ev == KIT_DB_STMT_START && sql && !lt_sql_is(sql, "COMMIT") &&
+	           !lt_sql_is(sql, "END") && !lt_sql_is(sql, "ROLLBACK")) {
+		if (u->in_tx && u->wrote && u->after++ == 0)
+			snprintf(u->what, sizeof u->what, "%s", sql);
+		if ((lt_sql_is(sql, "INSERT") || lt_sql_is(sql, "UPDATE")) &&
+		    lt_sql_names(sql, "video_counts"))
+			u->wrote = true;
+	}
+}
+
 static void flush__one_upsert_adds_the_deltas(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	struct kit_store *st = new_store(state);
-	struct stmts s = { 0 };
+	struct after_upsert u = { 0 };
 	schema(t);
 	labtest_exec(t, "INSERT INTO video_counts (video_id, views) VALUES (2, 100)");
 	record(st, 1, 3);
 	record(st, 2, 4);
 	record(st, 3, 1);
-	kit_db_set_hook(db, count_stmts, &s);
+	kit_db_set_hook(db, note_after_upsert, &u);
 
 	int64_t r = flush_views(st, db, 100);
 	int64_t again = flush_views(st, db, 100);
@@ -657,10 +687,17 @@ static void flush__one_upsert_adds_the_deltas(void **state)
 	lt_expect_int_hint(db_views(t, 1), 3, "views of video 1 (no row before: the upsert makes it)", "upsert");
 	lt_expect_int_hint(db_views(t, 2), 104, "views of video 2 (100 before, 4 flushed)", "upsert");
 	lt_expect_int_hint(db_views(t, 3), 1, "views of video 3", "upsert");
-	lt_expect_int_hint(s.writes, 1, "INSERT/UPDATE statements for two flushes, the second with nothing dirty",
+	lt_expect_int_hint(u.s.writes, 1, "INSERT/UPDATE statements for two flushes, the second with nothing dirty",
 	                   "one-statement");
 	lt_expect_int_hint(again, 0, "views written by a flush with nothing dirty", "flush");
 	lt_expect_int_hint(store_total(st, 1, 3), 0, "views left in the store after the flush", "drain");
+	/* The upsert locks the batch's rows until COMMIT: nothing may run in
+	 * between (a read of the new totals "to log them"), each statement
+	 * there is a round trip more that every writer of those rows waits
+	 * out. */
+	lt_expect(u.after == 0, "one-statement", "%d statements ran between the flush's upsert and "
+	          "its COMMIT (the first: %s), expected none: the batch's rows stay locked through "
+	          "each of them; read what you need after COMMIT", u.after, u.after ? u.what : "-");
 	kit_store_free(st);
 }
 
