@@ -1820,7 +1820,8 @@ static void commits__async_skips_flush(void **state)
 }
 
 /* The caller's statements that run inside a transaction after the
- * UPDATE of counters, before the transaction ends (the hook sees the
+ * UPDATE of counters (or a SELECT ... FOR UPDATE of it), before the
+ * transaction ends (the hook sees the
  * kit's own BEGIN/COMMIT/ROLLBACK only as TX_ events, and a COMMIT sent
  * as SQL is skipped). */
 struct in_lock {
@@ -1846,6 +1847,11 @@ static void note_in_lock(void *arg, enum kit_db_event ev, const char *sql, int64
 			l->updates++;
 			l->wrote = true;
 		}
+		/* a row lock taken ahead of the UPDATE starts the lock as well */
+		if (lt_sql_is(sql, "SELECT") && lt_sql_names(sql, "counters") &&
+		    (strcasestr(sql, " FOR UPDATE") || strcasestr(sql, " FOR NO KEY UPDATE") ||
+		     strcasestr(sql, " FOR SHARE") || strcasestr(sql, " FOR KEY SHARE")))
+			l->wrote = true;
 	}
 }
 
@@ -1904,8 +1910,9 @@ static void commits__counts(void **state)
 	int rc = inside_count_async(db, 1);
 	kit_db_set_hook(db, NULL, NULL);
 	lt_expect(rc == 0 && async.updates == 1 && async.after == 0, "async", "inside_count_async(): "
-	          "%d, and %d statements ran between the counter's UPDATE and COMMIT (the first: "
-	          "%s), expected 0 and none: the row stays locked for each of them", rc, async.after,
+	          "%d, and %d statements ran between the lock on the counter's row (its UPDATE, or "
+	          "a SELECT ... FOR UPDATE) and COMMIT (the first: %s), expected 0 and none: the "
+	          "row stays locked for each of them", rc, async.after,
 	          async.after ? async.what : "-");
 	if (kit_db_engine(db) == KIT_DB_POSTGRES) {
 		static const struct inside_retry once = { 3, 1, 2 };
@@ -1913,9 +1920,10 @@ static void commits__counts(void **state)
 		rc = inside_count_retrying(db, 1, "REPEATABLE READ", &once, NULL);
 		kit_db_set_hook(db, NULL, NULL);
 		lt_expect(rc == 0 && retried.updates == 1 && retried.after == 0, "retry",
-		          "inside_count_retrying(): %d, and %d statements ran between the counter's "
-		          "UPDATE and COMMIT (the first: %s), expected 0 and none: the row stays locked "
-		          "for each of them", rc, retried.after, retried.after ? retried.what : "-");
+		          "inside_count_retrying(): %d, and %d statements ran between the lock on the "
+		          "counter's row (its UPDATE, or a SELECT ... FOR UPDATE) and COMMIT (the first: "
+		          "%s), expected 0 and none: the row stays locked for each of them", rc,
+		          retried.after, retried.after ? retried.what : "-");
 	}
 }
 
