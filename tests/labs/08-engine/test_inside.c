@@ -1101,6 +1101,41 @@ static void isolation__each_call_at_its_level(void **state)
  * later transaction of the connection (a pooled one serves others);
  * BEGIN ISOLATION LEVEL or SET TRANSACTION ISOLATION LEVEL after BEGIN
  * end with the transaction. */
+/* What a call's UPDATE of counters runs under, beside the session: a
+ * trigger copies every setting (pg_settings) as each UPDATE of counters
+ * sees it; watch_settings() makes it, with a counter row 3 and a plain
+ * UPDATE of it as the session's own. settings_changed() lists those that
+ * differ between that one and the next UPDATE (the call's), `except`
+ * aside, drops the trigger and returns how many UPDATEs it saw. */
+static void watch_settings(struct labtest *t)
+{
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (3);"
+	             "CREATE TABLE seen_settings (k bigint, name text, setting text);"
+	             "CREATE SEQUENCE seen_k;"
+	             "CREATE FUNCTION see_settings() RETURNS trigger LANGUAGE plpgsql AS $$"
+	             " DECLARE k bigint := nextval('seen_k'); BEGIN"
+	             " INSERT INTO seen_settings SELECT k, name, setting FROM pg_settings;"
+	             " RETURN NEW; END $$;"
+	             "CREATE TRIGGER see_settings BEFORE UPDATE ON counters"
+	             " FOR EACH ROW EXECUTE FUNCTION see_settings()");
+	labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 3");
+}
+
+static int show_long_text(void *arg, int ncols, const char *const *values);
+
+static int64_t settings_changed(struct labtest *t, struct kit_db *db, const char *except,
+                                char other[200])
+{
+	labtest_exec(t, "DROP TRIGGER see_settings ON counters");
+	other[0] = '\0';
+	kit_db_query(db, "SELECT COALESCE(string_agg(a.name || ' ' || a.setting || ' -> ' || b.setting,"
+	             " ', ' ORDER BY a.name), '') FROM seen_settings a JOIN seen_settings b"
+	             " ON a.name = b.name AND a.k = 1 AND b.k = 2"
+	             " WHERE a.setting IS DISTINCT FROM b.setting AND a.name <> $1",
+	             1, (const char *[]){ except }, show_long_text, other);
+	return labtest_int(t, "SELECT count(DISTINCT k) FROM seen_settings");
+}
+
 static void isolation__level_ends_with_the_call(void **state)
 {
 	struct labtest *t = *state;
@@ -1109,10 +1144,24 @@ static void isolation__level_ends_with_the_call(void **state)
 		"'repeatable read')::int";
 	make_counter(t);
 	labtest_exec(t, "SET default_transaction_isolation = 'repeatable read'");
+	watch_settings(t);
 	struct inside_retry policy = { 3, 1, 2 };
 	int attempts = -1, attempts_gone = -1;
 	int64_t after = -1, after_gone = -1, next = -1;
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	/* Inside the call only the level is its own: a SET LOCAL
+	 * lock_timeout "so a lock wait counts as a collision too" makes a
+	 * writer queued for the hot row give up, back off and spend its
+	 * attempts, where one that waits commits (or fails to serialize,
+	 * which the retry is for) */
+	char other[200] = "";
+	int64_t seen = settings_changed(t, db, "transaction_isolation", other);
+	lt_expect(seen == 2 && other[0] == '\0', "isolation", "the counter's UPDATE inside "
+	          "inside_count_retrying() ran with other settings than the session's besides its "
+	          "isolation level: %s%s. The call sets its level for its own transaction, nothing "
+	          "else: a SET LOCAL lock_timeout makes a writer queued for the hot row give up, "
+	          "back off and spend its attempts where one that waits would commit", other,
+	          seen == 2 ? "" : " (the settings were not seen twice)");
 	kit_db_query_int(db, own, 0, NULL, &after);
 	int rc_gone = inside_count_retrying(db, 2, "SERIALIZABLE", &policy, &attempts_gone);
 	kit_db_query_int(db, own, 0, NULL, &after_gone);
@@ -1699,29 +1748,14 @@ static void commits__async_only_for_counter(void **state)
 	/* What the counter's UPDATE runs under: a trigger copies every
 	 * setting as the UPDATE sees it, once for a plain UPDATE of row 3
 	 * (the session as it is) and once inside the call. */
-	labtest_exec(t, "INSERT INTO counters (id) VALUES (3);"
-	             "CREATE TABLE seen_settings (k bigint, name text, setting text);"
-	             "CREATE SEQUENCE seen_k;"
-	             "CREATE FUNCTION see_settings() RETURNS trigger LANGUAGE plpgsql AS $$"
-	             " DECLARE k bigint := nextval('seen_k'); BEGIN"
-	             " INSERT INTO seen_settings SELECT k, name, setting FROM pg_settings;"
-	             " RETURN NEW; END $$;"
-	             "CREATE TRIGGER see_settings BEFORE UPDATE ON counters"
-	             " FOR EACH ROW EXECUTE FUNCTION see_settings()");
-	labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 3");
+	watch_settings(t);
 	char session[LT_SESSION_LEN];
 	lt_session(t, db, session, sizeof session);
 
 	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
 	lt_expect_int(counter(t), 1, "counter after one inside_count_async()");
-	labtest_exec(t, "DROP TRIGGER see_settings ON counters");
 	char other[200] = "";
-	kit_db_query(db, "SELECT COALESCE(string_agg(a.name || ' ' || a.setting || ' -> ' || b.setting,"
-	             " ', ' ORDER BY a.name), '') FROM seen_settings a JOIN seen_settings b"
-	             " ON a.name = b.name AND a.k = 1 AND b.k = 2"
-	             " WHERE a.setting IS DISTINCT FROM b.setting AND a.name <> 'synchronous_commit'",
-	             0, NULL, show_long_text, other);
-	int64_t seen = labtest_int(t, "SELECT count(DISTINCT k) FROM seen_settings");
+	int64_t seen = settings_changed(t, db, "synchronous_commit", other);
 	lt_expect(seen == 2 && other[0] == '\0', "local", "the counter's UPDATE inside "
 	          "inside_count_async() ran with other settings than the session's besides "
 	          "synchronous_commit: %s%s. The call gives up waiting for the disk, nothing else: "
