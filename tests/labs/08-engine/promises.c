@@ -16,6 +16,7 @@
  */
 #include "tests/labs/08-engine/promises.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -154,8 +155,32 @@ void keys__one_like_per_user(void **state)
 	lt_expect(other == 0, "guarantee", "user 7, who liked post 1, then liked post 2: expected "
 	          "0, got %d (%s): the key of likes is (post_id, user_id), one like per user and "
 	          "post, not one per user", other, labtest_why(db));
+	/* The duplicate must be refused at its INSERT, before the counter's
+	 * UPDATE: a sequence (nextval is never rolled back) counts the UPDATEs
+	 * of posts that began. A primary key declared DEFERRABLE INITIALLY
+	 * DEFERRED (PostgreSQL takes it; SQLite refuses DEFERRABLE there)
+	 * accepts the duplicate, lets it lock the hot row and write a version
+	 * of it, and refuses it only at COMMIT. */
+	bool pg = kit_db_engine(db) == KIT_DB_POSTGRES;
+	if (pg)
+		labtest_exec(t, "CREATE SEQUENCE posts_updates_begun;"
+		                "CREATE FUNCTION note_posts_update() RETURNS trigger LANGUAGE plpgsql AS"
+		                " $$ BEGIN PERFORM nextval('posts_updates_begun'); RETURN NEW; END $$;"
+		                "CREATE TRIGGER note_posts_update BEFORE UPDATE ON posts"
+		                " FOR EACH ROW EXECUTE FUNCTION note_posts_update()");
 	int again = inside_like(db, 1, 7);
 	int one = inside_like_one_statement(db, 1, 7);
+	if (pg) {
+		int64_t begun = labtest_int(t, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END"
+		                               " FROM posts_updates_begun");
+		lt_expect(begun == 0, "guarantee", "user 7 liked post 1 again (inside_like, then "
+		          "inside_like_one_statement): %" PRId64 " UPDATE of the post's counter began "
+		          "before the duplicate was refused, expected none. Is the primary key of likes "
+		          "DEFERRABLE (checked at COMMIT)? Then a duplicate locks the hot row and writes "
+		          "a version of it for nothing (and INSERT ... ON CONFLICT cannot use the key): "
+		          "defer the foreign key only", begun);
+		labtest_exec(t, "DROP TRIGGER note_posts_update ON posts");
+	}
 	int64_t likes = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 7");
 	int64_t count = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
 	lt_expect(again == KIT_DB_CONSTRAINT && one == KIT_DB_CONSTRAINT, "guarantee", "user 7 "

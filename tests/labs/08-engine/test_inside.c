@@ -27,6 +27,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
+#include "tests/harness/sql.h"
 #include "tests/labs/08-engine/contracts.h"
 #include "tests/labs/08-engine/promises.h"
 #include "tests/labs/08-engine/sleeps.h"
@@ -1100,6 +1101,41 @@ static void isolation__each_call_at_its_level(void **state)
  * later transaction of the connection (a pooled one serves others);
  * BEGIN ISOLATION LEVEL or SET TRANSACTION ISOLATION LEVEL after BEGIN
  * end with the transaction. */
+/* What a call's UPDATE of counters runs under, beside the session: a
+ * trigger copies every setting (pg_settings) as each UPDATE of counters
+ * sees it; watch_settings() makes it, with a counter row 3 and a plain
+ * UPDATE of it as the session's own. settings_changed() lists those that
+ * differ between that one and the next UPDATE (the call's), `except`
+ * aside, drops the trigger and returns how many UPDATEs it saw. */
+static void watch_settings(struct labtest *t)
+{
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (3);"
+	             "CREATE TABLE seen_settings (k bigint, name text, setting text);"
+	             "CREATE SEQUENCE seen_k;"
+	             "CREATE FUNCTION see_settings() RETURNS trigger LANGUAGE plpgsql AS $$"
+	             " DECLARE k bigint := nextval('seen_k'); BEGIN"
+	             " INSERT INTO seen_settings SELECT k, name, setting FROM pg_settings;"
+	             " RETURN NEW; END $$;"
+	             "CREATE TRIGGER see_settings BEFORE UPDATE ON counters"
+	             " FOR EACH ROW EXECUTE FUNCTION see_settings()");
+	labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 3");
+}
+
+static int show_long_text(void *arg, int ncols, const char *const *values);
+
+static int64_t settings_changed(struct labtest *t, struct kit_db *db, const char *except,
+                                char other[200])
+{
+	labtest_exec(t, "DROP TRIGGER see_settings ON counters");
+	other[0] = '\0';
+	kit_db_query(db, "SELECT COALESCE(string_agg(a.name || ' ' || a.setting || ' -> ' || b.setting,"
+	             " ', ' ORDER BY a.name), '') FROM seen_settings a JOIN seen_settings b"
+	             " ON a.name = b.name AND a.k = 1 AND b.k = 2"
+	             " WHERE a.setting IS DISTINCT FROM b.setting AND a.name <> $1",
+	             1, (const char *[]){ except }, show_long_text, other);
+	return labtest_int(t, "SELECT count(DISTINCT k) FROM seen_settings");
+}
+
 static void isolation__level_ends_with_the_call(void **state)
 {
 	struct labtest *t = *state;
@@ -1108,10 +1144,24 @@ static void isolation__level_ends_with_the_call(void **state)
 		"'repeatable read')::int";
 	make_counter(t);
 	labtest_exec(t, "SET default_transaction_isolation = 'repeatable read'");
+	watch_settings(t);
 	struct inside_retry policy = { 3, 1, 2 };
 	int attempts = -1, attempts_gone = -1;
 	int64_t after = -1, after_gone = -1, next = -1;
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	/* Inside the call only the level is its own: a SET LOCAL
+	 * lock_timeout "so a lock wait counts as a collision too" makes a
+	 * writer queued for the hot row give up, back off and spend its
+	 * attempts, where one that waits commits (or fails to serialize,
+	 * which the retry is for) */
+	char other[200] = "";
+	int64_t seen = settings_changed(t, db, "transaction_isolation", other);
+	lt_expect(seen == 2 && other[0] == '\0', "isolation", "the counter's UPDATE inside "
+	          "inside_count_retrying() ran with other settings than the session's besides its "
+	          "isolation level: %s%s. The call sets its level for its own transaction, nothing "
+	          "else: a SET LOCAL lock_timeout makes a writer queued for the hot row give up, "
+	          "back off and spend its attempts where one that waits would commit", other,
+	          seen == 2 ? "" : " (the settings were not seen twice)");
 	kit_db_query_int(db, own, 0, NULL, &after);
 	int rc_gone = inside_count_retrying(db, 2, "SERIALIZABLE", &policy, &attempts_gone);
 	kit_db_query_int(db, own, 0, NULL, &after_gone);
@@ -1271,13 +1321,13 @@ static void isolation__waits_follow_the_doubling(void **state)
  * leaves [d/2, d]. */
 /* One round: `fail` planted failures (the sequence set so that the next
  * `fail` attempts fail), base_ms `base`, cap INT_MAX. */
-static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base)
+static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base, int cap)
 {
 	char sql[80];
 	snprintf(sql, sizeof sql, "SELECT setval('attempts', %d, false)", 71 - fail);
 	labtest_exec(t, sql);
 	struct waits w = { 0 };
-	struct inside_retry policy = { fail + 1, base, INT_MAX };
+	struct inside_retry policy = { fail + 1, base, cap };
 	struct lt_sleeps asked;
 	int attempts = -1;
 	kit_db_set_hook(db, time_waits, &w);
@@ -1302,8 +1352,17 @@ static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base
 		double v = w.asked[k];
 		if (v >= d / 2 - 0.001 && v <= d + 0.001)
 			continue;
+		if (base == cap) {
+			lt_expect(false, "backoff", "the wait after failure %d asked for %.3f ms; expected "
+			          "%.1f to %.1f ms (base and cap %d ms: d = %d ms every time): is the wait "
+			          "drawn in whole milliseconds from d / 2 rounded down? For d = %d that "
+			          "goes below d / 2 about every other wait (for 1 ms a wait of 0: a retry "
+			          "at once); draw it as a real number (or in microseconds) between d / 2 "
+			          "and d", k + 1, v, d / 2, d, cap, cap, cap);
+			break;
+		}
 		lt_expect(false, "backoff", "the wait after failure %d asked for %.3f ms (%.3g days); "
-		          "expected %.0f to %.0f ms (d = min(cap %d, %d x 2^%d) = %.0f): is the "
+		          "expected %.1f to %.1f ms (d = min(cap %d, %d x 2^%d) = %.1f): is the "
 		          "doubling kept in a type that holds it (%d x 2^%d), and does it stop only "
 		          "once base x 2^(k-1) is past the cap?%s", k + 1, v, v / 86400e3, d / 2, d,
 		          policy.cap_ms, base, k, d, base, k, k >= 33 ? " A shift of 63 or more, or "
@@ -1320,10 +1379,16 @@ static void isolation__waits_of_seconds_to_weeks(void **state)
 	struct kit_db *db = labtest_db(t);
 	make_counter(t);
 	plant_failures(t, 70);
-	weeks_round(t, db, 70, 1);
+	weeks_round(t, db, 70, 1, INT_MAX);
 	/* base 2^30 ms (12.4 days): d is the cap from the 2nd failure on,
 	 * and base x 2^(k-1) passes 2^63 at k = 34 */
-	weeks_round(t, db, 40, 1 << 30);
+	weeks_round(t, db, 40, 1 << 30, INT_MAX);
+	/* d of 1 ms and of 3 ms, 40 waits each: an odd d's half is not a
+	 * whole number of ms, and a draw in whole ms that starts from d / 2
+	 * rounded down asks below it about every other wait (1 ms: a wait of
+	 * 0, a retry at once) */
+	weeks_round(t, db, 40, 1, 1);
+	weeks_round(t, db, 40, 3, 3);
 }
 
 /* Jitter, in the processes and threads of a real deployment: workers
@@ -1663,6 +1728,13 @@ static int show_text(void *arg, int ncols, const char *const *values)
 	return 0;
 }
 
+/* The same into 200 bytes. */
+static int show_long_text(void *arg, int ncols, const char *const *values)
+{
+	snprintf(arg, 200, "%s", ncols > 0 && values[0] ? values[0] : "");
+	return 0;
+}
+
 /* A session that did not start with the default: what the call changes
  * for its own transaction must be gone after it, on success and on the
  * error path (a missing row) alike, with no transaction left open. */
@@ -1673,11 +1745,23 @@ static void commits__async_only_for_counter(void **state)
 	char setting[32] = "";
 	make_counter(t);
 	labtest_exec(t, "SET synchronous_commit = remote_write");
+	/* What the counter's UPDATE runs under: a trigger copies every
+	 * setting as the UPDATE sees it, once for a plain UPDATE of row 3
+	 * (the session as it is) and once inside the call. */
+	watch_settings(t);
 	char session[LT_SESSION_LEN];
 	lt_session(t, db, session, sizeof session);
 
 	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
 	lt_expect_int(counter(t), 1, "counter after one inside_count_async()");
+	char other[200] = "";
+	int64_t seen = settings_changed(t, db, "synchronous_commit", other);
+	lt_expect(seen == 2 && other[0] == '\0', "local", "the counter's UPDATE inside "
+	          "inside_count_async() ran with other settings than the session's besides "
+	          "synchronous_commit: %s%s. The call gives up waiting for the disk, nothing else: "
+	          "a SET LOCAL lock_timeout or statement_timeout makes this one writer of the hot "
+	          "row give up (KIT_DB_BUSY) where every other one waits its turn", other,
+	          seen == 2 ? "" : " (the settings were not seen twice)");
 	kit_db_query(db, "SHOW synchronous_commit", 0, NULL, show_text, setting);
 	lt_expect(strcmp(setting, "remote_write") == 0, "local",
 	          "expected the connection's synchronous_commit still remote_write (as it was "
@@ -1769,6 +1853,42 @@ static void commits__async_skips_flush(void **state)
 	          async, durable);
 }
 
+/* The caller's statements that run inside a transaction after the
+ * UPDATE of counters (or a SELECT ... FOR UPDATE of it), before the
+ * transaction ends (the hook sees the
+ * kit's own BEGIN/COMMIT/ROLLBACK only as TX_ events, and a COMMIT sent
+ * as SQL is skipped). */
+struct in_lock {
+	bool in_tx, wrote;
+	int updates, after;
+	char what[80];
+};
+
+static void note_in_lock(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct in_lock *l = arg;
+	(void)t_ns;
+	if (ev == KIT_DB_TX_BEGIN) {
+		l->in_tx = true;
+		l->wrote = false;
+	} else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK) {
+		l->in_tx = l->wrote = false;
+	} else if (ev == KIT_DB_STMT_START && sql && !lt_sql_is(sql, "COMMIT") &&
+	           !lt_sql_is(sql, "END") && !lt_sql_is(sql, "ROLLBACK")) {
+		if (l->in_tx && l->wrote && l->after++ == 0)
+			snprintf(l->what, sizeof l->what, "%s", sql);
+		if (lt_sql_is(sql, "UPDATE") && lt_sql_names(sql, "counters")) {
+			l->updates++;
+			l->wrote = true;
+		}
+		/* a row lock taken ahead of the UPDATE starts the lock as well */
+		if (lt_sql_is(sql, "SELECT") && lt_sql_names(sql, "counters") &&
+		    (strcasestr(sql, " FOR UPDATE") || strcasestr(sql, " FOR NO KEY UPDATE") ||
+		     strcasestr(sql, " FOR SHARE") || strcasestr(sql, " FOR KEY SHARE")))
+			l->wrote = true;
+	}
+}
+
 static void commits__counts(void **state)
 {
 	struct labtest *t = *state;
@@ -1813,6 +1933,32 @@ static void commits__counts(void **state)
 		}
 	}
 	lt_expect_int(counter(t), 50, "counter 1 after the counts of the other rows");
+
+	/* The counter's row is locked from its UPDATE to COMMIT: nothing of
+	 * the caller's may run in between (a read of the new count "to be
+	 * sure", a log line written to a table), since every statement there
+	 * is a round trip more that every other writer of the row waits out
+	 * (§6). Read it after COMMIT if at all. */
+	struct in_lock async = { 0 }, retried = { 0 };
+	kit_db_set_hook(db, note_in_lock, &async);
+	int rc = inside_count_async(db, 1);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && async.updates == 1 && async.after == 0, "async", "inside_count_async(): "
+	          "%d, and %d statements ran between the lock on the counter's row (its UPDATE, or "
+	          "a SELECT ... FOR UPDATE) and COMMIT (the first: %s), expected 0 and none: the "
+	          "row stays locked for each of them", rc, async.after,
+	          async.after ? async.what : "-");
+	if (kit_db_engine(db) == KIT_DB_POSTGRES) {
+		static const struct inside_retry once = { 3, 1, 2 };
+		kit_db_set_hook(db, note_in_lock, &retried);
+		rc = inside_count_retrying(db, 1, "REPEATABLE READ", &once, NULL);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(rc == 0 && retried.updates == 1 && retried.after == 0, "retry",
+		          "inside_count_retrying(): %d, and %d statements ran between the lock on the "
+		          "counter's row (its UPDATE, or a SELECT ... FOR UPDATE) and COMMIT (the first: "
+		          "%s), expected 0 and none: the row stays locked for each of them", rc,
+		          retried.after, retried.after ? retried.what : "-");
+	}
 }
 
 /* ---- §6 One round trip ---- */
@@ -1916,8 +2062,21 @@ static void spread_key__distinct(void **state)
 	int same = 0;
 	for (int i = 1; i < KEYS; i++)
 		same += k[i] == k[i - 1];
-	free(k);
 	lt_expect_int_hint(same, 0, "keys shared by two seqs among seqs 1..200,000", "bijection");
+	/* Seqs on both sides of 0. A step done on int64_t shifts a negative
+	 * seq's sign in (x >> 30 is arithmetic there): x ^ (x >> 30) of a
+	 * small negative x is ~x, so seq -5 takes the key of seq 4. */
+	for (int64_t i = 0; i < KEYS; i++)
+		k[i] = inside_spread_key(i - KEYS / 2);
+	qsort(k, KEYS, sizeof *k, cmp64);
+	same = 0;
+	for (int i = 1; i < KEYS; i++)
+		same += k[i] == k[i - 1];
+	free(k);
+	lt_expect(same == 0, "bijection", "%d keys shared by two seqs among seqs -100,000..99,999 "
+	          "(seq -5 and seq 4: %#llx and %#llx): is a shift done on int64_t, where it "
+	          "copies a negative seq's sign bit in? Do the mix on uint64_t", same,
+	          (unsigned long long)inside_spread_key(-5), (unsigned long long)inside_spread_key(4));
 	/* A step that is not invertible makes pairs of seqs share a key that
 	 * no small range of seqs shows: a multiply by an even number (2^64 /
 	 * phi rounded to the nearest integer, 0x9E3779B97F4A7C16, is one)
