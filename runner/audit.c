@@ -128,7 +128,7 @@ static const char *const libc_ok[] = {
 	"pthread_mutexattr_destroy", "pthread_mutexattr_settype",
 	"pthread_cond_init", "pthread_cond_destroy", "pthread_cond_wait", "pthread_cond_timedwait",
 	"pthread_cond_signal", "pthread_cond_broadcast", "pthread_condattr_init",
-	"pthread_condattr_destroy", "pthread_condattr_setclock",
+	"pthread_condattr_destroy", "pthread_condattr_setclock", "pthread_cond_clockwait",
 	"pthread_rwlock_init", "pthread_rwlock_destroy", "pthread_rwlock_rdlock",
 	"pthread_rwlock_wrlock", "pthread_rwlock_unlock", "pthread_rwlock_tryrdlock",
 	"pthread_rwlock_trywrlock", "pthread_spin_init", "pthread_spin_destroy", "pthread_spin_lock",

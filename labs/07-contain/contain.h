@@ -72,7 +72,13 @@ struct hot_keys {
 };
 
 /* Start counting with the caller's k counters (k >= 1); no allocation,
- * ever: the caller owns counters and frees them after the last call. */
+ * ever: the caller owns counters and frees them after the last call.
+ * The counters c[0 .. used-1] are the whole state, and their counts may
+ * be set between calls (the checks set counts past 2^32 that way, as
+ * weeks of a stream would leave them): hot_keys_add() and
+ * hot_keys_topk() take the counters as they find them, in any order, and
+ * count on no order of their own (counters kept sorted by count would not
+ * stay sorted). */
 void hot_keys_init(struct hot_keys *hk, struct hot_key *counters, int k);
 /* Count one occurrence of key. */
 void hot_keys_add(struct hot_keys *hk, uint64_t key);

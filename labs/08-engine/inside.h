@@ -114,7 +114,10 @@ int inside_count_async(struct kit_db *db, int64_t id);
 /* ---- §6 One round trip ---- */
 
 /* The like of inside_like() as one statement sent once: the like and the
- * counter together or neither, the row lock held only inside the server.
+ * counter together or neither, the row lock held only inside the server,
+ * on a likes table with or without the foreign key (the checks run it on
+ * one without: there a like of a missing post writes nothing and is
+ * INSIDE_NO_ROW, so the statement may not count on the key to refuse it).
  * KIT_DB_CONSTRAINT for a duplicate. On SQLite (no round trips: it runs
  * in your process) it may simply call inside_like(). */
 int inside_like_one_statement(struct kit_db *db, int64_t post_id, int64_t user_id);

@@ -547,7 +547,8 @@ static void like_post__counter_held_briefly(void **state)
 		int begin = find(&tr, BEGIN_, 0), upd = find(&tr, UPDATE_, 0);
 		int commit = find(&tr, COMMIT_, upd < 0 ? 0 : upd);
 		lt_expect(begin >= 0 && commit >= 0, "transaction",
-		          "expected BEGIN ... COMMIT around the writes, got %s%s%s",
+		          "expected BEGIN ... COMMIT around the writes, got %s%s%s (README §4: BEGIN or "
+		          "START TRANSACTION, then COMMIT or END; a SAVEPOINT ... RELEASE is not one)",
 		          begin < 0 ? "no BEGIN" : "", begin < 0 && commit < 0 ? " and " : "",
 		          commit < 0 ? "no COMMIT after the UPDATE" : "");
 		lt_expect(upd >= 0, NULL, "expected an UPDATE of the counter, got none");

@@ -1915,7 +1915,8 @@ static void flush__rows_in_video_id_order(void **state)
 	for (int i = 0; i < 8; i++)
 		lt_expect(insert_rank(t, sorted[i]) == i, "upsert", "the upsert wrote video %" PRId64
 		          "'s row as number %" PRId64 " of 8, expected number %d: sort the rows by "
-		          "video_id (a 64-bit comparison) before the upsert (§5)", sorted[i],
+		          "video_id (a 64-bit comparison), smallest first, before the upsert (§5: "
+		          "the one order every writer of the kit's counters agrees on)", sorted[i],
 		          insert_rank(t, sorted[i]) + 1, i + 1);
 	kit_store_free(st);
 }

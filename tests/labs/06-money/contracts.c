@@ -211,6 +211,20 @@ void payout__domain_edges(void **state)
 	lt_expect(rc == 0, "invalid", "money_payout of 10 to MONEY_OUTSIDE (money leaving the books) "
 	          "returned %d, expected 0: only a payout to the fee account itself is invalid (%s)",
 	          rc, labtest_why(db));
+
+	/* The largest amount, to a payee that holds money: no sub-account
+	 * covers it, so MONEY_INSUFFICIENT is due, however the payee's
+	 * balance would fare. A payout that credits the payee before it
+	 * reserves overflows that balance first (PostgreSQL and MariaDB
+	 * answer an error; SQLite makes it a REAL and the refusal still
+	 * comes). */
+	rc = money_payout(db, &max, 67, 3, INT64_MAX);
+	lt_expect(rc == MONEY_INSUFFICIENT && sql_int(t, "SELECT count(*) FROM transfers WHERE id = 67")
+	          == 0, "reservation", "money_payout of INT64_MAX to account 3 (which holds %lld) out "
+	          "of 64 sub-accounts returned %d (expected MONEY_INSUFFICIENT, %d, nothing written)%s",
+	          (long long)balance(t, 3), rc, MONEY_INSUFFICIENT, rc < 0 && rc != MONEY_INSUFFICIENT
+	          ? ": a database error; is the payee credited before the reservation refuses (INT64_MAX "
+	          "added to its balance overflows first)? Reserve first, then credit (README §3)" : "");
 }
 
 /* A payout comes out of one sub-account, whichever it is: the first one

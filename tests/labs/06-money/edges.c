@@ -106,7 +106,9 @@ void transfer__domain_edges(void **state)
 	          "%lld row(s) (expected MONEY_INSUFFICIENT, %d, and none)%s", rc,
 	          (long long)rows_of(t, 27), MONEY_INSUFFICIENT, rc < 0 && rc != MONEY_INSUFFICIENT ?
 	          ": a database error; does the debit's condition compute balance - amount, which "
-	          "overflows a BIGINT for a balance below zero? Compare balance >= amount" : "");
+	          "overflows a BIGINT for a balance below zero? Compare balance >= amount. Or is the "
+	          "seller credited before the buyer's debit refuses the sale (INT64_MAX added to the "
+	          "seller's balance overflows first)? Debit the buyer first (README §3)" : "");
 }
 
 /* Ids, amounts and fees past 2^31: a 32-bit int anywhere on the way

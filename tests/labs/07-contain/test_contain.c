@@ -198,7 +198,11 @@ static void hot_keys__newcomer_takes_the_smallest_wherever_it_sits(void **state)
 		lt_expect(newcomer && kept, "underestimate", "counters of 2^33 + 5 and, at counter %d "
 		          "of 4, one of 2^32 + 10: key 999 must take that one (count 2^32 + 11, error "
 		          "2^32 + 10), and it took %s: is the smallest count kept in a variable narrower "
-		          "than uint64_t, or looked for below a sentinel smaller than any count?", p,
+		          "than uint64_t, or looked for below a sentinel smaller than any count? (The "
+		          "check set these counts in the counters directly, as a long stream leaves "
+		          "them; contain.h: the smallest is looked for among the counters as they are, "
+		          "not taken from an order hot_keys_add() kept, such as the last of counters "
+		          "kept sorted.)", p,
 		          newcomer ? "it but another counter changed too" : "another counter");
 	}
 }
@@ -327,7 +331,9 @@ static void hot_keys__topk_counts_past_2_31(void **state)
 	lt_expect_int_hint(m, 3, "keys reported with max 6 and 3 keys counted", "order");
 	lt_expect(m == 3 && top[0].key == 1 && top[1].key == 3 && top[2].key == 2, "order",
 	          "expected keys 1, 3, 2 (counts 3,000,000,000, 2^31 + 5, 5), got %llu, %llu, %llu: "
-	          "counts past 2^31 compared as int (a comparator returning a - b cut to int)",
+	          "counts past 2^31 compared as int (a comparator returning a - b cut to int), or "
+	          "the counters copied in an order hot_keys_add() kept (the check set these counts "
+	          "directly; contain.h: topk ranks the counters as it finds them)",
 	          (unsigned long long)top[0].key, (unsigned long long)top[1].key,
 	          (unsigned long long)top[2].key);
 	lt_expect_int_hint(hot_keys_topk(&hk, top, 0), 0, "hot_keys_topk() with max 0", "order");

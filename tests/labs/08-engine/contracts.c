@@ -124,7 +124,8 @@ void keys__missing_row_is_no_row(void **state)
 		 * seen after it returned comes too late to undo it. */
 		lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes"), 0, "likes left by "
 		                   "the one-statement like of a missing post (no key refused it: does "
-		                   "the INSERT run whether or not the post is there?)", "one-statement");
+		                   "the INSERT run whether or not the post is there? inside.h: with or "
+		                   "without the foreign key, it may not count on the key)", "one-statement");
 	}
 }
 
