@@ -6,9 +6,11 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 #include "kit/failpoint.h"
+#include "tests/harness/sql.h"
 
 static const char *const names[] = { "db-stmt-fails", "db-reply-lost", "db-stmt-busy" };
 static int armed = -1;   /* which of names, or -1 */
@@ -67,4 +69,28 @@ void lt_refusals_disarm(struct kit_db *db)
 {
 	kit_fp_clear();
 	kit_db_set_hook(db, NULL, NULL);
+}
+
+static bool is_write(const char *sql)
+{
+	static const char *const verbs[] = { "INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE" };
+	bool with = lt_sql_is(sql, "WITH");
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		if (with ? lt_sql_names(sql, verbs[i]) : lt_sql_is(sql, verbs[i]))
+			return true;
+	return false;
+}
+
+void lt_tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct lt_tx_watch *w = arg;
+
+	(void)t_ns;
+	if (ev == KIT_DB_TX_BEGIN)
+		w->open = true;
+	else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK)
+		w->open = false;
+	else if (ev == KIT_DB_STMT_START && !w->open && sql && is_write(sql) &&
+	         w->outside++ == 0)
+		snprintf(w->first, sizeof w->first, "%s", lt_sql_verb(sql));
 }

@@ -73,4 +73,28 @@ struct lt_refusals {
 void lt_refusals_arm(struct kit_db *db, struct lt_refusals *r, int kind);
 void lt_refusals_disarm(struct kit_db *db);
 
+/* Writes sent with no transaction open. After a failed step a call may
+ * send a statement again; if the failure ended the transaction (a lost
+ * answer rolls it back, as a dropped connection does; a refused COMMIT
+ * has ended it) that statement runs on its own and commits at once. Set
+ * as the connection's hook around the call:
+ *   struct lt_tx_watch w = { 0 };
+ *   kit_db_set_hook(db, lt_tx_watch_hook, &w);
+ *   ...arm, call, disarm...
+ *   kit_db_set_hook(db, NULL, NULL);
+ *   ...w.outside == 0, else w.first is the first such write...
+ * A transaction opens at the kit's TX_BEGIN (kit_db_begin, or BEGIN or
+ * START TRANSACTION through kit_db_exec) and ends at TX_COMMIT or
+ * TX_ROLLBACK (the ROLLBACK the connection makes itself when an answer
+ * is lost too). A write is a statement read as the server reads it
+ * (sql.h) that is an INSERT, UPDATE, DELETE, REPLACE or MERGE, or a WITH
+ * that names one of them. */
+struct lt_tx_watch {
+	bool open;
+	int outside;                  /* writes sent with none open */
+	char first[48];               /* the first of them, cut short */
+};
+
+void lt_tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
+
 #endif

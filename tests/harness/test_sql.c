@@ -9,6 +9,7 @@
 
 #include "tests/harness/labtest.h"
 #include "tests/harness/sql.h"
+#include "tests/harness/steps.h"
 
 static void sql__the_first_word_past_blanks_comments_and_parentheses(void **state)
 {
@@ -121,6 +122,46 @@ static void sql__the_server_reads_them_alike(void **state)
 	          "the parenthesised SELECT did not read the row");
 }
 
+/* steps.h's lt_tx_watch_hook, on each engine: a write inside a
+ * transaction (the kit's, or BEGIN and START TRANSACTION sent as SQL) is
+ * not counted; one with none open is, however it is written; a read is
+ * not; and a write sent again after its answer was lost (the connection
+ * rolled the transaction back) is. */
+static void steps__tx_watch_counts_writes_with_no_transaction(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct lt_tx_watch w = { 0 };
+	const char *up = "UPDATE lt_tx_rows SET n = n + 1 WHERE id = 1";
+
+	labtest_exec(t, "CREATE TABLE lt_tx_rows (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)");
+	kit_db_set_hook(db, lt_tx_watch_hook, &w);
+	lt_expect(kit_db_begin(db) == 0 && kit_db_exec(db, "INSERT INTO lt_tx_rows VALUES (1, 0)",
+	          0, NULL) == 0 && kit_db_commit(db) == 0, NULL, "a transaction: %s",
+	          kit_db_errmsg(db));
+	lt_expect(w.outside == 0, NULL, "a write inside kit_db_begin's transaction was counted");
+	const char *begins[] = { "BEGIN", "start transaction" };
+	for (int i = 0; i < 2 && t->engine != KIT_DB_SQLITE; i++)
+		lt_expect(kit_db_exec(db, begins[i], 0, NULL) == 0 && kit_db_exec(db, up, 0, NULL) == 0 &&
+		          kit_db_exec(db, "COMMIT", 0, NULL) == 0 && w.outside == 0, NULL,
+		          "a write after %s sent as SQL was counted (%d) or failed: %s", begins[i],
+		          w.outside, kit_db_errmsg(db));
+	lt_expect(kit_db_exec(db, "/* again */ update lt_tx_rows SET n = n + 1 WHERE id = 1", 0,
+	          NULL) == 0 && w.outside == 1 && strcmp(w.first, "update lt_tx_rows SET n = n + 1 "
+	          "WHERE id = 1") == 0, NULL, "a write with no transaction, after a comment: counted %d, "
+	          "first \"%s\"", w.outside, w.first);
+	lt_expect(kit_db_exec(db, "WITH x AS (SELECT n FROM lt_tx_rows) SELECT * FROM x", 0,
+	          NULL) == 0 && kit_db_exec(db, "SELECT n FROM lt_tx_rows", 0, NULL) == 0 &&
+	          w.outside == 1, NULL, "a read was counted as a write (%d)", w.outside);
+	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", kit_db_errmsg(db));
+	lt_step_arm(LT_STEP_REPLY_LOST, 1);
+	int rc = kit_db_exec(db, up, 0, NULL);
+	lt_expect(lt_step_disarm() && rc != 0, NULL, "the UPDATE's answer was not lost (%d)", rc);
+	lt_expect(kit_db_exec(db, up, 0, NULL) == 0 && w.outside == 2, NULL, "the UPDATE sent "
+	          "again after its lost answer ended the transaction: counted %d, not 2", w.outside);
+	kit_db_set_hook(db, NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +169,7 @@ int main(void)
 		cmocka_unit_test(sql__whole_words_in_any_case),
 		cmocka_unit_test(sql__names_as_whole_words),
 		LABTEST_ALL(sql__the_server_reads_them_alike),
+		LABTEST_ALL(steps__tx_watch_counts_writes_with_no_transaction),
 	};
 	return labtest_main("harness-sql", tests);
 }

@@ -871,35 +871,6 @@ static void like_post__post_gone_while_liking(void **state)
 	lt_gate_close(g);
 }
 
-/* Writes the like sends while its connection has no transaction open:
- * the kit's TX_BEGIN opens one, TX_COMMIT and TX_ROLLBACK end it (a
- * ROLLBACK the connection makes itself when a statement's answer is lost
- * too). */
-struct tx_watch {
-	bool open;
-	int outside;                  /* INSERT/UPDATE/DELETE sent with none open */
-	char first[48];               /* the first of them */
-};
-
-static void tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct tx_watch *w = arg;
-
-	(void)t_ns;
-	if (ev == KIT_DB_TX_BEGIN)
-		w->open = true;
-	else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK)
-		w->open = false;
-	else if (ev == KIT_DB_STMT_START && !w->open && sql) {
-		const char *s = sql + strspn(sql, " \t\r\n(");
-		if (strncasecmp(s, "INSERT", 6) == 0 || strncasecmp(s, "UPDATE", 6) == 0 ||
-		    strncasecmp(s, "DELETE", 6) == 0) {
-			if (w->outside++ == 0)
-				snprintf(w->first, sizeof w->first, "%s", s);
-		}
-	}
-}
-
 /* The like fails at each of its statements in turn: refused before it
  * runs (with an error, or as busy: a lock wait that timed out), or run
  * with its answer lost. The like and the counter move together or not at
@@ -921,8 +892,8 @@ static void like_post__every_step_can_fail(void **state)
 		for (int k = 1; ; k++) {
 			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
 			atomic_store(&a.calls, 0);
-			struct tx_watch w = { 0 };
-			kit_db_set_hook(db, tx_watch_hook, &w);
+			struct lt_tx_watch w = { 0 };
+			kit_db_set_hook(db, lt_tx_watch_hook, &w);
 			lt_step_arm(how, k);
 			int rc = like_post(db, 1, 7, &app);
 			bool reached = lt_step_disarm();

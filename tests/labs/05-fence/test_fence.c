@@ -753,35 +753,6 @@ static int64_t views_of_id(struct labtest *t, int64_t video)
  * and the same batch delivered again then counts exactly once (applied
  * now, or found applied when it was the COMMIT's answer that was lost),
  * on the same connection: no transaction is left open behind the error. */
-/* Writes fence_apply sends while its connection has no transaction open:
- * the kit's TX_BEGIN opens one, TX_COMMIT and TX_ROLLBACK end it (also
- * the ROLLBACK the connection makes itself when a statement's answer is
- * lost). */
-struct tx_watch {
-	bool open;
-	int outside;                  /* INSERT/UPDATE/DELETE sent with none open */
-	char first[48];               /* the first of them */
-};
-
-static void tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct tx_watch *w = arg;
-
-	(void)t_ns;
-	if (ev == KIT_DB_TX_BEGIN)
-		w->open = true;
-	else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK)
-		w->open = false;
-	else if (ev == KIT_DB_STMT_START && !w->open && sql) {
-		const char *s = sql + strspn(sql, " \t\r\n(");
-		if (strncasecmp(s, "INSERT", 6) == 0 || strncasecmp(s, "UPDATE", 6) == 0 ||
-		    strncasecmp(s, "DELETE", 6) == 0) {
-			if (w->outside++ == 0)
-				snprintf(w->first, sizeof w->first, "%s", s);
-		}
-	}
-}
-
 static void fence_apply__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -793,8 +764,8 @@ static void fence_apply__every_step_can_fail(void **state)
 			labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
 			labtest_exec(t, "INSERT INTO video_views (video_id, views) VALUES (1, 100)");
 			struct fence_batch b = *batch(2, 0, 9, 3, 4);
-			struct tx_watch w = { 0 };
-			kit_db_set_hook(db, tx_watch_hook, &w);
+			struct lt_tx_watch w = { 0 };
+			kit_db_set_hook(db, lt_tx_watch_hook, &w);
 			lt_step_arm(how, k);
 			int rc = fence_apply(db, &b);
 			bool reached = lt_step_disarm();
