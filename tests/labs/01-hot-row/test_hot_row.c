@@ -431,17 +431,13 @@ static bool locked_span(const struct trace *tr, enum kit_db_engine engine, int b
 	return *from >= 0 && *to >= 0 && *from <= *to;
 }
 
-/* The like's own time while it holds the lock, less the time spent inside
- * statements. What is left is the C code between them: a few
- * microseconds for kit_db_changes() and an if, and all of any sleep,
- * log call or pause, however short, that the UPDATE-to-COMMIT margin of
- * 5 ms lets through. -1 when the trace has no such stretch. */
-static int64_t own_time_locked(const struct trace *tr, enum kit_db_engine engine, int begin,
-                               int upd, int commit)
+/* The like's own time while it holds the lock (the events from to to,
+ * locked_span()'s), less the time spent inside statements. What is left
+ * is the C code between them: a few microseconds for kit_db_changes()
+ * and an if, and all of any sleep, log call or pause, however short,
+ * that the UPDATE-to-COMMIT margin of 5 ms lets through. */
+static int64_t own_time_locked(const struct trace *tr, int from, int to)
 {
-	int from, to;
-	if (!locked_span(tr, engine, begin, upd, commit, &from, &to))
-		return -1;
 	int64_t own = 0;
 	bool inside = false;
 	for (int i = from; i < to; i++) {
@@ -567,12 +563,13 @@ static void like_post__counter_held_briefly(void **state)
 		int64_t span = tr.t_ns[commit] - tr.t_ns[upd];
 		if (span < best_ns)
 			best_ns = span;
-		int64_t own = own_time_locked(&tr, t->engine, begin, upd, commit);
-		lt_expect(own >= 0, NULL, "the like's trace has no COMMIT after its UPDATE");
+		int from, to;
+		bool locked = locked_span(&tr, t->engine, begin, upd, commit, &from, &to);
+		lt_expect(locked, NULL, "the like's trace has no COMMIT after its UPDATE");
+		int64_t own = own_time_locked(&tr, from, to);
 		if (own < own_ns)
 			own_ns = own;
-		int from, to;
-		if (tr.out_on && locked_span(&tr, t->engine, begin, upd, commit, &from, &to))
+		if (tr.out_on)
 			wrote += tr.out[to] - tr.out[from];
 		if (rounds >= 5 && best_ns < base_ns + HOLD_MARGIN_MS * 1000000LL &&
 		    own_ns < OWN_MARGIN_US * 1000LL)
