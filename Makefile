@@ -62,6 +62,7 @@ MUTANTS    :=   # planted mistakes: caught by the checks their headers name
 SCRIPT_TESTS := # shell tests that print cmocka-style summaries
 LINTS      :=   # scripts that check the kit's text against its code
 PLAIN_SCRIPTS := # script tests run by make test only, not by the sanitizer builds
+LAST_SCRIPTS :=  # as PLAIN_SCRIPTS, once every other suite has ended (run-tests' last:)
 ALL        :=
 
 # Keep objects that pattern rules chain through (test and lab objects), so
@@ -109,7 +110,8 @@ test-run: $(BUILD)/hotrow $(TESTS) $(MUST_FAIL) $(MUTANTS)
 	@$(RUN_TESTS) $(foreach t,$(TESTS),pass:$(t)) \
 		$(foreach t,$(MUST_FAIL),fail:$(t)) \
 		$(foreach t,$(MUTANTS),mutant:$(t)) \
-		$(foreach t,$(SCRIPT_TESTS) $(PLAIN_SCRIPTS) $(LINTS),script:$(t))
+		$(foreach t,$(SCRIPT_TESTS) $(PLAIN_SCRIPTS) $(LINTS),script:$(t)) \
+		$(foreach t,$(LAST_SCRIPTS),last:$(t))
 
 # Only the suites that must pass: what the sanitizer builds run in CI (the
 # skeletons and mutants are about the tests' honesty, checked by make test).

@@ -68,6 +68,14 @@ out3=$(HOTROW_TEST_JOBS=3 "$root/scripts/run-tests" script:./s1.sh script:./s2.s
 	script:./s4.sh script:./s5.sh 2>&1)
 rc3=$?
 ran=$(sort "$tmp/ran" 2>/dev/null | tr '\n' ' ')
+# A last: script, named first, runs once all five have ended.
+rm -f "$tmp/ran"
+printf '#!/bin/sh\necho 6 >>"%s/ran"\necho "[  PASSED  ] 1 test(s)."\n' "$tmp" >s6.sh
+chmod +x s6.sh
+out4=$(HOTROW_TEST_JOBS=3 "$root/scripts/run-tests" last:./s6.sh script:./s1.sh script:./s2.sh \
+	script:./s3.sh script:./s4.sh script:./s5.sh 2>&1)
+rc4=$?
+ran4=$(tr '\n' ' ' <"$tmp/ran" 2>/dev/null)
 
 . "$root/tests/harness/check.sh"
 # t NAME: start a check; ok / bad REASON end it (bad shows both runs).
@@ -95,6 +103,12 @@ if [ $rc2 -ne 0 ] || ! printf '%s\n' "$out2" | grep -q "^skipped .*pgonly"; then
 t run_tests__lanes_run_every_suite_once
 if [ $rc3 -ne 0 ] || [ "$ran" != "1 2 3 4 5 " ]; then
 	printf '%s\n' "$out3" | sed 's/^/    /'; check_bad "$current" "exit $rc3, ran '$ran', want '1 2 3 4 5 '"
+else ok; fi
+t run_tests__last_runs_after_the_others
+if [ $rc4 -ne 0 ] || [ "$(echo "$ran4" | wc -w)" -ne 6 ] ||
+   [ "$(echo "$ran4" | awk '{ print $NF }')" != 6 ] ||
+   ! printf '%s\n' "$out4" | grep -q "^6 passed"; then
+	printf '%s\n' "$out4" | sed 's/^/    /'; check_bad "$current" "exit $rc4, ran in order '$ran4', want 6 last"
 else ok; fi
 
 summary
