@@ -62,7 +62,9 @@ MUTANTS    :=   # planted mistakes: caught by the checks their headers name
 SCRIPT_TESTS := # shell tests that print cmocka-style summaries
 LINTS      :=   # scripts that check the kit's text against its code
 PLAIN_SCRIPTS := # script tests run by make test only, not by the sanitizer builds
-LAST_SCRIPTS :=  # as PLAIN_SCRIPTS, once every other suite has ended (run-tests' last:)
+LAST_SCRIPTS :=  # script tests that run the lab runner in this tree, which removes a
+                 # lab's binaries when it first builds the lab: make test runs them
+                 # after every other suite (run-tests' last:), one after another
 ALL        :=
 
 # Keep objects that pattern rules chain through (test and lab objects), so
@@ -110,7 +112,7 @@ test-run: $(BUILD)/hotrow $(TESTS) $(MUST_FAIL) $(MUTANTS)
 	@$(RUN_TESTS) $(foreach t,$(TESTS),pass:$(t)) \
 		$(foreach t,$(MUST_FAIL),fail:$(t)) \
 		$(foreach t,$(MUTANTS),mutant:$(t)) \
-		$(foreach t,$(SCRIPT_TESTS) $(PLAIN_SCRIPTS) $(LINTS),script:$(t)) \
+		$(foreach t,$(filter-out $(LAST_SCRIPTS),$(SCRIPT_TESTS) $(PLAIN_SCRIPTS) $(LINTS)),script:$(t)) \
 		$(foreach t,$(LAST_SCRIPTS),last:$(t))
 
 # Only the suites that must pass: what the sanitizer builds run in CI (the

@@ -12,6 +12,7 @@ PLAIN_SCRIPTS += tests/lab/lint-given.sh tests/lab/mutate.sh
 # handouts.sh runs the drivers for seconds each: once, in make test, not
 # again in every sanitizer build; and last, since the runner it drives in
 # this tree removes a lab's test binaries when it first builds the lab.
+PLAIN_SCRIPTS += tests/lab/handouts.sh
 LAST_SCRIPTS += tests/lab/handouts.sh
 # parts.sh: `lab check 02 --part` in a scratch copy (about 8 s): once.
 PLAIN_SCRIPTS += tests/lab/parts.sh
@@ -23,3 +24,4 @@ $(BUILD)/tests/lab/test_lab: $(BUILD)/obj/tests/lab/test_lab.o $(RUNNER_LIB) $(C
 # store-lost.sh kills a Redis of its own under `lab run 04` (about 7 s):
 # once, in make test.
 PLAIN_SCRIPTS += tests/lab/store-lost.sh
+LAST_SCRIPTS += tests/lab/store-lost.sh
