@@ -121,3 +121,82 @@ void shard_increment__nothing_left_allocated(void **state)
 	lt_expect_int_hint(slots(db), SHARD_DEFAULT_SLOTS, "N of a post never resized", "live-n");
 	lt_alloc_expect_none_left(base, "shard_slots");
 }
+
+/* A like or a read whose allocation is refused is a failure like a
+ * refused statement (shard.h): an error, the count as it was (a like
+ * dropped while the caller hears 0 is a like lost without a word), *total
+ * untouched, no block left, and the retry works. */
+struct one_call {
+	struct kit_db *db;
+	int64_t before;       /* the count when the round began */
+	int64_t sum;          /* what shard_read stored, -7 when it stored nothing */
+	uint32_t next;
+};
+
+static void count_before(void *arg)
+{
+	struct one_call *o = arg;
+	o->before = total(o->db);
+	o->sum = -7;
+}
+
+static int like_call(void *arg)
+{
+	struct one_call *o = arg;
+	return shard_increment(o->db, POST, counting, &o->next);
+}
+
+static void like_check(void *arg, int k, bool failed, int rc)
+{
+	struct one_call *o = arg;
+	if (failed) {
+		lt_expect(rc < 0, "alloc", "shard_increment with allocation %d refused returned %d: a "
+		          "like that was not recorded must be an error (is a NULL from malloc or asprintf "
+		          "answered with 0? return KIT_DB_ERR)", k, rc);
+		lt_expect_int_hint(total(o->db), o->before, "the count after a like whose allocation "
+		                   "was refused (nothing may be written)", "alloc");
+		lt_expect(shard_increment(o->db, POST, counting, &o->next) == 0, "alloc",
+		          "the same like again, nothing refused: %s", labtest_why(o->db));
+	} else {
+		lt_expect(rc == 0, "upsert", "shard_increment: %s", labtest_why(o->db));
+	}
+	lt_expect_int_hint(total(o->db), o->before + 1, "the count after the like", "upsert");
+}
+
+void shard_increment__every_allocation_can_fail(void **state)
+{
+	struct one_call o = { .db = fresh(*state) };
+	struct lt_alloc_case c = { .arg = &o, .setup = count_before, .call = like_call,
+	                           .check = like_check, .what = "shard_increment" };
+	lt_alloc_each(&c);
+}
+
+static int read_call(void *arg)
+{
+	struct one_call *o = arg;
+	return shard_read(o->db, POST, &o->sum);
+}
+
+static void read_check(void *arg, int k, bool failed, int rc)
+{
+	struct one_call *o = arg;
+	if (failed) {
+		lt_expect(rc < 0 && o->sum == -7, "alloc", "shard_read with allocation %d refused "
+		          "returned %d and set *total to %lld; expected an error and *total untouched "
+		          "(a read that could not run knows no count, not a count of 0)",
+		          k, rc, (long long)o->sum);
+		lt_expect(shard_read(o->db, POST, &o->sum) == 0, "alloc",
+		          "the same read again, nothing refused: %s", labtest_why(o->db));
+	} else {
+		lt_expect(rc == 0, "sum-all-slots", "shard_read: %s", labtest_why(o->db));
+	}
+	lt_expect_int_hint(o->sum, LIKES, "shard_read's count", "sum-all-slots");
+}
+
+void shard_read__every_allocation_can_fail(void **state)
+{
+	struct one_call o = { .db = fresh(*state) };
+	struct lt_alloc_case c = { .arg = &o, .setup = count_before, .call = read_call,
+	                           .check = read_check, .what = "shard_read" };
+	lt_alloc_each(&c);
+}

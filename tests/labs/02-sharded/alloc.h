@@ -12,5 +12,7 @@
 void shard_resize__every_allocation_can_fail(void **state);
 void shard_resize__nothing_left_allocated(void **state);
 void shard_increment__nothing_left_allocated(void **state);
+void shard_increment__every_allocation_can_fail(void **state);
+void shard_read__every_allocation_can_fail(void **state);
 
 #endif

@@ -1214,18 +1214,22 @@ static void shard_read__failure_leaves_total_untouched(void **state)
 	int n = -7;
 
 	staircase_rows(t);
+	size_t blocks = lt_alloc_live();
 	lt_step_arm(LT_STEP_FAILS, 1);
 	int rc = shard_read(db, POST, &sum);
 	lt_step_disarm();
 	lt_expect(rc != 0 && sum == -7, "never-liked",
 	          "shard_read with its statement refused: returned %d and set *total to %lld; "
 	          "expected an error and *total untouched", rc, (long long)sum);
+	lt_alloc_expect_none_left(blocks, "shard_read whose statement was refused (is a block freed "
+	                          "only on the way out that worked? free it on every path)");
 	/* The read runs, its row comes in, then the answer is lost: an error,
 	 * and still nothing written (a row callback that stores straight into
 	 * *total has already written it). */
 	lt_step_arm(LT_STEP_REPLY_LOST, 1);
 	rc = shard_read(db, POST, &sum);
 	lt_step_disarm();
+	lt_alloc_expect_none_left(blocks, "shard_read whose answer was lost");
 	lt_expect(rc != 0 && sum == -7, "never-liked",
 	          "shard_read with its answer lost after the row came in: returned %d and set *total "
 	          "to %lld; expected an error and *total untouched (is *total written by the row "
@@ -1883,6 +1887,8 @@ int main(void)
 		BOTH(shard_resize__every_allocation_can_fail),
 		BOTH(shard_resize__nothing_left_allocated),
 		BOTH(shard_increment__nothing_left_allocated),
+		BOTH(shard_increment__every_allocation_can_fail),
+		BOTH(shard_read__every_allocation_can_fail),
 		cmocka_unit_test(shard_choose_n__large_rates),
 		cmocka_unit_test(shard_choose_n__crumbs_and_fractions_at_every_size),
 	};
