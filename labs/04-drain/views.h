@@ -73,8 +73,9 @@ int record_view(struct kit_store *st, int64_t video_id);
  * of the store into out[0 .. *n-1], leaving their deltas at zero. The read
  * and the reset are one atomic step, so a view recorded at any moment ends
  * up either in out or still in the store, never in neither (§4). Videos
- * with a zero delta are left out. On failure *n is 0 and nothing was
- * taken. */
+ * with a zero delta are left out; a delta below zero (views taken back
+ * with DECRBY, a bot's views removed) is taken like any other. On failure
+ * *n is 0 and nothing was taken. */
 int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
 
 /* Drain as drain_views does and, in the same atomic step, park what was

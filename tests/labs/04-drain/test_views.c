@@ -1422,6 +1422,39 @@ static void drain__returns_exactly_the_dirty_deltas(void **state)
 	kit_store_free(st);
 }
 
+/* views.h: only a zero delta is left out. A delta below zero (views
+ * taken back with DECRBY, a bot's views removed before the flush) is
+ * views owed to the database too: a drain or a park that keeps only
+ * deltas above zero ("n > 0") GETDELs it and throws it away. Video 8 at
+ * -4 and video 9 at 2, drained; then the same, parked. */
+static void drain__takes_a_delta_below_zero(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	for (int park = 0; park <= 1; park++) {
+		int n = 0;
+		planted_views(st, 8, -4);
+		record(st, 9, 2);
+		lt_expect(take(st, park, out, &n) == 0, "drain", "%s failed",
+		          park ? "park_views" : "drain_views");
+		int64_t got8 = 0, got9 = 0;
+		for (int i = 0; i < n; i++) {
+			if (out[i].video_id == 8)
+				got8 = out[i].n;
+			if (out[i].video_id == 9)
+				got9 = out[i].n;
+		}
+		lt_expect(n == 2 && got8 == -4 && got9 == 2, "drain", "%s of video 8 at -4 and video 9 "
+		          "at 2 returned %d video(s), %" PRId64 " and %" PRId64 " views; expected both, -4 "
+		          "and 2 (views.h: only a delta of 0 is left out; a delta below zero, views "
+		          "taken back with DECRBY, is owed to the database as well: is the test n > 0 "
+		          "instead of n != 0, in C or in Lua?)", park ? "park_views" : "drain_views", n,
+		          got8, got9);
+		lt_expect_int_hint(delta(st, 8), 0, "video 8's delta after the drain", "drain");
+	}
+	kit_store_free(st);
+}
+
 /* A flush fails at each of its database statements in turn: refused
  * before it runs, or run with its answer lost (the COMMIT's too). It
  * returns an error, and the flushes after it put every view in the
@@ -1821,6 +1854,70 @@ static void flusher__first_flush_after_one_interval(void **state)
 	kit_store_free(st);
 }
 
+/* views.h: the thread "calls flush_views(st, db, max) once every
+ * interval_ms". A flusher that drains the whole backlog in one tick
+ * (flush after flush until nothing is dirty, "so the backlog never grows
+ * past one interval") turns max into no bound at all: under a steady
+ * stream of views it holds the hot rows' locks back to back. Five dirty
+ * videos and max 1, a 200 ms flusher: between two of its COMMITs the
+ * thread began a timed wait (the test binary sees each one,
+ * tests/harness/locks.h), or, for a thread that sleeps some other way,
+ * half an interval went by at least. */
+struct tick_commits {
+	atomic_bool on;
+	atomic_int n;
+	long waits[16];
+	int64_t at[16];
+};
+
+static void commit_after_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct tick_commits *c = arg;
+	(void)sql;
+	if (ev != KIT_DB_TX_COMMIT || !atomic_load(&c->on))
+		return;
+	int i = atomic_fetch_add(&c->n, 1);
+	if (i < 16) {
+		c->waits[i] = lt_lock_waits();
+		c->at[i] = t_ns;
+	}
+}
+
+static void flusher__one_flush_per_tick(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	struct tick_commits c = { .n = 0 };
+	schema(t);
+	for (int v = 1; v <= 5; v++)
+		record(st, v, v);
+	atomic_store(&c.on, true);
+	kit_db_set_hook(own, commit_after_waits, &c);
+	int rc = start_listed(&f, st, own, 200, 1);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	for (int i = 0; i < 5000 && atomic_load(&c.n) < 3; i++)   /* at most 10 s */
+		util_sleep_ns(2000000);
+	atomic_store(&c.on, false);
+	rc = stop_listed(f);
+	kit_db_set_hook(own, NULL, NULL);
+	int n = atomic_load(&c.n) < 16 ? atomic_load(&c.n) : 16;
+	lt_expect(n >= 2, "flush-loop", "a 200 ms flusher with 5 dirty videos committed %d flush(es) "
+	          "in its first 10 s", n);
+	for (int i = 1; i < n; i++)
+		lt_expect(c.waits[i] > c.waits[i - 1] || c.at[i] - c.at[i - 1] >= 100 * 1000000LL,
+		          "flush-loop", "the flusher's thread committed flushes %d and %d %.1f ms apart "
+		          "with no timed wait between them: it flushes more than once a tick (200 ms). "
+		          "views.h: one flush_views every interval_ms, with the max it was given; what is "
+		          "left waits for the next tick (only stop_flusher flushes until nothing is "
+		          "dirty)", i, i + 1, (double)(c.at[i] - c.at[i - 1]) / 1e6);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	lt_expect_int_hint(db_total(t), 15, "views in the database after stop_flusher", "stop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 /* stop_flusher's last flush meets a refusing database: it returns the
  * error, and the views are still in the store (views.h), for a flush
  * once the table is back. */
@@ -1918,6 +2015,28 @@ static void flush__rows_in_video_id_order(void **state)
 		          "video_id (a 64-bit comparison), smallest first, before the upsert (§5: "
 		          "the one order every writer of the kit's counters agrees on)", sorted[i],
 		          insert_rank(t, sorted[i]) + 1, i + 1);
+
+	/* The same for a batch a crashed flush left parked: the flush that
+	 * recovers it reads it back from the park (in the store's order, not
+	 * the drain's) and upserts it in ascending id too. Ids whose text
+	 * sorts otherwise ("10" before "9"), so no order of strings passes. */
+	const int64_t ids2[] = { 90, LT_PAST_UINT32 + 108, 9, LT_PAST_INT32 + 102, 100,
+	                         LT_PAST_UINT32 + 100, LT_PAST_INT32 + 99, 10 };
+	const int64_t sorted2[] = { 9, 10, 90, 100, LT_PAST_INT32 + 99, LT_PAST_INT32 + 102,
+	                            LT_PAST_UINT32 + 100, LT_PAST_UINT32 + 108 };
+	for (int i = 0; i < 8; i++)
+		record(st, ids2[i], i + 1);
+	crash_after_drain(st, db);
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect_int_hint(r, 36, "views written by the flush that recovered a parked batch of 8 "
+	                   "videos", "token");
+	for (int i = 0; i < 8; i++)
+		lt_expect(insert_rank(t, sorted2[i]) == 8 + i, "upsert", "the recovery of a parked "
+		          "batch wrote video %" PRId64 "'s row as number %" PRId64 " of its 8, expected "
+		          "number %d: a batch read back from its park comes in the store's order; sort "
+		          "it by video_id too (is the sort in flush_views, before the park's upsert, "
+		          "rather than in the upsert that every path calls?)", sorted2[i],
+		          insert_rank(t, sorted2[i]) - 8 + 1, i + 1);
 	kit_store_free(st);
 }
 
@@ -3080,6 +3199,53 @@ static void token__a_stalled_flush_counts_once(void **state)
 	lt_expect_int_hint(left, 0, "views left in the store's deltas after both", "token");
 }
 
+/* Two recoveries of one parked batch at once (a flusher restarted while
+ * the old one, taken for dead, was only stalled): both ask the database,
+ * both find the token not applied, both read the park. The gate holds
+ * the first before its BEGIN while the second applies the batch whole;
+ * when the first goes on, its token's INSERT must fail on applied_flushes'
+ * key, as a flush's does: "even a recovery that runs twice cannot count a
+ * batch twice" (§5b). A recovery whose INSERT ignores the conflict ("the
+ * recovery asked first, so a duplicate can only be a repeat") adds the
+ * batch a second time. */
+static int recover_own(void *arg, int who, struct kit_db *db)
+{
+	(void)who;
+	return (int)recover_flushes(arg, db);
+}
+
+static void token__two_recoveries_count_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	record(st, 31, 5);
+	record(st, 32, 2);
+	crash_after_drain(st, db);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, recover_own, st);
+	bool held = lt_gate_held(g, 0);
+	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	int64_t total = db_total(t), tokens = labtest_int(t, "SELECT COUNT(*) FROM applied_flushes");
+	int64_t parked = 0;
+	lt_expect(kit_store_scard(st, VIEWS_PARKED, &parked) == 0, NULL, "SCARD views:parked failed");
+	int64_t left = store_total(st, 31, 32);
+	kit_store_free(st);
+	lt_expect(held, "token", "the first recovery of a parked batch of 7 views ran no BEGIN");
+	lt_expect(total == 7 && rc1 == 7, "token", "two recover_flushes of one parked batch of 7 "
+	          "views, the first held before its BEGIN while the second ran whole (returned %d, 7 "
+	          "expected); then the first went on and returned %d: the database has %" PRId64
+	          " views (7 recorded) and %" PRId64 " token(s). Every path that applies a batch "
+	          "must insert its token with a plain INSERT, recovery's too, so that a second "
+	          "application fails on applied_flushes' primary key and rolls back: an INSERT that "
+	          "ignores the conflict (ON CONFLICT DO NOTHING, INSERT IGNORE) lets the upsert add "
+	          "the batch again (§5b)", rc1, rc0, total, tokens);
+	lt_expect(parked == 0 && left == 0, "token", "after both recoveries %" PRId64 " batch(es) "
+	          "still parked and %" PRId64 " views in the deltas; expected none", parked, left);
+}
+
 /* A flush parks its batch; before its transaction another flusher's
  * recovery, on its own connection, applies that batch (a store hook runs
  * it right after the park). The flush's transaction then meets its token
@@ -3696,6 +3862,9 @@ int main(void)
 		LABTEST_ALL(token__a_stalled_flush_counts_once),
 		LABTEST_ALL(token__a_batch_applied_before_writes_no_count),
 		STORE_REDIS(token__a_stalled_flush_counts_once),
+		LABTEST_STORES(drain__takes_a_delta_below_zero),
+		LABTEST_ALL(token__two_recoveries_count_once),
+		LABTEST_BOTH(flusher__one_flush_per_tick),
 	};
 	return labtest_main("04-drain", tests);
 }
