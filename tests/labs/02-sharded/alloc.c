@@ -84,12 +84,44 @@ static void shrink_check(void *arg, int k, bool failed, int rc)
 	lt_expect_int_hint(total(s->db), LIKES, "the count after the shrink", "fold");
 }
 
+/* A grow is a resize too: the same promise when it records the new N. */
+static void back_to_4(void *arg)
+{
+	struct shrink *s = arg;
+	lt_expect(shard_resize(s->db, POST, 4) == 0, "fold", "shard_resize to 4: %s", labtest_why(s->db));
+}
+
+static int grow_call(void *arg)
+{
+	struct shrink *s = arg;
+	return shard_resize(s->db, POST, 16);
+}
+
+static void grow_check(void *arg, int k, bool failed, int rc)
+{
+	struct shrink *s = arg;
+	if (failed) {
+		lt_expect(rc < 0, "alloc", "shard_resize from 4 to 16 with allocation %d refused returned "
+		          "%d: a growth that did not happen must be an error", k, rc);
+		lt_expect_int_hint(slots(s->db), 4, "N after a growth whose allocation was refused", "alloc");
+		rc = shard_resize(s->db, POST, 16);
+		lt_expect(rc == 0, "alloc", "the same growth again, nothing refused: %s", labtest_why(s->db));
+	} else {
+		lt_expect(rc == 0, "fold", "shard_resize to 16: %s", labtest_why(s->db));
+	}
+	lt_expect_int_hint(slots(s->db), 16, "N after the growth", "live-n");
+	lt_expect_int_hint(total(s->db), LIKES, "the count after the growth", "fold");
+}
+
 void shard_resize__every_allocation_can_fail(void **state)
 {
 	struct shrink s = { fresh(*state) };
 	struct lt_alloc_case c = { .arg = &s, .setup = back_to_16, .call = shrink_call,
 	                           .check = shrink_check, .what = "shard_resize" };
 	lt_alloc_each(&c);
+	struct lt_alloc_case g = { .arg = &s, .setup = back_to_4, .call = grow_call,
+	                           .check = grow_check, .what = "shard_resize (a growth)" };
+	lt_alloc_each(&g);
 }
 
 void shard_resize__nothing_left_allocated(void **state)
