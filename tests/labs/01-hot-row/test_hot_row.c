@@ -1552,10 +1552,15 @@ static void like_post__two_likes_side_by_side(void **state)
 	          (long long)POST_B, rc[0], rc[1], rc2[0], rc2[1]);
 	lt_expect(met_checks == 2, "app-check", "two likes on two connections at once: the app's "
 	          "check of one never ran while the other's was running (%d of the two checks waited "
-	          "%d s inside for the other, in vain): is the check called under a lock of the process? The "
-	          "header lets it run in several threads at once, and with a slow check a lock "
-	          "around it makes every like of every post wait in one line",
-	          2 - met_checks, MEET_MS / 1000);
+	          "%d s inside for the other, in vain): %s The header lets it run in several threads "
+	          "at once, and with a slow check a lock around it makes every like of every post "
+	          "wait in one line",
+	          2 - met_checks, MEET_MS / 1000,
+	          t->engine == KIT_DB_SQLITE
+	                  ? "is the check called inside the transaction? On SQLite BEGIN IMMEDIATE "
+	                    "takes the file's write lock, so the other like waits for it at its BEGIN "
+	                    "(or is the check called under a lock of the process?)."
+	                  : "is the check called under a lock of the process?");
 	lt_expect(met_commits == 2, "lock-late", "likes of posts 1 and %lld on two connections at "
 	          "once: they were never both at their COMMIT at the same time (%d of the two waited "
 	          "%d s there for the other, in vain), so one like waited for the other although they "
