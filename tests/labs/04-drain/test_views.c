@@ -232,7 +232,7 @@ static int64_t flush_all(struct kit_store *st, struct kit_db *db)
 	for (int round = 0; round < 10000; round++) {
 		int64_t r = flush_views(st, db, 100);
 		lt_expect(r >= 0, "flush", "flush_views failed on a healthy database: %s",
-		          kit_db_errmsg(db));
+		          labtest_why(db));
 		sum += r;
 		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
 		if (left == 0)
@@ -687,7 +687,7 @@ static void flush__one_upsert_adds_the_deltas(void **state)
 	int64_t again = flush_views(st, db, 100);
 
 	kit_db_set_hook(db, NULL, NULL);
-	lt_expect(r >= 0, "flush", "flush_views failed: %s", kit_db_errmsg(db));
+	lt_expect(r >= 0, "flush", "flush_views failed: %s", labtest_why(db));
 	lt_expect_int_hint(r, 8, "views flush_views says it wrote", "flush");
 	lt_expect_int_hint(db_views(t, 1), 3, "views of video 1 (no row before: the upsert makes it)", "upsert");
 	lt_expect_int_hint(db_views(t, 2), 104, "views of video 2 (100 before, 4 flushed)", "upsert");
@@ -1338,7 +1338,7 @@ static void token__commit_reply_lost(void **state)
 	                   "database + deltas after a COMMIT that went in but answered an error "
 	                   "(the batch is in the database: keep it parked, do not put it back)",
 	                   "token");
-	lt_expect(flush_all(st, db) >= 0, "token", "the next flush failed: %s", kit_db_errmsg(db));
+	lt_expect(flush_all(st, db) >= 0, "token", "the next flush failed: %s", labtest_why(db));
 	lt_expect_int_hint(db_total(t), 100, "views in the database once the next flush resolved "
 	                   "the park", "token");
 	lt_expect_int_hint(parked_total(NULL, st, &batches) + batches, 0,
@@ -2400,7 +2400,7 @@ static void flush_until_clean(struct kit_store *st, struct kit_db *db)
 	for (int round = 0; round < 3 && left > 0; round++) {
 		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
 		lt_expect(r >= 0, "flush", "flush_views failed on a healthy database: %s",
-		          kit_db_errmsg(db));
+		          labtest_why(db));
 		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
 	}
 }
@@ -2468,7 +2468,7 @@ static void park__exactly_max_and_one_more(void **state)
 		          PRId64 " and %" PRId64 " parks", VIEWS_MAX_BATCH, r, parked_count(st));
 		r = flush_views(st, db, VIEWS_MAX_BATCH);
 		lt_expect(r >= 0, "token", "the flush after a refused recovery of %d videos: %" PRId64
-		          " (%s)", VIEWS_MAX_BATCH, r, kit_db_errmsg(db));
+		          " (%s)", VIEWS_MAX_BATCH, r, labtest_why(db));
 		flush_until_clean(st, db);
 		char what[200];
 		snprintf(what, sizeof what, "views of the %d videos in the database after a park of "
