@@ -166,6 +166,51 @@ static void steps__tx_watch_counts_writes_with_no_transaction(void **state)
 	kit_db_set_hook(db, NULL, NULL);
 }
 
+/* steps.h's lt_lock_watch_hook, on each engine: statements before the
+ * table's first write, or outside a transaction, are not inside the lock;
+ * each one after it, up to COMMIT, is, the first named; a COMMIT sent as
+ * SQL is not counted; a SELECT ... FOR UPDATE of the table starts the lock
+ * too (not on SQLite, which has none), so the UPDATE after it is inside;
+ * a write to another table that does not name it starts nothing. */
+static void steps__lock_watch_counts_statements_inside_the_lock(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct lt_lock_watch w = { .table = "lt_lock_rows" };
+	const char *up = "UPDATE lt_lock_rows SET n = n + 1 WHERE id = 1";
+
+	labtest_exec(t, "CREATE TABLE lt_lock_rows (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)");
+	labtest_exec(t, "CREATE TABLE lt_lock_other (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)");
+	labtest_exec(t, "INSERT INTO lt_lock_rows VALUES (1, 0)");
+	kit_db_set_hook(db, lt_lock_watch_hook, &w);
+	bool ok = kit_db_exec(db, up, 0, NULL) == 0 &&
+	          kit_db_exec(db, "SELECT n FROM lt_lock_rows", 0, NULL) == 0 &&
+	          kit_db_begin(db) == 0 &&
+	          kit_db_exec(db, "SELECT n FROM lt_lock_rows WHERE id = 1", 0, NULL) == 0 &&
+	          kit_db_exec(db, "INSERT INTO lt_lock_other VALUES (1, 0)", 0, NULL) == 0 &&
+	          kit_db_exec(db, up, 0, NULL) == 0 &&
+	          kit_db_exec(db, "SELECT n FROM lt_lock_rows WHERE id = 1", 0, NULL) == 0 &&
+	          kit_db_exec(db, "UPDATE lt_lock_other SET n = 1", 0, NULL) == 0 &&
+	          kit_db_commit(db) == 0 &&
+	          kit_db_exec(db, "SELECT n FROM lt_lock_rows", 0, NULL) == 0;
+	lt_expect(ok, NULL, "the statements: %s", kit_db_errmsg(db));
+	lt_expect(w.writes == 2 && w.after == 2 && strcmp(w.what, "SELECT n FROM lt_lock_rows "
+	          "WHERE id = 1") == 0, NULL, "writes %d (expected 2), inside the lock %d (expected 2), "
+	          "first \"%s\"", w.writes, w.after, w.what);
+	if (t->engine != KIT_DB_SQLITE) {
+		struct lt_lock_watch f = { .table = "lt_lock_rows" };
+		kit_db_set_hook(db, lt_lock_watch_hook, &f);
+		ok = kit_db_exec(db, "BEGIN", 0, NULL) == 0 &&
+		     kit_db_exec(db, "select n from lt_lock_rows where id = 1 for update", 0, NULL) == 0 &&
+		     kit_db_exec(db, up, 0, NULL) == 0 && kit_db_exec(db, "COMMIT", 0, NULL) == 0;
+		lt_expect(ok && f.writes == 1 && f.after == 1 && strcmp(f.what, up) == 0, NULL,
+		          "BEGIN, a SELECT ... FOR UPDATE, the UPDATE, COMMIT as SQL: writes %d, inside "
+		          "the lock %d (expected 1 and 1), first \"%s\" (%s)", f.writes, f.after, f.what,
+		          ok ? "ran" : kit_db_errmsg(db));
+	}
+	kit_db_set_hook(db, NULL, NULL);
+}
+
 /* session.h's lt_session_id and lt_lock_waiting, on each engine: two
  * connections have two ids; a session that holds a row is not waiting,
  * one whose UPDATE queues behind it is (seen within 15 s, asked every
@@ -226,6 +271,7 @@ int main(void)
 		cmocka_unit_test(sql__names_as_whole_words),
 		LABTEST_ALL(sql__the_server_reads_them_alike),
 		LABTEST_ALL(steps__tx_watch_counts_writes_with_no_transaction),
+		LABTEST_ALL(steps__lock_watch_counts_statements_inside_the_lock),
 		LABTEST_ALL(session__a_lock_wait_is_seen_by_another_connection),
 	};
 	return labtest_main("harness-sql", tests);
