@@ -721,8 +721,8 @@ t runner__run_without_a_driver_says_what_to_run
 mv "$kit/labs/$tiny/run.c" "$tmp/run.c"
 hl run 99; rc=$?
 mv "$tmp/run.c" "$kit/labs/$tiny/run.c"
-if [ $rc -ne 1 ] || [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q "lab check 99" "$err"; then
-	bad "exit $rc: want one line pointing at lab check"
+if [ $rc -ne 2 ] || [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q "lab check 99" "$err"; then
+	bad "exit $rc (want 2, a request the lab cannot take): want one line pointing at lab check"
 else ok; fi
 
 t runner__usage_errors_exit_2
