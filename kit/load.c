@@ -170,8 +170,10 @@ static void call_loop(struct worker *w)
 			atomic_store(&r->lost, true);
 			pthread_mutex_unlock(&r->err_lock);
 		} else {
-			note_error(r, "a call failed (%d)%s%s", rc, w->th.db ? ": " : "",
-			           w->th.db ? kit_db_errmsg(w->th.db) : "");
+			const char *m = w->th.db ? kit_db_errmsg(w->th.db) : "";
+			if (w->th.db && !m[0])
+				m = "the database reported no error (a TODO, or a failure of the code's own)";
+			note_error(r, "a call failed (%d)%s%s", rc, m[0] ? ": " : "", m);
 		}
 		if (c->stop_on_error || lost)
 			atomic_store(&r->stop, true);

@@ -79,7 +79,7 @@ int runner_run(const struct runner_tree *t, const struct runner_lab *l, const st
 		fprintf(stderr, "hotrow lab run: Lab %s has no load driver: its measurements run in its "
 			"checks; `%s lab check %s` prints each prediction beside its result\n", l->num,
 			runner_self(), l->num);
-		return 1;
+		return 2;   /* nothing to run: a request this lab cannot take, as --store below */
 	}
 	if (a->store && strcmp(l->num, "04")) {
 		fprintf(stderr, "hotrow lab run: --store is Lab 04's (the store record_view counts in); "

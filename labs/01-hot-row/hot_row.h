@@ -67,7 +67,15 @@ struct hot_row_app {
  * UPDATE to the COMMIT, so that stretch must be as short as it can be.
  * A like that finds the row held by another waits for it as long as the
  * connection's own limit allows (the caller's: kit_db_set_lock_timeout),
- * and sets no shorter one of its own. */
+ * and sets no shorter one of its own.
+ *
+ * Send it as a transaction of its own (kit_db_begin), the INSERT of the
+ * like, the UPDATE of the counter, kit_db_commit: the checks watch those
+ * statements. The like in one statement, with no transaction around it,
+ * is Lab 08's lesson, not this one's. On MariaDB an INSERT ... SELECT
+ * FROM posts reads the post's row with a shared lock, so two likes of a
+ * post deadlock when each turns its lock into the counter's write lock:
+ * read nothing from posts before the UPDATE. */
 int like_post(struct kit_db *db, int64_t post_id, int64_t user_id,
               const struct hot_row_app *app);
 

@@ -65,7 +65,11 @@ int shard_slots(struct kit_db *db, int64_t post_id, int *nslots);
  * slot (its slot % nslots) and removes the row, all in one transaction, so
  * shard_read() gives the same total before, during and after; increments
  * running in other threads at the same time are neither lost nor counted
- * twice. */
+ * twice. Two resizes of one post at the same time both succeed, one after
+ * the other: write the new N first, with one upsert of the post's config
+ * row, so that the row's lock puts them in line (an UPDATE, then an
+ * INSERT when it matched nothing, lets both insert: one fails on the
+ * key). */
 int shard_resize(struct kit_db *db, int64_t post_id, int nslots);
 
 /* How many slots a post needs: one row absorbs at most 1000 / hold_ms

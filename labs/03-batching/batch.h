@@ -66,7 +66,11 @@ int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
  * Safe to run again at any time, from several connections at once, and
  * safe to die half-way: every committed like is added exactly once over
  * all the rollups that finish, including one whose transaction committed
- * after a like with a larger id. */
+ * after a like with a larger id. *moved == 0 says that no committed like
+ * is left to move, so the caller's loop may stop: a rollup that meets
+ * likes another rollup holds waits for that one to end (one that skips
+ * them, SKIP LOCKED or a lock tried without waiting, answers 0 while
+ * likes are still uncounted). */
 int batch_rollup(struct kit_db *db, int64_t *moved);
 
 /* The rolled-up count of post_id (0 if it has no row) into *n. */

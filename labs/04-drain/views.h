@@ -100,9 +100,11 @@ int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta 
 int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
 
 /* Resolve what is parked (recover_flushes), then park up to max videos
- * and, in ONE transaction, record the token in applied_flushes and add the
- * deltas to video_counts in one multi-row upsert (a video without a row
- * gets one); after COMMIT, delete the park. Returns the number of views
+ * and, in ONE transaction, first record the token in applied_flushes,
+ * then add the deltas to video_counts in one multi-row upsert (a video
+ * without a row gets one), and nothing between the upsert and COMMIT:
+ * its rows stay locked through every statement there. After COMMIT,
+ * delete the park. Returns the number of views
  * written (0 when nothing was dirty). When the database refuses a
  * statement, the parked deltas go back into the store, as record_view
  * would have left them, and the database's code is returned (§5). When
@@ -121,7 +123,11 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max);
  * every interval_ms (the first after one interval), never two at once. A
  * failed flush is counted and retried at the next tick. The flusher uses
  * db from its own thread until stop_flusher returns: don't touch db
- * meanwhile. Returns 0, or a negative code with *out = NULL. */
+ * meanwhile. Between flushes the thread waits on a condition variable
+ * with pthread_cond_timedwait, its deadlines on CLOCK_MONOTONIC
+ * (pthread_condattr_setclock), so a step of the wall clock moves no
+ * flush, and stop_flusher wakes it with pthread_cond_signal: the checks
+ * watch those waits (§6). Returns 0, or a negative code with *out = NULL. */
 struct flusher;
 int start_flusher(struct flusher **out, struct kit_store *st, struct kit_db *db,
                   int interval_ms, int max);

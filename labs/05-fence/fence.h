@@ -90,7 +90,10 @@ int fence_on_assign(void *arg, struct kit_log_consumer *c, int part);
  * struct kit_db *: add recs[0 .. n-1] (all from partition part, in offset
  * order, each a struct fence_event) up per video and apply them with
  * fence_apply(). Returns 0 when the batch is in the database (applied now
- * or before), negative when it is not, so the log delivers it again (§4). */
+ * or before), negative when it is not, so the log delivers it again (§4).
+ * A record whose len is not sizeof(struct fence_event), shorter or
+ * longer, is not an event: return a negative code and apply nothing of
+ * the batch. */
 int fence_handle(void *arg, int part, const struct kit_log_record *recs, int n);
 
 #endif

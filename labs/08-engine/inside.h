@@ -108,7 +108,9 @@ int inside_count_retrying(struct kit_db *db, int64_t id, const char *level,
 /* Add 1 to counters.n of row id in a transaction whose COMMIT does not
  * wait for the WAL to reach the disk, without changing that for anything
  * else the connection does later. On SQLite a plain UPDATE (in WAL mode
- * with synchronous = NORMAL its commit already does not wait). */
+ * with synchronous = NORMAL its commit already does not wait). Nothing
+ * runs between the counter's UPDATE and COMMIT: send the setting before
+ * the UPDATE (the row stays locked through every statement after it). */
 int inside_count_async(struct kit_db *db, int64_t id);
 
 /* ---- §6 One round trip ---- */
@@ -118,8 +120,11 @@ int inside_count_async(struct kit_db *db, int64_t id);
  * on a likes table with or without the foreign key (the checks run it on
  * one without: there a like of a missing post writes nothing and is
  * INSIDE_NO_ROW, so the statement may not count on the key to refuse it).
- * KIT_DB_CONSTRAINT for a duplicate. On SQLite (no round trips: it runs
- * in your process) it may simply call inside_like(). */
+ * KIT_DB_CONSTRAINT for a duplicate, refused before the counter's row is
+ * touched: insert the like first and update the counter from the rows the
+ * insert returned (a duplicate that updates the counter first locks the
+ * hot row and writes a version of it for nothing). On SQLite (no round
+ * trips: it runs in your process) it may simply call inside_like(). */
 int inside_like_one_statement(struct kit_db *db, int64_t post_id, int64_t user_id);
 
 /* ---- §7 Appends ---- */

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "tests/harness/deadline.h"
+#include "tests/harness/session.h"
 #include "tests/harness/sql.h"
 #include "util/clock.h"
 
@@ -26,7 +27,7 @@ struct party {
 	struct lt_gate *g;
 	int who;
 	struct kit_db *db;
-	char pid[24];                   /* PostgreSQL backend pid, MariaDB CONNECTION_ID(), "" on SQLite */
+	int64_t pid;                    /* lt_session_id: 0 on SQLite, -1 unknown */
 	pthread_t thread;
 	/* Guarded by g->mu. */
 	int stop;                       /* stop before this statement, 1-based */
@@ -34,8 +35,8 @@ struct party {
 	bool held;                      /* reached its stop */
 	bool done;                      /* its call returned */
 	bool lock_wait;                 /* SQLite: in a busy wait */
-	int64_t asked_ns;               /* MariaDB: when INNODB_TRX was last read */
-	bool innodb_wait;               /* ... and whether it was in LOCK WAIT */
+	int64_t asked_ns;               /* when the server was last asked */
+	bool server_wait;               /* ... and whether it waited for a lock */
 	int rc;
 };
 
@@ -70,37 +71,21 @@ static bool matches(const char *match, const char *sql)
 	return strncasecmp(lt_sql_verb(sql), match, strlen(match)) == 0;
 }
 
-/* MariaDB: is party q's session in LOCK WAIT? InnoDB renews INNODB_TRX
- * only when it was last read over 0.1 s ago, so a closer look would read
- * the same picture again: the answer is kept that long. Caller holds mu. */
-static bool innodb_lock_waiting(struct lt_gate *g, struct party *q)
-{
-	int64_t now = util_now_ns(), n = 0;
-	const char *params[] = { q->pid };
-	if (now - q->asked_ns < 120 * 1000000LL)
-		return q->innodb_wait;
-	q->asked_ns = now;
-	q->innodb_wait = kit_db_query_int(g->monitor, "SELECT count(*) FROM information_schema.INNODB_TRX"
-	                                  " WHERE trx_mysql_thread_id = $1 AND trx_state = 'LOCK WAIT'",
-	                                  1, params, &n) == 0 && n > 0;
-	return q->innodb_wait;
-}
-
-/* PostgreSQL (or MariaDB): is party q's backend waiting for a lock? Caller
- * holds mu, which also keeps the monitor connection to one thread. */
+/* PostgreSQL or MariaDB: is party q's session waiting for a lock? On
+ * MariaDB a look closer to the last than lt_lock_poll_ns() (INNODB_TRX is
+ * renewed only when last read over 0.1 s ago) would read the same picture
+ * again: the answer is kept that long. Caller holds mu, which also keeps
+ * the monitor connection to one thread. */
 static bool pg_lock_waiting(struct lt_gate *g, struct party *q)
 {
-	int64_t n = 0;
-	const char *params[] = { q->pid };
-	if (g->monitor == NULL || q->pid[0] == '\0')
+	int64_t now = util_now_ns();
+	if (g->monitor == NULL || q->pid <= 0)
 		return false;
-	if (g->t->engine == KIT_DB_MYSQL)
-		return innodb_lock_waiting(g, q);
-	if (kit_db_query_int(g->monitor,
-	                     "SELECT count(*) FROM pg_stat_activity"
-	                     " WHERE pid = $1 AND wait_event_type = 'Lock'", 1, params, &n) != 0)
-		return false;
-	return n > 0;
+	if (g->t->engine == KIT_DB_MYSQL && now - q->asked_ns < lt_lock_poll_ns(g->monitor))
+		return q->server_wait;
+	q->asked_ns = now;
+	q->server_wait = lt_lock_waiting(g->monitor, q->pid) == 1;
+	return q->server_wait;
 }
 
 /* Party q cannot move until someone else does: it finished, or it waits
@@ -210,11 +195,7 @@ struct lt_gate *lt_gate_open(struct labtest *t, int n)
 		p->g = g;
 		p->who = i;
 		p->db = labtest_connect(t);
-		int64_t pid = 0;
-		if (t->engine != KIT_DB_SQLITE &&
-		    kit_db_query_int(p->db, t->engine == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
-		                     : "SELECT pg_backend_pid()", 0, NULL, &pid) == 0)
-			snprintf(p->pid, sizeof p->pid, "%lld", (long long)pid);
+		p->pid = lt_session_id(p->db);
 	}
 	if (t->engine != KIT_DB_SQLITE)
 		g->monitor = labtest_connect(t);

@@ -87,3 +87,37 @@ void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *befo
 	          "%s to %s: a PRAGMA, SET or kit_db_set_lock_timeout that outlives the call (for "
 	          "one transaction use SET LOCAL)", what, before, after);
 }
+
+int64_t lt_session_id(struct kit_db *db)
+{
+	int64_t id = -1;
+	if (kit_db_engine(db) == KIT_DB_SQLITE)
+		return 0;
+	if (kit_db_query_int(db, kit_db_engine(db) == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+	                     : "SELECT pg_backend_pid()", 0, NULL, &id) != 0)
+		return -1;
+	return id;
+}
+
+int lt_lock_waiting(struct kit_db *monitor, int64_t id)
+{
+	char arg[24];
+	const char *params[] = { arg };
+	int64_t n = 0;
+	if (kit_db_engine(monitor) == KIT_DB_SQLITE)
+		return -1;
+	snprintf(arg, sizeof arg, "%lld", (long long)id);
+	if (kit_db_query_int(monitor, kit_db_engine(monitor) == KIT_DB_MYSQL
+	                     ? "SELECT count(*) FROM information_schema.INNODB_TRX"
+	                       " WHERE trx_mysql_thread_id = $1 AND trx_state = 'LOCK WAIT'"
+	                     : "SELECT count(*) FROM pg_stat_activity"
+	                       " WHERE pid = $1 AND wait_event_type = 'Lock'",
+	                     1, params, &n) != 0)
+		return -1;
+	return n > 0;
+}
+
+int64_t lt_lock_poll_ns(const struct kit_db *monitor)
+{
+	return kit_db_engine(monitor) == KIT_DB_MYSQL ? 120 * 1000000LL : 2 * 1000000LL;
+}

@@ -8,11 +8,20 @@
  * runs in a state nobody chose. A check reads the session before the
  * calls and after each one, and compares.
  *
+ * It also names a session and says whether it waits for a lock, as the
+ * server shows it to another connection: a check that holds a row waits
+ * until the call under test queues behind it before it lets go.
+ *
  * Interface:
  *   char before[LT_SESSION_LEN];
  *   lt_session(t, db, before, sizeof before);
  *   ...a call...
  *   lt_session_unchanged(t, db, before, "a refused flush", "flush");
+ *
+ *   int64_t id = lt_session_id(caller);
+ *   ...the call starts in a thread...
+ *   while (lt_lock_waiting(monitor, id) == 0 && ...)
+ *           util_sleep_ns(lt_lock_poll_ns(monitor));
  */
 #ifndef HOTROW_TESTS_SESSION_H
 #define HOTROW_TESTS_SESSION_H
@@ -43,5 +52,24 @@ int64_t lt_in_transaction(struct labtest *t, struct kit_db *db);
  * before (a line lt_session() read earlier). */
 void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *before,
                           const char *what, const char *hint);
+
+/* The server's id of db's session: pg_backend_pid() on PostgreSQL,
+ * CONNECTION_ID() on MariaDB; 0 on SQLite, which has none; -1 when the
+ * query failed (kit_db_errmsg(db) says why). */
+int64_t lt_session_id(struct kit_db *db);
+
+/* Whether session id (lt_session_id) waits for a lock, as the server shows
+ * it to another connection, monitor: pg_stat_activity's wait_event_type
+ * 'Lock' on PostgreSQL, INNODB_TRX's trx_state 'LOCK WAIT' on MariaDB.
+ * 1 waiting, 0 not, -1 the query failed or monitor is a SQLite connection
+ * (a file lock has no session to show). */
+int lt_lock_waiting(struct kit_db *monitor, int64_t id);
+
+/* How long to sleep between two lt_lock_waiting() looks on monitor's
+ * engine: InnoDB renews INNODB_TRX only when it was last read more than
+ * 0.1 s ago, so looks closer together than that read the same picture
+ * again and never see a new wait (0.12 s); PostgreSQL shows a wait at
+ * once (2 ms). */
+int64_t lt_lock_poll_ns(const struct kit_db *monitor);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "kit/failpoint.h"
@@ -93,4 +94,40 @@ void lt_tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t 
 	else if (ev == KIT_DB_STMT_START && !w->open && sql && is_write(sql) &&
 	         w->outside++ == 0)
 		snprintf(w->first, sizeof w->first, "%s", lt_sql_verb(sql));
+}
+
+static bool locking_read(const char *sql)
+{
+	static const char *const clauses[] = { " FOR UPDATE", " FOR NO KEY UPDATE", " FOR SHARE",
+	                                       " FOR KEY SHARE" };
+	if (!lt_sql_is(sql, "SELECT"))
+		return false;
+	for (size_t i = 0; i < sizeof clauses / sizeof clauses[0]; i++)
+		if (strcasestr(sql, clauses[i]))
+			return true;
+	return false;
+}
+
+void lt_lock_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct lt_lock_watch *w = arg;
+
+	(void)t_ns;
+	if (ev == KIT_DB_TX_BEGIN) {
+		w->open = true;
+		w->locked = false;
+	} else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK) {
+		w->open = w->locked = false;
+	} else if (ev == KIT_DB_STMT_START && sql && !lt_sql_is(sql, "COMMIT") &&
+	           !lt_sql_is(sql, "END") && !lt_sql_is(sql, "ROLLBACK")) {
+		if (w->open && w->locked && w->after++ == 0)
+			snprintf(w->what, sizeof w->what, "%s", sql);
+		bool ours = lt_sql_names(sql, w->table);
+		if (ours && is_write(sql)) {
+			w->writes++;
+			w->locked = true;
+		} else if (ours && locking_read(sql)) {
+			w->locked = true;
+		}
+	}
 }

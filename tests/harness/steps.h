@@ -97,4 +97,27 @@ struct lt_tx_watch {
 
 void lt_tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
 
+/* What a transaction runs while it holds a table's rows locked: every
+ * statement after the first that locks rows of the table (a write that
+ * names it, as lt_tx_watch_hook reads a write, or a SELECT of it with FOR
+ * UPDATE, FOR NO KEY UPDATE, FOR SHARE or FOR KEY SHARE) and before the
+ * transaction ends. Each is a round trip more that every other writer of
+ * those rows waits out. A COMMIT, END or ROLLBACK sent as SQL ends the
+ * count and is not counted. One thread only:
+ *   struct lt_lock_watch w = { .table = "counters" };
+ *   kit_db_set_hook(db, lt_lock_watch_hook, &w);
+ *   ...the call...
+ *   kit_db_set_hook(db, NULL, NULL);
+ *   ...w.after == 0, else w.what is the first statement inside the lock;
+ *   w.writes: the writes that named the table... */
+struct lt_lock_watch {
+	const char *table;            /* the caller's: the table whose rows count */
+	bool open, locked;
+	int writes;                   /* writes that named the table, in or out of a transaction */
+	int after;                    /* statements inside a transaction after its lock */
+	char what[80];                /* the first of them, cut short */
+};
+
+void lt_lock_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
+
 #endif

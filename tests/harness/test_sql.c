@@ -4,12 +4,16 @@
  * and each statement it calls an UPDATE is one the server runs as one
  * (a parenthesised SELECT on PostgreSQL and MariaDB; SQLite refuses it).
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
+#include "util/clock.h"
 
 static void sql__the_first_word_past_blanks_comments_and_parentheses(void **state)
 {
@@ -162,6 +166,103 @@ static void steps__tx_watch_counts_writes_with_no_transaction(void **state)
 	kit_db_set_hook(db, NULL, NULL);
 }
 
+/* steps.h's lt_lock_watch_hook, on each engine: statements before the
+ * table's first write, or outside a transaction, are not inside the lock;
+ * each one after it, up to COMMIT, is, the first named; a COMMIT sent as
+ * SQL is not counted; a SELECT ... FOR UPDATE of the table starts the lock
+ * too (not on SQLite, which has none), so the UPDATE after it is inside;
+ * a write to another table that does not name it starts nothing. */
+static void steps__lock_watch_counts_statements_inside_the_lock(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct lt_lock_watch w = { .table = "lt_lock_rows" };
+	const char *up = "UPDATE lt_lock_rows SET n = n + 1 WHERE id = 1";
+
+	labtest_exec(t, "CREATE TABLE lt_lock_rows (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)");
+	labtest_exec(t, "CREATE TABLE lt_lock_other (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)");
+	labtest_exec(t, "INSERT INTO lt_lock_rows VALUES (1, 0)");
+	kit_db_set_hook(db, lt_lock_watch_hook, &w);
+	bool ok = kit_db_exec(db, up, 0, NULL) == 0 &&
+	          kit_db_exec(db, "SELECT n FROM lt_lock_rows", 0, NULL) == 0 &&
+	          kit_db_begin(db) == 0 &&
+	          kit_db_exec(db, "SELECT n FROM lt_lock_rows WHERE id = 1", 0, NULL) == 0 &&
+	          kit_db_exec(db, "INSERT INTO lt_lock_other VALUES (1, 0)", 0, NULL) == 0 &&
+	          kit_db_exec(db, up, 0, NULL) == 0 &&
+	          kit_db_exec(db, "SELECT n FROM lt_lock_rows WHERE id = 1", 0, NULL) == 0 &&
+	          kit_db_exec(db, "UPDATE lt_lock_other SET n = 1", 0, NULL) == 0 &&
+	          kit_db_commit(db) == 0 &&
+	          kit_db_exec(db, "SELECT n FROM lt_lock_rows", 0, NULL) == 0;
+	lt_expect(ok, NULL, "the statements: %s", kit_db_errmsg(db));
+	lt_expect(w.writes == 2 && w.after == 2 && strcmp(w.what, "SELECT n FROM lt_lock_rows "
+	          "WHERE id = 1") == 0, NULL, "writes %d (expected 2), inside the lock %d (expected 2), "
+	          "first \"%s\"", w.writes, w.after, w.what);
+	if (t->engine != KIT_DB_SQLITE) {
+		struct lt_lock_watch f = { .table = "lt_lock_rows" };
+		kit_db_set_hook(db, lt_lock_watch_hook, &f);
+		ok = kit_db_exec(db, "BEGIN", 0, NULL) == 0 &&
+		     kit_db_exec(db, "select n from lt_lock_rows where id = 1 for update", 0, NULL) == 0 &&
+		     kit_db_exec(db, up, 0, NULL) == 0 && kit_db_exec(db, "COMMIT", 0, NULL) == 0;
+		lt_expect(ok && f.writes == 1 && f.after == 1 && strcmp(f.what, up) == 0, NULL,
+		          "BEGIN, a SELECT ... FOR UPDATE, the UPDATE, COMMIT as SQL: writes %d, inside "
+		          "the lock %d (expected 1 and 1), first \"%s\" (%s)", f.writes, f.after, f.what,
+		          ok ? "ran" : kit_db_errmsg(db));
+	}
+	kit_db_set_hook(db, NULL, NULL);
+}
+
+/* session.h's lt_session_id and lt_lock_waiting, on each engine: two
+ * connections have two ids; a session that holds a row is not waiting,
+ * one whose UPDATE queues behind it is (seen within 15 s, asked every
+ * lt_lock_poll_ns()), and is not once the holder has committed. SQLite
+ * has no sessions: id 0, and lt_lock_waiting cannot tell (-1). */
+static void session__a_lock_wait_is_seen_by_another_connection(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *monitor = labtest_db(t), *holder = labtest_connect(t);
+	int64_t me = lt_session_id(monitor), held = lt_session_id(holder);
+
+	if (t->engine == KIT_DB_SQLITE) {
+		lt_expect(me == 0 && held == 0 && lt_lock_waiting(monitor, 1) == -1, NULL,
+		          "SQLite: ids %lld and %lld, lt_lock_waiting %d; expected 0, 0 and -1",
+		          (long long)me, (long long)held, lt_lock_waiting(monitor, 1));
+		kit_db_close(holder);
+		return;
+	}
+	lt_expect(me > 0 && held > 0 && me != held, NULL, "two connections' session ids: %lld and "
+	          "%lld", (long long)me, (long long)held);
+	labtest_exec(t, "CREATE TABLE lt_wait_rows (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)");
+	labtest_exec(t, "INSERT INTO lt_wait_rows VALUES (1, 0)");
+	lt_expect(kit_db_begin(holder) == 0 && kit_db_exec(holder, "UPDATE lt_wait_rows SET n = n + 1"
+	          " WHERE id = 1", 0, NULL) == 0, NULL, "the holder: %s", kit_db_errmsg(holder));
+	lt_expect(lt_lock_waiting(monitor, held) == 0, NULL, "the session that holds the row "
+	          "was seen waiting");
+
+	struct lt_statement w = { .url = t->url, .sql = "UPDATE lt_wait_rows SET n = n + 10 WHERE id = 1" };
+	atomic_init(&w.id, 0);
+	lt_expect(pthread_create(&w.th, NULL, lt_run_statement, &w) == 0, NULL, "pthread_create");
+	int64_t id = 0, deadline = util_now_ns() + 15 * 1000000000LL;
+	while ((id = atomic_load(&w.id)) == 0 && util_now_ns() < deadline)
+		util_sleep_ns(1000000);
+	int seen = 0;
+	while (id > 0 && (seen = lt_lock_waiting(monitor, id)) == 0 && util_now_ns() < deadline)
+		util_sleep_ns(lt_lock_poll_ns(monitor));
+	int committed = kit_db_commit(holder);
+	pthread_join(w.th, NULL);
+	int after = -2;
+	util_sleep_ns(lt_lock_poll_ns(monitor) * 2);
+	if (id > 0)
+		after = lt_lock_waiting(monitor, id);
+	kit_db_close(holder);
+
+	lt_expect(id > 0 && seen == 1, NULL, "the UPDATE queued behind a held row (session %lld) was "
+	          "not seen waiting within 15 s (%d)", (long long)id, seen);
+	lt_expect(committed == 0 && w.rc == 0, NULL, "the holder's COMMIT %d, the waiter's UPDATE %d",
+	          committed, w.rc);
+	lt_expect(after == 0, NULL, "the waiter's session, its UPDATE done, read as %d, not 0", after);
+	lt_expect_int(labtest_int(t, "SELECT n FROM lt_wait_rows WHERE id = 1"), 11, "the row after both");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +271,8 @@ int main(void)
 		cmocka_unit_test(sql__names_as_whole_words),
 		LABTEST_ALL(sql__the_server_reads_them_alike),
 		LABTEST_ALL(steps__tx_watch_counts_writes_with_no_transaction),
+		LABTEST_ALL(steps__lock_watch_counts_statements_inside_the_lock),
+		LABTEST_ALL(session__a_lock_wait_is_seen_by_another_connection),
 	};
 	return labtest_main("harness-sql", tests);
 }

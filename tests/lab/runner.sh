@@ -678,6 +678,21 @@ t runner__allowed_code_says_so
 hl audit 99; rc=$?
 if [ $rc -ne 0 ] || ! has "Allowed"; then bad "exit $rc: the right answer is not allowed"; else ok; fi
 
+t runner__plain_math_is_allowed
+# Every C99 <math.h> function is arithmetic, in any precision: nearbyint,
+# nextafter, copysign, fma, remainder, scalbn and fdim as much as round.
+tiny_c exercises 'volatile double x = 42.4;
+	return (int)nearbyint(nextafter(copysign(fma(x, 1.0, 0.0), 1.0), 0.0)) +
+	       (int)remainder(x, 1.0) * 0 + (int)scalbn(0.0, 3) + (int)fdim(x, x) + (int)fminf(0.0f, 1.0f);' \
+	'#include <math.h>'
+hl audit 99; rc=$?
+if [ $rc -ne 0 ] || ! has "Allowed"; then bad "exit $rc: plain arithmetic of math.h is refused"
+else
+	hl check 99
+	if ! has "3 of 3 checks passing"; then bad "the checks of an answer that uses math.h do not pass"; else ok; fi
+fi
+tiny_c exercises 'return 42;'
+
 t runner__lt_say_shows_beside_the_verdict
 hl check 99
 if ! has "predicted 42, measured 42"; then bad "the check's own line is not shown"; else ok; fi
@@ -706,8 +721,8 @@ t runner__run_without_a_driver_says_what_to_run
 mv "$kit/labs/$tiny/run.c" "$tmp/run.c"
 hl run 99; rc=$?
 mv "$tmp/run.c" "$kit/labs/$tiny/run.c"
-if [ $rc -ne 1 ] || [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q "lab check 99" "$err"; then
-	bad "exit $rc: want one line pointing at lab check"
+if [ $rc -ne 2 ] || [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q "lab check 99" "$err"; then
+	bad "exit $rc (want 2, a request the lab cannot take): want one line pointing at lab check"
 else ok; fi
 
 t runner__usage_errors_exit_2

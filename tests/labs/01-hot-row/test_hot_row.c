@@ -28,6 +28,7 @@
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
+#include "tests/harness/session.h"
 #include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
@@ -1347,14 +1348,11 @@ static void *like_behind_holder(void *arg)
  * connection id) is seen waiting for a lock. */
 static bool liker_waits(struct labtest *t, struct held_like *h, int64_t id)
 {
-	char sql[200];
 	if (t->engine == KIT_DB_SQLITE)
 		return atomic_load(&h->waiting) != 0;
 	if (t->engine == KIT_DB_MYSQL)
 		return labtest_innodb_waiters(t, 1) == 1;
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE pid = %lld"
-	         " AND wait_event_type = 'Lock'", (long long)id);
-	return labtest_int(t, sql) > 0;
+	return lt_lock_waiting(labtest_db(t), id) == 1;
 }
 
 static void like_post__waits_for_a_held_counter(void **state)
@@ -1365,10 +1363,8 @@ static void like_post__waits_for_a_held_counter(void **state)
 	struct held_like h = { .db = labtest_connect(t) };
 	atomic_init(&h.waiting, 0);
 	atomic_init(&h.done, 0);
-	int64_t id = 0;
-	if (t->engine != KIT_DB_SQLITE &&
-	    kit_db_query_int(h.db, t->engine == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
-	                     : "SELECT pg_backend_pid()", 0, NULL, &id) != 0)
+	int64_t id = lt_session_id(h.db);
+	if (id < 0)
 		fail_msg("the liker's session id: %s", kit_db_errmsg(h.db));
 	if (kit_db_begin(holder) != 0 ||
 	    kit_db_exec(holder, "UPDATE posts SET likes = likes WHERE id = 1", 0, NULL) != 0)
@@ -1552,10 +1548,15 @@ static void like_post__two_likes_side_by_side(void **state)
 	          (long long)POST_B, rc[0], rc[1], rc2[0], rc2[1]);
 	lt_expect(met_checks == 2, "app-check", "two likes on two connections at once: the app's "
 	          "check of one never ran while the other's was running (%d of the two checks waited "
-	          "%d s inside for the other, in vain): is the check called under a lock of the process? The "
-	          "header lets it run in several threads at once, and with a slow check a lock "
-	          "around it makes every like of every post wait in one line",
-	          2 - met_checks, MEET_MS / 1000);
+	          "%d s inside for the other, in vain): %s The header lets it run in several threads "
+	          "at once, and with a slow check a lock around it makes every like of every post "
+	          "wait in one line",
+	          2 - met_checks, MEET_MS / 1000,
+	          t->engine == KIT_DB_SQLITE
+	                  ? "is the check called inside the transaction? On SQLite BEGIN IMMEDIATE "
+	                    "takes the file's write lock, so the other like waits for it at its BEGIN "
+	                    "(or is the check called under a lock of the process?)."
+	                  : "is the check called under a lock of the process?");
 	lt_expect(met_commits == 2, "lock-late", "likes of posts 1 and %lld on two connections at "
 	          "once: they were never both at their COMMIT at the same time (%d of the two waited "
 	          "%d s there for the other, in vain), so one like waited for the other although they "

@@ -535,32 +535,13 @@ static void *resizer_main(void *arg)
 	return NULL;
 }
 
-/* The server's id of db's session, and the query that counts the sessions
- * it waits behind: pg_blocking_pids on PostgreSQL, INNODB_TRX's LOCK WAIT
- * on MariaDB (on its own database: the server runs other checks too). */
+/* The server's id of db's session (lt_session_id), failing the check
+ * when it cannot be read. */
 static int64_t session_of(struct kit_db *db)
 {
-	int64_t id = 0;
-	const char *sql = kit_db_engine(db) == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
-	                                                    : "SELECT pg_backend_pid()";
-	lt_expect(kit_db_query_int(db, sql, 0, NULL, &id) == 0, NULL, "%s: %s", sql, labtest_why(db));
+	int64_t id = lt_session_id(db);
+	lt_expect(id >= 0, NULL, "the session's id: %s", labtest_why(db));
 	return id;
-}
-
-/* How often to ask: MariaDB renews INNODB_TRX only when it was last read
- * more than 0.1 s ago, so asked every 2 ms it never shows a new wait. */
-static int64_t waiting_poll_ns(const struct kit_db *db)
-{
-	return kit_db_engine(db) == KIT_DB_MYSQL ? 120000000 : 2000000;
-}
-
-static void waiting_sql(char *sql, size_t len, const struct kit_db *db, int64_t id)
-{
-	if (kit_db_engine(db) == KIT_DB_MYSQL)
-		snprintf(sql, len, "SELECT count(*) FROM information_schema.INNODB_TRX"
-		         " WHERE trx_mysql_thread_id = %lld AND trx_state = 'LOCK WAIT'", (long long)id);
-	else
-		snprintf(sql, len, "SELECT cardinality(pg_blocking_pids(%lld))", (long long)id);
 }
 
 /* On the server engines only: on SQLite a shrink holds the only write
@@ -589,14 +570,13 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 	}
 	/* Wait until the shrink is stuck behind a's row lock (or has finished
 	 * without touching it), then let a commit. */
-	char sql[160];
-	waiting_sql(sql, sizeof sql, db, pid);
 	int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 100 : 4000;     /* 12 s, 8 s */
 	for (int i = 0; i < polls && blocked == 0 && !atomic_load(&r.done); i++) {
-		if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+		int waits = lt_lock_waiting(db, pid);
+		if (waits < 0)
 			break;
-		if (blocked == 0)
-			util_sleep_ns(waiting_poll_ns(db));
+		if ((blocked = waits) == 0)
+			util_sleep_ns(lt_lock_poll_ns(db));
 	}
 	int committed = kit_db_commit(a);
 	pthread_join(tid, NULL);
@@ -677,8 +657,8 @@ static void *beside_main(void *arg)
  * ... FOR") leaves the session unchanged, yet gives up with KIT_DB_BUSY
  * whenever a hot slot's lock is held a little longer, which is exactly
  * when likes queue (README section 1). Another connection holds slot 9's
- * row; once the server says the call waits behind it (pg_blocking_pids,
- * INNODB_TRX), the holder keeps it 0.7 s more (1.5 s on MariaDB, whose
+ * row; once the server says the call waits behind it (lt_lock_waiting:
+ * pg_stat_activity, INNODB_TRX), the holder keeps it 0.7 s more (1.5 s on MariaDB, whose
  * shortest lock wait timeout is 1 s), then commits: the like,
  * then a shrink to 4, must return 0. The hold only makes the wait longer:
  * a slower machine cannot turn a right call into a wrong one. SQLite's
@@ -715,8 +695,6 @@ static void shard__waits_as_long_as_the_session_allows(void **state)
 	struct kit_db *a = held[0] = labtest_connect(t);
 	struct kit_db *b = held[1] = labtest_connect(t);
 	int64_t pid = session_of(b);
-	char sql[200];
-	waiting_sql(sql, sizeof sql, db, pid);
 	staircase_rows(t);
 
 	for (int shrink = 0; shrink <= 1; shrink++) {
@@ -733,10 +711,11 @@ static void shard__waits_as_long_as_the_session_allows(void **state)
 		int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 500 : 20000;   /* 60 s, 40 s */
 		int hold_ms = kit_db_engine(db) == KIT_DB_MYSQL ? HOLD_MY_MS : HOLD_MS;
 		for (int i = 0; i < polls && blocked == 0 && !atomic_load(&w.done); i++) {
-			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+			int waits = lt_lock_waiting(db, pid);
+			if (waits < 0)
 				break;
-			if (blocked == 0)
-				util_sleep_ns(waiting_poll_ns(db));
+			if ((blocked = waits) == 0)
+				util_sleep_ns(lt_lock_poll_ns(db));
 		}
 		if (blocked)
 			util_sleep_ns(hold_ms * 1000000LL);
@@ -766,8 +745,8 @@ static void shard__waits_as_long_as_the_session_allows(void **state)
  * never touched. A shrink that locks the whole table (LOCK TABLE) or
  * every row of the post (SELECT ... FOR UPDATE) "to be safe" makes
  * every like wait for every shrink, the one queue this lab removes.
- * Whether a like waits is read from the server (pg_blocking_pids,
- * INNODB_TRX), not timed. On MariaDB a like of post 42 itself waits
+ * Whether a like waits is read from the server (lt_lock_waiting:
+ * pg_stat_activity, INNODB_TRX), not timed. On MariaDB a like of post 42 itself waits
  * (its INSERT ... SELECT takes a shared lock on the config row the
  * shrink wrote, README §5), so only the other post is asked there. On
  * SQLite every writer waits for the one write lock: not run. */
@@ -782,8 +761,6 @@ static void shard_resize__likes_beside_a_shrink_do_not_wait(void **state)
 	                         .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	struct beside b = { .db = held[1] = labtest_connect(t), .same_post = pg };
 	int64_t liker = session_of(b.db), blocked = 0;
-	char sql[200];
-	waiting_sql(sql, sizeof sql, db, liker);
 
 	kit_db_set_hook(h.db, hold_at_commit, &h);
 	pthread_t shrinker, liking;
@@ -801,10 +778,11 @@ static void shard_resize__likes_beside_a_shrink_do_not_wait(void **state)
 	if (liking_started) {
 		/* until the likes are done, or one waits behind a lock */
 		while ((stage = atomic_load(&b.stage)) != 3 && blocked == 0) {
-			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+			int waits = lt_lock_waiting(db, liker);
+			if (waits < 0)
 				break;
-			if (blocked == 0)
-				util_sleep_ns(waiting_poll_ns(db));
+			if ((blocked = waits) == 0)
+				util_sleep_ns(lt_lock_poll_ns(db));
 		}
 		stage = atomic_load(&b.stage);
 	}

@@ -232,7 +232,7 @@ static int64_t flush_all(struct kit_store *st, struct kit_db *db)
 	for (int round = 0; round < 10000; round++) {
 		int64_t r = flush_views(st, db, 100);
 		lt_expect(r >= 0, "flush", "flush_views failed on a healthy database: %s",
-		          kit_db_errmsg(db));
+		          labtest_why(db));
 		sum += r;
 		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
 		if (left == 0)
@@ -636,38 +636,19 @@ static void count_stmts(void *arg, enum kit_db_event ev, const char *sql, int64_
 }
 
 /* count_stmts, and the statements that run inside a transaction after
- * the upsert, before it ends: the batch's rows stay locked through each
- * (the hook sees the kit's BEGIN/COMMIT/ROLLBACK as TX_ events; one sent
- * as SQL is skipped). One thread only. */
+ * the upsert (or a SELECT ... FOR UPDATE of video_counts), before it
+ * ends: the batch's rows stay locked through each (lt_lock_watch_hook).
+ * One thread only. */
 struct after_upsert {
 	struct stmts s;
-	bool in_tx, wrote;
-	int after;
-	char what[80];
+	struct lt_lock_watch w;
 };
 
 static void note_after_upsert(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct after_upsert *u = arg;
 	count_stmts(&u->s, ev, sql, t_ns);
-	if (ev == KIT_DB_TX_BEGIN) {
-		u->in_tx = true;
-		u->wrote = false;
-	} else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK) {
-		u->in_tx = u->wrote = false;
-	} else if (ev == KIT_DB_STMT_START && sql && !lt_sql_is(sql, "COMMIT") &&
-	           !lt_sql_is(sql, "END") && !lt_sql_is(sql, "ROLLBACK")) {
-		if (u->in_tx && u->wrote && u->after++ == 0)
-			snprintf(u->what, sizeof u->what, "%s", sql);
-		if ((lt_sql_is(sql, "INSERT") || lt_sql_is(sql, "UPDATE")) &&
-		    lt_sql_names(sql, "video_counts"))
-			u->wrote = true;
-		/* rows locked ahead of the upsert start the lock as well */
-		if (lt_sql_is(sql, "SELECT") && lt_sql_names(sql, "video_counts") &&
-		    (strcasestr(sql, " FOR UPDATE") || strcasestr(sql, " FOR NO KEY UPDATE") ||
-		     strcasestr(sql, " FOR SHARE") || strcasestr(sql, " FOR KEY SHARE")))
-			u->wrote = true;
-	}
+	lt_lock_watch_hook(&u->w, ev, sql, t_ns);
 }
 
 static void flush__one_upsert_adds_the_deltas(void **state)
@@ -675,7 +656,7 @@ static void flush__one_upsert_adds_the_deltas(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	struct kit_store *st = new_store(state);
-	struct after_upsert u = { 0 };
+	struct after_upsert u = { .w.table = "video_counts" };
 	schema(t);
 	labtest_exec(t, "INSERT INTO video_counts (video_id, views) VALUES (2, 100)");
 	record(st, 1, 3);
@@ -687,7 +668,7 @@ static void flush__one_upsert_adds_the_deltas(void **state)
 	int64_t again = flush_views(st, db, 100);
 
 	kit_db_set_hook(db, NULL, NULL);
-	lt_expect(r >= 0, "flush", "flush_views failed: %s", kit_db_errmsg(db));
+	lt_expect(r >= 0, "flush", "flush_views failed: %s", labtest_why(db));
 	lt_expect_int_hint(r, 8, "views flush_views says it wrote", "flush");
 	lt_expect_int_hint(db_views(t, 1), 3, "views of video 1 (no row before: the upsert makes it)", "upsert");
 	lt_expect_int_hint(db_views(t, 2), 104, "views of video 2 (100 before, 4 flushed)", "upsert");
@@ -700,11 +681,11 @@ static void flush__one_upsert_adds_the_deltas(void **state)
 	 * between (a read of the new totals "to log them"), each statement
 	 * there is a round trip more that every writer of those rows waits
 	 * out. */
-	lt_expect(u.after == 0, "one-statement", "%d statements ran between the flush's upsert (or "
+	lt_expect(u.w.after == 0, "one-statement", "%d statements ran between the flush's upsert (or "
 	          "a SELECT ... FOR UPDATE of its rows) and its COMMIT (the first: %s), expected none: "
 	          "the batch's rows stay locked through each of them; the upsert takes their locks "
 	          "itself, in the order of its sorted rows, and what you read goes after COMMIT",
-	          u.after, u.after ? u.what : "-");
+	          u.w.after, u.w.after ? u.w.what : "-");
 	kit_store_free(st);
 }
 
@@ -1338,7 +1319,7 @@ static void token__commit_reply_lost(void **state)
 	                   "database + deltas after a COMMIT that went in but answered an error "
 	                   "(the batch is in the database: keep it parked, do not put it back)",
 	                   "token");
-	lt_expect(flush_all(st, db) >= 0, "token", "the next flush failed: %s", kit_db_errmsg(db));
+	lt_expect(flush_all(st, db) >= 0, "token", "the next flush failed: %s", labtest_why(db));
 	lt_expect_int_hint(db_total(t), 100, "views in the database once the next flush resolved "
 	                   "the park", "token");
 	lt_expect_int_hint(parked_total(NULL, st, &batches) + batches, 0,
@@ -2519,7 +2500,7 @@ static void flush_until_clean(struct kit_store *st, struct kit_db *db)
 	for (int round = 0; round < 3 && left > 0; round++) {
 		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
 		lt_expect(r >= 0, "flush", "flush_views failed on a healthy database: %s",
-		          kit_db_errmsg(db));
+		          labtest_why(db));
 		assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
 	}
 }
@@ -2587,7 +2568,7 @@ static void park__exactly_max_and_one_more(void **state)
 		          PRId64 " and %" PRId64 " parks", VIEWS_MAX_BATCH, r, parked_count(st));
 		r = flush_views(st, db, VIEWS_MAX_BATCH);
 		lt_expect(r >= 0, "token", "the flush after a refused recovery of %d videos: %" PRId64
-		          " (%s)", VIEWS_MAX_BATCH, r, kit_db_errmsg(db));
+		          " (%s)", VIEWS_MAX_BATCH, r, labtest_why(db));
 		flush_until_clean(st, db);
 		char what[200];
 		snprintf(what, sizeof what, "views of the %d videos in the database after a park of "

@@ -122,7 +122,7 @@ static int apply(struct labtest *t, const struct fence_batch *b)
 {
 	struct kit_db *db = labtest_db(t);
 	int rc = fence_apply(db, b);
-	lt_expect(rc >= 0, "fence", "fence_apply failed on a healthy database: %s", kit_db_errmsg(db));
+	lt_expect(rc >= 0, "fence", "fence_apply failed on a healthy database: %s", labtest_why(db));
 	return rc;
 }
 
@@ -353,7 +353,7 @@ static void fence_position__is_stored_offset_plus_one(void **state)
 	int rc0 = fence_position(labtest_db(t), 0, &fresh);
 
 	lt_expect(rc == 0 && rc0 == 0, "seek-from-db", "fence_position failed: %s",
-	          kit_db_errmsg(labtest_db(t)));
+	          labtest_why(labtest_db(t)));
 	lt_expect_int_hint(next, 42, "position of partition 2 (last_offset 41 stored)", "seek-from-db");
 	lt_expect_int_hint(fresh, 0, "position of partition 0 (nothing applied yet)", "seek-from-db");
 	int norow = fence_position(labtest_db(t), 9, &next);
@@ -587,7 +587,7 @@ static void fence_handle__adds_up_a_batch_per_video(void **state)
 	kit_log_remove(dir);
 
 	lt_expect(n == 0, "totals", "kit_log_poll with fence_handle failed (%d): %s", n,
-	          kit_db_errmsg(labtest_db(t)));
+	          labtest_why(labtest_db(t)));
 	lt_expect_int_hint(handled, 120, "events handled from 4 partitions of 30", "totals");
 	lt_expect_int_hint(views_of(t, 1), 40, "views of video 1", "totals");
 	lt_expect_int_hint(views_of(t, 3), 40, "views of video 3", "totals");
@@ -636,7 +636,7 @@ static void fence_handle__failed_batch_is_delivered_again(void **state)
 	          "batch again", refused, refused > 0 ? ": fence_handle answered 0, and the log "
 	          "counted its records as handled and moved past them" : "");
 	lt_expect(n == 0, "handle-error", "kit_log_poll with fence_handle failed (%d) once the table "
-	          "was back: %s", n, kit_db_errmsg(labtest_db(t)));
+	          "was back: %s", n, labtest_why(labtest_db(t)));
 	lt_expect_int_hint(views_of(t, 1) + views_of(t, 2) + views_of(t, 3), 120,
 	                   "views in the database, 4 partitions of 30, after one refused batch",
 	                   "handle-error");
@@ -718,7 +718,7 @@ static void fence_handle__retried_append_counts_twice(void **state)
 
 	lt_expect_int(end, 7, "records in partition 0: 5, then one view appended twice");
 	lt_expect(n == 0, "totals", "kit_log_poll with fence_handle failed (%d): %s", n,
-	          kit_db_errmsg(labtest_db(t)));
+	          labtest_why(labtest_db(t)));
 	lt_expect_int_hint(stored_last(t, 0), again, "partition 0's last_offset: both copies applied, "
 	                   "each once (the fence sees two offsets)", "totals");
 	lt_expect_int_hint(views_of(t, 7), 2, "views of video 7 after ONE view appended twice by a "

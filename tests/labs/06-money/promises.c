@@ -44,16 +44,6 @@ void batch__fee_sums_past_2_31(void **state)
 	lt_expect(bad == NULL, "balance", "the books after a batch of fees past 2^31: %s", bad);
 }
 
-/* The server's id of db's session (pg_backend_pid(), CONNECTION_ID()). */
-static int64_t session_of(struct kit_db *db)
-{
-	int64_t id = -1;
-	if (kit_db_engine(db) != KIT_DB_SQLITE)
-		kit_db_query_int(db, kit_db_engine(db) == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
-		                 : "SELECT pg_backend_pid()", 0, NULL, &id);
-	return id;
-}
-
 /* 1 when the session `id` (of db) has a transaction open, as the server
  * shows it to another connection (obs): pg_stat_activity's "idle in
  * transaction", INNODB_TRX's row for the thread; on SQLite a write lock
@@ -139,7 +129,7 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	open_account(db, 1, 1, 500);
 	open_account(db, 2, 1, 0);
 	open_account(db, FEE_ACCOUNT, 2, 0);
-	int64_t id = session_of(db);
+	int64_t id = lt_session_id(db);
 	char before[LT_SESSION_LEN], after[LT_SESSION_LEN];
 	lt_session(t, db, before, sizeof before);
 

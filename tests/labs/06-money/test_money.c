@@ -22,6 +22,7 @@
 #include "kit/load.h"
 #include "labs/06-money/money.h"
 #include "tests/harness/deadline.h"
+#include "tests/harness/session.h"
 #include "tests/harness/sql.h"
 #include "tests/labs/06-money/alloc.h"
 #include "tests/labs/06-money/books.h"
@@ -361,7 +362,7 @@ static void gate_wait(struct gate *g, int limit_ms)
  * fails every sale that queues a little longer for the fee row, which is
  * the queue this lab is about (§1). Another connection holds the buyer's
  * row (the fee sub-account's, for the payout); once the server says the
- * call waits behind it (pg_blocking_pids, INNODB_TRX), the holder keeps it
+ * call waits behind it (lt_lock_waiting: pg_stat_activity, INNODB_TRX), the holder keeps it
  * 0.5 s more (1.2 s on MariaDB, whose shortest timeout is 1 s), then lets
  * go: each call must apply. The hold only makes the wait longer: a slower
  * machine cannot turn a right call into a wrong one. */
@@ -403,18 +404,8 @@ static void money__waits_as_long_as_the_session_allows(void **state)
 	              "account 100");
 	struct kit_db *a = held[0] = labtest_connect(t);
 	struct kit_db *b = held[1] = labtest_connect(t);
-	int64_t pid = 0;
-	const char *me = my ? "SELECT CONNECTION_ID()" : "SELECT pg_backend_pid()";
-	lt_expect(kit_db_query_int(b, me, 0, NULL, &pid) == 0, NULL, "%s: %s", me, labtest_why(b));
-	char sql[200];
-	if (my)
-		snprintf(sql, sizeof sql, "SELECT count(*) FROM information_schema.INNODB_TRX"
-		         " WHERE trx_mysql_thread_id = %lld AND trx_state = 'LOCK WAIT'", (long long)pid);
-	else
-		snprintf(sql, sizeof sql, "SELECT cardinality(pg_blocking_pids(%lld))", (long long)pid);
-	/* InnoDB renews INNODB_TRX only when it was last read 0.1 s ago or
-	 * more: asked more often, it never shows the wait. */
-	int64_t poll_ns = my ? 120000000 : 2000000;
+	int64_t pid = lt_session_id(b);
+	lt_expect(pid >= 0, NULL, "the session's id: %s", labtest_why(b));
 	int polls = my ? 500 : 20000, hold_ms = my ? 1200 : 500;
 	static const char *const what[] = { "a sale", "a batch of one sale", "a payout" };
 
@@ -431,10 +422,11 @@ static void money__waits_as_long_as_the_session_allows(void **state)
 			fail_msg("pthread_create failed");
 		}
 		for (int i = 0; i < polls && blocked == 0 && !atomic_load(&w.done); i++) {
-			if (kit_db_query_int(db, sql, 0, NULL, &blocked) != 0)
+			int waits = lt_lock_waiting(db, pid);
+			if (waits < 0)
 				break;
-			if (blocked == 0)
-				util_sleep_ns(poll_ns);
+			if ((blocked = waits) == 0)
+				util_sleep_ns(lt_lock_poll_ns(db));
 		}
 		if (blocked)
 			util_sleep_ns(hold_ms * 1000000LL);

@@ -28,6 +28,7 @@
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
 #include "tests/harness/sql.h"
+#include "tests/harness/steps.h"
 #include "tests/labs/08-engine/contracts.h"
 #include "tests/labs/08-engine/promises.h"
 #include "tests/labs/08-engine/sleeps.h"
@@ -1870,42 +1871,6 @@ static void commits__async_skips_flush(void **state)
 	          "is it so busy that every flush carried others' commits too?", rounds, most);
 }
 
-/* The caller's statements that run inside a transaction after the
- * UPDATE of counters (or a SELECT ... FOR UPDATE of it), before the
- * transaction ends (the hook sees the
- * kit's own BEGIN/COMMIT/ROLLBACK only as TX_ events, and a COMMIT sent
- * as SQL is skipped). */
-struct in_lock {
-	bool in_tx, wrote;
-	int updates, after;
-	char what[80];
-};
-
-static void note_in_lock(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct in_lock *l = arg;
-	(void)t_ns;
-	if (ev == KIT_DB_TX_BEGIN) {
-		l->in_tx = true;
-		l->wrote = false;
-	} else if (ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK) {
-		l->in_tx = l->wrote = false;
-	} else if (ev == KIT_DB_STMT_START && sql && !lt_sql_is(sql, "COMMIT") &&
-	           !lt_sql_is(sql, "END") && !lt_sql_is(sql, "ROLLBACK")) {
-		if (l->in_tx && l->wrote && l->after++ == 0)
-			snprintf(l->what, sizeof l->what, "%s", sql);
-		if (lt_sql_is(sql, "UPDATE") && lt_sql_names(sql, "counters")) {
-			l->updates++;
-			l->wrote = true;
-		}
-		/* a row lock taken ahead of the UPDATE starts the lock as well */
-		if (lt_sql_is(sql, "SELECT") && lt_sql_names(sql, "counters") &&
-		    (strcasestr(sql, " FOR UPDATE") || strcasestr(sql, " FOR NO KEY UPDATE") ||
-		     strcasestr(sql, " FOR SHARE") || strcasestr(sql, " FOR KEY SHARE")))
-			l->wrote = true;
-	}
-}
-
 static void commits__counts(void **state)
 {
 	struct labtest *t = *state;
@@ -1956,21 +1921,21 @@ static void commits__counts(void **state)
 	 * sure", a log line written to a table), since every statement there
 	 * is a round trip more that every other writer of the row waits out
 	 * (§6). Read it after COMMIT if at all. */
-	struct in_lock async = { 0 }, retried = { 0 };
-	kit_db_set_hook(db, note_in_lock, &async);
+	struct lt_lock_watch async = { .table = "counters" }, retried = { .table = "counters" };
+	kit_db_set_hook(db, lt_lock_watch_hook, &async);
 	int rc = inside_count_async(db, 1);
 	kit_db_set_hook(db, NULL, NULL);
-	lt_expect(rc == 0 && async.updates == 1 && async.after == 0, "async", "inside_count_async(): "
+	lt_expect(rc == 0 && async.writes == 1 && async.after == 0, "async", "inside_count_async(): "
 	          "%d, and %d statements ran between the lock on the counter's row (its UPDATE, or "
 	          "a SELECT ... FOR UPDATE) and COMMIT (the first: %s), expected 0 and none: the "
 	          "row stays locked for each of them", rc, async.after,
 	          async.after ? async.what : "-");
 	if (kit_db_engine(db) == KIT_DB_POSTGRES) {
 		static const struct inside_retry once = { 3, 1, 2 };
-		kit_db_set_hook(db, note_in_lock, &retried);
+		kit_db_set_hook(db, lt_lock_watch_hook, &retried);
 		rc = inside_count_retrying(db, 1, "REPEATABLE READ", &once, NULL);
 		kit_db_set_hook(db, NULL, NULL);
-		lt_expect(rc == 0 && retried.updates == 1 && retried.after == 0, "retry",
+		lt_expect(rc == 0 && retried.writes == 1 && retried.after == 0, "retry",
 		          "inside_count_retrying(): %d, and %d statements ran between the lock on the "
 		          "counter's row (its UPDATE, or a SELECT ... FOR UPDATE) and COMMIT (the first: "
 		          "%s), expected 0 and none: the row stays locked for each of them", rc,
