@@ -628,6 +628,22 @@ static void *hold_checkpoint(void *arg)
  * "copied nothing", or returning SQLite's -1 counts as numbers, reports
  * what was not measured; running the checkpoint again until it is not
  * busy waits for the other connection. */
+/* SQLite's busy waits of a connection, and the checkpoints it ran. */
+struct ckpt_calls {
+	int waits;              /* LOCK_WAIT: its busy handler ran */
+	int checkpoints;        /* statements that name wal_checkpoint */
+};
+
+static void count_checkpoints(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct ckpt_calls *c = arg;
+	(void)t_ns;
+	if (ev == KIT_DB_LOCK_WAIT)
+		c->waits++;
+	else if (ev == KIT_DB_STMT_START && lt_sql_names(sql, "wal_checkpoint"))
+		c->checkpoints++;
+}
+
 static void versions__busy_while_another_checkpoints(void **state)
 {
 	struct labtest *t = *state;
@@ -657,12 +673,19 @@ static void versions__busy_while_another_checkpoints(void **state)
 
 	struct inside_versions v;
 	int rc = 0, waits = 0;
+	struct ckpt_calls calls = { 0, 0 };
+	struct lt_sleeps slept;
+	memset(&slept, 0, sizeof slept);
 	bool outlasted = false;
 	if (holding) {
 		memset(&v, 0x5a, sizeof v);
-		kit_db_set_hook(db, count_lock_waits, &waits);
+		kit_db_set_hook(db, count_checkpoints, &calls);
+		/* a sleep asked meanwhile returns at once (and is counted) */
+		lt_sleeps_watch(&slept, 0, 0);
 		rc = inside_versions(db, 1, &v);
+		lt_sleeps_unwatch();
 		kit_db_set_hook(db, NULL, NULL);
+		waits = calls.waits;
 		pthread_mutex_lock(&h.mu);
 		outlasted = h.done;
 		pthread_mutex_unlock(&h.mu);
@@ -677,6 +700,13 @@ static void versions__busy_while_another_checkpoints(void **state)
 		         "(returned %d, busy %" PRId64 "): the check could not be staged", h.rc, h.res[0]);
 
 	static const struct inside_versions zero;
+	lt_expect(!holding || (calls.checkpoints <= 1 && slept.calls == 0), "wal",
+	          "while another connection was checkpointing, inside_versions() ran %d checkpoints "
+	          "and asked to sleep %d times (%.1f ms) before it returned: expected one checkpoint "
+	          "and no sleep. The header says to return KIT_DB_BUSY at once: trying the busy "
+	          "checkpoint again after a pause waits for the other connection (here it held "
+	          "its lock for seconds), and only the caller knows whether to wait",
+	          calls.checkpoints, slept.calls, slept.pending_ms);
 	lt_expect(!outlasted && waits == 0, "wal",
 	          "inside_versions() returned only after another connection's checkpoint had ended "
 	          "(20 s later%s): while one runs, a PASSIVE checkpoint answers busy at once; "
