@@ -1690,6 +1690,12 @@ static void batch_rollup__every_step_can_fail(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 	int64_t done = 0;
+	/* what a failed rollup leaves on its connection: no transaction, no
+	 * setting and, on PostgreSQL, no session-level lock (a
+	 * pg_advisory_lock "one rollup at a time" unlocked only on success
+	 * keeps every other connection's rollup waiting for ever) */
+	char before[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
 
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
@@ -1726,6 +1732,12 @@ static void batch_rollup__every_step_can_fail(void **state)
 			          "wants the database's code passed on (KIT_DB_BUSY tells the caller a retry "
 			          "may work)", k, lt_step_what(how), rc, code_name(rc),
 			          code_name(refusal_code(how)));
+			if (rc != 0) {
+				char what[96];
+				snprintf(what, sizeof what, "a rollup (statement %d %s; it returned %d)",
+				         k, lt_step_what(how), rc);
+				lt_session_unchanged(t, db, before, what, "one-transaction");
+			}
 			rollup_all(db);
 			done += 3;
 			lt_expect_int_hint(count(db, POST), done, "count after the rollups that followed",
