@@ -1119,6 +1119,90 @@ static void *late_add_main(void *arg)
 
 #define ADD_WAIT_MS 1500           /* an add takes microseconds; this is generous */
 
+/* A gate that holds a connection before its k-th statement (the kit's
+ * own BEGIN and COMMIT counted too), and only there. */
+struct nth_gate {
+	struct gate g;
+	int k, seen;
+};
+
+static void nth_gate_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct nth_gate *n = arg;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || ++n->seen != n->k)
+		return;
+	gate_hook(&n->g, ev, sql, t_ns);
+}
+
+/* A flush of 10 held before each of its statements in turn, the first
+ * one included (BEGIN, each upsert, COMMIT): batch_acc_pending reads 10
+ * every time, since the database has accepted nothing until COMMIT
+ * returns. A flush that takes what it wrote out of the sums once the
+ * upsert went through, before COMMIT ("written is written"), reads 0
+ * there: likes the database may still refuse are gone from the count
+ * an alarm watches. Returns the first statement held where pending was
+ * not 10 (*seen set to what it read), or 0. */
+struct pending_read {
+	struct batch_acc *acc;
+	int64_t value;
+	atomic_bool done;
+};
+
+static void *pending_reader(void *arg)
+{
+	struct pending_read *r = arg;
+	r->value = batch_acc_pending(r->acc);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+static int pending_at_each_statement(struct batch_acc *acc, struct kit_db *db, int64_t *seen)
+{
+	for (int k = 1; k <= 20; k++) {
+		struct nth_gate n = { GATE_INIT(true), k, 0 };
+		struct flusher f = { .acc = acc, .db = db, .fin = &n.g };
+		pthread_t tid;
+		lt_expect(batch_acc_add(acc, POST, 10) == 0, "acc", "batch_acc_add of 10 failed");
+		kit_db_set_hook(db, nth_gate_hook, &n);
+		if (pthread_create(&tid, NULL, flusher_main, &f) != 0) {
+			kit_db_set_hook(db, NULL, NULL);
+			lt_expect(false, NULL, "pthread_create failed");
+			return 0;
+		}
+		struct timespec limit = lt_deadline_ms(10000);
+		pthread_mutex_lock(&n.g.m);
+		while (!n.g.entered && !f.done && pthread_cond_timedwait(&n.g.cv, &n.g.m, &limit) == 0)
+			;
+		bool held_here = n.g.entered && !f.done;
+		pthread_mutex_unlock(&n.g.m);
+		/* read from a thread of its own: a flush that keeps the sums
+		 * mutex while the database works would block the read until
+		 * the gate gave up (batch_acc__adds_during_a_flush_do_not_wait
+		 * says so already) */
+		struct pending_read r = { .acc = acc, .value = -1 };
+		pthread_t rtid;
+		bool read = false;
+		if (held_here && pthread_create(&rtid, NULL, pending_reader, &r) == 0) {
+			for (int ms = 0; ms < ADD_WAIT_MS && !(read = atomic_load(&r.done)); ms += 5)
+				nap_ms(5);
+			gate_open(&n.g);
+			pthread_join(rtid, NULL);
+		}
+		int64_t pending = read ? r.value : held_here ? -2 : -1;
+		gate_open(&n.g);
+		pthread_join(tid, NULL);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(f.rc == 0, "acc", "batch_acc_flush (held before its statement %d): %s", k, f.error);
+		if (held_here && pending != 10) {
+			*seen = pending;
+			return k;
+		}
+		if (!held_here)
+			break;
+	}
+	return 0;
+}
+
 static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
 {
 	struct labtest *t = *state;
@@ -1165,6 +1249,19 @@ static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
 	lt_expect(batch_acc_flush(acc, labtest_db(t)) == 0, "acc", "second flush: %s",
 	          labtest_why(labtest_db(t)));
 	lt_expect_int_hint(count(labtest_db(t), POST), 15, "count after the next flush", "flush-failure");
+
+	int64_t seen = -1;
+	int at = pending_at_each_statement(acc, f.db, &seen);
+	lt_expect(at == 0 || seen != -2, "acc-lock",
+	          "while a flush of 10 likes was held before its statement %d (BEGIN, the upserts "
+	          "and COMMIT counted), batch_acc_pending did not return within %d ms: the flush "
+	          "holds the mutex that the sums need while the database works", at, ADD_WAIT_MS);
+	lt_expect(at == 0 || seen == -2, "flush-failure",
+	          "while a flush of 10 likes was held before its statement %d (BEGIN, the upserts "
+	          "and COMMIT counted), batch_acc_pending read %lld, expected 10: until COMMIT has "
+	          "returned the database has accepted none of them (it may still refuse), so they "
+	          "are still pending. Are the written sums taken out of the accumulator before "
+	          "COMMIT (and put back if it fails)?", at, (long long)seen);
 }
 
 /* A second flush starts while the first waits inside the database, after
