@@ -2098,9 +2098,79 @@ static int cmp64(const void *a, const void *b)
 
 #define KEYS 200000
 
+/* The seqs whose keys another run of this program prints (--spread-keys). */
+static const int64_t spread_seqs[] = { 1, 2, 3, 42, 1000000, -5, -1, 0, INT64_MIN, INT64_MAX };
+#define SPREAD_SEQS (sizeof spread_seqs / sizeof spread_seqs[0])
+#define SPREAD_CHILD "--spread-keys"
+
+static int spread_keys_print(void)
+{
+	for (size_t i = 0; i < SPREAD_SEQS; i++)
+		printf("%lld\n", (long long)inside_spread_key(spread_seqs[i]));
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* The keys of spread_seqs as a fresh run of this program (exec'd anew:
+ * its own clock, process id and address space) computes them, into
+ * other[]. Returns 0, or -1 if it could not be run or read. */
+static int spread_keys_elsewhere(int64_t other[SPREAD_SEQS])
+{
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	int fd[2];
+	if (len <= 0 || pipe(fd) != 0)
+		return -1;
+	self[len] = '\0';
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fd[1], STDOUT_FILENO);
+		close(fd[0]);
+		close(fd[1]);
+		execl(self, self, SPREAD_CHILD, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	FILE *in = fdopen(fd[0], "r");
+	size_t got = 0;
+	long long v;
+	while (in && got < SPREAD_SEQS && fscanf(in, "%lld", &v) == 1)
+		other[got++] = v;
+	if (in)
+		fclose(in);
+	else
+		close(fd[0]);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return got == SPREAD_SEQS && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 static void spread_key__distinct(void **state)
 {
 	(void)state;
+	/* A key for the seq-th row: the same in every process that appends
+	 * (app servers sharing one sequence, or one restarted), so seq alone
+	 * decides it. A mix salted with something of the process (the clock
+	 * at its first call, getrandom(), an address) gives one seq another
+	 * key in each process, and two seqs of two processes one key. */
+	int64_t there[SPREAD_SEQS];
+	lt_expect(spread_keys_elsewhere(there) == 0, NULL,
+	          "could not run this test program again (%s) to compare its keys", SPREAD_CHILD);
+	for (size_t i = 0; i < SPREAD_SEQS; i++) {
+		int64_t here = inside_spread_key(spread_seqs[i]);
+		lt_expect(here == there[i] && inside_spread_key(spread_seqs[i]) == here, "bijection",
+		          "seq %lld got key %#llx in this process and %#llx in another run of it (or "
+		          "another when asked again): the key must depend on seq alone, pure arithmetic. "
+		          "Is the mix salted with something of the process (the clock, a random number, "
+		          "an address)? App servers appending with one sequence would then give two seqs "
+		          "one key", (long long)spread_seqs[i], (unsigned long long)here,
+		          (unsigned long long)there[i]);
+	}
 	int64_t *k = malloc(KEYS * sizeof *k);
 	assert_non_null(k);
 	for (int64_t i = 0; i < KEYS; i++)
@@ -2213,8 +2283,10 @@ static void append__spread_rows_exact(void **state)
  * SERIALIZABLE's retries, SET LOCAL synchronous_commit, an INSERT inside
  * a WITH), which InnoDB does not have or does another way; the handout
  * measures InnoDB's counterparts (its commit order, the history list). */
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], SPREAD_CHILD) == 0)
+		return spread_keys_print();
 	const struct CMUnitTest tests[] = {
 		LABTEST_PG(versions__old_snapshot_keeps_versions),
 		LABTEST_PG(versions__old_snapshot_keeps_versions_beside_a_neighbour),
