@@ -1475,6 +1475,7 @@ struct jitter_worker {
 	double ms[JITTER_WAITS];     /* timed gaps */
 	double asked[JITTER_WAITS];  /* what each gap asked to sleep */
 	int64_t first_sec;           /* the wall-clock second of its first sleep */
+	struct timespec clock_rt, clock_mono;   /* where its clocks stand until then */
 	int n, rc, attempts;
 	pthread_t th;
 	pthread_barrier_t *go;       /* a thread's: connected, then wait here */
@@ -1490,6 +1491,7 @@ static void jitter_call(struct jitter_worker *w, struct kit_db *db)
 	if (w->rc == 0) {
 		kit_db_set_hook(db, time_waits, &wt);
 		lt_sleeps_watch(&asked, JITTER_D, 10 * JITTER_WAITS * JITTER_D);
+		lt_sleeps_freeze_clock(&w->clock_rt, &w->clock_mono);
 		w->rc = inside_count_retrying(db, w->row, "SERIALIZABLE", &policy, &w->attempts);
 		lt_sleeps_unwatch();
 		kit_db_set_hook(db, NULL, NULL);
@@ -1619,9 +1621,15 @@ static void jitter_round(struct labtest *t, struct jitter_worker w[4])
 	}
 	pthread_barrier_t go;
 	assert_int_equal(pthread_barrier_init(&go, NULL, 3), 0);
+	/* Every worker's clock stands at one moment until its first sleep
+	 * (sleeps.h): their first failures came in one tick of the clock, as
+	 * the failures of writers colliding on one row do. */
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
 	for (int i = 0; i < 4; i++)
 		w[i] = (struct jitter_worker){ .url = t->url, .row = 11 + i, .rc = -99, .go = &go,
-		                               .first_sec = -1 };
+		                               .first_sec = -1, .clock_rt = rt, .clock_mono = mono };
 
 	/* Connected first, then let go together early in a wall-clock
 	 * second: a seed taken from time() is then the same in both children,
@@ -1730,12 +1738,13 @@ static void isolation__backoff_has_jitter(void **state)
 	          "together to differ, got %d of their 12 waits alike (%s; independent ones "
 	          "almost never are): both drew the same random numbers, so the generator's seed "
 	          "is something they share (the clock's second, an address, the state the parent "
-	          "had when it forked)", procs, exact ? "asked to the microsecond" :
+	          "had when it forked, or the clock alone: read to the nanosecond, it is the same "
+	          "for workers whose failures came in one tick, as they did here)", procs, exact ? "asked to the microsecond" :
 	          "timed within 0.5 ms");
 	lt_expect(threads < 5, "jitter-seed", "expected the waits of two threads started together "
 	          "to differ, got %d of their 12 waits alike (%s): both drew the same random "
 	          "numbers (a seed from the clock or the process id alone is the same in every "
-	          "thread)", threads, exact ? "asked to the microsecond" : "timed within 0.5 ms");
+	          "thread whose failures came in one tick of the clock, as they did here)", threads, exact ? "asked to the microsecond" : "timed within 0.5 ms");
 	int worker = -1, at = -1, again = -1;
 	for (int i = 0; exact && i < 4 && worker < 0; i++)
 		if (repeats_itself(&w[i], &at, &again))
