@@ -2120,9 +2120,10 @@ static void batch_rollup__moves_at_most_the_max(void **state)
 	struct kit_db *db = fresh(t);
 	int64_t moved = -1;
 
+	/* the oldest like, user 0's, is of post POST + 1; the rest of POST */
 	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
 	for (int u = 0; u <= BATCH_ROLLUP_MAX; u++)
-		lt_expect(batch_record_like(db, POST, u) == 0, "one-per-user",
+		lt_expect(batch_record_like(db, u == 0 ? POST + 1 : POST, u) == 0, "one-per-user",
 		          "batch_record_like of user %d: %s", u, labtest_why(db));
 	lt_expect(kit_db_commit(db) == 0, NULL, "COMMIT: %s", labtest_why(db));
 
@@ -2131,11 +2132,17 @@ static void batch_rollup__moves_at_most_the_max(void **state)
 	          "expected BATCH_ROLLUP_MAX (%d)%s", (long long)moved, BATCH_ROLLUP_MAX,
 	          moved > BATCH_ROLLUP_MAX ? ": its DELETE takes the whole inbox (on MariaDB, "
 	          "DELETE ... ORDER BY id LIMIT n RETURNING post_id keeps the bound)" : "");
+	lt_expect(count(db, POST + 1) == 1, "rollup",
+	          "the first rollup of 10,001 likes left the oldest one (post %d's) in the inbox: "
+	          "batch.h says the oldest first. A rollup that takes the newest first (ORDER BY "
+	          "id DESC) leaves the oldest likes behind for as long as more come than one "
+	          "rollup moves", POST + 1);
 	lt_expect(batch_rollup(db, &moved) == 0 && moved == 1, "rollup",
 	          "the second rollup should move the 1 left, moved %lld", (long long)moved);
 	lt_expect(batch_rollup(db, &moved) == 0 && moved == 0, "rollup",
 	          "the third rollup should find nothing, moved %lld", (long long)moved);
-	lt_expect_int(count(db, POST), BATCH_ROLLUP_MAX + 1, "count after the three rollups");
+	lt_expect_int(count(db, POST) + count(db, POST + 1), BATCH_ROLLUP_MAX + 1,
+	              "count after the three rollups");
 }
 
 /* 1,007 posts pending (three upserts of 500, 500 and 7 rows) and a flush
