@@ -2362,6 +2362,11 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	char before[LT_SESSION_LEN];
+	/* the caller's own lock wait, not the default: a call that sets one
+	 * for itself and then "resets" it to the default changes the
+	 * caller's (on a session left at the default nobody would see it) */
+	lt_expect(kit_db_set_lock_timeout(db, 1234) == 0, NULL, "kit_db_set_lock_timeout(1234): %s",
+	          labtest_why(db));
 	lt_session(t, db, before, sizeof before);
 	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", labtest_why(db));
 
