@@ -54,6 +54,18 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 		snprintf(out + used, len - used, "wal_autocheckpoint=%lld;kit_busy_timeout_ms=%d;",
 		         (long long)autockpt, kit_db_lock_timeout(db));
 	}
+	/* PostgreSQL: the locks the session holds past its transactions
+	 * (pg_advisory_lock, not the _xact_ kind, which COMMIT and ROLLBACK
+	 * let go). Named only when there are some, so the line stays as it
+	 * was for every session that holds none. */
+	int64_t advisory = 0;
+	if (rc == 0 && t->engine == KIT_DB_POSTGRES &&
+	    (rc = kit_db_query_int(db, "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid()"
+	                           " AND locktype = 'advisory'", 0, NULL, &advisory)) == 0 &&
+	    advisory > 0) {
+		size_t used = strlen(out);
+		snprintf(out + used, len - used, "advisory_locks_held=%lld;", (long long)advisory);
+	}
 	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
 }
 
@@ -85,7 +97,9 @@ void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *befo
 	lt_session(t, db, after, sizeof after);
 	lt_expect(strcmp(before, after) == 0, hint, "after %s the session's settings changed from "
 	          "%s to %s: a PRAGMA, SET or kit_db_set_lock_timeout that outlives the call (for "
-	          "one transaction use SET LOCAL)", what, before, after);
+	          "one transaction use SET LOCAL), or a session-level lock still held "
+	          "(advisory_locks_held: a pg_advisory_lock that a path out of the call never "
+	          "unlocked; pg_advisory_xact_lock ends with the transaction)", what, before, after);
 }
 
 int64_t lt_session_id(struct kit_db *db)

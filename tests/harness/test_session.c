@@ -58,6 +58,29 @@ static void session__sees_a_setting_changed_and_reset(void **state)
 	          "default the line is %s, not %s", after, before);
 }
 
+/* PostgreSQL: a session-level advisory lock outlives every transaction
+ * of the session, until it is unlocked; one taken for a transaction
+ * (_xact_) ends with it and is never seen between calls. */
+static void session__sees_an_advisory_lock_kept(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	char before[LT_SESSION_LEN], held[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
+	labtest_exec(t, "BEGIN; SELECT pg_advisory_xact_lock(77); COMMIT");
+	lt_session(t, db, after, sizeof after);
+	lt_expect(strcmp(before, after) == 0, NULL, "after a transaction-level advisory lock "
+	          "ended with its transaction the line is %s, not %s", after, before);
+	labtest_exec(t, "SELECT pg_advisory_lock(77)");
+	lt_session(t, db, held, sizeof held);
+	labtest_exec(t, "SELECT pg_advisory_unlock(77)");
+	lt_session(t, db, after, sizeof after);
+	lt_expect(strstr(held, "advisory_locks_held=1;") != NULL, NULL, "a session-level "
+	          "advisory lock held: the line is %s", held);
+	lt_expect(strcmp(before, after) == 0, NULL, "after pg_advisory_unlock the line is %s, "
+	          "not %s", after, before);
+}
+
 static void session__sees_a_transaction_left_open(void **state)
 {
 	struct labtest *t = *state;
@@ -76,6 +99,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		LABTEST_ALL(session__sees_a_setting_changed_and_reset),
 		LABTEST_ALL(session__sees_a_transaction_left_open),
+		LABTEST_PG(session__sees_an_advisory_lock_kept),
 	};
 	return labtest_main("harness-session", tests);
 }

@@ -1119,6 +1119,90 @@ static void *late_add_main(void *arg)
 
 #define ADD_WAIT_MS 1500           /* an add takes microseconds; this is generous */
 
+/* A gate that holds a connection before its k-th statement (the kit's
+ * own BEGIN and COMMIT counted too), and only there. */
+struct nth_gate {
+	struct gate g;
+	int k, seen;
+};
+
+static void nth_gate_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct nth_gate *n = arg;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || ++n->seen != n->k)
+		return;
+	gate_hook(&n->g, ev, sql, t_ns);
+}
+
+/* A flush of 10 held before each of its statements in turn, the first
+ * one included (BEGIN, each upsert, COMMIT): batch_acc_pending reads 10
+ * every time, since the database has accepted nothing until COMMIT
+ * returns. A flush that takes what it wrote out of the sums once the
+ * upsert went through, before COMMIT ("written is written"), reads 0
+ * there: likes the database may still refuse are gone from the count
+ * an alarm watches. Returns the first statement held where pending was
+ * not 10 (*seen set to what it read), or 0. */
+struct pending_read {
+	struct batch_acc *acc;
+	int64_t value;
+	atomic_bool done;
+};
+
+static void *pending_reader(void *arg)
+{
+	struct pending_read *r = arg;
+	r->value = batch_acc_pending(r->acc);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+static int pending_at_each_statement(struct batch_acc *acc, struct kit_db *db, int64_t *seen)
+{
+	for (int k = 1; k <= 20; k++) {
+		struct nth_gate n = { GATE_INIT(true), k, 0 };
+		struct flusher f = { .acc = acc, .db = db, .fin = &n.g };
+		pthread_t tid;
+		lt_expect(batch_acc_add(acc, POST, 10) == 0, "acc", "batch_acc_add of 10 failed");
+		kit_db_set_hook(db, nth_gate_hook, &n);
+		if (pthread_create(&tid, NULL, flusher_main, &f) != 0) {
+			kit_db_set_hook(db, NULL, NULL);
+			lt_expect(false, NULL, "pthread_create failed");
+			return 0;
+		}
+		struct timespec limit = lt_deadline_ms(10000);
+		pthread_mutex_lock(&n.g.m);
+		while (!n.g.entered && !f.done && pthread_cond_timedwait(&n.g.cv, &n.g.m, &limit) == 0)
+			;
+		bool held_here = n.g.entered && !f.done;
+		pthread_mutex_unlock(&n.g.m);
+		/* read from a thread of its own: a flush that keeps the sums
+		 * mutex while the database works would block the read until
+		 * the gate gave up (batch_acc__adds_during_a_flush_do_not_wait
+		 * says so already) */
+		struct pending_read r = { .acc = acc, .value = -1 };
+		pthread_t rtid;
+		bool read = false;
+		if (held_here && pthread_create(&rtid, NULL, pending_reader, &r) == 0) {
+			for (int ms = 0; ms < ADD_WAIT_MS && !(read = atomic_load(&r.done)); ms += 5)
+				nap_ms(5);
+			gate_open(&n.g);
+			pthread_join(rtid, NULL);
+		}
+		int64_t pending = read ? r.value : held_here ? -2 : -1;
+		gate_open(&n.g);
+		pthread_join(tid, NULL);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(f.rc == 0, "acc", "batch_acc_flush (held before its statement %d): %s", k, f.error);
+		if (held_here && pending != 10) {
+			*seen = pending;
+			return k;
+		}
+		if (!held_here)
+			break;
+	}
+	return 0;
+}
+
 static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
 {
 	struct labtest *t = *state;
@@ -1165,6 +1249,19 @@ static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
 	lt_expect(batch_acc_flush(acc, labtest_db(t)) == 0, "acc", "second flush: %s",
 	          labtest_why(labtest_db(t)));
 	lt_expect_int_hint(count(labtest_db(t), POST), 15, "count after the next flush", "flush-failure");
+
+	int64_t seen = -1;
+	int at = pending_at_each_statement(acc, f.db, &seen);
+	lt_expect(at == 0 || seen != -2, "acc-lock",
+	          "while a flush of 10 likes was held before its statement %d (BEGIN, the upserts "
+	          "and COMMIT counted), batch_acc_pending did not return within %d ms: the flush "
+	          "holds the mutex that the sums need while the database works", at, ADD_WAIT_MS);
+	lt_expect(at == 0 || seen == -2, "flush-failure",
+	          "while a flush of 10 likes was held before its statement %d (BEGIN, the upserts "
+	          "and COMMIT counted), batch_acc_pending read %lld, expected 10: until COMMIT has "
+	          "returned the database has accepted none of them (it may still refuse), so they "
+	          "are still pending. Are the written sums taken out of the accumulator before "
+	          "COMMIT (and put back if it fails)?", at, (long long)seen);
 }
 
 /* A second flush starts while the first waits inside the database, after
@@ -1690,6 +1787,12 @@ static void batch_rollup__every_step_can_fail(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 	int64_t done = 0;
+	/* what a failed rollup leaves on its connection: no transaction, no
+	 * setting and, on PostgreSQL, no session-level lock (a
+	 * pg_advisory_lock "one rollup at a time" unlocked only on success
+	 * keeps every other connection's rollup waiting for ever) */
+	char before[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
 
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
@@ -1726,6 +1829,12 @@ static void batch_rollup__every_step_can_fail(void **state)
 			          "wants the database's code passed on (KIT_DB_BUSY tells the caller a retry "
 			          "may work)", k, lt_step_what(how), rc, code_name(rc),
 			          code_name(refusal_code(how)));
+			if (rc != 0) {
+				char what[96];
+				snprintf(what, sizeof what, "a rollup (statement %d %s; it returned %d)",
+				         k, lt_step_what(how), rc);
+				lt_session_unchanged(t, db, before, what, "one-transaction");
+			}
 			rollup_all(db);
 			done += 3;
 			lt_expect_int_hint(count(db, POST), done, "count after the rollups that followed",
@@ -2011,9 +2120,10 @@ static void batch_rollup__moves_at_most_the_max(void **state)
 	struct kit_db *db = fresh(t);
 	int64_t moved = -1;
 
+	/* the oldest like, user 0's, is of post POST + 1; the rest of POST */
 	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
 	for (int u = 0; u <= BATCH_ROLLUP_MAX; u++)
-		lt_expect(batch_record_like(db, POST, u) == 0, "one-per-user",
+		lt_expect(batch_record_like(db, u == 0 ? POST + 1 : POST, u) == 0, "one-per-user",
 		          "batch_record_like of user %d: %s", u, labtest_why(db));
 	lt_expect(kit_db_commit(db) == 0, NULL, "COMMIT: %s", labtest_why(db));
 
@@ -2022,11 +2132,17 @@ static void batch_rollup__moves_at_most_the_max(void **state)
 	          "expected BATCH_ROLLUP_MAX (%d)%s", (long long)moved, BATCH_ROLLUP_MAX,
 	          moved > BATCH_ROLLUP_MAX ? ": its DELETE takes the whole inbox (on MariaDB, "
 	          "DELETE ... ORDER BY id LIMIT n RETURNING post_id keeps the bound)" : "");
+	lt_expect(count(db, POST + 1) == 1, "rollup",
+	          "the first rollup of 10,001 likes left the oldest one (post %d's) in the inbox: "
+	          "batch.h says the oldest first. A rollup that takes the newest first (ORDER BY "
+	          "id DESC) leaves the oldest likes behind for as long as more come than one "
+	          "rollup moves", POST + 1);
 	lt_expect(batch_rollup(db, &moved) == 0 && moved == 1, "rollup",
 	          "the second rollup should move the 1 left, moved %lld", (long long)moved);
 	lt_expect(batch_rollup(db, &moved) == 0 && moved == 0, "rollup",
 	          "the third rollup should find nothing, moved %lld", (long long)moved);
-	lt_expect_int(count(db, POST), BATCH_ROLLUP_MAX + 1, "count after the three rollups");
+	lt_expect_int(count(db, POST) + count(db, POST + 1), BATCH_ROLLUP_MAX + 1,
+	              "count after the three rollups");
 }
 
 /* 1,007 posts pending (three upserts of 500, 500 and 7 rows) and a flush
@@ -2246,6 +2362,11 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	char before[LT_SESSION_LEN];
+	/* the caller's own lock wait, not the default: a call that sets one
+	 * for itself and then "resets" it to the default changes the
+	 * caller's (on a session left at the default nobody would see it) */
+	lt_expect(kit_db_set_lock_timeout(db, 1234) == 0, NULL, "kit_db_set_lock_timeout(1234): %s",
+	          labtest_why(db));
 	lt_session(t, db, before, sizeof before);
 	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", labtest_why(db));
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,6 +120,23 @@ int clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	if (syscall(SYS_clock_gettime, clock, ts) != 0)
 		return -1;
+	if (watch && watch->frozen && watch->calls == 0) {
+		switch (clock) {
+		case CLOCK_REALTIME:
+		case CLOCK_REALTIME_COARSE:
+		case CLOCK_TAI:
+			*ts = watch->frozen_realtime;
+			break;
+		case CLOCK_MONOTONIC:
+		case CLOCK_MONOTONIC_RAW:
+		case CLOCK_MONOTONIC_COARSE:
+		case CLOCK_BOOTTIME:
+			*ts = watch->frozen_monotonic;
+			break;
+		default:                /* CPU time: each thread's own */
+			break;
+		}
+	}
 	if (watch) {
 		ts->tv_nsec -= ts->tv_nsec % 1000;
 		if (clock >= 0 && clock < READ_CLOCKS) {
@@ -127,6 +145,31 @@ int clock_gettime(clockid_t clock, struct timespec *ts)
 		}
 	}
 	return 0;
+}
+
+/* gettimeofday() reads the clock above on a watched thread (the C
+ * library's would read the kernel's through the vDSO). */
+int gettimeofday(struct timeval *restrict tv, void *restrict tz)
+{
+	if (!watch)
+		return (int)syscall(SYS_gettimeofday, tv, tz);
+	struct timespec ts;
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+		return -1;
+	{
+		tv->tv_sec = ts.tv_sec;
+		tv->tv_usec = (suseconds_t)(ts.tv_nsec / 1000);
+	}
+	return 0;
+}
+
+void lt_sleeps_freeze_clock(const struct timespec *realtime, const struct timespec *monotonic)
+{
+	if (!watch)
+		return;
+	watch->frozen = true;
+	watch->frozen_realtime = *realtime;
+	watch->frozen_monotonic = *monotonic;
 }
 
 static double ms_of(const struct timespec *ts)

@@ -24,7 +24,8 @@
  *
  * On a watched thread clock_gettime() counts in microseconds (tv_nsec a
  * multiple of 1,000, as many machines' clocks do), so a "random" number
- * taken from the clock's last digits is the same every time.
+ * taken from the clock's last digits is the same every time; it may also
+ * be made to stand still until the first sleep (lt_sleeps_freeze_clock).
  *
  * Attempts are counted by lt_sleeps_note_attempt(), which a connection
  * hook calls at each BEGIN; lt_sleeps_take() hands the hook what was
@@ -35,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "kit/db.h"
 
@@ -57,6 +59,8 @@ struct lt_sleeps {
 	                           outside 0..999999999, or tv_sec below 0): they
 	                           sleep not at all */
 	long long first_malformed_sec, first_malformed_nsec;   /* the first one */
+	bool frozen;            /* lt_sleeps_freeze_clock: the clock stands ... */
+	struct timespec frozen_realtime, frozen_monotonic;      /* ... here */
 };
 
 /* Arms a watch on the calling thread (s is zeroed first). */
@@ -66,6 +70,16 @@ void lt_sleeps_watch(struct lt_sleeps *s, double max_ms, double budget_ms);
  * says so, naming what (the check), and what it saw, and exits. One
  * watched call at a time; the calling thread must hold a watch. */
 void lt_sleeps_deadline(double seconds, const char *what);
+/* Until the watched thread's first sleep request, its clocks stand
+ * still: clock_gettime() of CLOCK_REALTIME (and gettimeofday()) reads
+ * realtime, of CLOCK_MONOTONIC and the other clocks that count from boot
+ * reads monotonic, to the microsecond. Workers given the same two
+ * values draw their first wait as if their failures had come in one
+ * tick of the clock, as collisions on one row do: a generator seeded
+ * from the clock alone then draws alike in each, one seeded from what
+ * differs (the process id, a thread's own address) does not. Call after
+ * lt_sleeps_watch(). */
+void lt_sleeps_freeze_clock(const struct timespec *realtime, const struct timespec *monotonic);
 /* Disarms the calling thread's watch (and its deadline). */
 void lt_sleeps_unwatch(void);
 /* For a hook: one more attempt began on this thread's watch (if any). */

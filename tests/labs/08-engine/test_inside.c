@@ -629,6 +629,22 @@ static void *hold_checkpoint(void *arg)
  * "copied nothing", or returning SQLite's -1 counts as numbers, reports
  * what was not measured; running the checkpoint again until it is not
  * busy waits for the other connection. */
+/* SQLite's busy waits of a connection, and the checkpoints it ran. */
+struct ckpt_calls {
+	int waits;              /* LOCK_WAIT: its busy handler ran */
+	int checkpoints;        /* statements that name wal_checkpoint */
+};
+
+static void count_checkpoints(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct ckpt_calls *c = arg;
+	(void)t_ns;
+	if (ev == KIT_DB_LOCK_WAIT)
+		c->waits++;
+	else if (ev == KIT_DB_STMT_START && lt_sql_names(sql, "wal_checkpoint"))
+		c->checkpoints++;
+}
+
 static void versions__busy_while_another_checkpoints(void **state)
 {
 	struct labtest *t = *state;
@@ -658,12 +674,19 @@ static void versions__busy_while_another_checkpoints(void **state)
 
 	struct inside_versions v;
 	int rc = 0, waits = 0;
+	struct ckpt_calls calls = { 0, 0 };
+	struct lt_sleeps slept;
+	memset(&slept, 0, sizeof slept);
 	bool outlasted = false;
 	if (holding) {
 		memset(&v, 0x5a, sizeof v);
-		kit_db_set_hook(db, count_lock_waits, &waits);
+		kit_db_set_hook(db, count_checkpoints, &calls);
+		/* a sleep asked meanwhile returns at once (and is counted) */
+		lt_sleeps_watch(&slept, 0, 0);
 		rc = inside_versions(db, 1, &v);
+		lt_sleeps_unwatch();
 		kit_db_set_hook(db, NULL, NULL);
+		waits = calls.waits;
 		pthread_mutex_lock(&h.mu);
 		outlasted = h.done;
 		pthread_mutex_unlock(&h.mu);
@@ -678,6 +701,13 @@ static void versions__busy_while_another_checkpoints(void **state)
 		         "(returned %d, busy %" PRId64 "): the check could not be staged", h.rc, h.res[0]);
 
 	static const struct inside_versions zero;
+	lt_expect(!holding || (calls.checkpoints <= 1 && slept.calls == 0), "wal",
+	          "while another connection was checkpointing, inside_versions() ran %d checkpoints "
+	          "and asked to sleep %d times (%.1f ms) before it returned: expected one checkpoint "
+	          "and no sleep. The header says to return KIT_DB_BUSY at once: trying the busy "
+	          "checkpoint again after a pause waits for the other connection (here it held "
+	          "its lock for seconds), and only the caller knows whether to wait",
+	          calls.checkpoints, slept.calls, slept.pending_ms);
 	lt_expect(!outlasted && waits == 0, "wal",
 	          "inside_versions() returned only after another connection's checkpoint had ended "
 	          "(20 s later%s): while one runs, a PASSIVE checkpoint answers busy at once; "
@@ -1446,6 +1476,7 @@ struct jitter_worker {
 	double ms[JITTER_WAITS];     /* timed gaps */
 	double asked[JITTER_WAITS];  /* what each gap asked to sleep */
 	int64_t first_sec;           /* the wall-clock second of its first sleep */
+	struct timespec clock_rt, clock_mono;   /* where its clocks stand until then */
 	int n, rc, attempts;
 	pthread_t th;
 	pthread_barrier_t *go;       /* a thread's: connected, then wait here */
@@ -1461,6 +1492,7 @@ static void jitter_call(struct jitter_worker *w, struct kit_db *db)
 	if (w->rc == 0) {
 		kit_db_set_hook(db, time_waits, &wt);
 		lt_sleeps_watch(&asked, JITTER_D, 10 * JITTER_WAITS * JITTER_D);
+		lt_sleeps_freeze_clock(&w->clock_rt, &w->clock_mono);
 		w->rc = inside_count_retrying(db, w->row, "SERIALIZABLE", &policy, &w->attempts);
 		lt_sleeps_unwatch();
 		kit_db_set_hook(db, NULL, NULL);
@@ -1590,9 +1622,15 @@ static void jitter_round(struct labtest *t, struct jitter_worker w[4])
 	}
 	pthread_barrier_t go;
 	assert_int_equal(pthread_barrier_init(&go, NULL, 3), 0);
+	/* Every worker's clock stands at one moment until its first sleep
+	 * (sleeps.h): their first failures came in one tick of the clock, as
+	 * the failures of writers colliding on one row do. */
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
 	for (int i = 0; i < 4; i++)
 		w[i] = (struct jitter_worker){ .url = t->url, .row = 11 + i, .rc = -99, .go = &go,
-		                               .first_sec = -1 };
+		                               .first_sec = -1, .clock_rt = rt, .clock_mono = mono };
 
 	/* Connected first, then let go together early in a wall-clock
 	 * second: a seed taken from time() is then the same in both children,
@@ -1701,12 +1739,13 @@ static void isolation__backoff_has_jitter(void **state)
 	          "together to differ, got %d of their 12 waits alike (%s; independent ones "
 	          "almost never are): both drew the same random numbers, so the generator's seed "
 	          "is something they share (the clock's second, an address, the state the parent "
-	          "had when it forked)", procs, exact ? "asked to the microsecond" :
+	          "had when it forked, or the clock alone: read to the nanosecond, it is the same "
+	          "for workers whose failures came in one tick, as they did here)", procs, exact ? "asked to the microsecond" :
 	          "timed within 0.5 ms");
 	lt_expect(threads < 5, "jitter-seed", "expected the waits of two threads started together "
 	          "to differ, got %d of their 12 waits alike (%s): both drew the same random "
 	          "numbers (a seed from the clock or the process id alone is the same in every "
-	          "thread)", threads, exact ? "asked to the microsecond" : "timed within 0.5 ms");
+	          "thread whose failures came in one tick of the clock, as they did here)", threads, exact ? "asked to the microsecond" : "timed within 0.5 ms");
 	int worker = -1, at = -1, again = -1;
 	for (int i = 0; exact && i < 4 && worker < 0; i++)
 		if (repeats_itself(&w[i], &at, &again))
@@ -2033,9 +2072,79 @@ static int cmp64(const void *a, const void *b)
 
 #define KEYS 200000
 
+/* The seqs whose keys another run of this program prints (--spread-keys). */
+static const int64_t spread_seqs[] = { 1, 2, 3, 42, 1000000, -5, -1, 0, INT64_MIN, INT64_MAX };
+#define SPREAD_SEQS (sizeof spread_seqs / sizeof spread_seqs[0])
+#define SPREAD_CHILD "--spread-keys"
+
+static int spread_keys_print(void)
+{
+	for (size_t i = 0; i < SPREAD_SEQS; i++)
+		printf("%lld\n", (long long)inside_spread_key(spread_seqs[i]));
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* The keys of spread_seqs as a fresh run of this program (exec'd anew:
+ * its own clock, process id and address space) computes them, into
+ * other[]. Returns 0, or -1 if it could not be run or read. */
+static int spread_keys_elsewhere(int64_t other[SPREAD_SEQS])
+{
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	int fd[2];
+	if (len <= 0 || pipe(fd) != 0)
+		return -1;
+	self[len] = '\0';
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fd[1], STDOUT_FILENO);
+		close(fd[0]);
+		close(fd[1]);
+		execl(self, self, SPREAD_CHILD, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	FILE *in = fdopen(fd[0], "r");
+	size_t got = 0;
+	long long v;
+	while (in && got < SPREAD_SEQS && fscanf(in, "%lld", &v) == 1)
+		other[got++] = v;
+	if (in)
+		fclose(in);
+	else
+		close(fd[0]);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return got == SPREAD_SEQS && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 static void spread_key__distinct(void **state)
 {
 	(void)state;
+	/* A key for the seq-th row: the same in every process that appends
+	 * (app servers sharing one sequence, or one restarted), so seq alone
+	 * decides it. A mix salted with something of the process (the clock
+	 * at its first call, getrandom(), an address) gives one seq another
+	 * key in each process, and two seqs of two processes one key. */
+	int64_t there[SPREAD_SEQS];
+	lt_expect(spread_keys_elsewhere(there) == 0, NULL,
+	          "could not run this test program again (%s) to compare its keys", SPREAD_CHILD);
+	for (size_t i = 0; i < SPREAD_SEQS; i++) {
+		int64_t here = inside_spread_key(spread_seqs[i]);
+		lt_expect(here == there[i] && inside_spread_key(spread_seqs[i]) == here, "bijection",
+		          "seq %lld got key %#llx in this process and %#llx in another run of it (or "
+		          "another when asked again): the key must depend on seq alone, pure arithmetic. "
+		          "Is the mix salted with something of the process (the clock, a random number, "
+		          "an address)? App servers appending with one sequence would then give two seqs "
+		          "one key", (long long)spread_seqs[i], (unsigned long long)here,
+		          (unsigned long long)there[i]);
+	}
 	int64_t *k = malloc(KEYS * sizeof *k);
 	assert_non_null(k);
 	for (int64_t i = 0; i < KEYS; i++)
@@ -2148,8 +2257,10 @@ static void append__spread_rows_exact(void **state)
  * SERIALIZABLE's retries, SET LOCAL synchronous_commit, an INSERT inside
  * a WITH), which InnoDB does not have or does another way; the handout
  * measures InnoDB's counterparts (its commit order, the history list). */
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], SPREAD_CHILD) == 0)
+		return spread_keys_print();
 	const struct CMUnitTest tests[] = {
 		LABTEST_PG(versions__old_snapshot_keeps_versions),
 		LABTEST_PG(versions__old_snapshot_keeps_versions_beside_a_neighbour),
