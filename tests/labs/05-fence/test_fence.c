@@ -1177,6 +1177,26 @@ static void fence_position__offsets_past_2_31(void **state)
 	          (long long)next1, (long long)next2, (long long)LT_PAST_INT32 + 7,
 	          (long long)LT_PAST_UINT32 + 7);
 
+	/* Offsets a double cannot hold (2^53 + 1 is the first integer it
+	 * rounds) and the last one before INT64_MAX: a position read through
+	 * strtod, atof or any double comes out one short or past the end. */
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 0",
+	         (long long)LT_PAST_DOUBLE);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 3",
+	         (long long)INT64_MAX - 1);
+	labtest_exec(t, sql);
+	int64_t next0 = -7, next3 = -7;
+	int rc0 = fence_position(db, 0, &next0), rc3 = fence_position(db, 3, &next3);
+	lt_expect(rc0 == 0 && rc3 == 0 && next0 == LT_PAST_DOUBLE + 1 && next3 == INT64_MAX,
+	          "seek-from-db", "fence_position with last_offset 2^53 + 1 and INT64_MAX - 1 stored: "
+	          "returned %d and %d, positions %lld and %lld, expected 0 and 0, 2^53 + 2 = %lld and "
+	          "INT64_MAX = %lld%s", rc0, rc3, (long long)next0, (long long)next3,
+	          (long long)LT_PAST_DOUBLE + 1, (long long)INT64_MAX,
+	          rc0 == 0 && next0 != LT_PAST_DOUBLE + 1 && next0 > LT_PAST_DOUBLE - 4 &&
+	          next0 < LT_PAST_DOUBLE + 4 ? " (an offset read through a double, strtod or atof, "
+	          "rounds past 2^53: read it as an integer, kit_db_query_int or strtoll)" : "");
+
 	char dir[512];
 	struct kit_log *log = make_log(dir, sizeof dir, 3);
 	struct kit_log_consumer *c;
@@ -1239,6 +1259,33 @@ static void fence_apply__offsets_past_2_31(void **state)
 	                   "fence-contiguous");
 	lt_expect_int_hint(views_of(t, 1), 7, "views of video 1 after that batch was refused",
 	                   "fence-contiguous");
+
+	/* Offsets with more digits than a 32-bit number: 2^53 + 1 (16 digits,
+	 * the first integer a double rounds) on partition 3, and the last
+	 * batch before INT64_MAX (19 digits) on partition 0. An offset printed
+	 * into a buffer sized for an int's 11 characters is cut (snprintf
+	 * stops at the buffer's end), one passed through a double is rounded:
+	 * either way the condition compares another number and refuses the
+	 * batch that is next, and the partition stops counting. */
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 3",
+	         (long long)LT_PAST_DOUBLE);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = %lld WHERE part = 0",
+	         (long long)INT64_MAX - 100);
+	labtest_exec(t, sql);
+	int rc3 = fence_apply(labtest_db(t), batch(3, LT_PAST_DOUBLE + 1, LT_PAST_DOUBLE + 2, 1, 6));
+	int rc0 = fence_apply(labtest_db(t), batch(0, INT64_MAX - 99, INT64_MAX - 1, 1, 8));
+	int64_t last3 = stored_last(t, 3), last0 = stored_last(t, 0), v1 = views_of(t, 1);
+	lt_expect(rc3 == 1 && rc0 == 1 && last3 == LT_PAST_DOUBLE + 2 && last0 == INT64_MAX - 1 && v1 == 21,
+	          "fence-contiguous", "batch 2^53 + 2 .. 2^53 + 3 after 2^53 + 1 (partition 3) and "
+	          "INT64_MAX - 99 .. INT64_MAX - 1 after INT64_MAX - 100 (partition 0), each the next "
+	          "batch: fence_apply returned %d and %d, last_offset is then %lld and %lld, video 1 "
+	          "has %lld views (expected 1 and 1, %lld and %lld, 21). An offset printed into a text "
+	          "buffer too short for its 16 or 19 digits (a char[12] holds an int's 11) is cut, "
+	          "one passed through a double is rounded past 2^53: the fence then compares another "
+	          "number. Give each offset 24 bytes and print it with %%lld",
+	          rc3, rc0, (long long)last3, (long long)last0, (long long)v1,
+	          (long long)LT_PAST_DOUBLE + 2, (long long)INT64_MAX - 1);
 
 	/* a partition number is an int too: INT_MAX's row, beside the row of
 	 * 214, what its first three digits name */

@@ -383,6 +383,13 @@ static void *queue_up(void *arg)
 	         w->table ? w->table : "posts", w->tag);
 	const char *p[] = { id };
 	w->rc = kit_db_open(&db, w->url);
+	/* On MariaDB a waiter gives up after innodb_lock_wait_timeout (50 s
+	 * by default), and a line that takes long to form on a loaded
+	 * machine would lose its first waiters before the call: these wait
+	 * until the check lets the row go (PostgreSQL's lock_timeout is 0,
+	 * for ever, already). */
+	if (w->rc == 0 && kit_db_engine(db) == KIT_DB_MYSQL)
+		w->rc = kit_db_set_lock_timeout(db, 3600 * 1000);
 	if (w->rc == 0)
 		w->rc = kit_db_exec(db, sql, 1, p);
 	kit_db_close(db);
@@ -823,6 +830,17 @@ static void hot_rows_now__wait_counts_from_the_wait(void **state)
 	begun = kit_load_now_ns();
 	while (kit_load_now_ns() - begun < 2000000000LL)    /* staging, not a verdict */
 		sleep_ms(50);
+	/* The UPDATE sets off a third of the way into a second of the wall
+	 * clock (the server's, on this host), so its wait begins well inside
+	 * that second: a wait measured from a start kept in whole seconds
+	 * (MariaDB's INNODB_TRX.trx_wait_started) then comes out a third of
+	 * a second or more too long, past the bound, not only when the
+	 * second happened to be late. A server on another host with its own
+	 * clock makes that likelier to slip by, never a right answer fail. */
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	long into = wall.tv_nsec / 1000000;                 /* ms into this second */
+	sleep_ms((int)((into < 330 ? 330 : 1330) - into));
 	pthread_create(&u.th, NULL, update_late, &u);
 	lined = wait_for_waiters(t, 1);
 	int64_t returned = 0;
@@ -852,6 +870,10 @@ static void hot_rows_now__wait_counts_from_the_wait(void **state)
 	          ": about the age of the waiter's transaction, which began 2 s before it queued; "
 	          "measure the wait from when it began (pg_locks.waitstart; on MariaDB "
 	          "PROCESSLIST.TIME_MS), not from xact_start or trx_started" :
+	          !pg && rows[0].oldest_wait_ms >= bound + 300 ? ": about the time since the "
+	          "second in which the wait began; is the wait measured from "
+	          "INNODB_TRX.trx_wait_started, which keeps whole seconds? Read "
+	          "PROCESSLIST.TIME_MS (milliseconds) instead" :
 	          pg && rows[0].oldest_wait_ms >= bound + 1000 ? ": about the age of the waiting "
 	          "statement, which slept 1.5 s before it queued; measure the wait from "
 	          "pg_locks.waitstart, not from pg_stat_activity.query_start" : "");
@@ -1769,8 +1791,13 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	static const int posts[] = { 1, 1, 1, 2 };
 	char qualified[420];
 	snprintf(qualified, sizeof qualified, "`%s`.%s", elsewhere, table);
-	int64_t lined = 0;
-	while (nw < 8 && lined == nw) {
+	/* All eight queue at once and the check waits once for the server to
+	 * show them: no order among them matters here, and on MariaDB each
+	 * wait for INNODB_TRX to show one more waiter needs a renewal of its
+	 * cache, which other clients' reads (a suite run beside this one)
+	 * can put off for seconds: eight waits in turn made the line take
+	 * long enough on a loaded machine to fail now and then. */
+	for (; nw < 8; nw++) {
 		if (nw < 4)
 			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = posts[nw] };
 		else if (t->engine == KIT_DB_MYSQL)
@@ -1779,11 +1806,10 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 		else
 			w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
-		++nw;
-		/* pg_stat_activity is the server's; MariaDB's count is of this
-		 * database's sessions, all eight here */
-		lined = wait_for_waiters(t, nw);
 	}
+	/* pg_stat_activity is the server's; MariaDB's count is of this
+	 * database's sessions, all eight here */
+	int64_t lined = wait_for_waiters(t, nw);
 	memset(one, 0x5a, sizeof one);
 	struct hot_row_now canary = one[1];
 
@@ -2378,42 +2404,48 @@ static void contain_like__waits_out_its_lock_timeout(void **state)
 	like_waits_for_the_row(*state, true);
 }
 
-/* Whether the connection is back in the pool when its ROLLBACK starts:
- * the hook tries to take it from the pool (whose acquire timeout is 0).
- * While the like still has it, that says KIT_POOL_TIMEOUT at once; once
- * it was put back, the pool hands it out (or fails its reset, the
- * transaction still failed), and another request would have had it. */
+/* Whether the connection is back in the pool when one of the like's
+ * statements starts (its ROLLBACK, its COMMIT, any other): the hook tries
+ * to take it from the pool (whose acquire timeout is 0). While the like
+ * still has it, that says KIT_POOL_TIMEOUT at once (so does the pool's
+ * own reset at the like's checkout: the connection has left the pool by
+ * then); once it was put back, the pool hands it out (or fails its reset,
+ * the transaction still open), and another request would have had it. */
 struct put_probe {
 	struct kit_pool *pool;
 	bool inside;
-	int rollbacks, in_pool;
+	int rollbacks, commits, in_pool;
+	char first_in_pool[16];      /* the first statement sent from the pool */
 };
 
 static void probe_rollback(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct put_probe *p = arg;
 	(void)t_ns;
-	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || p->inside ||
-	    !lt_sql_is(sql, "ROLLBACK"))
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || p->inside || sql == NULL)
 		return;
 	p->inside = true;
-	p->rollbacks++;
+	p->rollbacks += lt_sql_is(sql, "ROLLBACK");
+	p->commits += lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END");
 	struct kit_db *x = NULL;
 	int rc = kit_pool_get(p->pool, &x);
 	if (rc == 0)
 		kit_pool_put(p->pool, x);
-	if (rc != KIT_POOL_TIMEOUT)
-		p->in_pool++;
+	if (rc != KIT_POOL_TIMEOUT && p->in_pool++ == 0)
+		snprintf(p->first_in_pool, sizeof p->first_in_pool, "%.*s",
+		         (int)strcspn(sql + strspn(sql, " \t\n"), " \t\n;"), sql + strspn(sql, " \t\n"));
 	p->inside = false;
 }
 
-/* A like that gave up rolls back before it gives its connection back:
- * once kit_pool_put() returns, the connection is another request's, and
- * a ROLLBACK sent on it then races that request's statements on one
- * session (and takes a pooled connection with a failed transaction to
- * whoever comes next). Caught as it happens: the likes' pool has one
- * connection, and a hook on it asks the pool for it as each ROLLBACK
- * starts. */
+/* A like that gave up rolls back before it gives its connection back,
+ * and one that worked commits before it does: once kit_pool_put()
+ * returns, the connection is another request's, and a ROLLBACK or COMMIT
+ * sent on it then races that request's statements on one session (the
+ * next request's reset meets an open transaction, or its BEGIN joins the
+ * like's; a COMMIT sent late commits whatever the other request did so
+ * far). Caught as it happens: the likes' pool has one connection, and a
+ * hook on it asks the pool for it as each statement starts, through a
+ * like that gives up and then a like of the row let go. */
 static void contain_like__rolled_back_before_put_back(void **state)
 {
 	struct labtest *t = *state;
@@ -2436,6 +2468,11 @@ static void contain_like__rolled_back_before_put_back(void **state)
 	like_beside_holder(&c, h);
 	kit_db_commit(h);
 	kit_db_close(h);
+	int gave_up_in_pool = probe.in_pool;
+	char gave_up_first[sizeof probe.first_in_pool];
+	memcpy(gave_up_first, probe.first_in_pool, sizeof gave_up_first);
+	probe.in_pool = 0;
+	int free_rc = contain_like(&app, 1);          /* the row let go: this one commits */
 	struct kit_db *again = NULL;
 	if (kit_pool_get(app.likes, &again) == 0) {
 		kit_db_set_hook(again, NULL, NULL);
@@ -2446,10 +2483,19 @@ static void contain_like__rolled_back_before_put_back(void **state)
 	                   "lock-timeout");
 	lt_expect(probe.rollbacks >= 1, "rollback", "expected the like that gave up to roll "
 	          "back on its connection, saw no ROLLBACK");
-	lt_expect(probe.in_pool == 0, "rollback", "the like's ROLLBACK started after its "
+	lt_expect(gave_up_in_pool == 0, "rollback", "the like that gave up sent its %s after its "
 	          "connection was back in the pool (the pool handed it out from there): call "
 	          "kit_db_rollback() before kit_pool_put(); once put back, the connection is the "
-	          "next request's");
+	          "next request's", gave_up_first);
+	lt_expect(probe.commits >= 1 || free_rc != 0, "rollback", "expected the like of the free "
+	          "row to commit on its connection, saw no COMMIT");
+	lt_expect(probe.in_pool == 0, "rollback", "the like of the free row sent its %s after its "
+	          "connection was back in the pool (the pool handed it out from there): commit "
+	          "before kit_pool_put(); once put back, the connection is the next request's, "
+	          "whose statements a late COMMIT commits with the like", probe.first_in_pool);
+	lt_expect_int_hint(free_rc, 0, "a like of the row once it was let go", "rollback");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 2,
+	              "likes: the holder's and the like of the free row");
 }
 
 /* Counts the like's UPDATE statements on a connection of the likes' pool. */
