@@ -1051,6 +1051,7 @@ int main(void)
 		BOTH(every_call__leaves_the_connection_as_it_found_it),
 		BOTH(money__refused_for_good_ends),
 		BOTH(transfer__no_overdraft_under_threads),
+		PG_ONLY(transfer__nothing_shared_between_threads),
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),
 		BOTH(crash__mid_batch),
