@@ -20,7 +20,8 @@ LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/g
 	$(BUILD)/obj/tests/harness/steps.o $(BUILD)/obj/tests/harness/bounds.o \
 	$(BUILD)/obj/tests/harness/alloc.o $(BUILD)/obj/tests/harness/threads.o \
 	$(BUILD)/obj/tests/harness/session.o $(BUILD)/obj/tests/harness/locks.o \
-	$(BUILD)/obj/tests/harness/sort.o $(BUILD)/obj/tests/harness/sql.o
+	$(BUILD)/obj/tests/harness/sort.o $(BUILD)/obj/tests/harness/sql.o \
+	$(BUILD)/obj/tests/harness/fmt.o
 # The allocation calls of everything linked into a test binary go through
 # tests/harness/alloc.c (counted, and failed on demand), and its thread
 # starts, joins and detaches through tests/harness/threads.c (starts
@@ -28,7 +29,9 @@ LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/g
 # and condition variable calls through tests/harness/locks.c (stray unlocks,
 # uninitialised attributes, the started threads' timed waits); those inside
 # the shared libraries (libpq, libsqlite3, libc) do not. Its qsort calls
-# go through tests/harness/sort.c, which checks each comparator's answers.
+# go through tests/harness/sort.c, which checks each comparator's answers,
+# and its snprintf, sprintf, vsnprintf and vsprintf calls through
+# tests/harness/fmt.c, which can hold a thread at a chosen text.
 LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray,--wrap=free \
 	-Wl,--wrap=strdup,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf \
 	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=pthread_create \
@@ -38,7 +41,8 @@ LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarr
 	-Wl,--wrap=pthread_cond_clockwait \
 	-Wl,--wrap=pthread_condattr_init,--wrap=pthread_condattr_destroy \
 	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init,--wrap=clock_gettime \
-	-Wl,--wrap=qsort
+	-Wl,--wrap=qsort \
+	-Wl,--wrap=snprintf,--wrap=sprintf,--wrap=vsnprintf,--wrap=vsprintf
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 # The kit as the test binaries link it: its allocation calls renamed to
 # lt_kit_* (tests/harness/alloc.syms), which alloc.c counts but does not

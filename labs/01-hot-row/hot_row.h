@@ -50,7 +50,8 @@ struct hot_row_app {
  *
  * Calls app->check exactly once (unless app or app->check is NULL) and
  * returns HOT_ROW_REFUSED, writing nothing, if it says no (any value but
- * 0, negative ones included). Otherwise writes
+ * 0, negative ones included), however long the check takes to answer:
+ * the like waits for it (no deadline of its own). Otherwise writes
  * the like and the counter in one transaction, so that either both happen
  * or neither does: HOT_ROW_DUPLICATE if the user already liked the post,
  * HOT_ROW_NO_POST if the post does not exist, the failed call's own
@@ -60,7 +61,10 @@ struct hot_row_app {
  * the connection is ready for the next call. (One exception no code can
  * avoid: when COMMIT ran but its answer was lost, the like is there and an
  * error is returned; the same like tried again says HOT_ROW_DUPLICATE.)
- * 0 is returned only for a like that is written.
+ * 0 is returned only for a like that is written. An allocation that
+ * fails (malloc, strdup, asprintf... returning NULL, if your code
+ * allocates) is such a failure: KIT_DB_ERR, nothing written. No call
+ * leaves a block allocated.
  *
  * Many threads may call it for the same post at once: every like that
  * returned 0 is counted exactly once. The counter row is locked from its

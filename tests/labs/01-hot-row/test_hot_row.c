@@ -23,6 +23,7 @@
 
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
+#include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
@@ -658,6 +659,9 @@ static int teardown_probe(void **state)
 #define SERVERS_ONLY(f) \
 	{ #f "/postgres", f, labtest_setup_pg, teardown_probe, NULL }, \
 	{ #f "/mysql", f, labtest_setup_mysql, teardown_probe, NULL }
+
+/* A check of code that is the same on every engine, run once. */
+#define SQLITE_ONLY(f) { #f "/sqlite", f, labtest_setup_sqlite, labtest_teardown, NULL }
 
 /* While the like's INSERT starts, a second connection tries to lock the
  * counter row with NOWAIT: it must get it (nobody holds it yet). Right
@@ -1613,6 +1617,285 @@ static void like_post__refused_for_good_ends(void **state)
 	lt_expect_int(counter(t), 1, "posts.likes");
 }
 
+/* ---- nothing but the counter's row: a like paused before its UPDATE ---- */
+
+#define PAUSE_MS 5000              /* how long the other like may take meanwhile */
+
+struct pause_at_update {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool seen, at_update, go;
+};
+
+/* Holds the like at its counter UPDATE until go. */
+static void pause_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct pause_at_update *p = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || p->seen || !lt_sql_is(sql, "UPDATE") ||
+	    !lt_sql_names(sql, "posts"))
+		return;
+	p->seen = true;
+	struct timespec until = lt_deadline_ms(4 * PAUSE_MS);
+	pthread_mutex_lock(&p->mu);
+	p->at_update = true;
+	pthread_cond_broadcast(&p->cv);
+	while (!p->go && pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&p->mu);
+}
+
+struct other_like {
+	struct kit_db *db;
+	int64_t user;
+	int rc;
+	atomic_int done;
+};
+
+static void *run_other_like(void *arg)
+{
+	struct other_like *l = arg;
+	l->rc = like_post(l->db, 1, l->user, NULL);
+	atomic_store(&l->done, 1);
+	return NULL;
+}
+
+/* A like of post 1 by user 7 held just before its counter UPDATE (its
+ * INSERT done, whatever else it sends before the UPDATE done too) while
+ * a like of post 1 by user 8 runs on another connection: the counter's
+ * row is not locked yet, so nothing should make the second like wait; it
+ * must return 0 while the first is still held. A lock of the like's own
+ * taken before the UPDATE (an advisory lock on the post, LOCK TABLE, a
+ * SELECT ... FOR SHARE) queues every like of the post from that
+ * statement on, as a counter locked early does, and shows here: the
+ * second like is still waiting when the first is let go. PostgreSQL and
+ * MariaDB: on SQLite BEGIN IMMEDIATE has the whole file. */
+static void like_post__only_the_counter_makes_likes_wait(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct pause_at_update p = { .seen = false };
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	struct other_like first = { .db = labtest_connect(t), .user = 7 };
+	struct other_like second = { .db = labtest_connect(t), .user = 8 };
+	atomic_init(&first.done, 0);
+	atomic_init(&second.done, 0);
+	kit_db_set_hook(first.db, pause_hook, &p);
+	pthread_t ta, tb;
+	if (pthread_create(&ta, NULL, run_other_like, &first) != 0)
+		fail_msg("pthread_create");
+	/* The first like reaches its UPDATE (or ends without one). */
+	struct timespec until = lt_deadline_ms(4 * PAUSE_MS);
+	pthread_mutex_lock(&p.mu);
+	while (!p.at_update && !atomic_load(&first.done) &&
+	       pthread_cond_timedwait(&p.cv, &p.mu, &until) == 0)
+		;
+	bool held = p.at_update;
+	pthread_mutex_unlock(&p.mu);
+	bool second_ended = false;
+	int64_t start_ns = kit_load_now_ns(), took_ns = 0;
+	if (held) {
+		if (pthread_create(&tb, NULL, run_other_like, &second) != 0)
+			fail_msg("pthread_create");
+		while (!atomic_load(&second.done) &&
+		       kit_load_now_ns() - start_ns < (int64_t)PAUSE_MS * 1000000)
+			util_sleep_ns(2000000);
+		second_ended = atomic_load(&second.done) != 0;
+		took_ns = kit_load_now_ns() - start_ns;
+	}
+	pthread_mutex_lock(&p.mu);
+	p.go = true;
+	pthread_cond_broadcast(&p.cv);
+	pthread_mutex_unlock(&p.mu);
+	if (held)
+		pthread_join(tb, NULL);
+	pthread_join(ta, NULL);
+	kit_db_set_hook(first.db, NULL, NULL);
+	kit_db_close(first.db);
+	kit_db_close(second.db);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+
+	lt_expect(held, "like-first", "a like of post 1 returned %d without sending an UPDATE of "
+	          "posts", first.rc);
+	lt_expect(!held || (second_ended && second.rc == 0), "lock-late", "a like of post 1 by "
+	          "user 8 %s while another like of post 1 (by user 7) was held just before its "
+	          "counter UPDATE, the counter's row not yet locked by it: something else the "
+	          "first like had taken before its UPDATE made the second wait (an advisory lock "
+	          "on the post, a LOCK TABLE, a SELECT ... FOR SHARE or FOR UPDATE?). Every like "
+	          "of the post queues behind that lock from the statement that takes it; only the "
+	          "counter's UPDATE should make one like wait for another",
+	          second_ended ? "returned an error" : "was still waiting after 5 s");
+	(void)took_ns;
+	lt_expect(first.rc == 0 && second.rc == 0 && counter(t) == 2, "lock-late", "the two likes "
+	          "returned %d and %d, posts.likes %lld: expected 0, 0 and 2", first.rc, second.rc,
+	          (long long)counter(t));
+}
+
+/* ---- the app's check answers, however long it takes ---- */
+
+#define SLOW_CHECK_MS 2500
+
+struct slow_no {
+	atomic_int calls;
+	atomic_llong end_ns;
+};
+
+static int check_slowly_no(void *arg, int64_t post_id, int64_t user_id)
+{
+	struct slow_no *s = arg;
+	(void)post_id, (void)user_id;
+	atomic_fetch_add(&s->calls, 1);
+	util_sleep_ns((int64_t)SLOW_CHECK_MS * 1000000);
+	atomic_store(&s->end_ns, kit_load_now_ns());
+	return 1;
+}
+
+/* An app check that takes 2.5 s and says no: like_post waits for its
+ * answer and returns HOT_ROW_REFUSED, writing nothing, after the check
+ * has returned. A like that gives the check a deadline and lets the like
+ * through past it ("fail open: the spam filter must not hang a like")
+ * turns a slow no into a like the app refused; the like's own clock
+ * (clock_gettime) runs an hour for each second here, so a deadline kept
+ * with it passes at once. */
+static void like_post__waits_for_a_slow_check(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_post(t);
+	struct slow_no s;
+	atomic_init(&s.calls, 0);
+	atomic_init(&s.end_ns, 0);
+	struct hot_row_app app = { check_slowly_no, &s };
+	lt_clock_fast_this_thread(FAST_CLOCK);
+	int rc = like_post(db, 1, 7, &app);
+	lt_clock_fast_this_thread(1);
+	int64_t returned_ns = kit_load_now_ns();
+	/* A check still running on a thread of the like's own ends first. */
+	for (int i = 0; i < 2 * SLOW_CHECK_MS / 10 && atomic_load(&s.end_ns) == 0; i++)
+		util_sleep_ns(10000000);
+	int64_t end_ns = atomic_load(&s.end_ns);
+	lt_expect(rc == HOT_ROW_REFUSED && end_ns != 0 && end_ns <= returned_ns, "app-check",
+	          "an app check that took %d ms and said no: like_post returned %d (expected "
+	          "HOT_ROW_REFUSED, %d) %s. hot_row.h: it returns HOT_ROW_REFUSED if the check says "
+	          "no, however long the check takes (does the like give the check a deadline and "
+	          "go on without its answer?)", SLOW_CHECK_MS, rc, HOT_ROW_REFUSED,
+	          end_ns == 0 ? "and the check never returned"
+	          : end_ns <= returned_ns ? "after the check returned"
+	          : "before the check had returned");
+	lt_expect_int_hint(atomic_load(&s.calls), 1, "calls of the app's check", "app-check");
+	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 0, "rows in likes after a refusal");
+	lt_expect_int(counter(t), 0, "posts.likes after a refusal");
+}
+
+/* ---- allocations ---- */
+
+struct alloc_like {
+	struct labtest *t;
+	struct kit_db *db;
+	struct app a;
+	struct hot_row_app app;
+	int64_t user, likes_before;
+};
+
+static void alloc_like_setup(void *arg)
+{
+	struct alloc_like *l = arg;
+	l->user++;
+	atomic_store(&l->a.calls, 0);
+	l->likes_before = counter(l->t);
+}
+
+static int alloc_like_call(void *arg)
+{
+	struct alloc_like *l = arg;
+	return like_post(l->db, 1, l->user, &l->app);
+}
+
+static int64_t rows_of_user(struct labtest *t, int64_t user)
+{
+	char sql[120];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = %lld",
+	         (long long)user);
+	return labtest_int(t, sql);
+}
+
+static void alloc_like_check(void *arg, int k, bool failed, int rc)
+{
+	struct alloc_like *l = arg;
+	if (failed) {
+		lt_expect(rc < 0 && rc != HOT_ROW_DUPLICATE && rc != HOT_ROW_NO_POST &&
+		          rc != HOT_ROW_REFUSED, "alloc", "like_post with its allocation %d refused "
+		          "(NULL, errno ENOMEM) returned %d: expected a failure (KIT_DB_ERR), not 0 nor "
+		          "an answer about the like (HOT_ROW_DUPLICATE %d, HOT_ROW_NO_POST %d, "
+		          "HOT_ROW_REFUSED %d): is a NULL from malloc or strdup passed on unchecked "
+		          "(a NULL parameter is SQL NULL, and the INSERT's NOT NULL then says "
+		          "KIT_DB_CONSTRAINT)?", k, rc, HOT_ROW_DUPLICATE, HOT_ROW_NO_POST,
+		          HOT_ROW_REFUSED);
+		lt_expect_int_hint(rows_of_user(l->t, l->user), 0, "rows of the like whose allocation "
+		                   "was refused", "alloc");
+		lt_expect_int_hint(counter(l->t), l->likes_before, "posts.likes after a like whose "
+		                   "allocation was refused", "alloc");
+		lt_expect(atomic_load(&l->a.calls) <= 1, "app-check", "the app's check was called %d "
+		          "times by one like_post", atomic_load(&l->a.calls));
+		rc = alloc_like_call(l);
+		lt_expect(rc == 0, "alloc", "the same like again, nothing refused, returned %d: %s",
+		          rc, labtest_why(l->db));
+	} else {
+		lt_expect(rc == 0, NULL, "like_post returned %d: %s", rc, labtest_why(l->db));
+	}
+	lt_expect_int_hint(rows_of_user(l->t, l->user), 1, "rows of the like once it worked", "alloc");
+	lt_expect_int_hint(counter(l->t), l->likes_before + 1, "posts.likes once the like worked",
+	                   "alloc");
+}
+
+/* A like run once per allocation it makes (the reference solution makes
+ * none), that one refused: a failure code, nothing written, no block
+ * left; the same like then works. */
+static void like_post__every_allocation_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct alloc_like l = { .t = t, .db = labtest_db(t), .user = 1000 };
+	atomic_init(&l.a.calls, 0);
+	l.app = (struct hot_row_app){ check, &l.a };
+	struct lt_alloc_case c = { .arg = &l, .setup = alloc_like_setup, .call = alloc_like_call,
+	                           .check = alloc_like_check, .what = "like_post" };
+	lt_alloc_each(&c);
+}
+
+/* like_post on each of its ways out (a like, a duplicate, a missing
+ * post, a refusal, a statement the database refused): no block left. */
+static void like_post__nothing_left_allocated(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_post(t);
+	struct app a = { 0 };
+	struct hot_row_app app = { check, &a };
+	size_t base = lt_alloc_live();
+	lt_expect_int(like_post(db, 1, 7, &app), 0, "a like");
+	lt_alloc_expect_none_left(base, "a like that returned 0");
+	lt_expect_int(like_post(db, 1, 7, &app), HOT_ROW_DUPLICATE, "the same like again");
+	lt_alloc_expect_none_left(base, "a like that returned HOT_ROW_DUPLICATE");
+	lt_expect_int(like_post(db, 404, 7, &app), HOT_ROW_NO_POST, "a like of a missing post");
+	lt_alloc_expect_none_left(base, "a like that returned HOT_ROW_NO_POST");
+	a.answer = 1;
+	lt_expect_int(like_post(db, 1, 8, &app), HOT_ROW_REFUSED, "a like the check refuses");
+	lt_alloc_expect_none_left(base, "a like that returned HOT_ROW_REFUSED");
+	a.answer = 0;
+	for (int k = 1; k <= 6; k++) {
+		lt_step_arm(LT_STEP_FAILS, k);
+		int rc = like_post(db, 1, 20 + k, &app);
+		bool reached = lt_step_disarm();
+		if (!reached)
+			break;
+		lt_expect(rc < 0, NULL, "like_post with its statement %d refused returned %d", k, rc);
+		lt_alloc_expect_none_left(base, "a like whose statement was refused");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1641,6 +1924,10 @@ int main(void)
 		LABTEST_ALL(like_post__leaves_the_session_as_it_found_it),
 		LABTEST_ALL(like_post__two_likes_side_by_side),
 		LABTEST_BOTH(like_post__refused_for_good_ends),
+		SERVERS_ONLY(like_post__only_the_counter_makes_likes_wait),
+		SQLITE_ONLY(like_post__waits_for_a_slow_check),
+		LABTEST_BOTH(like_post__every_allocation_can_fail),
+		LABTEST_BOTH(like_post__nothing_left_allocated),
 	};
 	return labtest_main("01-hot-row", tests);
 }

@@ -4,11 +4,13 @@
 #include "tests/labs/06-money/books.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "labs/06-money/money.h"
 #include "tests/harness/session.h"
+#include "tests/harness/sql.h"
 
 struct kit_db *books(struct labtest *t)
 {
@@ -83,6 +85,48 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id)
  * zero, every balance row is the sum of its entries, none below zero but
  * the outside's, every entry on a row that exists, and the balances sum to
  * zero. Returns a description of the first fault, or NULL. */
+/* A statement money_reconcile() sends that writes or makes something: an
+ * INSERT, UPDATE, DELETE, REPLACE or MERGE (or a WITH that names one), a
+ * CREATE, DROP, ALTER or TRUNCATE, or a SELECT ... INTO a new table. The
+ * first such statement is kept, cut short. */
+struct audit_writes {
+	int n;
+	char first[64];
+};
+
+static void audit_writes_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)t_ns;
+	struct audit_writes *w = arg;
+	if (ev != KIT_DB_STMT_START || sql == NULL)
+		return;
+	static const char *const verbs[] = { "INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE",
+	                                     "CREATE", "DROP", "ALTER", "TRUNCATE" };
+	bool writes = false;
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0] && !writes; i++)
+		writes = lt_sql_is(sql, verbs[i]) ||
+		         (lt_sql_is(sql, "WITH") && i < 5 && lt_sql_names(sql, verbs[i]));
+	if (!writes && lt_sql_is(sql, "SELECT") && lt_sql_names(sql, "INTO") &&
+	    (lt_sql_names(sql, "TEMP") || lt_sql_names(sql, "TEMPORARY") ||
+	     lt_sql_names(sql, "UNLOGGED") || lt_sql_names(sql, "TABLE")))
+		writes = true;
+	if (writes && w->n++ == 0)
+		snprintf(w->first, sizeof w->first, "%s", sql);
+}
+
+int audit_reads_only(struct kit_db *db, struct money_audit *out)
+{
+	struct audit_writes w = { 0, "" };
+	kit_db_set_hook(db, audit_writes_hook, &w);
+	int rc = money_reconcile(db, out);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(w.n == 0, "reconcile", "money_reconcile sent %d statement(s) that write or make "
+	          "something, the first \"%s\": money.h says the audit reads only (a temporary "
+	          "table is a write: it fails on a read-only replica; and a repair of the balances "
+	          "it found drifted hides from the next audit what this one found)", w.n, w.first);
+	return rc;
+}
+
 const char *books_fault(struct labtest *t)
 {
 	if (labtest_int(t, "SELECT count(*) FROM (SELECT t.id FROM transfers t LEFT JOIN entries e"

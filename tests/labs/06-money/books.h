@@ -14,6 +14,8 @@
  *   sql_int(t, "SELECT ... %lld", (long long)x);  one integer a printf-built query returns
  *   const char *bad = books_fault(t);             NULL when the books balance
  *   closed_after_refusal(t, db, "money_open", k, rc);   fails if a transaction is left open
+ *   audit_reads_only(db, &a);                     money_reconcile(), the check fails if it sends
+ *                                                 a statement that writes or makes something
  */
 #ifndef HOTROW_TEST_LAB06_BOOKS_H
 #define HOTROW_TEST_LAB06_BOOKS_H
@@ -49,6 +51,12 @@ const char *books_fault(struct labtest *t);
  * skipped its ROLLBACK. Only for a refused statement: one that ran and
  * lost its answer may be the BEGIN, which leaves a transaction the code
  * never heard of. */
+struct money_audit;
+
+/* money_reconcile(db, out), watched: the check fails when the audit sends a
+ * statement that writes or makes something (money.h: it reads only). */
+int audit_reads_only(struct kit_db *db, struct money_audit *out);
+
 void closed_after_refusal(struct labtest *t, struct kit_db *db, const char *call, int k, int rc);
 
 #endif

@@ -474,10 +474,14 @@ void batch__every_step_can_fail(void **state)
 	          "transaction around each transfer's statements");
 }
 
-/* money_reconcile() with its k-th statement refused, for every k: an
- * error, never 0 with half-filled counts, and no transaction left open
- * (an audit that reads inside one, for a single snapshot, must end it on
- * its error paths too). */
+/* money_reconcile() reads only (money.h): watched through a db hook, it
+ * sends no statement that writes or makes anything, not even a
+ * temporary table it drops again. Then its k-th statement refused, for
+ * every k: an error, never 0 with half-filled counts, no transaction
+ * left open (an audit that reads inside one, for a single snapshot, must
+ * end it on its error paths too), and nothing left behind that the next
+ * audit on the same connection trips over: that one answers 0 and finds
+ * the books in order. */
 void reconcile__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -486,6 +490,13 @@ void reconcile__every_step_can_fail(void **state)
 	open_account(db, 2, 1, 0);
 	open_account(db, FEE_ACCOUNT, 1, 0);
 	lt_expect_int(transfer(db, 1, 1, 2, 50, 5, 1), 0, "money_transfer");
+	struct money_audit a0 = { -1, -1, -1, -1 };
+	int rc0 = audit_reads_only(db, &a0);
+	lt_expect(rc0 == 0 && a0.unbalanced == 0 && a0.drifted == 0 && a0.negative == 0 &&
+	          a0.total == 0, "reconcile", "money_reconcile of correct books returned %d with "
+	          "unbalanced %lld, drifted %lld, negative %lld, total %lld, expected 0 and all "
+	          "zeros (%s)", rc0, (long long)a0.unbalanced, (long long)a0.drifted,
+	          (long long)a0.negative, (long long)a0.total, labtest_why(db));
 	int k;
 	for (k = 1; k <= SWEEP_MAX; k++) {
 		struct money_audit a;
@@ -498,6 +509,16 @@ void reconcile__every_step_can_fail(void **state)
 		lt_expect(rc < 0, "reconcile", "statement %d of money_reconcile refused: it returned "
 		          "%d, expected a negative code (an audit that failed must not say the books "
 		          "balance)", k, rc);
+		struct money_audit b = { -1, -1, -1, -1 };
+		int again = money_reconcile(db, &b);
+		lt_expect(again == 0 && b.unbalanced == 0 && b.drifted == 0 && b.negative == 0 &&
+		          b.total == 0, "reconcile", "statement %d of money_reconcile refused, then "
+		          "money_reconcile again on the same connection: returned %d (%s) with "
+		          "unbalanced %lld, drifted %lld, negative %lld, total %lld, expected 0 and all "
+		          "zeros: the failed audit left something behind on the connection (a "
+		          "temporary table it meant to drop at its end?)", k, again, labtest_why(db),
+		          (long long)b.unbalanced, (long long)b.drifted, (long long)b.negative,
+		          (long long)b.total);
 	}
 	lt_expect(k > 1, "reconcile", "money_reconcile ran no statement at all");
 }

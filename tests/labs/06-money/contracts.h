@@ -12,7 +12,8 @@
  *   payout__out_of_one_sub_only       a payout that starts at sub-account 0 takes from it alone
  *   batch__invalid_one_in_the_middle  MONEY_INVALID in its slot, the others applied; subs 65
  *   batch__every_step_can_fail        each statement of a batch refused or its answer lost
- *   reconcile__every_step_can_fail    each statement of the audit refused: an error
+ *   reconcile__every_step_can_fail    the audit sends no write; each statement of it refused:
+ *                                     an error, and the next audit works
  */
 #ifndef HOTROW_TEST_LAB06_CONTRACTS_H
 #define HOTROW_TEST_LAB06_CONTRACTS_H

@@ -390,3 +390,54 @@ void reconcile__rows_with_no_entries(void **state)
 	          (long long)a.unbalanced, (long long)a.drifted, (long long)a.negative,
 	          (long long)a.total);
 }
+
+/* The audit's figures are counts, however many rows are wrong: 10,001
+ * faults of each kind, planted with the check's own SQL (an audit that
+ * stops counting at 100 or 1,000 or 10,000, "enough to know the books are
+ * wrong", reports a smaller number). Rows 100000.. hold -1 through an
+ * entry of a transfer that does not exist (negative, and an entry of no
+ * transfer, but not drifted); rows 200000.. hold 1 with no entry
+ * (drifted); transfers 300000.. have no entries (unbalanced). */
+void reconcile__counts_past_ten_thousand(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	enum { N = 10001 };
+	/* 0 .. 9999, then 10000 alone. */
+	static const char *const digits = "(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2"
+		" UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6"
+		" UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)";
+	static const char *const rows[] = {
+		"INSERT INTO accounts (id, sub, balance) SELECT %d + n, 0, %s FROM (%s) AS ns",
+		"INSERT INTO entries (transfer_id, account_id, sub, amount)"
+		" SELECT -(%d + n), %d + n, 0, -1 FROM (%s) AS ns",
+		"INSERT INTO transfers (id, debit, credit, amount, fee)"
+		" SELECT %d + n, 1, 2, 10, 0 FROM (%s) AS ns",
+	};
+	char numbers[1024], sql[2048];
+	snprintf(numbers, sizeof numbers, "SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d AS n"
+	         " FROM %s AS a, %s AS b, %s AS c, %s AS e UNION ALL SELECT 10000",
+	         digits, digits, digits, digits);
+	snprintf(sql, sizeof sql, rows[0], 100000, "-1", numbers);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, rows[1], 100000, 100000, numbers);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, rows[0], 200000, "1", numbers);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, rows[2], 300000, numbers);
+	labtest_exec(t, sql);
+	lt_expect_int(sql_int(t, "SELECT count(*) FROM accounts WHERE id >= 100000"), 2 * N,
+	              "balance rows planted");
+
+	struct money_audit a = { -1, -1, -1, -1 };
+	int rc = money_reconcile(db, &a);
+	lt_expect(rc == 0, "reconcile", "money_reconcile failed (%d): %s", rc, labtest_why(db));
+	lt_expect(a.unbalanced == 2 * N && a.drifted == N && a.negative == N && a.total == 0,
+	          "reconcile", "expected unbalanced %d, drifted %d, negative %d, total 0, got "
+	          "%lld, %lld, %lld, %lld: money_reconcile of books with %d faults of each kind "
+	          "(%d transfers with no entries and %d entries of no transfer, %d balance rows "
+	          "with no entries holding 1, %d rows at -1): each figure counts every row, "
+	          "however many (is a count cut off with a LIMIT?)", 2 * N, N, N,
+	          (long long)a.unbalanced, (long long)a.drifted, (long long)a.negative,
+	          (long long)a.total, N, N, N, N, N);
+}

@@ -11,6 +11,7 @@
  *   batch__exactly_max                MONEY_MAX_BATCH transfers, all applied
  *   batch__fee_sums_past_2_24         a batch's fee sum exact past 2^24
  *   reconcile__rows_with_no_entries   a transfer and a balance with no entry
+ *   reconcile__counts_past_ten_thousand  10,001 faults of each kind, each counted
  */
 #ifndef HOTROW_TEST_LAB06_EDGES_H
 #define HOTROW_TEST_LAB06_EDGES_H
@@ -22,5 +23,6 @@ void batch__size_edges(void **state);
 void batch__exactly_max(void **state);
 void batch__fee_sums_past_2_24(void **state);
 void reconcile__rows_with_no_entries(void **state);
+void reconcile__counts_past_ten_thousand(void **state);
 
 #endif

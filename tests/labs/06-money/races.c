@@ -14,14 +14,19 @@
  */
 #include "tests/labs/06-money/races.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/books.h"
+#include "tests/harness/fmt.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/steps.h"
+#include "util/clock.h"
 
 #define SWEEP_MAX 40            /* more statements than any call here runs */
 
@@ -553,4 +558,106 @@ void payout__every_step_can_fail(void **state)
 			                   "idempotency");
 		}
 	}
+}
+
+/* ---- nothing shared between the threads ---- */
+
+struct marked_sale {
+	struct kit_db *db;
+	int rc;
+	int n, results[8];
+	atomic_bool done;
+};
+
+static void *sell_777777(void *arg)
+{
+	struct marked_sale *m = arg;
+	struct money_transfer s = { 777001, 1, 2, 777777, 7777 };
+	m->rc = money_transfer(m->db, &one_sub, &s);
+	atomic_store(&m->done, true);
+	return NULL;
+}
+
+static void *sell_eight(void *arg)
+{
+	struct marked_sale *m = arg;
+	for (int i = 0; i < 8; i++) {
+		struct money_transfer s = { 1 + i, 3, 4, 10 + i, 1 };
+		m->results[i] = money_transfer(m->db, &one_sub, &s);
+	}
+	atomic_store(&m->done, true);
+	return NULL;
+}
+
+/* A sale of 777,777 held inside the snprintf (or sprintf) that formats
+ * its amount, the text written and not yet used, while eight sales of
+ * other buyers run whole on another connection: the held sale then goes
+ * on, and its rows must say 777,777. A buffer the code shares between
+ * threads (a static one, a static ring of them "so several numbers can
+ * be in use at once") is written meanwhile by the other connection's
+ * sales, and the held one sends their numbers. money.h: many threads,
+ * each with its own connection, move money at the same time. On the
+ * servers: on SQLite the held sale has the file from its BEGIN. */
+void transfer__nothing_shared_between_threads(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000000);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 1000);
+	open_account(db, 4, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	struct marked_sale a = { .db = labtest_connect(t) }, b = { .db = labtest_connect(t) };
+	atomic_init(&a.done, false);
+	atomic_init(&b.done, false);
+	lt_fmt_hold_on("777777");
+	pthread_t ta, tb;
+	if (pthread_create(&ta, NULL, sell_777777, &a) != 0)
+		fail_msg("pthread_create");
+	/* Held, or the sale ended without formatting the text (5 s at most). */
+	bool held = false;
+	for (int i = 0; i < 100 && !held && !atomic_load(&a.done); i++)
+		held = lt_fmt_held(50);
+	bool ran = false;
+	if (held) {
+		if (pthread_create(&tb, NULL, sell_eight, &b) != 0)
+			fail_msg("pthread_create");
+		/* The eight may wait for a row the held sale has locked: 5 s. */
+		for (int i = 0; i < 500 && !atomic_load(&b.done); i++)
+			util_sleep_ns(10000000);
+		ran = atomic_load(&b.done);
+	}
+	lt_fmt_release();
+	if (held)
+		pthread_join(tb, NULL);
+	pthread_join(ta, NULL);
+	kit_db_close(a.db);
+	kit_db_close(b.db);
+
+	/* Code that never formats the amount alone (SQL built whole with
+	 * its numbers in it, say) is not held: then this is one sale. */
+	if (!held)
+		lt_say("the sale never formatted the text \"777777\" alone with snprintf or "
+		       "sprintf: nothing was held, and the sale ran alone");
+	lt_expect(a.rc == 0, "shared-state", "the sale of 777,777 returned %d%s", a.rc,
+	          !held ? "" : ran ? " after eight sales ran on another connection while it was held"
+	          : " (eight sales on another connection did not finish while it was held: did they "
+	          "wait for a row it had locked?)");
+	int64_t amount = sql_int(t, "SELECT COALESCE(MAX(amount), -1) FROM transfers WHERE id = 777001");
+	int64_t fee = sql_int(t, "SELECT COALESCE(MAX(fee), -1) FROM transfers WHERE id = 777001");
+	int64_t buyer = balance(t, 1), seller = balance(t, 2);
+	lt_expect(amount == 777777 && fee == 7777 && buyer == 1000000 - 777777 &&
+	          seller == 777777 - 7777, "shared-state", "a sale of 777,777 with a fee of 7,777, "
+	          "held inside the snprintf that formatted its amount while eight sales of 10 to 17 "
+	          "ran on another connection, then let go: its transfers row says amount %lld, fee "
+	          "%lld, the buyer holds %lld (expected %d), the seller %lld (expected %d): the "
+	          "held sale sent numbers the other connection's sales had formatted. Is a buffer "
+	          "shared between threads (a static one, a static ring of them)? Keep each call's "
+	          "numbers on its own stack", (long long)amount, (long long)fee, (long long)buyer,
+	          1000000 - 777777, (long long)seller, 777777 - 7777);
+	for (int i = 0; i < 8 && ran; i++)
+		lt_expect(b.results[i] == 0, "shared-state", "sale %d of the eight run meanwhile "
+		          "returned %d", i + 1, b.results[i]);
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "shared-state", "after the held sale and the eight: %s", bad);
 }

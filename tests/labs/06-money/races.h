@@ -9,6 +9,8 @@
  *   batch__two_batches_cross_the_fee_subs  two batches meeting the fee sub-accounts in opposite orders
  *   transfer__every_step_can_fail      each statement of a sale refused, or its answer lost
  *   payout__every_step_can_fail        the same for a payout
+ *   transfer__nothing_shared_between_threads  a sale held inside the snprintf of its amount
+ *                                      while eight sales run on another connection
  */
 #ifndef HOTROW_TEST_LAB06_RACES_H
 #define HOTROW_TEST_LAB06_RACES_H
@@ -23,5 +25,6 @@ void batch__same_batch_twice_at_once(void **state);
 void batch__two_batches_cross_the_fee_subs(void **state);
 void transfer__every_step_can_fail(void **state);
 void payout__every_step_can_fail(void **state);
+void transfer__nothing_shared_between_threads(void **state);
 
 #endif
