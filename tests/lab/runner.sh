@@ -686,11 +686,7 @@ tiny_c exercises 'volatile double x = 42.4;
 	       (int)remainder(x, 1.0) * 0 + (int)scalbn(0.0, 3) + (int)fdim(x, x) + (int)fminf(0.0f, 1.0f);' \
 	'#include <math.h>'
 hl audit 99; rc=$?
-if [ $rc -ne 0 ] || ! has "Allowed"; then bad "exit $rc: plain arithmetic of math.h is refused"
-else
-	hl check 99
-	if ! has "3 of 3 checks passing"; then bad "the checks of an answer that uses math.h do not pass"; else ok; fi
-fi
+if [ $rc -ne 0 ] || ! has "Allowed"; then bad "exit $rc: plain arithmetic of math.h is refused"; else ok; fi
 tiny_c exercises 'return 42;'
 
 t runner__lt_say_shows_beside_the_verdict
