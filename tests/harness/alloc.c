@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tests/harness/deadline.h"
+#include "tests/harness/hold.h"
 #include "tests/harness/labtest.h"
 
 void *__real_malloc(size_t n);
@@ -228,29 +228,14 @@ __attribute__((constructor)) static void alloc_init(void)
 }
 
 /* The hold of lt_alloc_hold_next(): the next allocation of the code under
- * test (not the kit's) waits in hold_here() until lt_alloc_release(). Its
- * own mutex, not the table's: the held thread owns nothing of ours. */
-static pthread_mutex_t hold_m = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
-static atomic_bool hold_armed;
-static bool holding, released;
+ * test (not the kit's) waits there until lt_alloc_release(). Its own
+ * mutex (hold.h), not the table's: the held thread owns nothing of ours. */
+static struct lt_hold hold = LT_HOLD_INIT;
 
 static void hold_here(bool kit)
 {
-	if (kit || !atomic_load(&hold_armed))
-		return;
-	pthread_mutex_lock(&hold_m);
-	if (!atomic_exchange(&hold_armed, false)) {   /* another thread took it */
-		pthread_mutex_unlock(&hold_m);
-		return;
-	}
-	holding = true;
-	pthread_cond_broadcast(&hold_cv);
-	while (!released)
-		pthread_cond_wait(&hold_cv, &hold_m);
-	holding = false;
-	pthread_cond_broadcast(&hold_cv);
-	pthread_mutex_unlock(&hold_m);
+	if (!kit)
+		lt_hold_here(&hold, NULL, NULL);
 }
 
 /* Every allocation asks first: false when it is the one to fail. The
@@ -490,37 +475,22 @@ bool lt_alloc_disarm(void)
 
 void lt_alloc_hold_next(void)
 {
-	pthread_mutex_lock(&hold_m);
-	released = false;
-	atomic_store(&hold_armed, true);
-	pthread_mutex_unlock(&hold_m);
+	lt_hold_arm(&hold);
 }
 
 bool lt_alloc_held(int ms)
 {
-	struct timespec until = lt_deadline_ms(ms);
-	pthread_mutex_lock(&hold_m);
-	while (!holding && pthread_cond_timedwait(&hold_cv, &hold_m, &until) == 0)
-		;
-	bool h = holding;
-	pthread_mutex_unlock(&hold_m);
-	return h;
+	return lt_hold_held(&hold, ms);
 }
 
 bool lt_alloc_hold_taken(void)
 {
-	return !atomic_load(&hold_armed);
+	return !lt_hold_armed(&hold);
 }
 
 void lt_alloc_release(void)
 {
-	pthread_mutex_lock(&hold_m);
-	atomic_store(&hold_armed, false);
-	released = true;
-	pthread_cond_broadcast(&hold_cv);
-	while (holding)
-		pthread_cond_wait(&hold_cv, &hold_m);
-	pthread_mutex_unlock(&hold_m);
+	lt_hold_release(&hold);
 }
 
 int lt_alloc_each(const struct lt_alloc_case *c)
