@@ -33,7 +33,19 @@ cd "$root" || exit 1
 bin=${HOTROW_BIN:-build/hotrow}
 limit=${HOTROW_HANDOUT_TIMEOUT:-300}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# A handout's `make mysql-up` (or pg-up, redis-up) starts a server in this
+# tree when the URLs point elsewhere: one that was not running before the
+# commands is stopped after them.
+started=
+for s in pg mysql redis; do
+	scripts/$s status >/dev/null 2>&1 || started="$started $s"
+done
+stop_started() {
+	for s in $started; do
+		if scripts/$s status >/dev/null 2>&1; then scripts/$s down >/dev/null 2>&1; fi
+	done
+}
+trap 'stop_started; rm -rf "$tmp"' EXIT
 
 . "$root/tests/harness/check.sh"
 
