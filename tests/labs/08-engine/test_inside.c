@@ -1865,21 +1865,26 @@ static int64_t wal_syncs(struct labtest *t)
  * neighbour 100 durable commits have shown 14 syncs). So a round is 100
  * durable commits, then 100 of inside_count_async(), and it counts only
  * when its durable half synced 50 times or more: the server was quiet
- * enough to show this connection's own flushes. Every round that counts
- * must show the async half syncing less than half as often; rounds go on
- * until three count, for at least 3 rounds and at most 15 s. Before each
- * durable half the session's synchronous_commit must still be on: a call
- * that set it off for the whole session would make them all async. */
+ * enough to show this connection's own flushes. A round that counts
+ * is good when its async half synced less than half as often. A
+ * neighbour's own flushes land in either half and can make one round of
+ * a right call look bad (489 syncs in an async half beside the other
+ * suites under TSan); a call whose commits all wait looks bad in every
+ * round, its two halves alike. So rounds go on, for at least 3 rounds and
+ * at most 15 s, until three are good or two are bad, and two bad rounds
+ * (or a bad one and no good one) fail the check. Before each durable half
+ * the session's synchronous_commit must still be on: a call that set it
+ * off for the whole session would make them all async. */
 static void commits__async_skips_flush(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	int counted = 0, rounds = 0;
-	int64_t most = 0, start = util_now_ns();
+	int counted = 0, rounds = 0, bad = 0;
+	int64_t most = 0, start = util_now_ns(), bad_async = 0, bad_durable = 0;
 	make_counter(t);
 	labtest_exec(t, "SET synchronous_commit = on");
 
-	while (counted < 3 && (rounds < 3 || util_now_ns() - start < 15000000000LL)) {
+	while (counted - bad < 3 && bad < 2 && (rounds < 3 || util_now_ns() - start < 15000000000LL)) {
 		rounds++;
 		lt_expect(labtest_int(t, "SELECT (current_setting('synchronous_commit') = 'on')::int")
 		          == 1, "local", "after %d round(s) of inside_count_async() the session's "
@@ -1899,11 +1904,15 @@ static void commits__async_skips_flush(void **state)
 		if (durable < 50)
 			continue;
 		counted++;
-		lt_expect(async * 2 < durable, "async",
-		          "expected fewer than half as many WAL syncs for 100 commits that do not "
-		          "wait, got %" PRId64 " (%" PRId64 " for 100 that do, just before)",
-		          async, durable);
+		if (async * 2 >= durable && bad++ == 0) {
+			bad_async = async;
+			bad_durable = durable;
+		}
 	}
+	lt_expect(bad < 2 && (bad == 0 || counted > bad), "async",
+	          "expected fewer than half as many WAL syncs for 100 commits that do not wait, "
+	          "got %" PRId64 " (%" PRId64 " for 100 that do, just before), and so in %d of %d "
+	          "rounds", bad_async, bad_durable, bad, counted);
 	lt_expect_int(counter(t), 200 * rounds, "counter after the rounds of (100 + 100) increments");
 	lt_expect(counted > 0, NULL, "expected 50 or more WAL syncs for 100 durable commits in "
 	          "one of %d rounds, got %" PRId64 " at most: is fsync off on this server, or "
