@@ -343,6 +343,22 @@ static void shard_resize__grow_keeps_total(void **state)
 	like_n(db, POST, 1, counting, &next);
 	lt_expect_int_hint(slot_n(t, POST, 63), 1, "slot 63 after a like with value 63", "live-n");
 	lt_expect_int(total(db, POST), 137, "count after one more like");
+
+	/* Back to 16, the default N: a shrink like any other. A post without
+	 * a config row has 16 slots, but deleting the row ("no row means the
+	 * default") moves nothing: slot 63 would stay where it is. */
+	lt_expect(shard_resize(db, POST, SHARD_DEFAULT_SLOTS) == 0, "fold", "shard_resize(16) after "
+	          "the grow to 64: %s", labtest_why(db));
+	lt_expect(shard_slots(db, POST, &n) == 0, NULL, "shard_slots: %s", labtest_why(db));
+	lt_expect_int_hint(n, SHARD_DEFAULT_SLOTS, "N recorded after shrinking 64 slots to 16", "live-n");
+	lt_expect_int_hint(total(db, POST), 137, "count after shrinking 64 slots to 16", "fold");
+	lt_expect(rows_from(t, POST, SHARD_DEFAULT_SLOTS) == 0 && slot_n(t, POST, 15) == 17, "fold",
+	          "after shrinking 64 slots back to 16, the default N: %lld rows left at slot >= 16 "
+	          "and slot 15 holds %lld, expected none and 17 (16 + the like at slot 63). A shrink "
+	          "to 16 is a shrink like any other, whatever N a post without a config row has: "
+	          "is the resize to the default special-cased (the config row deleted, nothing "
+	          "folded)?", (long long)rows_from(t, POST, SHARD_DEFAULT_SLOTS),
+	          (long long)slot_n(t, POST, 15));
 }
 
 static void shard_resize__rejects_bad_n(void **state)
@@ -1569,6 +1585,26 @@ static void shard__busy_is_answered_busy(void **state)
 		          "returned %d (not KIT_DB_BUSY, %d?) and left the total at %lld (was -7)", k,
 		          lt_step_what(LT_STEP_BUSY), rc, KIT_DB_BUSY, (long long)got);
 	}
+	for (int k = 1; k <= 10; k++) {
+		int got = -7;
+		lt_step_arm(LT_STEP_BUSY, k);
+		int rc = shard_slots(db, POST, &got);
+		if (!lt_step_disarm())
+			break;
+		lt_expect(rc == KIT_DB_BUSY && got == -7, "busy", "statement %d of shard_slots %s: it "
+		          "returned %d (not KIT_DB_BUSY, %d?) and left N at %d (was -7): is every "
+		          "failure turned into KIT_DB_ERR? Return the code kit_db gave",
+		          k, lt_step_what(LT_STEP_BUSY), rc, KIT_DB_BUSY, got);
+	}
+	for (int k = 1; k <= 10; k++) {
+		lt_step_arm(LT_STEP_BUSY, k);
+		int rc = shard_setup(db);
+		if (!lt_step_disarm())
+			break;
+		lt_expect(rc == KIT_DB_BUSY, "busy", "statement %d of shard_setup %s: it returned %d, "
+		          "not KIT_DB_BUSY (%d): is every failure turned into KIT_DB_ERR? Return the code "
+		          "kit_db gave", k, lt_step_what(LT_STEP_BUSY), rc, KIT_DB_BUSY);
+	}
 	for (int k = 1; ; k++) {
 		staircase_rows(t);
 		lt_step_arm(LT_STEP_BUSY, k);
@@ -1673,24 +1709,32 @@ static void shard__post_ids_at_the_ends_of_int64(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	const int64_t posts[] = { INT64_MIN, -1, INT64_MAX };
-	for (int i = 0; i < 3; i++) {
+	const int64_t posts[] = { INT64_MIN, -1, 0, INT64_MAX };
+	for (int i = 0; i < 4; i++) {
 		uint32_t next = 5;
-		like_n(db, posts[i], i + 2, counting, &next);
+		for (int k = 0; k < i + 2; k++) {
+			int rc = shard_increment(db, posts[i], counting, &next);
+			lt_expect(rc == 0, "uint32", "a like of post %lld returned %d (%s): post ids are any "
+			          "int64_t (shard.h), 0 and negative ones too; is some id refused as \"no "
+			          "post\"?", (long long)posts[i], rc, labtest_why(db));
+		}
 	}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		lt_expect(shard_resize(db, posts[i], 2) == 0, "uint32", "shard_resize(post %lld, 2): %s",
 		          (long long)posts[i], labtest_why(db));
-		lt_expect(total(db, posts[i]) == i + 2, "uint32", "post %lld after %d likes and a shrink "
-		          "reads %lld (is the post id printed as unsigned, or kept in an int?)",
-		          (long long)posts[i], i + 2, (long long)total(db, posts[i]));
+		int64_t got = -7;
+		int rc = shard_read(db, posts[i], &got);
+		lt_expect(rc == 0 && got == i + 2, "uint32", "post %lld after %d likes and a shrink: "
+		          "shard_read returned %d and read %lld (is the post id printed as unsigned, kept "
+		          "in an int, or refused as \"no post\"?)", (long long)posts[i], i + 2, rc,
+		          (long long)got);
 	}
-	lt_expect_int_hint(labtest_int(t, "SELECT count(DISTINCT post_id) FROM like_slots"), 3,
+	lt_expect_int_hint(labtest_int(t, "SELECT count(DISTINCT post_id) FROM like_slots"), 4,
 	                   "posts with slot rows", "uint32");
 	/* Each like stored under exactly its post: a buffer too short for
 	 * "-9223372036854775808" (20 characters and the NUL) cuts the id, and
 	 * every call cuts it the same way, so the reads above agree. */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		char sql[120];
 		snprintf(sql, sizeof sql, "SELECT coalesce(sum(n), 0) FROM like_slots WHERE post_id = %lld",
 		         (long long)posts[i]);
@@ -1749,6 +1793,36 @@ static void shard_setup__refuses_zero_slots(void **state)
 	lt_expect(rc == 0, "bad-n", "a like after the refused config row: %d, %s", rc,
 	          labtest_why(db));
 	lt_expect_int(total(db, POST), 1, "count after one like");
+}
+
+/* shard.h: shard_setup creates the tables "if they do not exist". Every
+ * app server runs it as it starts, so it runs against tables that are
+ * there and full: on another connection and on this one again, it must
+ * answer 0 and leave every count and every N as they were (a setup that
+ * drops the tables first wipes the counts; one without IF NOT EXISTS
+ * fails on the second server). */
+static void shard_setup__again_keeps_what_is_there(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	fill_staircase(db);
+	lt_expect(shard_resize(db, POST, 4) == 0, "fold", "shard_resize(4): %s", labtest_why(db));
+	held[0] = labtest_connect(t);   /* another app server, starting */
+	struct kit_db *who[] = { held[0], db };
+	for (int i = 0; i < 2; i++) {
+		int rc = shard_setup(who[i]);
+		lt_expect(rc == 0, NULL, "shard_setup run again %s, with the tables there (as every app "
+		          "server starting runs it): returned %d (%s). shard.h: it creates the tables if "
+		          "they do not exist (IF NOT EXISTS)", i ? "on the same connection" :
+		          "on another connection", rc, labtest_why(who[i]));
+		int n = 0;
+		lt_expect(total(db, POST) == 136 && shard_slots(db, POST, &n) == 0 && n == 4, NULL,
+		          "after shard_setup ran again %s: post 42 reads %lld with N = %d, expected 136 "
+		          "and 4 as before. Does shard_setup drop the tables (or delete their rows) "
+		          "before it creates them? It must keep whatever is there",
+		          i ? "on the same connection" : "on another connection",
+		          (long long)total(db, POST), n);
+	}
 }
 
 /* Two threads, each on its own connection and post, call the functions
@@ -1850,6 +1924,7 @@ int main(void)
 		BOTH(shard_resize__a_like_at_every_statement_of_a_shrink),
 		BOTH(shard_resize__two_shrinks_at_once),
 		BOTH(shard_setup__refuses_zero_slots),
+		BOTH(shard_setup__again_keeps_what_is_there),
 		BOTH(shard_resize__refuses_bad_n_before_the_database),
 		BOTH(shard_increment__busy_slot_draws_once),
 		BOTH(shard_increment__reads_n_in_the_statement_that_adds),
