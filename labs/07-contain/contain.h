@@ -83,9 +83,10 @@ void hot_keys_init(struct hot_keys *hk, struct hot_key *counters, int k);
 /* Count one occurrence of key. */
 void hot_keys_add(struct hot_keys *hk, uint64_t key);
 /* Copy the counted keys, highest count first, into out (at most max);
- * returns how many were copied. Scratch memory it allocates is freed
- * before it returns; when that allocation fails it copies nothing and
- * returns 0. */
+ * returns how many were copied. Scratch memory it allocates comes from
+ * the heap (k may be a million counters, more than a thread's stack
+ * holds) and is freed before it returns; when that allocation fails it
+ * copies nothing and returns 0. */
 int hot_keys_topk(const struct hot_keys *hk, struct hot_key *out, int max);
 
 /* ---- §5 and §6: two endpoints, one hot row ---- */

@@ -309,6 +309,26 @@ static void hot_keys__exact_while_keys_fit(void **state)
 	          "keys %d (count 11) and %d (count 6) the highest, in the last two: got %d key(s), "
 	          "the first %llu (does hot_keys_topk sort a scratch array of a fixed size, not one of "
 	          "hk->used counters?)", BIG, BIG - 1, m, m ? (unsigned long long)top[0].key : 0ULL);
+
+	/* A million counters in use (set directly: they are the whole state),
+	 * 24 MB of them, the highest two in the middle: topk's scratch copy
+	 * comes from the heap (contain.h). A copy on the stack, a
+	 * variable-length array "so that no malloc can fail", overflows a
+	 * thread's 8 MB stack here and the process dies with SIGSEGV. */
+	enum { HUGE = 1 << 20 };
+	static struct hot_key huge[HUGE];
+	hot_keys_init(&hk, huge, HUGE);
+	for (int i = 0; i < HUGE; i++)
+		huge[i] = (struct hot_key){ .key = (uint64_t)i + 1, .count = 1 + (uint64_t)(i % 1000) };
+	huge[HUGE / 2].count = 5000;
+	huge[HUGE / 3].count = 4000;
+	hk.used = HUGE;
+	hk.n = (uint64_t)HUGE * 500;
+	m = hot_keys_topk(&hk, top, 2);
+	lt_expect(m == 2 && top[0].key == HUGE / 2 + 1 && top[1].key == HUGE / 3 + 1, "order",
+	          "%d counters in use, keys %d (count 5000) and %d (count 4000) the highest: got %d "
+	          "key(s), the first %llu", HUGE, HUGE / 2 + 1, HUGE / 3 + 1, m,
+	          m ? (unsigned long long)top[0].key : 0ULL);
 }
 
 /* hot_keys_topk() on counts past 2^31 (a long stream, or a counter
@@ -669,6 +689,82 @@ static void *update_then_commit(void *arg)
 	return NULL;
 }
 
+/* A statement on a connection opened beforehand; its result in rc. */
+struct stmt_on {
+	struct kit_db *db;
+	const char *sql;
+	int rc;
+	pthread_t th;
+};
+
+static void *exec_on(void *arg)
+{
+	struct stmt_on *q = arg;
+	q->rc = kit_db_exec(q->db, q->sql, 0, NULL);
+	return NULL;
+}
+
+/* One holder's transaction at the front of two waits: an UPDATE of row 1
+ * of posts, which holds the row's tuple lock (so a lock names the row),
+ * and an INSERT of a user id the holder inserted and has not committed,
+ * which waits on the holder's transactionid with no tuple lock (nothing
+ * names a row, as after the row changed hands, §2). A line is the
+ * transaction at its front (contain.h): one line, 2 waiting, named by the
+ * lock that names a row. A detector that groups by the row's name as well
+ * reports two lines behind one holder, the unnamed one beside the named
+ * one: which is what a line that re-formed after a commit looks like
+ * when one waiter holds the new version's tuple lock and the others none. */
+static void hot_rows_now__one_line_named_or_not(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[4];
+	int64_t pid, lined = 0;
+	int n = -1, rc = -1;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	struct kit_db *h = hold(t, 1, &pid);
+	assert_int_equal(kit_db_exec(h, "INSERT INTO users (id, name) VALUES (50, 'held')", 0, NULL), 0);
+	char upd[400], ins[400];
+	snprintf(upd, sizeof upd, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", t->place);
+	snprintf(ins, sizeof ins, "INSERT INTO users (id, name) VALUES (50, 'again') /* %s */",
+	         t->place);
+	struct stmt_on q[2] = {
+		{ .db = labtest_connect(t), .sql = upd },
+		{ .db = labtest_connect(t), .sql = ins },
+	};
+	int nq = 0;
+	for (; nq < 2 && lined == nq; nq++) {
+		pthread_create(&q[nq].th, NULL, exec_on, &q[nq]);
+		lined = wait_for_waiters(t, nq + 1);
+	}
+	if (lined == 2) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	}
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(h);
+	kit_db_close(h);
+	for (int i = 0; i < nq; i++)
+		pthread_join(q[i].th, NULL);
+	for (int i = 0; i < 2; i++)
+		kit_db_close(q[i].db);
+	expect_line(lined, 2, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect(n == 1 && rows[0].waiting == 2 && rows[0].holder_pid == pid &&
+	          strcmp(rows[0].relation, "posts") == 0, "churn", "one holder's transaction with "
+	          "two waits behind it, an UPDATE of row 1 of posts (its tuple lock names the row) "
+	          "and an INSERT of a key the holder inserted (no lock names a row): expected one "
+	          "line, 2 waiting, behind pid %lld, named posts; got %d line(s), the first %s with "
+	          "%d waiting behind %d%s", (long long)pid, n, n >= 1 && rows[0].relation[0] ?
+	          rows[0].relation : "unnamed", n >= 1 ? rows[0].waiting : 0, n >= 1 ?
+	          rows[0].holder_pid : 0, n == 2 ? ". Two lines behind one holder: are the waits "
+	          "grouped by the row's name (relation, page, tuple) as well as by the transaction "
+	          "at the front? A line is the transaction at its front, named by a lock when one "
+	          "names the row, its unnamed waits included" : "");
+}
+
 /* The holder is whichever session the server happens to number: here the
  * one with the highest id of four opened beforehand, the other three
  * queueing behind it in turn. Servers hand out ids (pids, CONNECTION_ID())
@@ -743,7 +839,12 @@ static void hot_rows_now__holder_whatever_its_id(void **state)
 		assert_int_equal(kit_db_begin(c[i]), 0);
 		assert_int_equal(kit_db_exec(c[i], sql, 0, NULL), 0);
 	}
+	/* The holder writes inside a SAVEPOINT, as an ORM's nested
+	 * transaction does: on PostgreSQL the row's waiters then wait on the
+	 * subtransaction's xid, which the holder holds in pg_locks, while
+	 * pg_stat_activity.backend_xid names its top-level xid only. */
 	assert_int_equal(kit_db_begin(c[top]), 0);
+	assert_int_equal(kit_db_exec(c[top], "SAVEPOINT nested", 0, NULL), 0);
 	assert_int_equal(kit_db_exec(c[top], "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0,
 	                             NULL), 0);
 	lined = 0, nq = 0, rc = -1, n = -1;
@@ -769,12 +870,16 @@ static void hot_rows_now__holder_whatever_its_id(void **state)
 	lt_expect_int_hint(n, 1, "lines (row 1 with 3 waiters, each in a transaction older than "
 	                   "the holder's)", "signature");
 	lt_expect(rows[0].holder_pid == id[top] && rows[0].waiting == 3, "holder", "each waiter in "
-	          "a transaction that wrote before the holder's began: expected 3 waiting behind the "
-	          "holder, session %lld, got %d behind %d%s", (long long)id[top], rows[0].waiting,
+	          "a transaction that wrote before the holder's began, the holder's write inside a "
+	          "SAVEPOINT: expected 3 waiting behind the holder, session %lld, got %d behind %d%s",
+	          (long long)id[top], rows[0].waiting,
 	          rows[0].holder_pid, rows[0].holder_pid > 0 && rows[0].holder_pid != id[top] ?
 	          ": a waiter, whose transaction is older than the holder's; is the holder taken "
 	          "as the oldest transaction (smallest xid or trx_id, earliest xact_start) in the "
-	          "way, rather than the one holding the row?" : "");
+	          "way, rather than the one holding the row?" : rows[0].holder_pid == 0 ? ": no "
+	          "holder found; the waiters wait on the xid of the holder's subtransaction (its "
+	          "SAVEPOINT), which pg_stat_activity.backend_xid (the top-level xid) never names: "
+	          "take the holder from pg_locks, the granted transactionid lock" : "");
 }
 
 struct late_update {
@@ -2394,6 +2499,87 @@ static void like_waits_for_the_row(struct labtest *t, bool contain)
 	              "likes: the holder's and the like's");
 }
 
+/* Reads, on the like's own connection, the lock_timeout in force as its
+ * UPDATE of posts starts (pg_settings gives milliseconds): what the
+ * like set inside its transaction, exactly. */
+struct timeout_probe {
+	struct kit_db *db;
+	int64_t ms;          /* -1: no UPDATE seen */
+	atomic_bool inside;
+};
+
+static int setting_ms(void *arg, int ncols, const char *const *v)
+{
+	if (ncols >= 1 && v[0] != NULL)
+		*(int64_t *)arg = strtoll(v[0], NULL, 10);
+	return 0;
+}
+
+static void probe_timeout(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct timeout_probe *p = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || !lt_sql_is(sql, "UPDATE") || !lt_sql_names(sql, "posts") ||
+	    atomic_exchange(&p->inside, true))
+		return;
+	p->ms = -2;
+	kit_db_query(p->db, "SELECT setting FROM pg_settings WHERE name = 'lock_timeout'", 0, NULL,
+	             setting_ms, &p->ms);
+	atomic_store(&p->inside, false);
+}
+
+/* contain.h: lock_timeout_ms is how long the like's UPDATE may wait for
+ * the row. The like's own connection is asked, as its UPDATE starts, what
+ * lock_timeout is in force: exactly cfg.lock_timeout_ms, from 20 ms to a
+ * minute, not rounded to whole seconds ("lock waits are configured in
+ * seconds", as MySQL's innodb_lock_wait_timeout is), raised to a floor
+ * or capped at a ceiling of the app's own. Another app open beside it
+ * with another lock timeout changes nothing: the setting is the app's
+ * (cfg), not the process's (a static that the last contain_open wrote). */
+static void contain_like__lock_timeout_is_the_configured_one(void **state)
+{
+	struct labtest *t = *state;
+	static const int ms[] = { 20, 50, 150, 999, 1001, 2500, 7000, 10000, 60000 };
+	char err[512];
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+		struct contain_app app, other;
+		struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
+		                              .acquire_timeout_ms = 5000, .lock_timeout_ms = ms[i],
+		                              .contain = true };
+		struct contain_config cfg2 = cfg;
+		cfg2.lock_timeout_ms = ms[i] == 20 ? 60000 : 20;
+		lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+		lt_expect(contain_open(&other, &cfg2, err, sizeof err) == 0, NULL, "contain_open() of "
+		          "a second app: %s", err);
+		struct timeout_probe p = { .ms = -1 };
+		atomic_init(&p.inside, false);
+		assert_int_equal(kit_pool_get(app.likes, &p.db), 0);
+		kit_db_set_hook(p.db, probe_timeout, &p);
+		kit_pool_put(app.likes, p.db);
+		int rc = contain_like(&app, 1);
+		kit_db_set_hook(p.db, NULL, NULL);
+		contain_close(&other);
+		contain_close(&app);
+		lt_expect(rc == 0, NULL, "a contained like of a free row (lock timeout %d ms): %d", ms[i], rc);
+		lt_expect(p.ms >= 0, "lock-timeout", "a contained like (lock timeout %d ms) sent no "
+		          "UPDATE of posts on the likes' pool's connection, or its lock_timeout could "
+		          "not be read there (%lld)", ms[i], (long long)p.ms);
+		lt_expect(p.ms == ms[i], "lock-timeout", "a contained like with cfg.lock_timeout_ms = "
+		          "%d (another app open beside it with %d) sent its UPDATE with lock_timeout "
+		          "%lld ms in force on its connection: expected exactly %d. %s", ms[i],
+		          cfg2.lock_timeout_ms, (long long)p.ms, ms[i],
+		          p.ms == cfg2.lock_timeout_ms ? "That is the other app's: is the lock timeout "
+		          "kept where every app shares it (a static written by contain_open)? Read it "
+		          "from app->cfg" : p.ms > 0 && p.ms % 1000 == 0 && ms[i] % 1000 != 0 ? "Whole "
+		          "seconds: is it sent in seconds (PostgreSQL's lock_timeout is in milliseconds "
+		          "when no unit is given)?" : p.ms > ms[i] ? "Longer than asked: is it raised to "
+		          "a floor of the app's own?" : "Shorter than asked: is it capped, or cut?");
+		labtest_exec(t, "UPDATE posts SET likes = 0");
+	}
+}
+
 static void contain_like__naive_waits_for_the_row(void **state)
 {
 	like_waits_for_the_row(*state, false);
@@ -2939,6 +3125,7 @@ int main(void)
 		OWN_DB_PG(hot_rows_now__two_lines_beside_other_locks),
 		OWN_DB_PG(hot_rows_now__oldest_wait_of_any_kind),
 		OWN_DB_PG(hot_rows_now__one_line_whoever_queues_first),
+		OWN_DB_PG(hot_rows_now__one_line_named_or_not),
 		LABTEST_SQLITE(hot_rows_now__refused_on_sqlite),
 		OWN_DB_PG(hot_rows_now__query_fails),
 		OWN_DB_PG(hot_rows_now__names_a_table_beyond_the_search_path),
@@ -2953,6 +3140,7 @@ int main(void)
 		LABTEST_PG(contain_like__gives_up_after_one_wait),
 		LABTEST_PG(contain_like__naive_waits_for_the_row),
 		LABTEST_PG(contain_like__waits_out_its_lock_timeout),
+		LABTEST_PG(contain_like__lock_timeout_is_the_configured_one),
 		LABTEST_PG(contain_like__rolled_back_before_put_back),
 		LABTEST_PG(contain__login_survives_a_hot_row),
 		/* last, so that the line it reads, begun as the suite starts,
