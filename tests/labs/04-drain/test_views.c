@@ -1748,6 +1748,27 @@ static void recovery__tokens_and_counts_past_2_31(void **state)
 	                   1, "rows in applied_flushes for token 2^32 + 4 after a restart's flush: "
 	                   "views.h sets \"" VIEWS_TOKEN "\" to the largest applied (2^32 + 2) + 1, "
 	                   "and the park's INCR takes the next", "token");
+
+	/* A token of 13 digits (2^40 + 1): its park is "views:park:1099511627777",
+	 * 24 characters, by that whole name (a key built in 24 bytes is cut,
+	 * and every token with the same first digits shares it). */
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1099511627776LL), 0);   /* 2^40 */
+	planted_views(st, 23, 5);
+	crash_after_drain(st, db);
+	int64_t held = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_PARK_PREFIX "1099511627777", &held), 0);
+	lt_expect(held == 1, "token", "a crash after the drain under token 2^40 + 1 left %" PRId64
+	          " entries in \"" VIEWS_PARK_PREFIX "1099511627777\", not video 23's one: views.h "
+	          "names the park " VIEWS_PARK_PREFIX "<token>, the whole token (is the key built in "
+	          "a buffer too small for the prefix and 13 digits?)", held);
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect_int_hint(r, 5, "views written by the flush that recovers token 2^40 + 1's batch",
+	                   "token");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 1099511627777"),
+	                   1, "rows in applied_flushes for token 2^40 + 1", "token");
+	lt_expect_int_hint(db_views(t, 23), 5, "views of video 23 (5 parked under token 2^40 + 1)",
+	                   "token");
+	lt_expect_int_hint(parked_count(st), 0, "tokens listed as parked after the recovery", "token");
 	kit_store_free(st);
 }
 
@@ -2959,7 +2980,13 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
  * drained with its exact count, put back by a refused flush and written
  * to its own row: an id text or key cut short, an id read back through
  * an int, a pattern that takes digits only, a check that ids are
- * positive: each makes one of them come out wrong. */
+ * positive: each makes one of them come out wrong. Counts have an end
+ * below zero too (views.h: a delta taken back with DECRBY is taken like
+ * any other): video 8, with a row of 10 views, owes -4; the refused
+ * flush puts the -4 back and marks it, and the flush after it leaves 6
+ * in its row. A put-back that reads the count with digits only, marks
+ * a video only when it gives views back, or an upsert whose conflict
+ * arm adds only a delta above 0, each leaves video 8 wrong. */
 static void flush__ids_at_the_ends_of_the_domain(void **state)
 {
 	struct labtest *t = *state;
@@ -2988,6 +3015,8 @@ static void flush__ids_at_the_ends_of_the_domain(void **state)
 
 	for (int i = 0; i < 5; i++)
 		record(st, ids[i], i + 1);
+	labtest_exec(t, "INSERT INTO video_counts (video_id, views) VALUES (8, 10)");
+	planted_views(st, 8, -4);   /* 4 views of video 8 taken back (DECRBY) */
 	table_away(t);
 	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
 	table_back(t);
@@ -2997,11 +3026,23 @@ static void flush__ids_at_the_ends_of_the_domain(void **state)
 		          "flush video %" PRId64 " has a delta of %" PRId64 " (dirty: %d) in the store, not "
 		          "its %d views put back and marked", ids[i], delta(st, ids[i]), dirty(st, ids[i]),
 		          i + 1);
+	lt_expect(delta(st, 8) == -4 && dirty(st, 8), "put-back", "after a refused flush video 8 has a "
+	          "delta of %" PRId64 " (dirty: %d) in the store, not its -4 (views taken back with "
+	          "DECRBY) put back and marked: does the put-back read a count with digits only (a "
+	          "Lua pattern without the minus sign), or mark a video only when it gives views back "
+	          "(n > 0)? A delta below zero left unmarked is never flushed", delta(st, 8),
+	          dirty(st, 8));
 	flush_all(st, db);
 	for (int i = 0; i < 5; i++)
 		lt_expect(db_views(t, ids[i]) == i + 1, "flush", "video %" PRId64 " has %" PRId64 " views "
 		          "in the database after the flushes, not %d", ids[i], db_views(t, ids[i]), i + 1);
-	lt_expect_int_hint(db_total(t), 15, "views in the database", "flush");
+	lt_expect(db_views(t, 8) == 6, "flush", "video 8 had a row of 10 views and a delta of -4: after "
+	          "the flushes its row holds %" PRId64 ", not 6 (%s)", db_views(t, 8),
+	          db_views(t, 8) == 10 ? "the -4 never reached the row: does the upsert's conflict arm "
+	          "add only a delta above 0 (a WHERE excluded.views > 0, a GREATEST(..., 0)), or was "
+	          "the delta left unmarked in the store?" : "the -4 was applied a wrong number of times");
+	lt_expect_int_hint(db_total(t), 21, "views in the database (15 of the five videos, 6 of video 8)",
+	                   "flush");
 	kit_store_free(st);
 }
 
@@ -3834,7 +3875,7 @@ int main(void)
 		LABTEST_BOTH(flusher__deadline_is_one_interval_away),
 		LABTEST_BOTH(flusher__spurious_wakeup_is_not_a_stop),
 		LABTEST_BOTH(flusher__stats_and_stop_beside_a_flush),
-		LABTEST_BOTH(flush__ids_at_the_ends_of_the_domain),
+		LABTEST_ALL(flush__ids_at_the_ends_of_the_domain),
 		STORE_REDIS(flush__ids_at_the_ends_of_the_domain),
 		LABTEST_BOTH(flush__store_failure_while_refused),
 		LABTEST_BOTH(flusher__stop_resolves_a_parked_batch),
