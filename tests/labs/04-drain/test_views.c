@@ -3365,7 +3365,7 @@ static void flusher__locks_by_the_rules(void **state)
 	struct flusher_stats fs = { 0 };
 	schema(t);
 	long stray = lt_lock_stray_unlocks(), in_thread = lt_lock_stray_unlocks_in_started();
-	long attrs = lt_lock_uninit_condattrs();
+	long attrs = lt_lock_uninit_condattrs(), destroyed = lt_lock_destroyed_in_use();
 	record(st, 3, 10);
 	long starts = lt_thread_starts();
 	int rc = start_flusher(&f, st, own, 2, 100);
@@ -3386,6 +3386,12 @@ static void flusher__locks_by_the_rules(void **state)
 	          "flusher_stats or stop_flusher): an unlock whose pthread_mutex_lock is missing releases "
 	          "the lock the other thread may be holding, and the stats or the stop flag are read and "
 	          "written with no lock at all", bad, bad_thread, bad - bad_thread);
+	lt_expect(lt_lock_destroyed_in_use() == destroyed, "flush-loop", "stop_flusher destroyed the "
+	          "flusher's mutex or condition variable (%ld call(s)) while the thread that locks "
+	          "and waits on them was not yet joined: the thread may still be waking, taking the "
+	          "mutex or returning from its wait on it, and a destroyed mutex or condition variable "
+	          "is undefined to use. Join the thread first, then destroy them",
+	          lt_lock_destroyed_in_use() - destroyed);
 	lt_expect(lt_lock_uninit_condattrs() == attrs, "flush-loop", "pthread_condattr_setclock or "
 	          "pthread_cond_init was given a condition attribute that pthread_condattr_init never "
 	          "set up: its contents are whatever the stack held (call pthread_condattr_init first)");
