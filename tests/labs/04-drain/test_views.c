@@ -1441,6 +1441,22 @@ static void drain__takes_a_delta_below_zero(void **state)
  * returns an error, and the flushes after it put every view in the
  * database exactly once: nothing lost, nothing doubled, with a count past
  * 2^32 among them. */
+static int64_t parked_count(struct kit_store *st);
+
+/* The k-th statement a flush sends (1-based), for flush__every_step_can_fail. */
+struct kth_stmt {
+	int k, seen;
+	char sql[96];
+};
+
+static void kth_stmt_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct kth_stmt *s = arg;
+	(void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++s->seen == s->k)
+		snprintf(s->sql, sizeof s->sql, "%s", sql ? sql : "");
+}
+
 static void flush__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -1455,13 +1471,31 @@ static void flush__every_step_can_fail(void **state)
 			record(st, 1, 3);
 			record(st, 2, 5);
 			planted_views(st, 9, big);
+			struct kth_stmt ks = { k, 0, "" };
+			kit_db_set_hook(db, kth_stmt_hook, &ks);
 			lt_step_arm(how, k);
 			int64_t r = flush_views(st, db, 500);
 			bool fired = lt_step_disarm();
+			kit_db_set_hook(db, NULL, NULL);
 			if (fired)
 				lt_expect(r < 0, "put-back",
 				          "statement %d of the flush %s, yet flush_views returned %" PRId64
 				          " (an error was expected)", k, lt_step_what(how), r);
+			/* views.h: a statement the database refuses (a lock wait that
+			 * gave up too) puts the parked deltas back; only a failed
+			 * COMMIT leaves its batch parked */
+			if (fired && lt_step_refused(how) && strncmp(ks.sql, "COMMIT", 6) != 0 &&
+			    strncmp(ks.sql, "END", 3) != 0)
+				lt_expect(parked_count(st) == 0 && delta(st, 1) == 3 && delta(st, 2) == 5 &&
+				          delta(st, 9) == big, "put-back", "statement %d of the flush (\"%.60s\") "
+				          "%s: afterwards %" PRId64 " batch(es) are parked and the store holds "
+				          "deltas of %" PRId64 ", %" PRId64 " and %" PRId64 " for videos 1, 2 and 9, "
+				          "not 3, 5 and 2^32 + 3 put back (views.h: when the database refuses a "
+				          "statement, the parked deltas go back into the store, as record_view "
+				          "would have left them; only a failed COMMIT leaves the batch parked. Is "
+				          "a %s kept parked for the next flush's recovery?)", k, ks.sql,
+				          lt_step_what(how), parked_count(st), delta(st, 1), delta(st, 2),
+				          delta(st, 9), how == LT_STEP_BUSY ? "lock wait" : "refusal");
 			if (fired && how == LT_STEP_BUSY)
 				lt_expect(r == KIT_DB_BUSY, "report-failure", "statement %d of the flush was "
 				          "refused as a lock wait (KIT_DB_BUSY), yet flush_views returned %" PRId64
