@@ -2386,6 +2386,19 @@ static void token__every_failpoint_returns_an_error(void **state)
 		lt_expect(r == KIT_DB_ERR && hits == 1, "token", "flush_views with \"%s\" armed returned %"
 		          PRId64 " and hit it %ld times; views.h: it returns KIT_DB_ERR there at once",
 		          fps[i], r, hits);
+		/* views.h's windows: each failpoint finds the batch parked, its
+		 * views out of the deltas, and in the database only after the
+		 * commit. A failpoint placed elsewhere ("flush-mid-putback" after
+		 * the put-back) leaves its crash window untested. */
+		int64_t in_db = i == 2 ? 7 : 0;
+		lt_expect(parked_count(st) == 1 && store_total(st, 1, 2) == 0 && db_total(t) == in_db,
+		          "token", "at \"%s\" the flusher left %" PRId64 " batch(es) parked, %" PRId64
+		          " views in the deltas and %" PRId64 " in the database; views.h's window there is "
+		          "1 parked, 0 in the deltas and %" PRId64 " in the database (%s): is the "
+		          "failpoint where views.h puts it?", fps[i], parked_count(st),
+		          store_total(st, 1, 2), db_total(t), in_db, i == 0 ? "parked, nothing sent" :
+		          i == 1 ? "written, not committed" : i == 2 ? "committed, the park not deleted" :
+		          "refused, the views not yet put back");
 		flush_all(st, labtest_db(t));
 		lt_expect(db_views(t, 1) == 4 && db_views(t, 2) == 3, "token", "after a flush stopped at "
 		          "\"%s\" and the flushes after it, videos 1 and 2 have %" PRId64 " and %" PRId64
