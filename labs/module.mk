@@ -41,6 +41,7 @@ LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarr
 	-Wl,--wrap=pthread_cond_clockwait \
 	-Wl,--wrap=pthread_condattr_init,--wrap=pthread_condattr_destroy \
 	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init,--wrap=clock_gettime \
+	-Wl,--wrap=pthread_mutex_destroy,--wrap=pthread_cond_destroy \
 	-Wl,--wrap=qsort \
 	-Wl,--wrap=snprintf,--wrap=sprintf,--wrap=vsnprintf,--wrap=vsprintf
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@

@@ -48,6 +48,11 @@ int __wrap_pthread_condattr_init(pthread_condattr_t *a);
 int __wrap_pthread_condattr_destroy(pthread_condattr_t *a);
 int __wrap_pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clock);
 int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
+int __real_pthread_mutex_destroy(pthread_mutex_t *m);
+int __real_pthread_cond_destroy(pthread_cond_t *c);
+int __wrap_pthread_mutex_destroy(pthread_mutex_t *m);
+int __wrap_pthread_cond_destroy(pthread_cond_t *c);
+bool lt_thread_unreaped_no(long no);
 
 /* The kit's calls, renamed (threads.syms): handed on untracked. */
 int lt_kit_pthread_mutex_lock(pthread_mutex_t *m);
@@ -72,10 +77,13 @@ struct slot {
 	const void *m;           /* the mutex, or NULL: free */
 	pthread_t holder;
 	int depth;               /* > 0: held by holder (more than 1: recursive) */
+	long user;               /* the start number of the last started thread
+	                            that locked the mutex or waited on the
+	                            condition variable; -1: none */
 };
 
 static struct slot slots[SLOTS];
-static atomic_long stray, stray_started, uninit_attrs;
+static atomic_long stray, stray_started, uninit_attrs, destroyed_in_use;
 
 static void grab(struct slot *s)
 {
@@ -101,6 +109,7 @@ static struct slot *find(const void *m)
 		if (s->m == NULL) {
 			s->m = m;
 			s->depth = 0;
+			s->user = -1;
 			return s;
 		}
 		let_go(s);
@@ -119,7 +128,52 @@ static void took(pthread_mutex_t *m)
 		s->holder = pthread_self();
 		s->depth = 1;
 	}
+	if (lt_thread_is_started())
+		s->user = lt_thread_start_no();
 	let_go(s);
+}
+
+/* A started thread waits on c: it is c's user until it is reaped. */
+static void waits_on(pthread_cond_t *c)
+{
+	if (!lt_thread_is_started())
+		return;
+	struct slot *s = find(c);
+	if (s) {
+		s->user = lt_thread_start_no();
+		let_go(s);
+	}
+}
+
+/* The slot of m if it has one (grabbed), else NULL; never takes one. */
+static struct slot *find_existing(const void *m)
+{
+	uintptr_t h = ((uintptr_t)m >> 4) * 2654435761u;
+	for (int probe = 0; probe < 16; probe++) {
+		struct slot *s = &slots[(h + (uintptr_t)probe) % SLOTS];
+		grab(s);
+		if (s->m == m)
+			return s;
+		let_go(s);
+	}
+	return NULL;
+}
+
+/* A mutex or condition variable destroyed: counted when a started thread
+ * that used it is not reaped yet (neither joined nor detached and
+ * finished), by another thread. Its user is forgotten: the next object
+ * made at that address starts afresh. */
+static void destroyed(const void *m)
+{
+	struct slot *s = find_existing(m);
+	if (!s)
+		return;
+	long user = s->user;
+	s->user = -1;
+	s->depth = 0;
+	let_go(s);
+	if (user >= 0 && lt_thread_start_no() != user && lt_thread_unreaped_no(user))
+		atomic_fetch_add(&destroyed_in_use, 1);
 }
 
 /* Before an unlock or a wait: m leaves the caller; a stray unlock if the
@@ -282,6 +336,7 @@ int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
 
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
+	waits_on(c);
 	gives_up(m);
 	int rc = __real_pthread_cond_wait(c, m);
 	took(m);
@@ -303,6 +358,7 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
 {
 	long i = -1;
 	bool spurious = false;
+	waits_on(c);
 	if (lt_thread_is_started()) {
 		struct lt_wait w = { .deadline = *t, .clock = clock, .rc = -1,
 		                    .thread = lt_thread_start_no() };
@@ -520,6 +576,20 @@ int lt_kit_clock_gettime(clockid_t clock, struct timespec *ts) { return __real_c
 long lt_lock_stray_unlocks(void) { return atomic_load(&stray); }
 long lt_lock_stray_unlocks_in_started(void) { return atomic_load(&stray_started); }
 long lt_lock_uninit_condattrs(void) { return atomic_load(&uninit_attrs); }
+
+int __wrap_pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	destroyed(m);
+	return __real_pthread_mutex_destroy(m);
+}
+
+int __wrap_pthread_cond_destroy(pthread_cond_t *c)
+{
+	destroyed(c);
+	return __real_pthread_cond_destroy(c);
+}
+
+long lt_lock_destroyed_in_use(void) { return atomic_load(&destroyed_in_use); }
 
 /* ---- the kit's calls ---- */
 

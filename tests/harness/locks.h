@@ -4,7 +4,8 @@
  *
  * A lab's test binary is linked with -Wl,--wrap for pthread_mutex_lock,
  * _trylock, _timedlock, _unlock, pthread_cond_wait, _timedwait,
- * pthread_condattr_init, _destroy and pthread_cond_init (LABTEST_WRAP in
+ * pthread_condattr_init, _destroy, pthread_cond_init, pthread_mutex_destroy
+ * and pthread_cond_destroy (LABTEST_WRAP in
  * labs/module.mk): those calls made by the student's code and the
  * harness's go through locks.c first; the kit's go straight to the C
  * library under other names (tests/harness/threads.syms), untracked.
@@ -52,6 +53,14 @@ long lt_lock_stray_unlocks_in_started(void);
 /* pthread_condattr_setclock / pthread_cond_init calls given a condition
  * attribute that pthread_condattr_init had not set up. */
 long lt_lock_uninit_condattrs(void);
+
+/* pthread_mutex_destroy / pthread_cond_destroy calls (wrapped too) of a
+ * mutex a started thread locked, or a condition variable it waited on,
+ * made by another thread while that started thread was not yet reaped
+ * (threads.h: neither joined nor detached-and-finished): the thread may
+ * still use what was destroyed (stop_flusher tidying up before its
+ * pthread_join), whatever the timing. */
+long lt_lock_destroyed_in_use(void);
 
 /* What lt_thread_starts() (threads.h) said as the last pthread_cond_init
  * began, -1 before the first: a check that takes lt_thread_starts()

@@ -161,6 +161,16 @@ static struct tracked *find(pthread_t th)
 static long join_begun[LT_THREAD_SLOTS];
 static long njoin_begun;
 
+bool lt_thread_unreaped_no(long no)
+{
+	bool alive = false;
+	pthread_mutex_lock(&tlock);
+	for (int i = 0; i < LT_THREAD_SLOTS && !alive; i++)
+		alive = slots[i].used && slots[i].no == no;
+	pthread_mutex_unlock(&tlock);
+	return alive;
+}
+
 bool lt_thread_join_begun(long no)
 {
 	bool seen = false;

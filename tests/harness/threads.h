@@ -75,5 +75,8 @@ int lt_thread_settle(int ms);
  * (lt_thread_start_no in it) has begun: a check can tell a call that is
  * waiting for a thread to end from one that goes on beside it. */
 bool lt_thread_join_begun(long no);
+/* Whether the started thread whose start's number is no is still
+ * unreaped (neither joined nor detached-and-finished). */
+bool lt_thread_unreaped_no(long no);
 
 #endif

@@ -1441,6 +1441,22 @@ static void drain__takes_a_delta_below_zero(void **state)
  * returns an error, and the flushes after it put every view in the
  * database exactly once: nothing lost, nothing doubled, with a count past
  * 2^32 among them. */
+static int64_t parked_count(struct kit_store *st);
+
+/* The k-th statement a flush sends (1-based), for flush__every_step_can_fail. */
+struct kth_stmt {
+	int k, seen;
+	char sql[96];
+};
+
+static void kth_stmt_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct kth_stmt *s = arg;
+	(void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++s->seen == s->k)
+		snprintf(s->sql, sizeof s->sql, "%s", sql ? sql : "");
+}
+
 static void flush__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -1455,13 +1471,31 @@ static void flush__every_step_can_fail(void **state)
 			record(st, 1, 3);
 			record(st, 2, 5);
 			planted_views(st, 9, big);
+			struct kth_stmt ks = { k, 0, "" };
+			kit_db_set_hook(db, kth_stmt_hook, &ks);
 			lt_step_arm(how, k);
 			int64_t r = flush_views(st, db, 500);
 			bool fired = lt_step_disarm();
+			kit_db_set_hook(db, NULL, NULL);
 			if (fired)
 				lt_expect(r < 0, "put-back",
 				          "statement %d of the flush %s, yet flush_views returned %" PRId64
 				          " (an error was expected)", k, lt_step_what(how), r);
+			/* views.h: a statement the database refuses (a lock wait that
+			 * gave up too) puts the parked deltas back; only a failed
+			 * COMMIT leaves its batch parked */
+			if (fired && lt_step_refused(how) && strncmp(ks.sql, "COMMIT", 6) != 0 &&
+			    strncmp(ks.sql, "END", 3) != 0)
+				lt_expect(parked_count(st) == 0 && delta(st, 1) == 3 && delta(st, 2) == 5 &&
+				          delta(st, 9) == big, "put-back", "statement %d of the flush (\"%.60s\") "
+				          "%s: afterwards %" PRId64 " batch(es) are parked and the store holds "
+				          "deltas of %" PRId64 ", %" PRId64 " and %" PRId64 " for videos 1, 2 and 9, "
+				          "not 3, 5 and 2^32 + 3 put back (views.h: when the database refuses a "
+				          "statement, the parked deltas go back into the store, as record_view "
+				          "would have left them; only a failed COMMIT leaves the batch parked. Is "
+				          "a %s kept parked for the next flush's recovery?)", k, ks.sql,
+				          lt_step_what(how), parked_count(st), delta(st, 1), delta(st, 2),
+				          delta(st, 9), how == LT_STEP_BUSY ? "lock wait" : "refusal");
 			if (fired && how == LT_STEP_BUSY)
 				lt_expect(r == KIT_DB_BUSY, "report-failure", "statement %d of the flush was "
 				          "refused as a lock wait (KIT_DB_BUSY), yet flush_views returned %" PRId64
@@ -1667,6 +1701,23 @@ static void flush__store_failure_at_every_step(void **state)
 			lt_expect(parked_count(st) == 0 && store_total(st, 1, 4) == 0, "put-back",
 			          "after those flushes the store still has %" PRId64 " parked batches and %"
 			          PRId64 " views", parked_count(st), store_total(st, 1, 4));
+			/* no park left behind unlisted: the token's SREM and the
+			 * park's DEL are one step, or the park outlives its listing
+			 * and stays in the store for good */
+			int64_t last = 0, left = 0, at = 0;
+			assert_int_equal(kit_store_get(st, VIEWS_TOKEN, &last), 0);
+			for (int64_t tok = 1; tok <= last && tok <= 1000 && left == 0; tok++) {
+				char park[64];
+				snprintf(park, sizeof park, VIEWS_PARK_PREFIX "%" PRId64, tok);
+				assert_int_equal(kit_store_scard(st, park, &left), 0);
+				at = tok;
+			}
+			lt_expect(left == 0, "put-back", "the store %s its command %d of a flush; after the "
+			          "flushes that followed, nothing is listed in \"" VIEWS_PARKED "\" yet \""
+			          VIEWS_PARK_PREFIX "%" PRId64 "\" still holds %" PRId64 " entries: a park's "
+			          "delete (DEL the park, SREM its token) made as two commands, with the store "
+			          "failing between them, leaves a park no recovery will ever see (make them one "
+			          "script)", lose ? "lost the reply of" : "refused", k, at, left);
 			kit_store_free(st);
 			if (!fired)
 				break;
@@ -1748,6 +1799,27 @@ static void recovery__tokens_and_counts_past_2_31(void **state)
 	                   1, "rows in applied_flushes for token 2^32 + 4 after a restart's flush: "
 	                   "views.h sets \"" VIEWS_TOKEN "\" to the largest applied (2^32 + 2) + 1, "
 	                   "and the park's INCR takes the next", "token");
+
+	/* A token of 13 digits (2^40 + 1): its park is "views:park:1099511627777",
+	 * 24 characters, by that whole name (a key built in 24 bytes is cut,
+	 * and every token with the same first digits shares it). */
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1099511627776LL), 0);   /* 2^40 */
+	planted_views(st, 23, 5);
+	crash_after_drain(st, db);
+	int64_t held = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_PARK_PREFIX "1099511627777", &held), 0);
+	lt_expect(held == 1, "token", "a crash after the drain under token 2^40 + 1 left %" PRId64
+	          " entries in \"" VIEWS_PARK_PREFIX "1099511627777\", not video 23's one: views.h "
+	          "names the park " VIEWS_PARK_PREFIX "<token>, the whole token (is the key built in "
+	          "a buffer too small for the prefix and 13 digits?)", held);
+	r = flush_views(st, db, VIEWS_MAX_BATCH);
+	lt_expect_int_hint(r, 5, "views written by the flush that recovers token 2^40 + 1's batch",
+	                   "token");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 1099511627777"),
+	                   1, "rows in applied_flushes for token 2^40 + 1", "token");
+	lt_expect_int_hint(db_views(t, 23), 5, "views of video 23 (5 parked under token 2^40 + 1)",
+	                   "token");
+	lt_expect_int_hint(parked_count(st), 0, "tokens listed as parked after the recovery", "token");
 	kit_store_free(st);
 }
 
@@ -2331,6 +2403,19 @@ static void token__every_failpoint_returns_an_error(void **state)
 		lt_expect(r == KIT_DB_ERR && hits == 1, "token", "flush_views with \"%s\" armed returned %"
 		          PRId64 " and hit it %ld times; views.h: it returns KIT_DB_ERR there at once",
 		          fps[i], r, hits);
+		/* views.h's windows: each failpoint finds the batch parked, its
+		 * views out of the deltas, and in the database only after the
+		 * commit. A failpoint placed elsewhere ("flush-mid-putback" after
+		 * the put-back) leaves its crash window untested. */
+		int64_t in_db = i == 2 ? 7 : 0;
+		lt_expect(parked_count(st) == 1 && store_total(st, 1, 2) == 0 && db_total(t) == in_db,
+		          "token", "at \"%s\" the flusher left %" PRId64 " batch(es) parked, %" PRId64
+		          " views in the deltas and %" PRId64 " in the database; views.h's window there is "
+		          "1 parked, 0 in the deltas and %" PRId64 " in the database (%s): is the "
+		          "failpoint where views.h puts it?", fps[i], parked_count(st),
+		          store_total(st, 1, 2), db_total(t), in_db, i == 0 ? "parked, nothing sent" :
+		          i == 1 ? "written, not committed" : i == 2 ? "committed, the park not deleted" :
+		          "refused, the views not yet put back");
 		flush_all(st, labtest_db(t));
 		lt_expect(db_views(t, 1) == 4 && db_views(t, 2) == 3, "token", "after a flush stopped at "
 		          "\"%s\" and the flushes after it, videos 1 and 2 have %" PRId64 " and %" PRId64
@@ -2959,7 +3044,13 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
  * drained with its exact count, put back by a refused flush and written
  * to its own row: an id text or key cut short, an id read back through
  * an int, a pattern that takes digits only, a check that ids are
- * positive: each makes one of them come out wrong. */
+ * positive: each makes one of them come out wrong. Counts have an end
+ * below zero too (views.h: a delta taken back with DECRBY is taken like
+ * any other): video 8, with a row of 10 views, owes -4; the refused
+ * flush puts the -4 back and marks it, and the flush after it leaves 6
+ * in its row. A put-back that reads the count with digits only, marks
+ * a video only when it gives views back, or an upsert whose conflict
+ * arm adds only a delta above 0, each leaves video 8 wrong. */
 static void flush__ids_at_the_ends_of_the_domain(void **state)
 {
 	struct labtest *t = *state;
@@ -2988,6 +3079,8 @@ static void flush__ids_at_the_ends_of_the_domain(void **state)
 
 	for (int i = 0; i < 5; i++)
 		record(st, ids[i], i + 1);
+	labtest_exec(t, "INSERT INTO video_counts (video_id, views) VALUES (8, 10)");
+	planted_views(st, 8, -4);   /* 4 views of video 8 taken back (DECRBY) */
 	table_away(t);
 	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
 	table_back(t);
@@ -2997,11 +3090,23 @@ static void flush__ids_at_the_ends_of_the_domain(void **state)
 		          "flush video %" PRId64 " has a delta of %" PRId64 " (dirty: %d) in the store, not "
 		          "its %d views put back and marked", ids[i], delta(st, ids[i]), dirty(st, ids[i]),
 		          i + 1);
+	lt_expect(delta(st, 8) == -4 && dirty(st, 8), "put-back", "after a refused flush video 8 has a "
+	          "delta of %" PRId64 " (dirty: %d) in the store, not its -4 (views taken back with "
+	          "DECRBY) put back and marked: does the put-back read a count with digits only (a "
+	          "Lua pattern without the minus sign), or mark a video only when it gives views back "
+	          "(n > 0)? A delta below zero left unmarked is never flushed", delta(st, 8),
+	          dirty(st, 8));
 	flush_all(st, db);
 	for (int i = 0; i < 5; i++)
 		lt_expect(db_views(t, ids[i]) == i + 1, "flush", "video %" PRId64 " has %" PRId64 " views "
 		          "in the database after the flushes, not %d", ids[i], db_views(t, ids[i]), i + 1);
-	lt_expect_int_hint(db_total(t), 15, "views in the database", "flush");
+	lt_expect(db_views(t, 8) == 6, "flush", "video 8 had a row of 10 views and a delta of -4: after "
+	          "the flushes its row holds %" PRId64 ", not 6 (%s)", db_views(t, 8),
+	          db_views(t, 8) == 10 ? "the -4 never reached the row: does the upsert's conflict arm "
+	          "add only a delta above 0 (a WHERE excluded.views > 0, a GREATEST(..., 0)), or was "
+	          "the delta left unmarked in the store?" : "the -4 was applied a wrong number of times");
+	lt_expect_int_hint(db_total(t), 21, "views in the database (15 of the five videos, 6 of video 8)",
+	                   "flush");
 	kit_store_free(st);
 }
 
@@ -3324,7 +3429,7 @@ static void flusher__locks_by_the_rules(void **state)
 	struct flusher_stats fs = { 0 };
 	schema(t);
 	long stray = lt_lock_stray_unlocks(), in_thread = lt_lock_stray_unlocks_in_started();
-	long attrs = lt_lock_uninit_condattrs();
+	long attrs = lt_lock_uninit_condattrs(), destroyed = lt_lock_destroyed_in_use();
 	record(st, 3, 10);
 	long starts = lt_thread_starts();
 	int rc = start_flusher(&f, st, own, 2, 100);
@@ -3345,6 +3450,12 @@ static void flusher__locks_by_the_rules(void **state)
 	          "flusher_stats or stop_flusher): an unlock whose pthread_mutex_lock is missing releases "
 	          "the lock the other thread may be holding, and the stats or the stop flag are read and "
 	          "written with no lock at all", bad, bad_thread, bad - bad_thread);
+	lt_expect(lt_lock_destroyed_in_use() == destroyed, "flush-loop", "stop_flusher destroyed the "
+	          "flusher's mutex or condition variable (%ld call(s)) while the thread that locks "
+	          "and waits on them was not yet joined: the thread may still be waking, taking the "
+	          "mutex or returning from its wait on it, and a destroyed mutex or condition variable "
+	          "is undefined to use. Join the thread first, then destroy them",
+	          lt_lock_destroyed_in_use() - destroyed);
 	lt_expect(lt_lock_uninit_condattrs() == attrs, "flush-loop", "pthread_condattr_setclock or "
 	          "pthread_cond_init was given a condition attribute that pthread_condattr_init never "
 	          "set up: its contents are whatever the stack held (call pthread_condattr_init first)");
@@ -3834,7 +3945,7 @@ int main(void)
 		LABTEST_BOTH(flusher__deadline_is_one_interval_away),
 		LABTEST_BOTH(flusher__spurious_wakeup_is_not_a_stop),
 		LABTEST_BOTH(flusher__stats_and_stop_beside_a_flush),
-		LABTEST_BOTH(flush__ids_at_the_ends_of_the_domain),
+		LABTEST_ALL(flush__ids_at_the_ends_of_the_domain),
 		STORE_REDIS(flush__ids_at_the_ends_of_the_domain),
 		LABTEST_BOTH(flush__store_failure_while_refused),
 		LABTEST_BOTH(flusher__stop_resolves_a_parked_batch),
