@@ -1680,6 +1680,36 @@ static void like_post__refused_for_good_ends(void **state)
 	lt_expect_int_hint(like_post(db, 1, 7, NULL), 0, "the same like once the database is back",
 	                   "rollback");
 	lt_expect_int(counter(t), 1, "posts.likes");
+
+	/* PostgreSQL: a connection the server has really ended (its backend
+	 * terminated, and the kit has seen it: kit_db_connected() says 0).
+	 * The app's check is still called once: the header promises it per
+	 * call, whatever the database answers afterwards. */
+	if (t->engine != KIT_DB_POSTGRES)
+		return;
+	struct kit_db *gone = labtest_connect(t);
+	char sql[80];
+	snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%lld)", (long long)lt_session_id(gone));
+	labtest_exec(t, sql);
+	for (int i = 0; i < 100 && kit_db_connected(gone); i++) {
+		kit_db_exec(gone, "SELECT 1", 0, NULL);
+		if (kit_db_connected(gone))
+			util_sleep_ns(20 * 1000000LL);
+	}
+	bool dead = !kit_db_connected(gone);
+	atomic_store(&a.calls, 0);
+	int rc = dead ? like_post(gone, 1, 8, &app) : 0;
+	kit_db_close(gone);
+	lt_expect(dead, NULL, "the test's connection whose server process it ended still says it "
+	          "is connected");
+	lt_expect(atomic_load(&a.calls) == 1, "app-check", "on a connection the server had ended "
+	          "(kit_db_connected() 0), like_post() called the app's check %d times and returned "
+	          "%d: the check is called exactly once per call, whatever the database answers "
+	          "afterwards (a like that gives up before the check when the connection looks "
+	          "gone skips it)", atomic_load(&a.calls), rc);
+	lt_expect(rc < 0 && rc != HOT_ROW_DUPLICATE && rc != HOT_ROW_NO_POST &&
+	          rc != HOT_ROW_REFUSED, "rollback", "on a connection the server had ended, "
+	          "like_post() returned %d: expected the database's error", rc);
 }
 
 /* ---- nothing but the counter's row: a like paused before its UPDATE ---- */
