@@ -1583,7 +1583,7 @@ static void commit_meets(void *arg, enum kit_db_event ev, const char *sql, int64
 
 struct side_like {
 	struct kit_db *db;
-	int64_t post;
+	int64_t post, user;            /* user 0: user 7 */
 	const struct hot_row_app *app;
 	int rc;
 };
@@ -1591,9 +1591,11 @@ struct side_like {
 static void *like_side(void *arg)
 {
 	struct side_like *l = arg;
-	l->rc = like_post(l->db, l->post, 7, l->app);
+	l->rc = like_post(l->db, l->post, l->user ? l->user : 7, l->app);
 	return NULL;
 }
+
+#define CROWD 8                     /* likes at once whose checks all meet */
 
 static void init_meet(struct meet *m)
 {
@@ -1656,6 +1658,41 @@ static void like_post__two_likes_side_by_side(void **state)
 	struct hot_row_app app = { check_meets, &m };
 	two_likes(dbs, &app, rc);
 	int met_checks = atomic_load(&m.met);
+
+	/* Then CROWD likes at once, each on its own connection, users 100 on,
+	 * posts 1 and POST_B in turn: all their checks run together (a cap
+	 * of the process on checks running at once, "protect the spam
+	 * filter", makes likes queue for a check slot). */
+	struct kit_db *crowd[CROWD];
+	struct side_like cl[CROWD];
+	pthread_t cth[CROWD];
+	init_meet(&m);
+	m.need = CROWD;
+	for (int i = 0; i < CROWD; i++)
+		crowd[i] = labtest_connect(t);
+	for (int i = 0; i < CROWD; i++) {
+		cl[i] = (struct side_like){ .db = crowd[i], .post = i % 2 ? POST_B : 1, .user = 100 + i,
+		                            .app = &app, .rc = -999 };
+		if (pthread_create(&cth[i], NULL, like_side, &cl[i]) != 0)
+			fail_msg("pthread_create");
+	}
+	int crowd_ok = 0;
+	for (int i = 0; i < CROWD; i++) {
+		pthread_join(cth[i], NULL);
+		crowd_ok += cl[i].rc == 0;
+		kit_db_close(crowd[i]);
+	}
+	int met_crowd = atomic_load(&m.met);
+	lt_expect(crowd_ok == CROWD, NULL, "%d likes of posts 1 and %lld on %d connections at once: "
+	          "%d returned 0", CROWD, (long long)POST_B, CROWD, crowd_ok);
+	lt_expect(met_crowd == CROWD, "app-check", "%d likes on %d connections at once: only %d of "
+	          "their app checks found all the others running (each waited %d s inside for the "
+	          "rest): something lets only so many checks run at once (a semaphore of the "
+	          "process, a pool of workers for the check), so a like waits for other likes' checks "
+	          "where nothing but the counter's row may make it wait", CROWD, CROWD, met_crowd,
+	          MEET_MS / 1000);
+	labtest_exec(t, "DELETE FROM likes WHERE user_id >= 100");
+	labtest_exec(t, "UPDATE posts SET likes = likes - 4");
 
 	int met_commits = 2, rc2[2] = { 0, 0 };
 	if (t->engine != KIT_DB_SQLITE) {
