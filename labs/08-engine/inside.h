@@ -75,7 +75,12 @@ int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out);
  * can never name a post that does not exist, nor outlive its post (the
  * DELETE of a liked post is refused, not carried out on its likes too),
  * and so that likes of one post running at once add no MultiXacts on
- * PostgreSQL. */
+ * PostgreSQL. The guarantee holds against transactions in flight too (a
+ * like sent while its post's DELETE has not committed yet waits for it
+ * and is refused), which a check that reads without locking does not
+ * give. 0 means the tables are so: where posts or likes are there already
+ * and are not (INSIDE_SCHEMA's key is checked at each INSERT), return an
+ * error rather than 0, and never drop them (their rows stay). */
 int inside_keys_setup(struct kit_db *db);
 
 /* The like of Lab 01, given: BEGIN, INSERT the like, UPDATE the post's
