@@ -102,7 +102,9 @@ struct inside_retry {
  * ("REPEATABLE READ" or "SERIALIZABLE", not copied). When it fails to
  * serialize (KIT_DB_BUSY), roll back, wait, and try again: after the k-th
  * failure wait a random time between d/2 and d, where d = min(cap_ms,
- * base_ms * 2^(k-1)). Returns 0 once an attempt commits, INSIDE_GAVE_UP
+ * base_ms * 2^(k-1)): a duration, which a wall clock set back or
+ * forward meanwhile does not change (sleep it, or to a CLOCK_MONOTONIC
+ * deadline; not to a CLOCK_REALTIME one). Returns 0 once an attempt commits, INSIDE_GAVE_UP
  * after max_attempts failures, any other error at once. *attempts (if not
  * NULL) is set to the attempts made. PostgreSQL only. */
 int inside_count_retrying(struct kit_db *db, int64_t id, const char *level,

@@ -1416,6 +1416,31 @@ static void isolation__waits_follow_the_doubling(void **state)
 		          "2 x 2^%d) = %.0f): does the doubling start at base_ms, and is the cap "
 		          "applied to d?", k + 1, exact ? "asked for" : "took", v, d / 2, d, k, d);
 	}
+
+	/* Two failures more, the thread's wall clock (CLOCK_REALTIME) reading
+	 * an hour ahead of the kernel's until its first sleep, as when NTP or
+	 * an operator sets the clock back while a worker waits: a wait is a
+	 * duration, so nothing changes for nanosleep() or a CLOCK_MONOTONIC
+	 * deadline; a deadline on the wall clock (clock_nanosleep(CLOCK_REALTIME,
+	 * TIMER_ABSTIME, ...)) now lies an hour and d ahead. */
+	labtest_exec(t, "ALTER SEQUENCE attempts RESTART WITH 6");
+	struct timespec wall, mono;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	wall.tv_sec += 3600;
+	lt_sleeps_watch(&asked, 10 * policy.cap_ms, 2000);
+	lt_sleeps_freeze_clock(&wall, &mono);
+	lt_sleeps_deadline(30, "isolation__waits_follow_the_doubling");
+	rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	lt_sleeps_unwatch();
+	lt_expect(rc == 0 && attempts == 3, NULL, "two planted failures: %d after %d attempts",
+	          rc, attempts);
+	lt_expect(!asked.cut, "backoff", "with the wall clock reading an hour ahead of the kernel's "
+	          "when the wait was drawn (a clock then set back by an hour), a wait asked for %.1f "
+	          "s: the wait is measured on the wall clock, an absolute "
+	          "CLOCK_REALTIME deadline, and lasts as long as the clock's step. Sleep a duration "
+	          "(nanosleep), or to a CLOCK_MONOTONIC deadline, which no one sets",
+	          asked.first_cut_ms / 1000);
 }
 
 /* Waits of a second to weeks, asked for and never slept: base 1 ms, cap
