@@ -74,9 +74,7 @@ struct hot_row_app {
  * UPDATE to the COMMIT, so that stretch must be as short as it can be.
  * A like that finds the row held by another waits for it as long as the
  * connection's own limit allows (the caller's: kit_db_set_lock_timeout),
- * and sets no shorter one of its own; once that limit has passed it
- * returns KIT_DB_BUSY and does not try again on its own (no longer one
- * either: retrying a busy like is the caller's choice).
+ * and sets no shorter one of its own.
  *
  * Send it as a transaction of its own (kit_db_begin), the INSERT of the
  * like, the UPDATE of the counter, kit_db_commit: the checks watch those

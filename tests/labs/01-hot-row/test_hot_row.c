@@ -1471,65 +1471,6 @@ static void like_post__waits_for_a_held_counter(void **state)
 	lt_expect_int(counter(t), 1, "posts.likes after the like that waited");
 }
 
-/* The caller's lock wait, and no more: the connection's limit set to
- * 1 s, and the counter's row (SQLite: the write lock) held for longer.
- * The like answers KIT_DB_BUSY once that second has passed; it does not
- * try again on its own (a like run again after a pause waits the limit
- * again, and the caller that chose 1 s waits 2, 5, or for ever). */
-#define CALLER_WAIT_MS 1000
-#define BUSY_BY_MS     1900         /* the limit, and 0.9 s of a busy machine */
-
-struct release_later {
-	struct kit_db *holder;
-	atomic_int now;                 /* set by the check: let go at once */
-};
-
-static void *release_later(void *arg)
-{
-	struct release_later *r = arg;
-	for (int i = 0; i < 800 && !atomic_load(&r->now); i++)
-		util_sleep_ns(10 * 1000000LL);
-	kit_db_rollback(r->holder);
-	return NULL;
-}
-
-static void like_post__busy_once_the_callers_wait_is_over(void **state)
-{
-	struct labtest *t = *state;
-	struct kit_db *db = labtest_db(t);
-	make_post(t);
-	struct kit_db *holder = labtest_connect(t);
-	int held = kit_db_begin(holder);
-	if (held == 0 && t->engine != KIT_DB_SQLITE)
-		held = kit_db_exec(holder, "UPDATE posts SET likes = likes WHERE id = 1", 0, NULL);
-	lt_expect(held == 0, NULL, "the test's own hold of the counter: %s", kit_db_errmsg(holder));
-	lt_expect(kit_db_set_lock_timeout(db, CALLER_WAIT_MS) == 0, NULL, "the caller's lock wait "
-	          "of %d ms: %s", CALLER_WAIT_MS, kit_db_errmsg(db));
-	struct release_later r = { .holder = holder };
-	atomic_init(&r.now, 0);
-	pthread_t th;
-	lt_expect(pthread_create(&th, NULL, release_later, &r) == 0, NULL, "starting a thread");
-	int64_t start = kit_load_now_ns();
-	int rc = like_post(db, 1, 7, NULL);
-	int64_t took_ms = (kit_load_now_ns() - start) / 1000000;
-	atomic_store(&r.now, 1);
-	pthread_join(th, NULL);
-	kit_db_close(holder);
-	kit_db_set_lock_timeout(db, 0);
-	lt_expect(rc == KIT_DB_BUSY, "lock-wait", "with the counter held for 8 s and the caller's "
-	          "lock wait at %d ms, like_post() returned %d after %lld ms: expected KIT_DB_BUSY "
-	          "(%d) once the caller's wait was over", CALLER_WAIT_MS, rc, (long long)took_ms,
-	          KIT_DB_BUSY);
-	lt_expect(took_ms < BUSY_BY_MS, "lock-wait", "with the counter held and the caller's lock "
-	          "wait at %d ms, like_post() returned KIT_DB_BUSY after %lld ms (expected under "
-	          "%d): it tried again on its own after the wait timed out, so the caller that "
-	          "chose %d ms waited more than that. How long to wait is the caller's choice; "
-	          "KIT_DB_BUSY is the caller's to retry", CALLER_WAIT_MS, (long long)took_ms,
-	          BUSY_BY_MS, CALLER_WAIT_MS);
-	lt_expect_int(counter(t), 0, "posts.likes after a like answered KIT_DB_BUSY");
-	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 0, "likes after a like "
-	              "answered KIT_DB_BUSY");
-}
 
 /* ---- two likes at once, of two posts, on two connections ---- */
 
@@ -2142,7 +2083,6 @@ int main(void)
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
 		LABTEST_ALL(like_post__waits_for_a_held_counter),
-		LABTEST_ALL(like_post__busy_once_the_callers_wait_is_over),
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
 		LABTEST_BOTH(like_post__post_gone_while_liking),
 		LABTEST_ALL(like_post__two_posts_interleaved),
