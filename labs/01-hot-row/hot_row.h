@@ -67,7 +67,10 @@ struct hot_row_app {
  * leaves a block allocated.
  *
  * Many threads may call it for the same post at once: every like that
- * returned 0 is counted exactly once. The counter row is locked from its
+ * returned 0 is counted exactly once. Nothing in it makes one like wait
+ * for another but the counter's row lock: as many likes as the caller
+ * has connections run their app checks at once (no cap of its own on
+ * checks in flight). The counter row is locked from its
  * UPDATE to the COMMIT, so that stretch must be as short as it can be.
  * A like that finds the row held by another waits for it as long as the
  * connection's own limit allows (the caller's: kit_db_set_lock_timeout),

@@ -75,7 +75,12 @@ int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out);
  * can never name a post that does not exist, nor outlive its post (the
  * DELETE of a liked post is refused, not carried out on its likes too),
  * and so that likes of one post running at once add no MultiXacts on
- * PostgreSQL. */
+ * PostgreSQL. The guarantee holds against transactions in flight too (a
+ * like sent while its post's DELETE has not committed yet waits for it
+ * and is refused), which a check that reads without locking does not
+ * give. 0 means the tables are so: where posts or likes are there already
+ * and are not (INSIDE_SCHEMA's key is checked at each INSERT), return an
+ * error rather than 0, and never drop them (their rows stay). */
 int inside_keys_setup(struct kit_db *db);
 
 /* The like of Lab 01, given: BEGIN, INSERT the like, UPDATE the post's
@@ -97,7 +102,9 @@ struct inside_retry {
  * ("REPEATABLE READ" or "SERIALIZABLE", not copied). When it fails to
  * serialize (KIT_DB_BUSY), roll back, wait, and try again: after the k-th
  * failure wait a random time between d/2 and d, where d = min(cap_ms,
- * base_ms * 2^(k-1)). Returns 0 once an attempt commits, INSIDE_GAVE_UP
+ * base_ms * 2^(k-1)): a duration, which a wall clock set back or
+ * forward meanwhile does not change (sleep it, or to a CLOCK_MONOTONIC
+ * deadline; not to a CLOCK_REALTIME one). Returns 0 once an attempt commits, INSIDE_GAVE_UP
  * after max_attempts failures, any other error at once. *attempts (if not
  * NULL) is set to the attempts made. PostgreSQL only. */
 int inside_count_retrying(struct kit_db *db, int64_t id, const char *level,

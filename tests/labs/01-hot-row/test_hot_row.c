@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,7 +73,8 @@ enum what {
 	TX_STMT_,                          /* BEGIN, COMMIT or ROLLBACK starts */
 	STMT_END_,
 	KIT_TX_,                           /* the kit's own BEGIN, COMMIT or ROLLBACK starts */
-	WORK_START_, WORK_END_             /* the app's check, noted by check() */
+	WORK_START_, WORK_END_,            /* the app's check, noted by check() */
+	YIELD_                             /* the like gave its CPU away (sched_yield) */
 };
 
 struct trace {
@@ -101,6 +104,26 @@ static void note(struct trace *tr, enum what w, int64_t t_ns)
 		tr->out[tr->n] = tr->out_on ? out_bytes() : 0;
 		tr->n++;
 	}
+}
+
+/* sched_yield() and thrd_yield(), as the like calls them: noted in the
+ * trace of the thread's like (while one is being traced), then done. A
+ * yield with the lock held gives the CPU to another thread while every
+ * other like of the post waits for the row: microseconds on an idle
+ * machine, a whole time slice on a busy one. */
+static _Thread_local struct trace *yield_trace;
+
+int sched_yield(void)
+{
+	if (yield_trace)
+		note(yield_trace, YIELD_, kit_load_now_ns());
+	return (int)syscall(SYS_sched_yield);
+}
+
+void thrd_yield(void);
+void thrd_yield(void)
+{
+	(void)sched_yield();
 }
 
 static enum what classify(const char *sql)
@@ -521,7 +544,7 @@ static void like_post__counter_held_briefly(void **state)
 	struct app a = { .work_ms = WORK_MS, .trace = &tr };
 	struct hot_row_app app = { check, &a };
 	int64_t best_ns = INT64_MAX, base_ns = INT64_MAX, own_ns = INT64_MAX, wrote = 0;
-	int rounds = 0;
+	int rounds = 0, yields = 0;
 	make_post(t);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
 
@@ -536,7 +559,9 @@ static void like_post__counter_held_briefly(void **state)
 		struct capture cap;
 		tr.out_on = capture_start(&cap);
 		kit_db_set_hook(db, hook, &tr);
+		yield_trace = &tr;
 		int rc = like_post(db, 1, ++rounds, &app);
+		yield_trace = NULL;
 		kit_db_set_hook(db, NULL, NULL);
 		if (tr.out_on)
 			capture_stop(&cap);
@@ -573,6 +598,8 @@ static void like_post__counter_held_briefly(void **state)
 			own_ns = own;
 		if (tr.out_on)
 			wrote += tr.out[to] - tr.out[from];
+		for (int i = from; i < to; i++)
+			yields += tr.what[i] == YIELD_;
 		if (rounds >= 5 && best_ns < base_ns + HOLD_MARGIN_MS * 1000000LL &&
 		    own_ns < OWN_MARGIN_US * 1000LL)
 			break;
@@ -584,6 +611,14 @@ static void like_post__counter_held_briefly(void **state)
 	          "slow log shipper), and every other like of the post waits with it. Log before "
 	          "BEGIN or after COMMIT", t->engine == KIT_DB_SQLITE ? "SQLite: from BEGIN "
 	          "IMMEDIATE to COMMIT" : "from the counter's UPDATE to COMMIT", (long long)wrote,
+	          rounds);
+	/* However short it is here, a yield on a busy machine is a time slice. */
+	lt_expect(yields == 0, "counter-last",
+	          "while a like held the lock (%s), it called sched_yield() %d time(s) in %d likes: "
+	          "it gave its CPU to another thread while every other like of the post waited for "
+	          "the row (on a busy machine, a whole time slice). Nothing waits there, not even "
+	          "politely: COMMIT right after the UPDATE", t->engine == KIT_DB_SQLITE ? "SQLite: "
+	          "from BEGIN IMMEDIATE to COMMIT" : "from the counter's UPDATE to COMMIT", yields,
 	          rounds);
 	/* The fastest of up to 20: a busy machine that preempts the like
 	 * between two statements now and then does not fail it; a pause that
@@ -1239,6 +1274,17 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 	memset(&w, 0, sizeof w);
 	w.db = db;
 	make_post(t);
+	/* PostgreSQL: what the like's own transaction runs with, read at its
+	 * COMMIT by a deferred trigger (a SET LOCAL, or a set_config(name,
+	 * value, true) sent in a SELECT, leaves no SET in the text and is
+	 * gone once the transaction ends). */
+	if (t->engine == KIT_DB_POSTGRES)
+		labtest_exec(t, "CREATE TABLE like_settings (name text, setting text);"
+		             "CREATE FUNCTION note_like_settings() RETURNS trigger LANGUAGE plpgsql AS $f$"
+		             " BEGIN INSERT INTO like_settings SELECT name, setting FROM pg_settings;"
+		             " RETURN NULL; END $f$;"
+		             "CREATE CONSTRAINT TRIGGER note_like_settings AFTER INSERT ON likes"
+		             " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION note_like_settings()");
 
 	for (int start = 0; start < 2; start++) {
 		if (start == 1)
@@ -1272,6 +1318,25 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 		          "\"%s\" after: like_post changed a setting of the caller's connection and left "
 		          "it so (a SET or PRAGMA that outlives the call; SET LOCAL ends with the "
 		          "transaction)", before, after);
+		if (t->engine != KIT_DB_POSTGRES)
+			continue;
+		char inside[SETTINGS_LEN] = "";
+		lt_expect(kit_db_query(db, "SELECT COALESCE(string_agg(DISTINCT s.name || ' = ' ||"
+		                       " s.setting || ' (the session''s: ' || p.setting || ')', ', '), '')"
+		                       " FROM like_settings s JOIN pg_settings p USING (name)"
+		                       " WHERE s.setting IS DISTINCT FROM p.setting", 0, NULL, take_text,
+		                       inside) == 0, NULL, "reading the settings seen at the like's "
+		          "COMMIT: %s", kit_db_errmsg(db));
+		lt_expect(labtest_int(t, "SELECT count(DISTINCT name) FROM like_settings") > 0, NULL,
+		          "the test's deferred trigger on likes saw no like commit");
+		lt_expect(inside[0] == '\0', "session", "at the COMMIT of a like (a deferred trigger on "
+		          "likes read pg_settings there) %s: like_post set it for its own transaction "
+		          "(SET LOCAL, or set_config(name, value, true) sent in a SELECT). It ends with "
+		          "the transaction, but while it lasts it decides for the caller: "
+		          "synchronous_commit = off makes COMMIT return before the like is on disk, a "
+		          "lock_timeout makes the like give up on the hot row where the caller waits",
+		          inside);
+		labtest_exec(t, "DELETE FROM like_settings");
 	}
 }
 
@@ -1406,6 +1471,7 @@ static void like_post__waits_for_a_held_counter(void **state)
 	lt_expect_int(counter(t), 1, "posts.likes after the like that waited");
 }
 
+
 /* ---- two likes at once, of two posts, on two connections ---- */
 
 #define MEET_MS 5000               /* how long one like waits for the other to come */
@@ -1458,7 +1524,7 @@ static void commit_meets(void *arg, enum kit_db_event ev, const char *sql, int64
 
 struct side_like {
 	struct kit_db *db;
-	int64_t post;
+	int64_t post, user;            /* user 0: user 7 */
 	const struct hot_row_app *app;
 	int rc;
 };
@@ -1466,9 +1532,11 @@ struct side_like {
 static void *like_side(void *arg)
 {
 	struct side_like *l = arg;
-	l->rc = like_post(l->db, l->post, 7, l->app);
+	l->rc = like_post(l->db, l->post, l->user ? l->user : 7, l->app);
 	return NULL;
 }
+
+#define CROWD 8                     /* likes at once whose checks all meet */
 
 static void init_meet(struct meet *m)
 {
@@ -1531,6 +1599,41 @@ static void like_post__two_likes_side_by_side(void **state)
 	struct hot_row_app app = { check_meets, &m };
 	two_likes(dbs, &app, rc);
 	int met_checks = atomic_load(&m.met);
+
+	/* Then CROWD likes at once, each on its own connection, users 100 on,
+	 * posts 1 and POST_B in turn: all their checks run together (a cap
+	 * of the process on checks running at once, "protect the spam
+	 * filter", makes likes queue for a check slot). */
+	struct kit_db *crowd[CROWD];
+	struct side_like cl[CROWD];
+	pthread_t cth[CROWD];
+	init_meet(&m);
+	m.need = CROWD;
+	for (int i = 0; i < CROWD; i++)
+		crowd[i] = labtest_connect(t);
+	for (int i = 0; i < CROWD; i++) {
+		cl[i] = (struct side_like){ .db = crowd[i], .post = i % 2 ? POST_B : 1, .user = 100 + i,
+		                            .app = &app, .rc = -999 };
+		if (pthread_create(&cth[i], NULL, like_side, &cl[i]) != 0)
+			fail_msg("pthread_create");
+	}
+	int crowd_ok = 0;
+	for (int i = 0; i < CROWD; i++) {
+		pthread_join(cth[i], NULL);
+		crowd_ok += cl[i].rc == 0;
+		kit_db_close(crowd[i]);
+	}
+	int met_crowd = atomic_load(&m.met);
+	lt_expect(crowd_ok == CROWD, NULL, "%d likes of posts 1 and %lld on %d connections at once: "
+	          "%d returned 0", CROWD, (long long)POST_B, CROWD, crowd_ok);
+	lt_expect(met_crowd == CROWD, "app-check", "%d likes on %d connections at once: only %d of "
+	          "their app checks found all the others running (each waited %d s inside for the "
+	          "rest): something lets only so many checks run at once (a semaphore of the "
+	          "process, a pool of workers for the check), so a like waits for other likes' checks "
+	          "where nothing but the counter's row may make it wait", CROWD, CROWD, met_crowd,
+	          MEET_MS / 1000);
+	labtest_exec(t, "DELETE FROM likes WHERE user_id >= 100");
+	labtest_exec(t, "UPDATE posts SET likes = likes - 4");
 
 	int met_commits = 2, rc2[2] = { 0, 0 };
 	if (t->engine != KIT_DB_SQLITE) {
@@ -1615,6 +1718,36 @@ static void like_post__refused_for_good_ends(void **state)
 	lt_expect_int_hint(like_post(db, 1, 7, NULL), 0, "the same like once the database is back",
 	                   "rollback");
 	lt_expect_int(counter(t), 1, "posts.likes");
+
+	/* PostgreSQL: a connection the server has really ended (its backend
+	 * terminated, and the kit has seen it: kit_db_connected() says 0).
+	 * The app's check is still called once: the header promises it per
+	 * call, whatever the database answers afterwards. */
+	if (t->engine != KIT_DB_POSTGRES)
+		return;
+	struct kit_db *gone = labtest_connect(t);
+	char sql[80];
+	snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%lld)", (long long)lt_session_id(gone));
+	labtest_exec(t, sql);
+	for (int i = 0; i < 100 && kit_db_connected(gone); i++) {
+		kit_db_exec(gone, "SELECT 1", 0, NULL);
+		if (kit_db_connected(gone))
+			util_sleep_ns(20 * 1000000LL);
+	}
+	bool dead = !kit_db_connected(gone);
+	atomic_store(&a.calls, 0);
+	int rc = dead ? like_post(gone, 1, 8, &app) : 0;
+	kit_db_close(gone);
+	lt_expect(dead, NULL, "the test's connection whose server process it ended still says it "
+	          "is connected");
+	lt_expect(atomic_load(&a.calls) == 1, "app-check", "on a connection the server had ended "
+	          "(kit_db_connected() 0), like_post() called the app's check %d times and returned "
+	          "%d: the check is called exactly once per call, whatever the database answers "
+	          "afterwards (a like that gives up before the check when the connection looks "
+	          "gone skips it)", atomic_load(&a.calls), rc);
+	lt_expect(rc < 0 && rc != HOT_ROW_DUPLICATE && rc != HOT_ROW_NO_POST &&
+	          rc != HOT_ROW_REFUSED, "rollback", "on a connection the server had ended, "
+	          "like_post() returned %d: expected the database's error", rc);
 }
 
 /* ---- nothing but the counter's row: a like paused before its UPDATE ---- */
@@ -1833,6 +1966,14 @@ static void alloc_like_check(void *arg, int k, bool failed, int rc)
 		          "(a NULL parameter is SQL NULL, and the INSERT's NOT NULL then says "
 		          "KIT_DB_CONSTRAINT)?", k, rc, HOT_ROW_DUPLICATE, HOT_ROW_NO_POST,
 		          HOT_ROW_REFUSED);
+		/* hot_row.h: "KIT_DB_ERR, nothing written". A code of the C
+		 * library's (-ENOMEM) is none of the header's, and a caller that
+		 * retries KIT_DB_BUSY or reads the KIT_DB_* codes cannot tell
+		 * what it means. */
+		lt_expect(rc == KIT_DB_ERR, "alloc", "like_post with its "
+		          "allocation %d refused returned %d: expected KIT_DB_ERR (%d), as hot_row.h "
+		          "says for an allocation that fails (-ENOMEM, errno's code negated, is none of "
+		          "the KIT_DB_* codes a caller reads)", k, rc, KIT_DB_ERR);
 		lt_expect_int_hint(rows_of_user(l->t, l->user), 0, "rows of the like whose allocation "
 		                   "was refused", "alloc");
 		lt_expect_int_hint(counter(l->t), l->likes_before, "posts.likes after a like whose "
@@ -1865,8 +2006,27 @@ static void like_post__every_allocation_can_fail(void **state)
 	lt_alloc_each(&c);
 }
 
+/* One like on a thread of its own, which then ends. */
+struct like_on_thread {
+	struct kit_db *db;
+	const struct hot_row_app *app;
+	int64_t user;
+	int rc;
+};
+
+static void *like_on_thread(void *arg)
+{
+	struct like_on_thread *l = arg;
+	l->rc = like_post(l->db, 1, l->user, l->app);
+	return NULL;
+}
+
 /* like_post on each of its ways out (a like, a duplicate, a missing
- * post, a refusal, a statement the database refused): no block left. */
+ * post, a refusal, a statement the database refused): no block left.
+ * Then likes each on a new thread that ends afterwards: a block a thread
+ * keeps for its later likes (a _Thread_local or static buffer malloc'd
+ * at its first) is left allocated by the first, and lost with the
+ * thread. */
 static void like_post__nothing_left_allocated(void **state)
 {
 	struct labtest *t = *state;
@@ -1893,6 +2053,19 @@ static void like_post__nothing_left_allocated(void **state)
 			break;
 		lt_expect(rc < 0, NULL, "like_post with its statement %d refused returned %d", k, rc);
 		lt_alloc_expect_none_left(base, "a like whose statement was refused");
+	}
+	for (int i = 0; i < 2; i++) {
+		struct like_on_thread l = { .db = db, .app = &app, .user = 100 + i, .rc = -100 };
+		pthread_t th;
+		lt_expect(pthread_create(&th, NULL, like_on_thread, &l) == 0, NULL, "starting a thread");
+		pthread_join(th, NULL);
+		lt_expect_int(l.rc, 0, "a like on a thread of its own");
+		size_t live = lt_alloc_live();
+		lt_expect(live == base, "alloc", "%zd block(s) left allocated after a like on a thread "
+		          "of its own, which has ended: a block kept for the thread's later likes (a "
+		          "_Thread_local or static buffer malloc'd at its first like) is never freed, "
+		          "and is lost with each thread that ends; keep the like's text on its stack",
+		          (ssize_t)(live - base));
 	}
 }
 

@@ -728,6 +728,71 @@ static void versions__busy_while_another_checkpoints(void **state)
 
 /* ---- §3 Keys ---- */
 
+/* A like sent on a connection of its own while another transaction has
+ * deleted its post and not committed yet. */
+struct racing_like {
+	struct kit_db *db;
+	int64_t session;
+	atomic_int done;
+	int rc;
+};
+
+static void *like_into_deleted_post(void *arg)
+{
+	struct racing_like *l = arg;
+	l->rc = kit_db_exec(l->db, "INSERT INTO likes (post_id, user_id) VALUES (2, 5)", 0, NULL);
+	atomic_store(&l->done, 1);
+	return NULL;
+}
+
+/* The key holds against a DELETE that has not committed yet: a like of
+ * post 2 sent while another transaction has deleted post 2 waits for
+ * that transaction (the key's check locks the post row FOR KEY SHARE,
+ * which the DELETE's lock excludes; SQLite: the write lock), and is
+ * refused once it commits. A key kept by triggers that look with a plain
+ * SELECT (the like's: "is the post there?"; the post's: "has it any
+ * likes?") locks nothing: each sees the other not yet committed, both
+ * commit, and the like outlives its post. */
+static void like_races_delete(struct labtest *t)
+{
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
+	struct kit_db *deleter = labtest_connect(t);
+	int rc = kit_db_begin(deleter);
+	if (rc == 0)
+		rc = kit_db_exec(deleter, "DELETE FROM posts WHERE id = 2", 0, NULL);
+	lt_expect(rc == 0, NULL, "the test's DELETE of post 2, which has no like: %s",
+	          kit_db_errmsg(deleter));
+	struct racing_like l = { .db = labtest_connect(t) };
+	l.session = lt_session_id(l.db);
+	atomic_init(&l.done, 0);
+	pthread_t th;
+	lt_expect(pthread_create(&th, NULL, like_into_deleted_post, &l) == 0, NULL, "a thread");
+	/* until the like waits for the deleter (the servers show it; SQLite
+	 * waits on its busy handler: give it 300 ms), or has returned */
+	bool waited = false;
+	for (int i = 0; i < 500 && !atomic_load(&l.done) && !waited; i++) {
+		util_sleep_ns(10 * 1000000LL);
+		waited = t->engine == KIT_DB_SQLITE ? i >= 30
+		         : lt_lock_waiting(labtest_db(t), l.session) == 1;
+	}
+	bool early = atomic_load(&l.done);
+	rc = kit_db_commit(deleter);
+	pthread_join(th, NULL);
+	kit_db_close(deleter);
+	kit_db_close(l.db);
+	lt_expect(rc == 0, NULL, "the test's COMMIT of the DELETE of post 2 returned %d", rc);
+	int64_t orphans = labtest_int(t, "SELECT count(*) FROM likes l WHERE NOT EXISTS"
+	                                 " (SELECT 1 FROM posts p WHERE p.id = l.post_id)");
+	lt_expect(orphans == 0 && l.rc < 0, "guarantee",
+	          "a like of post 2 sent while another transaction had deleted post 2 and not "
+	          "committed yet returned %d %s; then the DELETE committed, and %" PRId64 " like(s) "
+	          "of a post that is gone are left: the key must hold against a DELETE still in "
+	          "flight. A foreign key's check locks the post row (FOR KEY SHARE) and waits for "
+	          "the DELETE; a trigger that looks with a plain SELECT locks nothing, so the like "
+	          "and the DELETE each see the other not yet committed, and both commit", l.rc,
+	          early ? "at once, without waiting for it" : "after waiting for it", orphans);
+}
+
 static void keys__like_needs_post(void **state)
 {
 	struct labtest *t = *state;
@@ -801,6 +866,27 @@ static void keys__like_needs_post(void **state)
 		                   "tables of posts and likes that survive a crash (is either UNLOGGED? "
 		                   "A crash empties those: every like and every count gone)",
 		                   "guarantee");
+	like_races_delete(t);
+
+	/* PostgreSQL: on tables that are there already but not so (INSIDE_SCHEMA
+	 * checks the key at each INSERT), a setup that returns 0 has made the
+	 * key what §3 asks; CREATE TABLE IF NOT EXISTS returns 0 and leaves
+	 * the tables as they were, and the likes keep adding MultiXacts. */
+	if (kit_db_engine(db) != KIT_DB_POSTGRES)
+		return;
+	labtest_exec(t, "DROP TABLE likes; DROP TABLE posts; DROP TABLE IF EXISTS counters");
+	labtest_exec(t, INSIDE_SCHEMA);
+	rc = inside_keys_setup(db);
+	if (rc != 0)
+		return;
+	int64_t immediate = labtest_int(t, "SELECT count(*) FROM pg_constraint WHERE contype = 'f'"
+	                                   " AND conrelid = 'likes'::regclass AND NOT condeferred");
+	lt_expect(immediate == 0, "multixact",
+	          "inside_keys_setup() returned 0 on a database whose posts and likes INSIDE_SCHEMA "
+	          "had made (the key checked at each INSERT), and %" PRId64 " key of likes is still "
+	          "checked at the INSERT: the likes go on adding MultiXacts. Does it CREATE TABLE IF "
+	          "NOT EXISTS? That leaves a table as it was; return the error (\"already exists\"), "
+	          "or make the key what it must be", immediate);
 }
 
 static int like_many(void *arg, struct kit_load_thread *th)
@@ -1330,6 +1416,31 @@ static void isolation__waits_follow_the_doubling(void **state)
 		          "2 x 2^%d) = %.0f): does the doubling start at base_ms, and is the cap "
 		          "applied to d?", k + 1, exact ? "asked for" : "took", v, d / 2, d, k, d);
 	}
+
+	/* Two failures more, the thread's wall clock (CLOCK_REALTIME) reading
+	 * an hour ahead of the kernel's until its first sleep, as when NTP or
+	 * an operator sets the clock back while a worker waits: a wait is a
+	 * duration, so nothing changes for nanosleep() or a CLOCK_MONOTONIC
+	 * deadline; a deadline on the wall clock (clock_nanosleep(CLOCK_REALTIME,
+	 * TIMER_ABSTIME, ...)) now lies an hour and d ahead. */
+	labtest_exec(t, "ALTER SEQUENCE attempts RESTART WITH 6");
+	struct timespec wall, mono;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	wall.tv_sec += 3600;
+	lt_sleeps_watch(&asked, 10 * policy.cap_ms, 2000);
+	lt_sleeps_freeze_clock(&wall, &mono);
+	lt_sleeps_deadline(30, "isolation__waits_follow_the_doubling");
+	rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	lt_sleeps_unwatch();
+	lt_expect(rc == 0 && attempts == 3, NULL, "two planted failures: %d after %d attempts",
+	          rc, attempts);
+	lt_expect(!asked.cut, "backoff", "with the wall clock reading an hour ahead of the kernel's "
+	          "when the wait was drawn (a clock then set back by an hour), a wait asked for %.1f "
+	          "s: the wait is measured on the wall clock, an absolute "
+	          "CLOCK_REALTIME deadline, and lasts as long as the clock's step. Sleep a duration "
+	          "(nanosleep), or to a CLOCK_MONOTONIC deadline, which no one sets",
+	          asked.first_cut_ms / 1000);
 }
 
 /* Waits of a second to weeks, asked for and never slept: base 1 ms, cap
@@ -1995,12 +2106,47 @@ static void commits__counts(void **state)
 
 struct trips { int statements, begins; };
 
+/* Statements in one text: 1, and one more for each ';' outside quotes
+ * ('...', "...", $tag$...$tag$) that has more than blanks after it. */
+static int statements_in(const char *sql)
+{
+	int n = 1;
+	for (const char *p = sql; *p; p++) {
+		if (*p == '\'' || *p == '"') {
+			const char *end = strchr(p + 1, *p);
+			if (!end)
+				break;
+			p = end;
+		} else if (*p == '$' && (p == sql || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+		                                    (p[-1] >= 'A' && p[-1] <= 'Z') ||
+		                                    (p[-1] >= '0' && p[-1] <= '9')))) {
+			const char *tag_end = strchr(p + 1, '$');
+			if (!tag_end || strspn(p + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+			                != (size_t)(tag_end - p - 1))
+				continue;
+			char tag[64];
+			size_t len = (size_t)(tag_end - p + 1);
+			if (len >= sizeof tag)
+				continue;
+			memcpy(tag, p, len);
+			tag[len] = '\0';
+			const char *close = strstr(tag_end + 1, tag);
+			if (!close)
+				break;
+			p = close + len - 1;
+		} else if (*p == ';' && p[1 + strspn(p + 1, " \t\r\n;")] != '\0') {
+			n++;
+		}
+	}
+	return n;
+}
+
 static void count_trips(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct trips *tr = arg;
-	(void)sql;
 	(void)t_ns;
-	tr->statements += ev == KIT_DB_STMT_START;
+	if (ev == KIT_DB_STMT_START)
+		tr->statements += sql ? statements_in(sql) : 1;
 	tr->begins += ev == KIT_DB_TX_BEGIN;
 }
 
@@ -2016,7 +2162,10 @@ static void one_trip__one_statement(void **state)
 	kit_db_set_hook(db, NULL, NULL);
 	lt_expect(rc == 0, NULL, "inside_like_one_statement(): %d, %s", rc, labtest_why(db));
 	lt_expect(tr.statements == 1 && tr.begins == 0, "one-statement",
-	          "expected one statement and no BEGIN, got %d statement(s), %d BEGIN",
+	          "expected one statement and no BEGIN, got %d statement(s), %d BEGIN (statements "
+	          "are counted in each text sent: \"INSERT ...; UPDATE ...\" is one round trip but "
+	          "two statements, and its UPDATE runs whatever the INSERT did; inside.h asks for "
+	          "one statement, a WITH ... INSERT ... RETURNING whose rows the UPDATE uses)",
 	          tr.statements, tr.begins);
 	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1, "posts.likes");
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 1, "rows in likes");
@@ -2034,6 +2183,31 @@ static void one_trip__duplicate_changes_nothing(void **state)
 	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1,
 	                   "posts.likes after a refused second like", "one-statement");
 	lt_expect_int(inside_like_one_statement(db, 1, 8), 0, "a like by user 8 afterwards");
+	/* PostgreSQL: a duplicate is refused before the counter's row is
+	 * touched, so it waits for no holder of that row: with another
+	 * transaction holding post 1's row and a lock wait of 1 s, the
+	 * duplicate is KIT_DB_CONSTRAINT, not KIT_DB_BUSY (a SELECT ... FOR
+	 * UPDATE of the post in the INSERT's SELECT "so it cannot be deleted
+	 * meanwhile" queues the duplicate for the hot row). */
+	if (t->engine == KIT_DB_POSTGRES) {
+		struct kit_db *holder = labtest_connect(t);
+		int held = kit_db_begin(holder);
+		if (held == 0)
+			held = kit_db_exec(holder, "UPDATE posts SET likes = likes WHERE id = 1", 0, NULL);
+		lt_expect(held == 0, NULL, "the test's hold of post 1: %s", kit_db_errmsg(holder));
+		lt_expect(kit_db_set_lock_timeout(db, 1000) == 0, NULL, "a lock wait of 1 s: %s",
+		          kit_db_errmsg(db));
+		int dup = inside_like_one_statement(db, 1, 7);
+		kit_db_set_lock_timeout(db, 0);
+		kit_db_rollback(holder);
+		kit_db_close(holder);
+		lt_expect(dup == KIT_DB_CONSTRAINT, "one-statement", "a second like by user 7 while "
+		          "another transaction held post 1's row returned %d, expected KIT_DB_CONSTRAINT "
+		          "(%d) at once: the duplicate waited for the counter's row%s. It is refused by "
+		          "the likes' key, before the post's row is touched: does the INSERT's SELECT "
+		          "lock the post (FOR UPDATE, FOR SHARE)?", dup, KIT_DB_CONSTRAINT,
+		          dup == KIT_DB_BUSY ? " until the 1 s lock wait ran out (KIT_DB_BUSY)" : "");
+	}
 	/* the ids are BIGINT (INSIDE_SCHEMA): a user and a post past 2^31 */
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1099511627776)");
 	int rc = inside_like_one_statement(db, 1099511627776LL, 1099511627777LL);
