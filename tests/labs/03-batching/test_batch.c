@@ -2110,6 +2110,37 @@ static void batch_like__ids_past_2_31(void **state)
 	          (long long)n1, (long long)n3);
 }
 
+/* PostgreSQL: run `what` (VACUUM, ANALYZE) on every table of the test's
+ * schema (the lab's own tables, whatever their names): VACUUM lets the
+ * next inserts reuse the space of deleted rows, ANALYZE gives the planner
+ * the row counts autovacuum would. Neither runs inside a transaction. */
+static int collect_table(void *arg, int ncols, const char *const *values)
+{
+	char (*names)[128] = arg;
+	for (int i = 0; i < 32; i++)
+		if (names[i][0] == '\0') {
+			if (ncols > 0 && values[0])
+				snprintf(names[i], sizeof names[i], "%s", values[0]);
+			return 0;
+		}
+	return 0;
+}
+
+static void each_table(struct labtest *t, const char *what)
+{
+	struct kit_db *db = labtest_db(t);
+	char names[32][128] = { { 0 } };
+	lt_expect(kit_db_query(db, "SELECT quote_ident(tablename) FROM pg_tables "
+	                           "WHERE schemaname = current_schema()", 0, NULL,
+	                       collect_table, names) == 0, NULL,
+	          "listing the schema's tables: %s", labtest_why(db));
+	for (int i = 0; i < 32 && names[i][0]; i++) {
+		char sql[4200];
+		snprintf(sql, sizeof sql, "%s %.127s", what, names[i]);
+		labtest_exec(t, sql);
+	}
+}
+
 /* One rollup moves at most BATCH_ROLLUP_MAX likes: 10,001 take two, on
  * every engine (MariaDB's DELETE is written apart, README §5: a LIMIT
  * dropped there is a rollup with no bound). The likes go in as one
@@ -2137,12 +2168,40 @@ static void batch_rollup__moves_at_most_the_max(void **state)
 	          "batch.h says the oldest first. A rollup that takes the newest first (ORDER BY "
 	          "id DESC) leaves the oldest likes behind for as long as more come than one "
 	          "rollup moves", POST + 1);
+	int64_t more = 0;
+	if (kit_db_engine(db) == KIT_DB_POSTGRES) {
+		/* The like left (user BATCH_ROLLUP_MAX's, of POST) is stored at
+		 * the end of the inbox's heap; VACUUM frees the space of the
+		 * 10,000 moved, and 10,000 newer likes fill it, stored before
+		 * the old one; ANALYZE, as autovacuum would, makes a scan of
+		 * the heap the cheapest plan. "LIMIT n" without "ORDER BY id"
+		 * then takes rows in the order the table stores them, which is
+		 * now not id order. */
+		each_table(t, "VACUUM");
+		lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+		for (int u = 0; u < BATCH_ROLLUP_MAX; u++)
+			lt_expect(batch_record_like(db, POST + 2, u) == 0, "one-per-user",
+			          "batch_record_like of user %d: %s", u, labtest_why(db));
+		lt_expect(kit_db_commit(db) == 0, NULL, "COMMIT: %s", labtest_why(db));
+		each_table(t, "ANALYZE");
+		more = BATCH_ROLLUP_MAX;
+		lt_expect(batch_rollup(db, &moved) == 0 && moved == BATCH_ROLLUP_MAX, "rollup",
+		          "after a VACUUM and 10,000 more likes, a rollup moved %lld, expected %d: %s",
+		          (long long)moved, BATCH_ROLLUP_MAX, labtest_why(db));
+		lt_expect(count(db, POST) == BATCH_ROLLUP_MAX, "rollup",
+		          "the one like left by the first rollup (post %d's) stayed in the inbox while "
+		          "a rollup moved 10,000 newer ones: batch.h says the oldest first. After a "
+		          "VACUUM the newer likes are stored in the space the moved ones left, before "
+		          "the old one, and a LIMIT with no ORDER BY id (or DELETE ... LIMIT n on "
+		          "MariaDB) takes rows in the order the table stores them: add ORDER BY id",
+		          POST);
+	}
 	lt_expect(batch_rollup(db, &moved) == 0 && moved == 1, "rollup",
 	          "the second rollup should move the 1 left, moved %lld", (long long)moved);
 	lt_expect(batch_rollup(db, &moved) == 0 && moved == 0, "rollup",
 	          "the third rollup should find nothing, moved %lld", (long long)moved);
-	lt_expect_int(count(db, POST) + count(db, POST + 1), BATCH_ROLLUP_MAX + 1,
-	              "count after the three rollups");
+	lt_expect_int(count(db, POST) + count(db, POST + 1) + count(db, POST + 2),
+	              BATCH_ROLLUP_MAX + 1 + more, "count after the rollups");
 }
 
 /* 1,007 posts pending (three upserts of 500, 500 and 7 rows) and a flush
@@ -2357,6 +2416,28 @@ static void batch_like__stores_who_liked_what(void **state)
  * (a PRAGMA synchronous = OFF or a SET synchronous_commit = off "for
  * speed" outlives the call and silently trades away every later
  * commit's durability on that connection). */
+/* The first statement of a call, its own or the kit's (kit_db_set_lock_timeout
+ * sends one), that sets a lock or statement timeout: batch.h says a call
+ * waits as long as its connection allows and sets none of its own, even
+ * one for its own transaction (SET LOCAL, SET STATEMENT ... FOR) that
+ * leaves the session looking untouched. */
+static void watch_timeouts(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	char *seen = arg;
+	static const char *const names[] = { "lock_timeout", "statement_timeout",
+	                                     "lock_wait_timeout", "max_statement_time",
+	                                     "busy_timeout" };
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL || seen[0])
+		return;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasestr(sql, names[i]) && (strcasestr(sql, "SET ") || strcasestr(sql, "set_config") ||
+		                                  strcasestr(sql, "PRAGMA"))) {
+			snprintf(seen, 256, "%s", sql);
+			return;
+		}
+}
+
 static void batch__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -2376,6 +2457,9 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 	};
 	struct batch_acc *acc = new_acc();
 	for (int i = 0; i < 7; i++) {
+		char timeout_sql[256] = "";
+		if (i != 6)
+			kit_db_set_hook(db, watch_timeouts, timeout_sql);
 		switch (i) {
 		case 1: like(db, POST, 1); break;
 		case 2: lt_expect(batch_like(db, POST, 1) == KIT_DB_CONSTRAINT, "one-per-user",
@@ -2394,6 +2478,13 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 			          "a flush with post_likes gone returned 0");
 			break;
 		}
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(timeout_sql[0] == '\0', "one-transaction", "%s set a timeout of its own: it "
+		          "sent \"%s\". batch.h: a call waits for a lock as long as its connection's "
+		          "lock timeout allows and sets none of its own, not even for its transaction "
+		          "(SET LOCAL, SET STATEMENT ... FOR): a rollup behind another rollup, or behind "
+		          "a like in flight on MariaDB, waits for it, and a like or a flush queues as "
+		          "long as the caller lets it", step[i], timeout_sql);
 		if (i == 6) {
 			/* the transaction and the settings as the refused flush left them */
 			lt_expect(lt_in_transaction(t, db) == 0, "one-transaction", "after %s the "

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "labs/06-money/money.h"
 #include "tests/harness/session.h"
@@ -87,7 +88,8 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id)
  * zero. Returns a description of the first fault, or NULL. */
 /* A statement money_reconcile() sends that writes or makes something: an
  * INSERT, UPDATE, DELETE, REPLACE or MERGE (or a WITH that names one), a
- * CREATE, DROP, ALTER or TRUNCATE, or a SELECT ... INTO a new table. The
+ * CREATE, DROP, ALTER or TRUNCATE, or a SELECT ... INTO a new table; or
+ * that locks: LOCK TABLE(S), a SELECT ... FOR UPDATE / FOR SHARE. The
  * first such statement is kept, cut short. */
 struct audit_writes {
 	int n;
@@ -101,7 +103,7 @@ static void audit_writes_hook(void *arg, enum kit_db_event ev, const char *sql, 
 	if (ev != KIT_DB_STMT_START || sql == NULL)
 		return;
 	static const char *const verbs[] = { "INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE",
-	                                     "CREATE", "DROP", "ALTER", "TRUNCATE" };
+	                                     "CREATE", "DROP", "ALTER", "TRUNCATE", "LOCK" };
 	bool writes = false;
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0] && !writes; i++)
 		writes = lt_sql_is(sql, verbs[i]) ||
@@ -110,6 +112,14 @@ static void audit_writes_hook(void *arg, enum kit_db_event ev, const char *sql, 
 	    (lt_sql_names(sql, "TEMP") || lt_sql_names(sql, "TEMPORARY") ||
 	     lt_sql_names(sql, "UNLOGGED") || lt_sql_names(sql, "TABLE")))
 		writes = true;
+	/* A read that locks what it reads (SELECT ... FOR UPDATE / FOR SHARE,
+	 * MariaDB's LOCK IN SHARE MODE) or a LOCK TABLE(S): "no sale may change
+	 * a balance while I count" stops every sale for the audit's length,
+	 * and a read-only replica refuses it. */
+	static const char *const row_locks[] = { "FOR UPDATE", "FOR SHARE", "FOR NO KEY UPDATE",
+	                                         "FOR KEY SHARE", "LOCK IN SHARE MODE" };
+	for (size_t i = 0; i < sizeof row_locks / sizeof row_locks[0] && !writes; i++)
+		writes = strcasestr(sql, row_locks[i]) != NULL;
 	if (writes && w->n++ == 0)
 		snprintf(w->first, sizeof w->first, "%s", sql);
 }
@@ -120,10 +130,12 @@ int audit_reads_only(struct kit_db *db, struct money_audit *out)
 	kit_db_set_hook(db, audit_writes_hook, &w);
 	int rc = money_reconcile(db, out);
 	kit_db_set_hook(db, NULL, NULL);
-	lt_expect(w.n == 0, "reconcile", "money_reconcile sent %d statement(s) that write or make "
-	          "something, the first \"%s\": money.h says the audit reads only (a temporary "
-	          "table is a write: it fails on a read-only replica; and a repair of the balances "
-	          "it found drifted hides from the next audit what this one found)", w.n, w.first);
+	lt_expect(w.n == 0, "reconcile", "money_reconcile sent %d statement(s) that write, make "
+	          "or lock something, the first \"%s\": money.h says the audit reads only (a "
+	          "temporary table is a write: it fails on a read-only replica; a repair of the "
+	          "balances it found drifted hides from the next audit what this one found; a LOCK "
+	          "TABLE or a read FOR UPDATE / FOR SHARE stops every sale while it counts, and a "
+	          "replica refuses it)", w.n, w.first);
 	return rc;
 }
 

@@ -230,9 +230,30 @@ static void transfer__fee_spread_over_subs(void **state)
 		lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 98 AND sub = %d", k),
 		                   6, what, "fee-subs");
 	}
+	/* Ids past 64 (MONEY_MAX_SUBS) and past 2^32: id % 3 of the whole id,
+	 * not of its low bits first (id & 63, or the id cut to 32 bits, then
+	 * % 3 is another sub-account), nor of anything else derived from it. */
+	static const int64_t far[] = { 100, 101, 102, ((int64_t)1 << 32) + 100,
+	                               ((int64_t)1 << 32) + 101, ((int64_t)1 << 32) + 102 };
+	int64_t want[3] = { 6, 6, 6 };
+	for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+		struct money_transfer s = { far[i], 1, 2, 20, 3 };
+		lt_expect_int(money_transfer(db, &three, &s), 0, "money_transfer with an id past 64 to "
+		              "fee account 98 with 3 sub-accounts");
+		want[far[i] % 3] += 3;
+	}
+	for (int k = 0; k < 3; k++) {
+		char what[200];
+		snprintf(what, sizeof what, "fee sub-account %d of 3 after ids 100..102 and 2^32 + "
+		         "100..102 too (id %% 3 of the whole id; id & 63, or the id cut to 32 bits, "
+		         "then %% 3 is another sub-account)", k);
+		lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 98 AND sub = %d", k),
+		                   want[k], what, "fee-subs");
+	}
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM entries WHERE account_id = 98"
 	                               " AND sub <> transfer_id % 3"), 0,
-	                   "fee entries not on sub-account id % 3", "fee-subs");
+	                   "fee entries not on sub-account id % 3 (ids past 64 and past 2^32 too)",
+	                   "fee-subs");
 	books_balance(t, "after fees spread over 4 and over 3 sub-accounts");
 }
 
@@ -365,14 +386,36 @@ static void gate_wait(struct gate *g, int limit_ms)
  * call waits behind it (lt_lock_waiting: pg_stat_activity, INNODB_TRX), the holder keeps it
  * 0.5 s more (1.2 s on MariaDB, whose shortest timeout is 1 s), then lets
  * go: each call must apply. The hold only makes the wait longer: a slower
- * machine cannot turn a right call into a wrong one. */
+ * machine cannot turn a right call into a wrong one. A timeout longer than
+ * the hold is seen in the statements the call sends (watch_timeouts). */
 struct waiter {
 	struct kit_db *db;
 	int what;                      /* 0 a sale, 1 a batch of one, 2 a payout */
 	int rc;
 	char error[256];
+	char timeout_sql[256];         /* the first statement that set a timeout */
 	atomic_bool done;
 };
+
+/* Any statement of the call, its own or the kit's (kit_db_set_lock_timeout
+ * sends one), that sets a lock or statement timeout: the hold above only
+ * catches a timeout shorter than itself, this catches one of any length
+ * (a call that "never waits for ever" gives up where money.h says it
+ * waits as long as its connection allows). */
+static void watch_timeouts(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct waiter *w = arg;
+	static const char *const names[] = { "lock_timeout", "statement_timeout",
+	                                     "lock_wait_timeout", "max_statement_time" };
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL || w->timeout_sql[0])
+		return;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasestr(sql, names[i]) && (strcasestr(sql, "SET ") || strcasestr(sql, "set_config"))) {
+			snprintf(w->timeout_sql, sizeof w->timeout_sql, "%s", sql);
+			return;
+		}
+}
 
 static void *waiter_main(void *arg)
 {
@@ -380,9 +423,11 @@ static void *waiter_main(void *arg)
 	struct money_fees fees = { FEE_ACCOUNT, 1 };
 	struct money_transfer s = { 4001 + w->what, 1, 2, 50, 5 };
 	int result = 99;
+	kit_db_set_hook(w->db, watch_timeouts, w);
 	w->rc = w->what == 0 ? money_transfer(w->db, &fees, &s)
 	      : w->what == 1 ? money_batch(w->db, &fees, &s, 1, &result)
 	                     : money_payout(w->db, &fees, 4003, 3, 60);
+	kit_db_set_hook(w->db, NULL, NULL);
 	if (w->what == 1 && w->rc == 0)
 		w->rc = result;
 	if (w->rc != 0)
@@ -442,6 +487,12 @@ static void money__waits_as_long_as_the_session_allows(void **state)
 		          "innodb_lock_wait_timeout ... FOR)? money.h: a call waits as long as its "
 		          "connection's lock timeout allows, and the fee row's queue is longer under load",
 		          what[k], k == 2 ? "fee sub-account's" : "buyer's", hold_ms, w.rc, w.error);
+		lt_expect(w.timeout_sql[0] == '\0', "rollback", "%s set a timeout of its own: it sent "
+		          "\"%s\". money.h: a call waits as long as its connection's lock timeout "
+		          "allows and sets no timeout of its own, not even for its own transaction "
+		          "(SET LOCAL, SET STATEMENT ... FOR) and not even a long one: a cap of 5 or "
+		          "10 s fails the sales that queue longer for the fee row under load",
+		          what[k], w.timeout_sql);
 	}
 	lt_expect_int_hint(balance(t, 1), 300, "buyer's balance after 100, a sale and a batch of 50",
 	                   "rollback");
