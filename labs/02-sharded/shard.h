@@ -27,6 +27,9 @@
  * A call that meets a row lock waits as long as its connection's lock
  * timeout allows (kit_db_set_lock_timeout; by default, without end): it
  * sets no shorter timeout of its own, not even for its own transaction.
+ * A statement refused as KIT_DB_BUSY (that wait timed out) ends the call:
+ * it rolls back and returns KIT_DB_BUSY at once, without retrying; the
+ * caller decides whether to try again.
  */
 #ifndef HOTROW_LAB02_SHARD_H
 #define HOTROW_LAB02_SHARD_H
