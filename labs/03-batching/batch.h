@@ -75,7 +75,11 @@ int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
  * is left to move, so the caller's loop may stop: a rollup that meets
  * likes another rollup holds waits for that one to end (one that skips
  * them, SKIP LOCKED or a lock tried without waiting, answers 0 while
- * likes are still uncounted). */
+ * likes are still uncounted). A rollup never makes a like fail: it takes
+ * no lock in the likes table, whose keys every like's duplicate check
+ * reads (on MariaDB a locking read or an UPDATE of likes takes next-key
+ * locks that deadlock with the likes being inserted). Keep what is left
+ * to move apart from likes, as the handout's inbox does. */
 int batch_rollup(struct kit_db *db, int64_t *moved);
 
 /* The rolled-up count of post_id (0 if it has no row) into *n. */

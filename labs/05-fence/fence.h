@@ -93,7 +93,9 @@ int fence_on_assign(void *arg, struct kit_log_consumer *c, int part);
  * or before), negative when it is not, so the log delivers it again (§4).
  * A record whose len is not sizeof(struct fence_event), shorter or
  * longer, is not an event: return a negative code and apply nothing of
- * the batch. */
+ * the batch. So is a batch of more than FENCE_MAX_VIDEOS distinct videos
+ * (never split it into several fenced runs: the fence moves once a
+ * batch). */
 int fence_handle(void *arg, int part, const struct kit_log_record *recs, int n);
 
 #endif

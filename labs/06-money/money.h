@@ -114,7 +114,11 @@ int money_transfer(struct kit_db *db, const struct money_fees *fees,
  * that fails leaves nothing behind and does not stop the others. Returns
  * 0 when the batch committed (results say what each did), or a negative
  * KIT_DB_* code when it did not: then nothing of it was applied and
- * results[] means nothing. Batches that run at the same time should not
+ * results[] means nothing. The fees are the exception to "as
+ * money_transfer() would": each sale's fee entry is written with the sale,
+ * but the fee sub-accounts' balances are credited once each, with their
+ * sum, after the last sale and just before COMMIT, in sub-account order,
+ * so two batches never hold fee rows in a cycle. Batches that run at the same time should not
  * touch the same buyers or sellers in opposite orders: PostgreSQL would
  * end one of them with a deadlock (KIT_DB_BUSY), and it may be retried. */
 int money_batch(struct kit_db *db, const struct money_fees *fees,
