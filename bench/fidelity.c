@@ -13,7 +13,11 @@
  * a commit costs per waiter it wakes (the slope of the backends' CPU per
  * commit between 2 and 8 clients on one row), and one part of this
  * machine: how long a process woken from another core takes to run (two
- * threads waking each other across two cores). The engine then runs with
+ * threads waking each other across two cores). On every database one
+ * more part of the machine is measured: what a request costs after a
+ * pause that left the cores idle (one client, pauses of 0.05 to 2 ms;
+ * labs/driver/server.h, drv_probe_cold), which the engine charges to a
+ * CPU job that lands on a core idle that long. The engine then runs with
  * a herd hand-off and one shared log, whose flush has a CPU part: the
  * probe's CPU that the hold before the flush and the time outside cannot
  * hold (labs/driver/predict.c). From those parts only, the
@@ -164,6 +168,7 @@ struct fid {
 	double flush_ms;         /* one flush of the log */
 	struct drv_wake wake;    /* CPU per waiter a commit wakes */
 	double wake_lat_us;      /* this machine: a wake across cores, us */
+	struct drv_cold cold;    /* this machine: what a core idle long costs */
 	struct drv_burst burst;  /* two bursts on one row, measured */
 	double burst_engine_ms[2];   /* the engine's mean for each, lockmgr 0 */
 	double lockmgr_us;       /* what each co-woken waiter adds to a hand-off */
@@ -624,6 +629,9 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 	progress(f, name, c->clients, "one pause");
 	c->pause_ms = probe_pause(c->think_ms);
 	in.think_ms = c->pause_ms;
+	in.cold_after_us = f->cold.after_us;
+	in.cold_us = f->cold.us;
+	in.cold_per_ms = f->cold.per_ms;
 	if (f->postgres)
 		server_parts(f, &in);
 	struct drv_prediction p;
@@ -803,6 +811,20 @@ static int probe_server(struct fid *f)
 	return probe_lockmgr(f, sql);
 }
 
+/* This machine's cold cores: one client, the hot row's statement after
+ * pauses (labs/driver/server.h, drv_probe_cold). */
+static int probe_cold(struct fid *f)
+{
+	char sql[160], err[256];
+	progress(f, "the machine", 1, "a core idle a while");
+	snprintf(sql, sizeof sql, "UPDATE %s SET n = n + 1 WHERE id = 1", f->table);
+	if (drv_probe_cold(f->o.url, sql, f->o.quick ? 50 : 200, &f->cold, err, sizeof err) != 0) {
+		fprintf(stderr, "\n" CMD ": %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* MariaDB: the binary log and innodb_flush_log_at_trx_commit decide when
  * the row goes and whether a commit waits for a flush; then, if it
  * does, one flush as on PostgreSQL. */
@@ -942,6 +964,15 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 		json_num(f->postgres ? f->lockmgr_us : -1, 2);
 		fputs(",\"herd_bias\":", stdout);
 		json_num(f->postgres ? PG_HERD_BIAS : -1, 2);
+		printf(",\"cold_after_us\":%.0f,\"cold_us\":%.1f,\"cold_per_ms\":%.1f,"
+		       "\"cold_probe\":{\"back_to_back_us\":%.1f,\"pause_us\":[",
+		       f->cold.after_us, f->cold.us, f->cold.per_ms, f->cold.r0_us);
+		for (int k = 0; k < f->cold.npoints; k++)
+			printf("%s%.1f", k ? "," : "", f->cold.g_us[k]);
+		fputs("],\"extra_us\":[", stdout);
+		for (int k = 0; k < f->cold.npoints; k++)
+			printf("%s%.1f", k ? "," : "", f->cold.extra_us[k]);
+		fputs("]}", stdout);
 		fputs(",\"contend_us\":", stdout);
 		json_num(f->postgres ? f->contend_us : -1, 1);
 		fputs(",\"contend_alone_cpu_ms\":", stdout);
@@ -1061,6 +1092,14 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 			       f->burst.callers[0], f->burst.callers[1], f->burst.mean_ms[0],
 			       f->burst.mean_ms[1], f->burst_engine_ms[0], f->burst_engine_ms[1],
 			       f->lockmgr_us, f->contend_alone_ms, f->contend_us);
+		if (f->cold.after_us > 0)
+			printf("\n  the machine, before the cells: a request after a pause took "
+			       "%.0f us more past %.0f us of idle, %.0f us more for each further ms "
+			       "(back to back %.0f us)", f->cold.us, f->cold.after_us, f->cold.per_ms,
+			       f->cold.r0_us);
+		else
+			printf("\n  the machine, before the cells: no cold core seen (a request "
+			       "after a pause of up to 2 ms took as long as back to back)");
 		if (f->mysql && f->flush_ms > 0)
 			printf("\n  the server, before the cells: one redo log flush %.3f ms (in the "
 			       "hold above; %.3f ms of it CPU)", f->flush_ms, res[s].wal_cpu_ms);
@@ -1162,6 +1201,8 @@ int bench_fidelity_main(int argc, char **argv)
 		rc = probe_server(&f);
 	else if (rc == 0 && f.mysql)
 		rc = probe_innodb(&f);
+	if (rc == 0)
+		rc = probe_cold(&f);
 	for (int s = 0; rc == 0 && s < nshapes; s++)
 		rc = run_shape(&f, &res[s]);
 	double load1 = loadavg();

@@ -1448,6 +1448,7 @@ struct sim *sim_new(const struct sim_config *c)
 	s->end_us = c->seconds > 0 ? llround(c->seconds * 1e6) : 0;
 	s->path = sim_path_of(c->strategy);
 	s->host = &host;
+	sim_cpu_init(s);
 	s->nrows = sim_config_rows(c);
 	s->rows = xcalloc((size_t)s->nrows, sizeof *s->rows);
 	for (int i = 0; i < s->nrows; i++) {

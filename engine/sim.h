@@ -247,6 +247,18 @@ struct sim_config {
 	                                at fraction x of the queue (0 the
 	                                oldest, 1 the newest) is drawn with
 	                                weight e^(bias x); 0 = uniform */
+	double cold_after_us;        /* a CPU job that starts on a core idle for
+	                                at least this long, in us, pays
+	                                cold_us more work (the core coming out
+	                                of a deep idle: a virtual machine's
+	                                halted vCPU woken by its host, a power
+	                                state's exit, caches gone cold); the
+	                                core idled last is taken first; 0 =
+	                                never (with cores set) */
+	double cold_us;              /* that extra work at cold_after_us of
+	                                idle, in us ... */
+	double cold_per_ms;          /* ... growing by this many us for each
+	                                further ms the core idled */
 	double contend_us;           /* CPU, in us, that a request spends
 	                                because its row was locked when it came
 	                                (PostgreSQL: the lock table's entries,

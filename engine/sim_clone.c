@@ -30,7 +30,7 @@
 #include "engine/xmalloc.h"
 
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sim) == 182632,
+_Static_assert(sizeof(struct sim) == 182680,
                "struct sim changed: copy the new member in copy() of "
                "engine/sim_clone.c, then update this size");
 #endif
@@ -271,6 +271,8 @@ static struct sim *copy(const struct sim *s, struct how *h)
 	cap = compact ? s->cpu.n : s->cpu.cap;
 	d->cpu.jobs = dup(s->cpu.jobs, s->cpu.n, cap, sizeof *s->cpu.jobs, bytes);
 	d->cpu.cap = cap;
+	d->cpu.idle_at = s->cpu.idle_at ? dup(s->cpu.idle_at, (size_t)s->c.cores, (size_t)s->c.cores,
+	                                      sizeof *s->cpu.idle_at, bytes) : NULL;
 
 	d->rows = dup(s->rows, nrows, nrows, sizeof *s->rows, bytes);
 	for (size_t i = 0; i < nrows; i++)

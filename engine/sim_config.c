@@ -325,6 +325,9 @@ void sim_config_round(struct sim_config *c)
 	c->lockmgr_us = floor(c->lockmgr_us * 10 + 0.5) / 10;
 	c->herd_bias = floor(c->herd_bias * 100 + 0.5) / 100;
 	c->contend_us = floor(c->contend_us + 0.5);
+	c->cold_after_us = floor(c->cold_after_us + 0.5);
+	c->cold_us = floor(c->cold_us * 10 + 0.5) / 10;
+	c->cold_per_ms = floor(c->cold_per_ms * 10 + 0.5) / 10;
 }
 
 #define CHECK(cond, ...) do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)

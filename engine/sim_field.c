@@ -190,6 +190,17 @@ static const struct sim_field fields[] = {
 	    "herd: the draw favours the waiters who queued last, the one\n"
 	    "at fraction x of the queue (0 oldest, 1 newest) with weight\n"
 	    "e^(B x); 0 draws uniformly (PostgreSQL 15 here: about 1.3)"),
+	DBLZ("cold_after_us", "cold-after-us", cold_after_us, 0, 1e7, "never", 1, false,
+	    "US", "",
+	    "with --cores: a CPU job that starts on a core idle at least\n"
+	    "US us pays --cold-us more work (a halted vCPU woken by its\n"
+	    "host, a deep power state); the core idled last goes first"),
+	DBL("cold_us", "cold-us", cold_us, 0, 1e5, false,
+	    "US", "",
+	    "the work a cold core adds at --cold-after-us of idle, us"),
+	DBL("cold_per_ms", "cold-per-ms", cold_per_ms, 0, 1e5, false,
+	    "US", "",
+	    "... and how many us more for each further ms it idled"),
 	DBL("contend_us", "contend-us", contend_us, 0, 1e5, true,
 	    "US", "",
 	    "CPU a request spends once when its row is locked as it\n"

@@ -191,6 +191,11 @@ struct sim_cpu {
 	uint64_t seq;
 	uint64_t busy_jobs_us;    /* for the summary: work done so far */
 	uint32_t gen;             /* the pending EV_CPU's arg; older ones are stale */
+	/* cold cores (c.cold_after_us): when each idle core went idle, a
+	 * stack with the one idled last on top; c.cores - n of them */
+	int64_t *idle_at;
+	int nidle;
+	uint64_t cold_jobs;       /* for the summary: jobs that paid */
 };
 
 /* A like whose outcome became unclear: one of its attempts was orphaned
@@ -520,6 +525,7 @@ void sim_fix_view(const struct sim *s, struct sim_fix_view *out);   /* for the s
 /* sim_cpu.c */
 void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg);
 void sim_cpu_done(struct sim *s, uint32_t gen);         /* EV_CPU */
+void sim_cpu_init(struct sim *s);   /* after s->c is set, before any job */
 void sim_cpu_free(struct sim *s);
 
 /* sim_chain.c: reads of the count, the chain an old snapshot keeps */

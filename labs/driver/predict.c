@@ -103,6 +103,11 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	 * the rest of the server's CPU is spent outside the lock (a batch's
 	 * hundreds of statements before its one fee UPDATE). */
 	c->cores = in->cores;
+	if (in->cores > 0 && in->cold_after_us > 0) {
+		c->cold_after_us = in->cold_after_us;
+		c->cold_us = in->cold_us;
+		c->cold_per_ms = in->cold_per_ms;
+	}
 	double client = a->cpu_client_ms, db = a->cpu_db_ms > 0 ? a->cpu_db_ms : 0;
 	if (a->in_process && !buffered(in->strategy)) {
 		/* SQLite works in the caller's thread: the hold is its CPU. */
@@ -272,6 +277,10 @@ void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
 	         c->herd_bias,
 	         c->contend_us,
 	         c->wal_flush_ms, c->wal_cpu_ms, sim_wal_order_name(c->wal_order));
+	n = (int)strlen(buf);
+	if (c->cold_after_us > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " --cold-after-us %.0f --cold-us %.1f --cold-per-ms %.1f",
+		         c->cold_after_us, c->cold_us, c->cold_per_ms);
 }
 
 /* ---- the loaded run ---- */

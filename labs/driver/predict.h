@@ -49,6 +49,9 @@ struct drv_inputs {
 	int batch;                 /* the ledger: transfers a request carries
 	                              (configured; 0 or 1: one) */
 	int cores;                 /* CPUs here (default: what the system says) */
+	double cold_after_us;      /* this machine's cold cores (server.h:
+	                              drv_probe_cold); 0: none */
+	double cold_us, cold_per_ms;
 	double seconds;            /* how long the engine simulates (default 5;
 	                              shorter when the rate is high) */
 	double redis_op_us;        /* redis: one command's service time on the

@@ -19,6 +19,7 @@
 #include "kit/db.h"
 #include "labs/driver/probe.h"
 #include "labs/driver/server.h"
+#include "util/clock.h"
 #include "util/hist.h"
 
 /* Is pid a postgres process? Its comm starts "postgres". */
@@ -119,6 +120,111 @@ int drv_probe_flush(const char *url, const char *update_sql, int n, double *flus
 	}
 	double f = (util_hist_quantile(&commit, 0.5) - util_hist_quantile(&bare, 0.5)) / 1e6;
 	*flush_ms = f > 0 ? f : 0;
+	rc = 0;
+done:
+	kit_db_close(db);
+	pthread_mutex_unlock(&busy);
+	return rc;
+}
+
+/* ---- cold cores ---- */
+
+void drv_cold_fit(const double *g_us, const double *extra_us, int n, double r0_us,
+                  struct drv_cold *out)
+{
+	double noise = r0_us * 0.03 > 5 ? r0_us * 0.03 : 5, warm = 0;
+	int first = -1;
+
+	memset(out, 0, sizeof *out);
+	for (int i = 0; i < n; i++) {       /* the last warm point before the first cold */
+		if (extra_us[i] > noise) {
+			first = i;
+			break;
+		}
+		warm = g_us[i];
+	}
+	if (first < 0)
+		return;
+	out->after_us = (warm + g_us[first]) / 2;
+	if (out->after_us < r0_us)
+		out->after_us = r0_us;
+	/* extra = us + per_ms (g - after) / 1000 over the points from first */
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+	int m = 0;
+	for (int i = first; i < n; i++) {
+		double x = (g_us[i] - out->after_us) / 1000;
+		sx += x;
+		sy += extra_us[i];
+		sxx += x * x;
+		sxy += x * extra_us[i];
+		m++;
+	}
+	double d = m * sxx - sx * sx;
+	out->per_ms = m > 1 && d > 1e-12 ? (m * sxy - sx * sy) / d : 0;
+	if (out->per_ms < 0)
+		out->per_ms = 0;
+	out->us = (sy - out->per_ms * sx) / m;
+	if (out->us < 0) {                  /* through the origin at after_us instead */
+		out->us = 0;
+		out->per_ms = sxx > 1e-12 && sxy > 0 ? sxy / sxx : 0;
+	}
+}
+
+/* The probe's pauses, in ms: 0 first (back to back). */
+static const double cold_pause_ms[] = { 0, 0.05, 0.1, 0.2, 0.35, 0.5, 1, 2 };
+#define NPAUSE (int)(sizeof cold_pause_ms / sizeof cold_pause_ms[0])
+
+int drv_probe_cold(const char *url, const char *sql, int n, struct drv_cold *out,
+                   char *err, size_t errlen)
+{
+	static struct util_hist took[NPAUSE];     /* large: not on the stack */
+	static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
+	double slept_ns[NPAUSE] = { 0 }, g[NPAUSE - 1], extra[NPAUSE - 1];
+	_Static_assert(NPAUSE - 1 == DRV_COLD_POINTS, "a point for each pause");
+	struct kit_db *db = NULL;
+	int64_t ns;
+	int rc = -1, rounds = 10;
+
+	memset(out, 0, sizeof *out);
+	pthread_mutex_lock(&busy);
+	for (int k = 0; k < NPAUSE; k++)
+		util_hist_init(&took[k]);
+	if (kit_db_open(&db, url) != 0) {
+		say(db, "the cold-core probe cannot connect", err, errlen);
+		goto done;
+	}
+	for (int i = 0; i < 20; i++)              /* warm up */
+		if (kit_db_exec(db, sql, 0, NULL) != 0) {
+			say(db, "the cold-core probe's statement failed", err, errlen);
+			goto done;
+		}
+	/* rounds of n / rounds requests at each pause in turn, so that a
+	 * change in the machine's other work falls on every pause alike */
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < NPAUSE; k++)
+			for (int i = 0; i < (n + rounds - 1) / rounds; i++) {
+				if (cold_pause_ms[k] > 0) {
+					int64_t t0 = kit_load_now_ns();
+					util_sleep_ns((int64_t)(cold_pause_ms[k] * 1e6));
+					slept_ns[k] += (double)(kit_load_now_ns() - t0);
+				}
+				if (timed(db, sql, &ns) != 0) {
+					say(db, "the cold-core probe's statement failed", err, errlen);
+					goto done;
+				}
+				util_hist_add(&took[k], ns);
+			}
+	/* the median request, so one preempted request is not a cold core */
+	double r0 = util_hist_quantile(&took[0], 0.5) / 1e3;
+	for (int k = 1; k < NPAUSE; k++) {
+		g[k - 1] = slept_ns[k] / (double)took[k].count / 1e3;
+		extra[k - 1] = util_hist_quantile(&took[k], 0.5) / 1e3 - r0;
+	}
+	drv_cold_fit(g, extra, NPAUSE - 1, r0, out);
+	out->r0_us = r0;
+	out->npoints = NPAUSE - 1;
+	memcpy(out->g_us, g, sizeof g);
+	memcpy(out->extra_us, extra, sizeof extra);
 	rc = 0;
 done:
 	kit_db_close(db);

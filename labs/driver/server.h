@@ -36,7 +36,18 @@
  *   drv_burst_default(&b);  b.url = url;  b.sql = "UPDATE t SET n = n + 1 WHERE id = 1";
  *   drv_probe_burst(&b);   then b.mean_ms[0..1]; b.error on failure
  *   drv_wal_count(admin, &syncs, &commits);   before and after a run
+ *   struct drv_cold k;
+ *   drv_probe_cold(url, "UPDATE t SET n = n + 1 WHERE id = 1", 200, &k, err, sizeof err);
+ *   then k.after_us, k.us, k.per_ms (all 0: no cold cores seen)
  * Neither probe may use the run it is for; call them before it.
+ *
+ * drv_probe_cold() measures this machine's cold cores (engine/sim.h,
+ * cold_after_us): one client alone sends the statement back to back, and
+ * again after pauses of 0.05 to 2 ms, each request timed without its
+ * pause. A request after a pause that left the cores idle long enough
+ * takes longer (a halted vCPU woken through its host, a deep power
+ * state); drv_cold_fit() turns those points into the engine's three
+ * numbers.
  */
 #ifndef HOTROW_DRIVER_SERVER_H
 #define HOTROW_DRIVER_SERVER_H
@@ -132,5 +143,34 @@ void drv_burst_default(struct drv_burst *b);
 /* Returns 0, or -1 with b->error set (a connection refused, a statement
  * failed, out of threads). */
 int drv_probe_burst(struct drv_burst *b);
+
+/* A core's cost of idling, as the engine takes it: a job starting on a
+ * core idle g >= after_us pays us + per_ms (g - after_us) / 1000 more. */
+#define DRV_COLD_POINTS 7
+struct drv_cold {
+	double after_us, us, per_ms;
+	/* drv_probe_cold's points: the back-to-back request, and each
+	 * pause as slept with the extra its requests took (medians) */
+	double r0_us;
+	int npoints;
+	double g_us[DRV_COLD_POINTS], extra_us[DRV_COLD_POINTS];
+};
+
+/* The probe's points: pauses of g_us[i] (as slept, measured) made
+ * requests take extra_us[i] longer than back to back (which took r0_us).
+ * A point is cold when its extra is above the noise (5 us and 3 % of
+ * r0_us; the points are not kept in out); after_us falls halfway between the last warm pause and the
+ * first cold one, never below r0_us (back to back, a core idles less
+ * than one request, and the probe's own parts already hold what such
+ * idling costs); us and per_ms are the least-squares line through the
+ * cold points, at least 0 each. No cold point: all 0. */
+void drv_cold_fit(const double *g_us, const double *extra_us, int n, double r0_us,
+                  struct drv_cold *out);
+
+/* Time n requests of sql at each pause (the rounds interleaved), fit
+ * them into *out. Returns 0, or -1 with err set (no connection, a
+ * statement failed). */
+int drv_probe_cold(const char *url, const char *sql, int n, struct drv_cold *out,
+                   char *err, size_t errlen);
 
 #endif

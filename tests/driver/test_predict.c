@@ -273,6 +273,43 @@ static void drv_predict__cpu_the_hold_and_outside_cannot_hold_is_the_flushs(void
 	assert_float_equal(p.config.wal_cpu_ms, 0, 1e-9);
 }
 
+/* The numbers reach the engine only with cores, and sim_args names them. */
+static void drv_predict__cold_cores_in_the_config_and_sim_args(void **state)
+{
+	struct drv_parts a;
+	struct drv_inputs in;
+	struct drv_prediction p;
+	char args[640];
+
+	(void)state;
+	known_parts(&a, 0.2, 0.1);
+	a.cpu_client_ms = 0.05;
+	a.cpu_db_ms = 0.1;
+	drv_inputs_init(&in, SIM_NAIVE, 1, &a);
+	in.cores = 2;
+	in.think_ms = 1;
+	in.seconds = 2;
+	in.cold_after_us = 500;
+	in.cold_us = 20;
+	in.cold_per_ms = 10;
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_float_equal(p.config.cold_after_us, 500, 1e-9);
+	assert_float_equal(p.config.cold_us, 20, 1e-9);
+	assert_float_equal(p.config.cold_per_ms, 10, 1e-9);
+	drv_sim_args(&p, args, sizeof args);
+	assert_non_null(strstr(args, " --cold-after-us 500 --cold-us 20.0 --cold-per-ms 10.0"));
+	double cold = p.throughput_per_s;
+	in.cold_after_us = 0;
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_true(cold < p.throughput_per_s);
+	drv_sim_args(&p, args, sizeof args);
+	assert_null(strstr(args, "--cold"));
+	in.cold_after_us = 500;
+	in.cores = 0;                             /* no cores, no cold ones */
+	assert_int_equal(drv_predict(&in, &p, "test"), 0);
+	assert_float_equal(p.config.cold_after_us, 0, 1e-9);
+}
+
 static void drv_compare__refuses_a_prediction_made_after_its_run_began(void **state)
 {
 	(void)state;
@@ -302,6 +339,7 @@ int main(void)
 		cmocka_unit_test(drv_predict__closed_loop_from_the_parts),
 		cmocka_unit_test(drv_predict__herd_and_shared_log_from_the_server_parts),
 		cmocka_unit_test(drv_predict__cpu_the_hold_and_outside_cannot_hold_is_the_flushs),
+		cmocka_unit_test(drv_predict__cold_cores_in_the_config_and_sim_args),
 		cmocka_unit_test(drv_compare__refuses_a_prediction_made_after_its_run_began),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -168,6 +168,10 @@ static void sim_clone__every_part_ends_alike(void **state)
 	c.snapshot_for_s = 0.5;
 	c.walk_us = 1;
 	check_copies(&c, "CPUs, herd, shared log and reads");
+	c.cold_after_us = 50;     /* the cores' idle stack goes with the copy */
+	c.cold_us = 30;
+	c.cold_per_ms = 20;
+	check_copies(&c, "cold cores");
 
 	base(&c, "viral-post");
 	c.wal_flush_ms = 2;       /* one row's commits pile up behind a flush */

@@ -179,6 +179,77 @@ static void sim_run__cores_stretch_holds(void **state)
 }
 
 /* sim_new refuses a bad config instead of asserting. */
+/* A cold core (--cold-after-us): one caller thinking a constant 1 ms,
+ * its request 0.05 ms of its own CPU, 0.05 on the wire, then a 0.1 ms
+ * hold all CPU: 0.2 ms a request. The job after the pause starts on a
+ * core idle 1 ms, so each request pays cold_us + cold_per_ms (1 - T);
+ * with T at the wire's 0.05 the hold's job pays too; with T above the
+ * pause nothing does. In closed form, every request but the first (the
+ * run starts with its cores just gone idle). */
+static void cold_config(struct sim_config *c, double after_us, double us, double per_ms)
+{
+	simtest_config(c);
+	c->clients = 1;
+	c->think_ms = 1;
+	c->think_dist = SIM_DIST_CONST;
+	c->hold_ms = 0.1;
+	c->cpu_db_ms = 0.1;
+	c->outside_ms = 0.1;
+	c->cpu_client_ms = 0.05;
+	c->cores = 2;
+	c->seconds = 5;
+	c->cold_after_us = after_us;
+	c->cold_us = us;
+	c->cold_per_ms = per_ms;
+}
+
+static void sim_run__a_cold_core_costs_the_job_after_a_pause(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	cold_config(&c, 0, 0, 0);
+	simtest_run(&c, &o);
+	assert_near(o.latency_ms.mean, 0.2, 1e-6);
+	cold_config(&c, 500, 20, 10);             /* 20 + 10 x 0.5 ms = 25 us */
+	simtest_run(&c, &o);
+	assert_near(o.latency_ms.mean, 0.225, 1e-4);   /* the first: cores idle 0 */
+	assert_near(o.throughput_per_s, 1000.0 / 1.225, 0.002);
+	cold_config(&c, 50, 20, 0);               /* the hold's job too */
+	simtest_run(&c, &o);
+	assert_near(o.latency_ms.mean, 0.24, 1e-4);
+	cold_config(&c, 1001, 20, 10);            /* never idle that long */
+	simtest_run(&c, &o);
+	assert_near(o.latency_ms.mean, 0.2, 1e-6);
+}
+
+/* Cores that never go idle pay nothing: eight callers with no think time
+ * whose work is all CPU keep one core busy from the first job on, so a
+ * cold core changes not one request. */
+static void sim_run__busy_cores_never_go_cold(void **state)
+{
+	struct sim_config c;
+	struct sim_summary warm, cold;
+
+	(void)state;
+	simtest_config(&c);
+	c.clients = 8;
+	c.hold_ms = 1;
+	c.cpu_db_ms = 1;
+	c.outside_ms = 1;
+	c.cpu_client_ms = 1;
+	c.cores = 1;
+	c.seconds = 5;
+	simtest_run(&c, &warm);
+	c.cold_after_us = 1;
+	c.cold_us = 500;
+	simtest_run(&c, &cold);
+	assert_int_equal(cold.completed, warm.completed);
+	assert_near(cold.latency_ms.mean, warm.latency_ms.mean, 1e-12);
+	assert_near(cold.latency_ms.p99, warm.latency_ms.p99, 1e-12);
+}
+
 static void sim_new__refuses_bad_config(void **state)
 {
 	struct sim_config c;
@@ -229,6 +300,8 @@ int main(void)
 		cmocka_unit_test(sim_run__closed_loop_pool_limits_like_mva),
 		cmocka_unit_test(sim_run__outside_time_overlaps),
 		cmocka_unit_test(sim_run__cores_stretch_holds),
+		cmocka_unit_test(sim_run__a_cold_core_costs_the_job_after_a_pause),
+		cmocka_unit_test(sim_run__busy_cores_never_go_cold),
 		cmocka_unit_test(sim_new__refuses_bad_config),
 		cmocka_unit_test(sim_json__closed_loop_deterministic),
 	};
