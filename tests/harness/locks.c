@@ -96,9 +96,10 @@ static void let_go(struct slot *s)
 	atomic_flag_clear_explicit(&s->busy, memory_order_release);
 }
 
-/* The slot of m, taken if it has none, grabbed; NULL when m has none and
- * none near its place is free. */
-static struct slot *find(const void *m)
+/* The slot of m, grabbed. With take, one near its place is taken for m if
+ * it has none; NULL when m has none and (with take) none near its place
+ * is free. */
+static struct slot *lookup(const void *m, bool take)
 {
 	uintptr_t h = ((uintptr_t)m >> 4) * 2654435761u;
 	for (int probe = 0; probe < 16; probe++) {
@@ -106,7 +107,7 @@ static struct slot *find(const void *m)
 		grab(s);
 		if (s->m == m)
 			return s;
-		if (s->m == NULL) {
+		if (take && s->m == NULL) {
 			s->m = m;
 			s->depth = 0;
 			s->user = -1;
@@ -115,6 +116,11 @@ static struct slot *find(const void *m)
 		let_go(s);
 	}
 	return NULL;
+}
+
+static struct slot *find(const void *m)
+{
+	return lookup(m, true);
 }
 
 static void took(pthread_mutex_t *m)
@@ -148,15 +154,7 @@ static void waits_on(pthread_cond_t *c)
 /* The slot of m if it has one (grabbed), else NULL; never takes one. */
 static struct slot *find_existing(const void *m)
 {
-	uintptr_t h = ((uintptr_t)m >> 4) * 2654435761u;
-	for (int probe = 0; probe < 16; probe++) {
-		struct slot *s = &slots[(h + (uintptr_t)probe) % SLOTS];
-		grab(s);
-		if (s->m == m)
-			return s;
-		let_go(s);
-	}
-	return NULL;
+	return lookup(m, false);
 }
 
 /* A mutex or condition variable destroyed: counted when a started thread
