@@ -124,7 +124,7 @@ struct cell {
 	double think_ms;         /* each client's pause between its requests */
 	double pause_ms;         /* what one such pause takes here, probed before
 	                            the cell (a sleep ends late): the engine's */
-	char sim_args[512];      /* what the engine ran, less --clients */
+	char sim_args[768];      /* what the engine ran, less --clients */
 	bool lost;               /* a tool's turn failed twice: nothing measured */
 	double predicted, mva;   /* per second; mva < 0: n/a */
 	double other;            /* the engine under the other commit order;
@@ -150,7 +150,7 @@ struct shape_result {
 	struct drv_parts alone;
 	int ncells;
 	struct cell cells[MAX_LIST * MAX_LIST];
-	char sim_args[512];      /* the first cell's: what the engine ran, less --clients */
+	char sim_args[768];      /* the first cell's: what the engine ran, less --clients */
 	double wal_cpu_ms;       /* the flush's CPU part the probe's CPU leaves */
 };
 

@@ -112,11 +112,11 @@ static int64_t take_core(struct sim *s)
 	if (g < s->c.cold_after_us)
 		return 0;
 	us = s->c.cold_us + s->c.cold_per_ms * (g - s->c.cold_after_us) / 1000.0;
-	s->cpu.cold_jobs++;
 	return (int64_t)floor(us + 0.5);
 }
 
-/* n jobs ended: the cores they leave idle go idle now. */
+/* Jobs ended (was of them ran before): the cores they leave idle go idle
+ * now. */
 static void free_cores(struct sim *s, size_t was)
 {
 	size_t cores = (size_t)s->c.cores;

@@ -195,7 +195,6 @@ struct sim_cpu {
 	 * stack with the one idled last on top; c.cores - n of them */
 	int64_t *idle_at;
 	int nidle;
-	uint64_t cold_jobs;       /* for the summary: jobs that paid */
 };
 
 /* A like whose outcome became unclear: one of its attempts was orphaned
