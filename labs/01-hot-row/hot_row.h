@@ -38,7 +38,8 @@ enum {
 
 /* The application's own work for a like (a spam filter, a call to another
  * service): slow, milliseconds, and nothing to do with the database. It
- * returns 0 to let the like through, anything else to refuse it. It may be
+ * returns 0 to let the like through, anything else to refuse it (its
+ * return value is its answer: errno is not part of it). It may be
  * called from several threads at once. */
 struct hot_row_app {
 	int (*check)(void *arg, int64_t post_id, int64_t user_id);
@@ -51,12 +52,14 @@ struct hot_row_app {
  * Calls app->check exactly once (unless app or app->check is NULL) and
  * returns HOT_ROW_REFUSED, writing nothing, if it says no (any value but
  * 0, negative ones included), however long the check takes to answer:
- * the like waits for it (no deadline of its own). Otherwise writes
+ * the like waits for it (no deadline of its own) and takes its answer
+ * as it is, however late (a late yes is a yes). Otherwise writes
  * the like and the counter in one transaction, so that either both happen
  * or neither does: HOT_ROW_DUPLICATE if the user already liked the post,
  * HOT_ROW_NO_POST if the post does not exist, the failed call's own
  * negative KIT_DB_* code if the database failed (KIT_DB_BUSY for a lock
- * wait that timed out, which the caller may retry: app->check is still
+ * wait that timed out, and only for that: KIT_DB_ERR stays KIT_DB_ERR;
+ * the caller may retry a busy like: app->check is still
  * called once per like_post() call); in every one of those cases nothing changes and
  * the connection is ready for the next call. (One exception no code can
  * avoid: when COMMIT ran but its answer was lost, the like is there and an
@@ -76,8 +79,10 @@ struct hot_row_app {
  * connection's own limit allows (the caller's: kit_db_set_lock_timeout),
  * and sets no shorter one of its own.
  *
- * Send it as a transaction of its own (kit_db_begin), the INSERT of the
- * like, the UPDATE of the counter, kit_db_commit: the checks watch those
+ * Send it as a transaction of its own (kit_db_begin, at the isolation
+ * level the caller's connection has), the INSERT of the like, the UPDATE
+ * of the counter, kit_db_commit, and no other statement, now or every
+ * so many likes (a NOTIFY, a PRAGMA, a SELECT): the checks watch those
  * statements. The like in one statement, with no transaction around it,
  * is Lab 08's lesson, not this one's. On MariaDB an INSERT ... SELECT
  * FROM posts reads the post's row with a shared lock, so two likes of a

@@ -9,6 +9,7 @@
  * in the same run. On PostgreSQL and MariaDB a second connection also
  * looks for the counter's row lock while the like is inserted.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -63,6 +64,7 @@ struct app {
 	int work_ms;                   /* how long it takes */
 	struct trace *trace;           /* where to note start and end, or NULL */
 	int64_t post, user;            /* what the last call was given */
+	int leave_errno;               /* errno as the check leaves it, if not 0 */
 };
 
 /* ---- a trace of what happened, in order ---- */
@@ -164,6 +166,8 @@ static int check(void *arg, int64_t post_id, int64_t user_id)
 		util_sleep_ns((int64_t)a->work_ms * 1000000);
 	if (a->trace)
 		note(a->trace, WORK_END_, kit_load_now_ns());
+	if (a->leave_errno)
+		errno = a->leave_errno;
 	return a->answer;
 }
 
@@ -181,11 +185,19 @@ static void like_post__counts_one_like(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	struct app a = { 0 };
+	/* The check's answer is what it returns: one that says 0 after a
+	 * C library call inside it failed on the way (errno left at ENOENT,
+	 * as a lookup that missed leaves it) lets the like through. */
+	struct app a = { .leave_errno = ENOENT };
 	struct hot_row_app app = { check, &a };
 	make_post(t);
 
-	lt_expect_int(like_post(db, 1, 42, &app), 0, "like_post() of a new like");
+	int rc = like_post(db, 1, 42, &app);
+	lt_expect(rc != HOT_ROW_REFUSED, "app-check", "the app's check answered 0 (leaving errno at "
+	          "ENOENT, as a C library call inside it that failed on the way may) and like_post() "
+	          "returned HOT_ROW_REFUSED: is errno read after the check? Its answer is what it "
+	          "returns, nothing else");
+	lt_expect_int(rc, 0, "like_post() of a new like");
 	lt_expect_int(counter(t), 1, "posts.likes after one like");
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 42"), 1,
 	              "rows in likes for (post 1, user 42)");
@@ -209,7 +221,23 @@ struct shape {
 	bool after_update;             /* an UPDATE started, its transaction not ended */
 	int between;                   /* statements seen there */
 	char sql[120];                 /* the first of them */
+	int other;                     /* statements besides the like's own, anywhere */
+	char other_sql[120];           /* the first of them */
 };
+
+/* A like's own statements: its INSERT into likes, its UPDATE of posts,
+ * and the words that open and end its transaction (a SAVEPOINT and its
+ * RELEASE too). Anything else sent now and then (a NOTIFY, which makes
+ * every commit of the database wait for one lock; a PRAGMA
+ * wal_checkpoint, which waits for every reader of the file; a SELECT of
+ * the count for a log) is work of the like's that the other likes pay
+ * for. */
+static bool like_statement(const char *sql)
+{
+	return (lt_sql_is(sql, "INSERT") && lt_sql_names(sql, "likes")) ||
+	       (lt_sql_is(sql, "UPDATE") && lt_sql_names(sql, "posts")) ||
+	       classify(sql) == TX_STMT_ || lt_sql_is(sql, "SAVEPOINT") || lt_sql_is(sql, "RELEASE");
+}
 
 static struct shape shapes[THREADS];
 
@@ -217,6 +245,8 @@ static void shape_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t
 {
 	struct shape *s = arg;
 	(void)t_ns;
+	if (ev == KIT_DB_STMT_START && sql && !like_statement(sql) && s->other++ == 0)
+		snprintf(s->other_sql, sizeof s->other_sql, "%s", sql);
 	if (ev == KIT_DB_STMT_START && classify(sql) != TX_STMT_) {
 		if (classify(sql) == UPDATE_ && !s->after_update) {
 			s->after_update = true;
@@ -278,6 +308,21 @@ static void like_post__exact_under_threads(void **state)
 	          "locked for each of them. Is something done now and then after the UPDATE (a "
 	          "count read back for a log every so many likes)? Nothing but COMMIT goes there, "
 	          "on every like", between, first);
+	int other = 0;
+	first = "";
+	for (int i = 0; i < THREADS; i++) {
+		if (shapes[i].other && !other)
+			first = shapes[i].other_sql;
+		other += shapes[i].other;
+	}
+	lt_expect(other == 0, "transaction", "over 2,000 likes, like_post sent %d statement(s) besides "
+	          "its INSERT into likes, its UPDATE of posts and its BEGIN and COMMIT, the first: "
+	          "\"%s\". Whatever else a like sends, the other likes pay for: a NOTIFY (or "
+	          "pg_notify) in the transaction takes one lock of the whole database at COMMIT and "
+	          "keeps it while the log is flushed, so every like of every post commits one at a "
+	          "time; a PRAGMA wal_checkpoint waits for every reader and writer of the file; a "
+	          "SELECT of the count for a log line is a round trip more. A like sends its two "
+	          "writes in its own transaction, and nothing else, every time", other, first);
 }
 
 static void like_post__duplicate_changes_nothing(void **state)
@@ -954,6 +999,12 @@ static void like_post__every_step_can_fail(void **state)
 			          "timed out): like_post() returned %d, not KIT_DB_BUSY; a caller retries "
 			          "a busy like and gives up on an error, so return the failed call's own "
 			          "code", k, rc);
+			lt_expect(how == LT_STEP_BUSY || rc == 0 || rc == KIT_DB_ERR, "commit-result",
+			          "statement %d of the like %s (KIT_DB_ERR): like_post() returned %d, not "
+			          "KIT_DB_ERR; KIT_DB_BUSY tells the caller a lock wait timed out and a "
+			          "retry will do, so a failure (a connection gone, a COMMIT whose answer was "
+			          "lost) answered so is retried for as long as it lasts. Return the failed "
+			          "call's own code", k, lt_step_what(how), rc);
 			int64_t likes = counter(t), rows = labtest_int(t, "SELECT count(*) FROM likes");
 			lt_expect(likes == rows, "transaction",
 			          "statement %d of the like %s: posts.likes is %lld but likes holds %lld "
@@ -1155,6 +1206,18 @@ static void like_post__ids_past_2_31(void **state)
  * negative ones too, down to INT64_MIN, and INT64_MAX. An id printed as
  * unsigned (%llu, PRIu64) turns -5 into 18446744073709551611, which no
  * BIGINT holds. */
+struct zero_like {
+	struct kit_db *db;
+	int rc;
+};
+
+static void *like_zero(void *arg)
+{
+	struct zero_like *z = arg;
+	z->rc = like_post(z->db, 0, 0, NULL);
+	return NULL;
+}
+
 static void like_post__ids_at_the_ends_of_int64(void **state)
 {
 	struct labtest *t = *state;
@@ -1162,10 +1225,20 @@ static void like_post__ids_at_the_ends_of_int64(void **state)
 	labtest_exec(t, HOT_ROW_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (-5), (9223372036854775807), (0)");
 
-	int zero = like_post(db, 0, 0, NULL);
+	/* the first like of a new thread: a cache of the last id formatted
+	 * (per thread, "a hot post is formatted once") whose empty state is
+	 * 0 sends its empty text for post 0 */
+	struct zero_like z = { .db = db, .rc = -100 };
+	pthread_t th;
+	lt_expect(pthread_create(&th, NULL, like_zero, &z) == 0, NULL, "starting a thread");
+	pthread_join(th, NULL);
+	int zero = z.rc;
 	lt_expect(zero == 0 && labtest_int(t, "SELECT likes FROM posts WHERE id = 0") == 1, "int64",
-	          "a like of post 0 by user 0 returned %d, post 0's counter at %lld: 0 is an id like "
-	          "any other", zero, (long long)labtest_int(t, "SELECT likes FROM posts WHERE id = 0"));
+	          "a like of post 0 by user 0, the first like of a new thread, returned %d, post "
+	          "0's counter at %lld: 0 is an id like any other (is 0 the empty state of something "
+	          "kept between calls, a cache of the last id's text, so that post 0 is taken for "
+	          "\"already formatted\"?)", zero,
+	          (long long)labtest_int(t, "SELECT likes FROM posts WHERE id = 0"));
 	struct app seen = { 0 };
 	struct hot_row_app app = { check, &seen };
 	int a = like_post(db, -5, -7, NULL);
@@ -1290,7 +1363,8 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 		if (start == 1)
 			labtest_exec(t, t->engine == KIT_DB_SQLITE ? "PRAGMA synchronous = FULL"
 			                : t->engine == KIT_DB_MYSQL ? "SET SESSION innodb_lock_wait_timeout = 17"
-			                                            : "SET synchronous_commit = remote_write");
+			                : "SET synchronous_commit = remote_write;"
+			                  " SET default_transaction_isolation = 'repeatable read'");
 		if (start == 1 && t->engine == KIT_DB_SQLITE)
 			lt_expect(kit_db_set_lock_timeout(db, 60000) == 0, NULL, "the test's own busy "
 			          "wait of 60 s: %s", kit_db_errmsg(db));
@@ -1331,10 +1405,12 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 		          "the test's deferred trigger on likes saw no like commit");
 		lt_expect(inside[0] == '\0', "session", "at the COMMIT of a like (a deferred trigger on "
 		          "likes read pg_settings there) %s: like_post set it for its own transaction "
-		          "(SET LOCAL, or set_config(name, value, true) sent in a SELECT). It ends with "
+		          "(SET LOCAL, set_config(name, value, true) sent in a SELECT, or a BEGIN "
+		          "ISOLATION LEVEL of its own where the session runs at another). It ends with "
 		          "the transaction, but while it lasts it decides for the caller: "
 		          "synchronous_commit = off makes COMMIT return before the like is on disk, a "
-		          "lock_timeout makes the like give up on the hot row where the caller waits",
+		          "lock_timeout makes the like give up on the hot row where the caller waits, "
+		          "an isolation level overrules the one the caller chose for its connection",
 		          inside);
 		labtest_exec(t, "DELETE FROM like_settings");
 	}
@@ -1706,6 +1782,10 @@ static void like_post__refused_for_good_ends(void **state)
 		          "busy (KIT_DB_BUSY), like_post() returned %d: return the database's own "
 		          "code, so the caller can tell a lock wait that timed out (worth a retry) "
 		          "from a failure", rc);
+		lt_expect(i == 1 || rc == KIT_DB_ERR, "rollback", "with every statement refused with "
+		          "an error (KIT_DB_ERR, the database away for good), like_post() returned %d: "
+		          "return the database's own code; KIT_DB_BUSY tells the caller to try again, "
+		          "which it then does for as long as the database stays away", rc);
 		lt_expect(r.stmts < 200, "rollback", "with every statement refused%s, like_post() ran "
 		          "%d of them (the check stopped refusing after 200) and returned %d: a retry "
 		          "without a bound never ends while the database is away or the row stays held; "
@@ -1920,6 +2000,21 @@ static void like_post__waits_for_a_slow_check(void **state)
 	lt_expect_int_hint(atomic_load(&s.calls), 1, "calls of the app's check", "app-check");
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 0, "rows in likes after a refusal");
 	lt_expect_int(counter(t), 0, "posts.likes after a refusal");
+
+	/* And a check that takes 200 ms (hours on the like's own clock) and
+	 * says yes: the like goes through. A like that refuses whatever
+	 * answered late ("a slow filter is a degraded one: fail closed")
+	 * refuses a like the app let through. */
+	struct app yes = { .work_ms = 200 };
+	struct hot_row_app slow_yes = { check, &yes };
+	lt_clock_fast_this_thread(FAST_CLOCK);
+	rc = like_post(db, 1, 8, &slow_yes);
+	lt_clock_fast_this_thread(1);
+	lt_expect(rc == 0 && counter(t) == 1, "app-check", "an app check that took 200 ms (hours "
+	          "by the like's own clock here) and said yes: like_post returned %d, the counter "
+	          "at %lld, expected 0 and 1. The answer is what the check returns, however long "
+	          "it took (does the like refuse a check that answered late, \"fail closed\"?)",
+	          rc, (long long)counter(t));
 }
 
 /* ---- allocations ---- */
