@@ -100,13 +100,17 @@ struct inside_retry {
 
 /* Add 1 to counters.n of row id in a transaction at isolation `level`
  * ("REPEATABLE READ" or "SERIALIZABLE", not copied). When it fails to
- * serialize (KIT_DB_BUSY), roll back, wait, and try again: after the k-th
- * failure wait a random time between d/2 and d, where d = min(cap_ms,
- * base_ms * 2^(k-1)): a duration, which a wall clock set back or
- * forward meanwhile does not change (sleep it, or to a CLOCK_MONOTONIC
- * deadline; not to a CLOCK_REALTIME one). Returns 0 once an attempt commits, INSIDE_GAVE_UP
- * after max_attempts failures, any other error at once. *attempts (if not
- * NULL) is set to the attempts made. PostgreSQL only. */
+ * serialize (KIT_DB_BUSY: a serialization failure, or a deadlock or a
+ * lock wait, which the kit answers the same way; every one of them,
+ * whatever its message), roll back, wait, and try again (no wait before
+ * the first attempt): after the k-th failure wait a random time between
+ * d/2 and d, where d = min(cap_ms, base_ms * 2^(k-1)): a duration, which
+ * a wall clock set back or forward meanwhile does not change (sleep it,
+ * or to a CLOCK_MONOTONIC deadline; not to a CLOCK_REALTIME one).
+ * Returns 0 once an attempt commits, INSIDE_GAVE_UP after max_attempts
+ * failures to serialize, any other error at once (the last attempt's
+ * too). *attempts (if not NULL) is set to the attempts made. PostgreSQL
+ * only. */
 int inside_count_retrying(struct kit_db *db, int64_t id, const char *level,
                           const struct inside_retry *policy, int *attempts);
 
@@ -128,7 +132,8 @@ int inside_count_async(struct kit_db *db, int64_t id);
  * one without: there a like of a missing post writes nothing and is
  * INSIDE_NO_ROW, so the statement may not count on the key to refuse it).
  * KIT_DB_CONSTRAINT for a duplicate, refused before the counter's row is
- * touched: insert the like first and update the counter from the rows the
+ * touched (no lock on the post's row, not even FOR KEY SHARE, is taken
+ * before the likes' key has said yes): insert the like first and update the counter from the rows the
  * insert returned (a duplicate that updates the counter first locks the
  * hot row and writes a version of it for nothing). On SQLite (no round
  * trips: it runs in your process) it may simply call inside_like(). */

@@ -95,8 +95,10 @@ void lt_sleeps_unwatch(void)
 
 void lt_sleeps_note_attempt(void)
 {
-	if (watch)
+	if (watch) {
 		watch->attempts++;
+		watch->interrupted = false;
+	}
 	memset(read_ok, 0, sizeof read_ok);
 }
 
@@ -295,6 +297,11 @@ int usleep(useconds_t us)
 
 unsigned int sleep(unsigned int s)
 {
+	if (watch && watch->interrupt_sleep && !watch->interrupted && s > 0) {
+		watch->interrupted = true;      /* a signal came first: nothing slept */
+		watch->sleeps_interrupted++;
+		return s;
+	}
 	struct timespec ts = { (time_t)s, 0 }, rem = { 0, 0 };
 	if (nanosleep(&ts, &rem) == 0)
 		return 0;

@@ -59,6 +59,14 @@ struct lt_sleeps {
 	                           outside 0..999999999, or tv_sec below 0): they
 	                           sleep not at all */
 	long long first_malformed_sec, first_malformed_nsec;   /* the first one */
+	bool interrupt_sleep;   /* set after lt_sleeps_watch(): the first sleep()
+	                           of each wait returns at once with all its
+	                           seconds unslept, as when a signal arrives
+	                           before it has slept, and is not counted as
+	                           asked; a wait that does not sleep them again
+	                           asks less than it meant to */
+	bool interrupted;       /* ... done in this wait */
+	int sleeps_interrupted; /* ... in all */
 	bool frozen;            /* lt_sleeps_freeze_clock: the clock stands ... */
 	struct timespec frozen_realtime, frozen_monotonic;      /* ... here */
 };

@@ -994,16 +994,22 @@ static void isolation__exact_with_retries(void **state)
 
 /* The counter's updates fail to serialize for the first `fail` attempts:
  * a trigger raises the error; a sequence (which no rollback undoes)
- * counts the attempts. */
+ * counts the attempts. Every second failure is a deadlock (40P01), which
+ * the kit answers KIT_DB_BUSY as it does a serialization failure (40001):
+ * a retry that looks at the message for "serialize" gives up on it. */
 static void plant_failures(struct labtest *t, int fail)
 {
 	char sql[600];
 	labtest_exec(t, "CREATE SEQUENCE attempts");
 	snprintf(sql, sizeof sql,
-	         "CREATE FUNCTION flaky() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-	         " IF nextval('attempts') <= %d THEN RAISE EXCEPTION"
+	         "CREATE FUNCTION flaky() RETURNS trigger LANGUAGE plpgsql AS $$"
+	         " DECLARE k bigint := nextval('attempts'); BEGIN"
+	         " IF k <= %d AND k %% 2 = 0 THEN RAISE EXCEPTION"
+	         " 'deadlock detected (planted by the check)'"
+	         " USING ERRCODE = 'deadlock_detected'; END IF;"
+	         " IF k <= %d THEN RAISE EXCEPTION"
 	         " 'could not serialize access (planted by the check)'"
-	         " USING ERRCODE = 'serialization_failure'; END IF; RETURN NEW; END $$", fail);
+	         " USING ERRCODE = 'serialization_failure'; END IF; RETURN NEW; END $$", fail, fail);
 	labtest_exec(t, sql);
 	labtest_exec(t, "CREATE TRIGGER flaky BEFORE UPDATE ON counters"
 	                " FOR EACH ROW EXECUTE FUNCTION flaky()");
@@ -1311,14 +1317,31 @@ static void isolation__other_errors_not_retried(void **state)
 
 	struct inside_retry policy = { 5, 20, 80 };
 	int attempts = -1;
+	struct lt_sleeps s;
 	int64_t start = kit_load_now_ns();
+	lt_sleeps_watch(&s, 100, 1000);
 	int rc = inside_count_retrying(db, 2, "REPEATABLE READ", &policy, &attempts);
+	lt_sleeps_unwatch();
 	double ms = (double)(kit_load_now_ns() - start) / 1e6;
+	lt_expect(s.calls == 0, "retry", "a call whose one attempt did not fail to serialize (a "
+	          "missing row) asked to sleep %d time(s), %.1f ms the longest: a wait comes after "
+	          "a failure to serialize and before the next attempt, never before the first "
+	          "(callers that start together are spread by their failures' random waits)",
+	          s.calls, s.longest_ms);
 	lt_expect(rc == INSIDE_NO_ROW, "retry", "expected INSIDE_NO_ROW (%d) at once for counter "
 	          "row 2, which does not exist, got %d after %d attempts and %.0f ms%s",
 	          INSIDE_NO_ROW, rc, attempts, ms, rc == INSIDE_GAVE_UP ? " (INSIDE_GAVE_UP: an "
 	          "error that is not a serialization failure was retried as one)" : "");
 	lt_expect_int_hint(attempts, 1, "*attempts for a missing row", "retry");
+	/* the same with one attempt allowed: its error is the answer, not
+	 * INSIDE_GAVE_UP (a loop that tests the limit before the kind of
+	 * failure calls every error of the last attempt giving up) */
+	struct inside_retry one = { 1, 20, 80 };
+	rc = inside_count_retrying(db, 2, "REPEATABLE READ", &one, &attempts);
+	lt_expect(rc == INSIDE_NO_ROW, "retry", "with max_attempts 1, counter row 2 (which does not "
+	          "exist) gave %d, expected INSIDE_NO_ROW (%d)%s", rc, INSIDE_NO_ROW,
+	          rc == INSIDE_GAVE_UP ? ": INSIDE_GAVE_UP is for attempts that all failed to "
+	          "serialize; an error of the last attempt that is not one is returned as it is" : "");
 }
 
 /* Many attempts with a small cap: the doubling must stop at cap_ms and
@@ -1463,7 +1486,8 @@ static void isolation__waits_follow_the_doubling(void **state)
  * leaves [d/2, d]. */
 /* One round: `fail` planted failures (the sequence set so that the next
  * `fail` attempts fail), base_ms `base`, cap INT_MAX. */
-static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base, int cap)
+static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base, int cap,
+                        bool interrupt_sleep)
 {
 	char sql[80];
 	snprintf(sql, sizeof sql, "SELECT setval('attempts', %d, false)", 71 - fail);
@@ -1474,6 +1498,7 @@ static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base
 	int attempts = -1;
 	kit_db_set_hook(db, time_waits, &w);
 	lt_sleeps_watch(&asked, 0, 0);
+	asked.interrupt_sleep = interrupt_sleep;
 	lt_sleeps_deadline(60, "isolation__waits_of_seconds_to_weeks");
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
 	lt_sleeps_unwatch();
@@ -1494,6 +1519,14 @@ static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base
 		double v = w.asked[k];
 		if (v >= d / 2 - 0.001 && v <= d + 0.001)
 			continue;
+		if (asked.sleeps_interrupted > 0 && v < d / 2) {
+			lt_expect(false, "backoff", "the wait after failure %d (d = %.1f ms) asked for "
+			          "%.3f ms once a sleep() of its had returned with its seconds unslept, as "
+			          "it does when a signal wakes it: what sleep() returns is the seconds "
+			          "left, to be slept again (or sleep with nanosleep() and go on with "
+			          "its remainder after EINTR)", k + 1, d, v);
+			break;
+		}
 		if (base == cap) {
 			lt_expect(false, "backoff", "the wait after failure %d asked for %.3f ms; expected "
 			          "%.1f to %.1f ms (base and cap %d ms: d = %d ms every time): is the wait "
@@ -1521,16 +1554,18 @@ static void isolation__waits_of_seconds_to_weeks(void **state)
 	struct kit_db *db = labtest_db(t);
 	make_counter(t);
 	plant_failures(t, 70);
-	weeks_round(t, db, 70, 1, INT_MAX);
+	/* every sleep() of the first round is woken by a "signal" before it
+	 * sleeps (sleeps.h): the seconds it returns must be slept again */
+	weeks_round(t, db, 70, 1, INT_MAX, true);
 	/* base 2^30 ms (12.4 days): d is the cap from the 2nd failure on,
 	 * and base x 2^(k-1) passes 2^63 at k = 34 */
-	weeks_round(t, db, 40, 1 << 30, INT_MAX);
+	weeks_round(t, db, 40, 1 << 30, INT_MAX, false);
 	/* d of 1 ms and of 3 ms, 40 waits each: an odd d's half is not a
 	 * whole number of ms, and a draw in whole ms that starts from d / 2
 	 * rounded down asks below it about every other wait (1 ms: a wait of
 	 * 0, a retry at once) */
-	weeks_round(t, db, 40, 1, 1);
-	weeks_round(t, db, 40, 3, 3);
+	weeks_round(t, db, 40, 1, 1, false);
+	weeks_round(t, db, 40, 3, 3, false);
 }
 
 /* Jitter, in the processes and threads of a real deployment: workers
@@ -2193,7 +2228,7 @@ static void one_trip__duplicate_changes_nothing(void **state)
 		struct kit_db *holder = labtest_connect(t);
 		int held = kit_db_begin(holder);
 		if (held == 0)
-			held = kit_db_exec(holder, "UPDATE posts SET likes = likes WHERE id = 1", 0, NULL);
+			held = kit_db_exec(holder, "SELECT id FROM posts WHERE id = 1 FOR UPDATE", 0, NULL);
 		lt_expect(held == 0, NULL, "the test's hold of post 1: %s", kit_db_errmsg(holder));
 		lt_expect(kit_db_set_lock_timeout(db, 1000) == 0, NULL, "a lock wait of 1 s: %s",
 		          kit_db_errmsg(db));
@@ -2205,7 +2240,9 @@ static void one_trip__duplicate_changes_nothing(void **state)
 		          "another transaction held post 1's row returned %d, expected KIT_DB_CONSTRAINT "
 		          "(%d) at once: the duplicate waited for the counter's row%s. It is refused by "
 		          "the likes' key, before the post's row is touched: does the INSERT's SELECT "
-		          "lock the post (FOR UPDATE, FOR SHARE)?", dup, KIT_DB_CONSTRAINT,
+		          "lock the post (FOR UPDATE, FOR SHARE, even FOR KEY SHARE, which every like "
+		          "in flight then holds beside the counter's UPDATE, making MultiXacts)?", dup,
+		          KIT_DB_CONSTRAINT,
 		          dup == KIT_DB_BUSY ? " until the 1 s lock wait ran out (KIT_DB_BUSY)" : "");
 	}
 	/* the ids are BIGINT (INSIDE_SCHEMA): a user and a post past 2^31 */
@@ -2389,6 +2426,20 @@ static void spread_key__scatters(void **state)
 	lt_expect(up > KEYS * 4 / 10 && up < KEYS * 6 / 10, "scatter",
 	          "expected about half of consecutive seqs to get increasing keys (no order left), "
 	          "got %d of %d", up, KEYS);
+	/* Negative seqs are seqs too (a bijection on 64 bits): their
+	 * neighbours lose their order as well, and their keys fall all over
+	 * the key space, not where the seqs are. */
+	int up_neg = 0, in_place = 0;
+	for (int64_t i = -KEYS - 1; i < -1; i++) {
+		int64_t k = inside_spread_key(i);
+		up_neg += inside_spread_key(i + 1) > k;
+		in_place += k == i;
+	}
+	lt_expect(up_neg > KEYS * 4 / 10 && up_neg < KEYS * 6 / 10 && in_place < 3, "scatter",
+	          "for the negative seqs -%d to -2, %d of %d consecutive pairs got increasing keys "
+	          "and %d seqs were their own key: a key that leaves negative seqs alone (\"sequences "
+	          "only count up\") keeps their order and is no bijection; mix every int64_t",
+	          KEYS + 1, up_neg, KEYS, in_place);
 	/* No order left between neighbours wherever they are: the step from
 	 * an even seq up as often as from an odd one. A key that only moves
 	 * seq's bits around (reversed, rotated) keeps half in all, but each
