@@ -102,12 +102,16 @@ int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
 /* Resolve what is parked (recover_flushes), then park up to max videos
  * and, in ONE transaction, first record the token in applied_flushes,
  * then add the deltas to video_counts in one multi-row upsert (a video
- * without a row gets one), and nothing between the upsert and COMMIT:
+ * without a row gets one; each delta is added as it is, below zero too,
+ * even when that takes a row below zero: the database and the store
+ * always add up to what was recorded), and nothing between the upsert and COMMIT:
  * its rows stay locked through every statement there. After COMMIT,
  * delete the park. Returns the number of views
  * written (0 when nothing was dirty). When the database refuses a
  * statement, the parked deltas go back into the store, as record_view
- * would have left them, and the database's code is returned (§5). When
+ * would have left them, and the database's code is returned (§5), also
+ * when the store then fails the put-back (what it could not put back
+ * stays parked, for the next flush's recovery). When
  * the COMMIT itself fails, the batch stays parked: the next flush asks the
  * database whether it was applied (§5b).
  *

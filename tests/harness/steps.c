@@ -96,7 +96,7 @@ void lt_tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t 
 		snprintf(w->first, sizeof w->first, "%s", lt_sql_verb(sql));
 }
 
-static bool locking_read(const char *sql)
+bool lt_sql_locking_read(const char *sql)
 {
 	static const char *const clauses[] = { " FOR UPDATE", " FOR NO KEY UPDATE", " FOR SHARE",
 	                                       " FOR KEY SHARE" };
@@ -126,7 +126,7 @@ void lt_lock_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_
 		if (ours && is_write(sql)) {
 			w->writes++;
 			w->locked = true;
-		} else if (ours && locking_read(sql)) {
+		} else if (ours && lt_sql_locking_read(sql)) {
 			w->locked = true;
 		}
 	}

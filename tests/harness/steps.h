@@ -120,4 +120,9 @@ struct lt_lock_watch {
 
 void lt_lock_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
 
+/* True when sql is a SELECT that locks the rows it reads (FOR UPDATE,
+ * FOR NO KEY UPDATE, FOR SHARE or FOR KEY SHARE), as lt_lock_watch_hook
+ * reads one. */
+bool lt_sql_locking_read(const char *sql);
+
 #endif
