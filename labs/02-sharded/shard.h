@@ -26,7 +26,8 @@
  * different connections and may call any of these at the same time.
  * A call that meets a row lock waits as long as its connection's lock
  * timeout allows (kit_db_set_lock_timeout; by default, without end): it
- * sets no shorter timeout of its own, not even for its own transaction.
+ * sets no timeout of its own, shorter or longer (0, "for ever", included),
+ * not even for its own transaction.
  * A statement refused as KIT_DB_BUSY (that wait timed out) ends the call:
  * it rolls back and returns KIT_DB_BUSY at once, without retrying; the
  * caller decides whether to try again.
@@ -66,7 +67,10 @@ int shard_slots(struct kit_db *db, int64_t post_id, int *nslots);
  * else returns KIT_DB_ERR before touching the database). Growing only records the new
  * N. Shrinking also moves the count of every row at slot >= nslots into
  * slot (its slot % nslots) and removes the row, all in one transaction, so
- * shard_read() gives the same total before, during and after; increments
+ * shard_read() gives the same total before, during and after (a resize to
+ * the N the post has already is no shrink: it need not fold a row that a
+ * like which read an older N left past N; shard_read counts that row, and
+ * the next shrink folds it). Increments
  * running in other threads at the same time are neither lost nor counted
  * twice. Two resizes of one post at the same time both succeed, one after
  * the other: write the new N first, with one upsert of the post's config

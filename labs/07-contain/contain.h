@@ -108,7 +108,9 @@ struct contain_config {
 	int lock_timeout_ms;     /* contained: how long the like's UPDATE may
 	                            wait for the row before giving up */
 	bool contain;            /* false: the naive app, one shared pool and no
-	                            lock_timeout */
+	                            lock_timeout of the app's (it may send none,
+	                            or lock_timeout = 0, "wait for ever", for its
+	                            likes: both are naive) */
 };
 
 struct contain_app {

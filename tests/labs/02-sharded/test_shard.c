@@ -867,6 +867,22 @@ static void shard_choose_n__formula(void **state)
 	                   "N for a hold of -0.0 ms (not above 0: invalid)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(1000, 1e-300, 1.0), 1,
 	                   "N for a hold a hair above 0 (1e-300 ms: valid, under one row)", "choose-n");
+	/* A rate of 0 needs 1 row and an infinite product INT_MAX, but only
+	 * once every argument is good: a shortcut taken before the checks
+	 * answers bad input with a number of rows. */
+	static const double bad[][3] = {
+		{ 0, 0.0, 1 }, { 0, -1, 1 }, { 0, 1, 0.5 }, { 0, NAN, 1 }, { 0, 1, NAN },
+		{ INFINITY, -1, 1 }, { INFINITY, 1, 0.5 }, { INFINITY, NAN, 1 },
+		{ 1000, INFINITY, 0.5 }, { 1000, 0.0, INFINITY }, { NAN, INFINITY, 1 },
+		{ -1, INFINITY, 1 }, { -1, 1, INFINITY },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int n = shard_choose_n(bad[i][0], bad[i][1], bad[i][2]);
+		lt_expect(n == -1, "choose-n", "shard_choose_n(%g, %g, %g) returned %d, expected -1: "
+		          "one argument is bad, whatever the others are (does it answer a rate of 0 with 1 "
+		          "row, or an infinite argument with INT_MAX, before it checks every argument?)",
+		          bad[i][0], bad[i][1], bad[i][2], n);
+	}
 }
 
 /* The top of shard_choose_n's domain: N past SHARD_MAX_SLOTS comes back as
@@ -1392,6 +1408,35 @@ static void *busy_like_main(void *arg)
 	return NULL;
 }
 
+static void *busy_shrink_main(void *arg)
+{
+	struct busy_like *b = arg;
+	b->rc = shard_resize(b->db, POST, 4);
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+/* Slot 9 locked by an open transaction of db's (SQLite: the whole
+ * database) while main runs on b->db, whose lock timeout is 100 ms (1 s
+ * on MariaDB): the holder lets go once main is done, or after BUSY_HOLD_MS
+ * (a call that waits that long has waited past its lock timeout). */
+#define BUSY_HOLD_MS 4000
+static void run_against_slot_9(struct labtest *t, struct kit_db *db, struct busy_like *b,
+                               void *(*main)(void *))
+{
+	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+	labtest_exec(t, "UPDATE like_slots SET n = n + 1 WHERE post_id = 42 AND slot = 9");
+	pthread_t tid;
+	if (pthread_create(&tid, NULL, main, b) != 0) {
+		kit_db_rollback(db);
+		fail_msg("pthread_create failed");
+	}
+	for (int i = 0; i < BUSY_HOLD_MS / 10 && !atomic_load(&b->done); i++)
+		usleep(10000);
+	kit_db_rollback(db);
+	pthread_join(tid, NULL);
+}
+
 static void shard_increment__busy_slot_draws_once(void **state)
 {
 	struct labtest *t = *state;
@@ -1400,29 +1445,57 @@ static void shard_increment__busy_slot_draws_once(void **state)
 	held[0] = labtest_connect(t);
 	lt_expect(kit_db_set_lock_timeout(held[0], 100) == 0, NULL, "lock timeout: %s", labtest_why(held[0]));
 
-	/* slot 9 locked (SQLite: the whole database) by an open transaction */
+	/* Reads beside the writer: they never wait for it (README section
+	 * 6: in WAL mode SQLite's readers run beside its one writer). */
 	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
 	labtest_exec(t, "UPDATE like_slots SET n = n + 1 WHERE post_id = 42 AND slot = 9");
-	struct busy_like b = { held[0], 9, 0, 0 };
-	pthread_t tid;
-	if (pthread_create(&tid, NULL, busy_like_main, &b) != 0) {
-		kit_db_rollback(db);
-		fail_msg("pthread_create failed");
-	}
-	for (int i = 0; i < 200 && !atomic_load(&b.done); i++)
-		usleep(10000);
+	int64_t seen = -1;
+	int nslots = -1;
+	int read_rc = shard_read(held[0], POST, &seen);
+	int slots_rc = shard_slots(held[0], POST, &nslots);
 	kit_db_rollback(db);
-	pthread_join(tid, NULL);
+	lt_expect(read_rc == 0 && seen == 1, "exact-read", "while another transaction held slot 9 "
+	          "(on SQLite, the write lock) shard_read on another connection returned %d with %lld, "
+	          "expected 0 with 1, the committed count: does the read take a write lock "
+	          "(kit_db_begin is BEGIN IMMEDIATE on SQLite)? Then every read waits behind every "
+	          "like and shrink", read_rc, (long long)seen);
+	lt_expect(slots_rc == 0 && nslots == 16, "live-n", "while another transaction held slot 9 "
+	          "(on SQLite, the write lock) shard_slots on another connection returned %d with N = "
+	          "%d, expected 0 with 16: does it take a write lock (kit_db_begin)?", slots_rc, nslots);
 
+	struct busy_like b = { held[0], 9, 0, 0 };
+	run_against_slot_9(t, db, &b, busy_like_main);
 	uint32_t calls = b.next - 9;
 	lt_expect(calls == 1, "one-slot", "a like whose slot was locked by another transaction called "
 	          "the random source %u times and returned %d: shard.h asks for exactly one call per "
 	          "like (does it retry a KIT_DB_BUSY with a new random number? return the error "
 	          "instead)", calls, b.rc);
+	lt_expect(b.rc == KIT_DB_BUSY, "busy", "a like on slot 9, which another transaction held "
+	          "until the like returned or %d ms had passed, returned %d, not KIT_DB_BUSY (%d): "
+	          "its connection's lock timeout is 100 ms (1 s on MariaDB). Does it set a longer "
+	          "one of its own (SET LOCAL lock_timeout = 0 or '5s', SET STATEMENT "
+	          "innodb_lock_wait_timeout = 50 FOR ...)? shard.h: a call waits as long as its "
+	          "connection's lock timeout allows, and no longer", BUSY_HOLD_MS, b.rc, KIT_DB_BUSY);
 	int64_t want = b.rc == 0 ? 2 : 1;
 	lt_expect(total(db, POST) == want, "upsert", "after a like that returned %d against a locked "
 	          "slot the count is %lld, expected %lld", b.rc, (long long)total(db, POST),
 	          (long long)want);
+
+	/* The same for a shrink to 4, whose DELETE meets slot 9. */
+	struct busy_like s = { held[0], 0, 0, 0 };
+	run_against_slot_9(t, db, &s, busy_shrink_main);
+	lt_expect(s.rc == KIT_DB_BUSY, "busy", "a shrink to 4, whose DELETE met slot 9 held by "
+	          "another transaction until the shrink returned or %d ms had passed, returned %d, "
+	          "not KIT_DB_BUSY (%d): its connection's lock timeout is 100 ms (1 s on MariaDB). "
+	          "Does it set a longer one of its own (SET LOCAL lock_timeout = 0 or '5s')? "
+	          "shard.h: a call waits as long as its connection's lock timeout allows, and no "
+	          "longer", BUSY_HOLD_MS, s.rc, KIT_DB_BUSY);
+	if (s.rc != 0) {
+		int n = -1;
+		lt_expect(shard_slots(db, POST, &n) == 0 && n == 16, "fold", "N after a shrink that "
+		          "returned %d: %d, expected 16 (a failed resize changes nothing)", s.rc, n);
+	}
+	lt_expect_int_hint(total(db, POST), want, "count after the shrink that met a held slot", "fold");
 }
 
 /* A like whose statements a shrink could separate (N read in one
