@@ -102,8 +102,9 @@ void batch_acc_free(struct batch_acc *acc);
  * Returns 0, or KIT_DB_ERR when out of memory (nothing counted). */
 int batch_acc_add(struct batch_acc *acc, int64_t post_id, int64_t k);
 
-/* Likes counted by batch_acc_add and not yet written, over all posts.
- * Thread-safe. */
+/* Likes counted by batch_acc_add and not yet written, over all posts:
+ * every add that returned before the call is in it (an answer kept from
+ * an earlier call is not). Thread-safe. */
 int64_t batch_acc_pending(struct batch_acc *acc);
 
 /* Add what is pending into post_likes: one multi-row upsert for up to
