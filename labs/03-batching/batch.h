@@ -113,7 +113,8 @@ int64_t batch_acc_pending(struct batch_acc *acc);
  * on failure (a statement refused, or an allocation: KIT_DB_ERR)
  * everything stays pending for the next flush, and likes added
  * while the flush runs are kept for the next one. Thread-safe; flushes of
- * one acc run one at a time. Returns 0 (also when nothing was added since
+ * one acc run one at a time (those of different accs do not wait for
+ * each other). Returns 0 (also when nothing was added since
  * the last flush: then it runs no statement at all; a post added with k =
  * 0 may be written as + 0 or left out). */
 int batch_acc_flush(struct batch_acc *acc, struct kit_db *db);

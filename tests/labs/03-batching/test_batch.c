@@ -1375,9 +1375,30 @@ static void batch_acc__one_flush_at_a_time(void **state)
 	kit_db_set_hook(f1->db, gate_hook, g);
 	kit_db_set_hook(f2->db, gate_hook, second);
 
+	/* A flush of another accumulator, to a database of its own: it must
+	 * not wait for this one's (batch.h: flushes of different
+	 * accumulators do not wait for each other; one mutex for every
+	 * accumulator's flushes stalls them all behind the slowest). */
+	struct kit_db *db3 = NULL;
+	lt_expect(kit_db_open(&db3, "sqlite::memory:") == 0, NULL, "open sqlite::memory:: %s",
+	          kit_db_errmsg(db3));
+	struct batch_acc *acc3 = batch_acc_new();
+	lt_expect(acc3 != NULL, "acc", "batch_acc_new returned NULL");
+	lt_expect(batch_setup(db3) == 0, NULL, "batch_setup in memory: %s", labtest_why(db3));
+	batch_acc_add(acc3, POST, 7);
+	struct gate third = GATE_INIT(false);
+	struct flusher f3 = { .acc = acc3, .db = db3 };
+	kit_db_set_hook(db3, gate_hook, &third);
+	pthread_t tid3;
+	bool started3 = false, apart = false;
+
 	lt_expect(pthread_create(&tid1, NULL, flusher_main, f1) == 0, NULL, "pthread_create failed");
 	bool inside = gate_wait(g, &g->entered, 10000);
 	bool overlapped = false, started2 = false;
+	if (inside && pthread_create(&tid3, NULL, flusher_main, &f3) == 0) {
+		started3 = true;
+		apart = gate_wait(&third, &third.entered, ADD_WAIT_MS);
+	}
 	if (inside)
 		batch_acc_add(acc, POST, 5);
 	if (inside && pthread_create(&tid2, NULL, flusher_main, f2) == 0) {
@@ -1386,6 +1407,25 @@ static void batch_acc__one_flush_at_a_time(void **state)
 	}
 	gate_open(g);
 	end_two_flushes(&two->fin, f1, tid1, f2, tid2, started2, &flushes_deadlocked);
+	if (started3 && !flushes_deadlocked) {
+		pthread_join(tid3, NULL);
+		kit_db_set_hook(db3, NULL, NULL);
+		kit_db_close(db3);
+		batch_acc_free(acc3);
+	} else if (started3) {
+		pthread_detach(tid3);     /* left with what it uses, as the two flushes are */
+	} else {
+		kit_db_close(db3);
+		batch_acc_free(acc3);
+	}
+	lt_expect(!started3 || apart, "acc-lock",
+	          "a flush of another accumulator (7 likes pending, to a database of its own), called "
+	          "while this accumulator's flush was held in its database, did not reach its database "
+	          "within %d ms: flushes of different accumulators wait for each other (one mutex, a "
+	          "static one, for every accumulator's flushes?). batch.h: flushes of one acc run one "
+	          "at a time; those of different accumulators do not wait for each other", ADD_WAIT_MS);
+	lt_expect(!started3 || flushes_deadlocked || f3.rc == 0, "acc", "the other accumulator's "
+	          "flush: %s", f3.error);
 	kit_db_set_hook(f1->db, NULL, NULL);
 	kit_db_set_hook(f2->db, NULL, NULL);
 	struct flusher r1 = *f1, r2 = *f2;
