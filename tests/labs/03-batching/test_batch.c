@@ -2864,7 +2864,11 @@ static void batch_acc__flushes_keep_their_own_sums(void **state)
 		          (long long)p1);
 	}
 	lt_gate_close(g);
-	lt_expect(rounds > 0, NULL, "the flush of one thread never reached a statement");
+	lt_expect(rounds > 0, "acc-lock", "post 42's flush was never held at its first statement "
+	          "while post 43's, of another accumulator, was held at its own: did one flush wait "
+	          "for the other before reaching its database (one mutex, a static one, for every "
+	          "accumulator's flushes)? batch.h: flushes of different accumulators do not wait "
+	          "for each other");
 }
 
 static void batch__threads_keep_their_own_arguments(void **state)
