@@ -102,8 +102,9 @@ void batch_acc_free(struct batch_acc *acc);
  * Returns 0, or KIT_DB_ERR when out of memory (nothing counted). */
 int batch_acc_add(struct batch_acc *acc, int64_t post_id, int64_t k);
 
-/* Likes counted by batch_acc_add and not yet written, over all posts.
- * Thread-safe. */
+/* Likes counted by batch_acc_add and not yet written, over all posts:
+ * every add that returned before the call is in it (an answer kept from
+ * an earlier call is not). Thread-safe. */
 int64_t batch_acc_pending(struct batch_acc *acc);
 
 /* Add what is pending into post_likes: one multi-row upsert for up to
@@ -112,7 +113,8 @@ int64_t batch_acc_pending(struct batch_acc *acc);
  * on failure (a statement refused, or an allocation: KIT_DB_ERR)
  * everything stays pending for the next flush, and likes added
  * while the flush runs are kept for the next one. Thread-safe; flushes of
- * one acc run one at a time. Returns 0 (also when nothing was added since
+ * one acc run one at a time (those of different accs do not wait for
+ * each other). Returns 0 (also when nothing was added since
  * the last flush: then it runs no statement at all; a post added with k =
  * 0 may be written as + 0 or left out). */
 int batch_acc_flush(struct batch_acc *acc, struct kit_db *db);

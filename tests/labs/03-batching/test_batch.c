@@ -949,11 +949,75 @@ static void add_while_another_is_inside(struct kit_db *db)
 	                   "acc-lock");
 }
 
+/* batch_acc_pending read while another thread's add (of a new post) is
+ * held inside the accumulator, in the allocation the tally makes for it:
+ * the read may wait for that add or answer without it, but it counts
+ * every add that returned before it was called. A read that answers
+ * from a total it kept from an earlier call whenever the mutex is busy
+ * ("a metrics read must never block": a trylock) misses them. */
+struct pending_value {
+	struct batch_acc *acc;
+	int64_t value;
+	atomic_bool done;
+};
+
+static void *read_pending_value(void *arg)
+{
+	struct pending_value *r = arg;
+	r->value = batch_acc_pending(r->acc);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+static void pending_while_an_add_is_inside(void)
+{
+	struct batch_acc *acc = batch_acc_new();
+	lt_expect(acc != NULL, "acc", "batch_acc_new returned NULL");
+	batch_acc_add(acc, 901, 5);
+	int64_t first = batch_acc_pending(acc);
+	batch_acc_add(acc, 902, 7);
+	struct forced_add a = { .acc = acc };
+	struct pending_value r = { .acc = acc };
+	pthread_t ta, tr;
+	if (pthread_create(&ta, NULL, add_until_held, &a) != 0) {
+		batch_acc_free(acc);
+		fail_msg("pthread_create failed for the held adder");
+	}
+	bool a_held = lt_alloc_held(5000);
+	bool started = a_held && pthread_create(&tr, NULL, read_pending_value, &r) == 0;
+	for (int i = 0; started && i < 300 && !atomic_load(&r.done); i++)
+		util_sleep_ns(1000000);
+	bool early = started && atomic_load(&r.done);
+	lt_alloc_release();
+	pthread_join(ta, NULL);
+	if (started)
+		pthread_join(tr, NULL);
+	int added = a.added;
+	batch_acc_free(acc);
+	/* An add that never allocates cannot be held. */
+	if (!a_held)
+		return;
+	lt_expect(started, NULL, "pthread_create failed for the reader");
+	/* a.added counts the held add too, which returned after the read began */
+	int64_t least = 5 + 7 + added - 1, most = 5 + 7 + added;
+	lt_expect(first == 5 && r.value >= least && r.value <= most, "acc-lock",
+	          "batch_acc_pending, read while another thread's add was held inside the accumulator "
+	          "(in the allocation the tally made for a new post), returned %lld%s: the %lld likes "
+	          "whose adds had returned before it was called were pending (%lld with the held one). "
+	          "A read that answers from a total it kept from an earlier call when the mutex is busy "
+	          "(a trylock, \"a metrics read must never block\": here the %lld read before the last "
+	          "adds) misses likes whose adds have returned; take the mutex, or keep the total where "
+	          "the adds change it with the sums (an _Atomic written under the mutex)",
+	          (long long)r.value, early ? " at once" : " once the add was let go", (long long)least,
+	          (long long)most, (long long)first);
+}
+
 static void batch_acc__exact_under_threads(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 	add_while_another_is_inside(db);
+	pending_while_an_add_is_inside();
 	/* Enough adds that threads on different cores overlap: an add
 	 * without the mutex then loses some (a thread that ran 1,000 adds
 	 * could finish inside one time slice, alone). */
@@ -1311,9 +1375,30 @@ static void batch_acc__one_flush_at_a_time(void **state)
 	kit_db_set_hook(f1->db, gate_hook, g);
 	kit_db_set_hook(f2->db, gate_hook, second);
 
+	/* A flush of another accumulator, to a database of its own: it must
+	 * not wait for this one's (batch.h: flushes of different
+	 * accumulators do not wait for each other; one mutex for every
+	 * accumulator's flushes stalls them all behind the slowest). */
+	struct kit_db *db3 = NULL;
+	lt_expect(kit_db_open(&db3, "sqlite::memory:") == 0, NULL, "open sqlite::memory:: %s",
+	          kit_db_errmsg(db3));
+	struct batch_acc *acc3 = batch_acc_new();
+	lt_expect(acc3 != NULL, "acc", "batch_acc_new returned NULL");
+	lt_expect(batch_setup(db3) == 0, NULL, "batch_setup in memory: %s", labtest_why(db3));
+	batch_acc_add(acc3, POST, 7);
+	struct gate third = GATE_INIT(false);
+	struct flusher f3 = { .acc = acc3, .db = db3 };
+	kit_db_set_hook(db3, gate_hook, &third);
+	pthread_t tid3;
+	bool started3 = false, apart = false;
+
 	lt_expect(pthread_create(&tid1, NULL, flusher_main, f1) == 0, NULL, "pthread_create failed");
 	bool inside = gate_wait(g, &g->entered, 10000);
 	bool overlapped = false, started2 = false;
+	if (inside && pthread_create(&tid3, NULL, flusher_main, &f3) == 0) {
+		started3 = true;
+		apart = gate_wait(&third, &third.entered, ADD_WAIT_MS);
+	}
 	if (inside)
 		batch_acc_add(acc, POST, 5);
 	if (inside && pthread_create(&tid2, NULL, flusher_main, f2) == 0) {
@@ -1322,6 +1407,25 @@ static void batch_acc__one_flush_at_a_time(void **state)
 	}
 	gate_open(g);
 	end_two_flushes(&two->fin, f1, tid1, f2, tid2, started2, &flushes_deadlocked);
+	if (started3 && !flushes_deadlocked) {
+		pthread_join(tid3, NULL);
+		kit_db_set_hook(db3, NULL, NULL);
+		kit_db_close(db3);
+		batch_acc_free(acc3);
+	} else if (started3) {
+		pthread_detach(tid3);     /* left with what it uses, as the two flushes are */
+	} else {
+		kit_db_close(db3);
+		batch_acc_free(acc3);
+	}
+	lt_expect(!started3 || apart, "acc-lock",
+	          "a flush of another accumulator (7 likes pending, to a database of its own), called "
+	          "while this accumulator's flush was held in its database, did not reach its database "
+	          "within %d ms: flushes of different accumulators wait for each other (one mutex, a "
+	          "static one, for every accumulator's flushes?). batch.h: flushes of one acc run one "
+	          "at a time; those of different accumulators do not wait for each other", ADD_WAIT_MS);
+	lt_expect(!started3 || flushes_deadlocked || f3.rc == 0, "acc", "the other accumulator's "
+	          "flush: %s", f3.error);
 	kit_db_set_hook(f1->db, NULL, NULL);
 	kit_db_set_hook(f2->db, NULL, NULL);
 	struct flusher r1 = *f1, r2 = *f2;
@@ -2159,9 +2263,19 @@ static void batch_rollup__moves_at_most_the_max(void **state)
 	struct kit_db *db = fresh(t);
 	int64_t moved = -1;
 
-	/* the oldest like, user 0's, is of post POST + 1; the rest of POST */
+	/* the oldest like, user 0's, is of post POST + 1; the rest of POST.
+	 * On PostgreSQL the rest are recorded in a transaction that began
+	 * before user 0's like, made on a second connection: the oldest id
+	 * has the latest now(), and a rollup that takes the oldest by a
+	 * time column (now(), CURRENT_TIMESTAMP), not by id, leaves it. */
+	bool pg = kit_db_engine(db) == KIT_DB_POSTGRES;
 	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
-	for (int u = 0; u <= BATCH_ROLLUP_MAX; u++)
+	if (pg) {
+		labtest_exec(t, "SELECT 1");
+		struct kit_db *other = held.conn[0] = labtest_connect(t);
+		like(other, POST + 1, 0);
+	}
+	for (int u = pg ? 1 : 0; u <= BATCH_ROLLUP_MAX; u++)
 		lt_expect(batch_record_like(db, u == 0 ? POST + 1 : POST, u) == 0, "one-per-user",
 		          "batch_record_like of user %d: %s", u, labtest_why(db));
 	lt_expect(kit_db_commit(db) == 0, NULL, "COMMIT: %s", labtest_why(db));
@@ -2173,9 +2287,12 @@ static void batch_rollup__moves_at_most_the_max(void **state)
 	          "DELETE ... ORDER BY id LIMIT n RETURNING post_id keeps the bound)" : "");
 	lt_expect(count(db, POST + 1) == 1, "rollup",
 	          "the first rollup of 10,001 likes left the oldest one (post %d's) in the inbox: "
-	          "batch.h says the oldest first. A rollup that takes the newest first (ORDER BY "
-	          "id DESC) leaves the oldest likes behind for as long as more come than one "
-	          "rollup moves", POST + 1);
+	          "batch.h says the oldest first, the smallest ids. A rollup that takes the newest "
+	          "first (ORDER BY id DESC) leaves the oldest likes behind for as long as more come "
+	          "than one rollup moves; one that orders by a time column instead of the id (on "
+	          "PostgreSQL the check records the oldest like on another connection while the "
+	          "10,000 newer ones are in a transaction that began before it: their now() is "
+	          "earlier) takes them first", POST + 1);
 	int64_t more = 0;
 	if (kit_db_engine(db) == KIT_DB_POSTGRES) {
 		/* The like left (user BATCH_ROLLUP_MAX's, of POST) is stored at
@@ -2280,6 +2397,9 @@ static void batch_acc__sums_past_2_31(void **state)
 	struct batch_acc *acc = new_acc();
 	const int64_t want = LT_PAST_UINT32 + LT_PAST_FLOAT + 1;
 
+	/* 2^53 + 1 on a post of its own, first: a total kept in a double
+	 * rounds it, and every odd sum after it */
+	batch_acc_add(acc, POST + 1, LT_PAST_DOUBLE);
 	batch_acc_add(acc, POST, LT_PAST_UINT32);
 	batch_acc_add(acc, POST, LT_PAST_FLOAT);
 	batch_acc_add(acc, POST, 1);
@@ -2288,10 +2408,13 @@ static void batch_acc__sums_past_2_31(void **state)
 	lt_expect(zero == 0, "acc", "batch_acc_add(acc, %d, 0) returned %d: batch.h takes any k >= 0 "
 	          "and refuses an add only when out of memory (KIT_DB_ERR then means the like was "
 	          "not counted, which a caller reports as a failure)", POST, zero);
-	lt_expect_int_hint(batch_acc_pending(acc), want, "pending after adding 2^32 + 1, 2^24 + 1, 1 "
-	                   "and 0 (is a sum kept in an int or a float?)", "acc");
+	lt_expect_int_hint(batch_acc_pending(acc), want + LT_PAST_DOUBLE, "pending after adding 2^53 + 1 "
+	                   "to one post and 2^32 + 1, 2^24 + 1, 1 and 0 to another (is a sum kept in an "
+	                   "int, a float or a double? batch.h: sums are int64_t)", "acc");
 	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush: %s", labtest_why(db));
 	lt_expect_int_hint(count(db, POST), want, "count after the flush", "acc");
+	lt_expect_int_hint(count(db, POST + 1), LT_PAST_DOUBLE, "count of the post given 2^53 + 1 after "
+	                   "the flush", "acc");
 	lt_expect_int(batch_acc_pending(acc), 0, "pending after the flush");
 }
 
@@ -2741,7 +2864,11 @@ static void batch_acc__flushes_keep_their_own_sums(void **state)
 		          (long long)p1);
 	}
 	lt_gate_close(g);
-	lt_expect(rounds > 0, NULL, "the flush of one thread never reached a statement");
+	lt_expect(rounds > 0, "acc-lock", "post 42's flush was never held at its first statement "
+	          "while post 43's, of another accumulator, was held at its own: did one flush wait "
+	          "for the other before reaching its database (one mutex, a static one, for every "
+	          "accumulator's flushes)? batch.h: flushes of different accumulators do not wait "
+	          "for each other");
 }
 
 static void batch__threads_keep_their_own_arguments(void **state)

@@ -122,6 +122,16 @@ void money__nothing_left_allocated(void **state)
 	int results[3];
 	lt_expect_int(money_batch(db, &fees, list, 3, results), 0, "money_batch of 3, one refused");
 	lt_alloc_expect_none_left(base, "money_batch");
+	/* A fee account of MONEY_MAX_SUBS sub-accounts: fee sums too many
+	 * "for the stack" are still freed on every way out (below: a batch
+	 * with each statement refused uses it). */
+	lt_expect_int(money_open(db, FEE_ACCOUNT - 1, MONEY_MAX_SUBS, 0), 0,
+	              "money_open of a fee account of MONEY_MAX_SUBS sub-accounts");
+	const struct money_fees wide = { FEE_ACCOUNT - 1, MONEY_MAX_SUBS };
+	struct money_transfer list64[2] = { { 20, 1, 2, 10, 1 }, { 21, 1, 2, 100000, 1 } };
+	lt_expect_int(money_batch(db, &wide, list64, 2, results), 0,
+	              "money_batch of 2, one refused, to a fee account of MONEY_MAX_SUBS sub-accounts");
+	lt_alloc_expect_none_left(base, "money_batch to a fee account of MONEY_MAX_SUBS sub-accounts");
 	lt_expect_int(money_payout(db, &fees, 13, 2, 3), 0, "money_payout of 3");
 	lt_expect_int(money_payout(db, &fees, 14, 2, 1000), MONEY_INSUFFICIENT, "a payout above the fees");
 	lt_alloc_expect_none_left(base, "money_payout (paid, refused)");
@@ -145,7 +155,7 @@ void money__nothing_left_allocated(void **state)
 			int res[2];
 			lt_step_arm(LT_STEP_FAILS, k);
 			int rc = what == 0 ? money_transfer(db, &fees, &one)
-			       : what == 1 ? money_batch(db, &fees, pair, 2, res)
+			       : what == 1 ? money_batch(db, k % 2 ? &fees : &wide, pair, 2, res)
 			       : what == 2 ? money_payout(db, &fees, 2000 + k, 2, 1)
 			                   : money_reconcile(db, &a);
 			bool hit = lt_step_disarm();

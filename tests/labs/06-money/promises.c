@@ -42,6 +42,27 @@ void batch__fee_sums_past_2_31(void **state)
 	                   "balance");
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a batch of fees past 2^31: %s", bad);
+
+	/* Past 2^53: fees of 2^53 and 1 in one batch. A sum kept in a double
+	 * ("53 bits is plenty") rounds 2^53 + 1 to 2^53. */
+	struct kit_db *db = labtest_db(t);
+	open_account(db, 3, 1, LT_PAST_DOUBLE);
+	struct money_fees one = { FEE_ACCOUNT, 1 };
+	struct money_transfer big[] = { { 101, 3, 2, LT_PAST_DOUBLE - 1, LT_PAST_DOUBLE - 1 },
+	                                { 102, 3, 2, 1, 1 } };
+	int results[2] = { 42, 42 };
+	int rc = money_batch(db, &one, big, 2, results);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0, "savepoint",
+	          "money_batch of fees 2^53 and 1: returned %d, results %d, %d (%s)", rc, results[0],
+	          results[1], labtest_why(db));
+	got = balance(t, FEE_ACCOUNT);
+	lt_expect(got == N * fee + LT_PAST_DOUBLE, "balance", "fee account after a batch of fees "
+	          "2^53 and 1 (it held %lld before): expected %lld, got %lld%s", (long long)(N * fee),
+	          (long long)(N * fee + LT_PAST_DOUBLE), (long long)got,
+	          got == N * fee + LT_PAST_DOUBLE - 1 ? ": the batch's fee sum, 2^53 + 1, was kept in "
+	          "a double and rounded; keep sums of money in int64_t" : "");
+	bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after a batch of fees past 2^53: %s", bad);
 }
 
 /* 1 when the session `id` (of db) has a transaction open, as the server

@@ -343,6 +343,28 @@ static void transfer__fee_row_locked_last(void **state)
 	          "of %d of its %d statements, from statement %d on: are the fees credited before "
 	          "the sales (up front, or per sale)? Sum them per sub-account and credit each "
 	          "once, last, before COMMIT", b.locked_after, b.statements, b.first_locked);
+
+	/* The same batch with the fee account as one row: its sum is
+	 * credited once, at the end, too (money.h: a batch's fees are the
+	 * exception to "as money_transfer() would" whatever the number of
+	 * sub-accounts; one row is the hottest case). */
+	struct money_fees one = { FEE_ACCOUNT, 1 };
+	struct money_transfer again[] = { { 11, 1, 2, 20, 2 }, { 12, 1, 2, 20, 2 },
+	                                  { 13, 1, 2, 20, 2 } };
+	int res1[3] = { 42, 42, 42 };
+	struct probe o = { .other = p.other };
+	kit_db_set_hook(db, probe_fee_row, &o);
+	rc = money_batch(db, &one, again, 3, res1);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && res1[0] == 0 && res1[1] == 0 && res1[2] == 0, "entries",
+	          "money_batch of ids 11, 12, 13 to a fee account of one row: returned %d, results "
+	          "%d, %d, %d (%s)", rc, res1[0], res1[1], res1[2], labtest_why(db));
+	lt_expect(o.locked_after == 1 && o.first_locked == o.statements, "fee-last",
+	          "a batch of three sales to a fee account of one row: expected the row locked by "
+	          "the one credit at the batch's end only, got it locked at the end of %d of its %d "
+	          "statements, from statement %d on: with one sub-account too, the batch sums the "
+	          "fees and credits the row once, last, before COMMIT (money.h)", o.locked_after,
+	          o.statements, o.first_locked);
 }
 
 /* ---- two at once ---- */
