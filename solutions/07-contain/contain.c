@@ -57,10 +57,7 @@ static const char HOT_ROWS_SQL[] =
  * The schema's name is this connection's DATABASE(). Only record locks
  * are rows: a wait for a table lock (an INSERT ... SELECT queued for the
  * table's AUTO_INC lock) has no page nor record, and no holder the
- * subquery could match. A transaction that has written nothing (a
- * reader queued LOCK IN SHARE MODE) shows transaction id 0, as does every
- * other such transaction on the server: a lock of id 0 names no one
- * transaction, so a holder with an id of its own comes first. */
+ * subquery could match. */
 static const char HOT_ROWS_SQL_MYSQL[] =
 	"SELECT TRIM(BOTH '`' FROM SUBSTRING_INDEX(l.lock_table, '.', -1)), l.lock_page, l.lock_rec,"
 	" count(*), coalesce(max(p.TIME_MS), 0),"
@@ -68,7 +65,7 @@ static const char HOT_ROWS_SQL_MYSQL[] =
 	"  JOIN information_schema.INNODB_TRX h ON h.trx_id = hl.lock_trx_id"
 	"  WHERE hl.lock_space = l.lock_space AND hl.lock_page = l.lock_page"
 	"  AND hl.lock_rec = l.lock_rec AND hl.lock_id <> coalesce(h.trx_requested_lock_id, '')"
-	"  ORDER BY hl.lock_trx_id = 0 LIMIT 1), 0)"
+	"  LIMIT 1), 0)"
 	" FROM information_schema.INNODB_TRX r"
 	" JOIN information_schema.INNODB_LOCKS l ON l.lock_id = r.trx_requested_lock_id"
 	" LEFT JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
