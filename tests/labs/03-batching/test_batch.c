@@ -954,7 +954,8 @@ static void add_while_another_is_inside(struct kit_db *db)
  * the read may wait for that add or answer without it, but it counts
  * every add that returned before it was called. A read that answers
  * from a total it kept from an earlier call whenever the mutex is busy
- * ("a metrics read must never block": a trylock) misses them. */
+ * ("a metrics read must never block": a trylock) misses them. A read on
+ * a thread of its own (pending_at_each_statement reads the same way). */
 struct pending_value {
 	struct batch_acc *acc;
 	int64_t value;
@@ -1214,20 +1215,6 @@ static void nth_gate_hook(void *arg, enum kit_db_event ev, const char *sql, int6
  * there: likes the database may still refuse are gone from the count
  * an alarm watches. Returns the first statement held where pending was
  * not 10 (*seen set to what it read), or 0. */
-struct pending_read {
-	struct batch_acc *acc;
-	int64_t value;
-	atomic_bool done;
-};
-
-static void *pending_reader(void *arg)
-{
-	struct pending_read *r = arg;
-	r->value = batch_acc_pending(r->acc);
-	atomic_store(&r->done, true);
-	return NULL;
-}
-
 static int pending_at_each_statement(struct batch_acc *acc, struct kit_db *db, int64_t *seen)
 {
 	for (int k = 1; k <= 20; k++) {
@@ -1251,10 +1238,10 @@ static int pending_at_each_statement(struct batch_acc *acc, struct kit_db *db, i
 		 * mutex while the database works would block the read until
 		 * the gate gave up (batch_acc__adds_during_a_flush_do_not_wait
 		 * says so already) */
-		struct pending_read r = { .acc = acc, .value = -1 };
+		struct pending_value r = { .acc = acc, .value = -1 };
 		pthread_t rtid;
 		bool read = false;
-		if (held_here && pthread_create(&rtid, NULL, pending_reader, &r) == 0) {
+		if (held_here && pthread_create(&rtid, NULL, read_pending_value, &r) == 0) {
 			for (int ms = 0; ms < ADD_WAIT_MS && !(read = atomic_load(&r.done)); ms += 5)
 				nap_ms(5);
 			gate_open(&n.g);
