@@ -599,6 +599,33 @@ int64_t labtest_int(struct labtest *t, const char *sql)
 	return v;
 }
 
+void labtest_insert_order_watch(struct labtest *t, const char *table, const char *column)
+{
+	char sql[400];
+	if (t->engine != KIT_DB_MYSQL)
+		return;
+	labtest_exec(t, "CREATE TABLE lt_row_order (seq BIGINT AUTO_INCREMENT PRIMARY KEY, "
+	                "k BIGINT NOT NULL)");
+	snprintf(sql, sizeof sql, "CREATE TRIGGER lt_row_order_watch BEFORE INSERT ON %s FOR EACH "
+	         "ROW INSERT INTO lt_row_order (k) VALUES (NEW.%s)", table, column);
+	labtest_exec(t, sql);
+}
+
+int64_t labtest_insert_rank(struct labtest *t, const char *table, const char *column,
+                            int64_t key)
+{
+	char sql[400];
+	if (t->engine == KIT_DB_MYSQL) {
+		snprintf(sql, sizeof sql, "SELECT count(DISTINCT k) FROM lt_row_order WHERE seq < "
+		         "(SELECT MIN(seq) FROM lt_row_order WHERE k = %lld)", (long long)key);
+		return labtest_int(t, sql);
+	}
+	const char *at = t->engine == KIT_DB_SQLITE ? "rowid" : "ctid";
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE %s < (SELECT %s FROM %s WHERE "
+	         "%s = %lld)", table, at, at, table, column, (long long)key);
+	return labtest_int(t, sql);
+}
+
 /* locks.h: the test's thread locks a mutex it holds already. */
 void lt_lock_relocked(const void *m)
 {

@@ -104,6 +104,21 @@ const char *labtest_why(struct kit_db *db);
 void labtest_exec(struct labtest *t, const char *sql);
 int64_t labtest_int(struct labtest *t, const char *sql);
 
+/* The order a table's rows were inserted in, for a check that the code
+ * under test writes them in an order of its own (sorted ids, say): the
+ * number of distinct keys whose first row came before key's. SQLite's
+ * rowid counts insertions (when the key is no INTEGER PRIMARY KEY), and a
+ * fresh PostgreSQL table's rows lie in its heap in the order they came
+ * (ctid). InnoDB keeps rows in key order, so on MariaDB
+ * labtest_insert_order_watch(), called once after the table is created
+ * and before the code under test writes, adds a BEFORE INSERT trigger
+ * that writes down each row in the order it comes (a row of INSERT ... ON
+ * DUPLICATE KEY UPDATE fires it whether it is then inserted or updated);
+ * elsewhere it does nothing. table and column are the test's own names. */
+void labtest_insert_order_watch(struct labtest *t, const char *table, const char *column);
+int64_t labtest_insert_rank(struct labtest *t, const char *table, const char *column,
+                            int64_t key);
+
 /* MariaDB: wait until information_schema.INNODB_TRX shows exactly n
  * transactions in LOCK WAIT whose session is in the test's database, at
  * most 15 s; returns the last count read (n once it came). InnoDB renews

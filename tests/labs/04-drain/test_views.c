@@ -2024,37 +2024,11 @@ static void flusher__stop_returns_the_last_flush_error(void **state)
 	kit_store_free(st);
 }
 
-/* The position of video's row in the order the rows were inserted:
- * SQLite's rowid (video_id is no INTEGER PRIMARY KEY, so rowid counts
- * insertions) and PostgreSQL's ctid (a fresh table's rows lie in the heap
- * in the order they came). InnoDB keeps its rows in key order, so on
- * MariaDB a trigger (insert_order_watch) writes down each row the upsert
- * brings, in the order it brings them (a row of INSERT ... ON DUPLICATE
- * KEY UPDATE fires BEFORE INSERT whether it is then inserted or updated):
- * the rank is the number of videos whose first row came earlier. */
+/* The position of video's row in the order the rows were inserted
+ * (tests/harness/labtest.h). */
 static int64_t insert_rank(struct labtest *t, int64_t video)
 {
-	char sql[256];
-	if (t->engine == KIT_DB_MYSQL) {
-		snprintf(sql, sizeof sql, "SELECT count(DISTINCT video_id) FROM lt_row_order WHERE seq < "
-		         "(SELECT MIN(seq) FROM lt_row_order WHERE video_id = %" PRId64 ")", video);
-		return labtest_int(t, sql);
-	}
-	const char *col = t->engine == KIT_DB_SQLITE ? "rowid" : "ctid";
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM video_counts WHERE %s < "
-	         "(SELECT %s FROM video_counts WHERE video_id = %" PRId64 ")", col, col, video);
-	return labtest_int(t, sql);
-}
-
-/* MariaDB: the trigger insert_rank reads there (none needed elsewhere). */
-static void insert_order_watch(struct labtest *t)
-{
-	if (t->engine != KIT_DB_MYSQL)
-		return;
-	labtest_exec(t, "CREATE TABLE lt_row_order (seq BIGINT AUTO_INCREMENT PRIMARY KEY, "
-	                "video_id BIGINT NOT NULL)");
-	labtest_exec(t, "CREATE TRIGGER lt_row_order_watch BEFORE INSERT ON video_counts FOR EACH ROW "
-	                "INSERT INTO lt_row_order (video_id) VALUES (NEW.video_id)");
+	return labtest_insert_rank(t, "video_counts", "video_id", video);
 }
 
 /* §5: the rows sorted by id before the upsert ("two batches that lock the
@@ -2074,7 +2048,7 @@ static void flush__rows_in_video_id_order(void **state)
 	const int64_t sorted[] = { 3, 4, 5, 7, LT_PAST_INT32 - 1, LT_PAST_INT32 + 2, LT_PAST_UINT32,
 	                           LT_PAST_UINT32 + 8 };
 	schema(t);
-	insert_order_watch(t);   /* MariaDB: InnoDB keeps no insertion order of its own */
+	labtest_insert_order_watch(t, "video_counts", "video_id");   /* MariaDB: InnoDB keeps no insertion order */
 	for (int i = 0; i < 8; i++)
 		record(st, ids[i], i + 1);
 

@@ -854,37 +854,11 @@ static void fence_apply__every_step_can_fail(void **state)
 	}
 }
 
-/* The position of video's row in the order the rows were inserted:
- * SQLite's rowid (video_id is no INTEGER PRIMARY KEY, so rowid counts
- * insertions) and PostgreSQL's ctid (a fresh table's rows lie in the heap
- * in the order they came). InnoDB keeps its rows in key order, so on
- * MariaDB a trigger (insert_order_watch) writes down each row the upsert
- * brings, in the order it brings them (a row of INSERT ... ON DUPLICATE
- * KEY UPDATE fires BEFORE INSERT whether it is then inserted or updated):
- * the rank is the number of videos whose first row came earlier. */
+/* The position of video's row in the order the rows were inserted
+ * (tests/harness/labtest.h). */
 static int64_t insert_rank(struct labtest *t, int64_t video)
 {
-	char sql[256];
-	if (t->engine == KIT_DB_MYSQL) {
-		snprintf(sql, sizeof sql, "SELECT count(DISTINCT video_id) FROM lt_row_order WHERE seq < "
-		         "(SELECT MIN(seq) FROM lt_row_order WHERE video_id = %lld)", (long long)video);
-		return labtest_int(t, sql);
-	}
-	const char *col = t->engine == KIT_DB_SQLITE ? "rowid" : "ctid";
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM video_views WHERE %s < "
-	         "(SELECT %s FROM video_views WHERE video_id = %lld)", col, col, (long long)video);
-	return labtest_int(t, sql);
-}
-
-/* MariaDB: the trigger insert_rank reads there (none needed elsewhere). */
-static void insert_order_watch(struct labtest *t)
-{
-	if (t->engine != KIT_DB_MYSQL)
-		return;
-	labtest_exec(t, "CREATE TABLE lt_row_order (seq BIGINT AUTO_INCREMENT PRIMARY KEY, "
-	                "video_id BIGINT NOT NULL)");
-	labtest_exec(t, "CREATE TRIGGER lt_row_order_watch BEFORE INSERT ON video_views FOR EACH ROW "
-	                "INSERT INTO lt_row_order (video_id) VALUES (NEW.video_id)");
+	return labtest_insert_rank(t, "video_views", "video_id", video);
 }
 
 /* §4: "Sort the totals by video_id". One batch (offsets 8..16) of views
@@ -903,7 +877,7 @@ static void fence_handle__totals_in_video_id_order(void **state)
 {
 	struct labtest *t = *state;
 	prepare(t);
-	insert_order_watch(t);   /* MariaDB: InnoDB keeps no insertion order of its own */
+	labtest_insert_order_watch(t, "video_views", "video_id");   /* MariaDB: InnoDB keeps no insertion order */
 	enum { EVENTS = 9, VIDEOS = 8 };
 	const int64_t ids[EVENTS] = { 5, 16, LT_PAST_UINT32, 7, INT64_MAX, LT_PAST_INT32 + 2, -3, 5,
 	                              INT64_MAX - 1 };
