@@ -3272,20 +3272,25 @@ static void flush__store_failure_while_refused(void **state)
  * parked by then. Their tokens are set far apart: both write the one
  * applied_flushes table here. */
 /* One of two threads, each draining and parking its own in-process store
- * at the same time as the other: 30 rounds of 40 videos recorded once,
+ * at the same time as the other (both wait for the other to be running
+ * before the first round): 100 rounds of 40 videos recorded once,
  * taken by drain_views and park_views in turn; what it took that was not
  * its own 40, with a count of 1 each, is counted in wrong. */
 struct own_drain {
 	struct kit_store *st;
 	int64_t first;        /* its videos: first .. first + 39 */
 	int wrong, failed;
+	atomic_int *running;  /* threads at the start line */
 };
 
 static void *drain_own(void *arg)
 {
 	struct own_drain *d = arg;
 	static _Thread_local struct view_delta out[VIEWS_MAX_BATCH];
-	for (int round = 0; round < 30; round++) {
+	atomic_fetch_add(d->running, 1);
+	for (int spin = 0; atomic_load(d->running) < 2 && spin < 100000000; spin++)
+		;
+	for (int round = 0; round < 100; round++) {
 		for (int64_t v = d->first; v < d->first + 40; v++)
 			d->failed += record_view(d->st, v) != 0;
 		int n = 0;
@@ -3375,7 +3380,9 @@ static void flush__two_stores_at_once(void **state)
 	 * only, so the two steps overlap): each takes its own videos, every
 	 * round. A step that keeps the ids SPOP handed over (or its answers) in
 	 * a static array shares it with the other store's step. */
-	struct own_drain d[2] = { { kit_store_new(), 1, 0, 0 }, { kit_store_new(), 1001, 0, 0 } };
+	atomic_int running = 0;
+	struct own_drain d[2] = { { kit_store_new(), 1, 0, 0, &running },
+	                          { kit_store_new(), 1001, 0, 0, &running } };
 	assert_non_null(d[0].st);
 	assert_non_null(d[1].st);
 	assert_int_equal(kit_store_set(d[0].st, VIEWS_TOKEN, 1), 0);
@@ -3391,7 +3398,7 @@ static void flush__two_stores_at_once(void **state)
 	kit_store_free(d[0].st);
 	lt_expect(d[0].wrong + d[1].wrong + d[0].failed + d[1].failed == 0, "drain",
 	          "two threads, each draining and parking its own in-process store at the same time "
-	          "(30 rounds of 40 videos with one view each): %d and %d times a drain or park took "
+	          "(100 rounds of 40 videos with one view each): %d and %d times a drain or park took "
 	          "other than its own 40 videos with 1 view each, and %d and %d calls failed. The "
 	          "two stores' steps ran at once and one took the other's ids: does the drain's or "
 	          "the park's C step keep what SPOP handed over (or its answers) in a static array? "
