@@ -50,7 +50,8 @@ struct inside_versions {
 	int64_t updates;        /* n_tup_upd of counters */
 	int64_t hot_updates;    /* n_tup_hot_upd: updates that wrote no index entry */
 	int64_t dead;           /* n_dead_tup: versions no snapshot needs, not yet removed */
-	int64_t heap_pages;     /* the table's size in pages */
+	int64_t heap_pages;     /* the table's size in pages (of the server's
+	                           block_size: not every build's page is 8 KB) */
 	int64_t buffers;        /* shared buffers (hit + read) that reading the row
 	                           by its key touched, from EXPLAIN (ANALYZE, BUFFERS) */
 	/* SQLite (0 on PostgreSQL) */
