@@ -20,8 +20,8 @@
  *   inside_like_one_statement(db, 1, user);          §6
  *   key = inside_spread_key(seq);                    §7
  * Every database function returns 0 or a negative KIT_DB_* / INSIDE_*
- * code, and leaves no transaction open behind it. A connection is used by
- * one thread at a time.
+ * code, and leaves no transaction open behind it, nor a block allocated
+ * (on its error paths too). A connection is used by one thread at a time.
  */
 #ifndef HOTROW_LAB08_INSIDE_H
 #define HOTROW_LAB08_INSIDE_H
@@ -50,7 +50,8 @@ struct inside_versions {
 	int64_t updates;        /* n_tup_upd of counters */
 	int64_t hot_updates;    /* n_tup_hot_upd: updates that wrote no index entry */
 	int64_t dead;           /* n_dead_tup: versions no snapshot needs, not yet removed */
-	int64_t heap_pages;     /* the table's size in pages */
+	int64_t heap_pages;     /* the table's size in pages (of the server's
+	                           block_size: not every build's page is 8 KB) */
 	int64_t buffers;        /* shared buffers (hit + read) that reading the row
 	                           by its key touched, from EXPLAIN (ANALYZE, BUFFERS) */
 	/* SQLite (0 on PostgreSQL) */
@@ -75,7 +76,9 @@ int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out);
  * can never name a post that does not exist, nor outlive its post (the
  * DELETE of a liked post is refused, not carried out on its likes too),
  * and so that likes of one post running at once add no MultiXacts on
- * PostgreSQL. The guarantee holds against transactions in flight too (a
+ * PostgreSQL. No index of posts holds likes (as a column, in an
+ * expression or in a partial index's predicate): the counter's UPDATE
+ * then stays a HOT update (§2). The guarantee holds against transactions in flight too (a
  * like sent while its post's DELETE has not committed yet waits for it
  * and is refused), which a check that reads without locking does not
  * give. 0 means the tables are so: where posts or likes are there already

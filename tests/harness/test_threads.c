@@ -175,6 +175,37 @@ static void threads__join_begun_by_number(void **state)
 
 /* A detached thread is reaped when it returns, whether it was detached
  * by pthread_detach or started detached; lt_thread_settle waits for it. */
+/* With a head start the new thread reads what its creator sets right
+ * after pthread_create before it is set. */
+struct late {
+	atomic_int value;       /* set by the creator after pthread_create */
+	atomic_int seen;        /* what the thread read first */
+};
+
+static void *read_late(void *arg)
+{
+	struct late *l = arg;
+	atomic_store(&l->seen, atomic_load(&l->value));
+	return NULL;
+}
+
+static void threads__head_start_runs_the_thread_first(void **state)
+{
+	(void)state;
+	struct late l;
+	atomic_init(&l.value, 0);
+	atomic_init(&l.seen, -1);
+	pthread_t th;
+	lt_thread_head_start(20);
+	int rc = pthread_create(&th, NULL, read_late, &l);
+	lt_thread_head_start(0);
+	assert_int_equal(rc, 0);
+	atomic_store(&l.value, 7);
+	pthread_join(th, NULL);
+	lt_expect_int(atomic_load(&l.seen), 0, "what the thread read, let run first, of a value set "
+	              "after its pthread_create");
+}
+
 static void threads__detached_reaped_when_done(void **state)
 {
 	(void)state;
@@ -209,6 +240,7 @@ int main(void)
 		LABTEST_SQLITE(threads__unreaped_until_joined),
 		LABTEST_SQLITE(threads__detached_reaped_when_done),
 		LABTEST_SQLITE(threads__join_begun_by_number),
+		LABTEST_SQLITE(threads__head_start_runs_the_thread_first),
 	};
 	return labtest_main("harness", tests);
 }

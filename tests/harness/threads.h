@@ -75,6 +75,17 @@ int lt_thread_settle(int ms);
  * (lt_thread_start_no in it) has begun: a check can tell a call that is
  * waiting for a thread to end from one that goes on beside it. */
 bool lt_thread_join_begun(long no);
+/* A head start for every thread started through the wrapper from now
+ * (0: none, the default): pthread_create returns only once the new
+ * thread has run for ms milliseconds (or ended), so that what it reads
+ * first it reads before its creator's next line. Code that fills in what
+ * a thread uses after pthread_create (the thread "will not need it
+ * yet") works only when the creator happens to win that race; with a
+ * head start the thread wins it every time:
+ *   lt_thread_head_start(20);
+ *   start_flusher(&f, st, db, 1000, 100);   // the thread has begun its first wait
+ *   lt_thread_head_start(0); */
+void lt_thread_head_start(int ms);
 /* Whether the started thread whose start's number is no is still
  * unreaped (neither joined nor detached-and-finished). */
 bool lt_thread_unreaped_no(long no);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "kit/failpoint.h"
+#include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
@@ -290,6 +291,7 @@ static void cut_after_first(void *arg, struct kit_store *st, const char *cmd,
 
 static void record_view__both_or_neither(void **state)
 {
+	size_t blocks = lt_alloc_live();
 	struct kit_store *st = new_store(state);
 	int armed = 0;
 	record(st, 9, 1);   /* a healthy store first: this one must work */
@@ -321,6 +323,10 @@ static void record_view__both_or_neither(void **state)
 	          "the store's code as it came", KIT_STORE_DOWN, kit_store_strerror(KIT_STORE_DOWN),
 	          rc, kit_store_strerror(rc), d, mark);
 	kit_store_free(st);
+	/* a refused view is a failure like any other: no block of the call stays */
+	lt_alloc_expect_none_left(blocks, "record_view with its store cut, then refused, and freeing "
+	                          "the store (is what record_view allocated freed when the store "
+	                          "says no?)");
 }
 
 /* A flusher's drain lands right after record_view's first command. */
@@ -1466,8 +1472,9 @@ static void flush__every_step_can_fail(void **state)
 
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
-			struct kit_store *st = new_store(state);
 			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			size_t blocks = lt_alloc_live();
+			struct kit_store *st = new_store(state);
 			record(st, 1, 3);
 			record(st, 2, 5);
 			planted_views(st, 9, big);
@@ -1514,6 +1521,14 @@ static void flush__every_step_can_fail(void **state)
 			          "COMMIT answer was lost was applied again" : "some views were lost");
 			lt_expect_int_hint(store_total(st, 1, 9), 0, "views left in the store", "put-back");
 			kit_store_free(st);
+			if (fired) {
+				char what[320];
+				snprintf(what, sizeof what, "a flush whose statement %d was %s, the flushes "
+				         "after it, and freeing the store (is every path out of flush_views "
+				         "freeing what it allocated, not only success and KIT_DB_ERR?)", k,
+				         lt_step_what(how));
+				lt_alloc_expect_none_left(blocks, what);
+			}
 			if (!fired)
 				break;
 		}
@@ -1545,6 +1560,28 @@ static void flush__ids_and_tokens_past_2_31(void **state)
 
 /* More dirty videos than one flush takes: stop_flusher flushes until
  * nothing is dirty, not once. */
+/* Views that arrive while stop_flusher flushes (the app still serving as
+ * its flusher stops): at the first upsert of video_counts the hook records
+ * one view of each of videos first .. first + 9. */
+struct views_during_stop {
+	struct kit_store *st;
+	int64_t first;
+	int fired;
+};
+
+static void record_during_upsert(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct views_during_stop *r = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || r->fired || !lt_sql_is(sql, "INSERT") ||
+	    !lt_sql_names(sql, "video_counts"))
+		return;
+	r->fired = 1;
+	for (int64_t v = r->first; v < r->first + 10; v++)
+		if (record_view(r->st, v) != 0)
+			r->fired = -1;
+}
+
 static void flusher__stop_takes_more_than_one_batch(void **state)
 {
 	struct labtest *t = *state;
@@ -1584,6 +1621,30 @@ static void flusher__stop_takes_more_than_one_batch(void **state)
 	          "started with max = 1, 150 videos dirty, returned %d and left %" PRId64 " video(s) "
 	          "dirty (the database has %" PRId64 " of the 170 views): it must flush until nothing "
 	          "is dirty or a flush fails (§6), not a fixed number of times", rc, left,
+	          db_total(t));
+
+	/* "until nothing is dirty", not until what was dirty when the stop
+	 * began is gone: 10 videos dirty, max 3, and 10 more views arrive
+	 * during the stop's first upsert (a stop that counts the dirty videos
+	 * once and runs that many batches leaves them in the store) */
+	for (int v = 301; v <= 310; v++)
+		record(st, v, 1);
+	struct views_during_stop during = { st, 311, 0 };
+	rc = start_flusher(&f, st, own, 60000, 3);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	kit_db_set_hook(own, record_during_upsert, &during);
+	rc = stop_flusher(f);
+	kit_db_set_hook(own, NULL, NULL);
+	left = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	lt_expect(during.fired == 1, NULL, "the views recorded during stop_flusher's first upsert "
+	          "(%d: 0 = no upsert seen, -1 = record_view failed)", during.fired);
+	lt_expect(rc == 0 && left == 0 && db_total(t) == 190, "stop", "stop_flusher of a flusher "
+	          "started with max = 3, 10 videos dirty and 10 more views recorded during its first "
+	          "upsert, returned %d and left %" PRId64 " video(s) dirty (the database has %" PRId64
+	          " of the 190 views): views.h says it flushes until nothing is dirty, so a view "
+	          "recorded while it stops is written too (does it count the dirty videos once, "
+	          "before its first flush, and stop after that many batches?)", rc, left,
 	          db_total(t));
 	kit_db_close(own);
 	kit_store_free(st);
@@ -3184,6 +3245,41 @@ static void flush__store_failure_while_refused(void **state)
  * static SQL buffer). Each is held before its first BEGIN, its batch
  * parked by then. Their tokens are set far apart: both write the one
  * applied_flushes table here. */
+/* One of two threads, each draining and parking its own in-process store
+ * at the same time as the other (both wait for the other to be running
+ * before the first round): 100 rounds of 40 videos recorded once,
+ * taken by drain_views and park_views in turn; what it took that was not
+ * its own 40, with a count of 1 each, is counted in wrong. */
+struct own_drain {
+	struct kit_store *st;
+	int64_t first;        /* its videos: first .. first + 39 */
+	int wrong, failed;
+	atomic_int *running;  /* threads at the start line */
+};
+
+static void *drain_own(void *arg)
+{
+	struct own_drain *d = arg;
+	static _Thread_local struct view_delta out[VIEWS_MAX_BATCH];
+	atomic_fetch_add(d->running, 1);
+	for (int spin = 0; atomic_load(d->running) < 2 && spin < 100000000; spin++)
+		;
+	for (int round = 0; round < 100; round++) {
+		for (int64_t v = d->first; v < d->first + 40; v++)
+			d->failed += record_view(d->st, v) != 0;
+		int n = 0;
+		int64_t token = 0;
+		int rc = round % 2 ? park_views(d->st, VIEWS_MAX_BATCH, &token, out, &n)
+		                   : drain_views(d->st, VIEWS_MAX_BATCH, out, &n);
+		d->failed += rc != 0;
+		d->wrong += n != 40;
+		for (int i = 0; i < n; i++)
+			d->wrong += out[i].video_id < d->first || out[i].video_id >= d->first + 40 ||
+			            out[i].n != 1;
+	}
+	return NULL;
+}
+
 static int flush_own_store(void *arg, int who, struct kit_db *db)
 {
 	struct kit_store **st = arg;
@@ -3252,6 +3348,36 @@ static void flush__two_stores_at_once(void **state)
 	          PRId64 " batches are left parked. One recovery applied the other's rows: is the array "
 	          "a parked batch is read back into static? Each call needs its own", rc0, rc1, v11,
 	          v12, v21, parked0, parked1);
+
+	/* The drain and the park themselves, in two threads at once on two
+	 * in-process stores (each store's step runs under that store's lock
+	 * only, so the two steps overlap): each takes its own videos, every
+	 * round. A step that keeps the ids SPOP handed over (or its answers) in
+	 * a static array shares it with the other store's step. */
+	atomic_int running = 0;
+	struct own_drain d[2] = { { kit_store_new(), 1, 0, 0, &running },
+	                          { kit_store_new(), 1001, 0, 0, &running } };
+	assert_non_null(d[0].st);
+	assert_non_null(d[1].st);
+	assert_int_equal(kit_store_set(d[0].st, VIEWS_TOKEN, 1), 0);
+	assert_int_equal(kit_store_set(d[1].st, VIEWS_TOKEN, 1), 0);
+	pthread_t th[2];
+	int started = 0;
+	for (int i = 0; i < 2; i++)
+		started += pthread_create(&th[i], NULL, drain_own, &d[i]) == 0;
+	assert_int_equal(started, 2);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	kit_store_free(d[1].st);
+	kit_store_free(d[0].st);
+	lt_expect(d[0].wrong + d[1].wrong + d[0].failed + d[1].failed == 0, "drain",
+	          "two threads, each draining and parking its own in-process store at the same time "
+	          "(100 rounds of 40 videos with one view each): %d and %d times a drain or park took "
+	          "other than its own 40 videos with 1 view each, and %d and %d calls failed. The "
+	          "two stores' steps ran at once and one took the other's ids: does the drain's or "
+	          "the park's C step keep what SPOP handed over (or its answers) in a static array? "
+	          "Each step needs its own, on its stack", d[0].wrong, d[1].wrong, d[0].failed,
+	          d[1].failed);
 }
 
 /* A flusher that stalls between its park and its transaction (the
@@ -3551,7 +3677,11 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		long n = lt_lock_waits(), s0 = lt_thread_starts();
 		clock_gettime(CLOCK_MONOTONIC, &mono0);
 		clock_gettime(CLOCK_REALTIME, &real0);
+		/* the thread runs first (tests/harness/threads.h): what it reads
+		 * at its start must be there before pthread_create */
+		lt_thread_head_start(20);
 		int rc = start_flusher(&f, st, own, intervals[i], 100);
+		lt_thread_head_start(0);
 		lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval %d ms) returned %d",
 		          intervals[i], rc);
 		bool waited = waits_past(n, s0, 1) && flusher_waits(n, s0, &w, 1) == 1;
@@ -3572,8 +3702,13 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          "flusher's first pthread_cond_timedwait deadline was %+.6f s past start_flusher's "
 		          "call plus one interval, when it must lie between 0 and %.6f s (the wait began "
 		          "then): is the interval's nanosecond count (ms x 1,000,000) or the carry into "
-		          "seconds (nanoseconds / 1,000,000,000, the rest %% 1,000,000,000) off?",
-		          intervals[i], (double)from / 1e9, (double)span / 1e9);
+		          "seconds (nanoseconds / 1,000,000,000, the rest %% 1,000,000,000) off?%s",
+		          intervals[i], (double)from / 1e9, (double)span / 1e9,
+		          from < -slack && from + intervals[i] * 1000000LL >= -slack
+		          ? " The deadline is no interval at all past the start: the thread, which this "
+		          "check lets run first, read an interval of 0. Does start_flusher fill in the "
+		          "flusher (interval, max, store, db) only after pthread_create? The thread may "
+		          "read it before that: set it all up first" : "");
 	}
 
 	/* INT_MAX ms is 2,147,483.647 s: with the flusher's clock reading at

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "labs/08-engine/inside.h"
+#include "tests/harness/alloc.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
 #include "tests/harness/steps.h"
@@ -180,6 +181,7 @@ void every_step_can_fail(void **state)
 			for (int k = 1; k <= SWEEP_MAX; k++) {
 				int64_t before = written(t, which);
 				int attempts = -1;
+				size_t blocks = lt_alloc_live();
 				lt_step_arm(how, k);
 				int rc = write_one(which, db, ++user, &attempts);
 				if (!lt_step_disarm())
@@ -209,6 +211,11 @@ void every_step_can_fail(void **state)
 				          k, writer_name[which], lt_step_what(how), rc, labtest_why(db));
 				lt_expect_int_hint(written(t, which) - before, 1, "added by the next call",
 				                   "rollback");
+				char what[200];
+				snprintf(what, sizeof what, "statement %d of %s %s, and the next call (inside.h: "
+				         "no call leaves a block allocated, on its error paths either)", k,
+				         writer_name[which], lt_step_what(how));
+				lt_alloc_expect_none_left(blocks, what);
 			}
 		}
 	}
@@ -299,6 +306,7 @@ void versions__fills_out_as_promised(void **state)
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++) {
 			memset(&v, 0x5a, sizeof v);
+			size_t blocks = lt_alloc_live();
 			lt_step_arm(how, k);
 			rc = inside_versions(db, 1, &v);
 			if (!lt_step_disarm())
@@ -316,6 +324,11 @@ void versions__fills_out_as_promised(void **state)
 			lt_expect(rc == 0, "versions", "statement %d of inside_versions() %s, then the "
 			          "next call on the same connection returned %d (%s)", k,
 			          lt_step_what(how), rc, labtest_why(db));
+			char what[160];
+			snprintf(what, sizeof what, "statement %d of inside_versions() %s, and the next "
+			         "call (is what it allocated freed on the error path too?)", k,
+			         lt_step_what(how));
+			lt_alloc_expect_none_left(blocks, what);
 		}
 	}
 }

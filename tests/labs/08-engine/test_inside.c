@@ -928,6 +928,20 @@ static void keys__no_multixacts_from_likes(void **state)
 	lt_expect(rc == 0, NULL, "inside_keys_setup(): %d, %s", rc, labtest_why(db));
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 
+	/* the counter's UPDATE stays HOT (§2): no index of posts holds likes,
+	 * as a column, in an expression or in a partial index's predicate */
+	int64_t on_likes = labtest_int(t, "SELECT count(*) FROM pg_index i WHERE i.indrelid = "
+		"'posts'::regclass AND (EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = "
+		"i.indrelid AND a.attname = 'likes' AND a.attnum = ANY (i.indkey::int2[])) OR "
+		"coalesce(pg_get_expr(i.indexprs, i.indrelid), '') ~ '\\mlikes\\M' OR "
+		"coalesce(pg_get_expr(i.indpred, i.indrelid), '') ~ '\\mlikes\\M')");
+	lt_expect(on_likes == 0, "hot", "inside_keys_setup() made %" PRId64 " index(es) of posts "
+	          "that hold its likes column: every like's UPDATE of the counter then writes a new "
+	          "entry in each, so none is a HOT update, and the hot row's versions fill pages and "
+	          "index alike (§2, the row \"counter indexed\"). inside.h: no index of posts "
+	          "holds likes; a \"most liked\" list is a query for a table of its own, or a "
+	          "rollup", on_likes);
+
 	int64_t before = multixacts_since_posts(t);
 	struct kit_load_config c;
 	struct kit_load_result r;
