@@ -46,7 +46,9 @@
  * owns arg; tests pass a predictable source to see where likes land. */
 typedef uint32_t shard_rand_fn(void *arg);
 
-/* Create like_slots and like_slot_config if they do not exist. */
+/* Create like_slots and like_slot_config if they do not exist, as
+ * ordinary tables: a like that returned 0 survives a crash or a restart
+ * of the server (not UNLOGGED, not a MEMORY or TEMP table). */
 int shard_setup(struct kit_db *db);
 
 /* Record one like of post_id: call rnd(rnd_arg) exactly once, take slot =
@@ -70,7 +72,9 @@ int shard_slots(struct kit_db *db, int64_t post_id, int *nslots);
  * shard_read() gives the same total before, during and after (a resize to
  * the N the post has already is no shrink: it need not fold a row that a
  * like which read an older N left past N; shard_read counts that row, and
- * the next shrink folds it). Increments
+ * the next shrink folds it; likewise a resize that took itself for a grow
+ * from an N it read before it wrote its own, while another resize of the
+ * post moved N in between, may leave such rows). Increments
  * running in other threads at the same time are neither lost nor counted
  * twice. Two resizes of one post at the same time both succeed, one after
  * the other: write the new N first, with one upsert of the post's config

@@ -38,7 +38,8 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 		[KIT_DB_MYSQL] =
 			"SELECT CONCAT_WS(',', @@session.autocommit, @@session.tx_isolation,"
 			" @@session.innodb_lock_wait_timeout, @@session.lock_wait_timeout, @@session.sql_mode,"
-			" @@session.foreign_key_checks, @@session.unique_checks, @@session.max_statement_time)",
+			" @@session.foreign_key_checks, @@session.unique_checks, @@session.max_statement_time,"
+			" @@session.tx_read_only)",
 	};
 	struct line x = { out, len };
 	out[0] = '\0';

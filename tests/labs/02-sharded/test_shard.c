@@ -1740,6 +1740,49 @@ static void shard_read__sees_a_like_made_elsewhere_at_once(void **state)
  * lock timeout set "so a shrink never waits long", a PRAGMA or a SET
  * for speed, outlives the call and changes every later statement on
  * that connection). */
+/* What a call did to its connection's lock timeout while it ran (shard.h:
+ * "it sets no timeout of its own, shorter or longer, not even for its own
+ * transaction"): the first statement it sent that sets a lock or statement
+ * timeout (SET LOCAL lock_timeout, set_config, SET STATEMENT
+ * innodb_lock_wait_timeout ... FOR, and the SET that
+ * kit_db_set_lock_timeout sends on a server), or on SQLite, where the kit
+ * waits itself and no statement shows it, the busy wait
+ * (kit_db_lock_timeout) some statement of the call ran under. */
+struct timeout_watch {
+	struct kit_db *db;
+	int expect_ms;                 /* SQLite: the connection's busy wait */
+	int seen_ms;                   /* SQLite: another one seen, or -1 */
+	char sql[256];                 /* the first statement that set a timeout */
+};
+
+static void watch_timeouts(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct timeout_watch *w = arg;
+	static const char *const names[] = { "lock_timeout", "statement_timeout",
+	                                     "lock_wait_timeout", "max_statement_time" };
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (kit_db_engine(w->db) == KIT_DB_SQLITE && w->seen_ms < 0 &&
+	    kit_db_lock_timeout(w->db) != w->expect_ms)
+		w->seen_ms = kit_db_lock_timeout(w->db);
+	if (sql == NULL || w->sql[0])
+		return;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasestr(sql, names[i]) && (strcasestr(sql, "SET ") || strcasestr(sql, "set_config"))) {
+			snprintf(w->sql, sizeof w->sql, "%s", sql);
+			return;
+		}
+}
+
+/* Each call, on each of its ways out, leaves its connection as it found
+ * it: no transaction open, no setting changed, and no timeout of its own
+ * sent. Twice: with the connection's lock timeout at the kit's default
+ * (a call that caps "a wait without end" shows there), then at 4 s set by
+ * the caller (a call that "puts the default back" afterwards shows
+ * there). A resize to the N the post has already is among the calls (an
+ * early return for "nothing to do" inside the transaction leaves it
+ * open). */
 static void shard__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -1747,30 +1790,51 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 	char before[LT_SESSION_LEN];
 	static const char *const step[] = {
 		"shard_setup", "a like", "shard_read", "shard_slots", "a shrink to 4",
-		"a grow to 8", "a refused shard_resize(0)", "a shrink refused by the database",
+		"a grow to 8", "a resize to 8, the N the post has", "a refused shard_resize(0)",
+		"a shrink refused by the database",
 	};
 	uint32_t next = 0;
 	int64_t n64 = 0;
 	int n = 0;
-	lt_session(t, db, before, sizeof before);
-	for (int i = 0; i < 8; i++) {
-		int rc = 0;
-		switch (i) {
-		case 0: rc = shard_setup(db); break;
-		case 1: rc = shard_increment(db, POST, counting, &next); break;
-		case 2: rc = shard_read(db, POST, &n64); break;
-		case 3: rc = shard_slots(db, POST, &n); break;
-		case 4: rc = shard_resize(db, POST, 4); break;
-		case 5: rc = shard_resize(db, POST, 8); break;
-		case 6: rc = shard_resize(db, POST, 0) == 0; break;
-		case 7:
-			lt_step_arm(LT_STEP_FAILS, 3);
-			rc = shard_resize(db, POST, 2) == 0;
-			lt_step_disarm();
-			break;
+	for (int round = 0; round < 2; round++) {
+		if (round == 1)
+			lt_expect(kit_db_set_lock_timeout(db, 4000) == 0, NULL,
+			          "kit_db_set_lock_timeout(4000): %s", labtest_why(db));
+		lt_session(t, db, before, sizeof before);
+		for (int i = 0; i < 9; i++) {
+			struct timeout_watch w = { db, kit_db_lock_timeout(db), -1, "" };
+			int rc = 0;
+			kit_db_set_hook(db, watch_timeouts, &w);
+			switch (i) {
+			case 0: rc = shard_setup(db); break;
+			case 1: rc = shard_increment(db, POST, counting, &next); break;
+			case 2: rc = shard_read(db, POST, &n64); break;
+			case 3: rc = shard_slots(db, POST, &n); break;
+			case 4: rc = shard_resize(db, POST, 4); break;
+			case 5: rc = shard_resize(db, POST, 8); break;
+			case 6: rc = shard_resize(db, POST, 8); break;
+			case 7: rc = shard_resize(db, POST, 0) == 0; break;
+			case 8:
+				lt_step_arm(LT_STEP_FAILS, 3);
+				rc = shard_resize(db, POST, 2) == 0;
+				lt_step_disarm();
+				break;
+			}
+			kit_db_set_hook(db, NULL, NULL);
+			lt_expect(rc == 0, NULL, "%s: unexpected result (%s)", step[i], labtest_why(db));
+			lt_expect(w.sql[0] == '\0', "busy", "%s set a timeout of its own: it sent \"%s\". "
+			          "shard.h: a call waits as long as its connection's lock timeout allows and "
+			          "sets no timeout of its own, shorter or longer, not even for its own "
+			          "transaction or statement (a cap on a wait \"without end\" gives up where "
+			          "the caller chose to wait; one longer than the caller's waits past it)",
+			          step[i], w.sql);
+			lt_expect(w.seen_ms < 0, "busy", "%s ran a statement under a busy wait of %d ms, "
+			          "where its connection's is %d ms (kit_db_lock_timeout): shard.h: a call "
+			          "sets no timeout of its own, shorter or longer, not even for its own "
+			          "transaction, and kit_db_set_lock_timeout(db, 0) after it puts back the "
+			          "kit's default, not the caller's", step[i], w.seen_ms, w.expect_ms);
+			lt_session_unchanged(t, db, before, step[i], "commit-result");
 		}
-		lt_expect(rc == 0, NULL, "%s: unexpected result (%s)", step[i], labtest_why(db));
-		lt_session_unchanged(t, db, before, step[i], "commit-result");
 	}
 }
 
@@ -1896,6 +1960,24 @@ static void shard_setup__again_keeps_what_is_there(void **state)
 		          i ? "on the same connection" : "on another connection",
 		          (long long)total(db, POST), n);
 	}
+	/* shard.h: a like that returned 0 survives a crash or a restart of
+	 * the server. An UNLOGGED table (PostgreSQL) is emptied by a crash, a
+	 * MEMORY table (MariaDB) by a restart, a TEMP one by the connection's
+	 * end. */
+	enum kit_db_engine e = kit_db_engine(db);
+	int64_t fleeting = labtest_int(t, e == KIT_DB_POSTGRES
+		? "SELECT count(*) FROM pg_class WHERE oid IN ('like_slots'::regclass,"
+		  " 'like_slot_config'::regclass) AND relpersistence <> 'p'"
+		: e == KIT_DB_MYSQL
+		? "SELECT count(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"
+		  " AND TABLE_NAME IN ('like_slots', 'like_slot_config') AND ENGINE <> 'InnoDB'"
+		: "SELECT count(*) FROM sqlite_temp_master WHERE name IN ('like_slots', 'like_slot_config')");
+	lt_expect(fleeting == 0, NULL, "%lld of like_slots and like_slot_config %s: shard.h: the "
+	          "tables are ordinary ones, so that a like that returned 0 survives a crash or a "
+	          "restart of the server (an UNLOGGED table is emptied by a crash, a MEMORY table "
+	          "by a restart, a TEMP table when its connection ends)", (long long)fleeting,
+	          e == KIT_DB_POSTGRES ? "are UNLOGGED or TEMP" : e == KIT_DB_MYSQL
+	          ? "use another engine than InnoDB" : "are TEMP tables");
 }
 
 /* Two threads, each on its own connection and post, call the functions

@@ -89,8 +89,10 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id)
 /* A statement money_reconcile() sends that writes or makes something: an
  * INSERT, UPDATE, DELETE, REPLACE or MERGE (or a WITH that names one), a
  * CREATE, DROP, ALTER or TRUNCATE, or a SELECT ... INTO a new table; or
- * that locks: LOCK TABLE(S), a SELECT ... FOR UPDATE / FOR SHARE. The
- * first such statement is kept, cut short. */
+ * that locks: LOCK TABLE(S), a SELECT ... FOR UPDATE / FOR SHARE, or on
+ * SQLite a BEGIN IMMEDIATE or EXCLUSIVE (kit_db_begin's, or its own),
+ * which takes the file's write lock. The first such statement is kept,
+ * cut short. */
 struct audit_writes {
 	int n;
 	char first[64];
@@ -100,7 +102,18 @@ static void audit_writes_hook(void *arg, enum kit_db_event ev, const char *sql, 
 {
 	(void)t_ns;
 	struct audit_writes *w = arg;
-	if (ev != KIT_DB_STMT_START || sql == NULL)
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL)
+		return;
+	/* "One snapshot for the whole audit": on SQLite kit_db_begin is BEGIN
+	 * IMMEDIATE, the write lock, so every sale waits for the audit, and a
+	 * read-only copy of the file refuses it. A plain BEGIN (a read
+	 * transaction there) or one on a server locks nothing. */
+	if (lt_sql_is(sql, "BEGIN") && (lt_sql_names(sql, "IMMEDIATE") || lt_sql_names(sql, "EXCLUSIVE"))) {
+		if (w->n++ == 0)
+			snprintf(w->first, sizeof w->first, "%s", sql);
+		return;
+	}
+	if (ev != KIT_DB_STMT_START)
 		return;
 	static const char *const verbs[] = { "INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE",
 	                                     "CREATE", "DROP", "ALTER", "TRUNCATE", "LOCK" };
@@ -135,7 +148,8 @@ int audit_reads_only(struct kit_db *db, struct money_audit *out)
 	          "temporary table is a write: it fails on a read-only replica; a repair of the "
 	          "balances it found drifted hides from the next audit what this one found; a LOCK "
 	          "TABLE or a read FOR UPDATE / FOR SHARE stops every sale while it counts, and a "
-	          "replica refuses it)", w.n, w.first);
+	          "replica refuses it; on SQLite kit_db_begin is BEGIN IMMEDIATE, the write lock: "
+	          "read in a plain BEGIN, or in no transaction)", w.n, w.first);
 	return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "labs/06-money/money.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/06-money/books.h"
 
@@ -500,6 +501,8 @@ void reconcile__every_step_can_fail(void **state)
 	          "zeros (%s)", rc0, (long long)a0.unbalanced, (long long)a0.drifted,
 	          (long long)a0.negative, (long long)a0.total, labtest_why(db));
 	int k;
+	char before[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
 	for (k = 1; k <= SWEEP_MAX; k++) {
 		struct money_audit a;
 		memset(&a, 0, sizeof a);
@@ -508,6 +511,12 @@ void reconcile__every_step_can_fail(void **state)
 		if (!lt_step_disarm())
 			break;
 		closed_after_refusal(t, db, "money_reconcile", k, rc);
+		/* A setting the audit put on its session and meant to take off at
+		 * its end (a read-only mode, PRAGMA query_only) stays when a query
+		 * fails first: every later sale on the connection is refused. */
+		char what[80];
+		snprintf(what, sizeof what, "money_reconcile with its statement %d refused", k);
+		lt_session_unchanged(t, db, before, what, "reconcile");
 		lt_expect(rc < 0, "reconcile", "statement %d of money_reconcile refused: it returned "
 		          "%d, expected a negative code (an audit that failed must not say the books "
 		          "balance)", k, rc);

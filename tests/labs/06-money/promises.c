@@ -125,6 +125,39 @@ static void durability_set(void *arg, enum kit_db_event ev, const char *sql, int
 	}
 }
 
+/* What a call sends besides: a timeout of its own (SET LOCAL lock_timeout,
+ * set_config, SET STATEMENT innodb_lock_wait_timeout ... FOR, the SET
+ * that kit_db_set_lock_timeout sends on a server), or on SQLite, where the
+ * kit waits itself and no statement shows it, a statement run under
+ * another busy wait (kit_db_lock_timeout) than its connection's. */
+struct call_watch {
+	char durability[DURABILITY_LEN];
+	struct kit_db *db;
+	int expect_ms;                 /* SQLite: the connection's busy wait */
+	int seen_ms;                   /* SQLite: another one seen, or -1 */
+	char timeout[DURABILITY_LEN];
+};
+
+static void watch_call(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct call_watch *w = arg;
+	static const char *const names[] = { "lock_timeout", "statement_timeout",
+	                                     "lock_wait_timeout", "max_statement_time" };
+	durability_set(w->durability, ev, sql, t_ns);
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (kit_db_engine(w->db) == KIT_DB_SQLITE && w->seen_ms < 0 &&
+	    kit_db_lock_timeout(w->db) != w->expect_ms)
+		w->seen_ms = kit_db_lock_timeout(w->db);
+	if (sql == NULL || w->timeout[0])
+		return;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasestr(sql, names[i]) && (strcasestr(sql, "SET ") || strcasestr(sql, "set_config"))) {
+			snprintf(w->timeout, sizeof w->timeout, "%.200s", sql);
+			return;
+		}
+}
+
 /* Every function, on each of its answers (applied, MONEY_ALREADY,
  * MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT for a buyer, a seller and a
  * payout's payee, MONEY_INVALID, a payout's and a batch's, money_open's
@@ -141,7 +174,13 @@ static void durability_set(void *arg, enum kit_db_event ev, const char *sql, int
  * call and changes every later transaction of that connection. A payout
  * to an account that does not exist is MONEY_NO_ACCOUNT with nothing
  * written, like a sale to a missing seller: a credit that changed no row
- * has paid nobody. */
+ * has paid nobody. And no call sets a timeout of its own (money.h), not
+ * even for its transaction, nor on SQLite, where only the kit's busy wait
+ * shows it: a sale, a batch, a payout, an audit and a balance read run
+ * once more after the caller set the connection's lock timeout to 4 s (a
+ * call that caps a wait "without end" shows in the first pass, one that
+ * puts "the default" back with kit_db_set_lock_timeout(db, 0) in the
+ * second). */
 void every_call__leaves_the_connection_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -158,7 +197,7 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	struct money_transfer ok = { 1, 1, 2, 100, 10 }, batch2[2] = { { 2, 1, 2, 10, 1 },
 	                                                                 { 3, 1, 2, 10, 1 } };
 	int results[2];
-	char fault[5000] = "", durability[DURABILITY_LEN] = "";
+	char fault[5000] = "";
 	static const char *const what[] = {
 		"a transfer applied (0)", "the same transfer again (MONEY_ALREADY)",
 		"a transfer the balance does not cover (MONEY_INSUFFICIENT)",
@@ -174,53 +213,80 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	static const int want[] = { 0, MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT,
 	                            MONEY_NO_ACCOUNT, MONEY_INVALID, 0, 0, MONEY_ALREADY,
 	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0 };
-	for (int step = 0; step < (int)(sizeof what / sizeof what[0]); step++) {
-		int rc = 0;
-		struct money_transfer x = ok;
-		kit_db_set_hook(db, durability_set, durability);
-		switch (step) {
-		case 0: case 1: rc = money_transfer(db, &f, &ok); break;
-		case 2: x.id = 10; x.amount = 100000; rc = money_transfer(db, &f, &x); break;
-		case 3: x.id = 11; x.from = 77; rc = money_transfer(db, &f, &x); break;
-		case 4: x.id = 12; x.to = 78; rc = money_transfer(db, &f, &x); break;
-		case 5: x.id = 13; x.fee = 101; rc = money_transfer(db, &f, &x); break;
-		case 6: rc = money_batch(db, &f, batch2, 2, results); break;
-		case 7: case 8: rc = money_payout(db, &f, 20, 2, 5); break;
-		case 9: rc = money_payout(db, &f, 21, 2, 100000); break;
-		case 10: rc = money_open(db, 2, 1, 0); break;
-		case 11: rc = money_payout(db, &f, 22, 79, 5); break;
-		case 12: { struct money_audit a; rc = money_reconcile(db, &a); break; }
-		case 13: { int64_t b = 0; rc = money_balance(db, 1, &b); break; }
+	static const int again[] = { 0, 6, 7, 12, 13 };
+	for (int pass = 0; pass < 2; pass++) {
+		int nsteps = pass ? (int)(sizeof again / sizeof again[0]) : (int)(sizeof what / sizeof what[0]);
+		int64_t shift = pass ? 100 : 0;
+		if (pass == 1) {
+			lt_expect(kit_db_set_lock_timeout(db, 4000) == 0, NULL,
+			          "kit_db_set_lock_timeout(4000): %s", labtest_why(db));
+			lt_session(t, db, before, sizeof before);
+			batch2[0].id += shift;
+			batch2[1].id += shift;
 		}
-		kit_db_set_hook(db, NULL, NULL);
-		if (durability[0] && !fault[0])
-			snprintf(fault, sizeof fault, "%s sent \"%s\": a payment confirmed by a COMMIT "
-			         "that did not wait for the disk is lost when the server or the machine "
-			         "stops (money.h: never lose a payment that was confirmed). Not even for "
-			         "one transaction (SET LOCAL), and not put back afterwards: nothing a "
-			         "setting read after the call shows", what[step], durability);
-		/* and as the session itself says: InnoDB refreshes INNODB_TRX at most
-		 * every 0.1 s, so a transaction left open by a call made right after
-		 * the previous look can be missing from it */
-		int open = open_transaction(t, obs, id) || lt_in_transaction(t, db) != 0;
-		lt_session(t, db, after, sizeof after);
-		if (step == 11 && rc == 0 && !fault[0])
-			snprintf(fault, sizeof fault, "%s returned 0: its credit to account 79 changed no "
-			         "row (kit_db_changes says 0) and was taken for a payment, so the fee account "
-			         "paid nobody", what[step]);
-		if (rc != want[step] && !fault[0])
-			snprintf(fault, sizeof fault, "%s returned %d, expected %d (%s)", what[step], rc,
-			         want[step], rc < 0 ? labtest_why(db) : "no database error");
-		if (open && !fault[0])
-			snprintf(fault, sizeof fault, "after %s (it returned %d), its connection still "
-			         "has a transaction open: that path returns before its COMMIT or ROLLBACK "
-			         "(on PostgreSQL the next BEGIN only warns, and the next call's writes "
-			         "join the open transaction)", what[step], rc);
-		if (strcmp(before, after) != 0 && !fault[0])
-			snprintf(fault, sizeof fault, "after %s (it returned %d), its session's settings "
-			         "changed from [%s] to [%s]: a PRAGMA or a SET without LOCAL outlives the "
-			         "call; on PostgreSQL use SET LOCAL inside the transaction (never of "
-			         "synchronous_commit), on SQLite and MariaDB set nothing", what[step], rc, before, after);
+		for (int i = 0; i < nsteps; i++) {
+			int step = pass ? again[i] : i;
+			int rc = 0;
+			struct money_transfer x = ok;
+			struct call_watch w = { "", db, kit_db_lock_timeout(db), -1, "" };
+			kit_db_set_hook(db, watch_call, &w);
+			switch (step) {
+			case 0: x.id += shift; rc = money_transfer(db, &f, &x); break;
+			case 1: rc = money_transfer(db, &f, &ok); break;
+			case 2: x.id = 10; x.amount = 100000; rc = money_transfer(db, &f, &x); break;
+			case 3: x.id = 11; x.from = 77; rc = money_transfer(db, &f, &x); break;
+			case 4: x.id = 12; x.to = 78; rc = money_transfer(db, &f, &x); break;
+			case 5: x.id = 13; x.fee = 101; rc = money_transfer(db, &f, &x); break;
+			case 6: rc = money_batch(db, &f, batch2, 2, results); break;
+			case 7: case 8: rc = money_payout(db, &f, 20 + shift, 2, 5); break;
+			case 9: rc = money_payout(db, &f, 21, 2, 100000); break;
+			case 10: rc = money_open(db, 2, 1, 0); break;
+			case 11: rc = money_payout(db, &f, 22, 79, 5); break;
+			case 12: { struct money_audit a; rc = money_reconcile(db, &a); break; }
+			case 13: { int64_t b = 0; rc = money_balance(db, 1, &b); break; }
+			}
+			kit_db_set_hook(db, NULL, NULL);
+			if (w.durability[0] && !fault[0])
+				snprintf(fault, sizeof fault, "%s sent \"%s\": a payment confirmed by a COMMIT "
+				         "that did not wait for the disk is lost when the server or the machine "
+				         "stops (money.h: never lose a payment that was confirmed). Not even for "
+				         "one transaction (SET LOCAL), and not put back afterwards: nothing a "
+				         "setting read after the call shows", what[step], w.durability);
+			if (w.timeout[0] && !fault[0])
+				snprintf(fault, sizeof fault, "%s set a timeout of its own: it sent \"%s\". "
+				         "money.h: a call waits as long as its connection's lock timeout allows and "
+				         "sets no shorter timeout of its own, not even for its own transaction (a cap "
+				         "on a wait \"without end\" fails the sales that queue longer for the fee "
+				         "row under load)", what[step], w.timeout);
+			if (w.seen_ms >= 0 && !fault[0])
+				snprintf(fault, sizeof fault, "%s ran a statement under a busy wait of %d ms, where "
+				         "its connection's is %d ms (kit_db_lock_timeout): money.h: a call sets no "
+				         "timeout of its own, not even for its own transaction, and "
+				         "kit_db_set_lock_timeout(db, 0) afterwards puts back the kit's default, not "
+				         "what the caller had set", what[step], w.seen_ms, w.expect_ms);
+			/* and as the session itself says: InnoDB refreshes INNODB_TRX at most
+			 * every 0.1 s, so a transaction left open by a call made right after
+			 * the previous look can be missing from it */
+			int open = open_transaction(t, obs, id) || lt_in_transaction(t, db) != 0;
+			lt_session(t, db, after, sizeof after);
+			if (step == 11 && rc == 0 && !fault[0])
+				snprintf(fault, sizeof fault, "%s returned 0: its credit to account 79 changed no "
+				         "row (kit_db_changes says 0) and was taken for a payment, so the fee account "
+				         "paid nobody", what[step]);
+			if (rc != want[step] && !fault[0])
+				snprintf(fault, sizeof fault, "%s returned %d, expected %d (%s)", what[step], rc,
+				         want[step], rc < 0 ? labtest_why(db) : "no database error");
+			if (open && !fault[0])
+				snprintf(fault, sizeof fault, "after %s (it returned %d), its connection still "
+				         "has a transaction open: that path returns before its COMMIT or ROLLBACK "
+				         "(on PostgreSQL the next BEGIN only warns, and the next call's writes "
+				         "join the open transaction)", what[step], rc);
+			if (strcmp(before, after) != 0 && !fault[0])
+				snprintf(fault, sizeof fault, "after %s (it returned %d), its session's settings "
+				         "changed from [%s] to [%s]: a PRAGMA or a SET without LOCAL outlives the "
+				         "call; on PostgreSQL use SET LOCAL inside the transaction (never of "
+				         "synchronous_commit), on SQLite and MariaDB set nothing", what[step], rc, before, after);
+		}
 	}
 	/* closed before the verdict: a transaction left open would hold its
 	 * locks through the teardown */

@@ -213,6 +213,20 @@ static void transfer__fee_spread_over_subs(void **state)
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM entries WHERE account_id = 99"
 	                               " AND sub <> transfer_id % 4"), 0,
 	                   "fee entries not on sub-account id % 4", "fee-subs");
+	/* The fee account as the seller: the seller's share on its
+	 * sub-account 0, the fee on sub-account id % 4 (50 % 4 = 2), each
+	 * row beside its own entry ("the fee stays in the account", credited
+	 * with the whole amount on sub-account 0, leaves sub-account 2 short
+	 * of its fee entry). */
+	lt_expect_int(transfer(db, 50, 1, FEE_ACCOUNT, 20, 3, 4), 0,
+	              "money_transfer of 20 with a fee of 3 whose seller is the fee account");
+	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 0"), 6 + 17,
+	                   "fee sub-account 0 after sale 50, whose seller is the fee account: its 6 "
+	                   "and the seller's share of 17 (the fee of 3 goes to sub-account 50 % 4 = 2)",
+	                   "fee-subs");
+	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 2"), 6 + 3,
+	                   "fee sub-account 2 after sale 50, whose seller is the fee account: its 6 "
+	                   "and the fee of 3 (id 50 % 4 = 2), as its fee entry says", "fee-subs");
 
 	/* A count of sub-accounts that is not a power of two: id % 3, not a
 	 * mask of the id's low bits. */
