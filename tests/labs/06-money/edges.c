@@ -109,6 +109,22 @@ void transfer__domain_edges(void **state)
 	          "overflows a BIGINT for a balance below zero? Compare balance >= amount. Or is the "
 	          "seller credited before the buyer's debit refuses the sale (INT64_MAX added to the "
 	          "seller's balance overflows first)? Debit the buyer first (README §3)" : "");
+
+	/* The same with the ids the other way round: a seller whose id is
+	 * below the buyer's and who holds money. Rows locked in id order (no
+	 * deadlock between two opposite sales) are no reason to write them in
+	 * that order: a credit of INT64_MAX sent first overflows the seller's
+	 * balance before the debit refuses. (SQLite's arithmetic turns to a
+	 * REAL where a BIGINT would overflow: there the debit refuses as due.) */
+	open_account(db, 3, 1, 5);
+	rc = transfer(db, 28, 3, 2, INT64_MAX, 0, 1);
+	lt_expect(rc == MONEY_INSUFFICIENT && rows_of(t, 28) == 0, "conditional-debit",
+	          "a sale of INT64_MAX by buyer 3, who holds 5, to seller 2, who holds money, returned "
+	          "%d and left %lld row(s) (expected MONEY_INSUFFICIENT, %d, and none)%s", rc,
+	          (long long)rows_of(t, 28), MONEY_INSUFFICIENT, rc < 0 && rc != MONEY_INSUFFICIENT ?
+	          ": a database error: is the seller credited first when its id is the lower one "
+	          "(rows written in the order they are locked)? Lock in any order you like, but debit the buyer before "
+	          "you credit the seller (README §3)" : "");
 }
 
 /* Ids, amounts and fees past 2^31: a 32-bit int anywhere on the way
