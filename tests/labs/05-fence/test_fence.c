@@ -1012,13 +1012,16 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"));
 
 	/* one record too long: 16 bytes are not a struct fence_event either
-	 * (whose 8 bytes would be a guess) */
-	int64_t longer[2] = { ev[3].video_id, 77 };
+	 * (whose 8 bytes would be a guess), not even when the 8 past the event
+	 * are all zero (a handler that reads them as "a newer producer's
+	 * padding" takes a record fence.h says is not an event) */
+	int64_t longer[2] = { ev[3].video_id, 0 };
 	recs[3] = (struct kit_log_record){ 3, sizeof longer, longer };
 	rc = fence_handle(db, 0, recs, 6);
 	recs[3] = (struct kit_log_record){ 3, sizeof ev[3], &ev[3] };
-	lt_expect(rc < 0, "totals", "fence_handle of 6 records, the 4th %zu bytes long, returned %d: "
-	          "a record that is not a struct fence_event (%zu bytes) is an error, longer ones too",
+	lt_expect(rc < 0, "totals", "fence_handle of 6 records, the 4th %zu bytes long (an event, "
+	          "then 8 zero bytes), returned %d: a record that is not a struct fence_event (%zu "
+	          "bytes) is an error, longer ones too, whatever the bytes past the event hold",
 	          sizeof longer, rc, sizeof(struct fence_event));
 	lt_expect(stored_last(t, 0) == -1 && labtest_int(t, "SELECT count(*) FROM video_views") == 0,
 	          "totals", "a batch with a long record was refused, yet partition 0's last_offset is "
@@ -1368,6 +1371,31 @@ static void fence_apply__offsets_past_2_31(void **state)
 	          "the partition number printed into a buffer too short for its 10 digits, and cut "
 	          "to another partition's?", top, (long long)stored_last(t, INT32_MAX),
 	          (long long)stored_last(t, 214), prc, (long long)next);
+
+	/* The same through fence_handle, whose offsets come from the records:
+	 * a partition of a long-lived log passes 2^31 events. Records at
+	 * 2^31 + 107 .. 2^31 + 109 of partition 1 and 2^32 + 57 .. 2^32 + 58
+	 * of partition 2, each right after what is stored: a batch whose
+	 * offsets the handler keeps in an int asks the fence for a wrapped
+	 * number, is refused, and fence_handle answers 0 for it: the log
+	 * moves on past views nobody counts. */
+	struct fence_event hev[3] = { { 11 }, { 11 }, { 11 } };
+	struct kit_log_record hrecs[3];
+	for (int i = 0; i < 3; i++)
+		hrecs[i] = (struct kit_log_record){ LT_PAST_INT32 + 107 + i, sizeof hev[i], &hev[i] };
+	int h1 = fence_handle(labtest_db(t), 1, hrecs, 3);
+	for (int i = 0; i < 2; i++)
+		hrecs[i] = (struct kit_log_record){ LT_PAST_UINT32 + 57 + i, sizeof hev[i], &hev[i] };
+	int h2 = fence_handle(labtest_db(t), 2, hrecs, 2);
+	int64_t hl1 = stored_last(t, 1), hl2 = stored_last(t, 2), v11 = views_of(t, 11);
+	lt_expect(h1 == 0 && h2 == 0 && hl1 == LT_PAST_INT32 + 109 && hl2 == LT_PAST_UINT32 + 58 &&
+	          v11 == 5, "fence-contiguous", "fence_handle of records 2^31 + 107 .. 2^31 + 109 of "
+	          "partition 1 and 2^32 + 57 .. 2^32 + 58 of partition 2, each right after what is "
+	          "stored, returned %d and %d; last_offset is then %lld and %lld, video 11 has %lld "
+	          "views (expected 0 and 0, %lld and %lld, 5): are the batch's first and last offsets "
+	          "kept in an int while it is added up? recs[i].offset is an int64_t",
+	          h1, h2, (long long)hl1, (long long)hl2, (long long)v11,
+	          (long long)LT_PAST_INT32 + 109, (long long)LT_PAST_UINT32 + 58);
 }
 
 /* fence_handle answers 0 for a batch that is in the database, applied now
