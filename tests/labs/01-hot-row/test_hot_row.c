@@ -334,8 +334,21 @@ static void like_post__duplicate_changes_nothing(void **state)
 	make_post(t);
 
 	lt_expect_int(like_post(db, 1, 7, &app), 0, "first like by user 7");
+	struct trace tr = { 0 };
+	kit_db_set_hook(db, hook, &tr);
 	lt_expect_int_hint(like_post(db, 1, 7, &app), HOT_ROW_DUPLICATE,
 	                   "second like by user 7 (HOT_ROW_DUPLICATE)", "duplicate");
+	kit_db_set_hook(db, NULL, NULL);
+	/* The INSERT is where a duplicate is found, before the counter is
+	 * touched (§4): a duplicate tap that still UPDATEs the counter (by
+	 * 0, "one code path": likes + the rows the INSERT added) takes the
+	 * hot row's lock and queues every other like of the post behind a
+	 * like that changes nothing. */
+	lt_expect(find(&tr, UPDATE_, 0) < 0, "like-first", "the second like by user 7, a duplicate, "
+	          "sent an UPDATE: the duplicate is known once the INSERT fails (or, with ON CONFLICT "
+	          "DO NOTHING / INSERT IGNORE, adds no row), and the counter's row lock it takes after "
+	          "that makes every other like of the post wait for a like that counts nothing; roll "
+	          "back right there");
 	/* "Calls app->check exactly once": for a like that turns out to be
 	 * a duplicate too, and its no comes first. */
 	lt_expect(atomic_load(&a.calls) == 2, "app-check", "two likes by user 7 (the second a "
@@ -1064,6 +1077,23 @@ static void like_post__full_counter_is_no_missing_post(void **state)
 	if (t->engine != KIT_DB_SQLITE)
 		lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), INT64_MAX,
 		              "posts.likes of post 1 after the refused like");
+
+	/* Any other count is a post that is there too: one below INT64_MAX
+	 * (the sum still fits), and one that went negative (a bad import, a
+	 * hand-made fix). A WHERE that guards the counter ("likes >= 0",
+	 * "never build on a corrupt count"; "likes + 1 < INT64_MAX") changes
+	 * no row of a post that exists, and the like answers HOT_ROW_NO_POST. */
+	labtest_exec(t, "INSERT INTO posts (id, likes) VALUES (2, -3), (3, 9223372036854775806)");
+	int rc2 = like_post(db, 2, 7, NULL), rc3 = like_post(db, 3, 7, NULL);
+	int64_t c2 = labtest_int(t, "SELECT likes FROM posts WHERE id = 2");
+	int64_t c3 = labtest_int(t, "SELECT likes FROM posts WHERE id = 3");
+	lt_expect(rc2 == 0 && rc3 == 0 && c2 == -2 && c3 == INT64_MAX, "no-post",
+	          "likes of post 2, whose counter stands at -3, and of post 3, at INT64_MAX - 1, "
+	          "returned %d and %d, the counters are then %lld and %lld (expected 0 and 0, -2 and "
+	          "INT64_MAX): both posts are there, and the sum fits%s", rc2, rc3, (long long)c2,
+	          (long long)c3, rc2 == HOT_ROW_NO_POST || rc3 == HOT_ROW_NO_POST ? "; does the "
+	          "UPDATE's WHERE say more than id = $1 (likes >= 0, likes + 1 < INT64_MAX)? Then 0 "
+	          "rows changed no longer means no such post" : "");
 }
 
 /* ---- after its own COMMIT failed, another tap of the same user ---- */
