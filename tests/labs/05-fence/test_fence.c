@@ -344,6 +344,25 @@ static void fence_apply__failure_changes_nothing(void **state)
 	lt_expect_int_hint(later, 1, "fence_apply's result for the same batch once the table is back",
 	                   "one-transaction");
 	lt_expect_int_hint(views_of(t, 2), 3, "views of video 2 after the retried batch", "one-transaction");
+
+	/* The upsert refused by the table itself: a CHECK on views (a limit
+	 * an operator added) answers KIT_DB_CONSTRAINT. That is the database
+	 * failing the batch like any other error: the batch is not in, so
+	 * fence_apply answers negative and fence_handle passes it on. Taken
+	 * for "another consumer inserted the video first, the fence settles
+	 * it" and answered 0, the log moves past views nobody counts. */
+	labtest_exec(t, "DROP TABLE video_views");
+	labtest_exec(t, "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, "
+	                "views BIGINT NOT NULL CHECK (views < 1000))");
+	int crc = fence_apply(db, batch(3, 30, 59, 2, 1000));
+	int64_t clast = stored_last(t, 3);
+	labtest_exec(t, "DROP TABLE video_views");
+	labtest_exec(t, "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, views BIGINT NOT NULL)");
+	lt_expect(crc < 0 && clast == 29, "one-transaction", "fence_apply of batch 30..59 whose "
+	          "upsert the table refused (a CHECK constraint: KIT_DB_CONSTRAINT) returned %d, "
+	          "partition 3 then at %lld (expected the error and 29): a failed upsert is the "
+	          "database's error whatever its code; answered 0 (\"refused by the fence\"), the "
+	          "log moves past a batch that is not in", crc, (long long)clast);
 	passed(t);
 }
 
