@@ -27,6 +27,7 @@
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/locks.h"
 #include "tests/harness/session.h"
 #include "tests/harness/sort.h"
 #include "tests/harness/sql.h"
@@ -162,10 +163,21 @@ static void count_writes(void *arg, enum kit_db_event ev, const char *sql, int64
 
 /* ---- two consumers at once ---- */
 
+#define FAST_CLOCK 3600             /* the consumer's own clock: a second reads as an hour */
+
 static int apply_same_batch(void *arg, int who, struct kit_db *db)
 {
 	(void)who;
-	return fence_apply(db, arg);
+	/* The call that waits for the other's progress row waits as long as
+	 * its connection allows (fence.h: KIT_DB_BUSY is a lock wait that gave
+	 * up). A deadline the call keeps itself in C ("a batch whose
+	 * transaction ran over 2 s is shed") is a limit of its own: its clock
+	 * runs an hour a second here, so the wait behind the other consumer
+	 * outlasts any such deadline. */
+	lt_clock_fast_this_thread(FAST_CLOCK);
+	int rc = fence_apply(db, arg);
+	lt_clock_fast_this_thread(1);
+	return rc;
 }
 
 /* The same batch applied by two consumers at once (a zombie and the
@@ -202,8 +214,10 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 		          "applied: the offset was read, then moved by an UPDATE that did not ask "
 		          "for the old value; on MariaDB a plain SELECT reads a snapshot and locks "
 		          "nothing, REPEATABLE READ or not)" : x == KIT_DB_BUSY || y == KIT_DB_BUSY ?
-		          " (KIT_DB_BUSY: a lock wait gave up after 5 s; the progress row's lock is "
-		          "held only until the other transaction ends, so is a lock left held after "
+		          " (KIT_DB_BUSY: a lock wait gave up after 5 s, or the call gave up by a clock "
+		          "of its own, which runs an hour a second here: is a deadline kept in C with "
+		          "clock_gettime, \"shed a batch that ran too long\"? The progress row's lock "
+		          "is held only until the other transaction ends, so is a lock left held after "
 		          "a call returned, such as a session-level pg_advisory_lock that the "
 		          "fence's refusal never unlocks, or a transaction left open?)" : "");
 		lt_expect_int_hint(views_of(t, 1), 5, "views of video 1 after its batch was applied "
