@@ -1144,6 +1144,63 @@ static void tap_after_commit(void *arg, enum kit_db_event ev, const char *sql, i
  * tries again and takes HOT_ROW_DUPLICATE for "my first COMMIT went
  * through after all") claims the other tap's like as its own whenever
  * its COMMIT did not run. */
+/* The other tap sent while the like is in flight: started at the like's
+ * counter UPDATE (its INSERT done, not committed), on a thread of its
+ * own. Once the other tap waits behind the like's row (or has returned),
+ * the like's UPDATE is refused, so the like rolls back. */
+struct inflight_tap {
+	struct labtest *t;
+	struct kit_db *other;
+	int64_t other_id;              /* the other tap's session (servers) */
+	atomic_int waiting;            /* SQLite: the other tap's busy wait began */
+	atomic_int done;
+	int other_rc;
+	bool started;
+	pthread_t th;
+};
+
+static void *inflight_other(void *arg)
+{
+	struct inflight_tap *it = arg;
+	it->other_rc = like_post(it->other, 1, 7, NULL);
+	atomic_store(&it->done, 1);
+	return NULL;
+}
+
+static void inflight_other_waits(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql, (void)t_ns;
+	if (ev == KIT_DB_LOCK_WAIT)
+		atomic_store(&((struct inflight_tap *)arg)->waiting, 1);
+}
+
+static void inflight_at_update(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct inflight_tap *it = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || it->started || !sql || !lt_sql_is(sql, "UPDATE") ||
+	    !lt_sql_names(sql, "posts"))
+		return;
+	it->started = true;
+	if (pthread_create(&it->th, NULL, inflight_other, it) != 0) {
+		it->started = false;
+		return;
+	}
+	struct labtest *t = it->t;
+	int64_t start = util_now_ns();
+	while (!atomic_load(&it->done) && util_now_ns() - start < 3000 * 1000000LL) {
+		if (t->engine == KIT_DB_SQLITE ? atomic_load(&it->waiting) != 0 :
+		    t->engine == KIT_DB_MYSQL ? labtest_innodb_waiters(t, 1) == 1 :
+		    lt_lock_waiting(labtest_db(t), it->other_id) == 1)
+			break;
+		if (t->engine != KIT_DB_MYSQL)
+			util_sleep_ns(2000000);
+	}
+	/* The other tap's statements so far have passed the step failpoint:
+	 * the next statement to pass it is this one, the like's UPDATE. */
+	lt_step_arm(LT_STEP_FAILS, 1);
+}
+
 static void like_post__other_tap_after_a_failed_commit(void **state)
 {
 	struct labtest *t = *state;
@@ -1192,6 +1249,42 @@ static void like_post__other_tap_after_a_failed_commit(void **state)
 		          "up or by trying again and taking HOT_ROW_DUPLICATE as \"my first COMMIT went "
 		          "through\". Return the COMMIT's error" : "");
 	}
+
+	/* The other tap while the like is still in flight: it starts when the
+	 * like reaches its UPDATE (the like's row inserted, not committed),
+	 * and waits for that row, as the primary key makes it; then the
+	 * like's UPDATE is refused and the like rolls back. The other tap's
+	 * INSERT then goes through: 0, one row, the counter at 1. A like that
+	 * answers a tap as a duplicate because the same (post, user) is in
+	 * flight in this process (a set of likes in flight, "a double tap
+	 * never reaches the database") says HOT_ROW_DUPLICATE for a like
+	 * that then never happens: neither tap counts. */
+	labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+	struct inflight_tap it = { .t = t, .other = other };
+	atomic_init(&it.waiting, 0);
+	atomic_init(&it.done, 0);
+	it.other_id = t->engine == KIT_DB_SQLITE ? 0 : lt_session_id(other);
+	kit_db_set_hook(other, inflight_other_waits, &it);
+	kit_db_set_hook(db, inflight_at_update, &it);
+	rc = like_post(db, 1, 7, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	(void)lt_step_disarm();
+	if (it.started)
+		pthread_join(it.th, NULL);
+	kit_db_set_hook(other, NULL, NULL);
+	int64_t irows = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1 AND user_id = 7");
+	int64_t ilikes = counter(t);
+	lt_expect(it.started, "like-first", "a like of post 1 by user 7 returned %d without an "
+	          "UPDATE of posts", rc);
+	lt_expect(!it.started || (rc != 0 && it.other_rc == 0 && irows == 1 && ilikes == 1),
+	          "race-duplicate", "user 7's like of post 1 was held at its UPDATE while user 7's "
+	          "other tap liked post 1 on another connection, then that UPDATE was refused: the "
+	          "like returned %d, the other tap %d, %lld like row(s), posts.likes %lld (expected an "
+	          "error, 0, one row, 1)%s", rc, it.other_rc, (long long)irows, (long long)ilikes,
+	          it.other_rc == HOT_ROW_DUPLICATE && irows == 0 ? ": the other tap was answered "
+	          "HOT_ROW_DUPLICATE for a like that was never written. Was it looked up among the "
+	          "likes in flight in this process? Only the primary key, at the INSERT, knows; the "
+	          "other tap's INSERT waits there for the first like's transaction to end" : "");
 	kit_db_close(other);
 }
 
