@@ -1604,6 +1604,53 @@ static void fence_handle__batch_applied_before_answers_0(void **state)
  * on PostgreSQL and MariaDB the next BEGIN does not fail, and the next
  * batch joins it. On PostgreSQL the session starts at synchronous_commit
  * = remote_write, which a reset to "on" would not restore either. */
+/* The lock wait each statement of a batch runs with, noted where the
+ * batch cannot hide it: on the servers by row triggers on log_progress
+ * and video_views, into lt_seen_wait (PostgreSQL's lock_timeout, MariaDB's
+ * innodb_lock_wait_timeout, as the statement sees them: a SET LOCAL, a
+ * set_config(..., true) or a SET STATEMENT ... FOR shows); on SQLite the
+ * kit's own busy wait, read by the hook as each statement starts. */
+static atomic_int sqlite_wait_changed;
+
+static void wait_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) &&
+	    kit_db_lock_timeout(arg) != 7000)
+		atomic_store(&sqlite_wait_changed, 1);
+}
+
+static void lock_wait_watch(struct labtest *t)
+{
+	if (t->engine == KIT_DB_POSTGRES) {
+		labtest_exec(t, "CREATE TABLE lt_seen_wait (v TEXT)");
+		labtest_exec(t, "CREATE OR REPLACE FUNCTION lt_seen_wait_f() RETURNS trigger "
+		                "LANGUAGE plpgsql AS $$BEGIN INSERT INTO lt_seen_wait "
+		                "VALUES (current_setting('lock_timeout')); RETURN NEW; END$$");
+		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_lp BEFORE UPDATE ON log_progress "
+		                "FOR EACH ROW EXECUTE FUNCTION lt_seen_wait_f()");
+		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_vv BEFORE INSERT OR UPDATE ON video_views "
+		                "FOR EACH ROW EXECUTE FUNCTION lt_seen_wait_f()");
+	} else if (t->engine == KIT_DB_MYSQL) {
+		labtest_exec(t, "CREATE TABLE lt_seen_wait (v VARCHAR(40))");
+		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_lp BEFORE UPDATE ON log_progress FOR EACH ROW "
+		                "INSERT INTO lt_seen_wait VALUES (@@innodb_lock_wait_timeout)");
+		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_vv BEFORE INSERT ON video_views FOR EACH ROW "
+		                "INSERT INTO lt_seen_wait VALUES (@@innodb_lock_wait_timeout)");
+	}
+	/* the session's own value, as the triggers see it */
+	if (t->engine != KIT_DB_SQLITE)
+		labtest_exec(t, "UPDATE log_progress SET last_offset = last_offset WHERE part = 0");
+	atomic_store(&sqlite_wait_changed, 0);
+}
+
+static int64_t lock_waits_seen(struct labtest *t)
+{
+	if (t->engine == KIT_DB_SQLITE)
+		return 1 + atomic_load(&sqlite_wait_changed);
+	return labtest_int(t, "SELECT count(DISTINCT v) FROM lt_seen_wait");
+}
+
 static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -1616,6 +1663,7 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
 	 * kit's own busy wait, which no pragma shows) */
 	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
+	lock_wait_watch(t);
 	char before[LT_SESSION_LEN];
 	lt_session(t, db, before, sizeof before);
 	static const char *const what[] = { "a batch applied (1)", "the same batch again (0)",
@@ -1623,7 +1671,21 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	for (int step = 0; step < 3; step++) {
 		if (step == 2)
 			labtest_exec(t, "ALTER TABLE video_views RENAME TO video_views_away");
+		if (t->engine == KIT_DB_SQLITE)
+			kit_db_set_hook(db, wait_seen, db);
 		int rc = fence_apply(db, batch(1, step == 2 ? 100 : 0, step == 2 ? 199 : 99, 2, 3));
+		kit_db_set_hook(db, NULL, NULL);
+		if (step == 0)
+			lt_expect(lock_waits_seen(t) == 1, "one-transaction", "a batch applied on a "
+			          "connection whose lock wait is 7 s ran a statement with another one "
+			          "(%s): a batch waits for a lock as long as its connection allows, the "
+			          "caller's choice, and sets no limit of its own, not even for its own "
+			          "transaction or statement (SET LOCAL lock_timeout, SET STATEMENT "
+			          "innodb_lock_wait_timeout = 1 FOR ..., kit_db_set_lock_timeout put back "
+			          "afterwards): a zombie gives up by the caller's rule, and so does the "
+			          "partition's owner waiting behind it", t->engine == KIT_DB_SQLITE ?
+			          "the kit's busy wait, read as each statement started" :
+			          "read by a trigger on log_progress and video_views");
 		char did[120];
 		snprintf(did, sizeof did, "%s (it returned %d)", what[step], rc);
 		/* before the rename back: on MariaDB an ALTER TABLE commits
