@@ -131,6 +131,21 @@ void thrd_yield(void)
 	(void)sched_yield();
 }
 
+/* rand() and random(), as the like calls them, draw 0 every time (nothing
+ * else in this program draws): a statement a like sends "one time in N"
+ * (rand() % 10000 == 0: a sampled audit that reads the count back) is
+ * sent by every like here, where the checks count statements, instead of
+ * by a like nobody watches. */
+int rand(void)
+{
+	return 0;
+}
+
+long random(void)
+{
+	return 0;
+}
+
 static enum what classify(const char *sql)
 {
 	if (lt_sql_is(sql, "INSERT"))
