@@ -1208,11 +1208,9 @@ static void inflight_at_update(void *arg, enum kit_db_event ev, const char *sql,
 	int64_t start = util_now_ns();
 	while (!atomic_load(&it->done) && util_now_ns() - start < 3000 * 1000000LL) {
 		if (t->engine == KIT_DB_SQLITE ? atomic_load(&it->waiting) != 0 :
-		    t->engine == KIT_DB_MYSQL ? labtest_innodb_waiters(t, 1) == 1 :
 		    lt_lock_waiting(labtest_db(t), it->other_id) == 1)
 			break;
-		if (t->engine != KIT_DB_MYSQL)
-			util_sleep_ns(2000000);
+		util_sleep_ns(t->engine == KIT_DB_SQLITE ? 2000000 : lt_lock_poll_ns(labtest_db(t)));
 	}
 	/* The other tap's statements so far have passed the step failpoint:
 	 * the next statement to pass it is this one, the like's UPDATE. */
