@@ -1287,13 +1287,21 @@ static void fence_handle__threads_keep_their_own_batches(void **state)
 		;
 	bool held = p.at_commit;
 	pthread_mutex_unlock(&p.mu);
-	bool ended = false;
+	bool ended = false, waited = false;
+	int64_t id1 = lt_session_id(h1.db);
 	if (held) {
 		if (pthread_create(&t1, NULL, run_side_handle, &h1) != 0)
 			fail_msg("pthread_create");
+		/* until it ends, or the server shows it waiting for a lock: the
+		 * only other transaction is consumer 0's */
 		int64_t start = util_now_ns();
-		while (!atomic_load(&h1.done) && util_now_ns() - start < (int64_t)SIDE_WAIT_MS * 1000000)
-			util_sleep_ns(2000000);
+		while (!atomic_load(&h1.done) && util_now_ns() - start < (int64_t)SIDE_WAIT_MS * 1000000) {
+			if (lt_lock_waiting(labtest_db(t), id1) == 1) {
+				waited = true;
+				break;
+			}
+			util_sleep_ns(lt_lock_poll_ns(labtest_db(t)));
+		}
 		ended = atomic_load(&h1.done) != 0;
 	}
 	pthread_mutex_lock(&p.mu);
@@ -1317,7 +1325,8 @@ static void fence_handle__threads_keep_their_own_batches(void **state)
 	          "than the partition's own progress row taken: every log_progress row (SELECT ... "
 	          "FOR UPDATE without WHERE part = $1), LOCK TABLE, an advisory lock of the group? "
 	          "Then every consumer queues behind every other one",
-	          ended ? "returned an error" : "had not ended after 5 s");
+	          ended ? "returned an error" : waited ? "waited for a lock" :
+	          "had not ended after 5 s");
 	lt_expect(h0.rc == 0 && h1.rc == 0 && views_of(t, 100) == 2 && views_of(t, 200) == 10 &&
 	          stored_last(t, 0) == 3 && stored_last(t, 1) == 9, "own-batch", "the two consumers "
 	          "returned %d and %d; videos 100 and 200 have %lld and %lld views, partitions 0 and 1 "
