@@ -1684,6 +1684,37 @@ static void like_post__waits_for_a_held_counter(void **state)
 	          (double)(h.end_ns - h.start_ns) / 1e6, h.rc,
 	          ended_while_held ? "still held" : "released (after it was seen waiting and 1 s more)");
 	lt_expect_int(counter(t), 1, "posts.likes after the like that waited");
+
+	/* The caller's limit, met: its connection waits 300 ms for a lock
+	 * (1 s on MariaDB, whose limit is whole seconds) and the counter's
+	 * row stays held longer. The like returns KIT_DB_BUSY, the lock wait
+	 * that gave up, with nothing written, and the same like works once the
+	 * row is free. A statement sent again after its KIT_DB_BUSY ("only the
+	 * statement was undone") waits a second limit, and on MariaDB, where
+	 * the kit has rolled the transaction back by then (as InnoDB does after
+	 * a deadlock), it is refused: KIT_DB_ERR, which tells the caller not
+	 * to retry a like that only met a busy row. */
+	struct kit_db *short_wait = labtest_connect(t);
+	holder = labtest_connect(t);
+	assert_int_equal(kit_db_set_lock_timeout(short_wait, 300), 0);
+	if (kit_db_begin(holder) != 0 ||
+	    kit_db_exec(holder, "UPDATE posts SET likes = likes WHERE id = 1", 0, NULL) != 0)
+		fail_msg("the holder: %s", kit_db_errmsg(holder));
+	int busy = like_post(short_wait, 1, 9, NULL);
+	kit_db_commit(holder);
+	kit_db_close(holder);
+	int64_t rows9 = labtest_int(t, "SELECT count(*) FROM likes WHERE user_id = 9");
+	int again = like_post(short_wait, 1, 9, NULL);
+	kit_db_close(short_wait);
+	lt_expect(busy == KIT_DB_BUSY && rows9 == 0 && again == 0 && counter(t) == 2, "lock-wait",
+	          "with its connection's lock wait set to 300 ms by the caller (1 s on MariaDB) and "
+	          "the counter's row held longer, like_post returned %d and left %lld like row(s); "
+	          "once the row was free, the same like returned %d, posts.likes %lld (expected "
+	          "KIT_DB_BUSY (%d), none, then 0 and 2)%s", busy, (long long)rows9, again,
+	          (long long)counter(t), KIT_DB_BUSY, busy == KIT_DB_ERR ? ": KIT_DB_ERR for a "
+	          "lock wait that gave up. Is a statement sent again after its KIT_DB_BUSY? A lock "
+	          "wait that timed out (or a deadlock) has ended the transaction on the servers, so "
+	          "the second one is refused; return the KIT_DB_BUSY and let the caller decide" : "");
 }
 
 
