@@ -28,6 +28,10 @@
  * a refused statement: fence_apply() rolls back and returns KIT_DB_ERR,
  * and fence_handle() returns it, so the log delivers the batch again. No
  * call leaves a block allocated, on any of its ways out.
+ * A statement that finds a row held by another waits for it as long as
+ * the connection's own limit allows (the caller's: kit_db_set_lock_timeout)
+ * and sets no limit of its own, not for the session, not for its own
+ * transaction or one statement, not put back afterwards.
  * A connection is used by one thread at a time; consumers in different
  * threads, each with its own connection, may call any of these at the
  * same time (`hotrow lab run 05` runs its consumers as threads).

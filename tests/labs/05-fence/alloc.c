@@ -79,6 +79,14 @@ static void check(void *arg, int k, bool failed, int rc)
 		lt_expect(rc < 0, r->handle ? "handle-error" : "alloc",
 		          "%s with allocation %d refused returned %d: a batch that did not go in "
 		          "must come back negative, or the log never delivers it again", what, k, rc);
+		/* fence.h: "fence_apply() rolls back and returns KIT_DB_ERR, and
+		 * fence_handle() returns it". -ENOMEM (errno's code negated) or
+		 * KIT_DB_BUSY is none of the codes the header gives a caller to
+		 * read: BUSY says "a lock wait gave up, retry soon". */
+		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc",
+		          "%s with allocation %d refused returned %d: expected KIT_DB_ERR (%d), as "
+		          "fence.h says for an allocation that fails (-ENOMEM, errno's code negated, "
+		          "or KIT_DB_BUSY, a lock wait, is not what happened)", what, k, rc, KIT_DB_ERR);
 		lt_expect_int_hint(stored(r->t), r->first - 1,
 		                   "the partition's stored offset after a call whose allocation was refused "
 		                   "(the transaction must roll back)", "alloc");

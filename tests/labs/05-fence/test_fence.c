@@ -11,6 +11,8 @@
  *   HOTROW_SEED=0x... [HOTROW_EVENTS=N] build/labs/05-fence/test-solution
  * replays that one schedule, printing the plan and each consumer's fate.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +24,10 @@
 #include <unistd.h>
 
 #include "tests/harness/bounds.h"
+#include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/locks.h"
 #include "tests/harness/session.h"
 #include "tests/harness/sort.h"
 #include "tests/harness/sql.h"
@@ -159,10 +163,21 @@ static void count_writes(void *arg, enum kit_db_event ev, const char *sql, int64
 
 /* ---- two consumers at once ---- */
 
+#define FAST_CLOCK 3600             /* the consumer's own clock: a second reads as an hour */
+
 static int apply_same_batch(void *arg, int who, struct kit_db *db)
 {
 	(void)who;
-	return fence_apply(db, arg);
+	/* The call that waits for the other's progress row waits as long as
+	 * its connection allows (fence.h: KIT_DB_BUSY is a lock wait that gave
+	 * up). A deadline the call keeps itself in C ("a batch whose
+	 * transaction ran over 2 s is shed") is a limit of its own: its clock
+	 * runs an hour a second here, so the wait behind the other consumer
+	 * outlasts any such deadline. */
+	lt_clock_fast_this_thread(FAST_CLOCK);
+	int rc = fence_apply(db, arg);
+	lt_clock_fast_this_thread(1);
+	return rc;
 }
 
 /* The same batch applied by two consumers at once (a zombie and the
@@ -199,8 +214,10 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 		          "applied: the offset was read, then moved by an UPDATE that did not ask "
 		          "for the old value; on MariaDB a plain SELECT reads a snapshot and locks "
 		          "nothing, REPEATABLE READ or not)" : x == KIT_DB_BUSY || y == KIT_DB_BUSY ?
-		          " (KIT_DB_BUSY: a lock wait gave up after 5 s; the progress row's lock is "
-		          "held only until the other transaction ends, so is a lock left held after "
+		          " (KIT_DB_BUSY: a lock wait gave up after 5 s, or the call gave up by a clock "
+		          "of its own, which runs an hour a second here: is a deadline kept in C with "
+		          "clock_gettime, \"shed a batch that ran too long\"? The progress row's lock "
+		          "is held only until the other transaction ends, so is a lock left held after "
 		          "a call returned, such as a session-level pg_advisory_lock that the "
 		          "fence's refusal never unlocks, or a transaction left open?)" : "");
 		lt_expect_int_hint(views_of(t, 1), 5, "views of video 1 after its batch was applied "
@@ -341,6 +358,25 @@ static void fence_apply__failure_changes_nothing(void **state)
 	lt_expect_int_hint(later, 1, "fence_apply's result for the same batch once the table is back",
 	                   "one-transaction");
 	lt_expect_int_hint(views_of(t, 2), 3, "views of video 2 after the retried batch", "one-transaction");
+
+	/* The upsert refused by the table itself: a CHECK on views (a limit
+	 * an operator added) answers KIT_DB_CONSTRAINT. That is the database
+	 * failing the batch like any other error: the batch is not in, so
+	 * fence_apply answers negative and fence_handle passes it on. Taken
+	 * for "another consumer inserted the video first, the fence settles
+	 * it" and answered 0, the log moves past views nobody counts. */
+	labtest_exec(t, "DROP TABLE video_views");
+	labtest_exec(t, "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, "
+	                "views BIGINT NOT NULL CHECK (views < 1000))");
+	int crc = fence_apply(db, batch(3, 30, 59, 2, 1000));
+	int64_t clast = stored_last(t, 3);
+	labtest_exec(t, "DROP TABLE video_views");
+	labtest_exec(t, "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, views BIGINT NOT NULL)");
+	lt_expect(crc < 0 && clast == 29, "one-transaction", "fence_apply of batch 30..59 whose "
+	          "upsert the table refused (a CHECK constraint: KIT_DB_CONSTRAINT) returned %d, "
+	          "partition 3 then at %lld (expected the error and 29): a failed upsert is the "
+	          "database's error whatever its code; answered 0 (\"refused by the fence\"), the "
+	          "log moves past a batch that is not in", crc, (long long)clast);
 	passed(t);
 }
 
@@ -986,13 +1022,16 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"));
 
 	/* one record too long: 16 bytes are not a struct fence_event either
-	 * (whose 8 bytes would be a guess) */
-	int64_t longer[2] = { ev[3].video_id, 77 };
+	 * (whose 8 bytes would be a guess), not even when the 8 past the event
+	 * are all zero (a handler that reads them as "a newer producer's
+	 * padding" takes a record fence.h says is not an event) */
+	int64_t longer[2] = { ev[3].video_id, 0 };
 	recs[3] = (struct kit_log_record){ 3, sizeof longer, longer };
 	rc = fence_handle(db, 0, recs, 6);
 	recs[3] = (struct kit_log_record){ 3, sizeof ev[3], &ev[3] };
-	lt_expect(rc < 0, "totals", "fence_handle of 6 records, the 4th %zu bytes long, returned %d: "
-	          "a record that is not a struct fence_event (%zu bytes) is an error, longer ones too",
+	lt_expect(rc < 0, "totals", "fence_handle of 6 records, the 4th %zu bytes long (an event, "
+	          "then 8 zero bytes), returned %d: a record that is not a struct fence_event (%zu "
+	          "bytes) is an error, longer ones too, whatever the bytes past the event hold",
 	          sizeof longer, rc, sizeof(struct fence_event));
 	lt_expect(stored_last(t, 0) == -1 && labtest_int(t, "SELECT count(*) FROM video_views") == 0,
 	          "totals", "a batch with a long record was refused, yet partition 0's last_offset is "
@@ -1108,6 +1147,48 @@ static int handle_own_batch(void *arg, int who, struct kit_db *db)
 	return fence_handle(db, who, b->recs[who], b->n[who]);
 }
 
+/* Consumer 0's call held at its COMMIT (its fence and upsert done, every
+ * lock it takes taken) until go. */
+struct pause_at_commit {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool seen, at_commit, go;
+};
+
+static void pause_commit_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct pause_at_commit *p = arg;
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || p->seen || !sql ||
+	    !(lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END")))
+		return;
+	p->seen = true;
+	struct timespec until = lt_deadline_ms(20000);
+	pthread_mutex_lock(&p->mu);
+	p->at_commit = true;
+	pthread_cond_broadcast(&p->cv);
+	while (!p->go && pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&p->mu);
+}
+
+struct side_handle {
+	struct kit_db *db;
+	struct two_batches *b;
+	int who, rc;
+	atomic_int done;
+};
+
+static void *run_side_handle(void *arg)
+{
+	struct side_handle *h = arg;
+	h->rc = handle_own_batch(h->b, h->who, h->db);
+	atomic_store(&h->done, 1);
+	return NULL;
+}
+
+#define SIDE_WAIT_MS 5000
+
 static void fence_handle__threads_keep_their_own_batches(void **state)
 {
 	struct labtest *t = *state;
@@ -1147,6 +1228,85 @@ static void fence_handle__threads_keep_their_own_batches(void **state)
 	}
 	lt_gate_close(g);
 	lt_expect(rounds > 0, NULL, "consumer 0's fence_handle never reached a statement");
+
+	/* The two partitions' consumers never wait for each other (§1: a
+	 * video lives in one partition; §3: a zombie queues on its own
+	 * partition's progress row). Consumer 0 is held at its COMMIT, its
+	 * fence and its upsert done, while consumer 1 handles its batch of
+	 * partition 1 on another connection: that must end within 5 s, while
+	 * consumer 0 is still held. A lock wider than the partition's row
+	 * (every progress row locked "in one order", LOCK TABLE log_progress)
+	 * makes every consumer of the group queue behind every other's
+	 * transaction. PostgreSQL and MariaDB: SQLite's writer has the whole
+	 * file anyway. */
+	if (t->engine == KIT_DB_SQLITE)
+		return;
+	labtest_exec(t, "DELETE FROM video_views");
+	labtest_exec(t, "UPDATE log_progress SET last_offset = -1");
+	struct pause_at_commit p = { .seen = false };
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	struct side_handle h0 = { .db = labtest_connect(t), .b = &b, .who = 0 };
+	struct side_handle h1 = { .db = labtest_connect(t), .b = &b, .who = 1 };
+	atomic_init(&h0.done, 0);
+	atomic_init(&h1.done, 0);
+	kit_db_set_hook(h0.db, pause_commit_hook, &p);
+	pthread_t t0, t1;
+	if (pthread_create(&t0, NULL, run_side_handle, &h0) != 0)
+		fail_msg("pthread_create");
+	struct timespec until = lt_deadline_ms(SIDE_WAIT_MS);
+	pthread_mutex_lock(&p.mu);
+	while (!p.at_commit && !atomic_load(&h0.done) &&
+	       pthread_cond_timedwait(&p.cv, &p.mu, &until) == 0)
+		;
+	bool held = p.at_commit;
+	pthread_mutex_unlock(&p.mu);
+	bool ended = false, waited = false;
+	int64_t id1 = lt_session_id(h1.db);
+	if (held) {
+		if (pthread_create(&t1, NULL, run_side_handle, &h1) != 0)
+			fail_msg("pthread_create");
+		/* until it ends, or the server shows it waiting for a lock: the
+		 * only other transaction is consumer 0's */
+		int64_t start = util_now_ns();
+		while (!atomic_load(&h1.done) && util_now_ns() - start < (int64_t)SIDE_WAIT_MS * 1000000) {
+			if (lt_lock_waiting(labtest_db(t), id1) == 1) {
+				waited = true;
+				break;
+			}
+			util_sleep_ns(lt_lock_poll_ns(labtest_db(t)));
+		}
+		ended = atomic_load(&h1.done) != 0;
+	}
+	pthread_mutex_lock(&p.mu);
+	p.go = true;
+	pthread_cond_broadcast(&p.cv);
+	pthread_mutex_unlock(&p.mu);
+	if (held)
+		pthread_join(t1, NULL);
+	pthread_join(t0, NULL);
+	kit_db_set_hook(h0.db, NULL, NULL);
+	kit_db_close(h0.db);
+	kit_db_close(h1.db);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+	lt_expect(held, "one-transaction", "consumer 0's fence_handle of partition 0 returned %d "
+	          "without a COMMIT", h0.rc);
+	lt_expect(!held || (ended && h1.rc == 0), "own-batch", "consumer 1's batch of partition 1 "
+	          "%s while consumer 0's transaction of partition 0 was held at its COMMIT: "
+	          "consumer 1 waited for a lock of consumer 0's, and consumers of different "
+	          "partitions never share a row (a video lives in one partition). Is a lock wider "
+	          "than the partition's own progress row taken: every log_progress row (SELECT ... "
+	          "FOR UPDATE without WHERE part = $1), LOCK TABLE, an advisory lock of the group? "
+	          "Then every consumer queues behind every other one",
+	          ended ? "returned an error" : waited ? "waited for a lock" :
+	          "had not ended after 5 s");
+	lt_expect(h0.rc == 0 && h1.rc == 0 && views_of(t, 100) == 2 && views_of(t, 200) == 10 &&
+	          stored_last(t, 0) == 3 && stored_last(t, 1) == 9, "own-batch", "the two consumers "
+	          "returned %d and %d; videos 100 and 200 have %lld and %lld views, partitions 0 and 1 "
+	          "stand at %lld and %lld (expected 0, 0, 2, 10, 3, 9)", h0.rc, h1.rc,
+	          (long long)views_of(t, 100), (long long)views_of(t, 200),
+	          (long long)stored_last(t, 0), (long long)stored_last(t, 1));
 }
 
 /* Two consumers of one process are assigned partitions at the same
@@ -1342,6 +1502,31 @@ static void fence_apply__offsets_past_2_31(void **state)
 	          "the partition number printed into a buffer too short for its 10 digits, and cut "
 	          "to another partition's?", top, (long long)stored_last(t, INT32_MAX),
 	          (long long)stored_last(t, 214), prc, (long long)next);
+
+	/* The same through fence_handle, whose offsets come from the records:
+	 * a partition of a long-lived log passes 2^31 events. Records at
+	 * 2^31 + 107 .. 2^31 + 109 of partition 1 and 2^32 + 57 .. 2^32 + 58
+	 * of partition 2, each right after what is stored: a batch whose
+	 * offsets the handler keeps in an int asks the fence for a wrapped
+	 * number, is refused, and fence_handle answers 0 for it: the log
+	 * moves on past views nobody counts. */
+	struct fence_event hev[3] = { { 11 }, { 11 }, { 11 } };
+	struct kit_log_record hrecs[3];
+	for (int i = 0; i < 3; i++)
+		hrecs[i] = (struct kit_log_record){ LT_PAST_INT32 + 107 + i, sizeof hev[i], &hev[i] };
+	int h1 = fence_handle(labtest_db(t), 1, hrecs, 3);
+	for (int i = 0; i < 2; i++)
+		hrecs[i] = (struct kit_log_record){ LT_PAST_UINT32 + 57 + i, sizeof hev[i], &hev[i] };
+	int h2 = fence_handle(labtest_db(t), 2, hrecs, 2);
+	int64_t hl1 = stored_last(t, 1), hl2 = stored_last(t, 2), v11 = views_of(t, 11);
+	lt_expect(h1 == 0 && h2 == 0 && hl1 == LT_PAST_INT32 + 109 && hl2 == LT_PAST_UINT32 + 58 &&
+	          v11 == 5, "fence-contiguous", "fence_handle of records 2^31 + 107 .. 2^31 + 109 of "
+	          "partition 1 and 2^32 + 57 .. 2^32 + 58 of partition 2, each right after what is "
+	          "stored, returned %d and %d; last_offset is then %lld and %lld, video 11 has %lld "
+	          "views (expected 0 and 0, %lld and %lld, 5): are the batch's first and last offsets "
+	          "kept in an int while it is added up? recs[i].offset is an int64_t",
+	          h1, h2, (long long)hl1, (long long)hl2, (long long)v11,
+	          (long long)LT_PAST_INT32 + 109, (long long)LT_PAST_UINT32 + 58);
 }
 
 /* fence_handle answers 0 for a batch that is in the database, applied now
@@ -1402,6 +1587,53 @@ static void fence_handle__batch_applied_before_answers_0(void **state)
  * on PostgreSQL and MariaDB the next BEGIN does not fail, and the next
  * batch joins it. On PostgreSQL the session starts at synchronous_commit
  * = remote_write, which a reset to "on" would not restore either. */
+/* The lock wait each statement of a batch runs with, noted where the
+ * batch cannot hide it: on the servers by row triggers on log_progress
+ * and video_views, into lt_seen_wait (PostgreSQL's lock_timeout, MariaDB's
+ * innodb_lock_wait_timeout, as the statement sees them: a SET LOCAL, a
+ * set_config(..., true) or a SET STATEMENT ... FOR shows); on SQLite the
+ * kit's own busy wait, read by the hook as each statement starts. */
+static atomic_int sqlite_wait_changed;
+
+static void wait_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql, (void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) &&
+	    kit_db_lock_timeout(arg) != 7000)
+		atomic_store(&sqlite_wait_changed, 1);
+}
+
+static void lock_wait_watch(struct labtest *t)
+{
+	if (t->engine == KIT_DB_POSTGRES) {
+		labtest_exec(t, "CREATE TABLE lt_seen_wait (v TEXT)");
+		labtest_exec(t, "CREATE OR REPLACE FUNCTION lt_seen_wait_f() RETURNS trigger "
+		                "LANGUAGE plpgsql AS $$BEGIN INSERT INTO lt_seen_wait "
+		                "VALUES (current_setting('lock_timeout')); RETURN NEW; END$$");
+		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_lp BEFORE UPDATE ON log_progress "
+		                "FOR EACH ROW EXECUTE FUNCTION lt_seen_wait_f()");
+		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_vv BEFORE INSERT OR UPDATE ON video_views "
+		                "FOR EACH ROW EXECUTE FUNCTION lt_seen_wait_f()");
+	} else if (t->engine == KIT_DB_MYSQL) {
+		labtest_exec(t, "CREATE TABLE lt_seen_wait (v VARCHAR(40))");
+		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_lp BEFORE UPDATE ON log_progress FOR EACH ROW "
+		                "INSERT INTO lt_seen_wait VALUES (@@innodb_lock_wait_timeout)");
+		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_vv BEFORE INSERT ON video_views FOR EACH ROW "
+		                "INSERT INTO lt_seen_wait VALUES (@@innodb_lock_wait_timeout)");
+	}
+	/* the session's own value, as the triggers see it */
+	if (t->engine != KIT_DB_SQLITE)
+		labtest_exec(t, "UPDATE log_progress SET last_offset = last_offset WHERE part = 0");
+	atomic_store(&sqlite_wait_changed, 0);
+}
+
+static int64_t lock_waits_seen(struct labtest *t)
+{
+	if (t->engine == KIT_DB_SQLITE)
+		return 1 + atomic_load(&sqlite_wait_changed);
+	return labtest_int(t, "SELECT count(DISTINCT v) FROM lt_seen_wait");
+}
+
 static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -1414,6 +1646,7 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
 	 * kit's own busy wait, which no pragma shows) */
 	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
+	lock_wait_watch(t);
 	char before[LT_SESSION_LEN];
 	lt_session(t, db, before, sizeof before);
 	static const char *const what[] = { "a batch applied (1)", "the same batch again (0)",
@@ -1421,7 +1654,21 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	for (int step = 0; step < 3; step++) {
 		if (step == 2)
 			labtest_exec(t, "ALTER TABLE video_views RENAME TO video_views_away");
+		if (t->engine == KIT_DB_SQLITE)
+			kit_db_set_hook(db, wait_seen, db);
 		int rc = fence_apply(db, batch(1, step == 2 ? 100 : 0, step == 2 ? 199 : 99, 2, 3));
+		kit_db_set_hook(db, NULL, NULL);
+		if (step == 0)
+			lt_expect(lock_waits_seen(t) == 1, "one-transaction", "a batch applied on a "
+			          "connection whose lock wait is 7 s ran a statement with another one "
+			          "(%s): a batch waits for a lock as long as its connection allows, the "
+			          "caller's choice, and sets no limit of its own, not even for its own "
+			          "transaction or statement (SET LOCAL lock_timeout, SET STATEMENT "
+			          "innodb_lock_wait_timeout = 1 FOR ..., kit_db_set_lock_timeout put back "
+			          "afterwards): a zombie gives up by the caller's rule, and so does the "
+			          "partition's owner waiting behind it", t->engine == KIT_DB_SQLITE ?
+			          "the kit's busy wait, read as each statement started" :
+			          "read by a trigger on log_progress and video_views");
 		char did[120];
 		snprintf(did, sizeof did, "%s (it returned %d)", what[step], rc);
 		/* before the rename back: on MariaDB an ALTER TABLE commits
