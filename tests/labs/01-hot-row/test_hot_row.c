@@ -2400,7 +2400,8 @@ static void like_post__nothing_left_allocated(void **state)
 		          "for the whole process (a table of counters calloc'd at the first call, a "
 		          "buffer kept for later likes) is never freed either. Replay: "
 		          "HOTROW_LAB_CHECKS=like_post__nothing_left_allocated HOTROW_LAB_ONLY=%s and "
-		          "this test program", t->engine == KIT_DB_SQLITE ? "sqlite" : "postgres");
+		          "this test program", t->engine == KIT_DB_SQLITE ? "sqlite" :
+		          t->engine == KIT_DB_MYSQL ? "mysql" : "postgres");
 	}
 }
 
