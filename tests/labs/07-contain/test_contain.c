@@ -630,6 +630,47 @@ static struct kit_db *hold(struct labtest *t, int64_t post, int64_t *pid)
 	return hold_row(t, "posts", post, pid);
 }
 
+static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len);
+
+/* MariaDB only: two sessions in the check's other database (elsewhere_url(),
+ * dropped by teardown_elsewhere()) that each hold a row of their own
+ * LOCK IN SHARE MODE in an open transaction. A transaction that has written
+ * nothing shows trx_id 0 in INNODB_TRX, like every such one on the server,
+ * and its locks lock_trx_id 0: a detector that takes any id-0 transaction
+ * as the holder of an id-0 lock on the hot record can name one of these.
+ * Begun after the check's own holders, so InnoDB lists them first. */
+static void decoys_open(struct labtest *t, struct kit_db *d[2])
+{
+	d[0] = d[1] = NULL;
+	if (t->engine != KIT_DB_MYSQL)
+		return;
+	char name[100], url[sizeof t->url];
+	int64_t id;
+	elsewhere_url(t, name, sizeof name, url, sizeof url);
+	struct kit_db *admin = NULL;
+	assert_int_equal(kit_db_open(&admin, url), 0);
+	assert_int_equal(kit_db_exec(admin, "CREATE TABLE decoy (id int PRIMARY KEY);"
+	                             "INSERT INTO decoy VALUES (1), (2)", 0, NULL), 0);
+	kit_db_close(admin);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(kit_db_open(&d[i], url), 0);
+		assert_int_equal(kit_db_begin(d[i]), 0);
+		assert_int_equal(kit_db_query_int(d[i], i == 0 ? "SELECT id FROM decoy WHERE id = 1 "
+		                                  "LOCK IN SHARE MODE" : "SELECT id FROM decoy WHERE "
+		                                  "id = 2 LOCK IN SHARE MODE", 0, NULL, &id), 0);
+	}
+}
+
+static void decoys_close(struct kit_db *d[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (d[i] != NULL)
+			kit_db_commit(d[i]);
+		kit_db_close(d[i]);
+		d[i] = NULL;
+	}
+}
+
 static void hot_rows_now__sees_the_whole_line(void **state)
 {
 	struct labtest *t = *state;
@@ -646,15 +687,17 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	 * reader (FOR SHARE): waiters of a line whatever
 	 * lock they ask for (on PostgreSQL their tuple locks are
 	 * AccessExclusiveLock and RowShareLock, not an UPDATE's ExclusiveLock;
-	 * on MariaDB X for both). On MariaDB the third is an UPDATE too: a
-	 * reader that has written nothing shows transaction id 0 there, as
-	 * does every such transaction on the server, so which session holds
-	 * its line could be read from another check's. */
-	bool my = t->engine == KIT_DB_MYSQL;
+	 * on MariaDB X for the first three, S for the reader). On MariaDB the
+	 * reader has written nothing, so it shows transaction id 0, as does
+	 * every such transaction on the server, and so does its lock on the
+	 * row: two decoys in another database (decoys_open()) hold such
+	 * transactions meanwhile, and the holder must still be this line's. */
+	struct kit_db *decoy[2];
 	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
+	decoys_open(t, decoy);
 	while (queued < K_WAITERS && lined == queued) {
 		w[queued] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
-		                             .lock = queued == 1 ? 1 : queued == 2 && !my ? 2 : 0 };
+		                             .lock = queued == 1 ? 1 : queued == 2 ? 2 : 0 };
 		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
 		lined = wait_for_waiters(t, ++queued);
 	}
@@ -666,6 +709,7 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	}
 
 	/* verify, after letting the line go */
+	decoys_close(decoy);
 	kit_db_commit(h1);
 	kit_db_commit(h2);
 	for (int i = 0; i < queued; i++)
@@ -679,17 +723,20 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	lt_expect(!strcmp(rows[0].relation, "posts"), "signature", "expected the relation posts, "
 	          "got \"%s\"", rows[0].relation);
 	lt_expect_int_hint(rows[0].waiting, K_WAITERS, "backends waiting for row 1: two UPDATEs, a "
-	                   "SELECT ... FOR UPDATE and, on PostgreSQL, a reader (FOR SHARE); on "
+	                   "SELECT ... FOR UPDATE and a reader (FOR SHARE, LOCK IN SHARE MODE); on "
 	                   "PostgreSQL the first on the holder's transactionid, the rest on the tuple "
 	                   "lock (in its mode: ExclusiveLock for an UPDATE, AccessExclusiveLock for "
-	                   "FOR UPDATE, RowShareLock for FOR SHARE); on MariaDB X record locks. "
+	                   "FOR UPDATE, RowShareLock for FOR SHARE); on MariaDB X and S record locks. "
 	                   "Is a lock mode filtered?", "signature");
-	lt_expect_int_hint(rows[0].holder_pid, pid1, "the holder's pid (pg_blocking_pids)", "holder");
+	lt_expect_int_hint(rows[0].holder_pid, pid1, t->engine == KIT_DB_MYSQL ? "the holder's "
+	                   "CONNECTION_ID() (the reader's lock on the row has lock_trx_id 0, like "
+	                   "every transaction that has written nothing, two of them another "
+	                   "database's sessions: an id-0 holder is only one of this DATABASE()'s "
+	                   "sessions)" : "the holder's pid (pg_blocking_pids)", "holder");
 	lt_expect(rows[0].oldest_wait_ms >= 50 && rows[0].oldest_wait_ms < 60000, "oldest",
 	          "expected the oldest wait between 50 ms and a minute, got %.1f ms",
 	          rows[0].oldest_wait_ms);
-	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"),
-	              1 + K_WAITERS - (my ? 1 : 2),
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1 + K_WAITERS - 2,
 	              "row 1's likes after the line drained (the FOR UPDATE and FOR SHARE waiters "
 	              "only read)");
 }
@@ -1651,7 +1698,12 @@ static void hot_rows_now__readers_share_the_line(void **state)
 		assert_int_equal(kit_db_begin(h2), 0);
 		assert_int_equal(kit_db_query_int(h1, share, 0, NULL, &likes), 0);
 		assert_int_equal(kit_db_query_int(h2, share, 0, NULL, &likes), 0);
-	} else {
+	}
+	/* MariaDB: both holders show trx_id 0, as do two decoys' transactions
+	 * in another database, begun after them */
+	struct kit_db *decoy[2];
+	decoys_open(t, decoy);
+	if (t->engine != KIT_DB_MYSQL) {
 		h1 = hold(t, 1, &pid1);
 		for (; queued < 2 && lined == queued; queued++) {
 			r[queued] = (struct reader){ { .url = t->url, .tag = t->place, .post = 1 },
@@ -1672,6 +1724,7 @@ static void hot_rows_now__readers_share_the_line(void **state)
 	}
 
 	/* verify, after letting the line go */
+	decoys_close(decoy);
 	kit_db_commit(h1);
 	if (h2 != NULL)
 		kit_db_commit(h2);
@@ -1690,8 +1743,11 @@ static void hot_rows_now__readers_share_the_line(void **state)
 		lt_expect_int_hint(rows[0].waiting, want, "backends waiting for row 1, readers and "
 		                   "writer alike", "signature");
 		lt_expect(rows[0].holder_pid == pid1 || rows[0].holder_pid == pid2, "holder",
-		          "expected the holder's id %lld%s, got %d", (long long)pid1,
-		          h2 != NULL ? " or the other reader's" : "", rows[0].holder_pid);
+		          "expected the holder's id %lld%s, got %d%s", (long long)pid1,
+		          h2 != NULL ? " or the other reader's" : "", rows[0].holder_pid,
+		          h2 != NULL ? " (both readers' transactions show trx_id 0, as do two "
+		          "sessions of another database holding rows of their own there: an id-0 "
+		          "holder is only one of this DATABASE()'s sessions)" : "");
 	}
 	lt_expect(w.rc == 0, NULL, "the writer in the line: %d", w.rc);
 }
@@ -3220,12 +3276,14 @@ int main(void)
 		 * PostgreSQL's own kinds of lock and its order of
 		 * sessions, and the containment is written in PostgreSQL's SET LOCAL
 		 * lock_timeout and DISCARD ALL (CONTAIN_RESET): PostgreSQL only. */
-		OWN_DB_SERVERS(hot_rows_now__sees_the_whole_line),
+		OWN_DB_PG(hot_rows_now__sees_the_whole_line),
+		MY_ELSEWHERE(hot_rows_now__sees_the_whole_line),
 		OWN_DB_SERVERS(hot_rows_now__lines_in_order_with_their_waits),
 		OWN_DB_SERVERS(hot_rows_now__each_line_behind_its_own_holder),
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
-		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
+		OWN_DB_PG(hot_rows_now__readers_share_the_line),
+		MY_ELSEWHERE(hot_rows_now__readers_share_the_line),
 		OWN_DB_SERVERS(hot_rows_now__holder_whatever_its_id),
 		OWN_DB_SERVERS(hot_rows_now__wait_counts_from_the_wait),
 		OWN_DB_SERVERS(hot_rows_now__every_line_up_to_max),
