@@ -961,6 +961,64 @@ static void hot_rows_now__holder_whatever_its_id(void **state)
 	          "holder found; the waiters wait on the xid of the holder's subtransaction (its "
 	          "SAVEPOINT), which pg_stat_activity.backend_xid (the top-level xid) never names: "
 	          "take the holder from pg_locks, the granted transactionid lock" : "");
+
+	/* the holder waits itself: it holds row 1 and waits for row 2, which
+	 * another session holds; two waiters queue behind it on row 1. Row 1's
+	 * line is behind the session that holds row 1, whatever that session
+	 * waits for: not the end of the chain pg_blocking_pids() leads to, and
+	 * not only a session that waits for nothing. */
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
+	for (int i = 0; i < 4; i++) {
+		c[i] = labtest_connect(t);
+		assert_int_equal(session_id(c[i], &id[i]), 0);
+	}
+	char row2[400];
+	snprintf(row2, sizeof row2, "UPDATE posts SET likes = likes + 1 WHERE id = 2 /* %s */",
+	         t->place);
+	assert_int_equal(kit_db_begin(c[2]), 0);
+	assert_int_equal(kit_db_exec(c[2], "UPDATE posts SET likes = likes + 1 WHERE id = 2", 0,
+	                             NULL), 0);
+	assert_int_equal(kit_db_begin(c[3]), 0);
+	assert_int_equal(kit_db_exec(c[3], "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0,
+	                             NULL), 0);
+	struct stmt_on chained = { .db = c[3], .sql = row2 };
+	pthread_create(&chained.th, NULL, exec_on, &chained);
+	lined = wait_for_waiters(t, 1), nq = 0, rc = -1, n = -1;
+	for (int i = 0; i < 2 && lined == nq + 1; i++) {
+		q[nq] = (struct queued_on){ .db = c[i], .tag = t->place };
+		pthread_create(&q[nq].th, NULL, update_on, &q[nq]);
+		lined = wait_for_waiters(t, ++nq + 1);
+	}
+	if (lined == 3) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	}
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(c[2]);
+	pthread_join(chained.th, NULL);
+	kit_db_commit(c[3]);
+	for (int i = 0; i < nq; i++)
+		pthread_join(q[i].th, NULL);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(c[i]);
+	expect_line(lined, nq + 1, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 2, "lines (row 1 with 2 waiters behind its holder, row 2 with 1: "
+	                   "row 1's holder, waiting for row 2)", "signature");
+	if (n == 2) {
+		lt_expect(rows[0].waiting == 2 && rows[0].holder_pid == id[3], "holder", "row 1's "
+		          "holder, session %lld, itself waits for row 2, held by session %lld: "
+		          "expected row 1's line of 2 behind %lld, got %d behind %d%s",
+		          (long long)id[3], (long long)id[2], (long long)id[3], rows[0].waiting,
+		          rows[0].holder_pid, rows[0].holder_pid == id[2] ? ": the holder at the end "
+		          "of the chain, not the one holding row 1; is pg_blocking_pids() followed past "
+		          "the transaction at the line's front?" : rows[0].holder_pid == 0 ? ": no "
+		          "holder; is the holder required to wait for nothing itself (no lock not "
+		          "granted, trx_state not LOCK WAIT)? A holder may be in another line" : "");
+		lt_expect(rows[1].waiting == 1 && rows[1].holder_pid == id[2], "holder", "expected "
+		          "row 2's line of 1 (row 1's holder) behind session %lld, got %d behind %d",
+		          (long long)id[2], rows[1].waiting, rows[1].holder_pid);
+	}
 }
 
 struct late_update {
@@ -2360,6 +2418,25 @@ static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
 	lt_expect(rc == 0 && n == 0, NULL, "hot_rows_now() with nobody waiting: %d, %d lines: %s",
 	          rc, n, labtest_why(db));
 	lt_session_unchanged(t, db, before, "hot_rows_now()", "signature");
+	if (t->engine == KIT_DB_MYSQL) {
+		/* a SET TRANSACTION without SESSION sets the next transaction
+		 * only, which no session variable shows: the transaction the
+		 * caller begins next must run at the session's level.
+		 * INNODB_TRX is renewed only when last read over 0.1 s ago. */
+		int64_t same = -1;
+		sleep_ms(150);
+		if (kit_db_exec(db, "START TRANSACTION WITH CONSISTENT SNAPSHOT", 0, NULL) == 0) {
+			kit_db_query_int(db, "SELECT coalesce((SELECT trx_isolation_level FROM "
+			                 "information_schema.INNODB_TRX WHERE trx_mysql_thread_id = "
+			                 "CONNECTION_ID()), '?') = REPLACE(@@tx_isolation, '-', ' ')", 0, NULL,
+			                 &same);
+			kit_db_rollback(db);
+		}
+		lt_expect(same == 1, "signature", "the transaction the caller began after "
+		          "hot_rows_now() did not run at the session's isolation level (@@tx_isolation): "
+		          "a SET TRANSACTION of the detector's own (without SESSION) sets the caller's "
+		          "next transaction, which no session variable shows. Send the query alone");
+	}
 
 	assert_int_equal(kit_db_begin(db), 0);
 	assert_int_equal(kit_db_exec(db, "INSERT INTO posts (id) VALUES (9)", 0, NULL), 0);
