@@ -42,8 +42,10 @@ struct hot_row_now {
 	char relation[64];       /* the table, as ::regclass::text prints it;
 	                            "" when no lock in the line names the row */
 	int64_t page, tuple;     /* the row's place (its ctid); -1 when unnamed */
-	int holder_pid;          /* the backend whose transaction holds the row;
-	                            0 if none was seen */
+	int holder_pid;          /* the backend whose transaction holds the row,
+	                            even when it waits itself for another row
+	                            (that wait is a line of its own, not the
+	                            end of this one); 0 if none was seen */
 	int waiting;             /* backends waiting for the row, all of them */
 	double oldest_wait_ms;   /* the longest of their waits so far */
 };

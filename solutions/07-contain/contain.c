@@ -54,7 +54,12 @@ static const char HOT_ROWS_SQL[] =
  * record, its front the transaction whose lock on that record is not the
  * one it requests (granted), and the wait is the statement's age in
  * PROCESSLIST (INNODB_TRX's trx_wait_started has whole seconds only).
- * The schema's name is this connection's DATABASE(). Only record locks
+ * The schema's name is this connection's DATABASE(). A transaction that
+ * has written nothing (a reader, LOCK IN SHARE MODE) shows trx_id 0, and
+ * so does every such transaction on the server: its lock's lock_trx_id 0
+ * joins all of them, so a holder with id 0 is taken only from a session
+ * of this database (its PROCESSLIST.DB), and one with an id of its own
+ * first. Only record locks
  * are rows: a wait for a table lock (an INSERT ... SELECT queued for the
  * table's AUTO_INC lock) has no page nor record, and no holder the
  * subquery could match. */
@@ -63,9 +68,11 @@ static const char HOT_ROWS_SQL_MYSQL[] =
 	" count(*), coalesce(max(p.TIME_MS), 0),"
 	" coalesce((SELECT h.trx_mysql_thread_id FROM information_schema.INNODB_LOCKS hl"
 	"  JOIN information_schema.INNODB_TRX h ON h.trx_id = hl.lock_trx_id"
+	"  JOIN information_schema.PROCESSLIST hp ON hp.ID = h.trx_mysql_thread_id"
 	"  WHERE hl.lock_space = l.lock_space AND hl.lock_page = l.lock_page"
 	"  AND hl.lock_rec = l.lock_rec AND hl.lock_id <> coalesce(h.trx_requested_lock_id, '')"
-	"  LIMIT 1), 0)"
+	"  AND (hl.lock_trx_id <> 0 OR hp.DB = DATABASE())"
+	"  ORDER BY hl.lock_trx_id = 0 LIMIT 1), 0)"
 	" FROM information_schema.INNODB_TRX r"
 	" JOIN information_schema.INNODB_LOCKS l ON l.lock_id = r.trx_requested_lock_id"
 	" LEFT JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"

@@ -377,12 +377,29 @@ void hot_rows_now__names_a_table_beyond_the_search_path(void **state)
  * timeout 20 ms) before it says KIT_POOL_TIMEOUT: only the lower bound is
  * judged, which a loaded machine can only lengthen; and the call waits it
  * out once (the pool counts its timeouts), not again and again. */
+/* A connection of a pool's, put back by a thread after ms. */
+struct put_later {
+	struct kit_pool *pool;
+	struct kit_db *db;
+	int ms;
+	pthread_t th;
+};
+
+static void *put_back_later(void *arg)
+{
+	struct put_later *p = arg;
+	util_sleep_ns(p->ms * 1000000LL);
+	kit_pool_put(p->pool, p->db);
+	return NULL;
+}
+
 void contain__endpoints_say_what_happened(void **state)
 {
 	struct labtest *t = *state;
 	labtest_exec(t, CONTAIN_SCHEMA);
-	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (4294967298), (-5); "
-	             "INSERT INTO users VALUES (7, 'ann'), (4294967304, 'bob'), (-9, 'cy')");
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (4294967298), (-5), "
+	             "(9223372036854775807); INSERT INTO users VALUES (7, 'ann'), (4294967304, 'bob'), "
+	             "(-9, 'cy'), (-9223372036854775807 - 1, 'dee')");
 	struct contain_app app;
 	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
 	                              .acquire_timeout_ms = 300, .lock_timeout_ms = 20,
@@ -401,6 +418,9 @@ void contain__endpoints_say_what_happened(void **state)
 	/* ids are BIGINTs, negative ones too */
 	int like_neg = contain_like(&app, -5);
 	int login_neg = contain_login(&app, -9);
+	/* the ends of int64_t: 19 digits, 20 characters with the sign */
+	int like_max = contain_like(&app, INT64_MAX);
+	int login_min = contain_login(&app, INT64_MIN);
 	struct kit_db *taken = NULL;
 	int like_starved = KIT_DB_ERR, login_starved = KIT_DB_ERR;
 	long like_asked = -1, login_asked = -1;   /* timeouts of the starved call's pool */
@@ -421,6 +441,19 @@ void contain__endpoints_say_what_happened(void **state)
 		kit_pool_put(app.login, taken);
 	}
 	int like_ok = contain_like(&app, 1);
+	/* a like that waits 100 ms for its connection, five times its lock
+	 * timeout, and then finds the row free: the lock timeout is the
+	 * row's, not a budget of the request's */
+	int like_late = KIT_DB_ERR;
+	struct put_later later = { .pool = app.likes, .ms = 100 };
+	if (kit_pool_get(app.likes, &later.db) == 0) {
+		if (pthread_create(&later.th, NULL, put_back_later, &later) == 0) {
+			like_late = contain_like(&app, 1);
+			pthread_join(later.th, NULL);
+		} else {
+			kit_pool_put(app.likes, later.db);
+		}
+	}
 	contain_close(&app);
 
 	lt_expect(like_missing == KIT_DB_NOROW, "bulkhead", "contain_like() of post 2, which does "
@@ -446,9 +479,22 @@ void contain__endpoints_say_what_happened(void **state)
 	          "pool's KIT_POOL_TIMEOUT is the login's answer", login_asked,
 	          (double)login_wait / 1e6);
 	lt_expect(like_ok == 0, "bulkhead", "contain_like() of post 1 returned %d", like_ok);
-	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 1,
-	                   "post 1's likes after one like and one that found no connection",
-	                   "bulkhead");
+	lt_expect(like_late == 0, "lock-timeout", "contain_like() of post 1, free, that waited "
+	          "100 ms for its connection (acquire timeout 300 ms, lock timeout 20 ms) returned "
+	          "%d, expected 0%s", like_late, like_late == KIT_DB_BUSY ? ": KIT_DB_BUSY for a "
+	          "row nobody held; is the lock timeout counted from the request's start, with the "
+	          "app's clock, instead of left to the server (SET LOCAL lock_timeout), which "
+	          "counts only the wait for the row?" : "");
+	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"),
+	                   1 + (like_late == 0), "post 1's likes after one like, one that found no "
+	                   "connection and one that waited for its connection", "bulkhead");
+	lt_expect(like_max == 0 && login_min == 0, "bulkhead", "contain_like() of post INT64_MAX "
+	          "and contain_login() of user INT64_MIN (both exist) returned %d and %d, expected "
+	          "0 and 0%s", like_max, login_min, like_max == KIT_DB_NOROW ||
+	          login_min == KIT_DB_NOROW ? ": KIT_DB_NOROW, another id's answer; is the id "
+	          "printed into a buffer too short for 20 characters (snprintf cuts it)?" : "");
+	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 9223372036854775807"),
+	                   1, "post INT64_MAX's likes after its one like", "bulkhead");
 	lt_expect(login_ok == 0, "bulkhead", "contain_login() of user 7 returned %d, expected 0",
 	          login_ok);
 	lt_expect(like_big == 0, "bulkhead", "contain_like() of post 2^32 + 2 (4294967298, which "

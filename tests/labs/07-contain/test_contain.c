@@ -630,6 +630,47 @@ static struct kit_db *hold(struct labtest *t, int64_t post, int64_t *pid)
 	return hold_row(t, "posts", post, pid);
 }
 
+static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len);
+
+/* MariaDB only: two sessions in the check's other database (elsewhere_url(),
+ * dropped by teardown_elsewhere()) that each hold a row of their own
+ * LOCK IN SHARE MODE in an open transaction. A transaction that has written
+ * nothing shows trx_id 0 in INNODB_TRX, like every such one on the server,
+ * and its locks lock_trx_id 0: a detector that takes any id-0 transaction
+ * as the holder of an id-0 lock on the hot record can name one of these.
+ * Begun after the check's own holders, so InnoDB lists them first. */
+static void decoys_open(struct labtest *t, struct kit_db *d[2])
+{
+	d[0] = d[1] = NULL;
+	if (t->engine != KIT_DB_MYSQL)
+		return;
+	char name[100], url[sizeof t->url];
+	int64_t id;
+	elsewhere_url(t, name, sizeof name, url, sizeof url);
+	struct kit_db *admin = NULL;
+	assert_int_equal(kit_db_open(&admin, url), 0);
+	assert_int_equal(kit_db_exec(admin, "CREATE TABLE decoy (id int PRIMARY KEY);"
+	                             "INSERT INTO decoy VALUES (1), (2)", 0, NULL), 0);
+	kit_db_close(admin);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(kit_db_open(&d[i], url), 0);
+		assert_int_equal(kit_db_begin(d[i]), 0);
+		assert_int_equal(kit_db_query_int(d[i], i == 0 ? "SELECT id FROM decoy WHERE id = 1 "
+		                                  "LOCK IN SHARE MODE" : "SELECT id FROM decoy WHERE "
+		                                  "id = 2 LOCK IN SHARE MODE", 0, NULL, &id), 0);
+	}
+}
+
+static void decoys_close(struct kit_db *d[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (d[i] != NULL)
+			kit_db_commit(d[i]);
+		kit_db_close(d[i]);
+		d[i] = NULL;
+	}
+}
+
 static void hot_rows_now__sees_the_whole_line(void **state)
 {
 	struct labtest *t = *state;
@@ -646,15 +687,21 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	 * reader (FOR SHARE): waiters of a line whatever
 	 * lock they ask for (on PostgreSQL their tuple locks are
 	 * AccessExclusiveLock and RowShareLock, not an UPDATE's ExclusiveLock;
-	 * on MariaDB X for both). On MariaDB the third is an UPDATE too: a
-	 * reader that has written nothing shows transaction id 0 there, as
-	 * does every such transaction on the server, so which session holds
-	 * its line could be read from another check's. */
+	 * on MariaDB X for the first two, S for the reader). On MariaDB the
+	 * fourth is a second reader, and each reader has written nothing, so
+	 * it shows transaction id 0, as does every such transaction on the
+	 * server, and so does its lock on the row (a line counted by distinct
+	 * trx_id counts the two as one): two decoys in another database
+	 * (decoys_open()) hold such transactions meanwhile, and the holder
+	 * must still be this line's. */
 	bool my = t->engine == KIT_DB_MYSQL;
+	struct kit_db *decoy[2];
 	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
+	decoys_open(t, decoy);
 	while (queued < K_WAITERS && lined == queued) {
 		w[queued] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
-		                             .lock = queued == 1 ? 1 : queued == 2 && !my ? 2 : 0 };
+		                             .lock = queued == 1 ? 1 : queued == 2 || (my && queued == 3)
+		                                     ? 2 : 0 };
 		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
 		lined = wait_for_waiters(t, ++queued);
 	}
@@ -666,6 +713,7 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	}
 
 	/* verify, after letting the line go */
+	decoys_close(decoy);
 	kit_db_commit(h1);
 	kit_db_commit(h2);
 	for (int i = 0; i < queued; i++)
@@ -678,20 +726,25 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	                   "signature");
 	lt_expect(!strcmp(rows[0].relation, "posts"), "signature", "expected the relation posts, "
 	          "got \"%s\"", rows[0].relation);
-	lt_expect_int_hint(rows[0].waiting, K_WAITERS, "backends waiting for row 1: two UPDATEs, a "
-	                   "SELECT ... FOR UPDATE and, on PostgreSQL, a reader (FOR SHARE); on "
+	lt_expect_int_hint(rows[0].waiting, K_WAITERS, "backends waiting for row 1: an UPDATE, a "
+	                   "SELECT ... FOR UPDATE, a reader (FOR SHARE, LOCK IN SHARE MODE) and, on "
+	                   "PostgreSQL, another UPDATE, on MariaDB another reader; on "
 	                   "PostgreSQL the first on the holder's transactionid, the rest on the tuple "
 	                   "lock (in its mode: ExclusiveLock for an UPDATE, AccessExclusiveLock for "
-	                   "FOR UPDATE, RowShareLock for FOR SHARE); on MariaDB X record locks. "
-	                   "Is a lock mode filtered?", "signature");
-	lt_expect_int_hint(rows[0].holder_pid, pid1, "the holder's pid (pg_blocking_pids)", "holder");
+	                   "FOR UPDATE, RowShareLock for FOR SHARE); on MariaDB X and S record locks, "
+	                   "each reader's transaction with trx_id 0. Is a lock mode filtered, or the "
+	                   "line counted by distinct transaction id?", "signature");
+	lt_expect_int_hint(rows[0].holder_pid, pid1, t->engine == KIT_DB_MYSQL ? "the holder's "
+	                   "CONNECTION_ID() (the reader's lock on the row has lock_trx_id 0, like "
+	                   "every transaction that has written nothing, two of them another "
+	                   "database's sessions: an id-0 holder is only one of this DATABASE()'s "
+	                   "sessions)" : "the holder's pid (pg_blocking_pids)", "holder");
 	lt_expect(rows[0].oldest_wait_ms >= 50 && rows[0].oldest_wait_ms < 60000, "oldest",
 	          "expected the oldest wait between 50 ms and a minute, got %.1f ms",
 	          rows[0].oldest_wait_ms);
 	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"),
-	              1 + K_WAITERS - (my ? 1 : 2),
-	              "row 1's likes after the line drained (the FOR UPDATE and FOR SHARE waiters "
-	              "only read)");
+	              1 + K_WAITERS - (my ? 3 : 2), "row 1's likes after the line drained (the FOR "
+	              "UPDATE and FOR SHARE waiters only read)");
 }
 
 /* An UPDATE of row id of posts on a connection opened beforehand. */
@@ -914,6 +967,64 @@ static void hot_rows_now__holder_whatever_its_id(void **state)
 	          "holder found; the waiters wait on the xid of the holder's subtransaction (its "
 	          "SAVEPOINT), which pg_stat_activity.backend_xid (the top-level xid) never names: "
 	          "take the holder from pg_locks, the granted transactionid lock" : "");
+
+	/* the holder waits itself: it holds row 1 and waits for row 2, which
+	 * another session holds; two waiters queue behind it on row 1. Row 1's
+	 * line is behind the session that holds row 1, whatever that session
+	 * waits for: not the end of the chain pg_blocking_pids() leads to, and
+	 * not only a session that waits for nothing. */
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
+	for (int i = 0; i < 4; i++) {
+		c[i] = labtest_connect(t);
+		assert_int_equal(session_id(c[i], &id[i]), 0);
+	}
+	char row2[400];
+	snprintf(row2, sizeof row2, "UPDATE posts SET likes = likes + 1 WHERE id = 2 /* %s */",
+	         t->place);
+	assert_int_equal(kit_db_begin(c[2]), 0);
+	assert_int_equal(kit_db_exec(c[2], "UPDATE posts SET likes = likes + 1 WHERE id = 2", 0,
+	                             NULL), 0);
+	assert_int_equal(kit_db_begin(c[3]), 0);
+	assert_int_equal(kit_db_exec(c[3], "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0,
+	                             NULL), 0);
+	struct stmt_on chained = { .db = c[3], .sql = row2 };
+	pthread_create(&chained.th, NULL, exec_on, &chained);
+	lined = wait_for_waiters(t, 1), nq = 0, rc = -1, n = -1;
+	for (int i = 0; i < 2 && lined == nq + 1; i++) {
+		q[nq] = (struct queued_on){ .db = c[i], .tag = t->place };
+		pthread_create(&q[nq].th, NULL, update_on, &q[nq]);
+		lined = wait_for_waiters(t, ++nq + 1);
+	}
+	if (lined == 3) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	}
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(c[2]);
+	pthread_join(chained.th, NULL);
+	kit_db_commit(c[3]);
+	for (int i = 0; i < nq; i++)
+		pthread_join(q[i].th, NULL);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(c[i]);
+	expect_line(lined, nq + 1, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 2, "lines (row 1 with 2 waiters behind its holder, row 2 with 1: "
+	                   "row 1's holder, waiting for row 2)", "signature");
+	if (n == 2) {
+		lt_expect(rows[0].waiting == 2 && rows[0].holder_pid == id[3], "holder", "row 1's "
+		          "holder, session %lld, itself waits for row 2, held by session %lld: "
+		          "expected row 1's line of 2 behind %lld, got %d behind %d%s",
+		          (long long)id[3], (long long)id[2], (long long)id[3], rows[0].waiting,
+		          rows[0].holder_pid, rows[0].holder_pid == id[2] ? ": the holder at the end "
+		          "of the chain, not the one holding row 1; is pg_blocking_pids() followed past "
+		          "the transaction at the line's front?" : rows[0].holder_pid == 0 ? ": no "
+		          "holder; is the holder required to wait for nothing itself (no lock not "
+		          "granted, trx_state not LOCK WAIT)? A holder may be in another line" : "");
+		lt_expect(rows[1].waiting == 1 && rows[1].holder_pid == id[2], "holder", "expected "
+		          "row 2's line of 1 (row 1's holder) behind session %lld, got %d behind %d",
+		          (long long)id[2], rows[1].waiting, rows[1].holder_pid);
+	}
 }
 
 struct late_update {
@@ -1651,7 +1762,12 @@ static void hot_rows_now__readers_share_the_line(void **state)
 		assert_int_equal(kit_db_begin(h2), 0);
 		assert_int_equal(kit_db_query_int(h1, share, 0, NULL, &likes), 0);
 		assert_int_equal(kit_db_query_int(h2, share, 0, NULL, &likes), 0);
-	} else {
+	}
+	/* MariaDB: both holders show trx_id 0, as do two decoys' transactions
+	 * in another database, begun after them */
+	struct kit_db *decoy[2];
+	decoys_open(t, decoy);
+	if (t->engine != KIT_DB_MYSQL) {
 		h1 = hold(t, 1, &pid1);
 		for (; queued < 2 && lined == queued; queued++) {
 			r[queued] = (struct reader){ { .url = t->url, .tag = t->place, .post = 1 },
@@ -1672,6 +1788,7 @@ static void hot_rows_now__readers_share_the_line(void **state)
 	}
 
 	/* verify, after letting the line go */
+	decoys_close(decoy);
 	kit_db_commit(h1);
 	if (h2 != NULL)
 		kit_db_commit(h2);
@@ -1690,8 +1807,11 @@ static void hot_rows_now__readers_share_the_line(void **state)
 		lt_expect_int_hint(rows[0].waiting, want, "backends waiting for row 1, readers and "
 		                   "writer alike", "signature");
 		lt_expect(rows[0].holder_pid == pid1 || rows[0].holder_pid == pid2, "holder",
-		          "expected the holder's id %lld%s, got %d", (long long)pid1,
-		          h2 != NULL ? " or the other reader's" : "", rows[0].holder_pid);
+		          "expected the holder's id %lld%s, got %d%s", (long long)pid1,
+		          h2 != NULL ? " or the other reader's" : "", rows[0].holder_pid,
+		          h2 != NULL ? " (both readers' transactions show trx_id 0, as do two "
+		          "sessions of another database holding rows of their own there: an id-0 "
+		          "holder is only one of this DATABASE()'s sessions)" : "");
 	}
 	lt_expect(w.rc == 0, NULL, "the writer in the line: %d", w.rc);
 }
@@ -2304,6 +2424,25 @@ static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
 	lt_expect(rc == 0 && n == 0, NULL, "hot_rows_now() with nobody waiting: %d, %d lines: %s",
 	          rc, n, labtest_why(db));
 	lt_session_unchanged(t, db, before, "hot_rows_now()", "signature");
+	if (t->engine == KIT_DB_MYSQL) {
+		/* a SET TRANSACTION without SESSION sets the next transaction
+		 * only, which no session variable shows: the transaction the
+		 * caller begins next must run at the session's level.
+		 * INNODB_TRX is renewed only when last read over 0.1 s ago. */
+		int64_t same = -1;
+		sleep_ms(150);
+		if (kit_db_exec(db, "START TRANSACTION WITH CONSISTENT SNAPSHOT", 0, NULL) == 0) {
+			kit_db_query_int(db, "SELECT coalesce((SELECT trx_isolation_level FROM "
+			                 "information_schema.INNODB_TRX WHERE trx_mysql_thread_id = "
+			                 "CONNECTION_ID()), '?') = REPLACE(@@tx_isolation, '-', ' ')", 0, NULL,
+			                 &same);
+			kit_db_rollback(db);
+		}
+		lt_expect(same == 1, "signature", "the transaction the caller began after "
+		          "hot_rows_now() did not run at the session's isolation level (@@tx_isolation): "
+		          "a SET TRANSACTION of the detector's own (without SESSION) sets the caller's "
+		          "next transaction, which no session variable shows. Send the query alone");
+	}
 
 	assert_int_equal(kit_db_begin(db), 0);
 	assert_int_equal(kit_db_exec(db, "INSERT INTO posts (id) VALUES (9)", 0, NULL), 0);
@@ -2613,7 +2752,7 @@ static void probe_timeout(void *arg, enum kit_db_event ev, const char *sql, int6
 static void contain_like__lock_timeout_is_the_configured_one(void **state)
 {
 	struct labtest *t = *state;
-	static const int ms[] = { 20, 50, 150, 999, 1001, 2500, 7000, 10000, 60000 };
+	static const int ms[] = { 20, 50, 150, 999, 1001, 2500, 7000, 10000, 60000, 3600000 };
 	char err[512];
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
@@ -2636,7 +2775,10 @@ static void contain_like__lock_timeout_is_the_configured_one(void **state)
 		kit_db_set_hook(p.db, NULL, NULL);
 		contain_close(&other);
 		contain_close(&app);
-		lt_expect(rc == 0, NULL, "a contained like of a free row (lock timeout %d ms): %d", ms[i], rc);
+		lt_expect(rc == 0, NULL, "a contained like of a free row (lock timeout %d ms): %d%s",
+		          ms[i], rc, rc != 0 && ms[i] > 2147483 ? ": past 2,147,483 ms the lock "
+		          "timeout in microseconds no longer fits an int; is it computed as "
+		          "lock_timeout_ms * 1000 in an int?" : "");
 		lt_expect(p.ms >= 0, "lock-timeout", "a contained like (lock timeout %d ms) sent no "
 		          "UPDATE of posts on the likes' pool's connection, or its lock_timeout could "
 		          "not be read there (%lld)", ms[i], (long long)p.ms);
@@ -3220,12 +3362,14 @@ int main(void)
 		 * PostgreSQL's own kinds of lock and its order of
 		 * sessions, and the containment is written in PostgreSQL's SET LOCAL
 		 * lock_timeout and DISCARD ALL (CONTAIN_RESET): PostgreSQL only. */
-		OWN_DB_SERVERS(hot_rows_now__sees_the_whole_line),
+		OWN_DB_PG(hot_rows_now__sees_the_whole_line),
+		MY_ELSEWHERE(hot_rows_now__sees_the_whole_line),
 		OWN_DB_SERVERS(hot_rows_now__lines_in_order_with_their_waits),
 		OWN_DB_SERVERS(hot_rows_now__each_line_behind_its_own_holder),
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
-		OWN_DB_SERVERS(hot_rows_now__readers_share_the_line),
+		OWN_DB_PG(hot_rows_now__readers_share_the_line),
+		MY_ELSEWHERE(hot_rows_now__readers_share_the_line),
 		OWN_DB_SERVERS(hot_rows_now__holder_whatever_its_id),
 		OWN_DB_SERVERS(hot_rows_now__wait_counts_from_the_wait),
 		OWN_DB_SERVERS(hot_rows_now__every_line_up_to_max),
