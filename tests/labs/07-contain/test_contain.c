@@ -1751,7 +1751,7 @@ static void hot_rows_now__readers_share_the_line(void **state)
 	/* configure: PostgreSQL, a writer holds row 1, two readers and a
 	 * writer queue behind it; MariaDB, two readers hold row 1 and a
 	 * writer queues behind them */
-	struct kit_db *h1, *h2 = NULL;
+	struct kit_db *h1 = NULL, *h2 = NULL;
 	int64_t likes;
 	if (t->engine == KIT_DB_MYSQL) {
 		h1 = labtest_connect(t);
