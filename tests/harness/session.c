@@ -123,8 +123,10 @@ int lt_lock_waiting(struct kit_db *monitor, int64_t id)
 		return -1;
 	snprintf(arg, sizeof arg, "%lld", (long long)id);
 	if (kit_db_query_int(monitor, kit_db_engine(monitor) == KIT_DB_MYSQL
-	                     ? "SELECT count(*) FROM information_schema.INNODB_TRX"
-	                       " WHERE trx_mysql_thread_id = $1 AND trx_state = 'LOCK WAIT'"
+	                     ? "SELECT count(*) FROM information_schema.INNODB_TRX x"
+	                       " JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id"
+	                       " WHERE x.trx_mysql_thread_id = $1 AND x.trx_state = 'LOCK WAIT'"
+	                       " AND p.COMMAND <> 'Sleep'"
 	                     : "SELECT count(*) FROM pg_stat_activity"
 	                       " WHERE pid = $1 AND wait_event_type = 'Lock'",
 	                     1, params, &n) != 0)

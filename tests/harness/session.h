@@ -64,7 +64,12 @@ int64_t lt_session_id(struct kit_db *db);
  * it to another connection, monitor: pg_stat_activity's wait_event_type
  * 'Lock' on PostgreSQL, INNODB_TRX's trx_state 'LOCK WAIT' on MariaDB.
  * 1 waiting, 0 not, -1 the query failed or monitor is a SQLite connection
- * (a file lock has no session to show). */
+ * (a file lock has no session to show). On MariaDB INNODB_TRX comes from a
+ * cache that is renewed only when nobody on the server read it in the
+ * last 0.1 s: while other clients poll it (the checks of a class, or of
+ * make test's other lanes) it can show a wait that has ended, so the
+ * session must also be running a statement (PROCESSLIST's COMMAND not
+ * Sleep; a closed session is not there at all), which is read live. */
 int lt_lock_waiting(struct kit_db *monitor, int64_t id);
 
 /* How long to sleep between two lt_lock_waiting() looks on monitor's
