@@ -17,6 +17,8 @@
  *   "views:parked"      set of "<token>" strings: batches drained, not yet
  *                       known to be in the database
  *   "views:park:<token>" set of "<id>=<n>" strings: that batch's deltas
+ * Every <id>, <n> and <token> is written in decimal digits, all of them
+ * (in Lua, 10^14 joined with `..` is "1e+14": string.format('%d', x)).
  * Database: the tables in VIEWS_SCHEMA (one row per video) and
  * VIEWS_TOKENS_SCHEMA (one row per flush applied), created by the caller
  * (tests, `hotrow lab run 04`).

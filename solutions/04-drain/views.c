@@ -169,9 +169,11 @@ static int upsert(struct kit_db *db, struct view_delta *rows, int n)
 /* The drain of drain_step, parking what it takes: under a new token
  * (INCR KEYS[5]) marked in the set KEYS[4], each "id=n" in the set
  * KEYS[3] .. token. Answers token, id, n, id, n, ... or nothing. In Lua
- * the member is built from GETDEL's text: Lua writes a number with 14
- * significant digits, so 123456789012345 would be parked as
- * "1.2345678901234e+14". */
+ * the member is built from GETDEL's text and the park's name from the
+ * token written with %d: Lua writes a number with 14 significant digits,
+ * so 123456789012345 would be parked as "1.2345678901234e+14", and token
+ * 10^14's park named "views:park:1e+14" (while SADD, handed the number,
+ * lists it in views:parked as "100000000000000"). */
 static int park_step(struct kit_store *st, struct kit_store_call *c)
 {
 	char *ids[VIEWS_MAX_BATCH];
@@ -226,7 +228,7 @@ static const struct kit_store_script park_script = {
 	"    if not park then\n"
 	"      local token = redis.call('INCR', KEYS[5])\n"
 	"      redis.call('SADD', KEYS[4], token)\n"
-	"      park = KEYS[3] .. token\n"
+	"      park = KEYS[3] .. string.format('%d', token)\n"
 	"      out[1] = token\n"
 	"    end\n"
 	"    redis.call('SADD', park, id .. '=' .. v)\n"

@@ -1861,24 +1861,29 @@ static void recovery__tokens_and_counts_past_2_31(void **state)
 	                   "views.h sets \"" VIEWS_TOKEN "\" to the largest applied (2^32 + 2) + 1, "
 	                   "and the park's INCR takes the next", "token");
 
-	/* A token of 13 digits (2^40 + 1): its park is "views:park:1099511627777",
-	 * 24 characters, by that whole name (a key built in 24 bytes is cut,
-	 * and every token with the same first digits shares it). */
-	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1099511627776LL), 0);   /* 2^40 */
+	/* A token of 15 digits (10^14): its park is "views:park:100000000000000",
+	 * 26 characters, by that whole name (a key built in 24 bytes is cut,
+	 * and every token with the same first digits shares it; on Redis, a
+	 * Lua script that writes the token with `..` names it
+	 * "views:park:1e+14", Lua's 14 significant digits, while SADD lists
+	 * the number in views:parked as "100000000000000"). */
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 99999999999999LL), 0);   /* 10^14 - 1 */
 	planted_views(st, 23, 5);
 	crash_after_drain(st, db);
 	int64_t held = -1;
-	assert_int_equal(kit_store_scard(st, VIEWS_PARK_PREFIX "1099511627777", &held), 0);
-	lt_expect(held == 1, "token", "a crash after the drain under token 2^40 + 1 left %" PRId64
-	          " entries in \"" VIEWS_PARK_PREFIX "1099511627777\", not video 23's one: views.h "
-	          "names the park " VIEWS_PARK_PREFIX "<token>, the whole token (is the key built in "
-	          "a buffer too small for the prefix and 13 digits?)", held);
+	assert_int_equal(kit_store_scard(st, VIEWS_PARK_PREFIX "100000000000000", &held), 0);
+	lt_expect(held == 1, "token", "a crash after the drain under token 10^14 left %" PRId64
+	          " entries in \"" VIEWS_PARK_PREFIX "100000000000000\", not video 23's one: views.h "
+	          "names the park " VIEWS_PARK_PREFIX "<token>, the whole token in digits (is the key "
+	          "built in a buffer too small for the prefix and 15 digits? In Lua, is the token "
+	          "joined with `..`, which writes 10^14 as 1e+14? string.format('%%d', token) writes "
+	          "every digit)", held);
 	r = flush_views(st, db, VIEWS_MAX_BATCH);
-	lt_expect_int_hint(r, 5, "views written by the flush that recovers token 2^40 + 1's batch",
+	lt_expect_int_hint(r, 5, "views written by the flush that recovers token 10^14's batch",
 	                   "token");
-	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 1099511627777"),
-	                   1, "rows in applied_flushes for token 2^40 + 1", "token");
-	lt_expect_int_hint(db_views(t, 23), 5, "views of video 23 (5 parked under token 2^40 + 1)",
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM applied_flushes WHERE token = 100000000000000"),
+	                   1, "rows in applied_flushes for token 10^14", "token");
+	lt_expect_int_hint(db_views(t, 23), 5, "views of video 23 (5 parked under token 10^14)",
 	                   "token");
 	lt_expect_int_hint(parked_count(st), 0, "tokens listed as parked after the recovery", "token");
 	kit_store_free(st);
