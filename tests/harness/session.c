@@ -138,3 +138,38 @@ int64_t lt_lock_poll_ns(const struct kit_db *monitor)
 {
 	return kit_db_engine(monitor) == KIT_DB_MYSQL ? 120 * 1000000LL : 2 * 1000000LL;
 }
+
+bool lt_sql_sets_timeout(const char *sql)
+{
+	static const char *const names[] = { "lock_timeout", "statement_timeout",
+	                                     "lock_wait_timeout", "max_statement_time",
+	                                     "busy_timeout" };
+	if (sql == NULL || !(strcasestr(sql, "SET ") || strcasestr(sql, "set_config") ||
+	                     strcasestr(sql, "PRAGMA")))
+		return false;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasestr(sql, names[i]))
+			return true;
+	return false;
+}
+
+void lt_timeout_watch_init(struct lt_timeout_watch *w, struct kit_db *db)
+{
+	w->db = db;
+	w->expect_ms = kit_db_lock_timeout(db);
+	w->seen_ms = -1;
+	w->sql[0] = '\0';
+}
+
+void lt_timeout_watch(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct lt_timeout_watch *w = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (kit_db_engine(w->db) == KIT_DB_SQLITE && w->seen_ms < 0 &&
+	    kit_db_lock_timeout(w->db) != w->expect_ms)
+		w->seen_ms = kit_db_lock_timeout(w->db);
+	if (!w->sql[0] && lt_sql_sets_timeout(sql))
+		snprintf(w->sql, sizeof w->sql, "%s", sql);
+}

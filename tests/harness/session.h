@@ -26,6 +26,7 @@
 #ifndef HOTROW_TESTS_SESSION_H
 #define HOTROW_TESTS_SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,5 +79,35 @@ int lt_lock_waiting(struct kit_db *monitor, int64_t id);
  * again and never see a new wait (0.12 s); PostgreSQL shows a wait at
  * once (2 ms). */
 int64_t lt_lock_poll_ns(const struct kit_db *monitor);
+
+/* Whether sql sets a lock or statement timeout: a SET (LOCAL, SESSION,
+ * STATEMENT ... FOR), a set_config or a PRAGMA that names lock_timeout,
+ * statement_timeout, lock_wait_timeout (innodb_ too), max_statement_time
+ * or busy_timeout. The SET that kit_db_set_lock_timeout sends on a
+ * server is one. */
+bool lt_sql_sets_timeout(const char *sql);
+
+/* What a call did to its connection's lock timeout while it ran, for the
+ * contracts that say a call "sets no timeout of its own, shorter or
+ * longer, not even for its own transaction": the first statement it sent
+ * that sets one, or on SQLite, where the kit waits itself and no
+ * statement shows it, a busy wait (kit_db_lock_timeout) other than the
+ * connection's that some statement ran under:
+ *   struct lt_timeout_watch w;
+ *   lt_timeout_watch_init(&w, db);
+ *   kit_db_set_hook(db, lt_timeout_watch, &w);
+ *   ...the call...
+ *   kit_db_set_hook(db, NULL, NULL);
+ *   w.sql[0] ("" when none), w.seen_ms (-1 when none), w.expect_ms
+ * A hook of a check's own may call lt_timeout_watch() from its own. */
+struct lt_timeout_watch {
+	struct kit_db *db;
+	int expect_ms;                 /* SQLite: the connection's busy wait */
+	int seen_ms;                   /* SQLite: another one seen, or -1 */
+	char sql[256];                 /* the first statement that set a timeout */
+};
+
+void lt_timeout_watch_init(struct lt_timeout_watch *w, struct kit_db *db);
+void lt_timeout_watch(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
 
 #endif

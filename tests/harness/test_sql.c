@@ -263,6 +263,67 @@ static void session__a_lock_wait_is_seen_by_another_connection(void **state)
 	lt_expect_int(labtest_int(t, "SELECT n FROM lt_wait_rows WHERE id = 1"), 11, "the row after both");
 }
 
+/* lt_sql_sets_timeout: every way to set a lock or statement timeout that
+ * the labs' contracts forbid a call (a SET of any scope, set_config, SET
+ * STATEMENT ... FOR, a PRAGMA busy_timeout), and not a read of one or a
+ * statement that only writes rows. */
+static void session__timeouts_set_by_any_statement(void **state)
+{
+	static const char *const sets[] = {
+		"SET LOCAL lock_timeout = '2s'", "set lock_timeout to 0",
+		"SELECT set_config('statement_timeout', '5s', true)",
+		"SET SESSION innodb_lock_wait_timeout = 1",
+		"SET STATEMENT innodb_lock_wait_timeout = 1 FOR UPDATE t SET n = 1",
+		"SET @@session.max_statement_time = 2", "PRAGMA busy_timeout = 100",
+		"SET lock_wait_timeout = 5",
+	};
+	static const char *const not_sets[] = {
+		"SHOW lock_timeout", "SELECT current_setting('lock_timeout')",
+		"UPDATE t SET n = n + 1 WHERE id = 1", "PRAGMA synchronous = NORMAL", "",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+		lt_expect(lt_sql_sets_timeout(sets[i]), NULL, "\"%s\" was not seen to set a timeout",
+		          sets[i]);
+	for (size_t i = 0; i < sizeof not_sets / sizeof not_sets[0]; i++)
+		lt_expect(!lt_sql_sets_timeout(not_sets[i]), NULL, "\"%s\" was seen to set a timeout",
+		          not_sets[i]);
+	lt_expect(!lt_sql_sets_timeout(NULL), NULL, "no statement was seen to set a timeout");
+}
+
+/* lt_timeout_watch sees kit_db_set_lock_timeout on every engine: the SET
+ * it sends on a server, the busy wait a later statement runs under on
+ * SQLite (where no statement shows it); and nothing on a call that only
+ * reads. */
+static void session__a_timeout_watch_sees_the_kits_own(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_connect(t);
+	struct lt_timeout_watch w;
+
+	lt_timeout_watch_init(&w, db);
+	kit_db_set_hook(db, lt_timeout_watch, &w);
+	lt_expect(kit_db_exec(db, "SELECT 1", 0, NULL) == 0, NULL, "SELECT 1: %s", kit_db_errmsg(db));
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(w.sql[0] == '\0' && w.seen_ms == -1, NULL, "a SELECT 1 was seen to set a timeout "
+	          "(\"%s\", %d ms)", w.sql, w.seen_ms);
+
+	lt_timeout_watch_init(&w, db);
+	kit_db_set_hook(db, lt_timeout_watch, &w);
+	lt_expect(kit_db_set_lock_timeout(db, 1234) == 0, NULL, "kit_db_set_lock_timeout: %s",
+	          kit_db_errmsg(db));
+	lt_expect(kit_db_exec(db, "SELECT 1", 0, NULL) == 0, NULL, "SELECT 1: %s", kit_db_errmsg(db));
+	kit_db_set_hook(db, NULL, NULL);
+	if (t->engine == KIT_DB_SQLITE)
+		lt_expect(w.seen_ms == 1234 && w.expect_ms != 1234, NULL, "a statement run under a busy "
+		          "wait of 1234 ms was seen under %d ms (the connection's was %d)", w.seen_ms,
+		          w.expect_ms);
+	else
+		lt_expect(w.sql[0] != '\0', NULL, "kit_db_set_lock_timeout(1234) was not seen to send "
+		          "a timeout");
+	kit_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +334,8 @@ int main(void)
 		LABTEST_ALL(steps__tx_watch_counts_writes_with_no_transaction),
 		LABTEST_ALL(steps__lock_watch_counts_statements_inside_the_lock),
 		LABTEST_ALL(session__a_lock_wait_is_seen_by_another_connection),
+		cmocka_unit_test(session__timeouts_set_by_any_statement),
+		LABTEST_ALL(session__a_timeout_watch_sees_the_kits_own),
 	};
 	return labtest_main("harness-sql", tests);
 }

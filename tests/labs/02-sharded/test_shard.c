@@ -1735,49 +1735,13 @@ static void shard_read__sees_a_like_made_elsewhere_at_once(void **state)
 	}
 }
 
-/* Every call of shard.h, on its success and its error paths, leaves the
- * connection as it found it: no transaction open, no setting changed (a
- * lock timeout set "so a shrink never waits long", a PRAGMA or a SET
- * for speed, outlives the call and changes every later statement on
- * that connection). */
-/* What a call did to its connection's lock timeout while it ran (shard.h:
- * "it sets no timeout of its own, shorter or longer, not even for its own
- * transaction"): the first statement it sent that sets a lock or statement
- * timeout (SET LOCAL lock_timeout, set_config, SET STATEMENT
- * innodb_lock_wait_timeout ... FOR, and the SET that
- * kit_db_set_lock_timeout sends on a server), or on SQLite, where the kit
- * waits itself and no statement shows it, the busy wait
- * (kit_db_lock_timeout) some statement of the call ran under. */
-struct timeout_watch {
-	struct kit_db *db;
-	int expect_ms;                 /* SQLite: the connection's busy wait */
-	int seen_ms;                   /* SQLite: another one seen, or -1 */
-	char sql[256];                 /* the first statement that set a timeout */
-};
-
-static void watch_timeouts(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct timeout_watch *w = arg;
-	static const char *const names[] = { "lock_timeout", "statement_timeout",
-	                                     "lock_wait_timeout", "max_statement_time" };
-	(void)t_ns;
-	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
-		return;
-	if (kit_db_engine(w->db) == KIT_DB_SQLITE && w->seen_ms < 0 &&
-	    kit_db_lock_timeout(w->db) != w->expect_ms)
-		w->seen_ms = kit_db_lock_timeout(w->db);
-	if (sql == NULL || w->sql[0])
-		return;
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcasestr(sql, names[i]) && (strcasestr(sql, "SET ") || strcasestr(sql, "set_config"))) {
-			snprintf(w->sql, sizeof w->sql, "%s", sql);
-			return;
-		}
-}
-
-/* Each call, on each of its ways out, leaves its connection as it found
- * it: no transaction open, no setting changed, and no timeout of its own
- * sent. Twice: with the connection's lock timeout at the kit's default
+/* Each call of shard.h, on each of its ways out, leaves its connection as
+ * it found it: no transaction open, no setting changed (a lock timeout set
+ * "so a shrink never waits long", a PRAGMA or a SET for speed, outlives
+ * the call and changes every later statement on that connection), and no
+ * timeout of its own sent (shard.h: "it sets no timeout of its own,
+ * shorter or longer, not even for its own transaction"; lt_timeout_watch).
+ * Twice: with the connection's lock timeout at the kit's default
  * (a call that caps "a wait without end" shows there), then at 4 s set by
  * the caller (a call that "puts the default back" afterwards shows
  * there). A resize to the N the post has already is among the calls (an
@@ -1802,9 +1766,10 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 			          "kit_db_set_lock_timeout(4000): %s", labtest_why(db));
 		lt_session(t, db, before, sizeof before);
 		for (int i = 0; i < 9; i++) {
-			struct timeout_watch w = { db, kit_db_lock_timeout(db), -1, "" };
+			struct lt_timeout_watch w;
+			lt_timeout_watch_init(&w, db);
 			int rc = 0;
-			kit_db_set_hook(db, watch_timeouts, &w);
+			kit_db_set_hook(db, lt_timeout_watch, &w);
 			switch (i) {
 			case 0: rc = shard_setup(db); break;
 			case 1: rc = shard_increment(db, POST, counting, &next); break;

@@ -2566,18 +2566,10 @@ static void batch_like__stores_who_liked_what(void **state)
 static void watch_timeouts(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	char *seen = arg;
-	static const char *const names[] = { "lock_timeout", "statement_timeout",
-	                                     "lock_wait_timeout", "max_statement_time",
-	                                     "busy_timeout" };
 	(void)t_ns;
-	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL || seen[0])
-		return;
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcasestr(sql, names[i]) && (strcasestr(sql, "SET ") || strcasestr(sql, "set_config") ||
-		                                  strcasestr(sql, "PRAGMA"))) {
-			snprintf(seen, 256, "%s", sql);
-			return;
-		}
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && !seen[0] &&
+	    lt_sql_sets_timeout(sql))
+		snprintf(seen, 256, "%s", sql);
 }
 
 static void batch__leaves_the_session_as_it_found_it(void **state)

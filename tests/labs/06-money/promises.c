@@ -125,37 +125,18 @@ static void durability_set(void *arg, enum kit_db_event ev, const char *sql, int
 	}
 }
 
-/* What a call sends besides: a timeout of its own (SET LOCAL lock_timeout,
- * set_config, SET STATEMENT innodb_lock_wait_timeout ... FOR, the SET
- * that kit_db_set_lock_timeout sends on a server), or on SQLite, where the
- * kit waits itself and no statement shows it, a statement run under
- * another busy wait (kit_db_lock_timeout) than its connection's. */
+/* What a call sends besides: a timeout of its own (lt_timeout_watch) and
+ * a durability setting. */
 struct call_watch {
 	char durability[DURABILITY_LEN];
-	struct kit_db *db;
-	int expect_ms;                 /* SQLite: the connection's busy wait */
-	int seen_ms;                   /* SQLite: another one seen, or -1 */
-	char timeout[DURABILITY_LEN];
+	struct lt_timeout_watch timeout;
 };
 
 static void watch_call(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct call_watch *w = arg;
-	static const char *const names[] = { "lock_timeout", "statement_timeout",
-	                                     "lock_wait_timeout", "max_statement_time" };
 	durability_set(w->durability, ev, sql, t_ns);
-	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
-		return;
-	if (kit_db_engine(w->db) == KIT_DB_SQLITE && w->seen_ms < 0 &&
-	    kit_db_lock_timeout(w->db) != w->expect_ms)
-		w->seen_ms = kit_db_lock_timeout(w->db);
-	if (sql == NULL || w->timeout[0])
-		return;
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcasestr(sql, names[i]) && (strcasestr(sql, "SET ") || strcasestr(sql, "set_config"))) {
-			snprintf(w->timeout, sizeof w->timeout, "%.200s", sql);
-			return;
-		}
+	lt_timeout_watch(&w->timeout, ev, sql, t_ns);
 }
 
 /* Every function, on each of its answers (applied, MONEY_ALREADY,
@@ -228,7 +209,8 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 			int step = pass ? again[i] : i;
 			int rc = 0;
 			struct money_transfer x = ok;
-			struct call_watch w = { "", db, kit_db_lock_timeout(db), -1, "" };
+			struct call_watch w = { .durability = "" };
+			lt_timeout_watch_init(&w.timeout, db);
 			kit_db_set_hook(db, watch_call, &w);
 			switch (step) {
 			case 0: x.id += shift; rc = money_transfer(db, &f, &x); break;
@@ -252,18 +234,18 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 				         "stops (money.h: never lose a payment that was confirmed). Not even for "
 				         "one transaction (SET LOCAL), and not put back afterwards: nothing a "
 				         "setting read after the call shows", what[step], w.durability);
-			if (w.timeout[0] && !fault[0])
+			if (w.timeout.sql[0] && !fault[0])
 				snprintf(fault, sizeof fault, "%s set a timeout of its own: it sent \"%s\". "
 				         "money.h: a call waits as long as its connection's lock timeout allows and "
 				         "sets no shorter timeout of its own, not even for its own transaction (a cap "
 				         "on a wait \"without end\" fails the sales that queue longer for the fee "
-				         "row under load)", what[step], w.timeout);
-			if (w.seen_ms >= 0 && !fault[0])
+				         "row under load)", what[step], w.timeout.sql);
+			if (w.timeout.seen_ms >= 0 && !fault[0])
 				snprintf(fault, sizeof fault, "%s ran a statement under a busy wait of %d ms, where "
 				         "its connection's is %d ms (kit_db_lock_timeout): money.h: a call sets no "
 				         "timeout of its own, not even for its own transaction, and "
 				         "kit_db_set_lock_timeout(db, 0) afterwards puts back the kit's default, not "
-				         "what the caller had set", what[step], w.seen_ms, w.expect_ms);
+				         "what the caller had set", what[step], w.timeout.seen_ms, w.timeout.expect_ms);
 			/* and as the session itself says: InnoDB refreshes INNODB_TRX at most
 			 * every 0.1 s, so a transaction left open by a call made right after
 			 * the previous look can be missing from it */

@@ -441,16 +441,10 @@ struct waiter {
 static void watch_timeouts(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct waiter *w = arg;
-	static const char *const names[] = { "lock_timeout", "statement_timeout",
-	                                     "lock_wait_timeout", "max_statement_time" };
 	(void)t_ns;
-	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL || w->timeout_sql[0])
-		return;
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcasestr(sql, names[i]) && (strcasestr(sql, "SET ") || strcasestr(sql, "set_config"))) {
-			snprintf(w->timeout_sql, sizeof w->timeout_sql, "%s", sql);
-			return;
-		}
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && !w->timeout_sql[0] &&
+	    lt_sql_sets_timeout(sql))
+		snprintf(w->timeout_sql, sizeof w->timeout_sql, "%s", sql);
 }
 
 static void *waiter_main(void *arg)
