@@ -27,7 +27,9 @@ LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/g
 # starts, joins and detaches through tests/harness/threads.c (starts
 # counted and failed on demand, threads not yet reaped known), and its mutex
 # and condition variable calls through tests/harness/locks.c (stray unlocks,
-# uninitialised attributes, the started threads' timed waits); those inside
+# uninitialised attributes, the started threads' timed waits), as do its
+# clock reads (clock_gettime, time, gettimeofday, timespec_get: a thread's
+# clock can be made to run fast); those inside
 # the shared libraries (libpq, libsqlite3, libc) do not. Its qsort calls
 # go through tests/harness/sort.c, which checks each comparator's answers,
 # and its snprintf, sprintf, vsnprintf and vsprintf calls through
@@ -42,6 +44,7 @@ LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarr
 	-Wl,--wrap=pthread_condattr_init,--wrap=pthread_condattr_destroy \
 	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init,--wrap=clock_gettime \
 	-Wl,--wrap=pthread_mutex_destroy,--wrap=pthread_cond_destroy \
+	-Wl,--wrap=time,--wrap=gettimeofday,--wrap=timespec_get \
 	-Wl,--wrap=qsort \
 	-Wl,--wrap=snprintf,--wrap=sprintf,--wrap=vsnprintf,--wrap=vsprintf
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@

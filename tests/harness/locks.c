@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/time.h>
 #include <time.h>
 
 int __real_pthread_mutex_lock(pthread_mutex_t *m);
@@ -30,6 +31,12 @@ int __real_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
                                   const struct timespec *t);
 int __real_pthread_condattr_init(pthread_condattr_t *a);
 int __real_clock_gettime(clockid_t clock, struct timespec *ts);
+time_t __real_time(time_t *t);
+time_t __wrap_time(time_t *t);
+int __real_gettimeofday(struct timeval *restrict tv, void *restrict tz);
+int __wrap_gettimeofday(struct timeval *restrict tv, void *restrict tz);
+int __real_timespec_get(struct timespec *ts, int base);
+int __wrap_timespec_get(struct timespec *ts, int base);
 int __wrap_clock_gettime(clockid_t clock, struct timespec *ts);
 int lt_kit_clock_gettime(clockid_t clock, struct timespec *ts);
 int __real_pthread_condattr_destroy(pthread_condattr_t *a);
@@ -546,6 +553,47 @@ int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
 		faked_clock = clock;
 		faked_any = true;
 		__real_pthread_mutex_unlock(&clock_lock);
+	}
+	return rc;
+}
+
+/* The other clocks C code reads the wall time with: time(), gettimeofday()
+ * and timespec_get() run as fast as clock_gettime in a thread made fast,
+ * so a limit kept with them ("give up after 3 s", in whole seconds of
+ * time()) is met as soon as one kept with clock_gettime. */
+static int64_t fast_extra_ns(void)
+{
+	return fast_factor > 1 ? (real_mono_ns() - fast_since_ns) * (fast_factor - 1) : 0;
+}
+
+time_t __wrap_time(time_t *t)
+{
+	time_t now = __real_time(NULL);
+	if (fast_factor > 1)
+		now += (time_t)(fast_extra_ns() / 1000000000);
+	if (t)
+		*t = now;
+	return now;
+}
+
+int __wrap_gettimeofday(struct timeval *restrict tv, void *restrict tz)
+{
+	int rc = __real_gettimeofday(tv, tz);
+	if (rc == 0 && tv && fast_factor > 1) {
+		int64_t us = (int64_t)tv->tv_sec * 1000000 + tv->tv_usec + fast_extra_ns() / 1000;
+		tv->tv_sec = (time_t)(us / 1000000);
+		tv->tv_usec = (suseconds_t)(us % 1000000);
+	}
+	return rc;
+}
+
+int __wrap_timespec_get(struct timespec *ts, int base)
+{
+	int rc = __real_timespec_get(ts, base);
+	if (rc != 0 && fast_factor > 1) {
+		int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec + fast_extra_ns();
+		ts->tv_sec = (time_t)(ns / 1000000000);
+		ts->tv_nsec = (long)(ns % 1000000000);
 	}
 	return rc;
 }

@@ -79,7 +79,8 @@ enum what {
 	STMT_END_,
 	KIT_TX_,                           /* the kit's own BEGIN, COMMIT or ROLLBACK starts */
 	WORK_START_, WORK_END_,            /* the app's check, noted by check() */
-	YIELD_                             /* the like gave its CPU away (sched_yield) */
+	YIELD_,                            /* the like gave its CPU away (sched_yield) */
+	SLEEP_                             /* the like slept (nanosleep, usleep, ...) */
 };
 
 struct trace {
@@ -129,6 +130,54 @@ void thrd_yield(void);
 void thrd_yield(void)
 {
 	(void)sched_yield();
+}
+
+/* nanosleep(), usleep(), clock_nanosleep(), sleep() and thrd_sleep(), as
+ * the like calls them: noted in the trace of the thread's like (while one
+ * is being traced, as sched_yield is), then slept. A sleep with the lock
+ * held, however short ("0.3 ms so the next likes share one flush of the
+ * log"), keeps every other like of the post waiting through it. */
+static void sleep_noted(void)
+{
+	if (yield_trace)
+		note(yield_trace, SLEEP_, kit_load_now_ns());
+}
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	sleep_noted();
+	return (int)syscall(SYS_nanosleep, req, rem);
+}
+
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
+{
+	sleep_noted();
+	return syscall(SYS_clock_nanosleep, clock, flags, req, rem) == 0 ? 0 : errno;
+}
+
+int usleep(useconds_t us)
+{
+	sleep_noted();
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+	return (int)syscall(SYS_nanosleep, &ts, NULL);
+}
+
+unsigned int sleep(unsigned int seconds)
+{
+	sleep_noted();
+	struct timespec ts = { (time_t)seconds, 0 }, rem = { 0, 0 };
+	if (syscall(SYS_nanosleep, &ts, &rem) == 0)
+		return 0;
+	return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
+}
+
+int thrd_sleep(const struct timespec *req, struct timespec *rem);
+int thrd_sleep(const struct timespec *req, struct timespec *rem)
+{
+	sleep_noted();
+	if (syscall(SYS_nanosleep, req, rem) == 0)
+		return 0;
+	return errno == EINTR ? -1 : -2;
 }
 
 /* rand() and random(), as the like calls them, draw 0 every time (nothing
@@ -367,6 +416,20 @@ static void like_post__duplicate_changes_nothing(void **state)
 	          "DO NOTHING / INSERT IGNORE, adds no row), and the counter's row lock it takes after "
 	          "that makes every other like of the post wait for a like that counts nothing; roll "
 	          "back right there");
+	/* "No other statement": the INSERT's KIT_DB_CONSTRAINT is the whole
+	 * answer. A SELECT of the like after the rollback, "to be sure it was
+	 * the primary key that said no", is a statement on every duplicate
+	 * tap, and answers for a like another tap may still roll back. */
+	int others = 0, inserts = 0;
+	for (int i = 0; i < tr.n; i++) {
+		others += tr.what[i] == OTHER_;
+		inserts += tr.what[i] == INSERT_;
+	}
+	lt_expect(others == 0 && inserts == 1, "duplicate", "the second like by user 7, a duplicate, "
+	          "sent %d INSERT(s) and %d statement(s) besides its transaction's words, its INSERT and "
+	          "its UPDATE (expected 1 and 0: hot_row.h, no other statement). The INSERT's "
+	          "KIT_DB_CONSTRAINT is the answer: is the like looked up again after it (\"was it "
+	          "the primary key?\"), or the INSERT tried again?", inserts, others);
 	/* "Calls app->check exactly once": for a like that turns out to be
 	 * a duplicate too, and its no comes first. */
 	lt_expect(atomic_load(&a.calls) == 2, "app-check", "two likes by user 7 (the second a "
@@ -620,7 +683,7 @@ static void like_post__counter_held_briefly(void **state)
 	struct app a = { .work_ms = WORK_MS, .trace = &tr };
 	struct hot_row_app app = { check, &a };
 	int64_t best_ns = INT64_MAX, base_ns = INT64_MAX, own_ns = INT64_MAX, wrote = 0;
-	int rounds = 0, yields = 0;
+	int rounds = 0, yields = 0, sleeps = 0;
 	make_post(t);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
 
@@ -674,8 +737,10 @@ static void like_post__counter_held_briefly(void **state)
 			own_ns = own;
 		if (tr.out_on)
 			wrote += tr.out[to] - tr.out[from];
-		for (int i = from; i < to; i++)
+		for (int i = from; i < to; i++) {
 			yields += tr.what[i] == YIELD_;
+			sleeps += tr.what[i] == SLEEP_;
+		}
 		if (rounds >= 5 && best_ns < base_ns + HOLD_MARGIN_MS * 1000000LL &&
 		    own_ns < OWN_MARGIN_US * 1000LL)
 			break;
@@ -696,6 +761,15 @@ static void like_post__counter_held_briefly(void **state)
 	          "politely: COMMIT right after the UPDATE", t->engine == KIT_DB_SQLITE ? "SQLite: "
 	          "from BEGIN IMMEDIATE to COMMIT" : "from the counter's UPDATE to COMMIT", yields,
 	          rounds);
+	/* However short it is, a sleep there is a pause every other like
+	 * waits through; the own-time figure below can miss one of 0.3 ms. */
+	lt_expect(sleeps == 0, "counter-last",
+	          "while a like held the lock (%s), it slept (nanosleep, usleep, clock_nanosleep, "
+	          "sleep or thrd_sleep) %d time(s) in %d likes: however short the pause (\"let the "
+	          "next likes reach their COMMIT and share one flush\"), every other like of the post "
+	          "waits through it with the row locked. Sleep, if at all, before BEGIN or after "
+	          "COMMIT", t->engine == KIT_DB_SQLITE ? "SQLite: from BEGIN IMMEDIATE to COMMIT" :
+	          "from the counter's UPDATE to COMMIT", sleeps, rounds);
 	/* The fastest of up to 20: a busy machine that preempts the like
 	 * between two statements now and then does not fail it; a pause that
 	 * is in the code fails every try. */
@@ -1555,7 +1629,7 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 	}
 }
 
-/* "anything else to refuse it": not only 1. */
+/* "anything else to refuse it": not only 1, and the check asked once. */
 static void like_post__any_nonzero_answer_refuses(void **state)
 {
 	struct labtest *t = *state;
@@ -1569,6 +1643,12 @@ static void like_post__any_nonzero_answer_refuses(void **state)
 		lt_expect(like_post(db, 1, 5, &app) == HOT_ROW_REFUSED, "app-check",
 		          "the app's check answered %d, which refuses the like: expected HOT_ROW_REFUSED",
 		          answers[i]);
+		int calls = atomic_load(&a.calls);
+		lt_expect(calls == 1, "app-check",
+		          "the app's check answered %d and was called %d time(s) for one like: expected "
+		          "once (hot_row.h: exactly once per call). Any answer but 0 is the check's no, "
+		          "negative ones included; is a negative answer taken for the filter's own error "
+		          "and the check asked again?", answers[i], calls);
 	}
 	lt_expect_int_hint(counter(t), 0, "posts.likes after five refused likes (is the answer kept in "
 	                   "something narrower than int? 256 and INT_MIN are 0 in a char)", "app-check");
@@ -1679,8 +1759,8 @@ static void like_post__waits_for_a_held_counter(void **state)
 	          "waits for a held row as long as its connection's own limit allows (the caller "
 	          "sets it: kit_db_set_lock_timeout); does like_post set a shorter one of its own "
 	          "(SET LOCAL lock_timeout, innodb_lock_wait_timeout, PRAGMA busy_timeout), give up "
-	          "on KIT_DB_BUSY, or time the wait itself (clock_gettime: here the like's clock "
-	          "ran an hour for each second it waited) and give up past a limit?", ended_while_held ? "ended" : "was let go", 
+	          "on KIT_DB_BUSY, or time the wait itself (clock_gettime, time(), gettimeofday(): "
+	          "here the like's clocks ran an hour for each second it waited) and give up past a limit?", ended_while_held ? "ended" : "was let go", 
 	          (double)(h.end_ns - h.start_ns) / 1e6, h.rc,
 	          ended_while_held ? "still held" : "released (after it was seen waiting and 1 s more)");
 	lt_expect_int(counter(t), 1, "posts.likes after the like that waited");

@@ -156,6 +156,20 @@ void fence_handle__nothing_left_allocated(void **state)
 	          "fence_handle of a batch with a record it cannot read returned 0");
 	lt_alloc_expect_none_left(base, "fence_handle of a batch with a record it cannot read");
 
+	/* the other batch it must refuse: one video more than it may hold */
+	static struct fence_event many[FENCE_MAX_VIDEOS + 1];
+	static struct kit_log_record many_recs[FENCE_MAX_VIDEOS + 1];
+	int64_t from = stored(t) + 1;
+	for (int i = 0; i <= FENCE_MAX_VIDEOS; i++) {
+		many[i].video_id = 1000 + i;
+		many_recs[i] = (struct kit_log_record){ from + i, sizeof many[i], &many[i] };
+	}
+	lt_expect(fence_handle(r.db, 0, many_recs, FENCE_MAX_VIDEOS + 1) < 0, "totals",
+	          "fence_handle of a batch of %d distinct videos (the most is %d) returned 0",
+	          FENCE_MAX_VIDEOS + 1, FENCE_MAX_VIDEOS);
+	lt_alloc_expect_none_left(base, "fence_handle of a batch of more videos than it may hold "
+	                          "(does that way out return before the batch is freed?)");
+
 	int64_t next = -1;
 	lt_expect_int(fence_position(r.db, 0, &next), 0, "fence_position");
 	lt_alloc_expect_none_left(base, "fence_position");

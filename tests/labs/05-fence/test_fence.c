@@ -180,6 +180,80 @@ static int apply_same_batch(void *arg, int who, struct kit_db *db)
 	return rc;
 }
 
+/* A batch whose progress row another transaction holds waits for it
+ * (fence.h: as long as the connection's own limit allows), and when that
+ * transaction ends without moving the row, the batch is next and applies.
+ * A fence that skips a held row (SELECT ... FOR UPDATE SKIP LOCKED, "never
+ * wait for a zombie") answers 0 at once, as if refused, and fence_handle
+ * lets the log move past a batch that is not in; NOWAIT answers
+ * KIT_DB_BUSY at once. */
+struct held_batch {
+	struct kit_db *db;
+	const struct fence_batch *b;
+	atomic_int waiting;            /* SQLite: the hook saw a busy wait */
+	atomic_int done;
+	int rc;
+};
+
+static void batch_busy_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql, (void)t_ns;
+	if (ev == KIT_DB_LOCK_WAIT)
+		atomic_store(&((struct held_batch *)arg)->waiting, 1);
+}
+
+static void *apply_behind_holder(void *arg)
+{
+	struct held_batch *h = arg;
+	h->rc = fence_apply(h->db, h->b);
+	atomic_store(&h->done, 1);
+	return NULL;
+}
+
+static void batch_waits_for_a_held_row(struct labtest *t, const struct fence_batch *b)
+{
+	labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
+	struct kit_db *holder = labtest_connect(t);
+	struct held_batch h = { .db = labtest_connect(t), .b = b };
+	atomic_init(&h.waiting, 0);
+	atomic_init(&h.done, 0);
+	assert_int_equal(kit_db_set_lock_timeout(h.db, 5000), 0);
+	int64_t id = lt_session_id(h.db);
+	char sql[96];
+	snprintf(sql, sizeof sql, "UPDATE log_progress SET last_offset = last_offset WHERE part = %d", b->part);
+	if (kit_db_begin(holder) != 0 || kit_db_exec(holder, sql, 0, NULL) != 0)
+		fail_msg("the holder: %s", kit_db_errmsg(holder));
+	kit_db_set_hook(h.db, batch_busy_seen, &h);
+	pthread_t th;
+	if (pthread_create(&th, NULL, apply_behind_holder, &h) != 0)
+		fail_msg("pthread_create");
+	bool seen = false;
+	int64_t until = util_now_ns() + 4000000000LL;
+	while (!atomic_load(&h.done) && util_now_ns() < until &&
+	       !(seen = t->engine == KIT_DB_SQLITE ? atomic_load(&h.waiting) != 0
+	                                           : lt_lock_waiting(labtest_db(t), id) == 1))
+		util_sleep_ns(t->engine == KIT_DB_SQLITE ? 2000000 : lt_lock_poll_ns(labtest_db(t)));
+	bool ended_first = atomic_load(&h.done) != 0;
+	kit_db_rollback(holder);
+	pthread_join(th, NULL);
+	kit_db_set_hook(h.db, NULL, NULL);
+	kit_db_close(h.db);
+	kit_db_close(holder);
+	lt_expect(!ended_first && h.rc == 1, "fence", "another transaction held partition %d's "
+	          "progress row while its next batch was applied, then ended without moving it: "
+	          "fence_apply returned %d%s (expected it to wait for the row, then 1: the batch "
+	          "was next). %s", b->part, h.rc, ended_first ? " while the row was still held" : "",
+	          !ended_first ? "" : h.rc == 0 ? "Does the fence skip a row another consumer holds "
+	          "(FOR UPDATE SKIP LOCKED, \"never wait for a zombie\")? Answered 0, fence_handle "
+	          "lets the log move past a batch that is not in, and if the holder was a zombie "
+	          "that failed, nobody applies it" : h.rc == KIT_DB_BUSY ? "Does the fence refuse "
+	          "to wait (NOWAIT, a lock timeout of its own)? fence.h: a statement that finds a "
+	          "row held waits for it as long as the connection allows" : "");
+	lt_expect_int_hint(views_of(t, 1), 5, "views of video 1 after the batch that waited for "
+	                   "its progress row", "fence");
+	(void)seen;
+}
+
 /* The same batch applied by two consumers at once (a zombie and the
  * partition's new owner), both held by the gate before their k-th
  * statement, for every k: one applies it (1), the other is refused (0),
@@ -216,7 +290,7 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 		          "nothing, REPEATABLE READ or not)" : x == KIT_DB_BUSY || y == KIT_DB_BUSY ?
 		          " (KIT_DB_BUSY: a lock wait gave up after 5 s, or the call gave up by a clock "
 		          "of its own, which runs an hour a second here: is a deadline kept in C with "
-		          "clock_gettime, \"shed a batch that ran too long\"? The progress row's lock "
+		          "clock_gettime or time(), \"shed a batch that ran too long\"? The progress row's lock "
 		          "is held only until the other transaction ends, so is a lock left held after "
 		          "a call returned, such as a session-level pg_advisory_lock that the "
 		          "fence's refusal never unlocks, or a transaction left open?)" : "");
@@ -226,6 +300,7 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 			break;   /* one interleaving shows it; a lock left held would cost 5 s a round */
 	}
 	lt_gate_close(g);
+	batch_waits_for_a_held_row(t, &b);
 }
 
 /* ---- fence_apply ---- */
@@ -313,6 +388,17 @@ static void fence_apply__batch_after_a_gap_is_refused(void **state)
 	          "0..99 would be lost; is last_offset = -1 taken as \"any batch may come first\"?)",
 	          first, (long long)stored_last(t, 1), (long long)views_of(t, 1));
 	apply(t, batch(1, 0, 99, 1, 10));
+
+	/* a stored offset below -1 is not "nothing applied" either: the batch
+	 * that is next after -3 starts at -2, so one from 0 is refused too
+	 * (fence.h: only if the stored last_offset is b->first - 1) */
+	labtest_exec(t, "UPDATE log_progress SET last_offset = -3 WHERE part = 2");
+	int below = apply(t, batch(2, 0, 99, 1, 10));
+	lt_expect(below == 0 && stored_last(t, 2) == -3 && views_of(t, 1) == 10, "fence-contiguous",
+	          "batch 0..99 on a partition whose last_offset is -3 returned %d; last_offset is now "
+	          "%lld, video 1 has %lld views (expected 0, -3 and 10: 0 is not -3 + 1; is any "
+	          "negative last_offset taken as \"nothing applied yet\", last_offset < 0?)",
+	          below, (long long)stored_last(t, 2), (long long)views_of(t, 1));
 
 	int rc = apply(t, batch(1, 200, 299, 1, 10));
 
@@ -1096,6 +1182,25 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	                   "text, -9223372036854775808, is 20 characters and a NUL: is it printed into "
 	                   "a buffer too short for them, and cut to another id?)", "totals");
 	lt_expect_int_hint(stored_last(t, 0), N - 1, "partition 0's last_offset", "totals");
+
+	/* exactly FENCE_MAX_VIDEOS videos again, every id 19 digits and a
+	 * sign: written into the upsert's text, about 7 KB of it (a buffer
+	 * sized for short ids, "256 videos fit in 4 KB", cuts the statement,
+	 * and this batch can never be applied) */
+	for (int i = 0; i < FENCE_MAX_VIDEOS; i++) {
+		ev[i].video_id = INT64_MIN + 1 + (int64_t)i * 1000003;
+		recs[i] = (struct kit_log_record){ N + i, sizeof ev[i], &ev[i] };
+	}
+	rc = fence_handle(db, 0, recs, FENCE_MAX_VIDEOS);
+	lt_expect(rc == 0 && stored_last(t, 0) == N + FENCE_MAX_VIDEOS - 1, "totals",
+	          "fence_handle of %d events of %d distinct videos whose ids all have 19 digits and a "
+	          "sign (INT64_MIN + 1 + 1000003 i) returned %d, partition 0's last_offset is %lld "
+	          "(expected 0 and %lld: %s). Is the upsert's text built in a fixed buffer sized for "
+	          "short ids?", FENCE_MAX_VIDEOS, FENCE_MAX_VIDEOS, rc, (long long)stored_last(t, 0),
+	          (long long)N + FENCE_MAX_VIDEOS - 1, labtest_why(db));
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM video_views WHERE video_id BETWEEN "
+	                               "-9223372036854775807 AND -9000000000000000000"),
+	                   FENCE_MAX_VIDEOS, "rows of those long-id videos in video_views", "totals");
 }
 
 /* One batch can hold many views of one video: a viral video fills whole
