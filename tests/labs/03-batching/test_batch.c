@@ -334,6 +334,17 @@ static void batch_like__refuses_a_second_like_by_the_same_user(void **state)
 	like(db, POST, 7);
 	int rc = batch_like(db, POST, 7);
 	lt_expect_int_hint(rc, KIT_DB_CONSTRAINT, "batch_like by the same user again", "one-per-user");
+	/* batch.h: batch_record_like itself returns KIT_DB_CONSTRAINT, in the
+	 * caller's transaction, before any COMMIT: a unique key checked only
+	 * at COMMIT (PostgreSQL's DEFERRABLE INITIALLY DEFERRED) lets the
+	 * caller go on as if the like were in. */
+	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+	rc = batch_record_like(db, POST, 7);
+	kit_db_rollback(db);
+	lt_expect(rc == KIT_DB_CONSTRAINT, "one-per-user",
+	          "batch_record_like of a repeat like, in the caller's open transaction, returned %d, "
+	          "not KIT_DB_CONSTRAINT (%d): the repeat is refused only at COMMIT, if at all; "
+	          "is the unique key of likes deferred?", rc, KIT_DB_CONSTRAINT);
 	like(db, POST, 8);
 	rollup_all(db);
 
