@@ -10,13 +10,14 @@
  * block may be left. Allocations inside libsqlite3 and libpq are not seen.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "labs/03-batching/batch.h"
 #include "tests/harness/alloc.h"
 #include "tests/labs/03-batching/alloc.h"
+#include "util/clock.h"
 
 static struct batch_acc *held;   /* freed at teardown when a check failed */
 
@@ -52,7 +53,8 @@ struct acc_case {
 	 * flush's COMMIT has returned, before the flush returns (a like that
 	 * arrives while it runs: it stays pending for the next flush) */
 	pthread_t late;
-	bool late_started, late_joined, late_added;
+	bool late_started, late_added;
+	atomic_bool late_done;
 };
 
 enum { LATE_POST = 6000, LATE_LIKES = 3 };
@@ -61,12 +63,14 @@ static void *late_add_main(void *arg)
 {
 	struct acc_case *c = arg;
 	c->late_added = batch_acc_add(held, LATE_POST, LATE_LIKES) == 0;
+	atomic_store(&c->late_done, true);
 	return NULL;
 }
 
-/* The add runs in a thread of its own, waited for at most 2 s: a flush
- * that keeps the sums' mutex through its COMMIT makes it wait until the
- * flush returns (other checks name that mistake), never hang this one. */
+/* The add runs in a thread of its own, waited for at most 2 s (and
+ * joined once the flush returned): a flush that keeps the sums' mutex
+ * through its COMMIT makes it wait until the flush returns (other checks
+ * name that mistake), never hang this one. */
 static void late_add_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct acc_case *c = arg;
@@ -76,10 +80,8 @@ static void late_add_hook(void *arg, enum kit_db_event ev, const char *sql, int6
 	if (pthread_create(&c->late, NULL, late_add_main, c) != 0)
 		return;
 	c->late_started = true;
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 2;
-	c->late_joined = pthread_timedjoin_np(c->late, NULL, &until) == 0;
+	for (int ms = 0; ms < 2000 && !atomic_load(&c->late_done); ms++)
+		util_sleep_ns(1000000);
 }
 
 static void acc_setup(void *arg)
@@ -113,11 +115,12 @@ static int acc_call(void *arg)
 	case ADD:
 		return batch_acc_add(held, 5000, 7);    /* a post not pending yet */
 	case FLUSH: {
-		c->late_started = c->late_joined = c->late_added = false;
+		c->late_started = c->late_added = false;
+		atomic_store(&c->late_done, false);
 		kit_db_set_hook(c->db, late_add_hook, c);
 		int rc = batch_acc_flush(held, c->db);
 		kit_db_set_hook(c->db, NULL, NULL);
-		if (c->late_started && !c->late_joined)
+		if (c->late_started)
 			pthread_join(c->late, NULL);
 		return rc;
 	}
