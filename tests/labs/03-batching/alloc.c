@@ -49,15 +49,17 @@ struct acc_case {
 	enum { NEW, ADD, FLUSH, EMPTY_FLUSH } op;
 	int64_t before;         /* counted in post_likes before the call */
 	struct batch_acc *made; /* batch_acc_new's result */
-	/* FLUSH: 3 likes of post 6000 added from another thread once the
-	 * flush's COMMIT has returned, before the flush returns (a like that
-	 * arrives while it runs: it stays pending for the next flush) */
+	/* FLUSH: 3 likes of post 1000, one of those pending, added from
+	 * another thread once the flush's COMMIT has returned, before the
+	 * flush returns (likes that arrive while it runs: they stay pending
+	 * for the next flush). A post already there, so that the add itself
+	 * allocates nothing, whatever holds the sums. */
 	pthread_t late;
 	bool late_started, late_added;
 	atomic_bool late_done;
 };
 
-enum { LATE_POST = 6000, LATE_LIKES = 3 };
+enum { LATE_POST = 1000, LATE_LIKES = 3 };
 
 static void *late_add_main(void *arg)
 {
@@ -165,8 +167,9 @@ static void acc_check(void *arg, int k, bool failed, int rc)
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "allocation %d of the flush refused, yet it returned %d: "
 		          "a NULL from malloc is a failure to report (%s)", k, rc,
-		          late ? "it was refused after the COMMIT, while 3 likes added meanwhile were "
-		          "pending: does the flush take back what it wrote by building new sums, "
+		          late ? "it was refused after the COMMIT, while 3 likes of a post it wrote, "
+		          "added meanwhile, were pending: does the flush take back what it wrote by "
+		          "building new sums, "
 		          "and keep the old ones, written likes and all, when that allocation fails?"
 		          : "before the flush's COMMIT");
 		lt_expect_int_hint(batch_acc_pending(held), pending + late,
