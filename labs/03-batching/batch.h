@@ -64,7 +64,9 @@ int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
 
 /* Move up to BATCH_ROLLUP_MAX committed likes that no rollup has moved yet
  * into post_likes, the oldest first (the smallest ids: with more waiting
- * than one rollup moves, none waits behind newer likes for ever), in one
+ * than one rollup moves, none waits behind newer likes for ever; so ids
+ * follow the order likes are recorded in, over every connection: no
+ * sequence that hands each session a block of ids, CACHE > 1), in one
  * transaction; *moved (may be NULL) gets how many,
  * and is left alone when the rollup fails (then nothing moved,
  * whichever statement or allocation failed).

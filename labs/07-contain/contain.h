@@ -123,7 +123,9 @@ struct contain_app {
 };
 
 /* Open the pools cfg asks for, each resetting with CONTAIN_RESET. Returns
- * 0, or KIT_DB_ERR with the reason in err (nothing left open). */
+ * 0, or KIT_DB_ERR with the reason in err (nothing left open, and no
+ * pointer left in app to a pool it closed: a contain_close(app) on the
+ * caller's cleanup path, app zeroed before the call, closes nothing). */
 int contain_open(struct contain_app *app, const struct contain_config *cfg,
                  char *err, size_t errlen);
 void contain_close(struct contain_app *app);

@@ -659,9 +659,20 @@ void contain_open__leaves_nothing_open(void **state)
 
 	cfg.url = url;
 	cfg.counter_pool_size = 0;
+	/* contain.h: a failed contain_open leaves no pointer in app to a pool
+	 * it closed (the caller's app starts zeroed here, as an app = {0} would),
+	 * so a cleanup path that calls contain_close(app) anyway closes nothing
+	 * twice */
+	memset(&app, 0, sizeof app);
 	int half = contain_open(&app, &cfg, err, sizeof err);
-	if (half == 0)
+	bool dangling = half != 0 && (app.login != NULL || app.likes != NULL);
+	if (half == 0 || !dangling)
 		contain_close(&app);
+	lt_expect(!dangling, "bulkhead", "contain_open() with a likes' pool of 0 connections "
+	          "failed and left app.login = %p, app.likes = %p: it closed the login pool it had "
+	          "opened but kept the pointer, and a contain_close() on the caller's cleanup path "
+	          "closes it a second time; set it back to NULL", (void *)app.login,
+	          (void *)app.likes);
 	lt_expect(half == KIT_DB_ERR, "bulkhead", "contain_open() with a likes' pool of 0 "
 	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
 	lt_expect(half != KIT_DB_ERR || strstr(err, "pool of 0 connections") != NULL, "bulkhead",
@@ -673,9 +684,15 @@ void contain_open__leaves_nothing_open(void **state)
 	 * opens first, the other one failing closes it */
 	cfg.pool_size = 0;
 	cfg.counter_pool_size = 2;
+	memset(&app, 0, sizeof app);
 	half = contain_open(&app, &cfg, err, sizeof err);
-	if (half == 0)
+	dangling = half != 0 && (app.login != NULL || app.likes != NULL);
+	if (half == 0 || !dangling)
 		contain_close(&app);
+	lt_expect(!dangling, "bulkhead", "contain_open() with a login pool of 0 connections "
+	          "failed and left app.login = %p, app.likes = %p: a pool it closed is still named "
+	          "in app, and a contain_close() on the caller's cleanup path closes it a second "
+	          "time; set it back to NULL", (void *)app.login, (void *)app.likes);
 	lt_expect(half == KIT_DB_ERR, "bulkhead", "contain_open() with a login pool of 0 "
 	          "connections returned %d, expected KIT_DB_ERR (%d)", half, KIT_DB_ERR);
 	lt_expect(half != KIT_DB_ERR || strstr(err, "pool of 0 connections") != NULL, "bulkhead",

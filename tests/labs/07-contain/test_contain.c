@@ -2617,9 +2617,15 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	kit_pool_put(app.likes, db);
 	int64_t before = -1;
 	kit_db_query_int(db, differs, 0, NULL, &before);
+	/* and every other setting the session has from its client or itself
+	 * (tests/harness/session.h): a like that tags its session with a
+	 * plain SET application_name, say, leaves that to the next client */
+	char s_before[LT_SESSION_LEN], s_after[LT_SESSION_LEN], s_busy[LT_SESSION_LEN];
+	lt_session(t, db, s_before, sizeof s_before);
 	int rc = contain_like(&app, 1);
 	int64_t left = -1;
 	int qrc = kit_db_query_int(db, differs, 0, NULL, &left);
+	lt_session(t, db, s_after, sizeof s_after);
 	/* The error path too: a like that gives up on a held row. */
 	int64_t pid, left_busy = -1;
 	struct kit_db *h = hold(t, 1, &pid);
@@ -2629,6 +2635,9 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	int brc = kit_db_query_int(db, differs, 0, NULL, &left_busy);
 	char why[300];
 	snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
+	s_busy[0] = '\0';
+	if (brc == 0)
+		lt_session(t, db, s_busy, sizeof s_busy);
 	kit_db_commit(h);
 	kit_db_close(h);
 	contain_close(&app);
@@ -2650,6 +2659,15 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 	          "its connection's lock_timeout is no longer the session's own %s: it was put "
 	          "back on the success path only (SET LOCAL ends with the transaction on every "
 	          "path)", had);
+	lt_expect(strcmp(s_after, s_before) == 0, "lock-timeout", "after a like that committed, "
+	          "its connection's session settings (read behind the pool's back) changed from\n"
+	          "  %s\nto\n  %s\na setting made with a plain SET stays on the session for "
+	          "whoever uses the connection next wherever no reset runs (a transaction-mode "
+	          "pooler): what a like wants for itself it sets with SET LOCAL, inside its "
+	          "transaction", s_before, s_after);
+	lt_expect(brc != 0 || strcmp(s_busy, s_before) == 0, "lock-timeout", "after a like that "
+	          "gave up on a held row, its connection's session settings changed from\n  %s\n"
+	          "to\n  %s\n(SET LOCAL ends with the transaction on every path)", s_before, s_busy);
 }
 
 /* The naive app (contain false) is the baseline the bulkhead is measured
