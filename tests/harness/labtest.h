@@ -120,10 +120,8 @@ int64_t labtest_insert_rank(struct labtest *t, const char *table, const char *co
                             int64_t key);
 
 /* MariaDB: wait until information_schema.INNODB_TRX shows exactly n
- * transactions in LOCK WAIT whose session is in the test's database and
- * running a statement (PROCESSLIST, read live: a wait that has ended can
- * still show in INNODB_TRX, whose session is then Sleep or gone), at most
- * 15 s; returns the last count read (n once it came). InnoDB renews
+ * transactions in LOCK WAIT whose session is in the test's database, at
+ * most 15 s; returns the last count read (n once it came). InnoDB renews
  * INNODB_TRX, INNODB_LOCKS and INNODB_LOCK_WAITS together, and only when
  * nobody on the server read them in the last 0.1 s: the reads here are 150
  * to 400 ms apart, at random, so that they neither keep the picture stale
