@@ -31,6 +31,7 @@
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
 #include "tests/harness/session.h"
+#include "tests/harness/sort.h"
 #include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "tests/harness/threads.h"
@@ -2113,9 +2114,19 @@ static void flush__rows_in_video_id_order(void **state)
 	for (int i = 0; i < 8; i++)
 		record(st, ids[i], i + 1);
 
+	lt_sort_reset();
 	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	int inconsistent = lt_sort_inconsistent();
 
 	lt_expect_int_hint(r, 36, "views written by one flush of 8 videos (1 + 2 + ... + 8)", "flush");
+	lt_expect(inconsistent == 0, "upsert", "the comparator the flush gave qsort answered %d "
+	          "pair(s) of its sorted rows inconsistently (neighbours, the smallest id against "
+	          "the largest, the first row against itself): cmp(a, b) and cmp(b, a) must have "
+	          "opposite signs (0 both ways only for equal ids), and a row against itself is 0. "
+	          "One that returns only 0 or 1 (return x->video_id > y->video_id;) sorts right "
+	          "under this libc's merge sort and wrong under a quicksort (musl's, glibc's "
+	          "fallback): two batches then lock their rows in different orders. Return "
+	          "(x > y) - (x < y)", inconsistent);
 	for (int i = 0; i < 8; i++)
 		lt_expect(insert_rank(t, sorted[i]) == i, "upsert", "the upsert wrote video %" PRId64
 		          "'s row as number %" PRId64 " of 8, expected number %d: sort the rows by "
