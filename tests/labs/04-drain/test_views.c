@@ -1924,7 +1924,9 @@ static void flusher__takes_every_edge_of_its_domain(void **state)
 /* views.h: "once every interval_ms (the first after one interval)". A
  * flusher with a 1.5 s interval has not flushed 0.2 s after it started
  * (a thread that does not wait, or waits on a deadline it never moved,
- * flushes at once); its stats then count each view it wrote, past 2^32
+ * flushes at once), nor resolved the batch a crash left parked (a thread
+ * that recovers as it starts writes it at once, and outside its stats);
+ * its stats then count each view it wrote, past 2^32
  * too, and no flush that found nothing as failed. */
 static void flusher__first_flush_after_one_interval(void **state)
 {
@@ -1935,16 +1937,22 @@ static void flusher__first_flush_after_one_interval(void **state)
 	struct flusher_stats fs = { -1, -1, -1 };
 	const int64_t big = LT_PAST_UINT32 + 2;
 	schema(t);
+	record(st, 8, 7);
+	crash_after_drain(st, own);   /* a batch of 7 views parked, as a crash leaves it */
 	planted_views(st, 9, big);
 	int rc = start_flusher(&f, st, own, 1500, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
 	util_sleep_ns(200 * 1000000LL);
 	flusher_stats(f, &fs);
-	int64_t early = db_total(t);
+	int64_t early = db_total(t), still_parked = parked_count(st);
 	rc = stop_flusher(f);
-	lt_expect(fs.flushes == 0 && early == 0, "flush-loop", "0.2 s after start_flusher with a "
-	          "1500 ms interval: %" PRId64 " flushes, %" PRId64 " views in the database; the first "
-	          "flush comes after one interval", fs.flushes, early);
+	lt_expect(fs.flushes == 0 && early == 0 && still_parked == 1, "flush-loop", "0.2 s after "
+	          "start_flusher with a 1500 ms interval and a batch of 7 views parked by a crash: %"
+	          PRId64 " flushes, %" PRId64 " views in the database, %" PRId64 " batch(es) still "
+	          "parked (expected 0, 0 and 1); the first flush comes after one interval, and so does "
+	          "the recovery of what a crash left parked, which is part of a flush (flush_views "
+	          "resolves it first, and flusher_stats counts what it writes)", fs.flushes, early,
+	          still_parked);
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
 
 	planted_views(st, 9, big);
@@ -1964,7 +1972,7 @@ static void flusher__first_flush_after_one_interval(void **state)
 	          "and has not failed; a count kept in an int loses its high bits)", fs.flushes,
 	          fs.views, fs.failed, big + 1);
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
-	lt_expect_int_hint(db_total(t), 2 * big + 1, "views in the database", "flush-loop");
+	lt_expect_int_hint(db_total(t), 2 * big + 1 + 7, "views in the database", "flush-loop");
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -2905,7 +2913,8 @@ static void flush__a_full_batch(void **state)
 /* The flusher's stats count what reached the database: a refused flush
  * is a failed one and adds no views (its error code is not a count).
  * The table is away for two refused flushes, then back: views equals
- * what the database holds. */
+ * what the database holds. Then every statement is refused as a lock
+ * wait: each flush returned KIT_DB_BUSY, an error, and is counted failed. */
 static bool stats_at_fifty(const struct watch *w)
 {
 	struct flusher_stats st;
@@ -2937,6 +2946,30 @@ static void flusher__stats_count_only_what_was_written(void **state)
 	          fs.failed, in_db, fs.views);
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "flush-loop");
 	lt_expect_int_hint(db_total(t), 50, "views in the database", "put-back");
+
+	/* A flush refused as a lock wait (KIT_DB_BUSY: every statement
+	 * refused so, tests/harness/steps.h) returned an error: it is among
+	 * the failed ones too, like any other error. */
+	struct lt_refusals busy;
+	record(st, 5, 3);
+	lt_refusals_arm(own, &busy, 1);
+	rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	for (int i = 0; i < 1000 && rc == 0; i++) {   /* at most 2 s; a few ms when all is well */
+		flusher_stats(f, &fs);
+		if (fs.flushes >= 3)
+			break;
+		util_sleep_ns(2000000);
+	}
+	rc = stop_flusher(f);
+	lt_refusals_disarm(own);
+	lt_expect(fs.flushes >= 3 && fs.failed == fs.flushes, "flush-loop", "with every statement "
+	          "answered KIT_DB_BUSY (a lock wait that timed out) flusher_stats said %" PRId64
+	          " flushes and %" PRId64 " failed: a flush that returned KIT_DB_BUSY returned an "
+	          "error, and .failed counts every flush_views call that did (views.h), the lock "
+	          "waits too", fs.flushes, fs.failed);
+	lt_expect_int_hint(flush_all(st, own), 3, "views written once the database answered again",
+	                   "put-back");
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -3758,24 +3791,32 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          (long)read.tv_sec, (long)read.tv_nsec, (double)off / 1e9);
 	}
 
-	/* a 20 ms flusher: the deadline moves on by an interval each tick */
+	/* a 20 ms flusher: the deadline moves on by an interval each tick,
+	 * after a refused flush too (views dirty, the table away: every
+	 * flush fails, and is retried at the next tick, not sooner) */
 	struct flusher *f = NULL;
 	struct lt_wait w[4];
+	record(st, 5, 3);
+	table_away(t);
 	long n = lt_lock_waits(), s0 = lt_thread_starts();
 	int rc = start_flusher(&f, st, own, 20, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval 20 ms) returned %d", rc);
 	bool ticked = waits_past(n, s0, 4);
 	stop_flusher(f);
+	table_back(t);
 	int got = flusher_waits(n, s0, w, 4);
 	lt_expect(ticked, "flush-loop", "a 20 ms flusher began %d timed waits in 10 s (4 expected)", got);
 	for (int k = 0; k + 1 < got; k++) {
 		if (w[k].rc != ETIMEDOUT || w[k + 1].thread != w[k].thread)
 			continue;
 		int64_t step = ts_diff(w[k + 1].deadline, w[k].deadline);
-		lt_expect(step >= 20 * 1000000LL, "flush-loop", "after a wait that timed out at its deadline, "
-		          "the 20 ms flusher's next wait had a deadline %.3f ms later: each tick's deadline "
-		          "is one interval after the last (a deadline left where it was has passed, and the "
-		          "flusher flushes back to back without waiting)", (double)step / 1e6);
+		lt_expect(step >= 20 * 1000000LL, "flush-loop", "after a wait that timed out at its deadline "
+		          "and a flush the database refused (the table away), the 20 ms flusher's next "
+		          "wait had a deadline %.3f ms later: each tick's deadline is one interval after "
+		          "the last, and a failed flush is retried at the next tick (views.h), not sooner "
+		          "(a deadline left where it was has passed, and the flusher flushes back to back; "
+		          "a shorter wait after a failure sends more flushes to a database that is "
+		          "refusing them)", (double)step / 1e6);
 	}
 	kit_db_close(own);
 	kit_store_free(st);
