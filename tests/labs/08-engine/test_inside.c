@@ -23,6 +23,7 @@
 
 #include "kit/load.h"
 #include "labs/08-engine/inside.h"
+#include "tests/harness/alloc.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
@@ -698,12 +699,15 @@ static void versions__busy_while_another_checkpoints(void **state)
 	struct lt_sleeps slept;
 	memset(&slept, 0, sizeof slept);
 	bool outlasted = false;
+	size_t left = 0;
 	if (holding) {
 		memset(&v, 0x5a, sizeof v);
 		kit_db_set_hook(db, count_checkpoints, &calls);
 		/* a sleep asked meanwhile returns at once (and is counted) */
 		lt_sleeps_watch(&slept, 0, 0);
+		size_t base = lt_alloc_live();
 		rc = inside_versions(db, 1, &v);
+		left = lt_alloc_live() - base;
 		lt_sleeps_unwatch();
 		kit_db_set_hook(db, NULL, NULL);
 		waits = calls.waits;
@@ -739,6 +743,10 @@ static void versions__busy_while_another_checkpoints(void **state)
 	          "PRAGMA wal_checkpoint(PASSIVE) then answers busy = 1 and -1 for both counts (it "
 	          "could not run): nothing was measured, neither frames nor pinned ones",
 	          rc, (long long)v.wal_frames, (long long)v.wal_pinned, KIT_DB_BUSY);
+	lt_expect(left == 0, "alloc", "inside_versions() left %zu block(s) allocated when it "
+	          "returned busy (another connection checkpointing): the early return of \"nothing "
+	          "measured\" frees what the call allocated too (inside.h: no block left, on its error "
+	          "paths too)", left);
 	rc = inside_versions(db, 1, &v);
 	lt_expect(rc == 0 && v.wal_pinned <= 10, "wal",
 	          "once the other checkpoint and the reader had ended, inside_versions() returned %d "
