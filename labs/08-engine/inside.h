@@ -6,7 +6,8 @@
  *
  *   counters(id, n)               primary key id: the hot counter row
  *   posts(id, likes)              primary key id
- *   likes(post_id, user_id)       primary key (post_id, user_id),
+ *   likes(post_id, user_id)       primary key (post_id, user_id), in that
+ *                                 order (likes are looked up by post),
  *                                 post_id references posts
  *
  * Interface:
