@@ -2089,21 +2089,30 @@ static void flusher__stop_returns_the_last_flush_error(void **state)
 	 * tell "retry soon" from "the store is away". */
 	struct lt_refusals busy;
 	record(st, 6, 2);
+	size_t blocks = lt_alloc_live();
 	rc = start_flusher(&f, st, own, 60000, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
 	lt_refusals_arm(own, &busy, 1);
 	rc = stop_flusher(f);
 	lt_refusals_disarm(own);
+	size_t left_busy = lt_alloc_live() - blocks;
 	lt_expect(rc == KIT_DB_BUSY, "stop", "stop_flusher returned %d after its last flush met a "
 	          "database that answered every statement KIT_DB_BUSY (%d, a lock wait that timed "
 	          "out): return that flush's error as it came, not a code of your own", rc,
 	          KIT_DB_BUSY);
 	record(st, 6, 1);
+	blocks = lt_alloc_live();
 	rc = start_flusher(&f, st, own, 60000, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
 	kit_store_refuse(st, -1);
 	rc = stop_flusher(f);
 	kit_store_refuse(st, 0);
+	size_t left_down = lt_alloc_live() - blocks;
+	lt_expect(left_busy == 0 && left_down == 0, "stop", "a flusher started and stopped left %zu "
+	          "block(s) allocated when its last flush met a database answering KIT_DB_BUSY, and "
+	          "%zu when it met a store that refused every command: stop_flusher returns that "
+	          "error and frees the flusher on that path too (views.h: no call leaves a block "
+	          "allocated)", left_busy, left_down);
 	lt_expect(rc == KIT_STORE_DOWN, "stop", "stop_flusher returned %d after its last flush met a "
 	          "store that refused every command (KIT_STORE_DOWN, %d): return that flush's error "
 	          "as it came", rc, KIT_STORE_DOWN);
