@@ -2942,7 +2942,8 @@ static void flush__a_full_batch(void **state)
  * is a failed one and adds no views (its error code is not a count).
  * The table is away for two refused flushes, then back: views equals
  * what the database holds. Then every statement is refused as a lock
- * wait: each flush returned KIT_DB_BUSY, an error, and is counted failed. */
+ * wait, and then the store refuses every command: each flush returned
+ * an error (KIT_DB_BUSY, KIT_STORE_DOWN) and is counted failed. */
 static bool stats_at_fifty(const struct watch *w)
 {
 	struct flusher_stats st;
@@ -2996,6 +2997,26 @@ static void flusher__stats_count_only_what_was_written(void **state)
 	          " flushes and %" PRId64 " failed: a flush that returned KIT_DB_BUSY returned an "
 	          "error, and .failed counts every flush_views call that did (views.h), the lock "
 	          "waits too", fs.flushes, fs.failed);
+	/* and a store that refuses every command (KIT_STORE_DOWN): the
+	 * flushes fail there too, and are counted so. */
+	kit_store_refuse(st, -1);
+	rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d with the store away", rc);
+	memset(&fs, 0, sizeof fs);
+	for (int i = 0; i < 1000 && rc == 0; i++) {
+		flusher_stats(f, &fs);
+		if (fs.flushes >= 3)
+			break;
+		util_sleep_ns(2000000);
+	}
+	if (rc == 0)
+		stop_flusher(f);
+	kit_store_refuse(st, 0);
+	lt_expect(rc != 0 || (fs.flushes >= 3 && fs.failed == fs.flushes), "flush-loop", "with the "
+	          "store refusing every command flusher_stats said %" PRId64 " flushes and %" PRId64
+	          " failed: a flush that returned KIT_STORE_DOWN failed like one the database "
+	          "refused (.failed counts every negative return, whichever side said no)",
+	          fs.flushes, fs.failed);
 	lt_expect_int_hint(flush_all(st, own), 3, "views written once the database answered again",
 	                   "put-back");
 	kit_db_close(own);
