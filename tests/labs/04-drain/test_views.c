@@ -2984,7 +2984,7 @@ static void flusher__stats_count_only_what_was_written(void **state)
 	lt_refusals_arm(own, &busy, 1);
 	rc = start_flusher(&f, st, own, 2, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
-	for (int i = 0; i < 1000 && rc == 0; i++) {   /* at most 2 s; a few ms when all is well */
+	for (int i = 0; i < 5000 && rc == 0; i++) {   /* at most 10 s; a few ms when all is well */
 		flusher_stats(f, &fs);
 		if (fs.flushes >= 3)
 			break;
@@ -3003,7 +3003,7 @@ static void flusher__stats_count_only_what_was_written(void **state)
 	rc = start_flusher(&f, st, own, 2, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d with the store away", rc);
 	memset(&fs, 0, sizeof fs);
-	for (int i = 0; i < 1000 && rc == 0; i++) {
+	for (int i = 0; i < 5000 && rc == 0; i++) {   /* at most 10 s */
 		flusher_stats(f, &fs);
 		if (fs.flushes >= 3)
 			break;
