@@ -6,7 +6,8 @@
  *
  *   counters(id, n)               primary key id: the hot counter row
  *   posts(id, likes)              primary key id
- *   likes(post_id, user_id)       primary key (post_id, user_id),
+ *   likes(post_id, user_id)       primary key (post_id, user_id), in that
+ *                                 order (likes are looked up by post),
  *                                 post_id references posts
  *
  * Interface:
@@ -83,7 +84,9 @@ int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out);
  * and is refused), which a check that reads without locking does not
  * give. 0 means the tables are so: where posts or likes are there already
  * and are not (INSIDE_SCHEMA's key is checked at each INSERT), return an
- * error rather than 0, and never drop them (their rows stay). */
+ * error rather than 0, and never drop them (their rows stay). It makes
+ * both tables or neither: a failure half-way leaves no table of the two
+ * (posts made without likes is "there already" to every later call). */
 int inside_keys_setup(struct kit_db *db);
 
 /* The like of Lab 01, given: BEGIN, INSERT the like, UPDATE the post's

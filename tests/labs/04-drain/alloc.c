@@ -391,15 +391,27 @@ void flush__nothing_left_allocated(void **state)
 	labtest_exec(t, "ALTER TABLE video_counts_away RENAME TO video_counts");
 	lt_expect(r < 0, "report-failure", "flush_views returned %" PRId64 " with its table gone", r);
 
-	/* The flusher takes them. */
+	/* A flusher whose last flush meets the table gone: stop_flusher
+	 * returns that error, and frees the flusher all the same (a return
+	 * straight from the failed flush leaves it allocated). */
 	struct flusher *f = NULL;
+	lt_expect_int_hint(start_flusher(&f, held, db, FOREVER_MS, 100), 0, "start_flusher", "flush-loop");
+	labtest_exec(t, "ALTER TABLE video_counts RENAME TO video_counts_away");
+	int stopped = stop_flusher(f);
+	labtest_exec(t, "ALTER TABLE video_counts_away RENAME TO video_counts");
+	lt_expect(stopped < 0, "stop", "stop_flusher returned %d with its table gone", stopped);
+
+	/* The flusher takes them. */
+	f = NULL;
 	lt_expect_int_hint(start_flusher(&f, held, db, FOREVER_MS, 100), 0, "start_flusher", "flush-loop");
 	lt_expect_int_hint(stop_flusher(f), 0, "stop_flusher", "stop");
 	lt_expect_int_hint(in_db(t), 2 * all, "views in the database at the end", "flush");
 	kit_store_free(held);
 	held = NULL;
-	lt_alloc_expect_none_left(base, "a recovery, a refused flush, a flusher started and stopped, and "
-	                 "freeing the store");
+	lt_alloc_expect_none_left(base, "a recovery, a refused flush, a flusher whose last flush was "
+	                 "refused (stop_flusher returns that error and still frees the flusher: "
+	                 "a return straight from the failed flush leaves it), a flusher started and "
+	                 "stopped, and freeing the store");
 }
 
 /* The same when a step fails half-way: a drain and a park whose GETDEL

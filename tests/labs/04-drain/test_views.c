@@ -31,6 +31,7 @@
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
 #include "tests/harness/session.h"
+#include "tests/harness/sort.h"
 #include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "tests/harness/threads.h"
@@ -1928,7 +1929,9 @@ static void flusher__takes_every_edge_of_its_domain(void **state)
 /* views.h: "once every interval_ms (the first after one interval)". A
  * flusher with a 1.5 s interval has not flushed 0.2 s after it started
  * (a thread that does not wait, or waits on a deadline it never moved,
- * flushes at once); its stats then count each view it wrote, past 2^32
+ * flushes at once), nor resolved the batch a crash left parked (a thread
+ * that recovers as it starts writes it at once, and outside its stats);
+ * its stats then count each view it wrote, past 2^32
  * too, and no flush that found nothing as failed. */
 static void flusher__first_flush_after_one_interval(void **state)
 {
@@ -1939,16 +1942,22 @@ static void flusher__first_flush_after_one_interval(void **state)
 	struct flusher_stats fs = { -1, -1, -1 };
 	const int64_t big = LT_PAST_UINT32 + 2;
 	schema(t);
+	record(st, 8, 7);
+	crash_after_drain(st, own);   /* a batch of 7 views parked, as a crash leaves it */
 	planted_views(st, 9, big);
 	int rc = start_flusher(&f, st, own, 1500, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
 	util_sleep_ns(200 * 1000000LL);
 	flusher_stats(f, &fs);
-	int64_t early = db_total(t);
+	int64_t early = db_total(t), still_parked = parked_count(st);
 	rc = stop_flusher(f);
-	lt_expect(fs.flushes == 0 && early == 0, "flush-loop", "0.2 s after start_flusher with a "
-	          "1500 ms interval: %" PRId64 " flushes, %" PRId64 " views in the database; the first "
-	          "flush comes after one interval", fs.flushes, early);
+	lt_expect(fs.flushes == 0 && early == 0 && still_parked == 1, "flush-loop", "0.2 s after "
+	          "start_flusher with a 1500 ms interval and a batch of 7 views parked by a crash: %"
+	          PRId64 " flushes, %" PRId64 " views in the database, %" PRId64 " batch(es) still "
+	          "parked (expected 0, 0 and 1); the first flush comes after one interval, and so does "
+	          "the recovery of what a crash left parked, which is part of a flush (flush_views "
+	          "resolves it first, and flusher_stats counts what it writes)", fs.flushes, early,
+	          still_parked);
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
 
 	planted_views(st, 9, big);
@@ -1964,11 +1973,12 @@ static void flusher__first_flush_after_one_interval(void **state)
 	rc = stop_flusher(f);
 	lt_expect(fs.flushes >= 3 && fs.views == big + 1 && fs.failed == 0, "flush-loop",
 	          "flusher_stats after %" PRId64 " flushes of 2^32 + 4 views: views %" PRId64 ", failed %"
-	          PRId64 "; expected 2^32 + 4 = %" PRId64 " and 0 (a flush with nothing dirty returns 0 "
-	          "and has not failed; a count kept in an int loses its high bits)", fs.flushes,
+	          PRId64 "; expected 2^32 + 4 = %" PRId64 " and 0, after 3 flushes or more (a flush with "
+	          "nothing dirty returns 0 and has not failed, and it is a flush_views call all the "
+	          "same: .flushes counts it; a count kept in an int loses its high bits)", fs.flushes,
 	          fs.views, fs.failed, big + 1);
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
-	lt_expect_int_hint(db_total(t), 2 * big + 1, "views in the database", "flush-loop");
+	lt_expect_int_hint(db_total(t), 2 * big + 1 + 7, "views in the database", "flush-loop");
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -2040,6 +2050,15 @@ static void flusher__one_flush_per_tick(void **state)
 /* stop_flusher's last flush meets a refusing database: it returns the
  * error, and the views are still in the store (views.h), for a flush
  * once the table is back. */
+/* Counts the transactions a connection begins (KIT_DB_TX_BEGIN). */
+static void count_begins(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql;
+	(void)t_ns;
+	if (ev == KIT_DB_TX_BEGIN)
+		atomic_fetch_add((atomic_int *)arg, 1);
+}
+
 static void flusher__stop_returns_the_last_flush_error(void **state)
 {
 	struct labtest *t = *state;
@@ -2051,12 +2070,21 @@ static void flusher__stop_returns_the_last_flush_error(void **state)
 	int rc = start_flusher(&f, st, own, 60000, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
 	table_away(t);
+	atomic_int begins = 0;
+	kit_db_set_hook(own, count_begins, &begins);
 
 	rc = stop_flusher(f);
 
+	kit_db_set_hook(own, NULL, NULL);
 	table_back(t);
 	lt_expect(rc < 0, "stop", "stop_flusher returned %d although its last flush met a database "
 	          "without video_counts; return that flush's error", rc);
+	lt_expect(atomic_load(&begins) == 1, "stop", "stop_flusher began %d transactions when its "
+	          "first flush met a database without video_counts (1 expected): views.h says flush "
+	          "until nothing is dirty *or a flush fails*, then return that error; trying the "
+	          "failed flush again in the stop (\"shutdown is the last chance\") makes the stop "
+	          "slower and sends more to a database that is refusing, and the views are back in "
+	          "the store for the next flusher anyway", atomic_load(&begins));
 	lt_expect_int_hint(store_total(st, 6, 6), 5, "views of video 6 still in the store", "put-back");
 	lt_expect_int_hint(flush_all(st, own), 5, "views written once the table was back", "put-back");
 
@@ -2066,21 +2094,30 @@ static void flusher__stop_returns_the_last_flush_error(void **state)
 	 * tell "retry soon" from "the store is away". */
 	struct lt_refusals busy;
 	record(st, 6, 2);
+	size_t blocks = lt_alloc_live();
 	rc = start_flusher(&f, st, own, 60000, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
 	lt_refusals_arm(own, &busy, 1);
 	rc = stop_flusher(f);
 	lt_refusals_disarm(own);
+	size_t left_busy = lt_alloc_live() - blocks;
 	lt_expect(rc == KIT_DB_BUSY, "stop", "stop_flusher returned %d after its last flush met a "
 	          "database that answered every statement KIT_DB_BUSY (%d, a lock wait that timed "
 	          "out): return that flush's error as it came, not a code of your own", rc,
 	          KIT_DB_BUSY);
 	record(st, 6, 1);
+	blocks = lt_alloc_live();
 	rc = start_flusher(&f, st, own, 60000, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
 	kit_store_refuse(st, -1);
 	rc = stop_flusher(f);
 	kit_store_refuse(st, 0);
+	size_t left_down = lt_alloc_live() - blocks;
+	lt_expect(left_busy == 0 && left_down == 0, "stop", "a flusher started and stopped left %zu "
+	          "block(s) allocated when its last flush met a database answering KIT_DB_BUSY, and "
+	          "%zu when it met a store that refused every command: stop_flusher returns that "
+	          "error and frees the flusher on that path too (views.h: no call leaves a block "
+	          "allocated)", left_busy, left_down);
 	lt_expect(rc == KIT_STORE_DOWN, "stop", "stop_flusher returned %d after its last flush met a "
 	          "store that refused every command (KIT_STORE_DOWN, %d): return that flush's error "
 	          "as it came", rc, KIT_STORE_DOWN);
@@ -2118,9 +2155,19 @@ static void flush__rows_in_video_id_order(void **state)
 	for (int i = 0; i < 8; i++)
 		record(st, ids[i], i + 1);
 
+	lt_sort_reset();
 	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	int inconsistent = lt_sort_inconsistent();
 
 	lt_expect_int_hint(r, 36, "views written by one flush of 8 videos (1 + 2 + ... + 8)", "flush");
+	lt_expect(inconsistent == 0, "upsert", "the comparator the flush gave qsort answered %d "
+	          "pair(s) of its sorted rows inconsistently (neighbours, the smallest id against "
+	          "the largest, the first row against itself): cmp(a, b) and cmp(b, a) must have "
+	          "opposite signs (0 both ways only for equal ids), and a row against itself is 0. "
+	          "One that returns only 0 or 1 (return x->video_id > y->video_id;) sorts right "
+	          "under this libc's merge sort and wrong under a quicksort (musl's, glibc's "
+	          "fallback): two batches then lock their rows in different orders. Return "
+	          "(x > y) - (x < y)", inconsistent);
 	for (int i = 0; i < 8; i++)
 		lt_expect(insert_rank(t, sorted[i]) == i, "upsert", "the upsert wrote video %" PRId64
 		          "'s row as number %" PRId64 " of 8, expected number %d: sort the rows by "
@@ -2899,7 +2946,9 @@ static void flush__a_full_batch(void **state)
 /* The flusher's stats count what reached the database: a refused flush
  * is a failed one and adds no views (its error code is not a count).
  * The table is away for two refused flushes, then back: views equals
- * what the database holds. */
+ * what the database holds. Then every statement is refused as a lock
+ * wait, and then the store refuses every command: each flush returned
+ * an error (KIT_DB_BUSY, KIT_STORE_DOWN) and is counted failed. */
 static bool stats_at_fifty(const struct watch *w)
 {
 	struct flusher_stats st;
@@ -2931,6 +2980,50 @@ static void flusher__stats_count_only_what_was_written(void **state)
 	          fs.failed, in_db, fs.views);
 	lt_expect_int_hint(rc, 0, "stop_flusher's result", "flush-loop");
 	lt_expect_int_hint(db_total(t), 50, "views in the database", "put-back");
+
+	/* A flush refused as a lock wait (KIT_DB_BUSY: every statement
+	 * refused so, tests/harness/steps.h) returned an error: it is among
+	 * the failed ones too, like any other error. */
+	struct lt_refusals busy;
+	record(st, 5, 3);
+	lt_refusals_arm(own, &busy, 1);
+	rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	for (int i = 0; i < 5000 && rc == 0; i++) {   /* at most 10 s; a few ms when all is well */
+		flusher_stats(f, &fs);
+		if (fs.flushes >= 3)
+			break;
+		util_sleep_ns(2000000);
+	}
+	rc = stop_flusher(f);
+	lt_refusals_disarm(own);
+	lt_expect(fs.flushes >= 3 && fs.failed == fs.flushes, "flush-loop", "with every statement "
+	          "answered KIT_DB_BUSY (a lock wait that timed out) flusher_stats said %" PRId64
+	          " flushes and %" PRId64 " failed: a flush that returned KIT_DB_BUSY returned an "
+	          "error, and .failed counts every flush_views call that did (views.h), the lock "
+	          "waits too", fs.flushes, fs.failed);
+	/* and a store that refuses every command (KIT_STORE_DOWN): the
+	 * flushes fail there too, and are counted so. */
+	kit_store_refuse(st, -1);
+	rc = start_flusher(&f, st, own, 2, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d with the store away", rc);
+	memset(&fs, 0, sizeof fs);
+	for (int i = 0; i < 5000 && rc == 0; i++) {   /* at most 10 s */
+		flusher_stats(f, &fs);
+		if (fs.flushes >= 3)
+			break;
+		util_sleep_ns(2000000);
+	}
+	if (rc == 0)
+		stop_flusher(f);
+	kit_store_refuse(st, 0);
+	lt_expect(rc != 0 || (fs.flushes >= 3 && fs.failed == fs.flushes), "flush-loop", "with the "
+	          "store refusing every command flusher_stats said %" PRId64 " flushes and %" PRId64
+	          " failed: a flush that returned KIT_STORE_DOWN failed like one the database "
+	          "refused (.failed counts every negative return, whichever side said no)",
+	          fs.flushes, fs.failed);
+	lt_expect_int_hint(flush_all(st, own), 3, "views written once the database answered again",
+	                   "put-back");
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -3752,24 +3845,32 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          (long)read.tv_sec, (long)read.tv_nsec, (double)off / 1e9);
 	}
 
-	/* a 20 ms flusher: the deadline moves on by an interval each tick */
+	/* a 20 ms flusher: the deadline moves on by an interval each tick,
+	 * after a refused flush too (views dirty, the table away: every
+	 * flush fails, and is retried at the next tick, not sooner) */
 	struct flusher *f = NULL;
 	struct lt_wait w[4];
+	record(st, 5, 3);
+	table_away(t);
 	long n = lt_lock_waits(), s0 = lt_thread_starts();
 	int rc = start_flusher(&f, st, own, 20, 100);
 	lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval 20 ms) returned %d", rc);
 	bool ticked = waits_past(n, s0, 4);
 	stop_flusher(f);
+	table_back(t);
 	int got = flusher_waits(n, s0, w, 4);
 	lt_expect(ticked, "flush-loop", "a 20 ms flusher began %d timed waits in 10 s (4 expected)", got);
 	for (int k = 0; k + 1 < got; k++) {
 		if (w[k].rc != ETIMEDOUT || w[k + 1].thread != w[k].thread)
 			continue;
 		int64_t step = ts_diff(w[k + 1].deadline, w[k].deadline);
-		lt_expect(step >= 20 * 1000000LL, "flush-loop", "after a wait that timed out at its deadline, "
-		          "the 20 ms flusher's next wait had a deadline %.3f ms later: each tick's deadline "
-		          "is one interval after the last (a deadline left where it was has passed, and the "
-		          "flusher flushes back to back without waiting)", (double)step / 1e6);
+		lt_expect(step >= 20 * 1000000LL, "flush-loop", "after a wait that timed out at its deadline "
+		          "and a flush the database refused (the table away), the 20 ms flusher's next "
+		          "wait had a deadline %.3f ms later: each tick's deadline is one interval after "
+		          "the last, and a failed flush is retried at the next tick (views.h), not sooner "
+		          "(a deadline left where it was has passed, and the flusher flushes back to back; "
+		          "a shorter wait after a failure sends more flushes to a database that is "
+		          "refusing them)", (double)step / 1e6);
 	}
 	kit_db_close(own);
 	kit_store_free(st);

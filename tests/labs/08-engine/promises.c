@@ -147,6 +147,20 @@ void keys__one_like_per_user(void **state)
 	struct kit_db *db = labtest_db(t);
 	int rc = inside_keys_setup(db);
 	lt_expect(rc == 0, "guarantee", "inside_keys_setup failed (%d): %s", rc, labtest_why(db));
+	/* An index of likes that starts with post_id (the primary key
+	 * (post_id, user_id), as inside.h has it): the key's check when a
+	 * post is deleted, and every read of a post's likes, look likes up by
+	 * post. A key declared (user_id, post_id) is as unique, and leaves
+	 * each of them a scan of every like. */
+	int64_t by_post = labtest_int(t, kit_db_engine(db) == KIT_DB_POSTGRES
+		? "SELECT count(*) FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+		  " AND a.attnum = i.indkey[0] WHERE i.indrelid = 'likes'::regclass AND a.attname = 'post_id'"
+		: "SELECT count(*) FROM pragma_index_list('likes') l, pragma_index_info(l.name) c"
+		  " WHERE c.seqno = 0 AND c.name = 'post_id'");
+	lt_expect(by_post >= 1, "guarantee", "no index of likes starts with post_id: its primary key "
+	          "is (post_id, user_id), in that order (inside.h). A key (user_id, post_id) is as "
+	          "unique, but the foreign key's check when a post is deleted, and every read of a "
+	          "post's likes, then find no index by post and read every like");
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (2)");
 	lt_expect_int_hint(inside_like(db, 1, 7), 0, "user 7's first like of post 1", "guarantee");
