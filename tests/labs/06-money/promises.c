@@ -209,10 +209,11 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 		"money_open of an account that exists (KIT_DB_CONSTRAINT)",
 		"a payout to an account that does not exist (MONEY_NO_ACCOUNT)",
 		"an audit (money_reconcile, 0)", "a balance read (money_balance, 0)",
+		"money_setup on a connection whose tables are there (0)",
 	};
 	static const int want[] = { 0, MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT,
 	                            MONEY_NO_ACCOUNT, MONEY_INVALID, 0, 0, MONEY_ALREADY,
-	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0 };
+	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0, 0 };
 	static const int again[] = { 0, 6, 7, 12, 13 };
 	for (int pass = 0; pass < 2; pass++) {
 		int nsteps = pass ? (int)(sizeof again / sizeof again[0]) : (int)(sizeof what / sizeof what[0]);
@@ -244,6 +245,7 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 			case 11: rc = money_payout(db, &f, 22, 79, 5); break;
 			case 12: { struct money_audit a; rc = money_reconcile(db, &a); break; }
 			case 13: { int64_t b = 0; rc = money_balance(db, 1, &b); break; }
+			case 14: rc = money_setup(db); break;
 			}
 			kit_db_set_hook(db, NULL, NULL);
 			if (w.durability[0] && !fault[0])
