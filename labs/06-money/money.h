@@ -101,7 +101,9 @@ int money_open(struct kit_db *db, int64_t account, int subs, int64_t opening);
  * a zero fee writes no fee entry) and the three balances.
  *
  * Returns 0 when applied now; MONEY_ALREADY when a transfer with this id
- * was applied before (a retry after an unclear outcome), writing nothing;
+ * was applied before (a retry after an unclear outcome), writing nothing,
+ * whatever the other fields say now (the id alone decides; they are not
+ * compared with the stored transfer);
  * MONEY_INSUFFICIENT when the buyer's balance is below amount,
  * MONEY_NO_ACCOUNT, MONEY_INVALID, or another KIT_DB_* code, writing
  * nothing at all (a refused transfer may be sent again later with the

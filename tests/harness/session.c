@@ -2,6 +2,7 @@
  * session.c: what a call left behind on its connection (session.h).
  */
 #include "tests/harness/session.h"
+#include "tests/harness/sql.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -151,6 +152,18 @@ bool lt_sql_sets_timeout(const char *sql)
 		if (strcasestr(sql, names[i]))
 			return true;
 	return false;
+}
+
+bool lt_sql_sets_durability(const char *sql)
+{
+	if (sql == NULL)
+		return false;
+	sql = lt_sql_verb(sql);
+	const char *name = strcasestr(sql, "synchronous");
+	if (lt_sql_is(sql, "PRAGMA"))
+		return name && strpbrk(name, "=(");
+	return lt_sql_is(sql, "SET") && (name || strcasestr(sql, "innodb_flush_log") ||
+	                                 strcasestr(sql, "sync_binlog"));
 }
 
 void lt_timeout_watch_init(struct lt_timeout_watch *w, struct kit_db *db)

@@ -87,6 +87,13 @@ int64_t lt_lock_poll_ns(const struct kit_db *monitor);
  * server is one. */
 bool lt_sql_sets_timeout(const char *sql);
 
+/* Whether sql turns COMMIT's wait for the disk down: a SET (LOCAL,
+ * SESSION, GLOBAL or STATEMENT ... FOR) of synchronous_commit, InnoDB's
+ * innodb_flush_log_at_trx_commit or sync_binlog, or a PRAGMA synchronous
+ * that assigns. A call that sends one acknowledges work a crash can
+ * still lose. */
+bool lt_sql_sets_durability(const char *sql);
+
 /* What a call did to its connection's lock timeout while it ran, for the
  * contracts that say a call "sets no timeout of its own, shorter or
  * longer, not even for its own transaction": the first statement it sent

@@ -291,6 +291,32 @@ static void session__timeouts_set_by_any_statement(void **state)
 	lt_expect(!lt_sql_sets_timeout(NULL), NULL, "no statement was seen to set a timeout");
 }
 
+/* lt_sql_sets_durability: a SET of any scope or a PRAGMA that assigns
+ * turns COMMIT's wait for the disk down; a read of the setting, or a
+ * statement about something else, does not. */
+static void session__durability_turned_down_by_any_statement(void **state)
+{
+	static const char *const sets[] = {
+		"SET LOCAL synchronous_commit = off", "set synchronous_commit to local",
+		"/* fast */ SET SESSION innodb_flush_log_at_trx_commit = 2",
+		"SET STATEMENT sync_binlog = 0 FOR UPDATE t SET n = 1", "PRAGMA synchronous = OFF",
+		"PRAGMA main.synchronous(0)",
+	};
+	static const char *const not_sets[] = {
+		"PRAGMA synchronous", "SHOW synchronous_commit", "SELECT current_setting('synchronous_commit')",
+		"SET LOCAL lock_timeout = '1s'", "UPDATE t SET n = n + 1", "",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+		lt_expect(lt_sql_sets_durability(sets[i]), NULL, "\"%s\" was not seen to turn the "
+		          "disk wait down", sets[i]);
+	for (size_t i = 0; i < sizeof not_sets / sizeof not_sets[0]; i++)
+		lt_expect(!lt_sql_sets_durability(not_sets[i]), NULL, "\"%s\" was seen to turn the "
+		          "disk wait down", not_sets[i]);
+	lt_expect(!lt_sql_sets_durability(NULL), NULL, "no statement was seen to turn the disk "
+	          "wait down");
+}
+
 /* lt_timeout_watch sees kit_db_set_lock_timeout on every engine: the SET
  * it sends on a server, the busy wait a later statement runs under on
  * SQLite (where no statement shows it); and nothing on a call that only
@@ -335,6 +361,7 @@ int main(void)
 		LABTEST_ALL(steps__lock_watch_counts_statements_inside_the_lock),
 		LABTEST_ALL(session__a_lock_wait_is_seen_by_another_connection),
 		cmocka_unit_test(session__timeouts_set_by_any_statement),
+		cmocka_unit_test(session__durability_turned_down_by_any_statement),
 		LABTEST_ALL(session__a_timeout_watch_sees_the_kits_own),
 	};
 	return labtest_main("harness-sql", tests);

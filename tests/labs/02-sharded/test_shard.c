@@ -324,6 +324,25 @@ static void shard_resize__shrink_folds_removed_slots(void **state)
 	/* slot 511 gets slot 1023: 512 + 1,024 */
 	lt_expect_int_hint(slot_n(t, 44, 511), 512 + 1024, "slot 511 after folding slot 1023 into it "
 	                   "(512 + 1,024)", "fold");
+
+	/* A post grown to 1,024 slots whose few likes sit far apart (slots 1,
+	 * 700 and 1,023, nothing between) shrinks to 4: the rows past N are
+	 * every row at slot >= 4, wherever they are (a shrink that walks the
+	 * slots in windows and stops at the first empty one, "no rows there,
+	 * none further", leaves 700 and 1,023 behind). */
+	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (45, 1, 1), (45, 700, 10), "
+	             "(45, 1023, 100)");
+	lt_expect(shard_resize(db, 45, SHARD_MAX_SLOTS) == 0, "fold", "shard_resize(45, %d): %s",
+	          SHARD_MAX_SLOTS, labtest_why(db));
+	lt_expect(shard_resize(db, 45, 4) == 0, "fold", "shard_resize(45, 4): %s", labtest_why(db));
+	lt_expect_int_hint(rows_from(t, 45, 4), 0, "rows left at slot >= 4 after a post with rows at "
+	                   "slots 1, 700 and 1,023 only shrank to 4 (does the shrink look for rows past "
+	                   "N in windows of slots, and stop at the first window with none?)", "fold");
+	lt_expect_int_hint(total(db, 45), 111, "count of the post with rows at slots 1, 700 and 1,023 "
+	                   "after the shrink to 4", "fold");
+	lt_expect(slot_n(t, 45, 0) == 10 && slot_n(t, 45, 3) == 100, "fold", "after the shrink to 4, "
+	          "slot 0 holds %lld (expected 10, from slot 700) and slot 3 %lld (expected 100, from "
+	          "slot 1,023)", (long long)slot_n(t, 45, 0), (long long)slot_n(t, 45, 3));
 }
 
 static void shard_resize__grow_keeps_total(void **state)
@@ -607,22 +626,27 @@ static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 }
 
 /* A shrink held just before its COMMIT, by a hook on its connection: it
- * has written all it writes and holds every lock it takes. */
+ * has written all it writes and holds every lock it takes. Or, with
+ * like set, a like of post 42 at slot 9 held before its hold_at-th
+ * statement (the kit's BEGIN and COMMIT counted too). */
 struct held_shrink {
 	struct kit_db *db;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool at_commit, go, done;
+	bool at_commit, go, done;      /* at_commit: at the hold */
 	int rc;
 	char error[256];
+	bool like;
+	int hold_at, seen;
 };
 
 static void hold_at_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct held_shrink *h = arg;
 	(void)t_ns;
-	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) ||
-	    !(lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END")))
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (h->hold_at ? ++h->seen != h->hold_at : !(lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END")))
 		return;
 	pthread_mutex_lock(&h->mu);
 	h->at_commit = true;
@@ -635,7 +659,8 @@ static void hold_at_commit(void *arg, enum kit_db_event ev, const char *sql, int
 static void *held_shrink_main(void *arg)
 {
 	struct held_shrink *h = arg;
-	int rc = shard_resize(h->db, POST, 4);
+	uint32_t nine = 9;
+	int rc = h->like ? shard_increment(h->db, POST, counting, &nine) : shard_resize(h->db, POST, 4);
 	pthread_mutex_lock(&h->mu);
 	h->rc = rc;
 	if (rc != 0)
@@ -826,6 +851,74 @@ static void shard_resize__likes_beside_a_shrink_do_not_wait(void **state)
 	lt_expect_int_hint(total(db, POST), pg ? 6 : 5, "count of post 42 after the shrink and its "
 	                   "like", "fold");
 	lt_expect_int_hint(total(db, 43), 4, "count of post 43 after its like", "fold");
+
+	/* Likes do not wait for each other either, unless they hit the same
+	 * slot (README section 1: two likes that land on different rows never
+	 * wait for each other). A like of post 42 at slot 9 is held before
+	 * each of its statements in turn while likes of post 43 and of post
+	 * 42 at slot 2 run: neither may wait for a lock it holds (a like that
+	 * takes a lock on the post, pg_advisory_xact_lock or a FOR UPDATE of
+	 * a row every like reads, "so two first likes do not race", queues
+	 * every like of the post behind every other). */
+	int64_t likes42 = total(db, POST), likes43 = total(db, 43);
+	for (int k = 1; k <= 8; k++) {
+		struct held_shrink l = { .db = h.db, .mu = PTHREAD_MUTEX_INITIALIZER,
+		                         .cv = PTHREAD_COND_INITIALIZER, .like = true, .hold_at = k };
+		struct beside other = { .db = b.db, .same_post = true };
+		pthread_t holder, liker2;
+		kit_db_set_hook(l.db, hold_at_commit, &l);
+		if (pthread_create(&holder, NULL, held_shrink_main, &l) != 0)
+			fail_msg("pthread_create failed");
+		until = lt_deadline_ms(120000);
+		pthread_mutex_lock(&l.mu);
+		while (!l.at_commit && !l.done && pthread_cond_timedwait(&l.cv, &l.mu, &until) == 0)
+			;
+		bool at_hold = l.at_commit;
+		pthread_mutex_unlock(&l.mu);
+		int64_t waited = 0;
+		int at = 0;
+		bool started = at_hold && pthread_create(&liker2, NULL, beside_main, &other) == 0;
+		if (started) {
+			/* a wait the server does not list as a lock wait (MariaDB's
+			 * GET_LOCK) shows as likes that never finish: 20 s at most */
+			int64_t give_up = util_now_ns() + 20000000000LL;
+			while ((at = atomic_load(&other.stage)) != 3 && waited == 0) {
+				int waits = lt_lock_waiting(db, liker);
+				if (waits < 0)
+					break;
+				if ((waited = waits) == 0 && util_now_ns() > give_up)
+					waited = 1;
+				if (waited == 0)
+					util_sleep_ns(lt_lock_poll_ns(db));
+			}
+			at = atomic_load(&other.stage);
+		}
+		pthread_mutex_lock(&l.mu);
+		l.go = true;
+		pthread_cond_broadcast(&l.cv);
+		pthread_mutex_unlock(&l.mu);
+		pthread_join(holder, NULL);
+		if (started)
+			pthread_join(liker2, NULL);
+		kit_db_set_hook(l.db, NULL, NULL);
+		lt_expect(l.rc == 0, "upsert", "a like of post 42 at slot 9: %d, %s", l.rc, l.error);
+		if (!at_hold)
+			break;                  /* the like sends fewer than k statements */
+		lt_expect(waited == 0, "upsert", "while a like of post 42 at slot 9 was held before "
+		          "its statement %d, a like of %s waited for a lock the first one held (or did "
+		          "not finish within 20 s): does a "
+		          "like lock more than its own slot's row (pg_advisory_xact_lock on the post, a "
+		          "FOR UPDATE of the config row, a write to a row every like touches)? Then "
+		          "every like of the post waits for every other, the one queue sharding removes",
+		          k, at == 1 ? "post 43 (another post)" : "post 42 at slot 2 (another slot)");
+		lt_expect(other.rc[0] == 0 && other.rc[1] == 0, "upsert", "the likes beside the held "
+		          "like returned %d and %d (%s)", other.rc[0], other.rc[1], labtest_why(other.db));
+		likes42 += 2;
+		likes43 += 1;
+		lt_expect_int_hint(total(db, POST), likes42, "count of post 42 after likes at slots 9 "
+		                   "and 2", "upsert");
+		lt_expect_int_hint(total(db, 43), likes43, "count of post 43 after its like", "upsert");
+	}
 }
 
 /* ---- shard_choose_n ---- */
@@ -867,6 +960,10 @@ static void shard_choose_n__formula(void **state)
 	                   "N for a hold of -0.0 ms (not above 0: invalid)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(1000, 1e-300, 1.0), 1,
 	                   "N for a hold a hair above 0 (1e-300 ms: valid, under one row)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1e-200, 1e-200, 1.0), 1,
+	                   "N for 1e-200/s at 1e-200 ms (a product below the smallest double, which "
+	                   "comes out as 0: still at least 1 row; is \"at least 1\" written only for a "
+	                   "rate of 0?)", "choose-n");
 	/* A rate of 0 needs 1 row and an infinite product INT_MAX, but only
 	 * once every argument is good: a shortcut taken before the checks
 	 * answers bad input with a number of rows. */
@@ -1735,12 +1832,31 @@ static void shard_read__sees_a_like_made_elsewhere_at_once(void **state)
 	}
 }
 
+/* What a call sent that shard.h forbids: a timeout of its own
+ * (lt_timeout_watch), and a statement that turns its COMMIT's wait for
+ * the disk down (lt_sql_sets_durability). */
+struct call_watch {
+	struct lt_timeout_watch timeout;
+	char durability[256];
+};
+
+static void watch_call(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct call_watch *w = arg;
+	lt_timeout_watch(&w->timeout, ev, sql, t_ns);
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && !w->durability[0] &&
+	    lt_sql_sets_durability(sql))
+		snprintf(w->durability, sizeof w->durability, "%.200s", sql);
+}
+
 /* Each call of shard.h, on each of its ways out, leaves its connection as
  * it found it: no transaction open, no setting changed (a lock timeout set
  * "so a shrink never waits long", a PRAGMA or a SET for speed, outlives
- * the call and changes every later statement on that connection), and no
+ * the call and changes every later statement on that connection), no
  * timeout of its own sent (shard.h: "it sets no timeout of its own,
- * shorter or longer, not even for its own transaction"; lt_timeout_watch).
+ * shorter or longer, not even for its own transaction"), and no wait for
+ * the disk turned down, not even for one transaction (a like that
+ * returned 0 survives a crash).
  * Twice: with the connection's lock timeout at the kit's default
  * (a call that caps "a wait without end" shows there), then at 4 s set by
  * the caller (a call that "puts the default back" afterwards shows
@@ -1766,10 +1882,10 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 			          "kit_db_set_lock_timeout(4000): %s", labtest_why(db));
 		lt_session(t, db, before, sizeof before);
 		for (int i = 0; i < 9; i++) {
-			struct lt_timeout_watch w;
-			lt_timeout_watch_init(&w, db);
+			struct call_watch w = { .durability = "" };
+			lt_timeout_watch_init(&w.timeout, db);
 			int rc = 0;
-			kit_db_set_hook(db, lt_timeout_watch, &w);
+			kit_db_set_hook(db, watch_call, &w);
 			switch (i) {
 			case 0: rc = shard_setup(db); break;
 			case 1: rc = shard_increment(db, POST, counting, &next); break;
@@ -1787,17 +1903,23 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 			}
 			kit_db_set_hook(db, NULL, NULL);
 			lt_expect(rc == 0, NULL, "%s: unexpected result (%s)", step[i], labtest_why(db));
-			lt_expect(w.sql[0] == '\0', "busy", "%s set a timeout of its own: it sent \"%s\". "
+			lt_expect(w.timeout.sql[0] == '\0', "busy", "%s set a timeout of its own: it sent \"%s\". "
 			          "shard.h: a call waits as long as its connection's lock timeout allows and "
 			          "sets no timeout of its own, shorter or longer, not even for its own "
 			          "transaction or statement (a cap on a wait \"without end\" gives up where "
 			          "the caller chose to wait; one longer than the caller's waits past it)",
-			          step[i], w.sql);
-			lt_expect(w.seen_ms < 0, "busy", "%s ran a statement under a busy wait of %d ms, "
+			          step[i], w.timeout.sql);
+			lt_expect(w.durability[0] == '\0', NULL, "%s sent \"%s\": its COMMIT then returns "
+			          "before the like or the shrink is on disk, and a crash of the server or the "
+			          "machine loses it after the call said 0 (shard.h: a like that returned 0 "
+			          "survives a crash or a restart). Not even for one transaction (SET LOCAL), "
+			          "and not put back afterwards", step[i], w.durability);
+			lt_expect(w.timeout.seen_ms < 0, "busy", "%s ran a statement under a busy wait of %d ms, "
 			          "where its connection's is %d ms (kit_db_lock_timeout): shard.h: a call "
 			          "sets no timeout of its own, shorter or longer, not even for its own "
 			          "transaction, and kit_db_set_lock_timeout(db, 0) after it puts back the "
-			          "kit's default, not the caller's", step[i], w.seen_ms, w.expect_ms);
+			          "kit's default, not the caller's", step[i], w.timeout.seen_ms,
+			          w.timeout.expect_ms);
 			lt_session_unchanged(t, db, before, step[i], "commit-result");
 		}
 	}

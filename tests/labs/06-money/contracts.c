@@ -344,6 +344,38 @@ void batch__invalid_one_in_the_middle(void **state)
 	                   "fee-subs");
 	lt_expect_int_hint(balance(t, FEE_ACCOUNT), 30, "fee account after fees of 10 and 20",
 	                   "savepoint");
+
+	/* A sale that fails with a database error, not a refusal, is one
+	 * transfer that fails too: it leaves nothing and the others go on
+	 * (money.h). Seller 3's row is set to INT64_MAX - 5 behind the
+	 * ledger's back, so crediting it 10 overflows its balance: an error on
+	 * PostgreSQL and MariaDB (SQLite turns the sum into a REAL instead, so
+	 * it is not asked there). A batch that ends whole on "a database error
+	 * means something is broken" refuses the two good sales with it. */
+	if (t->engine == KIT_DB_SQLITE)
+		return;
+	open_account(db, 3, 1, 0);
+	labtest_exec(t, "UPDATE accounts SET balance = 9223372036854775802 WHERE id = 3");
+	struct money_transfer mixed[] = {
+		{ 70, 1, 2, 10, 1 },
+		{ 71, 1, 3, 10, 0 },            /* the seller's balance would pass INT64_MAX */
+		{ 72, 1, 2, 10, 1 },
+	};
+	rc = money_batch(db, &max, mixed, 3, results);
+	lt_expect(rc == 0, "savepoint", "a batch of 3 whose second sale fails with a database error "
+	          "(its seller holds INT64_MAX - 5 and would get 10) returned %d, expected 0 (%s): "
+	          "money.h: a transfer that fails leaves nothing behind and does not stop the others, "
+	          "whatever its error", rc, labtest_why(db));
+	if (rc == 0)
+		lt_expect(results[0] == 0 && results[1] < 0 && results[1] != MONEY_INSUFFICIENT &&
+		          results[1] != MONEY_INVALID && results[2] == 0, "savepoint", "results of a "
+		          "batch whose second sale overflows its seller's balance: expected 0, a "
+		          "database error, 0, got %d, %d, %d", results[0], results[1], results[2]);
+	lt_expect_int_hint(balance(t, 3), INT64_MAX - 5, "seller 3 after a sale that would overflow "
+	                   "its balance", "rollback");
+	lt_expect_int_hint(rows_of(t, 71), 0, "rows of the sale that overflowed its seller", "rollback");
+	lt_expect_int_hint(balance(t, 1), 780, "buyer's balance after the batch (two more sales of 10)",
+	                   "savepoint");
 }
 
 /* money_open() with its k-th statement refused, or run with the answer

@@ -101,32 +101,11 @@ static int open_transaction(struct labtest *t, struct kit_db *obs, int64_t id)
 	return n > 0;
 }
 
-/* The first statement of a call that turns the wait for the disk at
- * COMMIT down or off: a SET (LOCAL, SESSION, GLOBAL or STATEMENT ... FOR)
- * of synchronous_commit, InnoDB's innodb_flush_log_at_trx_commit or
- * sync_binlog, or a PRAGMA synchronous that assigns. Kept by the hook. */
 #define DURABILITY_LEN 220
 
-static void durability_set(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	char *seen = arg;
-	(void)t_ns;
-	if (ev != KIT_DB_STMT_START || seen[0] || sql == NULL)
-		return;
-	sql = lt_sql_verb(sql);
-	bool set = lt_sql_is(sql, "SET");
-	const char *name = strcasestr(sql, "synchronous");
-	if (lt_sql_is(sql, "PRAGMA")) {
-		if (name && strpbrk(name, "=("))
-			snprintf(seen, DURABILITY_LEN, "%.200s", sql);
-	} else if (set && (name || strcasestr(sql, "innodb_flush_log") ||
-	                   strcasestr(sql, "sync_binlog"))) {
-		snprintf(seen, DURABILITY_LEN, "%.200s", sql);
-	}
-}
-
 /* What a call sends besides: a timeout of its own (lt_timeout_watch) and
- * a durability setting. */
+ * a statement that turns COMMIT's wait for the disk down
+ * (lt_sql_sets_durability). */
 struct call_watch {
 	char durability[DURABILITY_LEN];
 	struct lt_timeout_watch timeout;
@@ -135,7 +114,8 @@ struct call_watch {
 static void watch_call(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct call_watch *w = arg;
-	durability_set(w->durability, ev, sql, t_ns);
+	if (ev == KIT_DB_STMT_START && !w->durability[0] && lt_sql_sets_durability(sql))
+		snprintf(w->durability, sizeof w->durability, "%.200s", sql);
 	lt_timeout_watch(&w->timeout, ev, sql, t_ns);
 }
 
@@ -190,10 +170,11 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 		"money_open of an account that exists (KIT_DB_CONSTRAINT)",
 		"a payout to an account that does not exist (MONEY_NO_ACCOUNT)",
 		"an audit (money_reconcile, 0)", "a balance read (money_balance, 0)",
+		"money_setup on a connection whose tables are there (0)",
 	};
 	static const int want[] = { 0, MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT,
 	                            MONEY_NO_ACCOUNT, MONEY_INVALID, 0, 0, MONEY_ALREADY,
-	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0 };
+	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0, 0 };
 	static const int again[] = { 0, 6, 7, 12, 13 };
 	for (int pass = 0; pass < 2; pass++) {
 		int nsteps = pass ? (int)(sizeof again / sizeof again[0]) : (int)(sizeof what / sizeof what[0]);
@@ -226,6 +207,7 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 			case 11: rc = money_payout(db, &f, 22, 79, 5); break;
 			case 12: { struct money_audit a; rc = money_reconcile(db, &a); break; }
 			case 13: { int64_t b = 0; rc = money_balance(db, 1, &b); break; }
+			case 14: rc = money_setup(db); break;
 			}
 			kit_db_set_hook(db, NULL, NULL);
 			if (w.durability[0] && !fault[0])

@@ -160,8 +160,19 @@ static void transfer__retry_applies_once(void **state)
 	struct kit_db *other = held[0] = labtest_connect(t);
 	lt_expect_int_hint(transfer(other, 5, 1, 2, 100, 10, 1), MONEY_ALREADY,
 	                   "id 5 sent a third time, from another connection", "idempotency");
-	lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after one sale of 100 sent three "
-	                   "times", "idempotency");
+	/* The id alone decides (money.h): id 5 sent with other figures is
+	 * still the sale that was applied, not a new one and not an invalid
+	 * one ("same id, another sale": a code that compares the stored row
+	 * answers MONEY_INVALID, and a client retrying with a rounded amount
+	 * believes its applied sale was refused). */
+	int again = transfer(db, 5, 1, 2, 50, 5, 1);
+	lt_expect(again == MONEY_ALREADY, "idempotency", "id 5, applied for 100, sent again for 50 "
+	          "returned %d, expected MONEY_ALREADY (%d): money.h answers MONEY_ALREADY when a "
+	          "transfer with this id was applied before, whatever the other fields say now%s",
+	          again, MONEY_ALREADY, again == MONEY_INVALID ? " (is the stored transfer compared "
+	          "with this one?)" : "");
+	lt_expect_int_hint(balance(t, 1), 400, "buyer's balance after one sale of 100 sent four "
+	                   "times (once for 50)", "idempotency");
 	lt_expect_int_hint(balance(t, 2), 90, "seller's balance after one sale sent three times",
 	                   "idempotency");
 	lt_expect_int_hint(rows_of(t, 5), 4, "transfer and entry rows of id 5", "idempotency");
