@@ -2418,6 +2418,11 @@ static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
 	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	struct kit_db *db = labtest_db(t);
+	int64_t level = 0;   /* MariaDB: the session at REPEATABLE READ, asked before the call */
+	if (t->engine == KIT_DB_MYSQL) {
+		labtest_exec(t, "INSERT INTO posts (id, likes) VALUES (77, 0)");
+		kit_db_query_int(db, "SELECT @@tx_isolation = 'REPEATABLE-READ'", 0, NULL, &level);
+	}
 	lt_session(t, db, before, sizeof before);
 
 	int rc = hot_rows_now(db, rows, 8, &n);
@@ -2427,21 +2432,38 @@ static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
 	if (t->engine == KIT_DB_MYSQL) {
 		/* a SET TRANSACTION without SESSION sets the next transaction
 		 * only, which no session variable shows: the transaction the
-		 * caller begins next must run at the session's level.
-		 * INNODB_TRX is renewed only when last read over 0.1 s ago. */
-		int64_t same = -1;
-		sleep_ms(150);
-		if (kit_db_exec(db, "START TRANSACTION WITH CONSISTENT SNAPSHOT", 0, NULL) == 0) {
-			kit_db_query_int(db, "SELECT coalesce((SELECT trx_isolation_level FROM "
-			                 "information_schema.INNODB_TRX WHERE trx_mysql_thread_id = "
-			                 "CONNECTION_ID()), '?') = REPLACE(@@tx_isolation, '-', ' ')", 0, NULL,
-			                 &same);
+		 * caller begins next must run at the session's level
+		 * (REPEATABLE READ here). Seen in what that transaction reads,
+		 * not in INNODB_TRX, a cache that other clients' reads keep
+		 * stale: post 77 changed by another connection and not
+		 * committed is not seen (READ UNCOMMITTED sees it), and once
+		 * committed, still not seen by the transaction that had read
+		 * the post before (READ COMMITTED sees it). Nothing runs on the
+		 * caller's connection in between: any statement of its own
+		 * would be that next transaction. */
+		int64_t first = -1, second = -1;
+		struct kit_db *other = labtest_connect(t);
+		if (level == 1 && kit_db_begin(other) == 0 &&
+		    kit_db_exec(other, "UPDATE posts SET likes = 1 WHERE id = 77", 0, NULL) == 0 &&
+		    kit_db_begin(db) == 0) {
+			kit_db_query_int(db, "SELECT likes FROM posts WHERE id = 77", 0, NULL, &first);
+			if (kit_db_commit(other) == 0 &&
+			    kit_db_exec(other, "UPDATE posts SET likes = 2 WHERE id = 77", 0, NULL) == 0)
+				kit_db_query_int(db, "SELECT likes FROM posts WHERE id = 77", 0, NULL, &second);
 			kit_db_rollback(db);
 		}
-		lt_expect(same == 1, "signature", "the transaction the caller began after "
-		          "hot_rows_now() did not run at the session's isolation level (@@tx_isolation): "
-		          "a SET TRANSACTION of the detector's own (without SESSION) sets the caller's "
-		          "next transaction, which no session variable shows. Send the query alone");
+		kit_db_close(other);
+		labtest_exec(t, "DELETE FROM posts WHERE id = 77");
+		lt_expect(level != 1 || (first == 0 && second == 0), "signature", "the transaction the "
+		          "caller began after hot_rows_now() read post 77 as %lld while another "
+		          "connection's change to 1 was not committed, then as %lld after that change "
+		          "and another to 2 were: expected 0 and 0 (REPEATABLE READ, the session's "
+		          "level); %s. A SET TRANSACTION of the detector's own (without SESSION) sets the "
+		          "caller's next transaction, which no session variable shows. Send the query "
+		          "alone", (long long)first, (long long)second,
+		          first == 1 ? "it saw an uncommitted change: READ UNCOMMITTED"
+		          : second == 2 ? "it saw a change committed after its first read: READ COMMITTED"
+		          : "one of the reads failed");
 	}
 
 	assert_int_equal(kit_db_begin(db), 0);
