@@ -58,11 +58,22 @@ $(LABTEST_KIT): $(KIT_LIB) tests/harness/alloc.syms tests/harness/threads.syms
 	@mkdir -p $(dir $@)
 	objcopy --redefine-syms=tests/harness/alloc.syms --redefine-syms=tests/harness/threads.syms $< $@
 
+# The lab's own code (a reference, a student's file, a mutant) is built
+# with its array indexes checked wherever C knows the array's size: an
+# index before or past a fixed array (a buffer sized for less than a full
+# batch, a slot computed from a negative id) stops the check at that line
+# (SIGILL, "Illegal instruction"), where it would have written over its
+# neighbours unseen. No runtime library: the check is a trap instruction,
+# so nothing new is linked or audited. Not under SAN=..., whose
+# undefined-behaviour sanitizer reports the same with a message.
+LAB_BOUNDS := $(if $(SAN),,-fsanitize=bounds -fsanitize-undefined-trap-on-error)
+
 define lab_rules
 $(1)_TEST_OBJ := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard tests/labs/$(1)/*.c))
 $(1)_SOL_OBJ  := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard solutions/$(1)/*.c))
 $(1)_EX_OBJ   := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard exercises/$(1)/*.c))
 $(1)_MUTANTS  := $$(basename $$(notdir $$(wildcard tests/mutants/$(1)/*.patch)))
+$$($(1)_SOL_OBJ) $$($(1)_EX_OBJ): CFLAGS += $$(LAB_BOUNDS)
 
 $$(BUILD)/labs/$(1)/test-solution: $$($(1)_TEST_OBJ) $$($(1)_SOL_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT)
 	@mkdir -p $$(dir $$@)
@@ -75,7 +86,7 @@ $$(BUILD)/labs/$(1)/test-exercise: $$($(1)_TEST_OBJ) $$($(1)_EX_OBJ) $$(LABTEST_
 $$(BUILD)/labs/$(1)/test-mutant-%: tests/mutants/$(1)/%.patch $$(wildcard solutions/$(1)/*) \
 		$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT)
 	@scripts/build-mutant $(1) $$< $$(BUILD)/mutants/$(1)/$$* $$@ \
-		"$$(CC) $$(CPPFLAGS) $$(CFLAGS)" \
+		"$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(LAB_BOUNDS)" \
 		"$$(LABTEST_WRAP) $$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
 
 # The checks the suite holds, known before any student code runs: the
@@ -134,7 +145,7 @@ mutate-flags:
 	@echo 'BUILD=$(BUILD)'
 	@echo 'CC=$(CC)'
 	@echo 'CPPFLAGS=$(CPPFLAGS)'
-	@echo 'CFLAGS=$(CFLAGS)'
+	@echo 'CFLAGS=$(CFLAGS) $(LAB_BOUNDS)'
 	@echo 'LDFLAGS=$(LDFLAGS)'
 	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$(LABTEST_WRAP) $($(l)_TEST_OBJ) $(LABTEST_OBJ) $(LABTEST_KIT) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
 

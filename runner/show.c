@@ -70,8 +70,13 @@ static void show_crash(const char *output, const char *lead)
 		return;
 	p += strlen(CRASH_LINE);
 	int n = (int)strcspn(p, "\n");
-	printf("%scrashed: %.*s%s\n", lead, n, p, strncmp(p, "Segmentation fault", 18) ? "" :
-	       " (a NULL, freed or out-of-range pointer in the code it ran?)");
+	const char *why = "";
+	if (strncmp(p, "Segmentation fault", 18) == 0)
+		why = " (a NULL, freed or out-of-range pointer in the code it ran?)";
+	else if (strncmp(p, "Illegal instruction", 19) == 0)
+		why = " (an index before or past the end of a fixed-size array in the code it ran: "
+		      "the lab's code is built to stop there rather than write over what lies beside it)";
+	printf("%scrashed: %.*s%s\n", lead, n, p, why);
 }
 
 void runner_show_check(const struct runner_check *c)

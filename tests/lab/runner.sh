@@ -417,6 +417,13 @@ if [ $rc -ne 1 ] || ! has "crashed: Segmentation fault.*pointer"; then bad "exit
 elif has "Test failed with exception"; then bad "cmocka's own crash line shown"
 else ok; fi
 
+t runner__index_past_a_fixed_array_stops_the_check
+hostile 'static int slot[4]; volatile int i = 4; slot[i] = 42; return slot[i];'
+if [ $rc -ne 1 ] || ! has "crashed: Illegal instruction.*fixed-size array"; then
+	bad "exit $rc, want the write past slot[3] stopped and said in words"
+elif has "checks passing" && ! has "0 of 3 checks"; then bad "a check passed over the bad index"
+else ok; fi
+
 t runner__hostile_crash_under_lab_run_is_reported
 tiny_c exercises 'raise(SIGSEGV); return 42;'
 hl run 99; rc=$?
