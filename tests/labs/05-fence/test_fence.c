@@ -271,10 +271,11 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 	struct lt_gate *g = lt_gate_open(t, 2);
 	/* A lock one call leaves held after it returned (a session-level
 	 * pg_advisory_lock a way out never releases) would make the other
-	 * call wait for ever: a wait gives up after 5 s instead, with
-	 * KIT_DB_BUSY (the gate itself holds a call 1.5 s at most). */
+	 * call wait for ever: a wait gives up after 15 s instead, with
+	 * KIT_DB_BUSY (the gate itself holds a call 1.5 s at most; 5 s was
+	 * once not enough for MariaDB under a sanitizer on a loaded machine). */
 	for (int who = 0; who < 2; who++)
-		assert_int_equal(kit_db_set_lock_timeout(lt_gate_db(g, who), 5000), 0);
+		assert_int_equal(kit_db_set_lock_timeout(lt_gate_db(g, who), 15000), 0);
 	for (int k = 1; k <= 20; k++) {
 		labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
 		lt_gate_run(g, NULL, (int[]){ k, k }, apply_same_batch, &b);
@@ -288,7 +289,7 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 		          "applied: the offset was read, then moved by an UPDATE that did not ask "
 		          "for the old value; on MariaDB a plain SELECT reads a snapshot and locks "
 		          "nothing, REPEATABLE READ or not)" : x == KIT_DB_BUSY || y == KIT_DB_BUSY ?
-		          " (KIT_DB_BUSY: a lock wait gave up after 5 s, or the call gave up by a clock "
+		          " (KIT_DB_BUSY: a lock wait gave up after 15 s, or the call gave up by a clock "
 		          "of its own, which runs an hour a second here: is a deadline kept in C with "
 		          "clock_gettime or time(), \"shed a batch that ran too long\"? The progress row's lock "
 		          "is held only until the other transaction ends, so is a lock left held after "
@@ -297,7 +298,7 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 		lt_expect_int_hint(views_of(t, 1), 5, "views of video 1 after its batch was applied "
 		                   "twice at once", "fence");
 		if (!one_each)
-			break;   /* one interleaving shows it; a lock left held would cost 5 s a round */
+			break;   /* one interleaving shows it; a lock left held would cost 15 s a round */
 	}
 	lt_gate_close(g);
 	batch_waits_for_a_held_row(t, &b);
