@@ -101,9 +101,12 @@ static void report_end(struct wrap *w, const char *verdict)
 	pending_verdict = verdict;
 }
 
+static void crash_handled(void);
+
 static int wrap_setup(void **state)
 {
 	struct wrap *w = *state;
+	crash_handled();
 	flush_end();
 	current = w;
 	if (lt_alloc_overrun_reset)
@@ -118,9 +121,101 @@ static int wrap_setup(void **state)
 	return rc;
 }
 
+/* A crash in a check: cmocka's handler reports it and goes on with the
+ * next check, but it formats its message with calloc, and a crash inside
+ * the allocator (a heap the code under test corrupted, from another
+ * thread) leaves malloc's lock held: the handler would wait on it for
+ * ever, and the suite with it. So the handler is given 10 s; past them
+ * the process dies of the signal it crashed with (the runner counts the
+ * checks it did not report as failed, and names the signal). */
+static const int crash_signals[] = { SIGFPE, SIGILL, SIGSEGV, SIGBUS, SIGSYS };
+#define NCRASH (sizeof crash_signals / sizeof crash_signals[0])
+static struct sigaction cmocka_on_crash[NCRASH];
+static volatile sig_atomic_t crashed_with;
+
+/* Write s to stderr, past its FILE lock (async-signal-safe). */
+static void say_raw(const char *s)
+{
+	if (write(STDERR_FILENO, s, strlen(s)) < 0) {
+		/* nothing more can be said */
+	}
+}
+
+static void crash_stuck(int sig)
+{
+	static const char *const names[] = {
+		"Floating point exception(8)", "Illegal instruction(4)", "Segmentation fault(11)",
+		"Bus error(7)", "Bad system call(31)",
+	};
+	_Static_assert(sizeof names / sizeof names[0] == NCRASH, "a name for each signal");
+	int s = crashed_with ? crashed_with : SIGABRT;
+	(void)sig;
+	/* the line cmocka would have printed, which the runner reads */
+	for (size_t i = 0; i < NCRASH; i++)
+		if (crash_signals[i] == s) {
+			say_raw("\n[  ERROR   ] --- Test failed with exception: ");
+			say_raw(names[i]);
+			say_raw("\n");
+		}
+	say_raw("the report of that crash was stuck for 10 s (a crash inside malloc, or while "
+	        "another thread printed, leaves their lock held): the test program ends here\n");
+	signal(s, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, s);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(s);
+	_exit(128 + s);
+}
+
+static void crash_seen(int sig, siginfo_t *info, void *ctx)
+{
+	crashed_with = sig;
+	signal(SIGALRM, crash_stuck);
+	alarm(10);
+	for (size_t i = 0; i < NCRASH; i++) {
+		if (crash_signals[i] != sig)
+			continue;
+		if (cmocka_on_crash[i].sa_flags & SA_SIGINFO)
+			cmocka_on_crash[i].sa_sigaction(sig, info, ctx);
+		else
+			cmocka_on_crash[i].sa_handler(sig);
+	}
+}
+
+/* Put crash_seen before the handlers cmocka set for this check (it sets
+ * them again for each one). */
+static void watch_crashes(void)
+{
+	for (size_t i = 0; i < NCRASH; i++) {
+		struct sigaction mine;
+		if (sigaction(crash_signals[i], NULL, &cmocka_on_crash[i]) != 0 ||
+		    (!(cmocka_on_crash[i].sa_flags & SA_SIGINFO) &&
+		     (cmocka_on_crash[i].sa_handler == SIG_DFL ||
+		      cmocka_on_crash[i].sa_handler == SIG_IGN)))
+			continue;
+		mine = cmocka_on_crash[i];
+		mine.sa_flags |= SA_SIGINFO;
+		mine.sa_sigaction = crash_seen;
+		sigaction(crash_signals[i], &mine, NULL);
+	}
+}
+
+/* The last check's crash was reported (cmocka prints it after the
+ * check's teardown): no alarm is left for the next one. */
+static void crash_handled(void)
+{
+	if (crashed_with) {
+		alarm(0);
+		signal(SIGALRM, SIG_DFL);
+		crashed_with = 0;
+	}
+}
+
 static void wrap_test(void **state)
 {
 	struct wrap *w = current;
+	watch_crashes();
 	w->orig.test_func(state);
 	/* a block written past its end, in the check or by a thread it left */
 	char why[400];
@@ -810,6 +905,7 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 		run[i].initial_state = &wraps[i];
 	}
 	int failed = _cmocka_run_group_tests(lab, run, n, NULL, NULL);
+	crash_handled();
 	flush_end();
 	free(run);
 	free(wraps);

@@ -417,6 +417,22 @@ if [ $rc -ne 1 ] || ! has "crashed: Segmentation fault.*pointer"; then bad "exit
 elif has "Test failed with exception"; then bad "cmocka's own crash line shown"
 else ok; fi
 
+# A crash while another thread holds the output's locks (as a crash
+# inside malloc leaves malloc's lock held): cmocka's handler, which
+# prints, would wait for ever; the harness gives it 10 s, then the
+# program dies of its crash, said in words, well inside --timeout 40.
+t runner__crash_while_the_output_is_held_is_said_in_words
+at_run 'pthread_t th; pthread_create(&th, NULL, hold_output, NULL); while (!held) usleep(1000); raise(SIGSEGV);' \
+	'#include <pthread.h>
+#include <stdatomic.h>
+static atomic_int held;
+static void *hold_output(void *a) { (void)a; flockfile(stdout); flockfile(stderr); atomic_store(&held, 1); for (;;) pause(); return NULL; }' 40
+if [ $rc -ne 1 ] || ! has "crashed: Segmentation fault"; then
+	bad "exit $rc after $secs s, want the crash named: $(tail -4 "$out" | tr '\n' ' ')"
+elif has "timed out"; then bad "the check timed out ($secs s) instead of ending with its crash"
+elif [ $secs -gt 30 ]; then bad "took $secs s"
+else ok; fi
+
 t runner__index_past_a_fixed_array_stops_the_check
 hostile 'static int slot[4]; volatile int i = 4; slot[i] = 42; return slot[i];'
 if [ $rc -ne 1 ] || ! has "crashed: Illegal instruction.*fixed-size array"; then
