@@ -531,13 +531,18 @@ void lt_clock_fast_this_thread(int64_t factor)
 	fast_since_ns = real_mono_ns();
 }
 
+/* What a fast thread's clocks read beyond the real one. */
+static int64_t fast_extra_ns(void)
+{
+	return fast_factor > 1 ? (real_mono_ns() - fast_since_ns) * (fast_factor - 1) : 0;
+}
+
 int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	int rc = __real_clock_gettime(clock, ts);
 	if (rc == 0 && fast_factor > 1 && clock != CLOCK_PROCESS_CPUTIME_ID &&
 	    clock != CLOCK_THREAD_CPUTIME_ID) {
-		int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec +
-		             (real_mono_ns() - fast_since_ns) * (fast_factor - 1);
+		int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec + fast_extra_ns();
 		ts->tv_sec = ns / 1000000000;
 		ts->tv_nsec = ns % 1000000000;
 	}
@@ -561,10 +566,6 @@ int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
  * and timespec_get() run as fast as clock_gettime in a thread made fast,
  * so a limit kept with them ("give up after 3 s", in whole seconds of
  * time()) is met as soon as one kept with clock_gettime. */
-static int64_t fast_extra_ns(void)
-{
-	return fast_factor > 1 ? (real_mono_ns() - fast_since_ns) * (fast_factor - 1) : 0;
-}
 
 time_t __wrap_time(time_t *t)
 {

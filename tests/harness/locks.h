@@ -104,10 +104,11 @@ void lt_lock_fake_clock(long nsec, int n);
 
 /* From now on, this thread's own clock_gettime calls (the code under
  * test's; the kit's are not wrapped), and its time(), gettimeofday() and
- * timespec_get() calls, read a clock that runs factor times fast: each real nanosecond since this call adds factor. A time limit the
- * code keeps in C ("give up after 2 s") is met within a real
- * limit / factor, so a check that holds a row for a second sees a limit of
- * an hour. factor 1 (or less) puts the real clock back. */
+ * timespec_get() calls, read a clock that runs factor times fast: each
+ * real nanosecond since this call adds factor. A time limit the code
+ * keeps in C ("give up after 2 s") is met within a real limit / factor,
+ * so a check that holds a row for a second sees a limit of an hour.
+ * factor 1 (or less) puts the real clock back. */
 void lt_clock_fast_this_thread(int64_t factor);
 bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
 

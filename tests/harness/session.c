@@ -186,3 +186,18 @@ void lt_timeout_watch(void *arg, enum kit_db_event ev, const char *sql, int64_t 
 	if (!w->sql[0] && lt_sql_sets_timeout(sql))
 		snprintf(w->sql, sizeof w->sql, "%s", sql);
 }
+
+void lt_call_watch_init(struct lt_call_watch *w, struct kit_db *db)
+{
+	lt_timeout_watch_init(&w->timeout, db);
+	w->durability[0] = '\0';
+}
+
+void lt_call_watch(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct lt_call_watch *w = arg;
+	lt_timeout_watch(&w->timeout, ev, sql, t_ns);
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && !w->durability[0] &&
+	    lt_sql_sets_durability(sql))
+		snprintf(w->durability, sizeof w->durability, "%.200s", sql);
+}

@@ -117,4 +117,16 @@ struct lt_timeout_watch {
 void lt_timeout_watch_init(struct lt_timeout_watch *w, struct kit_db *db);
 void lt_timeout_watch(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
 
+/* What a call sent that the contracts of money.h and shard.h forbid: a
+ * timeout of its own (the lt_timeout_watch above) and the first statement
+ * that turns its COMMIT's wait for the disk down (lt_sql_sets_durability),
+ * in durability ("" when none). Used as lt_timeout_watch is. */
+struct lt_call_watch {
+	struct lt_timeout_watch timeout;
+	char durability[256];
+};
+
+void lt_call_watch_init(struct lt_call_watch *w, struct kit_db *db);
+void lt_call_watch(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns);
+
 #endif

@@ -263,6 +263,22 @@ static void session__a_lock_wait_is_seen_by_another_connection(void **state)
 	lt_expect_int(labtest_int(t, "SELECT n FROM lt_wait_rows WHERE id = 1"), 11, "the row after both");
 }
 
+/* A predicate on a statement answers true for each of sets, false for
+ * each of not_sets and for NULL; what says what true means. */
+static void classifies(bool (*pred)(const char *), const char *what, const char *const *sets,
+                       size_t nsets, const char *const *not_sets, size_t nnot)
+{
+	for (size_t i = 0; i < nsets; i++)
+		lt_expect(pred(sets[i]), NULL, "\"%s\" was not seen to %s", sets[i], what);
+	for (size_t i = 0; i < nnot; i++)
+		lt_expect(!pred(not_sets[i]), NULL, "\"%s\" was seen to %s", not_sets[i], what);
+	lt_expect(!pred(NULL), NULL, "no statement was seen to %s", what);
+}
+
+#define CLASSIFIES(pred, what, sets, not_sets) \
+	classifies(pred, what, sets, sizeof sets / sizeof sets[0], not_sets, \
+	           sizeof not_sets / sizeof not_sets[0])
+
 /* lt_sql_sets_timeout: every way to set a lock or statement timeout that
  * the labs' contracts forbid a call (a SET of any scope, set_config, SET
  * STATEMENT ... FOR, a PRAGMA busy_timeout), and not a read of one or a
@@ -282,13 +298,7 @@ static void session__timeouts_set_by_any_statement(void **state)
 		"UPDATE t SET n = n + 1 WHERE id = 1", "PRAGMA synchronous = NORMAL", "",
 	};
 	(void)state;
-	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
-		lt_expect(lt_sql_sets_timeout(sets[i]), NULL, "\"%s\" was not seen to set a timeout",
-		          sets[i]);
-	for (size_t i = 0; i < sizeof not_sets / sizeof not_sets[0]; i++)
-		lt_expect(!lt_sql_sets_timeout(not_sets[i]), NULL, "\"%s\" was seen to set a timeout",
-		          not_sets[i]);
-	lt_expect(!lt_sql_sets_timeout(NULL), NULL, "no statement was seen to set a timeout");
+	CLASSIFIES(lt_sql_sets_timeout, "set a timeout", sets, not_sets);
 }
 
 /* lt_sql_sets_durability: a SET of any scope or a PRAGMA that assigns
@@ -307,14 +317,7 @@ static void session__durability_turned_down_by_any_statement(void **state)
 		"SET LOCAL lock_timeout = '1s'", "UPDATE t SET n = n + 1", "",
 	};
 	(void)state;
-	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
-		lt_expect(lt_sql_sets_durability(sets[i]), NULL, "\"%s\" was not seen to turn the "
-		          "disk wait down", sets[i]);
-	for (size_t i = 0; i < sizeof not_sets / sizeof not_sets[0]; i++)
-		lt_expect(!lt_sql_sets_durability(not_sets[i]), NULL, "\"%s\" was seen to turn the "
-		          "disk wait down", not_sets[i]);
-	lt_expect(!lt_sql_sets_durability(NULL), NULL, "no statement was seen to turn the disk "
-	          "wait down");
+	CLASSIFIES(lt_sql_sets_durability, "turn the disk wait down", sets, not_sets);
 }
 
 /* lt_timeout_watch sees kit_db_set_lock_timeout on every engine: the SET

@@ -1832,23 +1832,6 @@ static void shard_read__sees_a_like_made_elsewhere_at_once(void **state)
 	}
 }
 
-/* What a call sent that shard.h forbids: a timeout of its own
- * (lt_timeout_watch), and a statement that turns its COMMIT's wait for
- * the disk down (lt_sql_sets_durability). */
-struct call_watch {
-	struct lt_timeout_watch timeout;
-	char durability[256];
-};
-
-static void watch_call(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct call_watch *w = arg;
-	lt_timeout_watch(&w->timeout, ev, sql, t_ns);
-	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && !w->durability[0] &&
-	    lt_sql_sets_durability(sql))
-		snprintf(w->durability, sizeof w->durability, "%.200s", sql);
-}
-
 /* Each call of shard.h, on each of its ways out, leaves its connection as
  * it found it: no transaction open, no setting changed (a lock timeout set
  * "so a shrink never waits long", a PRAGMA or a SET for speed, outlives
@@ -1882,10 +1865,10 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 			          "kit_db_set_lock_timeout(4000): %s", labtest_why(db));
 		lt_session(t, db, before, sizeof before);
 		for (int i = 0; i < 9; i++) {
-			struct call_watch w = { .durability = "" };
-			lt_timeout_watch_init(&w.timeout, db);
+			struct lt_call_watch w;
+			lt_call_watch_init(&w, db);
 			int rc = 0;
-			kit_db_set_hook(db, watch_call, &w);
+			kit_db_set_hook(db, lt_call_watch, &w);
 			switch (i) {
 			case 0: rc = shard_setup(db); break;
 			case 1: rc = shard_increment(db, POST, counting, &next); break;

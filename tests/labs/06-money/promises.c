@@ -101,24 +101,6 @@ static int open_transaction(struct labtest *t, struct kit_db *obs, int64_t id)
 	return n > 0;
 }
 
-#define DURABILITY_LEN 220
-
-/* What a call sends besides: a timeout of its own (lt_timeout_watch) and
- * a statement that turns COMMIT's wait for the disk down
- * (lt_sql_sets_durability). */
-struct call_watch {
-	char durability[DURABILITY_LEN];
-	struct lt_timeout_watch timeout;
-};
-
-static void watch_call(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct call_watch *w = arg;
-	if (ev == KIT_DB_STMT_START && !w->durability[0] && lt_sql_sets_durability(sql))
-		snprintf(w->durability, sizeof w->durability, "%.200s", sql);
-	lt_timeout_watch(&w->timeout, ev, sql, t_ns);
-}
-
 /* Every function, on each of its answers (applied, MONEY_ALREADY,
  * MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT for a buyer, a seller and a
  * payout's payee, MONEY_INVALID, a payout's and a batch's, money_open's
@@ -190,9 +172,9 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 			int step = pass ? again[i] : i;
 			int rc = 0;
 			struct money_transfer x = ok;
-			struct call_watch w = { .durability = "" };
-			lt_timeout_watch_init(&w.timeout, db);
-			kit_db_set_hook(db, watch_call, &w);
+			struct lt_call_watch w;
+			lt_call_watch_init(&w, db);
+			kit_db_set_hook(db, lt_call_watch, &w);
 			switch (step) {
 			case 0: x.id += shift; rc = money_transfer(db, &f, &x); break;
 			case 1: rc = money_transfer(db, &f, &ok); break;
