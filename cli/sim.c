@@ -156,7 +156,8 @@ static void describe(const struct sim_config *c)
 	if (c->outside_ms > 0)
 		printf(", %g ms outside the lock", c->outside_ms);
 	if (c->cores > 0)
-		printf(", %d cores (CPU %g ms in the hold, %g ms outside)", c->cores,
+		printf(", %d cores%s (CPU %g ms in the hold, %g ms outside)", c->cores,
+		       c->run_queues == SIM_RUNQ_PER_CORE && c->cores > 1 ? " with a run queue each" : "",
 		       c->cpu_db_ms, c->cpu_client_ms);
 	if (c->handoff == SIM_HANDOFF_HERD && c->wake_lat_us > 0)
 		printf(", a commit wakes every waiter (%g us of CPU each, the winner "

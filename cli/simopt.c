@@ -195,6 +195,7 @@ static const struct opt spec[] = {
 	{ "think-dist", TABLE },
 	{ "outside-ms", TABLE },
 	{ "cores", TABLE },
+	{ "run-queues", TABLE },
 	{ "cpu-ms", 0, "DB[,CLIENT]", CUSTOM(cpu),
 	  .accepts = "DB[,CLIENT] milliseconds such as 0.2,0.1",
 	  .help = "CPU per request: DB in the hold, CLIENT outside (0,0)" },

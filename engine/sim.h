@@ -89,6 +89,18 @@ enum sim_handoff {
 	                          time, and one still in it is not woken again */
 };
 
+/* How the cores (c.cores) take the CPU jobs. */
+enum sim_run_queues {
+	SIM_RUNQ_SHARED,       /* one run queue all cores serve: a job starts
+	                          on any core that is free */
+	SIM_RUNQ_PER_CORE      /* a run queue per core: a job goes to a core
+	                          drawn at random and stays there, waiting
+	                          behind its jobs while another core idles (a
+	                          scheduler that neither spreads a woken
+	                          process to the idle core nor pulls it there
+	                          within one short job) */
+};
+
 /* When a commit that goes through the shared log (c.wal_flush_ms > 0)
  * lets go of its row lock. */
 enum sim_wal_order {
@@ -178,6 +190,7 @@ struct sim_config {
 	                                round trips, parsing, app work (constant) */
 	int cores;                   /* CPUs shared by the holds and the outside
 	                                work; 0 = CPUs never limit */
+	enum sim_run_queues run_queues; /* SHARED (the default) or PER_CORE */
 	double cpu_db_ms;            /* CPU per request, part of the hold */
 	double cpu_client_ms;        /* CPU per request, part of the outside time */
 	int burst;                   /* bursty arrivals: requests per clump (>= 1) */
@@ -352,6 +365,7 @@ struct sim_strategy_info {
 const struct sim_strategy_info *sim_strategy_info(enum sim_strategy s);
 const char *sim_handoff_name(enum sim_handoff h);     /* "fifo", "herd" */
 const char *sim_wal_order_name(enum sim_wal_order o); /* "flush-release" */
+const char *sim_run_queues_name(enum sim_run_queues r); /* "shared", "per-core" */
 int sim_strategy_parse(const char *name, enum sim_strategy *out);
 const char *sim_fault_name(enum sim_fault f);
 int sim_fault_parse(const char *name, enum sim_fault *out);

@@ -30,7 +30,7 @@
 #include "engine/xmalloc.h"
 
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sim) == 182672,
+_Static_assert(sizeof(struct sim) == 182664,
                "struct sim changed: copy the new member in copy() of "
                "engine/sim_clone.c, then update this size");
 #endif
@@ -268,11 +268,16 @@ static struct sim *copy(const struct sim *s, struct how *h)
 	for (int i = 0; i < SIM_NFIFOS; i++)
 		fifo_dup(&d->fifos[i], &s->fifos[i], compact, bytes);
 
-	cap = compact ? s->cpu.n : s->cpu.cap;
-	d->cpu.jobs = dup(s->cpu.jobs, s->cpu.n, cap, sizeof *s->cpu.jobs, bytes);
-	d->cpu.cap = cap;
-	d->cpu.idle_at = s->cpu.idle_at ? dup(s->cpu.idle_at, (size_t)s->c.cores, (size_t)s->c.cores,
-	                                      sizeof *s->cpu.idle_at, bytes) : NULL;
+	d->cpu.q = dup(s->cpu.q, (size_t)s->cpu.nq, (size_t)s->cpu.nq, sizeof *s->cpu.q, bytes);
+	for (int i = 0; i < s->cpu.nq; i++) {
+		const struct sim_cpu_q *q = &s->cpu.q[i];
+		struct sim_cpu_q *dq = &d->cpu.q[i];
+		cap = compact ? q->n : q->cap;
+		dq->jobs = dup(q->jobs, q->n, cap, sizeof *q->jobs, bytes);
+		dq->cap = cap;
+		dq->idle_at = q->idle_at ? dup(q->idle_at, (size_t)q->cores, (size_t)q->cores,
+		                               sizeof *q->idle_at, bytes) : NULL;
+	}
 
 	d->rows = dup(s->rows, nrows, nrows, sizeof *s->rows, bytes);
 	for (size_t i = 0; i < nrows; i++)

@@ -53,6 +53,11 @@ const char *sim_wal_order_name(enum sim_wal_order o)
 	       o == SIM_WAL_RELEASE_FLUSH ? "release-flush" : "?";
 }
 
+const char *sim_run_queues_name(enum sim_run_queues r)
+{
+	return r == SIM_RUNQ_SHARED ? "shared" : r == SIM_RUNQ_PER_CORE ? "per-core" : "?";
+}
+
 /* The index of name in names[0..n-1], or -1. */
 static int name_index(const char *const *names, int n, const char *name)
 {
@@ -118,6 +123,7 @@ void sim_config_default(struct sim_config *c)
 	c->wal_flush_ms = 0;
 	c->wal_cpu_ms = 0;
 	c->wal_order = SIM_WAL_FLUSH_RELEASE;
+	c->run_queues = SIM_RUNQ_SHARED;
 }
 
 /* The fields a running simulation is built on are the table's rows that

@@ -14,12 +14,14 @@ static const char *const slot_words[] = { "random", "round-robin", NULL };
 static const char *const backoff_words[] = { "none", "exp", "exp-jitter", NULL };
 static const char *const handoff_words[] = { "fifo", "herd", NULL };
 static const char *const wal_order_words[] = { "flush-release", "release-flush", NULL };
+static const char *const run_queues_words[] = { "shared", "per-core", NULL };
 
 /* The enums the table names are int-sized; it reads them as int. */
 _Static_assert(sizeof(enum sim_slot) == sizeof(int) && sizeof(enum sim_arrivals) == sizeof(int) &&
                sizeof(enum sim_dist) == sizeof(int) && sizeof(enum sim_backoff) == sizeof(int) &&
                sizeof(enum sim_strategy) == sizeof(int) && sizeof(enum sim_handoff) == sizeof(int) &&
-               sizeof(enum sim_wal_order) == sizeof(int), "the field table reads enums as int");
+               sizeof(enum sim_wal_order) == sizeof(int) &&
+               sizeof(enum sim_run_queues) == sizeof(int), "the field table reads enums as int");
 
 #define AT(m) offsetof(struct sim_config, m)
 /* json, option, member, range, live, then for --help: the value's word,
@@ -118,6 +120,11 @@ static const struct sim_field fields[] = {
 	INTZ("cores", "cores", cores, 0, 4096, "no limit", false,
 	    "C", "",
 	    "CPUs shared by holds and outside work, 0 = no limit"),
+	ENUM("run_queues", "run-queues", run_queues, run_queues_words, false,
+	    "HOW", "",
+	    "with --cores: shared: a CPU job starts on any free core;\n"
+	    "per-core: on a core drawn at random, waiting there while\n"
+	    "another core idles"),
 	DBL("cpu_db_ms", "cpu-ms", cpu_db_ms, 0, 1e6, true, NULL, NULL, NULL),
 	DBL("cpu_client_ms", "cpu-ms", cpu_client_ms, 0, 1e6, true, NULL, NULL, NULL),
 	INT("burst", "burst", burst, 1, 100000, false,

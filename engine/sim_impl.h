@@ -161,10 +161,13 @@ struct sim_row {
 	uint32_t waking;          /* taking it now, at most c.cores at once */
 };
 
-/* The CPU station (sim_cpu.c): processor sharing over c.cores CPUs.
- * Each job runs at min(1, cores / jobs) of a CPU; in virtual time (the
- * work one job has received since the start) every job advances alike, so
- * the jobs wait in a heap ordered by the virtual time they finish at. */
+/* The CPU station (sim_cpu.c): processor sharing over c.cores CPUs,
+ * as one run queue that all cores serve (c.run_queues SHARED) or as a
+ * run queue per core (PER_CORE), a job staying on the core it was put
+ * on. In a queue of k cores each job runs at min(1, k / jobs) of a CPU;
+ * in virtual time (the work one job has received since the start) every
+ * job of a queue advances alike, so its jobs wait in a heap ordered by
+ * the virtual time they finish at. */
 enum sim_cpu_what {
 	CPU_HOLD,                 /* a holder's CPU part (arg: the row) */
 	CPU_OUTSIDE,              /* the CPU part outside the lock (arg: slab slot) */
@@ -183,18 +186,29 @@ struct sim_cpu_job {
 	uint32_t arg;             /* the row, or the slab slot */
 };
 
-struct sim_cpu {
+/* One run queue and the cores that serve it. */
+struct sim_cpu_q {
 	double v;                 /* virtual time, microseconds of work */
 	int64_t v_at;             /* when v was last brought up to date */
 	struct sim_cpu_job *jobs; /* a binary min-heap on (vend, seq) */
 	size_t n, cap;
-	uint64_t seq;
-	uint64_t busy_jobs_us;    /* for the summary: work done so far */
-	uint32_t gen;             /* the pending EV_CPU's arg; older ones are stale */
+	int cores;                /* the cores serving it */
+	uint32_t gen;             /* its pending EV_CPU's arg; 0: none */
 	/* cold cores (c.cold_after_us): when each idle core went idle, a
-	 * stack with the one idled last on top; c.cores - n of them */
+	 * stack with the one idled last on top; cores - n of them */
 	int64_t *idle_at;
 	int nidle;
+};
+
+struct sim_cpu {
+	struct sim_cpu_q *q;      /* nq run queues; none without c.cores */
+	int nq;
+	uint64_t seq;
+	uint64_t busy_jobs_us;    /* for the summary: work done so far */
+	uint32_t gen;             /* the last EV_CPU's arg; an event whose arg
+	                             no queue holds is stale */
+	struct sim_rng rng;       /* PER_CORE: the core a job is put on, a stream
+	                             of its own that leaves the others' draws */
 };
 
 /* A like whose outcome became unclear: one of its attempts was orphaned

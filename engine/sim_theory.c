@@ -76,8 +76,12 @@ static void mva_inner(const struct sim_config *c, int kmax, double *xin, double 
 		double stretch = 1, r_lock, r, x;
 		/* Processor sharing: a job that finds k others at the CPUs runs
 		 * at min(1, C / (k + 1)); k is taken at its mean (the arrival
-		 * theorem: what n - 1 callers leave there). */
-		if (c->cores > 0 && d_cpu > 0 && (1 + q_cpu) > c->cores)
+		 * theorem: what n - 1 callers leave there). With a run queue
+		 * per core, a job finds the k / C of its own core and runs at
+		 * 1 / (k / C + 1). */
+		if (c->cores > 0 && d_cpu > 0 && c->run_queues == SIM_RUNQ_PER_CORE)
+			stretch = 1 + q_cpu / c->cores;   /* one core's queue: 1 / C of them */
+		else if (c->cores > 0 && d_cpu > 0 && (1 + q_cpu) > c->cores)
 			stretch = (1 + q_cpu) / c->cores;
 		/* Each of nrows identical rows is visited 1 / nrows of the time:
 		 * the sum over rows of D/nrows (1 + Q_row) is S (1 + Q_row). */

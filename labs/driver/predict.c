@@ -103,6 +103,7 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 	 * the rest of the server's CPU is spent outside the lock (a batch's
 	 * hundreds of statements before its one fee UPDATE). */
 	c->cores = in->cores;
+	c->run_queues = in->run_queues;
 	if (in->cores > 0 && in->cold_after_us > 0) {
 		c->cold_after_us = in->cold_after_us;
 		c->cold_us = in->cold_us;
@@ -281,6 +282,9 @@ void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
 	if (c->cold_after_us > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, " --cold-after-us %.0f --cold-us %.1f --cold-per-ms %.1f",
 		         c->cold_after_us, c->cold_us, c->cold_per_ms);
+	n = (int)strlen(buf);
+	if (c->run_queues != SIM_RUNQ_SHARED && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " --run-queues %s", sim_run_queues_name(c->run_queues));
 }
 
 /* ---- the loaded run ---- */

@@ -49,6 +49,7 @@ struct drv_inputs {
 	int batch;                 /* the ledger: transfers a request carries
 	                              (configured; 0 or 1: one) */
 	int cores;                 /* CPUs here (default: what the system says) */
+	enum sim_run_queues run_queues;   /* how they take jobs (engine/sim.h) */
 	double cold_after_us;      /* this machine's cold cores (server.h:
 	                              drv_probe_cold); 0: none */
 	double cold_us, cold_per_ms;

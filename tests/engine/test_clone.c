@@ -172,6 +172,8 @@ static void sim_clone__every_part_ends_alike(void **state)
 	c.cold_us = 30;
 	c.cold_per_ms = 20;
 	check_copies(&c, "cold cores");
+	c.run_queues = SIM_RUNQ_PER_CORE;   /* each core's queue, idle stack and draws */
+	check_copies(&c, "a run queue per core");
 
 	base(&c, "viral-post");
 	c.wal_flush_ms = 2;       /* one row's commits pile up behind a flush */
