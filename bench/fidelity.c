@@ -1185,7 +1185,7 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 
 int bench_fidelity_main(int argc, char **argv)
 {
-	struct fid f = { 0 };
+	struct fid f = { .run_queues = SIM_RUNQ_PER_CORE };
 	int rc = parse_opts(argc, argv, &f.o);
 	if (rc)
 		return rc > 0 ? 0 : 2;

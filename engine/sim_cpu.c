@@ -8,7 +8,12 @@
  *
  * The cores serve one run queue (c.run_queues SHARED), or each core its
  * own (PER_CORE): a job then goes to a core drawn at random and stays, so
- * it can wait behind that core's jobs while the other core idles. Linux
+ * it can wait behind that core's jobs while the other core idles. A
+ * process a herd hand-off woke is the exception: it has waited for a core
+ * to free (the winner for an idle one, the losers in their row's run
+ * queue, c.cores at a time), so it takes the queue with the fewest jobs;
+ * drawn at random instead, two losers would share one core half the time
+ * while the other idled, which no scheduler does with runnable work. Linux
  * does this at short time scales: a woken process goes to the core it ran
  * on or to its waker's, and a process that ran within the last half
  * millisecond counts as cache-hot and is not pulled to an idle core
@@ -165,6 +170,23 @@ void sim_cpu_init(struct sim *s)
 	}
 }
 
+/* The run queue a new job joins: one drawn at random, or for a process
+ * a herd woke the one with the fewest jobs, ties to the lowest. */
+static struct sim_cpu_q *pick_queue(struct sim *s, enum sim_cpu_what what)
+{
+	struct sim_cpu_q *q;
+
+	if (s->cpu.nq == 1)
+		return &s->cpu.q[0];
+	if (what != CPU_WAKE && what != CPU_WAKE_QUEUED)
+		return &s->cpu.q[sim_rng_below(&s->cpu.rng, (uint64_t)s->cpu.nq)];
+	q = &s->cpu.q[0];
+	for (int i = 1; i < s->cpu.nq; i++)
+		if (s->cpu.q[i].n < q->n)
+			q = &s->cpu.q[i];
+	return q;
+}
+
 void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_t arg)
 {
 	struct sim_cpu_q *q;
@@ -172,7 +194,7 @@ void sim_cpu_add(struct sim *s, int64_t work_us, enum sim_cpu_what what, uint32_
 
 	if (!s->cpu.nq)
 		return;                   /* cannot happen: callers check c.cores */
-	q = &s->cpu.q[s->cpu.nq > 1 ? sim_rng_below(&s->cpu.rng, (uint64_t)s->cpu.nq) : 0];
+	q = pick_queue(s, what);
 	catch_up(s, q);
 	work_us += take_core(s, q);
 	j.vend = q->v + (double)work_us;

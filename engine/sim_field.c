@@ -124,7 +124,7 @@ static const struct sim_field fields[] = {
 	    "HOW", "",
 	    "with --cores: shared: a CPU job starts on any free core;\n"
 	    "per-core: on a core drawn at random, waiting there while\n"
-	    "another core idles"),
+	    "another core idles (a herd's woken: on the least busy)"),
 	DBL("cpu_db_ms", "cpu-ms", cpu_db_ms, 0, 1e6, true, NULL, NULL, NULL),
 	DBL("cpu_client_ms", "cpu-ms", cpu_client_ms, 0, 1e6, true, NULL, NULL, NULL),
 	INT("burst", "burst", burst, 1, 100000, false,

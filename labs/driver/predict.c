@@ -37,6 +37,7 @@ void drv_inputs_init(struct drv_inputs *in, enum sim_strategy s, int threads,
 	in->threads = threads;
 	in->alone = *alone;
 	in->cores = drv_cores();
+	in->run_queues = SIM_RUNQ_PER_CORE;   /* Linux at these short jobs */
 	in->seconds = 5;
 }
 
