@@ -3165,7 +3165,8 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 	struct kit_store *st = new_store(state);
 	char before[LT_SESSION_LEN];
 	static const char *const step[] = { "a flush", "a flush refused (video_counts away)",
-	                                    "a flush with nothing dirty" };
+	                                    "a flush with nothing dirty",
+	                                    "a flush that recovers a batch a crashed flush parked" };
 	schema(t);
 	/* a lock timeout of the session's own, not the default: a flush that
 	 * sets one and then "restores the default" changes it (PostgreSQL's
@@ -3173,11 +3174,16 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 	 * kit's own busy wait, which no pragma shows) */
 	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
 	lt_session(t, db, before, sizeof before);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (i < 2)
 			record(st, 3, 2);
 		if (i == 1)
 			table_away(t);
+		if (i == 3) {
+			/* recovery's transaction is a flush's too (views.h) */
+			record(st, 5, 3);
+			crash_after_drain(st, db);
+		}
 		struct durability d = { "" };
 		kit_db_set_hook(db, durability_hook, &d);
 		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
@@ -3195,7 +3201,7 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 		lt_session_unchanged(t, db, before, step[i], "flush");
 	}
 	flush_all(st, db);
-	lt_expect_int_hint(db_total(t), 4, "views in the database", "flush");
+	lt_expect_int_hint(db_total(t), 7, "views in the database", "flush");
 	kit_store_free(st);
 }
 
@@ -3587,6 +3593,7 @@ struct recover_beside {
 	struct kit_db *db;
 	int64_t applied;
 	bool ran;
+	struct lt_lock_watch w;   /* the recovery's statements, on db */
 };
 
 static void recover_after_park(void *arg, struct kit_store *st, const char *cmd, const char *key,
@@ -3598,7 +3605,10 @@ static void recover_after_park(void *arg, struct kit_store *st, const char *cmd,
 	if (r->ran || kit_store_scard(st, VIEWS_PARKED, &parked) != 0 || parked == 0)
 		return;
 	r->ran = true;
+	r->w = (struct lt_lock_watch){ .table = "video_counts" };
+	kit_db_set_hook(r->db, lt_lock_watch_hook, &r->w);
 	r->applied = recover_flushes(st, r->db);
+	kit_db_set_hook(r->db, NULL, NULL);
 }
 
 static void token__a_batch_applied_before_writes_no_count(void **state)
@@ -3611,7 +3621,7 @@ static void token__a_batch_applied_before_writes_no_count(void **state)
 	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
 	record(st, 41, 5);
 	record(st, 42, 2);
-	struct recover_beside r = { other, 0, false };
+	struct recover_beside r = { .db = other };
 	struct stmts s = { 0 };
 	kit_db_set_hook(db, count_stmts, &s);
 	kit_store_set_hook(st, recover_after_park, &r);
@@ -3628,6 +3638,18 @@ static void token__a_batch_applied_before_writes_no_count(void **state)
 	          "recovery applied before its transaction returned %" PRId64 " and the database has %"
 	          PRId64 " views (7 recorded): its transaction must fail on the token and roll back",
 	          rc, total);
+	/* The recovery applied the batch: its transaction is a flush's, token
+	 * first, the upsert last before COMMIT (views.h: "exactly as a flush
+	 * would"), whatever the flush path does. */
+	lt_expect(r.w.writes > 0 && r.w.after == 0, "token", "recover_flushes, applying a parked batch "
+	          "of 7 views on its own connection, wrote video_counts %d time(s) and then ran %d "
+	          "statement(s) in the same transaction before COMMIT (the first: %s); expected one "
+	          "upsert and nothing after it: a recovery applies a batch exactly as a flush does "
+	          "(§5b: INSERT INTO applied_flushes first, then the upsert, then COMMIT). A token "
+	          "written after the upsert, or a read of the new totals before COMMIT, keeps the "
+	          "batch's rows locked a round trip more, and a recovery of a batch already applied "
+	          "writes every count before it learns so", r.w.writes, r.w.after,
+	          r.w.after ? r.w.what : "-");
 	lt_expect(s.writes == 0, "token", "that flush, whose token was already in applied_flushes, "
 	          "wrote video_counts %d time(s) before it learnt so: record the token first (§5b: "
 	          "INSERT INTO applied_flushes, then the upsert, then COMMIT), so that a batch applied "
