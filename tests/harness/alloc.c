@@ -241,11 +241,13 @@ static void hold_here(bool kit)
 /* Every allocation asks first: false when it is the one to fail. The
  * kit's are counted among the armed ones only when lt_alloc_arm_any()
  * armed the failpoint. */
+static _Thread_local bool never_refused;   /* lt_alloc_not_this_thread() */
+
 static bool may_allocate(bool kit)
 {
 	hold_here(kit);
 	atomic_fetch_add(&made, 1);
-	if (atomic_load(&countdown) <= 0 || (kit && !atomic_load(&any)))
+	if (never_refused || atomic_load(&countdown) <= 0 || (kit && !atomic_load(&any)))
 		return true;
 	if (atomic_fetch_sub(&countdown, 1) != 1)
 		return true;
@@ -471,6 +473,11 @@ bool lt_alloc_disarm(void)
 {
 	atomic_store(&countdown, 0);
 	return atomic_exchange(&fired, false);
+}
+
+void lt_alloc_not_this_thread(void)
+{
+	never_refused = true;
 }
 
 void lt_alloc_hold_next(void)

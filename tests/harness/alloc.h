@@ -36,7 +36,10 @@
  *   lt_expect_int(lt_alloc_live(), base, "blocks left allocated");
  * or the same loop with the leak check built in, lt_alloc_each(). Count
  * over the whole process: arm just before the call, disarm just after,
- * and start nothing else in between (threads the call starts count).
+ * and start nothing else in between (threads the call starts count). A
+ * thread the check itself starts meanwhile (another caller, racing the
+ * call) calls lt_alloc_not_this_thread() first: what it allocates is
+ * counted as live, never refused, so a refusal is always the call's.
  */
 #ifndef HOTROW_TESTS_ALLOC_H
 #define HOTROW_TESTS_ALLOC_H
@@ -74,6 +77,11 @@ size_t lt_alloc_made(void);
 void lt_alloc_arm(int k);
 /* The same, counting the kit's allocations too. */
 void lt_alloc_arm_any(int k);
+
+/* The calling thread's allocations are never refused from now on (they
+ * are still counted, and held by lt_alloc_hold_next()): for a thread a
+ * check starts beside the call under test. */
+void lt_alloc_not_this_thread(void);
 
 /* Disarm; true when the armed allocation was reached (it failed), false
  * when fewer than k were made. */

@@ -7,7 +7,8 @@
  * at once (run under make SAN=thread); the kit's queries fail cleanly
  * when one of their allocations does (armed with lt_alloc_arm_any, and
  * only then), on SQLite and PostgreSQL, and the database libraries' own
- * allocations are not counted.
+ * allocations are not counted; a thread the check starts beside the call
+ * can be kept out of the failpoint.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -400,6 +401,37 @@ static void alloc__hold_stops_the_next_allocation(void **state)
 	free(c.p);
 }
 
+static void *allocate_unrefused(void *arg)
+{
+	struct holder *h = arg;
+	lt_alloc_not_this_thread();
+	h->p = malloc(32);
+	atomic_store(&h->done, true);
+	return NULL;
+}
+
+/* A thread that said lt_alloc_not_this_thread() allocates while the
+ * failpoint is armed: its allocation is counted live, not refused, and
+ * the armed one is still the next of another thread. */
+static void alloc__a_thread_of_the_check_is_never_refused(void **state)
+{
+	(void)state;
+	struct holder h = { .m = NULL };
+	pthread_t t;
+	size_t base = lt_alloc_live();
+	lt_alloc_arm(1);
+	lt_expect_int(pthread_create(&t, NULL, allocate_unrefused, &h), 0, "pthread_create");
+	pthread_join(t, NULL);
+	lt_expect(h.p != NULL, NULL, "the exempt thread's allocation was refused");
+	lt_expect_int((long long)(lt_alloc_live() - base), 1, "blocks live after the exempt allocation");
+	sink = malloc(8);
+	bool fired = lt_alloc_disarm();
+	lt_expect(fired && sink == NULL, NULL,
+	          "the armed allocation, the next after the exempt thread's, was not refused");
+	free(sink);
+	free(h.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +442,7 @@ int main(void)
 		LABTEST_SQLITE(alloc__a_block_kept_is_counted_live),
 		LABTEST_SQLITE(alloc__threads_keep_the_counts),
 		LABTEST_SQLITE(alloc__hold_stops_the_next_allocation),
+		LABTEST_SQLITE(alloc__a_thread_of_the_check_is_never_refused),
 		LABTEST_SQLITE(alloc__leaksanitizer_still_sees_leaks),
 		LABTEST_SQLITE(alloc__a_write_past_the_end_is_seen),
 		LABTEST_BOTH(alloc__kit_queries_fail_cleanly),

@@ -52,8 +52,9 @@ struct acc_case {
 	/* FLUSH: 3 likes of post 1000, one of those pending, added from
 	 * another thread once the flush's COMMIT has returned, before the
 	 * flush returns (likes that arrive while it runs: they stay pending
-	 * for the next flush). A post already there, so that the add itself
-	 * allocates nothing, whatever holds the sums. */
+	 * for the next flush). A post already there; whatever the add
+	 * allocates (an accumulator that moved its sums out for the flush
+	 * makes a new table) is never refused: a refusal is the flush's. */
 	pthread_t late;
 	bool late_started, late_added;
 	atomic_bool late_done;
@@ -64,6 +65,7 @@ enum { LATE_POST = 1000, LATE_LIKES = 3 };
 static void *late_add_main(void *arg)
 {
 	struct acc_case *c = arg;
+	lt_alloc_not_this_thread();
 	c->late_added = batch_acc_add(held, LATE_POST, LATE_LIKES) == 0;
 	atomic_store(&c->late_done, true);
 	return NULL;
