@@ -111,7 +111,11 @@ int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
  * delete the park. Returns the number of views
  * written (0 when nothing was dirty). When the database refuses a
  * statement, the parked deltas go back into the store, as record_view
- * would have left them, and the database's code is returned (§5), also
+ * would have left them: what the batch's park still holds, read in the
+ * same step that deletes the park, never the rows the flush holds in
+ * memory (another connection's recovery may have applied the batch and
+ * deleted its park meanwhile: then nothing goes back). The database's
+ * code is returned (§5), also
  * when the store then fails the put-back (what it could not put back
  * stays parked, for the next flush's recovery). When
  * the COMMIT itself fails, the batch stays parked: the next flush asks the
