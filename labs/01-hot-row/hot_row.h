@@ -66,8 +66,10 @@ struct hot_row_app {
  * error is returned; the same like tried again says HOT_ROW_DUPLICATE.)
  * 0 is returned only for a like that is written. An allocation that
  * fails (malloc, strdup, asprintf... returning NULL, if your code
- * allocates) is such a failure: KIT_DB_ERR, nothing written. No call
- * leaves a block allocated.
+ * allocates) is such a failure: KIT_DB_ERR, nothing written, app->check
+ * called once all the same (ask it first). No call leaves a block
+ * allocated. A ROLLBACK after a failed step that fails too changes
+ * nothing about the answer: it is the failed step's own code.
  *
  * Many threads may call it for the same post at once: every like that
  * returned 0 is counted exactly once. Nothing in it makes one like wait

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kit/failpoint.h"
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
 #include "tests/harness/alloc.h"
@@ -335,6 +336,12 @@ static int patient(void *arg, struct kit_load_thread *th)
 	(void)arg;
 	memset(&shapes[th->index], 0, sizeof shapes[th->index]);
 	kit_db_set_hook(th->db, shape_hook, &shapes[th->index]);
+	/* The likers' own clocks (clock_gettime, time(), gettimeofday(),
+	 * timespec_get()) run an hour a second here: a statement sent "once
+	 * every 10 s" (a count read back for a metrics gauge, timed by the
+	 * wall clock instead of drawn with rand()) is sent many times in
+	 * these 2,000 likes, where every statement is counted. */
+	lt_clock_fast_this_thread(3600);
 	if (kit_db_engine(th->db) != KIT_DB_SQLITE)
 		return 0;
 	return kit_db_set_lock_timeout(th->db, 60000);
@@ -458,8 +465,26 @@ static void like_post__unknown_post_changes_nothing(void **state)
 
 	struct app a = { 0 };
 	struct hot_row_app app = { check, &a };
+	struct trace tr = { 0 };
+	kit_db_set_hook(db, hook, &tr);
 	lt_expect_int_hint(like_post(db, 999, 1, &app), HOT_ROW_NO_POST,
 	                   "like of post 999, which does not exist (HOT_ROW_NO_POST)", "no-post");
+	kit_db_set_hook(db, NULL, NULL);
+	/* The UPDATE's count of 0 is the whole answer, and the ROLLBACK
+	 * undoes the like's INSERT: a DELETE of the like and a COMMIT ("take
+	 * our like back out") are statements besides the like's own, and
+	 * commit a transaction for a like that is not there. */
+	int others = 0, inserts = 0;
+	for (int i = 0; i < tr.n; i++) {
+		others += tr.what[i] == OTHER_;
+		inserts += tr.what[i] == INSERT_;
+	}
+	lt_expect(others == 0 && inserts == 1 && find(&tr, COMMIT_, 0) < 0, "rollback",
+	          "the like of post 999, which does not exist, sent %d INSERT(s) and %d statement(s) "
+	          "besides its transaction's words, its INSERT and its UPDATE, and %s (expected 1, 0 "
+	          "and a ROLLBACK: hot_row.h, no other statement). Is the like's row taken back out "
+	          "with a DELETE and the transaction committed, instead of rolled back?", inserts,
+	          others, find(&tr, COMMIT_, 0) < 0 ? "no COMMIT" : "a COMMIT");
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM likes"), 0,
 	                   "rows in likes after liking a missing post", "no-post");
 	lt_expect(atomic_load(&a.calls) == 1, "app-check", "a like of post 999, which does not "
@@ -1138,6 +1163,35 @@ static void like_post__every_step_can_fail(void **state)
 			lt_expect_int(counter(t), 1, "posts.likes after the like was tried again");
 		}
 	}
+
+	/* A statement refused as busy, then the ROLLBACK after it refused
+	 * too: the like still answers with the failed step's own code,
+	 * KIT_DB_BUSY (hot_row.h: the failed call's own negative code), not
+	 * the ROLLBACK's; a refused ROLLBACK has ended the transaction all
+	 * the same, and the caller's retry of a busy like is what follows. */
+	for (int k = 1; k <= 6; k++) {
+		labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+		if (kit_fp_set("db-stmt-busy", KIT_FP_ONCE, k) != 0 ||
+		    kit_fp_set("db-stmt-fails", KIT_FP_ONCE, k + 1) != 0)
+			fail_msg("cannot arm the step failpoints");
+		int rc = like_post(db, 1, 7, &app);
+		bool reached = kit_fp_count("db-stmt-busy") >= k;
+		kit_fp_set("db-stmt-busy", KIT_FP_OFF, 1);
+		kit_fp_set("db-stmt-fails", KIT_FP_OFF, 1);
+		if (!reached)
+			break;
+		lt_expect(rc == KIT_DB_BUSY || rc == 0, "rollback", "statement %d of the like refused as "
+		          "busy (KIT_DB_BUSY), then the statement after it (the ROLLBACK) refused too: "
+		          "like_post() returned %d; the answer is the failed step's own code, KIT_DB_BUSY (a caller "
+		          "retries a busy like), not the ROLLBACK's: is the ROLLBACK's failure returned "
+		          "in its place?", k, rc);
+		int64_t likes = counter(t);
+		int again = like_post(db, 1, 7, NULL);
+		lt_expect(again == (likes ? HOT_ROW_DUPLICATE : 0), "rollback", "statement %d of the "
+		          "like refused as busy and its ROLLBACK refused, then the same like again on "
+		          "the same connection: expected %d, got %d (%s)", k, likes ? HOT_ROW_DUPLICATE : 0,
+		          again, labtest_why(db));
+	}
 }
 
 /* A post whose counter already stands at INT64_MAX is there all the same:
@@ -1634,23 +1688,42 @@ static void like_post__any_nonzero_answer_refuses(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	int answers[] = { -1, 2, -10, 256, INT_MIN };
+	/* Every answer from -4095 to 4095 but 0 (every errno value, negated
+	 * or not: -ETIMEDOUT or -EAGAIN taken for "the filter could not
+	 * decide", or 1 for "flagged, still allowed", lets a no through),
+	 * then some wider ones (256 and INT_MIN are 0 in a char). A refused
+	 * like returns before it touches the database: microseconds each. */
+	static const int wide[] = { 256, 65536, 1 << 24, INT_MAX, INT_MIN, INT_MIN + 1, -65536 };
+	int n = 2 * 4095 + (int)(sizeof wide / sizeof wide[0]);
+	int let_through = 0, first_through = 0, miscalled = 0, first_miscalled = 0, first_calls = 0;
 	make_post(t);
 
-	for (int i = 0; i < 5; i++) {
-		struct app a = { .answer = answers[i] };
+	for (int i = 0; i < n; i++) {
+		int answer = i < 4095 ? -(i + 1) : i < 2 * 4095 ? i - 4095 + 1 : wide[i - 2 * 4095];
+		struct app a = { .answer = answer };
 		struct hot_row_app app = { check, &a };
-		lt_expect(like_post(db, 1, 5, &app) == HOT_ROW_REFUSED, "app-check",
-		          "the app's check answered %d, which refuses the like: expected HOT_ROW_REFUSED",
-		          answers[i]);
+		if (like_post(db, 1, 5, &app) != HOT_ROW_REFUSED && let_through++ == 0)
+			first_through = answer;
 		int calls = atomic_load(&a.calls);
-		lt_expect(calls == 1, "app-check",
-		          "the app's check answered %d and was called %d time(s) for one like: expected "
-		          "once (hot_row.h: exactly once per call). Any answer but 0 is the check's no, "
-		          "negative ones included; is a negative answer taken for the filter's own error "
-		          "and the check asked again?", answers[i], calls);
+		if (calls != 1 && miscalled++ == 0) {
+			first_miscalled = answer;
+			first_calls = calls;
+		}
 	}
-	lt_expect_int_hint(counter(t), 0, "posts.likes after five refused likes (is the answer kept in "
+	lt_expect(let_through == 0, "app-check",
+	          "the app's check answered each of -4095 .. -1, 1 .. 4095 and a few wider values "
+	          "(256, 65536, INT_MAX, INT_MIN, ...), each of which refuses the like: %d of those "
+	          "likes were not answered HOT_ROW_REFUSED, the first for the answer %d. Any answer "
+	          "but 0 is the check's no, negative ones included (hot_row.h): is some answer taken "
+	          "for \"the filter could not decide\" (-ETIMEDOUT, -EAGAIN: fail open) or for a yes "
+	          "with a flag (1), or is the answer kept in something narrower than int?",
+	          let_through, first_through);
+	lt_expect(miscalled == 0, "app-check",
+	          "the app's check answered %d and was called %d time(s) for one like (%d answers so): "
+	          "expected once (hot_row.h: exactly once per call). Any answer but 0 is the check's "
+	          "no, negative ones included; is a negative answer taken for the filter's own error "
+	          "and the check asked again?", first_miscalled, first_calls, miscalled);
+	lt_expect_int_hint(counter(t), 0, "posts.likes after the refused likes (is the answer kept in "
 	                   "something narrower than int? 256 and INT_MIN are 0 in a char)", "app-check");
 }
 
@@ -1863,6 +1936,28 @@ static void *like_side(void *arg)
 }
 
 #define CROWD 8                     /* likes at once whose checks all meet */
+#define BIG_CROWD 130               /* likes at once whose checks say no after all meet */
+
+/* A check with no state of its own (a NULL arg) that meets the others of
+ * the crowd at the meeting point named here: a like that runs such
+ * checks one at a time ("its state is global") makes likes wait. */
+static struct meet *crowd_meet;
+
+static int check_meets_without_arg(void *arg, int64_t post_id, int64_t user_id)
+{
+	(void)arg, (void)post_id, (void)user_id;
+	meet(crowd_meet);
+	return 0;
+}
+
+/* A check that meets the others, then says no: the like then writes
+ * nothing, so a crowd of them needs no connection of its own each. */
+static int check_meets_then_no(void *arg, int64_t post_id, int64_t user_id)
+{
+	(void)post_id, (void)user_id;
+	meet(arg);
+	return 1;
+}
 
 static void init_meet(struct meet *m)
 {
@@ -1935,11 +2030,13 @@ static void like_post__two_likes_side_by_side(void **state)
 	pthread_t cth[CROWD];
 	init_meet(&m);
 	m.need = CROWD;
+	crowd_meet = &m;
+	struct hot_row_app bare = { check_meets_without_arg, NULL };
 	for (int i = 0; i < CROWD; i++)
 		crowd[i] = labtest_connect(t);
 	for (int i = 0; i < CROWD; i++) {
 		cl[i] = (struct side_like){ .db = crowd[i], .post = i % 2 ? POST_B : 1, .user = 100 + i,
-		                            .app = &app, .rc = -999 };
+		                            .app = i % 4 == 3 ? &bare : &app, .rc = -999 };
 		if (pthread_create(&cth[i], NULL, like_side, &cl[i]) != 0)
 			fail_msg("pthread_create");
 	}
@@ -1954,12 +2051,57 @@ static void like_post__two_likes_side_by_side(void **state)
 	          "%d returned 0", CROWD, (long long)POST_B, CROWD, crowd_ok);
 	lt_expect(met_crowd == CROWD, "app-check", "%d likes on %d connections at once: only %d of "
 	          "their app checks found all the others running (each waited %d s inside for the "
-	          "rest): something lets only so many checks run at once (a semaphore of the "
-	          "process, a pool of workers for the check), so a like waits for other likes' checks "
-	          "where nothing but the counter's row may make it wait", CROWD, CROWD, met_crowd,
+	          "rest; a quarter of them are checks whose arg is NULL): something lets only so many "
+	          "checks run at once (a semaphore of the process, a pool of workers for the check, "
+	          "a mutex around checks that keep no state of their own), so a like waits for other "
+	          "likes' checks where nothing but the counter's row may make it wait", CROWD, CROWD,
+	          met_crowd,
 	          MEET_MS / 1000);
 	labtest_exec(t, "DELETE FROM likes WHERE user_id >= 100");
 	labtest_exec(t, "UPDATE posts SET likes = likes - 4");
+
+	/* Then BIG_CROWD likes at once whose checks all meet and then say no
+	 * (on SQLite only: the check is the same code on every engine). A
+	 * refused like touches no connection, so they share this one: a cap
+	 * of the process on checks in flight above the eight of the crowd
+	 * (64, 100, 128 "to protect the spam filter") queues likes too. */
+	int met_big = BIG_CROWD, big_refused = BIG_CROWD;
+	if (t->engine == KIT_DB_SQLITE) {
+		struct side_like *bl = calloc(BIG_CROWD, sizeof *bl);
+		pthread_t *bth = calloc(BIG_CROWD, sizeof *bth);
+		if (bl == NULL || bth == NULL)
+			fail_msg("calloc");
+		init_meet(&m);
+		m.need = BIG_CROWD;
+		struct hot_row_app no = { check_meets_then_no, &m };
+		int started = 0;
+		for (int i = 0; i < BIG_CROWD; i++) {
+			bl[i] = (struct side_like){ .db = labtest_db(t), .post = 1, .user = 1000 + i,
+			                            .app = &no, .rc = -999 };
+			if (pthread_create(&bth[i], NULL, like_side, &bl[i]) != 0)
+				break;
+			started++;
+		}
+		big_refused = 0;
+		for (int i = 0; i < started; i++) {
+			pthread_join(bth[i], NULL);
+			big_refused += bl[i].rc == HOT_ROW_REFUSED;
+		}
+		lt_expect(started == BIG_CROWD, NULL, "pthread_create: %d of %d threads started",
+		          started, BIG_CROWD);
+		met_big = atomic_load(&m.met);
+		free(bl);
+		free(bth);
+	}
+	lt_expect(big_refused == BIG_CROWD, "app-check", "%d likes whose app checks said no: %d "
+	          "returned HOT_ROW_REFUSED", BIG_CROWD, big_refused);
+	lt_expect(met_big == BIG_CROWD, "app-check", "%d likes at once, whose app checks each "
+	          "waited (%d s at most) for all the others to be running and then said no: only %d "
+	          "found them all: something lets only so many checks run at once (a semaphore of "
+	          "64 or 128 \"to protect the spam filter\", a pool of workers), so a like waits for "
+	          "other likes' checks where nothing but the counter's row may make it wait "
+	          "(hot_row.h: no cap of its own on checks in flight)", BIG_CROWD, MEET_MS / 1000,
+	          met_big);
 
 	int met_commits = 2, rc2[2] = { 0, 0 };
 	if (t->engine != KIT_DB_SQLITE) {
@@ -2341,8 +2483,11 @@ static void alloc_like_check(void *arg, int k, bool failed, int rc)
 		                   "was refused", "alloc");
 		lt_expect_int_hint(counter(l->t), l->likes_before, "posts.likes after a like whose "
 		                   "allocation was refused", "alloc");
-		lt_expect(atomic_load(&l->a.calls) <= 1, "app-check", "the app's check was called %d "
-		          "times by one like_post", atomic_load(&l->a.calls));
+		lt_expect(atomic_load(&l->a.calls) == 1, "app-check", "the app's check was called %d "
+		          "times by one like_post whose allocation %d was refused: it is called exactly "
+		          "once per call (hot_row.h), a call that then runs out of memory too; is the "
+		          "ids' text allocated before the check, and a failure returned without asking "
+		          "it?", atomic_load(&l->a.calls), k);
 		rc = alloc_like_call(l);
 		lt_expect(rc == 0, "alloc", "the same like again, nothing refused, returned %d: %s",
 		          rc, labtest_why(l->db));

@@ -6,6 +6,7 @@
  * where likes land, and per-thread xorshift sources seeded by the thread
  * number keep the threaded checks repeatable in what they ask.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +58,74 @@ static int teardown(void **state)
 #define SERVERS(f) \
 	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }, \
 	{ #f "/mysql", f, labtest_setup_mysql, teardown, NULL }
+
+/* ---- sleeps ---- */
+
+/* nanosleep(), usleep(), clock_nanosleep(), sleep() and thrd_sleep(), as
+ * the code calls them: counted while a thread watches its own call
+ * (sleeps_watched), then slept. A call refused as busy "rolls back and
+ * returns KIT_DB_BUSY at once" (shard.h): a pause before it returns ("back
+ * off so the caller's retry does not meet the same held row") is the
+ * caller's to choose, not the call's. */
+static _Thread_local bool sleeps_watched;
+static atomic_int sleeps_seen;
+
+static void sleep_seen(void)
+{
+	if (sleeps_watched)
+		atomic_fetch_add(&sleeps_seen, 1);
+}
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	sleep_seen();
+	return (int)syscall(SYS_nanosleep, req, rem);
+}
+
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
+{
+	sleep_seen();
+	return syscall(SYS_clock_nanosleep, clock, flags, req, rem) == 0 ? 0 : errno;
+}
+
+int usleep(useconds_t us)
+{
+	sleep_seen();
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+	return (int)syscall(SYS_nanosleep, &ts, NULL);
+}
+
+unsigned int sleep(unsigned int seconds)
+{
+	sleep_seen();
+	struct timespec ts = { (time_t)seconds, 0 }, rem = { 0, 0 };
+	if (syscall(SYS_nanosleep, &ts, &rem) == 0)
+		return 0;
+	return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
+}
+
+int thrd_sleep(const struct timespec *req, struct timespec *rem);
+int thrd_sleep(const struct timespec *req, struct timespec *rem)
+{
+	sleep_seen();
+	if (syscall(SYS_nanosleep, req, rem) == 0)
+		return 0;
+	return errno == EINTR ? -1 : -2;
+}
+
+/* Watches the calling thread's sleeps from now; sleeps_since() says how
+ * many it made since and stops watching. */
+static void watch_sleeps(void)
+{
+	atomic_store(&sleeps_seen, 0);
+	sleeps_watched = true;
+}
+
+static int sleeps_since(void)
+{
+	sleeps_watched = false;
+	return atomic_load(&sleeps_seen);
+}
 
 /* ---- random sources ---- */
 
@@ -1243,7 +1313,10 @@ static void shard_resize__edges_of_n(void **state)
 
 /* Slot counts past 2^31, 2^32 and 2^53 are read and fold without being cut
  * to an int, rounded to a double or cut short in their text. */
-#define COUNT_2_62 ((int64_t)1 << 62)
+/* 2^62 + 1: 19 digits, and not a whole number of a double's steps there
+ * (1,024), so a count read back through a double (strtod, atof) is cut
+ * to 2^62, whether or not the sum is worked in one. */
+#define COUNT_2_62 (((int64_t)1 << 62) + 1)
 static void shard_resize__folds_counts_past_2_31(void **state)
 {
 	struct labtest *t = *state;
@@ -1257,12 +1330,13 @@ static void shard_resize__folds_counts_past_2_31(void **state)
 
 	/* 19 digits, and not a whole number of a double's steps there (1,024) */
 	lt_expect_int_hint(total(db, POST), all, "count before the fold, slots holding 1, 2^31, "
-	                   "2^32 + 1 and 2^62 (is the sum worked in a double, such as SQLite's total()? "
+	                   "2^32 + 1 and 2^62 + 1 (is the sum worked in a double, such as SQLite's total()? "
 	                   "past 2^53 a double skips integers)", "uint32");
 	lt_expect(shard_resize(db, POST, 4) == 0, "fold", "shard_resize(4): %s", labtest_why(db));
 	lt_expect_int_hint(slot_n(t, POST, 0), all,
-	                   "slot 0 after folding slots 4 (2^31), 8 (2^32 + 1) and 12 (2^62) into it "
-	                   "(is a count kept in an int, read with atoi, or printed into a buffer too "
+	                   "slot 0 after folding slots 4 (2^31), 8 (2^32 + 1) and 12 (2^62 + 1) into "
+	                   "it (is a count kept in an int, read with atoi, or with strtod or atof, "
+	                   "whose double holds no odd number past 2^53, or printed into a buffer too "
 	                   "short for 19 digits?)", "uint32");
 	lt_expect_int(total(db, POST), all, "count after the fold");
 }
@@ -1490,18 +1564,32 @@ static void shard_resize__refuses_bad_n_before_the_database(void **state)
  * and a retry loop that draws again breaks it (and, with a slot of its
  * own choosing each time, is a different like). The holder lets go after
  * at most 2 s, so a like that waits it out still ends. */
+#define BUSY_HOLD_MS 4000
 struct busy_like {
 	struct kit_db *db;
 	uint32_t next;                 /* the counting source: calls = next - 9 */
 	int rc;
 	atomic_int done;
+	atomic_int released;           /* the holder has let go */
+	uint32_t first_next;           /* next once the first like returned */
+	int again_rc;                  /* the caller's retry, on the same thread */
+	uint32_t again_calls;          /* ... and its calls of the source */
 };
 
 static void *busy_like_main(void *arg)
 {
 	struct busy_like *b = arg;
 	b->rc = shard_increment(b->db, POST, counting, &b->next);
+	b->first_next = b->next;
 	atomic_store(&b->done, 1);
+	/* The caller tries the like again on the same thread once the slot
+	 * is free: a new like, so a new draw (one remembered from the busy
+	 * like, "a retry goes to the same slot", is no call of the source). */
+	for (int i = 0; i < 2 * BUSY_HOLD_MS / 10 && !atomic_load(&b->released); i++)
+		util_sleep_ns(10 * 1000000LL);
+	uint32_t before = b->next;
+	b->again_rc = shard_increment(b->db, POST, counting, &b->next);
+	b->again_calls = b->next - before;
 	return NULL;
 }
 
@@ -1517,7 +1605,6 @@ static void *busy_shrink_main(void *arg)
  * database) while main runs on b->db, whose lock timeout is 100 ms (1 s
  * on MariaDB): the holder lets go once main is done, or after BUSY_HOLD_MS
  * (a call that waits that long has waited past its lock timeout). */
-#define BUSY_HOLD_MS 4000
 static void run_against_slot_9(struct labtest *t, struct kit_db *db, struct busy_like *b,
                                void *(*main)(void *))
 {
@@ -1531,6 +1618,7 @@ static void run_against_slot_9(struct labtest *t, struct kit_db *db, struct busy
 	for (int i = 0; i < BUSY_HOLD_MS / 10 && !atomic_load(&b->done); i++)
 		usleep(10000);
 	kit_db_rollback(db);
+	atomic_store(&b->released, 1);
 	pthread_join(tid, NULL);
 }
 
@@ -1560,9 +1648,9 @@ static void shard_increment__busy_slot_draws_once(void **state)
 	          "(on SQLite, the write lock) shard_slots on another connection returned %d with N = "
 	          "%d, expected 0 with 16: does it take a write lock (kit_db_begin)?", slots_rc, nslots);
 
-	struct busy_like b = { held[0], 9, 0, 0 };
+	struct busy_like b = { .db = held[0], .next = 9 };
 	run_against_slot_9(t, db, &b, busy_like_main);
-	uint32_t calls = b.next - 9;
+	uint32_t calls = b.first_next - 9;
 	lt_expect(calls == 1, "one-slot", "a like whose slot was locked by another transaction called "
 	          "the random source %u times and returned %d: shard.h asks for exactly one call per "
 	          "like (does it retry a KIT_DB_BUSY with a new random number? return the error "
@@ -1573,13 +1661,18 @@ static void shard_increment__busy_slot_draws_once(void **state)
 	          "one of its own (SET LOCAL lock_timeout = 0 or '5s', SET STATEMENT "
 	          "innodb_lock_wait_timeout = 50 FOR ...)? shard.h: a call waits as long as its "
 	          "connection's lock timeout allows, and no longer", BUSY_HOLD_MS, b.rc, KIT_DB_BUSY);
-	int64_t want = b.rc == 0 ? 2 : 1;
+	lt_expect(b.again_rc == 0 && b.again_calls == 1, "one-slot", "after a like answered "
+	          "KIT_DB_BUSY, the caller's next like of the post on the same thread, the slot "
+	          "free by then, returned %d and called the random source %u time(s), expected 0 "
+	          "and once: every like draws its own value (is the busy like's draw kept for the "
+	          "retry, \"a retry goes to the same slot\"?)", b.again_rc, b.again_calls);
+	int64_t want = (b.rc == 0 ? 2 : 1) + (b.again_rc == 0);
 	lt_expect(total(db, POST) == want, "upsert", "after a like that returned %d against a locked "
-	          "slot the count is %lld, expected %lld", b.rc, (long long)total(db, POST),
-	          (long long)want);
+	          "slot, and the same like again (%d), the count is %lld, expected %lld", b.rc,
+	          b.again_rc, (long long)total(db, POST), (long long)want);
 
 	/* The same for a shrink to 4, whose DELETE meets slot 9. */
-	struct busy_like s = { held[0], 0, 0, 0 };
+	struct busy_like s = { .db = held[0] };
 	run_against_slot_9(t, db, &s, busy_shrink_main);
 	lt_expect(s.rc == KIT_DB_BUSY, "busy", "a shrink to 4, whose DELETE met slot 9 held by "
 	          "another transaction until the shrink returned or %d ms had passed, returned %d, "
@@ -1720,6 +1813,32 @@ static void shard_increment__failure_is_an_error(void **state)
 		}
 	}
 	like_n(db, POST, 1, counting, &next);
+
+	/* PostgreSQL: a connection whose server process has ended, and the
+	 * kit knows (kit_db_connected() says 0): an error, and the random
+	 * source still called once (shard.h: exactly once per like, whatever
+	 * the database answers; a like that gives up before its draw when
+	 * the connection looks gone puts a caller's sequence out of step). */
+	if (t->engine != KIT_DB_POSTGRES)
+		return;
+	struct kit_db *gone = held[0] = labtest_connect(t);
+	char sql[80];
+	snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%lld)", (long long)lt_session_id(gone));
+	labtest_exec(t, sql);
+	for (int i = 0; i < 100 && kit_db_connected(gone); i++) {
+		kit_db_exec(gone, "SELECT 1", 0, NULL);
+		if (kit_db_connected(gone))
+			util_sleep_ns(20 * 1000000LL);
+	}
+	lt_expect(!kit_db_connected(gone), NULL, "the test's connection whose server process it "
+	          "ended still says it is connected");
+	uint32_t drawn = next;
+	int rc = shard_increment(gone, POST, counting, &next);
+	lt_expect(rc < 0 && next == drawn + 1, "upsert", "shard_increment on a connection the server "
+	          "had ended (kit_db_connected() 0) returned %d and called the random source %u "
+	          "time(s): expected an error and one call (shard.h: rnd is called exactly once per "
+	          "like; does the like give up before its draw when the connection looks gone?)",
+	          rc, (unsigned)(next - drawn));
 }
 
 /* A statement refused as KIT_DB_BUSY, as a lock wait that timed out is,
@@ -1737,12 +1856,18 @@ static void shard__busy_is_answered_busy(void **state)
 	for (int k = 1; k <= 10; k++) {
 		int64_t before = total(db, POST);
 		lt_step_arm(LT_STEP_BUSY, k);
+		watch_sleeps();
 		int rc = shard_increment(db, POST, counting, &next);
+		int slept = sleeps_since();
 		if (!lt_step_disarm())
 			break;
 		lt_expect(rc == KIT_DB_BUSY, "busy", "statement %d of shard_increment %s: it returned %d, "
 		          "not KIT_DB_BUSY (%d) (is every failure turned into KIT_DB_ERR? return the "
 		          "code kit_db gave)", k, lt_step_what(LT_STEP_BUSY), rc, KIT_DB_BUSY);
+		lt_expect(slept == 0, "busy", "statement %d of shard_increment %s: it slept %d time(s) "
+		          "before it returned %d; shard.h: a call refused as busy rolls back and returns "
+		          "KIT_DB_BUSY at once (a back-off before the retry is the caller's to choose)",
+		          k, lt_step_what(LT_STEP_BUSY), slept, rc);
 		lt_expect_int_hint(total(db, POST), before, "count after a like refused as busy", "upsert");
 	}
 	for (int k = 1; k <= 10; k++) {
@@ -1778,9 +1903,16 @@ static void shard__busy_is_answered_busy(void **state)
 	for (int k = 1; ; k++) {
 		staircase_rows(t);
 		lt_step_arm(LT_STEP_BUSY, k);
+		watch_sleeps();
 		int rc = shard_resize(db, POST, 4);
+		int slept = sleeps_since();
 		if (!lt_step_disarm())
 			break;
+		lt_expect(slept == 0, "busy", "statement %d of shard_resize(4) %s: it slept %d time(s) "
+		          "before it returned %d; shard.h: a call refused as busy rolls back and returns "
+		          "KIT_DB_BUSY at once, without retrying (a back-off \"so the caller's retry does "
+		          "not meet the same held row\" is the caller's to choose)", k,
+		          lt_step_what(LT_STEP_BUSY), slept, rc);
 		/* A lock wait that timed out ends no transaction (MariaDB undoes
 		 * the statement only; PostgreSQL leaves the transaction failed;
 		 * the kit refuses before the statement runs): a shrink that skips
