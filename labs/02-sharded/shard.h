@@ -48,7 +48,10 @@ typedef uint32_t shard_rand_fn(void *arg);
 
 /* Create like_slots and like_slot_config if they do not exist, as
  * ordinary tables: a like that returned 0 survives a crash or a restart
- * of the server (not UNLOGGED, not a MEMORY or TEMP table). */
+ * of the server (not UNLOGGED, not a MEMORY or TEMP table).
+ * like_slot_config.nslots carries a CHECK (nslots > 0): a row of 0 or
+ * fewer slots, even one written with plain SQL, is refused
+ * (KIT_DB_CONSTRAINT), so no like ever takes a value % 0. */
 int shard_setup(struct kit_db *db);
 
 /* Record one like of post_id: call rnd(rnd_arg) exactly once, take slot =
