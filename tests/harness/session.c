@@ -56,18 +56,26 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 		snprintf(out + used, len - used, "wal_autocheckpoint=%lld;kit_busy_timeout_ms=%d;",
 		         (long long)autockpt, kit_db_lock_timeout(db));
 	}
-	/* PostgreSQL: the locks the session holds past its transactions
+	/* PostgreSQL: what else the session keeps past a statement, beside
+	 * its settings: the locks it holds past its transactions
 	 * (pg_advisory_lock, not the _xact_ kind, which COMMIT and ROLLBACK
-	 * let go). Named only when there are some, so the line stays as it
-	 * was for every session that holds none. */
-	int64_t advisory = 0;
-	if (rc == 0 && t->engine == KIT_DB_POSTGRES &&
-	    (rc = kit_db_query_int(db, "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid()"
-	                           " AND locktype = 'advisory'", 0, NULL, &advisory)) == 0 &&
-	    advisory > 0) {
-		size_t used = strlen(out);
-		snprintf(out + used, len - used, "advisory_locks_held=%lld;", (long long)advisory);
-	}
+	 * let go), statements PREPAREd by name, open cursors, channels it
+	 * LISTENs on and temporary tables. Each is named only when there are
+	 * some, so the line stays as it was for every session that has none.
+	 * A PREPARE "so the next call only executes" left on the caller's
+	 * connection is in the way of the caller's own PREPARE of that name. */
+	if (rc == 0 && t->engine == KIT_DB_POSTGRES)
+		rc = kit_db_query(db, "SELECT s FROM (SELECT concat_ws(';',"
+		                  " (SELECT 'advisory_locks_held=' || count(*) FROM pg_locks"
+		                  "  WHERE pid = pg_backend_pid() AND locktype = 'advisory' HAVING count(*) > 0),"
+		                  " (SELECT 'prepared=' || string_agg(name, ',' ORDER BY name)"
+		                  "  FROM pg_prepared_statements WHERE from_sql),"
+		                  " (SELECT 'cursors=' || string_agg(name, ',' ORDER BY name) FROM pg_cursors),"
+		                  " (SELECT 'listening=' || string_agg(c, ',' ORDER BY c)"
+		                  "  FROM pg_listening_channels() c),"
+		                  " (SELECT 'temp_tables=' || count(*) FROM pg_class"
+		                  "  WHERE relnamespace = pg_my_temp_schema() HAVING count(*) > 0)) AS s) x"
+		                  " WHERE s <> ''", 0, NULL, add_row, &x);
 	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
 }
 

@@ -39,8 +39,10 @@
  * wait (kit_db_lock_timeout); PostgreSQL's settings
  * that the client or the session set, each with its source (the harness's
  * URL sets synchronous_commit = off already, so a SET of it to off
- * changes only the source) and, when it holds any, the advisory locks it
- * holds past its transactions (advisory_locks_held=N); a list of
+ * changes only the source) and, when it has any, the advisory locks it
+ * holds past its transactions (advisory_locks_held=N), its statements
+ * PREPAREd by name, its open cursors, the channels it LISTENs on and its
+ * temporary tables; a list of
  * MariaDB's session variables. Fails
  * the check if they cannot be read. */
 void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len);

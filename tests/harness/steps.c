@@ -82,6 +82,40 @@ static bool is_write(const char *sql)
 	return false;
 }
 
+/* Whether any statement of a text is a write: a simple query may hold
+ * several ("SET LOCAL ...; UPDATE ..."), run as one implicit transaction.
+ * Quotes ('...', "...", $tag$...$tag$) are skipped, so a ';' inside one
+ * starts nothing. */
+static bool text_writes(const char *sql)
+{
+	if (is_write(sql))
+		return true;
+	for (const char *p = sql; *p; p++) {
+		if (*p == '\'' || *p == '"') {
+			const char *end = strchr(p + 1, *p);
+			if (!end)
+				return false;
+			p = end;
+		} else if (*p == '$') {
+			const char *tag_end = strchr(p + 1, '$');
+			size_t len = tag_end ? (size_t)(tag_end - p + 1) : 0;
+			if (!tag_end || len > 64 || strspn(p + 1, "abcdefghijklmnopqrstuvwxyz"
+			                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != len - 2)
+				continue;
+			char tag[66];
+			memcpy(tag, p, len);
+			tag[len] = '\0';
+			const char *close = strstr(tag_end + 1, tag);
+			if (!close)
+				return false;
+			p = close + len - 1;
+		} else if (*p == ';' && is_write(p + 1)) {
+			return true;
+		}
+	}
+	return false;
+}
+
 void lt_tx_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct lt_tx_watch *w = arg;
@@ -123,7 +157,7 @@ void lt_lock_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_
 		if (w->open && w->locked && w->after++ == 0)
 			snprintf(w->what, sizeof w->what, "%s", sql);
 		bool ours = lt_sql_names(sql, w->table);
-		if (ours && is_write(sql)) {
+		if (ours && text_writes(sql)) {
 			w->writes++;
 			w->locked = true;
 		} else if (ours && lt_sql_locking_read(sql)) {

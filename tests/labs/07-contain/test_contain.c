@@ -347,8 +347,20 @@ static void hot_keys__topk_counts_past_2_31(void **state)
 	c[0].count = 3000000000ULL;            /* set as a long stream would leave them */
 	c[1].count = 5;
 	c[2].count = 2147483653ULL;            /* 2^31 + 5 */
+	for (int i = 0; i < K + 2; i++)
+		top[i] = (struct hot_key){ 0xDEAD, 0xDEAD, 0xDEAD };
 	int m = hot_keys_topk(&hk, top, K + 2);
 	lt_expect_int_hint(m, 3, "keys reported with max 6 and 3 keys counted", "order");
+	/* it copies the keys it returns, no more: out[m .. max-1] is the
+	 * caller's still (a copy of max entries from a scratch copy of the 3
+	 * counters reads past that block and writes what lay beyond it) */
+	int touched = 0;
+	for (int i = m < 0 ? 0 : m; i < K + 2; i++)
+		touched += top[i].key != 0xDEAD || top[i].count != 0xDEAD || top[i].error != 0xDEAD;
+	lt_expect(touched == 0, "order", "hot_keys_topk() with max 6 and 3 keys counted returned "
+	          "%d and wrote %d of the entries past out[%d]: it copies the keys it counted, "
+	          "no more (is max entries copied from a scratch copy of the %d counters in use, "
+	          "reading past its end?)", m, touched, m - 1, 3);
 	lt_expect(m == 3 && top[0].key == 1 && top[1].key == 3 && top[2].key == 2, "order",
 	          "expected keys 1, 3, 2 (counts 3,000,000,000, 2^31 + 5, 5), got %llu, %llu, %llu: "
 	          "counts past 2^31 compared as int (a comparator returning a - b cut to int), or "

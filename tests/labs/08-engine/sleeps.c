@@ -139,6 +139,13 @@ int clock_gettime(clockid_t clock, struct timespec *ts)
 			break;
 		}
 	}
+	if (watch && watch->advanced_ms > 0 && clock != CLOCK_PROCESS_CPUTIME_ID &&
+	    clock != CLOCK_THREAD_CPUTIME_ID) {
+		/* the time the cut requests would have slept (advance_clock) */
+		int64_t ns = (int64_t)ts->tv_nsec + (int64_t)(watch->advanced_ms * 1e6);
+		ts->tv_sec += (time_t)(ns / 1000000000);
+		ts->tv_nsec = (long)(ns % 1000000000);
+	}
 	if (watch) {
 		ts->tv_nsec -= ts->tv_nsec % 1000;
 		if (clock >= 0 && clock < READ_CLOCKS) {
@@ -205,6 +212,8 @@ static bool cut(double ms)
 	bool too_long = ms > s->max_ms + 1e-6, spent = s->asleep_ms >= s->budget_ms;
 	if (!too_long && !spent)
 		return false;
+	if (s->advance_clock && ms > 0)
+		s->advanced_ms += ms;
 	if (!s->cut) {
 		s->first_cut_ms = ms;
 		s->first_cut_after = s->attempts;
@@ -261,12 +270,24 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
 	else {
 		double ms = ms_of(req);
 		if (flags & TIMER_ABSTIME) {
-			double now = now_ms(clock);
+			/* the clock as the code read it: moved on by the waits cut
+			 * so far (advance_clock), which the kernel's is not */
+			double now = now_ms(clock) + (watch && clock != CLOCK_PROCESS_CPUTIME_ID &&
+			                              clock != CLOCK_THREAD_CPUTIME_ID ?
+			                              watch->advanced_ms : 0);
 			bool read = watch && clock >= 0 && clock < READ_CLOCKS && read_ok[clock] &&
 			            read_ms[clock] <= now;
 			ms -= read ? read_ms[clock] : now;
 		}
-		err = cut(ms > 0 ? ms : 0) ? 0 : kernel_sleep(clock, flags, req, rem);
+		if (cut(ms > 0 ? ms : 0))
+			err = 0;
+		else if ((flags & TIMER_ABSTIME) && watch && watch->advanced_ms > 0) {
+			/* a deadline on the moved-on clock: sleep what is left of it */
+			struct timespec left = { (time_t)(ms > 0 ? ms / 1000 : 0),
+			                         (long)(ms > 0 ? ((int64_t)(ms * 1e6)) % 1000000000 : 0) };
+			err = kernel_sleep(clock, 0, &left, NULL);
+		} else
+			err = kernel_sleep(clock, flags, req, rem);
 	}
 	errno = saved;
 	return err;

@@ -67,6 +67,12 @@ struct lt_sleeps {
 	                           asks less than it meant to */
 	bool interrupted;       /* ... done in this wait */
 	int sleeps_interrupted; /* ... in all */
+	bool advance_clock;     /* set after lt_sleeps_watch(): each request cut
+	                           moves the thread's clocks (realtime and
+	                           monotonic) on by what it asked, as if it had
+	                           slept, so a call that also limits its retries
+	                           by the time they take sees that time pass */
+	double advanced_ms;     /* ... by this much so far */
 	bool frozen;            /* lt_sleeps_freeze_clock: the clock stands ... */
 	struct timespec frozen_realtime, frozen_monotonic;      /* ... here */
 };

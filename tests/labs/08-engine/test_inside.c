@@ -466,6 +466,14 @@ static void versions__buffers_of_a_read_that_sets_hints(void **state)
  * right after does (3 or so). An id printed as unsigned is a number past
  * INT64_MAX: PostgreSQL then compares every row as numeric, with no
  * index, and the read walks the whole table (11 buffers and more). */
+static const int64_t own_rows[2] = { INT64_MIN, -2 };
+
+static int versions_own_row(void *arg, int who, struct kit_db *db)
+{
+	struct inside_versions *v = arg;
+	return inside_versions(db, own_rows[who], &v[who]);
+}
+
 static void versions__negative_row_ids(void **state)
 {
 	struct labtest *t = *state;
@@ -506,6 +514,51 @@ static void versions__negative_row_ids(void **state)
 		          "One that reads only the key (SELECT 1, SELECT id) is an index-only scan, "
 		          "which counts the visibility map's page too: not the row's read",
 		          ids[i], own, v.buffers);
+	}
+
+	/* "A connection is used by one thread at a time": two threads read
+	 * row INT64_MIN and the missing row -2 on their own connections, the
+	 * first held before its EXPLAIN while the second runs whole. Each
+	 * gets its own row's buffers (a statement text or a count kept in a
+	 * static is the other call's), and neither leaves a block allocated
+	 * (a buffer kept for the thread's next call is one). */
+	struct inside_versions both[2];
+	memset(both, 0, sizeof both);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	char warm[160];
+	/* a new backend's first read of a table touches a few buffers more
+	 * (its index's metapage, before the relcache keeps it): every
+	 * connection reads both rows once first */
+	for (int i = 0; i < 2; i++) {
+		snprintf(warm, sizeof warm, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
+		         " SELECT n FROM counters WHERE id = %" PRId64, own_rows[i]);
+		for (int who = 0; who < 3; who++) {
+			int64_t ignored = -1;
+			kit_db_query(who < 2 ? lt_gate_db(g, who) : db, warm, 0, NULL, explained_buffers,
+			             &ignored);
+		}
+	}
+	size_t blocks = lt_alloc_live();
+	lt_gate_run_first(g, "EXPLAIN", (int[]){ 1, 1 }, 1, versions_own_row, both);
+	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_alloc_expect_none_left(blocks, "inside_versions() of rows INT64_MIN and -2 in two "
+	                          "threads (is a buffer allocated once and kept for later calls?)");
+	lt_gate_close(g);
+	for (int i = 0; i < 2; i++) {
+		char sql[160];
+		int64_t own = -1;
+		snprintf(sql, sizeof sql, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)"
+		         " SELECT n FROM counters WHERE id = %" PRId64, own_rows[i]);
+		kit_db_query(db, sql, 0, NULL, explained_buffers, &own);
+		lt_expect((i == 0 ? rc0 : rc1) == 0 && both[i].buffers == own, "buffers",
+		          "inside_versions() of row %" PRId64 " (%s; the other thread read row %"
+		          PRId64 ", each on its own connection): %d and %" PRId64 " buffers, "
+		          "expected 0 and %" PRId64 " (the test's own EXPLAIN of that row; row "
+		          "INT64_MIN is there, row -2 is not). Is the statement's text or the count "
+		          "kept in a static, which the other call overwrote?", own_rows[i],
+		          i == 0 ? "held before its EXPLAIN while the other ran whole" :
+		                   "run whole while the other was held",
+		          own_rows[1 - i], i == 0 ? rc0 : rc1, both[i].buffers, own);
 	}
 }
 
@@ -883,15 +936,31 @@ static void keys__like_needs_post(void **state)
 	                   "likes of a post that is gone, after DELETE of a liked post", "guarantee");
 	/* A like with no post at all: a NULL passes every foreign key, and
 	 * SQLite lets NULL into a (non-INTEGER) primary key of a rowid
-	 * table, so only NOT NULL on post_id refuses it there. */
-	int null_rc = kit_db_exec(db, "INSERT INTO likes (post_id, user_id) VALUES (NULL, 5)", 0, NULL);
-	int64_t nulls = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id IS NULL");
-	lt_expect(null_rc < 0 && nulls == 0, "guarantee",
-	          "INSERT INTO likes (post_id, user_id) VALUES (NULL, 5) returned %d and left %"
-	          PRId64 " like with no post: expected it refused. Is likes.post_id without NOT "
-	          "NULL (SQLite lets NULL into a primary key)?", null_rc, nulls);
-	if (null_rc == 0)
-		labtest_exec(t, "DELETE FROM likes WHERE post_id IS NULL");
+	 * table, so only NOT NULL on post_id refuses it there. The same for
+	 * every NOT NULL column of INSIDE_SCHEMA: a like by no user (any
+	 * number of them, as NULLs are never equal in a key) and a post whose
+	 * count is NULL (likes + 1 stays NULL for ever). PostgreSQL makes
+	 * the columns of a primary key NOT NULL by itself; SQLite does not. */
+	static const struct { const char *insert, *count, *column; } nulls_of[] = {
+		{ "INSERT INTO likes (post_id, user_id) VALUES (NULL, 5)",
+		  "SELECT count(*) FROM likes WHERE post_id IS NULL", "likes.post_id" },
+		{ "INSERT INTO likes (post_id, user_id) VALUES (1, NULL)",
+		  "SELECT count(*) FROM likes WHERE user_id IS NULL", "likes.user_id" },
+		{ "INSERT INTO posts (id, likes) VALUES (77, NULL)",
+		  "SELECT count(*) FROM posts WHERE likes IS NULL", "posts.likes" },
+	};
+	for (size_t i = 0; i < sizeof nulls_of / sizeof nulls_of[0]; i++) {
+		int null_rc = kit_db_exec(db, nulls_of[i].insert, 0, NULL);
+		int64_t nulls = labtest_int(t, nulls_of[i].count);
+		lt_expect(null_rc < 0 && nulls == 0, "guarantee",
+		          "%s returned %d and left %" PRId64 " row with a NULL %s: expected it "
+		          "refused. Is %s without the NOT NULL of INSIDE_SCHEMA (SQLite lets NULL "
+		          "into a primary key, PostgreSQL does not)?", nulls_of[i].insert, null_rc,
+		          nulls, nulls_of[i].column, nulls_of[i].column);
+		if (null_rc == 0)
+			labtest_exec(t, i < 2 ? "DELETE FROM likes WHERE post_id IS NULL OR user_id IS NULL"
+			                      : "DELETE FROM posts WHERE likes IS NULL");
+	}
 	/* "no post deleted under its likes" (README §3): the DELETE is
 	 * refused, not carried out on the likes too (ON DELETE CASCADE), nor
 	 * on the likes' key (SET NULL, SET DEFAULT). */
@@ -1241,14 +1310,15 @@ static int count_at_level(void *arg, int who, struct kit_db *db)
 {
 	(void)arg;
 	static const struct inside_retry policy = { 3, 1, 2 };
-	return inside_count_retrying(db, 1, who == 0 ? "REPEATABLE READ" : "SERIALIZABLE",
-	                             &policy, NULL);
+	return inside_count_retrying(db, who == 0 ? 1 : 2, who == 0 ? "REPEATABLE READ" :
+	                             "SERIALIZABLE", &policy, NULL);
 }
 
 static void isolation__each_call_at_its_level(void **state)
 {
 	struct labtest *t = *state;
 	make_counter(t);
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (2)");
 	labtest_exec(t, "CREATE TABLE levels (who serial, level text)");
 	labtest_exec(t, "CREATE FUNCTION note_level() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
 	                " INSERT INTO levels (level) VALUES (current_setting('transaction_isolation'));"
@@ -1272,7 +1342,14 @@ static void isolation__each_call_at_its_level(void **state)
 	          "at SERIALIZABLE, ran whole: the first ran at \"%s\", the second at \"%s\". Is "
 	          "the BEGIN text (or the level) kept in a buffer every call shares, a static, "
 	          "which the other call overwrote before this one sent it?", first, second);
-	lt_expect_int(counter(t), 2, "counter after the two calls");
+	/* each call its own row: the held one counts row 1, the other row 2
+	 * (a row id printed into a static buffer sends the other's) */
+	int64_t n1 = counter(t), n2 = labtest_int(t, "SELECT n FROM counters WHERE id = 2");
+	lt_expect(n1 == 1 && n2 == 1, "isolation", "a call counting row 1 was held before its "
+	          "BEGIN while another counted row 2 whole: rows 1 and 2 count %" PRId64 " and %"
+	          PRId64 ", expected 1 and 1. Is the row's id (or the statement's text) printed "
+	          "into a buffer every call shares, a static, which the other call overwrote?",
+	          n1, n2);
 
 	/* "level ... not copied": the caller's text is read during the call
 	 * only. One buffer of the caller's, holding REPEATABLE READ for a
@@ -1298,7 +1375,7 @@ static void isolation__each_call_at_its_level(void **state)
 	          "text kept from an earlier call and rebuilt only when `level` points elsewhere? "
 	          "The text can change under the same pointer: build the BEGIN in each call", first,
 	          second);
-	lt_expect_int(counter(t), 4, "counter after two more calls");
+	lt_expect_int(counter(t), 3, "counter after two more calls");
 }
 
 /* The level is the call's transaction's, not the connection's: a session
@@ -1584,14 +1661,19 @@ static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base
 	kit_db_set_hook(db, time_waits, &w);
 	lt_sleeps_watch(&asked, 0, 0);
 	asked.interrupt_sleep = interrupt_sleep;
+	/* each wait, never slept, still moves the thread's clock on by what
+	 * it asked: the call sees the days of its waits pass */
+	asked.advance_clock = true;
 	lt_sleeps_deadline(60, "isolation__waits_of_seconds_to_weeks");
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
 	lt_sleeps_unwatch();
 	kit_db_set_hook(db, NULL, NULL);
 	lt_expect(rc == 0 && attempts == fail + 1 && w.n == fail, "limit", "expected 0 after %d "
 	          "attempts with %d waits (%d planted failures, max_attempts %d, base %d ms), got %d "
-	          "after %d attempts, %d waits", fail + 1, fail, fail, fail + 1, base, rc, attempts,
-	          w.n);
+	          "after %d attempts, %d waits%s", fail + 1, fail, fail, fail + 1, base, rc, attempts,
+	          w.n, rc == INSIDE_GAVE_UP && attempts < fail + 1 ? " (the clock had moved on "
+	          "by the waits asked: does the call also give up after some time? inside.h "
+	          "gives up after max_attempts failures, however long their waits)" : "");
 	lt_expect(asked.malformed == 0, "backoff", "%d of the waits (base %d ms) asked nanosleep() "
 	          "for a timespec the kernel refuses (EINVAL, no wait at all), the first { %lld s, "
 	          "%lld ns }: tv_nsec must be 0 to 999999999, tv_sec not negative; is ms x 10^6 "
@@ -2150,6 +2232,12 @@ static void commits__async_skips_flush(void **state)
 	          "is it so busy that every flush carried others' commits too?", rounds, most);
 }
 
+static int count_async_own_row(void *arg, int who, struct kit_db *db)
+{
+	(void)arg;
+	return inside_count_async(db, who == 0 ? 5 : 6);
+}
+
 static void commits__counts(void **state)
 {
 	struct labtest *t = *state;
@@ -2194,6 +2282,23 @@ static void commits__counts(void **state)
 		}
 	}
 	lt_expect_int(counter(t), 50, "counter 1 after the counts of the other rows");
+	/* "A connection is used by one thread at a time" (inside.h): two
+	 * threads count rows 5 and 6 on their own connections, the first held
+	 * before its UPDATE while the second runs whole. Each counts its own
+	 * row (an id printed into a static buffer sends the other's). */
+	labtest_exec(t, "INSERT INTO counters (id) VALUES (5), (6)");
+	struct lt_gate *g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "UPDATE", (int[]){ 1, 1 }, 1, count_async_own_row, NULL);
+	int rc5 = lt_gate_rc(g, 0), rc6 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	int64_t n5 = labtest_int(t, "SELECT n FROM counters WHERE id = 5");
+	int64_t n6 = labtest_int(t, "SELECT n FROM counters WHERE id = 6");
+	lt_expect(rc5 == 0 && rc6 == 0 && n5 == 1 && n6 == 1, "async", "inside_count_async() of "
+	          "row 5 held before its UPDATE while another thread's of row 6 ran whole, each on "
+	          "its own connection: %d and %d, rows 5 and 6 count %" PRId64 " and %" PRId64
+	          ", expected 0, 0, 1 and 1. Is the row's id (or the statement's text) kept in a "
+	          "buffer every call shares, a static, which the other call overwrote?", rc5, rc6,
+	          n5, n6);
 
 	/* The counter's row is locked from its UPDATE to COMMIT: nothing of
 	 * the caller's may run in between (a read of the new count "to be
