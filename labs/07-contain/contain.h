@@ -108,7 +108,9 @@ struct contain_config {
 	int counter_pool_size;   /* contained: the like endpoint's own pool */
 	int acquire_timeout_ms;  /* how long a request waits for a connection */
 	int lock_timeout_ms;     /* contained: how long the like's UPDATE may
-	                            wait for the row before giving up */
+	                            wait for the row before giving up, set
+	                            inside the like's transaction (SET LOCAL),
+	                            never on the pooled session */
 	bool contain;            /* false: the naive app, one shared pool and no
 	                            lock_timeout of the app's (it may send none,
 	                            or lock_timeout = 0, "wait for ever", for its

@@ -22,7 +22,10 @@
  *   key = inside_spread_key(seq);                    §7
  * Every database function returns 0 or a negative KIT_DB_* / INSIDE_*
  * code, and leaves no transaction open behind it, nor a block allocated
- * (on its error paths too). A connection is used by one thread at a time.
+ * (on its error paths too). A negative code means the call changed
+ * nothing (a reply lost on COMMIT excepted): every statement of a call
+ * comes before its COMMIT, so a setting it needs is SET LOCAL, not a SET
+ * put back afterwards. A connection is used by one thread at a time.
  */
 #ifndef HOTROW_LAB08_INSIDE_H
 #define HOTROW_LAB08_INSIDE_H
