@@ -520,6 +520,37 @@ static void fence_position__is_stored_offset_plus_one(void **state)
 	          "answer for a query that found no row: a caller tells \"no such partition\" from \"the "
 	          "database failed\" by it", norow, norow == 0 ? "success" : norow == KIT_DB_ERR ?
 	          "KIT_DB_ERR: every failure turned into one code?" : "another code", KIT_DB_NOROW);
+
+	/* Partition 2's row held by a batch in flight (another connection's
+	 * open transaction has written it): the row is there, so the position
+	 * is 42, read at once (a plain read waits for no lock) or after a wait
+	 * the connection's 1 s allows gave up (KIT_DB_BUSY). A read that skips
+	 * the rows others hold (FOR SHARE SKIP LOCKED, "never hang an
+	 * assignment") answers KIT_DB_NOROW: no progress row, for a partition
+	 * that has one, and its caller may make one up. */
+	struct kit_db *holder = labtest_connect(t), *reader = labtest_connect(t);
+	assert_int_equal(kit_db_set_lock_timeout(reader, 1000), 0);
+	assert_int_equal(kit_db_begin(holder), 0);
+	assert_int_equal(kit_db_exec(holder, "UPDATE log_progress SET last_offset = last_offset "
+	                             "WHERE part = 2", 0, NULL), 0);
+	next = -7;
+	int64_t t0 = util_now_ns();
+	int held = fence_position(reader, 2, &next);
+	int64_t waited_ms = (util_now_ns() - t0) / 1000000;
+	char why[200];
+	snprintf(why, sizeof why, "%s", labtest_why(reader));
+	kit_db_rollback(holder);
+	kit_db_close(holder);
+	kit_db_close(reader);
+	lt_expect((held == 0 && next == 42) || (held == KIT_DB_BUSY && waited_ms >= 800), "seek-from-db",
+	          "fence_position of partition 2 (last_offset 41) while another connection's open "
+	          "transaction held its progress row returned %d with position %lld after %lld ms (%s); "
+	          "expected 42, or KIT_DB_BUSY once the connection's 1 s lock wait gave up%s", held,
+	          (long long)next, (long long)waited_ms, why, held == KIT_DB_NOROW ? ": KIT_DB_NOROW "
+	          "says the partition has no row, and it has one: does the read skip the rows others "
+	          "hold (SKIP LOCKED)?" : held == KIT_DB_BUSY ? ": busy before the connection's limit, "
+	          "does the read refuse to wait (NOWAIT)? fence.h: a statement waits as long as the "
+	          "connection allows" : "");
 	passed(t);
 }
 
@@ -1695,9 +1726,12 @@ static void fence_handle__batch_applied_before_answers_0(void **state)
  * = remote_write, which a reset to "on" would not restore either. */
 /* The lock wait each statement of a batch runs with, noted where the
  * batch cannot hide it: on the servers by row triggers on log_progress
- * and video_views, into lt_seen_wait (PostgreSQL's lock_timeout, MariaDB's
- * innodb_lock_wait_timeout, as the statement sees them: a SET LOCAL, a
- * set_config(..., true) or a SET STATEMENT ... FOR shows); on SQLite the
+ * and video_views, into lt_seen_wait (PostgreSQL's lock_timeout and
+ * statement_timeout, MariaDB's innodb_lock_wait_timeout and
+ * max_statement_time, as the statement sees them: a SET LOCAL, a
+ * set_config(..., true) or a SET STATEMENT ... FOR shows; a statement
+ * timeout of 30 s "so a batch never hangs" gives up on a lock wait the
+ * connection would have kept: a limit of its own too); on SQLite the
  * kit's own busy wait, read by the hook as each statement starts. */
 static atomic_int sqlite_wait_changed;
 
@@ -1715,7 +1749,8 @@ static void lock_wait_watch(struct labtest *t)
 		labtest_exec(t, "CREATE TABLE lt_seen_wait (v TEXT)");
 		labtest_exec(t, "CREATE OR REPLACE FUNCTION lt_seen_wait_f() RETURNS trigger "
 		                "LANGUAGE plpgsql AS $$BEGIN INSERT INTO lt_seen_wait "
-		                "VALUES (current_setting('lock_timeout')); RETURN NEW; END$$");
+		                "VALUES (current_setting('lock_timeout') || '/' || "
+		                "current_setting('statement_timeout')); RETURN NEW; END$$");
 		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_lp BEFORE UPDATE ON log_progress "
 		                "FOR EACH ROW EXECUTE FUNCTION lt_seen_wait_f()");
 		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_vv BEFORE INSERT OR UPDATE ON video_views "
@@ -1723,9 +1758,11 @@ static void lock_wait_watch(struct labtest *t)
 	} else if (t->engine == KIT_DB_MYSQL) {
 		labtest_exec(t, "CREATE TABLE lt_seen_wait (v VARCHAR(40))");
 		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_lp BEFORE UPDATE ON log_progress FOR EACH ROW "
-		                "INSERT INTO lt_seen_wait VALUES (@@innodb_lock_wait_timeout)");
+		                "INSERT INTO lt_seen_wait VALUES (CONCAT(@@innodb_lock_wait_timeout, '/', "
+		                "@@max_statement_time))");
 		labtest_exec(t, "CREATE TRIGGER lt_seen_wait_vv BEFORE INSERT ON video_views FOR EACH ROW "
-		                "INSERT INTO lt_seen_wait VALUES (@@innodb_lock_wait_timeout)");
+		                "INSERT INTO lt_seen_wait VALUES (CONCAT(@@innodb_lock_wait_timeout, '/', "
+		                "@@max_statement_time))");
 	}
 	/* the session's own value, as the triggers see it */
 	if (t->engine != KIT_DB_SQLITE)
@@ -1769,8 +1806,9 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 			          "connection whose lock wait is 7 s ran a statement with another one "
 			          "(%s): a batch waits for a lock as long as its connection allows, the "
 			          "caller's choice, and sets no limit of its own, not even for its own "
-			          "transaction or statement (SET LOCAL lock_timeout, SET STATEMENT "
-			          "innodb_lock_wait_timeout = 1 FOR ..., kit_db_set_lock_timeout put back "
+			          "transaction or statement (SET LOCAL lock_timeout, SET LOCAL "
+			          "statement_timeout, SET STATEMENT innodb_lock_wait_timeout = 1 or "
+			          "max_statement_time = 30 FOR ..., kit_db_set_lock_timeout put back "
 			          "afterwards): a zombie gives up by the caller's rule, and so does the "
 			          "partition's owner waiting behind it", t->engine == KIT_DB_SQLITE ?
 			          "the kit's busy wait, read as each statement started" :

@@ -89,6 +89,10 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id)
 /* A statement money_reconcile() sends that writes or makes something: an
  * INSERT, UPDATE, DELETE, REPLACE or MERGE (or a WITH that names one), a
  * CREATE, DROP, ALTER or TRUNCATE, or a SELECT ... INTO a new table; or
+ * maintenance that writes: ANALYZE of a table (the statistics it writes:
+ * SQLite's sqlite_stat1, PostgreSQL's pg_statistic; a replica refuses it;
+ * MariaDB's ANALYZE SELECT, which only runs the query, is a read),
+ * VACUUM, REINDEX, CLUSTER, OPTIMIZE, REFRESH; or
  * that locks: LOCK TABLE(S), a SELECT ... FOR UPDATE / FOR SHARE, or on
  * SQLite a BEGIN IMMEDIATE or EXCLUSIVE (kit_db_begin's, or its own),
  * which takes the file's write lock. The first such statement is kept,
@@ -121,6 +125,11 @@ static void audit_writes_hook(void *arg, enum kit_db_event ev, const char *sql, 
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0] && !writes; i++)
 		writes = lt_sql_is(sql, verbs[i]) ||
 		         (lt_sql_is(sql, "WITH") && i < 5 && lt_sql_names(sql, verbs[i]));
+	static const char *const upkeep[] = { "VACUUM", "REINDEX", "CLUSTER", "OPTIMIZE", "REFRESH" };
+	for (size_t i = 0; i < sizeof upkeep / sizeof upkeep[0] && !writes; i++)
+		writes = lt_sql_is(sql, upkeep[i]);
+	if (!writes && lt_sql_is(sql, "ANALYZE") && !lt_sql_names(sql, "SELECT"))
+		writes = true;
 	if (!writes && lt_sql_is(sql, "SELECT") && lt_sql_names(sql, "INTO") &&
 	    (lt_sql_names(sql, "TEMP") || lt_sql_names(sql, "TEMPORARY") ||
 	     lt_sql_names(sql, "UNLOGGED") || lt_sql_names(sql, "TABLE")))
@@ -145,7 +154,8 @@ int audit_reads_only(struct kit_db *db, struct money_audit *out)
 	kit_db_set_hook(db, NULL, NULL);
 	lt_expect(w.n == 0, "reconcile", "money_reconcile sent %d statement(s) that write, make "
 	          "or lock something, the first \"%s\": money.h says the audit reads only (a "
-	          "temporary table is a write: it fails on a read-only replica; a repair of the "
+	          "temporary table is a write: it fails on a read-only replica, and so does an "
+	          "ANALYZE, which writes the tables' statistics; a repair of the "
 	          "balances it found drifted hides from the next audit what this one found; a LOCK "
 	          "TABLE or a read FOR UPDATE / FOR SHARE stops every sale while it counts, and a "
 	          "replica refuses it; on SQLite kit_db_begin is BEGIN IMMEDIATE, the write lock: "

@@ -18,6 +18,7 @@
 #include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "tests/labs/06-money/books.h"
+#include "util/clock.h"
 
 #define SWEEP_MAX 60            /* more statements than any call here runs */
 
@@ -111,6 +112,36 @@ void open__domain_edges(void **state)
 	                           (long long)big), 7,
 	                   "balance of account 2^31 + 5 opened with 7 (an id cut to an int is "
 	                   "another account)", "balance");
+
+	/* Its row held by a sale in flight (another connection's open
+	 * transaction has written it): the balance is still 7, read at once
+	 * (a plain read waits for no lock) or after a wait the connection's
+	 * 1 s allows gave up (KIT_DB_BUSY). A read that skips the rows others
+	 * hold ("never wait for a sale", FOR SHARE SKIP LOCKED) leaves them
+	 * out of the sum, or finds no account at all. */
+	struct kit_db *holder = labtest_connect(t), *reader = labtest_connect(t);
+	assert_int_equal(kit_db_set_lock_timeout(reader, 1000), 0);
+	assert_int_equal(kit_db_begin(holder), 0);
+	char bigs[24];
+	snprintf(bigs, sizeof bigs, "%lld", (long long)big);
+	assert_int_equal(kit_db_exec(holder, "UPDATE accounts SET balance = balance WHERE id = $1",
+	                             1, (const char *[]){ bigs }), 0);
+	bal = -1;
+	int64_t t0 = util_now_ns();
+	int held = money_balance(reader, big, &bal);
+	int64_t waited_ms = (util_now_ns() - t0) / 1000000;
+	char why[200];
+	snprintf(why, sizeof why, "%s", labtest_why(reader));
+	kit_db_rollback(holder);
+	kit_db_close(holder);
+	kit_db_close(reader);
+	lt_expect((held == 0 && bal == 7) || (held == KIT_DB_BUSY && waited_ms >= 800), "balance",
+	          "money_balance of account 2^31 + 5 (holding 7) while another connection's open "
+	          "transaction held its row returned %d with balance %lld after %lld ms (%s); expected "
+	          "7, or KIT_DB_BUSY once the connection's 1 s lock wait gave up: does the read skip "
+	          "the rows others hold (SKIP LOCKED: a held row is still the account's money), or "
+	          "refuse to wait (NOWAIT: money.h, a call waits as long as its connection allows)?",
+	          held, (long long)bal, (long long)waited_ms, why);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "entries", "after the refused and the accepted money_open calls: %s",
 	          bad);
@@ -191,6 +222,23 @@ void payout__domain_edges(void **state)
 	          "is past INT64_MAX; take id %% subs first, then add (%s)", rc, labtest_why(db));
 	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 97 AND sub = 0"), 0,
 	                   "sub-account 0 of fee account 97 after payout INT64_MAX took its 30",
+	                   "reservation");
+
+	/* An id past 2^31: payout 2^31 + 3 starts at (2^31 + 3) % 3 = 2 and
+	 * goes round to sub-account 1, which holds the money (sale 304's
+	 * fee). The id cut to an int first, (int)id % 3 = -2, tries
+	 * sub-accounts -2, -1 and 0, which do not exist or hold nothing, and
+	 * never 1. */
+	struct money_transfer to1 = { 304, 1, 2, 50, 30 };      /* 304 % 3 = 1 */
+	lt_expect_int(money_transfer(db, &three, &to1), 0, "money_transfer 304 to fee account 97");
+	rc = money_payout(db, &three, LT_PAST_INT32 + 3, 3, 30);
+	lt_expect(rc == 0, "reservation", "money_payout with id 2^31 + 3 of 30 out of 3 "
+	          "sub-accounts, only sub-account 1 holding it, returned %d, expected 0: it starts "
+	          "at (2^31 + 3) %% 3 = 2 and goes round; an id cut to an int, (int)id %% 3 = -2, "
+	          "starts at a sub-account that does not exist and never reaches 1 (take id %% subs "
+	          "on the int64_t) (%s)", rc, labtest_why(db));
+	lt_expect_int_hint(sql_int(t, "SELECT balance FROM accounts WHERE id = 97 AND sub = 1"), 0,
+	                   "sub-account 1 of fee account 97 after payout 2^31 + 3 took its 30",
 	                   "reservation");
 
 	/* Every sub-account is tried, the farthest too: payout 65 of 64

@@ -104,7 +104,8 @@ static int open_transaction(struct labtest *t, struct kit_db *obs, int64_t id)
 /* Every function, on each of its answers (applied, MONEY_ALREADY,
  * MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT for a buyer, a seller and a
  * payout's payee, MONEY_INVALID, a payout's and a batch's, money_open's
- * KIT_DB_CONSTRAINT; an audit and a balance read, which only read: a
+ * KIT_DB_CONSTRAINT; an audit and a balance read, of an account and of
+ * one never opened (MONEY_NO_ACCOUNT), which only read: a
  * snapshot kept open "since nothing was written" holds its locks and
  * joins the next call's work), leaves its connection with no transaction open
  * and no session setting changed (lt_session: SQLite's pragmas,
@@ -153,10 +154,12 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 		"a payout to an account that does not exist (MONEY_NO_ACCOUNT)",
 		"an audit (money_reconcile, 0)", "a balance read (money_balance, 0)",
 		"money_setup on a connection whose tables are there (0)",
+		"a balance read of an account never opened (money_balance, MONEY_NO_ACCOUNT)",
 	};
 	static const int want[] = { 0, MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_NO_ACCOUNT,
 	                            MONEY_NO_ACCOUNT, MONEY_INVALID, 0, 0, MONEY_ALREADY,
-	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0, 0 };
+	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0, 0,
+	                            MONEY_NO_ACCOUNT };
 	static const int again[] = { 0, 6, 7, 12, 13 };
 	for (int pass = 0; pass < 2; pass++) {
 		int nsteps = pass ? (int)(sizeof again / sizeof again[0]) : (int)(sizeof what / sizeof what[0]);
@@ -190,6 +193,7 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 			case 12: { struct money_audit a; rc = money_reconcile(db, &a); break; }
 			case 13: { int64_t b = 0; rc = money_balance(db, 1, &b); break; }
 			case 14: rc = money_setup(db); break;
+			case 15: { int64_t b = 0; rc = money_balance(db, 76, &b); break; }
 			}
 			kit_db_set_hook(db, NULL, NULL);
 			if (w.durability[0] && !fault[0])

@@ -291,6 +291,11 @@ struct probe {
 	int statements;
 	int64_t account;             /* the fee account probed; 0: FEE_ACCOUNT */
 	int first_locked;            /* the first statement that ended with it locked */
+	struct kit_db *rival;        /* when set: while the fee row is free, a whole sale of
+	                                other accounts to the same fee account goes through */
+	int64_t rival_id;
+	int rival_failed;            /* the statement after which the rival failed */
+	int rival_rc;
 };
 
 static void probe_fee_row(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
@@ -308,8 +313,25 @@ static void probe_fee_row(void *arg, enum kit_db_event ev, const char *sql, int6
 	char q[160];
 	snprintf(q, sizeof q, "SELECT count(*) FROM (SELECT 1 FROM accounts WHERE id = %lld"
 	         " FOR UPDATE NOWAIT) AS x", (long long)(p->account ? p->account : FEE_ACCOUNT));
-	if (kit_db_query_int(p->other, q, 0, NULL, &n) != 0 && p->locked_after++ == 0)
-		p->first_locked = p->statements;
+	if (kit_db_query_int(p->other, q, 0, NULL, &n) != 0) {
+		if (p->locked_after++ == 0)
+			p->first_locked = p->statements;
+		return;
+	}
+	/* The fee row is free: nothing this sale holds may stop another sale
+	 * of other buyers and sellers to the same fee account (an advisory
+	 * lock on the fee account taken first, "one writer at a time", queues
+	 * every sale behind every other from its first statement on, as a fee
+	 * row locked first does). The rival waits 1 s at most. */
+	if (p->rival && !p->rival_failed) {
+		struct money_fees f = { p->account ? p->account : FEE_ACCOUNT, 1 };
+		struct money_transfer r = { p->rival_id++, 3, 4, 10, 1 };
+		int rc = money_transfer(p->rival, &f, &r);
+		if (rc != 0) {
+			p->rival_failed = p->statements;
+			p->rival_rc = rc;
+		}
+	}
 }
 
 static void transfer__fee_row_locked_last(void **state)
@@ -319,9 +341,14 @@ static void transfer__fee_row_locked_last(void **state)
 	open_account(db, 1, 1, 500);
 	open_account(db, 2, 1, 0);
 	open_account(db, FEE_ACCOUNT, 1, 0);
+	open_account(db, 3, 1, 500);
+	open_account(db, 4, 1, 0);
 
-	struct probe p = { .other = labtest_connect(t) };
+	struct probe p = { .other = labtest_connect(t), .rival = labtest_connect(t),
+	                   .rival_id = 1001 };
 	held[0] = p.other;
+	held[1] = p.rival;
+	assert_int_equal(kit_db_set_lock_timeout(p.rival, 1000), 0);
 	kit_db_set_hook(db, probe_fee_row, &p);
 	int rc = transfer(db, 1, 1, 2, 100, 5, 1);
 	kit_db_set_hook(db, NULL, NULL);
@@ -330,6 +357,14 @@ static void transfer__fee_row_locked_last(void **state)
 	          "expected the fee row locked by the last statement before COMMIT only, got it "
 	          "locked at the end of %d of the transfer's %d statements", p.locked_after,
 	          p.statements);
+	lt_expect(p.rival_failed == 0, "fee-last",
+	          "a sale of accounts 3 to 4 to the same fee account, sent from another connection "
+	          "while the first sale stood after its statement %d (the fee row still free), "
+	          "returned %d after a 1 s lock wait (%s): something the first sale holds from "
+	          "before its fee credit makes every other sale queue behind it (an advisory lock "
+	          "on the fee account, \"one writer at a time\"?), as a fee row locked first does",
+	          p.rival_failed, p.rival_rc, labtest_why(p.rival));
+	p.rival = NULL;
 
 	/* Split in 4, the fee account is still the hot spot: each sub-account
 	 * is one row every fourth sale credits. Last, all the same. */
