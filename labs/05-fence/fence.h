@@ -73,7 +73,9 @@ struct fence_batch {
 /* Apply batch b in one transaction: the fence first (move the partition's
  * last_offset to b->last, only if the stored last_offset is b->first - 1:
  * the batch starts right where the applied events end), then one
- * multi-row upsert that adds every total to video_views, then commit
+ * multi-row upsert that adds every total to video_views, its rows in
+ * ascending video_id (the order every writer of the counters agrees on,
+ * so two consumers never wait on each other in a cycle), then commit
  * (§3, §4). Returns 1 when the batch was applied, 0 when the fence refused
  * it (applied before, or overlapping or skipping what is stored; the
  * transaction was rolled back, nothing changed), or a negative code when
