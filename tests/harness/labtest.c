@@ -21,9 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sys/wait.h>
 
 #include "util/hash.h"
 #include "tests/harness/alloc.h"
+#include "util/clock.h"
 
 /* alloc.o is in a lab's test binary, not in every binary that uses the
  * harness (tests/kit, tests/driver): without it these stay NULL. */
@@ -910,6 +912,51 @@ int labtest_run(const char *lab, const struct CMUnitTest *tests, size_t n)
 	free(run);
 	free(wraps);
 	return failed;
+}
+
+const char *labtest_engine_word(const struct labtest *t)
+{
+	return t->engine == KIT_DB_SQLITE ? "sqlite" : t->engine == KIT_DB_MYSQL ? "mysql" : "postgres";
+}
+
+bool labtest_fresh_run(void)
+{
+	return getenv("HOTROW_LAB_FRESH") != NULL;
+}
+
+int labtest_rerun_fresh(const struct labtest *t, const char *check)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		unsetenv("HOTROW_LAB_SKIP");
+		unsetenv("HOTROW_LAB_ORDER");
+		setenv("HOTROW_LAB_CHECKS", check, 1);
+		setenv("HOTROW_LAB_ONLY", labtest_engine_word(t), 1);
+		setenv("HOTROW_LAB_FRESH", "1", 1);
+		execl("/proc/self/exe", "test-fresh", (char *)NULL);
+		_exit(127);
+	}
+	int status = 0;
+	int64_t start = util_now_ns();
+	pid_t got;
+	while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
+	       util_now_ns() - start < 60 * 1000000000LL)
+		util_sleep_ns(5000000);
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return 0;
+	}
+	if (got < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 const char *labtest_why(struct kit_db *db)

@@ -59,6 +59,7 @@
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -94,6 +95,19 @@ struct kit_store *labtest_store(struct labtest *t);
 struct kit_db *labtest_db(struct labtest *t);
 /* Another connection to the same place, for another thread; caller closes. */
 struct kit_db *labtest_connect(struct labtest *t);
+
+/* Run the check named check again, alone, on t's engine, in a fresh copy
+ * of this test program, where its calls are the process's first: a block
+ * the code allocates once for the whole process (a buffer or a statement
+ * text kept from its first call on) is left over there, where here an
+ * earlier check made it long ago. 1 when that run passed, 0 when it
+ * failed, crashed or ran past 60 s, -1 when it could not be started (no
+ * fork, or no exec of /proc/self/exe). Inside that run
+ * labtest_fresh_run() is true: the check then does not start another. */
+int labtest_rerun_fresh(const struct labtest *t, const char *check);
+bool labtest_fresh_run(void);
+/* "sqlite", "postgres" or "mysql": t's engine as HOTROW_LAB_ONLY names it. */
+const char *labtest_engine_word(const struct labtest *t);
 
 /* db's last error message, or, when a call failed without one (a function
  * still a TODO returns an error code and says nothing), a nudge saying so. */

@@ -2534,51 +2534,10 @@ static void *like_on_thread(void *arg)
  * Then likes each on a new thread that ends afterwards: a block a thread
  * keeps for its later likes (a _Thread_local or static buffer malloc'd
  * at its first) is left allocated by the first, and lost with the
- * thread. */
-/* This check again, alone, in a fresh copy of the test program: there the
- * process's first like is this check's first, and a block the like keeps
- * for the whole process from its first call on (a table of counters
- * calloc'd once, "for the metrics page", never freed) is left after it,
- * where here an earlier check made it long ago. 1 when that run passed,
- * 0 when it failed, crashed or ran past 60 s, -1 when it could not be
- * started (no fork, or no exec of /proc/self/exe). */
-static int fresh_process_passes(const struct labtest *t)
-{
-	const char *engine = t->engine == KIT_DB_SQLITE ? "sqlite" :
-	                     t->engine == KIT_DB_MYSQL ? "mysql" : "postgres";
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		unsetenv("HOTROW_LAB_SKIP");
-		unsetenv("HOTROW_LAB_ORDER");
-		setenv("HOTROW_LAB_CHECKS", "like_post__nothing_left_allocated", 1);
-		setenv("HOTROW_LAB_ONLY", engine, 1);
-		setenv("HOTROW_LAB_FRESH", "1", 1);
-		execl("/proc/self/exe", "test-fresh", (char *)NULL);
-		_exit(127);
-	}
-	int status = 0;
-	int64_t start = util_now_ns();
-	pid_t got;
-	while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
-	       util_now_ns() - start < 60 * 1000000000LL)
-		util_sleep_ns(5000000);
-	if (got == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		return 0;
-	}
-	if (got < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
-		return -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
+ * thread. Last, the check again alone in a fresh process
+ * (labtest_rerun_fresh): a block the like keeps for the whole process
+ * from its first call on (a table of counters calloc'd once, "for the
+ * metrics page", never freed) is left after it there. */
 static void like_post__nothing_left_allocated(void **state)
 {
 	struct labtest *t = *state;
@@ -2619,8 +2578,8 @@ static void like_post__nothing_left_allocated(void **state)
 		          "and is lost with each thread that ends; keep the like's text on its stack",
 		          (ssize_t)(live - base));
 	}
-	if (getenv("HOTROW_LAB_FRESH") == NULL) {
-		int fresh = fresh_process_passes(t);
+	if (!labtest_fresh_run()) {
+		int fresh = labtest_rerun_fresh(t, "like_post__nothing_left_allocated");
 		if (fresh < 0)
 			print_message("note: like_post__nothing_left_allocated could not start a fresh "
 			              "copy of the test program, so a block kept from the first like "
@@ -2631,8 +2590,7 @@ static void like_post__nothing_left_allocated(void **state)
 		          "for the whole process (a table of counters calloc'd at the first call, a "
 		          "buffer kept for later likes) is never freed either. Replay: "
 		          "HOTROW_LAB_CHECKS=like_post__nothing_left_allocated HOTROW_LAB_ONLY=%s and "
-		          "this test program", t->engine == KIT_DB_SQLITE ? "sqlite" :
-		          t->engine == KIT_DB_MYSQL ? "mysql" : "postgres");
+		          "this test program", labtest_engine_word(t));
 	}
 }
 

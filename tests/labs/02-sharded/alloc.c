@@ -154,49 +154,10 @@ void shard_resize__nothing_left_allocated(void **state)
 	lt_expect_int_hint(total(db), LIKES, "the count after the resizes", "fold");
 }
 
-/* This check run again alone in a fresh copy of the test program, where
- * its calls are the process's first: a block the code allocates once for
- * the whole process (a statement's text built at the first like and kept,
- * "build the SQL once") is never freed, and is left over there, where here
- * an earlier check made it long ago. 1 when that run passed, 0 when it
- * failed, crashed or ran past 60 s, -1 when it could not be started. */
-static int fresh_process_passes(const struct labtest *t)
-{
-	const char *engine = t->engine == KIT_DB_SQLITE ? "sqlite" :
-	                     t->engine == KIT_DB_MYSQL ? "mysql" : "postgres";
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		unsetenv("HOTROW_LAB_SKIP");
-		unsetenv("HOTROW_LAB_ORDER");
-		setenv("HOTROW_LAB_CHECKS", "shard_increment__nothing_left_allocated", 1);
-		setenv("HOTROW_LAB_ONLY", engine, 1);
-		setenv("HOTROW_LAB_FRESH", "1", 1);
-		execl("/proc/self/exe", "test-fresh", (char *)NULL);
-		_exit(127);
-	}
-	int status = 0;
-	int64_t start = util_now_ns();
-	pid_t got;
-	while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
-	       util_now_ns() - start < 60 * 1000000000LL)
-		util_sleep_ns(5000000);
-	if (got == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		return 0;
-	}
-	if (got < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
-		return -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
+/* Each call, then this check again alone in a fresh process
+ * (labtest_rerun_fresh): a block allocated once for the whole process (a
+ * statement's text built at the first call and kept, "build the SQL
+ * once") is never freed, and is left over there. */
 void shard_increment__nothing_left_allocated(void **state)
 {
 	struct labtest *t = *state;
@@ -216,8 +177,8 @@ void shard_increment__nothing_left_allocated(void **state)
 	lt_expect(shard_resize(db, POST, 16) == 0, "fold", "shard_resize to 16: %s", labtest_why(db));
 	lt_alloc_expect_none_left(base, "a growth to 16");
 	lt_expect_int_hint(total(db), 1, "the count after the shrink and the growth", "fold");
-	if (getenv("HOTROW_LAB_FRESH") == NULL) {
-		int fresh = fresh_process_passes(t);
+	if (!labtest_fresh_run()) {
+		int fresh = labtest_rerun_fresh(t, "shard_increment__nothing_left_allocated");
 		if (fresh < 0)
 			print_message("note: shard_increment__nothing_left_allocated could not start a "
 			              "fresh copy of the test program, so a block kept from the first "
@@ -228,8 +189,7 @@ void shard_increment__nothing_left_allocated(void **state)
 		          "text built at the first call and kept, \"build the SQL once\") is never freed "
 		          "either (shard.h: no call leaves a block allocated). Replay: "
 		          "HOTROW_LAB_CHECKS=shard_increment__nothing_left_allocated HOTROW_LAB_ONLY=%s "
-		          "and this test program", t->engine == KIT_DB_SQLITE ? "sqlite" :
-		          t->engine == KIT_DB_MYSQL ? "mysql" : "postgres");
+		          "and this test program", labtest_engine_word(t));
 	}
 }
 
