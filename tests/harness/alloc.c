@@ -238,11 +238,11 @@ static void hold_here(bool kit)
 		lt_hold_here(&hold, NULL, NULL);
 }
 
+static _Thread_local bool never_refused;   /* lt_alloc_not_this_thread() */
+
 /* Every allocation asks first: false when it is the one to fail. The
  * kit's are counted among the armed ones only when lt_alloc_arm_any()
  * armed the failpoint. */
-static _Thread_local bool never_refused;   /* lt_alloc_not_this_thread() */
-
 static bool may_allocate(bool kit)
 {
 	hold_here(kit);

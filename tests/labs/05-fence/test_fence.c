@@ -54,11 +54,6 @@ static const char *self = "build/labs/05-fence/test-solution";
 #define DIRECT_CHECKS 12
 static int direct_passed[3];       /* by enum kit_db_engine */
 
-static const char *engine_name(const struct labtest *t)
-{
-	return t->engine == KIT_DB_SQLITE ? "sqlite" : t->engine == KIT_DB_MYSQL ? "mysql" : "postgres";
-}
-
 static void passed(struct labtest *t)
 {
 	direct_passed[t->engine]++;
@@ -78,7 +73,7 @@ static int gate(struct labtest *t)
 	    (order && *order))
 		return 1;
 	printf("NOTICE: crash schedules on %s not run: %d of the %d direct checks above pass; "
-	       "fix those first\n", engine_name(t), direct_passed[t->engine], DIRECT_CHECKS);
+	       "fix those first\n", labtest_engine_word(t), direct_passed[t->engine], DIRECT_CHECKS);
 	return 0;
 }
 
@@ -1946,7 +1941,7 @@ static int run_schedules(struct labtest *t, int n, int events, int bmin, int bma
 {
 	const char *env = getenv("HOTROW_SEED");
 	const char *env_events = getenv("HOTROW_EVENTS");
-	const char *engine = engine_name(t);
+	const char *engine = labtest_engine_word(t);
 	if (env_events && atoi(env_events) > 0)
 		events = atoi(env_events);
 	int failing = 0, k;
