@@ -113,7 +113,11 @@ int money_transfer(struct kit_db *db, const struct money_fees *fees,
 
 /* Apply n sales (1..MONEY_MAX_BATCH) in one transaction, in order, each as
  * money_transfer() would, with its own result in results[i]. A transfer
- * that fails leaves nothing behind and does not stop the others. Returns
+ * that fails leaves nothing behind and does not stop the others, whatever
+ * its error: on PostgreSQL a sale whose row another transaction holds past
+ * the connection's lock timeout gets KIT_DB_BUSY in results[i] and the
+ * batch goes on (on MariaDB a busy error ends the whole transaction,
+ * savepoints too, so there the batch fails with KIT_DB_BUSY). Returns
  * 0 when the batch committed (results say what each did), or a negative
  * KIT_DB_* code when it did not: then nothing of it was applied and
  * results[] means nothing. The fees are the exception to "as

@@ -45,7 +45,9 @@ struct hot_row_now {
 	int holder_pid;          /* the backend whose transaction holds the row,
 	                            even when it waits itself for another row
 	                            (that wait is a line of its own, not the
-	                            end of this one); 0 if none was seen */
+	                            end of this one); 0 if none was seen (on
+	                            PostgreSQL a prepared transaction, PREPARE
+	                            TRANSACTION, holds rows with no session) */
 	int waiting;             /* backends waiting for the row, all of them */
 	double oldest_wait_ms;   /* the longest of their waits so far */
 };

@@ -424,6 +424,75 @@ void batch__invalid_one_in_the_middle(void **state)
 	lt_expect_int_hint(rows_of(t, 71), 0, "rows of the sale that overflowed its seller", "rollback");
 	lt_expect_int_hint(balance(t, 1), 780, "buyer's balance after the batch (two more sales of 10)",
 	                   "savepoint");
+
+	/* A sale whose buyer another transaction holds past the connection's
+	 * lock timeout fails busy. On PostgreSQL that is one more transfer
+	 * that fails: ROLLBACK TO SAVEPOINT undoes it and the others go on
+	 * (a batch that ends whole on it fails every retry while that one
+	 * buyer stays held: one held row stops every sale sent with it). On
+	 * MariaDB a busy error ends the whole transaction (kit/db rolls a lock
+	 * wait timeout back whole, as InnoDB does a deadlock), so the batch
+	 * says KIT_DB_BUSY and applied nothing. Everything is gathered before
+	 * the first expectation, so a failure leaves no transaction held. */
+	bool my = t->engine == KIT_DB_MYSQL;
+	open_account(db, 4, 1, 100);
+	struct money_transfer around[] = {
+		{ 80, 1, 2, 10, 1 },
+		{ 81, 4, 2, 10, 0 },            /* buyer 4 is held by another transaction */
+		{ 82, 1, 2, 10, 1 },
+	};
+	int first[3] = { 42, 42, 42 };
+	struct kit_db *a = labtest_connect(t);
+	int holding = kit_db_begin(a);
+	if (holding == 0)
+		holding = kit_db_exec(a, "UPDATE accounts SET balance = balance WHERE id = 4 AND sub = 0",
+		                      0, NULL);
+	char why_a[200];
+	snprintf(why_a, sizeof why_a, "%s", holding ? labtest_why(a) : "");
+	int timeout = holding ? -1 : kit_db_set_lock_timeout(db, my ? 1000 : 200);
+	rc = timeout ? -1 : money_batch(db, &max, around, 3, first);
+	int64_t paid = 780 - balance(t, 1), rows = rows_of(t, 81);
+	kit_db_rollback(a);
+	kit_db_close(a);
+	int reset = kit_db_set_lock_timeout(db, 0);       /* the server's default, as it was */
+	lt_expect(holding == 0, NULL, "holding buyer 4's row from another connection: %s", why_a);
+	lt_expect(timeout == 0 && reset == 0, NULL, "setting the connection's lock timeout: %s",
+	          labtest_why(db));
+	if (my) {
+		lt_expect(rc == KIT_DB_BUSY, "savepoint", "on MariaDB, a batch whose second sale's "
+		          "buyer another transaction held past the lock wait timeout returned %d, "
+		          "expected KIT_DB_BUSY (%d): a busy error ends the whole transaction there, "
+		          "savepoints too (%s)", rc, KIT_DB_BUSY, labtest_why(db));
+		lt_expect(paid == 0, "rollback", "on MariaDB, a batch that met a busy error returned "
+		          "%d and yet its buyer paid %lld (a failed batch applies nothing)", rc,
+		          (long long)paid);
+	} else {
+		lt_expect(rc == 0, "savepoint", "a batch of 3 whose second sale's buyer another "
+		          "transaction held past the lock timeout (200 ms) returned %d, expected 0 "
+		          "(%s): money.h: a transfer that fails does not stop the others, and a sale "
+		          "that fails busy is one; a batch that ends whole on it fails every retry for "
+		          "as long as that one buyer stays held", rc, labtest_why(db));
+		lt_expect(first[0] == 0 && first[1] == KIT_DB_BUSY && first[2] == 0, "savepoint",
+		          "results of a batch whose second sale's buyer was held past the lock timeout: "
+		          "expected 0, KIT_DB_BUSY (%d), 0, got %d, %d, %d", KIT_DB_BUSY, first[0],
+		          first[1], first[2]);
+		lt_expect(paid == 20, "savepoint", "a batch whose second sale's buyer was held: the "
+		          "first and third (10 each) paid %lld, expected 20", (long long)paid);
+	}
+	lt_expect_int_hint(rows, 0, "rows of the sale whose buyer was held", "rollback");
+	int again[3] = { 42, 42, 42 };
+	rc = money_batch(db, &max, around, 3, again);
+	lt_expect(rc == 0, "idempotency", "the same batch again once buyer 4 was let go returned %d "
+	          "(%s)", rc, labtest_why(db));
+	lt_expect(again[1] == 0 && (my ? again[0] == 0 && again[2] == 0
+	                               : again[0] == MONEY_ALREADY && again[2] == MONEY_ALREADY),
+	          "idempotency", "results of the same batch again once buyer 4 was let go: "
+	          "expected %s, got %d, %d, %d", my ? "0, 0, 0 (the first attempt applied nothing)"
+	          : "MONEY_ALREADY, 0, MONEY_ALREADY", again[0], again[1], again[2]);
+	lt_expect_int_hint(balance(t, 1), 760, "buyer 1 after both batches (two sales of 10)",
+	                   "idempotency");
+	lt_expect_int_hint(balance(t, 4), 90, "buyer 4 after both batches (one sale of 10)",
+	                   "idempotency");
 }
 
 /* money_open() with its k-th statement refused, or run with the answer

@@ -519,6 +519,16 @@ static void shared_url(const struct labtest *t, char *out, size_t len)
 		own[-1] = 0;
 }
 
+/* The global id of the transaction held_by_no_session() prepares: one per
+ * check's place, so teardown_own_db() can end it when the check failed
+ * half-way (a prepared transaction outlives its session and keeps its
+ * database from being dropped). */
+static void prepared_gid(const struct labtest *t, char *gid, size_t len)
+{
+	size_t pl = strlen(t->place);
+	snprintf(gid, len, "hotrow_lab07_%s", t->place + (pl > 40 ? pl - 40 : 0));
+}
+
 static int teardown_own_db(void **state)
 {
 	struct labtest *t = *state;
@@ -531,6 +541,17 @@ static int teardown_own_db(void **state)
 			t->db = NULL;
 			snprintf(t->url, sizeof t->url, "%s", shared);
 			struct kit_db *admin = NULL;
+			/* A transaction a check prepared and could not end keeps the
+			 * database from being dropped; it is ended from inside it. */
+			char gid[80], own_url[sizeof t->url + 128];
+			prepared_gid(t, gid, sizeof gid);
+			snprintf(own_url, sizeof own_url, "%s%sdbname=%s", shared, strchr(shared, '?') ?
+			         "&" : " ", name);
+			snprintf(sql, sizeof sql, "ROLLBACK PREPARED '%s'", gid);
+			if (kit_db_open(&admin, own_url) == 0)
+				kit_db_exec(admin, sql, 0, NULL);
+			kit_db_close(admin);
+			admin = NULL;
 			snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
 			if (kit_db_open(&admin, t->url) == 0)
 				kit_db_exec(admin, sql, 0, NULL);
@@ -876,6 +897,112 @@ static void hot_rows_now__one_line_named_or_not(void **state)
  * own: the holder is then the youngest transaction of the line (the
  * largest xid or trx_id, the latest xact_start), and a detector that
  * takes the oldest transaction in the way for the holder names a waiter. */
+/* A row held by a prepared transaction (PREPARE TRANSACTION, the first
+ * half of a two-phase commit) is held by no session at all: the
+ * transaction outlives the session that prepared it, and pg_locks shows
+ * its transactionid lock granted with no pid. One waiter behind it makes
+ * one line whose holder_pid is 0, "none seen", not a waiter, not the
+ * session that prepared it (idle now, holding nothing), not the check's
+ * own. Needs max_prepared_transactions > 0 (scripts/pg sets 8; a server
+ * with 0 refuses PREPARE TRANSACTION, and the part is skipped). */
+static void held_by_no_session(struct labtest *t)
+{
+	if (labtest_int(t, "SELECT current_setting('max_prepared_transactions')::int") <= 0) {
+		print_message("[ NOTE     ] the row held by a prepared transaction is not tried: "
+		              "this server's max_prepared_transactions is 0\n");
+		return;
+	}
+	char gid[80], sql[160], why[300] = "";
+	prepared_gid(t, gid, sizeof gid);
+	struct kit_db *p = labtest_connect(t), *w = labtest_connect(t);
+	int64_t pid = -1, lined = 0;
+	struct hot_row_now rows[2];
+	int n = -1, rc = -1;
+	snprintf(sql, sizeof sql, "PREPARE TRANSACTION '%s'", gid);
+	int prepared = kit_db_begin(p);
+	if (prepared == 0)
+		prepared = kit_db_exec(p, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL);
+	if (prepared == 0)
+		prepared = kit_db_exec(p, sql, 0, NULL);
+	if (prepared != 0)
+		snprintf(why, sizeof why, "%s", labtest_why(p));
+	struct queued_on q = { .db = w, .tag = t->place };
+	bool started = prepared == 0 && session_id(p, &pid) == 0 &&
+	               pthread_create(&q.th, NULL, update_on, &q) == 0;
+	if (started && (lined = wait_for_waiters(t, 1)) == 1) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 2, &n);
+		snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	}
+	if (prepared == 0) {
+		snprintf(sql, sizeof sql, "ROLLBACK PREPARED '%s'", gid);
+		kit_db_exec(p, sql, 0, NULL);
+	}
+	if (started)
+		pthread_join(q.th, NULL);
+	kit_db_close(p);
+	kit_db_close(w);
+	lt_expect(prepared == 0, NULL, "BEGIN, UPDATE and PREPARE TRANSACTION: %s", why);
+	expect_line(lined, 1, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 held by a prepared transaction, 1 waiter)", "signature");
+	lt_expect(rows[0].waiting == 1 && rows[0].holder_pid == 0, "holder", "row 1 held by a "
+	          "prepared transaction (PREPARE TRANSACTION: held by no session, its pg_locks "
+	          "row has no pid) with one waiter: expected 1 waiting behind 0 (contain.h: 0 if "
+	          "none was seen), got %d behind %d%s", rows[0].waiting, rows[0].holder_pid,
+	          rows[0].holder_pid == pid ? ": the session that prepared it, idle now and holding "
+	          "nothing" : rows[0].holder_pid < 0 ? ": contain.h's \"none seen\" is 0, not a "
+	          "negative" : rows[0].holder_pid != 0 ? ": a session that does not hold the row" : "");
+}
+
+/* On MariaDB a session's default database (PROCESSLIST.DB) says nothing
+ * of the rows it holds: an application that names its tables in full
+ * (`shop`.`posts`), or that switched databases after its write, holds
+ * this database's row from a session whose DB is another. Its line is
+ * behind it all the same (contain.h: the backend whose transaction holds
+ * the row); a detector that takes holders only from sessions of this
+ * database reports 0. */
+static void held_from_another_database(struct labtest *t)
+{
+	struct kit_db *h = labtest_connect(t), *w = labtest_connect(t);
+	int64_t id = -1, lined = 0;
+	struct hot_row_now rows[2];
+	int n = -1, rc = -1;
+	char why[300] = "";
+	int holding = session_id(h, &id);
+	if (holding == 0)
+		holding = kit_db_begin(h);
+	if (holding == 0)
+		holding = kit_db_exec(h, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL);
+	if (holding == 0)
+		holding = kit_db_exec(h, "USE information_schema", 0, NULL);
+	if (holding != 0)
+		snprintf(why, sizeof why, "%s", labtest_why(h));
+	struct queued_on q = { .db = w, .tag = t->place };
+	bool started = holding == 0 && pthread_create(&q.th, NULL, update_on, &q) == 0;
+	if (started && (lined = wait_for_waiters(t, 1)) == 1) {
+		rc = hot_rows_now(labtest_db(t), rows, 2, &n);
+		snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	}
+	kit_db_rollback(h);
+	if (started)
+		pthread_join(q.th, NULL);
+	kit_db_close(h);
+	kit_db_close(w);
+	lt_expect(holding == 0, NULL, "BEGIN, UPDATE and USE information_schema: %s", why);
+	expect_line(lined, 1, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with 1 waiter, its holder's session now in another "
+	                   "database)", "signature");
+	lt_expect(rows[0].waiting == 1 && rows[0].holder_pid == id, "holder", "row 1 held by "
+	          "session %lld, which then ran USE information_schema (its PROCESSLIST.DB is "
+	          "another database now, as for an application that names its tables in full), with "
+	          "one waiter: expected 1 waiting behind %lld, got %d behind %d%s", (long long)id,
+	          (long long)id, rows[0].waiting, rows[0].holder_pid, rows[0].holder_pid == 0 ?
+	          ": are holders taken only from sessions of this database? The row is this "
+	          "database's; the session's default database is not where its locks are" : "");
+}
+
 static void hot_rows_now__holder_whatever_its_id(void **state)
 {
 	struct labtest *t = *state;
@@ -1037,6 +1164,10 @@ static void hot_rows_now__holder_whatever_its_id(void **state)
 		          "row 2's line of 1 (row 1's holder) behind session %lld, got %d behind %d",
 		          (long long)id[2], rows[1].waiting, rows[1].holder_pid);
 	}
+	if (t->engine == KIT_DB_POSTGRES)
+		held_by_no_session(t);
+	else
+		held_from_another_database(t);
 }
 
 struct late_update {
