@@ -26,16 +26,21 @@
  * holds one); a tuple wait is behind the transaction that the tuple lock's
  * holder waits for. Once the row has changed hands, the waiters wait on
  * the new holder's transactionid with no tuple lock at all: then nothing
- * in pg_locks names the row, and the line is reported without a name. */
+ * in pg_locks names the row, and the line is reported without a name.
+ * A wait is this database's when its backend holds a lock here (the
+ * table's, at least): pg_locks is read anew by every statement, where
+ * pg_stat_activity is read once per transaction, so a datname from it
+ * would miss, in a caller's transaction, backends that came after. */
 static const char HOT_ROWS_SQL[] =
 	"WITH w AS ("
 	"  SELECT w.pid, w.locktype, w.transactionid::text AS xid, w.waitstart,"
 	"   coalesce(w.relation, t.relation) AS rel, coalesce(w.page, t.page) AS page,"
 	"   coalesce(w.tuple, t.tuple) AS tup"
 	"  FROM pg_locks w"
-	"  JOIN pg_stat_activity a ON a.pid = w.pid AND a.datname = current_database()"
 	"  LEFT JOIN pg_locks t ON t.pid = w.pid AND t.locktype = 'tuple' AND t.granted"
 	"  WHERE NOT w.granted AND w.locktype IN ('tuple', 'transactionid')"
+	"  AND EXISTS (SELECT 1 FROM pg_locks d WHERE d.pid = w.pid AND d.database ="
+	"   (SELECT oid FROM pg_database WHERE datname = current_database()))"
 	"), behind AS ("
 	"  SELECT w.*, coalesce(w.xid, (SELECT h.xid FROM w h WHERE h.locktype = 'transactionid'"
 	"   AND (h.rel, h.page, h.tup) = (w.rel, w.page, w.tup) LIMIT 1)) AS front"

@@ -2552,6 +2552,72 @@ static void hot_rows_now__every_line_up_to_max(void **state)
  * BEGIN ... COMMIT of its own commits the caller's work (on MariaDB
  * START TRANSACTION alone does); one that SETs a statement timeout "so
  * it can never hang" leaves it on the caller's session. */
+/* A monitor that samples inside one long transaction of its own calls
+ * the detector again and again in it. PostgreSQL reads pg_stat_activity
+ * once per transaction, the first time it is used, and answers from that
+ * copy until the transaction ends, where pg_locks is read anew by every
+ * statement: a detector that keeps "this database's" waits by
+ * pg_stat_activity.datname misses, on its second call, a waiter whose
+ * session connected after the first. Called once with nobody waiting,
+ * then again after a new session queued behind a holder, in the same
+ * transaction: the second call sees its line. The waiter is watched from
+ * a connection of its own, outside that transaction. */
+static void called_twice_in_one_transaction(struct labtest *t)
+{
+	struct kit_db *db = labtest_db(t), *h = labtest_connect(t), *watch = labtest_connect(t);
+	struct kit_db *w = NULL;
+	struct hot_row_now rows[8];
+	int first = -1, second = -1, n1 = -1, n2 = -1;
+	int64_t holder = -1, seen = 0;
+	char why[300] = "", sql[600];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+	         "'Lock' AND query LIKE '%%/* %s */%%'", t->place);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1) ON CONFLICT DO NOTHING");
+	struct queued_on q = { .tag = t->place };
+	bool began = kit_db_begin(db) == 0, started = false;
+	if (began)
+		first = hot_rows_now(db, rows, 8, &n1);
+	if (first == 0 && session_id(h, &holder) == 0 && kit_db_begin(h) == 0 &&
+	    kit_db_exec(h, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL) == 0) {
+		q.db = w = labtest_connect(t);
+		started = pthread_create(&q.th, NULL, update_on, &q) == 0;
+	}
+	for (int i = 0; started && i < 1000 && seen != 1; i++) {
+		if (kit_db_query_int(watch, sql, 0, NULL, &seen) != 0)
+			break;
+		if (seen != 1)
+			sleep_ms(10);
+	}
+	if (seen == 1) {
+		sleep_ms(50);
+		second = hot_rows_now(db, rows, 8, &n2);
+		snprintf(why, sizeof why, "%s", labtest_why(db));
+	}
+	if (began)
+		kit_db_rollback(db);
+	kit_db_rollback(h);
+	if (started)
+		pthread_join(q.th, NULL);
+	kit_db_close(h);
+	kit_db_close(w);
+	kit_db_close(watch);
+	lt_expect(began && first == 0 && n1 == 0, NULL, "hot_rows_now() inside the caller's "
+	          "transaction with nobody waiting: %d, %d lines", first, n1);
+	expect_line(seen, 1, LINE_FORMS);
+	lt_expect(second == 0, NULL, "hot_rows_now() the second time in the caller's transaction: %s",
+	          why);
+	lt_expect(n2 == 1 && rows[0].waiting == 1 && rows[0].holder_pid == holder, "signature",
+	          "hot_rows_now() called twice in one transaction of the caller's, the second time "
+	          "after a session that connected in between queued behind session %lld: expected "
+	          "1 line, 1 waiting behind %lld, got %d line%s%s: PostgreSQL reads "
+	          "pg_stat_activity once per transaction and answers from that copy until it ends "
+	          "(pg_locks is read anew by every statement), so a wait kept by "
+	          "pg_stat_activity.datname misses a session that was not there at the first call; "
+	          "keep the waits whose backend holds a lock in this database (pg_locks.database)",
+	          (long long)holder, (long long)holder, n2, n2 == 1 ? "" : "s",
+	          n2 == 1 ? "" : " (the waiter was not seen)");
+}
+
 static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -2632,6 +2698,8 @@ static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
 	          "caller's statements. Send the query alone", before, during);
 	lt_session_unchanged(t, db, before, "hot_rows_now() inside the caller's transaction and its "
 	                     "ROLLBACK", "signature");
+	if (t->engine == KIT_DB_POSTGRES)
+		called_twice_in_one_transaction(t);
 }
 
 /* ---- the like endpoint gives up on a held row ---- */
