@@ -46,6 +46,7 @@ LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarr
 	-Wl,--wrap=pthread_mutex_destroy,--wrap=pthread_cond_destroy \
 	-Wl,--wrap=time,--wrap=gettimeofday,--wrap=timespec_get \
 	-Wl,--wrap=qsort \
+	-Wl,--wrap=sem_wait,--wrap=sem_trywait,--wrap=sem_timedwait,--wrap=sem_clockwait \
 	-Wl,--wrap=snprintf,--wrap=sprintf,--wrap=vsnprintf,--wrap=vsprintf
 LAB_LINK = $(CC) $(LDFLAGS) $(LABTEST_WRAP) $^ $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS) -o $@
 # The kit as the test binaries link it: its allocation calls renamed to

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/time.h>
@@ -619,6 +620,45 @@ bool lt_lock_faked(struct timespec *ts, clockid_t *clock)
 }
 
 int lt_kit_clock_gettime(clockid_t clock, struct timespec *ts) { return __real_clock_gettime(clock, ts); }
+
+/* ---- semaphores ---- */
+
+static atomic_long sem_waits;
+
+int __real_sem_wait(sem_t *s);
+int __real_sem_trywait(sem_t *s);
+int __real_sem_timedwait(sem_t *s, const struct timespec *t);
+int __real_sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *t);
+int __wrap_sem_wait(sem_t *s);
+int __wrap_sem_trywait(sem_t *s);
+int __wrap_sem_timedwait(sem_t *s, const struct timespec *t);
+int __wrap_sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *t);
+
+int __wrap_sem_wait(sem_t *s)
+{
+	atomic_fetch_add(&sem_waits, 1);
+	return __real_sem_wait(s);
+}
+
+int __wrap_sem_trywait(sem_t *s)
+{
+	atomic_fetch_add(&sem_waits, 1);
+	return __real_sem_trywait(s);
+}
+
+int __wrap_sem_timedwait(sem_t *s, const struct timespec *t)
+{
+	atomic_fetch_add(&sem_waits, 1);
+	return __real_sem_timedwait(s, t);
+}
+
+int __wrap_sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *t)
+{
+	atomic_fetch_add(&sem_waits, 1);
+	return __real_sem_clockwait(s, clock, t);
+}
+
+long lt_lock_sem_waits(void) { return atomic_load(&sem_waits); }
 
 long lt_lock_stray_unlocks(void) { return atomic_load(&stray); }
 long lt_lock_stray_unlocks_in_started(void) { return atomic_load(&stray_started); }

@@ -5,7 +5,7 @@
  * A lab's test binary is linked with -Wl,--wrap for pthread_mutex_lock,
  * _trylock, _timedlock, _unlock, pthread_cond_wait, _timedwait,
  * pthread_condattr_init, _destroy, pthread_cond_init, pthread_mutex_destroy
- * and pthread_cond_destroy (LABTEST_WRAP in
+ * and pthread_cond_destroy, and the semaphore waits (LABTEST_WRAP in
  * labs/module.mk): those calls made by the student's code and the
  * harness's go through locks.c first; the kit's go straight to the C
  * library under other names (tests/harness/threads.syms), untracked.
@@ -49,6 +49,13 @@
  * a function the check called. */
 long lt_lock_stray_unlocks(void);
 long lt_lock_stray_unlocks_in_started(void);
+
+/* Semaphore waits (sem_wait, sem_timedwait, sem_clockwait, sem_trywait;
+ * wrapped too, the kit uses none) the code under test made since the
+ * process started, whether or not they had to wait: a semaphore around a
+ * call is a cap on how many run it at once, and a cap above the number
+ * of callers a check can start shows in no timing. */
+long lt_lock_sem_waits(void);
 
 /* pthread_condattr_setclock / pthread_cond_init calls given a condition
  * attribute that pthread_condattr_init had not set up. */

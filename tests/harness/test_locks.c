@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -118,6 +119,24 @@ static void locks__condattr_used_before_init_counted(void **state)
 	memset(&a, 0, sizeof a);   /* destroyed: no longer set up */
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
 	lt_expect_int(lt_lock_uninit_condattrs() - before, 1, "after setclock without init");
+}
+
+/* Every semaphore wait is counted, whether it had to wait or not, and
+ * whatever its kind: a cap above the number of callers shows. */
+static void locks__semaphore_waits_counted(void **state)
+{
+	(void)state;
+	sem_t sem;
+	assert_int_equal(sem_init(&sem, 0, 3), 0);
+	long before = lt_lock_sem_waits();
+	struct timespec at;
+	clock_gettime(CLOCK_REALTIME, &at);
+	at.tv_sec += 1;
+	lt_expect(sem_wait(&sem) == 0 && sem_trywait(&sem) == 0 && sem_timedwait(&sem, &at) == 0,
+	          NULL, "three waits on a semaphore of 3");
+	lt_expect(sem_trywait(&sem) == -1, NULL, "a fourth trywait on a semaphore of 3 went through");
+	lt_expect_int(lt_lock_sem_waits() - before, 4, "semaphore waits counted after 4 of them");
+	sem_destroy(&sem);
 }
 
 /* lt_lock_cond_init_starts says how many threads had been started when
@@ -388,6 +407,7 @@ int main(void)
 		LABTEST_SQLITE(locks__a_wait_between_lock_and_unlock_is_no_stray),
 		LABTEST_SQLITE(locks__stray_unlocks_counted),
 		LABTEST_SQLITE(locks__condattr_used_before_init_counted),
+		LABTEST_SQLITE(locks__semaphore_waits_counted),
 		LABTEST_SQLITE(locks__cond_init_after_a_start_seen),
 		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
 		LABTEST_SQLITE(locks__armed_trylock_is_busy),

@@ -2016,6 +2016,7 @@ static void like_post__two_likes_side_by_side(void **state)
 	struct meet m;
 	int rc[2];
 
+	long sems = lt_lock_sem_waits();
 	init_meet(&m);
 	struct hot_row_app app = { check_meets, &m };
 	two_likes(dbs, &app, rc);
@@ -2095,6 +2096,15 @@ static void like_post__two_likes_side_by_side(void **state)
 	}
 	lt_expect(big_refused == BIG_CROWD, "app-check", "%d likes whose app checks said no: %d "
 	          "returned HOT_ROW_REFUSED", BIG_CROWD, big_refused);
+	/* A cap above every crowd a check can start (256, 1,000) makes
+	 * nobody wait here, but it is a semaphore all the same: its waits
+	 * are counted, whether they had to wait or not. */
+	sems = lt_lock_sem_waits() - sems;
+	lt_expect(sems == 0, "app-check", "the likes of this check waited on a semaphore %ld "
+	          "times (sem_wait, sem_timedwait or sem_trywait): a semaphore around the app check "
+	          "is a cap of its own on checks in flight, which queues likes once more of them "
+	          "run at once than it lets through, however high it is set (hot_row.h: nothing "
+	          "in a like makes it wait for another but the counter's row lock)", sems);
 	lt_expect(met_big == BIG_CROWD, "app-check", "%d likes at once, whose app checks each "
 	          "waited (%d s at most) for all the others to be running and then said no: only %d "
 	          "found them all: something lets only so many checks run at once (a semaphore of "
