@@ -1693,8 +1693,33 @@ static void like_post__any_nonzero_answer_refuses(void **state)
 	 * decide", or 1 for "flagged, still allowed", lets a no through),
 	 * then some wider ones (256 and INT_MIN are 0 in a char). A refused
 	 * like returns before it touches the database: microseconds each. */
-	static const int wide[] = { 256, 65536, 1 << 24, INT_MAX, INT_MIN, INT_MIN + 1, -65536 };
-	int n = 2 * 4095 + (int)(sizeof wide / sizeof wide[0]);
+	/* Then, past that range, every power of two with its neighbours, of
+	 * either sign, and 8,000 values drawn over the whole of int (a fixed
+	 * seed): a special answer of the code's own ("-10000: filter down")
+	 * is met wherever it sits, with odds of 1 in 2^32 / 8,000 for one
+	 * value that is neither small nor near a power of two. */
+	enum { POWERS = 31 * 3 * 2, DRAWN = 8000 };
+	static int wide[7 + POWERS + DRAWN];
+	static const int fixed[] = { 256, 65536, 1 << 24, INT_MAX, INT_MIN, INT_MIN + 1, -65536 };
+	int nw = 0;
+	for (int i = 0; i < 7; i++)
+		wide[nw++] = fixed[i];
+	for (int b = 0; b < 31; b++)
+		for (int d = -1; d <= 1; d++) {
+			int64_t v = ((int64_t)1 << b) + d;
+			if (v > 0 && v <= INT_MAX)
+				wide[nw++] = (int)v;
+			if (-v >= INT_MIN && -v < 0)
+				wide[nw++] = (int)-v;
+		}
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	for (int i = 0; i < DRAWN; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int v = (int)(uint32_t)(x >> 32);
+		if (v != 0)
+			wide[nw++] = v;
+	}
+	int n = 2 * 4095 + nw;
 	int let_through = 0, first_through = 0, miscalled = 0, first_miscalled = 0, first_calls = 0;
 	make_post(t);
 
@@ -1711,8 +1736,9 @@ static void like_post__any_nonzero_answer_refuses(void **state)
 		}
 	}
 	lt_expect(let_through == 0, "app-check",
-	          "the app's check answered each of -4095 .. -1, 1 .. 4095 and a few wider values "
-	          "(256, 65536, INT_MAX, INT_MIN, ...), each of which refuses the like: %d of those "
+	          "the app's check answered each of -4095 .. -1, 1 .. 4095, every power of two and "
+	          "its neighbours of either sign, and 8,000 values drawn over the whole of int "
+	          "(INT_MAX, INT_MIN, ...), each of which refuses the like: %d of those "
 	          "likes were not answered HOT_ROW_REFUSED, the first for the answer %d. Any answer "
 	          "but 0 is the check's no, negative ones included (hot_row.h): is some answer taken "
 	          "for \"the filter could not decide\" (-ETIMEDOUT, -EAGAIN: fail open) or for a yes "
