@@ -131,7 +131,10 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max);
 
 /* The flush loop (§6): a thread that calls flush_views(st, db, max) once
  * every interval_ms (the first after one interval), never two at once. A
- * failed flush is counted and retried at the next tick. The flusher uses
+ * failed flush is counted and retried at the next tick. A flush that
+ * takes longer than an interval skips the ticks it overran: the next
+ * comes an interval after it ends (or at the next tick still ahead),
+ * never the missed ones back to back. The flusher uses
  * db from its own thread until stop_flusher returns: don't touch db
  * meanwhile. Between flushes the thread waits on a condition variable
  * with pthread_cond_timedwait, its deadlines on CLOCK_MONOTONIC

@@ -492,6 +492,14 @@ static void *flusher_main(void *arg)
 			break;
 		pthread_mutex_unlock(&f->mu);
 		flush_counted(f);
+		/* A flush that overran the next tick (a lock wait, a slow
+		 * COMMIT) skips it: the next one is an interval after this one
+		 * ends, not the missed ticks sent back to back. */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t late = (now.tv_sec - next.tv_sec) * 1000000000LL + (now.tv_nsec - next.tv_nsec);
+		if (late >= (int64_t)f->interval_ms * 1000000LL)
+			next = now;
 		pthread_mutex_lock(&f->mu);
 	}
 	pthread_mutex_unlock(&f->mu);

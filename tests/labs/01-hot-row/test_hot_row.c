@@ -700,6 +700,34 @@ static void capture_stop(struct capture *c)
 	}
 }
 
+/* One like that fails (a duplicate tap, a post that is not there, its
+ * INSERT refused), traced with stdout and stderr captured: the bytes
+ * written from its BEGIN to its ROLLBACK, -1 when the trace shows no
+ * such pair (another check says what went wrong then). On SQLite the
+ * whole file's write lock is held all that time; on the servers the
+ * like's own key, which a second tap of the same user waits for. */
+static int64_t failed_like_output(struct kit_db *db, int64_t post, int64_t user, int refuse_at)
+{
+	struct trace tr;
+	struct app a = { .trace = NULL };
+	struct hot_row_app app = { check, &a };
+	memset(&tr, 0, sizeof tr);
+	struct capture cap;
+	tr.out_on = capture_start(&cap);
+	if (!tr.out_on)
+		return -1;
+	kit_db_set_hook(db, hook, &tr);
+	if (refuse_at > 0)
+		lt_step_arm(LT_STEP_FAILS, refuse_at);
+	(void)like_post(db, post, user, &app);
+	if (refuse_at > 0)
+		(void)lt_step_disarm();
+	kit_db_set_hook(db, NULL, NULL);
+	capture_stop(&cap);
+	int begin = find(&tr, BEGIN_, 0), end = begin < 0 ? -1 : find(&tr, ROLLBACK_, begin);
+	return end < 0 ? -1 : tr.out[end] - tr.out[begin];
+}
+
 static void like_post__counter_held_briefly(void **state)
 {
 	struct labtest *t = *state;
@@ -770,6 +798,26 @@ static void like_post__counter_held_briefly(void **state)
 		    own_ns < OWN_MARGIN_US * 1000LL)
 			break;
 	}
+	/* The likes that fail hold their locks from BEGIN to ROLLBACK: a
+	 * message written before the ROLLBACK ("ROLLBACK would overwrite
+	 * kit_db_errmsg") waits for its reader with them held, on every
+	 * duplicate tap of a hot post. */
+	static const char *const failed[] = { "a duplicate tap", "a like of a post that is not "
+	                                      "there", "a like whose INSERT was refused" };
+	int64_t fail_wrote[3] = {
+		failed_like_output(db, 1, 1, 0),
+		failed_like_output(db, 999999, 1, 0),
+		failed_like_output(db, 2, 424242, 2),
+	};
+	for (int i = 0; i < 3; i++)
+		lt_expect(fail_wrote[i] <= 0, "counter-last", "%s wrote %lld bytes to stdout or stderr "
+		          "between its BEGIN and its ROLLBACK (%s): a write waits whenever its reader "
+		          "does (a full pipe, a paused terminal, a slow log shipper), and on a hot post "
+		          "the next likes wait with it. Keep the message (kit_db_errmsg into a buffer of "
+		          "your own) and write it after the ROLLBACK", failed[i], (long long)fail_wrote[i],
+		          t->engine == KIT_DB_SQLITE ? "SQLite: the whole file's write lock" :
+		          "the like's key, which the user's next tap waits for");
+
 	/* Whatever it costs here, a write waits for its reader elsewhere. */
 	lt_expect(wrote == 0, "counter-last",
 	          "while a like held the lock (%s), it wrote %lld bytes to stdout or stderr in %d "

@@ -3782,6 +3782,23 @@ static bool waits_past(long n, long s0, int want)
  * (tests/harness/locks.h), so an interval worked out wrong by a
  * millisecond over 24 days (INT_MAX ms), or a deadline not moved on
  * after a tick, is seen without waiting for either. */
+/* Holds the flusher thread's first statement 150 ms, once: one slow
+ * flush. */
+struct stall {
+	long flusher_no;        /* the start number of the flusher's thread */
+	atomic_bool stalled;
+};
+
+static void stall_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct stall *s = arg;
+	(void)sql, (void)t_ns;
+	bool no = false;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) &&
+	    lt_thread_start_no() >= s->flusher_no && atomic_compare_exchange_strong(&s->stalled, &no, true))
+		util_sleep_ns(150 * 1000000LL);
+}
+
 static void flusher__deadline_is_one_interval_away(void **state)
 {
 	struct labtest *t = *state;
@@ -3894,6 +3911,41 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          "a shorter wait after a failure sends more flushes to a database that is "
 		          "refusing them)", (double)step / 1e6);
 	}
+
+	/* a 20 ms flusher whose first flush takes 150 ms (a lock wait, a
+	 * slow COMMIT): the next tick is an interval on from then, or from
+	 * the missed ticks' grid, not the seven ticks it missed sent back to
+	 * back ("next = last deadline + interval" leaves every deadline
+	 * behind the clock until it has caught up). One wait whose deadline
+	 * has passed as it begins, a single flush at once after the slow
+	 * one, is let through. */
+	struct stall s = { .flusher_no = lt_thread_starts() };
+	struct lt_wait after[8];
+	record(st, 5, 3);
+	n = lt_lock_waits(), s0 = lt_thread_starts();
+	kit_db_set_hook(own, stall_hook, &s);
+	f = NULL;
+	rc = start_flusher(&f, st, own, 20, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval 20 ms) returned %d", rc);
+	ticked = waits_past(n, s0, 8);
+	stop_flusher(f);
+	kit_db_set_hook(own, NULL, NULL);
+	got = flusher_waits(n, s0, after, 8);
+	int behind = 0;
+	for (int k = 1; k < got; k++) {
+		bool mono = wait_on_monotonic(&after[k]);
+		behind += ts_diff(after[k].deadline, mono ? after[k].began_mono : after[k].began_real) <= 0;
+	}
+	lt_expect(ticked && atomic_load(&s.stalled), "flush-loop", "a 20 ms flusher whose first "
+	          "flush was held 150 ms began %d timed waits in 10 s (8 expected)%s", got,
+	          atomic_load(&s.stalled) ? "" : "; its flush sent no statement");
+	lt_expect(behind <= 1, "flush-loop", "after one flush that took 150 ms, %d of the 20 ms "
+	          "flusher's next %d timed waits began with their deadline already past, so it "
+	          "flushed back to back: is each deadline the last one plus an interval? After a "
+	          "slow flush that is far behind the clock, and the flusher sends every tick it "
+	          "missed at once, to a database that has just been slow. Take the next deadline "
+	          "from the clock after the flush (or skip the ticks that have passed)", behind,
+	          got - 1);
 	kit_db_close(own);
 	kit_store_free(st);
 }
