@@ -138,7 +138,9 @@ int money_batch(struct kit_db *db, const struct money_fees *fees,
 int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
                  int64_t to, int64_t amount);
 
-/* The balance of account `account`: the sum of its sub-accounts. Returns
+/* The balance of account `account`: the sum of its sub-accounts. It reads
+ * only: on SQLite it takes no write lock (no kit_db_begin, BEGIN
+ * IMMEDIATE), so a sale in flight does not hold it up. Returns
  * 0 (an account opened with nothing has balance 0), MONEY_NO_ACCOUNT when
  * it was never opened, or another KIT_DB_* code. */
 int money_balance(struct kit_db *db, int64_t account, int64_t *out);

@@ -1501,6 +1501,111 @@ static void shard_resize__a_like_at_every_statement_of_a_shrink(void **state)
 /* Two shrinks of one post at once (to 4 and to 2), held together before
  * each statement in turn: both succeed, the count stays, and no row is
  * left at a slot >= the N that was recorded last. */
+/* A read of the post, or a resize of it to r->nslots[1] (who 1). */
+struct read_race {
+	struct race r;
+	int64_t total;
+};
+
+static int read_or_resize(void *arg, int who, struct kit_db *db)
+{
+	struct read_race *rr = arg;
+	if (who == 0)
+		return shard_read(db, POST, &rr->total);
+	return shard_resize(db, POST, rr->r.nslots[1]);
+}
+
+/* A read held before each of its statements in turn while a resize
+ * runs whole (a grow from 4 to 16, then a shrink from 4 to 2), with a
+ * row at slot 9 that a like which read the old N left: the read gives
+ * the one total, 141, wherever the resize falls. A read in two
+ * statements (the slots below N, then the rows at or past N, each
+ * reading N anew) counts slot 9 in neither when a grow commits between
+ * them: one statement sees one snapshot. */
+static void shard_read__one_total_across_a_resize(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	static const int to[] = { 16, 2 };
+	for (int i = 0; i < 2; i++) {
+		for (int k = 1; k <= 10; k++) {
+			labtest_exec(t, "DELETE FROM like_slots; DELETE FROM like_slot_config;"
+			             "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 0, 10), "
+			             "(42, 1, 26), (42, 2, 42), (42, 3, 58)");
+			lt_expect(shard_resize(db, POST, 4) == 0, "fold", "shard_resize(4): %s",
+			          labtest_why(db));
+			labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 9, 5)");
+			struct read_race rr = { .r = { { 0, to[i] }, 9 }, .total = -1 };
+			lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, read_or_resize, &rr);
+			if (!lt_gate_held(g, 0))
+				break;
+			lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL, "a read held before "
+			          "its statement %d while a resize to %d ran: they returned %d and %d (%s)",
+			          k, to[i], lt_gate_rc(g, 0), lt_gate_rc(g, 1),
+			          labtest_why(lt_gate_db(g, lt_gate_rc(g, 0) ? 0 : 1)));
+			lt_expect(rr.total == 141, "sum-all-slots", "a read of the post (N = 4, 136 in "
+			          "slots 0 to 3 and 5 at slot 9, left by a like that read the old N) held "
+			          "before its statement %d while a %s to %d committed: it gave %lld, "
+			          "expected 141%s", k, to[i] > 4 ? "grow" : "shrink", to[i],
+			          (long long)rr.total, rr.total == 136 ? ": slot 9 counted in neither part; "
+			          "does the read sum the slots below N and those at or past N in two "
+			          "statements, each reading N anew? Sum every row of the post in one "
+			          "statement" : "");
+		}
+	}
+	lt_gate_close(g);
+}
+
+/* Every write of a post's N, in the order the rows were written: a
+ * trigger on like_slot_config logs each row an INSERT or UPDATE leaves
+ * there (a rolled-back write leaves no log row either), so the check
+ * sees which resizes wrote their N, and which wrote last. */
+static void log_config_writes(struct labtest *t)
+{
+	switch (t->engine) {
+	case KIT_DB_POSTGRES:
+		labtest_exec(t, "CREATE TABLE config_log (id BIGSERIAL PRIMARY KEY, post_id BIGINT, "
+		             "nslots INT);"
+		             "CREATE FUNCTION config_logged() RETURNS trigger LANGUAGE plpgsql AS "
+		             "$$BEGIN INSERT INTO config_log (post_id, nslots) VALUES (NEW.post_id, "
+		             "NEW.nslots); RETURN NULL; END$$;"
+		             "CREATE TRIGGER config_logged AFTER INSERT OR UPDATE ON like_slot_config "
+		             "FOR EACH ROW EXECUTE FUNCTION config_logged()");
+		break;
+	case KIT_DB_MYSQL:
+		labtest_exec(t, "CREATE TABLE config_log (id BIGINT AUTO_INCREMENT PRIMARY KEY, "
+		             "post_id BIGINT, nslots INT)");
+		labtest_exec(t, "CREATE TRIGGER config_inserted AFTER INSERT ON like_slot_config FOR "
+		             "EACH ROW INSERT INTO config_log (post_id, nslots) VALUES (NEW.post_id, "
+		             "NEW.nslots)");
+		labtest_exec(t, "CREATE TRIGGER config_updated AFTER UPDATE ON like_slot_config FOR "
+		             "EACH ROW INSERT INTO config_log (post_id, nslots) VALUES (NEW.post_id, "
+		             "NEW.nslots)");
+		break;
+	default:
+		labtest_exec(t, "CREATE TABLE config_log (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+		             "post_id BIGINT, nslots INT);"
+		             "CREATE TRIGGER config_inserted AFTER INSERT ON like_slot_config BEGIN "
+		             "INSERT INTO config_log (post_id, nslots) VALUES (NEW.post_id, NEW.nslots); "
+		             "END;"
+		             "CREATE TRIGGER config_updated AFTER UPDATE ON like_slot_config BEGIN "
+		             "INSERT INTO config_log (post_id, nslots) VALUES (NEW.post_id, NEW.nslots); "
+		             "END");
+		break;
+	}
+}
+
+static void unlog_config_writes(struct labtest *t)
+{
+	if (t->engine == KIT_DB_POSTGRES)
+		labtest_exec(t, "DROP TRIGGER config_logged ON like_slot_config;"
+		             "DROP FUNCTION config_logged(); DROP TABLE config_log");
+	else
+		labtest_exec(t, "DROP TRIGGER config_inserted; DROP TRIGGER config_updated; "
+		             "DROP TABLE config_log");
+}
+
 static void shard_resize__two_shrinks_at_once(void **state)
 {
 	struct labtest *t = *state;
@@ -1509,11 +1614,38 @@ static void shard_resize__two_shrinks_at_once(void **state)
 	struct lt_gate *g = lt_gate_open(t, 2);
 	int n = 0;
 
+	/* Both are the post's first resize (no config row yet): the second
+	 * to write its N finds the first one's row, and must change it (an
+	 * upsert), not leave it ("INSERT ... ON CONFLICT DO NOTHING", or
+	 * INSERT IGNORE, after an UPDATE that matched nothing returns 0 with
+	 * its N never written: the caller's resize is lost). The final
+	 * states are the same either way, so a trigger says which wrote. */
+	log_config_writes(t);
 	for (int k = 1; k <= 40; k++) {
 		staircase_rows(t);
+		labtest_exec(t, "DELETE FROM config_log");
 		lt_gate_run(g, NULL, (int[]){ k, k }, resize_or_like, &r);
 		if (!lt_gate_reached(g))
 			break;
+		int64_t wrote4 = labtest_int(t, "SELECT count(*) FROM config_log WHERE post_id = 42 "
+		                                "AND nslots = 4");
+		int64_t wrote2 = labtest_int(t, "SELECT count(*) FROM config_log WHERE post_id = 42 "
+		                                "AND nslots = 2");
+		int64_t last = labtest_int(t, "SELECT coalesce((SELECT nslots FROM config_log WHERE "
+		                              "post_id = 42 ORDER BY id DESC LIMIT 1), -1)");
+		lt_expect((lt_gate_rc(g, 0) != 0 || wrote4 > 0) && (lt_gate_rc(g, 1) != 0 || wrote2 > 0),
+		          "live-n", "two first resizes of one post at once (no config row yet), to 4 and "
+		          "to 2, held before their statement %d: they returned %d and %d, yet the config "
+		          "row was never written with %s: a resize that returned 0 left the other's N in "
+		          "place. An UPDATE that matched nothing and then an INSERT that does nothing on a "
+		          "conflict (ON CONFLICT DO NOTHING, INSERT IGNORE) loses the second resize when "
+		          "the first inserted the row meanwhile: write N with one upsert (ON CONFLICT DO "
+		          "UPDATE, ON DUPLICATE KEY UPDATE)", k, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
+		          wrote4 ? "2" : wrote2 ? "4" : "either N");
+		lt_expect(shard_slots(db, POST, &n) == 0 && n == last, "live-n", "two first resizes "
+		          "at once, held before their statement %d: N is %d, where the last write of "
+		          "the config row set %lld", k, n, (long long)last);
+
 		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, "fold",
 		          "two shrinks at once, held before their statement %d: they returned %d and %d "
 		          "(%s); a deadlock means they lock rows in different orders: let the config "
@@ -1528,6 +1660,7 @@ static void shard_resize__two_shrinks_at_once(void **state)
 		          "other had just removed)", k, n, (long long)rows_from(t, POST, n), n);
 	}
 	lt_gate_close(g);
+	unlog_config_writes(t);
 }
 
 /* A refused N is refused in C, as shard.h says: KIT_DB_ERR, and not one
@@ -2265,6 +2398,7 @@ int main(void)
 		BOTH(shard_resize__grow_keeps_total),
 		BOTH(shard_resize__rejects_bad_n),
 		BOTH(shard_read__counts_a_slot_beyond_n),
+		BOTH(shard_read__one_total_across_a_resize),
 		BOTH(shard_increment__follows_a_resize_by_another_process),
 		BOTH(shard_resize__others_never_see_a_partial_shrink),
 		BOTH(shard_resize__exact_under_concurrent_increments),

@@ -1933,6 +1933,7 @@ static void batch_rollup__every_step_can_fail(void **state)
 	 * keeps every other connection's rollup waiting for ever) */
 	char before[LT_SESSION_LEN];
 	lt_session(t, db, before, sizeof before);
+	size_t base = lt_alloc_live();
 
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; ; k++) {
@@ -1974,6 +1975,9 @@ static void batch_rollup__every_step_can_fail(void **state)
 				snprintf(what, sizeof what, "a rollup (statement %d %s; it returned %d)",
 				         k, lt_step_what(how), rc);
 				lt_session_unchanged(t, db, before, what, "one-transaction");
+				/* the per-post sums a failed rollup made are freed on
+				 * that way out too */
+				lt_alloc_expect_none_left(base, what);
 				/* MariaDB: a GET_LOCK "one rollup at a time" is the
 				 * session's; RELEASE_ALL_LOCKS() says how many it held */
 				int64_t named = 0;
@@ -2375,6 +2379,7 @@ static void batch_acc__a_1007_post_flush_fails_at_every_step(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
+	size_t base = lt_alloc_live();
 	struct batch_acc *acc = new_acc();
 	const int posts = 2 * BATCH_FLUSH_ROWS + 7;
 	int64_t want = (int64_t)posts * (posts + 1) / 2;
@@ -2425,6 +2430,13 @@ static void batch_acc__a_1007_post_flush_fails_at_every_step(void **state)
 			lt_expect_int(batch_acc_pending(acc), 0, "pending after the next flush");
 		}
 	}
+	/* Every refused flush is one of the flush's ways out: a copy of the
+	 * sums it made, freed only on the way that worked, is left over
+	 * once the accumulator is freed. */
+	held.acc = NULL;
+	batch_acc_free(acc);
+	lt_alloc_expect_none_left(base, "an accumulator whose 1,007-post flush was refused at "
+	                          "every statement in turn (and then flushed) was freed");
 }
 
 /* Sums past 2^24 (a float's last exact integer) and 2^32 (an int's, an

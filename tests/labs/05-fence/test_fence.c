@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
@@ -692,6 +693,34 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	lt_expect_int_hint(p1, 60, "position of partition 1 once log_progress was back "
 	                   "(database: 59 applied; log's hint: 10)", "seek-from-db");
 
+	/* the position read refused as busy (a lock wait that gave up: the
+	 * row is held by a batch in flight, a zombie's or the last owner's):
+	 * still no position, so the assignment fails, or reads again and
+	 * seeks to 60; keeping the log's hint instead ("busy: not sure, keep
+	 * what the log says") cuts batches from 10 that the fence refuses,
+	 * and the log moves past events nobody applied */
+	log = make_log(dir, sizeof dir, 100);
+	kit_log_commit(log, FENCE_GROUP, 1, 10);
+	kit_log_join(&c, log, FENCE_GROUP, "solo-busy", &cb);
+	struct lt_refusals busy;
+	lt_refusals_arm(labtest_db(t), &busy, 1);     /* every statement refused as busy */
+	failed = kit_log_rebalance(c);
+	lt_refusals_disarm(labtest_db(t));
+	bool hit = busy.stmts > 0;
+	owned = kit_log_owns(c, 1);
+	at = -1;
+	kit_log_position(c, 1, &at);
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+	lt_expect(!hit || (failed < 0 && !owned) || (owned && at == 60), "seek-from-db", "with the "
+	          "position read refused as busy (KIT_DB_BUSY: the row held past the lock wait), the "
+	          "assignment returned %d and the consumer %s partition 1%s%lld: fence_on_assign must "
+	          "return fence_position's error (or read again and seek to 60), never keep the "
+	          "log's hint, which lags the database: batches cut from 10 are refused by the fence "
+	          "and events 60.. are lost", failed, owned ? "owns" : "does not own",
+	          owned ? " at " : ", position ", (long long)at);
+
 	/* partition 2's row is missing: fence_position says KIT_DB_NOROW, and
 	 * the assignment fails; it must not make up a row (at -1, every event
 	 * of the partition would be counted again) */
@@ -942,6 +971,7 @@ static void fence_apply__every_step_can_fail(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	prepare(t);
+	size_t base = lt_alloc_live();
 
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= 20; k++) {
@@ -958,6 +988,32 @@ static void fence_apply__every_step_can_fail(void **state)
 				lt_expect_int_hint(rc, 1, "fence_apply's result with nothing failing", "fence");
 				break;
 			}
+			/* A failed step is one of the call's ways out: whatever it
+			 * made (the statement's text, its parameters) is freed there
+			 * too, or a consumer that retries through an outage grows
+			 * with every poll. */
+			char what[120];
+			snprintf(what, sizeof what, "fence_apply whose statement %d was %s", k,
+			         lt_step_what(how));
+			lt_alloc_expect_none_left(base, what);
+			/* Nor does a lock of the session outlive the call on any of
+			 * them: a session-level pg_advisory_lock left held after a lost
+			 * answer or a refused unlock stops the partition's next owner,
+			 * on another connection, batch after batch. */
+			int64_t advisory = 0;
+			if (t->engine == KIT_DB_POSTGRES)
+				advisory = labtest_int(t, "SELECT count(*) FROM pg_locks WHERE locktype = "
+				                       "'advisory' AND pid = pg_backend_pid()");
+			else if (t->engine == KIT_DB_MYSQL)   /* GET_LOCK's, which ROLLBACK keeps too */
+				kit_db_query_int(db, "SELECT RELEASE_ALL_LOCKS()", 0, NULL, &advisory);
+			lt_expect(advisory == 0, "one-transaction", "statement %d of fence_apply %s: "
+			          "afterwards its session still holds %lld advisory lock(s) (pg_advisory_lock, "
+			          "GET_LOCK): a lock whose answer was lost was granted all the same, and a "
+			          "refused unlock let nothing go; the next owner of the partition, on "
+			          "another connection, waits on it. Take none (the fence row's lock already "
+			          "keeps two batches apart), or pg_advisory_xact_lock, which the "
+			          "transaction's end lets go on every path", k,
+			          lt_step_what(how), (long long)advisory);
 			lt_expect(w.outside == 0, "one-transaction", "statement %d of fence_apply %s: it "
 			          "then sent %d write(s) with no transaction open, the first \"%s...\" "
 			          "(returned %d): a statement whose answer was lost, or a refused COMMIT, "
@@ -973,7 +1029,10 @@ static void fence_apply__every_step_can_fail(void **state)
 			          views_of(t, 3) == 4;
 			lt_expect(rc < 0 || (rc == 1 && in), "one-transaction", "statement %d of fence_apply "
 			          "%s, yet it returned %d (%s)", k, lt_step_what(how), rc, rc == 1 ? "1, applied: is COMMIT's result "
-			          "checked, and checked before the answer is decided?" : rc == 0 ? "0, refused "
+			          "checked, and checked before the answer is decided?" : rc == 0 && !lt_step_refused(how) ?
+			          "0, refused by the fence: a statement whose answer was lost is an error "
+			          "(or, read back, 1 when its batch is in), not a refusal: 0 tells the log to "
+			          "move past the batch whether or not it is stored" : rc == 0 ? "0, refused "
 			          "by the fence: a failed statement is an error, not a refusal (a lock wait "
 			          "that gave up, KIT_DB_BUSY, too: the batch is not in the database, and 0 "
 			          "tells the log to move past it)" : "?");
