@@ -83,7 +83,8 @@ int shard_slots(struct kit_db *db, int64_t post_id, int *nslots);
  * the other: write the new N first, with one upsert of the post's config
  * row, so that the row's lock puts them in line (an UPDATE, then an
  * INSERT when it matched nothing, lets both insert: one fails on the
- * key). */
+ * key, or, with ON CONFLICT DO NOTHING or INSERT IGNORE, writes nothing
+ * and its N is lost). */
 int shard_resize(struct kit_db *db, int64_t post_id, int nslots);
 
 /* How many slots a post needs: one row absorbs at most 1000 / hold_ms

@@ -140,7 +140,9 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max);
  * with pthread_cond_timedwait, its deadlines on CLOCK_MONOTONIC
  * (pthread_condattr_setclock), so a step of the wall clock moves no
  * flush, and stop_flusher wakes it with pthread_cond_signal: the checks
- * watch those waits (§6). Returns 0, or a negative code with *out = NULL. */
+ * watch those waits (§6). interval_ms is 1 or more and max
+ * 1..VIEWS_MAX_BATCH; outside that it starts nothing. Returns 0, or a
+ * negative code with *out = NULL. */
 struct flusher;
 int start_flusher(struct flusher **out, struct kit_store *st, struct kit_db *db,
                   int interval_ms, int max);

@@ -57,7 +57,8 @@ enum {
 	MONEY_NO_ACCOUNT = KIT_DB_NOROW,    /* the buyer or the seller does not exist */
 	MONEY_INSUFFICIENT = -10,           /* the balance does not cover the amount */
 	MONEY_INVALID = -11,                /* id <= 0, amount <= 0, fee outside
-	                                       0..amount, or from == to */
+	                                       0..amount, from == to, or fees->subs
+	                                       outside 1..MONEY_MAX_SUBS */
 };
 
 /* The platform's fee account and how many sub-accounts it is split into
