@@ -355,13 +355,32 @@ static void batch_like__refuses_a_second_like_by_the_same_user(void **state)
 	 * caller's transaction, before any COMMIT: a unique key checked only
 	 * at COMMIT (PostgreSQL's DEFERRABLE INITIALLY DEFERRED) lets the
 	 * caller go on as if the like were in. */
+	/* ... and leaves the caller's transaction as it was, open, with the
+	 * caller's own work in it: the caller decides to roll back (batch.h).
+	 * An INSERT OR ROLLBACK (SQLite) rolls the whole transaction back
+	 * inside the call, and the caller's next statements then run on
+	 * their own. (On PostgreSQL an error leaves the transaction able to
+	 * roll back only, whatever the call does: asked on the others.) */
 	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+	int mine = batch_record_like(db, POST + 1, 9);
 	rc = batch_record_like(db, POST, 7);
+	int64_t open = 1, kept = 1;
+	if (t->engine != KIT_DB_POSTGRES) {
+		open = lt_in_transaction(t, db);
+		kit_db_query_int(db, "SELECT count(*) FROM likes WHERE user_id = 9", 0, NULL, &kept);
+	}
 	kit_db_rollback(db);
+	lt_expect(mine == 0, NULL, "batch_record_like of user 9's first like: %d", mine);
 	lt_expect(rc == KIT_DB_CONSTRAINT, "one-per-user",
 	          "batch_record_like of a repeat like, in the caller's open transaction, returned %d, "
 	          "not KIT_DB_CONSTRAINT (%d): the repeat is refused only at COMMIT, if at all; "
 	          "is the unique key of likes deferred?", rc, KIT_DB_CONSTRAINT);
+	lt_expect(open == 1 && kept == 1, "one-per-user", "after a repeat like refused inside the "
+	          "caller's transaction, which had recorded user 9's like first, the transaction is "
+	          "%s and user 9's like is %s: batch_record_like runs in the caller's transaction and "
+	          "leaves it to the caller (batch.h); a conflict clause that rolls back (SQLite's "
+	          "INSERT OR ROLLBACK) ends the caller's whole transaction inside the call",
+	          open == 1 ? "open" : "no longer open", kept == 1 ? "there" : "gone");
 	like(db, POST, 8);
 	rollup_all(db);
 
@@ -2741,16 +2760,21 @@ static void batch__commits_wait_for_the_disk(void **state)
 	          "disk before the calls: %s", labtest_why(db));
 	struct batch_acc *acc = new_acc();
 	struct commit_probe p = { db, false, 0, 0 };
-	static const char *const step[] = { "batch_like", "batch_acc_flush" };
-	for (int i = 0; i < 2; i++) {
+	/* the rollup too: a rollup reported as done that a crash undoes
+	 * takes back counts readers saw, and a caller that acted on *moved
+	 * was told something that did not last */
+	static const char *const step[] = { "batch_like", "batch_acc_flush", "batch_rollup" };
+	for (int i = 0; i < 3; i++) {
 		p.commits = p.lazy = 0;
 		kit_db_set_hook(db, probe_commit, &p);
 		int rc;
 		if (i == 0) {
 			rc = batch_like(db, POST, 1);
-		} else {
+		} else if (i == 1) {
 			batch_acc_add(acc, POST, 2);
 			rc = batch_acc_flush(acc, db);
+		} else {
+			rc = batch_rollup(db, NULL);
 		}
 		kit_db_set_hook(db, NULL, NULL);
 		lt_expect(rc == 0, i ? "flush-failure" : "one-per-user", "%s returned %d: %s",
@@ -2768,7 +2792,8 @@ static void batch__commits_wait_for_the_disk(void **state)
 		          "NORMAL (\"WAL's usual setting\"), which syncs the log at checkpoints only");
 	}
 	lt_expect_int(commit_durability(db), 1, "durability of the session after the calls");
-	lt_expect_int(count(db, POST), 2, "count of the post after the like and the flush");
+	lt_expect_int(count(db, POST), 3, "count of the post after the like, the flush and the "
+	              "rollup");
 }
 
 /* batch.h: "*moved (may be NULL)". A rollup told not to report what it
