@@ -79,6 +79,18 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
 }
 
+int64_t lt_session_user_locks(struct labtest *t, struct kit_db *db)
+{
+	int64_t n = 0;
+	if (t->engine == KIT_DB_SQLITE)
+		return 0;
+	if (kit_db_query_int(db, t->engine == KIT_DB_MYSQL ? "SELECT RELEASE_ALL_LOCKS()"
+	                     : "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+	                       "pid = pg_backend_pid()", 0, NULL, &n) != 0)
+		return -1;
+	return n;
+}
+
 int64_t lt_in_transaction(struct labtest *t, struct kit_db *db)
 {
 	int64_t open = -1;

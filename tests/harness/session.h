@@ -47,6 +47,13 @@
  * the check if they cannot be read. */
 void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len);
 
+/* Session-level locks db's session holds, which no ROLLBACK lets go:
+ * PostgreSQL's advisory locks (pg_advisory_lock), MariaDB's named locks
+ * (GET_LOCK: RELEASE_ALL_LOCKS() both counts and releases them, so a
+ * check that finds one leaves none behind); 0 on SQLite, which has none;
+ * -1 when it cannot tell. */
+int64_t lt_session_user_locks(struct labtest *t, struct kit_db *db);
+
 /* 1 when db has a transaction open, 0 when not, -1 when it cannot tell.
  * On SQLite it tries a BEGIN (refused inside a transaction) and rolls it
  * back. */

@@ -81,6 +81,29 @@ static void session__sees_an_advisory_lock_kept(void **state)
 	          "not %s", after, before);
 }
 
+/* lt_session_user_locks: PostgreSQL's session-level advisory locks and
+ * MariaDB's named locks are counted (the latter let go as they are), a
+ * transaction-level one is not; SQLite has none. */
+static void session__counts_user_locks(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	lt_expect_int(lt_session_user_locks(t, db), 0, "user locks before any was taken");
+	if (t->engine == KIT_DB_SQLITE)
+		return;
+	labtest_exec(t, t->engine == KIT_DB_MYSQL ? "SELECT GET_LOCK('lt_77', 1)"
+	                                          : "SELECT pg_advisory_lock(77)");
+	lt_expect_int(lt_session_user_locks(t, db), 1, "user locks with one taken");
+	if (t->engine == KIT_DB_POSTGRES) {
+		labtest_exec(t, "SELECT pg_advisory_unlock(77)");
+		labtest_exec(t, "BEGIN; SELECT pg_advisory_xact_lock(78)");
+		lt_expect_int(lt_session_user_locks(t, db), 1, "user locks inside a transaction "
+		              "holding a transaction-level one (pg_locks shows it too)");
+		labtest_exec(t, "COMMIT");
+	}
+	lt_expect_int(lt_session_user_locks(t, db), 0, "user locks once let go");
+}
+
 static void session__sees_a_transaction_left_open(void **state)
 {
 	struct labtest *t = *state;
@@ -100,6 +123,7 @@ int main(void)
 		LABTEST_ALL(session__sees_a_setting_changed_and_reset),
 		LABTEST_ALL(session__sees_a_transaction_left_open),
 		LABTEST_PG(session__sees_an_advisory_lock_kept),
+		LABTEST_ALL(session__counts_user_locks),
 	};
 	return labtest_main("harness-session", tests);
 }

@@ -1000,12 +1000,7 @@ static void fence_apply__every_step_can_fail(void **state)
 			 * them: a session-level pg_advisory_lock left held after a lost
 			 * answer or a refused unlock stops the partition's next owner,
 			 * on another connection, batch after batch. */
-			int64_t advisory = 0;
-			if (t->engine == KIT_DB_POSTGRES)
-				advisory = labtest_int(t, "SELECT count(*) FROM pg_locks WHERE locktype = "
-				                       "'advisory' AND pid = pg_backend_pid()");
-			else if (t->engine == KIT_DB_MYSQL)   /* GET_LOCK's, which ROLLBACK keeps too */
-				kit_db_query_int(db, "SELECT RELEASE_ALL_LOCKS()", 0, NULL, &advisory);
+			int64_t advisory = lt_session_user_locks(t, db);
 			lt_expect(advisory == 0, "one-transaction", "statement %d of fence_apply %s: "
 			          "afterwards its session still holds %lld advisory lock(s) (pg_advisory_lock, "
 			          "GET_LOCK): a lock whose answer was lost was granted all the same, and a "

@@ -898,6 +898,46 @@ static void hot_rows_now__one_line_named_or_not(void **state)
  * own: the holder is then the youngest transaction of the line (the
  * largest xid or trx_id, the latest xact_start), and a detector that
  * takes the oldest transaction in the way for the holder names a waiter. */
+/* One waiter, on a connection of its own, queued behind row 1, which
+ * the caller holds; once the server shows it, the lines read into rows.
+ * The caller lets the holder go, then line_of_one_end() joins the waiter
+ * and closes its connection; expect_line_of_one() checks what came back. */
+struct one_line {
+	struct queued_on q;
+	bool started;
+	int64_t lined;
+	int n, rc;
+	char why[300];
+};
+
+static void line_of_one_start(struct labtest *t, struct one_line *l, struct hot_row_now *rows,
+                              int max)
+{
+	l->q = (struct queued_on){ .db = labtest_connect(t), .tag = t->place };
+	l->n = l->rc = -1;
+	l->started = pthread_create(&l->q.th, NULL, update_on, &l->q) == 0;
+	if (l->started && (l->lined = wait_for_waiters(t, 1)) == 1) {
+		sleep_ms(50);
+		l->rc = hot_rows_now(labtest_db(t), rows, max, &l->n);
+		snprintf(l->why, sizeof l->why, "%s", labtest_why(labtest_db(t)));
+	}
+}
+
+static void line_of_one_end(struct one_line *l)
+{
+	if (l->started)
+		pthread_join(l->q.th, NULL);
+	kit_db_close(l->q.db);
+	l->q.db = NULL;
+}
+
+static void expect_line_of_one(struct labtest *t, const struct one_line *l, const char *lines)
+{
+	expect_line(l->lined, 1, LINE_FORMS);
+	lt_expect(l->rc == 0, NULL, "hot_rows_now(): %s", l->why);
+	lt_expect_int_hint(l->n, 1, lines, "signature");
+}
+
 /* A row held by a prepared transaction (PREPARE TRANSACTION, the first
  * half of a two-phase commit) is held by no session at all: the
  * transaction outlives the session that prepared it, and pg_locks shows
@@ -913,12 +953,12 @@ static void held_by_no_session(struct labtest *t)
 		              "this server's max_prepared_transactions is 0\n");
 		return;
 	}
-	char gid[80], sql[160], why[300] = "";
+	char gid[80], sql[160];
 	prepared_gid(t, gid, sizeof gid);
-	struct kit_db *p = labtest_connect(t), *w = labtest_connect(t);
-	int64_t pid = -1, lined = 0;
+	struct kit_db *p = labtest_connect(t);
+	int64_t pid = -1;
 	struct hot_row_now rows[2];
-	int n = -1, rc = -1;
+	struct one_line l = { .why = "" };
 	snprintf(sql, sizeof sql, "PREPARE TRANSACTION '%s'", gid);
 	int prepared = kit_db_begin(p);
 	if (prepared == 0)
@@ -926,27 +966,17 @@ static void held_by_no_session(struct labtest *t)
 	if (prepared == 0)
 		prepared = kit_db_exec(p, sql, 0, NULL);
 	if (prepared != 0)
-		snprintf(why, sizeof why, "%s", labtest_why(p));
-	struct queued_on q = { .db = w, .tag = t->place };
-	bool started = prepared == 0 && session_id(p, &pid) == 0 &&
-	               pthread_create(&q.th, NULL, update_on, &q) == 0;
-	if (started && (lined = wait_for_waiters(t, 1)) == 1) {
-		sleep_ms(50);
-		rc = hot_rows_now(labtest_db(t), rows, 2, &n);
-		snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
-	}
+		snprintf(l.why, sizeof l.why, "%s", labtest_why(p));
+	if (prepared == 0 && session_id(p, &pid) == 0)
+		line_of_one_start(t, &l, rows, 2);
 	if (prepared == 0) {
 		snprintf(sql, sizeof sql, "ROLLBACK PREPARED '%s'", gid);
 		kit_db_exec(p, sql, 0, NULL);
 	}
-	if (started)
-		pthread_join(q.th, NULL);
+	line_of_one_end(&l);
 	kit_db_close(p);
-	kit_db_close(w);
-	lt_expect(prepared == 0, NULL, "BEGIN, UPDATE and PREPARE TRANSACTION: %s", why);
-	expect_line(lined, 1, LINE_FORMS);
-	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
-	lt_expect_int_hint(n, 1, "lines (row 1 held by a prepared transaction, 1 waiter)", "signature");
+	lt_expect(prepared == 0, NULL, "BEGIN, UPDATE and PREPARE TRANSACTION: %s", l.why);
+	expect_line_of_one(t, &l, "lines (row 1 held by a prepared transaction, 1 waiter)");
 	lt_expect(rows[0].waiting == 1 && rows[0].holder_pid == 0, "holder", "row 1 held by a "
 	          "prepared transaction (PREPARE TRANSACTION: held by no session, its pg_locks "
 	          "row has no pid) with one waiter: expected 1 waiting behind 0 (contain.h: 0 if "
@@ -965,11 +995,10 @@ static void held_by_no_session(struct labtest *t)
  * database reports 0. */
 static void held_from_another_database(struct labtest *t)
 {
-	struct kit_db *h = labtest_connect(t), *w = labtest_connect(t);
-	int64_t id = -1, lined = 0;
+	struct kit_db *h = labtest_connect(t);
+	int64_t id = -1;
 	struct hot_row_now rows[2];
-	int n = -1, rc = -1;
-	char why[300] = "";
+	struct one_line l = { .why = "" };
 	int holding = session_id(h, &id);
 	if (holding == 0)
 		holding = kit_db_begin(h);
@@ -978,23 +1007,15 @@ static void held_from_another_database(struct labtest *t)
 	if (holding == 0)
 		holding = kit_db_exec(h, "USE information_schema", 0, NULL);
 	if (holding != 0)
-		snprintf(why, sizeof why, "%s", labtest_why(h));
-	struct queued_on q = { .db = w, .tag = t->place };
-	bool started = holding == 0 && pthread_create(&q.th, NULL, update_on, &q) == 0;
-	if (started && (lined = wait_for_waiters(t, 1)) == 1) {
-		rc = hot_rows_now(labtest_db(t), rows, 2, &n);
-		snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
-	}
+		snprintf(l.why, sizeof l.why, "%s", labtest_why(h));
+	else
+		line_of_one_start(t, &l, rows, 2);
 	kit_db_rollback(h);
-	if (started)
-		pthread_join(q.th, NULL);
+	line_of_one_end(&l);
 	kit_db_close(h);
-	kit_db_close(w);
-	lt_expect(holding == 0, NULL, "BEGIN, UPDATE and USE information_schema: %s", why);
-	expect_line(lined, 1, LINE_FORMS);
-	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
-	lt_expect_int_hint(n, 1, "lines (row 1 with 1 waiter, its holder's session now in another "
-	                   "database)", "signature");
+	lt_expect(holding == 0, NULL, "BEGIN, UPDATE and USE information_schema: %s", l.why);
+	expect_line_of_one(t, &l, "lines (row 1 with 1 waiter, its holder's session now in another "
+	                   "database)");
 	lt_expect(rows[0].waiting == 1 && rows[0].holder_pid == id, "holder", "row 1 held by "
 	          "session %lld, which then ran USE information_schema (its PROCESSLIST.DB is "
 	          "another database now, as for an application that names its tables in full), with "
