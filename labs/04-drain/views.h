@@ -114,7 +114,12 @@ int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
  * would have left them: what the batch's park still holds, read in the
  * same step that deletes the park, never the rows the flush holds in
  * memory (another connection's recovery may have applied the batch and
- * deleted its park meanwhile: then nothing goes back). The database's
+ * deleted its park meanwhile: then nothing goes back). A token's INSERT
+ * refused on applied_flushes' key (KIT_DB_CONSTRAINT) is the one refusal
+ * that puts nothing back: that batch was applied under its token already,
+ * by a recovery that took this flusher for dead (even one that died
+ * before it deleted the park), so the park is only deleted, here or by
+ * the next recovery. The database's
  * code is returned (§5), also
  * when the store then fails the put-back (what it could not put back
  * stays parked, for the next flush's recovery). When

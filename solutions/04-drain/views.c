@@ -426,6 +426,23 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max)
 	rc = apply(db, token, rows, n, &at_commit);
 	if (rc == CRASHED)
 		return KIT_DB_ERR;
+	if (rc == KIT_DB_CONSTRAINT && !at_commit) {
+		/* The token may be taken: a recovery that took this flusher for
+		 * dead applied the batch, and may have died before it deleted the
+		 * park. Applied, the park is only deleted; not known, it stays
+		 * parked for the next flush's recovery to ask again. */
+		char tok[24];
+		int64_t applied = 0;
+		snprintf(tok, sizeof tok, "%" PRId64, token);
+		int asked = kit_db_query_int(db, "SELECT COUNT(*) FROM applied_flushes WHERE token = $1",
+		                             1, (const char *[]){ tok }, &applied);
+		if (asked != 0 || applied != 0) {
+			if (asked == 0 && unpark(st, token, false) != 0)
+				fprintf(stderr, "flush_views: token %" PRId64 " applied elsewhere, its park "
+				        "left for recovery\n", token);
+			return rc;
+		}
+	}
 	if (rc != 0 && !at_commit) {
 		/* the database said no: the views go back for the next flush */
 		if (kit_fp_hit("flush-mid-putback") != 0)

@@ -3504,7 +3504,10 @@ static int stalled_or_recovery(void *arg, int who, struct kit_db *db)
 	return (int)recover_flushes(st, db);
 }
 
-static void token__a_stalled_flush_counts_once(void **state)
+/* Videos 31 and 32 with 5 and 2 views dirty, token 1 next; a flush of
+ * them (who 0) held before its first BEGIN while other (who 1) runs
+ * whole. The store, with what both returned and whether both ran. */
+static struct kit_store *stall_a_flush(void **state, lt_gate_call *other, int rc[2], bool *held)
 {
 	struct labtest *t = *state;
 	struct kit_store *st = new_store(state);
@@ -3513,10 +3516,21 @@ static void token__a_stalled_flush_counts_once(void **state)
 	record(st, 31, 5);
 	record(st, 32, 2);
 	struct lt_gate *g = lt_gate_open(t, 2);
-	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, stalled_or_recovery, st);
-	bool held = lt_gate_held(g, 0) && lt_gate_held(g, 1);
-	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, other, st);
+	*held = lt_gate_held(g, 0) && lt_gate_held(g, 1);
+	rc[0] = lt_gate_rc(g, 0);
+	rc[1] = lt_gate_rc(g, 1);
 	lt_gate_close(g);
+	return st;
+}
+
+static void token__a_stalled_flush_counts_once(void **state)
+{
+	struct labtest *t = *state;
+	int rc[2];
+	bool held;
+	struct kit_store *st = stall_a_flush(state, stalled_or_recovery, rc, &held);
+	int rc0 = rc[0], rc1 = rc[1];
 	int64_t total = db_total(t), tokens = labtest_int(t, "SELECT COUNT(*) FROM applied_flushes");
 	int64_t left = store_total(st, 31, 32);
 	kit_store_free(st);
@@ -3532,6 +3546,68 @@ static void token__a_stalled_flush_counts_once(void **state)
 	lt_expect(rc0 < 0, "token", "the stalled flush, whose token the recovery had applied, returned "
 	          "%d: its transaction must fail (the token is in applied_flushes) and report it", rc0);
 	lt_expect_int_hint(left, 0, "views left in the store's deltas after both", "token");
+}
+
+/* The same stall, but the recovery that applied the batch died after its
+ * COMMIT, before it deleted the park: the token is in applied_flushes,
+ * the 7 views are in video_counts, and the park still lists them. When
+ * the stalled flush goes on, its token's INSERT fails on the key: the
+ * batch was applied, so nothing goes back into the store (views.h). A
+ * flush that puts back whatever the park still holds on every refusal
+ * hands the 7 views to the next flush, which adds them a second time.
+ * The recovery here is the check's own SQL on the gate's connection, so
+ * that it can stop where a dead one would. */
+static int stalled_or_dead_recovery(void *arg, int who, struct kit_db *db)
+{
+	struct kit_store *st = arg;
+	if (who == 0)
+		return (int)flush_views(st, db, 100);
+	char *tokens[1] = { NULL };
+	int n = 0;
+	for (int i = 0; i < 5000 && n == 0; i++)
+		if (kit_store_smembers(st, VIEWS_PARKED, 1, tokens, &n) != 0 || n == 0)
+			util_sleep_ns(2000000);
+	if (n == 0)
+		return KIT_DB_NOROW;
+	int rc = kit_db_begin(db);
+	if (rc == 0)
+		rc = kit_db_exec(db, "INSERT INTO applied_flushes (token) VALUES ($1)", 1,
+		                 (const char *[]){ tokens[0] });
+	if (rc == 0)
+		rc = kit_db_exec(db, "INSERT INTO video_counts (video_id, views) VALUES (31, 5), (32, 2)",
+		                 0, NULL);
+	rc = rc == 0 ? kit_db_commit(db) : (kit_db_rollback(db), rc);
+	free(tokens[0]);
+	return rc;
+}
+
+static void token__a_stalled_flush_after_a_recovery_that_died(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	int rc[2];
+	bool held;
+	struct kit_store *st = stall_a_flush(state, stalled_or_dead_recovery, rc, &held);
+	int rc0 = rc[0], rc1 = rc[1];
+	int64_t back = store_total(st, 31, 32);
+	int64_t later = flush_views(st, db, 100);
+	int64_t total = db_total(t), parked = -1;
+	kit_store_scard(st, VIEWS_PARKED, &parked);
+	kit_store_free(st);
+	lt_expect(held && rc1 == 0, "token", "the flush (7 views dirty) ran no statement, or the "
+	          "check's own recovery of its parked batch failed (%d)", rc1);
+	lt_expect(rc0 < 0, "token", "a flush stalled before its transaction, and meanwhile its batch "
+	          "was applied under its token by a recovery that died before it deleted the park: "
+	          "the stalled flush went on and returned %d; its token's INSERT must fail and the "
+	          "error be returned", rc0);
+	lt_expect(back == 0 && total == 7, "token", "a flush stalled before its transaction, and "
+	          "meanwhile its batch (7 views) was applied under its token by a recovery that died "
+	          "after COMMIT, its park not deleted. The stalled flush, refused on the token, put "
+	          "%" PRId64 " views back into the store, and the next flush wrote %" PRId64 ": the "
+	          "database has %" PRId64 " views, 7 recorded. A token refused on applied_flushes' "
+	          "key means the batch is in the database: put nothing back (views.h), and leave "
+	          "the park to recovery, which only deletes it", back, later, total);
+	lt_expect_int_hint(parked, 0, "batches still parked after the next flush", "token");
 }
 
 /* Two recoveries of one parked batch at once (a flusher restarted while
@@ -4288,6 +4364,8 @@ int main(void)
 		LABTEST_ALL(token__a_stalled_flush_counts_once),
 		LABTEST_ALL(token__a_batch_applied_before_writes_no_count),
 		STORE_REDIS(token__a_stalled_flush_counts_once),
+		LABTEST_ALL(token__a_stalled_flush_after_a_recovery_that_died),
+		STORE_REDIS(token__a_stalled_flush_after_a_recovery_that_died),
 		LABTEST_STORES(drain__takes_a_delta_below_zero),
 		LABTEST_ALL(token__two_recoveries_count_once),
 		LABTEST_BOTH(flusher__one_flush_per_tick),

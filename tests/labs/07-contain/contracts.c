@@ -566,9 +566,15 @@ void contain_like__every_step_can_fail(void **state)
 				         "KIT_POOL_TIMEOUT, no connection");
 			else if (rc >= 0 || added < 0 || added > (how == LT_STEP_REPLY_LOST))
 				snprintf(bad, sizeof bad, "statement %d of a like %s: it returned %d and "
-				         "the count changed by %lld, expected a KIT_DB_* code and no change "
-				         "(is an error of BEGIN or SET LOCAL passed over?)", k,
-				         lt_step_what(how), rc, (long long)added);
+				         "the count changed by %lld, expected a KIT_DB_* code and no change%s",
+				         k, lt_step_what(how), rc, (long long)added,
+				         lt_step_refused(how) && added == 1 ? ". The like was counted, so "
+				         "the refused statement came after its COMMIT: what does the like "
+				         "send once it has committed? A RESET, or a SET that puts the lock "
+				         "timeout back, can fail after the like counted, and then leaves "
+				         "the like's setting on the session; SET LOCAL ends with the "
+				         "transaction and needs no statement after COMMIT" :
+				         " (is an error of BEGIN or SET LOCAL passed over?)");
 			else if (again != 0)
 				snprintf(bad, sizeof bad, "statement %d of a like %s, then the next like "
 				         "returned %d: is a transaction left open on the pooled connection?",
