@@ -97,8 +97,9 @@ int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta 
 /* Resolve every parked batch (§5b): a token the database has in
  * applied_flushes was applied, so its park is only deleted; any other is
  * applied now, under the same token, exactly as a flush would, and then
- * deleted. Returns the number of views applied, or the first error (what
- * is not resolved stays parked). One flusher at a time. */
+ * deleted. Returns the number of views applied (each delta counted by
+ * its size, as flush_views counts), or the first error (what is not
+ * resolved stays parked). One flusher at a time. */
 int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
 
 /* Resolve what is parked (recover_flushes), then park up to max videos
@@ -109,7 +110,9 @@ int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
  * always add up to what was recorded), and nothing between the upsert and COMMIT:
  * its rows stay locked through every statement there. After COMMIT,
  * delete the park. Returns the number of views
- * written (0 when nothing was dirty). When the database refuses a
+ * written, each delta counted by its size (a delta of -4, views taken
+ * back, is 4 views written: a batch below zero is no error code), 0 when
+ * nothing was dirty. When the database refuses a
  * statement, the parked deltas go back into the store, as record_view
  * would have left them: what the batch's park still holds, read in the
  * same step that deletes the park, never the rows the flush holds in

@@ -384,7 +384,7 @@ int64_t recover_flushes(struct kit_store *st, struct kit_db *db)
 			if (rc == 0 && !applied && n > 0) {
 				rc = apply(db, token, rows, n, &at_commit);
 				for (int k = 0; rc == 0 && k < n; k++)
-					views += rows[k].n;
+					views += llabs(rows[k].n);
 			}
 			if (rc == CRASHED)
 				rc = KIT_DB_ERR;
@@ -461,7 +461,7 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max)
 		fprintf(stderr, "flush_views: token %" PRId64 " applied, its park left for recovery\n",
 		        token);
 	for (int i = 0; i < n; i++)
-		views += rows[i].n;
+		views += llabs(rows[i].n);   /* a delta below zero is views too */
 	return views;
 }
 

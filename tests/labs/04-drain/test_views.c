@@ -1906,7 +1906,9 @@ static void flusher__takes_every_edge_of_its_domain(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct flusher *f = (struct flusher *)&cases[i];   /* must be overwritten */
 		record(st, 1, 1);
+		size_t base = lt_alloc_live();
 		int rc = start_flusher(&f, st, own, cases[i].interval, cases[i].max);
+		size_t left = lt_alloc_live() - base;
 		if (cases[i].ok) {
 			lt_expect(rc == 0 && f && f != (struct flusher *)&cases[i], "flush-loop",
 			          "start_flusher(interval %d ms, max %d) returned %d; both are in its domain",
@@ -1916,6 +1918,11 @@ static void flusher__takes_every_edge_of_its_domain(void **state)
 			lt_expect(rc < 0 && f == NULL, "flush-loop", "start_flusher(interval %d ms, max %d) "
 			          "returned %d with *out %s; expected an error and *out = NULL",
 			          cases[i].interval, cases[i].max, rc, f ? "not NULL" : "NULL");
+			lt_expect(rc >= 0 || left == 0, "flush-loop", "start_flusher(interval %d ms, max %d) "
+			          "refused them and left %zu block(s) allocated: is the flusher allocated "
+			          "before its arguments are checked, and not freed when they are refused? "
+			          "(views.h: no call leaves a block allocated)", cases[i].interval,
+			          cases[i].max, left);
 			if (rc == 0 && f && f != (struct flusher *)&cases[i])
 				stop_flusher(f);
 		}
@@ -3058,6 +3065,51 @@ static void recovery__resolves_every_parked_batch(void **state)
 	kit_store_free(st);
 }
 
+/* Three batches parked by crashed flushes, and only the last of them
+ * applied: a recovery applied it and was then refused on the others (a
+ * lock timeout, a dropped connection), or died. Tokens grow, but they are
+ * not applied in their order: SMEMBERS hands a set over in any order. The
+ * next flush must ask about each token and apply the two earlier ones. A
+ * recovery that takes every token at or below the largest applied one for
+ * applied deletes their parks, and their views are gone for good. */
+static void recovery__a_later_token_applied_first(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	int64_t token[3] = { 0, 0, 0 };
+	int n = 0;
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	for (int i = 0; i < 3; i++) {
+		record(st, 51 + i, 2 + i);
+		lt_expect(park_views(st, VIEWS_MAX_BATCH, &token[i], out, &n) == 0 && n == 1,
+		          "park", "park_views of one dirty video: %d videos", n);
+	}
+	char sql[200];
+	snprintf(sql, sizeof sql, "INSERT INTO applied_flushes (token) VALUES (%" PRId64 ")",
+	         token[2]);
+	labtest_exec(t, sql);
+	labtest_exec(t, "INSERT INTO video_counts (video_id, views) VALUES (53, 4)");
+	record(st, 7, 1);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	int64_t v51 = db_views(t, 51), v52 = db_views(t, 52), v53 = db_views(t, 53);
+	int64_t parked = parked_count(st);
+	kit_store_free(st);
+	lt_expect(v51 == 2 && v52 == 3 && v53 == 4, "recover", "three batches parked by crashed "
+	          "flushes under tokens %" PRId64 ", %" PRId64 " and %" PRId64 " (videos 51, 52 and "
+	          "53 with 2, 3 and 4 views), and only the last of them applied (a recovery applied "
+	          "it, then was refused on the others): after the next flush the database has %"
+	          PRId64 ", %" PRId64 " and %" PRId64 " views of them. Tokens grow, but they are not "
+	          "applied in their order (SMEMBERS hands them over in any order): is a token taken "
+	          "for applied because a larger one is (MAX(token))? Ask the database about each "
+	          "token (views.h)", token[0], token[1], token[2], v51, v52, v53);
+	lt_expect(r == 6 && parked == 0, "recover", "that flush returned %" PRId64 " and left %"
+	          PRId64 " batches parked; expected 6 (the two batches it applied, 5 views, and "
+	          "video 7's 1) and none", r, parked);
+}
+
 /* Dirty videos whose deltas are all 0 take no token and park nothing
  * (views.h: *token is 0 when nothing was taken): a flush of them
  * returns 0 and leaves views:parked empty, so the flush after it, with
@@ -3203,6 +3255,37 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 	flush_all(st, db);
 	lt_expect_int_hint(db_total(t), 7, "views in the database", "flush");
 	kit_store_free(st);
+}
+
+/* A batch whose deltas add up to below zero (views taken back with
+ * DECRBY, a bot's views removed) is written like any other, and its
+ * count is no error code: flush_views and recover_flushes count each
+ * delta by its size (views.h). A flush that returns the plain sum
+ * returns -4 here, which reads as KIT_DB_NOROW: the flusher counts it
+ * as failed, and stop_flusher reports it. */
+static void flush__a_batch_below_zero_counts_its_size(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	labtest_exec(t, "INSERT INTO video_counts (video_id, views) VALUES (8, 10), (9, 10)");
+	planted_views(st, 8, -4);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	planted_views(st, 9, -3);
+	crash_after_drain(st, db);
+	int64_t rec = flush_views(st, db, VIEWS_MAX_BATCH);
+	int64_t v8 = db_views(t, 8), v9 = db_views(t, 9);
+	kit_store_free(st);
+	lt_expect(r == 4 && v8 == 6, "flush", "a flush of video 8 alone, its delta -4 (views taken "
+	          "back) and its row 10: it returned %" PRId64 " and the row holds %" PRId64 "; "
+	          "expected 4 (each delta counted by its size, views.h%s) and 6", r, v8,
+	          r == -4 ? ": -4 is KIT_DB_NOROW, so the flusher counts the flush as failed" : "");
+	lt_expect(rec == 3 && v9 == 7, "recover", "a batch of video 9 alone, its delta -3, parked "
+	          "by a crashed flush: the next flush recovered it and returned %" PRId64 ", the row "
+	          "holds %" PRId64 "; expected 3 (recover_flushes counts each delta by its size too) "
+	          "and 7", rec, v9);
 }
 
 /* Ids at the ends of what views.h allows: 0, negative, and 2^53 - 1
@@ -3858,21 +3941,22 @@ static bool waits_past(long n, long s0, int want)
  * (tests/harness/locks.h), so an interval worked out wrong by a
  * millisecond over 24 days (INT_MAX ms), or a deadline not moved on
  * after a tick, is seen without waiting for either. */
-/* Holds the flusher thread's first statement 150 ms, once: one slow
- * flush. */
+/* Holds each of the flusher thread's first STALLS statements 50 ms: its
+ * first flushes are slow (a flush is three statements or more, so at
+ * least 150 ms), one after another, as under a database that stays slow. */
+#define STALLS 12
 struct stall {
 	long flusher_no;        /* the start number of the flusher's thread */
-	atomic_bool stalled;
+	atomic_int left;        /* statements still to hold */
 };
 
 static void stall_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	struct stall *s = arg;
 	(void)sql, (void)t_ns;
-	bool no = false;
 	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) &&
-	    lt_thread_start_no() >= s->flusher_no && atomic_compare_exchange_strong(&s->stalled, &no, true))
-		util_sleep_ns(150 * 1000000LL);
+	    lt_thread_start_no() >= s->flusher_no && atomic_fetch_sub(&s->left, 1) > 0)
+		util_sleep_ns(50 * 1000000LL);
 }
 
 static void flusher__deadline_is_one_interval_away(void **state)
@@ -3988,21 +4072,24 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          "refusing them)", (double)step / 1e6);
 	}
 
-	/* a 20 ms flusher whose first flush takes 150 ms (a lock wait, a
-	 * slow COMMIT): the next tick is an interval on from then, or from
-	 * the missed ticks' grid, not the seven ticks it missed sent back to
-	 * back ("next = last deadline + interval" leaves every deadline
-	 * behind the clock until it has caught up). One wait whose deadline
-	 * has passed as it begins, a single flush at once after the slow
-	 * one, is let through. */
-	struct stall s = { .flusher_no = lt_thread_starts() };
+	/* a 20 ms flusher, one video a flush, whose first flushes take 150
+	 * ms or more each (a lock wait, a slow COMMIT, a database that stays
+	 * slow): after each, the next tick is an interval on from then, or
+	 * from the missed ticks' grid, never at once. "next = last deadline +
+	 * interval" leaves every deadline behind the clock until it has
+	 * caught up; "next = this flush's start + interval" is behind after
+	 * every slow flush, so under a database that stays slow the flushes
+	 * run back to back. One wait whose deadline has passed as it begins
+	 * (a thread descheduled at the wrong moment) is let through. */
+	struct stall s = { .flusher_no = lt_thread_starts(), .left = STALLS };
 	struct lt_wait after[8];
-	record(st, 5, 3);
+	for (int v = 0; v < 6; v++)
+		record(st, 60 + v, 1);
 	n = lt_lock_waits(), s0 = lt_thread_starts();
 	kit_db_set_hook(own, stall_hook, &s);
 	f = NULL;
-	rc = start_flusher(&f, st, own, 20, 100);
-	lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval 20 ms) returned %d", rc);
+	rc = start_flusher(&f, st, own, 20, 1);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval 20 ms, max 1) returned %d", rc);
 	ticked = waits_past(n, s0, 8);
 	stop_flusher(f);
 	kit_db_set_hook(own, NULL, NULL);
@@ -4012,16 +4099,18 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		bool mono = wait_on_monotonic(&after[k]);
 		behind += ts_diff(after[k].deadline, mono ? after[k].began_mono : after[k].began_real) <= 0;
 	}
-	lt_expect(ticked && atomic_load(&s.stalled), "flush-loop", "a 20 ms flusher whose first "
-	          "flush was held 150 ms began %d timed waits in 10 s (8 expected)%s", got,
-	          atomic_load(&s.stalled) ? "" : "; its flush sent no statement");
-	lt_expect(behind <= 1, "flush-loop", "after one flush that took 150 ms, %d of the 20 ms "
-	          "flusher's next %d timed waits began with their deadline already past, so it "
-	          "flushed back to back: is each deadline the last one plus an interval? After a "
-	          "slow flush that is far behind the clock, and the flusher sends every tick it "
-	          "missed at once, to a database that has just been slow. Take the next deadline "
-	          "from the clock after the flush (or skip the ticks that have passed)", behind,
-	          got - 1);
+	int held = STALLS - atomic_load(&s.left);
+	lt_expect(ticked && held > 0, "flush-loop", "a 20 ms flusher whose first flushes were slow "
+	          "began %d timed waits in 10 s (8 expected)%s", got,
+	          held > 0 ? "" : "; its flushes sent no statement");
+	lt_expect(behind <= 1, "flush-loop", "while its flushes took 150 ms or more each (%d "
+	          "statements held 50 ms), %d of the 20 ms flusher's %d timed waits after its first "
+	          "began with their deadline already past, so it flushed back to back: is each "
+	          "deadline the last one, or the flush's start, plus an interval? After a slow "
+	          "flush either is behind the clock, and the flusher sends the next flush at once, "
+	          "to a database that has just been slow. Take the next deadline from the clock "
+	          "after the flush (or skip the ticks that have passed)",
+	          held < STALLS ? held : STALLS, behind, got - 1);
 	kit_db_close(own);
 	kit_store_free(st);
 }
@@ -4348,6 +4437,8 @@ int main(void)
 		LABTEST_BOTH(flush__a_full_batch),
 		LABTEST_BOTH(flusher__stats_count_only_what_was_written),
 		LABTEST_BOTH(recovery__resolves_every_parked_batch),
+		LABTEST_ALL(recovery__a_later_token_applied_first),
+		STORE_REDIS(recovery__a_later_token_applied_first),
 		LABTEST_BOTH(park__zero_deltas_take_no_token),
 		STORE_REDIS(park__zero_deltas_take_no_token),
 		LABTEST_ALL(flush__leaves_the_session_as_it_found_it),
@@ -4356,6 +4447,7 @@ int main(void)
 		LABTEST_BOTH(flusher__spurious_wakeup_is_not_a_stop),
 		LABTEST_BOTH(flusher__stats_and_stop_beside_a_flush),
 		LABTEST_ALL(flush__ids_at_the_ends_of_the_domain),
+		LABTEST_ALL(flush__a_batch_below_zero_counts_its_size),
 		STORE_REDIS(flush__ids_at_the_ends_of_the_domain),
 		LABTEST_BOTH(flush__store_failure_while_refused),
 		LABTEST_BOTH(flusher__stop_resolves_a_parked_batch),
