@@ -85,7 +85,7 @@ int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out)
 
 /* ---- §3 Keys ---- */
 
-int inside_keys_setup(struct kit_db *db)
+static int keys_create(struct kit_db *db)
 {
 	/* The key is still checked, at COMMIT, after the counter's UPDATE:
 	 * by then this transaction holds the post row's stronger lock, so the
@@ -95,6 +95,19 @@ int inside_keys_setup(struct kit_db *db)
 		"CREATE TABLE likes (post_id BIGINT NOT NULL"
 		" REFERENCES posts DEFERRABLE INITIALLY DEFERRED,"
 		" user_id BIGINT NOT NULL, PRIMARY KEY (post_id, user_id))", 0, NULL);
+}
+
+/* One transaction, not one statement text: PostgreSQL runs a text as one
+ * transaction, but SQLite commits each statement of it by itself. */
+int inside_keys_setup(struct kit_db *db)
+{
+	int rc = kit_db_begin(db);
+	if (rc == 0)
+		rc = keys_create(db);
+	if (rc == 0)
+		return kit_db_commit(db);
+	kit_db_rollback(db);
+	return rc;
 }
 
 int inside_like(struct kit_db *db, int64_t post_id, int64_t user_id)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 int __real_pthread_mutex_lock(pthread_mutex_t *m);
 int __real_pthread_mutex_trylock(pthread_mutex_t *m);
@@ -541,6 +542,8 @@ static int64_t fast_extra_ns(void)
 int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	int rc = __real_clock_gettime(clock, ts);
+	if (rc == 0 && (clock == CLOCK_BOOTTIME || clock == CLOCK_BOOTTIME_ALARM))
+		ts->tv_sec += (time_t)(LT_SLEPT_NS / 1000000000);
 	if (rc == 0 && fast_factor > 1 && clock != CLOCK_PROCESS_CPUTIME_ID &&
 	    clock != CLOCK_THREAD_CPUTIME_ID) {
 		int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec + fast_extra_ns();
@@ -561,6 +564,21 @@ int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
 		__real_pthread_mutex_unlock(&clock_lock);
 	}
 	return rc;
+}
+
+static atomic_bool pid_one;
+
+void lt_pid_is_one(void)
+{
+	atomic_store(&pid_one, true);
+}
+
+pid_t __real_getpid(void);
+pid_t __wrap_getpid(void);
+
+pid_t __wrap_getpid(void)
+{
+	return atomic_load(&pid_one) ? 1 : __real_getpid();
 }
 
 /* The other clocks C code reads the wall time with: time(), gettimeofday()

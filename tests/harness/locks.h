@@ -117,6 +117,19 @@ void lt_lock_fake_clock(long nsec, int n);
  * so a check that holds a row for a second sees a limit of an hour.
  * factor 1 (or less) puts the real clock back. */
 void lt_clock_fast_this_thread(int64_t factor);
+
+/* The test binaries' machine has slept: the code under test reads
+ * CLOCK_BOOTTIME (and CLOCK_BOOTTIME_ALARM) this far past
+ * CLOCK_MONOTONIC, as on a laptop after a suspend or a VM that was
+ * paused. A deadline read from one clock and waited for on the other
+ * is then an hour off, as it would be there. */
+#define LT_SLEPT_NS (3600LL * 1000000000LL)
+
+/* From now on getpid() answers 1 in this process, as it does for every
+ * worker that runs alone in a container of its own: what a worker seeds
+ * from its process id is then the same in all of them. For a forked
+ * child that stands for such a worker. */
+void lt_pid_is_one(void);
 bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
 
 /* Hold the calling thread at its next pthread_mutex_unlock, just after

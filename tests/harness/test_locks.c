@@ -139,6 +139,21 @@ static void locks__semaphore_waits_counted(void **state)
 	sem_destroy(&sem);
 }
 
+/* The machine has slept an hour (LT_SLEPT_NS): CLOCK_BOOTTIME reads that
+ * far past CLOCK_MONOTONIC, and the other clocks are left as they are. */
+static void locks__boottime_past_monotonic(void **state)
+{
+	(void)state;
+	struct timespec mono, boot, mono2;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	clock_gettime(CLOCK_MONOTONIC, &mono2);
+	int64_t ahead = (int64_t)(boot.tv_sec - mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
+	int64_t took = (int64_t)(mono2.tv_sec - mono.tv_sec) * 1000000000 + (mono2.tv_nsec - mono.tv_nsec);
+	lt_expect(ahead >= LT_SLEPT_NS && ahead <= LT_SLEPT_NS + took + 1000000000LL, NULL,
+	          "CLOCK_BOOTTIME read %.3f s past CLOCK_MONOTONIC, expected an hour", (double)ahead / 1e9);
+}
+
 /* lt_lock_cond_init_starts says how many threads had been started when
  * the last pthread_cond_init began: one made after a start shows. */
 static void *nothing(void *arg)
@@ -408,6 +423,7 @@ int main(void)
 		LABTEST_SQLITE(locks__stray_unlocks_counted),
 		LABTEST_SQLITE(locks__condattr_used_before_init_counted),
 		LABTEST_SQLITE(locks__semaphore_waits_counted),
+		LABTEST_SQLITE(locks__boottime_past_monotonic),
 		LABTEST_SQLITE(locks__cond_init_after_a_start_seen),
 		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
 		LABTEST_SQLITE(locks__armed_trylock_is_busy),

@@ -3995,17 +3995,22 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          "CLOCK_MONOTONIC) and read that clock (hint 7)", intervals[i]);
 		int64_t from = ts_diff(w.deadline, mono ? mono0 : real0) - intervals[i] * 1000000LL;
 		int64_t span = ts_diff(mono ? w.began_mono : w.began_real, mono ? mono0 : real0);
+		bool no_interval = from < -slack && from + intervals[i] * 1000000LL >= -slack;
+		bool slept = from >= LT_SLEPT_NS - slack && from <= LT_SLEPT_NS + span + slack;
 		lt_expect(from >= -slack && from <= span + slack, "flush-loop", "with a %d ms interval the "
 		          "flusher's first pthread_cond_timedwait deadline was %+.6f s past start_flusher's "
 		          "call plus one interval, when it must lie between 0 and %.6f s (the wait began "
-		          "then): is the interval's nanosecond count (ms x 1,000,000) or the carry into "
-		          "seconds (nanoseconds / 1,000,000,000, the rest %% 1,000,000,000) off?%s",
-		          intervals[i], (double)from / 1e9, (double)span / 1e9,
-		          from < -slack && from + intervals[i] * 1000000LL >= -slack
-		          ? " The deadline is no interval at all past the start: the thread, which this "
-		          "check lets run first, read an interval of 0. Does start_flusher fill in the "
-		          "flusher (interval, max, store, db) only after pthread_create? The thread may "
-		          "read it before that: set it all up first" : "");
+		          "then): %s", intervals[i], (double)from / 1e9, (double)span / 1e9,
+		          no_interval ? "the deadline is no interval at all past the start: the thread, "
+		          "which this check lets run first, read an interval of 0. Does start_flusher "
+		          "fill in the flusher (interval, max, store, db) only after pthread_create? The "
+		          "thread may read it before that: set it all up first" :
+		          slept ? "the deadline is an hour out. This check's machine has slept an hour, "
+		          "so its CLOCK_BOOTTIME reads an hour past CLOCK_MONOTONIC, as after a laptop's "
+		          "suspend: is the deadline read from CLOCK_BOOTTIME while the condition variable "
+		          "waits on CLOCK_MONOTONIC? Read the clock it waits on" :
+		          "is the interval's nanosecond count (ms x 1,000,000) or the carry into seconds "
+		          "(nanoseconds / 1,000,000,000, the rest % 1,000,000,000) off?");
 	}
 
 	/* INT_MAX ms is 2,147,483.647 s: with the flusher's clock reading at

@@ -27,6 +27,7 @@
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/locks.h"
 #include "tests/harness/session.h"
 #include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
@@ -921,7 +922,23 @@ static void keys__like_needs_post(void **state)
 			          lt_step_what(how), posts ? "made" : "missing", likes ? "made" : "missing");
 		}
 	}
+	/* The second CREATE refused by the database itself, inside the one
+	 * call: a table named likes is there already. PostgreSQL runs one
+	 * statement text as one transaction, SQLite commits each statement of
+	 * a text by itself, so only an explicit transaction keeps posts out
+	 * there as well. */
+	labtest_exec(t, "CREATE TABLE likes (stray INT)");
 	int rc = inside_keys_setup(db);
+	bool stray_posts = table_there(db, "posts");
+	labtest_exec(t, "DROP TABLE IF EXISTS posts");
+	labtest_exec(t, "DROP TABLE likes");
+	lt_expect(rc < 0 && !stray_posts, "guarantee", "inside_keys_setup() with a table named likes there "
+	          "already (its second CREATE refused) returned %d and %s posts. The setup makes "
+	          "both tables or neither (inside.h)%s", rc, stray_posts ? "made" : "did not make",
+	          stray_posts && t->engine == KIT_DB_SQLITE ? ": SQLite commits each statement of a text "
+	          "by itself, so one statement text is not one transaction there; wrap the CREATEs "
+	          "in BEGIN ... COMMIT and roll back on a failure" : "");
+	rc = inside_keys_setup(db);
 	lt_expect(rc == 0, NULL, "inside_keys_setup(): %d, %s", rc, labtest_why(db));
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 
@@ -1044,7 +1061,23 @@ static void keys__no_multixacts_from_likes(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
+	/* The second CREATE refused by the database itself, inside the one
+	 * call: a table named likes is there already. PostgreSQL runs one
+	 * statement text as one transaction, SQLite commits each statement of
+	 * a text by itself, so only an explicit transaction keeps posts out
+	 * there as well. */
+	labtest_exec(t, "CREATE TABLE likes (stray INT)");
 	int rc = inside_keys_setup(db);
+	bool stray_posts = table_there(db, "posts");
+	labtest_exec(t, "DROP TABLE IF EXISTS posts");
+	labtest_exec(t, "DROP TABLE likes");
+	lt_expect(rc < 0 && !stray_posts, "guarantee", "inside_keys_setup() with a table named likes there "
+	          "already (its second CREATE refused) returned %d and %s posts. The setup makes "
+	          "both tables or neither (inside.h)%s", rc, stray_posts ? "made" : "did not make",
+	          stray_posts && t->engine == KIT_DB_SQLITE ? ": SQLite commits each statement of a text "
+	          "by itself, so one statement text is not one transaction there; wrap the CREATEs "
+	          "in BEGIN ... COMMIT and roll back on a failure" : "");
+	rc = inside_keys_setup(db);
 	lt_expect(rc == 0, NULL, "inside_keys_setup(): %d, %s", rc, labtest_why(db));
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
 
@@ -1680,6 +1713,26 @@ static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base
 	          "computed in an int (it overflows past 2.1 s), the whole wait put in tv_nsec, or "
 	          "the doubling overflowed to a negative number?", asked.malformed, base,
 	          asked.first_malformed_sec, asked.first_malformed_nsec);
+	/* the waits whose d is a minute or more: uniform between d / 2 and
+	 * d, 30 of them have one above 0.85 d but with p = 0.7^30 = 2e-5,
+	 * and one below 0.7 d but with p = 0.6^30 = 2e-7 */
+	int longs = 0, tops = 0, lows = 0;
+	for (int k = 0; k < w.n; k++) {
+		double d = ldexp((double)base, k);
+		d = d > policy.cap_ms ? policy.cap_ms : d;
+		if (d < 60e3)
+			continue;
+		longs++;
+		tops += w.asked[k] > 0.85 * d;
+		lows += w.asked[k] < 0.7 * d;
+	}
+	lt_expect(longs < 30 || (tops > 0 && lows > 0), "backoff", "of the %d waits whose d was a "
+	          "minute or more (base %d ms, cap %d ms), %d asked above 0.85 d and %d below 0.7 d: "
+	          "a wait drawn uniformly between d / 2 and d is in each of those about one time in "
+	          "three. Does the random part come from a generator with a small range (rand() and "
+	          "rand_r() stop at 2^31 - 1, which as nanoseconds is 2.1 s) taken modulo the span? "
+	          "Then a long d's waits all fall just above d / 2. Draw a fraction in [0, 1) and "
+	          "scale the span by it", longs, base, cap, tops, lows);
 	for (int k = 0; k < w.n; k++) {
 		double d = ldexp((double)base, k);  /* base x 2^(k-1), k counted from 1 */
 		d = d > policy.cap_ms ? policy.cap_ms : d;
@@ -1791,6 +1844,7 @@ struct jitter_worker {
 	int64_t first_sec;           /* the wall-clock second of its first sleep */
 	struct timespec clock_rt, clock_mono;   /* where its clocks stand until then */
 	int n, rc, attempts;
+	bool alone;                  /* a process alone in its container: pid 1, its clock live */
 	pthread_t th;
 	pthread_barrier_t *go;       /* a thread's: connected, then wait here */
 };
@@ -1805,7 +1859,8 @@ static void jitter_call(struct jitter_worker *w, struct kit_db *db)
 	if (w->rc == 0) {
 		kit_db_set_hook(db, time_waits, &wt);
 		lt_sleeps_watch(&asked, JITTER_D, 10 * JITTER_WAITS * JITTER_D);
-		lt_sleeps_freeze_clock(&w->clock_rt, &w->clock_mono);
+		if (!w->alone)
+			lt_sleeps_freeze_clock(&w->clock_rt, &w->clock_mono);
 		w->rc = inside_count_retrying(db, w->row, "SERIALIZABLE", &policy, &w->attempts);
 		lt_sleeps_unwatch();
 		kit_db_set_hook(db, NULL, NULL);
@@ -1870,6 +1925,8 @@ static void jitter_fork(struct jitter_child *c, struct jitter_worker *w)
 		struct kit_db *db;
 		char b = 0;
 		w->rc = kit_db_open(&db, w->url);
+		if (w->alone)
+			lt_pid_is_one();
 		if (write(ready[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
 			_exit(1);
 		jitter_call(w, db);
@@ -1926,7 +1983,7 @@ static int by_ms(const void *a, const void *b)
 
 /* One round: the four workers on rows 11..14, each failing 12 times
  * from the start, let go together early in a wall-clock second. */
-static void jitter_round(struct labtest *t, struct jitter_worker w[4])
+static void jitter_round(struct labtest *t, struct jitter_worker w[4], bool alone)
 {
 	char sql[200];
 	for (int r = 11; r <= 14; r++) {
@@ -1943,7 +2000,8 @@ static void jitter_round(struct labtest *t, struct jitter_worker w[4])
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	for (int i = 0; i < 4; i++)
 		w[i] = (struct jitter_worker){ .url = t->url, .row = 11 + i, .rc = -99, .go = &go,
-		                               .first_sec = -1, .clock_rt = rt, .clock_mono = mono };
+		                               .first_sec = -1, .clock_rt = rt, .clock_mono = mono,
+		                               .alone = alone && i < 2 };
 
 	/* Connected first, then let go together early in a wall-clock
 	 * second: a seed taken from time() is then the same in both children,
@@ -2000,7 +2058,7 @@ static void isolation__backoff_has_jitter(void **state)
 	bool exact = true;
 	int procs = 0, threads = 0;
 	for (int round = 1; round <= JITTER_ROUNDS; round++) {
-		jitter_round(t, w);
+		jitter_round(t, w, false);
 		exact = true;
 		for (int i = 0; i < 4; i++)
 			for (int k = 0; k < JITTER_WAITS; k++)
@@ -2071,6 +2129,26 @@ static void isolation__backoff_has_jitter(void **state)
 	          worker < 2 ? "forked worker" : "thread", at + 1, at + 4, again + 1, again + 4,
 	          worker < 0 ? 0 : w[worker].asked[at], worker < 0 ? 0 : w[worker].asked[at + 1],
 	          worker < 0 ? 0 : w[worker].asked[at + 2], worker < 0 ? 0 : w[worker].asked[at + 3]);
+
+	/* Two workers that each run alone in a container of their own: the
+	 * process id is 1 in both (getpid() says so here), and their clocks
+	 * run as clocks do, so they read the same second but not the same
+	 * nanosecond. A seed of the process id and the second is then the
+	 * same in both; one that takes the clock to the nanosecond, or the
+	 * system's entropy (getrandom()), is not. */
+	int alone = 0;
+	for (int round = 1; exact && round <= JITTER_ROUNDS; round++) {
+		jitter_round(t, w, true);
+		alone = alike(&w[0], &w[1], true);
+		if (alone < 5 || w[0].first_sec == w[1].first_sec)
+			break;
+	}
+	lt_expect(alone < 5, "jitter-seed", "expected the waits of two worker processes that each "
+	          "run alone in a container (getpid() is 1 in both, as it is there), started in one "
+	          "second, to differ, got %d of their 12 waits alike (asked to the microsecond): "
+	          "the seed is something they share, the process id and the clock's second. Take "
+	          "the clock to the nanosecond into the seed as well (or the system's entropy, "
+	          "getrandom())", alone);
 }
 
 /* ---- §5 Commits ---- */
