@@ -53,7 +53,7 @@ static const char *self = "build/labs/05-fence/test-solution";
 /* Direct checks that passed, per engine: the crash schedules run only once
  * all of them pass (they take a while, and a bug the direct checks already
  * name is easier to fix from their message). A replay always runs. */
-#define DIRECT_CHECKS 12
+#define DIRECT_CHECKS 13
 static int direct_passed[3];       /* by enum kit_db_engine */
 
 static void passed(struct labtest *t)
@@ -884,6 +884,36 @@ static void fence_handle__failed_batch_is_delivered_again(void **state)
 	          "then refuses every later batch of the partition, which stops counting with no "
 	          "error anywhere. A constraint is the database failing the batch like any other "
 	          "error: pass it on" : "");
+	passed(t);
+}
+
+/* Offsets with gaps inside a batch, as a compacted Kafka topic or its
+ * transaction markers leave them: recs are in offset order, not one
+ * apart (fence.h), so the batch ends at its last record's offset. A
+ * handler that works the last offset out as first + n - 1 stores one
+ * short of what it applied, and the next batch, which starts after the
+ * real last, is refused for ever. */
+static void fence_handle__offsets_with_gaps(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	labtest_exec(t, "UPDATE log_progress SET last_offset = 41 WHERE part = 1");
+	struct fence_event ev[3] = { { 5 }, { 6 }, { 5 } };
+	struct kit_log_record recs[3] = { { 42, sizeof ev[0], &ev[0] }, { 45, sizeof ev[1], &ev[1] },
+	                                  { 49, sizeof ev[2], &ev[2] } };
+	int rc = fence_handle(labtest_db(t), 1, recs, 3);
+	int64_t last = stored_last(t, 1);
+	struct kit_log_record next = { 50, sizeof ev[1], &ev[1] };
+	int rc2 = fence_handle(labtest_db(t), 1, &next, 1);
+	lt_expect(rc == 0 && last == 49, "totals", "fence_handle of partition 1's records at offsets "
+	          "42, 45 and 49 (the gaps a compacted topic leaves), stored last 41: returned %d and "
+	          "stored %lld as the last offset, expected 0 and 49 (the last record's offset)%s",
+	          rc, (long long)last, last == 44 ? ": is the last offset worked out as first + n - "
+	          "1? Offsets need not be one apart; take the last record's" : "");
+	lt_expect(rc2 == 0 && stored_last(t, 1) == 50 && views_of(t, 5) == 2 && views_of(t, 6) == 2,
+	          "totals", "then the record at offset 50: returned %d, partition 1 at %lld, videos 5 "
+	          "and 6 at %lld and %lld views (expected 0, 50, 2 and 2)", rc2,
+	          (long long)stored_last(t, 1), (long long)views_of(t, 5), (long long)views_of(t, 6));
 	passed(t);
 }
 
@@ -2114,6 +2144,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_on_assign__failed_read_is_an_error),
 		LABTEST_ALL(fence_handle__adds_up_a_batch_per_video),
 		LABTEST_ALL(fence_handle__failed_batch_is_delivered_again),
+		LABTEST_ALL(fence_handle__offsets_with_gaps),
 		LABTEST_ALL(fence_handle__retried_append_counts_twice),
 		LABTEST_ALL(fence_apply__every_step_can_fail),
 		LABTEST_ALL(fence_handle__totals_in_video_id_order),
