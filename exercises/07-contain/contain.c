@@ -21,8 +21,8 @@
 
 int hot_rows_now(struct kit_db *db, struct hot_row_now *out, int max, int *n)
 {
-	/* TODO(§2): query pg_locks (joined to pg_stat_activity for this
-	 * database) for the lock waits on rows, group them into lines, one
+	/* TODO(§2): query pg_locks (keeping this database's waits by
+	 * pg_locks.database, §2) for the lock waits on rows, group them into lines, one
 	 * per transaction at the front, and fill out[] with kit_db_query().
 	 * Remember every kind of wait a line is made of, and that once the
 	 * row changes hands no lock may name it. kit_db_engine(db) decides
