@@ -62,8 +62,9 @@ int batch_record_like(struct kit_db *db, int64_t post_id, int64_t user_id);
  * back and return the failure (KIT_DB_CONSTRAINT for a repeat like). */
 int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
 
-/* Move up to BATCH_ROLLUP_MAX committed likes that no rollup has moved yet
- * into post_likes, the oldest first (the smallest ids: with more waiting
+/* Move BATCH_ROLLUP_MAX committed likes that no rollup has moved yet (all
+ * of them when fewer wait: a rollup takes no smaller bites) into
+ * post_likes, the oldest first (the smallest ids: with more waiting
  * than one rollup moves, none waits behind newer likes for ever; so ids
  * follow the order likes are recorded in, over every connection: no
  * sequence that hands each session a block of ids, CACHE > 1), in one

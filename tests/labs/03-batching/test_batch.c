@@ -908,7 +908,7 @@ static void *add_until_held(void *arg)
 {
 	struct forced_add *a = arg;
 	lt_alloc_hold_next();
-	for (int p = 1000; p < 1000 + 4096 && !lt_alloc_hold_taken(); p++) {
+	for (int p = 1000; p < 1000 + 65536 && !lt_alloc_hold_taken(); p++) {
 		atomic_store(&a->post, p);
 		a->rc |= batch_acc_add(a->acc, p, 1);
 		a->added++;
@@ -1688,6 +1688,13 @@ static void batch_acc__total_moves_with_the_sums(void **state)
 
 enum { SUMS_WAIT_MS = 1000 };      /* a flush that needs no mutex gets there in microseconds */
 
+/* The posts pending when the flush runs: 4,096 of them, so that the post
+ * the held add makes, whatever it is, shares a mutex with some of them
+ * in an accumulator striped over several (each stripe of posts under a
+ * mutex of its own, which is right: only the stripe the held add is in
+ * must make the flush wait). */
+enum { FLUSHED_FIRST = 1 << 20, FLUSHED_POSTS = 4096 };
+
 static void batch_acc__flush_touches_the_sums_under_the_mutex(void **state)
 {
 	struct labtest *t = *state;
@@ -1697,7 +1704,7 @@ static void batch_acc__flush_touches_the_sums_under_the_mutex(void **state)
 	for (int part = 1; part <= 2; part++) {
 		struct batch_acc *acc = batch_acc_new();
 		lt_expect(acc != NULL, "acc", "batch_acc_new returned NULL");
-		for (int p = 901; p <= 905; p++)
+		for (int p = FLUSHED_FIRST; p < FLUSHED_FIRST + FLUSHED_POSTS; p++)
 			batch_acc_add(acc, p, 1);
 		struct gate g = GATE_INIT(part == 2);
 		struct signalled_flush f = { .acc = acc, .db = fdb, .g = &g };
@@ -1735,7 +1742,7 @@ release:
 		batch_acc_free(acc);
 
 		lt_expect(part == 1 || g.entered, "acc",
-		          "the flush of 5 pending likes never used its connection");
+		          "the flush of %d pending posts never used its connection", FLUSHED_POSTS);
 		if (!a_held)   /* an add that never allocates cannot be held */
 			continue;
 		lt_expect(flush_started, NULL, "pthread_create failed for the flush");
@@ -1750,7 +1757,7 @@ release:
 		            "not hold it), so the two change the sums at once",
 		          1000 + a.added - 1);
 		lt_expect(part == 2 || !flush_started || f.rc != 0 || g.entered, "acc-lock",
-		          "a flush called with 5 likes pending, while another thread's add was held "
+		          "a flush called with 4,096 posts pending, while another thread's add was held "
 		          "inside the accumulator, returned 0 without running a statement: does it give "
 		          "up when the mutex is taken (pthread_mutex_trylock)? Under steady adds such a "
 		          "flush never writes, and the likes stay in memory past one interval: wait "
@@ -1760,11 +1767,13 @@ release:
 		          labtest_why(db));
 		lt_expect_int(left, 0, "pending after the last flush");
 	}
-	int64_t sum = 0;
-	for (int p = 901; p <= 905; p++)
-		sum += count(db, p);
-	lt_expect(sum == 10, "acc-lock", "posts 901 to 905, added once in each of two accumulators "
-	          "and flushed, count %lld, expected 10", (long long)sum);
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT coalesce(sum(n), 0) FROM post_likes WHERE post_id >= %d "
+	         "AND post_id < %d", FLUSHED_FIRST, FLUSHED_FIRST + FLUSHED_POSTS);
+	int64_t sum = labtest_int(t, sql);
+	lt_expect(sum == 2 * FLUSHED_POSTS, "acc-lock", "posts %d to %d, added once in each of two "
+	          "accumulators and flushed, count %lld, expected %d", FLUSHED_FIRST,
+	          FLUSHED_FIRST + FLUSHED_POSTS - 1, (long long)sum, 2 * FLUSHED_POSTS);
 }
 
 static void batch_acc__failed_flush_keeps_counts(void **state)
@@ -2345,7 +2354,9 @@ static void batch_rollup__moves_at_most_the_max(void **state)
 	lt_expect(moved == BATCH_ROLLUP_MAX, "rollup", "the first rollup of 10,001 likes moved %lld, "
 	          "expected BATCH_ROLLUP_MAX (%d)%s", (long long)moved, BATCH_ROLLUP_MAX,
 	          moved > BATCH_ROLLUP_MAX ? ": its DELETE takes the whole inbox (on MariaDB, "
-	          "DELETE ... ORDER BY id LIMIT n RETURNING post_id keeps the bound)" : "");
+	          "DELETE ... ORDER BY id LIMIT n RETURNING post_id keeps the bound)" :
+	          moved > 0 && moved < BATCH_ROLLUP_MAX ? ": with more waiting, a rollup moves "
+	          "BATCH_ROLLUP_MAX, no smaller bite (batch.h)" : "");
 	lt_expect(count(db, POST + 1) == 1, "rollup",
 	          "the first rollup of 10,001 likes left the oldest one (post %d's) in the inbox: "
 	          "batch.h says the oldest first, the smallest ids. A rollup that takes the newest "
