@@ -672,22 +672,30 @@ static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out,
  * nothing shows trx_id 0 in INNODB_TRX, like every such one on the server,
  * and its locks lock_trx_id 0: a detector that takes any id-0 transaction
  * as the holder of an id-0 lock on the hot record can name one of these.
- * Begun after the check's own holders, so InnoDB lists them first. */
-static void decoys_open(struct labtest *t, struct kit_db *d[2])
+ * Connected before the check's own holders (decoys_connect: theirs are
+ * the lower connection ids, as an older pool's are), and begun after them
+ * (decoys_open), so InnoDB lists them first: neither the lowest id nor
+ * the first listed is the holder. */
+static void decoys_connect(struct labtest *t, struct kit_db *d[2])
 {
 	d[0] = d[1] = NULL;
 	if (t->engine != KIT_DB_MYSQL)
 		return;
 	char name[100], url[sizeof t->url];
-	int64_t id;
 	elsewhere_url(t, name, sizeof name, url, sizeof url);
 	struct kit_db *admin = NULL;
 	assert_int_equal(kit_db_open(&admin, url), 0);
 	assert_int_equal(kit_db_exec(admin, "CREATE TABLE decoy (id int PRIMARY KEY);"
 	                             "INSERT INTO decoy VALUES (1), (2)", 0, NULL), 0);
 	kit_db_close(admin);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		assert_int_equal(kit_db_open(&d[i], url), 0);
+}
+
+static void decoys_open(struct kit_db *d[2])
+{
+	int64_t id;
+	for (int i = 0; i < 2 && d[i] != NULL; i++) {
 		assert_int_equal(kit_db_begin(d[i]), 0);
 		assert_int_equal(kit_db_query_int(d[i], i == 0 ? "SELECT id FROM decoy WHERE id = 1 "
 		                                  "LOCK IN SHARE MODE" : "SELECT id FROM decoy WHERE "
@@ -730,8 +738,9 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	 * must still be this line's. */
 	bool my = t->engine == KIT_DB_MYSQL;
 	struct kit_db *decoy[2];
+	decoys_connect(t, decoy);
 	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
-	decoys_open(t, decoy);
+	decoys_open(decoy);
 	while (queued < K_WAITERS && lined == queued) {
 		w[queued] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
 		                             .lock = queued == 1 ? 1 : queued == 2 || (my && queued == 3)
@@ -1942,6 +1951,8 @@ static void hot_rows_now__readers_share_the_line(void **state)
 	 * writer queues behind them */
 	struct kit_db *h1 = NULL, *h2 = NULL;
 	int64_t likes;
+	struct kit_db *decoy[2];
+	decoys_connect(t, decoy);
 	if (t->engine == KIT_DB_MYSQL) {
 		h1 = labtest_connect(t);
 		h2 = labtest_connect(t);
@@ -1953,9 +1964,8 @@ static void hot_rows_now__readers_share_the_line(void **state)
 		assert_int_equal(kit_db_query_int(h2, share, 0, NULL, &likes), 0);
 	}
 	/* MariaDB: both holders show trx_id 0, as do two decoys' transactions
-	 * in another database, begun after them */
-	struct kit_db *decoy[2];
-	decoys_open(t, decoy);
+	 * in another database, connected before them and begun after */
+	decoys_open(decoy);
 	if (t->engine != KIT_DB_MYSQL) {
 		h1 = hold(t, 1, &pid1);
 		for (; queued < 2 && lined == queued; queued++) {
@@ -2865,6 +2875,15 @@ static void contain_like__gives_up_on_a_held_row(void **state)
  * setting with its transaction leaves the session with another. */
 #define SESSION_LOCK_TIMEOUT "7s"
 
+/* 300 ms before each statement a like sends inside its transaction. */
+static void nap_between_statements(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)arg, (void)t_ns;
+	if (ev == KIT_DB_TX_STMT_START || (ev == KIT_DB_STMT_START && (lt_sql_is(sql, "UPDATE") ||
+	    lt_sql_is(sql, "SELECT"))) || ev == KIT_DB_TX_COMMIT)
+		util_sleep_ns(300 * 1000000LL);
+}
+
 static void contain_like__timeout_ends_with_the_like(void **state)
 {
 	struct labtest *t = *state;
@@ -2919,7 +2938,24 @@ static void contain_like__timeout_ends_with_the_like(void **state)
 		lt_session(t, db, s_busy, sizeof s_busy);
 	kit_db_commit(h);
 	kit_db_close(h);
+	/* A like whose thread is set back between its statements (a loaded
+	 * app server, a page fault, a GC pause): 300 ms idle inside its
+	 * transaction, three lock timeouts. It still counts: the lock timeout
+	 * bounds the wait for the row, not the app's own pace, and a setting
+	 * that makes the server end an idle transaction (SET LOCAL
+	 * idle_in_transaction_session_timeout) kills the pooled session. */
+	int64_t likes0 = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+	kit_db_set_hook(db, nap_between_statements, NULL);
+	int slow = contain_like(&app, 1);
+	kit_db_set_hook(db, NULL, NULL);
+	int64_t slow_added = labtest_int(t, "SELECT likes FROM posts WHERE id = 1") - likes0;
 	contain_close(&app);
+	lt_expect(slow == 0 && slow_added == 1, "lock-timeout", "a like of a free row whose thread "
+	          "paused 300 ms before each of its statements after BEGIN (idle in its "
+	          "transaction; lock timeout 100 ms) returned %d and added %lld: a pause of the app "
+	          "is no lock wait. Does the like set something besides lock_timeout that ends an "
+	          "idle transaction (idle_in_transaction_session_timeout)? The server then ends the "
+	          "session, and the pool holds a dead connection", slow, (long long)slow_added);
 	lt_expect_int(rc, 0, "a like of a free row");
 	lt_expect_int(qrc, 0, "reading lock_timeout on the like's connection");
 	lt_expect_int(before, 0, "a session of the app's URL with another lock_timeout than "
@@ -3197,11 +3233,15 @@ static void contain_like__rolled_back_before_put_back(void **state)
 	              "likes: the holder's and the like of the free row");
 }
 
-/* Counts the like's UPDATE statements on a connection of the likes' pool. */
+/* Counts the like's statements that take the post's row on a connection
+ * of the likes' pool: its UPDATE, or a SELECT ... FOR UPDATE (FOR NO KEY
+ * UPDATE, FOR SHARE) that takes the row before it. */
 static void count_updates(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
 	(void)t_ns;
-	if (ev == KIT_DB_STMT_START && lt_sql_is(sql, "UPDATE") && lt_sql_names(sql, "posts"))
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && lt_sql_names(sql, "posts") &&
+	    (lt_sql_is(sql, "UPDATE") || (lt_sql_is(sql, "SELECT") && lt_sql_names(sql, "FOR") &&
+	                                  (lt_sql_names(sql, "UPDATE") || lt_sql_names(sql, "SHARE")))))
 		++*(int *)arg;
 }
 
@@ -3238,9 +3278,10 @@ static void contain_like__gives_up_after_one_wait(void **state)
 	contain_close(&app);
 	lt_expect_int_hint(c.rc, KIT_DB_BUSY, "a like of a held row (lock timeout 50 ms)",
 	                   "lock-timeout");
-	lt_expect(updates == 1, "lock-timeout", "a like that gave up on a held row sent its UPDATE "
-	          "%d times (in %.0f ms, lock timeout 50 ms): expected once; a contained like answers "
-	          "KIT_DB_BUSY after one wait and does not try again itself", updates, c.ms);
+	lt_expect(updates == 1, "lock-timeout", "a like that gave up on a held row sent %d "
+	          "statements that take the post's row (its UPDATE, or a SELECT ... FOR UPDATE) in "
+	          "%.0f ms, lock timeout 50 ms: expected one; a contained like answers KIT_DB_BUSY "
+	          "after one wait and does not try again itself", updates, c.ms);
 }
 
 /* Holds the first UPDATE of posts on a connection until released: its
