@@ -55,7 +55,10 @@ int batch_setup(struct kit_db *db);
 /* The statements that record one like of post_id by user_id, run in the
  * caller's transaction (no BEGIN or COMMIT here): nothing is counted until
  * the caller commits, and a rollback undoes all of it. A second like by
- * the same user returns KIT_DB_CONSTRAINT; the caller then rolls back. */
+ * the same user returns KIT_DB_CONSTRAINT and leaves nothing of its own
+ * in the caller's transaction: on SQLite and MariaDB, which undo the
+ * refused statement alone, the caller may roll back or commit the rest
+ * (PostgreSQL lets it roll back only). */
 int batch_record_like(struct kit_db *db, int64_t post_id, int64_t user_id);
 
 /* One like in its own transaction: batch_record_like and commit, or roll

@@ -109,10 +109,13 @@ struct contain_config {
 	                            contained, the login page's own */
 	int counter_pool_size;   /* contained: the like endpoint's own pool */
 	int acquire_timeout_ms;  /* how long a request waits for a connection */
-	int lock_timeout_ms;     /* contained: how long the like's UPDATE may
-	                            wait for the row before giving up, set
+	int lock_timeout_ms;     /* contained: how long the like may wait for
+	                            the post's row (its UPDATE, or a SELECT ...
+	                            FOR UPDATE before it) before giving up, set
 	                            inside the like's transaction (SET LOCAL),
-	                            never on the pooled session */
+	                            never on the pooled session; it bounds that
+	                            wait only, not the app's own pace between
+	                            statements */
 	bool contain;            /* false: the naive app, one shared pool and no
 	                            lock_timeout of the app's (it may send none,
 	                            or lock_timeout = 0, "wait for ever", for its
