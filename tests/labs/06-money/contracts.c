@@ -333,6 +333,13 @@ void transfer__buyer_pays_from_sub_0(void **state)
 	open_account(db, FEE_ACCOUNT, 2, 0);
 	lt_expect_int(transfer(db, 1, 1, 2, 100, 50, 2), 0, "money_transfer (fee 50 to sub 1)");
 	lt_expect_int(transfer(db, 2, 1, 2, 100, 50, 2), 0, "money_transfer (fee 50 to sub 0)");
+	int64_t f0 = sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 0");
+	int64_t f1 = sql_int(t, "SELECT balance FROM accounts WHERE id = 99 AND sub = 1");
+	lt_expect(f0 == 50 && f1 == 50, "fee-subs", "two sales, ids 1 and 2 with a fee of 50 each "
+	          "and two fee sub-accounts, left the fee account's sub-accounts 0 and 1 at %lld and "
+	          "%lld, expected 50 each: a sale's fee goes to sub-account id %% subs (sale 1 to "
+	          "sub-account 1, sale 2 to 0), whoever buys (the rest of this check needs them so)",
+	          (long long)f0, (long long)f1);
 
 	int rc = transfer(db, 3, FEE_ACCOUNT, 2, 40, 0, 2);
 	lt_expect(rc == 0, "conditional-debit", "a sale of 40 by account 99, whose sub-accounts 0 "
