@@ -2326,7 +2326,10 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
  * other suite's waits on a shared server add lines): row 2's line of two
  * forms first and has the oldest wait, row 1's line of three forms after
  * it; then rows 3 to 6 get one waiter each, in the order 4, 6, 3, 5.
- * Most waiters first: row 1, row 2; between the four lines of one
+ * Rows 7 and 8 get two waiters each, row 7's second long after the
+ * others (its oldest wait older, its waits' sum smaller than row 8's).
+ * Most waiters first: row 1, then rows 2, 7, 8 by their oldest wait;
+ * between the four lines of one
  * waiter, the older wait first: rows 4, 6, 3, 5, an order that follows
  * neither the rows, nor their holders' pids or transaction ids (the
  * holders took rows 1 to 6 in turn). A detector that orders by the
@@ -2335,7 +2338,7 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 {
 	struct labtest *t = *state;
-	struct waiter w[9];
+	struct waiter w[13];
 	struct hot_row_now rows[8];
 	char own[1200], name[100];
 	int n = -1, nw = 0;
@@ -2347,13 +2350,14 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 		        "(%s): %s", name, kit_db_errmsg(db));
 	}
 	lt_expect(kit_db_exec(db, "CREATE TABLE public.posts (id BIGINT PRIMARY KEY, likes BIGINT "
-	          "NOT NULL DEFAULT 0); INSERT INTO public.posts (id) VALUES (1), (2), (3), (4), (5), (6)",
+	          "NOT NULL DEFAULT 0); INSERT INTO public.posts (id) VALUES (1), (2), (3), (4), (5), (6), "
+	          "(7), (8)",
 	          0, NULL) == 0, NULL, "posts in %s: %s", name, kit_db_errmsg(db));
 
 	/* configure: the four rows held, then the lines in the order above */
-	struct kit_db *h[7] = { NULL };
-	int64_t pid[7] = { 0 };
-	for (int r = 1; r <= 6; r++) {
+	struct kit_db *h[9] = { NULL };
+	int64_t pid[9] = { 0 };
+	for (int r = 1; r <= 8; r++) {
 		char sql[96];
 		snprintf(sql, sizeof sql, "UPDATE public.posts SET likes = likes + 1 WHERE id = %d", r);
 		kit_db_open(&h[r], own);
@@ -2361,14 +2365,20 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 		assert_int_equal(kit_db_begin(h[r]), 0);
 		assert_int_equal(kit_db_exec(h[r], sql, 0, NULL), 0);
 	}
-	static const int posts[] = { 2, 2, 1, 1, 1, 4, 6, 3, 5 };
+	/* rows 7 and 8 get two waiters each: row 7's first before row 8's
+	 * two, its second long after them, so that row 7 has the older
+	 * oldest wait and row 8 the larger sum of waits (a detector that
+	 * breaks the tie by the waits' sum, or their mean, puts row 8 first) */
+	static const int posts[] = { 2, 2, 7, 8, 8, 1, 1, 1, 7, 4, 6, 3, 5 };
 	int64_t lined = 0;
-	while (nw < 9 && lined == nw) {
+	while (nw < 13 && lined == nw) {
 		w[nw] = (struct waiter){ .url = own, .tag = t->place, .post = posts[nw],
 		                         .table = "public.posts" };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
 		lined = wait_for_waiters(t, ++nw);
-		if (nw == 2 || nw >= 6)
+		if (nw == 8)
+			sleep_ms(600);            /* row 7's second waiter comes much later */
+		else if (nw <= 3 || nw == 5 || nw >= 9)
 			sleep_ms(30);             /* the waits that come next are younger, clearly */
 	}
 	/* Then with room for 1 to 5 lines: whichever order the server groups
@@ -2378,7 +2388,7 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 	 * every max: one chance in 6! = 720 of a hash's. */
 	int rc = -1, rcs[6] = { -1, -1, -1, -1, -1, -1 }, ns[6] = { -1, -1, -1, -1, -1, -1 };
 	struct hot_row_now tops[6][5];
-	if (lined == 9) {
+	if (lined == 13) {
 		sleep_ms(50);
 		rc = hot_rows_now(db, rows, 8, &n);
 		for (int k = 1; k <= 5; k++)
@@ -2386,11 +2396,11 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 	}
 
 	/* verify, after letting the lines go */
-	for (int r = 1; r <= 6; r++)
+	for (int r = 1; r <= 8; r++)
 		kit_db_commit(h[r]);
 	for (int i = 0; i < nw; i++)
 		pthread_join(w[i].th, NULL);
-	for (int r = 1; r <= 6; r++)
+	for (int r = 1; r <= 8; r++)
 		kit_db_close(h[r]);
 	char why[300];
 	snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
@@ -2398,15 +2408,19 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 	elsewhere_drop(t, name);
 	expect_line(lined, nw, LINE_FORMS);
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
-	lt_expect_int_hint(n, 6, "lines: row 1 with 3 waiters, row 2 with 2, rows 3 to 6 with 1 "
-	                   "each", "signature");
-	static const int want[] = { 1, 2, 4, 6, 3, 5 }, waiting[] = { 3, 2, 1, 1, 1, 1 };
-	for (int i = 0; i < 6 && i < n; i++) {
+	lt_expect_int_hint(n, 8, "lines: row 1 with 3 waiters, rows 2, 7 and 8 with 2, rows 3 to 6 "
+	                   "with 1 each", "signature");
+	static const int want[] = { 1, 2, 7, 8, 4, 6, 3, 5 }, waiting[] = { 3, 2, 2, 2, 1, 1, 1, 1 };
+	for (int i = 0; i < 8 && i < n; i++) {
 		int r = want[i];
 		const char *why_order = rows[i].holder_pid == pid[2] && i == 0 ? ": row 2's line has "
 			"the oldest wait but fewer waiters; order by waiters first, then by the oldest "
-			"wait" : (i >= 2 && rows[i].waiting == 1) ? ": of the lines of one waiter "
-			"each, the one whose waiter waited longest comes first (rows 4, 6, 3, 5)" : "";
+			"wait" : (i >= 1 && i <= 3 && rows[i].waiting == 2) ? ": of the lines of two "
+			"waiters each, the one whose oldest waiter waited longest comes first (rows 2, "
+			"7, 8), not the one whose waiters waited longest in all (row 8's two waited "
+			"longer together than row 7's, whose second came late)" : (i >= 4 &&
+			rows[i].waiting == 1) ? ": of the lines of one waiter each, the one whose "
+			"waiter waited longest comes first (rows 4, 6, 3, 5)" : "";
 		lt_expect(rows[i].holder_pid == pid[r] && rows[i].waiting == waiting[i], "order",
 		          "line %d: expected row %d's (%d waiting behind pid %lld), got %d waiting "
 		          "behind pid %d%s", i + 1, r, waiting[i], (long long)pid[r], rows[i].waiting,
@@ -2421,7 +2435,7 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 			lt_expect(tops[k][i].holder_pid == pid[want[i]] &&
 			          tops[k][i].waiting == waiting[i], "order",
 			          "with room for %d lines, line %d: expected row %d's (%d waiting behind "
-			          "pid %lld), got %d waiting behind pid %d: the worst %d of the 6 lines, in "
+			          "pid %lld), got %d waiting behind pid %d: the worst %d of the 8 lines, in "
 			          "order (are the lines cut to max as the server sends them and ordered "
 			          "after? order them all, in the query, then keep max)", k, i + 1, want[i],
 			          waiting[i], (long long)pid[want[i]], tops[k][i].waiting,
