@@ -85,7 +85,9 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
  * token to "views:parked" and each "<id>=<n>" to "views:park:<token>".
  * *token is that token, or 0 when nothing was dirty (then nothing is
  * parked and no token is used). When something is dirty but
- * "views:token" is missing (a new store, or one that restarted) it takes
+ * "views:token" is missing (a new store, or one that restarted: a missing
+ * key reads as 0, and the counter never holds 0 once set, as it starts
+ * at the largest applied token + 1 >= 1) it takes
  * nothing (*n and *token are 0) and returns VIEWS_NO_TOKEN: the flusher
  * then sets "views:token" to the largest token in applied_flushes + 1, so
  * that no token is ever used twice. On failure *n and *token are 0, even
