@@ -597,6 +597,17 @@ static void like_post__like_written_before_counter(void **state)
 	          upd < 0 ? "no UPDATE" : "");
 	lt_expect(ins < upd, "like-first",
 	          "expected the like's INSERT before the counter's UPDATE, got the UPDATE first");
+	/* and nothing else: four statements in all, no ROLLBACK after the
+	 * COMMIT (a cleanup path that rolls back on every way out sends one,
+	 * and PostgreSQL answers it with a warning, for every like) */
+	int starts = 0;
+	for (int i = 0; i < tr.n; i++)
+		starts += tr.what[i] == INSERT_ || tr.what[i] == UPDATE_ || tr.what[i] == OTHER_ ||
+		          tr.what[i] == TX_STMT_ || tr.what[i] == KIT_TX_;
+	lt_expect(starts == 4 && find(&tr, ROLLBACK_, 0) < 0, "rollback", "a like that committed "
+	          "sent %d statements%s; expected 4: BEGIN, its INSERT, its UPDATE, COMMIT, and no "
+	          "other (hot_row.h)", starts, find(&tr, ROLLBACK_, 0) >= 0 ? ", a ROLLBACK among "
+	          "them: does one cleanup path roll back on every way out, after a COMMIT too?" : "");
 }
 
 /* How long the test's own UPDATE + COMMIT of another post holds its row,
