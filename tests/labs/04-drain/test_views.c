@@ -3978,9 +3978,9 @@ static bool waits_past(long n, long s0, int want)
  * (tests/harness/locks.h), so an interval worked out wrong by a
  * millisecond over 24 days (INT_MAX ms), or a deadline not moved on
  * after a tick, is seen without waiting for either. */
-/* Holds each of the flusher thread's first STALLS statements 50 ms: its
+/* Holds each of the flusher thread's first STALLS statements 100 ms: its
  * first flushes are slow (a flush is three statements or more, so at
- * least 150 ms), one after another, as under a database that stays slow. */
+ * least 300 ms), one after another, as under a database that stays slow. */
 #define STALLS 12
 struct stall {
 	long flusher_no;        /* the start number of the flusher's thread */
@@ -3993,7 +3993,7 @@ static void stall_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t
 	(void)sql, (void)t_ns;
 	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) &&
 	    lt_thread_start_no() >= s->flusher_no && atomic_fetch_sub(&s->left, 1) > 0)
-		util_sleep_ns(50 * 1000000LL);
+		util_sleep_ns(100 * 1000000LL);
 }
 
 static void flusher__deadline_is_one_interval_away(void **state)
@@ -4114,7 +4114,7 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		          "refusing them)", (double)step / 1e6);
 	}
 
-	/* a 20 ms flusher, one video a flush, whose first flushes take 150
+	/* a 50 ms flusher, one video a flush, whose first flushes take 300
 	 * ms or more each (a lock wait, a slow COMMIT, a database that stays
 	 * slow): after each, the next tick is an interval on from then, or
 	 * from the missed ticks' grid, never at once. "next = last deadline +
@@ -4130,8 +4130,8 @@ static void flusher__deadline_is_one_interval_away(void **state)
 	n = lt_lock_waits(), s0 = lt_thread_starts();
 	kit_db_set_hook(own, stall_hook, &s);
 	f = NULL;
-	rc = start_flusher(&f, st, own, 20, 1);
-	lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval 20 ms, max 1) returned %d", rc);
+	rc = start_flusher(&f, st, own, 50, 1);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher(interval 50 ms, max 1) returned %d", rc);
 	ticked = waits_past(n, s0, 8);
 	stop_flusher(f);
 	kit_db_set_hook(own, NULL, NULL);
@@ -4142,11 +4142,11 @@ static void flusher__deadline_is_one_interval_away(void **state)
 		behind += ts_diff(after[k].deadline, mono ? after[k].began_mono : after[k].began_real) <= 0;
 	}
 	int held = STALLS - atomic_load(&s.left);
-	lt_expect(ticked && held > 0, "flush-loop", "a 20 ms flusher whose first flushes were slow "
+	lt_expect(ticked && held > 0, "flush-loop", "a 50 ms flusher whose first flushes were slow "
 	          "began %d timed waits in 10 s (8 expected)%s", got,
 	          held > 0 ? "" : "; its flushes sent no statement");
-	lt_expect(behind <= 1, "flush-loop", "while its flushes took 150 ms or more each (%d "
-	          "statements held 50 ms), %d of the 20 ms flusher's %d timed waits after its first "
+	lt_expect(behind <= 1, "flush-loop", "while its flushes took 300 ms or more each (%d "
+	          "statements held 100 ms), %d of the 50 ms flusher's %d timed waits after its first "
 	          "began with their deadline already past, so it flushed back to back: is each "
 	          "deadline the last one, or the flush's start, plus an interval? After a slow "
 	          "flush either is behind the clock, and the flusher sends the next flush at once, "
