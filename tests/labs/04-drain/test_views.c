@@ -3102,6 +3102,42 @@ static void recovery__resolves_every_parked_batch(void **state)
 	kit_store_free(st);
 }
 
+/* The upsert refused on a constraint of video_counts (a CHECK an operator
+ * added: KIT_DB_CONSTRAINT), with a token applied before: that batch is
+ * not in the database, so its views go back. Only the token's own INSERT
+ * refused on applied_flushes' key means "applied elsewhere" (views.h); a
+ * flush that takes every KIT_DB_CONSTRAINT for it, or asks the database
+ * whether any token at all is applied, deletes the park and loses them. */
+static void flush__upsert_refused_on_a_constraint_goes_back(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	record(st, 1, 3);
+	int64_t first = flush_views(st, db, 100);
+	labtest_exec(t, "DROP TABLE video_counts");
+	labtest_exec(t, "CREATE TABLE video_counts (video_id BIGINT PRIMARY KEY, "
+	                "views BIGINT NOT NULL CHECK (views < 1000))");
+	planted_views(st, 2, 1500);
+	int64_t r = flush_views(st, db, 100);
+	int64_t back = store_total(st, 2, 2), parked = parked_count(st);
+	labtest_exec(t, "DROP TABLE video_counts");
+	labtest_exec(t, VIEWS_SCHEMA);
+	int64_t later = flush_views(st, db, 100);
+	int64_t v2 = db_views(t, 2);
+	kit_store_free(st);
+	lt_expect(first == 3, "flush", "a first flush of 3 views returned %" PRId64, first);
+	lt_expect(r < 0 && back + (parked > 0 ? 1500 : 0) == 1500 && v2 == 1500, "put-back",
+	          "a flush of 1,500 views of video 2 whose upsert a CHECK on video_counts refused "
+	          "(KIT_DB_CONSTRAINT; an earlier token applied) returned %" PRId64 ", with %" PRId64
+	          " views back in the store and %" PRId64 " batch(es) parked; the next flush wrote "
+	          "%" PRId64 " and video 2 has %" PRId64 ", expected 1,500 back (or parked) and then "
+	          "in the database. Only the token's own INSERT refused on applied_flushes' key says "
+	          "the batch is in (views.h): is every KIT_DB_CONSTRAINT taken for that, or the "
+	          "database asked whether any token at all is applied?", r, back, parked, later, v2);
+}
+
 /* Three batches parked by crashed flushes, and only the last of them
  * applied: a recovery applied it and was then refused on the others (a
  * lock timeout, a dropped connection), or died. Tokens grow, but they are
@@ -4419,6 +4455,7 @@ int main(void)
 		STORE_REDIS(flush__one_upsert_adds_the_deltas),
 		LABTEST_ALL(flush__refused_views_go_back),
 		STORE_REDIS(flush__refused_views_go_back),
+		LABTEST_ALL(flush__upsert_refused_on_a_constraint_goes_back),
 		LABTEST_ALL(flush__exact_under_threads_with_refusals),
 		STORE_REDIS(flush__exact_under_threads_with_refusals),
 		LABTEST_ALL(restart__loses_only_the_unflushed),
