@@ -3138,6 +3138,55 @@ static void flush__upsert_refused_on_a_constraint_goes_back(void **state)
 	          "database asked whether any token at all is applied?", r, back, parked, later, v2);
 }
 
+/* The same refusal, then each statement after it fails in turn: refused
+ * before it runs, its answer lost, or a lock wait given up. The upsert a
+ * CHECK refused left the batch out of the database, and a flush that
+ * could not learn more (its question about the token failed) must leave
+ * the views where the next flush finds them, put back or parked; the
+ * flushes after it write all 1,500 once. A flush that deletes the park
+ * whenever the question did not say "not applied" loses them. */
+static void flush__every_step_after_a_constraint_refusal_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	schema(t);
+
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+		for (int k = 1; ; k++) {
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			struct kit_store *st = new_store(state);
+			record(st, 1, 3);
+			int64_t first = flush_views(st, db, 100);
+			labtest_exec(t, "DROP TABLE video_counts");
+			labtest_exec(t, "CREATE TABLE video_counts (video_id BIGINT PRIMARY KEY, "
+			                "views BIGINT NOT NULL CHECK (views < 1000))");
+			planted_views(st, 2, 1500);
+			struct kth_stmt ks = { k, 0, "" };
+			kit_db_set_hook(db, kth_stmt_hook, &ks);
+			lt_step_arm(how, k);
+			int64_t r = flush_views(st, db, 100);
+			bool fired = lt_step_disarm();
+			kit_db_set_hook(db, NULL, NULL);
+			labtest_exec(t, "DROP TABLE video_counts");
+			labtest_exec(t, VIEWS_SCHEMA);
+			flush_all(st, db);
+			int64_t v2 = db_views(t, 2), left = store_total(st, 1, 9);
+			kit_store_free(st);
+			lt_expect(first == 3, "flush", "a first flush of 3 views returned %" PRId64, first);
+			lt_expect(v2 == 1500 && left == 0, "put-back", "a flush of 1,500 views "
+			          "of video 2 whose upsert a CHECK on video_counts refused, and whose "
+			          "statement %d (\"%.60s\") %s%s (returned %" PRId64 "); once the CHECK "
+			          "was gone, the flushes after it left video 2 at %" PRId64 " views and %"
+			          PRId64 " in the store, expected 1,500 and 0. "
+			          "A constraint refusal whose token could not be asked about is not known "
+			          "applied: is the park deleted when the question itself failed?", k, ks.sql,
+			          lt_step_what(how), fired ? "" : " (no such statement)", r, v2, left);
+			if (!fired || k > 40)
+				break;
+		}
+	}
+}
+
 /* Three batches parked by crashed flushes, and only the last of them
  * applied: a recovery applied it and was then refused on the others (a
  * lock timeout, a dropped connection), or died. Tokens grow, but they are
@@ -4456,6 +4505,7 @@ int main(void)
 		LABTEST_ALL(flush__refused_views_go_back),
 		STORE_REDIS(flush__refused_views_go_back),
 		LABTEST_ALL(flush__upsert_refused_on_a_constraint_goes_back),
+		LABTEST_ALL(flush__every_step_after_a_constraint_refusal_can_fail),
 		LABTEST_ALL(flush__exact_under_threads_with_refusals),
 		STORE_REDIS(flush__exact_under_threads_with_refusals),
 		LABTEST_ALL(restart__loses_only_the_unflushed),

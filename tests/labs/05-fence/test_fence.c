@@ -91,6 +91,17 @@ static void prepare(struct labtest *t)
 	}
 }
 
+/* video_views made anew, empty: capped, with a CHECK an operator added
+ * that refuses a count of 1,000 or more (KIT_DB_CONSTRAINT). */
+static void views_table(struct labtest *t, bool capped)
+{
+	labtest_exec(t, "DROP TABLE video_views");
+	labtest_exec(t, capped ? "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, "
+	                         "views BIGINT NOT NULL CHECK (views < 1000))"
+	                       : "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, "
+	                         "views BIGINT NOT NULL)");
+}
+
 static int64_t views_of(struct labtest *t, int video)
 {
 	char sql[128];
@@ -449,13 +460,10 @@ static void fence_apply__failure_changes_nothing(void **state)
 	 * fence_apply answers negative and fence_handle passes it on. Taken
 	 * for "another consumer inserted the video first, the fence settles
 	 * it" and answered 0, the log moves past views nobody counts. */
-	labtest_exec(t, "DROP TABLE video_views");
-	labtest_exec(t, "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, "
-	                "views BIGINT NOT NULL CHECK (views < 1000))");
+	views_table(t, true);
 	int crc = fence_apply(db, batch(3, 30, 59, 2, 1000));
 	int64_t clast = stored_last(t, 3);
-	labtest_exec(t, "DROP TABLE video_views");
-	labtest_exec(t, "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, views BIGINT NOT NULL)");
+	views_table(t, false);
 	lt_expect(crc < 0 && clast == 29, "one-transaction", "fence_apply of batch 30..59 whose "
 	          "upsert the table refused (a CHECK constraint: KIT_DB_CONSTRAINT) returned %d, "
 	          "partition 3 then at %lld (expected the error and 29): a failed upsert is the "
@@ -867,9 +875,7 @@ static void fence_handle__failed_batch_is_delivered_again(void **state)
 	 * not in, whatever the code: a handler that answers 0 for a
 	 * constraint ("skip the poison batch") lets the log move past it, and
 	 * the fence then refuses every later batch of the partition. */
-	labtest_exec(t, "DROP TABLE video_views");
-	labtest_exec(t, "CREATE TABLE video_views (video_id BIGINT PRIMARY KEY, "
-	                "views BIGINT NOT NULL CHECK (views < 1000))");
+	views_table(t, true);
 	labtest_exec(t, "INSERT INTO video_views (video_id, views) VALUES (1, 999)");
 	labtest_exec(t, "UPDATE log_progress SET last_offset = 29 WHERE part = 2");
 	struct fence_event ev = { 1 };
