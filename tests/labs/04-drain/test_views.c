@@ -3102,6 +3102,16 @@ static void recovery__resolves_every_parked_batch(void **state)
 	kit_store_free(st);
 }
 
+/* video_counts made anew, empty: capped, with a CHECK an operator added
+ * that refuses a count of 1,000 or more (KIT_DB_CONSTRAINT), or as the
+ * lab's schema makes it. */
+static void counts_table(struct labtest *t, bool capped)
+{
+	labtest_exec(t, "DROP TABLE video_counts");
+	labtest_exec(t, capped ? "CREATE TABLE video_counts (video_id BIGINT PRIMARY KEY, "
+	                         "views BIGINT NOT NULL CHECK (views < 1000))" : VIEWS_SCHEMA);
+}
+
 /* The upsert refused on a constraint of video_counts (a CHECK an operator
  * added: KIT_DB_CONSTRAINT), with a token applied before: that batch is
  * not in the database, so its views go back. Only the token's own INSERT
@@ -3116,14 +3126,11 @@ static void flush__upsert_refused_on_a_constraint_goes_back(void **state)
 	schema(t);
 	record(st, 1, 3);
 	int64_t first = flush_views(st, db, 100);
-	labtest_exec(t, "DROP TABLE video_counts");
-	labtest_exec(t, "CREATE TABLE video_counts (video_id BIGINT PRIMARY KEY, "
-	                "views BIGINT NOT NULL CHECK (views < 1000))");
+	counts_table(t, true);
 	planted_views(st, 2, 1500);
 	int64_t r = flush_views(st, db, 100);
 	int64_t back = store_total(st, 2, 2), parked = parked_count(st);
-	labtest_exec(t, "DROP TABLE video_counts");
-	labtest_exec(t, VIEWS_SCHEMA);
+	counts_table(t, false);
 	int64_t later = flush_views(st, db, 100);
 	int64_t v2 = db_views(t, 2);
 	kit_store_free(st);
@@ -3157,9 +3164,7 @@ static void flush__every_step_after_a_constraint_refusal_can_fail(void **state)
 			struct kit_store *st = new_store(state);
 			record(st, 1, 3);
 			int64_t first = flush_views(st, db, 100);
-			labtest_exec(t, "DROP TABLE video_counts");
-			labtest_exec(t, "CREATE TABLE video_counts (video_id BIGINT PRIMARY KEY, "
-			                "views BIGINT NOT NULL CHECK (views < 1000))");
+			counts_table(t, true);
 			planted_views(st, 2, 1500);
 			struct kth_stmt ks = { k, 0, "" };
 			kit_db_set_hook(db, kth_stmt_hook, &ks);
@@ -3167,8 +3172,7 @@ static void flush__every_step_after_a_constraint_refusal_can_fail(void **state)
 			int64_t r = flush_views(st, db, 100);
 			bool fired = lt_step_disarm();
 			kit_db_set_hook(db, NULL, NULL);
-			labtest_exec(t, "DROP TABLE video_counts");
-			labtest_exec(t, VIEWS_SCHEMA);
+			counts_table(t, false);
 			flush_all(st, db);
 			int64_t v2 = db_views(t, 2), left = store_total(st, 1, 9);
 			kit_store_free(st);
