@@ -1490,6 +1490,20 @@ static void kth_stmt_hook(void *arg, enum kit_db_event ev, const char *sql, int6
 		snprintf(s->sql, sizeof s->sql, "%s", sql ? sql : "");
 }
 
+/* flush_views with its k-th statement failed as how says; ks names that
+ * statement, and *fired says whether the flush sent that many. */
+static int64_t flush_failing(struct kit_store *st, struct kit_db *db, int max, int how, int k,
+                             struct kth_stmt *ks, bool *fired)
+{
+	*ks = (struct kth_stmt){ k, 0, "" };
+	kit_db_set_hook(db, kth_stmt_hook, ks);
+	lt_step_arm(how, k);
+	int64_t r = flush_views(st, db, max);
+	*fired = lt_step_disarm();
+	kit_db_set_hook(db, NULL, NULL);
+	return r;
+}
+
 static void flush__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -1505,12 +1519,9 @@ static void flush__every_step_can_fail(void **state)
 			record(st, 1, 3);
 			record(st, 2, 5);
 			planted_views(st, 9, big);
-			struct kth_stmt ks = { k, 0, "" };
-			kit_db_set_hook(db, kth_stmt_hook, &ks);
-			lt_step_arm(how, k);
-			int64_t r = flush_views(st, db, 500);
-			bool fired = lt_step_disarm();
-			kit_db_set_hook(db, NULL, NULL);
+			struct kth_stmt ks;
+			bool fired;
+			int64_t r = flush_failing(st, db, 500, how, k, &ks, &fired);
 			if (fired)
 				lt_expect(r < 0, "put-back",
 				          "statement %d of the flush %s, yet flush_views returned %" PRId64
@@ -3166,12 +3177,9 @@ static void flush__every_step_after_a_constraint_refusal_can_fail(void **state)
 			int64_t first = flush_views(st, db, 100);
 			counts_table(t, true);
 			planted_views(st, 2, 1500);
-			struct kth_stmt ks = { k, 0, "" };
-			kit_db_set_hook(db, kth_stmt_hook, &ks);
-			lt_step_arm(how, k);
-			int64_t r = flush_views(st, db, 100);
-			bool fired = lt_step_disarm();
-			kit_db_set_hook(db, NULL, NULL);
+			struct kth_stmt ks;
+			bool fired;
+			int64_t r = flush_failing(st, db, 100, how, k, &ks, &fired);
 			counts_table(t, false);
 			flush_all(st, db);
 			int64_t v2 = db_views(t, 2), left = store_total(st, 1, 9);
