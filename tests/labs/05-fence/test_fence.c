@@ -1568,6 +1568,101 @@ static void fence_handle__threads_keep_their_own_batches(void **state)
 	          (long long)stored_last(t, 0), (long long)stored_last(t, 1));
 }
 
+/* Two consumers of one process poll at the same moment, each on its own
+ * connection, twenty times: partition 0's batch of 20,000 views of 100
+ * videos and partition 1's of 20,000 views of 125 others, the two calls
+ * let go together (a barrier), so that both add their events up at once
+ * on the two cores. No statement comes between a batch's events and its
+ * totals, so no gate can hold a consumer there: a batch built in memory
+ * that every thread shares (a static "to spare a malloc per poll") is
+ * caught here by running the two together, as a consumer group does. A
+ * call that returns an error is delivered again alone, as the log would
+ * (a lock wait between the two is no mistake); the views must then be
+ * exact. */
+#define AT_ONCE_EVENTS 20000
+#define AT_ONCE_ROUNDS 20
+
+struct at_once {
+	struct kit_db *db;
+	pthread_barrier_t *go;
+	const struct kit_log_record *recs;
+	int part, rc;
+};
+
+static void *run_at_once(void *arg)
+{
+	struct at_once *a = arg;
+	pthread_barrier_wait(a->go);
+	a->rc = fence_handle(a->db, a->part, a->recs, AT_ONCE_EVENTS);
+	return NULL;
+}
+
+static void fence_handle__threads_at_once_keep_their_own_batches(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	static const int videos[2] = { 100, 125 }, first_video[2] = { 1000, 5000 };
+	struct fence_event *ev = calloc(2 * AT_ONCE_EVENTS, sizeof *ev);
+	struct kit_log_record *recs = calloc(2 * AT_ONCE_EVENTS, sizeof *recs);
+	assert_non_null(ev);
+	assert_non_null(recs);
+	for (int who = 0; who < 2; who++)
+		for (int i = 0; i < AT_ONCE_EVENTS; i++) {
+			struct fence_event *e = &ev[who * AT_ONCE_EVENTS + i];
+			e->video_id = first_video[who] + i % videos[who];
+			recs[who * AT_ONCE_EVENTS + i] = (struct kit_log_record){ i, sizeof *e, e };
+		}
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, 2);
+	struct at_once a[2];
+	for (int who = 0; who < 2; who++)
+		a[who] = (struct at_once){ labtest_connect(t), &go, recs + who * AT_ONCE_EVENTS, who, 0 };
+	int round, again = 0;
+	char seen[200] = "";
+	for (round = 1; round <= AT_ONCE_ROUNDS && !seen[0]; round++) {
+		labtest_exec(t, "DELETE FROM video_views");
+		labtest_exec(t, "UPDATE log_progress SET last_offset = -1");
+		pthread_t th[2];
+		for (int who = 0; who < 2; who++)
+			if (pthread_create(&th[who], NULL, run_at_once, &a[who]) != 0)
+				fail_msg("pthread_create");
+		for (int who = 0; who < 2; who++)
+			pthread_join(th[who], NULL);
+		for (int who = 0; who < 2; who++)
+			for (int tries = 0; a[who].rc < 0 && tries < 3; tries++, again++)
+				a[who].rc = fence_handle(a[who].db, who, a[who].recs, AT_ONCE_EVENTS);
+		for (int who = 0; who < 2 && !seen[0]; who++) {
+			char sql[200];
+			snprintf(sql, sizeof sql, "SELECT count(*) FROM video_views WHERE video_id "
+			         "BETWEEN %d AND %d AND views = %d", first_video[who],
+			         first_video[who] + videos[who] - 1, AT_ONCE_EVENTS / videos[who]);
+			int64_t right = labtest_int(t, sql);
+			int64_t rows = labtest_int(t, "SELECT count(*) FROM video_views");
+			int64_t last = stored_last(t, who);
+			if (a[who].rc != 0 || right != videos[who] || rows != videos[0] + videos[1] ||
+			    last != AT_ONCE_EVENTS - 1)
+				snprintf(seen, sizeof seen, "consumer %d's fence_handle returned %d; %lld of "
+				         "its %d videos have their %d views, of %lld rows in all (expected "
+				         "%d); partition %d stands at %lld (expected %d)", who, a[who].rc,
+				         (long long)right, videos[who], AT_ONCE_EVENTS / videos[who],
+				         (long long)rows, videos[0] + videos[1], who, (long long)last,
+				         AT_ONCE_EVENTS - 1);
+		}
+	}
+	for (int who = 0; who < 2; who++)
+		kit_db_close(a[who].db);
+	pthread_barrier_destroy(&go);
+	free(ev);
+	free(recs);
+	lt_expect(!seen[0], "own-batch", "two consumers of one process called fence_handle at "
+	          "the same moment, partition 0 with 20,000 views of videos 1000 to 1099 and "
+	          "partition 1 with 20,000 of videos 5000 to 5124, each on its own connection; in "
+	          "round %d of %d (%d call(s) delivered again alone after an error) %s. The two "
+	          "batches were mixed while they were added up: is the batch built in memory that "
+	          "every thread shares, a static? Allocate it in each call (or on the stack)",
+	          round - 1, AT_ONCE_ROUNDS, again, seen);
+}
+
 /* Two consumers of one process are assigned partitions at the same
  * moment (a rebalance hands out every partition at once), each on its own
  * connection: consumer 0 asks where partition 0 resumes (41 applied: 42)
@@ -2157,6 +2252,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_handle__refuses_a_batch_it_cannot_hold),
 		LABTEST_ALL(fence_handle__many_views_of_one_video),
 		LABTEST_ALL(fence_handle__threads_keep_their_own_batches),
+		LABTEST_ALL(fence_handle__threads_at_once_keep_their_own_batches),
 		LABTEST_ALL(fence_position__offsets_past_2_31),
 		LABTEST_ALL(fence_position__threads_keep_their_own_partitions),
 		LABTEST_ALL(fence_apply__every_allocation_can_fail),
