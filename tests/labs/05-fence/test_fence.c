@@ -302,7 +302,10 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 		          "clock_gettime or time(), \"shed a batch that ran too long\"? The progress row's lock "
 		          "is held only until the other transaction ends, so is a lock left held after "
 		          "a call returned, such as a session-level pg_advisory_lock that the "
-		          "fence's refusal never unlocks, or a transaction left open?)" : "");
+		          "fence's refusal never unlocks, or a transaction left open? Or does the call "
+		          "set an isolation level of its own above READ COMMITTED? Then the loser gets a "
+		          "serialization failure, which is KIT_DB_BUSY too, where the fence would have "
+		          "refused it with 0)" : "");
 		lt_expect_int_hint(views_of(t, 1), 5, "views of video 1 after its batch was applied "
 		                   "twice at once", "fence");
 		if (!one_each)
