@@ -130,6 +130,9 @@ struct cell {
 	double other;            /* the engine under the other commit order;
 	                            < 0: not run (only on MariaDB) */
 	double other_rq;         /* the engine with the other run queues */
+	double one_lane;         /* the engine with the herd's losers paced
+	                            one at a time (--herd-lanes 1); < 0: not
+	                            run (no herd) */
 	double pred_wal;         /* the engine's flushes per commit; < 0: no log */
 	double pred_tail;        /* the engine's latency p99 / p50 */
 	double kit_tail;         /* kit/load's, its turns' mean; < 0: not measured */
@@ -655,6 +658,15 @@ static int run_cell(struct fid *f, struct shape_result *res, struct cell *c)
 		return -1;
 	c->other_rq = p.throughput_per_s;
 	in.run_queues = f->run_queues;
+	c->one_lane = -1;
+	if (f->postgres) {
+		in.herd_lanes = 1;
+		progress(f, name, c->clients, "engine, one lane");
+		if (drv_predict(&in, &p, CMD) != 0)
+			return -1;
+		c->one_lane = p.throughput_per_s;
+		in.herd_lanes = 0;
+	}
 	progress(f, name, c->clients, "engine");
 	if (drv_predict(&in, &p, CMD) != 0)
 		return -1;
@@ -890,6 +902,7 @@ static double peer(const struct fid *f, const struct cell *c)
 struct verdicts {
 	int pred_ok, pred_cells, kit_ok, kit_cells;
 	int rq_ok;               /* the same, the engine with the other run queues */
+	int lane_ok;             /* the same, the herd's losers one at a time */
 	double tail_ratio;       /* < 0: not measured */
 };
 
@@ -909,6 +922,8 @@ static void tally(const struct fid *f, const struct shape_result *res, int nshap
 				v->pred_ok += rp >= 0.75 && rp <= 1.25;
 				double rq = c->other_rq / peer(f, c);
 				v->rq_ok += rq >= 0.75 && rq <= 1.25;
+				double ln = c->one_lane / peer(f, c);
+				v->lane_ok += c->one_lane >= 0 && ln >= 0.75 && ln <= 1.25;
 			}
 			if (c->pgbench > 0) {
 				v->kit_cells++;
@@ -941,10 +956,10 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 	struct verdicts v;
 	tally(f, res, nshapes, &v);
 	printf("],\"pgbench\":%s,\"run_queues\":\"%s\",\"targets\":{\"predicted_within_25pct\":%d,"
-	       "\"of\":%d,\"other_run_queues_within_25pct\":%d,"
+	       "\"of\":%d,\"other_run_queues_within_25pct\":%d,\"one_lane_within_25pct\":%d,"
 	       "\"kit_at_least_095\":%d,\"kit_of\":%d,\"one_row_16_p99_p50_kit_over_engine\":",
 	       f->pgbench ? "true" : "false", sim_run_queues_name(f->run_queues), v.pred_ok,
-	       v.pred_cells, v.rq_ok, v.kit_ok, v.kit_cells);
+	       v.pred_cells, v.rq_ok, v.lane_ok, v.kit_ok, v.kit_cells);
 	json_num(v.tail_ratio, 2);
 	printf("},\"shapes\":[");
 	for (int s = 0; s < nshapes; s++) {
@@ -1012,6 +1027,8 @@ static void print_json(const struct fid *f, const struct shape_result *res, int 
 			json_num(c->mva, 1);
 			printf(",\"other_run_queues_tps\":");
 			json_num(c->other_rq, 1);
+			printf(",\"one_lane_tps\":");
+			json_num(c->one_lane, 1);
 			printf(",\"other_order_tps\":");
 			json_num(c->other, 1);
 			printf(",\"lost\":%s,\"kit_tps\":", c->lost ? "true" : "false");
@@ -1121,18 +1138,20 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 		printf("\n  engine: hotrow sim %s --clients N", res[s].sim_args);
 		if (f->o.think_ms.n > 1)
 			printf(" (its --think-ms the cell's)");
-		printf("\n  %7s %6s %6s %9s %9s %9s %9s %9s %9s %9s %12s %12s %11s %11s %11s %5s\n",
-		       "clients", "think", "pause", "predicted", "other", "runq", "MVA", "kit/load", "pgbench",
+		printf("\n  %7s %6s %6s %9s %9s %9s %9s %9s %9s %9s %9s %12s %12s %11s %11s %11s %5s\n",
+		       "clients", "think", "pause", "predicted", "other", "runq", "lane", "MVA", "kit/load",
+		       "pgbench",
 		       "pred/kit", "pred/pgbench", "kit/pgbench", "WAL/tx", "CPU/commit", "p99/p50",
 		       "load");
 		for (int k = 0; k < res[s].ncells; k++) {
 			const struct cell *c = &res[s].cells[k];
 			char v1[24], v2[24], v3[24], mva[16], pg[16], wal[24], tail[24], oth[16];
-			char kit[16], cpu[24], rq[16];
+			char kit[16], cpu[24], rq[16], lane[16];
 			snprintf(kit, sizeof kit, c->lost ? "lost" : "%.0f", c->kit);
 			snprintf(mva, sizeof mva, c->mva >= 0 ? "%.0f" : "-", c->mva);
 			snprintf(oth, sizeof oth, c->other >= 0 ? "%.0f" : "-", c->other);
 			snprintf(rq, sizeof rq, c->other_rq >= 0 ? "%.0f" : "-", c->other_rq);
+			snprintf(lane, sizeof lane, c->one_lane >= 0 ? "%.0f" : "-", c->one_lane);
 			snprintf(pg, sizeof pg, c->pgbench >= 0 ? "%.0f" : "-", c->pgbench);
 			pair(wal, sizeof wal, c->wal_per_tx, c->pred_wal);
 			pair(tail, sizeof tail, c->kit_tail, c->pred_tail);
@@ -1146,8 +1165,9 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 			snprintf(v3, sizeof v3, "%.2f", rkit);
 			if (f->mysql && c->clients >= 2)
 				verdict(rkit, 0.75, 1.25, v3, sizeof v3);
-			printf("  %7d %6g %6.3f %9.0f %9s %9s %9s %9s %9s %9s %12s %12s %11s %11s %11s %5.1f\n",
-			       c->clients, c->think_ms, c->pause_ms, c->predicted, oth, rq, mva, kit, pg, v3,
+			printf("  %7d %6g %6.3f %9.0f %9s %9s %9s %9s %9s %9s %9s %12s %12s %11s %11s %11s "
+			       "%5.1f\n", c->clients, c->think_ms, c->pause_ms, c->predicted, oth, rq, lane,
+			       mva, kit, pg, v3,
 			       c->clients < 2 ? (rp > 0 ? v1 : "-") : verdict(rp, 0.75, 1.25, v1, sizeof v1),
 			       verdict(rk, 0.95, 1e9, v2, sizeof v2), wal, cpu, tail, c->load);
 		}
@@ -1164,13 +1184,15 @@ static void print_table(const struct fid *f, const struct shape_result *res, int
 		       "clients up (runq: %d)%s\n", v.pred_ok, v.pred_cells, v.rq_ok, tail);
 	else if (v.pred_cells)
 		printf("\ntargets: predicted within 25 %% of pgbench in %d of %d cells from 2 clients "
-		       "up (runq: %d); kit/load at least 0.95 x pgbench in %d of %d%s\n", v.pred_ok,
-		       v.pred_cells, v.rq_ok, v.kit_ok, v.kit_cells, tail);
+		       "up (runq: %d; lane: %d); kit/load at least 0.95 x pgbench in %d of %d%s\n",
+		       v.pred_ok, v.pred_cells, v.rq_ok, v.lane_ok, v.kit_ok, v.kit_cells, tail);
 	printf("\npredicted: the engine, a closed loop fed only the parts measured before the "
 	       "cells (MVA: the same\nnetwork solved, where it applies: not with a herd or a "
 	       "shared log); other: the engine under the other commit order (MariaDB only);\n"
 	       "runq: the engine with the other --run-queues (shared: a CPU job starts on any free\n"
 	       "core; per-core: on one drawn at random, where it waits while another idles);\n"
+	       "lane: the engine with a commit's woken losers one at a time (--herd-lanes 1),\n"
+	       "asleep on the lock manager's lock, not in the run queue (PostgreSQL only);\n"
 	       "pred/kit and pred/pgbench: predicted / measured. Targets: predicted within 25 %% "
 	       "of pgbench\n(kit/load on MariaDB) from 2 clients up; kit/load at least 0.95 x "
 	       "pgbench. WAL/tx: log\nflushes per transaction, kit/load's run (pg_stat_wal; "

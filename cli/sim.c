@@ -166,6 +166,9 @@ static void describe(const struct sim_config *c)
 		printf(", a commit wakes every waiter (%g us of CPU each)", c->wake_us);
 	if (c->handoff == SIM_HANDOFF_HERD && c->lockmgr_us > 0)
 		printf(", its winner waiting %g us for each other one woken", c->lockmgr_us);
+	if (c->handoff == SIM_HANDOFF_HERD && c->herd_lanes > 0 && c->cores > 0)
+		printf(", its losers %d at a time, the rest asleep on the lock manager's lock",
+		       c->herd_lanes);
 	if (c->handoff == SIM_HANDOFF_HERD && c->herd_bias > 0)
 		printf(", the draw favouring the waiters who queued last (bias %g)", c->herd_bias);
 	if (c->contend_us > 0)

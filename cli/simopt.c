@@ -210,6 +210,7 @@ static const struct opt spec[] = {
 	{ "wake-us", TABLE },
 	{ "wake-lat-us", TABLE },
 	{ "lockmgr-us", TABLE },
+	{ "herd-lanes", TABLE },
 	{ "herd-bias", TABLE },
 	{ "cold-after-us", TABLE },
 	{ "cold-us", TABLE },

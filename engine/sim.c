@@ -1021,24 +1021,39 @@ static void sync_turn(struct sim *s)
  * and the winner waits its turn among them: its wake starts
  * c.lockmgr_us later for each of the w - 1 others (bench/README.md,
  * "Past 32 waiters").
+ *
+ * With c.herd_lanes N, that lock paces the losers instead: N of them run
+ * at once and the rest sleep on it, out of the run queue (so the log's
+ * next leader does not wait behind them, sim_wake_behind), and the
+ * winner waits for half of those woken with it to pass, a wake each: it
+ * races them for the lock, while those still asleep on it from earlier
+ * commits are passed (an LWLock is tried before its waiters' queue is
+ * joined, lwlock.c). bench/README.md, "Past 32 waiters": a third of the
+ * backends in LWLock: LockManager at 64 clients, fewer than two on a
+ * core.
  */
 static void wake_next(struct sim *s, int i)
 {
 	struct sim_row *row = &s->rows[i];
 
+	int lanes = s->c.herd_lanes;                /* 0: the run queue holds them */
 	if (row->wake_q > row->q.n) {               /* some left the queue meanwhile */
 		uint64_t gone = row->wake_q - row->q.n;
-		s->runq.queued -= gone;
-		if (s->runq.sync_wait)
-			s->runq.sync_at -= gone < s->runq.sync_at - s->runq.started
-			                   ? gone : s->runq.sync_at - s->runq.started;
+		if (!lanes) {
+			s->runq.queued -= gone;
+			if (s->runq.sync_wait)
+				s->runq.sync_at -= gone < s->runq.sync_at - s->runq.started
+				                   ? gone : s->runq.sync_at - s->runq.started;
+		}
 		row->wake_q = (uint32_t)row->q.n;
 	}
-	while (row->wake_q > 0 && row->waking < (uint32_t)s->c.cores) {
+	while (row->wake_q > 0 && row->waking < (uint32_t)(lanes ? lanes : s->c.cores)) {
 		row->wake_q--;
 		row->waking++;
-		s->runq.queued--;
-		s->runq.started++;
+		if (!lanes) {
+			s->runq.queued--;
+			s->runq.started++;
+		}
 		sim_cpu_add(s, s->wake_us, CPU_WAKE_QUEUED, (uint32_t)i);
 	}
 	sync_turn(s);
@@ -1096,13 +1111,16 @@ static void herd_wake(struct sim *s, int i)
 		return;
 	}
 	asleep = w - 1 > awake ? w - 1 - awake : 0;
+	if (s->c.herd_lanes > 0)      /* behind half its fellows */
+		queue_us += llround(s->wake_us * (double)asleep / 2 / s->c.herd_lanes);
 	s->wakes += 1 + asleep;
 	if (s->wake_lat_us + queue_us > 0)
 		sim_push(s, s->now + s->wake_lat_us + queue_us, EV_WAKE_RUN, (uint32_t)i);
 	else
 		sim_cpu_add(s, s->wake_us, CPU_WAKE, (uint32_t)i);
 	row->wake_q += (uint32_t)asleep;
-	s->runq.queued += asleep;
+	if (!s->c.herd_lanes)
+		s->runq.queued += asleep;
 	wake_next(s, i);
 }
 

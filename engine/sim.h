@@ -255,6 +255,15 @@ struct sim_config {
 	                                they were granted and to queue on the
 	                                new holder, and the winner takes its
 	                                turn among them; 0 = none */
+	int herd_lanes;              /* herd, on --cores: how many of a
+	                                commit's woken losers run at once; the
+	                                others sleep on the lock manager's
+	                                partition lock, out of the run queue,
+	                                and the winner's wake waits for half
+	                                of those woken with it to pass, a
+	                                wake each; 0 = as many as cores free, all
+	                                in the run queue ahead of the log's
+	                                next leader */
 	double herd_bias;            /* herd: how strongly the draw favours
 	                                the waiters who queued last: the one
 	                                at fraction x of the queue (0 the

@@ -30,7 +30,7 @@
 #include "engine/xmalloc.h"
 
 #if defined(__x86_64__) && defined(__LP64__)
-_Static_assert(sizeof(struct sim) == 182664,
+_Static_assert(sizeof(struct sim) == 182672,
                "struct sim changed: copy the new member in copy() of "
                "engine/sim_clone.c, then update this size");
 #endif

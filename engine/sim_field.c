@@ -192,6 +192,13 @@ static const struct sim_field fields[] = {
 	    "herd: the winner's wake starts US later for each other\n"
 	    "waiter woken with it (the lock manager's partition lock,\n"
 	    "which every woken waiter takes in turn)"),
+	INTZ("herd_lanes", "herd-lanes", herd_lanes, 0, 4096, "as the cores free", false,
+	    "N", "",
+	    "herd on --cores: N of a commit's woken losers run at once,\n"
+	    "the others asleep on the lock manager's partition lock (out\n"
+	    "of the run queue, so not ahead of the log's next leader); the\n"
+	    "winner waits for half of those woken with it to pass,\n"
+	    "--wake-us each"),
 	DBL("herd_bias", "herd-bias", herd_bias, 0, 20, true,
 	    "B", "",
 	    "herd: the draw favours the waiters who queued last, the one\n"

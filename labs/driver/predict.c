@@ -126,6 +126,7 @@ static void to_config(const struct drv_inputs *in, struct sim_config *c)
 		c->wake_lat_us = in->wake_lat_us;
 		c->lockmgr_us = in->lockmgr_us;
 		c->herd_bias = in->herd_bias;
+		c->herd_lanes = in->herd_lanes;
 	}
 	c->contend_us = in->contend_us;
 	c->wal_flush_ms = in->wal_flush_ms;
@@ -283,6 +284,9 @@ void drv_sim_args(const struct drv_prediction *p, char *buf, size_t len)
 	if (c->cold_after_us > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, " --cold-after-us %.0f --cold-us %.1f --cold-per-ms %.1f",
 		         c->cold_after_us, c->cold_us, c->cold_per_ms);
+	n = (int)strlen(buf);
+	if (c->herd_lanes > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " --herd-lanes %d", c->herd_lanes);
 	n = (int)strlen(buf);
 	if (c->run_queues != SIM_RUNQ_SHARED && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, " --run-queues %s", sim_run_queues_name(c->run_queues));

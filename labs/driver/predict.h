@@ -67,6 +67,9 @@ struct drv_inputs {
 	                              (server.h: drv_probe_wake_lat) */
 	double herd_bias;          /* herd: how the draw favours the waiters
 	                              who queued last (engine/sim.h) */
+	int herd_lanes;            /* herd: how many woken losers run at once,
+	                              the rest asleep on the lock manager's
+	                              lock (engine/sim.h); 0 = as cores free */
 	double lockmgr_us;         /* herd: what each co-woken waiter adds to
 	                              a hand-off (server.h: drv_probe_burst,
 	                              beside the engine's own burst) */

@@ -22,7 +22,11 @@
  *                (e^B - 1): position j of w or later wins with
  *                probability (e^B - e^(B j / w)) / (e^B - 1); the mean
  *                wait stays the same (Little: N / X in a closed loop),
- *                the tail grows.
+ *                the tail grows. With --herd-lanes 1 the losers pass
+ *                one at a time, out of the run queue, and the winner
+ *                waits for half of those woken with it: a commit every
+ *                H + w + w (W - 1) / 2 while the lane drains in a hold,
+ *                2 (H + w) with 1 + 2 (H + w) / w wakes past that.
  *   wal-1.x      one hot row gets a flush per commit; N callers on many
  *                rows whose hold is shorter than a flush split into two
  *                halves that take turns: N / 2 commits a flush, N / (2 F)
@@ -239,6 +243,40 @@ static void herd__the_winner_waits_for_the_co_woken(void **state)
 	c.handoff = SIM_HANDOFF_FIFO;
 	simtest_run(&c, &o);
 	assert_near(o.throughput_per_s, 1000 / 0.2, 0.01);
+}
+
+/* handoff-1.9: the losers paced by the lock manager's lock, one at a
+ * time (--herd-lanes 1). With cores for all, 8 callers: a hand-off
+ * wakes 7 and the winner waits for half of its 6 fellows, a wake each
+ * (60 us), then wakes (20) and holds (200): 280 us a commit, and the 6
+ * losers (120 us in a row) are asleep again before the next. On 2 cores
+ * with 32 callers the lane never drains: in a commit of T it lets T / w
+ * losers pass, they are the ones the next commit wakes, and the winner
+ * waits for half of them, so T = T / 2 + w + H: 440 us, 1 + 22 wakes a
+ * commit. The log's next leader never waits behind them: they are not
+ * in the run queue. */
+static void herd__one_lane_paces_the_losers(void **state)
+{
+	struct sim_config c;
+	struct sim_summary o;
+
+	(void)state;
+	herd_closed(&c, 8);
+	c.cores = 64;
+	c.cpu_db_ms = c.hold_ms;
+	c.wake_us = 20;
+	c.herd_lanes = 1;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.280, 0.01);
+	assert_near((double)o.wakes / (double)o.completed, 7, 0.001);
+	herd_closed(&c, 32);
+	c.cores = 2;
+	c.cpu_db_ms = c.hold_ms;
+	c.wake_us = 20;
+	c.herd_lanes = 1;
+	simtest_run(&c, &o);
+	assert_near(o.throughput_per_s, 1000 / 0.440, 0.02);
+	assert_near((double)o.wakes / (double)o.completed, 23, 0.02);
 }
 
 /* handoff-1.6, a burst: N callers send once, at the same instant (a
@@ -782,6 +820,7 @@ int main(void)
 		cmocka_unit_test(herd__a_run_queue_longer_than_a_hold_wakes_fewer),
 		cmocka_unit_test(herd__the_winner_reaches_a_core_late),
 		cmocka_unit_test(herd__the_winner_waits_for_the_co_woken),
+		cmocka_unit_test(herd__one_lane_paces_the_losers),
 		cmocka_unit_test(herd__a_burst_drains_later_by_the_closed_form),
 		cmocka_unit_test(herd__biased_draw_by_its_closed_form),
 		cmocka_unit_test(herd__bias_keeps_the_mean_lengthens_the_tail),
