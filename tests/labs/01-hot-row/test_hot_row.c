@@ -399,6 +399,66 @@ static void like_post__exact_under_threads(void **state)
 	          "writes in its own transaction, and nothing else, every time", other, first);
 }
 
+/* Eight likers at once, 3,000 likes each by as many users, an app check
+ * that refuses the odd users after a spin that varies with the user (so
+ * that the checks end at every offset of each other's). Each like must
+ * act on its own check's answer: the 12,000 even users' likes are
+ * written and none of the odd users'. An answer kept where every thread
+ * shares it (a static "to spare the stack") is overwritten by another
+ * like's between the check and its test now and then: a refused like is
+ * written, or an allowed one refused. The mistake is the C's, not the
+ * database's, so SQLite alone runs it (a second a run). */
+#define ODD_LIKES 3000
+
+static int check_odd_refused(void *arg, int64_t post_id, int64_t user_id)
+{
+	(void)arg, (void)post_id;
+	for (volatile int i = 0; i < (int)(user_id % 97) * 50; i++)
+		;
+	return (int)(user_id & 1);
+}
+
+static int like_odd_refused(void *arg, struct kit_load_thread *th)
+{
+	static const struct hot_row_app app = { check_odd_refused, NULL };
+	int64_t user = (int64_t)th->index * 100000 + th->iter + 1;
+	int rc = like_post(th->db, 1, user, &app);
+	atomic_int *wrong = arg;
+	if (rc != ((user & 1) ? HOT_ROW_REFUSED : 0))
+		atomic_fetch_add(wrong, 1);
+	return rc == HOT_ROW_REFUSED ? 0 : rc;
+}
+
+static void like_post__refusals_under_threads(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_load_config c;
+	struct kit_load_result r;
+	atomic_int wrong;
+	atomic_init(&wrong, 0);
+	make_post(t);
+
+	kit_load_config_default(&c);
+	c.url = t->url;
+	c.threads = THREADS;
+	c.iterations = ODD_LIKES;
+	c.progress = false;
+	lt_expect(kit_load_run(&c, like_odd_refused, &wrong, &r) == 0, NULL, "load run: %s",
+	          r.error);
+	int64_t odd = labtest_int(t, "SELECT count(*) FROM likes WHERE user_id % 2 = 1");
+	int64_t rows = labtest_int(t, "SELECT count(*) FROM likes");
+	int64_t likes = counter(t);
+	lt_expect(odd == 0 && rows == THREADS * ODD_LIKES / 2 && likes == rows &&
+	          atomic_load(&wrong) == 0, "transaction", "8 threads liked post 1 at once, 3,000 "
+	          "users each, with an app check that refuses the odd users: %d like(s) returned "
+	          "other than the check's answer said (0 or HOT_ROW_REFUSED), the likes table has "
+	          "%lld rows, %lld of them by odd users, and the counter says %lld (expected "
+	          "12,000, 0 and 12,000). Each like acts on its own check's answer: is it kept "
+	          "where every thread shares it, a static or a global, and overwritten by another "
+	          "like's between the check and its test? Keep it in a local variable",
+	          atomic_load(&wrong), (long long)rows, (long long)odd, (long long)likes);
+}
+
 static void like_post__duplicate_changes_nothing(void **state)
 {
 	struct labtest *t = *state;
@@ -2767,6 +2827,7 @@ int main(void)
 		LABTEST_ALL(like_post__unknown_post_changes_nothing),
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
+		LABTEST_SQLITE(like_post__refusals_under_threads),
 		LABTEST_ALL(like_post__waits_for_a_held_counter),
 		LABTEST_BOTH(like_post__same_user_twice_at_once),
 		LABTEST_BOTH(like_post__post_gone_while_liking),
