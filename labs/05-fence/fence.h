@@ -89,7 +89,10 @@ int fence_apply(struct kit_db *db, const struct fence_batch *b);
 int fence_position(struct kit_db *db, int part, int64_t *next);
 
 /* The consumer's assigned() callback (kit/log.h), arg = the consumer's
- * struct kit_db *: seek c's position in part to fence_position() (§5). */
+ * struct kit_db *: seek c's position in part to fence_position() (§5).
+ * A failed read is returned as it came, with no read again of its own:
+ * each read already waited as long as the connection allows, and the log
+ * assigns the partition again. */
 int fence_on_assign(void *arg, struct kit_log_consumer *c, int part);
 
 /* The consumer's batch handler for kit_log_poll(), arg = the consumer's

@@ -51,8 +51,12 @@ static void refusals_hook(void *arg, enum kit_db_event ev, const char *sql, int6
 {
 	struct lt_refusals *r = arg;
 
-	(void)sql, (void)t_ns;
-	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && ++r->stmts == 200)
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (sql && strstr(sql, "log_progress"))
+		r->progress_reads++;
+	if (++r->stmts == 200)
 		kit_fp_clear();
 }
 
@@ -61,6 +65,7 @@ void lt_refusals_arm(struct kit_db *db, struct lt_refusals *r, int kind)
 	static const char *const fps[LT_REFUSAL_KINDS] = { "db-stmt-fails", "db-stmt-busy" };
 
 	r->stmts = 0;
+	r->progress_reads = 0;
 	kit_db_set_hook(db, refusals_hook, r);
 	kit_fp_clear();
 	kit_fp_set(fps[kind], KIT_FP_ERROR, 1);

@@ -68,6 +68,7 @@ bool lt_step_refused(enum lt_step how);
 
 struct lt_refusals {
 	int stmts;
+	int progress_reads;            /* of them, statements naming log_progress */
 };
 
 void lt_refusals_arm(struct kit_db *db, struct lt_refusals *r, int kind);

@@ -725,6 +725,11 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	          "while it stays held (a zombie's transaction, a session idle in one), and the "
 	          "consumer's rebalance never returns. Give up and return KIT_DB_BUSY; the caller's "
 	          "lock wait already bounded the wait", busy.stmts);
+	lt_expect(busy.progress_reads <= 1, "seek-from-db", "with the position read refused as "
+	          "busy, fence_on_assign read log_progress %d times: each read already waited as "
+	          "long as the connection allows, so a rebalance stalls that many lock waits, with "
+	          "every partition of the consumer unowned meanwhile. Return the first KIT_DB_BUSY "
+	          "as it came (fence.h): the log assigns the partition again", busy.progress_reads);
 	owned = kit_log_owns(c, 1);
 	at = -1;
 	kit_log_position(c, 1, &at);
@@ -734,7 +739,7 @@ static void fence_on_assign__failed_read_is_an_error(void **state)
 	lt_expect(!hit || (failed < 0 && !owned) || (owned && at == 60), "seek-from-db", "with the "
 	          "position read refused as busy (KIT_DB_BUSY: the row held past the lock wait), the "
 	          "assignment returned %d and the consumer %s partition 1%s%lld: fence_on_assign must "
-	          "return fence_position's error (or read again and seek to 60), never keep the "
+	          "return fence_position's error, never keep the "
 	          "log's hint, which lags the database: batches cut from 10 are refused by the fence "
 	          "and events 60.. are lost", failed, owned ? "owns" : "does not own",
 	          owned ? " at " : ", position ", (long long)at);
@@ -1387,6 +1392,28 @@ static void fence_handle__many_views_of_one_video(void **state)
 	          (long long)stored_last(t, 0), N - 1, v42 == 70000 - 65536 ? ": the count wrapped at "
 	          "65,536; is a video's count kept in a 16-bit integer? Count in the int64_t views of "
 	          "its struct fence_total" : "");
+
+	/* A consumer far behind asks for more still: 2^20 + 1 records on
+	 * partition 1. fence.h takes any n; a batch refused for its size
+	 * ("no poll brings a million") comes back at every poll, and the
+	 * partition stops counting for good. */
+	enum { BIG = (1 << 20) + 1 };
+	recs = calloc(BIG, sizeof *recs);
+	assert_non_null(recs);
+	for (int i = 0; i < BIG; i++)
+		recs[i] = (struct kit_log_record){ i, sizeof hot, i == 7 ? &other : &hot };
+	labtest_exec(t, "DELETE FROM video_views");
+	rc = fence_handle(db, 1, recs, BIG);
+	free(recs);
+	v42 = views_of(t, 42);
+	v43 = views_of(t, 43);
+	lt_expect(rc == 0 && v42 == BIG - 1 && v43 == 1 && stored_last(t, 1) == BIG - 1, "totals",
+	          "fence_handle of a batch of %d records on partition 1 (1,048,576 views of video "
+	          "42, one of video 43) returned %d, then %lld and %lld views, partition 1 at %lld "
+	          "(expected 0, 1048576, 1 and %d): fence.h takes a batch of any size; is there a "
+	          "cap on the records of a batch? Refused, the batch comes back at every poll and "
+	          "the partition stops counting", BIG, rc, (long long)v42, (long long)v43,
+	          (long long)stored_last(t, 1), BIG - 1);
 }
 
 /* Two consumers in one process (hotrow lab run 05 runs them as threads),
