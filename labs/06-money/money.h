@@ -134,8 +134,10 @@ int money_batch(struct kit_db *db, const struct money_fees *fees,
 /* Pay `amount` out of the fee account to account `to`, in one transaction,
  * idempotent by id like a transfer (its transfers row has fee 0). The
  * money must come out of sub-accounts that hold it: no sub-account ever
- * goes below zero. Returns 0, MONEY_ALREADY, MONEY_INSUFFICIENT (nothing
- * written), MONEY_NO_ACCOUNT, MONEY_INVALID or another KIT_DB_* code. */
+ * goes below zero. Returns 0, MONEY_ALREADY, MONEY_INSUFFICIENT (no
+ * sub-account holds the amount; nothing written), MONEY_NO_ACCOUNT (the
+ * fee account or `to` was never opened: no money will ever come of
+ * waiting), MONEY_INVALID or another KIT_DB_* code. */
 int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
                  int64_t to, int64_t amount);
 

@@ -114,8 +114,11 @@ struct inside_retry {
  * whatever its message), roll back, wait, and try again (no wait before
  * the first attempt): after the k-th failure wait a random time between
  * d/2 and d, where d = min(cap_ms, base_ms * 2^(k-1)): a duration, which
- * a wall clock set back or forward meanwhile does not change (sleep it,
- * or to a CLOCK_MONOTONIC deadline; not to a CLOCK_REALTIME one).
+ * a wall clock set back or forward meanwhile does not change. Sleep it
+ * with nanosleep, usleep, sleep or clock_nanosleep on CLOCK_MONOTONIC
+ * (not to a CLOCK_REALTIME deadline): the checks ask for waits of weeks
+ * and cut each one short, which they can do to these calls only, not to
+ * a condition variable's timed wait, select() or poll().
  * Returns 0 once an attempt commits, INSIDE_GAVE_UP after max_attempts
  * failures to serialize, any other error at once (the last attempt's
  * too). *attempts (if not NULL) is set to the attempts made. PostgreSQL

@@ -234,8 +234,14 @@ int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
 		if (rc == 0 && kit_db_changes(db) == 1)
 			sub = k;
 	}
-	if (rc == 0 && sub < 0)
-		rc = MONEY_INSUFFICIENT;
+	if (rc == 0 && sub < 0) {
+		/* none holds it: not enough yet, or no fee account at all */
+		int64_t rows = 0;
+		rc = kit_db_query_int(db, "SELECT COUNT(*) FROM accounts WHERE id = $1", 1,
+		                      (const char *[]){ fa.s }, &rows);
+		if (rc == 0)
+			rc = rows > 0 ? MONEY_INSUFFICIENT : MONEY_NO_ACCOUNT;
+	}
 	if (rc == 0)
 		rc = credit(db, to, 0, amount);
 	if (rc == 0) {

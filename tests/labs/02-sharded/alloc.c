@@ -202,6 +202,7 @@ struct one_call {
 	int64_t before;       /* the count when the round began */
 	int64_t sum;          /* what shard_read stored, -7 when it stored nothing */
 	uint32_t next;
+	uint32_t drawn;       /* next when the round began */
 };
 
 static void count_before(void *arg)
@@ -209,6 +210,7 @@ static void count_before(void *arg)
 	struct one_call *o = arg;
 	o->before = total(o->db);
 	o->sum = -7;
+	o->drawn = o->next;
 }
 
 static int like_call(void *arg)
@@ -226,6 +228,11 @@ static void like_check(void *arg, int k, bool failed, int rc)
 		          "answered with 0? return KIT_DB_ERR)", k, rc);
 		lt_expect_int_hint(total(o->db), o->before, "the count after a like whose allocation "
 		                   "was refused (nothing may be written)", "alloc");
+		lt_expect(o->next - o->drawn == 1, "alloc", "shard_increment with allocation %d "
+		          "refused called the random source %u times; shard.h: exactly once a like, "
+		          "failed or not (a caller stepping a known sequence, a replay or a test, is "
+		          "then one draw out from every like after). Is the draw made only after an "
+		          "allocation that can fail? Draw first", k, (unsigned)(o->next - o->drawn));
 		lt_expect(shard_increment(o->db, POST, counting, &o->next) == 0, "alloc",
 		          "the same like again, nothing refused: %s", labtest_why(o->db));
 	} else {

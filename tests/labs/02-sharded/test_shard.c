@@ -1077,6 +1077,12 @@ static void shard_choose_n__large_rates(void **state)
 	                   "exactly, so is the product worked in float?)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(2147483647, 1000.0, 1.0), INT32_MAX,
 	                   "N for 2^31 - 1 rows (2,147,483,647/s, 1 s holds): INT_MAX itself", "choose-n");
+	lt_expect_int_hint(shard_choose_n(2147483647.5, 1000.0, 1.0), INT32_MAX,
+	                   "N for 2^31 - 0.5 rows (2,147,483,647.5/s, 1 s holds): the whole rows it "
+	                   "needs, 2^31, are one more than an int holds, so INT_MAX (is the rounded-up "
+	                   "product cast to int when only the product was bounded? A double past "
+	                   "INT_MAX cast to int is undefined; the checks build it to stop there)",
+	                   "choose-n");
 	lt_expect_int_hint(shard_choose_n(2147483648.0, 1000.0, 1.0), INT32_MAX,
 	                   "N for 2^31 rows (2,147,483,648/s, 1 s holds), one more than an int holds: "
 	                   "shard.h says INT_MAX (is the double cast to int without a bound?)", "choose-n");

@@ -1058,6 +1058,32 @@ static void payout__smallest_id_and_amount(void **state)
 	lt_expect(bad == NULL, "reservation", "after a payout of 1: %s", bad);
 }
 
+/* A payout out of a fee account that was never opened (a wrong
+ * fees->account), and one to an account that was never opened: both
+ * MONEY_NO_ACCOUNT, nothing written. MONEY_INSUFFICIENT says "not enough
+ * yet", and a caller waits for fees to come in; none ever will to an
+ * account that is not there. */
+static void payout__accounts_never_opened(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books_after_a_sale(t);
+	struct money_fees none = { 77, 4 }, fees = { FEE_ACCOUNT, 1 };
+	int64_t before = sql_int(t, "SELECT count(*) FROM transfers");
+	int rc = money_payout(db, &none, 9, 3, 2);
+	lt_expect(rc == MONEY_NO_ACCOUNT, "reservation", "a payout of 2 out of fee account 77, "
+	          "which was never opened, returned %d; expected MONEY_NO_ACCOUNT (%d)%s", rc,
+	          MONEY_NO_ACCOUNT, rc == MONEY_INSUFFICIENT ? ": MONEY_INSUFFICIENT says \"not "
+	          "enough yet\", and a caller waits for fees that can never come. When no "
+	          "sub-account holds the amount, ask whether the account is there at all" : "");
+	rc = money_payout(db, &fees, 10, 66, 2);
+	lt_expect(rc == MONEY_NO_ACCOUNT, "reservation", "a payout of 2 to account 66, which was "
+	          "never opened, returned %d; expected MONEY_NO_ACCOUNT (%d)", rc, MONEY_NO_ACCOUNT);
+	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM transfers"), before, "transfers rows "
+	                   "after two payouts refused with MONEY_NO_ACCOUNT", "reservation");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "reservation", "after two refused payouts: %s", bad);
+}
+
 /* Each transfers row says who paid whom, how much, and what fee: the
  * opening of account 1 (id -1, from MONEY_OUTSIDE, fee 0), a sale (7,
  * buyer 1 to seller 2, fee 5) and a payout (8, from the fee account to
@@ -1180,6 +1206,7 @@ int main(void)
 		BOTH(open__opening_of_one),
 		BOTH(transfer__no_sub_accounts_refused),
 		BOTH(payout__smallest_id_and_amount),
+		BOTH(payout__accounts_never_opened),
 		BOTH(transfer__rows_say_who_paid_whom),
 		BOTH(reconcile__untouched_accounts_are_in_order),
 	};

@@ -60,8 +60,10 @@ static void *bark(void *arg)
 			const struct lt_sleeps *s = dog.s;
 			fprintf(stderr, "%s: the call has not returned after %.0f s: %d attempts began, "
 			        "and it made %d sleep calls this program sees (the longest asked %.1f "
-			        "ms); a wait it cannot see or cut (select(), poll(), a busy loop) never "
-			        "ended: is the wait capped? The checks stop here.\n", dog.what,
+			        "ms); a wait it cannot see or cut (a condition variable's timed wait, "
+			        "select(), poll(), a busy loop) never ended: is the wait capped, and "
+			        "slept with nanosleep, usleep, sleep or clock_nanosleep (inside.h)? The "
+			        "checks stop here.\n", dog.what,
 			        dog.seconds, s->attempts, s->calls, s->longest_ms);
 			_exit(1);
 		}

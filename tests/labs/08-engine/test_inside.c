@@ -1641,7 +1641,7 @@ static void isolation__waits_follow_the_doubling(void **state)
 	          "when the wait was drawn (a clock then set back by an hour), a wait asked for %.1f "
 	          "s: the wait is measured on the wall clock, an absolute "
 	          "CLOCK_REALTIME deadline, and lasts as long as the clock's step. Sleep a duration "
-	          "(nanosleep), or to a CLOCK_MONOTONIC deadline, which no one sets",
+	          "(nanosleep), or to a CLOCK_MONOTONIC deadline (clock_nanosleep), which no one sets",
 	          asked.first_cut_ms / 1000);
 }
 
