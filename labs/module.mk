@@ -26,7 +26,8 @@ LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/g
 # tests/harness/alloc.c (counted, and failed on demand), and its thread
 # starts, joins and detaches through tests/harness/threads.c (starts
 # counted and failed on demand, threads not yet reaped known), and its mutex
-# and condition variable calls through tests/harness/locks.c (stray unlocks,
+# and condition variable calls (and the unlocks of spin and read-write
+# locks) through tests/harness/locks.c (stray unlocks,
 # uninitialised attributes, the started threads' timed waits), as do its
 # clock reads (clock_gettime, time, gettimeofday, timespec_get: a thread's
 # clock can be made to run fast); those inside
@@ -40,6 +41,7 @@ LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarr
 	-Wl,--wrap=pthread_join,--wrap=pthread_detach \
 	-Wl,--wrap=pthread_mutex_lock,--wrap=pthread_mutex_trylock,--wrap=pthread_mutex_timedlock \
 	-Wl,--wrap=pthread_mutex_unlock,--wrap=pthread_cond_wait,--wrap=pthread_cond_timedwait \
+	-Wl,--wrap=pthread_spin_unlock,--wrap=pthread_rwlock_unlock \
 	-Wl,--wrap=pthread_cond_clockwait \
 	-Wl,--wrap=pthread_condattr_init,--wrap=pthread_condattr_destroy \
 	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init,--wrap=clock_gettime \

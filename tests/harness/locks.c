@@ -49,6 +49,10 @@ int __wrap_pthread_mutex_lock(pthread_mutex_t *m);
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m);
 int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t);
 int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
+int __real_pthread_spin_unlock(pthread_spinlock_t *l);
+int __wrap_pthread_spin_unlock(pthread_spinlock_t *l);
+int __real_pthread_rwlock_unlock(pthread_rwlock_t *l);
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *l);
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
 int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t);
 int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
@@ -329,15 +333,38 @@ void lt_lock_unlock_release(void)
 	atomic_store(&unlock_hold, 3);
 }
 
-int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
+/* After an unlock of any kind: the thread lt_lock_hold_next_unlock()
+ * armed stays here until let go. */
+static void held_after_unlock(void)
 {
-	gives_up(m);
-	int rc = __real_pthread_mutex_unlock(m);
 	int armed = 1;
 	if (atomic_load(&unlock_hold) == 1 && pthread_equal(unlock_thread, pthread_self()) &&
 	    atomic_compare_exchange_strong(&unlock_hold, &armed, 2))
 		while (atomic_load(&unlock_hold) == 2)
 			nap_1ms();
+}
+
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	gives_up(m);
+	int rc = __real_pthread_mutex_unlock(m);
+	held_after_unlock();
+	return rc;
+}
+
+/* A spin lock or a read-write lock guards the same way: the hold after
+ * the unlock is the same. */
+int __wrap_pthread_spin_unlock(pthread_spinlock_t *l)
+{
+	int rc = __real_pthread_spin_unlock(l);
+	held_after_unlock();
+	return rc;
+}
+
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	int rc = __real_pthread_rwlock_unlock(l);
+	held_after_unlock();
 	return rc;
 }
 

@@ -132,8 +132,9 @@ void lt_clock_fast_this_thread(int64_t factor);
 void lt_pid_is_one(void);
 bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
 
-/* Hold the calling thread at its next pthread_mutex_unlock, just after
- * the mutex was let go, until lt_lock_unlock_release(): called from a db
+/* Hold the calling thread at its next pthread_mutex_unlock (or
+ * pthread_spin_unlock, pthread_rwlock_unlock), just after the lock was
+ * let go, until lt_lock_unlock_release(): called from a db
  * hook at a COMMIT, it stops the code under test at the first unlock
  * after the commit, with whatever it still holds then (a condition
  * wait's release does not count). lt_lock_unlock_held(ms) waits up to ms

@@ -1654,11 +1654,12 @@ static void *signalled_flush_main(void *arg)
 }
 
 /* batch_acc_pending is what the sums hold, at every moment: the total
- * changes with the sums, under the same mutex. Post 42 has 1 pending; a
- * thread adds 5 to it and is held just after its add let go of a mutex
- * (tests/harness/locks.h): the entry is there already, so the add
- * allocates nothing, and that unlock is the accumulator's. What the add
- * did under the mutex is done; what it does after, it does without. A
+ * changes with the sums, under the same lock. Post 42 has 1 pending; a
+ * thread adds 5 to it and is held just after its add let go of a lock
+ * (a mutex, a spin lock or a read-write lock: tests/harness/locks.h):
+ * the entry is there already, so the add allocates nothing, and that
+ * unlock is the accumulator's. What the add did under the lock is done;
+ * what it does after, it does without. A
  * flush now writes what the sums hold (6) and takes it back, and
  * batch_acc_pending reads what is left: 0. An add that counts the total
  * after it let go (an _Atomic total "needs no lock") has its like written
@@ -1719,10 +1720,10 @@ static void batch_acc__total_moves_with_the_sums(void **state)
 		return;
 	lt_expect(mid >= 0 && mid + written == 6, "acc-lock",
 	          "with 1 like of post 42 pending, an add of 5 to it was held just after it let go of "
-	          "a mutex, and a flush meanwhile wrote %lld; batch_acc_pending then read %lld "
+	          "a lock, and a flush meanwhile wrote %lld; batch_acc_pending then read %lld "
 	          "(expected %lld, what the sums still hold). The like was in the sums but not yet "
-	          "in the total: is the total changed after the mutex is let go (an _Atomic total "
-	          "outside the lock)? Change the sums and the total together, under the mutex",
+	          "in the total: is the total changed after the lock is let go (an _Atomic total "
+	          "outside the lock)? Change the sums and the total together, under the lock",
 	          (long long)written, (long long)mid, (long long)(6 - written));
 	lt_expect(left == 0 && all == 6, "acc-lock", "after the add was let go and the rest flushed: "
 	          "pending %lld and count %lld, expected 0 and 6", (long long)left, (long long)all);
