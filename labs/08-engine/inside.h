@@ -121,7 +121,10 @@ struct inside_retry {
  * a condition variable's timed wait, select() or poll().
  * Returns 0 once an attempt commits, INSIDE_GAVE_UP after max_attempts
  * failures to serialize, any other error at once (the last attempt's
- * too). *attempts (if not NULL) is set to the attempts made. PostgreSQL
+ * too). A BEGIN that fails, KIT_DB_BUSY or not, is such an error: no
+ * transaction began, so none failed to serialize (the attempt counts in
+ * *attempts); it is retrying a transaction that ran that the backoff
+ * is for. *attempts (if not NULL) is set to the attempts made. PostgreSQL
  * only. */
 int inside_count_retrying(struct kit_db *db, int64_t id, const char *level,
                           const struct inside_retry *policy, int *attempts);
