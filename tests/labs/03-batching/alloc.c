@@ -170,12 +170,15 @@ static void acc_check(void *arg, int k, bool failed, int rc)
 	int64_t late = c->late_added ? LATE_LIKES : 0;
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "allocation %d of the flush refused, yet it returned %d: "
-		          "a NULL from malloc is a failure to report (%s)", k, rc,
-		          late ? "it was refused after the COMMIT, while 3 likes of a post it wrote, "
+		          "a NULL from malloc is a failure to report (%s). Or does the flush try "
+		          "again after a refusal and report the second try's success? The refused "
+		          "allocation is the flush's failure: return it, and the caller flushes "
+		          "again", k, rc,
+		          late ? "the flush reached a COMMIT, while 3 likes of a post it wrote, "
 		          "added meanwhile, were pending: does the flush take back what it wrote by "
 		          "building new sums, "
 		          "and keep the old ones, written likes and all, when that allocation fails?"
-		          : "before the flush's COMMIT");
+		          : "it was refused before the flush's COMMIT");
 		lt_expect_int_hint(batch_acc_pending(held), pending + late,
 		                   "pending after a flush whose allocation was refused (all must stay)", "alloc");
 		lt_expect_int_hint(counted(c->t), c->before,

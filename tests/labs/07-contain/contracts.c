@@ -411,6 +411,7 @@ void contain__endpoints_say_what_happened(void **state)
 	int like_missing = contain_like(&app, 2);
 	int login_ok = contain_login(&app, 7);
 	int login_missing = contain_login(&app, 8);
+	int login_after_missing = contain_login(&app, 7);
 	/* ids past 2^32: post 2^32 + 2 and user 2^32 + 8 exist, post 2 and
 	 * user 8 do not */
 	int like_big = contain_like(&app, 4294967298LL);
@@ -456,6 +457,11 @@ void contain__endpoints_say_what_happened(void **state)
 	}
 	contain_close(&app);
 
+	lt_expect(login_after_missing == 0, "bulkhead", "contain_login() of user 8, which does not "
+	          "exist, returned %d, and the next login, of user 7, on the login page's one "
+	          "connection, returned %d: does the login that found no user leave its transaction "
+	          "open (no ROLLBACK on that path)? The connection goes back to the pool inside it, "
+	          "and every later call on it fails", login_missing, login_after_missing);
 	lt_expect(like_missing == KIT_DB_NOROW, "bulkhead", "contain_like() of post 2, which does "
 	          "not exist, returned %d, expected KIT_DB_NOROW (%d): check how many rows the "
 	          "UPDATE changed", like_missing, KIT_DB_NOROW);
