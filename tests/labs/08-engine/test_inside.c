@@ -1559,6 +1559,13 @@ static void isolation__long_retry_keeps_its_cap(void **state)
 	          asked.asleep_ms / 1e3, asked.calls, asked.longest_ms);
 	lt_expect(rc == 0 && attempts == 36, "limit", "expected 0 after 36 attempts (35 planted "
 	          "failures, max_attempts 36), got %d after %d attempts", rc, attempts);
+	int unseen = 0;
+	for (int k = 0; k < w.n; k++)
+		unseen += !(w.asked[k] > 0);
+	lt_expect(unseen == 0, "backoff", "%d of the %d waits between a failed attempt and the "
+	          "next asked no sleep this program sees: inside.h has the wait slept with "
+	          "nanosleep, usleep, sleep or clock_nanosleep, which the checks can time and cut "
+	          "short", unseen, w.n);
 	for (int k = 1; k < w.n; k++)      /* waits 2.. have d = 4 ms */
 		if (w.ms[k] < shortest_ms) {
 			shortest_ms = w.ms[k];
@@ -1584,8 +1591,8 @@ static void isolation__long_retry_keeps_its_cap(void **state)
  * Judged on what the code asked to sleep (sleeps.h), so load cannot
  * blur it: a doubling that starts one step late or early, or a cap
  * applied to the wrong number, asks for a wait outside its range. A
- * sleep this program does not see (select(), poll()) leaves only the
- * timed gaps, and then only their lower ends d/2 are judged. */
+ * wait this program does not see (select(), poll(), a condition
+ * variable's timed wait) fails: inside.h names the calls to sleep with. */
 static void isolation__waits_follow_the_doubling(void **state)
 {
 	struct labtest *t = *state;
@@ -1609,6 +1616,11 @@ static void isolation__waits_follow_the_doubling(void **state)
 	bool exact = true;
 	for (int k = 0; k < w.n; k++)
 		exact = exact && w.asked[k] > 0;
+	lt_expect(exact, "backoff", "of the %d waits between a failed attempt and the next, some "
+	          "asked no sleep this program sees: inside.h has the wait slept with nanosleep, "
+	          "usleep, sleep or clock_nanosleep, which the checks can time and cut short; a "
+	          "condition variable's timed wait, select(), poll() or a busy loop on the clock "
+	          "they cannot", w.n);
 	for (int k = 0; k < w.n; k++) {
 		double d = policy.base_ms * (double)(1 << k);
 		d = d > policy.cap_ms ? policy.cap_ms : d;
