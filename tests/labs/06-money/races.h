@@ -21,6 +21,7 @@ void payout__same_id_in_flight(void **state);
 void transfer__refused_while_the_buyer_is_paid(void **state);
 void batch__debit_checked_where_it_is_taken(void **state);
 void payout__waits_for_a_sale_crediting_its_sub(void **state);
+void payout__sales_to_other_subs_do_not_wait(void **state);
 void batch__same_batch_twice_at_once(void **state);
 void batch__two_batches_cross_the_fee_subs(void **state);
 void transfer__every_step_can_fail(void **state);

@@ -1163,6 +1163,7 @@ int main(void)
 		BOTH(transfer__refused_while_the_buyer_is_paid),
 		BOTH(batch__debit_checked_where_it_is_taken),
 		BOTH(payout__waits_for_a_sale_crediting_its_sub),
+		PG_ONLY(payout__sales_to_other_subs_do_not_wait),
 		BOTH(transfer__every_step_can_fail),
 		BOTH(transfer__fee_spread_over_subs),
 		BOTH(transfer__zero_fee_writes_no_fee_entry),
