@@ -21,7 +21,8 @@ LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/g
 	$(BUILD)/obj/tests/harness/alloc.o $(BUILD)/obj/tests/harness/threads.o \
 	$(BUILD)/obj/tests/harness/session.o $(BUILD)/obj/tests/harness/locks.o \
 	$(BUILD)/obj/tests/harness/sort.o $(BUILD)/obj/tests/harness/sql.o \
-	$(BUILD)/obj/tests/harness/fmt.o $(BUILD)/obj/tests/harness/hold.o
+	$(BUILD)/obj/tests/harness/fmt.o $(BUILD)/obj/tests/harness/hold.o \
+	$(BUILD)/obj/tests/harness/beside.o
 # The allocation calls of everything linked into a test binary go through
 # tests/harness/alloc.c (counted, and failed on demand), and its thread
 # starts, joins and detaches through tests/harness/threads.c (starts

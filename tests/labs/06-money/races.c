@@ -22,12 +22,10 @@
 
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/books.h"
-#include "tests/harness/deadline.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/fmt.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
-#include "tests/harness/session.h"
-#include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
 
@@ -346,55 +344,19 @@ void payout__waits_for_a_sale_crediting_its_sub(void **state)
 	lt_gate_close(g);
 }
 
-/* A payout held at its COMMIT, its reservation taken and every lock it
- * takes taken, until go. */
-struct held_payout {
-	struct kit_db *db;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool seen, at_commit, go;
-	int rc;
-};
-
-static void hold_at_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	struct held_payout *p = arg;
-	(void)t_ns;
-	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || p->seen || !sql ||
-	    !(lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END")))
-		return;
-	p->seen = true;
-	struct timespec until = lt_deadline_ms(20000);
-	pthread_mutex_lock(&p->mu);
-	p->at_commit = true;
-	pthread_cond_broadcast(&p->cv);
-	while (!p->go && pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
-		;
-	pthread_mutex_unlock(&p->mu);
-}
-
 static const struct money_fees two_subs = { FEE_ACCOUNT, 2 };
 
-static void *payout_from_sub_0(void *arg)
+static int payout_from_sub_0(void *arg, struct kit_db *db)
 {
-	struct held_payout *p = arg;
-	p->rc = money_payout(p->db, &two_subs, 1000, 3, 60);   /* 1000 % 2: sub-account 0 first */
-	return NULL;
+	(void)arg;
+	return money_payout(db, &two_subs, 1000, 3, 60);   /* 1000 % 2: sub-account 0 first */
 }
 
-struct side_sale {
-	struct kit_db *db;
-	int rc;
-	atomic_int done;
-};
-
-static void *sale_to_sub_1(void *arg)
+static int sale_to_sub_1(void *arg, struct kit_db *db)
 {
-	struct side_sale *s = arg;
-	struct money_transfer t = { 1001, 1, 2, 50, 5 };          /* 1001 % 2: fee to sub 1 */
-	s->rc = money_transfer(s->db, &two_subs, &t);
-	atomic_store(&s->done, 1);
-	return NULL;
+	(void)arg;
+	struct money_transfer t = { 1001, 1, 2, 50, 5 };    /* 1001 % 2: its fee to sub 1 */
+	return money_transfer(db, &two_subs, &t);
 }
 
 /* A fee account split in two: while a payout out of sub-account 0 is
@@ -426,58 +388,18 @@ void payout__sales_to_other_subs_do_not_wait(void **state)
 	lt_expect(rc == 0, "entries", "setting up books with a fee account of two sub-accounts: "
 	          "%d (%s)", rc, labtest_why(db));
 
-	struct held_payout p = { .db = labtest_connect(t) };
-	struct side_sale s = { .db = labtest_connect(t) };
-	atomic_init(&s.done, 0);
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	kit_db_set_hook(p.db, hold_at_commit, &p);
-	pthread_t tp, ts;
-	if (pthread_create(&tp, NULL, payout_from_sub_0, &p) != 0)
-		fail_msg("pthread_create");
-	struct timespec until = lt_deadline_ms(5000);
-	pthread_mutex_lock(&p.mu);
-	while (!p.at_commit && pthread_cond_timedwait(&p.cv, &p.mu, &until) == 0)
-		;
-	bool held = p.at_commit;
-	pthread_mutex_unlock(&p.mu);
-	bool ended = false, waited = false;
-	if (held) {
-		int64_t id = lt_session_id(s.db);
-		if (pthread_create(&ts, NULL, sale_to_sub_1, &s) != 0)
-			fail_msg("pthread_create");
-		int64_t start = util_now_ns();
-		while (!atomic_load(&s.done) && util_now_ns() - start < 5000000000LL) {
-			if (lt_lock_waiting(db, id) == 1) {
-				waited = true;
-				break;
-			}
-			util_sleep_ns(lt_lock_poll_ns(db));
-		}
-		ended = atomic_load(&s.done) != 0;
-	}
-	pthread_mutex_lock(&p.mu);
-	p.go = true;
-	pthread_cond_broadcast(&p.cv);
-	pthread_mutex_unlock(&p.mu);
-	if (held)
-		pthread_join(ts, NULL);
-	pthread_join(tp, NULL);
-	kit_db_set_hook(p.db, NULL, NULL);
-	kit_db_close(p.db);
-	kit_db_close(s.db);
-	pthread_cond_destroy(&p.cv);
-	pthread_mutex_destroy(&p.mu);
-	lt_expect(held, "reservation", "the payout of 60 out of a fee sub-account holding 100 "
-	          "returned %d without a COMMIT", p.rc);
-	lt_expect(ended && s.rc == 0, "reservation", "while a payout of 60 out of fee "
+	struct lt_beside r;
+	lt_beside_commit(t, payout_from_sub_0, sale_to_sub_1, NULL, 5000, &r);
+	lt_expect(r.held, "reservation", "the payout of 60 out of a fee sub-account holding 100 "
+	          "returned %d without a COMMIT", r.held_rc);
+	lt_expect(r.ended && r.side_rc == 0, "reservation", "while a payout of 60 out of fee "
 	          "sub-account 0 was held at its COMMIT, a sale whose fee goes to sub-account 1 %s: "
 	          "the payout holds a lock on a fee sub-account it does not take from. Does it lock "
 	          "every sub-account first (SELECT ... FOR UPDATE over the fee account)? The "
 	          "conditional debit of the one it takes from is its reservation; the others stay "
-	          "free for the sales' fees", ended ? "returned an error" : waited ?
+	          "free for the sales' fees", r.ended ? "returned an error" : r.waited ?
 	          "waited for a lock" : "had not ended after 5 s");
-	lt_expect(p.rc == 0, "reservation", "the held payout, let go, returned %d", p.rc);
+	lt_expect(r.held_rc == 0, "reservation", "the held payout, let go, returned %d", r.held_rc);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "reservation", "after a payout beside a sale: %s", bad);
 }

@@ -1,0 +1,119 @@
+/*
+ * beside.c: one call held at its COMMIT while another runs beside it
+ * (beside.h).
+ */
+#include "tests/harness/beside.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tests/harness/deadline.h"
+#include "tests/harness/session.h"
+#include "tests/harness/sql.h"
+#include "util/clock.h"
+
+struct run {
+	lt_beside_call *call;
+	void *arg;
+	struct kit_db *db;
+	int rc;
+	atomic_int done;
+	/* the held call's stop: guarded by mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool seen, at_commit, go;
+};
+
+static void stop_at_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct run *r = arg;
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || r->seen || !sql ||
+	    !(lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END")))
+		return;
+	r->seen = true;
+	struct timespec until = lt_deadline_ms(20000);
+	pthread_mutex_lock(&r->mu);
+	r->at_commit = true;
+	pthread_cond_broadcast(&r->cv);
+	while (!r->go && pthread_cond_timedwait(&r->cv, &r->mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void *run_call(void *arg)
+{
+	struct run *r = arg;
+	r->rc = r->call(r->arg, r->db);
+	pthread_mutex_lock(&r->mu);
+	atomic_store(&r->done, 1);
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static void run_init(struct run *r, struct labtest *t, lt_beside_call *call, void *arg)
+{
+	*r = (struct run){ .call = call, .arg = arg, .db = labtest_connect(t) };
+	atomic_init(&r->done, 0);
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+}
+
+static void run_free(struct run *r)
+{
+	kit_db_close(r->db);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+}
+
+void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *side, void *arg,
+                      int wait_ms, struct lt_beside *out)
+{
+	struct kit_db *monitor = labtest_db(t);
+	struct run h, s;
+	run_init(&h, t, held, arg);
+	run_init(&s, t, side, arg);
+	kit_db_set_hook(h.db, stop_at_commit, &h);
+	pthread_t th, ts;
+	if (pthread_create(&th, NULL, run_call, &h) != 0)
+		fail_msg("pthread_create");
+	struct timespec until = lt_deadline_ms(wait_ms);
+	pthread_mutex_lock(&h.mu);
+	while (!h.at_commit && !atomic_load(&h.done) &&
+	       pthread_cond_timedwait(&h.cv, &h.mu, &until) == 0)
+		;
+	bool at_commit = h.at_commit;
+	pthread_mutex_unlock(&h.mu);
+	bool ended = false, waited = false;
+	if (at_commit) {
+		int64_t id = lt_session_id(s.db);
+		if (pthread_create(&ts, NULL, run_call, &s) != 0)
+			fail_msg("pthread_create");
+		int64_t start = util_now_ns();
+		while (!atomic_load(&s.done) && util_now_ns() - start < (int64_t)wait_ms * 1000000) {
+			if (lt_lock_waiting(monitor, id) == 1) {
+				waited = true;
+				break;
+			}
+			util_sleep_ns(lt_lock_poll_ns(monitor));
+		}
+		ended = atomic_load(&s.done) != 0;
+	}
+	pthread_mutex_lock(&h.mu);
+	h.go = true;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	if (at_commit)
+		pthread_join(ts, NULL);
+	pthread_join(th, NULL);
+	kit_db_set_hook(h.db, NULL, NULL);
+	*out = (struct lt_beside){ at_commit, ended, waited, h.rc, at_commit ? s.rc : 0 };
+	run_free(&h);
+	run_free(&s);
+}

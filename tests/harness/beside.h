@@ -1,0 +1,49 @@
+/*
+ * beside.h: one call held at its COMMIT while another runs beside it.
+ *
+ * Some calls must never wait for each other: two consumers of different
+ * partitions, a sale and a payout out of another fee sub-account, a like
+ * and a resize that only grows. A call holds every lock it takes until
+ * its COMMIT; so the check stops the first call there (its connection's
+ * hook, before the COMMIT or END is sent), runs the second on another
+ * connection, and watches it: it ends, the server shows it waiting for a
+ * lock (tests/harness/session.h), or neither within the time given.
+ * Then the first call goes on and both return.
+ *
+ * Interface:
+ *   static int grow(void *arg, struct kit_db *db) { ...; return shard_resize(db, 42, 64); }
+ *   static int like(void *arg, struct kit_db *db) { ...; return shard_increment(db, 42, ...); }
+ *
+ *   struct lt_beside r;
+ *   lt_beside_commit(t, grow, like, arg, 5000, &r);
+ *   lt_expect(r.held, ...);                         // the first reached its COMMIT
+ *   lt_expect(r.ended && r.side_rc == 0, ...);      // the second never waited
+ *   ...r.waited says the server saw it wait for a lock...
+ *
+ * Both calls run on connections of their own (labtest_connect), closed
+ * before it returns. PostgreSQL and MariaDB: SQLite's one writer makes
+ * every write wait for the file.
+ */
+#ifndef HOTROW_TESTS_BESIDE_H
+#define HOTROW_TESTS_BESIDE_H
+
+#include <stdbool.h>
+
+#include "tests/harness/labtest.h"
+
+typedef int lt_beside_call(void *arg, struct kit_db *db);
+
+struct lt_beside {
+	bool held;        /* the first call stopped at its COMMIT */
+	bool ended;       /* the second returned while the first was held */
+	bool waited;      /* the server showed the second waiting for a lock */
+	int held_rc;      /* what each returned */
+	int side_rc;
+};
+
+/* Run held until its COMMIT (or END) and hold it there; then run side
+ * beside it for up to wait_ms; then let held go. Fills *r. */
+void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *side, void *arg,
+                      int wait_ms, struct lt_beside *r);
+
+#endif
