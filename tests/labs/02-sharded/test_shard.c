@@ -21,6 +21,7 @@
 
 #include "labs/02-sharded/shard.h"
 #include "tests/harness/alloc.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
@@ -58,6 +59,8 @@ static int teardown(void **state)
 #define SERVERS(f) \
 	{ #f "/postgres", f, labtest_setup_pg, teardown, NULL }, \
 	{ #f "/mysql", f, labtest_setup_mysql, teardown, NULL }
+/* A check of what PostgreSQL alone promises (a plain read never waits). */
+#define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, teardown, NULL }
 
 /* ---- sleeps ---- */
 
@@ -226,6 +229,50 @@ static void shard_increment__spreads_over_slots(void **state)
 		snprintf(what, sizeof what, "likes in slot %d (values 0..159, slot = value %% 16)", s);
 		lt_expect_int_hint(slot_n(t, POST, s), 10, what, "one-slot");
 	}
+}
+
+/* A like never waits for a resize that only grows: a growth records the
+ * new N and moves no row, and the like reads N as it is, without a lock
+ * (§5). While a resize of post 42 from 32 slots to 64 (an UPDATE of its
+ * config row) is held at its COMMIT, a like of post 42 commits beside it. A like that reads N
+ * with FOR SHARE ("so no increment runs during a resize") waits for
+ * every resize, and puts a lock on the one config row every like of the
+ * post touches: the hot row again. PostgreSQL: there a plain read of the
+ * config row never waits (on MariaDB an INSERT ... SELECT reads it with a
+ * shared lock anyway, README §5). */
+static int grow_to_64(void *arg, struct kit_db *db)
+{
+	(void)arg;
+	return shard_resize(db, POST, 64);
+}
+
+static int like_once(void *arg, struct kit_db *db)
+{
+	return shard_increment(db, POST, counting, arg);
+}
+
+static void shard_increment__never_waits_for_a_growth(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	uint32_t next = 0;
+	lt_expect(shard_resize(db, POST, 32) == 0, "fold", "shard_resize to 32: %s",
+	          labtest_why(db));   /* the config row is there: the growth updates it */
+	like_n(db, POST, 3, counting, &next);
+	struct lt_beside r;
+	lt_beside_commit(t, grow_to_64, like_once, &next, 5000, &r);
+	lt_expect(r.held, "live-n", "shard_resize of post 42 to 64 slots returned %d without a "
+	          "COMMIT", r.held_rc);
+	lt_expect(r.ended && r.side_rc == 0, "live-n", "while a resize of post 42 from 32 slots to "
+	          "64 was held at its COMMIT, a like of post 42 %s: a growth moves no row, so a "
+	          "like has nothing to wait for. Does the like read N with FOR SHARE (or FOR "
+	          "UPDATE)? Then every like waits for every resize, and locks the one config row "
+	          "every like of the post reads: the hot row this lab removes (§5)",
+	          r.ended ? "returned an error" : r.waited ? "waited for a lock" :
+	          "had not ended after 5 s");
+	lt_expect(r.held_rc == 0, "live-n", "the held resize, let go, returned %d", r.held_rc);
+	lt_expect_int_hint(total(db, POST), 4, "post 42's count after 3 likes, a growth and a "
+	                   "like beside it", "live-n");
 }
 
 static void shard_increment__uses_the_live_n(void **state)
@@ -2412,6 +2459,7 @@ int main(void)
 		BOTH(shard_read__sums_every_slot),
 		BOTH(shard_increment__spreads_over_slots),
 		BOTH(shard_increment__uses_the_live_n),
+		PG_ONLY(shard_increment__never_waits_for_a_growth),
 		BOTH(shard_increment__exact_under_threads),
 		BOTH(shard_resize__shrink_folds_removed_slots),
 		BOTH(shard_resize__grow_keeps_total),
