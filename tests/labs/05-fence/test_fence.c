@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "tests/harness/alloc.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
@@ -1436,47 +1437,16 @@ static int handle_own_batch(void *arg, int who, struct kit_db *db)
 	return fence_handle(db, who, b->recs[who], b->n[who]);
 }
 
-/* Consumer 0's call held at its COMMIT (its fence and upsert done, every
- * lock it takes taken) until go. */
-struct pause_at_commit {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool seen, at_commit, go;
-};
-
-static void pause_commit_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+/* Consumer 0's batch and consumer 1's, for lt_beside_commit(). */
+static int handle_batch_0(void *arg, struct kit_db *db)
 {
-	struct pause_at_commit *p = arg;
-	(void)t_ns;
-	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || p->seen || !sql ||
-	    !(lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END")))
-		return;
-	p->seen = true;
-	struct timespec until = lt_deadline_ms(20000);
-	pthread_mutex_lock(&p->mu);
-	p->at_commit = true;
-	pthread_cond_broadcast(&p->cv);
-	while (!p->go && pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
-		;
-	pthread_mutex_unlock(&p->mu);
+	return handle_own_batch(arg, 0, db);
 }
 
-struct side_handle {
-	struct kit_db *db;
-	struct two_batches *b;
-	int who, rc;
-	atomic_int done;
-};
-
-static void *run_side_handle(void *arg)
+static int handle_batch_1(void *arg, struct kit_db *db)
 {
-	struct side_handle *h = arg;
-	h->rc = handle_own_batch(h->b, h->who, h->db);
-	atomic_store(&h->done, 1);
-	return NULL;
+	return handle_own_batch(arg, 1, db);
 }
-
-#define SIDE_WAIT_MS 5000
 
 static void fence_handle__threads_keep_their_own_batches(void **state)
 {
@@ -1532,68 +1502,23 @@ static void fence_handle__threads_keep_their_own_batches(void **state)
 		return;
 	labtest_exec(t, "DELETE FROM video_views");
 	labtest_exec(t, "UPDATE log_progress SET last_offset = -1");
-	struct pause_at_commit p = { .seen = false };
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	struct side_handle h0 = { .db = labtest_connect(t), .b = &b, .who = 0 };
-	struct side_handle h1 = { .db = labtest_connect(t), .b = &b, .who = 1 };
-	atomic_init(&h0.done, 0);
-	atomic_init(&h1.done, 0);
-	kit_db_set_hook(h0.db, pause_commit_hook, &p);
-	pthread_t t0, t1;
-	if (pthread_create(&t0, NULL, run_side_handle, &h0) != 0)
-		fail_msg("pthread_create");
-	struct timespec until = lt_deadline_ms(SIDE_WAIT_MS);
-	pthread_mutex_lock(&p.mu);
-	while (!p.at_commit && !atomic_load(&h0.done) &&
-	       pthread_cond_timedwait(&p.cv, &p.mu, &until) == 0)
-		;
-	bool held = p.at_commit;
-	pthread_mutex_unlock(&p.mu);
-	bool ended = false, waited = false;
-	int64_t id1 = lt_session_id(h1.db);
-	if (held) {
-		if (pthread_create(&t1, NULL, run_side_handle, &h1) != 0)
-			fail_msg("pthread_create");
-		/* until it ends, or the server shows it waiting for a lock: the
-		 * only other transaction is consumer 0's */
-		int64_t start = util_now_ns();
-		while (!atomic_load(&h1.done) && util_now_ns() - start < (int64_t)SIDE_WAIT_MS * 1000000) {
-			if (lt_lock_waiting(labtest_db(t), id1) == 1) {
-				waited = true;
-				break;
-			}
-			util_sleep_ns(lt_lock_poll_ns(labtest_db(t)));
-		}
-		ended = atomic_load(&h1.done) != 0;
-	}
-	pthread_mutex_lock(&p.mu);
-	p.go = true;
-	pthread_cond_broadcast(&p.cv);
-	pthread_mutex_unlock(&p.mu);
-	if (held)
-		pthread_join(t1, NULL);
-	pthread_join(t0, NULL);
-	kit_db_set_hook(h0.db, NULL, NULL);
-	kit_db_close(h0.db);
-	kit_db_close(h1.db);
-	pthread_cond_destroy(&p.cv);
-	pthread_mutex_destroy(&p.mu);
-	lt_expect(held, "one-transaction", "consumer 0's fence_handle of partition 0 returned %d "
-	          "without a COMMIT", h0.rc);
-	lt_expect(!held || (ended && h1.rc == 0), "own-batch", "consumer 1's batch of partition 1 "
+	struct lt_beside r;
+	lt_beside_commit(t, handle_batch_0, handle_batch_1, &b, 5000, &r);
+	lt_expect(r.held, "one-transaction", "consumer 0's fence_handle of partition 0 returned %d "
+	          "without a COMMIT", r.held_rc);
+	lt_expect(!r.held || (r.ended && r.side_rc == 0), "own-batch", "consumer 1's batch of partition 1 "
 	          "%s while consumer 0's transaction of partition 0 was held at its COMMIT: "
 	          "consumer 1 waited for a lock of consumer 0's, and consumers of different "
 	          "partitions never share a row (a video lives in one partition). Is a lock wider "
 	          "than the partition's own progress row taken: every log_progress row (SELECT ... "
 	          "FOR UPDATE without WHERE part = $1), LOCK TABLE, an advisory lock of the group? "
 	          "Then every consumer queues behind every other one",
-	          ended ? "returned an error" : waited ? "waited for a lock" :
+	          r.ended ? "returned an error" : r.waited ? "waited for a lock" :
 	          "had not ended after 5 s");
-	lt_expect(h0.rc == 0 && h1.rc == 0 && views_of(t, 100) == 2 && views_of(t, 200) == 10 &&
+	lt_expect(r.held_rc == 0 && r.side_rc == 0 && views_of(t, 100) == 2 && views_of(t, 200) == 10 &&
 	          stored_last(t, 0) == 3 && stored_last(t, 1) == 9, "own-batch", "the two consumers "
 	          "returned %d and %d; videos 100 and 200 have %lld and %lld views, partitions 0 and 1 "
-	          "stand at %lld and %lld (expected 0, 0, 2, 10, 3, 9)", h0.rc, h1.rc,
+	          "stand at %lld and %lld (expected 0, 0, 2, 10, 3, 9)", r.held_rc, r.side_rc,
 	          (long long)views_of(t, 100), (long long)views_of(t, 200),
 	          (long long)stored_last(t, 0), (long long)stored_last(t, 1));
 }
