@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 #include "tests/harness/deadline.h"
@@ -113,7 +114,13 @@ void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *s
 		pthread_join(ts, NULL);
 	pthread_join(th, NULL);
 	kit_db_set_hook(h.db, NULL, NULL);
-	*out = (struct lt_beside){ at_commit, ended, waited, h.rc, at_commit ? s.rc : 0 };
+	*out = (struct lt_beside){ at_commit, ended, waited, h.rc, at_commit ? s.rc : 0, "" };
+	if (ended)
+		snprintf(out->what, sizeof out->what, "returned %s", s.rc ? "an error" : "0");
+	else if (waited)
+		snprintf(out->what, sizeof out->what, "waited for a lock");
+	else
+		snprintf(out->what, sizeof out->what, "had not ended after %g s", wait_ms / 1000.0);
 	run_free(&h);
 	run_free(&s);
 }

@@ -18,7 +18,7 @@
  *   lt_beside_commit(t, grow, like, arg, 5000, &r);
  *   lt_expect(r.held, ...);                         // the first reached its COMMIT
  *   lt_expect(r.ended && r.side_rc == 0, ...);      // the second never waited
- *   ...r.waited says the server saw it wait for a lock...
+ *   ...r.waited says the server saw it wait for a lock, r.what says it in words...
  *
  * Both calls run on connections of their own (labtest_connect), closed
  * before it returns. PostgreSQL and MariaDB: SQLite's one writer makes
@@ -39,6 +39,8 @@ struct lt_beside {
 	bool waited;      /* the server showed the second waiting for a lock */
 	int held_rc;      /* what each returned */
 	int side_rc;
+	char what[48];    /* the side call in a phrase for a message: "returned an
+	                     error", "waited for a lock", "had not ended after 5 s" */
 };
 
 /* Run held until its COMMIT (or END) and hold it there; then run side
