@@ -19,6 +19,11 @@
  *   "views:park:<token>" set of "<id>=<n>" strings: that batch's deltas
  * Every <id>, <n> and <token> is written in decimal digits, all of them
  * (in Lua, 10^14 joined with `..` is "1e+14": string.format('%d', x)).
+ * Each step below is all or nothing. A command that fails inside a
+ * script (a key of the wrong type: another program's key, a typo in a
+ * prefix) does not undo the commands before it (README §2), so a step
+ * reads every key it will write before its first write, and a step that
+ * has popped ids puts them back when a read then fails.
  * Database: the tables in VIEWS_SCHEMA (one row per video) and
  * VIEWS_TOKENS_SCHEMA (one row per flush applied), created by the caller
  * (tests, `hotrow lab run 04`).
@@ -77,7 +82,8 @@ int record_view(struct kit_store *st, int64_t video_id);
  * up either in out or still in the store, never in neither (§4). Videos
  * with a zero delta are left out; a delta below zero (views taken back
  * with DECRBY, a bot's views removed) is taken like any other. On failure
- * *n is 0 and nothing was taken. */
+ * *n is 0 and nothing was taken (unless only the reply was lost: the step
+ * ran). */
 int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
 
 /* Drain as drain_views does and, in the same atomic step, park what was
@@ -90,9 +96,10 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
  * at the largest applied token + 1 >= 1) it takes
  * nothing (*n and *token are 0) and returns VIEWS_NO_TOKEN: the flusher
  * then sets "views:token" to the largest token in applied_flushes + 1, so
- * that no token is ever used twice. On failure *n and *token are 0, even
- * when the step had taken a token before it failed (what it parked by
- * then stays listed in "views:parked", for recover_flushes). */
+ * that no token is ever used twice. On failure *n and *token are 0 and
+ * nothing was taken: no token used, nothing parked. (A reply that was
+ * lost is the one exception: the step ran, and what it parked stays
+ * listed in "views:parked", for recover_flushes.) */
 #define VIEWS_NO_TOKEN 1
 int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta *out, int *n);
 
@@ -127,7 +134,8 @@ int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
  * the next recovery. The database's
  * code is returned (§5), also
  * when the store then fails the put-back (what it could not put back
- * stays parked, for the next flush's recovery). When
+ * stays parked, for the next flush's recovery, and what it gave back is
+ * no longer parked: a view is in one place, never two). When
  * the COMMIT itself fails, the batch stays parked: the next flush asks the
  * database whether it was applied (§5b).
  *

@@ -20,23 +20,32 @@
 
 /* Add views to videos' deltas and mark them dirty, as one step: the step
  * record_view runs, and the one that puts a refused flush back.
- * KEYS: the dirty set, the delta key prefix. ARGV: id, n, id, n, ... */
+ * KEYS: the dirty set, the delta key prefix. ARGV: id, n, id, n, ...
+ * A command that fails inside a script does not undo the ones before it
+ * (README §2), so the step first reads every key it will write: a key of
+ * the wrong type stops it before it has changed anything. */
 static int add_step(struct kit_store *st, struct kit_store_call *c)
 {
-	for (int i = 0; i + 1 < c->nargs; i += 2) {
-		char key[64];
+	char key[64];
+	int64_t seen;
+	int rc = kit_store_scard(st, c->keys[0], &seen);
+	for (int i = 0; rc == 0 && i + 1 < c->nargs; i += 2) {
 		snprintf(key, sizeof key, "%s%s", c->keys[1], c->args[i]);
-		int rc = kit_store_incrby(st, key, strtoll(c->args[i + 1], NULL, 10), NULL);
+		rc = kit_store_get(st, key, &seen);
+	}
+	for (int i = 0; rc == 0 && i + 1 < c->nargs; i += 2) {
+		snprintf(key, sizeof key, "%s%s", c->keys[1], c->args[i]);
+		rc = kit_store_incrby(st, key, strtoll(c->args[i + 1], NULL, 10), NULL);
 		if (rc == 0)
 			rc = kit_store_sadd(st, c->keys[0], c->args[i], NULL);
-		if (rc != 0)
-			return rc;
 	}
-	return 0;
+	return rc;
 }
 
 static const struct kit_store_script add_script = {
 	"add",
+	"redis.call('SCARD', KEYS[1])\n"
+	"for i = 1, #ARGV, 2 do redis.call('GET', KEYS[2] .. ARGV[i]) end\n"
 	"for i = 1, #ARGV, 2 do\n"
 	"  redis.call('INCRBY', KEYS[2] .. ARGV[i], ARGV[i + 1])\n"
 	"  redis.call('SADD', KEYS[1], ARGV[i])\n"
@@ -74,33 +83,73 @@ int record_view(struct kit_store *st, int64_t video_id)
 
 /* ---- §4 drain ---- */
 
-/* Pop up to ARGV[1] dirty ids and take each one's delta with GETDEL;
- * answer id, n, id, n, ... for the deltas that were not zero. */
+/* Pop up to ARGV[1] dirty ids (KEYS[1]) into ids and read each one's
+ * delta (KEYS[2] .. id) into n, the reads before any delta is written:
+ * when one fails (a delta key of the wrong type), the ids go back into
+ * the dirty set and the step ends there, nothing taken. */
+static int take_dirty(struct kit_store *st, struct kit_store_call *c, char **ids, int64_t *n,
+                      int *nids)
+{
+	char key[64];
+	int rc = kit_store_spop(st, c->keys[0], atoi(c->args[0]), ids, nids);
+	for (int i = 0; rc == 0 && i < *nids; i++) {
+		snprintf(key, sizeof key, "%s%s", c->keys[1], ids[i]);
+		rc = kit_store_get(st, key, &n[i]);
+	}
+	if (rc != 0) {
+		for (int i = 0; i < *nids; i++) {
+			kit_store_sadd(st, c->keys[0], ids[i], NULL);
+			free(ids[i]);
+		}
+		*nids = 0;
+	}
+	return rc;
+}
+
+/* Take up to ARGV[1] dirty ids and their deltas, each delta read and
+ * removed in the one step; answer id, n, id, n, ... for the deltas that
+ * were not zero. */
 static int drain_step(struct kit_store *st, struct kit_store_call *c)
 {
 	char *ids[VIEWS_MAX_BATCH];
+	int64_t n[VIEWS_MAX_BATCH];
 	int nids = 0;
-	int rc = kit_store_spop(st, c->keys[0], atoi(c->args[0]), ids, &nids);
+	int rc = take_dirty(st, c, ids, n, &nids);
 	for (int i = 0; i < nids; i++) {
-		int64_t n = 0;
 		char key[64];
 		snprintf(key, sizeof key, "%s%s", c->keys[1], ids[i]);
 		if (rc == 0)
-			rc = kit_store_getdel(st, key, &n);
-		if (rc == 0 && n != 0) {
+			rc = kit_store_del(st, key, NULL);
+		if (rc == 0 && n[i] != 0) {
 			c->out[c->nout++] = strtoll(ids[i], NULL, 10);
-			c->out[c->nout++] = n;
+			c->out[c->nout++] = n[i];
 		}
 		free(ids[i]);
 	}
 	return rc;
 }
 
+/* The Lua of take_dirty: SPOP, then every delta read with pcall, which
+ * hands an error back instead of stopping the script, so that the ids
+ * can go back first. */
+#define TAKE_DIRTY_LUA \
+	"local ids = redis.call('SPOP', KEYS[1], ARGV[1])\n" \
+	"local vs = {}\n" \
+	"for i, id in ipairs(ids) do\n" \
+	"  vs[i] = redis.pcall('GET', KEYS[2] .. id)\n" \
+	"  if type(vs[i]) == 'table' then\n" \
+	"    redis.call('SADD', KEYS[1], unpack(ids))\n" \
+	"    return vs[i]\n" \
+	"  end\n" \
+	"end\n"
+
 static const struct kit_store_script drain_script = {
 	"drain",
+	TAKE_DIRTY_LUA
 	"local out = {}\n"
-	"for _, id in ipairs(redis.call('SPOP', KEYS[1], ARGV[1])) do\n"
-	"  local n = tonumber(redis.call('GETDEL', KEYS[2] .. id) or 0)\n"
+	"for i, id in ipairs(ids) do\n"
+	"  redis.call('DEL', KEYS[2] .. id)\n"
+	"  local n = tonumber(vs[i] or 0)\n"
 	"  if n ~= 0 then\n"
 	"    out[#out + 1] = tonumber(id)\n"
 	"    out[#out + 1] = n\n"
@@ -177,38 +226,43 @@ static int upsert(struct kit_db *db, struct view_delta *rows, int n)
 static int park_step(struct kit_store *st, struct kit_store_call *c)
 {
 	char *ids[VIEWS_MAX_BATCH];
+	int64_t n[VIEWS_MAX_BATCH];
 	char park[64], tok[24], member[48];
 	int nids = 0;
-	int64_t token = 0, last = 0, dirty = 0;
-	int rc = kit_store_scard(st, c->keys[0], &dirty);
-	if (rc != 0 || dirty == 0)
+	int64_t token = 0, last = 0, size = 0;
+	int rc = kit_store_scard(st, c->keys[0], &size);
+	if (rc != 0 || size == 0)
 		return rc;
 	rc = kit_store_get(st, c->keys[4], &last);
 	if (rc == 0 && last == 0) {   /* the counter is gone (a restart): take nothing */
 		c->out[c->nout++] = -1;
 		return 0;
 	}
+	/* the sets the park will add to, read before anything is taken */
+	snprintf(tok, sizeof tok, "%" PRId64, last + 1);
+	snprintf(park, sizeof park, "%s%s", c->keys[2], tok);
 	if (rc == 0)
-		rc = kit_store_spop(st, c->keys[0], atoi(c->args[0]), ids, &nids);
+		rc = kit_store_scard(st, park, &size);
+	if (rc == 0)
+		rc = kit_store_scard(st, c->keys[3], &size);
+	if (rc == 0)
+		rc = take_dirty(st, c, ids, n, &nids);
 	for (int i = 0; i < nids; i++) {
-		int64_t n = 0;
 		char key[64];
 		snprintf(key, sizeof key, "%s%s", c->keys[1], ids[i]);
 		if (rc == 0)
-			rc = kit_store_getdel(st, key, &n);
-		if (rc == 0 && n != 0 && token == 0) {
+			rc = kit_store_del(st, key, NULL);
+		if (rc == 0 && n[i] != 0 && token == 0) {
 			rc = kit_store_incrby(st, c->keys[4], 1, &token);
-			snprintf(tok, sizeof tok, "%" PRId64, token);
-			snprintf(park, sizeof park, "%s%s", c->keys[2], tok);
 			if (rc == 0)
 				rc = kit_store_sadd(st, c->keys[3], tok, NULL);
 			c->out[c->nout++] = token;
 		}
-		if (rc == 0 && n != 0) {
-			snprintf(member, sizeof member, "%s=%" PRId64, ids[i], n);
+		if (rc == 0 && n[i] != 0) {
+			snprintf(member, sizeof member, "%s=%" PRId64, ids[i], n[i]);
 			rc = kit_store_sadd(st, park, member, NULL);
 			c->out[c->nout++] = strtoll(ids[i], NULL, 10);
-			c->out[c->nout++] = n;
+			c->out[c->nout++] = n[i];
 		}
 		free(ids[i]);
 	}
@@ -218,20 +272,22 @@ static int park_step(struct kit_store *st, struct kit_store_call *c)
 static const struct kit_store_script park_script = {
 	"park",
 	"if redis.call('SCARD', KEYS[1]) == 0 then return {} end\n"
-	"if not redis.call('GET', KEYS[5]) then return {-1} end\n"
+	"local last = redis.call('GET', KEYS[5])\n"
+	"if not last then return {-1} end\n"
+	"local park = KEYS[3] .. string.format('%d', tonumber(last) + 1)\n"
+	"redis.call('SCARD', park)\n"
+	"redis.call('SCARD', KEYS[4])\n"
+	TAKE_DIRTY_LUA
 	"local out = {}\n"
-	"local park\n"
-	"for _, id in ipairs(redis.call('SPOP', KEYS[1], ARGV[1])) do\n"
-	"  local v = redis.call('GETDEL', KEYS[2] .. id)\n"
-	"  local n = tonumber(v or 0)\n"
+	"for i, id in ipairs(ids) do\n"
+	"  redis.call('DEL', KEYS[2] .. id)\n"
+	"  local n = tonumber(vs[i] or 0)\n"
 	"  if n ~= 0 then\n"
-	"    if not park then\n"
-	"      local token = redis.call('INCR', KEYS[5])\n"
-	"      redis.call('SADD', KEYS[4], token)\n"
-	"      park = KEYS[3] .. string.format('%d', token)\n"
-	"      out[1] = token\n"
+	"    if #out == 0 then\n"
+	"      out[1] = redis.call('INCR', KEYS[5])\n"
+	"      redis.call('SADD', KEYS[4], out[1])\n"
 	"    end\n"
-	"    redis.call('SADD', park, id .. '=' .. v)\n"
+	"    redis.call('SADD', park, id .. '=' .. vs[i])\n"
 	"    out[#out + 1] = tonumber(id)\n"
 	"    out[#out + 1] = n\n"
 	"  end\n"
@@ -264,18 +320,32 @@ int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta 
 
 /* Delete a park; with ARGV[2] = "back", first give its deltas back as
  * record_view would have left them. KEYS: the dirty set, the delta
- * prefix, the park prefix, the parked set. ARGV: token, "back" or "drop". */
+ * prefix, the park prefix, the parked set. ARGV: token, "back" or "drop".
+ * Every key it writes is read first, as in add_step: a park that cannot
+ * be given back whole stays parked whole, for the next recovery. */
 static int unpark_step(struct kit_store *st, struct kit_store_call *c)
 {
-	char park[64];
+	char park[64], key[64];
 	char *members[VIEWS_MAX_BATCH];
 	int n = 0;
+	int64_t seen;
+	bool back = !strcmp(c->args[1], "back");
 	snprintf(park, sizeof park, "%s%s", c->keys[2], c->args[0]);
-	int rc = kit_store_smembers(st, park, VIEWS_MAX_BATCH, members, &n);
+	int rc = kit_store_scard(st, c->keys[3], &seen);
+	if (rc == 0)
+		rc = kit_store_smembers(st, park, VIEWS_MAX_BATCH, members, &n);
+	if (rc == 0 && back)
+		rc = kit_store_scard(st, c->keys[0], &seen);
+	for (int i = 0; rc == 0 && back && i < n; i++) {
+		char *eq = strchr(members[i], '=');
+		if (!eq)
+			continue;
+		snprintf(key, sizeof key, "%s%.*s", c->keys[1], (int)(eq - members[i]), members[i]);
+		rc = kit_store_get(st, key, &seen);
+	}
 	for (int i = 0; i < n; i++) {
 		char *eq = strchr(members[i], '=');
-		if (rc == 0 && eq && !strcmp(c->args[1], "back")) {
-			char key[64];
+		if (rc == 0 && eq && back) {
 			*eq = '\0';
 			snprintf(key, sizeof key, "%s%s", c->keys[1], members[i]);
 			rc = kit_store_incrby(st, key, strtoll(eq + 1, NULL, 10), NULL);
@@ -294,8 +364,14 @@ static int unpark_step(struct kit_store *st, struct kit_store_call *c)
 static const struct kit_store_script unpark_script = {
 	"unpark",
 	"local park = KEYS[3] .. ARGV[1]\n"
+	"redis.call('SCARD', KEYS[4])\n"
+	"local members = redis.call('SMEMBERS', park)\n"
 	"if ARGV[2] == 'back' then\n"
-	"  for _, m in ipairs(redis.call('SMEMBERS', park)) do\n"
+	"  redis.call('SCARD', KEYS[1])\n"
+	"  for _, m in ipairs(members) do\n"
+	"    redis.call('GET', KEYS[2] .. string.match(m, '^(.*)='))\n"
+	"  end\n"
+	"  for _, m in ipairs(members) do\n"
 	"    local id, n = string.match(m, '^(.*)=(.*)$')\n"
 	"    redis.call('INCRBY', KEYS[2] .. id, n)\n"
 	"    redis.call('SADD', KEYS[1], id)\n"

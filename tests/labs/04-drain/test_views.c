@@ -2363,6 +2363,20 @@ static void record_view__failing_step_is_an_error(void **state)
 	lt_expect_int_hint(dirty(st, 12), 0, "dirty mark of video 12 after its INCRBY failed", "record");
 	record(st, 13, 2);
 	lt_expect_int_hint(delta(st, 13), 2, "delta of video 13 recorded after the failure", "record");
+
+	/* Now the step's last command fails: "views:dirty" holds an integer,
+	 * so the SADD fails after the INCRBY has run. */
+	assert_int_equal(kit_store_del(st, VIEWS_DIRTY, NULL), 0);
+	assert_int_equal(kit_store_set(st, VIEWS_DIRTY, 5), 0);
+	rc = record_view(st, 14);
+	int64_t left = delta(st, 14);
+	lt_expect(rc < 0 && left == 0, "record", "record_view of video 14 with \"" VIEWS_DIRTY "\" "
+	          "holding an integer returned %d and left video 14's delta at %" PRId64 "; expected "
+	          "an error and the delta at 0 (views.h: both or neither). A script does not undo the "
+	          "commands before the one that fails (README §2): %s", rc, left,
+	          rc < 0 ? "the INCRBY ran, then the SADD failed, so the view is counted with no mark "
+	          "that a drain could find. Read every key the step writes (SCARD, GET) before the "
+	          "first write" : "the mark failed, so return its error");
 	kit_store_free(st);
 }
 
@@ -2435,11 +2449,12 @@ static void drain__failing_step_is_an_error(void **state)
 	          "integer returned %d with *n = %d; the SPOP failed, so return its error with *n = 0",
 	          rc, n);
 
-	/* A park step that fails after it took its token: the park's key
-	 * (views:park:2) holds an integer, so the SADD of video 41's member
-	 * fails once INCR has made token 2. An error with *token and *n 0: a
-	 * caller must not be handed a token for a park that failed (what the
-	 * step did before it failed stays listed, for recovery to resolve). */
+	/* A park step that fails where it would take its token: the park's
+	 * key (views:park:2) holds an integer, so the SADD of video 41's
+	 * member fails (or, in a step that reads its keys first, the SCARD).
+	 * An error with *token and *n 0: a caller must not be handed a token
+	 * for a park that failed, whatever the step answered before it
+	 * failed. */
 	kit_store_restart(st);
 	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
 	assert_int_equal(kit_store_set(st, VIEWS_PARK_PREFIX "2", 5), 0);
@@ -2447,12 +2462,209 @@ static void drain__failing_step_is_an_error(void **state)
 	n = 77;
 	token = 77;
 	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
-	lt_expect(rc < 0 && n == 0 && token == 0, "token", "park_views whose step failed after it "
-	          "had taken token 2 (the SADD to \"" VIEWS_PARK_PREFIX "2\", which holds an integer) "
-	          "returned %d, token %" PRId64 ", %d videos; expected the error, token 0 and no "
+	lt_expect(rc < 0 && n == 0 && token == 0, "token", "park_views with \"" VIEWS_PARK_PREFIX "2\" "
+	          "(the park token 2 names) holding an integer returned %d, token %" PRId64 ", %d videos; expected the error, token 0 and no "
 	          "videos (views.h: on failure *token and *n are 0, whatever the step answered before "
 	          "it failed)", rc, token, n);
 	kit_store_free(st);
+}
+
+/* The keys a failed step must have left as they were: videos 1 .. 20
+ * each with its delta (the bad one's key holding a set) and all marked
+ * dirty, the token counter at 7, nothing parked. Returns a phrase for
+ * the message, or NULL when all is so. */
+static const char *untouched(struct kit_store *st, int bad, bool parked_is_a_set)
+{
+	int64_t token = 0;
+	assert_int_equal(kit_store_get(st, VIEWS_TOKEN, &token), 0);
+	for (int v = 1; v <= 20; v++)
+		if (v != bad && delta(st, v) != v)
+			return delta(st, v) == 0 ? "a good video's views taken out of the store and lost"
+			                         : "a good video's delta changed";
+	for (int v = 1; v <= 20; v++)
+		if (!dirty(st, v))
+			return "a video left without its dirty mark: were the popped ids put back?";
+	if (token != 7)
+		return "a token used (\"" VIEWS_TOKEN "\" no longer 7)";
+	if (parked_is_a_set && parked_count(st) != 0)
+		return "a batch listed in \"" VIEWS_PARKED "\"";
+	return NULL;
+}
+
+/* A command failing part-way through the drain's or the park's one step
+ * (views.h: "On failure *n is 0 and nothing was taken"). Twenty dirty
+ * videos, and one of them (each in turn) has a delta key that holds a
+ * set. A script does not undo the commands before the one that fails
+ * (README §2): a step that pops ids and takes each delta as it goes has
+ * taken some before it meets the bad key, and their views are gone.
+ * After the error every video is still dirty with its delta, no token is
+ * used, nothing is parked. Then the two sets the park adds to, each
+ * holding an integer: "views:parked", and the park the next token
+ * names. */
+static void drain__failing_step_takes_nothing(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	char key[64];
+	for (int park = 0; park <= 1; park++) {
+		const char *fn = park ? "park_views" : "drain_views";
+		for (int bad = 1; bad <= 22; bad++) {
+			/* 21: "views:parked" holds an integer; 22: "views:park:8" does */
+			if (bad > 20 && !park)
+				break;
+			kit_store_restart(st);
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 7), 0);
+			for (int v = 1; v <= 20; v++)
+				planted_views(st, v, v);
+			const char *what = "";
+			if (bad <= 20) {
+				snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%d", bad);
+				assert_int_equal(kit_store_del(st, key, NULL), 0);
+				assert_int_equal(kit_store_sadd(st, key, "x", NULL), 0);
+				what = "one video's delta key holding a set";
+			} else if (bad == 21) {
+				assert_int_equal(kit_store_set(st, VIEWS_PARKED, 5), 0);
+				what = "\"" VIEWS_PARKED "\" holding an integer";
+			} else {
+				assert_int_equal(kit_store_set(st, VIEWS_PARK_PREFIX "8", 5), 0);
+				what = "\"" VIEWS_PARK_PREFIX "8\" (the park token 8 would name) holding an integer";
+			}
+			int n = 77;
+			int64_t token = 77;
+			int rc = park ? park_views(st, VIEWS_MAX_BATCH, &token, out, &n)
+			              : drain_views(st, VIEWS_MAX_BATCH, out, &n);
+			const char *wrong = untouched(st, bad, bad != 21);
+			lt_expect(rc < 0 && n == 0 && (!park || token == 0) && !wrong, park ? "token" : "drain",
+			          "%s of 20 dirty videos with %s (video %d) returned %d with *n = %d%s: "
+			          "expected an error, *n = 0 and nothing taken, but %s. A script does not "
+			          "undo the commands before the one that fails (README §2): read every key "
+			          "the step will write (GET each delta; SCARD the sets it adds to) before "
+			          "the first write, and put popped ids back when a read fails",
+			          fn, what, bad > 20 ? 0 : bad, rc, n, park && token != 0 ? ", a token" : "",
+			          wrong ? wrong : rc >= 0 ? "it said it succeeded" : "it handed videos over");
+		}
+	}
+	kit_store_free(st);
+}
+
+/* A db hook that, at the first statement naming video_counts, gives a
+ * key the put-back writes the wrong type: video `bad`'s delta key (1 ..
+ * 20) holds a set, or "views:dirty" (21) or "views:parked" (22) an
+ * integer. The flush has parked its batch by then, and the put-back
+ * after the refusal meets the bad key. "views:parked"'s tokens are kept,
+ * to be listed again when the key is mended. */
+struct poison {
+	struct kit_store *st;
+	int bad;
+	bool done;
+	char *parked[16];
+	int nparked;
+};
+
+static void poison_at_upsert(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct poison *p = arg;
+	char key[64];
+	(void)t_ns;
+	if (p->done || ev != KIT_DB_STMT_START || !lt_sql_names(sql, "video_counts"))
+		return;
+	p->done = true;
+	if (p->bad == 21) {
+		kit_store_del(p->st, VIEWS_DIRTY, NULL);
+		kit_store_set(p->st, VIEWS_DIRTY, 5);
+	} else if (p->bad == 22) {
+		kit_store_smembers(p->st, VIEWS_PARKED, 16, p->parked, &p->nparked);
+		kit_store_del(p->st, VIEWS_PARKED, NULL);
+		kit_store_set(p->st, VIEWS_PARKED, 5);
+	} else {
+		snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%d", p->bad);
+		kit_store_del(p->st, key, NULL);
+		kit_store_sadd(p->st, key, "x", NULL);
+	}
+}
+
+/* Undo what poison_at_upsert did. */
+static void mend(struct poison *p)
+{
+	char key[64];
+	if (p->bad == 21) {
+		assert_int_equal(kit_store_del(p->st, VIEWS_DIRTY, NULL), 0);
+	} else if (p->bad == 22) {
+		assert_int_equal(kit_store_del(p->st, VIEWS_PARKED, NULL), 0);
+		for (int i = 0; i < p->nparked; i++) {
+			assert_int_equal(kit_store_sadd(p->st, VIEWS_PARKED, p->parked[i], NULL), 0);
+			free(p->parked[i]);
+		}
+	} else {
+		snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%d", p->bad);
+		assert_int_equal(kit_store_del(p->st, key, NULL), 0);
+	}
+}
+
+static const char *poisoned(int bad, char *buf, size_t size)
+{
+	if (bad == 21)
+		return "\"" VIEWS_DIRTY "\" holding an integer";
+	if (bad == 22)
+		return "\"" VIEWS_PARKED "\" holding an integer";
+	snprintf(buf, size, "video %d's delta key holding a set", bad);
+	return buf;
+}
+
+/* A refused flush whose put-back meets a key of the wrong type part-way:
+ * videos 1 .. 20 with 1 .. 20 views, the database refuses, and one
+ * video's delta key (each in turn) holds a set when the views go back;
+ * then the dirty set, then the list of parks, holding an integer. A
+ * script does not undo what it did before the failing command (README
+ * §2), so a put-back that gives back as it goes has returned some views
+ * to the store while the park still lists them all: once the key is
+ * mended, the next flushes count those twice. Whatever the put-back
+ * could not give back must stay parked, and nothing given back may stay
+ * parked too (views.h): every video ends with its views exactly once. */
+static void flush__putback_meeting_a_bad_key_counts_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	char what[64];
+	schema(t);
+	for (int bad = 1; bad <= 22; bad++) {
+		kit_store_restart(st);
+		labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+		assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+		for (int v = 1; v <= 20; v++)
+			planted_views(st, v, v);
+		struct poison p = { .st = st, .bad = bad };
+		table_away(t);
+		kit_db_set_hook(db, poison_at_upsert, &p);
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		kit_db_set_hook(db, NULL, NULL);
+		table_back(t);
+		lt_expect(r < 0 && p.done, "put-back", "flush_views refused by the database returned "
+		          "%" PRId64 "%s", r, p.done ? "" : " without sending a statement that names "
+		          "video_counts");
+		mend(&p);
+		flush_all(st, db);
+		int twice = 0, short_by = 0;
+		for (int v = 1; v <= 20; v++) {
+			int64_t got = db_views(t, v);
+			twice += got > v;
+			short_by += got < v;
+		}
+		int64_t left = store_total(st, 1, 20);
+		lt_expect(twice == 0 && short_by == 0 && left == 0 && parked_count(st) == 0, "put-back",
+		          "the database refused a flush of videos 1 .. 20 (1 .. 20 views) and its put-back "
+		          "met %s; once the key was mended, the flushes that followed left %d of them "
+		          "counted more than once in the database and %d short, %" PRId64 " views still "
+		          "in the store, %" PRId64 " batches parked. %s",
+		          poisoned(bad, what, sizeof what), twice, short_by, left, parked_count(st),
+		          twice || left ? "The views given back before the failing command stayed in the store "
+		          "while the park still listed them: a script does not undo the commands before "
+		          "the one that fails (README §2). Read every key the put-back writes (each delta, "
+		          "the dirty set) before the "
+		          "first write, so it gives back all or nothing" : "Views were lost: was the park "
+		          "deleted when its put-back failed?");
+	}
 }
 
 /* Counts the store's commands; past its limit the store refuses every
@@ -4551,6 +4763,8 @@ int main(void)
 		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
 		LABTEST_STORES(record_view__failing_step_is_an_error),
 		LABTEST_STORES(drain__failing_step_is_an_error),
+		LABTEST_STORES(drain__failing_step_takes_nothing),
+		LABTEST_STORES(flush__putback_meeting_a_bad_key_counts_once),
 		LABTEST_STORES(recovery__unreadable_park_ends),
 		LABTEST_BOTH(token__every_failpoint_returns_an_error),
 		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
