@@ -1314,6 +1314,63 @@ static void hot_rows_now__wait_counts_from_the_wait(void **state)
 	          "pg_locks.waitstart, not from pg_stat_activity.query_start" : "");
 }
 
+/* The oldest wait is the longest wait, not the wait of the oldest
+ * transaction: a waiter whose transaction began first (it wrote row 2)
+ * queues for row 1 1.5 s after another waiter whose transaction began
+ * later. A detector that takes the line's oldest wait from its waiter
+ * with the lowest transaction id (INNODB_TRX.trx_id, backend_xid:
+ * "the oldest transaction has waited longest") reports the late
+ * waiter's few ms. */
+static void hot_rows_now__oldest_wait_whoever_began_first(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[4];
+	int64_t pid, lined = 0;
+	int n = -1, rc = -1;
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
+	struct kit_db *h = hold(t, 1, &pid);
+	struct late_update u = { .db = labtest_connect(t), .tag = t->place };
+	atomic_init(&u.set_off, 0);
+	assert_int_equal(kit_db_begin(u.db), 0);
+	assert_int_equal(kit_db_exec(u.db, "UPDATE posts SET likes = likes + 1 WHERE id = 2", 0, NULL),
+	                 0);
+	struct waiter w = { .url = t->url, .tag = t->place, .post = 1 };
+	pthread_create(&w.th, NULL, queue_up, &w);
+	lined = wait_for_waiters(t, 1);
+	bool late = false;
+	if (lined == 1) {
+		int64_t t0 = kit_load_now_ns();
+		while (kit_load_now_ns() - t0 < 1500000000LL)    /* staging, not a verdict */
+			sleep_ms(50);
+		pthread_create(&u.th, NULL, update_late, &u);
+		late = true;
+		lined = wait_for_waiters(t, 2);
+	}
+	if (lined == 2)
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	kit_db_commit(h);
+	pthread_join(w.th, NULL);
+	if (late)
+		pthread_join(u.th, NULL);
+	kit_db_commit(u.db);
+	kit_db_close(u.db);
+	kit_db_close(h);
+	expect_line(lined, 2, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	lt_expect_int_hint(n, 1, "lines (row 1 with its two waiters)", "signature");
+	lt_expect_int_hint(rows[0].waiting, 2, "waiting (row 1)", "signature");
+	lt_expect(rows[0].oldest_wait_ms >= 1400, "oldest", "expected the oldest wait at least "
+	          "1400 ms (the first waiter queued 1.5 s before the second), got %.0f ms%s",
+	          rows[0].oldest_wait_ms, rows[0].oldest_wait_ms < 1000 ? ": about the second "
+	          "waiter's wait, whose transaction began first (it wrote row 2 before the first "
+	          "waiter began). The oldest transaction is not the longest wait: take the largest "
+	          "wait over every waiter of the line" : "");
+}
+
 /* The server's count of this test's tagged waits: kind "tuple" or
  * "transactionid" not granted, and the age in ms of the oldest wait of
  * that kind (kind NULL: any kind), -1 when there is none. */
@@ -1397,6 +1454,12 @@ static void hot_rows_now__oldest_wait_of_any_kind(void **state)
 	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
 	lt_expect_int_hint(n, 1, "lines (row 1, two waiters left)", "signature");
 	lt_expect_int_hint(rows[0].waiting, 2, "waiting (the first waiter was cancelled)", "signature");
+	lt_expect(rows[0].holder_pid == pid, "holder", "the holder reported is pid %d, the row's "
+	          "holder is %lld%s", rows[0].holder_pid, (long long)pid, rows[0].holder_pid > 0 ?
+	          ": a waiter. Once the first waiter gave up, the waiter on the tuple lock is "
+	          "blocked by the one that took the tuple lock, and pg_blocking_pids() of a waiter "
+	          "names that one: take the holder from the transactionid waits (whose "
+	          "transaction they wait for), not from the longest waiter's blockers" : "");
 	/* the server's readings are floored to whole ms */
 	lt_expect(rows[0].oldest_wait_ms >= before - 1 && rows[0].oldest_wait_ms <= after + 1,
 	          "oldest", "expected the oldest wait between %.0f and %.0f ms (the server's oldest "
@@ -3143,6 +3206,40 @@ static void contain_like__lock_timeout_is_the_configured_one(void **state)
 	}
 }
 
+/* contain.h: the lock timeout "bounds that wait only". An UPDATE slow for
+ * another reason (here a trigger that sleeps 1.5 s, thirty times the 50
+ * ms lock timeout; in life a cold page, a slow disk) waits for no lock,
+ * and the like must count. A like that also bounds the whole statement
+ * (SET LOCAL statement_timeout, "a few lock timeouts") cancels it. */
+static void contain_like__only_the_row_wait_is_bounded(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 2, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 1000, .lock_timeout_ms = 50,
+	                              .contain = true };
+	char err[512];
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	labtest_exec(t, "CREATE FUNCTION slow_like() RETURNS trigger LANGUAGE plpgsql AS "
+	             "$$ BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$");
+	labtest_exec(t, "CREATE TRIGGER slow_like BEFORE UPDATE ON posts FOR EACH ROW "
+	             "EXECUTE FUNCTION slow_like()");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	int64_t t0 = kit_load_now_ns();
+	int rc = contain_like(&app, 1);
+	double ms = (double)(kit_load_now_ns() - t0) / 1e6;
+	contain_close(&app);
+	int64_t likes = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+	lt_expect(rc == 0 && likes == 1, "lock-timeout", "a contained like (lock timeout 50 ms) of a row "
+	          "nobody holds, whose UPDATE took 1.5 s for another reason (a trigger that sleeps), "
+	          "returned %d after %.0f ms with %lld likes counted; expected 0 and 1 like: no lock "
+	          "was waited for, and the lock timeout bounds the wait for the row only "
+	          "(contain.h).%s", rc, ms, (long long)likes, rc != 0 ? " Is the statement bounded "
+	          "too (a statement_timeout)? That cancels a like that was never stuck behind the "
+	          "row" : "");
+}
+
 static void contain_like__naive_waits_for_the_row(void **state)
 {
 	like_waits_for_the_row(*state, false);
@@ -3724,6 +3821,7 @@ int main(void)
 		MY_ELSEWHERE(hot_rows_now__readers_share_the_line),
 		OWN_DB_SERVERS(hot_rows_now__holder_whatever_its_id),
 		OWN_DB_SERVERS(hot_rows_now__wait_counts_from_the_wait),
+		OWN_DB_SERVERS(hot_rows_now__oldest_wait_whoever_began_first),
 		OWN_DB_SERVERS(hot_rows_now__every_line_up_to_max),
 		OWN_DB_SERVERS(hot_rows_now__leaves_the_caller_as_it_found_it),
 		PG_ELSEWHERE(hot_rows_now__worst_first_this_database_only),
@@ -3747,6 +3845,7 @@ int main(void)
 		LABTEST_PG(contain_like__gives_up_after_one_wait),
 		LABTEST_PG(contain_like__naive_waits_for_the_row),
 		LABTEST_PG(contain_like__waits_out_its_lock_timeout),
+		LABTEST_PG(contain_like__only_the_row_wait_is_bounded),
 		LABTEST_PG(contain_like__lock_timeout_is_the_configured_one),
 		LABTEST_PG(contain_like__rolled_back_before_put_back),
 		LABTEST_PG(contain__login_survives_a_hot_row),
