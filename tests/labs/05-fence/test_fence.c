@@ -932,6 +932,77 @@ static void fence_handle__offsets_with_gaps(void **state)
 	passed(t);
 }
 
+/* A connection that breaks at some statement of fence_apply: from then on
+ * every statement is refused (the COMMIT, a read back after it, the
+ * ROLLBACK), for k = 1, 2, ... Nothing committed, and nothing can be
+ * known: the answer is an error, never 1 ("COMMIT almost never fails")
+ * nor 0, which would move the log past a batch that is not in. Then the
+ * server ends the dead session's transaction (a ROLLBACK here) and the
+ * same batch, delivered again, counts once. */
+static void fence_apply__a_connection_broken_at_any_step(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	for (int k = 1; k <= 20; k++) {
+		labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
+		struct fence_batch b = *batch(2, 0, 9, 3, 4);
+		kit_fp_clear();
+		kit_fp_set("db-stmt-fails", KIT_FP_ERROR, k);
+		int rc = fence_apply(db, &b);
+		bool reached = kit_fp_count("db-stmt-fails") >= k;
+		kit_fp_clear();
+		if (!reached)
+			break;
+		kit_db_rollback(db);
+		int64_t last = stored_last(t, 2);
+		lt_expect(rc < 0 && last == -1, "one-transaction", "fence_apply on a connection that "
+		          "broke at its statement %d (it and every statement after it refused) returned "
+		          "%d with partition 2 stored at %lld; expected an error and nothing stored%s", k,
+		          rc, (long long)last, rc == 1 ? ": 1 says the batch is in, and nothing committed. "
+		          "When COMMIT fails and nothing can be read back, the outcome is unknown: "
+		          "return the error, and let the next delivery ask the fence" : rc == 0 ?
+		          ": 0 tells the log to move past a batch that is not in" : "");
+		int again = fence_apply(db, &b);
+		lt_expect(again == 1 && stored_last(t, 2) == 9 && views_of(t, 1) == 4 &&
+		          views_of(t, 3) == 4, "one-transaction", "the same batch delivered again after "
+		          "the connection broke at statement %d returned %d, partition 2 at %lld, video 1 "
+		          "at %lld views (expected 1, 9 and 4)", k, again, (long long)stored_last(t, 2),
+		          (long long)views_of(t, 1));
+	}
+}
+
+/* A consumer whose connection the server closed (a restart, a failover,
+ * an idle timeout): fence_handle cannot apply its batch, so it is an
+ * error whatever it knows of the connection, and the log delivers the
+ * batch again. 0 would commit the log's hint past views that are not in
+ * the database. */
+static void fence_handle__a_closed_connection_is_an_error(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	struct kit_db *gone = labtest_connect(t);
+	char sql[160];
+	long long id = (long long)lt_session_id(gone);
+	snprintf(sql, sizeof sql, t->engine == KIT_DB_MYSQL ? "KILL %lld" :
+	         "SELECT pg_terminate_backend(%lld)", id);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, t->engine == KIT_DB_MYSQL ?
+	         "SELECT count(*) FROM information_schema.PROCESSLIST WHERE ID = %lld" :
+	         "SELECT count(*) FROM pg_stat_activity WHERE pid = %lld", id);
+	for (int i = 0; i < 500 && labtest_int(t, sql) > 0; i++)
+		usleep(10000);   /* until the server has closed it */
+	struct fence_event ev[2] = { { 5 }, { 6 } };
+	struct kit_log_record recs[2] = { { 0, sizeof ev[0], &ev[0] }, { 1, sizeof ev[1], &ev[1] } };
+	int rc = fence_handle(gone, 1, recs, 2);
+	kit_db_close(gone);
+	lt_expect(rc < 0 && stored_last(t, 1) == -1, "handle-error", "fence_handle on a connection the "
+	          "server had closed returned %d with partition 1 stored at %lld; expected an error "
+	          "(the batch is not in the database, and the log must deliver it again)%s", rc,
+	          (long long)stored_last(t, 1), rc == 0 ? ": 0 moves the log's hint past it, and a "
+	          "consumer that does not seek from the database loses those views" : "");
+}
+
 /* ---- a producer retry: the same view at two offsets ---- */
 
 /* The app appends a view of video 7; the log writes it, the answer is
@@ -2200,6 +2271,9 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_handle__adds_up_a_batch_per_video),
 		LABTEST_ALL(fence_handle__failed_batch_is_delivered_again),
 		LABTEST_ALL(fence_handle__offsets_with_gaps),
+		LABTEST_ALL(fence_apply__a_connection_broken_at_any_step),
+		LABTEST_PG(fence_handle__a_closed_connection_is_an_error),
+		LABTEST_MYSQL(fence_handle__a_closed_connection_is_an_error),
 		LABTEST_ALL(fence_handle__retried_append_counts_twice),
 		LABTEST_ALL(fence_apply__every_step_can_fail),
 		LABTEST_ALL(fence_handle__totals_in_video_id_order),
