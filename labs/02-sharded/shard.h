@@ -23,7 +23,14 @@
  * failure: KIT_DB_ERR, the transaction rolled back. No call leaves a block
  * allocated.
  * A connection is used by one thread at a time; different threads use
- * different connections and may call any of these at the same time.
+ * different connections and may call any of these at the same time. No
+ * call waits for another that touches none of its rows: it takes no lock
+ * of the process (a mutex around a resize, or around a static buffer it
+ * uses) and none on a row every like reads (a like reads N with a plain
+ * SELECT: no FOR UPDATE, FOR SHARE or FOR KEY SHARE).
+ * How long a COMMIT waits for the disk (synchronous_commit, PRAGMA
+ * synchronous) is the caller's setting: a call changes it in neither
+ * direction, not even for its own transaction.
  * A call that meets a row lock waits as long as its connection's lock
  * timeout allows (kit_db_set_lock_timeout; by default, without end): it
  * sets no timeout of its own, shorter or longer (0, "for ever", included),
