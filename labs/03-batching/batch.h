@@ -67,7 +67,9 @@ int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
 
 /* Move BATCH_ROLLUP_MAX committed likes that no rollup has moved yet (all
  * of them when fewer wait: a rollup takes no smaller bites) into
- * post_likes, the oldest first (the smallest ids: with more waiting
+ * post_likes, each post's likes as one sum (a statement or two per post,
+ * tally_write's upsert; not one update per like, which is the hot row
+ * again), the oldest first (the smallest ids: with more waiting
  * than one rollup moves, none waits behind newer likes for ever; so ids
  * follow the order likes are recorded in, over every connection: no
  * sequence that hands each session a block of ids, CACHE > 1), in one
@@ -105,7 +107,8 @@ void batch_acc_free(struct batch_acc *acc);
 /* Count k more likes of post_id (k >= 0: this lab takes no like back).
  * Thread-safe; never touches a database.
  * Sums are int64_t: past 2^31 (an int) and 2^24 (a float) they stay exact.
- * Returns 0, or KIT_DB_ERR when out of memory (nothing counted). */
+ * Returns 0, or KIT_DB_ERR when out of memory (nothing counted): only
+ * then, however many distinct posts one interval brings. */
 int batch_acc_add(struct batch_acc *acc, int64_t post_id, int64_t k);
 
 /* Likes counted by batch_acc_add and not yet written, over all posts:

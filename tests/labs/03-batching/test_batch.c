@@ -201,6 +201,23 @@ static void batch_setup__again_keeps_every_like(void **state)
 	          "batch_setup drop or empty a table (the likes not yet rolled up are lost)?",
 	          (long long)moved, (long long)n42, (long long)n43);
 
+	/* Every like is rolled up now and the inbox is empty: a restart
+	 * then must not put old likes back in it. */
+	rc = batch_setup(db);
+	lt_expect(rc == 0, "rollup", "batch_setup run a third time, after every like was rolled "
+	          "up, returned %d (%s)", rc, labtest_why(db));
+	moved = rollup_all(db);
+	n42 = count(db, POST);
+	n43 = count(db, POST + 1);
+	lt_expect(moved == 0 && n42 == 3 && n43 == 1, "rollup",
+	          "every like rolled up (the posts counted 3 and 1, nothing waiting), then batch_setup "
+	          "run again (an app server restarting): the next rollups moved %lld (expected 0) and "
+	          "the posts count %lld and %lld (expected 3 and 1). Does batch_setup fill the inbox "
+	          "from likes when it finds it empty (\"likes made before the inbox existed\")? An "
+	          "empty inbox is also what every rollup leaves: those likes are counted already, "
+	          "and each restart counts them once more",
+	          (long long)moved, (long long)n42, (long long)n43);
+
 	char names[16][64];
 	memset(names, 0, sizeof names);
 	enum kit_db_engine engine = kit_db_engine(db);
@@ -2366,6 +2383,92 @@ static void each_table(struct labtest *t, const char *what)
 	}
 }
 
+/* Count the statements that name post_likes (the counters). */
+static void count_counter_writes(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)t_ns;
+	if (ev == KIT_DB_STMT_START && lt_sql_names(sql, "post_likes"))
+		++*(int *)arg;
+}
+
+/* The point of the rollup (README §1, §3; batch.h): the likes of a post
+ * reach its counter row as one sum per rollup, not one update each. A
+ * rollup of 1,000 likes of one post and 1 of each of two others may run
+ * at most two statements on post_likes per post (an UPDATE, then an
+ * INSERT for a post with no row, is fine); a +1 upsert per inbox row is
+ * 1,002. The likes go in as one transaction, to keep the check short. */
+static void batch_rollup__one_update_per_post(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	enum { HOT = 1000 };
+
+	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+	for (int u = 1; u <= HOT; u++)
+		lt_expect(batch_record_like(db, POST, u) == 0, "one-per-user",
+		          "batch_record_like of user %d: %s", u, labtest_why(db));
+	lt_expect(batch_record_like(db, POST + 1, 1) == 0 && batch_record_like(db, POST + 2, 1) == 0,
+	          "one-per-user", "batch_record_like: %s", labtest_why(db));
+	lt_expect(kit_db_commit(db) == 0, NULL, "COMMIT: %s", labtest_why(db));
+
+	int statements = 0;
+	int64_t moved = -1;
+	kit_db_set_hook(db, count_counter_writes, &statements);
+	int rc = batch_rollup(db, &moved);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0, "rollup", "batch_rollup: %s", labtest_why(db));
+	lt_expect_int_hint(moved, HOT + 2, "likes moved by a rollup of 1,002 likes", "rollup");
+	lt_expect(statements <= 2 * 3, "one-upsert",
+	          "a rollup of 1,002 likes of 3 posts (1,000 of post %d) ran %d statements on "
+	          "post_likes, expected at most 2 per post (6). Does it write a +1 for each inbox row "
+	          "it deleted? That updates the post's counter row once per like, the hot row the "
+	          "batching is there to spare (README §1, §3): add the likes up per post first "
+	          "(tally_add), then write the sums (tally_write: one upsert for up to %d posts)",
+	          POST, statements, BATCH_FLUSH_ROWS);
+	lt_expect_int(count(db, POST), HOT, "count of the post with 1,000 likes");
+	lt_expect_int(count(db, POST + 2), 1, "count of a post with 1 like");
+}
+
+/* One interval may see any number of distinct posts: batch.h lets an add
+ * refuse a like only when memory runs out. 20,011 posts (more than any
+ * power of two a fixed table might hold, up to 16,384, and not one
+ * itself), one like each and 2 more for the last: every add returns 0,
+ * one flush writes each exactly once, nothing stays pending. */
+static void batch_acc__any_number_of_posts_in_one_interval(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	enum { POSTS = 20011 };
+
+	int refused = 0, first = 0, rc = 0;
+	for (int p = 1; p <= POSTS; p++) {
+		int r = batch_acc_add(acc, 100000 + p, p == POSTS ? 3 : 1);
+		if (r != 0 && refused++ == 0) {
+			first = p;
+			rc = r;
+		}
+	}
+	lt_expect(refused == 0, "acc",
+	          "20,011 distinct posts added in one interval: batch_acc_add refused %d of them, from "
+	          "post number %d on (returned %d). batch.h allows KIT_DB_ERR only when out of "
+	          "memory: does the accumulator stop at a fixed number of posts (a table of fixed "
+	          "size, \"an interval never sees more\")? Those likes are lost; let it grow",
+	          refused, first, rc);
+	lt_expect_int_hint(batch_acc_pending(acc), POSTS + 2, "pending after adding 20,013 likes "
+	                   "over 20,011 posts", "acc");
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", labtest_why(db));
+	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after flushing 20,011 posts", "acc");
+	lt_expect_int(labtest_int(t, "SELECT count(*) FROM post_likes"), POSTS,
+	              "rows of post_likes after flushing 20,011 posts");
+	lt_expect_int(labtest_int(t, "SELECT sum(n) FROM post_likes"), POSTS + 2,
+	              "likes in post_likes after flushing 20,013 over 20,011 posts");
+	lt_expect_int(count(db, 100000 + POSTS), 3, "count of the last of 20,011 posts");
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush again: %s", labtest_why(db));
+	lt_expect_int(labtest_int(t, "SELECT sum(n) FROM post_likes"), POSTS + 2,
+	              "likes in post_likes after a second flush with nothing added");
+}
+
 /* One rollup moves at most BATCH_ROLLUP_MAX likes: 10,001 take two, on
  * every engine (MariaDB's DELETE is written apart, README §5: a LIMIT
  * dropped there is a rollup with no bound). The likes go in as one
@@ -3072,6 +3175,8 @@ int main(void)
 		BOTH(batch_rollup__nothing_moved_means_nothing_left),
 		BOTH(batch_like__ids_past_2_31),
 		BOTH(batch_rollup__moves_at_most_the_max),
+		BOTH(batch_rollup__one_update_per_post),
+		BOTH(batch_acc__any_number_of_posts_in_one_interval),
 		BOTH(batch_acc__a_1007_post_flush_fails_at_every_step),
 		BOTH(batch_acc__sums_past_2_31),
 		BOTH(batch_acc__empty_flush_touches_nothing),
