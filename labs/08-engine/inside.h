@@ -118,7 +118,10 @@ struct inside_retry {
  * with nanosleep, usleep, sleep or clock_nanosleep on CLOCK_MONOTONIC
  * (not to a CLOCK_REALTIME deadline): the checks ask for waits of weeks
  * and cut each one short, which they can do to these calls only, not to
- * a condition variable's timed wait, select() or poll().
+ * a condition variable's timed wait, select() or poll(). usleep takes a
+ * useconds_t, 32 bits: it cannot hold a wait over 2^32 microseconds
+ * (about 71.6 minutes, which a cap_ms up to INT_MAX allows), and a
+ * signal ends it with no remainder to sleep again.
  * Returns 0 once an attempt commits, INSIDE_GAVE_UP after max_attempts
  * failures to serialize, any other error at once (the last attempt's
  * too). A BEGIN that fails, KIT_DB_BUSY or not, is such an error: no

@@ -154,6 +154,35 @@ static int64_t written(struct labtest *t, int which)
 	                 : labtest_int(t, "SELECT n FROM counters WHERE id = 1");
 }
 
+/* Which statement of a call the armed step (lt_step_arm) hits, seen by a
+ * connection hook: whether it is a BEGIN, the BEGINs up to it (the
+ * attempts made), and the BEGINs after it; with a sleep watch on the
+ * thread, the sleeps asked after it are lt_sleeps_take()'s once the call
+ * is back. Every statement passes the hook before the failpoint. */
+struct step_begin {
+	int k, seen, begins;
+	bool is_begin;
+	int begins_after;
+};
+
+static void note_step_begin(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct step_begin *b = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	bool begins = lt_sql_begins(sql);
+	if (++b->seen < b->k) {
+		b->begins += begins;
+	} else if (b->seen == b->k) {
+		b->begins += begins;
+		b->is_begin = begins;
+		(void)lt_sleeps_take();         /* from here on: sleeps after it */
+	} else if (b->is_begin && begins) {
+		b->begins_after++;
+	}
+}
+
 /* Each writer with its k-th statement refused, run with its answer lost,
  * or refused as KIT_DB_BUSY (a lock wait that timed out), for every k: a
  * negative code; the row unchanged (or, when the COMMIT's answer was
@@ -182,16 +211,24 @@ void every_step_can_fail(void **state)
 				int64_t before = written(t, which);
 				int attempts = -1;
 				size_t blocks = lt_alloc_live();
+				struct step_begin b = { .k = k };
+				kit_db_set_hook(db, note_step_begin, &b);
 				lt_step_arm(how, k);
 				int rc = write_one(which, db, ++user, &attempts);
+				kit_db_set_hook(db, NULL, NULL);
 				if (!lt_step_disarm())
 					break;
 				int64_t added = written(t, which) - before;
-				/* retried, as a serialization failure is */
-				bool retried = which == 3 && how == LT_STEP_BUSY && rc == 0 && added == 1;
+				/* retried, as a serialization failure is; not a BEGIN
+				 * (inside.h: a BEGIN that fails is returned at once) */
+				bool retried = which == 3 && how == LT_STEP_BUSY && rc == 0 && added == 1 &&
+				               !b.is_begin;
 				lt_expect(rc < 0 || retried, "rollback", "statement %d of %s %s: returned %d, "
-				          "expected a negative code", k, writer_name[which], lt_step_what(how),
-				          rc);
+				          "expected a negative code%s", k, writer_name[which], lt_step_what(how),
+				          rc, which == 3 && b.is_begin ? " (the statement was the attempt's "
+				          "BEGIN: inside.h has a BEGIN that fails, KIT_DB_BUSY or not, "
+				          "returned at once, not retried: no transaction ran, so none failed "
+				          "to serialize)" : "");
 				lt_expect(added == 0 || retried || (added == 1 && how == LT_STEP_REPLY_LOST),
 				          "rollback",
 				          "statement %d of %s %s: it returned %d and the row changed by %lld",
@@ -383,6 +420,66 @@ void isolation__no_wait_after_the_last_attempt(void **state)
 	          "last attempt delays the answer and buys nothing)", ms);
 }
 
+/* A BEGIN refused, as busy or with another error, ends the call at once
+ * with its code (inside.h): no transaction began, so none failed to
+ * serialize, and the backoff is for retrying a transaction that ran.
+ * One planted serialization failure, so the call makes two attempts;
+ * each statement refused in turn, and where it is a BEGIN (the first
+ * attempt's, then the second's, after the one wait): the call returns
+ * that BEGIN's code (KIT_DB_BUSY for busy), sends no BEGIN after it and
+ * asks no sleep after it. */
+void isolation__refused_begin_ends_the_call(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	plant(t, 1);
+	const struct inside_retry policy = { 3, 1, 2 };
+	int judged = 0;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+		if (!lt_step_refused(how))
+			continue;
+		for (int k = 1; k <= 12; k++) {
+			labtest_exec(t, "ALTER SEQUENCE tries RESTART");
+			struct step_begin b = { .k = k };
+			struct lt_sleeps asked;
+			int attempts = -1;
+			kit_db_set_hook(db, note_step_begin, &b);
+			lt_sleeps_watch(&asked, 1000, 5000);
+			lt_sleeps_deadline(30, "isolation__refused_begin_ends_the_call");
+			lt_step_arm(how, k);
+			int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
+			bool reached = lt_step_disarm();
+			double after = lt_sleeps_take();
+			int sleeps = asked.calls;
+			lt_sleeps_unwatch();
+			kit_db_set_hook(db, NULL, NULL);
+			if (!reached)
+				break;
+			if (!b.is_begin)
+				continue;
+			judged++;
+			int want = how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
+			lt_expect(rc == want && b.begins_after == 0 && after == 0, "retry",
+			          "the BEGIN of attempt %d (statement %d) %s: the call returned %d after "
+			          "%d more BEGIN(s), and asked to sleep %.2f ms after the refusal (%d sleep "
+			          "calls in all); expected %d (%s) at once, with no wait and no other "
+			          "attempt. inside.h: a BEGIN that fails, KIT_DB_BUSY or not, is returned "
+			          "at once: no transaction began, so none failed to serialize; the backoff "
+			          "is for retrying a transaction that ran. Is a busy BEGIN retried like a "
+			          "serialization failure?", b.begins, k, lt_step_what(how), rc,
+			          b.begins_after, after, sleeps, want,
+			          how == LT_STEP_BUSY ? "KIT_DB_BUSY" : "KIT_DB_ERR");
+			lt_expect(attempts == b.begins, "retry", "the BEGIN of attempt %d %s: *attempts "
+			          "was %d, expected %d (the refused attempt was made)", b.begins,
+			          lt_step_what(how), attempts, b.begins);
+		}
+	}
+	lt_expect(judged == 4, "retry", "expected to refuse 4 BEGINs (the two attempts' of a call "
+	          "whose first attempt fails to serialize, with an error and then as busy), "
+	          "refused %d: does each attempt begin with BEGIN (kit_db_exec of \"BEGIN "
+	          "ISOLATION LEVEL ...\")?", judged);
+}
+
 /* A signal that interrupts the backoff's sleep must not shorten it: one
  * planted failure, base and cap 400 ms, so the one wait is 200 to 400 ms,
  * while another thread sends this one SIGUSR1 every 5 ms (a handler that
@@ -449,10 +546,18 @@ void isolation__wait_survives_signals(void **state)
 	lt_expect(rc == 0 && attempts == 2, "backoff", "one planted failure, then a commit: "
 	          "expected 0 after 2 attempts, got %d after %d (%s)", rc, attempts,
 	          labtest_why(db));
+	/* slept in full, but not between the attempt's end and the next BEGIN */
+	lt_expect(g.ms >= 195 || asked.asleep_ms < 195, "backoff", "the wait after the first "
+	          "failure (base and cap 400 ms) slept %.0f ms, but only %.0f ms passed between the "
+	          "failed attempt's last statement (its ROLLBACK) and the next BEGIN: the wait came "
+	          "before the ROLLBACK, and the failed transaction held its locks through the "
+	          "sleep. Roll back first, then wait, then BEGIN again", asked.asleep_ms, g.ms);
 	lt_expect(g.ms >= 195, "backoff", "the wait after the first failure (base and cap 400 ms: "
 	          "200 to 400 ms) took %.0f ms while a signal arrived every 5 ms: a sleep "
 	          "interrupted by a signal (EINTR) must go on for the time that remains%s", g.ms,
 	          asked.clock_calls ? "; clock_nanosleep() was asked, and unlike nanosleep() it "
 	          "returns the error number (EINTR) and leaves errno alone: loop while its result "
-	          "is EINTR" : "");
+	          "is EINTR" : asked.usleep_calls ? "; usleep() was asked, and a signal ends it "
+	          "(-1, EINTR) with no remainder to sleep again: sleep with nanosleep() and go on "
+	          "with the remainder it gives back" : "");
 }

@@ -11,6 +11,8 @@
  *                                        *out all zero on failure
  *   isolation__no_wait_after_the_last_attempt   INSIDE_GAVE_UP with no wait after it
  *   isolation__wait_survives_signals     a backoff wait interrupted by signals is not shortened
+ *   isolation__refused_begin_ends_the_call   a BEGIN refused (busy too): its code at once,
+ *                                        no wait, no other attempt
  */
 #ifndef HOTROW_TEST_LAB08_CONTRACTS_H
 #define HOTROW_TEST_LAB08_CONTRACTS_H
@@ -22,5 +24,6 @@ void every_step_can_fail(void **state);
 void versions__fills_out_as_promised(void **state);
 void isolation__no_wait_after_the_last_attempt(void **state);
 void isolation__wait_survives_signals(void **state);
+void isolation__refused_begin_ends_the_call(void **state);
 
 #endif

@@ -314,6 +314,8 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
 
 int usleep(useconds_t us)
 {
+	if (watch)
+		watch->usleep_calls++;
 	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
 	return nanosleep(&ts, NULL);
 }

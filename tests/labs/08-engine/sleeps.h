@@ -45,6 +45,7 @@ struct lt_sleeps {
 	double budget_ms;       /* time asleep, in all, before every request is cut */
 	int calls;              /* sleep calls made while watched */
 	int clock_calls;        /* ... of them clock_nanosleep() */
+	int usleep_calls;       /* ... of them usleep() */
 	int attempts;           /* BEGINs seen (lt_sleeps_note_attempt) */
 	double asleep_ms;       /* time really spent inside the sleep calls */
 	double pending_ms;      /* asked since the last lt_sleeps_take() */

@@ -1566,23 +1566,28 @@ static void isolation__long_retry_keeps_its_cap(void **state)
 	          "next asked no sleep this program sees: inside.h has the wait slept with "
 	          "nanosleep, usleep, sleep or clock_nanosleep, which the checks can time and cut "
 	          "short", unseen, w.n);
+	/* A sleep asked for, but not between the attempt's last statement and
+	 * the next BEGIN: the ROLLBACK came after the sleep, so the failed
+	 * transaction held its locks through it. A sleep is never cut short
+	 * here (a cut one failed above), so a gap shorter than half what was
+	 * asked in it means the sleep was elsewhere. */
+	for (int k = 0; k < w.n; k++)
+		lt_expect(!(w.asked[k] >= 0.9 && w.ms[k] < w.asked[k] / 2), "backoff", "after "
+		          "failure %d the code asked to sleep %.2f ms, but only %.2f ms passed between "
+		          "the failed attempt's last statement (its ROLLBACK) and the next BEGIN: the "
+		          "wait came before the ROLLBACK, and the failed transaction held its locks "
+		          "(on PostgreSQL, the row the other writers wait for) through the sleep. "
+		          "Roll back first, then wait, then BEGIN again", k + 1, w.asked[k], w.ms[k]);
 	for (int k = 1; k < w.n; k++)      /* waits 2.. have d = 4 ms */
 		if (w.ms[k] < shortest_ms) {
 			shortest_ms = w.ms[k];
 			shortest = k + 1;
 		}
-	/* a sleep asked for, but not between the attempt's last statement and
-	 * the next BEGIN: the statement (its ROLLBACK) came after the sleep */
-	double slept = shortest > 1 ? w.asked[shortest - 2] : 0;
-	lt_expect(shortest_ms >= 1.9 || slept < 1.9, "backoff", "after failure %d the code asked "
-	          "to sleep %.2f ms, but only %.2f ms passed between the failed attempt's last "
-	          "statement and the next BEGIN: is the ROLLBACK sent after the sleep? The failed "
-	          "transaction then stays open, holding its locks, through the backoff",
-	          shortest, slept, shortest_ms);
-	lt_expect(shortest_ms >= 1.9 || slept >= 1.9, "backoff", "expected every wait after the "
+	lt_expect(shortest_ms >= 1.9, "backoff", "expected every wait after the "
 	          "1st to be at least d/2 = 2 ms (d = min(cap 4, 2 x 2^(k-1))), got %.2f ms after "
-	          "failure %d: the doubling overflowed (an int shifted 31 places or more) or skipped "
-	          "the cap", shortest_ms, shortest);
+	          "failure %d (asked of the sleep calls: %.2f ms): the doubling overflowed (an int "
+	          "shifted 31 places or more) or skipped the cap", shortest_ms, shortest,
+	          shortest > 1 ? w.asked[shortest - 1] : 0.0);
 }
 
 /* Each wait as the contract draws it: after the k-th failure a time
@@ -1709,6 +1714,24 @@ static void weeks_round(struct labtest *t, struct kit_db *db, int fail, int base
 	          "computed in an int (it overflows past 2.1 s), the whole wait put in tv_nsec, or "
 	          "the doubling overflowed to a negative number?", asked.malformed, base,
 	          asked.first_malformed_sec, asked.first_malformed_nsec);
+	/* usleep() takes a useconds_t, 32 bits: a wait of more than 2^32 us
+	 * (71.6 minutes) handed to it wraps round to a short one. No right
+	 * wait whose d / 2 is past that asks for less. */
+	const double wrap_ms = 4294967.296;
+	for (int k = 0; k < w.n; k++) {
+		double d = ldexp((double)base, k);
+		d = d > policy.cap_ms ? policy.cap_ms : d;
+		if (d / 2 <= wrap_ms || w.asked[k] >= wrap_ms)
+			continue;
+		lt_expect(false, "backoff", "the wait after failure %d (d = %.1f ms, so %.1f to %.1f "
+		          "ms: over 71.6 minutes) asked for %.3f ms, less than 2^32 microseconds "
+		          "(4,294,967.296 ms)%s: a wait over that, kept in 32 bits of microseconds, "
+		          "wraps round to a short one. usleep() takes a useconds_t, which is 32 bits "
+		          "(inside.h): sleep a wait that long with nanosleep() (or its whole seconds "
+		          "with sleep())", k + 1, d, d / 2, d, w.asked[k], asked.usleep_calls > 0 ?
+		          ", and the code slept with usleep()" : "");
+		break;
+	}
 	/* the waits whose d is a minute or more: uniform between d / 2 and
 	 * d, 30 of them have one above 0.85 d but with p = 0.7^30 = 2e-5,
 	 * and one below 0.7 d but with p = 0.6^30 = 2e-7 */
@@ -2786,6 +2809,7 @@ int main(int argc, char **argv)
 		LABTEST_PG(isolation__waits_of_seconds_to_weeks),
 		LABTEST_PG(isolation__no_wait_after_the_last_attempt),
 		LABTEST_PG(isolation__wait_survives_signals),
+		LABTEST_PG(isolation__refused_begin_ends_the_call),
 		LABTEST_PG(isolation__backoff_has_jitter),
 		LABTEST_PG(isolation__exact_with_retries),
 		LABTEST_PG(commits__async_only_for_counter),
