@@ -105,7 +105,8 @@ struct batch_acc *batch_acc_new(void);
 void batch_acc_free(struct batch_acc *acc);
 
 /* Count k more likes of post_id (k >= 0: this lab takes no like back).
- * Thread-safe; never touches a database.
+ * Thread-safe; never touches a database; adds to different accs do not
+ * wait for each other.
  * Sums are int64_t: past 2^31 (an int) and 2^24 (a float) they stay exact.
  * Returns 0, or KIT_DB_ERR when out of memory (nothing counted): only
  * then, however many distinct posts one interval brings. */

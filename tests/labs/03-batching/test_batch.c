@@ -1119,6 +1119,70 @@ static void pending_while_an_add_is_inside(void)
 	          (long long)most, (long long)first);
 }
 
+/* Accumulators are apart (batch.h): one per shard, tenant or pool of
+ * workers. An add held inside one accumulator (in the allocation the
+ * tally makes for a new post, with that accumulator's mutex) must not
+ * hold up an add to another: one mutex shared by every accumulator (a
+ * static) makes each shard's likes wait for every other's. */
+struct other_add {
+	struct batch_acc *acc;
+	int rc;
+	atomic_bool done;
+};
+
+static void *add_to_another(void *arg)
+{
+	struct other_add *o = arg;
+	o->rc = batch_acc_add(o->acc, 7, 1);
+	atomic_store(&o->done, true);
+	return NULL;
+}
+
+static void batch_acc__accumulators_do_not_wait_for_each_other(void **state)
+{
+	(void)state;
+	struct batch_acc *acc = batch_acc_new(), *other = batch_acc_new();
+	if (acc == NULL || other == NULL) {
+		batch_acc_free(acc);
+		batch_acc_free(other);
+		fail_msg("batch_acc_new returned NULL");
+	}
+	batch_acc_add(other, 7, 1);        /* the add below then needs no allocation */
+	struct forced_add a = { .acc = acc };
+	struct other_add o = { .acc = other };
+	pthread_t ta, to;
+	if (pthread_create(&ta, NULL, add_until_held, &a) != 0) {
+		batch_acc_free(acc);
+		batch_acc_free(other);
+		fail_msg("pthread_create failed for the held adder");
+	}
+	bool a_held = lt_alloc_held(5000);
+	bool started = a_held && pthread_create(&to, NULL, add_to_another, &o) == 0;
+	for (int i = 0; started && i < 5000 && !atomic_load(&o.done); i++)
+		util_sleep_ns(1000000);
+	bool went_through = started && atomic_load(&o.done);
+	lt_alloc_release();
+	pthread_join(ta, NULL);
+	if (started)
+		pthread_join(to, NULL);
+	int64_t other_pending = batch_acc_pending(other);
+	batch_acc_free(acc);
+	batch_acc_free(other);
+	/* An add that never allocates cannot be held. */
+	if (!a_held)
+		return;
+	lt_expect(started, NULL, "pthread_create failed for the second adder");
+	lt_expect(went_through, "acc-lock", "an add to a second accumulator did not return within "
+	          "5 s while another thread's add to a first accumulator was held inside it (in the "
+	          "allocation the tally made for a new post): do the adds of every accumulator take "
+	          "one mutex (a static, shared by all)? Then independent accumulators (one per "
+	          "shard or tenant) wait for each other's adds and flushes; keep the mutex in "
+	          "struct batch_acc");
+	lt_expect_int(o.rc, 0, "the add to the second accumulator");
+	lt_expect_int_hint(other_pending, 2, "pending in the second accumulator after 1 + 1 adds",
+	                   "acc");
+}
+
 static void batch_acc__exact_under_threads(void **state)
 {
 	struct labtest *t = *state;
@@ -3192,6 +3256,7 @@ int main(void)
 		PG_ONLY(batch__commits_wait_for_the_disk),
 		BOTH(batch_rollup__moved_may_be_null),
 		cmocka_unit_test(batch_acc__pending_read_while_adding),
+		cmocka_unit_test(batch_acc__accumulators_do_not_wait_for_each_other),
 		BOTH(batch__ids_at_the_ends_of_int64),
 		BOTH(batch__threads_keep_their_own_arguments),
 		BOTH(batch_acc__flushes_keep_their_own_sums),
