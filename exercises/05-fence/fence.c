@@ -21,7 +21,9 @@ int fence_apply(struct kit_db *db, const struct fence_batch *b)
 	 *           kit_db_changes() whether it moved; if not, roll back and
 	 *           return 0.
 	 * TODO(§4): one INSERT ... ON CONFLICT statement adding every
-	 *           b->totals[i] to video_views ($1, $2, ... parameters).
+	 *           b->totals[i] to video_views ($1, $2, ... parameters),
+	 *           in the order b holds them (b is the caller's: change
+	 *           nothing in it).
 	 *           The engine decides how that upsert is written: ask
 	 *           kit_db_engine(db); KIT_DB_MYSQL (MariaDB) says it with
 	 *           ON DUPLICATE KEY UPDATE ... VALUES(views) instead (§4).

@@ -73,14 +73,20 @@ struct fence_batch {
 /* Apply batch b in one transaction: the fence first (move the partition's
  * last_offset to b->last, only if the stored last_offset is b->first - 1:
  * the batch starts right where the applied events end), then one
- * multi-row upsert that adds every total to video_views, its rows in
- * ascending video_id (the order every writer of the counters agrees on,
- * so two consumers never wait on each other in a cycle), then commit
- * (§3, §4). Returns 1 when the batch was applied, 0 when the fence refused
- * it (applied before, or overlapping or skipping what is stored; the
- * transaction was rolled back, nothing changed), or a negative code when
- * the database failed — the transaction is then rolled back and the
- * database is exactly as before. */
+ * multi-row upsert that adds every total to video_views, then commit
+ * (§3, §4). The caller puts b->totals in ascending video_id (fence_handle
+ * does: the order every writer of the counters agrees on, so two
+ * consumers never wait on each other in a cycle); fence_apply need not
+ * sort them again. b is the caller's and stays as it was: fence_apply
+ * changes nothing in it, not even the order of its totals (two threads
+ * may apply one batch). Returns 1 when the batch was applied, 0 when the
+ * fence refused it (applied before, or overlapping or skipping what is
+ * stored; the transaction was rolled back, nothing changed), or a
+ * negative code when the database failed — the transaction is then
+ * rolled back and the database is exactly as before.
+ * On SQLite a batch sends no PRAGMA synchronous: how hard a COMMIT syncs
+ * is the caller's setting for the whole connection (SQLite has none for
+ * one transaction), and OFF lets a power cut corrupt the file. */
 int fence_apply(struct kit_db *db, const struct fence_batch *b);
 
 /* Where partition part must be read from: the stored last_offset + 1,
@@ -97,8 +103,10 @@ int fence_on_assign(void *arg, struct kit_log_consumer *c, int part);
 
 /* The consumer's batch handler for kit_log_poll(), arg = the consumer's
  * struct kit_db *: add recs[0 .. n-1] (all from partition part, in offset
- * order, each a struct fence_event) up per video and apply them with
- * fence_apply(). Returns 0 when the batch is in the database (applied now
+ * order, each a struct fence_event) up per video, in a batch of its own
+ * with the totals in ascending video_id, and apply them with
+ * fence_apply(); recs and their data are the log's, read and left as they
+ * are. Returns 0 when the batch is in the database (applied now
  * or before), negative when it is not, so the log delivers it again (§4).
  * A record whose len is not sizeof(struct fence_event), shorter or
  * longer, is not an event: return a negative code and apply nothing of

@@ -1977,12 +1977,24 @@ static void fence_handle__batch_applied_before_answers_0(void **state)
  * kit's own busy wait, read by the hook as each statement starts. */
 static atomic_int sqlite_wait_changed;
 
+/* And the first PRAGMA synchronous that assigns, as the batch sends it:
+ * SQLite has no setting of it for one transaction, so one a batch sends
+ * changes the caller's connection, even when it puts a value back. */
+struct batch_seen {
+	struct kit_db *db;
+	char pragma[200];
+};
+
 static void wait_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
-	(void)sql, (void)t_ns;
-	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) &&
-	    kit_db_lock_timeout(arg) != 7000)
+	struct batch_seen *w = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (kit_db_engine(w->db) == KIT_DB_SQLITE && kit_db_lock_timeout(w->db) != 7000)
 		atomic_store(&sqlite_wait_changed, 1);
+	if (!w->pragma[0] && lt_sql_is(sql, "PRAGMA") && lt_sql_sets_durability(sql))
+		snprintf(w->pragma, sizeof w->pragma, "%.160s", sql);
 }
 
 static void lock_wait_watch(struct labtest *t)
@@ -2026,6 +2038,10 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	prepare(t);
 	if (t->engine == KIT_DB_POSTGRES)
 		labtest_exec(t, "SET synchronous_commit = remote_write");
+	/* SQLite: FULL, where the kit opens a connection at NORMAL: a batch
+	 * that turns it OFF and "puts it back" to NORMAL changes it */
+	if (t->engine == KIT_DB_SQLITE)
+		labtest_exec(t, "PRAGMA synchronous = FULL");
 	/* a lock timeout of the session's own, not the default: a batch that
 	 * sets one and then "restores the default" changes it (PostgreSQL's
 	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
@@ -2039,10 +2055,17 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	for (int step = 0; step < 3; step++) {
 		if (step == 2)
 			labtest_exec(t, "ALTER TABLE video_views RENAME TO video_views_away");
-		if (t->engine == KIT_DB_SQLITE)
-			kit_db_set_hook(db, wait_seen, db);
+		struct batch_seen seen = { .db = db };
+		kit_db_set_hook(db, wait_seen, &seen);
 		int rc = fence_apply(db, batch(1, step == 2 ? 100 : 0, step == 2 ? 199 : 99, 2, 3));
 		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(seen.pragma[0] == '\0', "one-transaction", "%s sent \"%s\": "
+		          "how hard SQLite syncs a COMMIT is the caller's setting for the whole "
+		          "connection (fence.h), which has it at FULL here, and SQLite has no setting of "
+		          "it for one transaction. OFF for a batch lets a power cut corrupt the file after "
+		          "the log has moved past the batch, and the value put back afterwards (NORMAL, "
+		          "the kit's) is not the caller's: send no PRAGMA synchronous", what[step],
+		          seen.pragma);
 		if (step == 0)
 			lt_expect(lock_waits_seen(t) == 1, "one-transaction", "a batch applied on a "
 			          "connection whose lock wait is 7 s ran a statement with another one "
@@ -2064,6 +2087,87 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 			labtest_exec(t, "ALTER TABLE video_views_away RENAME TO video_views");
 	}
 	lt_expect_int_hint(views_of(t, 2), 3, "views of video 2 after the three batches", "fence");
+}
+
+/* fence.h: b is the caller's, and fence_apply changes nothing in it, not
+ * even the order of its totals; recs and their data are the log's, and
+ * fence_handle only reads them. A batch of videos 9, 3 and 7, in that
+ * order (fence_apply writes the totals as they come: the sort is the
+ * caller's, fence_handle's), applied and then refused; records of
+ * videos 9, 3, 9 handled, then handled again: after each call the batch,
+ * the records and their bytes are what they were. A fence_apply that
+ * sorts b->totals in place through a cast that drops const changes an
+ * array that is not its own: two threads that apply one batch (a retry
+ * on a second connection) sort it at once. */
+static void totals_text(const struct fence_batch *b, char *out, size_t len)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int i = 0; i < b->n && i < 8 && used < len; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%lld:%lld", i ? ", " : "",
+		                         (long long)b->totals[i].video_id, (long long)b->totals[i].views);
+}
+
+static void fence_apply__leaves_the_batch_as_it_was(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	static struct fence_batch b, copy;
+	memset(&b, 0, sizeof b);
+	b.part = 1;
+	b.first = 0;
+	b.last = 5;
+	b.n = 3;
+	b.totals[0] = (struct fence_total){ 9, 2 };
+	b.totals[1] = (struct fence_total){ 3, 3 };
+	b.totals[2] = (struct fence_total){ 7, 1 };
+	memcpy(&copy, &b, sizeof b);
+	for (int round = 0; round < 2; round++) {
+		int rc = fence_apply(db, &b);
+		lt_expect(rc == (round == 0), "fence", "fence_apply of partition 1's batch 0..5%s "
+		          "returned %d, expected %d (%s)", round ? ", applied before," : "", rc,
+		          round == 0, labtest_why(db));
+		char now[200];
+		totals_text(&b, now, sizeof now);
+		lt_expect(memcmp(&b, &copy, sizeof b) == 0, "sorted", "after fence_apply%s, the batch "
+		          "handed in holds the totals %s (video:views), part %d, offsets %lld..%lld; it "
+		          "was handed in as 9:2, 3:3, 7:1, part 1, offsets 0..5. b is the caller's, "
+		          "const (fence.h): does fence_apply sort b->totals in place through a cast that "
+		          "drops const? Sort in fence_handle, the batch of its own, before the call",
+		          round ? " (refused: applied before)" : "", now, b.part, (long long)b.first,
+		          (long long)b.last);
+	}
+	lt_expect(views_of(t, 9) == 2 && views_of(t, 3) == 3 && views_of(t, 7) == 1, "totals",
+	          "videos 9, 3 and 7 have %lld, %lld and %lld views after the batch, expected 2, 3 "
+	          "and 1", (long long)views_of(t, 9), (long long)views_of(t, 3),
+	          (long long)views_of(t, 7));
+
+	const int64_t ids[3] = { 9, 3, 9 };
+	static unsigned char raw[3 * sizeof(struct fence_event)], raw_copy[sizeof raw];
+	struct kit_log_record recs[3], recs_copy[3];
+	for (int i = 0; i < 3; i++) {
+		memcpy(raw + i * sizeof(struct fence_event), &(struct fence_event){ ids[i] },
+		       sizeof(struct fence_event));
+		recs[i] = (struct kit_log_record){ i, sizeof(struct fence_event),
+		                                   raw + i * sizeof(struct fence_event) };
+	}
+	memcpy(recs_copy, recs, sizeof recs);
+	memcpy(raw_copy, raw, sizeof raw);
+	for (int round = 0; round < 2; round++) {
+		int rc = fence_handle(db, 2, recs, 3);
+		lt_expect(rc == 0, "handle-error", "fence_handle of partition 2's records 0..2 (videos "
+		          "9, 3, 9)%s returned %d (%s)", round ? ", applied before," : "", rc,
+		          labtest_why(db));
+		lt_expect(memcmp(recs, recs_copy, sizeof recs) == 0 && memcmp(raw, raw_copy, sizeof raw) == 0,
+		          "sorted", "after fence_handle%s, the records handed in (videos 9, 3, 9 at "
+		          "offsets 0..2) or their bytes changed: they are the log's (fence.h), read and "
+		          "left as they are. Add the events up in a batch of the call's own and sort that",
+		          round ? " (applied before)" : "");
+	}
+	lt_expect(views_of(t, 9) == 4 && views_of(t, 3) == 4, "totals", "videos 9 and 3 have %lld "
+	          "and %lld views after the records 9, 3, 9, expected 4 and 4",
+	          (long long)views_of(t, 9), (long long)views_of(t, 3));
 }
 
 /* ---- a zombie consumer ---- */
@@ -2289,6 +2393,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_apply__offsets_past_2_31),
 		LABTEST_ALL(fence_handle__batch_applied_before_answers_0),
 		LABTEST_ALL(fence_apply__leaves_the_session_as_it_found_it),
+		LABTEST_ALL(fence_apply__leaves_the_batch_as_it_was),
 		LABTEST_ALL(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_ALL(fence_consume__exact_under_crash_schedules),
 		LABTEST_ALL(fence_consume__100k_events_exact),
