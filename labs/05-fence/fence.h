@@ -83,7 +83,10 @@ struct fence_batch {
  * fence refused it (applied before, or overlapping or skipping what is
  * stored; the transaction was rolled back, nothing changed), or a
  * negative code when the database failed — the transaction is then
- * rolled back and the database is exactly as before.
+ * rolled back and the database is exactly as before. A COMMIT that fails
+ * leaves the outcome unknown: 1 only when the call reads back that its
+ * batch is in; when it cannot (a connection that broke at the COMMIT
+ * fails the read as well), a negative code, never 1 or 0.
  * On SQLite a batch sends no PRAGMA synchronous: how hard a COMMIT syncs
  * is the caller's setting for the whole connection (SQLite has none for
  * one transaction), and OFF lets a power cut corrupt the file. */

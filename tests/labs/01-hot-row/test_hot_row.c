@@ -1654,14 +1654,17 @@ static void like_post__ids_at_the_ends_of_int64(void **state)
 	          "counter is at %lld and post -922337203685477580's at %lld (expected 0, 1, 0)%s",
 	          zm.rc, (long long)min_likes, (long long)cut_likes, cut_likes ? ": the like went "
 	          "to another post, INT64_MIN cut short by one digit. \"-9223372036854775808\" is 20 "
-	          "characters and its NUL: is the post id's buffer 20 bytes?" : zm.rc != 0 ? ": is "
-	          "INT64_MIN the empty state of something kept between calls, a cache of the last "
-	          "id's text, so that post INT64_MIN is taken for \"already formatted\"?" : "");
+	          "characters and its NUL: is the post id's buffer 20 bytes?" : zm.rc != 0 ? ": is a "
+	          "like by user 0 refused before the app's check is asked (0 is a user id like any "
+	          "other)? Or is INT64_MIN the empty state of something kept between calls, a cache "
+	          "of the last id's text, so that post INT64_MIN is taken for \"already "
+	          "formatted\"?" : "");
 	lt_expect(zero == 0 && labtest_int(t, "SELECT likes FROM posts WHERE id = 0") == 1, "int64",
 	          "a like of post 0 by user 0, the first like of a new thread, returned %d, post "
-	          "0's counter at %lld: 0 is an id like any other (is 0 the empty state of something "
-	          "kept between calls, a cache of the last id's text, so that post 0 is taken for "
-	          "\"already formatted\"?)", zero,
+	          "0's counter at %lld: 0 is an id like any other, of a user as of a post (is a like "
+	          "by user 0 refused before the app's check is asked? is 0 the empty state of "
+	          "something kept between calls, a cache of the last id's text, so that post 0 is "
+	          "taken for \"already formatted\"?)", zero,
 	          (long long)labtest_int(t, "SELECT likes FROM posts WHERE id = 0"));
 	struct app seen = { 0 };
 	struct hot_row_app app = { check, &seen };
