@@ -115,19 +115,32 @@ int money_transfer(struct kit_db *db, const struct money_fees *fees,
 /* Apply n sales (1..MONEY_MAX_BATCH) in one transaction, in order, each as
  * money_transfer() would, with its own result in results[i]. A transfer
  * that fails leaves nothing behind and does not stop the others, whatever
- * its error: on PostgreSQL a sale whose row another transaction holds past
- * the connection's lock timeout gets KIT_DB_BUSY in results[i] and the
- * batch goes on (on MariaDB a busy error ends the whole transaction,
- * savepoints too, so there the batch fails with KIT_DB_BUSY). Returns
- * 0 when the batch committed (results say what each did), or a negative
- * KIT_DB_* code when it did not: then nothing of it was applied and
- * results[] means nothing. The fees are the exception to "as
- * money_transfer() would": each sale's fee entry is written with the sale,
- * but the fee sub-accounts' balances are credited once each, with their
- * sum, after the last sale and just before COMMIT, in sub-account order,
- * so two batches never hold fee rows in a cycle. Batches that run at the same time should not
- * touch the same buyers or sellers in opposite orders: PostgreSQL would
- * end one of them with a deadlock (KIT_DB_BUSY), and it may be retried. */
+ * its error (the fee credits below aside): on PostgreSQL a sale whose row
+ * another transaction holds past the connection's lock timeout gets
+ * KIT_DB_BUSY in results[i] and the batch goes on (on MariaDB a busy error
+ * ends the whole transaction, savepoints too, so there the batch fails
+ * with KIT_DB_BUSY). Returns 0 when the batch committed (results say what
+ * each did), or a negative KIT_DB_* code when it did not: then nothing of
+ * it was applied and results[] means nothing.
+ *
+ * The fees are the exception to "as money_transfer() would": each sale's
+ * fee entry is written with the sale, but the fee sub-accounts' balances
+ * are credited once each, with their sum, after the last sale and just
+ * before COMMIT, in sub-account order, so two batches never hold fee rows
+ * in a cycle. A sum is an int64_t like the balance it goes to, and no
+ * balance holds more than INT64_MAX: a sale whose fee would take its
+ * sub-account's sum past INT64_MAX fails alone, with KIT_DB_ERR, and the
+ * batch goes on. What only those final credits find fails the whole batch:
+ * a sum that fits but would take its sub-account's balance past INT64_MAX
+ * (the error PostgreSQL and MariaDB give such a credit), and a fee
+ * sub-account with no row (fees->subs more than the fee account was
+ * opened with: MONEY_NO_ACCOUNT), unless the batch asks for each fee
+ * sub-account's row as its sales meet it and refuses those sales alone,
+ * which is right too.
+ *
+ * Batches that run at the same time should not touch the same buyers or
+ * sellers in opposite orders: PostgreSQL would end one of them with a
+ * deadlock (KIT_DB_BUSY), and it may be retried. */
 int money_batch(struct kit_db *db, const struct money_fees *fees,
                 const struct money_transfer *t, int n, int *results);
 
@@ -137,7 +150,8 @@ int money_batch(struct kit_db *db, const struct money_fees *fees,
  * goes below zero. Returns 0, MONEY_ALREADY, MONEY_INSUFFICIENT (no
  * sub-account holds the amount; nothing written), MONEY_NO_ACCOUNT (the
  * fee account or `to` was never opened: no money will ever come of
- * waiting), MONEY_INVALID or another KIT_DB_* code. */
+ * waiting, so it wins over MONEY_INSUFFICIENT when no sub-account holds
+ * the amount either), MONEY_INVALID or another KIT_DB_* code. */
 int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
                  int64_t to, int64_t amount);
 

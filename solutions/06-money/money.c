@@ -145,6 +145,9 @@ static int apply(struct kit_db *db, const struct money_fees *fees,
 	if (rc != 0 || t->fee == 0)
 		return rc;
 	if (due) {
+		/* A sum past INT64_MAX would fit no balance: this sale fails alone. */
+		if (t->fee > INT64_MAX - due[sub])
+			return KIT_DB_ERR;
 		due[sub] += t->fee;
 		return 0;
 	}
@@ -235,12 +238,13 @@ int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
 			sub = k;
 	}
 	if (rc == 0 && sub < 0) {
-		/* none holds it: not enough yet, or no fee account at all */
+		/* None holds it: not enough yet, or no fee account or no payee at
+		 * all, which no waiting mends (MONEY_NO_ACCOUNT wins). */
 		int64_t rows = 0;
-		rc = kit_db_query_int(db, "SELECT COUNT(*) FROM accounts WHERE id = $1", 1,
-		                      (const char *[]){ fa.s }, &rows);
+		rc = kit_db_query_int(db, "SELECT COUNT(*) FROM accounts WHERE sub = 0 AND id IN ($1, $2)",
+		                      2, (const char *[]){ fa.s, dst.s }, &rows);
 		if (rc == 0)
-			rc = rows > 0 ? MONEY_INSUFFICIENT : MONEY_NO_ACCOUNT;
+			rc = rows == 2 ? MONEY_INSUFFICIENT : MONEY_NO_ACCOUNT;
 	}
 	if (rc == 0)
 		rc = credit(db, to, 0, amount);

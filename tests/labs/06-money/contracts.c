@@ -4,8 +4,8 @@
  * money_batch() at each edge, a buyer debited on sub-account 0 only, a
  * payout of exactly what one sub-account holds and out of one
  * sub-account only, an invalid transfer in the middle of a batch, and
- * money_open(), money_batch() and money_reconcile() with each of their
- * statements refused, or run with the answer lost, in turn.
+ * money_open(), money_batch(), money_reconcile() and money_balance() with
+ * each of their statements refused, or run with the answer lost, in turn.
  */
 #include "tests/labs/06-money/contracts.h"
 
@@ -699,4 +699,58 @@ void reconcile__every_step_can_fail(void **state)
 		          (long long)b.total);
 	}
 	lt_expect(k > 1, "reconcile", "money_reconcile ran no statement at all");
+}
+
+/* money_balance() with its k-th statement refused, for every k: the
+ * database's error (not MONEY_NO_ACCOUNT: the account is there, and not
+ * 0 with a figure never read), no transaction left open and the session
+ * as it was (a read inside BEGIN READ ONLY, for one snapshot of the
+ * sub-accounts, must end it on its error paths too: on PostgreSQL a
+ * failed query leaves the transaction aborted, and the next call's
+ * statements are refused in it), and the connection ready for the next
+ * call: the balance read again, and a sale on it, are answered as before. */
+void balance__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 3, 0);
+	lt_expect_int(transfer(db, 1, 1, 2, 50, 5, 3), 0, "money_transfer");
+	int64_t held = 5;
+	char before[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
+	int k;
+	for (k = 1; k <= SWEEP_MAX; k++) {
+		int64_t got = -1;
+		lt_step_arm(LT_STEP_FAILS, k);
+		int rc = money_balance(db, FEE_ACCOUNT, &got);
+		if (!lt_step_disarm())
+			break;
+		closed_after_refusal(t, db, "money_balance", k, rc);
+		char what[80];
+		snprintf(what, sizeof what, "money_balance with its statement %d refused", k);
+		lt_session_unchanged(t, db, before, what, "rollback");
+		lt_expect(rc < 0 && rc != MONEY_NO_ACCOUNT, "rollback", "statement %d of money_balance "
+		          "of fee account %d (which holds %lld) refused: it returned %d, expected the "
+		          "database's error%s", k, FEE_ACCOUNT, (long long)held, rc,
+		          rc == MONEY_NO_ACCOUNT ? " (MONEY_NO_ACCOUNT says the account was never "
+		          "opened: is every failed read taken for \"no row\"?)" : rc >= 0 ? " (a "
+		          "balance that was never read must not be reported)" : "");
+		int64_t again = -1;
+		rc = money_balance(db, FEE_ACCOUNT, &again);
+		lt_expect(rc == 0 && again == held, "rollback", "statement %d of money_balance refused, "
+		          "then money_balance again on the same connection: returned %d (%s) with "
+		          "%lld, expected 0 with %lld", k, rc, labtest_why(db), (long long)again,
+		          (long long)held);
+		rc = transfer(db, 100 + k, 1, 2, 10, 1, 3);
+		lt_expect(rc == 0, "rollback", "statement %d of money_balance refused, then a sale of "
+		          "10 on the same connection: returned %d (%s), expected 0: did the failed "
+		          "read leave something on the connection?", k, rc, labtest_why(db));
+		held += 1;
+		const char *bad = books_fault(t);
+		lt_expect(bad == NULL, "rollback", "statement %d of money_balance refused, then a "
+		          "sale: %s", k, bad);
+	}
+	lt_expect(k > 1, "balance", "money_balance ran no statement at all");
 }

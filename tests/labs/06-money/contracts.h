@@ -14,6 +14,8 @@
  *   batch__every_step_can_fail        each statement of a batch refused or its answer lost
  *   reconcile__every_step_can_fail    the audit sends no write; each statement of it refused:
  *                                     an error, and the next audit works
+ *   balance__every_step_can_fail      each statement of money_balance refused: an error, no
+ *                                     transaction left open, and the next call works
  */
 #ifndef HOTROW_TEST_LAB06_CONTRACTS_H
 #define HOTROW_TEST_LAB06_CONTRACTS_H
@@ -26,5 +28,6 @@ void payout__out_of_one_sub_only(void **state);
 void batch__invalid_one_in_the_middle(void **state);
 void batch__every_step_can_fail(void **state);
 void reconcile__every_step_can_fail(void **state);
+void balance__every_step_can_fail(void **state);
 
 #endif

@@ -1,10 +1,10 @@
 /*
  * promises.c: Lab 06's checks of what money.h promises where the other
  * check files stop short: a batch's fee sums past 2^31 (each fee fits an
- * int, their sum does not), a batch's transfers at the edges of
- * money_transfer's domain, and every call, whatever it answers, leaving
- * its connection as it found it: no transaction open, no session setting
- * changed ("the connection is ready for the next call").
+ * int, their sum does not) and past INT64_MAX, a batch's transfers at the
+ * edges of money_transfer's domain, and every call, whatever it answers,
+ * leaving its connection as it found it: no transaction open, no session
+ * setting changed ("the connection is ready for the next call").
  */
 #include "tests/labs/06-money/promises.h"
 
@@ -63,6 +63,51 @@ void batch__fee_sums_past_2_31(void **state)
 	          "a double and rounded; keep sums of money in int64_t" : "");
 	bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a batch of fees past 2^53: %s", bad);
+}
+
+/* Past INT64_MAX: sales with fees of 2^62, 2^62 and 1 in one batch, to a
+ * fee account of one row. Each fee fits an int64_t, and so would each
+ * balance; the first two fees' sum, 2^63, does not. money.h: that sale
+ * fails alone with KIT_DB_ERR and the batch goes on, so the third is
+ * applied and the fee account holds 2^62 + 1. A sum added with no test
+ * wraps to INT64_MIN, and the fee account is "credited" -2^63 at COMMIT:
+ * below zero, money destroyed. Two buyers opened with 2^62 each take
+ * MONEY_OUTSIDE to exactly INT64_MIN: all the money the books can hold. */
+void batch__fee_sums_past_int64_max(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	const int64_t big = INT64_C(1) << 62;
+	open_account(db, 1, 1, big);
+	open_account(db, 3, 1, big);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	struct money_fees one = { FEE_ACCOUNT, 1 };
+	struct money_transfer list[] = {
+		{ 101, 1, 2, big, big },
+		{ 102, 3, 2, big, big },        /* the fee sum would be 2^63 */
+		{ 103, 3, 2, 10, 1 },
+	};
+	int results[3] = { 42, 42, 42 };
+	int rc = money_batch(db, &one, list, 3, results);
+	int64_t got = balance(t, FEE_ACCOUNT);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == KIT_DB_ERR && results[2] == 0 &&
+	          got == big + 1, "fee-subs", "a batch of fees 2^62, 2^62 and 1 to a fee account "
+	          "of one row returned %d with results %d, %d, %d (%s), and the fee account holds "
+	          "%lld; expected 0 with results 0, KIT_DB_ERR (%d), 0 and 2^62 + 1 = %lld: the "
+	          "second fee would take the sub-account's sum to 2^63, past INT64_MAX, so that "
+	          "sale fails alone and the batch goes on (money.h)%s", rc, results[0], results[1],
+	          results[2], rc ? labtest_why(db) : "committed", (long long)got, KIT_DB_ERR,
+	          (long long)(big + 1),
+	          got < 0 ? ". The fee account is below zero: the batch's fee sum wrapped past "
+	          "INT64_MAX to a negative number and was credited as it was; test before you "
+	          "add (fee > INT64_MAX - sum)" : "");
+	lt_expect_int_hint(rows_of(t, 102), 0, "rows of sale 102, whose fee did not fit the sum",
+	                   "savepoint");
+	lt_expect_int_hint(balance(t, 3), big - 10, "buyer 3 after its sale of 2^62 failed and its "
+	                   "sale of 10 was applied", "savepoint");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "fee-subs", "the books after a batch of fees past INT64_MAX: %s", bad);
 }
 
 /* 1 when the session `id` (of db) has a transaction open, as the server
@@ -551,8 +596,10 @@ void payout__two_at_once_both_covered(void **state)
  * applied as money.h says (the fee to sub-account id % subs): an error,
  * nothing written. A credit whose row count is not asked commits the
  * sale, and its fee goes nowhere: the entries say the fee account got it,
- * the balances sum to less than zero. The same in a batch: either the
- * batch fails whole, or that sale fails alone and the other is applied. */
+ * the balances sum to less than zero. The same in a batch, where money.h
+ * allows two answers: the batch fails whole with MONEY_NO_ACCOUNT (the
+ * final credit of the fee sums finds the row missing), or that sale fails
+ * alone and the other is applied (the batch asked for the row as it went). */
 void transfer__fee_sub_account_missing(void **state)
 {
 	struct labtest *t = *state;
@@ -577,13 +624,14 @@ void transfer__fee_sub_account_missing(void **state)
 	int results[2] = { 42, 42 };
 	rc = money_batch(db, &f, list, 2, results);
 	int64_t rows6 = rows_of(t, 6), rows5 = rows_of(t, 5);
-	lt_expect(rc < 0 ? rows6 == 0 && rows5 == 0
+	lt_expect(rc < 0 ? rc == MONEY_NO_ACCOUNT && rows6 == 0 && rows5 == 0
 	          : results[0] < 0 && rows6 == 0 && results[1] == 0 && rows5 == 4, "no-account",
 	          "a batch of sale 6 (its fee to sub-account 2, which is not there) and sale 5 (to "
 	          "sub-account 1): returned %d, results %d and %d, %lld and %lld rows; expected "
-	          "the batch to fail with nothing applied, or sale 6 to fail alone and sale 5 to be "
-	          "applied (is the fee credit's row count asked?)", rc, results[0], results[1],
-	          (long long)rows6, (long long)rows5);
+	          "the batch to fail with MONEY_NO_ACCOUNT (%d) and nothing applied, or sale 6 to "
+	          "fail alone and sale 5 to be applied, as money.h allows (is the fee credit's row "
+	          "count asked?)", rc, results[0], results[1], (long long)rows6, (long long)rows5,
+	          MONEY_NO_ACCOUNT);
 	bad = books_fault(t);
 	lt_expect(bad == NULL, "no-account", "after a batch with a sale whose fee sub-account is "
 	          "missing: %s", bad);

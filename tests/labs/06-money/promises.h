@@ -2,6 +2,8 @@
  * promises.h: Lab 06's checks of money.h's promises that the other files
  * walk past (promises.c), for test_money.c's list.
  *   batch__fee_sums_past_2_31     a batch's fee sum exact past 2^31
+ *   batch__fee_sums_past_int64_max  a fee that would take a batch's sum past
+ *                                 INT64_MAX: that sale fails alone
  *   every_call__leaves_the_connection_as_it_found_it
  *                                 no transaction open, no session setting
  *                                 changed, after every kind of answer
@@ -23,6 +25,7 @@
 #define HOTROW_TEST_LAB06_PROMISES_H
 
 void batch__fee_sums_past_2_31(void **state);
+void batch__fee_sums_past_int64_max(void **state);
 void every_call__leaves_the_connection_as_it_found_it(void **state);
 void batch__domain_edges(void **state);
 void payout__two_at_once_from_two_subs(void **state);

@@ -1062,7 +1062,9 @@ static void payout__smallest_id_and_amount(void **state)
  * fees->account), and one to an account that was never opened: both
  * MONEY_NO_ACCOUNT, nothing written. MONEY_INSUFFICIENT says "not enough
  * yet", and a caller waits for fees to come in; none ever will to an
- * account that is not there. */
+ * account that is not there. So MONEY_NO_ACCOUNT wins when no sub-account
+ * holds the amount either (money.h): a payout of 50 to an account never
+ * opened, out of a fee account holding 5. */
 static void payout__accounts_never_opened(void **state)
 {
 	struct labtest *t = *state;
@@ -1078,10 +1080,17 @@ static void payout__accounts_never_opened(void **state)
 	rc = money_payout(db, &fees, 10, 66, 2);
 	lt_expect(rc == MONEY_NO_ACCOUNT, "reservation", "a payout of 2 to account 66, which was "
 	          "never opened, returned %d; expected MONEY_NO_ACCOUNT (%d)", rc, MONEY_NO_ACCOUNT);
+	rc = money_payout(db, &fees, 11, 66, 50);
+	lt_expect(rc == MONEY_NO_ACCOUNT, "reservation", "a payout of 50 to account 66, which was "
+	          "never opened, out of a fee account holding 5, returned %d; expected "
+	          "MONEY_NO_ACCOUNT (%d)%s", rc, MONEY_NO_ACCOUNT, rc == MONEY_INSUFFICIENT ? ": "
+	          "money.h says MONEY_NO_ACCOUNT wins, since no money will ever come of waiting. "
+	          "When no sub-account holds the amount, ask whether the payee is there too, not "
+	          "only the fee account" : "");
 	lt_expect_int_hint(sql_int(t, "SELECT count(*) FROM transfers"), before, "transfers rows "
-	                   "after two payouts refused with MONEY_NO_ACCOUNT", "reservation");
+	                   "after three payouts refused with MONEY_NO_ACCOUNT", "reservation");
 	const char *bad = books_fault(t);
-	lt_expect(bad == NULL, "reservation", "after two refused payouts: %s", bad);
+	lt_expect(bad == NULL, "reservation", "after three refused payouts: %s", bad);
 }
 
 /* Each transfers row says who paid whom, how much, and what fee: the
@@ -1189,11 +1198,13 @@ int main(void)
 		SQLITE_ONLY(batch__exactly_max),
 		BOTH(batch__fee_sums_past_2_24),
 		BOTH(batch__fee_sums_past_2_31),
+		BOTH(batch__fee_sums_past_int64_max),
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__counts_each_row),
 		BOTH(reconcile__rows_with_no_entries),
 		BOTH(reconcile__counts_past_ten_thousand),
 		BOTH(reconcile__every_step_can_fail),
+		BOTH(balance__every_step_can_fail),
 		BOTH(every_call__leaves_the_connection_as_it_found_it),
 		BOTH(money__refused_for_good_ends),
 		BOTH(transfer__no_overdraft_under_threads),
