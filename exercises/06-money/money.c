@@ -154,7 +154,8 @@ int money_balance(struct kit_db *db, int64_t account, int64_t *out)
 
 int money_reconcile(struct kit_db *db, struct money_audit *out)
 {
-	/* TODO(§8): fill every field of *out, each with one query. */
+	/* TODO(§8): fill every field of *out, each with one query; when a
+	 * query fails, leave *out as it was. */
 	(void)db;
 	(void)out;
 	return KIT_DB_ERR;

@@ -101,10 +101,13 @@ int money_open(struct kit_db *db, int64_t account, int subs, int64_t opening);
  * (buyer -amount, seller +(amount - fee), fee sub-account id % subs +fee;
  * a zero fee writes no fee entry) and the three balances.
  *
- * Returns 0 when applied now; MONEY_ALREADY when a transfer with this id
- * was applied before (a retry after an unclear outcome), writing nothing,
- * whatever the other fields say now (the id alone decides; they are not
- * compared with the stored transfer);
+ * Returns 0 when applied now, by this call's own COMMIT (after a COMMIT
+ * that failed it returns that error, even if a row with this id is there
+ * by then: a retry on another connection may have written it);
+ * MONEY_ALREADY when a transfer with this id was applied before (a retry
+ * after an unclear outcome), writing nothing, whatever the other fields
+ * say now (the id alone decides; they are not compared with the stored
+ * transfer);
  * MONEY_INSUFFICIENT when the buyer's balance is below amount,
  * MONEY_NO_ACCOUNT, MONEY_INVALID, or another KIT_DB_* code, writing
  * nothing at all (a refused transfer may be sent again later with the
@@ -162,7 +165,8 @@ int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
  * it was never opened, or another KIT_DB_* code. */
 int money_balance(struct kit_db *db, int64_t account, int64_t *out);
 
-/* Audit the books (see struct money_audit). Reads only. */
+/* Audit the books (see struct money_audit). Reads only. On failure *out
+ * is left as it was: no figure of an audit that did not finish is given. */
 int money_reconcile(struct kit_db *db, struct money_audit *out);
 
 #endif

@@ -268,7 +268,8 @@ int money_balance(struct kit_db *db, int64_t account, int64_t *out)
 	                        1, p, out);
 }
 
-int money_reconcile(struct kit_db *db, struct money_audit *out)
+/* The audit's five queries, their figures into *out as they come. */
+static int audit(struct kit_db *db, struct money_audit *out)
 {
 	int64_t orphans = 0;
 	int rc = kit_db_query_int(db,
@@ -294,5 +295,15 @@ int money_reconcile(struct kit_db *db, struct money_audit *out)
 	if (rc == 0)
 		rc = kit_db_query_int(db, "SELECT COALESCE(SUM(balance), 0) FROM accounts",
 		                      0, NULL, &out->total);
+	return rc;
+}
+
+/* Into a copy first: a failed audit leaves *out as it was. */
+int money_reconcile(struct kit_db *db, struct money_audit *out)
+{
+	struct money_audit copy;
+	int rc = audit(db, &copy);
+	if (rc == 0)
+		*out = copy;
 	return rc;
 }

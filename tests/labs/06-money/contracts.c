@@ -10,7 +10,6 @@
 #include "tests/labs/06-money/contracts.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "labs/06-money/money.h"
 #include "tests/harness/bounds.h"
@@ -647,11 +646,12 @@ void batch__every_step_can_fail(void **state)
 /* money_reconcile() reads only (money.h): watched through a db hook, it
  * sends no statement that writes or makes anything, not even a
  * temporary table it drops again. Then its k-th statement refused, for
- * every k: an error, never 0 with half-filled counts, no transaction
- * left open (an audit that reads inside one, for a single snapshot, must
- * end it on its error paths too), and nothing left behind that the next
- * audit on the same connection trips over: that one answers 0 and finds
- * the books in order. */
+ * every k: an error, never 0 with half-filled counts, *out as it was (no
+ * figure of an audit that did not finish), no transaction left open (an
+ * audit that reads inside one, for a single snapshot, must end it on its
+ * error paths too), and nothing left behind that the next audit on the
+ * same connection trips over: that one answers 0 and finds the books in
+ * order. */
 void reconcile__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -671,8 +671,8 @@ void reconcile__every_step_can_fail(void **state)
 	char before[LT_SESSION_LEN];
 	lt_session(t, db, before, sizeof before);
 	for (k = 1; k <= SWEEP_MAX; k++) {
-		struct money_audit a;
-		memset(&a, 0, sizeof a);
+		/* The figures of an earlier audit, which a failed one leaves. */
+		struct money_audit a = { 7, 7, 7, 7 };
 		lt_step_arm(LT_STEP_FAILS, k);
 		int rc = money_reconcile(db, &a);
 		if (!lt_step_disarm())
@@ -687,6 +687,15 @@ void reconcile__every_step_can_fail(void **state)
 		lt_expect(rc < 0, "reconcile", "statement %d of money_reconcile refused: it returned "
 		          "%d, expected a negative code (an audit that failed must not say the books "
 		          "balance)", k, rc);
+		lt_expect(a.unbalanced == 7 && a.drifted == 7 && a.negative == 7 && a.total == 7,
+		          "reconcile", "statement %d of money_reconcile refused: *out held 7, 7, 7, 7 "
+		          "from an earlier audit and now holds unbalanced %lld, drifted %lld, negative "
+		          "%lld, total %lld: money.h says a failed audit leaves *out as it was (a "
+		          "caller that logs *out despite the error, or reads only unbalanced, would "
+		          "see figures of an audit that never finished, mixed with old ones). Fill a "
+		          "copy and give it to *out once every query has answered", k,
+		          (long long)a.unbalanced, (long long)a.drifted, (long long)a.negative,
+		          (long long)a.total);
 		struct money_audit b = { -1, -1, -1, -1 };
 		int again = money_reconcile(db, &b);
 		lt_expect(again == 0 && b.unbalanced == 0 && b.drifted == 0 && b.negative == 0 &&

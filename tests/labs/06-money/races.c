@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "labs/06-money/money.h"
 #include "tests/labs/06-money/books.h"
@@ -496,6 +497,104 @@ void batch__two_batches_cross_the_fee_subs(void **state)
 	lt_expect(k > 1, "savepoint", "two batches of two sales each ran no statement: money_batch "
 	          "returned %d and %d", lt_gate_rc(g, 0), lt_gate_rc(g, 1));
 	lt_gate_close(g);
+}
+
+/* ---- after its own COMMIT failed, the same sale on another connection ---- */
+
+struct retry_beside {
+	struct kit_db *other;          /* the client's retry runs here */
+	struct money_transfer sale;
+	int commit_at;                 /* the sale's statement that is its COMMIT */
+	int seen;                      /* statements the sale has started */
+	int other_rc;                  /* what the retry returned */
+	bool other_ran;
+};
+
+static void count_to_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct retry_beside *r = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	r->seen++;
+	if (r->commit_at == 0 && sql && strncasecmp(sql, "COMMIT", 6) == 0)
+		r->commit_at = r->seen;
+}
+
+/* Once the sale's COMMIT has failed (a refused COMMIT has ended the
+ * transaction; a lost answer came after it committed), the retry runs
+ * whole before the sale's next statement. */
+static void retry_after_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct retry_beside *r = arg;
+	(void)sql, (void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (++r->seen > r->commit_at && !r->other_ran) {
+		r->other_ran = true;
+		r->other_rc = money_transfer(r->other, &one_sub, &r->sale);
+	}
+}
+
+/* Sale 7's COMMIT is refused (with an error, as busy) or runs with its
+ * answer lost; before the sale runs anything more, the client's retry of
+ * sale 7 runs whole on another connection. Then sale 7 is applied once,
+ * and at most one of the two calls answered 0: 0 says "applied now, by
+ * this call" (money.h), and one sale cannot be applied by two. A sale
+ * that, after its COMMIT failed, looks its transfers row up and answers 0
+ * when it is there takes the retry's work for its own whenever its own
+ * COMMIT did not run. */
+void transfer__retry_beside_a_failed_commit(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	fresh_books(t, 0);
+	struct kit_db *other = labtest_connect(t);
+	/* Where is the sale's COMMIT? A sale that runs none fails elsewhere. */
+	struct retry_beside r = { .other = other, .sale = { 6, 1, 2, 100, 5 } };
+	kit_db_set_hook(db, count_to_commit, &r);
+	int first = money_transfer(db, &one_sub, &r.sale);
+	kit_db_set_hook(db, NULL, NULL);
+	int commit_at = r.commit_at, seen = r.seen;
+	int rc[3] = { 0 }, other_rc[3] = { 0 };
+	int64_t paid[3] = { 0 }, rows[3] = { 0 };
+	bool failed[3] = { false };
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && first == 0 && commit_at > 0; how++) {
+		fresh_books(t, 0);
+		r = (struct retry_beside){ .other = other, .sale = { 7, 1, 2, 100, 5 },
+		                           .commit_at = commit_at };
+		kit_db_set_hook(db, retry_after_commit, &r);
+		lt_step_arm(how, commit_at);
+		rc[how] = money_transfer(db, &one_sub, &r.sale);
+		failed[how] = lt_step_disarm();
+		kit_db_set_hook(db, NULL, NULL);
+		if (!r.other_ran)
+			r.other_rc = money_transfer(other, &one_sub, &r.sale);
+		other_rc[how] = r.other_rc;
+		paid[how] = 500 - balance(t, 1);
+		rows[how] = rows_of(t, 7);
+	}
+	kit_db_close(other);
+	lt_expect(first == 0 && commit_at > 0, "entries", "a sale of 100 returned %d after %d "
+	          "statements, %s", first, seen, commit_at > 0 ? "not 0" : "none of them a COMMIT "
+	          "(kit_db_commit)");
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+		int zeros = (rc[how] == 0) + (other_rc[how] == 0);
+		lt_expect(failed[how], "idempotency", "the sale's COMMIT (statement %d of a sale, as "
+		          "sale 6 showed) was not reached by sale 7: it returned %d", commit_at, rc[how]);
+		lt_expect(paid[how] == 100 && rows[how] == 4 && zeros <= 1 &&
+		          (!lt_step_refused(how) || (rc[how] != 0 && other_rc[how] == 0)),
+		          "idempotency", "sale 7: its COMMIT %s, and the client's retry of sale 7 ran "
+		          "on another connection before the sale's next statement; the sale returned "
+		          "%d, the retry %d, the buyer paid %lld and sale 7 has %lld rows (expected "
+		          "100 paid, 4 rows, and 0 from at most one of them%s)%s", lt_step_what(how),
+		          rc[how], other_rc[how], (long long)paid[how], (long long)rows[how],
+		          lt_step_refused(how) ? ": the refused sale applied nothing, the retry "
+		          "applied it" : "", zeros > 1 ? ": two calls said 0 (\"applied now\") for "
+		          "one sale; after its own COMMIT failed, the sale took the row it found "
+		          "(the retry's) for its own. Return the COMMIT's error: the client's retry "
+		          "with the same id finds out what happened" : "");
+	}
 }
 
 /* ---- every step failing ---- */

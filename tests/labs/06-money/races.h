@@ -7,6 +7,8 @@
  *   transfer__refused_while_the_buyer_is_paid  a short buyer paid by another sale meanwhile
  *   batch__same_batch_twice_at_once    one batch applied twice at once
  *   batch__two_batches_cross_the_fee_subs  two batches meeting the fee sub-accounts in opposite orders
+ *   transfer__retry_beside_a_failed_commit  a sale's COMMIT fails while its retry runs
+ *                                      on another connection: 0 from one of them at most
  *   transfer__every_step_can_fail      each statement of a sale refused, or its answer lost
  *   payout__every_step_can_fail        the same for a payout
  *   transfer__nothing_shared_between_threads  a sale held inside the snprintf of its amount
@@ -24,6 +26,7 @@ void payout__waits_for_a_sale_crediting_its_sub(void **state);
 void payout__sales_to_other_subs_do_not_wait(void **state);
 void batch__same_batch_twice_at_once(void **state);
 void batch__two_batches_cross_the_fee_subs(void **state);
+void transfer__retry_beside_a_failed_commit(void **state);
 void transfer__every_step_can_fail(void **state);
 void payout__every_step_can_fail(void **state);
 void transfer__nothing_shared_between_threads(void **state);
