@@ -660,16 +660,24 @@ int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *con
 }
 
 struct one_int {
-	bool seen;
+	bool seen, range;
 	int64_t value;
+	char text[48];
 };
 
+/* A value past int64_t (a SUM of bigints on PostgreSQL is numeric, and
+ * can pass it) is an error, not INT64_MAX or INT64_MIN read as if true. */
 static int take_int(void *arg, int ncols, const char *const *values)
 {
 	struct one_int *o = arg;
 	if (!o->seen) {
 		o->seen = true;
-		o->value = ncols > 0 && values[0] ? strtoll(values[0], NULL, 10) : 0;
+		if (ncols > 0 && values[0]) {
+			errno = 0;
+			o->value = strtoll(values[0], NULL, 10);
+			o->range = errno == ERANGE;
+			snprintf(o->text, sizeof o->text, "%s", values[0]);
+		}
 	}
 	return 0;
 }
@@ -677,13 +685,17 @@ static int take_int(void *arg, int ncols, const char *const *values)
 int kit_db_query_int(struct kit_db *db, const char *sql, int nparams,
                      const char *const *params, int64_t *out)
 {
-	struct one_int o = { false, 0 };
+	struct one_int o = { false, false, 0, "" };
 	int rc = kit_db_query(db, sql, nparams, params, take_int, &o);
 	if (rc != 0)
 		return rc;
 	if (!o.seen) {
 		set_err(db, sql, "no row");
 		return KIT_DB_NOROW;
+	}
+	if (o.range) {
+		set_err(db, sql, "the value %s does not fit in an int64_t", o.text);
+		return KIT_DB_ERR;
 	}
 	*out = o.value;
 	return 0;

@@ -56,7 +56,8 @@ int kit_db_connected(const struct kit_db *db);
 int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params);
 
 /* Run a query that returns one row with one integer column into *out.
- * KIT_DB_NOROW when it returned no row; NULL reads as 0. */
+ * KIT_DB_NOROW when it returned no row; NULL reads as 0; KIT_DB_ERR when
+ * the value does not fit in an int64_t (a SUM past INT64_MAX). */
 int kit_db_query_int(struct kit_db *db, const char *sql, int nparams,
                      const char *const *params, int64_t *out);
 

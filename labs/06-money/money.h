@@ -162,7 +162,8 @@ int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
  * only: on SQLite it takes no write lock (no kit_db_begin, BEGIN
  * IMMEDIATE), so a sale in flight does not hold it up. Returns
  * 0 (an account opened with nothing has balance 0), MONEY_NO_ACCOUNT when
- * it was never opened, or another KIT_DB_* code. */
+ * it was never opened, or another KIT_DB_* code: KIT_DB_ERR when the sum
+ * is past what an int64_t holds (never a figure clamped or wrapped). */
 int money_balance(struct kit_db *db, int64_t account, int64_t *out);
 
 /* Audit the books (see struct money_audit). Reads only. On failure *out

@@ -763,3 +763,24 @@ void balance__every_step_can_fail(void **state)
 	}
 	lt_expect(k > 1, "balance", "money_balance ran no statement at all");
 }
+
+/* A balance past INT64_MAX: three sub-accounts of 2^62 each (set straight
+ * in the table: no sale in the checks makes that much) add up to 3 * 2^62,
+ * which no int64_t holds. money_balance says so with an error; a figure
+ * clamped to INT64_MAX (strtoll's answer when a sum overflows it) or
+ * wrapped below zero is a balance nobody has. */
+void balance__past_int64_max_is_an_error(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 70, 3, 0);
+	labtest_exec(t, "UPDATE accounts SET balance = 4611686018427387904 WHERE id = 70");
+	int64_t got = -1;
+	int rc = money_balance(db, 70, &got);
+	lt_expect(rc < 0, "balance", "money_balance of account 70, whose three sub-accounts hold "
+	          "2^62 each (3 * 2^62 in all, past INT64_MAX), returned %d with %lld; expected an "
+	          "error: no int64_t holds that balance%s", rc, (long long)got,
+	          rc == 0 && got == INT64_MAX ? " (INT64_MAX is what strtoll answers for a number "
+	          "past it: is the sum read with strtoll, its ERANGE not looked at?)" : rc == 0 &&
+	          got < 0 ? " (it wrapped below zero: is the sum added up in C?)" : "");
+}

@@ -16,6 +16,7 @@
  *                                     an error, and the next audit works
  *   balance__every_step_can_fail      each statement of money_balance refused: an error, no
  *                                     transaction left open, and the next call works
+ *   balance__past_int64_max_is_an_error  sub-accounts that add up past INT64_MAX: an error
  */
 #ifndef HOTROW_TEST_LAB06_CONTRACTS_H
 #define HOTROW_TEST_LAB06_CONTRACTS_H
@@ -29,5 +30,6 @@ void batch__invalid_one_in_the_middle(void **state);
 void batch__every_step_can_fail(void **state);
 void reconcile__every_step_can_fail(void **state);
 void balance__every_step_can_fail(void **state);
+void balance__past_int64_max_is_an_error(void **state);
 
 #endif
