@@ -2665,6 +2665,7 @@ static void flush__putback_meeting_a_bad_key_counts_once(void **state)
 		          "first write, so it gives back all or nothing" : "Views were lost: was the park "
 		          "deleted when its put-back failed?");
 	}
+	kit_store_free(st);
 }
 
 /* Counts the store's commands; past its limit the store refuses every
