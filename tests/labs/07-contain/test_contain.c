@@ -1352,11 +1352,13 @@ static void hot_rows_now__oldest_wait_whoever_began_first(void **state)
 		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
 	char why[300];
 	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	/* Either waiter may have the row next: the late one's transaction
+	 * ends before the first is waited for, as the first may wait for it */
 	kit_db_commit(h);
-	pthread_join(w.th, NULL);
 	if (late)
 		pthread_join(u.th, NULL);
 	kit_db_commit(u.db);
+	pthread_join(w.th, NULL);
 	kit_db_close(u.db);
 	kit_db_close(h);
 	expect_line(lined, 2, LINE_FORMS);
