@@ -3,6 +3,7 @@
  */
 #include "tests/harness/session.h"
 #include "tests/harness/sql.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -133,6 +134,32 @@ int64_t lt_session_id(struct kit_db *db)
 	                     : "SELECT pg_backend_pid()", 0, NULL, &id) != 0)
 		return -1;
 	return id;
+}
+
+bool lt_end_session(struct labtest *t, struct kit_db *db, bool noticed)
+{
+	bool mysql = kit_db_engine(db) == KIT_DB_MYSQL;
+	int64_t id = lt_session_id(db);
+	char sql[128];
+	if (kit_db_engine(db) == KIT_DB_SQLITE || id <= 0)
+		return false;
+	snprintf(sql, sizeof sql, mysql ? "KILL %lld" : "SELECT pg_terminate_backend(%lld)",
+	         (long long)id);
+	labtest_exec(t, sql);
+	snprintf(sql, sizeof sql, mysql ? "SELECT count(*) FROM information_schema.PROCESSLIST"
+	         " WHERE ID = %lld" : "SELECT count(*) FROM pg_stat_activity WHERE pid = %lld",
+	         (long long)id);
+	int64_t listed = 1;
+	for (int i = 0; i < 500 && (listed = labtest_int(t, sql)) > 0; i++)
+		util_sleep_ns(10 * 1000000LL);
+	if (listed != 0)
+		return false;
+	for (int i = 0; noticed && i < 100 && kit_db_connected(db); i++) {
+		kit_db_exec(db, "SELECT 1", 0, NULL);
+		if (kit_db_connected(db))
+			util_sleep_ns(20 * 1000000LL);
+	}
+	return !noticed || !kit_db_connected(db);
 }
 
 int lt_lock_waiting(struct kit_db *monitor, int64_t id)

@@ -70,6 +70,15 @@ void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *befo
  * query failed (kit_db_errmsg(db) says why). */
 int64_t lt_session_id(struct kit_db *db);
 
+/* End db's server session from the test's own connection, as a restart,
+ * a failover or an idle timeout does (pg_terminate_backend on PostgreSQL,
+ * KILL on MariaDB), and wait up to 5 s until the server no longer lists
+ * it. With noticed, then send db a statement (every 20 ms, up to 2 s)
+ * until the kit has seen the close too (kit_db_connected(db) 0); without,
+ * db's next statement is the first to meet it. Whether all of that
+ * happened; false on SQLite, which has no session to end. */
+bool lt_end_session(struct labtest *t, struct kit_db *db, bool noticed);
+
 /* Whether session id (lt_session_id) waits for a lock, as the server shows
  * it to another connection, monitor: pg_stat_activity's wait_event_type
  * 'Lock' on PostgreSQL, INNODB_TRX's trx_state 'LOCK WAIT' on MariaDB.

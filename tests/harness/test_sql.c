@@ -263,6 +263,35 @@ static void session__a_lock_wait_is_seen_by_another_connection(void **state)
 	lt_expect_int(labtest_int(t, "SELECT n FROM lt_wait_rows WHERE id = 1"), 11, "the row after both");
 }
 
+/* session.h's lt_end_session, on each engine: a session it ends is gone
+ * from the server; with noticed the kit has seen it (kit_db_connected 0),
+ * without it the connection's next statement fails. The test's own
+ * connection goes on. SQLite has no session to end (false). */
+static void session__an_ended_session_is_gone(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *seen = labtest_connect(t), *unseen = labtest_connect(t);
+	if (t->engine == KIT_DB_SQLITE) {
+		lt_expect(!lt_end_session(t, seen, true) && kit_db_connected(seen), NULL,
+		          "SQLite: a session was ended");
+		kit_db_close(seen);
+		kit_db_close(unseen);
+		return;
+	}
+	bool ended_seen = lt_end_session(t, seen, true);
+	bool ended_unseen = lt_end_session(t, unseen, false);
+	bool still = kit_db_connected(unseen);
+	int next = kit_db_exec(unseen, "SELECT 1", 0, NULL);
+	lt_expect(ended_seen && !kit_db_connected(seen), NULL, "ended with noticed: %d, and the kit "
+	          "says connected %d (expected 1 and 0)", ended_seen, kit_db_connected(seen));
+	lt_expect(ended_unseen && still && next != 0, NULL, "ended without noticed: %d, connected "
+	          "before its next statement %d, that statement %d (expected 1, 1, an error)",
+	          ended_unseen, still, next);
+	lt_expect_int(labtest_int(t, "SELECT 7"), 7, "the test's own connection afterwards");
+	kit_db_close(seen);
+	kit_db_close(unseen);
+}
+
 /* A predicate on a statement answers true for each of sets, false for
  * each of not_sets and for NULL; what says what true means. */
 static void classifies(bool (*pred)(const char *), const char *what, const char *const *sets,
@@ -363,6 +392,7 @@ int main(void)
 		LABTEST_ALL(steps__tx_watch_counts_writes_with_no_transaction),
 		LABTEST_ALL(steps__lock_watch_counts_statements_inside_the_lock),
 		LABTEST_ALL(session__a_lock_wait_is_seen_by_another_connection),
+		LABTEST_ALL(session__an_ended_session_is_gone),
 		cmocka_unit_test(session__timeouts_set_by_any_statement),
 		cmocka_unit_test(session__durability_turned_down_by_any_statement),
 		LABTEST_ALL(session__a_timeout_watch_sees_the_kits_own),

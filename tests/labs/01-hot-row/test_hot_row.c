@@ -2439,15 +2439,7 @@ static void like_post__refused_for_good_ends(void **state)
 	if (t->engine != KIT_DB_POSTGRES)
 		return;
 	struct kit_db *gone = labtest_connect(t);
-	char sql[80];
-	snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%lld)", (long long)lt_session_id(gone));
-	labtest_exec(t, sql);
-	for (int i = 0; i < 100 && kit_db_connected(gone); i++) {
-		kit_db_exec(gone, "SELECT 1", 0, NULL);
-		if (kit_db_connected(gone))
-			util_sleep_ns(20 * 1000000LL);
-	}
-	bool dead = !kit_db_connected(gone);
+	bool dead = lt_end_session(t, gone, true);
 	atomic_store(&a.calls, 0);
 	int rc = dead ? like_post(gone, 1, 8, &app) : 0;
 	kit_db_close(gone);

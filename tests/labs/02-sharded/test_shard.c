@@ -2185,16 +2185,8 @@ static void shard_increment__failure_is_an_error(void **state)
 	if (t->engine != KIT_DB_POSTGRES)
 		return;
 	struct kit_db *gone = held[0] = labtest_connect(t);
-	char sql[80];
-	snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%lld)", (long long)lt_session_id(gone));
-	labtest_exec(t, sql);
-	for (int i = 0; i < 100 && kit_db_connected(gone); i++) {
-		kit_db_exec(gone, "SELECT 1", 0, NULL);
-		if (kit_db_connected(gone))
-			util_sleep_ns(20 * 1000000LL);
-	}
-	lt_expect(!kit_db_connected(gone), NULL, "the test's connection whose server process it "
-	          "ended still says it is connected");
+	lt_expect(lt_end_session(t, gone, true), NULL, "the test's connection whose server process "
+	          "it ended still says it is connected");
 	uint32_t drawn = next;
 	int rc = shard_increment(gone, POST, counting, &next);
 	lt_expect(rc < 0 && next == drawn + 1, "upsert", "shard_increment on a connection the server "
