@@ -88,7 +88,9 @@ struct money_audit {
 	                               was made or lost */
 };
 
-/* Create the tables if they do not exist, and MONEY_OUTSIDE's row. */
+/* Create the tables if they do not exist, and MONEY_OUTSIDE's row. On
+ * SQLite the balance column is CHECKed to hold an integer: a sum past
+ * INT64_MAX is then an error there too, not a REAL (README §3). */
 int money_setup(struct kit_db *db);
 
 /* Create account `account` with `subs` sub-accounts (rows (account, 0) ..
@@ -111,7 +113,9 @@ int money_open(struct kit_db *db, int64_t account, int subs, int64_t opening);
  * MONEY_INSUFFICIENT when the buyer's balance is below amount,
  * MONEY_NO_ACCOUNT, MONEY_INVALID, or another KIT_DB_* code, writing
  * nothing at all (a refused transfer may be sent again later with the
- * same id). Whatever the number of threads, no balance goes below zero. */
+ * same id). Whatever the number of threads, no balance goes below zero,
+ * and none past INT64_MAX: a sale that would credit one past it is the
+ * database's error (a KIT_DB_* code), as a payout that would is. */
 int money_transfer(struct kit_db *db, const struct money_fees *fees,
                    const struct money_transfer *t);
 
@@ -135,7 +139,8 @@ int money_transfer(struct kit_db *db, const struct money_fees *fees,
  * sub-account's sum past INT64_MAX fails alone, with KIT_DB_ERR, and the
  * batch goes on. What only those final credits find fails the whole batch:
  * a sum that fits but would take its sub-account's balance past INT64_MAX
- * (the error PostgreSQL and MariaDB give such a credit), and a fee
+ * (the error PostgreSQL and MariaDB give such a credit, and on SQLite the
+ * CHECK money_setup() puts on the balance column), and a fee
  * sub-account with no row (fees->subs more than the fee account was
  * opened with: MONEY_NO_ACCOUNT), unless the batch asks for each fee
  * sub-account's row as its sales meet it and refuses those sales alone,

@@ -29,19 +29,28 @@ static struct num num(int64_t v)
 
 int money_setup(struct kit_db *db)
 {
-	int rc = kit_db_exec(db,
-		"CREATE TABLE IF NOT EXISTS accounts ("
-		"  id BIGINT NOT NULL, sub INT NOT NULL, balance BIGINT NOT NULL,"
-		"  PRIMARY KEY (id, sub));"
-		"CREATE TABLE IF NOT EXISTS transfers ("
-		"  id BIGINT PRIMARY KEY, debit BIGINT NOT NULL, credit BIGINT NOT NULL,"
-		"  amount BIGINT NOT NULL, fee BIGINT NOT NULL);"
-		"CREATE TABLE IF NOT EXISTS entries ("
-		"  transfer_id BIGINT NOT NULL, account_id BIGINT NOT NULL, sub INT NOT NULL,"
-		"  amount BIGINT NOT NULL);"
-		"CREATE INDEX IF NOT EXISTS entries_by_transfer ON entries (transfer_id);"
-		"CREATE INDEX IF NOT EXISTS entries_by_account ON entries (account_id, sub)",
-		0, NULL);
+	/* No balance holds more than INT64_MAX. PostgreSQL and MariaDB refuse
+	 * a sum past it; SQLite would store it as a REAL, rounded, so there
+	 * the CHECK refuses it instead. */
+	int rc = kit_db_exec(db, kit_db_engine(db) == KIT_DB_SQLITE
+		? "CREATE TABLE IF NOT EXISTS accounts ("
+		  "  id BIGINT NOT NULL, sub INT NOT NULL,"
+		  "  balance BIGINT NOT NULL CHECK (typeof(balance) = 'integer'),"
+		  "  PRIMARY KEY (id, sub))"
+		: "CREATE TABLE IF NOT EXISTS accounts ("
+		  "  id BIGINT NOT NULL, sub INT NOT NULL, balance BIGINT NOT NULL,"
+		  "  PRIMARY KEY (id, sub))", 0, NULL);
+	if (rc == 0)
+		rc = kit_db_exec(db,
+			"CREATE TABLE IF NOT EXISTS transfers ("
+			"  id BIGINT PRIMARY KEY, debit BIGINT NOT NULL, credit BIGINT NOT NULL,"
+			"  amount BIGINT NOT NULL, fee BIGINT NOT NULL);"
+			"CREATE TABLE IF NOT EXISTS entries ("
+			"  transfer_id BIGINT NOT NULL, account_id BIGINT NOT NULL, sub INT NOT NULL,"
+			"  amount BIGINT NOT NULL);"
+			"CREATE INDEX IF NOT EXISTS entries_by_transfer ON entries (transfer_id);"
+			"CREATE INDEX IF NOT EXISTS entries_by_account ON entries (account_id, sub)",
+			0, NULL);
 	/* The outside world's row, once: MariaDB says "insert unless the key
 	 * is there" as INSERT IGNORE (README §5). */
 	if (rc == 0)

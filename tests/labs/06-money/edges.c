@@ -275,6 +275,77 @@ void transfer__values_past_2_53(void **state)
 	lt_expect(bad == NULL, "balance", "the books after a sale of 2^62 + 5: %s", bad);
 }
 
+/* A credit past INT64_MAX fails and writes nothing (money.h: no balance
+ * holds more). The books reach that edge only at their very end: a buyer
+ * opened with 1 and a seller with INT64_MAX take the outside to
+ * INT64_MIN. One more cent to the seller is then the database's error on
+ * every engine: PostgreSQL and MariaDB refuse the sum, and on SQLite,
+ * which would store it as a REAL, rounded, the CHECK money_setup() gives
+ * the balance column refuses it. A sale, a sale in a batch (which fails
+ * alone) and a payout are each tried. */
+static int64_t not_integers(struct labtest *t)
+{
+	return t->engine == KIT_DB_SQLITE
+		? sql_int(t, "SELECT count(*) FROM accounts WHERE typeof(balance) <> 'integer'") : 0;
+}
+
+void transfer__credit_past_int64_max_is_an_error(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1);
+	open_account(db, 2, 1, INT64_MAX);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	struct money_fees two = { FEE_ACCOUNT, 2 };
+
+	int rc = transfer(db, 5, 1, 2, 1, 0, 2);
+	int64_t reals = not_integers(t);
+	lt_expect(reals == 0, "balance", "after a sale of 1 to a seller holding INT64_MAX, %lld "
+	          "balance(s) were no longer integers: SQLite stores a sum past INT64_MAX as a REAL "
+	          "(rounded: money drifts) unless the table refuses it, and money_setup()'s CHECK "
+	          "(typeof(balance) = 'integer') is there to refuse it", (long long)reals);
+	if (reals != 0)
+		return;
+	lt_expect(rc < 0 && rc != MONEY_ALREADY && rc != MONEY_INSUFFICIENT && rc != MONEY_INVALID &&
+	          rc != MONEY_NO_ACCOUNT, "balance", "a sale of 1 to a seller holding INT64_MAX "
+	          "returned %d: expected the database's error (the seller's balance would pass "
+	          "INT64_MAX, which no balance holds)", rc);
+	lt_expect(rows_of(t, 5) == 0 && balance(t, 1) == 1 && balance(t, 2) == INT64_MAX, "balance",
+	          "after a sale of 1 to a seller holding INT64_MAX failed: %lld row(s) of it, the "
+	          "buyer at %lld, the seller at %lld (expected none, 1 and INT64_MAX: a refused sale "
+	          "writes nothing)", (long long)rows_of(t, 5), (long long)balance(t, 1),
+	          (long long)balance(t, 2));
+
+	/* In a batch it fails alone, and the sale beside it is applied. */
+	struct money_transfer list[] = { { 6, 1, 2, 1, 0 }, { 7, 1, 3, 1, 1 } };
+	int results[2] = { 42, 42 };
+	rc = money_batch(db, &two, list, 2, results);
+	lt_expect(rc == 0 && results[0] < 0 && results[0] != MONEY_ALREADY &&
+	          results[0] != MONEY_INSUFFICIENT && results[1] == 0, "savepoint", "a batch of a "
+	          "sale of 1 to the seller holding INT64_MAX, then a sale of 1 to another seller, "
+	          "returned %d with results %d, %d (%s): expected 0, the database's error for the "
+	          "first (it fails alone) and 0", rc, results[0], results[1],
+	          rc ? labtest_why(db) : "committed");
+	lt_expect(not_integers(t) == 0 && rows_of(t, 6) == 0 && balance(t, 2) == INT64_MAX &&
+	          balance(t, 1) == 0 && balance(t, FEE_ACCOUNT) == 1, "savepoint", "after that "
+	          "batch: %lld row(s) of the failed sale, the seller at %lld, the buyer at %lld, the "
+	          "fee account at %lld (expected none, INT64_MAX, 0 and 1)", (long long)rows_of(t, 6),
+	          (long long)balance(t, 2), (long long)balance(t, 1),
+	          (long long)balance(t, FEE_ACCOUNT));
+
+	/* A payout of the fee account's 1 to the same seller. */
+	rc = money_payout(db, &two, 8, 2, 1);
+	lt_expect(rc < 0 && rc != MONEY_ALREADY && rc != MONEY_INSUFFICIENT && rc != MONEY_INVALID &&
+	          rc != MONEY_NO_ACCOUNT && not_integers(t) == 0 && rows_of(t, 8) == 0 &&
+	          balance(t, 2) == INT64_MAX && balance(t, FEE_ACCOUNT) == 1, "reservation",
+	          "a payout of 1 to a payee holding INT64_MAX returned %d, and left %lld row(s) of "
+	          "it, the payee at %lld, the fee account at %lld: expected the database's error, "
+	          "no row, INT64_MAX and 1 (the reservation is undone with the rest)", rc,
+	          (long long)rows_of(t, 8), (long long)balance(t, 2),
+	          (long long)balance(t, FEE_ACCOUNT));
+}
+
 /* money_batch() takes 1..MONEY_MAX_BATCH transfers: 0 and
  * MONEY_MAX_BATCH + 1 are MONEY_INVALID and apply nothing. */
 void batch__size_edges(void **state)

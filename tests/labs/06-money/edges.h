@@ -7,6 +7,8 @@
  *   transfer__values_past_2_31        id, amount, fee, seller's share, payout and a batch's
  *                                     ids past 2^31
  *   transfer__values_past_2_53        amounts a double cannot hold
+ *   transfer__credit_past_int64_max_is_an_error  a sale, a batch's sale and a payout
+ *                                     to a seller holding INT64_MAX: errors, nothing written
  *   batch__size_edges                 0 and MONEY_MAX_BATCH + 1: MONEY_INVALID
  *   batch__exactly_max                MONEY_MAX_BATCH transfers, all applied
  *   batch__fee_sums_past_2_24         a batch's fee sum exact past 2^24
@@ -19,6 +21,7 @@
 void transfer__domain_edges(void **state);
 void transfer__values_past_2_31(void **state);
 void transfer__values_past_2_53(void **state);
+void transfer__credit_past_int64_max_is_an_error(void **state);
 void batch__size_edges(void **state);
 void batch__exactly_max(void **state);
 void batch__fee_sums_past_2_24(void **state);

@@ -1165,6 +1165,7 @@ int main(void)
 		BOTH(transfer__buyer_pays_from_sub_0),
 		BOTH(transfer__values_past_2_31),
 		BOTH(transfer__values_past_2_53),
+		BOTH(transfer__credit_past_int64_max_is_an_error),
 		BOTH(transfer__retry_applies_once),
 		BOTH(transfer__two_at_once_cannot_overdraw),
 		PG_ONLY(money__waits_as_long_as_the_session_allows),
