@@ -486,8 +486,11 @@ static void drop_other_databases(struct top_sampler *ts)
 
 /* ---- the lanes ---- */
 
-/* Queue order: the transactionid waiter is next, then the tuple lock's
- * waiters oldest first (its queue is first come, first served). */
+/* The order a lane shows: the transactionid waiters first, longest
+ * waiting first, then the tuple lock's waiters, oldest first (that lock's
+ * queue is first come, first served). It is the order they lined up, not
+ * who gets the row next: at the holder's commit every transactionid
+ * waiter wakes at once and they race for it. */
 static int by_queue(const void *a, const void *b)
 {
 	const struct top_waiter *x = a, *y = b;

@@ -8,7 +8,8 @@
  * and pg_stat_statements, when the extension is installed in the database,
  * for the statements that take the most time. It turns them into the
  * kit's picture: one lane per contended row (the holder and its age, the
- * waiters in the order they will get the row), the backends as pool cells,
+ * waiters in the order they lined up: no promise of who gets the row
+ * next, see below), the backends as pool cells,
  * per-second rates, and what the sampling itself cost the server.
  *
  * How a row's queue looks in pg_locks (checked on PostgreSQL 15): the
