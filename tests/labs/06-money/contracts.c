@@ -105,6 +105,16 @@ void open__domain_edges(void **state)
 	          "rows is no account, not a balance of 0 (is a NULL sum read as 0, or a "
 	          "COALESCE hiding the missing row?)", rc, (long long)bal, MONEY_NO_ACCOUNT);
 
+	/* MONEY_OUTSIDE is an account too, opened by money_setup(): its
+	 * balance is minus all that was brought into the books. */
+	int64_t brought = -sql_int(t, "SELECT balance FROM accounts WHERE id = 0");
+	bal = 12345;
+	rc = money_balance(db, MONEY_OUTSIDE, &bal);
+	lt_expect(rc == 0 && bal == -brought, "balance", "money_balance of MONEY_OUTSIDE (account 0) "
+	          "returned %d with balance %lld: expected 0 and %lld, minus the money brought into "
+	          "the books. money_setup() opens it: is an id of 0 refused before the database is "
+	          "asked?", rc, (long long)bal, (long long)-brought);
+
 	const int64_t big = LT_PAST_INT32 + 5;
 	open_account(db, big, 1, 7);
 	lt_expect_int_hint(sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = %lld",

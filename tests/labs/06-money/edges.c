@@ -9,6 +9,7 @@
  */
 #include "tests/labs/06-money/edges.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,8 @@ void batch__size_edges(void **state)
 
 	int empty = money_batch(db, &f, list, 0, results);
 	int over = money_batch(db, &f, list, n, results);
+	int below[2] = { money_batch(db, &f, list, -1, results),
+	                 money_batch(db, &f, list, INT_MIN, results) };
 	int64_t after_over = labtest_int(t, "SELECT count(*) FROM transfers WHERE id > 0");
 	int one = money_batch(db, &f, list, 1, results);
 	int one_result = results[0];
@@ -376,8 +379,13 @@ void batch__size_edges(void **state)
 	lt_expect_int_hint(empty, MONEY_INVALID, "money_batch of 0 transfers", "invalid");
 	lt_expect_int_hint(over, MONEY_INVALID, "money_batch of MONEY_MAX_BATCH + 1 (10,001) "
 	                   "transfers", "invalid");
-	lt_expect_int_hint(after_over, 0, "transfers applied by the refused batch of 10,001",
-	                   "invalid");
+	lt_expect(below[0] == MONEY_INVALID && below[1] == MONEY_INVALID, "invalid", "money_batch of "
+	          "-1 and of INT_MIN transfers returned %d and %d: expected MONEY_INVALID (%d) for both "
+	          "(money.h: 1..MONEY_MAX_BATCH; a count that went below zero in the caller's code is "
+	          "no batch, and a 0 tells the caller it went through)", below[0], below[1],
+	          MONEY_INVALID);
+	lt_expect_int_hint(after_over, 0, "transfers applied by the refused batches of 10,001, -1 "
+	                   "and INT_MIN", "invalid");
 	lt_expect_int_hint(one, 0, "money_batch of 1 transfer", "savepoint");
 	lt_expect_int_hint(one_result, 0, "results[0] of a batch of 1", "savepoint");
 	lt_expect_int_hint(balance(t, 2), 1, "seller's balance after a batch of one sale of 1",

@@ -110,6 +110,36 @@ void batch__fee_sums_past_int64_max(void **state)
 	lt_expect(bad == NULL, "fee-subs", "the books after a batch of fees past INT64_MAX: %s", bad);
 }
 
+/* The other side of that edge: fees that sum to exactly INT64_MAX fit,
+ * and are applied. Buyers opened with 2^62 and 2^62 - 1 (all the books
+ * can hold besides) each pay it all as a fee, in one batch, to a fee
+ * account of one row: both sales 0, the fee account at INT64_MAX. A test
+ * of the sum off by one (fee >= INT64_MAX - sum) refuses the second. */
+void batch__fee_sums_up_to_int64_max_exactly(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	const int64_t big = INT64_C(1) << 62;
+	open_account(db, 1, 1, big);
+	open_account(db, 3, 1, big - 1);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	struct money_fees one = { FEE_ACCOUNT, 1 };
+	struct money_transfer list[] = { { 101, 1, 2, big, big }, { 102, 3, 2, big - 1, big - 1 } };
+	int results[2] = { 42, 42 };
+	int rc = money_batch(db, &one, list, 2, results);
+	int64_t got = balance(t, FEE_ACCOUNT);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0 && got == INT64_MAX, "fee-subs",
+	          "a batch of fees 2^62 and 2^62 - 1 to a fee account of one row returned %d with "
+	          "results %d, %d (%s), and the fee account holds %lld; expected 0 with results 0, 0 "
+	          "and INT64_MAX: a sum of exactly INT64_MAX fits (is the test before the add off by "
+	          "one: fee >= INT64_MAX - sum where fee > INT64_MAX - sum is due?)", rc, results[0],
+	          results[1], rc ? labtest_why(db) : "committed", (long long)got);
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "fee-subs", "the books after a batch of fees summing to INT64_MAX: %s",
+	          bad);
+}
+
 /* 1 when the session `id` (of db) has a transaction open, as the server
  * shows it to another connection (obs): pg_stat_activity's "idle in
  * transaction", INNODB_TRX's row for the thread; on SQLite a write lock

@@ -4,6 +4,8 @@
  *   batch__fee_sums_past_2_31     a batch's fee sum exact past 2^31
  *   batch__fee_sums_past_int64_max  a fee that would take a batch's sum past
  *                                 INT64_MAX: that sale fails alone
+ *   batch__fee_sums_up_to_int64_max_exactly  fees summing to exactly
+ *                                 INT64_MAX: applied
  *   every_call__leaves_the_connection_as_it_found_it
  *                                 no transaction open, no session setting
  *                                 changed, after every kind of answer
@@ -26,6 +28,7 @@
 
 void batch__fee_sums_past_2_31(void **state);
 void batch__fee_sums_past_int64_max(void **state);
+void batch__fee_sums_up_to_int64_max_exactly(void **state);
 void every_call__leaves_the_connection_as_it_found_it(void **state);
 void batch__domain_edges(void **state);
 void payout__two_at_once_from_two_subs(void **state);

@@ -1201,6 +1201,7 @@ int main(void)
 		BOTH(batch__fee_sums_past_2_24),
 		BOTH(batch__fee_sums_past_2_31),
 		BOTH(batch__fee_sums_past_int64_max),
+		BOTH(batch__fee_sums_up_to_int64_max_exactly),
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__counts_each_row),
 		BOTH(reconcile__rows_with_no_entries),
