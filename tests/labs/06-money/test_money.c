@@ -425,6 +425,29 @@ static void transfer__fee_row_locked_last(void **state)
 	          "statements, from statement %d on: with one sub-account too, the batch sums the "
 	          "fees and credits the row once, last, before COMMIT (money.h)", o.locked_after,
 	          o.statements, o.first_locked);
+
+	/* And a batch of 250 sales: the sums wait for the last one however
+	 * many come before it (credited every 100 sales, "to keep the sums
+	 * small", the row is held from the 100th sale to COMMIT). */
+	enum { LONG_BATCH = 250 };
+	open_account(db, 5, 1, 10 * LONG_BATCH);
+	struct money_transfer many[LONG_BATCH];
+	int resn[LONG_BATCH];
+	for (int i = 0; i < LONG_BATCH; i++)
+		many[i] = (struct money_transfer){ 100 + i, 5, 2, 10, 1 };
+	struct probe l = { .other = p.other };
+	kit_db_set_hook(db, probe_fee_row, &l);
+	rc = money_batch(db, &one, many, LONG_BATCH, resn);
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && balance(t, 5) == 0, "entries", "money_batch of 250 sales of 10 by an "
+	          "account holding 2,500: returned %d (%s), the buyer left with %lld", rc,
+	          labtest_why(db), (long long)balance(t, 5));
+	lt_expect(l.locked_after == 1 && l.first_locked == l.statements, "fee-last",
+	          "a batch of 250 sales to a fee account of one row: expected the row locked by the "
+	          "one credit at the batch's end only, got it locked at the end of %d of its %d "
+	          "statements, from statement %d on: are the sums credited before the last sale "
+	          "(every so many sales)? However long the batch, the fee rows are credited once, "
+	          "last, before COMMIT (money.h)", l.locked_after, l.statements, l.first_locked);
 }
 
 /* ---- two at once ---- */
