@@ -4040,6 +4040,73 @@ static void token__a_stalled_flush_after_a_recovery_that_died(void **state)
 	lt_expect_int_hint(parked, 0, "batches still parked after the next flush", "token");
 }
 
+/* The same stall, the recovery whole (the batch applied, its park
+ * deleted), but when the stalled flush goes on the database refuses it as
+ * busy, not on the token's key: a third connection has locked the token's
+ * row (a DELETE of applied_flushes left open; on SQLite its write lock)
+ * and the flush's connection waits 0.3 s at most. Its park is gone, so
+ * nothing goes back (views.h: then nothing goes back); the rows it holds
+ * in memory are not its to give back, and its refusal is an error, not
+ * the batch's count. */
+struct busy_after_recovery {
+	struct kit_store *st;
+	struct kit_db *locker;
+	int locked;                  /* the locker's BEGIN and DELETE: 0 when both ran */
+};
+
+static int stalled_busy_or_recovery(void *arg, int who, struct kit_db *db)
+{
+	struct busy_after_recovery *b = arg;
+	if (who == 0) {
+		kit_db_set_lock_timeout(db, 300);
+		return (int)flush_views(b->st, db, 100);
+	}
+	int rc = stalled_or_recovery(b->st, who, db);
+	b->locked = kit_db_begin(b->locker);
+	if (b->locked == 0)
+		b->locked = kit_db_exec(b->locker, "DELETE FROM applied_flushes", 0, NULL);
+	return rc;
+}
+
+static void token__a_stalled_flush_refused_as_busy_puts_nothing_back(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct busy_after_recovery b = { .st = new_store(state), .locker = labtest_connect(t) };
+	schema(t);
+	assert_int_equal(kit_store_set(b.st, VIEWS_TOKEN, 1), 0);
+	record(b.st, 31, 5);
+	record(b.st, 32, 2);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	lt_gate_run_first(g, "BEGIN", (int[]){ 1, 1 }, 1, stalled_busy_or_recovery, &b);
+	bool held = lt_gate_held(g, 0) && lt_gate_held(g, 1);
+	int rc0 = lt_gate_rc(g, 0), rc1 = lt_gate_rc(g, 1);
+	lt_gate_close(g);
+	kit_db_rollback(b.locker);
+	kit_db_close(b.locker);
+	int64_t back = store_total(b.st, 31, 32), parked = parked_count(b.st);
+	int64_t later = flush_views(b.st, db, 100);
+	int64_t total = db_total(t);
+	kit_store_free(b.st);
+	lt_expect(held && rc1 == 7 && b.locked == 0, "token", "the flush (7 views dirty) ran no "
+	          "statement, or the recovery of its parked batch returned %d (7 expected), or the "
+	          "check's own lock failed (%d)", rc1, b.locked);
+	lt_expect(rc0 < 0, "put-back", "a flush stalled before its transaction, whose batch a "
+	          "recovery then applied (and deleted its park), went on, was refused as busy (a "
+	          "lock held past its 0.3 s wait), and returned %d: the database refused it, so the "
+	          "database's code is returned (views.h), not the batch's count: the views it would "
+	          "count were written by the recovery, and a caller or flusher_stats counts them "
+	          "twice", rc0);
+	lt_expect(back == 0 && parked == 0 && later == 0 && total == 7, "put-back", "a flush stalled "
+	          "before its transaction, whose batch (7 views) a recovery then applied and whose "
+	          "park it deleted, was refused as busy when it went on: it left %" PRId64 " views in "
+	          "the store and %" PRId64 " batches parked, the next flush wrote %" PRId64 ", and "
+	          "the database has %" PRId64 " views, 7 recorded. The put-back gives back what the "
+	          "park still holds, read in the step that deletes it, never the rows the flush holds "
+	          "in memory: a park that is gone was applied by a recovery, and nothing goes back "
+	          "(views.h)", back, parked, later, total);
+}
+
 /* Two recoveries of one parked batch at once (a flusher restarted while
  * the old one, taken for dead, was only stalled): both ask the database,
  * both find the token not applied, both read the park. The gate holds
@@ -4814,6 +4881,8 @@ int main(void)
 		STORE_REDIS(token__a_stalled_flush_counts_once),
 		LABTEST_ALL(token__a_stalled_flush_after_a_recovery_that_died),
 		STORE_REDIS(token__a_stalled_flush_after_a_recovery_that_died),
+		LABTEST_ALL(token__a_stalled_flush_refused_as_busy_puts_nothing_back),
+		STORE_REDIS(token__a_stalled_flush_refused_as_busy_puts_nothing_back),
 		LABTEST_STORES(drain__takes_a_delta_below_zero),
 		LABTEST_ALL(token__two_recoveries_count_once),
 		LABTEST_BOTH(flusher__one_flush_per_tick),
