@@ -110,6 +110,45 @@ void batch__fee_sums_past_int64_max(void **state)
 	lt_expect(bad == NULL, "fee-subs", "the books after a batch of fees past INT64_MAX: %s", bad);
 }
 
+/* The same edge on a fee account of two sub-accounts, every sale's fee
+ * on sub-account 1 (odd ids): each sub-account's sum is tested, not the
+ * first one's. Fees of 2^62, 2^61 and 2^61: the third would take
+ * sub-account 1's sum to 2^63, and fails alone. */
+void batch__fee_sums_past_int64_max_on_every_sub(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	const int64_t p62 = INT64_C(1) << 62, p61 = INT64_C(1) << 61;
+	open_account(db, 1, 1, p62);
+	open_account(db, 3, 1, p61);
+	open_account(db, 5, 1, p61);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	struct money_fees two = { FEE_ACCOUNT, 2 };
+	struct money_transfer list[] = {
+		{ 101, 1, 2, p62, p62 },
+		{ 103, 3, 2, p61, p61 },
+		{ 105, 5, 2, p61, p61 },        /* sub-account 1's sum would be 2^63 */
+	};
+	int results[3] = { 42, 42, 42 };
+	int rc = money_batch(db, &two, list, 3, results);
+	int64_t got = sql_int(t, "SELECT balance FROM accounts WHERE id = %d AND sub = 1",
+	                      FEE_ACCOUNT);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0 && results[2] == KIT_DB_ERR &&
+	          got == p62 + p61, "fee-subs", "a batch of fees 2^62, 2^61 and 2^61, all to "
+	          "sub-account 1 of a fee account of two, returned %d with results %d, %d, %d (%s), "
+	          "and sub-account 1 holds %lld; expected 0 with results 0, 0, KIT_DB_ERR (%d) and "
+	          "2^62 + 2^61 = %lld: the third fee would take that sub-account's sum past "
+	          "INT64_MAX. Is the test made against another sub-account's sum (the first's)?",
+	          rc, results[0], results[1], results[2], rc ? labtest_why(db) : "committed",
+	          (long long)got, KIT_DB_ERR, (long long)(p62 + p61));
+	lt_expect_int_hint(rows_of(t, 105), 0, "rows of sale 105, whose fee did not fit the sum",
+	                   "savepoint");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "fee-subs", "the books after a batch of fees past INT64_MAX on "
+	          "sub-account 1: %s", bad);
+}
+
 /* The other side of that edge: fees that sum to exactly INT64_MAX fit,
  * and are applied. Buyers opened with 2^62 and 2^62 - 1 (all the books
  * can hold besides) each pay it all as a fee, in one batch, to a fee

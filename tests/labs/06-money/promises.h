@@ -4,6 +4,8 @@
  *   batch__fee_sums_past_2_31     a batch's fee sum exact past 2^31
  *   batch__fee_sums_past_int64_max  a fee that would take a batch's sum past
  *                                 INT64_MAX: that sale fails alone
+ *   batch__fee_sums_past_int64_max_on_every_sub  the same on sub-account 1
+ *                                 of two
  *   batch__fee_sums_up_to_int64_max_exactly  fees summing to exactly
  *                                 INT64_MAX: applied
  *   every_call__leaves_the_connection_as_it_found_it
@@ -28,6 +30,7 @@
 
 void batch__fee_sums_past_2_31(void **state);
 void batch__fee_sums_past_int64_max(void **state);
+void batch__fee_sums_past_int64_max_on_every_sub(void **state);
 void batch__fee_sums_up_to_int64_max_exactly(void **state);
 void every_call__leaves_the_connection_as_it_found_it(void **state);
 void batch__domain_edges(void **state);

@@ -131,6 +131,20 @@ static void transfer__refused_leaves_nothing(void **state)
 	                   "conditional-debit");
 	lt_expect_int_hint(rows_of(t, 1), 0, "transfer and entry rows of the refused transfer 1",
 	                   "rollback");
+	/* The buyer pays the whole amount, the fee too: 50 covers the
+	 * seller's share of a sale of 52 with a fee of 4, not the sale. */
+	lt_expect_int_hint(transfer(db, 4, 1, 2, 52, 4, 1), MONEY_INSUFFICIENT,
+	                   "money_transfer of 52 with a fee of 4 from a balance of 50 "
+	                   "(MONEY_INSUFFICIENT: the buyer pays all 52; is the debit's test against "
+	                   "amount - fee, the seller's share?)", "conditional-debit");
+	struct money_fees fee1 = { FEE_ACCOUNT, 1 };
+	struct money_transfer short_by_fee = { 4, 1, 2, 52, 4 };
+	int in_batch = 42;
+	lt_expect(money_batch(db, &fee1, &short_by_fee, 1, &in_batch) == 0 &&
+	          in_batch == MONEY_INSUFFICIENT, "conditional-debit", "a batch of one sale of 52 "
+	          "with a fee of 4 from a balance of 50: result %d, expected MONEY_INSUFFICIENT (%d): "
+	          "the buyer pays the whole amount, the fee too", in_batch, MONEY_INSUFFICIENT);
+	lt_expect_int_hint(rows_of(t, 4), 0, "rows of transfer 4, 52 from a balance of 50", "rollback");
 	lt_expect_int_hint(transfer(db, 2, 1, 3, 30, 1, 1), MONEY_NO_ACCOUNT,
 	                   "money_transfer to account 3, which does not exist (MONEY_NO_ACCOUNT)",
 	                   "no-account");
@@ -1224,6 +1238,7 @@ int main(void)
 		BOTH(batch__fee_sums_past_2_24),
 		BOTH(batch__fee_sums_past_2_31),
 		BOTH(batch__fee_sums_past_int64_max),
+		BOTH(batch__fee_sums_past_int64_max_on_every_sub),
 		BOTH(batch__fee_sums_up_to_int64_max_exactly),
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__counts_each_row),
