@@ -27,7 +27,8 @@
  * may work, and a failure is never reported as success (a count of 0, a
  * flush done). A call that meets a lock waits as long as its
  * connection's lock timeout allows (kit_db_set_lock_timeout): it sets no
- * timeout of its own, not even for its own transaction or statement.
+ * timeout of its own, shorter or longer, not even for its own transaction
+ * or statement.
  * A connection is used by one thread at a
  * time. An allocation that fails (malloc, calloc or realloc returning
  * NULL, here or in the kit) is a failure like a refused statement: the

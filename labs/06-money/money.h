@@ -37,7 +37,8 @@
  * own connection, may move money between the same accounts at the same
  * time. A call that meets a row lock waits as long as its connection's
  * lock timeout allows (kit_db_set_lock_timeout; by default, without end):
- * it sets no shorter timeout of its own, not even for its own transaction.
+ * it sets no timeout of its own, shorter or longer, not even for its own
+ * transaction.
  */
 #ifndef HOTROW_LAB06_MONEY_H
 #define HOTROW_LAB06_MONEY_H

@@ -2327,10 +2327,11 @@ static void shard_read__sees_a_like_made_elsewhere_at_once(void **state)
  * shorter or longer, not even for its own transaction"), and no wait for
  * the disk turned down, not even for one transaction (a like that
  * returned 0 survives a crash).
- * Twice: with the connection's lock timeout at the kit's default
+ * Three times: with the connection's lock timeout at the kit's default
  * (a call that caps "a wait without end" shows there), then at 4 s set by
  * the caller (a call that "puts the default back" afterwards shows
- * there). A resize to the N the post has already is among the calls (an
+ * there), then at 150 ms (a call that raises a short wait to a floor of
+ * its own, "a shrink needs a second or two", shows there). A resize to the N the post has already is among the calls (an
  * early return for "nothing to do" inside the transaction leaves it
  * open). */
 static void shard__leaves_the_session_as_it_found_it(void **state)
@@ -2346,10 +2347,11 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 	uint32_t next = 0;
 	int64_t n64 = 0;
 	int n = 0;
-	for (int round = 0; round < 2; round++) {
-		if (round == 1)
-			lt_expect(kit_db_set_lock_timeout(db, 4000) == 0, NULL,
-			          "kit_db_set_lock_timeout(4000): %s", labtest_why(db));
+	for (int round = 0; round < 3; round++) {
+		if (round > 0)
+			lt_expect(kit_db_set_lock_timeout(db, round == 1 ? 4000 : 150) == 0, NULL,
+			          "kit_db_set_lock_timeout(%d): %s", round == 1 ? 4000 : 150,
+			          labtest_why(db));
 		lt_session(t, db, before, sizeof before);
 		for (int i = 0; i < 9; i++) {
 			struct lt_call_watch w;

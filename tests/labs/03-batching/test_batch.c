@@ -2837,20 +2837,6 @@ static void batch_like__stores_who_liked_what(void **state)
  * (a PRAGMA synchronous = OFF or a SET synchronous_commit = off "for
  * speed" outlives the call and silently trades away every later
  * commit's durability on that connection). */
-/* The first statement of a call, its own or the kit's (kit_db_set_lock_timeout
- * sends one), that sets a lock or statement timeout: batch.h says a call
- * waits as long as its connection allows and sets none of its own, even
- * one for its own transaction (SET LOCAL, SET STATEMENT ... FOR) that
- * leaves the session looking untouched. */
-static void watch_timeouts(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
-{
-	char *seen = arg;
-	(void)t_ns;
-	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && !seen[0] &&
-	    lt_sql_sets_timeout(sql))
-		snprintf(seen, 256, "%s", sql);
-}
-
 static void batch__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -2858,8 +2844,14 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 	char before[LT_SESSION_LEN];
 	/* the caller's own lock wait, not the default: a call that sets one
 	 * for itself and then "resets" it to the default changes the
-	 * caller's (on a session left at the default nobody would see it) */
-	lt_expect(kit_db_set_lock_timeout(db, 1234) == 0, NULL, "kit_db_set_lock_timeout(1234): %s",
+	 * caller's (on a session left at the default nobody would see it).
+	 * A short one, 150 ms, so that a call that raises it to a floor of
+	 * its own ("a rollup needs a second") shows too. batch.h: a call
+	 * sets no timeout of its own, not even for its own transaction or
+	 * statement (SET LOCAL, SET STATEMENT ... FOR), which would leave the
+	 * session looking untouched; on SQLite, where the kit waits itself,
+	 * lt_timeout_watch sees a statement run under another busy wait. */
+	lt_expect(kit_db_set_lock_timeout(db, 150) == 0, NULL, "kit_db_set_lock_timeout(150): %s",
 	          labtest_why(db));
 	lt_session(t, db, before, sizeof before);
 	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", labtest_why(db));
@@ -2870,9 +2862,10 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 	};
 	struct batch_acc *acc = new_acc();
 	for (int i = 0; i < 7; i++) {
-		char timeout_sql[256] = "";
+		struct lt_timeout_watch w;
+		lt_timeout_watch_init(&w, db);
 		if (i != 6)
-			kit_db_set_hook(db, watch_timeouts, timeout_sql);
+			kit_db_set_hook(db, lt_timeout_watch, &w);
 		switch (i) {
 		case 1: like(db, POST, 1); break;
 		case 2: lt_expect(batch_like(db, POST, 1) == KIT_DB_CONSTRAINT, "one-per-user",
@@ -2892,12 +2885,17 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 			break;
 		}
 		kit_db_set_hook(db, NULL, NULL);
-		lt_expect(timeout_sql[0] == '\0', "one-transaction", "%s set a timeout of its own: it "
+		lt_expect(w.sql[0] == '\0', "one-transaction", "%s set a timeout of its own: it "
 		          "sent \"%s\". batch.h: a call waits for a lock as long as its connection's "
 		          "lock timeout allows and sets none of its own, not even for its transaction "
 		          "(SET LOCAL, SET STATEMENT ... FOR): a rollup behind another rollup, or behind "
 		          "a like in flight on MariaDB, waits for it, and a like or a flush queues as "
-		          "long as the caller lets it", step[i], timeout_sql);
+		          "long as the caller lets it", step[i], w.sql);
+		lt_expect(w.seen_ms < 0, "one-transaction", "%s ran a statement under a busy wait of %d "
+		          "ms, where its connection's is %d ms (kit_db_lock_timeout): batch.h: a call "
+		          "sets no timeout of its own, longer or shorter, not even for its own "
+		          "transaction, and kit_db_set_lock_timeout(db, 0) afterwards puts back the "
+		          "kit's default, not the caller's", step[i], w.seen_ms, w.expect_ms);
 		if (i == 6) {
 			/* the transaction and the settings as the refused flush left them */
 			lt_expect(lt_in_transaction(t, db) == 0, "one-transaction", "after %s the "

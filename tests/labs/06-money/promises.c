@@ -235,10 +235,11 @@ static int open_transaction(struct labtest *t, struct kit_db *obs, int64_t id)
  * has paid nobody. And no call sets a timeout of its own (money.h), not
  * even for its transaction, nor on SQLite, where only the kit's busy wait
  * shows it: a sale, a batch, a payout, an audit and a balance read run
- * once more after the caller set the connection's lock timeout to 4 s (a
- * call that caps a wait "without end" shows in the first pass, one that
- * puts "the default" back with kit_db_set_lock_timeout(db, 0) in the
- * second). */
+ * once more after the caller set the connection's lock timeout to 4 s,
+ * and again at 150 ms (a call that caps a wait "without end" shows in the
+ * first pass, one that puts "the default" back with
+ * kit_db_set_lock_timeout(db, 0) in the second, one that raises a short
+ * wait to a floor of its own in the third). */
 void every_call__leaves_the_connection_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -275,12 +276,13 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	                            MONEY_INSUFFICIENT, KIT_DB_CONSTRAINT, MONEY_NO_ACCOUNT, 0, 0, 0,
 	                            MONEY_NO_ACCOUNT };
 	static const int again[] = { 0, 6, 7, 12, 13 };
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 3; pass++) {
 		int nsteps = pass ? (int)(sizeof again / sizeof again[0]) : (int)(sizeof what / sizeof what[0]);
-		int64_t shift = pass ? 100 : 0;
-		if (pass == 1) {
-			lt_expect(kit_db_set_lock_timeout(db, 4000) == 0, NULL,
-			          "kit_db_set_lock_timeout(4000): %s", labtest_why(db));
+		int64_t shift = 100 * pass;
+		if (pass > 0) {
+			int ms = pass == 1 ? 4000 : 150;
+			lt_expect(kit_db_set_lock_timeout(db, ms) == 0, NULL,
+			          "kit_db_set_lock_timeout(%d): %s", ms, labtest_why(db));
 			lt_session(t, db, before, sizeof before);
 			batch2[0].id += shift;
 			batch2[1].id += shift;
@@ -319,9 +321,10 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 			if (w.timeout.sql[0] && !fault[0])
 				snprintf(fault, sizeof fault, "%s set a timeout of its own: it sent \"%s\". "
 				         "money.h: a call waits as long as its connection's lock timeout allows and "
-				         "sets no shorter timeout of its own, not even for its own transaction (a cap "
-				         "on a wait \"without end\" fails the sales that queue longer for the fee "
-				         "row under load)", what[step], w.timeout.sql);
+				         "sets no timeout of its own, shorter or longer, not even for its own "
+				         "transaction (a cap on a wait \"without end\" fails the sales that queue "
+				         "longer for the fee row under load; a floor of its own keeps a caller that "
+				         "chose to wait briefly waiting longer)", what[step], w.timeout.sql);
 			if (w.timeout.seen_ms >= 0 && !fault[0])
 				snprintf(fault, sizeof fault, "%s ran a statement under a busy wait of %d ms, where "
 				         "its connection's is %d ms (kit_db_lock_timeout): money.h: a call sets no "
