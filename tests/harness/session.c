@@ -125,6 +125,19 @@ void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *befo
 	          "unlocked; pg_advisory_xact_lock ends with the transaction)", what, before, after);
 }
 
+void lt_session_own_values(struct labtest *t, struct kit_db *db)
+{
+	static const char *const sql[] = {
+		[KIT_DB_SQLITE] = "PRAGMA wal_autocheckpoint = 999; PRAGMA cache_size = -3000",
+		[KIT_DB_POSTGRES] = "SET enable_seqscan = on; SET enable_bitmapscan = on;"
+		                    " SET statement_timeout = '1h'; SET work_mem = '7MB'",
+		[KIT_DB_MYSQL] = "SET SESSION max_statement_time = 3600;"
+		                 " SET SESSION lock_wait_timeout = 3000",
+	};
+	int rc = kit_db_exec(db, sql[t->engine], 0, NULL);
+	lt_expect(rc == 0, NULL, "giving the session values of its own: %s", kit_db_errmsg(db));
+}
+
 int64_t lt_session_id(struct kit_db *db)
 {
 	int64_t id = -1;

@@ -47,6 +47,17 @@
  * the check if they cannot be read. */
 void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len);
 
+/* Give db's session values of its own, other than where a fresh session
+ * stands, of settings a call is tempted to change "for one read" and then
+ * put back with RESET, SET ... = DEFAULT or a value written into the
+ * code: PostgreSQL's enable_seqscan, enable_bitmapscan (each set to on:
+ * the value a RESET gives, but now the session's), statement_timeout and
+ * work_mem; MariaDB's max_statement_time and lock_wait_timeout; SQLite's
+ * wal_autocheckpoint (999, not 1000) and cache_size. A call that puts
+ * back a default rather than what it found then shows in lt_session
+ * taken before and after. Fails the check if one cannot be set. */
+void lt_session_own_values(struct labtest *t, struct kit_db *db);
+
 /* Session-level locks db's session holds, which no ROLLBACK lets go:
  * PostgreSQL's advisory locks (pg_advisory_lock), MariaDB's named locks
  * (GET_LOCK: RELEASE_ALL_LOCKS() both counts and releases them, so a

@@ -292,6 +292,34 @@ static void session__an_ended_session_is_gone(void **state)
 	kit_db_close(unseen);
 }
 
+/* session.h's lt_session_own_values, on each engine: a session given
+ * values of its own reads the same until one is put back to the default
+ * (RESET, SET ... = DEFAULT, SQLite's 1000 written into the code), and
+ * then reads otherwise. */
+static void session__a_default_put_back_is_seen(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_connect(t);
+	static const char *const reset[] = {
+		[KIT_DB_SQLITE] = "PRAGMA wal_autocheckpoint = 1000",
+		[KIT_DB_POSTGRES] = "RESET enable_seqscan",
+		[KIT_DB_MYSQL] = "SET SESSION max_statement_time = DEFAULT",
+	};
+	char before[LT_SESSION_LEN], same[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
+	lt_session(t, db, before, sizeof before);
+	lt_expect(kit_db_exec(db, "SELECT 1", 0, NULL) == 0, NULL, "SELECT 1: %s", kit_db_errmsg(db));
+	lt_session(t, db, same, sizeof same);
+	lt_expect(kit_db_exec(db, reset[t->engine], 0, NULL) == 0, NULL, "%s: %s", reset[t->engine],
+	          kit_db_errmsg(db));
+	lt_session(t, db, after, sizeof after);
+	kit_db_close(db);
+	lt_expect(strcmp(before, same) == 0, NULL, "a SELECT changed the session: %s, then %s",
+	          before, same);
+	lt_expect(strcmp(before, after) != 0, NULL, "%s was not seen: the session read %s before "
+	          "and after", reset[t->engine], before);
+}
+
 /* A predicate on a statement answers true for each of sets, false for
  * each of not_sets and for NULL; what says what true means. */
 static void classifies(bool (*pred)(const char *), const char *what, const char *const *sets,
@@ -393,6 +421,7 @@ int main(void)
 		LABTEST_ALL(steps__lock_watch_counts_statements_inside_the_lock),
 		LABTEST_ALL(session__a_lock_wait_is_seen_by_another_connection),
 		LABTEST_ALL(session__an_ended_session_is_gone),
+		LABTEST_ALL(session__a_default_put_back_is_seen),
 		cmocka_unit_test(session__timeouts_set_by_any_statement),
 		cmocka_unit_test(session__durability_turned_down_by_any_statement),
 		LABTEST_ALL(session__a_timeout_watch_sees_the_kits_own),

@@ -183,6 +183,72 @@ static void note_step_begin(void *arg, enum kit_db_event ev, const char *sql, in
 	}
 }
 
+/* inside_keys_setup() over tables another hand made, on a session with
+ * settings of its own: a posts table there already with an index that
+ * holds likes (not a table inside.h's keys make), and then a stray table
+ * named likes. Each is an error with the rows left as they were and no
+ * table added, and each path out leaves the session as it found it (a
+ * SET lock_timeout "for the CREATEs", RESET only on success, stays on a
+ * pooled connection after a failed setup). Last, the setup on an empty
+ * database: 0, and the session unchanged too. */
+static bool table_is_there(struct labtest *t, const char *table)
+{
+	char sql[200];
+	snprintf(sql, sizeof sql, t->engine == KIT_DB_SQLITE
+	         ? "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'"
+	         : t->engine == KIT_DB_MYSQL
+	         ? "SELECT count(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"
+	           " AND TABLE_NAME = '%s'"
+	         : "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
+	           " AND tablename = '%s'", table);
+	return labtest_int(t, sql) > 0;
+}
+
+void keys__setup_over_tables_of_another_making(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	char before[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
+	lt_session(t, db, before, sizeof before);
+
+	labtest_exec(t, "CREATE TABLE posts (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL DEFAULT 0)");
+	labtest_exec(t, "CREATE INDEX posts_by_likes ON posts (likes)");
+	labtest_exec(t, "INSERT INTO posts (id, likes) VALUES (1, 5), (2, 7)");
+	int rc = inside_keys_setup(db);
+	int64_t kept = labtest_int(t, "SELECT count(*) + COALESCE(SUM(likes), 0) FROM posts");
+	bool likes_made = table_is_there(t, "likes");
+	lt_expect(rc < 0 && kept == 14 && !likes_made, "guarantee", "inside_keys_setup() with a "
+	          "posts table there already, made by another hand with an index on likes, returned "
+	          "%d, left posts with %lld (rows + likes; 14 before) and %s likes: expected an "
+	          "error, the rows kept and no table added (inside.h: where posts is there already "
+	          "and is not as the keys make it, an error rather than 0). Does the setup create "
+	          "its tables IF NOT EXISTS, so that 0 says nothing about the tables there?", rc,
+	          (long long)kept, likes_made ? "made" : "did not make");
+	lt_session_unchanged(t, db, before, "inside_keys_setup() over a posts table of another "
+	                     "making (an error)", "guarantee");
+	if (likes_made)
+		labtest_exec(t, "DROP TABLE likes");
+	labtest_exec(t, "DROP TABLE posts");
+
+	labtest_exec(t, "CREATE TABLE likes (stray INT)");
+	rc = inside_keys_setup(db);
+	bool posts_made = table_is_there(t, "posts");
+	lt_expect(rc < 0 && !posts_made, "guarantee", "inside_keys_setup() with a stray table named "
+	          "likes there already returned %d and %s posts: expected an error and no table "
+	          "added", rc, posts_made ? "made" : "did not make");
+	lt_session_unchanged(t, db, before, "inside_keys_setup() over a stray likes table (an "
+	                     "error)", "guarantee");
+	if (posts_made)
+		labtest_exec(t, "DROP TABLE posts");
+	labtest_exec(t, "DROP TABLE likes");
+
+	rc = inside_keys_setup(db);
+	lt_expect(rc == 0, "guarantee", "inside_keys_setup() on a database without posts or likes: "
+	          "%d, %s", rc, labtest_why(db));
+	lt_session_unchanged(t, db, before, "inside_keys_setup()", "guarantee");
+}
+
 /* Each writer with its k-th statement refused, run with its answer lost,
  * or refused as KIT_DB_BUSY (a lock wait that timed out), for every k: a
  * negative code; the row unchanged (or, when the COMMIT's answer was
@@ -301,6 +367,7 @@ void versions__fills_out_as_promised(void **state)
 
 	struct inside_versions v;
 	char session[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
 	lt_session(t, db, session, sizeof session);
 	/* a measurement changes nothing it measures: no VACUUM or ANALYZE of
 	 * the table "so the counts are exact" (VACUUM removes the dead

@@ -4,6 +4,9 @@
  *   one_trip__likes_only_its_post        a like of post 1 leaves posts 2 and 3 alone
  *   one_trip__refused_count_leaves_no_like   the count refused: the like fails, no like row
  *   keys__missing_row_is_no_row          a missing post or counter: INSIDE_NO_ROW, no like left
+ *   keys__setup_over_tables_of_another_making  posts of another making, a stray likes:
+ *                                        errors, nothing dropped or added, the session as
+ *                                        it was on every path out
  *   every_step_can_fail                  each statement of each writer refused or its
  *                                        answer lost: an error, nothing half-done, the
  *                                        connection's next call works
@@ -20,6 +23,7 @@
 void one_trip__likes_only_its_post(void **state);
 void one_trip__refused_count_leaves_no_like(void **state);
 void keys__missing_row_is_no_row(void **state);
+void keys__setup_over_tables_of_another_making(void **state);
 void every_step_can_fail(void **state);
 void versions__fills_out_as_promised(void **state);
 void isolation__no_wait_after_the_last_attempt(void **state);

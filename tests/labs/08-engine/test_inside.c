@@ -2796,6 +2796,7 @@ int main(int argc, char **argv)
 		LABTEST_BOTH(keys__like_needs_post),
 		LABTEST_PG(keys__no_multixacts_from_likes),
 		LABTEST_BOTH(keys__missing_row_is_no_row),
+		LABTEST_BOTH(keys__setup_over_tables_of_another_making),
 		LABTEST_BOTH(keys__one_like_per_user),
 		LABTEST_PG(isolation__gives_up_after_limit),
 		LABTEST_PG(isolation__commit_refusal_retried),
