@@ -2347,6 +2347,7 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 	uint32_t next = 0;
 	int64_t n64 = 0;
 	int n = 0;
+	lt_session_own_values(t, db);
 	for (int round = 0; round < 3; round++) {
 		if (round > 0)
 			lt_expect(kit_db_set_lock_timeout(db, round == 1 ? 4000 : 150) == 0, NULL,

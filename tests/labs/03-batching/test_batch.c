@@ -2084,6 +2084,7 @@ static void batch_rollup__every_step_can_fail(void **state)
 	 * pg_advisory_lock "one rollup at a time" unlocked only on success
 	 * keeps every other connection's rollup waiting for ever) */
 	char before[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
 	lt_session(t, db, before, sizeof before);
 	size_t base = lt_alloc_live();
 
@@ -2853,6 +2854,7 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 	 * lt_timeout_watch sees a statement run under another busy wait. */
 	lt_expect(kit_db_set_lock_timeout(db, 150) == 0, NULL, "kit_db_set_lock_timeout(150): %s",
 	          labtest_why(db));
+	lt_session_own_values(t, db);
 	lt_session(t, db, before, sizeof before);
 	lt_expect(batch_setup(db) == 0, NULL, "batch_setup: %s", labtest_why(db));
 

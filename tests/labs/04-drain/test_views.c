@@ -1156,6 +1156,45 @@ static void flusher__retries_after_a_refusal(void **state)
 	kit_store_free(st);
 }
 
+/* A refused flush waits for the next tick too: no retries back to back
+ * (views.h: a failed flush is counted and retried at the next tick). A
+ * 100 ms flusher with the table away for about 0.6 s makes at most one
+ * flush_views call per interval that passed, and one more: the bound
+ * counts the intervals that really passed, so a slow machine gives fewer
+ * calls, never more. A flusher that tries a refused flush three times at
+ * once makes about three times as many. */
+static void flusher__a_refused_flush_waits_for_the_next_tick(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	struct flusher_stats fs = { 0 };
+	schema(t);
+	record(st, 5, 50);
+	table_away(t);
+	int64_t t0 = util_now_ns();
+	int rc = start_flusher(&f, st, own, 100, 100);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	util_sleep_ns(600 * 1000000LL);
+	flusher_stats(f, &fs);
+	int64_t ticks = (util_now_ns() - t0) / (100 * 1000000LL);
+	table_back(t);
+	rc = stop_flusher(f);
+	lt_expect(fs.flushes >= 2 && fs.flushes <= ticks + 1 && fs.failed == fs.flushes, "flush-loop",
+	          "a 100 ms flusher whose every flush the database refused made %" PRId64 " flushes "
+	          "(%" PRId64 " failed) in %" PRId64 " intervals: expected at least 2 and at most one "
+	          "per interval and one more, all failed. A refused flush is retried at the next tick "
+	          "(views.h), not again at once: a database that just refused (a lock timeout, a "
+	          "failover) gets flushes back to back, each putting the views back and draining them "
+	          "again", fs.flushes, fs.failed, ticks);
+	lt_expect_int_hint(rc, 0, "stop_flusher's result once the table was back", "flush-loop");
+	lt_expect_int_hint(db_total(t), 50, "views in the database once the table came back and the "
+	                   "flusher stopped", "put-back");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 /* ---- §5b exactly once: the flush token ---- */
 
 /* The check whose setup wanted PostgreSQL with Redis and found no Redis. */
@@ -3572,6 +3611,7 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
 	 * kit's own busy wait, which no pragma shows) */
 	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
+	lt_session_own_values(t, db);
 	lt_session(t, db, before, sizeof before);
 	for (int i = 0; i < 4; i++) {
 		if (i < 2)
@@ -4811,6 +4851,8 @@ int main(void)
 		LABTEST_BOTH(flusher__stop_wakes_a_thread_that_sees_it),
 		LABTEST_ALL(flusher__retries_after_a_refusal),
 		STORE_REDIS(flusher__retries_after_a_refusal),
+		LABTEST_ALL(flusher__a_refused_flush_waits_for_the_next_tick),
+		STORE_REDIS(flusher__a_refused_flush_waits_for_the_next_tick),
 		LABTEST_ALL(token__recorded_with_the_upsert),
 		STORE_REDIS(token__recorded_with_the_upsert),
 		LABTEST_ALL(token__commit_reply_lost),

@@ -1096,6 +1096,62 @@ static int64_t views_of_id(struct labtest *t, int64_t video)
 	return labtest_int(t, sql);
 }
 
+/* A COMMIT that fails, and a read-back that must name this batch: 1 only
+ * when partition 2's own stored offset is this batch's last. Partition
+ * 3 stands at the same last offset (another partition's progress), and
+ * between the refused COMMIT and the call's next statement another
+ * process applies a shorter batch of partition 2 from the same start
+ * (offsets 0 .. 4). Neither is this batch: the answer is an error (or,
+ * read back, not 1), its views are not in, and partition 2 stays at 4. A
+ * read-back that forgets the partition, or that takes "at or past the
+ * first offset" for "in", answers 1, and the log moves past views that
+ * nobody counted. */
+struct readback_trap {
+	struct labtest *t;
+	int state;          /* 0 before the COMMIT, 1 refused, 2 the other batch applied */
+};
+
+static void readback_trap_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct readback_trap *r = arg;
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL)
+		return;
+	if (r->state == 0 && lt_sql_is(sql, "COMMIT")) {
+		lt_step_arm(LT_STEP_FAILS, 1);
+		r->state = 1;
+	} else if (r->state == 1 && !lt_sql_is(sql, "ROLLBACK")) {
+		labtest_exec(r->t, "UPDATE log_progress SET last_offset = 4 WHERE part = 2");
+		r->state = 2;
+	}
+}
+
+static void fence_apply__read_back_names_its_own_batch(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	labtest_exec(t, "UPDATE log_progress SET last_offset = 9 WHERE part = 3");
+	struct kit_db *db = labtest_connect(t);
+	struct fence_batch b = *batch(2, 0, 9, 3, 4);
+	struct readback_trap r = { .t = t };
+	kit_db_set_hook(db, readback_trap_hook, &r);
+	int rc = fence_apply(db, &b);
+	kit_db_set_hook(db, NULL, NULL);
+	bool reached = lt_step_disarm();
+	kit_db_close(db);
+	lt_expect(reached, NULL, "fence_apply of partition 2's offsets 0 .. 9 sent no COMMIT");
+	lt_expect(rc != 1 && views_of(t, 1) == 0 && stored_last(t, 2) == (r.state == 2 ? 4 : -1),
+	          "one-transaction", "fence_apply of partition 2's offsets 0 .. 9, its COMMIT "
+	          "refused, returned %d; the views of video 1 are %lld and partition 2 stands at %lld "
+	          "(partition 3 at 9, and %s). The batch is not in: 1 only when partition 2's own "
+	          "stored offset is this batch's last (9); a read-back that forgets the partition "
+	          "finds partition 3 at 9, and one that takes \"at or past the first offset\" for "
+	          "\"in\" takes another batch for this one. The log then moves past views nobody "
+	          "counted", rc, (long long)views_of(t, 1), (long long)stored_last(t, 2),
+	          r.state == 2 ? "after the COMMIT another process applied partition 2's offsets "
+	          "0 .. 4" : "no statement came after the COMMIT");
+}
+
 /* fence_apply fails at each of its statements in turn: refused before it
  * runs, or run with its answer lost (the COMMIT's too). Every time it
  * returns an error, or 1 when its batch is in, once (a lost COMMIT answer
@@ -2038,6 +2094,7 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	 * sets one and then "restores the default" changes it (PostgreSQL's
 	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
 	 * kit's own busy wait, which no pragma shows) */
+	lt_session_own_values(t, db);
 	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
 	lock_wait_watch(t);
 	char before[LT_SESSION_LEN];
@@ -2372,6 +2429,7 @@ int main(int argc, char **argv)
 		LABTEST_MYSQL(fence_handle__a_closed_connection_is_an_error),
 		LABTEST_ALL(fence_handle__retried_append_counts_twice),
 		LABTEST_ALL(fence_apply__every_step_can_fail),
+		LABTEST_ALL(fence_apply__read_back_names_its_own_batch),
 		LABTEST_ALL(fence_handle__totals_in_video_id_order),
 		LABTEST_ALL(fence_handle__refuses_a_batch_it_cannot_hold),
 		LABTEST_ALL(fence_handle__many_views_of_one_video),

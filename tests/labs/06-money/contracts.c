@@ -679,6 +679,7 @@ void reconcile__every_step_can_fail(void **state)
 	          (long long)a0.negative, (long long)a0.total, labtest_why(db));
 	int k;
 	char before[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
 	lt_session(t, db, before, sizeof before);
 	for (k = 1; k <= SWEEP_MAX; k++) {
 		/* The figures of an earlier audit, which a failed one leaves. */
@@ -738,6 +739,7 @@ void balance__every_step_can_fail(void **state)
 	lt_expect_int(transfer(db, 1, 1, 2, 50, 5, 3), 0, "money_transfer");
 	int64_t held = 5;
 	char before[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
 	lt_session(t, db, before, sizeof before);
 	int k;
 	for (k = 1; k <= SWEEP_MAX; k++) {

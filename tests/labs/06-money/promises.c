@@ -250,6 +250,7 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	open_account(db, FEE_ACCOUNT, 2, 0);
 	int64_t id = lt_session_id(db);
 	char before[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
 	lt_session(t, db, before, sizeof before);
 
 	struct money_fees f = { FEE_ACCOUNT, 2 };

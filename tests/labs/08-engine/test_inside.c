@@ -594,6 +594,7 @@ static void versions__reader_pins_wal(void **state)
 	make_counter(t);
 
 	char session[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
 	lt_session(t, db, session, sizeof session);
 	bump(db, 500);
 	versions(db, &free_, "after 500 updates, no reader");
@@ -2198,6 +2199,7 @@ static void commits__async_only_for_counter(void **state)
 	/* What the counter's UPDATE runs under: a trigger copies every
 	 * setting as the UPDATE sees it, once for a plain UPDATE of row 3
 	 * (the session as it is) and once inside the call. */
+	lt_session_own_values(t, db);
 	watch_settings(t);
 	char session[LT_SESSION_LEN];
 	lt_session(t, db, session, sizeof session);
@@ -2246,6 +2248,7 @@ static void commits__async_leaves_sqlite_sync(void **state)
 	labtest_exec(t, "PRAGMA synchronous = FULL");
 	int64_t before = labtest_int(t, "PRAGMA synchronous");
 	char session[LT_SESSION_LEN];
+	lt_session_own_values(t, db);
 	lt_session(t, db, session, sizeof session);
 
 	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async()");
