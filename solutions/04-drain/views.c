@@ -45,7 +45,12 @@ static int add_step(struct kit_store *st, struct kit_store_call *c)
 static const struct kit_store_script add_script = {
 	"add",
 	"redis.call('SCARD', KEYS[1])\n"
-	"for i = 1, #ARGV, 2 do redis.call('GET', KEYS[2] .. ARGV[i]) end\n"
+	"for i = 1, #ARGV, 2 do\n"
+	"  local v = redis.call('GET', KEYS[2] .. ARGV[i])\n"
+	"  if v and not string.match(v, '^%-?%d+$') then\n"
+	"    return redis.error_reply('not an integer: ' .. KEYS[2] .. ARGV[i])\n"
+	"  end\n"
+	"end\n"
 	"for i = 1, #ARGV, 2 do\n"
 	"  redis.call('INCRBY', KEYS[2] .. ARGV[i], ARGV[i + 1])\n"
 	"  redis.call('SADD', KEYS[1], ARGV[i])\n"
@@ -131,12 +136,16 @@ static int drain_step(struct kit_store *st, struct kit_store_call *c)
 
 /* The Lua of take_dirty: SPOP, then every delta read with pcall, which
  * hands an error back instead of stopping the script, so that the ids
- * can go back first. */
+ * can go back first. A delta that is a string but no integer (another
+ * program's SET) is such an error too: GET returns it as it is. */
 #define TAKE_DIRTY_LUA \
 	"local ids = redis.call('SPOP', KEYS[1], ARGV[1])\n" \
 	"local vs = {}\n" \
 	"for i, id in ipairs(ids) do\n" \
 	"  vs[i] = redis.pcall('GET', KEYS[2] .. id)\n" \
+	"  if type(vs[i]) == 'string' and not string.match(vs[i], '^%-?%d+$') then\n" \
+	"    vs[i] = redis.error_reply('not an integer: ' .. KEYS[2] .. id)\n" \
+	"  end\n" \
 	"  if type(vs[i]) == 'table' then\n" \
 	"    redis.call('SADD', KEYS[1], unpack(ids))\n" \
 	"    return vs[i]\n" \
@@ -369,7 +378,11 @@ static const struct kit_store_script unpark_script = {
 	"if ARGV[2] == 'back' then\n"
 	"  redis.call('SCARD', KEYS[1])\n"
 	"  for _, m in ipairs(members) do\n"
-	"    redis.call('GET', KEYS[2] .. string.match(m, '^(.*)='))\n"
+	"    local k = KEYS[2] .. string.match(m, '^(.*)=')\n"
+	"    local v = redis.call('GET', k)\n"
+	"    if v and not string.match(v, '^%-?%d+$') then\n"
+	"      return redis.error_reply('not an integer: ' .. k)\n"
+	"    end\n"
 	"  end\n"
 	"  for _, m in ipairs(members) do\n"
 	"    local id, n = string.match(m, '^(.*)=(.*)$')\n"

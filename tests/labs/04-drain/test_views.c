@@ -2707,6 +2707,127 @@ static void flush__putback_meeting_a_bad_key_counts_once(void **state)
 	kit_store_free(st);
 }
 
+/* A delta key holding a string that is no integer (another program's
+ * SET "abc"): GET hands it back as it is, and only a write after it
+ * fails (README §4). Only a real Redis can hold one (the kit's in-process
+ * store keeps integers and sets), so this check runs there, with a
+ * script of its own to plant it. The drain and the park, meeting it at
+ * each of videos 1, 10 and 20 in turn, take nothing (every video still
+ * dirty with its delta, "abc" still there, no token used); the put-back
+ * of a refused flush meeting it gives back all or nothing, and once the
+ * key is mended every video is counted once. */
+static int plant_refused(struct kit_store *st, struct kit_store_call *c)
+{
+	(void)st, (void)c;
+	return KIT_STORE_ERR;         /* the in-process store holds no strings */
+}
+
+static const struct kit_store_script plant_string = {
+	"plant-string", "redis.call('SET', KEYS[1], ARGV[1])\n", plant_refused,
+};
+
+static const struct kit_store_script is_string = {
+	"is-string", "return redis.call('GET', KEYS[1]) == ARGV[1] and 1 or 0\n", plant_refused,
+};
+
+static int string_at(struct kit_store *st, int video, bool plant)
+{
+	char key[64];
+	int64_t same = 0;
+	snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%d", video);
+	struct kit_store_call c = { 1, (const char *[]){ key }, 1, (const char *[]){ "abc" },
+	                            &same, 1, 0 };
+	int rc = kit_store_eval(st, plant ? &plant_string : &is_string, &c);
+	return rc != 0 ? rc : plant ? 0 : (int)same;
+}
+
+struct string_poison {
+	struct kit_store *st;
+	int video;
+	bool done;
+};
+
+static void string_at_upsert(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct string_poison *p = arg;
+	(void)t_ns;
+	if (p->done || ev != KIT_DB_STMT_START || !lt_sql_names(sql, "video_counts"))
+		return;
+	p->done = true;
+	string_at(p->st, p->video, true);
+}
+
+static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	static const int bads[] = { 1, 10, 20 };
+	for (int park = 0; park <= 1; park++) {
+		for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+			int bad = bads[i];
+			kit_store_restart(st);
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 7), 0);
+			for (int v = 1; v <= 20; v++)
+				planted_views(st, v, v);
+			assert_int_equal(string_at(st, bad, true), 0);
+			int n = 77;
+			int64_t token = 77;
+			int rc = park ? park_views(st, VIEWS_MAX_BATCH, &token, out, &n)
+			              : drain_views(st, VIEWS_MAX_BATCH, out, &n);
+			const char *wrong = untouched(st, bad, true);
+			if (!wrong && string_at(st, bad, false) != 1)
+				wrong = "the string \"abc\" was taken out of video's delta key (another "
+				        "program's key deleted)";
+			lt_expect(rc < 0 && n == 0 && (!park || token == 0) && !wrong, park ? "token" : "drain",
+			          "%s of 20 dirty videos, video %d's delta key holding the string \"abc\", "
+			          "returned %d with *n = %d%s: expected an error, *n = 0 and nothing taken, "
+			          "but %s. GET hands a string back as it is: a Lua step that must stand up to "
+			          "any key tests that what GET returned is an integer "
+			          "(string.match(v, '^%%-?%%d+$')) before it writes (README §4)",
+			          park ? "park_views" : "drain_views", bad, rc, n,
+			          park && token != 0 ? ", a token" : "",
+			          wrong ? wrong : rc >= 0 ? "it said it succeeded" : "it handed videos over");
+		}
+	}
+
+	/* the put-back of a refused flush meets it */
+	schema(t);
+	for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+		kit_store_restart(st);
+		labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+		assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+		for (int v = 1; v <= 20; v++)
+			planted_views(st, v, v);
+		struct string_poison p = { st, bads[i], false };
+		table_away(t);
+		kit_db_set_hook(db, string_at_upsert, &p);
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		kit_db_set_hook(db, NULL, NULL);
+		table_back(t);
+		char key[64];
+		snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%d", bads[i]);
+		assert_int_equal(kit_store_del(st, key, NULL), 0);
+		flush_all(st, db);
+		int twice = 0, short_by = 0;
+		for (int v = 1; v <= 20; v++) {
+			int64_t got = db_views(t, v);
+			twice += got > v;
+			short_by += got < v;
+		}
+		lt_expect(r < 0 && p.done && twice == 0 && short_by == 0 && parked_count(st) == 0,
+		          "put-back", "the database refused a flush of videos 1 .. 20 (1 .. 20 views) "
+		          "and its put-back met video %d's delta key holding the string \"abc\" (flush "
+		          "returned %" PRId64 "); once the key was mended, the flushes that followed left "
+		          "%d videos counted more than once and %d short, %" PRId64 " batches parked. The "
+		          "put-back reads every key it writes first, and a string that is no integer is "
+		          "a key it cannot write: test what GET returned (string.match(v, '^%%-?%%d+$')) "
+		          "before the first INCRBY", bads[i], r, twice, short_by, parked_count(st));
+	}
+	kit_store_free(st);
+}
+
 /* Counts the store's commands; past its limit the store refuses every
  * one, so a call that goes round and round ends (with an error). */
 struct command_limit {
@@ -4875,6 +4996,7 @@ int main(void)
 		LABTEST_STORES(drain__failing_step_is_an_error),
 		LABTEST_STORES(drain__failing_step_takes_nothing),
 		LABTEST_STORES(flush__putback_meeting_a_bad_key_counts_once),
+		STORE_REDIS(drain__a_delta_that_is_no_integer_takes_nothing),
 		LABTEST_STORES(recovery__unreadable_park_ends),
 		LABTEST_BOTH(token__every_failpoint_returns_an_error),
 		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
