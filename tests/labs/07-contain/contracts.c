@@ -583,8 +583,12 @@ void contain_like__every_step_can_fail(void **state)
 				         " (is an error of BEGIN or SET LOCAL passed over?)");
 			else if (again != 0)
 				snprintf(bad, sizeof bad, "statement %d of a like %s, then the next like "
-				         "returned %d: is a transaction left open on the pooled connection?",
-				         k, lt_step_what(how), again);
+				         "returned %d: %s", k, lt_step_what(how), again,
+				         again == KIT_POOL_TIMEOUT ? "KIT_POOL_TIMEOUT, no connection came "
+				         "free: was the failed like's connection never put back in the pool "
+				         "(kit_pool_put on every path out, the error paths too)?" :
+				         "is a transaction left open on the pooled connection, so that the "
+				         "pool's reset or the next BEGIN fails?");
 		}
 	}
 	/* The login page likewise: its pool's reset or its SELECT refused, or
