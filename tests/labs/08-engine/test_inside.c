@@ -2272,64 +2272,60 @@ static int64_t wal_syncs(struct labtest *t)
 	return labtest_int(t, "SELECT wal_sync FROM pg_stat_wal");
 }
 
-/* pg_stat_wal counts the syncs of the whole server, and another client's
- * commits move them both ways: its own flushes add syncs, and a flush it
- * makes may carry this check's commits too (group commit: beside a busy
- * neighbour 100 durable commits have shown 14 syncs). So a round is 100
- * durable commits, then 100 of inside_count_async(), and it counts only
- * when its durable half synced 50 times or more: the server was quiet
- * enough to show this connection's own flushes. A round that counts
- * is good when its async half synced less than half as often. A
- * neighbour's own flushes land in either half and can make one round of
- * a right call look bad (489 syncs in an async half beside the other
- * suites under TSan); a call whose commits all wait looks bad in every
- * round, its two halves alike. So rounds go on, for at least 3 rounds and
- * at most 15 s, until three are good or two are bad, and two bad rounds
- * (or a bad one and no good one) fail the check. Before each durable half
- * the session's synchronous_commit must still be on: a call that set it
- * off for the whole session would make them all async. */
+/* Whether each commit of inside_count_async() skips its wait for the
+ * flush, read where it is decided: a deferred constraint trigger on
+ * counters runs at COMMIT, inside the committing transaction, and notes
+ * the synchronous_commit it commits under ('off': the COMMIT returns
+ * before its WAL is flushed). 100 calls, 100 commits noted 'off'; and
+ * the session's own synchronous_commit still on before and after (a call
+ * that set it off for the whole session makes every later commit
+ * async). pg_stat_wal counts the syncs of the whole server, which
+ * another client's commits move both ways (its flushes add syncs, and
+ * one of its flushes may carry this check's commits: beside a busy
+ * neighbour 100 durable commits have shown 14 syncs, and an async half
+ * 489), so the syncs of 100 durable commits and of the 100 calls are
+ * printed beside the verdict, as a measurement, not taken for it. */
 static void commits__async_skips_flush(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	int counted = 0, rounds = 0, bad = 0;
-	int64_t most = 0, start = util_now_ns(), bad_async = 0, bad_durable = 0;
 	make_counter(t);
 	labtest_exec(t, "SET synchronous_commit = on");
+	labtest_exec(t, "CREATE TABLE commit_modes (mode TEXT NOT NULL)");
+	labtest_exec(t, "CREATE FUNCTION note_commit_mode() RETURNS trigger LANGUAGE plpgsql AS "
+	                "$$BEGIN INSERT INTO commit_modes VALUES "
+	                "(current_setting('synchronous_commit')); RETURN NULL; END$$");
+	labtest_exec(t, "CREATE CONSTRAINT TRIGGER note_commit_mode AFTER UPDATE ON counters "
+	                "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION note_commit_mode()");
 
-	while (counted - bad < 3 && bad < 2 && (rounds < 3 || util_now_ns() - start < 15000000000LL)) {
-		rounds++;
-		lt_expect(labtest_int(t, "SELECT (current_setting('synchronous_commit') = 'on')::int")
-		          == 1, "local", "after %d round(s) of inside_count_async() the session's "
-		          "synchronous_commit is no longer on: the setting outlived the call, and every "
-		          "later commit of the connection skips its flush. Use SET LOCAL inside the "
-		          "counter's transaction", rounds - 1);
-		int64_t s0 = wal_syncs(t);
-		for (int i = 0; i < 100; i++)
-			labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 1");
-		int64_t s1 = wal_syncs(t);
-		for (int i = 0; i < 100; i++) {
-			int rc = inside_count_async(db, 1);
-			lt_expect(rc == 0, NULL, "inside_count_async(): %d, %s", rc, labtest_why(db));
-		}
-		int64_t s2 = wal_syncs(t), durable = s1 - s0, async = s2 - s1;
-		most = durable > most ? durable : most;
-		if (durable < 50)
-			continue;
-		counted++;
-		if (async * 2 >= durable && bad++ == 0) {
-			bad_async = async;
-			bad_durable = durable;
-		}
-	}
-	lt_expect(bad < 2 && (bad == 0 || counted > bad), "async",
-	          "expected fewer than half as many WAL syncs for 100 commits that do not wait, "
-	          "got %" PRId64 " (%" PRId64 " for 100 that do, just before), and so in %d of %d "
-	          "rounds", bad_async, bad_durable, bad, counted);
-	lt_expect_int(counter(t), 200 * rounds, "counter after the rounds of (100 + 100) increments");
-	lt_expect(counted > 0, NULL, "expected 50 or more WAL syncs for 100 durable commits in "
-	          "one of %d rounds, got %" PRId64 " at most: is fsync off on this server, or "
-	          "is it so busy that every flush carried others' commits too?", rounds, most);
+	int64_t s0 = wal_syncs(t);
+	for (int i = 0; i < 100; i++)
+		labtest_exec(t, "UPDATE counters SET n = n + 1 WHERE id = 1");
+	int64_t s1 = wal_syncs(t);
+	labtest_exec(t, "DELETE FROM commit_modes");
+	int failed = 0;
+	for (int i = 0; i < 100; i++)
+		failed += inside_count_async(db, 1) != 0;
+	int64_t s2 = wal_syncs(t);
+	int64_t noted = labtest_int(t, "SELECT count(*) FROM commit_modes");
+	int64_t waited = labtest_int(t, "SELECT count(*) FROM commit_modes WHERE mode <> 'off'");
+	int64_t still_on = labtest_int(t, "SELECT (current_setting('synchronous_commit') = 'on')::int");
+	lt_say("WAL syncs (pg_stat_wal, the whole server's): %" PRId64 " for 100 durable commits, %"
+	       PRId64 " for 100 calls of inside_count_async() (ratio %.2f; another client's commits "
+	       "move both)", s1 - s0, s2 - s1, s1 > s0 ? (double)(s2 - s1) / (double)(s1 - s0) : 0.0);
+	lt_expect(failed == 0, NULL, "%d of 100 calls of inside_count_async() failed: %s", failed,
+	          labtest_why(db));
+	lt_expect(noted >= 100 && waited == 0, "async", "of the commits of 100 calls of "
+	          "inside_count_async(), %" PRId64 " were noted at COMMIT (a deferred trigger on "
+	          "counters), and %" PRId64 " of them ran with synchronous_commit other than off, "
+	          "each waiting for its WAL flush: the counter's transaction sets it off for itself "
+	          "(SET LOCAL synchronous_commit = off, inside the transaction, before COMMIT)",
+	          noted, waited);
+	lt_expect(still_on == 1, "local", "after 100 calls of inside_count_async() the session's "
+	          "synchronous_commit is no longer on: the setting outlived the call, and every later "
+	          "commit of the connection skips its flush. Use SET LOCAL inside the counter's "
+	          "transaction");
+	lt_expect_int(counter(t), 200, "counter after 100 + 100 increments");
 }
 
 static int count_async_own_row(void *arg, int who, struct kit_db *db)
