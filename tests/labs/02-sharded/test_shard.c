@@ -460,6 +460,19 @@ static void shard_resize__shrink_folds_removed_slots(void **state)
 	lt_expect(slot_n(t, 45, 0) == 10 && slot_n(t, 45, 3) == 100, "fold", "after the shrink to 4, "
 	          "slot 0 holds %lld (expected 10, from slot 700) and slot 3 %lld (expected 100, from "
 	          "slot 1,023)", (long long)slot_n(t, 45, 0), (long long)slot_n(t, 45, 3));
+
+	/* Rows that hold 0 (a grow that made its new slots' rows ahead of
+	 * time, say) are rows at slot >= N too: the shrink removes every one
+	 * (shard.h), not only those with likes to move. */
+	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (46, 2, 5), (46, 5, 0), "
+	             "(46, 9, 0), (46, 10, 3)");
+	lt_expect(shard_resize(db, 46, 16) == 0, "fold", "shard_resize(46, 16): %s", labtest_why(db));
+	lt_expect(shard_resize(db, 46, 4) == 0, "fold", "shard_resize(46, 4): %s", labtest_why(db));
+	lt_expect(rows_from(t, 46, 4) == 0 && total(db, 46) == 8, "fold", "a post with rows at slots "
+	          "2 (5 likes), 5 and 9 (0 each) and 10 (3) shrank to 4: %lld rows left at slot >= 4 "
+	          "and a count of %lld (expected none and 8). A row that holds 0 is a row past N "
+	          "too: does the shrink remove only the rows with likes to move (n <> 0)?",
+	          (long long)rows_from(t, 46, 4), (long long)total(db, 46));
 }
 
 static void shard_resize__grow_keeps_total(void **state)
