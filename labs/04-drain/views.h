@@ -155,8 +155,8 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max);
  * never the missed ones back to back. (A flusher may also wait a whole
  * interval after every flush ends, however short the flush: its flushes
  * then drift later by their own length, which is allowed. A wait that
- * ends before the next tick is not.) The flusher uses db from its own thread until stop_flusher returns: don't touch db
- * meanwhile. Between flushes the thread waits on a condition variable
+ * ends before the next tick is not.) The flusher uses db from its own
+ * thread until stop_flusher returns: don't touch db meanwhile. Between flushes the thread waits on a condition variable
  * with pthread_cond_timedwait, its deadlines on CLOCK_MONOTONIC
  * (pthread_condattr_setclock), so a step of the wall clock moves no
  * flush, and stop_flusher wakes it with pthread_cond_signal: the checks
