@@ -3302,8 +3302,16 @@ static void contain_like__works_as_an_app_role(void **state)
 	}
 	int64_t pid, counted = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
 	struct kit_db *h = hold(t, 1, &pid);
-	int held = contain_like(&app, 1);
+	/* in a thread of its own: a like that waits for good is let go
+	 * after 3 s, by releasing the row */
+	struct like_call c = { .app = &app };
+	atomic_init(&c.done, false);
+	pthread_create(&c.th, NULL, like_once, &c);
+	for (int w = 0; w < 60 && !atomic_load(&c.done); w++)
+		sleep_ms(50);
 	kit_db_commit(h);
+	pthread_join(c.th, NULL);
+	int held = c.rc;
 	kit_db_close(h);
 	contain_close(&app);
 	lt_expect(rc == 0 && counted == 1,
