@@ -23,10 +23,11 @@
  * script (a key of the wrong type: another program's key, a typo in a
  * prefix) does not undo the commands before it (README §2), so a step
  * reads every key it will write before its first write, and a step that
- * has popped ids puts them back when a read then fails. A delta key that
- * holds a string which is no integer (another program's SET) is such a
- * key too: GET hands it back as it is, so a step tests that what it read
- * is an integer before it writes, and fails when it is not (README §4).
+ * has popped ids puts them back when a read then fails. A delta key or
+ * "views:token" holding a string which is no integer (another program's
+ * SET) is such a key too: GET hands it back as it is, so a step tests
+ * that what it read is an integer before it writes, and fails when it is
+ * not (README §4); tonumber() is not that test ("1e3" reads as 1000).
  * Database: the tables in VIEWS_SCHEMA (one row per video) and
  * VIEWS_TOKENS_SCHEMA (one row per flush applied), created by the caller
  * (tests, `hotrow lab run 04`).

@@ -2603,16 +2603,27 @@ static const struct kit_store_script is_string = {
 	"is-string", "return redis.call('GET', KEYS[1]) == ARGV[1] and 1 or 0\n", plant_refused,
 };
 
-static int string_at(struct kit_store *st, int video, bool plant)
+static int string_in(struct kit_store *st, const char *key, const char *text, bool plant)
 {
-	char key[64];
 	int64_t same = 0;
-	snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%d", video);
-	struct kit_store_call c = { 1, (const char *[]){ key }, 1, (const char *[]){ "abc" },
+	struct kit_store_call c = { 1, (const char *[]){ key }, 1, (const char *[]){ text },
 	                            &same, 1, 0 };
 	int rc = kit_store_eval(st, plant ? &plant_string : &is_string, &c);
 	return rc != 0 ? rc : plant ? 0 : (int)same;
 }
+
+static int string_at(struct kit_store *st, int video, const char *text, bool plant)
+{
+	char key[64];
+	snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%d", video);
+	return string_in(st, key, text, plant);
+}
+
+/* Strings that are no integer, which INCRBY refuses: Lua's tonumber
+ * takes the last three (1000, 16 and 7), so only a test of the text
+ * itself (string.match(v, '^%-?%d+$')) turns them all away. */
+static const char *const not_integers[] = { "abc", "1e3", "0x10", " 7" };
+#define NOT_INTEGERS (sizeof not_integers / sizeof not_integers[0])
 
 /* A db hook that, at the first statement naming video_counts, gives a
  * key the put-back writes the wrong type: video `bad`'s delta key (1 ..
@@ -2623,7 +2634,7 @@ static int string_at(struct kit_store *st, int video, bool plant)
 struct poison {
 	struct kit_store *st;
 	int bad;
-	bool string;            /* the delta key holds the string "abc" instead (a real Redis) */
+	const char *string;     /* the delta key holds this string instead (a real Redis) */
 	bool done;
 	char *parked[16];
 	int nparked;
@@ -2645,7 +2656,7 @@ static void poison_at_upsert(void *arg, enum kit_db_event ev, const char *sql, i
 		kit_store_del(p->st, VIEWS_PARKED, NULL);
 		kit_store_set(p->st, VIEWS_PARKED, 5);
 	} else if (p->string) {
-		string_at(p->st, p->bad, true);
+		string_at(p->st, p->bad, p->string, true);
 	} else {
 		snprintf(key, sizeof key, VIEWS_DELTA_PREFIX "%d", p->bad);
 		kit_store_del(p->st, key, NULL);
@@ -2739,14 +2750,15 @@ static void flush__putback_meeting_a_bad_key_counts_once(void **state)
 }
 
 /* A delta key holding a string that is no integer (another program's
- * SET "abc"): GET hands it back as it is, and only a write after it
- * fails (README §4). Only a real Redis can hold one (the kit's in-process
+ * SET): GET hands it back as it is, and only a write after it fails
+ * (README §4). Only a real Redis can hold one (the kit's in-process
  * store keeps integers and sets), so this check runs there, with a
- * script of its own to plant it. The drain and the park, meeting it at
- * each of videos 1, 10 and 20 in turn, take nothing (every video still
- * dirty with its delta, "abc" still there, no token used); the put-back
- * of a refused flush meeting it gives back all or nothing, and once the
- * key is mended every video is counted once. */
+ * script of its own to plant it: "abc", and three that Lua's tonumber
+ * reads as numbers ("1e3", "0x10", " 7"). The drain and the park,
+ * meeting each at one of videos 1, 10 and 20, take nothing (every video
+ * still dirty with its delta, the string still there, no token used);
+ * the put-back of a refused flush meeting it gives back all or nothing,
+ * and once the key is mended every video is counted once. */
 static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 {
 	struct labtest *t = *state;
@@ -2755,63 +2767,152 @@ static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 	struct view_delta out[VIEWS_MAX_BATCH];
 	static const int bads[] = { 1, 10, 20 };
 	for (int park = 0; park <= 1; park++) {
-		for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
-			int bad = bads[i];
-			kit_store_restart(st);
-			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 7), 0);
-			for (int v = 1; v <= 20; v++)
-				planted_views(st, v, v);
-			assert_int_equal(string_at(st, bad, true), 0);
-			int n = 77;
-			int64_t token = 77;
-			int rc = park ? park_views(st, VIEWS_MAX_BATCH, &token, out, &n)
-			              : drain_views(st, VIEWS_MAX_BATCH, out, &n);
-			const char *wrong = untouched(st, bad, true);
-			if (!wrong && string_at(st, bad, false) != 1)
-				wrong = "the string \"abc\" was taken out of video's delta key (another "
-				        "program's key deleted)";
-			lt_expect(rc < 0 && n == 0 && (!park || token == 0) && !wrong, park ? "token" : "drain",
-			          "%s of 20 dirty videos, video %d's delta key holding the string \"abc\", "
-			          "returned %d with *n = %d%s: expected an error, *n = 0 and nothing taken, "
-			          "but %s. GET hands a string back as it is: a Lua step that must stand up to "
-			          "any key tests that what GET returned is an integer "
-			          "(string.match(v, '^%%-?%%d+$')) before it writes (README §4)",
-			          park ? "park_views" : "drain_views", bad, rc, n,
-			          park && token != 0 ? ", a token" : "",
-			          wrong ? wrong : rc >= 0 ? "it said it succeeded" : "it handed videos over");
+		for (size_t s = 0; s < NOT_INTEGERS; s++) {
+			for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+				int bad = bads[i];
+				const char *text = not_integers[s];
+				kit_store_restart(st);
+				assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 7), 0);
+				for (int v = 1; v <= 20; v++)
+					planted_views(st, v, v);
+				assert_int_equal(string_at(st, bad, text, true), 0);
+				int n = 77;
+				int64_t token = 77;
+				int rc = park ? park_views(st, VIEWS_MAX_BATCH, &token, out, &n)
+				              : drain_views(st, VIEWS_MAX_BATCH, out, &n);
+				const char *wrong = untouched(st, bad, true);
+				if (!wrong && string_at(st, bad, text, false) != 1)
+					wrong = "the string was taken out of the video's delta key (another "
+					        "program's key deleted)";
+				lt_expect(rc < 0 && n == 0 && (!park || token == 0) && !wrong,
+				          park ? "token" : "drain",
+				          "%s of 20 dirty videos, video %d's delta key holding the string "
+				          "\"%s\", returned %d with *n = %d%s: expected an error, *n = 0 and "
+				          "nothing taken, but %s. GET hands a string back as it is: a Lua step "
+				          "that must stand up to any key tests that what GET returned is an "
+				          "integer (string.match(v, '^%%-?%%d+$')) before it writes; tonumber "
+				          "reads \"1e3\", \"0x10\" and \" 7\" as numbers, which INCRBY refuses "
+				          "(README §4)",
+				          park ? "park_views" : "drain_views", bad, text, rc, n,
+				          park && token != 0 ? ", a token" : "",
+				          wrong ? wrong : rc >= 0 ? "it said it succeeded" : "it handed videos over");
+			}
 		}
 	}
 
 	/* the put-back of a refused flush meets it */
 	schema(t);
-	for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
-		kit_store_restart(st);
-		labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
-		assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
-		for (int v = 1; v <= 20; v++)
-			planted_views(st, v, v);
-		struct poison p = { .st = st, .bad = bads[i], .string = true };
-		table_away(t);
-		kit_db_set_hook(db, poison_at_upsert, &p);
-		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
-		kit_db_set_hook(db, NULL, NULL);
-		table_back(t);
-		mend(&p);
-		flush_all(st, db);
-		int twice = 0, short_by = 0;
-		for (int v = 1; v <= 20; v++) {
-			int64_t got = db_views(t, v);
-			twice += got > v;
-			short_by += got < v;
+	for (size_t s = 0; s < NOT_INTEGERS; s++) {
+		for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+			kit_store_restart(st);
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+			for (int v = 1; v <= 20; v++)
+				planted_views(st, v, v);
+			struct poison p = { .st = st, .bad = bads[i], .string = not_integers[s] };
+			table_away(t);
+			kit_db_set_hook(db, poison_at_upsert, &p);
+			int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+			kit_db_set_hook(db, NULL, NULL);
+			table_back(t);
+			mend(&p);
+			flush_all(st, db);
+			int twice = 0, short_by = 0;
+			for (int v = 1; v <= 20; v++) {
+				int64_t got = db_views(t, v);
+				twice += got > v;
+				short_by += got < v;
+			}
+			lt_expect(r < 0 && p.done && twice == 0 && short_by == 0 && parked_count(st) == 0,
+			          "put-back", "the database refused a flush of videos 1 .. 20 (1 .. 20 "
+			          "views) and its put-back met video %d's delta key holding the string "
+			          "\"%s\" (flush returned %" PRId64 "); once the key was mended, the flushes "
+			          "that followed left %d videos counted more than once and %d short, "
+			          "%" PRId64 " batches parked. The put-back reads every key it writes first, "
+			          "and a string that is no integer is a key it cannot write: test what GET "
+			          "returned (string.match(v, '^%%-?%%d+$'); tonumber reads \"1e3\" as 1000) "
+			          "before the first INCRBY", bads[i], not_integers[s], r, twice, short_by,
+			          parked_count(st));
 		}
-		lt_expect(r < 0 && p.done && twice == 0 && short_by == 0 && parked_count(st) == 0,
-		          "put-back", "the database refused a flush of videos 1 .. 20 (1 .. 20 views) "
-		          "and its put-back met video %d's delta key holding the string \"abc\" (flush "
-		          "returned %" PRId64 "); once the key was mended, the flushes that followed left "
-		          "%d videos counted more than once and %d short, %" PRId64 " batches parked. The "
-		          "put-back reads every key it writes first, and a string that is no integer is "
-		          "a key it cannot write: test what GET returned (string.match(v, '^%%-?%%d+$')) "
-		          "before the first INCRBY", bads[i], r, twice, short_by, parked_count(st));
+	}
+	kit_store_free(st);
+}
+
+/* The token counter holding what is no integer: a set (on every store),
+ * and on a real Redis the strings of not_integers. The park reads it
+ * before its first write, so it takes nothing: an error, *n and *token
+ * 0, every video still dirty with its delta, nothing parked, the key as
+ * it was. A park that takes the deltas first, or reads "1e3" with
+ * tonumber, has deleted them when its INCR fails, and their views are
+ * lost. Then a flush on the same store: an error, nothing written; once
+ * the counter is mended every video is counted once. */
+static void token__a_token_that_is_no_integer_takes_nothing(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	bool redis = kit_store_is_redis(st);
+	schema(t);
+	for (int k = -1; k < (redis ? (int)NOT_INTEGERS : 0); k++) {
+		const char *text = k < 0 ? NULL : not_integers[k];
+		char what[48];
+		if (text)
+			snprintf(what, sizeof what, "the string \"%s\"", text);
+		else
+			snprintf(what, sizeof what, "a set");
+		for (int flush = 0; flush <= 1; flush++) {
+			kit_store_restart(st);
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			for (int v = 1; v <= 20; v++)
+				planted_views(st, v, v);
+			if (text)
+				assert_int_equal(string_in(st, VIEWS_TOKEN, text, true), 0);
+			else
+				assert_int_equal(kit_store_sadd(st, VIEWS_TOKEN, "7", NULL), 0);
+			int n = 77;
+			int64_t token = 77, r = 0;
+			int rc;
+			if (flush)
+				rc = (int)(r = flush_views(st, db, VIEWS_MAX_BATCH));
+			else
+				rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+			const char *wrong = NULL;
+			for (int v = 1; v <= 20 && !wrong; v++)
+				if (delta(st, v) != v || !dirty(st, v))
+					wrong = delta(st, v) == 0 ? "views taken out of the store and lost"
+					                          : "a video's delta or dirty mark changed";
+			if (!wrong && parked_count(st) != 0)
+				wrong = "a batch parked";
+			int is = 0;
+			if (!wrong && (text ? string_in(st, VIEWS_TOKEN, text, false) != 1
+			                    : kit_store_sismember(st, VIEWS_TOKEN, "7", &is) != 0 || !is))
+				wrong = "the token counter changed";
+			if (!wrong && flush && db_total(t) != 0)
+				wrong = "views written to the database";
+			lt_expect(rc < 0 && (flush || (n == 0 && token == 0)) && !wrong, "token",
+			          "%s of 20 dirty videos, \"" VIEWS_TOKEN "\" holding %s, returned %d%s: "
+			          "expected an error with nothing taken, but %s. The park reads the counter "
+			          "before its first write: a set fails its GET; a string GET hands back as it "
+			          "is, so test it (string.match(v, '^%%-?%%d+$')) before SPOP and DEL, or "
+			          "INCR fails after the deltas are gone (README §4)",
+			          flush ? "flush_views" : "park_views", what, rc,
+			          !flush && (n || token) ? " with videos or a token handed over" : "",
+			          wrong ? wrong : rc >= 0 ? "it said it succeeded" : "it handed videos over");
+			if (!flush)
+				continue;
+			assert_int_equal(kit_store_del(st, VIEWS_TOKEN, NULL), 0);
+			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 7), 0);
+			flush_all(st, db);
+			int off = 0;
+			for (int v = 1; v <= 20; v++)
+				off += db_views(t, v) != v;
+			lt_expect(off == 0 && store_total(st, 1, 20) == 0, "token", "after a flush met "
+			          "\"" VIEWS_TOKEN "\" holding %s and the counter was mended, the flushes "
+			          "that followed left %d of videos 1 .. 20 counted wrong and %" PRId64
+			          " views in the store (expected each video's 1 .. 20 views once)", what,
+			          off, store_total(st, 1, 20));
+		}
 	}
 	kit_store_free(st);
 }
@@ -5007,6 +5108,7 @@ int main(void)
 		LABTEST_STORES(drain__failing_step_takes_nothing),
 		LABTEST_STORES(flush__putback_meeting_a_bad_key_counts_once),
 		STORE_REDIS(drain__a_delta_that_is_no_integer_takes_nothing),
+		LABTEST_STORES(token__a_token_that_is_no_integer_takes_nothing),
 		LABTEST_STORES(recovery__unreadable_park_ends),
 		LABTEST_BOTH(token__every_failpoint_returns_an_error),
 		LABTEST_BOTH(flusher__stop_past_2_31_and_zero_deltas),
