@@ -255,8 +255,9 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	}
 	if (r.refused) {
 		printf("\n%sRefused, not run:%s %s\n", runner_c_bad(), runner_c_off(), r.refused);
-		printf("\nThe checks run only code that stays within the lab (see labs/%s/README.md): "
-		       "change that line, then check again.\n", l->name);
+		printf("\nThe checks run only code that stays within the lab (labs/README.md, "
+		       "\"For students\": what your files may define and call): change that line, "
+		       "then check again.\n");
 		if (!o->solutions)
 			runner_check_record(t, l, &r);
 		runner_result_free(&r);
