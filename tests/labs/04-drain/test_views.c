@@ -2280,6 +2280,26 @@ static void flush__rows_in_video_id_order(void **state)
 		          "it by video_id too (is the sort in flush_views, before the park's upsert, "
 		          "rather than in the upsert that every path calls?)", sorted2[i],
 		          insert_rank(t, sorted2[i]) - 8 + 1, i + 1);
+
+	/* Batches of two that the in-process store hands over larger id
+	 * first, whichever was recorded first: in each, the smaller id first.
+	 * Two rows locked the other way round deadlock with a writer that
+	 * sorts, as eight do. */
+	const int64_t pairs[][2] = { { 54, 11 }, { 12, LT_PAST_UINT32 + 200 }, { 41, 13 },
+	                             { 14, 42 }, { 43, 15 } };
+	for (int i = 0; i < 5; i++) {
+		int64_t lo = pairs[i][0] < pairs[i][1] ? pairs[i][0] : pairs[i][1];
+		int64_t hi = pairs[i][0] < pairs[i][1] ? pairs[i][1] : pairs[i][0];
+		record(st, pairs[i][0], 1);
+		record(st, pairs[i][1], 2);
+		r = flush_views(st, db, VIEWS_MAX_BATCH);
+		lt_expect(r == 3 && insert_rank(t, lo) == 16 + 2 * i && insert_rank(t, hi) == 17 + 2 * i,
+		          "upsert", "a flush of two videos, %" PRId64 " then %" PRId64 " recorded, "
+		          "returned %" PRId64 " and wrote video %" PRId64 "'s row as number %" PRId64
+		          " of its 2 (expected 3 views, the smaller id first): sort every batch, two "
+		          "rows too (§5)", pairs[i][0], pairs[i][1], r, lo,
+		          insert_rank(t, lo) - 16 - 2 * i + 1);
+	}
 	kit_store_free(st);
 }
 
