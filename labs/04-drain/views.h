@@ -123,7 +123,8 @@ int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
  * always add up to what was recorded), and nothing between the upsert and COMMIT:
  * its rows stay locked through every statement there. After COMMIT,
  * delete the park. Returns the number of views
- * written, each delta counted by its size (a delta of -4, views taken
+ * written, the batches its recovery applied first included, each delta
+ * counted by its size (a delta of -4, views taken
  * back, is 4 views written: a batch below zero is no error code), 0 when
  * nothing was dirty. When the database refuses a
  * statement, the parked deltas go back into the store, as record_view
