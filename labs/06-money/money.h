@@ -160,7 +160,10 @@ int money_batch(struct kit_db *db, const struct money_fees *fees,
  * sub-account holds the amount; nothing written), MONEY_NO_ACCOUNT (the
  * fee account or `to` was never opened: no money will ever come of
  * waiting, so it wins over MONEY_INSUFFICIENT when no sub-account holds
- * the amount either), MONEY_INVALID or another KIT_DB_* code. */
+ * the amount either), MONEY_INVALID (id or amount <= 0, `to` the fee
+ * account itself, fees->subs outside 1..MONEY_MAX_SUBS; MONEY_OUTSIDE is a
+ * payee like any other: the platform taking its fees to the bank) or
+ * another KIT_DB_* code. */
 int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
                  int64_t to, int64_t amount);
 
@@ -169,10 +172,14 @@ int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
  * IMMEDIATE), so a sale in flight does not hold it up. Returns
  * 0 (an account opened with nothing has balance 0), MONEY_NO_ACCOUNT when
  * it was never opened, or another KIT_DB_* code: KIT_DB_ERR when the sum
- * is past what an int64_t holds (never a figure clamped or wrapped). */
+ * is past what an int64_t holds (never a figure clamped or wrapped). A
+ * read while sales commit sees them all or none (README §3): one
+ * statement, not one per sub-account. */
 int money_balance(struct kit_db *db, int64_t account, int64_t *out);
 
-/* Audit the books (see struct money_audit). Reads only. On failure *out
+/* Audit the books (see struct money_audit). Reads only; each field is one
+ * statement, so a sale that commits during the audit is in a field whole
+ * or not at all (README §8). On failure *out
  * is left as it was: no figure of an audit that did not finish is given. */
 int money_reconcile(struct kit_db *db, struct money_audit *out);
 

@@ -952,6 +952,113 @@ static void reconcile__finds_what_is_wrong(void **state)
  * missing transfer are two entries of no transfer, an opening is a
  * transfer like a sale, and a total past 2^31 is exact. Each error is
  * planted alone on correct books and taken back. */
+/* A read made while sales commit: at the start of the reader's k-th
+ * statement (k = 1, 2, ...: each a call of its own) another connection
+ * commits four sales, each of 10 from buyer 1 to seller 2 with a fee of
+ * 4 on fee sub-account 0, 1, 2 and 3. */
+struct midread {
+	struct kit_db *other;
+	int at, seen;
+	int64_t next_id;
+	bool fired;
+	char error[200];
+};
+
+static void sales_midread(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct midread *m = arg;
+	char batch[4096];
+	size_t len = 0;
+	(void)sql, (void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || m->fired || ++m->seen != m->at)
+		return;
+	for (int s = 0; s < 4; s++) {
+		long long id = (long long)m->next_id + s;
+		len += (size_t)snprintf(batch + len, sizeof batch - len, "%s"
+			"INSERT INTO transfers (id, debit, credit, amount, fee) VALUES (%lld, 1, 2, 10, 4);"
+			"INSERT INTO entries (transfer_id, account_id, sub, amount) VALUES (%lld, 1, 0, -10), "
+			"(%lld, 2, 0, 6), (%lld, %d, %d, 4);"
+			"UPDATE accounts SET balance = balance - 10 WHERE id = 1 AND sub = 0;"
+			"UPDATE accounts SET balance = balance + 6 WHERE id = 2 AND sub = 0;"
+			"UPDATE accounts SET balance = balance + 4 WHERE id = %d AND sub = %d",
+			s ? ";" : "", id, id, id, id, FEE_ACCOUNT, s, FEE_ACCOUNT, s);
+	}
+	assert_true(len < sizeof batch);
+	int rc = kit_db_begin(m->other);
+	if (rc == 0)
+		rc = kit_db_exec(m->other, batch, 0, NULL);
+	if (rc == 0)
+		rc = kit_db_commit(m->other);
+	if (rc != 0) {
+		/* a reader that holds a lock the sales need: they wait 200 ms,
+		 * give up, and the read is of the books before them */
+		if (rc != KIT_DB_BUSY && !m->error[0])
+			snprintf(m->error, sizeof m->error, "%s", kit_db_errmsg(m->other));
+		kit_db_rollback(m->other);
+		return;
+	}
+	m->fired = true;
+	m->next_id += 4;
+}
+
+/* README §3 and §8: a reader never sees half of a transaction. The fee
+ * account's balance and the audit, each read while four sales commit
+ * (their fees on four sub-accounts) at every statement of the read in
+ * turn: the balance is the one before the sales or the one after, never
+ * a mix, and sound books audit sound (each field one query, at one
+ * moment). A balance added up from one query per sub-account, or a
+ * drift worked out in C from two queries, reads the books half before
+ * and half after. */
+static void reads__one_moment_while_sales_commit(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000000);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 4, 0);
+	for (int id = 1; id <= 4; id++)
+		lt_expect_int(transfer(db, id, 1, 2, 100, 10, 4), 0, "money_transfer");
+	struct midread m = { .other = labtest_connect(t), .next_id = 1000 };
+	assert_int_equal(kit_db_set_lock_timeout(m.other, 200), 0);
+	for (int fn = 0; fn < 2; fn++) {
+		for (int k = 1; k <= 80; k++) {
+			int64_t before = balance(t, FEE_ACCOUNT), got = -1;
+			struct money_audit a = { -1, -1, -1, -1 };
+			m.at = k;
+			m.seen = 0;
+			m.fired = false;
+			kit_db_set_hook(db, sales_midread, &m);
+			int rc = fn == 0 ? money_balance(db, FEE_ACCOUNT, &got) : money_reconcile(db, &a);
+			kit_db_set_hook(db, NULL, NULL);
+			lt_expect(!m.error[0], NULL, "the check's own sales failed: %s", m.error);
+			if (m.seen < k)
+				break;          /* the read sent fewer than k statements */
+			if (fn == 0) {
+				lt_expect(rc == 0 && (got == before || (m.fired && got == before + 16)),
+				          "balance", "money_balance of the fee account (4 sub-accounts, %lld "
+				          "in all) while 4 sales committed at the start of its statement %d "
+				          "(a fee of 4 on each sub-account, %lld after) returned %d with "
+				          "%lld: a balance the books never held. Its sub-accounts were read "
+				          "at different moments, some before the sales and some after: "
+				          "read them in one statement (SUM(balance) ... WHERE id = $1), "
+				          "which sees one moment (README §3)", (long long)before, k,
+				          (long long)(before + 16), rc, (long long)got);
+			} else {
+				lt_expect(rc == 0 && a.unbalanced == 0 && a.drifted == 0 && a.negative == 0 &&
+				          a.total == 0, "reconcile", "money_reconcile of sound books while 4 "
+				          "sales committed at the start of its statement %d returned %d with "
+				          "unbalanced %lld, drifted %lld, negative %lld, total %lld (expected "
+				          "all 0): a field worked out from two queries, or in C from rows "
+				          "read at two moments, sees a sale half in. Each field is one query "
+				          "(README §8)", k, rc, (long long)a.unbalanced, (long long)a.drifted,
+				          (long long)a.negative, (long long)a.total);
+			}
+		}
+	}
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, NULL, "after the reads, the books do not balance: %s", bad);
+}
+
 static void reconcile__counts_each_row(void **state)
 {
 	struct labtest *t = *state;
@@ -1242,6 +1349,7 @@ int main(void)
 		BOTH(batch__fee_sums_up_to_int64_max_exactly),
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__counts_each_row),
+		BOTH(reads__one_moment_while_sales_commit),
 		BOTH(reconcile__rows_with_no_entries),
 		BOTH(reconcile__counts_past_ten_thousand),
 		BOTH(reconcile__every_step_can_fail),
