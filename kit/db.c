@@ -26,6 +26,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <sys/socket.h>
+
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
@@ -637,6 +639,42 @@ static int stmt_end(struct kit_db *db, const char *sql, bool tx, int rc)
 	return KIT_DB_ERR;
 }
 
+/* Close the connection as a failed network does (the servers only: an
+ * embedded SQLite has none to lose). */
+static void sever(struct kit_db *db)
+{
+	if (db->pg) {
+		int fd = PQsocket(db->pg);
+		if (fd >= 0)
+			shutdown(fd, SHUT_RDWR);
+		PQconsumeInput(db->pg);       /* libpq reads the end: CONNECTION_BAD */
+	} else if (db->my) {
+		kit_my_sever(db->my);
+	}
+}
+
+/* The failpoints of a COMMIT that did commit, as the caller hears it:
+ * "db-commit-reply-lost" loses its answer (the connection lives on);
+ * "db-commit-conn-lost" loses the connection with it, so
+ * kit_db_connected() says 0 from then on (on SQLite, which has no
+ * connection, it is the first). Either way the caller hears KIT_DB_ERR
+ * for a transaction that is in. */
+static int committed_answer(struct kit_db *db, const char *sql)
+{
+	if (kit_fp_hit("db-commit-conn-lost") != 0) {
+		sever(db);
+		set_err(db, sql, "the connection broke before COMMIT's answer arrived (failpoint "
+		        "db-commit-conn-lost): the transaction did commit");
+		return KIT_DB_ERR;
+	}
+	if (kit_fp_hit("db-commit-reply-lost") != 0) {
+		set_err(db, sql, "the connection broke before COMMIT's answer arrived "
+		        "(failpoint db-commit-reply-lost): the transaction did commit");
+		return KIT_DB_ERR;
+	}
+	return 0;
+}
+
 int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params)
 {
 	if (!ready(db, sql))
@@ -651,11 +689,8 @@ int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *con
 	if (rc == 0 && is_tx)
 		emit(db, tx, sql);
 	/* A COMMIT sent as SQL loses its answer as kit_db_commit's does. */
-	if (rc == 0 && is_tx && tx == KIT_DB_TX_COMMIT && kit_fp_hit("db-commit-reply-lost") != 0) {
-		set_err(db, sql, "the connection broke before COMMIT's answer arrived "
-		        "(failpoint db-commit-reply-lost): the transaction did commit");
-		return KIT_DB_ERR;
-	}
+	if (rc == 0 && is_tx && tx == KIT_DB_TX_COMMIT)
+		rc = committed_answer(db, sql);
 	return rc;
 }
 
@@ -802,13 +837,8 @@ static int commit(struct kit_db *db)
 int kit_db_commit(struct kit_db *db)
 {
 	int rc = commit(db);
-	/* The failpoint stages a COMMIT whose answer never arrived: the
-	 * server committed, the caller hears an error. */
-	if (rc == 0 && kit_fp_hit("db-commit-reply-lost") != 0) {
-		set_err(db, "COMMIT", "the connection broke before COMMIT's answer arrived "
-		        "(failpoint db-commit-reply-lost): the transaction did commit");
-		return KIT_DB_ERR;
-	}
+	if (rc == 0)
+		rc = committed_answer(db, "COMMIT");
 	return rc;
 }
 

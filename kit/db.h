@@ -80,7 +80,9 @@ int kit_db_begin(struct kit_db *db);
  * is open, on either engine. The failpoint "db-commit-reply-lost"
  * (kit/failpoint.h), armed with error, makes a COMMIT that succeeded
  * answer KIT_DB_ERR, as when the connection breaks before the answer; a
- * COMMIT (or END) sent with kit_db_exec meets it too. */
+ * COMMIT (or END) sent with kit_db_exec meets it too. "db-commit-conn-lost"
+ * does the same and breaks the connection for real on the servers (the
+ * server sees it close; kit_db_connected() is 0 from then on). */
 int kit_db_commit(struct kit_db *db);
 /* rollback with no transaction open succeeds and does nothing (PostgreSQL
  * warns, SQLite would refuse: the kit makes them agree), so an error path

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <sys/socket.h>
+
 #include <mysql.h>
 #include <mysqld_error.h>
 #include <errmsg.h>
@@ -118,6 +120,16 @@ void kit_my_fail_tx(struct kit_my *my)
 int kit_my_connected(const struct kit_my *my)
 {
 	return my && my->conn && !my->lost;
+}
+
+void kit_my_sever(struct kit_my *my)
+{
+	if (!my || !my->conn || my->lost)
+		return;
+	my_socket fd = mysql_get_socket(my->conn);
+	if (fd >= 0)
+		shutdown(fd, SHUT_RDWR);
+	my->lost = true;
 }
 
 /* ---- the URL ---- */

@@ -55,6 +55,9 @@ int kit_my_url(const char *url);
 int kit_my_open(struct kit_my **out, const char *url, char *err, size_t errlen);
 void kit_my_close(struct kit_my *my);      /* NULL is fine */
 int kit_my_connected(const struct kit_my *my);
+/* Break the connection for good, as a network that fails does: the
+ * server sees it close, and kit_my_connected() says 0 from then on. */
+void kit_my_sever(struct kit_my *my);
 /* 1 inside a transaction (a failed one included). */
 int kit_my_in_tx(const struct kit_my *my);
 /* Fail the open transaction as a refused statement fails one on

@@ -13,6 +13,7 @@
 
 #include "kit/db.h"
 #include "kit/failpoint.h"
+#include "util/clock.h"
 #include "tests/harness/labtest.h"
 
 static const char *engine_prefix(const struct labtest *t)
@@ -332,6 +333,54 @@ static void commit__exec_commit_reply_lost(void **state)
 	              "the update: it did commit");
 }
 
+/* db-commit-conn-lost: the COMMIT commits, the caller hears KIT_DB_ERR,
+ * and on the servers the connection is gone for real: kit_db_connected()
+ * says 0, the next statement fails, and the server no longer lists the
+ * session. SQLite has no connection to lose: it lives on. */
+static void commit__conn_lost_after_commit(void **state)
+{
+	struct labtest *t = *state;
+	make_posts(t);
+	struct kit_db *db = labtest_connect(t);
+	int64_t pid = 0;
+	if (t->engine != KIT_DB_SQLITE)
+		assert_int_equal(kit_db_query_int(db, t->engine == KIT_DB_MYSQL ? "SELECT CONNECTION_ID()"
+		                                  : "SELECT pg_backend_pid()", 0, NULL, &pid), 0);
+	for (int via_exec = 0; via_exec <= 1; via_exec++) {
+		kit_fp_clear();
+		assert_int_equal(kit_fp_set("db-commit-conn-lost", KIT_FP_ONCE, 1), 0);
+		assert_int_equal(kit_db_begin(db), 0);
+		assert_int_equal(kit_db_exec(db, via_exec ? "UPDATE posts SET likes = 9 WHERE id = 1"
+		                             : "UPDATE posts SET likes = 8 WHERE id = 1", 0, NULL), 0);
+		int rc = via_exec ? kit_db_exec(db, "COMMIT", 0, NULL) : kit_db_commit(db);
+		kit_fp_clear();
+		lt_expect_int(rc, KIT_DB_ERR, "COMMIT with its connection lost");
+		lt_expect(strstr(kit_db_errmsg(db), "db-commit-conn-lost") != NULL, NULL, "message: %s",
+		          kit_db_errmsg(db));
+		lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), via_exec ? 9 : 8,
+		              "the update, seen from another connection: it did commit");
+		if (t->engine == KIT_DB_SQLITE) {
+			lt_expect_int(kit_db_connected(db), 1, "SQLite's handle after the failpoint");
+			continue;
+		}
+		lt_expect_int(kit_db_connected(db), 0, "kit_db_connected after the connection broke");
+		lt_expect_int(kit_db_exec(db, "SELECT 1", 0, NULL), KIT_DB_ERR, "a statement after it");
+		int64_t listed = 1;
+		for (int i = 0; i < 100 && listed; i++) {
+			char sql[160];
+			snprintf(sql, sizeof sql, t->engine == KIT_DB_MYSQL
+			         ? "SELECT count(*) FROM information_schema.processlist WHERE id = %lld"
+			         : "SELECT count(*) FROM pg_stat_activity WHERE pid = %lld", (long long)pid);
+			listed = labtest_int(t, sql);
+			if (listed)
+				util_sleep_ns(50000000);
+		}
+		lt_expect_int(listed, 0, "the server's sessions still listing the broken one after 5 s");
+		break;
+	}
+	kit_db_close(db);
+}
+
 static void open__bad_urls_say_why(void **state)
 {
 	(void)state;
@@ -370,6 +419,7 @@ int main(void)
 		LABTEST_ALL(hook__sees_statements_and_transactions),
 		LABTEST_ALL(hook__exec_commit_counts_as_commit),
 		LABTEST_ALL(commit__exec_commit_reply_lost),
+		LABTEST_ALL(commit__conn_lost_after_commit),
 		cmocka_unit_test(open__bad_urls_say_why),
 	};
 	return labtest_main("kit/db", tests);

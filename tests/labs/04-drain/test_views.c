@@ -1399,6 +1399,48 @@ static void token__commit_reply_lost(void **state)
 	kit_store_free(st);
 }
 
+/* The same COMMIT, gone in, with the connection broken before its answer
+ * (the failpoint db-commit-conn-lost breaks it for real on the servers:
+ * kit_db_connected() says 0, the server closes the session). A dead
+ * connection says nothing about whether the COMMIT went in: the batch
+ * stays parked, and the next flush, on a new connection, finds its token
+ * applied. A flush that puts the batch back when the connection is gone
+ * ("the transaction died with it") counts every view twice. */
+static void token__commit_connection_lost_keeps_the_park(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_store *st = new_store(state);
+	int batches = 0;
+	schema(t);
+	for (int v = 1; v <= 5; v++)
+		record(st, v, 20);
+	struct kit_db *conn = labtest_connect(t);
+	kit_fp_clear();
+	kit_fp_set("db-commit-conn-lost", KIT_FP_ONCE, 1);
+	int64_t r = flush_views(st, conn, 100);
+	int hits = kit_fp_count("db-commit-conn-lost");
+	kit_fp_clear();
+	int alive = kit_db_connected(conn);
+	kit_db_close(conn);
+	lt_expect(hits >= 1, "token", "flush_views of 5 dirty videos sent no COMMIT through "
+	          "kit_db_commit or kit_db_exec (returned %" PRId64 ")", r);
+	lt_expect(r < 0, "token", "flush_views returned %" PRId64 " although its connection broke "
+	          "before COMMIT's answer; return the database's error", r);
+	lt_expect(t->engine == KIT_DB_SQLITE || !alive, NULL, "the failpoint left the connection up");
+	lt_expect_int_hint(db_total(t) + store_total(st, 1, 5), 100,
+	                   "database + deltas after a COMMIT that went in while the connection broke "
+	                   "(a dead connection does not say the transaction died: the server may "
+	                   "have committed first, so the batch stays parked; kit_db_connected() is "
+	                   "no reason to put it back)", "token");
+	lt_expect(flush_all(st, labtest_db(t)) >= 0, "token", "the next flush failed: %s",
+	          labtest_why(labtest_db(t)));
+	lt_expect_int_hint(db_total(t), 100, "views in the database once the next flush, on "
+	                   "another connection, resolved the park", "token");
+	lt_expect_int_hint(parked_total(NULL, st, &batches) + batches, 0,
+	                   "parked views + batches after the next flush", "park");
+	kit_store_free(st);
+}
+
 /* PostgreSQL with a real Redis as the store (HOTROW_REDIS_URL); without
  * one the check skips (fails with HOTROW_REQUIRE_REDIS=1). */
 
@@ -5108,6 +5150,7 @@ int main(void)
 		LABTEST_ALL(token__recorded_with_the_upsert),
 		STORE_REDIS(token__recorded_with_the_upsert),
 		LABTEST_ALL(token__commit_reply_lost),
+		LABTEST_ALL(token__commit_connection_lost_keeps_the_park),
 		LABTEST_STORES(drain__returns_exactly_the_dirty_deltas),
 		LABTEST_ALL(flush__every_step_can_fail),
 		LABTEST_ALL(flush__ids_and_tokens_past_2_31),
