@@ -112,11 +112,14 @@ int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta 
  * applied now, under the same token, exactly as a flush would, and then
  * deleted. Returns the number of views applied (each delta counted by
  * its size, as flush_views counts), or the first error (what is not
- * resolved stays parked). One flusher at a time. */
+ * resolved stays parked). One flusher at a time. Like a flush, it waits
+ * for a row as long as the caller's connection allows and sets no lock
+ * wait of its own, shorter or longer, not even for its transaction. */
 int64_t recover_flushes(struct kit_store *st, struct kit_db *db);
 
 /* Resolve what is parked (recover_flushes), then park up to max videos
- * and, in ONE transaction, first record the token in applied_flushes,
+ * and, in ONE transaction (waiting for a row as long as the caller's
+ * connection allows: no lock wait of its own, shorter or longer), first record the token in applied_flushes,
  * then add the deltas to video_counts in one multi-row upsert (a video
  * without a row gets one; each delta is added as it is, below zero too,
  * even when that takes a row below zero: the database and the store

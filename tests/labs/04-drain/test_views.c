@@ -3868,6 +3868,52 @@ static void durability_hook(void *arg, enum kit_db_event ev, const char *sql, in
 		}
 }
 
+/* views.h: a flush and its recovery wait for a row as long as the
+ * caller's connection allows, and set no lock wait of their own, shorter
+ * or longer, not even for their own transaction (SET LOCAL lock_timeout,
+ * MariaDB's SET STATEMENT ... FOR, SQLite's busy wait changed in C): a
+ * flush behind a longer transaction that gives up after a second of its
+ * own has its views bounce back at every tick, and one that waits longer
+ * than the caller said holds a flusher the caller meant to free. A flush
+ * of five videos, then one that recovers a parked batch first. */
+static void flush__keeps_the_callers_lock_wait(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	static const char *const step[] = { "a flush of five videos",
+	                                    "a flush that recovered a parked batch first" };
+	schema(t);
+	assert_int_equal(kit_db_set_lock_timeout(db, 3000), 0);
+	for (int i = 0; i < 2; i++) {
+		for (int v = 1; v <= 5; v++)
+			record(st, v, 2);
+		if (i == 1) {
+			crash_after_drain(st, db);
+			for (int v = 6; v <= 8; v++)
+				record(st, v, 2);
+		}
+		struct lt_timeout_watch w;
+		lt_timeout_watch_init(&w, db);
+		kit_db_set_hook(db, lt_timeout_watch, &w);
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(r > 0, "flush", "%s returned %" PRId64 ": %s", step[i], r, labtest_why(db));
+		lt_expect(w.sql[0] == '\0', "flush", "%s set a lock wait of its own: it sent \"%s\". "
+		          "views.h: a flush waits for a row as long as its connection's lock wait "
+		          "allows and sets none of its own, shorter or longer, not even for its "
+		          "transaction (SET LOCAL, SET STATEMENT ... FOR): one that gives up after a "
+		          "second of its own, behind a longer transaction, has its views bounce back "
+		          "at every tick", step[i], w.sql);
+		lt_expect(w.seen_ms < 0, "flush", "%s ran a statement under a busy wait of %d ms, "
+		          "where its connection's is %d ms (kit_db_lock_timeout): views.h: a flush "
+		          "sets no lock wait of its own, not even for its own transaction", step[i],
+		          w.seen_ms, w.expect_ms);
+	}
+	assert_int_equal(kit_db_set_lock_timeout(db, 0), 0);
+	kit_store_free(st);
+}
+
 static void flush__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -5151,6 +5197,7 @@ int main(void)
 		STORE_REDIS(token__recorded_with_the_upsert),
 		LABTEST_ALL(token__commit_reply_lost),
 		LABTEST_ALL(token__commit_connection_lost_keeps_the_park),
+		LABTEST_ALL(flush__keeps_the_callers_lock_wait),
 		LABTEST_STORES(drain__returns_exactly_the_dirty_deltas),
 		LABTEST_ALL(flush__every_step_can_fail),
 		LABTEST_ALL(flush__ids_and_tokens_past_2_31),
