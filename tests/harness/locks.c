@@ -81,6 +81,7 @@ int lt_kit_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
  * started through the pthread_create wrapper. */
 bool lt_thread_is_started(void);
 long lt_thread_start_no(void);
+bool lt_thread_own_lock(const pthread_mutex_t *m);
 long lt_thread_starts(void);
 
 #define SLOTS 4096
@@ -333,6 +334,44 @@ void lt_lock_unlock_release(void)
 	atomic_store(&unlock_hold, 3);
 }
 
+/* lt_lock_hold_started(): 0 off, 1 armed, 2 a started thread is held,
+ * 3 let go; the place, and how many of them are still to pass. */
+static atomic_int started_hold, started_at, started_left;
+
+void lt_lock_hold_started(enum lt_hold_at where, int k)
+{
+	atomic_store(&started_hold, 0);
+	atomic_store(&started_at, (int)where);
+	atomic_store(&started_left, k < 1 ? 1 : k);
+	atomic_store(&started_hold, 1);
+}
+
+bool lt_lock_started_held(int ms)
+{
+	for (int i = 0; i < ms && atomic_load(&started_hold) != 2; i++)
+		nap_1ms();
+	return atomic_load(&started_hold) == 2;
+}
+
+void lt_lock_started_release(void)
+{
+	atomic_store(&started_hold, 3);
+}
+
+/* At a place of kind where: a started thread whose turn it is stays here
+ * until let go. */
+static void started_point(enum lt_hold_at where, const pthread_mutex_t *m)
+{
+	int armed = 1;
+	if (atomic_load(&started_hold) != 1 || atomic_load(&started_at) != (int)where ||
+	    (m && lt_thread_own_lock(m)) || !lt_thread_is_started() ||
+	    atomic_fetch_sub(&started_left, 1) != 1)
+		return;
+	if (atomic_compare_exchange_strong(&started_hold, &armed, 2))
+		while (atomic_load(&started_hold) == 2)
+			nap_1ms();
+}
+
 /* After an unlock of any kind: the thread lt_lock_hold_next_unlock()
  * armed stays here until let go. */
 static void held_after_unlock(void)
@@ -349,6 +388,7 @@ int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
 	gives_up(m);
 	int rc = __real_pthread_mutex_unlock(m);
 	held_after_unlock();
+	started_point(LT_AT_UNLOCK, m);
 	return rc;
 }
 
@@ -392,6 +432,7 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
 {
 	long i = -1;
 	bool spurious = false;
+	started_point(LT_AT_TIMEDWAIT, m);
 	waits_on(c);
 	if (lt_thread_is_started()) {
 		struct lt_wait w = { .deadline = *t, .clock = clock, .rc = -1,

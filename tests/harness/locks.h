@@ -171,6 +171,21 @@ void lt_lock_late_timedlocks(int n);
  * to the lock only now and then. A lock before any signal costs the ms.
  * Used once; 0 cancels. */
 void lt_lock_yield_to_waiter(int ms);
+
+/* Hold a thread the code under test started (threads.h) at its k-th
+ * (1-based) such place from now on, until lt_lock_started_release():
+ * LT_AT_UNLOCK just after a pthread_mutex_unlock (the mutex let go, as a
+ * preemption there leaves it); LT_AT_TIMEDWAIT just before a timed wait
+ * begins, the mutex still held (as a preemption between the test of
+ * what the thread waits for and the wait leaves it). A stop or a signal
+ * that comes while it is held then meets the thread in that gap, every
+ * time. lt_lock_started_held(ms) waits up to ms milliseconds for the
+ * hold to be taken. One hold at a time; release it whether or not it was
+ * taken. */
+enum lt_hold_at { LT_AT_UNLOCK = 1, LT_AT_TIMEDWAIT };
+void lt_lock_hold_started(enum lt_hold_at where, int k);
+bool lt_lock_started_held(int ms);
+void lt_lock_started_release(void);
 bool lt_lock_unlock_held(int ms);
 void lt_lock_unlock_release(void);
 

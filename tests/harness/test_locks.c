@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -416,6 +417,60 @@ static void locks__yield_lets_a_signalled_waiter_look_first(void **state)
 	          w[0].rc, lt_lock_waits() - n);
 }
 
+/* A started thread held just before its timed wait, the mutex still
+ * held: the test thread cannot take the mutex until it is let go; and
+ * one held after its second unlock, with the mutex free. The test's own
+ * thread is never held. */
+static atomic_int steps;
+
+static void *lock_twice_then_wait(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_lock(&fmu);
+		pthread_mutex_unlock(&fmu);
+		atomic_fetch_add(&steps, 1);
+	}
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	pthread_mutex_lock(&fmu);
+	while (!flag && pthread_cond_timedwait(&fcv, &fmu, &until) == 0)
+		;
+	pthread_mutex_unlock(&fmu);
+	return NULL;
+}
+
+static void locks__started_thread_held_where_armed(void **state)
+{
+	(void)state;
+	pthread_t th;
+	flag = false;
+	atomic_store(&steps, 0);
+	lt_lock_hold_started(LT_AT_UNLOCK, 2);
+	pthread_mutex_lock(&fmu);          /* the test's own: never held */
+	pthread_mutex_unlock(&fmu);
+	lt_expect_int(pthread_create(&th, NULL, lock_twice_then_wait, NULL), 0, "pthread_create");
+	bool held = lt_lock_started_held(5000);
+	int at = atomic_load(&steps);
+	lt_expect(held && at == 1, NULL, "held after its second unlock: %s, with %d steps done "
+	          "(expected 1)", held ? "yes" : "no", at);
+	lt_expect_int(pthread_mutex_trylock(&fmu), 0, "the mutex, free while the thread is held");
+	pthread_mutex_unlock(&fmu);
+	lt_lock_hold_started(LT_AT_TIMEDWAIT, 1);
+	bool waiting = lt_lock_started_held(5000);
+	lt_expect(waiting, NULL, "the thread was not held before its timed wait");
+	lt_expect_int(pthread_mutex_trylock(&fmu), EBUSY, "the mutex, while the thread is held "
+	              "before its wait");
+	lt_lock_started_release();
+	pthread_mutex_lock(&fmu);
+	flag = true;
+	pthread_cond_signal(&fcv);
+	pthread_mutex_unlock(&fmu);
+	pthread_join(th, NULL);
+	lt_expect_int(atomic_load(&steps), 2, "steps done");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +486,7 @@ int main(void)
 		LABTEST_SQLITE(locks__armed_clock_reading_faked_in_started_threads),
 		LABTEST_SQLITE(locks__yield_lets_a_signalled_waiter_look_first),
 		LABTEST_SQLITE(locks__fast_clock_in_its_thread_only),
+		LABTEST_SQLITE(locks__started_thread_held_where_armed),
 	};
 	return labtest_main("harness", tests);
 }

@@ -58,6 +58,14 @@ static struct tracked slots[LT_THREAD_SLOTS];
 static atomic_long overflow;
 static atomic_int head_start_ms;   /* lt_thread_head_start */
 
+/* Whether m is this file's own lock (locks.c counts the code under
+ * test's places, not the harness's). */
+bool lt_thread_own_lock(const pthread_mutex_t *m);
+bool lt_thread_own_lock(const pthread_mutex_t *m)
+{
+	return m == &tlock;
+}
+
 /* Under tlock: free s once nothing can refer to it any more. */
 static void maybe_free(struct tracked *s)
 {

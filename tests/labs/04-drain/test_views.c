@@ -5116,6 +5116,69 @@ static void flusher__spurious_wakeup_is_not_a_stop(void **state)
 	kit_store_free(st);
 }
 
+/* Lets the held flusher thread go 0.2 s after it was taken. */
+static void *let_the_thread_go_later(void *arg)
+{
+	(void)arg;
+	util_sleep_ns(200000000);
+	lt_lock_started_release();
+	return NULL;
+}
+
+/* §6: a stop is prompt wherever the thread is, also in the gaps a
+ * preemption opens between its test of the stopping flag and its wait.
+ * Two gaps, forced: the thread held just before its timed wait, the
+ * mutex still its own (a stop_flusher that sets the flag and signals
+ * without taking the mutex signals nobody, and the thread then sleeps
+ * out its interval); and the thread held just after its first, second,
+ * third unlock (a thread that tests the flag in one hold of the mutex
+ * and waits in another misses a stop that came between). Each hold is
+ * let go 0.2 s after it was taken, while stop_flusher runs: a 3 s
+ * flusher stops within 1.5 s every time. A thread with no such unlock
+ * before its wait is not held, and stops as it would. */
+static void flusher__stop_meets_the_thread_in_any_gap(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	for (int round = 0; round < 4; round++) {
+		struct flusher *f = NULL;
+		bool before_wait = round == 0;
+		record(st, 4, 1);
+		lt_lock_hold_started(before_wait ? LT_AT_TIMEDWAIT : LT_AT_UNLOCK, before_wait ? 1 : round);
+		int rc = start_flusher(&f, st, own, 3000, 100);
+		lt_expect(rc == 0 && f, "stop", "start_flusher returned %d", rc);
+		bool held = lt_lock_started_held(500);
+		pthread_t rel;
+		bool later = held && pthread_create(&rel, NULL, let_the_thread_go_later, NULL) == 0;
+		if (!later)
+			lt_lock_started_release();
+		int64_t t0 = util_now_ns();
+		rc = stop_flusher(f);
+		double took = (double)(util_now_ns() - t0) / 1e9;
+		lt_lock_started_release();
+		if (later)
+			pthread_join(rel, NULL);
+		lt_expect(took < 1.5, "stop", "stop_flusher of a 3 s flusher took %.2f s, with the "
+		          "flusher's thread held %s until 0.2 s into the stop: the stop came in that "
+		          "gap and was missed, and the thread slept out its interval. %s", took,
+		          before_wait ? "just before its timed wait, the mutex still its own" :
+		          round == 1 ? "just after its first unlock" : round == 2 ? "just after its "
+		          "second unlock" : "just after its third unlock", before_wait ? "Set the "
+		          "stopping flag and signal with the mutex held: then the signal cannot come "
+		          "between the thread's test of the flag and its wait" : "Test the flag and "
+		          "wait in one hold of the mutex (while (!stopping) pthread_cond_timedwait): "
+		          "a flag read, the mutex let go and taken again, and then a wait, misses a "
+		          "stop that came between");
+		lt_expect_int_hint(rc, 0, "stop_flusher's result", "stop");
+	}
+	lt_expect_int_hint(db_total(t), 4, "views in the database after the stops (4 recorded)",
+	                   "stop");
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 /* stop_flusher sets the stopping flag under the mutex, then signals: the
  * thread that wakes finds it set. Signalled first, the thread may wake,
  * take the mutex before stop_flusher does, find no stop and wait out its
@@ -5190,6 +5253,7 @@ int main(void)
 		LABTEST_ALL(flusher__stop_joins_the_thread),
 		LABTEST_ALL(flusher__stop_is_prompt),
 		LABTEST_BOTH(flusher__stop_wakes_a_thread_that_sees_it),
+		LABTEST_BOTH(flusher__stop_meets_the_thread_in_any_gap),
 		LABTEST_ALL(flusher__retries_after_a_refusal),
 		STORE_REDIS(flusher__retries_after_a_refusal),
 		LABTEST_ALL(flusher__a_refused_flush_waits_for_the_next_tick),
