@@ -106,7 +106,8 @@ struct kit_db *labtest_connect(struct labtest *t);
  * labtest_fresh_run() is true: the check then does not start another. */
 int labtest_rerun_fresh(const struct labtest *t, const char *check);
 bool labtest_fresh_run(void);
-/* "sqlite", "postgres" or "mysql": t's engine as HOTROW_LAB_ONLY names it. */
+/* "sqlite", "postgres" or "mysql": t's engine as HOTROW_LAB_ONLY names it
+ * ("sqlite" for NULL, a check with no database). */
 const char *labtest_engine_word(const struct labtest *t);
 
 /* db's last error message, or, when a call failed without one (a function
