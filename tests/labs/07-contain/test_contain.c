@@ -1925,6 +1925,78 @@ static void hot_rows_now__lines_in_order_with_their_waits(void **state)
 	}
 }
 
+/* At the start of the detector's k-th statement the holder commits and
+ * its waiter, an autocommit UPDATE, takes the row and is done: there is
+ * no line any more. */
+struct commit_at {
+	struct kit_db *holder;
+	struct waiter *w;
+	int at, seen;
+	bool done;
+};
+
+static void commit_holder_at(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct commit_at *c = arg;
+	(void)sql, (void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || c->done || ++c->seen != c->at)
+		return;
+	c->done = true;
+	kit_db_commit(c->holder);
+	pthread_join(c->w->th, NULL);
+}
+
+/* A sample is one reading of the server's locks: the line of post 1 (one
+ * waiter) while its holder commits at the start of the detector's
+ * statement 1, 2, ... in turn. Each call reports the line behind the
+ * holder it had, or no line; never the line behind 0 or another
+ * session. A detector that reads the lines in one statement and each
+ * line's holder in another reads them at two moments: the holder gone
+ * in between, the line is reported behind nobody. */
+static void hot_rows_now__one_reading_while_the_holder_commits(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[4];
+	contain_own_db(t);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	for (int k = 1; k <= 8; k++) {
+		int64_t pid = 0;
+		int n = -1;
+		struct kit_db *h = hold(t, 1, &pid);
+		struct waiter w = { .url = t->url, .tag = t->place, .post = 1 };
+		lt_expect(pthread_create(&w.th, NULL, queue_up, &w) == 0, NULL, "starting a waiter");
+		int64_t lined = wait_for_waiters(t, 1);
+		struct commit_at c = { .holder = h, .w = &w, .at = k };
+		int rc = -1;
+		if (lined == 1) {
+			kit_db_set_hook(labtest_db(t), commit_holder_at, &c);
+			rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+			kit_db_set_hook(labtest_db(t), NULL, NULL);
+		}
+		if (!c.done) {
+			kit_db_commit(h);
+			pthread_join(w.th, NULL);
+		}
+		kit_db_close(h);
+		expect_line(lined, 1, LINE_FORMS);
+		lt_expect(rc == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
+		int stray = -1;
+		for (int i = 0; i < n && stray < 0; i++)
+			if (rows[i].holder_pid != pid)
+				stray = i;
+		lt_expect(stray < 0, "holder", "hot_rows_now(), with post 1's holder (pid %lld) "
+		          "committing at the start of its statement %d, reported %d line(s), line %d "
+		          "behind %d: each line is behind the holder it had when the lines were read, "
+		          "or there is no line. Lines and holders read by two statements are two "
+		          "readings of the locks: the holder gone between them, the line is behind "
+		          "nobody. Read them in one statement", (long long)pid, k, n, stray + 1,
+		          stray < 0 ? 0 : rows[stray].holder_pid);
+		if (!c.done)
+			break;          /* the detector sent fewer than k statements */
+	}
+}
+
 /* Four lines of one waiter each, on records alike in all but one of the
  * things that name them: row 1 of posts and row 1 of shares (on MariaDB
  * both the first record of their table's page 3, heap number 2, in two
@@ -2396,11 +2468,11 @@ static int teardown_elsewhere(void **state)
 static void hot_rows_now__worst_first_this_database_only(void **state)
 {
 	struct labtest *t = *state;
-	struct waiter w[8];
+	struct waiter w[9];
 	struct hot_row_now rows[4], one[2];
 	int64_t pid1, pid2, pid3;
 	int n = -1, n1 = -1, nw = 0;
-	char other[1200], table[300], sql[800], elsewhere[100];
+	char other[1200], table[300], sql[800], elsewhere[100], within[100], within_url[1200];
 	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
@@ -2423,6 +2495,31 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	lt_expect(kit_db_exec(o, sql, 0, NULL) == 0, NULL, "a row in %s: %s", elsewhere,
 	          kit_db_errmsg(o));
 
+	/* MariaDB: a third database whose name holds this one's (this one's
+	 * with an x after it), with a line of one: a filter that keeps a
+	 * lock whose table merely contains DATABASE() (INSTR, LIKE '%...%')
+	 * reports it. */
+	struct kit_db *o2 = NULL, *h4 = NULL;
+	within[0] = '\0';
+	if (t->engine == KIT_DB_MYSQL) {
+		snprintf(within, sizeof within, "%.62sx", t->place);
+		snprintf(sql, sizeof sql, "CREATE DATABASE `%s`", within);
+		labtest_exec(t, sql);
+		const char *at = strstr(t->url, t->place);
+		int pre = at ? (int)(at - t->url) : 0;
+		snprintf(within_url, sizeof within_url, "%.*s%s%s", pre, t->url, within,
+		         at ? at + strlen(t->place) : "");
+		lt_expect(kit_db_open(&o2, within_url) == 0 &&
+		          kit_db_exec(o2, "CREATE TABLE posts (id BIGINT PRIMARY KEY, likes BIGINT NOT "
+		                      "NULL DEFAULT 0); INSERT INTO posts (id) VALUES (1)", 0, NULL) == 0,
+		          NULL, "a table in %s: %s", within, kit_db_errmsg(o2));
+		lt_expect(kit_db_open(&h4, within_url) == 0 && kit_db_begin(h4) == 0 &&
+		          kit_db_exec(h4, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL) == 0,
+		          NULL, "holding a row in %s: %s", within, kit_db_errmsg(h4));
+	}
+	char qualified2[420];
+	snprintf(qualified2, sizeof qualified2, "`%s`.posts", within);
+
 	/* configure: row 1 held with 3 waiters, row 2 with 1, and elsewhere
 	 * a row held with 4 */
 	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
@@ -2444,8 +2541,11 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	 * cache, which other clients' reads (a suite run beside this one)
 	 * can put off for seconds: eight waits in turn made the line take
 	 * long enough on a loaded machine to fail now and then. */
-	for (; nw < 8; nw++) {
-		if (nw < 4)
+	for (; nw < (t->engine == KIT_DB_MYSQL ? 9 : 8); nw++) {
+		if (nw == 8)
+			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
+			                         .table = qualified2 };
+		else if (nw < 4)
 			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = posts[nw] };
 		else if (t->engine == KIT_DB_MYSQL)
 			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
@@ -2455,14 +2555,14 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
 	}
 	/* pg_stat_activity is the server's; MariaDB's count is of this
-	 * database's sessions, all eight here */
+	 * database's sessions, all of them here */
 	int64_t lined = wait_for_waiters(t, nw);
 	memset(one, 0x5a, sizeof one);
 	struct hot_row_now canary = one[1];
 
 	/* run, once the server shows every line */
 	int rc = -1, rc1 = -1;
-	if (lined == 8) {
+	if (lined == nw) {
 		sleep_ms(50);
 		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
 		rc1 = hot_rows_now(labtest_db(t), one, 1, &n1);
@@ -2472,17 +2572,26 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	kit_db_commit(h1);
 	kit_db_commit(h2);
 	kit_db_commit(h3);
+	if (h4)
+		kit_db_commit(h4);
 	for (int i = 0; i < nw; i++)
 		pthread_join(w[i].th, NULL);
 	kit_db_close(h1);
 	kit_db_close(h2);
 	kit_db_close(h3);
+	kit_db_close(h4);
 	kit_db_close(o);
+	kit_db_close(o2);
 	elsewhere_drop(t, elsewhere);
+	if (within[0])
+		elsewhere_drop(t, within);
 	expect_line(lined, nw, LINE_FORMS);
 	lt_expect(rc == 0 && rc1 == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
 	lt_expect_int_hint(n, 2, "lines in this database (row 1 with 3 waiters, row 2 with 1; "
-	                   "another database's line of 4 is not this database's)", "signature");
+	                   "another database's line of 4 is not this database's, nor, on MariaDB, "
+	                   "the line of 1 in a database whose name holds this one's: the lock's "
+	                   "table is in DATABASE() when its database part is that name, whole)",
+	                   "signature");
 	lt_expect(rows[0].holder_pid == pid1 && rows[0].waiting == 3, "order", "expected row 1's "
 	          "line first (3 waiting, holder pid %lld), got %d waiting behind pid %lld%s",
 	          (long long)pid1, rows[0].waiting, (long long)rows[0].holder_pid,
@@ -2947,6 +3056,25 @@ static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
 	          "caller's statements. Send the query alone", before, during);
 	lt_session_unchanged(t, db, before, "hot_rows_now() inside the caller's transaction and its "
 	                     "ROLLBACK", "signature");
+
+	/* A caller whose session is not at the defaults: a statement_timeout
+	 * and a work_mem of its own on PostgreSQL, a max_statement_time and
+	 * READ COMMITTED on MariaDB. A detector that sets one of them and
+	 * puts back the server's default (RESET, or the default's value)
+	 * changes what this caller had. */
+	lt_session_own_values(t, db);
+	if (t->engine == KIT_DB_MYSQL)
+		labtest_exec(t, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	char own[LT_SESSION_LEN];
+	lt_session(t, db, own, sizeof own);
+	rc = hot_rows_now(db, rows, 8, &n);
+	lt_expect(rc == 0 && n == 0, NULL, "hot_rows_now() with nobody waiting, on a session with "
+	          "settings of its own: %d, %d lines: %s", rc, n, labtest_why(db));
+	lt_session_unchanged(t, db, own, "hot_rows_now() on a session with settings of its own "
+	                     "(what it set and put back must be what the caller had, not the "
+	                     "server's default)", "signature");
+	if (t->engine == KIT_DB_MYSQL)
+		labtest_exec(t, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
 	if (t->engine == KIT_DB_POSTGRES)
 		called_twice_in_one_transaction(t);
 }
@@ -2995,7 +3123,7 @@ static void contain_like__gives_up_on_a_held_row(void **state)
 	char err[512];
 	int64_t pid;
 	labtest_exec(t, CONTAIN_SCHEMA);
-	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
 	lt_expect_int(contain_like(&app, 1), 0, "a like of a free row");
 	struct kit_db *h = hold(t, 1, &pid);
@@ -3028,9 +3156,26 @@ static void contain_like__gives_up_on_a_held_row(void **state)
 			kit_db_commit(h);
 		pthread_join(c[i].th, NULL);
 	}
+	/* Eight more likes of the held row give up, then a like of post 2,
+	 * whose row nobody holds, is counted: KIT_DB_BUSY says this like's
+	 * row stayed locked, not that others did (a breaker of the process's
+	 * own that refuses every post after a run of busy likes reports
+	 * locks that never were). */
+	int busy = 0;
+	for (int i = 0; i < 8; i++) {
+		struct like_call more = { .app = &app };
+		like_beside_holder(&more, h);
+		busy += more.rc == KIT_DB_BUSY;
+	}
+	int cold = contain_like(&app, 2);
 	kit_db_commit(h);
 	kit_db_close(h);
 	contain_close(&app);
+	lt_expect(busy < 8 || cold == 0, "lock-timeout", "after 11 likes of the held post 1 gave up "
+	          "with KIT_DB_BUSY, a like of post 2, whose row nobody held, returned %d: expected 0, "
+	          "counted. KIT_DB_BUSY means this like's row stayed locked past the lock timeout "
+	          "(contain.h); a breaker shared by every post turns one hot row into refusals of "
+	          "rows nobody holds", cold);
 	for (int i = 0; i < 3; i++) {
 		lt_expect(c[i].rc == KIT_DB_BUSY, i == 1 && c[i].rc == KIT_DB_ERR ? "rollback" :
 		          "lock-timeout", "expected the %s like of a held "
@@ -3052,6 +3197,8 @@ static void contain_like__gives_up_on_a_held_row(void **state)
 	}
 	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), 2,
 	              "likes: the free one and the holder's, none of the timed-out ones");
+	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 2"), cold == 0 ? 1 : 0,
+	              "likes of post 2");
 }
 
 /* The like's lock timeout must end with the like's transaction. A plain
@@ -4011,6 +4158,7 @@ int main(void)
 		MY_ELSEWHERE(hot_rows_now__sees_the_whole_line),
 		OWN_DB_SERVERS(hot_rows_now__lines_in_order_with_their_waits),
 		OWN_DB_SERVERS(hot_rows_now__each_line_behind_its_own_holder),
+		OWN_DB_SERVERS(hot_rows_now__one_reading_while_the_holder_commits),
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		OWN_DB_PG(hot_rows_now__readers_share_the_line),
