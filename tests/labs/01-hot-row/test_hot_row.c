@@ -1054,6 +1054,45 @@ static void like_post__no_work_under_the_lock_now_and_then(void **state)
 	          "gauge or a percentile sorted one like in N, a buffer compacted)");
 }
 
+/* Sequential scans of this check's posts table, as PostgreSQL's
+ * statistics count them once the session's pending counts are flushed
+ * (pg_stat_force_next_flush, PostgreSQL 15: the next time the session is
+ * idle, which comes after that statement). */
+static int64_t posts_seq_scans(struct labtest *t)
+{
+	labtest_int(t, "SELECT 0 FROM pg_stat_force_next_flush()");
+	return labtest_int(t, "SELECT COALESCE(SUM(seq_scan), -1) FROM pg_stat_user_tables WHERE "
+	                   "schemaname = current_schema() AND relname = 'posts'");
+}
+
+/* PostgreSQL: the like finds its post through the primary key. Among
+ * 20,000 posts (analyzed), a like must not read the whole table: a
+ * comparison the index cannot serve (id = $1::numeric, "no int64 cut
+ * short"; id + 0) makes the UPDATE scan every post, and it goes on
+ * reading the rest after it has locked the counter's row, which stays
+ * locked for the whole scan. The statistics' seq_scan of posts may not
+ * move over three likes. */
+static void like_post__finds_the_post_by_its_index(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	labtest_exec(t, HOT_ROW_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) SELECT g FROM generate_series(1, 20000) g");
+	labtest_exec(t, "ANALYZE posts");
+	int64_t before = posts_seq_scans(t);
+	int rc = 0;
+	for (int u = 1; u <= 3 && rc == 0; u++)
+		rc = like_post(db, 777, u, NULL);
+	int64_t after = posts_seq_scans(t);
+	lt_expect(rc == 0, NULL, "like_post() of post 777 among 20,000: %d (%s)", rc, labtest_why(db));
+	lt_expect(before >= 0 && after == before, "counter-last", "three likes of post 777 among "
+	          "20,000 posts scanned the whole posts table %lld time(s) (pg_stat_user_tables."
+	          "seq_scan): a comparison the primary key cannot serve (id = $1::numeric, a cast "
+	          "of the column, id + 0) reads every post, and the UPDATE goes on reading the rest "
+	          "after it has locked the counter's row, which stays locked for the whole scan. "
+	          "Compare id with the parameter as it is (id = $1)", (long long)(after - before));
+}
+
 /* ---- where the counter row is first locked (PostgreSQL) ---- */
 
 struct probe {
@@ -2946,6 +2985,8 @@ int main(void)
 		LABTEST_ALL(like_post__two_likes_side_by_side),
 		LABTEST_BOTH(like_post__refused_for_good_ends),
 		SERVERS_ONLY(like_post__only_the_counter_makes_likes_wait),
+		{ "like_post__finds_the_post_by_its_index/postgres", like_post__finds_the_post_by_its_index,
+		  labtest_setup_pg, labtest_teardown, NULL },
 		SQLITE_ONLY(like_post__waits_for_a_slow_check),
 		LABTEST_BOTH(like_post__every_allocation_can_fail),
 		LABTEST_BOTH(like_post__nothing_left_allocated),
