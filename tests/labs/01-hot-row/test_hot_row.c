@@ -1148,6 +1148,7 @@ static int teardown_probe(void **state)
 
 /* A check of code that is the same on every engine, run once. */
 #define SQLITE_ONLY(f) { #f "/sqlite", f, labtest_setup_sqlite, labtest_teardown, NULL }
+#define PG_ONLY(f) { #f "/postgres", f, labtest_setup_pg, labtest_teardown, NULL }
 
 /* While the like's INSERT starts, a second connection tries to lock the
  * counter row with NOWAIT: it must get it (nobody holds it yet). Right
@@ -2985,8 +2986,7 @@ int main(void)
 		LABTEST_ALL(like_post__two_likes_side_by_side),
 		LABTEST_BOTH(like_post__refused_for_good_ends),
 		SERVERS_ONLY(like_post__only_the_counter_makes_likes_wait),
-		{ "like_post__finds_the_post_by_its_index/postgres", like_post__finds_the_post_by_its_index,
-		  labtest_setup_pg, labtest_teardown, NULL },
+		PG_ONLY(like_post__finds_the_post_by_its_index),
 		SQLITE_ONLY(like_post__waits_for_a_slow_check),
 		LABTEST_BOTH(like_post__every_allocation_can_fail),
 		LABTEST_BOTH(like_post__nothing_left_allocated),
