@@ -444,6 +444,23 @@ static void hot_keys__exact_while_keys_fit(void **state)
 	          "%d counters in use, keys %d (count 5000) and %d (count 4000) the highest: got %d "
 	          "key(s), the first %llu", HUGE, HUGE / 2 + 1, HUGE / 3 + 1, m,
 	          m ? (unsigned long long)top[0].key : 0ULL);
+
+	/* Tied counts, keys 2^31 and 2^32 apart: a tie broken by the keys'
+	 * difference cast to int ((int)(x->key - y->key)) answers INT_MIN,
+	 * or 0, both ways round: a comparator that contradicts itself. */
+	struct hot_key tied[4];
+	hot_keys_init(&hk, tied, 4);
+	static const uint64_t keys[4] = { 7, 7 + (1ULL << 31), 9, 9 + (1ULL << 32) };
+	for (int i = 0; i < 4; i++)
+		for (int r = 0; r < (i < 2 ? 3 : 2); r++)
+			hot_keys_add(&hk, keys[i]);
+	lt_sort_reset();
+	m = hot_keys_topk(&hk, top, 4);
+	lt_expect(m == 4 && lt_sort_inconsistent() == 0, "order", "keys 7 and 7 + 2^31 counted 3 "
+	          "times each, 9 and 9 + 2^32 twice each: hot_keys_topk() returned %d, and its "
+	          "comparator answered %d pair(s) inconsistently. A tie broken by the keys' "
+	          "difference as an int is INT_MIN (or 0) both ways round for keys 2^31 (2^32) apart: "
+	          "compare them, (x > y) - (x < y)", m, lt_sort_inconsistent());
 }
 
 /* hot_keys_topk() on counts past 2^31 (a long stream, or a counter
