@@ -69,7 +69,7 @@ static const char HOT_ROWS_SQL[] =
  * table's AUTO_INC lock) has no page nor record, and no holder the
  * subquery could match. */
 static const char HOT_ROWS_SQL_MYSQL[] =
-	"SELECT TRIM(BOTH '`' FROM SUBSTRING_INDEX(l.lock_table, '.', -1)), l.lock_page, l.lock_rec,"
+	"SELECT TRIM(BOTH '`' FROM SUBSTRING(l.lock_table, CHAR_LENGTH(DATABASE()) + 4)), l.lock_page, l.lock_rec,"
 	" count(*), coalesce(max(p.TIME_MS), 0),"
 	" coalesce((SELECT h.trx_mysql_thread_id FROM information_schema.INNODB_LOCKS hl"
 	"  JOIN information_schema.INNODB_TRX h ON h.trx_id = hl.lock_trx_id"

@@ -1942,6 +1942,38 @@ static void hot_rows_now__lines_in_order_with_their_waits(void **state)
 	}
 }
 
+/* MariaDB: the relation is the table's whole name, dots and all. A table
+ * called posts.v2 shows in INNODB_LOCKS as `db`.`posts.v2`: a name taken
+ * after the last dot is "v2", another table's or none. */
+static void hot_rows_now__names_a_table_with_a_dot(void **state)
+{
+	struct labtest *t = *state;
+	struct hot_row_now rows[4];
+	int64_t pid = 0;
+	int n = -1;
+	contain_own_db(t);
+	labtest_exec(t, "CREATE TABLE `posts.v2` (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL "
+	             "DEFAULT 0); INSERT INTO `posts.v2` (id) VALUES (1)");
+	struct kit_db *h = hold_row(t, "`posts.v2`", 1, &pid);
+	struct waiter w = { .url = t->url, .tag = t->place, .post = 1, .table = "`posts.v2`" };
+	lt_expect(pthread_create(&w.th, NULL, queue_up, &w) == 0, NULL, "starting a waiter");
+	int64_t lined = wait_for_waiters(t, 1);
+	int rc = -1;
+	if (lined == 1)
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	kit_db_commit(h);
+	pthread_join(w.th, NULL);
+	kit_db_close(h);
+	expect_line(lined, 1, LINE_FORMS);
+	lt_expect(rc == 0 && n == 1, NULL, "hot_rows_now() with one waiter on table posts.v2: "
+	          "%d, %d line(s): %s", rc, n, labtest_why(labtest_db(t)));
+	lt_expect(n < 1 || (!strcmp(rows[0].relation, "posts.v2") && rows[0].holder_pid == pid),
+	          "signature", "the line on table `posts.v2` was named \"%s\" behind %d (expected "
+	          "\"posts.v2\" behind %lld): INNODB_LOCKS shows it as `db`.`posts.v2`, and the name "
+	          "after the last dot is only a piece of it. Take what follows `DATABASE()`.` whole",
+	          n < 1 ? "" : rows[0].relation, n < 1 ? 0 : rows[0].holder_pid, (long long)pid);
+}
+
 /* At the start of the detector's k-th statement the holder commits and
  * its waiter, an autocommit UPDATE, takes the row and is done: there is
  * no line any more. */
@@ -4176,6 +4208,7 @@ int main(void)
 		OWN_DB_SERVERS(hot_rows_now__lines_in_order_with_their_waits),
 		OWN_DB_SERVERS(hot_rows_now__each_line_behind_its_own_holder),
 		OWN_DB_SERVERS(hot_rows_now__one_reading_while_the_holder_commits),
+		LABTEST_MYSQL(hot_rows_now__names_a_table_with_a_dot),
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		OWN_DB_PG(hot_rows_now__readers_share_the_line),
