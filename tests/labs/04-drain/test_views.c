@@ -2754,6 +2754,36 @@ static const char *poisoned(int bad, char *buf, size_t size)
 	return buf;
 }
 
+/* One flush of videos 1 .. 20 (1 .. 20 views) that the database refuses
+ * (the table moved away) and whose put-back meets p's bad key; then the
+ * key is mended and the flushes after it run. *twice and *short_by count
+ * the videos the database then holds more and fewer views of than were
+ * recorded. Returns what the refused flush returned. */
+static int64_t refused_flush_meeting(struct labtest *t, struct kit_store *st, struct poison *p,
+                                     int *twice, int *short_by)
+{
+	struct kit_db *db = labtest_db(t);
+	kit_store_restart(st);
+	labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
+	for (int v = 1; v <= 20; v++)
+		planted_views(st, v, v);
+	table_away(t);
+	kit_db_set_hook(db, poison_at_upsert, p);
+	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+	kit_db_set_hook(db, NULL, NULL);
+	table_back(t);
+	mend(p);
+	flush_all(st, db);
+	*twice = *short_by = 0;
+	for (int v = 1; v <= 20; v++) {
+		int64_t got = db_views(t, v);
+		*twice += got > v;
+		*short_by += got < v;
+	}
+	return r;
+}
+
 /* A refused flush whose put-back meets a key of the wrong type part-way:
  * videos 1 .. 20 with 1 .. 20 views, the database refuses, and one
  * video's delta key (each in turn) holds a set when the views go back;
@@ -2767,33 +2797,16 @@ static const char *poisoned(int bad, char *buf, size_t size)
 static void flush__putback_meeting_a_bad_key_counts_once(void **state)
 {
 	struct labtest *t = *state;
-	struct kit_db *db = labtest_db(t);
 	struct kit_store *st = new_store(state);
 	char what[64];
 	schema(t);
 	for (int bad = 1; bad <= 22; bad++) {
-		kit_store_restart(st);
-		labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
-		assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
-		for (int v = 1; v <= 20; v++)
-			planted_views(st, v, v);
 		struct poison p = { .st = st, .bad = bad };
-		table_away(t);
-		kit_db_set_hook(db, poison_at_upsert, &p);
-		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
-		kit_db_set_hook(db, NULL, NULL);
-		table_back(t);
+		int twice, short_by;
+		int64_t r = refused_flush_meeting(t, st, &p, &twice, &short_by);
 		lt_expect(r < 0 && p.done, "put-back", "flush_views refused by the database returned "
 		          "%" PRId64 "%s", r, p.done ? "" : " without sending a statement that names "
 		          "video_counts");
-		mend(&p);
-		flush_all(st, db);
-		int twice = 0, short_by = 0;
-		for (int v = 1; v <= 20; v++) {
-			int64_t got = db_views(t, v);
-			twice += got > v;
-			short_by += got < v;
-		}
 		int64_t left = store_total(st, 1, 20);
 		lt_expect(twice == 0 && short_by == 0 && left == 0 && parked_count(st) == 0, "put-back",
 		          "the database refused a flush of videos 1 .. 20 (1 .. 20 views) and its put-back "
@@ -2824,7 +2837,6 @@ static void flush__putback_meeting_a_bad_key_counts_once(void **state)
 static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 {
 	struct labtest *t = *state;
-	struct kit_db *db = labtest_db(t);
 	struct kit_store *st = new_store(state);
 	struct view_delta out[VIEWS_MAX_BATCH];
 	static const int bads[] = { 1, 10, 20 };
@@ -2866,25 +2878,9 @@ static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 	schema(t);
 	for (size_t s = 0; s < NOT_INTEGERS; s++) {
 		for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
-			kit_store_restart(st);
-			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
-			assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
-			for (int v = 1; v <= 20; v++)
-				planted_views(st, v, v);
 			struct poison p = { .st = st, .bad = bads[i], .string = not_integers[s] };
-			table_away(t);
-			kit_db_set_hook(db, poison_at_upsert, &p);
-			int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
-			kit_db_set_hook(db, NULL, NULL);
-			table_back(t);
-			mend(&p);
-			flush_all(st, db);
-			int twice = 0, short_by = 0;
-			for (int v = 1; v <= 20; v++) {
-				int64_t got = db_views(t, v);
-				twice += got > v;
-				short_by += got < v;
-			}
+			int twice, short_by;
+			int64_t r = refused_flush_meeting(t, st, &p, &twice, &short_by);
 			lt_expect(r < 0 && p.done && twice == 0 && short_by == 0 && parked_count(st) == 0,
 			          "put-back", "the database refused a flush of videos 1 .. 20 (1 .. 20 "
 			          "views) and its put-back met video %d's delta key holding the string "
