@@ -138,6 +138,15 @@ void lt_session_own_values(struct labtest *t, struct kit_db *db)
 	lt_expect(rc == 0, NULL, "giving the session values of its own: %s", kit_db_errmsg(db));
 }
 
+int64_t lt_pg_seq_scans(struct labtest *t, const char *table)
+{
+	char sql[300];
+	labtest_int(t, "SELECT 0 FROM pg_stat_force_next_flush()");
+	snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(seq_scan), -1) FROM pg_stat_user_tables "
+	         "WHERE schemaname = current_schema() AND relname = '%s'", table);
+	return labtest_int(t, sql);
+}
+
 int64_t lt_session_id(struct kit_db *db)
 {
 	int64_t id = -1;

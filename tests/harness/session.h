@@ -58,6 +58,14 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len);
  * taken before and after. Fails the check if one cannot be set. */
 void lt_session_own_values(struct labtest *t, struct kit_db *db);
 
+/* PostgreSQL: sequential scans of table (in the check's schema) as the
+ * statistics count them, the test connection's own pending counts
+ * flushed first (pg_stat_force_next_flush, PostgreSQL 15: they go out
+ * the next time the session is idle, which comes before the read). A
+ * statement the primary key cannot serve moves it. -1 if the table has
+ * no statistics row. */
+int64_t lt_pg_seq_scans(struct labtest *t, const char *table);
+
 /* Session-level locks db's session holds, which no ROLLBACK lets go:
  * PostgreSQL's advisory locks (pg_advisory_lock), MariaDB's named locks
  * (GET_LOCK: RELEASE_ALL_LOCKS() both counts and releases them, so a

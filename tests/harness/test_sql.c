@@ -320,6 +320,24 @@ static void session__a_default_put_back_is_seen(void **state)
 	          "and after", reset[t->engine], before);
 }
 
+/* session.h's lt_pg_seq_scans: an UPDATE by the primary key leaves a
+ * table's count of sequential scans as it was, one by id + 0 moves it by
+ * one, each read right after the statement on the same connection. */
+static void session__seq_scans_counted_at_once(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, "CREATE TABLE scanned (id BIGINT PRIMARY KEY, n BIGINT NOT NULL DEFAULT 0);"
+	             "INSERT INTO scanned (id) SELECT g FROM generate_series(1, 5000) g; ANALYZE scanned");
+	int64_t a = lt_pg_seq_scans(t, "scanned");
+	labtest_exec(t, "UPDATE scanned SET n = n + 1 WHERE id = 77");
+	int64_t b = lt_pg_seq_scans(t, "scanned");
+	labtest_exec(t, "UPDATE scanned SET n = n + 1 WHERE id + 0 = 77");
+	int64_t c = lt_pg_seq_scans(t, "scanned");
+	lt_expect(a >= 0 && b == a && c == b + 1, NULL, "seq_scan of a 5,000-row table: %lld, then "
+	          "%lld after an UPDATE by the primary key, then %lld after one by id + 0 (expected "
+	          "the same twice, then one more)", (long long)a, (long long)b, (long long)c);
+}
+
 /* A predicate on a statement answers true for each of sets, false for
  * each of not_sets and for NULL; what says what true means. */
 static void classifies(bool (*pred)(const char *), const char *what, const char *const *sets,
@@ -422,6 +440,7 @@ int main(void)
 		LABTEST_ALL(session__a_lock_wait_is_seen_by_another_connection),
 		LABTEST_ALL(session__an_ended_session_is_gone),
 		LABTEST_ALL(session__a_default_put_back_is_seen),
+		LABTEST_PG(session__seq_scans_counted_at_once),
 		cmocka_unit_test(session__timeouts_set_by_any_statement),
 		cmocka_unit_test(session__durability_turned_down_by_any_statement),
 		LABTEST_ALL(session__a_timeout_watch_sees_the_kits_own),

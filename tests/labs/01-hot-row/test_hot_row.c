@@ -1054,17 +1054,6 @@ static void like_post__no_work_under_the_lock_now_and_then(void **state)
 	          "gauge or a percentile sorted one like in N, a buffer compacted)");
 }
 
-/* Sequential scans of this check's posts table, as PostgreSQL's
- * statistics count them once the session's pending counts are flushed
- * (pg_stat_force_next_flush, PostgreSQL 15: the next time the session is
- * idle, which comes after that statement). */
-static int64_t posts_seq_scans(struct labtest *t)
-{
-	labtest_int(t, "SELECT 0 FROM pg_stat_force_next_flush()");
-	return labtest_int(t, "SELECT COALESCE(SUM(seq_scan), -1) FROM pg_stat_user_tables WHERE "
-	                   "schemaname = current_schema() AND relname = 'posts'");
-}
-
 /* PostgreSQL: the like finds its post through the primary key. Among
  * 20,000 posts (analyzed), a like must not read the whole table: a
  * comparison the index cannot serve (id = $1::numeric, "no int64 cut
@@ -1079,11 +1068,11 @@ static void like_post__finds_the_post_by_its_index(void **state)
 	labtest_exec(t, HOT_ROW_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) SELECT g FROM generate_series(1, 20000) g");
 	labtest_exec(t, "ANALYZE posts");
-	int64_t before = posts_seq_scans(t);
+	int64_t before = lt_pg_seq_scans(t, "posts");
 	int rc = 0;
 	for (int u = 1; u <= 3 && rc == 0; u++)
 		rc = like_post(db, 777, u, NULL);
-	int64_t after = posts_seq_scans(t);
+	int64_t after = lt_pg_seq_scans(t, "posts");
 	lt_expect(rc == 0, NULL, "like_post() of post 777 among 20,000: %d (%s)", rc, labtest_why(db));
 	lt_expect(before >= 0 && after == before, "counter-last", "three likes of post 777 among "
 	          "20,000 posts scanned the whole posts table %lld time(s) (pg_stat_user_tables."

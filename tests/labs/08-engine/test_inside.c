@@ -2492,16 +2492,6 @@ static void one_trip__one_statement(void **state)
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 1, "rows in likes");
 }
 
-/* Sequential scans of this check's posts table, once the session's
- * pending statistics are flushed (pg_stat_force_next_flush, PostgreSQL
- * 15: the next time the session is idle). */
-static int64_t posts_seq_scans(struct labtest *t)
-{
-	labtest_int(t, "SELECT 0 FROM pg_stat_force_next_flush()");
-	return labtest_int(t, "SELECT COALESCE(SUM(seq_scan), -1) FROM pg_stat_user_tables WHERE "
-	                   "schemaname = current_schema() AND relname = 'posts'");
-}
-
 /* The one statement finds its post through the primary key: three likes
  * of post 777 among 20,000 posts (analyzed) move posts' seq_scan not at
  * all. Ids compared as numeric (id = $1::numeric, "no int64 cut short")
@@ -2515,11 +2505,11 @@ static void one_trip__finds_the_post_by_its_index(void **state)
 	labtest_exec(t, INSIDE_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) SELECT g FROM generate_series(1, 20000) g");
 	labtest_exec(t, "ANALYZE posts");
-	int64_t before = posts_seq_scans(t);
+	int64_t before = lt_pg_seq_scans(t, "posts");
 	int rc = 0;
 	for (int u = 1; u <= 3 && rc == 0; u++)
 		rc = inside_like_one_statement(db, 777, u);
-	int64_t after = posts_seq_scans(t);
+	int64_t after = lt_pg_seq_scans(t, "posts");
 	lt_expect(rc == 0, NULL, "inside_like_one_statement() of post 777 among 20,000: %d (%s)",
 	          rc, labtest_why(db));
 	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 777"), 3, "post 777's likes");
