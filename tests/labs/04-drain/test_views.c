@@ -5142,10 +5142,15 @@ static void flusher__stop_meets_the_thread_in_any_gap(void **state)
 		struct flusher *f = NULL;
 		bool before_wait = round == 0;
 		record(st, 4, 1);
+		long waits = lt_lock_waits();
 		lt_lock_hold_started(before_wait ? LT_AT_TIMEDWAIT : LT_AT_UNLOCK, before_wait ? 1 : round);
 		int rc = start_flusher(&f, st, own, 3000, 100);
 		lt_expect(rc == 0 && f, "stop", "start_flusher returned %d", rc);
-		bool held = lt_lock_started_held(500);
+		/* held, or (no such unlock before it) already in its timed wait */
+		bool held = false;
+		for (int ms = 0; ms < 2000 && !(held = lt_lock_started_held(1)); ms++)
+			if (lt_lock_waits() > waits)
+				break;
 		pthread_t rel;
 		bool later = held && pthread_create(&rel, NULL, let_the_thread_go_later, NULL) == 0;
 		if (!later)
