@@ -1055,6 +1055,7 @@ static void reads__one_moment_while_sales_commit(void **state)
 			}
 		}
 	}
+	kit_db_close(m.other);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, NULL, "after the reads, the books do not balance: %s", bad);
 }
