@@ -431,14 +431,7 @@ static void *lock_twice_then_wait(void *arg)
 		pthread_mutex_unlock(&fmu);
 		atomic_fetch_add(&steps, 1);
 	}
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 5;
-	pthread_mutex_lock(&fmu);
-	while (!flag && pthread_cond_timedwait(&fcv, &fmu, &until) == 0)
-		;
-	pthread_mutex_unlock(&fmu);
-	return NULL;
+	return wait_for_flag(NULL);
 }
 
 static void locks__started_thread_held_where_armed(void **state)

@@ -279,12 +279,24 @@ static void *report_often(void *arg)
 	return NULL;
 }
 
+/* Runs the two reporting threads: 3 when they could not start, 1 when
+ * a report was not its own detector's, else 0. */
+static int report_in_two_threads(struct topk_thread *th)
+{
+	pthread_t tid[2];
+	bool started[2];
+	for (int d = 0; d < 2; d++)
+		started[d] = pthread_create(&tid[d], NULL, report_often, &th[d]) == 0;
+	for (int d = 0; d < 2; d++)
+		if (started[d])
+			pthread_join(tid[d], NULL);
+	return !started[0] || !started[1] ? 3 : th[0].wrong || th[1].wrong ? 1 : 0;
+}
+
 static void hot_keys__two_detectors_report_at_once(void **state)
 {
 	(void)state;
 	static struct topk_thread th[2];
-	pthread_t tid[2];
-	bool started[2];
 	for (int d = 0; d < 2; d++) {
 		th[d].base = d ? 1000000 : 0;
 		th[d].wrong = 0;
@@ -307,26 +319,16 @@ static void hot_keys__two_detectors_report_at_once(void **state)
 	bool here = false;
 #endif
 	if (here) {
-		for (int d = 0; d < 2; d++)
-			started[d] = pthread_create(&tid[d], NULL, report_often, &th[d]) == 0;
-		for (int d = 0; d < 2; d++)
-			if (started[d])
-				pthread_join(tid[d], NULL);
-		lt_expect(started[0] && started[1], NULL, "could not start two threads");
+		int r = report_in_two_threads(th);
+		lt_expect(r != 3, NULL, "could not start two threads");
 		lt_expect(th[0].wrong == 0 && th[1].wrong == 0, "memory", "two detectors, each "
 		          "reported 5,000 times by a thread of its own at once: %d and %d reports were "
 		          "not their own 64 keys in order (contain.h: scratch memory is the call's own)",
 		          th[0].wrong, th[1].wrong);
 		return;
 	}
-	if (pid == 0) {
-		for (int d = 0; d < 2; d++)
-			started[d] = pthread_create(&tid[d], NULL, report_often, &th[d]) == 0;
-		for (int d = 0; d < 2; d++)
-			if (started[d])
-				pthread_join(tid[d], NULL);
-		_exit(!started[0] || !started[1] ? 3 : th[0].wrong || th[1].wrong ? 1 : 0);
-	}
+	if (pid == 0)
+		_exit(report_in_two_threads(th));
 	int status = 0;
 	lt_expect(pid > 0 && waitpid(pid, &status, 0) == pid, NULL, "could not fork");
 	lt_expect(!WIFEXITED(status) || WEXITSTATUS(status) != 3, NULL, "could not start two threads");
