@@ -926,16 +926,19 @@ bool labtest_fresh_run(void)
 	return getenv("HOTROW_LAB_FRESH") != NULL;
 }
 
-int labtest_rerun_fresh(const struct labtest *t, const char *check)
+/* labtest_rerun_fresh, keeping what that run printed in out (when not
+ * NULL) for the first failure line it finds there. */
+static int rerun_fresh(const struct labtest *t, const char *check, FILE *out)
 {
+	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
+		int to = out ? fileno(out) : open("/dev/null", O_WRONLY);
+		if (to >= 0) {
+			dup2(to, 1);
+			dup2(to, 2);
 		}
 		unsetenv("HOTROW_LAB_SKIP");
 		unsetenv("HOTROW_LAB_ORDER");
@@ -959,6 +962,52 @@ int labtest_rerun_fresh(const struct labtest *t, const char *check)
 	if (got < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
 		return -1;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int labtest_rerun_fresh(const struct labtest *t, const char *check)
+{
+	return rerun_fresh(t, check, NULL);
+}
+
+/* The first line of a failure a check printed: "file.c:LINE: what". */
+static void first_failure(FILE *out, char *said, size_t len)
+{
+	char line[2048];
+	said[0] = '\0';
+	rewind(out);
+	while (fgets(line, sizeof line, out)) {
+		char *c = strstr(line, ".c:");
+		char *colon = c ? strchr(c + 3, ':') : NULL;
+		if (!c || !colon || colon == c + 3 || colon[1] != ' ')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(said, len, "%s", colon + 2);
+		return;
+	}
+}
+
+void labtest_expect_fresh_at(const char *file, int line, const struct labtest *t,
+                             const char *check, const char *hint, const char *kept)
+{
+	if (labtest_fresh_run())
+		return;
+	FILE *out = tmpfile();
+	int fresh = rerun_fresh(t, check, out);
+	char said[1200] = "";
+	if (out) {
+		first_failure(out, said, sizeof said);
+		fclose(out);
+	}
+	if (fresh < 0) {
+		print_message("note: %s could not start a fresh copy of the test program, so "
+		              "what a process keeps from its first call on was not looked for\n", check);
+		return;
+	}
+	if (fresh == 0)
+		lt_fail(file, line, hint, "this check passed here, but run again alone in a fresh "
+		        "process, where its calls are the process's first, it %s%s. What differs "
+		        "there: %s. Replay: HOTROW_LAB_CHECKS=%s HOTROW_LAB_ONLY=%s and this test program",
+		        said[0] ? "failed: " : "crashed or ran past 60 s", said, kept, check, labtest_engine_word(t));
 }
 
 const char *labtest_why(struct kit_db *db)

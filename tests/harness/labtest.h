@@ -106,6 +106,22 @@ struct kit_db *labtest_connect(struct labtest *t);
  * labtest_fresh_run() is true: the check then does not start another. */
 int labtest_rerun_fresh(const struct labtest *t, const char *check);
 bool labtest_fresh_run(void);
+/* At the end of the check named check: run it again that way, and fail
+ * this check, with hint, when that run fails, quoting the first failure
+ * it printed; kept says what a process keeps from its first call on
+ * that only that run sees ("a block kept in a static and reused").
+ * Inside the fresh run, and when no fresh run can start (a note says
+ * so), it does nothing. */
+void labtest_expect_fresh_at(const char *file, int line, const struct labtest *t,
+                             const char *check, const char *hint, const char *kept);
+#define labtest_expect_fresh(t, check, hint, kept) \
+	labtest_expect_fresh_at(__FILE__, __LINE__, t, check, hint, kept)
+/* What the fresh run finds, the two kinds most checks look for. */
+#define LT_KEPT_BLOCK "a block kept from the first call on (in a static or a _Thread_local, " \
+	"reused by later calls) is never freed"
+#define LT_KEPT_SETTING "a setting sent once, at the process's first call (behind a static " \
+	"flag, \"set the connection up once\"), stays on that connection for good, and the " \
+	"connections opened after it never get it"
 /* "sqlite", "postgres" or "mysql": t's engine as HOTROW_LAB_ONLY names it
  * ("sqlite" for NULL, a check with no database). */
 const char *labtest_engine_word(const struct labtest *t);

@@ -1976,6 +1976,8 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 		          inside);
 		labtest_exec(t, "DELETE FROM like_settings");
 	}
+	labtest_expect_fresh(t, "like_post__leaves_the_session_as_it_found_it", "session",
+	                     LT_KEPT_SETTING);
 }
 
 /* "anything else to refuse it": not only 1, and the check asked once. */
@@ -2928,20 +2930,9 @@ static void like_post__nothing_left_allocated(void **state)
 		          "and is lost with each thread that ends; keep the like's text on its stack",
 		          (ssize_t)(live - base));
 	}
-	if (!labtest_fresh_run()) {
-		int fresh = labtest_rerun_fresh(t, "like_post__nothing_left_allocated");
-		if (fresh < 0)
-			print_message("note: like_post__nothing_left_allocated could not start a fresh "
-			              "copy of the test program, so a block kept from the first like "
-			              "on was not looked for\n");
-		lt_expect(fresh != 0, "alloc", "this check, run alone in a fresh process (where its "
-		          "first like is the process's first), fails, crashes or runs past 60 s: a "
-		          "block like_post allocates once "
-		          "for the whole process (a table of counters calloc'd at the first call, a "
-		          "buffer kept for later likes) is never freed either. Replay: "
-		          "HOTROW_LAB_CHECKS=like_post__nothing_left_allocated HOTROW_LAB_ONLY=%s and "
-		          "this test program", labtest_engine_word(t));
-	}
+	labtest_expect_fresh(t, "like_post__nothing_left_allocated", "alloc",
+	                     "a block like_post allocates once for the whole process (a table of counters calloc'd at the "
+	                     "first call, a buffer kept for later likes) is never freed either");
 }
 
 int main(void)

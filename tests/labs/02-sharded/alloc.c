@@ -177,20 +177,10 @@ void shard_increment__nothing_left_allocated(void **state)
 	lt_expect(shard_resize(db, POST, 16) == 0, "fold", "shard_resize to 16: %s", labtest_why(db));
 	lt_alloc_expect_none_left(base, "a growth to 16");
 	lt_expect_int_hint(total(db), 1, "the count after the shrink and the growth", "fold");
-	if (!labtest_fresh_run()) {
-		int fresh = labtest_rerun_fresh(t, "shard_increment__nothing_left_allocated");
-		if (fresh < 0)
-			print_message("note: shard_increment__nothing_left_allocated could not start a "
-			              "fresh copy of the test program, so a block kept from the first "
-			              "call on was not looked for\n");
-		lt_expect(fresh != 0, "alloc", "this check, run alone in a fresh process (where its "
-		          "like, read, shard_slots and resizes are the process's first), fails, crashes "
-		          "or runs past 60 s: a block allocated once for the whole process (a statement's "
-		          "text built at the first call and kept, \"build the SQL once\") is never freed "
-		          "either (shard.h: no call leaves a block allocated). Replay: "
-		          "HOTROW_LAB_CHECKS=shard_increment__nothing_left_allocated HOTROW_LAB_ONLY=%s "
-		          "and this test program", labtest_engine_word(t));
-	}
+	labtest_expect_fresh(t, "shard_increment__nothing_left_allocated", "alloc",
+	                     "a block allocated once for the whole process (a statement's text built at the first call "
+	                     "and kept, \"build the SQL once\") is never freed either (shard.h: no call leaves a "
+	                     "block allocated)");
 }
 
 /* A like or a read whose allocation is refused is a failure like a

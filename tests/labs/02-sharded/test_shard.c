@@ -2412,6 +2412,8 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 			lt_session_unchanged(t, db, before, step[i], "commit-result");
 		}
 	}
+	labtest_expect_fresh(t, "shard__leaves_the_session_as_it_found_it", "busy",
+	                     LT_KEPT_SETTING);
 }
 
 /* shard.h: "Post ids are any int64_t". The ends of that domain and -1:

@@ -309,6 +309,7 @@ void batch_rollup__nothing_left_allocated(void **state)
 	lt_alloc_expect_none_left(base, "batch_rollup");
 	lt_expect(batch_count(db, 1, &n) == 0 && n == 1, "rollup", "batch_count: %s", labtest_why(db));
 	lt_alloc_expect_none_left(base, "batch_count");
+	labtest_expect_fresh(t, "batch_rollup__nothing_left_allocated", "alloc", LT_KEPT_BLOCK);
 }
 
 void batch_acc__nothing_left_allocated(void **state)
@@ -332,4 +333,5 @@ void batch_acc__nothing_left_allocated(void **state)
 	batch_acc_free(held);    /* one post still pending: freed with it */
 	held = NULL;
 	lt_alloc_expect_none_left(base, "an accumulator of 1,007 posts was flushed and freed with one post pending");
+	labtest_expect_fresh(t, "batch_acc__nothing_left_allocated", "alloc", LT_KEPT_BLOCK);
 }

@@ -363,6 +363,7 @@ void drain__nothing_left_allocated(void **state)
 	kit_store_free(held);
 	held = NULL;
 	lt_alloc_expect_none_left(base, "record_view, drain_views, park_views and freeing the store");
+	labtest_expect_fresh(t, "drain__nothing_left_allocated", "alloc", LT_KEPT_BLOCK);
 }
 
 void flush__nothing_left_allocated(void **state)
@@ -412,6 +413,7 @@ void flush__nothing_left_allocated(void **state)
 	                 "refused (stop_flusher returns that error and still frees the flusher: "
 	                 "a return straight from the failed flush leaves it), a flusher started and "
 	                 "stopped, and freeing the store");
+	labtest_expect_fresh(t, "flush__nothing_left_allocated", "alloc", LT_KEPT_BLOCK);
 }
 
 /* The same when a step fails half-way: a drain and a park whose GETDEL

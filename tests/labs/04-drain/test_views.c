@@ -3957,6 +3957,8 @@ static void flush__leaves_the_session_as_it_found_it(void **state)
 	flush_all(st, db);
 	lt_expect_int_hint(db_total(t), 7, "views in the database", "flush");
 	kit_store_free(st);
+	labtest_expect_fresh(t, "flush__leaves_the_session_as_it_found_it", "flush",
+	                     LT_KEPT_SETTING);
 }
 
 /* A batch whose deltas add up to below zero (views taken back with

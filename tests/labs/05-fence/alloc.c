@@ -173,4 +173,5 @@ void fence_handle__nothing_left_allocated(void **state)
 	int64_t next = -1;
 	lt_expect_int(fence_position(r.db, 0, &next), 0, "fence_position");
 	lt_alloc_expect_none_left(base, "fence_position");
+	labtest_expect_fresh(t, "fence_handle__nothing_left_allocated", "alloc", LT_KEPT_BLOCK);
 }

@@ -167,4 +167,5 @@ void money__nothing_left_allocated(void **state)
 				break;
 		}
 	}
+	labtest_expect_fresh(t, "money__nothing_left_allocated", "alloc", LT_KEPT_BLOCK);
 }

@@ -79,17 +79,8 @@ void hot_keys__topk_every_allocation_can_fail(void **state)
 	 * next ("reuse it between reports") is big enough already after an
 	 * earlier check's million counters, so here it would make no
 	 * allocation to refuse and leave no new block. */
-	if (!labtest_fresh_run()) {
-		int fresh = labtest_rerun_fresh(NULL, "hot_keys__topk_every_allocation_can_fail");
-		if (fresh < 0)
-			print_message("note: hot_keys__topk_every_allocation_can_fail could not start a "
-			              "fresh copy of the test program\n");
-		lt_expect(fresh != 0, "memory", "this check, run alone in a fresh process (where its "
-		          "hot_keys_topk is the process's first), fails, crashes or runs past 60 s: a "
-		          "scratch buffer kept between calls (a static grown with realloc) is a block "
-		          "left allocated, and two detectors reporting at once sort in the same buffer "
-		          "(contain.h: the scratch is freed before it returns). Replay: "
-		          "HOTROW_LAB_CHECKS=hot_keys__topk_every_allocation_can_fail and this test "
-		          "program");
-	}
+	labtest_expect_fresh(NULL, "hot_keys__topk_every_allocation_can_fail", "memory",
+	                     "a scratch buffer kept between calls (a static grown with realloc) is a block left "
+	                     "allocated, and two detectors reporting at once sort in the same buffer (contain.h: "
+	                     "the scratch is freed before it returns)");
 }

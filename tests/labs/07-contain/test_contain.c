@@ -3179,6 +3179,8 @@ static void hot_rows_now__leaves_the_caller_as_it_found_it(void **state)
 		labtest_exec(t, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
 	if (t->engine == KIT_DB_POSTGRES)
 		called_twice_in_one_transaction(t);
+	labtest_expect_fresh(t, "hot_rows_now__leaves_the_caller_as_it_found_it", "signature",
+	                     LT_KEPT_SETTING);
 }
 
 /* ---- the like endpoint gives up on a held row ---- */
