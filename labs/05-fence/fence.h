@@ -62,7 +62,10 @@ struct fence_total {
 };
 
 /* One batch of one partition: events first .. last (offsets, inclusive),
- * added up per video into totals[0 .. n-1]. */
+ * added up per video into totals[0 .. n-1], n from 1 to FENCE_MAX_VIDEOS.
+ * A video_id is any int64_t, negative ones and 0 included; views is at
+ * least 1 and any int64_t above that (a caller other than fence_handle
+ * may sum more events than an int counts). */
 struct fence_batch {
 	int part;
 	int64_t first, last;

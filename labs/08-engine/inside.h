@@ -127,8 +127,10 @@ struct inside_retry {
  * too). A BEGIN that fails, KIT_DB_BUSY or not, is such an error: no
  * transaction began, so none failed to serialize (the attempt counts in
  * *attempts); it is retrying a transaction that ran that the backoff
- * is for. *attempts (if not NULL) is set to the attempts made. PostgreSQL
- * only. */
+ * is for. *attempts (if not NULL) is set to the attempts made. Each
+ * attempt's COMMIT waits for the disk as the connection's other
+ * transactions do: no synchronous_commit of its own (only
+ * inside_count_async gives that up, for the counter). PostgreSQL only. */
 int inside_count_retrying(struct kit_db *db, int64_t id, const char *level,
                           const struct inside_retry *policy, int *attempts);
 

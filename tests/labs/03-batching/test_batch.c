@@ -2155,7 +2155,10 @@ static void batch_rollup__every_step_can_fail(void **state)
  * count each give up and return the database's error (KIT_DB_BUSY as
  * itself: not remapped, not a count of 0); a loop that retries KIT_DB_BUSY (a lock
  * wait that timed out) until it goes away never ends while a lock stays
- * held. Once the database answers again, each works. */
+ * held. Each call three times in a row, for each way of refusing: a
+ * count of failures kept between calls ("after three, stop trying",
+ * "after three, drop the batch") reports an outage as success or loses
+ * what was pending. Once the database answers again, each works. */
 static void batch__refused_for_good_ends(void **state)
 {
 	struct labtest *t = *state;
@@ -2167,33 +2170,37 @@ static void batch__refused_for_good_ends(void **state)
 	like(db, POST, 1);
 	batch_acc_add(acc, POST, 5);
 	for (int i = 0; i < LT_REFUSAL_KINDS; i++) {
-		for (int c = 0; c < 4; c++) {
+		for (int c = 0; c < 4 * 3; c++) {
 			struct lt_refusals r;
 			int64_t moved = -7, n = -7;
 			lt_refusals_arm(db, &r, i);
-			int rc = c == 0 ? batch_like(db, POST, 2)
-			       : c == 1 ? batch_rollup(db, &moved)
-			       : c == 2 ? batch_acc_flush(acc, db) : batch_count(db, POST, &n);
+			int call = c / 3, nth = c % 3 + 1;   /* each call three times in a row */
+			int rc = call == 0 ? batch_like(db, POST, 2)
+			       : call == 1 ? batch_rollup(db, &moved)
+			       : call == 2 ? batch_acc_flush(acc, db) : batch_count(db, POST, &n);
 			lt_refusals_disarm(db);
 			lt_expect(r.stmts < 200, "one-transaction", "with every statement refused%s, %s ran %d of "
 			          "them (the check stopped refusing after 200) and returned %d: a retry "
 			          "without a bound never ends while the database is away or a lock stays "
 			          "held; give up after a few tries and return the error", i ? " as busy "
-			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
-			lt_expect(c != 3 || rc != 0 || n != 0, "rollup", "with every statement refused%s, "
+			          "(KIT_DB_BUSY)" : "", calls[call], r.stmts, rc);
+			lt_expect(call != 3 || rc != 0 || n != 0, "rollup", "with every statement refused%s, "
 			          "batch_count returned 0 and a count of 0: a read the database refused "
 			          "looks like a post nobody liked; return the error", i ? " as busy" : "");
 			lt_expect(rc < 0 && rc != KIT_DB_CONSTRAINT, "one-transaction", "with every statement "
-			          "refused%s, %s returned %d, not the database's error%s", i ? " as busy" : "",
-			          calls[c], rc, rc == 0 ? " (it said it was done when nothing was written)" : "");
-			lt_expect(c != 1 || moved == -7, "rollup", "with every statement refused%s, "
+			          "refused%s, %s returned %d, not the database's error, the %d%s time in a "
+			          "row it was refused%s", i ? " as busy" : "", calls[call], rc, nth,
+			          nth == 1 ? "st" : nth == 2 ? "nd" : "rd", rc == 0 ? " (it said it was done "
+			          "when nothing was written: a count of failures kept between calls, \"after "
+			          "three, stop trying\", reports an outage as success)" : "");
+			lt_expect(call != 1 || moved == -7, "rollup", "with every statement refused%s, "
 			          "batch_rollup set *moved to %lld (a failed rollup leaves it alone)",
 			          i ? " as busy" : "", (long long)moved);
 			int code = i ? KIT_DB_BUSY : KIT_DB_ERR;
 			lt_expect(rc >= 0 || rc == code, "one-transaction", "with every statement "
 			          "refused%s, %s returned %d (%s), not %s, the database's code: is every "
 			          "failure answered as one code? batch.h wants it passed on (KIT_DB_BUSY tells "
-			          "the caller a retry may work)", i ? " as busy" : "", calls[c], rc,
+			          "the caller a retry may work)", i ? " as busy" : "", calls[call], rc,
 			          code_name(rc), code_name(code));
 		}
 	}
@@ -2910,6 +2917,8 @@ static void batch__leaves_the_session_as_it_found_it(void **state)
 	lt_expect(batch_acc_flush(acc, db) == 0 && count(db, POST) == 6, "flush-failure",
 	          "count after the refused flush was retried: %lld, expected 6",
 	          (long long)count(db, POST));
+	labtest_expect_fresh(t, "batch__leaves_the_session_as_it_found_it", "one-transaction",
+	                     LT_KEPT_SETTING);
 }
 
 /* How durable a COMMIT is on db right now: 0 when it returns before its

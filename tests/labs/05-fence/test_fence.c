@@ -335,6 +335,37 @@ static void fence_apply__new_batch_is_applied(void **state)
 	passed(t);
 }
 
+/* A total is an int64_t, and fence_apply takes any batch, not only the
+ * ones fence_handle builds: a caller that replays a compacted log hands
+ * it a day of one partition at once. Totals of 2^31, 2^32 + 1 and 2^53 +
+ * 1 views, applied twice: a total printed with %d, sent as an int (an
+ * int[] array parameter) or summed through a double stores another
+ * number, or fails the batch for good. */
+static void fence_apply__views_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	static const int64_t big[3] = { LT_PAST_INT32, LT_PAST_UINT32, LT_PAST_DOUBLE };
+	int rc[2];
+	for (int r = 0; r < 2; r++) {
+		struct fence_batch *b = batch(0, r * 10, r * 10 + 9, 3, 0);
+		for (int i = 0; i < 3; i++)
+			b->totals[i].views = big[i];
+		rc[r] = fence_apply(labtest_db(t), b);
+	}
+	int64_t got[3];
+	for (int i = 0; i < 3; i++)
+		got[i] = views_of(t, i + 1);
+	lt_expect(rc[0] == 1 && rc[1] == 1 && got[0] == 2 * big[0] && got[1] == 2 * big[1] &&
+	          got[2] == 2 * big[2], "upsert", "two batches, each with totals of 2^31, 2^32 + 1 "
+	          "and 2^53 + 1 views for videos 1, 2 and 3: fence_apply returned %d and %d (%s), "
+	          "and the videos have %lld, %lld and %lld views (expected 1 and 1, then %lld, %lld "
+	          "and %lld). A total is an int64_t all the way into the upsert: printed with %%lld, "
+	          "sent as a bigint, added up as an integer, not a double", rc[0], rc[1],
+	          labtest_why(labtest_db(t)), (long long)got[0], (long long)got[1], (long long)got[2],
+	          (long long)(2 * big[0]), (long long)(2 * big[1]), (long long)(2 * big[2]));
+}
+
 static void fence_apply__redelivered_batch_counts_once(void **state)
 {
 	struct labtest *t = *state;
@@ -584,22 +615,23 @@ static void fence__refused_for_good_ends(void **state)
 		recs[i] = (struct kit_log_record){ 42 + i, sizeof evs[i], &evs[i] };
 	for (int i = 0; i < LT_REFUSAL_KINDS; i++) {
 		int code = i ? KIT_DB_BUSY : KIT_DB_ERR;
-		for (int c = 0; c < 3; c++) {
+		for (int c = 0; c < 3 * 3; c++) {
 			struct lt_refusals r;
 			int64_t next = -7;
 			lt_refusals_arm(db, &r, i);
-			int rc = c == 0 ? fence_position(db, 2, &next)
-			       : c == 1 ? fence_apply(db, batch(2, 42, 51, 3, 2)) : fence_handle(db, 2, recs, 3);
+			int call = c / 3;                /* each call three times in a row */
+			int rc = call == 0 ? fence_position(db, 2, &next)
+			       : call == 1 ? fence_apply(db, batch(2, 42, 51, 3, 2)) : fence_handle(db, 2, recs, 3);
 			lt_refusals_disarm(db);
-			const char *hint = c == 0 ? "seek-from-db" : c == 1 ? "one-transaction" : "handle-error";
+			const char *hint = call == 0 ? "seek-from-db" : call == 1 ? "one-transaction" : "handle-error";
 			lt_expect(r.stmts < 200, hint, "with every statement "
 			          "refused%s, %s ran %d of them (the check stopped refusing after 200) and "
 			          "returned %d: a retry without a bound never ends while the database is away "
 			          "or a lock stays held; give up and return the error", i ? " as busy "
-			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
+			          "(KIT_DB_BUSY)" : "", calls[call], r.stmts, rc);
 			lt_expect(rc == code, hint, "with every statement "
 			          "refused%s, %s returned %d, expected %d (%s), the database's own code%s",
-			          i ? " as busy" : "", calls[c], rc, code, i ? "KIT_DB_BUSY" : "KIT_DB_ERR",
+			          i ? " as busy" : "", calls[call], rc, code, i ? "KIT_DB_BUSY" : "KIT_DB_ERR",
 			          rc == KIT_DB_NOROW ? ": KIT_DB_NOROW says partition 2 has no progress row, "
 			          "but it has one; only a read that found no row answers KIT_DB_NOROW, any "
 			          "other failure is passed on as it came" : rc >= 0 ? ": it reported success "
@@ -1345,12 +1377,14 @@ static void fence_handle__totals_in_video_id_order(void **state)
  * FENCE_MAX_VIDEOS distinct videos in one batch. A batch outside it is
  * refused whole (an error, nothing applied, the offset unchanged); one at
  * the edge, exactly FENCE_MAX_VIDEOS videos, is applied whole. The ids
- * are 4,096 apart (and one is INT64_MAX, one INT64_MIN, one 0): a table that finds a video by
- * its id modulo a small size puts them all in one place, and one that takes a slot whose id
- * is 0 for a free one adds the next new video's views to video 0. */
+ * are 4,096 apart (and one is INT64_MAX, one INT64_MIN, one 0, one -1): a table that finds a
+ * video by its id modulo a small size puts them all in one place, and one that takes a slot
+ * whose id is 0 (or -1, "ids are never negative") for a free one adds the next new video's
+ * views to that video. */
 static int64_t cannot_hold_id(int i)
 {
-	return i == 4 ? 0 : i == 5 ? INT64_MAX : i == 6 ? INT64_MIN : 1000 + (int64_t)i * 4096;
+	return i == 4 ? 0 : i == 5 ? INT64_MAX : i == 6 ? INT64_MIN : i == 7 ? -1
+	       : 1000 + (int64_t)i * 4096;
 }
 
 static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
@@ -1433,17 +1467,18 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	          (long long)stored_last(t, 0), (long long)labtest_int(t, "SELECT count(*) FROM video_views"),
 	          FENCE_MAX_VIDEOS);
 
-	int64_t want0 = 1, want3 = 1, want5 = 1, want6 = 1;
+	int64_t want0 = 1, want3 = 1, want5 = 1, want6 = 1, want7 = 1;
 	for (int i = FENCE_MAX_VIDEOS; i < N; i++) {   /* the last 40 repeat the first ones */
-		ev[i].video_id = cannot_hold_id(i % 7);
+		ev[i].video_id = cannot_hold_id(i % 8);
 		want0 += ev[i].video_id == 0;
 		want3 += ev[i].video_id == cannot_hold_id(3);
 		want5 += ev[i].video_id == cannot_hold_id(5);
 		want6 += ev[i].video_id == cannot_hold_id(6);
+		want7 += ev[i].video_id == cannot_hold_id(7);
 	}
 	rc = fence_handle(db, 0, recs, N);
 	lt_expect(rc == 0, "totals", "fence_handle of %d events of exactly %d distinct videos "
-	          "(ids 1000 + 4096 i, 0, INT64_MAX and INT64_MIN) returned %d (%s) (does it find a video by its id "
+	          "(ids 1000 + 4096 i, 0, -1, INT64_MAX and INT64_MIN) returned %d (%s) (does it find a video by its id "
 	          "modulo a table size, without going on past a slot another video holds?)", N,
 	          FENCE_MAX_VIDEOS, rc, labtest_why(db));
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM video_views"), FENCE_MAX_VIDEOS,
@@ -1463,6 +1498,10 @@ static void fence_handle__refuses_a_batch_it_cannot_hold(void **state)
 	                   "views of video INT64_MIN (seen once, then again among the last 40; its "
 	                   "text, -9223372036854775808, is 20 characters and a NUL: is it printed into "
 	                   "a buffer too short for them, and cut to another id?)", "totals");
+	lt_expect_int_hint(views_of_id(t, -1), want7,
+	                   "views of video -1 (seen once, then again among the last 40; a video id "
+	                   "is any int64_t: a table that marks its free slots with id -1 loses every "
+	                   "view of video -1)", "totals");
 	lt_expect_int_hint(stored_last(t, 0), N - 1, "partition 0's last_offset", "totals");
 
 	/* exactly FENCE_MAX_VIDEOS videos again, every id 19 digits and a
@@ -2136,6 +2175,8 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 			labtest_exec(t, "ALTER TABLE video_views_away RENAME TO video_views");
 	}
 	lt_expect_int_hint(views_of(t, 2), 3, "views of video 2 after the three batches", "fence");
+	labtest_expect_fresh(t, "fence_apply__leaves_the_session_as_it_found_it", "one-transaction",
+	                     LT_KEPT_SETTING);
 }
 
 /* fence.h: b is the caller's, and fence_apply changes nothing in it, not
@@ -2441,6 +2482,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_handle__every_allocation_can_fail),
 		LABTEST_ALL(fence_handle__nothing_left_allocated),
 		LABTEST_ALL(fence_apply__offsets_past_2_31),
+		LABTEST_ALL(fence_apply__views_past_2_31),
 		LABTEST_ALL(fence_handle__batch_applied_before_answers_0),
 		LABTEST_ALL(fence_apply__leaves_the_session_as_it_found_it),
 		LABTEST_ALL(fence_apply__leaves_the_batch_as_it_was),

@@ -362,6 +362,8 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	lt_expect(!fault[0], "rollback", "%s", fault);
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after every kind of answer: %s", bad);
+	labtest_expect_fresh(t, "every_call__leaves_the_connection_as_it_found_it", "rollback",
+	                     LT_KEPT_SETTING);
 }
 
 /* money_batch's transfers walk the same domain as money_transfer's, each
@@ -731,27 +733,28 @@ void money__refused_for_good_ends(void **state)
 	struct money_fees f = { FEE_ACCOUNT, 2 };
 	struct money_transfer sale = { 7, 1, 2, 40, 4 }, list[1] = { { 8, 1, 2, 30, 3 } };
 	for (int i = 0; i < LT_REFUSAL_KINDS; i++) {
-		for (int c = 0; c < 3; c++) {
+		for (int c = 0; c < 3 * 3; c++) {
 			struct lt_refusals r;
 			int results[1] = { 42 };
 			lt_refusals_arm(db, &r, i);
-			int rc = c == 0 ? money_transfer(db, &f, &sale)
-			       : c == 1 ? money_batch(db, &f, list, 1, results)
+			int call = c / 3;                /* each call three times in a row */
+			int rc = call == 0 ? money_transfer(db, &f, &sale)
+			       : call == 1 ? money_batch(db, &f, list, 1, results)
 			       : money_payout(db, &f, 9, 2, 20);
 			lt_refusals_disarm(db);
 			lt_expect(r.stmts < 200, "rollback", "with every statement refused%s, %s ran %d of "
 			          "them (the check stopped refusing after 200) and returned %d: a retry "
 			          "without a bound never ends while the database is away or a row stays "
 			          "held; give up after a few tries and return the error", i ? " as busy "
-			          "(KIT_DB_BUSY)" : "", calls[c], r.stmts, rc);
+			          "(KIT_DB_BUSY)" : "", calls[call], r.stmts, rc);
 			lt_expect(rc < 0 && rc != MONEY_INSUFFICIENT && rc != MONEY_NO_ACCOUNT, "rollback",
 			          "with every statement refused%s, %s returned %d, not the database's "
-			          "error", i ? " as busy" : "", calls[c], rc);
+			          "error", i ? " as busy" : "", calls[call], rc);
 			lt_expect(i == 0 || rc == KIT_DB_BUSY, "rollback", "with every statement refused "
 			          "as busy (KIT_DB_BUSY, a lock wait that timed out), %s returned %d, not "
 			          "KIT_DB_BUSY: money.h says a batch that meets a deadlock answers "
 			          "KIT_DB_BUSY and may be retried; a caller cannot tell that from a failure "
-			          "once every error is KIT_DB_ERR", calls[c], rc);
+			          "once every error is KIT_DB_ERR", calls[call], rc);
 		}
 	}
 	lt_expect(rows_of(t, 7) + rows_of(t, 8) + rows_of(t, 9) == 0, "rollback", "rows of a sale, "

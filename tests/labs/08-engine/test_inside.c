@@ -1204,6 +1204,23 @@ static void isolation__gives_up_after_limit(void **state)
 	                   "attempts the database saw, max_attempts 4", "limit");
 	lt_expect_int_hint(attempts, 4, "*attempts reported", "limit");
 	lt_expect_int(counter(t), 0, "counter after giving up");
+
+	/* Four more calls in a row, each giving up: every one makes the
+	 * caller's max_attempts, however many gave up before it. A count of
+	 * give-ups kept between calls ("after three, try once": a breaker of
+	 * the function's own) overrules the caller's policy. */
+	for (int call = 2; call <= 5; call++) {
+		int64_t seen = labtest_int(t, "SELECT last_value FROM attempts");
+		attempts = -1;
+		rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
+		int64_t made = labtest_int(t, "SELECT last_value FROM attempts") - seen;
+		lt_expect(rc == INSIDE_GAVE_UP && made == 4 && attempts == 4, "limit", "call %d in a "
+		          "row whose every attempt fails to serialize, max_attempts 4: returned %d after "
+		          "%lld attempts the database saw, *attempts %d (expected INSIDE_GAVE_UP after 4, "
+		          "as every call before it). Each call follows the policy it is given: a count "
+		          "of give-ups kept between calls (\"after three, try once\") changes what a later "
+		          "caller asked for", call, rc, (long long)made, attempts);
+	}
 }
 
 /* A serialization failure can come at COMMIT too (SERIALIZABLE checks
@@ -1235,7 +1252,16 @@ static void isolation__commit_refusal_retried(void **state)
 
 	struct inside_retry policy = { 5, 1, 2 };
 	int attempts = -1;
+	struct lt_call_watch w;
+	lt_call_watch_init(&w, db);
+	kit_db_set_hook(db, lt_call_watch, &w);
 	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	kit_db_set_hook(db, NULL, NULL);
+	/* only inside_count_async gives up the COMMIT's wait for the disk */
+	lt_expect(w.durability[0] == '\0', "async", "inside_count_retrying sent \"%s\": a retried "
+	          "increment that returned 0 is on disk like any other (inside.h); a crash loses "
+	          "what a COMMIT that did not wait for the disk acknowledged, and a caller that "
+	          "retries a payment this way never asked for that", w.durability);
 	lt_expect(rc == 0, "retry", "the first two COMMITs failed to serialize (KIT_DB_BUSY), "
 	          "max_attempts 5: expected 0 from the third attempt, got %d%s", rc,
 	          rc == KIT_DB_BUSY || rc == KIT_DB_ERR ? ": a COMMIT's serialization failure is "
