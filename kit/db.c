@@ -675,12 +675,33 @@ static int committed_answer(struct kit_db *db, const char *sql)
 	return 0;
 }
 
+/* "db-commit-conn-gone": the connection breaks just before a COMMIT is
+ * sent. The server never gets it and rolls the transaction back when it
+ * sees the connection close; the caller hears KIT_DB_ERR, and on the
+ * servers kit_db_connected() says 0 from then on. SQLite has no
+ * connection to lose: its transaction is rolled back, its handle lives
+ * on. Returns 0 when the failpoint did not fire. */
+static int gone_before_commit(struct kit_db *db, const char *sql)
+{
+	if (!kit_db_connected(db) || kit_fp_hit("db-commit-conn-gone") == 0)
+		return 0;
+	if (db->engine == KIT_DB_SQLITE)
+		drop_tx(db);
+	else
+		sever(db);
+	set_err(db, sql, "the connection broke before COMMIT reached the database (failpoint "
+	        "db-commit-conn-gone): the transaction was rolled back");
+	return KIT_DB_ERR;
+}
+
 int kit_db_exec(struct kit_db *db, const char *sql, int nparams, const char *const *params)
 {
-	if (!ready(db, sql))
-		return KIT_DB_ERR;
 	enum kit_db_event tx = KIT_DB_TX_BEGIN;
 	bool is_tx = tx_event(sql, &tx);
+	if (is_tx && tx == KIT_DB_TX_COMMIT && gone_before_commit(db, sql) != 0)
+		return KIT_DB_ERR;
+	if (!ready(db, sql))
+		return KIT_DB_ERR;
 	int rc = stmt_start(db, sql, false);
 	if (rc != 0)
 		return rc;
@@ -836,6 +857,8 @@ static int commit(struct kit_db *db)
 
 int kit_db_commit(struct kit_db *db)
 {
+	if (gone_before_commit(db, "COMMIT") != 0)
+		return KIT_DB_ERR;
 	int rc = commit(db);
 	if (rc == 0)
 		rc = committed_answer(db, "COMMIT");

@@ -82,7 +82,10 @@ int kit_db_begin(struct kit_db *db);
  * answer KIT_DB_ERR, as when the connection breaks before the answer; a
  * COMMIT (or END) sent with kit_db_exec meets it too. "db-commit-conn-lost"
  * does the same and breaks the connection for real on the servers (the
- * server sees it close; kit_db_connected() is 0 from then on). */
+ * server sees it close; kit_db_connected() is 0 from then on).
+ * "db-commit-conn-gone" breaks it just before the COMMIT is sent: the
+ * transaction is rolled back, the caller hears KIT_DB_ERR (on SQLite,
+ * which has no connection, only the rollback happens). */
 int kit_db_commit(struct kit_db *db);
 /* rollback with no transaction open succeeds and does nothing (PostgreSQL
  * warns, SQLite would refuse: the kit makes them agree), so an error path

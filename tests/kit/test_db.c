@@ -337,6 +337,36 @@ static void commit__exec_commit_reply_lost(void **state)
  * and on the servers the connection is gone for real: kit_db_connected()
  * says 0, the next statement fails, and the server no longer lists the
  * session. SQLite has no connection to lose: it lives on. */
+/* The connection broken just before COMMIT is sent: the update is not
+ * in, the caller hears KIT_DB_ERR; the servers' connection is gone, and
+ * SQLite's handle, which has none to lose, has no transaction open. */
+static void commit__conn_gone_before_commit(void **state)
+{
+	struct labtest *t = *state;
+	make_posts(t);
+	int64_t before = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
+	for (int via_exec = 0; via_exec <= 1; via_exec++) {
+		struct kit_db *db = labtest_connect(t);
+		kit_fp_clear();
+		assert_int_equal(kit_fp_set("db-commit-conn-gone", KIT_FP_ONCE, 1), 0);
+		assert_int_equal(kit_db_begin(db), 0);
+		assert_int_equal(kit_db_exec(db, "UPDATE posts SET likes = 77 WHERE id = 1", 0, NULL), 0);
+		int rc = via_exec ? kit_db_exec(db, "COMMIT", 0, NULL) : kit_db_commit(db);
+		int hits = kit_fp_count("db-commit-conn-gone");
+		kit_fp_clear();
+		lt_expect_int(hits, 1, "failpoint hits");
+		lt_expect_int(rc, KIT_DB_ERR, "COMMIT with its connection gone");
+		lt_expect(strstr(kit_db_errmsg(db), "db-commit-conn-gone") != NULL, NULL, "message: %s",
+		          kit_db_errmsg(db));
+		lt_expect_int(kit_db_connected(db), t->engine == KIT_DB_SQLITE, "kit_db_connected after it");
+		if (t->engine == KIT_DB_SQLITE)
+			lt_expect_int(kit_db_begin(db), 0, "BEGIN on the same handle: no transaction open");
+		kit_db_close(db);
+		lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), before,
+		              "the update, seen from another connection: it never committed");
+	}
+}
+
 static void commit__conn_lost_after_commit(void **state)
 {
 	struct labtest *t = *state;
@@ -420,6 +450,7 @@ int main(void)
 		LABTEST_ALL(hook__exec_commit_counts_as_commit),
 		LABTEST_ALL(commit__exec_commit_reply_lost),
 		LABTEST_ALL(commit__conn_lost_after_commit),
+		LABTEST_ALL(commit__conn_gone_before_commit),
 		cmocka_unit_test(open__bad_urls_say_why),
 	};
 	return labtest_main("kit/db", tests);

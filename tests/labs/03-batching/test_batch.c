@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kit/failpoint.h"
 #include "labs/03-batching/batch.h"
 #include "tests/harness/alloc.h"
 #include "tests/harness/bounds.h"
@@ -1923,6 +1924,60 @@ static void batch_acc__failed_flush_keeps_counts(void **state)
 	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after the good flush", "flush-failure");
 }
 
+/* The connection breaks just before the flush's COMMIT reaches the
+ * database (the kit's failpoint db-commit-conn-gone): nothing was
+ * written, and on the servers kit_db_connected() says 0. A dead
+ * connection does not say that the COMMIT went in: the sums stay
+ * pending, the flush returns the error, and the next flush, on another
+ * connection, writes them (README §5, commit ambiguity: for likes,
+ * retrying is the usual choice). The same for a like: batch_like
+ * returns the error, and the like is not there until it is tried again. */
+static void batch_acc__commit_never_reached_keeps_counts(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	batch_acc_add(acc, POST, 10);
+	batch_acc_add(acc, POST + 1, 5);
+	struct kit_db *conn = labtest_connect(t);
+	kit_fp_clear();
+	kit_fp_set("db-commit-conn-gone", KIT_FP_ONCE, 1);
+	int rc = batch_acc_flush(acc, conn);
+	int hits = kit_fp_count("db-commit-conn-gone");
+	kit_fp_clear();
+	kit_db_close(conn);
+	lt_expect(hits >= 1, "acc", "batch_acc_flush of two posts sent no COMMIT through "
+	          "kit_db_commit or kit_db_exec (returned %d)", rc);
+	lt_expect(rc < 0, "flush-failure", "batch_acc_flush returned %d although its connection "
+	          "broke before the COMMIT reached the database: nothing was written, and a flush "
+	          "reported done loses every like in it (a dead connection is no sign that the "
+	          "COMMIT went in)", rc);
+	int64_t pending = batch_acc_pending(acc), in = count(db, POST);
+	lt_expect(pending == 15 && in == 0, "flush-failure", "after a flush whose COMMIT never "
+	          "reached the database: %lld pending, %lld in the database (expected 15 and 0: "
+	          "only what the database accepted leaves the sums)", (long long)pending,
+	          (long long)in);
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the next flush, on another connection: %s",
+	          labtest_why(db));
+	int64_t a = count(db, POST), b = count(db, POST + 1);
+	lt_expect(a == 10 && b == 5, "flush-failure", "counts after the next flush: %lld and %lld "
+	          "(expected 10 and 5)", (long long)a, (long long)b);
+
+	conn = labtest_connect(t);
+	kit_fp_set("db-commit-conn-gone", KIT_FP_ONCE, 1);
+	rc = batch_like(conn, POST, 77);
+	hits = kit_fp_count("db-commit-conn-gone");
+	kit_fp_clear();
+	kit_db_close(conn);
+	lt_expect(hits >= 1 && rc < 0, "one-transaction", "batch_like whose COMMIT never reached "
+	          "the database returned %d%s: the like is not there, and the user told it was "
+	          "recorded will not see it (batch.h: a failure is never reported as success)", rc,
+	          hits ? "" : " (and sent no COMMIT through the kit)");
+	like(db, POST, 77);
+	lt_expect_int_hint(rollup_all(db), 1, "likes moved once the like was tried again", "rollup");
+	lt_expect_int_hint(count(db, POST), 11, "count after the like tried again", "rollup");
+}
+
 /* The child of the crash-loss check: like forever, flushing every EVERY
  * likes, and publish how many likes it has acknowledged. Its exit codes
  * say where it stopped (child_failure). */
@@ -3240,6 +3295,7 @@ int main(void)
 		SQLITE_ONLY(batch_acc__next_flush_waits_for_the_settle),
 		SQLITE_ONLY(batch_acc__total_moves_with_the_sums),
 		BOTH(batch_acc__failed_flush_keeps_counts),
+		BOTH(batch_acc__commit_never_reached_keeps_counts),
 		BOTH(batch_acc__crash_loses_at_most_one_interval),
 		BOTH(batch_like__every_step_can_fail),
 		BOTH(batch_rollup__every_step_can_fail),
