@@ -16,6 +16,7 @@
 
 #include "labs/03-batching/batch.h"
 #include "tests/harness/alloc.h"
+#include "tests/harness/steps.h"
 #include "tests/labs/03-batching/alloc.h"
 #include "util/clock.h"
 
@@ -46,7 +47,9 @@ struct acc_case {
 	struct labtest *t;
 	struct kit_db *db;
 	int posts;              /* distinct posts pending before the call */
-	enum { NEW, ADD, FLUSH, EMPTY_FLUSH } op;
+	enum { NEW, ADD, FLUSH, EMPTY_FLUSH, FLUSH_REFUSED } op;
+	int step;               /* FLUSH_REFUSED: the statement refused */
+	bool step_reached;
 	int64_t before;         /* counted in post_likes before the call */
 	struct batch_acc *made; /* batch_acc_new's result */
 	/* FLUSH: 3 likes of post 1000, one of those pending, added from
@@ -132,6 +135,13 @@ static int acc_call(void *arg)
 	}
 	case EMPTY_FLUSH:
 		return batch_acc_flush(held, c->db);
+	case FLUSH_REFUSED: {
+		c->late_added = false;
+		lt_step_arm(LT_STEP_FAILS, c->step);
+		int rc = batch_acc_flush(held, c->db);
+		c->step_reached = lt_step_disarm();
+		return rc;
+	}
 	}
 	return 0;
 }
@@ -163,6 +173,32 @@ static void acc_check(void *arg, int k, bool failed, int rc)
 	case EMPTY_FLUSH:
 		lt_expect_int_hint(rc, 0, "a flush with nothing pending returns 0 (batch.h); "
 		                   "with an allocation refused it must not have tried one", "alloc");
+		return;
+	case FLUSH_REFUSED:
+		if (!failed && !c->step_reached)
+			break;
+		lt_expect(rc < 0, "flush-failure", "a flush with its statement %d refused%s returned %d",
+		          c->step, failed ? " and an allocation refused" : "", rc);
+		lt_expect(batch_acc_pending(held) == pending && counted(c->t) == c->before,
+		          "flush-failure", "a flush with its statement %d refused and then its "
+		          "allocation %d (after the refusal, if the flush makes one there): %lld "
+		          "pending, %lld written (expected %lld and %lld). A flush that takes the sums "
+		          "out before writing them and puts them back on failure needs memory to put "
+		          "them back, and loses them when it has none: leave the sums where they are "
+		          "until the database has said yes, and write a copy", c->step, k,
+		          (long long)batch_acc_pending(held), (long long)counted(c->t),
+		          (long long)pending, (long long)c->before);
+		lt_expect(batch_acc_flush(held, c->db) == 0, "alloc", "the flush again, nothing "
+		          "refused: %s", labtest_why(c->db));
+		int64_t now = counted(c->t);
+		lt_expect(now == c->before + pending, "flush-failure", "a flush with its statement %d "
+		          "refused and then its allocation %d, then the flush again with nothing "
+		          "refused: %lld likes written in all, expected %lld (batch_acc_pending said "
+		          "every like was still pending). A flush that takes the sums out before "
+		          "writing them and puts them back on failure needs memory to put them back, "
+		          "and loses them when it has none: leave the sums where they are until the "
+		          "database has said yes, and write a copy", c->step, k,
+		          (long long)(now - c->before), (long long)pending);
 		return;
 	case FLUSH:
 		break;
@@ -232,6 +268,17 @@ void batch_acc__every_allocation_can_fail(void **state)
 	c.op = EMPTY_FLUSH;
 	c.posts = 0;
 	lt_alloc_each(&ac);
+	/* Two failures in one flush: its statement k refused, and then each
+	 * allocation in turn, the ones its failure path makes included (a
+	 * flush that moved the sums out and puts them back on failure). */
+	ac.what = "batch_acc_flush with a statement refused";
+	c.op = FLUSH_REFUSED;
+	c.posts = 20;
+	for (c.step = 1; c.step <= 8; c.step++) {
+		lt_alloc_each(&ac);
+		if (!c.step_reached)
+			break;
+	}
 }
 
 /* ---- the rollup ---- */
