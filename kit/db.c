@@ -612,7 +612,8 @@ static int stmt_start(struct kit_db *db, const char *sql, bool tx)
 	else if (db->engine == KIT_DB_MYSQL && in_tx(db))
 		kit_my_fail_tx(db->my);
 	if (busy)
-		set_err(db, sql, "refused before it ran, as if a lock timed out (failpoint "
+		set_err(db, sql, "refused before it ran, as a lock wait that timed out or a "
+		        "Deadlock found when trying to get lock is (failpoint "
 		        FP_STMT_BUSY ")");
 	else
 		set_err(db, sql, "refused before it ran (failpoint " FP_STMT_FAILS ")");
