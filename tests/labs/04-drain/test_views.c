@@ -350,7 +350,7 @@ static void drain_mid_record(void *arg, struct kit_store *st, const char *cmd,
 			m->drained += out[i].n;
 }
 
-static void record_view__no_orphan_when_a_drain_lands_inside(void **state)
+static void drain__no_orphan_when_it_lands_inside_a_record(void **state)
 {
 	struct kit_store *st = new_store(state);
 	struct mid_record m = { 0, 0 };
@@ -373,7 +373,7 @@ static void record_view__no_orphan_when_a_drain_lands_inside(void **state)
  * views:dirty evicted by a maxmemory policy), and the next view is what
  * heals it. A record_view that marks only when the delta is new ("a key
  * above that is already marked") leaves such a video orphaned for ever. */
-static void record_view__marks_a_video_already_counted(void **state)
+static void drain__finds_a_video_marked_again(void **state)
 {
 	struct kit_store *st = new_store(state);
 	/* video 5: 4 views counted, no mark; video 6: counted and marked */
@@ -1521,30 +1521,36 @@ static void drain__returns_exactly_the_dirty_deltas(void **state)
  * taken back with DECRBY, a bot's views removed before the flush) is
  * views owed to the database too: a drain or a park that keeps only
  * deltas above zero ("n > 0") GETDELs it and throws it away. Video 8 at
- * -4 and video 9 at 2, drained; then the same, parked. */
+ * -4 and video 9 at 2, and deltas past what an int holds, video 10 at
+ * 2^32 + 3 and video 11 at -(2^31 + 7) (a count kept in an int comes out
+ * as 3, or wrapped), drained; then the same, parked. */
 static void drain__takes_a_delta_below_zero(void **state)
 {
 	struct kit_store *st = new_store(state);
 	struct view_delta out[VIEWS_MAX_BATCH];
+	const int64_t big = LT_PAST_UINT32 + 2, low = -(LT_PAST_INT32 + 7);
 	for (int park = 0; park <= 1; park++) {
 		int n = 0;
 		planted_views(st, 8, -4);
 		record(st, 9, 2);
+		planted_views(st, 10, big);
+		planted_views(st, 11, low);
 		lt_expect(take(st, park, out, &n) == 0, "drain", "%s failed",
 		          park ? "park_views" : "drain_views");
-		int64_t got8 = 0, got9 = 0;
-		for (int i = 0; i < n; i++) {
-			if (out[i].video_id == 8)
-				got8 = out[i].n;
-			if (out[i].video_id == 9)
-				got9 = out[i].n;
-		}
-		lt_expect(n == 2 && got8 == -4 && got9 == 2, "drain", "%s of video 8 at -4 and video 9 "
-		          "at 2 returned %d video(s), %" PRId64 " and %" PRId64 " views; expected both, -4 "
-		          "and 2 (views.h: only a delta of 0 is left out; a delta below zero, views "
-		          "taken back with DECRBY, is owed to the database as well: is the test n > 0 "
-		          "instead of n != 0, in C or in Lua?)", park ? "park_views" : "drain_views", n,
-		          got8, got9);
+		int64_t got[4] = { 0, 0, 0, 0 };
+		for (int i = 0; i < n; i++)
+			if (out[i].video_id >= 8 && out[i].video_id <= 11)
+				got[out[i].video_id - 8] = out[i].n;
+		lt_expect(n == 4 && got[0] == -4 && got[1] == 2, "drain", "%s of video 8 at -4 and video "
+		          "9 at 2 (and two more) returned %d video(s), %" PRId64 " and %" PRId64 " views; "
+		          "expected all 4, -4 and 2 (views.h: only a delta of 0 is left out; a delta below "
+		          "zero, views taken back with DECRBY, is owed to the database as well: is the "
+		          "test n > 0 instead of n != 0, in C or in Lua?)", park ? "park_views" :
+		          "drain_views", n, got[0], got[1]);
+		lt_expect(got[2] == big && got[3] == low, "drain", "%s of video 10 at 2^32 + 3 and video "
+		          "11 at -(2^31 + 7) returned %" PRId64 " and %" PRId64 " views (views.h: counts "
+		          "are int64_t, exact past 2^31 and 2^32): is a delta kept in an int on the way, "
+		          "or read with atoi?", park ? "park_views" : "drain_views", got[2], got[3]);
 		lt_expect_int_hint(delta(st, 8), 0, "video 8's delta after the drain", "drain");
 	}
 	kit_store_free(st);
@@ -2824,6 +2830,34 @@ static void flush__putback_meeting_a_bad_key_counts_once(void **state)
 	kit_store_free(st);
 }
 
+/* A delta key that holds a string which is no integer, on a real Redis
+ * (the in-process store holds integers and sets only): record_view's
+ * INCRBY refuses it, so the view is an error and nothing is marked. A
+ * step that marks first, or that tests the text with tonumber() (which
+ * reads "1e3", "0x10" and " 7" as numbers) before an INCRBY that then
+ * fails, leaves a mark whose delta no drain can take: every drain that
+ * pops it fails, and the other videos of its batches wait. */
+static void record_view__a_delta_that_is_no_integer_marks_nothing(void **state)
+{
+	struct kit_store *st = new_store(state);
+	for (size_t s = 0; s < NOT_INTEGERS; s++) {
+		int video = 30 + (int)s;
+		assert_int_equal(string_at(st, video, not_integers[s], true), 0);
+		int rc = record_view(st, video);
+		int mark = dirty(st, video), same = string_at(st, video, not_integers[s], false);
+		lt_expect(rc < 0 && mark == 0 && same == 1, "record", "record_view of video %d, whose "
+		          "delta key holds \"%s\" (no integer: INCRBY refuses it), returned %d and left "
+		          "the dirty mark %d, the string %s (expected an error, no mark, the string as "
+		          "it was). Test the text itself (string.match(v, '^%%-?%%d+$'), not "
+		          "tonumber(), which reads \"1e3\" as 1000) before the first write: a mark "
+		          "whose delta no drain can take stalls every batch it lands in", video,
+		          not_integers[s], rc, mark, same == 1 ? "kept" : "changed");
+	}
+	record(st, 40, 2);
+	lt_expect_int_hint(delta(st, 40), 2, "delta of video 40 recorded after those", "record");
+	kit_store_free(st);
+}
+
 /* A delta key holding a string that is no integer (another program's
  * SET): GET hands it back as it is, and only a write after it fails
  * (README §4). Only a real Redis can hold one (the kit's in-process
@@ -3605,9 +3639,12 @@ static void flusher__stats_count_only_what_was_written(void **state)
 
 /* More parked batches than one read of views:parked brings back: 150
  * batches parked (as 150 flushes that crashed after their drain leave
- * them, with no flush in between to recover them); the next
- * flush resolves every one of them (views.h: "Resolve every parked
- * batch"), then writes its own. */
+ * them, with no flush in between to recover them), each with video 99
+ * besides one of its own; the next flush resolves every one of them
+ * (views.h: "Resolve every parked batch"), then writes its own. One
+ * upsert of every batch at once meets video 99 150 times, which
+ * PostgreSQL refuses ("ON CONFLICT DO UPDATE command cannot affect row a
+ * second time"), and then nothing is ever recovered. */
 static void recovery__resolves_every_parked_batch(void **state)
 {
 	struct labtest *t = *state;
@@ -3619,18 +3656,21 @@ static void recovery__resolves_every_parked_batch(void **state)
 	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 1), 0);
 	for (int i = 0; i < 150; i++) {   /* park_views alone: a flush would recover the last one */
 		record(st, 100 + i, i + 1);
-		lt_expect(take(st, true, out, &n) == 0 && n == 1, "park", "park_views of one dirty "
-		          "video: %d videos", n);
+		record(st, 99, 1);
+		lt_expect(take(st, true, out, &n) == 0 && n == 2, "park", "park_views of two dirty "
+		          "videos: %d videos", n);
 	}
 	record(st, 7, 1);
 	int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
-	lt_expect(r == 11326 && parked_count(st) == 0, "recover", "150 batches parked by crashed "
-	          "flushes (11,325 views) and 1 view dirty: the next flush returned %" PRId64 " and "
-	          "left %" PRId64 " batches parked; expected 11,326 and 0 (does recovery stop after "
-	          "the first SMEMBERS of views:parked, or after a number of its own? views.h: "
-	          "resolve every parked batch, reading the list again until it is empty)", r,
+	lt_expect(r == 11476 && parked_count(st) == 0, "recover", "150 batches parked by crashed "
+	          "flushes (11,475 views, video 99 in each) and 1 view dirty: the next flush "
+	          "returned %" PRId64 " and left %" PRId64 " batches parked; expected 11,476 and 0 "
+	          "(does recovery stop after the first SMEMBERS of views:parked, or after a number of "
+	          "its own? views.h: resolve every parked batch, reading the list again until it is "
+	          "empty. Or does it apply them all in one upsert, which meets video 99 more than "
+	          "once? Each batch is applied as a flush would, under its own token)", r,
 	          parked_count(st));
-	lt_expect_int_hint(db_total(t), 11326, "views in the database after that flush", "token");
+	lt_expect_int_hint(db_total(t), 11476, "views in the database after that flush", "token");
 	kit_store_free(st);
 }
 
@@ -5229,8 +5269,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		LABTEST_STORES(record_view__counts_and_marks_dirty),
 		cmocka_unit_test(record_view__both_or_neither),
-		cmocka_unit_test(record_view__no_orphan_when_a_drain_lands_inside),
-		LABTEST_STORES(record_view__marks_a_video_already_counted),
+		cmocka_unit_test(drain__no_orphan_when_it_lands_inside_a_record),
+		LABTEST_STORES(drain__finds_a_video_marked_again),
 		LABTEST_STORES(record_view__lost_reply_still_counted),
 		LABTEST_STORES(drain__takes_at_most_max_and_resets),
 		cmocka_unit_test(drain__no_view_lost_between_read_and_reset),
@@ -5285,6 +5325,7 @@ int main(void)
 		LABTEST_STORES(drain__failing_step_is_an_error),
 		LABTEST_STORES(drain__failing_step_takes_nothing),
 		LABTEST_STORES(flush__putback_meeting_a_bad_key_counts_once),
+		STORE_REDIS(record_view__a_delta_that_is_no_integer_marks_nothing),
 		STORE_REDIS(drain__a_delta_that_is_no_integer_takes_nothing),
 		LABTEST_STORES(token__a_token_that_is_no_integer_takes_nothing),
 		LABTEST_STORES(recovery__unreadable_park_ends),
