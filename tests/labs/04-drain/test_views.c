@@ -1320,6 +1320,60 @@ static void crash_and_count(void **state, const char *fp, bool refuse)
 	kit_store_free(st);
 }
 
+/* The store goes away from its k-th command of a refused flush on, for
+ * every k: a flush of 200 videos, more than a put-back that goes back a
+ * few dozen at a time (each chunk a step of its own) takes in one step.
+ * Once the store and the table are back, every view is counted once: a
+ * put-back whose first chunk went back while the park still lists every
+ * video counts that chunk twice. */
+struct outage {
+	int at, seen;
+};
+
+static void store_gone_from_kth(void *arg, struct kit_store *st, const char *cmd,
+                                const char *key, int rc)
+{
+	struct outage *o = arg;
+	(void)cmd, (void)key, (void)rc;
+	if (++o->seen == o->at)
+		kit_store_refuse(st, -1);
+}
+
+static void flush__store_gone_mid_putback_of_200_videos(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	struct kit_store *st = new_store(state);
+	enum { BIG_BATCH = 200 };
+	schema(t);
+	int64_t total = 0;
+	for (int k = 1; k <= 60; k++) {
+		for (int v = 1; v <= BIG_BATCH; v++)
+			record(st, v, 1);
+		total += BIG_BATCH;
+		table_away(t);
+		struct outage o = { .at = k };
+		kit_store_set_hook(st, store_gone_from_kth, &o);
+		int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+		kit_store_set_hook(st, NULL, NULL);
+		kit_store_refuse(st, 0);
+		table_back(t);
+		lt_expect(r < 0, "put-back", "a flush with video_counts away (and the store gone "
+		          "from its command %d on) returned %" PRId64, k, r);
+		int64_t after = flush_all(st, db);
+		lt_expect(after >= 0 && db_total(t) == total, "put-back", "a refused flush of %d "
+		          "videos with the store gone from its command %d on, then the flushes once "
+		          "both were back: %" PRId64 " views in the database, %" PRId64 " recorded "
+		          "(each step of the put-back is all or nothing, and the park lists only what "
+		          "has not gone back: a put-back in chunks whose first went back while the "
+		          "park still listed every video counts that chunk twice)", BIG_BATCH, k,
+		          db_total(t), total);
+		if (o.seen < k)
+			break;              /* the flush made fewer than k commands */
+	}
+	kit_store_free(st);
+}
+
 static void token__crash_after_drain(void **state)
 {
 	crash_and_count(state, "flush-after-drain", false);
@@ -2181,6 +2235,61 @@ static void flusher__one_flush_per_tick(void **state)
 /* stop_flusher's last flush meets a refusing database: it returns the
  * error, and the views are still in the store (views.h), for a flush
  * once the table is back. */
+/* The store goes away from its k-th command after stop_flusher is
+ * called, for every k (the last flush's drain, its put-back, the look at
+ * what is left): stop_flusher returns 0 only when nothing is left dirty
+ * or parked, and an error otherwise. A stop that takes a failed SCARD
+ * ("how much is left?") for "nothing left" says it flushed everything
+ * while views wait in the store, with no flusher left to write them. */
+struct stop_outage {
+	int at;
+	atomic_int seen;
+};
+
+static void store_gone_in_the_stop(void *arg, struct kit_store *st, const char *cmd,
+                                   const char *key, int rc)
+{
+	struct stop_outage *o = arg;
+	(void)cmd, (void)key, (void)rc;
+	if (atomic_fetch_add(&o->seen, 1) + 1 == o->at)
+		kit_store_refuse(st, -1);
+}
+
+static void flusher__stop_says_what_is_left(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	schema(t);
+	int64_t total = 0;
+	for (int k = 1; k <= 40; k++) {
+		for (int v = 1; v <= 5; v++)
+			record(st, v, 2);
+		total += 10;
+		struct flusher *f = NULL;
+		int rc = start_flusher(&f, st, own, 60000, 2);
+		lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+		struct stop_outage o = { .at = k };
+		kit_store_set_hook(st, store_gone_in_the_stop, &o);
+		rc = stop_flusher(f);
+		kit_store_set_hook(st, NULL, NULL);
+		kit_store_refuse(st, 0);
+		int64_t left = store_total(st, 1, 5), parked = parked_count(st);
+		lt_expect(rc < 0 || (left == 0 && parked == 0), "stop", "stop_flusher returned 0 with "
+		          "the store gone from its command %d on, and %" PRId64 " views still dirty, %"
+		          PRId64 " batches parked: a stop that takes a failed look at what is left "
+		          "(SCARD) for \"nothing left\" reports success while views wait with no "
+		          "flusher to write them; return the store's error", k, left, parked);
+		lt_expect(flush_all(st, own) >= 0 && db_total(t) == total, "stop", "after the stop "
+		          "with the store gone from its command %d on, and the flushes after it: %"
+		          PRId64 " views in the database, %" PRId64 " recorded", k, db_total(t), total);
+		if (atomic_load(&o.seen) < k)
+			break;
+	}
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 /* Counts the transactions a connection begins (KIT_DB_TX_BEGIN). */
 static void count_begins(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
@@ -5318,6 +5427,7 @@ int main(void)
 		LABTEST_BOTH(flusher__takes_every_edge_of_its_domain),
 		LABTEST_BOTH(flusher__first_flush_after_one_interval),
 		LABTEST_BOTH(flusher__stop_returns_the_last_flush_error),
+		LABTEST_BOTH(flusher__stop_says_what_is_left),
 		LABTEST_ALL(flush__rows_in_video_id_order),
 		LABTEST_BOTH(token__after_commit_failpoint_leaves_the_park),
 		STORE_REDIS(token__after_commit_failpoint_leaves_the_park),
@@ -5347,6 +5457,7 @@ int main(void)
 		CRASH_ALL(token__crash_before_commit),
 		CRASH_ALL(token__crash_after_commit),
 		CRASH_ALL(token__crash_mid_putback),
+		CRASH_ALL(flush__store_gone_mid_putback_of_200_videos),
 		LABTEST_ALL(flush__takes_at_most_max),
 		STORE_REDIS(flush__takes_at_most_max),
 		LABTEST_BOTH(flusher__long_intervals_wait),
