@@ -31,6 +31,7 @@
  * harness (tests/kit, tests/driver): without it these stay NULL. */
 #pragma weak lt_alloc_overrun
 #pragma weak lt_alloc_overrun_reset
+#pragma weak lt_alloc_live
 
 static const char *pg_url;          /* HOTROW_PG_URL, when usable */
 static int place_seq;               /* numbers this process's places */
@@ -76,6 +77,7 @@ struct wrap {
 	int returned;                   /* the body ran to its end */
 	int skipped;                    /* the body called skip() */
 	int ended;                      /* its "end" line is written */
+	size_t live;                    /* blocks allocated before its setup */
 };
 
 static struct wrap *current;        /* the check cmocka is running */
@@ -114,6 +116,7 @@ static int wrap_setup(void **state)
 	if (lt_alloc_overrun_reset)
 		lt_alloc_overrun_reset();    /* what an earlier check's teardown wrote */
 	report("start", w->orig.name);
+	w->live = lt_alloc_live ? lt_alloc_live() : 0;
 	*state = (void *)w->orig.initial_state;
 	int rc = w->orig.setup_func ? w->orig.setup_func(state) : 0;
 	if (rc != 0) {
@@ -230,6 +233,22 @@ static int wrap_teardown(void **state)
 {
 	struct wrap *w = current;
 	int rc = w->orig.teardown_func ? w->orig.teardown_func(state) : 0;
+	/* Every block the check's calls made is freed once its teardown has
+	 * freed the check's own: the headers say no call leaves one, on any
+	 * way out. Judged only for a check that passed (one that failed
+	 * half-way may leave its own behind). */
+	size_t live = lt_alloc_live ? lt_alloc_live() : 0;
+	if (rc == 0 && w->returned && !w->skipped && live > w->live) {
+		char why[400];
+		snprintf(why, sizeof why, "%zu block(s) allocated while this check ran are still "
+		         "allocated after it ended: a call that returns without freeing what it "
+		         "allocated (on a way out the check took: a statement refused, an input "
+		         "refused, a connection that failed) leaks that much each time; no call "
+		         "leaves a block allocated", live - w->live);
+		report("detail", why);
+		print_error("%s\n", why);
+		rc = -1;
+	}
 	if (!w->ended)
 		report_end(w, w->skipped ? "skip" : w->returned && rc == 0 ? "pass" : "fail");
 	return rc;
