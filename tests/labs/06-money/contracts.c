@@ -796,3 +796,28 @@ void balance__past_int64_max_is_an_error(void **state)
 	          "past it: is the sum read with strtoll, its ERANGE not looked at?)" : rc == 0 &&
 	          got < 0 ? " (it wrapped below zero: is the sum added up in C?)" : "");
 }
+
+/* A balance that a sentinel would take for "no account": MONEY_OUTSIDE
+ * at exactly -1 (1 brought into fresh books). A read that answers a sum
+ * of -1 with MONEY_NO_ACCOUNT ("a balance is never negative",
+ * COALESCE(SUM(...), -1)) refuses an account that exists; only an account
+ * with no rows is none. */
+void balance__values_a_sentinel_could_take(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	int64_t brought = -sql_int(t, "SELECT COALESCE(SUM(balance), 0) FROM accounts WHERE id = 0");
+	lt_expect(brought == 0, NULL, "fresh books hold %lld already", (long long)brought);
+	open_account(db, 1, 1, 1);
+	int64_t bal = 12345;
+	int rc = money_balance(db, MONEY_OUTSIDE, &bal);
+	lt_expect(rc == 0 && bal == -1, "balance", "money_balance of MONEY_OUTSIDE after 1 was "
+	          "brought into fresh books returned %d with balance %lld: expected 0 and -1. "
+	          "MONEY_OUTSIDE's balance is minus all that came in, so any value is a balance, "
+	          "-1 too: is -1 (a COALESCE's fallback) taken for \"no account\"? Only an account "
+	          "with no rows is none", rc, (long long)bal);
+	bal = 12345;
+	rc = money_balance(db, 2, &bal);
+	lt_expect(rc == MONEY_NO_ACCOUNT, "balance", "money_balance of account 2, never opened, "
+	          "returned %d with balance %lld: expected MONEY_NO_ACCOUNT", rc, (long long)bal);
+}

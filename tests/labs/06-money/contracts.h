@@ -17,6 +17,7 @@
  *   balance__every_step_can_fail      each statement of money_balance refused: an error, no
  *                                     transaction left open, and the next call works
  *   balance__past_int64_max_is_an_error  sub-accounts that add up past INT64_MAX: an error
+ *   balance__values_a_sentinel_could_take  MONEY_OUTSIDE at exactly -1 is a balance
  */
 #ifndef HOTROW_TEST_LAB06_CONTRACTS_H
 #define HOTROW_TEST_LAB06_CONTRACTS_H
@@ -31,5 +32,6 @@ void batch__every_step_can_fail(void **state);
 void reconcile__every_step_can_fail(void **state);
 void balance__every_step_can_fail(void **state);
 void balance__past_int64_max_is_an_error(void **state);
+void balance__values_a_sentinel_could_take(void **state);
 
 #endif

@@ -1356,6 +1356,7 @@ int main(void)
 		BOTH(reconcile__every_step_can_fail),
 		BOTH(balance__every_step_can_fail),
 		BOTH(balance__past_int64_max_is_an_error),
+		BOTH(balance__values_a_sentinel_could_take),
 		BOTH(every_call__leaves_the_connection_as_it_found_it),
 		BOTH(money__refused_for_good_ends),
 		BOTH(transfer__no_overdraft_under_threads),

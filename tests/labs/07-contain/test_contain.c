@@ -9,6 +9,7 @@
  * driven at 4x the ceiling measured from one thread, with the login page
  * beside it, once as the naive app and once contained.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -2570,11 +2571,12 @@ static int teardown_elsewhere(void **state)
 static void hot_rows_now__worst_first_this_database_only(void **state)
 {
 	struct labtest *t = *state;
-	struct waiter w[9];
+	struct waiter w[10];
 	struct hot_row_now rows[4], one[2];
 	int64_t pid1, pid2, pid3;
 	int n = -1, n1 = -1, nw = 0;
 	char other[1200], table[300], sql[800], elsewhere[100], within[100], within_url[1200];
+	char upper[100], upper_url[1200];
 	contain_own_db(t);
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
@@ -2601,26 +2603,42 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	 * with an x after it), with a line of one: a filter that keeps a
 	 * lock whose table merely contains DATABASE() (INSTR, LIKE '%...%')
 	 * reports it. */
-	struct kit_db *o2 = NULL, *h4 = NULL;
-	within[0] = '\0';
+	/* And a fourth whose name is this one's in capitals: on a server
+	 * where database names are case-sensitive (lower_case_table_names
+	 * 0, Linux's default) it is another database, while the connection's
+	 * collation finds the two names equal: a filter that compares them
+	 * without BINARY reports its line of one. */
+	struct kit_db *o2 = NULL, *h4 = NULL, *o3 = NULL, *h5 = NULL;
+	within[0] = upper[0] = '\0';
 	if (t->engine == KIT_DB_MYSQL) {
 		snprintf(within, sizeof within, "%.62sx", t->place);
-		snprintf(sql, sizeof sql, "CREATE DATABASE `%s`", within);
-		labtest_exec(t, sql);
-		const char *at = strstr(t->url, t->place);
-		int pre = at ? (int)(at - t->url) : 0;
-		snprintf(within_url, sizeof within_url, "%.*s%s%s", pre, t->url, within,
-		         at ? at + strlen(t->place) : "");
-		lt_expect(kit_db_open(&o2, within_url) == 0 &&
-		          kit_db_exec(o2, "CREATE TABLE posts (id BIGINT PRIMARY KEY, likes BIGINT NOT "
-		                      "NULL DEFAULT 0); INSERT INTO posts (id) VALUES (1)", 0, NULL) == 0,
-		          NULL, "a table in %s: %s", within, kit_db_errmsg(o2));
-		lt_expect(kit_db_open(&h4, within_url) == 0 && kit_db_begin(h4) == 0 &&
-		          kit_db_exec(h4, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL) == 0,
-		          NULL, "holding a row in %s: %s", within, kit_db_errmsg(h4));
+		snprintf(upper, sizeof upper, "%.63s", t->place);
+		for (char *c = upper; *c; c++)
+			*c = (char)toupper((unsigned char)*c);
+		const char *names[2] = { within, upper };
+		char *urls[2] = { within_url, upper_url };
+		struct kit_db **tables[2] = { &o2, &o3 }, **holders[2] = { &h4, &h5 };
+		for (int d = 0; d < 2; d++) {
+			snprintf(sql, sizeof sql, "CREATE DATABASE `%s`", names[d]);
+			labtest_exec(t, sql);
+			const char *at = strstr(t->url, t->place);
+			int pre = at ? (int)(at - t->url) : 0;
+			snprintf(urls[d], sizeof within_url, "%.*s%s%s", pre, t->url, names[d],
+			         at ? at + strlen(t->place) : "");
+			lt_expect(kit_db_open(tables[d], urls[d]) == 0 &&
+			          kit_db_exec(*tables[d], "CREATE TABLE posts (id BIGINT PRIMARY KEY, likes "
+			                      "BIGINT NOT NULL DEFAULT 0); INSERT INTO posts (id) VALUES (1)",
+			                      0, NULL) == 0,
+			          NULL, "a table in %s: %s", names[d], kit_db_errmsg(*tables[d]));
+			lt_expect(kit_db_open(holders[d], urls[d]) == 0 && kit_db_begin(*holders[d]) == 0 &&
+			          kit_db_exec(*holders[d], "UPDATE posts SET likes = likes + 1 WHERE id = 1",
+			                      0, NULL) == 0,
+			          NULL, "holding a row in %s: %s", names[d], kit_db_errmsg(*holders[d]));
+		}
 	}
-	char qualified2[420];
+	char qualified2[420], qualified3[420];
 	snprintf(qualified2, sizeof qualified2, "`%s`.posts", within);
+	snprintf(qualified3, sizeof qualified3, "`%s`.posts", upper);
 
 	/* configure: row 1 held with 3 waiters, row 2 with 1, and elsewhere
 	 * a row held with 4 */
@@ -2643,8 +2661,11 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	 * cache, which other clients' reads (a suite run beside this one)
 	 * can put off for seconds: eight waits in turn made the line take
 	 * long enough on a loaded machine to fail now and then. */
-	for (; nw < (t->engine == KIT_DB_MYSQL ? 9 : 8); nw++) {
-		if (nw == 8)
+	for (; nw < (t->engine == KIT_DB_MYSQL ? 10 : 8); nw++) {
+		if (nw == 9)
+			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
+			                         .table = qualified3 };
+		else if (nw == 8)
 			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
 			                         .table = qualified2 };
 		else if (nw < 4)
@@ -2676,23 +2697,31 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	kit_db_commit(h3);
 	if (h4)
 		kit_db_commit(h4);
+	if (h5)
+		kit_db_commit(h5);
 	for (int i = 0; i < nw; i++)
 		pthread_join(w[i].th, NULL);
 	kit_db_close(h1);
 	kit_db_close(h2);
 	kit_db_close(h3);
 	kit_db_close(h4);
+	kit_db_close(h5);
+	kit_db_close(o3);
 	kit_db_close(o);
 	kit_db_close(o2);
 	elsewhere_drop(t, elsewhere);
 	if (within[0])
 		elsewhere_drop(t, within);
+	if (upper[0])
+		elsewhere_drop(t, upper);
 	expect_line(lined, nw, LINE_FORMS);
 	lt_expect(rc == 0 && rc1 == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
 	lt_expect_int_hint(n, 2, "lines in this database (row 1 with 3 waiters, row 2 with 1; "
 	                   "another database's line of 4 is not this database's, nor, on MariaDB, "
-	                   "the line of 1 in a database whose name holds this one's: the lock's "
-	                   "table is in DATABASE() when its database part is that name, whole)",
+	                   "the line of 1 in a database whose name holds this one's, nor the line of 1 "
+	                   "in one whose name is this one's in capitals: the lock's table is in "
+	                   "DATABASE() when its database part is that name, whole, compared byte "
+	                   "for byte)",
 	                   "signature");
 	lt_expect(rows[0].holder_pid == pid1 && rows[0].waiting == 3, "order", "expected row 1's "
 	          "line first (3 waiting, holder pid %lld), got %d waiting behind pid %lld%s",
@@ -3841,6 +3870,72 @@ static void contain_like__gives_up_after_one_wait(void **state)
 	          "after one wait and does not try again itself", updates, c.ms);
 }
 
+/* Six likes of one held row at once, each with a connection of its own
+ * (lock timeout 300 ms): each gives up after one wait of the lock
+ * timeout, all at about the same time. A queue of the app's own in front
+ * of the row (a mutex per post, "one like per post goes to the database
+ * at a time"; an advisory lock taken before the UPDATE) makes the n-th
+ * like wait out the timeouts of the likes ahead of it as well: the
+ * containment's bound is gone where it matters, and every queued like
+ * holds a request thread meanwhile. PostgreSQL times each lock
+ * acquisition on its own, and a like behind others waits first for the
+ * row's tuple lock, then for the holder's transaction: two acquisitions,
+ * so a like here may wait up to twice its lock timeout (measured: the
+ * slowest of six ends at about 600 ms). Each must end within 2.5 lock
+ * timeouts of its start; one that waits for good is let go after 5 s. */
+static void contain_like__held_row_likes_at_once_wait_once(void **state)
+{
+	struct labtest *t = *state;
+	enum { LIKES = 6 };
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = LIKES + 1,
+	                              .counter_pool_size = LIKES, .acquire_timeout_ms = 5000,
+	                              .lock_timeout_ms = 300, .contain = true };
+	char err[512];
+	int64_t pid;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct kit_db *warm[LIKES];           /* every connection open before the clock runs */
+	int got = 0;
+	for (; got < LIKES && kit_pool_get(app.likes, &warm[got]) == 0; got++)
+		;
+	for (int i = 0; i < got; i++)
+		kit_pool_put(app.likes, warm[i]);
+	struct kit_db *h = hold(t, 1, &pid);
+	static struct like_call c[LIKES];
+	for (int i = 0; i < LIKES; i++) {
+		c[i] = (struct like_call){ .app = &app };
+		atomic_init(&c[i].done, false);
+		pthread_create(&c[i].th, NULL, like_once, &c[i]);
+	}
+	bool all = false;
+	for (int w = 0; w < 100 && !all; w++) {
+		sleep_ms(50);
+		all = true;
+		for (int i = 0; i < LIKES; i++)
+			all = all && atomic_load(&c[i].done);
+	}
+	kit_db_commit(h);
+	kit_db_close(h);
+	double worst = 0;
+	int busy = 0;
+	for (int i = 0; i < LIKES; i++) {
+		pthread_join(c[i].th, NULL);
+		worst = c[i].ms > worst ? c[i].ms : worst;
+		busy += c[i].rc == KIT_DB_BUSY;
+	}
+	contain_close(&app);
+	lt_expect(got == LIKES, NULL, "the likes' pool gave %d connections of %d", got, LIKES);
+	lt_expect(busy == LIKES && worst <= 750, "lock-timeout", "six likes of a held row at once, "
+	          "each on a connection of its own, lock timeout 300 ms: %d answered KIT_DB_BUSY, "
+	          "and the slowest took %.0f ms (expected all six, each within 750 ms: PostgreSQL "
+	          "times the tuple lock and the holder's transaction as two waits, so 600 ms is "
+	          "expected). A queue of the app's own in front of the row (a mutex per post, an "
+	          "advisory lock before the UPDATE) makes each like wait out the timeouts of those "
+	          "ahead of it too: only the row's wait is bounded", busy, worst);
+}
+
 /* Holds the first UPDATE of posts on a connection until released: its
  * call has formatted its parameters and not yet sent them. */
 struct update_stop {
@@ -4313,6 +4408,7 @@ int main(void)
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain_like__gives_up_after_one_wait),
+		LABTEST_PG(contain_like__held_row_likes_at_once_wait_once),
 		LABTEST_PG(contain_like__naive_waits_for_the_row),
 		LABTEST_PG(contain_like__waits_out_its_lock_timeout),
 		LABTEST_PG(contain_like__works_as_an_app_role),
