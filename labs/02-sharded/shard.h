@@ -78,7 +78,10 @@ int shard_slots(struct kit_db *db, int64_t post_id, int *nslots);
 /* Give post_id nslots slots (1 .. SHARD_MAX_SLOTS, both included; anything
  * else returns KIT_DB_ERR before touching the database). Growing only records the new
  * N. Shrinking also moves the count of every row at slot >= nslots into
- * slot (its slot % nslots) and removes the row, all in one transaction, so
+ * slot (its slot % nslots) and removes the row, all in one transaction
+ * begun with kit_db_begin and ended with kit_db_commit (a single statement
+ * with no transaction around it is one too, but the checks watch for
+ * those two, and hold a resize at its COMMIT), so
  * shard_read() gives the same total before, during and after (a resize to
  * the N the post has already is no shrink: it need not fold a row that a
  * like which read an older N left past N; shard_read counts that row, and

@@ -74,7 +74,10 @@ int batch_like(struct kit_db *db, int64_t post_id, int64_t user_id);
  * than one rollup moves, none waits behind newer likes for ever; so ids
  * follow the order likes are recorded in, over every connection: no
  * sequence that hands each session a block of ids, CACHE > 1), in one
- * transaction; *moved (may be NULL) gets how many,
+ * transaction begun with kit_db_begin and ended with kit_db_commit (one
+ * statement with no transaction around it is one too, but the checks
+ * watch for those two, and hold a rollup at its COMMIT); *moved (may be
+ * NULL) gets how many,
  * and is left alone when the rollup fails (then nothing moved,
  * whichever statement or allocation failed).
  * Safe to run again at any time, from several connections at once, and
