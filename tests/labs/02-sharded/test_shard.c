@@ -1147,6 +1147,10 @@ static void shard_increment__likes_pass_a_like_waiting_on_a_hot_slot(void **stat
 	static const char *const xmax_sql =
 		"SELECT xmax::text::bigint FROM like_slot_config WHERE post_id = 42";
 	int64_t xmax[2] = { 0, 0 };
+	lt_expect(labtest_int(t, "SELECT count(*) FROM like_slot_config WHERE post_id = 42") == 1,
+	          "live-n", "shard_resize(42, 16) returned 0 and left no like_slot_config row for "
+	          "post 42: a resize writes the N it was given, with one upsert of the post's "
+	          "config, also when it is the N the post has already (shard.h)");
 	if (pg)
 		xmax[0] = labtest_int(t, xmax_sql);
 
