@@ -92,6 +92,20 @@ static void versions(struct kit_db *db, struct inside_versions *v, const char *w
  * check's own, VACUUM's) keeps every version it could still need to see,
  * so pruning here waits for it too (Lab 07's minute-long wait, run on
  * the same server, is one). */
+/* Another connection with a transaction open (begin: "BEGIN" or "BEGIN
+ * ISOLATION LEVEL REPEATABLE READ") that has run sql (a read of counter
+ * 1, or SELECT 1, which reads no table): its snapshot holds what the
+ * check needs held. who names it in a failure. */
+static struct kit_db *reading(struct labtest *t, const char *begin, const char *sql,
+                              const char *who)
+{
+	struct kit_db *db = labtest_connect(t);
+	int64_t seen;
+	if (kit_db_exec(db, begin, 0, NULL) != 0 || kit_db_query_int(db, sql, 0, NULL, &seen) != 0)
+		fail_msg("%s: %s", who, kit_db_errmsg(db));
+	return db;
+}
+
 static bool horizon_held_elsewhere(struct labtest *t)
 {
 	return labtest_int(t, "SELECT count(*) FROM pg_stat_activity WHERE"
@@ -158,11 +172,8 @@ static void keeps_versions(void **state, int n_updates)
 	struct inside_versions base;
 	versions(db, &base, "after TRUNCATE, before the old snapshot");
 
-	struct kit_db *old = labtest_connect(t);
-	int64_t seen;
-	if (kit_db_exec(old, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, NULL) != 0 ||
-	    kit_db_query_int(old, "SELECT n FROM counters WHERE id = 1", 0, NULL, &seen) != 0)
-		fail_msg("the old snapshot: %s", kit_db_errmsg(old));
+	struct kit_db *old = reading(t, "BEGIN ISOLATION LEVEL REPEATABLE READ",
+	                              "SELECT n FROM counters WHERE id = 1", "the old snapshot");
 	bump(db, n_updates);
 	versions(db, &held, "with an old snapshot open");
 	labtest_exec(t, "VACUUM counters");
@@ -316,11 +327,8 @@ static void versions__buffers_as_explain_counts_them(void **state)
 	struct inside_versions base;
 	versions(db, &base, "after TRUNCATE, before the old snapshot");
 
-	struct kit_db *old = labtest_connect(t);
-	int64_t seen;
-	if (kit_db_exec(old, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, NULL) != 0 ||
-	    kit_db_query_int(old, "SELECT 1", 0, NULL, &seen) != 0)
-		fail_msg("the old snapshot: %s", kit_db_errmsg(old));
+	struct kit_db *old = reading(t, "BEGIN ISOLATION LEVEL REPEATABLE READ", "SELECT 1",
+	                              "the old snapshot");
 	/* 20,000 versions in one transaction, each UPDATE finding the last
 	 * by its ctid (a fraction of a second: by the key, each would walk
 	 * the chain so far), then 1,500 committed one by one. */
@@ -430,11 +438,8 @@ static void versions__buffers_as_explain_counts_them(void **state)
 static void chain_let_go(struct labtest *t, struct kit_db *db)
 {
 	labtest_exec(t, "TRUNCATE counters; INSERT INTO counters (id) VALUES (1)");
-	struct kit_db *old = labtest_connect(t);
-	int64_t seen;
-	if (kit_db_exec(old, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, NULL) != 0 ||
-	    kit_db_query_int(old, "SELECT n FROM counters WHERE id = 1", 0, NULL, &seen) != 0)
-		fail_msg("the old snapshot: %s", kit_db_errmsg(old));
+	struct kit_db *old = reading(t, "BEGIN ISOLATION LEVEL REPEATABLE READ",
+	                              "SELECT n FROM counters WHERE id = 1", "the old snapshot");
 	bump(db, 2000);
 	kit_db_rollback(old);
 	kit_db_close(old);
@@ -824,11 +829,8 @@ static void versions__busy_while_another_checkpoints(void **state)
 	struct kit_db *db = labtest_db(t);
 	make_counter(t);
 	bump(db, 100);
-	struct kit_db *reader = labtest_connect(t);
-	int64_t n;
-	if (kit_db_exec(reader, "BEGIN", 0, NULL) != 0 ||
-	    kit_db_query_int(reader, "SELECT n FROM counters WHERE id = 1", 0, NULL, &n) != 0)
-		fail_msg("the reader: %s", kit_db_errmsg(reader));
+	struct kit_db *reader = reading(t, "BEGIN", "SELECT n FROM counters WHERE id = 1",
+	                                 "the reader");
 	bump(db, 200);
 
 	struct ckpt_holder h = { .db = labtest_connect(t), .mu = PTHREAD_MUTEX_INITIALIZER,
