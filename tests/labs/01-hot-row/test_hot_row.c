@@ -2942,8 +2942,9 @@ static void like_post__nothing_left_allocated(void **state)
 		          (ssize_t)(live - base));
 	}
 	labtest_expect_fresh(t, "like_post__nothing_left_allocated", "alloc",
-	                     "a block like_post allocates once for the whole process (a table of counters calloc'd at the "
-	                     "first call, a buffer kept for later likes) is never freed either");
+	                     "a block like_post allocates once for the whole process (a table "
+	                     "of counters calloc'd at the first call, a buffer kept for later "
+	                     "likes) is never freed either");
 }
 
 int main(void)

@@ -178,9 +178,9 @@ void shard_increment__nothing_left_allocated(void **state)
 	lt_alloc_expect_none_left(base, "a growth to 16");
 	lt_expect_int_hint(total(db), 1, "the count after the shrink and the growth", "fold");
 	labtest_expect_fresh(t, "shard_increment__nothing_left_allocated", "alloc",
-	                     "a block allocated once for the whole process (a statement's text built at the first call "
-	                     "and kept, \"build the SQL once\") is never freed either (shard.h: no call leaves a "
-	                     "block allocated)");
+	                     "a block allocated once for the whole process (a statement's text "
+	                     "built at the first call and kept, \"build the SQL once\") is never "
+	                     "freed either (shard.h: no call leaves a block allocated)");
 }
 
 /* A like or a read whose allocation is refused is a failure like a

@@ -146,6 +146,11 @@ static int acc_call(void *arg)
 	return 0;
 }
 
+/* Why a flush refused twice over loses likes, for FLUSH_REFUSED's messages. */
+#define PUT_BACK_NEEDS_MEMORY "A flush that takes the sums out before writing them and " \
+	"puts them back on failure needs memory to put them back, and loses them when it has " \
+	"none: leave the sums where they are until the database has said yes, and write a copy"
+
 static void acc_check(void *arg, int k, bool failed, int rc)
 {
 	struct acc_case *c = arg;
@@ -182,23 +187,17 @@ static void acc_check(void *arg, int k, bool failed, int rc)
 		lt_expect(batch_acc_pending(held) == pending && counted(c->t) == c->before,
 		          "flush-failure", "a flush with its statement %d refused and then its "
 		          "allocation %d (after the refusal, if the flush makes one there): %lld "
-		          "pending, %lld written (expected %lld and %lld). A flush that takes the sums "
-		          "out before writing them and puts them back on failure needs memory to put "
-		          "them back, and loses them when it has none: leave the sums where they are "
-		          "until the database has said yes, and write a copy", c->step, k,
+		          "pending, %lld written (expected %lld and %lld). %s", c->step, k,
 		          (long long)batch_acc_pending(held), (long long)counted(c->t),
-		          (long long)pending, (long long)c->before);
+		          (long long)pending, (long long)c->before, PUT_BACK_NEEDS_MEMORY);
 		lt_expect(batch_acc_flush(held, c->db) == 0, "alloc", "the flush again, nothing "
 		          "refused: %s", labtest_why(c->db));
 		int64_t now = counted(c->t);
 		lt_expect(now == c->before + pending, "flush-failure", "a flush with its statement %d "
 		          "refused and then its allocation %d, then the flush again with nothing "
 		          "refused: %lld likes written in all, expected %lld (batch_acc_pending said "
-		          "every like was still pending). A flush that takes the sums out before "
-		          "writing them and puts them back on failure needs memory to put them back, "
-		          "and loses them when it has none: leave the sums where they are until the "
-		          "database has said yes, and write a copy", c->step, k,
-		          (long long)(now - c->before), (long long)pending);
+		          "every like was still pending). %s", c->step, k,
+		          (long long)(now - c->before), (long long)pending, PUT_BACK_NEEDS_MEMORY);
 		return;
 	case FLUSH:
 		break;

@@ -1327,7 +1327,8 @@ static void crash_and_count(void **state, const char *fp, bool refuse)
  * put-back whose first chunk went back while the park still lists every
  * video counts that chunk twice. */
 struct outage {
-	int at, seen;
+	int at;                 /* the store refuses from its at-th command on */
+	atomic_int seen;        /* commands seen, by any thread */
 };
 
 static void store_gone_from_kth(void *arg, struct kit_store *st, const char *cmd,
@@ -1335,7 +1336,7 @@ static void store_gone_from_kth(void *arg, struct kit_store *st, const char *cmd
 {
 	struct outage *o = arg;
 	(void)cmd, (void)key, (void)rc;
-	if (++o->seen == o->at)
+	if (atomic_fetch_add(&o->seen, 1) + 1 == o->at)
 		kit_store_refuse(st, -1);
 }
 
@@ -1368,7 +1369,7 @@ static void flush__store_gone_mid_putback_of_200_videos(void **state)
 		          "has not gone back: a put-back in chunks whose first went back while the "
 		          "park still listed every video counts that chunk twice)", BIG_BATCH, k,
 		          db_total(t), total);
-		if (o.seen < k)
+		if (atomic_load(&o.seen) < k)
 			break;              /* the flush made fewer than k commands */
 	}
 	kit_store_free(st);
@@ -2232,29 +2233,12 @@ static void flusher__one_flush_per_tick(void **state)
 	kit_store_free(st);
 }
 
-/* stop_flusher's last flush meets a refusing database: it returns the
- * error, and the views are still in the store (views.h), for a flush
- * once the table is back. */
 /* The store goes away from its k-th command after stop_flusher is
  * called, for every k (the last flush's drain, its put-back, the look at
  * what is left): stop_flusher returns 0 only when nothing is left dirty
  * or parked, and an error otherwise. A stop that takes a failed SCARD
  * ("how much is left?") for "nothing left" says it flushed everything
  * while views wait in the store, with no flusher left to write them. */
-struct stop_outage {
-	int at;
-	atomic_int seen;
-};
-
-static void store_gone_in_the_stop(void *arg, struct kit_store *st, const char *cmd,
-                                   const char *key, int rc)
-{
-	struct stop_outage *o = arg;
-	(void)cmd, (void)key, (void)rc;
-	if (atomic_fetch_add(&o->seen, 1) + 1 == o->at)
-		kit_store_refuse(st, -1);
-}
-
 static void flusher__stop_says_what_is_left(void **state)
 {
 	struct labtest *t = *state;
@@ -2269,8 +2253,8 @@ static void flusher__stop_says_what_is_left(void **state)
 		struct flusher *f = NULL;
 		int rc = start_flusher(&f, st, own, 60000, 2);
 		lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
-		struct stop_outage o = { .at = k };
-		kit_store_set_hook(st, store_gone_in_the_stop, &o);
+		struct outage o = { .at = k };
+		kit_store_set_hook(st, store_gone_from_kth, &o);
 		rc = stop_flusher(f);
 		kit_store_set_hook(st, NULL, NULL);
 		kit_store_refuse(st, 0);
@@ -2299,6 +2283,9 @@ static void count_begins(void *arg, enum kit_db_event ev, const char *sql, int64
 		atomic_fetch_add((atomic_int *)arg, 1);
 }
 
+/* stop_flusher's last flush meets a refusing database: it returns the
+ * error, and the views are still in the store (views.h), for a flush
+ * once the table is back. */
 static void flusher__stop_returns_the_last_flush_error(void **state)
 {
 	struct labtest *t = *state;

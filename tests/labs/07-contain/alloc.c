@@ -80,7 +80,8 @@ void hot_keys__topk_every_allocation_can_fail(void **state)
 	 * earlier check's million counters, so here it would make no
 	 * allocation to refuse and leave no new block. */
 	labtest_expect_fresh(NULL, "hot_keys__topk_every_allocation_can_fail", "memory",
-	                     "a scratch buffer kept between calls (a static grown with realloc) is a block left "
-	                     "allocated, and two detectors reporting at once sort in the same buffer (contain.h: "
-	                     "the scratch is freed before it returns)");
+	                     "a scratch buffer kept between calls (a static grown with realloc) "
+	                     "is a block left allocated, and two detectors reporting at once sort "
+	                     "in the same buffer (contain.h: the scratch is freed before it "
+	                     "returns)");
 }
