@@ -246,7 +246,9 @@ static int wrap_teardown(void **state)
 		         "refused, a connection that failed) leaks that much each time; no call "
 		         "leaves a block allocated", live - w->live);
 		report("detail", why);
-		print_error("%s\n", why);
+		/* in the form a failure's first line has, so a fresh run's
+		 * failure is quoted (labtest_expect_fresh) */
+		print_error("%s:%d: %s\n", __FILE__, __LINE__, why);
 		rc = -1;
 	}
 	if (!w->ended)
@@ -1026,7 +1028,8 @@ void labtest_expect_fresh_at(const char *file, int line, const struct labtest *t
 		lt_fail(file, line, hint, "this check passed here, but run again alone in a fresh "
 		        "process, where its calls are the process's first, it %s%s. What differs "
 		        "there: %s. Replay: HOTROW_LAB_CHECKS=%s HOTROW_LAB_ONLY=%s and this test program",
-		        said[0] ? "failed: " : "crashed or ran past 60 s", said, kept, check, labtest_engine_word(t));
+		        said[0] ? "failed: " : "crashed or ran past 60 s", said, kept, check,
+		        labtest_engine_word(t));
 }
 
 const char *labtest_why(struct kit_db *db)
