@@ -73,13 +73,16 @@ static void run_free(struct run *r)
 	pthread_mutex_destroy(&r->mu);
 }
 
-void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *side, void *arg,
-                      int wait_ms, struct lt_beside *out)
+static void beside(struct labtest *t, lt_beside_call *held, lt_beside_call *side, void *arg,
+                   int wait_ms, bool lose, struct lt_beside *out)
 {
 	struct kit_db *monitor = labtest_db(t);
 	struct run h, s;
 	run_init(&h, t, held, arg);
 	run_init(&s, t, side, arg);
+	/* the second may wait on after the first is gone: not for ever */
+	if (lose && kit_db_set_lock_timeout(s.db, 15000) != 0)
+		fail_msg("kit_db_set_lock_timeout: %s", kit_db_errmsg(s.db));
 	kit_db_set_hook(h.db, stop_at_commit, &h);
 	pthread_t th, ts;
 	if (pthread_create(&th, NULL, run_call, &h) != 0)
@@ -106,6 +109,7 @@ void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *s
 		}
 		ended = atomic_load(&s.done) != 0;
 	}
+	bool lost = at_commit && lose && lt_end_session(t, h.db, false);
 	pthread_mutex_lock(&h.mu);
 	h.go = true;
 	pthread_cond_broadcast(&h.cv);
@@ -114,7 +118,7 @@ void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *s
 		pthread_join(ts, NULL);
 	pthread_join(th, NULL);
 	kit_db_set_hook(h.db, NULL, NULL);
-	*out = (struct lt_beside){ at_commit, ended, waited, h.rc, at_commit ? s.rc : 0, "" };
+	*out = (struct lt_beside){ at_commit, ended, waited, lost, h.rc, at_commit ? s.rc : 0, "" };
 	if (ended)
 		snprintf(out->what, sizeof out->what, "returned %s", s.rc ? "an error" : "0");
 	else if (waited)
@@ -123,4 +127,16 @@ void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *s
 		snprintf(out->what, sizeof out->what, "had not ended after %g s", wait_ms / 1000.0);
 	run_free(&h);
 	run_free(&s);
+}
+
+void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *side, void *arg,
+                      int wait_ms, struct lt_beside *r)
+{
+	beside(t, held, side, arg, wait_ms, false, r);
+}
+
+void lt_beside_commit_lost(struct labtest *t, lt_beside_call *held, lt_beside_call *side,
+                           void *arg, int wait_ms, struct lt_beside *r)
+{
+	beside(t, held, side, arg, wait_ms, true, r);
 }

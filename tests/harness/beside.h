@@ -37,6 +37,7 @@ struct lt_beside {
 	bool held;        /* the first call stopped at its COMMIT */
 	bool ended;       /* the second returned while the first was held */
 	bool waited;      /* the server showed the second waiting for a lock */
+	bool lost;        /* lt_beside_commit_lost: the first's session was ended */
 	int held_rc;      /* what each returned */
 	int side_rc;
 	char what[48];    /* the side call in a phrase for a message: "returned an
@@ -47,5 +48,15 @@ struct lt_beside {
  * beside it for up to wait_ms; then let held go. Fills *r. */
 void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *side, void *arg,
                       int wait_ms, struct lt_beside *r);
+
+/* The same, but the first call never commits: once the second has
+ * ended, waited for a lock or run wait_ms, the first's session is ended
+ * on the server (lt_end_session: the server rolls its transaction back,
+ * and its COMMIT fails); then the first goes on and returns its error,
+ * and the second, whose lock wait is 15 s here, is waited for. r->ended
+ * says the second returned while the first was still held, before its
+ * outcome was known; r->side_rc is what it returned in the end. */
+void lt_beside_commit_lost(struct labtest *t, lt_beside_call *held, lt_beside_call *side,
+                           void *arg, int wait_ms, struct lt_beside *r);
 
 #endif

@@ -211,9 +211,11 @@ int64_t lt_lock_poll_ns(const struct kit_db *monitor)
 
 bool lt_sql_sets_timeout(const char *sql)
 {
-	static const char *const names[] = { "lock_timeout", "statement_timeout",
-	                                     "lock_wait_timeout", "max_statement_time",
-	                                     "busy_timeout" };
+	/* every setting named "...timeout" (lock, statement, busy, but also
+	 * idle_in_transaction_session_timeout, deadlock_timeout,
+	 * transaction_timeout, wait_timeout: each a limit of the call's own)
+	 * and MariaDB's max_statement_time */
+	static const char *const names[] = { "timeout", "max_statement_time" };
 	if (sql == NULL || !(strcasestr(sql, "SET ") || strcasestr(sql, "set_config") ||
 	                     strcasestr(sql, "PRAGMA")))
 		return false;

@@ -117,10 +117,11 @@ int lt_lock_waiting(struct kit_db *monitor, int64_t id);
  * once (2 ms). */
 int64_t lt_lock_poll_ns(const struct kit_db *monitor);
 
-/* Whether sql sets a lock or statement timeout: a SET (LOCAL, SESSION,
- * STATEMENT ... FOR), a set_config or a PRAGMA that names lock_timeout,
- * statement_timeout, lock_wait_timeout (innodb_ too), max_statement_time
- * or busy_timeout. The SET that kit_db_set_lock_timeout sends on a
+/* Whether sql sets a timeout: a SET (LOCAL, SESSION, STATEMENT ...
+ * FOR), a set_config or a PRAGMA that names a setting ending in timeout
+ * (lock_timeout, statement_timeout, innodb_lock_wait_timeout,
+ * busy_timeout, idle_in_transaction_session_timeout, deadlock_timeout...)
+ * or max_statement_time. The SET that kit_db_set_lock_timeout sends on a
  * server is one. */
 bool lt_sql_sets_timeout(const char *sql);
 

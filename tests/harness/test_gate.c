@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kit/failpoint.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
@@ -51,6 +52,38 @@ static int locked_add(void *arg, int who, struct kit_db *db)
 		return kit_db_commit(db);
 	kit_db_rollback(db);
 	return rc;
+}
+
+/* lt_beside: the same locked increment as the held call and beside it.
+ * Held at its COMMIT, the first keeps the row: the second waits for it,
+ * and both add once. With the first's session ended instead, its
+ * increment is rolled back, and the second, which waited, adds alone. */
+static int locked_add_once(void *arg, struct kit_db *db)
+{
+	return locked_add(arg, 0, db);
+}
+
+static void beside__a_held_commit_and_a_lost_one(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct lt_beside r;
+	lt_beside_commit(t, locked_add_once, locked_add_once, NULL, 3000, &r);
+	lt_expect(r.held && r.waited && !r.ended && !r.lost, NULL, "held at its COMMIT, the first "
+	          "increment should keep the second waiting for the row (held %d, waited %d, "
+	          "ended %d, lost %d)", r.held, r.waited, r.ended, r.lost);
+	lt_expect(r.held_rc == 0 && r.side_rc == 0, NULL, "both increments, let go: %d and %d",
+	          r.held_rc, r.side_rc);
+	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 2, "the counter after both");
+
+	lt_beside_commit_lost(t, locked_add_once, locked_add_once, NULL, 3000, &r);
+	lt_expect(r.held && r.waited && !r.ended && r.lost, NULL, "the first increment held, its "
+	          "session then ended: held %d, waited %d, ended %d, lost %d", r.held, r.waited,
+	          r.ended, r.lost);
+	lt_expect(r.held_rc != 0, NULL, "a COMMIT on an ended session returned 0");
+	lt_expect_int(r.side_rc, 0, "the increment that waited for the lost one");
+	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 3, "the counter after the lost increment "
+	              "and the one beside it");
 }
 
 static void gate__forces_both_reads_before_either_write(void **state)
@@ -302,6 +335,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		LABTEST_BOTH(gate__forces_both_reads_before_either_write),
+		LABTEST_PG(beside__a_held_commit_and_a_lost_one),
+		LABTEST_MYSQL(beside__a_held_commit_and_a_lost_one),
 		LABTEST_BOTH(gate__a_stop_past_the_end_orders_whole_calls),
 		LABTEST_BOTH(gate__a_caller_waiting_for_a_lock_counts_as_there),
 		LABTEST_BOTH(gate__first_runs_its_whole_call_at_the_others_stop),

@@ -354,10 +354,11 @@ static void classifies(bool (*pred)(const char *), const char *what, const char 
 	classifies(pred, what, sets, sizeof sets / sizeof sets[0], not_sets, \
 	           sizeof not_sets / sizeof not_sets[0])
 
-/* lt_sql_sets_timeout: every way to set a lock or statement timeout that
- * the labs' contracts forbid a call (a SET of any scope, set_config, SET
- * STATEMENT ... FOR, a PRAGMA busy_timeout), and not a read of one or a
- * statement that only writes rows. */
+/* lt_sql_sets_timeout: every way to set a timeout that the labs'
+ * contracts forbid a call (a SET of any scope, set_config, SET STATEMENT
+ * ... FOR, a PRAGMA busy_timeout), lock and statement timeouts and the
+ * others (an idle-in-transaction, deadlock or transaction timeout), and
+ * not a read of one or a statement that only writes rows. */
 static void session__timeouts_set_by_any_statement(void **state)
 {
 	static const char *const sets[] = {
@@ -367,6 +368,9 @@ static void session__timeouts_set_by_any_statement(void **state)
 		"SET STATEMENT innodb_lock_wait_timeout = 1 FOR UPDATE t SET n = 1",
 		"SET @@session.max_statement_time = 2", "PRAGMA busy_timeout = 100",
 		"SET lock_wait_timeout = 5",
+		"SET LOCAL idle_in_transaction_session_timeout = '5s'",
+		"SET LOCAL deadlock_timeout = '100ms'", "SET transaction_timeout = 1000",
+		"SET SESSION wait_timeout = 10", "SET idle_session_timeout = '1min'",
 	};
 	static const char *const not_sets[] = {
 		"SHOW lock_timeout", "SELECT current_setting('lock_timeout')",
