@@ -88,6 +88,8 @@ static void shrink_check(void *arg, int k, bool failed, int rc)
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "shard_resize to 4 with allocation %d refused returned %d: "
 		          "a shrink that did not happen must be an error", k, rc);
+		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc", "shard_resize to 4 with allocation %d refused returned %d: "
+		          "shard.h names the code for a failed allocation, KIT_DB_ERR (a code of your own, -ENOMEM or -1, is none a caller can test for)", k, rc);
 		lt_expect_int_hint(slots(s->db), 16, "N after a shrink whose allocation was refused "
 		                   "(it must roll back)", "alloc");
 		lt_expect_int_hint(total(s->db), LIKES, "the count after a refused shrink", "alloc");
@@ -119,6 +121,8 @@ static void grow_check(void *arg, int k, bool failed, int rc)
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "shard_resize from 4 to 16 with allocation %d refused returned "
 		          "%d: a growth that did not happen must be an error", k, rc);
+		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc", "shard_resize from 4 to 16 with allocation %d refused returned %d: "
+		          "shard.h names the code for a failed allocation, KIT_DB_ERR (a code of your own, -ENOMEM or -1, is none a caller can test for)", k, rc);
 		lt_expect_int_hint(slots(s->db), 4, "N after a growth whose allocation was refused", "alloc");
 		rc = shard_resize(s->db, POST, 16);
 		lt_expect(rc == 0, "alloc", "the same growth again, nothing refused: %s", labtest_why(s->db));
@@ -216,6 +220,8 @@ static void like_check(void *arg, int k, bool failed, int rc)
 		lt_expect(rc < 0, "alloc", "shard_increment with allocation %d refused returned %d: a "
 		          "like that was not recorded must be an error (is a NULL from malloc or asprintf "
 		          "answered with 0? return KIT_DB_ERR)", k, rc);
+		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc", "shard_increment with allocation %d refused returned %d: "
+		          "shard.h names the code for a failed allocation, KIT_DB_ERR (a code of your own, -ENOMEM or -1, is none a caller can test for)", k, rc);
 		lt_expect_int_hint(total(o->db), o->before, "the count after a like whose allocation "
 		                   "was refused (nothing may be written)", "alloc");
 		lt_expect(o->next - o->drawn == 1, "alloc", "shard_increment with allocation %d "
@@ -253,6 +259,8 @@ static void read_check(void *arg, int k, bool failed, int rc)
 		          "returned %d and set *total to %lld; expected an error and *total untouched "
 		          "(a read that could not run knows no count, not a count of 0)",
 		          k, rc, (long long)o->sum);
+		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc", "shard_read with allocation %d refused returned %d: "
+		          "shard.h names the code for a failed allocation, KIT_DB_ERR (a code of your own, -ENOMEM or -1, is none a caller can test for)", k, rc);
 		lt_expect(shard_read(o->db, POST, &o->sum) == 0, "alloc",
 		          "the same read again, nothing refused: %s", labtest_why(o->db));
 	} else {

@@ -1061,26 +1061,31 @@ static void shard_resize__likes_beside_a_shrink_do_not_wait(void **state)
 /* Resizes of different posts share no row, so neither waits for the
  * other (shard.h: different threads "may call any of these at the same
  * time"). A shrink of post 42 to 4 is held at its COMMIT, holding every
- * lock it takes, while a shrink of post 44 to 4 runs on another
+ * lock it takes, while a shrink of post FAR_POST to 4 runs on another
  * connection: it must end beside it. One that waits shows a lock of the
  * process, not the database's: a static fold buffer "guarded" by a mutex
  * held for the whole resize, a process-wide mutex around every resize.
  * Then a shrink stuck behind a hot slot (shard.h lets it wait without
- * end) stops every resize of every post in the app server. Post 43's one
- * row lies between the two: on MariaDB a shrink's DELETE also locks the
- * first row past its range (the next key), which is post 43's, never
- * post 44's. On SQLite every writer waits for the one write lock: not
- * run. */
+ * end) stops every resize of every post in the app server. FAR_POST is
+ * 42 + 2^32 x 1,126,125: it falls on post 42's stripe for any lock keyed
+ * on the post id modulo 2 to 16, 25, 64, 100, 1000 or 2^32 (a lock per
+ * "post_id % 64", or the id cut to 32 bits), and on no other post's.
+ * Post 43's one row lies between the two: on MariaDB a shrink's DELETE
+ * also locks the first row past its range (the next key), which is post
+ * 43's, never FAR_POST's. On SQLite every writer waits for the one write
+ * lock: not run. */
+#define FAR_POST (POST + ((int64_t)1 << 32) * 1126125)
+
 static int shrink_42(void *arg, struct kit_db *db)
 {
 	(void)arg;
 	return shard_resize(db, POST, 4);
 }
 
-static int shrink_44(void *arg, struct kit_db *db)
+static int shrink_far(void *arg, struct kit_db *db)
 {
 	(void)arg;
-	return shard_resize(db, 44, 4);
+	return shard_resize(db, FAR_POST, 4);
 }
 
 static void shard_resize__resizes_of_two_posts_do_not_wait(void **state)
@@ -1088,30 +1093,36 @@ static void shard_resize__resizes_of_two_posts_do_not_wait(void **state)
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 	staircase_rows(t);
-	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) SELECT 44, slot, n FROM like_slots "
-	             "WHERE post_id = 42");
+	char sql[200];
+	snprintf(sql, sizeof sql, "INSERT INTO like_slots (post_id, slot, n) SELECT %lld, slot, n "
+	         "FROM like_slots WHERE post_id = 42", (long long)FAR_POST);
+	labtest_exec(t, sql);
 	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (43, 0, 1)");
-	for (int64_t post = 42; post <= 44; post++)
-		lt_expect(shard_resize(db, post, 16) == 0, "fold", "shard_resize(%lld, 16): %s",
-		          (long long)post, labtest_why(db));
+	const int64_t posts[] = { POST, 43, FAR_POST };
+	for (int i = 0; i < 3; i++)
+		lt_expect(shard_resize(db, posts[i], 16) == 0, "fold", "shard_resize(%lld, 16): %s",
+		          (long long)posts[i], labtest_why(db));
 	struct lt_beside r;
-	lt_beside_commit(t, shrink_42, shrink_44, NULL, 5000, &r);
+	lt_beside_commit(t, shrink_42, shrink_far, NULL, 5000, &r);
 	lt_expect(r.held, "fold", "the shrink of post 42 to 4 returned %d without a COMMIT", r.held_rc);
 	lt_expect(r.ended && r.side_rc == 0, "fold", "while a shrink of post 42 to 4 slots was held "
-	          "at its COMMIT, a shrink of post 44 to 4 on another connection %s: the two touch "
-	          "no common row, so neither has anything to wait for. %s Then one resize stuck behind "
-	          "a hot slot stops every resize of every post in the process", r.what, r.waited
+	          "at its COMMIT, a shrink of post %lld (42 + 2^32 x 1,126,125) to 4 on another "
+	          "connection %s: the two touch no common row, so neither has anything to wait for. "
+	          "%s Then one resize stuck behind a hot slot stops every resize of every post in the "
+	          "process", (long long)FAR_POST, r.what, r.waited
 	          ? "Does the resize lock more than its own post's rows (LOCK TABLE, a FOR UPDATE "
-	            "without post_id)?"
+	            "without post_id, an advisory lock keyed on the post id modulo some number or "
+	            "cut to 32 bits, which two posts share)?"
 	          : "The database showed no lock wait: does the resize take a lock of the process "
 	            "(a static fold buffer guarded by a mutex held for the whole resize, a "
-	            "process-wide mutex around it)? Keep the fold's sums in memory of the call's "
-	            "own (calloc) and take no lock beyond the rows.");
+	            "process-wide mutex around it, or one of a few striped by the post id)? Keep the "
+	            "fold's sums in memory of the call's own (calloc) and take no lock beyond the "
+	            "rows.");
 	lt_expect(r.held_rc == 0, "fold", "the held shrink of post 42, let go, returned %d", r.held_rc);
 	lt_expect_int_hint(total(db, POST), 136, "post 42's count after its shrink", "fold");
-	lt_expect_int_hint(total(db, 44), 136, "post 44's count after its shrink", "fold");
-	lt_expect_int_hint(rows_from(t, 44, 4), 0, "post 44's rows at slot >= 4 after its shrink",
-	                   "fold");
+	lt_expect_int_hint(total(db, FAR_POST), 136, "the far post's count after its shrink", "fold");
+	lt_expect_int_hint(rows_from(t, FAR_POST, 4), 0, "the far post's rows at slot >= 4 after its "
+	                   "shrink", "fold");
 }
 
 /* A like that waits behind a hot slot holds up no other like of its
@@ -1257,6 +1268,20 @@ static void shard_choose_n__formula(void **state)
 	                   "N for a hold of -0.0 ms (not above 0: invalid)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(1000, 1e-300, 1.0), 1,
 	                   "N for a hold a hair above 0 (1e-300 ms: valid, under one row)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1000, nextafter(0.0, 1.0), 1.0), 1,
+	                   "N for the smallest hold above 0 a double holds (a subnormal, 4.9e-324 ms: "
+	                   "above 0, so valid; is the bound DBL_MIN or a tolerance rather than 0?)",
+	                   "choose-n");
+	/* A fraction of 10^-10 of the product or more is a row (shard.h), on
+	 * small products too: an allowance that is absolute (1e-9 rows) rather
+	 * than a part of the product swallows it. */
+	lt_expect_int_hint(shard_choose_n(5000.0000008, 1.0, 1.0), 6,
+	                   "N for 5000.0000008/s, 1 ms (5.0000000008 rows: the fraction is 1.6 x "
+	                   "10^-10 of the product, so shard.h counts it as a row; is the crumb taken "
+	                   "off as a fixed amount rather than a part of the product?)", "choose-n");
+	lt_expect_int_hint(shard_choose_n(1000.0000002, 1.0, 1.0), 2,
+	                   "N for 1000.0000002/s, 1 ms (1.0000000002 rows: 2 x 10^-10 of the product "
+	                   "is a row)", "choose-n");
 	lt_expect_int_hint(shard_choose_n(1e-200, 1e-200, 1.0), 1,
 	                   "N for 1e-200/s at 1e-200 ms (a product below the smallest double, which "
 	                   "comes out as 0: still at least 1 row; is \"at least 1\" written only for a "
