@@ -214,6 +214,10 @@ static void acc_check(void *arg, int k, bool failed, int rc)
 		          "building new sums, "
 		          "and keep the old ones, written likes and all, when that allocation fails?"
 		          : "it was refused before the flush's COMMIT");
+		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc", "batch_acc_flush with allocation %d "
+		          "refused returned %d: batch.h names the code for a failed allocation, "
+		          "KIT_DB_ERR (a code of your own, -ENOMEM or -1, is none a caller can test "
+		          "for)", k, rc);
 		lt_expect_int_hint(batch_acc_pending(held), pending + late,
 		                   "pending after a flush whose allocation was refused (all must stay)", "alloc");
 		lt_expect_int_hint(counted(c->t), c->before,
@@ -316,6 +320,8 @@ static void rollup_check(void *arg, int k, bool failed, int rc)
 	struct rollup_case *c = arg;
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "allocation %d of the rollup refused, yet it returned %d", k, rc);
+		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc", "batch_rollup with allocation %d refused returned %d: "
+		          "batch.h names the code for a failed allocation, KIT_DB_ERR (a code of your own, -ENOMEM or -1, is none a caller can test for)", k, rc);
 		lt_expect_int_hint(c->moved, -1, "*moved after a failed rollup (batch.h: left alone)", "alloc");
 		lt_expect_int_hint(counted(c->t), c->before,
 		                   "likes in post_likes after a rollup that failed (it must roll back)", "alloc");

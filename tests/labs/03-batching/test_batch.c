@@ -2741,6 +2741,112 @@ static void batch_acc__a_1007_post_flush_fails_at_every_step(void **state)
 	                          "every statement in turn (and then flushed) was freed");
 }
 
+/* 1,007 posts whose ids take 19 and 20 characters (INT64_MIN + i and
+ * INT64_MAX - i) and whose sums take 16 (10^15 + i): the longest rows an
+ * upsert of BATCH_FLUSH_ROWS posts can carry, about 40 characters each. A
+ * statement built into a buffer of fixed size (8 or 16 KB, "500 short
+ * rows fit") is cut mid-row by the long ids: refused on every flush, or,
+ * when the truncation goes unnoticed, a row short. */
+static int64_t long_id(int i)
+{
+	return i % 2 ? INT64_MIN + i : INT64_MAX - i;
+}
+
+static void batch_acc__long_ids_and_sums_fill_a_flush(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	const int posts = 2 * BATCH_FLUSH_ROWS + 7;
+	const int64_t base = 1000000000000000;   /* 10^15 */
+	int64_t want = 0;
+
+	for (int i = 0; i < posts; i++) {
+		lt_expect(batch_acc_add(acc, long_id(i), base + i) == 0, "acc",
+		          "batch_acc_add(post %lld, %lld)", (long long)long_id(i), (long long)(base + i));
+		want += base + i;
+	}
+	int rc = batch_acc_flush(acc, db);
+	lt_expect(rc == 0, "acc", "a flush of 1,007 posts whose ids take 19 and 20 characters "
+	          "(INT64_MIN + i, INT64_MAX - i) and whose sums take 16 returned %d: %s. Is the "
+	          "statement built in a buffer of fixed size, which rows this long overflow (is "
+	          "snprintf's answer checked)? Pass the numbers as parameters, or size the text "
+	          "from the rows", rc, labtest_why(db));
+	lt_expect_int_hint(batch_acc_pending(acc), rc == 0 ? 0 : want, "pending after the flush of "
+	                   "1,007 posts with long ids", "acc");
+	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM post_likes"), rc == 0 ? posts : 0,
+	                   "rows of post_likes after the flush of 1,007 posts with long ids", "acc");
+	lt_expect_int_hint(labtest_int(t, "SELECT coalesce(sum(n), 0) FROM post_likes"),
+	                   rc == 0 ? want : 0, "likes in post_likes after that flush", "acc");
+	int wrong = 0, first = -1;
+	int64_t got = 0;
+	for (int i = 0; rc == 0 && i < posts; i++) {
+		int64_t n = count(db, long_id(i));
+		if (n != base + i && wrong++ == 0) {
+			first = i;
+			got = n;
+		}
+	}
+	lt_expect(wrong == 0, "acc", "after a flush of 1,007 posts with long ids, %d counts were "
+	          "wrong; post %lld counts %lld, expected %lld", wrong,
+	          (long long)(first >= 0 ? long_id(first) : 0), (long long)got,
+	          (long long)(first >= 0 ? base + first : 0));
+}
+
+/* A post added with k = 0 (batch.h takes it; the flush may write it as
+ * + 0 or leave it out) among posts with likes, first in the order of the
+ * adds and between them, at both ends of the ids: each post keeps its
+ * own sum, through that flush and two more, each after one more add. A
+ * flush that leaves the zeros out of what it writes and then settles
+ * what it wrote by position, entry for entry, takes one post's likes off
+ * another's; the pending total still comes to 0, and the next flush
+ * with anything added writes the wrong sums. */
+static void batch_acc__posts_added_with_zero_keep_the_others_sums(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct batch_acc *acc = new_acc();
+	struct { int64_t post, k; } adds[] = {
+		{ POST + 9, 0 }, { POST + 3, 3 }, { POST + 1, 0 }, { POST + 7, 5 },
+		{ POST + 2, 2 }, { POST + 8, 0 },
+	};
+	enum { ADDS = sizeof adds / sizeof adds[0] };
+	for (int i = 0; i < ADDS; i++)
+		lt_expect(batch_acc_add(acc, adds[i].post, adds[i].k) == 0, "acc",
+		          "batch_acc_add(post %lld, %lld)", (long long)adds[i].post,
+		          (long long)adds[i].k);
+	/* after the first flush: 1 more to post +2, then 4 more to post +9 */
+	static const int more[] = { 4, 0 };
+	static const int64_t by[] = { 1, 4 };
+	for (int round = 0; round < 3; round++) {
+		if (round > 0) {
+			int at = more[round - 1];
+			lt_expect(batch_acc_add(acc, adds[at].post, by[round - 1]) == 0, "acc",
+			          "batch_acc_add(post %lld, %lld)", (long long)adds[at].post,
+			          (long long)by[round - 1]);
+			adds[at].k += by[round - 1];
+		}
+		lt_expect(batch_acc_flush(acc, db) == 0, "acc", "flush %d: %s", round + 1,
+		          labtest_why(db));
+		lt_expect_int_hint(batch_acc_pending(acc), 0, round == 0
+		                   ? "pending after a flush of 3, 5 and 2 likes and three posts added "
+		                     "with k = 0"
+		                   : "pending after one more like and another flush", "acc");
+		for (int i = 0; i < ADDS; i++) {
+			int64_t n = count(db, adds[i].post);
+			lt_expect(n == adds[i].k, "acc", "after adds of 0, 3, 0, 5, 2 and 0 likes to posts "
+			          "%d+9, +3, +1, +7, +2 and +8 and %s, post %d+%lld counts %lld, expected "
+			          "%lld: does the flush leave the posts with 0 out of what it writes, and then "
+			          "take what it wrote off the pending sums by position, so that a sum is "
+			          "taken off the wrong post (the total still comes to 0, and the next flush "
+			          "writes the wrong sums)? Settle by post id", POST,
+			          round == 0 ? "a flush" : round == 1 ? "a flush, 1 more to +2 and a flush"
+			          : "a flush, 1 more to +2, a flush, 4 more to +9 and a flush", POST,
+			          (long long)(adds[i].post - POST), (long long)n, (long long)adds[i].k);
+		}
+	}
+}
+
 /* Sums past 2^24 (a float's last exact integer) and 2^32 (an int's, an
  * unsigned's) pending and flushed. */
 static void batch_acc__sums_past_2_31(void **state)
@@ -3307,6 +3413,8 @@ int main(void)
 		BOTH(batch_rollup__one_update_per_post),
 		BOTH(batch_acc__any_number_of_posts_in_one_interval),
 		BOTH(batch_acc__a_1007_post_flush_fails_at_every_step),
+		BOTH(batch_acc__long_ids_and_sums_fill_a_flush),
+		BOTH(batch_acc__posts_added_with_zero_keep_the_others_sums),
 		BOTH(batch_acc__sums_past_2_31),
 		BOTH(batch_acc__empty_flush_touches_nothing),
 		BOTH(batch_acc__settled_posts_leave_the_accumulator),
