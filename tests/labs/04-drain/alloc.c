@@ -198,6 +198,10 @@ static void flush_check(void *arg, int k, bool failed, int rc)
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "%s with allocation %d refused returned %s: views it did not "
 		          "write must be an error", what, k, rc == 0 ? "every view as written" : "a count");
+		lt_expect(rc >= 0 || rc == KIT_STORE_NOMEM || rc == KIT_DB_ERR, "alloc", "%s with "
+		          "allocation %d refused returned %lld: views.h names the codes for a failed "
+		          "allocation, KIT_STORE_NOMEM or KIT_DB_ERR (a code of your own, -ENOMEM or -1, "
+		          "is none a caller can test for)", what, k, (long long)rc);
 		lt_expect_int_hint(in_db(c->t), c->db_before,
 		                   "views in the database after a call whose allocation was refused "
 		                   "(its transaction must roll back)", "alloc");
@@ -254,6 +258,9 @@ static void flusher_check(void *arg, int k, bool failed, int rc)
 	struct flusher_case *c = arg;
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "start_flusher with allocation %d refused returned %d", k, rc);
+		lt_expect(rc >= 0 || rc == KIT_STORE_NOMEM || rc == KIT_DB_ERR, "alloc", "start_flusher "
+		          "with allocation %d refused returned %d: views.h names the codes for a failed "
+		          "allocation, KIT_STORE_NOMEM or KIT_DB_ERR", k, rc);
 		lt_expect(c->f == NULL, "alloc", "start_flusher failed and left *out set (views.h: *out = NULL)");
 		c->f = NULL;
 		rc = start_flusher(&c->f, c->st, c->db, FOREVER_MS, 100);
