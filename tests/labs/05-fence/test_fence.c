@@ -149,6 +149,8 @@ struct writes {
 	struct kit_db *db;
 	bool names_totals;        /* the statement running names video_views */
 	int locks;                /* SELECTs of video_views that lock its rows (FOR UPDATE, ...) */
+	int named;                /* statements other than SELECT that name video_views, whether
+	                             they changed a row or not */
 };
 
 static void count_writes(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
@@ -167,6 +169,7 @@ static void count_writes(void *arg, enum kit_db_event ev, const char *sql, int64
 		return;
 	}
 	w->names_totals = lt_sql_names(sql, "video_views") > 0;
+	w->named += w->names_totals;
 	w->progress += lt_sql_names(sql, "log_progress");
 }
 
@@ -314,6 +317,50 @@ static void fence_apply__same_batch_twice_at_once(void **state)
 	}
 	lt_gate_close(g);
 	batch_waits_for_a_held_row(t, &b);
+}
+
+/* The same batch applied by a second consumer while the first holds its
+ * transaction open, at its COMMIT, and then fails there (its session
+ * ends: the server rolls it back). The second must wait for the first's
+ * outcome and then apply the batch (1), the views counted once. A fence
+ * that answers 0 while the other transaction is still open (it tried a
+ * lock and did not get it: pg_try_advisory_xact_lock, SKIP LOCKED,
+ * "another consumer is on it") is wrong whenever that one fails:
+ * fence_handle lets the log move past a batch that is not in, and the
+ * partition stops counting. PostgreSQL and MariaDB (SQLite's one writer
+ * is in this process). */
+static int apply_one(void *arg, struct kit_db *db)
+{
+	return fence_apply(db, arg);
+}
+
+static void fence_apply__same_batch_behind_one_that_fails(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	struct fence_batch b = *batch(3, 0, 9, 2, 5);
+	struct lt_beside r;
+	lt_beside_commit_lost(t, apply_one, apply_one, &b, 3000, &r);
+	lt_expect(r.held, "fence", "fence_apply of partition 3's batch 0..9 returned %d without "
+	          "a COMMIT", r.held_rc);
+	lt_expect(!r.ended, "fence", "while one consumer's fence_apply of partition 3's batch "
+	          "0..9 was at its COMMIT, not yet known to succeed, the same batch on another "
+	          "connection returned %d at once%s. The first then failed (its session ended, "
+	          "the server rolled it back), so the batch was not in: an answer given before "
+	          "the other's outcome is a guess. Does the fence try a lock and answer when it "
+	          "is not granted (pg_try_advisory_xact_lock, SKIP LOCKED, NOWAIT)? fence.h: a "
+	          "statement that finds the row held waits for it", r.side_rc, r.side_rc == 0
+	          ? " (0: \"refused, the batch is in\", and fence_handle lets the log move past "
+	            "it)" : "");
+	lt_expect(r.lost, NULL, "the first consumer's session could not be ended");
+	lt_expect(r.held_rc < 0, "fence", "the consumer whose session ended at its COMMIT "
+	          "returned %d, expected an error", r.held_rc);
+	lt_expect_int_hint(r.side_rc, 1, "fence_apply's result for the batch that waited behind "
+	                   "one that failed (1 = applied)", "fence");
+	lt_expect_int_hint(views_of(t, 1), 5, "views of video 1 after the batch was applied once "
+	                   "behind one that failed", "fence");
+	lt_expect_int_hint(stored_last(t, 3), 9, "partition 3's last_offset after its batch "
+	                   "0..9", "fence");
 }
 
 /* ---- fence_apply ---- */
@@ -512,7 +559,7 @@ static void fence_apply__one_upsert_per_batch(void **state)
 	struct labtest *t = *state;
 	prepare(t);
 	struct kit_db *db = labtest_db(t);
-	struct writes w = { 0, 0, db, false, 0 };
+	struct writes w = { .db = db };
 	kit_db_set_hook(db, count_writes, &w);
 
 	apply(t, batch(0, 0, 9, 5, 2));
@@ -535,6 +582,29 @@ static void fence_apply__one_upsert_per_batch(void **state)
 	lt_expect_int_hint(views_of(t, FENCE_MAX_VIDEOS), 1, "views of video 256", "upsert");
 	lt_expect_int_hint(views_of(t, 5), 3, "views of video 5 (2 in the first batch, 1 in the "
 	                   "batch of 256)", "upsert");
+	/* A batch of one video, new and then known: one statement too. An
+	 * UPDATE and then an INSERT when it changed no row ("one video: a
+	 * plain UPDATE is cheaper") is two, and a writer that inserts the
+	 * video between them makes the INSERT fail on the key, the batch
+	 * redelivered, where the upsert just adds. */
+	static const int64_t one_first[] = { 266, 267 };
+	for (int i = 0; i < 2; i++) {
+		struct fence_batch one = { .part = 0, .first = one_first[i], .last = one_first[i],
+		                           .n = 1 };
+		one.totals[0] = (struct fence_total){ 7000, 4 };
+		w.named = 0;
+		kit_db_set_hook(db, count_writes, &w);
+		lt_expect_int_hint(apply(t, &one), 1, "fence_apply's result for a batch of one video",
+		                   "fence");
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(w.named == 1, "one-upsert", "a batch of one video, %s, sent %d statements "
+		          "that name video_views: one upsert carries any batch, one video too. An "
+		          "UPDATE and then an INSERT when it changed no row is two, and a writer that "
+		          "inserts the video between them makes the INSERT fail on the key",
+		          i == 0 ? "not yet in video_views" : "already in it", w.named);
+	}
+	lt_expect_int_hint(views_of(t, 7000), 8, "views of video 7000 after two batches of 4",
+	                   "upsert");
 	passed(t);
 }
 
@@ -836,7 +906,7 @@ static void fence_handle__adds_up_a_batch_per_video(void **state)
 	struct kit_log_consumer *c;
 	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = labtest_db(t) };
 	kit_log_join(&c, log, FENCE_GROUP, "solo", &cb);
-	struct writes w = { 0, 0, labtest_db(t), false, 0 };
+	struct writes w = { .db = labtest_db(t) };
 	kit_db_set_hook(labtest_db(t), count_writes, &w);
 
 	int handled = 0, n;
@@ -2070,6 +2140,7 @@ static atomic_int sqlite_wait_changed;
 struct batch_seen {
 	struct kit_db *db;
 	char pragma[200];
+	char timeout[200];   /* the first statement that sets a timeout of any kind */
 };
 
 static void wait_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
@@ -2082,6 +2153,8 @@ static void wait_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t 
 		atomic_store(&sqlite_wait_changed, 1);
 	if (!w->pragma[0] && lt_sql_is(sql, "PRAGMA") && lt_sql_sets_durability(sql))
 		snprintf(w->pragma, sizeof w->pragma, "%.160s", sql);
+	if (!w->timeout[0] && lt_sql_sets_timeout(sql))
+		snprintf(w->timeout, sizeof w->timeout, "%.160s", sql);
 }
 
 static void lock_wait_watch(struct labtest *t)
@@ -2154,6 +2227,13 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 		          "the log has moved past the batch, and the value put back afterwards (NORMAL, "
 		          "the kit's) is not the caller's: send no PRAGMA synchronous", what[step],
 		          seen.pragma);
+		lt_expect(seen.timeout[0] == '\0', "one-transaction", "%s sent \"%s\": fence.h says a "
+		          "batch sets no limit of its own, not for the session, not for its own "
+		          "transaction or statement, whatever it limits (a lock wait, the statement, the "
+		          "time idle in a transaction, the deadlock check): a consumer paused inside a "
+		          "batch then has its session ended by the server, or its batch refused by a "
+		          "rule that is not the caller's (and deadlock_timeout is a superuser's setting)",
+		          what[step], seen.timeout);
 		if (step == 0)
 			lt_expect(lock_waits_seen(t) == 1, "one-transaction", "a batch applied on a "
 			          "connection whose lock wait is 7 s ran a statement with another one "
@@ -2458,6 +2538,8 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_apply__failure_changes_nothing),
 		LABTEST_ALL(fence_apply__one_upsert_per_batch),
 		LABTEST_ALL(fence_apply__same_batch_twice_at_once),
+		LABTEST_PG(fence_apply__same_batch_behind_one_that_fails),
+		LABTEST_MYSQL(fence_apply__same_batch_behind_one_that_fails),
 		LABTEST_ALL(fence_position__is_stored_offset_plus_one),
 		LABTEST_ALL(fence__refused_for_good_ends),
 		LABTEST_ALL(fence_on_assign__seeks_from_the_database_not_the_hint),
