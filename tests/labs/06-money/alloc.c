@@ -58,6 +58,9 @@ static void sale_check(void *arg, int k, bool failed, int rc)
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "%s with allocation %d refused returned %d: a call that wrote "
 		          "nothing must say so", what, k, rc);
+		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc", "%s with allocation %d refused returned "
+		          "%d: money.h names the code for a failed allocation, KIT_DB_ERR (a code of your "
+		          "own, -ENOMEM or -1, is none a caller can test for)", what, k, rc);
 		lt_expect_int_hint(balance(s->t, 1), s->buyer_before,
 		                   "the buyer's balance after a call whose allocation was refused", "alloc");
 		lt_expect_int_hint(rows_of(s->t, s->list[0].id), 0,
@@ -95,6 +98,108 @@ void transfer__every_allocation_can_fail(void **state)
 void batch__every_allocation_can_fail(void **state)
 {
 	every_allocation(*state, true);
+}
+
+/* money_open, money_payout, money_balance and money_reconcile, each run
+ * once per allocation it makes (none in the reference solution), that one
+ * refused: KIT_DB_ERR, money.h's code for it, nothing written, *out left
+ * as it was; then the same call works. A balance that takes a failed copy
+ * of its figure for "no row" answers MONEY_NO_ACCOUNT for an account that
+ * is there; a payout or an open that answers -ENOMEM gives a code no
+ * caller tests for. */
+enum other_call { OPEN, PAYOUT, BALANCE, RECONCILE };
+
+struct other {
+	struct labtest *t;
+	struct kit_db *db;
+	enum other_call call;
+	int64_t next_id, seller_before;
+	int64_t figure;              /* money_balance's *out */
+	struct money_audit audit;    /* money_reconcile's *out */
+};
+
+static const char *const other_name[] = { "money_open", "money_payout", "money_balance",
+                                          "money_reconcile" };
+
+static void other_setup(void *arg)
+{
+	struct other *o = arg;
+	o->next_id++;
+	o->figure = -7;
+	o->audit = (struct money_audit){ -7, -7, -7, -7 };
+	o->seller_before = balance(o->t, 2);
+}
+
+static int other_run(void *arg)
+{
+	struct other *o = arg;
+	const struct money_fees fees = { FEE_ACCOUNT, SUBS };
+	switch (o->call) {
+	case OPEN:
+		return money_open(o->db, 1000 + o->next_id, 2, 5);
+	case PAYOUT:
+		return money_payout(o->db, &fees, 5000 + o->next_id, 2, 1);
+	case BALANCE:
+		return money_balance(o->db, 1, &o->figure);
+	case RECONCILE:
+		return money_reconcile(o->db, &o->audit);
+	}
+	return KIT_DB_ERR;
+}
+
+static void other_check(void *arg, int k, bool failed, int rc)
+{
+	struct other *o = arg;
+	const char *what = other_name[o->call];
+	if (failed) {
+		lt_expect(rc == KIT_DB_ERR, "alloc", "%s with allocation %d refused returned %d: "
+		          "money.h names the code for a failed allocation, KIT_DB_ERR (%d)%s", what, k,
+		          rc, KIT_DB_ERR, rc == MONEY_NO_ACCOUNT ? ": an account that is there read as "
+		          "never opened (is a failed copy of the figure taken for \"no row\"?)" : rc == 0
+		          ? ": a call that could not finish said it did" : "");
+		if (o->call == OPEN)
+			lt_expect_int_hint(sql_int(o->t, "SELECT count(*) FROM accounts WHERE id = %lld",
+			                           (long long)(1000 + o->next_id)), 0,
+			                   "rows of an account whose open was refused an allocation", "alloc");
+		if (o->call == PAYOUT)
+			lt_expect_int_hint(balance(o->t, 2), o->seller_before, "the payee's balance after "
+			                   "a payout whose allocation was refused", "alloc");
+		if (o->call == BALANCE)
+			lt_expect(o->figure == -7, "alloc", "money_balance with allocation %d refused set "
+			          "*out to %lld: a read that failed gives no figure", k,
+			          (long long)o->figure);
+		if (o->call == RECONCILE)
+			lt_expect(o->audit.unbalanced == -7 && o->audit.total == -7, "alloc",
+			          "money_reconcile with allocation %d refused changed *out: on failure "
+			          "it is left as it was (money.h)", k);
+		rc = other_run(o);
+	}
+	lt_expect(rc == 0, "alloc", "%s%s returned %d: %s", what, failed ? " again, nothing refused,"
+	          : "", rc, labtest_why(o->db));
+	if (o->call == BALANCE)
+		lt_expect_int_hint(o->figure, balance(o->t, 1), "money_balance of the buyer", "alloc");
+	const char *bad = books_fault(o->t);
+	lt_expect(bad == NULL, "alloc", "the books after %s: %s", what, bad ? bad : "");
+}
+
+void money__every_allocation_can_fail_in_the_other_calls(void **state)
+{
+	struct labtest *t = *state;
+	struct other o = { .t = t, .db = books(t) };
+	open_account(o.db, 1, 1, 100000);
+	open_account(o.db, 2, 1, 0);
+	open_account(o.db, FEE_ACCOUNT, SUBS, 0);
+	const struct money_fees fees = { FEE_ACCOUNT, SUBS };
+	for (int i = 0; i < 4; i++) {
+		struct money_transfer sale = { 1 + i, 1, 2, 100, 50 };
+		lt_expect_int(money_transfer(o.db, &fees, &sale), 0, "a sale that fills the fee account");
+	}
+	for (enum other_call c = OPEN; c <= RECONCILE; c++) {
+		o.call = c;
+		struct lt_alloc_case ac = { .arg = &o, .setup = other_setup, .call = other_run,
+		                            .check = other_check, .what = other_name[c] };
+		lt_alloc_each(&ac);
+	}
 }
 
 /* Every function on each of its ways out. */

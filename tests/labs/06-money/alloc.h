@@ -12,5 +12,6 @@
 void transfer__every_allocation_can_fail(void **state);
 void batch__every_allocation_can_fail(void **state);
 void money__nothing_left_allocated(void **state);
+void money__every_allocation_can_fail_in_the_other_calls(void **state);
 
 #endif

@@ -179,6 +179,83 @@ void batch__fee_sums_up_to_int64_max_exactly(void **state)
 	          bad);
 }
 
+/* A refused sale adds no fee to its sub-account's sum: only what the
+ * batch credits counts. Batches to a fee account of one row, each with a
+ * sale applied before (MONEY_ALREADY), one whose buyer is short
+ * (MONEY_INSUFFICIENT) and one whose fee is above its amount
+ * (MONEY_INVALID), each with a fee of 2^62 + 31, and a good sale of fee
+ * 2^62 - 30: any two of those four fees sum past INT64_MAX. First the
+ * refused sales come ahead of the good one, then after it, when the sum
+ * is 2^62 - 30 already; a good sale of fee 1 ends each batch. A good sale
+ * refused with KIT_DB_ERR, or a refused one answered KIT_DB_ERR, shows a
+ * fee the batch never credits in the sum: the overflow test made in a
+ * pass of its own over every sale, or before the sale is validated,
+ * debited and found new. (Two rounds of 2^62 each fit the books: all the
+ * money opened stays below 2^63.) */
+static void refused_fees_round(struct labtest *t, struct kit_db *db, bool good_first)
+{
+	const int64_t r = (INT64_C(1) << 62) + 31, g = (INT64_C(1) << 62) - 30;
+	const int64_t base = good_first ? 200 : 100;   /* ids of sales and accounts */
+	open_account(db, base + 1, 1, 0);
+	open_account(db, base + 3, 1, g);
+	open_account(db, base + 5, 1, 10);
+	open_account(db, base + 7, 1, 10);
+	open_account(db, base + 2, 1, 0);
+	struct money_fees one = { FEE_ACCOUNT, 1 };
+	const struct money_transfer before = { base, base + 7, base + 2, 10, 1 };
+	lt_expect_int(money_transfer(db, &one, &before), 0, "a sale before the batch");
+	const struct money_transfer refused[] = {
+		{ base, base + 3, base + 2, r, r },           /* applied before */
+		{ base + 11, base + 1, base + 2, r, r },      /* its buyer has nothing */
+		{ base + 13, base + 3, base + 2, 10, r },     /* a fee above its amount */
+	}, good = { base + 15, base + 3, base + 2, g, g },
+	   small = { base + 17, base + 5, base + 2, 10, 1 };
+	static const int refused_as[] = { MONEY_ALREADY, MONEY_INSUFFICIENT, MONEY_INVALID };
+	static const char *const what[] = { "applied before", "its buyer short",
+	                                    "its fee above its amount" };
+	struct money_transfer list[5];
+	int want[5], results[5];
+	const char *said[5];
+	for (int i = 0; i < 5; i++) {
+		int k = good_first ? i - 1 : i;             /* which refused sale, if any */
+		bool is_refused = k >= 0 && k < 3;
+		list[i] = is_refused ? refused[k] : i == 4 ? small : good;
+		want[i] = is_refused ? refused_as[k] : 0;
+		said[i] = is_refused ? what[k] : i == 4 ? "good, fee 1" : "good, fee 2^62 - 30";
+		results[i] = 42;
+	}
+	int64_t fees_before = balance(t, FEE_ACCOUNT);
+	int rc = money_batch(db, &one, list, 5, results);
+	lt_expect(rc == 0, "fee-subs", "money_batch returned %d: %s", rc, labtest_why(db));
+	for (int i = 0; i < 5; i++)
+		lt_expect(results[i] == want[i], "fee-subs", "in a batch to a fee account of one row, "
+		          "three sales refused (applied before, buyer short, fee above the amount) with "
+		          "fees of 2^62 + 31 %s a good sale of fee 2^62 - 30 (any two of those fees sum "
+		          "past INT64_MAX) and then one of fee 1, sale %lld (%s) got %d, expected %d%s",
+		          good_first ? "after" : "ahead of", (long long)list[i].id, said[i], results[i],
+		          want[i], results[i] == KIT_DB_ERR ? ": its fee was taken to carry the sum "
+		          "past INT64_MAX, so the sum held a fee the batch never credits, or the test "
+		          "came before the sale was found refused. Is the overflow test made in a pass "
+		          "of its own over every sale, or before the sale is validated, debited and "
+		          "found new? Only a fee the batch credits counts, and a sale refused for what "
+		          "it is says so (MONEY_INVALID, MONEY_INSUFFICIENT, MONEY_ALREADY): a retry "
+		          "changes none of those" : "");
+	lt_expect_int_hint(balance(t, FEE_ACCOUNT) - fees_before, g + 1, "what the fee account "
+	                   "gained from the batch (the good sales' fees, 2^62 - 30 and 1)", "fee-subs");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "fee-subs", "the books after a batch with refused sales of large "
+	          "fees: %s", bad);
+}
+
+void batch__refused_sales_add_no_fee_to_the_sum(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	refused_fees_round(t, db, false);
+	refused_fees_round(t, db, true);
+}
+
 /* 1 when the session `id` (of db) has a transaction open, as the server
  * shows it to another connection (obs): pg_stat_activity's "idle in
  * transaction", INNODB_TRX's row for the thread; on SQLite a write lock

@@ -8,6 +8,9 @@
  *                                 of two
  *   batch__fee_sums_up_to_int64_max_exactly  fees summing to exactly
  *                                 INT64_MAX: applied
+ *   batch__refused_sales_add_no_fee_to_the_sum  fees of 2^62 on sales
+ *                                 refused (applied before, short, invalid)
+ *                                 count in no sum
  *   every_call__leaves_the_connection_as_it_found_it
  *                                 no transaction open, no session setting
  *                                 changed, after every kind of answer
@@ -32,6 +35,7 @@ void batch__fee_sums_past_2_31(void **state);
 void batch__fee_sums_past_int64_max(void **state);
 void batch__fee_sums_past_int64_max_on_every_sub(void **state);
 void batch__fee_sums_up_to_int64_max_exactly(void **state);
+void batch__refused_sales_add_no_fee_to_the_sum(void **state);
 void every_call__leaves_the_connection_as_it_found_it(void **state);
 void batch__domain_edges(void **state);
 void payout__two_at_once_from_two_subs(void **state);

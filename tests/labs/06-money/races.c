@@ -443,6 +443,90 @@ void batch__same_batch_twice_at_once(void **state)
 	lt_gate_close(g);
 }
 
+/* Two batches of different sizes, on two connections with nothing in
+ * common (buyers, sellers, fee accounts), each with a sale refused in
+ * the middle (a savepoint rolled back to), one held before its k-th
+ * statement while the other runs its whole call, for every k, each way
+ * round. Every statement a batch sends must be its own: text formatted
+ * into a buffer every thread shares (a static "SAVEPOINT sp_%d" buffer,
+ * "no malloc per statement") is rewritten by the other batch while the
+ * held one waits with it, and the held one then sends the other's text:
+ * a ROLLBACK TO or RELEASE of a savepoint it never made, or a sale's
+ * refusal left in. Round r sells ids 1000 r + 1..3 (batch 0: buyer 11,
+ * seller 12, fee account 98) and 1000 r + 501..505 (batch 1: buyer 21,
+ * seller 22, fee account 97); buyer 13 holds nothing. */
+struct own_batches {
+	int64_t base;
+	int results[2][5];
+};
+
+static int own_batch(void *arg, int who, struct kit_db *db)
+{
+	struct own_batches *o = arg;
+	int64_t b = o->base;
+	const struct money_fees fees = { who ? 97 : 98, 1 };
+	const struct money_transfer zero[] = {
+		{ b + 1, 11, 12, 10, 1 }, { b + 2, 13, 12, 10, 1 }, { b + 3, 11, 12, 20, 2 },
+	}, one[] = {
+		{ b + 501, 21, 22, 30, 3 }, { b + 502, 21, 22, 40, 4 }, { b + 503, 13, 22, 10, 1 },
+		{ b + 504, 21, 22, 50, 5 }, { b + 505, 21, 22, 60, 6 },
+	};
+	return money_batch(db, &fees, who ? one : zero, who ? 5 : 3, o->results[who]);
+}
+
+void batch__two_batches_keep_their_own_statements(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 11, 1, 1000000);
+	open_account(db, 12, 1, 0);
+	open_account(db, 13, 1, 0);
+	open_account(db, 21, 1, 1000000);
+	open_account(db, 22, 1, 0);
+	open_account(db, 98, 1, 0);
+	open_account(db, 97, 1, 0);
+	static const int want[2][5] = { { 0, MONEY_INSUFFICIENT, 0 },
+	                                { 0, 0, MONEY_INSUFFICIENT, 0, 0 } };
+	struct lt_gate *g = lt_gate_open(t, 2);
+	struct own_batches o = { 0 };
+	int rounds = 0;
+	for (int held = 0; held < 2; held++) {
+		for (int k = 1; k <= SWEEP_MAX; k++) {
+			o.base = 1000 * (int64_t)++rounds;
+			memset(o.results, 0x55, sizeof o.results);
+			int stops[2];
+			stops[held] = k;
+			stops[!held] = 1;
+			lt_gate_run_first(g, NULL, stops, !held, own_batch, &o);
+			if (!lt_gate_held(g, held))
+				break;
+			for (int who = 0; who < 2; who++) {
+				int rc = lt_gate_rc(g, who);
+				lt_expect(rc == 0, "shared-state", "batch %d (of %d sales, %s) returned %d "
+				          "while batch %d was held before its statement %d: a batch that "
+				          "formats its statements (SAVEPOINT, ROLLBACK TO, RELEASE) into a "
+				          "buffer every thread shares sends the other batch's text", who,
+				          who ? 5 : 3, who == held ? "held" : "run whole meanwhile", rc,
+				          held, k);
+				for (int i = 0; i < (who ? 5 : 3); i++)
+					lt_expect(o.results[who][i] == want[who][i], "shared-state", "batch %d's "
+					          "sale %d got %d, expected %d, while batch %d was held before "
+					          "its statement %d and the other ran whole", who, i + 1,
+					          o.results[who][i], want[who][i], held, k);
+			}
+		}
+	}
+	lt_gate_close(g);
+	/* every round ran both batches whole, the last of each sweep too */
+	lt_expect_int_hint(balance(t, 12), rounds * 27, "seller 12 after every round's batch of 3 "
+	                   "(27 a round)", "shared-state");
+	lt_expect_int_hint(balance(t, 22), rounds * 162, "seller 22 after every round's batch of 5 "
+	                   "(162 a round)", "shared-state");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "shared-state", "the books after two batches run beside each other "
+	          "in every order: %s", bad);
+}
+
 /* Two batches with no buyer or seller in common, run at once: batch 0
  * sells ids 10k + 1 and 10k + 2 (fee sub-accounts 1, then 0), batch 1
  * ids 10k + 4 and 10k + 3 (sub-accounts 0, then 1). */
