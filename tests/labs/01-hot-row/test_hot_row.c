@@ -339,6 +339,43 @@ static void like_post__counts_one_like(void **state)
 	                     "\"if not exists\", a setting, behind a static flag)");
 }
 
+/* A yes is a yes whatever errno the check leaves behind: every errno
+ * value from 1 to 133 (EINTR, EAGAIN, ENOMEM, EIO, ETIMEDOUT among them),
+ * each behind a 0 for a like of its own. Each like is written, returns 0
+ * and asks the check once. A like that takes ENOMEM behind a yes for "its
+ * yes cannot be trusted" (KIT_DB_ERR) or EINTR for "a yes cut short" (ask
+ * again) reads errno, which hot_row.h says is no part of the answer. */
+static void like_post__a_yes_is_a_yes_whatever_errno_says(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_post(t);
+	enum { LAST_ERRNO = 133 };
+	int wrong = 0, first = 0, first_rc = 0, first_calls = 0;
+	for (int e = 1; e <= LAST_ERRNO; e++) {
+		struct app a = { .leave_errno = e };
+		struct hot_row_app app = { check, &a };
+		int rc = like_post(db, 1, 1000 + e, &app);
+		int calls = atomic_load(&a.calls);
+		if ((rc != 0 || calls != 1) && wrong++ == 0) {
+			first = e;
+			first_rc = rc;
+			first_calls = calls;
+		}
+	}
+	lt_expect(wrong == 0, "app-check", "%d of %d likes whose check answered 0 and left errno "
+	          "behind (1 to %d, one value a like) went wrong; the first, with errno %d (%s), "
+	          "returned %d and asked the check %d time(s), expected 0 and once: is errno read "
+	          "after a check that said yes (%s)? hot_row.h: its return value is its answer, "
+	          "errno no part of it", wrong, LAST_ERRNO, LAST_ERRNO, first, strerror(first),
+	          first_rc, first_calls, first == EINTR ? "a yes \"cut short by a signal\" asked "
+	          "again" : first == ENOMEM ? "a yes \"that cannot be trusted\" after ENOMEM" :
+	          "a failure taken from errno");
+	lt_expect_int(counter(t), LAST_ERRNO, "posts.likes after 133 likes the check said yes to");
+	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1"), LAST_ERRNO,
+	              "rows in likes after 133 likes the check said yes to");
+}
+
 /* On a machine loaded by other builds a SQLite writer can wait long for
  * the file lock (its waiters are not served in order): be patient, so a
  * failure here means a wrong count, not a slow machine. */
@@ -2953,6 +2990,7 @@ int main(void)
 		/* In the order a student meets them: the lesson first (§3, §4),
 		 * then the error cases (§5), then the crowd. */
 		LABTEST_ALL(like_post__counts_one_like),
+		LABTEST_ALL(like_post__a_yes_is_a_yes_whatever_errno_says),
 		LABTEST_ALL(like_post__counter_held_briefly),
 		LABTEST_ALL(like_post__no_work_under_the_lock_now_and_then),
 		LABTEST_ALL(like_post__like_written_before_counter),
