@@ -98,9 +98,17 @@ int batch_rollup(struct kit_db *db, int64_t *moved)
 	/* Only committed inbox rows are visible: a like still in flight
 	 * waits in the inbox for the next rollup, whatever its id. MariaDB
 	 * refuses LIMIT in an IN subquery but takes it on the DELETE itself
-	 * (README §4); its DELETE waits for a like in flight instead. */
-	rc = kit_db_query(db, kit_db_engine(db) == KIT_DB_MYSQL
+	 * (README §4); its DELETE waits for a like in flight instead. On
+	 * PostgreSQL the subquery locks what it picks (FOR UPDATE): a second
+	 * rollup waits for the first's rows, passes over those it deleted and
+	 * takes the next ones; without the lock it deletes the rows its
+	 * snapshot picked, all gone, and answers 0 with likes still waiting. */
+	enum kit_db_engine engine = kit_db_engine(db);
+	rc = kit_db_query(db, engine == KIT_DB_MYSQL
 		? "DELETE FROM like_inbox ORDER BY id LIMIT " STR(BATCH_ROLLUP_MAX) " RETURNING post_id"
+		: engine == KIT_DB_POSTGRES
+		? "DELETE FROM like_inbox WHERE id IN (SELECT id FROM like_inbox ORDER BY id LIMIT "
+		  STR(BATCH_ROLLUP_MAX) " FOR UPDATE) RETURNING post_id"
 		: "DELETE FROM like_inbox WHERE id IN "
 		  "(SELECT id FROM like_inbox ORDER BY id LIMIT " STR(BATCH_ROLLUP_MAX) ") RETURNING post_id",
 		0, NULL, claim_row, &c);

@@ -26,6 +26,7 @@
 #include "tests/harness/bounds.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
 #include "tests/harness/session.h"
@@ -1482,9 +1483,16 @@ static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
 	lt_expect_int_hint(count(labtest_db(t), POST), 10, "count after the flush of 10", "acc");
 	lt_expect_int_hint(batch_acc_pending(acc), 5,
 	                   "pending after 5 likes were added while a flush of 10 ran", "flush-failure");
+	/* 3 likes of post 0 now, an id like any other: one kept in an entry
+	 * that outlived the flush must not land on it (a "last post" cache
+	 * whose "nothing remembered" is post 0, reset by the flush) */
+	lt_expect(batch_acc_add(acc, 0, 3) == 0, "acc", "batch_acc_add(post 0, 3)");
 	lt_expect(batch_acc_flush(acc, labtest_db(t)) == 0, "acc", "second flush: %s",
 	          labtest_why(labtest_db(t)));
 	lt_expect_int_hint(count(labtest_db(t), POST), 15, "count after the next flush", "flush-failure");
+	lt_expect_int_hint(count(labtest_db(t), 0), 3, "post 0's count after 3 likes added once the "
+	                   "flush that 5 likes outlived was done (is post 0 a cache's \"nothing "
+	                   "remembered\", so its likes go to the entry the cache points at?)", "acc");
 
 	int64_t seen = -1;
 	int at = pending_at_each_statement(acc, f.db, &seen);
@@ -2306,6 +2314,64 @@ static void batch_rollup__two_at_once(void **state)
 			break;
 	}
 	lt_gate_close(g);
+}
+
+/* More likes than one rollup moves, and two rollups at once: the first
+ * held at its COMMIT with BATCH_ROLLUP_MAX of them, the second started
+ * beside it. The second waits for the first's rows and then moves the
+ * 5,000 left; answering 0 there ("nothing left") stops a caller's loop
+ * with likes in the inbox, which batch.h rules out. On PostgreSQL a
+ * DELETE whose IN subquery picks its ids from a snapshot taken before
+ * the first rollup committed finds every one of them deleted, and
+ * deletes nothing: the subquery must lock what it picks (FOR UPDATE),
+ * so that it passes over deleted rows and takes the next. PostgreSQL and
+ * MariaDB (SQLite's one writer runs the two one after the other). */
+struct two_rollups {
+	atomic_int calls;
+	int64_t moved[2];              /* the held rollup's, then the one beside it */
+};
+
+static int rollup_counted(void *arg, struct kit_db *db)
+{
+	struct two_rollups *r = arg;
+	int i = atomic_fetch_add(&r->calls, 1);
+	return batch_rollup(db, &r->moved[i < 2 ? i : 1]);
+}
+
+static void batch_rollup__a_second_rollup_takes_the_next_likes(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	enum { LIKES = BATCH_ROLLUP_MAX + 5000 };
+	lt_expect(kit_db_begin(db) == 0, NULL, "BEGIN: %s", labtest_why(db));
+	for (int u = 0; u < LIKES; u++)
+		lt_expect(batch_record_like(db, POST, u) == 0, "one-per-user",
+		          "batch_record_like of user %d: %s", u, labtest_why(db));
+	lt_expect(kit_db_commit(db) == 0, NULL, "COMMIT: %s", labtest_why(db));
+	struct two_rollups r = { .moved = { -1, -1 } };
+	atomic_init(&r.calls, 0);
+	struct lt_beside b;
+	lt_beside_commit(t, rollup_counted, rollup_counted, &r, 5000, &b);
+	lt_expect(b.held, "rollup", "the first rollup of 15,000 likes returned %d without a "
+	          "COMMIT", b.held_rc);
+	lt_expect(b.held_rc == 0 && b.side_rc == 0, "rollup", "two rollups at once returned %d "
+	          "and %d", b.held_rc, b.side_rc);
+	lt_expect(r.moved[0] == BATCH_ROLLUP_MAX && r.moved[1] == LIKES - BATCH_ROLLUP_MAX,
+	          "rollup", "15,000 likes in the inbox, one rollup held at its COMMIT after "
+	          "taking %lld, a second started beside it %s and moved %lld, expected %d and "
+	          "%d%s", (long long)r.moved[0], b.what, (long long)r.moved[1], BATCH_ROLLUP_MAX,
+	          LIKES - BATCH_ROLLUP_MAX, r.moved[1] == 0 ? ": the second said nothing was left "
+	          "while 5,000 likes waited, and a caller's loop until moved == 0 stops there. On "
+	          "PostgreSQL a DELETE ... WHERE id IN (SELECT id ... ORDER BY id LIMIT n) picks "
+	          "its ids from a snapshot taken before the first rollup committed; it waits for "
+	          "their locks, finds every one deleted, and deletes nothing. Lock what the "
+	          "subquery picks (... LIMIT n FOR UPDATE): then it passes over the deleted rows "
+	          "and takes the next ones" : r.moved[1] < 0 ? " (the second returned an error)" :
+	          "");
+	lt_expect_int_hint(rollup_all(db), 0, "likes a rollup still moves after the two",
+	                   "rollup");
+	lt_expect_int_hint(count(db, POST), LIKES, "the post's count after the two rollups",
+	                   "rollup");
 }
 
 /* A rollup held at its COMMIT (a db hook waits) while a second rollup,
@@ -3243,21 +3309,34 @@ static void batch__ids_at_the_ends_of_int64(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	const int64_t ids[] = { INT64_MIN, -1, INT64_MAX };
-	for (int p = 0; p < 3; p++)
-		for (int u = 0; u < 3; u++)
+	/* 0 too: an id like any other (batch.h: any int64_t), not a "no post"
+	 * a hash table's free slot, a cache's "nothing remembered" or a row
+	 * callback's "atoll read garbage" may take it for */
+	const int64_t ids[] = { INT64_MIN, -1, 0, INT64_MAX };
+	enum { IDS = sizeof ids / sizeof ids[0] };
+	for (int p = 0; p < IDS; p++)
+		for (int u = 0; u < IDS; u++)
 			like(db, ids[p], ids[u]);
-	rollup_all(db);
+	int64_t moved = rollup_all(db);
+	lt_expect(moved == IDS * IDS, "rollup", "rollups of 16 likes by users INT64_MIN, -1, 0 and "
+	          "INT64_MAX of posts with those ids moved %lld (is a row whose post reads 0 "
+	          "skipped?)", (long long)moved);
 	struct batch_acc *acc = new_acc();
-	for (int p = 0; p < 3; p++)
+	for (int p = 0; p < IDS; p++)
 		lt_expect(batch_acc_add(acc, ids[p], 10) == 0, "acc", "batch_acc_add(post %lld)",
 		          (long long)ids[p]);
+	lt_expect_int_hint(batch_acc_pending(acc), 10 * IDS, "pending after 10 likes of each of "
+	                   "four posts", "acc");
 	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "batch_acc_flush: %s", labtest_why(db));
-	for (int p = 0; p < 3; p++)
-		lt_expect(count(db, ids[p]) == 13, "one-per-user", "post %lld after likes by users "
-		          "INT64_MIN, -1 and INT64_MAX and 10 added in memory counts %lld, expected 13 "
-		          "(is an id printed as unsigned, or kept in an int?)", (long long)ids[p],
-		          (long long)count(db, ids[p]));
+	lt_expect_int_hint(batch_acc_pending(acc), 0, "pending after the flush of posts "
+	                   "INT64_MIN, -1, 0 and INT64_MAX (is post 0 taken for a free slot, and "
+	                   "never written?)", "acc");
+	for (int p = 0; p < IDS; p++)
+		lt_expect(count(db, ids[p]) == 14, "one-per-user", "post %lld after likes by users "
+		          "INT64_MIN, -1, 0 and INT64_MAX and 10 added in memory counts %lld, expected 14 "
+		          "(is an id printed as unsigned, or kept in an int? is 0 taken for \"no "
+		          "post\": a free slot, an empty cache, a row atoll could not read?)",
+		          (long long)ids[p], (long long)count(db, ids[p]));
 }
 
 /* Two threads, each on its own connection and post, like and read the
@@ -3407,6 +3486,8 @@ int main(void)
 		BOTH(batch_rollup__every_step_can_fail),
 		BOTH(batch__refused_for_good_ends),
 		BOTH(batch_rollup__two_at_once),
+		PG_ONLY(batch_rollup__a_second_rollup_takes_the_next_likes),
+		MYSQL_ONLY(batch_rollup__a_second_rollup_takes_the_next_likes),
 		BOTH(batch_rollup__nothing_moved_means_nothing_left),
 		BOTH(batch_like__ids_past_2_31),
 		BOTH(batch_rollup__moves_at_most_the_max),
