@@ -611,12 +611,17 @@ static int stmt_start(struct kit_db *db, const char *sql, bool tx)
 		PQclear(PQexec(db->pg, "DO $$BEGIN RAISE EXCEPTION 'failpoint'; END$$"));
 	else if (db->engine == KIT_DB_MYSQL && in_tx(db))
 		kit_my_fail_tx(db->my);
+	/* The messages name what such codes come from on a real server, so
+	 * code that reads the message to pick its answer is caught out:
+	 * "timeout" comes with KIT_DB_ERR too (a statement timeout, a
+	 * connection's), "could not serialize" with KIT_DB_BUSY. */
 	if (busy)
-		set_err(db, sql, "refused before it ran, as a lock wait that timed out or a "
-		        "Deadlock found when trying to get lock is (failpoint "
-		        FP_STMT_BUSY ")");
+		set_err(db, sql, "refused before it ran, as a lock wait that timed out, a "
+		        "Deadlock found when trying to get lock or a could not serialize access "
+		        "due to concurrent update is (failpoint " FP_STMT_BUSY ")");
 	else
-		set_err(db, sql, "refused before it ran (failpoint " FP_STMT_FAILS ")");
+		set_err(db, sql, "refused before it ran, as a canceling statement due to statement "
+		        "timeout or a timeout expired is (failpoint " FP_STMT_FAILS ")");
 	db->stmt = NULL;
 	emit(db, tx ? KIT_DB_TX_STMT_END : KIT_DB_STMT_END, sql);
 	return busy ? KIT_DB_BUSY : KIT_DB_ERR;

@@ -30,7 +30,7 @@ LABTEST_OBJ := $(BUILD)/obj/tests/harness/labtest.o $(BUILD)/obj/tests/harness/g
 # and condition variable calls (and the unlocks of spin and read-write
 # locks) through tests/harness/locks.c (stray unlocks,
 # uninitialised attributes, the started threads' timed waits), as do its
-# clock reads (clock_gettime, time, gettimeofday, timespec_get: a thread's
+# clock reads (clock_gettime, time, gettimeofday, timespec_get, clock: a thread's
 # clock can be made to run fast); those inside
 # the shared libraries (libpq, libsqlite3, libc) do not. Its qsort calls
 # go through tests/harness/sort.c, which checks each comparator's answers,
@@ -47,7 +47,7 @@ LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarr
 	-Wl,--wrap=pthread_condattr_init,--wrap=pthread_condattr_destroy \
 	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init,--wrap=clock_gettime \
 	-Wl,--wrap=pthread_mutex_destroy,--wrap=pthread_cond_destroy \
-	-Wl,--wrap=time,--wrap=gettimeofday,--wrap=timespec_get,--wrap=getpid \
+	-Wl,--wrap=time,--wrap=gettimeofday,--wrap=timespec_get,--wrap=clock,--wrap=getpid \
 	-Wl,--wrap=qsort \
 	-Wl,--wrap=sem_wait,--wrap=sem_trywait,--wrap=sem_timedwait,--wrap=sem_clockwait \
 	-Wl,--wrap=snprintf,--wrap=sprintf,--wrap=vsnprintf,--wrap=vsprintf

@@ -39,6 +39,8 @@ int __real_gettimeofday(struct timeval *restrict tv, void *restrict tz);
 int __wrap_gettimeofday(struct timeval *restrict tv, void *restrict tz);
 int __real_timespec_get(struct timespec *ts, int base);
 int __wrap_timespec_get(struct timespec *ts, int base);
+clock_t __real_clock(void);
+clock_t __wrap_clock(void);
 int __wrap_clock_gettime(clockid_t clock, struct timespec *ts);
 int lt_kit_clock_gettime(clockid_t clock, struct timespec *ts);
 int __real_pthread_condattr_destroy(pthread_condattr_t *a);
@@ -673,6 +675,18 @@ int __wrap_gettimeofday(struct timeval *restrict tv, void *restrict tz)
 		tv->tv_usec = (suseconds_t)(us % 1000000);
 	}
 	return rc;
+}
+
+/* And clock(), the process's CPU time, which code may mistake for a
+ * timer ("refuse an answer that took a second of clock()"): in a thread
+ * made fast it runs as fast as the wall clock does there, so a limit
+ * kept with it is met as soon as one kept with the wall clock. */
+clock_t __wrap_clock(void)
+{
+	clock_t c = __real_clock();
+	if (c != (clock_t)-1 && fast_factor > 1)
+		c += (clock_t)(fast_extra_ns() / (1000000000 / CLOCKS_PER_SEC));
+	return c;
 }
 
 int __wrap_timespec_get(struct timespec *ts, int base)
