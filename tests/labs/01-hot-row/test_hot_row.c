@@ -376,6 +376,39 @@ static void like_post__a_yes_is_a_yes_whatever_errno_says(void **state)
 	              "rows in likes after 133 likes the check said yes to");
 }
 
+/* A like whose connection broke before its COMMIT reached the database
+ * (the kit's failpoint db-commit-conn-gone: the server rolls it back, and
+ * kit_db_connected() then says 0 on the servers) returns KIT_DB_ERR, the
+ * COMMIT's own code: KIT_DB_BUSY is for a lock wait that timed out, and
+ * only for that (hot_row.h). A caller told "busy" for a broken
+ * connection retries against a server that may be down, or a like that
+ * was written. Nothing is counted; the like then works on another
+ * connection. */
+static void like_post__a_connection_gone_is_no_lock_wait(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct kit_db *conn = labtest_connect(t);
+	kit_fp_clear();
+	kit_fp_set("db-commit-conn-gone", KIT_FP_ONCE, 1);
+	int rc = like_post(conn, 1, 42, NULL);
+	int hits = kit_fp_count("db-commit-conn-gone");
+	kit_fp_clear();
+	kit_db_close(conn);
+	lt_expect(hits >= 1, "transaction", "like_post sent no COMMIT through kit_db_commit or "
+	          "kit_db_exec (it returned %d)", rc);
+	lt_expect(rc == KIT_DB_ERR, "rollback", "like_post whose connection broke before its COMMIT "
+	          "reached the database returned %d, expected KIT_DB_ERR (%d), the COMMIT's own "
+	          "code%s", rc, KIT_DB_ERR, rc == KIT_DB_BUSY ? ": KIT_DB_BUSY is for a lock wait "
+	          "that timed out, and only for that (is a connection kit_db_connected() says is "
+	          "gone taken for one a retry will cure?)" : rc == 0 ? ": the like was never "
+	          "written" : "");
+	lt_expect_int(counter(t), 0, "posts.likes after a like whose COMMIT never arrived");
+	lt_expect_int(like_post(labtest_db(t), 1, 42, NULL), 0, "the like again, on another "
+	              "connection");
+	lt_expect_int(counter(t), 1, "posts.likes after the like tried again");
+}
+
 /* On a machine loaded by other builds a SQLite writer can wait long for
  * the file lock (its waiters are not served in order): be patient, so a
  * failure here means a wrong count, not a slow machine. */
@@ -2991,6 +3024,7 @@ int main(void)
 		 * then the error cases (§5), then the crowd. */
 		LABTEST_ALL(like_post__counts_one_like),
 		LABTEST_ALL(like_post__a_yes_is_a_yes_whatever_errno_says),
+		LABTEST_ALL(like_post__a_connection_gone_is_no_lock_wait),
 		LABTEST_ALL(like_post__counter_held_briefly),
 		LABTEST_ALL(like_post__no_work_under_the_lock_now_and_then),
 		LABTEST_ALL(like_post__like_written_before_counter),
