@@ -795,6 +795,25 @@ void balance__past_int64_max_is_an_error(void **state)
 	          rc == 0 && got == INT64_MAX ? " (INT64_MAX is what strtoll answers for a number "
 	          "past it: is the sum read with strtoll, its ERANGE not looked at?)" : rc == 0 &&
 	          got < 0 ? " (it wrapped below zero: is the sum added up in C?)" : "");
+	/* The edges themselves are balances: INT64_MAX on one sub-account,
+	 * INT64_MIN as two of -2^62. strtoll answers those very values for
+	 * numbers past them, so a read that takes LLONG_MAX or LLONG_MIN for
+	 * an overflow, not errno's ERANGE, refuses two balances that fit. */
+	static const struct { int64_t id; int subs; const char *sql; int64_t want; } edge[] = {
+		{ 71, 1, "UPDATE accounts SET balance = 9223372036854775807 WHERE id = 71", INT64_MAX },
+		{ 72, 2, "UPDATE accounts SET balance = -4611686018427387904 WHERE id = 72", INT64_MIN },
+	};
+	for (int i = 0; i < 2; i++) {
+		open_account(db, edge[i].id, edge[i].subs, 0);
+		labtest_exec(t, edge[i].sql);
+		got = 12345;
+		rc = money_balance(db, edge[i].id, &got);
+		lt_expect(rc == 0 && got == edge[i].want, "balance", "money_balance of account %lld, "
+		          "whose rows add up to exactly %s, returned %d with %lld: that balance fits an "
+		          "int64_t (is the value strtoll gives at its edge taken for an overflow, "
+		          "rather than errno == ERANGE?)", (long long)edge[i].id, i ? "INT64_MIN" :
+		          "INT64_MAX", rc, (long long)got);
+	}
 }
 
 /* A balance that a sentinel would take for "no account": MONEY_OUTSIDE

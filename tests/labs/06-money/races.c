@@ -527,6 +527,60 @@ void batch__two_batches_keep_their_own_statements(void **state)
 	          "in every order: %s", bad);
 }
 
+/* A sale with no fee touches no fee row (money.h: a zero fee writes no
+ * fee entry; README §3 keeps the fee row for the sales that pay one). A
+ * sale of fee 1 is held at its COMMIT, the fee account's one row locked,
+ * while a sale of fee 0 between other accounts runs beside it: it ends
+ * without a wait. Then fee-free sales whose fee sub-account has no row
+ * (fees->subs is 4, the fee account was opened with 1): applied, since
+ * no fee is due anywhere. A "credit of 0" kept for one code path takes
+ * the hot row's lock for nothing, and meets the missing row. */
+static int sale_with_fee(void *arg, struct kit_db *db)
+{
+	(void)arg;
+	const struct money_transfer s = { 11, 1, 2, 10, 1 };
+	return money_transfer(db, &one_sub, &s);
+}
+
+static int sale_without_fee(void *arg, struct kit_db *db)
+{
+	(void)arg;
+	const struct money_transfer s = { 12, 3, 4, 10, 0 };
+	return money_transfer(db, &one_sub, &s);
+}
+
+void transfer__zero_fee_touches_no_fee_row(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 1000);
+	open_account(db, 4, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	struct lt_beside r;
+	lt_beside_commit(t, sale_with_fee, sale_without_fee, NULL, 5000, &r);
+	lt_expect(r.held, "fee-last", "the sale of fee 1 returned %d without a COMMIT", r.held_rc);
+	lt_expect(r.ended && r.side_rc == 0, "fee-last", "while a sale of fee 1 held the fee "
+	          "account's row at its COMMIT, a sale of fee 0 between two other accounts %s "
+	          "(returned %d): a sale with no fee has nothing to credit, so it takes no fee row "
+	          "(is a credit of 0 sent for \"one code path\"? Every fee-free sale then waits for "
+	          "the hot row)", r.what, r.side_rc);
+	lt_expect(r.held_rc == 0, "fee-last", "the held sale of fee 1, let go, returned %d",
+	          r.held_rc);
+	const struct money_fees four = { FEE_ACCOUNT, 4 };
+	for (int64_t id = 21; id <= 24; id++) {
+		const struct money_transfer s = { id, 3, 4, 10, 0 };
+		int rc = money_transfer(db, &four, &s);
+		lt_expect(rc == 0, "fee-last", "a sale of fee 0 (id %lld) with fees->subs 4, the fee "
+		          "account opened with 1 sub-account, returned %d: no fee is due, so no fee "
+		          "sub-account is needed (%s)", (long long)id, rc, labtest_why(db));
+	}
+	lt_expect_int_hint(balance(t, 4), 50, "seller 4 after five fee-free sales of 10", "fee-last");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "fee-last", "the books after the fee-free sales: %s", bad);
+}
+
 /* Two batches with no buyer or seller in common, run at once: batch 0
  * sells ids 10k + 1 and 10k + 2 (fee sub-accounts 1, then 0), batch 1
  * ids 10k + 4 and 10k + 3 (sub-accounts 0, then 1). */

@@ -27,6 +27,7 @@ void payout__sales_to_other_subs_do_not_wait(void **state);
 void batch__same_batch_twice_at_once(void **state);
 void batch__two_batches_cross_the_fee_subs(void **state);
 void batch__two_batches_keep_their_own_statements(void **state);
+void transfer__zero_fee_touches_no_fee_row(void **state);
 void transfer__retry_beside_a_failed_commit(void **state);
 void transfer__every_step_can_fail(void **state);
 void payout__every_step_can_fail(void **state);

@@ -983,6 +983,17 @@ static void sales_midread(void *arg, enum kit_db_event ev, const char *sql, int6
 			"UPDATE accounts SET balance = balance + 4 WHERE id = %d AND sub = %d",
 			s ? ";" : "", id, id, id, id, FEE_ACCOUNT, s, FEE_ACCOUNT, s);
 	}
+	/* and money brought in, as money_open brings an opening: MONEY_OUTSIDE
+	 * down, account 1 up. A total worked out as two sums (the balances
+	 * above zero, then those below) read at two moments sees one side */
+	long long in = (long long)m->next_id + 4;
+	len += (size_t)snprintf(batch + len, sizeof batch - len, ";"
+		"INSERT INTO transfers (id, debit, credit, amount, fee) VALUES (%lld, %d, 1, 1000, 0);"
+		"INSERT INTO entries (transfer_id, account_id, sub, amount) VALUES (%lld, %d, 0, -1000), "
+		"(%lld, 1, 0, 1000);"
+		"UPDATE accounts SET balance = balance - 1000 WHERE id = %d AND sub = 0;"
+		"UPDATE accounts SET balance = balance + 1000 WHERE id = 1 AND sub = 0",
+		in, MONEY_OUTSIDE, in, MONEY_OUTSIDE, in, MONEY_OUTSIDE);
 	assert_true(len < sizeof batch);
 	int rc = kit_db_begin(m->other);
 	if (rc == 0)
@@ -998,12 +1009,13 @@ static void sales_midread(void *arg, enum kit_db_event ev, const char *sql, int6
 		return;
 	}
 	m->fired = true;
-	m->next_id += 4;
+	m->next_id += 5;
 }
 
 /* README §3 and §8: a reader never sees half of a transaction. The fee
  * account's balance and the audit, each read while four sales commit
- * (their fees on four sub-accounts) at every statement of the read in
+ * (their fees on four sub-accounts), and 1,000 is brought in from
+ * MONEY_OUTSIDE as an opening brings it, at every statement of the read in
  * turn: the balance is the one before the sales or the one after, never
  * a mix, and sound books audit sound (each field one query, at one
  * moment). A balance added up from one query per sub-account, or a
@@ -1046,7 +1058,7 @@ static void reads__one_moment_while_sales_commit(void **state)
 			} else {
 				lt_expect(rc == 0 && a.unbalanced == 0 && a.drifted == 0 && a.negative == 0 &&
 				          a.total == 0, "reconcile", "money_reconcile of sound books while 4 "
-				          "sales committed at the start of its statement %d returned %d with "
+				          "sales and 1,000 brought in committed at the start of its statement %d returned %d with "
 				          "unbalanced %lld, drifted %lld, negative %lld, total %lld (expected "
 				          "all 0): a field worked out from two queries, or in C from rows "
 				          "read at two moments, sees a sale half in. Each field is one query "
@@ -1339,6 +1351,7 @@ int main(void)
 		BOTH(batch__same_batch_twice_at_once),
 		PG_ONLY(batch__two_batches_cross_the_fee_subs),
 		PG_ONLY(batch__two_batches_keep_their_own_statements),
+		PG_ONLY(transfer__zero_fee_touches_no_fee_row),
 		BOTH(batch__invalid_one_in_the_middle),
 		BOTH(batch__domain_edges),
 		BOTH(batch__same_id_twice_in_one_batch),
