@@ -375,6 +375,39 @@ static void hot_keys__never_underestimates(void **state)
 	}
 }
 
+/* Keys at both ends of uint64_t, 0 and UINT64_MAX, are keys like any
+ * other (a hash, an id of -1 cast): a free counter marked with one of
+ * them ("no real key is all ones", "key 0 is empty") counts that key's
+ * adds in a counter nobody owns, which the next newcomer takes over, and
+ * hot_keys_topk never reports it. Eight counters, keys UINT64_MAX, 0, 1
+ * and 2 added 7, 5, 3 and 1 times: four counters used, exact counts. */
+static void hot_keys__keys_at_the_ends_of_uint64(void **state)
+{
+	enum { K = 8 };
+	struct hot_key c[K], top[K];
+	struct hot_keys hk;
+	(void)state;
+	hot_keys_init(&hk, c, K);
+	static const struct { uint64_t key; uint64_t times; } adds[] = {
+		{ UINT64_MAX, 7 }, { 0, 5 }, { 1, 3 }, { 2, 1 },
+	};
+	for (int a = 0; a < 4; a++)
+		for (uint64_t i = 0; i < adds[a].times; i++)
+			hot_keys_add(&hk, adds[a].key);
+	lt_expect(hk.used == 4, "guarantee", "after adds of keys UINT64_MAX, 0, 1 and 2 to 8 "
+	          "counters, hk.used is %d, expected 4: is UINT64_MAX or 0 the mark of a free "
+	          "counter, so that key is counted where no key is?", hk.used);
+	int m = hot_keys_topk(&hk, top, K);
+	lt_expect_int_hint(m, 4, "keys reported after keys UINT64_MAX, 0, 1 and 2", "guarantee");
+	for (int i = 0; i < m && i < 4; i++)
+		lt_expect(top[i].key == adds[i].key && top[i].count == adds[i].times, "guarantee",
+		          "place %d of the top keys is key %llu with count %lld, expected key %llu with "
+		          "count %lld (keys UINT64_MAX, 0, 1 and 2 added 7, 5, 3 and 1 times): a key at "
+		          "an end of uint64_t is a key, not the mark of a free counter", i + 1,
+		          (unsigned long long)top[i].key, (long long)top[i].count,
+		          (unsigned long long)adds[i].key, (long long)adds[i].times);
+}
+
 static void hot_keys__exact_while_keys_fit(void **state)
 {
 	enum { K = 8 };
@@ -4361,6 +4394,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		/* §4, pure C: runs anywhere */
 		cmocka_unit_test(hot_keys__exact_while_keys_fit),
+		cmocka_unit_test(hot_keys__keys_at_the_ends_of_uint64),
 		cmocka_unit_test(hot_keys__reports_every_key_above_n_over_k),
 		cmocka_unit_test(hot_keys__newcomer_takes_the_smallest_wherever_it_sits),
 		cmocka_unit_test(hot_keys__never_underestimates),
