@@ -57,9 +57,10 @@ struct hot_row_app {
  * the like and the counter in one transaction, so that either both happen
  * or neither does: HOT_ROW_DUPLICATE if the user already liked the post,
  * HOT_ROW_NO_POST if the post does not exist, the failed call's own
- * negative KIT_DB_* code if the database failed (KIT_DB_BUSY for a lock
- * wait that timed out, and only for that: KIT_DB_ERR stays KIT_DB_ERR;
- * the caller may retry a busy like: app->check is still
+ * negative KIT_DB_* code if the database failed (KIT_DB_BUSY when the kit
+ * says so, a lock wait that timed out, a deadlock or a serialization
+ * failure, and only then: KIT_DB_ERR stays KIT_DB_ERR, whatever its
+ * message says; the caller may retry a busy like: app->check is still
  * called once per like_post() call); in every one of those cases nothing changes and
  * the connection is ready for the next call. (One exception no code can
  * avoid: when COMMIT ran but its answer was lost, the like is there and an

@@ -2932,6 +2932,34 @@ static void alloc_like_check(void *arg, int k, bool failed, int rc)
 	                   "alloc");
 }
 
+/* The other ways out, for like_post__every_allocation_can_fail: user 7's
+ * like again (o->user 0) or a like of post 404, which does not exist. */
+static int alloc_other_way_call(void *arg)
+{
+	struct alloc_like *o = arg;
+	return o->user == 0 ? like_post(o->db, 1, 7, &o->app) : like_post(o->db, 404, 8, &o->app);
+}
+
+static void alloc_other_way_check(void *arg, int k, bool failed, int rc)
+{
+	struct alloc_like *o = arg;
+	int answer = o->user == 0 ? HOT_ROW_DUPLICATE : HOT_ROW_NO_POST;
+	const char *what = o->user == 0 ? "the same like again" : "a like of a missing post";
+	lt_expect(rc == answer || (failed && rc == KIT_DB_ERR), "alloc", "%s%s returned %d, expected "
+	          "%d%s", what, failed ? " with an allocation refused" : "", rc, answer,
+	          failed ? " or KIT_DB_ERR" : "");
+	int64_t open = lt_in_transaction(o->t, o->db);
+	lt_expect(open == 0, "rollback", "%s%s left a transaction open on its connection: does "
+	          "that way out return before its ROLLBACK (a copy of the message for the log, "
+	          "checked and returned from at once)?", what, failed ? ", with its allocation "
+	          "refused," : "");
+	if (open > 0)
+		kit_db_rollback(o->db);
+	(void)k;
+	lt_expect_int_hint(counter(o->t), o->likes_before, "posts.likes after a like that went "
+	                   "another way", "alloc");
+}
+
 /* A like run once per allocation it makes (the reference solution makes
  * none), that one refused: a failure code, nothing written, no block
  * left; the same like then works. */
@@ -2945,6 +2973,21 @@ static void like_post__every_allocation_can_fail(void **state)
 	struct lt_alloc_case c = { .arg = &l, .setup = alloc_like_setup, .call = alloc_like_call,
 	                           .check = alloc_like_check, .what = "like_post" };
 	lt_alloc_each(&c);
+	/* And on the ways out that answer about the like: a duplicate and a
+	 * missing post, each allocation refused in turn (a copy of the
+	 * message, "for the log"): the answer or KIT_DB_ERR, nothing written,
+	 * and no transaction left open behind it. */
+	struct alloc_like o = { .t = t, .db = labtest_db(t) };
+	atomic_init(&o.a.calls, 0);
+	o.app = (struct hot_row_app){ check, &o.a };
+	lt_expect_int(like_post(o.db, 1, 7, &o.app), 0, "user 7's like");
+	o.likes_before = counter(t);
+	struct lt_alloc_case d = { .arg = &o, .call = alloc_other_way_call,
+	                           .check = alloc_other_way_check, .what = "like_post" };
+	for (int way = 0; way < 2; way++) {
+		o.user = way;                   /* 0: the duplicate, 1: the missing post */
+		lt_alloc_each(&d);
+	}
 }
 
 /* One like on a thread of its own, which then ends. */
