@@ -122,8 +122,11 @@ int batch_acc_add(struct batch_acc *acc, int64_t post_id, int64_t k);
 int64_t batch_acc_pending(struct batch_acc *acc);
 
 /* Add what is pending into post_likes: one multi-row upsert for up to
- * BATCH_FLUSH_ROWS posts (more posts: one per BATCH_FLUSH_ROWS, all in one
- * transaction). Only what the database accepted leaves the accumulator:
+ * BATCH_FLUSH_ROWS posts (more posts: one per BATCH_FLUSH_ROWS), in one
+ * transaction begun with kit_db_begin and ended with kit_db_commit, however
+ * few the posts (the checks hold a flush at its COMMIT, and break its
+ * connection just before it). Only what the database accepted leaves the
+ * accumulator:
  * on failure (a statement refused, or an allocation: KIT_DB_ERR)
  * everything stays pending for the next flush, and likes added
  * while the flush runs are kept for the next one. Thread-safe; flushes of

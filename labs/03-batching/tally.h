@@ -85,7 +85,8 @@ static inline int tally_by_post(const void *a, const void *b)
  *   ON CONFLICT (post_id) DO UPDATE SET n = post_likes.n + excluded.n
  * (on MariaDB: ON DUPLICATE KEY UPDATE n = n + VALUES(n))
  * per BATCH_FLUSH_ROWS entries (none when t is empty). Run it inside a
- * transaction if t may hold more than BATCH_FLUSH_ROWS posts. Sorts t by
+ * transaction (batch.h: the flush and the rollup begin one with
+ * kit_db_begin and end it with kit_db_commit). Sorts t by
  * post first, so two writers always lock counter rows in the same order
  * (PostgreSQL would otherwise find deadlocks). t is not otherwise changed. */
 static inline int tally_write(struct kit_db *db, struct tally *t)

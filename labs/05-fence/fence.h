@@ -89,7 +89,8 @@ struct fence_batch {
  * rolled back and the database is exactly as before. A COMMIT that fails
  * leaves the outcome unknown: 1 only when the call reads back that its
  * batch is in; when it cannot (a connection that broke at the COMMIT
- * fails the read as well), a negative code, never 1 or 0.
+ * fails the read as well), the COMMIT's own negative code (KIT_DB_BUSY
+ * stays KIT_DB_BUSY), never 1 or 0.
  * On SQLite a batch sends no PRAGMA synchronous: how hard a COMMIT syncs
  * is the caller's setting for the whole connection (SQLite has none for
  * one transaction), and OFF lets a power cut corrupt the file. */

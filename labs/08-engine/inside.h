@@ -104,7 +104,7 @@ int inside_like(struct kit_db *db, int64_t post_id, int64_t user_id);
 struct inside_retry {
 	int max_attempts;       /* attempts in all, >= 1 */
 	int base_ms;            /* the wait after the first failure */
-	int cap_ms;             /* no wait is longer than this */
+	int cap_ms;             /* no wait is longer than this (>= 0; 0: none) */
 };
 
 /* Add 1 to counters.n of row id in a transaction at isolation `level`

@@ -138,7 +138,27 @@ void isolation__first_wait_is_at_most_base(void **state)
 	lt_expect(over <= CAP + 0.001, "backoff", "base %d ms and cap %d ms (a cap below base): "
 	          "the first wait asked for %.2f ms, expected at most the cap: d = min(cap_ms, "
 	          "base_ms * 2^(k-1)) from the first failure on; a d that starts at base_ms and "
-	          "is capped only after it doubles waits past the cap once", BASE, CAP, over);
+	          "is capped only after it doubles waits past the cap once (or is there a wait "
+	          "before the first attempt? The contract has none)", BASE, CAP, over);
+
+	/* A cap of 0 (inside.h: >= 0): no wait at all, not "no cap" */
+	const struct inside_retry none = { 3, BASE, 0 };
+	over = 0;
+	for (int i = 0; i < 2; i++) {
+		labtest_exec(t, "ALTER SEQUENCE first_failure RESTART");
+		struct lt_sleeps watch;
+		lt_sleeps_watch(&watch, 4.0 * BASE, 16.0 * BASE);
+		lt_sleeps_deadline(30, "isolation__first_wait_is_at_most_base");
+		int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &none, NULL);
+		lt_sleeps_unwatch();
+		lt_expect(rc == 0, "backoff", "base %d ms, cap 0, the first attempt failing: returned "
+		          "%d, expected 0", BASE, rc);
+		if (watch.longest_ms > over)
+			over = watch.longest_ms;
+	}
+	lt_expect(over <= 0.001, "backoff", "base %d ms and cap 0: a wait asked for %.2f ms, "
+	          "expected none: no wait is longer than cap_ms (inside.h), so a cap of 0 retries "
+	          "at once (is 0 taken for \"no cap\"?)", BASE, over);
 }
 
 /* With the tables of inside_keys_setup(), a user likes a post once: the
