@@ -398,7 +398,7 @@ void contain__endpoints_say_what_happened(void **state)
 	struct labtest *t = *state;
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (4294967298), (-5), "
-	             "(9223372036854775807); INSERT INTO users VALUES (7, 'ann'), (4294967304, 'bob'), "
+	             "(9223372036854775807), (-9223372036854775807 - 1); INSERT INTO users VALUES (7, 'ann'), (4294967304, 'bob'), "
 	             "(-9, 'cy'), (-9223372036854775807 - 1, 'dee')");
 	struct contain_app app;
 	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
@@ -422,6 +422,7 @@ void contain__endpoints_say_what_happened(void **state)
 	/* the ends of int64_t: 19 digits, 20 characters with the sign */
 	int like_max = contain_like(&app, INT64_MAX);
 	int login_min = contain_login(&app, INT64_MIN);
+	int like_min = contain_like(&app, INT64_MIN);
 	struct kit_db *taken = NULL;
 	int like_starved = KIT_DB_ERR, login_starved = KIT_DB_ERR;
 	long like_asked = -1, login_asked = -1;   /* timeouts of the starved call's pool */
@@ -501,6 +502,12 @@ void contain__endpoints_say_what_happened(void **state)
 	          "printed into a buffer too short for 20 characters (snprintf cuts it)?" : "");
 	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 9223372036854775807"),
 	                   1, "post INT64_MAX's likes after its one like", "bulkhead");
+	lt_expect(like_min == 0, "bulkhead", "contain_like() of post INT64_MIN (it exists; 20 "
+	          "characters with its sign) returned %d, expected 0%s", like_min,
+	          like_min == KIT_DB_NOROW ? ": KIT_DB_NOROW, another post's answer; is the id "
+	          "printed into a buffer of 20 bytes, one short for the sign and the NUL?" : "");
+	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = -9223372036854775807 - 1"),
+	                   1, "post INT64_MIN's likes after its one like", "bulkhead");
 	lt_expect(login_ok == 0, "bulkhead", "contain_login() of user 7 returned %d, expected 0",
 	          login_ok);
 	lt_expect(like_big == 0, "bulkhead", "contain_like() of post 2^32 + 2 (4294967298, which "
