@@ -17,6 +17,8 @@
 
 #include "labs/07-contain/contain.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
+#include "tests/harness/sql.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
 
@@ -546,6 +548,66 @@ void contain__endpoints_say_what_happened(void **state)
  * the COMMIT's answer was lost), and the next like works. A SET LOCAL
  * sent after a refused BEGIN runs outside any transaction (PostgreSQL
  * warns and goes on), and so would the UPDATE. */
+/* A like whose pooled connection breaks just before its UPDATE (the
+ * server ends its session, as a restart or a failover does) fails with a KIT_DB_* code, and the
+ * connection goes back to the pool all the same: the pool owns it (a
+ * broken one fails its next reset, which the next like reports as its
+ * code). A like that closes it instead ("never hand a dead connection
+ * back") leaves the pool one short for good: with a pool of one, every
+ * later like waits out the acquire timeout (KIT_POOL_TIMEOUT), and
+ * contain_close() closes the freed handle again. */
+struct break_at_update {
+	struct labtest *t;
+	struct kit_db *db;
+	bool ended;
+};
+
+/* The likes' connection's hook: its session ended by the server just
+ * before the like's UPDATE is sent, once. */
+static void end_at_update(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct break_at_update *b = arg;
+	(void)t_ns;
+	if (ev == KIT_DB_STMT_START && !b->ended && sql && lt_sql_is(sql, "UPDATE"))
+		b->ended = lt_end_session(b->t, b->db, false);
+}
+
+void contain_like__a_broken_connection_goes_back(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 300, .lock_timeout_ms = 200,
+	                              .contain = true };
+	char err[512];
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct break_at_update b = { .t = t };
+	lt_expect(kit_pool_get(app.likes, &b.db) == 0, NULL, "kit_pool_get of the likes' pool");
+	if (b.db) {
+		kit_db_set_hook(b.db, end_at_update, &b);
+		kit_pool_put(app.likes, b.db);
+	}
+	long before = kit_pool_timeouts(app.likes);
+	/* the hook stays: it fires once, and b outlives the connection */
+	int first = contain_like(&app, 1);
+	lt_expect(b.ended, NULL, "the like sent no UPDATE, or its session could not be ended");
+	int second = contain_like(&app, 1);
+	long timeouts = kit_pool_timeouts(app.likes) - before;
+	lt_expect(first < 0 && first != KIT_POOL_TIMEOUT, "bulkhead", "a like on the likes' one "
+	          "connection, whose session the server had ended, returned %d: expected a "
+	          "KIT_DB_* code", first);
+	lt_expect(second != KIT_POOL_TIMEOUT && timeouts == 0, "bulkhead", "after a like failed on "
+	          "the likes' one broken connection, the next like returned %d, and %ld call(s) "
+	          "found the pool empty: the connection did not go back. Is a connection "
+	          "kit_db_connected() says is gone closed (kit_db_close) instead of handed back "
+	          "with kit_pool_put? The pool still counts it as lent, every later like waits "
+	          "out the acquire timeout, and kit_pool_close() closes it again", second,
+	          timeouts);
+	contain_close(&app);
+}
+
 void contain_like__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;

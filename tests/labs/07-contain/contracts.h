@@ -30,6 +30,7 @@ void hot_rows_now__names_a_table_beyond_the_search_path(void **state);
 void hot_rows_now__refused_on_sqlite(void **state);
 void hot_rows_now__query_fails(void **state);
 void contain__endpoints_say_what_happened(void **state);
+void contain_like__a_broken_connection_goes_back(void **state);
 void contain_open__leaves_nothing_open(void **state);
 void contain_like__every_step_can_fail(void **state);
 

@@ -4439,6 +4439,7 @@ int main(void)
 		LABTEST_PG(contain__endpoints_say_what_happened),
 		LABTEST_PG(contain_like__threads_keep_their_own_post),
 		LABTEST_PG(contain_like__every_step_can_fail),
+		LABTEST_PG(contain_like__a_broken_connection_goes_back),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
 		LABTEST_PG(contain_like__gives_up_after_one_wait),
