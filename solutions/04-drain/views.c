@@ -42,12 +42,27 @@ static int add_step(struct kit_store *st, struct kit_store_call *c)
 	return rc;
 }
 
+/* Lua's test of a string for a 64-bit integer, as Redis's INCRBY reads
+ * one: an optional minus, no leading zero ("007" and "-0" are none), at
+ * most 19 digits and within int64_t. A looser pattern ('^%-?%d+$') takes
+ * "007" for 7 and "99999999999999999999" for a number, which INCRBY then
+ * refuses. */
+#define LUA_INT \
+	"local function int(v)\n" \
+	"  if v == '0' then return true end\n" \
+	"  local d = string.match(v, '^%-?([1-9]%d*)$')\n" \
+	"  if not d or #d > 19 then return false end\n" \
+	"  return #d < 19 or d <= (string.sub(v, 1, 1) == '-' and '9223372036854775808'\n" \
+	"                                                     or '9223372036854775807')\n" \
+	"end\n"
+
 static const struct kit_store_script add_script = {
 	"add",
+	LUA_INT
 	"redis.call('SCARD', KEYS[1])\n"
 	"for i = 1, #ARGV, 2 do\n"
 	"  local v = redis.call('GET', KEYS[2] .. ARGV[i])\n"
-	"  if v and not string.match(v, '^%-?%d+$') then\n"
+	"  if v and not int(v) then\n"
 	"    return redis.error_reply('not an integer: ' .. KEYS[2] .. ARGV[i])\n"
 	"  end\n"
 	"end\n"
@@ -143,7 +158,7 @@ static int drain_step(struct kit_store *st, struct kit_store_call *c)
 	"local vs = {}\n" \
 	"for i, id in ipairs(ids) do\n" \
 	"  vs[i] = redis.pcall('GET', KEYS[2] .. id)\n" \
-	"  if type(vs[i]) == 'string' and not string.match(vs[i], '^%-?%d+$') then\n" \
+	"  if type(vs[i]) == 'string' and not int(vs[i]) then\n" \
 	"    vs[i] = redis.error_reply('not an integer: ' .. KEYS[2] .. id)\n" \
 	"  end\n" \
 	"  if type(vs[i]) == 'table' then\n" \
@@ -154,6 +169,7 @@ static int drain_step(struct kit_store *st, struct kit_store_call *c)
 
 static const struct kit_store_script drain_script = {
 	"drain",
+	LUA_INT
 	TAKE_DIRTY_LUA
 	"local out = {}\n"
 	"for i, id in ipairs(ids) do\n"
@@ -280,10 +296,11 @@ static int park_step(struct kit_store *st, struct kit_store_call *c)
 
 static const struct kit_store_script park_script = {
 	"park",
+	LUA_INT
 	"if redis.call('SCARD', KEYS[1]) == 0 then return {} end\n"
 	"local last = redis.call('GET', KEYS[5])\n"
 	"if not last then return {-1} end\n"
-	"if not string.match(last, '^%-?%d+$') then\n"
+	"if not int(last) then\n"
 	"  return redis.error_reply('not an integer: ' .. KEYS[5])\n"
 	"end\n"
 	"local park = KEYS[3] .. string.format('%d', tonumber(last) + 1)\n"
@@ -375,6 +392,7 @@ static int unpark_step(struct kit_store *st, struct kit_store_call *c)
 
 static const struct kit_store_script unpark_script = {
 	"unpark",
+	LUA_INT
 	"local park = KEYS[3] .. ARGV[1]\n"
 	"redis.call('SCARD', KEYS[4])\n"
 	"local members = redis.call('SMEMBERS', park)\n"
@@ -383,7 +401,7 @@ static const struct kit_store_script unpark_script = {
 	"  for _, m in ipairs(members) do\n"
 	"    local k = KEYS[2] .. string.match(m, '^(.*)=')\n"
 	"    local v = redis.call('GET', k)\n"
-	"    if v and not string.match(v, '^%-?%d+$') then\n"
+	"    if v and not int(v) then\n"
 	"      return redis.error_reply('not an integer: ' .. k)\n"
 	"    end\n"
 	"  end\n"

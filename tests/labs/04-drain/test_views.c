@@ -2784,9 +2784,13 @@ static int string_at(struct kit_store *st, int video, const char *text, bool pla
 }
 
 /* Strings that are no integer, which INCRBY refuses: Lua's tonumber
- * takes the last three (1000, 16 and 7), so only a test of the text
- * itself (string.match(v, '^%-?%d+$')) turns them all away. */
-static const char *const not_integers[] = { "abc", "1e3", "0x10", " 7" };
+ * takes "1e3", "0x10" and " 7" (1000, 16 and 7), and the pattern
+ * '^%-?%d+$' takes the last four (a leading zero, a minus zero, 20
+ * digits, 2^63), so only a test of the text as INCRBY reads it (README
+ * §4's int) turns them all away. */
+static const char *const not_integers[] = { "abc", "1e3", "0x10", " 7", "007", "-0",
+                                            "99999999999999999999",
+                                            "9223372036854775808" };
 #define NOT_INTEGERS (sizeof not_integers / sizeof not_integers[0])
 
 /* A db hook that, at the first statement naming video_counts, gives a
@@ -2944,8 +2948,9 @@ static void record_view__a_delta_that_is_no_integer_marks_nothing(void **state)
 		lt_expect(rc < 0 && mark == 0 && same == 1, "record", "record_view of video %d, whose "
 		          "delta key holds \"%s\" (no integer: INCRBY refuses it), returned %d and left "
 		          "the dirty mark %d, the string %s (expected an error, no mark, the string as "
-		          "it was). Test the text itself (string.match(v, '^%%-?%%d+$'), not "
-		          "tonumber(), which reads \"1e3\" as 1000) before the first write: a mark "
+		          "it was). Test the text as INCRBY reads it (the int of README §4; not "
+		          "'^%%-?%%d+$', which takes \"007\", nor tonumber(), which reads \"1e3\" as "
+		          "1000) before the first write: a mark "
 		          "whose delta no drain can take stalls every batch it lands in", video,
 		          not_integers[s], rc, mark, same == 1 ? "kept" : "changed");
 	}
@@ -2994,8 +2999,9 @@ static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 				          "\"%s\", returned %d with *n = %d%s: expected an error, *n = 0 and "
 				          "nothing taken, but %s. GET hands a string back as it is: a Lua step "
 				          "that must stand up to any key tests that what GET returned is an "
-				          "integer (string.match(v, '^%%-?%%d+$')) before it writes; tonumber "
-				          "reads \"1e3\", \"0x10\" and \" 7\" as numbers, which INCRBY refuses "
+				          "integer as INCRBY reads one (the int of README §4) before it writes; "
+				          "'^%%-?%%d+$' takes \"007\" and 20 digits, and tonumber reads "
+				          "\"1e3\", \"0x10\" and \" 7\" as numbers, which INCRBY refuses "
 				          "(README §4)",
 				          park ? "park_views" : "drain_views", bad, text, rc, n,
 				          park && token != 0 ? ", a token" : "",
@@ -3018,8 +3024,8 @@ static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 			          "that followed left %d videos counted more than once and %d short, "
 			          "%" PRId64 " batches parked. The put-back reads every key it writes first, "
 			          "and a string that is no integer is a key it cannot write: test what GET "
-			          "returned (string.match(v, '^%%-?%%d+$'); tonumber reads \"1e3\" as 1000) "
-			          "before the first INCRBY", bads[i], not_integers[s], r, twice, short_by,
+			          "returned as INCRBY reads it (the int of README §4; '^%%-?%%d+$' takes "
+			          "\"007\", tonumber reads \"1e3\" as 1000) before the first INCRBY", bads[i], not_integers[s], r, twice, short_by,
 			          parked_count(st));
 		}
 	}
@@ -3082,7 +3088,8 @@ static void token__a_token_that_is_no_integer_takes_nothing(void **state)
 			          "%s of 20 dirty videos, \"" VIEWS_TOKEN "\" holding %s, returned %d%s: "
 			          "expected an error with nothing taken, but %s. The park reads the counter "
 			          "before its first write: a set fails its GET; a string GET hands back as it "
-			          "is, so test it (string.match(v, '^%%-?%%d+$')) before SPOP and DEL, or "
+			          "is, so test it (the int of README §4, not '^%%-?%%d+$', which takes "
+			          "\"007\") before SPOP and DEL, or "
 			          "INCR fails after the deltas are gone (README §4)",
 			          flush ? "flush_views" : "park_views", what, rc,
 			          !flush && (n || token) ? " with videos or a token handed over" : "",

@@ -821,6 +821,32 @@ void balance__past_int64_max_is_an_error(void **state)
  * of -1 with MONEY_NO_ACCOUNT ("a balance is never negative",
  * COALESCE(SUM(...), -1)) refuses an account that exists; only an account
  * with no rows is none. */
+/* The audit's negative figure counts every balance row below zero but
+ * MONEY_OUTSIDE's (money.h), whatever its id: a row of account -5 (no
+ * money_open makes one; a migration or a hand edit does, and the audit is
+ * there for rows that did not come from the API) below zero is one. An
+ * audit that counts only ids above zero ("accounts start at 1") misses
+ * it. Judged against an audit of the same books just before. */
+void reconcile__a_row_below_zero_under_any_id(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 100);
+	open_account(db, 3, 1, 0);
+	struct money_audit before = { -7, -7, -7, -7 }, after = { -7, -7, -7, -7 };
+	int rc = money_reconcile(db, &before);
+	lt_expect(rc == 0, "reconcile", "money_reconcile of sound books: %d", rc);
+	labtest_exec(t, "UPDATE accounts SET id = -5, balance = -3 WHERE id = 3");
+	rc = money_reconcile(db, &after);
+	lt_expect(rc == 0 && after.negative == before.negative + 1 &&
+	          after.total == before.total - 3, "reconcile", "after account 3's row was turned "
+	          "into a row of account -5 holding -3, money_reconcile returned %d with negative "
+	          "%lld and total %lld, expected %lld and %lld: every balance row below zero but "
+	          "MONEY_OUTSIDE's is counted, whatever its id (is the row left out by id > 0?)",
+	          rc, (long long)after.negative, (long long)after.total,
+	          (long long)(before.negative + 1), (long long)(before.total - 3));
+}
+
 void balance__values_a_sentinel_could_take(void **state)
 {
 	struct labtest *t = *state;

@@ -18,6 +18,8 @@
  *                                     transaction left open, and the next call works
  *   balance__past_int64_max_is_an_error  sub-accounts that add up past INT64_MAX: an error
  *   balance__values_a_sentinel_could_take  MONEY_OUTSIDE at exactly -1 is a balance
+ *   reconcile__a_row_below_zero_under_any_id  a negative id's row below zero
+ *                                 counts as negative
  */
 #ifndef HOTROW_TEST_LAB06_CONTRACTS_H
 #define HOTROW_TEST_LAB06_CONTRACTS_H
@@ -33,5 +35,6 @@ void reconcile__every_step_can_fail(void **state);
 void balance__every_step_can_fail(void **state);
 void balance__past_int64_max_is_an_error(void **state);
 void balance__values_a_sentinel_could_take(void **state);
+void reconcile__a_row_below_zero_under_any_id(void **state);
 
 #endif

@@ -1372,6 +1372,7 @@ int main(void)
 		BOTH(balance__every_step_can_fail),
 		BOTH(balance__past_int64_max_is_an_error),
 		BOTH(balance__values_a_sentinel_could_take),
+		BOTH(reconcile__a_row_below_zero_under_any_id),
 		BOTH(every_call__leaves_the_connection_as_it_found_it),
 		BOTH(money__refused_for_good_ends),
 		BOTH(transfer__no_overdraft_under_threads),
