@@ -138,7 +138,10 @@ int money_transfer(struct kit_db *db, const struct money_fees *fees,
  * in a cycle. A sum is an int64_t like the balance it goes to, and no
  * balance holds more than INT64_MAX: a sale whose fee would take its
  * sub-account's sum past INT64_MAX fails alone, with KIT_DB_ERR, and the
- * batch goes on. What only those final credits find fails the whole batch:
+ * batch goes on. The sum is of the fees the batch credits: a sale refused
+ * for what it is (MONEY_INVALID, MONEY_ALREADY, MONEY_INSUFFICIENT,
+ * MONEY_NO_ACCOUNT) is answered so, whatever its fee, and its fee is in
+ * no sum. What only those final credits find fails the whole batch:
  * a sum that fits but would take its sub-account's balance past INT64_MAX
  * (the error PostgreSQL and MariaDB give such a credit, and on SQLite the
  * CHECK money_setup() puts on the balance column), and a fee
