@@ -2868,6 +2868,7 @@ struct alloc_like {
 	struct app a;
 	struct hot_row_app app;
 	int64_t user, likes_before;
+	bool missing_post;             /* the other ways out: a missing post, else a duplicate */
 };
 
 static void alloc_like_setup(void *arg)
@@ -2933,18 +2934,18 @@ static void alloc_like_check(void *arg, int k, bool failed, int rc)
 }
 
 /* The other ways out, for like_post__every_allocation_can_fail: user 7's
- * like again (o->user 0) or a like of post 404, which does not exist. */
+ * like again, or (missing_post) a like of post 404, which does not exist. */
 static int alloc_other_way_call(void *arg)
 {
 	struct alloc_like *o = arg;
-	return o->user == 0 ? like_post(o->db, 1, 7, &o->app) : like_post(o->db, 404, 8, &o->app);
+	return o->missing_post ? like_post(o->db, 404, 8, &o->app) : like_post(o->db, 1, 7, &o->app);
 }
 
 static void alloc_other_way_check(void *arg, int k, bool failed, int rc)
 {
 	struct alloc_like *o = arg;
-	int answer = o->user == 0 ? HOT_ROW_DUPLICATE : HOT_ROW_NO_POST;
-	const char *what = o->user == 0 ? "the same like again" : "a like of a missing post";
+	int answer = o->missing_post ? HOT_ROW_NO_POST : HOT_ROW_DUPLICATE;
+	const char *what = o->missing_post ? "a like of a missing post" : "the same like again";
 	lt_expect(rc == answer || (failed && rc == KIT_DB_ERR), "alloc", "%s%s returned %d, expected "
 	          "%d%s", what, failed ? " with an allocation refused" : "", rc, answer,
 	          failed ? " or KIT_DB_ERR" : "");
@@ -2985,7 +2986,7 @@ static void like_post__every_allocation_can_fail(void **state)
 	struct lt_alloc_case d = { .arg = &o, .call = alloc_other_way_call,
 	                           .check = alloc_other_way_check, .what = "like_post" };
 	for (int way = 0; way < 2; way++) {
-		o.user = way;                   /* 0: the duplicate, 1: the missing post */
+		o.missing_post = way == 1;
 		lt_alloc_each(&d);
 	}
 }
