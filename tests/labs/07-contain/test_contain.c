@@ -709,14 +709,15 @@ static void shared_url(const struct labtest *t, char *out, size_t len)
 		own[-1] = 0;
 }
 
-/* The global id of the transaction held_by_no_session() prepares: one per
- * check's place, so teardown_own_db() can end it when the check failed
- * half-way (a prepared transaction outlives its session and keeps its
- * database from being dropped). */
-static void prepared_gid(const struct labtest *t, char *gid, size_t len)
+/* The global ids of the two transactions held_by_no_session() prepares
+ * (k = 0, 1): two per check's place, so teardown_own_db() can end them when
+ * the check failed half-way (a prepared transaction outlives its session
+ * and keeps its database from being dropped). */
+static void prepared_gid(const struct labtest *t, int k, char *gid, size_t len)
 {
 	size_t pl = strlen(t->place);
-	snprintf(gid, len, "hotrow_lab07_%s", t->place + (pl > 40 ? pl - 40 : 0));
+	snprintf(gid, len, "hotrow_lab07_%s%s", t->place + (pl > 40 ? pl - 40 : 0),
+	         k ? "_b" : "");
 }
 
 static int teardown_own_db(void **state)
@@ -734,12 +735,15 @@ static int teardown_own_db(void **state)
 			/* A transaction a check prepared and could not end keeps the
 			 * database from being dropped; it is ended from inside it. */
 			char gid[80], own_url[sizeof t->url + 128];
-			prepared_gid(t, gid, sizeof gid);
 			snprintf(own_url, sizeof own_url, "%s%sdbname=%s", shared, strchr(shared, '?') ?
 			         "&" : " ", name);
-			snprintf(sql, sizeof sql, "ROLLBACK PREPARED '%s'", gid);
-			if (kit_db_open(&admin, own_url) == 0)
-				kit_db_exec(admin, sql, 0, NULL);
+			if (kit_db_open(&admin, own_url) == 0) {
+				for (int k = 0; k < 2; k++) {
+					prepared_gid(t, k, gid, sizeof gid);
+					snprintf(sql, sizeof sql, "ROLLBACK PREPARED '%s'", gid);
+					kit_db_exec(admin, sql, 0, NULL);
+				}
+			}
 			kit_db_close(admin);
 			admin = NULL;
 			snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
@@ -983,6 +987,7 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 struct queued_on {
 	struct kit_db *db;
 	const char *tag;
+	int row;                 /* the post it updates; 0: post 1 */
 	int rc;
 	pthread_t th;
 };
@@ -991,7 +996,8 @@ static void *update_on(void *arg)
 {
 	struct queued_on *q = arg;
 	char sql[300];
-	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = 1 /* %s */", q->tag);
+	snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = %d /* %s */",
+	         q->row ? q->row : 1, q->tag);
 	q->rc = kit_db_exec(q->db, sql, 0, NULL);
 	return NULL;
 }
@@ -1136,52 +1142,90 @@ static void expect_line_of_one(struct labtest *t, const struct one_line *l, cons
 	lt_expect_int_hint(l->n, 1, lines, "signature");
 }
 
-/* A row held by a prepared transaction (PREPARE TRANSACTION, the first
- * half of a two-phase commit) is held by no session at all: the
+/* Rows held by prepared transactions (PREPARE TRANSACTION, the first
+ * half of a two-phase commit) are held by no session at all: a
  * transaction outlives the session that prepared it, and pg_locks shows
- * its transactionid lock granted with no pid. One waiter behind it makes
- * one line whose holder_pid is 0, "none seen", not a waiter, not the
- * session that prepared it (idle now, holding nothing), not the check's
- * own. Needs max_prepared_transactions > 0 (scripts/pg sets 8; a server
- * with 0 refuses PREPARE TRANSACTION, and the part is skipped). */
+ * its transactionid lock granted with no pid. Two of them, on rows 1 and
+ * 2, one waiter behind each, make two lines (contain.h: one per
+ * transaction at its front) whose holder_pid is 0, "none seen": not a
+ * waiter, not a session that prepared one (idle now, holding nothing),
+ * not the check's own, and not one line for the two because both have no
+ * pid. Needs max_prepared_transactions >= 2 (scripts/pg sets 8; a server
+ * with fewer refuses a PREPARE TRANSACTION, and the part is skipped). */
 static void held_by_no_session(struct labtest *t)
 {
-	if (labtest_int(t, "SELECT current_setting('max_prepared_transactions')::int") <= 0) {
-		print_message("[ NOTE     ] the row held by a prepared transaction is not tried: "
-		              "this server's max_prepared_transactions is 0\n");
+	if (labtest_int(t, "SELECT current_setting('max_prepared_transactions')::int") < 2) {
+		print_message("[ NOTE     ] the rows held by prepared transactions are not tried: "
+		              "this server's max_prepared_transactions is below 2\n");
 		return;
 	}
-	char gid[80], sql[160];
-	prepared_gid(t, gid, sizeof gid);
-	struct kit_db *p = labtest_connect(t);
-	int64_t pid = -1;
-	struct hot_row_now rows[2];
-	struct one_line l = { .why = "" };
-	snprintf(sql, sizeof sql, "PREPARE TRANSACTION '%s'", gid);
-	int prepared = kit_db_begin(p);
-	if (prepared == 0)
-		prepared = kit_db_exec(p, "UPDATE posts SET likes = likes + 1 WHERE id = 1", 0, NULL);
-	if (prepared == 0)
-		prepared = kit_db_exec(p, sql, 0, NULL);
-	if (prepared != 0)
-		snprintf(l.why, sizeof l.why, "%s", labtest_why(p));
-	if (prepared == 0 && session_id(p, &pid) == 0)
-		line_of_one_start(t, &l, rows, 2);
-	if (prepared == 0) {
-		snprintf(sql, sizeof sql, "ROLLBACK PREPARED '%s'", gid);
-		kit_db_exec(p, sql, 0, NULL);
+	char gid[80], sql[160], why[300] = "";
+	struct kit_db *p[2] = { labtest_connect(t), labtest_connect(t) };
+	int64_t pid[2] = { -1, -1 };
+	struct hot_row_now rows[3];
+	struct queued_on q[2];
+	int prepared = 0, k = 0, started = 0, n = -1, rc = -1;
+	int64_t lined = -1;
+	for (; k < 2 && prepared == 0; k++) {
+		prepared_gid(t, k, gid, sizeof gid);
+		snprintf(sql, sizeof sql, "UPDATE posts SET likes = likes + 1 WHERE id = %d", k + 1);
+		prepared = session_id(p[k], &pid[k]);
+		if (prepared == 0)
+			prepared = kit_db_begin(p[k]);
+		if (prepared == 0)
+			prepared = kit_db_exec(p[k], sql, 0, NULL);
+		snprintf(sql, sizeof sql, "PREPARE TRANSACTION '%s'", gid);
+		if (prepared == 0)
+			prepared = kit_db_exec(p[k], sql, 0, NULL);
+		if (prepared != 0)
+			snprintf(why, sizeof why, "%s", labtest_why(p[k]));
 	}
-	line_of_one_end(&l);
-	kit_db_close(p);
-	lt_expect(prepared == 0, NULL, "BEGIN, UPDATE and PREPARE TRANSACTION: %s", l.why);
-	expect_line_of_one(t, &l, "lines (row 1 held by a prepared transaction, 1 waiter)");
-	lt_expect(rows[0].waiting == 1 && rows[0].holder_pid == 0, "holder", "row 1 held by a "
-	          "prepared transaction (PREPARE TRANSACTION: held by no session, its pg_locks "
-	          "row has no pid) with one waiter: expected 1 waiting behind 0 (contain.h: 0 if "
-	          "none was seen), got %d behind %d%s", rows[0].waiting, rows[0].holder_pid,
-	          rows[0].holder_pid == pid ? ": the session that prepared it, idle now and holding "
-	          "nothing" : rows[0].holder_pid < 0 ? ": contain.h's \"none seen\" is 0, not a "
-	          "negative" : rows[0].holder_pid != 0 ? ": a session that does not hold the row" : "");
+	for (; prepared == 0 && started < 2; started++) {
+		q[started] = (struct queued_on){ .db = labtest_connect(t), .tag = t->place,
+		                                 .row = started + 1 };
+		if (pthread_create(&q[started].th, NULL, update_on, &q[started]) != 0) {
+			kit_db_close(q[started].db);
+			break;
+		}
+	}
+	if (started == 2 && (lined = wait_for_waiters(t, 2)) == 2) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 3, &n);
+		snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	}
+	/* the ones prepared end, and the waiters behind them go on */
+	for (int i = 0; i < k; i++) {
+		prepared_gid(t, i, gid, sizeof gid);
+		snprintf(sql, sizeof sql, "ROLLBACK PREPARED '%s'", gid);
+		kit_db_exec(p[0], sql, 0, NULL);
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(q[i].th, NULL);
+		kit_db_close(q[i].db);
+	}
+	kit_db_close(p[0]);
+	kit_db_close(p[1]);
+	lt_expect(prepared == 0, NULL, "BEGIN, UPDATE and PREPARE TRANSACTION: %s", why);
+	expect_line(lined, 2, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now(): %s", why);
+	for (int i = 0; i < n && i < 2; i++)
+		lt_expect(rows[i].waiting == 1 && rows[i].holder_pid == 0, "holder", "rows 1 and 2 "
+		          "each held by a prepared transaction (PREPARE TRANSACTION: held by no "
+		          "session, its pg_locks row has no pid) with one waiter: expected line %d to "
+		          "be 1 waiting behind 0 (contain.h: 0 if none was seen), got %d behind %d%s",
+		          i + 1, rows[i].waiting, rows[i].holder_pid,
+		          rows[i].holder_pid == pid[0] || rows[i].holder_pid == pid[1] ? ": a session "
+		          "that prepared one, idle now and holding nothing" : rows[i].holder_pid < 0 ?
+		          ": contain.h's \"none seen\" is 0, not a negative" : rows[i].holder_pid != 0 ?
+		          ": a session that does not hold the row" : rows[i].waiting == 2 ? ": the two "
+		          "transactions' waiters in one line; both have no pid, and a line is one "
+		          "transaction's, not one pid's" : "");
+	lt_expect_int_hint(n, 2, "lines (rows 1 and 2, each held by a prepared transaction, one "
+	                   "waiter behind each)", n == 1 ? "holder" : "signature");
+	if (n == 2)
+		lt_expect(rows[0].tuple != rows[1].tuple || rows[0].page != rows[1].page, NULL,
+		          "two lines for rows 1 and 2: expected two places, got (%lld,%lld) twice",
+		          (long long)rows[0].page, (long long)rows[0].tuple);
 }
 
 /* On MariaDB a session's default database (PROCESSLIST.DB) says nothing
