@@ -413,6 +413,39 @@ static void fence_apply__views_past_2_31(void **state)
 	          (long long)(2 * big[0]), (long long)(2 * big[1]), (long long)(2 * big[2]));
 }
 
+/* The longest batch there is: FENCE_MAX_VIDEOS videos, each id 20
+ * characters as text (INT64_MIN upward) and each total 19 digits
+ * (INT64_MAX - 255 upward): fence.h allows both. An upsert written into
+ * a buffer sized "so much per video" for shorter numbers is cut short,
+ * and the batch fails every time it is delivered. */
+static void fence_apply__a_full_batch_of_the_longest_numbers(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	struct fence_batch *b = batch(0, 0, 999, FENCE_MAX_VIDEOS, 0);
+	for (int i = 0; i < FENCE_MAX_VIDEOS; i++)
+		b->totals[i] = (struct fence_total){ INT64_MIN + i,
+		                                     INT64_MAX - (FENCE_MAX_VIDEOS - 1) + i };
+	int rc = fence_apply(labtest_db(t), b);
+	char why[300];
+	snprintf(why, sizeof why, "%s", labtest_why(labtest_db(t)));
+	int64_t rows = labtest_int(t, "SELECT count(*) FROM video_views");
+	/* row i holds video INT64_MIN + i with INT64_MAX - 255 + i views */
+	int64_t right = labtest_int(t, "SELECT count(*) FROM video_views WHERE views - "
+	                            "9223372036854775552 BETWEEN 0 AND 255 AND video_id = "
+	                            "(-9223372036854775807 - 1) + (views - 9223372036854775552)");
+	lt_expect(rc == 1 && rows == FENCE_MAX_VIDEOS && right == FENCE_MAX_VIDEOS, "upsert",
+	          "a batch of FENCE_MAX_VIDEOS (256) videos, ids from INT64_MIN up (20 characters "
+	          "each) and totals from INT64_MAX - 255 up (19 digits): fence_apply returned %d "
+	          "(%s), expected 1, and video_views holds %lld rows, %lld of them right (expected "
+	          "256 and 256). Is the upsert's text cut short (a buffer sized for shorter "
+	          "numbers, a snprintf whose result is not checked)? Size it for the longest "
+	          "batch fence.h allows", rc, rc == 1 ? "applied" : why, (long long)rows,
+	          (long long)right);
+	lt_expect_int(stored_last(t, 0), rc == 1 ? 999 : -1, "partition 0's last_offset after "
+	              "the batch of 256 videos");
+}
+
 static void fence_apply__redelivered_batch_counts_once(void **state)
 {
 	struct labtest *t = *state;
@@ -2565,6 +2598,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_handle__nothing_left_allocated),
 		LABTEST_ALL(fence_apply__offsets_past_2_31),
 		LABTEST_ALL(fence_apply__views_past_2_31),
+		LABTEST_ALL(fence_apply__a_full_batch_of_the_longest_numbers),
 		LABTEST_ALL(fence_handle__batch_applied_before_answers_0),
 		LABTEST_ALL(fence_apply__leaves_the_session_as_it_found_it),
 		LABTEST_ALL(fence_apply__leaves_the_batch_as_it_was),
