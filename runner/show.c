@@ -75,8 +75,10 @@ static void show_crash(const char *output, const char *lead)
 		why = " (a NULL, freed or out-of-range pointer in the code it ran?)";
 	else if (strncmp(p, "Illegal instruction", 19) == 0)
 		why = " (an index before or past the end of a fixed-size array in the code it ran, "
-		      "or a double converted to an integer type too small for it: the lab's code is "
-		      "built to stop there rather than go on with an undefined result)";
+		      "a double converted to an integer type too small for it, or a pointer cast "
+		      "to a type its address is not aligned for, where memcpy was needed: the "
+		      "lab's code is built to stop there rather than go on with an undefined "
+		      "result)";
 	printf("%scrashed: %.*s%s\n", lead, n, p, why);
 }
 
