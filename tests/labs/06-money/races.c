@@ -790,6 +790,16 @@ void transfer__every_step_can_fail(void **state)
 			lt_expect(rc == 0 || paid == 0 || how == LT_STEP_REPLY_LOST, "rollback",
 			          "statement %d of a sale refused: it returned %d and yet the buyer paid %lld",
 			          k, rc, (long long)paid);
+			/* The answer lost was this call's own (its COMMIT's, when k is the
+			 * COMMIT): a row with this id is there because this call wrote it,
+			 * which the call cannot know. */
+			lt_expect(how != LT_STEP_REPLY_LOST || rc != MONEY_ALREADY, "idempotency",
+			          "statement %d of a sale ran and its answer was lost: money_transfer() "
+			          "returned MONEY_ALREADY%s. money.h: after a COMMIT that failed it "
+			          "returns that error, even if a row with this id is there by then (was "
+			          "the id looked up after the failure, and the row it found taken for an "
+			          "earlier transfer's?)", k, paid ? " with the buyer charged by this very "
+			          "call" : "");
 			int again = money_transfer(db, &one_sub, &s);
 			int want = paid ? MONEY_ALREADY : 0;
 			lt_expect(again == want, "idempotency", "statement %d of a sale %s, then the same "
@@ -829,6 +839,12 @@ void payout__every_step_can_fail(void **state)
 			          (long long)paid);
 			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of a payout "
 			          "refused: money_payout() returned %d, expected a negative code", k, rc);
+			lt_expect(how != LT_STEP_REPLY_LOST || rc != MONEY_ALREADY, "idempotency",
+			          "statement %d of a payout ran and its answer was lost: money_payout() "
+			          "returned MONEY_ALREADY%s. Idempotent like a transfer (money.h): after a "
+			          "COMMIT that failed it returns that error, even if a row with this id "
+			          "is there by then", k, paid ? ", with the payee paid by this very call" :
+			          "");
 			lt_expect(how != LT_STEP_BUSY || rc == KIT_DB_BUSY || (rc == 0 && paid == 80),
 			          "rollback", "statement %d of a payout refused as busy (a lock wait that "
 			          "timed out) out of a fee account holding 100: money_payout() returned %d "
