@@ -209,6 +209,35 @@ static void hot_keys__newcomer_takes_the_smallest_wherever_it_sits(void **state)
 		          newcomer ? "it but another counter changed too" : "another counter");
 	}
 
+	/* A count of 0, as a caller that halves every count now and then
+	 * (to let old keys fade) leaves a count of 1: the others 1, the one
+	 * at p 0. Key 999 takes that one (count 1, error 0); a search that
+	 * stops at the first count of 1 ("none is lower") takes another. */
+	for (int p = 0; p < K; p++) {
+		struct hot_key c[K], top[K];
+		struct hot_keys hk;
+		hot_keys_init(&hk, c, K);
+		for (int i = 0; i < K; i++)
+			hot_keys_add(&hk, 100 + (uint64_t)i);
+		for (int i = 0; i < K; i++)
+			c[i].count = i == p ? 0 : 1;
+		hot_keys_add(&hk, 999);
+		int m = hot_keys_topk(&hk, top, K);
+		bool newcomer = false, kept = true;
+		for (int i = 0; i < m; i++) {
+			newcomer = newcomer || (top[i].key == 999 && top[i].count == 1 &&
+			                        top[i].error == 0);
+			kept = kept && (top[i].key == 999 || top[i].key == 100 + (uint64_t)p ||
+			                top[i].count == 1);
+		}
+		lt_expect(newcomer && kept, "underestimate", "counters of 1 and, at counter %d of 4, "
+		          "one of 0 (set by the check, as a caller that halves the counts now and "
+		          "then leaves them): key 999 must take that one (count 1, error 0), and it "
+		          "took %s: does the search for the smallest stop at a count of 1, as if none "
+		          "could be lower? contain.h: the counts may be set between calls", p,
+		          newcomer ? "it but another counter changed too" : "another counter");
+	}
+
 	/* The same counter the smallest twice in a row: k = 2, key 1 ten
 	 * times, then 2, 3, 4 and 1 again. 3 takes 2's counter (count 2),
 	 * and 4 must take that same counter, still the smallest (count 3),
