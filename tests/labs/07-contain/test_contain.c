@@ -3711,11 +3711,50 @@ static void contain_like__lock_timeout_is_the_configured_one(void **state)
 	}
 }
 
+/* The first statement a like sent that sets a timeout other than
+ * lock_timeout (a statement_timeout "of a hundred lock timeouts", an
+ * idle_in_transaction_session_timeout): any identifier ending in timeout,
+ * or max_statement_time, that is not lock_timeout. */
+struct other_timeout {
+	char first[160];
+};
+
+static bool names_other_timeout(const char *sql)
+{
+	for (const char *p = sql; *p; p++) {
+		if (p != sql && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+			continue;
+		size_t n = 0;
+		while (isalnum((unsigned char)p[n]) || p[n] == '_')
+			n++;
+		if (n == 0)
+			continue;
+		bool timeout = n >= 7 && strncasecmp(p + n - 7, "timeout", 7) == 0;
+		bool max_time = n == 18 && strncasecmp(p, "max_statement_time", 18) == 0;
+		if ((timeout || max_time) && !(n == 12 && strncasecmp(p, "lock_timeout", 12) == 0))
+			return true;
+		p += n - 1;
+	}
+	return false;
+}
+
+static void watch_other_timeout(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct other_timeout *o = arg;
+	(void)t_ns;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && sql && !o->first[0] &&
+	    lt_sql_sets_timeout(sql) && names_other_timeout(sql))
+		snprintf(o->first, sizeof o->first, "%s", sql);
+}
+
 /* contain.h: the lock timeout "bounds that wait only". An UPDATE slow for
  * another reason (here a trigger that sleeps 1.5 s, thirty times the 50
  * ms lock timeout; in life a cold page, a slow disk) waits for no lock,
  * and the like must count. A like that also bounds the whole statement
- * (SET LOCAL statement_timeout, "a few lock timeouts") cancels it. */
+ * (SET LOCAL statement_timeout, "a few lock timeouts") cancels it; one
+ * whose bound is longer than this trigger's sleep ("a hundred lock
+ * timeouts") is seen by what it sends: no setting of a timeout but
+ * lock_timeout. */
 static void contain_like__only_the_row_wait_is_bounded(void **state)
 {
 	struct labtest *t = *state;
@@ -3731,9 +3770,19 @@ static void contain_like__only_the_row_wait_is_bounded(void **state)
 	labtest_exec(t, "CREATE TRIGGER slow_like BEFORE UPDATE ON posts FOR EACH ROW "
 	             "EXECUTE FUNCTION slow_like()");
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct other_timeout o = { "" };
+	struct kit_db *c = NULL;
+	if (kit_pool_get(app.likes, &c) == 0) {
+		kit_db_set_hook(c, watch_other_timeout, &o);
+		kit_pool_put(app.likes, c);
+	}
 	int64_t t0 = kit_load_now_ns();
 	int rc = contain_like(&app, 1);
 	double ms = (double)(kit_load_now_ns() - t0) / 1e6;
+	if (c != NULL && kit_pool_get(app.likes, &c) == 0) {
+		kit_db_set_hook(c, NULL, NULL);
+		kit_pool_put(app.likes, c);
+	}
 	contain_close(&app);
 	int64_t likes = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
 	lt_expect(rc == 0 && likes == 1, "lock-timeout", "a contained like (lock timeout 50 ms) of a row "
@@ -3743,6 +3792,10 @@ static void contain_like__only_the_row_wait_is_bounded(void **state)
 	          "(contain.h).%s", rc, ms, (long long)likes, rc != 0 ? " Is the statement bounded "
 	          "too (a statement_timeout)? That cancels a like that was never stuck behind the "
 	          "row" : "");
+	lt_expect(o.first[0] == 0, "lock-timeout", "a contained like sent \"%s\": a timeout "
+	          "other than lock_timeout, which bounds what is not the wait for the row (an "
+	          "UPDATE slow for another reason, a trigger, a cold page, is cancelled however long "
+	          "the bound). contain.h: the lock timeout bounds that wait only", o.first);
 }
 
 /* An app connects as a role of its own, no superuser. A contained like
