@@ -1317,11 +1317,8 @@ static void isolation__gives_up_after_limit(void **state)
  * there): it is the same KIT_DB_BUSY, and the attempt is retried like
  * one whose UPDATE failed. Planted: a deferred constraint trigger that
  * raises it at the first two COMMITs. */
-static void isolation__commit_refusal_retried(void **state)
+static void plant_commit_refusals(struct labtest *t)
 {
-	struct labtest *t = *state;
-	struct kit_db *db = labtest_db(t);
-	make_counter(t);
 	labtest_exec(t, "CREATE SEQUENCE commits");
 	labtest_exec(t, "CREATE FUNCTION flaky_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
 	                " IF nextval('commits') <= 2 THEN RAISE EXCEPTION"
@@ -1329,6 +1326,14 @@ static void isolation__commit_refusal_retried(void **state)
 	                " USING ERRCODE = 'serialization_failure'; END IF; RETURN NULL; END $$");
 	labtest_exec(t, "CREATE CONSTRAINT TRIGGER flaky_commit AFTER UPDATE ON counters"
 	                " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION flaky_commit()");
+}
+
+static void isolation__commit_refusal_retried(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	plant_commit_refusals(t);
 	/* each attempt's level, counted by a sequence (a rolled-back attempt
 	 * keeps what nextval did): a retry that begins with a plain BEGIN
 	 * ("the level is set already") runs at READ COMMITTED */
@@ -1776,6 +1781,43 @@ static void isolation__waits_follow_the_doubling(void **state)
 	          "CLOCK_REALTIME deadline, and lasts as long as the clock's step. Sleep a duration "
 	          "(nanosleep), or to a CLOCK_MONOTONIC deadline (clock_nanosleep), which no one sets",
 	          asked.first_cut_ms / 1000);
+}
+
+/* The waits after COMMITs that failed to serialize (the first two, as in
+ * isolation__commit_refusal_retried): each is a failure like an UPDATE's
+ * (inside.h: after the k-th failure wait between d/2 and d), so two
+ * waits, the first of base 20 ms (10 to 20), the second of 40 (20 to
+ * 40). A COMMIT refusal retried at once, or one that does not move the
+ * doubling on, asks for another. */
+static void isolation__commit_refusal_waits_its_turn(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	plant_commit_refusals(t);
+	struct waits w = { 0 };
+	struct inside_retry policy = { 5, 20, 1000 };
+	struct lt_sleeps asked;
+	int attempts = -1;
+	kit_db_set_hook(db, time_waits, &w);
+	lt_sleeps_watch(&asked, 10 * policy.cap_ms, 2000);
+	lt_sleeps_deadline(30, "isolation__commit_refusal_waits_its_turn");
+	int rc = inside_count_retrying(db, 1, "SERIALIZABLE", &policy, &attempts);
+	lt_sleeps_unwatch();
+	kit_db_set_hook(db, NULL, NULL);
+	lt_expect(rc == 0 && attempts == 3 && w.n == 2, "backoff", "the first two COMMITs failed "
+	          "to serialize: expected 0 after 3 attempts with 2 waits, got %d after %d "
+	          "attempts, %d waits", rc, attempts, w.n);
+	for (int k = 0; k < w.n && k < 2; k++) {
+		double d = policy.base_ms * (double)(1 << k);
+		double v = w.asked[k] > 0 ? w.asked[k] : w.ms[k];
+		lt_expect(v >= d / 2 - 0.001 && v <= d + 5, "backoff", "the wait after COMMIT "
+		          "refusal %d %s %.3f ms; expected %.0f to %.0f ms (d = %.0f). A COMMIT that "
+		          "fails to serialize is a failure like an UPDATE's (inside.h): the next "
+		          "attempt waits its turn, and the doubling goes on from it%s", k + 1,
+		          w.asked[k] > 0 ? "asked for" : "took", v, d / 2, d, d,
+		          v < d / 2 ? " (was the attempt begun again at once?)" : "");
+	}
 }
 
 /* Waits of a second to weeks, asked for and never slept: base 1 ms, cap
@@ -2944,6 +2986,7 @@ int main(int argc, char **argv)
 		LABTEST_BOTH(keys__one_like_per_user),
 		LABTEST_PG(isolation__gives_up_after_limit),
 		LABTEST_PG(isolation__commit_refusal_retried),
+		LABTEST_PG(isolation__commit_refusal_waits_its_turn),
 		LABTEST_PG(isolation__backs_off),
 		LABTEST_PG(isolation__first_wait_is_at_most_base),
 		LABTEST_PG(isolation__other_errors_not_retried),
