@@ -601,6 +601,12 @@ static void shard_read__counts_a_slot_beyond_n(void **state)
 	lt_expect_int_hint(total(db, POST), 141, "count after the next shrink, to 2", "fold");
 	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42 AND slot >= 2"),
 	                   0, "rows at slot >= 2 after shrinking to 2 (slot 12 too)", "fold");
+	/* A like that read N = 1,024 (SHARD_MAX_SLOTS) just before that shrink
+	 * leaves its row at slot 1,023: past N, and past any few times N a
+	 * read might look up to. */
+	labtest_exec(t, "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 1023, 7)");
+	lt_expect_int_hint(total(db, POST), 148, "count with N = 2 and 7 late likes in slot "
+	                   "1,023 (141 + 7)", "sum-all-slots");
 }
 
 /* Another app server (here: a forked process, with memory of its own)
