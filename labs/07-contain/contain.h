@@ -141,7 +141,9 @@ void contain_close(struct contain_app *app);
  * its own. Returns 0; KIT_POOL_TIMEOUT when no connection came free in
  * time; KIT_DB_BUSY when, contained, the row stayed locked past the lock
  * timeout (the like is then not counted); another KIT_DB_* code on error.
- * The connection always goes back to the pool with no transaction open. */
+ * The connection always goes back to the pool with no transaction open.
+ * A like that returned 0 is on disk: it sends nothing that turns its
+ * COMMIT's wait for the disk down (synchronous_commit). */
 int contain_like(struct contain_app *app, int64_t post_id);
 
 /* The login page: read the user's row. 0, KIT_POOL_TIMEOUT, KIT_DB_NOROW

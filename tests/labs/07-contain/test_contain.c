@@ -3717,6 +3717,7 @@ static void contain_like__lock_timeout_is_the_configured_one(void **state)
  * or max_statement_time, that is not lock_timeout. */
 struct other_timeout {
 	char first[160];
+	char durability[160];    /* the first that turns COMMIT's wait for the disk down */
 };
 
 static bool names_other_timeout(const char *sql)
@@ -3745,6 +3746,9 @@ static void watch_other_timeout(void *arg, enum kit_db_event ev, const char *sql
 	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && sql && !o->first[0] &&
 	    lt_sql_sets_timeout(sql) && names_other_timeout(sql))
 		snprintf(o->first, sizeof o->first, "%s", sql);
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && sql && !o->durability[0] &&
+	    lt_sql_sets_durability(sql))
+		snprintf(o->durability, sizeof o->durability, "%s", sql);
 }
 
 /* contain.h: the lock timeout "bounds that wait only". An UPDATE slow for
@@ -3770,7 +3774,7 @@ static void contain_like__only_the_row_wait_is_bounded(void **state)
 	labtest_exec(t, "CREATE TRIGGER slow_like BEFORE UPDATE ON posts FOR EACH ROW "
 	             "EXECUTE FUNCTION slow_like()");
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
-	struct other_timeout o = { "" };
+	struct other_timeout o = { "", "" };
 	struct kit_db *c = NULL;
 	if (kit_pool_get(app.likes, &c) == 0) {
 		kit_db_set_hook(c, watch_other_timeout, &o);
@@ -3796,6 +3800,9 @@ static void contain_like__only_the_row_wait_is_bounded(void **state)
 	          "other than lock_timeout, which bounds what is not the wait for the row (an "
 	          "UPDATE slow for another reason, a trigger, a cold page, is cancelled however long "
 	          "the bound). contain.h: the lock timeout bounds that wait only", o.first);
+	lt_expect(o.durability[0] == 0, "lock-timeout", "a contained like sent \"%s\": it no "
+	          "longer waits at COMMIT for the disk, and a like it answered 0 for can vanish "
+	          "in a crash. contain.h: a like that returned 0 is on disk", o.durability);
 }
 
 /* An app connects as a role of its own, no superuser. A contained like
