@@ -256,6 +256,20 @@ static int like_as_many(void *arg, struct kit_load_thread *th)
 	return like_post(th->db, 1, (int64_t)th->index * LIKES + th->iter + 1, NULL);
 }
 
+/* What a like's thread spends while the like holds the lock, outside
+ * statements, by a measure that only grows (its CPU clock, its
+ * voluntary context switches): from the end of BEGIN (SQLite, the whole
+ * file's write lock) or of the counter's UPDATE (the servers) to the
+ * start of COMMIT. held_window_step() follows one hook event with the
+ * measure's reading now. */
+struct held_window {
+	bool lite, open, inside;
+	int64_t mark, sum;
+};
+
+static void held_window_step(struct held_window *h, enum kit_db_event ev, const char *sql,
+                             int64_t now);
+
 /* Every like of a thread, watched through its connection's hook: a
  * statement between a counter UPDATE and the COMMIT that ends it. A check
  * that looks at a few likes misses one that does so now and then (every
@@ -266,13 +280,10 @@ struct shape {
 	char sql[120];                 /* the first of them */
 	int other;                     /* statements besides the like's own, anywhere */
 	char other_sql[120];           /* the first of them */
-	/* The thread's sleeps while its like holds the lock (SQLite: from
-	 * BEGIN IMMEDIATE, the whole file's, the servers: from the counter's
-	 * UPDATE) to COMMIT, outside statements: its voluntary context
-	 * switches, which a mutex another like holds makes and a preemption
-	 * does not. */
-	bool lite, held, inside;
-	long sleeps, mark;
+	/* The thread's sleeps while its like holds the lock, outside
+	 * statements: its voluntary context switches, which a mutex another
+	 * like holds makes and a preemption does not. */
+	struct held_window sleeps;
 };
 
 /* A like's own statements: its INSERT into likes, its UPDATE of posts,
@@ -296,7 +307,7 @@ static struct shape shapes[THREADS];
  * once or twice; a lock the likes share does so again and again. */
 #define SLEEPS_UNDER_LOCK 2
 
-static long thread_sleeps(void)
+static int64_t thread_sleeps(void)
 {
 	struct rusage u;
 	return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_nvcsw : 0;
@@ -306,23 +317,7 @@ static void shape_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t
 {
 	struct shape *s = arg;
 	(void)t_ns;
-	long now = thread_sleeps();
-	if (ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) {
-		if (s->held && !s->inside)
-			s->sleeps += now - s->mark;
-		s->inside = true;
-		if (sql && (lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END") ||
-		            lt_sql_is(sql, "ROLLBACK")))
-			s->held = false;
-	} else if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_STMT_END) {
-		s->inside = false;
-		s->mark = now;
-		if (!s->lite && ev == KIT_DB_STMT_END && sql && classify(sql) == UPDATE_)
-			s->held = true;
-	} else if (ev == KIT_DB_TX_BEGIN && s->lite) {
-		s->held = true;
-		s->mark = now;
-	}
+	held_window_step(&s->sleeps, ev, sql, thread_sleeps());
 	if (ev == KIT_DB_STMT_START && sql && !like_statement(sql) && s->other++ == 0)
 		snprintf(s->other_sql, sizeof s->other_sql, "%s", sql);
 	if (ev == KIT_DB_STMT_START && classify(sql) != TX_STMT_) {
@@ -452,7 +447,7 @@ static int patient(void *arg, struct kit_load_thread *th)
 {
 	(void)arg;
 	memset(&shapes[th->index], 0, sizeof shapes[th->index]);
-	shapes[th->index].lite = kit_db_engine(th->db) == KIT_DB_SQLITE;
+	shapes[th->index].sleeps.lite = kit_db_engine(th->db) == KIT_DB_SQLITE;
 	kit_db_set_hook(th->db, shape_hook, &shapes[th->index]);
 	/* The likers' own clocks (clock_gettime, time(), gettimeofday(),
 	 * timespec_get()) run an hour a second here: a statement sent "once
@@ -502,7 +497,7 @@ static void like_post__exact_under_threads(void **state)
 	          "on every like", between, first);
 	long sleeps = 0;
 	for (int i = 0; i < THREADS; i++)
-		sleeps += shapes[i].sleeps;
+		sleeps += (long)shapes[i].sleeps.sum;
 	lt_say("voluntary context switches while a like held the lock, over 2,000 likes: %ld",
 	       sleeps);
 	lt_expect(sleeps <= SLEEPS_UNDER_LOCK, "counter-last", "over 2,000 likes in 8 threads, "
@@ -1087,16 +1082,28 @@ static void like_post__counter_held_briefly(void **state)
 	          (double)base_ns / 1e6, HOLD_MARGIN_MS, (double)best_ns / 1e6, rounds);
 }
 
-/* The like's own CPU while it holds the lock, by the clock of its own
- * thread, which a preemption does not move: from the end of BEGIN
- * (SQLite, the whole file's write lock) or of the UPDATE (the servers)
- * to the start of COMMIT, less the time inside statements. An honest
- * like spends a few microseconds there (kit_db_changes() and an if),
- * every time. */
-struct cpu_watch {
-	bool lite, open, inside;
-	int64_t mark, own;
-};
+/* One hook event of a held_window, the measure read now: the gaps
+ * between statements from the lock's start to COMMIT are added up. */
+static void held_window_step(struct held_window *h, enum kit_db_event ev, const char *sql,
+                             int64_t now)
+{
+	if (ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) {
+		if (h->open && !h->inside)
+			h->sum += now - h->mark;
+		h->inside = true;
+		if (sql && (lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END") ||
+		            lt_sql_is(sql, "ROLLBACK")))
+			h->open = false;
+	} else if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_STMT_END) {
+		h->inside = false;
+		h->mark = now;
+		if (!h->lite && ev == KIT_DB_STMT_END && sql && classify(sql) == UPDATE_)
+			h->open = true;
+	} else if (ev == KIT_DB_TX_BEGIN && h->lite) {
+		h->open = true;
+		h->mark = now;
+	}
+}
 
 static int64_t thread_cpu_ns(void)
 {
@@ -1105,27 +1112,13 @@ static int64_t thread_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The like's own CPU while it holds the lock, by the clock of its own
+ * thread, which a preemption does not move. An honest like spends a few
+ * microseconds there (kit_db_changes() and an if), every time. */
 static void cpu_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
-	struct cpu_watch *w = arg;
-	int64_t now = thread_cpu_ns();
 	(void)t_ns;
-	if (ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) {
-		if (w->open && !w->inside)
-			w->own += now - w->mark;
-		w->inside = true;
-		if (sql && (lt_sql_is(sql, "COMMIT") || lt_sql_is(sql, "END") ||
-		            lt_sql_is(sql, "ROLLBACK")))
-			w->open = false;
-	} else if (ev == KIT_DB_STMT_END || ev == KIT_DB_TX_STMT_END) {
-		w->inside = false;
-		w->mark = now;
-		if (!w->lite && ev == KIT_DB_STMT_END && sql && classify(sql) == UPDATE_)
-			w->open = true;
-	} else if (ev == KIT_DB_TX_BEGIN && w->lite) {
-		w->open = true;
-		w->mark = now;
-	}
+	held_window_step(arg, ev, sql, thread_cpu_ns());
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -1157,15 +1150,15 @@ static void like_post__no_work_under_the_lock_now_and_then(void **state)
 	int64_t worst = 0;
 	make_post(t);
 	for (int i = 0; i < CPU_LIKES; i++) {
-		struct cpu_watch w = { .lite = t->engine == KIT_DB_SQLITE };
+		struct held_window w = { .lite = t->engine == KIT_DB_SQLITE };
 		kit_db_set_hook(db, cpu_hook, &w);
 		int rc = like_post(db, 1, i + 1, &app);
 		kit_db_set_hook(db, NULL, NULL);
 		failed += rc != 0;
-		own[i] = w.own;
-		over += w.own > CPU_OUTLIER_US * 1000LL;
-		if (w.own > worst)
-			worst = w.own;
+		own[i] = w.sum;
+		over += w.sum > CPU_OUTLIER_US * 1000LL;
+		if (w.sum > worst)
+			worst = w.sum;
 	}
 	lt_expect(failed == 0, NULL, "%d of %d likes of post 1 by new users failed (%s)", failed,
 	          CPU_LIKES, labtest_why(db));
