@@ -266,6 +266,18 @@ static int is_ident(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+/* The next "int " at or after p, or NULL. A loop of its own rather than
+ * strstr(): the sanitizer builds' strstr measures the whole rest of the
+ * source at every call, and setup_engines() calls it once per "int " of
+ * the preprocessed suite, for every setup it follows. */
+static const char *next_int(const char *p)
+{
+	for (; *p; p++)
+		if (p[0] == 'i' && p[1] == 'n' && p[2] == 't' && p[3] == ' ')
+			return p;
+	return NULL;
+}
+
 /* The engines a setup function of the suite's own needs: the harness's
  * setups it calls, and Redis when it reads HOTROW_REDIS_URL (a check on
  * PostgreSQL with a real Redis). depth bounds setups calling setups. */
@@ -274,7 +286,7 @@ static unsigned setup_engines(const char *src, const char *name, size_t k, int d
 	unsigned e = engine_word(name, k);
 	if (e || depth > 3)
 		return e;
-	for (const char *p = strstr(src, "int "); p; p = strstr(p + 1, "int ")) {
+	for (const char *p = next_int(src); p; p = next_int(p + 1)) {
 		const char *q = skip_space(p + 4);
 		if (strncmp(q, name, k) || is_ident(q[k]))
 			continue;
