@@ -139,6 +139,34 @@ static void hot_keys__reports_every_key_above_n_over_k(void **state)
 	}
 }
 
+/* Four counters of keys 100..103, their counts then set by the check
+ * (as a long stream, or a caller that halves them, leaves them): the
+ * one at p small, the others big. Key 999 must take counter p (count
+ * small + 1, error small) and change no other. NULL when it did, or
+ * what it took instead. */
+static const char *newcomer_over_set_counts(int p, uint64_t small, uint64_t big)
+{
+	enum { K = 4 };
+	struct hot_key c[K], top[K];
+	struct hot_keys hk;
+	hot_keys_init(&hk, c, K);
+	for (int i = 0; i < K; i++)
+		hot_keys_add(&hk, 100 + (uint64_t)i);
+	for (int i = 0; i < K; i++)
+		c[i].count = i == p ? small : big;
+	hot_keys_add(&hk, 999);
+	int m = hot_keys_topk(&hk, top, K);
+	bool newcomer = false, kept = true;
+	for (int i = 0; i < m; i++) {
+		newcomer = newcomer || (top[i].key == 999 && top[i].count == small + 1 &&
+		                        top[i].error == small);
+		kept = kept && (top[i].key == 999 || top[i].key == 100 + (uint64_t)p ||
+		                top[i].count == big);
+	}
+	return newcomer && kept ? NULL : newcomer ? "it but another counter changed too" :
+	       "another counter";
+}
+
 /* The newcomer takes the smallest counter wherever it sits: four
  * counters, the one at position p holding 1 and the others 3 each, then
  * a fifth key. For every p, the newcomer must inherit that counter (count
@@ -182,31 +210,15 @@ static void hot_keys__newcomer_takes_the_smallest_wherever_it_sits(void **state)
 	 * UINT32_MAX finds nothing below it and keeps counter 0. */
 	const uint64_t small = (1ULL << 32) + 10, big = (1ULL << 33) + 5;
 	for (int p = 0; p < K; p++) {
-		struct hot_key c[K], top[K];
-		struct hot_keys hk;
-		hot_keys_init(&hk, c, K);
-		for (int i = 0; i < K; i++)
-			hot_keys_add(&hk, 100 + (uint64_t)i);
-		for (int i = 0; i < K; i++)
-			c[i].count = i == p ? small : big;
-		hot_keys_add(&hk, 999);
-		int m = hot_keys_topk(&hk, top, K);
-		bool newcomer = false, kept = true;
-		for (int i = 0; i < m; i++) {
-			newcomer = newcomer || (top[i].key == 999 && top[i].count == small + 1 &&
-			                        top[i].error == small);
-			kept = kept && (top[i].key == 999 || top[i].key == 100 + (uint64_t)p ||
-			                top[i].count == big);
-		}
-		lt_expect(newcomer && kept, "underestimate", "counters of 2^33 + 5 and, at counter %d "
+		const char *took = newcomer_over_set_counts(p, small, big);
+		lt_expect(took == NULL, "underestimate", "counters of 2^33 + 5 and, at counter %d "
 		          "of 4, one of 2^32 + 10: key 999 must take that one (count 2^32 + 11, error "
 		          "2^32 + 10), and it took %s: is the smallest count kept in a variable narrower "
 		          "than uint64_t, or looked for below a sentinel smaller than any count? (The "
 		          "check set these counts in the counters directly, as a long stream leaves "
 		          "them; contain.h: the smallest is looked for among the counters as they are, "
 		          "not taken from an order hot_keys_add() kept, such as the last of counters "
-		          "kept sorted.)", p,
-		          newcomer ? "it but another counter changed too" : "another counter");
+		          "kept sorted.)", p, took);
 	}
 
 	/* A count of 0, as a caller that halves every count now and then
@@ -214,28 +226,12 @@ static void hot_keys__newcomer_takes_the_smallest_wherever_it_sits(void **state)
 	 * at p 0. Key 999 takes that one (count 1, error 0); a search that
 	 * stops at the first count of 1 ("none is lower") takes another. */
 	for (int p = 0; p < K; p++) {
-		struct hot_key c[K], top[K];
-		struct hot_keys hk;
-		hot_keys_init(&hk, c, K);
-		for (int i = 0; i < K; i++)
-			hot_keys_add(&hk, 100 + (uint64_t)i);
-		for (int i = 0; i < K; i++)
-			c[i].count = i == p ? 0 : 1;
-		hot_keys_add(&hk, 999);
-		int m = hot_keys_topk(&hk, top, K);
-		bool newcomer = false, kept = true;
-		for (int i = 0; i < m; i++) {
-			newcomer = newcomer || (top[i].key == 999 && top[i].count == 1 &&
-			                        top[i].error == 0);
-			kept = kept && (top[i].key == 999 || top[i].key == 100 + (uint64_t)p ||
-			                top[i].count == 1);
-		}
-		lt_expect(newcomer && kept, "underestimate", "counters of 1 and, at counter %d of 4, "
+		const char *took = newcomer_over_set_counts(p, 0, 1);
+		lt_expect(took == NULL, "underestimate", "counters of 1 and, at counter %d of 4, "
 		          "one of 0 (set by the check, as a caller that halves the counts now and "
 		          "then leaves them): key 999 must take that one (count 1, error 0), and it "
 		          "took %s: does the search for the smallest stop at a count of 1, as if none "
-		          "could be lower? contain.h: the counts may be set between calls", p,
-		          newcomer ? "it but another counter changed too" : "another counter");
+		          "could be lower? contain.h: the counts may be set between calls", p, took);
 	}
 
 	/* The same counter the smallest twice in a row: k = 2, key 1 ten
