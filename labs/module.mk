@@ -74,8 +74,8 @@ $(LABTEST_KIT): $(KIT_LIB) tests/harness/alloc.syms tests/harness/threads.syms
 # aligned for (a log record's bytes read as a struct where memcpy was
 # needed), which x86 forgives and other machines do not. No runtime
 # library: the check is a trap instruction, so nothing new is linked or
-# audited. Not under SAN=..., whose
-# undefined-behaviour sanitizer reports a bad index with a message.
+# audited. Not under SAN=..., whose undefined-behaviour sanitizer reports
+# a bad index with a message.
 LAB_BOUNDS := $(if $(SAN),,-fsanitize=bounds,float-cast-overflow,alignment -fsanitize-undefined-trap-on-error)
 
 define lab_rules
