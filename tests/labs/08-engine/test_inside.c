@@ -1136,10 +1136,11 @@ static void keys__like_needs_post(void **state)
 	          "or make the key what it must be", immediate);
 }
 
+/* arg: the first user id of this round (a round never likes twice) */
 static int like_many(void *arg, struct kit_load_thread *th)
 {
-	(void)arg;
-	return inside_like(th->db, 1, (int64_t)th->index * 1000000 + th->iter + 1);
+	int64_t base = *(const int64_t *)arg;
+	return inside_like(th->db, 1, base + (int64_t)th->index * 1000000 + th->iter + 1);
 }
 
 static int64_t multixacts_since_posts(struct labtest *t)
@@ -1169,22 +1170,34 @@ static void keys__no_multixacts_from_likes(void **state)
 	          "holds likes; a \"most liked\" list is a query for a table of its own, or a "
 	          "rollup", on_likes);
 
-	int64_t before = multixacts_since_posts(t);
-	struct kit_load_config c;
-	struct kit_load_result r;
-	kit_load_config_default(&c);
-	c.url = t->url;
-	c.threads = THREADS;
-	c.iterations = 150;
-	c.progress = false;
-	lt_expect(kit_load_run(&c, like_many, NULL, &r) == 0, NULL, "load run: %s", r.error);
-	int64_t made = multixacts_since_posts(t) - before;
+	/* The MultiXact counter is the cluster's: a session in another
+	 * database that shares rows (FOR SHARE, a key checked at its INSERT)
+	 * adds to it during the round. Likes that make MultiXacts make them
+	 * in every round; another session's burst is gone by the third. */
+	int64_t made = 0;
+	for (int round = 0; round < 3; round++) {
+		int64_t base = (int64_t)round * 100000000;
+		int64_t before = multixacts_since_posts(t);
+		struct kit_load_config c;
+		struct kit_load_result r;
+		kit_load_config_default(&c);
+		c.url = t->url;
+		c.threads = THREADS;
+		c.iterations = 150;
+		c.progress = false;
+		lt_expect(kit_load_run(&c, like_many, &base, &r) == 0, NULL, "load run: %s", r.error);
+		made = multixacts_since_posts(t) - before;
 
-	lt_expect_int(r.ok, THREADS * 150, "likes that returned 0, 8 threads x 150");
-	lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), THREADS * 150,
-	              "posts.likes after 8 threads x 150");
-	lt_expect(made * 20 < THREADS * 150, "multixact",
-	          "expected fewer than 60 MultiXacts for 1,200 likes on one post, got %" PRId64, made);
+		lt_expect_int(r.ok, THREADS * 150, "likes that returned 0, 8 threads x 150");
+		lt_expect_int(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"),
+		              (round + 1) * THREADS * 150, "posts.likes after rounds of 8 threads x 150");
+		if (made * 20 < THREADS * 150)
+			return;
+	}
+	lt_expect(false, "multixact", "expected fewer than 60 MultiXacts for 1,200 likes on one "
+	          "post, got %" PRId64 " (and 60 or more in each of two rounds before: the "
+	          "cluster's counter, so another session may add to it, but not three times "
+	          "running)", made);
 }
 
 /* ---- §4 Isolation ---- */
