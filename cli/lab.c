@@ -59,7 +59,7 @@ struct args {
 	const char *lab;
 	const char *db, *threads, *seconds, *out, *store, *part;
 	double timeout;        /* 0: not given */
-	bool solutions, yes, top;
+	bool solutions, yes, top, no_races;
 	int nextra;            /* run: what follows "--" goes to the driver */
 	char **extra;
 };
@@ -111,6 +111,12 @@ static const struct opt opt_solutions = {
 	"solutions", 0, NULL, OPT_FLAG, A(solutions),
 	.help = "use solutions/ instead of exercises/ (instructors;\n"
 	        "a check is not recorded, a grade should be full marks)" };
+static const struct opt opt_no_races = {
+	"no-races", 0, NULL, OPT_FLAG, A(no_races),
+	.help = "skip the race pass: once every check passes, the checks\n"
+	        "that start threads run again under ThreadSanitizer\n"
+	        "(several times slower), which fails one where two threads\n"
+	        "use the same memory with no lock or atomic between them" };
 static const struct opt opt_top = {
 	"top", 0, NULL, OPT_FLAG, A(top),
 	.help = "watch the PostgreSQL's lock queues live while it runs\n"
@@ -136,14 +142,15 @@ static const struct sub {
 	{"list", "", { NULL }, 0,
 	 "Every lab with its status (not started, N of M checks passing, done)\n"
 	 "and the next thing to do. Same as `hotrow lab`.\n"},
-	{"check", "NN [--part NAME] [--db URL] [--timeout S] [--solutions]",
-	 { &opt_part, &opt_db, &opt_timeout, &opt_solutions, NULL }, 2,
+	{"check", "NN [--part NAME] [--db URL] [--timeout S] [--solutions] [--no-races]",
+	 { &opt_part, &opt_db, &opt_timeout, &opt_solutions, &opt_no_races, NULL }, 2,
 	 "Build exercises/NN-name/ with the lab's tests (make, as CI does), run\n"
 	 "them, and show each check: passed, or failed with expected vs got and\n"
 	 "the hint for the first failure. A compile error shows the compiler's\n"
-	 "message. Records your progress in .hotrow/progress. With --part, only\n"
-	 "that part's checks run, its handout section is named, and nothing is\n"
-	 "recorded.\n"},
+	 "message. Once every check passes, the ones that start threads run\n"
+	 "again under ThreadSanitizer (the race pass). Records your progress in\n"
+	 ".hotrow/progress. With --part, only that part's checks run, its\n"
+	 "handout section is named, and nothing is recorded.\n"},
 	{"parts", "NN", { NULL }, 2,
 	 "The parts of a lab a room codes one slot at a time: each part's\n"
 	 "functions, its minutes (measured from the solution's size) and its\n"
@@ -152,8 +159,8 @@ static const struct sub {
 	 "Reveal the next hint from labs/NN-name/hints.md. Early hints point the\n"
 	 "way; the last one is close to the answer. With --part, the next of that\n"
 	 "part's hints (the ones for the functions a slot's part asks for).\n"},
-	{"watch", "[NN] [--part NAME] [--db URL] [--timeout S]",
-	 { &opt_part, &opt_db, &opt_timeout, &opt_solutions, NULL }, 1,
+	{"watch", "[NN] [--part NAME] [--db URL] [--timeout S] [--no-races]",
+	 { &opt_part, &opt_db, &opt_timeout, &opt_solutions, &opt_no_races, NULL }, 1,
 	 "Check NN (default: the first lab not done), then again each time a file\n"
 	 "in exercises/NN-name/ is saved, even in the middle of a check. q or\n"
 	 "Ctrl-C quits at once.\n"},
@@ -166,8 +173,8 @@ static const struct sub {
 	 "latency percentiles next to what the engine predicts for the hold time\n"
 	 "it measured. What follows -- goes to the lab's driver as it is, e.g.\n"
 	 "`hotrow lab run 04 -- --flush-ms 50`; `-- --help` lists its options.\n"},
-	{"grade", "[NN] [--out DIR] [--db URL] [--timeout S] [--solutions]",
-	 { &opt_out, &opt_db, &opt_timeout, &opt_solutions, NULL }, 1,
+	{"grade", "[NN] [--out DIR] [--db URL] [--timeout S] [--solutions] [--no-races]",
+	 { &opt_out, &opt_db, &opt_timeout, &opt_solutions, &opt_no_races, NULL }, 1,
 	 "Check every lab (or only NN) and print a score table (one point per\n"
 	 "check), then write DIR/junit.xml and DIR/results.json (Gradescope's\n"
 	 "format).\n"},
@@ -402,7 +409,7 @@ int cmd_lab(int argc, char **argv)
 			return rc == 3 ? 0 : rc;
 		}
 	}
-	struct runner_opts o = {.solutions = a.solutions, .live = 1,
+	struct runner_opts o = {.solutions = a.solutions, .live = 1, .no_races = a.no_races,
 				.timeout_s = a.timeout > 0 ? a.timeout : RUNNER_TIMEOUT_S,
 				.part = a.part ? runner_part_find(&parts, a.part) : NULL};
 	if (strcmp(s->name, "run"))

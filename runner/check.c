@@ -21,6 +21,10 @@
 
 #define CHECK_OUT_HEAD 4096   /* what one check printed: first part kept */
 #define CHECK_OUT_TAIL 2048   /* and the last part */
+#define RACE_OUT_TAIL 16384   /* under ThreadSanitizer: its whole report */
+#define RACE_MARK "WARNING: ThreadSanitizer: "
+#define RACE_EXIT_S "66"      /* the exit code of a run that ended in a report */
+#define RACE_SLOWER 5         /* the time limit under ThreadSanitizer, times the plain one */
 
 /* A growing string; on out-of-memory it keeps what it had. */
 struct buf {
@@ -174,12 +178,11 @@ static void collect(void *arg, int fd, const char *bytes, size_t n)
 	runner_text_add(arg, bytes, n);
 }
 
-int runner_build(const struct runner_tree *t, const char *targets, double timeout_s,
-                 const struct runner_opts *o, char **log)
+/* make TARGETS with san ("SAN=" or "SAN=thread") on its command line. */
+static int build_san(const struct runner_tree *t, char *san, const char *targets, double timeout_s,
+                     const struct runner_opts *o, char **log)
 {
-	/* The runner's targets live in the plain build/: a SAN=... that a make
-	 * above us exported into the environment must not move them. */
-	char *argv[13] = {"make", "-s", "-k", "--no-print-directory", "-j2", "SAN="};
+	char *argv[13] = {"make", "-s", "-k", "--no-print-directory", "-j2", san};
 	char copy[PATH_MAX * 2];
 	int n = 6;
 	snprintf(copy, sizeof copy, "%s", targets);
@@ -207,6 +210,14 @@ int runner_build(const struct runner_tree *t, const char *targets, double timeou
 	if (e.timed_out)
 		return -3;
 	return rc == 0 ? 0 : -1;
+}
+
+int runner_build(const struct runner_tree *t, const char *targets, double timeout_s,
+                 const struct runner_opts *o, char **log)
+{
+	/* The runner's targets live in the plain build/: a SAN=... that a make
+	 * above us exported into the environment must not move them. */
+	return build_san(t, "SAN=", targets, timeout_s, o, log);
 }
 
 void runner_build_log_print(FILE *out, const char *log)
@@ -554,6 +565,8 @@ static void report_line(struct run *run, char *line)
 		end_check(run, c, v);
 	} else if (c && !strcmp(line, "say")) {
 		str_line(&c->said, arg);
+	} else if (c && !strcmp(line, "threads")) {
+		c->threads = atoi(arg) > 0;
 	} else if (c && !strcmp(line, "detail")) {
 		str_line(&c->details, strip_where(c, arg));
 	} else if (c && !strcmp(line, "hint")) {
@@ -577,15 +590,20 @@ static void on_output(void *arg, int fd, const char *bytes, size_t n)
 		runner_text_add(&run->stray, bytes, n);
 }
 
-static void run_init(struct run *run, struct runner_result *r, int live)
+static void run_init_tail(struct run *run, struct runner_result *r, int live, size_t tail)
 {
 	memset(run, 0, sizeof *run);
 	run->r = r;
 	run->live = live;
 	run->out = calloc(r->n ? r->n : 1, sizeof *run->out);
 	for (size_t i = 0; run->out && i < r->n; i++)
-		runner_text_init(&run->out[i], CHECK_OUT_HEAD, CHECK_OUT_TAIL);
+		runner_text_init(&run->out[i], CHECK_OUT_HEAD, tail);
 	runner_text_init(&run->stray, 16384, 4096);
+}
+
+static void run_init(struct run *run, struct runner_result *r, int live)
+{
+	run_init_tail(run, r, live, CHECK_OUT_TAIL);
 }
 
 void runner_result_report(struct runner_result *r, char *line)
@@ -809,6 +827,277 @@ static int build_private(const struct runner_tree *t, const struct runner_lab *l
 	return rc;
 }
 
+/* Run the test binary bin (removed after) for r's checks: those whose
+ * engines the runner did not give, and those of skip (one a line, or
+ * NULL), are skipped. Returns 0 when it started, -1 when not. */
+static int run_checks(const struct runner_tree *t, const struct runner_opts *o, struct runner_result *r,
+                      char *bin, double timeout_s, int live, const char *skip_also)
+{
+	struct run run;
+	run_init_tail(&run, r, live, skip_also ? RACE_OUT_TAIL : CHECK_OUT_TAIL);
+	run.on_check = o->on_check;
+	char *argv[] = {bin, NULL};
+	/* The checks whose engines the runner did not give: the only ones the
+	 * harness skips (labtest.h), and the only skips that count as such. */
+	struct buf skip = {0};
+	buf_add(&skip, "HOTROW_LAB_SKIP=", 16);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->checks[i].engines & ~r->available)
+			buf_line(&skip, r->checks[i].name);
+	if (r->dropped)
+		buf_add(&skip, r->dropped, strlen(r->dropped));
+	if (skip_also)
+		buf_add(&skip, skip_also, strlen(skip_also));
+	char token_env[64];
+	new_token(run.token, sizeof run.token);
+	snprintf(token_env, sizeof token_env, "HOTROW_REPORT_TOKEN=%s", run.token);
+	/* Under ThreadSanitizer: the first report ends the process, in the
+	 * check that made it, with a code of its own. */
+	const char *env[] = {token_env, skip.s, "TSAN_OPTIONS=halt_on_error=1 exitcode=" RACE_EXIT_S,
+			     "HOTROW_LAB_LEAVE_OUT=1", NULL};
+	if (!skip_also)
+		env[2] = NULL;
+	struct runner_child c = {
+		.argv = argv, .dir = t->root, .timeout_s = timeout_s, .report = 1,
+		.out = on_output, .line = on_report, .arg = &run, .watch_fd = {-1, -1},
+		.env = env,
+	};
+	if (o->watched) {
+		c.watch_fd[0] = o->watch_fd[0];
+		c.watch_fd[1] = o->watch_fd[1];
+		c.watched = o->watched;
+		c.watch_arg = o->watch_arg;
+	}
+	runner_proc_run(&c, &r->exit);
+	free(skip.s);
+	unlink(bin);
+	char *slash = strrchr(bin, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(bin);
+	}
+	char status[120];
+	runner_proc_status(&r->exit, status, sizeof status);
+	r->interrupted = r->exit.stopped;
+	r->cancelled = r->exit.cancelled;
+	int normal = r->exit.started && !r->exit.timed_out && !r->exit.stopped &&
+		     WIFEXITED(r->exit.status);
+	if (!normal)
+		snprintf(r->ended, sizeof r->ended, "%s", status);
+	finish(&run, status);
+	if (normal && WEXITSTATUS(r->exit.status) != 0 && r->failed == 0)
+		snprintf(r->ended, sizeof r->ended, "%s", status);
+	return r->exit.started ? 0 : -1;
+}
+
+/* ---- the race pass ---- */
+
+/* What ThreadSanitizer's report of a check's run says, for a student:
+ * the kind, each access (its first frame in the lab's code, else its
+ * first), and what to do; the report itself stays in the output. */
+static void race_details(struct runner_check *c, const char *out)
+{
+	const char *w = strstr(out, RACE_MARK);
+	size_t kl = strcspn(w + strlen(RACE_MARK), "\n(");
+	char line[600];
+	snprintf(line, sizeof line, "under ThreadSanitizer, a %.*s", (int)kl, w + strlen(RACE_MARK));
+	while (kl && line[strlen(line) - 1] == ' ')
+		line[strlen(line) - 1] = '\0';
+	int is_race = !strncmp(w + strlen(RACE_MARK), "data race", 9);
+	str_line(&c->details, line);
+	/* the accesses: "  Read of size 8 at 0x... by main thread:", then frames */
+	const char *p = w;
+	int shown = 0;
+	while ((p = strchr(p, '\n')) != NULL && shown < 4) {
+		p++;
+		if (!strncmp(p, "SUMMARY:", 8) || !strncmp(p, "==", 2))
+			break;
+		if (p[0] != ' ' || p[1] != ' ' || p[2] == ' ')
+			continue;
+		size_t hl = strcspn(p, "\n");
+		if (hl < 2 || p[hl - 1] != ':' || !memmem(p, hl, " by ", 4) ||
+		    !strncmp(p + 2, "Mutex ", 6) || !strncmp(p + 2, "Thread ", 7) ||
+		    !strncmp(p + 2, "Location ", 9))
+			continue;
+		/* the header, less the address */
+		char head[300];
+		snprintf(head, sizeof head, "%.*s", (int)(hl - 3), p + 2);
+		char *at = strstr(head, " at 0x");
+		if (at) {
+			char *by = strstr(at, " by ");
+			if (by)
+				memmove(at, by, strlen(by) + 1);
+			else
+				*at = '\0';
+		}
+		/* its frames: "    #0 func file:line (module+0x...)" */
+		const char *f = p + hl, *pick = NULL;
+		for (int k = 0; k < 12 && *f == '\n' && !strncmp(f + 1, "    #", 5); k++) {
+			f++;
+			const char *fn = strchr(f + 5, ' ');
+			size_t fl = strcspn(f, "\n");
+			if (fn && !pick)
+				pick = fn + 1;
+			if (fn && (memmem(f, fl, " exercises/", 11) || memmem(f, fl, " solutions/", 11))) {
+				pick = fn + 1;
+				break;
+			}
+			f += fl;
+		}
+		if (pick) {
+			size_t name = strcspn(pick, " \n"), loc = 0;
+			if (pick[name] == ' ')
+				loc = strcspn(pick + name + 1, " \n");
+			snprintf(line, sizeof line, "  %s: %.*s%s%.*s%s", head, (int)name, pick,
+				 loc ? " (" : "", (int)loc, pick + name + 1, loc ? ")" : "");
+		} else {
+			snprintf(line, sizeof line, "  %s", head);
+		}
+		str_line(&c->details, line);
+		shown++;
+	}
+	if (is_race)
+		str_line(&c->details, "Two threads used the same memory, one of them writing, with "
+			 "no lock or atomic between them: C calls that undefined behaviour, whatever "
+			 "values came out this time. Take the lock the other side takes, or make the "
+			 "shared value an _Atomic (or give each thread its own).");
+	else
+		str_line(&c->details, "ThreadSanitizer's report is below; the plain build passed "
+			 "the check, and this build watches every memory access and every lock.");
+}
+
+/* After every check passed: run those that started threads again, built
+ * with ThreadSanitizer (-fsanitize=thread), which sees two threads reach
+ * the same memory with nothing ordering them. The first report ends that
+ * run and fails its check. A build or run that fails for another reason
+ * (no libtsan, a kernel it cannot map under, slowness past the time
+ * limit) fails nothing: the plain run stands, and a notice says so. */
+static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
+                      const struct runner_opts *o, struct runner_result *r)
+{
+	if (!r->built || r->failed || r->passed == 0 || r->ended[0])
+		return;
+	int n = 0;
+	struct buf skip = {0};
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->checks[i].verdict == RUNNER_PASSED && r->checks[i].threads)
+			n++;
+		else
+			buf_line(&skip, r->checks[i].name);
+	}
+	if (n == 0) {
+		free(skip.s);
+		return;
+	}
+	if (r->dropped)
+		buf_add(&skip, r->dropped, strlen(r->dropped));
+	double started = util_now();
+	int status_line = o->live && isatty(STDOUT_FILENO);
+	if (o->live) {
+		printf("%sRaces: the %d check%s that start threads, again under ThreadSanitizer "
+		       "(a build that watches every memory access; several times slower)%s\n",
+		       runner_c_dim(), n, n == 1 ? "" : "s", runner_c_off());
+		fflush(stdout);
+	}
+	char target[PATH_MAX], lock[PATH_MAX], src[PATH_MAX], dir[PATH_MAX], bin[PATH_MAX];
+	snprintf(target, sizeof target, "build/san-thread/labs/%s/test-%s", l->name,
+		 o->solutions ? "solution" : "exercise");
+	if (runner_path(t, lock, sizeof lock, ".hotrow/build.lock") != 0 ||
+	    runner_path(t, src, sizeof src, "%s", target) != 0 ||
+	    runner_path(t, dir, sizeof dir, ".hotrow/run/%ld", (long)getpid()) != 0 ||
+	    snprintf(bin, sizeof bin, "%s/test-%s-races", dir, l->name) >= (int)sizeof bin) {
+		free(skip.s);
+		return;
+	}
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR && !runner_proc_stopping())
+			;
+	if (status_line) {
+		printf("  %smake SAN=thread %s ... (the first time: a minute or two)%s\r",
+		       runner_c_dim(), target, runner_c_off());
+		fflush(stdout);
+	}
+	char *log = NULL;
+	int built = build_san(t, "SAN=thread", target, o->timeout_s > 0 ? 8 * o->timeout_s : 0, o, &log);
+	if (status_line) {
+		printf("\033[K");
+		fflush(stdout);
+	}
+	if (built == 0 && (runner_mkdirs(dir) != 0 || copy_exec(src, bin) != 0))
+		built = -1;
+	if (fd >= 0)
+		close(fd);
+	if (built != 0) {
+		r->interrupted = built == -2;
+		r->cancelled = built == -4;
+		if (built == -1 || built == -3) {
+			char why[300];
+			snprintf(why, sizeof why, "The race check was not run: the ThreadSanitizer build "
+				 "failed (is libtsan installed? `make deps` installs it). The plain checks stand.");
+			str_line(&r->notices, why);
+			if (o->live) {
+				printf("  %s\n", why);
+				runner_build_log_print(stdout, log);
+			}
+		}
+		free(log);
+		free(skip.s);
+		return;
+	}
+	free(log);
+
+	struct runner_result r2;
+	memset(&r2, 0, sizeof r2);
+	r2.available = r->available;
+	r2.checks = calloc(r->n ? r->n : 1, sizeof *r2.checks);
+	if (!r2.checks) {
+		free(skip.s);
+		return;
+	}
+	r2.n = r->n;
+	for (size_t i = 0; i < r->n; i++) {
+		memcpy(r2.checks[i].name, r->checks[i].name, sizeof r2.checks[i].name);
+		r2.checks[i].engines = r->checks[i].engines;
+	}
+	double limit = o->timeout_s > 0 ? RACE_SLOWER * o->timeout_s : 0;
+	int rc = run_checks(t, o, &r2, bin, limit, 0, skip.s);
+	free(skip.s);
+	r->interrupted |= r2.interrupted;
+	r->cancelled |= r2.cancelled;
+	int raced = 0, other = 0;
+	for (size_t i = 0; rc == 0 && i < r->n; i++) {
+		struct runner_check *c = &r->checks[i], *c2 = &r2.checks[i];
+		if (!(c->verdict == RUNNER_PASSED && c->threads))
+			continue;
+		if (c2->output && strstr(c2->output, RACE_MARK)) {
+			c->verdict = RUNNER_FAILED;
+			race_details(c, c2->output);
+			free(c->output);
+			c->output = c2->output;
+			c2->output = NULL;
+			r->passed--;
+			r->failed++;
+			raced++;
+			if (o->live && o->on_check)
+				o->on_check(c);
+		} else if (c2->verdict != RUNNER_PASSED) {
+			other++;   /* failed or never ran in the slower build: not counted */
+		}
+	}
+	if (o->live && !r->interrupted && !r->cancelled) {
+		if (raced == 0 && rc == 0 && other == 0)
+			printf("  %sno race in the %d check%s (%.0f s)%s\n", runner_c_ok(), n,
+			       n == 1 ? "" : "s", util_now() - started, runner_c_off());
+		else if (raced == 0)
+			printf("  %sThe race check did not finish here (%s); the plain checks stand.%s\n",
+			       runner_c_dim(), r2.ended[0] ? r2.ended : "a check failed in the slower "
+			       "build, which the plain build passed", runner_c_off());
+		fflush(stdout);
+	}
+	runner_result_free(&r2);
+}
+
 int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
                      const struct runner_opts *o, struct runner_result *r)
 {
@@ -847,54 +1136,12 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 		return -1;
 	}
 
-	struct run run;
-	run_init(&run, r, o->live);
-	run.on_check = o->on_check;
-	char *argv[] = {bin, NULL};
-	/* The checks whose engines the runner did not give: the only ones the
-	 * harness skips (labtest.h), and the only skips that count as such. */
-	struct buf skip = {0};
-	buf_add(&skip, "HOTROW_LAB_SKIP=", 16);
-	for (size_t i = 0; i < r->n; i++)
-		if (r->checks[i].engines & ~r->available)
-			buf_line(&skip, r->checks[i].name);
-	if (r->dropped)
-		buf_add(&skip, r->dropped, strlen(r->dropped));
-	char token_env[64];
-	new_token(run.token, sizeof run.token);
-	snprintf(token_env, sizeof token_env, "HOTROW_REPORT_TOKEN=%s", run.token);
-	const char *env[] = {token_env, skip.s, NULL};
-	struct runner_child c = {
-		.argv = argv, .dir = t->root, .timeout_s = o->timeout_s, .report = 1,
-		.out = on_output, .line = on_report, .arg = &run, .watch_fd = {-1, -1},
-		.env = env,
-	};
-	if (o->watched) {
-		c.watch_fd[0] = o->watch_fd[0];
-		c.watch_fd[1] = o->watch_fd[1];
-		c.watched = o->watched;
-		c.watch_arg = o->watch_arg;
-	}
-	runner_proc_run(&c, &r->exit);
-	free(skip.s);
-	unlink(bin);
-	char *slash = strrchr(bin, '/');
-	if (slash) {
-		*slash = '\0';
-		rmdir(bin);
-	}
-	char status[120];
-	runner_proc_status(&r->exit, status, sizeof status);
-	r->interrupted = r->exit.stopped;
-	r->cancelled = r->exit.cancelled;
-	int normal = r->exit.started && !r->exit.timed_out && !r->exit.stopped &&
-		     WIFEXITED(r->exit.status);
-	if (!normal)
-		snprintf(r->ended, sizeof r->ended, "%s", status);
-	finish(&run, status);
-	if (normal && WEXITSTATUS(r->exit.status) != 0 && r->failed == 0)
-		snprintf(r->ended, sizeof r->ended, "%s", status);
-	return r->exit.started ? 0 : -1;
+	int rc = run_checks(t, o, r, bin, o->timeout_s, o->live, NULL);
+	if (rc == 0 && !o->no_races)
+		race_pass(t, l, o, r);
+	else if (rc == 0 && o->live && r->failed == 0 && r->passed > 0)
+		printf("%sRaces: not checked (--no-races)%s\n", runner_c_dim(), runner_c_off());
+	return rc;
 }
 
 void runner_result_free(struct runner_result *r)

@@ -25,6 +25,15 @@
  * The test binary's stdout and stderr are kept per check (bounded: the
  * first and last part, with how much was cut) and shown with a failure.
  *
+ * The race pass: when every check passed, the checks that started threads
+ * (the harness says so on its channel: "threads N") run again in the
+ * SAN=thread build of the same test binary, the others left out. The
+ * first ThreadSanitizer report ends that run and fails the check it came
+ * from, with both accesses named; nothing else from that run counts (a
+ * check slower than its limit there, a build that cannot be made), so it
+ * can only find races, never pass a check. --no-races (o->no_races)
+ * leaves it out.
+ *
  * The test binary is copied to a directory of this invocation's own
  * (.hotrow/run/PID/) under a lock before it runs, so two checks at once
  * neither rebuild it under each other nor fail with "Text file busy".
@@ -60,6 +69,7 @@ struct runner_opts {
 	int only_sqlite;      /* --db sqlite: the PostgreSQL checks are not wanted */
 	int only_mysql;       /* --db mysql://...: only the MariaDB checks are wanted */
 	const struct runner_part *part;   /* --part: only its checks are expected and run */
+	int no_races;         /* --no-races: no second run under ThreadSanitizer */
 	/* `lab watch`: descriptors to answer while building and checking
 	 * (see runner_child); watched() returning non-zero stops the check. */
 	int watch_fd[2];
@@ -91,6 +101,7 @@ struct runner_check {
 	char *said;                /* what the check itself said (lt_say), lines; owned, may be NULL */
 	unsigned engines;          /* RUNNER_ENGINE_* it needs */
 	double seconds;            /* from its start to its verdict */
+	int threads;               /* it started threads (the harness says): the race pass runs it */
 };
 
 struct runner_result {

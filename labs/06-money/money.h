@@ -166,7 +166,10 @@ int money_batch(struct kit_db *db, const struct money_fees *fees,
  * the amount either), MONEY_INVALID (id or amount <= 0, `to` the fee
  * account itself, fees->subs outside 1..MONEY_MAX_SUBS; MONEY_OUTSIDE is a
  * payee like any other: the platform taking its fees to the bank) or
- * another KIT_DB_* code. */
+ * another KIT_DB_* code. A sub-account below fees->subs with no row
+ * (fees->subs more than the fee account was opened with) holds nothing,
+ * as one at 0 does: the payout comes out of another that holds the
+ * amount, and is MONEY_INSUFFICIENT when none does. */
 int money_payout(struct kit_db *db, const struct money_fees *fees, int64_t id,
                  int64_t to, int64_t amount);
 

@@ -47,6 +47,8 @@
  *   hint TAG            a hint tag of its failure
  *   notice TEXT         a line for the student, outside any check
  *   say TEXT            a line the check shows beside its verdict (lt_say)
+ *   threads N           the check started N threads (the kit's too): the
+ *                       runner runs it again under ThreadSanitizer
  *   end NAME pass|fail|skip
  * A check with a start and no end did not finish: the process died in it;
  * one that sent a detail failed, whatever its end says; a skip counts only

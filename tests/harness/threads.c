@@ -35,6 +35,7 @@ int __real_pthread_detach(pthread_t th);
 int __wrap_pthread_detach(pthread_t th);
 
 static atomic_long starts;
+static atomic_long kit_starts;   /* the kit's, through lt_kit_pthread_create */
 static atomic_long countdown;   /* > 0: the start that takes it to 0 is refused */
 static atomic_bool fired;
 
@@ -179,6 +180,7 @@ void lt_thread_head_start(int ms)
 
 int lt_kit_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
+	atomic_fetch_add(&kit_starts, 1);
 	return __real_pthread_create(th, attr, fn, arg);
 }
 
@@ -250,6 +252,7 @@ int __wrap_pthread_detach(pthread_t th)
 }
 
 long lt_thread_starts(void) { return atomic_load(&starts); }
+long lt_thread_starts_all(void) { return atomic_load(&starts) + atomic_load(&kit_starts); }
 
 void lt_thread_arm(int k)
 {

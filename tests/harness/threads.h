@@ -48,6 +48,11 @@
  * many threads it tried to start. */
 long lt_thread_starts(void);
 
+/* Those and the kit's own (a load's threads) together: whether a check
+ * ran code in more than one thread, which `lab check` runs again under
+ * ThreadSanitizer (runner/check.h). */
+long lt_thread_starts_all(void);
+
 /* In a thread started through the wrapper, its start's number (what
  * lt_thread_starts() said just before its pthread_create); -1 in any
  * other thread. */

@@ -217,6 +217,40 @@ if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
 elif has "FAIL " || ! has "checks passing"; then bad "a check failed against the solution"
 else ok; fi
 
+t runner__check_solutions_passes_the_race_pass
+if ! has "no race in the [0-9]* checks"; then bad "no race pass, or it found a race in the solution"
+else ok; fi
+
+# The race pass: a counter every liker thread adds to with no lock, in a
+# copy of the solution. The plain checks pass it; ThreadSanitizer does not.
+sol=$(ls "$kit/solutions/$name/"*.c | head -n 1)
+cp "$sol" "$tmp/solution.c"
+if [ "$name" = 01-hot-row ] && "$py" - "$sol" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+i = s.index("int like_post(")
+j = s.index("\n{\n", i) + 3
+s = s[:i] + "static long likes_seen;\n\n" + s[i:j] + "\tlikes_seen++;\n" + s[j:]
+open(p, "w").write(s)
+PY
+then
+	t runner__race_pass_fails_a_data_race
+	hl check "$lab" --solutions; rc=$?
+	if [ $rc -ne 1 ]; then bad "exit $rc, want 1"
+	elif ! has "under ThreadSanitizer, a data race" || ! has "like_post (solutions/$name/"; then
+		bad "no data race named in like_post"
+	elif ! has "of [0-9]* checks passing" || has "Lab $lab done"; then bad "no count, or done"
+	else ok; fi
+
+	t runner__race_pass_skipped_with_no_races
+	hl check "$lab" --solutions --no-races; rc=$?
+	if [ $rc -ne 0 ]; then bad "exit $rc, want 0"
+	elif ! has "Races: not checked (--no-races)"; then bad "no line saying the race pass was skipped"
+	else ok; fi
+fi
+cp "$tmp/solution.c" "$sol"
+
 t runner__hint_reveals_in_order
 hl hint "$lab"; rc1=$?; cp "$out" "$tmp/hint1"
 hl hint "$lab"; rc2=$?

@@ -1250,6 +1250,38 @@ static void payout__accounts_never_opened(void **state)
 	lt_expect(bad == NULL, "reservation", "after three refused payouts: %s", bad);
 }
 
+/* A fee account opened with one sub-account, paid out of as if it had
+ * four (fees->subs 4): sub-accounts 1 to 3 have no row, and money.h says
+ * such a sub-account holds nothing. Payout 23 starts at sub-account
+ * 23 % 4 = 3, which has no row, and must come out of sub-account 0,
+ * which holds 5; payout 21 of 50, more than any holds, is
+ * MONEY_INSUFFICIENT: both accounts are there, and fees can still come. */
+static void payout__more_subs_than_opened(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books_after_a_sale(t);
+	struct money_fees four = { FEE_ACCOUNT, 4 };
+	int rc = money_payout(db, &four, 23, 3, 2);
+	bool answer = rc == 0 || rc == MONEY_NO_ACCOUNT || rc == MONEY_INSUFFICIENT ||
+	              rc == MONEY_ALREADY || rc == MONEY_INVALID;
+	lt_expect(rc == 0, "reservation", "a payout of 2 with fees->subs 4 out of a fee account "
+	          "opened with one sub-account holding 5 returned %d%s%s%s; expected 0: money.h says "
+	          "a sub-account with no row holds nothing, so the payout comes out of one that "
+	          "holds the amount (sub-account 0)%s", rc, answer ? "" : " (", answer ? "" :
+	          labtest_why(db), answer ? "" : ")", rc == MONEY_NO_ACCOUNT ? ". MONEY_NO_ACCOUNT is for an account never opened, "
+	          "not for a sub-account the loop meets first" : "");
+	lt_expect_int_hint(balance(t, 3), rc == 0 ? 2 : 0, "account 3 after the payout of 2",
+	                   "reservation");
+	rc = money_payout(db, &four, 21, 3, 50);
+	lt_expect(rc == MONEY_INSUFFICIENT, "reservation", "a payout of 50 with fees->subs 4 out "
+	          "of a fee account opened with one sub-account (holding 3 now) returned %d; "
+	          "expected MONEY_INSUFFICIENT (%d): both accounts were opened, and fees may still "
+	          "come", rc, MONEY_INSUFFICIENT);
+	lt_expect_int_hint(rows_of(t, 21), 0, "rows of the refused payout", "rollback");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "reservation", "after payouts with fees->subs past the opened: %s", bad);
+}
+
 /* Each transfers row says who paid whom, how much, and what fee: the
  * opening of account 1 (id -1, from MONEY_OUTSIDE, fee 0), a sale (7,
  * buyer 1 to seller 2, fee 5) and a payout (8, from the fee account to
@@ -1388,6 +1420,7 @@ int main(void)
 		BOTH(transfer__no_sub_accounts_refused),
 		BOTH(payout__smallest_id_and_amount),
 		BOTH(payout__accounts_never_opened),
+		BOTH(payout__more_subs_than_opened),
 		BOTH(transfer__rows_say_who_paid_whom),
 		BOTH(reconcile__untouched_accounts_are_in_order),
 	};
