@@ -88,6 +88,13 @@ struct slot {
 };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *table;
+
+/* Whether m is this file's lock (locks.c leaves it out of a record). */
+bool lt_alloc_own_lock(const void *m);
+bool lt_alloc_own_lock(const void *m)
+{
+	return m == (const void *)&lock;
+}
 static size_t cap, used;        /* used counts blocks and GONE slots */
 
 /* The first block found written past its end since lt_alloc_overrun_reset

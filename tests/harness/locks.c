@@ -385,8 +385,43 @@ static void held_after_unlock(void)
 			nap_1ms();
 }
 
+/* lt_lock_record: the locks this thread released since, each once. */
+#define RECORD_MAX 32
+static _Thread_local bool recording;
+static _Thread_local const void *recorded[RECORD_MAX];
+static _Thread_local int nrecorded;
+bool lt_alloc_own_lock(const void *m);
+#pragma weak lt_alloc_own_lock   /* alloc.o is in a lab's test binary only */
+
+static void record_release(const void *l)
+{
+	if (!recording || lt_thread_own_lock(l) || (lt_alloc_own_lock && lt_alloc_own_lock(l)))
+		return;
+	for (int i = 0; i < nrecorded; i++)
+		if (recorded[i] == l)
+			return;
+	if (nrecorded < RECORD_MAX)
+		recorded[nrecorded++] = l;
+}
+
+void lt_lock_record(void)
+{
+	nrecorded = 0;
+	recording = true;
+}
+
+int lt_lock_recorded(const void **out, int max)
+{
+	recording = false;
+	int n = 0;
+	for (int i = 0; i < nrecorded && n < max; i++)
+		out[n++] = recorded[i];
+	return n;
+}
+
 int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	record_release(m);
 	gives_up(m);
 	int rc = __real_pthread_mutex_unlock(m);
 	held_after_unlock();
@@ -398,6 +433,7 @@ int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
  * the unlock is the same. */
 int __wrap_pthread_spin_unlock(pthread_spinlock_t *l)
 {
+	record_release((const void *)l);
 	int rc = __real_pthread_spin_unlock(l);
 	held_after_unlock();
 	return rc;

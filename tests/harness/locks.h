@@ -154,6 +154,15 @@ void lt_lock_hold_next_unlock(void);
  * "never waits" and takes a busy mutex for "nothing to report" shows.
  * Other threads' calls are not touched; 0 cancels what is left. */
 void lt_lock_busy_trylocks(int n);
+
+/* Record the mutexes and spin locks the calling thread releases (the
+ * harness's own aside) from lt_lock_record() until lt_lock_recorded(),
+ * which stops and gives up to max of them, each once, and how many: the
+ * locks a call took on its way. Two objects that must not wait for each
+ * other (batch.h's accumulators) share none. Read-write locks are not
+ * recorded: two readers do not wait for each other. */
+void lt_lock_record(void);
+int lt_lock_recorded(const void **out, int max);
 /* The calling thread's next n pthread_mutex_timedlock calls find their
  * deadline already past, as a wait of a second does on a machine busy
  * enough: a free mutex is taken, a held one answers ETIMEDOUT at once. A

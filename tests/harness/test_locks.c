@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -221,6 +222,50 @@ static void locks__armed_trylock_is_busy(void **state)
 	lt_lock_busy_trylocks(0);
 	lt_expect_int(pthread_mutex_trylock(&m), 0, "a trylock after the arming was cancelled");
 	pthread_mutex_unlock(&m);
+}
+
+/* A record holds the mutexes and spin locks this thread released, each
+ * once, not its read-write locks, not another thread's, and not the
+ * harness's own (an allocation's); it stops at lt_lock_recorded. */
+static void *lock_and_unlock(void *arg)
+{
+	pthread_mutex_lock(arg);
+	pthread_mutex_unlock(arg);
+	return NULL;
+}
+
+static void locks__record_holds_what_this_thread_released(void **state)
+{
+	(void)state;
+	static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER,
+	                       other = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	pthread_spinlock_t spin;
+	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
+	lt_lock_record();
+	pthread_mutex_lock(&a);
+	pthread_mutex_unlock(&a);
+	pthread_mutex_lock(&b);
+	free(malloc(64));
+	pthread_mutex_unlock(&b);
+	pthread_mutex_lock(&a);
+	pthread_mutex_unlock(&a);
+	pthread_spin_lock(&spin);
+	pthread_spin_unlock(&spin);
+	pthread_rwlock_rdlock(&rw);
+	pthread_rwlock_unlock(&rw);
+	pthread_t th;
+	lt_expect_int(pthread_create(&th, NULL, lock_and_unlock, &other), 0, "pthread_create");
+	pthread_join(th, NULL);
+	const void *got[8];
+	int n = lt_lock_recorded(got, 8);
+	pthread_mutex_lock(&b);             /* after the record: not in it */
+	pthread_mutex_unlock(&b);
+	lt_expect_int(n, 3, "locks recorded: a, b and the spin lock, each once");
+	lt_expect(n >= 3 && got[0] == (const void *)&a && got[1] == (const void *)&b &&
+	          got[2] == (const void *)&spin, NULL, "the locks recorded, in the order released");
+	lt_expect_int(lt_lock_recorded(got, 8), n, "the record read again");
+	pthread_spin_destroy(&spin);
 }
 
 /* The calling thread's armed timedlocks find their deadline past: a held
@@ -475,6 +520,7 @@ int main(void)
 		LABTEST_SQLITE(locks__cond_init_after_a_start_seen),
 		LABTEST_SQLITE(locks__armed_wait_wakes_at_once),
 		LABTEST_SQLITE(locks__armed_trylock_is_busy),
+		LABTEST_SQLITE(locks__record_holds_what_this_thread_released),
 		LABTEST_SQLITE(locks__armed_timedlock_is_late),
 		LABTEST_SQLITE(locks__armed_clock_reading_faked_in_started_threads),
 		LABTEST_SQLITE(locks__yield_lets_a_signalled_waiter_look_first),

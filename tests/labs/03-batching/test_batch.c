@@ -1185,6 +1185,55 @@ static void batch_acc__accumulators_do_not_wait_for_each_other(void **state)
 	                   "acc");
 }
 
+/* batch.h: adds to different accs do not wait for each other. So no lock
+ * one accumulator's add releases is released by another's: not one mutex
+ * every accumulator shares, nor one of a static pool of stripes picked by
+ * the accumulator's address (of 64 accumulators, some share a stripe of
+ * 16, and two of them wait for each other's adds and flushes whenever
+ * they meet). The mutexes and spin locks each add released are recorded
+ * (locks.h); an add that takes none (atomics) shares none. */
+static void batch_acc__accumulators_share_no_lock(void **state)
+{
+	(void)state;
+	enum { ACCS = 64, LOCKS = 8 };
+	struct batch_acc *acc[ACCS] = { 0 };
+	const void *took[ACCS][LOCKS];
+	int ntook[ACCS], rcs = 0;
+	bool made = true;
+	for (int i = 0; i < ACCS; i++)
+		made = made && (acc[i] = batch_acc_new()) != NULL;
+	for (int i = 0; made && i < ACCS; i++)
+		rcs |= batch_acc_add(acc[i], 7, 1);     /* the tally's first post: any allocation */
+	for (int i = 0; made && i < ACCS; i++) {
+		lt_lock_record();
+		rcs |= batch_acc_add(acc[i], 7, 1);
+		ntook[i] = lt_lock_recorded(took[i], LOCKS);
+	}
+	int a = -1, b = -1;
+	const void *shared = NULL;
+	for (int i = 0; made && i < ACCS && !shared; i++)
+		for (int j = i + 1; j < ACCS && !shared; j++)
+			for (int x = 0; x < ntook[i] && !shared; x++)
+				for (int y = 0; y < ntook[j] && !shared; y++)
+					if (took[i][x] == took[j][y]) {
+						a = i;
+						b = j;
+						shared = took[i][x];
+					}
+	int64_t pending = made ? batch_acc_pending(acc[ACCS - 1]) : 0;
+	for (int i = 0; i < ACCS; i++)
+		batch_acc_free(acc[i]);
+	lt_expect(made, NULL, "batch_acc_new returned NULL with memory to spare");
+	lt_expect_int(rcs, 0, "batch_acc_add to 64 accumulators, twice each");
+	lt_expect(shared == NULL, "acc-lock", "the adds to accumulators %d and %d (of 64, each from "
+	          "its own batch_acc_new) both took and released the lock at %p: batch.h says adds "
+	          "to different accs do not wait for each other, and two that share a lock do "
+	          "whenever they meet. Is a mutex kept outside struct batch_acc: a static, or a "
+	          "static pool of them picked by the accumulator's address? Keep the mutex in the "
+	          "struct", a, b, shared);
+	lt_expect_int_hint(pending, 2, "pending in the 64th accumulator after two adds of 1", "acc");
+}
+
 static void batch_acc__exact_under_threads(void **state)
 {
 	struct labtest *t = *state;
@@ -3548,6 +3597,7 @@ int main(void)
 		BOTH(batch_rollup__moved_may_be_null),
 		cmocka_unit_test(batch_acc__pending_read_while_adding),
 		cmocka_unit_test(batch_acc__accumulators_do_not_wait_for_each_other),
+		cmocka_unit_test(batch_acc__accumulators_share_no_lock),
 		BOTH(batch__ids_at_the_ends_of_int64),
 		BOTH(batch__threads_keep_their_own_arguments),
 		BOTH(batch_acc__flushes_keep_their_own_sums),
