@@ -1813,6 +1813,34 @@ static void *run_at_once(void *arg)
 	return NULL;
 }
 
+/* Both consumers' fence_handle let go together; a call that returned an
+ * error is then delivered again alone, up to 3 times, as the log would (a
+ * lock wait between the two is no mistake). Returns the calls delivered
+ * again. */
+static int both_at_once(struct at_once a[2])
+{
+	pthread_t th[2];
+	for (int who = 0; who < 2; who++)
+		if (pthread_create(&th[who], NULL, run_at_once, &a[who]) != 0)
+			fail_msg("pthread_create");
+	for (int who = 0; who < 2; who++)
+		pthread_join(th[who], NULL);
+	int again = 0;
+	for (int who = 0; who < 2; who++)
+		for (int tries = 0; a[who].rc < 0 && tries < 3; tries++, again++)
+			a[who].rc = fence_handle(a[who].db, who, a[who].recs,
+			                         a[who].n ? a[who].n : AT_ONCE_EVENTS);
+	return again;
+}
+
+/* The two consumers' connections and their barrier, closed. */
+static void both_closed(struct at_once a[2], pthread_barrier_t *go)
+{
+	for (int who = 0; who < 2; who++)
+		kit_db_close(a[who].db);
+	pthread_barrier_destroy(go);
+}
+
 static void fence_handle__threads_at_once_keep_their_own_batches(void **state)
 {
 	struct labtest *t = *state;
@@ -1838,15 +1866,7 @@ static void fence_handle__threads_at_once_keep_their_own_batches(void **state)
 	for (round = 1; round <= AT_ONCE_ROUNDS && !seen[0]; round++) {
 		labtest_exec(t, "DELETE FROM video_views");
 		labtest_exec(t, "UPDATE log_progress SET last_offset = -1");
-		pthread_t th[2];
-		for (int who = 0; who < 2; who++)
-			if (pthread_create(&th[who], NULL, run_at_once, &a[who]) != 0)
-				fail_msg("pthread_create");
-		for (int who = 0; who < 2; who++)
-			pthread_join(th[who], NULL);
-		for (int who = 0; who < 2; who++)
-			for (int tries = 0; a[who].rc < 0 && tries < 3; tries++, again++)
-				a[who].rc = fence_handle(a[who].db, who, a[who].recs, AT_ONCE_EVENTS);
+		again += both_at_once(a);
 		for (int who = 0; who < 2 && !seen[0]; who++) {
 			char sql[200];
 			snprintf(sql, sizeof sql, "SELECT count(*) FROM video_views WHERE video_id "
@@ -1865,9 +1885,7 @@ static void fence_handle__threads_at_once_keep_their_own_batches(void **state)
 				         AT_ONCE_EVENTS - 1);
 		}
 	}
-	for (int who = 0; who < 2; who++)
-		kit_db_close(a[who].db);
-	pthread_barrier_destroy(&go);
+	both_closed(a, &go);
 	free(ev);
 	free(recs);
 	lt_expect(!seen[0], "own-batch", "two consumers of one process called fence_handle at "
@@ -1913,18 +1931,8 @@ static void fence_handle__threads_meet_a_new_size_at_once(void **state)
 				e->video_id = (who + 1) * 10000 + i;
 				recs[who * MOST + i] = (struct kit_log_record){ i, sizeof *e, e };
 			}
-		pthread_t th[2];
-		for (int who = 0; who < 2; who++) {
-			a[who].n = n;
-			if (pthread_create(&th[who], NULL, run_at_once, &a[who]) != 0)
-				fail_msg("pthread_create");
-		}
-		for (int who = 0; who < 2; who++)
-			pthread_join(th[who], NULL);
-		/* a lock wait between the two is no mistake: delivered again alone */
-		for (int who = 0; who < 2; who++)
-			for (int tries = 0; a[who].rc < 0 && tries < 3; tries++)
-				a[who].rc = fence_handle(a[who].db, who, a[who].recs, n);
+		a[0].n = a[1].n = n;
+		both_at_once(a);
 		for (int who = 0; who < 2 && !seen[0]; who++) {
 			char sql[200];
 			snprintf(sql, sizeof sql, "SELECT count(*) FROM video_views WHERE video_id "
@@ -1940,9 +1948,7 @@ static void fence_handle__threads_meet_a_new_size_at_once(void **state)
 				         (long long)rows, n, 2 * n);
 		}
 	}
-	for (int who = 0; who < 2; who++)
-		kit_db_close(a[who].db);
-	pthread_barrier_destroy(&go);
+	both_closed(a, &go);
 	free(ev);
 	free(recs);
 	lt_expect(!seen[0], "own-batch", "two consumers of one process called fence_handle at the "

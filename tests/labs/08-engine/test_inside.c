@@ -1136,6 +1136,20 @@ static void keys__like_needs_post(void **state)
 	          "or make the key what it must be", immediate);
 }
 
+/* THREADS threads call op `iterations` times each, every thread on a
+ * connection of its own; what they did goes to *r. */
+static void run_load(struct labtest *t, int iterations, kit_load_op_fn *op, void *arg,
+                     struct kit_load_result *r)
+{
+	struct kit_load_config c;
+	kit_load_config_default(&c);
+	c.url = t->url;
+	c.threads = THREADS;
+	c.iterations = iterations;
+	c.progress = false;
+	lt_expect(kit_load_run(&c, op, arg, r) == 0, NULL, "load run: %s", r->error);
+}
+
 /* arg: the first user id of this round (a round never likes twice) */
 static int like_many(void *arg, struct kit_load_thread *th)
 {
@@ -1178,14 +1192,8 @@ static void keys__no_multixacts_from_likes(void **state)
 	for (int round = 0; round < 3; round++) {
 		int64_t base = (int64_t)round * 100000000;
 		int64_t before = multixacts_since_posts(t);
-		struct kit_load_config c;
 		struct kit_load_result r;
-		kit_load_config_default(&c);
-		c.url = t->url;
-		c.threads = THREADS;
-		c.iterations = 150;
-		c.progress = false;
-		lt_expect(kit_load_run(&c, like_many, &base, &r) == 0, NULL, "load run: %s", r.error);
+		run_load(t, 150, like_many, &base, &r);
 		made = multixacts_since_posts(t) - before;
 
 		lt_expect_int(r.ok, THREADS * 150, "likes that returned 0, 8 threads x 150");
@@ -1240,14 +1248,8 @@ static void isolation__exact_with_retries(void **state)
 	for (int i = 0; i < 2; i++) {
 		labtest_exec(t, "UPDATE counters SET n = 0 WHERE id = 1");
 		struct retry_run run = { .level = levels[i], .policy = { 200, 1, 20 } };
-		struct kit_load_config c;
 		struct kit_load_result r;
-		kit_load_config_default(&c);
-		c.url = t->url;
-		c.threads = THREADS;
-		c.iterations = 60;
-		c.progress = false;
-		lt_expect(kit_load_run(&c, count_many, &run, &r) == 0, NULL, "load run: %s", r.error);
+		run_load(t, 60, count_many, &run, &r);
 		lt_expect(atomic_load(&run.over_cap) == 0, "backoff", "%d of the 480 calls under %s "
 		          "asked for a wait longer than cap_ms = 20 ms (one asked %.3g s): is the "
 		          "doubling capped?", atomic_load(&run.over_cap), levels[i],
@@ -2752,16 +2754,10 @@ static int like_one_many(void *arg, struct kit_load_thread *th)
 static void one_trip__exact_under_threads(void **state)
 {
 	struct labtest *t = *state;
-	struct kit_load_config c;
 	struct kit_load_result r;
 	make_counter(t);
 
-	kit_load_config_default(&c);
-	c.url = t->url;
-	c.threads = THREADS;
-	c.iterations = 250;
-	c.progress = false;
-	lt_expect(kit_load_run(&c, like_one_many, NULL, &r) == 0, NULL, "load run: %s", r.error);
+	run_load(t, 250, like_one_many, NULL, &r);
 	lt_expect_int(r.ok, THREADS * 250, "likes that returned 0, 8 threads x 250");
 	lt_expect_int_hint(labtest_int(t, "SELECT likes FROM posts WHERE id = 1"), THREADS * 250,
 	                   "posts.likes after 8 threads x 250", "read-first");
@@ -2956,16 +2952,10 @@ static int append_many(void *arg, struct kit_load_thread *th)
 static void append__spread_rows_exact(void **state)
 {
 	struct labtest *t = *state;
-	struct kit_load_config c;
 	struct kit_load_result r;
 	labtest_exec(t, "CREATE TABLE events (id BIGINT PRIMARY KEY, seq BIGINT NOT NULL)");
 
-	kit_load_config_default(&c);
-	c.url = t->url;
-	c.threads = THREADS;
-	c.iterations = 250;
-	c.progress = false;
-	lt_expect(kit_load_run(&c, append_many, NULL, &r) == 0, NULL, "load run: %s", r.error);
+	run_load(t, 250, append_many, NULL, &r);
 	lt_expect_int_hint(r.constraint, 0, "inserts refused as duplicate keys", "bijection");
 	lt_expect_int(labtest_int(t, "SELECT count(*) FROM events"), THREADS * 250,
 	              "rows after 8 threads x 250 appends");
