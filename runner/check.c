@@ -827,11 +827,24 @@ static int build_private(const struct runner_tree *t, const struct runner_lab *l
 	return rc;
 }
 
-/* Run the test binary bin (removed after) for r's checks: those whose
- * engines the runner did not give, and those of skip (one a line, or
- * NULL), are skipped. Returns 0 when it started, -1 when not. */
+/* Remove the private copy bin and its directory (.hotrow/run/PID/). */
+static void remove_private(const char *bin)
+{
+	char dir[PATH_MAX];
+	unlink(bin);
+	snprintf(dir, sizeof dir, "%s", bin);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(dir);
+	}
+}
+
+/* Run the test binary bin (removed after, unless keep_bin) for r's checks:
+ * those whose engines the runner did not give, and those of skip (one a
+ * line, or NULL), are skipped. Returns 0 when it started, -1 when not. */
 static int run_checks(const struct runner_tree *t, const struct runner_opts *o, struct runner_result *r,
-                      char *bin, double timeout_s, int live, const char *skip_also)
+                      char *bin, double timeout_s, int live, const char *skip_also, int keep_bin)
 {
 	struct run run;
 	run_init_tail(&run, r, live, skip_also ? RACE_OUT_TAIL : CHECK_OUT_TAIL);
@@ -870,12 +883,8 @@ static int run_checks(const struct runner_tree *t, const struct runner_opts *o, 
 	}
 	runner_proc_run(&c, &r->exit);
 	free(skip.s);
-	unlink(bin);
-	char *slash = strrchr(bin, '/');
-	if (slash) {
-		*slash = '\0';
-		rmdir(bin);
-	}
+	if (!keep_bin)
+		remove_private(bin);
 	char status[120];
 	runner_proc_status(&r->exit, status, sizeof status);
 	r->interrupted = r->exit.stopped;
@@ -978,19 +987,10 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 	if (!r->built || r->failed || r->passed == 0 || r->ended[0])
 		return;
 	int n = 0;
-	struct buf skip = {0};
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->checks[i].verdict == RUNNER_PASSED && r->checks[i].threads)
-			n++;
-		else
-			buf_line(&skip, r->checks[i].name);
-	}
-	if (n == 0) {
-		free(skip.s);
+	for (size_t i = 0; i < r->n; i++)
+		n += r->checks[i].verdict == RUNNER_PASSED && r->checks[i].threads;
+	if (n == 0)
 		return;
-	}
-	if (r->dropped)
-		buf_add(&skip, r->dropped, strlen(r->dropped));
 	double started = util_now();
 	int status_line = o->live && isatty(STDOUT_FILENO);
 	if (o->live) {
@@ -1006,7 +1006,6 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 	    runner_path(t, src, sizeof src, "%s", target) != 0 ||
 	    runner_path(t, dir, sizeof dir, ".hotrow/run/%ld", (long)getpid()) != 0 ||
 	    snprintf(bin, sizeof bin, "%s/test-%s-races", dir, l->name) >= (int)sizeof bin) {
-		free(skip.s);
 		return;
 	}
 	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -1042,35 +1041,53 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 			}
 		}
 		free(log);
-		free(skip.s);
 		return;
 	}
 	free(log);
 
-	struct runner_result r2;
-	memset(&r2, 0, sizeof r2);
-	r2.available = r->available;
-	r2.checks = calloc(r->n ? r->n : 1, sizeof *r2.checks);
-	if (!r2.checks) {
-		free(skip.s);
-		return;
-	}
-	r2.n = r->n;
-	for (size_t i = 0; i < r->n; i++) {
-		memcpy(r2.checks[i].name, r->checks[i].name, sizeof r2.checks[i].name);
-		r2.checks[i].engines = r->checks[i].engines;
-	}
+	/* Each check in a process of its own: a check is then the first to
+	 * call the lab's functions, and a cache or a table filled on first
+	 * use is filled under its threads, not by an earlier check's one. */
 	double limit = o->timeout_s > 0 ? RACE_SLOWER * o->timeout_s : 0;
-	int rc = run_checks(t, o, &r2, bin, limit, 0, skip.s);
-	free(skip.s);
-	r->interrupted |= r2.interrupted;
-	r->cancelled |= r2.cancelled;
-	int raced = 0, other = 0;
-	for (size_t i = 0; rc == 0 && i < r->n; i++) {
-		struct runner_check *c = &r->checks[i], *c2 = &r2.checks[i];
+	int k = 0, raced = 0, other = 0, ran = 0;
+	char ended[400] = "";
+	for (size_t i = 0; i < r->n && !raced && !r->interrupted && !r->cancelled; i++) {
+		struct runner_check *c = &r->checks[i];
 		if (!(c->verdict == RUNNER_PASSED && c->threads))
 			continue;
-		if (c2->output && strstr(c2->output, RACE_MARK)) {
+		k++;
+		if (status_line) {
+			printf("  %s%d/%d %s%s\033[K\r", runner_c_dim(), k, n, c->name, runner_c_off());
+			fflush(stdout);
+		}
+		struct runner_result r2;
+		memset(&r2, 0, sizeof r2);
+		r2.available = r->available;
+		r2.checks = calloc(r->n, sizeof *r2.checks);
+		struct buf others = {0};
+		for (size_t j = 0; r2.checks && j < r->n; j++) {
+			memcpy(r2.checks[j].name, r->checks[j].name, sizeof r2.checks[j].name);
+			r2.checks[j].engines = r->checks[j].engines;
+			if (j != i)
+				buf_line(&others, r->checks[j].name);
+		}
+		if (r->dropped)
+			buf_add(&others, r->dropped, strlen(r->dropped));
+		if (!r2.checks || !others.s) {
+			free(r2.checks);
+			free(others.s);
+			break;
+		}
+		r2.n = r->n;
+		int rc = run_checks(t, o, &r2, bin, limit, 0, others.s, 1);
+		free(others.s);
+		r->interrupted |= r2.interrupted;
+		r->cancelled |= r2.cancelled;
+		struct runner_check *c2 = &r2.checks[i];
+		ran += rc == 0;
+		if (rc == 0 && c2->output && strstr(c2->output, RACE_MARK)) {
+			if (status_line)
+				printf("\033[K");
 			c->verdict = RUNNER_FAILED;
 			race_details(c, c2->output);
 			free(c->output);
@@ -1081,21 +1098,30 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 			raced++;
 			if (o->live && o->on_check)
 				o->on_check(c);
-		} else if (c2->verdict != RUNNER_PASSED) {
+		} else if (rc != 0 || c2->verdict != RUNNER_PASSED) {
 			other++;   /* failed or never ran in the slower build: not counted */
+			if (!ended[0])
+				snprintf(ended, sizeof ended, "%s: %s", c->name, r2.ended[0] ? r2.ended :
+					 "it failed there, and passed in the plain build");
 		}
+		runner_result_free(&r2);
+	}
+	remove_private(bin);
+	if (status_line) {
+		printf("\033[K");
+		fflush(stdout);
 	}
 	if (o->live && !r->interrupted && !r->cancelled) {
-		if (raced == 0 && rc == 0 && other == 0)
+		if (raced == 0 && other == 0)
 			printf("  %sno race in the %d check%s (%.0f s)%s\n", runner_c_ok(), n,
 			       n == 1 ? "" : "s", util_now() - started, runner_c_off());
 		else if (raced == 0)
-			printf("  %sThe race check did not finish here (%s); the plain checks stand.%s\n",
-			       runner_c_dim(), r2.ended[0] ? r2.ended : "a check failed in the slower "
-			       "build, which the plain build passed", runner_c_off());
+			printf("  %sNo race seen; %d of the %d checks did not finish in the slower build "
+			       "(the first, %s). The plain checks stand.%s\n", runner_c_dim(), other, n,
+			       ended, runner_c_off());
 		fflush(stdout);
 	}
-	runner_result_free(&r2);
+	(void)ran;
 }
 
 int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
@@ -1136,7 +1162,7 @@ int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
 		return -1;
 	}
 
-	int rc = run_checks(t, o, r, bin, o->timeout_s, o->live, NULL);
+	int rc = run_checks(t, o, r, bin, o->timeout_s, o->live, NULL, 0);
 	if (rc == 0 && !o->no_races)
 		race_pass(t, l, o, r);
 	else if (rc == 0 && o->live && r->failed == 0 && r->passed > 0)

@@ -27,9 +27,11 @@
  *
  * The race pass: when every check passed, the checks that started threads
  * (the harness says so on its channel: "threads N") run again in the
- * SAN=thread build of the same test binary, the others left out. The
- * first ThreadSanitizer report ends that run and fails the check it came
- * from, with both accesses named; nothing else from that run counts (a
+ * SAN=thread build of the same test binary, each in a process of its own
+ * (so it is the first to call the lab's code there, and a cache filled on
+ * first use is filled under its threads), the others left out. The first
+ * ThreadSanitizer report ends that run and fails the check it came from,
+ * with both accesses named; nothing else from that run counts (a
  * check slower than its limit there, a build that cannot be made), so it
  * can only find races, never pass a check. --no-races (o->no_races)
  * leaves it out.
