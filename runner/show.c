@@ -292,6 +292,12 @@ int runner_check_cmd(const struct runner_tree *t, const struct runner_lab *l, co
 	if (r.ended[0]) {
 		printf("\n%sThe test process %s%s%s.\n", runner_c_bad(), r.ended,
 		       r.running ? " while running " : "", r.running ? r.running : "");
+		if (r.exit.timed_out)
+			printf("%sThe lab's checks run in one test program with %.0f s in all (--timeout): "
+			       "a check that waits for ever stops there, and so does a machine busy with "
+			       "other work. If `uptime` shows a load above its cores, `%s lab check %s "
+			       "--timeout %.0f` gives it more.%s\n", runner_c_off(), o->timeout_s,
+			       runner_self(), l->num, 5 * o->timeout_s, runner_c_off());
 	}
 	if (runner_show_has_output(r.stray)) {
 		printf("\nPrinted outside any check:\n");
