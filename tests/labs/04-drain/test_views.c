@@ -556,6 +556,29 @@ static void record_view__lost_reply_still_counted(void **state)
 	kit_store_free(st);
 }
 
+/* A drain whose reply was lost ran its step: the videos left the store,
+ * and the caller cannot know which. views.h: on failure *n is 0. A drain
+ * that copies the reply into out and *n before it looks at the code
+ * hands back videos beside KIT_STORE_UNKNOWN, and a caller that writes
+ * what *n says counts views it also treats as lost. */
+static void drain__lost_reply_leaves_n_at_zero(void **state)
+{
+	struct kit_store *st = new_store(state);
+	struct view_delta out[VIEWS_MAX_BATCH];
+	record(st, 5, 2);
+	record(st, 6, 1);
+	int n = 77;
+	kit_store_lose_replies(st, 1);
+	int rc = drain_views(st, VIEWS_MAX_BATCH, out, &n);
+	kit_store_lose_replies(st, 0);
+	lt_expect(rc == KIT_STORE_UNKNOWN && n == 0, "drain", "drain_views of two dirty videos "
+	          "whose reply was lost returned %d (%s) with *n = %d; expected %d (%s: its step may "
+	          "have run) and *n = 0, as views.h says of every failure. Is the reply copied out "
+	          "before its code is looked at?", rc, kit_store_strerror(rc), n, KIT_STORE_UNKNOWN,
+	          kit_store_strerror(KIT_STORE_UNKNOWN));
+	kit_store_free(st);
+}
+
 /* On a real Redis: writers INCRBY one key while a drainer takes it first
  * with GET then DEL (two commands), then with drain_views. The first
  * loses views between real clients (reported, not required: how many
@@ -5383,6 +5406,7 @@ int main(void)
 		cmocka_unit_test(drain__no_orphan_when_it_lands_inside_a_record),
 		LABTEST_STORES(drain__finds_a_video_marked_again),
 		LABTEST_STORES(record_view__lost_reply_still_counted),
+		LABTEST_STORES(drain__lost_reply_leaves_n_at_zero),
 		LABTEST_STORES(drain__takes_at_most_max_and_resets),
 		cmocka_unit_test(drain__no_view_lost_between_read_and_reset),
 		cmocka_unit_test(drain__store_failure_strands_nothing),
