@@ -610,6 +610,54 @@ static void like_post__refusals_under_threads(void **state)
 	          atomic_load(&wrong), (long long)rows, (long long)odd, (long long)likes);
 }
 
+/* The two refusals the database makes, from every thread at once: each
+ * iteration likes a post that does not exist, a new one each time
+ * (HOT_ROW_NO_POST), then post 1 as a new user (0), then again as that
+ * user (HOT_ROW_DUPLICATE). Anything the refusal paths keep where every
+ * thread shares it (the last missing post in a static, "to log each
+ * once"; an error text built in a buffer of the file's) is written by two
+ * threads at once here: the race pass of `hotrow lab check` sees it,
+ * whatever the answers. Every engine: SQLite's own mutexes, which every
+ * connection of the process takes, order most such accesses for
+ * ThreadSanitizer; a client library's connections share none. */
+#define REFUSAL_ROUNDS 400
+
+static int like_refused_both_ways(void *arg, struct kit_load_thread *th)
+{
+	atomic_int *wrong = arg;
+	int64_t user = (int64_t)th->index * 100000 + th->iter + 1;
+	int missing = like_post(th->db, 1000000 + user, user, NULL);
+	int first = like_post(th->db, 1, user, NULL);
+	int again = like_post(th->db, 1, user, NULL);
+	if (missing != HOT_ROW_NO_POST || first != 0 || again != HOT_ROW_DUPLICATE)
+		atomic_fetch_add(wrong, 1);
+	return first;
+}
+
+static void like_post__refused_from_every_thread(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_load_result r;
+	atomic_int wrong;
+	atomic_init(&wrong, 0);
+	make_post(t);
+	struct kit_load_config c;
+	kit_load_config_default(&c);
+	c.url = t->url;
+	c.threads = THREADS;
+	c.iterations = REFUSAL_ROUNDS;
+	c.progress = false;
+	lt_expect(kit_load_run(&c, like_refused_both_ways, &wrong, &r) == 0, NULL, "load run: %s",
+	          r.error);
+	int64_t rows = labtest_int(t, "SELECT count(*) FROM likes");
+	lt_expect(atomic_load(&wrong) == 0 && rows == THREADS * REFUSAL_ROUNDS &&
+	          counter(t) == rows, "transaction", "8 threads at once, 400 times each: a like of "
+	          "a post that does not exist, then two likes of post 1 by a new user: %d "
+	          "round(s) answered other than HOT_ROW_NO_POST, 0 and HOT_ROW_DUPLICATE; likes has "
+	          "%lld rows and the counter says %lld (expected 3,200 and 3,200)",
+	          atomic_load(&wrong), (long long)rows, (long long)counter(t));
+}
+
 static void like_post__duplicate_changes_nothing(void **state)
 {
 	struct labtest *t = *state;
@@ -3146,6 +3194,7 @@ int main(void)
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
 		LABTEST_SQLITE(like_post__refusals_under_threads),
+		LABTEST_ALL(like_post__refused_from_every_thread),
 		LABTEST_ALL(like_post__waits_for_a_held_counter),
 		LABTEST_ALL(like_post__same_user_twice_at_once),
 		LABTEST_ALL(like_post__post_gone_while_liking),
