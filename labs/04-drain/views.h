@@ -86,8 +86,8 @@ int record_view(struct kit_store *st, int64_t video_id);
  * up either in out or still in the store, never in neither (§4). Videos
  * with a zero delta are left out; a delta below zero (views taken back
  * with DECRBY, a bot's views removed) is taken like any other. On failure
- * *n is 0 and nothing was taken (unless only the reply was lost: the step
- * ran). */
+ * *n is 0, a lost reply included, and nothing was taken (unless only the
+ * reply was lost: the step ran, and what it took is known to no one). */
 int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
 
 /* Drain as drain_views does and, in the same atomic step, park what was
@@ -100,10 +100,11 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
  * at the largest applied token + 1 >= 1) it takes
  * nothing (*n and *token are 0) and returns VIEWS_NO_TOKEN: the flusher
  * then sets "views:token" to the largest token in applied_flushes + 1, so
- * that no token is ever used twice. On failure *n and *token are 0 and
- * nothing was taken: no token used, nothing parked. (A reply that was
- * lost is the one exception: the step ran, and what it parked stays
- * listed in "views:parked", for recover_flushes.) */
+ * that no token is ever used twice. On failure *n and *token are 0, a
+ * lost reply included, and nothing was taken: no token used, nothing
+ * parked. (A reply that was lost is the one exception to "nothing was
+ * taken": the step ran, and what it parked stays listed in
+ * "views:parked", for recover_flushes.) */
 #define VIEWS_NO_TOKEN 1
 int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta *out, int *n);
 

@@ -556,12 +556,13 @@ static void record_view__lost_reply_still_counted(void **state)
 	kit_store_free(st);
 }
 
-/* A drain whose reply was lost ran its step: the videos left the store,
- * and the caller cannot know which. views.h: on failure *n is 0. A drain
+/* A drain or a park whose reply was lost ran its step: the videos left
+ * the store, and the caller cannot know which. views.h: on failure *n
+ * (and a park's *token) is 0. A drain
  * that copies the reply into out and *n before it looks at the code
  * hands back videos beside KIT_STORE_UNKNOWN, and a caller that writes
  * what *n says counts views it also treats as lost. */
-static void drain__lost_reply_leaves_n_at_zero(void **state)
+static void drain_and_park__lost_reply_leaves_nothing_out(void **state)
 {
 	struct kit_store *st = new_store(state);
 	struct view_delta out[VIEWS_MAX_BATCH];
@@ -575,6 +576,22 @@ static void drain__lost_reply_leaves_n_at_zero(void **state)
 	          "whose reply was lost returned %d (%s) with *n = %d; expected %d (%s: its step may "
 	          "have run) and *n = 0, as views.h says of every failure. Is the reply copied out "
 	          "before its code is looked at?", rc, kit_store_strerror(rc), n, KIT_STORE_UNKNOWN,
+	          kit_store_strerror(KIT_STORE_UNKNOWN));
+
+	/* park_views likewise, on a store with its token counter: *n and
+	 * *token are 0 on every failure */
+	assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 5), 0);
+	record(st, 7, 3);
+	int64_t token = 77;
+	n = 77;
+	kit_store_lose_replies(st, 1);
+	rc = park_views(st, VIEWS_MAX_BATCH, &token, out, &n);
+	kit_store_lose_replies(st, 0);
+	lt_expect(rc == KIT_STORE_UNKNOWN && n == 0 && token == 0, "token", "park_views of a dirty "
+	          "video, with the token counter at 5, whose reply was lost returned %d (%s) with "
+	          "*n = %d and *token = %" PRId64 "; expected %d (%s), *n = 0 and *token = 0, as "
+	          "views.h says of every failure. Is the reply copied out before its code is looked "
+	          "at?", rc, kit_store_strerror(rc), n, token, KIT_STORE_UNKNOWN,
 	          kit_store_strerror(KIT_STORE_UNKNOWN));
 	kit_store_free(st);
 }
@@ -5406,7 +5423,7 @@ int main(void)
 		cmocka_unit_test(drain__no_orphan_when_it_lands_inside_a_record),
 		LABTEST_STORES(drain__finds_a_video_marked_again),
 		LABTEST_STORES(record_view__lost_reply_still_counted),
-		LABTEST_STORES(drain__lost_reply_leaves_n_at_zero),
+		LABTEST_STORES(drain_and_park__lost_reply_leaves_nothing_out),
 		LABTEST_STORES(drain__takes_at_most_max_and_resets),
 		cmocka_unit_test(drain__no_view_lost_between_read_and_reset),
 		cmocka_unit_test(drain__store_failure_strands_nothing),

@@ -4143,6 +4143,64 @@ static void stop_first_update(void *arg, enum kit_db_event ev, const char *sql, 
  * on. Post 1 has one like, sent with 5 s in force. A like whose id text,
  * or SET text, lives in a buffer every thread shares (a static array)
  * sends post 2's id for post 1, or the other app's lock timeout. */
+/* The app's first likes, from four threads let go together: a
+ * statement's text or a setting built on the first call, behind a plain
+ * flag or in a buffer every thread shares, is built by all four at once
+ * (the race pass of `hotrow lab check` runs each such check in a process
+ * of its own, so these are the process's first likes). Each thread likes
+ * its own post five times; every like counts. */
+struct first_likes {
+	struct contain_app *app;
+	pthread_barrier_t *go;
+	int64_t post;
+	int rc;
+};
+
+static void *first_likes(void *arg)
+{
+	struct first_likes *f = arg;
+	pthread_barrier_wait(f->go);
+	for (int i = 0; i < 5 && f->rc == 0; i++)
+		f->rc = contain_like(f->app, f->post);
+	return NULL;
+}
+
+static void contain_like__first_likes_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 4, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 5000, .lock_timeout_ms = 2000,
+	                              .contain = true };
+	char err[512];
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2), (3), (4)");
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, 4);
+	struct first_likes f[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		f[i] = (struct first_likes){ &app, &go, i + 1, 0 };
+		if (pthread_create(&th[i], NULL, first_likes, &f[i]) != 0)
+			fail_msg("pthread_create");
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&go);
+	contain_close(&app);
+	for (int i = 0; i < 4; i++) {
+		char sql[64];
+		snprintf(sql, sizeof sql, "SELECT likes FROM posts WHERE id = %d", i + 1);
+		int64_t n = labtest_int(t, sql);
+		lt_expect(f[i].rc == 0 && n == 5, NULL, "four threads made the app's first likes at "
+		          "once, each five likes of its own post: post %d's thread got %d and the post "
+		          "has %lld likes (expected 0 and 5). Is something built on the first call and "
+		          "shared by every thread (a statement's text, a setting) built by two at once?",
+		          i + 1, f[i].rc, (long long)n);
+	}
+}
+
 static void contain_like__threads_keep_their_own_post(void **state)
 {
 	struct labtest *t = *state;
@@ -4567,6 +4625,7 @@ int main(void)
 		LABTEST_PG(contain_open__leaves_nothing_open),
 		LABTEST_PG(contain__endpoints_say_what_happened),
 		LABTEST_PG(contain_like__threads_keep_their_own_post),
+		LABTEST_PG(contain_like__first_likes_at_once),
 		LABTEST_PG(contain_like__every_step_can_fail),
 		LABTEST_PG(contain_like__a_broken_connection_goes_back),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
