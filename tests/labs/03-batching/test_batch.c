@@ -2334,6 +2334,76 @@ static int rollup_call(void *arg, int who, struct kit_db *db)
 
 /* Two rollups at once, held together before each statement in turn:
  * every like is counted once between them. */
+/* Four threads, each on a connection of its own, let go together, make
+ * the process's first calls: an accumulator of their own made, added to
+ * and flushed, a like recorded, a rollup. Anything built on a first call
+ * and kept where every thread shares it (a statement's text behind a
+ * plain "ready" flag, a mutex attribute set up once) is built by all four
+ * at once: the race pass of `hotrow lab check` runs each such check in a
+ * process of its own, where these are the first calls. Every add and
+ * every like counts. PostgreSQL: the mistake is the C's. */
+struct first_calls {
+	struct kit_db *db;
+	pthread_barrier_t *go;
+	int who, rc;
+	const char *step;
+};
+
+static void *make_first_calls(void *arg)
+{
+	struct first_calls *f = arg;
+	pthread_barrier_wait(f->go);
+	int64_t moved = 0;
+	struct batch_acc *acc = batch_acc_new();
+	f->step = "batch_acc_new";
+	f->rc = acc ? 0 : KIT_DB_ERR;
+	if (f->rc == 0 && (f->step = "batch_acc_add"))
+		f->rc = batch_acc_add(acc, 100 + f->who, 3);
+	if (f->rc == 0 && (f->step = "batch_acc_flush"))
+		f->rc = batch_acc_flush(acc, f->db);
+	batch_acc_free(acc);
+	if (f->rc == 0 && (f->step = "batch_record_like"))
+		f->rc = batch_record_like(f->db, 1 + f->who, 7);
+	if (f->rc == 0 && (f->step = "batch_rollup"))
+		f->rc = batch_rollup(f->db, &moved);
+	if (f->rc == KIT_DB_BUSY && !strcmp(f->step, "batch_rollup"))
+		f->rc = 0;   /* two rollups at once may wait out a lock timeout: the last one moves it */
+	return NULL;
+}
+
+static void batch__first_calls_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, 4);
+	struct first_calls f[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		f[i] = (struct first_calls){ labtest_connect(t), &go, i, 0, "" };
+		if (pthread_create(&th[i], NULL, make_first_calls, &f[i]) != 0)
+			fail_msg("pthread_create");
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&go);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(f[i].db);
+	int64_t moved = 0;
+	lt_expect(batch_rollup(db, &moved) == 0, "rollup", "a rollup after the four: %s",
+	          labtest_why(db));
+	for (int i = 0; i < 4; i++) {
+		int64_t liked = count(db, 1 + i), added = count(db, 100 + i);
+		lt_expect(f[i].rc == 0 && liked == 1 && added == 3, "acc", "four threads made the "
+		          "process's first calls at once, each on its own connection: thread %d's %s "
+		          "returned %d; its post %d counts %lld like(s) and post %d %lld (expected 1 and "
+		          "3). Is something built on the first call and shared by every thread (a "
+		          "statement's text, a mutex attribute) built by two at once?", i,
+		          f[i].rc ? f[i].step : "calls", f[i].rc, 1 + i, (long long)liked, 100 + i,
+		          (long long)added);
+	}
+}
+
 static void batch_rollup__two_at_once(void **state)
 {
 	struct labtest *t = *state;
@@ -3572,6 +3642,7 @@ int main(void)
 		BOTH(batch_rollup__every_step_can_fail),
 		BOTH(batch__refused_for_good_ends),
 		BOTH(batch_rollup__two_at_once),
+		LABTEST_PG(batch__first_calls_at_once),
 		PG_ONLY(batch_rollup__a_second_rollup_takes_the_next_likes),
 		MYSQL_ONLY(batch_rollup__a_second_rollup_takes_the_next_likes),
 		BOTH(batch_rollup__nothing_moved_means_nothing_left),
