@@ -80,7 +80,8 @@ struct hot_row_app {
  * UPDATE to the COMMIT, so that stretch must be as short as it can be.
  * A like that finds the row held by another waits for it as long as the
  * connection's own limit allows (the caller's: kit_db_set_lock_timeout),
- * and sets no shorter one of its own.
+ * and sets no lock wait of its own, shorter or longer, not even one it
+ * puts back after.
  *
  * Send it as a transaction of its own (kit_db_begin, at the isolation
  * level the caller's connection has), the INSERT of the like, the UPDATE
