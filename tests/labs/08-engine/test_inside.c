@@ -567,6 +567,61 @@ static int versions_own_row(void *arg, int who, struct kit_db *db)
 	return inside_versions(db, own_rows[who], &v[who]);
 }
 
+/* Four threads, each on a connection of its own, let go together, make
+ * the process's first inside_versions calls, of four rows of one table.
+ * A value looked up once and kept where every thread shares it (the
+ * server's block_size behind a plain flag) is looked up and written by
+ * all four at once: the race pass of `hotrow lab check` runs each such
+ * check in a process of its own, where these are the first calls. Each
+ * must answer for the table as it is: 2,000 rows of 8 bytes and more
+ * fill more than one page. */
+struct first_versions {
+	struct kit_db *db;
+	pthread_barrier_t *go;
+	int64_t id;
+	int rc;
+	struct inside_versions v;
+};
+
+static void *first_versions(void *arg)
+{
+	struct first_versions *f = arg;
+	pthread_barrier_wait(f->go);
+	f->rc = inside_versions(f->db, f->id, &f->v);
+	return NULL;
+}
+
+static void versions__first_calls_at_once(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	labtest_exec(t, "INSERT INTO counters (id) SELECT g FROM generate_series(2, 2000) g");
+	int64_t pages = labtest_int(t, "SELECT pg_relation_size('counters') / "
+	                               "current_setting('block_size')::int");
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, 4);
+	struct first_versions f[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		f[i] = (struct first_versions){ .db = labtest_connect(t), .go = &go, .id = 1 + 500 * i };
+		if (pthread_create(&th[i], NULL, first_versions, &f[i]) != 0)
+			fail_msg("pthread_create");
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&go);
+	for (int i = 0; i < 4; i++) {
+		lt_expect(f[i].rc == 0 && f[i].v.heap_pages == pages && f[i].v.buffers >= 1, "versions",
+		          "four threads made the process's first inside_versions calls at once, each "
+		          "on its own connection: row %" PRId64 "'s returned %d (%s) with heap_pages "
+		          "%" PRId64 " and buffers %" PRId64 " (expected 0, %" PRId64 " pages and at "
+		          "least 1). Is something looked up on the first call and kept where every "
+		          "thread shares it?", f[i].id, f[i].rc, f[i].rc ? labtest_why(f[i].db) : "",
+		          f[i].v.heap_pages, f[i].v.buffers, pages);
+		kit_db_close(f[i].db);
+	}
+}
+
 static void versions__negative_row_ids(void **state)
 {
 	struct labtest *t = *state;
@@ -2979,6 +3034,7 @@ int main(int argc, char **argv)
 		LABTEST_PG(versions__first_read_after_a_snapshot_ends),
 		LABTEST_PG(versions__buffers_of_a_read_that_sets_hints),
 		LABTEST_PG(versions__negative_row_ids),
+		LABTEST_PG(versions__first_calls_at_once),
 		LABTEST_SQLITE(versions__reader_pins_wal),
 		LABTEST_SQLITE(versions__busy_while_another_checkpoints),
 		LABTEST_BOTH(versions__fills_out_as_promised),
