@@ -2910,6 +2910,15 @@ static void spread_key__distinct(void **state)
 	for (int i = 1; i < KEYS; i++)
 		same += k[i] == k[i - 1];
 	lt_expect_int_hint(same, 0, "keys shared by two seqs among seqs 1..200,000", "bijection");
+	/* A small seq's key is a seq too: it must not keep that key itself
+	 * (a key that mixes only some seqs and leaves the rest alone gives
+	 * seq s and seq key(s) one key). */
+	for (int64_t i = 1; i <= 2000; i++) {
+		int64_t ks = inside_spread_key(i);
+		lt_expect(ks == i || inside_spread_key(ks) != ks, "bijection", "seq %" PRId64 " has "
+		          "the key %" PRId64 ", and seq %" PRId64 " is its own key: two seqs share one. "
+		          "Is only part of the range mixed, the rest left as it is?", i, ks, ks);
+	}
 	/* Seqs on both sides of 0. A step done on int64_t shifts a negative
 	 * seq's sign in (x >> 30 is arithmetic there): x ^ (x >> 30) of a
 	 * small negative x is ~x, so seq -5 takes the key of seq 4. */
@@ -2976,6 +2985,23 @@ static void spread_key__scatters(void **state)
 	          "and %d seqs were their own key: a key that leaves negative seqs alone (\"sequences "
 	          "only count up\") keeps their order and is no bijection; mix every int64_t",
 	          KEYS + 1, up_neg, KEYS, in_place);
+	/* Large seqs are seqs too: around 2^40, 2^62 and INT64_MAX their
+	 * neighbours lose their order as well, and none is its own key (a
+	 * mix of the small seqs alone, "a sequence stays small", leaves the
+	 * large ones in place, in order). */
+	static const int64_t far[] = { INT64_C(1) << 40, INT64_C(1) << 62, INT64_MAX - KEYS / 4 - 1 };
+	for (size_t f = 0; f < sizeof far / sizeof far[0]; f++) {
+		int up_far = 0, same_far = 0;
+		for (int64_t i = far[f]; i < far[f] + KEYS / 4; i++) {
+			int64_t k = inside_spread_key(i);
+			up_far += inside_spread_key(i + 1) > k;
+			same_far += k == i;
+		}
+		lt_expect(up_far > KEYS / 4 * 4 / 10 && up_far < KEYS / 4 * 6 / 10 && same_far < 3,
+		          "scatter", "for the %d seqs from %" PRId64 " up, %d consecutive pairs got "
+		          "increasing keys and %d seqs were their own key: large seqs are mixed like "
+		          "small ones (a bijection on all 64 bits)", KEYS / 4, far[f], up_far, same_far);
+	}
 	/* No order left between neighbours wherever they are: the step from
 	 * an even seq up as often as from an odd one. A key that only moves
 	 * seq's bits around (reversed, rotated) keeps half in all, but each
