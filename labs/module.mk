@@ -72,14 +72,17 @@ $(LABTEST_KIT): $(KIT_LIB) tests/harness/alloc.syms tests/harness/threads.syms
 # int): C leaves it undefined, and at -O2 gcc hands back whatever is
 # nearest to hand. So does a pointer cast to a type its address is not
 # aligned for (a log record's bytes read as a struct where memcpy was
-# needed), which x86 forgives and other machines do not. No runtime
+# needed), which x86 forgives and other machines do not. So does a
+# signed sum or product past its type (a fee added to a sum and tested
+# for a negative after: C leaves the overflow undefined, and the compiler
+# may drop the test). No runtime
 # library: the check is a trap instruction, so nothing new is linked or
 # audited. Not under SAN=..., whose undefined-behaviour sanitizer reports
 # a bad index with a message. Under SAN=... the lab's code does not see
 # the sanitizer's macro: `hotrow lab check` runs the checks that start
 # threads again in the SAN=thread build (the race pass, runner/check.h),
 # and that build must run the code the plain one ran and the audit read.
-LAB_BOUNDS := $(if $(SAN),-U__SANITIZE_THREAD__ -U__SANITIZE_ADDRESS__,-fsanitize=bounds,float-cast-overflow,alignment -fsanitize-undefined-trap-on-error)
+LAB_BOUNDS := $(if $(SAN),-U__SANITIZE_THREAD__ -U__SANITIZE_ADDRESS__,-fsanitize=bounds,float-cast-overflow,alignment,signed-integer-overflow -fsanitize-undefined-trap-on-error)
 
 define lab_rules
 $(1)_TEST_OBJ := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard tests/labs/$(1)/*.c))

@@ -76,7 +76,8 @@ static void show_crash(const char *output, const char *lead)
 	else if (strncmp(p, "Illegal instruction", 19) == 0)
 		why = " (an index before or past the end of a fixed-size array in the code it ran, "
 		      "a double converted to an integer type too small for it, or a pointer cast "
-		      "to a type its address is not aligned for, where memcpy was needed: the "
+		      "to a type its address is not aligned for, where memcpy was needed, or a "
+		      "signed sum or product past its type (test before you add): the "
 		      "lab's code is built to stop there rather than go on with an undefined "
 		      "result)";
 	printf("%scrashed: %.*s%s\n", lead, n, p, why);
