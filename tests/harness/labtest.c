@@ -9,6 +9,7 @@
  */
 #include "tests/harness/labtest.h"
 #include "kit/failpoint.h"
+#include "kit/load.h"
 #include "tests/harness/locks.h"
 #include "tests/harness/threads.h"
 
@@ -691,6 +692,15 @@ int labtest_teardown(void **state)
 	free(t);
 	*state = NULL;
 	return rc;
+}
+
+void labtest_load_config(struct labtest *t, struct kit_load_config *c, int threads, int iterations)
+{
+	kit_load_config_default(c);
+	c->url = t->url;
+	c->threads = threads;
+	c->iterations = iterations;
+	c->progress = false;
 }
 
 struct kit_db *labtest_connect(struct labtest *t)

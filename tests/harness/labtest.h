@@ -98,6 +98,12 @@ struct kit_db *labtest_db(struct labtest *t);
 /* Another connection to the same place, for another thread; caller closes. */
 struct kit_db *labtest_connect(struct labtest *t);
 
+/* A load's settings for this check's database (kit/load.h): its defaults,
+ * with t's URL, `threads` threads of `iterations` calls each, and no
+ * progress line. */
+struct kit_load_config;
+void labtest_load_config(struct labtest *t, struct kit_load_config *c, int threads, int iterations);
+
 /* Run the check named check again, alone, on t's engine, in a fresh copy
  * of this test program, where its calls are the process's first: a block
  * the code allocates once for the whole process (a buffer or a statement

@@ -642,11 +642,7 @@ static void like_post__refused_from_every_thread(void **state)
 	atomic_init(&wrong, 0);
 	make_post(t);
 	struct kit_load_config c;
-	kit_load_config_default(&c);
-	c.url = t->url;
-	c.threads = THREADS;
-	c.iterations = REFUSAL_ROUNDS;
-	c.progress = false;
+	labtest_load_config(t, &c, THREADS, REFUSAL_ROUNDS);
 	lt_expect(kit_load_run(&c, like_refused_both_ways, &wrong, &r) == 0, NULL, "load run: %s",
 	          r.error);
 	int64_t rows = labtest_int(t, "SELECT count(*) FROM likes");

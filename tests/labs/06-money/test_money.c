@@ -745,11 +745,7 @@ static void transfer__refused_from_every_thread(void **state)
 	atomic_init(&wrong, 0);
 	struct kit_load_config lc;
 	struct kit_load_result r;
-	kit_load_config_default(&lc);
-	lc.url = t->url;
-	lc.threads = 8;
-	lc.iterations = 100;
-	lc.progress = false;
+	labtest_load_config(t, &lc, 8, 100);
 	lc.thread_init = patient;
 	lt_expect(kit_load_run(&lc, refused_every_way, &wrong, &r) == 0, NULL, "load run: %s", r.error);
 	lt_expect(atomic_load(&wrong) == 0, "idempotency", "8 threads at once, 100 rounds each of a "

@@ -1197,11 +1197,7 @@ static void run_load(struct labtest *t, int iterations, kit_load_op_fn *op, void
                      struct kit_load_result *r)
 {
 	struct kit_load_config c;
-	kit_load_config_default(&c);
-	c.url = t->url;
-	c.threads = THREADS;
-	c.iterations = iterations;
-	c.progress = false;
+	labtest_load_config(t, &c, THREADS, iterations);
 	lt_expect(kit_load_run(&c, op, arg, r) == 0, NULL, "load run: %s", r->error);
 }
 
