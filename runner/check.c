@@ -1013,7 +1013,7 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR && !runner_proc_stopping())
 			;
 	if (status_line) {
-		printf("  %smake SAN=thread %s ... (the first time: a minute or two)%s\r",
+		printf("  %smake SAN=thread %s ... (the first time, the kit is built once more)%s\r",
 		       runner_c_dim(), target, runner_c_off());
 		fflush(stdout);
 	}
@@ -1049,7 +1049,7 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 	 * call the lab's functions, and a cache or a table filled on first
 	 * use is filled under its threads, not by an earlier check's one. */
 	double limit = o->timeout_s > 0 ? RACE_SLOWER * o->timeout_s : 0;
-	int k = 0, raced = 0, other = 0, ran = 0;
+	int k = 0, raced = 0, other = 0;
 	char ended[400] = "";
 	for (size_t i = 0; i < r->n && !raced && !r->interrupted && !r->cancelled; i++) {
 		struct runner_check *c = &r->checks[i];
@@ -1084,7 +1084,6 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 		r->interrupted |= r2.interrupted;
 		r->cancelled |= r2.cancelled;
 		struct runner_check *c2 = &r2.checks[i];
-		ran += rc == 0;
 		if (rc == 0 && c2->output && strstr(c2->output, RACE_MARK)) {
 			if (status_line)
 				printf("\033[K");
@@ -1121,7 +1120,6 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 			       ended, runner_c_off());
 		fflush(stdout);
 	}
-	(void)ran;
 }
 
 int runner_check_run(const struct runner_tree *t, const struct runner_lab *l,
