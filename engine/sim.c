@@ -998,9 +998,10 @@ static void sync_turn(struct sim *s)
  * clocks starting afresh when they do. They keep their place in the
  * queue, which no longer means an order: a uniform draw ignores it, and
  * c.herd_bias favours its newest end (sim_herd_pick), as PostgreSQL's
- * draw does: there a backend that queued during the last hold wins
- * about twice as often as one that has lost before (bench/README.md,
- * "Who wins the draw").
+ * draw does: there the backend that queued during the last hold wins
+ * two to three times as often as one that has waited a few hand-offs,
+ * and those are drawn about uniformly among themselves (bench/README.md,
+ * "Who wins the race").
  *
  * On the cores, woken processes wait in the scheduler's run queue and
  * take a core each as one frees, so the race goes to the first to run:

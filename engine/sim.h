@@ -266,9 +266,9 @@ struct sim_config {
 	                                next leader */
 	double herd_bias;            /* herd: how strongly the draw favours
 	                                the waiters who queued last: the one
-	                                at fraction x of the queue (0 the
-	                                oldest, 1 the newest) is drawn with
-	                                weight e^(bias x); 0 = uniform */
+	                                r places from the newest end of the
+	                                queue is drawn with weight
+	                                1 + bias 2^-r; 0 = uniform */
 	double cold_after_us;        /* a CPU job that starts on a core idle for
 	                                at least this long, in us, pays
 	                                cold_us more work (the core coming out

@@ -202,8 +202,8 @@ static const struct sim_field fields[] = {
 	DBL("herd_bias", "herd-bias", herd_bias, 0, 20, true,
 	    "B", "",
 	    "herd: the draw favours the waiters who queued last, the one\n"
-	    "at fraction x of the queue (0 oldest, 1 newest) with weight\n"
-	    "e^(B x); 0 draws uniformly (PostgreSQL 15 here: about 1.3)"),
+	    "r places from the newest with weight 1 + B 2^-r; 0 draws\n"
+	    "uniformly (PostgreSQL 15 here: about 2)"),
 	DBLZ("cold_after_us", "cold-after-us", cold_after_us, 0, 1e7, "never", 1, false,
 	    "US", "",
 	    "with --cores: a CPU job that starts on a core idle at least\n"

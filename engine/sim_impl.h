@@ -593,17 +593,28 @@ void sim_trace_herd(struct sim *s, int row, size_t woken);  /* after the draw */
 
 /*
  * The herd's draw: which of w waiters (0 the oldest in the queue, w - 1
- * the newest) wins, from u uniform in [0, 1). With bias B the waiter at
- * fraction x of the queue is drawn with density B e^(B x) / (e^B - 1):
- * the inverse of its distribution function, x = ln(1 + u (e^B - 1)) / B,
- * cut into w equal slices. So position j or later wins with probability
- * (e^B - e^(B j / w)) / (e^B - 1), and B = 0 is uniform.
+ * the newest) wins, from u uniform in [0, 1). The waiter r places from
+ * the newest end weighs 1 + B 2^-r: the one that queued last 1 + B, the
+ * one before it 1 + B / 2, and those that have waited a few hand-offs
+ * about 1 each, drawn uniformly among themselves. The weights sum to
+ * S = w + 2 B (1 - 2^-w), and B = 0 is the uniform draw. Walked from the
+ * newest end, the extra weight is spent within about 60 places; past
+ * that the rest are uniform, and the place follows from u S directly.
  */
 static inline size_t sim_herd_pick(double u, size_t w, double bias)
 {
-	double x = bias > 0 ? log1p(u * expm1(bias)) / bias : u;
-	size_t k = (size_t)(x * (double)w);
-	return k < w ? k : w - 1;
+	if (w <= 1)
+		return 0;
+	double total = (double)w + 2 * bias * (1 - exp2(-(double)w));
+	double left = u * total, extra = bias;
+	size_t r = 0;
+	for (; r < w && r < 64; r++, extra /= 2) {
+		if (left < 1 + extra)
+			return w - 1 - r;
+		left -= 1 + extra;
+	}
+	r += (size_t)left;
+	return r < w ? w - 1 - r : 0;
 }
 void sim_trace_tick(struct sim *s);
 void sim_trace_found(struct sim *s, const struct sim_req *r, int64_t lat_us);

@@ -17,12 +17,11 @@
  *                beside the hold: two callers on one row and one core
  *                (a hold all CPU, H) commit every H + C; on two cores
  *                every H, and the count is one a commit either way.
- *                With --herd-bias B the draw takes the waiter at
- *                fraction x of the queue with density B e^(B x) /
- *                (e^B - 1): position j of w or later wins with
- *                probability (e^B - e^(B j / w)) / (e^B - 1); the mean
- *                wait stays the same (Little: N / X in a closed loop),
- *                the tail grows. With --herd-lanes 1 the losers pass
+ *                With --herd-bias B the waiter r places from the
+ *                newest end of the queue weighs 1 + B 2^-r: one of w
+ *                wins with its weight over w + 2 B (1 - 2^-w); the
+ *                mean wait stays the same (Little: N / X in a closed
+ *                loop), the tail grows. With --herd-lanes 1 the losers pass
  *                one at a time, out of the run queue, and the winner
  *                waits for half of those woken with it: a commit every
  *                H + w + w (W - 1) / 2 while the lane drains in a hold,
@@ -306,15 +305,17 @@ static void herd__a_burst_drains_later_by_the_closed_form(void **state)
 	}
 }
 
-/* handoff-1.8: the biased draw against its distribution function, at
- * every position of queues of 1, 2, 3, 15 and 1,024 waiters: u on a
+/* handoff-1.8: the biased draw against its closed form, at every
+ * position of queues of 1, 2, 3, 15, 70 and 1,024 waiters (70 and 1,024
+ * pass the 64 places the draw walks before it turns uniform): u on a
  * grid of 2^18 points stands in for the uniform draw, so the fraction
- * that lands at j or later is the closed form to within a grid step at
- * each of the w - 1 cuts (and the last cut, u near 1, stays in range). */
+ * that lands on each waiter is its weight, 1 + B 2^-r for the one r
+ * places from the newest, over their sum, to within a grid step at
+ * each end (and u near 1 and at 0 stay in range). */
 static void herd__biased_draw_by_its_closed_form(void **state)
 {
-	static const size_t ws[] = { 1, 2, 3, 15, 1024 };
-	static const double bs[] = { 0, 0.5, 1.3, 5 };
+	static const size_t ws[] = { 1, 2, 3, 15, 70, 1024 };
+	static const double bs[] = { 0, 0.5, 2, 5 };
 	enum { GRID = 1 << 18 };
 
 	(void)state;
@@ -329,17 +330,16 @@ static void herd__biased_draw_by_its_closed_form(void **state)
 				assert_true(k < w);
 				at[k]++;
 			}
-			assert_true(sim_herd_pick(0.9999999999999999, w, bias) == w - 1);
-			assert_true(sim_herd_pick(0, w, bias) == 0);
-			double tail = 0;
-			for (size_t j = w; j-- > 1;) {
-				tail += at[j];
-				double want = bias > 0 ? (exp(bias) - exp(bias * (double)j / (double)w)) /
-				                         expm1(bias)
-				                       : 1 - (double)j / (double)w;
-				if (fabs(tail / GRID - want) > 2.0 / GRID + 1e-9)
-					fail_msg("w %zu bias %g: position %zu or later %.6f, want %.6f", w,
-					         bias, j, tail / GRID, want);
+			assert_true(sim_herd_pick(0.9999999999999999, w, bias) == 0);
+			assert_true(sim_herd_pick(0, w, bias) == w - 1);
+			double sum = 0;
+			for (size_t r = 0; r < w; r++)
+				sum += 1 + bias * ldexp(1, -(int)r);
+			for (size_t j = 0; j < w; j++) {
+				double want = (1 + bias * ldexp(1, -(int)(w - 1 - j))) / sum;
+				if (fabs((double)at[j] / GRID - want) > 2.0 / GRID + 1e-9)
+					fail_msg("w %zu bias %g: position %zu drawn %.6f, want %.6f", w,
+					         bias, j, (double)at[j] / GRID, want);
 			}
 		}
 	}
@@ -348,7 +348,8 @@ static void herd__biased_draw_by_its_closed_form(void **state)
 /* handoff-1.9: 16 callers on one row, nothing outside it: whoever wins,
  * a commit every hold (X = 1 / H) and a mean latency of N / X; favouring
  * the newest waiters leaves the older ones waiting longer: the p99 grows
- * while the p50 falls. */
+ * by about the ratio of the weights' sum to the waiters' count, while
+ * the p50 falls. */
 static void herd__bias_keeps_the_mean_lengthens_the_tail(void **state)
 {
 	struct sim_config c;
@@ -358,13 +359,19 @@ static void herd__bias_keeps_the_mean_lengthens_the_tail(void **state)
 	herd_closed(&c, 16);
 	c.wake_us = 0;
 	simtest_run(&c, &plain);
-	c.herd_bias = 1.3;
+	c.herd_bias = 2;
 	simtest_run(&c, &biased);
 	assert_near(biased.throughput_per_s, 5000, 0.01);
 	assert_near(plain.throughput_per_s, 5000, 0.01);
 	assert_near(biased.latency_ms.mean, 16 * 0.2, 0.01);
 	assert_near(plain.latency_ms.mean, 16 * 0.2, 0.01);
-	assert_true(biased.latency_ms.p99 > 1.4 * plain.latency_ms.p99);
+	/* a waiter past the first few places wins a hand-off with 1 / 19
+	 * instead of 1 / 15 (the sum of the weights of 15 waiters with
+	 * B = 2), so the tail stretches by about 19 / 15 */
+	double stretch = biased.latency_ms.p99 / plain.latency_ms.p99;
+	if (stretch < 1.12 || stretch > 1.4)
+		fail_msg("p99 %g ms against %g uniform: %.2f times, want about 19 / 15",
+		         biased.latency_ms.p99, plain.latency_ms.p99, stretch);
 	assert_true(biased.latency_ms.p50 < plain.latency_ms.p50);
 }
 
