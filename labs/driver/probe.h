@@ -37,11 +37,13 @@ struct drv_probe {
 	const char *url;                    /* the thread's connection; NULL: none */
 	struct drv_span *hold;              /* times the lock hold; NULL: see bare_sql */
 	const char *bare_sql;               /* without a span: a statement that takes no
-	                                       lock ("SELECT 1"). Its median time alone is
-	                                       the part of each request outside the lock,
-	                                       the rest is the hold (one autocommit
-	                                       statement, whose lock the client cannot
-	                                       see). NULL too: the op takes no lock */
+	                                       lock ("SELECT 1"). Its median time, timed
+	                                       after every eighth request, is the part of
+	                                       each request outside the lock, the rest is
+	                                       the hold (one autocommit statement, whose
+	                                       lock the client cannot see); its CPU, timed
+	                                       in a run of its own, is not counted in the
+	                                       requests'. NULL too: the op takes no lock */
 	kit_load_thread_fn *thread_init;    /* as in kit_load (optional) */
 	kit_load_thread_fn *thread_done;
 	double warmup_seconds;              /* not counted (default 0.2) */
