@@ -1,10 +1,11 @@
 /*
- * beside.c: one call held at its COMMIT while another runs beside it
- * (beside.h).
+ * beside.c: one call held at its COMMIT while another runs beside it,
+ * and calls let go together (beside.h).
  */
 #include "tests/harness/beside.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -139,4 +140,52 @@ void lt_beside_commit_lost(struct labtest *t, lt_beside_call *held, lt_beside_ca
                            void *arg, int wait_ms, struct lt_beside *r)
 {
 	beside(t, held, side, arg, wait_ms, true, r);
+}
+
+/* lt_at_once: each thread says it has started, then waits for the word.
+ * Spinning with sched_yield, not a barrier: a thread that cannot be
+ * started would leave a barrier's others waiting for ever. */
+struct at_once {
+	void *(*fn)(void *);
+	atomic_int started;
+	atomic_bool go;
+};
+
+struct at_once_one {
+	struct at_once *all;
+	void *arg;
+};
+
+static void *at_once_run(void *p)
+{
+	struct at_once_one *one = p;
+	atomic_fetch_add(&one->all->started, 1);
+	while (!atomic_load(&one->all->go))
+		sched_yield();
+	return one->all->fn(one->arg);
+}
+
+void lt_at_once(int n, void *(*fn)(void *), void *args, size_t size)
+{
+	struct at_once all = { .fn = fn };
+	struct at_once_one one[LT_AT_ONCE_MAX];
+	pthread_t th[LT_AT_ONCE_MAX];
+	int made = 0;
+
+	if (n < 1 || n > LT_AT_ONCE_MAX)
+		fail_msg("lt_at_once: %d threads (1 to %d)", n, LT_AT_ONCE_MAX);
+	atomic_init(&all.started, 0);
+	atomic_init(&all.go, false);
+	for (; made < n; made++) {
+		one[made] = (struct at_once_one){ &all, (char *)args + (size_t)made * size };
+		if (pthread_create(&th[made], NULL, at_once_run, &one[made]) != 0)
+			break;
+	}
+	while (atomic_load(&all.started) < made)
+		sched_yield();
+	atomic_store(&all.go, true);
+	for (int i = 0; i < made; i++)
+		pthread_join(th[i], NULL);
+	if (made < n)
+		fail_msg("lt_at_once: thread %d of %d could not be started", made + 1, n);
 }

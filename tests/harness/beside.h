@@ -1,5 +1,6 @@
 /*
- * beside.h: one call held at its COMMIT while another runs beside it.
+ * beside.h: one call held at its COMMIT while another runs beside it;
+ * calls let go together (lt_at_once, at the end).
  *
  * Some calls must never wait for each other: two consumers of different
  * partitions, a sale and a payout out of another fee sub-account, a like
@@ -28,6 +29,7 @@
 #define HOTROW_TESTS_BESIDE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "tests/harness/labtest.h"
 
@@ -58,5 +60,22 @@ void lt_beside_commit(struct labtest *t, lt_beside_call *held, lt_beside_call *s
  * outcome was known; r->side_rc is what it returned in the end. */
 void lt_beside_commit_lost(struct labtest *t, lt_beside_call *held, lt_beside_call *side,
                            void *arg, int wait_ms, struct lt_beside *r);
+
+/*
+ * Calls that meet: n threads of the check's own, each started and then
+ * held until all n have started, let go together. A check that wants a
+ * lab's first calls, or two calls of one statement, to run at the same
+ * moment (a cache filled on first use behind a plain flag, a buffer every
+ * thread shares) runs them through this:
+ *
+ *   struct grow_call g[4] = ...;                     // one argument each
+ *   lt_at_once(4, grow_at_once, g, sizeof g[0]);     // fn(&g[i]) on thread i
+ *
+ * Returns when all n have returned. n is 1 to LT_AT_ONCE_MAX; a thread
+ * that cannot be started fails the check, after the ones started have
+ * been let go and joined.
+ */
+#define LT_AT_ONCE_MAX 64
+void lt_at_once(int n, void *(*fn)(void *), void *args, size_t size);
 
 #endif

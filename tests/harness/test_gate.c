@@ -6,8 +6,11 @@
  * purpose (a read, then a write of what was read): held between the two,
  * both callers read the same value and one increment is lost, every time;
  * held apart, none is. A call that locks is shown not to be stuck behind
- * the gate.
+ * the gate. lt_at_once's calls are shown to meet.
  */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +335,50 @@ static void bounds__values_and_chance(void **state)
 	lt_expect(!lt_uniform(empty, 3, NULL), NULL, "no draws at all cannot be judged uniform");
 }
 
+/* lt_at_once: every call runs, once, with its own argument, and all of
+ * them at the same time: each waits (up to 10 s) until all n have begun,
+ * which calls run one after another would never see. At 1 thread and at
+ * the most it takes. */
+struct meet {
+	atomic_int *begun;
+	int n;
+	bool all_met;
+	int calls;
+};
+
+static void *meet_all(void *arg)
+{
+	struct meet *m = arg;
+	m->calls++;
+	atomic_fetch_add(m->begun, 1);
+	int64_t until = util_now_ns() + 10 * (int64_t)1000000000;
+	while (atomic_load(m->begun) < m->n && util_now_ns() < until)
+		sched_yield();
+	m->all_met = atomic_load(m->begun) >= m->n;
+	return NULL;
+}
+
+static void at_once__every_call_meets_the_others(void **state)
+{
+	(void)state;
+	static const int ns[] = { 1, 2, 4, LT_AT_ONCE_MAX };
+	for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+		int n = ns[k];
+		atomic_int begun;
+		struct meet m[LT_AT_ONCE_MAX];
+		atomic_init(&begun, 0);
+		for (int i = 0; i < n; i++)
+			m[i] = (struct meet){ &begun, n, false, 0 };
+		lt_at_once(n, meet_all, m, sizeof m[0]);
+		for (int i = 0; i < n; i++)
+			lt_expect(m[i].calls == 1 && m[i].all_met, NULL, "lt_at_once(%d): call %d ran %d "
+			          "time(s) and %s the other calls running", n, i, m[i].calls,
+			          m[i].all_met ? "met" : "never met");
+		lt_expect(atomic_load(&begun) == n, NULL, "lt_at_once(%d) made %d calls", n,
+		          atomic_load(&begun));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +395,7 @@ int main(void)
 		LABTEST_BOTH(steps__arm_busy_refuses_the_kth_as_busy),
 		LABTEST_SQLITE(bounds__values_and_chance),
 		LABTEST_SQLITE(sort__an_inconsistent_comparator_is_counted),
+		LABTEST_SQLITE(at_once__every_call_meets_the_others),
 	};
 	return labtest_main("harness", tests);
 }

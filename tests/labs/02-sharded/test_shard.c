@@ -492,7 +492,6 @@ static void shard_resize__shrink_folds_removed_slots(void **state)
  * different posts take no lock in common there. */
 struct grow_call {
 	struct kit_db *db;
-	pthread_barrier_t *go;
 	int64_t post;
 	int rc;
 };
@@ -500,7 +499,6 @@ struct grow_call {
 static void *grow_at_once(void *arg)
 {
 	struct grow_call *g = arg;
-	pthread_barrier_wait(g->go);
 	for (int k = 0; k < 3 && g->rc == 0; k++)
 		g->rc = shard_resize(g->db, g->post, (int)(20 + g->post + k));
 	return NULL;
@@ -510,18 +508,10 @@ static void shard_resize__grows_of_four_posts_at_once(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, 4);
 	struct grow_call g[4];
-	pthread_t th[4];
-	for (int i = 0; i < 4; i++) {
-		g[i] = (struct grow_call){ labtest_connect(t), &go, 1 + i, 0 };
-		if (pthread_create(&th[i], NULL, grow_at_once, &g[i]) != 0)
-			fail_msg("pthread_create");
-	}
 	for (int i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
-	pthread_barrier_destroy(&go);
+		g[i] = (struct grow_call){ labtest_connect(t), 1 + i, 0 };
+	lt_at_once(4, grow_at_once, g, sizeof g[0]);
 	for (int i = 0; i < 4; i++)
 		kit_db_close(g[i].db);
 	for (int i = 0; i < 4; i++) {

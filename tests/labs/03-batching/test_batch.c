@@ -2344,7 +2344,6 @@ static int rollup_call(void *arg, int who, struct kit_db *db)
  * every like counts. PostgreSQL: the mistake is the C's. */
 struct first_calls {
 	struct kit_db *db;
-	pthread_barrier_t *go;
 	int who, rc;
 	const char *step;
 };
@@ -2352,7 +2351,6 @@ struct first_calls {
 static void *make_first_calls(void *arg)
 {
 	struct first_calls *f = arg;
-	pthread_barrier_wait(f->go);
 	int64_t moved = 0;
 	struct batch_acc *acc = batch_acc_new();
 	f->step = "batch_acc_new";
@@ -2375,18 +2373,10 @@ static void batch__first_calls_at_once(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, 4);
 	struct first_calls f[4];
-	pthread_t th[4];
-	for (int i = 0; i < 4; i++) {
-		f[i] = (struct first_calls){ labtest_connect(t), &go, i, 0, "" };
-		if (pthread_create(&th[i], NULL, make_first_calls, &f[i]) != 0)
-			fail_msg("pthread_create");
-	}
 	for (int i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
-	pthread_barrier_destroy(&go);
+		f[i] = (struct first_calls){ labtest_connect(t), i, 0, "" };
+	lt_at_once(4, make_first_calls, f, sizeof f[0]);
 	for (int i = 0; i < 4; i++)
 		kit_db_close(f[i].db);
 	int64_t moved = 0;

@@ -1799,7 +1799,6 @@ static void fence_handle__threads_keep_their_own_batches(void **state)
 
 struct at_once {
 	struct kit_db *db;
-	pthread_barrier_t *go;
 	const struct kit_log_record *recs;
 	int part, rc;
 	int n;                   /* events in its batch; 0: AT_ONCE_EVENTS */
@@ -1808,7 +1807,6 @@ struct at_once {
 static void *run_at_once(void *arg)
 {
 	struct at_once *a = arg;
-	pthread_barrier_wait(a->go);
 	a->rc = fence_handle(a->db, a->part, a->recs, a->n ? a->n : AT_ONCE_EVENTS);
 	return NULL;
 }
@@ -1819,12 +1817,7 @@ static void *run_at_once(void *arg)
  * again. */
 static int both_at_once(struct at_once a[2])
 {
-	pthread_t th[2];
-	for (int who = 0; who < 2; who++)
-		if (pthread_create(&th[who], NULL, run_at_once, &a[who]) != 0)
-			fail_msg("pthread_create");
-	for (int who = 0; who < 2; who++)
-		pthread_join(th[who], NULL);
+	lt_at_once(2, run_at_once, a, sizeof a[0]);
 	int again = 0;
 	for (int who = 0; who < 2; who++)
 		for (int tries = 0; a[who].rc < 0 && tries < 3; tries++, again++)
@@ -1833,12 +1826,11 @@ static int both_at_once(struct at_once a[2])
 	return again;
 }
 
-/* The two consumers' connections and their barrier, closed. */
-static void both_closed(struct at_once a[2], pthread_barrier_t *go)
+/* The two consumers' connections, closed. */
+static void both_closed(struct at_once a[2])
 {
 	for (int who = 0; who < 2; who++)
 		kit_db_close(a[who].db);
-	pthread_barrier_destroy(go);
 }
 
 static void fence_handle__threads_at_once_keep_their_own_batches(void **state)
@@ -1856,11 +1848,9 @@ static void fence_handle__threads_at_once_keep_their_own_batches(void **state)
 			e->video_id = first_video[who] + i % videos[who];
 			recs[who * AT_ONCE_EVENTS + i] = (struct kit_log_record){ i, sizeof *e, e };
 		}
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, 2);
 	struct at_once a[2];
 	for (int who = 0; who < 2; who++)
-		a[who] = (struct at_once){ labtest_connect(t), &go, recs + who * AT_ONCE_EVENTS, who, 0, 0 };
+		a[who] = (struct at_once){ labtest_connect(t), recs + who * AT_ONCE_EVENTS, who, 0, 0 };
 	int round, again = 0;
 	char seen[200] = "";
 	for (round = 1; round <= AT_ONCE_ROUNDS && !seen[0]; round++) {
@@ -1885,7 +1875,7 @@ static void fence_handle__threads_at_once_keep_their_own_batches(void **state)
 				         AT_ONCE_EVENTS - 1);
 		}
 	}
-	both_closed(a, &go);
+	both_closed(a);
 	free(ev);
 	free(recs);
 	lt_expect(!seen[0], "own-batch", "two consumers of one process called fence_handle at "
@@ -1915,11 +1905,9 @@ static void fence_handle__threads_meet_a_new_size_at_once(void **state)
 	struct kit_log_record *recs = calloc(2 * MOST, sizeof *recs);
 	assert_non_null(ev);
 	assert_non_null(recs);
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, 2);
 	struct at_once a[2];
 	for (int who = 0; who < 2; who++)
-		a[who] = (struct at_once){ labtest_connect(t), &go, recs + who * MOST, who, 0, 0 };
+		a[who] = (struct at_once){ labtest_connect(t), recs + who * MOST, who, 0, 0 };
 	char seen[300] = "";
 	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && !seen[0]; k++) {
 		int n = sizes[k];
@@ -1948,7 +1936,7 @@ static void fence_handle__threads_meet_a_new_size_at_once(void **state)
 				         (long long)rows, n, 2 * n);
 		}
 	}
-	both_closed(a, &go);
+	both_closed(a);
 	free(ev);
 	free(recs);
 	lt_expect(!seen[0], "own-batch", "two consumers of one process called fence_handle at the "

@@ -25,6 +25,7 @@
 
 #include "kit/load.h"
 #include "labs/07-contain/contain.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
 #include "tests/harness/session.h"
@@ -4151,7 +4152,6 @@ static void stop_first_update(void *arg, enum kit_db_event ev, const char *sql, 
  * its own post five times; every like counts. */
 struct first_likes {
 	struct contain_app *app;
-	pthread_barrier_t *go;
 	int64_t post;
 	int rc;
 };
@@ -4159,7 +4159,6 @@ struct first_likes {
 static void *first_likes(void *arg)
 {
 	struct first_likes *f = arg;
-	pthread_barrier_wait(f->go);
 	for (int i = 0; i < 5 && f->rc == 0; i++)
 		f->rc = contain_like(f->app, f->post);
 	return NULL;
@@ -4176,18 +4175,10 @@ static void contain_like__first_likes_at_once(void **state)
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2), (3), (4)");
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, 4);
 	struct first_likes f[4];
-	pthread_t th[4];
-	for (int i = 0; i < 4; i++) {
-		f[i] = (struct first_likes){ &app, &go, i + 1, 0 };
-		if (pthread_create(&th[i], NULL, first_likes, &f[i]) != 0)
-			fail_msg("pthread_create");
-	}
 	for (int i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
-	pthread_barrier_destroy(&go);
+		f[i] = (struct first_likes){ &app, i + 1, 0 };
+	lt_at_once(4, first_likes, f, sizeof f[0]);
 	contain_close(&app);
 	for (int i = 0; i < 4; i++) {
 		char sql[64];

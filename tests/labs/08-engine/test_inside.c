@@ -23,6 +23,7 @@
 
 #include "kit/load.h"
 #include "labs/08-engine/inside.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/alloc.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
@@ -577,7 +578,6 @@ static int versions_own_row(void *arg, int who, struct kit_db *db)
  * fill more than one page. */
 struct first_versions {
 	struct kit_db *db;
-	pthread_barrier_t *go;
 	int64_t id;
 	int rc;
 	struct inside_versions v;
@@ -586,7 +586,6 @@ struct first_versions {
 static void *first_versions(void *arg)
 {
 	struct first_versions *f = arg;
-	pthread_barrier_wait(f->go);
 	f->rc = inside_versions(f->db, f->id, &f->v);
 	return NULL;
 }
@@ -598,18 +597,10 @@ static void versions__first_calls_at_once(void **state)
 	labtest_exec(t, "INSERT INTO counters (id) SELECT g FROM generate_series(2, 2000) g");
 	int64_t pages = labtest_int(t, "SELECT pg_relation_size('counters') / "
 	                               "current_setting('block_size')::int");
-	pthread_barrier_t go;
-	pthread_barrier_init(&go, NULL, 4);
 	struct first_versions f[4];
-	pthread_t th[4];
-	for (int i = 0; i < 4; i++) {
-		f[i] = (struct first_versions){ .db = labtest_connect(t), .go = &go, .id = 1 + 500 * i };
-		if (pthread_create(&th[i], NULL, first_versions, &f[i]) != 0)
-			fail_msg("pthread_create");
-	}
 	for (int i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
-	pthread_barrier_destroy(&go);
+		f[i] = (struct first_versions){ .db = labtest_connect(t), .id = 1 + 500 * i };
+	lt_at_once(4, first_versions, f, sizeof f[0]);
 	for (int i = 0; i < 4; i++) {
 		lt_expect(f[i].rc == 0 && f[i].v.heap_pages == pages && f[i].v.buffers >= 1, "versions",
 		          "four threads made the process's first inside_versions calls at once, each "
