@@ -752,27 +752,75 @@ int runner_build_objects(const struct runner_tree *t, const struct runner_lab *l
 
 /* Build under a lock and copy the test binary to .hotrow/run/PID/, so a
  * second runner neither relinks it nor finds it busy. Fills bin. */
+/*
+ * A private build: the test binary at target (relative to the kit),
+ * built under the kit's build lock (.hotrow/build.lock: one runner builds
+ * at a time) and copied, still under it, to bin in .hotrow/run/PID/, so a
+ * build that another runner starts later cannot change what this one
+ * runs. private_begin fills src, dir and bin, takes the lock (pb->fd, -1
+ * when it cannot be opened) and shows what is built on the status line;
+ * private_end copies what was built when built is 0 (else leaves it) and
+ * lets the lock go. Both return 0, or -1 (private_end: the copy failed).
+ */
+struct private_build {
+	char src[PATH_MAX], dir[PATH_MAX], bin[PATH_MAX];
+	int fd;
+	int status_line;
+};
+
+static int private_begin(const struct runner_tree *t, const struct runner_opts *o,
+                         const char *target, const char *bin_name, const char *shown,
+                         struct private_build *pb)
+{
+	char lock[PATH_MAX];
+	pb->fd = -1;
+	pb->status_line = 0;
+	if (runner_state_dir(t, NULL) != 0 || runner_path(t, lock, sizeof lock, ".hotrow/build.lock") != 0 ||
+	    runner_path(t, pb->src, sizeof pb->src, "%s", target) != 0 ||
+	    runner_path(t, pb->dir, sizeof pb->dir, ".hotrow/run/%ld", (long)getpid()) != 0 ||
+	    snprintf(pb->bin, sizeof pb->bin, "%s/%s", pb->dir, bin_name) >= (int)sizeof pb->bin)
+		return -1;
+	pb->fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (pb->fd >= 0)
+		while (flock(pb->fd, LOCK_EX) != 0 && errno == EINTR && !runner_proc_stopping())
+			;
+	pb->status_line = o->live && isatty(STDOUT_FILENO);
+	if (pb->status_line) {
+		printf("  %s%s ...%s\r", runner_c_dim(), shown, runner_c_off());
+		fflush(stdout);
+	}
+	return 0;
+}
+
+static int private_end(struct private_build *pb, int built)
+{
+	int rc = 0;
+	if (pb->status_line) {
+		printf("\033[K");
+		fflush(stdout);
+	}
+	if (built == 0 && (runner_mkdirs(pb->dir) != 0 || copy_exec(pb->src, pb->bin) != 0))
+		rc = -1;
+	if (pb->fd >= 0)
+		close(pb->fd);   /* releases the lock */
+	pb->fd = -1;
+	return rc;
+}
+
 static int build_private(const struct runner_tree *t, const struct runner_lab *l,
                          const struct runner_opts *o, struct runner_result *r, char *bin, size_t n)
 {
-	char target[PATH_MAX], targets[PATH_MAX * 2], lock[PATH_MAX], src[PATH_MAX], dir[PATH_MAX];
+	char target[PATH_MAX], targets[PATH_MAX * 2], name[PATH_MAX], shown[PATH_MAX + 8];
+	struct private_build pb;
 	snprintf(target, sizeof target, "build/labs/%s/test-%s", l->name, o->solutions ? "solution" : "exercise");
 	snprintf(targets, sizeof targets, "%s build/labs/%s/checks.i", target, l->name);
-	if (runner_state_dir(t, NULL) != 0 || runner_path(t, lock, sizeof lock, ".hotrow/build.lock") != 0 ||
-	    runner_path(t, src, sizeof src, "%s", target) != 0 ||
-	    runner_path(t, dir, sizeof dir, ".hotrow/run/%ld", (long)getpid()) != 0 ||
-	    snprintf(bin, n, "%s/test-%s", dir, l->name) >= (int)n) {
+	snprintf(name, sizeof name, "test-%s", l->name);
+	snprintf(shown, sizeof shown, "make %s", target);
+	if (private_begin(t, o, target, name, shown, &pb) != 0 ||
+	    snprintf(bin, n, "%s", pb.bin) >= (int)n) {
+		private_end(&pb, -1);
 		r->stray = strdup("cannot use the kit's .hotrow/ directory");
 		return -1;
-	}
-	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd >= 0)
-		while (flock(fd, LOCK_EX) != 0 && errno == EINTR && !runner_proc_stopping())
-			;
-	int status_line = o->live && isatty(STDOUT_FILENO);
-	if (status_line) {
-		printf("  %smake %s ...%s\r", runner_c_dim(), target, runner_c_off());
-		fflush(stdout);
 	}
 	double limit = o->timeout_s > 0 ? 4 * o->timeout_s : 0;
 	/* The student's objects first, built from the files as they are, and
@@ -808,22 +856,16 @@ static int build_private(const struct runner_tree *t, const struct runner_lab *l
 			r->build_log = log;
 		}
 	}
-	if (status_line) {
-		printf("\033[K");
-		fflush(stdout);
-	}
 	int rc = 0;
-	if (built != 0) {
+	if (private_end(&pb, built) != 0) {
+		r->stray = strdup("cannot copy the test binary into .hotrow/run/");
+		rc = -1;
+	} else if (built != 0) {
 		r->interrupted = built == -2;
 		r->build_timed_out = built == -3;
 		r->cancelled = built == -4;
 		rc = 1;
-	} else if (runner_mkdirs(dir) != 0 || copy_exec(src, bin) != 0) {
-		r->stray = strdup("cannot copy the test binary into .hotrow/run/");
-		rc = -1;
 	}
-	if (fd >= 0)
-		close(fd);   /* releases the lock */
 	return rc;
 }
 
@@ -999,34 +1041,20 @@ static void race_pass(const struct runner_tree *t, const struct runner_lab *l,
 		       runner_c_dim(), n, n == 1 ? "" : "s", runner_c_off());
 		fflush(stdout);
 	}
-	char target[PATH_MAX], lock[PATH_MAX], src[PATH_MAX], dir[PATH_MAX], bin[PATH_MAX];
+	char target[PATH_MAX], name[PATH_MAX], shown[PATH_MAX + 80];
+	struct private_build pb;
 	snprintf(target, sizeof target, "build/san-thread/labs/%s/test-%s", l->name,
 		 o->solutions ? "solution" : "exercise");
-	if (runner_path(t, lock, sizeof lock, ".hotrow/build.lock") != 0 ||
-	    runner_path(t, src, sizeof src, "%s", target) != 0 ||
-	    runner_path(t, dir, sizeof dir, ".hotrow/run/%ld", (long)getpid()) != 0 ||
-	    snprintf(bin, sizeof bin, "%s/test-%s-races", dir, l->name) >= (int)sizeof bin) {
+	snprintf(name, sizeof name, "test-%s-races", l->name);
+	snprintf(shown, sizeof shown, "make SAN=thread %s (the first time, the kit is built once more)",
+		 target);
+	if (private_begin(t, o, target, name, shown, &pb) != 0)
 		return;
-	}
-	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd >= 0)
-		while (flock(fd, LOCK_EX) != 0 && errno == EINTR && !runner_proc_stopping())
-			;
-	if (status_line) {
-		printf("  %smake SAN=thread %s ... (the first time, the kit is built once more)%s\r",
-		       runner_c_dim(), target, runner_c_off());
-		fflush(stdout);
-	}
 	char *log = NULL;
 	int built = build_san(t, "SAN=thread", target, o->timeout_s > 0 ? 8 * o->timeout_s : 0, o, &log);
-	if (status_line) {
-		printf("\033[K");
-		fflush(stdout);
-	}
-	if (built == 0 && (runner_mkdirs(dir) != 0 || copy_exec(src, bin) != 0))
+	if (private_end(&pb, built) != 0)
 		built = -1;
-	if (fd >= 0)
-		close(fd);
+	char *bin = pb.bin;
 	if (built != 0) {
 		r->interrupted = built == -2;
 		r->cancelled = built == -4;
