@@ -60,9 +60,13 @@ struct hot_row_app {
  * negative KIT_DB_* code if the database failed (KIT_DB_BUSY when the kit
  * says so, a lock wait that timed out, a deadlock or a serialization
  * failure, and only then: KIT_DB_ERR stays KIT_DB_ERR, whatever its
- * message says; the caller may retry a busy like: app->check is still
- * called once per like_post() call); in every one of those cases nothing changes and
- * the connection is ready for the next call. (One exception no code can
+ * message says); in every one of those cases nothing changes and the
+ * connection is ready for the next call. like_post does not try again
+ * itself: the first statement refused ends the call with its code, at
+ * once. Whether and when to retry a busy like is the caller's choice (it
+ * knows its deadline; a retry inside would hold it, and its connection,
+ * for a lock wait more each time), and app->check is called once per
+ * like_post() call, the caller's retries included. (One exception no code can
  * avoid: when COMMIT ran but its answer was lost, the like is there and an
  * error is returned; the same like tried again says HOT_ROW_DUPLICATE.)
  * 0 is returned only for a like that is written. An allocation that

@@ -28,7 +28,10 @@
  * flush done). A call that meets a lock waits as long as its
  * connection's lock timeout allows (kit_db_set_lock_timeout): it sets no
  * timeout of its own, shorter or longer, not even for its own transaction
- * or statement.
+ * or statement. Nor does it try again: the first statement refused ends
+ * the call with its code, at once (whether and when to retry is the
+ * caller's choice: it knows its deadline, and a retry inside holds it
+ * for a lock wait more each time).
  * A connection is used by one thread at a
  * time. An allocation that fails (malloc, calloc or realloc returning
  * NULL, here or in the kit) is a failure like a refused statement: the

@@ -38,7 +38,11 @@
  * time. A call that meets a row lock waits as long as its connection's
  * lock timeout allows (kit_db_set_lock_timeout; by default, without end):
  * it sets no timeout of its own, shorter or longer, not even for its own
- * transaction.
+ * transaction. Nor does it try again: a statement refused as KIT_DB_BUSY
+ * (a lock wait that timed out, a deadlock, a serialization failure) ends
+ * the call, or in money_batch the sale it belongs to, with KIT_DB_BUSY at
+ * once. Whether and when to retry is the caller's choice: it knows its
+ * deadline, and a retry inside holds it for a lock wait more each time.
  */
 #ifndef HOTROW_LAB06_MONEY_H
 #define HOTROW_LAB06_MONEY_H

@@ -608,6 +608,14 @@ void batch__every_step_can_fail(void **state)
 				          "%lld (a failed batch applies nothing)", k, lt_step_what(how), rc,
 				          (long long)paid);
 			} else {
+				bool busy_told = results[0] == KIT_DB_BUSY || results[1] == KIT_DB_BUSY ||
+				                 results[2] == KIT_DB_BUSY;
+				lt_expect(how != LT_STEP_BUSY || busy_told, "rollback", "statement %d of a "
+				          "batch refused as busy: money_batch() returned 0 with results %d, %d, "
+				          "%d, none KIT_DB_BUSY: the sale the statement belonged to was tried "
+				          "again inside the batch. money.h: a statement refused as KIT_DB_BUSY "
+				          "ends its sale with KIT_DB_BUSY at once; whether to retry is the "
+				          "caller's choice", k, results[0], results[1], results[2]);
 				lt_expect(paid == told, "rollback", "statement %d of a batch %s: it returned "
 				          "0 with results %d, %d, %d, which make %lld paid, but the buyer paid "
 				          "%lld", k, lt_step_what(how), results[0], results[1], results[2],
