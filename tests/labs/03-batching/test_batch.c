@@ -155,6 +155,12 @@ static int refusal_code(enum lt_step how)
 	return how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
 }
 
+/* What a call that answered 0 after a refused statement did: it ran the
+ * statement, or the whole call, again itself. */
+#define TRIED_AGAIN "it tried again itself and returned 0. batch.h: a refused statement ends " \
+	"the call with its code, at once; whether to retry is the caller's choice (it knows " \
+	"its deadline; each retry inside holds it for a lock wait more)"
+
 static const char *code_name(int rc)
 {
 	return rc == 0 ? "0" : rc == KIT_DB_ERR ? "KIT_DB_ERR" : rc == KIT_DB_CONSTRAINT
@@ -2169,11 +2175,9 @@ static void batch_like__every_step_can_fail(void **state)
 			          "one-transaction",
 			          "statement %d of batch_like %s: it returned %d (%s), not %s, the code the "
 			          "database refused it with: %s", k, lt_step_what(how), rc, code_name(rc),
-			          code_name(refusal_code(how)), rc == 0 ? "it tried again itself and returned 0. batch.h: a refused statement ends the call "
-			          "with its code, at once; whether to retry is the caller's choice (it knows "
-			          "its deadline; each retry inside holds it for a lock wait more)" : "is the error "
-			          "remapped? batch.h wants the database's code passed on (KIT_DB_BUSY tells "
-			          "the caller a retry may work)");
+			          code_name(refusal_code(how)), rc == 0 ? TRIED_AGAIN : "is the error remapped? "
+			          "batch.h wants the database's code passed on (KIT_DB_BUSY tells the caller a "
+			          "retry may work)");
 			int again = batch_like(db, POST, user);
 			lt_expect(again == (rows ? KIT_DB_CONSTRAINT : 0), "one-per-user",
 			          "statement %d of batch_like %s, then the same like again: expected %d, got %d (%s)",
@@ -2235,11 +2239,9 @@ static void batch_rollup__every_step_can_fail(void **state)
 			          "one-transaction",
 			          "statement %d of batch_rollup %s: it returned %d (%s), not %s, the code the "
 			          "database refused it with: %s", k, lt_step_what(how), rc, code_name(rc),
-			          code_name(refusal_code(how)), rc == 0 ? "it tried again itself and returned 0. batch.h: a refused statement ends the call "
-			          "with its code, at once; whether to retry is the caller's choice (it knows "
-			          "its deadline; each retry inside holds it for a lock wait more)" : "is every failure "
-			          "answered as one code? batch.h wants the database's code passed on "
-			          "(KIT_DB_BUSY tells the caller a retry may work)");
+			          code_name(refusal_code(how)), rc == 0 ? TRIED_AGAIN : "is every failure answered "
+			          "as one code? batch.h wants the database's code passed on (KIT_DB_BUSY tells "
+			          "the caller a retry may work)");
 			if (rc != 0) {
 				char what[96];
 				snprintf(what, sizeof what, "a rollup (statement %d %s; it returned %d)",
