@@ -750,8 +750,6 @@ int runner_build_objects(const struct runner_tree *t, const struct runner_lab *l
 	return rc;
 }
 
-/* Build under a lock and copy the test binary to .hotrow/run/PID/, so a
- * second runner neither relinks it nor finds it busy. Fills bin. */
 /*
  * A private build: the test binary at target (relative to the kit),
  * built under the kit's build lock (.hotrow/build.lock: one runner builds
@@ -807,6 +805,8 @@ static int private_end(struct private_build *pb, int built)
 	return rc;
 }
 
+/* Build under a lock and copy the test binary to .hotrow/run/PID/, so a
+ * second runner neither relinks it nor finds it busy. Fills bin. */
 static int build_private(const struct runner_tree *t, const struct runner_lab *l,
                          const struct runner_opts *o, struct runner_result *r, char *bin, size_t n)
 {
