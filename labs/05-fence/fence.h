@@ -90,7 +90,9 @@ struct fence_batch {
  * leaves the outcome unknown: 1 only when the call reads back that its
  * batch is in; when it cannot (a connection that broke at the COMMIT
  * fails the read as well), the COMMIT's own negative code (KIT_DB_BUSY
- * stays KIT_DB_BUSY), never 1 or 0.
+ * stays KIT_DB_BUSY), never 1 or 0. It does not try again: a statement
+ * refused, with an error or as KIT_DB_BUSY, ends the call with its code
+ * at once, and the log delivers the batch again.
  * On SQLite a batch sends no PRAGMA synchronous: how hard a COMMIT syncs
  * is the caller's setting for the whole connection (SQLite has none for
  * one transaction), and OFF lets a power cut corrupt the file. */

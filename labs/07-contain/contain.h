@@ -140,7 +140,8 @@ void contain_close(struct contain_app *app);
 /* The like endpoint: add 1 to posts.likes of post_id in a transaction of
  * its own. Returns 0; KIT_POOL_TIMEOUT when no connection came free in
  * time; KIT_DB_BUSY when, contained, the row stayed locked past the lock
- * timeout (the like is then not counted); another KIT_DB_* code on error.
+ * timeout (the like is then not counted, and not tried again: the caller
+ * decides); another KIT_DB_* code on error.
  * The connection always goes back to the pool with no transaction open.
  * A like that returned 0 is on disk: it sends nothing that turns its
  * COMMIT's wait for the disk down (synchronous_commit). */

@@ -1343,14 +1343,22 @@ static void fence_apply__every_step_can_fail(void **state)
 			          "(returned %d): a statement whose answer was lost, or a refused COMMIT, "
 			          "has ended the transaction (the connection rolled it back), so a "
 			          "statement sent again after it commits on its own, the fence apart from "
-			          "the totals. Return the error, or start over from BEGIN", k,
+			          "the totals. Return the error", k,
 			          lt_step_what(how), w.outside, w.first, rc);
 			/* 1 is true when the batch is in, once: a COMMIT whose answer was
-			 * lost did commit, and a call that read back finds it so; a call
-			 * that tried again after a refusal (which rolled back) applied it
-			 * on its second try. Any other step's lost answer rolled back. */
+			 * lost did commit, and a call that read back finds it so. Any
+			 * other step's lost answer rolled back. After a refused step 1
+			 * means the call tried again itself, which fence.h rules out:
+			 * the refusal ends the call, and the log delivers the batch
+			 * again. */
 			bool in = stored_last(t, 2) == 9 && views_of(t, 1) == 104 && views_of(t, 2) == 4 &&
 			          views_of(t, 3) == 4;
+			lt_expect(!lt_step_refused(how) || rc != 1, "one-transaction", "statement %d of "
+			          "fence_apply %s, and it returned 1 with the batch %s: it tried again "
+			          "itself. fence.h: a refused statement ends the call with its code, at "
+			          "once; the log delivers the batch again (a retry inside holds the "
+			          "partition's consumer for a lock wait more each time)", k,
+			          lt_step_what(how), in ? "in" : "not in");
 			lt_expect(rc < 0 || (rc == 1 && in), "one-transaction", "statement %d of fence_apply "
 			          "%s, yet it returned %d (%s)", k, lt_step_what(how), rc, rc == 1 ? "1, applied: is COMMIT's result "
 			          "checked, and checked before the answer is decided?" : rc == 0 && !lt_step_refused(how) ?

@@ -621,7 +621,7 @@ void contain_like__every_step_can_fail(void **state)
 	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
 	int runs = 0;
 	char bad[600] = "";
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST && !bad[0]; how++) {
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && !bad[0]; how++) {
 		for (int k = 1; k <= 10 && !bad[0]; k++, runs++) {
 			int64_t before = labtest_int(t, "SELECT likes FROM posts WHERE id = 1");
 			lt_step_arm(how, k);
@@ -630,7 +630,21 @@ void contain_like__every_step_can_fail(void **state)
 				break;
 			int64_t added = labtest_int(t, "SELECT likes FROM posts WHERE id = 1") - before;
 			int again = contain_like(&app, 1);
-			if (rc == KIT_DB_BUSY || rc == KIT_DB_NOROW || rc == KIT_POOL_TIMEOUT)
+			/* Refused as busy, as the lock timeout refuses it: the like
+			 * ends there with KIT_DB_BUSY, uncounted. One that tries
+			 * again holds its pooled connection for another lock wait,
+			 * which is what containment is there to stop. */
+			if (how == LT_STEP_BUSY && (rc != KIT_DB_BUSY || added != 0))
+				snprintf(bad, sizeof bad, "statement %d of a like %s: it returned %d and "
+				         "the count changed by %lld, expected KIT_DB_BUSY and no change%s",
+				         k, lt_step_what(how), rc, (long long)added, rc == 0 ? ": it tried "
+				         "again itself. contain.h: a like the lock timeout refuses returns "
+				         "KIT_DB_BUSY at once; a retry inside holds its pooled connection "
+				         "for another lock wait, which the timeout is there to stop" :
+				         " (is every failure mapped to one code? Pass the statement's own "
+				         "code on)");
+			else if (how != LT_STEP_BUSY &&
+			         (rc == KIT_DB_BUSY || rc == KIT_DB_NOROW || rc == KIT_POOL_TIMEOUT))
 				snprintf(bad, sizeof bad, "statement %d of a like %s: it returned %d (%s), "
 				         "which tells the caller something else happened: the post is "
 				         "there, its row was not held and a connection was had; is "
@@ -639,7 +653,8 @@ void contain_like__every_step_can_fail(void **state)
 				         rc == KIT_DB_BUSY ? "KIT_DB_BUSY, the lock timeout" :
 				         rc == KIT_DB_NOROW ? "KIT_DB_NOROW, no such post" :
 				         "KIT_POOL_TIMEOUT, no connection");
-			else if (rc >= 0 || added < 0 || added > (how == LT_STEP_REPLY_LOST))
+			else if (how != LT_STEP_BUSY &&
+			         (rc >= 0 || added < 0 || added > (how == LT_STEP_REPLY_LOST)))
 				snprintf(bad, sizeof bad, "statement %d of a like %s: it returned %d and "
 				         "the count changed by %lld, expected a KIT_DB_* code and no change%s",
 				         k, lt_step_what(how), rc, (long long)added,
