@@ -18,7 +18,7 @@
 #include "labs/driver/probe.h"
 #include "labs/driver/server.h"
 
-#define BARE_RUNS 300          /* times the bare statement is timed alone, for its CPU */
+#define BARE_RUNS 300          /* runs of the bare statement alone, for its CPU */
 #define BARE_EVERY 8           /* and once after every this many measured requests */
 #define WINDOW_S 0.2           /* the means are taken per window this long ... */
 #define MAX_WINDOWS 1024       /* ... and their median is the figure */

@@ -488,11 +488,7 @@ static void like_post__exact_under_threads(void **state)
 	struct kit_load_result r;
 	make_post(t);
 
-	kit_load_config_default(&c);
-	c.url = t->url;
-	c.threads = THREADS;
-	c.iterations = LIKES;
-	c.progress = false;
+	labtest_load_config(t, &c, THREADS, LIKES);
 	c.thread_init = patient;
 	atomic_store(&rand_zero, true);
 	int ran = kit_load_run(&c, like_as_many, NULL, &r);
@@ -589,11 +585,7 @@ static void like_post__refusals_under_threads(void **state)
 	atomic_init(&wrong, 0);
 	make_post(t);
 
-	kit_load_config_default(&c);
-	c.url = t->url;
-	c.threads = THREADS;
-	c.iterations = ODD_LIKES;
-	c.progress = false;
+	labtest_load_config(t, &c, THREADS, ODD_LIKES);
 	lt_expect(kit_load_run(&c, like_odd_refused, &wrong, &r) == 0, NULL, "load run: %s",
 	          r.error);
 	int64_t odd = labtest_int(t, "SELECT count(*) FROM likes WHERE user_id % 2 = 1");
@@ -1553,6 +1545,11 @@ static void like_post__post_gone_while_liking(void **state)
  * refused as busy has ended the transaction (kit/db.h): a COMMIT sent
  * again finds none, and on PostgreSQL it only warns, so code that retries
  * it returns 0 for a like that is not there. */
+/* Why a call that tried again itself after a refused step is wrong. */
+#define RETRY_IS_THE_CALLERS "hot_row.h: the first statement refused ends the call with " \
+	"its code, at once; a retry is the caller's choice (it knows its deadline; each retry " \
+	"inside holds it, and its connection, for a lock wait more)"
+
 static void like_post__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
@@ -1587,17 +1584,13 @@ static void like_post__every_step_can_fail(void **state)
 			lt_expect(how != LT_STEP_BUSY || rc == KIT_DB_BUSY, "rollback",
 			          "statement %d of the like refused as busy (KIT_DB_BUSY, a lock wait that "
 			          "timed out): like_post() returned %d, not KIT_DB_BUSY%s", k, rc, rc == 0
-			          ? ": it tried again itself and the like went in. hot_row.h: the first "
-			          "statement refused ends the call with its code, at once; a retry is the "
-			          "caller's choice (it knows its deadline; each retry inside holds it, and "
-			          "its connection, for a lock wait more)"
+			          ? ": it tried again itself and the like went in. " RETRY_IS_THE_CALLERS
 			          : "; a caller retries a busy like and gives up on an error, so return the "
 			          "failed call's own code");
 			lt_expect(how == LT_STEP_BUSY || rc == KIT_DB_ERR, "commit-result",
 			          "statement %d of the like %s (KIT_DB_ERR): like_post() returned %d, not "
 			          "KIT_DB_ERR; %s", k, lt_step_what(how), rc, rc == 0
-			          ? "it tried again itself. hot_row.h: the first statement refused ends the "
-			          "call with its code, at once; a retry is the caller's choice"
+			          ? "it tried again itself. " RETRY_IS_THE_CALLERS
 			          : "KIT_DB_BUSY tells the caller a lock wait timed out and a retry will do, "
 			          "so a failure (a connection gone, a COMMIT whose answer was lost) answered "
 			          "so is retried for as long as it lasts. Return the failed call's own code");

@@ -157,9 +157,10 @@ static int refusal_code(enum lt_step how)
 
 /* What a call that answered 0 after a refused statement did: it ran the
  * statement, or the whole call, again itself. */
-#define TRIED_AGAIN "it tried again itself and returned 0. batch.h: a refused statement ends " \
-	"the call with its code, at once; whether to retry is the caller's choice (it knows " \
-	"its deadline; each retry inside holds it for a lock wait more)"
+#define RETRY_IS_THE_CALLERS "batch.h: a refused statement ends the call with its code, at " \
+	"once; whether to retry is the caller's choice (it knows its deadline; each retry " \
+	"inside holds it for a lock wait more)"
+#define TRIED_AGAIN "it tried again itself and returned 0. " RETRY_IS_THE_CALLERS
 
 static const char *code_name(int rc)
 {
@@ -2930,10 +2931,7 @@ static void batch_acc__a_1007_post_flush_fails_at_every_step(void **state)
 			          "likes reached post_likes and %lld are still pending (expected an error and "
 			          "none written: %s)", k, lt_step_what(how), rc, (long long)written,
 			          (long long)want, (long long)left, again
-			          ? "the flush tried again itself and wrote it all. batch.h: a refused "
-			          "statement ends the call with its code, at once; whether to retry is the "
-			          "caller's choice (it knows its deadline; each retry inside holds it for a "
-			          "lock wait more)"
+			          ? "the flush tried again itself and wrote it all. " RETRY_IS_THE_CALLERS
 			          : rc == 0 && written == 0
 			          ? "a flush that wrote nothing said it was done; return the error, even KIT_DB_BUSY"
 			          : "are the three upserts in one transaction?");

@@ -780,11 +780,7 @@ static void transfer__no_overdraft_under_threads(void **state)
 	memset(&c, 0, sizeof c);
 	struct kit_load_config lc;
 	struct kit_load_result r;
-	kit_load_config_default(&lc);
-	lc.url = t->url;
-	lc.threads = THREADS;
-	lc.iterations = PER_THREAD;
-	lc.progress = false;
+	labtest_load_config(t, &lc, THREADS, PER_THREAD);
 	lc.thread_init = patient;
 	lt_expect(kit_load_run(&lc, sell, &c, &r) == 0, NULL, "load run: %s", r.error);
 
