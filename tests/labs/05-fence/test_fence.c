@@ -1954,6 +1954,76 @@ static void fence_handle__threads_meet_a_new_size_at_once(void **state)
 	          "a buffer) written by both at once? Build it in each call, or guard it", seen);
 }
 
+/* Two consumers of one process whose COMMITs both lose their answer at
+ * the same moment, each on its own connection: partition 0's batch of
+ * offsets 0 .. 9 (video 1) and partition 1's of offsets 0 .. 3 (video 2),
+ * the two calls let go together, ten rounds. Both batches are in: each
+ * call answers 1 (it read back its own partition) or the COMMIT's error
+ * (it did not read back; fence.h allows both), never 0. A read-back that
+ * keeps the partition's text in a buffer every thread shares (a static
+ * "for a rare path") can ask about the other's partition, and answer from
+ * the other's progress: the plain build sees that only when the two
+ * reads cross and the answer comes out wrong; the race pass of `hotrow
+ * lab check` (ThreadSanitizer, which the kit's failpoints do not order)
+ * sees the two writes to the buffer every time. */
+struct lost_commit {
+	struct kit_db *db;
+	struct fence_batch b;
+	int rc;
+};
+
+static void *apply_lost_commit(void *arg)
+{
+	struct lost_commit *l = arg;
+	l->rc = fence_apply(l->db, &l->b);
+	return NULL;
+}
+
+#define LOST_COMMIT_ROUNDS 10
+
+static void fence_apply__two_lost_commits_read_back_at_once(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	static const int64_t last[2] = { 9, 3 };
+	struct lost_commit l[2];
+	for (int who = 0; who < 2; who++) {
+		l[who].db = labtest_connect(t);
+		l[who].b = *batch(who, 0, last[who], 1, 5);
+		l[who].b.totals[0].video_id = who + 1;
+	}
+	char seen[400] = "";
+	int round;
+	for (round = 1; round <= LOST_COMMIT_ROUNDS && !seen[0]; round++) {
+		labtest_exec(t, "DELETE FROM video_views");
+		labtest_exec(t, "UPDATE log_progress SET last_offset = -1");
+		if (kit_fp_set("db-commit-reply-lost", KIT_FP_ERROR, 1) != 0)
+			fail_msg("cannot arm db-commit-reply-lost");
+		lt_at_once(2, apply_lost_commit, l, sizeof l[0]);
+		kit_fp_set("db-commit-reply-lost", KIT_FP_OFF, 1);
+		for (int who = 0; who < 2 && !seen[0]; who++)
+			if (l[who].rc == 0 || l[who].rc > 1 || views_of(t, who + 1) != 5 ||
+			    stored_last(t, who) != last[who])
+				snprintf(seen, sizeof seen, "partition %d's fence_apply (offsets 0 .. %lld, "
+				         "5 views of video %d) returned %d (%s); video %d has %lld views and "
+				         "partition %d stands at %lld (expected 1 or the COMMIT's error, 5, %lld)", who,
+				         (long long)last[who], who + 1, l[who].rc,
+				         l[who].rc < 0 ? labtest_why(l[who].db) : "", who + 1,
+				         (long long)views_of(t, who + 1), who, (long long)stored_last(t, who),
+				         (long long)last[who]);
+	}
+	for (int who = 0; who < 2; who++)
+		kit_db_close(l[who].db);
+	lt_expect(!seen[0], "one-transaction", "two consumers of one process applied a batch "
+	          "each at the same moment, partitions 0 and 1 on their own connections, and "
+	          "both COMMITs committed with their answers lost; in round %d of %d %s. Both "
+	          "batches are in: a call that reads back its own partition answers 1, one that "
+	          "does not returns the COMMIT's error, and 0 (refused) is never right. Is "
+	          "something the read-back uses shared by every thread (a static buffer for the "
+	          "partition's text, a cached statement)? Then one call can ask about the "
+	          "other's partition: build it in each call", round - 1, LOST_COMMIT_ROUNDS, seen);
+}
+
 /* Two consumers of one process are assigned partitions at the same
  * moment (a rebalance hands out every partition at once), each on its own
  * connection: consumer 0 asks where partition 0 resumes (41 applied: 42)
@@ -2668,6 +2738,7 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_handle__threads_keep_their_own_batches),
 		LABTEST_ALL(fence_handle__threads_at_once_keep_their_own_batches),
 		LABTEST_ALL(fence_handle__threads_meet_a_new_size_at_once),
+		LABTEST_ALL(fence_apply__two_lost_commits_read_back_at_once),
 		LABTEST_ALL(fence_position__offsets_past_2_31),
 		LABTEST_ALL(fence_position__threads_keep_their_own_partitions),
 		LABTEST_ALL(fence_apply__every_allocation_can_fail),
