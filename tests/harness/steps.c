@@ -26,6 +26,15 @@ void lt_step_arm(enum lt_step how, int k)
 	armed_k = k;
 }
 
+void lt_step_arm_from(enum lt_step how, int k)
+{
+	lt_step_disarm();
+	if (kit_fp_set(names[how], KIT_FP_ERROR, k) != 0)
+		fail_msg("lt_step_arm_from: cannot arm %s from statement %d", names[how], k);
+	armed = (int)how;
+	armed_k = k;
+}
+
 bool lt_step_disarm(void)
 {
 	if (armed < 0)

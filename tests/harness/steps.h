@@ -21,7 +21,8 @@
  * A loop over every kind: for (how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++);
  * lt_step_refused(how) is true for the two that refuse the statement.
  * Statements are counted over the whole process: arm just before the call,
- * disarm just after, and run nothing else in between (no other thread).
+ * disarm just after, and run nothing else in between (no other thread),
+ * except with lt_step_arm_from, which is made for two calls at once.
  */
 #ifndef HOTROW_TESTS_STEPS_H
 #define HOTROW_TESTS_STEPS_H
@@ -41,6 +42,13 @@ enum lt_step {
 
 /* Arm how for the k-th statement (k >= 1) from now, once. */
 void lt_step_arm(enum lt_step how, int k);
+
+/* Arm how for the k-th statement (k >= 1) from now and every one after
+ * it, in every thread: two calls let go together (lt_at_once, beside.h)
+ * then both meet the failure, each at about its (k/2)-th statement, and
+ * run their failure paths at the same moment. Disarm with
+ * lt_step_disarm(). */
+void lt_step_arm_from(enum lt_step how, int k);
 
 /* Disarm; true when the armed statement was reached (the failure
  * happened), false when the call ran fewer than k statements. */

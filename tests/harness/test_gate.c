@@ -256,6 +256,36 @@ static void steps__arm_busy_refuses_the_kth_as_busy(void **state)
 	kit_db_close(db);
 }
 
+/* lt_step_arm_from(how, 2): the second statement from now and every one
+ * after it are refused, in every thread, until lt_step_disarm(). */
+static void steps__arm_from_refuses_every_one_after(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct kit_db *db = labtest_connect(t);
+	static const enum lt_step hows[] = { LT_STEP_FAILS, LT_STEP_BUSY };
+	for (size_t h = 0; h < sizeof hows / sizeof hows[0]; h++) {
+		enum lt_step how = hows[h];
+		int want = how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
+		lt_step_arm_from(how, 2);
+		int rc[4];
+		for (int i = 0; i < 4; i++)
+			rc[i] = kit_db_exec(db, "SELECT 1", 0, NULL);
+		bool reached = lt_step_disarm();
+		int after = kit_db_exec(db, "SELECT 1", 0, NULL);
+		lt_expect(rc[0] == 0 && rc[1] == want && rc[2] == want && rc[3] == want && after == 0 &&
+		          reached, NULL, "%s from statement 2: statements 1 to 4 gave %d %d %d %d, one "
+		          "after lt_step_disarm() %d, reached %d (expected 0 %d %d %d, 0, 1)",
+		          lt_step_what(how), rc[0], rc[1], rc[2], rc[3], after, reached, want, want,
+		          want);
+	}
+	lt_step_arm_from(LT_STEP_FAILS, 3);
+	int rc = kit_db_exec(db, "SELECT 1", 0, NULL);
+	lt_expect(!lt_step_disarm() && rc == 0, NULL, "armed from statement 3, one statement ran "
+	          "(%d): lt_step_disarm() must say it was not reached", rc);
+	kit_db_close(db);
+}
+
 static void steps__a_lost_answer_keeps_what_was_committed(void **state)
 {
 	struct labtest *t = *state;
@@ -393,6 +423,7 @@ int main(void)
 		LABTEST_BOTH(steps__a_lost_answer_keeps_what_was_committed),
 		LABTEST_BOTH(steps__busy_refusal_says_busy),
 		LABTEST_BOTH(steps__arm_busy_refuses_the_kth_as_busy),
+		LABTEST_BOTH(steps__arm_from_refuses_every_one_after),
 		LABTEST_SQLITE(bounds__values_and_chance),
 		LABTEST_SQLITE(sort__an_inconsistent_comparator_is_counted),
 		LABTEST_SQLITE(at_once__every_call_meets_the_others),

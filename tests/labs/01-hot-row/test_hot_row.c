@@ -32,6 +32,7 @@
 #include "kit/load.h"
 #include "labs/01-hot-row/hot_row.h"
 #include "tests/harness/alloc.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/deadline.h"
 #include "tests/harness/gate.h"
@@ -1532,6 +1533,77 @@ static void like_post__post_gone_while_liking(void **state)
 	}
 	lt_expect(k > 1, "no-post", "a like of post 1 ran no statement: got %d", lt_gate_rc(g, 0));
 	lt_gate_close(g);
+}
+
+/* Two likes of post 1 (users 7 and 8), each on its own connection, let
+ * go together while the database refuses every statement from the k-th
+ * sent by either of them on (with an error, or as busy), for every k: both
+ * meet the failure at about the same step and run their failure paths at
+ * the same moment. Each answers 0 (its like is in) or the refusal's own
+ * code; the counter and the likes agree; and each like tried again then
+ * answers HOT_ROW_DUPLICATE if it was in, 0 if not. Under the race pass
+ * of `hotrow lab check` (ThreadSanitizer; the kit's failpoints order no
+ * threads) anything the failure path keeps for every thread (a count of
+ * errors, the last error's text in a static) fails it. */
+struct failing_like {
+	struct kit_db *db;
+	int64_t user;
+	int rc;
+};
+
+static void *like_failing(void *arg)
+{
+	struct failing_like *l = arg;
+	l->rc = like_post(l->db, 1, l->user, NULL);
+	return NULL;
+}
+
+static void like_post__two_likes_fail_at_once(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct failing_like l[2] = { { labtest_connect(t), 7, 0 }, { labtest_connect(t), 8, 0 } };
+	char seen[400] = "";
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && !seen[0]; how++) {
+		if (how == LT_STEP_REPLY_LOST)
+			continue;
+		int code = how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
+		for (int k = 1; !seen[0]; k++) {
+			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
+			lt_step_arm_from(how, k);
+			lt_at_once(2, like_failing, l, sizeof l[0]);
+			if (!lt_step_disarm())
+				break;
+			int64_t likes = counter(t), rows = labtest_int(t, "SELECT count(*) FROM likes");
+			int in = (l[0].rc == 0) + (l[1].rc == 0);
+			if ((l[0].rc != 0 && l[0].rc != code) || (l[1].rc != 0 && l[1].rc != code) ||
+			    likes != rows || likes != in) {
+				snprintf(seen, sizeof seen, "with every statement from the %d-th %s, the likes "
+				         "of users 7 and 8 returned %d and %d; posts.likes is %lld and likes "
+				         "holds %lld rows (expected 0 or %d each, and as many likes as "
+				         "returned 0)", k, lt_step_what(how), l[0].rc, l[1].rc,
+				         (long long)likes, (long long)rows, code);
+				break;
+			}
+			for (int who = 0; who < 2 && !seen[0]; who++) {
+				int again = like_post(l[who].db, 1, l[who].user, NULL);
+				int want = l[who].rc == 0 ? HOT_ROW_DUPLICATE : 0;
+				if (again != want)
+					snprintf(seen, sizeof seen, "with every statement from the %d-th %s, the "
+					         "like of user %lld returned %d; tried again on its connection "
+					         "it returned %d, expected %d (%s)", k, lt_step_what(how),
+					         (long long)l[who].user, l[who].rc, again, want,
+					         labtest_why(l[who].db));
+			}
+		}
+	}
+	for (int who = 0; who < 2; who++)
+		kit_db_close(l[who].db);
+	lt_expect(!seen[0], "rollback", "two likes of post 1 let go together, each on its own "
+	          "connection, while the database refused their statements: %s. Each like answers "
+	          "the refused step's own code and leaves its connection ready for the next call; "
+	          "is anything kept between calls and shared by the threads (an error count, the "
+	          "last error in a static)? Keep it in the call", seen);
 }
 
 /* The like fails at each of its statements in turn: refused before it
@@ -3197,6 +3269,7 @@ int main(void)
 		LABTEST_ALL(like_post__two_posts_interleaved),
 		LABTEST_ALL(like_post__two_users_at_once),
 		LABTEST_ALL(like_post__every_step_can_fail),
+		LABTEST_ALL(like_post__two_likes_fail_at_once),
 		LABTEST_ALL(like_post__other_tap_after_a_failed_commit),
 		LABTEST_ALL(like_post__ids_past_2_31),
 		LABTEST_ALL(like_post__ids_at_the_ends_of_int64),

@@ -1281,6 +1281,92 @@ static void batch_acc__exact_under_threads(void **state)
 		                   "acc-lock");
 }
 
+/* Flushes refused while adds run: four threads add 100,000 likes each
+ * over five posts while this thread flushes, every flush refused at one
+ * of its statements (the first, second, third or fourth in turn: the
+ * kit's failpoint refuses the statement before it runs), until the adds
+ * are done; then one flush with nothing refused. Every like is then in
+ * the database once, and nothing is pending. A flush that moves the sums
+ * out and puts them back on failure must put them back under the
+ * accumulator's mutex, as every add takes it: a put-back outside it runs
+ * beside adds to the same posts and loses some. The plain build sees that
+ * when the two meet, in about five rounds of six here: up to three rounds
+ * run, on each engine, until one comes out wrong. The race pass of
+ * `hotrow lab check` sees the two writes every time (the failpoint orders
+ * no threads under it). */
+enum { REFUSED_THREADS = 4, REFUSED_TIMES = 100000, REFUSED_ROUNDS = 3 };
+
+/* One round on db: the flushes refused meanwhile, the calls that answered
+ * 0 although refused, the final flush's answer, and what is counted and
+ * pending after it. */
+struct refused_round {
+	int flushes, answered_ok, rc;
+	int64_t counted, left;
+};
+
+static void refused_round(struct kit_db *db, struct refused_round *r)
+{
+	struct batch_acc *acc = held.acc2 = batch_acc_new();
+	lt_expect(acc != NULL, "acc", "batch_acc_new returned NULL");
+	int64_t before = 0;
+	for (int p = 1; p <= 5; p++)
+		before += count(db, p);
+	pthread_t tid[REFUSED_THREADS];
+	struct start start = START_INIT;
+	atomic_int done = 0;
+	struct adder a = { acc, REFUSED_TIMES, &done, &start };
+	for (int i = 0; i < REFUSED_THREADS; i++) {
+		if (pthread_create(&tid[i], NULL, adder_main, &a) != 0) {
+			start_go(&start);
+			join_started(tid, i);
+			fail_msg("pthread_create failed for adder %d", i);
+		}
+	}
+	start_go(&start);
+	memset(r, 0, sizeof *r);
+	while (atomic_load(&done) < REFUSED_THREADS) {
+		lt_step_arm(LT_STEP_FAILS, 1 + r->flushes % 4);
+		int rc = batch_acc_flush(acc, db);
+		bool reached = lt_step_disarm();
+		r->flushes++;
+		r->answered_ok += reached && rc == 0;
+	}
+	join_started(tid, REFUSED_THREADS);
+	r->rc = batch_acc_flush(acc, db);
+	r->left = batch_acc_pending(acc);
+	for (int p = 1; p <= 5; p++)
+		r->counted += count(db, p);
+	r->counted -= before;
+	batch_acc_free(acc);
+	held.acc2 = NULL;
+}
+
+static void batch_acc__refused_flushes_while_adding(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct refused_round r;
+	int round = 0;
+	do {
+		refused_round(db, &r);
+		round++;
+	} while (round < REFUSED_ROUNDS && r.answered_ok == 0 && r.rc == 0 &&
+	         r.counted == (int64_t)REFUSED_THREADS * REFUSED_TIMES && r.left == 0);
+	lt_expect(r.answered_ok == 0, "flush-failure", "%d of %d flushes answered 0 although one "
+	          "of their statements was refused: a refused statement is an error (batch.h)",
+	          r.answered_ok, r.flushes);
+	lt_expect(r.rc == 0, "acc", "the flush after the adds, with nothing refused, returned %d: %s",
+	          r.rc, labtest_why(db));
+	lt_expect(r.counted == (int64_t)REFUSED_THREADS * REFUSED_TIMES && r.left == 0, "acc-lock",
+	          "in round %d, four threads added %d likes each over posts 1 to 5 while %d flushes "
+	          "were refused at one of their statements, then one flush went through: the posts "
+	          "gained %lld likes and %lld are pending (expected %d and 0). Does a refused flush "
+	          "put the sums back outside the accumulator's mutex, beside the adds? Keep the sums "
+	          "where they are until the database has said yes, and write a copy", round,
+	          REFUSED_TIMES, r.flushes, (long long)r.counted, (long long)r.left,
+	          REFUSED_THREADS * REFUSED_TIMES);
+}
+
 /* ---- a flush held inside the database ----
  *
  * A gate set as a connection's db hook stops the flush at its first
@@ -3629,6 +3715,7 @@ int main(void)
 		BOTH(batch_acc__counts_in_memory_until_flushed),
 		BOTH(batch_acc__flush_is_one_statement),
 		BOTH(batch_acc__exact_under_threads),
+		BOTH(batch_acc__refused_flushes_while_adding),
 		BOTH(batch_acc__adds_during_a_flush_do_not_wait),
 		BOTH(batch_acc__one_flush_at_a_time),
 		SQLITE_ONLY(batch_acc__flush_touches_the_sums_under_the_mutex),

@@ -822,6 +822,86 @@ void transfer__every_step_can_fail(void **state)
 	          first_rc);
 }
 
+/* Two sales of one buyer (ids 7 and 8, 100 and 50 from account 1), each
+ * on its own connection, let go together while the database refuses
+ * every statement from the k-th sent by either on (with an error, or as
+ * busy), for every k: both meet the failure at about the same step and
+ * run their failure paths at the same moment. Each answers 0 (applied)
+ * or the refusal's own code; the books balance and the buyer paid for
+ * the sales that said 0, no more; each sale sent again then answers
+ * MONEY_ALREADY if it was in, 0 if not. Under the race pass of `hotrow
+ * lab check` (ThreadSanitizer; the kit's failpoints order no threads)
+ * anything the failure path keeps for every thread (a count of refused
+ * sales, the last error in a static) fails it. */
+struct failing_sale {
+	struct kit_db *db;
+	struct money_transfer s;
+	int rc;
+};
+
+static void *sale_failing(void *arg)
+{
+	struct failing_sale *f = arg;
+	f->rc = money_transfer(f->db, &one_sub, &f->s);
+	return NULL;
+}
+
+void transfer__two_sales_fail_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct failing_sale f[2] = { { labtest_connect(t), { 7, 1, 2, 100, 5 }, 0 },
+	                             { labtest_connect(t), { 8, 1, 2, 50, 5 }, 0 } };
+	char seen[400] = "";
+	int rounds = 0;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && !seen[0]; how++) {
+		if (how == LT_STEP_REPLY_LOST)
+			continue;
+		int code = how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
+		for (int k = 1; k <= 2 * SWEEP_MAX && !seen[0]; k++) {
+			fresh_books(t, 0);
+			lt_step_arm_from(how, k);
+			lt_at_once(2, sale_failing, f, sizeof f[0]);
+			if (!lt_step_disarm())
+				break;
+			rounds++;
+			int64_t paid = 500 - balance(t, 1);
+			int64_t owed = (f[0].rc == 0 ? 100 : 0) + (f[1].rc == 0 ? 50 : 0);
+			const char *bad = books_fault(t);
+			if ((f[0].rc != 0 && f[0].rc != code) || (f[1].rc != 0 && f[1].rc != code) ||
+			    bad != NULL || paid != owed) {
+				snprintf(seen, sizeof seen, "with every statement from the %d-th %s, sales 7 "
+				         "(100) and 8 (50) returned %d and %d; the buyer paid %lld%s%s "
+				         "(expected 0 or %d each, and to pay for the sales that said 0)", k,
+				         lt_step_what(how), f[0].rc, f[1].rc, (long long)paid,
+				         bad ? "; " : "", bad ? bad : "", code);
+				break;
+			}
+			for (int who = 0; who < 2 && !seen[0]; who++) {
+				int again = money_transfer(f[who].db, &one_sub, &f[who].s);
+				int want = f[who].rc == 0 ? MONEY_ALREADY : 0;
+				if (again != want)
+					snprintf(seen, sizeof seen, "with every statement from the %d-th %s, sale "
+					         "%lld returned %d; sent again on its connection it returned %d, "
+					         "expected %d (%s)", k, lt_step_what(how), (long long)f[who].s.id,
+					         f[who].rc, again, want, labtest_why(f[who].db));
+			}
+			if (!seen[0] && balance(t, 1) != 350)
+				snprintf(seen, sizeof seen, "with every statement from the %d-th %s, then "
+				         "both sales sent again: the buyer has %lld, expected 350", k,
+				         lt_step_what(how), (long long)balance(t, 1));
+		}
+	}
+	for (int who = 0; who < 2; who++)
+		kit_db_close(f[who].db);
+	lt_expect(rounds > 0 || seen[0], "entries", "two sales let go together with every "
+	          "statement refused ran no statement: a sale is not implemented yet");
+	lt_expect(!seen[0], "rollback", "two sales of one buyer let go together, each on its own "
+	          "connection, while the database refused their statements: %s. Each sale answers "
+	          "the refused step's own code and leaves its connection ready for the next call; "
+	          "is anything kept between calls and shared by the threads (a count of refused "
+	          "sales, the last error in a static)? Keep it in the call", seen);
+}
+
 /* The same for a payout out of the fee account. */
 void payout__every_step_can_fail(void **state)
 {

@@ -10,6 +10,8 @@
  *   transfer__retry_beside_a_failed_commit  a sale's COMMIT fails while its retry runs
  *                                      on another connection: 0 from one of them at most
  *   transfer__every_step_can_fail      each statement of a sale refused, or its answer lost
+ *   transfer__two_sales_fail_at_once   two sales let go together, every statement from
+ *                                      the k-th refused
  *   payout__every_step_can_fail        the same for a payout
  *   transfer__nothing_shared_between_threads  a sale held inside the snprintf of its amount
  *                                      while eight sales run on another connection
@@ -30,6 +32,7 @@ void batch__two_batches_keep_their_own_statements(void **state);
 void transfer__zero_fee_touches_no_fee_row(void **state);
 void transfer__retry_beside_a_failed_commit(void **state);
 void transfer__every_step_can_fail(void **state);
+void transfer__two_sales_fail_at_once(void **state);
 void payout__every_step_can_fail(void **state);
 void transfer__nothing_shared_between_threads(void **state);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "labs/07-contain/contain.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/session.h"
 #include "tests/harness/sql.h"
@@ -811,4 +812,89 @@ void contain_open__leaves_nothing_open(void **state)
 	                   "bulkhead");
 	lt_expect_int_hint(backends(t, name, 0), 0, "connections left open after contain_close()",
 	                   "bulkhead");
+}
+
+/* Two likes, of posts 1 and 2 (no row lock between them), on the like
+ * endpoint's pool of two, let go together while the database refuses
+ * every statement from the k-th sent by either on (with an error, or as
+ * busy), for every k: both meet the failure at about the same step and
+ * run their failure paths at the same moment. Each answers 0 (counted) or
+ * a KIT_DB_* code (KIT_DB_BUSY for a busy refusal), never
+ * KIT_POOL_TIMEOUT or KIT_DB_NOROW; the posts count the likes that said
+ * 0; and two likes then work (both connections went back). Under the
+ * race pass of `hotrow lab check` (ThreadSanitizer; the kit's failpoints
+ * order no threads) anything the failure path keeps for every thread (a
+ * count of refused likes, the last error in a static) fails it. */
+struct failing_like {
+	struct contain_app *app;
+	int64_t post;
+	int rc;
+};
+
+static void *like_failing(void *arg)
+{
+	struct failing_like *f = arg;
+	f->rc = contain_like(f->app, f->post);
+	return NULL;
+}
+
+void contain_like__two_likes_fail_at_once(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "INSERT INTO posts (id) VALUES (1), (2)");
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 2,
+	                              .acquire_timeout_ms = 2000, .lock_timeout_ms = 1000,
+	                              .contain = true };
+	char err[512];
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct failing_like f[2] = { { &app, 1, 0 }, { &app, 2, 0 } };
+	char bad[600] = "";
+	int rounds = 0;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && !bad[0]; how++) {
+		if (how == LT_STEP_REPLY_LOST)
+			continue;
+		for (int k = 1; k <= 40 && !bad[0]; k++) {
+			labtest_exec(t, "UPDATE posts SET likes = 0");
+			lt_step_arm_from(how, k);
+			lt_at_once(2, like_failing, f, sizeof f[0]);
+			if (!lt_step_disarm())
+				break;
+			rounds++;
+			for (int who = 0; who < 2 && !bad[0]; who++) {
+				int rc = f[who].rc;
+				char sql[80];
+				snprintf(sql, sizeof sql, "SELECT likes FROM posts WHERE id = %lld",
+				         (long long)f[who].post);
+				int64_t likes = labtest_int(t, sql);
+				bool code_ok = rc == 0 || (how == LT_STEP_BUSY ? rc == KIT_DB_BUSY :
+				               rc < 0 && rc != KIT_POOL_TIMEOUT && rc != KIT_DB_NOROW);
+				if (!code_ok || likes != (rc == 0))
+					snprintf(bad, sizeof bad, "with every statement from the %d-th %s, the "
+					         "like of post %lld returned %d and the post counts %lld (expected "
+					         "0 and 1, or %s and 0)", k, lt_step_what(how),
+					         (long long)f[who].post, rc, (long long)likes,
+					         how == LT_STEP_BUSY ? "KIT_DB_BUSY" : "a KIT_DB_* code other "
+					         "than KIT_DB_NOROW, not KIT_POOL_TIMEOUT,");
+			}
+			if (!bad[0]) {
+				lt_at_once(2, like_failing, f, sizeof f[0]);
+				if (f[0].rc != 0 || f[1].rc != 0)
+					snprintf(bad, sizeof bad, "with every statement from the %d-th %s, then "
+					         "two likes at once with nothing refused: they returned %d and %d%s",
+					         k, lt_step_what(how), f[0].rc, f[1].rc,
+					         f[0].rc == KIT_POOL_TIMEOUT || f[1].rc == KIT_POOL_TIMEOUT ?
+					         " (KIT_POOL_TIMEOUT: a failed like's connection never went back "
+					         "to the pool)" : "");
+			}
+		}
+	}
+	contain_close(&app);
+	lt_expect(rounds > 0 || bad[0], "bulkhead", "two likes let go together with every statement "
+	          "refused ran no statement: contain_like is not implemented yet");
+	lt_expect(!bad[0], "bulkhead", "two likes of posts 1 and 2 let go together on the like "
+	          "endpoint's pool of two, while the database refused their statements: %s. Is "
+	          "anything kept between calls and shared by the threads (a count of refused "
+	          "likes, the last error in a static)? Keep it in the call", bad);
 }

@@ -17,6 +17,8 @@
  *                                   connection behind
  *   contain_like__every_step_can_fail      each statement of a like refused or its answer
  *                                   lost: an error, counted at most once, the next like works
+ *   contain_like__two_likes_fail_at_once   two likes let go together, every statement from
+ *                                   the k-th refused: counted only when 0, both connections back
  * And from test_contain.c, for the detector's checks here too:
  *   contain_own_db(t)                on PostgreSQL, the check's URL moved into a
  *                                   database of its own (no other suite's waits)
@@ -33,6 +35,7 @@ void contain__endpoints_say_what_happened(void **state);
 void contain_like__a_broken_connection_goes_back(void **state);
 void contain_open__leaves_nothing_open(void **state);
 void contain_like__every_step_can_fail(void **state);
+void contain_like__two_likes_fail_at_once(void **state);
 
 struct labtest;
 void contain_own_db(struct labtest *t);

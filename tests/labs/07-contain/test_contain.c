@@ -4618,6 +4618,7 @@ int main(void)
 		LABTEST_PG(contain_like__threads_keep_their_own_post),
 		LABTEST_PG(contain_like__first_likes_at_once),
 		LABTEST_PG(contain_like__every_step_can_fail),
+		LABTEST_PG(contain_like__two_likes_fail_at_once),
 		LABTEST_PG(contain_like__a_broken_connection_goes_back),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
