@@ -76,6 +76,23 @@ out4=$(HOTROW_TEST_JOBS=3 "$root/scripts/run-tests" last:./s6.sh script:./s1.sh 
 	script:./s3.sh script:./s4.sh script:./s5.sh 2>&1)
 rc4=$?
 ran4=$(tr '\n' ' ' <"$tmp/ran" 2>/dev/null)
+# A skeleton (fail:) whose first check fails and whose second would then
+# wait 60 s: its run ends at the failure, and it is caught. Another that
+# passes every check is missed.
+{
+	echo '#!/bin/sh'
+	echo 'echo "1..2"'
+	echo "echo 'not ok 1 - a'"
+	echo 'sleep 60'
+	echo "echo 'ok 2 - b'"
+} >build/labs/99-x/test-exercise
+chmod +x build/labs/99-x/test-exercise
+suite test-exercise-passing p p p
+t0=$(date +%s)
+out5=$("$root/scripts/run-tests" fail:build/labs/99-x/test-exercise \
+	fail:build/labs/99-x/test-exercise-passing 2>&1)
+rc5=$?
+took5=$(($(date +%s) - t0))
 
 . "$root/tests/harness/check.sh"
 # t NAME: start a check; ok / bad REASON end it (bad shows both runs).
@@ -109,6 +126,11 @@ if [ $rc4 -ne 0 ] || [ "$(echo "$ran4" | wc -w)" -ne 6 ] ||
    [ "$(echo "$ran4" | awk '{ print $NF }')" != 6 ] ||
    ! printf '%s\n' "$out4" | grep -q "^6 passed"; then
 	printf '%s\n' "$out4" | sed 's/^/    /'; check_bad "$current" "exit $rc4, ran in order '$ran4', want 6 last"
+else ok; fi
+t run_tests__a_skeleton_ends_at_its_first_failure
+if [ $took5 -ge 30 ] || ! printf '%s\n' "$out5" | grep -q "^caught  labs/99-x/test-exercise (it fails, as it should: a)" ||
+   ! printf '%s\n' "$out5" | grep -q "^MISSED  labs/99-x/test-exercise-passing" || [ $rc5 -ne 1 ]; then
+	printf '%s\n' "$out5" | sed 's/^/    /'; check_bad "$current" "exit $rc5 after $took5 s"
 else ok; fi
 
 summary
