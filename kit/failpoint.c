@@ -4,7 +4,10 @@
  * The table is tiny (a test arms a handful of names), so a linear scan is
  * the clearest lookup. An atomic count of armed entries lets an unarmed
  * kit_fp_hit() return without taking the lock: production paths pay one
- * load. See failpoint.h for the contract.
+ * load. Under ThreadSanitizer an armed hit is kept out of sight
+ * (util/unseen.h): its lock would order every thread of a check whose
+ * statements pass the failpoint, and hide a race between them in the
+ * code under test. See failpoint.h for the contract.
  */
 #include "kit/failpoint.h"
 
@@ -14,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/unseen.h"
 
 #define FP_MAX 32
 #define FP_NAME 64
@@ -33,45 +38,6 @@ static atomic_int fp_armed;
 
 static pthread_once_t fp_env_once = PTHREAD_ONCE_INIT;
 
-/* Under ThreadSanitizer (the race pass of `hotrow lab check`, the kit's
- * TSan build) a hit is invisible: its lock would order every thread that
- * hits an armed failpoint after every other, so two threads of a check
- * whose statements all pass through it would look ordered, and a race
- * between them in the code under test would go unseen. The lock still
- * guards the table; only the race detector stops seeing it (and the
- * table's reads and writes, which it then could not order). */
-#if defined(__SANITIZE_THREAD__)
-#define FP_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define FP_TSAN 1
-#endif
-#endif
-#ifdef FP_TSAN
-void AnnotateIgnoreSyncBegin(const char *file, int line);
-void AnnotateIgnoreSyncEnd(const char *file, int line);
-void AnnotateIgnoreReadsBegin(const char *file, int line);
-void AnnotateIgnoreReadsEnd(const char *file, int line);
-void AnnotateIgnoreWritesBegin(const char *file, int line);
-void AnnotateIgnoreWritesEnd(const char *file, int line);
-
-static void fp_unseen_begin(void)
-{
-	AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
-	AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-	AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
-}
-
-static void fp_unseen_end(void)
-{
-	AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-	AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-	AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
-}
-#else
-static void fp_unseen_begin(void) {}
-static void fp_unseen_end(void) {}
-#endif
 
 /* Find the slot called name; NULL when absent. Caller holds fp_lock. */
 static struct fp *fp_find(const char *name)
@@ -247,7 +213,7 @@ int kit_fp_hit(const char *name)
 		return 0;
 
 	enum kit_fp_action fire = KIT_FP_OFF;
-	fp_unseen_begin();
+	UTIL_UNSEEN_BEGIN();   /* util/unseen.h: the lock orders no threads */
 	pthread_mutex_lock(&fp_lock);
 	struct fp *f = fp_find(name);
 	if (f && ++f->hits >= f->nth)
@@ -255,7 +221,7 @@ int kit_fp_hit(const char *name)
 	if ((fire == KIT_FP_STOP || fire == KIT_FP_ONCE) && f->hits != f->nth)
 		fire = KIT_FP_OFF;   /* one stall or one refusal, not one per hit */
 	pthread_mutex_unlock(&fp_lock);
-	fp_unseen_end();
+	UTIL_UNSEEN_END();
 
 	if (fire == KIT_FP_STOP) {
 		raise(SIGSTOP);

@@ -19,7 +19,7 @@
  * write itself, and reads too.
  */
 #include "tests/harness/alloc.h"
-#include "tests/harness/unseen.h"
+#include "util/unseen.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -171,7 +171,7 @@ static void remember(void *p, size_t n)
 {
 	if (p == NULL)
 		return;
-	LT_UNSEEN_BEGIN();
+	UTIL_UNSEEN_BEGIN();
 	guard_set(p, n);
 	pthread_mutex_lock(&lock);
 	if ((used + 1) * 2 <= cap || grow()) {
@@ -199,7 +199,7 @@ static void remember(void *p, size_t n)
 		atomic_fetch_add(&live_bytes, n);
 	}
 	pthread_mutex_unlock(&lock);
-	LT_UNSEEN_END();
+	UTIL_UNSEEN_END();
 }
 
 /* Forget p; true when it was one of ours (*n gets its size). Its guard
@@ -207,7 +207,7 @@ static void remember(void *p, size_t n)
 static bool forget(void *p, size_t *n, const char *when)
 {
 	bool ours = false;
-	LT_UNSEEN_BEGIN();
+	UTIL_UNSEEN_BEGIN();
 	pthread_mutex_lock(&lock);
 	if (cap > 0) {
 		uintptr_t key = (uintptr_t)p ^ HIDE;
@@ -226,7 +226,7 @@ static bool forget(void *p, size_t *n, const char *when)
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	LT_UNSEEN_END();
+	UTIL_UNSEEN_END();
 	return ours;
 }
 
@@ -258,13 +258,13 @@ static _Thread_local bool never_refused;   /* lt_alloc_not_this_thread() */
 static bool may_allocate(bool kit)
 {
 	hold_here(kit);
-	LT_UNSEEN_BEGIN();
+	UTIL_UNSEEN_BEGIN();
 	atomic_fetch_add(&made, 1);
 	bool may = never_refused || atomic_load(&countdown) <= 0 || (kit && !atomic_load(&any)) ||
 	           atomic_fetch_sub(&countdown, 1) != 1;
 	if (!may)
 		atomic_store(&fired, true);
-	LT_UNSEEN_END();
+	UTIL_UNSEEN_END();
 	if (!may)
 		errno = ENOMEM;
 	return may;

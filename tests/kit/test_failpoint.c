@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "kit/failpoint.h"
+#include "util/unseen.h"
 
 /* How a child ended: the signal that killed it, or 1000 + its exit code. */
 static int end_of(pid_t pid)
@@ -242,15 +243,7 @@ static void kit_fp_env__malformed_variable_arms_nothing(void **state)
  * write before B's read; hidden, ThreadSanitizer reports the two, and the
  * child that ran them exits with its report code (66). Elsewhere there
  * is no race detector to ask: skipped. */
-#if defined(__SANITIZE_THREAD__)
-#define FP_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define FP_TEST_TSAN 1
-#endif
-#endif
-
-#ifdef FP_TEST_TSAN
+#ifdef UTIL_UNSEEN_TSAN
 static int handed;                 /* A writes it, B reads it: nothing orders them */
 static atomic_int a_hit;
 
@@ -276,7 +269,7 @@ static void *reader(void *arg)
 static void kit_fp_hit__orders_no_threads_under_tsan(void **state)
 {
 	(void)state;
-#ifdef FP_TEST_TSAN
+#ifdef UTIL_UNSEEN_TSAN
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
