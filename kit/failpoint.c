@@ -38,7 +38,6 @@ static atomic_int fp_armed;
 
 static pthread_once_t fp_env_once = PTHREAD_ONCE_INIT;
 
-
 /* Find the slot called name; NULL when absent. Caller holds fp_lock. */
 static struct fp *fp_find(const char *name)
 {

@@ -17,22 +17,25 @@ static const char *const names[] = { "db-stmt-fails", "db-reply-lost", "db-stmt-
 static int armed = -1;   /* which of names, or -1 */
 static int armed_k;
 
-void lt_step_arm(enum lt_step how, int k)
+/* Arm how's failpoint with action from the k-th statement on; who names
+ * the caller in the failure. */
+static void arm(enum lt_step how, int k, enum kit_fp_action action, const char *who)
 {
 	lt_step_disarm();
-	if (kit_fp_set(names[how], KIT_FP_ONCE, k) != 0)
-		fail_msg("lt_step_arm: cannot arm %s at statement %d", names[how], k);
+	if (kit_fp_set(names[how], action, k) != 0)
+		fail_msg("%s: cannot arm %s at statement %d", who, names[how], k);
 	armed = (int)how;
 	armed_k = k;
 }
 
+void lt_step_arm(enum lt_step how, int k)
+{
+	arm(how, k, KIT_FP_ONCE, "lt_step_arm");
+}
+
 void lt_step_arm_from(enum lt_step how, int k)
 {
-	lt_step_disarm();
-	if (kit_fp_set(names[how], KIT_FP_ERROR, k) != 0)
-		fail_msg("lt_step_arm_from: cannot arm %s from statement %d", names[how], k);
-	armed = (int)how;
-	armed_k = k;
+	arm(how, k, KIT_FP_ERROR, "lt_step_arm_from");
 }
 
 bool lt_step_disarm(void)
