@@ -1606,6 +1606,46 @@ static void like_post__two_likes_fail_at_once(void **state)
 	          "last error in a static)? Keep it in the call", seen);
 }
 
+/* Four threads, each on a connection of its own, let go together, make
+ * the process's first likes: of post 1, by users 1 to 4. Anything built on
+ * a first call and kept where every thread shares it (the statements'
+ * text behind a plain "ready" flag, "format them once") is built by all
+ * four at once: the race pass of `hotrow lab check` runs each such check
+ * in a process of its own, where these are the first likes. Every like
+ * counts once. PostgreSQL: the mistake is the C's. */
+struct first_like {
+	struct kit_db *db;
+	int64_t user;
+	int rc;
+};
+
+static void *first_like(void *arg)
+{
+	struct first_like *l = arg;
+	l->rc = like_post(l->db, 1, l->user, NULL);
+	return NULL;
+}
+
+static void like_post__first_likes_at_once(void **state)
+{
+	struct labtest *t = *state;
+	make_post(t);
+	struct first_like l[4];
+	for (int i = 0; i < 4; i++)
+		l[i] = (struct first_like){ labtest_connect(t), 1 + i, 0 };
+	lt_at_once(4, first_like, l, sizeof l[0]);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(l[i].db);
+	int64_t likes = counter(t), rows = labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = 1");
+	lt_expect(l[0].rc == 0 && l[1].rc == 0 && l[2].rc == 0 && l[3].rc == 0 && likes == 4 &&
+	          rows == 4, "shared-state", "four threads made the process's first likes at once, "
+	          "each on its own connection, of post 1 by users 1 to 4: they returned %d, %d, %d "
+	          "and %d; posts.likes is %lld and likes holds %lld rows (expected 0 each, 4 and 4). "
+	          "Is something built on the first call and shared by every thread (a statement's "
+	          "text behind a \"ready\" flag) built by two at once?", l[0].rc, l[1].rc, l[2].rc,
+	          l[3].rc, (long long)likes, (long long)rows);
+}
+
 /* The like fails at each of its statements in turn: refused before it
  * runs (with an error, or as busy: a lock wait that timed out), or run
  * with its answer lost. The like and the counter move together or not at
@@ -3270,6 +3310,7 @@ int main(void)
 		LABTEST_ALL(like_post__two_users_at_once),
 		LABTEST_ALL(like_post__every_step_can_fail),
 		LABTEST_ALL(like_post__two_likes_fail_at_once),
+		PG_ONLY(like_post__first_likes_at_once),
 		LABTEST_ALL(like_post__other_tap_after_a_failed_commit),
 		LABTEST_ALL(like_post__ids_past_2_31),
 		LABTEST_ALL(like_post__ids_at_the_ends_of_int64),

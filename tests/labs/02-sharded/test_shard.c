@@ -525,6 +525,63 @@ static void shard_resize__grows_of_four_posts_at_once(void **state)
 	}
 }
 
+/* Four threads, each on a connection of its own, let go together, make
+ * the process's first calls: five likes of a post of their own, a read,
+ * its N, then a shrink to 2 + p slots. Anything built on a first call and
+ * kept where every thread shares it (the increment's text behind a plain
+ * "ready" flag, build the SQL once) is built by all four at once: the race
+ * pass of `hotrow lab check` runs each such check in a process of its
+ * own, where these are the first calls. Each post counts its own five.
+ * PostgreSQL: the mistake is the C's. */
+struct first_calls {
+	struct kit_db *db;
+	int64_t post, n;
+	int rc, slots;
+	const char *step;
+};
+
+static void *make_first_calls(void *arg)
+{
+	struct first_calls *f = arg;
+	uint32_t x = 7 + (uint32_t)f->post;
+	f->step = "shard_increment";
+	for (int k = 0; k < 5 && f->rc == 0; k++)
+		f->rc = shard_increment(f->db, f->post, xorshift, &x);
+	if (f->rc == 0 && (f->step = "shard_read"))
+		f->rc = shard_read(f->db, f->post, &f->n);
+	if (f->rc == 0 && (f->step = "shard_slots"))
+		f->rc = shard_slots(f->db, f->post, &f->slots);
+	if (f->rc == 0 && (f->step = "shard_resize"))
+		f->rc = shard_resize(f->db, f->post, 2 + (int)f->post);
+	return NULL;
+}
+
+static void shard__first_calls_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct first_calls f[4];
+	for (int i = 0; i < 4; i++)
+		f[i] = (struct first_calls){ .db = labtest_connect(t), .post = 1 + i, .step = "" };
+	lt_at_once(4, make_first_calls, f, sizeof f[0]);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(f[i].db);
+	for (int i = 0; i < 4; i++) {
+		int n = 0;
+		lt_expect(shard_slots(db, 1 + i, &n) == 0, NULL, "shard_slots: %s", labtest_why(db));
+		int64_t after = total(db, 1 + i);
+		lt_expect(f[i].rc == 0 && f[i].n == 5 && f[i].slots == 16 && n == 3 + i && after == 5,
+		          "own-buffers", "four threads made the process's first calls at once, each on its own "
+		          "connection and post: five likes, a read, shard_slots, a shrink to 2 + p: "
+		          "post %d's %s returned %d; it read a count of %lld and %d slots, and after "
+		          "the shrink has %d slots and counts %lld (expected 0, 5 and 16, then %d and "
+		          "5). Is something built on the first call and shared by every thread (a "
+		          "statement's text behind a \"ready\" flag) built by two at once?", 1 + i,
+		          f[i].rc ? f[i].step : "calls", f[i].rc, (long long)f[i].n, f[i].slots, n,
+		          (long long)after, 3 + i);
+	}
+}
+
 static void shard_resize__grow_keeps_total(void **state)
 {
 	struct labtest *t = *state;
@@ -2831,6 +2888,7 @@ int main(void)
 		BOTH(shard_resize__shrink_folds_removed_slots),
 		BOTH(shard_resize__grow_keeps_total),
 		LABTEST_PG(shard_resize__grows_of_four_posts_at_once),
+		PG_ONLY(shard__first_calls_at_once),
 		BOTH(shard_resize__rejects_bad_n),
 		BOTH(shard_read__counts_a_slot_beyond_n),
 		BOTH(shard_read__one_total_across_a_resize),

@@ -1053,3 +1053,68 @@ void transfer__nothing_shared_between_threads(void **state)
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "shared-state", "after the held sale and the eight: %s", bad);
 }
+
+/* Four threads, each on a connection of its own, let go together, make
+ * the process's first money moving calls: a sale of 10 (fee 1) from a
+ * buyer of their own, a batch of one such sale, a payout of 1 from the fee
+ * account, a balance. Anything built on a first call and kept where every
+ * thread shares it (a statement's text behind a plain "ready" flag,
+ * prepared once) is built by all four at once: the race pass of `hotrow
+ * lab check` runs each such check in a process of its own, where these are
+ * the first calls. Each fee sub-account credit comes before its thread's
+ * payout, so every payout finds the money. On the servers: on SQLite the
+ * four wait for the file in turn. */
+struct first_money {
+	struct kit_db *db;
+	int64_t who, left;
+	int rc, batched;
+	const char *step;
+};
+
+static void *first_money(void *arg)
+{
+	struct first_money *f = arg;
+	struct money_transfer sale = { 10 + f->who, 11 + f->who, 2, 10, 1 };
+	struct money_transfer again = { 20 + f->who, 11 + f->who, 2, 10, 1 };
+	f->step = "money_transfer";
+	f->rc = money_transfer(f->db, &one_sub, &sale);
+	if (f->rc == 0 && (f->step = "money_batch"))
+		f->rc = money_batch(f->db, &one_sub, &again, 1, &f->batched);
+	if (f->rc == 0 && f->batched != 0 && (f->step = "money_batch's sale"))
+		f->rc = f->batched;
+	if (f->rc == 0 && (f->step = "money_payout"))
+		f->rc = money_payout(f->db, &one_sub, 30 + f->who, 3, 1);
+	if (f->rc == 0 && (f->step = "money_balance"))
+		f->rc = money_balance(f->db, 11 + f->who, &f->left);
+	return NULL;
+}
+
+void money__first_calls_at_once(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 2, 1, 0);
+	open_account(db, 3, 1, 0);
+	open_account(db, FEE_ACCOUNT, 1, 0);
+	for (int i = 0; i < 4; i++)
+		open_account(db, 11 + i, 1, 100);
+	struct first_money f[4];
+	for (int i = 0; i < 4; i++)
+		f[i] = (struct first_money){ .db = labtest_connect(t), .who = i, .step = "" };
+	lt_at_once(4, first_money, f, sizeof f[0]);
+	for (int i = 0; i < 4; i++)
+		kit_db_close(f[i].db);
+	const char *bad = books_fault(t);
+	for (int i = 0; i < 4; i++)
+		lt_expect(f[i].rc == 0 && f[i].left == 80 && balance(t, 11 + i) == 80 && !bad,
+		          "shared-state", "four threads made the process's first calls at once, each "
+		          "on its own connection and buyer: a sale of 10, a batch of one, a payout of "
+		          "1, a balance: buyer %d's %s returned %d, money_balance said %lld and the "
+		          "books hold %lld%s%s (expected 0, 80 and 80). Is something built on the first "
+		          "call and shared by every thread (a statement's text behind a \"ready\" flag) "
+		          "built by two at once?", 11 + i, f[i].rc ? f[i].step : "calls", f[i].rc,
+		          (long long)f[i].left, (long long)balance(t, 11 + i), bad ? "; " : "",
+		          bad ? bad : "");
+	lt_expect(balance(t, 3) == 4, "shared-state", "four payouts of 1 at once: the payee holds "
+	          "%lld, expected 4", (long long)balance(t, 3));
+}

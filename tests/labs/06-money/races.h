@@ -15,6 +15,8 @@
  *   payout__every_step_can_fail        the same for a payout
  *   transfer__nothing_shared_between_threads  a sale held inside the snprintf of its amount
  *                                      while eight sales run on another connection
+ *   money__first_calls_at_once         four threads' first sale, batch, payout and
+ *                                      balance, let go together
  */
 #ifndef HOTROW_TEST_LAB06_RACES_H
 #define HOTROW_TEST_LAB06_RACES_H
@@ -35,5 +37,6 @@ void transfer__every_step_can_fail(void **state);
 void transfer__two_sales_fail_at_once(void **state);
 void payout__every_step_can_fail(void **state);
 void transfer__nothing_shared_between_threads(void **state);
+void money__first_calls_at_once(void **state);
 
 #endif

@@ -1456,6 +1456,7 @@ int main(void)
 		BOTH(transfer__no_overdraft_under_threads),
 		BOTH(transfer__refused_from_every_thread),
 		PG_ONLY(transfer__nothing_shared_between_threads),
+		PG_ONLY(money__first_calls_at_once),
 		BOTH(crash__before_commit),
 		BOTH(crash__after_commit),
 		BOTH(crash__mid_batch),
