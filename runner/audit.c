@@ -83,8 +83,8 @@ static const char *const libc_ok[] = {
 	"memcpy", "memmove", "memset", "memcmp", "memchr", "memrchr", "mempcpy",
 	"strlen", "strnlen", "strcmp", "strncmp", "strcpy", "strncpy", "strcat", "strncat",
 	"stpcpy", "stpncpy", "strchr", "strrchr", "strchrnul", "strstr", "strspn", "strcspn",
-	"strpbrk", "strdup", "strndup", "__strdup", "__strndup", "strtok", "strtok_r", "strcasecmp",
-	"strncasecmp", "strerror", "strerror_r", "__xpg_strerror_r", "strsignal",
+	"strpbrk", "strdup", "strndup", "__strdup", "__strndup", "strtok_r", "strcasecmp",
+	"strncasecmp", "strerror_r", "__xpg_strerror_r",
 	"__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk", "__strcpy_chk",
 	"__strncpy_chk", "__strcat_chk", "__strncat_chk", "__stpcpy_chk", "__stpncpy_chk",
 	"__explicit_bzero_chk", "explicit_bzero", "bzero", "strsep", "strlcpy", "strlcat", "memccpy",
@@ -125,14 +125,13 @@ static const char *const libc_ok[] = {
 	"fminf", "fminl", "fma", "fmaf", "fmal", "__isnan", "__isnanf", "__isinf", "__isinff",
 	"__finite", "__finitef", "__fpclassify", "__fpclassifyf", "__signbit", "__signbitf",
 	/* randomness */
-	"rand", "rand_r", "srand", "random", "srandom", "random_r", "srandom_r", "drand48",
-	"erand48", "lrand48", "nrand48", "mrand48", "jrand48", "srand48", "seed48", "lcong48",
+	"rand", "rand_r", "srand", "random", "srandom", "random_r", "srandom_r",
 	"drand48_r", "srand48_r", "lrand48_r", "getrandom", "arc4random", "arc4random_uniform",
 	"getpid", "gettid",
 	/* time and sleeping */
 	"time", "clock", "clock_gettime", "clock_getres", "gettimeofday", "nanosleep",
 	"clock_nanosleep", "usleep", "sleep", "difftime", "localtime_r", "gmtime_r", "mktime",
-	"timegm", "strftime", "sched_yield", "localtime", "gmtime", "ctime_r", "asctime_r",
+	"timegm", "strftime", "sched_yield", "ctime_r", "asctime_r",
 	"timespec_get",
 	/* threads, locks, atomics */
 	"pthread_create", "pthread_join", "pthread_detach", "pthread_self", "pthread_equal",
@@ -197,6 +196,12 @@ static const struct deny {
 	{"setenv", ENVIRON}, {"putenv", ENVIRON}, {"unsetenv", ENVIRON}, {"clearenv", ENVIRON},
 	{"getenv", ENVIRON}, {"secure_getenv", ENVIRON}, {"environ", ENVIRON},
 	{"__environ", ENVIRON},
+#define SHARED "it keeps its state in one static buffer every thread shares (glibc marks it " \
+	"MT-Unsafe): call its _r form (strtok_r, strerror_r, localtime_r, gmtime_r, rand_r)"
+	{"strtok", SHARED}, {"strerror", SHARED}, {"strsignal", SHARED}, {"localtime", SHARED},
+	{"gmtime", SHARED}, {"drand48", SHARED}, {"erand48", SHARED}, {"lrand48", SHARED},
+	{"nrand48", SHARED}, {"mrand48", SHARED}, {"jrand48", SHARED}, {"srand48", SHARED},
+	{"seed48", SHARED}, {"lcong48", SHARED},
 #define HARNESS "the checks' harness (cmocka, labtest) is not the exercise's to call"
 	{"labtest_*", HARNESS}, {"lt_*", HARNESS}, {"_fail", HARNESS}, {"_skip", HARNESS},
 	{"cmocka_*", HARNESS}, {"_cmocka_*", HARNESS}, {"mock_*", HARNESS}, {"_mock*", HARNESS},

@@ -327,6 +327,12 @@ void flusher__thread_that_cannot_start(void **state)
 		}
 		lt_expect(f == NULL, "thread", "start_flusher failed (%d) with pthread_create refused "
 		          "and left *out set (views.h: *out = NULL)", rc);
+		lt_expect(rc >= KIT_STORE_SCRIPT, "thread", "start_flusher returned %d when its "
+		          "pthread_create was refused: not a code of the kit's (views.h: a negative "
+		          "KIT_STORE_* or KIT_DB_* code, %d to -1; kit_store_strerror calls %d \"%s\"). "
+		          "Is pthread_create's own error number (EAGAIN) passed on, negated? It is an "
+		          "errno, not a kit code: return KIT_DB_ERR", rc, KIT_STORE_SCRIPT, rc,
+		          kit_store_strerror(rc));
 		size_t live = lt_alloc_live();
 		lt_expect(live == base, "thread", "%zd block(s) left allocated after start_flusher "
 		          "failed because pthread_create did: free the flusher on that path too "

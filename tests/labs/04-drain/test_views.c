@@ -27,6 +27,7 @@
 
 #include "kit/failpoint.h"
 #include "tests/harness/alloc.h"
+#include "tests/harness/beside.h"
 #include "tests/harness/bounds.h"
 #include "tests/harness/labtest.h"
 #include "tests/harness/locks.h"
@@ -1938,6 +1939,57 @@ static int64_t parked_count(struct kit_store *st)
 	int64_t n = -1;
 	assert_int_equal(kit_store_scard(st, VIEWS_PARKED, &n), 0);
 	return n;
+}
+
+/* A flush on a store that has just restarted (no views:token: the first
+ * park answers VIEWS_NO_TOKEN, the flush sets the counter from the
+ * database and parks again), the store failing each of its commands in
+ * turn, refused or run with the reply lost. Whatever the way out (the
+ * second park's failure too), nothing the flush took is left allocated
+ * once the store is freed (views.h: no call leaves a block allocated),
+ * and the flushes after it write every view once. */
+static void flush__store_failure_after_a_restart(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	schema(t);
+	char seen[400] = "";
+	int reached = 0;
+	for (int lose = 0; lose <= 1 && !seen[0]; lose++) {
+		for (int k = 1; k <= 40 && !seen[0]; k++) {
+			labtest_exec(t, "DELETE FROM video_counts; DELETE FROM applied_flushes");
+			labtest_exec(t, "INSERT INTO applied_flushes (token) VALUES (41)");
+			size_t base = lt_alloc_live();
+			struct kit_store *st = kit_store_new();
+			assert_non_null(st);
+			record(st, 1, 3);
+			record(st, 2, 5);
+			struct store_step s = { k, 0, lose != 0 };
+			store_step_arm(st, &s);
+			int64_t r = flush_views(st, db, VIEWS_MAX_BATCH);
+			bool fired = store_step_disarm(st, &s);
+			flush_all(st, db);
+			int64_t v1 = db_views(t, 1), v2 = db_views(t, 2);
+			kit_store_free(st);
+			size_t now = lt_alloc_live();
+			if (now != base || v1 != 3 || v2 != 5 || (!fired && r != 8))
+				snprintf(seen, sizeof seen, "the store %s its command %d of a flush: flush_views "
+				         "returned %" PRId64 "; after the flushes that followed and the store "
+				         "freed, %zd block(s) are left allocated and videos 1 and 2 have %"
+				         PRId64 " and %" PRId64 " views (expected none left, 3 and 5%s)",
+				         lose ? "ran, and lost the reply of," : "refused", k, r,
+				         (ssize_t)(now - base), v1, v2, fired ? "" : ", and 8 written");
+			reached += fired;
+			if (!fired)
+				break;
+		}
+	}
+	lt_expect(!seen[0], "alloc", "a store that had just restarted (no " VIEWS_TOKEN ": the "
+	          "first park answers VIEWS_NO_TOKEN, the flush sets the counter and parks again) "
+	          "with 8 views dirty: %s. Is what the flush took freed on every way out, the "
+	          "second park's failure included?", seen);
+	lt_expect(reached > 2, "flush", "a flush on a store that had just restarted ran %d store "
+	          "command(s)", reached);
 }
 
 /* A flush whose store fails at each of its commands in turn (refused,
@@ -4462,6 +4514,78 @@ static void flush__two_stores_at_once(void **state)
 	          d[1].failed);
 }
 
+/* Two stores in one process, each flushed from a thread of its own while
+ * the database refuses every statement: each flush parks its batch, meets
+ * the refusal and puts the batch back, both put-backs at the same time
+ * (an in-process store's step runs under that store's lock only, so the
+ * two overlap). 30 rounds of one view of each of a thread's own 40
+ * videos: then each store holds exactly its own 40 videos, 30 views each,
+ * dirty, with nothing parked, and took a token for every park. A put-back
+ * that keeps what it read of the park (SMEMBERS's answer) in a static
+ * array hands one store's batch to the other, or frees it twice. */
+struct own_putback {
+	struct kit_store *st;
+	struct kit_db *db;
+	int64_t first;        /* its videos: first .. first + 39 */
+	int written, failed;
+};
+
+static void *put_back_own(void *arg)
+{
+	struct own_putback *p = arg;
+	for (int round = 0; round < 30; round++) {
+		for (int64_t v = p->first; v < p->first + 40; v++)
+			p->failed += record_view(p->st, v) != 0;
+		p->written += flush_views(p->st, p->db, VIEWS_MAX_BATCH) >= 0;
+	}
+	return NULL;
+}
+
+static void flush__two_stores_put_back_at_once(void **state)
+{
+	struct labtest *t = *state;
+	schema(t);
+	struct own_putback p[2] = { { kit_store_new(), labtest_connect(t), 1, 0, 0 },
+	                            { kit_store_new(), labtest_connect(t), 1001, 0, 0 } };
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(p[i].st);
+		assert_int_equal(kit_store_set(p[i].st, VIEWS_TOKEN, 1), 0);
+	}
+	lt_step_arm_from(LT_STEP_FAILS, 1);
+	lt_at_once(2, put_back_own, p, sizeof p[0]);
+	lt_step_disarm();
+	char seen[600] = "";
+	for (int i = 0; i < 2 && !seen[0]; i++) {
+		int64_t other = p[1 - i].first, own = store_total(p[i].st, p[i].first, p[i].first + 39);
+		int64_t theirs = store_total(p[i].st, other, other + 39), token = 0;
+		int missing = 0, wrong = 0;
+		for (int64_t v = p[i].first; v < p[i].first + 40; v++) {
+			missing += !dirty(p[i].st, v);
+			wrong += delta(p[i].st, v) != 30;
+		}
+		assert_int_equal(kit_store_get(p[i].st, VIEWS_TOKEN, &token), 0);
+		int64_t parked = parked_count(p[i].st);
+		if (p[i].failed || p[i].written || own != 1200 || theirs || missing || wrong ||
+		    parked || token != 31)
+			snprintf(seen, sizeof seen, "store %d (videos %" PRId64 " to %" PRId64 ") holds "
+			         "%" PRId64 " views of its own (%d videos not dirty, %d not at 30) and %"
+			         PRId64 " of the other store's videos, %" PRId64 " batch(es) parked and "
+			         "token %" PRId64 "; %d flush(es) said they wrote, %d record_view failed "
+			         "(expected 1,200, all dirty at 30, none, none parked, token 31, 0 and 0)",
+			         i, p[i].first, p[i].first + 39, own, missing, wrong, theirs, parked, token,
+			         p[i].written, p[i].failed);
+	}
+	for (int i = 0; i < 2; i++) {
+		kit_db_close(p[i].db);
+		kit_store_free(p[i].st);
+	}
+	lt_expect(!seen[0], "put-back", "two in-process stores, each flushed 30 times from a thread "
+	          "of its own while the database refused every statement, so that both put their "
+	          "parked batches back at the same time: %s. Does the put-back's step keep what it "
+	          "read of the park (its members) in a static array that both stores' steps share? "
+	          "Each step needs its own, on its stack", seen);
+}
+
 /* A flusher that stalls between its park and its transaction (the
  * process paused, swapped out, stopped in a debugger) is taken for dead,
  * and another flusher's recovery applies the parked batch under its
@@ -5464,6 +5588,7 @@ int main(void)
 		LABTEST_ALL(flusher__stop_takes_more_than_one_batch),
 		STORE_REDIS(token__commit_reply_lost),
 		LABTEST_BOTH(flush__store_failure_at_every_step),
+		LABTEST_BOTH(flush__store_failure_after_a_restart),
 		LABTEST_STORES(drain__refused_takes_nothing),
 		LABTEST_BOTH(recovery__tokens_and_counts_past_2_31),
 		STORE_REDIS(recovery__tokens_and_counts_past_2_31),
@@ -5524,6 +5649,7 @@ int main(void)
 		LABTEST_BOTH(flush__store_failure_while_refused),
 		LABTEST_BOTH(flusher__stop_resolves_a_parked_batch),
 		LABTEST_ALL(flush__two_stores_at_once),
+		LABTEST_BOTH(flush__two_stores_put_back_at_once),
 		STORE_REDIS(flush__two_stores_at_once),
 		LABTEST_ALL(token__a_stalled_flush_counts_once),
 		LABTEST_ALL(token__a_batch_applied_before_writes_no_count),

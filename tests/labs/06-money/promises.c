@@ -149,6 +149,46 @@ void batch__fee_sums_past_int64_max_on_every_sub(void **state)
 	          "sub-account 1: %s", bad);
 }
 
+/* Each sub-account's sum is tested on its own: fees on two sub-accounts
+ * that each fit, though together they pass INT64_MAX, are all applied.
+ * Buyers opened with 2^62 each (MONEY_OUTSIDE then at exactly INT64_MIN)
+ * pay it all as a fee, sale 100 to sub-account 0, sale 101 to
+ * sub-account 1: both 0, each sub-account at 2^62. A test of each fee
+ * against the batch's total of fees (2^63, past INT64_MAX) refuses the
+ * second. The sub-accounts are read one by one: the fee account's sum,
+ * 2^63, is past what a balance holds. */
+void batch__fee_sums_of_two_subs_past_int64_max_together(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	const int64_t big = INT64_C(1) << 62;
+	open_account(db, 1, 1, big);
+	open_account(db, 3, 1, big);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	struct money_fees two = { FEE_ACCOUNT, 2 };
+	struct money_transfer list[] = { { 100, 1, 2, big, big }, { 101, 3, 2, big, big } };
+	int results[2] = { 42, 42 };
+	int rc = money_batch(db, &two, list, 2, results);
+	int64_t sub0 = sql_int(t, "SELECT balance FROM accounts WHERE id = %d AND sub = 0",
+	                       FEE_ACCOUNT);
+	int64_t sub1 = sql_int(t, "SELECT balance FROM accounts WHERE id = %d AND sub = 1",
+	                       FEE_ACCOUNT);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0 && sub0 == big && sub1 == big,
+	          "fee-subs", "a batch of two fees of 2^62, sale 100's to sub-account 0 and sale "
+	          "101's to sub-account 1 of a fee account of two, returned %d with results %d, %d "
+	          "(%s), and the sub-accounts hold %lld and %lld; expected 0 with results 0, 0 and "
+	          "2^62 = %lld in each: each sum fits its own sub-account. Is each fee tested "
+	          "against the batch's total of fees (2^63, past INT64_MAX) instead of its own "
+	          "sub-account's sum?", rc, results[0], results[1], rc ? labtest_why(db) :
+	          "committed", (long long)sub0, (long long)sub1, (long long)big);
+	lt_expect(balance(t, 1) == 0 && balance(t, 3) == 0 && rows_of(t, 100) > 0 &&
+	          rows_of(t, 101) > 0, "fee-subs", "after that batch: buyers at %lld and %lld, "
+	          "sales 100 and 101 with %lld and %lld row(s) (expected 0, 0 and rows of both)",
+	          (long long)balance(t, 1), (long long)balance(t, 3), (long long)rows_of(t, 100),
+	          (long long)rows_of(t, 101));
+}
+
 /* The other side of that edge: fees that sum to exactly INT64_MAX fit,
  * and are applied. Buyers opened with 2^62 and 2^62 - 1 (all the books
  * can hold besides) each pay it all as a fee, in one batch, to a fee

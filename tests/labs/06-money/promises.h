@@ -8,6 +8,8 @@
  *                                 of two
  *   batch__fee_sums_up_to_int64_max_exactly  fees summing to exactly
  *                                 INT64_MAX: applied
+ *   batch__fee_sums_of_two_subs_past_int64_max_together  two fees of 2^62 on
+ *                                 two sub-accounts: each sum fits, both applied
  *   batch__refused_sales_add_no_fee_to_the_sum  fees of 2^62 on sales
  *                                 refused (applied before, short, invalid)
  *                                 count in no sum
@@ -35,6 +37,7 @@ void batch__fee_sums_past_2_31(void **state);
 void batch__fee_sums_past_int64_max(void **state);
 void batch__fee_sums_past_int64_max_on_every_sub(void **state);
 void batch__fee_sums_up_to_int64_max_exactly(void **state);
+void batch__fee_sums_of_two_subs_past_int64_max_together(void **state);
 void batch__refused_sales_add_no_fee_to_the_sum(void **state);
 void every_call__leaves_the_connection_as_it_found_it(void **state);
 void batch__domain_edges(void **state);

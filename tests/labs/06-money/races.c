@@ -253,6 +253,58 @@ void transfer__refused_while_the_buyer_is_paid(void **state)
 	lt_gate_close(g);
 }
 
+/* Connection 0 reads account 10k + 9's balance; connection 1 opens it
+ * with 100 on sub-account 0 of two. */
+struct balance_or_open {
+	int k;
+	int64_t seen;
+};
+
+static int balance_or_open(void *arg, int who, struct kit_db *db)
+{
+	struct balance_or_open *b = arg;
+	int64_t account = 10 * (int64_t)b->k + 9;
+	if (who == 0)
+		return money_balance(db, account, &b->seen);
+	return money_open(db, account, 2, 100);
+}
+
+/* A balance read while its account is opened, the opening run whole
+ * before each statement of the read in turn (lt_gate_run_first): the
+ * answer is one of the two states the books held, MONEY_NO_ACCOUNT (not
+ * opened yet) or 100 (opened), never an account that exists with 0. A
+ * read of the sum, then a second statement that asks whether a sum of 0
+ * is an account at all, sees the account opened in between and answers
+ * 0 for it: a state that never existed. One statement answers both. */
+void balance__reads_an_account_opened_meanwhile(void **state)
+{
+	struct labtest *t = *state;
+	fresh_books(t, 0);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	struct balance_or_open b = { 0, 0 };
+	for (b.k = 1; b.k <= SWEEP_MAX; b.k++) {
+		b.seen = -1;
+		lt_gate_run_first(g, NULL, (int[]){ b.k, 1 }, 1, balance_or_open, &b);
+		if (!lt_gate_held(g, 0))
+			break;
+		int a = lt_gate_rc(g, 0), o = lt_gate_rc(g, 1);
+		int64_t account = 10 * (int64_t)b.k + 9;
+		lt_expect(o == 0, "balance", "opening account %lld with 100 (run whole before statement "
+		          "%d of a read of its balance) returned %d, expected 0", (long long)account,
+		          b.k, o);
+		lt_expect(a == MONEY_NO_ACCOUNT || (a == 0 && b.seen == 100), "balance", "account %lld "
+		          "was opened with 100 while its balance was read, the opening run whole before "
+		          "statement %d of the read: money_balance() returned %d with %lld; expected "
+		          "MONEY_NO_ACCOUNT (%d: read before) or 0 with 100 (read after)%s",
+		          (long long)account, b.k, a, (long long)b.seen, MONEY_NO_ACCOUNT,
+		          a == 0 && b.seen == 0 ? " (0 for an account that never held 0: is the sum "
+		          "read in one statement and the account's existence asked in another, which "
+		          "sees the account opened in between? One statement answers both)" : "");
+	}
+	lt_expect(b.k > 1, "balance", "a balance read ran no statement: got %d", lt_gate_rc(g, 0));
+	lt_gate_close(g);
+}
+
 /* Connection 0: a batch of one sale, account 10k + 7 (holding 100) buys
  * for 80; connection 1: the same buyer buys for 80 with money_transfer. */
 static int batch_or_sale(void *arg, int who, struct kit_db *db)

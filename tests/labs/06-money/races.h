@@ -17,6 +17,8 @@
  *                                      while eight sales run on another connection
  *   money__first_calls_at_once         four threads' first sale, batch, payout and
  *                                      balance, let go together
+ *   balance__reads_an_account_opened_meanwhile  the account opened whole before
+ *                                      each statement of a balance read
  */
 #ifndef HOTROW_TEST_LAB06_RACES_H
 #define HOTROW_TEST_LAB06_RACES_H
@@ -38,5 +40,6 @@ void transfer__two_sales_fail_at_once(void **state);
 void payout__every_step_can_fail(void **state);
 void transfer__nothing_shared_between_threads(void **state);
 void money__first_calls_at_once(void **state);
+void balance__reads_an_account_opened_meanwhile(void **state);
 
 #endif
