@@ -702,7 +702,19 @@ struct retry_beside {
 	int seen;                      /* statements the sale has started */
 	int other_rc;                  /* what the retry returned */
 	bool other_ran;
+	bool batch;                    /* the retry is money_batch of the one sale */
 };
+
+/* The client's retry of r->sale on the other connection: the same call
+ * sent again, a transfer or a batch of that one sale (its result then). */
+static int retry_sale(struct retry_beside *r)
+{
+	if (!r->batch)
+		return money_transfer(r->other, &one_sub, &r->sale);
+	int result = 99;
+	int rc = money_batch(r->other, &one_sub, &r->sale, 1, &result);
+	return rc != 0 ? rc : result;
+}
 
 static void count_to_commit(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
 {
@@ -726,7 +738,7 @@ static void retry_after_commit(void *arg, enum kit_db_event ev, const char *sql,
 		return;
 	if (++r->seen > r->commit_at && !r->other_ran) {
 		r->other_ran = true;
-		r->other_rc = money_transfer(r->other, &one_sub, &r->sale);
+		r->other_rc = retry_sale(r);
 	}
 }
 
@@ -789,6 +801,168 @@ void transfer__retry_beside_a_failed_commit(void **state)
 		          "(the retry's) for its own. Return the COMMIT's error: the client's retry "
 		          "with the same id finds out what happened" : "");
 	}
+}
+
+/* The same for a batch of one sale: its COMMIT is refused or runs with
+ * its answer lost, and the client sends the batch again on another
+ * connection before the first runs anything more. Sale 7 is applied once;
+ * the refused batch answers an error (money.h: a negative code when the
+ * batch did not commit), and at most one of the two says sale 7 was
+ * applied now (0 with its result 0). A batch that, after its COMMIT
+ * failed, looks its sales' rows up and answers 0 when they are there
+ * takes the retry's work for its own. */
+void batch__retry_beside_a_failed_commit(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	fresh_books(t, 0);
+	struct kit_db *other = labtest_connect(t);
+	struct retry_beside r = { .other = other, .sale = { 6, 1, 2, 100, 5 }, .batch = true };
+	int result = 99;
+	kit_db_set_hook(db, count_to_commit, &r);
+	int first = money_batch(db, &one_sub, &r.sale, 1, &result);
+	kit_db_set_hook(db, NULL, NULL);
+	int commit_at = r.commit_at, seen = r.seen;
+	int rc[3] = { 0 }, res[3] = { 0 }, other_rc[3] = { 0 };
+	int64_t paid[3] = { 0 }, rows[3] = { 0 };
+	bool failed[3] = { false };
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && first == 0 && result == 0 &&
+	     commit_at > 0; how++) {
+		fresh_books(t, 0);
+		r = (struct retry_beside){ .other = other, .sale = { 7, 1, 2, 100, 5 },
+		                           .commit_at = commit_at, .batch = true };
+		res[how] = 99;
+		kit_db_set_hook(db, retry_after_commit, &r);
+		lt_step_arm(how, commit_at);
+		rc[how] = money_batch(db, &one_sub, &r.sale, 1, &res[how]);
+		failed[how] = lt_step_disarm();
+		kit_db_set_hook(db, NULL, NULL);
+		if (!r.other_ran)
+			r.other_rc = retry_sale(&r);
+		other_rc[how] = r.other_rc;
+		paid[how] = 500 - balance(t, 1);
+		rows[how] = rows_of(t, 7);
+	}
+	kit_db_close(other);
+	lt_expect(first == 0 && result == 0 && commit_at > 0, "one-transaction", "a batch of one "
+	          "sale of 100 returned %d (its sale %d) after %d statements, %s", first, result,
+	          seen, commit_at > 0 ? "not 0 and 0" : "none of them a COMMIT (kit_db_commit)");
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+		bool now = rc[how] == 0 && res[how] == 0;
+		int zeros = now + (other_rc[how] == 0);
+		lt_expect(failed[how], "idempotency", "the batch's COMMIT (statement %d of a batch, as "
+		          "the first batch showed) was not reached by the batch of sale 7: it returned "
+		          "%d", commit_at, rc[how]);
+		lt_expect(paid[how] == 100 && rows[how] == 4 && zeros <= 1 &&
+		          (!lt_step_refused(how) || (rc[how] < 0 && other_rc[how] == 0)),
+		          "idempotency", "a batch of sale 7: its COMMIT %s, and the client sent the "
+		          "batch again on another connection before the first's next statement; the "
+		          "batch returned %d (sale 7's result %d), the one sent again %d, the buyer "
+		          "paid %lld and sale 7 has %lld rows (expected 100 paid, 4 rows, and sale 7 "
+		          "applied now by at most one of them%s)%s", lt_step_what(how), rc[how],
+		          res[how], other_rc[how], (long long)paid[how], (long long)rows[how],
+		          lt_step_refused(how) ? ": the refused batch a negative code, the one sent "
+		          "again 0" : "", zeros > 1 ? ": both said sale 7 was applied now; after its "
+		          "own COMMIT failed, the batch took the rows it found (the retry's) for its "
+		          "own. Return the COMMIT's error: the client's retry with the same ids finds "
+		          "out what happened" : "");
+	}
+}
+
+/* A payout that no sub-account covers (80, from a fee account whose two
+ * sub-accounts hold 50 each) is MONEY_INSUFFICIENT and writes nothing:
+ * money.h, the money comes out of a sub-account that holds it, never
+ * gathered from several. */
+void payout__no_sub_holds_it_all(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	fresh_books_of(t, 50, &two_subs);
+	struct money_transfer sale = { 901, 1, 2, 50, 50 };   /* its fee to sub-account 1 */
+	int rc = money_transfer(db, &two_subs, &sale);
+	lt_expect(rc == 0, "fee-subs", "a sale whose fee of 50 goes to sub-account 1 returned %d "
+	          "(%s)", rc, labtest_why(db));
+	rc = money_payout(db, &two_subs, 1001, 3, 80);
+	int64_t s0 = sql_int(t, "SELECT balance FROM accounts WHERE id = %d AND sub = 0", FEE_ACCOUNT);
+	int64_t s1 = sql_int(t, "SELECT balance FROM accounts WHERE id = %d AND sub = 1", FEE_ACCOUNT);
+	lt_expect(rc == MONEY_INSUFFICIENT && s0 == 50 && s1 == 50 && balance(t, 3) == 0 &&
+	          rows_of(t, 1001) == 0, "reservation", "a payout of 80 from a fee account whose two "
+	          "sub-accounts hold 50 each returned %d; the sub-accounts hold %lld and %lld, the "
+	          "payee %lld, and payout 1001 has %lld row(s) (expected MONEY_INSUFFICIENT (%d), 50 "
+	          "and 50, 0, none). money.h: the money comes out of one sub-account that holds it; "
+	          "MONEY_INSUFFICIENT when none does. Is it gathered from several?", rc,
+	          (long long)s0, (long long)s1, (long long)balance(t, 3), (long long)rows_of(t, 1001),
+	          MONEY_INSUFFICIENT);
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "reservation", "after a payout no sub-account covers: %s", bad);
+}
+
+/* The statements a call started, as the kit's hook saw them (a refused
+ * one too: the hook sees it before the refusal). */
+struct stmt_log {
+	int n;
+	char sql[SWEEP_MAX + 8][24];
+};
+
+static void log_stmt(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct stmt_log *l = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	if (l->n < (int)(sizeof l->sql / sizeof l->sql[0]))
+		snprintf(l->sql[l->n], sizeof l->sql[0], "%s", sql ? sql : "");
+	l->n++;
+}
+
+/* The payout above, its statements refused each in turn (with an error,
+ * then as busy): MONEY_INSUFFICIENT needs every statement that decides it
+ * (the debits that changed nothing, the question whether both accounts
+ * exist), so a refused one answers the refusal's own code (KIT_DB_BUSY
+ * for a busy one, money.h). Only the ROLLBACK that follows the answer
+ * may be refused after it. A lookup whose code is ignored answers
+ * MONEY_INSUFFICIENT for a database it never heard from. */
+void payout__short_every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	int runs = 0;
+	char seen[300] = "";
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && !seen[0]; how++) {
+		if (!lt_step_refused(how))
+			continue;
+		int code = how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
+		for (int k = 1; k <= SWEEP_MAX && !seen[0]; k++) {
+			fresh_books(t, 50);
+			struct stmt_log l = { 0 };
+			kit_db_set_hook(own, log_stmt, &l);
+			lt_step_arm(how, k);
+			int rc = money_payout(own, &one_sub, 1001, 3, 80);
+			bool fired = lt_step_disarm();
+			kit_db_set_hook(own, NULL, NULL);
+			if (!fired)
+				break;
+			runs++;
+			const char *what = k <= l.n && k <= (int)(sizeof l.sql / sizeof l.sql[0]) ?
+			                   l.sql[k - 1] : "";
+			bool after = !strncasecmp(what, "ROLLBACK", 8) &&
+			             strncasecmp(what, "ROLLBACK TO", 11) != 0;
+			const char *bad = books_fault(t);
+			if (!(rc == code || (after && rc == MONEY_INSUFFICIENT)) || bad ||
+			    balance(t, 3) != 0 || balance(t, FEE_ACCOUNT) != 50)
+				snprintf(seen, sizeof seen, "its statement %d (\"%.20s...\") %s: it returned %d, "
+				         "expected %d%s; the payee holds %lld, the fee account %lld%s%s", k,
+				         what, lt_step_what(how), rc, code, after ? " or MONEY_INSUFFICIENT" :
+				         "", (long long)balance(t, 3), (long long)balance(t, FEE_ACCOUNT),
+				         bad ? "; " : "", bad ? bad : "");
+		}
+	}
+	kit_db_close(own);
+	lt_expect(runs > 0 || seen[0], "reservation", "a payout of 80 from 50 ran no statement");
+	lt_expect(!seen[0], "rollback", "a payout of 80 out of a fee account holding 50, %s. "
+	          "MONEY_INSUFFICIENT is an answer only once every statement that decides it has "
+	          "run: is the code of a debit or of the question whether the accounts exist "
+	          "ignored?", seen);
 }
 
 /* ---- every step failing ---- */

@@ -9,6 +9,9 @@
  *   batch__two_batches_cross_the_fee_subs  two batches meeting the fee sub-accounts in opposite orders
  *   transfer__retry_beside_a_failed_commit  a sale's COMMIT fails while its retry runs
  *                                      on another connection: 0 from one of them at most
+ *   batch__retry_beside_a_failed_commit  the same for a batch of one sale
+ *   payout__no_sub_holds_it_all        80 from two sub-accounts of 50: MONEY_INSUFFICIENT
+ *   payout__short_every_step_can_fail  that payout, each statement refused: the code
  *   transfer__every_step_can_fail      each statement of a sale refused, or its answer lost
  *   transfer__two_sales_fail_at_once   two sales let go together, every statement from
  *                                      the k-th refused
@@ -35,6 +38,9 @@ void batch__two_batches_cross_the_fee_subs(void **state);
 void batch__two_batches_keep_their_own_statements(void **state);
 void transfer__zero_fee_touches_no_fee_row(void **state);
 void transfer__retry_beside_a_failed_commit(void **state);
+void batch__retry_beside_a_failed_commit(void **state);
+void payout__no_sub_holds_it_all(void **state);
+void payout__short_every_step_can_fail(void **state);
 void transfer__every_step_can_fail(void **state);
 void transfer__two_sales_fail_at_once(void **state);
 void payout__every_step_can_fail(void **state);
