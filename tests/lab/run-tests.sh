@@ -4,7 +4,8 @@
 # Fake suites (shell scripts printing cmocka's TAP) in a scratch tree: a
 # solution, and mutants caught by the named check, by another check only
 # ("caught for the wrong reason"), by nothing, without a header, only by
-# PostgreSQL checks that did not run, and one that dies half-way; and
+# PostgreSQL checks that did not run, one that dies half-way and one
+# that was never built; and
 # five scripts on three lanes, each run once.
 # Prints cmocka-style lines and summary, as scripts/run-tests reads them.
 . "$(dirname "$0")/../harness/usage.sh"
@@ -45,12 +46,13 @@ suite test-mutant-wrong f p p;  patch_for wrong b "sqlite postgres"
 suite test-mutant-missed p p p; patch_for missed b "sqlite postgres"
 suite test-mutant-bare p f p;   printf -- '--- a/x\n+++ b/x\n' >tests/mutants/99-x/bare.patch
 suite test-mutant-died p die;   patch_for died b "sqlite postgres"
+patch_for unbuilt b "sqlite postgres"   # its binary never built
 # The fake suites need no server: without one, the lanes make no databases.
 unset HOTROW_PG_URL
 out=$("$root/scripts/run-tests" pass:build/labs/99-x/test-solution \
 	mutant:build/labs/99-x/test-mutant-right mutant:build/labs/99-x/test-mutant-wrong \
 	mutant:build/labs/99-x/test-mutant-missed mutant:build/labs/99-x/test-mutant-bare \
-	mutant:build/labs/99-x/test-mutant-died 2>&1)
+	mutant:build/labs/99-x/test-mutant-died mutant:build/labs/99-x/test-mutant-unbuilt 2>&1)
 rc=$?
 # Without PostgreSQL: the solution skips c/postgres; a postgres-only mutant is skipped.
 suite test-solution p p s
@@ -110,9 +112,11 @@ t run_tests__no_header_fails
 case $(line bare) in "NO HEADER "*) ok ;; *) bad "bare: $(line bare)" ;; esac
 t run_tests__a_check_never_reported_fails
 case $(line died) in "caught "*" by b "*) ok ;; *) bad "died: $(line died)" ;; esac
+t run_tests__a_mutant_never_built_fails
+case $(line unbuilt) in "NOT BUILT "*) ok ;; *) bad "unbuilt: $(line unbuilt)" ;; esac
 t run_tests__summary_counts
-if [ $rc -ne 1 ] || ! printf '%s\n' "$out" | tail -n 1 | grep -q "^5 passed, 3 failed$"; then
-	bad "exit $rc, last line '$(printf '%s\n' "$out" | tail -n 1)', want '5 passed, 3 failed'"
+if [ $rc -ne 1 ] || ! printf '%s\n' "$out" | tail -n 1 | grep -q "^5 passed, 4 failed$"; then
+	bad "exit $rc, last line '$(printf '%s\n' "$out" | tail -n 1)', want '5 passed, 4 failed'"
 else ok; fi
 t run_tests__postgres_only_mutant_skipped_without_postgres
 if [ $rc2 -ne 0 ] || ! printf '%s\n' "$out2" | grep -q "^skipped .*pgonly"; then bad "exit $rc2"; else ok; fi

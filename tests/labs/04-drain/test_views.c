@@ -4514,6 +4514,58 @@ static void flush__two_stores_at_once(void **state)
 	          d[1].failed);
 }
 
+/* Four threads, each with an in-process store and a connection of its
+ * own, let go together, make the process's first calls: three views of a
+ * video of their own recorded, a flush, a recovery with nothing parked.
+ * Anything built on a first call and kept where every thread shares it
+ * (the upsert's dialect or text behind a plain "ready" flag, a script
+ * loaded once) is built by all four at once: the race pass of `hotrow lab
+ * check` runs each such check in a process of its own, where these are
+ * the first calls. Each flush writes its own three views. */
+struct first_flush {
+	struct kit_store *st;
+	struct kit_db *db;
+	int64_t video, flushed, recovered;
+	int recorded;
+};
+
+static void *first_flush(void *arg)
+{
+	struct first_flush *f = arg;
+	for (int i = 0; i < 3; i++)
+		f->recorded += record_view(f->st, f->video) == 0;
+	f->flushed = flush_views(f->st, f->db, 100);
+	f->recovered = recover_flushes(f->st, f->db);
+	return NULL;
+}
+
+static void flush__first_calls_at_once(void **state)
+{
+	struct labtest *t = *state;
+	schema(t);
+	struct first_flush f[4];
+	for (int i = 0; i < 4; i++) {
+		f[i] = (struct first_flush){ kit_store_new(), labtest_connect(t), 11 + i, 0, 0, 0 };
+		assert_non_null(f[i].st);
+		assert_int_equal(kit_store_set(f[i].st, VIEWS_TOKEN, 1 + 1000 * i), 0);
+	}
+	lt_at_once(4, first_flush, f, sizeof f[0]);
+	for (int i = 0; i < 4; i++) {
+		kit_db_close(f[i].db);
+		kit_store_free(f[i].st);
+	}
+	for (int i = 0; i < 4; i++)
+		lt_expect(f[i].recorded == 3 && f[i].flushed == 3 && f[i].recovered == 0 &&
+		          db_views(t, f[i].video) == 3, "flush", "four threads made the process's "
+		          "first calls at once, each with an in-process store and a connection of its "
+		          "own: video %" PRId64 "'s thread recorded %d of 3 views, its flush returned %"
+		          PRId64 " and its recovery %" PRId64 ", and the database has %" PRId64 " views "
+		          "of it (expected 3, 0 and 3). Is something built on the first call and shared "
+		          "by every thread (the upsert's text or dialect behind a \"ready\" flag) built "
+		          "by two at once? Ask kit_db_engine(db) in each call", f[i].video, f[i].recorded,
+		          f[i].flushed, f[i].recovered, db_views(t, f[i].video));
+}
+
 /* Two stores in one process, each flushed from a thread of its own while
  * the database refuses every statement: each flush parks its batch, meets
  * the refusal and puts the batch back, both put-backs at the same time
@@ -4895,12 +4947,19 @@ static void token__a_batch_applied_before_writes_no_count(void **state)
 	int64_t rc = flush_views(st, db, 100);
 	kit_store_set_hook(st, NULL, NULL);
 	kit_db_set_hook(db, NULL, NULL);
+	int64_t open = lt_in_transaction(t, db);
 	int64_t total = db_total(t);
 	kit_db_close(other);
 	kit_store_free(st);
 	lt_expect(r.ran && r.applied == 7, "token", "recover_flushes, run on another connection right "
 	          "after the flush parked its 7 views, %s %" PRId64, r.ran ? "returned" : "never ran: "
 	          "nothing was parked; views", r.applied);
+	lt_expect(open == 0, "token", "a flush whose parked batch another flusher's recovery "
+	          "applied before its transaction returned %" PRId64 " and left its connection %s: "
+	          "the token's INSERT refused on the key ends the transaction only with a "
+	          "ROLLBACK (on SQLite the open transaction keeps the file's write lock, and the "
+	          "next call's BEGIN fails)", rc, open > 0 ? "inside a transaction" :
+	          "in a transaction it cannot leave");
 	lt_expect(rc < 0 && total == 7, "token", "a flush whose parked batch another flusher's "
 	          "recovery applied before its transaction returned %" PRId64 " and the database has %"
 	          PRId64 " views (7 recorded): its transaction must fail on the token and roll back",
@@ -5650,6 +5709,7 @@ int main(void)
 		LABTEST_BOTH(flusher__stop_resolves_a_parked_batch),
 		LABTEST_ALL(flush__two_stores_at_once),
 		LABTEST_BOTH(flush__two_stores_put_back_at_once),
+		LABTEST_PG(flush__first_calls_at_once),
 		STORE_REDIS(flush__two_stores_at_once),
 		LABTEST_ALL(token__a_stalled_flush_counts_once),
 		LABTEST_ALL(token__a_batch_applied_before_writes_no_count),

@@ -95,7 +95,8 @@ int64_t rows_of(struct labtest *t, int64_t transfer_id)
  * VACUUM, REINDEX, CLUSTER, OPTIMIZE, REFRESH; or
  * that locks: LOCK TABLE(S), a SELECT ... FOR UPDATE / FOR SHARE, or on
  * SQLite a BEGIN IMMEDIATE or EXCLUSIVE (kit_db_begin's, or its own),
- * which takes the file's write lock. The first such statement is kept,
+ * which takes the file's write lock; or that asks for SERIALIZABLE, which
+ * a PostgreSQL hot standby refuses. The first such statement is kept,
  * cut short. */
 struct audit_writes {
 	int n;
@@ -112,7 +113,13 @@ static void audit_writes_hook(void *arg, enum kit_db_event ev, const char *sql, 
 	 * IMMEDIATE, the write lock, so every sale waits for the audit, and a
 	 * read-only copy of the file refuses it. A plain BEGIN (a read
 	 * transaction there) or one on a server locks nothing. */
-	if (lt_sql_is(sql, "BEGIN") && (lt_sql_names(sql, "IMMEDIATE") || lt_sql_names(sql, "EXCLUSIVE"))) {
+	/* SERIALIZABLE, asked for in a BEGIN, a START TRANSACTION or a SET: a
+	 * PostgreSQL hot standby refuses it ("cannot use serializable mode in
+	 * a hot standby"; REPEATABLE READ gives one snapshot there), and on
+	 * MariaDB it makes every plain read a locking one, so the audit stops
+	 * the sales it counts. */
+	if (lt_sql_names(sql, "SERIALIZABLE") ||
+	    (lt_sql_is(sql, "BEGIN") && (lt_sql_names(sql, "IMMEDIATE") || lt_sql_names(sql, "EXCLUSIVE")))) {
 		if (w->n++ == 0)
 			snprintf(w->first, sizeof w->first, "%s", sql);
 		return;
@@ -158,8 +165,10 @@ int audit_reads_only(struct kit_db *db, struct money_audit *out)
 	          "ANALYZE, which writes the tables' statistics; a repair of the "
 	          "balances it found drifted hides from the next audit what this one found; a LOCK "
 	          "TABLE or a read FOR UPDATE / FOR SHARE stops every sale while it counts, and a "
-	          "replica refuses it; on SQLite kit_db_begin is BEGIN IMMEDIATE, the write lock: "
-	          "read in a plain BEGIN, or in no transaction)", w.n, w.first);
+	          "replica refuses it; so does SERIALIZABLE on a PostgreSQL hot standby, where "
+	          "REPEATABLE READ gives the one snapshot, and on MariaDB it makes every read a "
+	          "locking one; on SQLite kit_db_begin is BEGIN IMMEDIATE, the write lock: read "
+	          "in a plain BEGIN, or in no transaction)", w.n, w.first);
 	return rc;
 }
 
