@@ -869,6 +869,58 @@ static void count_checkpoints(void *arg, enum kit_db_event ev, const char *sql, 
 		c->checkpoints++;
 }
 
+/* After inside_versions on SQLite the connection still waits for a lock
+ * the way the kit set it up ("changes no setting of the connection"):
+ * another connection holds the file's write lock for 150 ms, and an
+ * UPDATE on this one waits it out (its wait seen through the kit's hook)
+ * instead of failing at once. A PRAGMA busy_timeout = 0 around the
+ * checkpoint, put back to the 0 that PRAGMA read before, has replaced
+ * the kit's busy handler, which no PRAGMA shows. */
+struct lock_held {
+	struct kit_db *db;
+	int ms;
+};
+
+static void *release_after(void *arg)
+{
+	struct lock_held *l = arg;
+	util_sleep_ns((int64_t)l->ms * 1000000);
+	kit_db_commit(l->db);
+	return NULL;
+}
+
+static void versions__sqlite_connection_still_waits(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	bump(db, 10);
+	struct inside_versions v;
+	lt_expect_int_hint(inside_versions(db, 1, &v), 0, "inside_versions()", "wal");
+	struct lock_held l = { labtest_connect(t), 150 };
+	lt_expect(kit_db_begin(l.db) == 0 &&
+	          kit_db_exec(l.db, "UPDATE counters SET n = n WHERE id = 1", 0, NULL) == 0, NULL,
+	          "another connection taking the write lock: %s", labtest_why(l.db));
+	pthread_t th;
+	if (pthread_create(&th, NULL, release_after, &l) != 0)
+		fail_msg("pthread_create failed");
+	int waits = 0;
+	int64_t t0 = util_now_ns();
+	kit_db_set_hook(db, count_lock_waits, &waits);
+	int rc = kit_db_exec(db, "UPDATE counters SET n = n + 1 WHERE id = 1", 0, NULL);
+	kit_db_set_hook(db, NULL, NULL);
+	int64_t ms = (util_now_ns() - t0) / 1000000;
+	pthread_join(th, NULL);
+	kit_db_close(l.db);
+	lt_expect(rc == 0 && waits > 0, "wal", "after inside_versions(), an UPDATE on the same "
+	          "connection, while another held the file's write lock for 150 ms, returned %d "
+	          "after %lld ms having waited %d time(s) (expected 0, after waiting the lock out): "
+	          "the connection no longer waits for a lock. Does the call send PRAGMA "
+	          "busy_timeout (even to put back the 0 it read)? That replaces the kit's own busy "
+	          "wait, which no PRAGMA shows: the call changes no setting of the connection",
+	          rc, (long long)ms, waits);
+}
+
 static void versions__busy_while_another_checkpoints(void **state)
 {
 	struct labtest *t = *state;
@@ -2449,6 +2501,36 @@ static void commits__async_only_for_counter(void **state)
 	                     "local");
 }
 
+/* The same on a session as a pool hands it out, with no trigger on
+ * counters: as the kit's test connections open (synchronous_commit off,
+ * from the connection's options), then with synchronous_commit on. After
+ * each inside_count_async() the session is as it was, setting and source
+ * alike: a SET that is never put back (or one made only when the call
+ * cannot see itself watched) stays for every later transaction of the
+ * pooled connection. */
+static void commits__async_on_a_plain_session(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	char session[LT_SESSION_LEN], setting[32] = "";
+	lt_session(t, db, session, sizeof session);
+	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async() on a plain session");
+	lt_session_unchanged(t, db, session, "inside_count_async() on a session as it opened, "
+	                     "no trigger on counters", "local");
+	labtest_exec(t, "SET synchronous_commit = on");
+	lt_session(t, db, session, sizeof session);
+	lt_expect_int(inside_count_async(db, 1), 0, "inside_count_async() with synchronous_commit on");
+	kit_db_query(db, "SHOW synchronous_commit", 0, NULL, show_text, setting);
+	lt_expect(strcmp(setting, "on") == 0, "local", "after inside_count_async() on a session "
+	          "with synchronous_commit on and no trigger on counters, it is %s: every later "
+	          "commit of the pooled connection gives up waiting for the disk (SET LOCAL lasts "
+	          "for the call's own transaction only)", setting);
+	lt_session_unchanged(t, db, session, "inside_count_async() with synchronous_commit on, no "
+	                     "trigger on counters", "local");
+	lt_expect_int(counter(t), 2, "counter after two inside_count_async()");
+}
+
 /* SQLite's counterpart of the check above: its commits already do not
  * wait for the disk (WAL, synchronous = NORMAL), so the call is a plain
  * UPDATE; a PRAGMA synchronous = OFF "to match" outlives the call and
@@ -2867,6 +2949,17 @@ static int spread_keys_elsewhere(int64_t other[SPREAD_SEQS])
 	return got == SPREAD_SEQS && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* A seq and its key, sorted by key to find two seqs with one. */
+struct seq_key {
+	int64_t seq, key;
+};
+
+static int cmp_seq_key(const void *a, const void *b)
+{
+	int64_t x = ((const struct seq_key *)a)->key, y = ((const struct seq_key *)b)->key;
+	return (x > y) - (x < y);
+}
+
 static void spread_key__distinct(void **state)
 {
 	(void)state;
@@ -2915,6 +3008,39 @@ static void spread_key__distinct(void **state)
 	same = 0;
 	for (int i = 1; i < KEYS; i++)
 		same += k[i] == k[i - 1];
+	/* Seqs near every power of two, on both sides of 0, with those around
+	 * 0 and at the ends of int64_t (windows that do not overlap): a step
+	 * that is not invertible on the whole range (x += x >> 30 carries a
+	 * large seq's top bits down onto a small one's) makes a small seq and
+	 * a large one share a key, which no window of small seqs shows. */
+	struct seq_key *sk = malloc(KEYS * sizeof *sk);
+	assert_non_null(sk);
+	size_t m = 0;
+	for (int64_t q = -1024; q <= 1024; q++)
+		sk[m++] = (struct seq_key){ q, 0 };
+	for (int j = 11; j <= 62; j++)
+		for (int64_t d = -512; d <= 512; d++) {
+			sk[m++] = (struct seq_key){ ((int64_t)1 << j) + d, 0 };
+			sk[m++] = (struct seq_key){ -((int64_t)1 << j) + d, 0 };
+		}
+	for (int64_t d = 0; d < 1024; d++) {
+		sk[m++] = (struct seq_key){ INT64_MAX - d, 0 };
+		sk[m++] = (struct seq_key){ INT64_MIN + d, 0 };
+	}
+	for (size_t i = 0; i < m; i++)
+		sk[i].key = inside_spread_key(sk[i].seq);
+	qsort(sk, m, sizeof *sk, cmp_seq_key);
+	size_t at = 0;
+	for (size_t i = 1; i < m && !at; i++)
+		if (sk[i].key == sk[i - 1].key)
+			at = i;
+	struct seq_key one = at ? sk[at - 1] : (struct seq_key){ 0, 0 }, two = at ? sk[at] : one;
+	free(sk);
+	lt_expect(!at, "bijection", "seqs %" PRId64 " and %" PRId64 " share the key %#llx "
+	          "(seqs near every power of two, on both sides of 0): a step of the mix is not "
+	          "invertible over the whole range. An xor-shift (x ^= x >> 30) is; an add-shift "
+	          "(x += x >> 30) is not: it carries a large seq's top bits onto a small one's",
+	          one.seq, two.seq, (unsigned long long)one.key);
 	free(k);
 	lt_expect(same == 0, "bijection", "%d keys shared by two seqs among seqs -100,000..99,999 "
 	          "(seq -5 and seq 4: %#llx and %#llx): is a shift done on int64_t, where it "
@@ -3050,6 +3176,7 @@ int main(int argc, char **argv)
 		LABTEST_PG(versions__first_calls_at_once),
 		LABTEST_SQLITE(versions__reader_pins_wal),
 		LABTEST_SQLITE(versions__busy_while_another_checkpoints),
+		LABTEST_SQLITE(versions__sqlite_connection_still_waits),
 		LABTEST_BOTH(versions__fills_out_as_promised),
 		LABTEST_BOTH(keys__like_needs_post),
 		LABTEST_PG(keys__no_multixacts_from_likes),
@@ -3073,6 +3200,7 @@ int main(int argc, char **argv)
 		LABTEST_PG(isolation__backoff_has_jitter),
 		LABTEST_PG(isolation__exact_with_retries),
 		LABTEST_PG(commits__async_only_for_counter),
+		LABTEST_PG(commits__async_on_a_plain_session),
 		LABTEST_SQLITE(commits__async_leaves_sqlite_sync),
 		LABTEST_PG(commits__async_skips_flush),
 		LABTEST_BOTH(commits__counts),
