@@ -742,6 +742,90 @@ static void retry_after_commit(void *arg, enum kit_db_event ev, const char *sql,
 	}
 }
 
+/* What one sale (a transfer, or a batch of that one sale) and its retry
+ * did, for each way its COMMIT fails (LT_STEP_FAILS .. LT_STEP_BUSY). */
+struct retry_runs {
+	int first, result;             /* sale 6, run whole: its code (and result) */
+	int commit_at, seen;           /* which of its statements is the COMMIT */
+	int rc[3], res[3], other_rc[3];
+	int64_t paid[3], rows[3];
+	bool failed[3];
+};
+
+/* The sale's call on db, sale 6 first (to find its COMMIT), then sale 7
+ * with its COMMIT failing each way while the retry runs beside it. */
+static int call_sale(struct kit_db *db, const struct money_transfer *s, bool batch, int *result)
+{
+	if (!batch) {
+		*result = 0;
+		return money_transfer(db, &one_sub, s);
+	}
+	*result = 99;
+	return money_batch(db, &one_sub, s, 1, result);
+}
+
+static void retry_beside_runs(struct labtest *t, bool batch, struct retry_runs *out)
+{
+	struct kit_db *db = labtest_db(t);
+	fresh_books(t, 0);
+	struct kit_db *other = labtest_connect(t);
+	/* Where is the sale's COMMIT? A sale that runs none fails elsewhere. */
+	struct retry_beside r = { .other = other, .sale = { 6, 1, 2, 100, 5 }, .batch = batch };
+	memset(out, 0, sizeof *out);
+	kit_db_set_hook(db, count_to_commit, &r);
+	out->first = call_sale(db, &r.sale, batch, &out->result);
+	kit_db_set_hook(db, NULL, NULL);
+	out->commit_at = r.commit_at, out->seen = r.seen;
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && out->first == 0 && out->result == 0 &&
+	     out->commit_at > 0; how++) {
+		fresh_books(t, 0);
+		r = (struct retry_beside){ .other = other, .sale = { 7, 1, 2, 100, 5 },
+		                           .commit_at = out->commit_at, .batch = batch };
+		kit_db_set_hook(db, retry_after_commit, &r);
+		lt_step_arm(how, out->commit_at);
+		out->rc[how] = call_sale(db, &r.sale, batch, &out->res[how]);
+		out->failed[how] = lt_step_disarm();
+		kit_db_set_hook(db, NULL, NULL);
+		if (!r.other_ran)
+			r.other_rc = retry_sale(&r);
+		out->other_rc[how] = r.other_rc;
+		out->paid[how] = 500 - balance(t, 1);
+		out->rows[how] = rows_of(t, 7);
+	}
+	kit_db_close(other);
+}
+
+/* Judge the runs: sale 7 applied once, by the retry when the first's
+ * COMMIT was refused (the first then answers an error), and at most one
+ * of the two says it applied sale 7 now. */
+static void judge_retry_beside(const struct retry_runs *u, bool batch)
+{
+	const char *call = batch ? "a batch of one sale" : "a sale";
+	lt_expect(u->first == 0 && u->result == 0 && u->commit_at > 0,
+	          batch ? "one-transaction" : "entries", "%s of 100 returned %d (its sale %d) after "
+	          "%d statements, %s", call, u->first, u->result, u->seen, u->commit_at > 0 ?
+	          "not 0 and 0" : "none of them a COMMIT (kit_db_commit)");
+	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+		int zeros = (u->rc[how] == 0 && u->res[how] == 0) + (u->other_rc[how] == 0);
+		lt_expect(u->failed[how], "idempotency", "the COMMIT (statement %d of %s, as sale 6 "
+		          "showed) was not reached with sale 7: it returned %d", u->commit_at, call,
+		          u->rc[how]);
+		lt_expect(u->paid[how] == 100 && u->rows[how] == 4 && zeros <= 1 &&
+		          (!lt_step_refused(how) || (u->rc[how] < 0 && u->other_rc[how] == 0)),
+		          "idempotency", "%s, sale 7: its COMMIT %s, and the client sent it again on "
+		          "another connection before its next statement; it returned %d (sale 7's "
+		          "result %d), the one sent again %d, the buyer paid %lld and sale 7 has %lld "
+		          "rows (expected 100 paid, 4 rows, and sale 7 applied now by at most one of "
+		          "them%s)%s", call, lt_step_what(how), u->rc[how], u->res[how],
+		          u->other_rc[how], (long long)u->paid[how], (long long)u->rows[how],
+		          lt_step_refused(how) ? ": the refused one a negative code, the one sent "
+		          "again 0" : "", zeros > 1 ? ": both said sale 7 was applied now; after its "
+		          "own COMMIT failed, the first took the row it found (the retry's) for its "
+		          "own. Return the COMMIT's error: the client's retry with the same id finds "
+		          "out what happened" : "");
+	}
+}
+
 /* Sale 7's COMMIT is refused (with an error, as busy) or runs with its
  * answer lost; before the sale runs anything more, the client's retry of
  * sale 7 runs whole on another connection. Then sale 7 is applied once,
@@ -752,55 +836,9 @@ static void retry_after_commit(void *arg, enum kit_db_event ev, const char *sql,
  * COMMIT did not run. */
 void transfer__retry_beside_a_failed_commit(void **state)
 {
-	struct labtest *t = *state;
-	struct kit_db *db = labtest_db(t);
-	fresh_books(t, 0);
-	struct kit_db *other = labtest_connect(t);
-	/* Where is the sale's COMMIT? A sale that runs none fails elsewhere. */
-	struct retry_beside r = { .other = other, .sale = { 6, 1, 2, 100, 5 } };
-	kit_db_set_hook(db, count_to_commit, &r);
-	int first = money_transfer(db, &one_sub, &r.sale);
-	kit_db_set_hook(db, NULL, NULL);
-	int commit_at = r.commit_at, seen = r.seen;
-	int rc[3] = { 0 }, other_rc[3] = { 0 };
-	int64_t paid[3] = { 0 }, rows[3] = { 0 };
-	bool failed[3] = { false };
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && first == 0 && commit_at > 0; how++) {
-		fresh_books(t, 0);
-		r = (struct retry_beside){ .other = other, .sale = { 7, 1, 2, 100, 5 },
-		                           .commit_at = commit_at };
-		kit_db_set_hook(db, retry_after_commit, &r);
-		lt_step_arm(how, commit_at);
-		rc[how] = money_transfer(db, &one_sub, &r.sale);
-		failed[how] = lt_step_disarm();
-		kit_db_set_hook(db, NULL, NULL);
-		if (!r.other_ran)
-			r.other_rc = money_transfer(other, &one_sub, &r.sale);
-		other_rc[how] = r.other_rc;
-		paid[how] = 500 - balance(t, 1);
-		rows[how] = rows_of(t, 7);
-	}
-	kit_db_close(other);
-	lt_expect(first == 0 && commit_at > 0, "entries", "a sale of 100 returned %d after %d "
-	          "statements, %s", first, seen, commit_at > 0 ? "not 0" : "none of them a COMMIT "
-	          "(kit_db_commit)");
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
-		int zeros = (rc[how] == 0) + (other_rc[how] == 0);
-		lt_expect(failed[how], "idempotency", "the sale's COMMIT (statement %d of a sale, as "
-		          "sale 6 showed) was not reached by sale 7: it returned %d", commit_at, rc[how]);
-		lt_expect(paid[how] == 100 && rows[how] == 4 && zeros <= 1 &&
-		          (!lt_step_refused(how) || (rc[how] != 0 && other_rc[how] == 0)),
-		          "idempotency", "sale 7: its COMMIT %s, and the client's retry of sale 7 ran "
-		          "on another connection before the sale's next statement; the sale returned "
-		          "%d, the retry %d, the buyer paid %lld and sale 7 has %lld rows (expected "
-		          "100 paid, 4 rows, and 0 from at most one of them%s)%s", lt_step_what(how),
-		          rc[how], other_rc[how], (long long)paid[how], (long long)rows[how],
-		          lt_step_refused(how) ? ": the refused sale applied nothing, the retry "
-		          "applied it" : "", zeros > 1 ? ": two calls said 0 (\"applied now\") for "
-		          "one sale; after its own COMMIT failed, the sale took the row it found "
-		          "(the retry's) for its own. Return the COMMIT's error: the client's retry "
-		          "with the same id finds out what happened" : "");
-	}
+	struct retry_runs u;
+	retry_beside_runs(*state, false, &u);
+	judge_retry_beside(&u, false);
 }
 
 /* The same for a batch of one sale: its COMMIT is refused or runs with
@@ -813,60 +851,9 @@ void transfer__retry_beside_a_failed_commit(void **state)
  * takes the retry's work for its own. */
 void batch__retry_beside_a_failed_commit(void **state)
 {
-	struct labtest *t = *state;
-	struct kit_db *db = labtest_db(t);
-	fresh_books(t, 0);
-	struct kit_db *other = labtest_connect(t);
-	struct retry_beside r = { .other = other, .sale = { 6, 1, 2, 100, 5 }, .batch = true };
-	int result = 99;
-	kit_db_set_hook(db, count_to_commit, &r);
-	int first = money_batch(db, &one_sub, &r.sale, 1, &result);
-	kit_db_set_hook(db, NULL, NULL);
-	int commit_at = r.commit_at, seen = r.seen;
-	int rc[3] = { 0 }, res[3] = { 0 }, other_rc[3] = { 0 };
-	int64_t paid[3] = { 0 }, rows[3] = { 0 };
-	bool failed[3] = { false };
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && first == 0 && result == 0 &&
-	     commit_at > 0; how++) {
-		fresh_books(t, 0);
-		r = (struct retry_beside){ .other = other, .sale = { 7, 1, 2, 100, 5 },
-		                           .commit_at = commit_at, .batch = true };
-		res[how] = 99;
-		kit_db_set_hook(db, retry_after_commit, &r);
-		lt_step_arm(how, commit_at);
-		rc[how] = money_batch(db, &one_sub, &r.sale, 1, &res[how]);
-		failed[how] = lt_step_disarm();
-		kit_db_set_hook(db, NULL, NULL);
-		if (!r.other_ran)
-			r.other_rc = retry_sale(&r);
-		other_rc[how] = r.other_rc;
-		paid[how] = 500 - balance(t, 1);
-		rows[how] = rows_of(t, 7);
-	}
-	kit_db_close(other);
-	lt_expect(first == 0 && result == 0 && commit_at > 0, "one-transaction", "a batch of one "
-	          "sale of 100 returned %d (its sale %d) after %d statements, %s", first, result,
-	          seen, commit_at > 0 ? "not 0 and 0" : "none of them a COMMIT (kit_db_commit)");
-	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
-		bool now = rc[how] == 0 && res[how] == 0;
-		int zeros = now + (other_rc[how] == 0);
-		lt_expect(failed[how], "idempotency", "the batch's COMMIT (statement %d of a batch, as "
-		          "the first batch showed) was not reached by the batch of sale 7: it returned "
-		          "%d", commit_at, rc[how]);
-		lt_expect(paid[how] == 100 && rows[how] == 4 && zeros <= 1 &&
-		          (!lt_step_refused(how) || (rc[how] < 0 && other_rc[how] == 0)),
-		          "idempotency", "a batch of sale 7: its COMMIT %s, and the client sent the "
-		          "batch again on another connection before the first's next statement; the "
-		          "batch returned %d (sale 7's result %d), the one sent again %d, the buyer "
-		          "paid %lld and sale 7 has %lld rows (expected 100 paid, 4 rows, and sale 7 "
-		          "applied now by at most one of them%s)%s", lt_step_what(how), rc[how],
-		          res[how], other_rc[how], (long long)paid[how], (long long)rows[how],
-		          lt_step_refused(how) ? ": the refused batch a negative code, the one sent "
-		          "again 0" : "", zeros > 1 ? ": both said sale 7 was applied now; after its "
-		          "own COMMIT failed, the batch took the rows it found (the retry's) for its "
-		          "own. Return the COMMIT's error: the client's retry with the same ids finds "
-		          "out what happened" : "");
-	}
+	struct retry_runs u;
+	retry_beside_runs(*state, true, &u);
+	judge_retry_beside(&u, true);
 }
 
 /* A payout that no sub-account covers (80, from a fee account whose two
