@@ -715,6 +715,19 @@ struct kit_db *labtest_connect(struct labtest *t)
 	return db;
 }
 
+struct kit_db *labtest_connect_as_served(struct labtest *t)
+{
+	static const char *const speed[] = { "%20-csynchronous_commit%3Doff",
+	                                     " -csynchronous_commit=off" };
+	struct labtest plain = *t;
+	for (size_t i = 0; i < sizeof speed / sizeof speed[0]; i++) {
+		char *at = strstr(plain.url, speed[i]);
+		if (at)
+			memmove(at, at + strlen(speed[i]), strlen(at + strlen(speed[i])) + 1);
+	}
+	return labtest_connect(&plain);
+}
+
 struct kit_db *labtest_db(struct labtest *t)
 {
 	if (t->db == NULL)

@@ -97,6 +97,11 @@ struct kit_store *labtest_store(struct labtest *t);
 struct kit_db *labtest_db(struct labtest *t);
 /* Another connection to the same place, for another thread; caller closes. */
 struct kit_db *labtest_connect(struct labtest *t);
+/* The same with the server's own defaults: the connections above turn
+ * synchronous_commit off for speed (a check counts, it does not crash the
+ * server); this one leaves every setting as the server gives it, as a
+ * pool's connection in production has them. */
+struct kit_db *labtest_connect_as_served(struct labtest *t);
 
 /* A load's settings for this check's database (kit/load.h): its defaults,
  * with t's URL, `threads` threads of `iterations` calls each, and no

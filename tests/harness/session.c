@@ -61,7 +61,9 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 	 * its settings: the locks it holds past its transactions
 	 * (pg_advisory_lock, not the _xact_ kind, which COMMIT and ROLLBACK
 	 * let go), statements PREPAREd by name, open cursors, channels it
-	 * LISTENs on and temporary tables. Each is named only when there are
+	 * LISTENs on and temporary tables; and the settings an ALTER DATABASE
+ * or ALTER ROLE ... SET gave this database or this user, which every
+ * later session starts with. Each is named only when there are
 	 * some, so the line stays as it was for every session that has none.
 	 * A PREPARE "so the next call only executes" left on the caller's
 	 * connection is in the way of the caller's own PREPARE of that name. */
@@ -75,7 +77,12 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 		                  " (SELECT 'listening=' || string_agg(c, ',' ORDER BY c)"
 		                  "  FROM pg_listening_channels() c),"
 		                  " (SELECT 'temp_tables=' || count(*) FROM pg_class"
-		                  "  WHERE relnamespace = pg_my_temp_schema() HAVING count(*) > 0)) AS s) x"
+		                  "  WHERE relnamespace = pg_my_temp_schema() HAVING count(*) > 0),"
+		                  " (SELECT 'database_or_role_settings=' || string_agg(array_to_string("
+		                  "  setconfig, ','), ';' ORDER BY setdatabase, setrole)"
+		                  "  FROM pg_db_role_setting WHERE setdatabase IN (0, (SELECT oid FROM"
+		                  "  pg_database WHERE datname = current_database())) AND setrole IN (0,"
+		                  "  (SELECT oid FROM pg_roles WHERE rolname = current_user)))) AS s) x"
 		                  " WHERE s <> ''", 0, NULL, add_row, &x);
 	lt_expect(rc == 0, NULL, "reading the session's settings: %s", labtest_why(db));
 }

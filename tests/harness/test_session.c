@@ -117,12 +117,53 @@ static void session__sees_a_transaction_left_open(void **state)
 	lt_expect_int(lt_in_transaction(t, db), 0, "a transaction open after COMMIT");
 }
 
+/* PostgreSQL: a setting an ALTER DATABASE ... SET gave the database
+ * (every later session starts with it) is on the line, and gone once
+ * reset. The check's own database, put back before it ends (an ALTER
+ * ROLE, read the same way, would reach the other lanes' checks). */
+static void session__sees_a_database_or_role_setting(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	char before[LT_SESSION_LEN], set[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
+	labtest_exec(t, "DO $$BEGIN EXECUTE format('ALTER DATABASE %I SET work_mem = %L',"
+	                " current_database(), '5MB'); END$$");
+	lt_session(t, db, set, sizeof set);
+	labtest_exec(t, "DO $$BEGIN EXECUTE format('ALTER DATABASE %I RESET work_mem',"
+	                " current_database()); END$$");
+	lt_session(t, db, after, sizeof after);
+	lt_expect(strstr(set, "database_or_role_settings=work_mem=5MB") != NULL, NULL, "with the "
+	          "database's work_mem set, the line is %s", set);
+	lt_expect(strcmp(before, after) == 0, NULL, "once it was reset the line is %s, not %s",
+	          after, before);
+}
+
+/* labtest_connect_as_served: the server's own synchronous_commit (on, its
+ * default), where the harness's other connections turn it off. */
+static void session__a_connection_as_served(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_connect_as_served(t);
+	int64_t on = -1, fast = -1;
+	kit_db_query_int(db, "SELECT count(*) FROM pg_settings WHERE name = 'synchronous_commit'"
+	                 " AND setting = 'on' AND source = 'default'", 0, NULL, &on);
+	kit_db_close(db);
+	kit_db_query_int(labtest_db(t), "SELECT count(*) FROM pg_settings WHERE name ="
+	                 " 'synchronous_commit' AND setting = 'off'", 0, NULL, &fast);
+	lt_expect(on == 1 && fast == 1, NULL, "a connection as served has synchronous_commit on "
+	          "by default: %lld (want 1); the harness's own has it off: %lld (want 1)",
+	          (long long)on, (long long)fast);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		LABTEST_ALL(session__sees_a_setting_changed_and_reset),
 		LABTEST_ALL(session__sees_a_transaction_left_open),
 		LABTEST_PG(session__sees_an_advisory_lock_kept),
+		LABTEST_PG(session__sees_a_database_or_role_setting),
+		LABTEST_PG(session__a_connection_as_served),
 		LABTEST_ALL(session__counts_user_locks),
 	};
 	return labtest_main("harness-session", tests);

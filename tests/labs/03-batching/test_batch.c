@@ -377,6 +377,16 @@ static void batch_like__refuses_a_second_like_by_the_same_user(void **state)
 	like(db, POST, 7);
 	int rc = batch_like(db, POST, 7);
 	lt_expect_int_hint(rc, KIT_DB_CONSTRAINT, "batch_like by the same user again", "one-per-user");
+	/* ... after a rollup too: likes keeps who liked what for good; only
+	 * the inbox's rows are the rollup's to delete. */
+	lt_expect(batch_rollup(db, NULL) == 0, "rollup", "batch_rollup: %s", labtest_why(db));
+	rc = batch_like(db, POST, 7);
+	int64_t n = count(db, POST);
+	lt_expect(rc == KIT_DB_CONSTRAINT && n == 1, "one-per-user", "after a rollup, batch_like "
+	          "by the same user again returned %d and the post counts %lld (expected "
+	          "KIT_DB_CONSTRAINT and 1): does the rollup delete the likes it counted from "
+	          "likes itself? Who liked what stays there for good; only the inbox's rows are "
+	          "the rollup's to delete", rc, (long long)n);
 	/* batch.h: batch_record_like itself returns KIT_DB_CONSTRAINT, in the
 	 * caller's transaction, before any COMMIT: a unique key checked only
 	 * at COMMIT (PostgreSQL's DEFERRABLE INITIALLY DEFERRED) lets the
@@ -1497,12 +1507,13 @@ struct late_add {
 	struct batch_acc *acc;
 	struct gate *g;                /* its m guards done */
 	bool done;
+	int64_t post, k;               /* what it adds */
 };
 
 static void *late_add_main(void *arg)
 {
 	struct late_add *a = arg;
-	batch_acc_add(a->acc, POST, 5);
+	batch_acc_add(a->acc, a->post, a->k);
 	pthread_mutex_lock(&a->g->m);
 	a->done = true;
 	pthread_cond_broadcast(&a->g->cv);
@@ -1589,7 +1600,7 @@ static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
 	struct batch_acc *acc = new_acc();
 	struct gate g = GATE_INIT(true);
 	struct flusher f = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
-	struct late_add a = { .acc = acc, .g = &g };
+	struct late_add a = { .acc = acc, .g = &g, .post = POST, .k = 5 };
 	pthread_t flush_tid, add_tid;
 
 	batch_acc_add(acc, POST, 10);
@@ -1648,6 +1659,138 @@ static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
 	          "returned the database has accepted none of them (it may still refuse), so they "
 	          "are still pending. Are the written sums taken out of the accumulator before "
 	          "COMMIT (and put back if it fails)?", at, (long long)seen);
+}
+
+/* The same with three flushes called while the first waits inside the
+ * database (each to a database of its own, SQLite in memory, where each
+ * is held at its first statement until the test lets it go), after 5
+ * more likes were added: when the first ends, they go one at a time, so
+ * only one of them is inside its database while they are held, the 5
+ * are written once between the three and nothing is left pending. A
+ * flush that waits its turn with "if (flushing) wait" and not "while
+ * (flushing) wait", woken with a broadcast, lets them through together:
+ * each writes the 5. (The three are given a moment to reach their wait;
+ * on a machine so busy that they have not, the check passes a wrong
+ * flush, never fails a right one.) */
+#define LATE_FLUSHES 3
+
+static void batch_acc__three_flushes_wait_for_one(void **state)
+{
+	lt_expect(!flushes_deadlocked, "acc-lock", "two flushes of one accumulator waited for each "
+	          "other in an earlier check (see there); not run again");
+	struct labtest *t = *state;
+	fresh(t);
+	struct batch_acc *acc = new_acc();
+	struct many_flushes {
+		struct gate g, fin, late[LATE_FLUSHES];
+		struct flusher f[1 + LATE_FLUSHES];
+		struct kit_db *mem[LATE_FLUSHES];
+		pthread_t tid[1 + LATE_FLUSHES];
+	} *m = calloc(1, sizeof *m);
+	lt_expect(m != NULL, NULL, "calloc failed");
+	m->g = (struct gate)GATE_INIT(true);
+	m->fin = (struct gate)GATE_INIT(false);
+	for (int i = 0; i < LATE_FLUSHES; i++)
+		m->late[i] = (struct gate)GATE_INIT(true);
+	for (int i = 0; i <= LATE_FLUSHES; i++)
+		m->f[i] = (struct flusher){ .acc = acc, .fin = &m->fin, .late = i > 0 };
+	m->f[0].db = held.conn[0] = labtest_connect(t);
+	for (int i = 0; i < LATE_FLUSHES; i++) {
+		lt_expect(kit_db_open(&m->mem[i], "sqlite::memory:") == 0, NULL,
+		          "open sqlite::memory:: %s", kit_db_errmsg(m->mem[i]));
+		lt_expect(batch_setup(m->mem[i]) == 0, NULL, "batch_setup in memory: %s",
+		          labtest_why(m->mem[i]));
+		m->f[1 + i].db = m->mem[i];
+	}
+	batch_acc_add(acc, POST, 10);
+	kit_db_set_hook(m->f[0].db, gate_hook, &m->g);
+	for (int i = 0; i < LATE_FLUSHES; i++)
+		kit_db_set_hook(m->mem[i], gate_hook, &m->late[i]);
+	int started = 0;
+	if (pthread_create(&m->tid[0], NULL, flusher_main, &m->f[0]) == 0)
+		started = 1;
+	bool inside = started && gate_wait(&m->g, &m->g.entered, 10000);
+	if (inside) {
+		batch_acc_add(acc, POST, 5);
+		while (started <= LATE_FLUSHES &&
+		       pthread_create(&m->tid[started], NULL, flusher_main, &m->f[started]) == 0)
+			started++;
+		util_sleep_ns((int64_t)ADD_WAIT_MS * 1000000 / 3);   /* to their wait */
+	}
+	gate_open(&m->g);
+	/* Each of the three is held in turn at its first statement: a flush
+	 * that has its turn comes there, the others wait for it. Two there
+	 * at once went together. */
+	int at_once = 0;
+	int64_t t0 = util_now_ns();
+	while (inside && util_now_ns() - t0 < 10000000000LL) {
+		int there = 0;
+		for (int i = 0; i < LATE_FLUSHES; i++)
+			there += gate_wait(&m->late[i], &m->late[i].entered, 0);
+		if (there > 0) {
+			util_sleep_ns((int64_t)ADD_WAIT_MS * 1000000 / 5);
+			for (int i = 0; i < LATE_FLUSHES; i++)
+				at_once += gate_wait(&m->late[i], &m->late[i].entered, 0);
+			break;
+		}
+		util_sleep_ns(1000000);
+	}
+	for (int i = 0; i < LATE_FLUSHES; i++)
+		gate_open(&m->late[i]);
+	struct timespec until = lt_deadline_ms(20000);
+	int done = 0;
+	pthread_mutex_lock(&m->fin.m);
+	for (;;) {
+		done = 0;
+		for (int i = 0; i < started; i++)
+			done += m->f[i].done;
+		if (done == started || pthread_cond_timedwait(&m->fin.cv, &m->fin.m, &until) != 0)
+			break;
+	}
+	pthread_mutex_unlock(&m->fin.m);
+	if (done < started) {
+		/* left where they are, with what they use (see end_two_flushes) */
+		flushes_deadlocked = true;
+		for (int i = 0; i < started; i++)
+			pthread_detach(m->tid[i]);
+		held.acc = NULL;
+		held.conn[0] = NULL;
+		lt_expect(false, "acc-lock", "four flushes of one accumulator, three called while the "
+		          "first wrote: 20 s after the first was let go, %d of them had not returned",
+		          started - done);
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(m->tid[i], NULL);
+	kit_db_set_hook(m->f[0].db, NULL, NULL);
+	for (int i = 0; i < LATE_FLUSHES; i++)
+		kit_db_set_hook(m->mem[i], NULL, NULL);
+	int64_t written = count(labtest_db(t), POST), in_mem[LATE_FLUSHES] = { 0 };
+	int failed = 0;
+	for (int i = 0; i < LATE_FLUSHES; i++) {
+		batch_count(m->mem[i], POST, &in_mem[i]);
+		written += in_mem[i];
+		failed += m->f[1 + i].rc != 0;
+		kit_db_close(m->mem[i]);
+	}
+	int64_t left = batch_acc_pending(acc);
+	free(m);
+	lt_expect(inside && started == 1 + LATE_FLUSHES, NULL, "the first flush of 10 likes never "
+	          "reached the database, or a flush thread did not start");
+	lt_expect(at_once <= 1, "acc-lock", "10 likes flushed, held inside the database while 5 "
+	          "more were added and three more flushes of the same accumulator were called: "
+	          "when the first ended, %d of the three were inside their databases at once "
+	          "(expected one at a time). Do the flushes that wait their turn wait with \"if "
+	          "(flushing)\"? Woken together, they all go: wait with \"while (flushing)\", or "
+	          "with a mutex held across the flush", at_once);
+	lt_expect(written == 15 && left == 0 && failed == 0, "acc-lock", "10 likes flushed, held "
+	          "inside the database while 5 more were added and three more flushes of the same "
+	          "accumulator were called, each to a database of its own: the databases hold %lld "
+	          "likes between them (%lld, %lld and %lld in the three), %lld are pending and %d of "
+	          "the three flushes failed (expected 15, the 5 written once, 0 and 0). Do the "
+	          "flushes that wait their turn wait with \"if (flushing)\"? Woken together, they "
+	          "all go: wait with \"while (flushing)\", or with a mutex held across the flush",
+	          (long long)written, (long long)in_mem[0], (long long)in_mem[1],
+	          (long long)in_mem[2], (long long)left, failed);
 }
 
 /* A second flush starts while the first waits inside the database, after
@@ -3235,6 +3378,45 @@ static void batch_acc__settled_posts_leave_the_accumulator(void **state)
 	lt_expect_int_hint(labtest_int(t, sql), 0, "rows of a post whose row was deleted after its "
 	                   "likes were flushed, after a flush that had nothing new for it", "acc");
 	lt_expect_int(batch_acc_pending(acc), 0, "pending after the flushes");
+
+	/* The same when a like comes in while the flush writes: the
+	 * accumulator is not empty when that flush settles, and what it wrote
+	 * leaves it all the same (a settled post is dropped then, not kept at
+	 * 0 until the whole accumulator is empty: under steady likes it never
+	 * is, every post ever liked stays, and every flush writes it again). */
+	lt_expect(batch_acc_add(acc, POST + 1, 2) == 0, "acc", "batch_acc_add failed");
+	struct gate g = GATE_INIT(true);
+	struct flusher f = { .acc = acc, .db = held.conn[0] = labtest_connect(t) };
+	struct late_add a = { .acc = acc, .g = &g, .post = POST + 2, .k = 1 };
+	pthread_t flush_tid, add_tid;
+	kit_db_set_hook(f.db, gate_hook, &g);
+	lt_expect(pthread_create(&flush_tid, NULL, flusher_main, &f) == 0, NULL, "pthread_create failed");
+	bool inside = gate_wait(&g, &g.entered, 10000), added = false;
+	if (inside && pthread_create(&add_tid, NULL, late_add_main, &a) == 0) {
+		added = gate_wait(&g, &a.done, ADD_WAIT_MS);
+		gate_open(&g);
+		pthread_join(add_tid, NULL);
+	}
+	gate_open(&g);
+	pthread_join(flush_tid, NULL);
+	kit_db_set_hook(f.db, NULL, NULL);
+	lt_expect(inside && added && f.rc == 0, "acc-lock", "a flush of post %d's 2 likes, held "
+	          "in the database while a like of post %d was added: %s", POST + 1, POST + 2,
+	          !inside ? "it never used its connection" : !added ? "the add waited for the "
+	          "flush" : f.error);
+	snprintf(sql, sizeof sql, "DELETE FROM post_likes WHERE post_id = %d", POST + 1);
+	labtest_exec(t, sql);
+	lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the flush after it failed: %s",
+	          labtest_why(db));
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM post_likes WHERE post_id = %d", POST + 1);
+	int64_t back = labtest_int(t, sql);
+	lt_expect(back == 0 && count(db, POST + 2) == 1, "acc", "post %d's 2 likes were flushed "
+	          "while a like of post %d came in, then its row was deleted; the next flush left "
+	          "%lld row(s) of it and post %d counts %lld (expected none and 1): a post the "
+	          "flush settled at 0 stayed in the accumulator because the accumulator was not "
+	          "empty, and the next flush wrote it again as +0. Drop every settled post, "
+	          "whatever else is pending", POST + 1, POST + 2, (long long)back, POST + 2,
+	          (long long)count(db, POST + 2));
 }
 
 /* ---- races, contents, state left behind ---- */
@@ -3436,9 +3618,10 @@ static void probe_commit(void *arg, enum kit_db_event ev, const char *sql, int64
  * and put back after COMMIT) it leaves the session as it was, so the
  * session check cannot see it, and a crash of the server loses likes
  * the app has answered yes to. The check's session waits for the disk
- * (the harness's PostgreSQL URL turns synchronous_commit off for speed,
- * and the kit opens SQLite in WAL at synchronous = NORMAL, which syncs
- * at checkpoints only: both are set to wait here); the probe reads the
+ * (the harness's PostgreSQL URL turns synchronous_commit off for speed:
+ * here a connection is opened without it, at the server's default; the
+ * kit opens SQLite in WAL at synchronous = NORMAL, which syncs at
+ * checkpoints only: set to FULL here); the probe reads the
  * setting on the call's own connection as each COMMIT starts (in WAL,
  * PRAGMA synchronous = NORMAL is turned down as much as OFF for this:
  * "the WAL's usual setting" commits before the like is on disk). A rollup is not probed: one lost in a
@@ -3448,8 +3631,12 @@ static void batch__commits_wait_for_the_disk(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
+	/* PostgreSQL: a connection as the server hands it out, its
+	 * synchronous_commit the server's default (on), set by nobody, as a
+	 * pool's connection has it: a call that asks whether the session
+	 * chose its durability (pg_settings' source) must find it did not */
 	if (kit_db_engine(db) == KIT_DB_POSTGRES)
-		labtest_exec(t, "SET synchronous_commit = on");
+		db = held.conn[1] = labtest_connect_as_served(t);
 	else
 		lt_expect(kit_db_exec(db, "PRAGMA synchronous = FULL", 0, NULL) == 0, NULL,
 		          "PRAGMA synchronous = FULL: %s", labtest_why(db));
@@ -3716,6 +3903,7 @@ int main(void)
 		BOTH(batch_acc__flush_is_one_statement),
 		BOTH(batch_acc__exact_under_threads),
 		BOTH(batch_acc__refused_flushes_while_adding),
+		BOTH(batch_acc__three_flushes_wait_for_one),
 		BOTH(batch_acc__adds_during_a_flush_do_not_wait),
 		BOTH(batch_acc__one_flush_at_a_time),
 		SQLITE_ONLY(batch_acc__flush_touches_the_sums_under_the_mutex),
