@@ -84,7 +84,7 @@ static const char *const libc_ok[] = {
 	"strlen", "strnlen", "strcmp", "strncmp", "strcpy", "strncpy", "strcat", "strncat",
 	"stpcpy", "stpncpy", "strchr", "strrchr", "strchrnul", "strstr", "strspn", "strcspn",
 	"strpbrk", "strdup", "strndup", "__strdup", "__strndup", "strtok_r", "strcasecmp",
-	"strncasecmp", "strerror_r", "__xpg_strerror_r",
+	"strncasecmp", "strerror", "strerror_r", "__xpg_strerror_r", "strsignal",
 	"__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk", "__strcpy_chk",
 	"__strncpy_chk", "__strcat_chk", "__strncat_chk", "__stpcpy_chk", "__stpncpy_chk",
 	"__explicit_bzero_chk", "explicit_bzero", "bzero", "strsep", "strlcpy", "strlcat", "memccpy",
@@ -197,8 +197,8 @@ static const struct deny {
 	{"getenv", ENVIRON}, {"secure_getenv", ENVIRON}, {"environ", ENVIRON},
 	{"__environ", ENVIRON},
 #define SHARED "it keeps its state in one static buffer every thread shares (glibc marks it " \
-	"MT-Unsafe): call its _r form (strtok_r, strerror_r, localtime_r, gmtime_r, rand_r)"
-	{"strtok", SHARED}, {"strerror", SHARED}, {"strsignal", SHARED}, {"localtime", SHARED},
+	"MT-Unsafe): call its _r form (strtok_r, localtime_r, gmtime_r, rand_r)"
+	{"strtok", SHARED}, {"localtime", SHARED},
 	{"gmtime", SHARED}, {"drand48", SHARED}, {"erand48", SHARED}, {"lrand48", SHARED},
 	{"nrand48", SHARED}, {"mrand48", SHARED}, {"jrand48", SHARED}, {"srand48", SHARED},
 	{"seed48", SHARED}, {"lcong48", SHARED},
