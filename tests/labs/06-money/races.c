@@ -705,14 +705,24 @@ struct retry_beside {
 	bool batch;                    /* the retry is money_batch of the one sale */
 };
 
+/* One sale on db, as a transfer or as a batch of that one sale: the
+ * call's code, and the sale's own result in *result (0 for a transfer). */
+static int call_sale(struct kit_db *db, const struct money_transfer *s, bool batch, int *result)
+{
+	if (!batch) {
+		*result = 0;
+		return money_transfer(db, &one_sub, s);
+	}
+	*result = 99;
+	return money_batch(db, &one_sub, s, 1, result);
+}
+
 /* The client's retry of r->sale on the other connection: the same call
- * sent again, a transfer or a batch of that one sale (its result then). */
+ * sent again (a batch's code, or its one sale's result when it committed). */
 static int retry_sale(struct retry_beside *r)
 {
-	if (!r->batch)
-		return money_transfer(r->other, &one_sub, &r->sale);
-	int result = 99;
-	int rc = money_batch(r->other, &one_sub, &r->sale, 1, &result);
+	int result;
+	int rc = call_sale(r->other, &r->sale, r->batch, &result);
 	return rc != 0 ? rc : result;
 }
 
@@ -751,18 +761,6 @@ struct retry_runs {
 	int64_t paid[3], rows[3];
 	bool failed[3];
 };
-
-/* The sale's call on db, sale 6 first (to find its COMMIT), then sale 7
- * with its COMMIT failing each way while the retry runs beside it. */
-static int call_sale(struct kit_db *db, const struct money_transfer *s, bool batch, int *result)
-{
-	if (!batch) {
-		*result = 0;
-		return money_transfer(db, &one_sub, s);
-	}
-	*result = 99;
-	return money_batch(db, &one_sub, s, 1, result);
-}
 
 static void retry_beside_runs(struct labtest *t, bool batch, struct retry_runs *out)
 {
