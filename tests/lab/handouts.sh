@@ -17,6 +17,15 @@
 # cmocka-style summary lines. HOTROW_BIN overrides the binary (default
 # build/hotrow).
 #
+# The commands run in a scratch copy of the kit (tests/harness/kit.sh's
+# kit_copy, and its lab test objects), never in this tree: the runner a
+# handout drives removes a lab's test binaries when it first builds the
+# lab, and writes .hotrow/progress, so in this tree it would take the
+# binaries from under every suite that runs beside it. The copy's
+# scripts/pg, scripts/redis and scripts/mysql are this tree's, so a
+# handout's `make mysql-up` or `$(scripts/pg up)` finds the server the
+# other suites use rather than starting a second one.
+#
 # Most of the time goes to drivers that run for the seconds they are
 # told, not to the CPU, so one handout's commands run in order while
 # other handouts' run beside them: HOTROW_HANDOUT_JOBS workers (default
@@ -56,6 +65,19 @@ if [ ! -x "$bin" ]; then
 fi
 mkdir -p "$tmp/path"
 ln -s "$(cd "$(dirname "$bin")" && pwd -P)/$(basename "$bin")" "$tmp/path/hotrow"
+
+. "$root/tests/harness/kit.sh"
+kit=$tmp/kit
+if ! kit_copy "$kit"; then
+	bad handouts__copy "could not copy the kit to $kit"
+	summary
+fi
+for s in pg mysql redis; do
+	printf '#!/bin/sh\n# handouts.sh: the server of the tree this copy came from\nexec "%s/scripts/%s" "$@"\n' \
+		"$root" "$s" >"$kit/scripts/$s"
+done
+cd "$kit" || exit 1
+export HOTROW_ROOT="$kit"
 
 # FILE:LINE<tab>COMMAND for every command the handouts print.
 python3 - labs/*/README.md >"$tmp/commands" <<'EOF'

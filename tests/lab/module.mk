@@ -10,10 +10,10 @@ SCRIPT_TESTS += tests/lab/runner.sh tests/lab/run-tests.sh
 # The lint's test and mutate.sh build nothing: once, in make test.
 PLAIN_SCRIPTS += tests/lab/lint-given.sh tests/lab/mutate.sh
 # handouts.sh runs the drivers for seconds each: once, in make test, not
-# again in every sanitizer build; and last, since the runner it drives in
-# this tree removes a lab's test binaries when it first builds the lab.
+# again in every sanitizer build. It runs them in a scratch copy, so it
+# goes beside the other suites (the runner removes a lab's test binaries
+# when it first builds the lab: in this tree, from under them).
 PLAIN_SCRIPTS += tests/lab/handouts.sh
-LAST_SCRIPTS += tests/lab/handouts.sh
 # parts.sh: `lab check 02 --part` in a scratch copy (about 8 s): once.
 PLAIN_SCRIPTS += tests/lab/parts.sh
 # The audit of every mutant: once, in make test, over the mutants it built.

@@ -5,7 +5,7 @@
 # solution, and mutants caught by the named check, by another check only
 # ("caught for the wrong reason"), by nothing, without a header, only by
 # PostgreSQL checks that did not run, one that dies half-way and one
-# that was never built; and
+# that was never built, and one whose run ends at its first catch; and
 # five scripts on three lanes, each run once.
 # Prints cmocka-style lines and summary, as scripts/run-tests reads them.
 . "$(dirname "$0")/../harness/usage.sh"
@@ -89,9 +89,24 @@ ran4=$(tr '\n' ' ' <"$tmp/ran" 2>/dev/null)
 } >build/labs/99-x/test-exercise
 chmod +x build/labs/99-x/test-exercise
 suite test-exercise-passing p p p
+# A mutant named by b and c/postgres whose b fails, and which would then
+# wait 60 s before c/postgres fails too: its run ends at b, and the catch
+# names b alone (c/postgres never reported).
+suite test-solution p p p
+{
+	echo '#!/bin/sh'
+	echo 'echo "1..3"'
+	echo "echo 'ok 1 - a'"
+	echo "echo 'not ok 2 - b'"
+	echo 'sleep 60'
+	echo "echo 'not ok 3 - c/postgres'"
+} >build/labs/99-x/test-mutant-slow
+chmod +x build/labs/99-x/test-mutant-slow
+patch_for slow "b c" "sqlite postgres"
 t0=$(date +%s)
 out5=$("$root/scripts/run-tests" fail:build/labs/99-x/test-exercise \
-	fail:build/labs/99-x/test-exercise-passing 2>&1)
+	fail:build/labs/99-x/test-exercise-passing pass:build/labs/99-x/test-solution \
+	mutant:build/labs/99-x/test-mutant-slow 2>&1)
 rc5=$?
 took5=$(($(date +%s) - t0))
 
@@ -133,6 +148,10 @@ else ok; fi
 t run_tests__a_skeleton_ends_at_its_first_failure
 if [ $took5 -ge 30 ] || ! printf '%s\n' "$out5" | grep -q "^caught  labs/99-x/test-exercise (it fails, as it should: a)" ||
    ! printf '%s\n' "$out5" | grep -q "^MISSED  labs/99-x/test-exercise-passing" || [ $rc5 -ne 1 ]; then
+	printf '%s\n' "$out5" | sed 's/^/    /'; check_bad "$current" "exit $rc5 after $took5 s"
+else ok; fi
+t run_tests__a_mutant_ends_at_its_first_catch
+if [ $took5 -ge 30 ] || ! printf '%s\n' "$out5" | grep -qx "caught  labs/99-x/test-mutant-slow by b "; then
 	printf '%s\n' "$out5" | sed 's/^/    /'; check_bad "$current" "exit $rc5 after $took5 s"
 else ok; fi
 
