@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -217,6 +218,58 @@ int rand(void)
 long random(void)
 {
 	return atomic_load(&rand_zero) ? 0 : (long)(rand_draw() >> 33);
+}
+
+/* The same for every other source of random numbers an exercise may
+ * call (runner/audit.c): a like that draws its "one time in N" with
+ * rand_r() on a seed of its own, random_r(), the *rand48_r() family,
+ * arc4random() or getrandom() sends it here too. */
+int rand_r(unsigned int *seedp)
+{
+	uint64_t z = rand_draw();
+	if (seedp)
+		*seedp = (unsigned)z;
+	return atomic_load(&rand_zero) ? 0 : (int)(z >> 33);
+}
+
+int random_r(struct random_data *buf, int32_t *result)
+{
+	(void)buf;
+	*result = atomic_load(&rand_zero) ? 0 : (int32_t)(rand_draw() >> 33);
+	return 0;
+}
+
+int lrand48_r(struct drand48_data *buf, long *result)
+{
+	(void)buf;
+	*result = atomic_load(&rand_zero) ? 0 : (long)(rand_draw() >> 33);
+	return 0;
+}
+
+int drand48_r(struct drand48_data *buf, double *result)
+{
+	(void)buf;
+	*result = atomic_load(&rand_zero) ? 0.0 : (double)(rand_draw() >> 11) * 0x1.0p-53;
+	return 0;
+}
+
+uint32_t arc4random(void)
+{
+	return atomic_load(&rand_zero) ? 0 : (uint32_t)(rand_draw() >> 32);
+}
+
+uint32_t arc4random_uniform(uint32_t upper)
+{
+	return atomic_load(&rand_zero) || upper == 0 ? 0 : (uint32_t)((rand_draw() >> 32) % upper);
+}
+
+ssize_t getrandom(void *buf, size_t len, unsigned flags)
+{
+	if (atomic_load(&rand_zero)) {
+		memset(buf, 0, len);
+		return (ssize_t)len;
+	}
+	return syscall(SYS_getrandom, buf, len, flags);
 }
 
 static enum what classify(const char *sql)
@@ -1676,9 +1729,12 @@ static void like_post__every_step_can_fail(void **state)
 			atomic_store(&a.calls, 0);
 			struct lt_tx_watch w = { 0 };
 			kit_db_set_hook(db, lt_tx_watch_hook, &w);
+			struct trace slept = { 0 };
+			yield_trace = &slept;
 			lt_step_arm(how, k);
 			int rc = like_post(db, 1, 7, &app);
 			bool reached = lt_step_disarm();
+			yield_trace = NULL;
 			kit_db_set_hook(db, NULL, NULL);
 			if (!reached)
 				break;
@@ -1726,11 +1782,24 @@ static void like_post__every_step_can_fail(void **state)
 			          "return the failed call's own code", k, lt_step_what(how), rc,
 			          rc == HOT_ROW_DUPLICATE ? "HOT_ROW_DUPLICATE" : rc == HOT_ROW_NO_POST
 			          ? "HOT_ROW_NO_POST" : "HOT_ROW_REFUSED");
+			yield_trace = &slept;
 			int again = like_post(db, 1, 7, NULL);
+			yield_trace = NULL;
 			lt_expect(again == (likes ? HOT_ROW_DUPLICATE : 0), "rollback",
 			          "statement %d of the like %s, then the same like again on the same "
 			          "connection: expected %d, got %d (%s)", k, lt_step_what(how),
 			          likes ? HOT_ROW_DUPLICATE : 0, again, labtest_why(db));
+			/* a failed like returns at once, and the next like on the
+			 * thread starts at once: a pause after a refusal (a backoff
+			 * before the caller's retry) is the caller's to choose */
+			int naps = 0;
+			for (int i = 0; i < slept.n; i++)
+				naps += slept.what[i] == SLEEP_;
+			lt_expect(naps == 0, "rollback", "statement %d of the like %s, then the same like "
+			          "again: the two likes slept %d time(s) (nanosleep, usleep, sleep...): "
+			          "%s; a pause before the next like, after a refusal, is a backoff only the "
+			          "caller can size to its deadline", k, lt_step_what(how), naps,
+			          RETRY_IS_THE_CALLERS);
 			lt_expect_int(counter(t), 1, "posts.likes after the like was tried again");
 		}
 	}
@@ -1763,6 +1832,96 @@ static void like_post__every_step_can_fail(void **state)
 		          "the same connection: expected %d, got %d (%s)", k, likes ? HOT_ROW_DUPLICATE : 0,
 		          again, labtest_why(db));
 	}
+}
+
+/* A like that already knows its answer (the user liked the post before;
+ * the post is not there) ends its transaction with the call's last
+ * statement; when that statement fails too, refused, refused as busy or
+ * its answer lost, the answer stays HOT_ROW_DUPLICATE or HOT_ROW_NO_POST
+ * (hot_row.h: "A ROLLBACK after a failed step that fails too changes
+ * nothing about the answer"): nothing was written either way, and a
+ * caller told KIT_DB_BUSY would retry a like that can never go in. A
+ * step that fails before the answer is known (the BEGIN, the INSERT) is
+ * answered with its own code, never with an answer the like did not
+ * get. Each path is run once for every statement k, so the last is found
+ * whatever the like sends before it; the same like again then gives the
+ * same answer, on the same connection. */
+static void like_post__refused_rollback_keeps_the_answer(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_post(t);
+	lt_expect_int(like_post(db, 1, 7, NULL), 0, "the first like of post 1 by user 7");
+
+	static const struct { int64_t post; int want; const char *what; } paths[] = {
+		{ 1, HOT_ROW_DUPLICATE, "the same like again (HOT_ROW_DUPLICATE)" },
+		{ 999, HOT_ROW_NO_POST, "a like of post 999, which is not there (HOT_ROW_NO_POST)" },
+	};
+	for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+		for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+			int rcs[32], n = 0;
+			for (int k = 1; k <= 32; k++) {
+				lt_step_arm(how, k);
+				int rc = like_post(db, paths[p].post, 7, NULL);
+				if (!lt_step_disarm())
+					break;
+				rcs[n++] = rc;
+				int again = like_post(db, paths[p].post, 7, NULL);
+				lt_expect(again == paths[p].want, "rollback", "%s, its statement %d %s, then the "
+				          "same like again on the same connection: expected %d, got %d (%s): the "
+				          "failed call left the connection in a state the next like cannot use",
+				          paths[p].what, k, lt_step_what(how), paths[p].want, again,
+				          labtest_why(db));
+			}
+			lt_expect(n >= 2, NULL, "%s: the like sent %d statement(s); a transaction of its own "
+			          "has at least a BEGIN and its end", paths[p].what, n);
+			for (int k = 1; k < n; k++)
+				lt_expect(rcs[k - 1] == (how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR),
+				          "rollback", "%s, its statement %d of %d %s: like_post() returned %d, "
+				          "expected that step's own code, %s (the like cannot know its answer "
+				          "from a step that failed)", paths[p].what, k, n, lt_step_what(how),
+				          rcs[k - 1], how == LT_STEP_BUSY ? "KIT_DB_BUSY" : "KIT_DB_ERR");
+			if (n >= 1)
+				lt_expect(rcs[n - 1] == paths[p].want, "rollback", "%s, its last statement "
+				          "(%d of %d, the end of its transaction) %s: like_post() returned %d, "
+				          "expected %d still: the like knew its answer before that step, and a "
+				          "ROLLBACK that fails too changes nothing about it (is the ROLLBACK's "
+				          "code returned in its place?)", paths[p].what, n, n, lt_step_what(how),
+				          rcs[n - 1], paths[p].want);
+		}
+	}
+	lt_expect_int(counter(t), 1, "posts.likes after every failed duplicate and missing-post like");
+	lt_expect_int(labtest_int(t, "SELECT count(*) FROM likes"), 1, "rows in likes after them");
+}
+
+/* A session the caller made read-only (default_transaction_read_only on
+ * PostgreSQL, SET SESSION TRANSACTION READ ONLY on MariaDB, PRAGMA
+ * query_only on SQLite) stays so for the like: it is refused (the
+ * database's error, KIT_DB_ERR) and writes nothing. The like's
+ * transaction is kit_db_begin's, at what the connection has: a BEGIN READ
+ * WRITE (or START TRANSACTION READ WRITE) of its own overrules the
+ * caller's choice, as a SET LOCAL would (hint 13). */
+static void like_post__read_only_session_writes_nothing(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_post(t);
+	enum kit_db_engine e = kit_db_engine(db);
+	labtest_exec(t, e == KIT_DB_SQLITE ? "PRAGMA query_only = ON"
+	             : e == KIT_DB_MYSQL ? "SET SESSION TRANSACTION READ ONLY"
+	             : "SET default_transaction_read_only = on");
+	int rc = like_post(db, 1, 7, NULL);
+	labtest_exec(t, e == KIT_DB_SQLITE ? "PRAGMA query_only = OFF"
+	             : e == KIT_DB_MYSQL ? "SET SESSION TRANSACTION READ WRITE"
+	             : "RESET default_transaction_read_only");
+	int64_t likes = counter(t), rows = labtest_int(t, "SELECT count(*) FROM likes");
+	lt_expect(rc == KIT_DB_ERR && likes == 0 && rows == 0, "session", "a like on a session the "
+	          "caller made read-only returned %d, and wrote %lld like(s) and a counter of %lld "
+	          "(expected KIT_DB_ERR, nothing written): the like's transaction has the access "
+	          "mode the connection has; is it begun READ WRITE, or is a setting changed for it?",
+	          rc, (long long)rows, (long long)likes);
+	lt_expect_int_hint(like_post(db, 1, 7, NULL), 0, "the like again, once the session may write",
+	                   "session");
 }
 
 /* A post whose counter already stands at INT64_MAX is there all the same:
@@ -2099,6 +2258,20 @@ static void like_post__ids_at_the_ends_of_int64(void **state)
 	          "something kept between calls, a cache of the last id's text, so that post 0 is "
 	          "taken for \"already formatted\"?)", zero,
 	          (long long)labtest_int(t, "SELECT likes FROM posts WHERE id = 0"));
+	/* both ids at their longest at once: a like of post INT64_MIN by user
+	 * INT64_MIN, whose statement text (when the ids are written into it)
+	 * is as long as any like's; a buffer sized for the longest text but
+	 * its NUL cuts off its end */
+	int longest = like_post(db, INT64_MIN, INT64_MIN, NULL);
+	lt_expect(longest == 0 && labtest_int(t, "SELECT count(*) FROM likes WHERE post_id = "
+	          "-9223372036854775807 - 1 AND user_id = -9223372036854775807 - 1") == 1, "int64",
+	          "a like of post INT64_MIN by user INT64_MIN returned %d (%s), expected 0 and its row "
+	          "in likes: both ids are 20 characters there, the longest a like's statement gets "
+	          "(is a buffer for the statement's text, or for the ids, a byte short of them and "
+	          "their NUL?)", longest, labtest_why(db));
+	labtest_exec(t, "DELETE FROM likes WHERE user_id = -9223372036854775807 - 1");
+	labtest_exec(t, "UPDATE posts SET likes = (SELECT count(*) FROM likes WHERE post_id = "
+	             "-9223372036854775807 - 1) WHERE id = -9223372036854775807 - 1");
 	int64_t zero_rows = labtest_int(t, "SELECT count(*) FROM likes WHERE user_id = 0 AND "
 	                                "post_id IN (0, -9223372036854775807 - 1)");
 	int again = like_post(db, 0, 0, NULL);
@@ -3309,6 +3482,8 @@ int main(void)
 		LABTEST_ALL(like_post__two_posts_interleaved),
 		LABTEST_ALL(like_post__two_users_at_once),
 		LABTEST_ALL(like_post__every_step_can_fail),
+		LABTEST_ALL(like_post__refused_rollback_keeps_the_answer),
+		LABTEST_ALL(like_post__read_only_session_writes_nothing),
 		LABTEST_ALL(like_post__two_likes_fail_at_once),
 		PG_ONLY(like_post__first_likes_at_once),
 		LABTEST_ALL(like_post__other_tap_after_a_failed_commit),
