@@ -18,7 +18,9 @@
 #include "tests/harness/labtest.h"
 #include "tests/labs/05-fence/alloc.h"
 
-enum { VIDEOS = 40, EVENTS = 100 };
+#include <stdint.h>
+
+enum { VIDEOS = 40, EVENTS = 100, MAX_EVENTS = 400 };
 
 static void prepare(struct labtest *t)
 {
@@ -40,13 +42,25 @@ struct round {
 	struct labtest *t;
 	struct kit_db *db;
 	bool handle;                       /* fence_handle, else fence_apply */
+	int videos, events;                /* VIDEOS and EVENTS, or a full batch */
+	bool long_ids;                     /* ids of 19 digits, half of them negative */
 	int64_t first, views_before;
 	struct fence_batch b;
-	struct fence_event ev[EVENTS];
-	struct kit_log_record recs[EVENTS];
+	struct fence_event ev[MAX_EVENTS];
+	struct kit_log_record recs[MAX_EVENTS];
 };
 
-/* The next batch: EVENTS views of VIDEOS videos, right after the fence. */
+/* Video v of the batch (0 <= v < videos), in ascending order: 7 + v, or
+ * with long ids INT64_MIN + v for the first half and INT64_MAX - ... for
+ * the second, each 19 digits and a sign. */
+static int64_t video(const struct round *r, int v)
+{
+	if (!r->long_ids)
+		return 7 + v;
+	return v < r->videos / 2 ? INT64_MIN + v : INT64_MAX - (r->videos - 1 - v);
+}
+
+/* The next batch: events views of videos videos, right after the fence. */
 static void next_batch(void *arg)
 {
 	struct round *r = arg;
@@ -55,19 +69,20 @@ static void next_batch(void *arg)
 	memset(&r->b, 0, sizeof r->b);
 	r->b.part = 0;
 	r->b.first = r->first;
-	r->b.last = r->first + EVENTS - 1;
-	for (int i = 0; i < EVENTS; i++) {
-		r->ev[i].video_id = 7 + i % VIDEOS;
+	r->b.last = r->first + r->events - 1;
+	for (int i = 0; i < r->events; i++) {
+		r->ev[i].video_id = video(r, i % r->videos);
 		r->recs[i] = (struct kit_log_record){ r->first + i, sizeof r->ev[i], &r->ev[i] };
 	}
-	for (int v = 0; v < VIDEOS; v++)
-		r->b.totals[r->b.n++] = (struct fence_total){ 7 + v, EVENTS / VIDEOS + (v < EVENTS % VIDEOS) };
+	for (int v = 0; v < r->videos; v++)
+		r->b.totals[r->b.n++] = (struct fence_total){ video(r, v), r->events / r->videos +
+		                                              (v < r->events % r->videos) };
 }
 
 static int call(void *arg)
 {
 	struct round *r = arg;
-	return r->handle ? fence_handle(r->db, 0, r->recs, EVENTS) : fence_apply(r->db, &r->b);
+	return r->handle ? fence_handle(r->db, 0, r->recs, r->events) : fence_apply(r->db, &r->b);
 }
 
 static void check(void *arg, int k, bool failed, int rc)
@@ -98,13 +113,13 @@ static void check(void *arg, int k, bool failed, int rc)
 	} else {
 		lt_expect(rc == done, NULL, "%s returned %d: %s", what, rc, labtest_why(r->db));
 	}
-	lt_expect_int_hint(stored(r->t), r->first + EVENTS - 1, "the stored offset after the batch went in",
+	lt_expect_int_hint(stored(r->t), r->first + r->events - 1, "the stored offset after the batch went in",
 	                   "alloc");
-	lt_expect_int_hint(views(r->t), r->views_before + EVENTS, "views after the batch went in (once)",
+	lt_expect_int_hint(views(r->t), r->views_before + r->events, "views after the batch went in (once)",
 	                   "alloc");
 }
 
-static void every_allocation(struct labtest *t, bool handle)
+static void every_allocation(struct labtest *t, bool handle, bool full)
 {
 	static struct round r;     /* big: not on the stack */
 	memset(&r, 0, sizeof r);
@@ -112,6 +127,9 @@ static void every_allocation(struct labtest *t, bool handle)
 	r.t = t;
 	r.db = labtest_db(t);
 	r.handle = handle;
+	r.videos = full ? FENCE_MAX_VIDEOS : VIDEOS;
+	r.events = full ? MAX_EVENTS : EVENTS;
+	r.long_ids = full;
 	struct lt_alloc_case c = { .arg = &r, .setup = next_batch, .call = call, .check = check,
 	                           .what = handle ? "fence_handle" : "fence_apply" };
 	lt_alloc_each(&c);
@@ -119,12 +137,30 @@ static void every_allocation(struct labtest *t, bool handle)
 
 void fence_apply__every_allocation_can_fail(void **state)
 {
-	every_allocation(*state, false);
+	every_allocation(*state, false, false);
 }
 
 void fence_handle__every_allocation_can_fail(void **state)
 {
-	every_allocation(*state, true);
+	every_allocation(*state, true, false);
+}
+
+/* The same with the biggest batch fence.h allows: FENCE_MAX_VIDEOS
+ * distinct videos whose ids have 19 digits and a sign. Text that grows
+ * only past some size (a buffer of 1,024 bytes doubled by realloc when
+ * the upsert outgrows it, a second block for the long numbers) meets its
+ * refusal only here: "sql = realloc(sql, cap)" loses the block it had
+ * when realloc answers NULL, and every refused batch of a consumer
+ * through an outage leaks one. Keep the old pointer until the new one is
+ * known, or size the text for n videos at once. */
+void fence_apply__every_allocation_can_fail_on_a_full_batch(void **state)
+{
+	every_allocation(*state, false, true);
+}
+
+void fence_handle__every_allocation_can_fail_on_a_full_batch(void **state)
+{
+	every_allocation(*state, true, true);
 }
 
 /* Each call, on each of its ways out: applied, refused by the fence, a
@@ -137,6 +173,8 @@ void fence_handle__nothing_left_allocated(void **state)
 	prepare(t);
 	r.t = t;
 	r.db = labtest_db(t);
+	r.videos = VIDEOS;
+	r.events = EVENTS;
 	size_t base = lt_alloc_live();
 
 	next_batch(&r);

@@ -11,6 +11,8 @@
 
 void fence_apply__every_allocation_can_fail(void **state);
 void fence_handle__every_allocation_can_fail(void **state);
+void fence_apply__every_allocation_can_fail_on_a_full_batch(void **state);
+void fence_handle__every_allocation_can_fail_on_a_full_batch(void **state);
 void fence_handle__nothing_left_allocated(void **state);
 
 #endif

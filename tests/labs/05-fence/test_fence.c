@@ -1295,18 +1295,22 @@ static void fence_apply__read_back_names_its_own_batch(void **state)
  * and the same batch delivered again then counts exactly once (applied
  * now, or found applied when it was the COMMIT's answer that was lost),
  * on the same connection: no transaction is left open behind the error. */
-static void fence_apply__every_step_can_fail(void **state)
+/* The batch is offsets at .. at + 9 of partition 2, right after what is
+ * stored (at - 1): 0 for the check below, and past 2^31, 2^32 and near
+ * INT64_MAX for the one after it. */
+static void every_step(struct labtest *t, int64_t at)
 {
-	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
-	prepare(t);
 	size_t base = lt_alloc_live();
+	char start[128];
+	snprintf(start, sizeof start, "DELETE FROM video_views; UPDATE log_progress SET last_offset = %lld",
+	         (long long)(at - 1));
 
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= 20; k++) {
-			labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
+			labtest_exec(t, start);
 			labtest_exec(t, "INSERT INTO video_views (video_id, views) VALUES (1, 100)");
-			struct fence_batch b = *batch(2, 0, 9, 3, 4);
+			struct fence_batch b = *batch(2, at, at + 9, 3, 4);
 			struct lt_tx_watch w = { 0 };
 			kit_db_set_hook(db, lt_tx_watch_hook, &w);
 			lt_step_arm(how, k);
@@ -1351,7 +1355,7 @@ static void fence_apply__every_step_can_fail(void **state)
 			 * means the call tried again itself, which fence.h rules out:
 			 * the refusal ends the call, and the log delivers the batch
 			 * again. */
-			bool in = stored_last(t, 2) == 9 && views_of(t, 1) == 104 && views_of(t, 2) == 4 &&
+			bool in = stored_last(t, 2) == at + 9 && views_of(t, 1) == 104 && views_of(t, 2) == 4 &&
 			          views_of(t, 3) == 4;
 			lt_expect(!lt_step_refused(how) || rc != 1, "one-transaction", "statement %d of "
 			          "fence_apply %s, and it returned 1 with the batch %s: it tried again "
@@ -1374,22 +1378,142 @@ static void fence_apply__every_step_can_fail(void **state)
 			          "caller can tell a lock wait worth retrying soon from a hard failure", k,
 			          KIT_DB_BUSY, rc);
 			if (lt_step_refused(how) && rc < 0) {
-				lt_expect(stored_last(t, 2) == -1 && views_of(t, 1) == 100 && views_of(t, 2) == 0,
+				lt_expect(stored_last(t, 2) == at - 1 && views_of(t, 1) == 100 && views_of(t, 2) == 0,
 				          "one-transaction", "statement %d of fence_apply refused: partition 2's "
-				          "last_offset is %lld and videos 1 and 2 have %lld and %lld views, not -1, "
+				          "last_offset is %lld and videos 1 and 2 have %lld and %lld views, not %lld, "
 				          "100 and 0 as before the call", k, (long long)stored_last(t, 2),
-				          (long long)views_of(t, 1), (long long)views_of(t, 2));
+				          (long long)views_of(t, 1), (long long)views_of(t, 2), (long long)(at - 1));
 			}
 			int again = fence_apply(db, &b);
 			lt_expect(again == 0 || again == 1, "one-transaction", "statement %d of fence_apply %s, "
 			          "then the same batch again on the same connection: %d (%s)", k,
 			          lt_step_what(how), again, labtest_why(db));
-			lt_expect(stored_last(t, 2) == 9 && views_of(t, 1) == 104 && views_of(t, 2) == 4 &&
+			lt_expect(stored_last(t, 2) == at + 9 && views_of(t, 1) == 104 && views_of(t, 2) == 4 &&
 			          views_of(t, 3) == 4, "one-transaction", "statement %d of fence_apply %s, then "
 			          "the batch delivered again: last_offset %lld, views %lld, %lld, %lld of "
-			          "videos 1..3; expected 9, and 104, 4, 4 (4 views each, once)", k,
+			          "videos 1..3; expected %lld, and 104, 4, 4 (4 views each, once)", k,
 			          lt_step_what(how), (long long)stored_last(t, 2), (long long)views_of(t, 1),
-			          (long long)views_of(t, 2), (long long)views_of(t, 3));
+			          (long long)views_of(t, 2), (long long)views_of(t, 3), (long long)(at + 9));
+		}
+	}
+}
+
+static void fence_apply__every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	every_step(t, 0);
+}
+
+/* The same, with the batch's offsets past 2^31 (2^31 + 7 .. 2^31 + 16),
+ * past 2^32, and ending at INT64_MAX - 1: a failure path has numbers of
+ * its own to compare. A read-back after a refused COMMIT that takes the
+ * batch's last offset as an int ("stored >= last", last wrapped
+ * negative) finds any stored offset at or past it and answers 1 for a
+ * batch that is not in; the log then moves past views nobody counted. */
+static void fence_apply__every_step_can_fail_past_2_31(void **state)
+{
+	struct labtest *t = *state;
+	prepare(t);
+	every_step(t, LT_PAST_INT32 + 7);
+	every_step(t, LT_PAST_UINT32 + 7);
+	every_step(t, INT64_MAX - 10);
+}
+
+/* Two refusals in a row: statement k of fence_apply refused (as
+ * KIT_DB_BUSY, or with an error), then statement k + 1 refused too,
+ * with the other code (the ROLLBACK after it, or a read-back after a
+ * refused COMMIT: a connection that is going away). The answer is the
+ * first refusal's own code: a busy COMMIT stays KIT_DB_BUSY whatever
+ * the statement after it met (fence.h). And the call sends no refused
+ * statement again: "It does not try again", not even a read-back "in
+ * case the link blipped"; the log delivers the batch again. Then the
+ * same batch, delivered again, counts once. */
+struct refused_twice {
+	int stmts;               /* statements started since the call began */
+	int k;                   /* the first refused one; k + 1 is the second */
+	char refused[2][256];    /* their text, cut short */
+	int again;               /* a refused statement sent again after its refusal */
+	char what[80];
+};
+
+static void refused_twice_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct refused_twice *r = arg;
+	(void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || sql == NULL)
+		return;
+	int n = ++r->stmts;
+	if (n == r->k || n == r->k + 1) {
+		snprintf(r->refused[n - r->k], sizeof r->refused[0], "%s", sql);
+		return;
+	}
+	if (n < r->k || lt_sql_is(sql, "ROLLBACK"))
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (r->refused[i][0] && strncmp(sql, r->refused[i], sizeof r->refused[i] - 1) == 0) {
+			if (r->again++ == 0)
+				snprintf(r->what, sizeof r->what, "%s", sql);
+		}
+	}
+}
+
+static void fence_apply__two_refusals_in_a_row(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	for (int busy_first = 1; busy_first >= 0; busy_first--) {
+		int code = busy_first ? KIT_DB_BUSY : KIT_DB_ERR;
+		for (int k = 1; k <= 20; k++) {
+			labtest_exec(t, "DELETE FROM video_views; UPDATE log_progress SET last_offset = -1");
+			struct fence_batch b = *batch(2, 0, 9, 3, 4);
+			struct refused_twice r = { .k = k };
+			kit_fp_clear();
+			/* stmt_start asks db-stmt-fails first and db-stmt-busy only
+			 * when that passes: busy on its k-th look is statement k
+			 * either way, fails on its k-th is statement k, on its
+			 * (k + 1)-th statement k + 1 */
+			if (kit_fp_set("db-stmt-busy", KIT_FP_ONCE, k) != 0 ||
+			    kit_fp_set("db-stmt-fails", KIT_FP_ONCE, busy_first ? k + 1 : k) != 0)
+				fail_msg("cannot arm the step failpoints");
+			kit_db_set_hook(db, refused_twice_hook, &r);
+			int rc = fence_apply(db, &b);
+			kit_db_set_hook(db, NULL, NULL);
+			kit_fp_clear();
+			if (r.stmts < k)
+				break;
+			const char *first = busy_first ? "refused as busy (KIT_DB_BUSY)" : "refused with an error";
+			const char *second = busy_first ? "with an error" : "as busy";
+			lt_expect(rc == code, "one-transaction", "statement %d of fence_apply (\"%.40s\") %s, "
+			          "then statement %d (\"%.40s\") refused %s: fence_apply returned %d; "
+			          "expected the first refusal's own code, %d%s", k, r.refused[0], first, k + 1,
+			          r.refused[1], second, rc, code, rc == (busy_first ? KIT_DB_ERR : KIT_DB_BUSY) ?
+			          ": the second statement's code took its place (a read-back after a failed "
+			          "COMMIT, or the ROLLBACK, that failed too). fence.h: \"the COMMIT's own "
+			          "negative code (KIT_DB_BUSY stays KIT_DB_BUSY)\"; keep the first code, and "
+			          "let what runs after it only decide between that code and 1" : "");
+			lt_expect(r.again == 0, "one-transaction", "statement %d of fence_apply (\"%.40s\") "
+			          "%s, then statement %d (\"%.40s\") refused %s: fence_apply then sent a "
+			          "refused statement again (%d time(s), the first \"%.60s\"), and returned %d. "
+			          "fence.h: \"It does not try again\": a refusal ends the call with its code at "
+			          "once (one ROLLBACK apart), and the log delivers the batch again; a read-back "
+			          "tried again \"in case the link blipped\" holds the partition's consumer on a "
+			          "connection that is going away", k, r.refused[0], first, k + 1, r.refused[1],
+			          second, r.again, r.what, rc);
+			kit_db_rollback(db);
+			lt_expect(stored_last(t, 2) == -1 && views_of(t, 1) == 0, "one-transaction",
+			          "statements %d and %d of fence_apply refused, and it returned %d: partition 2 "
+			          "then stands at %lld and video 1 has %lld views; expected -1 and 0 (nothing "
+			          "committed)", k, k + 1, rc, (long long)stored_last(t, 2),
+			          (long long)views_of(t, 1));
+			int again = fence_apply(db, &b);
+			lt_expect(again == 1 && stored_last(t, 2) == 9 && views_of(t, 1) == 4 &&
+			          views_of(t, 3) == 4, "one-transaction", "statements %d and %d of fence_apply "
+			          "refused, then the same batch again on the same connection: returned %d, "
+			          "partition 2 at %lld, video 1 at %lld views (expected 1, 9 and 4): %s", k,
+			          k + 1, again, (long long)stored_last(t, 2), (long long)views_of(t, 1),
+			          labtest_why(db));
 		}
 	}
 }
@@ -2438,6 +2562,101 @@ static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 	                     LT_KEPT_SETTING);
 }
 
+/* Not fence_apply only: every function of fence.h leaves its connection
+ * as it found it and sets no limit of its own, on each of its answers.
+ * The caller gave its connection a lock wait of 7 s and values of its
+ * own of the settings a call is tempted to set "for one read" and then
+ * put back (lt_session_own_values): fence_position found, missing
+ * (KIT_DB_NOROW) and failing, fence_on_assign through a rebalance,
+ * fence_handle applied, applied before and failing. A read that locks
+ * the progress row "to wait for a batch in flight" under a lock_timeout
+ * of its own (1 s) and then RESETs it, or sets innodb_lock_wait_timeout
+ * back to DEFAULT, leaves the server's default where the caller's value
+ * was, and every later statement of the consumer waits by a rule that
+ * is not the caller's. */
+static int session_call(struct labtest *t, int step, struct kit_log_consumer *c)
+{
+	struct kit_db *db = labtest_db(t);
+	int64_t next = -1;
+	struct fence_event ev[3] = { { 5 }, { 6 }, { 5 } };
+	struct kit_log_record recs[3];
+	for (int i = 0; i < 3; i++)
+		recs[i] = (struct kit_log_record){ i, sizeof ev[i], &ev[i] };
+	switch (step) {
+	case 0: return fence_position(db, 1, &next);
+	case 1: return fence_position(db, 99, &next);
+	case 2: return fence_position(db, 1, &next);        /* log_progress renamed away */
+	case 3: return kit_log_rebalance(c);                /* fence_on_assign for each partition */
+	case 4: return fence_handle(db, 0, recs, 3);
+	case 5: return fence_handle(db, 0, recs, 3);
+	case 6: return fence_handle(db, 1, recs, 3);        /* video_views renamed away */
+	default: return fence_apply(db, batch(2, 0, 9, 2, 3));
+	}
+}
+
+static void fence__every_call_leaves_the_session_as_it_found_it(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	prepare(t);
+	char dir[512];
+	struct kit_log *log = make_log(dir, sizeof dir, 10);
+	struct kit_log_consumer *c;
+	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = db };
+	kit_log_join(&c, log, FENCE_GROUP, "solo", &cb);
+	if (t->engine == KIT_DB_POSTGRES)
+		labtest_exec(t, "SET synchronous_commit = remote_write");
+	if (t->engine == KIT_DB_SQLITE)
+		labtest_exec(t, "PRAGMA synchronous = FULL");
+	lt_session_own_values(t, db);
+	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
+	char before[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
+	static const char *const what[] = {
+		"fence_position of a partition with a row (0)",
+		"fence_position of a partition with no row (KIT_DB_NOROW)",
+		"fence_position with log_progress unreadable (an error)",
+		"fence_on_assign, called by a rebalance for each partition",
+		"fence_handle of a batch it applied (0)",
+		"fence_handle of the same batch again (0, applied before)",
+		"fence_handle with video_views unwritable (an error)",
+		"fence_apply of a batch it applied (1)",
+	};
+	for (int step = 0; step < (int)(sizeof what / sizeof what[0]); step++) {
+		if (step == 2)
+			labtest_exec(t, "ALTER TABLE log_progress RENAME TO log_progress_away");
+		if (step == 6)
+			labtest_exec(t, "ALTER TABLE video_views RENAME TO video_views_away");
+		struct lt_call_watch w;
+		lt_call_watch_init(&w, db);
+		kit_db_set_hook(db, lt_call_watch, &w);
+		int rc = session_call(t, step, c);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(w.timeout.sql[0] == '\0' && w.timeout.seen_ms < 0, "one-transaction",
+		          "%s (it returned %d) %s%s%s: fence.h says a statement waits for a row held by "
+		          "another as long as the connection's own limit allows (the caller's, 7 s "
+		          "here) and that no call sets a limit of its own, not for the session, its "
+		          "transaction or one statement, not even one put back afterwards", what[step],
+		          rc, w.timeout.sql[0] ? "sent \"" : "ran a statement under a busy wait other "
+		          "than the connection's", w.timeout.sql, w.timeout.sql[0] ? "\"" : "");
+		lt_expect(w.durability[0] == '\0', "one-transaction", "%s (it returned %d) sent \"%s\": "
+		          "how hard a COMMIT syncs is the caller's setting for the connection", what[step],
+		          rc, w.durability);
+		char did[120];
+		snprintf(did, sizeof did, "%s (it returned %d)", what[step], rc);
+		lt_session_unchanged(t, db, before, did, "one-transaction");
+		if (step == 2)
+			labtest_exec(t, "ALTER TABLE log_progress_away RENAME TO log_progress");
+		if (step == 6)
+			labtest_exec(t, "ALTER TABLE video_views_away RENAME TO video_views");
+	}
+	kit_log_leave(c);
+	kit_log_close(log);
+	kit_log_remove(dir);
+	lt_expect_int_hint(views_of(t, 5), 2, "views of video 5 after fence_handle applied its batch "
+	                   "(once)", "fence");
+}
+
 /* fence.h: b is the caller's, and fence_apply changes nothing in it, not
  * even the order of its totals; recs and their data are the log's, and
  * fence_handle only reads them. A batch of videos 9, 3 and 7, in that
@@ -2731,6 +2950,8 @@ int main(int argc, char **argv)
 		LABTEST_MYSQL(fence_handle__a_closed_connection_is_an_error),
 		LABTEST_ALL(fence_handle__retried_append_counts_twice),
 		LABTEST_ALL(fence_apply__every_step_can_fail),
+		LABTEST_ALL(fence_apply__every_step_can_fail_past_2_31),
+		LABTEST_ALL(fence_apply__two_refusals_in_a_row),
 		LABTEST_ALL(fence_apply__read_back_names_its_own_batch),
 		LABTEST_ALL(fence_handle__totals_in_video_id_order),
 		LABTEST_ALL(fence_handle__refuses_a_batch_it_cannot_hold),
@@ -2743,12 +2964,15 @@ int main(int argc, char **argv)
 		LABTEST_ALL(fence_position__threads_keep_their_own_partitions),
 		LABTEST_ALL(fence_apply__every_allocation_can_fail),
 		LABTEST_ALL(fence_handle__every_allocation_can_fail),
+		LABTEST_ALL(fence_apply__every_allocation_can_fail_on_a_full_batch),
+		LABTEST_ALL(fence_handle__every_allocation_can_fail_on_a_full_batch),
 		LABTEST_ALL(fence_handle__nothing_left_allocated),
 		LABTEST_ALL(fence_apply__offsets_past_2_31),
 		LABTEST_ALL(fence_apply__views_past_2_31),
 		LABTEST_ALL(fence_apply__a_full_batch_of_the_longest_numbers),
 		LABTEST_ALL(fence_handle__batch_applied_before_answers_0),
 		LABTEST_ALL(fence_apply__leaves_the_session_as_it_found_it),
+		LABTEST_ALL(fence__every_call_leaves_the_session_as_it_found_it),
 		LABTEST_ALL(fence_apply__leaves_the_batch_as_it_was),
 		LABTEST_ALL(fence_consume__zombie_wakes_after_a_rebalance),
 		LABTEST_ALL(fence_consume__exact_under_crash_schedules),
