@@ -1525,6 +1525,76 @@ static void shard_choose_n__crumbs_and_fractions_at_every_size(void **state)
 	}
 }
 
+/* Whether the fraction of the exact product p above whole rows m, p - m,
+ * is 10^-10 of p or more: (p - m) * 10^10 >= p, decided exactly. p - m
+ * is exact (m <= p < m + 1, m >= 1: Sterbenz), 10^10 is a double, and
+ * fma rounds the exact d * 10^10 - p once, which keeps its sign. */
+static bool share_is_a_row(double p, double m)
+{
+	return fma(p - m, 1e10, -p) >= 0;
+}
+
+/* The smallest double p above m whose fraction is 10^-10 of p or more,
+ * then (share > 1e-10) the first one whose fraction is that share of p or
+ * more: the limit of shard.h's "a fraction of a row that is 10^-10 of the
+ * product or more is a row" itself, and points above it. */
+static double at_share(double m, double share)
+{
+	double p = m / (1 - share);
+	while (p > m && share_is_a_row(nextafter(p, 0), m))
+		p = nextafter(p, 0);
+	while (!share_is_a_row(p, m))
+		p = nextafter(p, INFINITY);
+	return p;
+}
+
+/* shard.h: "a fraction of a row that is 10^-10 of the product or more is
+ * a row". At that limit itself, not only far above it: the smallest
+ * product a double holds whose fraction above m whole rows is 10^-10 of
+ * it or more (a share 1 + 10^-6 times 10^-10 at most), then shares 1.001,
+ * 1.1, 1.5 and 3 times 10^-10, at whole-row counts m from 1 to 2^31 - 2,
+ * each product given three ways whose exact product is the same (p/s at
+ * 1000 ms, p/2 at 2000 ms, p at 500 ms and headroom 2): every one needs
+ * m + 1 rows (the fraction is below 1, so ceil of the exact product is m
+ * + 1). An allowance taken off before ceil that is 10^-10 of the product
+ * itself, or more, swallows some of them: the limit is a row, so the
+ * allowance must stay below it (hint 6: a part in 10^12). The expected N
+ * comes from integer reasoning, not from the formula. No database. */
+static void shard_choose_n__a_share_of_1e_10_is_a_row(void **state)
+{
+	(void)state;
+	static const double share[] = { 1e-10, 1.001e-10, 1.1e-10, 1.5e-10, 3e-10 };
+	double m[64];
+	int nm = 0;
+	for (double x = 1; x < 2147483646 && nm < 56; x = floor(x * 1.5) + 1)
+		m[nm++] = x;
+	m[nm++] = 55;
+	m[nm++] = 16777217;             /* 2^24 + 1 */
+	m[nm++] = 29700000;
+	m[nm++] = 100000000;
+	m[nm++] = 1000000000;
+	m[nm++] = 2147483646;           /* 2^31 - 2: m + 1 is INT_MAX */
+	for (int i = 0; i < nm; i++) {
+		for (size_t j = 0; j < sizeof share / sizeof share[0]; j++) {
+			double p = at_share(m[i], share[j]);
+			const double args[3][3] = { { p, 1000, 1 }, { p / 2, 2000, 1 }, { p, 500, 2 } };
+			for (int a = 0; a < 3; a++) {
+				int got = shard_choose_n(args[a][0], args[a][1], args[a][2]);
+				lt_expect(got == (int)m[i] + 1, "choose-n",
+				          "shard_choose_n(%.17g, %g, %g): the exact product is %.17g, %.0f "
+				          "whole rows and a fraction of %.6g of the product (%s 10^-10): "
+				          "shard.h counts a fraction of 10^-10 of the product or more as a "
+				          "row, so N is %.0f; it returned %d. Is the allowance taken off "
+				          "before ceil 10^-10 of the product or more, the very share shard.h "
+				          "names? It must stay below it: a part in 10^12 (hint 6)",
+				          args[a][0], args[a][1], args[a][2], p, m[i], (p - m[i]) / p,
+				          j == 0 ? "the limit itself, the first double at or above" :
+				          "above", m[i] + 1, got);
+			}
+		}
+	}
+}
+
 /* ---- the mistake classes: edges of the domain, failing steps, races ---- */
 
 #define LIKES_TOP 40
@@ -1954,6 +2024,108 @@ static void shard_resize__a_like_at_every_statement_of_a_shrink(void **state)
 			                   "shrink: is it deleted uncounted, by a DELETE after the statement "
 			                   "that read the rows to fold? Fold what the DELETE returns" :
 			                   "count after a like that landed during a shrink", "fold");
+		}
+	}
+	lt_gate_close(g);
+}
+
+/* The statements a call sends before it has begun a transaction or
+ * written anything: plain SELECTs (or SHOWs) outside a transaction, in
+ * autocommit, each its own snapshot. first_act is the number of the
+ * first statement that is anything else (BEGIN, START TRANSACTION, an
+ * INSERT, UPDATE or DELETE, a SET, a WITH ... DELETE): a like that
+ * commits before it committed before the call's transaction, or its one
+ * statement, began. */
+struct act_watch {
+	int seen;
+	int first_act;                 /* 0 until seen */
+	char read[160];                /* the last read before it */
+};
+
+static void first_act_seen(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct act_watch *w = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START)
+		return;
+	w->seen++;
+	if (w->first_act)
+		return;
+	if (ev == KIT_DB_STMT_START && (lt_sql_is(sql, "SELECT") || lt_sql_is(sql, "SHOW")))
+		snprintf(w->read, sizeof w->read, "%.150s", sql);
+	else
+		w->first_act = w->seen;
+}
+
+/* A check that reads and then acts, across two connections: a shrink
+ * that looks before it begins ("any row at slot >= N? none, so only
+ * record N") acts on what it saw, not on what is there when it writes.
+ * The post has rows at slots 0 to 3 only, N = 16 (no config row), then
+ * N = 8 (a config row); the gate holds a shrink to 4 before each of its
+ * statements in turn, the first one too, while a like on slot 9 (then
+ * 13, under N = 8 slot 5), past the new N, commits on another
+ * connection. Where that like committed before the shrink had begun its
+ * transaction or written anything (the shrink had sent only reads of its
+ * own, in autocommit), shard.h's "moves the count of every row at slot
+ * >= nslots ... and removes the row" covers it: no row is left at slot
+ * >= 4. Wherever it falls, the count is 11 and both calls return 0. A
+ * like that waits for the shrink's lock counts as arrived, and the gate
+ * lets the shrink go on. */
+static void shard_resize__no_row_past_n_from_a_like_before_it_began(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	for (int config = 0; config < 2; config++) {
+		struct race r = { { 4, 0 }, config ? 13 : 9 };
+		const char *start = config
+			? "DELETE FROM like_slots; DELETE FROM like_slot_config;"
+			  "INSERT INTO like_slot_config (post_id, nslots) VALUES (42, 8);"
+			  "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 0, 1), (42, 1, 2),"
+			  " (42, 2, 3), (42, 3, 4)"
+			: "DELETE FROM like_slots; DELETE FROM like_slot_config;"
+			  "INSERT INTO like_slots (post_id, slot, n) VALUES (42, 0, 1), (42, 1, 2),"
+			  " (42, 2, 3), (42, 3, 4)";
+		/* Which statements of this shrink come before its first act:
+		 * the same shrink, from the same rows, alone, watched. The
+		 * statements before that act read only, so with the like held
+		 * off until then the gated shrink sends the same ones. */
+		struct act_watch w = { 0, 0, "" };
+		labtest_exec(t, start);
+		struct kit_db *shrinker = lt_gate_db(g, 0);
+		kit_db_set_hook(shrinker, first_act_seen, &w);
+		int rc = shard_resize(shrinker, POST, 4);
+		kit_db_set_hook(shrinker, NULL, NULL);
+		lt_expect(rc == 0, "fold", "shard_resize(42, 4) alone: %d (%s)", rc,
+		          labtest_why(shrinker));
+		lt_expect(w.first_act > 0, NULL, "a shrink to 4 sent %d statements, every one a read "
+		          "outside a transaction: it wrote no N", w.seen);
+		for (int k = 1; k <= 40; k++) {
+			labtest_exec(t, start);
+			lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, resize_or_like, &r);
+			if (!lt_gate_held(g, 0))
+				break;
+			lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
+			          "a shrink to 4 and a like at its statement %d (N = %d before): they "
+			          "returned %d and %d (%s)", k, config ? 8 : 16, lt_gate_rc(g, 0),
+			          lt_gate_rc(g, 1), labtest_why(lt_gate_db(g, lt_gate_rc(g, 0) ? 0 : 1)));
+			lt_expect_int_hint(total(db, POST), 11, "count after a shrink to 4 and a like "
+			                   "that landed during it (10 in slots 0 to 3, and the like)",
+			                   "fold-race");
+			if (k > w.first_act)
+				continue;
+			int64_t past = rows_from(t, POST, 4);
+			lt_expect(past == 0, "fold-race", "N = %d, rows at slots 0 to 3 only; a like on "
+			          "slot %d committed on another connection before the shrink to 4 sent its "
+			          "statement %d, before it had begun a transaction or written anything%s%s%s; "
+			          "the shrink returned 0 and left %lld row(s) at slot >= 4 (shard.h: "
+			          "shrinking moves the count of every row at slot >= nslots into slot "
+			          "(its slot %% nslots) and removes the row). Does it look first, outside "
+			          "its transaction, whether any row is past N, and skip the fold when none "
+			          "is? What it saw may have changed by the time it writes: fold what the "
+			          "DELETE in the transaction returns, always", config ? 8 : 16,
+			          config ? 5 : 9, k, k > 1 ? " (it had sent reads only, the last \"" : "",
+			          k > 1 ? w.read : "", k > 1 ? "\")" : "", (long long)past);
 		}
 	}
 	lt_gate_close(g);
@@ -2587,13 +2759,21 @@ static void shard_read__sees_a_like_made_elsewhere_at_once(void **state)
  * shorter or longer, not even for its own transaction"), and no wait for
  * the disk turned down, not even for one transaction (a like that
  * returned 0 survives a crash).
- * Three times: with the connection's lock timeout at the kit's default
+ * Four times: with the connection's lock timeout at the kit's default
  * (a call that caps "a wait without end" shows there), then at 4 s set by
  * the caller (a call that "puts the default back" afterwards shows
  * there), then at 150 ms (a call that raises a short wait to a floor of
- * its own, "a shrink needs a second or two", shows there). A resize to the N the post has already is among the calls (an
- * early return for "nothing to do" inside the transaction leaves it
- * open). */
+ * its own, "a shrink needs a second or two", shows there), then with a
+ * session that does not stand where a fresh one does: MariaDB at READ
+ * COMMITTED with innodb_lock_wait_timeout = 17, PostgreSQL with
+ * default_transaction_isolation = 'repeatable read' and
+ * synchronous_commit = remote_write, SQLite with synchronous = FULL and
+ * a busy wait of 60 s (a call that changes one "for its work" and then
+ * puts back the server's default, SET ... REPEATABLE READ, RESET or =
+ * DEFAULT, rather than what it found, shows there). A resize to the N
+ * the post has already is among the calls (an early return for "nothing
+ * to do" inside the transaction leaves it open), and so is each call
+ * refused by the database (its way out on an error). */
 static void shard__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
@@ -2602,19 +2782,32 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 	static const char *const step[] = {
 		"shard_setup", "a like", "shard_read", "shard_slots", "a shrink to 4",
 		"a grow to 8", "a resize to 8, the N the post has", "a refused shard_resize(0)",
-		"a shrink refused by the database",
+		"a shrink refused by the database", "a like refused by the database",
+		"a read refused by the database", "shard_slots refused by the database",
+		"a grow to 16 refused by the database",
+	};
+	static const char *const own[] = {
+		[KIT_DB_SQLITE] = "PRAGMA synchronous = FULL",
+		[KIT_DB_POSTGRES] = "SET default_transaction_isolation = 'repeatable read';"
+		                    " SET synchronous_commit = remote_write",
+		[KIT_DB_MYSQL] = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;"
+		                 " SET SESSION innodb_lock_wait_timeout = 17",
 	};
 	uint32_t next = 0;
 	int64_t n64 = 0;
 	int n = 0;
 	lt_session_own_values(t, db);
-	for (int round = 0; round < 3; round++) {
-		if (round > 0)
-			lt_expect(kit_db_set_lock_timeout(db, round == 1 ? 4000 : 150) == 0, NULL,
-			          "kit_db_set_lock_timeout(%d): %s", round == 1 ? 4000 : 150,
-			          labtest_why(db));
+	for (int round = 0; round < 4; round++) {
+		int wait = round == 1 ? 4000 : round == 2 ? 150 : 60000;
+		if (round > 0 && (round < 3 || t->engine == KIT_DB_SQLITE))
+			lt_expect(kit_db_set_lock_timeout(db, wait) == 0, NULL,
+			          "kit_db_set_lock_timeout(%d): %s", wait, labtest_why(db));
+		if (round == 3)
+			lt_expect(kit_db_exec(db, own[t->engine], 0, NULL) == 0, NULL,
+			          "giving the session settings other than a fresh one's (%s): %s",
+			          own[t->engine], labtest_why(db));
 		lt_session(t, db, before, sizeof before);
-		for (int i = 0; i < 9; i++) {
+		for (int i = 0; i < 13; i++) {
 			struct lt_call_watch w;
 			lt_call_watch_init(&w, db);
 			int rc = 0;
@@ -2631,6 +2824,26 @@ static void shard__leaves_the_session_as_it_found_it(void **state)
 			case 8:
 				lt_step_arm(LT_STEP_FAILS, 3);
 				rc = shard_resize(db, POST, 2) == 0;
+				lt_step_disarm();
+				break;
+			case 9:
+				lt_step_arm(LT_STEP_FAILS, 1);
+				rc = shard_increment(db, POST, counting, &next) == 0;
+				lt_step_disarm();
+				break;
+			case 10:
+				lt_step_arm(LT_STEP_FAILS, 1);
+				rc = shard_read(db, POST, &n64) == 0;
+				lt_step_disarm();
+				break;
+			case 11:
+				lt_step_arm(LT_STEP_FAILS, 1);
+				rc = shard_slots(db, POST, &n) == 0;
+				lt_step_disarm();
+				break;
+			case 12:
+				lt_step_arm(LT_STEP_FAILS, 2);
+				rc = shard_resize(db, POST, 16) == 0;
 				lt_step_disarm();
 				break;
 			}
@@ -2909,6 +3122,7 @@ int main(void)
 		BOTH(shard_resize__two_shrinks_fail_at_once),
 		BOTH(shard_read__failure_leaves_total_untouched),
 		BOTH(shard_resize__a_like_at_every_statement_of_a_shrink),
+		BOTH(shard_resize__no_row_past_n_from_a_like_before_it_began),
 		BOTH(shard_resize__two_shrinks_at_once),
 		BOTH(shard_setup__refuses_zero_slots),
 		BOTH(shard_setup__again_keeps_what_is_there),
@@ -2931,6 +3145,7 @@ int main(void)
 		BOTH(shard_read__every_allocation_can_fail),
 		cmocka_unit_test(shard_choose_n__large_rates),
 		cmocka_unit_test(shard_choose_n__crumbs_and_fractions_at_every_size),
+		cmocka_unit_test(shard_choose_n__a_share_of_1e_10_is_a_row),
 	};
 	return labtest_main("02-sharded", tests);
 }
