@@ -137,9 +137,12 @@ void lt_session_own_values(struct labtest *t, struct kit_db *db)
 	static const char *const sql[] = {
 		[KIT_DB_SQLITE] = "PRAGMA wal_autocheckpoint = 999; PRAGMA cache_size = -3000",
 		[KIT_DB_POSTGRES] = "SET enable_seqscan = on; SET enable_bitmapscan = on;"
-		                    " SET statement_timeout = '1h'; SET work_mem = '7MB'",
+		                    " SET statement_timeout = '1h'; SET work_mem = '7MB';"
+		                    " SET lock_timeout = '1h';"
+		                    " SET default_transaction_isolation = 'read committed'",
 		[KIT_DB_MYSQL] = "SET SESSION max_statement_time = 3600;"
-		                 " SET SESSION lock_wait_timeout = 3000",
+		                 " SET SESSION lock_wait_timeout = 3000;"
+		                 " SET SESSION innodb_lock_wait_timeout = 3000",
 	};
 	int rc = kit_db_exec(db, sql[t->engine], 0, NULL);
 	lt_expect(rc == 0, NULL, "giving the session values of its own: %s", kit_db_errmsg(db));

@@ -50,9 +50,11 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len);
 /* Give db's session values of its own, other than where a fresh session
  * stands, of settings a call is tempted to change "for one read" and then
  * put back with RESET, SET ... = DEFAULT or a value written into the
- * code: PostgreSQL's enable_seqscan, enable_bitmapscan (each set to on:
- * the value a RESET gives, but now the session's), statement_timeout and
- * work_mem; MariaDB's max_statement_time and lock_wait_timeout; SQLite's
+ * code: PostgreSQL's enable_seqscan, enable_bitmapscan and
+ * default_transaction_isolation (set to on and to 'read committed': the
+ * values a RESET gives, but now the session's), statement_timeout,
+ * lock_timeout (1 h) and work_mem; MariaDB's max_statement_time,
+ * lock_wait_timeout and innodb_lock_wait_timeout; SQLite's
  * wal_autocheckpoint (999, not 1000) and cache_size. A call that puts
  * back a default rather than what it found then shows in lt_session
  * taken before and after. Fails the check if one cannot be set. */
