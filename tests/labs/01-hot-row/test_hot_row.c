@@ -1711,6 +1711,24 @@ static void like_post__first_likes_at_once(void **state)
  * again finds none, and on PostgreSQL it only warns, so code that retries
  * it returns 0 for a like that is not there. */
 /* Why a call that tried again itself after a refused step is wrong. */
+/* lt_tx_watch_hook's watch, and the statements a like starts: the first
+ * and the second, cut short. */
+struct step_watch {
+	struct lt_tx_watch tx;
+	int starts;
+	char first[48], second[48];
+};
+
+static void step_watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct step_watch *w = arg;
+	if ((ev == KIT_DB_STMT_START || ev == KIT_DB_TX_STMT_START) && sql) {
+		if (++w->starts <= 2)
+			snprintf(w->starts == 1 ? w->first : w->second, sizeof w->first, "%s", sql);
+	}
+	lt_tx_watch_hook(&w->tx, ev, sql, t_ns);
+}
+
 #define RETRY_IS_THE_CALLERS "hot_row.h: the first statement refused ends the call with " \
 	"its code, at once; a retry is the caller's choice (it knows its deadline; each retry " \
 	"inside holds it, and its connection, for a lock wait more)"
@@ -1727,8 +1745,9 @@ static void like_post__every_step_can_fail(void **state)
 		for (int k = 1; ; k++) {
 			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
 			atomic_store(&a.calls, 0);
-			struct lt_tx_watch w = { 0 };
-			kit_db_set_hook(db, lt_tx_watch_hook, &w);
+			struct step_watch sw = { 0 };
+			struct lt_tx_watch *wp = &sw.tx;
+			kit_db_set_hook(db, step_watch_hook, &sw);
 			struct trace slept = { 0 };
 			yield_trace = &slept;
 			lt_step_arm(how, k);
@@ -1738,13 +1757,20 @@ static void like_post__every_step_can_fail(void **state)
 			kit_db_set_hook(db, NULL, NULL);
 			if (!reached)
 				break;
-			lt_expect(w.outside == 0, "transaction", "statement %d of the like %s: the like "
+			lt_expect(wp->outside == 0, "transaction", "statement %d of the like %s: the like "
 			          "then sent %d write(s) with no transaction open, the first \"%s...\" "
 			          "(returned %d): a statement whose answer was lost, or a refused COMMIT, "
 			          "has ended the transaction (the connection rolled it back), so a statement "
 			          "sent again after it runs on its own and commits at once, apart from the "
 			          "other write. Return the error", k,
-			          lt_step_what(how), w.outside, w.first, rc);
+			          lt_step_what(how), wp->outside, wp->first, rc);
+			lt_expect(k != 1 || !lt_step_refused(how) || sw.starts == 1 ||
+			          !(lt_sql_is(sw.first, "BEGIN") || lt_sql_is(sw.first, "START")),
+			          "commit-result", "the like's BEGIN %s: it then sent %d statement(s) more, "
+			          "the first \"%s...\": a BEGIN that failed opened no transaction, so there "
+			          "is nothing to end (a ROLLBACK then ends one the caller may have open); "
+			          "stop when BEGIN failed, and return its code", lt_step_what(how),
+			          sw.starts - 1, sw.second);
 			lt_expect(atomic_load(&a.calls) == 1, "app-check", "statement %d of the like %s: "
 			          "like_post() called the app's check %d times (returned %d); it is called "
 			          "exactly once per like_post() call", k,

@@ -2494,23 +2494,30 @@ static int64_t lock_waits_seen(struct labtest *t)
 	return labtest_int(t, "SELECT count(DISTINCT v) FROM lt_seen_wait");
 }
 
+/* A session whose settings are its own, not where the kit opens one: a
+ * call that changes one and then "puts back the default" changes it.
+ * PostgreSQL's synchronous_commit at remote_write; SQLite's synchronous
+ * at FULL, where the kit opens a connection at NORMAL (a batch that turns
+ * it OFF and "puts it back" to NORMAL changes it); a lock timeout of the
+ * session's own (PostgreSQL's lock_timeout, MariaDB's
+ * innodb_lock_wait_timeout; SQLite's is the kit's own busy wait, which no
+ * pragma shows), and lt_session_own_values'. */
+static void session_of_its_own(struct labtest *t, struct kit_db *db)
+{
+	if (t->engine == KIT_DB_POSTGRES)
+		labtest_exec(t, "SET synchronous_commit = remote_write");
+	if (t->engine == KIT_DB_SQLITE)
+		labtest_exec(t, "PRAGMA synchronous = FULL");
+	lt_session_own_values(t, db);
+	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
+}
+
 static void fence_apply__leaves_the_session_as_it_found_it(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
 	prepare(t);
-	if (t->engine == KIT_DB_POSTGRES)
-		labtest_exec(t, "SET synchronous_commit = remote_write");
-	/* SQLite: FULL, where the kit opens a connection at NORMAL: a batch
-	 * that turns it OFF and "puts it back" to NORMAL changes it */
-	if (t->engine == KIT_DB_SQLITE)
-		labtest_exec(t, "PRAGMA synchronous = FULL");
-	/* a lock timeout of the session's own, not the default: a batch that
-	 * sets one and then "restores the default" changes it (PostgreSQL's
-	 * lock_timeout, MariaDB's innodb_lock_wait_timeout; SQLite's is the
-	 * kit's own busy wait, which no pragma shows) */
-	lt_session_own_values(t, db);
-	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
+	session_of_its_own(t, db);
 	lock_wait_watch(t);
 	char before[LT_SESSION_LEN];
 	lt_session(t, db, before, sizeof before);
@@ -2604,12 +2611,7 @@ static void fence__every_call_leaves_the_session_as_it_found_it(void **state)
 	struct kit_log_consumer *c;
 	struct kit_log_callbacks cb = { .assigned = fence_on_assign, .arg = db };
 	kit_log_join(&c, log, FENCE_GROUP, "solo", &cb);
-	if (t->engine == KIT_DB_POSTGRES)
-		labtest_exec(t, "SET synchronous_commit = remote_write");
-	if (t->engine == KIT_DB_SQLITE)
-		labtest_exec(t, "PRAGMA synchronous = FULL");
-	lt_session_own_values(t, db);
-	assert_int_equal(kit_db_set_lock_timeout(db, 7000), 0);
+	session_of_its_own(t, db);
 	char before[LT_SESSION_LEN];
 	lt_session(t, db, before, sizeof before);
 	static const char *const what[] = {
