@@ -59,7 +59,10 @@ static const char HOT_ROWS_SQL[] =
  * record, its front the transaction whose lock on that record is not the
  * one it requests (granted), and the wait is the statement's age in
  * PROCESSLIST (INNODB_TRX's trx_wait_started has whole seconds only).
- * The schema's name is this connection's DATABASE(). A transaction that
+ * The schema's name is this connection's DATABASE(), whole: a database's
+ * name may have a dot in it (`shop.eu`.`posts`), so the lock's table is
+ * this database's when it begins with that name quoted and a dot, and
+ * the table's name is what follows. A transaction that
  * has written nothing (a reader, LOCK IN SHARE MODE) shows trx_id 0, and
  * so does every such transaction on the server: its lock's lock_trx_id 0
  * joins all of them, so a holder with id 0 is taken only from a session
@@ -81,7 +84,7 @@ static const char HOT_ROWS_SQL_MYSQL[] =
 	" FROM information_schema.INNODB_TRX r"
 	" JOIN information_schema.INNODB_LOCKS l ON l.lock_id = r.trx_requested_lock_id"
 	" LEFT JOIN information_schema.PROCESSLIST p ON p.ID = r.trx_mysql_thread_id"
-	" WHERE BINARY SUBSTRING_INDEX(l.lock_table, '.', 1) = BINARY CONCAT('`', DATABASE(), '`')"
+	" WHERE BINARY LEFT(l.lock_table, CHAR_LENGTH(DATABASE()) + 3) = BINARY CONCAT('`', DATABASE(), '`.')"
 	" AND l.lock_type = 'RECORD'"
 	" GROUP BY l.lock_table, l.lock_space, l.lock_page, l.lock_rec"
 	" ORDER BY 4 DESC, 5 DESC";

@@ -280,6 +280,119 @@ static void hot_keys__newcomer_takes_the_smallest_wherever_it_sits(void **state)
 	}
 }
 
+/* The smallest of all k, however many k are: a solution may switch to
+ * something cheaper past some size ("sample 16 counters when k is large",
+ * as Redis' LFU does), which no check with a small k sees. At k = 1,025,
+ * 2,048, 4,097, 5,000, 65,536 and 2^20 (past any power of two a cut-off
+ * might sit at), the counters set directly (they are the whole state):
+ * every count 7 but one of 2, at the first, second and last counters,
+ * the middle, a third of the way and three places a fixed generator
+ * picks. The newcomer must take that one (count 3, error 2), and leave
+ * every other counter as it was. Then a stream at k = 2,048 and 5,000:
+ * 3k keys drawn (fixed seed) from 1.25k, so every counter is taken over
+ * again and again: every count at least the key's true count. */
+static uint64_t spread_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void hot_keys__smallest_of_all_k_however_many(void **state)
+{
+	(void)state;
+	static const int ks[] = { 1025, 2048, 4097, 5000, 65536, 1 << 20 };
+	enum { SMALL = 2, BIG = 7, PLACES = 9 };
+	struct hot_key *c = malloc((size_t)(1 << 20) * sizeof *c);
+	assert_non_null(c);
+	uint64_t seed = 0x243F6A8885A308D3ULL;
+	for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+		int k = ks[ki], wrong = 0, first_p = -1, took = -1;
+		int places[PLACES] = { 0, 1, k - 1, k / 2, k / 3 };
+		for (int i = 5; i < PLACES; i++)
+			places[i] = (int)(spread_next(&seed) % (uint64_t)k);
+		struct hot_keys hk;
+		hot_keys_init(&hk, c, k);
+		for (int i = 0; i < k; i++)
+			c[i] = (struct hot_key){ .key = (uint64_t)i + 1, .count = BIG };
+		hk.used = k;
+		for (int r = 0; r < PLACES; r++) {
+			int p = places[r];
+			uint64_t newcomer = (uint64_t)k + 1000 + (uint64_t)r;
+			for (int i = 0; i < k; i++)
+				c[i].count = i == p ? SMALL : BIG, c[i].error = 0;
+			hk.n = (uint64_t)k * BIG;
+			hot_keys_add(&hk, newcomer);
+			bool ok = hk.used == k && c[p].key == newcomer && c[p].count == SMALL + 1 &&
+			          c[p].error == SMALL;
+			int other = -1;
+			for (int i = 0; i < k && other < 0; i++)
+				if (i != p && (c[i].count != BIG || c[i].error != 0 || c[i].key == newcomer))
+					other = i;
+			if ((!ok || other >= 0) && wrong++ == 0) {
+				first_p = p;
+				took = other;
+			}
+			c[p].key = (uint64_t)p + 1;     /* the counter's own key again */
+			if (other >= 0)
+				c[other].key = (uint64_t)other + 1;
+		}
+		lt_expect(wrong == 0, "underestimate", "k = %d counters, all counted %d but one of %d "
+		          "(set directly): a new key took %s in %d of %d tries, the first with the "
+		          "smallest at counter %d%s%d. A newcomer takes the smallest of all k, each "
+		          "time, however large k is (README §4): a cheaper search past some k (a "
+		          "sample of the counters, a part of them) takes a heavier key's counter, and "
+		          "that key comes back counted below its true count", k, BIG, SMALL,
+		          took >= 0 ? "another counter" : "a counter other than the smallest (or "
+		          "changed it wrongly)", wrong, PLACES, first_p,
+		          took >= 0 ? ", and changed counter " : "", took >= 0 ? took : 0);
+	}
+
+	/* a stream: every counter taken over many times */
+	static const int stream_ks[] = { 2048, 5000 };
+	for (size_t ki = 0; ki < 2; ki++) {
+		int k = stream_ks[ki], keys = k + k / 4, len = 3 * k;
+		uint64_t *truth = calloc((size_t)keys, sizeof *truth);
+		assert_non_null(truth);
+		struct hot_keys hk;
+		hot_keys_init(&hk, c, k);
+		uint64_t s = 0x13198A2E03707344ULL + ki;
+		for (int i = 0; i < len; i++) {
+			uint64_t r = spread_next(&s) % (uint64_t)keys;
+			truth[r]++;
+			hot_keys_add(&hk, key_of((int)r));
+		}
+		int under = 0, worst = -1, bound = 0;
+		uint64_t sum = 0;
+		for (int i = 0; i < hk.used && i < k; i++) {
+			int r = rank_of(c[i].key);
+			lt_expect(r >= 0 && r < keys, NULL, "expected keys from the stream, got %llu",
+			          (unsigned long long)c[i].key);
+			sum += c[i].count;
+			bound += c[i].count - c[i].error > truth[r];
+			if (c[i].count < truth[r] && under++ == 0)
+				worst = i;
+		}
+		lt_expect(under == 0, "underestimate", "k = %d counters, a stream of %d keys drawn "
+		          "(fixed seed) from %d: %d counter(s) below their key's true count, the first "
+		          "%llu for a key seen %llu times. The newcomer takes the smallest of all k "
+		          "counters: one taken from a part of them, a sample, can be a heavier key's, "
+		          "which comes back counted below what it was seen (contain.h: a count is never "
+		          "below the key's true count)", k, len, keys, under,
+		          worst >= 0 ? (unsigned long long)c[worst].count : 0ULL,
+		          worst >= 0 ? (unsigned long long)truth[rank_of(c[worst].key)] : 0ULL);
+		lt_expect(bound == 0, "error-bound", "k = %d, a stream of %d keys: %d counter(s) with "
+		          "count - error above their key's true count", k, len, bound);
+		lt_expect(hk.used == k && sum == (uint64_t)len, "guarantee", "k = %d, a stream of %d "
+		          "keys from %d: %d counters used (expected all %d), their counts summing to "
+		          "%llu (expected n = %d: every key adds one to one counter)", k, len, keys,
+		          hk.used, k, (unsigned long long)sum, len);
+		free(truth);
+	}
+	free(c);
+}
+
 /* Two detectors, each reported by a thread of its own, 5,000 times at
  * once: every report holds only its own detector's keys, in order.
  * contain.h lets threads use different detectors at the same time; a
@@ -884,47 +997,73 @@ static struct kit_db *hold(struct labtest *t, int64_t post, int64_t *pid)
 }
 
 static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len);
+static void upper_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len);
+static void upper_name(const struct labtest *t, char *name, size_t nlen);
+static void place_url(const struct labtest *t, const char *name, char *out, size_t len);
 
-/* MariaDB only: two sessions in the check's other database (elsewhere_url(),
- * dropped by teardown_elsewhere()) that each hold a row of their own
- * LOCK IN SHARE MODE in an open transaction. A transaction that has written
- * nothing shows trx_id 0 in INNODB_TRX, like every such one on the server,
- * and its locks lock_trx_id 0: a detector that takes any id-0 transaction
- * as the holder of an id-0 lock on the hot record can name one of these.
- * Connected before the check's own holders (decoys_connect: theirs are
- * the lower connection ids, as an older pool's are), and begun after them
- * (decoys_open), so InnoDB lists them first: neither the lowest id nor
- * the first listed is the holder. */
-static void decoys_connect(struct labtest *t, struct kit_db *d[2])
+#define DECOYS 4
+
+/* MariaDB only: four sessions in two other databases of the check's,
+ * two in elsewhere_url()'s and two in upper_url()'s (the check's own
+ * name in capitals: another database, as the server's names are
+ * case-sensitive, that the connection's collation takes for this one),
+ * both dropped by teardown_elsewhere(), that each hold a row of their own
+ * LOCK IN SHARE MODE in an open transaction. A transaction that has
+ * written nothing shows trx_id 0 in INNODB_TRX, like every such one on
+ * the server, and its locks lock_trx_id 0: a detector that takes any id-0
+ * transaction as the holder of an id-0 lock on the hot record can name
+ * one of these, and one that narrows them to this database's sessions
+ * with PROCESSLIST.DB = DATABASE() under the connection's collation (no
+ * BINARY) names one of the capitals' ones.
+ * Three are connected before the check's own holders (decoys_connect:
+ * theirs are the lower connection ids, as an older pool's are), the
+ * fourth, in the capitals' database, after them (decoys_open: InnoDB
+ * lists a newer session's transaction first), and all are begun after
+ * them: neither the lowest id, nor the highest, nor the first listed is
+ * the holder. */
+static void decoys_connect(struct labtest *t, struct kit_db *d[DECOYS])
 {
-	d[0] = d[1] = NULL;
+	for (int i = 0; i < DECOYS; i++)
+		d[i] = NULL;
 	if (t->engine != KIT_DB_MYSQL)
 		return;
-	char name[100], url[sizeof t->url];
-	elsewhere_url(t, name, sizeof name, url, sizeof url);
-	struct kit_db *admin = NULL;
-	assert_int_equal(kit_db_open(&admin, url), 0);
-	assert_int_equal(kit_db_exec(admin, "CREATE TABLE decoy (id int PRIMARY KEY);"
-	                             "INSERT INTO decoy VALUES (1), (2)", 0, NULL), 0);
-	kit_db_close(admin);
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(kit_db_open(&d[i], url), 0);
+	for (int k = 0; k < 2; k++) {
+		char name[100], url[sizeof t->url];
+		if (k == 0)
+			elsewhere_url(t, name, sizeof name, url, sizeof url);
+		else
+			upper_url(t, name, sizeof name, url, sizeof url);
+		struct kit_db *admin = NULL;
+		lt_expect(kit_db_open(&admin, url) == 0 &&
+		          kit_db_exec(admin, "CREATE TABLE decoy (id int PRIMARY KEY);"
+		                      "INSERT INTO decoy VALUES (1), (2)", 0, NULL) == 0, NULL,
+		          "a table in database %s: %s", name, kit_db_errmsg(admin));
+		kit_db_close(admin);
+		for (int i = 2 * k; i < (k == 0 ? 2 : DECOYS - 1); i++)
+			assert_int_equal(kit_db_open(&d[i], url), 0);
+	}
 }
 
-static void decoys_open(struct kit_db *d[2])
+static void decoys_open(struct labtest *t, struct kit_db *d[DECOYS])
 {
 	int64_t id;
-	for (int i = 0; i < 2 && d[i] != NULL; i++) {
+	if (d[0] == NULL)
+		return;
+	char name[100], url[sizeof t->url];
+	upper_name(t, name, sizeof name);
+	place_url(t, name, url, sizeof url);
+	assert_int_equal(kit_db_open(&d[DECOYS - 1], url), 0);
+	for (int i = 0; i < DECOYS && d[i] != NULL; i++) {
 		assert_int_equal(kit_db_begin(d[i]), 0);
-		assert_int_equal(kit_db_query_int(d[i], i == 0 ? "SELECT id FROM decoy WHERE id = 1 "
+		assert_int_equal(kit_db_query_int(d[i], i % 2 == 0 ? "SELECT id FROM decoy WHERE id = 1 "
 		                                  "LOCK IN SHARE MODE" : "SELECT id FROM decoy WHERE "
 		                                  "id = 2 LOCK IN SHARE MODE", 0, NULL, &id), 0);
 	}
 }
 
-static void decoys_close(struct kit_db *d[2])
+static void decoys_close(struct kit_db *d[DECOYS])
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < DECOYS; i++) {
 		if (d[i] != NULL)
 			kit_db_commit(d[i]);
 		kit_db_close(d[i]);
@@ -952,14 +1091,14 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	 * fourth is a second reader, and each reader has written nothing, so
 	 * it shows transaction id 0, as does every such transaction on the
 	 * server, and so does its lock on the row (a line counted by distinct
-	 * trx_id counts the two as one): two decoys in another database
+	 * trx_id counts the two as one): four decoys in two other databases
 	 * (decoys_open()) hold such transactions meanwhile, and the holder
 	 * must still be this line's. */
 	bool my = t->engine == KIT_DB_MYSQL;
-	struct kit_db *decoy[2];
+	struct kit_db *decoy[DECOYS];
 	decoys_connect(t, decoy);
 	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
-	decoys_open(decoy);
+	decoys_open(t, decoy);
 	while (queued < K_WAITERS && lined == queued) {
 		w[queued] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
 		                             .lock = queued == 1 ? 1 : queued == 2 || (my && queued == 3)
@@ -998,8 +1137,8 @@ static void hot_rows_now__sees_the_whole_line(void **state)
 	                   "line counted by distinct transaction id?", "signature");
 	lt_expect_int_hint(rows[0].holder_pid, pid1, t->engine == KIT_DB_MYSQL ? "the holder's "
 	                   "CONNECTION_ID() (the reader's lock on the row has lock_trx_id 0, like "
-	                   "every transaction that has written nothing, two of them another "
-	                   "database's sessions: an id-0 holder is only one of this DATABASE()'s "
+	                   "every transaction that has written nothing, four of them other "
+	                   "databases' sessions: an id-0 holder is only one of this DATABASE()'s "
 	                   "sessions)" : "the holder's pid (pg_blocking_pids)", "holder");
 	lt_expect(rows[0].oldest_wait_ms >= 50 && rows[0].oldest_wait_ms < 60000, "oldest",
 	          "expected the oldest wait between 50 ms and a minute, got %.1f ms",
@@ -2408,7 +2547,7 @@ static void hot_rows_now__readers_share_the_line(void **state)
 	 * writer queues behind them */
 	struct kit_db *h1 = NULL, *h2 = NULL;
 	int64_t likes;
-	struct kit_db *decoy[2];
+	struct kit_db *decoy[DECOYS];
 	decoys_connect(t, decoy);
 	if (t->engine == KIT_DB_MYSQL) {
 		h1 = labtest_connect(t);
@@ -2420,9 +2559,10 @@ static void hot_rows_now__readers_share_the_line(void **state)
 		assert_int_equal(kit_db_query_int(h1, share, 0, NULL, &likes), 0);
 		assert_int_equal(kit_db_query_int(h2, share, 0, NULL, &likes), 0);
 	}
-	/* MariaDB: both holders show trx_id 0, as do two decoys' transactions
-	 * in another database, connected before them and begun after */
-	decoys_open(decoy);
+	/* MariaDB: both holders show trx_id 0, as do four decoys' transactions
+	 * in two other databases, one of them this one's name in capitals,
+	 * connected before them and begun after */
+	decoys_open(t, decoy);
 	if (t->engine != KIT_DB_MYSQL) {
 		h1 = hold(t, 1, &pid1);
 		for (; queued < 2 && lined == queued; queued++) {
@@ -2465,9 +2605,12 @@ static void hot_rows_now__readers_share_the_line(void **state)
 		lt_expect(rows[0].holder_pid == pid1 || rows[0].holder_pid == pid2, "holder",
 		          "expected the holder's id %lld%s, got %d%s", (long long)pid1,
 		          h2 != NULL ? " or the other reader's" : "", rows[0].holder_pid,
-		          h2 != NULL ? " (both readers' transactions show trx_id 0, as do two "
-		          "sessions of another database holding rows of their own there: an id-0 "
-		          "holder is only one of this DATABASE()'s sessions)" : "");
+		          h2 != NULL ? " (both readers' transactions show trx_id 0, as do four "
+		          "sessions of two other databases holding rows of their own there, two of "
+		          "them in this database's name in capitals: an id-0 holder is only one of "
+		          "this DATABASE()'s sessions, its PROCESSLIST.DB compared byte for byte, "
+		          "BINARY, as the server's database names are case-sensitive and the "
+		          "connection's collation is not)" : "");
 	}
 	lt_expect(w.rc == 0, NULL, "the writer in the line: %d", w.rc);
 }
@@ -2614,6 +2757,32 @@ static void elsewhere_url(struct labtest *t, char *name, size_t nlen, char *out,
 	snprintf(out, len, "%s%sdbname=%s", shared, strchr(shared, '?') ? "&" : " ", name);
 }
 
+/* MariaDB: the check's database's name in capitals (lt_... made LT_...),
+ * created, and a URL naming it, as elsewhere_url() does. */
+static void upper_name(const struct labtest *t, char *name, size_t nlen)
+{
+	snprintf(name, nlen, "%.63s", t->place);
+	for (char *c = name; *c; c++)
+		*c = (char)toupper((unsigned char)*c);
+}
+
+/* MariaDB: t->url with the database name in place of the check's. */
+static void place_url(const struct labtest *t, const char *name, char *out, size_t len)
+{
+	const char *at = strstr(t->url, t->place);
+	int pre = at ? (int)(at - t->url) : 0;
+	snprintf(out, len, "%.*s%s%s", pre, t->url, name, at ? at + strlen(t->place) : "");
+}
+
+static void upper_url(struct labtest *t, char *name, size_t nlen, char *out, size_t len)
+{
+	char sql[200];
+	upper_name(t, name, nlen);
+	snprintf(sql, sizeof sql, "CREATE DATABASE `%s`", name);
+	kit_db_exec(labtest_db(t), sql, 0, NULL);    /* the connect after it says if it failed */
+	place_url(t, name, out, len);
+}
+
 static int add_session(void *arg, int ncols, const char *const *v)
 {
 	int64_t *ids = arg;
@@ -2631,7 +2800,8 @@ static void elsewhere_drop(struct labtest *t, const char *name)
 		int64_t ids[17] = { 0 };
 		const char *params[] = { name };
 		kit_db_query(labtest_db(t), "SELECT ID FROM information_schema.PROCESSLIST"
-		             " WHERE DB = $1 AND ID <> CONNECTION_ID()", 1, params, add_session, ids);
+		             " WHERE BINARY DB = BINARY $1 AND ID <> CONNECTION_ID()", 1, params,
+		             add_session, ids);
 		for (int i = 0; i < ids[0]; i++) {
 			snprintf(sql, sizeof sql, "KILL %lld", (long long)ids[1 + i]);
 			kit_db_exec(labtest_db(t), sql, 0, NULL);
@@ -2652,6 +2822,10 @@ static int teardown_elsewhere(void **state)
 		char name[100];
 		elsewhere_name(t, name, sizeof name);
 		elsewhere_drop(t, name);
+		if (t->engine == KIT_DB_MYSQL) {
+			upper_name(t, name, sizeof name);
+			elsewhere_drop(t, name);
+		}
 	}
 	return teardown_own_db(state);
 }
@@ -2659,6 +2833,113 @@ static int teardown_elsewhere(void **state)
 /* LABTEST_PG with the teardown above. */
 #define PG_ELSEWHERE(f) { #f, f, labtest_setup_pg, teardown_elsewhere, NULL }
 #define MY_ELSEWHERE(f) { #f "/mysql", f, labtest_setup_mysql, teardown_elsewhere, NULL }
+
+/* MariaDB: a database whose name has a dot and a '-' in it, the place
+ * with ".e-u" after it (legal, quoted: CREATE DATABASE `shop.eu`), and
+ * a URL naming it. INNODB_LOCKS shows its tables as `lt_....e-u`.`posts`:
+ * the text before the first dot is not the database, nor is the text
+ * after it the table. */
+static void dotted_name(const struct labtest *t, char *name, size_t nlen)
+{
+	snprintf(name, nlen, "%.50s.e-u", t->place);
+}
+
+/* The check's teardown: back to the place's URL (the check moved t->url
+ * into the dotted database), then that database goes, also when the
+ * check failed half-way, and the place's after it. */
+static int teardown_dotted(void **state)
+{
+	struct labtest *t = *state;
+	if (t != NULL) {
+		char name[100], url[sizeof t->url];
+		dotted_name(t, name, sizeof name);
+		char *at = strstr(t->url, name);
+		if (at != NULL) {
+			snprintf(url, sizeof url, "%.*s%s%s", (int)(at - t->url), t->url, t->place,
+			         at + strlen(name));
+			kit_db_close(t->db);
+			t->db = NULL;
+			snprintf(t->url, sizeof t->url, "%s", url);
+		}
+		elsewhere_drop(t, name);
+	}
+	return labtest_teardown(state);
+}
+
+#define MY_DOTTED(f) { #f "/mysql", f, labtest_setup_mysql, teardown_dotted, NULL }
+
+/* MariaDB: the detector connected to a database whose name has a dot
+ * and a '-' in it (dotted_name()), with two lines: row 1 of posts with
+ * two waiters, row 1 of a table called posts.v2 with one. INNODB_LOCKS
+ * shows them on `lt_....e-u`.`posts` and `lt_....e-u`.`posts.v2`. A
+ * detector that takes the database as the text before lock_table's
+ * first dot finds no lock of this database and reports nothing; one that
+ * takes the table as the text after the first dot names them "e-u.posts"
+ * and "e-u.posts.v2". The database is DATABASE() whole, quoted, and the
+ * table whatever follows it and its dot. */
+static void hot_rows_now__in_a_database_with_a_dot(void **state)
+{
+	struct labtest *t = *state;
+	char name[100], url[sizeof t->url], sql[200];
+	struct hot_row_now rows[4];
+	struct waiter w[3];
+	int64_t pid1 = 0, pid2 = 0;
+	int n = -1, rc = -1;
+	dotted_name(t, name, sizeof name);
+	snprintf(sql, sizeof sql, "CREATE DATABASE `%s`", name);
+	labtest_exec(t, sql);
+	place_url(t, name, url, sizeof url);
+	kit_db_close(t->db);
+	t->db = NULL;
+	snprintf(t->url, sizeof t->url, "%s", url);
+	labtest_exec(t, CONTAIN_SCHEMA);
+	labtest_exec(t, "CREATE TABLE `posts.v2` (id BIGINT PRIMARY KEY, likes BIGINT NOT NULL "
+	             "DEFAULT 0); INSERT INTO posts (id) VALUES (1); INSERT INTO `posts.v2` (id) "
+	             "VALUES (1)");
+
+	/* configure: row 1 of posts held with two waiters, row 1 of posts.v2
+	 * with one */
+	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold_row(t, "`posts.v2`", 1, &pid2);
+	for (int i = 0; i < 3; i++) {
+		w[i] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
+		                        .table = i == 2 ? "`posts.v2`" : NULL };
+		lt_expect(pthread_create(&w[i].th, NULL, queue_up, &w[i]) == 0, NULL,
+		          "starting a waiter");
+	}
+	int64_t lined = wait_for_waiters(t, 3);
+
+	/* run, once the server shows both lines */
+	if (lined == 3) {
+		sleep_ms(50);
+		rc = hot_rows_now(labtest_db(t), rows, 4, &n);
+	}
+
+	/* verify, after letting the lines go */
+	kit_db_commit(h1);
+	kit_db_commit(h2);
+	for (int i = 0; i < 3; i++)
+		pthread_join(w[i].th, NULL);
+	kit_db_close(h1);
+	kit_db_close(h2);
+	expect_line(lined, 3, LINE_FORMS);
+	lt_expect(rc == 0, NULL, "hot_rows_now() in database `%s`: %s", name,
+	          labtest_why(labtest_db(t)));
+	lt_expect(n == 2, "signature", "in a database named `%s` (a dot and a '-' in its name, "
+	          "legal when quoted), with row 1 of posts held and 2 waiting and row 1 of posts.v2 "
+	          "held and 1 waiting: expected 2 lines, got %d. INNODB_LOCKS shows the tables as "
+	          "`%s`.`posts`: the text before lock_table's first dot is `%.*s`, not the "
+	          "database. Compare what precedes the table with DATABASE() whole, quoted, and "
+	          "its dot", name, n, name, (int)(strchr(name, '.') - name), name);
+	static const char *const want[2] = { "posts", "posts.v2" };
+	int64_t pids[2] = { pid1, pid2 };
+	for (int i = 0; i < n && i < 2; i++)
+		lt_expect(!strcmp(rows[i].relation, want[i]) && rows[i].holder_pid == pids[i] &&
+		          rows[i].waiting == 2 - i, "signature", "line %d in database `%s`: expected "
+		          "\"%s\" with %d waiting behind %lld, got \"%s\" with %d waiting behind %d. "
+		          "The table is what follows `DATABASE()`. in lock_table (`%s`.`%s`), whole: "
+		          "a dot in lock_table may be the database's own, or the table's", i + 1, name, want[i], 2 - i, (long long)pids[i], rows[i].relation,
+		          rows[i].waiting, rows[i].holder_pid, name, want[i]);
+}
 
 /* Two lines in this database, row 1 with three waiters and row 2 with
  * one, and a longer line (four waiters) in another database of the same
@@ -4576,6 +4857,7 @@ int main(void)
 		cmocka_unit_test(hot_keys__reports_every_key_above_n_over_k),
 		cmocka_unit_test(hot_keys__newcomer_takes_the_smallest_wherever_it_sits),
 		cmocka_unit_test(hot_keys__never_underestimates),
+		cmocka_unit_test(hot_keys__smallest_of_all_k_however_many),
 		cmocka_unit_test(hot_keys__memory_stays_within_k),
 		cmocka_unit_test(hot_keys__topk_counts_past_2_31),
 		cmocka_unit_test(hot_keys__counting_allocates_nothing),
@@ -4592,6 +4874,7 @@ int main(void)
 		OWN_DB_SERVERS(hot_rows_now__each_line_behind_its_own_holder),
 		OWN_DB_SERVERS(hot_rows_now__one_reading_while_the_holder_commits),
 		LABTEST_MYSQL(hot_rows_now__names_a_table_with_a_dot),
+		MY_DOTTED(hot_rows_now__in_a_database_with_a_dot),
 		OWN_DB_SERVERS(hot_rows_now__follows_the_line_past_a_commit),
 		OWN_DB_SERVERS(hot_rows_now__quiet_when_nobody_waits),
 		OWN_DB_PG(hot_rows_now__readers_share_the_line),
