@@ -77,7 +77,9 @@
  * URL's user (it needs the PROCESS privilege, as SHOW ENGINE INNODB STATUS
  * does). Every waiting transaction requests one record lock of
  * INNODB_LOCKS, which names the record (table, page, heap number) and its
- * key (lock_data); INNODB_LOCK_WAITS says what is in its way: the holder
+ * key (lock_data); lock_table is `db`.`table`, either name free to hold
+ * a dot, so the table is what follows the first "`.`". INNODB_LOCK_WAITS
+ * says what is in its way: the holder
  * and the waiters queued ahead, so the front of a line is found by
  * following blockers as on PostgreSQL. A wait's age is its statement's
  * (PROCESSLIST.TIME_MS: trx_wait_started has whole seconds only). InnoDB
@@ -88,7 +90,8 @@
  * as pg_locks' relation waits are left out on PostgreSQL. Columns as
  * WAITS_SQL's, and a tenth: the record's index and key. */
 #define MY_WAITS_SQL TAG \
-	"SELECT r.trx_mysql_thread_id, 'record', TRIM(BOTH '`' FROM SUBSTRING_INDEX(l.lock_table, '.', -1))," \
+	"SELECT r.trx_mysql_thread_id, 'record'," \
+	" TRIM(TRAILING '`' FROM SUBSTRING(l.lock_table, LOCATE('`.`', l.lock_table) + 3))," \
 	" l.lock_page, l.lock_rec, 0, coalesce(p.TIME_MS, 0), UNIX_TIMESTAMP(r.trx_wait_started)," \
 	" (SELECT GROUP_CONCAT(b.trx_mysql_thread_id ORDER BY b.trx_started, b.trx_id)" \
 	"  FROM information_schema.INNODB_LOCK_WAITS w" \

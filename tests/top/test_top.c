@@ -25,6 +25,7 @@
 
 struct waiter {
 	const char *url;
+	const char *sql;             /* NULL: row 1 of hot */
 	int rc;
 	pthread_t th;
 };
@@ -35,7 +36,7 @@ static void *queue_up(void *arg)
 	struct kit_db *db;
 	w->rc = kit_db_open(&db, w->url);
 	if (w->rc == 0)
-		w->rc = kit_db_exec(db, "UPDATE hot SET n = n + 1 WHERE id = 1", 0, NULL);
+		w->rc = kit_db_exec(db, w->sql ? w->sql : "UPDATE hot SET n = n + 1 WHERE id = 1", 0, NULL);
 	kit_db_close(db);
 	return NULL;
 }
@@ -87,7 +88,7 @@ static void sampler__one_holder_k_waiters(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *holder = labtest_connect(t);
-	struct waiter w[K];
+	struct waiter w[K] = { { 0 } };
 	struct top_sample *s = calloc(1, sizeof *s);
 	struct top_sampler *ts;
 	char err[512];
@@ -211,7 +212,7 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *holder = labtest_connect(t);
-	struct waiter w[K];
+	struct waiter w[K] = { { 0 } };
 	struct top_sample *s = calloc(1, sizeof *s), *after = calloc(1, sizeof *after);
 	struct top_sampler *ts;
 	char err[512];
@@ -219,21 +220,24 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 	int queued = 0, rc = -1, rc_after = -1;
 	assert_non_null(s);
 	assert_non_null(after);
-	labtest_exec(t, "CREATE TABLE hot (id bigint PRIMARY KEY, n bigint NOT NULL DEFAULT 0);"
-	                "INSERT INTO hot (id) VALUES (1), (2)");
+	/* the table's name holds a dot: INNODB_LOCKS names it `db`.`hot.v2`,
+	 * and the table is all that follows the database's name */
+	labtest_exec(t, "CREATE TABLE `hot.v2` (id bigint PRIMARY KEY, n bigint NOT NULL DEFAULT 0);"
+	                "INSERT INTO `hot.v2` (id) VALUES (1), (2)");
 	lt_expect(top_sampler_open(&ts, t->url, err, sizeof err) == 0, NULL, "open: %s", err);
 
 	/* configure: the holder, then K sessions behind it, each one waiting
 	 * (as the server shows it) before the next comes */
 	assert_int_equal(kit_db_query_int(holder, "SELECT CONNECTION_ID()", 0, NULL, &holder_id), 0);
 	assert_int_equal(kit_db_begin(holder), 0);
-	assert_int_equal(kit_db_exec(holder, "UPDATE hot SET n = n + 1 WHERE id = 1", 0, NULL), 0);
+	assert_int_equal(kit_db_exec(holder, "UPDATE `hot.v2` SET n = n + 1 WHERE id = 1", 0, NULL), 0);
 	while (queued < K && lined == queued) {
 		w[queued].url = t->url;
+		w[queued].sql = "UPDATE `hot.v2` SET n = n + 1 WHERE id = 1";
 		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
 		lined = labtest_innodb_waiters(t, ++queued);
 	}
-	labtest_exec(t, "UPDATE hot SET n = n + 1 WHERE id = 2");
+	labtest_exec(t, "UPDATE `hot.v2` SET n = n + 1 WHERE id = 2");
 
 	/* run: a sample of the whole line, and its frame */
 	struct tui_screen *scr = tui_screen_new(120, 40);
@@ -258,9 +262,9 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 	          "INNODB_TRX shows them; %s", K, (long long)lined, labtest_innodb_note());
 	lt_expect(rc == 0, NULL, "a sample of the line: %s", top_sampler_error(ts));
 	int nlanes;
-	const struct top_lane *l = lane_of_hot(s, "hot", &nlanes);
+	const struct top_lane *l = lane_of_hot(s, "hot.v2", &nlanes);
 	lt_expect(s->innodb, NULL, "expected the sample to say it is InnoDB's");
-	lt_expect_int(nlanes, 1, "lanes of table hot (rows with waiters); row 2 is free");
+	lt_expect_int(nlanes, 1, "lanes of table hot.v2 (rows with waiters); row 2 is free");
 	lt_expect(!strcmp(l->key, "PRIMARY=1"), NULL, "expected the key PRIMARY=1, got \"%s\"", l->key);
 	lt_expect_int(l->holder_pid, holder_id, "the holder's CONNECTION_ID()");
 	lt_expect_int(l->nwaiting, K, "waiters on row 1");
@@ -278,9 +282,9 @@ static void sampler__innodb_one_holder_k_waiters(void **state)
 	lt_expect(drained == 0, NULL, "expected 0, got %lld: sessions waiting, as INNODB_TRX shows "
 	          "them, once the holder committed; %s", (long long)drained, labtest_innodb_note());
 	lt_expect(rc_after == 0, NULL, "a sample after the commit: %s", top_sampler_error(ts));
-	lane_of_hot(after, "hot", &nlanes);
+	lane_of_hot(after, "hot.v2", &nlanes);
 	lt_expect_int(nlanes, 0, "lanes of table hot once the holder committed");
-	lt_expect_int(labtest_int(t, "SELECT n FROM hot WHERE id = 1"), K + 1, "row 1's count");
+	lt_expect_int(labtest_int(t, "SELECT n FROM `hot.v2` WHERE id = 1"), K + 1, "row 1's count");
 
 	tui_screen_free(scr);
 	top_sampler_close(ts);
