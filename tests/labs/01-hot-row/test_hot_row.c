@@ -1746,7 +1746,6 @@ static void like_post__every_step_can_fail(void **state)
 			labtest_exec(t, "DELETE FROM likes; UPDATE posts SET likes = 0");
 			atomic_store(&a.calls, 0);
 			struct step_watch sw = { 0 };
-			struct lt_tx_watch *wp = &sw.tx;
 			kit_db_set_hook(db, step_watch_hook, &sw);
 			struct trace slept = { 0 };
 			yield_trace = &slept;
@@ -1757,13 +1756,13 @@ static void like_post__every_step_can_fail(void **state)
 			kit_db_set_hook(db, NULL, NULL);
 			if (!reached)
 				break;
-			lt_expect(wp->outside == 0, "transaction", "statement %d of the like %s: the like "
+			lt_expect(sw.tx.outside == 0, "transaction", "statement %d of the like %s: the like "
 			          "then sent %d write(s) with no transaction open, the first \"%s...\" "
 			          "(returned %d): a statement whose answer was lost, or a refused COMMIT, "
 			          "has ended the transaction (the connection rolled it back), so a statement "
 			          "sent again after it runs on its own and commits at once, apart from the "
 			          "other write. Return the error", k,
-			          lt_step_what(how), wp->outside, wp->first, rc);
+			          lt_step_what(how), sw.tx.outside, sw.tx.first, rc);
 			lt_expect(k != 1 || !lt_step_refused(how) || sw.starts == 1 ||
 			          !(lt_sql_is(sw.first, "BEGIN") || lt_sql_is(sw.first, "START")),
 			          "commit-result", "the like's BEGIN %s: it then sent %d statement(s) more, "
