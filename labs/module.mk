@@ -84,6 +84,12 @@ $(LABTEST_KIT): $(KIT_LIB) tests/harness/alloc.syms tests/harness/threads.syms
 # and that build must run the code the plain one ran and the audit read.
 LAB_BOUNDS := $(if $(SAN),-U__SANITIZE_THREAD__ -U__SANITIZE_ADDRESS__,-fsanitize=bounds,float-cast-overflow,alignment,signed-integer-overflow -fsanitize-undefined-trap-on-error)
 
+# A mutant is the lab's tests linked again with one changed solution:
+# 870 links in make test. gold links them in a fifth of the CPU time GNU
+# ld takes (0.03 s against 0.15 s each, measured here); where the
+# compiler cannot use it, ld as before.
+MUTANT_LD := $(shell $(CC) -fuse-ld=gold -Wl,--version 2>/dev/null | grep -q gold && echo -fuse-ld=gold)
+
 define lab_rules
 $(1)_TEST_OBJ := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard tests/labs/$(1)/*.c))
 $(1)_SOL_OBJ  := $$(patsubst %.c,$$(BUILD)/obj/%.o,$$(wildcard solutions/$(1)/*.c))
@@ -103,7 +109,8 @@ $$(BUILD)/labs/$(1)/test-mutant-%: tests/mutants/$(1)/%.patch $$(wildcard soluti
 		$$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT)
 	@scripts/build-mutant $(1) $$< $$(BUILD)/mutants/$(1)/$$* $$@ \
 		"$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(LAB_BOUNDS)" \
-		"$$(LABTEST_WRAP) $$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
+		"$$(MUTANT_LD) $$(LABTEST_WRAP) $$($(1)_TEST_OBJ) $$(LABTEST_OBJ) $$(LABTEST_KIT) $$(LDFLAGS) $$(CMOCKA_LIBS) $$(DB_LIBS) $$(LDLIBS)"
+	@[ -z "$$$${HOTROW_MUTANT_STAMPS:-}" ] || : >"$$$$HOTROW_MUTANT_STAMPS/$(1)__$$*"
 
 # The checks the suite holds, known before any student code runs: the
 # test sources preprocessed, whose CMUnitTest array the runner reads
@@ -163,7 +170,7 @@ mutate-flags:
 	@echo 'CPPFLAGS=$(CPPFLAGS)'
 	@echo 'CFLAGS=$(CFLAGS) $(LAB_BOUNDS)'
 	@echo 'LDFLAGS=$(LDFLAGS)'
-	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$(LABTEST_WRAP) $($(l)_TEST_OBJ) $(LABTEST_OBJ) $(LABTEST_KIT) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
+	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$(MUTANT_LD) $(LABTEST_WRAP) $($(l)_TEST_OBJ) $(LABTEST_OBJ) $(LABTEST_KIT) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
 
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:

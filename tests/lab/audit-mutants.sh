@@ -6,7 +6,9 @@
 #
 # Each mutant is read by `hotrow lab audit NN -- FILE.c ...` where make
 # test built it (build/mutants/, newer than its patch), else applied to a
-# scratch copy of its solution and compiled with the kit's flags.
+# scratch copy of its solution and compiled with the kit's flags. Under
+# make test, which builds the mutants beside the suites, it first waits
+# for that build to end (the file HOTROW_MUTANTS_DONE names).
 # Prints cmocka-style lines and the summary scripts/run-tests adds up.
 #
 #   tests/lab/audit-mutants.sh        uses $HOTROW_BIN, else build/hotrow
@@ -18,6 +20,9 @@ bin=${HOTROW_BIN:-$root/build/hotrow}
 if [ ! -x "$bin" ]; then
 	check_bad audit_mutants__binary "$bin is missing; run make first"
 	summary
+fi
+if [ -n "${HOTROW_MUTANTS_DONE:-}" ]; then
+	while [ ! -f "$HOTROW_MUTANTS_DONE" ]; do sleep 1; done
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hotrow-audit-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -5,7 +5,8 @@
 # solution, and mutants caught by the named check, by another check only
 # ("caught for the wrong reason"), by nothing, without a header, only by
 # PostgreSQL checks that did not run, one that dies half-way and one
-# that was never built, and one whose run ends at its first catch; and
+# that was never built, and one whose run ends at its first catch; mutants
+# built beside the suites, one of them not at all; and
 # five scripts on three lanes, each run once.
 # Prints cmocka-style lines and summary, as scripts/run-tests reads them.
 . "$(dirname "$0")/../harness/usage.sh"
@@ -48,7 +49,8 @@ suite test-mutant-bare p f p;   printf -- '--- a/x\n+++ b/x\n' >tests/mutants/99
 suite test-mutant-died p die;   patch_for died b "sqlite postgres"
 patch_for unbuilt b "sqlite postgres"   # its binary never built
 # The fake suites need no server: without one, the lanes make no databases.
-unset HOTROW_PG_URL
+# Their times are not the kit's: none goes to make test's HOTROW_TEST_TIMES.
+unset HOTROW_PG_URL HOTROW_TEST_TIMES HOTROW_MUTANT_MAKE HOTROW_MUTANTS_DONE
 out=$("$root/scripts/run-tests" pass:build/labs/99-x/test-solution \
 	mutant:build/labs/99-x/test-mutant-right mutant:build/labs/99-x/test-mutant-wrong \
 	mutant:build/labs/99-x/test-mutant-missed mutant:build/labs/99-x/test-mutant-bare \
@@ -109,6 +111,48 @@ out5=$("$root/scripts/run-tests" fail:build/labs/99-x/test-exercise \
 	mutant:build/labs/99-x/test-mutant-slow 2>&1)
 rc5=$?
 took5=$(($(date +%s) - t0))
+# Mutants built beside the suites (HOTROW_MUTANT_MAKE): a builder that
+# makes "late" (caught by b) and fails on "broken" and "stale"; "stale"
+# has an older binary (which would pass every check), "kept" a binary
+# newer than its patch that the builder leaves as it is. The builder
+# takes a while for each, so the lanes wait for it. A script named
+# audit-mutants.sh (which reads what the build made) runs once the
+# build has ended.
+suite test-solution p p p
+mkdir -p tpl x
+cp build/labs/99-x/test-solution tpl/stale
+suite test-mutant-late p f p; mv build/labs/99-x/test-mutant-late tpl/late
+patch_for late b "sqlite postgres"; patch_for broken b "sqlite postgres"
+patch_for stale b "sqlite postgres"; patch_for kept b "sqlite postgres"
+cp tpl/stale build/labs/99-x/test-mutant-stale
+touch -d '2001-01-01' build/labs/99-x/test-mutant-stale
+suite test-mutant-kept p f p
+cat >mk.sh <<'MK'
+#!/bin/sh
+st=0
+for bin; do
+	sleep 0.5
+	echo "$bin" >>mk.order
+	m=${bin##*/test-mutant-}
+	case $m in
+	late) cp "tpl/$m" "$bin" && : >"$HOTROW_MUTANT_STAMPS/99-x__$m" ;;
+	kept) ;;
+	*) echo "error: cannot build test-mutant-$m"; st=2 ;;
+	esac
+done
+exit $st
+MK
+chmod +x mk.sh
+printf '#!/bin/sh
+if [ -f "$HOTROW_MUTANTS_DONE" ]; then echo "[  PASSED  ] 1 test(s)."; else echo "[  FAILED  ] 1 test(s)."; fi
+' \
+	>x/audit-mutants.sh
+chmod +x x/audit-mutants.sh
+out6=$(HOTROW_TEST_JOBS=3 HOTROW_MUTANT_MAKE="$tmp/mk.sh" "$root/scripts/run-tests" \
+	pass:build/labs/99-x/test-solution script:./x/audit-mutants.sh \
+	mutant:build/labs/99-x/test-mutant-late mutant:build/labs/99-x/test-mutant-broken \
+	mutant:build/labs/99-x/test-mutant-stale mutant:build/labs/99-x/test-mutant-kept 2>&1)
+rc6=$?
 
 . "$root/tests/harness/check.sh"
 # t NAME: start a check; ok / bad REASON end it (bad shows both runs).
@@ -153,6 +197,19 @@ else ok; fi
 t run_tests__a_mutant_ends_at_its_first_catch
 if [ $took5 -ge 30 ] || ! printf '%s\n' "$out5" | grep -qx "caught  labs/99-x/test-mutant-slow by b "; then
 	printf '%s\n' "$out5" | sed 's/^/    /'; check_bad "$current" "exit $rc5 after $took5 s"
+else ok; fi
+
+t run_tests__mutants_built_beside_the_suites
+line6() { printf '%s\n' "$out6" | grep "test-mutant-$1"; }
+if [ $rc6 -ne 1 ] || [ "$(wc -l <mk.order)" -ne 4 ] ||
+   ! line6 late | grep -qx "caught  labs/99-x/test-mutant-late by b " ||
+   ! line6 kept | grep -qx "caught  labs/99-x/test-mutant-kept by b " ||
+   ! line6 broken | grep -q "^NOT BUILT .*failed for it" ||
+   ! line6 stale | grep -q "^NOT BUILT .*failed for it" ||
+   ! printf '%s\n' "$out6" | grep -q "^ok      ./x/audit-mutants.sh (1 passed)" ||
+   ! printf '%s\n' "$out6" | grep -q "^NOTICE: the mutants' build beside the suites failed" ||
+   ! printf '%s\n' "$out6" | tail -n 1 | grep -qx "6 passed, 2 failed"; then
+	printf '%s\n' "$out6" | sed 's/^/    /'; check_bad "$current" "exit $rc6"
 else ok; fi
 
 summary
