@@ -1879,6 +1879,75 @@ static void flusher__stop_takes_more_than_one_batch(void **state)
 	kit_store_free(st);
 }
 
+/* A stop whose rest takes long: 40 dirty videos, a flusher started with
+ * max 1 (60 s interval: its thread never flushes), and a db hook that
+ * holds each upsert of video_counts 0.2 s (a slow disk, a server under
+ * load), so stop_flusher's 40 flushes take about 8 s. views.h: it
+ * flushes "until nothing is dirty or a flush fails", however long that
+ * takes; "prompt" (§6) is about not waiting out the interval, not about
+ * leaving views behind. A stop that gives up after a couple of seconds
+ * returns 0 with videos still dirty and no flusher left to write them.
+ * Caught: a time cap shorter than this stop (anything up to about 8 s,
+ * on a machine however fast, since the sleeps are the stop's length),
+ * and a cap on rounds under 40 (flusher__stop_takes_more_than_one_batch
+ * catches those under 150). Not caught: a time cap longer than this
+ * stop (10 s, a minute), which only a check that runs past it could
+ * see, nor one that lapses on a slow machine only; a cap that returns
+ * an error instead of 0 is caught (no flush failed here). */
+struct slow_upserts {
+	int64_t hold_ns;
+	int seen;
+};
+
+static void slow_upsert(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct slow_upserts *s = arg;
+	(void)t_ns;
+	if (ev != KIT_DB_STMT_START || !lt_sql_is(sql, "INSERT") || !lt_sql_names(sql, "video_counts"))
+		return;
+	s->seen++;
+	struct timespec d = { s->hold_ns / 1000000000, s->hold_ns % 1000000000 };
+	while (nanosleep(&d, &d) != 0 && errno == EINTR)
+		;
+}
+
+static void flusher__stop_flushes_the_rest_however_long(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	struct kit_store *st = new_store(state);
+	struct flusher *f = NULL;
+	enum { SLOW_VIDEOS = 40 };
+	schema(t);
+	for (int v = 1; v <= SLOW_VIDEOS; v++)
+		record(st, v, 2);
+	struct slow_upserts slow = { .hold_ns = 200 * 1000000LL };
+	kit_db_set_hook(own, slow_upsert, &slow);
+	int rc = start_flusher(&f, st, own, 60000, 1);
+	lt_expect(rc == 0 && f, "flush-loop", "start_flusher returned %d", rc);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = stop_flusher(f);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	kit_db_set_hook(own, NULL, NULL);
+	int64_t left = -1;
+	assert_int_equal(kit_store_scard(st, VIEWS_DIRTY, &left), 0);
+	int64_t in_db = db_total(t), in_store = store_total(st, 1, SLOW_VIDEOS), parked = parked_count(st);
+	lt_expect(rc == 0 && left == 0 && in_db == 2 * SLOW_VIDEOS && in_store == 0 && parked == 0, "stop",
+	          "stop_flusher of a flusher started with max = 1, %d videos dirty (2 views each), "
+	          "each upsert held 0.2 s by the database (%d upserts seen), returned %d after %.1f s "
+	          "and left %" PRId64 " video(s) dirty, %" PRId64 " views in the store and %" PRId64
+	          " batch(es) parked; the database has %" PRId64 " of the %d views. views.h: stop "
+	          "flushes what is left until nothing is dirty or a flush fails, and returns 0 only "
+	          "then, however long that takes. Likeliest cause: a stop that drains for a fixed "
+	          "time (\"stop is prompt\": prompt means not waiting out the interval) or a fixed "
+	          "number of rounds, then returns 0 with views only in the store and no flusher left "
+	          "to write them", SLOW_VIDEOS, slow.seen, rc, (double)ts_diff(t1, t0) / 1e9, left,
+	          in_store, parked, in_db, 2 * SLOW_VIDEOS);
+	kit_db_close(own);
+	kit_store_free(st);
+}
+
 /* ---- more of the mistake classes: the store failing, recovery, the loop ---- */
 
 /* The store refuses its k-th command (a dropped connection), or runs it
@@ -2885,13 +2954,41 @@ static int string_at(struct kit_store *st, int video, const char *text, bool pla
 
 /* Strings that are no integer, which INCRBY refuses: Lua's tonumber
  * takes "1e3", "0x10" and " 7" (1000, 16 and 7), and the pattern
- * '^%-?%d+$' takes the last four (a leading zero, a minus zero, 20
- * digits, 2^63), so only a test of the text as INCRBY reads it (README
- * §4's int) turns them all away. */
+ * '^%-?%d+$' takes "007", "-0", 20 digits and 2^63, so only a test of
+ * the text as INCRBY reads it (README §4's int) turns them all away.
+ * Then what a sign or a blank around the digits makes of them: INCRBY
+ * takes an optional minus, never a plus ("+7", "+0": a pattern
+ * '^[%+%-]?...' or C's strtoll take them), no blank before or after
+ * ("7 ", "\t7", "7\n": tonumber, and strtoll before the digits, skip
+ * them), not a lone minus or nothing at all ("-", "": '^%-?%d*$' takes
+ * both), and nothing below -2^63. Each was asked of Redis 7.0's own
+ * INCRBY (SET k TEXT, INCRBY k 1): "ERR value is not an integer or out
+ * of range". */
 static const char *const not_integers[] = { "abc", "1e3", "0x10", " 7", "007", "-0",
                                             "99999999999999999999",
-                                            "9223372036854775808" };
+                                            "9223372036854775808",
+                                            "+7", "+0", "7 ", "\t7", "7\n", "-", "",
+                                            "-9223372036854775809" };
 #define NOT_INTEGERS (sizeof not_integers / sizeof not_integers[0])
+
+/* One of not_integers as a message shows it: in quotes, a tab and a
+ * newline written \t and \n. */
+static const char *shown(const char *text, char *buf, size_t size)
+{
+	size_t k = 0;
+	buf[k++] = '"';
+	for (const char *c = text; *c && k + 4 < size; c++) {
+		if (*c == '\t' || *c == '\n') {
+			buf[k++] = '\\';
+			buf[k++] = *c == '\t' ? 't' : 'n';
+		} else {
+			buf[k++] = *c;
+		}
+	}
+	buf[k++] = '"';
+	buf[k] = '\0';
+	return buf;
+}
 
 /* A db hook that, at the first statement naming video_counts, gives a
  * key the put-back writes the wrong type: video `bad`'s delta key (1 ..
@@ -3042,20 +3139,22 @@ static void record_view__a_delta_that_is_no_integer_marks_nothing(void **state)
 	struct kit_store *st = new_store(state);
 	for (size_t s = 0; s < NOT_INTEGERS; s++) {
 		int video = 30 + (int)s;
+		char text[48];
 		assert_int_equal(string_at(st, video, not_integers[s], true), 0);
 		int rc = record_view(st, video);
 		int mark = dirty(st, video), same = string_at(st, video, not_integers[s], false);
 		lt_expect(rc < 0 && mark == 0 && same == 1, "record", "record_view of video %d, whose "
-		          "delta key holds \"%s\" (no integer: INCRBY refuses it), returned %d and left "
+		          "delta key holds %s (no integer: INCRBY refuses it), returned %d and left "
 		          "the dirty mark %d, the string %s (expected an error, no mark, the string as "
 		          "it was). Test the text as INCRBY reads it (the int of README §4; not "
 		          "'^%%-?%%d+$', which takes \"007\", nor tonumber(), which reads \"1e3\" as "
 		          "1000) before the first write: a mark "
 		          "whose delta no drain can take stalls every batch it lands in", video,
-		          not_integers[s], rc, mark, same == 1 ? "kept" : "changed");
+		          shown(not_integers[s], text, sizeof text), rc, mark,
+		          same == 1 ? "kept" : "changed");
 	}
-	record(st, 40, 2);
-	lt_expect_int_hint(delta(st, 40), 2, "delta of video 40 recorded after those", "record");
+	record(st, 29, 2);
+	lt_expect_int_hint(delta(st, 29), 2, "delta of video 29 recorded after those", "record");
 	kit_store_free(st);
 }
 
@@ -3063,8 +3162,9 @@ static void record_view__a_delta_that_is_no_integer_marks_nothing(void **state)
  * SET): GET hands it back as it is, and only a write after it fails
  * (README §4). Only a real Redis can hold one (the kit's in-process
  * store keeps integers and sets), so this check runs there, with a
- * script of its own to plant it: "abc", and three that Lua's tonumber
- * reads as numbers ("1e3", "0x10", " 7"). The drain and the park,
+ * script of its own to plant it: "abc", three that Lua's tonumber
+ * reads as numbers ("1e3", "0x10", " 7"), and the rest of not_integers
+ * ("+7", which a pattern that takes a plus reads as 7). The drain and the park,
  * meeting each at one of videos 1, 10 and 20, take nothing (every video
  * still dirty with its delta, the string still there, no token used);
  * the put-back of a refused flush meeting it gives back all or nothing,
@@ -3080,6 +3180,7 @@ static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 			for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
 				int bad = bads[i];
 				const char *text = not_integers[s];
+				char quoted[48];
 				kit_store_restart(st);
 				assert_int_equal(kit_store_set(st, VIEWS_TOKEN, 7), 0);
 				for (int v = 1; v <= 20; v++)
@@ -3096,14 +3197,16 @@ static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 				lt_expect(rc < 0 && n == 0 && (!park || token == 0) && !wrong,
 				          park ? "token" : "drain",
 				          "%s of 20 dirty videos, video %d's delta key holding the string "
-				          "\"%s\", returned %d with *n = %d%s: expected an error, *n = 0 and "
+				          "%s, returned %d with *n = %d%s: expected an error, *n = 0 and "
 				          "nothing taken, but %s. GET hands a string back as it is: a Lua step "
 				          "that must stand up to any key tests that what GET returned is an "
 				          "integer as INCRBY reads one (the int of README §4) before it writes; "
-				          "'^%%-?%%d+$' takes \"007\" and 20 digits, and tonumber reads "
-				          "\"1e3\", \"0x10\" and \" 7\" as numbers, which INCRBY refuses "
+				          "'^%%-?%%d+$' takes \"007\" and 20 digits, '^[%%+%%-]?%%d' a plus "
+				          "INCRBY never takes (\"+7\"), and tonumber reads "
+				          "\"1e3\", \"0x10\", \" 7\" and \"7 \" as numbers, which INCRBY refuses "
 				          "(README §4)",
-				          park ? "park_views" : "drain_views", bad, text, rc, n,
+				          park ? "park_views" : "drain_views", bad,
+				          shown(text, quoted, sizeof quoted), rc, n,
 				          park && token != 0 ? ", a token" : "",
 				          wrong ? wrong : rc >= 0 ? "it said it succeeded" : "it handed videos over");
 			}
@@ -3115,17 +3218,19 @@ static void drain__a_delta_that_is_no_integer_takes_nothing(void **state)
 	for (size_t s = 0; s < NOT_INTEGERS; s++) {
 		for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
 			struct poison p = { .st = st, .bad = bads[i], .string = not_integers[s] };
+			char quoted[48];
 			int twice, short_by;
 			int64_t r = refused_flush_meeting(t, st, &p, &twice, &short_by);
 			lt_expect(r < 0 && p.done && twice == 0 && short_by == 0 && parked_count(st) == 0,
 			          "put-back", "the database refused a flush of videos 1 .. 20 (1 .. 20 "
 			          "views) and its put-back met video %d's delta key holding the string "
-			          "\"%s\" (flush returned %" PRId64 "); once the key was mended, the flushes "
+			          "%s (flush returned %" PRId64 "); once the key was mended, the flushes "
 			          "that followed left %d videos counted more than once and %d short, "
 			          "%" PRId64 " batches parked. The put-back reads every key it writes first, "
 			          "and a string that is no integer is a key it cannot write: test what GET "
 			          "returned as INCRBY reads it (the int of README §4; '^%%-?%%d+$' takes "
-			          "\"007\", tonumber reads \"1e3\" as 1000) before the first INCRBY", bads[i], not_integers[s], r, twice, short_by,
+			          "\"007\", tonumber reads \"1e3\" as 1000) before the first INCRBY", bads[i],
+			          shown(not_integers[s], quoted, sizeof quoted), r, twice, short_by,
 			          parked_count(st));
 		}
 	}
@@ -3150,9 +3255,9 @@ static void token__a_token_that_is_no_integer_takes_nothing(void **state)
 	schema(t);
 	for (int k = -1; k < (redis ? (int)NOT_INTEGERS : 0); k++) {
 		const char *text = k < 0 ? NULL : not_integers[k];
-		char what[48];
+		char what[48], quoted[40];
 		if (text)
-			snprintf(what, sizeof what, "the string \"%s\"", text);
+			snprintf(what, sizeof what, "the string %s", shown(text, quoted, sizeof quoted));
 		else
 			snprintf(what, sizeof what, "a set");
 		for (int flush = 0; flush <= 1; flush++) {
@@ -3189,7 +3294,8 @@ static void token__a_token_that_is_no_integer_takes_nothing(void **state)
 			          "expected an error with nothing taken, but %s. The park reads the counter "
 			          "before its first write: a set fails its GET; a string GET hands back as it "
 			          "is, so test it (the int of README §4, not '^%%-?%%d+$', which takes "
-			          "\"007\") before SPOP and DEL, or "
+			          "\"007\", nor one that lets a plus in, which takes \"+7\") before SPOP "
+			          "and DEL, or "
 			          "INCR fails after the deltas are gone (README §4)",
 			          flush ? "flush_views" : "park_views", what, rc,
 			          !flush && (n || token) ? " with videos or a token handed over" : "",
@@ -4898,6 +5004,22 @@ static void token__two_recoveries_count_once(void **state)
 	          "the batch again (§5b)", rc1, rc0, total, tokens);
 	lt_expect(parked == 0 && left == 0, "token", "after both recoveries %" PRId64 " batch(es) "
 	          "still parked and %" PRId64 " views in the deltas; expected none", parked, left);
+	/* What each call returns: "the number of views applied" (views.h),
+	 * and what two calls report adds up to what they added to the
+	 * database (an error reports none). A batch whose token INSERT is
+	 * refused on the key was applied by the other recovery, which counts
+	 * it; counted by the refused one too, flush_views' count and
+	 * flusher_stats.views say it twice. */
+	int64_t reported = (rc0 > 0 ? rc0 : 0) + (rc1 > 0 ? rc1 : 0);
+	lt_expect(reported == total, "recover", "two recover_flushes of one parked batch of 7 views "
+	          "returned %d (the first, held before its BEGIN, whose token INSERT then met the "
+	          "token the second had applied) and %d (the second, which applied the batch): "
+	          "together they report %" PRId64 " views applied, and the database gained %" PRId64
+	          ". recover_flushes returns the views it applied (views.h); a token INSERT refused "
+	          "on applied_flushes' key applied nothing here: that batch is another call's, "
+	          "counted there. Likeliest cause: the refused INSERT taken for \"the batch is in "
+	          "the database now\" and its views added to what the call returns (only unpark, "
+	          "or return the error)", rc0, rc1, reported, total);
 }
 
 /* A flush parks its batch; before its transaction another flusher's
@@ -5645,6 +5767,7 @@ int main(void)
 		LABTEST_ALL(flush__every_step_can_fail),
 		LABTEST_ALL(flush__ids_and_tokens_past_2_31),
 		LABTEST_ALL(flusher__stop_takes_more_than_one_batch),
+		LABTEST_SQLITE(flusher__stop_flushes_the_rest_however_long),
 		STORE_REDIS(token__commit_reply_lost),
 		LABTEST_BOTH(flush__store_failure_at_every_step),
 		LABTEST_BOTH(flush__store_failure_after_a_restart),
