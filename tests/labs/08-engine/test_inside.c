@@ -2635,6 +2635,45 @@ static void commits__async_skips_flush(void **state)
 	          "commit of the connection skips its flush. Use SET LOCAL inside the counter's "
 	          "transaction");
 	lt_expect_int(counter(t), 200, "counter after 100 + 100 increments");
+
+	/* A session the caller set (SET, its own, not the server's or the
+	 * role's) to another level that waits for the flush: local (the
+	 * local flush only) and remote_write (a standby's write, and the
+	 * local flush). "Not on, so already off" is wrong for both: each
+	 * commit still waits for the WAL to reach the disk. 20 calls each,
+	 * each noted 'off' at COMMIT, and the session's own level back
+	 * after them. */
+	static const char *const levels[] = { "local", "remote_write" };
+	for (int l = 0; l < 2; l++) {
+		char sql[80], level[32] = "";
+		snprintf(sql, sizeof sql, "SET synchronous_commit = %s", levels[l]);
+		labtest_exec(t, sql);
+		labtest_exec(t, "DELETE FROM commit_modes");
+		failed = 0;
+		for (int i = 0; i < 20; i++)
+			failed += inside_count_async(db, 1) != 0;
+		noted = labtest_int(t, "SELECT count(*) FROM commit_modes");
+		char modes[200] = "";
+		kit_db_query(db, "SELECT string_agg(DISTINCT mode, ', ') FROM commit_modes WHERE mode <> "
+		             "'off'", 0, NULL, show_long_text, modes);
+		waited = labtest_int(t, "SELECT count(*) FROM commit_modes WHERE mode <> 'off'");
+		kit_db_query(db, "SHOW synchronous_commit", 0, NULL, show_text, level);
+		lt_expect(failed == 0, NULL, "%d of 20 calls of inside_count_async() on a session at "
+		          "synchronous_commit = %s failed: %s", failed, levels[l], labtest_why(db));
+		lt_expect(noted >= 20 && waited == 0, "async", "on a session at synchronous_commit = "
+		          "%s (set by the caller with SET), %" PRId64 " of the commits of 20 calls of "
+		          "inside_count_async() were noted at COMMIT, and %" PRId64 " of them ran with "
+		          "synchronous_commit %s, each waiting for its WAL flush: only off gives the wait "
+		          "up (local and remote_write wait for the local flush too). Is SET LOCAL "
+		          "synchronous_commit = off sent only when the session's value is on (\"otherwise "
+		          "it is off already\")? Send it in every counter transaction", levels[l], noted,
+		          waited, modes[0] ? modes : "other than off");
+		lt_expect(strcmp(level, levels[l]) == 0, "local", "after 20 calls of "
+		          "inside_count_async() on a session at synchronous_commit = %s, the session's "
+		          "value is %s: the call must leave the caller's level as it was (SET LOCAL, "
+		          "for its own transaction only)", levels[l], level);
+	}
+	labtest_exec(t, "RESET synchronous_commit");
 }
 
 static int count_async_own_row(void *arg, int who, struct kit_db *db)
