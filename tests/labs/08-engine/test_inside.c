@@ -470,6 +470,48 @@ static int64_t own_read(struct kit_db *db)
 	return own;
 }
 
+/* The first schema of the search path is not the one that holds
+ * counters: PostgreSQL's default path is "$user", public, and once a
+ * schema named after the session's user exists (made for something
+ * else, with no counters in it) current_schema() is that schema, while
+ * 'counters'::regclass and pg_relation_size('counters') still find the
+ * table in the next one. Staged with an empty schema of the check's own
+ * put first on the path: inside_versions() reads the statistics of the
+ * counters the path finds, 0 and the counts pg_stat_user_tables has for
+ * 'counters'::regclass. */
+static void versions__first_schema_on_the_path_holds_no_counters(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	make_counter(t);
+	bump(db, 50);
+	char empty[80], sql[700];
+	snprintf(empty, sizeof empty, "\"%.56s_u\"", t->place);
+	snprintf(sql, sizeof sql, "CREATE SCHEMA %s; SET search_path = %s, %s", empty, empty,
+	         t->place);
+	labtest_exec(t, sql);
+	char current[40] = "";
+	kit_db_query(db, "SELECT current_schema()", 0, NULL, show_level, current);
+	int64_t updates = labtest_int(t, "SELECT n_tup_upd FROM pg_stat_user_tables"
+	                              " WHERE relid = 'counters'::regclass");
+	struct inside_versions v;
+	memset(&v, 0x5a, sizeof v);
+	int rc = inside_versions(db, 1, &v);
+	char why[200];
+	snprintf(why, sizeof why, "%s", labtest_why(db));
+	labtest_exec(t, "RESET search_path");
+	snprintf(sql, sizeof sql, "DROP SCHEMA %s", empty);
+	labtest_exec(t, sql);
+	lt_expect(rc == 0 && v.updates == updates && v.updates >= 50, "versions", "with a schema "
+	          "first on the search path that holds no counters (current_schema() is %s, as it "
+	          "is for \"$user\" when a schema named after the user exists), and counters in the "
+	          "next one ('counters'::regclass finds it, %" PRId64 " updates): inside_versions() "
+	          "returned %d (%s) with updates %" PRId64 ". Are the statistics looked up by "
+	          "relname and schemaname = current_schema()? Look the table up as the path does, "
+	          "by relid = 'counters'::regclass", current, updates, rc, rc ? why : "no error",
+	          v.updates);
+}
+
 /* Right after an old snapshot lets go of 2,000 versions, the first read
  * of the row prunes them: its EXPLAIN touches many buffers and the next
  * one few (measured first on the same chain, made twice), and the pruning
@@ -3245,6 +3287,7 @@ int main(int argc, char **argv)
 		LABTEST_PG(versions__indexed_counter_not_hot),
 		LABTEST_PG(versions__buffers_as_explain_counts_them),
 		LABTEST_PG(versions__first_read_after_a_snapshot_ends),
+		LABTEST_PG(versions__first_schema_on_the_path_holds_no_counters),
 		LABTEST_PG(versions__buffers_of_a_read_that_sets_hints),
 		LABTEST_PG(versions__negative_row_ids),
 		LABTEST_PG(versions__first_calls_at_once),
