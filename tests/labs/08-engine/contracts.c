@@ -572,7 +572,9 @@ static void *ping(void *arg)
 	return NULL;
 }
 
-void isolation__wait_survives_signals(void **state)
+/* The wait of isolation__wait_survives_signals, and (step) with the
+ * thread's wall clock an hour ahead until the first sleep, then back. */
+static void wait_under_signals(void **state, bool step, const char *name)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
@@ -595,7 +597,13 @@ void isolation__wait_survives_signals(void **state)
 	 * ever: past 1.5 s asleep in all, every sleep returns at once. */
 	struct lt_sleeps asked;
 	lt_sleeps_watch(&asked, policy.cap_ms, 1500);
-	lt_sleeps_deadline(30, "isolation__wait_survives_signals");
+	if (step) {
+		struct timespec wall;
+		clock_gettime(CLOCK_REALTIME, &wall);
+		wall.tv_sec += 3600;
+		lt_sleeps_freeze_clock(&wall, NULL);
+	}
+	lt_sleeps_deadline(30, name);
 	int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &policy, &attempts);
 	lt_sleeps_unwatch();
 	atomic_store(&p.stop, true);
@@ -607,9 +615,16 @@ void isolation__wait_survives_signals(void **state)
 	          "nanosleep() goes on after the sleep is done (its condition must be `!= 0 && "
 	          "errno == EINTR`; with `||`, an errno left at EINTR by a signal never lets it "
 	          "end)", asked.asleep_ms / 1e3, asked.calls);
-	lt_expect(!asked.cut, "backoff", "base and cap 400 ms, and after %d attempts the backoff "
-	          "asked to sleep %.0f ms: no wait is longer than the cap", asked.first_cut_after,
-	          asked.first_cut_ms);
+	lt_expect(!step || !asked.cut, "backoff", "base and cap 400 ms, signals every 5 ms, and "
+	          "the wall clock (gettimeofday, CLOCK_REALTIME) set back an hour as the wait "
+	          "began: after %d attempts the backoff asked to sleep %.1f s. A wait is a "
+	          "duration, which a wall clock set back meanwhile does not change (inside.h): is "
+	          "what is left after EINTR taken from a deadline on the wall clock? Sleep again "
+	          "the remainder nanosleep() gives back (or to a CLOCK_MONOTONIC deadline)",
+	          asked.first_cut_after, asked.first_cut_ms / 1000);
+	lt_expect(step || !asked.cut, "backoff", "base and cap 400 ms, and after %d attempts the "
+	          "backoff asked to sleep %.0f ms: no wait is longer than the cap",
+	          asked.first_cut_after, asked.first_cut_ms);
 	lt_expect(rc == 0 && attempts == 2, "backoff", "one planted failure, then a commit: "
 	          "expected 0 after 2 attempts, got %d after %d (%s)", rc, attempts,
 	          labtest_why(db));
@@ -627,4 +642,20 @@ void isolation__wait_survives_signals(void **state)
 	          "is EINTR" : asked.usleep_calls ? "; usleep() was asked, and a signal ends it "
 	          "(-1, EINTR) with no remainder to sleep again: sleep with nanosleep() and go on "
 	          "with the remainder it gives back" : "");
+}
+
+void isolation__wait_survives_signals(void **state)
+{
+	wait_under_signals(state, false, "isolation__wait_survives_signals");
+}
+
+/* The same wait, signals every 5 ms, with the wall clock set back an
+ * hour as it begins (the thread's CLOCK_REALTIME and gettimeofday read
+ * an hour ahead until its first sleep, then the kernel's): the clock
+ * moved and the signals both, in one wait. What is left after EINTR is
+ * nanosleep()'s remainder, or a CLOCK_MONOTONIC deadline's; one taken
+ * from a wall-clock deadline is an hour longer. */
+void isolation__wait_survives_signals_and_a_clock_step(void **state)
+{
+	wait_under_signals(state, true, "isolation__wait_survives_signals_and_a_clock_step");
 }

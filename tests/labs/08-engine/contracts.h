@@ -14,6 +14,8 @@
  *                                        *out all zero on failure
  *   isolation__no_wait_after_the_last_attempt   INSIDE_GAVE_UP with no wait after it
  *   isolation__wait_survives_signals     a backoff wait interrupted by signals is not shortened
+ *   isolation__wait_survives_signals_and_a_clock_step   ... nor lengthened by the wall
+ *                                        clock set back an hour as it began
  *   isolation__refused_begin_ends_the_call   a BEGIN refused (busy too): its code at once,
  *                                        no wait, no other attempt
  */
@@ -28,6 +30,7 @@ void every_step_can_fail(void **state);
 void versions__fills_out_as_promised(void **state);
 void isolation__no_wait_after_the_last_attempt(void **state);
 void isolation__wait_survives_signals(void **state);
+void isolation__wait_survives_signals_and_a_clock_step(void **state);
 void isolation__refused_begin_ends_the_call(void **state);
 
 #endif

@@ -135,7 +135,8 @@ int clock_gettime(clockid_t clock, struct timespec *ts)
 		case CLOCK_MONOTONIC_RAW:
 		case CLOCK_MONOTONIC_COARSE:
 		case CLOCK_BOOTTIME:
-			*ts = watch->frozen_monotonic;
+			if (watch->frozen_mono)
+				*ts = watch->frozen_monotonic;
 			break;
 		default:                /* CPU time: each thread's own */
 			break;
@@ -180,7 +181,9 @@ void lt_sleeps_freeze_clock(const struct timespec *realtime, const struct timesp
 		return;
 	watch->frozen = true;
 	watch->frozen_realtime = *realtime;
-	watch->frozen_monotonic = *monotonic;
+	watch->frozen_mono = monotonic != NULL;
+	if (monotonic)
+		watch->frozen_monotonic = *monotonic;
 }
 
 static double ms_of(const struct timespec *ts)

@@ -75,6 +75,7 @@ struct lt_sleeps {
 	                           by the time they take sees that time pass */
 	double advanced_ms;     /* ... by this much so far */
 	bool frozen;            /* lt_sleeps_freeze_clock: the clock stands ... */
+	bool frozen_mono;       /* ... the monotonic ones too (not given NULL) */
 	struct timespec frozen_realtime, frozen_monotonic;      /* ... here */
 };
 
@@ -92,7 +93,9 @@ void lt_sleeps_deadline(double seconds, const char *what);
  * values draw their first wait as if their failures had come in one
  * tick of the clock, as collisions on one row do: a generator seeded
  * from the clock alone then draws alike in each, one seeded from what
- * differs (the process id, a thread's own address) does not. Call after
+ * differs (the process id, a thread's own address) does not. A NULL
+ * monotonic leaves the clocks that count from boot running: the wall
+ * clock alone is set, and set back at the first sleep. Call after
  * lt_sleeps_watch(). */
 void lt_sleeps_freeze_clock(const struct timespec *realtime, const struct timespec *monotonic);
 /* Disarms the calling thread's watch (and its deadline). */

@@ -3313,6 +3313,7 @@ int main(int argc, char **argv)
 		LABTEST_PG(isolation__waits_of_seconds_to_weeks),
 		LABTEST_PG(isolation__no_wait_after_the_last_attempt),
 		LABTEST_PG(isolation__wait_survives_signals),
+		LABTEST_PG(isolation__wait_survives_signals_and_a_clock_step),
 		LABTEST_PG(isolation__refused_begin_ends_the_call),
 		LABTEST_PG(isolation__backoff_has_jitter),
 		LABTEST_PG(isolation__exact_with_retries),
