@@ -47,7 +47,7 @@ LABTEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarr
 	-Wl,--wrap=pthread_condattr_init,--wrap=pthread_condattr_destroy \
 	-Wl,--wrap=pthread_condattr_setclock,--wrap=pthread_cond_init,--wrap=clock_gettime \
 	-Wl,--wrap=pthread_mutex_destroy,--wrap=pthread_cond_destroy \
-	-Wl,--wrap=time,--wrap=gettimeofday,--wrap=timespec_get,--wrap=clock,--wrap=getpid \
+	-Wl,--wrap=time,--wrap=gettimeofday,--wrap=timespec_get,--wrap=clock,--wrap=getpid,--wrap=gettid \
 	-Wl,--wrap=qsort \
 	-Wl,--wrap=sem_wait,--wrap=sem_trywait,--wrap=sem_timedwait,--wrap=sem_clockwait \
 	-Wl,--wrap=snprintf,--wrap=sprintf,--wrap=vsnprintf,--wrap=vsprintf

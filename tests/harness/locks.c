@@ -687,6 +687,16 @@ pid_t __wrap_getpid(void)
 	return atomic_load(&pid_one) ? 1 : __real_getpid();
 }
 
+/* In a container's PID namespace a process's main thread is tid 1 too:
+ * a worker alone there answers gettid() 1 as it answers getpid() 1. */
+pid_t __real_gettid(void);
+pid_t __wrap_gettid(void);
+
+pid_t __wrap_gettid(void)
+{
+	return atomic_load(&pid_one) ? 1 : __real_gettid();
+}
+
 /* The other clocks C code reads the wall time with: time(), gettimeofday()
  * and timespec_get() run as fast as clock_gettime in a thread made fast,
  * so a limit kept with them ("give up after 3 s", in whole seconds of

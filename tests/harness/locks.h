@@ -126,9 +126,11 @@ void lt_clock_fast_this_thread(int64_t factor);
 #define LT_SLEPT_NS (3600LL * 1000000000LL)
 
 /* From now on getpid() answers 1 in this process, as it does for every
- * worker that runs alone in a container of its own: what a worker seeds
- * from its process id is then the same in all of them. For a forked
- * child that stands for such a worker. */
+ * worker that runs alone in a container of its own, and gettid() 1 too
+ * (its main thread's id in that PID namespace; an exercise may not call
+ * syscall(), runner/audit.c): what a worker seeds from its process or
+ * thread id is then the same in all of them. For a forked child, one
+ * thread, that stands for such a worker. */
 void lt_pid_is_one(void);
 bool lt_lock_faked(struct timespec *ts, clockid_t *clock);
 

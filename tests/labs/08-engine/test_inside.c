@@ -2494,7 +2494,8 @@ static void isolation__backoff_has_jitter(void **state)
 	          worker < 0 ? 0 : w[worker].asked[at + 2], worker < 0 ? 0 : w[worker].asked[at + 3]);
 
 	/* Two workers that each run alone in a container of their own: the
-	 * process id is 1 in both (getpid() says so here), and their clocks
+	 * process id is 1 in both (getpid() says so here), and so is the thread
+	 * id of each one's only thread (gettid()), and their clocks
 	 * run as clocks do, so they read the same second but not the same
 	 * nanosecond. A seed of the process id and the second is then the
 	 * same in both; one that takes the clock to the nanosecond, or the
@@ -2507,9 +2508,11 @@ static void isolation__backoff_has_jitter(void **state)
 			break;
 	}
 	lt_expect(alone < 5, "jitter-seed", "expected the waits of two worker processes that each "
-	          "run alone in a container (getpid() is 1 in both, as it is there), started in one "
-	          "second, to differ, got %d of their 12 waits alike (asked to the microsecond): "
-	          "the seed is something they share, the process id and the clock's second. Take "
+	          "run alone in a container (getpid() and gettid() are 1 in both, as they are there), "
+	          "started in one second, to differ, got %d of their 12 waits alike (asked to the "
+	          "microsecond): the seed is something they share, the process or thread id and "
+	          "the clock's second (a thread id is unique on one machine, not in a container's "
+	          "PID namespace). Take "
 	          "the clock to the nanosecond into the seed as well (or the system's entropy, "
 	          "getrandom())", alone);
 }
