@@ -82,11 +82,19 @@ static int skip_top(const char *name)
 	return !strcmp(name, ".git") || !strcmp(name, ".hotrow") || !strcmp(name, "build");
 }
 
-/* Of the build, the kit's objects are reused; the labs' test binaries
- * and the sanitizer builds are not. */
+/* Of the build, the kit's objects are reused; the labs' test binaries,
+ * the sanitizer builds, and what only the kit's own tests made (its test
+ * programs, the mutants, the mutation sweep's and the benches' files, a
+ * student kit: tens of megabytes that a grade never reads) are not. */
 static int skip_build(const char *name)
 {
-	return !strcmp(name, "labs") || !strncmp(name, "san-", 4);
+	static const char *const skipped[] = {
+		"labs", "mutants", "tests", "bench", "mutate", "student-kit",
+	};
+	for (size_t i = 0; i < sizeof skipped / sizeof skipped[0]; i++)
+		if (!strcmp(name, skipped[i]))
+			return 1;
+	return !strncmp(name, "san-", 4);
 }
 
 /* The kit at root into copy, without the lab's own build and without the
