@@ -159,6 +159,35 @@ void isolation__first_wait_is_at_most_base(void **state)
 	lt_expect(over <= 0.001, "backoff", "base %d ms and cap 0: a wait asked for %.2f ms, "
 	          "expected none: no wait is longer than cap_ms (inside.h), so a cap of 0 retries "
 	          "at once (is 0 taken for \"no cap\"?)", BASE, over);
+
+	/* A base of 0, the edge of the backoff's domain (inside.h sets no
+	 * floor on base_ms): d = min(cap_ms, 0 x 2^(k-1)) = 0 after every
+	 * failure, so every retry comes at once, with a cap far above and
+	 * with a cap of 0 alike. A 0 taken for "unset" and replaced by a
+	 * default of 1 ms waits 0.5 to 1 ms after the first failure. */
+	const struct inside_retry zero_base[2] = { { 3, 0, 100 * BASE }, { 3, 0, 0 } };
+	for (int z = 0; z < 2; z++) {
+		over = 0;
+		int calls = 0;
+		for (int i = 0; i < 2; i++) {
+			labtest_exec(t, "ALTER SEQUENCE first_failure RESTART");
+			struct lt_sleeps watch;
+			lt_sleeps_watch(&watch, 4.0 * BASE, 16.0 * BASE);
+			lt_sleeps_deadline(30, "isolation__first_wait_is_at_most_base");
+			int rc = inside_count_retrying(db, 1, "REPEATABLE READ", &zero_base[z], NULL);
+			lt_sleeps_unwatch();
+			lt_expect(rc == 0, "backoff", "base 0, cap %d ms, the first attempt failing: "
+			          "returned %d, expected 0", zero_base[z].cap_ms, rc);
+			if (watch.longest_ms > over)
+				over = watch.longest_ms;
+			calls += watch.calls;
+		}
+		lt_expect(over <= 0.001, "backoff", "base_ms 0 and cap_ms %d: after the first "
+		          "failure a wait asked for %.3f ms (%d sleep calls in two calls), expected "
+		          "none: d = min(cap_ms, base_ms * 2^(k-1)) is 0 for a base of 0 (inside.h), "
+		          "so every retry comes at once. Is a base of 0 taken for \"unset\" and "
+		          "replaced by a default (1 ms)?", zero_base[z].cap_ms, over, calls);
+	}
 }
 
 /* With the tables of inside_keys_setup(), a user likes a post once: the
