@@ -53,6 +53,10 @@ int inside_versions(struct kit_db *db, int64_t id, struct inside_versions *out)
 		rc = kit_db_query(db, "PRAGMA wal_checkpoint(PASSIVE)", 0, NULL, three_ints, v);
 		if (rc == 0 && v[0] != 0)
 			return KIT_DB_BUSY;
+		/* Not busy, yet no counts (0|-1|-1): the database is not in WAL
+		 * mode (":memory:"), so there is nothing to count: a failure. */
+		if (rc == 0 && (v[1] < 0 || v[2] < 0))
+			return KIT_DB_ERR;
 		if (rc == 0) {
 			out->wal_frames = v[1];
 			out->wal_pinned = v[1] - v[2];

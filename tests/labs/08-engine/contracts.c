@@ -437,6 +437,52 @@ void versions__fills_out_as_promised(void **state)
 	}
 }
 
+/* A text column's value, into 40 bytes, for kit_db_query. */
+static int copy_text(void *arg, int ncols, const char *const *values)
+{
+	snprintf(arg, 40, "%s", ncols > 0 && values[0] ? values[0] : "");
+	return 0;
+}
+
+/* A SQLite database that is not in WAL mode ("sqlite::memory:", a URL
+ * db.h takes, cannot be): the PASSIVE checkpoint answers 0|-1|-1, not
+ * busy and no counts. The call measured nothing: an error with *out all
+ * zero (inside.h: "On failure *out is all zero"), or 0 with counts that
+ * are counts (no frame count below 0, none pinned beyond the WAL); a
+ * success with wal_frames -1 is neither. */
+void versions__sqlite_database_not_in_wal(void **state)
+{
+	(void)state;
+	struct kit_db *mem = NULL;
+	if (kit_db_open(&mem, "sqlite::memory:") != 0)
+		fail_msg("sqlite::memory:: %s", mem ? kit_db_errmsg(mem) : "not opened");
+	if (kit_db_exec(mem, INSIDE_SCHEMA, 0, NULL) != 0 ||
+	    kit_db_exec(mem, "INSERT INTO counters (id) VALUES (1)", 0, NULL) != 0)
+		fail_msg("the tables in sqlite::memory:: %s", kit_db_errmsg(mem));
+	for (int i = 0; i < 20; i++)
+		if (kit_db_exec(mem, "UPDATE counters SET n = n + 1 WHERE id = 1", 0, NULL) != 0)
+			fail_msg("an update in sqlite::memory:: %s", kit_db_errmsg(mem));
+	char mode[40] = "";
+	kit_db_query(mem, "PRAGMA journal_mode", 0, NULL, copy_text, mode);
+	struct inside_versions v;
+	static const struct inside_versions zero;
+	memset(&v, 0x5a, sizeof v);
+	int rc = inside_versions(mem, 1, &v);
+	bool failed = rc < 0 && memcmp(&v, &zero, sizeof v) == 0;
+	bool counted = rc == 0 && v.wal_frames >= 0 && v.wal_pinned >= 0 &&
+	               v.wal_pinned <= v.wal_frames;
+	lt_expect(failed || counted, "versions", "inside_versions() on sqlite::memory: (journal_mode "
+	          "%s, no WAL: PRAGMA wal_checkpoint(PASSIVE) answers 0|-1|-1, not busy and no "
+	          "counts) returned %d with wal_frames %lld and wal_pinned %lld: expected an error "
+	          "with *out all zero (inside.h: \"On failure *out is all zero\"). Is the "
+	          "checkpoint's row copied into *out whenever busy is 0, its -1 taken for a count?",
+	          mode, rc, (long long)v.wal_frames, (long long)v.wal_pinned);
+	rc = inside_count_async(mem, 1);
+	lt_expect(rc == 0, "versions", "then inside_count_async() on the same connection returned "
+	          "%d (%s): is a transaction left open?", rc, kit_db_errmsg(mem));
+	kit_db_close(mem);
+}
+
 /* ---- the backoff's waits ---- */
 
 /* When the last statement of an attempt ended (the hook's clock). */

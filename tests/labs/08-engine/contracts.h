@@ -12,6 +12,8 @@
  *                                        connection's next call works
  *   versions__fills_out_as_promised      the other engine's fields 0, wal_frames >= pinned,
  *                                        *out all zero on failure
+ *   versions__sqlite_database_not_in_wal  sqlite::memory: (0|-1|-1): an error, *out all
+ *                                        zero, not wal_frames -1
  *   isolation__no_wait_after_the_last_attempt   INSIDE_GAVE_UP with no wait after it
  *   isolation__wait_survives_signals     a backoff wait interrupted by signals is not shortened
  *   isolation__wait_survives_signals_and_a_clock_step   ... nor lengthened by the wall
@@ -28,6 +30,7 @@ void keys__missing_row_is_no_row(void **state);
 void keys__setup_over_tables_of_another_making(void **state);
 void every_step_can_fail(void **state);
 void versions__fills_out_as_promised(void **state);
+void versions__sqlite_database_not_in_wal(void **state);
 void isolation__no_wait_after_the_last_attempt(void **state);
 void isolation__wait_survives_signals(void **state);
 void isolation__wait_survives_signals_and_a_clock_step(void **state);

@@ -3298,6 +3298,7 @@ int main(int argc, char **argv)
 		LABTEST_SQLITE(versions__busy_while_another_checkpoints),
 		LABTEST_SQLITE(versions__sqlite_connection_still_waits),
 		LABTEST_BOTH(versions__fills_out_as_promised),
+		LABTEST_SQLITE(versions__sqlite_database_not_in_wal),
 		LABTEST_BOTH(keys__like_needs_post),
 		LABTEST_PG(keys__no_multixacts_from_likes),
 		LABTEST_BOTH(keys__missing_row_is_no_row),
