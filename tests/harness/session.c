@@ -33,7 +33,44 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 			" UNION ALL SELECT 'locking_mode=' || locking_mode FROM pragma_locking_mode"
 			" UNION ALL SELECT 'read_uncommitted=' || read_uncommitted FROM pragma_read_uncommitted"
 			" UNION ALL SELECT 'query_only=' || query_only FROM pragma_query_only"
-			" UNION ALL SELECT 'cache_size=' || cache_size FROM pragma_cache_size",
+			" UNION ALL SELECT 'cache_size=' || cache_size FROM pragma_cache_size"
+			/* every other per-connection setting a PRAGMA can leave
+			 * changed and read back (case_sensitive_like cannot be
+			 * read; mmap_size has no pragma_ table: read below), and
+			 * the process's heap limits, which a PRAGMA on any
+			 * connection sets */
+			" UNION ALL SELECT 'cache_spill=' || cache_spill FROM pragma_cache_spill"
+			" UNION ALL SELECT 'journal_size_limit=' || journal_size_limit"
+			"  FROM pragma_journal_size_limit"
+			" UNION ALL SELECT 'automatic_index=' || automatic_index FROM pragma_automatic_index"
+			" UNION ALL SELECT 'cell_size_check=' || cell_size_check FROM pragma_cell_size_check"
+			" UNION ALL SELECT 'defer_foreign_keys=' || defer_foreign_keys"
+			"  FROM pragma_defer_foreign_keys"
+			" UNION ALL SELECT 'recursive_triggers=' || recursive_triggers"
+			"  FROM pragma_recursive_triggers"
+			" UNION ALL SELECT 'reverse_unordered_selects=' || reverse_unordered_selects"
+			"  FROM pragma_reverse_unordered_selects"
+			" UNION ALL SELECT 'secure_delete=' || secure_delete FROM pragma_secure_delete"
+			" UNION ALL SELECT 'trusted_schema=' || trusted_schema FROM pragma_trusted_schema"
+			" UNION ALL SELECT 'threads=' || threads FROM pragma_threads"
+			" UNION ALL SELECT 'analysis_limit=' || analysis_limit FROM pragma_analysis_limit"
+			" UNION ALL SELECT 'ignore_check_constraints=' || ignore_check_constraints"
+			"  FROM pragma_ignore_check_constraints"
+			" UNION ALL SELECT 'legacy_alter_table=' || legacy_alter_table"
+			"  FROM pragma_legacy_alter_table"
+			" UNION ALL SELECT 'fullfsync=' || fullfsync FROM pragma_fullfsync"
+			" UNION ALL SELECT 'checkpoint_fullfsync=' || checkpoint_fullfsync"
+			"  FROM pragma_checkpoint_fullfsync"
+			" UNION ALL SELECT 'writable_schema=' || writable_schema FROM pragma_writable_schema"
+			" UNION ALL SELECT 'count_changes=' || count_changes FROM pragma_count_changes"
+			" UNION ALL SELECT 'full_column_names=' || full_column_names"
+			"  FROM pragma_full_column_names"
+			" UNION ALL SELECT 'short_column_names=' || short_column_names"
+			"  FROM pragma_short_column_names"
+			" UNION ALL SELECT 'empty_result_callbacks=' || empty_result_callbacks"
+			"  FROM pragma_empty_result_callbacks"
+			" UNION ALL SELECT 'soft_heap_limit=' || soft_heap_limit FROM pragma_soft_heap_limit"
+			" UNION ALL SELECT 'hard_heap_limit=' || hard_heap_limit FROM pragma_hard_heap_limit",
 		[KIT_DB_POSTGRES] =
 			"SELECT name || '=' || setting || ' (' || source || ')' FROM pg_settings"
 			" WHERE source IN ('session', 'client') ORDER BY name",
@@ -43,19 +80,43 @@ void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len)
 			" @@session.foreign_key_checks, @@session.unique_checks, @@session.max_statement_time,"
 			" @@session.tx_read_only)",
 	};
+	/* MariaDB: the other session variables a call is tempted to SET "for
+	 * one statement" and not put back: safety nets, the connection's
+	 * own timeouts, the server's strictness, limits on what a SELECT
+	 * returns or may cost, sizes of its buffers, the zone its times are
+	 * read in. Read by name from SESSION_VARIABLES, one row each, so a
+	 * server that lacks one (innodb_snapshot_isolation before 10.6.18)
+	 * leaves it out rather than refusing the read. */
+	static const char mysql_more[] =
+		"SELECT CONCAT(LOWER(VARIABLE_NAME), '=', VARIABLE_VALUE)"
+		" FROM information_schema.SESSION_VARIABLES WHERE VARIABLE_NAME IN ("
+		"'SQL_SAFE_UPDATES', 'SQL_SELECT_LIMIT', 'MAX_JOIN_SIZE', 'SQL_BIG_SELECTS',"
+		" 'SQL_AUTO_IS_NULL', 'SQL_LOG_BIN', 'CHECK_CONSTRAINT_CHECKS', 'INNODB_STRICT_MODE',"
+		" 'INNODB_SNAPSHOT_ISOLATION', 'TRANSACTION_ISOLATION', 'TRANSACTION_READ_ONLY',"
+		" 'COMPLETION_TYPE', 'WAIT_TIMEOUT', 'INTERACTIVE_TIMEOUT', 'NET_READ_TIMEOUT',"
+		" 'NET_WRITE_TIMEOUT', 'IDLE_TRANSACTION_TIMEOUT', 'IDLE_WRITE_TRANSACTION_TIMEOUT',"
+		" 'IDLE_READONLY_TRANSACTION_TIMEOUT', 'GROUP_CONCAT_MAX_LEN', 'BIG_TABLES',"
+		" 'TMP_TABLE_SIZE', 'MAX_HEAP_TABLE_SIZE', 'SORT_BUFFER_SIZE', 'TIME_ZONE',"
+		" 'DIV_PRECISION_INCREMENT') ORDER BY VARIABLE_NAME";
 	struct line x = { out, len };
 	out[0] = '\0';
 	int rc = kit_db_query(db, sql[t->engine], 0, NULL, add_row, &x);
-	/* SQLite's wal_autocheckpoint has no pragma_ table to join above:
-	 * read on its own (0 turns automatic checkpoints off) */
-	int64_t autockpt = 0;
+	if (rc == 0 && t->engine == KIT_DB_MYSQL)
+		rc = kit_db_query(db, mysql_more, 0, NULL, add_row, &x);
+	/* SQLite's wal_autocheckpoint and mmap_size have no pragma_ table to
+	 * join above: read on their own (0 turns automatic checkpoints off;
+	 * a mmap_size above 0 reads the file through a mapping, where an I/O
+	 * error is a SIGBUS rather than an error code) */
+	int64_t autockpt = 0, mmap = 0;
 	if (rc == 0 && t->engine == KIT_DB_SQLITE &&
-	    (rc = kit_db_query_int(db, "PRAGMA wal_autocheckpoint", 0, NULL, &autockpt)) == 0) {
+	    (rc = kit_db_query_int(db, "PRAGMA wal_autocheckpoint", 0, NULL, &autockpt)) == 0 &&
+	    (rc = kit_db_query_int(db, "PRAGMA mmap_size", 0, NULL, &mmap)) == 0) {
 		size_t used = strlen(out);
 		/* and the kit's busy wait, which no PRAGMA shows (the kit waits
 		 * in a busy handler of its own): kit_db_set_lock_timeout */
-		snprintf(out + used, len - used, "wal_autocheckpoint=%lld;kit_busy_timeout_ms=%d;",
-		         (long long)autockpt, kit_db_lock_timeout(db));
+		snprintf(out + used, len - used, "wal_autocheckpoint=%lld;mmap_size=%lld;"
+		         "kit_busy_timeout_ms=%d;", (long long)autockpt, (long long)mmap,
+		         kit_db_lock_timeout(db));
 	}
 	/* PostgreSQL: what else the session keeps past a statement, beside
 	 * its settings: the locks it holds past its transactions
@@ -117,6 +178,28 @@ int64_t lt_in_transaction(struct labtest *t, struct kit_db *db)
 	return open;
 }
 
+/* The items (each ended by ';') of line a that line b does not hold,
+ * into out, each followed by ';' ("" when there are none). */
+static void items_not_in(const char *a, const char *b, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (const char *p = a; *p;) {
+		const char *end = strchr(p, ';');
+		size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+		bool found = false;
+		for (const char *q = b; *q && !found;) {
+			const char *qend = strchr(q, ';');
+			size_t m = qend ? (size_t)(qend - q) + 1 : strlen(q);
+			found = m == n && memcmp(p, q, n) == 0;
+			q += m;
+		}
+		size_t used = strlen(out);
+		if (!found && used + 1 < len)
+			snprintf(out + used, len - used, "%.*s", (int)n, p);
+		p += n;
+	}
+}
+
 void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *before,
                           const char *what, const char *hint)
 {
@@ -125,11 +208,17 @@ void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *befo
 	          "transaction open: every path out of a call, the error paths too, ends with "
 	          "COMMIT or ROLLBACK", what);
 	lt_session(t, db, after, sizeof after);
-	lt_expect(strcmp(before, after) == 0, hint, "after %s the session's settings changed from "
-	          "%s to %s: a PRAGMA, SET or kit_db_set_lock_timeout that outlives the call (for "
-	          "one transaction use SET LOCAL), or a session-level lock still held "
+	if (strcmp(before, after) == 0)
+		return;
+	/* only what differs: the whole line is longer than a message */
+	char was[400], now[400];
+	items_not_in(before, after, was, sizeof was);
+	items_not_in(after, before, now, sizeof now);
+	lt_expect(false, hint, "after %s the session's settings changed: [%s] became [%s]: a "
+	          "PRAGMA, SET or kit_db_set_lock_timeout that outlives the call (for one "
+	          "transaction use SET LOCAL), or a session-level lock still held "
 	          "(advisory_locks_held: a pg_advisory_lock that a path out of the call never "
-	          "unlocked; pg_advisory_xact_lock ends with the transaction)", what, before, after);
+	          "unlocked; pg_advisory_xact_lock ends with the transaction)", what, was, now);
 }
 
 void lt_session_own_values(struct labtest *t, struct kit_db *db)

@@ -32,10 +32,13 @@
 
 #include "tests/harness/labtest.h"
 
-#define LT_SESSION_LEN 2048
+#define LT_SESSION_LEN 4096
 
 /* The session's settings as one line: SQLite's pragmas (synchronous,
- * journal_mode, foreign_keys, busy_timeout, ...) and the kit's own busy
+ * journal_mode, foreign_keys, busy_timeout, cache_size, mmap_size,
+ * cache_spill, journal_size_limit, automatic_index, secure_delete,
+ * threads, ... every one a PRAGMA can change on the connection and read
+ * back, and the process's soft and hard heap limits) and the kit's own busy
  * wait (kit_db_lock_timeout); PostgreSQL's settings
  * that the client or the session set, each with its source (the harness's
  * URL sets synchronous_commit = off already, so a SET of it to off
@@ -43,7 +46,9 @@
  * holds past its transactions (advisory_locks_held=N), its statements
  * PREPAREd by name, its open cursors, the channels it LISTENs on and its
  * temporary tables; a list of
- * MariaDB's session variables. Fails
+ * MariaDB's session variables (isolation, lock waits, sql_mode, ... and
+ * those read by name: sql_safe_updates, wait_timeout, net_read_timeout,
+ * innodb_strict_mode, sql_select_limit, time_zone, ...). Fails
  * the check if they cannot be read. */
 void lt_session(struct labtest *t, struct kit_db *db, char *out, size_t len);
 

@@ -58,6 +58,58 @@ static void session__sees_a_setting_changed_and_reset(void **state)
 	          "default the line is %s, not %s", after, before);
 }
 
+/* Each setting the line reads by name moves it when changed and comes
+ * back when the value read before is put back: SQLite's pragmas past the
+ * first ones (mmap_size, read on its own, the first), MariaDB's variables
+ * read from SESSION_VARIABLES. */
+static void session__sees_each_named_setting(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = labtest_db(t);
+	static const char *const sqlite[][2] = {
+		{ "mmap_size", "268435456" }, { "cache_spill", "0" },
+		{ "journal_size_limit", "1000" }, { "automatic_index", "0" },
+		{ "cell_size_check", "1" }, { "recursive_triggers", "1" },
+		{ "reverse_unordered_selects", "1" }, { "secure_delete", "0" },
+		{ "trusted_schema", "0" }, { "threads", "2" }, { "analysis_limit", "100" },
+		{ "ignore_check_constraints", "1" }, { "legacy_alter_table", "1" },
+		{ "fullfsync", "1" }, { "soft_heap_limit", "100000000" },
+		/* not hard_heap_limit: setting it lowers a soft limit of 0 to
+		 * it too, which putting the hard one back leaves */
+	};
+	static const char *const mysql[][2] = {
+		{ "sql_safe_updates", "1" }, { "wait_timeout", "77" },
+		{ "net_read_timeout", "77" }, { "net_write_timeout", "77" },
+		{ "innodb_strict_mode", "0" }, { "sql_big_selects", "0" },
+		{ "idle_transaction_timeout", "77" }, { "group_concat_max_len", "7777" },
+	};
+	const char *const (*list)[2] = t->engine == KIT_DB_SQLITE ? sqlite : mysql;
+	size_t n = t->engine == KIT_DB_SQLITE ? sizeof sqlite / sizeof sqlite[0]
+	                                      : sizeof mysql / sizeof mysql[0];
+	if (t->engine == KIT_DB_POSTGRES)
+		return;   /* pg_settings lists every setting a session changed */
+	char before[LT_SESSION_LEN], changed[LT_SESSION_LEN], after[LT_SESSION_LEN];
+	lt_session(t, db, before, sizeof before);
+	for (size_t i = 0; i < n; i++) {
+		char sql[160];
+		snprintf(sql, sizeof sql, t->engine == KIT_DB_SQLITE ? "PRAGMA %s"
+		         : "SELECT @@session.%s", list[i][0]);
+		long long was = (long long)labtest_int(t, sql);
+		snprintf(sql, sizeof sql, t->engine == KIT_DB_SQLITE ? "PRAGMA %s = %s"
+		         : "SET SESSION %s = %s", list[i][0], list[i][1]);
+		labtest_exec(t, sql);
+		lt_session(t, db, changed, sizeof changed);
+		lt_expect(strcmp(before, changed) != 0, NULL, "\"%s\" left the session line as it "
+		          "was: %s", sql, changed);
+		snprintf(sql, sizeof sql, t->engine == KIT_DB_SQLITE ? "PRAGMA %s = %lld"
+		         : "SET SESSION %s = %lld", list[i][0], was);
+		labtest_exec(t, sql);
+		lt_session(t, db, after, sizeof after);
+		lt_expect(strcmp(before, after) == 0, NULL, "after \"%s\" the line is %s, not %s",
+		          sql, after, before);
+	}
+}
+
 /* PostgreSQL: a session-level advisory lock outlives every transaction
  * of the session, until it is unlocked; one taken for a transaction
  * (_xact_) ends with it and is never seen between calls. */
@@ -160,6 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		LABTEST_ALL(session__sees_a_setting_changed_and_reset),
+		LABTEST_ALL(session__sees_each_named_setting),
 		LABTEST_ALL(session__sees_a_transaction_left_open),
 		LABTEST_PG(session__sees_an_advisory_lock_kept),
 		LABTEST_PG(session__sees_a_database_or_role_setting),
