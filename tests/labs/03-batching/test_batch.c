@@ -1661,6 +1661,120 @@ static void batch_acc__adds_during_a_flush_do_not_wait(void **state)
 	          "COMMIT (and put back if it fails)?", at, (long long)seen);
 }
 
+/* An add that lands inside a flush, between its copy of the sums and
+ * the rest of it, stays pending, exactly. The flush runs in a thread of
+ * its own, held just after its k-th mutex unlock (tests/harness/locks.h:
+ * the mutex let go, as a preemption there leaves it), for k = 1, 2, ...
+ * until a flush has no k-th unlock; while it is held another thread adds
+ * 5 likes and returns (or, if the flush still holds what an add needs,
+ * goes on once the flush does). After the flush every like acknowledged
+ * is in the database or pending: pending is 15 less what the database
+ * counts (5 in the reference, whose copy's unlock is its first), and a
+ * second flush brings the database to 15 with nothing pending.
+ * A flush that takes out of the total a number it reads apart from its
+ * copy loses the 5 to batch_acc_pending (a shutdown loop "flush until
+ * pending is 0" stops with them unwritten): a batch_acc_pending() call,
+ * or a read of the total under a lock of its own, after the copy's
+ * unlock (before the upserts, after COMMIT or in the settle) is met at
+ * the copy's unlock; one before the copy's lock (a "how much will I
+ * take" first) at that read's unlock, where the 5 then land in the copy
+ * and are written but still counted as pending. One total read under the
+ * copy's own lock, or sums of the copy, is right. */
+struct unlocked_flush {
+	struct batch_acc *acc;
+	struct kit_db *db;
+	int rc;
+	atomic_bool done;
+};
+
+static void *unlocked_flush_main(void *arg)
+{
+	struct unlocked_flush *f = arg;
+	f->rc = batch_acc_flush(f->acc, f->db);   /* nothing else that unlocks a mutex */
+	atomic_store(&f->done, true);
+	return NULL;
+}
+
+struct add_five {
+	struct batch_acc *acc;
+	int64_t post;
+	atomic_bool done;
+};
+
+static void *add_five_main(void *arg)
+{
+	struct add_five *a = arg;
+	batch_acc_add(a->acc, a->post, 5);
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+#define UNLOCK_PLACES 16           /* a flush has a handful; more is a loop */
+
+static void batch_acc__an_add_at_each_unlock_of_a_flush_stays_pending(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = fresh(t);
+	struct kit_db *conn = held.conn[0] = labtest_connect(t);
+	for (int k = 1; k <= UNLOCK_PLACES; k++) {
+		int64_t post = POST + 100 + k;
+		batch_acc_free(held.acc);
+		held.acc = NULL;
+		struct batch_acc *acc = new_acc();
+		lt_expect(batch_acc_add(acc, post, 10) == 0, "acc", "batch_acc_add of 10 failed");
+		struct unlocked_flush f = { .acc = acc, .db = conn, .rc = -1 };
+		struct add_five a = { .acc = acc, .post = post };
+		pthread_t flush_tid, add_tid;
+		lt_lock_hold_started(LT_AT_UNLOCK, k);
+		if (pthread_create(&flush_tid, NULL, unlocked_flush_main, &f) != 0) {
+			lt_lock_started_release();
+			lt_expect(false, NULL, "pthread_create failed");
+		}
+		bool at_k = false;
+		for (int ms = 0; ms < 10000 && !(at_k = lt_lock_started_held(1)) &&
+		     !atomic_load(&f.done); ms++)
+			;
+		bool add_started = false, add_inside = false;
+		if (at_k && pthread_create(&add_tid, NULL, add_five_main, &a) == 0) {
+			add_started = true;
+			for (int ms = 0; ms < ADD_WAIT_MS && !(add_inside = atomic_load(&a.done)); ms += 2)
+				nap_ms(2);
+		}
+		lt_lock_started_release();
+		pthread_join(flush_tid, NULL);
+		if (add_started)
+			pthread_join(add_tid, NULL);
+		lt_expect(f.rc == 0, "acc", "batch_acc_flush of 10 likes (held after its mutex unlock "
+		          "%d) failed: %s", k, labtest_why(conn));
+		if (!at_k)
+			break;             /* the flush has fewer than k unlocks */
+		int64_t in_db = count(db, post), pending = batch_acc_pending(acc);
+		lt_expect(in_db + pending == 15, "flush-failure",
+		          "a flush of 10 likes was held just after its mutex unlock %d while another "
+		          "thread added 5 (%s); after the flush the database counts %lld and "
+		          "batch_acc_pending reads %lld, expected %lld (15 acknowledged, less what the "
+		          "database has): the flush took out of the total a number read apart from its "
+		          "copy (batch_acc_pending() after the copy's unlock or before its lock), so the "
+		          "add that landed between is %s. Take out exactly the copy's sums", k,
+		          add_inside ? "the add returned before the flush went on"
+		                     : "the add waited for the flush", (long long)in_db,
+		          (long long)pending, 15 - (long long)in_db,
+		          pending < 15 - in_db ? "lost to batch_acc_pending: a shutdown loop \"flush "
+		          "until pending is 0\" stops with it unwritten" : "counted as pending once "
+		          "written");
+		lt_expect(batch_acc_flush(acc, db) == 0, "acc", "the flush after it: %s",
+		          labtest_why(db));
+		in_db = count(db, post);
+		pending = batch_acc_pending(acc);
+		lt_expect(in_db == 15 && pending == 0, "flush-failure",
+		          "after a flush of 10 likes held just after its mutex unlock %d while 5 more "
+		          "were added, and a second flush, the database counts %lld (expected 15) and "
+		          "batch_acc_pending reads %lld (expected 0): the first flush took a number out "
+		          "of the total other than what its copy held (read apart from the copy, after "
+		          "its unlock or before its lock)", k, (long long)in_db, (long long)pending);
+	}
+}
+
 /* The same with three flushes called while the first waits inside the
  * database (each to a database of its own, SQLite in memory, where each
  * is held at its first statement until the test lets it go), after 5
@@ -3905,6 +4019,7 @@ int main(void)
 		BOTH(batch_acc__refused_flushes_while_adding),
 		BOTH(batch_acc__three_flushes_wait_for_one),
 		BOTH(batch_acc__adds_during_a_flush_do_not_wait),
+		BOTH(batch_acc__an_add_at_each_unlock_of_a_flush_stays_pending),
 		BOTH(batch_acc__one_flush_at_a_time),
 		SQLITE_ONLY(batch_acc__flush_touches_the_sums_under_the_mutex),
 		SQLITE_ONLY(batch_acc__next_flush_waits_for_the_settle),
