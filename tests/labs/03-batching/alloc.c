@@ -47,7 +47,7 @@ struct acc_case {
 	struct labtest *t;
 	struct kit_db *db;
 	int posts;              /* distinct posts pending before the call */
-	enum { NEW, ADD, FLUSH, EMPTY_FLUSH, FLUSH_REFUSED } op;
+	enum { NEW, ADD, FLUSH, EMPTY_FLUSH, FLUSH_REFUSED, FLUSH_LARGER } op;
 	int step;               /* FLUSH_REFUSED: the statement refused */
 	bool step_reached;
 	int64_t before;         /* counted in post_likes before the call */
@@ -93,6 +93,8 @@ static void late_add_hook(void *arg, enum kit_db_event ev, const char *sql, int6
 		util_sleep_ns(1000000);
 }
 
+enum { SMALLER_FLUSH = 4 };   /* FLUSH_LARGER's first flush, of that many posts */
+
 static void acc_setup(void *arg)
 {
 	struct acc_case *c = arg;
@@ -100,6 +102,16 @@ static void acc_setup(void *arg)
 		return;
 	held = batch_acc_new();
 	lt_expect(held != NULL, "acc", "batch_acc_new returned NULL with nothing refused");
+	/* FLUSH_LARGER: a smaller flush first, which works (what a flush
+	 * keeps in the accumulator between flushes, a copy buffer, is made
+	 * there; the refused one must then grow it) */
+	for (int i = 0; c->op == FLUSH_LARGER && i < SMALLER_FLUSH; i++)
+		lt_expect_int_hint(batch_acc_add(held, 2000 + i, 1), 0,
+		                   "batch_acc_add with nothing refused", "acc");
+	if (c->op == FLUSH_LARGER)
+		lt_expect(batch_acc_flush(held, c->db) == 0 && batch_acc_pending(held) == 0, "acc",
+		          "a flush of %d posts with nothing refused: %s", SMALLER_FLUSH,
+		          labtest_why(c->db));
 	for (int i = 0; i < c->posts; i++)
 		lt_expect_int_hint(batch_acc_add(held, 1000 + i, 1 + i % 3), 0,
 		                   "batch_acc_add with nothing refused", "acc");
@@ -134,6 +146,9 @@ static int acc_call(void *arg)
 		return rc;
 	}
 	case EMPTY_FLUSH:
+		return batch_acc_flush(held, c->db);
+	case FLUSH_LARGER:
+		c->late_added = false;
 		return batch_acc_flush(held, c->db);
 	case FLUSH_REFUSED: {
 		c->late_added = false;
@@ -200,6 +215,7 @@ static void acc_check(void *arg, int k, bool failed, int rc)
 		          (long long)(now - c->before), (long long)pending, PUT_BACK_NEEDS_MEMORY);
 		return;
 	case FLUSH:
+	case FLUSH_LARGER:
 		break;
 	}
 	int64_t late = c->late_added ? LATE_LIKES : 0;
@@ -266,6 +282,18 @@ void batch_acc__every_allocation_can_fail(void **state)
 	ac.what = "batch_acc_flush";
 	c.op = FLUSH;
 	c.posts = 20;
+	lt_alloc_each(&ac);
+	/* The same for a later flush, of more posts than a first one that
+	 * worked: refused, it must lose nothing it had before either. A copy
+	 * buffer kept in the accumulator and grown with p = realloc(p, n)
+	 * loses the old block when realloc answers NULL (realloc(NULL, n) on
+	 * a first flush has nothing to lose), and batch_acc_free then frees
+	 * the NULL, not the block: lt_alloc_each finds it still allocated. */
+	ac.what = "batch_acc_flush of 40 posts after a flush of 4 (an old block that a refused "
+	          "p = realloc(p, n) overwrote with NULL is lost: keep the old pointer until the "
+	          "new one is not NULL)";
+	c.op = FLUSH_LARGER;
+	c.posts = 40;
 	lt_alloc_each(&ac);
 	ac.what = "batch_acc_flush of nothing";
 	c.op = EMPTY_FLUSH;
