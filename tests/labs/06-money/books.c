@@ -202,3 +202,19 @@ void closed_after_refusal(struct labtest *t, struct kit_db *db, const char *call
 	          "writes join the open transaction)", k, call, rc,
 	          open > 0 ? "inside a transaction" : "in a transaction it cannot leave");
 }
+
+bool session_kept_after_failure(struct labtest *t, struct kit_db *db, const char *before,
+                                const char *what, int rc)
+{
+	char after[LT_SESSION_LEN];
+	lt_session(t, db, after, sizeof after);
+	if (strcmp(before, after) == 0)
+		return true;
+	lt_expect(false, "rollback", "after %s (it returned %d), the session's settings changed "
+	          "from [%s] to [%s]: the call changed a setting for its run (a PRAGMA, a SET "
+	          "without LOCAL) and puts the caller's value back on its success path only, so "
+	          "every call that fails leaves it changed for all the connection does next. "
+	          "money.h: on any failure the connection is ready for the next call. Put it back "
+	          "on every way out, or better, set nothing", what, rc, before, after);
+	return false;
+}

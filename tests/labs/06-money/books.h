@@ -20,6 +20,7 @@
 #ifndef HOTROW_TEST_LAB06_BOOKS_H
 #define HOTROW_TEST_LAB06_BOOKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kit/db.h"
@@ -58,5 +59,14 @@ struct money_audit;
 int audit_reads_only(struct kit_db *db, struct money_audit *out);
 
 void closed_after_refusal(struct labtest *t, struct kit_db *db, const char *call, int k, int rc);
+
+/* After a call that failed (what: which statement, how; rc: what it
+ * returned), db's session as before (a line lt_session() read once the
+ * caller had given it settings of its own, lt_session_own_values): fails
+ * the check and returns false when a setting changed. A call that
+ * changes a setting for its run and puts it back on its success path
+ * only passes every check that compares after calls that succeed. */
+bool session_kept_after_failure(struct labtest *t, struct kit_db *db, const char *before,
+                                const char *what, int rc);
 
 #endif

@@ -10,6 +10,7 @@
 #include "tests/labs/06-money/contracts.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "labs/06-money/money.h"
 #include "tests/harness/bounds.h"
@@ -476,12 +477,28 @@ void batch__invalid_one_in_the_middle(void **state)
 		                      0, NULL);
 	char why_a[200];
 	snprintf(why_a, sizeof why_a, "%s", holding ? labtest_why(a) : "");
+	/* the caller's own settings, and its lock timeout: what the batch,
+	 * failed or not, leaves as it found it */
+	char before[LT_SESSION_LEN] = "", after[LT_SESSION_LEN] = "";
+	if (!holding)
+		lt_session_own_values(t, db);
 	int timeout = holding ? -1 : kit_db_set_lock_timeout(db, my ? 1000 : 200);
+	if (!timeout)
+		lt_session(t, db, before, sizeof before);
 	rc = timeout ? -1 : money_batch(db, &max, around, 3, first);
+	if (!timeout)
+		lt_session(t, db, after, sizeof after);
 	int64_t paid = 780 - balance(t, 1), rows = rows_of(t, 81);
 	kit_db_rollback(a);
 	kit_db_close(a);
 	int reset = kit_db_set_lock_timeout(db, 0);       /* the server's default, as it was */
+	lt_expect(strcmp(before, after) == 0, "rollback", "a batch whose second sale's buyer "
+	          "another transaction held past the lock timeout returned %d, and its session's "
+	          "settings changed from [%s] to [%s]: the batch changed a setting for its run (a "
+	          "PRAGMA, a SET such as unique_checks or foreign_key_checks) and puts the caller's "
+	          "value back on its success path only. money.h: on any failure the connection is "
+	          "ready for the next call; put it back on every way out, or better, set nothing",
+	          rc, before, after);
 	lt_expect(holding == 0, NULL, "holding buyer 4's row from another connection: %s", why_a);
 	lt_expect(timeout == 0 && reset == 0, NULL, "setting the connection's lock timeout: %s",
 	          labtest_why(db));
@@ -530,6 +547,10 @@ void open__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = books(t);
+	char before[LT_SESSION_LEN], what[120];
+	bool kept = true;
+	lt_session_own_values(t, db);
+	lt_session(t, db, before, sizeof before);
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_REPLY_LOST; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++) {
 			int64_t id = 100 * (how + 1) + k;
@@ -539,6 +560,9 @@ void open__every_step_can_fail(void **state)
 				break;
 			if (how == LT_STEP_FAILS)
 				closed_after_refusal(t, db, "money_open", k, rc);
+			snprintf(what, sizeof what, "statement %d of money_open %s", k, lt_step_what(how));
+			if (kept && rc != 0)
+				kept = session_kept_after_failure(t, db, before, what, rc);
 			int64_t rows = account_rows(t, id);
 			lt_expect(how != LT_STEP_FAILS || rc < 0, "rollback", "statement %d of money_open "
 			          "refused: it returned %d, expected a negative code", k, rc);
@@ -577,6 +601,11 @@ void batch__every_step_can_fail(void **state)
 	open_account(db, 2, 1, 0);
 	open_account(db, FEE_ACCOUNT, 2, 0);
 	int runs = 0;
+	/* the caller's own settings, which a failed batch leaves as they were */
+	char before[LT_SESSION_LEN], what[120];
+	bool kept = true;
+	lt_session_own_values(t, db);
+	lt_session(t, db, before, sizeof before);
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++, runs++) {
 			int64_t buyer = 1000 + 100 * how + k, base = 10 * buyer;
@@ -593,6 +622,9 @@ void batch__every_step_can_fail(void **state)
 				break;
 			if (lt_step_refused(how))
 				closed_after_refusal(t, db, "a batch", k, rc);
+			snprintf(what, sizeof what, "statement %d of a batch %s", k, lt_step_what(how));
+			if (kept && rc != 0)
+				kept = session_kept_after_failure(t, db, before, what, rc);
 			int64_t paid = 150 - balance(t, buyer), told = 0;
 			for (int i = 0; i < 3; i++)
 				told += results[i] == 0 ? list[i].amount : 0;

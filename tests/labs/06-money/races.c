@@ -27,6 +27,7 @@
 #include "tests/harness/fmt.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/session.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
 
@@ -912,7 +913,10 @@ void payout__short_every_step_can_fail(void **state)
 	struct labtest *t = *state;
 	struct kit_db *own = labtest_connect(t);
 	int runs = 0;
-	char seen[300] = "";
+	char seen[300] = "", before[LT_SESSION_LEN], what[120];
+	bool kept = true;
+	lt_session_own_values(t, own);
+	lt_session(t, own, before, sizeof before);
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY && !seen[0]; how++) {
 		if (!lt_step_refused(how))
 			continue;
@@ -928,16 +932,20 @@ void payout__short_every_step_can_fail(void **state)
 			if (!fired)
 				break;
 			runs++;
-			const char *what = k <= l.n && k <= (int)(sizeof l.sql / sizeof l.sql[0]) ?
+			snprintf(what, sizeof what, "statement %d of a payout of 80 out of 50 %s", k,
+			         lt_step_what(how));
+			if (kept && rc != 0)
+				kept = session_kept_after_failure(t, own, before, what, rc);
+			const char *stmt = k <= l.n && k <= (int)(sizeof l.sql / sizeof l.sql[0]) ?
 			                   l.sql[k - 1] : "";
-			bool after = !strncasecmp(what, "ROLLBACK", 8) &&
-			             strncasecmp(what, "ROLLBACK TO", 11) != 0;
+			bool after = !strncasecmp(stmt, "ROLLBACK", 8) &&
+			             strncasecmp(stmt, "ROLLBACK TO", 11) != 0;
 			const char *bad = books_fault(t);
 			if (!(rc == code || (after && rc == MONEY_INSUFFICIENT)) || bad ||
 			    balance(t, 3) != 0 || balance(t, FEE_ACCOUNT) != 50)
 				snprintf(seen, sizeof seen, "its statement %d (\"%.20s...\") %s: it returned %d, "
 				         "expected %d%s; the payee holds %lld, the fee account %lld%s%s", k,
-				         what, lt_step_what(how), rc, code, after ? " or MONEY_INSUFFICIENT" :
+				         stmt, lt_step_what(how), rc, code, after ? " or MONEY_INSUFFICIENT" :
 				         "", (long long)balance(t, 3), (long long)balance(t, FEE_ACCOUNT),
 				         bad ? "; " : "", bad ? bad : "");
 		}
@@ -966,6 +974,10 @@ void transfer__every_step_can_fail(void **state)
 	struct kit_db *db = labtest_db(t);
 	struct money_transfer s = { 7, 1, 2, 100, 5 };
 	int runs = 0, first_rc = 0;
+	char before[LT_SESSION_LEN], what[120];
+	bool kept = true;
+	lt_session_own_values(t, db);
+	lt_session(t, db, before, sizeof before);
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++) {
 			fresh_books(t, 0);
@@ -978,6 +990,9 @@ void transfer__every_step_can_fail(void **state)
 			}
 			if (lt_step_refused(how))
 				closed_after_refusal(t, db, "a sale", k, rc);
+			snprintf(what, sizeof what, "statement %d of a sale %s", k, lt_step_what(how));
+			if (kept && rc != 0)
+				kept = session_kept_after_failure(t, db, before, what, rc);
 			runs++;
 			int64_t paid = 500 - balance(t, 1);
 			const char *bad = books_fault(t);
@@ -1118,6 +1133,10 @@ void payout__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = labtest_db(t);
+	char before[LT_SESSION_LEN], what[120];
+	bool kept = true;
+	lt_session_own_values(t, db);
+	lt_session(t, db, before, sizeof before);
 	for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
 		for (int k = 1; k <= SWEEP_MAX; k++) {
 			fresh_books(t, 100);
@@ -1127,6 +1146,9 @@ void payout__every_step_can_fail(void **state)
 				break;
 			if (lt_step_refused(how))
 				closed_after_refusal(t, db, "a payout", k, rc);
+			snprintf(what, sizeof what, "statement %d of a payout %s", k, lt_step_what(how));
+			if (kept && rc != 0)
+				kept = session_kept_after_failure(t, db, before, what, rc);
 			int64_t paid = balance(t, 3);
 			const char *bad = books_fault(t);
 			lt_expect(bad == NULL, "rollback", "statement %d of a payout %s: %s", k,
