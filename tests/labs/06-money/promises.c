@@ -489,7 +489,10 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
  * oneself. Each gets MONEY_INVALID and leaves no row; the valid ones
  * around them are applied. A batch that checks its transfers with a test
  * of its own instead of money_transfer's (forgetting one edge) lets a
- * negative fee through: the fee account pays the seller. */
+ * negative fee through: the fee account pays the seller. Then the
+ * invalid ones in a batch of their own, and one alone: still 0, each
+ * answered MONEY_INVALID in results[] (a batch refused whole because no
+ * sale was valid leaves the caller without its sales' answers). */
 void batch__domain_edges(void **state)
 {
 	struct labtest *t = *state;
@@ -536,6 +539,39 @@ void batch__domain_edges(void **state)
 	                   "it, fees of 10 and 100)", "invalid");
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "balance", "the books after a batch with invalid transfers: %s", bad);
+
+	/* The same invalid transfers with no valid one beside them, and one
+	 * alone: the batch still runs and commits (0), each answered
+	 * MONEY_INVALID in its own results[i], as it was beside valid ones.
+	 * money.h: a batch returns 0 when it committed, results saying what
+	 * each did, and a negative code only when nothing of it was applied
+	 * and results[] means nothing: a caller told MONEY_INVALID for the
+	 * whole batch has lost what each sale got. */
+	for (int alone = 0; alone < 2; alone++) {
+		int m = alone ? 1 : N - 2, got[N];
+		for (int i = 0; i < N; i++)
+			got[i] = 42;
+		rc = money_batch(db, &f, list + 1, m, got);
+		char said[200] = "";
+		for (int i = 0, used = 0; i < m && used < (int)sizeof said; i++)
+			used += snprintf(said + used, sizeof said - used, "%s%d", i ? ", " : "", got[i]);
+		lt_expect(rc == 0, "invalid", "money_batch of %s returned %d with results [%s] (42 is "
+		          "what the check put there), expected 0 and MONEY_INVALID (%d) in each sale's "
+		          "result: money.h: a batch returns 0 when it committed (results say what each "
+		          "did) and a negative code only when nothing of it was applied and results[] "
+		          "means nothing. Is a batch with no valid sale (\"nothing to do\") refused "
+		          "whole before its transaction?", alone ? "one invalid transfer (a fee of -1)"
+		          : "only the seven invalid transfers above", rc, said, MONEY_INVALID);
+		for (int i = 0; i < m && rc == 0; i++)
+			lt_expect(got[i] == MONEY_INVALID, "invalid", "money_batch of %s: the result of "
+			          "transfer %d (%s) is %d, expected MONEY_INVALID (%d), as beside valid "
+			          "sales", alone ? "one invalid transfer" : "only invalid transfers", i + 1,
+			          what[i + 1], got[i], MONEY_INVALID);
+	}
+	lt_expect_int_hint(balance(t, 1), 800, "buyer's balance after the batches of invalid "
+	                   "transfers only (unchanged)", "invalid");
+	bad = books_fault(t);
+	lt_expect(bad == NULL, "balance", "the books after batches of invalid transfers only: %s", bad);
 }
 
 /* ---- two payouts that no one sub-account covers ---- */
