@@ -208,6 +208,21 @@ void payout__domain_edges(void **state)
 	lt_expect_int_hint(balance(t, 3), 0, "the payee's balance after six refused payouts",
 	                   "invalid");
 
+	/* A payee below zero that was never opened: money.h's MONEY_INVALID
+	 * list names no id of an account, and an account never opened is
+	 * MONEY_NO_ACCOUNT, whatever its sign (an id the type's minimum too). */
+	static const int64_t below[] = { -1, INT64_MIN };
+	for (int i = 0; i < 2; i++) {
+		int rc = money_payout(db, &max, 511 + i, below[i], 10);
+		lt_expect(rc == MONEY_NO_ACCOUNT && rows_of(t, 511 + i) == 0, "no-account",
+		          "money_payout of 10 to account %lld, never opened, returned %d and left %lld "
+		          "row(s): expected MONEY_NO_ACCOUNT (%d) and none. money.h's MONEY_INVALID is "
+		          "for an id or amount <= 0, the fee account as the payee, or fees->subs outside "
+		          "1..MONEY_MAX_SUBS: the payee's sign is not on it%s", (long long)below[i], rc,
+		          (long long)rows_of(t, 511 + i), MONEY_NO_ACCOUNT, rc == MONEY_INVALID ?
+		          " (is a payee below 0 refused as invalid, as money_open refuses it?)" : "");
+	}
+
 	/* Payout 128 starts at sub-account 128 % 64 = 0, which holds exactly 100. */
 	int rc = money_payout(db, &max, 2 * MONEY_MAX_SUBS, 3, 100);
 	lt_expect(rc == 0, "reservation", "money_payout of 100 out of 64 sub-accounts, sub-account 0 "

@@ -92,6 +92,35 @@ void transfer__domain_edges(void **state)
 	lt_expect(rc == 0 && rows_of(t, 25) > 0, "invalid",
 	          "a sale of 10 to MONEY_OUTSIDE (money leaving the books) returned %d (expected 0): "
 	          "money.h does not call it invalid", rc);
+	/* Nor is an account's sign: a buyer or a seller below zero that was
+	 * never opened is MONEY_NO_ACCOUNT like any other (money.h: "the
+	 * buyer or the seller does not exist"), an id the type's minimum too;
+	 * one whose row is there (put by another tool: the audit counts a row
+	 * below zero under any id) is sold to like any other. */
+	static const struct {
+		int64_t id, from, to;
+		int want;
+		const char *what;
+	} below[] = {
+		{ 31, -1, 2, MONEY_NO_ACCOUNT, "bought by account -1, never opened" },
+		{ 32, 1, -1, MONEY_NO_ACCOUNT, "sold by account -1, never opened" },
+		{ 33, INT64_MIN, 2, MONEY_NO_ACCOUNT, "bought by account INT64_MIN, never opened" },
+		{ 34, 1, INT64_MIN, MONEY_NO_ACCOUNT, "sold by account INT64_MIN, never opened" },
+		{ 35, 1, -3, 0, "sold by account -3, whose row another tool made" },
+	};
+	labtest_exec(t, "INSERT INTO accounts (id, sub, balance) VALUES (-3, 0, 0)");
+	for (size_t i = 0; i < sizeof below / sizeof below[0]; i++) {
+		rc = transfer(db, below[i].id, below[i].from, below[i].to, 10, 1, 1);
+		int64_t rows = rows_of(t, below[i].id);
+		lt_expect(rc == below[i].want && (rows == 0) == (below[i].want != 0), "no-account",
+		          "a sale of 10 %s returned %d and left %lld row(s): expected %d (%s)%s", below[i].what,
+		          rc, (long long)rows, below[i].want, below[i].want ? "MONEY_NO_ACCOUNT, and no "
+		          "row" : "applied", rc == MONEY_INVALID ? ": money.h's MONEY_INVALID is for an id "
+		          "or an amount <= 0, a fee outside 0..amount, or from == to; an account's sign is "
+		          "not on it (is an id below 0 refused as invalid, as money_open refuses it?)" : "");
+	}
+	lt_expect_int_hint(balance(t, -3), 9, "account -3 after a sale of 10 with a fee of 1 to it",
+	                   "no-account");
 	rc = transfer(db, 26, MONEY_OUTSIDE, 2, 10, 0, 1);
 	lt_expect(rc == MONEY_INSUFFICIENT && rows_of(t, 26) == 0, "conditional-debit",
 	          "a sale of 10 bought by MONEY_OUTSIDE, whose balance is below zero, returned %d and "
