@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -646,6 +647,104 @@ static int crossing_batch(void *arg, int who, struct kit_db *db)
 		{ base + (who ? 3 : 2), who ? 3 : 1, who ? 4 : 2, 2, 1 },
 	};
 	return money_batch(db, &two_subs, list, BATCH_N, results[who]);
+}
+
+/* One row of the fee rows a look found unlocked: its sub-account's bit. */
+static int fee_sub_row(void *arg, int ncols, const char *const *values)
+{
+	int64_t *mask = arg;
+	if (ncols > 0 && values[0]) {
+		int sub = atoi(values[0]);
+		if (sub >= 0 && sub < 63)
+			*mask |= (int64_t)1 << sub;
+	}
+	return 0;
+}
+
+/* The order a batch takes the fee rows' locks in, watched: before each
+ * statement the batch sends (its COMMIT too) another connection asks
+ * which of the fee account's 4 rows it finds locked (FOR UPDATE SKIP
+ * LOCKED, which never waits, in a statement of its own). money.h: the fee
+ * sub-accounts are credited after the last sale, in sub-account order,
+ * "so two batches never hold fee rows in a cycle". That is a promise to
+ * every other writer of those rows, not only to batches of the same
+ * code: a batch that credits them highest first passes beside itself and
+ * deadlocks beside any code that keeps the header's order. The sales
+ * meet the sub-accounts 3, 1, 2, 0, so neither the order they were met
+ * in nor its reverse is sub-account order. */
+struct fee_lock_watch {
+	struct kit_db *obs;
+	int seen;                       /* observations made */
+	int first[4];                   /* the observation a row was first seen locked at, or -1 */
+	char error[200];
+};
+
+static void watch_fee_locks(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)sql;
+	(void)t_ns;
+	struct fee_lock_watch *w = arg;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || w->error[0])
+		return;
+	char query[160];
+	snprintf(query, sizeof query, "SELECT sub FROM accounts WHERE id = %d ORDER BY sub "
+	         "FOR UPDATE SKIP LOCKED", FEE_ACCOUNT);
+	int64_t unlocked = 0;
+	int rc = kit_db_query(w->obs, query, 0, NULL, fee_sub_row, &unlocked);
+	if (rc != 0) {
+		snprintf(w->error, sizeof w->error, "%s", kit_db_errmsg(w->obs));
+		return;
+	}
+	for (int k = 0; k < 4; k++)
+		if (!(unlocked & (1 << k)) && w->first[k] < 0)
+			w->first[k] = w->seen;
+	w->seen++;
+}
+
+void batch__fee_rows_locked_in_sub_order(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 500);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 4, 0);
+	struct money_fees four = { FEE_ACCOUNT, 4 };
+	struct money_transfer list[] = {
+		{ 7, 1, 2, 10, 1 },             /* fee to sub-account 3 */
+		{ 5, 1, 2, 10, 1 },             /* 1 */
+		{ 6, 1, 2, 10, 1 },             /* 2 */
+		{ 4, 1, 2, 10, 1 },             /* 0 */
+	};
+	int results[4] = { 42, 42, 42, 42 };
+	struct fee_lock_watch w = { .obs = labtest_connect(t), .first = { -1, -1, -1, -1 } };
+	kit_db_set_hook(db, watch_fee_locks, &w);
+	int rc = money_batch(db, &four, list, 4, results);
+	kit_db_set_hook(db, NULL, NULL);
+	kit_db_close(w.obs);
+	lt_expect(!w.error[0], NULL, "the check's look at the fee rows' locks failed: %s", w.error);
+	lt_expect(rc == 0 && results[0] == 0 && results[1] == 0 && results[2] == 0 &&
+	          results[3] == 0, "fee-last", "a batch of 4 sales whose fees go to sub-accounts 3, "
+	          "1, 2 and 0 returned %d with results %d, %d, %d, %d, expected 0 for each (%s)",
+	          rc, results[0], results[1], results[2], results[3], labtest_why(db));
+	char order[80] = "";
+	for (int step = 0, used = 0; step < w.seen; step++)
+		for (int k = 0; k < 4; k++)
+			if (w.first[k] == step && used < (int)sizeof order)
+				used += snprintf(order + used, sizeof order - used, "%s%d", used ? ", " : "", k);
+	int lo = -1, hi = -1;              /* the first pair taken out of order */
+	for (int j = 0; j < 4 && lo < 0; j++)
+		for (int k = j + 1; k < 4 && lo < 0; k++)
+			if (w.first[j] >= 0 && w.first[k] >= 0 && w.first[k] < w.first[j])
+				lo = j, hi = k;
+	lt_expect(lo < 0, "fee-last", "a batch whose sales' fees go to sub-accounts 3, 1, 2 and 0 "
+	          "locked the fee rows in the order %s: sub-account %d before %d. money.h: the fee "
+	          "sub-accounts are credited after the last sale, in sub-account order (0, 1, 2, "
+	          "...), so two batches never hold fee rows in a cycle; beside any code that keeps "
+	          "that order (another service, a batch of the header's), this order deadlocks. Is "
+	          "the loop over the sums counting down, or going in the order the sales met them?",
+	          order, hi, lo);
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "fee-last", "the books after the batch: %s", bad);
 }
 
 /* Two batches at once that share no buyer and no seller, only the fee

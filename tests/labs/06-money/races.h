@@ -7,6 +7,7 @@
  *   transfer__refused_while_the_buyer_is_paid  a short buyer paid by another sale meanwhile
  *   batch__same_batch_twice_at_once    one batch applied twice at once
  *   batch__two_batches_cross_the_fee_subs  two batches meeting the fee sub-accounts in opposite orders
+ *   batch__fee_rows_locked_in_sub_order  the order a batch locks the fee rows in, watched
  *   transfer__retry_beside_a_failed_commit  a sale's COMMIT fails while its retry runs
  *                                      on another connection: 0 from one of them at most
  *   batch__retry_beside_a_failed_commit  the same for a batch of one sale
@@ -35,6 +36,7 @@ void payout__waits_for_a_sale_crediting_its_sub(void **state);
 void payout__sales_to_other_subs_do_not_wait(void **state);
 void batch__same_batch_twice_at_once(void **state);
 void batch__two_batches_cross_the_fee_subs(void **state);
+void batch__fee_rows_locked_in_sub_order(void **state);
 void batch__two_batches_keep_their_own_statements(void **state);
 void transfer__zero_fee_touches_no_fee_row(void **state);
 void transfer__retry_beside_a_failed_commit(void **state);

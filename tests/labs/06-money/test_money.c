@@ -1431,6 +1431,7 @@ int main(void)
 		BOTH(batch__size_edges),
 		BOTH(batch__same_batch_twice_at_once),
 		PG_ONLY(batch__two_batches_cross_the_fee_subs),
+		PG_ONLY(batch__fee_rows_locked_in_sub_order),
 		PG_ONLY(batch__two_batches_keep_their_own_statements),
 		PG_ONLY(transfer__zero_fee_touches_no_fee_row),
 		BOTH(batch__invalid_one_in_the_middle),
