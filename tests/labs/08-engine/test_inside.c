@@ -442,20 +442,22 @@ static void chain_let_go(struct labtest *t, struct kit_db *db)
 	struct kit_db *old = reading(t, "BEGIN ISOLATION LEVEL REPEATABLE READ",
 	                              "SELECT n FROM counters WHERE id = 1", "the old snapshot");
 	bump(db, 2000);
-	kit_db_rollback(old);
-	kit_db_close(old);
 	/* The first read prunes the chain once no transaction older than its
 	 * last update runs anywhere (a running XID in any database holds back
 	 * every new snapshot's xmin), nor a snapshot that old here. Lanes of
 	 * make test beside this one (a row held for seconds) and a class's
-	 * shared server do; newer ones do not matter, so only older ones are
-	 * waited for, up to 20 s. */
-	int64_t last = labtest_int(t, "SELECT xmin::text::bigint FROM counters WHERE id = 1");
+	 * shared server do; newer ones do not matter, so only those older
+	 * than the next XID, read now (from the snapshot: a read of the row
+	 * would prune the chain itself), are waited for, up to 20 s. */
+	int64_t next = labtest_int(t, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
+	                              " % 4294967296");
+	kit_db_rollback(old);
+	kit_db_close(old);
 	char sql[400];
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
-	         " AND ((backend_xid IS NOT NULL AND age(backend_xid) >= age('%" PRId64 "'::xid)) OR"
+	         " AND ((backend_xid IS NOT NULL AND age(backend_xid) > age('%" PRId64 "'::xid)) OR"
 	         " (datname = current_database() AND backend_xmin IS NOT NULL AND"
-	         " age(backend_xmin) >= age('%" PRId64 "'::xid)))", last, last);
+	         " age(backend_xmin) > age('%" PRId64 "'::xid)))", next, next);
 	for (int i = 0; i < 200 && labtest_int(t, sql) > 0; i++)
 		util_sleep(0.1);
 }
