@@ -374,7 +374,7 @@ void every_call__leaves_the_connection_as_it_found_it(void **state)
 	struct money_transfer ok = { 1, 1, 2, 100, 10 }, batch2[2] = { { 2, 1, 2, 10, 1 },
 	                                                                 { 3, 1, 2, 10, 1 } };
 	int results[2];
-	char fault[5000] = "";
+	char fault[2 * LT_SESSION_LEN + 1000] = "";
 	static const char *const what[] = {
 		"a transfer applied (0)", "the same transfer again (MONEY_ALREADY)",
 		"a transfer the balance does not cover (MONEY_INSUFFICIENT)",
