@@ -19,7 +19,6 @@
 #include "tests/harness/deadline.h"
 #include "tests/harness/session.h"
 #include "tests/harness/sql.h"
-#include "util/clock.h"
 
 #define NAP_MS 1                   /* how often a held connection looks again */
 
@@ -78,7 +77,7 @@ static bool matches(const char *match, const char *sql)
  * the monitor connection to one thread. */
 static bool pg_lock_waiting(struct lt_gate *g, struct party *q)
 {
-	int64_t now = util_now_ns();
+	int64_t now = lt_real_now_ns();
 	if (g->monitor == NULL || q->pid <= 0)
 		return false;
 	if (g->t->engine == KIT_DB_MYSQL && now - q->asked_ns < lt_lock_poll_ns(g->monitor))
@@ -121,7 +120,7 @@ static bool may_go(struct lt_gate *g, const struct party *p)
 
 static void wait_at_stop(struct lt_gate *g, struct party *p)
 {
-	int64_t give_up = util_now_ns() + LT_GATE_PATIENCE_MS * 1000000LL;
+	int64_t give_up = lt_real_now_ns() + LT_GATE_PATIENCE_MS * 1000000LL;
 
 	pthread_mutex_lock(&g->mu);
 	p->held = true;
@@ -131,7 +130,7 @@ static void wait_at_stop(struct lt_gate *g, struct party *p)
 			g->open = true;
 			continue;
 		}
-		if (util_now_ns() > give_up) {
+		if (lt_real_now_ns() > give_up) {
 			g->open = true;
 			g->first = -1;
 			g->stalls++;

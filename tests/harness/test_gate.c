@@ -20,6 +20,7 @@
 #include "tests/harness/bounds.h"
 #include "tests/harness/gate.h"
 #include "tests/harness/labtest.h"
+#include "tests/harness/locks.h"
 #include "tests/harness/sort.h"
 #include "tests/harness/steps.h"
 #include "util/clock.h"
@@ -149,6 +150,46 @@ static void gate__a_caller_waiting_for_a_lock_counts_as_there(void **state)
 	}
 	/* Stops 1 to 3 and the run that found no fourth statement. */
 	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 2 * 4, "two locked increments per run, four runs");
+	lt_gate_close(g);
+}
+
+/* A check may make clock_gettime() run an hour a second in the thread
+ * that calls the code under test (lt_clock_fast_this_thread), and the
+ * gate's hook runs in that thread. Its patience and its naps go by the
+ * kernel's clock all the same: the caller waiting for the held one's
+ * lock still counts as there, with no run opened by giving up. Read
+ * through the fast clock, the patience ran out in well under a
+ * millisecond and the nap's deadline lay hours ahead, so the held
+ * caller slept until the other's lock wait gave up. */
+static int fast_locked_add(void *arg, int who, struct kit_db *db)
+{
+	lt_clock_fast_this_thread(3600);
+	int rc = locked_add(arg, who, db);
+	lt_clock_fast_this_thread(1);
+	return rc;
+}
+
+static void gate__a_fast_clock_in_the_callers_keeps_the_gate_shut(void **state)
+{
+	struct labtest *t = *state;
+	make_counter(t);
+	struct lt_gate *g = lt_gate_open(t, 2);
+	for (int who = 0; who < 2; who++)
+		assert_int_equal(kit_db_set_lock_timeout(lt_gate_db(g, who), 15000), 0);
+	int runs = 0;
+	for (int k = 1; ; k++) {
+		lt_gate_run(g, NULL, (int[]){ k, k }, fast_locked_add, NULL);
+		if (!lt_gate_reached(g))
+			break;
+		runs++;
+		lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL, "stop %d: the "
+		          "callers answered %d and %d, where both increments succeed", k,
+		          lt_gate_rc(g, 0), lt_gate_rc(g, 1));
+		lt_expect_int(lt_gate_stalls(g), 0, "runs the gate opened only by giving up, "
+		              "its callers' clocks running an hour a second");
+	}
+	lt_expect_int(labtest_int(t, "SELECT v FROM c"), 2 * (runs + 1),
+	              "two locked increments per run");
 	lt_gate_close(g);
 }
 
@@ -417,6 +458,7 @@ int main(void)
 		LABTEST_MYSQL(beside__a_held_commit_and_a_lost_one),
 		LABTEST_BOTH(gate__a_stop_past_the_end_orders_whole_calls),
 		LABTEST_BOTH(gate__a_caller_waiting_for_a_lock_counts_as_there),
+		LABTEST_BOTH(gate__a_fast_clock_in_the_callers_keeps_the_gate_shut),
 		LABTEST_BOTH(gate__first_runs_its_whole_call_at_the_others_stop),
 		LABTEST_BOTH(gate__match_counts_only_statements_that_start_with_it),
 		LABTEST_BOTH(steps__every_refused_statement_leaves_nothing),
