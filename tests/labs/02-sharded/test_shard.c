@@ -1595,6 +1595,95 @@ static void shard_choose_n__a_share_of_1e_10_is_a_row(void **state)
 	}
 }
 
+/* "Taken on the exact product" (shard.h) over the whole domain it
+ * accepts, the ends of the doubles included: a hold of 2^-1074 ms, the
+ * smallest double above 0, is valid, and so are a rate, hold or headroom
+ * near 2^1023. Whether a solution gets these right depends on the order
+ * it puts the factors together in. Rate x hold first, as the formula
+ * reads (peak_per_s * hold_ms / 1000 * headroom), leaves the doubles only
+ * where N is 1 or INT_MAX anyway: a product past the largest double is
+ * past INT_MAX rows, one below DBL_MIN (2^-1022) is under 4 / 1000 of a
+ * row even times the largest headroom, and what the division and the
+ * headroom round is a few parts in 10^15 at most wherever N is 2 or more.
+ * Other orders are exact at every size a server sees (the checks above)
+ * and wrong here:
+ *   - a row's ceiling 1000 / hold_ms first, the peak divided by it: past
+ *     the largest double (+inf) for any hold below 5.6e-306 ms, so the
+ *     peak over it is 0 rows, N = 1, whatever the product;
+ *   - hold_ms / 1000 first (the hold in seconds): a tiny hold falls
+ *     further into the subnormals, which keep fewer digits the smaller
+ *     they are, or to 0;
+ *   - peak_per_s / 1000 first (the rate per millisecond): the same for
+ *     a tiny rate;
+ *   - peak x headroom, or hold x headroom, first: past the largest double
+ *     for a product a small hold or rate brings back down.
+ * Each case's exact product, worked from the doubles' exact values (the
+ * double 1e308 is 10^308 x (1 + 1.1e-17), 4.9e-324 is 2^-1074, 3e-320 is
+ * 6072 x 2^-1074 = 2.99996680...e-320, 1e-310 is 20240225330731 x
+ * 2^-1074 = 9.9999999999999694e-311):
+ *   2^1023/s x 2^-1065 ms / 1000 x 1000 x 2^67   = 2^25       33,554,432
+ *   2^1023/s x 2^-1074 ms / 1000 x 1000 x 2^71   = 2^20        1,048,576
+ *   1e308/s x 2^-1074 ms / 1000 x 1e19 = 4.9406564584124655    5
+ *   1e300/s x 3e-320 ms / 1000 x 1e30  = 29,999,666.0155  (a fraction of
+ *     5.2 x 10^-10 of the product: a row)                     29,999,667
+ *   1e300/s x 1e-310 ms / 1000 x 1e300 = 1.0 x 10^287       INT_MAX
+ *   1500 x 2^-1074/s x 2^1023 ms / 1000 x 2^60   = 1.5 x 2^9         768
+ *   2^1000/s x 1000 x 2^-1000 ms / 1000 x 2^30   = 2^30    1,073,741,824
+ *   2^-1000/s x 1000 x 2^1000 ms / 1000 x 2^30   = 2^30    1,073,741,824
+ * Every whole product is exact, every other one a fraction far from a
+ * whole row and from the 10^-10 limit, so no allowance before ceil moves
+ * them. No database. */
+static void shard_choose_n__exact_at_the_ends_of_the_doubles(void **state)
+{
+	(void)state;
+	static const struct {
+		double peak_per_s, hold_ms, headroom;
+		int n;
+		const char *what;
+	} cases[] = {
+		{ 0x1p1023, 0x1p-1065, 1000 * 0x1p67, 33554432,
+		  "2^1023/s, 2^-1065 ms, headroom 1000 x 2^67: exactly 2^25 rows" },
+		{ 0x1p1023, 0x1p-1074, 1000 * 0x1p71, 1048576,
+		  "2^1023/s, 2^-1074 ms (the smallest double above 0), headroom 1000 x 2^71: exactly "
+		  "2^20 rows" },
+		{ 1e308, 4.9e-324, 1e19, 5, "1e308/s, 4.9e-324 ms (2^-1074), headroom 1e19: 4.94 rows" },
+		{ 1e300, 3e-320, 1e30, 29999667,
+		  "1e300/s, 3e-320 ms (6072 x 2^-1074), headroom 1e30: 29,999,666.02 rows" },
+		{ 1e300, 1e-310, 1e300, INT32_MAX,
+		  "1e300/s, 1e-310 ms, headroom 1e300: 10^287 rows, past what an int holds" },
+		{ 1500 * 0x1p-1074, 0x1p1023, 0x1p60, 768,
+		  "1500 x 2^-1074/s (7.4e-321), 2^1023 ms, headroom 2^60: exactly 768 rows" },
+		{ 0x1p1000, 1000 * 0x1p-1000, 0x1p30, 1073741824,
+		  "2^1000/s, 1000 x 2^-1000 ms, headroom 2^30: exactly 2^30 rows" },
+		{ 0x1p-1000, 1000 * 0x1p1000, 0x1p30, 1073741824,
+		  "2^-1000/s, 1000 x 2^1000 ms, headroom 2^30: exactly 2^30 rows" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int got = shard_choose_n(cases[i].peak_per_s, cases[i].hold_ms, cases[i].headroom);
+		const char *cause =
+			got == 1 ? "Is the peak divided by a row's ceiling, 1000 / hold_ms? For a hold "
+			"below 5.6e-306 ms (valid: above 0) that is past the largest double, +inf, and "
+			"the peak over it is 0 rows. Or is a tiny hold or rate divided by 1000 first? "
+			"At half of 2^-1074 or less it rounds to 0" :
+			got == INT32_MAX ? "Are two large factors multiplied first (peak_per_s x "
+			"headroom, or hold_ms x headroom)? Their product is past the largest double, "
+			"though the third factor brings the exact product back down" :
+			got > 1 ? "Is a tiny factor divided by 1000 first (hold_ms / 1000, the hold in "
+			"seconds, or peak_per_s / 1000, the rate a millisecond)? A subnormal keeps fewer "
+			"digits the smaller it is, and what it rounds off the large factors multiply "
+			"back up" :
+			"These arguments are all valid (a rate of 0 or more, a hold above 0, a headroom "
+			"of 1 or more): N is at least 1";
+		lt_expect(got == cases[i].n, "choose-n",
+		          "expected %d, got %d: shard_choose_n(%a, %a, %a), %s. shard.h takes N on the "
+		          "exact product for any hold above 0. %s. Work it as the formula reads, "
+		          "peak_per_s * hold_ms / 1000 * headroom, the rate times the hold first: that "
+		          "product leaves the doubles only where N is 1 or INT_MAX anyway",
+		          cases[i].n, got, cases[i].peak_per_s, cases[i].hold_ms, cases[i].headroom,
+		          cases[i].what, cause);
+	}
+}
+
 /* ---- the mistake classes: edges of the domain, failing steps, races ---- */
 
 #define LIKES_TOP 40
@@ -3146,6 +3235,7 @@ int main(void)
 		cmocka_unit_test(shard_choose_n__large_rates),
 		cmocka_unit_test(shard_choose_n__crumbs_and_fractions_at_every_size),
 		cmocka_unit_test(shard_choose_n__a_share_of_1e_10_is_a_row),
+		cmocka_unit_test(shard_choose_n__exact_at_the_ends_of_the_doubles),
 	};
 	return labtest_main("02-sharded", tests);
 }
