@@ -800,10 +800,12 @@ static void shard_resize__exact_under_concurrent_increments(void **state)
 }
 
 /* PostgreSQL replays the race of section 5, point 3, step by step: a like
- * on slot 5 is in flight (a holds its row) when the shrink starts; the
- * shrink must wait for it and fold the value that includes it. */
+ * on a slot past the new N is in flight (it holds its row) when the shrink
+ * starts; the shrink must wait for it and fold the value that includes it.
+ * MariaDB runs it too. */
 struct resizer {
 	struct kit_db *db;
+	int to;                        /* the shrink's N */
 	int rc;
 	char error[256];
 	atomic_bool done;
@@ -812,7 +814,7 @@ struct resizer {
 static void *resizer_main(void *arg)
 {
 	struct resizer *r = arg;
-	r->rc = shard_resize(r->db, POST, 4);
+	r->rc = shard_resize(r->db, POST, r->to);
 	if (r->rc != 0)
 		snprintf(r->error, sizeof r->error, "%s", labtest_why(r->db));
 	atomic_store(&r->done, true);
@@ -829,49 +831,64 @@ static int64_t session_of(struct kit_db *db)
 }
 
 /* On the server engines only: on SQLite a shrink holds the only write
- * lock, so no like can commit in the middle of it. */
+ * lock, so no like can commit in the middle of it. From 16 slots to 4,
+ * to 1 (a path of its own for N = 1 that sums the rows past slot 0 with a
+ * plain SELECT, which waits for no lock, and deletes them afterwards,
+ * deletes the like uncounted) and to 15 (one slot folded, the like's). */
 static void shard_resize__folds_a_like_committed_during_the_shrink(void **state)
 {
+	static const struct { int to, like; } shrinks[] = { { 4, 5 }, { 1, 5 }, { 15, 15 } };
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
 	struct kit_db *a = held[0] = labtest_connect(t);
-	struct resizer r = { .db = held[1] = labtest_connect(t) };
-	int64_t pid = 0, blocked = 0;
-	pthread_t tid;
+	struct kit_db *shrinker = held[1] = labtest_connect(t);
+	int64_t pid = session_of(shrinker);
 
-	for (uint32_t s = 0; s < SHARD_DEFAULT_SLOTS; s++) {
-		uint32_t value = s;
-		like_n(db, POST, 1, counting, &value);
-	}
-	pid = session_of(r.db);
-	lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
-	uint32_t five = 5;
-	like_n(a, POST, 1, counting, &five);            /* slot 5, not committed */
+	for (size_t i = 0; i < sizeof shrinks / sizeof shrinks[0]; i++) {
+		struct resizer r = { .db = shrinker, .to = shrinks[i].to };
+		int64_t blocked = 0;
+		pthread_t tid;
+		labtest_exec(t, "DELETE FROM like_slots; DELETE FROM like_slot_config");
+		for (uint32_t s = 0; s < SHARD_DEFAULT_SLOTS; s++) {
+			uint32_t value = s;
+			like_n(db, POST, 1, counting, &value);
+		}
+		lt_expect(kit_db_begin(a) == 0, NULL, "BEGIN on a: %s", labtest_why(a));
+		uint32_t like = (uint32_t)shrinks[i].like;
+		like_n(a, POST, 1, counting, &like);            /* not committed */
 
-	if (pthread_create(&tid, NULL, resizer_main, &r) != 0) {
-		kit_db_rollback(a);
-		fail_msg("pthread_create failed");
-	}
-	/* Wait until the shrink is stuck behind a's row lock (or has finished
-	 * without touching it), then let a commit. */
-	int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 100 : 4000;     /* 12 s, 8 s */
-	for (int i = 0; i < polls && blocked == 0 && !atomic_load(&r.done); i++) {
-		int waits = lt_lock_waiting(db, pid);
-		if (waits < 0)
-			break;
-		if ((blocked = waits) == 0)
-			util_sleep_ns(lt_lock_poll_ns(db));
-	}
-	int committed = kit_db_commit(a);
-	pthread_join(tid, NULL);
+		if (pthread_create(&tid, NULL, resizer_main, &r) != 0) {
+			kit_db_rollback(a);
+			fail_msg("pthread_create failed");
+		}
+		/* Wait until the shrink is stuck behind a's row lock (or has
+		 * finished without touching it), then let a commit. */
+		int polls = kit_db_engine(db) == KIT_DB_MYSQL ? 100 : 4000;     /* 12 s, 8 s */
+		for (int p = 0; p < polls && blocked == 0 && !atomic_load(&r.done); p++) {
+			int waits = lt_lock_waiting(db, pid);
+			if (waits < 0)
+				break;
+			if ((blocked = waits) == 0)
+				util_sleep_ns(lt_lock_poll_ns(db));
+		}
+		int committed = kit_db_commit(a);
+		pthread_join(tid, NULL);
 
-	lt_expect(committed == 0, NULL, "COMMIT on a: %s", labtest_why(a));
-	lt_expect(r.rc == 0, "fold", "shard_resize(4): %s", r.error);
-	lt_expect_int_hint(total(db, POST), 17,
-	                   "count after 16 likes and a 17th committed while shrinking to 4",
-	                   "fold-race");
-	lt_expect_int_hint(labtest_int(t, "SELECT count(*) FROM like_slots WHERE post_id = 42 AND slot >= 4"),
-	                   0, "rows at slot >= 4 after the shrink", "fold-race");
+		lt_expect(committed == 0, NULL, "COMMIT on a: %s", labtest_why(a));
+		lt_expect(r.rc == 0, "fold", "shard_resize(%d): %s", shrinks[i].to, r.error);
+		int64_t got = total(db, POST);
+		lt_expect(got == 17, "fold-race",
+		          "expected 17, got %lld: the count after 16 likes and a 17th, on slot %d, "
+		          "committed while shrinking from 16 slots to %d%s", (long long)got,
+		          shrinks[i].like, shrinks[i].to,
+		          got >= 17 ? "" : blocked ? " (the shrink waited for the like's row, then "
+		          "went on): is the row deleted uncounted? A shrink that reads the rows it "
+		          "folds (a SELECT of them, or of their sum) and deletes them in another "
+		          "statement deletes what committed in between: fold what the DELETE returns" :
+		          " (the shrink never waited for the like's row)");
+		lt_expect_int_hint(rows_from(t, POST, shrinks[i].to), 0,
+		                   "rows at slot >= N after the shrink", "fold-race");
+	}
 }
 
 /* A shrink held just before its COMMIT, by a hook on its connection: it
@@ -2045,74 +2062,109 @@ static void shard_read__failure_leaves_total_untouched(void **state)
 }
 
 struct race {
-	int nslots[2];                 /* shrink targets, or 0 for an increment */
-	uint32_t value;                /* the increment's random value; 0 means 9 */
+	int nslots[2];                 /* resize targets, or 0 for an increment */
+	uint32_t value;                /* the increment's random value */
 };
 
 static int resize_or_like(void *arg, int who, struct kit_db *db)
 {
 	struct race *r = arg;
-	uint32_t value = r->value ? r->value : 9;
+	uint32_t value = r->value;
 	if (r->nslots[who] == 0)
 		return shard_increment(db, POST, counting, &value);
 	return shard_resize(db, POST, r->nslots[who]);
 }
 
-/* A like lands whole while the shrink is held before each of its
- * statements in turn (the gate sends the like first and holds the shrink
- * until the like is done or waits for the shrink's lock): it is counted
- * exactly once, wherever it falls. */
+/* A like lands whole while the resize is held before each of its
+ * statements in turn (the gate sends the like first and holds the resize
+ * until the like is done or waits for the resize's lock): it is counted
+ * exactly once, wherever it falls. From N = 16 (no config row) to each
+ * edge of N a resize can go to: 4, the usual shrink; 1, every row folded
+ * into slot 0 (a path of its own for N = 1, "sum the rows past slot 0,
+ * add the sum to slot 0, delete them", reads and then deletes, and
+ * deletes a like that lands in between uncounted, on PostgreSQL); 15,
+ * one slot folded (the like on slot 15); 16, the N the post has, and
+ * 1,024, the largest, which fold nothing. */
+static const struct resize_edge {
+	int to;                        /* the resize's N, from 16 */
+	int like;                      /* the like's slot: past N for a shrink */
+	int into;                      /* the slot it folds into; -1: no fold */
+} resize_edges[] = {
+	{ 4, 9, 1 }, { 1, 9, 0 }, { 15, 15, 0 }, { 16, 9, -1 }, { SHARD_MAX_SLOTS, 9, -1 },
+};
+
 static void shard_resize__a_like_at_every_statement_of_a_shrink(void **state)
 {
 	struct labtest *t = *state;
 	struct kit_db *db = fresh(t);
-	struct race r = { { 4, 0 }, 9 };
 	struct lt_gate *g = lt_gate_open(t, 2);
 
-	/* Three times: the like's slot 9 holds a row (the like waits for any
-	 * lock the shrink took on it), then has none (the like inserts a row
-	 * no lock covers: a shrink that locked the rows it read with SELECT
-	 * ... FOR UPDATE and deletes in a second statement deletes that one
-	 * uncounted); then the like's slot is 1, a slot the shrink folds
-	 * into, and it has no row (the like creates the fold's target row: a
-	 * fold that asks whether the row is there, with an UPDATE or a
-	 * SELECT, and then INSERTs it, fails on the like's new row; an
-	 * upsert adds to it). */
-	for (int gap = 0; gap <= 2; gap++) {
-		r.value = gap == 2 ? 1 : 9;
-		for (int k = 1; k <= 40; k++) {
-			staircase_rows(t);
-			if (gap)
-				labtest_exec(t, gap == 1 ? "DELETE FROM like_slots WHERE post_id = 42 AND slot = 9"
-				                         : "DELETE FROM like_slots WHERE post_id = 42 AND slot = 1");
-			lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, resize_or_like, &r);
-			if (!lt_gate_held(g, 0))
-				break;
-			int failed = lt_gate_rc(g, 0) != 0 ? 0 : 1;
-			if (gap == 2)
-				lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, "fold",
-				          "a shrink to 4, held before its statement %d while a like created the "
-				          "row of slot 1, a slot the shrink folds into (slot 1 had no row): they "
-				          "returned %d and %d (%s); a fold that asks whether the target row is "
-				          "there and then INSERTs it fails on the row the like made: add to the "
-				          "target with one upsert", k, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
-				          labtest_why(lt_gate_db(g, failed)));
-			else
-				lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
-				          "a shrink and a like at its statement %d: they returned %d and %d (the "
-				          "%s's: %s)%s", k, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
-				          failed ? "like" : "shrink", labtest_why(lt_gate_db(g, failed)),
-				          lt_gate_rc(g, failed) == KIT_DB_BUSY ? "; KIT_DB_BUSY here is a "
-				          "deadlock or a lock wait given up: the like reads the config row, then "
-				          "writes its slot, so a shrink that writes slot rows before the config "
-				          "row locks them in the opposite order: write the config row first" : "");
-			lt_expect_int_hint(total(db, POST), gap == 2 ? 135 : gap ? 127 : 137,
-			                   gap == 2 ? "count after a like that made the row of a fold's "
-			                   "target slot (slot 1 had none) during a shrink" : gap ? "count "
-			                   "after a like that made a new row (slot 9 had none) during a "
-			                   "shrink: is it deleted uncounted, by a DELETE after the statement "
-			                   "that read the rows to fold? Fold what the DELETE returns" :
-			                   "count after a like that landed during a shrink", "fold");
+	for (size_t e = 0; e < sizeof resize_edges / sizeof resize_edges[0]; e++) {
+		const struct resize_edge *edge = &resize_edges[e];
+		struct race r = { { edge->to, 0 }, (uint32_t)edge->like };
+		const char *kind = edge->into < 0 ? "resize" : "shrink";
+		/* Three times: the like's slot holds a row (the like waits for
+		 * any lock the shrink took on it), then has none (the like
+		 * inserts a row no lock covers: a shrink that locked the rows it
+		 * read with SELECT ... FOR UPDATE and deletes in a second
+		 * statement deletes that one uncounted); then the like's slot is
+		 * one the shrink folds into, and it has no row (the like creates
+		 * the fold's target row: a fold that asks whether the row is
+		 * there, with an UPDATE or a SELECT, and then INSERTs it, fails
+		 * on the like's new row; an upsert adds to it). A resize that
+		 * folds nothing has no such slot. */
+		for (int gap = 0; gap <= (edge->into < 0 ? 1 : 2); gap++) {
+			int empty = gap == 2 ? edge->into : edge->like;
+			r.value = (uint32_t)empty;
+			int64_t want = gap ? 137 - (empty + 1) : 137;
+			char del[96];
+			snprintf(del, sizeof del, "DELETE FROM like_slots WHERE post_id = 42 AND slot = %d",
+			         empty);
+			for (int k = 1; k <= 40; k++) {
+				staircase_rows(t);
+				if (gap)
+					labtest_exec(t, del);
+				lt_gate_run_first(g, NULL, (int[]){ k, 1 }, 1, resize_or_like, &r);
+				if (!lt_gate_held(g, 0))
+					break;
+				int failed = lt_gate_rc(g, 0) != 0 ? 0 : 1;
+				if (gap == 2)
+					lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, "fold",
+					          "a shrink to %d, held before its statement %d while a like "
+					          "created the row of slot %d, a slot the shrink folds into (it "
+					          "had no row): they returned %d and %d (%s); a fold that asks "
+					          "whether the target row is there and then INSERTs it fails on "
+					          "the row the like made: add to the target with one upsert",
+					          edge->to, k, empty, lt_gate_rc(g, 0), lt_gate_rc(g, 1),
+					          labtest_why(lt_gate_db(g, failed)));
+				else
+					lt_expect(lt_gate_rc(g, 0) == 0 && lt_gate_rc(g, 1) == 0, NULL,
+					          "a %s from 16 slots to %d and a like at its statement %d: they "
+					          "returned %d and %d (the %s's: %s)%s", kind, edge->to, k,
+					          lt_gate_rc(g, 0), lt_gate_rc(g, 1), failed ? "like" : kind,
+					          labtest_why(lt_gate_db(g, failed)),
+					          lt_gate_rc(g, failed) == KIT_DB_BUSY ? "; KIT_DB_BUSY here is "
+					          "a deadlock or a lock wait given up: the like reads the config "
+					          "row, then writes its slot, so a shrink that writes slot rows "
+					          "before the config row locks them in the opposite order: write "
+					          "the config row first" : "");
+				int64_t got = total(db, POST);
+				lt_expect(got == want, "fold",
+				          "expected %lld, got %lld: the count after a %s from 16 slots to %d "
+				          "held before its statement %d while a like on slot %d ran whole "
+				          "(%s)%s", (long long)want, (long long)got, kind, edge->to, k, empty,
+				          gap == 2 ? "the slot is one the shrink folds into, and had no row" :
+				          gap ? "the slot had no row: the like made it" : "136 in slots 0 "
+				          "to 15 and the like",
+				          got >= want ? "" : edge->to == 1 ? ". Is it deleted uncounted? A "
+				          "shrink to 1 that sums the rows past slot 0 in one statement (or "
+				          "reads them) and deletes them in another deletes a like that "
+				          "committed in between: fold what the DELETE returns, for N = 1 too" :
+				          edge->into < 0 ? ". A resize to this N folds nothing: is a row "
+				          "deleted or overwritten?" : ". Is it deleted uncounted, by a "
+				          "DELETE after the statement that read the rows to fold? Fold what "
+				          "the DELETE returns");
+			}
 		}
 	}
 	lt_gate_close(g);
