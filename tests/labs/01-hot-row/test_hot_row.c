@@ -388,11 +388,10 @@ static int64_t thread_sleeps(void)
 	return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_nvcsw : 0;
 }
 
-static void shape_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+/* One hook event of s's statements: those between a counter UPDATE and
+ * the COMMIT or ROLLBACK that ends it, and those besides the like's own. */
+static void shape_watch(struct shape *s, enum kit_db_event ev, const char *sql)
 {
-	struct shape *s = arg;
-	(void)t_ns;
-	held_window_step(&s->sleeps, ev, sql, thread_sleeps());
 	if (ev == KIT_DB_STMT_START && sql && !like_statement(sql) && s->other++ == 0)
 		snprintf(s->other_sql, sizeof s->other_sql, "%s", sql);
 	if (ev == KIT_DB_STMT_START && classify(sql) != TX_STMT_) {
@@ -406,6 +405,14 @@ static void shape_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t
 	           ev == KIT_DB_TX_COMMIT || ev == KIT_DB_TX_ROLLBACK) {
 		s->after_update = false;   /* a COMMIT or ROLLBACK, the kit's or sent as SQL */
 	}
+}
+
+static void shape_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct shape *s = arg;
+	(void)t_ns;
+	held_window_step(&s->sleeps, ev, sql, thread_sleeps());
+	shape_watch(s, ev, sql);
 }
 
 static void like_post__counts_one_like(void **state)
@@ -598,6 +605,75 @@ static void like_post__exact_under_threads(void **state)
 	          "time; a PRAGMA wal_checkpoint waits for every reader and writer of the file; a "
 	          "SELECT of the count for a log line is a round trip more. A like sends its two "
 	          "writes in its own transaction, and nothing else, every time", other, first);
+}
+
+/* A statement sent every so many likes, by a count of the like's own
+ * (every 10,000th like of the process, or of the thread, reads the count
+ * back for a "post 1 reached 10,000 likes" line), or one like in so many
+ * drawn by a generator of its own (a xorshift seeded from time(), which
+ * neither the test program's rand() nor its clocks steer): the 2,000
+ * likes of like_post__exact_under_threads, 250 a thread, never reach it.
+ * Here one thread likes post 1 MANY_LIKES times on one connection, every
+ * statement watched, on SQLite in memory (about 2 s; the mistake is the
+ * C's, not the database's). Any count whose period is up to MANY_LIKES
+ * likes, of the process, the thread or the connection, comes round at
+ * least once. A draw of one like in 10,000 misses all 150,000 with
+ * probability (1 - 1/10,000)^150,000 = e^-15, 3 in 10 million runs; one
+ * in 1,000 with e^-150. */
+#define MANY_LIKES 150000
+
+static void watch_hook(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	(void)t_ns;
+	shape_watch(arg, ev, sql);
+}
+
+static void like_post__no_statement_now_and_then(void **state)
+{
+	(void)state;
+	struct kit_db *db;
+	int rc = kit_db_open(&db, "sqlite::memory:");
+	if (rc == 0)
+		rc = kit_db_exec(db, HOT_ROW_SCHEMA, 0, NULL);
+	if (rc == 0)
+		rc = kit_db_exec(db, "INSERT INTO posts (id) VALUES (1)", 0, NULL);
+	if (rc != 0) {
+		char why[300];
+		snprintf(why, sizeof why, "%s", kit_db_errmsg(db));
+		kit_db_close(db);
+		lt_expect(false, NULL, "an SQLite database in memory: %s", why);
+	}
+
+	struct shape sh = { 0 };
+	kit_db_set_hook(db, watch_hook, &sh);
+	int failed = 0, first_rc = 0;
+	int64_t first_at = 0;               /* the like that sent the first statement more */
+	for (int64_t i = 1; i <= MANY_LIKES; i++) {
+		rc = like_post(db, 1, i, NULL);
+		if (rc != 0 && failed++ == 0)
+			first_rc = rc;
+		if (first_at == 0 && (sh.other > 0 || sh.between > 0))
+			first_at = i;
+	}
+	kit_db_set_hook(db, NULL, NULL);
+	int64_t likes = -1;
+	(void)kit_db_query_int(db, "SELECT likes FROM posts WHERE id = 1", 0, NULL, &likes);
+	kit_db_close(db);
+
+	lt_expect(failed == 0, NULL, "%d of %d likes of post 1 by new users failed, the first "
+	          "with %d", failed, MANY_LIKES, first_rc);
+	lt_expect_int(likes, MANY_LIKES, "posts.likes after 150,000 likes in one thread");
+	lt_expect(sh.between == 0, "counter-last", "over 150,000 likes in one thread, %d "
+	          "statement(s) ran between a counter's UPDATE and its COMMIT, the first at like "
+	          "%" PRId64 ": \"%s\"; the row stays locked for each. Is something sent every so "
+	          "many likes (a count kept in C: \"every 10,000th like logs the count\") or one "
+	          "like in so many (a generator of its own)? hot_row.h: no other statement, now or "
+	          "every so many likes", sh.between, first_at, sh.sql);
+	lt_expect(sh.other == 0, "transaction", "over 150,000 likes in one thread, like_post sent "
+	          "%d statement(s) besides its INSERT, its UPDATE and its transaction's words, the "
+	          "first at like %" PRId64 ": \"%s\". Is something sent every so many likes (a "
+	          "count kept in C) or one like in so many (a generator of its own)? hot_row.h: no "
+	          "other statement, now or every so many likes", sh.other, first_at, sh.other_sql);
 }
 
 /* Eight likers at once, 3,000 likes each by as many users, an app check
@@ -3499,6 +3575,7 @@ int main(void)
 		LABTEST_ALL(like_post__unknown_post_changes_nothing),
 		LABTEST_ALL(like_post__refused_by_app_writes_nothing),
 		LABTEST_ALL(like_post__exact_under_threads),
+		LABTEST_SQLITE(like_post__no_statement_now_and_then),
 		LABTEST_SQLITE(like_post__refusals_under_threads),
 		LABTEST_ALL(like_post__refused_from_every_thread),
 		LABTEST_ALL(like_post__waits_for_a_held_counter),
