@@ -70,7 +70,7 @@ struct hot_row_app {
  * avoid: when COMMIT ran but its answer was lost, the like is there and an
  * error is returned; the same like tried again says HOT_ROW_DUPLICATE.)
  * 0 is returned only for a like that is written. An allocation that
- * fails (malloc, strdup, asprintf... returning NULL, if your code
+ * fails (malloc, strdup... returning NULL, asprintf -1, if your code
  * allocates) is such a failure: KIT_DB_ERR, nothing written, app->check
  * called once all the same (ask it first). No call leaves a block
  * allocated. A ROLLBACK after a failed step that fails too changes

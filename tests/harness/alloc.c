@@ -17,6 +17,10 @@
  * them, and is seen when the block is freed or reallocated, or when the
  * check ends (lt_alloc_overrun). Under ASan the sanitizer sees every such
  * write itself, and reads too.
+ *
+ * A refused asprintf or vasprintf returns -1 and leaves in its pointer
+ * the address of a page mapped with no access (not NULL): see
+ * lt_alloc_undefined() in alloc.h.
  */
 #include "tests/harness/alloc.h"
 #include "util/unseen.h"
@@ -29,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/harness/hold.h"
 #include "tests/harness/labtest.h"
@@ -230,6 +236,14 @@ static bool forget(void *p, size_t *n, const char *when)
 	return ours;
 }
 
+/* What a refused asprintf or vasprintf leaves in its pointer: a page
+ * nobody may read or write (alloc_init maps it), or, if it could not be
+ * mapped, a few bytes of this file's that are no block either. */
+static char *undefined_page;
+static size_t undefined_len;
+static char undefined_bytes[16];
+static atomic_bool undefined_freed;   /* free() was given it since the last reset */
+
 /* A fork() from another thread must not leave the child with the table
  * locked. */
 static void before_fork(void) { pthread_mutex_lock(&lock); }
@@ -237,6 +251,22 @@ static void after_fork(void) { pthread_mutex_unlock(&lock); }
 __attribute__((constructor)) static void alloc_init(void)
 {
 	pthread_atfork(before_fork, after_fork, after_fork);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, page > 0 ? (size_t)page : 4096, PROT_NONE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		undefined_page = p;
+		undefined_len = page > 0 ? (size_t)page : 4096;
+	} else {
+		undefined_page = undefined_bytes;
+		undefined_len = sizeof undefined_bytes;
+	}
+}
+
+bool lt_alloc_undefined(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr, start = (uintptr_t)undefined_page;
+	return undefined_page != NULL && a >= start && a - start < undefined_len;
 }
 
 /* The hold of lt_alloc_hold_next(): the next allocation of the code under
@@ -346,6 +376,10 @@ static void *reallocarray_as(bool kit, void *p, size_t n, size_t size)
 static void free_as(void *p)
 {
 	size_t n;
+	if (p != NULL && lt_alloc_undefined(p)) {
+		atomic_store(&undefined_freed, true);   /* the allocator would abort */
+		return;
+	}
 	if (p != NULL)
 		(void)forget(p, &n, "freed");
 	__real_free(p);
@@ -402,7 +436,7 @@ static int vasprintf_as(bool kit, char **out, const char *fmt, va_list ap)
 	if (s != NULL)
 		vsnprintf(s, (size_t)len + 1, fmt, again);
 	va_end(again);
-	*out = s;
+	*out = s != NULL ? s : undefined_page;
 	return s != NULL ? len : -1;
 }
 
@@ -455,11 +489,20 @@ bool lt_alloc_overrun(char *why, size_t len)
 		         "in it (a string's terminating NUL counts), or an index one past the last",
 		         overran_n, overran_at + 1, overran_when);
 	pthread_mutex_unlock(&lock);
+	if (!o && atomic_load(&undefined_freed)) {
+		o = true;
+		if (why != NULL && len > 0)
+			snprintf(why, len, "free() was given the pointer a refused asprintf (or "
+			         "vasprintf) left behind: when asprintf fails it returns -1 and the "
+			         "pointer's contents are undefined (glibc leaves it as it was, not NULL), "
+			         "so the pointer tells nothing; test what asprintf returns");
+	}
 	return o;
 }
 
 void lt_alloc_overrun_reset(void)
 {
+	atomic_store(&undefined_freed, false);
 	pthread_mutex_lock(&lock);
 	overran = false;
 	pthread_mutex_unlock(&lock);

@@ -20,7 +20,8 @@
 
  * Like the step failpoints (steps.h), a check arms the failpoint for the
  * k-th allocation from now, makes the call, and disarms; the armed
- * allocation returns NULL with errno ENOMEM, once. It repeats for k = 1,
+ * allocation returns NULL with errno ENOMEM, once (an armed asprintf or
+ * vasprintf returns -1, and its pointer is no NULL: lt_alloc_undefined). It repeats for k = 1,
  * 2, ... until the call made fewer than k allocations.
  *
  * Interface:
@@ -50,11 +51,24 @@
 
 /* Whether a block handed out by the wrappers was written past its end
  * since the last reset (its guard bytes changed: seen when it was freed
- * or reallocated, or now, among those still allocated); why gets a line
- * that says so. Without a sanitizer only: under ASan the write itself
- * stops the process. Every check ends with this look (labtest.c). */
+ * or reallocated, or now, among those still allocated), or free() was
+ * given the pointer a refused asprintf left (below); why gets a line
+ * that says so. The guard bytes are there without a sanitizer only:
+ * under ASan the write itself stops the process. Every check ends with
+ * this look (labtest.c). */
 bool lt_alloc_overrun(char *why, size_t len);
 void lt_alloc_overrun_reset(void);
+
+/* When asprintf or vasprintf fails, glibc returns -1 and leaves the
+ * pointer as it was ("the contents of strp are undefined"): code that
+ * tests the pointer for NULL instead of the -1 sees a NULL only where the
+ * pointer held one already. A refused one here leaves in it, not NULL,
+ * the address of a page mapped with no access: a read or a write of it
+ * stops the check at once (SIGSEGV; labtest.c says whose address it
+ * was), and free() of it, which the allocator would abort on, is noted
+ * and fails the check as it ends (lt_alloc_overrun). True when addr lies
+ * in that page. */
+bool lt_alloc_undefined(const void *addr);
 
 /* Blocks allocated through the wrappers and not freed yet, and their bytes. */
 size_t lt_alloc_live(void);

@@ -8,11 +8,13 @@
  * when one of their allocations does (armed with lt_alloc_arm_any, and
  * only then), on SQLite and PostgreSQL, and the database libraries' own
  * allocations are not counted; a thread the check starts beside the call
- * can be kept out of the failpoint.
+ * can be kept out of the failpoint; a refused asprintf leaves its pointer
+ * at a page no code may touch, not NULL.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,6 +346,53 @@ static void alloc__a_write_past_the_end_is_seen(void **state)
 #endif
 }
 
+/* A refused asprintf returns -1 and leaves its pointer neither NULL nor
+ * a block (glibc leaves it as it was); a free() of it is taken, not
+ * passed to the allocator, and seen as the check ends; a read of it
+ * stops a child process with SIGSEGV. */
+static void alloc__a_refused_asprintf_leaves_no_null(void **state)
+{
+	(void)state;
+	char why[400];
+	char *text = NULL;
+	size_t base = lt_alloc_live();
+	lt_alloc_overrun_reset();
+	lt_alloc_arm(1);
+	int len = asprintf(&text, "%d likes", 7);
+	lt_expect(lt_alloc_disarm(), NULL, "the armed asprintf was not refused");
+	lt_expect_int(len, -1, "a refused asprintf's answer");
+	lt_expect(text != NULL && lt_alloc_undefined(text), NULL, "a refused asprintf left its "
+	          "pointer at %p, not at the page no code may touch", (void *)text);
+	lt_expect_int(lt_alloc_live(), base, "blocks live after a refused asprintf");
+	lt_expect(!lt_alloc_overrun(why, sizeof why), NULL, "before any free: %s", why);
+	free(text);
+	lt_expect(lt_alloc_overrun(why, sizeof why) && strstr(why, "refused asprintf"), NULL,
+	          "free() of the pointer a refused asprintf left was not seen: \"%s\"", why);
+	lt_alloc_overrun_reset();
+	lt_expect(!lt_alloc_overrun(why, sizeof why), NULL, "after the reset: %s", why);
+	lt_expect(!lt_alloc_undefined(NULL) && !lt_alloc_undefined(why), NULL,
+	          "NULL or a buffer taken for the page a refused asprintf leaves");
+#ifndef __SANITIZE_THREAD__   /* no fork from a process with threads under TSan */
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		_exit(text[0] == 'x' ? 3 : 4);   /* the read must not come back */
+	}
+	int status = 0;
+	lt_expect(pid > 0 && waitpid(pid, &status, 0) == pid, NULL, "fork or waitpid failed");
+	bool stopped = WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan may keep its own handler: it reports the SEGV and exits */
+	stopped = stopped || (WIFEXITED(status) && WEXITSTATUS(status) != 3 &&
+	                      WEXITSTATUS(status) != 4);
+#endif
+	lt_expect(stopped, NULL, "a read of the pointer "
+	          "a refused asprintf left did not stop the process with SIGSEGV (status %d)",
+	          status);
+#endif
+}
+
 struct holder {
 	pthread_mutex_t *m;         /* held around the allocation, when not NULL */
 	void *p;
@@ -502,6 +551,7 @@ int main(void)
 		LABTEST_SQLITE(alloc__a_thread_of_the_check_is_never_refused),
 		LABTEST_SQLITE(alloc__leaksanitizer_still_sees_leaks),
 		LABTEST_SQLITE(alloc__a_write_past_the_end_is_seen),
+		LABTEST_SQLITE(alloc__a_refused_asprintf_leaves_no_null),
 		cmocka_unit_test(alloc__a_block_left_after_a_check_fails_it),
 		LABTEST_BOTH(alloc__kit_queries_fail_cleanly),
 	};

@@ -218,7 +218,7 @@ static void like_check(void *arg, int k, bool failed, int rc)
 	struct one_call *o = arg;
 	if (failed) {
 		lt_expect(rc < 0, "alloc", "shard_increment with allocation %d refused returned %d: a "
-		          "like that was not recorded must be an error (is a NULL from malloc or asprintf "
+		          "like that was not recorded must be an error (is a NULL from malloc or a -1 from asprintf "
 		          "answered with 0? return KIT_DB_ERR)", k, rc);
 		lt_expect(rc >= 0 || rc == KIT_DB_ERR, "alloc", "shard_increment with allocation %d refused returned %d: "
 		          "shard.h names the code for a failed allocation, KIT_DB_ERR (a code of your own, -ENOMEM or -1, is none a caller can test for)", k, rc);
