@@ -749,6 +749,93 @@ void contain_like__every_step_can_fail(void **state)
 	lt_expect(logins > 0, "rollback", "contain_login() ran no statement");
 }
 
+/* The post deleted by another client just before the k-th statement a
+ * like starts on the likes' pool's one connection (the pool's reset at
+ * checkout is the first), on the check's own connection: deleted says
+ * whether it took the row (1), found it locked by the like's own UPDATE
+ * and left it (0: SKIP LOCKED, so it never waits on the thread that runs
+ * it), or never ran (-1: the like ran fewer than k statements). */
+struct delete_before {
+	struct labtest *t;
+	int k, seen, deleted, rc;
+};
+
+static void delete_before_kth(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct delete_before *d = arg;
+	(void)sql, (void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || ++d->seen != d->k)
+		return;
+	struct kit_db *db = labtest_db(d->t);
+	d->rc = kit_db_exec(db, "DELETE FROM posts WHERE id IN (SELECT id FROM posts WHERE id = 1 "
+	                    "FOR UPDATE SKIP LOCKED)", 0, NULL);
+	d->deleted = d->rc == 0 ? (int)kit_db_changes(db) : -2;
+}
+
+/* A post deleted while a like of it runs, between any two of its
+ * statements (the sweep puts the DELETE before its 1st, 2nd, ...
+ * statement in turn, until the like has fewer): when the DELETE took the
+ * row, the like's UPDATE found none, and the like must answer
+ * KIT_DB_NOROW; when the like had the row locked already, the DELETE
+ * leaves it, and the like counts (0, one like more). A like that checks
+ * the post is there in a statement of its own (SELECT 1 ... WHERE id =
+ * $1) and then runs the UPDATE without looking at its row count answers
+ * 0, "counted", for a like that counted nothing: a check-then-act, which
+ * only the UPDATE's own count closes. */
+void contain_like__post_deleted_between_any_two_statements(void **state)
+{
+	struct labtest *t = *state;
+	labtest_exec(t, CONTAIN_SCHEMA);
+	struct contain_app app;
+	struct contain_config cfg = { .url = t->url, .pool_size = 1, .counter_pool_size = 1,
+	                              .acquire_timeout_ms = 2000, .lock_timeout_ms = 1000,
+	                              .contain = true };
+	char err[512], bad[700] = "";
+	lt_expect(contain_open(&app, &cfg, err, sizeof err) == 0, NULL, "contain_open(): %s", err);
+	struct kit_db *db = NULL;
+	lt_expect(kit_pool_get(app.likes, &db) == 0, NULL, "kit_pool_get of the likes' pool");
+	struct delete_before d = { .t = t };
+	kit_db_set_hook(db, delete_before_kth, &d);
+	kit_pool_put(app.likes, db);
+	int k, deleted = 0, kept = 0;
+	for (k = 1; k <= 20 && !bad[0]; k++) {
+		labtest_exec(t, "INSERT INTO posts (id, likes) VALUES (1, 5) ON CONFLICT (id) DO "
+		             "UPDATE SET likes = 5");
+		d = (struct delete_before){ .t = t, .k = k, .deleted = -1 };
+		int rc = contain_like(&app, 1);
+		if (d.deleted == -1)
+			break;
+		int64_t left = labtest_int(t, "SELECT count(*) FROM posts WHERE id = 1");
+		int64_t likes = left ? labtest_int(t, "SELECT likes FROM posts WHERE id = 1") : -1;
+		deleted += d.deleted == 1;
+		kept += d.deleted == 0;
+		if (d.deleted == -2)
+			snprintf(bad, sizeof bad, "the check's DELETE of post 1 before the like's statement "
+			         "%d failed (%d): %s", k, d.rc, labtest_why(labtest_db(t)));
+		else if (d.deleted == 1 && rc != KIT_DB_NOROW)
+			snprintf(bad, sizeof bad, "post 1 was deleted just before the like's statement %d, "
+			         "while the like held no lock on it, and the like returned %d, expected "
+			         "KIT_DB_NOROW (%d): its UPDATE found no row, so nothing was counted%s", k,
+			         rc, KIT_DB_NOROW, rc == 0 ? ". 0 says the like counted. Is the post "
+			         "looked up in a statement of its own (SELECT ... WHERE id = $1) and the "
+			         "UPDATE run without looking at its row count? The post can go between the "
+			         "two: kit_db_changes() after the UPDATE says whether it found the row" : "");
+		else if (d.deleted == 0 && (rc != 0 || left != 1 || likes != 6))
+			snprintf(bad, sizeof bad, "post 1 was locked by the like when another client tried "
+			         "to delete it before the like's statement %d (so it stayed): the like "
+			         "returned %d and the post has %lld likes, expected 0 and 6 (5 + this like)",
+			         k, rc, (long long)likes);
+	}
+	kit_db_set_hook(db, NULL, NULL);
+	contain_close(&app);
+	lt_expect(!bad[0], "norow", "%s", bad);
+	lt_expect(deleted > 0, "norow", "over %d statements of a like, another client's DELETE "
+	          "never found post 1 unlocked: the like sent no statement before its UPDATE?", k - 1);
+	lt_expect(kept > 0, "norow", "over %d statements of a like, the post was never locked "
+	          "by the like when another client tried to delete it: was it never updated inside "
+	          "a transaction, or never committed after?", k - 1);
+}
+
 /* Backends connected with application_name name, once the count has
  * settled (a closed connection's backend ends a moment later). */
 static int64_t backends(struct labtest *t, const char *name, int64_t want)

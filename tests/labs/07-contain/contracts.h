@@ -19,6 +19,9 @@
  *                                   lost: an error, counted at most once, the next like works
  *   contain_like__two_likes_fail_at_once   two likes let go together, every statement from
  *                                   the k-th refused: counted only when 0, both connections back
+ *   contain_like__post_deleted_between_any_two_statements  the post deleted before the
+ *                                   like's k-th statement, every k: KIT_DB_NOROW when its
+ *                                   UPDATE found no row, else 0 and counted
  * And from test_contain.c, for the detector's checks here too:
  *   contain_own_db(t)                on PostgreSQL, the check's URL moved into a
  *                                   database of its own (no other suite's waits)
@@ -36,6 +39,7 @@ void contain_like__a_broken_connection_goes_back(void **state);
 void contain_open__leaves_nothing_open(void **state);
 void contain_like__every_step_can_fail(void **state);
 void contain_like__two_likes_fail_at_once(void **state);
+void contain_like__post_deleted_between_any_two_statements(void **state);
 
 struct labtest;
 void contain_own_db(struct labtest *t);

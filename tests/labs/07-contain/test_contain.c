@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -742,6 +743,9 @@ struct waiter {
 	int64_t post;
 	int lock;                    /* 0: an UPDATE; 1: SELECT ... FOR UPDATE; 2: a reader,
 	                                FOR SHARE (LOCK IN SHARE MODE on MariaDB) */
+	const char *first;           /* a query run first in the waiter's own transaction
+	                                (a monitor's look at pg_stat_activity); NULL: none,
+	                                the statement alone */
 	int rc;
 	pthread_t th;
 };
@@ -769,8 +773,18 @@ static void *queue_up(void *arg)
 	 * for ever, already). */
 	if (w->rc == 0 && kit_db_engine(db) == KIT_DB_MYSQL)
 		w->rc = kit_db_set_lock_timeout(db, 3600 * 1000);
+	int64_t seen;
+	if (w->rc == 0 && w->first != NULL) {
+		w->rc = kit_db_begin(db);
+		if (w->rc == 0)
+			w->rc = kit_db_query_int(db, w->first, 0, NULL, &seen);
+	}
 	if (w->rc == 0)
 		w->rc = kit_db_exec(db, sql, 1, p);
+	if (w->first != NULL && w->rc == 0)
+		w->rc = kit_db_commit(db);
+	else if (w->first != NULL)
+		kit_db_rollback(db);
 	kit_db_close(db);
 	return NULL;
 }
@@ -2941,6 +2955,19 @@ static void hot_rows_now__in_a_database_with_a_dot(void **state)
 		          rows[i].waiting, rows[i].holder_pid, name, want[i]);
 }
 
+/* On PostgreSQL the other database's holder and waiters each read a
+ * shared catalog in their transaction before their UPDATE, as a session
+ * that looks at pg_stat_activity does: they then hold locks whose
+ * database is 0 (pg_database, pg_authid, pg_tablespace belong to no one
+ * database). A detector that counts database 0 as this database's too
+ * ("shared catalogs are everyone's") reports their line as this one's;
+ * each reads another of them, so one that leaves out only the catalogs
+ * it thought of reports it as well. */
+static const char *const shared_reads[4] = {
+	"SELECT count(*) FROM pg_stat_activity", "SELECT count(*) FROM pg_database",
+	"SELECT count(*) FROM pg_roles", "SELECT count(*) FROM pg_tablespace",
+};
+
 /* Two lines in this database, row 1 with three waiters and row 2 with
  * one, and a longer line (four waiters) in another database of the same
  * server: hot_rows_now() returns the two lines of this database, the
@@ -3028,10 +3055,13 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	 * a row held with 4 */
 	struct kit_db *h1 = hold(t, 1, &pid1), *h2 = hold(t, 2, &pid2);
 	struct kit_db *h3 = NULL;
+	int64_t seen;
 	kit_db_open(&h3, other);
 	snprintf(sql, sizeof sql, "UPDATE %s SET likes = likes + 1 WHERE id = 1", table);
 	assert_int_equal(session_id(h3, &pid3), 0);
 	assert_int_equal(kit_db_begin(h3), 0);
+	if (t->engine == KIT_DB_POSTGRES)
+		assert_int_equal(kit_db_query_int(h3, shared_reads[0], 0, NULL, &seen), 0);
 	assert_int_equal(kit_db_exec(h3, sql, 0, NULL), 0);
 	/* On MariaDB the other database's waiters are sessions of this one
 	 * that name the other's table in full: the lock's table says whose
@@ -3058,7 +3088,8 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 			w[nw] = (struct waiter){ .url = t->url, .tag = t->place, .post = 1,
 			                         .table = qualified };
 		else
-			w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table };
+			w[nw] = (struct waiter){ .url = other, .tag = t->place, .post = 1, .table = table,
+			                         .first = shared_reads[nw - 4] };
 		pthread_create(&w[nw].th, NULL, queue_up, &w[nw]);
 	}
 	/* pg_stat_activity is the server's; MariaDB's count is of this
@@ -3101,7 +3132,12 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	expect_line(lined, nw, LINE_FORMS);
 	lt_expect(rc == 0 && rc1 == 0, NULL, "hot_rows_now(): %s", labtest_why(labtest_db(t)));
 	lt_expect_int_hint(n, 2, "lines in this database (row 1 with 3 waiters, row 2 with 1; "
-	                   "another database's line of 4 is not this database's, nor, on MariaDB, "
+	                   "another database's line of 4 is not this database's, even on "
+	                   "PostgreSQL where its waiters read pg_stat_activity, pg_database, "
+	                   "pg_roles and pg_tablespace first and so hold locks of database 0, the "
+	                   "shared catalogs every database sees (a backend is this database's "
+	                   "when it holds a lock whose database is this one's oid, not 0); nor, "
+	                   "on MariaDB, "
 	                   "the line of 1 in a database whose name holds this one's, nor the line of 1 "
 	                   "in one whose name is this one's in capitals: the lock's table is in "
 	                   "DATABASE() when its database part is that name, whole, compared byte "
@@ -3110,8 +3146,10 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	lt_expect(rows[0].holder_pid == pid1 && rows[0].waiting == 3, "order", "expected row 1's "
 	          "line first (3 waiting, holder pid %lld), got %d waiting behind pid %lld%s",
 	          (long long)pid1, rows[0].waiting, (long long)rows[0].holder_pid,
-	          rows[0].holder_pid == pid3 ? ": that line is in another database (keep "
-	          "pg_stat_activity's datname = current_database(); on MariaDB, the lock's table in "
+	          rows[0].holder_pid == pid3 ? ": that line is in another database (on "
+	          "PostgreSQL keep the waits of backends holding a lock whose database is "
+	          "current_database()'s oid: its waiters hold locks of database 0 too, the shared "
+	          "catalogs they read; on MariaDB, the lock's table in "
 	          "DATABASE(): its waiters are sessions of this database naming the other's table "
 	          "in full, so the session's PROCESSLIST.DB does not tell)" : rows[0].holder_pid == pid2 ?
 	          ": the shortest line came first (most waiters first)" : "");
@@ -3123,6 +3161,25 @@ static void hot_rows_now__worst_first_this_database_only(void **state)
 	          "returned with max 1, got the line behind pid %lld", (long long)one[0].holder_pid);
 	lt_expect(memcmp(&one[1], &canary, sizeof canary) == 0, "order", "expected nothing written "
 	          "past out[0] with max 1, got out[1] changed");
+}
+
+/* The server gives a wait to the microsecond (PostgreSQL's waitstart,
+ * MariaDB's PROCESSLIST.TIME_MS, a DECIMAL with three places), so its
+ * milliseconds have a fraction: a whole number of them in each of n >= 6
+ * lines (one chance in 10^18 by accident) is a reading cut to whole
+ * milliseconds (atoi, %d, a CAST to an integer in the query) where
+ * contain.h has a double. */
+static void expect_waits_with_a_fraction(const struct hot_row_now *rows, int n)
+{
+	bool fraction = false;
+	for (int i = 0; i < n; i++)
+		fraction = fraction || rows[i].oldest_wait_ms != (double)(int64_t)rows[i].oldest_wait_ms;
+	lt_expect(n < 6 || fraction, "oldest", "the oldest waits of all %d lines are whole "
+	          "milliseconds (%.3f, %.3f, ... ms), where the server gives microseconds: is the "
+	          "number read with atoi() or through an int, or cast to an integer in the query "
+	          "(CAST(... AS UNSIGNED), floor())? oldest_wait_ms is a double: strtod() of the "
+	          "server's own figure", n, n > 0 ? rows[0].oldest_wait_ms : 0,
+	          n > 1 ? rows[1].oldest_wait_ms : 0);
 }
 
 /* The order's two keys, in a database of the check's own (so that no
@@ -3244,17 +3301,7 @@ static void hot_rows_now__most_waiters_then_oldest_wait(void **state)
 			          waiting[i], (long long)pid[want[i]], tops[k][i].waiting,
 			          tops[k][i].holder_pid, k);
 	}
-	/* The server gives a wait to the microsecond (waitstart), so its
-	 * milliseconds have a fraction: a whole number of them in each of six
-	 * lines (one chance in 10^18 by accident) is a reading cut to an int
-	 * (atoi, %d) where contain.h has a double. */
-	bool fraction = false;
-	for (int i = 0; i < 6 && i < n; i++)
-		fraction = fraction || rows[i].oldest_wait_ms != (double)(int64_t)rows[i].oldest_wait_ms;
-	lt_expect(n < 6 || fraction, "oldest", "the oldest waits of all six lines are whole "
-	          "milliseconds (%.3f, %.3f, ... ms), where the server gives microseconds: is the "
-	          "number read with atoi() or through an int? oldest_wait_ms is a double: strtod()",
-	          rows[0].oldest_wait_ms, rows[1].oldest_wait_ms);
+	expect_waits_with_a_fraction(rows, n < 8 ? n : 8);
 }
 
 /* A session of its own running one statement; its CONNECTION_ID() is
@@ -3367,7 +3414,12 @@ static void hot_rows_now__quiet_when_nobody_waits(void **state)
  * room for 16, all twelve come back, each behind its own holder; with
  * room for 11, eleven. "At most max" is the caller's limit, not one of
  * the detector's own (a LIMIT 10 "since nobody reads past the ten
- * worst" drops the rest). */
+ * worst" drops the rest). It is a limit at its ends too: with room for
+ * 0 lines none comes back and out[0] is not written, with room for 1
+ * one and out[1] untouched (a row callback that writes its line first
+ * and only then stops once the out array is full writes out[0] at max 0,
+ * and a caller that passes max 0 to ask for nothing, with no array at
+ * all, crashes). */
 #define MANY_LINES 12
 
 static void hot_rows_now__every_line_up_to_max(void **state)
@@ -3392,10 +3444,18 @@ static void hot_rows_now__every_line_up_to_max(void **state)
 		pthread_create(&w[queued].th, NULL, queue_up, &w[queued]);
 		lined = wait_for_waiters(t, ++queued);
 	}
+	/* out arrays of two lines, each set to a pattern first: with room for
+	 * 0 both must keep it, with room for 1 the second */
+	struct hot_row_now none[2], single[2], canary;
+	int n0 = -1, n1 = -1, rc0 = -1, rc1 = -1;
+	memset(&canary, 0x5a, sizeof canary);
+	none[0] = none[1] = single[0] = single[1] = canary;
 	if (lined == MANY_LINES) {
 		rc = hot_rows_now(labtest_db(t), rows, 16, &n);
 		struct hot_row_now few[11];
 		rc11 = hot_rows_now(labtest_db(t), few, 11, &n11);
+		rc0 = hot_rows_now(labtest_db(t), none, 0, &n0);
+		rc1 = hot_rows_now(labtest_db(t), single, 1, &n1);
 	}
 	for (int r = 0; r < MANY_LINES; r++)
 		kit_db_commit(h[r]);
@@ -3416,6 +3476,18 @@ static void hot_rows_now__every_line_up_to_max(void **state)
 	lt_expect(n != MANY_LINES || behind == MANY_LINES, "holder", "of the twelve lines, %d have "
 	          "one waiter behind one of the twelve holders", behind);
 	lt_expect_int_hint(n11, 11, "lines with room for 11 of the twelve", "signature");
+	lt_expect(rc0 == 0 && n0 == 0 && memcmp(&none[0], &canary, sizeof canary) == 0 &&
+	          memcmp(&none[1], &canary, sizeof canary) == 0, "order", "twelve lines and room "
+	          "for 0 (max 0): expected 0, no line and out[0] untouched, got %d, %d line(s), "
+	          "out[0] %s. contain.h: at most max lines; a caller asking for none may pass no "
+	          "array at all. Does the row callback write its line first and only then check "
+	          "whether out is full? Check before writing", rc0, n0,
+	          memcmp(&none[0], &canary, sizeof canary) ? "written" : "untouched");
+	lt_expect(rc1 == 0 && n1 == 1 && memcmp(&single[1], &canary, sizeof canary) == 0,
+	          "order", "twelve lines and room for 1 (max 1): expected 0, 1 line and nothing "
+	          "written past out[0], got %d, %d line(s), out[1] %s", rc1, n1,
+	          memcmp(&single[1], &canary, sizeof canary) ? "written" : "untouched");
+	expect_waits_with_a_fraction(rows, n < 16 ? n : 16);
 }
 
 /* The detector is called on the caller's connection, maybe inside the
@@ -3936,16 +4008,19 @@ static void probe_timeout(void *arg, enum kit_db_event ev, const char *sql, int6
 
 /* contain.h: lock_timeout_ms is how long the like's UPDATE may wait for
  * the row. The like's own connection is asked, as its UPDATE starts, what
- * lock_timeout is in force: exactly cfg.lock_timeout_ms, from 20 ms to a
- * minute, not rounded to whole seconds ("lock waits are configured in
- * seconds", as MySQL's innodb_lock_wait_timeout is), raised to a floor
- * or capped at a ceiling of the app's own. Another app open beside it
+ * lock_timeout is in force: exactly cfg.lock_timeout_ms, from 20 ms to
+ * INT_MAX (PostgreSQL's own ceiling), not rounded to whole seconds ("lock
+ * waits are configured in seconds", as MySQL's innodb_lock_wait_timeout
+ * is) nor to the six significant digits of a %g (1,234,567 ms printed as
+ * '1234.57s' is 1,234,570 ms on the server), raised to a floor or capped
+ * at a ceiling of the app's own. Another app open beside it
  * with another lock timeout changes nothing: the setting is the app's
  * (cfg), not the process's (a static that the last contain_open wrote). */
 static void contain_like__lock_timeout_is_the_configured_one(void **state)
 {
 	struct labtest *t = *state;
-	static const int ms[] = { 20, 50, 150, 999, 1001, 2500, 7000, 10000, 60000, 3600000 };
+	static const int ms[] = { 20, 50, 150, 999, 1001, 2500, 7000, 10000, 60000, 3600000,
+	                          1234567, 123456789, INT_MAX };
 	char err[512];
 	labtest_exec(t, CONTAIN_SCHEMA);
 	labtest_exec(t, "INSERT INTO posts (id) VALUES (1)");
@@ -3983,7 +4058,10 @@ static void contain_like__lock_timeout_is_the_configured_one(void **state)
 		          "kept where every app shares it (a static written by contain_open)? Read it "
 		          "from app->cfg" : p.ms > 0 && p.ms % 1000 == 0 && ms[i] % 1000 != 0 ? "Whole "
 		          "seconds: is it sent in seconds (PostgreSQL's lock_timeout is in milliseconds "
-		          "when no unit is given)?" : p.ms > ms[i] ? "Longer than asked: is it raised to "
+		          "when no unit is given)?" : p.ms > 0 && llabs(p.ms - ms[i]) * 100000LL <= ms[i] ?
+		          "Rounded to six significant digits: is it printed with %g (of seconds, or of "
+		          "milliseconds)? %g keeps six digits; print the int itself, with %d" :
+		          p.ms > ms[i] ? "Longer than asked: is it raised to "
 		          "a floor of the app's own?" : "Shorter than asked: is it capped, or cut?");
 		labtest_exec(t, "UPDATE posts SET likes = 0");
 	}
@@ -4902,6 +4980,7 @@ int main(void)
 		LABTEST_PG(contain_like__first_likes_at_once),
 		LABTEST_PG(contain_like__every_step_can_fail),
 		LABTEST_PG(contain_like__two_likes_fail_at_once),
+		LABTEST_PG(contain_like__post_deleted_between_any_two_statements),
 		LABTEST_PG(contain_like__a_broken_connection_goes_back),
 		LABTEST_PG(contain_like__gives_up_on_a_held_row),
 		LABTEST_PG(contain_like__timeout_ends_with_the_like),
