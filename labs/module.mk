@@ -177,7 +177,7 @@ mutate-flags:
 	@echo 'CPPFLAGS=$(CPPFLAGS)'
 	@echo 'CFLAGS=$(CFLAGS) $(LAB_BOUNDS)'
 	@echo 'LDFLAGS=$(LDFLAGS)'
-	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$(MUTANT_LD) $(LABTEST_WRAP) $($(l)_TEST_OBJ) $(LABTEST_OBJ) $(LABTEST_KIT) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
+	@$(foreach l,$(LAB_NAMES),echo 'LAB_LINK_$(l)=$(MUTANT_LD) $(LABTEST_WRAP) $($(l)_WRAP) $($(l)_TEST_OBJ) $(LABTEST_OBJ) $(LABTEST_KIT) $(CMOCKA_LIBS) $(DB_LIBS) $(LDLIBS)';)
 
 # A tarball for courses that hand the kit out: no solutions, no mutants.
 student-kit:
