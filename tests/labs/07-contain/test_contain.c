@@ -1058,21 +1058,27 @@ static void decoys_connect(struct labtest *t, struct kit_db *d[DECOYS])
 	}
 }
 
-static void decoys_open(struct labtest *t, struct kit_db *d[DECOYS])
+/* Decoy number i begins a transaction and holds row 1 or 2 (by i's
+ * parity) of its database's decoy table LOCK IN SHARE MODE: trx_id 0. */
+static void decoy_hold(struct kit_db *d, int i)
 {
 	int64_t id;
+	assert_int_equal(kit_db_begin(d), 0);
+	assert_int_equal(kit_db_query_int(d, i % 2 == 0 ? "SELECT id FROM decoy WHERE id = 1 "
+	                                  "LOCK IN SHARE MODE" : "SELECT id FROM decoy WHERE "
+	                                  "id = 2 LOCK IN SHARE MODE", 0, NULL, &id), 0);
+}
+
+static void decoys_open(struct labtest *t, struct kit_db *d[DECOYS])
+{
 	if (d[0] == NULL)
 		return;
 	char name[100], url[sizeof t->url];
 	upper_name(t, name, sizeof name);
 	place_url(t, name, url, sizeof url);
 	assert_int_equal(kit_db_open(&d[DECOYS - 1], url), 0);
-	for (int i = 0; i < DECOYS && d[i] != NULL; i++) {
-		assert_int_equal(kit_db_begin(d[i]), 0);
-		assert_int_equal(kit_db_query_int(d[i], i % 2 == 0 ? "SELECT id FROM decoy WHERE id = 1 "
-		                                  "LOCK IN SHARE MODE" : "SELECT id FROM decoy WHERE "
-		                                  "id = 2 LOCK IN SHARE MODE", 0, NULL, &id), 0);
-	}
+	for (int i = 0; i < DECOYS && d[i] != NULL; i++)
+		decoy_hold(d[i], i);
 }
 
 static void decoys_close(struct kit_db *d[DECOYS])
@@ -2561,15 +2567,11 @@ static int capital_decoys_round(struct labtest *t, struct hot_row_now *rows, int
 {
 	struct kit_db *d[CAPITAL_DECOYS];
 	char name[100], url[sizeof t->url];
-	int64_t id;
 	upper_name(t, name, sizeof name);
 	place_url(t, name, url, sizeof url);
 	for (int i = 0; i < CAPITAL_DECOYS; i++) {
 		assert_int_equal(kit_db_open(&d[i], url), 0);
-		assert_int_equal(kit_db_begin(d[i]), 0);
-		assert_int_equal(kit_db_query_int(d[i], i % 2 == 0 ? "SELECT id FROM decoy WHERE "
-		                                  "id = 1 LOCK IN SHARE MODE" : "SELECT id FROM decoy "
-		                                  "WHERE id = 2 LOCK IN SHARE MODE", 0, NULL, &id), 0);
+		decoy_hold(d[i], i);
 	}
 	sleep_ms(150);          /* past INNODB_TRX's 0.1 s cache */
 	int rc = hot_rows_now(labtest_db(t), rows, max, n);
