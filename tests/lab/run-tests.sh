@@ -111,6 +111,20 @@ out5=$("$root/scripts/run-tests" fail:build/labs/99-x/test-exercise \
 	mutant:build/labs/99-x/test-mutant-slow 2>&1)
 rc5=$?
 took5=$(($(date +%s) - t0))
+# The same skeleton under a timeout that a TERM of its own ends without
+# handing it on (its command in its group, as GNU timeout's is): the run
+# still ends at the failure, the rest of the group with it.
+mkdir -p fakebin
+cat >fakebin/timeout <<'FAKE'
+#!/bin/sh
+shift 3 # -k 5 LIMIT
+exec setsid sh -c '"$@" & wait $!' sh "$@"
+FAKE
+chmod +x fakebin/timeout
+t0=$(date +%s)
+out7=$(PATH="$tmp/fakebin:$PATH" "$root/scripts/run-tests" fail:build/labs/99-x/test-exercise 2>&1)
+rc7=$?
+took7=$(($(date +%s) - t0))
 # Mutants built beside the suites (HOTROW_MUTANT_MAKE): a builder that
 # makes "late" (caught by b) and fails on "broken" and "stale"; "stale"
 # has an older binary (which would pass every check), "kept" a binary
@@ -197,6 +211,11 @@ else ok; fi
 t run_tests__a_mutant_ends_at_its_first_catch
 if [ $took5 -ge 30 ] || ! printf '%s\n' "$out5" | grep -qx "caught  labs/99-x/test-mutant-slow by b "; then
 	printf '%s\n' "$out5" | sed 's/^/    /'; check_bad "$current" "exit $rc5 after $took5 s"
+else ok; fi
+t run_tests__a_run_ended_takes_its_whole_group
+if [ $took7 -ge 30 ] || [ $rc7 -ne 0 ] ||
+   ! printf '%s\n' "$out7" | grep -q "^caught  labs/99-x/test-exercise (it fails, as it should: a)"; then
+	printf '%s\n' "$out7" | sed 's/^/    /'; check_bad "$current" "exit $rc7 after $took7 s"
 else ok; fi
 
 t run_tests__mutants_built_beside_the_suites
