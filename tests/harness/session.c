@@ -216,9 +216,12 @@ void lt_session_unchanged(struct labtest *t, struct kit_db *db, const char *befo
 	items_not_in(after, before, now, sizeof now);
 	lt_expect(false, hint, "after %s the session's settings changed: [%s] became [%s]: a "
 	          "PRAGMA, SET or kit_db_set_lock_timeout that outlives the call (for one "
-	          "transaction use SET LOCAL), or a session-level lock still held "
+	          "transaction use SET LOCAL), a session-level lock still held "
 	          "(advisory_locks_held: a pg_advisory_lock that a path out of the call never "
-	          "unlocked; pg_advisory_xact_lock ends with the transaction)", what, was, now);
+	          "unlocked; pg_advisory_xact_lock ends with the transaction), or something "
+	          "else made on the caller's connection and left there (prepared=: a statement "
+	          "PREPAREd by name and never DEALLOCATEd; a cursor WITH HOLD, a LISTEN, a "
+	          "temporary table)", what, was, now);
 }
 
 void lt_session_own_values(struct labtest *t, struct kit_db *db)

@@ -2506,10 +2506,17 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 			                : t->engine == KIT_DB_MYSQL ? "SET SESSION innodb_lock_wait_timeout = 17"
 			                : "SET synchronous_commit = remote_write;"
 			                  " SET default_transaction_isolation = 'repeatable read'");
+		if (start == 1)
+			lt_session_own_values(t, db); /* a RESET puts back another value */
 		if (start == 1 && t->engine == KIT_DB_SQLITE)
 			lt_expect(kit_db_set_lock_timeout(db, 60000) == 0, NULL, "the test's own busy "
 			          "wait of 60 s: %s", kit_db_errmsg(db));
 		settings(db, before);
+		/* and all else a session keeps (the harness's list: every
+		 * PRAGMA, statements PREPAREd by name, cursors, LISTENs,
+		 * temporary tables, locks held past the transaction) */
+		char kept[LT_SESSION_LEN];
+		lt_session(t, db, kept, sizeof kept);
 		w.wait = kit_db_lock_timeout(db);
 		kit_db_set_hook(db, setting_seen, &w);
 		int rc[4] = { like_post(db, 1, 10 + start, NULL), like_post(db, 1, 10 + start, NULL),
@@ -2533,6 +2540,7 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 		          "\"%s\" after: like_post changed a setting of the caller's connection and left "
 		          "it so (a SET or PRAGMA that outlives the call; SET LOCAL ends with the "
 		          "transaction)", before, after);
+		lt_session_unchanged(t, db, kept, "four likes (one of each outcome)", "session");
 		if (t->engine != KIT_DB_POSTGRES)
 			continue;
 		char inside[SETTINGS_LEN] = "";
