@@ -99,8 +99,10 @@ int drain_views(struct kit_store *st, int max, struct view_delta *out, int *n);
  * key reads as 0, and the counter never holds 0 once set, as it starts
  * at the largest applied token + 1 >= 1) it takes
  * nothing (*n and *token are 0) and returns VIEWS_NO_TOKEN: the flusher
- * then sets "views:token" to the largest token in applied_flushes + 1, so
- * that no token is ever used twice. On failure *n and *token are 0, a
+ * then sets "views:token" to the largest token in applied_flushes + 1,
+ * in one step that sets it only while it is still missing (another
+ * flusher may have set it and used tokens since this one read the
+ * database), so that no token is ever used twice. On failure *n and *token are 0, a
  * lost reply included, and nothing was taken: no token used, nothing
  * parked. (A reply that was lost is the one exception to "nothing was
  * taken": the step ran, and what it parked stays listed in

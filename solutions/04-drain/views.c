@@ -347,6 +347,37 @@ int park_views(struct kit_store *st, int max, int64_t *token, struct view_delta 
 	return rc;
 }
 
+/* Set the counter KEYS[1] to ARGV[1] only when it is still missing (a
+ * missing key reads as 0 here, as in park_step). Two flushers may both
+ * find it missing: one that stalled between its read of the database and
+ * this step would otherwise set the counter back under tokens the other
+ * has used since, and reuse one of them. */
+static int settoken_step(struct kit_store *st, struct kit_store_call *c)
+{
+	int64_t last = 0;
+	int rc = kit_store_get(st, c->keys[0], &last);
+	if (rc == 0 && last == 0)
+		rc = kit_store_set(st, c->keys[0], strtoll(c->args[0], NULL, 10));
+	return rc;
+}
+
+static const struct kit_store_script settoken_script = {
+	"settoken",
+	"if not redis.call('GET', KEYS[1]) then\n"
+	"  redis.call('SET', KEYS[1], ARGV[1])\n"
+	"end\n",
+	settoken_step,
+};
+
+static int set_token(struct kit_store *st, int64_t token)
+{
+	char tok[24];
+	snprintf(tok, sizeof tok, "%" PRId64, token);
+	struct kit_store_call c = { 1, (const char *[]){ VIEWS_TOKEN }, 1, (const char *[]){ tok },
+	                            NULL, 0, 0 };
+	return kit_store_eval(st, &settoken_script, &c);
+}
+
 /* Delete a park; with ARGV[2] = "back", first give its deltas back as
  * record_view would have left them. KEYS: the dirty set, the delta
  * prefix, the park prefix, the parked set. ARGV: token, "back" or "drop".
@@ -519,12 +550,14 @@ int64_t flush_views(struct kit_store *st, struct kit_db *db, int max)
 	rc = park_views(st, max, &token, rows, &n);
 	if (rc == VIEWS_NO_TOKEN) {
 		/* a new store, or one that restarted: go on after the last token
-		 * the database has, never reusing one */
+		 * the database has, never reusing one; set only while still
+		 * missing, as another flusher may have set it and used tokens
+		 * since this one read the database */
 		int64_t last = 0;
 		rc = kit_db_query_int(db, "SELECT COALESCE(MAX(token), 0) FROM applied_flushes", 0, NULL,
 		                      &last);
 		if (rc == 0)
-			rc = kit_store_set(st, VIEWS_TOKEN, last + 1);
+			rc = set_token(st, last + 1);
 		if (rc == 0)
 			rc = park_views(st, max, &token, rows, &n);
 	}
