@@ -1067,6 +1067,88 @@ void payout__short_every_step_can_fail(void **state)
  * sent again with the same id on the same connection it is applied
  * (0), or, when the lost answer was the COMMIT's, it was applied already
  * (MONEY_ALREADY); either way the buyer paid once. */
+/* A sale the books refuse (a buyer who is short, a buyer never opened),
+ * each of its statements refused in turn, with an error and then as busy:
+ * the "short or missing?" question after a debit that took nothing is a
+ * statement that can fail like any other. The answer is the refusal's own
+ * code, or MONEY_INSUFFICIENT / MONEY_NO_ACCOUNT only when the refused
+ * statement is the ROLLBACK after the answer was known; the connection is
+ * left outside any transaction, with its settings as they were, and the
+ * same sale sent again gets the books' answer. */
+void transfer__short_every_step_can_fail(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *own = labtest_connect(t);
+	int runs = 0;
+	char before[LT_SESSION_LEN], what[160];
+	bool kept = true;
+	lt_session_own_values(t, own);
+	lt_session(t, own, before, sizeof before);
+	static const struct {
+		struct money_transfer s;
+		int answer;
+		const char *name, *answer_name;
+	} cases[] = {
+		{ { 7, 1, 2, 600, 5 }, MONEY_INSUFFICIENT, "a sale of 600 by a buyer holding 500",
+		  "MONEY_INSUFFICIENT" },
+		{ { 8, 42, 2, 100, 5 }, MONEY_NO_ACCOUNT, "a sale by buyer 42, never opened",
+		  "MONEY_NO_ACCOUNT" },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		for (int how = LT_STEP_FAILS; how <= LT_STEP_BUSY; how++) {
+			if (!lt_step_refused(how))
+				continue;
+			int code = how == LT_STEP_BUSY ? KIT_DB_BUSY : KIT_DB_ERR;
+			for (int k = 1; k <= SWEEP_MAX; k++) {
+				fresh_books(t, 0);
+				struct stmt_log l = { 0 };
+				kit_db_set_hook(own, log_stmt, &l);
+				lt_step_arm(how, k);
+				int rc = money_transfer(own, &one_sub, &cases[c].s);
+				bool fired = lt_step_disarm();
+				kit_db_set_hook(own, NULL, NULL);
+				if (!fired)
+					break;
+				runs++;
+				const char *stmt = k <= l.n && k <= (int)(sizeof l.sql / sizeof l.sql[0]) ?
+				                   l.sql[k - 1] : "";
+				bool after = !strncasecmp(stmt, "ROLLBACK", 8) &&
+				             strncasecmp(stmt, "ROLLBACK TO", 11) != 0;
+				snprintf(what, sizeof what, "statement %d (\"%.20s...\") of %s %s", k, stmt,
+				         cases[c].name, lt_step_what(how));
+				closed_after_refusal(t, own, cases[c].name, k, rc);
+				if (kept && rc != 0)
+					kept = session_kept_after_failure(t, own, before, what, rc);
+				lt_expect(rc == code || (after && rc == cases[c].answer), "rollback",
+				          "%s: money_transfer() returned %d, expected %d, the database's "
+				          "own answer%s%s. money.h: a sale returns MONEY_INSUFFICIENT or "
+				          "MONEY_NO_ACCOUNT only once the statements that decide it have run; "
+				          "a question that failed decides nothing (is the code of the query "
+				          "that asks whether the buyer exists ignored, or an error read as "
+				          "true in a ?: test?)", what, rc, code,
+				          after ? " or " : "", after ? cases[c].answer_name : "");
+				const char *bad = books_fault(t);
+				lt_expect(bad == NULL, "rollback", "%s: %s", what, bad);
+				lt_expect_int_hint(balance(t, 1), 500, "buyer 1's balance after a refused "
+				                   "sale", "rollback");
+				lt_expect_int_hint(rows_of(t, cases[c].s.id), 0, "rows of the refused sale",
+				                   "rollback");
+				int again = money_transfer(own, &one_sub, &cases[c].s);
+				lt_expect(again == cases[c].answer, "rollback", "%s, then the same sale sent "
+				          "again on the same connection: expected %s (%d), got %d (%s): was "
+				          "the first call's transaction left open?", what,
+				          cases[c].answer_name, cases[c].answer, again, labtest_why(own));
+				/* What a call left open is ended here, so the next run's
+				 * fresh books do not wait behind it. */
+				if (lt_in_transaction(t, own) != 0)
+					kit_db_rollback(own);
+			}
+		}
+	}
+	kit_db_close(own);
+	lt_expect(runs > 0, "rollback", "a sale the books refuse ran no statement");
+}
+
 void transfer__every_step_can_fail(void **state)
 {
 	struct labtest *t = *state;

@@ -13,6 +13,8 @@
  *   batch__retry_beside_a_failed_commit  the same for a batch of one sale
  *   payout__no_sub_holds_it_all        80 from two sub-accounts of 50: MONEY_INSUFFICIENT
  *   payout__short_every_step_can_fail  that payout, each statement refused: the code
+ *   transfer__short_every_step_can_fail  a sale by a buyer who is short or missing,
+ *                                      each statement refused: the code, nothing open
  *   transfer__every_step_can_fail      each statement of a sale refused, or its answer lost
  *   transfer__two_sales_fail_at_once   two sales let go together, every statement from
  *                                      the k-th refused
@@ -43,6 +45,7 @@ void transfer__retry_beside_a_failed_commit(void **state);
 void batch__retry_beside_a_failed_commit(void **state);
 void payout__no_sub_holds_it_all(void **state);
 void payout__short_every_step_can_fail(void **state);
+void transfer__short_every_step_can_fail(void **state);
 void transfer__every_step_can_fail(void **state);
 void transfer__two_sales_fail_at_once(void **state);
 void payout__every_step_can_fail(void **state);

@@ -1409,6 +1409,7 @@ int main(void)
 		BOTH(payout__waits_for_a_sale_crediting_its_sub),
 		PG_ONLY(payout__sales_to_other_subs_do_not_wait),
 		BOTH(transfer__every_step_can_fail),
+		BOTH(transfer__short_every_step_can_fail),
 		BOTH(transfer__two_sales_fail_at_once),
 		BOTH(transfer__retry_beside_a_failed_commit),
 		BOTH(batch__retry_beside_a_failed_commit),
