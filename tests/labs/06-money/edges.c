@@ -565,3 +565,52 @@ void reconcile__counts_past_ten_thousand(void **state)
 	          (long long)a.unbalanced, (long long)a.drifted, (long long)a.negative,
 	          (long long)a.total, N, N, N, N, N);
 }
+
+/* Transfer ids are the client's, anything above 0: snowflake-style ids
+ * run to 19 digits, up to INT64_MAX. A batch of such ids with sales the
+ * books refuse (a buyer short, a buyer never opened) between good ones:
+ * each refused sale is undone alone and the good ones commit. Code that
+ * names its savepoints after the id, or writes them into a buffer sized
+ * for shorter statements, cuts "ROLLBACK TO SAVEPOINT ..." short and
+ * names a savepoint that does not exist. */
+void batch__ids_near_int64_max_with_refused_sales(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 100);
+	open_account(db, 2, 1, 0);
+	open_account(db, FEE_ACCOUNT, 2, 0);
+	struct money_fees two = { FEE_ACCOUNT, 2 };
+	struct money_transfer list[] = {
+		{ INT64_MAX - 4, 1, 2, 30, 3 },
+		{ INT64_MAX - 3, 1, 2, 500, 5 },        /* the buyer holds 70: short */
+		{ INT64_MAX - 2, 1, 2, 30, 3 },
+		{ INT64_MAX - 1, 42, 2, 10, 1 },        /* buyer 42 was never opened */
+		{ INT64_MAX, 1, 2, 30, 3 },
+	};
+	int results[5] = { 42, 42, 42, 42, 42 };
+	int rc = money_batch(db, &two, list, 5, results);
+	lt_expect(rc == 0, "savepoint", "a batch of 5 sales with ids INT64_MAX - 4 .. INT64_MAX "
+	          "(19 digits), the second by a buyer who is short and the fourth by a buyer "
+	          "never opened, returned %d, expected 0 (%s): those two are undone alone and the "
+	          "others commit. Is a savepoint statement that names the id (\"ROLLBACK TO "
+	          "SAVEPOINT t_9223372036854775805\" is 43 characters) written into a buffer too "
+	          "small for it, so it names a savepoint that does not exist?", rc, labtest_why(db));
+	if (rc == 0)
+		lt_expect(results[0] == 0 && results[1] == MONEY_INSUFFICIENT && results[2] == 0 &&
+		          results[3] == MONEY_NO_ACCOUNT && results[4] == 0, "savepoint", "results of "
+		          "a batch with ids INT64_MAX - 4 .. INT64_MAX: expected 0, MONEY_INSUFFICIENT "
+		          "(%d), 0, MONEY_NO_ACCOUNT (%d), 0, got %d, %d, %d, %d, %d", MONEY_INSUFFICIENT,
+		          MONEY_NO_ACCOUNT, results[0], results[1], results[2], results[3], results[4]);
+	lt_expect_int_hint(balance(t, 1), 10, "buyer 1 after the batch (three sales of 30 out of "
+	                   "100)", "savepoint");
+	lt_expect_int_hint(balance(t, 2), 81, "seller 2 after the batch (three shares of 27)",
+	                   "savepoint");
+	lt_expect_int_hint(rows_of(t, INT64_MAX - 3), 0, "rows of the sale whose buyer was short",
+	                   "rollback");
+	lt_expect_int_hint(rows_of(t, INT64_MAX - 1), 0, "rows of the sale whose buyer was never "
+	                   "opened", "rollback");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "rollback", "after a batch with ids INT64_MAX - 4 .. INT64_MAX: %s",
+	          bad);
+}

@@ -11,6 +11,8 @@
  *                                     to a seller holding INT64_MAX: errors, nothing written
  *   batch__size_edges                 0 and MONEY_MAX_BATCH + 1: MONEY_INVALID
  *   batch__exactly_max                MONEY_MAX_BATCH transfers, all applied
+ *   batch__ids_near_int64_max_with_refused_sales  ids of 19 digits, two sales
+ *                                     refused among them: undone alone
  *   batch__fee_sums_past_2_24         a batch's fee sum exact past 2^24
  *   reconcile__rows_with_no_entries   a transfer and a balance with no entry
  *   reconcile__counts_past_ten_thousand  10,001 faults of each kind, each counted
@@ -24,6 +26,7 @@ void transfer__values_past_2_53(void **state);
 void transfer__credit_past_int64_max_is_an_error(void **state);
 void batch__size_edges(void **state);
 void batch__exactly_max(void **state);
+void batch__ids_near_int64_max_with_refused_sales(void **state);
 void batch__fee_sums_past_2_24(void **state);
 void reconcile__rows_with_no_entries(void **state);
 void reconcile__counts_past_ten_thousand(void **state);

@@ -1440,6 +1440,7 @@ int main(void)
 		BOTH(batch__same_id_twice_in_one_batch),
 		BOTH(batch__every_step_can_fail),
 		SQLITE_ONLY(batch__exactly_max),
+		BOTH(batch__ids_near_int64_max_with_refused_sales),
 		BOTH(batch__fee_sums_past_2_24),
 		BOTH(batch__fee_sums_past_2_31),
 		BOTH(batch__fee_sums_past_int64_max),
