@@ -913,3 +913,60 @@ void money__refused_for_good_ends(void **state)
 	const char *bad = books_fault(t);
 	lt_expect(bad == NULL, "rollback", "after the calls refused for good, then applied: %s", bad);
 }
+
+/* A batch applies its sales in order, each as money_transfer() would;
+ * only the fee sub-accounts' credits wait for the end. So a batch gives
+ * the same answers and leaves the same balances as its sales sent one by
+ * one, also when the fee account itself sells and then buys: its share
+ * of the first sale is on its sub-account 0 when the second sale debits
+ * it. The same sales run twice, on two sets of accounts: one by one with
+ * fee account 98, then as one batch with fee account 99. */
+void batch__same_as_its_sales_one_by_one(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	int64_t fee_ac[2] = { 98, FEE_ACCOUNT }, buyer[2] = { 1, 11 }, seller[2] = { 2, 12 };
+	int res[2][3], rc = 0;
+	for (int run = 0; run < 2; run++) {
+		open_account(db, buyer[run], 1, 200);
+		open_account(db, seller[run], 1, 0);
+		open_account(db, fee_ac[run], 1, 0);
+		struct money_fees fees = { fee_ac[run], 1 };
+		struct money_transfer list[] = {
+			{ 100 * run + 1, buyer[run], fee_ac[run], 100, 10 },   /* the fee account sells */
+			{ 100 * run + 2, fee_ac[run], seller[run], 60, 6 },    /* and buys with it */
+			{ 100 * run + 3, buyer[run], seller[run], 50, 5 },
+		};
+		if (run == 0) {
+			for (int i = 0; i < 3; i++)
+				res[0][i] = money_transfer(db, &fees, &list[i]);
+		} else {
+			res[1][0] = res[1][1] = res[1][2] = 42;
+			rc = money_batch(db, &fees, list, 3, res[1]);
+		}
+	}
+	lt_expect(rc == 0, "savepoint", "a batch of 3 sales, the fee account selling for 100 and "
+	          "then buying for 60, returned %d, expected 0 (%s)", rc, labtest_why(db));
+	lt_expect(res[0][0] == 0 && res[0][1] == 0 && res[0][2] == 0, "entries", "three sales "
+	          "one by one, the fee account selling for 100 and then buying for 60: got %d, %d, "
+	          "%d, expected 0, 0, 0", res[0][0], res[0][1], res[0][2]);
+	lt_expect(rc != 0 || (res[1][0] == res[0][0] && res[1][1] == res[0][1] &&
+	                      res[1][2] == res[0][2]), "savepoint", "the fee account sells for 100 "
+	          "(its share, 90, to its sub-account 0), then buys for 60 out of sub-account 0: "
+	          "one by one the sales got %d, %d, %d, as one batch %d, %d, %d. money.h: a batch "
+	          "applies its sales in order, each as money_transfer() would; only the fee "
+	          "credits wait for the end. Is the seller's share held back to the end too when "
+	          "the seller is the fee account?", res[0][0], res[0][1], res[0][2], res[1][0],
+	          res[1][1], res[1][2]);
+	int64_t one[3] = { balance(t, 98), balance(t, 1), balance(t, 2) },
+	        all[3] = { balance(t, FEE_ACCOUNT), balance(t, 11), balance(t, 12) };
+	lt_expect(one[0] == all[0] && one[1] == all[1] && one[2] == all[2], "savepoint",
+	          "balances of fee account, buyer and seller after the sales one by one: %lld, "
+	          "%lld, %lld; after the same sales as one batch: %lld, %lld, %lld",
+	          (long long)one[0], (long long)one[1], (long long)one[2], (long long)all[0],
+	          (long long)all[1], (long long)all[2]);
+	lt_expect_int_hint(all[0], 100 - 60 + 6 + 5, "fee account after selling for 100, buying "
+	                   "for 60 and the fees of 6 and 5", "savepoint");
+	const char *bad = books_fault(t);
+	lt_expect(bad == NULL, "entries", "after the fee account sold and bought: %s", bad);
+}

@@ -23,6 +23,8 @@
  *   transfer__zero_fee_writes_no_fee_entry  fee 0, alone and in a batch:
  *                                 two entries, none on the fee account
  *   batch__same_id_twice_in_one_batch  the second MONEY_ALREADY, paid once
+ *   batch__same_as_its_sales_one_by_one  the fee account sells, then buys:
+ *                                 the same answers and balances as one by one
  *   payout__two_at_once_both_covered  two payouts of 60 at once from
  *                                 sub-accounts of 100 and 80: both paid
  *   transfer__fee_sub_account_missing  a fee to a sub-account with no row:
@@ -44,6 +46,7 @@ void batch__domain_edges(void **state);
 void payout__two_at_once_from_two_subs(void **state);
 void transfer__zero_fee_writes_no_fee_entry(void **state);
 void batch__same_id_twice_in_one_batch(void **state);
+void batch__same_as_its_sales_one_by_one(void **state);
 void payout__two_at_once_both_covered(void **state);
 void transfer__fee_sub_account_missing(void **state);
 void money__refused_for_good_ends(void **state);

@@ -1438,6 +1438,7 @@ int main(void)
 		BOTH(batch__invalid_one_in_the_middle),
 		BOTH(batch__domain_edges),
 		BOTH(batch__same_id_twice_in_one_batch),
+		BOTH(batch__same_as_its_sales_one_by_one),
 		BOTH(batch__every_step_can_fail),
 		SQLITE_ONLY(batch__exactly_max),
 		BOTH(batch__ids_near_int64_max_with_refused_sales),
