@@ -966,3 +966,58 @@ void balance__values_a_sentinel_could_take(void **state)
 	lt_expect(rc == MONEY_NO_ACCOUNT, "balance", "money_balance of account 2, never opened, "
 	          "returned %d with balance %lld: expected MONEY_NO_ACCOUNT", rc, (long long)bal);
 }
+
+/* money_balance reads only (money.h): it works on a session that may not
+ * write, as a hot standby or a read replica gives (PostgreSQL's
+ * default_transaction_read_only, MariaDB's SET SESSION TRANSACTION READ
+ * ONLY, SQLite's PRAGMA query_only), and a sale in flight does not hold
+ * it up. Behind a row another transaction has written, with the reader's
+ * lock timeout at 1 s, a read that locks (FOR SHARE, LOCK IN SHARE MODE)
+ * waits for that transaction, which does not end before the read does, so
+ * it can only answer KIT_DB_BUSY; a plain read answers at once. */
+void balance__reads_only(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 5, 2, 7);
+	struct kit_db *reader = labtest_connect(t);
+	assert_int_equal(kit_db_set_lock_timeout(reader, 1000), 0);
+	const char *ro = t->engine == KIT_DB_POSTGRES ? "SET default_transaction_read_only = on"
+	               : t->engine == KIT_DB_MYSQL ? "SET SESSION TRANSACTION READ ONLY"
+	               : "PRAGMA query_only = ON";
+	lt_expect(kit_db_exec(reader, ro, 0, NULL) == 0, NULL, "%s: %s", ro, labtest_why(reader));
+	int64_t bal = -1;
+	int rc = money_balance(reader, 5, &bal);
+	lt_expect(rc == 0 && bal == 7, "balance", "money_balance of account 5 (holding 7) on a "
+	          "read-only session (%s, what a hot standby or a read replica gives) returned %d "
+	          "with balance %lld (%s), expected 0 and 7: money.h, a balance reads only. Does it "
+	          "lock the rows it reads (FOR SHARE, LOCK IN SHARE MODE), or open a write "
+	          "transaction?", ro, rc, (long long)bal, labtest_why(reader));
+	kit_db_close(reader);
+
+	reader = labtest_connect(t);
+	struct kit_db *holder = labtest_connect(t);
+	assert_int_equal(kit_db_set_lock_timeout(reader, 1000), 0);
+	int holding = kit_db_begin(holder);
+	if (holding == 0)
+		holding = kit_db_exec(holder, "UPDATE accounts SET balance = balance WHERE id = 5",
+		                      0, NULL);
+	char why_h[200];
+	snprintf(why_h, sizeof why_h, "%s", holding ? labtest_why(holder) : "");
+	bal = -1;
+	rc = holding ? -99 : money_balance(reader, 5, &bal);
+	char why[200];
+	snprintf(why, sizeof why, "%s", labtest_why(reader));
+	kit_db_rollback(holder);
+	kit_db_close(holder);
+	kit_db_close(reader);
+	lt_expect(holding == 0, NULL, "holding account 5's rows from another connection: %s",
+	          why_h);
+	lt_expect(rc == 0 && bal == 7, "balance", "money_balance of account 5 (holding 7) while "
+	          "another connection's open transaction held its rows returned %d with balance "
+	          "%lld (%s), expected 0 and 7 at once: the holder does not let go before the read "
+	          "ends, so only a read that waits for its lock answers KIT_DB_BUSY (%d). money.h: "
+	          "a balance reads only, and a sale in flight does not hold it up; does it lock the "
+	          "rows it reads (FOR SHARE, LOCK IN SHARE MODE)?", rc, (long long)bal, why,
+	          KIT_DB_BUSY);
+}

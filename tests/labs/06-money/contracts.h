@@ -16,6 +16,8 @@
  *                                     an error, and the next audit works
  *   balance__every_step_can_fail      each statement of money_balance refused: an error, no
  *                                     transaction left open, and the next call works
+ *   balance__reads_only               on a read-only session, and behind a row another
+ *                                     transaction holds: the balance, at once
  *   balance__past_int64_max_is_an_error  sub-accounts that add up past INT64_MAX: an error
  *   balance__values_a_sentinel_could_take  MONEY_OUTSIDE at exactly -1 is a balance
  *   reconcile__a_row_below_zero_under_any_id  a negative id's row below zero
@@ -33,6 +35,7 @@ void batch__invalid_one_in_the_middle(void **state);
 void batch__every_step_can_fail(void **state);
 void reconcile__every_step_can_fail(void **state);
 void balance__every_step_can_fail(void **state);
+void balance__reads_only(void **state);
 void balance__past_int64_max_is_an_error(void **state);
 void balance__values_a_sentinel_could_take(void **state);
 void reconcile__a_row_below_zero_under_any_id(void **state);

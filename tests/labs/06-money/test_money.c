@@ -1456,6 +1456,7 @@ int main(void)
 		BOTH(reconcile__counts_past_ten_thousand),
 		BOTH(reconcile__every_step_can_fail),
 		BOTH(balance__every_step_can_fail),
+		BOTH(balance__reads_only),
 		BOTH(balance__past_int64_max_is_an_error),
 		BOTH(balance__values_a_sentinel_could_take),
 		BOTH(reconcile__a_row_below_zero_under_any_id),
