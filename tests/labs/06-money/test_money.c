@@ -1057,6 +1057,77 @@ static void sales_midread(void *arg, enum kit_db_event ev, const char *sql, int6
 	m->next_id += 5;
 }
 
+/* At the start of the audit's k-th statement another connection writes
+ * the transfers row of two entries that had none. */
+struct rowmidread {
+	struct kit_db *other;
+	int at, seen;
+	bool fired;
+	char error[200];
+};
+
+static void transfer_row_midread(void *arg, enum kit_db_event ev, const char *sql, int64_t t_ns)
+{
+	struct rowmidread *m = arg;
+	(void)sql, (void)t_ns;
+	if ((ev != KIT_DB_STMT_START && ev != KIT_DB_TX_STMT_START) || m->fired || ++m->seen != m->at)
+		return;
+	int rc = kit_db_exec(m->other, "INSERT INTO transfers (id, debit, credit, amount, fee)"
+	                     " VALUES (500, 1, 2, 6, 0)", 0, NULL);
+	if (rc == 0)
+		m->fired = true;
+	else if (rc != KIT_DB_BUSY && !m->error[0])
+		snprintf(m->error, sizeof m->error, "%s", kit_db_errmsg(m->other));
+}
+
+/* README §8: each field of the audit is one query, so unbalanced too,
+ * though it counts two things (transfers that do not sum to zero, entries
+ * of no transfer). Two entries of transfer 500, which has no transfers
+ * row, are unbalanced 2; once the row is written, transfer 500 sums to -6
+ * and unbalanced is 1. Written at the start of the audit's statement 1,
+ * 2, ... in turn, the audit says 2 or 1, never 0: the two counts added up
+ * in C from two queries see the entries as a transfer's in the first
+ * (not yet) and as no transfer's in the second (no longer). */
+static void reconcile__unbalanced_at_one_moment(void **state)
+{
+	struct labtest *t = *state;
+	struct kit_db *db = books(t);
+	open_account(db, 1, 1, 1000);
+	open_account(db, 2, 1, 0);
+	labtest_exec(t, "INSERT INTO entries (transfer_id, account_id, sub, amount)"
+	                " VALUES (500, 1, 0, -2), (500, 2, 0, -4)");
+	struct rowmidread m = { .other = labtest_connect(t) };
+	assert_int_equal(kit_db_set_lock_timeout(m.other, 200), 0);
+	int judged = 0;
+	for (int k = 1; k <= 40; k++) {
+		struct money_audit a = { -1, -1, -1, -1 };
+		m.at = k;
+		m.seen = 0;
+		m.fired = false;
+		kit_db_set_hook(db, transfer_row_midread, &m);
+		int rc = money_reconcile(db, &a);
+		kit_db_set_hook(db, NULL, NULL);
+		lt_expect(!m.error[0], NULL, "the check's own INSERT of transfer 500 failed: %s", m.error);
+		if (m.seen < k)
+			break;          /* the audit sent fewer than k statements */
+		judged++;
+		lt_expect(rc == 0 && (a.unbalanced == 2 || (m.fired && a.unbalanced == 1)), "reconcile",
+		          "money_reconcile with two entries of transfer 500 and no transfers row for it "
+		          "(unbalanced 2), that row written by another connection at the start of the "
+		          "audit's statement %d (unbalanced 1 from then on), returned %d with unbalanced "
+		          "%lld: a figure the books never held. Its two counts (transfers whose entries "
+		          "do not sum to zero, entries of no transfer) were read by two queries and added "
+		          "up in C: the first saw the entries as no transfer's, the second as transfer "
+		          "500's, or the other way round. Count both in one statement "
+		          "(SELECT (SELECT count(*) ...) + (SELECT count(*) ...)), which sees one moment "
+		          "(README §8: each field one query)", k, rc, (long long)a.unbalanced);
+		labtest_exec(t, "DELETE FROM transfers WHERE id = 500");
+	}
+	lt_expect(judged > 0, NULL, "money_reconcile sent no statement");
+	kit_db_close(m.other);
+	labtest_exec(t, "DELETE FROM entries WHERE transfer_id = 500");
+}
+
 /* README §3 and §8: a reader never sees half of a transaction. The fee
  * account's balance and the audit, each read while four sales commit
  * (their fees on four sub-accounts), and 1,000 is brought in from
@@ -1452,6 +1523,7 @@ int main(void)
 		BOTH(reconcile__finds_what_is_wrong),
 		BOTH(reconcile__counts_each_row),
 		BOTH(reads__one_moment_while_sales_commit),
+		BOTH(reconcile__unbalanced_at_one_moment),
 		BOTH(reconcile__rows_with_no_entries),
 		BOTH(reconcile__counts_past_ten_thousand),
 		BOTH(reconcile__every_step_can_fail),
