@@ -2501,13 +2501,14 @@ static void like_post__leaves_the_session_as_it_found_it(void **state)
 		             " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION note_like_settings()");
 
 	for (int start = 0; start < 2; start++) {
+		/* first, so that the values set next are the ones that stand */
+		if (start == 1)
+			lt_session_own_values(t, db); /* a RESET puts back another value */
 		if (start == 1)
 			labtest_exec(t, t->engine == KIT_DB_SQLITE ? "PRAGMA synchronous = FULL"
 			                : t->engine == KIT_DB_MYSQL ? "SET SESSION innodb_lock_wait_timeout = 17"
 			                : "SET synchronous_commit = remote_write;"
 			                  " SET default_transaction_isolation = 'repeatable read'");
-		if (start == 1)
-			lt_session_own_values(t, db); /* a RESET puts back another value */
 		if (start == 1 && t->engine == KIT_DB_SQLITE)
 			lt_expect(kit_db_set_lock_timeout(db, 60000) == 0, NULL, "the test's own busy "
 			          "wait of 60 s: %s", kit_db_errmsg(db));
